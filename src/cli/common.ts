@@ -1,0 +1,70 @@
+// What every `vc` command shares: exit codes, user errors, data output (-o json|yaml), error reporting.
+import { dump } from "js-yaml";
+
+/** 0 success / no drift, 1 invalid input or drift found, 2 usage or runtime failure. */
+export const EXIT = { ok: 0, invalid: 1, failure: 2 } as const;
+
+/** An error meant for the user: printed as its message, never as a stack trace. */
+export class UserError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failure,
+  ) {
+    super(message);
+  }
+}
+
+export type DataFormat = "json" | "yaml";
+
+/** Serialises data for stdout: JSON with two-space indent, or YAML with sorted keys. */
+export function formatData(data: unknown, format: DataFormat): string {
+  if (format === "json") return `${JSON.stringify(data, null, 2)}\n`;
+  return dump(data, { sortKeys: true, noRefs: true, lineWidth: -1 });
+}
+
+/** Validates an `-o` value against the formats a command accepts. */
+export function parseOutputFormat<T extends string>(value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UserError(`unknown output format "${value}": use one of ${allowed.join(", ")}`, EXIT.failure);
+}
+
+/** Runs a command action and turns any error into a message and an exit code. */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<number | void> | number | void) {
+  return async (...args: A): Promise<void> => {
+    try {
+      const code = await fn(...args);
+      process.exitCode = typeof code === "number" ? code : EXIT.ok;
+    } catch (err) {
+      process.exitCode = reportError(err);
+    }
+  };
+}
+
+/** Prints an error for the user and returns its exit code. Stack traces only with VC_DEBUG=1. */
+export function reportError(err: unknown): number {
+  if (err instanceof UserError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return err.exitCode;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`error: ${message}\n`);
+  if (process.env.VC_DEBUG === "1" && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  return EXIT.failure;
+}
+
+/** Parses a duration such as `30s`, `5m`, `1h`, `250ms`, `1m30s` into milliseconds. */
+export function parseDuration(text: string): number {
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+  let total = 0;
+  let consumed = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index !== consumed) break;
+    consumed += m[0].length;
+    const n = Number(m[1]);
+    total += m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : m[2] === "m" ? n * 60_000 : n * 3_600_000;
+  }
+  if (consumed === 0 || consumed !== text.length) {
+    throw new UserError(`invalid duration "${text}": use forms like 250ms, 30s, 5m, 1h, 1m30s`);
+  }
+  return total;
+}

@@ -1,0 +1,93 @@
+// The effective values of a virtual cluster: the values file with every default filled in.
+// The defaults themselves live in schemas/values.schema.json (the one source of truth); this is their shape.
+
+export interface Quantities {
+  cpu?: string;
+  memory?: string;
+}
+
+export interface EnvVar {
+  name: string;
+  value: string;
+}
+
+export interface ImageRef {
+  repository: string;
+  tag: string;
+  pullPolicy: "Always" | "IfNotPresent" | "Never";
+}
+
+export interface Values {
+  controlPlane: {
+    statefulSet: {
+      image: ImageRef;
+      replicas: number;
+      resources: { requests: Quantities; limits: Quantities };
+      env: EnvVar[];
+      probes: { livenessProbe: { initialDelaySeconds: number; periodSeconds: number; failureThreshold: number } };
+      enableServiceLinks: boolean;
+    };
+    backingStore: {
+      kvstore: {
+        embedded: { enabled: boolean; migrateFromDeployedKvstore: boolean };
+        persistence: { enabled: boolean; size: string; storageClass: string };
+      };
+      database: {
+        external: {
+          enabled: boolean;
+          /** Connection URL; never rendered in plain text (it goes into a Secret vc owns). */
+          endpoint: string;
+          /** Alternative to `endpoint`: an existing Secret in the host namespace holding the URL. */
+          endpointSecretRef?: { name: string; key: string };
+        };
+      };
+    };
+  };
+  policies: {
+    resourceQuota: { enabled: boolean; quota: Record<string, string> };
+  };
+  sync: {
+    toHost: {
+      pods: { enabled: boolean };
+      services: { enabled: boolean };
+      persistentVolumeClaims: { enabled: boolean };
+      customResources: Record<string, { enabled: boolean }>;
+    };
+    fromHost: {
+      /** Sync real host nodes into the virtual cluster; `all` syncs every node, not only those running its pods. */
+      nodes: { enabled: boolean; all: boolean };
+    };
+  };
+  integrations: {
+    certManager: { enabled: boolean };
+    mesh: {
+      enabled: boolean;
+      sync: {
+        toHost: {
+          destinationRules: { enabled: boolean };
+          gateways: { enabled: boolean };
+          virtualServices: { enabled: boolean };
+        };
+      };
+    };
+    /** The metrics integration: the metrics proxy answers the virtual cluster's metrics API from the host. */
+    metricsServer: {
+      enabled: boolean;
+      pods: boolean;
+      nodes: boolean;
+      proxy: { image: ImageRef; replicas: number; cacheTTL: string };
+    };
+  };
+  deploy: {
+    /** The built-in metrics server inside the virtual cluster (not together with the integration). */
+    metricsServer: { enabled: boolean };
+  };
+  privateNodes: { enabled: boolean };
+}
+
+/** The mesh resource names as they appear in `sync.toHost.customResources` keys (`<plural>.<group>`). */
+export const MESH_CUSTOM_RESOURCE_KEYS = {
+  virtualServices: "virtualservices.networking.mesh.io",
+  destinationRules: "destinationrules.networking.mesh.io",
+  gateways: "gateways.networking.mesh.io",
+} as const;

@@ -1,0 +1,3 @@
+// The naming contract shared by rendering and the metrics proxy.
+export * from "./keys.js";
+export * from "./names.js";

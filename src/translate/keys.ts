@@ -1,0 +1,41 @@
+// The label and annotation keys vc puts on host objects: one prefix, defined here and nowhere else.
+
+/** The one prefix of every label and annotation key vc writes on host objects. */
+export const PREFIX = "vc.orch.io";
+
+export const LABELS = {
+  /**
+   * Ownership by a virtual cluster: value is the virtual cluster's name. Carried by every host object
+   * that belongs to a virtual cluster: objects vc renders and objects the syncer synchronises (pods).
+   * The metrics proxy maps host pods to virtual ones by it; DestinationRule subsets add it so that a
+   * subset never selects another tenant's pods.
+   */
+  managedBy: `${PREFIX}/managed-by`,
+  /**
+   * The GitOps inventory: value is the virtual cluster's name. Only objects vc itself applied carry it;
+   * prune lists and deletes by it, never by anything else, so syncer-created objects are never pruned.
+   */
+  inventory: `${PREFIX}/inventory`,
+} as const;
+
+export const ANNOTATIONS = {
+  /** Name of the object inside the virtual cluster. */
+  objectName: `${PREFIX}/object-name`,
+  /** Namespace of the object inside the virtual cluster. */
+  objectNamespace: `${PREFIX}/object-namespace`,
+  /** Repository-relative path of the file the object came from. */
+  sourceFile: `${PREFIX}/source-file`,
+  /** Commit SHA (or other source revision) the object was rendered from. */
+  revision: `${PREFIX}/revision`,
+} as const;
+
+/** The field manager vc uses for server-side apply. */
+export const FIELD_MANAGER = "vc";
+
+/** Value of the `app` label of control-plane pods (spec 1.2: `app=<chart_app_label>`). */
+export const CHART_APP_LABEL = "vc";
+
+/** Label selector that lists exactly the objects vc applied for a virtual cluster. */
+export function inventorySelector(cluster: string): string {
+  return `${LABELS.inventory}=${cluster}`;
+}
