@@ -1,0 +1,52 @@
+// `npm run bench`: runs every benchmark suite (or those named: `npm run bench -- validate proxy`) and prints their figures.
+// Each suite is a module exporting `run(ctx)`; figures are medians of several runs, ratios against a baseline
+// measured in the same run where one exists, and exact API request counts.
+
+export interface BenchContext {
+  /** Scratch folder for generated fleets and repositories; reused across suites within one run. */
+  workDir: string;
+  /** Prints one figure line: `name: value unit  (note)`. */
+  report(name: string, value: number | string, unit?: string, note?: string): void;
+  /** Runs fn `runs` times and returns the median duration in milliseconds. */
+  median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number>;
+}
+
+type Suite = { name: string; load: () => Promise<{ run(ctx: BenchContext): Promise<void> }> };
+
+// Suites register here, one line each.
+const SUITES: Suite[] = [];
+
+async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = process.hrtime.bigint();
+    await fn();
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const { mkdtemp } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const wanted = process.argv.slice(2);
+  const workDir = process.env.VC_BENCH_DIR ?? (await mkdtemp(join(tmpdir(), "vc-bench-")));
+  const ctx: BenchContext = {
+    workDir,
+    median,
+    report(name, value, unit = "", note = "") {
+      const v = typeof value === "number" ? (Number.isInteger(value) ? String(value) : value.toFixed(value < 10 ? 3 : 1)) : value;
+      process.stdout.write(`  ${name}: ${v}${unit ? ` ${unit}` : ""}${note ? `  (${note})` : ""}\n`);
+    },
+  };
+  for (const suite of SUITES) {
+    if (wanted.length > 0 && !wanted.includes(suite.name)) continue;
+    process.stdout.write(`\n== ${suite.name}\n`);
+    const mod = await suite.load();
+    await mod.run(ctx);
+  }
+}
+
+await main();
