@@ -1,0 +1,84 @@
+// Where a plan goes: the Target interface shared by the live host (`kube`) and hydrated manifests (`dir:PATH`).
+import type { KubeObject, ObjectRef } from "../kube/object.js";
+
+/** The target used when none is given: hydrated manifests in `./hydrated` (relative to the working directory). */
+export const DEFAULT_TARGET = "dir:hydrated";
+
+export interface WriteOptions {
+  /** Ask the target to validate without persisting (server-side `dryRun=All`; dir: writes nothing). */
+  dryRun: boolean;
+}
+
+export interface Target {
+  /** Human description: "kube context test (http://127.0.0.1:1234)", "dir:out". */
+  readonly description: string;
+  /**
+   * Live objects vc applied for one cluster: label-selected LISTs by the inventory label, one per kind
+   * (namespaced kinds in `hostNamespace` when given, else across namespaces). Never one request per object.
+   */
+  listInventory(cluster: string, hostNamespace?: string): Promise<KubeObject[]>;
+  /** Live objects vc applied for every cluster, grouped by cluster name: one LIST per kind for the whole fleet. */
+  listFleetInventory(): Promise<Map<string, KubeObject[]>>;
+  /** Server-side apply of the whole object with field manager "vc", forcing conflicts; returns the live result. */
+  apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject>;
+  /**
+   * Deletes an object vc owns. `live` (with uid) guards against deleting a different object of the same
+   * name: the delete carries a uid precondition, and an object without the inventory label of `cluster`
+   * is never deleted. Already gone is success.
+   */
+  delete(live: KubeObject, cluster: string, opts: WriteOptions): Promise<"deleted" | "gone" | "not-owned">;
+  /** Releases connections. */
+  close(): Promise<void>;
+}
+
+export interface OpenTargetOptions {
+  kubeconfig?: string;
+  context?: string;
+}
+
+export type { KubeObject, ObjectRef };
+
+// ---- syncing a cluster (src/target/sync.ts): plan + apply, shared by `vc apply` and the reconciler ----
+
+import type { Action, Plan } from "../plan/types.js";
+
+export type Outcome = "created" | "updated" | "deleted" | "unchanged" | "failed" | "skipped";
+
+export const OUTCOMES: readonly Outcome[] = ["created", "updated", "deleted", "unchanged", "failed", "skipped"];
+
+export interface ObjectResult {
+  ref: ObjectRef;
+  action: Action;
+  outcome: Outcome;
+  /** Why it failed or was skipped. */
+  message?: string;
+}
+
+export interface SyncInput {
+  cluster: string;
+  hostNamespace: string;
+  /** The rendered objects; each carries the inventory label of `cluster`. */
+  desired: KubeObject[];
+  /** Live inventory already read (from listFleetInventory); when absent, syncCluster lists it. */
+  live?: KubeObject[];
+}
+
+export interface SyncOptions {
+  prune: boolean;
+  dryRun: boolean;
+  allowMassPrune: boolean;
+  /** Writes in flight at once within one ordering stage (default 8). */
+  concurrency?: number;
+  /** Called after each object is done (progress of long runs). */
+  onProgress?: (done: number, total: number, result: ObjectResult) => void;
+}
+
+export interface SyncResult {
+  cluster: string;
+  plan: Plan;
+  results: ObjectResult[];
+  counts: Record<Outcome, number>;
+  /** No object failed (a prune blocked by the guard is not a failure, but `plan.blocked` says so). */
+  ok: boolean;
+  durationMs: number;
+}
