@@ -1,0 +1,50 @@
+// The commits that touched a folder of the repository, newest first: the audit trail `vc history` joins with status.
+import fs from "node:fs";
+import git from "isomorphic-git";
+
+export interface FolderCommit {
+  commit: string;
+  /** First line of the message. */
+  subject: string;
+  author: string;
+  /** ISO 8601 time of the commit. */
+  time: string;
+}
+
+export interface FolderLogOptions {
+  dir: string;
+  /** Repository-relative folder (or file), e.g. `clusters/alpha`. */
+  path: string;
+  /** Commit or ref to start from; default HEAD. */
+  ref?: string;
+  /** At most this many commits. */
+  limit?: number;
+  cache?: object;
+}
+
+/** Commits reachable from `ref` whose tree changed `path`, newest first. */
+export async function folderLog(opts: FolderLogOptions): Promise<FolderCommit[]> {
+  let entries;
+  try {
+    entries = await git.log({ fs, dir: opts.dir, ref: opts.ref ?? "HEAD", filepath: opts.path, depth: opts.limit, cache: opts.cache ?? {} });
+  } catch (err) {
+    // isomorphic-git throws NotFoundError when the path never existed in the history
+    if ((err as { code?: string }).code === "NotFoundError") return [];
+    throw err;
+  }
+  return entries.map((e) => ({
+    commit: e.oid,
+    subject: e.commit.message.split("\n")[0]!,
+    author: e.commit.author.name,
+    time: new Date(e.commit.committer.timestamp * 1000).toISOString(),
+  }));
+}
+
+/** The commit HEAD of a local repository points to, or undefined when the folder is not a git repository. */
+export async function headCommit(dir: string): Promise<string | undefined> {
+  try {
+    return await git.resolveRef({ fs, dir, ref: "HEAD" });
+  } catch {
+    return undefined;
+  }
+}

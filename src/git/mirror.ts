@@ -1,0 +1,121 @@
+// A local copy of a remote repository: clone once, then fetch; the work tree is checked out at the fetched commit.
+import fs from "node:fs";
+import { join } from "node:path";
+import git from "isomorphic-git";
+import http from "isomorphic-git/http/node";
+import type { GitCredential } from "./auth.js";
+import { redactUrl } from "./auth.js";
+
+export interface MirrorOptions {
+  url: string;
+  /** Local folder: work tree with `.git` inside; created on first sync. */
+  dir: string;
+  /** Branch or tag to follow; default `main`. */
+  ref?: string;
+  credential?: GitCredential;
+}
+
+export interface SyncResult {
+  /** The commit now checked out. */
+  commit: string;
+  /** The commit checked out before this sync (undefined on the first clone). */
+  previous?: string;
+  /** True when the checked-out commit changed. */
+  changed: boolean;
+  /** True when this sync cloned (first run). */
+  cloned: boolean;
+}
+
+/** Raised when the remote cannot be reached or refuses us; the message never carries credentials. */
+export class GitRemoteError extends Error {
+  constructor(
+    message: string,
+    readonly cause?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export class GitMirror {
+  readonly url: string;
+  readonly dir: string;
+  readonly ref: string;
+  readonly #credential?: GitCredential;
+  readonly cache: object = {};
+  #current?: string;
+
+  constructor(opts: MirrorOptions) {
+    this.url = opts.url;
+    this.dir = opts.dir;
+    this.ref = opts.ref ?? "main";
+    this.#credential = opts.credential;
+  }
+
+  /** The commit currently checked out, if any. */
+  get commit(): string | undefined {
+    return this.#current;
+  }
+
+  /** Clones on first use, fetches afterwards, and checks out the remote's commit (force-pushes included). */
+  async sync(): Promise<SyncResult> {
+    const headers = this.#credential?.headers() ?? {};
+    const previous = this.#current ?? (await this.#localHead());
+    const cloned = previous === undefined;
+    let fetched: string | null | undefined;
+    try {
+      if (cloned) {
+        fs.mkdirSync(this.dir, { recursive: true });
+        await git.init({ fs, dir: this.dir, defaultBranch: "vc-work" });
+        await git.addRemote({ fs, dir: this.dir, remote: "origin", url: this.url, force: true });
+      }
+      const res = await git.fetch({
+        fs,
+        http,
+        dir: this.dir,
+        remote: "origin",
+        ref: this.ref,
+        singleBranch: true,
+        tags: false,
+        headers,
+        cache: this.cache,
+      });
+      fetched = res.fetchHead;
+    } catch (err) {
+      throw new GitRemoteError(`cannot fetch ${this.ref} from ${redactUrl(this.url)}: ${describeGitError(err)}`, err);
+    }
+    if (!fetched) throw new GitRemoteError(`${redactUrl(this.url)} has no branch or tag "${this.ref}"`);
+    const commit = await this.#peel(fetched);
+    if (commit !== previous) {
+      await git.checkout({ fs, dir: this.dir, ref: commit, force: true, cache: this.cache });
+    }
+    this.#current = commit;
+    return { commit, previous, changed: commit !== previous, cloned };
+  }
+
+  async #localHead(): Promise<string | undefined> {
+    if (!fs.existsSync(join(this.dir, ".git"))) return undefined;
+    try {
+      return await git.resolveRef({ fs, dir: this.dir, ref: "HEAD" });
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** An annotated tag points to a tag object: follow it to the commit. */
+  async #peel(oid: string): Promise<string> {
+    for (let i = 0; i < 10; i++) {
+      const { type, object } = await git.readObject({ fs, dir: this.dir, oid, format: "parsed", cache: this.cache });
+      if (type !== "tag") return oid;
+      oid = (object as { object: string }).object;
+    }
+    return oid;
+  }
+}
+
+/** A short reason for a failed git request, without URLs that could carry credentials. */
+export function describeGitError(err: unknown): string {
+  const e = err as { code?: string; message?: string; data?: { statusCode?: number; statusMessage?: string } };
+  if (e?.data?.statusCode) return `HTTP ${e.data.statusCode}${e.data.statusMessage ? ` ${e.data.statusMessage}` : ""}`;
+  if (e?.code && /^E[A-Z]+$/.test(e.code)) return e.code;
+  return redactUrl(String(e?.message ?? err)).split("\n")[0]!;
+}

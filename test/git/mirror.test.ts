@@ -1,0 +1,132 @@
+// GitMirror against a real `git http-backend`: clone, fetch, force-push, tags, auth header, unreachable remote.
+import { expect } from "chai";
+import { mkdtempSync, readFileSync, existsSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GitMirror, GitRemoteError } from "../../src/git/mirror.js";
+import { GitCredential, loadGitCredential } from "../../src/git/auth.js";
+import { startGitServer, TestRepo, type GitServer } from "../support/git-server.js";
+
+describe("git mirror", () => {
+  let repo: TestRepo;
+  let server: GitServer;
+  let local: string;
+
+  beforeEach(async () => {
+    repo = new TestRepo();
+    repo.write({ "clusters/a/values.yaml": "a: 1\n", "clusters/b/values.yaml": "b: 1\n" });
+    repo.commit("first");
+    server = await startGitServer(repo.root);
+    local = mkdtempSync(join(tmpdir(), "vc-mirror-"));
+  });
+  afterEach(async () => {
+    await server.close();
+    repo.dispose();
+    rmSync(local, { recursive: true, force: true });
+  });
+
+  it("clones once, then fetches and checks out new commits", async () => {
+    const m = new GitMirror({ url: `${server.url}/${repo.path}`, dir: join(local, "m") });
+    const first = await m.sync();
+    expect(first.cloned).to.equal(true);
+    expect(first.commit).to.equal(repo.head());
+    expect(readFileSync(join(local, "m/clusters/a/values.yaml"), "utf8")).to.equal("a: 1\n");
+
+    const again = await m.sync();
+    expect(again).to.include({ changed: false, cloned: false, commit: first.commit });
+
+    repo.write({ "clusters/a/values.yaml": "a: 2\n", "clusters/b": null });
+    const second = repo.commit("second");
+    const res = await m.sync();
+    expect(res).to.include({ changed: true, cloned: false, commit: second, previous: first.commit });
+    expect(readFileSync(join(local, "m/clusters/a/values.yaml"), "utf8")).to.equal("a: 2\n");
+    expect(existsSync(join(local, "m/clusters/b/values.yaml"))).to.equal(false);
+  });
+
+  it("resumes from an existing local copy without cloning again", async () => {
+    const dir = join(local, "m");
+    await new GitMirror({ url: `${server.url}/${repo.path}`, dir }).sync();
+    const res = await new GitMirror({ url: `${server.url}/${repo.path}`, dir }).sync();
+    expect(res.cloned).to.equal(false);
+    expect(res.changed).to.equal(false);
+  });
+
+  it("follows a force-push that rewrites history", async () => {
+    const m = new GitMirror({ url: `${server.url}/${repo.path}`, dir: join(local, "m") });
+    const first = repo.head();
+    repo.write({ "clusters/a/values.yaml": "a: bad\n" });
+    const bad = repo.commit("bad");
+    expect((await m.sync()).commit).to.equal(bad);
+    repo.run("reset", "-q", "--hard", first);
+    repo.write({ "clusters/a/values.yaml": "a: fixed\n" });
+    const rewritten = repo.commit("rewritten", { force: true });
+    const res = await m.sync();
+    expect(res).to.include({ changed: true, commit: rewritten, previous: bad });
+    expect(readFileSync(join(local, "m/clusters/a/values.yaml"), "utf8")).to.equal("a: fixed\n");
+  });
+
+  it("follows an annotated tag", async () => {
+    const tagged = repo.head();
+    repo.run("tag", "-a", "v1", "-m", "release 1");
+    repo.run("push", "-q", "origin", "v1");
+    repo.write({ "clusters/a/values.yaml": "a: later\n" });
+    repo.commit("after the tag");
+    const m = new GitMirror({ url: `${server.url}/${repo.path}`, dir: join(local, "m"), ref: "v1" });
+    const res = await m.sync();
+    expect(res.commit).to.equal(tagged);
+    expect(readFileSync(join(local, "m/clusters/a/values.yaml"), "utf8")).to.equal("a: 1\n");
+  });
+
+  it("sends credentials as an Authorization header and never shows them", async () => {
+    await server.close();
+    const cred = new GitCredential("bot", "s3cret-token");
+    server = await startGitServer(repo.root, { authorization: cred.headers().Authorization });
+    const url = `${server.url}/${repo.path}`;
+    const refused = new GitMirror({ url, dir: join(local, "no") });
+    const err = await refused.sync().then(() => undefined, (e: unknown) => e);
+    expect(err).to.be.instanceOf(GitRemoteError);
+    expect((err as Error).message).to.match(/HTTP 401/);
+
+    const m = new GitMirror({ url, dir: join(local, "yes"), credential: cred });
+    expect((await m.sync()).commit).to.equal(repo.head());
+    expect(server.authHeaders).to.include(cred.headers().Authorization);
+    expect(String(cred)).to.not.include("s3cret");
+    expect(JSON.stringify({ cred })).to.not.include("s3cret");
+  });
+
+  it("reports an unreachable remote as a GitRemoteError and keeps the checked-out commit", async () => {
+    const m = new GitMirror({ url: `${server.url}/${repo.path}`, dir: join(local, "m") });
+    const first = await m.sync();
+    await server.stop();
+    const err = await m.sync().then(() => undefined, (e: unknown) => e);
+    expect(err).to.be.instanceOf(GitRemoteError);
+    expect((err as Error).message).to.match(/ECONNREFUSED/);
+    expect(m.commit).to.equal(first.commit);
+    await server.start();
+    repo.write({ "clusters/a/values.yaml": "a: back\n" });
+    const next = repo.commit("back");
+    expect((await m.sync()).commit).to.equal(next);
+  });
+
+  it("refuses a branch that does not exist", async () => {
+    const m = new GitMirror({ url: `${server.url}/${repo.path}`, dir: join(local, "m"), ref: "nope" });
+    const err = await m.sync().then(() => undefined, (e: unknown) => e);
+    expect(err).to.be.instanceOf(GitRemoteError);
+  });
+});
+
+describe("git credentials", () => {
+  it("reads a token or user:password from a file, or the environment", () => {
+    const dir = mkdtempSync(join(tmpdir(), "vc-cred-"));
+    writeFileSync(join(dir, "token"), "tok123\n");
+    writeFileSync(join(dir, "basic"), "alice:pw\n");
+    const b64 = (s: string) => `Basic ${Buffer.from(s).toString("base64")}`;
+    expect(loadGitCredential({ file: join(dir, "token"), env: {} })!.headers().Authorization).to.equal(b64("x-access-token:tok123"));
+    expect(loadGitCredential({ file: join(dir, "basic"), env: {} })!.headers().Authorization).to.equal(b64("alice:pw"));
+    expect(loadGitCredential({ env: { VC_GIT_TOKEN: "t" } })!.headers().Authorization).to.equal(b64("x-access-token:t"));
+    expect(loadGitCredential({ env: { VC_GIT_USERNAME: "u", VC_GIT_PASSWORD: "p" } })!.headers().Authorization).to.equal(b64("u:p"));
+    expect(loadGitCredential({ env: {} })).to.equal(undefined);
+    expect(() => loadGitCredential({ file: join(dir, "missing"), env: {} })).to.throw(/cannot read git credentials file/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
