@@ -1,0 +1,241 @@
+// A small Kubernetes API client over node-fetch and the kubeconfig's transport: raw JSON in and out, retries in one place.
+import http from "node:http";
+import https from "node:https";
+import { KubeConfig } from "@kubernetes/client-node";
+import fetch, { Headers } from "node-fetch";
+import type { KubeObject, ObjectRef } from "../../kube/object.js";
+import { resourceFor, resourcePath, type ResourceType } from "../../kube/resources.js";
+import { FIELD_MANAGER } from "../../translate/keys.js";
+import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
+
+/** An answer of the API server other than 2xx (after retries), with the server's Status message. */
+export class KubeApiError extends Error {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly status: number,
+    readonly reason: string,
+    readonly body: unknown,
+  ) {
+    const msg = body && typeof body === "object" && typeof (body as { message?: unknown }).message === "string" ? (body as { message: string }).message : reason;
+    super(`${method} ${path}: ${status} ${msg}`);
+  }
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  /** Content-Type of the body (default application/json). */
+  contentType?: string;
+  /** Retry a 409 too (server-side apply with force: a conflict is a race, resending is safe). */
+  retryConflict?: boolean;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size; the client follows `continue` tokens (default 5000). */
+  limit?: number;
+}
+
+export interface ClientStats {
+  requests: number;
+  retries: number;
+}
+
+export interface OpenClientOptions {
+  kubeconfig?: string;
+  context?: string;
+  retry?: Partial<RetryPolicy>;
+  /** Called before each retry (for logs and tests). */
+  onRetry?: (info: { method: string; path: string; attempt: number; delayMs: number; reason: string }) => void;
+}
+
+/** Loads a kubeconfig: the file given, else $KUBECONFIG / ~/.kube/config / the in-cluster service account. */
+export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new Error(`cannot read kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ""}: ${(err as Error).message}`);
+  }
+  if (opts.context) {
+    if (!kc.getContextObject(opts.context)) {
+      const known = kc.getContexts().map((c) => c.name);
+      throw new Error(`context "${opts.context}" not found in kubeconfig${known.length ? ` (contexts: ${known.join(", ")})` : ""}`);
+    }
+    kc.setCurrentContext(opts.context);
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error("kubeconfig has no current cluster: pass --context or --kubeconfig");
+  // A plain-http server has no TLS to verify; client-node refuses it unless skipTLSVerify is set.
+  if (cluster.server.startsWith("http:") && !cluster.skipTLSVerify) {
+    kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c));
+  }
+  return kc;
+}
+
+const AUTH_REFRESH_MS = 60_000;
+
+export class KubeClient {
+  readonly server: string;
+  readonly stats: ClientStats = { requests: 0, retries: 0 };
+  private readonly policy: RetryPolicy;
+  private auth?: { headers: Headers; at: number };
+  private agent?: http.Agent;
+
+  constructor(
+    readonly kc: KubeConfig,
+    private readonly opts: Pick<OpenClientOptions, "retry" | "onRetry"> = {},
+  ) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error("kubeconfig has no current cluster");
+    this.server = cluster.server.replace(/\/+$/, "");
+    this.policy = { ...DEFAULT_RETRY, ...opts.retry };
+  }
+
+  static open(opts: OpenClientOptions = {}): KubeClient {
+    return new KubeClient(loadKubeConfig(opts), opts);
+  }
+
+  get contextName(): string {
+    return this.kc.getCurrentContext();
+  }
+
+  /** Headers (credentials) from the kubeconfig, refreshed every minute; one keep-alive agent for the client's life. */
+  private async transport(): Promise<{ headers: Headers; agent: http.Agent }> {
+    if (!this.auth || Date.now() - this.auth.at > AUTH_REFRESH_MS) {
+      const init = await this.kc.applyToFetchOptions({});
+      this.auth = { headers: init.headers as unknown as Headers, at: Date.now() };
+      if (!this.agent) {
+        const base = init.agent as http.Agent;
+        const options = { ...((base as unknown as { options?: object }).options ?? {}), keepAlive: true, maxSockets: 32 };
+        this.agent = base instanceof https.Agent ? new https.Agent(options) : new http.Agent(options);
+      }
+    }
+    return { headers: this.auth.headers, agent: this.agent! };
+  }
+
+  /** One API request with retries on 429 (Retry-After), 5xx, broken connections, and 409 when asked. Returns parsed JSON. */
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const url = this.server + path + queryString(opts.query);
+    const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+    for (let attempt = 1; ; attempt++) {
+      let reason: string;
+      let retryAfterMs: number | undefined;
+      try {
+        const { headers: base, agent } = await this.transport();
+        const headers = new Headers(base);
+        headers.set("Accept", "application/json");
+        if (body !== undefined) headers.set("Content-Type", opts.contentType ?? "application/json");
+        this.stats.requests++;
+        const res = await fetch(url, { method, headers, body, agent, timeout: 60_000 });
+        const text = await res.text();
+        if (res.ok) return (text ? JSON.parse(text) : undefined) as T;
+        const parsed = parseBody(text);
+        const error = new KubeApiError(method, path, res.status, res.statusText, parsed);
+        if (!isRetryableStatus(res.status, opts.retryConflict ?? false) || attempt >= this.policy.attempts) throw error;
+        reason = `${res.status}`;
+        retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
+      } catch (err) {
+        if (err instanceof KubeApiError) throw err;
+        if (!isTransientNetworkError(err) || attempt >= this.policy.attempts) {
+          throw new Error(`${method} ${this.server}${path}: ${(err as Error).message}`);
+        }
+        reason = (err as { code?: string }).code ?? (err as Error).message;
+      }
+      const delayMs = retryDelay(this.policy, attempt, retryAfterMs);
+      this.stats.retries++;
+      this.opts.onRetry?.({ method, path, attempt, delayMs, reason });
+      await sleep(delayMs);
+    }
+  }
+
+  /** The object, or undefined when it does not exist. */
+  async get(ref: ObjectRef): Promise<KubeObject | undefined> {
+    try {
+      return await this.request<KubeObject>("GET", objectPath(ref));
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Every object of a kind matching the options, following `continue` pages; items get apiVersion and kind. */
+  async list(type: ResourceType, opts: ListOptions = {}): Promise<KubeObject[]> {
+    const out: KubeObject[] = [];
+    const apiVersion = type.group === "" ? type.version : `${type.group}/${type.version}`;
+    let cont: string | undefined;
+    do {
+      const page = await this.request<{ items?: KubeObject[]; metadata?: { continue?: string } }>("GET", resourcePath(type, opts.namespace), {
+        query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 5000, continue: cont },
+      });
+      for (const item of page.items ?? []) out.push({ ...item, apiVersion, kind: type.kind });
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return out;
+  }
+
+  /** Server-side apply of the whole object (field manager "vc" unless given, conflicts forced). */
+  async apply(obj: KubeObject, opts: { dryRun?: boolean; fieldManager?: string; force?: boolean } = {}): Promise<KubeObject> {
+    return this.request<KubeObject>("PATCH", objectPath(obj), {
+      query: { fieldManager: opts.fieldManager ?? FIELD_MANAGER, force: opts.force ?? true, dryRun: opts.dryRun ? "All" : undefined },
+      body: obj,
+      contentType: "application/apply-patch+yaml",
+      retryConflict: opts.force ?? true,
+    });
+  }
+
+  /** Deletes an object; false when it was already gone. `preconditions` guard against deleting a replaced object (409). */
+  async delete(ref: ObjectRef, opts: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string } = {}): Promise<boolean> {
+    try {
+      await this.request("DELETE", objectPath(ref), {
+        query: { dryRun: opts.dryRun ? "All" : undefined },
+        body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: opts.propagationPolicy ?? "Background", preconditions: opts.preconditions },
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+}
+
+/** The catalogue entry of an object's kind, or an error naming the kind vc does not know. */
+export function typeOf(ref: Pick<ObjectRef, "apiVersion" | "kind">): ResourceType {
+  const type = resourceFor(ref.apiVersion, ref.kind);
+  if (!type) throw new Error(`unknown kind ${ref.kind} (${ref.apiVersion}): vc cannot read or write it`);
+  return type;
+}
+
+export function objectPath(ref: ObjectRef | KubeObject): string {
+  const r = "metadata" in ref ? { apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.metadata.namespace, name: ref.metadata.name } : ref;
+  const type = typeOf(r);
+  if (type.namespaced && !r.namespace) throw new Error(`${r.kind} ${r.name} needs a namespace`);
+  return resourcePath(type, r.namespace, r.name);
+}
+
+function queryString(query: Query | undefined): string {
+  if (!query) return "";
+  const parts = Object.entries(query)
+    .filter(([, v]) => v !== undefined && v !== "")
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
+  return parts.length ? `?${parts.join("&")}` : "";
+}
+
+function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
