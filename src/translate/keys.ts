@@ -27,6 +27,11 @@ export const ANNOTATIONS = {
   sourceFile: `${PREFIX}/source-file`,
   /** Commit SHA (or other source revision) the object was rendered from. */
   revision: `${PREFIX}/revision`,
+  /**
+   * On control-plane pod templates: SHA-256 of the configuration the pods mount (effective values and init
+   * manifests), so that a change of either rolls the pods.
+   */
+  configHash: `${PREFIX}/config-hash`,
 } as const;
 
 /** The field manager vc uses for server-side apply. */

@@ -1,0 +1,51 @@
+// The control plane's simple objects: host Namespace, API Services and ResourceQuota.
+import type { KubeObject } from "../kube/object.js";
+import type { Values } from "../model/values.js";
+import { type RenderContext, controlPlaneMeta, names } from "./meta.js";
+import { API_SERVER_PORT, controlPlanePodLabels } from "./statefulSet.js";
+
+/** Spec 2.3 rule 3: the label that turns on sidecar injection in the host namespace. */
+export const MESH_INJECTION_LABEL = "mesh-injection";
+/** Port of the Service in front of the virtual API server. */
+export const API_SERVICE_PORT = 443;
+
+export function renderNamespace(values: Values, ctx: RenderContext, source: string): KubeObject {
+  const labels = values.integrations.mesh.enabled ? { [MESH_INJECTION_LABEL]: "enabled" } : undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { ...controlPlaneMeta(ctx, source, ctx.hostNamespace, { clusterScoped: true, labels }) },
+  };
+}
+
+/** The Service `<cluster>` (443 -> 8443) and the headless `<cluster>-headless` the StatefulSet names. */
+export function renderServices(ctx: RenderContext, source: string): KubeObject[] {
+  const selector = controlPlanePodLabels(ctx.cluster);
+  const ports = [{ name: "https", port: API_SERVICE_PORT, targetPort: API_SERVER_PORT, protocol: "TCP" }];
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: controlPlaneMeta(ctx, source, names.service(ctx.cluster)),
+      spec: { type: "ClusterIP", selector, ports },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: controlPlaneMeta(ctx, source, names.headlessService(ctx.cluster)),
+      spec: { clusterIP: "None", publishNotReadyAddresses: true, selector, ports },
+    },
+  ];
+}
+
+/** The ResourceQuota `vc-<cluster>` when `policies.resourceQuota.enabled`. */
+export function renderQuota(values: Values, ctx: RenderContext, source: string): KubeObject | undefined {
+  const rq = values.policies.resourceQuota;
+  if (!rq.enabled) return undefined;
+  return {
+    apiVersion: "v1",
+    kind: "ResourceQuota",
+    metadata: controlPlaneMeta(ctx, source, names.quota(ctx.cluster)),
+    spec: { hard: { ...rq.quota } },
+  };
+}

@@ -1,0 +1,58 @@
+// Shared metadata of rendered host objects: ownership labels, source annotations, control-plane names.
+import type { ObjectMeta } from "../kube/object.js";
+import { ANNOTATIONS, LABELS, safeConcatName } from "../translate/index.js";
+
+/** What every rendered object of one cluster shares. */
+export interface RenderContext {
+  cluster: string;
+  hostNamespace: string;
+  revision: string;
+}
+
+/** The ownership labels every rendered object carries (managed-by and inventory = the cluster). */
+export function ownershipLabels(cluster: string): Record<string, string> {
+  return { [LABELS.managedBy]: cluster, [LABELS.inventory]: cluster };
+}
+
+/** The source annotations every rendered object carries. */
+export function sourceAnnotations(sourceFile: string, revision: string): Record<string, string> {
+  return { [ANNOTATIONS.sourceFile]: sourceFile, [ANNOTATIONS.revision]: revision };
+}
+
+/** Metadata of a control-plane object: in the host namespace unless cluster-scoped. */
+export function controlPlaneMeta(
+  ctx: RenderContext,
+  sourceFile: string,
+  name: string,
+  opts: { clusterScoped?: boolean; labels?: Record<string, string> } = {},
+): ObjectMeta {
+  const meta: ObjectMeta = { name };
+  if (!opts.clusterScoped) meta.namespace = ctx.hostNamespace;
+  meta.labels = { ...opts.labels, ...ownershipLabels(ctx.cluster) };
+  meta.annotations = sourceAnnotations(sourceFile, ctx.revision);
+  return meta;
+}
+
+/** Names of the control-plane objects of a cluster (documented in README, "Rendering"). */
+export const names = {
+  statefulSet: (cluster: string) => cluster,
+  service: (cluster: string) => cluster,
+  headlessService: (cluster: string) => safeConcatName(cluster, "headless"),
+  serviceAccount: (cluster: string) => safeConcatName("vc", cluster),
+  role: (cluster: string) => safeConcatName("vc", cluster),
+  quota: (cluster: string) => safeConcatName("vc", cluster),
+  /** Cluster-scoped: carries the host namespace too, so two hosts' clusters of one name never share it. */
+  nodesClusterRole: (cluster: string, hostNamespace: string) => safeConcatName("vc", cluster, "x", hostNamespace),
+  configSecret: (cluster: string) => safeConcatName("vc-config", cluster),
+  databaseSecret: (cluster: string) => safeConcatName("vc-database", cluster),
+  initManifests: (cluster: string) => safeConcatName("vc-init", cluster),
+  metricsProxy: (cluster: string) => safeConcatName("vc-metrics-proxy", cluster),
+  metricsProxyTls: (cluster: string) => safeConcatName("vc-metrics-proxy-tls", cluster),
+  metricsProxyClusterRole: (cluster: string, hostNamespace: string) =>
+    safeConcatName("vc-metrics-proxy", cluster, "x", hostNamespace),
+} as const;
+
+/** Where the control-plane objects come from: the values files (joined when several), else the folder. */
+export function valuesSource(valuesFiles: readonly string[], dir: string): string {
+  return valuesFiles.length > 0 ? valuesFiles.join(",") : dir;
+}

@@ -1,0 +1,145 @@
+// The metrics proxy of one virtual cluster: its host Deployment, Service, RBAC, and the virtual-side APIService.
+import type { KubeObject } from "../kube/object.js";
+import { METRICS_GROUP, METRICS_VERSION } from "../kube/resources.js";
+import type { Values } from "../model/values.js";
+import { CLUSTER_DOMAIN, LABELS } from "../translate/index.js";
+import { type RenderContext, controlPlaneMeta, names } from "./meta.js";
+import { READ_VERBS, RuleSet, renderRoleAndBinding, renderServiceAccount } from "./rbac.js";
+
+/** Spec 2.2 / 8: the metrics integration's port. */
+export const METRICS_PROXY_PORT = 9001;
+export const METRICS_PROXY_APP = "vc-metrics-proxy";
+export const TLS_DIR = "/etc/vc-metrics-proxy/tls";
+/** Namespace and name of the Service inside the virtual cluster that the APIService points at. */
+export const VIRTUAL_SERVICE_NAMESPACE = "kube-system";
+export const VIRTUAL_SERVICE_NAME = "vc-metrics-proxy";
+
+export function metricsProxyPodLabels(cluster: string): Record<string, string> {
+  return { release: cluster, app: METRICS_PROXY_APP };
+}
+
+/** The proxy's command line, from its documented flags. */
+export function metricsProxyArgs(cluster: string, hostNamespace: string, values: Values): string[] {
+  const nodes = values.sync.fromHost.nodes;
+  return [
+    "--cluster", cluster,
+    "--host-namespace", hostNamespace,
+    "--listen", `:${METRICS_PROXY_PORT}`,
+    "--tls-cert", `${TLS_DIR}/tls.crt`,
+    "--tls-key", `${TLS_DIR}/tls.key`,
+    "--api-group", METRICS_GROUP,
+    "--cache-ttl", values.integrations.metricsServer.proxy.cacheTTL,
+    "--nodes", nodes.enabled && nodes.all ? "all" : "synced",
+  ];
+}
+
+function probe(path: string): Record<string, unknown> {
+  return { httpGet: { path, port: METRICS_PROXY_PORT, scheme: "HTTPS" }, periodSeconds: 10 };
+}
+
+export interface MetricsProxySource {
+  /** Repository-relative file the objects come from; no source annotations when absent. */
+  sourceFile?: string;
+  revision?: string;
+}
+
+/**
+ * The host objects of a cluster's metrics proxy: ServiceAccount, Role + RoleBinding (host pods and pod
+ * metrics in the host namespace), ClusterRole + ClusterRoleBinding (nodes and node metrics), Deployment
+ * and Service (port 9001). The TLS Secret `vc-metrics-proxy-tls-<cluster>` is not rendered: it holds key
+ * material and is provided on the host (by cert-manager or by hand).
+ */
+export function renderMetricsProxy(cluster: string, hostNamespace: string, values: Values, src: MetricsProxySource = {}): KubeObject[] {
+  const ctx: RenderContext = { cluster, hostNamespace, revision: src.revision ?? "" };
+  const source = src.sourceFile ?? "";
+  const name = names.metricsProxy(cluster);
+  const podLabels = metricsProxyPodLabels(cluster);
+  const proxy = values.integrations.metricsServer.proxy;
+  const meta = (n: string, clusterScoped = false) => controlPlaneMeta(ctx, source, n, { clusterScoped, labels: podLabels });
+  const objects: KubeObject[] = [
+    renderServiceAccount(ctx, source, name, podLabels),
+    ...renderRoleAndBinding({
+      ctx, source, name, serviceAccount: name, labels: podLabels,
+      rules: new RuleSet().add("", ["pods"], READ_VERBS).add(METRICS_GROUP, ["pods"], READ_VERBS).rules(),
+    }),
+    ...renderRoleAndBinding({
+      ctx, source, name: names.metricsProxyClusterRole(cluster, hostNamespace), serviceAccount: name, labels: podLabels,
+      clusterScoped: true,
+      rules: new RuleSet().add("", ["nodes"], READ_VERBS).add(METRICS_GROUP, ["nodes"], READ_VERBS).rules(),
+    }),
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: meta(name),
+      spec: {
+        replicas: proxy.replicas,
+        selector: { matchLabels: podLabels },
+        template: {
+          metadata: { labels: podLabels },
+          spec: {
+            serviceAccountName: name,
+            containers: [
+              {
+                name: "metrics-proxy",
+                image: `${proxy.image.repository}:${proxy.image.tag}`,
+                imagePullPolicy: proxy.image.pullPolicy,
+                args: metricsProxyArgs(cluster, hostNamespace, values),
+                ports: [{ name: "https", containerPort: METRICS_PROXY_PORT, protocol: "TCP" }],
+                livenessProbe: probe("/healthz"),
+                readinessProbe: probe("/readyz"),
+                volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
+              },
+            ],
+            volumes: [{ name: "tls", secret: { secretName: names.metricsProxyTls(cluster) } }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: meta(name),
+      spec: {
+        type: "ClusterIP",
+        selector: podLabels,
+        ports: [{ name: "https", port: METRICS_PROXY_PORT, targetPort: METRICS_PROXY_PORT, protocol: "TCP" }],
+      },
+    },
+  ];
+  if (src.sourceFile === undefined) for (const o of objects) delete o.metadata.annotations;
+  return objects;
+}
+
+/**
+ * The objects the control plane applies inside the virtual cluster: an ExternalName Service
+ * `kube-system/vc-metrics-proxy` naming the proxy's host Service, and the APIService
+ * `v1beta1.metrics.orch.io` that routes the metrics API to it.
+ */
+export function metricsVirtualObjects(cluster: string, hostNamespace: string): KubeObject[] {
+  const labels = { [LABELS.managedBy]: cluster };
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: VIRTUAL_SERVICE_NAME, namespace: VIRTUAL_SERVICE_NAMESPACE, labels },
+      spec: {
+        type: "ExternalName",
+        externalName: `${names.metricsProxy(cluster)}.${hostNamespace}.svc.${CLUSTER_DOMAIN}`,
+        ports: [{ name: "https", port: METRICS_PROXY_PORT, protocol: "TCP" }],
+      },
+    },
+    {
+      apiVersion: "apiregistration.k8s.io/v1",
+      kind: "APIService",
+      metadata: { name: `${METRICS_VERSION}.${METRICS_GROUP}`, labels },
+      spec: {
+        group: METRICS_GROUP,
+        version: METRICS_VERSION,
+        groupPriorityMinimum: 100,
+        versionPriority: 100,
+        insecureSkipTLSVerify: true,
+        service: { namespace: VIRTUAL_SERVICE_NAMESPACE, name: VIRTUAL_SERVICE_NAME, port: METRICS_PROXY_PORT },
+      },
+    },
+  ];
+}
