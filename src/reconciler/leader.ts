@@ -1,0 +1,153 @@
+// Leader election over a coordination.k8s.io/v1 Lease, as client-go does it: acquire, renew, take over an expired lease.
+import type { KubeObject } from "../kube/object.js";
+import { KubeApiError, type KubeClient } from "../target/kube/client.js";
+import type { Logger } from "./log.js";
+import { silentLogger } from "./log.js";
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+export interface LeaseObject extends KubeObject {
+  spec?: LeaseSpec;
+}
+
+export interface ElectorOptions {
+  client: KubeClient;
+  namespace: string;
+  /** Lease name (default `vc-reconciler`). */
+  name?: string;
+  /** This replica's identity (pod name). */
+  identity: string;
+  /** How long a lease is valid without renewal (default 15 s). */
+  leaseDurationMs?: number;
+  /** How often to try to acquire or renew (default 2 s). */
+  retryPeriodMs?: number;
+  /** Stop leading when a renewal has not succeeded for this long (default 10 s). */
+  renewDeadlineMs?: number;
+  now?: () => number;
+  logger?: Logger;
+  onChange?: (leading: boolean) => void;
+}
+
+/** MicroTime as the API server writes it: RFC 3339 with microseconds. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/Z$/, "000Z");
+}
+
+export class LeaderElector {
+  readonly name: string;
+  readonly #o: ElectorOptions;
+  readonly #durationMs: number;
+  readonly #now: () => number;
+  readonly #log: Logger;
+  #leading = false;
+  #lastRenew = 0;
+  /** The record last seen and when we saw it change (local clock: immune to skew between replicas). */
+  #observed?: { key: string; at: number };
+  #timer?: NodeJS.Timeout;
+  #stopped = false;
+
+  constructor(opts: ElectorOptions) {
+    this.#o = opts;
+    this.name = opts.name ?? "vc-reconciler";
+    this.#durationMs = opts.leaseDurationMs ?? 15_000;
+    this.#now = opts.now ?? Date.now;
+    this.#log = opts.logger ?? silentLogger;
+  }
+
+  /** True while this replica holds the lease and renewed it within the renew deadline. */
+  get isLeader(): boolean {
+    if (!this.#leading) return false;
+    if (this.#now() - this.#lastRenew > (this.#o.renewDeadlineMs ?? 10_000)) {
+      this.#set(false);
+      return false;
+    }
+    return true;
+  }
+
+  /** One attempt to acquire or renew the lease; returns whether we lead afterwards. */
+  async tick(): Promise<boolean> {
+    const now = this.#now();
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/leases/${encodeURIComponent(this.name)}`;
+    try {
+      let lease: LeaseObject | undefined;
+      try {
+        lease = await this.#o.client.request<LeaseObject>("GET", path);
+      } catch (err) {
+        if (!(err instanceof KubeApiError && err.status === 404)) throw err;
+      }
+      const spec = lease?.spec ?? {};
+      const key = `${spec.holderIdentity ?? ""}|${spec.renewTime ?? ""}|${lease?.metadata.resourceVersion ?? ""}`;
+      if (!this.#observed || this.#observed.key !== key) this.#observed = { key, at: now };
+      const mine = spec.holderIdentity === this.#o.identity;
+      const expired = !spec.holderIdentity || now - this.#observed.at > (spec.leaseDurationSeconds ?? this.#durationMs / 1000) * 1000;
+      if (lease && !mine && !expired) {
+        this.#set(false);
+        return false;
+      }
+      const next: LeaseSpec = {
+        holderIdentity: this.#o.identity,
+        leaseDurationSeconds: Math.ceil(this.#durationMs / 1000),
+        acquireTime: mine && spec.acquireTime ? spec.acquireTime : microTime(now),
+        renewTime: microTime(now),
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (lease && !mine ? 1 : 0),
+      };
+      if (!lease) {
+        await this.#o.client.request("POST", path.slice(0, path.lastIndexOf("/")), {
+          body: { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name: this.name, namespace: this.#o.namespace }, spec: next },
+        });
+      } else {
+        // PUT with the resourceVersion we read: a concurrent writer makes this a 409 and we lose the race.
+        await this.#o.client.request("PUT", path, { body: { ...lease, spec: next } });
+      }
+      this.#lastRenew = now;
+      this.#set(true);
+      return true;
+    } catch (err) {
+      const lost = err instanceof KubeApiError && err.status === 409;
+      if (!lost) this.#log.warn("lease request failed", { lease: this.name, error: (err as Error).message });
+      if (lost) this.#set(false);
+      return this.isLeader;
+    }
+  }
+
+  /** Ticks every retry period until stop(). */
+  start(): void {
+    this.#stopped = false;
+    const loop = async (): Promise<void> => {
+      if (this.#stopped) return;
+      await this.tick();
+      if (!this.#stopped) this.#timer = setTimeout(loop, this.#o.retryPeriodMs ?? 2000);
+    };
+    void loop();
+  }
+
+  /** Stops ticking and, when leading, releases the lease so another replica takes over at once. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    if (!this.#leading) return;
+    this.#set(false);
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/leases/${encodeURIComponent(this.name)}`;
+    try {
+      const lease = await this.#o.client.request<LeaseObject>("GET", path);
+      if (lease.spec?.holderIdentity === this.#o.identity) {
+        await this.#o.client.request("PUT", path, { body: { ...lease, spec: { ...lease.spec, holderIdentity: "", renewTime: microTime(this.#now()) } } });
+      }
+    } catch (err) {
+      this.#log.warn("lease release failed", { lease: this.name, error: (err as Error).message });
+    }
+  }
+
+  #set(leading: boolean): void {
+    if (leading === this.#leading) return;
+    this.#leading = leading;
+    this.#log.info(leading ? "became leader" : "stopped leading", { lease: this.name, identity: this.#o.identity });
+    this.#o.onChange?.(leading);
+  }
+}

@@ -1,0 +1,117 @@
+// The reconcile status of one cluster and its last reconciliations; how it is folded and (de)serialised (pure).
+
+/** How a reconciliation of one cluster ended. */
+export type Result =
+  /** Applied (or nothing to change): the host matches the revision. */
+  | "applied"
+  /** The cluster folder failed validation at this revision: nothing applied, the last good revision stays live. */
+  | "invalid"
+  /** Some objects could not be written (the next run retries). */
+  | "failed"
+  /** Creates and updates ran but the prune guard stopped the deletes. */
+  | "blocked"
+  /** `suspend: true`: not reconciled. */
+  | "suspended"
+  /** The cluster folder was removed and its objects pruned. */
+  | "deleted";
+
+export const RESULTS: readonly Result[] = ["applied", "invalid", "failed", "blocked", "suspended", "deleted"];
+
+export interface Counts {
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  failed: number;
+}
+
+export const ZERO_COUNTS: Counts = { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 0 };
+
+/** One reconciliation of one cluster. */
+export interface Reconciliation {
+  revision: string;
+  /** ISO 8601 start time. */
+  time: string;
+  durationMs: number;
+  result: Result;
+  counts: Counts;
+  message?: string;
+}
+
+export interface ClusterStatus {
+  cluster: string;
+  hostNamespace: string;
+  /** The revision whose objects are live (the last one applied successfully). */
+  lastAppliedRevision?: string;
+  lastAppliedTime?: string;
+  lastAttemptedRevision?: string;
+  lastAttemptTime?: string;
+  result?: Result;
+  message?: string;
+  /** Newest first, at most HISTORY_LIMIT. */
+  history: Reconciliation[];
+}
+
+export const HISTORY_LIMIT = 10;
+
+/** Results after which the reconciled revision is the live one. */
+export function isApplied(result: Result): boolean {
+  return result === "applied" || result === "blocked" || result === "deleted";
+}
+
+/** Folds one reconciliation into a status: the last applied revision moves only when it was applied. */
+export function record(prev: ClusterStatus | undefined, cluster: string, hostNamespace: string, r: Reconciliation): ClusterStatus {
+  const next: ClusterStatus = {
+    ...(prev ?? { cluster, hostNamespace, history: [] }),
+    cluster,
+    hostNamespace,
+    lastAttemptedRevision: r.revision,
+    lastAttemptTime: r.time,
+    result: r.result,
+    message: r.message ?? defaultMessage(r),
+    history: [stripUndefined(r), ...(prev?.history ?? [])].slice(0, HISTORY_LIMIT),
+  };
+  if (isApplied(r.result)) {
+    next.lastAppliedRevision = r.revision;
+    next.lastAppliedTime = r.time;
+  }
+  return next;
+}
+
+function stripUndefined(r: Reconciliation): Reconciliation {
+  const { message, ...rest } = r;
+  return message === undefined ? rest : { ...rest, message };
+}
+
+function defaultMessage(r: Reconciliation): string {
+  const c = r.counts;
+  return `${c.created} created, ${c.updated} updated, ${c.deleted} deleted, ${c.unchanged} unchanged${c.failed ? `, ${c.failed} failed` : ""}`;
+}
+
+/** The string map stored in the status ConfigMap's `data` (and the dir target's status file). */
+export function toData(s: ClusterStatus): Record<string, string> {
+  const data: Record<string, string> = { cluster: s.cluster, hostNamespace: s.hostNamespace, history: JSON.stringify(s.history) };
+  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message"] as const) {
+    const v = s[k];
+    if (v !== undefined) data[k] = v;
+  }
+  return data;
+}
+
+/** Reads a status back; tolerant of missing or damaged fields (a damaged history reads as empty). */
+export function fromData(data: Record<string, string> | undefined, fallbackCluster = "", fallbackNamespace = ""): ClusterStatus | undefined {
+  if (!data) return undefined;
+  let history: Reconciliation[] = [];
+  try {
+    const parsed = JSON.parse(data.history ?? "[]") as unknown;
+    if (Array.isArray(parsed)) history = parsed as Reconciliation[];
+  } catch {
+    history = [];
+  }
+  const s: ClusterStatus = { cluster: data.cluster ?? fallbackCluster, hostNamespace: data.hostNamespace ?? fallbackNamespace, history };
+  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "message"] as const) {
+    if (data[k] !== undefined) s[k] = data[k];
+  }
+  if (data.result && (RESULTS as readonly string[]).includes(data.result)) s.result = data.result as Result;
+  return s;
+}
