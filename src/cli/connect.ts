@@ -1,0 +1,84 @@
+// `vc connect` and `vc disconnect`: switch the user's kubeconfig to a virtual cluster and back.
+import type { Command } from "commander";
+import { action, EXIT, UserError } from "./common.js";
+import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
+import { addContext, ConnectError, disconnect, printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig, userCertificate } from "../ops/connect.js";
+import { certLine } from "../ops/cert.js";
+import { userKubeconfigPath } from "../ops/kubeconfig-file.js";
+
+interface ConnectFlags extends HostFlags {
+  debug?: boolean;
+  print?: boolean;
+  server?: string;
+  contextName?: string;
+  repo: string;
+}
+
+export function register(program: Command): void {
+  withHostOptions(
+    program
+      .command("connect <name>")
+      .description(
+        "point your kubeconfig at a virtual cluster: reads its kubeconfig from host secret vc-<name> (key \"config\"), " +
+          "adds a context for it, switches to it and remembers the previous context for vc disconnect",
+      ),
+  )
+    .option("--debug", "print each step")
+    .option("--print", "print the virtual cluster's kubeconfig to stdout instead of changing yours")
+    .option("--server <url>", "use this API server address instead of the one in the secret (a port-forward or ingress URL)")
+    .option("--context-name <name>", "name of the new context (default vc_<name>_<namespace>_<host context>)")
+    .option("--repo <dir>", "repository root, to read clusters/<name>/cluster.yaml", ".")
+    .action(
+      action(async (name: string, flags: ConnectFlags) => {
+        await userErrors(async () => {
+          checkClusterName(name);
+          const log = flags.debug ? (line: string) => process.stderr.write(`debug: ${line}\n`) : undefined;
+          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
+          const host = hostFrom(flags);
+          const virtual = await readVirtualKubeconfig(host, name, namespace, log);
+          if (flags.print) {
+            process.stdout.write(printKubeconfig(standaloneKubeconfig(virtual, name, flags.server)));
+            return EXIT.ok;
+          }
+          const kubeconfigPath = userKubeconfigPath(flags.kubeconfig);
+          const result = addContext(virtual, host.contextName, {
+            name,
+            namespace,
+            kubeconfigPath,
+            server: flags.server,
+            contextName: flags.contextName,
+            log,
+          });
+          process.stdout.write(`connected to virtual cluster ${name} (namespace ${namespace}) at ${result.server}\n`);
+          process.stdout.write(`current context "${result.context}"; vc disconnect returns to "${result.previousContext || "(none)"}"\n`);
+          if (result.certificate) {
+            const line = certLine(result.certificate);
+            (result.certificate.state === "valid" ? process.stdout : process.stderr).write(`${line}\n`);
+          } else if (log) {
+            log("the user entry has no inline client certificate");
+          }
+          return EXIT.ok;
+        }, [ConnectError, Error]);
+      }),
+    );
+
+  program
+    .command("disconnect")
+    .description("return your kubeconfig to the context that was current before vc connect, and remove vc's context")
+    .option("--kubeconfig <file>", "the kubeconfig file vc connect edited (default: KUBECONFIG, else ~/.kube/config)")
+    .option("--keep", "keep the virtual cluster's context, cluster and user entries")
+    .action(
+      action((flags: { kubeconfig?: string; keep?: boolean }) => {
+        const path = userKubeconfigPath(flags.kubeconfig);
+        try {
+          const r = disconnect(path, flags.keep);
+          process.stdout.write(`switched from "${r.from}" to "${r.to || "(no context)"}"${r.removed ? `; removed context "${r.from}"` : ""}\n`);
+          return EXIT.ok;
+        } catch (err) {
+          if (err instanceof ConnectError) throw new UserError(err.message, EXIT.invalid);
+          throw err;
+        }
+      }),
+    );
+}

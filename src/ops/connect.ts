@@ -1,0 +1,164 @@
+// `vc connect` / `vc disconnect`: a context for the virtual cluster in the user's kubeconfig, and the way back.
+import { dump } from "js-yaml";
+import type { Host } from "./host.js";
+import { P } from "./paths.js";
+import { kubeconfigSecretName } from "./cluster-ref.js";
+import { certInfo, type CertInfo } from "./cert.js";
+import {
+  CONNECT_EXTENSION,
+  connectRecordOf,
+  findEntry,
+  parseKubeconfig,
+  readKubeconfigFile,
+  removeEntry,
+  upsertEntry,
+  writeKubeconfigFile,
+  type KubeconfigDoc,
+  type NamedEntry,
+} from "./kubeconfig-file.js";
+
+/** The secret key holding the virtual cluster's kubeconfig. */
+export const KUBECONFIG_SECRET_KEY = "config";
+
+export class ConnectError extends Error {}
+
+export interface ConnectOptions {
+  name: string;
+  namespace: string;
+  /** The user's kubeconfig file to edit. */
+  kubeconfigPath: string;
+  /** Replace the server address of the virtual cluster's kubeconfig (e.g. a port-forward or ingress URL). */
+  server?: string;
+  /** Name of the new context; default `vc_<name>_<namespace>_<host context>`. */
+  contextName?: string;
+  /** Called with each step, for --debug. */
+  log?: (line: string) => void;
+}
+
+interface VirtualKubeconfig {
+  cluster: Record<string, unknown>;
+  user: Record<string, unknown>;
+  namespace?: string;
+}
+
+/** Reads and parses the kubeconfig in host secret `vc-<name>` (key `config`). */
+export async function readVirtualKubeconfig(host: Host, name: string, namespace: string, log = (_: string) => {}): Promise<KubeconfigDoc> {
+  const secretName = kubeconfigSecretName(name);
+  log(`reading secret ${namespace}/${secretName} key "${KUBECONFIG_SECRET_KEY}" through host context "${host.contextName}"`);
+  const secret = await host.get<{ data?: Record<string, string> }>(P.secrets(namespace, secretName));
+  if (!secret) {
+    throw new ConnectError(
+      `secret ${secretName} not found in namespace ${namespace}: is the virtual cluster "${name}" running there? (check with vc list, or pass --namespace)`,
+    );
+  }
+  const encoded = secret.data?.[KUBECONFIG_SECRET_KEY];
+  if (!encoded) throw new ConnectError(`secret ${namespace}/${secretName} has no key "${KUBECONFIG_SECRET_KEY}": the control plane has not written its kubeconfig yet`);
+  return parseKubeconfig(Buffer.from(encoded, "base64").toString("utf8"), `secret ${namespace}/${secretName}`);
+}
+
+/** The cluster and user of a kubeconfig's current (or only) context. */
+function pickContext(doc: KubeconfigDoc, source: string): VirtualKubeconfig {
+  const ctxName = doc["current-context"] || doc.contexts?.[0]?.name;
+  const ctx = findEntry(doc, "contexts", ctxName)?.context as { cluster?: string; user?: string; namespace?: string } | undefined;
+  const cluster = findEntry(doc, "clusters", ctx?.cluster)?.cluster as Record<string, unknown> | undefined;
+  const user = findEntry(doc, "users", ctx?.user)?.user as Record<string, unknown> | undefined;
+  if (!ctx || !cluster || !user) throw new ConnectError(`${source} has no usable context (a context naming an existing cluster and user)`);
+  return { cluster: { ...cluster }, user: { ...user }, namespace: ctx.namespace };
+}
+
+/** The client certificate of a user entry, if it has one inline. */
+export function userCertificate(user: Record<string, unknown>): CertInfo | undefined {
+  const data = user["client-certificate-data"];
+  if (typeof data !== "string" || data === "") return undefined;
+  return certInfo(Buffer.from(data, "base64"));
+}
+
+/** The virtual cluster's kubeconfig, standalone, as `--print` writes it (server replaced when asked). */
+export function standaloneKubeconfig(doc: KubeconfigDoc, name: string, server?: string): KubeconfigDoc {
+  const v = pickContext(doc, "the virtual cluster's kubeconfig");
+  if (server) v.cluster.server = server;
+  const ctx: Record<string, unknown> = { cluster: name, user: name };
+  if (v.namespace) ctx.namespace = v.namespace;
+  return {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name, cluster: v.cluster }],
+    users: [{ name, user: v.user }],
+    contexts: [{ name, context: ctx }],
+    "current-context": name,
+  };
+}
+
+export function printKubeconfig(doc: KubeconfigDoc): string {
+  return dump(doc, { noRefs: true, lineWidth: -1 });
+}
+
+export interface ConnectResult {
+  context: string;
+  previousContext: string;
+  server: string;
+  certificate?: CertInfo;
+}
+
+/** Adds (or refreshes) the context of the virtual cluster in the user's kubeconfig and makes it current. */
+export function addContext(virtual: KubeconfigDoc, hostContext: string, options: ConnectOptions): ConnectResult {
+  const log = options.log ?? (() => {});
+  const v = pickContext(virtual, "the virtual cluster's kubeconfig");
+  if (options.server) {
+    log(`server ${String(v.cluster.server)} replaced by ${options.server}`);
+    v.cluster.server = options.server;
+  }
+  const context = options.contextName ?? `vc_${options.name}_${options.namespace}_${hostContext}`;
+  log(`editing ${options.kubeconfigPath}: cluster, user and context "${context}"`);
+  const doc = readKubeconfigFile(options.kubeconfigPath);
+  const current = doc["current-context"] ?? "";
+  // Connecting from one virtual cluster to another keeps the way back to the host context.
+  const currentRecord = connectRecordOf(findEntry(doc, "contexts", current));
+  const previousContext = current === context ? (currentRecord?.previousContext ?? "") : currentRecord ? currentRecord.previousContext : current;
+  upsertEntry(doc, "clusters", { name: context, cluster: v.cluster });
+  upsertEntry(doc, "users", { name: context, user: v.user });
+  const ctxBody: Record<string, unknown> = {
+    cluster: context,
+    user: context,
+    extensions: [{ name: CONNECT_EXTENSION, extension: { previousContext, cluster: options.name, namespace: options.namespace } }],
+  };
+  if (v.namespace) ctxBody.namespace = v.namespace;
+  upsertEntry(doc, "contexts", { name: context, context: ctxBody } as NamedEntry);
+  doc["current-context"] = context;
+  writeKubeconfigFile(options.kubeconfigPath, doc);
+  log(`current context "${context}" (previous "${previousContext}")`);
+  return { context, previousContext, server: String(v.cluster.server ?? ""), certificate: userCertificate(v.user) };
+}
+
+export interface DisconnectResult {
+  from: string;
+  to: string;
+  removed: boolean;
+}
+
+/** Switches back to the context that was current before `vc connect`; removes vc's entries unless `keep`. */
+export function disconnect(kubeconfigPath: string, keep = false): DisconnectResult {
+  const doc = readKubeconfigFile(kubeconfigPath);
+  const current = doc["current-context"] ?? "";
+  const record = connectRecordOf(findEntry(doc, "contexts", current));
+  if (!record) {
+    throw new ConnectError(
+      current
+        ? `the current context "${current}" in ${kubeconfigPath} was not made by vc connect: nothing to disconnect`
+        : `${kubeconfigPath} has no current context: nothing to disconnect`,
+    );
+  }
+  if (record.previousContext && !findEntry(doc, "contexts", record.previousContext)) {
+    throw new ConnectError(`the previous context "${record.previousContext}" no longer exists in ${kubeconfigPath}: pick one with kubectl config use-context`);
+  }
+  if (record.previousContext) doc["current-context"] = record.previousContext;
+  else delete doc["current-context"];
+  if (!keep) {
+    removeEntry(doc, "contexts", current);
+    const stillUsed = (n: string, key: "cluster" | "user") => (doc.contexts ?? []).some((c) => (c.context as Record<string, unknown> | undefined)?.[key] === n);
+    if (!stillUsed(current, "cluster")) removeEntry(doc, "clusters", current);
+    if (!stillUsed(current, "user")) removeEntry(doc, "users", current);
+  }
+  writeKubeconfigFile(kubeconfigPath, doc);
+  return { from: current, to: record.previousContext, removed: !keep };
+}
