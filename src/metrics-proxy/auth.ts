@@ -1,0 +1,59 @@
+// Authentication of clients: a bearer token from --token-file and/or a client certificate signed by --client-ca.
+import { timingSafeEqual, createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
+import type { TLSSocket } from "node:tls";
+
+export interface AuthOptions {
+  /** Accepted bearer tokens; undefined when token authentication is off. */
+  tokens?: readonly string[];
+  /** True when the HTTPS server verifies client certificates against --client-ca. */
+  clientCertificates?: boolean;
+}
+
+/**
+ * Reads a token file: one token per line, blank lines and `#` comments ignored. A line of the API
+ * server's static token CSV (`token,user,uid,"groups"`) counts by its first field, so both forms work.
+ */
+export function readTokenFile(path: string): string[] {
+  const tokens = readFileSync(path, "utf8")
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"))
+    .map((l) => l.split(",")[0]!.trim().replace(/^"(.*)"$/, "$1"))
+    .filter((t) => t !== "");
+  if (tokens.length === 0) throw new Error(`token file ${path} holds no token`);
+  return tokens;
+}
+
+const digest = (s: string) => createHash("sha256").update(s).digest();
+
+export class Authenticator {
+  private readonly digests: Buffer[];
+  constructor(private readonly opts: AuthOptions) {
+    this.digests = (opts.tokens ?? []).map(digest);
+  }
+
+  /** True when no authentication is configured: every request is let in. */
+  get open(): boolean {
+    return this.digests.length === 0 && !this.opts.clientCertificates;
+  }
+
+  /** True when the request presents a known bearer token or a verified client certificate. */
+  authenticate(req: IncomingMessage): boolean {
+    if (this.open) return true;
+    if (this.opts.clientCertificates) {
+      const socket = req.socket as TLSSocket;
+      if (socket.authorized === true && socket.getPeerCertificate?.()?.subject) return true;
+    }
+    const header = req.headers.authorization;
+    if (this.digests.length > 0 && header && /^bearer /i.test(header)) {
+      const presented = digest(header.slice(7).trim());
+      // Compare against every token in constant time per token.
+      let ok = false;
+      for (const d of this.digests) ok = timingSafeEqual(d, presented) || ok;
+      return ok;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,100 @@
+// The proxy's flags: the commander program with --help, and their validation into a ProxyConfig.
+import { Command, Option } from "commander";
+import { parseDuration, UserError } from "../cli/common.js";
+import { METRICS_GROUP } from "../kube/resources.js";
+
+export interface ListenAddress {
+  /** Host to bind; "" binds every address. */
+  host: string;
+  port: number;
+}
+
+export interface ProxyConfig {
+  cluster: string;
+  hostNamespace: string;
+  /** Path of a kubeconfig; absent means the in-cluster service account. */
+  kubeconfig?: string;
+  listen: ListenAddress;
+  tlsCert?: string;
+  tlsKey?: string;
+  clientCA?: string;
+  tokenFile?: string;
+  /** API group the proxy serves. */
+  apiGroup: string;
+  /** API group of the host metrics API the proxy reads. */
+  hostApiGroup: string;
+  cacheTtlMs: number;
+  nodes: "synced" | "all";
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+
+/** Parses `:9001`, `0.0.0.0:9001`, `127.0.0.1:0`, `[::1]:9001`, `localhost:9001`. */
+export function parseListen(text: string): ListenAddress {
+  const m = /^(\[[^\]]+\]|[^:\s]*):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) throw new UserError(`invalid --listen "${text}": use HOST:PORT or :PORT, e.g. :9001`);
+  return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
+}
+
+export function buildCommand(): Command {
+  return new Command("vc-metrics-proxy")
+    .description(
+      "Serves a virtual cluster's metrics API (pods and nodes) from the host's metrics API, translated to virtual names and filtered to the cluster.",
+    )
+    .requiredOption("--cluster <name>", "name of the virtual cluster (value of the vc.orch.io/managed-by label)")
+    .requiredOption("--host-namespace <ns>", "host namespace the virtual cluster's pods are synced to")
+    .option("--kubeconfig <file>", "kubeconfig of the host (default: in-cluster service account)")
+    .option("--listen <addr>", "address to listen on", ":9001")
+    .option("--tls-cert <file>", "serving certificate (PEM); with --tls-key serves HTTPS")
+    .option("--tls-key <file>", "serving private key (PEM)")
+    .option("--client-ca <file>", "CA bundle (PEM): accept client certificates it signed (needs HTTPS)")
+    .option("--token-file <file>", "accept bearer tokens listed in this file (one per line, or the static token CSV)")
+    .option("--api-group <group>", "API group to serve (metrics.k8s.io makes the proxy a drop-in for the upstream API)", METRICS_GROUP)
+    .option("--host-api-group <group>", "API group of the host's metrics API", METRICS_GROUP)
+    .option("--cache-ttl <duration>", "longest age of cached host metrics", "15s")
+    .addOption(new Option("--nodes <mode>", "node metrics for the nodes the cluster's pods run on, or for all host nodes").choices(["synced", "all"]).default("synced"))
+    .addOption(new Option("--log-level <level>", "lowest level of JSON log lines").choices(["debug", "info", "warn", "error"]).default("info"))
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+}
+
+/** Validates parsed options into a ProxyConfig; throws UserError naming the bad flag. */
+export function toConfig(o: Record<string, string | undefined>): ProxyConfig {
+  const cluster = o.cluster!;
+  if (!DNS_LABEL.test(cluster)) throw new UserError(`invalid --cluster "${cluster}": a virtual cluster name is a DNS label`);
+  const hostNamespace = o.hostNamespace!;
+  if (!DNS_LABEL.test(hostNamespace)) throw new UserError(`invalid --host-namespace "${hostNamespace}": a namespace is a DNS label`);
+  for (const flag of ["apiGroup", "hostApiGroup"] as const) {
+    if (!GROUP.test(o[flag]!)) throw new UserError(`invalid --${flag === "apiGroup" ? "api-group" : "host-api-group"} "${o[flag]}": an API group is a DNS subdomain with a dot`);
+  }
+  if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new UserError("--tls-cert and --tls-key go together: give both or neither");
+  if (o.clientCa && !o.tlsCert) throw new UserError("--client-ca needs HTTPS: give --tls-cert and --tls-key too");
+  const cacheTtlMs = parseDuration(o.cacheTtl!);
+  const config: ProxyConfig = {
+    cluster,
+    hostNamespace,
+    listen: parseListen(o.listen!),
+    apiGroup: o.apiGroup!,
+    hostApiGroup: o.hostApiGroup!,
+    cacheTtlMs,
+    nodes: o.nodes as ProxyConfig["nodes"],
+    logLevel: o.logLevel as ProxyConfig["logLevel"],
+  };
+  if (o.kubeconfig) config.kubeconfig = o.kubeconfig;
+  if (o.tlsCert) config.tlsCert = o.tlsCert;
+  if (o.tlsKey) config.tlsKey = o.tlsKey;
+  if (o.clientCa) config.clientCA = o.clientCa;
+  if (o.tokenFile) config.tokenFile = o.tokenFile;
+  return config;
+}
+
+/** Parses argv (without node and script) into a config. Commander errors and --help throw CommanderError. */
+export function parseFlags(argv: string[], configure?: (cmd: Command) => void): ProxyConfig {
+  const cmd = buildCommand();
+  configure?.(cmd);
+  cmd.parse(argv, { from: "user" });
+  return toConfig(cmd.opts());
+}

@@ -1,0 +1,166 @@
+// HTTP client of the host API server over the KubeConfig's transport: JSON GETs and line-delimited watch streams.
+import http from "node:http";
+import https from "node:https";
+import type { KubeConfig } from "@kubernetes/client-node";
+
+export interface HostResponse {
+  status: number;
+  /** Parsed JSON body, or undefined when the body was not JSON. */
+  body: any;
+  text: string;
+}
+
+/** Observes each host request: path kind (a short label), HTTP status or "error", duration in seconds. */
+export type HostObserver = (resource: string, code: string, seconds: number) => void;
+
+/** A transport failure (connection refused, reset, timeout): the host was not reached or did not answer. */
+export class HostUnreachable extends Error {}
+
+export class HostClient {
+  private readonly base: URL;
+  private readonly agent: http.Agent;
+  private readonly tls: https.RequestOptions;
+
+  private constructor(
+    private readonly kc: KubeConfig,
+    tls: https.RequestOptions,
+    private readonly observe: HostObserver = () => {},
+    private readonly timeoutMs = 10_000,
+  ) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error("the kubeconfig has no current cluster");
+    this.base = new URL(cluster.server);
+    this.tls = tls;
+    const agentOptions = { keepAlive: true, maxSockets: 16 };
+    this.agent = this.base.protocol === "https:" ? new https.Agent({ ...agentOptions, ...(pickTls(tls) as https.AgentOptions) }) : new http.Agent(agentOptions);
+  }
+
+  /** A client for the current context of `kc`: TLS material is read once, credentials before every request. */
+  static async create(kc: KubeConfig, observe?: HostObserver, timeoutMs?: number): Promise<HostClient> {
+    const opts: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    return new HostClient(kc, opts, observe, timeoutMs);
+  }
+
+  get server(): string {
+    return this.base.toString();
+  }
+
+  private async headers(): Promise<Record<string, string>> {
+    const opts: https.RequestOptions = {};
+    await this.kc.applyToHTTPSOptions(opts); // fresh credentials (rotated service account tokens)
+    const headers: Record<string, string> = { Accept: "application/json", "User-Agent": "vc-metrics-proxy" };
+    for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === "string") headers[k] = v;
+    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString("base64")}`;
+    return headers;
+  }
+
+  private open(path: string, headers: Record<string, string>, timeoutMs: number): http.ClientRequest {
+    const url = new URL(path, this.base);
+    const basePath = this.base.pathname.replace(/\/$/, "");
+    const mod = this.base.protocol === "https:" ? https : http;
+    return mod.request({
+      ...pickTls(this.tls),
+      protocol: this.base.protocol,
+      hostname: this.base.hostname.replace(/^\[|\]$/g, ""),
+      port: this.base.port || (this.base.protocol === "https:" ? 443 : 80),
+      path: `${basePath}${url.pathname}${url.search}`,
+      method: "GET",
+      headers,
+      agent: this.agent,
+      timeout: timeoutMs,
+    });
+  }
+
+  /** GETs `path` (with query) and returns status and parsed body; throws HostUnreachable on transport failure. */
+  async get(path: string, resource: string): Promise<HostResponse> {
+    const headers = await this.headers();
+    const start = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
+    return new Promise<HostResponse>((resolve, reject) => {
+      const req = this.open(path, headers, this.timeoutMs);
+      req.on("timeout", () => req.destroy(new HostUnreachable(`timed out after ${this.timeoutMs} ms`)));
+      req.on("error", (err) => {
+        this.observe(resource, "error", seconds());
+        reject(err instanceof HostUnreachable ? err : new HostUnreachable(err.message));
+      });
+      req.on("response", (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("error", (err) => reject(new HostUnreachable(err.message)));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let body: any;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = undefined;
+          }
+          this.observe(resource, String(res.statusCode ?? 0), seconds());
+          resolve({ status: res.statusCode ?? 0, body, text });
+        });
+      });
+      req.end();
+    });
+  }
+
+  /**
+   * Opens a watch on `path` (query included) and calls `onEvent` for each JSON line. Resolves with the
+   * HTTP status when the stream ends (200 for a normal end); the body of a non-200 answer goes to `onEvent`
+   * once. `signal` aborts the stream.
+   */
+  async watch(path: string, onEvent: (event: any) => void, signal: AbortSignal): Promise<number> {
+    const headers = await this.headers();
+    return new Promise<number>((resolve, reject) => {
+      if (signal.aborted) return resolve(0);
+      const req = this.open(path, headers, 0);
+      const abort = () => req.destroy();
+      signal.addEventListener("abort", abort, { once: true });
+      const done = (fn: () => void) => {
+        signal.removeEventListener("abort", abort);
+        fn();
+      };
+      req.on("error", (err) => done(() => (signal.aborted ? resolve(0) : reject(new HostUnreachable(err.message)))));
+      req.on("response", (res) => {
+        let buffer = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          buffer += chunk;
+          let nl: number;
+          while ((nl = buffer.indexOf("\n")) >= 0) {
+            const line = buffer.slice(0, nl).trim();
+            buffer = buffer.slice(nl + 1);
+            if (line) emit(line);
+          }
+        });
+        const emit = (line: string) => {
+          try {
+            onEvent(JSON.parse(line));
+          } catch {
+            // a malformed line is skipped; the next relist repairs the index
+          }
+        };
+        res.on("error", () => done(() => resolve(signal.aborted ? 0 : (res.statusCode ?? 0))));
+        res.on("end", () => {
+          if (buffer.trim()) emit(buffer.trim());
+          done(() => resolve(res.statusCode ?? 0));
+        });
+      });
+      req.end();
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function pickTls(o: https.RequestOptions): https.RequestOptions {
+  const out: https.RequestOptions = {};
+  if (o.ca) out.ca = o.ca;
+  if (o.cert) out.cert = o.cert;
+  if (o.key) out.key = o.key;
+  if (o.rejectUnauthorized !== undefined) out.rejectUnauthorized = o.rejectUnauthorized;
+  if (o.servername) out.servername = o.servername;
+  return out;
+}

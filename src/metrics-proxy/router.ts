@@ -1,0 +1,80 @@
+// Maps a request path to the endpoint that answers it, with the verb and resource labels of the request metrics.
+import * as discovery from "./discovery.js";
+import * as h from "./handlers.js";
+import { parseListQuery } from "./query.js";
+import { ApiError } from "./status.js";
+
+export interface Route {
+  verb: string;
+  group: string;
+  resource: string;
+  /** Produces the JSON body; throws ApiError for an error answer. */
+  run(): unknown | Promise<unknown>;
+}
+
+export interface RouterContext extends h.HandlerContext {
+  serverAddress: string;
+}
+
+const { METRICS_VERSION } = discovery;
+
+function pathNotFound(path: string): ApiError {
+  return new ApiError("NotFound", `the server could not find the requested resource (get ${path})`);
+}
+
+/**
+ * The route of a GET to `path` with `params`, or a thrown 404 ApiError. Health and Prometheus paths are
+ * handled by the server before this.
+ */
+export function route(ctx: RouterContext, path: string, params: URLSearchParams): Route {
+  let parts: string[];
+  try {
+    parts = path.split("/").filter((p) => p !== "").map(decodeURIComponent);
+  } catch {
+    throw new ApiError("BadRequest", `malformed path: ${path}`);
+  }
+  const group = ctx.apiGroup;
+  const doc = (run: () => unknown): Route => ({ verb: "GET", group: "", resource: "discovery", run });
+
+  if (parts[0] === "version" && parts.length === 1) return doc(discovery.version);
+  if (parts[0] === "api") {
+    if (parts.length === 1) return doc(() => discovery.apiVersions(ctx.serverAddress));
+    if (parts[1] === "v1") {
+      if (parts.length === 2) return doc(discovery.coreResources);
+      if (parts[2] === "nodes" && parts.length === 3) {
+        const filter = parseListQuery(params);
+        return { verb: "LIST", group: "", resource: "nodes", run: () => h.listNodes(ctx, filter) };
+      }
+      if (parts[2] === "nodes" && parts.length === 4) {
+        return { verb: "GET", group: "", resource: "nodes", run: () => h.getNode(ctx, parts[3]!) };
+      }
+    }
+    throw pathNotFound(path);
+  }
+  if (parts[0] !== "apis") throw pathNotFound(path);
+  if (parts.length === 1) return doc(() => discovery.apiGroupList(group));
+  if (parts[1] !== group) throw pathNotFound(path);
+  if (parts.length === 2) return doc(() => discovery.apiGroup(group));
+  if (parts[2] !== METRICS_VERSION) throw pathNotFound(path);
+  if (parts.length === 3) return doc(() => discovery.metricsResources(group));
+
+  const rest = parts.slice(3);
+  if (rest[0] === "pods" && rest.length === 1) {
+    const filter = parseListQuery(params);
+    return { verb: "LIST", group, resource: "pods", run: () => h.listPodMetrics(ctx, undefined, filter) };
+  }
+  if (rest[0] === "namespaces" && rest.length >= 3 && rest[2] === "pods") {
+    const ns = rest[1]!;
+    if (rest.length === 3) {
+      const filter = parseListQuery(params);
+      return { verb: "LIST", group, resource: "pods", run: () => h.listPodMetrics(ctx, ns, filter) };
+    }
+    if (rest.length === 4) return { verb: "GET", group, resource: "pods", run: () => h.getPodMetrics(ctx, ns, rest[3]!) };
+  }
+  if (rest[0] === "nodes" && rest.length === 1) {
+    const filter = parseListQuery(params);
+    return { verb: "LIST", group, resource: "nodes", run: () => h.listNodeMetrics(ctx, filter) };
+  }
+  if (rest[0] === "nodes" && rest.length === 2) return { verb: "GET", group, resource: "nodes", run: () => h.getNodeMetrics(ctx, rest[1]!) };
+  throw pathNotFound(path);
+}

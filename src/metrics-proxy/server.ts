@@ -1,0 +1,80 @@
+// The HTTP request pipeline: health paths, authentication, routing, JSON or Status answers, request metrics.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Authenticator } from "./auth.js";
+import type { Logger } from "./log.js";
+import type { ProxyMetrics } from "./metrics.js";
+import { route, type RouterContext } from "./router.js";
+import { ApiError, toApiError, unauthorized } from "./status.js";
+
+export interface ServerDeps {
+  ctx: RouterContext;
+  auth: Authenticator;
+  metrics: ProxyMetrics;
+  log: Logger;
+  /** Empty when ready, else the reasons it is not. */
+  readiness(): string[];
+}
+
+function send(res: ServerResponse, code: number, body: string, type = "application/json"): void {
+  res.writeHead(code, { "Content-Type": type, "Content-Length": Buffer.byteLength(body), "Cache-Control": "no-cache, private" });
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, err: ApiError): void {
+  send(res, err.code, JSON.stringify(err.toStatus()));
+}
+
+/** The request listener of the proxy's HTTP(S) server. */
+export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const { ctx, auth, metrics, log } = deps;
+  return (req, res) => {
+    const start = process.hrtime.bigint();
+    const raw = req.url ?? "/";
+    const q = raw.indexOf("?");
+    const path = q < 0 ? raw : raw.slice(0, q);
+
+    // Probes stay open so the kubelet can call them without credentials, as on the API server.
+    if (path === "/healthz" || path === "/livez") return send(res, 200, "ok", "text/plain");
+    if (path === "/readyz") {
+      const reasons = deps.readiness();
+      return reasons.length === 0 ? send(res, 200, "ok", "text/plain") : send(res, 503, `not ready: ${reasons.join("; ")}\n`, "text/plain");
+    }
+    if (!auth.authenticate(req)) {
+      log.warn("request failed authentication", { path, remote: req.socket.remoteAddress });
+      return sendError(res, unauthorized());
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      return sendError(res, new ApiError("MethodNotAllowed", `the metrics proxy is read-only: ${req.method} is not allowed`));
+    }
+    if (path === "/metrics") {
+      metrics.registry.metrics().then(
+        (text) => send(res, 200, text, metrics.registry.contentType),
+        (err) => sendError(res, toApiError(err)),
+      );
+      return;
+    }
+
+    let labels = { verb: "GET", group: "", resource: "" };
+    const finish = (code: number) => {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      metrics.requestDuration.observe(labels, seconds);
+      metrics.requests.inc({ ...labels, code: String(code) });
+    };
+    const fail = (err: unknown) => {
+      const e = toApiError(err);
+      if (e.code >= 500) log.error("request failed", { path, code: e.code, error: e.message });
+      sendError(res, e);
+      finish(e.code);
+    };
+    try {
+      const r = route(ctx, path, new URLSearchParams(q < 0 ? "" : raw.slice(q + 1)));
+      labels = { verb: r.verb, group: r.group, resource: r.resource };
+      Promise.resolve(r.run()).then((body) => {
+        send(res, 200, JSON.stringify(body));
+        finish(200);
+      }, fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
