@@ -1,0 +1,79 @@
+// Builds the plan of one cluster: pair desired with live objects, classify, order, and apply the prune guard (pure).
+import { objectKey, refOf, describeRef, type KubeObject } from "../kube/object.js";
+import { ANNOTATIONS, LABELS } from "../translate/keys.js";
+import { deepEqual, objectDiff } from "./diff.js";
+import { pruneGuard } from "./guard.js";
+import { managedView, normalizeDesired, normalizeLive } from "./normalize.js";
+import { compareRefs, compareRefsForDelete } from "./order.js";
+import type { Action, Plan, PlanOptions, PlannedChange } from "./types.js";
+
+/** A desired set vc cannot plan (duplicate objects, an object without the cluster's inventory label). */
+export class PlanError extends Error {}
+
+export function emptyCounts(): Record<Action, number> {
+  return { create: 0, update: 0, delete: 0, unchanged: 0 };
+}
+
+/** True when the object carries the inventory label of `cluster`: vc applied it for that cluster, so it may prune it. */
+export function inInventory(obj: KubeObject, cluster: string): boolean {
+  return obj.metadata.labels?.[LABELS.inventory] === cluster;
+}
+
+/**
+ * The plan for one cluster. `live` is the cluster's inventory as read from the target; objects in it without
+ * the cluster's inventory label are ignored (never updated as twins, never deleted).
+ */
+export function buildPlan(cluster: string, desired: readonly KubeObject[], live: readonly KubeObject[], opts: PlanOptions): Plan {
+  const ignoreRevision = opts.ignoreRevisionOnly ?? true;
+  const owned = live.filter((o) => inInventory(o, cluster));
+  const liveByKey = new Map(owned.map((o) => [objectKey(o), o]));
+  const seen = new Set<string>();
+  const applies: PlannedChange[] = [];
+  for (const obj of desired) {
+    const key = objectKey(obj);
+    if (seen.has(key)) throw new PlanError(`${describeRef(obj)} is rendered twice for cluster ${cluster}`);
+    seen.add(key);
+    if (!inInventory(obj, cluster)) throw new PlanError(`${describeRef(obj)} lacks the label ${LABELS.inventory}=${cluster}: vc could not find or prune it later`);
+    const twin = liveByKey.get(key);
+    const ref = refOf(obj);
+    const want = normalizeDesired(obj);
+    if (!twin) {
+      applies.push({ action: "create", ref, desired: obj, diff: objectDiff(ref, want, undefined) });
+      continue;
+    }
+    const have = managedView(twin, obj);
+    const same = deepEqual(want, have) || (ignoreRevision && deepEqual(withoutRevision(want), withoutRevision(have)));
+    applies.push(same ? { action: "unchanged", ref, desired: obj, live: twin } : { action: "update", ref, desired: obj, live: twin, diff: objectDiff(ref, want, have) });
+  }
+  applies.sort((a, b) => compareRefs(a.ref, b.ref));
+
+  const deletes: PlannedChange[] = [];
+  if (opts.prune) {
+    for (const [key, obj] of liveByKey) {
+      if (seen.has(key)) continue;
+      const ref = refOf(obj);
+      deletes.push({ action: "delete", ref, live: obj, diff: objectDiff(ref, undefined, normalizeLive(obj)) });
+    }
+    deletes.sort((a, b) => compareRefsForDelete(a.ref, b.ref));
+  }
+
+  const changes = [...applies, ...deletes];
+  const counts = emptyCounts();
+  for (const c of changes) counts[c.action]++;
+  const plan: Plan = { cluster, changes, counts };
+  const blocked = pruneGuard(cluster, deletes.length, owned.length, opts.allowMassPrune);
+  if (blocked) plan.blocked = blocked;
+  return plan;
+}
+
+/** True when applying the plan would change something. */
+export function hasChanges(plan: Plan): boolean {
+  return plan.counts.create + plan.counts.update + plan.counts.delete > 0;
+}
+
+function withoutRevision(obj: KubeObject): KubeObject {
+  const ann = obj.metadata.annotations;
+  if (!ann || !(ANNOTATIONS.revision in ann)) return obj;
+  const { [ANNOTATIONS.revision]: _rev, ...rest } = ann;
+  return { ...obj, metadata: { ...obj.metadata, annotations: rest } };
+}

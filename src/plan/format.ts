@@ -1,0 +1,151 @@
+// Prints plans for people and machines: text (colour on a TTY), JSON, and markdown for a pull-request comment.
+import { styleText } from "node:util";
+import { describeRef } from "../kube/object.js";
+import { emptyCounts } from "./build.js";
+import type { Action, Plan } from "./types.js";
+
+export type PlanFormat = "text" | "json" | "markdown";
+export const PLAN_FORMATS: readonly PlanFormat[] = ["text", "json", "markdown"];
+
+/** A cluster that could not be planned (invalid folder, render or read failure). */
+export interface ClusterError {
+  cluster: string;
+  message: string;
+}
+
+export interface PlanReport {
+  plans: Plan[];
+  errors: ClusterError[];
+}
+
+/** GitHub refuses comments over 65,536 characters; diffs beyond this budget are summarised. */
+const MARKDOWN_BUDGET = 60_000;
+
+const VERB: Record<Action, string> = { create: "create", update: "update", delete: "delete", unchanged: "unchanged" };
+const SIGN: Record<Action, string> = { create: "+", update: "~", delete: "-", unchanged: "=" };
+
+export function summaryLine(counts: Record<Action, number>): string {
+  return `${counts.create} to create, ${counts.update} to update, ${counts.delete} to delete, ${counts.unchanged} unchanged`;
+}
+
+export function totalCounts(plans: readonly Plan[]): Record<Action, number> {
+  const total = emptyCounts();
+  for (const p of plans) for (const a of Object.keys(total) as Action[]) total[a] += p.counts[a];
+  return total;
+}
+
+/** True when colour should be used on a stream: a TTY and no NO_COLOR. */
+export function useColour(stream: { isTTY?: boolean }): boolean {
+  return !!stream.isTTY && !process.env.NO_COLOR;
+}
+
+export function formatPlanReport(report: PlanReport, format: PlanFormat, opts: { colour?: boolean } = {}): string {
+  if (format === "json") return `${JSON.stringify(toJson(report), null, 2)}\n`;
+  if (format === "markdown") return toMarkdown(report);
+  return toText(report, opts.colour ?? false);
+}
+
+function toJson(report: PlanReport): unknown {
+  return {
+    summary: totalCounts(report.plans),
+    clusters: report.plans.map((p) => ({
+      cluster: p.cluster,
+      counts: p.counts,
+      ...(p.blocked ? { blocked: p.blocked } : {}),
+      changes: p.changes
+        .filter((c) => c.action !== "unchanged")
+        .map((c) => ({ action: c.action, apiVersion: c.ref.apiVersion, kind: c.ref.kind, namespace: c.ref.namespace, name: c.ref.name, diff: c.diff ?? "" })),
+    })),
+    errors: report.errors,
+  };
+}
+
+type Style = Parameters<typeof styleText>[0];
+
+/** styleText without its own TTY check (Node 20.20 skips colour when stdout is not a TTY): the caller decides. */
+export function paint(style: Style, text: string): string {
+  return (styleText as (f: Style, t: string, o: { validateStream: boolean }) => string)(style, text, { validateStream: false });
+}
+
+function colourDiff(diff: string, colour: boolean): string {
+  if (!colour) return diff;
+  return diff
+    .split("\n")
+    .map((line) => {
+      if (line.startsWith("+++") || line.startsWith("---")) return paint("bold", line);
+      if (line.startsWith("@@")) return paint("cyan", line);
+      if (line.startsWith("+")) return paint("green", line);
+      if (line.startsWith("-")) return paint("red", line);
+      return line;
+    })
+    .join("\n");
+}
+
+function toText(report: PlanReport, colour: boolean): string {
+  const out: string[] = [];
+  const style = (st: Style, s: string) => (colour ? paint(st, s) : s);
+  for (const p of report.plans) {
+    out.push(style("bold", `cluster ${p.cluster}: ${summaryLine(p.counts)}`));
+    for (const c of p.changes) {
+      if (c.action === "unchanged") continue;
+      const st = c.action === "create" ? "green" : c.action === "delete" ? "red" : "yellow";
+      out.push(style(st, `${SIGN[c.action]} ${VERB[c.action]} ${describeRef(c.ref)}`));
+      if (c.diff) out.push(colourDiff(c.diff, colour).replace(/\n$/, ""));
+    }
+    if (p.blocked) out.push(style("red", `! ${p.blocked}`));
+  }
+  for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
+  out.push(summaryLine(totalCounts(report.plans)));
+  return `${out.join("\n")}\n`;
+}
+
+function toMarkdown(report: PlanReport): string {
+  const head: string[] = ["### vc plan", "", `**${summaryLine(totalCounts(report.plans))}**`, ""];
+  for (const e of report.errors) head.push(`> :x: cluster \`${e.cluster}\`: ${escapeMd(e.message)}`, "");
+  const body: string[] = [];
+  let budget = MARKDOWN_BUDGET - head.join("\n").length;
+  let omittedDiffs = 0;
+  let omittedClusters = 0;
+  const take = (lines: string[]): boolean => {
+    const size = lines.join("\n").length + 1;
+    if (size > budget) return false;
+    budget -= size;
+    body.push(...lines);
+    return true;
+  };
+  // Clusters with changes first (blocked ones before them), unchanged clusters last: what a reviewer needs comes first.
+  const weight = (p: Plan) => (p.blocked ? 0 : p.counts.create + p.counts.update + p.counts.delete > 0 ? 1 : 2);
+  const plans = [...report.plans].sort((a, b) => weight(a) - weight(b));
+  for (const p of plans) {
+    const changed = p.changes.filter((c) => c.action !== "unchanged");
+    const header = [`#### cluster \`${p.cluster}\`: ${summaryLine(p.counts)}`, ""];
+    if (p.blocked) header.push(`> :warning: ${escapeMd(p.blocked)}`, "");
+    if (changed.length === 0) header.push("No changes.", "");
+    // Reserve room for the closing note so it always fits.
+    if (!take(header) || budget < 200) {
+      omittedClusters++;
+      continue;
+    }
+    for (const c of changed) {
+      const title = `${VERB[c.action]} ${describeRef(c.ref)}`;
+      const block = ["<details>", `<summary>${escapeHtml(title)}</summary>`, "", "```diff", (c.diff ?? "").replace(/\n$/, ""), "```", "</details>", ""];
+      if (budget - 300 < block.join("\n").length || !take(block)) {
+        omittedDiffs++;
+        if (budget > 300) take([`- ${escapeMd(title)}`]);
+      }
+    }
+    body.push("");
+  }
+  const notes: string[] = [];
+  if (omittedDiffs) notes.push(`_${omittedDiffs} diffs omitted to keep the comment under GitHub's size limit; run \`vc diff\` to see them._`);
+  if (omittedClusters) notes.push(`_${omittedClusters} clusters omitted (see the summary line above); run \`vc diff\` to see them._`);
+  return `${[...head, ...body, ...notes].join("\n").replace(/\n{3,}/g, "\n\n").replace(/\n+$/, "")}\n`;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+function escapeMd(s: string): string {
+  return s.replace(/([\\`*_[\]<>|])/g, "\\$1");
+}

@@ -1,0 +1,56 @@
+// Secret masking: Secret values never reach a diff, log or status; a changed value still shows as changed.
+import type { KubeObject } from "../kube/object.js";
+import { isPlainObject } from "./normalize.js";
+
+export const MASK = "<masked>";
+/** Shown on the live side and the desired side of a Secret value that differs between them. */
+export const MASK_BEFORE = "<masked: before>";
+export const MASK_AFTER = "<masked: changed>";
+
+/** Annotations that may carry a copy of a Secret's data (kubectl's client-side apply record). */
+const COPY_ANNOTATIONS = ["kubectl.kubernetes.io/last-applied-configuration"];
+
+export function isSecret(obj: KubeObject | undefined): boolean {
+  return !!obj && obj.apiVersion === "v1" && obj.kind === "Secret";
+}
+
+/** A copy of a Secret with every value of data and stringData (and copies of them in annotations) masked. Other kinds unchanged. */
+export function maskSecret(obj: KubeObject): KubeObject {
+  if (!isSecret(obj)) return obj;
+  return maskFields(obj, (_field, _key, _value) => MASK);
+}
+
+/**
+ * Masks a desired/live pair of Secrets so that equal values mask alike and differing values mask
+ * differently (`<masked: before>` / `<masked: changed>`): the diff shows which keys changed, never a value.
+ */
+export function maskSecretPair(desired: KubeObject | undefined, live: KubeObject | undefined): [KubeObject | undefined, KubeObject | undefined] {
+  if (!isSecret(desired) && !isSecret(live)) return [desired, live];
+  const valueIn = (obj: KubeObject | undefined, field: string, key: string): unknown => {
+    const m = obj?.[field];
+    return isPlainObject(m) ? m[key] : undefined;
+  };
+  const maskedDesired = desired && maskFields(desired, (field, key, value) => {
+    const other = valueIn(live, field, key);
+    return other === undefined || other === value ? MASK : MASK_AFTER;
+  });
+  const maskedLive = live && maskFields(live, (field, key, value) => {
+    const other = valueIn(desired, field, key);
+    return other === undefined || other === value ? MASK : MASK_BEFORE;
+  });
+  return [maskedDesired, maskedLive];
+}
+
+function maskFields(obj: KubeObject, mask: (field: string, key: string, value: unknown) => string): KubeObject {
+  const out: KubeObject = { ...obj, metadata: { ...obj.metadata } };
+  for (const field of ["data", "stringData"]) {
+    const m = obj[field];
+    if (!isPlainObject(m)) continue;
+    out[field] = Object.fromEntries(Object.entries(m).map(([k, v]) => [k, mask(field, k, v)]));
+  }
+  const ann = obj.metadata.annotations;
+  if (ann && COPY_ANNOTATIONS.some((a) => a in ann)) {
+    out.metadata.annotations = Object.fromEntries(Object.entries(ann).map(([k, v]) => [k, COPY_ANNOTATIONS.includes(k) ? MASK : v]));
+  }
+  return out;
+}
