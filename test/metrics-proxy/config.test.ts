@@ -1,0 +1,60 @@
+import { expect } from "chai";
+import { CommanderError } from "commander";
+import { UserError } from "../../src/cli/common.js";
+import { buildCommand, parseFlags, parseListen, parseTtl } from "../../src/metrics-proxy/config.js";
+
+const base = ["--cluster", "a", "--host-namespace", "host"];
+
+describe("metrics-proxy flags", () => {
+  it("has the documented defaults", () => {
+    expect(parseFlags(base)).to.deep.equal({
+      cluster: "a",
+      hostNamespace: "host",
+      listen: { host: "", port: 9001 },
+      apiGroup: "metrics.orch.io",
+      hostApiGroup: "metrics.orch.io",
+      cacheTtlMs: 15_000,
+      nodes: "synced",
+      logLevel: "info",
+    });
+  });
+
+  it("reads every flag", () => {
+    const c = parseFlags([
+      ...base,
+      "--kubeconfig", "k", "--listen", "127.0.0.1:0", "--tls-cert", "c", "--tls-key", "k2", "--client-ca", "ca",
+      "--token-file", "t", "--api-group", "metrics.k8s.io", "--host-api-group", "metrics.k8s.io", "--cache-ttl", "1m30s", "--nodes", "all",
+    ]);
+    expect(c).to.include({ kubeconfig: "k", tlsCert: "c", tlsKey: "k2", clientCA: "ca", tokenFile: "t", apiGroup: "metrics.k8s.io", hostApiGroup: "metrics.k8s.io", cacheTtlMs: 90_000, nodes: "all" });
+    expect(c.listen).to.deep.equal({ host: "127.0.0.1", port: 0 });
+  });
+
+  it("parses listen addresses and Go durations", () => {
+    expect(parseListen("[::1]:9001")).to.deep.equal({ host: "::1", port: 9001 });
+    expect(parseListen("0.0.0.0:80")).to.deep.equal({ host: "0.0.0.0", port: 80 });
+    expect(() => parseListen("9001")).to.throw(UserError, /--listen/);
+    expect(() => parseListen(":70000")).to.throw(UserError);
+    expect(parseTtl("250us")).to.equal(0.25);
+    expect(parseTtl("1.5h")).to.equal(5_400_000);
+    expect(parseTtl("500ms")).to.equal(500);
+    expect(() => parseTtl("15")).to.throw(UserError, /invalid duration/);
+  });
+
+  it("rejects bad combinations with a message naming the flag", () => {
+    expect(() => parseFlags([...base, "--tls-cert", "c"])).to.throw(UserError, /--tls-key/);
+    expect(() => parseFlags([...base, "--client-ca", "ca"])).to.throw(UserError, /HTTPS/);
+    expect(() => parseFlags(["--cluster", "A_B", "--host-namespace", "h"])).to.throw(UserError, /--cluster/);
+    expect(() => parseFlags([...base, "--api-group", "metrics"])).to.throw(UserError, /--api-group/);
+  });
+
+  it("fails on missing required flags and unknown choices through commander, and has --help", () => {
+    const quiet = (cmd: ReturnType<typeof buildCommand>) => cmd.configureOutput({ writeErr: () => {}, writeOut: () => {} });
+    expect(() => parseFlags(["--cluster", "a"], quiet)).to.throw(CommanderError, /host-namespace/);
+    expect(() => parseFlags([...base, "--nodes", "some"], quiet)).to.throw(CommanderError, /synced/);
+    let help = "";
+    expect(() => parseFlags(["--help"], (cmd) => cmd.configureOutput({ writeOut: (s) => (help += s) }))).to.throw(CommanderError);
+    for (const flag of ["--cluster", "--host-namespace", "--kubeconfig", "--listen", "--tls-cert", "--tls-key", "--client-ca", "--token-file", "--api-group", "--cache-ttl", "--nodes"]) {
+      expect(help).to.contain(flag);
+    }
+  });
+});
