@@ -1,0 +1,151 @@
+// The repository layout: finds the repository root and each cluster folder's values files, cluster.yaml and mesh manifests.
+import { existsSync, readdirSync, statSync, type Dirent } from "node:fs";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import type { Diagnostic } from "../model/diagnostic.js";
+import { isInside, safeRealpath } from "./read.js";
+
+export const CLUSTERS_DIR = "clusters";
+export const VALUES_FILE = "values.yaml";
+export const CLUSTER_FILE = "cluster.yaml";
+export const MESH_DIR = "mesh";
+/** Deepest folder nesting under mesh/. */
+const MAX_MESH_DEPTH = 16;
+
+export interface ClusterFiles {
+  name: string;
+  /** `clusters/<name>`. */
+  dir: string;
+  /** Repository-relative values files in merge order: values.yaml, then values.*.yaml by name. */
+  values: string[];
+  /** Whether values.yaml itself exists. */
+  hasValuesYaml: boolean;
+  clusterFile?: string;
+  /** Repository-relative mesh files (.yaml, .yml), sorted. */
+  mesh: string[];
+  /** Layout problems: ignored files, symlinked folders. */
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * The repository root for a path: the path itself when it holds `clusters/`, the parent when it is
+ * `clusters/`, or the nearest ancestor holding `clusters/`. A path inside `clusters/<name>` also names that cluster.
+ */
+export function findRepoRoot(path: string): { root: string; cluster?: string } | undefined {
+  let dir = resolve(path);
+  let child: string | undefined;
+  let grandchild: string | undefined;
+  for (;;) {
+    if (basename(dir) === CLUSTERS_DIR && isDir(dir) && child !== undefined) {
+      return { root: dirname(dir), cluster: child };
+    }
+    if (isDir(join(dir, CLUSTERS_DIR))) {
+      return child === CLUSTERS_DIR && grandchild ? { root: dir, cluster: grandchild } : { root: dir };
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    grandchild = child;
+    child = basename(dir);
+    dir = parent;
+  }
+}
+
+/** Names of the folders under clusters/ (sorted), with diagnostics for entries that are not cluster folders. */
+export function listClusterFolders(realRoot: string): { names: string[]; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const names: string[] = [];
+  const base = join(realRoot, CLUSTERS_DIR);
+  if (!existsSync(base)) {
+    diagnostics.push(diag(CLUSTERS_DIR, "error", "layout", "no clusters/ folder: each virtual cluster is a folder clusters/<name>/"));
+    return { names, diagnostics };
+  }
+  for (const ent of sortedEntries(base)) {
+    if (ent.name.startsWith(".")) continue;
+    const rel = `${CLUSTERS_DIR}/${ent.name}`;
+    if (ent.isDirectory()) names.push(ent.name);
+    else if (ent.isSymbolicLink()) diagnostics.push(symlinkDiag(realRoot, join(base, ent.name), rel));
+    else diagnostics.push(diag(rel, "warning", "layout", "not a cluster folder: ignored"));
+  }
+  return { names, diagnostics };
+}
+
+/** The files of one cluster folder. */
+export function listClusterFiles(realRoot: string, name: string): ClusterFiles {
+  const dir = `${CLUSTERS_DIR}/${name}`;
+  const abs = join(realRoot, CLUSTERS_DIR, name);
+  const out: ClusterFiles = { name, dir, values: [], hasValuesYaml: false, mesh: [], diagnostics: [] };
+  const layered: string[] = [];
+  for (const ent of sortedEntries(abs)) {
+    if (ent.name.startsWith(".")) continue;
+    const rel = `${dir}/${ent.name}`;
+    const link = ent.isSymbolicLink();
+    if (ent.name === MESH_DIR && (ent.isDirectory() || link)) {
+      if (link) out.diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), rel));
+      else walkMesh(realRoot, rel, 0, out);
+    } else if (!ent.isDirectory() && !(link && isDir(join(abs, ent.name)))) {
+      if (ent.name === VALUES_FILE) {
+        out.hasValuesYaml = true;
+      } else if (/^values\.[^/]+\.yaml$/.test(ent.name)) {
+        layered.push(rel);
+      } else if (ent.name === CLUSTER_FILE) {
+        out.clusterFile = rel;
+      } else {
+        out.diagnostics.push(diag(rel, "warning", "layout", "not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/): ignored"));
+      }
+    } else if (link) {
+      out.diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), rel));
+    } else {
+      out.diagnostics.push(diag(rel, "warning", "layout", "folder not part of the cluster layout (only mesh/ is read): ignored"));
+    }
+  }
+  if (out.hasValuesYaml) out.values.push(`${dir}/${VALUES_FILE}`);
+  out.values.push(...layered);
+  return out;
+}
+
+function walkMesh(realRoot: string, rel: string, depth: number, out: ClusterFiles): void {
+  const abs = join(realRoot, ...rel.split("/"));
+  for (const ent of sortedEntries(abs)) {
+    if (ent.name.startsWith(".")) continue;
+    const child = `${rel}/${ent.name}`;
+    const yaml = ent.name.endsWith(".yaml") || ent.name.endsWith(".yml");
+    if (ent.isDirectory()) {
+      if (depth + 1 >= MAX_MESH_DEPTH) out.diagnostics.push(diag(child, "warning", "layout", `mesh folders nested deeper than ${MAX_MESH_DEPTH}: ignored`));
+      else walkMesh(realRoot, child, depth + 1, out);
+    } else if (ent.isSymbolicLink() && isDir(join(abs, ent.name))) {
+      out.diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), child));
+    } else if (yaml) {
+      out.mesh.push(child);
+    } else {
+      out.diagnostics.push(diag(child, "warning", "layout", "not a .yaml or .yml file: ignored"));
+    }
+  }
+}
+
+/** A symlinked folder is never followed: an error when it leads outside the repository, else a warning. */
+function symlinkDiag(realRoot: string, abs: string, rel: string): Diagnostic {
+  const target = safeRealpath(abs);
+  if (target === undefined || !isInside(realRoot, target)) {
+    return diag(rel, "error", "symlink", "symlink points outside the repository (or nowhere): refused, not followed");
+  }
+  return diag(rel, "warning", "symlink", `symlinked folder not followed (it points to ${relative(realRoot, target).split(sep).join("/")})`);
+}
+
+function sortedEntries(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  } catch {
+    return [];
+  }
+}
+
+function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function diag(file: string, severity: Diagnostic["severity"], code: string, message: string): Diagnostic {
+  return { file, line: 0, col: 0, severity, code, message };
+}

@@ -1,0 +1,126 @@
+// Finds the line and column of a path inside a YAML document; computed only for files that have a diagnostic.
+import { EVENT_ID, getScalarValue, parseEvents, type Event } from "js-yaml";
+
+export type PathSegment = string | number;
+
+export interface Position {
+  /** 1-based. */
+  line: number;
+  /** 1-based. */
+  col: number;
+}
+
+type YNode =
+  | { kind: "map"; at: number; pairs: Array<{ key: string; keyAt: number; value: YNode }> }
+  | { kind: "seq"; at: number; items: YNode[] }
+  | { kind: "scalar"; at: number }
+  | { kind: "alias"; at: number };
+
+/** Positions within one file's text; parses the node tree once, on first use. */
+export class YamlPositions {
+  private docs: Array<YNode | null> | undefined;
+  private lineStarts: number[] | undefined;
+
+  constructor(private readonly text: string) {}
+
+  /**
+   * Position of `path` in document `doc`: of the key itself when `at` is "key" (the default) and the last
+   * segment is a mapping key, else of the value. A path that does not exist resolves to its deepest existing part.
+   */
+  locate(doc: number, path: readonly PathSegment[], at: "key" | "value" = "key"): Position {
+    const root = this.tree()[doc];
+    if (!root) return { line: 1, col: 1 };
+    let node: YNode = root;
+    let offset = root.at;
+    for (let i = 0; i < path.length; i++) {
+      const seg = path[i]!;
+      const last = i === path.length - 1;
+      if (node.kind === "map") {
+        const pair = node.pairs.find((p) => p.key === String(seg));
+        if (!pair) break;
+        if (last && at === "key") {
+          offset = pair.keyAt;
+          break;
+        }
+        node = pair.value;
+        offset = node.at >= 0 ? node.at : pair.keyAt;
+      } else if (node.kind === "seq" && typeof seg === "number" && seg < node.items.length) {
+        node = node.items[seg]!;
+        offset = node.at >= 0 ? node.at : offset;
+      } else {
+        break;
+      }
+    }
+    return this.position(offset);
+  }
+
+  /** 1-based line and column of a character offset. */
+  position(offset: number): Position {
+    const starts = (this.lineStarts ??= lineStarts(this.text));
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= Math.max(offset, 0)) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo + 1, col: Math.max(offset, 0) - starts[lo]! + 1 };
+  }
+
+  private tree(): Array<YNode | null> {
+    if (this.docs) return this.docs;
+    let events: Event[];
+    try {
+      events = parseEvents(this.text, { maxDepth: 64 });
+    } catch {
+      events = [];
+    }
+    const docs: Array<YNode | null> = [];
+    let i = 0;
+    const text = this.text;
+    const node = (): YNode => {
+      const ev = events[i++]!;
+      switch (ev.type) {
+        case EVENT_ID.MAPPING: {
+          const pairs: Array<{ key: string; keyAt: number; value: YNode }> = [];
+          while (events[i] && events[i]!.type !== EVENT_ID.POP) {
+            const kev = events[i]!;
+            const key = kev.type === EVENT_ID.SCALAR ? getScalarValue(text, kev) : "";
+            const k = node();
+            pairs.push({ key, keyAt: k.at, value: node() });
+          }
+          i++;
+          return { kind: "map", at: ev.start, pairs };
+        }
+        case EVENT_ID.SEQUENCE: {
+          const items: YNode[] = [];
+          while (events[i] && events[i]!.type !== EVENT_ID.POP) items.push(node());
+          i++;
+          return { kind: "seq", at: ev.start, items };
+        }
+        case EVENT_ID.SCALAR:
+          // Quoted scalars start at their quote.
+          return { kind: "scalar", at: ev.valueStart < 0 ? -1 : ev.style === 2 || ev.style === 3 ? ev.valueStart - 1 : ev.valueStart };
+        case EVENT_ID.ALIAS:
+          return { kind: "alias", at: ev.anchorStart - 1 };
+        default:
+          return { kind: "scalar", at: -1 };
+      }
+    };
+    while (i < events.length) {
+      const ev = events[i++]!;
+      if (ev.type !== EVENT_ID.DOCUMENT) continue;
+      if (events[i] && events[i]!.type !== EVENT_ID.POP) docs.push(node());
+      else docs.push(null);
+      i++; // the document's POP
+    }
+    this.docs = docs;
+    return docs;
+  }
+}
+
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return starts;
+}

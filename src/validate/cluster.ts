@@ -1,0 +1,127 @@
+// Validates one cluster folder: its name, values files, cluster.yaml and mesh manifests, into a ClusterSpec when valid.
+import { defaultHostNamespace, type ClusterSettings, type ClusterSpec, type MeshManifest } from "../model/cluster.js";
+import { hasErrors, type Diagnostic } from "../model/diagnostic.js";
+import type { Values } from "../model/values.js";
+import { VALUES_FILE, type ClusterFiles } from "../repo/layout.js";
+import { loadYamlFile } from "../repo/load.js";
+import { isMapping, type Mapping } from "../repo/merge.js";
+import { fileDiagnostic, SourceFile } from "./finding.js";
+import { checkMeshDocument } from "./mesh.js";
+import { meshRules, type PlacedObject } from "./mesh-rules.js";
+import { isDns1123Label, labelProblem } from "./names.js";
+import { schemaFindings } from "./schema-errors.js";
+import { defaultingValidatorFor } from "./schemas.js";
+import { checkValuesDocument, kindOf, layerValues, type ValuesLayer } from "./values.js";
+
+export interface ClusterResult {
+  name: string;
+  /** `clusters/<name>`. */
+  dir: string;
+  /** Only when the folder has no errors. */
+  spec?: ClusterSpec;
+  diagnostics: Diagnostic[];
+}
+
+/** Longest cluster name whose default host namespace `vc-<name>` is still a DNS-1123 label. */
+const MAX_CLUSTER_NAME = 60;
+
+export function validateCluster(realRoot: string, files: ClusterFiles): ClusterResult {
+  const { name, dir } = files;
+  const diagnostics: Diagnostic[] = [...files.diagnostics];
+  const result: ClusterResult = { name, dir, diagnostics };
+  if (!isDns1123Label(name)) {
+    diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `folder name "${name}" is not a valid cluster name: it must be a DNS-1123 label (${labelProblem(name)}); the folder was not read`));
+    return result;
+  }
+
+  // Values files, each checked on its own (positions point into the file that has the problem).
+  if (!files.hasValuesYaml) {
+    diagnostics.push(fileDiagnostic(`${dir}/${VALUES_FILE}`, "error", "missing-values", `missing ${VALUES_FILE}: every cluster folder needs one (an empty mapping {} takes every default)`));
+  }
+  const layers: ValuesLayer[] = [];
+  for (const file of files.values) {
+    const doc = singleMapping(realRoot, file, "values file", diagnostics);
+    if (!doc) continue;
+    const findings = checkValuesDocument(doc.doc);
+    for (const f of findings) diagnostics.push(doc.source.diagnostic(f));
+    if (findings.length === 0) layers.push(doc);
+  }
+  let values: Values | undefined;
+  if (!hasErrors(diagnostics)) {
+    const layered = layerValues(layers);
+    diagnostics.push(...layered.diagnostics);
+    values = layered.values;
+  }
+
+  // cluster.yaml (optional).
+  let settings: ClusterSettings | undefined = { namespace: defaultHostNamespace(name), suspend: false, prune: true };
+  if (name.length > MAX_CLUSTER_NAME) {
+    settings = undefined;
+    diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `cluster name "${name}" is longer than ${MAX_CLUSTER_NAME} characters: its host namespace vc-${name} would not be a valid name`));
+  }
+  if (files.clusterFile) {
+    const doc = singleMapping(realRoot, files.clusterFile, "cluster.yaml", diagnostics);
+    if (doc) {
+      const copy = structuredClone(doc.doc);
+      const validate = defaultingValidatorFor("cluster");
+      if (validate(copy)) settings = { namespace: defaultHostNamespace(name), ...(copy as Partial<ClusterSettings>) } as ClusterSettings;
+      else for (const f of schemaFindings("cluster", 0, doc.doc, validate.errors ?? [])) diagnostics.push(doc.source.diagnostic(f));
+    } else {
+      settings = undefined;
+    }
+  }
+
+  // Mesh manifests.
+  const placed: PlacedObject[] = [];
+  const sources = new Map<string, SourceFile>();
+  for (const file of files.mesh) {
+    const loaded = loadYamlFile(realRoot, file);
+    if (!loaded.ok) {
+      diagnostics.push(loaded.diagnostic);
+      continue;
+    }
+    const source = new SourceFile(file, loaded.text);
+    sources.set(file, source);
+    if (loaded.docs.every((d) => d === null)) {
+      diagnostics.push(fileDiagnostic(file, "warning", "empty-file", "no documents in this file: nothing to apply"));
+      continue;
+    }
+    loaded.docs.forEach((doc, index) => {
+      if (doc === null) return; // an empty document between separators
+      const checked = checkMeshDocument(doc, index);
+      for (const f of checked.findings) diagnostics.push(source.diagnostic(f));
+      if (checked.object) placed.push({ file, index, object: checked.object });
+    });
+  }
+  for (const f of meshRules(name, placed, values)) diagnostics.push(sources.get(f.file)!.diagnostic(f));
+
+  if (!hasErrors(diagnostics) && values && settings) {
+    const mesh: MeshManifest[] = placed.map((p) => ({ file: p.file, index: p.index, object: p.object }));
+    result.spec = { name, dir, settings, values, valuesFiles: [...files.values], mesh };
+  }
+  return result;
+}
+
+/** A file that must hold one mapping document (values files, cluster.yaml); an empty file is `{}` with a warning. */
+function singleMapping(realRoot: string, file: string, what: string, diagnostics: Diagnostic[]): ValuesLayer | undefined {
+  const loaded = loadYamlFile(realRoot, file);
+  if (!loaded.ok) {
+    diagnostics.push(loaded.diagnostic);
+    return undefined;
+  }
+  const source = new SourceFile(file, loaded.text);
+  const docs = loaded.docs;
+  if (docs.length === 0 || (docs.length === 1 && docs[0] === null)) {
+    diagnostics.push(fileDiagnostic(file, "warning", "empty-file", `empty ${what}: every default applies`));
+    return { source, doc: {} };
+  }
+  if (docs.length > 1) {
+    diagnostics.push(source.diagnostic({ doc: 1, path: [], at: "value", severity: "error", code: "documents", message: `a ${what} holds one document, found ${docs.length}` }));
+    return undefined;
+  }
+  if (!isMapping(docs[0])) {
+    diagnostics.push(source.diagnostic({ doc: 0, path: [], at: "value", severity: "error", code: "not-a-mapping", message: `a ${what} must be a mapping, found ${kindOf(docs[0])}` }));
+    return undefined;
+  }
+  return { source, doc: docs[0] as Mapping };
+}

@@ -1,0 +1,76 @@
+// Validation of a whole repository: every selected cluster folder, plus rules across clusters; the entry point other stages call.
+import { hasErrors, compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
+import type { ClusterSpec } from "../model/cluster.js";
+import { CLUSTERS_DIR, listClusterFiles, listClusterFolders } from "../repo/layout.js";
+import { safeRealpath } from "../repo/read.js";
+import { fileDiagnostic } from "./finding.js";
+import { validateCluster, type ClusterResult } from "./cluster.js";
+
+export type { ClusterResult } from "./cluster.js";
+
+export interface RepoValidation {
+  root: string;
+  clusters: ClusterResult[];
+  /** All diagnostics, sorted by file, line, column. */
+  diagnostics: Diagnostic[];
+}
+
+export interface ValidateOptions {
+  /** Only these cluster folders (by name); all when absent or empty. */
+  clusters?: string[];
+}
+
+/**
+ * Loads and validates the repository at `root` (the folder holding `clusters/`). Throws only when `root`
+ * itself cannot be read; every problem inside it is a diagnostic.
+ */
+export async function loadAndValidate(root: string, opts: ValidateOptions = {}): Promise<RepoValidation> {
+  const realRoot = safeRealpath(root);
+  if (realRoot === undefined) throw new Error(`repository path ${root} does not exist`);
+  const listing = listClusterFolders(realRoot);
+  const diagnostics: Diagnostic[] = [...listing.diagnostics];
+  let names = listing.names;
+  if (opts.clusters && opts.clusters.length > 0) {
+    const wanted = new Set(opts.clusters);
+    for (const w of [...wanted].sort()) {
+      if (!names.includes(w)) diagnostics.push(fileDiagnostic(`${CLUSTERS_DIR}/${w}`, "error", "unknown-cluster", `no cluster folder ${CLUSTERS_DIR}/${w}`));
+    }
+    names = names.filter((n) => wanted.has(n));
+  }
+  const clusters: ClusterResult[] = [];
+  for (let i = 0; i < names.length; i++) {
+    clusters.push(validateCluster(realRoot, listClusterFiles(realRoot, names[i]!)));
+    // Let timers and sockets run between clusters when a service (the reconciler) validates a large fleet.
+    if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+  }
+  crossClusterRules(clusters);
+  for (const c of clusters) diagnostics.push(...c.diagnostics);
+  diagnostics.sort(compareDiagnostics);
+  return { root: realRoot, clusters, diagnostics };
+}
+
+/** Two clusters in one host namespace would overwrite each other's control plane: both are errors. */
+function crossClusterRules(clusters: ClusterResult[]): void {
+  const byNamespace = new Map<string, ClusterResult[]>();
+  for (const c of clusters) {
+    const ns = c.spec?.settings.namespace;
+    if (ns !== undefined) byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), c]);
+  }
+  for (const [ns, group] of byNamespace) {
+    if (group.length < 2) continue;
+    for (const c of group) {
+      const others = group.filter((o) => o !== c).map((o) => o.name).join(", ");
+      c.diagnostics.push(fileDiagnostic(`${c.dir}/cluster.yaml`, "error", "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
+      delete c.spec;
+    }
+  }
+}
+
+/** The specs of the valid clusters, by name. */
+export function validSpecs(v: RepoValidation): ClusterSpec[] {
+  return v.clusters.flatMap((c) => (c.spec ? [c.spec] : []));
+}
+
+export function isValid(v: RepoValidation): boolean {
+  return !hasErrors(v.diagnostics);
+}

@@ -1,0 +1,149 @@
+// Turns ajv errors into findings: readable messages, did-you-mean for unknown keys, the offending key's path.
+import type { ErrorObject } from "ajv";
+import type { PathSegment } from "../repo/positions.js";
+import { showPath, type Finding } from "./finding.js";
+import { schemaDoc, type SchemaDoc, type SchemaName } from "./schemas.js";
+import { suggest } from "./suggest.js";
+
+const LABEL_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+const SUBDOMAIN_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+
+export interface SchemaErrorOptions {
+  /** Unknown keys are warnings (mesh kinds: fields the spec does not show are kept) instead of errors. */
+  unknownKeysWarn?: boolean;
+  /** What the document is, for messages ("VirtualService"). */
+  what?: string;
+}
+
+/** Findings of one document's ajv errors. */
+export function schemaFindings(schema: SchemaName, doc: number, value: unknown, errors: readonly ErrorObject[], opts: SchemaErrorOptions = {}): Finding[] {
+  const out: Finding[] = [];
+  for (const e of errors) {
+    // propertyNames reports each bad name twice (the inner keyword and propertyNames itself): keep one.
+    if (e.schemaPath.includes("/propertyNames/")) continue;
+    const path = instancePath(e.instancePath);
+    const where = showPath(path);
+    const f = (message: string, p: PathSegment[] = path, at: Finding["at"] = "key", severity: Finding["severity"] = "error"): Finding => ({
+      doc, path: p, at, severity, code: "schema", message,
+    });
+    switch (e.keyword) {
+      case "additionalProperty":
+      case "additionalProperties": {
+        const key = String((e.params as { additionalProperty: string }).additionalProperty);
+        const known = knownKeys(schemaDoc(schema), e.schemaPath);
+        const hint = suggest(key, known);
+        const level = path.length === 0 ? "at the top level" : `in ${where}`;
+        if (opts.unknownKeysWarn) {
+          out.push(f(`field "${key}" ${level} is not in the checked shape of ${opts.what ?? "this kind"}: kept as written, not validated${hint ? ` (did you mean "${hint}"?)` : ""}`, [...path, key], "key", "warning"));
+        } else {
+          out.push(f(`unknown key "${key}" ${level}${hint ? `: did you mean "${hint}"?` : known.length ? ` (known keys: ${known.join(", ")})` : ""}`, [...path, key]));
+        }
+        break;
+      }
+      case "required": {
+        const missing = (e.params as { missingProperty: string }).missingProperty;
+        out.push(f(`missing required key "${missing}" ${path.length === 0 ? "at the top level" : `in ${where}`}`));
+        break;
+      }
+      case "propertyNames": {
+        const name = (e.params as { propertyName: string }).propertyName;
+        out.push(f(`invalid key "${name}" in ${where}: use <plural>.<group>, e.g. "certificates.cert-manager.io"`, [...path, name]));
+        break;
+      }
+      case "type": {
+        const want = (e.params as { type: string }).type;
+        const def = defName(e.schemaPath);
+        const got = describe(valueAt(value, path));
+        if (def === "quantity") out.push(f(`${where} must be a quantity string such as "200m", "512Mi" or "2Gi", got ${got} (quote numbers)`));
+        else if (def === "duration") out.push(f(`${where} must be a duration string such as "100ms" or "5s", got ${got}`));
+        else out.push(f(`${where} must be ${article(want)}, got ${got}${want === "string" ? " (quote it)" : ""}`));
+        break;
+      }
+      case "pattern": {
+        const pattern = (e.params as { pattern: string }).pattern;
+        const got = JSON.stringify(valueAt(value, path));
+        const def = defName(e.schemaPath);
+        if (def === "quantity") out.push(f(`invalid quantity ${got} at ${where}: use forms like 200m, 1, 512Mi, 2Gi`));
+        else if (def === "duration") out.push(f(`invalid duration ${got} at ${where}: use forms like 100ms, 5s, 1m30s`));
+        else if (def === "dns1123Label" || pattern === LABEL_PATTERN) out.push(f(`invalid name ${got} at ${where}: must be a DNS-1123 label (lower-case letters, digits and "-", starting and ending with a letter or digit)`));
+        else if (pattern === SUBDOMAIN_PATTERN) out.push(f(`invalid name ${got} at ${where}: must be a DNS-1123 subdomain (lower-case letters, digits, "-" and ".")`));
+        else out.push(f(`invalid value ${got} at ${where}: must match ${pattern}`));
+        break;
+      }
+      case "enum": {
+        const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map(String);
+        const got = valueAt(value, path);
+        const hint = typeof got === "string" ? suggest(got, allowed) : undefined;
+        out.push(f(`invalid value ${JSON.stringify(got)} at ${where}: ${hint ? `did you mean "${hint}"? ` : ""}use one of ${allowed.join(", ")}`));
+        break;
+      }
+      case "const": {
+        const allowed = (e.params as { allowedValue: unknown }).allowedValue;
+        out.push(f(`${where} must be ${JSON.stringify(allowed)}, got ${JSON.stringify(valueAt(value, path))}`));
+        break;
+      }
+      case "minimum":
+      case "maximum":
+      case "exclusiveMinimum":
+      case "exclusiveMaximum": {
+        const { comparison, limit } = e.params as { comparison: string; limit: number };
+        out.push(f(`${where} must be ${comparison} ${limit}, got ${JSON.stringify(valueAt(value, path))}`));
+        break;
+      }
+      case "minItems":
+        out.push(f(`${where} must have at least ${(e.params as { limit: number }).limit} entr${(e.params as { limit: number }).limit === 1 ? "y" : "ies"}`));
+        break;
+      case "minLength":
+        out.push(f(`${where} must not be empty`));
+        break;
+      case "maxLength":
+        out.push(f(`${where} is longer than ${(e.params as { limit: number }).limit} characters`));
+        break;
+      default:
+        out.push(f(`${where} ${e.message ?? "is invalid"}`));
+    }
+  }
+  return out;
+}
+
+/** `/a/b~1c/0` → ["a", "b/c", 0]. */
+export function instancePath(pointer: string): PathSegment[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"))
+    .map((s) => (/^(0|[1-9][0-9]*)$/.test(s) ? Number(s) : s));
+}
+
+/** The keys a schema allows at the level an additionalProperties error came from. */
+export function knownKeys(root: SchemaDoc, schemaPath: string): string[] {
+  const parts = schemaPath.replace(/^#\//, "").split("/").slice(0, -1);
+  let node: unknown = root;
+  for (const p of parts) node = node && typeof node === "object" ? (node as Record<string, unknown>)[p.replaceAll("~1", "/").replaceAll("~0", "~")] : undefined;
+  const props = node && typeof node === "object" ? (node as SchemaDoc).properties : undefined;
+  return props ? Object.keys(props).sort() : [];
+}
+
+function defName(schemaPath: string): string | undefined {
+  return /^#\/\$defs\/([^/]+)\//.exec(schemaPath)?.[1];
+}
+
+function valueAt(value: unknown, path: readonly PathSegment[]): unknown {
+  let node = value;
+  for (const seg of path) node = node !== null && typeof node === "object" ? (node as Record<string, unknown>)[String(seg)] : undefined;
+  return node;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return "null (an empty value)";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "a mapping";
+  return `${typeof v} ${JSON.stringify(v)}`;
+}
+
+function article(type: string): string {
+  if (type === "object") return "a mapping";
+  if (type === "array") return "a list";
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
