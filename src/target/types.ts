@@ -78,7 +78,7 @@ export interface SyncResult {
   plan: Plan;
   results: ObjectResult[];
   counts: Record<Outcome, number>;
-  /** No object failed (a prune blocked by the guard is not a failure, but `plan.blocked` says so). */
+  /** No object failed and the prune guard did not stop the run (`plan.blocked` then says why). */
   ok: boolean;
   durationMs: number;
 }

@@ -1,0 +1,77 @@
+// The `kube` target: a live host through the kubeconfig; inventory by label-selected LISTs, server-side apply, guarded deletes.
+import type { KubeObject } from "../../kube/object.js";
+import { refOf } from "../../kube/object.js";
+import { RESOURCES, type ResourceType } from "../../kube/resources.js";
+import { inventorySelector, LABELS } from "../../translate/keys.js";
+import { stripServerFields } from "../../plan/normalize.js";
+import type { Target, WriteOptions } from "../types.js";
+import { KubeApiError, KubeClient } from "./client.js";
+
+/** Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, or the reconciler's own (leases). */
+const NOT_APPLIED = new Set(["Node", "Pod", "Event", "Lease"]);
+
+/** The kinds vc may have applied, listed to find a cluster's inventory: one LIST each. */
+export const INVENTORY_TYPES: readonly ResourceType[] = RESOURCES.filter((r) => !r.readOnly && !NOT_APPLIED.has(r.kind));
+
+export class KubeTarget implements Target {
+  readonly description: string;
+
+  constructor(readonly client: KubeClient) {
+    this.description = `kube context ${client.contextName} (${client.server})`;
+  }
+
+  async listInventory(cluster: string, hostNamespace?: string): Promise<KubeObject[]> {
+    const selector = inventorySelector(cluster);
+    const lists = await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, selector, t.namespaced ? hostNamespace : undefined)));
+    return lists.flat();
+  }
+
+  async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
+    const lists = await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory)));
+    const fleet = new Map<string, KubeObject[]>();
+    for (const obj of lists.flat()) {
+      const cluster = obj.metadata.labels?.[LABELS.inventory];
+      if (!cluster) continue;
+      let objs = fleet.get(cluster);
+      if (!objs) fleet.set(cluster, (objs = []));
+      objs.push(obj);
+    }
+    return fleet;
+  }
+
+  async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    return this.client.apply(stripServerFields(obj), { dryRun: opts.dryRun });
+  }
+
+  async delete(live: KubeObject, cluster: string, opts: WriteOptions): Promise<"deleted" | "gone" | "not-owned"> {
+    let current: KubeObject | undefined = live;
+    // Two tries: a 409 means the uid precondition failed (the object was replaced): re-read and decide again.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (!current) return "gone";
+      if (current.metadata.labels?.[LABELS.inventory] !== cluster) return "not-owned";
+      try {
+        const uid = current.metadata.uid;
+        const deleted = await this.client.delete(refOf(current), { dryRun: opts.dryRun, preconditions: uid ? { uid } : undefined });
+        return deleted ? "deleted" : "gone";
+      } catch (err) {
+        if (!(err instanceof KubeApiError && err.status === 409) || attempt === 1) throw err;
+        current = await this.client.get(refOf(current));
+      }
+    }
+    return "gone";
+  }
+
+  async close(): Promise<void> {
+    this.client.close();
+  }
+
+  /** One label-selected LIST of a kind; a kind the server does not serve (404) holds nothing. */
+  private async listKind(type: ResourceType, labelSelector: string, namespace?: string): Promise<KubeObject[]> {
+    try {
+      return await this.client.list(type, { labelSelector, namespace });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) return [];
+      throw err;
+    }
+  }
+}

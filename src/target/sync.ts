@@ -1,0 +1,102 @@
+// Syncs one cluster: read its inventory, plan, then apply stage by stage and prune in reverse; per-object results.
+import { describeRef, type KubeObject } from "../kube/object.js";
+import { buildPlan } from "../plan/build.js";
+import { stageOf } from "../plan/order.js";
+import type { Plan, PlannedChange } from "../plan/types.js";
+import { mapLimit } from "./pool.js";
+import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOptions, type SyncResult, type Target } from "./types.js";
+
+/** Reads the live inventory (unless given), plans and applies. */
+export async function syncCluster(target: Target, input: SyncInput, opts: SyncOptions): Promise<SyncResult> {
+  const started = Date.now();
+  const live = input.live ?? (await target.listInventory(input.cluster, allInNamespace(input.desired, input.hostNamespace) ? input.hostNamespace : undefined));
+  const plan = buildPlan(input.cluster, input.desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune });
+  const result = await applyPlan(target, plan, opts);
+  return { ...result, durationMs: Date.now() - started };
+}
+
+/**
+ * Carries out a plan: creates and updates in order, stage by stage (namespaces, RBAC, config, workloads, mesh),
+ * `concurrency` at a time within a stage; then, only when every apply succeeded, deletes in reverse order.
+ * A plan blocked by the prune guard changes nothing. Unchanged objects cost no request.
+ */
+export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): Promise<SyncResult> {
+  const started = Date.now();
+  const results: ObjectResult[] = [];
+  const total = plan.changes.length;
+  const record = (r: ObjectResult) => {
+    results.push(r);
+    opts.onProgress?.(results.length, total, r);
+  };
+  const concurrency = opts.concurrency ?? 8;
+  const writes = { dryRun: opts.dryRun };
+
+  if (plan.blocked) {
+    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : "stopped by the prune guard" });
+    return finish(plan, results, started, false);
+  }
+
+  const applies = plan.changes.filter((c) => c.action !== "delete");
+  const deletes = plan.changes.filter((c) => c.action === "delete");
+  // Namespaces a dry run only pretends to create: the server would refuse objects inside them, so they are not sent.
+  const dryRunNamespaces = new Set<string>();
+  for (const stage of stages(applies)) {
+    await mapLimit(stage, concurrency, async (c) => {
+      if (c.action === "unchanged") return record({ ref: c.ref, action: c.action, outcome: "unchanged" });
+      const outcome: Outcome = c.action === "create" ? "created" : "updated";
+      try {
+        if (opts.dryRun && c.ref.namespace && dryRunNamespaces.has(c.ref.namespace)) return record({ ref: c.ref, action: c.action, outcome });
+        await target.apply(c.desired as KubeObject, writes);
+        if (opts.dryRun && c.action === "create" && c.ref.kind === "Namespace" && c.ref.apiVersion === "v1") dryRunNamespaces.add(c.ref.name);
+        record({ ref: c.ref, action: c.action, outcome });
+      } catch (err) {
+        record({ ref: c.ref, action: c.action, outcome: "failed", message: messageOf(err) });
+      }
+    });
+  }
+
+  const applyFailed = results.some((r) => r.outcome === "failed");
+  if (applyFailed) {
+    for (const c of deletes) record({ ref: c.ref, action: c.action, outcome: "skipped", message: "not pruned: an apply failed in this run" });
+    return finish(plan, results, started, false);
+  }
+  for (const stage of stages(deletes)) {
+    await mapLimit(stage, concurrency, async (c) => {
+      try {
+        const done = await target.delete(c.live as KubeObject, plan.cluster, writes);
+        if (done === "not-owned") return record({ ref: c.ref, action: c.action, outcome: "skipped", message: `${describeRef(c.ref)} no longer carries this cluster's inventory label: not deleted` });
+        record({ ref: c.ref, action: c.action, outcome: "deleted", message: done === "gone" ? "already gone" : undefined });
+      } catch (err) {
+        record({ ref: c.ref, action: c.action, outcome: "failed", message: messageOf(err) });
+      }
+    });
+  }
+  return finish(plan, results, started, !results.some((r) => r.outcome === "failed"));
+}
+
+/** Consecutive changes of the same stage (the list is already in order). */
+function stages(changes: PlannedChange[]): PlannedChange[][] {
+  const out: PlannedChange[][] = [];
+  let last = -1;
+  for (const c of changes) {
+    const s = stageOf(c.ref);
+    if (s !== last || out.length === 0) out.push([]);
+    out[out.length - 1]!.push(c);
+    last = s;
+  }
+  return out;
+}
+
+function finish(plan: Plan, results: ObjectResult[], started: number, ok: boolean): SyncResult {
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  for (const r of results) counts[r.outcome]++;
+  return { cluster: plan.cluster, plan, results, counts, ok, durationMs: Date.now() - started };
+}
+
+function allInNamespace(desired: readonly KubeObject[], namespace: string): boolean {
+  return desired.every((o) => !o.metadata.namespace || o.metadata.namespace === namespace);
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
