@@ -12,12 +12,18 @@ export function apiVersions(serverAddress: string) {
   };
 }
 
-/** The core group: only the read-only nodes kubectl top node reads capacity from. */
+/**
+ * The core group, read-only: the synced nodes `kubectl top node` reads capacity from, and the cluster's
+ * pods `kubectl top pod` lists when no metrics come back.
+ */
 export function coreResources() {
   return {
     kind: "APIResourceList",
     groupVersion: "v1",
-    resources: [{ name: "nodes", singularName: "node", namespaced: false, kind: "Node", verbs: VERBS, shortNames: ["no"] }],
+    resources: [
+      { name: "nodes", singularName: "node", namespaced: false, kind: "Node", verbs: VERBS, shortNames: ["no"] },
+      { name: "pods", singularName: "pod", namespaced: true, kind: "Pod", verbs: VERBS, shortNames: ["po"] },
+    ],
   };
 }
 

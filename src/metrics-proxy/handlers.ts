@@ -1,7 +1,7 @@
 // The resource endpoints: pod and node metrics (list and get) and the core nodes kubectl top reads, all translated to virtual.
 import type { HostSource, HostNode } from "./host-source.js";
 import type { PodInformer } from "./informer.js";
-import type { PodIndex } from "./pod-index.js";
+import type { PodIndex, VirtualPod } from "./pod-index.js";
 import type { ListFilter } from "./query.js";
 import { ApiError, notFound, unavailable } from "./status.js";
 import { listOf, toVirtualNodeMetrics, toVirtualPodMetrics, virtualLabels } from "./translate.js";
@@ -54,6 +54,34 @@ export async function getPodMetrics(ctx: HandlerContext, namespace: string, name
   const m = (await ctx.source.podMetrics()).get(pod.hostName);
   if (!m) throw missing();
   return toVirtualPodMetrics(apiVersionOf(ctx), pod, m);
+}
+
+/** A virtual pod as a minimal core Pod (identity, labels, node): what `kubectl top pod` reads when metrics are empty. */
+function toVirtualPod(pod: VirtualPod): Record<string, unknown> {
+  const metadata: Record<string, unknown> = { name: pod.name, namespace: pod.namespace };
+  if (pod.creationTimestamp) metadata.creationTimestamp = pod.creationTimestamp;
+  if (Object.keys(pod.labels).length > 0) metadata.labels = pod.labels;
+  return { kind: "Pod", apiVersion: "v1", metadata, spec: pod.nodeName ? { nodeName: pod.nodeName } : {}, status: {} };
+}
+
+/** PodList of the cluster's pods (core API, read-only, from the index). */
+export async function listPods(ctx: HandlerContext, namespace: string | undefined, filter: ListFilter) {
+  await indexReady(ctx);
+  const items: unknown[] = [];
+  for (const pod of ctx.index.sorted()) {
+    if (namespace !== undefined && pod.namespace !== namespace) continue;
+    if (!filter.all && !filter.matches(pod.namespace, pod.name, pod.labels)) continue;
+    items.push(toVirtualPod(pod));
+  }
+  return listOf("PodList", "v1", items);
+}
+
+/** One pod of the cluster (core API). */
+export async function getPod(ctx: HandlerContext, namespace: string, name: string) {
+  await indexReady(ctx);
+  const pod = ctx.index.get(namespace, name);
+  if (!pod) throw new ApiError("NotFound", `pods "${name}" not found`, { name, kind: "pods" });
+  return toVirtualPod(pod);
 }
 
 /** True when the node is synced into the virtual cluster. */

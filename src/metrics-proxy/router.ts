@@ -48,6 +48,17 @@ export function route(ctx: RouterContext, path: string, params: URLSearchParams)
       if (parts[2] === "nodes" && parts.length === 4) {
         return { verb: "GET", group: "", resource: "nodes", run: () => h.getNode(ctx, parts[3]!) };
       }
+      if (parts[2] === "pods" && parts.length === 3) {
+        const filter = parseListQuery(params);
+        return { verb: "LIST", group: "", resource: "pods", run: () => h.listPods(ctx, undefined, filter) };
+      }
+      if (parts[2] === "namespaces" && parts[4] === "pods" && parts.length === 5) {
+        const filter = parseListQuery(params);
+        return { verb: "LIST", group: "", resource: "pods", run: () => h.listPods(ctx, parts[3]!, filter) };
+      }
+      if (parts[2] === "namespaces" && parts[4] === "pods" && parts.length === 6) {
+        return { verb: "GET", group: "", resource: "pods", run: () => h.getPod(ctx, parts[3]!, parts[5]!) };
+      }
     }
     throw pathNotFound(path);
   }
