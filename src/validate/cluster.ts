@@ -64,7 +64,10 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
     if (doc) {
       const copy = structuredClone(doc.doc);
       const validate = defaultingValidatorFor("cluster");
-      if (validate(copy)) settings = { namespace: defaultHostNamespace(name), ...(copy as Partial<ClusterSettings>) } as ClusterSettings;
+      if (validate(copy)) {
+        const c = copy as Partial<ClusterSettings>;
+        settings = { namespace: c.namespace ?? defaultHostNamespace(name), suspend: c.suspend ?? false, prune: c.prune ?? true };
+      }
       else for (const f of schemaFindings("cluster", 0, doc.doc, validate.errors ?? [])) diagnostics.push(doc.source.diagnostic(f));
     } else {
       settings = undefined;
