@@ -1,0 +1,57 @@
+// Reads the host snapshot `vc doctor` checks: one LIST per kind, secret existence by name only (values dropped).
+import type { KubeObject } from "../../kube/object.js";
+import { formatMatchLabels } from "../../kube/selector.js";
+import type { Values } from "../../model/values.js";
+import type { Host } from "../host.js";
+import { METRICS_API_SERVICE, P } from "../paths.js";
+import { credentialLookups } from "./mesh.js";
+import type { HostSnapshot } from "./types.js";
+
+export async function gatherSnapshot(host: Host, cluster: string, namespace: string, values?: Values): Promise<HostSnapshot> {
+  const [namespaceObject, statefulSet, pods, events, pvcs, metricsApiService, deployments, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways] = await Promise.all([
+    host.get(P.namespace(namespace)),
+    host.get(P.statefulSets(namespace, cluster)),
+    host.list(P.pods(namespace)),
+    host.list(P.events(namespace)),
+    host.list(P.pvcs(namespace)),
+    host.get(P.apiService(METRICS_API_SERVICE)),
+    host.list(P.deployments(namespace)),
+    host.list(P.roles(namespace)),
+    host.list(P.roleBindings(namespace)),
+    host.list(P.clusterRoles()),
+    host.list(P.clusterRoleBindings()),
+    host.list(P.mesh("Gateway", namespace)),
+  ]);
+  const ingressPods: KubeObject[] = [];
+  const seen = new Set<string>();
+  for (const gw of gateways) {
+    const selector = (gw as { spec?: { selector?: Record<string, string> } }).spec?.selector;
+    if (!selector || Object.keys(selector).length === 0) continue;
+    for (const p of await host.list(P.allPods(), { labelSelector: formatMatchLabels(selector) })) {
+      const key = `${p.metadata.namespace}/${p.metadata.name}`;
+      if (!seen.has(key)) ingressPods.push(p), seen.add(key);
+    }
+  }
+  const existingSecrets: string[] = [];
+  for (const ref of credentialLookups({ namespace, gateways, ingressPods })) {
+    const [ns, name] = ref.split("/") as [string, string];
+    // Only existence matters: the answer's data is dropped at once and never kept.
+    if ((await host.get(P.secrets(ns, name))) !== undefined) existingSecrets.push(ref);
+  }
+  return {
+    cluster,
+    namespace,
+    namespaceObject,
+    statefulSet,
+    pods,
+    events,
+    pvcs,
+    metricsApiService,
+    deployments,
+    rbac: { roles, roleBindings, clusterRoles, clusterRoleBindings },
+    gateways,
+    ingressPods,
+    existingSecrets,
+    values,
+  };
+}

@@ -1,0 +1,72 @@
+// What `vc doctor` reads from the host (a snapshot) and what it reports (findings with the spec's resolutions).
+import type { KubeObject } from "../../kube/object.js";
+import type { Values } from "../../model/values.js";
+
+export type Severity = "error" | "warning";
+
+export interface Finding {
+  /** Stable identifier of the check (`pod-pending`, `crash-loop`, `metrics-api`, ...). */
+  check: string;
+  severity: Severity;
+  /** The object concerned, `Kind namespace/name`. */
+  object: string;
+  message: string;
+  /** What to do (spec section 7 where it has a row). */
+  resolution: string;
+}
+
+/** Everything the checks look at, read once from the host; secret values never enter it (names only). */
+export interface HostSnapshot {
+  cluster: string;
+  namespace: string;
+  namespaceObject?: KubeObject;
+  statefulSet?: KubeObject;
+  /** Pods of the host namespace: the control plane and the synced workload pods. */
+  pods: KubeObject[];
+  events: KubeObject[];
+  pvcs: KubeObject[];
+  /** The host's `v1beta1.metrics.orch.io` APIService, undefined when absent. */
+  metricsApiService?: KubeObject;
+  /** Deployments of the host namespace (the metrics proxy). */
+  deployments: KubeObject[];
+  rbac: { roles: KubeObject[]; roleBindings: KubeObject[]; clusterRoles: KubeObject[]; clusterRoleBindings: KubeObject[] };
+  gateways: KubeObject[];
+  /** Pods in any namespace matched by some Gateway selector. */
+  ingressPods: KubeObject[];
+  /** `namespace/name` of the secrets that exist among those named by `tls.credentialName`. */
+  existingSecrets: string[];
+  /** Effective values from the repository, when the cluster folder was found. */
+  values?: Values;
+}
+
+export type Check = (s: HostSnapshot) => Finding[];
+
+export interface PodLike {
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: {
+    containers?: Array<{ name: string; resources?: { limits?: Record<string, string>; requests?: Record<string, string> } }>;
+    volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } }>;
+    nodeSelector?: Record<string, string>;
+  };
+  status?: {
+    phase?: string;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+    containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: ContainerStatus[];
+  };
+}
+
+export interface ContainerStatus {
+  name: string;
+  restartCount?: number;
+  state?: { waiting?: { reason?: string; message?: string }; running?: unknown; terminated?: { reason?: string; exitCode?: number } };
+  lastState?: { terminated?: { reason?: string; exitCode?: number; finishedAt?: string } };
+}
+
+export function asPod(o: KubeObject): PodLike {
+  return o as unknown as PodLike;
+}
+
+export function podRef(p: { metadata: { name: string; namespace?: string } }): string {
+  return `Pod ${p.metadata.namespace ?? ""}/${p.metadata.name}`;
+}

@@ -1,0 +1,48 @@
+// A cluster's effective values read from the repository (values files layered, defaults filled), and their masked form.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Values } from "../model/values.js";
+import { CLUSTERS_DIR, listClusterFiles } from "../repo/layout.js";
+import { deepMerge, isMapping, type Mapping } from "../repo/merge.js";
+import { readRepoFile, safeRealpath } from "../repo/read.js";
+import { parseYaml } from "../repo/yaml.js";
+import { effectiveValues } from "../validate/values.js";
+
+export const MASK = "<masked>";
+
+/** Env var names whose values are treated as secrets in output. */
+const SECRET_NAME = /(pass(word)?|secret|token|credential|private|api[-_]?key|endpoint|dsn|url)/i;
+
+export type RepoValues = { found: false } | { found: true; values?: Values; error?: string; files: string[] };
+
+/** The effective values of `clusters/<name>` under `repo`; `found: false` when there is no such folder. */
+export function clusterValues(repo: string, name: string): RepoValues {
+  const root = safeRealpath(repo);
+  if (!root || !existsSync(join(root, CLUSTERS_DIR, name))) return { found: false };
+  const files = listClusterFiles(root, name).values;
+  let merged: Mapping = {};
+  for (const file of files) {
+    const read = readRepoFile(root, file);
+    if (!read.ok) return { found: true, files, error: `${file}: ${read.message}` };
+    const parsed = parseYaml(read.text);
+    if (!parsed.ok) return { found: true, files, error: `${file}:${parsed.error.line}:${parsed.error.col}: ${parsed.error.message}` };
+    const doc = parsed.docs[0];
+    if (doc === null || doc === undefined) continue;
+    if (!isMapping(doc)) return { found: true, files, error: `${file}: a values file must be a mapping` };
+    merged = deepMerge(merged, doc);
+  }
+  try {
+    return { found: true, files, values: effectiveValues(merged) };
+  } catch (err) {
+    return { found: true, files, error: `${(err as Error).message} (run vc validate)` };
+  }
+}
+
+/** A copy of the values with secrets masked: the external database endpoint and secret-looking env values. */
+export function maskValues(values: Values): Values {
+  const copy = structuredClone(values);
+  const ext = copy.controlPlane.backingStore.database.external;
+  if (ext.endpoint) ext.endpoint = MASK;
+  for (const e of copy.controlPlane.statefulSet.env) if (SECRET_NAME.test(e.name) && e.value) e.value = MASK;
+  return copy;
+}
