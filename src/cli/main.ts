@@ -1,6 +1,7 @@
 // The `vc` command line: builds the command tree; each command lives in its own file under src/cli/.
 import { Command, CommanderError } from "commander";
 import { EXIT } from "./common.js";
+import { register as registerValidate } from "./validate.js";
 
 export function buildProgram(): Command {
   const program = new Command("vc")
@@ -9,6 +10,7 @@ export function buildProgram(): Command {
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   // Commands register themselves here, one line each.
+  registerValidate(program);
   return program;
 }
 

@@ -1,0 +1,91 @@
+// `vc validate [PATH]`: checks every cluster folder of a repository and prints each problem as file:line:col.
+import { existsSync } from "node:fs";
+import { Option, type Command } from "commander";
+import type { Diagnostic } from "../model/diagnostic.js";
+import { findRepoRoot } from "../repo/layout.js";
+import { loadAndValidate, type RepoValidation } from "../validate/index.js";
+import { action, EXIT, UserError } from "./common.js";
+
+export type ReportFormat = "text" | "json" | "github";
+
+export interface ValidateCommandOptions {
+  format: ReportFormat;
+  cluster: string[];
+}
+
+export interface Output {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export function register(program: Command): void {
+  program
+    .command("validate")
+    .description("Validate the repository's cluster folders (values files, cluster.yaml, mesh manifests) and report every problem as file:line:col")
+    .argument("[path]", "repository root, its clusters/ folder, or a cluster folder (default: the current directory or the nearest parent holding clusters/)")
+    .addOption(new Option("--format <format>", "output format").choices(["text", "json", "github"]).default("text"))
+    .addOption(new Option("--cluster <name>", "validate only this cluster (repeatable)").argParser((v: string, acc: string[]) => [...acc, v]).default([], "every cluster"))
+    .addHelpText("after", "\nExit status: 0 valid (warnings allowed), 1 invalid, 2 usage or runtime failure.")
+    .action(
+      action(async (path: string | undefined, opts: ValidateCommandOptions) => {
+        const out: Output = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
+        return runValidate(path ?? process.cwd(), opts, out);
+      }),
+    );
+}
+
+/** Validates the repository at or above `path`, prints the report and returns the exit code. */
+export async function runValidate(path: string, opts: ValidateCommandOptions, out: Output): Promise<number> {
+  if (!existsSync(path)) throw new UserError(`path ${path} does not exist`, EXIT.failure);
+  const found = findRepoRoot(path);
+  if (!found) throw new UserError(`no clusters/ folder at or above ${path}: point vc validate at a repository holding clusters/<name>/ folders`, EXIT.failure);
+  const clusters = opts.cluster.length > 0 ? opts.cluster : found.cluster ? [found.cluster] : [];
+  const result = await loadAndValidate(found.root, { clusters });
+  const unknown = result.diagnostics.filter((d) => d.code === "unknown-cluster");
+  if (unknown.length > 0) throw new UserError(unknown.map((d) => d.message).join("; "), EXIT.failure);
+  out.stdout(formatReport(result, opts.format));
+  const s = summary(result);
+  out.stderr(`${s.clusters} cluster${s.clusters === 1 ? "" : "s"}, ${s.errors} error${s.errors === 1 ? "" : "s"}, ${s.warnings} warning${s.warnings === 1 ? "" : "s"}\n`);
+  return s.errors > 0 ? EXIT.invalid : EXIT.ok;
+}
+
+export function summary(r: RepoValidation): { clusters: number; errors: number; warnings: number } {
+  const errors = r.diagnostics.filter((d) => d.severity === "error").length;
+  return { clusters: r.clusters.length, errors, warnings: r.diagnostics.length - errors };
+}
+
+export function formatReport(r: RepoValidation, format: ReportFormat): string {
+  if (format === "json") {
+    const s = summary(r);
+    const clusters = r.clusters.map((c) => ({
+      name: c.name,
+      valid: c.spec !== undefined,
+      errors: c.diagnostics.filter((d) => d.severity === "error").length,
+      warnings: c.diagnostics.filter((d) => d.severity === "warning").length,
+    }));
+    return `${JSON.stringify({ valid: s.errors === 0, summary: s, clusters, diagnostics: r.diagnostics }, null, 2)}\n`;
+  }
+  return r.diagnostics.map((d) => (format === "github" ? githubLine(d) : textLine(d))).join("");
+}
+
+/** `file:line:col: severity: message`, or `file: severity: message` for a problem of the whole file. */
+export function textLine(d: Diagnostic): string {
+  const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
+  return `${at}: ${d.severity}: ${d.message}\n`;
+}
+
+/** A GitHub Actions workflow command: `::error file=...,line=...,col=...::message`. */
+export function githubLine(d: Diagnostic): string {
+  const props = [`file=${escapeProperty(d.file)}`];
+  if (d.line > 0) props.push(`line=${d.line}`, `col=${Math.max(d.col, 1)}`);
+  props.push(`title=${escapeProperty(`vc validate (${d.code})`)}`);
+  return `::${d.severity} ${props.join(",")}::${escapeData(d.message)}\n`;
+}
+
+function escapeData(s: string): string {
+  return s.replaceAll("%", "%25").replaceAll("\r", "%0D").replaceAll("\n", "%0A");
+}
+
+function escapeProperty(s: string): string {
+  return escapeData(s).replaceAll(":", "%3A").replaceAll(",", "%2C");
+}
