@@ -2,6 +2,7 @@
 import { Command, CommanderError } from "commander";
 import { EXIT } from "./common.js";
 import { register as registerValidate } from "./validate.js";
+import { register as registerRender } from "./render.js";
 
 export function buildProgram(): Command {
   const program = new Command("vc")
@@ -11,6 +12,7 @@ export function buildProgram(): Command {
     .exitOverride();
   // Commands register themselves here, one line each.
   registerValidate(program);
+  registerRender(program);
   return program;
 }
 

@@ -1,0 +1,74 @@
+// `vc render`: prints (or writes under --out) the host objects of every valid cluster of a repository.
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import type { Command } from "commander";
+import { headCommit } from "../git/log.js";
+import type { KubeObject } from "../kube/object.js";
+import { compareDiagnostics, hasErrors, type Diagnostic } from "../model/diagnostic.js";
+import { findRepoRoot } from "../repo/layout.js";
+import { renderSpecs } from "../render/fleet.js";
+import { objectFilePath, toJsonList, toYamlDocument, toYamlStream } from "../render/output.js";
+import { loadAndValidate, validSpecs } from "../validate/index.js";
+import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
+
+interface RenderFlags {
+  cluster?: string[];
+  output: string;
+  out?: string;
+  revision?: string;
+}
+
+/** `file:line:col: severity: message` (line and column left out when unknown). */
+export function formatDiagnostic(d: Diagnostic): string {
+  const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
+  return `${at}: ${d.severity}: ${d.message}`;
+}
+
+async function writeFiles(dir: string, objects: readonly KubeObject[]): Promise<number> {
+  const root = resolve(dir);
+  const seen = new Set<string>();
+  for (const o of objects) {
+    const rel = objectFilePath(o);
+    if (seen.has(rel)) throw new UserError(`two objects would be written to ${rel}`, EXIT.failure);
+    seen.add(rel);
+    const file = join(root, rel);
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, toYamlDocument(o));
+  }
+  return seen.size;
+}
+
+export function register(program: Command): void {
+  program
+    .command("render [path]")
+    .description(
+      "render the host objects of every valid cluster of the repository at PATH (default .): a multi-document YAML stream " +
+        "on stdout, a JSON List with -o json, or one file per object under --out DIR (<namespace>/<kind>/<name>.yaml, " +
+        "cluster-scoped objects under _cluster/). Diagnostics go to stderr; an invalid cluster is not rendered and the exit code is 1",
+    )
+    .option("--cluster <name...>", "render only these clusters (folder names under clusters/)")
+    .option("-o, --output <format>", "yaml or json (stdout only)", "yaml")
+    .option("--out <dir>", "write one file per object under DIR instead of printing (existing files are overwritten, others kept)")
+    .option("--revision <sha>", "the revision recorded on every object (default: the git HEAD of PATH, or \"unknown\")")
+    .action(
+      action(async (path: string | undefined, flags: RenderFlags) => {
+        const format = parseOutputFormat(flags.output, ["yaml", "json"] as const);
+        const found = findRepoRoot(path ?? ".");
+        if (!found) throw new UserError(`no clusters/ folder at or above ${path ?? "."}: point PATH at the repository`, EXIT.failure);
+        const clusters = flags.cluster ?? (found.cluster ? [found.cluster] : undefined);
+        const validation = await loadAndValidate(found.root, { clusters });
+        const revision = flags.revision ?? (await headCommit(found.root)) ?? "unknown";
+        const fleet = renderSpecs(validSpecs(validation), revision);
+        const diagnostics = [...validation.diagnostics, ...fleet.diagnostics].sort(compareDiagnostics);
+        for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+        const objects = fleet.clusters.flatMap((c) => c.objects);
+        if (flags.out) {
+          const n = await writeFiles(flags.out, objects);
+          process.stderr.write(`wrote ${n} objects of ${fleet.clusters.length} clusters under ${flags.out}\n`);
+        } else {
+          process.stdout.write(format === "json" ? toJsonList(objects) : toYamlStream(objects));
+        }
+        return hasErrors(diagnostics) ? EXIT.invalid : EXIT.ok;
+      }),
+    );
+}
