@@ -3,6 +3,8 @@ import { Command, CommanderError } from "commander";
 import { EXIT } from "./common.js";
 import { register as registerValidate } from "./validate.js";
 import { register as registerRender } from "./render.js";
+import { register as registerDiff } from "./diff.js";
+import { register as registerApply } from "./apply.js";
 
 export function buildProgram(): Command {
   const program = new Command("vc")
@@ -13,6 +15,8 @@ export function buildProgram(): Command {
   // Commands register themselves here, one line each.
   registerValidate(program);
   registerRender(program);
+  registerDiff(program);
+  registerApply(program);
   return program;
 }
 

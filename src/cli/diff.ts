@@ -1,0 +1,94 @@
+// `vc diff`: the plan of the repository's clusters against a target, as a unified diff per object; --exit-code for drift checks.
+import type { Command } from "commander";
+import { formatPlanReport, PLAN_FORMATS, useColour, type PlanFormat } from "../plan/format.js";
+import { hasChanges } from "../plan/build.js";
+import { loadDesired, type DesiredState } from "../target/desired.js";
+import { planFleet } from "../target/fleet.js";
+import { openTarget, TargetSpecError } from "../target/index.js";
+import { resolveSource, SourceError } from "../target/source.js";
+import { DEFAULT_TARGET, type Target } from "../target/types.js";
+import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
+
+/** Options `vc diff` and `vc apply` share. */
+export interface TargetFlags {
+  repo?: string;
+  branch?: string;
+  gitCredentials?: string;
+  cluster: string[];
+  target: string;
+  kubeconfig?: string;
+  context?: string;
+  prune?: boolean;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Adds the source, cluster and target options to a command. */
+export function withTargetOptions(cmd: Command): Command {
+  return cmd
+    .argument("[path]", "repository folder (holding clusters/), or a folder inside clusters/<name>; default: the current folder")
+    .option("--repo <url>", "a remote git repository (HTTP(S)) instead of a folder; cloned once into ~/.cache/vc/repos, then fetched")
+    .option("--branch <name>", "branch or tag of --repo", "main")
+    .option("--git-credentials <file>", "file with a token or user:password for --repo (else VC_GIT_TOKEN, or VC_GIT_USERNAME and VC_GIT_PASSWORD)")
+    .option("--cluster <name>", "only this cluster (repeatable); default: every cluster", collect, [])
+    .option("--target <target>", "kube (the host of your kubeconfig) or dir:PATH (hydrated manifests)", DEFAULT_TARGET)
+    .option("--kubeconfig <file>", "kubeconfig for --target kube (default $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
+    .option("--context <name>", "kubeconfig context for --target kube")
+    .option("--prune", "include deletes of objects vc applied that the repository no longer has (clusters with prune: false are never pruned)");
+}
+
+/** Reads the repository (folder or remote), validates and renders the selected clusters. */
+export async function loadForCommand(path: string | undefined, flags: TargetFlags): Promise<{ desired: DesiredState; selected: string[] }> {
+  try {
+    const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials });
+    const selected = [...flags.cluster, ...(source.cluster ? [source.cluster] : [])];
+    const desired = await loadDesired(source.root, source.revision, { clusters: selected });
+    return { desired, selected };
+  } catch (err) {
+    if (err instanceof SourceError) throw new UserError(err.message, EXIT.failure);
+    throw err;
+  }
+}
+
+export async function openTargetForCommand(flags: TargetFlags): Promise<Target> {
+  try {
+    return await openTarget(flags.target, { kubeconfig: flags.kubeconfig, context: flags.context });
+  } catch (err) {
+    if (err instanceof TargetSpecError || /kubeconfig|context/.test((err as Error).message)) throw new UserError((err as Error).message, EXIT.failure);
+    throw err;
+  }
+}
+
+interface DiffFlags extends TargetFlags {
+  exitCode?: boolean;
+  output: string;
+}
+
+export function register(program: Command): void {
+  withTargetOptions(
+    program
+      .command("diff")
+      .description(
+        "show what vc apply would change: a unified diff per object between the live target and the repository " +
+          "(fields vc manages only; Secret values masked), then 'N to create, N to update, N to delete, N unchanged'",
+      ),
+  )
+    .option("--exit-code", "exit 0 when nothing would change, 1 when something would (drift), 2 on errors")
+    .option("-o, --output <format>", `output format: ${PLAN_FORMATS.join(", ")} (markdown suits a pull-request comment)`, "text")
+    .action(
+      action(async (path: string | undefined, flags: DiffFlags) => {
+        const format = parseOutputFormat<PlanFormat>(flags.output, PLAN_FORMATS);
+        const { desired, selected } = await loadForCommand(path, flags);
+        const target = await openTargetForCommand(flags);
+        try {
+          const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, selected });
+          process.stdout.write(formatPlanReport(report, format, { colour: format === "text" && useColour(process.stdout) }));
+          if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;
+          if (flags.exitCode && report.plans.some(hasChanges)) return EXIT.invalid;
+          return EXIT.ok;
+        } finally {
+          await target.close();
+        }
+      }),
+    );
+}

@@ -1,0 +1,70 @@
+// The desired state of a repository: validate the selected clusters and render each valid one into host objects.
+import type { KubeObject } from "../kube/object.js";
+import type { Diagnostic } from "../model/diagnostic.js";
+import type { ClusterError } from "../plan/format.js";
+import { renderCluster } from "../render/index.js";
+import { loadAndValidate } from "../validate/index.js";
+
+export interface DesiredCluster {
+  name: string;
+  hostNamespace: string;
+  /** cluster.yaml `prune` (default true): false keeps vc from ever pruning this cluster. */
+  prune: boolean;
+  /** cluster.yaml `suspend`: `vc apply` leaves the cluster alone. */
+  suspend: boolean;
+  objects: KubeObject[];
+}
+
+export interface DesiredState {
+  root: string;
+  revision: string;
+  clusters: DesiredCluster[];
+  /** Clusters that failed validation or rendering: never applied, never treated as removed. */
+  errors: ClusterError[];
+  /** Names of the clusters the repository has (valid or not): anything else live is a removed cluster. */
+  known: Set<string>;
+  /** Clusters asked for by name that have no folder (perhaps removed from the repository). */
+  missing: string[];
+}
+
+export async function loadDesired(root: string, revision: string, opts: { clusters?: string[] } = {}): Promise<DesiredState> {
+  const validation = await loadAndValidate(root, { clusters: opts.clusters });
+  const clusters: DesiredCluster[] = [];
+  const errors: ClusterError[] = [];
+  const known = new Set<string>();
+  const missing: string[] = [];
+  for (const c of validation.clusters) {
+    known.add(c.name);
+    if (!c.spec) {
+      errors.push({ cluster: c.name, message: firstError(c.diagnostics) });
+      continue;
+    }
+    try {
+      const objects = renderCluster(c.spec, revision);
+      clusters.push({ name: c.name, hostNamespace: c.spec.settings.namespace, prune: c.spec.settings.prune, suspend: c.spec.settings.suspend, objects });
+    } catch (err) {
+      errors.push({ cluster: c.name, message: `cannot render: ${(err as Error).message}` });
+    }
+  }
+  // Diagnostics outside any cluster folder (an unknown --cluster name, layout problems) are errors of the run.
+  for (const d of validation.diagnostics) {
+    if (d.severity !== "error" || validation.clusters.some((c) => d.file === c.dir || d.file.startsWith(`${c.dir}/`))) continue;
+    if (d.code === "unknown-cluster") {
+      missing.push(d.file.slice(d.file.lastIndexOf("/") + 1));
+      continue;
+    }
+    const m = /^clusters\/([^/]+)/.exec(d.file);
+    errors.push({ cluster: m ? m[1]! : "(repository)", message: formatDiagnostic(d) });
+  }
+  return { root: validation.root, revision, clusters, errors, known, missing };
+}
+
+function firstError(diagnostics: readonly Diagnostic[]): string {
+  const errs = diagnostics.filter((d) => d.severity === "error");
+  if (errs.length === 0) return "invalid";
+  return `${formatDiagnostic(errs[0]!)}${errs.length > 1 ? ` (and ${errs.length - 1} more: run vc validate)` : ""}`;
+}
+
+function formatDiagnostic(d: Diagnostic): string {
+  return `${d.file}${d.line ? `:${d.line}${d.col ? `:${d.col}` : ""}` : ""}: ${d.message}`;
+}

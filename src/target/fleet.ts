@@ -1,0 +1,112 @@
+// Plans and applies many clusters against one target: reads live inventories once, then one plan/sync per cluster.
+import type { KubeObject } from "../kube/object.js";
+import { buildPlan, PlanError } from "../plan/build.js";
+import type { ClusterError, PlanReport } from "../plan/format.js";
+import type { Plan } from "../plan/types.js";
+import type { DesiredState } from "./desired.js";
+import { mapLimit } from "./pool.js";
+import { applyPlan } from "./sync.js";
+import type { ObjectResult, SyncResult, Target } from "./types.js";
+
+export interface FleetOptions {
+  /** Delete what is no longer desired (clusters whose cluster.yaml says `prune: false` are never pruned). */
+  prune: boolean;
+  allowMassPrune: boolean;
+  /** Clusters named by the user: their inventories are read one by one instead of the fleet's at once. */
+  selected?: string[];
+}
+
+/** One unit of work: a cluster of the repository, or one removed from it whose live objects remain. */
+export interface FleetCluster {
+  name: string;
+  desired: KubeObject[];
+  live: KubeObject[];
+  prune: boolean;
+  suspend: boolean;
+  /** The cluster's folder is gone from the repository. */
+  removed: boolean;
+}
+
+/** Reads live inventories: one LIST per kind for the whole fleet, or per selected cluster. */
+export async function readLive(target: Target, desired: DesiredState, opts: FleetOptions): Promise<Map<string, KubeObject[]>> {
+  if (!opts.selected?.length) return target.listFleetInventory();
+  const live = new Map<string, KubeObject[]>();
+  for (const c of desired.clusters) {
+    const inHost = c.objects.every((o) => !o.metadata.namespace || o.metadata.namespace === c.hostNamespace);
+    live.set(c.name, await target.listInventory(c.name, inHost ? c.hostNamespace : undefined));
+  }
+  for (const name of desired.missing) live.set(name, await target.listInventory(name));
+  return live;
+}
+
+/** The clusters to plan: valid ones of the repository, plus (when pruning) removed ones that still have live objects. */
+export function fleetClusters(desired: DesiredState, live: Map<string, KubeObject[]>, opts: FleetOptions): { clusters: FleetCluster[]; errors: ClusterError[] } {
+  const clusters: FleetCluster[] = desired.clusters.map((c) => ({ name: c.name, desired: c.objects, live: live.get(c.name) ?? [], prune: opts.prune && c.prune, suspend: c.suspend, removed: false }));
+  const errors = [...desired.errors];
+  const selected = opts.selected?.length ? new Set(opts.selected) : undefined;
+  for (const [name, objs] of [...live].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (desired.known.has(name) || (selected && !selected.has(name)) || objs.length === 0) continue;
+    if (opts.prune) clusters.push({ name, desired: [], live: objs, prune: true, suspend: false, removed: true });
+  }
+  for (const name of desired.missing) {
+    if (!live.get(name)?.length) errors.push({ cluster: name, message: `no cluster folder clusters/${name}, and nothing of it is live` });
+    else if (!opts.prune) errors.push({ cluster: name, message: `no cluster folder clusters/${name}; its ${live.get(name)!.length} live objects stay until you run with --prune` });
+  }
+  return { clusters, errors };
+}
+
+/** Plans every cluster; a cluster that cannot be planned becomes an error and the others go on. */
+export function planClusters(clusters: FleetCluster[], opts: FleetOptions): { plans: Plan[]; errors: ClusterError[] } {
+  const plans: Plan[] = [];
+  const errors: ClusterError[] = [];
+  for (const c of clusters) {
+    try {
+      plans.push(buildPlan(c.name, c.desired, c.live, { prune: c.prune, allowMassPrune: opts.allowMassPrune }));
+    } catch (err) {
+      if (!(err instanceof PlanError)) throw err;
+      errors.push({ cluster: c.name, message: err.message });
+    }
+  }
+  return { plans, errors };
+}
+
+/** `vc diff`: the plans of the fleet against the target. */
+export async function planFleet(target: Target, desired: DesiredState, opts: FleetOptions): Promise<PlanReport> {
+  const live = await readLive(target, desired, opts);
+  const { clusters, errors } = fleetClusters(desired, live, opts);
+  const planned = planClusters(clusters, opts);
+  return { plans: planned.plans, errors: [...errors, ...planned.errors] };
+}
+
+export interface ApplyFleetOptions extends FleetOptions {
+  dryRun: boolean;
+  /** Clusters synced at once (default 4); objects within a stage of one cluster go 8 at a time. */
+  clusterConcurrency?: number;
+  onProgress?: (done: number, total: number, cluster: string, result: ObjectResult) => void;
+}
+
+export interface FleetApplyReport {
+  results: SyncResult[];
+  errors: ClusterError[];
+  /** Suspended clusters left alone. */
+  suspended: string[];
+}
+
+/** `vc apply`: plans every cluster, then syncs them, a few clusters at a time. */
+export async function applyFleet(target: Target, desired: DesiredState, opts: ApplyFleetOptions): Promise<FleetApplyReport> {
+  const live = await readLive(target, desired, opts);
+  const all = fleetClusters(desired, live, opts);
+  const suspended = all.clusters.filter((c) => c.suspend).map((c) => c.name);
+  const { plans, errors } = planClusters(all.clusters.filter((c) => !c.suspend), opts);
+  const total = plans.reduce((n, p) => n + p.changes.length, 0);
+  let done = 0;
+  const results = await mapLimit(plans, opts.clusterConcurrency ?? 4, (plan) =>
+    applyPlan(target, plan, {
+      prune: opts.prune,
+      dryRun: opts.dryRun,
+      allowMassPrune: opts.allowMassPrune,
+      onProgress: (_d, _t, r) => opts.onProgress?.(++done, total, plan.cluster, r),
+    }),
+  );
+  return { results, errors: [...all.errors, ...errors], suspended };
+}
