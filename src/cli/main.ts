@@ -5,6 +5,8 @@ import { register as registerValidate } from "./validate.js";
 import { register as registerRender } from "./render.js";
 import { register as registerDiff } from "./diff.js";
 import { register as registerApply } from "./apply.js";
+import { register as registerConnect } from "./connect.js";
+import { register as registerDoctor } from "./doctor.js";
 
 export function buildProgram(): Command {
   const program = new Command("vc")
@@ -17,6 +19,8 @@ export function buildProgram(): Command {
   registerRender(program);
   registerDiff(program);
   registerApply(program);
+  registerConnect(program);
+  registerDoctor(program);
   return program;
 }
 

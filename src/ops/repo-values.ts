@@ -7,11 +7,10 @@ import { deepMerge, isMapping, type Mapping } from "../repo/merge.js";
 import { readRepoFile, safeRealpath } from "../repo/read.js";
 import { parseYaml } from "../repo/yaml.js";
 import { effectiveValues } from "../validate/values.js";
+import { MASK, SECRET_ENV } from "./redact.js";
 
-export const MASK = "<masked>";
+export { MASK };
 
-/** Env var names whose values are treated as secrets in output. */
-const SECRET_NAME = /(pass(word)?|secret|token|credential|private|api[-_]?key|endpoint|dsn|url)/i;
 
 export type RepoValues = { found: false } | { found: true; values?: Values; error?: string; files: string[] };
 
@@ -43,6 +42,6 @@ export function maskValues(values: Values): Values {
   const copy = structuredClone(values);
   const ext = copy.controlPlane.backingStore.database.external;
   if (ext.endpoint) ext.endpoint = MASK;
-  for (const e of copy.controlPlane.statefulSet.env) if (SECRET_NAME.test(e.name) && e.value) e.value = MASK;
+  for (const e of copy.controlPlane.statefulSet.env) if (SECRET_ENV.test(e.name) && e.value) e.value = MASK;
   return copy;
 }

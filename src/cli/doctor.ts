@@ -1,0 +1,48 @@
+// `vc doctor <name>`: reads the host and reports known problems of a virtual cluster with their resolutions.
+import type { Command } from "commander";
+import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
+import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
+import { P } from "../ops/paths.js";
+import { clusterValues } from "../ops/repo-values.js";
+import { gatherSnapshot } from "../ops/doctor/gather.js";
+import { diagnose } from "../ops/doctor/index.js";
+import { formatFindings } from "../ops/doctor/format.js";
+
+interface DoctorFlags extends HostFlags {
+  output: string;
+  repo: string;
+}
+
+export function register(program: Command): void {
+  withHostOptions(
+    program
+      .command("doctor <name>")
+      .description(
+        "check a virtual cluster on the host: Pending pods and why, crash loops and OOMKilled, the metrics API service and its RBAC, " +
+          "mesh sidecars, Gateway selectors and TLS secrets, persistence, liveness probe; exit 1 when a problem is found",
+      ),
+  )
+    .option("--repo <dir>", "repository root, for the cluster's values (integrations, persistence)", ".")
+    .option("-o, --output <format>", "text, json or yaml", "text")
+    .action(
+      action(async (name: string, flags: DoctorFlags) => {
+        const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
+        return userErrors(async () => {
+          checkClusterName(name);
+          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
+          const repo = clusterValues(flags.repo, name);
+          if (repo.found && repo.error) process.stderr.write(`warning: clusters/${name} values not used: ${repo.error}\n`);
+          const host = hostFrom(flags);
+          if (!(await host.get(P.namespace(namespace)))) {
+            throw new UserError(`host namespace ${namespace} not found (context "${host.contextName}"): is ${name} applied? pass --namespace if it lives elsewhere`, EXIT.invalid);
+          }
+          const snapshot = await gatherSnapshot(host, name, namespace, repo.found ? repo.values : undefined);
+          const findings = diagnose(snapshot);
+          if (format === "text") process.stdout.write(formatFindings(name, namespace, findings));
+          else process.stdout.write(formatData({ cluster: name, namespace, problems: findings.length, findings }, format));
+          return findings.length > 0 ? EXIT.invalid : EXIT.ok;
+        }, [Error]);
+      }),
+    );
+}

@@ -1,0 +1,156 @@
+// `vc debug collect`: a gzip tar of everything needed to diagnose a virtual cluster, under a top-level `debug/`.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { dump } from "js-yaml";
+import * as tar from "tar";
+import type { KubeObject } from "../kube/object.js";
+import type { Values } from "../model/values.js";
+import { CHART_APP_LABEL } from "../translate/keys.js";
+import { fromData } from "../reconciler/status.js";
+import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
+import type { Host } from "./host.js";
+import { HostError } from "./host.js";
+import { METRICS_API_SERVICE, P } from "./paths.js";
+import { maskValues } from "./repo-values.js";
+import { sanitize, Scrubber } from "./redact.js";
+import { gatherSnapshot } from "./doctor/gather.js";
+import { diagnose } from "./doctor/index.js";
+import { formatFindings } from "./doctor/format.js";
+
+export interface CollectOptions {
+  cluster: string;
+  namespace: string;
+  /** Effective values from the repository, when known. */
+  values?: Values;
+  /** Why the values are unknown (no folder, invalid). */
+  valuesNote?: string;
+  outputFile: string;
+  now?: Date;
+  log?: (line: string) => void;
+}
+
+export interface CollectResult {
+  file: string;
+  /** Paths inside the archive, sorted. */
+  entries: string[];
+  /** Things that could not be collected (forbidden, absent), also listed in the summary. */
+  notes: string[];
+}
+
+const yaml = (data: unknown) => dump(data, { sortKeys: true, noRefs: true, lineWidth: -1 });
+
+function timeOf(e: KubeObject): string {
+  const x = e as { lastTimestamp?: string; eventTime?: string; firstTimestamp?: string };
+  return x.lastTimestamp ?? x.eventTime ?? x.firstTimestamp ?? e.metadata.creationTimestamp ?? "";
+}
+
+/** Events sorted by `.lastTimestamp` (falling back to eventTime and creation), oldest first, as kubectl --sort-by. */
+export function sortEvents(events: KubeObject[]): KubeObject[] {
+  return [...events].sort((a, b) => (timeOf(a) < timeOf(b) ? -1 : timeOf(a) > timeOf(b) ? 1 : a.metadata.name.localeCompare(b.metadata.name)));
+}
+
+export function defaultBundleName(cluster: string, now = new Date()): string {
+  return `vc-debug-${cluster}-${now.toISOString().replace(/[:.]/g, "").replace(/\d{3}Z$/, "Z")}.tar.gz`;
+}
+
+export async function collectDebug(host: Host, o: CollectOptions): Promise<CollectResult> {
+  const log = o.log ?? (() => {});
+  const now = o.now ?? new Date();
+  const files = new Map<string, string>();
+  const notes: string[] = [];
+  const scrubber = new Scrubber();
+  const ns = o.namespace;
+
+  // Secret values of the namespace are read only to scrub them from every file; they are never written.
+  try {
+    for (const s of await host.list<{ data?: Record<string, string>; stringData?: Record<string, string> }>(P.secrets(ns))) {
+      for (const v of Object.values(s.data ?? {})) scrubber.add(Buffer.from(v, "base64").toString("utf8"));
+    }
+  } catch (err) {
+    notes.push(`secrets could not be listed to scrub their values from logs (${(err as Error).message}); objects are still sanitized`);
+  }
+  const endpoint = o.values?.controlPlane.backingStore.database.external.endpoint;
+  scrubber.add(endpoint);
+
+  const safe = async <T>(what: string, fn: () => Promise<T>, fallback: T): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      notes.push(`${what}: ${err instanceof HostError ? err.message : (err as Error).message}`);
+      return fallback;
+    }
+  };
+
+  log(`reading the host namespace ${ns}`);
+  const snapshot = await gatherSnapshot(host, o.cluster, ns, o.values);
+  files.set("statefulset.yaml", snapshot.statefulSet ? yaml(sanitize(snapshot.statefulSet)) : "# StatefulSet not found\n");
+  files.set("pods.yaml", yaml(snapshot.pods.map(sanitize)));
+  files.set("events.yaml", yaml(sortEvents(snapshot.events).map(sanitize)));
+  const services = await safe("services", () => host.list(P.services(ns)), []);
+  files.set("services.yaml", yaml(services.map(sanitize)));
+  files.set("pvcs.yaml", yaml(snapshot.pvcs.map(sanitize)));
+  files.set("metrics-apiservice.yaml", snapshot.metricsApiService ? yaml(sanitize(snapshot.metricsApiService)) : `# APIService ${METRICS_API_SERVICE} is absent\n`);
+  files.set("config.yaml", o.values ? yaml(maskValues(o.values)) : `# effective values unknown: ${o.valuesNote ?? "no repository folder"}\n`);
+
+  const cm = await safe("status", () => host.get<KubeObject>(P.configMaps(ns, STATUS_CONFIGMAP)), undefined);
+  const status = fromData(cm?.data as Record<string, string> | undefined, o.cluster, ns);
+  files.set("status.yaml", status ? yaml(status) : `# no reconcile status (ConfigMap ${STATUS_CONFIGMAP} absent): vc has not reconciled this cluster here\n`);
+
+  const controlPlane = snapshot.pods.filter((p) => p.metadata.labels?.release === o.cluster && p.metadata.labels?.app === CHART_APP_LABEL);
+  const podNames = new Set([`${o.cluster}-0`, ...controlPlane.map((p) => p.metadata.name)]);
+  for (const pod of [...podNames].sort()) {
+    if (!snapshot.pods.some((p) => p.metadata.name === pod)) {
+      notes.push(`pod ${pod} not found: no syncer logs`);
+      continue;
+    }
+    for (const previous of [false, true]) {
+      log(`reading ${previous ? "previous " : ""}logs of ${pod} container syncer`);
+      const text = await safe(`logs of ${pod}`, () => host.text(P.podLog(ns, pod), { container: "syncer", ...(previous ? { previous: "true" } : {}) }), undefined);
+      const file = `logs/${pod}/syncer${previous ? ".previous" : ""}.log`;
+      if (text !== undefined) files.set(file, text);
+      else notes.push(`${file}: no ${previous ? "previous " : ""}log (container not started or never restarted)`);
+    }
+  }
+
+  const findings = diagnose(snapshot);
+  const summary = [
+    `virtual cluster: ${o.cluster}`,
+    `host namespace:  ${ns}`,
+    `host context:    ${host.contextName}`,
+    `collected at:    ${now.toISOString()}`,
+    `statefulset:     ${snapshot.statefulSet ? `replicas ${String((snapshot.statefulSet.spec as { replicas?: number } | undefined)?.replicas ?? "?")}, ready ${String((snapshot.statefulSet.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0)}` : "absent"}`,
+    `last applied:    ${status?.lastAppliedRevision ?? "(none)"}${status?.result ? ` (last result ${status.result})` : ""}`,
+    "",
+    "pods:",
+    ...snapshot.pods.map((p) => {
+      const st = (p as { status?: { phase?: string; containerStatuses?: Array<{ name: string; restartCount?: number }> } }).status;
+      const restarts = (st?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
+      return `  ${p.metadata.name}: ${st?.phase ?? "Unknown"}, ${restarts} restart(s)`;
+    }),
+    "",
+    formatFindings(o.cluster, ns, findings).trimEnd(),
+    "",
+    "not collected:",
+    ...(notes.length ? notes.map((n) => `  ${n}`) : ["  (nothing)"]),
+    "",
+    "Secret values are never collected: Secret objects are not included, secret-looking env values and the database endpoint are masked, and known secret values are scrubbed from logs.",
+  ];
+  files.set("summary", `${summary.join("\n")}\n`);
+
+  const dir = mkdtempSync(join(tmpdir(), "vc-debug-"));
+  try {
+    for (const [rel, text] of files) {
+      const path = join(dir, "debug", rel);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, scrubber.scrub(text), { mode: 0o600 });
+    }
+    const file = resolve(o.outputFile);
+    mkdirSync(dirname(file), { recursive: true });
+    await tar.create({ gzip: true, file, cwd: dir, portable: true }, ["debug"]);
+    log(`wrote ${file}`);
+    return { file, entries: [...files.keys()].map((k) => `debug/${k}`).sort(), notes };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,67 @@
+// Keeping secret values out of what the operations write: scrubbing known values, stripping copies in metadata.
+import type { KubeObject } from "../kube/object.js";
+
+/** What a secret value is replaced with. */
+export const MASK = "<masked>";
+
+/** Env var names whose literal values are masked. */
+export const SECRET_ENV = /(pass(word)?|secret|token|credential|private|api[-_]?key|endpoint|dsn)/i;
+
+/** Shortest value scrubbed from text (shorter ones would mask ordinary words). */
+const MIN_SECRET_LENGTH = 4;
+
+/** Replaces every occurrence of the given secret values (and their base64 forms) with `<masked>`. */
+export class Scrubber {
+  private readonly needles: string[] = [];
+
+  add(value: string | undefined): void {
+    if (!value || value.length < MIN_SECRET_LENGTH) return;
+    for (const v of [value, Buffer.from(value).toString("base64")]) if (!this.needles.includes(v)) this.needles.push(v);
+    // Longest first, so that a value containing another is masked whole.
+    this.needles.sort((a, b) => b.length - a.length);
+  }
+
+  get size(): number {
+    return this.needles.length;
+  }
+
+  scrub(text: string): string {
+    let out = text;
+    for (const n of this.needles) if (out.includes(n)) out = out.split(n).join(MASK);
+    return out;
+  }
+}
+
+const DROP_ANNOTATIONS = ["kubectl.kubernetes.io/last-applied-configuration"];
+
+/** A copy of an object for output: no managedFields, no last-applied copies, secret-looking env values masked. */
+export function sanitize(obj: KubeObject): KubeObject {
+  const copy = structuredClone(obj);
+  delete copy.metadata.managedFields;
+  if (copy.metadata.annotations) {
+    for (const a of DROP_ANNOTATIONS) delete copy.metadata.annotations[a];
+  }
+  maskEnv(copy);
+  if (copy.kind === "Secret") {
+    for (const field of ["data", "stringData"]) {
+      const m = copy[field] as Record<string, string> | undefined;
+      if (m) for (const k of Object.keys(m)) m[k] = MASK;
+    }
+  }
+  return copy;
+}
+
+function maskEnv(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const x of node) maskEnv(x);
+    return;
+  }
+  if (!node || typeof node !== "object") return;
+  const rec = node as Record<string, unknown>;
+  if (Array.isArray(rec.env)) {
+    for (const e of rec.env as Array<{ name?: string; value?: string }>) {
+      if (e && typeof e.value === "string" && e.name && SECRET_ENV.test(e.name)) e.value = MASK;
+    }
+  }
+  for (const v of Object.values(rec)) maskEnv(v);
+}
