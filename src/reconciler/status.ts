@@ -8,7 +8,7 @@ export type Result =
   | "invalid"
   /** Some objects could not be written (the next run retries). */
   | "failed"
-  /** Creates and updates ran but the prune guard stopped the deletes. */
+  /** The prune guard stopped the run (too many deletes): nothing changed, the last applied revision stays live. */
   | "blocked"
   /** `suspend: true`: not reconciled. */
   | "suspended"
@@ -50,13 +50,15 @@ export interface ClusterStatus {
   message?: string;
   /** Newest first, at most HISTORY_LIMIT. */
   history: Reconciliation[];
+  /** Set when an operation (e.g. `vc restore`) suspended reconciliation at run time: who and why. */
+  suspendedBy?: string;
 }
 
 export const HISTORY_LIMIT = 10;
 
 /** Results after which the reconciled revision is the live one. */
 export function isApplied(result: Result): boolean {
-  return result === "applied" || result === "blocked" || result === "deleted";
+  return result === "applied" || result === "deleted";
 }
 
 /** Folds one reconciliation into a status: the last applied revision moves only when it was applied. */

@@ -11,12 +11,11 @@ describe("reconciler: affected clusters", () => {
   it("maps changed paths to the cluster folders they are in", () => {
     expect(
       affectedClusters(["clusters/b/values.yaml", "clusters/a/mesh/x/vs.yaml", "clusters/b/cluster.yaml", "README.md", "schemas/values.json"]),
-    ).to.deep.equal({ clusters: ["a", "b"], all: false });
+    ).to.deep.equal(["a", "b"]);
   });
-  it("treats a shared file directly in clusters/ as touching every cluster, but not a dotfile", () => {
-    expect(affectedClusters(["clusters/defaults.yaml"]).all).to.equal(true);
-    expect(affectedClusters(["clusters/.gitkeep"]).all).to.equal(false);
-    expect(affectedClusters([]).clusters).to.deep.equal([]);
+  it("ignores files directly in clusters/ and dot-folders, as the loader does", () => {
+    expect(affectedClusters(["clusters/defaults.yaml", "clusters/.gitkeep", "clusters/.tmp/x.yaml"])).to.deep.equal([]);
+    expect(affectedClusters(["./clusters/a/values.yaml"])).to.deep.equal(["a"]);
   });
 });
 

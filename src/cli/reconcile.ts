@@ -1,0 +1,192 @@
+// `vc reconcile`: follows a repository (remote git or local folder) and keeps a target in step with it; --once for one pass.
+import { existsSync } from "node:fs";
+import { Option, type Command } from "commander";
+import { describeRef } from "../kube/object.js";
+import { formatPlanReport, useColour } from "../plan/format.js";
+import { findRepoRoot } from "../repo/layout.js";
+import type { ClusterRun } from "../reconciler/cluster.js";
+import { jsonLogger, silentLogger } from "../reconciler/log.js";
+import type { PassResult } from "../reconciler/pass.js";
+import { reconcileOnce, startReconciler, type ReconcilerConfig } from "../reconciler/service.js";
+import { parseShard } from "../reconciler/shard.js";
+import { isRemote } from "../reconciler/source.js";
+import { GitRemoteError } from "../git/mirror.js";
+import { TargetSpecError } from "../target/index.js";
+import { DEFAULT_TARGET } from "../target/types.js";
+import { action, EXIT, formatData, parseDuration, parseOutputFormat, UserError } from "./common.js";
+
+interface ReconcileFlags {
+  repo: string;
+  branch: string;
+  target: string;
+  once?: boolean;
+  interval: string;
+  resync: string;
+  listen?: string;
+  webhookSecretFile?: string;
+  leaderElect?: boolean;
+  leaseNamespace?: string;
+  identity?: string;
+  shard?: string;
+  kubeconfig?: string;
+  context?: string;
+  gitCredentialsFile?: string;
+  cacheDir: string;
+  allowMassPrune?: boolean;
+  concurrency: string;
+  output: string;
+  diff?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command("reconcile")
+    .description("Follow a repository and keep the target in step: incremental by changed paths, full resync at an interval, invalid clusters never applied")
+    .option("--repo <url|path>", "remote git repository (http/https) or local folder", ".")
+    .option("--branch <name>", "branch or tag of a remote repository", "main")
+    .option("--target <target>", "kube (the host of the kubeconfig context) or dir:PATH (hydrated manifests)", DEFAULT_TARGET)
+    .option("--once", "one full pass, print the plans and results, then exit (1 when a cluster is invalid or failed)")
+    .option("--interval <duration>", "poll interval of a remote repository (jittered by 10%)", "1m")
+    .option("--resync <duration>", "interval of full resyncs that correct drift on the host", "10m")
+    .option("--listen <addr>", "serve /healthz, /readyz, /metrics and the webhook (POST /webhook) on [HOST]:PORT, e.g. :8080")
+    .option("--webhook-secret-file <file>", "secret of GitHub push webhooks (X-Hub-Signature-256); else $VC_WEBHOOK_SECRET")
+    .option("--leader-elect", "elect one writing replica through a coordination.k8s.io Lease")
+    .option("--lease-namespace <ns>", "namespace of the Lease (default $POD_NAMESPACE or vc-system)")
+    .option("--identity <id>", "this replica's identity in the Lease (default $POD_NAME or the host name)")
+    .option("--shard <i/n>", "reconcile only the clusters whose name hashes to shard i of n (0-based)")
+    .option("--kubeconfig <file>", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or the in-cluster service account)")
+    .option("--context <name>", "kubeconfig context")
+    .option("--git-credentials-file <file>", "token or user:password for the remote; else $VC_GIT_TOKEN or $VC_GIT_USERNAME/$VC_GIT_PASSWORD (never printed)")
+    .option("--cache-dir <dir>", "where remote repositories are cloned", ".vc-cache/git")
+    .option("--allow-mass-prune", "let prune delete more than half (or all) of a cluster's objects, e.g. for a removed cluster folder")
+    .option("--concurrency <n>", "clusters reconciled at once", "4")
+    .option("--diff", "with --once: print each change's unified diff (secrets masked), not one line per object")
+    .addOption(new Option("-o, --output <format>", "output of --once").choices(["text", "json", "yaml"]).default("text"))
+    .addHelpText(
+      "after",
+      "\nExamples:\n  vc reconcile --once --target dir:out\n  vc reconcile --repo https://github.com/org/fleet.git --target kube --listen :8080 --leader-elect\n" +
+        "\nExit status with --once: 0 all clusters applied (or suspended), 1 a cluster is invalid or failed, 2 runtime failure.",
+    )
+    .action(action(async (flags: ReconcileFlags) => runReconcile(flags)));
+}
+
+function toConfig(flags: ReconcileFlags): ReconcilerConfig {
+  let repo = flags.repo;
+  if (!isRemote(repo)) {
+    if (!existsSync(repo)) throw new UserError(`repository folder ${repo} does not exist`);
+    const found = findRepoRoot(repo);
+    if (!found) throw new UserError(`no clusters/ folder at or above ${repo}: pass --repo with a repository holding clusters/<name>/`);
+    repo = found.root;
+  }
+  const concurrency = Number(flags.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UserError(`invalid --concurrency "${flags.concurrency}": use a positive integer`);
+  let shard;
+  try {
+    shard = flags.shard ? parseShard(flags.shard) : undefined;
+  } catch (err) {
+    throw new UserError((err as Error).message);
+  }
+  return {
+    repo,
+    branch: flags.branch,
+    target: flags.target,
+    kubeconfig: flags.kubeconfig,
+    context: flags.context,
+    gitCredentialsFile: flags.gitCredentialsFile,
+    cacheDir: flags.cacheDir,
+    intervalMs: parseDuration(flags.interval),
+    resyncMs: parseDuration(flags.resync),
+    listen: flags.listen,
+    webhookSecretFile: flags.webhookSecretFile,
+    leaderElect: !!flags.leaderElect,
+    leaseNamespace: flags.leaseNamespace,
+    identity: flags.identity,
+    shard,
+    allowMassPrune: !!flags.allowMassPrune,
+    concurrency,
+  };
+}
+
+async function runReconcile(flags: ReconcileFlags): Promise<number> {
+  const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
+  const cfg = toConfig(flags);
+  if (flags.once) {
+    const colour = useColour(process.stdout);
+    if (format === "text") cfg.onCluster = (run) => process.stdout.write(formatRun(run, colour, !!flags.diff));
+    cfg.logger = silentLogger;
+    let res: PassResult;
+    try {
+      res = await reconcileOnce(cfg);
+    } catch (err) {
+      throw asUserError(err);
+    }
+    if (format === "text") process.stdout.write(formatSummary(res));
+    else process.stdout.write(formatData(passData(res), format));
+    return res.problems > 0 ? EXIT.invalid : EXIT.ok;
+  }
+  cfg.logger = jsonLogger(process.stderr);
+  let r;
+  try {
+    r = await startReconciler(cfg);
+  } catch (err) {
+    throw asUserError(err);
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      cfg.logger!.info("shutting down");
+      void r.close().then(resolve);
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+  });
+  return EXIT.ok;
+}
+
+function asUserError(err: unknown): unknown {
+  if (err instanceof GitRemoteError || err instanceof TargetSpecError) return new UserError(err.message);
+  return err;
+}
+
+const SIGN = { create: "+", update: "~", delete: "-", unchanged: "=" } as const;
+
+/** One cluster of a --once run: its plan (when something changes) and a result line. */
+export function formatRun(run: ClusterRun, colour = false, diffs = false): string {
+  let out = "";
+  const plan = run.sync?.plan;
+  if (plan && diffs && plan.changes.some((c) => c.action !== "unchanged")) {
+    out += formatPlanReport({ plans: [plan], errors: [] }, "text", { colour });
+  } else if (plan) {
+    for (const c of plan.changes) if (c.action !== "unchanged") out += `  ${SIGN[c.action]} ${c.action} ${describeRef(c.ref)}\n`;
+    if (plan.blocked) out += `  ${plan.blocked}\n`;
+  }
+  const failed = run.sync?.results.filter((r) => r.outcome === "failed") ?? [];
+  for (const f of failed) out += `  failed: ${describeRef(f.ref)}: ${f.message ?? ""}\n`;
+  out += `${run.cluster}: ${run.result} at ${run.revision.slice(0, 12)}: ${run.message}\n`;
+  return out;
+}
+
+export function formatSummary(res: PassResult): string {
+  const by = new Map<string, number>();
+  for (const c of res.clusters) by.set(c.result, (by.get(c.result) ?? 0) + 1);
+  const parts = [...by].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `${n} ${k}`);
+  return `\nreconciled ${res.clusters.length} cluster${res.clusters.length === 1 ? "" : "s"} at ${res.revision.slice(0, 12)} in ${res.durationMs} ms: ${parts.join(", ") || "nothing to do"}\n`;
+}
+
+function passData(res: PassResult): unknown {
+  return {
+    revision: res.revision,
+    durationMs: res.durationMs,
+    clusters: res.clusters.map((c) => ({
+      cluster: c.cluster,
+      hostNamespace: c.hostNamespace,
+      result: c.result,
+      message: c.message,
+      counts: c.sync?.counts,
+      changes: c.sync?.plan.changes
+        .filter((x) => x.action !== "unchanged")
+        .map((x) => ({ action: x.action, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name })),
+    })),
+  };
+}

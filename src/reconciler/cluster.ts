@@ -1,0 +1,156 @@
+// Reconciles one cluster at one revision: validity, suspend, render, plan + apply through the prune guard, status.
+import { defaultHostNamespace } from "../model/cluster.js";
+import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
+import type { KubeObject } from "../kube/object.js";
+import type { SyncResult, Target } from "../target/types.js";
+import type { Engine, LoadedCluster } from "./engine.js";
+import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type Result } from "./status.js";
+import type { StatusStore } from "./status-store.js";
+
+export interface ClusterContext {
+  engine: Engine;
+  target: Target;
+  store: StatusStore;
+  allowMassPrune: boolean;
+  /** Checked before every write: a replica that lost the lease stops writing. */
+  mayWrite: () => boolean;
+  now?: () => Date;
+}
+
+export interface ClusterRun {
+  cluster: string;
+  hostNamespace: string;
+  revision: string;
+  result: Result | "skipped";
+  message: string;
+  /** The plan and per-object results, when the cluster was planned. */
+  sync?: SyncResult;
+  /** The status after this run (undefined when skipped or forgotten). */
+  status?: ClusterStatus;
+  durationMs: number;
+  /** Whether the status was written (unchanged no-op runs write nothing). */
+  statusWritten: boolean;
+}
+
+/** Formats the first errors of a folder as `file:line:col: message`. */
+export function describeErrors(diags: readonly Diagnostic[], max = 3): string {
+  const errors = diags.filter((d) => d.severity === "error").sort(compareDiagnostics);
+  const shown = errors.slice(0, max).map((d) => `${d.file}${d.line ? `:${d.line}${d.col ? `:${d.col}` : ""}` : ""}: ${d.message}`);
+  return `invalid: ${shown.join("; ")}${errors.length > max ? ` (and ${errors.length - max} more)` : ""}`;
+}
+
+function countsOf(sync: SyncResult): Counts {
+  const c = sync.counts;
+  return { created: c.created, updated: c.updated, deleted: c.deleted, unchanged: c.unchanged, failed: c.failed };
+}
+
+/**
+ * Whether a run is worth a status write: something was written or failed, or the result, revision or
+ * (for anything but a clean apply) the message differs from the last one. A no-op resync writes nothing.
+ */
+function worthWriting(prev: ClusterStatus | undefined, r: Reconciliation): boolean {
+  const last = prev?.history[0];
+  if (!last) return true;
+  const c = r.counts;
+  if (c.created + c.updated + c.deleted + c.failed > 0) return true;
+  if (last.result !== r.result || last.revision !== r.revision) return true;
+  return r.result !== "applied" && last.message !== r.message;
+}
+
+/**
+ * Reconciles a cluster that is present in the repository. `prev` is its last known status (read from the host
+ * when the caller has none); `live` its inventory when already listed (full resync).
+ */
+export async function reconcilePresent(
+  ctx: ClusterContext,
+  loaded: LoadedCluster,
+  revision: string,
+  prev: ClusterStatus | undefined,
+  live?: KubeObject[],
+): Promise<ClusterRun> {
+  const started = Date.now();
+  const time = (ctx.now ?? (() => new Date()))().toISOString();
+  const hostNamespace = loaded.spec?.settings.namespace ?? prev?.hostNamespace ?? defaultHostNamespace(loaded.name);
+  const base = { cluster: loaded.name, hostNamespace, revision };
+  let result: Result;
+  let message: string;
+  let counts: Counts = { ...ZERO_COUNTS };
+  let sync: SyncResult | undefined;
+
+  if (!loaded.spec) {
+    result = "invalid";
+    message = `${describeErrors(loaded.diagnostics)}; ${prev?.lastAppliedRevision ? `revision ${prev.lastAppliedRevision.slice(0, 12)} stays live` : "nothing applied"}`;
+  } else if (loaded.spec.settings.suspend || prev?.suspendedBy) {
+    result = "suspended";
+    message = loaded.spec.settings.suspend ? "suspended in cluster.yaml" : `suspended by ${prev!.suspendedBy}`;
+  } else {
+    if (!ctx.mayWrite()) return skipped(base, started, "not the leader");
+    const desired = ctx.engine.render(loaded.spec, revision);
+    sync = await ctx.engine.sync(
+      ctx.target,
+      { cluster: loaded.name, hostNamespace, desired, live },
+      { prune: loaded.spec.settings.prune, dryRun: false, allowMassPrune: ctx.allowMassPrune },
+    );
+    counts = countsOf(sync);
+    result = sync.plan.blocked ? "blocked" : !sync.ok ? "failed" : "applied";
+    message = sync.plan.blocked
+      ? sync.plan.blocked
+      : !sync.ok
+        ? `${counts.failed} object(s) failed: ${sync.results.find((r) => r.outcome === "failed")?.message ?? "unknown error"}`
+        : `${counts.created} created, ${counts.updated} updated, ${counts.deleted} deleted, ${counts.unchanged} unchanged`;
+  }
+  return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message }, sync, started);
+}
+
+/**
+ * A cluster whose folder is gone from the repository: its objects are pruned, but only through the prune
+ * guard (deleting all of a cluster's objects is a mass prune and needs --allow-mass-prune).
+ */
+export async function reconcileRemoved(
+  ctx: ClusterContext,
+  cluster: string,
+  hostNamespace: string,
+  revision: string,
+  prev: ClusterStatus | undefined,
+  live?: KubeObject[],
+): Promise<ClusterRun> {
+  const started = Date.now();
+  const time = (ctx.now ?? (() => new Date()))().toISOString();
+  const base = { cluster, hostNamespace, revision };
+  if (!ctx.mayWrite()) return skipped(base, started, "not the leader");
+  const sync = await ctx.engine.sync(ctx.target, { cluster, hostNamespace, desired: [], live }, { prune: true, dryRun: false, allowMassPrune: ctx.allowMassPrune });
+  const counts = countsOf(sync);
+  if (sync.ok && !sync.plan.blocked) {
+    // Everything pruned (or nothing was left): forget the cluster.
+    if (sync.plan.changes.length > 0 || prev) await ctx.store.remove(cluster, hostNamespace).catch(() => undefined);
+    return { ...base, result: "deleted", message: `cluster folder removed: ${counts.deleted} object(s) pruned`, sync, durationMs: Date.now() - started, statusWritten: false };
+  }
+  const result: Result = sync.plan.blocked ? "blocked" : "failed";
+  const message = sync.plan.blocked
+    ? `cluster folder removed at ${revision.slice(0, 12)}; ${sync.plan.blocked}`
+    : `cluster folder removed; ${counts.failed} object(s) failed to delete`;
+  return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message }, sync, started);
+}
+
+async function finish(
+  ctx: ClusterContext,
+  base: { cluster: string; hostNamespace: string; revision: string },
+  prev: ClusterStatus | undefined,
+  entry: Reconciliation,
+  sync: SyncResult | undefined,
+  started: number,
+): Promise<ClusterRun> {
+  const status = record(prev, base.cluster, base.hostNamespace, entry);
+  if (prev?.suspendedBy) status.suspendedBy = prev.suspendedBy;
+  let statusWritten = false;
+  if (worthWriting(prev, entry) && ctx.mayWrite()) {
+    await ctx.store.write(status);
+    statusWritten = true;
+  }
+  const kept = statusWritten ? status : (prev ?? status);
+  return { ...base, result: entry.result, message: entry.message ?? "", sync, status: kept, durationMs: Date.now() - started, statusWritten };
+}
+
+function skipped(base: { cluster: string; hostNamespace: string; revision: string }, started: number, why: string): ClusterRun {
+  return { ...base, result: "skipped", message: why, durationMs: Date.now() - started, statusWritten: false };
+}

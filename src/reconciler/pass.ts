@@ -1,0 +1,217 @@
+// One reconcile pass: sync the source, pick the clusters (changed paths or everything), reconcile each, keep status.
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { defaultHostNamespace } from "../model/cluster.js";
+import type { KubeObject } from "../kube/object.js";
+import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
+import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "./cluster.js";
+import type { LoadedCluster, LoadResult } from "./engine.js";
+import type { Logger } from "./log.js";
+import type { ReconcilerMetrics } from "./metrics.js";
+import { inShard, type Shard } from "./shard.js";
+import type { Snapshot, Source } from "./source.js";
+import type { ClusterStatus } from "./status.js";
+
+export type PassRequest =
+  /** Every cluster of the repository, plus clusters known on the host whose folder is gone. */
+  | { kind: "full" }
+  /** The clusters touched since the last pass (changed paths between revisions, plus `paths` from a watcher). */
+  | { kind: "incremental"; paths?: string[] };
+
+export interface PassResult {
+  revision: string;
+  kind: "full" | "incremental";
+  /** Clusters considered (in this replica's shard). */
+  clusters: ClusterRun[];
+  /** Clusters whose result is invalid or failed. */
+  problems: number;
+  durationMs: number;
+}
+
+export interface PassState {
+  /** The revision of the last completed pass: where changed paths are counted from. */
+  lastRevision?: string;
+  /** Last status of each cluster of this replica. */
+  statuses: Map<string, ClusterStatus>;
+  /** Clusters whose last run failed (API errors): retried by the next pass. */
+  retry: Set<string>;
+}
+
+export interface PassDeps extends ClusterContext {
+  source: Source;
+  logger: Logger;
+  metrics?: ReconcilerMetrics;
+  shard?: Shard;
+  /** Clusters reconciled at once (default 4). */
+  concurrency?: number;
+  /** Called as each cluster finishes (the CLI prints plans with it). */
+  onCluster?: (run: ClusterRun) => void;
+}
+
+export function newPassState(): PassState {
+  return { statuses: new Map(), retry: new Set() };
+}
+
+/** Syncs the source (errors propagate: the caller backs off) and reconciles what the request selects. */
+export async function runPass(deps: PassDeps, state: PassState, req: PassRequest): Promise<PassResult> {
+  const started = Date.now();
+  const snap = await timedSync(deps);
+  let kind = req.kind;
+  let names: string[] | undefined;
+  if (req.kind === "incremental") {
+    const changed = state.lastRevision === undefined ? undefined : await deps.source.changes(state.lastRevision, snap.revision);
+    if (changed === undefined) kind = "full";
+    else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])]), ...state.retry])].sort();
+  }
+
+  let live: Map<string, KubeObject[]> | undefined;
+  let removed: string[];
+  if (kind === "full") {
+    live = await deps.target.listFleetInventory();
+    const folders = clusterFolders(snap.root);
+    const mine = folders.filter((n) => inShard(n, deps.shard));
+    const loadedMine = mine.length === 0 ? [] : attribute(await deps.engine.load(snap.root, mine.length === folders.length ? {} : { clusters: mine }));
+    const gone = new Set([...live.keys(), ...state.statuses.keys()]);
+    for (const n of folders) gone.delete(n);
+    removed = [...gone].filter((n) => inShard(n, deps.shard));
+    const runs = await reconcileAll(deps, state, snap, loadedMine, removed, live);
+    return done(state, snap, "full", runs, started);
+  }
+  names = (names ?? []).filter((n) => inShard(n, deps.shard));
+  const present = names.filter((n) => existsSync(join(snap.root, CLUSTERS_DIR, n)));
+  removed = names.filter((n) => !present.includes(n));
+  const loaded = present.length > 0 ? attribute(await deps.engine.load(snap.root, { clusters: present })) : [];
+  const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined);
+  return done(state, snap, "incremental", runs, started);
+}
+
+async function timedSync(deps: PassDeps): Promise<Snapshot> {
+  const end = deps.metrics?.gitFetchDuration.startTimer();
+  try {
+    const snap = await deps.source.sync();
+    end?.({ result: "ok" });
+    return snap;
+  } catch (err) {
+    end?.({ result: "error" });
+    deps.metrics?.errors.inc({ cluster: "", reason: "git" });
+    throw err;
+  }
+}
+
+async function reconcileAll(
+  deps: PassDeps,
+  state: PassState,
+  snap: Snapshot,
+  loaded: LoadedCluster[],
+  removed: string[],
+  live: Map<string, KubeObject[]> | undefined,
+): Promise<ClusterRun[]> {
+  const jobs: Job[] = [];
+  for (const c of loaded) {
+    const ns = c.spec?.settings.namespace ?? state.statuses.get(c.name)?.hostNamespace ?? defaultHostNamespace(c.name);
+    jobs.push({
+      cluster: c.name,
+      ns,
+      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns), live ? (live.get(c.name) ?? []) : undefined),
+    });
+  }
+  for (const name of removed) {
+    const ns = state.statuses.get(name)?.hostNamespace ?? namespaceOf(live?.get(name)) ?? defaultHostNamespace(name);
+    jobs.push({
+      cluster: name,
+      ns,
+      run: async () => reconcileRemoved(deps, name, ns, snap.revision, await knownStatus(deps, state, name, ns), live?.get(name)),
+    });
+  }
+  const runs: ClusterRun[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const job = jobs[next++]!;
+      const run = await safely(job, snap.revision);
+      runs.push(run);
+      settle(deps, state, run);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(deps.concurrency ?? 4, jobs.length) }, worker));
+  return runs.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+}
+
+/** The status in memory, else read from the host once (also picks up a run-time suspension). */
+async function knownStatus(deps: PassDeps, state: PassState, cluster: string, ns: string): Promise<ClusterStatus | undefined> {
+  const mem = state.statuses.get(cluster);
+  if (mem && !mem.suspendedBy) return mem;
+  try {
+    return (await deps.store.read(cluster, ns)) ?? mem;
+  } catch (err) {
+    deps.logger.warn("cannot read status", { cluster, error: (err as Error).message });
+    return mem;
+  }
+}
+
+function namespaceOf(objs: KubeObject[] | undefined): string | undefined {
+  return objs?.find((o) => o.metadata.namespace)?.metadata.namespace;
+}
+
+interface Job {
+  cluster: string;
+  ns: string;
+  run: () => Promise<ClusterRun>;
+}
+
+async function safely(job: Job, revision: string): Promise<ClusterRun> {
+  const started = Date.now();
+  try {
+    return await job.run();
+  } catch (err) {
+    // A failure outside the per-object handling (listing, render, status write): this cluster fails and is retried, others go on.
+    const message = (err as Error).message ?? String(err);
+    return { cluster: job.cluster, hostNamespace: job.ns, revision, result: "failed", message, durationMs: Date.now() - started, statusWritten: false };
+  }
+}
+
+/** Folder names under clusters/ (what the loader would read), sorted. */
+function clusterFolders(root: string): string[] {
+  const base = join(root, CLUSTERS_DIR);
+  if (!existsSync(base)) return [];
+  return readdirSync(base, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+    .map((e) => e.name)
+    .sort();
+}
+
+/** Repository-level errors located in a cluster's folder make that cluster invalid too. */
+function attribute(res: LoadResult): LoadedCluster[] {
+  const errors = res.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length === 0) return res.clusters;
+  return res.clusters.map((c) => {
+    const mine = errors.filter((d) => d.file === c.dir || d.file.startsWith(`${c.dir}/`));
+    if (mine.length === 0) return c;
+    const { spec: _spec, ...rest } = c;
+    return { ...rest, diagnostics: [...c.diagnostics, ...mine] };
+  });
+}
+
+function settle(deps: PassDeps, state: PassState, run: ClusterRun): void {
+  const m = deps.metrics;
+  if (run.result !== "skipped") m?.reconcileDuration.observe({ result: run.result }, run.durationMs / 1000);
+  if (run.sync && m) {
+    for (const k of ["created", "updated", "deleted", "failed"] as const) if (run.sync.counts[k]) m.objectsApplied.inc({ outcome: k }, run.sync.counts[k]);
+  }
+  if (run.result === "applied" || run.result === "deleted") m?.lastSuccess.set({ cluster: run.cluster }, Date.now() / 1000);
+  if (run.result === "invalid" || run.result === "failed" || run.result === "blocked") m?.errors.inc({ cluster: run.cluster, reason: run.result });
+  if (run.result === "failed") state.retry.add(run.cluster);
+  else state.retry.delete(run.cluster);
+  if (run.result === "deleted") {
+    state.statuses.delete(run.cluster);
+    m?.lastSuccess.remove({ cluster: run.cluster });
+  } else if (run.status) state.statuses.set(run.cluster, run.status);
+  const level = run.result === "failed" || run.result === "invalid" || run.result === "blocked" ? "warn" : "info";
+  deps.logger[level]("reconciled", { cluster: run.cluster, revision: run.revision, result: run.result, message: run.message, durationMs: run.durationMs });
+  deps.onCluster?.(run);
+}
+
+function done(state: PassState, snap: Snapshot, kind: "full" | "incremental", runs: ClusterRun[], started: number): PassResult {
+  if (!runs.some((r) => r.result === "skipped")) state.lastRevision = snap.revision;
+  return { revision: snap.revision, kind, clusters: runs, problems: runs.filter((r) => r.result === "invalid" || r.result === "failed").length, durationMs: Date.now() - started };
+}

@@ -1,0 +1,188 @@
+// Assembles a reconciler from its settings: source, target, status store, leader election, HTTP server and loop.
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join, resolve } from "node:path";
+import { loadGitCredential } from "../git/auth.js";
+import { openTarget } from "../target/index.js";
+import { DirTarget } from "../target/dir.js";
+import { KubeClient } from "../target/kube/client.js";
+import { KubeTarget } from "../target/kube/target.js";
+import type { Target } from "../target/types.js";
+import { defaultEngine } from "./defaults.js";
+import type { Engine } from "./engine.js";
+import { LeaderElector } from "./leader.js";
+import { jsonLogger, type Logger } from "./log.js";
+import { ReconcileLoop } from "./loop.js";
+import { createMetrics, type ReconcilerMetrics } from "./metrics.js";
+import { newPassState, runPass, type PassDeps, type PassResult } from "./pass.js";
+import type { ClusterRun } from "./cluster.js";
+import { startServer, type RunningServer } from "./server.js";
+import type { Shard } from "./shard.js";
+import { FolderSource, GitSource, isRemote, type Source } from "./source.js";
+import { DirStatusStore, KubeStatusStore, type StatusStore } from "./status-store.js";
+
+export interface ReconcilerConfig {
+  /** Remote URL (http/https) or local folder. */
+  repo: string;
+  /** Branch or tag of a remote. */
+  branch: string;
+  /** `kube` or `dir:PATH`. */
+  target: string;
+  kubeconfig?: string;
+  context?: string;
+  /** Token or `user:password` file for the remote (else VC_GIT_TOKEN / VC_GIT_USERNAME + VC_GIT_PASSWORD). */
+  gitCredentialsFile?: string;
+  /** Where remotes are mirrored (default `.vc-cache/git`). */
+  cacheDir?: string;
+  intervalMs: number;
+  resyncMs: number;
+  listen?: string;
+  webhookSecretFile?: string;
+  leaderElect: boolean;
+  leaseNamespace?: string;
+  identity?: string;
+  shard?: Shard;
+  allowMassPrune: boolean;
+  concurrency?: number;
+  logger?: Logger;
+  engine?: Engine;
+  onCluster?: (run: ClusterRun) => void;
+  onPass?: ConstructorParameters<typeof ReconcileLoop>[1]["onPass"];
+}
+
+/** The status store that belongs with a target: ConfigMaps on a live host, files in a dir: folder. */
+export function statusStoreFor(target: Target): StatusStore {
+  if (target instanceof KubeTarget) return new KubeStatusStore(target.client);
+  if (target instanceof DirTarget) return new DirStatusStore(target.root);
+  throw new Error(`no status store for target ${target.description}`);
+}
+
+/** The source of a `--repo` value: a mirrored remote or a local folder. */
+export function openSource(cfg: Pick<ReconcilerConfig, "repo" | "branch" | "gitCredentialsFile" | "cacheDir">): Source {
+  if (!isRemote(cfg.repo)) return new FolderSource(cfg.repo);
+  const key = createHash("sha256").update(`${cfg.repo}#${cfg.branch}`).digest("hex").slice(0, 16);
+  const dir = join(resolve(cfg.cacheDir ?? ".vc-cache/git"), key);
+  return new GitSource({ url: cfg.repo, dir, ref: cfg.branch, credential: loadGitCredential({ file: cfg.gitCredentialsFile }) });
+}
+
+export interface Reconciler {
+  deps: PassDeps;
+  metrics: ReconcilerMetrics;
+  loop: ReconcileLoop;
+  elector?: LeaderElector;
+  server?: RunningServer;
+  close(): Promise<void>;
+}
+
+interface Assembled {
+  deps: PassDeps;
+  target: Target;
+  elector?: LeaderElector;
+  /** Set by the loop's owner: called when leadership changes. */
+  hooks: { onLeading: (leading: boolean) => void };
+}
+
+async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Promise<Assembled> {
+  const hooks = { onLeading: (_leading: boolean): void => {} };
+  const logger = cfg.logger ?? jsonLogger();
+  const source = openSource(cfg);
+  const target = await openTarget(cfg.target, { kubeconfig: cfg.kubeconfig, context: cfg.context });
+  let elector: LeaderElector | undefined;
+  if (cfg.leaderElect) {
+    const client = target instanceof KubeTarget ? target.client : KubeClient.open({ kubeconfig: cfg.kubeconfig, context: cfg.context });
+    elector = new LeaderElector({
+      client,
+      namespace: cfg.leaseNamespace ?? process.env.POD_NAMESPACE ?? "vc-system",
+      name: cfg.shard && cfg.shard.count > 1 ? `vc-reconciler-shard-${cfg.shard.index}-of-${cfg.shard.count}` : "vc-reconciler",
+      identity: cfg.identity ?? process.env.POD_NAME ?? hostname(),
+      logger,
+      onChange: (leading) => {
+        metrics.leader.set(leading ? 1 : 0);
+        hooks.onLeading(leading);
+      },
+    });
+  }
+  const deps: PassDeps = {
+    engine: cfg.engine ?? defaultEngine,
+    target,
+    store: statusStoreFor(target),
+    allowMassPrune: cfg.allowMassPrune,
+    mayWrite: elector ? () => elector.isLeader : () => true,
+    source,
+    logger,
+    metrics,
+    shard: cfg.shard,
+    concurrency: cfg.concurrency,
+    onCluster: cfg.onCluster,
+  };
+  return { deps, target, elector, hooks };
+}
+
+/** One full pass and done (`vc reconcile --once`). */
+export async function reconcileOnce(cfg: ReconcilerConfig): Promise<PassResult> {
+  const metrics = createMetrics({ defaults: false });
+  const { deps, target } = await assemble({ ...cfg, leaderElect: false }, metrics);
+  try {
+    return await runPass(deps, newPassState(), { kind: "full" });
+  } finally {
+    await target.close();
+  }
+}
+
+/** Starts the long-running reconciler: loop, optional leader election and HTTP server. */
+export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler> {
+  const metrics = createMetrics();
+  const { deps, target, elector, hooks } = await assemble(cfg, metrics);
+  const loop = new ReconcileLoop(deps, {
+    intervalMs: cfg.intervalMs,
+    resyncMs: cfg.resyncMs,
+    watch: !isRemote(cfg.repo),
+    onPass: (r) => {
+      updateResultGauge(metrics, loop);
+      cfg.onPass?.(r);
+    },
+  });
+  let server: RunningServer | undefined;
+  if (cfg.listen) {
+    const secret = cfg.webhookSecretFile ? readFileSync(cfg.webhookSecretFile, "utf8").trim() : process.env.VC_WEBHOOK_SECRET || undefined;
+    server = await startServer(cfg.listen, {
+      registry: metrics.registry,
+      ready: () => loop.ready || (elector !== undefined && !elector.isLeader),
+      healthy: () => loop.healthy,
+      webhookSecret: secret,
+      ref: cfg.branch,
+      onPush: () => loop.trigger({ kind: "incremental" }),
+      logger: deps.logger,
+    });
+    deps.logger.info("listening", { url: server.url });
+  }
+  if (elector) {
+    hooks.onLeading = (leading) => {
+      if (leading) loop.trigger({ kind: "full" });
+    };
+    elector.start();
+  }
+  await loop.start();
+  deps.logger.info("reconciler started", { source: deps.source.description, target: target.description, shard: cfg.shard, leaderElect: !!elector });
+  return {
+    deps,
+    metrics,
+    loop,
+    elector,
+    server,
+    async close() {
+      await loop.stop();
+      await elector?.stop();
+      await server?.close();
+      await target.close();
+    },
+  };
+}
+
+function updateResultGauge(metrics: ReconcilerMetrics, loop: ReconcileLoop): void {
+  const counts = new Map<string, number>();
+  for (const s of loop.state.statuses.values()) if (s.result) counts.set(s.result, (counts.get(s.result) ?? 0) + 1);
+  metrics.clustersByResult.reset();
+  for (const [result, n] of counts) metrics.clustersByResult.set({ result }, n);
+}
