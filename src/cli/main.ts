@@ -7,6 +7,7 @@ import { register as registerDiff } from "./diff.js";
 import { register as registerApply } from "./apply.js";
 import { register as registerConnect } from "./connect.js";
 import { register as registerDoctor } from "./doctor.js";
+import { register as registerReconcile } from "./reconcile.js";
 
 export function buildProgram(): Command {
   const program = new Command("vc")
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerApply(program);
   registerConnect(program);
   registerDoctor(program);
+  registerReconcile(program);
   return program;
 }
 
