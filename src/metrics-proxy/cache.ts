@@ -1,8 +1,12 @@
 // A time-bounded cache of host answers whose concurrent misses share one in-flight load.
 
 export interface CacheStats {
+  /** Answered from a fresh entry. */
   hit(key: string): void;
+  /** Started a host load. */
   miss(key: string): void;
+  /** Joined a load already in flight. */
+  shared(key: string): void;
 }
 
 interface Entry<V> {
@@ -31,9 +35,12 @@ export class TtlCache<V> {
       this.stats?.hit(key);
       return entry.value;
     }
-    this.stats?.miss(key);
     const pending = this.inFlight.get(key);
-    if (pending) return pending;
+    if (pending) {
+      this.stats?.shared(key);
+      return pending;
+    }
+    this.stats?.miss(key);
     const started = this.now();
     const promise = (async () => {
       try {

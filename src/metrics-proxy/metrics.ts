@@ -27,7 +27,7 @@ export class ProxyMetrics {
     });
     this.cache = new Counter({
       name: "vc_metrics_proxy_cache_requests_total",
-      help: "Reads of the host metrics cache by cache (pods, nodes, core-nodes) and result (hit or miss).",
+      help: "Reads of the host metrics cache by cache (pods, nodes, core-nodes) and result (hit: fresh entry; miss: started a host request; shared: joined one in flight).",
       labelNames: ["cache", "result"],
       registers,
     });
@@ -53,6 +53,7 @@ export class ProxyMetrics {
     return {
       hit: (key) => this.cache.inc({ cache: key, result: "hit" }),
       miss: (key) => this.cache.inc({ cache: key, result: "miss" }),
+      shared: (key) => this.cache.inc({ cache: key, result: "shared" }),
     };
   }
 

@@ -4,8 +4,8 @@ import { TtlCache } from "../../src/metrics-proxy/cache.js";
 describe("metrics-proxy cache", () => {
   it("shares one load among concurrent misses and serves hits until the TTL", async () => {
     let now = 0;
-    const counts = { hit: 0, miss: 0 };
-    const cache = new TtlCache<number>(1000, { hit: () => counts.hit++, miss: () => counts.miss++ }, () => now);
+    const counts = { hit: 0, miss: 0, shared: 0 };
+    const cache = new TtlCache<number>(1000, { hit: () => counts.hit++, miss: () => counts.miss++, shared: () => counts.shared++ }, () => now);
     let loads = 0;
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -22,7 +22,7 @@ describe("metrics-proxy cache", () => {
     expect(await cache.get("k", load)).to.equal(1);
     now = 1000;
     expect(await cache.get("k", load)).to.equal(2);
-    expect(counts).to.deep.equal({ hit: 1, miss: 4 });
+    expect(counts).to.deep.equal({ hit: 1, miss: 2, shared: 2 });
   });
 
   it("does not cache failures", async () => {
