@@ -1,0 +1,84 @@
+// `vc status [--cluster NAME]`: the reconcile status of each cluster as kept on the target (ConfigMap vc-status or dir: file).
+import { Option, type Command } from "commander";
+import type { ClusterStatus } from "../reconciler/status.js";
+import { statusStoreFor } from "../reconciler/service.js";
+import { openTarget, TargetSpecError } from "../target/index.js";
+import { DEFAULT_TARGET } from "../target/types.js";
+import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
+
+interface StatusFlags {
+  cluster?: string;
+  target: string;
+  kubeconfig?: string;
+  context?: string;
+  output: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command("status")
+    .description("Show each cluster's reconcile status: last applied and attempted revision, result, message, recent reconciliations")
+    .option("--cluster <name>", "only this cluster, with its last reconciliations")
+    .option("--target <target>", "kube (the host of the kubeconfig context) or dir:PATH", DEFAULT_TARGET)
+    .option("--kubeconfig <file>", "kubeconfig file")
+    .option("--context <name>", "kubeconfig context")
+    .addOption(new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table"))
+    .addHelpText("after", "\nExit status: 0 every cluster applied or suspended, 1 a cluster is invalid, failed or blocked, 2 runtime failure.")
+    .action(action(async (flags: StatusFlags) => runStatus(flags)));
+}
+
+async function runStatus(flags: StatusFlags): Promise<number> {
+  const format = parseOutputFormat(flags.output, ["table", "json", "yaml"] as const);
+  let target;
+  try {
+    target = await openTarget(flags.target, { kubeconfig: flags.kubeconfig, context: flags.context });
+  } catch (err) {
+    throw new UserError((err as Error).message);
+  }
+  try {
+    let statuses = await statusStoreFor(target).list();
+    if (flags.cluster) {
+      statuses = statuses.filter((s) => s.cluster === flags.cluster);
+      if (statuses.length === 0) throw new UserError(`no status for cluster ${flags.cluster} on ${target.description}: it has not been reconciled there`, EXIT.invalid);
+    }
+    if (format === "table") process.stdout.write(flags.cluster ? formatDetail(statuses[0]!) : formatTable(statuses));
+    else process.stdout.write(formatData(flags.cluster ? statuses[0] : statuses, format));
+    return statuses.some((s) => s.result === "invalid" || s.result === "failed" || s.result === "blocked") ? EXIT.invalid : EXIT.ok;
+  } catch (err) {
+    if (err instanceof TargetSpecError) throw new UserError(err.message);
+    throw err;
+  } finally {
+    await target.close();
+  }
+}
+
+const short = (sha: string | undefined): string => (sha ? sha.slice(0, 12) : "-");
+
+/** Aligned columns; the last column is not padded. */
+export function columns(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n") + "\n";
+}
+
+export function formatTable(statuses: ClusterStatus[]): string {
+  if (statuses.length === 0) return "no cluster has been reconciled on this target\n";
+  const rows = [["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "ATTEMPTED", "LAST ATTEMPT", "MESSAGE"]];
+  for (const s of statuses) {
+    rows.push([s.cluster, s.hostNamespace, s.suspendedBy ? "suspended" : (s.result ?? "-"), short(s.lastAppliedRevision), short(s.lastAttemptedRevision), s.lastAttemptTime ?? "-", s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? "")]);
+  }
+  return columns(rows);
+}
+
+export function formatDetail(s: ClusterStatus): string {
+  let out = `cluster:           ${s.cluster}\nhost namespace:    ${s.hostNamespace}\nresult:            ${s.result ?? "-"}\nmessage:           ${s.message ?? ""}\n`;
+  out += `applied revision:  ${s.lastAppliedRevision ?? "-"}${s.lastAppliedTime ? ` (${s.lastAppliedTime})` : ""}\n`;
+  out += `attempted:         ${s.lastAttemptedRevision ?? "-"}${s.lastAttemptTime ? ` (${s.lastAttemptTime})` : ""}\n`;
+  if (s.suspendedBy) out += `suspended by:      ${s.suspendedBy}\n`;
+  if (s.history.length === 0) return out;
+  const rows = [["REVISION", "TIME", "DURATION", "RESULT", "CREATED", "UPDATED", "DELETED", "UNCHANGED", "FAILED", "MESSAGE"]];
+  for (const r of s.history) {
+    const c = r.counts;
+    rows.push([short(r.revision), r.time, `${r.durationMs}ms`, r.result, String(c.created), String(c.updated), String(c.deleted), String(c.unchanged), String(c.failed), r.message ?? ""]);
+  }
+  return `${out}\n${columns(rows)}`;
+}
