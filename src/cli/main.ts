@@ -8,6 +8,8 @@ import { register as registerApply } from "./apply.js";
 import { register as registerConnect } from "./connect.js";
 import { register as registerDoctor } from "./doctor.js";
 import { register as registerReconcile } from "./reconcile.js";
+import { register as registerStatus } from "./status.js";
+import { register as registerHistory } from "./history.js";
 
 export function buildProgram(): Command {
   const program = new Command("vc")
@@ -23,6 +25,8 @@ export function buildProgram(): Command {
   registerConnect(program);
   registerDoctor(program);
   registerReconcile(program);
+  registerStatus(program);
+  registerHistory(program);
   return program;
 }
 
