@@ -1,0 +1,75 @@
+// Bearer-token users and simple RBAC-like rules: 401 for unknown tokens, 403 (worded like upstream) when no rule allows.
+import { qualified, ApiError } from "./status.js";
+
+export interface Rule {
+  verbs: string[];
+  apiGroups: string[];
+  /** Resource names, "*", or "plural/subresource" (e.g. "pods/log"). */
+  resources: string[];
+  /** Namespaces the rule applies in; absent: every namespace and cluster scope. */
+  namespaces?: string[];
+}
+
+export interface User {
+  name: string;
+  /** undefined: full access. */
+  rules?: Rule[];
+}
+
+export interface Access {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+}
+
+export class Auth {
+  private readonly users = new Map<string, User>();
+
+  constructor(
+    private readonly adminToken = "admin",
+    private readonly anonymous: "admin" | "reject" = "admin",
+  ) {
+    this.users.set(adminToken, { name: adminToken });
+  }
+
+  addUser(token: string, rules: Rule[] | undefined, name = token): void {
+    this.users.set(token, rules ? { name, rules } : { name });
+  }
+
+  /** The user of an Authorization header; throws 401 when unknown (or missing, unless anonymous requests act as admin). */
+  authenticate(header: string | undefined): User {
+    if (header === undefined && this.anonymous === "admin") return this.users.get(this.adminToken)!;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+    const user = m ? this.users.get(m[1]!) : undefined;
+    if (!user) throw new ApiError(401, "Unauthorized", "Unauthorized");
+    return user;
+  }
+
+  allowed(user: User, a: Access): boolean {
+    if (!user.rules) return true;
+    const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+    return user.rules.some(
+      (r) =>
+        (r.verbs.includes("*") || r.verbs.includes(a.verb)) &&
+        (r.apiGroups.includes("*") || r.apiGroups.includes(a.group)) &&
+        (r.resources.includes("*") || r.resources.includes(resource) || (a.subresource !== undefined && r.resources.includes(`${a.resource}/*`))) &&
+        (r.namespaces === undefined || (a.namespace !== undefined && r.namespaces.includes(a.namespace))),
+    );
+  }
+
+  /** Throws the upstream 403 when the user may not do this. */
+  authorize(user: User, a: Access): void {
+    if (this.allowed(user, a)) return;
+    const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+    const subject = a.name ? `${qualified(a.resource, a.group)} "${a.name}"` : qualified(a.resource, a.group);
+    const scope = a.namespace !== undefined ? `in the namespace "${a.namespace}"` : "at the cluster scope";
+    const message = `${subject} is forbidden: User "${user.name}" cannot ${a.verb} resource "${resource}" in API group "${a.group}" ${scope}`;
+    const details: { name?: string; group?: string; kind: string } = { kind: a.resource };
+    if (a.name) details.name = a.name;
+    if (a.group) details.group = a.group;
+    throw new ApiError(403, message, "Forbidden", details);
+  }
+}

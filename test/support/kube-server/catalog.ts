@@ -1,0 +1,58 @@
+// The resources the test server serves: the shared kind catalogue plus verbs, categories and the metrics.k8s.io alias.
+import { RESOURCES, apiVersionOf, METRICS_GROUP, METRICS_VERSION, type ResourceType } from "../../../src/kube/resources.js";
+
+export interface Served extends ResourceType {
+  apiVersion: string;
+  verbs: string[];
+  categories?: string[];
+  /** The List kind, e.g. "PodList". */
+  listKind: string;
+}
+
+const WRITE_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+const READ_VERBS = ["get", "list"];
+const ALL_CATEGORY = new Set(["Pod", "Service", "Deployment", "StatefulSet"]);
+
+export const METRICS_K8S_GROUP = "metrics.k8s.io";
+
+function served(r: ResourceType): Served {
+  const s: Served = { ...r, apiVersion: apiVersionOf(r), verbs: r.readOnly ? READ_VERBS : WRITE_VERBS, listKind: `${r.kind}List` };
+  if (ALL_CATEGORY.has(r.kind) && r.group !== METRICS_GROUP) s.categories = ["all"];
+  return s;
+}
+
+/** Every served resource; the metrics kinds appear under both metrics.orch.io and metrics.k8s.io. */
+export const SERVED: readonly Served[] = [
+  ...RESOURCES.map(served),
+  ...RESOURCES.filter((r) => r.group === METRICS_GROUP).map((r) => served({ ...r, group: METRICS_K8S_GROUP, version: METRICS_VERSION })),
+];
+
+export function isMetricsGroup(group: string): boolean {
+  return group === METRICS_GROUP || group === METRICS_K8S_GROUP;
+}
+
+const byPath = new Map(SERVED.map((r) => [`${r.group}/${r.version}/${r.plural}`, r]));
+const byKind = new Map(SERVED.map((r) => [`${r.apiVersion}/${r.kind}`, r]));
+
+export function servedByPlural(group: string, version: string, plural: string): Served | undefined {
+  return byPath.get(`${group}/${version}/${plural}`);
+}
+
+export function servedByKind(apiVersion: string, kind: string): Served | undefined {
+  return byKind.get(`${apiVersion}/${kind}`);
+}
+
+/** group -> versions served, in catalogue order. */
+export function groupVersions(): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const r of SERVED) {
+    const versions = groups.get(r.group) ?? [];
+    if (!versions.includes(r.version)) versions.push(r.version);
+    groups.set(r.group, versions);
+  }
+  return groups;
+}
+
+export function resourcesIn(group: string, version: string): Served[] {
+  return SERVED.filter((r) => r.group === group && r.version === version);
+}

@@ -1,0 +1,251 @@
+// The HTTP request handler: faults, authentication, request log, then discovery, metrics, logs and object verbs.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { KubeObject } from "../../../src/kube/object.js";
+import type { Auth, User } from "./auth.js";
+import { isMetricsGroup, servedByPlural, type Served } from "./catalog.js";
+import { aggregatedDiscovery, AGGREGATED_CONTENT_TYPE, apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./discovery.js";
+import type { Faults } from "./faults.js";
+import { parseBody, readBody, sendError, sendJson, sendText, wantsAggregatedDiscovery, wantsTable } from "./http.js";
+import type { PodLogs } from "./logs.js";
+import { defaultManager } from "./managed.js";
+import type { MetricsApi } from "./metrics-api.js";
+import type { Objects, WriteOptions } from "./objects.js";
+import type { OpenApi } from "./openapi.js";
+import type { RequestLog, LoggedRequest } from "./request-log.js";
+import { requestInfo, type RequestInfo } from "./router.js";
+import { scaleOf, writeScale } from "./scale.js";
+import { ApiError, badRequest, REASONS, successStatus } from "./status.js";
+import { jsonOf, type Store } from "./store.js";
+import { toTable } from "./table.js";
+import { startWatch } from "./watch.js";
+import { methodNotAllowed } from "./validate.js";
+
+export interface HandlerDeps {
+  store: Store;
+  objects: Objects;
+  auth: Auth;
+  faults: Faults;
+  log: RequestLog;
+  metrics: MetricsApi;
+  logs: PodLogs;
+  openapi: OpenApi;
+  hostPort: () => string;
+  /** Open watch streams, ended on close. */
+  watches: Set<() => void>;
+  onUpgrade?: undefined;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handle(deps, req, res).catch((err: unknown) => {
+      const e = err instanceof ApiError ? err : new ApiError(500, `Internal error occurred: ${(err as Error)?.message ?? String(err)}`, "InternalError");
+      if (!res.headersSent) sendError(res, e);
+      else res.end();
+    });
+  };
+}
+
+async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const method = (req.method ?? "GET").toUpperCase();
+  const info = requestInfo(method, url.pathname, url.searchParams);
+  const entry: LoggedRequest = { method, path: url.pathname, query: url.search.replace(/^\?/, ""), status: 0, verb: info.verb };
+  if (info.resource) entry.resource = info.resource;
+  if (info.subresource) entry.subresource = info.subresource;
+  if (info.namespace) entry.namespace = info.namespace;
+  if (info.name) entry.name = info.name;
+  deps.log.add(entry);
+  res.on("finish", () => {
+    entry.status = res.statusCode;
+  });
+
+  for (const fault of deps.faults.match(method, url.pathname)) {
+    if (fault.latencyMs) await sleep(fault.latencyMs);
+    if (fault.reset) {
+      entry.status = 0;
+      req.socket.destroy();
+      return;
+    }
+    if (fault.status !== undefined) {
+      const headers: Record<string, string> = {};
+      if (fault.retryAfterSeconds !== undefined) headers["Retry-After"] = String(fault.retryAfterSeconds);
+      if (fault.body !== undefined) {
+        for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+        sendText(res, fault.status, fault.body, "application/json");
+        return;
+      }
+      const message = fault.status === 429 ? "Too many requests, please try again later." : `injected fault: ${REASONS[fault.status] ?? fault.status}`;
+      const details = fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
+      sendError(res, new ApiError(fault.status, message, REASONS[fault.status] ?? "Unknown", details), headers);
+      return;
+    }
+  }
+
+  const user = deps.auth.authenticate(req.headers.authorization);
+  entry.user = user.name;
+  if (!info.isResource) return serveNonResource(deps, req, res, url.pathname);
+  await serveResource(deps, req, res, info, url.searchParams, user);
+}
+
+function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, path: string): void {
+  const p = path.replace(/\/+$/, "") || "/";
+  const accept = req.headers.accept;
+  const metricsOn = deps.metrics.available;
+  if (p === "/version") return sendJson(res, 200, versionInfo());
+  if (p === "/healthz" || p === "/livez" || p === "/readyz") return sendText(res, 200, "ok");
+  if (p === "/api") {
+    if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(true, metricsOn), AGGREGATED_CONTENT_TYPE);
+    return sendJson(res, 200, apiVersions(deps.hostPort()));
+  }
+  if (p === "/apis") {
+    if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(false, metricsOn), AGGREGATED_CONTENT_TYPE);
+    return sendJson(res, 200, apiGroupList(metricsOn));
+  }
+  const parts = p.split("/").filter(Boolean);
+  if (parts[0] === "api" && parts.length === 2) {
+    const doc = apiResourceList("", parts[1]!, metricsOn);
+    if (doc) return sendJson(res, 200, doc);
+  }
+  if (parts[0] === "apis" && parts.length === 2) {
+    const doc = apiGroup(parts[1]!, metricsOn);
+    if (doc) return sendJson(res, 200, doc);
+  }
+  if (parts[0] === "apis" && parts.length === 3) {
+    const doc = apiResourceList(parts[1]!, parts[2]!, metricsOn);
+    if (doc) return sendJson(res, 200, doc);
+    if (!metricsOn && isMetricsGroup(parts[1]!)) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
+  }
+  if (parts[0] === "openapi") {
+    const doc = deps.openapi.serve(p);
+    if (doc !== undefined) {
+      res.writeHead(200, { "Content-Type": doc.contentType, "Content-Length": Buffer.byteLength(doc.body) });
+      res.end(doc.body);
+      return;
+    }
+  }
+  throw new ApiError(404, "the server could not find the requested resource", "NotFound");
+}
+
+/** A create/update body: JSON or YAML; protobuf (which typed kubectl commands such as `kubectl create configmap` send) is refused. */
+async function readObject(req: IncomingMessage): Promise<unknown> {
+  const type = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
+  if (type.includes("protobuf") || type.includes("cbor")) {
+    throw new ApiError(415, `the test server accepts application/json and application/yaml bodies only, not ${type} (kubectl create <kind> sends protobuf: use kubectl create -f or kubectl apply)`, "UnsupportedMediaType");
+  }
+  return parseBody(await readBody(req), type.includes("yaml"));
+}
+
+function listMeta(rv: string, cont?: string, remaining?: number): Record<string, unknown> {
+  const m: Record<string, unknown> = { resourceVersion: rv };
+  if (cont) m.continue = cont;
+  if (remaining !== undefined) m.remainingItemCount = remaining;
+  return m;
+}
+
+function writeOptions(req: IncomingMessage, query: URLSearchParams): WriteOptions {
+  const dryRun = query.getAll("dryRun");
+  if (dryRun.some((d) => d !== "All")) throw badRequest(`Invalid dryRun value: ${dryRun.join(",")}; only "All" is supported`);
+  return { manager: defaultManager(query.get("fieldManager"), req.headers["user-agent"]), dryRun: dryRun.length > 0 };
+}
+
+async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams, user: User): Promise<void> {
+  const served = servedByPlural(info.group, info.version, info.resource ?? "");
+  if (!served) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
+  if (isMetricsGroup(served.group) && !deps.metrics.available) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
+  const ns = served.namespaced ? info.namespace : undefined;
+  deps.auth.authorize(user, { verb: info.verb, group: served.group, resource: served.plural, subresource: info.subresource, namespace: ns, name: info.name });
+  const method = (req.method ?? "GET").toUpperCase();
+
+  if (served.readOnly) {
+    if (info.verb !== "get" && info.verb !== "list") throw methodNotAllowed(served, info.verb);
+    return sendJson(res, 200, deps.metrics.serve(served, info.verb, ns, info.name, query));
+  }
+
+  const sub = info.subresource;
+  if (sub !== undefined && !(served.subresources ?? []).includes(sub as never)) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
+  if (sub === "log") {
+    if (info.verb !== "get") throw methodNotAllowed(served, info.verb);
+    return sendText(res, 200, deps.logs.read(ns ?? "", info.name!, query));
+  }
+  if (sub === "scale") {
+    if (info.verb === "get") return sendJson(res, 200, scaleOf(deps.objects.get(served, ns, info.name!).obj));
+    if (method !== "PUT" && method !== "PATCH") throw methodNotAllowed(served, info.verb);
+    const text = await readBody(req);
+    return sendJson(res, 200, writeScale(deps.objects, served, ns, info.name!, method, req.headers["content-type"] ?? "", text, writeOptions(req, query)));
+  }
+
+  switch (info.verb) {
+    case "get": {
+      const e = deps.objects.get(served, ns, info.name!);
+      if (wantsTable(req.headers.accept)) return sendJson(res, 200, toTable(served, [e.obj], { resourceVersion: e.obj.metadata.resourceVersion }, query.get("includeObject")));
+      return sendJson(res, 200, sub === undefined ? jsonOf(e) : e.obj);
+    }
+    case "list":
+      return serveList(deps, req, res, served, ns, query);
+    case "watch": {
+      const table = wantsTable(req.headers.accept);
+      const include = query.get("includeObject");
+      const stop = startWatch(deps.store, res, {
+        served,
+        namespace: ns,
+        query,
+        wire: (o, first) => (table ? toTable(served, [o], { resourceVersion: o.metadata.resourceVersion }, include, first) : o),
+      });
+      deps.watches.add(stop);
+      res.on("close", () => deps.watches.delete(stop));
+      return;
+    }
+    case "create": {
+      if (info.name !== undefined) throw methodNotAllowed(served, "create");
+      const opts = writeOptions(req, query);
+      const body = await readObject(req);
+      return sendJson(res, 201, deps.objects.create(served, ns, body, opts));
+    }
+    case "update": {
+      const opts = { ...writeOptions(req, query), subresource: sub };
+      const body = await readObject(req);
+      return sendJson(res, 200, deps.objects.update(served, ns, info.name!, body, opts));
+    }
+    case "patch": {
+      const opts = { ...writeOptions(req, query), subresource: sub, force: query.get("force") === "true", fieldManager: query.get("fieldManager") };
+      const text = await readBody(req);
+      const { obj, created } = deps.objects.patch(served, ns, info.name!, req.headers["content-type"] ?? "", text, opts);
+      return sendJson(res, created ? 201 : 200, obj);
+    }
+    case "delete": {
+      const text = await readBody(req);
+      const body = (text.trim() ? parseBody(text) : {}) as { propagationPolicy?: string; dryRun?: string[]; preconditions?: { uid?: string; resourceVersion?: string }; orphanDependents?: boolean };
+      const policy = query.get("propagationPolicy") ?? body.propagationPolicy ?? (body.orphanDependents ? "Orphan" : undefined);
+      const dryRun = writeOptions(req, query).dryRun || (body.dryRun ?? []).includes("All");
+      const deleted = deps.objects.delete(served, ns, info.name!, { propagationPolicy: policy, dryRun, preconditions: body.preconditions });
+      if (served.kind === "Namespace" || served.kind === "Pod") return sendJson(res, 200, deleted);
+      return sendJson(res, 200, successStatus({ name: deleted.metadata.name, group: served.group, kind: served.plural, uid: String(deleted.metadata.uid) }));
+    }
+    case "deletecollection": {
+      const dryRun = writeOptions(req, query).dryRun;
+      const { entries } = deps.objects.list(served, ns, query);
+      const deleted: KubeObject[] = [];
+      for (const e of entries) {
+        if (!deps.store.get(e.kindKey, e.obj.metadata.namespace ?? "", e.obj.metadata.name)) continue;
+        deleted.push(deps.objects.delete(served, e.obj.metadata.namespace, e.obj.metadata.name, { propagationPolicy: query.get("propagationPolicy") ?? undefined, dryRun }));
+      }
+      return sendJson(res, 200, { kind: served.listKind, apiVersion: served.apiVersion, metadata: { resourceVersion: String(deps.store.resourceVersion) }, items: deleted });
+    }
+    default:
+      throw methodNotAllowed(served, info.verb);
+  }
+}
+
+function serveList(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, served: Served, ns: string | undefined, query: URLSearchParams): void {
+  const result = deps.objects.list(served, ns, query);
+  const meta = listMeta(result.resourceVersion, result.continue, result.remainingItemCount);
+  if (wantsTable(req.headers.accept)) {
+    return sendJson(res, 200, toTable(served, result.entries.map((e) => e.obj), meta, query.get("includeObject")));
+  }
+  // Serialise each stored object once (cached on the entry) and splice the strings together.
+  const head = `{"kind":${JSON.stringify(served.listKind)},"apiVersion":${JSON.stringify(served.apiVersion)},"metadata":${JSON.stringify(meta)},"items":[`;
+  const body = head + result.entries.map(jsonOf).join(",") + "]}";
+  sendText(res, 200, body, "application/json");
+}
