@@ -14,7 +14,9 @@ export interface BenchContext {
 type Suite = { name: string; load: () => Promise<{ run(ctx: BenchContext): Promise<void> }> };
 
 // Suites register here, one line each.
-const SUITES: Suite[] = [];
+const SUITES: Suite[] = [
+  { name: "render", load: () => import("./render.js") },
+];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {
   const times: number[] = [];

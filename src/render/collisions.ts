@@ -1,5 +1,5 @@
 // Finds host objects rendered twice under one identity (names with "-x-" can translate alike): an error, never applied.
-import { type KubeObject, describeRef, objectKey } from "../kube/object.js";
+import { type KubeObject, describeRef } from "../kube/object.js";
 import type { Diagnostic } from "../model/diagnostic.js";
 import { ANNOTATIONS } from "../translate/index.js";
 
@@ -11,12 +11,12 @@ function origin(o: KubeObject): string {
   return name !== undefined ? `${ns}/${name} in ${file}` : file;
 }
 
-/** One error per object whose identity (group, kind, namespace, name) an earlier object already has. */
+/** One error per object whose identity (apiVersion, kind, namespace, name) an earlier object already has. */
 export function findCollisions(objects: readonly KubeObject[]): Diagnostic[] {
   const seen = new Map<string, KubeObject>();
   const out: Diagnostic[] = [];
   for (const o of objects) {
-    const key = objectKey(o);
+    const key = `${o.apiVersion}/${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
     const first = seen.get(key);
     if (!first) {
       seen.set(key, o);

@@ -38,13 +38,24 @@ export function compareObjects(a: KubeObject, b: KubeObject): number {
   );
 }
 
-/** A copy with every object's keys in sorted order (arrays keep their order). */
+/** A copy with every object's keys in sorted order (arrays keep their order; undefined members are dropped). */
 export function sortKeysDeep<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(sortKeysDeep) as T;
   if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    const arr = new Array(value.length);
+    for (let i = 0; i < value.length; i++) arr[i] = sortKeysDeep(value[i]);
+    return arr as T;
+  }
   const src = value as Record<string, unknown>;
+  const keys = Object.keys(src);
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) {
+      keys.sort();
+      break;
+    }
+  }
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(src).sort()) {
+  for (const k of keys) {
     const v = src[k];
     if (v !== undefined) out[k] = sortKeysDeep(v);
   }

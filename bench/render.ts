@@ -1,0 +1,76 @@
+// Benchmark: validate + render of a 1,000-cluster fleet (20 mesh manifests each) against bare js-yaml parsing of the same files.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadAll } from "js-yaml";
+import { renderSpecs } from "../src/render/fleet.js";
+import { toYamlStream } from "../src/render/output.js";
+import { loadAndValidate, validSpecs } from "../src/validate/index.js";
+import type { ClusterSpec } from "../src/model/cluster.js";
+import type { BenchContext } from "./run.js";
+import { generateFleet } from "./fleet.js";
+
+const CLUSTERS = Number(process.env.VC_BENCH_CLUSTERS ?? 1000);
+const MESH = 20;
+const RUNS = 5;
+
+function yamlFiles(dir: string, out: string[] = []): string[] {
+  for (const ent of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, ent.name);
+    if (ent.isDirectory()) yamlFiles(p, out);
+    else if (ent.name.endsWith(".yaml") || ent.name.endsWith(".yml")) out.push(p);
+  }
+  return out;
+}
+
+const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export async function run(ctx: BenchContext): Promise<void> {
+  const root = join(ctx.workDir, "render-fleet");
+  await generateFleet(root, { clusters: CLUSTERS, meshPerCluster: MESH });
+  const files = yamlFiles(join(root, "clusters")).sort();
+
+  const bare = (): void => {
+    for (const f of files) loadAll(readFileSync(f, "utf8"));
+  };
+  let specs: ClusterSpec[] = [];
+  let objects = 0;
+  let rendered = 0;
+  let diagnostics = -1;
+  const validateOnly = async (): Promise<void> => {
+    specs = validSpecs(await loadAndValidate(root));
+  };
+  const renderOnly = (): void => {
+    const fleet = renderSpecs(specs, "0123456789abcdef0123456789abcdef01234567");
+    objects = fleet.clusters.reduce((n, c) => n + c.objects.length, 0);
+    rendered = fleet.clusters.length;
+    diagnostics = fleet.diagnostics.length;
+  };
+  const full = async (): Promise<void> => {
+    await validateOnly();
+    renderOnly();
+  };
+  // Warm every path (JIT, compiled schemas, page cache), then alternate so noise hits all alike.
+  bare();
+  await full();
+  const bareTimes: number[] = [];
+  const fullTimes: number[] = [];
+  const renderTimes: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    bareTimes.push(await ctx.median(1, bare));
+    fullTimes.push(await ctx.median(1, full));
+    renderTimes.push(await ctx.median(1, renderOnly));
+  }
+  const bareMs = med(bareTimes);
+  const fullMs = med(fullTimes);
+  const renderMs = med(renderTimes);
+  const streamMs = await ctx.median(3, () => {
+    for (const s of specs) toYamlStream(renderSpecs([s], "r").clusters[0]?.objects ?? []);
+  });
+  ctx.report("fleet", `${CLUSTERS} clusters x ${MESH} mesh manifests, ${files.length} files; ${rendered} rendered to ${objects} objects`);
+  ctx.report("render diagnostics on the generated fleet", diagnostics, "", "expected 0");
+  ctx.report("bare js-yaml parse (read + loadAll)", bareMs, "ms", `median of ${RUNS}`);
+  ctx.report("render alone (renderSpecs)", renderMs, "ms", `median of ${RUNS}`);
+  ctx.report("validate + render", fullMs, "ms", `median of ${RUNS}`);
+  ctx.report("validate + render / bare parse", fullMs / bareMs, "x", "target <= 2");
+  ctx.report("render + YAML stream output", streamMs, "ms", "median of 3; what vc render prints");
+}
