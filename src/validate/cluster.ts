@@ -55,10 +55,6 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
 
   // cluster.yaml (optional).
   let settings: ClusterSettings | undefined = { namespace: defaultHostNamespace(name), suspend: false, prune: true };
-  if (name.length > MAX_CLUSTER_NAME) {
-    settings = undefined;
-    diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `cluster name "${name}" is longer than ${MAX_CLUSTER_NAME} characters: its host namespace vc-${name} would not be a valid name`));
-  }
   if (files.clusterFile) {
     const doc = singleMapping(realRoot, files.clusterFile, "cluster.yaml", diagnostics);
     if (doc) {
@@ -72,6 +68,11 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
     } else {
       settings = undefined;
     }
+  }
+
+  if (settings && settings.namespace.length > 63) {
+    settings = undefined;
+    diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `cluster name "${name}" is longer than ${MAX_CLUSTER_NAME} characters: its default host namespace vc-${name} is not a valid name; set namespace in cluster.yaml`));
   }
 
   // Mesh manifests.

@@ -1,5 +1,5 @@
 // Values files: schema checks per file, layering into effective values with the schema's defaults, and the standalone check for `vc create -f`.
-import type { Diagnostic } from "../model/diagnostic.js";
+import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { Values } from "../model/values.js";
 import { deepMerge, isMapping, layerSetting, type Mapping } from "../repo/merge.js";
 import { parseYaml } from "../repo/yaml.js";
@@ -72,8 +72,8 @@ export function validateValuesDocument(text: string, file: string): Diagnostic[]
   const doc = docs[0];
   if (!isMapping(doc)) return [source.diagnostic({ doc: 0, path: [], at: "value", severity: "error", code: "not-a-mapping", message: `a values file must be a mapping, found ${kindOf(doc)}` })];
   const findings = checkValuesDocument(doc);
-  if (findings.length > 0) return findings.map((f) => source.diagnostic(f));
-  return layerValues([{ source, doc }]).diagnostics;
+  const diagnostics = findings.length > 0 ? findings.map((f) => source.diagnostic(f)) : layerValues([{ source, doc }]).diagnostics;
+  return diagnostics.sort(compareDiagnostics);
 }
 
 export function kindOf(v: unknown): string {

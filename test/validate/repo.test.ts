@@ -1,0 +1,165 @@
+import { expect } from "chai";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateFleet } from "../../bench/fleet.js";
+import { MAX_FILE_BYTES } from "../../src/repo/read.js";
+import { loadAndValidate } from "../../src/validate/index.js";
+import { cleanupRepos, makeRepo, MESH_ON, VS } from "./fixture.js";
+
+const EXAMPLES = new URL("../../", import.meta.url).pathname;
+
+describe("validate: whole repository", () => {
+  after(cleanupRepos);
+
+  it("accepts the example repository, with the specs other stages need", async () => {
+    const r = await loadAndValidate(EXAMPLES);
+    expect(r.diagnostics).to.deep.equal([]);
+    expect(r.clusters.map((c) => c.name)).to.include.members(["bookinfo", "minimal", "platform"]);
+    const bookinfo = r.clusters.find((c) => c.name === "bookinfo")!.spec!;
+    expect(bookinfo.settings).to.deep.equal({ namespace: "team-bookinfo", suspend: false, prune: true });
+    expect(bookinfo.valuesFiles).to.deep.equal(["clusters/bookinfo/values.yaml", "clusters/bookinfo/values.debug.yaml"]);
+    expect(bookinfo.values.controlPlane.statefulSet.env.map((e) => e.name)).to.deep.equal(["DEBUG", "LOG_LEVEL"]);
+    expect(bookinfo.values.controlPlane.statefulSet.resources.requests.cpu).to.equal("500m");
+    expect(new Set(bookinfo.mesh.map((m) => m.object.kind))).to.deep.equal(new Set(["Gateway", "VirtualService", "DestinationRule"]));
+    const minimal = r.clusters.find((c) => c.name === "minimal")!.spec!;
+    expect(minimal.settings.namespace).to.equal("vc-minimal");
+    const platform = r.clusters.find((c) => c.name === "platform")!.spec!;
+    expect(platform.values.integrations.metricsServer.enabled).to.equal(true);
+    expect(platform.values.controlPlane.backingStore.database.external.enabled).to.equal(true);
+  });
+
+  it("accepts a generated fleet without a single diagnostic", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "vc-fleet-"));
+    try {
+      await generateFleet(dir, { clusters: 4, meshPerCluster: 20 });
+      const r = await loadAndValidate(dir);
+      expect(r.diagnostics).to.deep.equal([]);
+      expect(r.clusters.map((c) => c.spec?.mesh.length)).to.deep.equal([20, 20, 20, 20]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("reports every problem of every file in one run, sorted, and keeps valid clusters' specs", async () => {
+    const r = await loadAndValidate(
+      makeRepo({
+        "clusters/good/values.yaml": "{}\n",
+        "clusters/Bad_Name/values.yaml": "{}\n",
+        "clusters/nov/cluster.yaml": "namespace: nov-ns\n",
+        "clusters/typo/values.yaml": "controlPlane:\n  statefulSett: {}\n",
+        "clusters/typo/cluster.yaml": "namespce: x\nprune: maybe\n",
+        "clusters/dup/values.yaml": "a: 1\na: 2\n",
+      }),
+    );
+    expect(r.diagnostics.map((d) => `${d.file}:${d.line}:${d.col}: ${d.severity}: ${d.code}`)).to.deep.equal([
+      "clusters/Bad_Name:0:0: error: cluster-name",
+      "clusters/dup/values.yaml:2:1: error: yaml-duplicate-key",
+      "clusters/nov/values.yaml:0:0: error: missing-values",
+      "clusters/typo/cluster.yaml:1:1: error: schema",
+      "clusters/typo/cluster.yaml:2:1: error: schema",
+      "clusters/typo/values.yaml:2:3: error: schema",
+    ]);
+    const msgs = r.diagnostics.map((d) => d.message);
+    expect(msgs).to.include('unknown key "namespce" at the top level: did you mean "namespace"?');
+    expect(msgs).to.include('unknown key "statefulSett" in controlPlane: did you mean "statefulSet"?');
+    expect(r.clusters.filter((c) => c.spec).map((c) => c.name)).to.deep.equal(["good"]);
+  });
+
+  it("layers values files: values.yaml, then values.*.yaml by name; errors point into the file that has them", async () => {
+    const r = await loadAndValidate(
+      makeRepo({
+        "clusters/a/values.yaml": "controlPlane:\n  statefulSet:\n    replicas: 2\n    env: [{name: A, value: a}]\n",
+        "clusters/a/values.b.yaml": "controlPlane:\n  statefulSet:\n    env: [{name: B, value: b}]\n",
+        "clusters/a/values.a.yaml": "controlPlane:\n  statefulSet:\n    replicas: 3\n",
+      }),
+    );
+    const v = r.clusters[0]!.spec!.values;
+    expect(v.controlPlane.statefulSet.replicas).to.equal(3);
+    expect(v.controlPlane.statefulSet.env).to.deep.equal([{ name: "B", value: "b" }]);
+    const bad = await loadAndValidate(
+      makeRepo({
+        "clusters/a/values.yaml": MESH_ON,
+        "clusters/a/values.prod.yaml": "\nsync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io: {enabled: true}\n",
+      }),
+    );
+    expect(bad.diagnostics.map((d) => [d.file, d.line, d.code])).to.deep.equal([["clusters/a/values.prod.yaml", 5, "mesh-conflict"]]);
+  });
+
+  it("refuses bad files without crashing: binary, too large, not UTF-8, alias bomb, symlink out, not a mapping, empty", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "vc-out-"));
+    writeFileSync(join(outside, "values.yaml"), "{}\n");
+    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 9; i++) bomb.push(`${"abcdefghij"[i]}: &${"abcdefghij"[i]} [${Array(9).fill(`*${"abcdefghij"[i - 1]}`).join(", ")}]`);
+    const root = makeRepo({
+      "clusters/bin/values.yaml": new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x01]),
+      "clusters/big/values.yaml": "a: " + "x".repeat(MAX_FILE_BYTES) + "\n",
+      "clusters/latin/values.yaml": new Uint8Array([0x61, 0x3a, 0x20, 0xe9, 0x0a]),
+      "clusters/bomb/values.yaml": "{}\n",
+      "clusters/bomb/mesh/lol.yaml": bomb.join("\n") + "\n",
+      "clusters/list/values.yaml": "- a\n",
+      "clusters/empty/values.yaml": "",
+      "clusters/link/cluster.yaml": "{}\n",
+    });
+    symlinkSync(join(outside, "values.yaml"), join(root, "clusters/link/values.yaml"));
+    try {
+      const start = Date.now();
+      const r = await loadAndValidate(root);
+      expect(Date.now() - start).to.be.lessThan(2000);
+      expect(r.diagnostics.map((d) => `${d.file} ${d.severity} ${d.code}`)).to.deep.equal([
+        "clusters/big/values.yaml error file-too-large",
+        "clusters/bin/values.yaml error binary",
+        "clusters/bomb/mesh/lol.yaml error yaml-alias-bomb",
+        "clusters/empty/values.yaml warning empty-file",
+        "clusters/latin/values.yaml error encoding",
+        "clusters/link/values.yaml error symlink",
+        "clusters/list/values.yaml error not-a-mapping",
+      ]);
+      expect(r.clusters.filter((c) => c.spec).map((c) => c.name)).to.deep.equal(["empty"]);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("limits validation to the named clusters and reports unknown names", async () => {
+    const root = makeRepo({ "clusters/a/values.yaml": "{}\n", "clusters/b/values.yaml": "x: 1\n" });
+    const r = await loadAndValidate(root, { clusters: ["a", "zz"] });
+    expect(r.clusters.map((c) => c.name)).to.deep.equal(["a"]);
+    expect(r.diagnostics.map((d) => [d.file, d.code])).to.deep.equal([["clusters/zz", "unknown-cluster"]]);
+  });
+
+  it("rejects two clusters sharing a host namespace, and a folder without clusters/", async () => {
+    const r = await loadAndValidate(
+      makeRepo({
+        "clusters/a/values.yaml": "{}\n",
+        "clusters/a/cluster.yaml": "namespace: shared\n",
+        "clusters/b/values.yaml": "{}\n",
+        "clusters/b/cluster.yaml": "namespace: shared\n",
+        "clusters/c/values.yaml": `${MESH_ON}`,
+        "clusters/c/mesh/vs.yaml": VS("x"),
+      }),
+    );
+    expect(r.diagnostics.map((d) => [d.file, d.code])).to.deep.equal([
+      ["clusters/a/cluster.yaml", "namespace-conflict"],
+      ["clusters/b/cluster.yaml", "namespace-conflict"],
+    ]);
+    expect(r.clusters.map((c) => Boolean(c.spec))).to.deep.equal([false, false, true]);
+    const empty = mkdtempSync(join(tmpdir(), "vc-empty-"));
+    try {
+      const e = await loadAndValidate(empty);
+      expect(e.diagnostics.map((d) => [d.file, d.severity])).to.deep.equal([["clusters", "error"]]);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it("throws only when the root itself does not exist", async () => {
+    let err: unknown;
+    try {
+      await loadAndValidate("/nonexistent/vc-repo");
+    } catch (e) {
+      err = e;
+    }
+    expect(String(err)).to.contain("does not exist");
+  });
+});

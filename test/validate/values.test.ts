@@ -1,0 +1,142 @@
+import { expect } from "chai";
+import { effectiveValues, validateValuesDocument } from "../../src/validate/values.js";
+
+const F = "clusters/a/values.yaml";
+
+describe("validate/values", () => {
+  it("fills every default from the schema", () => {
+    const v = effectiveValues({});
+    expect(v.integrations.mesh.enabled).to.equal(false);
+    expect(v.integrations.mesh.sync.toHost.gateways.enabled).to.equal(true);
+    expect(v.controlPlane.statefulSet.probes.livenessProbe).to.deep.equal({ initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5 });
+    expect(v.controlPlane.statefulSet.resources.requests).to.deep.equal({ cpu: "200m", memory: "512Mi" });
+    expect(v.controlPlane.backingStore.kvstore.persistence.size).to.equal("10Gi");
+    expect(v.integrations.metricsServer.proxy.replicas).to.equal(1);
+    expect(v.deploy.metricsServer.enabled).to.equal(false);
+    expect(v.privateNodes.enabled).to.equal(false);
+    expect(v.sync.fromHost.nodes).to.deep.equal({ enabled: false, all: false });
+  });
+
+  it("keeps what is set and does not modify its input", () => {
+    const raw = { integrations: { mesh: { enabled: true } } };
+    const v = effectiveValues(raw);
+    expect(v.integrations.mesh.enabled).to.equal(true);
+    expect(raw).to.deep.equal({ integrations: { mesh: { enabled: true } } });
+  });
+
+  it("throws on invalid input", () => {
+    expect(() => effectiveValues({ controlPlane: { statefulSet: { replicas: "two" } } })).to.throw(/replicas must be an integer/);
+  });
+
+  it("reports an unknown key at its line with a did-you-mean", () => {
+    const d = validateValuesDocument("integrations:\n  mesh:\n    enabeld: true\n", F);
+    expect(d).to.deep.equal([
+      { file: F, line: 3, col: 5, severity: "error", code: "schema", message: 'unknown key "enabeld" in integrations.mesh: did you mean "enabled"?' },
+    ]);
+  });
+
+  it("lists the known keys when nothing is close", () => {
+    const [d] = validateValuesDocument("privateNodes:\n  zzzzzzzz: 1\n", F);
+    expect(d!.message).to.equal('unknown key "zzzzzzzz" in privateNodes (known keys: enabled)');
+  });
+
+  it("checks quantities, types and env entries, pointing at the offending key", () => {
+    const text = `controlPlane:
+  statefulSet:
+    resources:
+      requests:
+        cpu: 2 cores
+        memory: 512
+    env:
+      - name: DEBUG
+    replicas: 0
+`;
+    const d = validateValuesDocument(text, F).map((x) => [x.line, x.message]);
+    expect(d).to.deep.equal([
+      [5, 'invalid quantity "2 cores" at controlPlane.statefulSet.resources.requests.cpu: use forms like 200m, 1, 512Mi, 2Gi'],
+      [6, 'controlPlane.statefulSet.resources.requests.memory must be a quantity string such as "200m", "512Mi" or "2Gi", got number 512 (quote numbers)'],
+      [8, 'missing required key "value" in controlPlane.statefulSet.env[0]'],
+      [9, "controlPlane.statefulSet.replicas must be >= 1, got 0"],
+    ]);
+  });
+
+  it("rejects a mesh resource in customResources while the mesh integration is on, with the spec's text", () => {
+    const text = `integrations:
+  mesh:
+    enabled: true
+sync:
+  toHost:
+    customResources:
+      virtualservices.networking.mesh.io:
+        enabled: true
+`;
+    const d = validateValuesDocument(text, F);
+    expect(d).to.have.length(1);
+    expect(d[0]).to.include({ line: 7, col: 7, severity: "error", code: "mesh-conflict" });
+    expect(d[0]!.message).to.contain("the mesh integration is enabled but the mesh custom resource is also set in `sync.toHost.customResources`");
+    expect(d[0]!.message).to.contain('"virtualservices.networking.mesh.io"');
+    expect(d[0]!.message).to.contain("remove the entry and use `integrations.mesh`");
+  });
+
+  it("accepts the same custom resource while the mesh integration is off, and other resources while it is on", () => {
+    expect(validateValuesDocument("sync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io:\n        enabled: true\n", F)).to.deep.equal([]);
+    expect(validateValuesDocument(`integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}}}}\n`, F)).to.deep.equal([]);
+  });
+
+  it("rejects the mesh integration in private nodes mode", () => {
+    const d = validateValuesDocument("privateNodes:\n  enabled: true\nintegrations:\n  mesh:\n    enabled: true\n", F);
+    expect(d.map((x) => [x.line, x.code])).to.deep.equal([[5, "mesh-private-nodes"]]);
+    expect(d[0]!.message).to.contain("not supported in private nodes mode");
+  });
+
+  it("rejects the metrics integration together with the built-in metrics server", () => {
+    const d = validateValuesDocument("integrations:\n  metricsServer:\n    enabled: true\ndeploy:\n  metricsServer:\n    enabled: true\n", F);
+    expect(d.map((x) => [x.line, x.code])).to.deep.equal([[6, "metrics-conflict"]]);
+  });
+
+  it("requires a connection for the external database and one backing store", () => {
+    const none = validateValuesDocument("controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n", F);
+    expect(none.map((x) => x.code)).to.deep.equal(["database-endpoint"]);
+    const both = validateValuesDocument(
+      "controlPlane:\n  backingStore:\n    kvstore:\n      embedded:\n        enabled: true\n    database:\n      external:\n        enabled: true\n        endpoint: postgres://db\n",
+      F,
+    );
+    expect(both.map((x) => [x.line, x.code])).to.deep.equal([[5, "backing-store"]]);
+  });
+
+  it("rejects a document that is not a mapping, several documents and broken YAML; warns on an empty file", () => {
+    expect(validateValuesDocument("- a\n- b\n", F).map((x) => x.code)).to.deep.equal(["not-a-mapping"]);
+    expect(validateValuesDocument("a: 1\n---\nb: 2\n", F).map((x) => x.code)).to.deep.equal(["values-documents"]);
+    expect(validateValuesDocument("a: [\n", F).map((x) => x.code)).to.deep.equal(["yaml-syntax"]);
+    expect(validateValuesDocument("", F).map((x) => [x.severity, x.code])).to.deep.equal([["warning", "empty-file"]]);
+  });
+
+  it("accepts the spec's suggested values", () => {
+    const text = `controlPlane:
+  statefulSet:
+    resources:
+      requests: {cpu: 500m, memory: 1Gi}
+      limits: {cpu: 2000m, memory: 4Gi}
+    env:
+      - {name: DEBUG, value: "true"}
+      - {name: LOG_LEVEL, value: debug}
+    probes:
+      livenessProbe: {initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5}
+    enableServiceLinks: false
+  backingStore:
+    kvstore:
+      embedded: {enabled: true, migrateFromDeployedKvstore: true}
+      persistence: {enabled: true, size: 10Gi, storageClass: fast}
+policies:
+  resourceQuota:
+    enabled: true
+    quota: {requests.cpu: "4", requests.memory: 8Gi, limits.cpu: "8", limits.memory: 16Gi}
+integrations:
+  certManager: {enabled: true}
+  mesh:
+    enabled: true
+    sync: {toHost: {destinationRules: {enabled: false}, gateways: {enabled: true}, virtualServices: {enabled: true}}}
+`;
+    expect(validateValuesDocument(text, F)).to.deep.equal([]);
+  });
+});
