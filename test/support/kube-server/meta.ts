@@ -17,6 +17,22 @@ function nowStamp(): string {
   return new Date().toISOString().replace(/\.\d+Z$/, "Z");
 }
 
+const BUILT_IN_GROUPS = new Set(["", "apps", "rbac.authorization.k8s.io", "coordination.k8s.io", "apiregistration.k8s.io"]);
+
+function isEmpty(v: unknown): boolean {
+  return v !== null && typeof v === "object" && Object.keys(v).length === 0;
+}
+
+/**
+ * Drops what Go's omitempty drops on built-in kinds: empty metadata maps and lists, and empty top-level data maps
+ * (kubectl's client-side apply sends `annotations: {}`, which a real server never stores).
+ */
+export function normalize(obj: KubeObject, served: Served): KubeObject {
+  for (const k of ["labels", "annotations", "ownerReferences", "finalizers", "managedFields"]) if (isEmpty(obj.metadata[k])) delete obj.metadata[k];
+  if (BUILT_IN_GROUPS.has(served.group)) for (const k of ["data", "binaryData", "stringData"]) if (isEmpty(obj[k])) delete obj[k];
+  return obj;
+}
+
 /** Fills what the server sets on create (in place). */
 export function prepareCreate(obj: KubeObject, served: Served): KubeObject {
   obj.apiVersion = served.apiVersion;
@@ -29,7 +45,7 @@ export function prepareCreate(obj: KubeObject, served: Served): KubeObject {
   delete obj.metadata.resourceVersion;
   delete obj.metadata.deletionTimestamp;
   applyDefaults(obj, served);
-  return obj;
+  return normalize(obj, served);
 }
 
 function applyDefaults(obj: KubeObject, served: Served): void {
@@ -93,5 +109,5 @@ export function prepareUpdate(next: KubeObject, live: KubeObject, served: Served
     next.metadata.generation = deepEqual(specPart(next), specPart(live)) ? gen : gen + 1;
   } else delete next.metadata.generation;
   delete next.metadata.deletionTimestamp;
-  return next;
+  return normalize(next, served);
 }
