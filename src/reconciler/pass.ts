@@ -1,5 +1,5 @@
 // One reconcile pass: sync the source, pick the clusters (changed paths or everything), reconcile each, keep status.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { defaultHostNamespace } from "../model/cluster.js";
 import type { KubeObject } from "../kube/object.js";
@@ -70,7 +70,8 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     live = await deps.target.listFleetInventory();
     const folders = clusterFolders(snap.root);
     const mine = folders.filter((n) => inShard(n, deps.shard));
-    const loadedMine = mine.length === 0 ? [] : attribute(await deps.engine.load(snap.root, mine.length === folders.length ? {} : { clusters: mine }));
+    const loadedMine = mine.length === 0 ? [] : attribute(await deps.engine.load(snap.root, { clusters: mine }));
+    await refreshStatuses(deps, state);
     const gone = new Set([...live.keys(), ...state.statuses.keys()]);
     for (const n of folders) gone.delete(n);
     removed = [...gone].filter((n) => inShard(n, deps.shard));
@@ -78,7 +79,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     return done(state, snap, "full", runs, started);
   }
   names = (names ?? []).filter((n) => inShard(n, deps.shard));
-  const present = names.filter((n) => existsSync(join(snap.root, CLUSTERS_DIR, n)));
+  const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   removed = names.filter((n) => !present.includes(n));
   const loaded = present.length > 0 ? attribute(await deps.engine.load(snap.root, { clusters: present })) : [];
   const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined);
@@ -112,7 +113,7 @@ async function reconcileAll(
     jobs.push({
       cluster: c.name,
       ns,
-      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns), live ? (live.get(c.name) ?? []) : undefined),
+      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), live ? (live.get(c.name) ?? []) : undefined),
     });
   }
   for (const name of removed) {
@@ -120,7 +121,7 @@ async function reconcileAll(
     jobs.push({
       cluster: name,
       ns,
-      run: async () => reconcileRemoved(deps, name, ns, snap.revision, await knownStatus(deps, state, name, ns), live?.get(name)),
+      run: async () => reconcileRemoved(deps, name, ns, snap.revision, await knownStatus(deps, state, name, ns, !!live), live?.get(name)),
     });
   }
   const runs: ClusterRun[] = [];
@@ -137,16 +138,45 @@ async function reconcileAll(
   return runs.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
 }
 
-/** The status in memory, else read from the host once (also picks up a run-time suspension). */
-async function knownStatus(deps: PassDeps, state: PassState, cluster: string, ns: string): Promise<ClusterStatus | undefined> {
+/**
+ * A cluster's status as stored on the target, read before it is reconciled (one GET), so that a run-time
+ * suspension (`vc restore`) and another replica's writes are seen; the copy in memory when the read fails.
+ * A full pass reads every status in one LIST first and skips the GETs.
+ */
+async function knownStatus(deps: PassDeps, state: PassState, cluster: string, ns: string, fresh: boolean): Promise<ClusterStatus | undefined> {
   const mem = state.statuses.get(cluster);
-  if (mem && !mem.suspendedBy) return mem;
+  if (fresh) return mem;
   try {
     return (await deps.store.read(cluster, ns)) ?? mem;
   } catch (err) {
     deps.logger.warn("cannot read status", { cluster, error: (err as Error).message });
     return mem;
   }
+}
+
+/** Replaces the statuses in memory with those on the target (one LIST); keeps memory when the list fails. */
+async function refreshStatuses(deps: PassDeps, state: PassState): Promise<void> {
+  try {
+    const all = await deps.store.list();
+    state.statuses.clear();
+    for (const s of all) if (inShard(s.cluster, deps.shard)) state.statuses.set(s.cluster, s);
+  } catch (err) {
+    deps.logger.warn("cannot list statuses", { error: (err as Error).message });
+  }
+}
+
+/**
+ * A cluster folder exists when it holds a file (not a dotfile) at any depth: git keeps no empty folders,
+ * but a checkout that removed a cluster's files may leave its empty folders behind.
+ */
+function hasFiles(dir: string): boolean {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return false;
+  }
+  return entries.some((e) => !e.name.startsWith(".") && (e.isDirectory() ? hasFiles(join(dir, e.name)) : true));
 }
 
 function namespaceOf(objs: KubeObject[] | undefined): string | undefined {
@@ -175,7 +205,7 @@ function clusterFolders(root: string): string[] {
   const base = join(root, CLUSTERS_DIR);
   if (!existsSync(base)) return [];
   return readdirSync(base, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+    .filter((e) => e.isDirectory() && !e.name.startsWith(".") && hasFiles(join(base, e.name)))
     .map((e) => e.name)
     .sort();
 }
@@ -185,8 +215,9 @@ function attribute(res: LoadResult): LoadedCluster[] {
   const errors = res.diagnostics.filter((d) => d.severity === "error");
   if (errors.length === 0) return res.clusters;
   return res.clusters.map((c) => {
-    const mine = errors.filter((d) => d.file === c.dir || d.file.startsWith(`${c.dir}/`));
-    if (mine.length === 0) return c;
+    const known = new Set(c.diagnostics.map((d) => JSON.stringify(d)));
+    const mine = errors.filter((d) => (d.file === c.dir || d.file.startsWith(`${c.dir}/`)) && !known.has(JSON.stringify(d)));
+    if (mine.length === 0 && (c.spec === undefined || !c.diagnostics.some((d) => d.severity === "error"))) return c;
     const { spec: _spec, ...rest } = c;
     return { ...rest, diagnostics: [...c.diagnostics, ...mine] };
   });

@@ -1,0 +1,93 @@
+// Test bed for the reconciler: a fleet repository behind the real git server, the Kubernetes API test server as host.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
+import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeTarget } from "../../src/target/kube/target.js";
+import { defaultEngine } from "../../src/reconciler/defaults.js";
+import { silentLogger } from "../../src/reconciler/log.js";
+import { createMetrics } from "../../src/reconciler/metrics.js";
+import { newPassState, runPass, type PassDeps, type PassRequest } from "../../src/reconciler/pass.js";
+import { GitSource } from "../../src/reconciler/source.js";
+import { KubeStatusStore } from "../../src/reconciler/status-store.js";
+import { startGitServer, TestRepo, type GitServer } from "../support/git-server.js";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+
+export const name = fleetClusterName;
+
+export class Bed {
+  repo!: TestRepo;
+  git!: GitServer;
+  kube!: KubeServer;
+  tmp!: string;
+  clients: KubeClient[] = [];
+
+  static async start(clusters: number, meshPerCluster = 3): Promise<Bed> {
+    const b = new Bed();
+    b.repo = new TestRepo();
+    await generateFleet(b.repo.work, { clusters, meshPerCluster });
+    b.repo.commit("fleet");
+    b.git = await startGitServer(b.repo.root);
+    b.kube = await startKubeServer();
+    b.tmp = mkdtempSync(join(tmpdir(), "vc-rec-"));
+    return b;
+  }
+
+  get url(): string {
+    return `${this.git.url}/${this.repo.path}`;
+  }
+
+  client(): KubeClient {
+    const c = KubeClient.open({ kubeconfig: this.kube.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20, attempts: 2 } });
+    this.clients.push(c);
+    return c;
+  }
+
+  /** Pass dependencies over a fresh mirror (its own folder) and a fresh client. */
+  deps(over: Partial<PassDeps> = {}, mirror = "mirror"): PassDeps {
+    const client = this.client();
+    return {
+      engine: defaultEngine,
+      target: new KubeTarget(client),
+      store: new KubeStatusStore(client),
+      allowMassPrune: false,
+      mayWrite: () => true,
+      source: new GitSource({ url: this.url, dir: join(this.tmp, mirror) }),
+      logger: silentLogger,
+      metrics: createMetrics({ defaults: false }),
+      ...over,
+    };
+  }
+
+  /** Edits a file of the work tree with a string replacement (must match). */
+  edit(file: string, from: string | RegExp, to: string): void {
+    const p = join(this.repo.work, file);
+    const text = readFileSync(p, "utf8");
+    const next = text.replace(from, to);
+    if (next === text) throw new Error(`edit of ${file} changed nothing`);
+    writeFileSync(p, next);
+  }
+
+  writes(): number {
+    return ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + this.kube.countRequests({ method }), 0);
+  }
+
+  statefulSet(cluster: string) {
+    return this.kube.get("apps/v1", "StatefulSet", `vc-${cluster}`, cluster);
+  }
+
+  statusData(cluster: string): Record<string, string> | undefined {
+    return this.kube.get("v1", "ConfigMap", `vc-${cluster}`, "vc-status")?.data as Record<string, string> | undefined;
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.clients) c.close();
+    await this.git.close();
+    await this.kube.close();
+    this.repo.dispose();
+    rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+export { newPassState, runPass, type PassRequest };

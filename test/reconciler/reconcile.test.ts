@@ -1,0 +1,173 @@
+// The reconciler end to end: real git server, Kubernetes API test server as host, real load/render/plan/apply.
+import { expect } from "chai";
+import { ANNOTATIONS, LABELS } from "../../src/translate/keys.js";
+import { INVENTORY_TYPES } from "../../src/target/kube/target.js";
+import { suspendCluster, resumeCluster } from "../../src/reconciler/suspend.js";
+import { Bed, name, newPassState, runPass } from "./harness.js";
+
+describe("reconciler against a git server and the API test server", function () {
+  this.timeout(60_000);
+  let bed: Bed;
+  beforeEach(async () => {
+    bed = await Bed.start(8);
+  });
+  afterEach(() => bed.close());
+
+  it("applies the whole fleet once, then a commit touching one cluster costs only that cluster's requests", async () => {
+    const deps = bed.deps();
+    const state = newPassState();
+    const first = await runPass(deps, state, { kind: "full" });
+    expect(first.clusters.map((c) => c.result)).to.deep.equal(Array(8).fill("applied"));
+    const c0 = bed.repo.head();
+    expect(bed.statefulSet(name(3))!.metadata.annotations![ANNOTATIONS.revision]).to.equal(c0);
+    expect(bed.statusData(name(3))).to.include({ result: "applied", lastAppliedRevision: c0 });
+
+    // Nothing new: no API request at all.
+    bed.kube.resetRequests();
+    const idle = await runPass(deps, state, { kind: "incremental" });
+    expect(idle.clusters).to.deep.equal([]);
+    expect(bed.kube.requests.length).to.equal(0);
+
+    bed.edit(`clusters/${name(3)}/values.yaml`, /cpu: \d+m/, "cpu: 300m");
+    const c1 = bed.repo.commit("more cpu for one cluster");
+    bed.kube.resetRequests();
+    const res = await runPass(deps, state, { kind: "incremental" });
+    expect(res.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([[name(3), "applied"]]);
+    // The StatefulSet and the Secret holding the values change; the other objects of the cluster do not.
+    const updated = res.clusters[0]!.sync!.counts.updated;
+    expect(updated).to.equal(2);
+    // One status read, one LIST per inventory kind, one apply per changed object, one status write:
+    // nothing for the 7 other clusters.
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 1);
+    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
+    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 1 + updated + 1);
+    for (const r of bed.kube.requests) {
+      const text = decodeURIComponent(`${r.path}?${r.query}`);
+      expect(text.includes(name(3)), text).to.equal(true);
+    }
+    const sts = bed.statefulSet(name(3))!;
+    expect(JSON.stringify(sts)).to.include("300m");
+    expect(sts.metadata.annotations![ANNOTATIONS.revision]).to.equal(c1);
+    expect(bed.statefulSet(name(2))!.metadata.annotations![ANNOTATIONS.revision]).to.equal(c0);
+    expect(bed.statusData(name(3))).to.include({ lastAppliedRevision: c1 });
+  });
+
+  it("keeps the last good revision live when a commit makes a cluster invalid, and says why; other clusters go on", async () => {
+    const deps = bed.deps();
+    const state = newPassState();
+    await runPass(deps, state, { kind: "full" });
+    const good = bed.repo.head();
+    bed.edit(`clusters/${name(1)}/values.yaml`, /cpu: \d+m/, "cpu: lots");
+    bed.edit(`clusters/${name(2)}/values.yaml`, /cpu: \d+m/, "cpu: 600m");
+    const bad = bed.repo.commit("typo in one cluster, change in another");
+    const res = await runPass(deps, state, { kind: "incremental" });
+    const byName = Object.fromEntries(res.clusters.map((c) => [c.cluster, c]));
+    expect(byName[name(1)]!.result).to.equal("invalid");
+    expect(byName[name(1)]!.message).to.match(new RegExp(`clusters/${name(1)}/values.yaml:\\d+:\\d+`));
+    expect(byName[name(1)]!.message).to.include(`${good.slice(0, 12)} stays live`);
+    expect(byName[name(2)]!.result).to.equal("applied");
+    expect(res.problems).to.equal(1);
+    const sts = bed.statefulSet(name(1))!;
+    expect(sts.metadata.annotations![ANNOTATIONS.revision]).to.equal(good);
+    expect(JSON.stringify(sts)).to.not.include("lots");
+    const status = bed.statusData(name(1))!;
+    expect(status).to.include({ result: "invalid", lastAppliedRevision: good, lastAttemptedRevision: bad });
+    expect(JSON.parse(status.history!)).to.have.length(2);
+
+    // The fix applies.
+    bed.edit(`clusters/${name(1)}/values.yaml`, /cpu: lots/, "cpu: 250m");
+    const fixed = bed.repo.commit("fix");
+    const again = await runPass(deps, state, { kind: "incremental" });
+    expect(again.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([[name(1), "applied"]]);
+    expect(bed.statusData(name(1))).to.include({ result: "applied", lastAppliedRevision: fixed });
+  });
+
+  it("follows a force-push: clusters changed by the discarded commit are put back", async () => {
+    const deps = bed.deps();
+    const state = newPassState();
+    await runPass(deps, state, { kind: "full" });
+    const base = bed.repo.head();
+    bed.edit(`clusters/${name(4)}/values.yaml`, /cpu: \d+m/, "cpu: 900m");
+    bed.repo.commit("to be discarded");
+    await runPass(deps, state, { kind: "incremental" });
+    expect(JSON.stringify(bed.statefulSet(name(4)))).to.include("900m");
+
+    bed.repo.run("reset", "-q", "--hard", base);
+    bed.edit(`clusters/${name(5)}/values.yaml`, /cpu: \d+m/, "cpu: 700m");
+    const rewritten = bed.repo.commit("rewritten history", { force: true });
+    const res = await runPass(deps, state, { kind: "incremental" });
+    expect(res.revision).to.equal(rewritten);
+    expect(res.clusters.map((c) => c.cluster)).to.have.members([name(4), name(5)]);
+    expect(JSON.stringify(bed.statefulSet(name(4)))).to.not.include("900m");
+    expect(JSON.stringify(bed.statefulSet(name(5)))).to.include("700m");
+  });
+
+  it("does not reconcile a suspended cluster (cluster.yaml or at run time) and resumes afterwards", async () => {
+    const deps = bed.deps();
+    const state = newPassState();
+    await runPass(deps, state, { kind: "full" });
+    bed.edit(`clusters/${name(4)}/cluster.yaml`, "suspend: false", "suspend: true");
+    bed.edit(`clusters/${name(4)}/values.yaml`, /cpu: \d+m/, "cpu: 800m");
+    await runPass(deps, state, { kind: "incremental" });
+    bed.repo.commit("suspend and change");
+    const res = await runPass(deps, state, { kind: "incremental" });
+    expect(res.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([[name(4), "suspended"]]);
+    expect(JSON.stringify(bed.statefulSet(name(4)))).to.not.include("800m");
+    expect(bed.statusData(name(4))).to.include({ result: "suspended", message: "suspended in cluster.yaml" });
+
+    // Run-time suspension (vc restore): the annotation on vc-status stops the next run too.
+    const client = bed.client();
+    await suspendCluster(client, name(6), `vc-${name(6)}`, "vc restore oci://registry/backup:1");
+    bed.edit(`clusters/${name(6)}/values.yaml`, /cpu: \d+m/, "cpu: 550m");
+    bed.repo.commit("change a cluster being restored");
+    const during = await runPass(deps, state, { kind: "incremental" });
+    expect(during.clusters.map((c) => [c.cluster, c.result, c.message])).to.deep.equal([[name(6), "suspended", "suspended by vc restore oci://registry/backup:1"]]);
+    expect(JSON.stringify(bed.statefulSet(name(6)))).to.not.include("550m");
+    await resumeCluster(client, name(6), `vc-${name(6)}`);
+    const cm = bed.kube.get("v1", "ConfigMap", `vc-${name(6)}`, "vc-status")!;
+    expect(cm.metadata.annotations?.["vc.orch.io/suspended-by"]).to.equal(undefined);
+    const after = await runPass(deps, state, { kind: "full" });
+    expect(after.clusters.find((c) => c.cluster === name(6))!.result).to.equal("applied");
+    expect(JSON.stringify(bed.statefulSet(name(6)))).to.include("550m");
+  });
+
+  it("prunes a deleted cluster folder only through the prune guard", async () => {
+    const deps = bed.deps();
+    const state = newPassState();
+    await runPass(deps, state, { kind: "full" });
+    const before = bed.kube.list("apps/v1", "StatefulSet").length;
+    bed.repo.write({ [`clusters/${name(2)}`]: null });
+    const gone = bed.repo.commit("remove a cluster");
+    const res = await runPass(deps, state, { kind: "incremental" });
+    expect(res.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([[name(2), "blocked"]]);
+    expect(res.clusters[0]!.message).to.match(/prune guard/).and.to.include("--allow-mass-prune");
+    expect(bed.statefulSet(name(2))).to.not.equal(undefined);
+    expect(bed.statusData(name(2))).to.include({ result: "blocked", lastAttemptedRevision: gone });
+
+    // With --allow-mass-prune the next full resync deletes exactly that cluster's inventory.
+    const allowed = { ...deps, allowMassPrune: true };
+    const res2 = await runPass(allowed, state, { kind: "full" });
+    const run = res2.clusters.find((c) => c.cluster === name(2))!;
+    expect(run.result).to.equal("deleted");
+    expect(bed.statefulSet(name(2))).to.equal(undefined);
+    expect(bed.kube.list("apps/v1", "StatefulSet").length).to.equal(before - 1);
+    const left = bed.kube.list("v1", "ConfigMap").filter((o) => o.metadata.labels?.[LABELS.inventory] === name(2));
+    expect(left).to.deep.equal([]);
+    expect(res2.clusters.filter((c) => c.cluster !== name(2)).every((c) => c.result === "applied")).to.equal(true);
+  });
+
+  it("a full resync corrects drift made on the host, and a no-op resync writes nothing", async () => {
+    const deps = bed.deps();
+    const state = newPassState();
+    await runPass(deps, state, { kind: "full" });
+    bed.kube.resetRequests();
+    await runPass(deps, state, { kind: "full" });
+    expect(bed.writes()).to.equal(0);
+    const sts = bed.statefulSet(name(0))!;
+    (sts.spec as { replicas: number }).replicas = 5;
+    bed.kube.put(sts);
+    const res = await runPass(deps, state, { kind: "full" });
+    expect(res.clusters.find((c) => c.cluster === name(0))!.sync!.counts.updated).to.equal(1);
+    expect((bed.statefulSet(name(0))!.spec as { replicas: number }).replicas).to.equal(1);
+  });
+});
