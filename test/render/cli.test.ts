@@ -93,6 +93,21 @@ describe("cli/render", function () {
     expect(docs.every((d) => d.metadata.labels?.["vc.orch.io/managed-by"] === "beta")).to.equal(true);
   });
 
+  it("renders the cluster whose folder PATH points into", async () => {
+    writeRepo(root, GOOD);
+    const docs = loadAll((await run(["render", join(root, "clusters", "alpha"), "--revision", "r"])).stdout) as KubeObject[];
+    expect(docs.length).to.be.greaterThan(0);
+    expect(docs.every((d) => d.metadata.labels?.["vc.orch.io/managed-by"] === "alpha")).to.equal(true);
+  });
+
+  it("exits 1 for an unknown --cluster and renders nothing", async () => {
+    writeRepo(root, GOOD);
+    const r = await run(["render", root, "--cluster", "gamma", "--revision", "r"]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.include("clusters/gamma");
+    expect(r.stdout).to.equal("");
+  });
+
   it("prints a JSON List with -o json", async () => {
     writeRepo(root, GOOD);
     const r = await run(["render", root, "-o", "json", "--revision", "r"]);
