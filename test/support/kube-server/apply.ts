@@ -56,7 +56,8 @@ export function mergeApplied(base: Json | undefined, patch: Json): Json {
     return out;
   }
   if (Array.isArray(patch)) {
-    const keys = listKeys(patch);
+    // An empty applied list over a keyed live list contributes no items (the live items stay, minus dropped ones).
+    const keys = listKeys(patch) ?? (patch.length === 0 && Array.isArray(base) ? listKeys(base) : undefined);
     if (!keys || !Array.isArray(base)) return patch;
     const items = patch as JsonMap[];
     const used = new Set<Json>();
