@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { EXIT, UserError } from "../cli/common.js";
 import { HostError, openHost, type Host } from "./host.js";
+import { connectRecordOf, findEntry, readKubeconfigFile, userKubeconfigPath } from "./kubeconfig-file.js";
 
 export interface HostFlags {
   kubeconfig?: string;
@@ -17,13 +18,36 @@ export function withHostOptions(cmd: Command, namespaceHelp = "host namespace of
     .option("-n, --namespace <ns>", namespaceHelp);
 }
 
-/** Opens the host, turning a bad kubeconfig into a user error. */
+/**
+ * The host context: `--context`, else the current context, except when that is a virtual cluster's context made by
+ * `vc connect`: then the context it was made from (the host), so that vc keeps working while connected.
+ */
+export function hostContext(flags: HostFlags): string | undefined {
+  if (flags.context) return flags.context;
+  try {
+    const doc = readKubeconfigFile(userKubeconfigPath(flags.kubeconfig));
+    const record = connectRecordOf(findEntry(doc, "contexts", doc["current-context"]));
+    return record?.previousContext || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const opened: Host[] = [];
+
+/** Opens the host, turning a bad kubeconfig into a user error. `closeHosts()` frees it when the command ends. */
 export function hostFrom(flags: HostFlags): Host {
   try {
-    return openHost({ kubeconfig: flags.kubeconfig, context: flags.context });
+    const host = openHost({ kubeconfig: flags.kubeconfig, context: hostContext(flags) });
+    opened.push(host);
+    return host;
   } catch (err) {
     throw new UserError(`cannot load the host kubeconfig: ${(err as Error).message}`, EXIT.failure);
   }
+}
+
+export function closeHosts(): void {
+  for (const h of opened.splice(0)) h.close();
 }
 
 /** Errors of the operations that are the user's to fix become UserErrors (no stack trace). */
@@ -40,5 +64,7 @@ export async function userErrors<T>(fn: () => Promise<T> | T, known: Array<new (
     return await fn();
   } catch (err) {
     return asUserError(err, known);
+  } finally {
+    closeHosts();
   }
 }

@@ -43,6 +43,8 @@ export interface Host {
   probe(path: string): Promise<number>;
   /** The client-node configuration, for websocket exec. */
   readonly config: KubeConfig;
+  /** Frees the connections (keep-alive sockets would hold a CLI process open). */
+  close(): void;
 }
 
 export function openHost(options: HostOptions): Host {
@@ -140,5 +142,9 @@ export class KubeHost implements Host {
     const res = await this.raw(path);
     await res.text();
     return res.status;
+  }
+
+  close(): void {
+    this.client.close();
   }
 }

@@ -1,0 +1,127 @@
+// vc connect / disconnect against two test API servers (host and virtual cluster), proven with the real kubectl.
+import { expect } from "chai";
+import { copyFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { dump, load } from "js-yaml";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { b64, clientCert, kubectl, tempDir, vc, vcProcess } from "./helpers.js";
+
+function virtualKubeconfig(server: string, cert?: { cert: string; key: string }): string {
+  const user: Record<string, string> = { token: "vtoken" };
+  if (cert) Object.assign(user, { "client-certificate-data": b64(cert.cert), "client-key-data": b64(cert.key) });
+  return dump({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "vcluster", cluster: { server, "insecure-skip-tls-verify": true } }],
+    users: [{ name: "vcluster-admin", user }],
+    contexts: [{ name: "vcluster", context: { cluster: "vcluster", user: "vcluster-admin", namespace: "default" } }],
+    "current-context": "vcluster",
+  });
+}
+
+describe("ops: vc connect / disconnect", function () {
+  this.timeout(60_000);
+  let host: KubeServer;
+  let virtual: KubeServer;
+  let dir: string;
+  let userConfig: string;
+  let env: NodeJS.ProcessEnv;
+
+  before(async () => {
+    host = await startKubeServer();
+    virtual = await startKubeServer({ users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
+    virtual.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "inside-the-virtual-cluster" } });
+    host.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-team-a" } });
+    host.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tenants" } });
+    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-team-a", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig(virtual.url, clientCert(3))) } });
+    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-team-b", namespace: "tenants" }, data: { config: b64(virtualKubeconfig(virtual.url, clientCert(365))) } });
+    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-empty", namespace: "vc-team-a" }, data: { other: b64("x") } });
+  });
+  after(async () => {
+    await host?.close();
+    await virtual?.close();
+  });
+  beforeEach(() => {
+    dir = tempDir();
+    userConfig = join(dir, "config");
+    copyFileSync(host.kubeconfigPath, userConfig);
+    // KUBECONFIG with two files: vc edits the first, as kubectl does.
+    const second = join(dir, "second");
+    writeFileSync(second, dump({ apiVersion: "v1", kind: "Config", clusters: [], users: [], contexts: [] }));
+    env = { KUBECONFIG: `${userConfig}:${second}`, HOME: dir };
+  });
+
+  it("adds a context, switches to it (kubectl sees it and reaches the virtual cluster), and disconnect returns", async () => {
+    const before = await kubectl(["config", "current-context"], env);
+    expect(before.stdout.trim()).to.equal("test");
+
+    const r = await vcProcess(["connect", "team-a", "--debug"], { env });
+    expect(r.stderr).to.contain("debug: reading secret vc-team-a/vc-team-a");
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain(`connected to virtual cluster team-a (namespace vc-team-a) at ${virtual.url}`);
+    expect(r.stderr).to.match(/warning: the client certificate \(CN=admin, O=system:masters\) expires at .*, in 2 day\(s\)/);
+
+    const ctx = (await kubectl(["config", "current-context"], env)).stdout.trim();
+    expect(ctx).to.equal("vc_team-a_vc-team-a_test");
+    const ns = await kubectl(["get", "namespaces", "-o", "name"], env);
+    expect(ns.stderr).to.equal("");
+    expect(ns.stdout).to.contain("namespace/inside-the-virtual-cluster");
+    expect(virtual.requests.some((q) => q.path === "/api/v1/namespaces")).to.equal(true);
+    expect(statSync(userConfig).mode & 0o777).to.equal(0o600);
+
+    const d = await vc(["disconnect"], { env });
+    expect(d.code, d.stderr).to.equal(0);
+    expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("test");
+    const hostNs = await kubectl(["get", "namespaces", "-o", "name"], env);
+    expect(hostNs.stdout).to.contain("namespace/vc-team-a");
+    const doc = load(readFileSync(userConfig, "utf8")) as { contexts: Array<{ name: string }>; users: Array<{ name: string }> };
+    expect(doc.contexts.map((c) => c.name)).to.deep.equal(["test"]);
+    expect(doc.users.map((u) => u.name)).to.deep.equal(["user-admin"]);
+  });
+
+  it("reads the namespace from --namespace, prints a valid certificate's expiry, and keeps the host as the way back across two connects", async () => {
+    const a = await vc(["connect", "team-a"], { env });
+    expect(a.code, a.stderr).to.equal(0);
+    const b = await vc(["connect", "team-b", "--namespace", "tenants", "--context-name", "team-b"], { env });
+    expect(b.code, b.stderr).to.equal(0);
+    expect(b.stdout).to.match(/client certificate \(CN=admin, O=system:masters\) valid until .* \(36[45] days\)/);
+    expect(b.stdout).to.contain('vc disconnect returns to "test"');
+    expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("team-b");
+    expect((await vc(["disconnect", "--keep"], { env })).code).to.equal(0);
+    expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("test");
+    expect((await kubectl(["config", "get-contexts", "-o", "name"], env)).stdout.split("\n")).to.include("team-b");
+  });
+
+  it("--print writes the kubeconfig to stdout and changes nothing; --server replaces the address", async () => {
+    const before = readFileSync(userConfig, "utf8");
+    const r = await vc(["connect", "team-a", "--print", "--server", virtual.url.replace("127.0.0.1", "localhost")], { env });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(readFileSync(userConfig, "utf8")).to.equal(before);
+    const printed = join(dir, "printed");
+    writeFileSync(printed, r.stdout);
+    const k = await kubectl(["--kubeconfig", printed, "get", "namespaces", "-o", "name"]);
+    expect(k.stdout).to.contain("namespace/inside-the-virtual-cluster");
+    expect(r.stdout).to.contain("server: http://localhost:");
+  });
+
+  it("fails clearly when the secret or its key is missing, and disconnect without connect", async () => {
+    const missing = await vc(["connect", "nope"], { env });
+    expect(missing.code).to.equal(2);
+    expect(missing.stderr).to.contain("error: secret vc-nope not found in namespace vc-nope: is the virtual cluster \"nope\" running there?");
+    expect(missing.stderr).not.to.contain("    at ");
+    const noKey = await vc(["connect", "empty", "-n", "vc-team-a"], { env });
+    expect(noKey.stderr).to.contain('has no key "config"');
+    const d = await vc(["disconnect"], { env });
+    expect(d.code).to.equal(1);
+    expect(d.stderr).to.contain('the current context "test"');
+    expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("test");
+  });
+
+  it("refuses to read the secret without permission (403 from the host) and names it", async () => {
+    host.addUser("viewer", [{ verbs: ["get", "list"], apiGroups: [""], resources: ["pods"] }]);
+    const limited = host.writeKubeconfig({ token: "viewer", context: "viewer", path: join(dir, "viewer") });
+    const r = await vc(["connect", "team-a", "--kubeconfig", limited], { env });
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(/error: GET \/api\/v1\/namespaces\/vc-team-a\/secrets\/vc-team-a: 403/);
+  });
+});
