@@ -91,6 +91,10 @@ describe("render/mesh", () => {
       ]);
     });
 
+    it("reads ./name as a gateway of the manifest's own namespace", () => {
+      expect(renderVs({ gateways: ["./public-gw"] }).gateways).to.deep.equal([`${HNS}/${hostName("public-gw", "shop", C)}`]);
+    });
+
     it("translates the legacy FQDN gateway form", () => {
       expect(renderVs({ gateways: ["gw.edge.svc.cluster.local"] }).gateways).to.deep.equal([`${HNS}/${hostName("gw", "edge", C)}`]);
     });

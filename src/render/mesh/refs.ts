@@ -25,7 +25,8 @@ export function serviceHost(host: unknown, scope: MeshScope): unknown {
 
 /**
  * A gateway reference of a VirtualService as the host gateway: `name` (same virtual namespace), `ns/name`
- * and the legacy `name.ns.svc.cluster.local` become `<host namespace>/<host name>`; `mesh` stays.
+ * (`./name`: same namespace) and the legacy `name.ns.svc.cluster.local` become `<host namespace>/<host name>`;
+ * `mesh` stays.
  */
 export function gatewayRef(ref: unknown, scope: MeshScope): unknown {
   if (typeof ref !== "string" || ref === MESH_GATEWAY || ref === "") return ref;
@@ -33,7 +34,8 @@ export function gatewayRef(ref: unknown, scope: MeshScope): unknown {
   let name: string;
   let namespace: string;
   if (slash >= 0) {
-    namespace = ref.slice(0, slash) || scope.virtualNamespace;
+    const ns = ref.slice(0, slash);
+    namespace = ns === "" || ns === "." ? scope.virtualNamespace : ns;
     name = ref.slice(slash + 1);
   } else if (ref.includes(".")) {
     const parsed = parseServiceHost(ref, scope.virtualNamespace);
