@@ -4,8 +4,8 @@ import { isPlainObject } from "./normalize.js";
 
 export const MASK = "<masked>";
 /** Shown on the live side and the desired side of a Secret value that differs between them. */
-export const MASK_BEFORE = "<masked: before>";
-export const MASK_AFTER = "<masked: changed>";
+export const MASK_BEFORE = "<masked, before>";
+export const MASK_AFTER = "<masked, changed>";
 
 /** Annotations that may carry a copy of a Secret's data (kubectl's client-side apply record). */
 const COPY_ANNOTATIONS = ["kubectl.kubernetes.io/last-applied-configuration"];
@@ -22,7 +22,7 @@ export function maskSecret(obj: KubeObject): KubeObject {
 
 /**
  * Masks a desired/live pair of Secrets so that equal values mask alike and differing values mask
- * differently (`<masked: before>` / `<masked: changed>`): the diff shows which keys changed, never a value.
+ * differently (`<masked, before>` / `<masked, changed>`): the diff shows which keys changed, never a value.
  */
 export function maskSecretPair(desired: KubeObject | undefined, live: KubeObject | undefined): [KubeObject | undefined, KubeObject | undefined] {
   if (!isSecret(desired) && !isSecret(live)) return [desired, live];

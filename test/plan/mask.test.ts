@@ -20,8 +20,8 @@ describe("plan/mask", () => {
     const live = { apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { same: "YQ==", diff: "Yg==", gone: "Yw==" } };
     const desired = { apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { same: "YQ==", diff: "ZA==", added: "ZQ==" } };
     const [d, l] = maskSecretPair(desired, live);
-    expect(d!.data).to.deep.equal({ same: MASK, diff: "<masked: changed>", added: MASK });
-    expect(l!.data).to.deep.equal({ same: MASK, diff: "<masked: before>", gone: MASK });
+    expect(d!.data).to.deep.equal({ same: MASK, diff: "<masked, changed>", added: MASK });
+    expect(l!.data).to.deep.equal({ same: MASK, diff: "<masked, before>", gone: MASK });
   });
 
   it("never prints a secret value in a plan, in any format, yet shows a changed secret as changed", () => {
@@ -36,7 +36,7 @@ describe("plan/mask", () => {
       const out = formatPlanReport({ plans: [plan], errors: [] }, format);
       expect(out).to.not.include("hunter2").and.not.include("NEWPASS").and.not.include(SECRET_B64);
       expect(out).to.not.include(Buffer.from("postgres://u:NEWPASS@db/x").toString("base64"));
-      expect(out).to.include("<masked: changed>");
+      expect(out).to.include("<masked, changed>");
     }
     expect(buildPlan("a", clusterObjects("a"), [], { prune: false, allowMassPrune: false }).changes.map((c) => c.diff).join("")).to.not.include("hunter2");
   });
