@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
-import { exampleRepo, runVc } from "./run.js";
+import { exampleRepo, runVc } from "../target/cli-support.js";
 
 const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
 const SUMMARY = /^(\d+) to create, (\d+) to update, (\d+) to delete, (\d+) unchanged$/;
