@@ -1,0 +1,48 @@
+import { expect } from "chai";
+import fc from "fast-check";
+import type { KubeObject } from "../../src/kube/object.js";
+import { renderCluster } from "../../src/render/index.js";
+import { parseServiceHost } from "../../src/translate/index.js";
+import { makeSpec, meshDoc, withMesh } from "./fixtures.js";
+
+const API = "networking.mesh.io/v1beta1";
+const label = fc.stringMatching(/^[a-z][a-z0-9-]{0,8}[a-z0-9]$/);
+const host = fc.oneof(
+  label,
+  fc.tuple(label, label).map(([a, b]) => `${a}.${b}`),
+  fc.tuple(label, label).map(([a, b]) => `${a}.${b}.svc`),
+  fc.tuple(label, label).map(([a, b]) => `${a}.${b}.svc.cluster.local`),
+  fc.tuple(label, label).map(([a, b]) => `${a}.${b}.example.com`),
+  label.map((a) => `*.${a}.com`),
+);
+const gateway = fc.oneof(label, fc.tuple(label, label).map(([a, b]) => `${a}/${b}`), fc.constant("mesh"));
+
+describe("render/isolation (property)", () => {
+  it("never leaves a reference to a service or gateway outside the cluster's host namespace", () => {
+    fc.assert(
+      fc.property(label, label, fc.array(host, { minLength: 1, maxLength: 5 }), fc.array(gateway, { maxLength: 3 }), (cluster, ns, hosts, gateways) => {
+        const hns = `vc-${cluster}`;
+        const vs: KubeObject = {
+          apiVersion: API,
+          kind: "VirtualService",
+          metadata: { name: "r", namespace: ns },
+          spec: { hosts, gateways, http: [{ route: hosts.map((h) => ({ destination: { host: h } })), match: [{ gateways }] }] },
+        };
+        const dr: KubeObject = { apiVersion: API, kind: "DestinationRule", metadata: { name: "r", namespace: ns }, spec: { host: hosts[0], subsets: [{ name: "a", labels: { v: "1" } }] } };
+        const objs = renderCluster(makeSpec(cluster, withMesh, [meshDoc(cluster, "a.yaml", vs), meshDoc(cluster, "a.yaml", dr, 1)]), "r");
+        const inHostNs = (h: string) => h.endsWith(`.${hns}.svc.cluster.local`) || parseServiceHost(h, ns) === undefined;
+        for (const o of objs) {
+          if (o.metadata.namespace !== undefined) expect(o.metadata.namespace).to.equal(hns);
+          expect(o.metadata.labels!["vc.orch.io/managed-by"]).to.equal(cluster);
+        }
+        const out = objs.find((o) => o.kind === "VirtualService") as any;
+        for (const h of [...out.spec.hosts, ...out.spec.http[0].route.map((r: any) => r.destination.host)]) expect(inHostNs(h), h).to.equal(true);
+        for (const g of [...out.spec.gateways, ...out.spec.http[0].match[0].gateways]) expect(g === "mesh" || g.startsWith(`${hns}/`), g).to.equal(true);
+        const rule = objs.find((o) => o.kind === "DestinationRule") as any;
+        expect(inHostNs(rule.spec.host)).to.equal(true);
+        expect(rule.spec.subsets[0].labels["vc.orch.io/managed-by"]).to.equal(cluster);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
