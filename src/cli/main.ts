@@ -7,6 +7,7 @@ import { register as registerDiff } from "./diff.js";
 import { register as registerApply } from "./apply.js";
 import { register as registerConnect } from "./connect.js";
 import { register as registerDoctor } from "./doctor.js";
+import { register as registerRestore } from "./restore.js";
 import { register as registerReconcile } from "./reconcile.js";
 import { register as registerStatus } from "./status.js";
 import { register as registerHistory } from "./history.js";
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerApply(program);
   registerConnect(program);
   registerDoctor(program);
+  registerRestore(program);
   registerReconcile(program);
   registerStatus(program);
   registerHistory(program);

@@ -1,0 +1,60 @@
+// `vc restore <name> <oci_reference>`: restore a virtual cluster's store from a backup artifact in an OCI registry.
+import type { Command } from "commander";
+import { action, EXIT, parseDuration } from "./common.js";
+import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
+import { restore, RestoreError } from "../ops/restore.js";
+import { credentialsFor } from "../ops/oci/auth.js";
+import { parseReference, ReferenceError } from "../ops/oci/reference.js";
+import { BackupError } from "../ops/oci/backup.js";
+import { RegistryError } from "../ops/oci/client.js";
+
+interface RestoreFlags extends HostFlags {
+  image?: string;
+  plainHttp?: boolean;
+  stopTimeout: string;
+  timeout: string;
+  repo: string;
+}
+
+export function register(program: Command): void {
+  withHostOptions(
+    program
+      .command("restore <name> <oci_reference>")
+      .description(
+        "restore a virtual cluster from a backup in an OCI registry ([oci://]registry/repo:tag or @sha256:...): checks the artifact first, " +
+          "then suspends vc's reconciliation of the cluster, scales the control plane to 0, runs a restore pod, scales back and resumes. " +
+          "Registry credentials: VC_REGISTRY_USERNAME/VC_REGISTRY_PASSWORD or the docker config",
+      ),
+  )
+    .option("--image <image>", "image of the restore pod (default: the control plane's syncer image)")
+    .option("--plain-http", "talk HTTP to the registry (default only for localhost)")
+    .option("--stop-timeout <duration>", "how long the control plane may take to stop", "5m")
+    .option("--timeout <duration>", "how long the restore pod may run", "30m")
+    .option("--repo <dir>", "repository root, to read clusters/<name>/cluster.yaml", ".")
+    .action(
+      action(async (name: string, reference: string, flags: RestoreFlags) => {
+        const stopTimeoutMs = parseDuration(flags.stopTimeout);
+        const restoreTimeoutMs = parseDuration(flags.timeout);
+        return userErrors(async () => {
+          checkClusterName(name);
+          const ref = parseReference(reference);
+          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
+          const host = hostFrom(flags);
+          const report = await restore(host, {
+            cluster: name,
+            namespace,
+            reference,
+            credentials: credentialsFor(ref.registry),
+            plainHttp: flags.plainHttp,
+            image: flags.image,
+            stopTimeoutMs,
+            restoreTimeoutMs,
+            log: (line) => process.stderr.write(`${line}\n`),
+          });
+          process.stdout.write(`restored ${name} (namespace ${namespace}) from ${report.backup.pinned}; control plane back at ${report.replicas} replica(s)\n`);
+          return EXIT.ok;
+        }, [RestoreError, ReferenceError, BackupError, RegistryError]);
+      }),
+    );
+}
