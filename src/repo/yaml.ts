@@ -1,5 +1,6 @@
-// Parses YAML text into documents with plain js-yaml (fast path, no positions), bounded against alias bombs and deep nesting.
+// Parses YAML text into documents without positions (fast loader, else js-yaml), bounded against alias bombs and deep nesting.
 import { loadAll, YAMLException } from "js-yaml";
+import { fastLoadAll } from "./fast-yaml.js";
 
 /** Aliases allowed per document; manifests rarely need any. */
 export const MAX_ALIASES = 100;
@@ -20,11 +21,14 @@ export type ParseResult = { ok: true; docs: unknown[] } | { ok: false; error: Ya
 
 /** All documents of a YAML stream (empty documents as null), or the first error with its position. */
 export function parseYaml(text: string): ParseResult {
-  let docs: unknown[];
-  try {
-    docs = loadAll(text, { maxAliases: MAX_ALIASES, maxDepth: MAX_DEPTH });
-  } catch (err) {
-    return { ok: false, error: toYamlError(err, text) };
+  // The common plain block style takes the fast loader; anything it does not handle goes to js-yaml.
+  let docs: unknown[] | undefined = fastLoadAll(text);
+  if (docs === undefined) {
+    try {
+      docs = loadAll(text, { maxAliases: MAX_ALIASES, maxDepth: MAX_DEPTH });
+    } catch (err) {
+      return { ok: false, error: toYamlError(err, text) };
+    }
   }
   // Only a text with an anchor can hold an alias: every other file skips the expansion count.
   if (text.includes("&")) {
