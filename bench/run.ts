@@ -16,6 +16,7 @@ type Suite = { name: string; load: () => Promise<{ run(ctx: BenchContext): Promi
 // Suites register here, one line each.
 const SUITES: Suite[] = [
   { name: "render", load: () => import("./render.js") },
+  { name: "kube-server", load: () => import("./kube-server.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {

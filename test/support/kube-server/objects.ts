@@ -1,4 +1,5 @@
 // Object operations behind the REST verbs: get, list, create, update, patch (merge/JSON/strategic/apply), delete with propagation.
+import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../../src/kube/object.js";
 import { labelMatcher, matchesFields, parseFieldSelector, SelectorError } from "../../../src/kube/selector.js";
 import { serverSideApply } from "./apply.js";
@@ -49,8 +50,64 @@ export class Objects {
     return e;
   }
 
+  /** Snapshots of paged lists, so that continue pages are consistent (as upstream) and cheap. */
+  private readonly snapshots = new Map<string, { query: string; keyed: Array<readonly [string, Entry]> }>();
+
   /** Selected objects sorted by namespace/name, paged by `limit` and `continue`. */
   list(served: Served, ns: string | undefined, query: URLSearchParams): ListResult {
+    const limitText = query.get("limit");
+    const limit = limitText ? Number(limitText) : 0;
+    if (limitText && (!Number.isInteger(limit) || limit < 0)) throw badRequest(`invalid limit: ${limitText}`);
+    const token = query.get("continue");
+    const scopeKey = `${kindKey(served)}|${ns ?? ""}|${query.get("labelSelector") ?? ""}|${query.get("fieldSelector") ?? ""}`;
+    let rv = String(this.store.resourceVersion);
+    let start = 0;
+    let keyed: Array<readonly [string, Entry]> | undefined;
+    let snapshotId: string | undefined;
+    let after: string | undefined;
+    if (token) {
+      let decoded: { rv?: string; start?: string; snap?: string };
+      try {
+        decoded = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as typeof decoded;
+      } catch {
+        throw badRequest("continue key is not valid: illegal base64 data");
+      }
+      if (typeof decoded !== "object" || decoded === null || typeof decoded.start !== "string") throw badRequest("continue key is not valid: missing start key");
+      rv = decoded.rv ?? rv;
+      after = decoded.start;
+      const snap = decoded.snap ? this.snapshots.get(decoded.snap) : undefined;
+      if (snap && snap.query === scopeKey) {
+        keyed = snap.keyed;
+        snapshotId = decoded.snap;
+      }
+    }
+    keyed ??= this.select(served, ns, query);
+    if (after !== undefined) {
+      let lo = 0;
+      let hi = keyed.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (keyed[mid]![0] <= after) lo = mid + 1;
+        else hi = mid;
+      }
+      start = lo;
+    }
+    const end = limit > 0 ? Math.min(keyed.length, start + limit) : keyed.length;
+    const result: ListResult = { entries: keyed.slice(start, end).map(([, e]) => e), resourceVersion: rv };
+    if (end < keyed.length) {
+      if (!snapshotId) {
+        snapshotId = randomUUID();
+        this.snapshots.set(snapshotId, { query: scopeKey, keyed });
+        if (this.snapshots.size > 16) this.snapshots.delete(this.snapshots.keys().next().value!);
+      }
+      result.continue = Buffer.from(JSON.stringify({ rv, start: keyed[end - 1]![0], snap: snapshotId })).toString("base64url");
+      result.remainingItemCount = keyed.length - end;
+    } else if (snapshotId) this.snapshots.delete(snapshotId);
+    return result;
+  }
+
+  /** The selected entries, sorted by namespace/name. */
+  private select(served: Served, ns: string | undefined, query: URLSearchParams): Array<readonly [string, Entry]> {
     let match: (labels: Record<string, string> | undefined) => boolean;
     let fields: ReturnType<typeof parseFieldSelector>;
     try {
@@ -61,47 +118,15 @@ export class Objects {
       throw err;
     }
     const scope = served.namespaced ? ns : undefined;
-    const selected: Entry[] = [];
+    const keyed: Array<readonly [string, Entry]> = [];
     for (const e of this.store.entries(kindKey(served), scope)) {
       const m = e.obj.metadata;
       if (!match(m.labels)) continue;
       if (fields.length > 0 && !matchesFields(fields, { "metadata.name": m.name, "metadata.namespace": m.namespace ?? "" })) continue;
-      selected.push(e);
+      keyed.push([sortKey(e), e] as const);
     }
-    const keyed = selected.map((e) => [sortKey(e), e] as const);
     keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    let start = 0;
-    const token = query.get("continue");
-    let rv = String(this.store.resourceVersion);
-    if (token) {
-      let decoded: { rv?: string; start?: string };
-      try {
-        decoded = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as { rv?: string; start?: string };
-      } catch {
-        throw badRequest("continue key is not valid: illegal base64 data");
-      }
-      if (typeof decoded.start !== "string") throw badRequest("continue key is not valid: missing start key");
-      rv = decoded.rv ?? rv;
-      const after = decoded.start;
-      let lo = 0;
-      let hi = keyed.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (keyed[mid]![0] <= after) lo = mid + 1;
-        else hi = mid;
-      }
-      start = lo;
-    }
-    const limitText = query.get("limit");
-    const limit = limitText ? Number(limitText) : 0;
-    if (limitText && (!Number.isInteger(limit) || limit < 0)) throw badRequest(`invalid limit: ${limitText}`);
-    const end = limit > 0 ? Math.min(keyed.length, start + limit) : keyed.length;
-    const result: ListResult = { entries: keyed.slice(start, end).map(([, e]) => e), resourceVersion: rv };
-    if (end < keyed.length) {
-      result.continue = Buffer.from(JSON.stringify({ rv, start: keyed[end - 1]![0] })).toString("base64url");
-      result.remainingItemCount = keyed.length - end;
-    }
-    return result;
+    return keyed;
   }
 
   private requireNamespace(served: Served, ns: string | undefined): void {

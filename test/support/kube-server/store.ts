@@ -103,7 +103,8 @@ export class Store {
     const ev: StoreEvent = { rv, type, kindKey, obj };
     if (type === "MODIFIED" && previous) ev.old = previous.obj;
     this.history.push(ev);
-    if (this.history.length > HISTORY) this.history.splice(0, this.history.length - HISTORY);
+    // Trim in batches: dropping one event per commit would shift the whole array every time.
+    if (this.history.length > HISTORY * 1.5) this.history.splice(0, this.history.length - HISTORY);
     for (const l of this.listeners) l(ev);
     return entry;
   }
