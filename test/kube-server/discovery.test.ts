@@ -1,0 +1,62 @@
+// Discovery: /version, /api, /apis, group and group-version documents, aggregated discovery v2, openapi for kubectl.
+import { expect } from "chai";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { call } from "./helpers.js";
+
+const AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+
+describe("kube-server: discovery", () => {
+  let server: KubeServer;
+  before(async () => {
+    server = await startKubeServer();
+  });
+  after(async () => server.close());
+
+  it("answers /version, /api and /apis in the plain forms", async () => {
+    expect((await call(server, "GET", "/version")).body).to.include({ major: "1", minor: "32" });
+    const api = (await call(server, "GET", "/api")).body;
+    expect(api).to.deep.include({ kind: "APIVersions", versions: ["v1"] });
+    const apis = (await call(server, "GET", "/apis")).body;
+    const apps = apis.groups.find((g: any) => g.name === "apps");
+    expect(apps).to.deep.equal({ name: "apps", versions: [{ groupVersion: "apps/v1", version: "v1" }], preferredVersion: { groupVersion: "apps/v1", version: "v1" } });
+    expect((await call(server, "GET", "/apis/networking.mesh.io")).body).to.deep.include({ kind: "APIGroup", name: "networking.mesh.io" });
+    expect((await call(server, "GET", "/apis/unknown.io")).status).to.equal(404);
+  });
+
+  it("lists resources with verbs, short names, categories and subresources", async () => {
+    const apps = (await call(server, "GET", "/apis/apps/v1")).body;
+    expect(apps).to.include({ kind: "APIResourceList", groupVersion: "apps/v1" });
+    const deploy = apps.resources.find((r: any) => r.name === "deployments");
+    expect(deploy).to.deep.include({ singularName: "deployment", namespaced: true, kind: "Deployment", shortNames: ["deploy"], categories: ["all"] });
+    expect(deploy.verbs).to.include.members(["create", "delete", "get", "list", "patch", "update", "watch"]);
+    expect(apps.resources.find((r: any) => r.name === "deployments/scale")).to.deep.include({ kind: "Scale", group: "autoscaling", version: "v1", verbs: ["get", "patch", "update"] });
+    const metrics = (await call(server, "GET", "/apis/metrics.orch.io/v1beta1")).body;
+    expect(metrics.resources.map((r: any) => `${r.name}:${r.kind}:${r.verbs.join("/")}`)).to.deep.equal(["pods:PodMetrics:get/list", "nodes:NodeMetrics:get/list"]);
+    const core = (await call(server, "GET", "/api/v1")).body;
+    expect(core.resources.find((r: any) => r.name === "pods/log")).to.deep.include({ kind: "Pod", verbs: ["get"] });
+  });
+
+  it("serves aggregated discovery v2 when asked, with its content type", async () => {
+    const r = await call(server, "GET", "/apis", undefined, { accept: AGGREGATED });
+    expect(r.headers.get("content-type")).to.equal("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+    expect(r.body).to.include({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2" });
+    const mesh = r.body.items.find((i: any) => i.metadata.name === "networking.mesh.io");
+    const vs = mesh.versions[0].resources.find((x: any) => x.resource === "virtualservices");
+    expect(vs).to.deep.include({ responseKind: { group: "networking.mesh.io", version: "v1beta1", kind: "VirtualService" }, scope: "Namespaced", singularResource: "virtualservice", shortNames: ["vs"] });
+    const core = await call(server, "GET", "/api", undefined, { accept: AGGREGATED });
+    const pods = core.body.items[0].versions[0].resources.find((x: any) => x.resource === "pods");
+    expect(pods.subresources.map((s: any) => s.subresource)).to.deep.equal(["status", "log"]);
+  });
+
+  it("advertises fieldValidation on PATCH in openapi v3 and serves a protobuf v2 document", async () => {
+    const root = (await call(server, "GET", "/openapi/v3")).body;
+    expect(root.paths["apis/apps/v1"].serverRelativeURL).to.match(/^\/openapi\/v3\/apis\/apps\/v1\?hash=[0-9A-F]{32}$/);
+    const doc = (await call(server, "GET", root.paths["apis/apps/v1"].serverRelativeURL)).body;
+    const patch = doc.paths["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"].patch;
+    expect(patch["x-kubernetes-group-version-kind"]).to.deep.equal({ group: "apps", version: "v1", kind: "Deployment" });
+    expect(patch.parameters.map((p: any) => p.name)).to.include("fieldValidation");
+    const v2 = await fetch(`${server.url}/openapi/v2`);
+    expect(v2.headers.get("content-type")).to.equal("application/com.github.proto-openapi.spec.v2@v1.0+protobuf");
+    expect(Buffer.from(await v2.arrayBuffer()).subarray(0, 5)).to.deep.equal(Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30]));
+  });
+});
