@@ -8,6 +8,7 @@ import { register as registerApply } from "./apply.js";
 import { register as registerConnect } from "./connect.js";
 import { register as registerDoctor } from "./doctor.js";
 import { register as registerRestore } from "./restore.js";
+import { register as registerDebug } from "./debug.js";
 import { register as registerReconcile } from "./reconcile.js";
 import { register as registerStatus } from "./status.js";
 import { register as registerHistory } from "./history.js";
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerConnect(program);
   registerDoctor(program);
   registerRestore(program);
+  registerDebug(program);
   registerReconcile(program);
   registerStatus(program);
   registerHistory(program);

@@ -1,0 +1,80 @@
+// `vc debug collect` (a diagnostic bundle) and `vc debug shell` (a shell in the control-plane pod).
+import type { Command } from "commander";
+import { action, EXIT } from "./common.js";
+import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
+import { clusterValues } from "../ops/repo-values.js";
+import { collectDebug, defaultBundleName } from "../ops/debug-collect.js";
+import { P } from "../ops/paths.js";
+import { UserError } from "./common.js";
+import { debugShell, ShellError } from "../ops/debug-shell.js";
+
+interface CollectFlags extends HostFlags {
+  outputFilename?: string;
+  repo: string;
+  debug?: boolean;
+}
+
+interface ShellFlags extends HostFlags {
+  repo: string;
+  shell: string;
+}
+
+export function register(program: Command): void {
+  const debug = program.command("debug").description("diagnose a virtual cluster: collect a debug bundle, open a shell in its control plane");
+
+  withHostOptions(
+    debug
+      .command("collect <name>")
+      .description(
+        "write a gzip tar whose top-level folder is debug/: the stateful set, pods, syncer logs (current and previous), namespace events " +
+          "sorted by .lastTimestamp, services, volume claims, effective config (masked), reconcile status and history, the metrics API service, and a summary. " +
+          "Secret values never enter it",
+      ),
+  )
+    .option("--output-filename <file>", "the archive to write (default vc-debug-<name>-<time>.tar.gz)")
+    .option("--repo <dir>", "repository root, for the cluster's effective values", ".")
+    .option("--debug", "print each step")
+    .action(
+      action(async (name: string, flags: CollectFlags) => {
+        return userErrors(async () => {
+          checkClusterName(name);
+          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
+          const repo = clusterValues(flags.repo, name);
+          const host = hostFrom(flags);
+          if (!(await host.get(P.namespace(namespace)))) {
+            throw new UserError(`host namespace ${namespace} not found (context "${host.contextName}"): pass --namespace if ${name} lives elsewhere`, EXIT.invalid);
+          }
+          const result = await collectDebug(host, {
+            cluster: name,
+            namespace,
+            values: repo.found ? repo.values : undefined,
+            valuesNote: repo.found ? repo.error : `no folder clusters/${name} under ${flags.repo}`,
+            outputFile: flags.outputFilename ?? defaultBundleName(name),
+            log: flags.debug ? (l) => process.stderr.write(`debug: ${l}\n`) : undefined,
+          });
+          process.stdout.write(`wrote ${result.file} (${result.entries.length} files)\n`);
+          for (const n of result.notes) process.stderr.write(`note: ${n}\n`);
+          return EXIT.ok;
+        }, [Error]);
+      }),
+    );
+
+  withHostOptions(
+    debug
+      .command("shell <name>")
+      .description("open an interactive shell in the control-plane pod <name>-0, container syncer (exec API over websocket, with a TTY when stdin is a terminal)"),
+  )
+    .option("--shell <command>", "the shell to run", "sh")
+    .option("--repo <dir>", "repository root, to read clusters/<name>/cluster.yaml", ".")
+    .action(
+      action(async (name: string, flags: ShellFlags) => {
+        return userErrors(async () => {
+          checkClusterName(name);
+          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
+          const host = hostFrom(flags);
+          return debugShell(host, { cluster: name, namespace, command: [flags.shell] });
+        }, [ShellError]);
+      }),
+    );
+}

@@ -1,0 +1,185 @@
+// vc debug collect (bundle contents, event order, no secret values) and vc debug shell (exec, TTY, resize) against the API test server.
+import { expect } from "chai";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
+import { load } from "js-yaml";
+import { startKubeServer, type KubeServer, type ExecSession } from "../support/kube-server/index.js";
+import { KubeHost } from "../../src/ops/host.js";
+import { KubeClient } from "../../src/target/kube/client.js";
+import { debugShell, ShellError } from "../../src/ops/debug-shell.js";
+import { tempDir, vc } from "./helpers.js";
+
+const NS = "vc-team-a";
+const PLANTED_SECRET = "planted-secret-value-9f3a";
+const ENV_SECRET = "hunter2-literal-env-value";
+const DB_PASSWORD = "dbpass-7c1e";
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => statSync(join(dir, f)).isFile())
+    .sort();
+}
+
+function seed(server: KubeServer): void {
+  server.put({
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: "team-a", namespace: NS, annotations: { "kubectl.kubernetes.io/last-applied-configuration": `{"password":"${ENV_SECRET}"}` } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { release: "team-a", app: "vc" } },
+      template: { metadata: { labels: { release: "team-a", app: "vc" } }, spec: { containers: [{ name: "syncer", image: "vc/syncer:1", env: [{ name: "DB_PASSWORD", value: ENV_SECRET }, { name: "LOG_LEVEL", value: "debug" }] }] } },
+    },
+    status: { replicas: 1, readyReplicas: 1 },
+  });
+  server.put({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "team-a-0", namespace: NS, labels: { release: "team-a", app: "vc" } },
+    spec: { containers: [{ name: "syncer", image: "vc/syncer:1", env: [{ name: "API_TOKEN", value: ENV_SECRET }] }] },
+    status: { phase: "Running", containerStatuses: [{ name: "syncer", restartCount: 2, ready: true, image: "vc/syncer:1", imageID: "", state: { running: { startedAt: "2026-11-21T10:00:00Z" } }, lastState: { terminated: { reason: "Error", exitCode: 1 } } }] },
+  });
+  server.setPodLog(NS, "team-a-0", "syncer", `started\nconnecting with token ${PLANTED_SECRET}\n`);
+  server.setPodLog(NS, "team-a-0", "syncer", "panic: before restart\n", { previous: true });
+  server.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-team-a", namespace: NS }, data: { config: Buffer.from(PLANTED_SECRET).toString("base64") } });
+  for (const [name, time] of [["late", "2026-11-21T10:05:00Z"], ["early", "2026-11-21T09:00:00Z"], ["middle", "2026-11-21T09:30:00Z"]]) {
+    server.put({ apiVersion: "v1", kind: "Event", metadata: { name, namespace: NS }, involvedObject: { kind: "Pod", name: "team-a-0", namespace: NS }, reason: name, message: `event ${name}`, lastTimestamp: time, type: "Normal" });
+  }
+  server.put({ apiVersion: "v1", kind: "Service", metadata: { name: "team-a", namespace: NS }, spec: { selector: { release: "team-a" }, ports: [{ port: 443, targetPort: 8443 }] } });
+  server.put({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data-team-a-0", namespace: NS }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "10Gi" } } }, status: { phase: "Bound" } });
+  server.put({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "vc-status", namespace: NS, labels: { "vc.orch.io/managed-by": "team-a", "vc.orch.io/status": "true" } },
+    data: { cluster: "team-a", hostNamespace: NS, lastAppliedRevision: "abc123", result: "applied", history: JSON.stringify([{ revision: "abc123", time: "2026-11-21T10:00:00Z", durationMs: 40, result: "applied", counts: { created: 3, updated: 0, deleted: 0, unchanged: 0, failed: 0 } }]) },
+  });
+}
+
+describe("ops: vc debug collect", function () {
+  this.timeout(60_000);
+  let server: KubeServer;
+  let dir: string;
+  before(async () => {
+    server = await startKubeServer({ namespaces: ["default", NS] });
+    seed(server);
+    dir = tempDir();
+    mkdirSync(join(dir, "repo/clusters/team-a"), { recursive: true });
+    writeFileSync(
+      join(dir, "repo/clusters/team-a/values.yaml"),
+      `controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n        endpoint: "postgres://vc:${DB_PASSWORD}@db.example:5432/vc"\n`,
+    );
+  });
+  after(async () => server?.close());
+
+  it("writes a gzip tar with debug/ holding every part, events sorted, and no secret value anywhere", async () => {
+    const out = join(dir, "bundle.tar.gz");
+    const r = await vc(["debug", "collect", "team-a", "--output-filename", out, "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/^wrote .*bundle.tar.gz \(\d+ files\)\n$/);
+    expect(readFileSync(out).subarray(0, 2)).to.deep.equal(Buffer.from([0x1f, 0x8b]));
+    const x = join(dir, "x");
+    mkdirSync(x);
+    execFileSync("tar", ["xzf", out, "-C", x]);
+    expect(readdirSync(x)).to.deep.equal(["debug"]);
+    expect(files(join(x, "debug"))).to.deep.equal([
+      "config.yaml",
+      "events.yaml",
+      "logs/team-a-0/syncer.log",
+      "logs/team-a-0/syncer.previous.log",
+      "metrics-apiservice.yaml",
+      "pods.yaml",
+      "pvcs.yaml",
+      "services.yaml",
+      "statefulset.yaml",
+      "status.yaml",
+      "summary",
+    ]);
+    const read = (f: string) => readFileSync(join(x, "debug", f), "utf8");
+    expect((load(read("events.yaml")) as Array<{ reason: string }>).map((e) => e.reason)).to.deep.equal(["early", "middle", "late"]);
+    expect(read("logs/team-a-0/syncer.previous.log")).to.equal("panic: before restart\n");
+    expect(read("logs/team-a-0/syncer.log")).to.equal("started\nconnecting with token <masked>\n");
+    expect(load(read("status.yaml"))).to.deep.include({ lastAppliedRevision: "abc123", result: "applied" });
+    expect(read("config.yaml")).to.contain("endpoint: <masked>");
+    expect(read("metrics-apiservice.yaml")).to.contain("is absent");
+    expect(read("summary")).to.contain("virtual cluster: team-a").and.contain("team-a-0: Running, 2 restart(s)").and.contain("last applied:    abc123");
+    expect(read("statefulset.yaml")).to.contain("value: debug");
+    for (const f of files(x)) {
+      const text = readFileSync(join(x, f), "utf8");
+      for (const secret of [PLANTED_SECRET, Buffer.from(PLANTED_SECRET).toString("base64"), ENV_SECRET, DB_PASSWORD]) {
+        expect(text, `${f} holds a secret value`).not.to.contain(secret);
+      }
+    }
+  });
+
+  it("fails clearly when the namespace does not exist", async () => {
+    const r = await vc(["debug", "collect", "nope", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.equal('error: host namespace vc-nope not found (context "test"): pass --namespace if nope lives elsewhere\n');
+  });
+});
+
+describe("ops: vc debug shell", function () {
+  this.timeout(60_000);
+  let server: KubeServer;
+  let host: KubeHost;
+  before(async () => {
+    server = await startKubeServer({ namespaces: ["default", NS] });
+    seed(server);
+    host = new KubeHost(KubeClient.open({ kubeconfig: server.kubeconfigPath }));
+  });
+  after(async () => {
+    host?.close();
+    await server?.close();
+  });
+
+  it("runs an interactive session in <name>-0/syncer with a TTY, forwarding input, output, resizes and the exit code", async () => {
+    const sessions: ExecSession[] = [];
+    const sizes: Array<{ width: number; height: number }> = [];
+    server.onExec((s) => {
+      sessions.push(s);
+      s.onResize((size) => sizes.push(size));
+      s.stdout.write("$ ");
+      s.stdin!.on("data", (d: Buffer) => {
+        const line = d.toString().trim();
+        if (line.startsWith("exit")) s.exit(Number(line.split(" ")[1]));
+        else s.stdout.write(`you said ${line}\n$ `);
+      });
+    });
+    const stdin = new PassThrough();
+    let output = "";
+    const terminal = Object.assign(new Writable({ write: (c, _e, cb) => ((output += String(c)), cb()) }), { columns: 80, rows: 24 });
+    const done = debugShell(host, { cluster: "team-a", namespace: NS, command: ["sh"], stdin, stdout: terminal, tty: true });
+    await waitFor(() => output.includes("$ "));
+    stdin.write("hello\n");
+    await waitFor(() => output.includes("you said hello"));
+    terminal.columns = 120;
+    terminal.rows = 40;
+    terminal.emit("resize");
+    await waitFor(() => sizes.length === 2);
+    stdin.write("exit 3\n");
+    expect(await done).to.equal(3);
+    expect(sessions[0]).to.deep.include({ namespace: NS, pod: "team-a-0", container: "syncer", command: ["sh"], tty: true });
+    expect(sizes).to.deep.equal([{ width: 80, height: 24 }, { width: 120, height: 40 }]);
+  });
+
+  it("refuses clearly when the pod is not running or absent", async () => {
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "team-b-0", namespace: NS }, spec: { containers: [{ name: "syncer", image: "x" }] }, status: { phase: "Pending", containerStatuses: [{ name: "syncer", state: { waiting: { reason: "ImagePullBackOff" } } }] } });
+    let err: unknown;
+    await debugShell(host, { cluster: "team-b", namespace: NS, command: ["sh"], stdin: new PassThrough(), stdout: new PassThrough() }).catch((e) => (err = e));
+    expect(err).to.be.instanceOf(ShellError);
+    expect((err as Error).message).to.equal("pod vc-team-a/team-b-0 is Pending (syncer: ImagePullBackOff), not Running: no shell possible; run vc doctor team-b");
+    const r = await vc(["debug", "shell", "team-c", "-n", NS, "--kubeconfig", server.kubeconfigPath]);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.equal(`error: pod ${NS}/team-c-0 not found: the control plane of team-c is not running (scaled to 0, or not applied); run vc doctor team-c\n`);
+  });
+});
+
+async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
