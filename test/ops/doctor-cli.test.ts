@@ -1,0 +1,79 @@
+// vc doctor against the API test server: the snapshot read from a live host, exit codes, text and JSON output.
+import { expect } from "chai";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { tempDir, vc } from "./helpers.js";
+
+const NS = "vc-team-a";
+
+describe("ops: vc doctor (live host)", function () {
+  this.timeout(60_000);
+  let server: KubeServer;
+  let repo: string;
+  before(async () => {
+    server = await startKubeServer({ namespaces: ["default", NS, "mesh-system"] });
+    server.put({
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      metadata: { name: "team-a", namespace: NS },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { release: "team-a", app: "vc" } },
+        template: { metadata: { labels: { release: "team-a", app: "vc" } }, spec: { containers: [{ name: "syncer", image: "vc/syncer:1", args: ["--backing-store=embedded-kvstore"], livenessProbe: { initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5 } }] } },
+        volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "10Gi" } } } }],
+      },
+    });
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "team-a-0", namespace: NS, labels: { release: "team-a", app: "vc" } }, spec: { containers: [{ name: "syncer", image: "vc/syncer:1" }] }, status: { phase: "Running" } });
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "ingress-1", namespace: "mesh-system", labels: { istio: "ingressgateway" } }, spec: { containers: [{ name: "proxy", image: "x" }] }, status: { phase: "Running" } });
+    server.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "a-cert", namespace: "mesh-system" }, data: { "tls.crt": "eA==" } });
+    server.put({
+      apiVersion: "networking.mesh.io/v1beta1",
+      kind: "Gateway",
+      metadata: { name: "gw-x-default-x-team-a", namespace: NS },
+      spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["a.example.com"], tls: { mode: "SIMPLE", credentialName: "a-cert" } }] },
+    });
+    repo = tempDir();
+    mkdirSync(join(repo, "clusters/team-a"), { recursive: true });
+    writeFileSync(join(repo, "clusters/team-a/values.yaml"), "integrations:\n  mesh:\n    enabled: true\ncontrolPlane:\n  backingStore:\n    kvstore:\n      persistence:\n        enabled: true\n");
+  });
+  after(async () => server?.close());
+
+  const doctor = (...extra: string[]) => vc(["doctor", "team-a", "--kubeconfig", server.kubeconfigPath, "--repo", repo, ...extra]);
+
+  it("exit 1 with the injection-label warning while the namespace lacks it, exit 0 once labelled", async () => {
+    const r = await doctor();
+    expect(r.code, r.stderr).to.equal(1);
+    expect(r.stdout).to.contain(`WARNING [mesh-injection-label] Namespace ${NS}: the host namespace lacks the label mesh-injection=enabled`);
+    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS, labels: { "mesh-injection": "enabled" } } });
+    const ok = await doctor();
+    expect(ok.code, ok.stdout + ok.stderr).to.equal(0);
+    expect(ok.stdout).to.equal(`virtual cluster team-a (namespace ${NS}): no problems found\n`);
+  });
+
+  it("finds a Pending pod from its scheduling event, a missing sidecar, a broken Gateway; -o json", async () => {
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-x-default-x-team-a", namespace: NS, labels: { "vc.orch.io/managed-by": "team-a" } }, spec: { containers: [{ name: "web", image: "nginx" }] }, status: { phase: "Pending" } });
+    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "web.1", namespace: NS }, involvedObject: { kind: "Pod", name: "web-x-default-x-team-a", namespace: NS }, reason: "FailedScheduling", message: "0/3 nodes are available: 3 Insufficient memory.", lastTimestamp: "2026-11-21T10:00:00Z" });
+    server.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "a-cert", namespace: "mesh-system" }, data: { "tls.crt": "eA==" } });
+    server.remove("v1", "Secret", "mesh-system", "a-cert");
+    const r = await doctor("-o", "json");
+    expect(r.code, r.stderr).to.equal(1);
+    const out = JSON.parse(r.stdout) as { problems: number; findings: Array<{ check: string; object: string; message: string }> };
+    expect(out.findings.map((f) => `${f.check} ${f.object}`)).to.deep.equal([
+      `tls-secret Gateway ${NS}/gw-x-default-x-team-a`,
+      `pod-pending Pod ${NS}/web-x-default-x-team-a`,
+      `sidecar-missing Pod ${NS}/web-x-default-x-team-a`,
+    ]);
+    expect(out.findings[1]!.message).to.equal("Pending: insufficient-resources (FailedScheduling: 0/3 nodes are available: 3 Insufficient memory.)");
+    expect(out.problems).to.equal(3);
+  });
+
+  it("exit 1 with a clear message when the namespace does not exist; exit 2 on a bad -o", async () => {
+    const r = await vc(["doctor", "ghost", "--kubeconfig", server.kubeconfigPath]);
+    expect(r.code).to.equal(1);
+    expect(r.stderr).to.contain("host namespace vc-ghost not found");
+    const bad = await doctor("-o", "xml");
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain('unknown output format "xml"');
+  });
+});
