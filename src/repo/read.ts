@@ -1,5 +1,5 @@
 // Reads one repository file safely: size limit, symlinks leaving the repository refused, binary and non-UTF-8 content rejected.
-import { closeSync, fstatSync, lstatSync, openSync, readSync, realpathSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 import { join, sep } from "node:path";
 
 /** Files larger than this are refused unread (1 MiB): no values file or mesh manifest comes close. */
@@ -15,22 +15,16 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
  */
 export function readRepoFile(realRoot: string, rel: string): ReadResult {
   const abs = join(realRoot, ...rel.split("/"));
-  let path = abs;
-  try {
-    if (lstatSync(abs).isSymbolicLink()) {
-      const target = safeRealpath(abs);
-      if (target === undefined) return fail("symlink", "symlink target does not exist");
-      if (!isInside(realRoot, target)) return fail("symlink", "symlink points outside the repository: refused, not followed");
-      path = target;
-    }
-  } catch (err) {
-    return fail("read", `cannot read file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (err) {
-    return fail("read", `cannot read file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  // O_NOFOLLOW: a regular file opens in one call; a symlink fails with ELOOP and is checked before anything is opened.
+  // O_NONBLOCK: a FIFO or device opens without waiting, and fstat then refuses it.
+  let fd = tryOpen(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  if (typeof fd === "string") {
+    if (fd !== "ELOOP") return fail("read", `cannot read file: ${fd}`);
+    const target = safeRealpath(abs);
+    if (target === undefined) return fail("symlink", "symlink target does not exist");
+    if (!isInside(realRoot, target)) return fail("symlink", "symlink points outside the repository: refused, not followed");
+    fd = tryOpen(target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    if (typeof fd === "string") return fail("read", `cannot read file: ${fd}`);
   }
   try {
     const st = fstatSync(fd);
@@ -48,6 +42,15 @@ export function readRepoFile(realRoot: string, rel: string): ReadResult {
     return fail("read", `cannot read file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** A file descriptor, or the error code when the file cannot be opened. */
+function tryOpen(path: string, flags: number): number | string {
+  try {
+    return openSync(path, flags);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? String(err);
   }
 }
 

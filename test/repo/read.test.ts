@@ -71,6 +71,11 @@ describe("repo/read", () => {
     expect(readRepoFile(root, "clusters/a/up.yaml")).to.include({ ok: false, code: "symlink" });
   });
 
+  it("refuses a FIFO inside the repository without blocking on it", () => {
+    execFileSync("mkfifo", [join(root, "clusters/a/pipe.yaml")]);
+    expect(readRepoFile(root, "clusters/a/pipe.yaml")).to.deep.equal({ ok: false, code: "read", message: "not a regular file" });
+  });
+
   it("reports a dangling symlink and a missing file as errors", () => {
     symlinkSync(join(root, "nowhere.yaml"), join(root, "clusters/a/dangling.yaml"));
     expect(readRepoFile(root, "clusters/a/dangling.yaml")).to.include({ ok: false, code: "symlink" });
