@@ -15,6 +15,7 @@ type Suite = { name: string; load: () => Promise<{ run(ctx: BenchContext): Promi
 
 // Suites register here, one line each.
 const SUITES: Suite[] = [
+  { name: "validate", load: () => import("./validate.js") },
   { name: "render", load: () => import("./render.js") },
   { name: "kube-server", load: () => import("./kube-server.js") },
 ];
