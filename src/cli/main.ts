@@ -9,6 +9,8 @@ import { register as registerConnect } from "./connect.js";
 import { register as registerDoctor } from "./doctor.js";
 import { register as registerRestore } from "./restore.js";
 import { register as registerDebug } from "./debug.js";
+import { register as registerList } from "./list.js";
+import { register as registerDescribe } from "./describe.js";
 import { register as registerReconcile } from "./reconcile.js";
 import { register as registerStatus } from "./status.js";
 import { register as registerHistory } from "./history.js";
@@ -28,6 +30,8 @@ export function buildProgram(): Command {
   registerDoctor(program);
   registerRestore(program);
   registerDebug(program);
+  registerList(program);
+  registerDescribe(program);
   registerReconcile(program);
   registerStatus(program);
   registerHistory(program);

@@ -1,0 +1,44 @@
+// `vc list`: the repository's virtual clusters with their live state on the host.
+import type { Command } from "commander";
+import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
+import { hostFrom, userErrors, type HostFlags } from "../ops/cli-support.js";
+import { KubeHost } from "../ops/host.js";
+import { formatList, listClusters } from "../ops/list.js";
+import { resolveSource, SourceError } from "../target/source.js";
+
+interface ListFlags extends HostFlags {
+  output: string;
+  repo: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command("list")
+    .description(
+      "list the virtual clusters of the repository with their live host state: host namespace, control-plane state " +
+        "(running, pending, scaled down, restoring, absent), ready replicas, last applied revision and result, and whether the host has drifted",
+    )
+    .option("--kubeconfig <file>", "kubeconfig of the host cluster (default: KUBECONFIG, else ~/.kube/config)")
+    .option("--context <name>", "kubeconfig context of the host cluster (default: the current context)")
+    .option("--repo <dir>", "repository root holding clusters/", ".")
+    .option("-o, --output <format>", "table, json or yaml", "table")
+    .action(
+      action(async (flags: ListFlags) => {
+        const format = parseOutputFormat(flags.output, ["table", "json", "yaml"] as const);
+        return userErrors(async () => {
+          let source;
+          try {
+            source = await resolveSource({ path: flags.repo });
+          } catch (err) {
+            if (err instanceof SourceError) throw new UserError(err.message, EXIT.invalid);
+            throw err;
+          }
+          const host = hostFrom(flags);
+          if (!(host instanceof KubeHost)) throw new Error("vc list needs a Kubernetes host");
+          const rows = await listClusters(host, source.root, source.revision);
+          process.stdout.write(format === "table" ? formatList(rows) : formatData(rows, format));
+          return EXIT.ok;
+        }, [Error]);
+      }),
+    );
+}

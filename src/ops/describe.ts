@@ -1,0 +1,140 @@
+// `vc describe`: one virtual cluster's configuration and live state on the host, gathered into one report.
+import type { KubeObject } from "../kube/object.js";
+import { LABELS, ANNOTATIONS, CHART_APP_LABEL } from "../translate/keys.js";
+import { formatMatchLabels } from "../kube/selector.js";
+import type { Values } from "../model/values.js";
+import { fromData, type Reconciliation } from "../reconciler/status.js";
+import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
+import type { Host } from "./host.js";
+import { METRICS_API_SERVICE, P } from "./paths.js";
+import { maskValues } from "./repo-values.js";
+import { controlPlaneState, type ControlPlaneInfo } from "./cp-state.js";
+import { restorePodName } from "./restore.js";
+import { suspendedBy } from "./suspend.js";
+
+export interface MeshObject {
+  kind: string;
+  hostName: string;
+  virtualName?: string;
+  virtualNamespace?: string;
+  sourceFile?: string;
+  revision?: string;
+}
+
+export interface Description {
+  cluster: string;
+  namespace: string;
+  hostContext: string;
+  controlPlane: ControlPlaneInfo & { pods: Array<{ name: string; phase: string; restarts: number }> };
+  images: string[];
+  reconcile: {
+    lastAppliedRevision?: string;
+    lastAppliedTime?: string;
+    lastAttemptedRevision?: string;
+    result?: string;
+    message?: string;
+    suspendedBy?: string;
+    history: Array<Pick<Reconciliation, "revision" | "time" | "result">>;
+  };
+  mesh: MeshObject[];
+  metricsApi: { service: string; state: string };
+  /** Effective values with secrets masked; undefined when the repository has no valid folder for the cluster. */
+  config?: Values;
+  configNote?: string;
+}
+
+const MESH_KINDS = ["Gateway", "VirtualService", "DestinationRule"] as const;
+
+function imagesOf(obj: KubeObject | undefined): string[] {
+  const spec = (obj?.spec as { template?: { spec?: { containers?: Array<{ image?: string }>; initContainers?: Array<{ image?: string }> } } } | undefined)?.template?.spec;
+  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].map((c) => c.image ?? "").filter((i) => i !== "");
+}
+
+/** The metrics API service's state in words: available, unavailable (reason), absent. */
+export function apiServiceState(svc: KubeObject | undefined): string {
+  if (!svc) return "absent";
+  const c = ((svc.status as { conditions?: Array<{ type: string; status: string; reason?: string }> } | undefined)?.conditions ?? []).find((x) => x.type === "Available");
+  if (c?.status === "True") return "available";
+  return `unavailable${c?.reason ? ` (${c.reason})` : ""}`;
+}
+
+export async function describeCluster(host: Host, o: { cluster: string; namespace: string; values?: Values; valuesNote?: string }): Promise<Description> {
+  const ns = o.namespace;
+  const owned = { labelSelector: `${LABELS.managedBy}=${o.cluster}` };
+  const [sts, pods, restorePod, statusCm, deployments, apiService, ...mesh] = await Promise.all([
+    host.get(P.statefulSets(ns, o.cluster)),
+    host.list(P.pods(ns), { labelSelector: formatMatchLabels({ release: o.cluster, app: CHART_APP_LABEL }) }),
+    host.get(P.pods(ns, restorePodName(o.cluster))),
+    host.get(P.configMaps(ns, STATUS_CONFIGMAP)),
+    host.list(P.deployments(ns), owned),
+    host.get(P.apiService(METRICS_API_SERVICE)),
+    ...MESH_KINDS.map((k) => host.list(P.mesh(k, ns), owned)),
+  ]);
+  const status = fromData(statusCm?.data as Record<string, string> | undefined, o.cluster, ns);
+  const meshObjects: MeshObject[] = mesh.flatMap((items, i) =>
+    items.map((m) => {
+      const a = m.metadata.annotations ?? {};
+      return { kind: MESH_KINDS[i]!, hostName: m.metadata.name, virtualName: a[ANNOTATIONS.objectName], virtualNamespace: a[ANNOTATIONS.objectNamespace], sourceFile: a[ANNOTATIONS.sourceFile], revision: a[ANNOTATIONS.revision] };
+    }),
+  );
+  meshObjects.sort((a, b) => a.kind.localeCompare(b.kind) || a.hostName.localeCompare(b.hostName));
+  const images = [...new Set([...imagesOf(sts), ...deployments.flatMap(imagesOf)])].sort();
+  return {
+    cluster: o.cluster,
+    namespace: ns,
+    hostContext: host.contextName,
+    controlPlane: {
+      ...controlPlaneState(sts, pods, restorePod, statusCm),
+      pods: pods.map((p) => {
+        const st = p.status as { phase?: string; containerStatuses?: Array<{ restartCount?: number }> } | undefined;
+        return { name: p.metadata.name, phase: st?.phase ?? "Unknown", restarts: (st?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0) };
+      }),
+    },
+    images,
+    reconcile: {
+      lastAppliedRevision: status?.lastAppliedRevision,
+      lastAppliedTime: status?.lastAppliedTime,
+      lastAttemptedRevision: status?.lastAttemptedRevision,
+      result: status?.result,
+      message: status?.message,
+      suspendedBy: suspendedBy(statusCm),
+      history: (status?.history ?? []).map((h) => ({ revision: h.revision, time: h.time, result: h.result })),
+    },
+    mesh: meshObjects,
+    metricsApi: { service: METRICS_API_SERVICE, state: apiServiceState(apiService) },
+    config: o.values ? maskValues(o.values) : undefined,
+    configNote: o.values ? undefined : o.valuesNote,
+  };
+}
+
+/** Drops undefined fields (for YAML/JSON output). */
+export function compact<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/** The human-readable form. */
+export function formatDescription(d: Description): string {
+  const short = (rev?: string) => (rev ? rev.slice(0, 12) : "(none)");
+  const lines = [
+    `Name:            ${d.cluster}`,
+    `Host namespace:  ${d.namespace}`,
+    `Host context:    ${d.hostContext}`,
+    `Control plane:   ${d.controlPlane.state} (${d.controlPlane.ready}/${d.controlPlane.desired} ready)`,
+    ...d.controlPlane.pods.map((p) => `  ${p.name}: ${p.phase}, ${p.restarts} restart(s)`),
+    `Images:`,
+    ...(d.images.length ? d.images.map((i) => `  ${i}`) : ["  (none)"]),
+    `Reconcile:`,
+    `  last applied:  ${short(d.reconcile.lastAppliedRevision)}${d.reconcile.lastAppliedTime ? ` at ${d.reconcile.lastAppliedTime}` : ""}`,
+    `  last result:   ${d.reconcile.result ?? "(none)"}${d.reconcile.message ? `: ${d.reconcile.message}` : ""}`,
+    ...(d.reconcile.suspendedBy ? [`  suspended:     ${d.reconcile.suspendedBy}`] : []),
+    `Revisions:`,
+    ...(d.reconcile.history.length ? d.reconcile.history.map((h) => `  ${short(h.revision)}  ${h.time}  ${h.result}`) : ["  (none)"]),
+    `Mesh objects on the host:`,
+    ...(d.mesh.length
+      ? d.mesh.map((m) => `  ${m.kind} ${m.hostName}${m.virtualName ? ` <- ${m.virtualNamespace ?? "?"}/${m.virtualName}` : ""}${m.sourceFile ? ` (${m.sourceFile})` : ""}`)
+      : ["  (none)"]),
+    `Metrics API:     ${d.metricsApi.service} ${d.metricsApi.state}`,
+    `Config:          ${d.config ? "effective values below (secrets masked)" : `unknown: ${d.configNote ?? "no repository folder"}`}`,
+  ];
+  return `${lines.join("\n")}\n`;
+}
