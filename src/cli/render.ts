@@ -2,12 +2,12 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
-import { headCommit } from "../git/log.js";
 import type { KubeObject } from "../kube/object.js";
 import { compareDiagnostics, hasErrors, type Diagnostic } from "../model/diagnostic.js";
 import { findRepoRoot } from "../repo/layout.js";
 import { renderSpecs } from "../render/fleet.js";
 import { objectFilePath, toJsonList, toYamlDocument, toYamlStream } from "../render/output.js";
+import { sourceRevision } from "../render/revision.js";
 import { loadAndValidate, validSpecs } from "../validate/index.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
 
@@ -57,7 +57,7 @@ export function register(program: Command): void {
         if (!found) throw new UserError(`no clusters/ folder at or above ${path ?? "."}: point PATH at the repository`, EXIT.failure);
         const clusters = flags.cluster ?? (found.cluster ? [found.cluster] : undefined);
         const validation = await loadAndValidate(found.root, { clusters });
-        const revision = flags.revision ?? (await headCommit(found.root)) ?? "unknown";
+        const revision = flags.revision ?? (await sourceRevision(found.root));
         const fleet = renderSpecs(validSpecs(validation), revision);
         const diagnostics = [...validation.diagnostics, ...fleet.diagnostics].sort(compareDiagnostics);
         for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);

@@ -158,6 +158,17 @@ describe("cli/render", function () {
     expect(first(await run(["render", root]))).to.equal(git("rev-parse", "HEAD"));
   });
 
+  it("records the HEAD of a git repository that holds the repository in a subfolder", async () => {
+    const sub = join(root, "platform", "gitops");
+    writeRepo(sub, GOOD);
+    const git = (...a: string[]) => execFileSync("git", ["-C", root, "-c", "user.name=t", "-c", "user.email=t@e", ...a], { encoding: "utf8" }).trim();
+    git("init", "-q", "-b", "main");
+    git("add", ".");
+    git("commit", "-q", "-m", "c1");
+    const docs = loadAll((await run(["render", sub])).stdout) as KubeObject[];
+    expect(docs[0]!.metadata.annotations![ANNOTATIONS.revision]).to.equal(git("rev-parse", "HEAD"));
+  });
+
   it("fails with exit 2 and no stack trace for a path without clusters/", async () => {
     const r = await run(["render", join(root, "nowhere")]);
     expect(r.code).to.equal(2);
