@@ -11,6 +11,7 @@ import { register as registerRestore } from "./restore.js";
 import { register as registerDebug } from "./debug.js";
 import { register as registerList } from "./list.js";
 import { register as registerDescribe } from "./describe.js";
+import { register as registerCreate } from "./create.js";
 import { register as registerReconcile } from "./reconcile.js";
 import { register as registerStatus } from "./status.js";
 import { register as registerHistory } from "./history.js";
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerDebug(program);
   registerList(program);
   registerDescribe(program);
+  registerCreate(program);
   registerReconcile(program);
   registerStatus(program);
   registerHistory(program);

@@ -1,0 +1,76 @@
+// `vc create <name> -n <namespace> -f <values_file>`: a new cluster folder committed on a branch; --apply applies it too.
+import type { Command } from "commander";
+import { action, EXIT, UserError } from "./common.js";
+import { formatDiagnostic } from "./render.js";
+import { closeHosts } from "../ops/cli-support.js";
+import { createCluster, CreateError } from "../ops/create.js";
+import { loadDesired } from "../target/desired.js";
+import { applyFleet } from "../target/fleet.js";
+import { KubeClient } from "../target/kube/client.js";
+import { KubeTarget } from "../target/kube/target.js";
+
+interface CreateFlags {
+  namespace: string;
+  file: string;
+  repo: string;
+  branch?: string;
+  apply?: boolean;
+  kubeconfig?: string;
+  context?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command("create <name>")
+    .description(
+      "create a virtual cluster from a values file: validates it, writes clusters/<name>/values.yaml and cluster.yaml and commits them " +
+        "on a new branch create/<name>, ready for a pull request; refuses an existing name; --apply also applies it to the host at once",
+    )
+    .requiredOption("-n, --namespace <ns>", "host namespace of the new virtual cluster")
+    .requiredOption("-f, --file <values_file>", "the values file")
+    .option("--repo <dir>", "repository root (a git work tree)", ".")
+    .option("--branch <name>", "branch to commit on (default create/<name>)")
+    .option("--apply", "also apply the new cluster to the host now (server-side apply, as vc apply)")
+    .option("--kubeconfig <file>", "kubeconfig of the host cluster, for --apply")
+    .option("--context <name>", "kubeconfig context of the host cluster, for --apply")
+    .action(
+      action(async (name: string, flags: CreateFlags) => {
+        let result;
+        try {
+          result = await createCluster({ repo: flags.repo, name, namespace: flags.namespace, valuesFile: flags.file, branch: flags.branch });
+        } catch (err) {
+          if (err instanceof CreateError) {
+            for (const d of err.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+            throw new UserError(err.message, EXIT.invalid);
+          }
+          if (err instanceof Error && /invalid virtual cluster name/.test(err.message)) throw new UserError(err.message, EXIT.invalid);
+          throw err;
+        }
+        for (const d of result.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+        process.stdout.write(`created ${result.files.join(" and ")} on branch ${result.branch} (commit ${result.commit.slice(0, 12)})\n`);
+        process.stdout.write(`open a pull request: git push -u origin ${result.branch}\n`);
+        if (!flags.apply) return EXIT.ok;
+        let client: KubeClient | undefined;
+        try {
+          client = KubeClient.open({ kubeconfig: flags.kubeconfig, context: flags.context });
+          const desired = await loadDesired(flags.repo, result.commit, { clusters: [name] });
+          if (desired.errors.length) throw new UserError(`cannot apply ${name}: ${desired.errors.map((e) => e.message).join("; ")}`, EXIT.invalid);
+          const report = await applyFleet(new KubeTarget(client), desired, { prune: false, allowMassPrune: false, selected: [name], dryRun: false });
+          const problems = [
+            ...report.errors.map((e) => e.message),
+            ...report.results.flatMap((r) => r.results.filter((x) => x.outcome === "failed").map((x) => `${x.ref.kind} ${x.ref.name}: ${x.message ?? "failed"}`)),
+          ];
+          if (problems.length) throw new UserError(`applying ${name}: ${problems.join("; ")}`, EXIT.failure);
+          const applied = report.results.reduce((n, r) => n + r.results.filter((x) => x.outcome !== "unchanged").length, 0);
+          process.stdout.write(`applied ${applied} object(s) of ${name} to ${client.contextName}\n`);
+          return EXIT.ok;
+        } catch (err) {
+          if (err instanceof UserError) throw err;
+          throw new UserError(`the cluster was committed but applying it failed: ${(err as Error).message}; run vc apply --cluster ${name} --target kube`, EXIT.failure);
+        } finally {
+          client?.close();
+          closeHosts();
+        }
+      }),
+    );
+}

@@ -1,0 +1,92 @@
+// vc create: validation, refusal of existing names, the commit on a new branch (checked with the git CLI), --apply to the test server.
+import { expect } from "chai";
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { tempDir, vc } from "./helpers.js";
+
+const EXAMPLES = resolve(import.meta.dirname, "../../clusters");
+
+function gitRepo(): string {
+  const dir = tempDir("vc-create-");
+  cpSync(join(EXAMPLES, "minimal"), join(dir, "clusters/team-a"), { recursive: true });
+  const g = (...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8" });
+  g("init", "-q", "-b", "main");
+  g("config", "user.name", "Platform Bot");
+  g("config", "user.email", "bot@example.com");
+  g("add", ".");
+  g("commit", "-q", "-m", "initial");
+  return dir;
+}
+
+const git = (dir: string, ...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8" }).trim();
+
+describe("ops: vc create", function () {
+  this.timeout(120_000);
+  let server: KubeServer;
+  let values: string;
+  before(async () => {
+    server = await startKubeServer();
+    const dir = tempDir();
+    values = join(dir, "values.yaml");
+    writeFileSync(values, "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: 200m\n        memory: 512Mi\n");
+    writeFileSync(join(dir, "bad.yaml"), "controlPlane:\n  statefulSet:\n    replicas: many\n");
+  });
+  after(async () => server?.close());
+
+  it("writes the folder and commits it alone on create/<name>, checked out", async () => {
+    const repo = gitRepo();
+    writeFileSync(join(repo, "notes.txt"), "untracked, must stay out of the commit\n");
+    const r = await vc(["create", "team-c", "-n", "tenants-c", "-f", values, "--repo", repo]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/^created clusters\/team-c\/values.yaml and clusters\/team-c\/cluster.yaml on branch create\/team-c \(commit [0-9a-f]{12}\)\n/);
+    expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).to.equal("create/team-c");
+    expect(git(repo, "show", "--name-only", "--format=%an <%ae>%n%s", "HEAD").split("\n")).to.deep.equal([
+      "Platform Bot <bot@example.com>",
+      "Add virtual cluster team-c (namespace tenants-c)",
+      "",
+      "clusters/team-c/cluster.yaml",
+      "clusters/team-c/values.yaml",
+    ]);
+    expect(git(repo, "rev-parse", "HEAD~1")).to.equal(git(repo, "rev-parse", "main"));
+    expect(readFileSync(join(repo, "clusters/team-c/values.yaml"), "utf8")).to.equal(readFileSync(values, "utf8"));
+    expect(readFileSync(join(repo, "clusters/team-c/cluster.yaml"), "utf8")).to.contain("namespace: tenants-c\n");
+    expect(git(repo, "status", "--porcelain")).to.equal("?? notes.txt");
+    const validate = await vc(["validate", repo]);
+    expect(validate.code, validate.stdout + validate.stderr).to.equal(0);
+  });
+
+  it("refuses an existing name, a taken namespace, invalid values (with located messages) and staged changes, writing nothing", async () => {
+    const repo = gitRepo();
+    const head = git(repo, "rev-parse", "HEAD");
+    const existing = await vc(["create", "team-a", "-n", "other", "-f", values, "--repo", repo]);
+    expect(existing.code).to.equal(1);
+    expect(existing.stderr).to.equal("error: clusters/team-a already exists: choose another name (vc list shows the clusters)\n");
+    const taken = await vc(["create", "team-z", "-n", "vc-team-a", "-f", values, "--repo", repo]);
+    expect(taken.stderr).to.contain("namespace vc-team-a is already the host namespace of team-a");
+    const bad = await vc(["create", "team-d", "-n", "tenants-d", "-f", join(values, "../bad.yaml"), "--repo", repo]);
+    expect(bad.code).to.equal(1);
+    expect(bad.stderr).to.match(/bad\.yaml:3:\d+: error: .*replicas/);
+    expect(bad.stderr).to.contain("is not a valid values file; nothing was written");
+    writeFileSync(join(repo, "staged.txt"), "x");
+    git(repo, "add", "staged.txt");
+    const dirty = await vc(["create", "team-e", "-n", "tenants-e", "-f", values, "--repo", repo]);
+    expect(dirty.stderr).to.contain("the git index has staged changes (staged.txt)");
+    expect(existsSync(join(repo, "clusters/team-d"))).to.equal(false);
+    expect(existsSync(join(repo, "clusters/team-e"))).to.equal(false);
+    expect(git(repo, "rev-parse", "HEAD")).to.equal(head);
+    expect(git(repo, "branch", "--list")).to.equal("* main");
+    const badName = await vc(["create", "Team_F", "-n", "x", "-f", values, "--repo", repo]);
+    expect(badName.code).to.equal(1);
+  });
+
+  it("--apply applies the new cluster to the host at once", async () => {
+    const repo = gitRepo();
+    const r = await vc(["create", "team-g", "-n", "tenants-g", "-f", values, "--repo", repo, "--apply", "--kubeconfig", server.kubeconfigPath]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/applied \d+ object\(s\) of team-g to test/);
+    const sts = server.get("apps/v1", "StatefulSet", "tenants-g", "team-g");
+    expect(sts?.metadata.annotations?.["vc.orch.io/revision"]).to.equal(git(repo, "rev-parse", "HEAD"));
+  });
+});
