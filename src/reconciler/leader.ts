@@ -1,5 +1,6 @@
 // Leader election over a coordination.k8s.io/v1 Lease, as client-go does it: acquire, renew, take over an expired lease.
 import type { KubeObject } from "../kube/object.js";
+import { PREFIX } from "../translate/keys.js";
 import { KubeApiError, type KubeClient } from "../target/kube/client.js";
 import type { Logger } from "./log.js";
 import { silentLogger } from "./log.js";
@@ -32,7 +33,15 @@ export interface ElectorOptions {
   now?: () => number;
   logger?: Logger;
   onChange?: (leading: boolean) => void;
+  /** Called on the leader when a standby handed over a webhook push (see PUSH_ANNOTATION). */
+  onPush?: (commit: string | undefined) => void;
 }
+
+/**
+ * Annotation on the Lease through which a standby replica that received a webhook hands the push to the
+ * leader (a Service sends webhooks to any ready replica); the leader sees it at its next renewal.
+ */
+export const PUSH_ANNOTATION = `${PREFIX}/last-push`;
 
 /** MicroTime as the API server writes it: RFC 3339 with microseconds. */
 export function microTime(ms: number): string {
@@ -51,6 +60,7 @@ export class LeaderElector {
   #observed?: { key: string; at: number };
   #timer?: NodeJS.Timeout;
   #stopped = false;
+  #lastPush?: string;
 
   constructor(opts: ElectorOptions) {
     this.#o = opts;
@@ -82,6 +92,10 @@ export class LeaderElector {
         if (!(err instanceof KubeApiError && err.status === 404)) throw err;
       }
       const spec = lease?.spec ?? {};
+      const push = lease?.metadata.annotations?.[PUSH_ANNOTATION] ?? "";
+      const firstLook = this.#lastPush === undefined;
+      const pushSeen = this.#lastPush;
+      this.#lastPush = push;
       const key = `${spec.holderIdentity ?? ""}|${spec.renewTime ?? ""}|${lease?.metadata.resourceVersion ?? ""}`;
       if (!this.#observed || this.#observed.key !== key) this.#observed = { key, at: now };
       const mine = spec.holderIdentity === this.#o.identity;
@@ -107,12 +121,28 @@ export class LeaderElector {
       }
       this.#lastRenew = now;
       this.#set(true);
+      if (!firstLook && push && push !== pushSeen) this.#o.onPush?.(push.split("@")[0] || undefined);
       return true;
     } catch (err) {
       const lost = err instanceof KubeApiError && err.status === 409;
       if (!lost) this.#log.warn("lease request failed", { lease: this.name, error: (err as Error).message });
       if (lost) this.#set(false);
       return this.isLeader;
+    }
+  }
+
+  /** A standby hands a verified webhook push to the leader by annotating the Lease (retried on conflicts). */
+  async notifyPush(commit: string | undefined): Promise<void> {
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/leases/${encodeURIComponent(this.name)}`;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const lease = await this.#o.client.request<LeaseObject>("GET", path);
+        const annotations = { ...lease.metadata.annotations, [PUSH_ANNOTATION]: `${commit ?? ""}@${this.#now()}` };
+        await this.#o.client.request("PUT", path, { body: { ...lease, metadata: { ...lease.metadata, annotations } } });
+        return;
+      } catch (err) {
+        if (!(err instanceof KubeApiError && err.status === 409) || attempt >= 5) throw err;
+      }
     }
   }
 

@@ -80,11 +80,11 @@ interface Assembled {
   target: Target;
   elector?: LeaderElector;
   /** Set by the loop's owner: called when leadership changes. */
-  hooks: { onLeading: (leading: boolean) => void };
+  hooks: { onLeading: (leading: boolean) => void; onPush: () => void };
 }
 
 async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Promise<Assembled> {
-  const hooks = { onLeading: (_leading: boolean): void => {} };
+  const hooks = { onLeading: (_leading: boolean): void => {}, onPush: (): void => {} };
   const logger = cfg.logger ?? jsonLogger();
   const source = openSource(cfg);
   const target = await openTarget(cfg.target, { kubeconfig: cfg.kubeconfig, context: cfg.context });
@@ -101,6 +101,7 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
         metrics.leader.set(leading ? 1 : 0);
         hooks.onLeading(leading);
       },
+      onPush: () => hooks.onPush(),
     });
   }
   const deps: PassDeps = {
@@ -152,7 +153,11 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
       healthy: () => loop.healthy,
       webhookSecret: secret,
       ref: cfg.branch,
-      onPush: () => loop.trigger({ kind: "incremental" }),
+      onPush: (commit) => {
+        if (!elector || elector.isLeader) return loop.trigger({ kind: "incremental" });
+        // A standby got the webhook (the Service picks any ready replica): hand it to the leader through the Lease.
+        elector.notifyPush(commit).catch((err: Error) => deps.logger.warn("cannot hand the push to the leader", { error: err.message }));
+      },
       logger: deps.logger,
     });
     deps.logger.info("listening", { url: server.url });
@@ -161,6 +166,7 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
     hooks.onLeading = (leading) => {
       if (leading) loop.trigger({ kind: "full" });
     };
+    hooks.onPush = () => loop.trigger({ kind: "incremental" });
     elector.start();
   }
   await loop.start();

@@ -105,6 +105,23 @@ describe("reconciler loop", function () {
     await b.stop();
   });
 
+  it("a standby hands a webhook push to the leader through the Lease", async () => {
+    const pushes: Array<string | undefined> = [];
+    const opts = { namespace: "default", leaseDurationMs: 30_000, renewDeadlineMs: 20_000 };
+    const a = new LeaderElector({ ...opts, client: bed.client(), identity: "a", onPush: (c) => pushes.push(c) });
+    const b = new LeaderElector({ ...opts, client: bed.client(), identity: "b" });
+    await a.tick();
+    await b.tick();
+    await a.tick();
+    expect(pushes).to.deep.equal([]);
+    await b.notifyPush("abc123");
+    await a.tick();
+    expect(pushes).to.deep.equal(["abc123"]);
+    await a.tick();
+    expect(pushes).to.deep.equal(["abc123"]);
+    expect(a.isLeader && !b.isLeader).to.equal(true);
+  });
+
   it("a leader that stops renewing loses the lease to the other replica after the lease duration", async () => {
     let now = 1_000_000;
     const opts = { namespace: "default", leaseDurationMs: 15_000, now: () => now };
