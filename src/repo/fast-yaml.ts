@@ -100,12 +100,23 @@ function keyOf(text: string): { key: string; rest: string } | undefined {
     const colon = text.indexOf(":");
     if (colon <= 0) return undefined;
     key = text.slice(0, colon);
-    if (!PLAIN_KEY.test(key) || typeof resolvePlain(key) !== "string") return undefined;
+    if (!plainKeyOk(key)) return undefined;
     after = colon + 1;
   }
   if (after < text.length && text.charCodeAt(after) !== 32) return undefined;
   if (key === "__proto__") return undefined;
   return { key, rest: text.slice(after).trim() };
+}
+
+/** Keys repeat across every manifest: remember which plain keys are simple strings (bounded). */
+const keyCache = new Map<string, boolean>();
+function plainKeyOk(key: string): boolean {
+  let ok = keyCache.get(key);
+  if (ok === undefined) {
+    ok = PLAIN_KEY.test(key) && typeof resolvePlain(key) === "string";
+    if (keyCache.size < 10_000) keyCache.set(key, ok);
+  }
+  return ok;
 }
 
 class Parser {
