@@ -19,7 +19,7 @@ interface HistoryFlags {
   target: string;
   kubeconfig?: string;
   context?: string;
-  gitCredentialsFile?: string;
+  gitCredentials?: string;
   cacheDir: string;
   limit: string;
   output: string;
@@ -35,7 +35,7 @@ export function register(program: Command): void {
     .option("--target <target>", "where the status is kept: kube or dir:PATH", DEFAULT_TARGET)
     .option("--kubeconfig <file>", "kubeconfig file")
     .option("--context <name>", "kubeconfig context")
-    .option("--git-credentials-file <file>", "token or user:password for the remote (never printed)")
+    .option("--git-credentials <file>", "token or user:password for the remote (never printed)")
     .option("--cache-dir <dir>", "where remote repositories are cloned", ".vc-cache/git")
     .option("--limit <n>", "at most this many commits", "20")
     .addOption(new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table"))
@@ -52,7 +52,7 @@ async function runHistory(cluster: string, flags: HistoryFlags): Promise<number>
     if (!found) throw new UserError(`no clusters/ folder at or above ${repo}: pass --repo with the fleet repository`);
     repo = found.root;
   }
-  const source = openSource({ repo, branch: flags.branch, gitCredentialsFile: flags.gitCredentialsFile, cacheDir: flags.cacheDir });
+  const source = openSource({ repo, branch: flags.branch, gitCredentialsFile: flags.gitCredentials, cacheDir: flags.cacheDir });
   let snap;
   try {
     snap = await source.sync();

@@ -30,7 +30,7 @@ interface ReconcileFlags {
   shard?: string;
   kubeconfig?: string;
   context?: string;
-  gitCredentialsFile?: string;
+  gitCredentials?: string;
   cacheDir: string;
   allowMassPrune?: boolean;
   concurrency: string;
@@ -56,7 +56,7 @@ export function register(program: Command): void {
     .option("--shard <i/n>", "reconcile only the clusters whose name hashes to shard i of n (0-based)")
     .option("--kubeconfig <file>", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or the in-cluster service account)")
     .option("--context <name>", "kubeconfig context")
-    .option("--git-credentials-file <file>", "token or user:password for the remote; else $VC_GIT_TOKEN or $VC_GIT_USERNAME/$VC_GIT_PASSWORD (never printed)")
+    .option("--git-credentials <file>", "token or user:password for the remote; else $VC_GIT_TOKEN or $VC_GIT_USERNAME/$VC_GIT_PASSWORD (never printed)")
     .option("--cache-dir <dir>", "where remote repositories are cloned", ".vc-cache/git")
     .option("--allow-mass-prune", "let prune delete more than half (or all) of a cluster's objects, e.g. for a removed cluster folder")
     .option("--concurrency <n>", "clusters reconciled at once", "4")
@@ -92,7 +92,7 @@ function toConfig(flags: ReconcileFlags): ReconcilerConfig {
     target: flags.target,
     kubeconfig: flags.kubeconfig,
     context: flags.context,
-    gitCredentialsFile: flags.gitCredentialsFile,
+    gitCredentialsFile: flags.gitCredentials,
     cacheDir: flags.cacheDir,
     intervalMs: parseDuration(flags.interval),
     resyncMs: parseDuration(flags.resync),
