@@ -3,7 +3,7 @@ import type { KubeObject } from "../kube/object.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import type { Diagnostic } from "../model/diagnostic.js";
 import { findCollisions } from "./collisions.js";
-import { renderCluster } from "./index.js";
+import { renderObjects } from "./index.js";
 
 export interface RenderedCluster {
   spec: ClusterSpec;
@@ -21,7 +21,7 @@ export interface FleetRender {
 export function renderSpecs(specs: readonly ClusterSpec[], revision: string): FleetRender {
   const out: FleetRender = { clusters: [], diagnostics: [] };
   for (const spec of specs) {
-    const objects = renderCluster(spec, revision);
+    const objects = renderObjects(spec, revision);
     const collisions = findCollisions(objects);
     if (collisions.length > 0) out.diagnostics.push(...collisions);
     else out.clusters.push({ spec, objects });

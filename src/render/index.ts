@@ -1,6 +1,8 @@
 // Rendering: a validated cluster folder as the host objects that must exist for it (pure, deterministic).
 import type { KubeObject } from "../kube/object.js";
 import type { ClusterSpec } from "../model/cluster.js";
+import type { Diagnostic } from "../model/diagnostic.js";
+import { findCollisions } from "./collisions.js";
 import { renderNamespace, renderQuota, renderServices } from "./controlPlane.js";
 import { initManifestsText, renderInitManifests } from "./initManifests.js";
 import { type RenderContext, names, valuesSource } from "./meta.js";
@@ -50,8 +52,26 @@ export function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeO
   return objects;
 }
 
-/** Every host object of a validated cluster, sorted by kind order then namespace and name, keys sorted. */
-export function renderCluster(spec: ClusterSpec, revision: string): KubeObject[] {
+/** Every host object of a validated cluster, sorted, without the collision check (see `renderSpecs` for diagnostics). */
+export function renderObjects(spec: ClusterSpec, revision: string): KubeObject[] {
   const ctx: RenderContext = { cluster: spec.name, hostNamespace: spec.settings.namespace, revision };
   return sortObjects([...renderControlPlane(spec, ctx), ...renderMesh(spec.mesh, spec.values, ctx)]);
+}
+
+/** Two objects of a cluster would land under one host identity: the cluster must not be applied. */
+export class RenderCollisionError extends Error {
+  constructor(readonly diagnostics: Diagnostic[]) {
+    super(diagnostics.map((d) => `${d.file}: ${d.message}`).join("; "));
+  }
+}
+
+/**
+ * Every host object of a validated cluster, sorted by kind order then namespace and name, keys sorted.
+ * Throws RenderCollisionError when two objects translate to one host identity (never apply such a cluster).
+ */
+export function renderCluster(spec: ClusterSpec, revision: string): KubeObject[] {
+  const objects = renderObjects(spec, revision);
+  const collisions = findCollisions(objects);
+  if (collisions.length > 0) throw new RenderCollisionError(collisions);
+  return objects;
 }

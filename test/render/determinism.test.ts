@@ -3,7 +3,8 @@ import fc from "fast-check";
 import { dump } from "js-yaml";
 import type { KubeObject } from "../../src/kube/object.js";
 import { findCollisions } from "../../src/render/collisions.js";
-import { renderCluster } from "../../src/render/index.js";
+import { RenderCollisionError, renderCluster, renderObjects } from "../../src/render/index.js";
+import { renderSpecs } from "../../src/render/fleet.js";
 import { KIND_ORDER } from "../../src/render/sort.js";
 import type { MeshManifest } from "../../src/model/cluster.js";
 import { makeSpec, meshDoc, withMesh } from "./fixtures.js";
@@ -81,17 +82,26 @@ describe("render/determinism", () => {
     expect(findCollisions(renderCluster(full(meshSet()), "abc"))).to.deep.equal([]);
   });
 
+  const docs = [
+    meshDoc(C, "a.yaml", { apiVersion: API, kind: "VirtualService", metadata: { name: "a-x-b", namespace: "c" }, spec: {} }),
+    meshDoc(C, "b.yaml", { apiVersion: API, kind: "VirtualService", metadata: { name: "a", namespace: "b-x-c" }, spec: {} }),
+  ];
+
   it("reports mesh objects whose names translate alike", () => {
-    const docs = [
-      meshDoc(C, "a.yaml", { apiVersion: API, kind: "VirtualService", metadata: { name: "a-x-b", namespace: "c" }, spec: {} }),
-      meshDoc(C, "b.yaml", { apiVersion: API, kind: "VirtualService", metadata: { name: "a", namespace: "b-x-c" }, spec: {} }),
-    ];
-    const diags = findCollisions(renderCluster(makeSpec(C, withMesh, docs), "abc"));
+    const diags = findCollisions(renderObjects(makeSpec(C, withMesh, docs), "abc"));
     expect(diags).to.have.length(1);
     expect(diags[0]!.severity).to.equal("error");
     expect(diags[0]!.code).to.equal("host-name-collision");
     expect(diags[0]!.message).to.include("a-x-b-x-c-x-team-a");
     expect(diags[0]!.message).to.include("clusters/team-a/mesh/a.yaml");
     expect(diags[0]!.message).to.include("clusters/team-a/mesh/b.yaml");
+  });
+
+  it("refuses to render such a cluster through renderCluster, and reports it through renderSpecs", () => {
+    const spec = makeSpec(C, withMesh, docs);
+    expect(() => renderCluster(spec, "abc")).to.throw(RenderCollisionError, "a-x-b-x-c-x-team-a");
+    const fleet = renderSpecs([spec, makeSpec("other")], "abc");
+    expect(fleet.clusters.map((c) => c.spec.name)).to.deep.equal(["other"]);
+    expect(fleet.diagnostics).to.have.length(1);
   });
 });
