@@ -26,11 +26,17 @@ interface Line {
   text: string;
 }
 
+/** The implicit tags that may match a scalar starting with a character (js-yaml's own first-character dispatch). */
+const BY_FIRST_CHAR = new Map<string, ScalarTagDefinition<unknown>[]>();
+const ANY_FIRST_CHAR = IMPLICIT.filter((t) => t.implicitFirstChars === null);
+for (const tag of IMPLICIT) {
+  for (const c of tag.implicitFirstChars ?? []) BY_FIRST_CHAR.set(c, [...(BY_FIRST_CHAR.get(c) ?? ANY_FIRST_CHAR), tag]);
+}
+
 /** The core-schema value of a plain scalar, as js-yaml resolves it. */
 export function resolvePlain(source: string): unknown {
-  const first = source.charAt(0);
-  for (const tag of IMPLICIT) {
-    if (tag.implicitFirstChars !== null && !tag.implicitFirstChars.includes(first)) continue;
+  const tags = BY_FIRST_CHAR.get(source.charAt(0)) ?? ANY_FIRST_CHAR;
+  for (const tag of tags) {
     const v = tag.resolve(source, false, tag.tagName);
     if (v !== NOT_RESOLVED) return v;
   }
@@ -61,7 +67,9 @@ export function fastLoadAll(text: string): unknown[] | undefined {
       let indent = 0;
       while (raw.charCodeAt(indent) === 32) indent++;
       if (indent === raw.length || raw.charCodeAt(indent) === 35 /* # */) continue;
-      lines.push({ indent, text: raw.slice(indent).trimEnd() });
+      let last = raw.length;
+      while (raw.charCodeAt(last - 1) === 32) last--;
+      lines.push({ indent, text: indent === 0 && last === raw.length ? raw : raw.slice(indent, last) });
     }
     if (started || lines.length > 0) docs.push(parseDocument(lines));
     return docs;
