@@ -1,0 +1,135 @@
+import { expect } from "chai";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { LABELS } from "../../src/translate/keys.js";
+import { exampleRepo, runVc } from "../target/cli-support.js";
+
+const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
+const TOTAL = /^(\d+) created, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) failed, (\d+) skipped/;
+
+function total(stdout: string): number[] {
+  return TOTAL.exec(stdout.trimEnd().split("\n").at(-1)!)!.slice(1).map(Number);
+}
+
+describe("vc apply", () => {
+  let server: KubeServer;
+  let repo: string;
+  let kube: string[];
+
+  beforeEach(async () => {
+    server = await startKubeServer();
+    repo = exampleRepo(["minimal", "bookinfo"]);
+    kube = ["--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"];
+  });
+  afterEach(async () => {
+    await server.close();
+    rmSync(repo, { recursive: true, force: true });
+  });
+
+  it("creates every object, reports each and a summary; a second run writes nothing", async () => {
+    const first = await runVc(["apply", repo, ...kube]);
+    expect(first.code, first.stderr).to.equal(0);
+    const [created, ...rest] = total(first.stdout);
+    expect(created).to.be.greaterThan(10);
+    expect(rest).to.deep.equal([0, 0, 0, 0, 0]);
+    expect(first.stdout).to.include("created Namespace vc-minimal").and.match(/cluster minimal: \d+ created/);
+    expect(server.countRequests({ method: "PATCH" })).to.equal(created);
+    expect(server.list("v1", "Namespace").filter((n) => n.metadata.labels?.[LABELS.inventory])).to.have.length(2);
+    server.resetRequests();
+    const second = await runVc(["apply", repo, ...kube]);
+    expect(total(second.stdout)).to.deep.equal([0, 0, 0, created, 0, 0]);
+    expect(writes(server)).to.equal(0);
+  });
+
+  it("--dry-run sends dryRun=All and stores nothing", async () => {
+    const res = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
+    expect(res.code).to.equal(0);
+    expect(res.stdout).to.match(/\(dry run: nothing was changed\)\n$/);
+    expect(server.list("v1", "Namespace").map((n) => n.metadata.name)).to.not.include("vc-minimal");
+    expect(server.requests.filter((r) => r.method === "PATCH").every((r) => /dryRun=All/.test(r.query))).to.equal(true);
+  });
+
+  it("prunes with --prune only, and the prune guard stops a removed cluster unless --allow-mass-prune", async () => {
+    await runVc(["apply", repo, ...kube]);
+    rmSync(join(repo, "clusters", "bookinfo", "mesh", "ratings.yaml"));
+    expect(total((await runVc(["apply", repo, ...kube])).stdout)[2]).to.equal(0);
+    const pruned = await runVc(["apply", repo, ...kube, "--prune"]);
+    expect(pruned.code).to.equal(0);
+    expect(pruned.stdout).to.include("deleted VirtualService team-bookinfo/ratings-x-bookinfo-x-bookinfo");
+    expect(total(pruned.stdout)[2]).to.equal(2);
+
+    rmSync(join(repo, "clusters", "minimal"), { recursive: true });
+    server.resetRequests();
+    const guarded = await runVc(["apply", repo, ...kube, "--prune"]);
+    expect(guarded.code).to.equal(1);
+    expect(guarded.stdout).to.match(/! prune guard: cluster minimal would delete all \d+ of the objects vc applied for it; nothing was changed/);
+    expect(writes(server)).to.equal(0);
+    expect(server.get("v1", "Namespace", undefined, "vc-minimal")).to.not.equal(undefined);
+
+    const allowed = await runVc(["apply", repo, ...kube, "--prune", "--allow-mass-prune"]);
+    expect(allowed.code).to.equal(0);
+    expect(allowed.stdout).to.include("deleted Namespace vc-minimal");
+    expect(server.list("v1", "Secret", "vc-minimal").filter((s) => s.metadata.labels?.[LABELS.inventory] === "minimal")).to.have.length(0);
+  });
+
+  it("never prunes a cluster whose folder is invalid: it is reported and left as it is", async () => {
+    await runVc(["apply", repo, ...kube]);
+    const broken = exampleRepo(["bookinfo"], { "clusters/minimal/values.yaml": "controlPlane: [\n" });
+    try {
+      server.resetRequests();
+      const res = await runVc(["apply", broken, ...kube, "--prune"]);
+      expect(res.code).to.equal(1);
+      expect(res.stdout).to.match(/! cluster minimal: clusters\/minimal\/values.yaml/);
+      expect(server.countRequests({ method: "DELETE" })).to.equal(0);
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
+  });
+
+  it("reports a failed object, exits 2, and prunes nothing in that run", async () => {
+    await runVc(["apply", repo, ...kube]);
+    rmSync(join(repo, "clusters", "bookinfo", "mesh", "ratings.yaml"));
+    const sts = server.list("apps/v1", "StatefulSet", "team-bookinfo")[0]!;
+    server.put({ ...sts, spec: { ...(sts.spec as object), replicas: 5 } });
+    server.faults.add({ method: "PATCH", path: /statefulsets/, status: 403 });
+    const res = await runVc(["apply", repo, ...kube, "--prune", "--cluster", "minimal", "--cluster", "bookinfo"]);
+    expect(res.code).to.equal(2);
+    expect(res.stdout).to.match(/failed StatefulSet team-bookinfo\/bookinfo: PATCH \S+: 403/);
+    expect(res.stdout).to.include("skipped VirtualService team-bookinfo/ratings-x-bookinfo-x-bookinfo: not pruned: an apply failed in this run");
+    expect(server.countRequests({ method: "DELETE" })).to.equal(0);
+  });
+
+  it("retries faults on the way and still converges (429 with Retry-After, reset, 500)", async () => {
+    server.faults.add({ method: "PATCH", nth: 2, status: 429, retryAfterSeconds: 1 });
+    server.faults.add({ method: "PATCH", nth: 5, reset: true });
+    server.faults.add({ method: "PATCH", nth: 9, status: 500 });
+    const res = await runVc(["apply", repo, ...kube]);
+    expect(res.code, res.stdout).to.equal(0);
+    expect(total(res.stdout)[4]).to.equal(0);
+    expect((await runVc(["diff", repo, ...kube, "--exit-code"])).code).to.equal(0);
+  });
+
+  it("gives JSON results", async () => {
+    const res = await runVc(["apply", repo, ...kube, "-o", "json", "--cluster", "minimal"]);
+    const data = JSON.parse(res.stdout);
+    expect(data.dryRun).to.equal(false);
+    expect(data.clusters).to.have.length(1);
+    expect(data.clusters[0].ok).to.equal(true);
+    expect(data.clusters[0].results[0]).to.include({ outcome: "created", kind: "Namespace", name: "vc-minimal" });
+  });
+
+  it("writes hydrated manifests to a dir: target", async () => {
+    const out = join(repo, "out");
+    const res = await runVc(["apply", repo, "--target", `dir:${out}`, "--cluster", "minimal"]);
+    expect(res.code).to.equal(0);
+    expect(total(res.stdout)[0]).to.be.greaterThan(5);
+    expect(total((await runVc(["apply", repo, "--target", `dir:${out}`, "--cluster", "minimal"])).stdout)[0]).to.equal(0);
+  });
+
+  it("refuses a bad --concurrency", async () => {
+    const res = await runVc(["apply", repo, ...kube, "--concurrency", "0"]);
+    expect(res.code).to.equal(2);
+    expect(res.stderr).to.match(/--concurrency must be a positive integer/);
+  });
+});
