@@ -80,12 +80,17 @@ describe("kube-server: watch", () => {
   });
 
   it("sends a 410 Expired ERROR event for a resourceVersion older than the history", async () => {
+    await server.close();
+    server = await startKubeServer({ watchHistory: 100 });
     const start = server.resourceVersion;
-    for (let i = 0; i < 20_050; i++) server.put(configMap(`c${i % 10}`, { i: String(i) }));
+    for (let i = 0; i < 200; i++) server.put(configMap(`c${i % 10}`, { i: String(i) }));
     const events = await collect(server, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${start}`, 1);
     expect(events).to.have.length(1);
     expect(events[0]!.type).to.equal("ERROR");
     expect(events[0]!.object).to.include({ kind: "Status", code: 410, reason: "Expired" });
     expect(events[0]!.object.message).to.match(/^too old resource version: \d+ \(\d+\)$/);
+    const recent = String(Number(server.resourceVersion) - 50);
+    const replay = await collect(server, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${recent}`, 50);
+    expect(replay.map((e) => e.type)).to.deep.equal(Array(50).fill("MODIFIED"));
   });
 });

@@ -2,7 +2,7 @@
 //
 // Public API (stable; see the README section "Kubernetes API test server"):
 //
-//   const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false, anonymous?: "admin" });
+//   const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false, anonymous?: "admin", watchHistory?: 20000 });
 //   server.url                      "http://127.0.0.1:PORT" ("https://" with tls: true)
 //   server.kubeconfigPath           kubeconfig (temp dir): context "test", bearer token "admin" (full access), skipTLSVerify
 //                                   (with tls: the CA data instead). NOTE: kubectl never sends a bearer token over plain
@@ -62,6 +62,8 @@ export interface KubeServerOptions {
   namespaces?: string[];
   /** Serve HTTPS with a self-signed certificate (kubectl then sends bearer tokens). */
   tls?: boolean;
+  /** Watch events kept for watches from an old resourceVersion (default 20,000); older ones get 410 Expired. */
+  watchHistory?: number;
   /** Requests without an Authorization header: "admin" (default) acts as admin, "reject" answers 401. */
   anonymous?: "admin" | "reject";
 }
@@ -106,7 +108,7 @@ function servedOrThrow(apiVersion: string, kind: string): Served {
 }
 
 export async function startKubeServer(options: KubeServerOptions = {}): Promise<KubeServer> {
-  const store = new Store();
+  const store = new Store(options.watchHistory);
   const objects = new Objects(store);
   const auth = new Auth("admin", options.anonymous ?? "admin");
   for (const u of options.users ?? []) auth.addUser(u.token, u.rules, u.name);

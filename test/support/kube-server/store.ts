@@ -19,7 +19,8 @@ export interface StoreEvent {
   old?: KubeObject;
 }
 
-const HISTORY = 20_000;
+/** Watch history kept by default: at least this many events (older ones are dropped in batches). */
+export const DEFAULT_HISTORY = 20_000;
 
 export function jsonOf(e: Entry): string {
   if (e.json === undefined) e.json = JSON.stringify(e.obj);
@@ -31,6 +32,8 @@ function refKey(kindKey: string, ns: string, name: string): string {
 }
 
 export class Store {
+  constructor(private readonly historySize = DEFAULT_HISTORY) {}
+
   private rv = 0;
   private readonly kinds = new Map<string, Map<string, Map<string, Entry>>>();
   private readonly history: StoreEvent[] = [];
@@ -104,7 +107,7 @@ export class Store {
     if (type === "MODIFIED" && previous) ev.old = previous.obj;
     this.history.push(ev);
     // Trim in batches: dropping one event per commit would shift the whole array every time.
-    if (this.history.length > HISTORY * 1.5) this.history.splice(0, this.history.length - HISTORY);
+    if (this.history.length > Math.ceil(this.historySize * 1.5)) this.history.splice(0, this.history.length - this.historySize);
     for (const l of this.listeners) l(ev);
     return entry;
   }
