@@ -182,3 +182,45 @@ describe("ops: vc restore", function () {
     expect(bad.stderr).not.to.contain("    at ");
   });
 });
+
+describe("ops: vc restore from a registry with credentials", function () {
+  this.timeout(60_000);
+  it("passes the credentials to the restore pod in a dockerconfigjson Secret and deletes it afterwards", async () => {
+    const credentials = { username: "backup", password: "registry-pass-42" };
+    const registry = await startRegistry({ auth: "token", ...credentials });
+    const server = await startKubeServer({ namespaces: ["default", NS] });
+    const host = new KubeHost(KubeClient.open({ kubeconfig: server.kubeconfigPath }));
+    try {
+      await pushBackup(new RegistryClient(registry.host, { credentials }), "backups/team-a", "v1", { cluster: "team-a", createdAt: "2026-11-21T02:00:00Z", store: "kvstore" }, Buffer.from("snap"));
+      server.put(statefulSet());
+      let secretSeen: KubeObject | undefined;
+      let podSeen: KubeObject | undefined;
+      const timer = setInterval(() => {
+        const pod = server.get("v1", "Pod", NS, "team-a-restore");
+        if (pod && !(pod.status as { phase?: string } | undefined)?.phase) {
+          podSeen = pod;
+          secretSeen = server.get("v1", "Secret", NS, "team-a-restore-registry");
+          server.put({ ...pod, status: { phase: "Succeeded" } });
+        }
+      }, 10);
+      const lines: string[] = [];
+      try {
+        await restore(host, { cluster: "team-a", namespace: NS, reference: `${registry.host}/backups/team-a:v1`, credentials, pollMs: 10, log: (l) => lines.push(l) });
+      } finally {
+        clearInterval(timer);
+      }
+      expect(secretSeen?.type).to.equal("kubernetes.io/dockerconfigjson");
+      const config = JSON.parse(Buffer.from((secretSeen!.data as Record<string, string>)[".dockerconfigjson"]!, "base64").toString()) as { auths: Record<string, { auth: string }> };
+      expect(Buffer.from(config.auths[registry.host]!.auth, "base64").toString()).to.equal("backup:registry-pass-42");
+      const spec = podSeen!.spec as { containers: Array<{ env: Array<{ name: string; value: string }> }>; volumes: Array<{ name: string; secret?: { secretName: string } }> };
+      expect(spec.containers[0]!.env).to.deep.equal([{ name: "DOCKER_CONFIG", value: "/etc/vc/registry" }]);
+      expect(spec.volumes.find((v) => v.name === "registry")?.secret?.secretName).to.equal("team-a-restore-registry");
+      expect(server.get("v1", "Secret", NS, "team-a-restore-registry")).to.equal(undefined);
+      expect(lines.join("\n")).not.to.contain("registry-pass-42");
+    } finally {
+      host.close();
+      await server.close();
+      await registry.close();
+    }
+  });
+});
