@@ -24,6 +24,18 @@ export function formatDiagnostic(d: Diagnostic): string {
   return `${at}: ${d.severity}: ${d.message}`;
 }
 
+let pipeGuard = false;
+
+/** `vc render | head` closes stdout early: stop quietly instead of dying on EPIPE with a stack trace. */
+function exitQuietlyOnClosedStdout(): void {
+  if (pipeGuard) return;
+  pipeGuard = true;
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    process.exit(typeof process.exitCode === "number" ? process.exitCode : EXIT.ok);
+  });
+}
+
 async function writeFiles(dir: string, objects: readonly KubeObject[]): Promise<number> {
   const root = resolve(dir);
   const seen = new Set<string>();
@@ -53,6 +65,7 @@ export function register(program: Command): void {
     .action(
       action(async (path: string | undefined, flags: RenderFlags) => {
         const format = parseOutputFormat(flags.output, ["yaml", "json"] as const);
+        exitQuietlyOnClosedStdout();
         const found = findRepoRoot(path ?? ".");
         if (!found) throw new UserError(`no clusters/ folder at or above ${path ?? "."}: point PATH at the repository`, EXIT.failure);
         const clusters = flags.cluster ?? (found.cluster ? [found.cluster] : undefined);

@@ -1,12 +1,16 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { load, loadAll } from "js-yaml";
+import { generateFleet } from "../../bench/fleet.js";
 import { main } from "../../src/cli/main.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { ANNOTATIONS } from "../../src/translate/index.js";
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out: string[] = [];
@@ -167,6 +171,17 @@ describe("cli/render", function () {
     git("commit", "-q", "-m", "c1");
     const docs = loadAll((await run(["render", sub])).stdout) as KubeObject[];
     expect(docs[0]!.metadata.annotations![ANNOTATIONS.revision]).to.equal(git("rev-parse", "HEAD"));
+  });
+
+  it("stops quietly when stdout is closed early (vc render | head)", async () => {
+    await generateFleet(root, { clusters: 30, meshPerCluster: 20 });
+    const child = spawn(process.execPath, [join(REPO, "bin", "vc.js"), "render", root, "--revision", "r"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (c) => (stderr += String(c)));
+    child.stdout.once("data", () => child.stdout.destroy());
+    const code = await new Promise<number | null>((res) => child.on("close", (c) => res(c)));
+    expect(stderr).to.not.include("EPIPE");
+    expect(code).to.equal(0);
   });
 
   it("fails with exit 2 and no stack trace for a path without clusters/", async () => {
