@@ -53,7 +53,7 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
       case "type": {
         const want = (e.params as { type: string }).type;
         const def = defName(e.schemaPath);
-        const got = describe(valueAt(value, path));
+        const got = describe(valueAt(value, path), isSecretPath(path));
         if (def === "quantity") out.push(f(`${where} must be a quantity string such as "200m", "512Mi" or "2Gi", got ${got} (quote numbers)`));
         else if (def === "duration") out.push(f(`${where} must be a duration string such as "100ms" or "5s", got ${got}`));
         else out.push(f(`${where} must be ${article(want)}, got ${got}${want === "string" ? " (quote it)" : ""}`));
@@ -61,7 +61,7 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
       }
       case "pattern": {
         const pattern = (e.params as { pattern: string }).pattern;
-        const got = JSON.stringify(valueAt(value, path));
+        const got = show(value, path);
         const def = defName(e.schemaPath);
         if (def === "quantity") out.push(f(`invalid quantity ${got} at ${where}: use forms like 200m, 1, 512Mi, 2Gi`));
         else if (def === "duration") out.push(f(`invalid duration ${got} at ${where}: use forms like 100ms, 5s, 1m30s`));
@@ -74,12 +74,12 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
         const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map(String);
         const got = valueAt(value, path);
         const hint = typeof got === "string" ? suggest(got, allowed) : undefined;
-        out.push(f(`invalid value ${JSON.stringify(got)} at ${where}: ${hint ? `did you mean "${hint}"? ` : ""}use one of ${allowed.join(", ")}`));
+        out.push(f(`invalid value ${show(value, path)} at ${where}: ${hint ? `did you mean "${hint}"? ` : ""}use one of ${allowed.join(", ")}`));
         break;
       }
       case "const": {
         const allowed = (e.params as { allowedValue: unknown }).allowedValue;
-        out.push(f(`${where} must be ${JSON.stringify(allowed)}, got ${JSON.stringify(valueAt(value, path))}`));
+        out.push(f(`${where} must be ${JSON.stringify(allowed)}, got ${show(value, path)}`));
         break;
       }
       case "minimum":
@@ -87,7 +87,7 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
       case "exclusiveMinimum":
       case "exclusiveMaximum": {
         const { comparison, limit } = e.params as { comparison: string; limit: number };
-        out.push(f(`${where} must be ${comparison} ${limit}, got ${JSON.stringify(valueAt(value, path))}`));
+        out.push(f(`${where} must be ${comparison} ${limit}, got ${show(value, path)}`));
         break;
       }
       case "minItems":
@@ -135,11 +135,24 @@ function valueAt(value: unknown, path: readonly PathSegment[]): unknown {
   return node;
 }
 
-function describe(v: unknown): string {
+function describe(v: unknown, secret = false): string {
   if (v === null) return "null (an empty value)";
   if (Array.isArray(v)) return "a list";
   if (typeof v === "object") return "a mapping";
-  return `${typeof v} ${JSON.stringify(v)}`;
+  return `${typeof v} ${secret ? MASK : JSON.stringify(v)}`;
+}
+
+const MASK = "(value masked)";
+
+/** Values that may hold credentials are never repeated in messages: the database endpoint and env values. */
+export function isSecretPath(path: readonly PathSegment[]): boolean {
+  const n = path.length;
+  if (n >= 1 && path[n - 1] === "endpoint" && path[n - 2] === "external") return true;
+  return n >= 3 && path[n - 1] === "value" && typeof path[n - 2] === "number" && path[n - 3] === "env";
+}
+
+function show(value: unknown, path: readonly PathSegment[]): string {
+  return isSecretPath(path) ? MASK : JSON.stringify(valueAt(value, path));
 }
 
 function article(type: string): string {

@@ -148,6 +148,23 @@ spec:
     expect(d[0]![5]).to.contain("DNS-1123 subdomain");
   });
 
+  it("checks the certificate secret name of a gateway server", async () => {
+    const gw = `apiVersion: networking.mesh.io/v1beta1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  selector: {istio: ingressgateway}
+  servers:
+    - port: {number: 443, name: https, protocol: HTTPS}
+      hosts: [a.example.com]
+      tls: {mode: SIMPLE, credentialName: My_Cert}
+`;
+    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/gw.yaml": gw });
+    expect(d.map((x) => [x[1], x[4], x[5]])).to.deep.equal([
+      [9, "schema", 'invalid name "My_Cert" at spec.servers[0].tls.credentialName: must be a DNS-1123 subdomain (lower-case letters, digits, "-" and ".")'],
+    ]);
+  });
+
   it("skips empty documents between separators but warns on a file with none", async () => {
     const d = await check({
       "clusters/a/values.yaml": MESH_ON,
