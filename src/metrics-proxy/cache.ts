@@ -12,11 +12,15 @@ export interface CacheStats {
 interface Entry<V> {
   value: V;
   loadedAt: number;
+  /** A background refresh was started for this value (one per value: a failed one is not retried). */
+  refreshing?: boolean;
 }
 
 /**
  * Values are served while younger than `ttlMs`; a miss starts one load, and every request arriving
  * while it runs awaits the same promise. Failed loads are not cached: the next request tries again.
+ * A value read after `refreshRatio` of its TTL starts one background load while it is still served, so a
+ * steadily read key is renewed before it expires and readers do not wait for the host.
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
@@ -26,14 +30,22 @@ export class TtlCache<V> {
     private readonly ttlMs: number,
     private readonly stats?: CacheStats,
     private readonly now: () => number = Date.now,
+    private readonly refreshRatio = 0.8,
   ) {}
 
   /** The cached value of `key` when fresh, else the result of one shared `load()`. */
   get(key: string, load: () => Promise<V>): Promise<V> | V {
     const entry = this.entries.get(key);
-    if (entry && this.now() - entry.loadedAt < this.ttlMs) {
-      this.stats?.hit(key);
-      return entry.value;
+    if (entry) {
+      const age = this.now() - entry.loadedAt;
+      if (age < this.ttlMs) {
+        this.stats?.hit(key);
+        if (age >= this.ttlMs * this.refreshRatio && !entry.refreshing && !this.inFlight.has(key)) {
+          entry.refreshing = true;
+          this.start(key, load).catch(() => {}); // a failed refresh leaves the entry to expire
+        }
+        return entry.value;
+      }
     }
     const pending = this.inFlight.get(key);
     if (pending) {
@@ -41,6 +53,10 @@ export class TtlCache<V> {
       return pending;
     }
     this.stats?.miss(key);
+    return this.start(key, load);
+  }
+
+  private start(key: string, load: () => Promise<V>): Promise<V> {
     const started = this.now();
     const promise = (async () => {
       try {

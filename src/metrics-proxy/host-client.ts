@@ -1,7 +1,7 @@
 // HTTP client of the host API server over the KubeConfig's transport: JSON GETs and line-delimited watch streams.
 import http from "node:http";
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { HostTransport } from "./kubeconfig.js";
 
 export interface HostResponse {
   status: number;
@@ -21,25 +21,15 @@ export class HostClient {
   private readonly agent: http.Agent;
   private readonly tls: https.RequestOptions;
 
-  private constructor(
-    private readonly kc: KubeConfig,
-    tls: https.RequestOptions,
+  constructor(
+    private readonly transport: HostTransport,
     private readonly observe: HostObserver = () => {},
     private readonly timeoutMs = 10_000,
   ) {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error("the kubeconfig has no current cluster");
-    this.base = new URL(cluster.server);
-    this.tls = tls;
+    this.base = transport.server;
+    this.tls = transport.tls;
     const agentOptions = { keepAlive: true, maxSockets: 16 };
-    this.agent = this.base.protocol === "https:" ? new https.Agent({ ...agentOptions, ...(pickTls(tls) as https.AgentOptions) }) : new http.Agent(agentOptions);
-  }
-
-  /** A client for the current context of `kc`: TLS material is read once, credentials before every request. */
-  static async create(kc: KubeConfig, observe?: HostObserver, timeoutMs?: number): Promise<HostClient> {
-    const opts: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(opts);
-    return new HostClient(kc, opts, observe, timeoutMs);
+    this.agent = this.base.protocol === "https:" ? new https.Agent({ ...agentOptions, ...(this.tls as https.AgentOptions) }) : new http.Agent(agentOptions);
   }
 
   get server(): string {
@@ -47,12 +37,7 @@ export class HostClient {
   }
 
   private async headers(): Promise<Record<string, string>> {
-    const opts: https.RequestOptions = {};
-    await this.kc.applyToHTTPSOptions(opts); // fresh credentials (rotated service account tokens)
-    const headers: Record<string, string> = { Accept: "application/json", "User-Agent": "vc-metrics-proxy" };
-    for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === "string") headers[k] = v;
-    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString("base64")}`;
-    return headers;
+    return { Accept: "application/json", "User-Agent": "vc-metrics-proxy", ...(await this.transport.headers()) };
   }
 
   private open(path: string, headers: Record<string, string>, timeoutMs: number): http.ClientRequest {
@@ -60,7 +45,7 @@ export class HostClient {
     const basePath = this.base.pathname.replace(/\/$/, "");
     const mod = this.base.protocol === "https:" ? https : http;
     return mod.request({
-      ...pickTls(this.tls),
+      ...this.tls,
       protocol: this.base.protocol,
       hostname: this.base.hostname.replace(/^\[|\]$/g, ""),
       port: this.base.port || (this.base.protocol === "https:" ? 443 : 80),
@@ -153,14 +138,4 @@ export class HostClient {
   close(): void {
     this.agent.destroy();
   }
-}
-
-function pickTls(o: https.RequestOptions): https.RequestOptions {
-  const out: https.RequestOptions = {};
-  if (o.ca) out.ca = o.ca;
-  if (o.cert) out.cert = o.cert;
-  if (o.key) out.key = o.key;
-  if (o.rejectUnauthorized !== undefined) out.rejectUnauthorized = o.rejectUnauthorized;
-  if (o.servername) out.servername = o.servername;
-  return out;
 }

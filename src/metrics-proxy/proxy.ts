@@ -3,12 +3,12 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import { KubeConfig } from "@kubernetes/client-node";
 import { UserError } from "../cli/common.js";
 import { Authenticator, readTokenFile } from "./auth.js";
 import { TtlCache } from "./cache.js";
 import type { ProxyConfig } from "./config.js";
 import { HostClient } from "./host-client.js";
+import { fromKubeconfig, inCluster, type HostTransport } from "./kubeconfig.js";
 import { HostSource } from "./host-source.js";
 import { PodInformer } from "./informer.js";
 import { jsonLogger, type Logger } from "./log.js";
@@ -36,18 +36,14 @@ export interface StartOptions {
   retryMs?: number;
 }
 
-function loadKubeConfig(path: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
+/** The host transport: --kubeconfig, else the in-cluster service account. */
+async function hostTransport(path: string | undefined): Promise<HostTransport> {
   try {
-    if (path) kc.loadFromFile(path);
-    else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
-    else throw new UserError("no --kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST is not set)");
+    return path ? await fromKubeconfig(path) : inCluster();
   } catch (err) {
-    if (err instanceof UserError) throw err;
-    throw new UserError(`cannot load the host kubeconfig${path ? ` ${path}` : ""}: ${err instanceof Error ? err.message : err}`);
+    const what = path ? `the host kubeconfig ${path}` : "the in-cluster service account (give --kubeconfig outside a cluster)";
+    throw new UserError(`cannot use ${what}: ${err instanceof Error ? err.message : err}`);
   }
-  if (!kc.getCurrentCluster()) throw new UserError(`the host kubeconfig${path ? ` ${path}` : ""} has no current cluster`);
-  return kc;
 }
 
 function read(path: string, flag: string): Buffer {
@@ -61,7 +57,7 @@ function read(path: string, flag: string): Buffer {
 /** Starts a proxy for `config`; resolves once it listens (the pod index fills in the background). */
 export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): Promise<RunningProxy> {
   const log = opts.log ?? jsonLogger(config.logLevel);
-  const kc = loadKubeConfig(config.kubeconfig);
+  const transport = await hostTransport(config.kubeconfig);
   let tokens: string[] | undefined;
   if (config.tokenFile) {
     try {
@@ -75,12 +71,7 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
 
   const index = new PodIndex(config.cluster);
   const metrics = new ProxyMetrics(() => index.size, opts.processMetrics ?? true);
-  let client: HostClient;
-  try {
-    client = await HostClient.create(kc, metrics.observeHost);
-  } catch (err) {
-    throw new UserError(`cannot use the host kubeconfig: ${err instanceof Error ? err.message : err}`);
-  }
+  const client = new HostClient(transport, metrics.observeHost);
   const cache = new TtlCache<unknown>(config.cacheTtlMs, metrics.cacheStats());
   const source = new HostSource(client, cache, config);
   const informer = new PodInformer(client, config.hostNamespace, index, log, opts.retryMs);
