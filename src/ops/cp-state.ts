@@ -25,7 +25,7 @@ export function controlPlaneState(sts: KubeObject | undefined, pods: KubeObject[
   const desired = (sts?.spec as { replicas?: number } | undefined)?.replicas ?? (sts ? 1 : 0);
   const ready = pods.filter(isReady).length;
   const restorePhase = (restorePod?.status as PodStatus | undefined)?.phase;
-  const restoring = (restorePod && restorePhase !== "Succeeded" && restorePhase !== "Failed") || (suspendedBy(statusConfigMap) ?? "").startsWith("restore");
+  const restoring = (restorePod && restorePhase !== "Succeeded" && restorePhase !== "Failed") || /\brestore\b/.test(suspendedBy(statusConfigMap) ?? "");
   let state: ControlPlaneState;
   if (restoring) state = "restoring";
   else if (!sts) state = "absent";

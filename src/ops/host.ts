@@ -43,6 +43,8 @@ export interface Host {
   probe(path: string): Promise<number>;
   /** The client-node configuration, for websocket exec. */
   readonly config: KubeConfig;
+  /** The shared client underneath (server-side apply, the reconciler's helpers). */
+  readonly client: KubeClient;
   /** Frees the connections (keep-alive sockets would hold a CLI process open). */
   close(): void;
 }

@@ -138,18 +138,22 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
   }
 
   // 2. Pause vc, stop the control plane.
-  const suspended = await suspend(host, ns, `restore from ${backup.pinned} at ${new Date().toISOString()}`);
-  log(suspended ? "reconciliation of this cluster suspended" : "no vc status ConfigMap here: nothing to suspend");
+  try {
+    await suspend(host, o.cluster, ns, `vc restore from ${backup.pinned} at ${new Date().toISOString()}`);
+  } catch (err) {
+    throw new RestoreError(`suspending reconciliation failed (${(err as Error).message}). Nothing was changed.`);
+  }
+  log("reconciliation of this cluster suspended");
   const scalePath = `${P.statefulSets(ns, o.cluster)}/scale`;
   const undo = async (why: string): Promise<never> => {
     const done: string[] = [];
     try {
       await host.mergePatch(scalePath, { spec: { replicas } });
       done.push(`scaled back to ${replicas}`);
-      await resume(host, ns);
+      await resume(host, o.cluster, ns);
       done.push("reconciliation resumed");
     } catch (err) {
-      throw new RestoreError(`${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspend from configmap vc-status`);
+      throw new RestoreError(`${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspended-by from configmap vc-status`);
     }
     throw new RestoreError(`${why}; ${done.join(", ")}: the cluster runs on its previous data, nothing was restored`);
   };
@@ -204,7 +208,7 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
     if (Date.now() > doneBy) {
       throw new RestoreError(
         `the restore pod ${ns}/${podName} has not finished (phase ${phase ?? "unknown"}). The control plane stays at 0 replicas and reconciliation suspended so that the restore can finish safely. ` +
-          `Watch it with kubectl -n ${ns} get pod ${podName}; when it has Succeeded run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspend from configmap vc-status (or run vc restore again).`,
+          `Watch it with kubectl -n ${ns} get pod ${podName}; when it has Succeeded run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspended-by from configmap vc-status (or run vc restore again).`,
       );
     }
     await sleep(pollMs);
@@ -222,11 +226,11 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
   try {
     log(`scaling StatefulSet ${o.cluster} back to ${replicas}`);
     await host.mergePatch(scalePath, { spec: { replicas } });
-    await resume(host, ns);
+    await resume(host, o.cluster, ns);
     log("reconciliation resumed");
   } catch (err) {
     throw new RestoreError(
-      `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspend from configmap vc-status`,
+      `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspended-by from configmap vc-status`,
     );
   }
   return { backup, pod: podName, logs, replicas };

@@ -1,31 +1,22 @@
-// A host-side pause of vc's reconciliation of one cluster, for operations (restore) that must not be undone mid-way.
-import { PREFIX } from "../translate/keys.js";
-import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
-import type { Host } from "./host.js";
-import { P } from "./paths.js";
+// Pausing vc's reconciliation of one cluster during an operation (restore), through the reconciler's own switch.
 import type { KubeObject } from "../kube/object.js";
+import { resumeCluster, suspendCluster, SUSPENDED_BY_ANNOTATION } from "../reconciler/suspend.js";
+import type { Host } from "./host.js";
 
 /**
- * Annotation on the cluster's status ConfigMap (`vc-status` in its host namespace): while present, the reconciler
- * must not apply that cluster. Its value says who paused it and why. `cluster.yaml`'s `suspend` stays the git-side switch.
+ * The reconciler's run-time switch: annotation `vc.orch.io/suspended-by` on the cluster's status ConfigMap
+ * `vc-status`, owned by field manager `vc-suspend`; while present the reconciler skips the cluster.
  */
-export const SUSPEND_ANNOTATION = `${PREFIX}/suspend`;
+export const SUSPEND_ANNOTATION = SUSPENDED_BY_ANNOTATION;
 
 export function suspendedBy(statusConfigMap: KubeObject | undefined): string | undefined {
   return statusConfigMap?.metadata.annotations?.[SUSPEND_ANNOTATION];
 }
 
-/** Sets the annotation; false when the cluster has no status ConfigMap (vc has never reconciled it here). */
-export async function suspend(host: Host, namespace: string, reason: string): Promise<boolean> {
-  const path = P.configMaps(namespace, STATUS_CONFIGMAP);
-  if (!(await host.get(path))) return false;
-  await host.mergePatch(path, { metadata: { annotations: { [SUSPEND_ANNOTATION]: reason } } });
-  return true;
+export async function suspend(host: Host, cluster: string, namespace: string, reason: string): Promise<void> {
+  await suspendCluster(host.client, cluster, namespace, reason);
 }
 
-/** Removes the annotation (a no-op when absent). */
-export async function resume(host: Host, namespace: string): Promise<void> {
-  const path = P.configMaps(namespace, STATUS_CONFIGMAP);
-  if (!(await host.get(path))) return;
-  await host.mergePatch(path, { metadata: { annotations: { [SUSPEND_ANNOTATION]: null } } });
+export async function resume(host: Host, cluster: string, namespace: string): Promise<void> {
+  await resumeCluster(host.client, cluster, namespace);
 }

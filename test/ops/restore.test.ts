@@ -159,7 +159,7 @@ describe("ops: vc restore", function () {
     await restore(host, { cluster: "team-a", namespace: NS, reference: ref, pollMs: 10, restoreTimeoutMs: 200 }).catch((e) => (err = e));
     expect((err as Error).message).to.match(/has not finished .* stays at 0 replicas .* kubectl -n vc-team-a scale statefulset team-a --replicas=1/);
     expect(replicas()).to.equal(0);
-    expect(suspended()).to.match(/^restore from /);
+    expect(suspended()).to.match(/^vc restore from /);
   });
 
   it("refuses while another restore pod runs", async () => {
