@@ -22,6 +22,16 @@ export interface ClusterResult {
   diagnostics: Diagnostic[];
 }
 
+/** The parsed cluster.yaml of each result that has one, for rules across clusters to point into. */
+const settingsSources = new WeakMap<ClusterResult, SourceFile>();
+
+/** Where a cluster's host namespace is set: the `namespace` key of its cluster.yaml, else the folder. */
+export function namespaceDiagnostic(result: ClusterResult, code: string, message: string): Diagnostic {
+  const source = settingsSources.get(result);
+  if (source) return source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity: "error", code, message });
+  return fileDiagnostic(result.dir, "error", code, message);
+}
+
 /** Longest cluster name whose default host namespace `vc-<name>` is still a DNS-1123 label. */
 const MAX_CLUSTER_NAME = 60;
 
@@ -58,6 +68,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   if (files.clusterFile) {
     const doc = singleMapping(realRoot, files.clusterFile, "cluster.yaml", diagnostics);
     if (doc) {
+      settingsSources.set(result, doc.source);
       const copy = structuredClone(doc.doc);
       const validate = defaultingValidatorFor("cluster");
       if (validate(copy)) {

@@ -4,7 +4,7 @@ import type { ClusterSpec } from "../model/cluster.js";
 import { CLUSTERS_DIR, listClusterFiles, listClusterFolders } from "../repo/layout.js";
 import { safeRealpath } from "../repo/read.js";
 import { fileDiagnostic } from "./finding.js";
-import { validateCluster, type ClusterResult } from "./cluster.js";
+import { namespaceDiagnostic, validateCluster, type ClusterResult } from "./cluster.js";
 
 export type { ClusterResult } from "./cluster.js";
 
@@ -60,7 +60,7 @@ function crossClusterRules(clusters: ClusterResult[]): void {
     if (group.length < 2) continue;
     for (const c of group) {
       const others = group.filter((o) => o !== c).map((o) => o.name).join(", ");
-      c.diagnostics.push(fileDiagnostic(`${c.dir}/cluster.yaml`, "error", "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
+      c.diagnostics.push(namespaceDiagnostic(c, "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
       delete c.spec;
     }
   }

@@ -134,16 +134,22 @@ describe("validate: whole repository", () => {
         "clusters/a/values.yaml": "{}\n",
         "clusters/a/cluster.yaml": "namespace: shared\n",
         "clusters/b/values.yaml": "{}\n",
-        "clusters/b/cluster.yaml": "namespace: shared\n",
+        "clusters/b/cluster.yaml": "prune: false\nnamespace: shared\n",
         "clusters/c/values.yaml": `${MESH_ON}`,
         "clusters/c/mesh/vs.yaml": VS("x"),
+        "clusters/d/values.yaml": "{}\n",
+        "clusters/e/values.yaml": "{}\n",
+        "clusters/e/cluster.yaml": "namespace: vc-d\n",
       }),
     );
-    expect(r.diagnostics.map((d) => [d.file, d.code])).to.deep.equal([
-      ["clusters/a/cluster.yaml", "namespace-conflict"],
-      ["clusters/b/cluster.yaml", "namespace-conflict"],
+    expect(r.diagnostics.map((d) => [d.file, d.line, d.code])).to.deep.equal([
+      ["clusters/a/cluster.yaml", 1, "namespace-conflict"],
+      ["clusters/b/cluster.yaml", 2, "namespace-conflict"],
+      ["clusters/d", 0, "namespace-conflict"],
+      ["clusters/e/cluster.yaml", 1, "namespace-conflict"],
     ]);
-    expect(r.clusters.map((c) => Boolean(c.spec))).to.deep.equal([false, false, true]);
+    expect(r.diagnostics[0]!.message).to.equal('host namespace "shared" is also used by cluster b: each cluster needs its own namespace');
+    expect(r.clusters.map((c) => Boolean(c.spec))).to.deep.equal([false, false, true, false, false]);
     const empty = mkdtempSync(join(tmpdir(), "vc-empty-"));
     try {
       const e = await loadAndValidate(empty);
