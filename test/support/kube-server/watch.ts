@@ -38,6 +38,8 @@ export function startWatch(store: Store, res: ServerResponse, opts: WatchOptions
     (fields.length === 0 || matchesFields(fields, { "metadata.name": o.metadata.name, "metadata.namespace": o.metadata.namespace ?? "" }));
 
   res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked", "Cache-Control": "no-cache, private" });
+  // Send the headers now: clients (client-node's Watch, client-go) wait for them before the first event.
+  res.flushHeaders();
   let first = true;
   const send = (type: string, obj: unknown): void => {
     res.write(`${JSON.stringify({ type, object: obj })}\n`);
