@@ -14,6 +14,15 @@ export const TLS_DIR = "/etc/vc-metrics-proxy/tls";
 export const VIRTUAL_SERVICE_NAMESPACE = "kube-system";
 export const VIRTUAL_SERVICE_NAME = "vc-metrics-proxy";
 
+/**
+ * The proxy's requests and limits, declared while the host namespace has a ResourceQuota: a quota on
+ * compute makes the host reject pods that declare none. (The proxy stays under 80 MiB resident.)
+ */
+export const METRICS_PROXY_RESOURCES = {
+  requests: { cpu: "50m", memory: "64Mi" },
+  limits: { cpu: "500m", memory: "128Mi" },
+} as const;
+
 export function metricsProxyPodLabels(cluster: string): Record<string, string> {
   return { release: cluster, app: METRICS_PROXY_APP };
 }
@@ -88,6 +97,9 @@ export function renderMetricsProxy(cluster: string, hostNamespace: string, value
                 livenessProbe: probe("/healthz"),
                 readinessProbe: probe("/readyz"),
                 volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
+                ...(values.policies.resourceQuota.enabled
+                  ? { resources: { requests: { ...METRICS_PROXY_RESOURCES.requests }, limits: { ...METRICS_PROXY_RESOURCES.limits } } }
+                  : {}),
               },
             ],
             volumes: [{ name: "tls", secret: { secretName: names.metricsProxyTls(cluster) } }],

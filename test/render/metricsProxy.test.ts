@@ -46,6 +46,16 @@ describe("render/metrics proxy", () => {
     expect(at(dep, "spec.selector.matchLabels")).to.deep.equal({ release: C, app: "vc-metrics-proxy" });
   });
 
+  it("declares requests and limits while the host namespace has a quota (the host rejects pods without them)", () => {
+    const container = (quota: boolean) =>
+      at(must(render((v) => {
+        metricsOn(v);
+        v.policies.resourceQuota = { enabled: quota, quota: { "limits.cpu": "8", "requests.memory": "8Gi" } };
+      }), "Deployment", P), "spec.template.spec.containers.0");
+    expect(container(true).resources).to.deep.equal({ requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "500m", memory: "128Mi" } });
+    expect(container(false)).to.not.have.property("resources");
+  });
+
   it("serves all nodes only when node sync is on with all", () => {
     const nodes = (enabled: boolean, all: boolean) => {
       const objs = render((v) => {
