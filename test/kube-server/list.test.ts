@@ -40,6 +40,18 @@ describe("kube-server: list", () => {
     expect(names(notDefault.body)).to.deep.equal(["elsewhere"]);
   });
 
+  it("supports upstream's per-kind field selectors (pods by node and phase, events by involved object)", async () => {
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "p1", namespace: "default" }, spec: { nodeName: "n1", containers: [] }, status: { phase: "Running" } });
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "p2", namespace: "default" }, spec: { nodeName: "n2", containers: [] }, status: { phase: "Succeeded" } });
+    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "e1", namespace: "default" }, involvedObject: { kind: "Pod", name: "p1", namespace: "default" }, reason: "Started", type: "Normal" });
+    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "e2", namespace: "default" }, involvedObject: { kind: "Pod", name: "p2", namespace: "default" }, reason: "Failed", type: "Warning" });
+    const pods = await call(server, "GET", `/api/v1/pods?fieldSelector=${encodeURIComponent("spec.nodeName=n1,status.phase!=Succeeded")}`);
+    expect(names(pods.body)).to.deep.equal(["p1"]);
+    const events = await call(server, "GET", `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent("involvedObject.name=p2,type=Warning")}`);
+    expect(names(events.body)).to.deep.equal(["e2"]);
+    expect((await call(server, "GET", "/api/v1/configmaps?fieldSelector=spec.nodeName%3Dn1")).status).to.equal(400);
+  });
+
   it("answers 400 for a bad selector or an unsupported field", async () => {
     const bad = await call(server, "GET", "/api/v1/configmaps?labelSelector=a%20in%20b");
     expect(bad.status).to.equal(400);

@@ -1,10 +1,11 @@
 // Object operations behind the REST verbs: get, list, create, update, patch (merge/JSON/strategic/apply), delete with propagation.
 import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../../src/kube/object.js";
-import { labelMatcher, matchesFields, parseFieldSelector, SelectorError } from "../../../src/kube/selector.js";
+import { labelMatcher, SelectorError } from "../../../src/kube/selector.js";
 import { serverSideApply } from "./apply.js";
 import { servedByKind, type Served } from "./catalog.js";
 import { deepEqual, type Json } from "./fieldpath.js";
+import { fieldMatcher } from "./fields.js";
 import { parseBody } from "./http.js";
 import { trackUpdate } from "./managed.js";
 import { prepareCreate, prepareUpdate } from "./meta.js";
@@ -109,10 +110,10 @@ export class Objects {
   /** The selected entries, sorted by namespace/name. */
   private select(served: Served, ns: string | undefined, query: URLSearchParams): Array<readonly [string, Entry]> {
     let match: (labels: Record<string, string> | undefined) => boolean;
-    let fields: ReturnType<typeof parseFieldSelector>;
+    let fields: (obj: KubeObject) => boolean;
     try {
       match = labelMatcher(query.get("labelSelector"));
-      fields = parseFieldSelector(query.get("fieldSelector"));
+      fields = fieldMatcher(served.kind, query.get("fieldSelector"));
     } catch (err) {
       if (err instanceof SelectorError) throw badRequest(err.message.startsWith("field label") || err.message.startsWith("invalid field") ? err.message : `unable to parse requirement: ${err.message}`);
       throw err;
@@ -120,9 +121,7 @@ export class Objects {
     const scope = served.namespaced ? ns : undefined;
     const keyed: Array<readonly [string, Entry]> = [];
     for (const e of this.store.entries(kindKey(served), scope)) {
-      const m = e.obj.metadata;
-      if (!match(m.labels)) continue;
-      if (fields.length > 0 && !matchesFields(fields, { "metadata.name": m.name, "metadata.namespace": m.namespace ?? "" })) continue;
+      if (!match(e.obj.metadata.labels) || !fields(e.obj)) continue;
       keyed.push([sortKey(e), e] as const);
     }
     keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));

@@ -1,7 +1,8 @@
 // Watch streams: chunked JSON lines of {type, object} from a resourceVersion, filtered by namespace and selectors.
 import type { ServerResponse } from "node:http";
 import type { KubeObject } from "../../../src/kube/object.js";
-import { labelMatcher, matchesFields, parseFieldSelector, SelectorError } from "../../../src/kube/selector.js";
+import { labelMatcher, SelectorError } from "../../../src/kube/selector.js";
+import { fieldMatcher } from "./fields.js";
 import type { Served } from "./catalog.js";
 import { kindKey } from "./objects.js";
 import { ApiError, badRequest } from "./status.js";
@@ -19,10 +20,10 @@ export interface WatchOptions {
 export function startWatch(store: Store, res: ServerResponse, opts: WatchOptions): () => void {
   const { served, query } = opts;
   let match: (labels: Record<string, string> | undefined) => boolean;
-  let fields: ReturnType<typeof parseFieldSelector>;
+  let fields: (obj: KubeObject) => boolean;
   try {
     match = labelMatcher(query.get("labelSelector"));
-    fields = parseFieldSelector(query.get("fieldSelector"));
+    fields = fieldMatcher(served.kind, query.get("fieldSelector"));
   } catch (err) {
     if (err instanceof SelectorError) throw badRequest(err.message);
     throw err;
@@ -35,7 +36,7 @@ export function startWatch(store: Store, res: ServerResponse, opts: WatchOptions
   const selected = (o: KubeObject): boolean =>
     (ns === undefined || o.metadata.namespace === ns) &&
     match(o.metadata.labels) &&
-    (fields.length === 0 || matchesFields(fields, { "metadata.name": o.metadata.name, "metadata.namespace": o.metadata.namespace ?? "" }));
+    fields(o);
 
   res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked", "Cache-Control": "no-cache, private" });
   // Send the headers now: clients (client-node's Watch, client-go) wait for them before the first event.
