@@ -9,14 +9,23 @@ export const SECRET_ENV = /(pass(word)?|secret|token|credential|private|api[-_]?
 
 /** Shortest value scrubbed from text (shorter ones would mask ordinary words). */
 const MIN_SECRET_LENGTH = 4;
+/** Shortest fragment of a structured secret value that is scrubbed on its own. */
+const MIN_FRAGMENT_LENGTH = 12;
 
 /** Replaces every occurrence of the given secret values (and their base64 forms) with `<masked>`. */
 export class Scrubber {
   private readonly needles: string[] = [];
 
+  /**
+   * Adds a secret value. A structured value (a kubeconfig, a DSN, a JSON document) also adds its long fragments
+   * (split on whitespace, quotes, `:`, `=`, `@`, `/`, `,`; plain lower-case words such as YAML keys excepted), so that a token or key embedded in it is masked when
+   * it appears alone.
+   */
   add(value: string | undefined): void {
     if (!value || value.length < MIN_SECRET_LENGTH) return;
-    for (const v of [value, Buffer.from(value).toString("base64")]) if (!this.needles.includes(v)) this.needles.push(v);
+    const candidates = [value, Buffer.from(value).toString("base64")];
+    for (const part of value.split(/[\s"':=@/,{}[\]]+/)) if (part.length >= MIN_FRAGMENT_LENGTH && part !== value && !/^[a-z-]+$/.test(part)) candidates.push(part);
+    for (const v of candidates) if (!this.needles.includes(v)) this.needles.push(v);
     // Longest first, so that a value containing another is masked whole.
     this.needles.sort((a, b) => b.length - a.length);
   }

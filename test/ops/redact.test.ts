@@ -1,0 +1,47 @@
+// Redaction helpers: scrubbing known secret values and their fragments, sanitizing objects, masking values.
+import { expect } from "chai";
+import { sanitize, Scrubber } from "../../src/ops/redact.js";
+import { maskValues } from "../../src/ops/repo-values.js";
+import { effectiveValues } from "../../src/validate/values.js";
+
+describe("ops/redact", () => {
+  it("scrubs values, their base64 form and long fragments of structured values; leaves short words alone", () => {
+    const s = new Scrubber();
+    s.add("users:\n- name: a\n  user:\n    token: eyJhbGciOiJSUzI1NiJ9.payload\n");
+    s.add("pw42");
+    s.add("abc");
+    s.add("client-certificate-data: Zm9vYmFyYmF6cXV4MTIz");
+    expect(s.scrub("client-certificate-data: Zm9vYmFyYmF6cXV4MTIz and Zm9vYmFyYmF6cXV4MTIz")).to.equal("<masked> and <masked>");
+    const text = `login with eyJhbGciOiJSUzI1NiJ9.payload and pw42 (${Buffer.from("pw42").toString("base64")}), abc stays, users stays`;
+    expect(s.scrub(text)).to.equal("login with <masked> and <masked> (<masked>), abc stays, users stays");
+  });
+
+  it("sanitizes objects: no managedFields, no last-applied copy, secret-looking env masked, Secret data masked", () => {
+    const out = sanitize({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p", managedFields: [{}], annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{...}", keep: "me" } },
+      spec: { containers: [{ name: "c", env: [{ name: "DB_PASSWORD", value: "x1" }, { name: "LOG_LEVEL", value: "debug" }, { name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }] },
+    });
+    expect(out.metadata).to.deep.equal({ name: "p", annotations: { keep: "me" } });
+    expect((out.spec as { containers: Array<{ env: unknown[] }> }).containers[0]!.env).to.deep.equal([
+      { name: "DB_PASSWORD", value: "<masked>" },
+      { name: "LOG_LEVEL", value: "debug" },
+      { name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "s", key: "k" } } },
+    ]);
+    expect(sanitize({ apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { a: "eA==" } }).data).to.deep.equal({ a: "<masked>" });
+  });
+
+  it("masks the database endpoint and secret-looking env values of the effective values, leaving the input intact", () => {
+    const v = effectiveValues({
+      controlPlane: {
+        backingStore: { database: { external: { enabled: true, endpoint: "postgres://u:p@db/vc" } } },
+        statefulSet: { env: [{ name: "DEBUG", value: "true" }, { name: "S3_SECRET", value: "k" }] },
+      },
+    });
+    const m = maskValues(v);
+    expect(m.controlPlane.backingStore.database.external.endpoint).to.equal("<masked>");
+    expect(m.controlPlane.statefulSet.env).to.deep.equal([{ name: "DEBUG", value: "true" }, { name: "S3_SECRET", value: "<masked>" }]);
+    expect(v.controlPlane.backingStore.database.external.endpoint).to.equal("postgres://u:p@db/vc");
+  });
+});
