@@ -46,3 +46,25 @@ describe("render/isolation (property)", () => {
     );
   });
 });
+
+describe("render/object names (property)", () => {
+  it("names every object of any cluster within 63 characters", () => {
+    const cluster = fc.stringMatching(/^[a-z]([-a-z0-9]{0,50}[a-z0-9])?$/);
+    fc.assert(
+      fc.property(cluster, (name) => {
+        const objs = renderCluster(
+          makeSpec(name, (v) => {
+            withMesh(v);
+            v.integrations.metricsServer.enabled = true;
+            v.policies.resourceQuota.enabled = true;
+            v.sync.fromHost.nodes.enabled = true;
+            v.controlPlane.backingStore.database.external = { enabled: true, endpoint: "postgres://db" };
+          }),
+          "r",
+        );
+        for (const o of objs) expect(o.metadata.name.length, `${o.kind} ${o.metadata.name}`).to.be.at.most(63);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

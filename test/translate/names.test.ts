@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { expect } from "chai";
+import fc from "fast-check";
 import {
   MAX_NAME_LENGTH,
   hostClusterScopedName,
@@ -75,6 +76,20 @@ describe("translate/names", () => {
     it("collides when a name or namespace contains '-x-' (render reports such collisions)", () => {
       expect(hostName("a-x-b", "c", "d")).to.equal(hostName("a", "b-x-c", "d"));
     });
+  });
+
+  it("always gives a DNS-1123 label of at most 63 characters for label inputs (property)", () => {
+    const lbl = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
+    fc.assert(
+      fc.property(lbl, lbl, lbl, (name, ns, cluster) => {
+        const out = hostName(name, ns, cluster);
+        expect(out.length).to.be.at.most(MAX_NAME_LENGTH);
+        expect(out).to.match(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+        expect(hostName(name, ns, cluster)).to.equal(out);
+        if (`${name}-x-${ns}-x-${cluster}`.length <= MAX_NAME_LENGTH) expect(out).to.equal(`${name}-x-${ns}-x-${cluster}`);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   describe("safeConcatName and hostClusterScopedName", () => {
