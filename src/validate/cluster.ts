@@ -56,8 +56,9 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
     for (const f of findings) diagnostics.push(doc.source.diagnostic(f));
     if (findings.length === 0) layers.push(doc);
   }
+  // Rules on the merged values run when every values file is clean (other problems of the folder do not stop them).
   let values: Values | undefined;
-  if (!hasErrors(diagnostics)) {
+  if (layers.length === files.values.length) {
     const layered = layerValues(layers);
     diagnostics.push(...layered.diagnostics);
     values = layered.values;
@@ -74,8 +75,10 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
       if (validate(copy)) {
         const c = copy as Partial<ClusterSettings>;
         settings = { namespace: c.namespace ?? defaultHostNamespace(name), suspend: c.suspend ?? false, prune: c.prune ?? true };
+      } else {
+        settings = undefined;
+        for (const f of schemaFindings("cluster", 0, doc.doc, validate.errors ?? [])) diagnostics.push(doc.source.diagnostic(f));
       }
-      else for (const f of schemaFindings("cluster", 0, doc.doc, validate.errors ?? [])) diagnostics.push(doc.source.diagnostic(f));
     } else {
       settings = undefined;
     }

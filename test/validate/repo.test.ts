@@ -121,6 +121,18 @@ describe("validate: whole repository", () => {
     }
   });
 
+  it("still applies the values rules when another file of the folder has an error", async () => {
+    const root = makeRepo({
+      "clusters/a/values.yaml": "privateNodes: {enabled: true}\nintegrations: {mesh: {enabled: true}}\n",
+      "clusters/a/mesh/bad.yaml": "a: [\n",
+    });
+    const r = await loadAndValidate(root);
+    expect(r.diagnostics.map((d) => [d.file, d.code])).to.deep.equal([
+      ["clusters/a/mesh/bad.yaml", "yaml-syntax"],
+      ["clusters/a/values.yaml", "mesh-private-nodes"],
+    ]);
+  });
+
   it("limits validation to the named clusters and reports unknown names", async () => {
     const root = makeRepo({ "clusters/a/values.yaml": "{}\n", "clusters/b/values.yaml": "x: 1\n" });
     const r = await loadAndValidate(root, { clusters: ["a", "zz"] });
