@@ -36,18 +36,21 @@ function exitQuietlyOnClosedStdout(): void {
   });
 }
 
+/** Writes one file per object; every path is worked out (and checked for clashes) before anything is written. */
 async function writeFiles(dir: string, objects: readonly KubeObject[]): Promise<number> {
   const root = resolve(dir);
-  const seen = new Set<string>();
+  const files = new Map<string, KubeObject>();
   for (const o of objects) {
     const rel = objectFilePath(o);
-    if (seen.has(rel)) throw new UserError(`two objects would be written to ${rel}`, EXIT.failure);
-    seen.add(rel);
+    if (files.has(rel)) throw new UserError(`two objects would be written to ${rel}: nothing was written`, EXIT.failure);
+    files.set(rel, o);
+  }
+  for (const [rel, o] of files) {
     const file = join(root, rel);
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, toYamlDocument(o));
   }
-  return seen.size;
+  return files.size;
 }
 
 export function register(program: Command): void {
