@@ -92,10 +92,12 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   // Mesh manifests.
   const placed: PlacedObject[] = [];
   const sources = new Map<string, SourceFile>();
+  let complete = true;
   for (const file of files.mesh) {
     const loaded = loadYamlFile(realRoot, file);
     if (!loaded.ok) {
       diagnostics.push(loaded.diagnostic);
+      complete = false;
       continue;
     }
     const source = new SourceFile(file, loaded.text);
@@ -109,9 +111,10 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
       const checked = checkMeshDocument(doc, index);
       for (const f of checked.findings) diagnostics.push(source.diagnostic(f));
       if (checked.object) placed.push({ file, index, object: checked.object });
+      else complete = false;
     });
   }
-  for (const f of meshRules(name, placed, values)) diagnostics.push(sources.get(f.file)!.diagnostic(f));
+  for (const f of meshRules(name, placed, values, complete)) diagnostics.push(sources.get(f.file)!.diagnostic(f));
 
   if (!hasErrors(diagnostics) && values && settings) {
     const mesh: MeshManifest[] = placed.map((p) => ({ file: p.file, index: p.index, object: p.object }));

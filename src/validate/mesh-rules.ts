@@ -20,8 +20,12 @@ const SWITCH: Record<MeshKind, "virtualServices" | "destinationRules" | "gateway
   Gateway: "gateways",
 };
 
-/** Findings across the objects of one cluster. `values` is absent when the values files were invalid. */
-export function meshRules(cluster: string, objects: readonly PlacedObject[], values?: Values): PlacedFinding[] {
+/**
+ * Findings across the objects of one cluster. `values` is absent when the values files were invalid;
+ * `complete` is false when some mesh document was rejected (then dangling references are not reported:
+ * the rejected document may be the one they name).
+ */
+export function meshRules(cluster: string, objects: readonly PlacedObject[], values?: Values, complete = true): PlacedFinding[] {
   const out: PlacedFinding[] = [];
   const at = (o: PlacedObject, path: Finding["path"], severity: Finding["severity"], code: string, message: string): void => {
     out.push({ file: o.file, doc: o.index, path, at: "key", severity, code, message });
@@ -53,7 +57,7 @@ export function meshRules(cluster: string, objects: readonly PlacedObject[], val
     }
   }
   if (values) switchWarnings(objects, values, at);
-  referenceWarnings(objects, byKey, at);
+  if (complete) referenceWarnings(objects, byKey, at);
   return out;
 }
 

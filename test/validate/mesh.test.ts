@@ -138,14 +138,27 @@ spec:
       hosts: [a.example.com]
 `;
     const vs = VS("reviews", undefined, "            subset: v9\n").replace("spec:\n", "spec:\n  gateways: [missing]\n");
-    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/gw.yaml": gw, "clusters/a/mesh/vs.yaml": vs });
+    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/gw.yaml": gw });
     expect(d.map((x) => [x[0], x[1], x[3], x[4]])).to.deep.equal([
       ["mesh/gw.yaml", 3, "error", "schema"],
       ["mesh/gw.yaml", 7, "error", "mesh-rule"],
-      ["mesh/vs.yaml", 6, "warning", "dangling-reference"],
-      ["mesh/vs.yaml", 13, "warning", "dangling-reference"],
     ]);
     expect(d[0]![5]).to.contain("DNS-1123 subdomain");
+    const refs = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/vs.yaml": vs });
+    expect(refs.map((x) => [x[0], x[1], x[3], x[4], x[5]])).to.deep.equal([
+      ["mesh/vs.yaml", 6, "warning", "dangling-reference", 'gateway "missing" is not defined in this cluster\'s mesh manifests (Gateway default/missing)'],
+      ["mesh/vs.yaml", 13, "warning", "dangling-reference", 'subset "v9": no DestinationRule in this cluster defines subsets for reviews.default'],
+    ]);
+  });
+
+  it("does not report references to a document that was rejected", async () => {
+    const dr = "apiVersion: networking.mesh.io/v1beta1\nkind: DestinationRule\nmetadata: {name: reviews}\nspec:\n  host: reviews\n  subsets: [{name: v9, labels: {version: v9}}]\n  bogus: {trafficPolicy: 1}\n  trafficPolicy: {tls: {mode: NOPE}}\n";
+    const vs = VS("reviews", undefined, "            subset: v9\n");
+    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/dr.yaml": dr, "clusters/a/mesh/vs.yaml": vs });
+    expect(d.map((x) => [x[0], x[4]])).to.deep.equal([
+      ["mesh/dr.yaml", "schema"],
+      ["mesh/dr.yaml", "schema"],
+    ]);
   });
 
   it("checks the certificate secret name of a gateway server", async () => {
