@@ -139,12 +139,64 @@ describe("kube-server: the real kubectl", function () {
     server.setMetricsAvailable(true);
   });
 
+  it("applies client-side (create, update, unchanged) for built-in and mesh kinds, and describes a pod with its events", async () => {
+    const manifest = (subset: string, image: string) => `apiVersion: networking.mesh.io/v1beta1
+kind: VirtualService
+metadata: {name: reviews, namespace: default}
+spec:
+  hosts: [reviews]
+  http: [{route: [{destination: {host: reviews, subset: ${subset}}}]}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: default}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec: {containers: [{name: api, image: "${image}", env: [{name: A, value: "1"}]}]}
+`;
+    expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v1", "api:1") })).stdout).to.equal("virtualservice.networking.mesh.io/reviews created\ndeployment.apps/api created\n");
+    const changed = await kubectl(server, ["apply", "-f", "-"], { input: manifest("v2", "api:2") });
+    expect(changed.stdout, changed.stderr).to.equal("virtualservice.networking.mesh.io/reviews configured\ndeployment.apps/api configured\n");
+    expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v2", "api:2") })).stdout).to.equal("virtualservice.networking.mesh.io/reviews unchanged\ndeployment.apps/api unchanged\n");
+    const dep = server.get("apps/v1", "Deployment", "default", "api")! as any;
+    expect(dep.spec.template.spec.containers).to.deep.equal([{ name: "api", image: "api:2", env: [{ name: "A", value: "1" }] }]);
+    expect(dep.metadata.generation).to.equal(2);
+    expect((server.get("networking.mesh.io/v1beta1", "VirtualService", "default", "reviews") as any).spec.http[0].route[0].destination.subset).to.equal("v2");
+
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "api-1", namespace: "default", uid: "ignored" }, spec: { nodeName: "node-1", containers: [{ name: "api", image: "api:2" }] }, status: { phase: "Running" } });
+    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "api-1.1", namespace: "default" }, involvedObject: { kind: "Pod", name: "api-1", namespace: "default", uid: server.get("v1", "Pod", "default", "api-1")!.metadata.uid }, reason: "BackOff", message: "Back-off restarting failed container", type: "Warning", count: 3 });
+    const described = await kubectl(server, ["describe", "pod", "api-1"]);
+    expect(described.code, described.stderr).to.equal(0);
+    expect(described.stdout).to.match(/Warning\s+BackOff\s+.*Back-off restarting failed container/);
+    await kubectl(server, ["delete", "-f", "-"], { input: manifest("v2", "api:2") });
+    expect(server.get("apps/v1", "Deployment", "default", "api")).to.equal(undefined);
+  });
+
   it("reads pod logs by container, previous and tail", async () => {
     server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "two", namespace: "default" }, spec: { containers: [{ name: "app", image: "a" }, { name: "side", image: "b" }] }, status: { phase: "Running" } });
     server.setPodLog("default", "two", "app", "one\ntwo\nthree\n");
     server.setPodLog("default", "two", "side", "before crash\n", { previous: true });
     expect((await kubectl(server, ["logs", "two", "-c", "app", "--tail=2"])).stdout).to.equal("two\nthree\n");
     expect((await kubectl(server, ["logs", "two", "-c", "side", "--previous"])).stdout).to.equal("before crash\n");
+  });
+
+  it("creates namespaces, config maps and secrets with the typed (protobuf) kubectl create commands", async () => {
+    expect((await kubectl(server, ["create", "namespace", "made"])).code).to.equal(0);
+    const c = await kubectl(server, ["create", "configmap", "conf", "-n", "made", "--from-literal=a=1", "--from-literal=b=2"]);
+    expect(c.code, c.stderr).to.equal(0);
+    const s = await kubectl(server, ["create", "secret", "generic", "pw", "-n", "made", "--from-literal=password=hunter2"]);
+    expect(s.code, s.stderr).to.equal(0);
+    expect(server.get("v1", "ConfigMap", "made", "conf")!.data).to.deep.equal({ a: "1", b: "2" });
+    const secret = server.get("v1", "Secret", "made", "pw")!;
+    expect(secret.data).to.deep.equal({ password: Buffer.from("hunter2").toString("base64") });
+    expect(secret.type).to.equal("Opaque");
+    const dep = await kubectl(server, ["create", "deployment", "x", "--image=nginx", "-n", "made"]);
+    expect(dep.code).to.equal(1);
+    expect(dep.stderr).to.include("decodes protobuf bodies only for Namespace, ConfigMap, Secret and ServiceAccount");
+    expect((await kubectl(server, ["delete", "namespace", "made"])).code).to.equal(0);
+    expect(server.list("v1", "ConfigMap", "made")).to.deep.equal([]);
   });
 
   it("scales a deployment through the scale subresource", async () => {

@@ -5,12 +5,13 @@ import type { Auth, User } from "./auth.js";
 import { isMetricsGroup, servedByPlural, type Served } from "./catalog.js";
 import { aggregatedDiscovery, AGGREGATED_CONTENT_TYPE, apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./discovery.js";
 import type { Faults } from "./faults.js";
-import { parseBody, readBody, sendError, sendJson, sendText, wantsAggregatedDiscovery, wantsTable } from "./http.js";
+import { parseBody, readBody, readRaw, sendError, sendJson, sendText, wantsAggregatedDiscovery, wantsTable } from "./http.js";
 import type { PodLogs } from "./logs.js";
 import { defaultManager } from "./managed.js";
 import type { MetricsApi } from "./metrics-api.js";
 import type { Objects, WriteOptions } from "./objects.js";
 import type { OpenApi } from "./openapi.js";
+import { decodeProtobuf } from "./protobuf.js";
 import type { RequestLog, LoggedRequest } from "./request-log.js";
 import { requestInfo, type RequestInfo } from "./router.js";
 import { scaleOf, writeScale } from "./scale.js";
@@ -128,11 +129,12 @@ function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: ServerRe
   throw new ApiError(404, "the server could not find the requested resource", "NotFound");
 }
 
-/** A create/update body: JSON or YAML; protobuf (which typed kubectl commands such as `kubectl create configmap` send) is refused. */
+/** A create/update body: JSON or YAML, or protobuf for the simple kinds typed kubectl commands (`kubectl create ns`) send. */
 async function readObject(req: IncomingMessage): Promise<unknown> {
   const type = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
+  if (type === "application/vnd.kubernetes.protobuf") return decodeProtobuf(await readRaw(req));
   if (type.includes("protobuf") || type.includes("cbor")) {
-    throw new ApiError(415, `the test server accepts application/json and application/yaml bodies only, not ${type} (kubectl create <kind> sends protobuf: use kubectl create -f or kubectl apply)`, "UnsupportedMediaType");
+    throw new ApiError(415, `the test server accepts application/json and application/yaml bodies, not ${type}`, "UnsupportedMediaType");
   }
   return parseBody(await readBody(req), type.includes("yaml"));
 }

@@ -6,6 +6,10 @@ import { ApiError, badRequest } from "./status.js";
 const MAX_BODY = 32 * 1024 * 1024;
 
 export async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readRaw(req)).toString("utf8");
+}
+
+export async function readRaw(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -13,7 +17,7 @@ export async function readBody(req: IncomingMessage): Promise<string> {
     if (size > MAX_BODY) throw new ApiError(413, "Request entity too large: limit is 3145728", "RequestEntityTooLarge");
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 /** Parses a request body as JSON, or as YAML when `yaml` (server-side apply accepts both). */

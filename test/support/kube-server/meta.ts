@@ -1,4 +1,4 @@
-// Server-set metadata and defaults: uid, creationTimestamp, generation (workloads and custom kinds), namespace phase, service cluster IPs.
+// Server-set metadata and defaults: uid, creationTimestamp, generation (workloads and custom kinds), namespace phase, secret type, service cluster IPs.
 import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../../src/kube/object.js";
 import type { Served } from "./catalog.js";
@@ -53,6 +53,7 @@ function applyDefaults(obj: KubeObject, served: Served): void {
     obj.status = { phase: "Active" };
     obj.metadata.labels = { ...(obj.metadata.labels ?? {}), "kubernetes.io/metadata.name": obj.metadata.name };
   }
+  if (served.group === "" && served.kind === "Secret" && !obj.type) obj.type = "Opaque";
   if (served.group === "" && served.kind === "Service") {
     const spec = (obj.spec ??= {}) as Record<string, unknown>;
     spec.type ??= "ClusterIP";
