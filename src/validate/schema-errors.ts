@@ -31,7 +31,7 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
       case "additionalProperties": {
         const key = String((e.params as { additionalProperty: string }).additionalProperty);
         const known = knownKeys(schemaDoc(schema), e.schemaPath);
-        const hint = suggest(key, known);
+        const hint = suggest(key, known) ?? nestedKey(schemaDoc(schema), e.schemaPath, key);
         const level = path.length === 0 ? "at the top level" : `in ${where}`;
         if (opts.unknownKeysWarn) {
           out.push(f(`field "${key}" ${level} is not in the checked shape of ${opts.what ?? "this kind"}: kept as written, not validated${hint ? ` (did you mean "${hint}"?)` : ""}`, [...path, key], "key", "warning"));
@@ -118,11 +118,32 @@ export function instancePath(pointer: string): PathSegment[] {
 
 /** The keys a schema allows at the level an additionalProperties error came from. */
 export function knownKeys(root: SchemaDoc, schemaPath: string): string[] {
+  const props = schemaNode(root, schemaPath)?.properties;
+  return props ? Object.keys(props).sort() : [];
+}
+
+/** A key one to three levels below the error's level with the same name: "sync.toHost.virtualServices" for "virtualServices". */
+export function nestedKey(root: SchemaDoc, schemaPath: string, key: string): string | undefined {
+  const start = schemaNode(root, schemaPath);
+  let level: Array<[string, SchemaDoc]> = Object.entries(start?.properties ?? {});
+  for (let depth = 0; depth < 3 && level.length > 0; depth++) {
+    const next: Array<[string, SchemaDoc]> = [];
+    for (const [path, node] of level) {
+      for (const [k, child] of Object.entries(node.properties ?? {})) {
+        if (k.toLowerCase() === key.toLowerCase()) return `${path}.${k}`;
+        next.push([`${path}.${k}`, child]);
+      }
+    }
+    level = next;
+  }
+  return undefined;
+}
+
+function schemaNode(root: SchemaDoc, schemaPath: string): SchemaDoc | undefined {
   const parts = schemaPath.replace(/^#\//, "").split("/").slice(0, -1);
   let node: unknown = root;
   for (const p of parts) node = node && typeof node === "object" ? (node as Record<string, unknown>)[p.replaceAll("~1", "/").replaceAll("~0", "~")] : undefined;
-  const props = node && typeof node === "object" ? (node as SchemaDoc).properties : undefined;
-  return props ? Object.keys(props).sort() : [];
+  return node && typeof node === "object" ? (node as SchemaDoc) : undefined;
 }
 
 function defName(schemaPath: string): string | undefined {

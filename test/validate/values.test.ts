@@ -35,6 +35,12 @@ describe("validate/values", () => {
     ]);
   });
 
+  it("suggests the full path of a key written one or more levels too high", () => {
+    const [d] = validateValuesDocument("integrations:\n  mesh:\n    enabled: true\n    virtualServices:\n      enabled: false\n", F);
+    expect(d!.message).to.equal('unknown key "virtualServices" in integrations.mesh: did you mean "sync.toHost.virtualServices"?');
+    expect(d!.line).to.equal(4);
+  });
+
   it("lists the known keys when nothing is close", () => {
     const [d] = validateValuesDocument("privateNodes:\n  zzzzzzzz: 1\n", F);
     expect(d!.message).to.equal('unknown key "zzzzzzzz" in privateNodes (known keys: enabled)');
