@@ -41,7 +41,12 @@ export function register(program: Command): void {
           const ref = parseReference(reference);
           const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
           const host = hostFrom(flags);
+          // Ctrl-C ends the waits with the right clean-up instead of killing vc mid-way.
+          const interrupt = new AbortController();
+          const onSigint = () => interrupt.abort();
+          process.once("SIGINT", onSigint);
           const report = await restore(host, {
+            signal: interrupt.signal,
             cluster: name,
             namespace,
             reference,
@@ -51,7 +56,7 @@ export function register(program: Command): void {
             stopTimeoutMs,
             restoreTimeoutMs,
             log: (line) => process.stderr.write(`${line}\n`),
-          });
+          }).finally(() => process.off("SIGINT", onSigint));
           process.stdout.write(`restored ${name} (namespace ${namespace}) from ${report.backup.pinned}; control plane back at ${report.replicas} replica(s)\n`);
           return EXIT.ok;
         }, [RestoreError, ReferenceError, BackupError, RegistryError]);

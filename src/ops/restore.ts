@@ -5,7 +5,8 @@ import { CHART_APP_LABEL } from "../translate/keys.js";
 import { formatMatchLabels } from "../kube/selector.js";
 import type { Host } from "./host.js";
 import { P } from "./paths.js";
-import { resume, suspend } from "./suspend.js";
+import { resume, suspend, suspendedBy } from "./suspend.js";
+import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
 import type { Credentials } from "./oci/auth.js";
 import { verifyBackup, type VerifiedBackup } from "./oci/backup.js";
 import { RegistryClient } from "./oci/client.js";
@@ -26,6 +27,8 @@ export interface RestoreOptions {
   restoreTimeoutMs?: number;
   pollMs?: number;
   log?: (line: string) => void;
+  /** Interrupts the waits (Ctrl-C): before the restore pod runs, undone; while it runs, left scaled down and suspended. */
+  signal?: AbortSignal;
 }
 
 export interface RestoreReport {
@@ -40,7 +43,18 @@ export const restorePodName = (cluster: string) => `${cluster}-restore`;
 export const registrySecretName = (cluster: string) => `${cluster}-restore-registry`;
 const REGISTRY_DIR = "/etc/vc/registry";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits, waking early when the signal aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
 
 interface Container {
   name: string;
@@ -138,6 +152,9 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
   }
 
   // 2. Pause vc, stop the control plane.
+  // A suspension that was there before (someone paused the cluster on purpose) is put back afterwards, not lifted.
+  const before = suspendedBy(await host.get(P.configMaps(ns, STATUS_CONFIGMAP)));
+  const release = () => (before ? suspend(host, o.cluster, ns, before) : resume(host, o.cluster, ns));
   try {
     await suspend(host, o.cluster, ns, `vc restore from ${backup.pinned} at ${new Date().toISOString()}`);
   } catch (err) {
@@ -150,8 +167,8 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
     try {
       await host.mergePatch(scalePath, { spec: { replicas } });
       done.push(`scaled back to ${replicas}`);
-      await resume(host, o.cluster, ns);
-      done.push("reconciliation resumed");
+      await release();
+      done.push(before ? `reconciliation left suspended as before (${before})` : "reconciliation resumed");
     } catch (err) {
       throw new RestoreError(`${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspended-by from configmap vc-status`);
     }
@@ -173,8 +190,9 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
       return undo(`watching the control plane stop failed: ${(err as Error).message}`);
     }
     if (left.length === 0) break;
+    if (o.signal?.aborted) return undo("interrupted while the control plane was stopping");
     if (Date.now() > stopBy) return undo(`the control plane did not stop in time (${left.map((p) => p.metadata.name).join(", ")} still present)`);
-    await sleep(pollMs);
+    await sleep(pollMs, o.signal);
   }
   log("control plane stopped");
 
@@ -205,13 +223,13 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
     phase = phaseOf(pod);
     if (!pod) return undo(`the restore pod ${podName} disappeared before finishing`);
     if (phase === "Succeeded" || phase === "Failed") break;
-    if (Date.now() > doneBy) {
+    if (Date.now() > doneBy || o.signal?.aborted) {
       throw new RestoreError(
-        `the restore pod ${ns}/${podName} has not finished (phase ${phase ?? "unknown"}). The control plane stays at 0 replicas and reconciliation suspended so that the restore can finish safely. ` +
+        `${o.signal?.aborted ? "interrupted: " : ""}the restore pod ${ns}/${podName} has not finished (phase ${phase ?? "unknown"}). The control plane stays at 0 replicas and reconciliation suspended so that the restore can finish safely. ` +
           `Watch it with kubectl -n ${ns} get pod ${podName}; when it has Succeeded run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspended-by from configmap vc-status (or run vc restore again).`,
       );
     }
-    await sleep(pollMs);
+    await sleep(pollMs, o.signal);
   }
   const logs = (await host.text(P.podLog(ns, podName), { container: RESTORE_CONTAINER }).catch(() => undefined)) ?? "";
   if (withRegistrySecret) await host.remove(P.secrets(ns, registrySecretName(o.cluster))).catch(() => false);
@@ -226,8 +244,8 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
   try {
     log(`scaling StatefulSet ${o.cluster} back to ${replicas}`);
     await host.mergePatch(scalePath, { spec: { replicas } });
-    await resume(host, o.cluster, ns);
-    log("reconciliation resumed");
+    await release();
+    log(before ? `reconciliation left suspended as before (${before})` : "reconciliation resumed");
   } catch (err) {
     throw new RestoreError(
       `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspended-by from configmap vc-status`,

@@ -162,6 +162,42 @@ describe("ops: vc restore", function () {
     expect(suspended()).to.match(/^vc restore from /);
   });
 
+  it("puts back a suspension that was there before instead of lifting it", async () => {
+    const cm = server.get("v1", "ConfigMap", NS, "vc-status")!;
+    server.put({ ...cm, metadata: { ...cm.metadata, annotations: { [SUSPEND_ANNOTATION]: "maintenance by alice" } } });
+    sim = kubelet(server, "Succeeded");
+    const lines: string[] = [];
+    await restore(host, { cluster: "team-a", namespace: NS, reference: ref, pollMs: 10, log: (l) => lines.push(l) });
+    expect(sim.seen.suspendedWhileRestoring).to.equal(true);
+    expect(suspended()).to.equal("maintenance by alice");
+    expect(lines).to.include("reconciliation left suspended as before (maintenance by alice)");
+    expect(replicas()).to.equal(1);
+  });
+
+  it("interrupted (Ctrl-C) while the restore pod runs: left scaled down and suspended; while stopping: undone", async () => {
+    sim = kubelet(server, "stuck");
+    const ctl = new AbortController();
+    const waiting = restore(host, { cluster: "team-a", namespace: NS, reference: ref, pollMs: 10, signal: ctl.signal }).catch((e: Error) => e);
+    while (!server.get("v1", "Pod", NS, "team-a-restore")) await new Promise((r) => setTimeout(r, 10));
+    ctl.abort();
+    expect(((await waiting) as Error).message).to.match(/^interrupted: the restore pod vc-team-a\/team-a-restore has not finished .* stays at 0 replicas/);
+    expect(replicas()).to.equal(0);
+    expect(suspended()).to.match(/^vc restore from /);
+    sim.stop();
+
+    server.remove("v1", "Pod", NS, "team-a-restore");
+    const sts = server.get("apps/v1", "StatefulSet", NS, "team-a")!;
+    server.put({ ...sts, spec: { ...(sts.spec as object), replicas: 1 } });
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "team-a-0", namespace: NS, labels: { release: "team-a", app: "vc" } }, spec: { containers: [{ name: "syncer", image: "x" }] }, status: { phase: "Running" } });
+    sim = kubelet(server, "never-stop");
+    const ctl2 = new AbortController();
+    const stopping = restore(host, { cluster: "team-a", namespace: NS, reference: ref, pollMs: 10, signal: ctl2.signal }).catch((e: Error) => e);
+    while (replicas() !== 0) await new Promise((r) => setTimeout(r, 10));
+    ctl2.abort();
+    expect(((await stopping) as Error).message).to.match(/^interrupted while the control plane was stopping; scaled back to 1, reconciliation left suspended as before \(vc restore from /);
+    expect(replicas()).to.equal(1);
+  });
+
   it("refuses while another restore pod runs", async () => {
     server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "team-a-restore", namespace: NS }, spec: { containers: [{ name: "restore", image: "x" }] }, status: { phase: "Running" } });
     server.resetRequests();
