@@ -69,6 +69,18 @@ describe("kube-server: watch", () => {
     expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).to.deep.equal(["ADDED x", "ADDED y"]);
   });
 
+  it("streams initial events and an initial-events-end bookmark for sendInitialEvents", async () => {
+    server.put(configMap("x"));
+    const events = await collect(server, "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan", 3, async () => {
+      await new Promise((r) => setTimeout(r, 50));
+      server.put(configMap("y"));
+    });
+    expect(events.map((e) => e.type)).to.deep.equal(["ADDED", "BOOKMARK", "ADDED"]);
+    expect(events[1]!.object.metadata.annotations).to.deep.equal({ "k8s.io/initial-events-end": "true" });
+    expect(events[1]!.object.kind).to.equal("ConfigMap");
+    expect(events[2]!.object.metadata.name).to.equal("y");
+  });
+
   it("filters by label selector and turns objects leaving or entering the selection into DELETED and ADDED", async () => {
     const start = server.resourceVersion;
     server.put(configMap("a", {}, { app: "web" }));

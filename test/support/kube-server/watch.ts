@@ -1,4 +1,5 @@
-// Watch streams: chunked JSON lines of {type, object} from a resourceVersion, filtered by namespace and selectors.
+// Watch streams: chunked JSON lines of {type, object} from a resourceVersion, filtered by namespace and selectors;
+// sendInitialEvents=true streams the current objects first and ends them with an initial-events-end bookmark.
 import type { ServerResponse } from "node:http";
 import type { KubeObject } from "../../../src/kube/object.js";
 import { labelMatcher, SelectorError } from "../../../src/kube/selector.js";
@@ -31,6 +32,8 @@ export function startWatch(store: Store, res: ServerResponse, opts: WatchOptions
   const rvText = query.get("resourceVersion");
   const rv = rvText === null || rvText === "" ? undefined : Number(rvText);
   if (rv !== undefined && (!Number.isInteger(rv) || rv < 0)) throw badRequest(`invalid resource version: ${rvText}`);
+  const initialEvents = query.get("sendInitialEvents") === "true";
+  if (initialEvents && query.get("allowWatchBookmarks") !== "true") throw badRequest("sendInitialEvents requires allowWatchBookmarks=true");
   const key = kindKey(served);
   const ns = served.namespaced ? opts.namespace : undefined;
   const selected = (o: KubeObject): boolean =>
@@ -72,10 +75,14 @@ export function startWatch(store: Store, res: ServerResponse, opts: WatchOptions
   };
   res.on("close", end);
 
-  if (rv === undefined || rv === 0) {
+  if (rv === undefined || rv === 0 || initialEvents) {
     const current = [...store.entries(key, ns)].map((e) => e.obj).filter(selected);
     current.sort((a, b) => `${a.metadata.namespace ?? ""}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ""}/${b.metadata.name}`));
     for (const o of current) emit("ADDED", o);
+    // The streaming-list protocol (client-go's WatchList): a bookmark marks the end of the initial events.
+    if (initialEvents) {
+      send("BOOKMARK", { kind: served.kind, apiVersion: served.apiVersion, metadata: { resourceVersion: String(store.resourceVersion), annotations: { "k8s.io/initial-events-end": "true" } } });
+    }
   } else {
     const history = store.eventsSince(rv);
     if (!history) {
