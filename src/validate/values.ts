@@ -20,13 +20,22 @@ export function checkValuesDocument(doc: unknown, index = 0): Finding[] {
  * Throws an Error naming the problems when the input does not satisfy the schema.
  */
 export function effectiveValues(raw: unknown): Values {
-  const copy: unknown = raw === undefined || raw === null ? {} : structuredClone(raw);
+  const copy: unknown = raw === undefined || raw === null ? {} : copyData(raw);
   const validate = defaultingValidatorFor("values");
   if (!validate(copy)) {
     const problems = schemaFindings("values", 0, copy, validate.errors ?? []).map((f) => f.message);
     throw new Error(`invalid values: ${problems.join("; ")}`);
   }
   return copy as Values;
+}
+
+/** A deep copy of parsed YAML data (mappings, lists, scalars): much cheaper than structuredClone for small documents. */
+function copyData(v: unknown): unknown {
+  if (v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) return v.map(copyData);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) out[k] = copyData((v as Record<string, unknown>)[k]);
+  return out;
 }
 
 export interface ValuesLayer {
