@@ -199,6 +199,17 @@ spec:
     expect(server.list("v1", "ConfigMap", "made")).to.deep.equal([]);
   });
 
+  it("watches with get -w: a table row per change", async () => {
+    const watching = kubectl(server, ["get", "configmaps", "-l", "watched=yes", "-w", "--output-watch-events"], { timeoutMs: 2500 });
+    await new Promise((r) => setTimeout(r, 1000));
+    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "w1", namespace: "default", labels: { watched: "yes" } }, data: { a: "1" } });
+    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "w1", namespace: "default", labels: { watched: "yes" } }, data: { a: "1", b: "2" } });
+    server.remove("v1", "ConfigMap", "default", "w1");
+    const r = await watching;
+    const rows = r.stdout.trim().split("\n").map((l) => l.split(/\s+/).slice(0, 3).join(" "));
+    expect(rows, r.stdout + r.stderr).to.deep.equal(["EVENT NAME DATA", "ADDED w1 1", "MODIFIED w1 2", "DELETED w1 2"]);
+  });
+
   it("scales a deployment through the scale subresource", async () => {
     const dep = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "default" }, spec: { replicas: 1, selector: { matchLabels: { app: "web" } }, template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "i" }] } } } };
     server.put(dep);
