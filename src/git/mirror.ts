@@ -5,6 +5,8 @@ import git from "isomorphic-git";
 import http from "isomorphic-git/http/node";
 import type { GitCredential } from "./auth.js";
 import { redactUrl } from "./auth.js";
+import { changedPaths } from "./changes.js";
+import { materializeAll, materializePaths } from "./worktree.js";
 
 export interface MirrorOptions {
   url: string;
@@ -36,6 +38,9 @@ export class GitRemoteError extends Error {
   }
 }
 
+/** File in `.git` naming the commit whose files are in the work tree (absent while they are being written). */
+export const CHECKOUT_MARKER = "vc-checkout";
+
 export class GitMirror {
   readonly url: string;
   readonly dir: string;
@@ -60,7 +65,7 @@ export class GitMirror {
   async sync(): Promise<SyncResult> {
     const headers = this.#credential?.headers() ?? {};
     const previous = this.#current ?? (await this.#localHead());
-    const cloned = previous === undefined;
+    const cloned = !fs.existsSync(join(this.dir, ".git"));
     let fetched: string | null | undefined;
     try {
       if (cloned) {
@@ -85,17 +90,36 @@ export class GitMirror {
     }
     if (!fetched) throw new GitRemoteError(`${redactUrl(this.url)} has no branch or tag "${this.ref}"`);
     const commit = await this.#peel(fetched);
-    if (commit !== previous) {
-      await git.checkout({ fs, dir: this.dir, ref: commit, force: true, cache: this.cache });
-    }
+    if (commit !== previous) await this.#checkout(previous, commit);
     this.#current = commit;
     return { commit, previous, changed: commit !== previous, cloned };
   }
 
+  /**
+   * Writes only the files that changed since `previous` (a full rewrite when it is unknown); isomorphic-git's own
+   * checkout scans and indexes the whole tree, seconds for a fleet of 20,000 files. The checked-out commit is
+   * recorded in `.git/vc-checkout` once the files are in place, so a restart resumes from it.
+   */
+  async #checkout(previous: string | undefined, commit: string): Promise<void> {
+    let paths: string[] | undefined;
+    if (previous) {
+      try {
+        paths = await changedPaths({ dir: this.dir, from: previous, to: commit, cache: this.cache });
+      } catch {
+        paths = undefined;
+      }
+    }
+    const marker = join(this.dir, ".git", CHECKOUT_MARKER);
+    fs.rmSync(marker, { force: true });
+    if (paths) await materializePaths({ dir: this.dir, commit, paths, cache: this.cache });
+    else await materializeAll({ dir: this.dir, commit, cache: this.cache });
+    fs.writeFileSync(marker, `${commit}\n`);
+  }
+
   async #localHead(): Promise<string | undefined> {
-    if (!fs.existsSync(join(this.dir, ".git"))) return undefined;
     try {
-      return await git.resolveRef({ fs, dir: this.dir, ref: "HEAD" });
+      const text = fs.readFileSync(join(this.dir, ".git", CHECKOUT_MARKER), "utf8").trim();
+      return /^[0-9a-f]{40}$/.test(text) ? text : undefined;
     } catch {
       return undefined;
     }
