@@ -1,11 +1,8 @@
 import { expect } from "chai";
-import { execFile } from "node:child_process";
 import { join } from "node:path";
-import { promisify } from "node:util";
-import { runValidate, type Output } from "../../src/cli/validate.js";
+import { Command } from "commander";
+import { register, runValidate, type Output } from "../../src/cli/validate.js";
 import { cleanupRepos, makeRepo } from "../validate/fixture.js";
-
-const MAIN = new URL("../../src/cli/main.ts", import.meta.url).pathname;
 
 function capture(): Output & { out: string; err: string } {
   const c = { out: "", err: "", stdout: (t: string) => void (c.out += t), stderr: (t: string) => void (c.err += t) };
@@ -78,12 +75,34 @@ describe("cli: vc validate", () => {
     }
   });
 
-  it("runs as a command: exit code 1 and the summary on stderr, no stack trace", async () => {
-    const run = promisify(execFile);
+  it("runs as a registered command: exit codes through action(), summary on stderr, no stack trace", async () => {
     const root = makeRepo(BROKEN);
-    const bad = await run(process.execPath, ["--import", "tsx", MAIN, "validate", root]).catch((e: { code: number; stdout: string; stderr: string }) => e);
-    expect((bad as { code: number }).code).to.equal(1);
-    expect((bad as { stderr: string }).stderr).to.contain("2 clusters, 1 error, 1 warning");
-    expect((bad as { stderr: string }).stderr).not.to.match(/\n\s+at /);
+    const run = async (args: string[]): Promise<{ code: unknown; out: string; err: string }> => {
+      const program = new Command("vc").exitOverride();
+      register(program);
+      const saved = { code: process.exitCode, out: process.stdout.write, err: process.stderr.write };
+      let out = "";
+      let err = "";
+      process.stdout.write = ((t: string) => ((out += t), true)) as typeof process.stdout.write;
+      process.stderr.write = ((t: string) => ((err += t), true)) as typeof process.stderr.write;
+      try {
+        await program.parseAsync(["validate", ...args], { from: "user" });
+        return { code: process.exitCode, out, err };
+      } finally {
+        process.stdout.write = saved.out;
+        process.stderr.write = saved.err;
+        process.exitCode = saved.code;
+      }
+    };
+    const bad = await run([root]);
+    expect(bad.code).to.equal(1);
+    expect(bad.err).to.equal("2 clusters, 1 error, 1 warning\n");
+    expect(bad.out).to.contain("clusters/a/values.yaml:3:5: error:");
+    const good = await run(["--cluster", "b", "--format", "json", root]);
+    expect(good.code).to.equal(0);
+    expect(JSON.parse(good.out).valid).to.equal(true);
+    const missing = await run(["/nonexistent/x"]);
+    expect(missing.code).to.equal(2);
+    expect(missing.err).to.equal("error: path /nonexistent/x does not exist\n");
   });
 });
