@@ -19,6 +19,7 @@ const SUITES: Suite[] = [
   { name: "render", load: () => import("./render.js") },
   { name: "kube-server", load: () => import("./kube-server.js") },
   { name: "reconcile", load: () => import("./reconcile.js") },
+  { name: "apply", load: () => import("./apply.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {

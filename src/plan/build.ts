@@ -41,7 +41,7 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
       applies.push({ action: "create", ref, desired: obj, diff: objectDiff(ref, want, undefined) });
       continue;
     }
-    const have = managedView(twin, obj);
+    const have = managedView(twin, want, { normalized: true });
     const same = deepEqual(want, have) || (ignoreRevision && deepEqual(withoutRevision(want), withoutRevision(have)));
     applies.push(same ? { action: "unchanged", ref, desired: obj, live: twin } : { action: "update", ref, desired: obj, live: twin, diff: objectDiff(ref, want, have) });
   }

@@ -31,6 +31,8 @@ export function objectDiff(ref: ObjectRef, desired: KubeObject | undefined, live
   const after = d ? toYaml(d) : "";
   if (before === after) return "";
   const name = describeRef(ref);
+  // A create or a delete is the whole object on one side: no need to search for a diff.
+  if (!l || !d) return wholeObjectDiff(name, l ? before : after, l ? "-" : "+");
   const patch = structuredPatch(`live/${name}`, `desired/${name}`, before, after, undefined, undefined, { context });
   if (patch.hunks.length === 0) return "";
   const lines = [`--- ${l ? `live/${name}` : "/dev/null"}`, `+++ ${d ? `desired/${name}` : "/dev/null"}`];
@@ -44,4 +46,10 @@ export function objectDiff(ref: ObjectRef, desired: KubeObject | undefined, live
 /** A hunk range as GNU diff prints it: an empty side starts at the line before (`-0,0`). */
 function range(start: number, lines: number): string {
   return `${lines === 0 ? start - 1 : start},${lines}`;
+}
+
+function wholeObjectDiff(name: string, text: string, sign: "+" | "-"): string {
+  const lines = text.replace(/\n$/, "").split("\n");
+  const header = sign === "+" ? ["--- /dev/null", `+++ desired/${name}`, `@@ -0,0 +1,${lines.length} @@`] : [`--- live/${name}`, "+++ /dev/null", `@@ -1,${lines.length} +0,0 @@`];
+  return `${[...header, ...lines.map((l) => sign + l)].join("\n")}\n`;
 }

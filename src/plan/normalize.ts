@@ -53,10 +53,10 @@ export function normalizeDesired(desired: KubeObject): KubeObject {
  * position, lengths kept), plus the fields vc's field manager owns per managedFields but no longer desires
  * (so a field dropped from the repository shows as a removal). Defaults and fields of other writers vanish.
  */
-export function managedView(live: KubeObject, desired: KubeObject): KubeObject {
+export function managedView(live: KubeObject, desired: KubeObject, opts: { normalized?: boolean } = {}): KubeObject {
   const owned = ownedFields(live, FIELD_MANAGER);
   const base = foldStringData(stripServerFields(live));
-  return compact(project(normalizeDesired(desired), base, owned)) as KubeObject;
+  return compact(project(opts.normalized ? desired : normalizeDesired(desired), base, owned)) as KubeObject;
 }
 
 function project(desired: Json, live: Json, owned: FieldTree | undefined): Json {
