@@ -1,12 +1,10 @@
 // `vc debug collect` (a diagnostic bundle) and `vc debug shell` (a shell in the control-plane pod).
 import type { Command } from "commander";
 import { action, EXIT } from "./common.js";
-import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
 import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
 import { clusterValues } from "../ops/repo-values.js";
 import { collectDebug, defaultBundleName } from "../ops/debug-collect.js";
-import { P } from "../ops/paths.js";
-import { UserError } from "./common.js";
 import { debugShell, ShellError } from "../ops/debug-shell.js";
 
 interface CollectFlags extends HostFlags {
@@ -42,9 +40,7 @@ export function register(program: Command): void {
           const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
           const repo = clusterValues(flags.repo, name);
           const host = hostFrom(flags);
-          if (!(await host.get(P.namespace(namespace)))) {
-            throw new UserError(`host namespace ${namespace} not found (context "${host.contextName}"): pass --namespace if ${name} lives elsewhere`, EXIT.invalid);
-          }
+          await requireNamespace(host, namespace, name);
           const result = await collectDebug(host, {
             cluster: name,
             namespace,

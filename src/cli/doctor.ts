@@ -1,9 +1,8 @@
 // `vc doctor <name>`: reads the host and reports known problems of a virtual cluster with their resolutions.
 import type { Command } from "commander";
-import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
-import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { action, EXIT, formatData, parseOutputFormat } from "./common.js";
+import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
 import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
-import { P } from "../ops/paths.js";
 import { clusterValues } from "../ops/repo-values.js";
 import { gatherSnapshot } from "../ops/doctor/gather.js";
 import { diagnose } from "../ops/doctor/index.js";
@@ -34,13 +33,12 @@ export function register(program: Command): void {
           const repo = clusterValues(flags.repo, name);
           if (repo.found && repo.error) process.stderr.write(`warning: clusters/${name} values not used: ${repo.error}\n`);
           const host = hostFrom(flags);
-          if (!(await host.get(P.namespace(namespace)))) {
-            throw new UserError(`host namespace ${namespace} not found (context "${host.contextName}"): is ${name} applied? pass --namespace if it lives elsewhere`, EXIT.invalid);
-          }
+          await requireNamespace(host, namespace, name);
           const snapshot = await gatherSnapshot(host, name, namespace, repo.found ? repo.values : undefined);
           const findings = diagnose(snapshot);
-          if (format === "text") process.stdout.write(formatFindings(name, namespace, findings));
-          else process.stdout.write(formatData({ cluster: name, namespace, problems: findings.length, findings }, format));
+          const unreadable = snapshot.unreadable ?? {};
+          if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable));
+          else process.stdout.write(formatData({ cluster: name, namespace, problems: findings.length, findings, notChecked: unreadable }, format));
           return findings.length > 0 ? EXIT.invalid : EXIT.ok;
         }, [Error]);
       }),

@@ -68,3 +68,17 @@ export async function userErrors<T>(fn: () => Promise<T> | T, known: Array<new (
     closeHosts();
   }
 }
+
+/**
+ * Fails with a user error when the host namespace does not exist. A user allowed only inside the namespace
+ * cannot read the Namespace object (403): then the check is left to the namespaced reads that follow.
+ */
+export async function requireNamespace(host: Host, namespace: string, cluster: string): Promise<void> {
+  try {
+    if (await host.get(`/api/v1/namespaces/${encodeURIComponent(namespace)}`)) return;
+  } catch (err) {
+    if (err instanceof HostError && err.status === 403) return;
+    throw err;
+  }
+  throw new UserError(`host namespace ${namespace} not found (context "${host.contextName}"): is ${cluster} applied? pass --namespace if it lives elsewhere`, EXIT.invalid);
+}

@@ -129,7 +129,7 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
       return `  ${p.metadata.name}: ${st?.phase ?? "Unknown"}, ${restarts} restart(s)`;
     }),
     "",
-    formatFindings(o.cluster, ns, findings).trimEnd(),
+    formatFindings(o.cluster, ns, findings, snapshot.unreadable ?? {}).trimEnd(),
     "",
     "not collected:",
     ...(notes.length ? notes.map((n) => `  ${n}`) : ["  (nothing)"]),

@@ -116,7 +116,7 @@ describe("ops: vc debug collect", function () {
   it("fails clearly when the namespace does not exist", async () => {
     const r = await vc(["debug", "collect", "nope", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath]);
     expect(r.code).to.equal(1);
-    expect(r.stderr).to.equal('error: host namespace vc-nope not found (context "test"): pass --namespace if nope lives elsewhere\n');
+    expect(r.stderr).to.equal('error: host namespace vc-nope not found (context "test"): is nope applied? pass --namespace if it lives elsewhere\n');
   });
 });
 

@@ -68,6 +68,23 @@ describe("ops: vc doctor (live host)", function () {
     expect(out.problems).to.equal(3);
   });
 
+  it("a namespace-scoped user: checks needing cluster-wide reads are reported as not checked, never guessed", async () => {
+    server.addUser("ns-reader", [{ verbs: ["get", "list"], apiGroups: ["", "apps", "networking.mesh.io"], resources: ["*"], namespaces: [NS] }]);
+    const limited = server.writeKubeconfig({ token: "ns-reader", context: "ns-reader" });
+    const metricsRepo = tempDir();
+    mkdirSync(join(metricsRepo, "clusters/team-a"), { recursive: true });
+    writeFileSync(join(metricsRepo, "clusters/team-a/values.yaml"), "integrations:\n  metricsServer:\n    enabled: true\n");
+    const r = await vc(["doctor", "team-a", "--kubeconfig", limited, "--repo", metricsRepo, "-o", "json"]);
+    expect(r.stderr).to.equal("");
+    const out = JSON.parse(r.stdout) as { findings: Array<{ check: string }>; notChecked: Record<string, string> };
+    expect(out.findings.map((f) => f.check)).not.to.include.members(["metrics-api", "metrics-forbidden", "gateway-selector", "tls-secret"]);
+    expect(Object.keys(out.notChecked).sort()).to.deep.equal(["apiService", "ingressPods", "namespace", "rbac"]);
+    expect(out.notChecked.apiService).to.match(/403/);
+    const admin = await vc(["doctor", "team-a", "--kubeconfig", server.kubeconfigPath, "--repo", metricsRepo, "-o", "json"]);
+    const checks = (JSON.parse(admin.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check);
+    expect(checks).to.include.members(["metrics-api", "metrics-forbidden"]);
+  });
+
   it("exit 1 with a clear message when the namespace does not exist; exit 2 on a bad -o", async () => {
     const r = await vc(["doctor", "ghost", "--kubeconfig", server.kubeconfigPath]);
     expect(r.code).to.equal(1);

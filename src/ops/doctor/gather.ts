@@ -5,29 +5,43 @@ import type { Values } from "../../model/values.js";
 import type { Host } from "../host.js";
 import { METRICS_API_SERVICE, P } from "../paths.js";
 import { credentialLookups } from "./mesh.js";
-import type { HostSnapshot } from "./types.js";
+import { HostError } from "../host.js";
+import type { HostSnapshot, Readable } from "./types.js";
 
 export async function gatherSnapshot(host: Host, cluster: string, namespace: string, values?: Values): Promise<HostSnapshot> {
-  const [namespaceObject, statefulSet, pods, events, pvcs, metricsApiService, deployments, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways] = await Promise.all([
-    host.get(P.namespace(namespace)),
+  const unreadable: Partial<Record<Readable, string>> = {};
+  /** Reads what only some checks need; a failure (often 403 for a namespace-scoped user) skips those checks. */
+  const optional = async <T>(part: Readable, fallback: T, read: () => Promise<T>): Promise<T> => {
+    try {
+      return await read();
+    } catch (err) {
+      unreadable[part] ??= err instanceof HostError ? err.message : (err as Error).message;
+      return fallback;
+    }
+  };
+  const [namespaceObject, statefulSet, pods, events, pvcs, deployments] = await Promise.all([
+    optional("namespace", undefined, () => host.get(P.namespace(namespace))),
     host.get(P.statefulSets(namespace, cluster)),
     host.list(P.pods(namespace)),
     host.list(P.events(namespace)),
     host.list(P.pvcs(namespace)),
-    host.get(P.apiService(METRICS_API_SERVICE)),
     host.list(P.deployments(namespace)),
-    host.list(P.roles(namespace)),
-    host.list(P.roleBindings(namespace)),
-    host.list(P.clusterRoles()),
-    host.list(P.clusterRoleBindings()),
-    host.list(P.mesh("Gateway", namespace)),
+  ]);
+  const none: KubeObject[] = [];
+  const [metricsApiService, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways] = await Promise.all([
+    optional("apiService", undefined, () => host.get(P.apiService(METRICS_API_SERVICE))),
+    optional("rbac", none, () => host.list(P.roles(namespace))),
+    optional("rbac", none, () => host.list(P.roleBindings(namespace))),
+    optional("rbac", none, () => host.list(P.clusterRoles())),
+    optional("rbac", none, () => host.list(P.clusterRoleBindings())),
+    optional("gateways", none, () => host.list(P.mesh("Gateway", namespace))),
   ]);
   const ingressPods: KubeObject[] = [];
   const seen = new Set<string>();
   for (const gw of gateways) {
     const selector = (gw as { spec?: { selector?: Record<string, string> } }).spec?.selector;
     if (!selector || Object.keys(selector).length === 0) continue;
-    for (const p of await host.list(P.allPods(), { labelSelector: formatMatchLabels(selector) })) {
+    for (const p of await optional("ingressPods", none, () => host.list(P.allPods(), { labelSelector: formatMatchLabels(selector) }))) {
       const key = `${p.metadata.namespace}/${p.metadata.name}`;
       if (!seen.has(key)) ingressPods.push(p), seen.add(key);
     }
@@ -36,7 +50,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   for (const ref of credentialLookups({ namespace, gateways, ingressPods })) {
     const [ns, name] = ref.split("/") as [string, string];
     // Only existence matters: the answer's data is dropped at once and never kept.
-    if ((await host.get(P.secrets(ns, name))) !== undefined) existingSecrets.push(ref);
+    if ((await optional("secrets", undefined, () => host.get(P.secrets(ns, name)))) !== undefined) existingSecrets.push(ref);
   }
   return {
     cluster,
@@ -53,5 +67,6 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     ingressPods,
     existingSecrets,
     values,
+    unreadable,
   };
 }

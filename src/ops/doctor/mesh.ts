@@ -20,7 +20,7 @@ export const sidecars: Check = (s) => {
   if (!meshEnabled(s)) return [];
   const out: Finding[] = [];
   const nsLabels = s.namespaceObject?.metadata.labels ?? {};
-  if (nsLabels[INJECTION_LABEL] !== "enabled") {
+  if (!s.unreadable?.namespace && nsLabels[INJECTION_LABEL] !== "enabled") {
     out.push({
       check: "mesh-injection-label",
       severity: "warning",
@@ -63,6 +63,7 @@ export function gatewayPods(s: HostSnapshot, selector: Record<string, string>) {
 
 export const gateways: Check = (s) => {
   const out: Finding[] = [];
+  if (s.unreadable?.ingressPods) return out;
   for (const gw of s.gateways) {
     const spec = ((gw as { spec?: GatewaySpec }).spec ?? {}) as GatewaySpec;
     const object = `Gateway ${gw.metadata.namespace}/${gw.metadata.name}`;
@@ -75,7 +76,7 @@ export const gateways: Check = (s) => {
     const namespaces = new Set([s.namespace, ...pods.map((p) => p.metadata.namespace ?? "")]);
     for (const server of spec.servers ?? []) {
       const name = server.tls?.credentialName;
-      if (!name) continue;
+      if (!name || s.unreadable?.secrets) continue;
       if ([...namespaces].some((ns) => s.existingSecrets.includes(`${ns}/${name}`))) continue;
       out.push({
         check: "tls-secret",

@@ -11,7 +11,7 @@ export function metricsIntegrationEnabled(s: HostSnapshot): boolean {
 }
 
 export const metricsApiService: Check = (s) => {
-  if (!metricsIntegrationEnabled(s)) return [];
+  if (!metricsIntegrationEnabled(s) || s.unreadable?.apiService) return [];
   const object = `APIService ${METRICS_API_SERVICE}`;
   if (!s.metricsApiService) {
     return [{ check: "metrics-api", severity: "error", object, message: `${METRICS_GROUP} is missing from the API service list`, resolution: "the service is registered at control-plane start; check start-up logs" }];
@@ -33,7 +33,7 @@ export function metricsServiceAccount(s: HostSnapshot): string {
 }
 
 export const metricsRbac: Check = (s) => {
-  if (!metricsIntegrationEnabled(s)) return [];
+  if (!metricsIntegrationEnabled(s) || s.unreadable?.rbac) return [];
   const sa = { namespace: s.namespace, name: metricsServiceAccount(s) };
   const subject = `system:serviceaccount:${sa.namespace}:${sa.name}`;
   const out: Finding[] = [];

@@ -37,7 +37,12 @@ export interface HostSnapshot {
   existingSecrets: string[];
   /** Effective values from the repository, when the cluster folder was found. */
   values?: Values;
+  /** What could not be read (forbidden, failed), as `what: why`; checks that need it are skipped, not guessed. */
+  unreadable?: Partial<Record<Readable, string>>;
 }
+
+/** Parts of the snapshot a check may depend on. */
+export type Readable = "namespace" | "apiService" | "rbac" | "gateways" | "ingressPods" | "secrets";
 
 export type Check = (s: HostSnapshot) => Finding[];
 
