@@ -60,6 +60,11 @@ describe("kube-server: authentication and authorisation", function () {
       const denied = await kubectl(tls, ["get", "secrets", "-n", "default"], { kubeconfig: kc });
       expect(denied.code).to.equal(1);
       expect(denied.stderr).to.include('Error from server (Forbidden): secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "default"');
+      const canGet = await kubectl(tls, ["auth", "can-i", "get", "configmaps", "-n", "default"], { kubeconfig: kc });
+      expect(canGet.stdout, canGet.stderr).to.equal("yes\n");
+      const canDelete = await kubectl(tls, ["auth", "can-i", "delete", "configmaps", "-n", "default"], { kubeconfig: kc });
+      expect(canDelete.code).to.equal(1);
+      expect(canDelete.stdout).to.equal("no\n");
       const admin = await kubectl(tls, ["get", "secrets", "-n", "default"]);
       expect(admin.code, admin.stderr).to.equal(0);
       expect(tls.requests.filter((r) => r.resource === "secrets").map((r) => `${r.user} ${r.status}`)).to.deep.equal(["alice 403", "admin 200"]);

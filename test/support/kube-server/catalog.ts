@@ -7,6 +7,8 @@ export interface Served extends ResourceType {
   categories?: string[];
   /** The List kind, e.g. "PodList". */
   listKind: string;
+  /** Served for create only and never stored (access reviews). */
+  createOnly?: boolean;
 }
 
 const WRITE_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -21,10 +23,25 @@ function served(r: ResourceType): Served {
   return s;
 }
 
+/** SelfSubjectAccessReview, which `kubectl auth can-i` and permission checks create. */
+const ACCESS_REVIEW: Served = {
+  group: "authorization.k8s.io",
+  version: "v1",
+  apiVersion: "authorization.k8s.io/v1",
+  kind: "SelfSubjectAccessReview",
+  plural: "selfsubjectaccessreviews",
+  singular: "selfsubjectaccessreview",
+  namespaced: false,
+  verbs: ["create"],
+  listKind: "SelfSubjectAccessReviewList",
+  createOnly: true,
+};
+
 /** Every served resource; the metrics kinds appear under both metrics.orch.io and metrics.k8s.io. */
 export const SERVED: readonly Served[] = [
   ...RESOURCES.map(served),
   ...RESOURCES.filter((r) => r.group === METRICS_GROUP).map((r) => served({ ...r, group: METRICS_K8S_GROUP, version: METRICS_VERSION })),
+  ACCESS_REVIEW,
 ];
 
 export function isMetricsGroup(group: string): boolean {

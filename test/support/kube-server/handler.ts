@@ -14,6 +14,7 @@ import type { OpenApi } from "./openapi.js";
 import { decodeProtobuf } from "./protobuf.js";
 import type { RequestLog, LoggedRequest } from "./request-log.js";
 import { requestInfo, type RequestInfo } from "./router.js";
+import { accessReview } from "./review.js";
 import { scaleOf, writeScale } from "./scale.js";
 import { ApiError, badRequest, REASONS, successStatus } from "./status.js";
 import { jsonOf, type Store } from "./store.js";
@@ -33,7 +34,6 @@ export interface HandlerDeps {
   hostPort: () => string;
   /** Open watch streams, ended on close. */
   watches: Set<() => void>;
-  onUpgrade?: undefined;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -157,9 +157,14 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
   if (!served) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
   if (isMetricsGroup(served.group) && !deps.metrics.available) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
   const ns = served.namespaced ? info.namespace : undefined;
-  deps.auth.authorize(user, { verb: info.verb, group: served.group, resource: served.plural, subresource: info.subresource, namespace: ns, name: info.name });
+  // Every authenticated user may review its own access (upstream's system:basic-user role).
+  if (!served.createOnly) deps.auth.authorize(user, { verb: info.verb, group: served.group, resource: served.plural, subresource: info.subresource, namespace: ns, name: info.name });
   const method = (req.method ?? "GET").toUpperCase();
 
+  if (served.createOnly) {
+    if (info.verb !== "create" || info.name !== undefined) throw methodNotAllowed(served, info.verb);
+    return sendJson(res, 201, accessReview(deps.auth, user, await readObject(req)));
+  }
   if (served.readOnly) {
     if (info.verb !== "get" && info.verb !== "list") throw methodNotAllowed(served, info.verb);
     return sendJson(res, 200, deps.metrics.serve(served, info.verb, ns, info.name, query));

@@ -37,6 +37,7 @@ function getOperation(r: Served): Record<string, unknown> {
 function groupVersionDoc(group: string, version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const r of resourcesIn(group, version)) {
+    if (r.createOnly) continue;
     const base = `/${gvPath(group, version)}${r.namespaced ? "/namespaces/{namespace}" : ""}/${r.plural}/{name}`;
     paths[base] = r.readOnly ? { get: getOperation(r) } : { get: getOperation(r), patch: patchOperation(r) };
   }

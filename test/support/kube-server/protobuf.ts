@@ -1,5 +1,6 @@
 // Decodes the protobuf bodies typed kubectl commands send (`kubectl create namespace|configmap|secret|serviceaccount`)
-// for the few simple kinds whose schema fits here: ObjectMeta plus string/bytes maps. Other kinds stay 415.
+// (and `kubectl auth can-i`) for the few simple kinds whose schema fits here: ObjectMeta plus string/bytes maps, and
+// SelfSubjectAccessReview. Other kinds stay 415.
 import type { KubeObject } from "../../../src/kube/object.js";
 import { ApiError } from "./status.js";
 
@@ -75,6 +76,26 @@ const KINDS: Record<string, { strings?: Record<number, string>; bytes?: Record<n
   Secret: { bytes: { 2: "data" }, strings: { 4: "stringData" }, scalars: { 3: "type" } },
 };
 
+const RESOURCE_ATTRIBUTES = ["", "namespace", "verb", "group", "version", "resource", "subresource", "name"];
+
+/** authorization.k8s.io/v1 SelfSubjectAccessReview: spec (2) holds resourceAttributes (1) or nonResourceAttributes (2). */
+function accessReview(raw: Buffer): KubeObject {
+  const spec: Record<string, Record<string, string>> = {};
+  for (const f of fields(raw)) {
+    if (f.num !== 2) continue;
+    for (const part of fields(f.value as Buffer)) {
+      const attrs: Record<string, string> = {};
+      for (const a of fields(part.value as Buffer)) {
+        const key = part.num === 1 ? RESOURCE_ATTRIBUTES[a.num] : ["", "path", "verb"][a.num];
+        if (key && a.wire === 2) attrs[key] = str(a);
+      }
+      if (part.num === 1) spec.resourceAttributes = attrs;
+      if (part.num === 2) spec.nonResourceAttributes = attrs;
+    }
+  }
+  return { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", metadata: { name: "" }, spec };
+}
+
 /** The JSON form of a `k8s\0` protobuf envelope, or a 415 for kinds the server cannot decode. */
 export function decodeProtobuf(body: Buffer): KubeObject {
   const unsupported = (why: string) =>
@@ -88,6 +109,7 @@ export function decodeProtobuf(body: Buffer): KubeObject {
       if (f.num === 1) for (const t of fields(f.value as Buffer)) (t.num === 1 ? (apiVersion = str(t)) : t.num === 2 ? (kind = str(t)) : undefined);
       if (f.num === 2) raw = f.value as Buffer;
     }
+    if (apiVersion === "authorization.k8s.io/v1" && kind === "SelfSubjectAccessReview") return accessReview(raw);
     const shape = KINDS[kind];
     if (apiVersion !== "v1" || !shape) throw unsupported(`got ${apiVersion} ${kind}`);
     const obj: KubeObject = { apiVersion, kind, metadata: { name: "" } };

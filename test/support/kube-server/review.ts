@@ -1,0 +1,25 @@
+// SelfSubjectAccessReview: answers whether the requesting user may do something, from the same rules that authorise requests.
+import type { Auth, User } from "./auth.js";
+import { badRequest } from "./status.js";
+
+interface ResourceAttributes {
+  namespace?: string;
+  verb?: string;
+  group?: string;
+  resource?: string;
+  subresource?: string;
+  name?: string;
+}
+
+export function accessReview(auth: Auth, user: User, body: unknown): Record<string, unknown> {
+  const spec = (body as { spec?: { resourceAttributes?: ResourceAttributes; nonResourceAttributes?: { path?: string; verb?: string } } } | null)?.spec;
+  if (!spec || (!spec.resourceAttributes && !spec.nonResourceAttributes)) throw badRequest("SelfSubjectAccessReview needs spec.resourceAttributes or spec.nonResourceAttributes");
+  let allowed = true;
+  if (spec.resourceAttributes) {
+    const a = spec.resourceAttributes;
+    allowed = auth.allowed(user, { verb: a.verb ?? "", group: a.group ?? "", resource: a.resource ?? "", subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined });
+  }
+  const status: Record<string, unknown> = { allowed };
+  if (!allowed) status.reason = `no rule of user "${user.name}" allows it`;
+  return { kind: "SelfSubjectAccessReview", apiVersion: "authorization.k8s.io/v1", metadata: { creationTimestamp: null }, spec, status };
+}
