@@ -19,7 +19,7 @@ export function accessReview(auth: Auth, user: User, body: unknown): Record<stri
     const a = spec.resourceAttributes;
     allowed = auth.allowed(user, { verb: a.verb ?? "", group: a.group ?? "", resource: a.resource ?? "", subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined });
   }
+  // Like RBAC, a denial carries no reason (kubectl then prints a bare "no").
   const status: Record<string, unknown> = { allowed };
-  if (!allowed) status.reason = `no rule of user "${user.name}" allows it`;
   return { kind: "SelfSubjectAccessReview", apiVersion: "authorization.k8s.io/v1", metadata: { creationTimestamp: null }, spec, status };
 }
