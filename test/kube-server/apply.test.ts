@@ -90,6 +90,17 @@ describe("kube-server: server-side apply", () => {
     expect(managers(forced.body)["editor/Update"]).to.deep.equal({ "f:data": { "f:b": {} } });
   });
 
+  it("treats an object without managedFields as owned by before-first-apply", async () => {
+    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg", namespace: "default" }, data: { a: "1", b: "1" } });
+    const clash = await call(server, "PATCH", `${CM}?fieldManager=ci`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" }, data: { a: "2" } }, APPLY);
+    expect(clash.status).to.equal(409);
+    expect(clash.body.message).to.match(/^Apply failed with 1 conflict: conflict with "before-first-apply" using v1 at \S+: \.data\.a$/);
+    const forced = await call(server, "PATCH", `${CM}?fieldManager=ci&force=true`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" }, data: { a: "2" } }, APPLY);
+    expect(managers(forced.body)).to.deep.equal({ "before-first-apply/Update": { "f:data": { "f:b": {} } }, "ci/Apply": { "f:data": { "f:a": {} } } });
+    const dropped = await call(server, "PATCH", `${CM}?fieldManager=ci`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" } }, APPLY);
+    expect(dropped.body.data).to.deep.equal({ b: "1" });
+  });
+
   it("gives an update the fields it changed, taking them from the applier", async () => {
     await call(server, "PATCH", `${CM}?fieldManager=ci`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" }, data: { a: "1" } }, APPLY);
     const edited = await call(server, "PATCH", `${CM}?fieldManager=kubectl-edit`, { data: { a: "9" } }, { contentType: "application/merge-patch+json" });

@@ -82,6 +82,10 @@ export function serverSideApply(current: KubeObject | undefined, applied: KubeOb
     ? structuredClone(current)
     : { apiVersion: applied.apiVersion, kind: applied.kind, metadata: { name: applied.metadata.name, ...(applied.metadata.namespace ? { namespace: applied.metadata.namespace } : {}) } };
   const managers = readManagers(current);
+  // An object nobody manages yet (e.g. seeded with server.put) is owned by "before-first-apply", as upstream.
+  if (current && managers.length === 0) {
+    managers.push({ manager: "before-first-apply", operation: "Update", apiVersion: current.apiVersion, time: nowTime(), fields: fieldPaths(ownedView(current, { dropStatus: true })) });
+  }
   const appliedView = ownedView(applied, { dropStatus: true });
   const newSet = fieldPaths(appliedView);
   let me = findManager(managers, opts.manager, "Apply");
