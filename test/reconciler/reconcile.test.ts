@@ -3,6 +3,7 @@ import { expect } from "chai";
 import { ANNOTATIONS, LABELS } from "../../src/translate/keys.js";
 import { INVENTORY_TYPES } from "../../src/target/kube/target.js";
 import { suspendCluster, resumeCluster } from "../../src/reconciler/suspend.js";
+import { KubeStatusStore } from "../../src/reconciler/status-store.js";
 import { Bed, name, newPassState, runPass } from "./harness.js";
 
 describe("reconciler against a git server and the API test server", function () {
@@ -169,5 +170,18 @@ describe("reconciler against a git server and the API test server", function () 
     const res = await runPass(deps, state, { kind: "full" });
     expect(res.clusters.find((c) => c.cluster === name(0))!.sync!.counts.updated).to.equal(1);
     expect((bed.statefulSet(name(0))!.spec as { replicas: number }).replicas).to.equal(1);
+  });
+
+  it("splits the fleet between shards: each replica reconciles a disjoint part, together all of it", async () => {
+    const shard0 = await runPass(bed.deps({ shard: { index: 0, count: 2 } }, "m0"), newPassState(), { kind: "full" });
+    const shard1 = await runPass(bed.deps({ shard: { index: 1, count: 2 } }, "m1"), newPassState(), { kind: "full" });
+    const a = shard0.clusters.map((c) => c.cluster);
+    const b = shard1.clusters.map((c) => c.cluster);
+    expect(a.length).to.be.greaterThan(0);
+    expect(b.length).to.be.greaterThan(0);
+    expect(a.filter((n) => b.includes(n))).to.deep.equal([]);
+    expect([...a, ...b].sort()).to.deep.equal(Array.from({ length: 8 }, (_, i) => name(i)).sort());
+    const statuses = await new KubeStatusStore(bed.client()).list();
+    expect(statuses.map((s) => [s.cluster, s.result])).to.deep.equal([...a, ...b].sort().map((n) => [n, "applied"]));
   });
 });
