@@ -38,7 +38,10 @@ export function register(program: Command): void {
           const host = hostFrom(flags);
           const virtual = await readVirtualKubeconfig(host, name, namespace, log);
           if (flags.print) {
-            process.stdout.write(printKubeconfig(standaloneKubeconfig(virtual, name, flags.server)));
+            const standalone = standaloneKubeconfig(virtual, name, flags.server);
+            process.stdout.write(printKubeconfig(standalone));
+            const cert = userCertificate((standalone.users?.[0]?.user ?? {}) as Record<string, unknown>, log);
+            if (cert) process.stderr.write(`${certLine(cert)}\n`);
             return EXIT.ok;
           }
           const kubeconfigPath = userKubeconfigPath(flags.kubeconfig);

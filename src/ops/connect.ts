@@ -67,10 +67,16 @@ function pickContext(doc: KubeconfigDoc, source: string): VirtualKubeconfig {
 }
 
 /** The client certificate of a user entry, if it has one inline. */
-export function userCertificate(user: Record<string, unknown>): CertInfo | undefined {
+export function userCertificate(user: Record<string, unknown>, log: (line: string) => void = () => {}): CertInfo | undefined {
   const data = user["client-certificate-data"];
   if (typeof data !== "string" || data === "") return undefined;
-  return certInfo(Buffer.from(data, "base64"));
+  try {
+    return certInfo(Buffer.from(data, "base64"));
+  } catch (err) {
+    // An unreadable certificate is the server's to judge; connecting still works or fails on its own.
+    log(`cannot read the client certificate to show its expiry: ${(err as Error).message}`);
+    return undefined;
+  }
 }
 
 /** The virtual cluster's kubeconfig, standalone, as `--print` writes it (server replaced when asked). */
@@ -127,7 +133,7 @@ export function addContext(virtual: KubeconfigDoc, hostContext: string, options:
   doc["current-context"] = context;
   writeKubeconfigFile(options.kubeconfigPath, doc);
   log(`current context "${context}" (previous "${previousContext}")`);
-  return { context, previousContext, server: String(v.cluster.server ?? ""), certificate: userCertificate(v.user) };
+  return { context, previousContext, server: String(v.cluster.server ?? ""), certificate: userCertificate(v.user, log) };
 }
 
 export interface DisconnectResult {

@@ -102,6 +102,16 @@ describe("ops: vc connect / disconnect", function () {
     const k = await kubectl(["--kubeconfig", printed, "get", "namespaces", "-o", "name"]);
     expect(k.stdout).to.contain("namespace/inside-the-virtual-cluster");
     expect(r.stdout).to.contain("server: http://localhost:");
+    expect(r.stderr).to.match(/^warning: the client certificate \(CN=admin, O=system:masters\) expires at /);
+  });
+
+  it("connects even when the certificate cannot be read, saying so with --debug", async () => {
+    const broken = virtualKubeconfig(virtual.url).replace("token: vtoken", "token: vtoken\n      client-certificate-data: bm90IGEgY2VydA==");
+    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-team-c", namespace: "vc-team-a" }, data: { config: b64(broken) } });
+    const r = await vc(["connect", "team-c", "-n", "vc-team-a", "--debug"], { env });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stderr).to.contain("debug: cannot read the client certificate to show its expiry");
+    expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("vc_team-c_vc-team-a_test");
   });
 
   it("fails clearly when the secret or its key is missing, and disconnect without connect", async () => {
