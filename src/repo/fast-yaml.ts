@@ -116,15 +116,9 @@ function keyOf(text: string): { key: string; rest: string } | undefined {
   return { key, rest: text.slice(after).trim() };
 }
 
-/** Keys repeat across every manifest: remember which plain keys are simple strings (bounded). */
-const keyCache = new Map<string, boolean>();
+/** A simple plain key that stays a string (only keys starting like a null, bool or number need resolving). */
 function plainKeyOk(key: string): boolean {
-  let ok = keyCache.get(key);
-  if (ok === undefined) {
-    ok = PLAIN_KEY.test(key) && typeof resolvePlain(key) === "string";
-    if (keyCache.size < 10_000) keyCache.set(key, ok);
-  }
-  return ok;
+  return PLAIN_KEY.test(key) && (!BY_FIRST_CHAR.has(key.charAt(0)) || typeof resolvePlain(key) === "string");
 }
 
 class Parser {

@@ -106,13 +106,14 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
       diagnostics.push(fileDiagnostic(file, "warning", "empty-file", "no documents in this file: nothing to apply"));
       continue;
     }
-    loaded.docs.forEach((doc, index) => {
-      if (doc === null) return; // an empty document between separators
+    for (let index = 0; index < loaded.docs.length; index++) {
+      const doc = loaded.docs[index];
+      if (doc === null) continue; // an empty document between separators
       const checked = checkMeshDocument(doc, index);
       for (const f of checked.findings) diagnostics.push(source.diagnostic(f));
       if (checked.object) placed.push({ file, index, object: checked.object });
       else complete = false;
-    });
+    }
   }
   for (const f of meshRules(name, placed, values, complete)) diagnostics.push(sources.get(f.file)!.diagnostic(f));
 

@@ -151,6 +151,29 @@ spec:
     ]);
   });
 
+  it("checks what a schema cannot: one load balancer, unique subsets, weights adding up to 100", async () => {
+    const dr = `apiVersion: networking.mesh.io/v1beta1
+kind: DestinationRule
+metadata: {name: reviews}
+spec:
+  host: reviews
+  trafficPolicy:
+    loadBalancer:
+      simple: RANDOM
+      consistentHash: {httpHeaderName: x-user}
+  subsets:
+    - {name: v1, labels: {version: v1}}
+    - {name: v1, labels: {version: v2}}
+`;
+    const vs = VS("ratings").replace("    - route:\n        - destination:\n            host: ratings\n", "    - route:\n        - destination: {host: ratings}\n          weight: 70\n        - destination: {host: ratings}\n          weight: 20\n");
+    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/dr.yaml": dr, "clusters/a/mesh/vs.yaml": vs });
+    expect(d.map((x) => [x[0], x[1], x[3], x[5]])).to.deep.equal([
+      ["mesh/dr.yaml", 7, "error", "set either loadBalancer.simple or loadBalancer.consistentHash, not both"],
+      ["mesh/dr.yaml", 12, "error", 'subset "v1" is defined twice'],
+      ["mesh/vs.yaml", 9, "warning", "route weights add up to 90, not 100"],
+    ]);
+  });
+
   it("does not report references to a document that was rejected", async () => {
     const dr = "apiVersion: networking.mesh.io/v1beta1\nkind: DestinationRule\nmetadata: {name: reviews}\nspec:\n  host: reviews\n  subsets: [{name: v9, labels: {version: v9}}]\n  bogus: {trafficPolicy: 1}\n  trafficPolicy: {tls: {mode: NOPE}}\n";
     const vs = VS("reviews", undefined, "            subset: v9\n");
