@@ -46,6 +46,11 @@ export interface PassDeps extends ClusterContext {
   concurrency?: number;
   /** Called as each cluster finishes (the CLI prints plans with it). */
   onCluster?: (run: ClusterRun) => void;
+  /**
+   * Keep each cluster's plan and per-object results in the pass result (`vc reconcile --once -o json`, tests).
+   * The long-running loop drops them once a cluster is settled: a fleet's plans are most of a pass's memory.
+   */
+  keepPlans?: boolean;
 }
 
 export function newPassState(): PassState {
@@ -113,7 +118,7 @@ async function reconcileAll(
     jobs.push({
       cluster: c.name,
       ns,
-      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), live ? (live.get(c.name) ?? []) : undefined),
+      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), take(live, c.name)),
     });
   }
   for (const name of removed) {
@@ -121,7 +126,7 @@ async function reconcileAll(
     jobs.push({
       cluster: name,
       ns,
-      run: async () => reconcileRemoved(deps, name, ns, snap.revision, await knownStatus(deps, state, name, ns, !!live), live?.get(name)),
+      run: async () => reconcileRemoved(deps, name, ns, snap.revision, await knownStatus(deps, state, name, ns, !!live), take(live, name)),
     });
   }
   const runs: ClusterRun[] = [];
@@ -130,8 +135,9 @@ async function reconcileAll(
     while (next < jobs.length) {
       const job = jobs[next++]!;
       const run = await safely(job, snap.revision);
-      runs.push(run);
       settle(deps, state, run);
+      if (!deps.keepPlans) delete run.sync;
+      runs.push(run);
     }
   };
   await Promise.all(Array.from({ length: Math.min(deps.concurrency ?? 4, jobs.length) }, worker));
@@ -181,6 +187,14 @@ function hasFiles(dir: string): boolean {
 
 function namespaceOf(objs: KubeObject[] | undefined): string | undefined {
   return objs?.find((o) => o.metadata.namespace)?.metadata.namespace;
+}
+
+/** A cluster's share of the fleet inventory, released from the map as it is used (the fleet's live objects are large). */
+function take(live: Map<string, KubeObject[]> | undefined, cluster: string): KubeObject[] | undefined {
+  if (!live) return undefined;
+  const objs = live.get(cluster) ?? [];
+  live.delete(cluster);
+  return objs;
 }
 
 interface Job {

@@ -124,6 +124,7 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
 export async function reconcileOnce(cfg: ReconcilerConfig): Promise<PassResult> {
   const metrics = createMetrics({ defaults: false });
   const { deps, target } = await assemble({ ...cfg, leaderElect: false }, metrics);
+  deps.keepPlans = true;
   try {
     return await runPass(deps, newPassState(), { kind: "full" });
   } finally {

@@ -56,6 +56,7 @@ export class Bed {
       source: new GitSource({ url: this.url, dir: join(this.tmp, mirror) }),
       logger: silentLogger,
       metrics: createMetrics({ defaults: false }),
+      keepPlans: true,
       ...over,
     };
   }
