@@ -1,5 +1,5 @@
 // `vc debug collect`: a gzip tar of everything needed to diagnose a virtual cluster, under a top-level `debug/`.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { dump } from "js-yaml";
@@ -148,6 +148,7 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
     const file = resolve(o.outputFile);
     mkdirSync(dirname(file), { recursive: true });
     await tar.create({ gzip: true, file, cwd: dir, portable: true }, ["debug"]);
+    chmodSync(file, 0o600);
     log(`wrote ${file}`);
     return { file, entries: [...files.keys()].map((k) => `debug/${k}`).sort(), notes };
   } finally {

@@ -1,5 +1,5 @@
 // Reading and editing the user's kubeconfig file as kubectl does: which file, entries by name, current context.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { dump, load } from "js-yaml";
@@ -48,11 +48,13 @@ export function readKubeconfigFile(path: string): KubeconfigDoc {
 
 /** Writes the file atomically with owner-only permissions (it holds credentials). */
 export function writeKubeconfigFile(path: string, doc: KubeconfigDoc): void {
-  mkdirSync(dirname(path), { recursive: true });
+  // A symlinked kubeconfig stays a symlink: the file it points at is the one replaced.
+  const target = existsSync(path) ? realpathSync(path) : path;
+  mkdirSync(dirname(target), { recursive: true });
   const full: KubeconfigDoc = { apiVersion: "v1", kind: "Config", preferences: {}, ...doc };
-  const tmp = `${path}.vc-tmp-${process.pid}`;
+  const tmp = `${target}.vc-tmp-${process.pid}`;
   writeFileSync(tmp, dump(full, { noRefs: true, lineWidth: -1 }), { mode: 0o600 });
-  renameSync(tmp, path);
+  renameSync(tmp, target);
 }
 
 type Section = "clusters" | "users" | "contexts";

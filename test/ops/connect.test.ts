@@ -1,6 +1,6 @@
 // vc connect / disconnect against two test API servers (host and virtual cluster), proven with the real kubectl.
 import { expect } from "chai";
-import { copyFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dump, load } from "js-yaml";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
@@ -112,6 +112,17 @@ describe("ops: vc connect / disconnect", function () {
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stderr).to.contain("debug: cannot read the client certificate to show its expiry");
     expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("vc_team-c_vc-team-a_test");
+  });
+
+  it("keeps a symlinked kubeconfig a symlink", async () => {
+    const real = join(dir, "real-config");
+    copyFileSync(userConfig, real);
+    const link = join(dir, "link-config");
+    symlinkSync(real, link);
+    const r = await vc(["connect", "team-a"], { env: { ...env, KUBECONFIG: link } });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(lstatSync(link).isSymbolicLink()).to.equal(true);
+    expect(readFileSync(real, "utf8")).to.contain("current-context: vc_team-a_vc-team-a_test");
   });
 
   it("fails clearly when the secret or its key is missing, and disconnect without connect", async () => {

@@ -79,6 +79,7 @@ describe("ops: vc debug collect", function () {
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.match(/^wrote .*bundle.tar.gz \(\d+ files\)\n$/);
     expect(readFileSync(out).subarray(0, 2)).to.deep.equal(Buffer.from([0x1f, 0x8b]));
+    expect(statSync(out).mode & 0o777).to.equal(0o600);
     const x = join(dir, "x");
     mkdirSync(x);
     execFileSync("tar", ["xzf", out, "-C", x]);
