@@ -4,7 +4,7 @@ import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { TestRepo } from "../support/git-server.js";
+import { startGitServer, TestRepo } from "../support/git-server.js";
 import { main } from "../../src/cli/main.js";
 
 const MAIN = resolve("src/cli/main.ts");
@@ -88,6 +88,20 @@ describe("vc reconcile --once, vc status, vc history", function () {
       ["break minimal", false, ["invalid"]],
       ["example fleet", true, ["applied"]],
     ]);
+    // The same history from the remote (cloned into a cache) instead of the local folder.
+    const server = await startGitServer(repo.root);
+    try {
+      const tmp = mkdtempSync(join(tmpdir(), "vc-hist-"));
+      const remote = await vc(repo.work, "history", "minimal", "--repo", `${server.url}/${repo.path}`, "--cache-dir", join(tmp, "cache"), "--target", "dir:out");
+      expect(remote.code, remote.stderr).to.equal(0);
+      expect(remote.stdout).to.match(/^minimal: live revision [0-9a-f]{12}\n/);
+      expect(remote.stdout).to.match(/break minimal\s+invalid /);
+      expect(remote.stdout).to.match(/example fleet\s+LIVE applied /);
+      rmSync(tmp, { recursive: true, force: true });
+    } finally {
+      await server.close();
+    }
+
     writeFileSync(file, good);
     repo.commit("fix minimal");
     expect((await vc(repo.work, "reconcile", "--once", "--target", "dir:out")).code).to.equal(0);
