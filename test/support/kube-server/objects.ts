@@ -52,7 +52,7 @@ export class Objects {
   }
 
   /** Snapshots of paged lists, so that continue pages are consistent (as upstream) and cheap. */
-  private readonly snapshots = new Map<string, { query: string; keyed: Array<readonly [string, Entry]> }>();
+  private readonly snapshots = new Map<string, { query: string; keyed: Entry[] }>();
 
   /** Selected objects sorted by namespace/name, paged by `limit` and `continue`. */
   list(served: Served, ns: string | undefined, query: URLSearchParams): ListResult {
@@ -63,7 +63,7 @@ export class Objects {
     const scopeKey = `${kindKey(served)}|${ns ?? ""}|${query.get("labelSelector") ?? ""}|${query.get("fieldSelector") ?? ""}`;
     let rv = String(this.store.resourceVersion);
     let start = 0;
-    let keyed: Array<readonly [string, Entry]> | undefined;
+    let keyed: Entry[] | undefined;
     let snapshotId: string | undefined;
     let after: string | undefined;
     if (token) {
@@ -88,27 +88,27 @@ export class Objects {
       let hi = keyed.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (keyed[mid]![0] <= after) lo = mid + 1;
+        if (sortKey(keyed[mid]!) <= after) lo = mid + 1;
         else hi = mid;
       }
       start = lo;
     }
     const end = limit > 0 ? Math.min(keyed.length, start + limit) : keyed.length;
-    const result: ListResult = { entries: keyed.slice(start, end).map(([, e]) => e), resourceVersion: rv };
+    const result: ListResult = { entries: start === 0 && end === keyed.length ? keyed : keyed.slice(start, end), resourceVersion: rv };
     if (end < keyed.length) {
       if (!snapshotId) {
         snapshotId = randomUUID();
         this.snapshots.set(snapshotId, { query: scopeKey, keyed });
         if (this.snapshots.size > 16) this.snapshots.delete(this.snapshots.keys().next().value!);
       }
-      result.continue = Buffer.from(JSON.stringify({ rv, start: keyed[end - 1]![0], snap: snapshotId })).toString("base64url");
+      result.continue = Buffer.from(JSON.stringify({ rv, start: sortKey(keyed[end - 1]!), snap: snapshotId })).toString("base64url");
       result.remainingItemCount = keyed.length - end;
     } else if (snapshotId) this.snapshots.delete(snapshotId);
     return result;
   }
 
-  /** The selected entries, sorted by namespace/name. */
-  private select(served: Served, ns: string | undefined, query: URLSearchParams): Array<readonly [string, Entry]> {
+  /** The selected entries, sorted by namespace/name (the store keeps the sorted order per kind). */
+  private select(served: Served, ns: string | undefined, query: URLSearchParams): Entry[] {
     let match: (labels: Record<string, string> | undefined) => boolean;
     let fields: (obj: KubeObject) => boolean;
     try {
@@ -118,14 +118,11 @@ export class Objects {
       if (err instanceof SelectorError) throw badRequest(err.message.startsWith("field label") || err.message.startsWith("invalid field") ? err.message : `unable to parse requirement: ${err.message}`);
       throw err;
     }
-    const scope = served.namespaced ? ns : undefined;
-    const keyed: Array<readonly [string, Entry]> = [];
-    for (const e of this.store.entries(kindKey(served), scope)) {
-      if (!match(e.obj.metadata.labels) || !fields(e.obj)) continue;
-      keyed.push([sortKey(e), e] as const);
-    }
-    keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    return keyed;
+    const all = this.store.sorted(kindKey(served), served.namespaced ? ns : undefined);
+    if (!query.get("labelSelector") && !query.get("fieldSelector")) return all as Entry[];
+    const out: Entry[] = [];
+    for (const e of all) if (match(e.obj.metadata.labels) && fields(e.obj)) out.push(e);
+    return out;
   }
 
   private requireNamespace(served: Served, ns: string | undefined): void {

@@ -40,6 +40,8 @@ export class Store {
   private readonly listeners = new Set<(ev: StoreEvent) => void>();
   /** owner uid -> dependents (refKey) */
   private readonly owners = new Map<string, Set<string>>();
+  /** Sorted entries per kind and scope, dropped whenever the kind changes. */
+  private readonly sortedCache = new Map<string, Map<string, Entry[]>>();
 
   get resourceVersion(): number {
     return this.rv;
@@ -70,6 +72,21 @@ export class Store {
     for (const m of byNs.values()) yield* m.values();
   }
 
+  /** Entries of a kind, in one namespace or all, sorted by namespace/name (cached until the kind changes; do not mutate). */
+  sorted(kindKey: string, ns?: string): readonly Entry[] {
+    let byScope = this.sortedCache.get(kindKey);
+    if (!byScope) this.sortedCache.set(kindKey, (byScope = new Map()));
+    const scope = ns ?? "\u0000all";
+    let list = byScope.get(scope);
+    if (!list) {
+      const keyed = [...this.entries(kindKey, ns)].map((e) => [`${e.obj.metadata.namespace ?? ""}/${e.obj.metadata.name}`, e] as const);
+      keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      list = keyed.map(([, e]) => e);
+      byScope.set(scope, list);
+    }
+    return list;
+  }
+
   count(kindKey: string, ns?: string): number {
     const byNs = this.kinds.get(kindKey);
     if (!byNs) return 0;
@@ -96,6 +113,7 @@ export class Store {
     const previous = byName.get(name);
     if (previous) this.unindexOwners(kindKey, previous.obj);
     const entry: Entry = { kindKey, obj };
+    this.sortedCache.delete(kindKey);
     if (type === "DELETED") {
       byName.delete(name);
       if (byName.size === 0) byNs.delete(ns);
