@@ -143,7 +143,7 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
     for (const [rel, text] of files) {
       const path = join(dir, "debug", rel);
       mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, scrubber.scrub(text), { mode: 0o600 });
+      writeFileSync(path, scrubber.scrub(text, rel.startsWith("logs/")), { mode: 0o600 });
     }
     const file = resolve(o.outputFile);
     mkdirSync(dirname(file), { recursive: true });

@@ -1,4 +1,4 @@
-// The host cluster as the operations see it: a few REST verbs over client-node's configured transport.
+// The host cluster as the operations see it: a few REST verbs over the shared KubeClient (retries, keep-alive).
 import type { KubeConfig } from "@kubernetes/client-node";
 import fetch, { Headers, type RequestInit } from "node-fetch";
 import type { KubeObject } from "../kube/object.js";
@@ -39,8 +39,6 @@ export interface Host {
   remove(path: string): Promise<boolean>;
   /** A plain-text answer (pod logs), or undefined on 404 / 400 (no previous container). */
   text(path: string, query?: Record<string, string>): Promise<string | undefined>;
-  /** The raw status of a GET (used to probe APIs: 200, 403, 404, 503). */
-  probe(path: string): Promise<number>;
   /** The client-node configuration, for websocket exec. */
   readonly config: KubeConfig;
   /** The shared client underneath (server-side apply, the reconciler's helpers). */
@@ -138,12 +136,6 @@ export class KubeHost implements Host {
     if (res.status === 404 || res.status === 400) return undefined;
     if (!res.ok) throw new HostError(res.status, path, `GET ${path}: ${res.status} ${text.slice(0, 300)}`);
     return text;
-  }
-
-  async probe(path: string): Promise<number> {
-    const res = await this.raw(path);
-    await res.text();
-    return res.status;
   }
 
   close(): void {

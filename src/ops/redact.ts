@@ -12,6 +12,17 @@ const MIN_SECRET_LENGTH = 4;
 /** Shortest fragment of a structured secret value that is scrubbed on its own. */
 const MIN_FRAGMENT_LENGTH = 12;
 
+/**
+ * Credentials recognisable without knowing them, for when the Secrets cannot be read: JWTs, bearer tokens,
+ * passwords in URLs, and the word after password/token/secret/api key (`token: x`, `password=x`, `token x`).
+ */
+const CREDENTIAL_PATTERNS: ReadonlyArray<[RegExp, string]> = [
+  [/eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, `$1 ${MASK}`],
+  [/(:\/\/[^\s:@/]+:)[^\s@/]+@/g, `$1${MASK}@`],
+  [/\b(pass(?:word|wd)?|pwd|token|secret|api[_-]?key|access[_-]?key)(["']?[ \t]*[=:][ \t]*["']?|[ \t]+)(?!<masked>)[^\s"',;]{4,}/gi, `$1$2${MASK}`],
+];
+
 /** Replaces every occurrence of the given secret values (and their base64 forms) with `<masked>`. */
 export class Scrubber {
   private readonly needles: string[] = [];
@@ -34,9 +45,14 @@ export class Scrubber {
     return this.needles.length;
   }
 
-  scrub(text: string): string {
+  /**
+   * Masks the known values; with `heuristics` (free text such as logs) also anything that looks like a
+   * credential (CREDENTIAL_PATTERNS). Structured output is sanitized field by field instead (sanitize()).
+   */
+  scrub(text: string, heuristics = false): string {
     let out = text;
     for (const n of this.needles) if (out.includes(n)) out = out.split(n).join(MASK);
+    if (heuristics) for (const [pattern, replacement] of CREDENTIAL_PATTERNS) out = out.replace(pattern, replacement);
     return out;
   }
 }

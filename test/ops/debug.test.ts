@@ -114,6 +114,27 @@ describe("ops: vc debug collect", function () {
     }
   });
 
+  it("still writes the bundle for a user who may not read Secrets, saying what was not collected", async () => {
+    server.addUser("no-secrets", [
+      { verbs: ["get", "list"], apiGroups: ["", "apps", "networking.mesh.io"], resources: ["pods", "pods/log", "events", "services", "persistentvolumeclaims", "configmaps", "statefulsets", "deployments", "gateways"], namespaces: [NS] },
+    ]);
+    const limited = server.writeKubeconfig({ token: "no-secrets", context: "no-secrets" });
+    const out = join(dir, "limited.tar.gz");
+    const r = await vc(["debug", "collect", "team-a", "--output-filename", out, "--kubeconfig", limited]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stderr).to.contain("note: secrets could not be listed to scrub their values from logs");
+    const x = join(dir, "y");
+    mkdirSync(x);
+    execFileSync("tar", ["xzf", out, "-C", x]);
+    const summary = readFileSync(join(x, "debug/summary"), "utf8");
+    expect(summary).to.contain("not collected:\n  secrets could not be listed");
+    expect(summary).to.contain("not checked (cannot read apiService)");
+    expect(summary).to.contain("Secret values are never collected");
+    expect(readFileSync(join(x, "debug/config.yaml"), "utf8")).to.match(/^# effective values unknown: no folder clusters\/team-a/);
+    // The Secret could not be read, yet the token in the log is still recognised and masked.
+    expect(readFileSync(join(x, "debug/logs/team-a-0/syncer.log"), "utf8")).to.equal("started\nconnecting with token <masked>\n");
+  });
+
   it("fails clearly when the namespace does not exist", async () => {
     const r = await vc(["debug", "collect", "nope", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath]);
     expect(r.code).to.equal(1);

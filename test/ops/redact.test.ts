@@ -16,6 +16,27 @@ describe("ops/redact", () => {
     expect(s.scrub(text)).to.equal("login with <masked> and <masked> (<masked>), abc stays, users stays");
   });
 
+  it("masks credentials it does not know: JWTs, bearer tokens, URL passwords, values after password/token/secret", () => {
+    const s = new Scrubber();
+    const text = [
+      "auth eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJlLXZhbHVl done",
+      "Authorization: Bearer abcdef0123456789",
+      "dsn postgres://vc:hunter2@db:5432/vc",
+      "password=letmein token: tok-123456 connecting with token planted-value-1",
+      "api_key = 'k-999999', tokens are short: ok",
+    ].join("\n");
+    expect(s.scrub(text, true).split("\n")).to.deep.equal([
+      "auth <masked> done",
+      "Authorization: Bearer <masked>",
+      "dsn postgres://vc:<masked>@db:5432/vc",
+      "password=<masked> token: <masked> connecting with token <masked>",
+      "api_key = '<masked>', tokens are short: ok",
+    ]);
+    const yaml = "volumes:\n  - name: config\n    secret:\n      secretName: vc-config-team-a\nenv:\n  - name: API_TOKEN\n";
+    expect(s.scrub(yaml, true)).to.equal(yaml);
+    expect(s.scrub("Secret values are never collected")).to.equal("Secret values are never collected");
+  });
+
   it("sanitizes objects: no managedFields, no last-applied copy, secret-looking env masked, Secret data masked", () => {
     const out = sanitize({
       apiVersion: "v1",
