@@ -47,7 +47,8 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
       }
       case "propertyNames": {
         const name = (e.params as { propertyName: string }).propertyName;
-        out.push(f(`invalid key "${name}" in ${where}: use <plural>.<group>, e.g. "certificates.cert-manager.io"`, [...path, name]));
+        if (defName(e.schemaPath) === "labels") out.push(f(`invalid label key "${name}" in ${where}: use [prefix/]name, the name at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit`, [...path, name]));
+        else out.push(f(`invalid key "${name}" in ${where}: use <plural>.<group>, e.g. "certificates.cert-manager.io"`, [...path, name]));
         break;
       }
       case "type": {
@@ -65,6 +66,8 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
         const def = defName(e.schemaPath);
         if (def === "quantity") out.push(f(`invalid quantity ${got} at ${where}: use forms like 200m, 1, 512Mi, 2Gi`));
         else if (def === "duration") out.push(f(`invalid duration ${got} at ${where}: use forms like 100ms, 5s, 1m30s`));
+        else if (def === "labels") out.push(f(`invalid label value ${got} at ${where}: at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`));
+        else if (def === "gatewayRef") out.push(f(`invalid gateway ${got} at ${where}: use mesh, a Gateway name, or namespace/name`));
         else if (def === "dns1123Label" || pattern === LABEL_PATTERN) out.push(f(`invalid name ${got} at ${where}: must be a DNS-1123 label (lower-case letters, digits and "-", starting and ending with a letter or digit)`));
         else if (pattern === SUBDOMAIN_PATTERN) out.push(f(`invalid name ${got} at ${where}: must be a DNS-1123 subdomain (lower-case letters, digits, "-" and ".")`));
         else out.push(f(`invalid value ${got} at ${where}: must match ${pattern}`));

@@ -184,6 +184,27 @@ spec:
     ]);
   });
 
+  it("checks label keys and values and gateway references", async () => {
+    const gw = `apiVersion: networking.mesh.io/v1beta1
+kind: Gateway
+metadata:
+  name: gw
+  labels: {"-bad": x}
+spec:
+  selector: {istio: "ingress gateway"}
+  servers:
+    - port: {number: 80, name: http, protocol: HTTP}
+      hosts: [a.example.com]
+`;
+    const vs = VS("reviews").replace("spec:\n", "spec:\n  gateways: [mesh, shop/public, Public]\n");
+    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/gw.yaml": gw, "clusters/a/mesh/vs.yaml": vs });
+    expect(d.map((x) => [x[0], x[1], x[5]])).to.deep.equal([
+      ["mesh/gw.yaml", 5, 'invalid label key "-bad" in metadata.labels: use [prefix/]name, the name at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit'],
+      ["mesh/gw.yaml", 7, 'invalid label value "ingress gateway" at spec.selector.istio: at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit'],
+      ["mesh/vs.yaml", 6, 'invalid gateway "Public" at spec.gateways[2]: use mesh, a Gateway name, or namespace/name'],
+    ]);
+  });
+
   it("checks the certificate secret name of a gateway server", async () => {
     const gw = `apiVersion: networking.mesh.io/v1beta1
 kind: Gateway
