@@ -89,6 +89,17 @@ describe("kube-server: list", () => {
     expect(r.body.rows[0].object.metadata.labels).to.deep.equal({ idx: "3", parity: "odd" });
   });
 
+  it("gives pods upstream's columns, the wide ones at priority 1, and events a LAST SEEN table", async () => {
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "tp", namespace: "default", labels: { t: "1" } }, spec: { nodeName: "n7", containers: [{ name: "a" }, { name: "b" }] }, status: { phase: "Running", podIP: "10.0.0.9", containerStatuses: [{ ready: true, restartCount: 2 }, { ready: false, restartCount: 1 }] } });
+    const pods = (await call(server, "GET", "/api/v1/namespaces/default/pods?labelSelector=t%3D1", undefined, { accept: TABLE })).body;
+    expect(pods.columnDefinitions.map((c: any) => `${c.name}:${c.priority}`)).to.deep.equal(["Name:0", "Ready:0", "Status:0", "Restarts:0", "Age:0", "IP:1", "Node:1"]);
+    expect(pods.rows[0].cells.filter((_: unknown, i: number) => i !== 4)).to.deep.equal(["tp", "1/2", "Running", 3, "10.0.0.9", "n7"]);
+    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "tp.1", namespace: "default" }, involvedObject: { kind: "Pod", name: "tp", namespace: "default" }, reason: "Killing", message: "stopping", type: "Normal" });
+    const events = (await call(server, "GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dtp", undefined, { accept: TABLE })).body;
+    expect(events.columnDefinitions.map((c: any) => c.name)).to.deep.equal(["Last Seen", "Type", "Reason", "Object", "Message"]);
+    expect(events.rows[0].cells.slice(1)).to.deep.equal(["Normal", "Killing", "pod/tp", "stopping"]);
+  });
+
   it("answers 404 for unknown resources and groups", async () => {
     expect((await call(server, "GET", "/api/v1/widgets")).status).to.equal(404);
     expect((await call(server, "GET", "/apis/nope.io/v1/things")).status).to.equal(404);

@@ -55,6 +55,14 @@ const EXTRA: Record<string, Column[]> = {
     col("Ready", podReady),
     col("Status", (o: Any) => o.status?.phase ?? "Pending"),
     col("Restarts", (o: Any) => (o.status?.containerStatuses ?? []).reduce((n: number, s: Any) => n + (s.restartCount ?? 0), 0), "integer"),
+    col("IP", (o: Any) => o.status?.podIP ?? "<none>", "string", 1),
+    col("Node", (o: Any) => o.spec?.nodeName ?? "<none>", "string", 1),
+  ],
+  Event: [
+    col("Type", (o: Any) => o.type ?? ""),
+    col("Reason", (o: Any) => o.reason ?? ""),
+    col("Object", (o: Any) => `${String(o.involvedObject?.kind ?? "").toLowerCase()}/${o.involvedObject?.name ?? ""}`),
+    col("Message", (o: Any) => o.message ?? ""),
   ],
   Namespace: [col("Status", (o: Any) => o.status?.phase ?? "Active")],
   Node: [col("Status", (o: Any) => ((o.status?.conditions ?? []).some((c: Any) => c.type === "Ready" && c.status === "True") ? "Ready" : "NotReady")), col("Roles", () => "<none>")],
@@ -77,9 +85,17 @@ const EXTRA: Record<string, Column[]> = {
   Lease: [col("Holder", (o: Any) => o.spec?.holderIdentity ?? "")],
 };
 
+function lastSeen(o: Any): string {
+  const t = Date.parse(String(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp ?? ""));
+  return Number.isNaN(t) ? "<unknown>" : humanDuration(Date.now() - t);
+}
+
 function columnsFor(served: Served): Column[] {
+  // Events read like upstream's: LAST SEEN first, no NAME column.
+  if (served.kind === "Event" && served.group === "") return [col("Last Seen", lastSeen), ...EXTRA.Event!];
   const extra = EXTRA[served.kind] ?? [];
-  return [NAME, ...extra, AGE];
+  // Wide columns (priority 1) come after Age, as kubectl -o wide shows them.
+  return [NAME, ...extra.filter((c) => c.priority === 0), AGE, ...extra.filter((c) => c.priority > 0)];
 }
 
 /** The partial object metadata kubectl uses for labels, namespaces and sorting. */
