@@ -9,7 +9,7 @@ import { startKubeServer, type KubeServer, type ExecSession } from "../support/k
 import { KubeHost } from "../../src/ops/host.js";
 import { KubeClient } from "../../src/target/kube/client.js";
 import { debugShell, ShellError } from "../../src/ops/debug-shell.js";
-import { tempDir, vc } from "./helpers.js";
+import { tempDir, vc, vcProcess } from "./helpers.js";
 
 const NS = "vc-team-a";
 const PLANTED_SECRET = "planted-secret-value-9f3a";
@@ -184,6 +184,22 @@ describe("ops: vc debug shell", function () {
     expect(await done).to.equal(3);
     expect(sessions[0]).to.deep.include({ namespace: NS, pod: "team-a-0", container: "syncer", command: ["sh"], tty: true });
     expect(sizes).to.deep.equal([{ width: 80, height: 24 }, { width: 120, height: 40 }]);
+  });
+
+  it("as the vc process with piped stdin: no TTY, stdout and stderr apart, the shell's exit code", async () => {
+    server.onExec((s) => {
+      let input = "";
+      s.stdin!.on("data", (d: Buffer) => (input += d.toString()));
+      s.stdin!.on("end", () => {
+        s.stdout.write(`ran: ${input.trim()} (tty ${s.tty})\n`);
+        s.stderr.write("a warning\n");
+        s.exit(4);
+      });
+    });
+    const r = await vcProcess(["debug", "shell", "team-a", "-n", NS, "--kubeconfig", server.kubeconfigPath], { input: "ls /data\n" });
+    expect(r.stdout).to.equal("ran: ls /data (tty false)\n");
+    expect(r.stderr).to.equal("a warning\n");
+    expect(r.code).to.equal(4);
   });
 
   it("refuses clearly when the pod is not running or absent", async () => {

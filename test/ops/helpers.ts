@@ -24,7 +24,7 @@ function run(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?
 }
 
 /** Runs `vc <args>` from the sources in a child process (the real entry point, slow to start). */
-export function vcProcess(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Run> {
+export function vcProcess(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): Promise<Run> {
   return run(process.execPath, ["--import", "tsx", join(ROOT, "src/cli/main.ts"), ...args], opts);
 }
 
