@@ -62,6 +62,16 @@ describe("kube-server: watch", () => {
     expect([...rvs].sort((x, y) => x - y)).to.deep.equal(rvs);
   });
 
+  it("counts open watches and ends them on closeWatches", async () => {
+    const ctrl = new AbortController();
+    const res = await fetch(`${server.url}/api/v1/namespaces/default/configmaps?watch=true`, { signal: ctrl.signal });
+    expect(server.openWatches).to.equal(1);
+    const ended = res.text();
+    expect(server.closeWatches()).to.equal(1);
+    expect(await ended).to.equal("");
+    expect(server.openWatches).to.equal(0);
+  });
+
   it("starts with ADDED events for existing objects when no resourceVersion is given", async () => {
     server.put(configMap("x"));
     server.put(configMap("y"));

@@ -21,6 +21,7 @@
 //   server.requests / server.countRequests({ method?, verb?, resource?, path? }) / server.resetRequests()
 //   server.onExec(handler)          pods/<name>/exec over websocket (v4/v5.channel.k8s.io)
 //   server.resourceVersion          the current global resourceVersion
+//   server.openWatches / server.closeWatches()   open watch streams; end them all (clients must re-watch)
 //   await server.close()
 //
 // Served: discovery (plain and aggregated v2), the kinds of src/kube/resources.ts, the metrics API under
@@ -90,6 +91,10 @@ export interface KubeServer {
   resetRequests(): void;
   onExec(handler: ExecHandler): void;
   readonly resourceVersion: string;
+  /** How many watch streams are open. */
+  readonly openWatches: number;
+  /** Ends every open watch stream, as an API server restart or watch timeout does; returns how many. */
+  closeWatches(): number;
   close(): Promise<void>;
 }
 
@@ -221,6 +226,14 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
     onExec: (h) => exec.setHandler(h),
     get resourceVersion() {
       return String(store.resourceVersion);
+    },
+    get openWatches() {
+      return watches.size;
+    },
+    closeWatches() {
+      const open = [...watches];
+      for (const stop of open) stop();
+      return open.length;
     },
     async close() {
       for (const stop of [...watches]) stop();
