@@ -1,5 +1,6 @@
 // The OCI client and backup verification against Debian's docker-registry: anonymous, basic and bearer-token auth.
 import { expect } from "chai";
+import fc from "fast-check";
 import { startRegistry, type TestRegistry } from "../support/oci-registry.js";
 import { RegistryClient, sha256 } from "../../src/ops/oci/client.js";
 import { BACKUP_ARTIFACT_TYPE, BACKUP_CONFIG_TYPE, BackupError, OCI_MANIFEST, pushBackup, verifyBackup } from "../../src/ops/oci/backup.js";
@@ -22,6 +23,20 @@ describe("ops/oci references", () => {
     expect(() => parseReference("r.io/x@sha256:zz")).to.throw(/invalid digest/);
     expect(() => parseReference("r.io/X:v1")).to.throw(/invalid repository/);
   });
+  it("round-trips formatted references (property)", () => {
+    const label = fc.stringMatching(/^[a-z0-9]{1,8}$/);
+    const ref = fc.record({
+      registry: fc.tuple(label, fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined })).map(([h, p]) => (p ? `${h}.io:${p}` : `${h}.io`)),
+      repository: fc.array(label, { minLength: 1, maxLength: 3 }).map((a) => a.join("/")),
+      tag: fc.option(fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,20}$/), { nil: undefined }),
+      digest: fc.option(fc.stringMatching(/^[a-f0-9]{64}$/).map((h) => `sha256:${h}`), { nil: undefined }),
+    }).filter((r) => r.tag !== undefined || r.digest !== undefined);
+    fc.assert(fc.property(ref, fc.boolean(), (r, scheme) => {
+      const text = `${scheme ? "oci://" : ""}${formatReference(r)}`;
+      expect(parseReference(text)).to.deep.equal(r);
+    }));
+  });
+
   it("parses bearer challenges with quoted commas", () => {
     expect(parseChallenge('Bearer realm="http://a/token",service="reg",scope="repository:x:pull,push"')).to.deep.equal({
       scheme: "bearer",

@@ -1,5 +1,6 @@
 // Redaction helpers: scrubbing known secret values and their fragments, sanitizing objects, masking values.
 import { expect } from "chai";
+import fc from "fast-check";
 import { sanitize, Scrubber } from "../../src/ops/redact.js";
 import { maskValues } from "../../src/ops/repo-values.js";
 import { effectiveValues } from "../../src/validate/values.js";
@@ -35,6 +36,19 @@ describe("ops/redact", () => {
     const yaml = "volumes:\n  - name: config\n    secret:\n      secretName: vc-config-team-a\nenv:\n  - name: API_TOKEN\n";
     expect(s.scrub(yaml, true)).to.equal(yaml);
     expect(s.scrub("Secret values are never collected")).to.equal("Secret values are never collected");
+  });
+
+  it("never leaves a known secret value (or its base64 form) in the text (property)", () => {
+    const secret = fc.stringMatching(/^[A-Za-z0-9+/=._-]{8,40}$/).filter((v) => !"<masked>".includes(v));
+    fc.assert(
+      fc.property(secret, fc.array(fc.string(), { maxLength: 5 }), (value, parts) => {
+        const s = new Scrubber();
+        s.add(value);
+        const text = [...parts, value, Buffer.from(value).toString("base64"), ...parts].join(" ");
+        const out = s.scrub(text, true);
+        return !out.includes(value) && !out.includes(Buffer.from(value).toString("base64"));
+      }),
+    );
   });
 
   it("sanitizes objects: no managedFields, no last-applied copy, secret-looking env masked, Secret data masked", () => {
