@@ -18,6 +18,7 @@ const SUITES: Suite[] = [
   { name: "validate", load: () => import("./validate.js") },
   { name: "render", load: () => import("./render.js") },
   { name: "kube-server", load: () => import("./kube-server.js") },
+  { name: "metrics-proxy", load: () => import("./metrics-proxy.js") },
   { name: "reconcile", load: () => import("./reconcile.js") },
   { name: "apply", load: () => import("./apply.js") },
 ];

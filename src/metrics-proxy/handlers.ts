@@ -4,7 +4,8 @@ import type { PodInformer } from "./informer.js";
 import type { PodIndex, VirtualPod } from "./pod-index.js";
 import type { ListFilter } from "./query.js";
 import { ApiError, notFound, unavailable } from "./status.js";
-import { listOf, toVirtualNodeMetrics, toVirtualPodMetrics, virtualLabels } from "./translate.js";
+import { rawList, RawJson, type PodMetricsJson } from "./serialize.js";
+import { listOf, toVirtualNodeMetrics, virtualLabels } from "./translate.js";
 
 export interface HandlerContext {
   /** API group the proxy serves (metrics.orch.io or metrics.k8s.io). */
@@ -15,6 +16,8 @@ export interface HandlerContext {
   source: HostSource;
   /** How long a request waits for the first pod LIST before answering 503. */
   syncWaitMs: number;
+  /** Serialised PodMetrics of `apiGroup`, reused until the pod or its host metrics change. */
+  podJson: PodMetricsJson;
 }
 
 /** Waits for the pod index; a host refusal of the pod LIST is the 403 the client sees. */
@@ -34,15 +37,14 @@ const apiVersionOf = (ctx: HandlerContext) => `${ctx.apiGroup}/v1beta1`;
 export async function listPodMetrics(ctx: HandlerContext, namespace: string | undefined, filter: ListFilter) {
   await indexReady(ctx);
   const metrics = await ctx.source.podMetrics();
-  const apiVersion = apiVersionOf(ctx);
-  const items: unknown[] = [];
+  const items: string[] = [];
   for (const pod of ctx.index.sorted()) {
     if (namespace !== undefined && pod.namespace !== namespace) continue;
     if (!filter.all && !filter.matches(pod.namespace, pod.name, pod.labels)) continue;
     const m = metrics.get(pod.hostName);
-    if (m) items.push(toVirtualPodMetrics(apiVersion, pod, m));
+    if (m) items.push(ctx.podJson.of(pod, m));
   }
-  return listOf("PodMetricsList", apiVersion, items);
+  return rawList("PodMetricsList", apiVersionOf(ctx), items);
 }
 
 /** PodMetrics of one virtual pod; 404 when the pod is not this cluster's or has no metrics yet. */
@@ -53,7 +55,7 @@ export async function getPodMetrics(ctx: HandlerContext, namespace: string, name
   if (!pod) throw missing();
   const m = (await ctx.source.podMetrics()).get(pod.hostName);
   if (!m) throw missing();
-  return toVirtualPodMetrics(apiVersionOf(ctx), pod, m);
+  return new RawJson(ctx.podJson.of(pod, m));
 }
 
 /** A virtual pod as a minimal core Pod (identity, labels, node): what `kubectl top pod` reads when metrics are empty. */

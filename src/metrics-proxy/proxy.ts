@@ -14,6 +14,7 @@ import { PodInformer } from "./informer.js";
 import { jsonLogger, type Logger } from "./log.js";
 import { ProxyMetrics } from "./metrics.js";
 import { PodIndex } from "./pod-index.js";
+import { PodMetricsJson } from "./serialize.js";
 import { requestHandler } from "./server.js";
 
 export interface RunningProxy {
@@ -86,6 +87,7 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
       informer,
       source,
       syncWaitMs: opts.syncWaitMs ?? 5000,
+      podJson: new PodMetricsJson(`${config.apiGroup}/v1beta1`),
       get serverAddress() {
         return serverAddress;
       },

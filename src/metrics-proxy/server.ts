@@ -4,6 +4,7 @@ import type { Authenticator } from "./auth.js";
 import type { Logger } from "./log.js";
 import type { ProxyMetrics } from "./metrics.js";
 import { route, type RouterContext } from "./router.js";
+import { RawJson } from "./serialize.js";
 import { ApiError, toApiError, unauthorized } from "./status.js";
 
 export interface ServerDeps {
@@ -70,7 +71,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       const r = route(ctx, path, new URLSearchParams(q < 0 ? "" : raw.slice(q + 1)));
       labels = { verb: r.verb, group: r.group, resource: r.resource };
       Promise.resolve(r.run()).then((body) => {
-        send(res, 200, JSON.stringify(body));
+        send(res, 200, body instanceof RawJson ? body.json : JSON.stringify(body));
         finish(200);
       }, fail);
     } catch (err) {
