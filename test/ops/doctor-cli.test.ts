@@ -33,6 +33,8 @@ describe("ops: vc doctor (live host)", function () {
       metadata: { name: "gw-x-default-x-team-a", namespace: NS },
       spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["a.example.com"], tls: { mode: "SIMPLE", credentialName: "a-cert" } }] },
     });
+    server.put({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "vc-team-a", namespace: NS }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["*"] }] });
+    server.put({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "vc-team-a", namespace: NS }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "vc-team-a" }, subjects: [{ kind: "ServiceAccount", name: "vc-team-a", namespace: NS }] });
     repo = tempDir();
     mkdirSync(join(repo, "clusters/team-a"), { recursive: true });
     writeFileSync(join(repo, "clusters/team-a/values.yaml"), "integrations:\n  mesh:\n    enabled: true\ncontrolPlane:\n  backingStore:\n    kvstore:\n      persistence:\n        enabled: true\n");

@@ -49,8 +49,14 @@ function healthy(): HostSnapshot {
     metricsApiService: obj("apiregistration.k8s.io/v1", "APIService", "v1beta1.metrics.orch.io", { status: { conditions: [{ type: "Available", status: "True" }] } }, undefined),
     deployments: [obj("apps/v1", "Deployment", saName, { spec: { template: { spec: { serviceAccountName: saName } } } })],
     rbac: {
-      roles: [obj("rbac.authorization.k8s.io/v1", "Role", "metrics", { rules: [{ apiGroups: ["metrics.orch.io"], resources: ["pods"], verbs: ["get", "list", "watch"] }] })],
-      roleBindings: [obj("rbac.authorization.k8s.io/v1", "RoleBinding", "metrics", { roleRef: { kind: "Role", name: "metrics" }, subjects: [{ kind: "ServiceAccount", name: saName, namespace: NS }] })],
+      roles: [
+        obj("rbac.authorization.k8s.io/v1", "Role", "metrics", { rules: [{ apiGroups: ["metrics.orch.io"], resources: ["pods"], verbs: ["get", "list", "watch"] }] }),
+        obj("rbac.authorization.k8s.io/v1", "Role", "vc-team-a", { rules: [{ apiGroups: [""], resources: ["pods", "services"], verbs: ["*"] }] }),
+      ],
+      roleBindings: [
+        obj("rbac.authorization.k8s.io/v1", "RoleBinding", "metrics", { roleRef: { kind: "Role", name: "metrics" }, subjects: [{ kind: "ServiceAccount", name: saName, namespace: NS }] }),
+        obj("rbac.authorization.k8s.io/v1", "RoleBinding", "vc-team-a", { roleRef: { kind: "Role", name: "vc-team-a" }, subjects: [{ kind: "ServiceAccount", name: "vc-team-a", namespace: NS }] }),
+      ],
       clusterRoles: [obj("rbac.authorization.k8s.io/v1", "ClusterRole", "nodes", { rules: [{ apiGroups: ["metrics.orch.io"], resources: ["nodes"], verbs: ["*"] }] }, undefined)],
       clusterRoleBindings: [obj("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "nodes", { roleRef: { kind: "ClusterRole", name: "nodes" }, subjects: [{ kind: "ServiceAccount", name: saName, namespace: NS }] }, undefined)],
     },
@@ -124,16 +130,28 @@ describe("ops/doctor", () => {
     const s = healthy();
     s.values!.integrations.metricsServer.enabled = false;
     s.metricsApiService = undefined;
-    s.rbac = { roles: [], roleBindings: [], clusterRoles: [], clusterRoleBindings: [] };
+    s.rbac.roleBindings = s.rbac.roleBindings.filter((b) => b.metadata.name !== "metrics");
+    s.rbac.clusterRoleBindings = [];
     expect(checks(s)).to.deep.equal([]);
   });
 
   it("reports metrics forbidden with the RBAC to grant", () => {
     const s = healthy();
-    s.rbac.roleBindings = [];
+    s.rbac.roleBindings = s.rbac.roleBindings.filter((b) => b.metadata.name !== "metrics");
     const f = diagnose(s).find((x) => x.check === "metrics-forbidden")!;
     expect(f.message).to.equal(`HTTP 403 Forbidden: system:serviceaccount:${NS}:vc-metrics-proxy-team-a may not get, list pods.metrics.orch.io in ${NS}`);
     expect(f.resolution).to.contain(`create rolebinding vc-metrics-reader --role=vc-metrics-reader --serviceaccount=${NS}:vc-metrics-proxy-team-a`);
+  });
+
+  it("reports a syncer service account that may not manage pods in the host namespace, unless pod sync is off", () => {
+    const s = healthy();
+    (s.statefulSet!.spec as { template: { spec: Record<string, unknown> } }).template.spec.serviceAccountName = "vc-team-a";
+    s.rbac.roles[1]!.rules = [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }];
+    const [f] = diagnose(s);
+    expect(f).to.include({ check: "syncer-rbac", object: `ServiceAccount ${NS}/vc-team-a` });
+    expect(f!.message).to.equal(`system:serviceaccount:${NS}:vc-team-a may not create, delete pods in ${NS}: pod sync cannot work`);
+    s.values!.sync.toHost.pods.enabled = false;
+    expect(diagnose(s)).to.deep.equal([]);
   });
 
   it("evaluates RBAC: wildcards, namespaces, resourceNames, groups", () => {

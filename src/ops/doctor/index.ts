@@ -3,6 +3,7 @@ import { crashingPods, pendingPods } from "./pods.js";
 import { metricsApiService, metricsRbac } from "./metrics.js";
 import { gateways, sidecars } from "./mesh.js";
 import { livenessProbe, persistence } from "./controlplane.js";
+import { syncerRbac } from "./syncer.js";
 import type { Check, Finding, HostSnapshot } from "./types.js";
 
 export type { Finding, HostSnapshot } from "./types.js";
@@ -12,6 +13,7 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["pods crashing", crashingPods],
   ["metrics API service", metricsApiService],
   ["metrics RBAC", metricsRbac],
+  ["syncer RBAC", syncerRbac],
   ["mesh sidecars", sidecars],
   ["mesh gateways", gateways],
   ["persistence", persistence],
