@@ -5,6 +5,7 @@ import { PassThrough, Writable } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Auth } from "./auth.js";
 import type { Faults } from "./faults.js";
+import { requestUrl } from "./http.js";
 import type { RequestLog, LoggedRequest } from "./request-log.js";
 import { ApiError, notFound } from "./status.js";
 import type { Store } from "./store.js";
@@ -68,7 +69,7 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
   });
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    const url = requestUrl(req.url);
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(exec|attach)$/.exec(url.pathname);
     const entry: LoggedRequest = { method: "GET", path: url.pathname, query: url.search.replace(/^\?/, ""), status: 0, verb: "create", resource: "pods", subresource: "exec" };
     deps.log.add(entry);

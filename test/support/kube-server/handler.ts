@@ -5,7 +5,7 @@ import type { Auth, User } from "./auth.js";
 import { isMetricsGroup, servedByPlural, type Served } from "./catalog.js";
 import { aggregatedDiscovery, AGGREGATED_CONTENT_TYPE, apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./discovery.js";
 import type { Faults } from "./faults.js";
-import { parseBody, readBody, readRaw, sendError, sendJson, sendText, wantsAggregatedDiscovery, wantsTable } from "./http.js";
+import { parseBody, readBody, readRaw, requestUrl, sendError, sendJson, sendText, wantsAggregatedDiscovery, wantsTable } from "./http.js";
 import type { PodLogs } from "./logs.js";
 import { defaultManager } from "./managed.js";
 import type { MetricsApi } from "./metrics-api.js";
@@ -49,18 +49,19 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
 }
 
 async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? "/", "http://localhost");
+  const url = requestUrl(req.url);
   const method = (req.method ?? "GET").toUpperCase();
-  const info = requestInfo(method, url.pathname, url.searchParams);
-  const entry: LoggedRequest = { method, path: url.pathname, query: url.search.replace(/^\?/, ""), status: 0, verb: info.verb };
-  if (info.resource) entry.resource = info.resource;
-  if (info.subresource) entry.subresource = info.subresource;
-  if (info.namespace) entry.namespace = info.namespace;
-  if (info.name) entry.name = info.name;
+  const entry: LoggedRequest = { method, path: url.pathname, query: url.search.replace(/^\?/, ""), status: 0, verb: method.toLowerCase() };
   deps.log.add(entry);
   res.on("finish", () => {
     entry.status = res.statusCode;
   });
+  const info = requestInfo(method, url.pathname, url.searchParams);
+  entry.verb = info.verb;
+  if (info.resource) entry.resource = info.resource;
+  if (info.subresource) entry.subresource = info.subresource;
+  if (info.namespace) entry.namespace = info.namespace;
+  if (info.name) entry.name = info.name;
 
   for (const fault of deps.faults.match(method, url.pathname)) {
     if (fault.latencyMs) await sleep(fault.latencyMs);

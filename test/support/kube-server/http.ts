@@ -63,3 +63,13 @@ export function wantsTable(accept: string | undefined): boolean {
 export function wantsAggregatedDiscovery(accept: string | undefined): boolean {
   return !!accept && /as=APIGroupDiscoveryList/.test(accept) && /v=v2(?![a-z0-9])/.test(accept) && /g=apidiscovery\.k8s\.io/.test(accept);
 }
+
+/** The request URL; "//x/y" is a path here, not a protocol-relative URL. */
+export function requestUrl(raw: string | undefined): URL {
+  const text = raw ?? "/";
+  try {
+    return text.startsWith("/") ? new URL(`http://localhost${text}`) : new URL(text);
+  } catch {
+    return new URL("http://localhost/%invalid-url");
+  }
+}

@@ -1,4 +1,5 @@
 // Parses a request path and method into Kubernetes request info (verb, group, version, namespace, resource, name, subresource).
+import { badRequest } from "./status.js";
 
 export interface RequestInfo {
   isResource: boolean;
@@ -16,7 +17,12 @@ const NAMESPACE_SUBRESOURCES = new Set(["status", "finalize"]);
 
 export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const nonResource: RequestInfo = { isResource: false, verb: method.toLowerCase(), path, group: "", version: "" };
-  const parts = path.split("/").filter((p) => p !== "").map(decodeURIComponent);
+  let parts: string[];
+  try {
+    parts = path.split("/").filter((p) => p !== "").map(decodeURIComponent);
+  } catch {
+    throw badRequest(`malformed URL path: ${path}`);
+  }
   let rest: string[];
   let group = "";
   let version: string;
