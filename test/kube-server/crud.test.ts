@@ -84,6 +84,12 @@ describe("kube-server: CRUD", () => {
     expect(del.body).to.deep.include({ kind: "Status", status: "Success" });
     expect(del.body.details).to.include({ name: "a", kind: "configmaps" });
     expect(server.get("v1", "ConfigMap", "default", "a")).to.equal(undefined);
+    const live = server.put(configMap("c", { k: "1" }));
+    const dryPut = await call(server, "PUT", `${CM}/c?dryRun=All`, { ...live, data: { k: "2" } });
+    expect(dryPut.body.data).to.deep.equal({ k: "2" });
+    const dryPatch = await call(server, "PATCH", `${CM}/c?dryRun=All`, { data: { k: "3" } }, { contentType: "application/merge-patch+json" });
+    expect(dryPatch.body.data).to.deep.equal({ k: "3" });
+    expect(server.get("v1", "ConfigMap", "default", "c")).to.deep.equal(live);
     const dryCreate = await call(server, "POST", `${CM}?dryRun=All`, configMap("b"));
     expect(dryCreate.status).to.equal(201);
     expect(dryCreate.body.metadata.name).to.equal("b");

@@ -77,6 +77,14 @@ describe("kube-server: faults and request log", () => {
     expect(server.countRequests()).to.equal(5);
   });
 
+  it("answers a custom body when given, for the method it names only", async () => {
+    server.faults.add({ method: "DELETE", status: 503, body: '{"custom":true}' });
+    expect((await call(server, "GET", CMS)).status).to.equal(200);
+    const r = await call(server, "DELETE", `${CMS}/x`);
+    expect(r.status).to.equal(503);
+    expect(r.body).to.deep.equal({ custom: true });
+  });
+
   it("refuses a fault without an effect", () => {
     expect(() => server.faults.add({ path: CMS })).to.throw(/needs status, reset or latencyMs/);
     expect(() => server.faults.add({ nth: 0, status: 500 })).to.throw(/positive integer/);
