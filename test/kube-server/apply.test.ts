@@ -110,6 +110,19 @@ describe("kube-server: server-side apply", () => {
     expect(reapply.body.message).to.match(/^Apply failed with 1 conflict: conflict with "kubectl-edit" using v1 at \S+: \.data\.a$/);
   });
 
+  it("applies to the status subresource: status only, under a manager with subresource status", async () => {
+    await call(server, "PATCH", `${DEP}?fieldManager=ci`, deployment([{ name: "app", image: "a:1" }], { replicas: 2 }), APPLY);
+    const r = await call(server, "PATCH", `${DEP}/status?fieldManager=controller`, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web" }, spec: { replicas: 9 }, status: { readyReplicas: 2 } }, APPLY);
+    expect(r.status).to.equal(200);
+    expect(r.body.status).to.deep.equal({ readyReplicas: 2 });
+    expect(r.body.spec.replicas).to.equal(2);
+    const entry = r.body.metadata.managedFields.find((m: any) => m.manager === "controller");
+    expect(entry).to.deep.include({ operation: "Apply", subresource: "status", fieldsV1: { "f:status": { "f:readyReplicas": {} } } });
+    const main = await call(server, "PATCH", `${DEP}?fieldManager=ci`, deployment([{ name: "app", image: "a:2" }], { replicas: 2 }), APPLY);
+    expect(main.body.status).to.deep.equal({ readyReplicas: 2 });
+    expect((await call(server, "PATCH", `/apis/apps/v1/namespaces/default/deployments/none/status?fieldManager=c`, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "none" }, status: {} }, APPLY)).status).to.equal(404);
+  });
+
   it("dryRun=All answers the merged object and stores nothing", async () => {
     const r = await call(server, "PATCH", `${CM}?fieldManager=ci&dryRun=All`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" }, data: { a: "1" } }, APPLY);
     expect(r.status).to.equal(201);

@@ -7,6 +7,15 @@ import { ApiError } from "./status.js";
 export interface ApplyOptions {
   manager: string;
   force: boolean;
+  /** "status": an apply to the status subresource, which owns and changes status only. */
+  subresource?: string;
+}
+
+/** What an apply owns: everything but status for the main resource, only status for the status subresource. */
+function appliedPart(obj: KubeObject, subresource: string | undefined): JsonMap {
+  const view = ownedView(obj, { dropStatus: subresource !== "status" });
+  if (subresource !== "status") return view;
+  return view.status === undefined ? {} : { status: view.status };
 }
 
 interface Conflict {
@@ -84,11 +93,11 @@ export function serverSideApply(current: KubeObject | undefined, applied: KubeOb
   const managers = readManagers(current);
   // An object nobody manages yet (e.g. seeded with server.put) is owned by "before-first-apply", as upstream.
   if (current && managers.length === 0) {
-    managers.push({ manager: "before-first-apply", operation: "Update", apiVersion: current.apiVersion, time: nowTime(), fields: fieldPaths(ownedView(current, { dropStatus: true })) });
+    managers.push({ manager: "before-first-apply", operation: "Update", apiVersion: current.apiVersion, time: nowTime(), fields: fieldPaths(appliedPart(current, opts.subresource)), ...(opts.subresource ? { subresource: opts.subresource } : {}) });
   }
-  const appliedView = ownedView(applied, { dropStatus: true });
+  const appliedView = appliedPart(applied, opts.subresource);
   const newSet = fieldPaths(appliedView);
-  let me = findManager(managers, opts.manager, "Apply");
+  let me = findManager(managers, opts.manager, "Apply", opts.subresource);
   const oldSet = me?.fields ?? new Set<string>();
   const liveView = ownedView(base);
 
@@ -124,6 +133,7 @@ export function serverSideApply(current: KubeObject | undefined, applied: KubeOb
   }
   if (!me) {
     me = { manager: opts.manager, operation: "Apply", apiVersion: applied.apiVersion, time: nowTime(), fields: new Set() };
+    if (opts.subresource) me.subresource = opts.subresource;
     managers.push(me);
   }
   me.fields = newSet;

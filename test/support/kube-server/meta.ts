@@ -83,6 +83,8 @@ export function prepareUpdate(next: KubeObject, live: KubeObject, served: Served
     const kept = structuredClone(live);
     if (status === undefined) delete kept.status;
     else kept.status = status;
+    // An apply to status brings its own managedFields; other status writes are tracked afterwards.
+    if (next.metadata.managedFields !== undefined) kept.metadata.managedFields = next.metadata.managedFields;
     return kept;
   }
   next.metadata.uid = live.metadata.uid;

@@ -209,7 +209,8 @@ export class Objects {
     if (live && cfg.metadata.resourceVersion !== undefined && cfg.metadata.resourceVersion !== live.metadata.resourceVersion) {
       throw conflict(served.plural, served.group, name, "the object has been modified; please apply your changes to the latest version and try again");
     }
-    const merged = serverSideApply(live, cfg, { manager: opts.manager, force: !!opts.force });
+    if (!live && opts.subresource) throw notFound(served.plural, served.group, name);
+    const merged = serverSideApply(live, cfg, { manager: opts.manager, force: !!opts.force, subresource: opts.subresource });
     if (!live) {
       this.requireNamespace(served, ns);
       const managed = merged.metadata.managedFields;
