@@ -56,6 +56,12 @@ describe("kube-server: CRUD", () => {
     expect(mismatch.body.message).to.equal("the namespace of the provided object does not match the namespace sent on the request");
   });
 
+  it("refuses a create of a namespaced kind outside a namespace with 405", async () => {
+    const r = await call(server, "POST", "/api/v1/configmaps", configMap("a"));
+    expect(r.status).to.equal(405);
+    expect(r.body.reason).to.equal("MethodNotAllowed");
+  });
+
   it("refuses to create in a namespace that does not exist", async () => {
     const r = await call(server, "POST", "/api/v1/namespaces/ghost/configmaps", configMap("a", {}, undefined, "ghost"));
     expect(r.status).to.equal(404);

@@ -206,7 +206,7 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
       return;
     }
     case "create": {
-      if (info.name !== undefined) throw methodNotAllowed(served, "create");
+      if (info.name !== undefined || (served.namespaced && ns === undefined)) throw methodNotAllowed(served, "create");
       const opts = writeOptions(req, query);
       const body = await readObject(req);
       return sendJson(res, 201, deps.objects.create(served, ns, body, opts));
