@@ -11,12 +11,17 @@
 //   server.writeKubeconfig({ token?, context?, path? })   another kubeconfig file; returns its path
 //   server.addUser(token, rules, name?)   rules: [{ verbs, apiGroups, resources ("pods", "pods/log", "*"), namespaces? }]
 //                                         unknown token -> 401; no rule allows -> 403 worded like upstream
-//   In-process store access (not logged as requests; objects are copies):
-//   server.put(obj) / server.get(apiVersion, kind, ns, name) / server.list(apiVersion, kind, ns?) / server.remove(...)
+//   In-process store access (not logged as requests; objects are copies; namespace defaults to "default"):
+//   server.put(obj)                 create or replace (keeps uid/creationTimestamp; no managedFields unless given, so a
+//                                   later server-side apply sees "before-first-apply" as the owner, as upstream)
+//   server.get(apiVersion, kind, ns, name) or server.get(ref) / server.list(apiVersion, kind, ns?)
+//   server.remove(apiVersion, kind, ns, name) or server.remove(ref)   deletes with Background propagation
 //   server.setPodMetrics(ns, name, containers, { timestamp?, window? }) / server.setNodeMetrics(name, usage)
 //   server.setMetricsAvailable(false)   metrics API gone from discovery, its paths answer 503
 //   server.setPodLog(ns, pod, container, text, { previous? })
-//   server.faults.add({ method?, path?, nth?, times?, status?, reset?, latencyMs?, retryAfterSeconds?, body? }) -> { remove() }
+//   server.faults.add({ method?, path?, nth?, times?, status?, reset?, latencyMs?, retryAfterSeconds?, body? })
+//                                   -> { remove(), matched, fired }; path: exact, prefix at "/", or RegExp; nth is 1-based
+//                                   (times defaults to 1 with nth, unlimited without)
 //   server.faults.clear()
 //   server.requests / server.countRequests({ method?, verb?, resource?, path? }) / server.resetRequests()
 //   server.onExec(handler)          pods/<name>/exec over websocket (v4/v5.channel.k8s.io)
@@ -26,7 +31,9 @@
 //
 // Served: discovery (plain and aggregated v2), the kinds of src/kube/resources.ts, the metrics API under
 // metrics.orch.io and metrics.k8s.io, get/list/watch/create/update/patch (merge, JSON, strategic, apply)/
-// delete/deletecollection, status and scale subresources, pods/log, Tables for kubectl, dryRun=All.
+// delete/deletecollection, status and scale subresources, pods/log, Tables for kubectl, dryRun=All, openapi enough for
+// kubectl's server-side validation, SelfSubjectAccessReview, protobuf bodies of `kubectl create ns|cm|secret|sa`.
+// Not served: controllers (nothing updates workload status), admission, CRDs, protobuf responses.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createServer as createTlsServer } from "node:https";
