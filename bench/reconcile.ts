@@ -1,15 +1,15 @@
 // Benchmark: the reconciler following a 1,000-cluster fleet served over HTTP by `git http-backend`: time from a
 // pushed commit changing one cluster (announced by a signed webhook) to its applied objects, the API requests
 // that costs, and the reconciler's resident memory with the fleet loaded (it runs as its own process).
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BenchContext } from "./run.js";
 import { fleetClusterName, generateFleet } from "./fleet.js";
 import { sign } from "../src/reconciler/webhook.js";
 import { ANNOTATIONS } from "../src/translate/keys.js";
-import { startGitServer, TestRepo } from "../test/support/git-server.js";
+import { startGitServer, TestRepo, type GitServer } from "../test/support/git-server.js";
 import { startKubeServer } from "../test/support/kube-server/index.js";
 
 const CLUSTERS = Number(process.env.VC_BENCH_CLUSTERS ?? 1000);
@@ -35,39 +35,82 @@ function rssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/**
+ * The reconciler as an image would run it: one esbuild bundle (esbuild ships with tsx) instead of tsx's loader
+ * thread. It lives two folders below the repository root, where the bundled code finds `schemas/` as the sources do.
+ */
+function bundle(): string | undefined {
+  const dir = join(ROOT, ".vc-cache", "bench-bundle");
+  const entry = join(dir, "entry.ts");
+  const out = join(dir, "vc.mjs");
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(entry, `import { main } from ${JSON.stringify(join(ROOT, "src/cli/main.ts"))};\nprocess.exitCode = await main(process.argv.slice(2));\n`);
+    execFileSync(join(ROOT, "node_modules/.bin/esbuild"), [entry, "--bundle", "--platform=node", "--format=esm", `--outfile=${out}`, "--log-level=error",
+      "--banner:js=import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"], { stdio: "pipe" });
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function run(ctx: BenchContext): Promise<void> {
   const repo = new TestRepo("fleet");
   await generateFleet(repo.work, { clusters: CLUSTERS, meshPerCluster: MESH });
   repo.commit("fleet");
   const git = await startGitServer(repo.root);
-  const kube = await startKubeServer();
   const secretFile = join(ctx.workDir, "reconcile-webhook-secret");
   writeFileSync(secretFile, "bench-secret\n");
+  try {
+    const bundled = bundle();
+    // As deploy/reconciler runs it (NODE_OPTIONS there caps the old generation at 192 MiB).
+    await measure(ctx, repo, git, secretFile, "tsx", ["--max-old-space-size=192", "--import", "tsx", "src/cli/main.ts"]);
+    if (bundled) await measure(ctx, repo, git, secretFile, "bundled", ["--max-old-space-size=192", bundled]);
+    else ctx.report("bundled run", "skipped", "", "esbuild not found");
+  } finally {
+    await git.close();
+    repo.dispose();
+  }
+}
+
+async function measure(ctx: BenchContext, repo: TestRepo, git: GitServer, secretFile: string, mode: string, command: string[]): Promise<void> {
+  const kube = await startKubeServer();
   let child: ChildProcess | undefined;
+  let peak = 0;
+  const sampler = setInterval(() => {
+    if (child?.pid) peak = Math.max(peak, rssMiB(child.pid) || 0);
+  }, 50);
   try {
     child = spawn(
       process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", "reconcile", "--repo", `${git.url}/${repo.path}`, "--target", "kube", "--kubeconfig", kube.kubeconfigPath,
+      [...command, "reconcile", "--repo", `${git.url}/${repo.path}`, "--target", "kube", "--kubeconfig", kube.kubeconfigPath,
         "--context", "test", "--listen", "127.0.0.1:0", "--webhook-secret-file", secretFile, "--interval", "1h", "--resync", "1h",
-        "--cache-dir", join(ctx.workDir, "reconcile-cache"), "--concurrency", "8"],
+        "--cache-dir", join(ctx.workDir, `reconcile-cache-${mode}`), "--concurrency", "8"],
       { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
     );
     let log = "";
     child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
+    const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
     const started = Date.now();
-    const url = await until("the reconciler to listen", () => /"msg":"listening","url":"([^"]+)"/.exec(log)?.[1], 120_000, 20);
-    await until("the first full reconcile", async () => (await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)) || undefined, 1_800_000, 200);
+    const url = await Promise.race([
+      until("the reconciler to listen", () => /"msg":"listening","url":"([^"]+)"/.exec(log)?.[1], 120_000, 20),
+      exited.then((code) => Promise.reject(new Error(`reconciler exited (${code}): ${log.slice(-2000)}`))),
+    ]);
+    await Promise.race([
+      until("the first full reconcile", async () => (await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)) || undefined, 1_800_000, 200),
+      exited.then((code) => Promise.reject(new Error(`reconciler exited (${code}) during the first pass: ${log.slice(-2000)}`))),
+    ]);
     const firstMs = Date.now() - started;
     const objects = kube.requests.filter((r) => r.method === "PATCH").length;
-    ctx.report("first full reconcile (clone, validate, render, apply)", firstMs / 1000, "s", `${CLUSTERS} clusters, ${objects} server-side applies incl. status`);
-    const rssLoaded = rssMiB(child.pid!);
+    ctx.report(`[${mode}] first full reconcile (clone, validate, render, apply)`, firstMs / 1000, "s", `${CLUSTERS} clusters, ${objects} server-side applies incl. status`);
+    const peakFirst = peak;
 
     const times: number[] = [];
     const requests: number[] = [];
     for (let i = 0; i < PUSHES; i++) {
       const cluster = fleetClusterName((i * 97 + 13) % CLUSTERS);
       const file = join(repo.work, "clusters", cluster, "values.yaml");
-      writeFileSync(file, readFileSync(file, "utf8").replace(/cpu: \d+m/, `cpu: ${300 + i}m`));
+      writeFileSync(file, readFileSync(file, "utf8").replace(/cpu: \d+m/, `cpu: ${300 + i + (mode === "tsx" ? 0 : 50)}m`));
       const commit = repo.commit(`bench: change ${cluster}`);
       kube.resetRequests();
       const body = JSON.stringify({ ref: "refs/heads/main", after: commit });
@@ -83,14 +126,15 @@ export async function run(ctx: BenchContext): Promise<void> {
     }
     times.sort((a, b) => a - b);
     requests.sort((a, b) => a - b);
-    ctx.report("push -> applied, one cluster changed (webhook)", times[Math.floor(times.length / 2)]!, "ms", `median of ${PUSHES}; min ${times[0]!.toFixed(0)}, max ${times[times.length - 1]!.toFixed(0)}`);
-    ctx.report("API requests per one-cluster commit", requests[Math.floor(requests.length / 2)]!, "", `all for that cluster: status GET, one LIST per kind, the changed objects' applies, status write; fleet has ${CLUSTERS} clusters`);
+    ctx.report(`[${mode}] push -> applied, one cluster changed (webhook)`, times[Math.floor(times.length / 2)]!, "ms", `median of ${PUSHES}; min ${times[0]!.toFixed(0)}, max ${times[times.length - 1]!.toFixed(0)}`);
+    ctx.report(`[${mode}] API requests per one-cluster commit`, requests[Math.floor(requests.length / 2)]!, "", `all for that cluster (status GET, one LIST per kind, applies of the changed objects, status write); the fleet has ${CLUSTERS} clusters`);
     const rss = rssMiB(child.pid!);
-    ctx.report("reconciler resident memory, fleet loaded", rss, "MiB", `after the first full pass ${rssLoaded.toFixed(0)} MiB; Flux kustomize-controller ${FLUX_KUSTOMIZE_CONTROLLER_MIB} MiB for 1,000 Kustomizations`);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const heap = Number(/^vc_reconciler_nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN) / 1048576;
+    ctx.report(`[${mode}] reconciler resident memory, fleet loaded`, rss, "MiB", `peak ${Math.max(peak, peakFirst).toFixed(0)} MiB during the first full pass; JS heap in use ${heap.toFixed(0)} MiB; Flux kustomize-controller: ${FLUX_KUSTOMIZE_CONTROLLER_MIB} MiB for 1,000 Kustomizations`);
   } finally {
+    clearInterval(sampler);
     child?.kill("SIGTERM");
-    await git.close();
     await kube.close();
-    repo.dispose();
   }
 }
