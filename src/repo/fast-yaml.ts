@@ -57,7 +57,7 @@ export function fastLoadAll(text: string): unknown[] | undefined {
       const raw = text.slice(start, end);
       start = end + 1;
       if (raw.startsWith("---")) {
-        if (raw.length > 3 && !/^---\s*(#.*)?$/.test(raw)) giveUp();
+        if (raw.length > 3 && !/^--- +(#.*)?$/.test(raw)) giveUp(); // "---#" or "--- x" is not a bare marker
         if (started || lines.length > 0) docs.push(parseDocument(lines));
         lines = [];
         started = true;

@@ -35,7 +35,7 @@ const CASES = [
   "- a\nb: 1\n", "a: 1\n- b\n", "-\n- x\n", "- \n  a: 1\n", "a: [1, 2]\n", "a: {b: 1}\n", "a: &x 1\nb: *x\n", "a: !!str 1\n",
   "a: |\n  x\n", "a: >\n  x\n", "'a': 1\n", '"a b": 1\n', "a:\tb\n", "a: 1\r\nb: 2\r\n", "__proto__: 1\n", "a: 'x'y\n", "a: 'x' # c\n",
   "a: http://x:80/y\n", "a: 2026-01-01\n", "a: 0x1F\n", "a: .inf\nb: -.Inf\nc: .NaN\n", "a:\n  - - x\n    - y\n  - z\n", "---\n- a\n---\n- b\n",
-  "a:\n- b: 1\n  c:\n  - d\n  e: 2\n", "a: '\n", 'a: "\n', "%YAML 1.2\n---\na: 1\n", "a: #c\n  b: 1\n", "a:b\n", "a: b\n c\n",
+  "a:\n- b: 1\n  c:\n  - d\n  e: 2\n", "a: 1\n---#\nb: 2\n", "a: 1\n--- # c\nb: 2\n", "a: 1\n---  \nb: 2\n", "a: '\n", 'a: "\n', "%YAML 1.2\n---\na: 1\n", "a: #c\n  b: 1\n", "a:b\n", "a: b\n c\n",
 ];
 
 describe("repo/fast-yaml", () => {
@@ -63,17 +63,17 @@ describe("repo/fast-yaml", () => {
 
   it("agrees with js-yaml on dumped random documents, mostly through the fast path", () => {
     const key = fc.oneof(
-      { weight: 6, arbitrary: fc.stringMatching(/^[a-z][a-z0-9.\/-]{0,6}$/) },
+      { weight: 30, arbitrary: fc.stringMatching(/^[a-z][a-z0-9.\/-]{0,6}$/) },
       { weight: 1, arbitrary: fc.constantFrom("true", "1", "null", "a b", "-a", "#", "__proto__", "", "a:b", "é") },
       { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
     );
     const scalar = fc.oneof(
-      { weight: 4, arbitrary: fc.stringMatching(/^[a-zA-Z0-9 :#.\/-]{0,10}$/) },
+      { weight: 20, arbitrary: fc.stringMatching(/^[a-zA-Z0-9 :#.\/-]{0,10}$/) },
       fc.constantFrom("", " ", "true", "1.0", "a: b", "#x", "x #y", "- a", "-", "-1", "*a", "&a", "'q'", '"q"', "~", "0x1F", "1_000", "2026-01-01", "a\nb", "é", "x\\y", "it's"),
-      fc.stringMatching(/^[a-zA-Z0-9 :#.\/-]{0,10}$/),
-      fc.integer(),
+      fc.string({ maxLength: 8 }),
+      { weight: 3, arbitrary: fc.integer() },
       fc.double({ noNaN: true }),
-      fc.boolean(),
+      { weight: 3, arbitrary: fc.boolean() },
       fc.constant(null),
     );
     const value = fc.letrec((tie) => ({
@@ -91,7 +91,7 @@ describe("repo/fast-yaml", () => {
       }),
       { numRuns: 300 },
     );
-    expect(fast / runs).to.be.greaterThan(0.1);
+    expect(fast / runs).to.be.greaterThan(0.25);
   });
 
   it("agrees with js-yaml on randomly damaged manifests", () => {
