@@ -101,8 +101,10 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
   const child: ChildProcess = spawn(BINARY, ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += String(d)));
+  // Not installed: say how to get it instead of an unhandled spawn error.
+  child.on("error", (err) => (stderr += `${err.message} (install it: apt-get install docker-registry)`));
   const close = async () => {
-    if (child.exitCode === null) {
+    if (child.exitCode === null && child.pid !== undefined) {
       const gone = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
       await gone;
@@ -112,7 +114,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
   };
   const deadline = Date.now() + 10_000;
   for (;;) {
-    if (child.exitCode !== null) {
+    if (child.exitCode !== null || child.pid === undefined) {
       await close();
       throw new Error(`docker-registry exited: ${stderr}`);
     }
