@@ -186,6 +186,14 @@ describe("metrics-proxy against the host test server", function () {
       a.cache.clear();
       await eventually(async () => (await get(a, `${G}/namespaces/late/pods/p`)).status === 200);
       expect(names((await get(a, `${G}/nodes`)).body)).to.deep.equal(["node-1", "node-2", "node-3"]);
+      // Relabelled to another cluster: gone from a, as if deleted.
+      const moved = server.get("v1", "Pod", HOST_NS, hostNameOf({ cluster: "a", namespace: "late", name: "p" }))!;
+      moved.metadata.labels!["vc.orch.io/managed-by"] = "b";
+      server.put(moved);
+      await eventually(async () => (await get(a, `${G}/namespaces/late/pods/p`)).status === 404);
+      moved.metadata.labels!["vc.orch.io/managed-by"] = "a";
+      server.put(moved);
+      await eventually(async () => (await get(a, `${G}/namespaces/late/pods/p`)).status === 200);
       expect(server.remove("v1", "Pod", HOST_NS, hostNameOf({ cluster: "a", namespace: "late", name: "p" }))).to.equal(true);
       await eventually(async () => (await get(a, `${G}/namespaces/late/pods/p`)).status === 404);
       expect(names((await get(a, `${G}/nodes`)).body)).to.deep.equal(["node-1", "node-2"]);
