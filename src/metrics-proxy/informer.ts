@@ -112,12 +112,15 @@ export class PodInformer {
       }
       // Watch from rv until the host says the version is gone (410) or the connection fails; then relist.
       let relist = false;
+      let refused: ApiError | undefined;
       while (!signal.aborted && !relist) {
         const path = `${this.basePath}?watch=1&labelSelector=${this.selector}&resourceVersion=${encodeURIComponent(rv)}&allowWatchBookmarks=true&timeoutSeconds=300`;
+        let statusBody: any;
         try {
           const status = await this.client.watch(
             path,
             (ev) => {
+              if (ev?.kind === "Status") statusBody = ev;
               if (ev?.type === "ERROR" || ev?.kind === "Status") {
                 relist = true;
                 return;
@@ -128,12 +131,23 @@ export class PodInformer {
             },
             signal,
           );
-          if (status !== 200) relist = true;
+          if (status !== 200 && status !== 0) {
+            // The host refused the watch itself (e.g. RBAC without "watch"): report it and back off.
+            refused = errorFromHost({ status, body: statusBody, text: "" }, this.access("watch"), false);
+            relist = true;
+          }
         } catch (err) {
           this.healthy = false;
           this.log.warn("host pod watch failed", { error: err instanceof Error ? err.message : String(err) });
           relist = true;
         }
+      }
+      if (refused) {
+        this.healthy = false;
+        this.error = refused;
+        this.log.warn("host refused the pod watch", { error: refused.message });
+        await sleep(this.retryMs, signal);
+        continue;
       }
       if (!signal.aborted) await sleep(Math.min(this.retryMs, 200), signal);
     }

@@ -116,6 +116,23 @@ describe("metrics-proxy errors, cache, authentication and metrics", function () 
       }
     });
 
+    it("keeps answering from LISTs when the host refuses to watch pods, and says so on /readyz", async () => {
+      server.addUser("no-watch", [
+        { verbs: ["get", "list"], apiGroups: [""], resources: ["pods"], namespaces: [HOST_NS] },
+        { verbs: ["get", "list"], apiGroups: ["metrics.orch.io"], resources: ["*"] },
+      ]);
+      const p = await proxyFor(server, "a", [], { kubeconfig: server.writeKubeconfig({ token: "no-watch" }) });
+      try {
+        await eventually(() => p.informer.lastError !== undefined);
+        expect((await get(p, `${G}/namespaces/default/pods/web`)).status).to.equal(200);
+        const ready = await get(p, "/readyz");
+        expect(ready.status).to.equal(503);
+        expect(ready.text).to.contain(`watch resource "pods" in API group "" in the namespace "${HOST_NS}"`);
+      } finally {
+        await p.close();
+      }
+    });
+
     it("is ready only once the host answered", async () => {
       const p = await proxyFor(server, "a");
       try {
