@@ -3,7 +3,8 @@
 // Accepted: block mappings and sequences (including `key:` followed by a `- item` list at the same
 // indentation and `- key: value` compact items), simple plain keys, single-line plain, single-quoted and
 // escape-free double-quoted scalars, comments, and `---` document separators. Everything else — flow
-// collections, anchors, aliases, tags, block or multi-line scalars, tabs, CR, directives, duplicate keys,
+// collections, anchors, aliases, tags, block or multi-line scalars, tabs, CR and other control or special
+// characters, directives, duplicate keys,
 // non-string keys, deep nesting — makes it give up, and the caller parses the file with js-yaml. Scalars
 // resolve through js-yaml's own core-schema tags, so accepted input gives exactly what js-yaml gives
 // (checked by differential tests).
@@ -44,8 +45,11 @@ export function resolvePlain(source: string): unknown {
 }
 
 /** The documents of `text` when it is in the subset, else undefined. */
+/** Tabs, CR, other control characters, BOMs and Unicode line separators: js-yaml's rules for these decide. */
+const SPECIAL_CHARS = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]/;
+
 export function fastLoadAll(text: string): unknown[] | undefined {
-  if (text.includes("\t") || text.includes("\r")) return undefined;
+  if (SPECIAL_CHARS.test(text)) return undefined;
   try {
     const docs: unknown[] = [];
     let lines: Line[] = [];
@@ -113,7 +117,7 @@ function keyOf(text: string): { key: string; rest: string } | undefined {
   }
   if (after < text.length && text.charCodeAt(after) !== 32) return undefined;
   if (key === "__proto__") return undefined;
-  return { key, rest: text.slice(after).trim() };
+  return { key, rest: trimSpaces(text.slice(after)) };
 }
 
 /** A simple plain key that stays a string (only keys starting like a null, bool or number need resolving). */
@@ -224,7 +228,16 @@ function scalar(text: string): unknown {
   // "-", "?" and ":" start a plain scalar when a non-space follows ("-1", "-x"); the other indicators never do.
   if (INDICATOR.has(c) && !((c === "-" || c === "?" || c === ":") && text.length > 1 && text.charAt(1) !== " ")) giveUp();
   const hash = text.indexOf(" #");
-  const plain = (hash >= 0 ? text.slice(0, hash) : text).trimEnd();
+  const plain = trimSpaces(hash >= 0 ? text.slice(0, hash) : text);
   if (plain.includes(": ") || plain.endsWith(":") || plain.includes(" #")) giveUp();
   return resolvePlain(plain);
+}
+
+/** Strips ASCII spaces only: YAML keeps other Unicode spaces (no-break space, ...) as content, unlike String.trim. */
+function trimSpaces(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && s.charCodeAt(a) === 32) a++;
+  while (b > a && s.charCodeAt(b - 1) === 32) b--;
+  return a === 0 && b === s.length ? s : s.slice(a, b);
 }

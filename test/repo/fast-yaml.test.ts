@@ -35,7 +35,7 @@ const CASES = [
   "- a\nb: 1\n", "a: 1\n- b\n", "-\n- x\n", "- \n  a: 1\n", "a: [1, 2]\n", "a: {b: 1}\n", "a: &x 1\nb: *x\n", "a: !!str 1\n",
   "a: |\n  x\n", "a: >\n  x\n", "'a': 1\n", '"a b": 1\n', "a:\tb\n", "a: 1\r\nb: 2\r\n", "__proto__: 1\n", "a: 'x'y\n", "a: 'x' # c\n",
   "a: http://x:80/y\n", "a: 2026-01-01\n", "a: 0x1F\n", "a: .inf\nb: -.Inf\nc: .NaN\n", "a:\n  - - x\n    - y\n  - z\n", "---\n- a\n---\n- b\n",
-  "a:\n- b: 1\n  c:\n  - d\n  e: 2\n", "a: 1\n---#\nb: 2\n", "a: 1\n--- # c\nb: 2\n", "a: 1\n---  \nb: 2\n", "a: '\n", 'a: "\n', "%YAML 1.2\n---\na: 1\n", "a: #c\n  b: 1\n", "a:b\n", "a: b\n c\n",
+  "a:\n- b: 1\n  c:\n  - d\n  e: 2\n", "a: 1\n---#\nb: 2\n", "a: 1\n--- # c\nb: 2\n", "a: 1\n---  \nb: 2\n", "a: x\ufeffy\n", "a: \ufeff\n", "a: x\u2028y\n", "a: x\u0085y\n", "a: x\u0007\n", "a: x\u00a0y\n", "a: \u00a0v1\n", "a: v\u00a0\n", "a: \u3000v\n", "a: \u2003v # c\u2003\n", "- \u00a0x\n", "a: '\n", 'a: "\n', "%YAML 1.2\n---\na: 1\n", "a: #c\n  b: 1\n", "a:b\n", "a: b\n c\n",
 ];
 
 describe("repo/fast-yaml", () => {
