@@ -52,6 +52,26 @@ describe("kube-server: @kubernetes/client-node", function () {
     expect(seen).to.deep.equal(["ADDED w", "DELETED w"]);
   });
 
+  it("runs client-node's Exec against the exec handler, with stdin and the exit status", async () => {
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "sh", namespace: "default" }, spec: { containers: [{ name: "c", image: "i" }] }, status: { phase: "Running" } });
+    server.onExec((s) => {
+      s.stdin?.on("data", (d: Buffer) => s.stdout.write(`got ${d.toString()}`));
+      s.stdin?.on("end", () => s.exit(4));
+    });
+    const { PassThrough } = await import("node:stream");
+    const stdout = new PassThrough();
+    const stdin = new PassThrough();
+    let out = "";
+    stdout.on("data", (d: Buffer) => (out += d.toString()));
+    const status = await new Promise<k8s.V1Status>((resolve, reject) => {
+      new k8s.Exec(kc).exec("default", "sh", "c", ["sh"], stdout, null, stdin, false, (st) => resolve(st)).catch(reject);
+      setTimeout(() => stdin.end("hello"), 100);
+    });
+    expect(out).to.equal("got hello");
+    expect(status.status).to.equal("Failure");
+    expect(status.details?.causes).to.deep.equal([{ reason: "ExitCode", message: "4" }]);
+  });
+
   it("reads pod metrics with client-node's Metrics (metrics.k8s.io)", async () => {
     server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "default" }, spec: { containers: [{ name: "c", image: "i" }] } });
     server.setPodMetrics("default", "p", [{ name: "c", usage: { cpu: "5m", memory: "7Mi" } }]);
