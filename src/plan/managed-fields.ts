@@ -1,38 +1,47 @@
-// Reads server-side-apply managedFields (fieldsV1) into the tree of map fields a field manager owns.
+// Reads server-side-apply managedFields (fieldsV1) to find the fields a field manager owns.
 import type { KubeObject } from "../kube/object.js";
 
-/** Field name -> owned sub-fields (an empty map: the field itself, a leaf). List items are not descended into. */
-export type FieldTree = Map<string, FieldTree>;
+/**
+ * A fieldsV1 tree as the server sends it: `f:<name>` keys for map fields (a nested tree, `{}` for a leaf),
+ * `k:`/`v:`/`i:` keys for list items, `.` for the field itself. Used as is: no parsing pass.
+ */
+export type FieldTree = Record<string, unknown>;
 
 interface ManagedFieldsEntry {
   manager?: string;
   operation?: string;
   subresource?: string;
-  fieldsType?: string;
-  fieldsV1?: Record<string, unknown>;
+  fieldsV1?: FieldTree;
 }
 
 /** The fields `manager` owns through server-side apply on the main resource, or undefined when it owns none. */
 export function ownedFields(obj: KubeObject, manager: string): FieldTree | undefined {
-  const entries = Array.isArray(obj.metadata.managedFields) ? (obj.metadata.managedFields as ManagedFieldsEntry[]) : [];
+  const entries = obj.metadata.managedFields;
+  if (!Array.isArray(entries)) return undefined;
   let tree: FieldTree | undefined;
-  for (const e of entries) {
-    if (!e || e.manager !== manager || e.operation !== "Apply" || e.subresource || !e.fieldsV1) continue;
-    tree = merge(tree ?? new Map(), parse(e.fieldsV1));
+  for (const e of entries as ManagedFieldsEntry[]) {
+    if (!e || e.manager !== manager || e.operation !== "Apply" || e.subresource || !e.fieldsV1 || typeof e.fieldsV1 !== "object") continue;
+    tree = tree ? merge(tree, e.fieldsV1) : e.fieldsV1;
   }
   return tree;
 }
 
-function parse(fields: Record<string, unknown>): FieldTree {
-  const tree: FieldTree = new Map();
-  for (const [key, sub] of Object.entries(fields)) {
-    if (!key.startsWith("f:")) continue; // ".", and list items "k:", "v:", "i:" are compared by position instead
-    tree.set(key.slice(2), sub && typeof sub === "object" ? parse(sub as Record<string, unknown>) : new Map());
-  }
-  return tree;
+/** The owned sub-tree of map field `name`, or undefined. */
+export function ownedChild(tree: FieldTree | undefined, name: string): FieldTree | undefined {
+  const sub = tree?.[`f:${name}`];
+  return sub && typeof sub === "object" ? (sub as FieldTree) : undefined;
+}
+
+/** Names of the map fields owned directly under a tree (list items are compared by position instead). */
+export function ownedNames(tree: FieldTree): string[] {
+  return Object.keys(tree).filter((k) => k.startsWith("f:")).map((k) => k.slice(2));
 }
 
 function merge(a: FieldTree, b: FieldTree): FieldTree {
-  for (const [k, v] of b) a.set(k, a.has(k) ? merge(a.get(k)!, v) : v);
-  return a;
+  const out: FieldTree = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    out[k] = prev && typeof prev === "object" && v && typeof v === "object" ? merge(prev as FieldTree, v as FieldTree) : v;
+  }
+  return out;
 }

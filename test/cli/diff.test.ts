@@ -1,5 +1,7 @@
 import { expect } from "chai";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { startGitServer, TestRepo } from "../support/git-server.js";
 import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { exampleRepo, runVc } from "../target/cli-support.js";
@@ -128,5 +130,34 @@ describe("vc diff", () => {
     expect(res.code).to.equal(2);
     expect(res.stderr).to.match(/^error: GET http:\/\/127\.0\.0\.1:\d+\/api.*ECONNREFUSED/);
     server = await startKubeServer();
+  });
+
+  it("reads a remote repository with --repo (commit SHA as the revision) and plans it", async () => {
+    const remote = new TestRepo();
+    const git = await startGitServer(remote.root);
+    const cache = mkdtempSync(join(tmpdir(), "vc-cache-"));
+    const previous = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = cache;
+    try {
+      remote.write({ "clusters/minimal/values.yaml": readFileSync(join(repo, "clusters", "minimal", "values.yaml"), "utf8") });
+      const sha = remote.commit("minimal cluster");
+      const out = join(cache, "out");
+      const url = `${git.url}/${remote.path}`;
+      const applied = await runVc(["apply", "--repo", url, "--target", `dir:${out}`]);
+      expect(applied.code, applied.stderr).to.equal(0);
+      const nsFile = readFileSync(join(out, "minimal", "_cluster", "namespace_vc-minimal.yaml"), "utf8");
+      expect(nsFile).to.include(`vc.orch.io/revision: ${sha}`);
+      expect((await runVc(["diff", "--repo", url, "--target", `dir:${out}`, "--exit-code"])).code).to.equal(0);
+      expect(readdirSync(join(cache, "vc", "repos"))).to.have.length(1);
+      const gone = await runVc(["diff", "--repo", `${git.url}/missing.git`, "--target", `dir:${out}`]);
+      expect(gone.code).to.equal(2);
+      expect(gone.stderr).to.match(/^error: cannot fetch main from http:\/\/127\.0\.0\.1:\d+\/missing\.git/);
+    } finally {
+      if (previous === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = previous;
+      await git.close();
+      remote.dispose();
+      rmSync(cache, { recursive: true, force: true });
+    }
   });
 });

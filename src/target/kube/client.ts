@@ -174,7 +174,12 @@ export class KubeClient {
       const page = await this.request<{ items?: KubeObject[]; metadata?: { continue?: string } }>("GET", resourcePath(type, opts.namespace), {
         query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 5000, continue: cont },
       });
-      for (const item of page.items ?? []) out.push({ ...item, apiVersion, kind: type.kind });
+      for (const item of page.items ?? []) {
+        // List items come without apiVersion and kind; set them in place (no copy of tens of thousands of objects).
+        item.apiVersion = apiVersion;
+        item.kind = type.kind;
+        out.push(item);
+      }
       cont = page.metadata?.continue || undefined;
     } while (cont);
     return out;
