@@ -159,6 +159,11 @@ describe("metrics-proxy with the real kubectl", function () {
       [`${G}/nodes`, (b) => expect(b.items.map((i: any) => i.metadata.name)).to.deep.equal(["node-1", "node-2"])],
       [`${G}/nodes/node-2`, (b) => expect(b.usage.cpu).to.equal("250m")],
       ["/version", (b) => expect(b.major).to.equal("1")],
+      ["/api/v1/nodes", (b) => expect(b.items.map((i: any) => `${i.metadata.name}:${i.status.allocatable.cpu}`)).to.deep.equal(["node-1:4", "node-2:4"])],
+      ["/api/v1/nodes/node-1", (b) => expect(b.kind).to.equal("Node")],
+      ["/api/v1/pods", (b) => expect(b.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`)).to.deep.equal(["default/db", "default/web", "team/web"])],
+      ["/api/v1/namespaces/default/pods?labelSelector=app%3Dweb", (b) => expect(b.items.map((i: any) => i.metadata.name)).to.deep.equal(["web"])],
+      ["/api/v1/namespaces/team/pods/web", (b) => expect(b.metadata).to.include({ name: "web", namespace: "team" })],
     ];
     for (const [path, check] of cases) {
       it(`GET ${path}`, async () => {
