@@ -84,6 +84,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
     }
   }
 
+  if (settings && files.clusterFile) reservedNamespace(result, settings.namespace);
   if (settings && settings.namespace.length > 63) {
     settings = undefined;
     diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `cluster name "${name}" is longer than ${MAX_CLUSTER_NAME} characters: its default host namespace vc-${name} is not a valid name; set namespace in cluster.yaml`));
@@ -122,6 +123,16 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
     result.spec = { name, dir, settings, values, valuesFiles: [...files.values], mesh };
   }
   return result;
+}
+
+/** The host's own namespaces are never a virtual cluster's home; `default` is allowed with a warning. */
+function reservedNamespace(result: ClusterResult, ns: string): void {
+  const source = settingsSources.get(result)!;
+  const at = (severity: Diagnostic["severity"], message: string): void => {
+    result.diagnostics.push(source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity, code: "reserved-namespace", message }));
+  };
+  if (ns === "kube-system" || ns === "kube-public" || ns === "kube-node-lease") at("error", `host namespace "${ns}" belongs to the host cluster itself: choose a namespace of the virtual cluster's own`);
+  else if (ns === "default") at("warning", 'host namespace "default" is shared with everything else on the host: a namespace of its own (the default vc-<name>) keeps pruning and quotas apart');
 }
 
 /** A file that must hold one mapping document (values files, cluster.yaml); an empty file is `{}` with a warning. */

@@ -133,6 +133,22 @@ describe("validate: whole repository", () => {
     ]);
   });
 
+  it("refuses the host's own namespaces and warns on default", async () => {
+    const r = await loadAndValidate(
+      makeRepo({
+        "clusters/a/values.yaml": "{}\n",
+        "clusters/a/cluster.yaml": "namespace: kube-system\n",
+        "clusters/b/values.yaml": "{}\n",
+        "clusters/b/cluster.yaml": "suspend: true\nnamespace: default\n",
+      }),
+    );
+    expect(r.diagnostics.map((d) => [d.file, d.line, d.severity, d.code])).to.deep.equal([
+      ["clusters/a/cluster.yaml", 1, "error", "reserved-namespace"],
+      ["clusters/b/cluster.yaml", 2, "warning", "reserved-namespace"],
+    ]);
+    expect(r.clusters.map((c) => c.spec?.settings)).to.deep.equal([undefined, { namespace: "default", suspend: true, prune: true }]);
+  });
+
   it("limits validation to the named clusters and reports unknown names", async () => {
     const root = makeRepo({ "clusters/a/values.yaml": "{}\n", "clusters/b/values.yaml": "x: 1\n" });
     const r = await loadAndValidate(root, { clusters: ["a", "zz"] });
