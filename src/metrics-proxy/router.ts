@@ -3,6 +3,7 @@ import * as discovery from "./discovery.js";
 import * as h from "./handlers.js";
 import { parseListQuery } from "./query.js";
 import { ApiError } from "./status.js";
+import { toTable, wantsTable } from "./table.js";
 
 export interface Route {
   verb: string;
@@ -26,7 +27,14 @@ function pathNotFound(path: string): ApiError {
  * The route of a GET to `path` with `params`, or a thrown 404 ApiError. Health and Prometheus paths are
  * handled by the server before this.
  */
-export function route(ctx: RouterContext, path: string, params: URLSearchParams): Route {
+export function route(ctx: RouterContext, path: string, params: URLSearchParams, accept?: string): Route {
+  const r = resolve(ctx, path, params);
+  if (r.group !== ctx.apiGroup || !wantsTable(accept)) return r;
+  const run = r.run;
+  return { ...r, run: async () => toTable(await run()) };
+}
+
+function resolve(ctx: RouterContext, path: string, params: URLSearchParams): Route {
   let parts: string[];
   try {
     parts = path.split("/").filter((p) => p !== "").map(decodeURIComponent);

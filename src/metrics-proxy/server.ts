@@ -68,7 +68,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       finish(e.code);
     };
     try {
-      const r = route(ctx, path, new URLSearchParams(q < 0 ? "" : raw.slice(q + 1)));
+      const r = route(ctx, path, new URLSearchParams(q < 0 ? "" : raw.slice(q + 1)), req.headers.accept);
       labels = { verb: r.verb, group: r.group, resource: r.resource };
       Promise.resolve(r.run()).then((body) => {
         send(res, 200, body instanceof RawJson ? body.json : JSON.stringify(body));

@@ -173,6 +173,21 @@ describe("metrics-proxy with the real kubectl", function () {
       });
     }
 
+    it("kubectl get podmetrics / nodemetrics prints the server's CPU, memory and window columns", async () => {
+      const pods = await kubectl(kc, "get", "podmetrics.metrics.orch.io", "-A");
+      expect(pods.code, pods.stderr).to.equal(0);
+      expect(rows(pods.stdout)).to.deep.equal([
+        ["default", "db", "12m", "30Mi", "30s"],
+        ["default", "web", "11m", "20Mi", "30s"],
+        ["team", "web", "13m", "1Mi", "30s"],
+      ]);
+      const nodes = await kubectl(kc, "get", "nodemetrics.metrics.orch.io");
+      expect(rows(nodes.stdout)).to.deep.equal([
+        ["node-1", "100m", "1Gi", "30s"],
+        ["node-2", "250m", "1Gi", "30s"],
+      ]);
+    });
+
     it("GET /healthz, /readyz and /metrics", async () => {
       expect((await kubectl(kc, "get", "--raw", "/healthz")).stdout).to.equal("ok");
       expect((await kubectl(kc, "get", "--raw", "/readyz")).stdout).to.equal("ok");
