@@ -1,5 +1,5 @@
 // Validation of a whole repository: every selected cluster folder, plus rules across clusters; the entry point other stages call.
-import { hasErrors, compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
+import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import { CLUSTERS_DIR, listClusterFiles, listClusterFolders } from "../repo/layout.js";
 import { safeRealpath } from "../repo/read.js";
@@ -69,8 +69,4 @@ function crossClusterRules(clusters: ClusterResult[]): void {
 /** The specs of the valid clusters, by name. */
 export function validSpecs(v: RepoValidation): ClusterSpec[] {
   return v.clusters.flatMap((c) => (c.spec ? [c.spec] : []));
-}
-
-export function isValid(v: RepoValidation): boolean {
-  return !hasErrors(v.diagnostics);
 }

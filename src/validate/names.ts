@@ -1,13 +1,9 @@
-// DNS-1123 name checks used for cluster folders, namespaces and object names.
+// DNS-1123 label checks for cluster folder names (the schemas check the other names).
 
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function isDns1123Label(s: string): boolean {
   return s.length > 0 && s.length <= 63 && LABEL.test(s);
-}
-
-export function isDns1123Subdomain(s: string): boolean {
-  return s.length > 0 && s.length <= 253 && s.split(".").every((p) => LABEL.test(p));
 }
 
 /** Why a string is not a DNS-1123 label, for messages. */
