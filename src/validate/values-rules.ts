@@ -45,6 +45,14 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
       message: "the metrics integration (integrations.metricsServer.enabled) and the built-in metrics server (deploy.metricsServer.enabled) cannot both be on: deploying both is not supported; turn off deploy.metricsServer",
     });
   }
+  if (metrics.enabled && v.privateNodes.enabled && !v.deploy.metricsServer.enabled) {
+    out.push({
+      paths: [["integrations", "metricsServer", "enabled"]],
+      severity: "warning",
+      code: "metrics-private-nodes",
+      message: "in private nodes mode the built-in metrics server (deploy.metricsServer.enabled) is preferred to the metrics integration",
+    });
+  }
   if (metrics.enabled && !metrics.pods && !metrics.nodes) {
     out.push({
       paths: [["integrations", "metricsServer", "enabled"]],

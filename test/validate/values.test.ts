@@ -100,6 +100,14 @@ sync:
     expect(d.map((x) => [x.line, x.code])).to.deep.equal([[6, "metrics-conflict"]]);
   });
 
+  it("warns on the metrics integration in private nodes mode, and when it proxies nothing", () => {
+    const d = validateValuesDocument("privateNodes: {enabled: true}\nintegrations:\n  metricsServer:\n    enabled: true\n    pods: false\n    nodes: false\n", F);
+    expect(d.map((x) => [x.line, x.severity, x.code])).to.deep.equal([
+      [4, "warning", "metrics-private-nodes"],
+      [4, "warning", "metrics-empty"],
+    ]);
+  });
+
   it("requires a connection for the external database and one backing store", () => {
     const none = validateValuesDocument("controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n", F);
     expect(none.map((x) => x.code)).to.deep.equal(["database-endpoint"]);
