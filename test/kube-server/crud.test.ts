@@ -43,6 +43,16 @@ describe("kube-server: CRUD", () => {
     expect(server.get("v1", "ConfigMap", "default", "a")!.data).to.deep.equal({ k: "2" });
   });
 
+  it("leaves the resourceVersion alone for writes that change nothing", async () => {
+    const created = (await call(server, "POST", CM, configMap("same", { k: "1" }))).body;
+    const put = await call(server, "PUT", `${CM}/same`, created);
+    expect(put.body.metadata.resourceVersion).to.equal(created.metadata.resourceVersion);
+    const patched = await call(server, "PATCH", `${CM}/same`, { data: { k: "1" } }, { contentType: "application/merge-patch+json" });
+    expect(patched.body.metadata.resourceVersion).to.equal(created.metadata.resourceVersion);
+    const changed = await call(server, "PATCH", `${CM}/same`, { data: { k: "2" } }, { contentType: "application/merge-patch+json" });
+    expect(changed.body.metadata.resourceVersion).to.not.equal(created.metadata.resourceVersion);
+  });
+
   it("rejects invalid names with 422 and a namespace mismatch with 400", async () => {
     const bad = await call(server, "POST", CM, configMap("Bad_Name"));
     expect(bad.status).to.equal(422);

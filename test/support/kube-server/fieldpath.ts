@@ -16,10 +16,11 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     const bb = b as unknown[];
     return a.length === bb.length && a.every((x, i) => deepEqual(x, bb[i]));
   }
-  const ka = Object.keys(a as object);
-  const kb = Object.keys(b as object);
+  // Keys holding undefined count as absent, as in JSON.
+  const ka = Object.keys(a as object).filter((k) => (a as JsonMap)[k] !== undefined);
+  const kb = Object.keys(b as object).filter((k) => (b as JsonMap)[k] !== undefined);
   if (ka.length !== kb.length) return false;
-  return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual((a as JsonMap)[k], (b as JsonMap)[k]));
+  return ka.every((k) => deepEqual((a as JsonMap)[k], (b as JsonMap)[k]));
 }
 
 /**
@@ -100,8 +101,20 @@ export function getAt(root: Json | undefined, path: Path): Json | undefined {
   return cur;
 }
 
+const parsedKeys = new Map<string, JsonMap>();
+
+function parseKey(el: string): JsonMap {
+  let key = parsedKeys.get(el);
+  if (!key) {
+    if (parsedKeys.size > 50_000) parsedKeys.clear();
+    key = JSON.parse(el.slice(2)) as JsonMap;
+    parsedKeys.set(el, key);
+  }
+  return key;
+}
+
 export function findItem(list: Json[], el: string): Json | undefined {
-  const key = JSON.parse(el.slice(2)) as JsonMap;
+  const key = parseKey(el);
   return list.find((item) => isMap(item) && Object.keys(key).every((k) => item[k] === key[k]));
 }
 

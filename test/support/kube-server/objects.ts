@@ -37,9 +37,20 @@ function sortKey(e: Entry): string {
   return `${e.obj.metadata.namespace ?? ""}/${e.obj.metadata.name}`;
 }
 
-function withoutVolatile(o: KubeObject): unknown {
-  const meta = { ...o.metadata, resourceVersion: undefined, managedFields: (o.metadata.managedFields as Array<Record<string, unknown>> | undefined)?.map((m) => ({ ...m, time: undefined })) };
-  return JSON.parse(JSON.stringify({ ...o, metadata: meta }));
+/** True when two versions differ at most in resourceVersion and managedFields timestamps (a no-op write). */
+function sameButVolatile(a: KubeObject, b: KubeObject): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) if (k !== "metadata" && !deepEqual(a[k], b[k])) return false;
+  const mk = new Set([...Object.keys(a.metadata), ...Object.keys(b.metadata)]);
+  for (const k of mk) {
+    if (k === "resourceVersion") continue;
+    if (k === "managedFields") {
+      const ma = (a.metadata.managedFields ?? []) as Array<Record<string, unknown>>;
+      const mb = (b.metadata.managedFields ?? []) as Array<Record<string, unknown>>;
+      if (ma.length !== mb.length || ma.some((m, i) => !deepEqual({ ...m, time: undefined }, { ...mb[i], time: undefined }))) return false;
+    } else if (!deepEqual(a.metadata[k], b.metadata[k])) return false;
+  }
+  return true;
 }
 
 export class Objects {
@@ -168,7 +179,7 @@ export class Objects {
     const prepared = prepareUpdate(next, live, served, opts.subresource);
     if (track) trackUpdate(live, prepared, opts.manager, opts.subresource);
     prepared.metadata.resourceVersion = live.metadata.resourceVersion;
-    if (deepEqual(withoutVolatile(prepared), withoutVolatile(live))) return live;
+    if (sameButVolatile(prepared, live)) return live;
     if (opts.dryRun) return prepared;
     return this.store.commit(kindKey(served), "MODIFIED", prepared).obj;
   }
