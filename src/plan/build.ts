@@ -38,12 +38,12 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
     const ref = refOf(obj);
     const want = normalizeDesired(obj);
     if (!twin) {
-      applies.push({ action: "create", ref, desired: obj, diff: objectDiff(ref, want, undefined) });
+      applies.push(withDiff({ action: "create", ref, desired: obj }, () => objectDiff(ref, want, undefined)));
       continue;
     }
     const have = managedView(twin, want, { normalized: true });
     const same = deepEqual(want, have) || (ignoreRevision && deepEqual(withoutRevision(want), withoutRevision(have)));
-    applies.push(same ? { action: "unchanged", ref, desired: obj, live: twin } : { action: "update", ref, desired: obj, live: twin, diff: objectDiff(ref, want, have) });
+    applies.push(same ? { action: "unchanged", ref, desired: obj, live: twin } : withDiff({ action: "update", ref, desired: obj, live: twin }, () => objectDiff(ref, want, have)));
   }
   applies.sort((a, b) => compareRefs(a.ref, b.ref));
 
@@ -52,7 +52,7 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
     for (const [key, obj] of liveByKey) {
       if (seen.has(key)) continue;
       const ref = refOf(obj);
-      deletes.push({ action: "delete", ref, live: obj, diff: objectDiff(ref, undefined, normalizeLive(obj)) });
+      deletes.push(withDiff({ action: "delete", ref, live: obj }, () => objectDiff(ref, undefined, normalizeLive(obj))));
     }
     deletes.sort((a, b) => compareRefsForDelete(a.ref, b.ref));
   }
@@ -69,6 +69,16 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
 /** True when applying the plan would change something. */
 export function hasChanges(plan: Plan): boolean {
   return plan.counts.create + plan.counts.update + plan.counts.delete > 0;
+}
+
+/**
+ * Gives a change its `diff` as a lazy, cached, enumerable property: printing a plan computes the diffs,
+ * applying one (tens of thousands of creates on a first run) never pays for them.
+ */
+function withDiff(change: PlannedChange, compute: () => string): PlannedChange {
+  let cached: string | undefined;
+  Object.defineProperty(change, "diff", { enumerable: true, configurable: true, get: () => (cached ??= compute()) });
+  return change;
 }
 
 function withoutRevision(obj: KubeObject): KubeObject {
