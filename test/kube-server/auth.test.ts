@@ -65,6 +65,8 @@ describe("kube-server: authentication and authorisation", function () {
       const canDelete = await kubectl(tls, ["auth", "can-i", "delete", "configmaps", "-n", "default"], { kubeconfig: kc });
       expect(canDelete.code).to.equal(1);
       expect(canDelete.stdout).to.equal("no\n");
+      const whoami = await kubectl(tls, ["auth", "whoami", "-o", "json"], { kubeconfig: kc });
+      expect(JSON.parse(whoami.stdout).status.userInfo, whoami.stderr).to.deep.equal({ username: "alice", groups: ["system:authenticated"] });
       const admin = await kubectl(tls, ["get", "secrets", "-n", "default"]);
       expect(admin.code, admin.stderr).to.equal(0);
       expect(tls.requests.filter((r) => r.resource === "secrets").map((r) => `${r.user} ${r.status}`)).to.deep.equal(["alice 403", "admin 200"]);

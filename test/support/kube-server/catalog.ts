@@ -37,11 +37,26 @@ const ACCESS_REVIEW: Served = {
   createOnly: true,
 };
 
+/** SelfSubjectReview, which `kubectl auth whoami` creates. */
+const SELF_REVIEW: Served = {
+  group: "authentication.k8s.io",
+  version: "v1",
+  apiVersion: "authentication.k8s.io/v1",
+  kind: "SelfSubjectReview",
+  plural: "selfsubjectreviews",
+  singular: "selfsubjectreview",
+  namespaced: false,
+  verbs: ["create"],
+  listKind: "SelfSubjectReviewList",
+  createOnly: true,
+};
+
 /** Every served resource; the metrics kinds appear under both metrics.orch.io and metrics.k8s.io. */
 export const SERVED: readonly Served[] = [
   ...RESOURCES.map(served),
   ...RESOURCES.filter((r) => r.group === METRICS_GROUP).map((r) => served({ ...r, group: METRICS_K8S_GROUP, version: METRICS_VERSION })),
   ACCESS_REVIEW,
+  SELF_REVIEW,
 ];
 
 export function isMetricsGroup(group: string): boolean {

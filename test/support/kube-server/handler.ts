@@ -14,7 +14,7 @@ import type { OpenApi } from "./openapi.js";
 import { decodeProtobuf } from "./protobuf.js";
 import type { RequestLog, LoggedRequest } from "./request-log.js";
 import { requestInfo, type RequestInfo } from "./router.js";
-import { accessReview } from "./review.js";
+import { accessReview, selfReview } from "./review.js";
 import { scaleOf, writeScale } from "./scale.js";
 import { ApiError, badRequest, REASONS, successStatus } from "./status.js";
 import { jsonOf, type Store } from "./store.js";
@@ -164,7 +164,8 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
 
   if (served.createOnly) {
     if (info.verb !== "create" || info.name !== undefined) throw methodNotAllowed(served, info.verb);
-    return sendJson(res, 201, accessReview(deps.auth, user, await readObject(req)));
+    const body = await readObject(req);
+    return sendJson(res, 201, served.kind === "SelfSubjectReview" ? selfReview(user) : accessReview(deps.auth, user, body));
   }
   if (served.readOnly) {
     if (info.verb !== "get" && info.verb !== "list") throw methodNotAllowed(served, info.verb);

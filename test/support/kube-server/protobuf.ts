@@ -1,5 +1,5 @@
 // Decodes the protobuf bodies typed kubectl commands send (`kubectl create namespace|configmap|secret|serviceaccount`)
-// (and `kubectl auth can-i`) for the few simple kinds whose schema fits here: ObjectMeta plus string/bytes maps, and
+// (and `kubectl auth can-i|whoami`) for the few simple kinds whose schema fits here: ObjectMeta plus string/bytes maps, and
 // SelfSubjectAccessReview. Other kinds stay 415.
 import type { KubeObject } from "../../../src/kube/object.js";
 import { ApiError } from "./status.js";
@@ -110,6 +110,7 @@ export function decodeProtobuf(body: Buffer): KubeObject {
       if (f.num === 2) raw = f.value as Buffer;
     }
     if (apiVersion === "authorization.k8s.io/v1" && kind === "SelfSubjectAccessReview") return accessReview(raw);
+    if (apiVersion === "authentication.k8s.io/v1" && kind === "SelfSubjectReview") return { apiVersion, kind, metadata: { name: "" } };
     const shape = KINDS[kind];
     if (apiVersion !== "v1" || !shape) throw unsupported(`got ${apiVersion} ${kind}`);
     const obj: KubeObject = { apiVersion, kind, metadata: { name: "" } };

@@ -1,4 +1,5 @@
-// SelfSubjectAccessReview: answers whether the requesting user may do something, from the same rules that authorise requests.
+// Self reviews: SelfSubjectAccessReview (may the requesting user do this? from the rules that authorise requests) and
+// SelfSubjectReview (who am I?).
 import type { Auth, User } from "./auth.js";
 import { badRequest } from "./status.js";
 
@@ -22,4 +23,9 @@ export function accessReview(auth: Auth, user: User, body: unknown): Record<stri
   // Like RBAC, a denial carries no reason (kubectl then prints a bare "no").
   const status: Record<string, unknown> = { allowed };
   return { kind: "SelfSubjectAccessReview", apiVersion: "authorization.k8s.io/v1", metadata: { creationTimestamp: null }, spec, status };
+}
+
+export function selfReview(user: User): Record<string, unknown> {
+  const groups = user.rules ? ["system:authenticated"] : ["system:masters", "system:authenticated"];
+  return { kind: "SelfSubjectReview", apiVersion: "authentication.k8s.io/v1", metadata: { creationTimestamp: null }, status: { userInfo: { username: user.name, groups } } };
 }
