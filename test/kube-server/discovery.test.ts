@@ -48,6 +48,17 @@ describe("kube-server: discovery", () => {
     expect(pods.subresources.map((s: any) => s.subresource)).to.deep.equal(["status", "log"]);
   });
 
+  it("serves health paths and /metrics with upstream's request series", async () => {
+    expect((await call(server, "GET", "/healthz")).text).to.equal("ok");
+    expect((await call(server, "GET", "/readyz")).status).to.equal(200);
+    await call(server, "GET", "/api/v1/namespaces/default/configmaps");
+    await call(server, "GET", "/apis/apps/v1/namespaces/default/deployments/none");
+    const text = (await call(server, "GET", "/metrics")).text;
+    expect(text).to.match(/^apiserver_request_total\{verb="LIST",group="",resource="configmaps",subresource="",scope="namespace",code="200"\} 1$/m);
+    expect(text).to.match(/^apiserver_request_total\{verb="GET",group="apps",resource="deployments",subresource="",scope="resource",code="404"\} 1$/m);
+    expect(text).to.match(/^apiserver_request_duration_seconds_bucket\{le="0.005",verb="LIST",group="",resource="configmaps"/m);
+  });
+
   it("advertises fieldValidation on PATCH in openapi v3 and serves a protobuf v2 document", async () => {
     const root = (await call(server, "GET", "/openapi/v3")).body;
     expect(root.paths["apis/apps/v1"].serverRelativeURL).to.match(/^\/openapi\/v3\/apis\/apps\/v1\?hash=[0-9A-F]{32}$/);

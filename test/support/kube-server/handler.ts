@@ -16,6 +16,7 @@ import type { RequestLog, LoggedRequest } from "./request-log.js";
 import { requestInfo, type RequestInfo } from "./router.js";
 import { accessReview, selfReview } from "./review.js";
 import { scaleOf, writeScale } from "./scale.js";
+import type { ServerMetrics } from "./server-metrics.js";
 import { ApiError, badRequest, REASONS, successStatus } from "./status.js";
 import { jsonOf, type Store } from "./store.js";
 import { toTable } from "./table.js";
@@ -31,6 +32,7 @@ export interface HandlerDeps {
   metrics: MetricsApi;
   logs: PodLogs;
   openapi: OpenApi;
+  serverMetrics: ServerMetrics;
   hostPort: () => string;
   /** Open watch streams, ended on close. */
   watches: Set<() => void>;
@@ -53,10 +55,14 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
   const method = (req.method ?? "GET").toUpperCase();
   const entry: LoggedRequest = { method, path: url.pathname, query: url.search.replace(/^\?/, ""), status: 0, verb: method.toLowerCase() };
   deps.log.add(entry);
+  const started = process.hrtime.bigint();
+  let group = "";
   res.on("finish", () => {
     entry.status = res.statusCode;
+    if (entry.resource) deps.serverMetrics.observe(entry, group, Number(process.hrtime.bigint() - started) / 1e9);
   });
   const info = requestInfo(method, url.pathname, url.searchParams);
+  group = info.group;
   entry.verb = info.verb;
   if (info.resource) entry.resource = info.resource;
   if (info.subresource) entry.subresource = info.subresource;
@@ -97,6 +103,10 @@ function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: ServerRe
   const metricsOn = deps.metrics.available;
   if (p === "/version") return sendJson(res, 200, versionInfo());
   if (p === "/healthz" || p === "/livez" || p === "/readyz") return sendText(res, 200, "ok");
+  if (p === "/metrics") {
+    void deps.serverMetrics.text().then((text) => sendText(res, 200, text, deps.serverMetrics.contentType));
+    return;
+  }
   if (p === "/api") {
     if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(true, metricsOn), AGGREGATED_CONTENT_TYPE);
     return sendJson(res, 200, apiVersions(deps.hostPort()));

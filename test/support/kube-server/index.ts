@@ -32,7 +32,8 @@
 // Served: discovery (plain and aggregated v2), the kinds of src/kube/resources.ts, the metrics API under
 // metrics.orch.io and metrics.k8s.io, get/list/watch/create/update/patch (merge, JSON, strategic, apply)/
 // delete/deletecollection, status and scale subresources, pods/log, Tables for kubectl, dryRun=All, openapi enough for
-// kubectl's server-side validation, SelfSubjectAccessReview, protobuf bodies of `kubectl create ns|cm|secret|sa`.
+// kubectl's server-side validation, /healthz, /readyz, /livez, /metrics (apiserver_request_total and
+// apiserver_request_duration_seconds), SelfSubjectAccessReview and SelfSubjectReview, protobuf bodies of `kubectl create ns|cm|secret|sa`.
 // Not served: controllers (nothing updates workload status), admission, CRDs, protobuf responses.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -53,6 +54,7 @@ import { MetricsApi, type ContainerUsage } from "./metrics-api.js";
 import { kindKey, Objects } from "./objects.js";
 import { OpenApi } from "./openapi.js";
 import { RequestLog, type LoggedRequest, type RequestFilter } from "./request-log.js";
+import { ServerMetrics } from "./server-metrics.js";
 import { jsonOf, Store } from "./store.js";
 import { selfSignedCertificate } from "./tls.js";
 
@@ -132,7 +134,7 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
   const dir = mkdtempSync(join(tmpdir(), "kube-server-"));
   let port = 0;
 
-  const handler = createHandler({ store, objects, auth, faults, log, metrics, logs, openapi: new OpenApi(), hostPort: () => `127.0.0.1:${port}`, watches });
+  const handler = createHandler({ store, objects, auth, faults, log, metrics, logs, openapi: new OpenApi(), serverMetrics: new ServerMetrics(), hostPort: () => `127.0.0.1:${port}`, watches });
   const cert = options.tls ? selfSignedCertificate(dir) : undefined;
   const server: Server = cert ? createTlsServer({ cert: cert.cert, key: cert.key, keepAliveTimeout: 30_000 }, handler) : createServer({ keepAliveTimeout: 30_000 }, handler);
   const sockets = new Set<Socket>();
