@@ -21,7 +21,7 @@ export interface Plan {
   /** Applies first (namespaces, RBAC, config, workloads, mesh), then deletes in reverse order. */
   changes: PlannedChange[];
   counts: Record<Action, number>;
-  /** Set when the prune guard stopped the deletes: the message to show. Creates and updates still run. */
+  /** Set when the prune guard stops the run: the message to show. Nothing of the cluster is then changed (applyPlan skips every change). */
   blocked?: string;
 }
 
