@@ -199,12 +199,15 @@ spec:
     expect(server.list("v1", "ConfigMap", "made")).to.deep.equal([]);
   });
 
-  it("watches with get -w: a table row per change", async () => {
-    const watching = kubectl(server, ["get", "configmaps", "-l", "watched=yes", "-w", "--output-watch-events"], { timeoutMs: 2500 });
-    await new Promise((r) => setTimeout(r, 1000));
+  it("watches with get -w: a table row per change, ending when the server ends the watch", async () => {
+    const watching = kubectl(server, ["get", "configmaps", "-l", "watched=yes", "-w", "--output-watch-events"], { timeoutMs: 20_000 });
+    for (let i = 0; i < 200 && server.openWatches === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(server.openWatches).to.equal(1);
     server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "w1", namespace: "default", labels: { watched: "yes" } }, data: { a: "1" } });
     server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "w1", namespace: "default", labels: { watched: "yes" } }, data: { a: "1", b: "2" } });
     server.remove("v1", "ConfigMap", "default", "w1");
+    await new Promise((r) => setTimeout(r, 300));
+    server.closeWatches();
     const r = await watching;
     const rows = r.stdout.trim().split("\n").map((l) => l.split(/\s+/).slice(0, 3).join(" "));
     expect(rows, r.stdout + r.stderr).to.deep.equal(["EVENT NAME DATA", "ADDED w1 1", "MODIFIED w1 2", "DELETED w1 2"]);
