@@ -1,4 +1,4 @@
-// The resource endpoints: pod and node metrics (list and get) and the core nodes kubectl top reads, all translated to virtual.
+// The resource endpoints: pod and node metrics (list, get) and the read-only core nodes and pods kubectl top reads, all translated to virtual.
 import type { HostSource, HostNode } from "./host-source.js";
 import type { PodInformer } from "./informer.js";
 import type { PodIndex, VirtualPod } from "./pod-index.js";

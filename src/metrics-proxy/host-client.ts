@@ -1,4 +1,4 @@
-// HTTP client of the host API server over the KubeConfig's transport: JSON GETs and line-delimited watch streams.
+// HTTP client of the host API server over a HostTransport (kubeconfig or in-cluster): JSON GETs and line-delimited watch streams.
 import http from "node:http";
 import https from "node:https";
 import type { HostTransport } from "./kubeconfig.js";
