@@ -14,14 +14,14 @@ export interface TargetFlags {
   repo?: string;
   branch?: string;
   gitCredentials?: string;
-  cluster: string[];
+  cluster?: string[];
   target: string;
   kubeconfig?: string;
   context?: string;
   prune?: boolean;
 }
 
-const collect = (value: string, previous: string[]) => [...previous, value];
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 /** Adds the source, cluster and target options to a command. */
 export function withTargetOptions(cmd: Command): Command {
@@ -30,7 +30,7 @@ export function withTargetOptions(cmd: Command): Command {
     .option("--repo <url>", "a remote git repository (HTTP(S)) instead of a folder; cloned once into ~/.cache/vc/repos, then fetched")
     .option("--branch <name>", "branch or tag of --repo", "main")
     .option("--git-credentials <file>", "file with a token or user:password for --repo (else VC_GIT_TOKEN, or VC_GIT_USERNAME and VC_GIT_PASSWORD)")
-    .option("--cluster <name>", "only this cluster (repeatable); default: every cluster", collect, [])
+    .option("--cluster <name>", "only this cluster (repeatable); default: every cluster", collect)
     .option("--target <target>", "kube (the host of your kubeconfig) or dir:PATH (hydrated manifests)", DEFAULT_TARGET)
     .option("--kubeconfig <file>", "kubeconfig for --target kube (default $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
     .option("--context <name>", "kubeconfig context for --target kube")
@@ -41,7 +41,7 @@ export function withTargetOptions(cmd: Command): Command {
 export async function loadForCommand(path: string | undefined, flags: TargetFlags): Promise<{ desired: DesiredState; selected: string[] }> {
   try {
     const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials });
-    const selected = [...flags.cluster, ...(source.cluster ? [source.cluster] : [])];
+    const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
     const desired = await loadDesired(source.root, source.revision, { clusters: selected });
     return { desired, selected };
   } catch (err) {
