@@ -98,7 +98,9 @@ export class HostClient {
     const headers = await this.headers();
     return new Promise<number>((resolve, reject) => {
       if (signal.aborted) return resolve(0);
-      const req = this.open(path, headers, 0);
+      // A silent connection (no bytes for longer than the server-side timeoutSeconds of 300) is a dead one.
+      const req = this.open(path, headers, 330_000);
+      req.on("timeout", () => req.destroy(new HostUnreachable("the watch went silent")));
       const abort = () => req.destroy();
       signal.addEventListener("abort", abort, { once: true });
       const done = (fn: () => void) => {
