@@ -166,13 +166,14 @@ describe("metrics-proxy errors, cache, authentication and metrics", function () 
     });
 
     it("asks the host again once the TTL has passed", async () => {
-      const p = await proxyFor(server, "a", ["--cache-ttl", "50ms"]);
+      const p = await proxyFor(server, "a", ["--cache-ttl", "1s"]);
       const hostPath = `${G}/namespaces/${HOST_NS}/pods`;
       try {
         const before = server.countRequests({ path: hostPath });
         await get(p, `${G}/pods`);
         await get(p, `${G}/pods`);
-        await new Promise((r) => setTimeout(r, 80));
+        expect(server.countRequests({ path: hostPath }) - before).to.equal(1);
+        await new Promise((r) => setTimeout(r, 1100));
         await get(p, `${G}/pods`);
         expect(server.countRequests({ path: hostPath }) - before).to.equal(2);
       } finally {
