@@ -18,6 +18,11 @@ const PUSHES = 7;
 const FLUX_KUSTOMIZE_CONTROLLER_MIB = 223;
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 
+/** Environment of the reconciler process, as deploy/reconciler/deployment.yaml sets it. */
+const CHILD_ENV: Record<string, string> = process.env.VC_BENCH_MALLOC_ARENA_MAX === "default" ? {} : { MALLOC_ARENA_MAX: "2" };
+/** V8 flags of the reconciler process, as deploy/reconciler/deployment.yaml sets them in NODE_OPTIONS. */
+const V8_FLAGS = (process.env.VC_BENCH_V8_FLAGS ?? "--max-old-space-size=192 --max-semi-space-size=2").split(" ").filter(Boolean);
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, timeoutMs: number, everyMs = 2): Promise<T> {
@@ -62,11 +67,12 @@ export async function run(ctx: BenchContext): Promise<void> {
   const secretFile = join(ctx.workDir, "reconcile-webhook-secret");
   writeFileSync(secretFile, "bench-secret\n");
   try {
-    const bundled = bundle();
-    // As deploy/reconciler runs it (NODE_OPTIONS there caps the old generation at 192 MiB).
-    await measure(ctx, repo, git, secretFile, "tsx", ["--max-old-space-size=192", "--import", "tsx", "src/cli/main.ts"]);
-    if (bundled) await measure(ctx, repo, git, secretFile, "bundled", ["--max-old-space-size=192", bundled]);
-    else ctx.report("bundled run", "skipped", "", "esbuild not found");
+    const modes = (process.env.VC_BENCH_RECONCILE_MODES ?? "tsx,bundled").split(",");
+    // With the V8 flags and environment deploy/reconciler sets (NODE_OPTIONS, MALLOC_ARENA_MAX).
+    if (modes.includes("tsx")) await measure(ctx, repo, git, secretFile, "tsx", [...V8_FLAGS, "--import", "tsx", "src/cli/main.ts"]);
+    const bundled = modes.includes("bundled") ? bundle() : undefined;
+    if (bundled) await measure(ctx, repo, git, secretFile, "bundled", [...V8_FLAGS, bundled]);
+    else if (modes.includes("bundled")) ctx.report("bundled run", "skipped", "", "esbuild not found");
   } finally {
     await git.close();
     repo.dispose();
@@ -86,7 +92,7 @@ async function measure(ctx: BenchContext, repo: TestRepo, git: GitServer, secret
       [...command, "reconcile", "--repo", `${git.url}/${repo.path}`, "--target", "kube", "--kubeconfig", kube.kubeconfigPath,
         "--context", "test", "--listen", "127.0.0.1:0", "--webhook-secret-file", secretFile, "--interval", "1h", "--resync", "1h",
         "--cache-dir", join(ctx.workDir, `reconcile-cache-${mode}`), "--concurrency", "8"],
-      { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+      { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...CHILD_ENV } },
     );
     let log = "";
     child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
