@@ -70,6 +70,8 @@ describe("kube-server: authentication and authorisation", function () {
       const admin = await kubectl(tls, ["get", "secrets", "-n", "default"]);
       expect(admin.code, admin.stderr).to.equal(0);
       expect(tls.requests.filter((r) => r.resource === "secrets").map((r) => `${r.user} ${r.status}`)).to.deep.equal(["alice 403", "admin 200"]);
+      expect(tls.countRequests({ user: "alice", resource: "secrets" })).to.equal(1);
+      expect(tls.requests.find((r) => r.resource === "secrets")!.userAgent).to.match(/^kubectl\//);
     } finally {
       await tls.close();
     }

@@ -54,6 +54,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
   const url = requestUrl(req.url);
   const method = (req.method ?? "GET").toUpperCase();
   const entry: LoggedRequest = { method, path: url.pathname, query: url.search.replace(/^\?/, ""), status: 0, verb: method.toLowerCase() };
+  if (req.headers["user-agent"]) entry.userAgent = req.headers["user-agent"];
   deps.log.add(entry);
   const started = process.hrtime.bigint();
   let group = "";

@@ -23,7 +23,8 @@
 //                                   -> { remove(), matched, fired }; path: exact, prefix at "/", or RegExp; nth is 1-based
 //                                   (times defaults to 1 with nth, unlimited without)
 //   server.faults.clear()
-//   server.requests / server.countRequests({ method?, verb?, resource?, path? }) / server.resetRequests()
+//   server.requests                 [{ method, path, query, status, user?, userAgent?, verb, resource?, subresource?, namespace?, name? }]
+//   server.countRequests({ user?, method?, verb?, resource? ("pods" or "pods/log"), path? }) / server.resetRequests()
 //   server.onExec(handler)          pods/<name>/exec over websocket (v4/v5.channel.k8s.io)
 //   server.resourceVersion          the current global resourceVersion
 //   server.openWatches / server.closeWatches()   open watch streams; end them all (clients must re-watch)

@@ -8,6 +8,7 @@ export interface LoggedRequest {
   /** HTTP status; 0 while in flight or when the connection was reset. */
   status: number;
   user?: string;
+  userAgent?: string;
   verb: string;
   resource?: string;
   subresource?: string;
@@ -16,6 +17,7 @@ export interface LoggedRequest {
 }
 
 export interface RequestFilter {
+  user?: string;
   method?: string;
   verb?: string;
   resource?: string;
@@ -32,6 +34,7 @@ export class RequestLog {
   count(filter: RequestFilter = {}): number {
     return this.requests.filter(
       (r) =>
+        (filter.user === undefined || r.user === filter.user) &&
         (filter.method === undefined || r.method === filter.method.toUpperCase()) &&
         (filter.verb === undefined || r.verb === filter.verb) &&
         (filter.resource === undefined || r.resource === filter.resource || (r.subresource !== undefined && `${r.resource}/${r.subresource}` === filter.resource)) &&
