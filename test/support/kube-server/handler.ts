@@ -98,16 +98,13 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
   await serveResource(deps, req, res, info, url.searchParams, user);
 }
 
-function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, path: string): void {
+async function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   const p = path.replace(/\/+$/, "") || "/";
   const accept = req.headers.accept;
   const metricsOn = deps.metrics.available;
   if (p === "/version") return sendJson(res, 200, versionInfo());
   if (p === "/healthz" || p === "/livez" || p === "/readyz") return sendText(res, 200, "ok");
-  if (p === "/metrics") {
-    void deps.serverMetrics.text().then((text) => sendText(res, 200, text, deps.serverMetrics.contentType));
-    return;
-  }
+  if (p === "/metrics") return sendText(res, 200, await deps.serverMetrics.text(), deps.serverMetrics.contentType);
   if (p === "/api") {
     if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(true, metricsOn), AGGREGATED_CONTENT_TYPE);
     return sendJson(res, 200, apiVersions(deps.hostPort()));
