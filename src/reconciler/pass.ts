@@ -129,18 +129,22 @@ async function reconcileAll(
       run: async () => reconcileRemoved(deps, name, ns, snap.revision, await knownStatus(deps, state, name, ns, !!live), take(live, name)),
     });
   }
+  // The jobs hold the loaded clusters; each is released once taken, so a full pass does not keep 1,000 specs to its end.
+  loaded.length = 0;
+  const queue: Array<Job | undefined> = jobs;
   const runs: ClusterRun[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < jobs.length) {
-      const job = jobs[next++]!;
+    while (next < queue.length) {
+      const job = queue[next]!;
+      queue[next++] = undefined;
       const run = await safely(job, snap.revision);
       settle(deps, state, run);
       if (!deps.keepPlans) delete run.sync;
       runs.push(run);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(deps.concurrency ?? 4, jobs.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(deps.concurrency ?? 4, queue.length) }, worker));
   return runs.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
 }
 
