@@ -87,25 +87,29 @@ async function measure(ctx: BenchContext, repo: TestRepo, git: GitServer, secret
     if (child?.pid) peak = Math.max(peak, rssMiB(child.pid) || 0);
   }, 50);
   try {
-    child = spawn(
-      process.execPath,
-      [...command, "reconcile", "--repo", `${git.url}/${repo.path}`, "--target", "kube", "--kubeconfig", kube.kubeconfigPath,
-        "--context", "test", "--listen", "127.0.0.1:0", "--webhook-secret-file", secretFile, "--interval", "1h", "--resync", "1h",
-        "--cache-dir", join(ctx.workDir, `reconcile-cache-${mode}`), "--concurrency", "8"],
-      { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...CHILD_ENV } },
-    );
-    let log = "";
-    child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
-    const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
+    const startChild = async (): Promise<string> => {
+      child = spawn(
+        process.execPath,
+        [...command, "reconcile", "--repo", `${git.url}/${repo.path}`, "--target", "kube", "--kubeconfig", kube.kubeconfigPath,
+          "--context", "test", "--listen", "127.0.0.1:0", "--webhook-secret-file", secretFile, "--interval", "1h", "--resync", "1h",
+          "--cache-dir", join(ctx.workDir, `reconcile-cache-${mode}`), "--concurrency", "8"],
+        { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...CHILD_ENV } },
+      );
+      let log = "";
+      child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
+      const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
+      const url = await Promise.race([
+        until("the reconciler to listen", () => /"msg":"listening","url":"([^"]+)"/.exec(log)?.[1], 120_000, 20),
+        exited.then((code) => Promise.reject(new Error(`reconciler exited (${code}): ${log.slice(-2000)}`))),
+      ]);
+      await Promise.race([
+        until("the first full reconcile", async () => (await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)) || undefined, 1_800_000, 200),
+        exited.then((code) => Promise.reject(new Error(`reconciler exited (${code}) during the first pass: ${log.slice(-2000)}`))),
+      ]);
+      return url;
+    };
     const started = Date.now();
-    const url = await Promise.race([
-      until("the reconciler to listen", () => /"msg":"listening","url":"([^"]+)"/.exec(log)?.[1], 120_000, 20),
-      exited.then((code) => Promise.reject(new Error(`reconciler exited (${code}): ${log.slice(-2000)}`))),
-    ]);
-    await Promise.race([
-      until("the first full reconcile", async () => (await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)) || undefined, 1_800_000, 200),
-      exited.then((code) => Promise.reject(new Error(`reconciler exited (${code}) during the first pass: ${log.slice(-2000)}`))),
-    ]);
+    const url = await startChild();
     const firstMs = Date.now() - started;
     const objects = kube.requests.filter((r) => r.method === "PATCH").length;
     ctx.report(`[${mode}] first full reconcile (clone, validate, render, apply)`, firstMs / 1000, "s", `${CLUSTERS} clusters, ${objects} server-side applies incl. status`);
@@ -134,10 +138,22 @@ async function measure(ctx: BenchContext, repo: TestRepo, git: GitServer, secret
     requests.sort((a, b) => a - b);
     ctx.report(`[${mode}] push -> applied, one cluster changed (webhook)`, times[Math.floor(times.length / 2)]!, "ms", `median of ${PUSHES}; min ${times[0]!.toFixed(0)}, max ${times[times.length - 1]!.toFixed(0)}`);
     ctx.report(`[${mode}] API requests per one-cluster commit`, requests[Math.floor(requests.length / 2)]!, "", `all for that cluster (status GET, one LIST per kind, applies of the changed objects, status write); the fleet has ${CLUSTERS} clusters`);
-    const rss = rssMiB(child.pid!);
+    const rss = rssMiB(child!.pid!);
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const heap = Number(/^vc_reconciler_nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN) / 1048576;
     ctx.report(`[${mode}] reconciler resident memory, fleet loaded`, rss, "MiB", `peak ${Math.max(peak, peakFirst).toFixed(0)} MiB during the first full pass; JS heap in use ${heap.toFixed(0)} MiB; Flux kustomize-controller: ${FLUX_KUSTOMIZE_CONTROLLER_MIB} MiB for 1,000 Kustomizations`);
+
+    // A restart over the populated host: the mirror is reused, and the startup full resync lists the whole
+    // fleet's inventory (one LIST per kind) and every status (one LIST), and finds nothing to write.
+    const first = child!;
+    first.kill("SIGTERM");
+    await new Promise((r) => first.once("exit", r));
+    kube.resetRequests();
+    peak = 0;
+    const t1 = Date.now();
+    await startChild();
+    const writes = ["PATCH", "PUT", "POST", "DELETE"].reduce((n, m) => n + kube.countRequests({ method: m }), 0);
+    ctx.report(`[${mode}] restart: full resync of the populated host, nothing to change`, (Date.now() - t1) / 1000, "s", `${kube.countRequests({ method: "GET" })} GET (LISTs), ${writes} writes; peak ${peak.toFixed(0)} MiB resident`);
   } finally {
     clearInterval(sampler);
     child?.kill("SIGTERM");

@@ -45,15 +45,17 @@ function countsOf(sync: SyncResult): Counts {
 }
 
 /**
- * Whether a run is worth a status write: something was written or failed, or the result, revision or
- * (for anything but a clean apply) the message differs from the last one. A no-op resync writes nothing.
+ * Whether a run is worth a status write: something was written or failed, the result differs, or (for anything
+ * but a clean apply) the message differs. A new revision is recorded when the cluster's folder changed in it
+ * (`recordRevision`); a full resync that finds nothing to do writes nothing, even at a newer revision.
  */
-function worthWriting(prev: ClusterStatus | undefined, r: Reconciliation): boolean {
+function worthWriting(prev: ClusterStatus | undefined, r: Reconciliation, recordRevision: boolean): boolean {
   const last = prev?.history[0];
   if (!last) return true;
   const c = r.counts;
   if (c.created + c.updated + c.deleted + c.failed > 0) return true;
-  if (last.result !== r.result || last.revision !== r.revision) return true;
+  if (last.result !== r.result) return true;
+  if (recordRevision && last.revision !== r.revision) return true;
   return r.result !== "applied" && last.message !== r.message;
 }
 
@@ -67,6 +69,7 @@ export async function reconcilePresent(
   revision: string,
   prev: ClusterStatus | undefined,
   live?: KubeObject[],
+  recordRevision = true,
 ): Promise<ClusterRun> {
   const started = Date.now();
   const time = (ctx.now ?? (() => new Date()))().toISOString();
@@ -99,7 +102,7 @@ export async function reconcilePresent(
         ? `${counts.failed} object(s) failed: ${sync.results.find((r) => r.outcome === "failed")?.message ?? "unknown error"}`
         : `${counts.created} created, ${counts.updated} updated, ${counts.deleted} deleted, ${counts.unchanged} unchanged`;
   }
-  return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message }, sync, started);
+  return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message }, sync, started, recordRevision);
 }
 
 /**
@@ -139,11 +142,12 @@ async function finish(
   entry: Reconciliation,
   sync: SyncResult | undefined,
   started: number,
+  recordRevision = true,
 ): Promise<ClusterRun> {
   const status = record(prev, base.cluster, base.hostNamespace, entry);
   if (prev?.suspendedBy) status.suspendedBy = prev.suspendedBy;
   let statusWritten = false;
-  if (worthWriting(prev, entry) && ctx.mayWrite()) {
+  if (worthWriting(prev, entry, recordRevision) && ctx.mayWrite()) {
     await ctx.store.write(status);
     statusWritten = true;
   }

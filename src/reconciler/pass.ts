@@ -118,7 +118,8 @@ async function reconcileAll(
     jobs.push({
       cluster: c.name,
       ns,
-      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), take(live, c.name)),
+      // A full pass (live listed) records a new revision only when something changed; an incremental one always.
+      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), take(live, c.name), !live),
     });
   }
   for (const name of removed) {
