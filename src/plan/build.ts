@@ -1,10 +1,10 @@
 // Builds the plan of one cluster: pair desired with live objects, classify, order, and apply the prune guard (pure).
-import { objectKey, refOf, describeRef, type KubeObject } from "../kube/object.js";
+import { groupKind, objectKey, refOf, describeRef, type KubeObject } from "../kube/object.js";
 import { ANNOTATIONS, LABELS } from "../translate/keys.js";
 import { deepEqual, objectDiff } from "./diff.js";
 import { pruneGuard } from "./guard.js";
 import { managedView, normalizeDesired, normalizeLive } from "./normalize.js";
-import { compareRefs, compareRefsForDelete } from "./order.js";
+import { rankOf } from "./order.js";
 import type { Action, Plan, PlanOptions, PlannedChange } from "./types.js";
 
 /** A desired set vc cannot plan (duplicate objects, an object without the cluster's inventory label). */
@@ -45,7 +45,7 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
     const same = deepEqual(want, have) || (ignoreRevision && deepEqual(withoutRevision(want), withoutRevision(have)));
     applies.push(same ? { action: "unchanged", ref, desired: obj, live: twin } : withDiff({ action: "update", ref, desired: obj, live: twin }, () => objectDiff(ref, want, have)));
   }
-  applies.sort((a, b) => compareRefs(a.ref, b.ref));
+  sortChanges(applies, false);
 
   const deletes: PlannedChange[] = [];
   if (opts.prune) {
@@ -54,7 +54,7 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
       const ref = refOf(obj);
       deletes.push(withDiff({ action: "delete", ref, live: obj }, () => objectDiff(ref, undefined, normalizeLive(obj))));
     }
-    deletes.sort((a, b) => compareRefsForDelete(a.ref, b.ref));
+    sortChanges(deletes, true);
   }
 
   const changes = [...applies, ...deletes];
@@ -64,6 +64,20 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
   const blocked = pruneGuard(cluster, deletes.length, owned.length, opts.allowMassPrune);
   if (blocked) plan.blocked = blocked;
   return plan;
+}
+
+/** Sorts in place in apply order (or its reverse), computing each change's rank and group/kind once. */
+function sortChanges(changes: PlannedChange[], reverse: boolean): void {
+  const keyed = changes.map((c) => ({ c, rank: rankOf(c.ref), gk: groupKind(c.ref.apiVersion, c.ref.kind), ns: c.ref.namespace ?? "" }));
+  keyed.sort((a, b) => {
+    const r = a.rank - b.rank || cmp(a.gk, b.gk) || cmp(a.ns, b.ns) || cmp(a.c.ref.name, b.c.ref.name);
+    return reverse ? -r : r;
+  });
+  for (let i = 0; i < keyed.length; i++) changes[i] = keyed[i]!.c;
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** True when applying the plan would change something. */

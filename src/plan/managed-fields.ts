@@ -32,9 +32,9 @@ export function ownedChild(tree: FieldTree | undefined, name: string): FieldTree
   return sub && typeof sub === "object" ? (sub as FieldTree) : undefined;
 }
 
-/** Names of the map fields owned directly under a tree (list items are compared by position instead). */
-export function ownedNames(tree: FieldTree): string[] {
-  return Object.keys(tree).filter((k) => k.startsWith("f:")).map((k) => k.slice(2));
+/** Calls fn with each map field owned directly under a tree (list items are compared by position instead). */
+export function forEachOwnedName(tree: FieldTree, fn: (name: string) => void): void {
+  for (const k in tree) if (k.charCodeAt(0) === 102 /* f */ && k.charCodeAt(1) === 58 /* : */) fn(k.slice(2));
 }
 
 function merge(a: FieldTree, b: FieldTree): FieldTree {

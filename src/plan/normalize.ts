@@ -1,7 +1,7 @@
 // Normalise objects for comparison: drop what the server fills in, and view a live object through the fields vc manages.
 import type { KubeObject } from "../kube/object.js";
 import { FIELD_MANAGER } from "../translate/keys.js";
-import { ownedChild, ownedFields, ownedNames, type FieldTree } from "./managed-fields.js";
+import { forEachOwnedName, ownedChild, ownedFields, type FieldTree } from "./managed-fields.js";
 
 /** Metadata the server writes; never part of what vc manages. */
 const SERVER_METADATA = ["uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"];
@@ -43,9 +43,27 @@ function foldStringData(obj: KubeObject): KubeObject {
   return { ...rest, data };
 }
 
-/** The desired object as it compares: server fields dropped, stringData folded, empties removed. */
+/** The desired object as it compares: server fields dropped, stringData folded, empties removed (no copy when already so). */
 export function normalizeDesired(desired: KubeObject): KubeObject {
-  return compact(foldStringData(stripServerFields(desired))) as KubeObject;
+  const clean = !("status" in desired) && SERVER_METADATA.every((k) => !(k in desired.metadata)) && !("stringData" in desired) && !hasEmpties(desired);
+  return clean ? desired : (compact(foldStringData(stripServerFields(desired))) as KubeObject);
+}
+
+/** True when `compact` would change something: a null, or an empty map or list, anywhere inside a map. */
+function hasEmpties(v: Json): boolean {
+  if (Array.isArray(v)) return v.some(hasEmpties);
+  if (!isPlainObject(v)) return false;
+  for (const k in v) {
+    const val = v[k];
+    if (val === null || val === undefined) return true;
+    if (Array.isArray(val) ? val.length === 0 || hasEmpties(val) : isPlainObject(val) && (isEmptyMap(val) || hasEmpties(val))) return true;
+  }
+  return false;
+}
+
+function isEmptyMap(v: Record<string, unknown>): boolean {
+  for (const _ in v) return false;
+  return true;
 }
 
 /**
@@ -72,11 +90,11 @@ function project(desired: Json, live: Json, owned: FieldTree | undefined, top = 
       if (v !== undefined) (out[k] = v), n++;
     }
     if (owned) {
-      for (const k of ownedNames(owned)) {
-        if (k in desired || !(k in live) || (top && k === "status")) continue;
+      forEachOwnedName(owned, (k) => {
+        if (k in desired || !(k in live) || (top && k === "status")) return;
         const v = compactValue(live[k]);
         if (v !== undefined) (out[k] = v), n++;
-      }
+      });
     }
     return n > 0 ? out : undefined;
   }

@@ -1,5 +1,7 @@
 import { expect } from "chai";
+import fc from "fast-check";
 import { buildPlan, PlanError } from "../../src/plan/build.js";
+import { compareRefs } from "../../src/plan/order.js";
 import { ANNOTATIONS, LABELS } from "../../src/translate/keys.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { asLive, clusterObjects } from "./fixtures.js";
@@ -102,5 +104,34 @@ describe("plan/build", () => {
     const change = buildPlan("a", sts, live, opts).changes.find((c) => c.ref.kind === "StatefulSet")!;
     expect(change.action).to.equal("update");
     expect(change.diff).to.include("+            - name: B");
+  });
+
+  it("orders applies exactly as compareRefs and deletes exactly in reverse, whatever the input order", () => {
+    const all = [...clusterObjects("a"), ...clusterObjects("a").map((o) => ({ ...o, metadata: { ...o.metadata, name: `${o.metadata.name}-2`, namespace: o.metadata.namespace && "vc-b" } }))];
+    fc.assert(
+      fc.property(fc.shuffledSubarray(all), fc.shuffledSubarray(all), (desired, gone) => {
+        const keep = desired;
+        const liveOnly = gone.filter((g) => !keep.includes(g)).map((o) => asLive(o));
+        const plan = buildPlan("a", keep, liveOnly, { prune: true, allowMassPrune: true });
+        const applies = plan.changes.filter((c) => c.action !== "delete").map((c) => c.ref);
+        const deletes = plan.changes.filter((c) => c.action === "delete").map((c) => c.ref);
+        expect(applies).to.deep.equal([...applies].sort(compareRefs));
+        expect(deletes).to.deep.equal([...deletes].sort(compareRefs).reverse());
+      }),
+    );
+  });
+
+  it("treats empty maps, empty lists and nulls in the desired object as absent", () => {
+    const desired = clusterObjects("a");
+    const live = desired.map((o) => asLive(o));
+    const withEmpties = structuredClone(desired);
+    const cm = withEmpties.find((o) => o.kind === "ConfigMap")!;
+    cm.binaryData = {};
+    cm.immutable = null;
+    (withEmpties[0]!.spec as any).selector = { matchLabels: {} };
+    (withEmpties[0]!.spec as any).template.spec.volumes = [];
+    expect(buildPlan("a", withEmpties, live, opts).counts.unchanged).to.equal(6);
+    cm.binaryData = { x: "eA==" };
+    expect(buildPlan("a", withEmpties, live, opts).counts.update).to.equal(1);
   });
 });
