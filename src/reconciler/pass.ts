@@ -9,6 +9,7 @@ import type { LoadedCluster, LoadResult } from "./engine.js";
 import type { Logger } from "./log.js";
 import type { ReconcilerMetrics } from "./metrics.js";
 import { inShard, type Shard } from "./shard.js";
+import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "./inventory.js";
 import type { Snapshot, Source } from "./source.js";
 import type { ClusterStatus } from "./status.js";
 
@@ -51,6 +52,8 @@ export interface PassDeps extends ClusterContext {
    * The long-running loop drops them once a cluster is settled: a fleet's plans are most of a pass's memory.
    */
   keepPlans?: boolean;
+  /** Clusters per inventory chunk of a full pass (default INVENTORY_CHUNK). */
+  chunkSize?: number;
 }
 
 export function newPassState(): PassState {
@@ -69,23 +72,29 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])]), ...state.retry])].sort();
   }
 
-  let live: Map<string, KubeObject[]> | undefined;
-  let removed: string[];
   if (kind === "full") {
-    live = await deps.target.listFleetInventory();
     const folders = clusterFolders(snap.root);
     const mine = folders.filter((n) => inShard(n, deps.shard));
     const loadedMine = mine.length === 0 ? [] : attribute(await deps.engine.load(snap.root, { clusters: mine }));
     await refreshStatuses(deps, state);
-    const gone = new Set([...live.keys(), ...state.statuses.keys()]);
+    const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
     for (const n of folders) gone.delete(n);
-    removed = [...gone].filter((n) => inShard(n, deps.shard));
-    const runs = await reconcileAll(deps, state, snap, loadedMine, removed, live);
-    return done(state, snap, "full", runs, started);
+    const removed = [...gone].filter((n) => inShard(n, deps.shard)).sort();
+    // Chunk by chunk: list the chunk's live objects (one LIST per kind), reconcile it, let it go.
+    const runs: ClusterRun[] = [];
+    const size = deps.chunkSize ?? INVENTORY_CHUNK;
+    for (let i = 0; i < loadedMine.length + removed.length; i += size) {
+      const chunkLoaded = loadedMine.slice(i, i + size);
+      const chunkRemoved = removed.slice(Math.max(0, i - loadedMine.length), Math.max(0, i + size - loadedMine.length));
+      const live = await listChunkInventory(deps.target, [...chunkLoaded.map((c) => c.name), ...chunkRemoved]);
+      runs.push(...(await reconcileAll(deps, state, snap, chunkLoaded, chunkRemoved, live)));
+    }
+    loadedMine.length = 0;
+    return done(state, snap, "full", runs.sort(byCluster), started);
   }
   names = (names ?? []).filter((n) => inShard(n, deps.shard));
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
-  removed = names.filter((n) => !present.includes(n));
+  const removed = names.filter((n) => !present.includes(n));
   const loaded = present.length > 0 ? attribute(await deps.engine.load(snap.root, { clusters: present })) : [];
   const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined);
   return done(state, snap, "incremental", runs, started);
@@ -146,7 +155,11 @@ async function reconcileAll(
     }
   };
   await Promise.all(Array.from({ length: Math.min(deps.concurrency ?? 4, queue.length) }, worker));
-  return runs.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  return runs.sort(byCluster);
+}
+
+function byCluster(a: ClusterRun, b: ClusterRun): number {
+  return a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0;
 }
 
 /**

@@ -184,4 +184,19 @@ describe("reconciler against a git server and the API test server", function () 
     const statuses = await new KubeStatusStore(bed.client()).list();
     expect(statuses.map((s) => [s.cluster, s.result])).to.deep.equal([...a, ...b].sort().map((n) => [n, "applied"]));
   });
+
+  it("goes through a full resync chunk by chunk: one LIST per kind per chunk, never one per object", async () => {
+    const deps = bed.deps({ chunkSize: 3 });
+    await runPass(deps, newPassState(), { kind: "full" });
+    bed.repo.write({ [`clusters/${name(7)}`]: null });
+    bed.repo.commit("remove one");
+    bed.kube.resetRequests();
+    const res = await runPass({ ...deps, allowMassPrune: true }, newPassState(), { kind: "full" });
+    expect(res.clusters.map((c) => [c.cluster, c.result])).to.have.deep.members(Array.from({ length: 8 }, (_, i) => [name(i), i === 7 ? "deleted" : "applied"]));
+    // statuses + namespaces, then ceil(8 / 3) = 3 chunks of one LIST per kind; the writes are the prune and no status.
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * INVENTORY_TYPES.length);
+    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(0);
+    const selectors = bed.kube.requests.filter((r) => r.method === "GET").map((r) => decodeURIComponent(r.query));
+    expect(selectors.filter((q) => q.includes(`${LABELS.inventory} in (`))).to.have.length(3 * INVENTORY_TYPES.length);
+  });
 });

@@ -1,0 +1,37 @@
+// Reads the live inventory of a full pass chunk by chunk: per kind, one LIST selecting a chunk of clusters
+// (`vc.orch.io/inventory in (a,b,...)`), so a resync of 1,000 clusters never holds the whole fleet's objects.
+import type { KubeObject } from "../kube/object.js";
+import { resourceFor } from "../kube/resources.js";
+import { KubeTarget, INVENTORY_TYPES } from "../target/kube/target.js";
+import type { Target } from "../target/types.js";
+import { LABELS } from "../translate/keys.js";
+
+/** Clusters per chunk: 100 keeps a LIST's selector near 2 KB and a chunk's objects to a few thousand. */
+export const INVENTORY_CHUNK = 100;
+
+/** The live inventory of each named cluster (an empty list for a cluster with nothing on the target). */
+export async function listChunkInventory(target: Target, clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
+  const out = new Map<string, KubeObject[]>(clusters.map((c) => [c, []]));
+  if (clusters.length === 0) return out;
+  if (target instanceof KubeTarget) {
+    const labelSelector = `${LABELS.inventory} in (${clusters.join(",")})`;
+    const lists = await Promise.all(INVENTORY_TYPES.map((t) => target.client.list(t, { labelSelector })));
+    for (const obj of lists.flat()) out.get(obj.metadata.labels?.[LABELS.inventory] ?? "")?.push(obj);
+    return out;
+  }
+  for (const c of clusters) out.set(c, await target.listInventory(c));
+  return out;
+}
+
+/**
+ * Names of the clusters that have objects on the target, to find clusters whose folder is gone: on a live host
+ * the inventory-labelled Namespaces (one small LIST; every rendered cluster has its namespace), elsewhere the
+ * fleet inventory.
+ */
+export async function clustersOnTarget(target: Target): Promise<string[]> {
+  if (target instanceof KubeTarget) {
+    const namespaces = await target.client.list(resourceFor("v1", "Namespace")!, { labelSelector: LABELS.inventory });
+    return [...new Set(namespaces.map((n) => n.metadata.labels?.[LABELS.inventory]).filter((c): c is string => !!c))].sort();
+  }
+  return [...(await target.listFleetInventory()).keys()].sort();
+}
