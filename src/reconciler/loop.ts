@@ -65,6 +65,12 @@ export class ReconcileLoop {
     const p = this.#pending ?? { full: false, paths: [] };
     if (req.kind === "full") p.full = true;
     else p.paths.push(...(req.paths ?? []));
+    if (this.#failed) {
+      // A pass that failed earlier rides along with this one.
+      p.full ||= this.#failed.full;
+      p.paths.push(...this.#failed.paths);
+      this.#failed = undefined;
+    }
     this.#pending = p;
     if (!this.#running) this.#running = this.#drain();
   }
@@ -99,7 +105,7 @@ export class ReconcileLoop {
           // The source is unreachable (or the host inventory cannot be read): keep the last good state, retry later.
           delay = this.backoff.fail();
           this.#lastProgress = Date.now();
-          if (p.full) this.#pendingFullAfterFailure = true;
+          this.#failed = p; // retried as it was asked: a full pass stays full, watched paths are not lost
           this.deps.logger.warn("pass failed, retrying with backoff", { error: (err as Error).message, retryInMs: delay, failures: this.backoff.failures });
           this.opts.onPass?.({ error: err as Error, retryInMs: delay });
         }
@@ -110,16 +116,13 @@ export class ReconcileLoop {
     }
   }
 
-  #pendingFullAfterFailure = false;
+  /** The request of a pass that failed, to run again at the next poll. */
+  #failed?: { full: boolean; paths: string[] };
 
-  /** The next poll: an incremental pass (or the full one that failed). */
+  /** The next poll: an incremental pass, or the pass that failed. */
   #schedulePoll(delay: number): void {
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      const full = this.#pendingFullAfterFailure;
-      this.#pendingFullAfterFailure = false;
-      this.trigger(full ? { kind: "full" } : { kind: "incremental" });
-    }, delay);
+    this.#timer = setTimeout(() => this.trigger({ kind: "incremental" }), delay);
   }
 
   #scheduleResync(): void {

@@ -73,6 +73,27 @@ describe("reconciler loop", function () {
     await loop.stop();
   });
 
+  it("retries a full pass that failed as a full pass, once the remote is back", async () => {
+    const events: Event[] = [];
+    await bed.git.stop();
+    const loop = new ReconcileLoop(bed.deps(), {
+      intervalMs: 3_600_000,
+      resyncMs: 3_600_000,
+      watch: false,
+      backoff: new Backoff({ initialMs: 100, maxMs: 200 }),
+      onPass: (e) => events.push(e),
+    });
+    await loop.start();
+    await waitFor(events, (e) => isError(e));
+    expect(loop.ready).to.equal(false);
+    await bed.git.start();
+    const pass = (await waitFor(events, (e) => !isError(e))) as PassResult;
+    expect(pass.kind).to.equal("full");
+    expect(pass.clusters.map((c) => c.result)).to.deep.equal(["applied", "applied", "applied", "applied"]);
+    expect(loop.ready).to.equal(true);
+    await loop.stop();
+  });
+
   it("two replicas: only the lease holder writes, and the other takes over when it leaves", async () => {
     const opts = { namespace: "default", leaseDurationMs: 30_000, renewDeadlineMs: 20_000 };
     const a = new LeaderElector({ ...opts, client: bed.client(), identity: "replica-a" });
