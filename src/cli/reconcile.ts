@@ -112,7 +112,6 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
   const cfg = toConfig(flags);
   if (flags.once) {
     const colour = useColour(process.stdout);
-    if (format === "text") cfg.onCluster = (run) => process.stdout.write(formatRun(run, colour, !!flags.diff));
     cfg.logger = silentLogger;
     let res: PassResult;
     try {
@@ -120,7 +119,8 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
     } catch (err) {
       throw asUserError(err);
     }
-    if (format === "text") process.stdout.write(formatSummary(res));
+    // Printed once the pass is done, sorted by cluster: the same repository gives the same output.
+    if (format === "text") process.stdout.write(res.clusters.map((run) => formatRun(run, colour, !!flags.diff)).join("") + formatSummary(res));
     else process.stdout.write(formatData(passData(res), format));
     return res.problems > 0 ? EXIT.invalid : EXIT.ok;
   }

@@ -54,6 +54,8 @@ describe("vc reconcile --once, vc status, vc history", function () {
     expect(first.stdout).to.match(/\+ create StatefulSet vc-minimal\/minimal/);
     expect(first.stdout).to.match(/minimal: applied at [0-9a-f]{12}: \d+ created/);
     expect(first.stdout).to.match(/reconciled 3 clusters at [0-9a-f]{12} in \d+ ms: 3 applied/);
+    const results = first.stdout.split("\n").filter((l) => /^[a-z]+: applied at /.test(l)).map((l) => l.split(":")[0]);
+    expect(results).to.deep.equal(["bookinfo", "minimal", "platform"]); // sorted, whatever order they finished in
     const second = await vc(repo.work, "reconcile", "--once", "--target", "dir:out", "-o", "json");
     const data = JSON.parse(second.stdout) as { revision: string; clusters: Array<{ cluster: string; result: string; changes: unknown[] }> };
     expect(data.revision).to.equal(repo.head());
