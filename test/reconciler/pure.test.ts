@@ -115,3 +115,28 @@ describe("reconciler: status", () => {
     expect(fromData({ history: "{not json", result: "weird" }, "b", "vc-b")).to.deep.equal({ cluster: "b", hostNamespace: "vc-b", history: [] });
   });
 });
+
+describe("reconciler: JSON logs and redaction", () => {
+  it("writes one JSON object per line with time, level and message, from the minimum level up", async () => {
+    const { PassThrough } = await import("node:stream");
+    const { jsonLogger } = await import("../../src/reconciler/log.js");
+    const out = new PassThrough();
+    let text = "";
+    out.on("data", (d: Buffer) => (text += d.toString()));
+    const log = jsonLogger(out, "info", () => new Date("2026-01-01T00:00:00Z"));
+    log.debug("hidden");
+    log.info("reconciled", { cluster: "a", result: "applied" });
+    log.error("boom");
+    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).to.deep.equal([
+      { time: "2026-01-01T00:00:00.000Z", level: "info", msg: "reconciled", cluster: "a", result: "applied" },
+      { time: "2026-01-01T00:00:00.000Z", level: "error", msg: "boom" },
+    ]);
+  });
+  it("never shows credentials embedded in a repository URL", async () => {
+    const { redactUrl } = await import("../../src/git/auth.js");
+    const { GitSource } = await import("../../src/reconciler/source.js");
+    expect(redactUrl("https://bot:s3cret@git.example.com/fleet.git")).to.equal("https://***@git.example.com/fleet.git");
+    expect(new GitSource({ url: "https://bot:s3cret@git.example.com/fleet.git", dir: "/nonexistent" }).description).to.not.include("s3cret");
+  });
+});
