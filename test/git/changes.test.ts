@@ -39,6 +39,12 @@ describe("git changes and folder log", () => {
     expect(log.map((e) => e.commit)).to.deep.equal([c3, c1]);
     expect(log[0]).to.include({ subject: "change a", author: "Test" });
     expect(await folderLog({ dir: repo.work, path: "clusters/zzz" })).to.deep.equal([]);
-    expect(await headCommit(repo.work)).to.equal(c3);
+    // A removed folder keeps its history, newest first, down to the commit that removed it.
+    repo.write({ "clusters/a": null });
+    const gone = repo.commit("remove a");
+    repo.write({ "clusters/b/values.yaml": "3\n" });
+    repo.commit("change b again");
+    expect((await folderLog({ dir: repo.work, path: "clusters/a" })).map((e) => e.commit)).to.deep.equal([gone, c3, c1]);
+    expect(await headCommit(repo.work)).to.equal(repo.head());
   });
 });
