@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-// Entry point of the metrics proxy deployable: runs the TypeScript sources through tsx.
-import { register } from "tsx/esm/api";
-register();
-await import("../src/metrics-proxy/main.ts");
+// Entry point of the metrics proxy deployable (the bundle from `npm run build` when fresh, else the sources via tsx).
+import { launch } from "./launch.js";
+await launch("vc-metrics-proxy", "src/metrics-proxy/main.ts");

@@ -52,6 +52,18 @@ export function reportError(err: unknown): number {
   return EXIT.failure;
 }
 
+let pipeGuarded = false;
+
+/** `vc render | head` closes stdout early: stop quietly with the exit code so far instead of dying on EPIPE. */
+export function exitQuietlyOnClosedStdout(): void {
+  if (pipeGuarded) return;
+  pipeGuarded = true;
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    process.exit(typeof process.exitCode === "number" ? process.exitCode : EXIT.ok);
+  });
+}
+
 /** Parses a duration such as `30s`, `5m`, `1h`, `250ms`, `1m30s` into milliseconds. */
 export function parseDuration(text: string): number {
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;

@@ -1,47 +1,45 @@
 // The `vc` command line: builds the command tree; each command lives in its own file under src/cli/.
 import { Command, CommanderError } from "commander";
-import { EXIT } from "./common.js";
-import { register as registerValidate } from "./validate.js";
-import { register as registerRender } from "./render.js";
-import { register as registerDiff } from "./diff.js";
-import { register as registerApply } from "./apply.js";
-import { register as registerConnect } from "./connect.js";
-import { register as registerDoctor } from "./doctor.js";
-import { register as registerRestore } from "./restore.js";
-import { register as registerDebug } from "./debug.js";
-import { register as registerList } from "./list.js";
-import { register as registerDescribe } from "./describe.js";
-import { register as registerCreate } from "./create.js";
-import { register as registerReconcile } from "./reconcile.js";
-import { register as registerStatus } from "./status.js";
-import { register as registerHistory } from "./history.js";
+import { EXIT, exitQuietlyOnClosedStdout } from "./common.js";
+type CommandModule = { register(program: Command): void };
 
-export function buildProgram(): Command {
+/**
+ * Top-level command names and the module that defines them. Only the invoked command's module is
+ * loaded, so `vc validate` never pays for the Kubernetes client; help and unknown commands load all.
+ */
+const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Promise<CommandModule>]> = [
+  [["validate"], () => import("./validate.js")],
+  [["render"], () => import("./render.js")],
+  [["diff"], () => import("./diff.js")],
+  [["apply"], () => import("./apply.js")],
+  [["reconcile"], () => import("./reconcile.js")],
+  [["status"], () => import("./status.js")],
+  [["history"], () => import("./history.js")],
+  [["list"], () => import("./list.js")],
+  [["create"], () => import("./create.js")],
+  [["connect", "disconnect"], () => import("./connect.js")],
+  [["describe"], () => import("./describe.js")],
+  [["debug"], () => import("./debug.js")],
+  [["restore"], () => import("./restore.js")],
+  [["doctor"], () => import("./doctor.js")],
+];
+
+/** The command tree: every command, or only the one `argv` invokes. */
+export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command("vc")
     .description("GitOps for virtual clusters: validate, render, diff, apply and reconcile them from a git repository")
     .version("0.1.0")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
-  // Commands register themselves here, one line each.
-  registerValidate(program);
-  registerRender(program);
-  registerDiff(program);
-  registerApply(program);
-  registerConnect(program);
-  registerDoctor(program);
-  registerRestore(program);
-  registerDebug(program);
-  registerList(program);
-  registerDescribe(program);
-  registerCreate(program);
-  registerReconcile(program);
-  registerStatus(program);
-  registerHistory(program);
+  const invoked = argv.find((a) => !a.startsWith("-"));
+  const only = COMMANDS.find(([names]) => invoked !== undefined && names.includes(invoked));
+  for (const [, load] of only ? [only] : COMMANDS) (await load()).register(program);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  exitQuietlyOnClosedStdout();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (err) {

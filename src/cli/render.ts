@@ -24,18 +24,6 @@ export function formatDiagnostic(d: Diagnostic): string {
   return `${at}: ${d.severity}: ${d.message}`;
 }
 
-let pipeGuard = false;
-
-/** `vc render | head` closes stdout early: stop quietly instead of dying on EPIPE with a stack trace. */
-function exitQuietlyOnClosedStdout(): void {
-  if (pipeGuard) return;
-  pipeGuard = true;
-  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code !== "EPIPE") throw err;
-    process.exit(typeof process.exitCode === "number" ? process.exitCode : EXIT.ok);
-  });
-}
-
 /** Writes one file per object; every path is worked out (and checked for clashes) before anything is written. */
 async function writeFiles(dir: string, objects: readonly KubeObject[]): Promise<number> {
   const root = resolve(dir);
@@ -68,7 +56,6 @@ export function register(program: Command): void {
     .action(
       action(async (path: string | undefined, flags: RenderFlags) => {
         const format = parseOutputFormat(flags.output, ["yaml", "json"] as const);
-        exitQuietlyOnClosedStdout();
         const found = findRepoRoot(path ?? ".");
         if (!found) throw new UserError(`no clusters/ folder at or above ${path ?? "."}: point PATH at the repository`, EXIT.failure);
         const clusters = flags.cluster ?? (found.cluster ? [found.cluster] : undefined);

@@ -58,11 +58,11 @@ describe("deploy/reconciler", function () {
     expect(JSON.stringify(clusterRules)).to.not.match(/"escalate"|"bind"|"\*"/);
   });
 
-  it("runs vc reconcile with flags that exist, leader election, probes on the served paths", () => {
+  it("runs vc reconcile with flags that exist, leader election, probes on the served paths", async () => {
     const dep = objs.find((o) => o.kind === "Deployment") as unknown as { spec: { replicas: number; template: { spec: { containers: Array<{ args: string[]; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } } }> } } } };
     const c = dep.spec.template.spec.containers[0]!;
     expect(c.args[0]).to.equal("reconcile");
-    const cmd = buildProgram().commands.find((x) => x.name() === "reconcile")!;
+    const cmd = (await buildProgram()).commands.find((x) => x.name() === "reconcile")!;
     const known = new Set(cmd.options.map((o) => o.long));
     for (const a of c.args.filter((x) => x.startsWith("--"))) expect(known.has(a), a).to.equal(true);
     expect(c.args).to.include("--leader-elect");

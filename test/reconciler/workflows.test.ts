@@ -37,8 +37,8 @@ describe(".github/workflows", () => {
     expect(runs(drift).join("\n")).to.match(/vc diff .*--exit-code/);
   });
 
-  it("calls vc only with commands and options that exist", () => {
-    const program = buildProgram();
+  it("calls vc only with commands and options that exist", async () => {
+    const program = await buildProgram();
     let calls = 0;
     for (const [file, w] of Object.entries(workflows)) {
       for (const line of runs(w).flatMap((r) => r.split("\n"))) {
