@@ -5,7 +5,7 @@ import { describeRef } from "../kube/object.js";
 import { formatPlanReport, useColour } from "../plan/format.js";
 import { findRepoRoot } from "../repo/layout.js";
 import type { ClusterRun } from "../reconciler/cluster.js";
-import { jsonLogger, silentLogger } from "../reconciler/log.js";
+import { jsonLogger, silentLogger } from "../log.js";
 import type { PassResult } from "../reconciler/pass.js";
 import { reconcileOnce, startReconciler, type ReconcilerConfig } from "../reconciler/service.js";
 import { parseShard } from "../reconciler/shard.js";
@@ -124,7 +124,7 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
     else process.stdout.write(formatData(passData(res), format));
     return res.problems > 0 ? EXIT.invalid : EXIT.ok;
   }
-  cfg.logger = jsonLogger(process.stderr);
+  cfg.logger = jsonLogger();
   let r;
   try {
     r = await startReconciler(cfg);

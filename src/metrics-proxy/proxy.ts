@@ -11,7 +11,7 @@ import { HostClient } from "./host-client.js";
 import { fromKubeconfig, inCluster, type HostTransport } from "./kubeconfig.js";
 import { HostSource } from "./host-source.js";
 import { PodInformer } from "./informer.js";
-import { jsonLogger, type Logger } from "./log.js";
+import { jsonLogger, type Logger } from "../log.js";
 import { ProxyMetrics } from "./metrics.js";
 import { PodIndex } from "./pod-index.js";
 import { PodMetricsJson } from "./serialize.js";
@@ -57,7 +57,7 @@ function read(path: string, flag: string): Buffer {
 
 /** Starts a proxy for `config`; resolves once it listens (the pod index fills in the background). */
 export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): Promise<RunningProxy> {
-  const log = opts.log ?? jsonLogger(config.logLevel);
+  const log = opts.log ?? jsonLogger({ min: config.logLevel });
   const transport = await hostTransport(config.kubeconfig);
   let tokens: string[] | undefined;
   if (config.tokenFile) {

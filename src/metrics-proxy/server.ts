@@ -1,7 +1,7 @@
 // The HTTP request pipeline: health paths, authentication, routing, JSON or Status answers, request metrics.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Authenticator } from "./auth.js";
-import type { Logger } from "./log.js";
+import type { Logger } from "../log.js";
 import type { ProxyMetrics } from "./metrics.js";
 import { route, type RouterContext } from "./router.js";
 import { RawJson } from "./serialize.js";

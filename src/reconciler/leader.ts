@@ -2,8 +2,8 @@
 import type { KubeObject } from "../kube/object.js";
 import { PREFIX } from "../translate/keys.js";
 import { KubeApiError, type KubeClient } from "../target/kube/client.js";
-import type { Logger } from "./log.js";
-import { silentLogger } from "./log.js";
+import type { Logger } from "../log.js";
+import { silentLogger } from "../log.js";
 
 export interface LeaseSpec {
   holderIdentity?: string;

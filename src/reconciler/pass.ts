@@ -6,7 +6,7 @@ import type { KubeObject } from "../kube/object.js";
 import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
 import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "./cluster.js";
 import type { LoadedCluster, LoadResult } from "./engine.js";
-import type { Logger } from "./log.js";
+import type { Logger } from "../log.js";
 import type { ReconcilerMetrics } from "./metrics.js";
 import { inShard, type Shard } from "./shard.js";
 import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "./inventory.js";

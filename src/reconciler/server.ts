@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { decideWebhook } from "./webhook.js";
-import type { Logger } from "./log.js";
+import type { Logger } from "../log.js";
 
 export const WEBHOOK_PATH = "/webhook";
 const MAX_BODY = 5 * 1024 * 1024;

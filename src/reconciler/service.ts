@@ -12,7 +12,7 @@ import type { Target } from "../target/types.js";
 import { defaultEngine } from "./defaults.js";
 import type { Engine } from "./engine.js";
 import { LeaderElector } from "./leader.js";
-import { jsonLogger, type Logger } from "./log.js";
+import { jsonLogger, type Logger } from "../log.js";
 import { ReconcileLoop } from "./loop.js";
 import { createMetrics, type ReconcilerMetrics } from "./metrics.js";
 import { newPassState, runPass, type PassDeps, type PassResult } from "./pass.js";

@@ -6,7 +6,7 @@ import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import { KubeClient } from "../../src/target/kube/client.js";
 import { KubeTarget } from "../../src/target/kube/target.js";
 import { defaultEngine } from "../../src/reconciler/defaults.js";
-import { silentLogger } from "../../src/reconciler/log.js";
+import { silentLogger } from "../../src/log.js";
 import { createMetrics } from "../../src/reconciler/metrics.js";
 import { newPassState, runPass, type PassDeps, type PassRequest } from "../../src/reconciler/pass.js";
 import { GitSource } from "../../src/reconciler/source.js";

@@ -119,11 +119,11 @@ describe("reconciler: status", () => {
 describe("reconciler: JSON logs and redaction", () => {
   it("writes one JSON object per line with time, level and message, from the minimum level up", async () => {
     const { PassThrough } = await import("node:stream");
-    const { jsonLogger } = await import("../../src/reconciler/log.js");
+    const { jsonLogger } = await import("../../src/log.js");
     const out = new PassThrough();
     let text = "";
     out.on("data", (d: Buffer) => (text += d.toString()));
-    const log = jsonLogger(out, "info", () => new Date("2026-01-01T00:00:00Z"));
+    const log = jsonLogger({ out, min: "info", now: () => new Date("2026-01-01T00:00:00Z") });
     log.debug("hidden");
     log.info("reconciled", { cluster: "a", result: "applied" });
     log.error("boom");
