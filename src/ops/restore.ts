@@ -1,7 +1,6 @@
 // `vc restore`: verify a backup in an OCI registry, then pause, scale to zero, run a restore pod, scale back, resume.
 import type { KubeObject } from "../kube/object.js";
-import { LABELS } from "../translate/keys.js";
-import { CHART_APP_LABEL } from "../translate/keys.js";
+import { ANNOTATIONS, CHART_APP_LABEL, LABELS } from "../translate/keys.js";
 import { formatMatchLabels } from "../kube/selector.js";
 import type { Host } from "./host.js";
 import { P } from "./paths.js";
@@ -102,7 +101,7 @@ export function restorePod(o: { cluster: string; namespace: string; image: strin
       name: restorePodName(o.cluster),
       namespace: o.namespace,
       labels: { [LABELS.managedBy]: o.cluster, app: "vc-restore" },
-      annotations: { "vc.orch.io/restore-from": o.backup.pinned },
+      annotations: { [ANNOTATIONS.restoreFrom]: o.backup.pinned },
     },
     spec: {
       restartPolicy: "Never",
@@ -170,7 +169,7 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
       await release();
       done.push(before ? `reconciliation left suspended as before (${before})` : "reconciliation resumed");
     } catch (err) {
-      throw new RestoreError(`${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspended-by from configmap vc-status`);
+      throw new RestoreError(`${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from configmap vc-status`);
     }
     throw new RestoreError(`${why}; ${done.join(", ")}: the cluster runs on its previous data, nothing was restored`);
   };
@@ -226,7 +225,7 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
     if (Date.now() > doneBy || o.signal?.aborted) {
       throw new RestoreError(
         `${o.signal?.aborted ? "interrupted: " : ""}the restore pod ${ns}/${podName} has not finished (phase ${phase ?? "unknown"}). The control plane stays at 0 replicas and reconciliation suspended so that the restore can finish safely. ` +
-          `Watch it with kubectl -n ${ns} get pod ${podName}; when it has Succeeded run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspended-by from configmap vc-status (or run vc restore again).`,
+          `Watch it with kubectl -n ${ns} get pod ${podName}; when it has Succeeded run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from configmap vc-status (or run vc restore again).`,
       );
     }
     await sleep(pollMs, o.signal);
@@ -248,7 +247,7 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
     log(before ? `reconciliation left suspended as before (${before})` : "reconciliation resumed");
   } catch (err) {
     throw new RestoreError(
-      `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation vc.orch.io/suspended-by from configmap vc-status`,
+      `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from configmap vc-status`,
     );
   }
   return { backup, pod: podName, logs, replicas };

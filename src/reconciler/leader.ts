@@ -1,6 +1,6 @@
 // Leader election over a coordination.k8s.io/v1 Lease, as client-go does it: acquire, renew, take over an expired lease.
 import type { KubeObject } from "../kube/object.js";
-import { PREFIX } from "../translate/keys.js";
+import { ANNOTATIONS } from "../translate/keys.js";
 import { KubeApiError, type KubeClient } from "../target/kube/client.js";
 import type { Logger } from "../log.js";
 import { silentLogger } from "../log.js";
@@ -41,7 +41,7 @@ export interface ElectorOptions {
  * Annotation on the Lease through which a standby replica that received a webhook hands the push to the
  * leader (a Service sends webhooks to any ready replica); the leader sees it at its next renewal.
  */
-export const PUSH_ANNOTATION = `${PREFIX}/last-push`;
+export const PUSH_ANNOTATION = ANNOTATIONS.lastPush;
 
 /** MicroTime as the API server writes it: RFC 3339 with microseconds. */
 export function microTime(ms: number): string {

@@ -3,20 +3,17 @@ import { mkdir, readFile, readdir, rename, rm, writeFile } from "node:fs/promise
 import { join } from "node:path";
 import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
-import { LABELS, PREFIX } from "../translate/keys.js";
+import { ANNOTATIONS, LABELS } from "../translate/keys.js";
 import { KubeApiError, type KubeClient } from "../target/kube/client.js";
 import { fromData, toData, type ClusterStatus } from "./status.js";
 
 /** Annotation on the `vc-status` ConfigMap: while present, the reconciler skips the cluster; its value says who and why (suspend.ts). */
-export const SUSPENDED_BY_ANNOTATION = `${PREFIX}/suspended-by`;
+export const SUSPENDED_BY_ANNOTATION = ANNOTATIONS.suspendedBy;
 
 /** Name of the status ConfigMap in each cluster's host namespace. */
 export const STATUS_CONFIGMAP = "vc-status";
-/**
- * Label marking the status ConfigMap (value "true"), so that `vc status` finds every cluster's status in one LIST.
- * The ConfigMap never carries the inventory label: prune does not see it.
- */
-export const STATUS_LABEL = `${PREFIX}/status`;
+/** Label marking the status ConfigMap (value "true"); see LABELS.status. */
+export const STATUS_LABEL = LABELS.status;
 /** Folder of the status files inside a dir: target. */
 export const STATUS_DIR = ".vc-status";
 

@@ -16,6 +16,11 @@ export const LABELS = {
    * prune lists and deletes by it, never by anything else, so syncer-created objects are never pruned.
    */
   inventory: `${PREFIX}/inventory`,
+  /**
+   * Marks the reconciler's status ConfigMap `vc-status` (value "true") so that `vc status` finds every
+   * cluster's status in one LIST. That ConfigMap never carries the inventory label: prune does not see it.
+   */
+  status: `${PREFIX}/status`,
 } as const;
 
 export const ANNOTATIONS = {
@@ -32,6 +37,12 @@ export const ANNOTATIONS = {
    * manifests), so that a change of either rolls the pods.
    */
   configHash: `${PREFIX}/config-hash`,
+  /** On the status ConfigMap: while present the reconciler skips the cluster; the value says who and why. */
+  suspendedBy: `${PREFIX}/suspended-by`,
+  /** On the leader Lease: a standby replica that received a webhook hands the push to the leader through it. */
+  lastPush: `${PREFIX}/last-push`,
+  /** On a restore pod: the digest-pinned OCI reference it restores from. */
+  restoreFrom: `${PREFIX}/restore-from`,
 } as const;
 
 /** The field manager vc uses for server-side apply. */
