@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { exampleRepo, runVc } from "../target/cli-support.js";
+import { generateFleet } from "../../bench/fleet.js";
 
 const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
 const TOTAL = /^(\d+) created, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) failed, (\d+) skipped/;
@@ -132,4 +133,21 @@ describe("vc apply", () => {
     expect(res.code).to.equal(2);
     expect(res.stderr).to.match(/--concurrency must be a positive integer/);
   });
+
+  it("shows progress on stderr for long runs, and none for short ones", async () => {
+    await generateFleet(repo, { clusters: 6, meshPerCluster: 6 });
+    const out = join(repo, "out");
+    const res = await runVc(["apply", repo, "--target", `dir:${out}`]);
+    expect(res.code).to.equal(0);
+    const n = total(res.stdout)[0]!;
+    expect(n).to.be.at.least(100);
+    expect(res.stderr).to.match(/^progress: \d+\/\d+ objects \(\d+%\), cluster \S+\n/);
+    expect(res.stderr).to.include(`progress: ${n}/${n} objects (100%)`);
+    const short = await runVc(["apply", repo, "--target", `dir:${out}`, "--cluster", fleetFirst(res.stdout)]);
+    expect(short.stderr).to.equal("");
+  });
 });
+
+function fleetFirst(stdout: string): string {
+  return /cluster (\S+):/.exec(stdout)![1]!;
+}
