@@ -8,7 +8,7 @@ import { isMapping, type Mapping } from "../repo/merge.js";
 import { fileDiagnostic, SourceFile } from "./finding.js";
 import { checkMeshDocument } from "./mesh.js";
 import { meshRules, type PlacedObject } from "./mesh-rules.js";
-import { isDns1123Label, labelProblem } from "./names.js";
+import { clusterNameProblem } from "./names.js";
 import { schemaFindings } from "./schema-errors.js";
 import { defaultingValidatorFor } from "./schemas.js";
 import { checkValuesDocument, kindOf, layerValues, type ValuesLayer } from "./values.js";
@@ -39,8 +39,9 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   const { name, dir } = files;
   const diagnostics: Diagnostic[] = [...files.diagnostics];
   const result: ClusterResult = { name, dir, diagnostics };
-  if (!isDns1123Label(name)) {
-    diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `folder name "${name}" is not a valid cluster name: it must be a DNS-1123 label (${labelProblem(name)}); the folder was not read`));
+  const nameProblem = clusterNameProblem(name);
+  if (nameProblem) {
+    diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `folder name "${name}" is not a valid cluster name: ${nameProblem}; the folder was not read`));
     return result;
   }
 
