@@ -54,3 +54,27 @@ function maskFields(obj: KubeObject, mask: (field: string, key: string, value: u
   }
   return out;
 }
+
+/**
+ * Removes a Secret's values from a text (an API error message may echo a value): each value of data
+ * (base64 and decoded) and stringData becomes `<masked>`. Other kinds: the text as it is.
+ */
+export function maskSecretValuesIn(text: string, obj: KubeObject | undefined): string {
+  if (!obj || !isSecret(obj)) return text;
+  const values = new Set<string>();
+  for (const field of ["data", "stringData"]) {
+    const m = obj[field];
+    if (!isPlainObject(m)) continue;
+    for (const v of Object.values(m)) {
+      if (typeof v !== "string" || v.length < 4) continue;
+      values.add(v);
+      if (field === "data") {
+        const decoded = Buffer.from(v, "base64").toString("utf8");
+        if (decoded.length >= 4) values.add(decoded);
+      }
+    }
+  }
+  let out = text;
+  for (const v of [...values].sort((a, b) => b.length - a.length)) out = out.split(v).join(MASK);
+  return out;
+}

@@ -13,7 +13,7 @@ export { KubeClient, KubeApiError, loadKubeConfig } from "./kube/client.js";
 /** A target spec that is neither `kube` nor `dir:PATH`. */
 export class TargetSpecError extends Error {}
 
-export async function openTarget(spec: string, opts: Omit<OpenClientOptions, "kubeconfig" | "context"> & { kubeconfig?: string; context?: string } = {}): Promise<Target> {
+export async function openTarget(spec: string, opts: OpenClientOptions = {}): Promise<Target> {
   if (spec === "kube") return new KubeTarget(KubeClient.open(opts));
   if (spec.startsWith("dir:")) {
     const path = spec.slice(4);

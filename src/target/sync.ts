@@ -1,6 +1,7 @@
 // Syncs one cluster: read its inventory, plan, then apply stage by stage and prune in reverse; per-object results.
 import { describeRef, type KubeObject } from "../kube/object.js";
 import { buildPlan } from "../plan/build.js";
+import { maskSecretValuesIn } from "../plan/mask.js";
 import { stageOf } from "../plan/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import { mapLimit } from "./pool.js";
@@ -50,7 +51,7 @@ export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): 
         if (opts.dryRun && c.action === "create" && c.ref.kind === "Namespace" && c.ref.apiVersion === "v1") dryRunNamespaces.add(c.ref.name);
         record({ ref: c.ref, action: c.action, outcome });
       } catch (err) {
-        record({ ref: c.ref, action: c.action, outcome: "failed", message: messageOf(err) });
+        record({ ref: c.ref, action: c.action, outcome: "failed", message: maskSecretValuesIn(messageOf(err), c.desired) });
       }
     });
   }
@@ -67,7 +68,7 @@ export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): 
         if (done === "not-owned") return record({ ref: c.ref, action: c.action, outcome: "skipped", message: `${describeRef(c.ref)} no longer carries this cluster's inventory label: not deleted` });
         record({ ref: c.ref, action: c.action, outcome: "deleted", message: done === "gone" ? "already gone" : undefined });
       } catch (err) {
-        record({ ref: c.ref, action: c.action, outcome: "failed", message: messageOf(err) });
+        record({ ref: c.ref, action: c.action, outcome: "failed", message: maskSecretValuesIn(messageOf(err), c.live) });
       }
     });
   }

@@ -199,4 +199,13 @@ describe("target/kube against the test API server", () => {
     expect(fleet.get("b")).to.have.length(6);
     expect(server.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length);
   });
+
+  it("masks a Secret's values in an error message the server echoes them in", async () => {
+    const body = JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code: 422, reason: "Invalid", message: 'Secret "a-db" is invalid: stringData[url]: Invalid value: "postgres://u:hunter2@db/x"' });
+    server.faults.add({ method: "PATCH", path: /secrets/, status: 422, body });
+    const result = await sync(target, clusterObjects("a"));
+    const failed = result.results.find((r) => r.outcome === "failed")!;
+    expect(failed.ref.kind).to.equal("Secret");
+    expect(failed.message).to.include("Invalid value: \"<masked>\"").and.not.include("hunter2");
+  });
 });
