@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { buildPlan } from "../../src/plan/build.js";
-import { formatPlanReport, summaryLine } from "../../src/plan/format.js";
+import { formatPlanReport, summaryLine, useColour } from "../../src/plan/format.js";
 import { asLive, clusterObjects } from "./fixtures.js";
 
 function samplePlan() {
@@ -43,5 +43,20 @@ describe("plan/format", () => {
     expect(md.length).to.be.below(65_536);
     expect(md).to.match(/diffs omitted/);
     expect(summaryLine({ create: 1, update: 2, delete: 3, unchanged: 4 })).to.equal("1 to create, 2 to update, 3 to delete, 4 unchanged");
+  });
+
+  it("uses colour only on a TTY and never with NO_COLOR", () => {
+    const saved = process.env.NO_COLOR;
+    try {
+      delete process.env.NO_COLOR;
+      expect(useColour({ isTTY: true })).to.equal(true);
+      expect(useColour({ isTTY: false })).to.equal(false);
+      expect(useColour({})).to.equal(false);
+      process.env.NO_COLOR = "1";
+      expect(useColour({ isTTY: true })).to.equal(false);
+    } finally {
+      if (saved === undefined) delete process.env.NO_COLOR;
+      else process.env.NO_COLOR = saved;
+    }
   });
 });
