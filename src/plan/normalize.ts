@@ -2,6 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import { FIELD_MANAGER } from "../translate/keys.js";
 import { forEachOwnedName, ownedChild, ownedFields, type FieldTree } from "./managed-fields.js";
+import { QUANTITY_MAPS, sameQuantity } from "./quantity.js";
 
 /** Metadata the server writes; never part of what vc manages. */
 const SERVER_METADATA = ["uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"];
@@ -79,14 +80,19 @@ export function managedView(live: KubeObject, desired: KubeObject, opts: { norma
   return (project(want, source, owned, true) ?? {}) as KubeObject;
 }
 
-function project(desired: Json, live: Json, owned: FieldTree | undefined, top = false): Json {
+function project(desired: Json, live: Json, owned: FieldTree | undefined, top = false, quantities = false): Json {
   if (live === null || live === undefined) return undefined;
   if (isPlainObject(desired) && isPlainObject(live)) {
     const out: Record<string, unknown> = {};
     let n = 0;
     for (const k of Object.keys(desired)) {
       if (!(k in live) || (top && k === "status")) continue;
-      const v = project(desired[k], live[k], ownedChild(owned, k));
+      // A quantity the server canonicalised ("1000m" stored as "1") is shown as vc wrote it.
+      if (quantities && desired[k] !== live[k] && sameQuantity(desired[k], live[k])) {
+        (out[k] = desired[k]), n++;
+        continue;
+      }
+      const v = project(desired[k], live[k], ownedChild(owned, k), false, QUANTITY_MAPS.has(k));
       if (v !== undefined) (out[k] = v), n++;
     }
     if (owned) {
