@@ -31,10 +31,8 @@ export interface FleetCluster {
 export async function readLive(target: Target, desired: DesiredState, opts: FleetOptions): Promise<Map<string, KubeObject[]>> {
   if (!opts.selected?.length) return target.listFleetInventory();
   const live = new Map<string, KubeObject[]>();
-  for (const c of desired.clusters) {
-    const inHost = c.objects.every((o) => !o.metadata.namespace || o.metadata.namespace === c.hostNamespace);
-    live.set(c.name, await target.listInventory(c.name, inHost ? c.hostNamespace : undefined));
-  }
+  // Across namespaces: objects left in a namespace the cluster moved away from are found and pruned.
+  for (const c of desired.clusters) live.set(c.name, await target.listInventory(c.name));
   for (const name of desired.missing) live.set(name, await target.listInventory(name));
   return live;
 }

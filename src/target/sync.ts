@@ -10,7 +10,8 @@ import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOpt
 /** Reads the live inventory (unless given), plans and applies. */
 export async function syncCluster(target: Target, input: SyncInput, opts: SyncOptions): Promise<SyncResult> {
   const started = Date.now();
-  const live = input.live ?? (await target.listInventory(input.cluster, allInNamespace(input.desired, input.hostNamespace) ? input.hostNamespace : undefined));
+  // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
+  const live = input.live ?? (await target.listInventory(input.cluster));
   const plan = buildPlan(input.cluster, input.desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune });
   const result = await applyPlan(target, plan, opts);
   return { ...result, durationMs: Date.now() - started };
@@ -92,10 +93,6 @@ function finish(plan: Plan, results: ObjectResult[], started: number, ok: boolea
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of results) counts[r.outcome]++;
   return { cluster: plan.cluster, plan, results, counts, ok, durationMs: Date.now() - started };
-}
-
-function allInNamespace(desired: readonly KubeObject[], namespace: string): boolean {
-  return desired.every((o) => !o.metadata.namespace || o.metadata.namespace === namespace);
 }
 
 function messageOf(err: unknown): string {

@@ -208,4 +208,20 @@ describe("target/kube against the test API server", () => {
     expect(failed.ref.kind).to.equal("Secret");
     expect(failed.message).to.include("Invalid value: \"<masked>\"").and.not.include("hunter2");
   });
+
+  it("finds and prunes what was left in the old namespace when a cluster moves to another one", async () => {
+    await sync(target, clusterObjects("a"));
+    const moved = clusterObjects("a").map((o) => {
+      const m = structuredClone(o);
+      if (m.kind === "Namespace") m.metadata.name = "vc-a2";
+      else m.metadata.namespace = "vc-a2";
+      return m;
+    });
+    const blocked = await syncCluster(target, { cluster: "a", hostNamespace: "vc-a2", desired: moved }, { prune: true, dryRun: false, allowMassPrune: false });
+    expect(blocked.plan.blocked).to.match(/would delete all 6/);
+    const result = await syncCluster(target, { cluster: "a", hostNamespace: "vc-a2", desired: moved }, { prune: true, dryRun: false, allowMassPrune: true });
+    expect(result.counts).to.include({ created: 6, deleted: 6 });
+    expect(server.list("v1", "ConfigMap", "vc-a2")).to.have.length(1);
+    expect(server.get("v1", "Namespace", undefined, "vc-a")).to.equal(undefined);
+  });
 });
