@@ -94,6 +94,7 @@ function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean): str
     for (const o of OUTCOMES) total[o] += r.counts[o];
     for (const res of r.results) if (res.outcome !== "unchanged") out.push(resultLine(res, style));
     out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts)}${dryRun ? " (dry run)" : ""}`));
+    for (const k of r.plan.retained ?? []) out.push(style("yellow", `kept ${describeRef(k.ref)}: ${k.reason}`));
     if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));
   }
   for (const name of report.suspended) out.push(`cluster ${name}: suspended in cluster.yaml, left alone`);
@@ -115,6 +116,7 @@ function toJson(report: FleetApplyReport, dryRun: boolean): unknown {
       ok: r.ok,
       counts: r.counts,
       ...(r.plan.blocked ? { blocked: r.plan.blocked } : {}),
+      ...(r.plan.retained ? { retained: r.plan.retained.map((k) => ({ ...k.ref, reason: k.reason })) } : {}),
       durationMs: r.durationMs,
       results: r.results.filter((x) => x.outcome !== "unchanged").map((x) => ({ outcome: x.outcome, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name, ...(x.message ? { message: x.message } : {}) })),
     })),

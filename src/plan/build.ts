@@ -48,10 +48,15 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
   sortChanges(applies, false);
 
   const deletes: PlannedChange[] = [];
+  const retained: NonNullable<Plan["retained"]> = [];
   if (opts.prune) {
     for (const [key, obj] of liveByKey) {
       if (seen.has(key)) continue;
       const ref = refOf(obj);
+      if (isNamespace(ref)) {
+        retained.push({ ref, reason: NAMESPACE_KEPT });
+        continue;
+      }
       deletes.push(withDiff({ action: "delete", ref, live: obj }, () => objectDiff(ref, undefined, normalizeLive(obj))));
     }
     sortChanges(deletes, true);
@@ -61,9 +66,19 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
   const counts = emptyCounts();
   for (const c of changes) counts[c.action]++;
   const plan: Plan = { cluster, changes, counts };
-  const blocked = pruneGuard(cluster, deletes.length, owned.length, opts.allowMassPrune);
+  if (retained.length > 0) plan.retained = retained;
+  // Kept namespaces count as going: the guard is about how much of the cluster's desired state disappears.
+  const blocked = pruneGuard(cluster, deletes.length + retained.length, owned.length, opts.allowMassPrune);
   if (blocked) plan.blocked = blocked;
   return plan;
+}
+
+/** Why prune never deletes a namespace, shown with each one it keeps. */
+export const NAMESPACE_KEPT =
+  "namespaces are never pruned: deleting one would delete what vc does not own in it (the control plane's volume claims, synced pods, other tools' objects); delete it by hand once it is empty";
+
+function isNamespace(ref: { apiVersion: string; kind: string }): boolean {
+  return ref.kind === "Namespace" && ref.apiVersion === "v1";
 }
 
 /** Sorts in place in apply order (or its reverse), computing each change's rank and group/kind once. */

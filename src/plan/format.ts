@@ -52,6 +52,7 @@ function toJson(report: PlanReport): unknown {
       cluster: p.cluster,
       counts: p.counts,
       ...(p.blocked ? { blocked: p.blocked } : {}),
+      ...(p.retained ? { retained: p.retained.map((r) => ({ ...r.ref, reason: r.reason })) } : {}),
       changes: p.changes
         .filter((c) => c.action !== "unchanged")
         .map((c) => ({ action: c.action, apiVersion: c.ref.apiVersion, kind: c.ref.kind, namespace: c.ref.namespace, name: c.ref.name, diff: c.diff ?? "" })),
@@ -92,6 +93,7 @@ function toText(report: PlanReport, colour: boolean): string {
       out.push(style(st, `${SIGN[c.action]} ${VERB[c.action]} ${describeRef(c.ref)}`));
       if (c.diff) out.push(colourDiff(c.diff, colour).replace(/\n$/, ""));
     }
+    for (const r of p.retained ?? []) out.push(style("yellow", `= keep ${describeRef(r.ref)}: ${r.reason}`));
     if (p.blocked) out.push(style("red", `! ${p.blocked}`));
   }
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
@@ -120,6 +122,7 @@ function toMarkdown(report: PlanReport): string {
     const changed = p.changes.filter((c) => c.action !== "unchanged");
     const header = [`#### cluster \`${p.cluster}\`: ${summaryLine(p.counts)}`, ""];
     if (p.blocked) header.push(`> :warning: ${escapeMd(p.blocked)}`, "");
+    for (const r of p.retained ?? []) header.push(`> kept ${escapeMd(describeRef(r.ref))}: ${escapeMd(r.reason)}`, "");
     if (changed.length === 0) header.push("No changes.", "");
     // Reserve room for the closing note so it always fits.
     if (!take(header) || budget < 200) {

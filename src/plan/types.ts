@@ -21,6 +21,12 @@ export interface Plan {
   /** Applies first (namespaces, RBAC, config, workloads, mesh), then deletes in reverse order. */
   changes: PlannedChange[];
   counts: Record<Action, number>;
+  /**
+   * Objects of the inventory that are no longer desired but that prune keeps on purpose (namespaces: deleting one
+   * would delete what vc does not own in it — the control plane's volume claims, syncer-created pods, other tools'
+   * objects). Shown so that a person can remove them once they are empty.
+   */
+  retained?: Array<{ ref: ObjectRef; reason: string }>;
   /** Set when the prune guard stops the run: the message to show. Nothing of the cluster is then changed (applyPlan skips every change). */
   blocked?: string;
 }

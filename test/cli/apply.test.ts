@@ -70,7 +70,9 @@ describe("vc apply", () => {
 
     const allowed = await runVc(["apply", repo, ...kube, "--prune", "--allow-mass-prune"]);
     expect(allowed.code).to.equal(0);
-    expect(allowed.stdout).to.include("deleted Namespace vc-minimal");
+    expect(allowed.stdout).to.include("kept Namespace vc-minimal: namespaces are never pruned");
+    expect(allowed.stdout).to.not.include("deleted Namespace");
+    expect(server.get("v1", "Namespace", undefined, "vc-minimal")).to.not.equal(undefined);
     expect(server.list("v1", "Secret", "vc-minimal").filter((s) => s.metadata.labels?.[LABELS.inventory] === "minimal")).to.have.length(0);
   });
 

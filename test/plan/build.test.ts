@@ -81,11 +81,23 @@ describe("plan/build", () => {
     const live = clusterObjects("a").map((o) => asLive(o));
     const few = clusterObjects("a").slice(0, 2);
     const plan = buildPlan("a", few, live, opts);
-    expect(plan.counts.delete).to.equal(4);
+    expect(plan.counts.delete).to.equal(3); // and the Namespace, kept
+    expect(plan.retained!.map((r) => r.ref.kind)).to.deep.equal(["Namespace"]);
     expect(plan.blocked).to.match(/prune guard: cluster a would delete 4 of 6/).and.match(/--allow-mass-prune/);
     expect(buildPlan("a", [], live, opts).blocked).to.match(/delete all 6/);
     expect(buildPlan("a", few, live, { ...opts, allowMassPrune: true }).blocked).to.equal(undefined);
     expect(buildPlan("a", clusterObjects("a").slice(0, 3), live, opts).blocked).to.equal(undefined);
+  });
+
+  it("never prunes a namespace: it is kept and reported, even with --allow-mass-prune", () => {
+    const live = clusterObjects("a").map((o) => asLive(o));
+    const plan = buildPlan("a", [], live, { prune: true, allowMassPrune: true });
+    expect(plan.blocked).to.equal(undefined);
+    expect(plan.changes.map((c) => c.ref.kind)).to.not.include("Namespace");
+    expect(plan.counts.delete).to.equal(5);
+    expect(plan.retained).to.have.length(1);
+    expect(plan.retained![0]!.ref).to.deep.include({ kind: "Namespace", name: "vc-a" });
+    expect(plan.retained![0]!.reason).to.match(/never pruned.*volume claims/);
   });
 
   it("refuses an object without the cluster's inventory label, and duplicates", () => {

@@ -32,7 +32,8 @@ describe("plan/format", () => {
   it("gives markdown for a pull-request comment with diff blocks and the prune guard message", () => {
     const blocked = buildPlan("a", [], clusterObjects("a").map((o) => asLive(o)), { prune: true, allowMassPrune: false });
     const md = formatPlanReport({ plans: [samplePlan(), blocked], errors: [] }, "markdown");
-    expect(md).to.match(/^### vc plan\n\n\*\*0 to create, 1 to update, 7 to delete, 4 unchanged\*\*/);
+    expect(md).to.match(/^### vc plan\n\n\*\*0 to create, 1 to update, 6 to delete, 4 unchanged\*\*/);
+    expect(md).to.include("> kept Namespace vc-a: namespaces are never pruned");
     expect(md).to.include("<summary>update ConfigMap vc-a/a-config</summary>").and.include("```diff\n--- live/ConfigMap vc-a/a-config");
     expect(md).to.include(":warning: prune guard: cluster a would delete all 6");
   });

@@ -220,8 +220,11 @@ describe("target/kube against the test API server", () => {
     const blocked = await syncCluster(target, { cluster: "a", hostNamespace: "vc-a2", desired: moved }, { prune: true, dryRun: false, allowMassPrune: false });
     expect(blocked.plan.blocked).to.match(/would delete all 6/);
     const result = await syncCluster(target, { cluster: "a", hostNamespace: "vc-a2", desired: moved }, { prune: true, dryRun: false, allowMassPrune: true });
-    expect(result.counts).to.include({ created: 6, deleted: 6 });
+    expect(result.counts).to.include({ created: 6, deleted: 5 });
     expect(server.list("v1", "ConfigMap", "vc-a2")).to.have.length(1);
-    expect(server.get("v1", "Namespace", undefined, "vc-a")).to.equal(undefined);
+    expect(server.list("v1", "ConfigMap", "vc-a").filter((c) => c.metadata.labels?.[LABELS.inventory] === "a")).to.have.length(0);
+    // The old namespace is kept (it may hold volume claims and objects vc does not own) and reported.
+    expect(server.get("v1", "Namespace", undefined, "vc-a")).to.not.equal(undefined);
+    expect(result.plan.retained!.map((r) => r.ref.name)).to.deep.equal(["vc-a"]);
   });
 });
