@@ -46,14 +46,16 @@ describe("render/metrics proxy", () => {
     expect(at(dep, "spec.selector.matchLabels")).to.deep.equal({ release: C, app: "vc-metrics-proxy" });
   });
 
-  it("declares requests and limits while the host namespace has a quota (the host rejects pods without them)", () => {
+  it("always declares requests and limits (a quota'd host namespace rejects pods without them) and the measured V8 options", () => {
     const container = (quota: boolean) =>
       at(must(render((v) => {
         metricsOn(v);
         v.policies.resourceQuota = { enabled: quota, quota: { "limits.cpu": "8", "requests.memory": "8Gi" } };
       }), "Deployment", P), "spec.template.spec.containers.0");
-    expect(container(true).resources).to.deep.equal({ requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "500m", memory: "128Mi" } });
-    expect(container(false)).to.not.have.property("resources");
+    const resources = { requests: { cpu: "50m", memory: "80Mi" }, limits: { cpu: "500m", memory: "160Mi" } };
+    expect(container(true).resources).to.deep.equal(resources);
+    expect(container(false).resources).to.deep.equal(resources);
+    expect(container(false).env).to.deep.equal([{ name: "NODE_OPTIONS", value: "--max-semi-space-size=2" }]);
   });
 
   it("serves all nodes only when node sync is on with all", () => {
