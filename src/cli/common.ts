@@ -64,18 +64,21 @@ export function exitQuietlyOnClosedStdout(): void {
   });
 }
 
-/** Parses a duration such as `30s`, `5m`, `1h`, `250ms`, `1m30s` into milliseconds. */
+const DURATION_UNITS_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Parses a duration in Go's syntax, as the values schema and Kubernetes write them (`30s`, `5m`, `1h`,
+ * `250ms`, `1m30s`, `1.5h`, `500us`), into milliseconds.
+ */
 export function parseDuration(text: string): number {
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
   let total = 0;
-  let consumed = 0;
-  for (const m of text.matchAll(re)) {
-    if (m.index !== consumed) break;
-    consumed += m[0].length;
-    const n = Number(m[1]);
-    total += m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : m[2] === "m" ? n * 60_000 : n * 3_600_000;
+  let end = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    total += Number(m[1]) * DURATION_UNITS_MS[m[2]!]!;
+    end = re.lastIndex;
   }
-  if (consumed === 0 || consumed !== text.length) {
+  if (text === "" || end !== text.length) {
     throw new UserError(`invalid duration "${text}": use forms like 250ms, 30s, 5m, 1h, 1m30s`);
   }
   return total;

@@ -31,24 +31,6 @@ export interface ProxyConfig {
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const GROUP = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 
-const GO_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/**
- * Parses a duration in the Go syntax the values schema allows for `cacheTTL` (`15s`, `1m30s`, `500ms`,
- * `250us`, `1.5h`) into milliseconds; `parseDuration` of the CLI covers ms..h, this adds ns and us.
- */
-export function parseTtl(text: string): number {
-  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
-  let total = 0;
-  let end = 0;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    total += Number(m[1]) * GO_UNITS[m[2]!]!;
-    end = re.lastIndex;
-  }
-  if (text === "" || end !== text.length) return parseDuration(text); // its error message names the accepted forms
-  return total;
-}
-
 /** Parses `:9001`, `0.0.0.0:9001`, `127.0.0.1:0`, `[::1]:9001`, `localhost:9001`. */
 export function parseListen(text: string): ListenAddress {
   const m = /^(\[[^\]]+\]|[^:\s]*):(\d{1,5})$/.exec(text);
@@ -90,7 +72,7 @@ export function toConfig(o: Record<string, string | undefined>): ProxyConfig {
   }
   if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new UserError("--tls-cert and --tls-key go together: give both or neither");
   if (o.clientCa && !o.tlsCert) throw new UserError("--client-ca needs HTTPS: give --tls-cert and --tls-key too");
-  const cacheTtlMs = parseTtl(o.cacheTtl!);
+  const cacheTtlMs = parseDuration(o.cacheTtl!);
   const config: ProxyConfig = {
     cluster,
     hostNamespace,

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { CommanderError } from "commander";
 import { UserError } from "../../src/cli/common.js";
-import { buildCommand, parseFlags, parseListen, parseTtl } from "../../src/metrics-proxy/config.js";
+import { buildCommand, parseFlags, parseListen } from "../../src/metrics-proxy/config.js";
 
 const base = ["--cluster", "a", "--host-namespace", "host"];
 
@@ -29,15 +29,11 @@ describe("metrics-proxy flags", () => {
     expect(c.listen).to.deep.equal({ host: "127.0.0.1", port: 0 });
   });
 
-  it("parses listen addresses and Go durations", () => {
+  it("parses listen addresses", () => {
     expect(parseListen("[::1]:9001")).to.deep.equal({ host: "::1", port: 9001 });
     expect(parseListen("0.0.0.0:80")).to.deep.equal({ host: "0.0.0.0", port: 80 });
     expect(() => parseListen("9001")).to.throw(UserError, /--listen/);
     expect(() => parseListen(":70000")).to.throw(UserError);
-    expect(parseTtl("250us")).to.equal(0.25);
-    expect(parseTtl("1.5h")).to.equal(5_400_000);
-    expect(parseTtl("500ms")).to.equal(500);
-    expect(() => parseTtl("15")).to.throw(UserError, /invalid duration/);
   });
 
   it("rejects bad combinations with a message naming the flag", () => {
