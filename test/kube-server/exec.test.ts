@@ -1,5 +1,6 @@
 // pods/exec: the real `kubectl exec` reaches the test's handler over the websocket channel protocol, stdin, output and exit code.
 import { expect } from "chai";
+import WebSocket from "ws";
 import { startKubeServer, type ExecSession, type KubeServer } from "../support/kube-server/index.js";
 import { kubectl } from "../support/kubectl.js";
 
@@ -10,20 +11,22 @@ describe("kube-server: exec", function () {
   before(async () => {
     server = await startKubeServer();
     server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "box", namespace: "default" }, spec: { containers: [{ name: "main", image: "busybox" }, { name: "debug", image: "busybox" }] }, status: { phase: "Running" } });
-    server.onExec((s) => {
-      sessions.push(s);
-      if (s.command[0] === "fail") {
-        s.stderr.write("boom\n");
-        s.exit(3);
-        return;
-      }
-      s.stdout.write(`${s.container}: ${s.command.join(" ")}\n`);
-      if (!s.stdin) return s.exit(0);
-      s.stdin.on("data", (d: Buffer) => s.stdout.write(d.toString().toUpperCase()));
-      s.stdin.on("end", () => s.exit(0));
-    });
+    server.onExec(handler);
   });
   after(async () => server.close());
+
+  function handler(s: ExecSession): void {
+    sessions.push(s);
+    if (s.command[0] === "fail") {
+      s.stderr.write("boom\n");
+      s.exit(3);
+      return;
+    }
+    s.stdout.write(`${s.container}: ${s.command.join(" ")}\n`);
+    if (!s.stdin) return s.exit(0);
+    s.stdin.on("data", (d: Buffer) => s.stdout.write(d.toString().toUpperCase()));
+    s.stdin.on("end", () => s.exit(0));
+  }
 
   it("runs a command in the chosen container and streams stdin to the handler", async () => {
     const r = await kubectl(server, ["exec", "-i", "box", "-c", "debug", "--", "tr", "a-z", "A-Z"], { input: "hello\n" });
@@ -40,6 +43,24 @@ describe("kube-server: exec", function () {
     expect(r.code).to.equal(3);
     expect(r.stderr).to.include("boom");
     expect(r.stderr).to.include("command terminated with exit code 3");
+  });
+
+  it("reads terminal sizes whatever the case of their keys, as the API server does", async () => {
+    const sizes: Array<{ width: number; height: number }> = [];
+    server.onExec((s) => {
+      s.onResize((size) => {
+        sizes.push(size);
+        if (sizes.length === 2) s.exit(0);
+      });
+    });
+    const url = `${server.url.replace(/^http/, "ws")}/api/v1/namespaces/default/pods/box/exec?container=main&command=sh&stdin=true&stdout=true&tty=true`;
+    const ws = new WebSocket(url, ["v4.channel.k8s.io"]);
+    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+    ws.send(Buffer.concat([Buffer.from([4]), Buffer.from(JSON.stringify({ Width: 80, Height: 24 }))]));
+    ws.send(Buffer.concat([Buffer.from([4]), Buffer.from(JSON.stringify({ width: 120, height: 40 }))]));
+    await new Promise((resolve) => ws.once("close", resolve));
+    server.onExec(handler);
+    expect(sizes).to.deep.equal([{ width: 80, height: 24 }, { width: 120, height: 40 }]);
   });
 
   it("refuses an unknown container", async () => {

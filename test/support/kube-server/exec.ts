@@ -135,8 +135,10 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
       if (channel === STDIN && stdin && payload.length > 0) stdin.write(payload);
       else if (channel === RESIZE) {
         try {
-          const size = JSON.parse(payload.toString("utf8")) as { Width?: number; Height?: number };
-          for (const l of resizeListeners) l({ width: size.Width ?? 0, height: size.Height ?? 0 });
+          // The API server decodes TerminalSize with Go's case-insensitive field matching: Width or width.
+          const raw = JSON.parse(payload.toString("utf8")) as Record<string, unknown>;
+          const field = (name: string) => Number(Object.entries(raw).find(([k]) => k.toLowerCase() === name)?.[1] ?? 0);
+          for (const l of resizeListeners) l({ width: field("width"), height: field("height") });
         } catch {
           /* a malformed resize message is ignored, as upstream does */
         }
