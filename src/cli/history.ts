@@ -28,7 +28,7 @@ interface HistoryFlags {
 export function register(program: Command): void {
   program
     .command("history")
-    .description("Show the commits of a cluster's folder with the revisions the reconciler applied: which, when, and the result")
+    .description("show the commits of a cluster's folder with the revisions the reconciler applied: which, when, and the result")
     .argument("<cluster>", "cluster name (folder clusters/<cluster>)")
     .option("--repo <url|path>", "remote git repository (http/https) or local folder", ".")
     .option("--branch <name>", "branch or tag of a remote repository", "main")

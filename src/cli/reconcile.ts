@@ -41,7 +41,7 @@ interface ReconcileFlags {
 export function register(program: Command): void {
   program
     .command("reconcile")
-    .description("Follow a repository and keep the target in step: incremental by changed paths, full resync at an interval, invalid clusters never applied")
+    .description("follow a repository and keep the target in step: incremental by changed paths, full resync at an interval, invalid clusters never applied")
     .option("--repo <url|path>", "remote git repository (http/https) or local folder", ".")
     .option("--branch <name>", "branch or tag of a remote repository", "main")
     .option("--target <target>", "kube (the host of the kubeconfig context) or dir:PATH (hydrated manifests)", DEFAULT_TARGET)

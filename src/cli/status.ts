@@ -17,7 +17,7 @@ interface StatusFlags {
 export function register(program: Command): void {
   program
     .command("status")
-    .description("Show each cluster's reconcile status: last applied and attempted revision, result, message, recent reconciliations")
+    .description("show each cluster's reconcile status: last applied and attempted revision, result, message, recent reconciliations")
     .option("--cluster <name>", "only this cluster, with its last reconciliations")
     .option("--target <target>", "kube (the host of the kubeconfig context) or dir:PATH", DEFAULT_TARGET)
     .option("--kubeconfig <file>", "kubeconfig file")

@@ -21,7 +21,7 @@ export interface Output {
 export function register(program: Command): void {
   program
     .command("validate")
-    .description("Validate the repository's cluster folders (values files, cluster.yaml, mesh manifests) and report every problem as file:line:col")
+    .description("validate the repository's cluster folders (values files, cluster.yaml, mesh manifests) and report every problem as file:line:col")
     .argument("[path]", "repository root, its clusters/ folder, or a cluster folder (default: the current directory or the nearest parent holding clusters/)")
     .addOption(new Option("--format <format>", "output format").choices(["text", "json", "github"]).default("text"))
     .addOption(new Option("--cluster <name>", "validate only this cluster (repeatable)").argParser((v: string, acc: string[]) => [...acc, v]).default([], "every cluster"))
