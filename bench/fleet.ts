@@ -1,4 +1,5 @@
 // Generates a deterministic, valid fleet repository (clusters/<name>/{values.yaml,cluster.yaml,mesh/*.yaml}) for benchmarks.
+import { readdirSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -224,4 +225,18 @@ ${lb}
       labels:
         version: v2
 `;
+}
+
+/** Every YAML file of a generated fleet under `root/clusters`, sorted: the input of the bare-parse baselines. */
+export function fleetYamlFiles(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const ent of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, ent.name);
+      if (ent.isDirectory()) walk(p);
+      else if (ent.name.endsWith(".yaml") || ent.name.endsWith(".yml")) out.push(p);
+    }
+  };
+  walk(join(root, "clusters"));
+  return out.sort();
 }

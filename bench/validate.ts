@@ -1,29 +1,20 @@
 // Benchmark: `vc validate` over a 1,000-cluster fleet (20 mesh manifests each) against bare js-yaml parsing of the same files.
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";
 import { loadAndValidate } from "../src/validate/index.js";
 import { parseYaml } from "../src/repo/yaml.js";
 import type { BenchContext } from "./run.js";
-import { generateFleet } from "./fleet.js";
+import { fleetYamlFiles, generateFleet } from "./fleet.js";
 
 const CLUSTERS = Number(process.env.VC_BENCH_CLUSTERS ?? 1000);
 const MESH = 20;
 const RUNS = 5;
 
-function yamlFiles(dir: string, out: string[] = []): string[] {
-  for (const ent of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, ent.name);
-    if (ent.isDirectory()) yamlFiles(p, out);
-    else if (ent.name.endsWith(".yaml") || ent.name.endsWith(".yml")) out.push(p);
-  }
-  return out;
-}
-
 export async function run(ctx: BenchContext): Promise<void> {
   const root = join(ctx.workDir, "validate-fleet");
   await generateFleet(root, { clusters: CLUSTERS, meshPerCluster: MESH });
-  const files = yamlFiles(join(root, "clusters")).sort();
+  const files = fleetYamlFiles(root);
 
   let documents = 0;
   const bare = (): void => {

@@ -3,7 +3,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { main } from "../../src/cli/main.js";
+import { runVc } from "../support/vc.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -28,34 +28,8 @@ export function vcProcess(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?:
   return run(process.execPath, ["--import", "tsx", join(ROOT, "src/cli/main.ts"), ...args], opts);
 }
 
-/**
- * Runs `vc <args>` in this process through main(), with the environment and working directory given and
- * stdout/stderr captured: the same code path as the binary, without a process start per call.
- */
-export async function vc(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Run> {
-  const savedEnv = { ...process.env };
-  const savedCwd = process.cwd();
-  const out = process.stdout.write.bind(process.stdout);
-  const err = process.stderr.write.bind(process.stderr);
-  let stdout = "";
-  let stderr = "";
-  Object.assign(process.env, { NO_COLOR: "1", ...opts.env });
-  if (opts.cwd) process.chdir(opts.cwd);
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
-  try {
-    process.exitCode = undefined;
-    const code = await main(args);
-    return { code, stdout, stderr };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-    process.exitCode = undefined;
-    process.chdir(savedCwd);
-    for (const k of Object.keys(process.env)) if (!(k in savedEnv)) delete process.env[k];
-    Object.assign(process.env, savedEnv);
-  }
-}
+/** `vc <args>` in this process (see test/support/vc.ts). */
+export const vc = runVc;
 
 /** Runs the real kubectl. */
 export function kubectl(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {

@@ -5,29 +5,14 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startGitServer, TestRepo } from "../support/git-server.js";
-import { main } from "../../src/cli/main.js";
+import { runVc } from "../support/vc.js";
 
 const MAIN = resolve("src/cli/main.ts");
 /** tsx resolved from here: the CLI runs in other folders (the test repositories). */
 const TSX = import.meta.resolve("tsx");
 
 /** Runs the CLI in this process with the working directory `cwd`, capturing its output. */
-async function vc(cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: "", stderr: "" };
-  const saved = { out: process.stdout.write, err: process.stderr.write, cwd: process.cwd(), exitCode: process.exitCode };
-  process.stdout.write = ((chunk: string | Uint8Array) => ((out.stdout += String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((out.stderr += String(chunk)), true)) as typeof process.stderr.write;
-  process.chdir(cwd);
-  try {
-    const code = await main(args);
-    return { code, ...out };
-  } finally {
-    process.stdout.write = saved.out;
-    process.stderr.write = saved.err;
-    process.chdir(saved.cwd);
-    process.exitCode = saved.exitCode;
-  }
-}
+const vc = (cwd: string, ...args: string[]) => runVc(args, { cwd });
 
 /** The real command line in a child process. */
 function vcProcess(cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

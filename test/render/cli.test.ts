@@ -6,30 +6,12 @@ import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { load, loadAll } from "js-yaml";
 import { generateFleet } from "../../bench/fleet.js";
-import { main } from "../../src/cli/main.js";
+import { runVc as run } from "../support/vc.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { ANNOTATIONS } from "../../src/translate/index.js";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const ow = process.stdout.write;
-  const ew = process.stderr.write;
-  const prev = process.exitCode;
-  process.stdout.write = ((c: string | Uint8Array) => (out.push(String(c)), true)) as typeof ow;
-  process.stderr.write = ((c: string | Uint8Array) => (err.push(String(c)), true)) as typeof ew;
-  try {
-    process.exitCode = undefined;
-    const code = await main(args);
-    return { code, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    process.stdout.write = ow;
-    process.stderr.write = ew;
-    process.exitCode = prev;
-  }
-}
 
 function writeRepo(root: string, files: Record<string, string>): void {
   for (const [rel, text] of Object.entries(files)) {

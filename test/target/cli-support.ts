@@ -1,27 +1,9 @@
-// Runs `vc` in-process with stdout and stderr captured (shared by the diff and apply CLI tests).
+// Support of the diff and apply CLI tests: the in-process `vc` runner and temporary example repositories.
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { main } from "../../src/cli/main.js";
+export { runVc } from "../support/vc.js";
 
-export async function runVc(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const ow = process.stdout.write;
-  const ew = process.stderr.write;
-  const prev = process.exitCode;
-  process.stdout.write = ((c: string | Uint8Array) => (out.push(String(c)), true)) as typeof ow;
-  process.stderr.write = ((c: string | Uint8Array) => (err.push(String(c)), true)) as typeof ew;
-  try {
-    process.exitCode = undefined;
-    const code = await main(args);
-    return { code, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    process.stdout.write = ow;
-    process.stderr.write = ew;
-    process.exitCode = prev;
-  }
-}
 
 /** A temporary repository holding copies of example clusters (by name) and any extra files. */
 export function exampleRepo(clusters: string[], files: Record<string, string> = {}): string {
