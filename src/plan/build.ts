@@ -4,7 +4,7 @@ import { ANNOTATIONS, LABELS } from "../translate/keys.js";
 import { deepEqual, objectDiff } from "./diff.js";
 import { pruneGuard } from "./guard.js";
 import { managedView, normalizeDesired, normalizeLive } from "./normalize.js";
-import { rankOf } from "./order.js";
+import { rankOf } from "../kube/order.js";
 import type { Action, Plan, PlanOptions, PlannedChange } from "./types.js";
 
 /** A desired set vc cannot plan (duplicate objects, an object without the cluster's inventory label). */

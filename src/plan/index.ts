@@ -3,7 +3,7 @@ export * from "./types.js";
 export { buildPlan, hasChanges, inInventory, emptyCounts, PlanError } from "./build.js";
 export { formatPlanReport, summaryLine, totalCounts, useColour, PLAN_FORMATS, type PlanFormat, type PlanReport, type ClusterError } from "./format.js";
 export { maskSecret, maskSecretPair, MASK } from "./mask.js";
-export { compareRefs, stageOf } from "./order.js";
+export { compareRefs, stageOf } from "../kube/order.js";
 export { pruneGuard } from "./guard.js";
 export { managedView, normalizeDesired, normalizeLive } from "./normalize.js";
 export { objectDiff, deepEqual, toYaml } from "./diff.js";

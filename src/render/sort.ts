@@ -1,41 +1,14 @@
-// Deterministic output: objects in a fixed kind order then namespace and name; keys sorted recursively.
-import type { KubeObject } from "../kube/object.js";
+// Deterministic output: objects in apply order then namespace and name; keys sorted recursively.
+import { refOf, type KubeObject } from "../kube/object.js";
+import { compareRefs } from "../kube/order.js";
 
-/** Apply order: what others depend on first (namespace, identities, config), workloads, then mesh routing. */
-export const KIND_ORDER: readonly string[] = [
-  "Namespace",
-  "ClusterRole",
-  "ClusterRoleBinding",
-  "ResourceQuota",
-  "ServiceAccount",
-  "Secret",
-  "ConfigMap",
-  "Role",
-  "RoleBinding",
-  "Service",
-  "StatefulSet",
-  "Deployment",
-  "Gateway",
-  "DestinationRule",
-  "VirtualService",
-];
-
-const rank = new Map(KIND_ORDER.map((k, i) => [k, i]));
+/** Objects in apply order (src/kube/order.ts), then kind, namespace and name. */
+export function compareObjects(a: KubeObject, b: KubeObject): number {
+  return compareRefs(refOf(a), refOf(b)) || cmp(a.apiVersion, b.apiVersion);
+}
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-export function compareObjects(a: KubeObject, b: KubeObject): number {
-  const ra = rank.get(a.kind) ?? KIND_ORDER.length;
-  const rb = rank.get(b.kind) ?? KIND_ORDER.length;
-  return (
-    ra - rb ||
-    cmp(a.kind, b.kind) ||
-    cmp(a.metadata.namespace ?? "", b.metadata.namespace ?? "") ||
-    cmp(a.metadata.name, b.metadata.name) ||
-    cmp(a.apiVersion, b.apiVersion)
-  );
 }
 
 /** A copy with every object's keys in sorted order (arrays keep their order; undefined members are dropped). */

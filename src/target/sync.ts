@@ -2,7 +2,7 @@
 import { describeRef, type KubeObject } from "../kube/object.js";
 import { buildPlan } from "../plan/build.js";
 import { maskSecretValuesIn } from "../plan/mask.js";
-import { stageOf } from "../plan/order.js";
+import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import { mapLimit } from "./pool.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOptions, type SyncResult, type Target } from "./types.js";

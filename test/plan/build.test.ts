@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import { buildPlan, PlanError } from "../../src/plan/build.js";
-import { compareRefs } from "../../src/plan/order.js";
+import { compareRefs } from "../../src/kube/order.js";
 import { ANNOTATIONS, LABELS } from "../../src/translate/keys.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { asLive, clusterObjects } from "./fixtures.js";

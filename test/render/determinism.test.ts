@@ -5,7 +5,8 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { findCollisions } from "../../src/render/collisions.js";
 import { RenderCollisionError, renderCluster, renderObjects } from "../../src/render/index.js";
 import { renderSpecs } from "../../src/render/fleet.js";
-import { KIND_ORDER } from "../../src/render/sort.js";
+import { compareRefs, stageOf } from "../../src/kube/order.js";
+import { refOf } from "../../src/kube/object.js";
 import type { MeshManifest } from "../../src/model/cluster.js";
 import { makeSpec, meshDoc, withMesh } from "./fixtures.js";
 
@@ -57,16 +58,13 @@ describe("render/determinism", () => {
     );
   });
 
-  it("orders objects by kind order, then namespace and name, with every object's keys sorted", () => {
+  it("orders objects in apply order (kinds, then namespace and name), with every object's keys sorted", () => {
     const objs = renderCluster(full(meshSet()), "abc");
-    const ranks = objs.map((o) => KIND_ORDER.indexOf(o.kind));
-    expect(ranks.every((r) => r >= 0)).to.equal(true);
+    expect(objs.every((o) => stageOf(o) < 5), "every rendered kind has a place in the apply order").to.equal(true);
     for (let i = 1; i < objs.length; i++) {
-      const a = objs[i - 1]!;
-      const b = objs[i]!;
-      const ka = `${String(ranks[i - 1]).padStart(3, "0")}/${a.metadata.namespace ?? ""}/${a.metadata.name}`;
-      const kb = `${String(ranks[i]).padStart(3, "0")}/${b.metadata.namespace ?? ""}/${b.metadata.name}`;
-      expect(ka < kb, `${ka} before ${kb}`).to.equal(true);
+      const a = refOf(objs[i - 1]!);
+      const b = refOf(objs[i]!);
+      expect(compareRefs(a, b) < 0, `${JSON.stringify(a)} before ${JSON.stringify(b)}`).to.equal(true);
     }
     expect(objs.every(keysSorted)).to.equal(true);
   });

@@ -1,6 +1,7 @@
-// The order changes go in: namespaces, service accounts and RBAC, secrets and config, services and workloads, mesh.
-import { groupKind, type ObjectRef } from "../kube/object.js";
-import { MESH_GROUP } from "../kube/resources.js";
+// The order of kinds: namespaces, service accounts and RBAC, secrets and config, services and workloads, mesh.
+// Changes are applied in it (deletes in reverse) and rendered output is sorted by it.
+import { groupKind, type ObjectRef } from "./object.js";
+import { MESH_GROUP } from "./resources.js";
 
 const RBAC = "rbac.authorization.k8s.io";
 

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { compareRefs, compareRefsForDelete, stageOf } from "../../src/plan/order.js";
+import { compareRefs, compareRefsForDelete, stageOf } from "../../src/kube/order.js";
 import type { ObjectRef } from "../../src/kube/object.js";
 
 const kinds: Array<[string, string]> = [
