@@ -34,6 +34,7 @@ export const RESOURCES: readonly ResourceType[] = [
   { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", singular: "configmap", namespaced: true, shortNames: ["cm"] },
   { group: "", version: "v1", kind: "Event", plural: "events", singular: "event", namespaced: true, shortNames: ["ev"] },
   { group: "", version: "v1", kind: "ResourceQuota", plural: "resourcequotas", singular: "resourcequota", namespaced: true, shortNames: ["quota"], subresources: ["status"] },
+  { group: "", version: "v1", kind: "LimitRange", plural: "limitranges", singular: "limitrange", namespaced: true, shortNames: ["limits"] },
   { group: "", version: "v1", kind: "PersistentVolumeClaim", plural: "persistentvolumeclaims", singular: "persistentvolumeclaim", namespaced: true, shortNames: ["pvc"], subresources: ["status"] },
   { group: "apps", version: "v1", kind: "StatefulSet", plural: "statefulsets", singular: "statefulset", namespaced: true, shortNames: ["sts"], subresources: ["status", "scale"] },
   { group: "apps", version: "v1", kind: "Deployment", plural: "deployments", singular: "deployment", namespaced: true, shortNames: ["deploy"], subresources: ["status", "scale"] },

@@ -1,4 +1,4 @@
-// The control plane's simple objects: host Namespace, API Services and ResourceQuota.
+// The control plane's simple objects: host Namespace, API Services, ResourceQuota and its LimitRange.
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
 import { type RenderContext, controlPlaneMeta, names } from "./meta.js";
@@ -47,5 +47,27 @@ export function renderQuota(values: Values, ctx: RenderContext, source: string):
     kind: "ResourceQuota",
     metadata: controlPlaneMeta(ctx, source, names.quota(ctx.cluster)),
     spec: { hard: { ...rq.quota } },
+  };
+}
+
+/**
+ * Container defaults of the LimitRange that comes with the quota: a namespace under a quota of requests or
+ * limits refuses every pod that does not declare them, synced workload pods included; these fill them in.
+ */
+export const LIMIT_RANGE_DEFAULTS = {
+  default: { cpu: "1", memory: "512Mi" },
+  defaultRequest: { cpu: "100m", memory: "128Mi" },
+} as const;
+
+/** The LimitRange `vc-<cluster>` beside the ResourceQuota, when `policies.resourceQuota.enabled`. */
+export function renderLimitRange(values: Values, ctx: RenderContext, source: string): KubeObject | undefined {
+  if (!values.policies.resourceQuota.enabled) return undefined;
+  return {
+    apiVersion: "v1",
+    kind: "LimitRange",
+    metadata: controlPlaneMeta(ctx, source, names.limitRange(ctx.cluster)),
+    spec: {
+      limits: [{ type: "Container", default: { ...LIMIT_RANGE_DEFAULTS.default }, defaultRequest: { ...LIMIT_RANGE_DEFAULTS.defaultRequest } }],
+    },
   };
 }

@@ -3,7 +3,7 @@ import type { KubeObject } from "../kube/object.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import type { Diagnostic } from "../model/diagnostic.js";
 import { findCollisions } from "./collisions.js";
-import { renderNamespace, renderQuota, renderServices } from "./controlPlane.js";
+import { renderLimitRange, renderNamespace, renderQuota, renderServices } from "./controlPlane.js";
 import { initManifestsText, renderInitManifests } from "./initManifests.js";
 import { type RenderContext, names, valuesSource } from "./meta.js";
 import { renderMesh } from "./mesh/index.js";
@@ -36,6 +36,8 @@ export function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeO
   if (db) objects.push(db);
   const quota = renderQuota(values, ctx, source);
   if (quota) objects.push(quota);
+  const limits = renderLimitRange(values, ctx, source);
+  if (limits) objects.push(limits);
   if (values.sync.fromHost.nodes.enabled) {
     objects.push(
       ...renderRoleAndBinding({

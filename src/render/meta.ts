@@ -41,6 +41,7 @@ export const names = {
   serviceAccount: (cluster: string) => safeConcatName("vc", cluster),
   role: (cluster: string) => safeConcatName("vc", cluster),
   quota: (cluster: string) => safeConcatName("vc", cluster),
+  limitRange: (cluster: string) => safeConcatName("vc", cluster),
   /** Cluster-scoped: carries the host namespace too, so two hosts' clusters of one name never share it. */
   nodesClusterRole: (cluster: string, hostNamespace: string) => safeConcatName("vc", cluster, "x", hostNamespace),
   configSecret: (cluster: string) => safeConcatName("vc-config", cluster),
