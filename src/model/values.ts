@@ -75,7 +75,8 @@ export interface Values {
       enabled: boolean;
       pods: boolean;
       nodes: boolean;
-      proxy: { image: ImageRef; replicas: number; cacheTTL: string };
+      /** `hostApiGroup`: the host's metrics API group the proxy reads (`--host-api-group`). */
+      proxy: { image: ImageRef; replicas: number; cacheTTL: string; hostApiGroup: string };
     };
   };
   deploy: {

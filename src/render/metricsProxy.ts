@@ -41,6 +41,7 @@ export function metricsProxyArgs(cluster: string, hostNamespace: string, values:
     "--tls-cert", `${TLS_DIR}/tls.crt`,
     "--tls-key", `${TLS_DIR}/tls.key`,
     "--api-group", METRICS_GROUP,
+    "--host-api-group", values.integrations.metricsServer.proxy.hostApiGroup,
     "--cache-ttl", values.integrations.metricsServer.proxy.cacheTTL,
     "--nodes", nodes.enabled && nodes.all ? "all" : "synced",
   ];
@@ -73,12 +74,12 @@ export function renderMetricsProxy(cluster: string, hostNamespace: string, value
     renderServiceAccount(ctx, source, name, podLabels),
     ...renderRoleAndBinding({
       ctx, source, name, serviceAccount: name, labels: podLabels,
-      rules: new RuleSet().add("", ["pods"], READ_VERBS).add(METRICS_GROUP, ["pods"], READ_VERBS).rules(),
+      rules: new RuleSet().add("", ["pods"], READ_VERBS).add(proxy.hostApiGroup, ["pods"], READ_VERBS).rules(),
     }),
     ...renderRoleAndBinding({
       ctx, source, name: names.metricsProxyClusterRole(cluster, hostNamespace), serviceAccount: name, labels: podLabels,
       clusterScoped: true,
-      rules: new RuleSet().add("", ["nodes"], READ_VERBS).add(METRICS_GROUP, ["nodes"], READ_VERBS).rules(),
+      rules: new RuleSet().add("", ["nodes"], READ_VERBS).add(proxy.hostApiGroup, ["nodes"], READ_VERBS).rules(),
     }),
     {
       apiVersion: "apps/v1",

@@ -42,7 +42,7 @@ export function defaultValues(): Values {
         enabled: false,
         pods: true,
         nodes: true,
-        proxy: { image: { repository: "ghcr.io/vc-project/metrics-proxy", tag: "0.1.0", pullPolicy: "IfNotPresent" }, replicas: 1, cacheTTL: "15s" },
+        proxy: { image: { repository: "ghcr.io/vc-project/metrics-proxy", tag: "0.1.0", pullPolicy: "IfNotPresent" }, replicas: 1, cacheTTL: "15s", hostApiGroup: "metrics.orch.io" },
       },
     },
     deploy: { metricsServer: { enabled: false } },

@@ -38,6 +38,7 @@ describe("render/metrics proxy", () => {
       "--tls-cert", "/etc/vc-metrics-proxy/tls/tls.crt",
       "--tls-key", "/etc/vc-metrics-proxy/tls/tls.key",
       "--api-group", "metrics.orch.io",
+      "--host-api-group", "metrics.orch.io",
       "--cache-ttl", "30s",
       "--nodes", "synced",
     ]);
@@ -87,6 +88,18 @@ describe("render/metrics proxy", () => {
       { apiGroups: ["metrics.orch.io"], resources: ["nodes"], verbs: ["get", "list", "watch"] },
     ]);
     expect(must(objs, "ClusterRoleBinding", `${P}-x-${HNS}`).roleRef).to.deep.include({ kind: "ClusterRole", name: `${P}-x-${HNS}` });
+  });
+
+  it("reads (and is granted) the host metrics API group of the values, e.g. the upstream metrics.k8s.io", () => {
+    const objs = render((v) => {
+      metricsOn(v);
+      v.integrations.metricsServer.proxy.hostApiGroup = "metrics.k8s.io";
+    });
+    const args: string[] = at(must(objs, "Deployment", P), "spec.template.spec.containers.0.args");
+    expect(args[args.indexOf("--host-api-group") + 1]).to.equal("metrics.k8s.io");
+    expect(args[args.indexOf("--api-group") + 1]).to.equal("metrics.orch.io");
+    expect(must(objs, "Role", P).rules[1]).to.deep.equal({ apiGroups: ["metrics.k8s.io"], resources: ["pods"], verbs: ["get", "list", "watch"] });
+    expect(must(objs, "ClusterRole", `${P}-x-${HNS}`).rules[1]).to.deep.equal({ apiGroups: ["metrics.k8s.io"], resources: ["nodes"], verbs: ["get", "list", "watch"] });
   });
 
   it("carries the APIService for the virtual side inside a ConfigMap, never as a host object", () => {
