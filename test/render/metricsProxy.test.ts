@@ -98,8 +98,8 @@ describe("render/metrics proxy", () => {
     const args: string[] = at(must(objs, "Deployment", P), "spec.template.spec.containers.0.args");
     expect(args[args.indexOf("--host-api-group") + 1]).to.equal("metrics.k8s.io");
     expect(args[args.indexOf("--api-group") + 1]).to.equal("metrics.orch.io");
-    expect(must(objs, "Role", P).rules[1]).to.deep.equal({ apiGroups: ["metrics.k8s.io"], resources: ["pods"], verbs: ["get", "list", "watch"] });
-    expect(must(objs, "ClusterRole", `${P}-x-${HNS}`).rules[1]).to.deep.equal({ apiGroups: ["metrics.k8s.io"], resources: ["nodes"], verbs: ["get", "list", "watch"] });
+    expect(at(must(objs, "Role", P), "rules.1")).to.deep.equal({ apiGroups: ["metrics.k8s.io"], resources: ["pods"], verbs: ["get", "list", "watch"] });
+    expect(at(must(objs, "ClusterRole", `${P}-x-${HNS}`), "rules.1")).to.deep.equal({ apiGroups: ["metrics.k8s.io"], resources: ["nodes"], verbs: ["get", "list", "watch"] });
   });
 
   it("carries the APIService for the virtual side inside a ConfigMap, never as a host object", () => {

@@ -1,11 +1,10 @@
 // Object operations behind the REST verbs: get, list, create, update, patch (merge/JSON/strategic/apply), delete with propagation.
 import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../../src/kube/object.js";
-import { labelMatcher, SelectorError } from "../../../src/kube/selector.js";
 import { serverSideApply } from "./apply.js";
 import { servedByKind, type Served } from "./catalog.js";
 import { deepEqual, type Json } from "./fieldpath.js";
-import { fieldMatcher } from "./fields.js";
+import { querySelectors } from "./fields.js";
 import { parseBody } from "./http.js";
 import { trackUpdate } from "./managed.js";
 import { prepareCreate, prepareUpdate } from "./meta.js";
@@ -120,15 +119,7 @@ export class Objects {
 
   /** The selected entries, sorted by namespace/name (the store keeps the sorted order per kind). */
   private select(served: Served, ns: string | undefined, query: URLSearchParams): Entry[] {
-    let match: (labels: Record<string, string> | undefined) => boolean;
-    let fields: (obj: KubeObject) => boolean;
-    try {
-      match = labelMatcher(query.get("labelSelector"));
-      fields = fieldMatcher(served.kind, query.get("fieldSelector"));
-    } catch (err) {
-      if (err instanceof SelectorError) throw badRequest(err.message.startsWith("field label") || err.message.startsWith("invalid field") ? err.message : `unable to parse requirement: ${err.message}`);
-      throw err;
-    }
+    const { labels: match, fields } = querySelectors(served.kind, query);
     const all = this.store.sorted(kindKey(served), served.namespaced ? ns : undefined);
     if (!query.get("labelSelector") && !query.get("fieldSelector")) return all as Entry[];
     const out: Entry[] = [];

@@ -2,8 +2,7 @@
 // sendInitialEvents=true streams the current objects first and ends them with an initial-events-end bookmark.
 import type { ServerResponse } from "node:http";
 import type { KubeObject } from "../../../src/kube/object.js";
-import { labelMatcher, SelectorError } from "../../../src/kube/selector.js";
-import { fieldMatcher } from "./fields.js";
+import { querySelectors } from "./fields.js";
 import type { Served } from "./catalog.js";
 import { kindKey } from "./objects.js";
 import { ApiError, badRequest } from "./status.js";
@@ -20,15 +19,7 @@ export interface WatchOptions {
 /** Starts a watch on `res`; returns a function that ends it. */
 export function startWatch(store: Store, res: ServerResponse, opts: WatchOptions): () => void {
   const { served, query } = opts;
-  let match: (labels: Record<string, string> | undefined) => boolean;
-  let fields: (obj: KubeObject) => boolean;
-  try {
-    match = labelMatcher(query.get("labelSelector"));
-    fields = fieldMatcher(served.kind, query.get("fieldSelector"));
-  } catch (err) {
-    if (err instanceof SelectorError) throw badRequest(err.message);
-    throw err;
-  }
+  const { labels: match, fields } = querySelectors(served.kind, query);
   const rvText = query.get("resourceVersion");
   const rv = rvText === null || rvText === "" ? undefined : Number(rvText);
   if (rv !== undefined && (!Number.isInteger(rv) || rv < 0)) throw badRequest(`invalid resource version: ${rvText}`);
