@@ -1,7 +1,7 @@
 // `vc create <name> -n <namespace> -f <values_file>`: a new cluster folder committed on a branch; --apply applies it too.
 import type { Command } from "commander";
 import { action, EXIT, UserError } from "./common.js";
-import { formatDiagnostic } from "./render.js";
+import { formatDiagnostic } from "../model/diagnostic.js";
 import { closeHosts, hostContext } from "../ops/cli-support.js";
 import { createCluster, CreateError } from "../ops/create.js";
 import { loadDesired } from "../target/desired.js";

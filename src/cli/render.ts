@@ -3,7 +3,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { KubeObject } from "../kube/object.js";
-import { compareDiagnostics, hasErrors, type Diagnostic } from "../model/diagnostic.js";
+import { compareDiagnostics, formatDiagnostic, hasErrors, type Diagnostic } from "../model/diagnostic.js";
 import { findRepoRoot } from "../repo/layout.js";
 import { renderSpecs } from "../render/fleet.js";
 import { objectFilePath, toJsonList, toYamlDocument, toYamlStream } from "../render/output.js";
@@ -16,12 +16,6 @@ interface RenderFlags {
   output: string;
   out?: string;
   revision?: string;
-}
-
-/** `file:line:col: severity: message` (line and column left out when unknown). */
-export function formatDiagnostic(d: Diagnostic): string {
-  const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
-  return `${at}: ${d.severity}: ${d.message}`;
 }
 
 /** Writes one file per object; every path is worked out (and checked for clashes) before anything is written. */

@@ -1,7 +1,7 @@
 // `vc validate [PATH]`: checks every cluster folder of a repository and prints each problem as file:line:col.
 import { existsSync } from "node:fs";
 import { Option, type Command } from "commander";
-import type { Diagnostic } from "../model/diagnostic.js";
+import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import { findRepoRoot } from "../repo/layout.js";
 import { loadAndValidate, type RepoValidation } from "../validate/index.js";
 import { action, EXIT, UserError } from "./common.js";
@@ -70,8 +70,7 @@ export function formatReport(r: RepoValidation, format: ReportFormat): string {
 
 /** `file:line:col: severity: message`, or `file: severity: message` for a problem of the whole file. */
 export function textLine(d: Diagnostic): string {
-  const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
-  return `${at}: ${d.severity}: ${d.message}\n`;
+  return `${formatDiagnostic(d)}\n`;
 }
 
 /** A GitHub Actions workflow command: `::error file=...,line=...,col=...::message`. */

@@ -22,3 +22,9 @@ export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   return a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.col - b.col || (a.message < b.message ? -1 : a.message > b.message ? 1 : 0);
 }
+
+/** `file:line:col: severity: message`, or `file: severity: message` for a problem of the whole file. */
+export function formatDiagnostic(d: Diagnostic): string {
+  const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
+  return `${at}: ${d.severity}: ${d.message}`;
+}

@@ -1,8 +1,7 @@
 // The host cluster as the operations see it: a few REST verbs over the shared KubeClient (retries, keep-alive).
 import type { KubeConfig } from "@kubernetes/client-node";
-import fetch, { Headers, type RequestInit } from "node-fetch";
 import type { KubeObject } from "../kube/object.js";
-import { KubeApiError, KubeClient } from "../target/kube/client.js";
+import { KubeApiError, KubeClient, type RequestOptions } from "../target/kube/client.js";
 
 /** How to reach the host: a kubeconfig file (default: KUBECONFIG or ~/.kube/config) and a context. */
 export interface HostOptions {
@@ -51,7 +50,7 @@ export function openHost(options: HostOptions): Host {
   return new KubeHost(KubeClient.open({ kubeconfig: options.kubeconfig, context: options.context }));
 }
 
-/** The operations' view over the shared KubeClient (retries, keep-alive); plain-text answers fetched directly. */
+/** The operations' view over the shared KubeClient: its retries, keep-alive and pagination, with 404s as absence. */
 export class KubeHost implements Host {
   readonly contextName: string;
   readonly config: KubeConfig;
@@ -61,84 +60,62 @@ export class KubeHost implements Host {
     this.config = client.kc;
   }
 
-  private async json<T>(method: string, path: string, body?: unknown, contentType?: string): Promise<T> {
+  private async json<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     try {
-      return await this.client.request<T>(method, path, { body, contentType });
+      return await this.client.request<T>(method, path, opts);
     } catch (err) {
-      if (err instanceof KubeApiError) throw new HostError(err.status, path, err.message);
-      throw new HostError(0, path, (err as Error).message);
+      throw hostError(err, path);
     }
   }
 
   async get<T>(path: string): Promise<T | undefined> {
-    try {
-      return await this.json<T>("GET", path);
-    } catch (err) {
-      if (err instanceof HostError && err.status === 404) return undefined;
-      throw err;
-    }
+    return orUndefined(this.json<T>("GET", path), [404]);
   }
 
   async list<T>(path: string, options: ListOptions = {}): Promise<T[]> {
-    const items: T[] = [];
-    let cont: string | undefined;
-    do {
-      const q = new URLSearchParams({ limit: "500" });
-      if (options.labelSelector) q.set("labelSelector", options.labelSelector);
-      if (options.fieldSelector) q.set("fieldSelector", options.fieldSelector);
-      if (cont) q.set("continue", cont);
-      let page: { items?: T[]; metadata?: { continue?: string } } | undefined;
-      try {
-        page = await this.json("GET", `${path}?${q.toString()}`);
-      } catch (err) {
-        if (err instanceof HostError && err.status === 404) return [];
-        throw err;
-      }
-      items.push(...(page?.items ?? []));
-      cont = page?.metadata?.continue || undefined;
-    } while (cont);
-    return items;
+    try {
+      return await this.client.listPath<T>(path, { ...options, limit: 500 });
+    } catch (err) {
+      const e = hostError(err, path);
+      if (e.status === 404) return [];
+      throw e;
+    }
   }
 
   create<T>(path: string, body: unknown): Promise<T> {
-    return this.json<T>("POST", path, body);
+    return this.json<T>("POST", path, { body });
   }
 
   mergePatch<T>(path: string, patch: unknown): Promise<T> {
-    return this.json<T>("PATCH", path, patch, "application/merge-patch+json");
+    return this.json<T>("PATCH", path, { body: patch, contentType: "application/merge-patch+json" });
   }
 
   async remove(path: string): Promise<boolean> {
-    try {
-      await this.json("DELETE", path);
-      return true;
-    } catch (err) {
-      if (err instanceof HostError && err.status === 404) return false;
-      throw err;
-    }
+    return (await orUndefined(this.json("DELETE", path).then(() => true), [404])) ?? false;
   }
 
-  private async raw(path: string, query?: Record<string, string>) {
-    const init = (await this.config.applyToFetchOptions({})) as RequestInit;
-    const headers = new Headers(init.headers as Headers | undefined);
-    headers.set("Accept", "*/*");
-    const qs = query && Object.keys(query).length ? `?${new URLSearchParams(query).toString()}` : "";
-    try {
-      return await fetch(`${this.client.server}${path}${qs}`, { ...init, headers, method: "GET" });
-    } catch (err) {
-      throw new HostError(0, path, `cannot reach the host API at ${this.client.server}: ${(err as Error).message}`);
-    }
-  }
-
-  async text(path: string, query?: Record<string, string>): Promise<string | undefined> {
-    const res = await this.raw(path, query);
-    const text = await res.text();
-    if (res.status === 404 || res.status === 400) return undefined;
-    if (!res.ok) throw new HostError(res.status, path, `GET ${path}: ${res.status} ${text.slice(0, 300)}`);
-    return text;
+  /** 400 too: the API server answers it for the logs of a previous container that does not exist. */
+  text(path: string, query?: Record<string, string>): Promise<string | undefined> {
+    return orUndefined(this.json<string>("GET", path, { query, response: "text" }), [404, 400]);
   }
 
   close(): void {
     this.client.close();
+  }
+}
+
+function hostError(err: unknown, path: string): HostError {
+  if (err instanceof HostError) return err;
+  if (err instanceof KubeApiError) return new HostError(err.status, path, err.message);
+  return new HostError(0, path, (err as Error).message);
+}
+
+/** The answer, or undefined when the host answered one of `statuses`. */
+async function orUndefined<T>(answer: Promise<T>, statuses: readonly number[]): Promise<T | undefined> {
+  try {
+    return await answer;
+  } catch (err) {
+    if (err instanceof HostError && statuses.includes(err.status)) return undefined;
+    throw err;
   }
 }

@@ -1,6 +1,6 @@
 // The desired state of a repository: validate the selected clusters and render each valid one into host objects.
 import type { KubeObject } from "../kube/object.js";
-import type { Diagnostic } from "../model/diagnostic.js";
+import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterError } from "../plan/format.js";
 import { renderCluster } from "../render/index.js";
 import { loadAndValidate } from "../validate/index.js";
@@ -63,8 +63,4 @@ function firstError(diagnostics: readonly Diagnostic[]): string {
   const errs = diagnostics.filter((d) => d.severity === "error");
   if (errs.length === 0) return "invalid";
   return `${formatDiagnostic(errs[0]!)}${errs.length > 1 ? ` (and ${errs.length - 1} more: run vc validate)` : ""}`;
-}
-
-function formatDiagnostic(d: Diagnostic): string {
-  return `${d.file}${d.line ? `:${d.line}${d.col ? `:${d.col}` : ""}` : ""}: ${d.message}`;
 }

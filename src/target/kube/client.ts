@@ -31,6 +31,8 @@ export interface RequestOptions {
   contentType?: string;
   /** Retry a 409 too (server-side apply with force: a conflict is a race, resending is safe). */
   retryConflict?: boolean;
+  /** `text` returns the body as it came (pod logs); default: parsed JSON. */
+  response?: "json" | "text";
 }
 
 export interface ListOptions {
@@ -120,7 +122,7 @@ export class KubeClient {
     return { headers: this.auth.headers, agent: this.agent! };
   }
 
-  /** One API request with retries on 429 (Retry-After), 5xx, broken connections, and 409 when asked. Returns parsed JSON. */
+  /** One API request with retries on 429 (Retry-After), 5xx, broken connections, and 409 when asked. Returns parsed JSON (or text). */
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const url = this.server + path + queryString(opts.query);
     const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
@@ -130,12 +132,12 @@ export class KubeClient {
       try {
         const { headers: base, agent } = await this.transport();
         const headers = new Headers(base);
-        headers.set("Accept", "application/json");
+        headers.set("Accept", opts.response === "text" ? "*/*" : "application/json");
         if (body !== undefined) headers.set("Content-Type", opts.contentType ?? "application/json");
         this.stats.requests++;
         const res = await fetch(url, { method, headers, body, agent, timeout: 60_000 });
         const text = await res.text();
-        if (res.ok) return (text ? JSON.parse(text) : undefined) as T;
+        if (res.ok) return (opts.response === "text" ? text : text ? JSON.parse(text) : undefined) as T;
         const parsed = parseBody(text);
         const error = new KubeApiError(method, path, res.status, res.statusText, parsed);
         if (!isRetryableStatus(res.status, opts.retryConflict ?? false) || attempt >= this.policy.attempts) throw error;
@@ -165,24 +167,30 @@ export class KubeClient {
     }
   }
 
-  /** Every object of a kind matching the options, following `continue` pages; items get apiVersion and kind. */
-  async list(type: ResourceType, opts: ListOptions = {}): Promise<KubeObject[]> {
-    const out: KubeObject[] = [];
-    const apiVersion = type.group === "" ? type.version : `${type.group}/${type.version}`;
+  /** Every item of the collection at an API path matching the options, following `continue` pages. */
+  async listPath<T = KubeObject>(path: string, opts: Omit<ListOptions, "namespace"> = {}): Promise<T[]> {
+    const out: T[] = [];
     let cont: string | undefined;
     do {
-      const page = await this.request<{ items?: KubeObject[]; metadata?: { continue?: string } }>("GET", resourcePath(type, opts.namespace), {
+      const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, {
         query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 5000, continue: cont },
       });
-      for (const item of page.items ?? []) {
-        // List items come without apiVersion and kind; set them in place (no copy of tens of thousands of objects).
-        item.apiVersion = apiVersion;
-        item.kind = type.kind;
-        out.push(item);
-      }
+      for (const item of page.items ?? []) out.push(item);
       cont = page.metadata?.continue || undefined;
     } while (cont);
     return out;
+  }
+
+  /** Every object of a kind matching the options; items get apiVersion and kind. */
+  async list(type: ResourceType, opts: ListOptions = {}): Promise<KubeObject[]> {
+    const apiVersion = type.group === "" ? type.version : `${type.group}/${type.version}`;
+    const items = await this.listPath(resourcePath(type, opts.namespace), opts);
+    // List items come without apiVersion and kind; set them in place (no copy of tens of thousands of objects).
+    for (const item of items) {
+      item.apiVersion = apiVersion;
+      item.kind = type.kind;
+    }
+    return items;
   }
 
   /** Server-side apply of the whole object (field manager "vc" unless given, conflicts forced). */
