@@ -4,7 +4,8 @@ import { dump } from "js-yaml";
 import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
 import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
 import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
-import { clusterValues, maskValues } from "../ops/repo-values.js";
+import { maskValues } from "../model/secrets.js";
+import { clusterValues } from "../ops/repo-values.js";
 import { compact, describeCluster, formatDescription } from "../ops/describe.js";
 
 interface DescribeFlags extends HostFlags {

@@ -12,7 +12,7 @@ import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
 import type { Host } from "./host.js";
 import { HostError } from "./host.js";
 import { METRICS_API_SERVICE, P } from "./paths.js";
-import { maskValues } from "./repo-values.js";
+import { maskValues } from "../model/secrets.js";
 import { sanitize, Scrubber } from "./redact.js";
 import { gatherSnapshot } from "./doctor/gather.js";
 import { diagnose } from "./doctor/index.js";

@@ -7,7 +7,7 @@ import { fromData, type Reconciliation } from "../reconciler/status.js";
 import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
 import type { Host } from "./host.js";
 import { METRICS_API_SERVICE, P } from "./paths.js";
-import { maskValues } from "./repo-values.js";
+import { maskValues } from "../model/secrets.js";
 import { controlPlaneState, type ControlPlaneInfo } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
 import { suspendedBy } from "./suspend.js";

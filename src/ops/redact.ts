@@ -1,11 +1,7 @@
 // Keeping secret values out of what the operations write: scrubbing known values, stripping copies in metadata.
 import type { KubeObject } from "../kube/object.js";
+import { MASK, SECRET_ENV_NAME } from "../model/secrets.js";
 
-/** What a secret value is replaced with. */
-export const MASK = "<masked>";
-
-/** Env var names whose literal values are masked. */
-export const SECRET_ENV = /(pass(word)?|secret|token|credential|private|api[-_]?key|endpoint|dsn)/i;
 
 /** Shortest value scrubbed from text (shorter ones would mask ordinary words). */
 const MIN_SECRET_LENGTH = 4;
@@ -85,7 +81,7 @@ function maskEnv(node: unknown): void {
   const rec = node as Record<string, unknown>;
   if (Array.isArray(rec.env)) {
     for (const e of rec.env as Array<{ name?: string; value?: string }>) {
-      if (e && typeof e.value === "string" && e.name && SECRET_ENV.test(e.name)) e.value = MASK;
+      if (e && typeof e.value === "string" && e.name && SECRET_ENV_NAME.test(e.name)) e.value = MASK;
     }
   }
   for (const v of Object.values(rec)) maskEnv(v);

@@ -1,4 +1,4 @@
-// A cluster's effective values read from the repository (values files layered, defaults filled), and their masked form.
+// A cluster's effective values read from the repository (values files layered, defaults filled).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Values } from "../model/values.js";
@@ -7,9 +7,6 @@ import { deepMerge, isMapping, type Mapping } from "../repo/merge.js";
 import { readRepoFile, safeRealpath } from "../repo/read.js";
 import { parseYaml } from "../repo/yaml.js";
 import { effectiveValues } from "../validate/values.js";
-import { MASK, SECRET_ENV } from "./redact.js";
-
-export { MASK };
 
 
 export type RepoValues = { found: false } | { found: true; values?: Values; error?: string; files: string[] };
@@ -37,11 +34,3 @@ export function clusterValues(repo: string, name: string): RepoValues {
   }
 }
 
-/** A copy of the values with secrets masked: the external database endpoint and secret-looking env values. */
-export function maskValues(values: Values): Values {
-  const copy = structuredClone(values);
-  const ext = copy.controlPlane.backingStore.database.external;
-  if (ext.endpoint) ext.endpoint = MASK;
-  for (const e of copy.controlPlane.statefulSet.env) if (SECRET_ENV.test(e.name) && e.value) e.value = MASK;
-  return copy;
-}

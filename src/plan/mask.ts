@@ -1,8 +1,10 @@
 // Secret masking: Secret values never reach a diff, log or status; a changed value still shows as changed.
 import type { KubeObject } from "../kube/object.js";
+import { MASK } from "../model/secrets.js";
 import { isPlainObject } from "./normalize.js";
 
-export const MASK = "<masked>";
+export { MASK };
+
 /** Shown on the live side and the desired side of a Secret value that differs between them. */
 export const MASK_BEFORE = "<masked, before>";
 export const MASK_AFTER = "<masked, changed>";

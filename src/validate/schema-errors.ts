@@ -1,5 +1,6 @@
 // Turns ajv errors into findings: readable messages, did-you-mean for unknown keys, the offending key's path.
 import type { ErrorObject } from "ajv";
+import { MASK, isSecretValuesPath } from "../model/secrets.js";
 import type { PathSegment } from "../repo/positions.js";
 import { showPath, type Finding } from "./finding.js";
 import { schemaDoc, type SchemaDoc, type SchemaName } from "./schemas.js";
@@ -54,7 +55,7 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
       case "type": {
         const want = (e.params as { type: string }).type;
         const def = defName(e.schemaPath);
-        const got = describe(valueAt(value, path), isSecretPath(path));
+        const got = describe(valueAt(value, path), isSecretValuesPath(value, path));
         if (def === "quantity") out.push(f(`${where} must be a quantity string such as "200m", "512Mi" or "2Gi", got ${got} (quote numbers)`));
         else if (def === "duration") out.push(f(`${where} must be a duration string such as "100ms" or "5s", got ${got}`));
         else out.push(f(`${where} must be ${article(want)}, got ${got}${want === "string" ? " (quote it)" : ""}`));
@@ -166,17 +167,9 @@ function describe(v: unknown, secret = false): string {
   return `${typeof v} ${secret ? MASK : JSON.stringify(v)}`;
 }
 
-const MASK = "(value masked)";
-
-/** Values that may hold credentials are never repeated in messages: the database endpoint and env values. */
-export function isSecretPath(path: readonly PathSegment[]): boolean {
-  const n = path.length;
-  if (n >= 1 && path[n - 1] === "endpoint" && path[n - 2] === "external") return true;
-  return n >= 3 && path[n - 1] === "value" && typeof path[n - 2] === "number" && path[n - 3] === "env";
-}
-
+/** Credentials (src/model/secrets.ts) are never repeated in messages. */
 function show(value: unknown, path: readonly PathSegment[]): string {
-  return isSecretPath(path) ? MASK : JSON.stringify(valueAt(value, path));
+  return isSecretValuesPath(value, path) ? MASK : JSON.stringify(valueAt(value, path));
 }
 
 function article(type: string): string {

@@ -2,7 +2,7 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import { sanitize, Scrubber } from "../../src/ops/redact.js";
-import { maskValues } from "../../src/ops/repo-values.js";
+import { maskValues } from "../../src/model/secrets.js";
 import { effectiveValues } from "../../src/validate/values.js";
 
 describe("ops/redact", () => {
