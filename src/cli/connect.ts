@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { action, EXIT, UserError } from "./common.js";
 import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
-import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
+import { findCluster } from "../ops/cluster-ref.js";
 import { addContext, ConnectError, disconnect, printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig, userCertificate } from "../ops/connect.js";
 import { certLine } from "../ops/cert.js";
 import { userKubeconfigPath } from "../ops/kubeconfig-file.js";
@@ -32,9 +32,8 @@ export function register(program: Command): void {
     .action(
       action(async (name: string, flags: ConnectFlags) => {
         await userErrors(async () => {
-          checkClusterName(name);
           const log = flags.debug ? (line: string) => process.stderr.write(`debug: ${line}\n`) : undefined;
-          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
+          const { namespace } = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           const host = hostFrom(flags);
           const virtual = await readVirtualKubeconfig(host, name, namespace, log);
           if (flags.print) {

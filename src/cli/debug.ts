@@ -2,8 +2,7 @@
 import type { Command } from "commander";
 import { action, EXIT } from "./common.js";
 import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
-import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
-import { clusterValues } from "../ops/repo-values.js";
+import { findCluster } from "../ops/cluster-ref.js";
 import { collectDebug, defaultBundleName } from "../ops/debug-collect.js";
 import { debugShell, ShellError } from "../ops/debug-shell.js";
 
@@ -36,16 +35,15 @@ export function register(program: Command): void {
     .action(
       action(async (name: string, flags: CollectFlags) => {
         return userErrors(async () => {
-          checkClusterName(name);
-          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
-          const repo = clusterValues(flags.repo, name);
+          const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
+          const namespace = cluster.namespace;
           const host = hostFrom(flags);
           await requireNamespace(host, namespace, name);
           const result = await collectDebug(host, {
             cluster: name,
             namespace,
-            values: repo.found ? repo.values : undefined,
-            valuesNote: repo.found ? repo.error : `no folder clusters/${name} under ${flags.repo}`,
+            values: cluster.values,
+            valuesNote: cluster.valuesNote,
             outputFile: flags.outputFilename ?? defaultBundleName(name),
             log: flags.debug ? (l) => process.stderr.write(`debug: ${l}\n`) : undefined,
           });
@@ -66,8 +64,7 @@ export function register(program: Command): void {
     .action(
       action(async (name: string, flags: ShellFlags) => {
         return userErrors(async () => {
-          checkClusterName(name);
-          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
+          const { namespace } = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           const host = hostFrom(flags);
           return debugShell(host, { cluster: name, namespace, command: [flags.shell] });
         }, [ShellError]);

@@ -3,9 +3,8 @@ import type { Command } from "commander";
 import { dump } from "js-yaml";
 import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
 import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
-import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
+import { findCluster } from "../ops/cluster-ref.js";
 import { maskValues } from "../model/secrets.js";
-import { clusterValues } from "../ops/repo-values.js";
 import { compact, describeCluster, formatDescription } from "../ops/describe.js";
 
 interface DescribeFlags extends HostFlags {
@@ -30,21 +29,20 @@ export function register(program: Command): void {
       action(async (name: string, flags: DescribeFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "yaml", "json"] as const);
         return userErrors(async () => {
-          checkClusterName(name);
-          const repo = clusterValues(flags.repo, name);
+          const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           if (flags.configOnly) {
-            if (!repo.found) throw new UserError(`no folder clusters/${name} under ${flags.repo}: pass --repo, or see vc list`, EXIT.invalid);
-            if (!repo.values) throw new UserError(`clusters/${name} has invalid values: ${repo.error}`, EXIT.invalid);
-            process.stdout.write(formatData(maskValues(repo.values), format === "json" ? "json" : "yaml"));
+            if (!cluster.found) throw new UserError(`no folder clusters/${name} under ${flags.repo}: pass --repo, or see vc list`, EXIT.invalid);
+            if (!cluster.values) throw new UserError(`clusters/${name} has invalid values: ${cluster.valuesNote}`, EXIT.invalid);
+            process.stdout.write(formatData(maskValues(cluster.values), format === "json" ? "json" : "yaml"));
             return EXIT.ok;
           }
-          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
+          const namespace = cluster.namespace;
           const host = hostFrom(flags);
           const d = await describeCluster(host, {
             cluster: name,
             namespace,
-            values: repo.found ? repo.values : undefined,
-            valuesNote: repo.found ? repo.error : `no folder clusters/${name} under ${flags.repo}`,
+            values: cluster.values,
+            valuesNote: cluster.valuesNote,
           });
           if (format === "text") {
             process.stdout.write(formatDescription(d));

@@ -2,8 +2,7 @@
 import type { Command } from "commander";
 import { action, EXIT, formatData, parseOutputFormat } from "./common.js";
 import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
-import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
-import { clusterValues } from "../ops/repo-values.js";
+import { findCluster } from "../ops/cluster-ref.js";
 import { gatherSnapshot } from "../ops/doctor/gather.js";
 import { diagnose } from "../ops/doctor/index.js";
 import { formatFindings } from "../ops/doctor/format.js";
@@ -28,13 +27,12 @@ export function register(program: Command): void {
       action(async (name: string, flags: DoctorFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
         return userErrors(async () => {
-          checkClusterName(name);
-          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
-          const repo = clusterValues(flags.repo, name);
-          if (repo.found && repo.error) process.stderr.write(`warning: clusters/${name} values not used: ${repo.error}\n`);
+          const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
+          const namespace = cluster.namespace;
+          if (cluster.found && !cluster.values) process.stderr.write(`warning: clusters/${name} values not used: ${cluster.valuesNote}\n`);
           const host = hostFrom(flags);
           await requireNamespace(host, namespace, name);
-          const snapshot = await gatherSnapshot(host, name, namespace, repo.found ? repo.values : undefined);
+          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values);
           const findings = diagnose(snapshot);
           const unreadable = snapshot.unreadable ?? {};
           if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable));

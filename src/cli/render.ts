@@ -3,7 +3,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { KubeObject } from "../kube/object.js";
-import { compareDiagnostics, formatDiagnostic, hasErrors, type Diagnostic } from "../model/diagnostic.js";
+import { compareDiagnostics, formatDiagnostic, hasErrors } from "../model/diagnostic.js";
 import { findRepoRoot } from "../repo/layout.js";
 import { renderSpecs } from "../render/fleet.js";
 import { objectFilePath, toJsonList, toYamlDocument, toYamlStream } from "../render/output.js";

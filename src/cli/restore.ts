@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { action, EXIT, parseDuration } from "./common.js";
 import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
-import { checkClusterName, hostNamespaceOf } from "../ops/cluster-ref.js";
+import { findCluster } from "../ops/cluster-ref.js";
 import { restore, RestoreError } from "../ops/restore.js";
 import { credentialsFor } from "../ops/oci/auth.js";
 import { parseReference, ReferenceError } from "../ops/oci/reference.js";
@@ -37,9 +37,8 @@ export function register(program: Command): void {
         const stopTimeoutMs = parseDuration(flags.stopTimeout);
         const restoreTimeoutMs = parseDuration(flags.timeout);
         return userErrors(async () => {
-          checkClusterName(name);
+          const { namespace } = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           const ref = parseReference(reference);
-          const namespace = hostNamespaceOf(name, flags.namespace, flags.repo);
           const host = hostFrom(flags);
           // Ctrl-C ends the waits with the right clean-up instead of killing vc mid-way.
           const interrupt = new AbortController();

@@ -1,30 +1,47 @@
-// Which host namespace a virtual cluster lives in: --namespace, else its cluster.yaml, else vc-<name>.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { load } from "js-yaml";
+// A virtual cluster as the operations find it: its name checked, its repository folder validated, its host namespace.
 import { defaultHostNamespace } from "../model/cluster.js";
+import { formatDiagnostic } from "../model/diagnostic.js";
+import type { Values } from "../model/values.js";
+import { safeRealpath } from "../repo/read.js";
+import { loadAndValidate } from "../validate/index.js";
+import { clusterNameProblem } from "../validate/names.js";
 
-const NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-/** Checks a virtual cluster name (a DNS-1123 label) and returns it. */
+/** Checks a virtual cluster name (the rule of `vc validate` for folder names) and returns it. */
 export function checkClusterName(name: string): string {
-  if (!NAME.test(name)) throw new Error(`invalid virtual cluster name "${name}": use lower-case letters, digits and "-", at most 63 characters`);
+  const problem = clusterNameProblem(name);
+  if (problem) throw new Error(`invalid virtual cluster name "${name}": ${problem}`);
   return name;
 }
 
-/** The host namespace of a cluster: explicit, else `namespace` from `<repo>/clusters/<name>/cluster.yaml`, else `vc-<name>`. */
-export function hostNamespaceOf(name: string, explicit?: string, repo = process.cwd()): string {
-  if (explicit) return explicit;
-  const file = join(repo, "clusters", name, "cluster.yaml");
-  if (existsSync(file)) {
-    try {
-      const doc = load(readFileSync(file, "utf8"), { maxAliases: 100 }) as { namespace?: unknown } | null;
-      if (doc && typeof doc.namespace === "string" && doc.namespace !== "") return doc.namespace;
-    } catch {
-      // an invalid cluster.yaml is `vc validate`'s business; fall back to the default
-    }
+export interface ClusterRef {
+  name: string;
+  /** `--namespace`, else the `namespace` of a valid cluster.yaml, else `vc-<name>`. */
+  namespace: string;
+  /** Whether the repository has the folder `clusters/<name>`. */
+  found: boolean;
+  /** The effective values, when every values file of the folder is valid. */
+  values?: Values;
+  /** Why there are no values: no folder, or the first error of its values files. */
+  valuesNote?: string;
+}
+
+/**
+ * Finds a cluster in the repository at `repo` through the validator (safe reads, layering, defaults), keeping
+ * what a broken folder still tells: the operations diagnose clusters whose folder does not validate too.
+ */
+export async function findCluster(name: string, opts: { repo: string; namespace?: string }): Promise<ClusterRef> {
+  checkClusterName(name);
+  const missing = { name, namespace: opts.namespace ?? defaultHostNamespace(name), found: false, valuesNote: `no folder clusters/${name} under ${opts.repo}` };
+  if (safeRealpath(opts.repo) === undefined) return missing;
+  const result = (await loadAndValidate(opts.repo, { clusters: [name] })).clusters[0];
+  if (!result) return missing;
+  const ref: ClusterRef = { name, namespace: opts.namespace ?? result.settings?.namespace ?? defaultHostNamespace(name), found: true };
+  if (result.values) ref.values = result.values;
+  else {
+    const error = result.diagnostics.find((d) => d.severity === "error" && /(^|\/)values(\.[^/]*)?\.yaml$/.test(d.file));
+    ref.valuesNote = error ? `${formatDiagnostic(error)} (run vc validate)` : "its values could not be read (run vc validate)";
   }
-  return defaultHostNamespace(name);
+  return ref;
 }
 
 /** The host secret holding the virtual cluster's kubeconfig (key `config`). */

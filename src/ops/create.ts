@@ -1,12 +1,14 @@
 // `vc create`: a new cluster folder (values.yaml, cluster.yaml) committed on its own branch, ready for a pull request.
-import fs, { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import fs, { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import git from "isomorphic-git";
 import type { Diagnostic } from "../model/diagnostic.js";
 import { hasErrors } from "../model/diagnostic.js";
 import { CLUSTERS_DIR, CLUSTER_FILE, VALUES_FILE } from "../repo/layout.js";
 import { validateValuesDocument } from "../validate/values.js";
-import { checkClusterName, hostNamespaceOf } from "./cluster-ref.js";
+import { defaultHostNamespace } from "../model/cluster.js";
+import { loadAndValidate } from "../validate/index.js";
+import { checkClusterName } from "./cluster-ref.js";
 
 export class CreateError extends Error {
   constructor(
@@ -45,14 +47,11 @@ async function author(dir: string): Promise<{ name: string; email: string }> {
   return { name: name ?? "vc", email: email ?? "vc@localhost" };
 }
 
-/** Other clusters of the repository already living in that host namespace. */
-function namespaceUsers(root: string, namespace: string): string[] {
-  const base = join(root, CLUSTERS_DIR);
-  if (!existsSync(base)) return [];
-  return readdirSync(base, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
-    .map((e) => e.name)
-    .filter((n) => hostNamespaceOf(n, undefined, root) === namespace);
+/** Other clusters of the repository already living in that host namespace (as the validator reads their cluster.yaml). */
+async function namespaceUsers(root: string, namespace: string): Promise<string[]> {
+  if (!existsSync(join(root, CLUSTERS_DIR))) return [];
+  const { clusters } = await loadAndValidate(root);
+  return clusters.filter((c) => (c.settings?.namespace ?? defaultHostNamespace(c.name)) === namespace).map((c) => c.name);
 }
 
 export async function createCluster(o: CreateOptions): Promise<CreateResult> {
@@ -75,7 +74,7 @@ export async function createCluster(o: CreateOptions): Promise<CreateResult> {
 
   const dir = `${CLUSTERS_DIR}/${o.name}`;
   if (existsSync(join(root, dir))) throw new CreateError(`${dir} already exists: choose another name (vc list shows the clusters)`);
-  const sharing = namespaceUsers(root, o.namespace);
+  const sharing = await namespaceUsers(root, o.namespace);
   if (sharing.length) throw new CreateError(`namespace ${o.namespace} is already the host namespace of ${sharing.join(", ")}: choose another (-n)`);
   const branch = o.branch ?? `create/${o.name}`;
   if ((await git.listBranches({ fs, dir: root })).includes(branch)) throw new CreateError(`branch ${branch} already exists: delete it or pass --branch`);

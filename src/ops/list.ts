@@ -9,7 +9,6 @@ import { planFleet } from "../target/fleet.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { KubeHost } from "./host.js";
 import { pathOf } from "./paths.js";
-import { hostNamespaceOf } from "./cluster-ref.js";
 import { controlPlaneState, type ControlPlaneState } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
 
@@ -45,8 +44,8 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
   const errors = new Map(report.errors.map((e) => [e.cluster, e.message]));
   const valid = new Map(desired.clusters.map((c) => [c.name, c]));
 
-  return [...desired.known].sort().map((name) => {
-    const ns = valid.get(name)?.hostNamespace ?? hostNamespaceOf(name, undefined, root);
+  return [...desired.known.keys()].sort().map((name) => {
+    const ns = desired.known.get(name)!;
     const statusCm = statuses.get(`${ns}/${STATUS_CONFIGMAP}`);
     const status = fromData(statusCm?.data as Record<string, string> | undefined, name, ns);
     const pods = cpPods.filter((p) => p.metadata.namespace === ns && p.metadata.labels?.release === name);

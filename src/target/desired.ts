@@ -1,5 +1,6 @@
 // The desired state of a repository: validate the selected clusters and render each valid one into host objects.
 import type { KubeObject } from "../kube/object.js";
+import { defaultHostNamespace } from "../model/cluster.js";
 import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterError } from "../plan/format.js";
 import { renderCluster } from "../render/index.js";
@@ -21,8 +22,11 @@ export interface DesiredState {
   clusters: DesiredCluster[];
   /** Clusters that failed validation or rendering: never applied, never treated as removed. */
   errors: ClusterError[];
-  /** Names of the clusters the repository has (valid or not): anything else live is a removed cluster. */
-  known: Set<string>;
+  /**
+   * The clusters the repository has (valid or not) and their host namespaces (cluster.yaml's when it is valid,
+   * else `vc-<name>`): anything else live is a removed cluster.
+   */
+  known: Map<string, string>;
   /** Clusters asked for by name that have no folder (perhaps removed from the repository). */
   missing: string[];
 }
@@ -31,10 +35,10 @@ export async function loadDesired(root: string, revision: string, opts: { cluste
   const validation = await loadAndValidate(root, { clusters: opts.clusters });
   const clusters: DesiredCluster[] = [];
   const errors: ClusterError[] = [];
-  const known = new Set<string>();
+  const known = new Map<string, string>();
   const missing: string[] = [];
   for (const c of validation.clusters) {
-    known.add(c.name);
+    known.set(c.name, c.settings?.namespace ?? defaultHostNamespace(c.name));
     if (!c.spec) {
       errors.push({ cluster: c.name, message: firstError(c.diagnostics) });
       continue;

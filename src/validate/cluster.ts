@@ -17,8 +17,12 @@ export interface ClusterResult {
   name: string;
   /** `clusters/<name>`. */
   dir: string;
-  /** Only when the folder has no errors. */
+  /** Only when the folder has no errors: what may be applied. */
   spec?: ClusterSpec;
+  /** The cluster.yaml settings when that file is valid (or absent), even if other files are not: for diagnosis. */
+  settings?: ClusterSettings;
+  /** The effective values when every values file is valid, even if other files are not: for diagnosis. */
+  values?: Values;
   diagnostics: Diagnostic[];
 }
 
@@ -31,9 +35,6 @@ export function namespaceDiagnostic(result: ClusterResult, code: string, message
   if (source) return source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity: "error", code, message });
   return fileDiagnostic(result.dir, "error", code, message);
 }
-
-/** Longest cluster name whose default host namespace `vc-<name>` is still a DNS-1123 label. */
-const MAX_CLUSTER_NAME = 60;
 
 export function validateCluster(realRoot: string, files: ClusterFiles): ClusterResult {
   const { name, dir } = files;
@@ -86,10 +87,8 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   }
 
   if (settings && files.clusterFile) reservedNamespace(result, settings.namespace);
-  if (settings && settings.namespace.length > 63) {
-    settings = undefined;
-    diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `cluster name "${name}" is longer than ${MAX_CLUSTER_NAME} characters: its default host namespace vc-${name} is not a valid name; set namespace in cluster.yaml`));
-  }
+  if (settings) result.settings = settings;
+  if (values) result.values = values;
 
   // Mesh manifests.
   const placed: PlacedObject[] = [];
