@@ -83,3 +83,10 @@ export function parseDuration(text: string): number {
   }
   return total;
 }
+
+/** Rows as aligned columns, three spaces apart like kubectl's tables; the last column is not padded. */
+export function formatColumns(rows: readonly (readonly string[])[]): string {
+  if (rows.length === 0) return "";
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return `${rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("   ").trimEnd()).join("\n")}\n`;
+}

@@ -10,8 +10,7 @@ import { openSource, statusStoreFor } from "../reconciler/service.js";
 import { FolderSource, isRemote } from "../reconciler/source.js";
 import { openTarget } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
-import { action, formatData, parseOutputFormat, UserError } from "./common.js";
-import { columns } from "./status.js";
+import { action, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
 
 interface HistoryFlags {
   repo: string;
@@ -90,5 +89,5 @@ export function formatHistory(h: ClusterHistory): string {
     rows.push([e.commit.slice(0, 12), e.time, e.author, e.subject.length > 60 ? `${e.subject.slice(0, 57)}...` : e.subject, state || "-"]);
   }
   const head = h.lastAppliedRevision ? `${h.cluster}: live revision ${h.lastAppliedRevision.slice(0, 12)}\n` : `${h.cluster}: never applied on this target\n`;
-  return head + columns(rows);
+  return head + formatColumns(rows);
 }

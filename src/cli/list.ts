@@ -1,9 +1,9 @@
 // `vc list`: the repository's virtual clusters with their live state on the host.
 import type { Command } from "commander";
-import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
+import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
 import { hostFrom, userErrors, type HostFlags } from "../ops/cli-support.js";
 import { KubeHost } from "../ops/host.js";
-import { formatList, listClusters } from "../ops/list.js";
+import { listClusters, type ListRow } from "../ops/list.js";
 import { resolveSource, SourceError } from "../target/source.js";
 
 interface ListFlags extends HostFlags {
@@ -41,4 +41,12 @@ export function register(program: Command): void {
         }, [Error]);
       }),
     );
+}
+
+/** The table of `vc list`. */
+export function formatList(rows: readonly ListRow[]): string {
+  const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "RESULT", "DRIFT"];
+  const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, r.lastAppliedRevision?.slice(0, 12) ?? "-", r.result ?? "-", r.drift]);
+  const notes = rows.filter((r) => r.note).map((r) => `${r.name}: ${r.note}`);
+  return `${formatColumns([header, ...cells])}${notes.length ? `\n${notes.join("\n")}\n` : ""}`;
 }

@@ -4,7 +4,7 @@ import type { ClusterStatus } from "../reconciler/status.js";
 import { statusStoreFor } from "../reconciler/service.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
-import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
+import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
 
 interface StatusFlags {
   cluster?: string;
@@ -54,19 +54,13 @@ async function runStatus(flags: StatusFlags): Promise<number> {
 
 const short = (sha: string | undefined): string => (sha ? sha.slice(0, 12) : "-");
 
-/** Aligned columns; the last column is not padded. */
-export function columns(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n") + "\n";
-}
-
 export function formatTable(statuses: ClusterStatus[]): string {
   if (statuses.length === 0) return "no cluster has been reconciled on this target\n";
   const rows = [["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "ATTEMPTED", "LAST ATTEMPT", "MESSAGE"]];
   for (const s of statuses) {
     rows.push([s.cluster, s.hostNamespace, s.suspendedBy ? "suspended" : (s.result ?? "-"), short(s.lastAppliedRevision), short(s.lastAttemptedRevision), s.lastAttemptTime ?? "-", s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? "")]);
   }
-  return columns(rows);
+  return formatColumns(rows);
 }
 
 export function formatDetail(s: ClusterStatus): string {
@@ -80,5 +74,5 @@ export function formatDetail(s: ClusterStatus): string {
     const c = r.counts;
     rows.push([short(r.revision), r.time, `${r.durationMs}ms`, r.result, String(c.created), String(c.updated), String(c.deleted), String(c.unchanged), String(c.failed), r.message ?? ""]);
   }
-  return `${out}\n${columns(rows)}`;
+  return `${out}\n${formatColumns(rows)}`;
 }

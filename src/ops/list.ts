@@ -65,13 +65,3 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
     return row;
   });
 }
-
-/** The table of `vc list`. */
-export function formatList(rows: readonly ListRow[]): string {
-  const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "RESULT", "DRIFT"];
-  const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, r.lastAppliedRevision?.slice(0, 12) ?? "-", r.result ?? "-", r.drift]);
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join("   ");
-  const notes = rows.filter((r) => r.note).map((r) => `${r.name}: ${r.note}`);
-  return `${[line(header), ...cells.map(line)].join("\n")}\n${notes.length ? `\n${notes.join("\n")}\n` : ""}`;
-}

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { parseDuration, UserError } from "../../src/cli/common.js";
+import { formatColumns, parseDuration, UserError } from "../../src/cli/common.js";
 
 describe("cli/common: parseDuration", () => {
   it("reads Go durations, as the values schema and Kubernetes write them", () => {
@@ -15,5 +15,14 @@ describe("cli/common: parseDuration", () => {
     for (const bad of ["15", "5x", "1m30", "", "s", " 5s", "5s "]) {
       expect(() => parseDuration(bad), JSON.stringify(bad)).to.throw(UserError, /invalid duration/);
     }
+  });
+});
+
+describe("cli/common: formatColumns", () => {
+  it("aligns columns three spaces apart, leaves the last one unpadded, and prints nothing for no rows", () => {
+    expect(formatColumns([["NAME", "STATE", "NOTE"], ["a-long-name", "ok", "x"], ["b", "pending", ""]])).to.equal(
+      "NAME          STATE     NOTE\na-long-name   ok        x\nb             pending\n",
+    );
+    expect(formatColumns([])).to.equal("");
   });
 });
