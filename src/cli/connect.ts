@@ -5,7 +5,7 @@ import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cl
 import { findCluster } from "../ops/cluster-ref.js";
 import { addContext, ConnectError, disconnect, printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig, userCertificate } from "../ops/connect.js";
 import { certLine } from "../ops/cert.js";
-import { userKubeconfigPath } from "../ops/kubeconfig-file.js";
+import { userKubeconfigPath } from "../kube/kubeconfig-file.js";
 
 interface ConnectFlags extends HostFlags {
   debug?: boolean;

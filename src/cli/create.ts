@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { action, EXIT, UserError } from "./common.js";
 import { formatDiagnostic } from "../model/diagnostic.js";
-import { closeHosts, hostContext } from "../ops/cli-support.js";
+import { closeHosts } from "../ops/cli-support.js";
 import { createCluster, CreateError } from "../ops/create.js";
 import { loadDesired } from "../target/desired.js";
 import { applyFleet } from "../target/fleet.js";
@@ -52,7 +52,7 @@ export function register(program: Command): void {
         if (!flags.apply) return EXIT.ok;
         let client: KubeClient | undefined;
         try {
-          client = KubeClient.open({ kubeconfig: flags.kubeconfig, context: hostContext(flags) });
+          client = KubeClient.open({ kubeconfig: flags.kubeconfig, context: flags.context });
           const desired = await loadDesired(flags.repo, result.commit, { clusters: [name] });
           if (desired.errors.length) throw new UserError(`cannot apply ${name}: ${desired.errors.map((e) => e.message).join("; ")}`, EXIT.invalid);
           const report = await applyFleet(new KubeTarget(client), desired, { prune: false, allowMassPrune: false, selected: [name], dryRun: false });

@@ -2,7 +2,6 @@
 import type { Command } from "commander";
 import { EXIT, UserError } from "../cli/common.js";
 import { HostError, openHost, type Host } from "./host.js";
-import { connectRecordOf, findEntry, readKubeconfigFile, userKubeconfigPath } from "./kubeconfig-file.js";
 
 export interface HostFlags {
   kubeconfig?: string;
@@ -18,27 +17,12 @@ export function withHostOptions(cmd: Command, namespaceHelp = "host namespace of
     .option("-n, --namespace <ns>", namespaceHelp);
 }
 
-/**
- * The host context: `--context`, else the current context, except when that is a virtual cluster's context made by
- * `vc connect`: then the context it was made from (the host), so that vc keeps working while connected.
- */
-export function hostContext(flags: HostFlags): string | undefined {
-  if (flags.context) return flags.context;
-  try {
-    const doc = readKubeconfigFile(userKubeconfigPath(flags.kubeconfig));
-    const record = connectRecordOf(findEntry(doc, "contexts", doc["current-context"]));
-    return record?.previousContext || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 const opened: Host[] = [];
 
 /** Opens the host, turning a bad kubeconfig into a user error. `closeHosts()` frees it when the command ends. */
 export function hostFrom(flags: HostFlags): Host {
   try {
-    const host = openHost({ kubeconfig: flags.kubeconfig, context: hostContext(flags) });
+    const host = openHost({ kubeconfig: flags.kubeconfig, context: flags.context });
     opened.push(host);
     return host;
   } catch (err) {

@@ -15,7 +15,7 @@ import {
   writeKubeconfigFile,
   type KubeconfigDoc,
   type NamedEntry,
-} from "./kubeconfig-file.js";
+} from "../kube/kubeconfig-file.js";
 
 /** The secret key holding the virtual cluster's kubeconfig. */
 export const KUBECONFIG_SECRET_KEY = "config";

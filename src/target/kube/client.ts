@@ -6,6 +6,7 @@ import fetch, { Headers } from "node-fetch";
 import type { KubeObject, ObjectRef } from "../../kube/object.js";
 import { resourceFor, resourcePath, type ResourceType } from "../../kube/resources.js";
 import { FIELD_MANAGER } from "../../translate/keys.js";
+import { hostContextOf } from "../../kube/kubeconfig-file.js";
 import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
 
 /** An answer of the API server other than 2xx (after retries), with the server's Status message. */
@@ -56,7 +57,10 @@ export interface OpenClientOptions {
   onRetry?: (info: { method: string; path: string; attempt: number; delayMs: number; reason: string }) => void;
 }
 
-/** Loads a kubeconfig: the file given, else $KUBECONFIG / ~/.kube/config / the in-cluster service account. */
+/**
+ * Loads a kubeconfig: the file given, else $KUBECONFIG / ~/.kube/config / the in-cluster service account. Without
+ * a context named, the host's: the current one, or the one `vc connect` left when it switched to a virtual cluster.
+ */
 export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }): KubeConfig {
   const kc = new KubeConfig();
   try {
@@ -65,12 +69,13 @@ export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }):
   } catch (err) {
     throw new Error(`cannot read kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ""}: ${(err as Error).message}`);
   }
-  if (opts.context) {
-    if (!kc.getContextObject(opts.context)) {
+  const context = opts.context ?? hostContextOf(opts.kubeconfig);
+  if (context) {
+    if (!kc.getContextObject(context)) {
       const known = kc.getContexts().map((c) => c.name);
-      throw new Error(`context "${opts.context}" not found in kubeconfig${known.length ? ` (contexts: ${known.join(", ")})` : ""}`);
+      throw new Error(`context "${context}" not found in kubeconfig${known.length ? ` (contexts: ${known.join(", ")})` : ""}`);
     }
-    kc.setCurrentContext(opts.context);
+    kc.setCurrentContext(context);
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error("kubeconfig has no current cluster: pass --context or --kubeconfig");

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFil
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { dump, load } from "js-yaml";
+import { PREFIX } from "../translate/keys.js";
 
 export interface NamedEntry {
   name: string;
@@ -81,7 +82,7 @@ export function removeEntry(doc: KubeconfigDoc, section: Section, name: string):
 }
 
 /** The extension vc keeps on a context it created, to know where `vc disconnect` returns. */
-export const CONNECT_EXTENSION = "vc.orch.io/connect";
+export const CONNECT_EXTENSION = `${PREFIX}/connect`;
 
 export interface ConnectRecord {
   /** The context that was current before `vc connect`; empty when there was none. */
@@ -95,4 +96,18 @@ export function connectRecordOf(context: NamedEntry | undefined): ConnectRecord 
   const ext = body?.extensions?.find((e) => e.name === CONNECT_EXTENSION)?.extension as Partial<ConnectRecord> | undefined;
   if (!ext || typeof ext.cluster !== "string") return undefined;
   return { previousContext: String(ext.previousContext ?? ""), cluster: ext.cluster, namespace: String(ext.namespace ?? "") };
+}
+
+/**
+ * The host context when none is named: while the current context is a virtual cluster's, made by `vc connect`,
+ * the context it was made from, so that every vc command keeps talking to the host; else undefined (the
+ * current context is the host). Any problem reading the file also gives undefined: the caller's loader reports it.
+ */
+export function hostContextOf(kubeconfig?: string): string | undefined {
+  try {
+    const doc = readKubeconfigFile(userKubeconfigPath(kubeconfig));
+    return connectRecordOf(findEntry(doc, "contexts", doc["current-context"]))?.previousContext || undefined;
+  } catch {
+    return undefined;
+  }
 }
