@@ -1,7 +1,7 @@
 // `vc connect` and `vc disconnect`: switch the user's kubeconfig to a virtual cluster and back.
 import type { Command } from "commander";
 import { action, EXIT, UserError } from "./common.js";
-import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { hostFrom, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { addContext, ConnectError, disconnect, printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig, userCertificate } from "../ops/connect.js";
 import { certLine } from "../ops/cert.js";

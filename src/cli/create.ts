@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { action, EXIT, UserError } from "./common.js";
 import { formatDiagnostic } from "../model/diagnostic.js";
-import { closeHosts } from "../ops/cli-support.js";
+import { closeHosts } from "./host-options.js";
 import { createCluster, CreateError } from "../ops/create.js";
 import { loadDesired } from "../target/desired.js";
 import { applyFleet } from "../target/fleet.js";

@@ -1,7 +1,7 @@
 // `vc debug collect` (a diagnostic bundle) and `vc debug shell` (a shell in the control-plane pod).
 import type { Command } from "commander";
 import { action, EXIT } from "./common.js";
-import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { collectDebug, defaultBundleName } from "../ops/debug-collect.js";
 import { debugShell, ShellError } from "../ops/debug-shell.js";

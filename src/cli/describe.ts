@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { dump } from "js-yaml";
 import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
-import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { hostFrom, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { maskValues } from "../model/secrets.js";
 import { compact, describeCluster, formatDescription } from "../ops/describe.js";

@@ -1,7 +1,7 @@
 // `vc doctor <name>`: reads the host and reports known problems of a virtual cluster with their resolutions.
 import type { Command } from "commander";
 import { action, EXIT, formatData, parseOutputFormat } from "./common.js";
-import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { gatherSnapshot } from "../ops/doctor/gather.js";
 import { diagnose } from "../ops/doctor/index.js";

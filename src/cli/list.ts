@@ -1,7 +1,7 @@
 // `vc list`: the repository's virtual clusters with their live state on the host.
 import type { Command } from "commander";
 import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
-import { hostFrom, userErrors, type HostFlags } from "../ops/cli-support.js";
+import { hostFrom, userErrors, type HostFlags } from "./host-options.js";
 import { KubeHost } from "../ops/host.js";
 import { listClusters, type ListRow } from "../ops/list.js";
 import { resolveSource, SourceError } from "../target/source.js";

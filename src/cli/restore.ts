@@ -1,7 +1,7 @@
 // `vc restore <name> <oci_reference>`: restore a virtual cluster's store from a backup artifact in an OCI registry.
 import type { Command } from "commander";
 import { action, EXIT, parseDuration } from "./common.js";
-import { hostFrom, userErrors, withHostOptions, type HostFlags } from "../ops/cli-support.js";
+import { hostFrom, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { restore, RestoreError } from "../ops/restore.js";
 import { credentialsFor } from "../ops/oci/auth.js";

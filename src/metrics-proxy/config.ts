@@ -1,6 +1,7 @@
 // The proxy's flags: the commander program with --help, and their validation into a ProxyConfig.
 import { Command, Option } from "commander";
-import { parseDuration, UserError } from "../cli/common.js";
+import { parseDuration } from "../duration.js";
+import { UserError } from "../errors.js";
 import { METRICS_GROUP } from "../kube/resources.js";
 
 export interface ListenAddress {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import { UserError } from "../cli/common.js";
+import { UserError } from "../errors.js";
 import { Authenticator, readTokenFile } from "./auth.js";
 import { TtlCache } from "./cache.js";
 import type { ProxyConfig } from "./config.js";

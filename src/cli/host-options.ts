@@ -1,7 +1,7 @@
 // What the operation commands share on the command line: host options and turning operation errors into user errors.
 import type { Command } from "commander";
-import { EXIT, UserError } from "../cli/common.js";
-import { HostError, openHost, type Host } from "./host.js";
+import { EXIT, UserError } from "./common.js";
+import { HostError, openHost, type Host } from "../ops/host.js";
 
 export interface HostFlags {
   kubeconfig?: string;
