@@ -1,6 +1,7 @@
 // The `vc` command line: builds the command tree; each command lives in its own file under src/cli/.
 import { Command, CommanderError } from "commander";
 import { EXIT, exitQuietlyOnClosedStdout } from "./common.js";
+import { packageInfo } from "../model/package.js";
 type CommandModule = { register(program: Command): void };
 
 /**
@@ -22,13 +23,14 @@ const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Pr
   [["debug"], () => import("./debug.js")],
   [["restore"], () => import("./restore.js")],
   [["doctor"], () => import("./doctor.js")],
+  [["init"], () => import("./init.js")],
 ];
 
 /** The command tree: every command, or only the one `argv` invokes. */
 export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command("vc")
     .description("GitOps for virtual clusters: validate, render, diff, apply and reconcile them from a git repository")
-    .version("0.1.0")
+    .version(packageInfo().version)
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   const invoked = argv.find((a) => !a.startsWith("-"));
