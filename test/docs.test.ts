@@ -1,0 +1,61 @@
+// The documentation: generated references are current, links resolve, and nothing points outside the project.
+import { expect } from "chai";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, normalize } from "node:path";
+import { generatedDocs } from "../scripts/docs/generate.js";
+
+const ROOT = join(import.meta.dirname, "..");
+const tracked = (): string[] =>
+  execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" }).split("\n").filter(Boolean);
+
+/** Pages other engineers write in parallel; the docs index links them before they land. */
+const PARALLEL_PAGES = new Set(["testing.md", "plan.md", "yaml-loading.md", "security.md", "operations.md", "troubleshooting.md"].map((f) => `docs/${f}`));
+
+describe("docs", () => {
+  it("the generated references are current (run npm run docs after changing schemas/ or a command)", async () => {
+    for (const [path, text] of await generatedDocs(ROOT)) {
+      const current = existsSync(join(ROOT, path)) ? readFileSync(join(ROOT, path), "utf8") : "(missing)";
+      expect(current === text, `${path} is stale: run npm run docs`).to.equal(true);
+    }
+  });
+
+  it("the CLI reference names every vc command and option", async () => {
+    const text = readFileSync(join(ROOT, "docs/cli-reference.md"), "utf8");
+    for (const heading of ["## `vc init`", "## `vc validate`", "### `vc debug collect`", "## `vc-metrics-proxy`"]) expect(text).to.include(heading);
+    expect(text).to.include("`--dry-run`").and.to.include("`--exit-code`");
+  });
+
+  it("every relative link of README.md and docs/ leads to a file of the project", () => {
+    const pages = tracked().filter((f) => f === "README.md" || (f.startsWith("docs/") && f.endsWith(".md")));
+    expect(pages.length).to.be.greaterThan(5);
+    const broken: string[] = [];
+    for (const page of pages) {
+      for (const m of readFileSync(join(ROOT, page), "utf8").matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = m[1]!.split("#")[0]!;
+        if (!target || /^[a-z]+:/.test(target)) continue;
+        const path = normalize(join(dirname(page), target));
+        if (!existsSync(join(ROOT, path)) && !PARALLEL_PAGES.has(path)) broken.push(`${page}: ${m[1]}`);
+      }
+    }
+    expect(broken).to.deep.equal([]);
+  });
+
+  it("nothing in the project refers to paths outside it (only .ci/run may name the shared folder)", () => {
+    const offenders: string[] = [];
+    const outside = new RegExp(["\\.\\./", "shared/"].join("") + "|" + ["/work", "/shared"].join(""));
+    for (const file of tracked()) {
+      if (file === ".ci/run" || file === "test/docs.test.ts" || !existsSync(join(ROOT, file))) continue;
+      const text = readFileSync(join(ROOT, file), "utf8");
+      if (outside.test(text)) offenders.push(file);
+    }
+    expect(offenders).to.deep.equal([]);
+  });
+
+  it("README.md is a landing page: what vc is, npm ci && npm start, npm test, a tour, links into docs/", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    expect(readme).to.include("npm ci && npm start").and.to.include("npm test");
+    expect(readme).to.match(/\]\(docs\/index\.md\)/);
+    expect(readme.length).to.be.lessThan(12000);
+  });
+});
