@@ -12,6 +12,12 @@ const tracked = (): string[] =>
 /** Pages other engineers write in parallel; the docs index links them before they land. */
 const PARALLEL_PAGES = new Set(["testing.md", "plan.md", "yaml-loading.md", "security.md", "operations.md", "troubleshooting.md"].map((f) => `docs/${f}`));
 
+/** GitHub's anchors of a Markdown file's headings. */
+function anchors(path: string): Set<string> {
+  const text = readFileSync(join(ROOT, path), "utf8").replace(/```[\s\S]*?```/g, "");
+  return new Set([...text.matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-")));
+}
+
 describe("docs", () => {
   it("the generated references are current (run npm run docs after changing schemas/ or a command)", async () => {
     for (const [path, text] of await generatedDocs(ROOT)) {
@@ -31,11 +37,15 @@ describe("docs", () => {
     expect(pages.length).to.be.greaterThan(5);
     const broken: string[] = [];
     for (const page of pages) {
-      for (const m of readFileSync(join(ROOT, page), "utf8").matchAll(/\]\(([^)\s]+)\)/g)) {
+      const prose = readFileSync(join(ROOT, page), "utf8").replace(/```[\s\S]*?```/g, "").replace(/`[^`\n]*`/g, "");
+      for (const m of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
         const target = m[1]!.split("#")[0]!;
-        if (!target || /^[a-z]+:/.test(target)) continue;
-        const path = normalize(join(dirname(page), target));
-        if (!existsSync(join(ROOT, path)) && !PARALLEL_PAGES.has(path)) broken.push(`${page}: ${m[1]}`);
+        if (/^[a-z]+:/.test(target)) continue;
+        const anchor = m[1]!.split("#")[1];
+        const path = target ? normalize(join(dirname(page), target)) : page;
+        if (PARALLEL_PAGES.has(path)) continue;
+        if (!existsSync(join(ROOT, path))) broken.push(`${page}: ${m[1]}`);
+        else if (anchor && path.endsWith(".md") && !anchors(path).has(anchor)) broken.push(`${page}: ${m[1]} (no such heading)`);
       }
     }
     expect(broken).to.deep.equal([]);

@@ -27,7 +27,7 @@ function argumentRow(a: Argument): string {
 }
 
 function optionRow(o: Option): string {
-  const choices = o.argChoices ? ` One of ${o.argChoices.map((c) => `\`${c}\``).join(", ")}.` : "";
+  const choices = o.argChoices ? `${/[.:]$/.test(o.description) ? "" : ";"} one of ${o.argChoices.map((c) => `\`${c}\``).join(", ")}` : "";
   const dflt = o.mandatory ? "required" : showDefault(o.defaultValue, o.defaultValueDescription);
   return `| \`${o.flags}\` | ${cell(dflt)} | ${cell(o.description + choices)} |`;
 }

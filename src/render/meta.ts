@@ -33,7 +33,7 @@ export function controlPlaneMeta(
   return meta;
 }
 
-/** Names of the control-plane objects of a cluster (documented in README, "Rendering"). */
+/** Names of the control-plane objects of a cluster (documented in docs/rendering.md). */
 export const names = {
   statefulSet: (cluster: string) => cluster,
   service: (cluster: string) => cluster,

@@ -1,6 +1,6 @@
 // The Kubernetes API test server: an in-memory, plain-HTTP API server on loopback that the real kubectl and client-node talk to.
 //
-// Public API (stable; see the README section "Kubernetes API test server"):
+// Public API (stable; see docs/development.md, "Kubernetes API test server"):
 //
 //   const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false, anonymous?: "admin", watchHistory?: 20000 });
 //   server.url                      "http://127.0.0.1:PORT" ("https://" with tls: true)
