@@ -217,3 +217,33 @@ describe("vc init", () => {
     expect(moved.stderr).to.match(/test/i);
   });
 });
+
+describe("vc init: the CI identity of deploy/ci-reader.yaml", () => {
+  it("is enough for vc diff --exit-code against a host, and cannot apply", async function () {
+    this.timeout(60000);
+    const { startKubeServer } = await import("../support/kube-server/index.js");
+    const tmp = mkdtempSync(join(tmpdir(), "vc-init-ci-"));
+    const server = await startKubeServer();
+    try {
+      const dir = join(tmp, "fleet");
+      await runVc(["init", dir, "--repo-url", "https://github.com/acme/fleet.git", "--owners", "@acme/platform"]);
+      const objects = loadAll(readFileSync(join(dir, "deploy/ci-reader.yaml"), "utf8")) as Array<{ kind: string; rules?: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> }>;
+      server.addUser("ci", objects.find((o) => o.kind === "ClusterRole")!.rules!, "system:serviceaccount:vc-system:vc-ci-reader");
+      const ci = server.writeKubeconfig({ token: "ci" });
+      const applied = await runVc(["apply", dir, "--target", "kube", "--kubeconfig", server.kubeconfigPath]);
+      expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
+      const clean = await runVc(["diff", dir, "--prune", "--target", "kube", "--kubeconfig", ci, "--exit-code"]);
+      expect(clean.code, clean.stdout + clean.stderr).to.equal(0);
+      expect(server.countRequests({ user: "system:serviceaccount:vc-system:vc-ci-reader" })).to.be.greaterThan(0);
+      writeFileSync(join(dir, "clusters/example/values.yaml"), "controlPlane:\n  statefulSet:\n    replicas: 2\n");
+      const drift = await runVc(["diff", dir, "--prune", "--target", "kube", "--kubeconfig", ci, "--exit-code"]);
+      expect(drift.code, drift.stderr).to.equal(1);
+      const write = await runVc(["apply", dir, "--target", "kube", "--kubeconfig", ci]);
+      expect(write.code).to.equal(2);
+      expect(write.stdout + write.stderr).to.match(/forbidden/i);
+    } finally {
+      await server.close();
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
