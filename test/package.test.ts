@@ -81,3 +81,18 @@ describe("the npm package", function () {
     expect(readdirSync(tmp).filter((f) => f.startsWith("vc-kubeconfig"))).to.deep.equal([]);
   });
 });
+
+describe("bin/ without the bundle and without the sources", () => {
+  it("says the bundle is missing (exit 2) instead of failing to load the sources", () => {
+    const tmp = mkdtempSync(join(tmpdir(), "vc-bin-"));
+    try {
+      execFileSync("cp", ["-r", join(ROOT, "bin"), join(ROOT, "package.json"), tmp]);
+      const r = spawnSync(process.execPath, [join(tmp, "bin/vc.js"), "--version"], { encoding: "utf8" });
+      expect(r.status).to.equal(2);
+      expect(r.stderr).to.match(/dist\/app\/vc\.js is missing: reinstall the vc package/);
+      expect(r.stderr).to.not.match(/\n\s+at /);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
