@@ -247,3 +247,38 @@ describe("vc init: the CI identity of deploy/ci-reader.yaml", () => {
     }
   });
 });
+
+describe("vc init: the plan workflow's changed-clusters step", () => {
+  it("passes on only folder names that are valid cluster names, as --cluster arguments, and lists removed ones", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "vc-init-changed-"));
+    try {
+      const dir = join(tmp, "fleet");
+      await runVc(["init", dir, "--repo-url", "https://github.com/a/b.git", "--owners", "@a/b", "--cluster", "gone"]);
+      const git = (...args: string[]) => execFileSync("git", ["-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", ...args], { encoding: "utf8" });
+      git("init", "-q");
+      git("add", "-A");
+      git("commit", "-qm", "base");
+      const base = git("rev-parse", "HEAD").trim();
+      rmSync(join(dir, "clusters/gone"), { recursive: true });
+      for (const name of ["shop", "$(touch pwned)", "a b", "--target=kube", "Upper"]) {
+        execFileSync("mkdir", ["-p", join(dir, "clusters", name)]);
+        writeFileSync(join(dir, "clusters", name, "values.yaml"), "{}\n");
+      }
+      git("add", "-A");
+      git("commit", "-qm", "change");
+      const w = load(readFileSync(join(dir, ".github/workflows/vc-plan.yml"), "utf8")) as Workflow;
+      const step = w.jobs.plan!.steps.find((s) => (s as { id?: string }).id === "changed")!;
+      const out = join(tmp, "github-output");
+      const r = spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", step.run!], {
+        cwd: dir,
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, BASE_SHA: base, RUNNER_TEMP: tmp, GITHUB_OUTPUT: out },
+      });
+      expect(r.status, r.stderr).to.equal(0);
+      expect(readFileSync(out, "utf8")).to.equal("args=--cluster shop\nremoved=gone\n");
+      expect(existsSync(join(dir, "pwned"))).to.equal(false);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
