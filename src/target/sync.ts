@@ -12,7 +12,7 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
   const started = Date.now();
   // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
   const live = input.live ?? (await target.listInventory(input.cluster));
-  const plan = buildPlan(input.cluster, input.desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune });
+  const plan = buildPlan(input.cluster, input.desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force });
   const result = await applyPlan(target, plan, opts);
   return { ...result, durationMs: Date.now() - started };
 }
@@ -34,7 +34,8 @@ export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): 
   const writes = { dryRun: opts.dryRun };
 
   if (plan.blocked) {
-    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : "stopped by the prune guard" });
+    const why = plan.changes.some((c) => c.immutable && !c.recreate) ? "not applied: the plan changes immutable fields (see the cluster's message)" : "stopped by the prune guard";
+    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : why });
     return finish(plan, results, started, false);
   }
 
@@ -48,6 +49,10 @@ export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): 
       const outcome: Outcome = c.action === "create" ? "created" : "updated";
       try {
         if (opts.dryRun && c.ref.namespace && dryRunNamespaces.has(c.ref.namespace)) return record({ ref: c.ref, action: c.action, outcome });
+        if (c.recreate) {
+          const notes = await target.recreate(c.live as KubeObject, c.desired as KubeObject, writes);
+          return record({ ref: c.ref, action: c.action, outcome, message: [`recreated (immutable ${c.immutable!.join(", ")})${opts.dryRun ? " (dry run)" : ""}`, ...notes].join("; ") });
+        }
         await target.apply(c.desired as KubeObject, writes);
         if (opts.dryRun && c.action === "create" && c.ref.kind === "Namespace" && c.ref.apiVersion === "v1") dryRunNamespaces.add(c.ref.name);
         record({ ref: c.ref, action: c.action, outcome });

@@ -6,6 +6,7 @@ import { inventorySelector, LABELS } from "../../translate/keys.js";
 import { stripServerFields } from "../../plan/normalize.js";
 import type { Target, WriteOptions } from "../types.js";
 import { KubeApiError, KubeClient } from "./client.js";
+import { DEFAULT_RECREATE_WAIT, recreateObject, type RecreateWait } from "./recreate.js";
 
 /** Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, or the reconciler's own (leases). */
 const NOT_APPLIED = new Set(["Node", "Pod", "Event", "Lease"]);
@@ -15,6 +16,9 @@ export const INVENTORY_TYPES: readonly ResourceType[] = RESOURCES.filter((r) => 
 
 export class KubeTarget implements Target {
   readonly description: string;
+
+  /** How long a recreate waits for the old object to be gone (tests shorten it). */
+  recreateWait: RecreateWait = DEFAULT_RECREATE_WAIT;
 
   constructor(readonly client: KubeClient) {
     this.description = `kube context ${client.contextName} (${client.server})`;
@@ -59,6 +63,10 @@ export class KubeTarget implements Target {
       }
     }
     return "gone";
+  }
+
+  async recreate(live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]> {
+    return recreateObject(this.client, live, desired, opts, this.recreateWait);
   }
 
   async close(): Promise<void> {
