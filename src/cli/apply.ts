@@ -100,7 +100,8 @@ function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean): str
   const total = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of report.results) {
     for (const o of OUTCOMES) total[o] += r.counts[o];
-    for (const res of r.results) if (res.outcome !== "unchanged") out.push(resultLine(res, style));
+    // A blocked cluster's objects are all skipped for the one reason printed below: no line each.
+    for (const res of r.results) if (res.outcome !== "unchanged" && !(r.plan.blocked && res.outcome === "skipped")) out.push(resultLine(res, style));
     out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts)}${dryRun ? " (dry run)" : ""}`));
     for (const k of r.plan.retained ?? []) out.push(style("yellow", `kept ${describeRef(k.ref)}: ${k.reason}`));
     if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));

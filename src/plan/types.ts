@@ -36,6 +36,8 @@ export interface Plan {
    * force. The message to show; nothing of the cluster is then changed (applyPlan skips every change).
    */
   blocked?: string;
+  /** Kinds the plan writes that the host does not serve (`apiVersion/Kind`): set with `blocked`. */
+  unserved?: string[];
 }
 
 export interface PlanOptions {

@@ -95,6 +95,11 @@ export class DirTarget implements Target {
     return [];
   }
 
+  /** A folder stores any kind. */
+  async missingKinds(): Promise<Array<{ apiVersion: string; kind: string }>> {
+    return [];
+  }
+
   async close(): Promise<void> {}
 
   private async read(file: string): Promise<KubeObject | undefined> {

@@ -4,6 +4,7 @@ import { buildPlan, PlanError } from "../plan/build.js";
 import type { ClusterError, PlanReport } from "../plan/format.js";
 import type { Plan } from "../plan/types.js";
 import type { DesiredState } from "./desired.js";
+import { blockUnservedKinds } from "./kinds.js";
 import { mapLimit } from "./pool.js";
 import { applyPlan } from "./sync.js";
 import type { ObjectResult, SyncResult, Target } from "./types.js";
@@ -77,7 +78,8 @@ export async function planFleet(target: Target, desired: DesiredState, opts: Fle
   const live = await readLive(target, desired, opts);
   const { clusters, errors } = fleetClusters(desired, live, opts);
   const planned = planClusters(clusters, opts);
-  return { plans: planned.plans, errors: [...errors, ...planned.errors] };
+  const plans = await mapLimit(planned.plans, 4, (p) => blockUnservedKinds(target, p));
+  return { plans, errors: [...errors, ...planned.errors] };
 }
 
 export interface ApplyFleetOptions extends FleetOptions {

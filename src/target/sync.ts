@@ -4,6 +4,7 @@ import { buildPlan } from "../plan/build.js";
 import { maskSecretValuesIn } from "../plan/mask.js";
 import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
+import { blockUnservedKinds } from "./kinds.js";
 import { mapLimit } from "./pool.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOptions, type SyncResult, type Target } from "./types.js";
 
@@ -22,8 +23,9 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
  * `concurrency` at a time within a stage; then, only when every apply succeeded, deletes in reverse order.
  * A plan blocked by the prune guard changes nothing. Unchanged objects cost no request.
  */
-export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): Promise<SyncResult> {
+export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions): Promise<SyncResult> {
   const started = Date.now();
+  const plan = await blockUnservedKinds(target, planned);
   const results: ObjectResult[] = [];
   const total = plan.changes.length;
   const record = (r: ObjectResult) => {
@@ -34,7 +36,11 @@ export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): 
   const writes = { dryRun: opts.dryRun };
 
   if (plan.blocked) {
-    const why = plan.changes.some((c) => c.immutable && !c.recreate) ? "not applied: the plan changes immutable fields (see the cluster's message)" : "stopped by the prune guard";
+    const why = plan.unserved
+      ? "not applied: the host does not serve some of the cluster's kinds (see the cluster's message)"
+      : plan.changes.some((c) => c.immutable && !c.recreate)
+        ? "not applied: the plan changes immutable fields (see the cluster's message)"
+        : "stopped by the prune guard";
     for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : why });
     return finish(plan, results, started, false);
   }

@@ -33,6 +33,8 @@ export interface Target {
    * Returns notes for the person (claims expanded, or why not). A dry run changes nothing.
    */
   recreate(live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]>;
+  /** The kinds of the list the target cannot store (a host without the mesh CRDs); discovery answers are cached per run. */
+  missingKinds(kinds: ReadonlyArray<{ apiVersion: string; kind: string }>): Promise<Array<{ apiVersion: string; kind: string }>>;
   /** Releases connections. */
   close(): Promise<void>;
 }

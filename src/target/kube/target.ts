@@ -6,6 +6,7 @@ import { inventorySelector, LABELS } from "../../translate/keys.js";
 import { stripServerFields } from "../../plan/normalize.js";
 import type { Target, WriteOptions } from "../types.js";
 import { KubeApiError, KubeClient } from "./client.js";
+import { Discovery } from "./discovery.js";
 import { DEFAULT_RECREATE_WAIT, recreateObject, type RecreateWait } from "./recreate.js";
 
 /** Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, or the reconciler's own (leases). */
@@ -20,7 +21,10 @@ export class KubeTarget implements Target {
   /** How long a recreate waits for the old object to be gone (tests shorten it). */
   recreateWait: RecreateWait = DEFAULT_RECREATE_WAIT;
 
+  private readonly discovery: Discovery;
+
   constructor(readonly client: KubeClient) {
+    this.discovery = new Discovery(client);
     this.description = `kube context ${client.contextName} (${client.server})`;
   }
 
@@ -67,6 +71,10 @@ export class KubeTarget implements Target {
 
   async recreate(live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]> {
     return recreateObject(this.client, live, desired, opts, this.recreateWait);
+  }
+
+  async missingKinds(kinds: ReadonlyArray<{ apiVersion: string; kind: string }>): Promise<Array<{ apiVersion: string; kind: string }>> {
+    return this.discovery.missing(kinds);
   }
 
   async close(): Promise<void> {
