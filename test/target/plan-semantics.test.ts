@@ -126,7 +126,7 @@ describe("target/kube discovery", () => {
     try {
       let now = 0;
       const d = new Discovery(client, 1000, () => now);
-      const kinds = [{ apiVersion: "networking.mesh.io/v1beta1", kind: "VirtualService" }, { apiVersion: "apps/v1", kind: "StatefulSet" }, { apiVersion: "apps/v1", kind: "Nope" }, { apiVersion: "nope.io/v1", kind: "X" }];
+      const kinds = [{ apiVersion: "networking.mesh.io/v1beta1", kind: "VirtualService" }, { apiVersion: "apps/v1", kind: "StatefulSet" }, { apiVersion: "networking.mesh.io/v1beta1", kind: "Nope" }, { apiVersion: "nope.io/v1", kind: "X" }];
       expect(await d.missing(kinds)).to.deep.equal([kinds[2], kinds[3]]);
       const n = server.requests.length;
       await d.missing(kinds);

@@ -17,6 +17,19 @@ interface GroupList {
 /** How long answers are reused: one run (or one reconcile pass) asks once; a CRD installed later is seen soon after. */
 export const DISCOVERY_TTL_MS = 30_000;
 
+/**
+ * Groups every kube-apiserver serves: the core group, the unsuffixed built-in groups and `*.k8s.io` (a CRD may not
+ * claim a k8s.io group without Kubernetes API review). Only other groups (CRDs, aggregated APIs) are asked about.
+ */
+const BUILT_IN_GROUPS = new Set(["apps", "batch", "policy", "autoscaling", "extensions"]);
+
+export function isBuiltIn(apiVersion: string): boolean {
+  const slash = apiVersion.indexOf("/");
+  if (slash < 0) return true;
+  const group = apiVersion.slice(0, slash);
+  return BUILT_IN_GROUPS.has(group) || group.endsWith(".k8s.io");
+}
+
 export class Discovery {
   private groups?: { at: number; value: Promise<Set<string>> };
   private readonly versions = new Map<string, { at: number; value: Promise<Set<string> | undefined> }>();
@@ -27,11 +40,11 @@ export class Discovery {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The kinds of the list the host does not serve, in the order given. Core kinds (`v1`) are always served. */
+  /** The kinds of the list the host does not serve, in the order given. Built-in kinds are taken as served (no request). */
   async missing(kinds: readonly Kind[]): Promise<Kind[]> {
     const out: Kind[] = [];
     for (const k of kinds) {
-      if (!k.apiVersion.includes("/")) continue;
+      if (isBuiltIn(k.apiVersion)) continue;
       const served = await this.groupVersion(k.apiVersion);
       if (!served || !served.has(k.kind)) out.push(k);
     }
