@@ -37,4 +37,12 @@ describe("reconciler: immutable changes", function () {
     const del = bed.kube.requests.find((r) => r.method === "DELETE" && r.resource === "statefulsets");
     expect(del, "an orphan delete of the StatefulSet").to.not.equal(undefined);
   });
+
+  it("reports a cluster whose mesh kinds the host does not serve as blocked with one message; nothing of it is applied", async () => {
+    bed.kube.faults.add({ path: /^\/apis\/networking\.mesh\.io\//, status: 404 });
+    const res = await runPass(bed.deps(), newPassState(), { kind: "full" });
+    expect(res.clusters.map((r) => r.result)).to.deep.equal(["blocked", "blocked"]);
+    expect(res.clusters[0]!.message).to.match(/^the host does not serve DestinationRule, Gateway, VirtualService \(networking\.mesh\.io\/v1beta1\): the mesh's custom resource definitions are missing/);
+    expect(bed.statefulSet(name(0))).to.equal(undefined);
+  });
 });

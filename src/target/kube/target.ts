@@ -34,6 +34,11 @@ export class KubeTarget implements Target {
     return lists.flat();
   }
 
+  /** Objects of every inventory kind matching a label selector, across namespaces (one LIST per kind; unserved kinds hold nothing). */
+  async listBySelector(labelSelector: string): Promise<KubeObject[]> {
+    return (await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, labelSelector)))).flat();
+  }
+
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
     const lists = await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory)));
     const fleet = new Map<string, KubeObject[]>();
