@@ -10,6 +10,7 @@ import { loadForCommand, openTargetForCommand, withTargetOptions, type TargetFla
 interface ApplyFlags extends TargetFlags {
   dryRun?: boolean;
   allowMassPrune?: boolean;
+  force?: boolean;
   output: string;
   concurrency: string;
 }
@@ -29,6 +30,12 @@ export function register(program: Command): void {
   )
     .option("--dry-run", "ask the server to check every write without persisting it (dryRun=All); dir: writes nothing")
     .option("--allow-mass-prune", "let --prune delete more than half (or all) of a cluster's objects, e.g. for a cluster removed from the repository")
+    .option(
+      "--force",
+      "recreate objects whose change the API server refuses in place (immutable fields, e.g. a StatefulSet's volumeClaimTemplates): " +
+        "a StatefulSet or Deployment is deleted with propagationPolicy=Orphan, keeping its pods and volume claims, and created anew; " +
+        "claims that grow are expanded where the storage class allows it. Without it such a cluster is not applied at all",
+    )
     .option("--concurrency <n>", "clusters applied at once", "4")
     .option("-o, --output <format>", "output format: text, json", "text")
     .action(
@@ -43,6 +50,7 @@ export function register(program: Command): void {
           const report = await applyFleet(target, desired, {
             prune: !!flags.prune,
             allowMassPrune: !!flags.allowMassPrune,
+            force: !!flags.force,
             dryRun: !!flags.dryRun,
             selected,
             clusterConcurrency,
@@ -92,7 +100,8 @@ function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean): str
   const total = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of report.results) {
     for (const o of OUTCOMES) total[o] += r.counts[o];
-    for (const res of r.results) if (res.outcome !== "unchanged") out.push(resultLine(res, style));
+    // A blocked cluster's objects are all skipped for the one reason printed below: no line each.
+    for (const res of r.results) if (res.outcome !== "unchanged" && !(r.plan.blocked && res.outcome === "skipped")) out.push(resultLine(res, style));
     out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts)}${dryRun ? " (dry run)" : ""}`));
     for (const k of r.plan.retained ?? []) out.push(style("yellow", `kept ${describeRef(k.ref)}: ${k.reason}`));
     if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));

@@ -61,6 +61,7 @@ export async function openTargetForCommand(flags: TargetFlags): Promise<Target> 
 
 interface DiffFlags extends TargetFlags {
   exitCode?: boolean;
+  force?: boolean;
   output: string;
 }
 
@@ -74,6 +75,7 @@ export function register(program: Command): void {
       ),
   )
     .option("--exit-code", "exit 0 when nothing would change, 1 when something would (drift), 2 on errors")
+    .option("--force", "plan as vc apply --force would: objects whose change the API server refuses in place are shown as recreated instead of blocking their cluster")
     .option("-o, --output <format>", `output format: ${PLAN_FORMATS.join(", ")} (markdown suits a pull-request comment)`, "text")
     .action(
       action(async (path: string | undefined, flags: DiffFlags) => {
@@ -81,7 +83,7 @@ export function register(program: Command): void {
         const { desired, selected } = await loadForCommand(path, flags);
         const target = await openTargetForCommand(flags);
         try {
-          const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, selected });
+          const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected });
           process.stdout.write(formatPlanReport(report, format, { colour: format === "text" && useColour(process.stdout) }));
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;
           if (flags.exitCode && report.plans.some(hasChanges)) return EXIT.invalid;

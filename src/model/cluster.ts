@@ -10,6 +10,8 @@ export interface ClusterSettings {
   suspend: boolean;
   /** Delete host objects vc applied for this cluster that are no longer in the repository. */
   prune: boolean;
+  /** Recreate objects whose change the API server refuses in place (immutable fields); set only when cluster.yaml says `force: true`. */
+  force?: boolean;
 }
 
 /** One mesh document of `clusters/<name>/mesh/**.yaml`. */

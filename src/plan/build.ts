@@ -3,6 +3,7 @@ import { groupKind, objectKey, refOf, describeRef, type KubeObject } from "../ku
 import { ANNOTATIONS, LABELS } from "../translate/keys.js";
 import { deepEqual, objectDiff } from "./diff.js";
 import { pruneGuard } from "./guard.js";
+import { immutableChanges } from "./immutable.js";
 import { managedView, normalizeDesired, normalizeLive } from "./normalize.js";
 import { rankOf } from "../kube/order.js";
 import type { Action, Plan, PlanOptions, PlannedChange } from "./types.js";
@@ -43,7 +44,17 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
     }
     const have = managedView(twin, want, { normalized: true });
     const same = deepEqual(want, have) || (ignoreRevision && deepEqual(withoutRevision(want), withoutRevision(have)));
-    applies.push(same ? { action: "unchanged", ref, desired: obj, live: twin } : withDiff({ action: "update", ref, desired: obj, live: twin }, () => objectDiff(ref, want, have)));
+    if (same) {
+      applies.push({ action: "unchanged", ref, desired: obj, live: twin });
+      continue;
+    }
+    const change = withDiff({ action: "update", ref, desired: obj, live: twin }, () => objectDiff(ref, want, have));
+    const immutable = immutableChanges(want, have, twin);
+    if (immutable.length > 0) {
+      change.immutable = immutable;
+      if (opts.force) change.recreate = true;
+    }
+    applies.push(change);
   }
   sortChanges(applies, false);
 
@@ -68,9 +79,21 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
   const plan: Plan = { cluster, changes, counts };
   if (retained.length > 0) plan.retained = retained;
   // Kept namespaces count as going: the guard is about how much of the cluster's desired state disappears.
-  const blocked = pruneGuard(cluster, deletes.length + retained.length, owned.length, opts.allowMassPrune);
-  if (blocked) plan.blocked = blocked;
+  const refused = applies.filter((c) => c.immutable && !c.recreate);
+  const blocked = [refused.length > 0 ? refusedMessage(cluster, refused) : undefined, pruneGuard(cluster, deletes.length + retained.length, owned.length, opts.allowMassPrune)].filter(Boolean);
+  if (blocked.length > 0) plan.blocked = blocked.join("; ");
   return plan;
+}
+
+/** Why a plan with updates the server would refuse is not applied, naming each object and field, and the way out. */
+export function refusedMessage(cluster: string, refused: readonly PlannedChange[]): string {
+  const what = refused.map((c) => `${describeRef(c.ref)} (${c.immutable!.join(", ")})`).join(", ");
+  return (
+    `cannot update in place: the API server refuses changes of immutable fields of ${what}; vc applies nothing of cluster ${cluster} while it stands. ` +
+    `Run vc apply --force to recreate ${refused.length === 1 ? "it" : "them"} (a StatefulSet or Deployment is deleted with propagationPolicy=Orphan: ` +
+    `its pods and volume claims stay; claims that grow are expanded where the storage class allows it), ` +
+    `or set force: true in clusters/${cluster}/cluster.yaml to let the reconciler do so`
+  );
 }
 
 /** Why prune never deletes a namespace, shown with each one it keeps. */

@@ -2,7 +2,7 @@
 import { styleText } from "node:util";
 import { describeRef } from "../kube/object.js";
 import { emptyCounts } from "./build.js";
-import type { Action, Plan } from "./types.js";
+import type { Action, Plan, PlannedChange } from "./types.js";
 
 export type PlanFormat = "text" | "json" | "markdown";
 export const PLAN_FORMATS: readonly PlanFormat[] = ["text", "json", "markdown"];
@@ -55,7 +55,15 @@ function toJson(report: PlanReport): unknown {
       ...(p.retained ? { retained: p.retained.map((r) => ({ ...r.ref, reason: r.reason })) } : {}),
       changes: p.changes
         .filter((c) => c.action !== "unchanged")
-        .map((c) => ({ action: c.action, apiVersion: c.ref.apiVersion, kind: c.ref.kind, namespace: c.ref.namespace, name: c.ref.name, diff: c.diff ?? "" })),
+        .map((c) => ({
+          action: c.action,
+          apiVersion: c.ref.apiVersion,
+          kind: c.ref.kind,
+          namespace: c.ref.namespace,
+          name: c.ref.name,
+          ...(c.immutable ? { immutable: c.immutable, recreate: !!c.recreate } : {}),
+          diff: c.diff ?? "",
+        })),
     })),
     errors: report.errors,
   };
@@ -82,6 +90,12 @@ function colourDiff(diff: string, colour: boolean): string {
     .join("\n");
 }
 
+/** After an update the server refuses in place: which immutable fields, and whether vc recreates the object. */
+function refusedNote(c: PlannedChange): string {
+  if (!c.immutable) return "";
+  return c.recreate ? ` (recreate: immutable ${c.immutable.join(", ")})` : ` (refused in place: immutable ${c.immutable.join(", ")}; needs --force)`;
+}
+
 function toText(report: PlanReport, colour: boolean): string {
   const out: string[] = [];
   const style = (st: Style, s: string) => (colour ? paint(st, s) : s);
@@ -90,7 +104,7 @@ function toText(report: PlanReport, colour: boolean): string {
     for (const c of p.changes) {
       if (c.action === "unchanged") continue;
       const st = c.action === "create" ? "green" : c.action === "delete" ? "red" : "yellow";
-      out.push(style(st, `${SIGN[c.action]} ${VERB[c.action]} ${describeRef(c.ref)}`));
+      out.push(style(st, `${SIGN[c.action]} ${VERB[c.action]} ${describeRef(c.ref)}${refusedNote(c)}`));
       if (c.diff) out.push(colourDiff(c.diff, colour).replace(/\n$/, ""));
     }
     for (const r of p.retained ?? []) out.push(style("yellow", `= keep ${describeRef(r.ref)}: ${r.reason}`));
@@ -130,7 +144,7 @@ function toMarkdown(report: PlanReport): string {
       continue;
     }
     for (const c of changed) {
-      const title = `${VERB[c.action]} ${describeRef(c.ref)}`;
+      const title = `${VERB[c.action]} ${describeRef(c.ref)}${refusedNote(c)}`;
       const block = ["<details>", `<summary>${escapeHtml(title)}</summary>`, "", "```diff", (c.diff ?? "").replace(/\n$/, ""), "```", "</details>", ""];
       if (budget - 300 < block.join("\n").length || !take(block)) {
         omittedDiffs++;

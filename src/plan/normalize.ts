@@ -2,6 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import { FIELD_MANAGER } from "../translate/keys.js";
 import { forEachOwnedName, ownedChild, ownedFields, type FieldTree } from "./managed-fields.js";
+import { childNode, KEY_DEFAULTS, listKeysOf, type ListKeyNode } from "./list-keys.js";
 import { QUANTITY_MAPS, sameQuantity } from "./quantity.js";
 
 /** Metadata the server writes; never part of what vc manages. */
@@ -68,19 +69,22 @@ function isEmptyMap(v: Record<string, unknown>): boolean {
 }
 
 /**
- * The live object seen through the fields vc manages: the paths present in the desired object (list items by
- * position, lengths kept), plus the fields vc's field manager owns per managedFields but no longer desires
- * (so a field dropped from the repository shows as a removal). Defaults, server fields and fields of other
- * writers vanish. Empty maps, lists and nulls are dropped as in `compact`. One pass, no intermediate copies.
+ * The live object seen through the fields vc manages: the paths present in the desired object, plus the fields vc's
+ * field manager owns per managedFields but no longer desires (so a field dropped from the repository shows as a
+ * removal). Lists the Kubernetes OpenAPI keys (containers by name, ports by port and protocol, env, volumes, mounts,
+ * …: see list-keys.ts) are matched item by item by key, in desired order: an item another writer added is not
+ * shown, an item vc applied that changed or vanished is. Other lists are atomic and compared by position.
+ * Defaults, server fields and fields of other writers vanish. Empty maps, lists and nulls are dropped as in
+ * `compact`. One pass, no intermediate copies.
  */
 export function managedView(live: KubeObject, desired: KubeObject, opts: { normalized?: boolean } = {}): KubeObject {
   const want = opts.normalized ? desired : normalizeDesired(desired);
   const owned = ownedFields(live, FIELD_MANAGER);
   const source = live.kind === "Secret" && live.apiVersion === "v1" && isPlainObject(live.stringData) ? foldStringData(live) : live;
-  return (project(want, source, owned, true) ?? {}) as KubeObject;
+  return (project(want, source, owned, listKeysOf(live.apiVersion, live.kind), true) ?? {}) as KubeObject;
 }
 
-function project(desired: Json, live: Json, owned: FieldTree | undefined, top = false, quantities = false): Json {
+function project(desired: Json, live: Json, owned: FieldTree | undefined, node: ListKeyNode | undefined, top = false, quantities = false, skip?: readonly string[]): Json {
   if (live === null || live === undefined) return undefined;
   if (isPlainObject(desired) && isPlainObject(live)) {
     const out: Record<string, unknown> = {};
@@ -92,12 +96,13 @@ function project(desired: Json, live: Json, owned: FieldTree | undefined, top = 
         (out[k] = desired[k]), n++;
         continue;
       }
-      const v = project(desired[k], live[k], ownedChild(owned, k), false, QUANTITY_MAPS.has(k));
+      const v = project(desired[k], live[k], ownedChild(owned, k), childNode(node, k), false, QUANTITY_MAPS.has(k));
       if (v !== undefined) (out[k] = v), n++;
     }
     if (owned) {
       forEachOwnedName(owned, (k) => {
-        if (k in desired || !(k in live) || (top && k === "status")) return;
+        // A keyed item's key fields are owned with the item even when the server defaulted them (a port's protocol).
+        if (k in desired || !(k in live) || (top && k === "status") || skip?.includes(k)) return;
         const v = compactValue(live[k]);
         if (v !== undefined) (out[k] = v), n++;
       });
@@ -106,9 +111,53 @@ function project(desired: Json, live: Json, owned: FieldTree | undefined, top = 
   }
   if (Array.isArray(desired) && Array.isArray(live)) {
     if (live.length === 0) return undefined;
-    return live.map((item, i) => (i < desired.length ? (project(desired[i], item, undefined) ?? emptyLike(item)) : compact(item)));
+    const keys = node?.["="];
+    if (keys && desired.every(isPlainObject) && live.every(isPlainObject)) return projectKeyed(desired, live, owned, node!, keys);
+    return live.map((item, i) => (i < desired.length ? (project(desired[i], item, undefined, undefined) ?? emptyLike(item)) : compact(item)));
   }
   return compactValue(live);
+}
+
+/**
+ * A keyed list seen through vc's fields: the live twin of each desired item (by key, in desired order), then the live
+ * items vc's field manager owns but no longer desires. Items only other writers own are left out.
+ */
+function projectKeyed(desired: Record<string, unknown>[], live: Record<string, unknown>[], owned: FieldTree | undefined, node: ListKeyNode, keys: readonly string[]): Json {
+  const liveByKey = new Map<string, Record<string, unknown>>();
+  for (const item of live) {
+    const k = itemKey(item, keys);
+    if (!liveByKey.has(k)) liveByKey.set(k, item);
+  }
+  const ownedItems = new Map<string, FieldTree>();
+  if (owned) {
+    for (const [k, sub] of Object.entries(owned)) {
+      if (!k.startsWith("k:") || !sub || typeof sub !== "object") continue;
+      try {
+        ownedItems.set(itemKey(JSON.parse(k.slice(2)) as Record<string, unknown>, keys), sub as FieldTree);
+      } catch {
+        // not a key this table knows: ignore
+      }
+    }
+  }
+  const out: unknown[] = [];
+  const matched = new Set<string>();
+  for (const d of desired) {
+    const k = itemKey(d, keys);
+    const twin = liveByKey.get(k);
+    if (!twin || matched.has(k)) continue;
+    matched.add(k);
+    out.push(project(d, twin, ownedItems.get(k), node, false, false, keys) ?? {});
+  }
+  for (const [k, item] of liveByKey) {
+    if (matched.has(k) || !ownedItems.has(k)) continue;
+    out.push(compact(item));
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+/** The identity of a keyed list item: its key fields (server defaults filled in) as a string. */
+export function itemKey(item: Record<string, unknown>, keys: readonly string[]): string {
+  return JSON.stringify(keys.map((k) => item[k] ?? KEY_DEFAULTS[k] ?? null));
 }
 
 /** `compact`, with an empty result (and null) as undefined. */

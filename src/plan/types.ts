@@ -14,6 +14,10 @@ export interface PlannedChange {
   live?: KubeObject;
   /** Unified diff of the fields vc manages, secret values masked; empty for unchanged. */
   diff?: string;
+  /** An update the API server would refuse in place: the immutable fields it changes (see plan/immutable.ts). */
+  immutable?: string[];
+  /** Allowed by force: vc deletes the live object (orphaning a workload's pods and claims) and creates it anew. */
+  recreate?: boolean;
 }
 
 export interface Plan {
@@ -27,8 +31,13 @@ export interface Plan {
    * objects). Shown so that a person can remove them once they are empty.
    */
   retained?: Array<{ ref: ObjectRef; reason: string }>;
-  /** Set when the prune guard stops the run: the message to show. Nothing of the cluster is then changed (applyPlan skips every change). */
+  /**
+   * Set when the plan must not be applied: the prune guard stops it, or an update changes immutable fields without
+   * force. The message to show; nothing of the cluster is then changed (applyPlan skips every change).
+   */
   blocked?: string;
+  /** Kinds the plan writes that the host does not serve (`apiVersion/Kind`): set with `blocked`. */
+  unserved?: string[];
 }
 
 export interface PlanOptions {
@@ -41,4 +50,9 @@ export interface PlanOptions {
    * content did not change keeps the revision that last changed it, and a new commit costs no writes.
    */
   ignoreRevisionOnly?: boolean;
+  /**
+   * Recreate objects whose update the API server would refuse (immutable fields), as `kubectl apply --force` and
+   * Flux's `force` do; without it such a plan is blocked. From `vc apply --force` or cluster.yaml `force: true`.
+   */
+  force?: boolean;
 }

@@ -92,7 +92,7 @@ export async function reconcilePresent(
     sync = await ctx.engine.sync(
       ctx.target,
       { cluster: loaded.name, hostNamespace, desired, live },
-      { prune: loaded.spec.settings.prune, dryRun: false, allowMassPrune: ctx.allowMassPrune },
+      { prune: loaded.spec.settings.prune, dryRun: false, allowMassPrune: ctx.allowMassPrune, force: loaded.spec.settings.force ?? false },
     );
     counts = countsOf(sync);
     result = sync.plan.blocked ? "blocked" : !sync.ok ? "failed" : "applied";

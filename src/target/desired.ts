@@ -13,6 +13,8 @@ export interface DesiredCluster {
   prune: boolean;
   /** cluster.yaml `suspend`: `vc apply` leaves the cluster alone. */
   suspend: boolean;
+  /** cluster.yaml `force`: recreate objects whose change the server refuses in place. */
+  force: boolean;
   objects: KubeObject[];
 }
 
@@ -45,7 +47,7 @@ export async function loadDesired(root: string, revision: string, opts: { cluste
     }
     try {
       const objects = renderCluster(c.spec, revision);
-      clusters.push({ name: c.name, hostNamespace: c.spec.settings.namespace, prune: c.spec.settings.prune, suspend: c.spec.settings.suspend, objects });
+      clusters.push({ name: c.name, hostNamespace: c.spec.settings.namespace, prune: c.spec.settings.prune, suspend: c.spec.settings.suspend, force: c.spec.settings.force ?? false, objects });
     } catch (err) {
       errors.push({ cluster: c.name, message: `cannot render: ${(err as Error).message}` });
     }

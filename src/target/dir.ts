@@ -89,6 +89,17 @@ export class DirTarget implements Target {
     return "deleted";
   }
 
+  /** Files have no immutable fields: the new content replaces the old. */
+  async recreate(_live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]> {
+    await this.apply(desired, opts);
+    return [];
+  }
+
+  /** A folder stores any kind. */
+  async missingKinds(): Promise<Array<{ apiVersion: string; kind: string }>> {
+    return [];
+  }
+
   async close(): Promise<void> {}
 
   private async read(file: string): Promise<KubeObject | undefined> {

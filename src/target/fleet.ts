@@ -4,6 +4,7 @@ import { buildPlan, PlanError } from "../plan/build.js";
 import type { ClusterError, PlanReport } from "../plan/format.js";
 import type { Plan } from "../plan/types.js";
 import type { DesiredState } from "./desired.js";
+import { blockUnservedKinds } from "./kinds.js";
 import { mapLimit } from "./pool.js";
 import { applyPlan } from "./sync.js";
 import type { ObjectResult, SyncResult, Target } from "./types.js";
@@ -12,6 +13,8 @@ export interface FleetOptions {
   /** Delete what is no longer desired (clusters whose cluster.yaml says `prune: false` are never pruned). */
   prune: boolean;
   allowMassPrune: boolean;
+  /** Recreate objects whose change the server refuses in place, in every cluster (clusters with cluster.yaml `force: true` always do). */
+  force?: boolean;
   /** Clusters named by the user: their inventories are read one by one instead of the fleet's at once. */
   selected?: string[];
 }
@@ -23,6 +26,8 @@ export interface FleetCluster {
   live: KubeObject[];
   prune: boolean;
   suspend: boolean;
+  /** Recreate objects whose change the server refuses in place (--force or cluster.yaml `force`). */
+  force: boolean;
   /** The cluster's folder is gone from the repository. */
   removed: boolean;
 }
@@ -39,12 +44,12 @@ export async function readLive(target: Target, desired: DesiredState, opts: Flee
 
 /** The clusters to plan: valid ones of the repository, plus (when pruning) removed ones that still have live objects. */
 export function fleetClusters(desired: DesiredState, live: Map<string, KubeObject[]>, opts: FleetOptions): { clusters: FleetCluster[]; errors: ClusterError[] } {
-  const clusters: FleetCluster[] = desired.clusters.map((c) => ({ name: c.name, desired: c.objects, live: live.get(c.name) ?? [], prune: opts.prune && c.prune, suspend: c.suspend, removed: false }));
+  const clusters: FleetCluster[] = desired.clusters.map((c) => ({ name: c.name, desired: c.objects, live: live.get(c.name) ?? [], prune: opts.prune && c.prune, suspend: c.suspend, force: !!opts.force || c.force, removed: false }));
   const errors = [...desired.errors];
   const selected = opts.selected?.length ? new Set(opts.selected) : undefined;
   for (const [name, objs] of [...live].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (desired.known.has(name) || (selected && !selected.has(name)) || objs.length === 0) continue;
-    if (opts.prune) clusters.push({ name, desired: [], live: objs, prune: true, suspend: false, removed: true });
+    if (opts.prune) clusters.push({ name, desired: [], live: objs, prune: true, suspend: false, force: false, removed: true });
   }
   for (const name of desired.missing) {
     if (!live.get(name)?.length) errors.push({ cluster: name, message: `no cluster folder clusters/${name}, and nothing of it is live` });
@@ -59,7 +64,7 @@ export function planClusters(clusters: FleetCluster[], opts: FleetOptions): { pl
   const errors: ClusterError[] = [];
   for (const c of clusters) {
     try {
-      plans.push(buildPlan(c.name, c.desired, c.live, { prune: c.prune, allowMassPrune: opts.allowMassPrune }));
+      plans.push(buildPlan(c.name, c.desired, c.live, { prune: c.prune, allowMassPrune: opts.allowMassPrune, force: c.force }));
     } catch (err) {
       if (!(err instanceof PlanError)) throw err;
       errors.push({ cluster: c.name, message: err.message });
@@ -73,7 +78,8 @@ export async function planFleet(target: Target, desired: DesiredState, opts: Fle
   const live = await readLive(target, desired, opts);
   const { clusters, errors } = fleetClusters(desired, live, opts);
   const planned = planClusters(clusters, opts);
-  return { plans: planned.plans, errors: [...errors, ...planned.errors] };
+  const plans = await mapLimit(planned.plans, 4, (p) => blockUnservedKinds(target, p));
+  return { plans, errors: [...errors, ...planned.errors] };
 }
 
 export interface ApplyFleetOptions extends FleetOptions {

@@ -4,6 +4,7 @@ import { buildPlan } from "../plan/build.js";
 import { maskSecretValuesIn } from "../plan/mask.js";
 import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
+import { blockUnservedKinds } from "./kinds.js";
 import { mapLimit } from "./pool.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOptions, type SyncResult, type Target } from "./types.js";
 
@@ -12,7 +13,7 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
   const started = Date.now();
   // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
   const live = input.live ?? (await target.listInventory(input.cluster));
-  const plan = buildPlan(input.cluster, input.desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune });
+  const plan = buildPlan(input.cluster, input.desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force });
   const result = await applyPlan(target, plan, opts);
   return { ...result, durationMs: Date.now() - started };
 }
@@ -22,8 +23,9 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
  * `concurrency` at a time within a stage; then, only when every apply succeeded, deletes in reverse order.
  * A plan blocked by the prune guard changes nothing. Unchanged objects cost no request.
  */
-export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): Promise<SyncResult> {
+export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions): Promise<SyncResult> {
   const started = Date.now();
+  const plan = await blockUnservedKinds(target, planned);
   const results: ObjectResult[] = [];
   const total = plan.changes.length;
   const record = (r: ObjectResult) => {
@@ -34,7 +36,12 @@ export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): 
   const writes = { dryRun: opts.dryRun };
 
   if (plan.blocked) {
-    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : "stopped by the prune guard" });
+    const why = plan.unserved
+      ? "not applied: the host does not serve some of the cluster's kinds (see the cluster's message)"
+      : plan.changes.some((c) => c.immutable && !c.recreate)
+        ? "not applied: the plan changes immutable fields (see the cluster's message)"
+        : "stopped by the prune guard";
+    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : why });
     return finish(plan, results, started, false);
   }
 
@@ -48,6 +55,10 @@ export async function applyPlan(target: Target, plan: Plan, opts: SyncOptions): 
       const outcome: Outcome = c.action === "create" ? "created" : "updated";
       try {
         if (opts.dryRun && c.ref.namespace && dryRunNamespaces.has(c.ref.namespace)) return record({ ref: c.ref, action: c.action, outcome });
+        if (c.recreate) {
+          const notes = await target.recreate(c.live as KubeObject, c.desired as KubeObject, writes);
+          return record({ ref: c.ref, action: c.action, outcome, message: [`recreated (immutable ${c.immutable!.join(", ")})${opts.dryRun ? " (dry run)" : ""}`, ...notes].join("; ") });
+        }
         await target.apply(c.desired as KubeObject, writes);
         if (opts.dryRun && c.action === "create" && c.ref.kind === "Namespace" && c.ref.apiVersion === "v1") dryRunNamespaces.add(c.ref.name);
         record({ ref: c.ref, action: c.action, outcome });

@@ -27,6 +27,14 @@ export interface Target {
    * is never deleted. Already gone is success.
    */
   delete(live: KubeObject, cluster: string, opts: WriteOptions): Promise<"deleted" | "gone" | "not-owned">;
+  /**
+   * Replaces an object whose update the server refuses (immutable fields): deletes `live` (a workload with
+   * propagationPolicy=Orphan, keeping its pods and volume claims), waits until it is gone, then applies `desired`.
+   * Returns notes for the person (claims expanded, or why not). A dry run changes nothing.
+   */
+  recreate(live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]>;
+  /** The kinds of the list the target cannot store (a host without the mesh CRDs); discovery answers are cached per run. */
+  missingKinds(kinds: ReadonlyArray<{ apiVersion: string; kind: string }>): Promise<Array<{ apiVersion: string; kind: string }>>;
   /** Releases connections. */
   close(): Promise<void>;
 }
@@ -67,6 +75,8 @@ export interface SyncOptions {
   prune: boolean;
   dryRun: boolean;
   allowMassPrune: boolean;
+  /** Recreate objects whose update the server refuses (immutable fields) instead of blocking the cluster. */
+  force?: boolean;
   /** Writes in flight at once within one ordering stage (default 8). */
   concurrency?: number;
   /** Called after each object is done (progress of long runs). */

@@ -76,7 +76,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
       const validate = defaultingValidatorFor("cluster");
       if (validate(copy)) {
         const c = copy as Partial<ClusterSettings>;
-        settings = { namespace: c.namespace ?? defaultHostNamespace(name), suspend: c.suspend ?? false, prune: c.prune ?? true };
+        settings = { namespace: c.namespace ?? defaultHostNamespace(name), suspend: c.suspend ?? false, prune: c.prune ?? true, ...(c.force ? { force: true } : {}) };
       } else {
         settings = undefined;
         for (const f of schemaFindings("cluster", 0, doc.doc, validate.errors ?? [])) diagnostics.push(doc.source.diagnostic(f));

@@ -5,6 +5,8 @@ import type { Values } from "../../model/values.js";
 import type { Host } from "../host.js";
 import { METRICS_API_SERVICE, P } from "../paths.js";
 import { credentialLookups } from "./mesh.js";
+import { DISCOVERED_KINDS } from "./kinds.js";
+import { Discovery } from "../../target/kube/discovery.js";
 import { HostError } from "../host.js";
 import type { HostSnapshot, Readable } from "./types.js";
 
@@ -36,6 +38,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     optional("rbac", none, () => host.list(P.clusterRoleBindings())),
     optional("gateways", none, () => host.list(P.mesh("Gateway", namespace))),
   ]);
+  const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(DISCOVERED_KINDS));
   const ingressPods: KubeObject[] = [];
   const seen = new Set<string>();
   for (const gw of gateways) {
@@ -66,6 +69,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     gateways,
     ingressPods,
     existingSecrets,
+    ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
     values,
     unreadable,
   };

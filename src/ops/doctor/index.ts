@@ -4,6 +4,7 @@ import { metricsApiService, metricsRbac } from "./metrics.js";
 import { gateways, sidecars } from "./mesh.js";
 import { livenessProbe, persistence } from "./controlplane.js";
 import { syncerRbac } from "./syncer.js";
+import { servedKinds } from "./kinds.js";
 import type { Check, Finding, HostSnapshot } from "./types.js";
 
 export type { Finding, HostSnapshot } from "./types.js";
@@ -18,6 +19,7 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["mesh gateways", gateways],
   ["persistence", persistence],
   ["liveness probe", livenessProbe],
+  ["served kinds", servedKinds],
 ];
 
 /** Runs every check; findings sorted by severity (errors first), then object and check. Pure. */

@@ -35,6 +35,8 @@ export interface HostSnapshot {
   ingressPods: KubeObject[];
   /** `namespace/name` of the secrets that exist among those named by `tls.credentialName`. */
   existingSecrets: string[];
+  /** `apiVersion/Kind` of the mesh and metrics kinds the host does not serve (API discovery); undefined when not read. */
+  missingKinds?: string[];
   /** Effective values from the repository, when the cluster folder was found. */
   values?: Values;
   /** What could not be read (forbidden, failed), as `what: why`; checks that need it are skipped, not guessed. */
@@ -42,7 +44,7 @@ export interface HostSnapshot {
 }
 
 /** Parts of the snapshot a check may depend on. */
-export type Readable = "namespace" | "apiService" | "rbac" | "gateways" | "ingressPods" | "secrets";
+export type Readable = "namespace" | "apiService" | "rbac" | "gateways" | "ingressPods" | "secrets" | "discovery";
 
 export type Check = (s: HostSnapshot) => Finding[];
 

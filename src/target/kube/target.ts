@@ -6,6 +6,8 @@ import { inventorySelector, LABELS } from "../../translate/keys.js";
 import { stripServerFields } from "../../plan/normalize.js";
 import type { Target, WriteOptions } from "../types.js";
 import { KubeApiError, KubeClient } from "./client.js";
+import { Discovery } from "./discovery.js";
+import { DEFAULT_RECREATE_WAIT, recreateObject, type RecreateWait } from "./recreate.js";
 
 /** Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, or the reconciler's own (leases). */
 const NOT_APPLIED = new Set(["Node", "Pod", "Event", "Lease"]);
@@ -16,7 +18,13 @@ export const INVENTORY_TYPES: readonly ResourceType[] = RESOURCES.filter((r) => 
 export class KubeTarget implements Target {
   readonly description: string;
 
+  /** How long a recreate waits for the old object to be gone (tests shorten it). */
+  recreateWait: RecreateWait = DEFAULT_RECREATE_WAIT;
+
+  private readonly discovery: Discovery;
+
   constructor(readonly client: KubeClient) {
+    this.discovery = new Discovery(client);
     this.description = `kube context ${client.contextName} (${client.server})`;
   }
 
@@ -24,6 +32,11 @@ export class KubeTarget implements Target {
     const selector = inventorySelector(cluster);
     const lists = await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, selector, t.namespaced ? hostNamespace : undefined)));
     return lists.flat();
+  }
+
+  /** Objects of every inventory kind matching a label selector, across namespaces (one LIST per kind; unserved kinds hold nothing). */
+  async listBySelector(labelSelector: string): Promise<KubeObject[]> {
+    return (await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, labelSelector)))).flat();
   }
 
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
@@ -59,6 +72,14 @@ export class KubeTarget implements Target {
       }
     }
     return "gone";
+  }
+
+  async recreate(live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]> {
+    return recreateObject(this.client, live, desired, opts, this.recreateWait);
+  }
+
+  async missingKinds(kinds: ReadonlyArray<{ apiVersion: string; kind: string }>): Promise<Array<{ apiVersion: string; kind: string }>> {
+    return this.discovery.missing(kinds);
   }
 
   async close(): Promise<void> {
