@@ -3,7 +3,8 @@ import { defaultHostNamespace, type ClusterSettings, type ClusterSpec, type Mesh
 import { hasErrors, type Diagnostic } from "../model/diagnostic.js";
 import type { Values } from "../model/values.js";
 import { VALUES_FILE, type ClusterFiles } from "../repo/layout.js";
-import { loadYamlFile } from "../repo/load.js";
+import { loadYamlFile, type LoadedFile } from "../repo/load.js";
+import { MAX_CLUSTER_ALIAS_NODES } from "../repo/yaml.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
 import { fileDiagnostic, SourceFile } from "./finding.js";
 import { checkMeshDocument } from "./mesh.js";
@@ -50,12 +51,14 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   if (!files.hasValuesYaml) {
     diagnostics.push(fileDiagnostic(`${dir}/${VALUES_FILE}`, "error", "missing-values", `missing ${VALUES_FILE}: every cluster folder needs one (an empty mapping {} takes every default)`));
   }
+  const load = aliasBudget(realRoot);
   const layers: ValuesLayer[] = [];
   for (const file of files.values) {
-    const doc = singleMapping(realRoot, file, "values file", diagnostics);
+    const doc = singleMapping(load, file, "values file", diagnostics);
     if (!doc) continue;
     const findings = checkValuesDocument(doc.doc);
-    for (const f of findings) diagnostics.push(doc.source.diagnostic(f));
+    doc.source.report(findings, diagnostics);
+    doc.source.flush(diagnostics);
     if (findings.length === 0) layers.push(doc);
   }
   // Rules on the merged values run when every values file is clean (other problems of the folder do not stop them).
@@ -69,7 +72,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   // cluster.yaml (optional).
   let settings: ClusterSettings | undefined = { namespace: defaultHostNamespace(name), suspend: false, prune: true };
   if (files.clusterFile) {
-    const doc = singleMapping(realRoot, files.clusterFile, "cluster.yaml", diagnostics);
+    const doc = singleMapping(load, files.clusterFile, "cluster.yaml", diagnostics);
     if (doc) {
       settingsSources.set(result, doc.source);
       const copy = structuredClone(doc.doc);
@@ -79,7 +82,8 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
         settings = { namespace: c.namespace ?? defaultHostNamespace(name), suspend: c.suspend ?? false, prune: c.prune ?? true };
       } else {
         settings = undefined;
-        for (const f of schemaFindings("cluster", 0, doc.doc, validate.errors ?? [])) diagnostics.push(doc.source.diagnostic(f));
+        doc.source.report(schemaFindings("cluster", 0, doc.doc, validate.errors ?? []), diagnostics);
+        doc.source.flush(diagnostics);
       }
     } else {
       settings = undefined;
@@ -95,7 +99,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   const sources = new Map<string, SourceFile>();
   let complete = true;
   for (const file of files.mesh) {
-    const loaded = loadYamlFile(realRoot, file);
+    const loaded = load(file);
     if (!loaded.ok) {
       diagnostics.push(loaded.diagnostic);
       complete = false;
@@ -111,12 +115,13 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
       const doc = loaded.docs[index];
       if (doc === null) continue; // an empty document between separators
       const checked = checkMeshDocument(doc, index);
-      for (const f of checked.findings) diagnostics.push(source.diagnostic(f));
+      source.report(checked.findings, diagnostics);
       if (checked.object) placed.push({ file, index, object: checked.object });
       else complete = false;
     }
   }
-  for (const f of meshRules(name, placed, values, complete)) diagnostics.push(sources.get(f.file)!.diagnostic(f));
+  for (const f of meshRules(name, placed, values, complete)) sources.get(f.file)!.report([f], diagnostics);
+  for (const source of sources.values()) source.flush(diagnostics);
 
   if (!hasErrors(diagnostics) && values && settings) {
     const mesh: MeshManifest[] = placed.map((p) => ({ file: p.file, index: p.index, object: p.object }));
@@ -135,9 +140,25 @@ function reservedNamespace(result: ClusterResult, ns: string): void {
   else if (ns === "default") at("warning", 'host namespace "default" is shared with everything else on the host: a namespace of its own (the default vc-<name>) keeps pruning and quotas apart');
 }
 
+/**
+ * The loader of one cluster folder: each file within the per-file limits of the YAML loader, and all of them
+ * together within MAX_CLUSTER_ALIAS_NODES of alias expansion (a file that crosses it is refused).
+ */
+function aliasBudget(realRoot: string): (file: string) => LoadedFile {
+  let used = 0;
+  return (file) => {
+    const loaded = loadYamlFile(realRoot, file);
+    if (!loaded.ok || loaded.aliasNodes === 0) return loaded;
+    used += loaded.aliasNodes;
+    if (used <= MAX_CLUSTER_ALIAS_NODES) return loaded;
+    const message = `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_NODES} extra nodes together (this file crosses the budget): refused (an alias bomb?)`;
+    return { ok: false, diagnostic: fileDiagnostic(file, "error", "yaml-alias-bomb", message) };
+  };
+}
+
 /** A file that must hold one mapping document (values files, cluster.yaml); an empty file is `{}` with a warning. */
-function singleMapping(realRoot: string, file: string, what: string, diagnostics: Diagnostic[]): ValuesLayer | undefined {
-  const loaded = loadYamlFile(realRoot, file);
+function singleMapping(load: (file: string) => LoadedFile, file: string, what: string, diagnostics: Diagnostic[]): ValuesLayer | undefined {
+  const loaded = load(file);
   if (!loaded.ok) {
     diagnostics.push(loaded.diagnostic);
     return undefined;

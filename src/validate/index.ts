@@ -39,7 +39,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   }
   const clusters: ClusterResult[] = [];
   for (let i = 0; i < names.length; i++) {
-    clusters.push(validateCluster(realRoot, listClusterFiles(realRoot, names[i]!)));
+    clusters.push(validateIsolated(realRoot, names[i]!));
     // Let timers and sockets run between clusters when a service (the reconciler) validates a large fleet.
     if (i % 50 === 49) await new Promise((r) => setImmediate(r));
   }
@@ -47,6 +47,17 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   for (const c of clusters) diagnostics.push(...c.diagnostics);
   diagnostics.sort(compareDiagnostics);
   return { root: realRoot, clusters, diagnostics };
+}
+
+/** One cluster folder; an unexpected failure while reading it makes that cluster invalid with its own error, never the whole run. */
+function validateIsolated(realRoot: string, name: string): ClusterResult {
+  try {
+    return validateCluster(realRoot, listClusterFiles(realRoot, name));
+  } catch (err) {
+    const dir = `${CLUSTERS_DIR}/${name}`;
+    const message = `cannot validate this cluster folder: ${err instanceof Error ? err.message : String(err)}`;
+    return { name, dir, diagnostics: [fileDiagnostic(dir, "error", "internal", message)] };
+  }
 }
 
 /** Two clusters in one host namespace would overwrite each other's control plane: both are errors. */
