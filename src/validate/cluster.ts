@@ -3,7 +3,8 @@ import { defaultHostNamespace, type ClusterSettings, type ClusterSpec, type Mesh
 import { hasErrors, type Diagnostic } from "../model/diagnostic.js";
 import type { Values } from "../model/values.js";
 import { VALUES_FILE, type ClusterFiles } from "../repo/layout.js";
-import { loadYamlFile, type LoadedFile } from "../repo/load.js";
+import { loadYamlFile, loadYamlText, type LoadedFile } from "../repo/load.js";
+import type { ReadResult } from "../repo/read.js";
 import { MAX_CLUSTER_ALIAS_NODES } from "../repo/yaml.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
 import { fileDiagnostic, SourceFile } from "./finding.js";
@@ -18,6 +19,10 @@ export interface ClusterResult {
   name: string;
   /** `clusters/<name>`. */
   dir: string;
+  /** Whether the folder has no errors (then `spec` is set, unless only a summary was asked for). */
+  valid: boolean;
+  /** The folder's cluster.yaml, when it has one. */
+  clusterFile?: string;
   /** Only when the folder has no errors: what may be applied. */
   spec?: ClusterSpec;
   /** The cluster.yaml settings when that file is valid (or absent), even if other files are not: for diagnosis. */
@@ -30,17 +35,26 @@ export interface ClusterResult {
 /** The parsed cluster.yaml of each result that has one, for rules across clusters to point into. */
 const settingsSources = new WeakMap<ClusterResult, SourceFile>();
 
-/** Where a cluster's host namespace is set: the `namespace` key of its cluster.yaml, else the folder. */
-export function namespaceDiagnostic(result: ClusterResult, code: string, message: string): Diagnostic {
-  const source = settingsSources.get(result);
+/**
+ * Where a cluster's host namespace is set: the `namespace` key of its cluster.yaml, else the folder. A result
+ * from the cache has no parsed cluster.yaml: the file is read again (only when there is something to report).
+ */
+export function namespaceDiagnostic(realRoot: string, result: ClusterResult, code: string, message: string): Diagnostic {
+  let source = settingsSources.get(result);
+  if (!source && result.clusterFile) {
+    const loaded = loadYamlFile(realRoot, result.clusterFile);
+    if (loaded.ok) source = new SourceFile(result.clusterFile, loaded.text);
+  }
   if (source) return source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity: "error", code, message });
   return fileDiagnostic(result.dir, "error", code, message);
 }
 
-export function validateCluster(realRoot: string, files: ClusterFiles): ClusterResult {
+/** Validates a cluster folder; `reads` holds files already read (for the cache key), the others are read here. */
+export function validateCluster(realRoot: string, files: ClusterFiles, reads?: ReadonlyMap<string, ReadResult>): ClusterResult {
   const { name, dir } = files;
   const diagnostics: Diagnostic[] = [...files.diagnostics];
-  const result: ClusterResult = { name, dir, diagnostics };
+  const result: ClusterResult = { name, dir, valid: false, diagnostics };
+  if (files.clusterFile) result.clusterFile = files.clusterFile;
   const nameProblem = clusterNameProblem(name);
   if (nameProblem) {
     diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `folder name "${name}" is not a valid cluster name: ${nameProblem}; the folder was not read`));
@@ -51,7 +65,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   if (!files.hasValuesYaml) {
     diagnostics.push(fileDiagnostic(`${dir}/${VALUES_FILE}`, "error", "missing-values", `missing ${VALUES_FILE}: every cluster folder needs one (an empty mapping {} takes every default)`));
   }
-  const load = aliasBudget(realRoot);
+  const load = aliasBudget(realRoot, reads);
   const layers: ValuesLayer[] = [];
   for (const file of files.values) {
     const doc = singleMapping(load, file, "values file", diagnostics);
@@ -126,6 +140,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   if (!hasErrors(diagnostics) && values && settings) {
     const mesh: MeshManifest[] = placed.map((p) => ({ file: p.file, index: p.index, object: p.object }));
     result.spec = { name, dir, settings, values, valuesFiles: [...files.values], mesh };
+    result.valid = true;
   }
   return result;
 }
@@ -144,10 +159,11 @@ function reservedNamespace(result: ClusterResult, ns: string): void {
  * The loader of one cluster folder: each file within the per-file limits of the YAML loader, and all of them
  * together within MAX_CLUSTER_ALIAS_NODES of alias expansion (a file that crosses it is refused).
  */
-function aliasBudget(realRoot: string): (file: string) => LoadedFile {
+function aliasBudget(realRoot: string, reads?: ReadonlyMap<string, ReadResult>): (file: string) => LoadedFile {
   let used = 0;
   return (file) => {
-    const loaded = loadYamlFile(realRoot, file);
+    const read = reads?.get(file);
+    const loaded = read === undefined ? loadYamlFile(realRoot, file) : read.ok ? loadYamlText(file, read.text) : { ok: false as const, diagnostic: fileDiagnostic(file, "error", read.code, read.message) };
     if (!loaded.ok || loaded.aliasNodes === 0) return loaded;
     used += loaded.aliasNodes;
     if (used <= MAX_CLUSTER_ALIAS_NODES) return loaded;
