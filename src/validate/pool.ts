@@ -30,7 +30,7 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
   let next = 0;
   const url = new URL("../../bin/validate-worker.js", import.meta.url);
   const run = async (): Promise<void> => {
-    const worker = new Worker(url, { resourceLimits: { maxYoungGenerationSizeMb: Number(process.env.YG ?? 0) || undefined } });
+    const worker = new Worker(url);
     worker.unref();
     let alive = true;
     try {
