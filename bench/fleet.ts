@@ -2,12 +2,15 @@
 import { readdirSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { dump, loadAll } from "js-yaml";
 
 export interface FleetOptions {
   /** Number of cluster folders. */
   clusters: number;
   /** Mesh documents per cluster: one Gateway, then VirtualService + DestinationRule pairs per service. */
   meshPerCluster: number;
+  /** "flow": mesh documents written with flow collections under their top-level keys (`metadata: {name: x}`). Default "block". */
+  style?: "block" | "flow";
 }
 
 const TEAMS = ["payments", "search", "checkout", "catalog", "identity", "billing", "media", "ledger"];
@@ -29,8 +32,13 @@ export async function generateFleet(dir: string, opts: FleetOptions): Promise<vo
     await mkdir(join(cdir, "mesh"), { recursive: true });
     await writeFile(join(cdir, "cluster.yaml"), clusterYaml(name, i));
     await writeFile(join(cdir, "values.yaml"), valuesYaml(i));
-    for (const [file, text] of meshFiles(i, opts.meshPerCluster)) await writeFile(join(cdir, "mesh", file), text);
+    for (const [file, text] of meshFiles(i, opts.meshPerCluster)) await writeFile(join(cdir, "mesh", file), opts.style === "flow" ? toFlow(text) : text);
   }
+}
+
+/** The same documents with every collection below the top level in flow style. */
+function toFlow(text: string): string {
+  return loadAll(text).map((d) => dump(d, { flowLevel: 1, lineWidth: -1 })).join("---\n");
 }
 
 function clusterYaml(name: string, i: number): string {

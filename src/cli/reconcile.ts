@@ -57,7 +57,7 @@ export function register(program: Command): void {
     .option("--kubeconfig <file>", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or the in-cluster service account)")
     .option("--context <name>", "kubeconfig context")
     .option("--git-credentials <file>", "token or user:password for the remote; else $VC_GIT_TOKEN or $VC_GIT_USERNAME/$VC_GIT_PASSWORD (never printed)")
-    .option("--cache-dir <dir>", "where remote repositories are cloned", ".vc-cache/git")
+    .option("--cache-dir <dir>", "where remote repositories are cloned (and, in DIR/validated, the validation cache)", ".vc-cache/git")
     .option("--allow-mass-prune", "let prune delete more than half (or all) of a cluster's objects, e.g. for a removed cluster folder")
     .option("--concurrency <n>", "clusters reconciled at once", "4")
     .option("--diff", "with --once: print each change's unified diff (secrets masked), not one line per object")

@@ -1,4 +1,4 @@
-// The real pipeline the reconciler runs: loadAndValidate, renderCluster and syncCluster.
+// The real pipeline the reconciler runs: loadAndValidate (optionally through the validation cache), renderCluster and syncCluster.
 import { renderCluster } from "../render/index.js";
 import { syncCluster } from "../target/sync.js";
 import { loadAndValidate } from "../validate/index.js";
@@ -9,3 +9,8 @@ export const defaultEngine: Engine = {
   render: renderCluster,
   sync: syncCluster,
 };
+
+/** The real pipeline with the validation cache in `cacheDir`: between passes, only changed cluster folders are parsed again. */
+export function cachingEngine(cacheDir: string): Engine {
+  return { ...defaultEngine, load: (root, opts) => loadAndValidate(root, { ...opts, cacheDir }) };
+}

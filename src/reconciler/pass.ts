@@ -75,7 +75,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   if (kind === "full") {
     const folders = clusterFolders(snap.root);
     const mine = folders.filter((n) => inShard(n, deps.shard));
-    const loadedMine = mine.length === 0 ? [] : attribute(await deps.engine.load(snap.root, { clusters: mine }));
+    const loadedMine = mine.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, mine));
     await refreshStatuses(deps, state);
     const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
     for (const n of folders) gone.delete(n);
@@ -95,9 +95,34 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   names = (names ?? []).filter((n) => inShard(n, deps.shard));
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   const removed = names.filter((n) => !present.includes(n));
-  const loaded = present.length > 0 ? attribute(await deps.engine.load(snap.root, { clusters: present })) : [];
+  const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present)) : [];
   const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined);
   return done(state, snap, "incremental", runs, started);
+}
+
+/**
+ * Loads the named clusters together; when that throws (a loader bug, a file no limit foresaw), loads them one by
+ * one so that only the cluster that fails is invalid, with its own error, and the others go on.
+ */
+async function loadIsolated(deps: PassDeps, root: string, names: string[]): Promise<LoadResult> {
+  try {
+    return await deps.engine.load(root, { clusters: names });
+  } catch (err) {
+    deps.logger.warn("loading the clusters together failed: loading them one by one", { error: (err as Error).message });
+  }
+  const out: LoadResult = { clusters: [], diagnostics: [] };
+  for (const name of names) {
+    try {
+      const one = await deps.engine.load(root, { clusters: [name] });
+      out.clusters.push(...one.clusters);
+      out.diagnostics.push(...one.diagnostics);
+    } catch (err) {
+      const dir = `${CLUSTERS_DIR}/${name}`;
+      const message = `cannot load this cluster folder: ${(err as Error).message ?? String(err)}`;
+      out.clusters.push({ name, dir, diagnostics: [{ file: dir, line: 0, col: 0, severity: "error", code: "load-failed", message }] });
+    }
+  }
+  return out;
 }
 
 async function timedSync(deps: PassDeps): Promise<Snapshot> {

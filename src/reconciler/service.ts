@@ -9,7 +9,7 @@ import { DirTarget } from "../target/dir.js";
 import { KubeClient } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
-import { defaultEngine } from "./defaults.js";
+import { cachingEngine } from "./defaults.js";
 import type { Engine } from "./engine.js";
 import { LeaderElector } from "./leader.js";
 import { jsonLogger, type Logger } from "../log.js";
@@ -105,7 +105,7 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
     });
   }
   const deps: PassDeps = {
-    engine: cfg.engine ?? defaultEngine,
+    engine: cfg.engine ?? cachingEngine(join(resolve(cfg.cacheDir ?? ".vc-cache/git"), "validated")),
     target,
     store: statusStoreFor(target),
     allowMassPrune: cfg.allowMassPrune,

@@ -1,4 +1,4 @@
-// Finds the line and column of a path inside a YAML document; computed only for files that have a diagnostic.
+// Finds the line and column of a path inside a YAML document; computed only for documents that have a diagnostic.
 import { EVENT_ID, getScalarValue, parseEvents, type Event } from "js-yaml";
 
 export type PathSegment = string | number;
@@ -11,14 +11,17 @@ export interface Position {
 }
 
 type YNode =
-  | { kind: "map"; at: number; pairs: Array<{ key: string; keyAt: number; value: YNode }> }
+  | { kind: "map"; at: number; pairs: Map<string, { keyAt: number; value: YNode }> }
   | { kind: "seq"; at: number; items: YNode[] }
   | { kind: "scalar"; at: number }
   | { kind: "alias"; at: number };
 
-/** Positions within one file's text; parses the node tree once, on first use. */
+/** Positions within one file's text: parses its events on first use and builds the node tree of a document only when asked about it. */
 export class YamlPositions {
-  private docs: Array<YNode | null> | undefined;
+  private events: Event[] | undefined;
+  /** Index of each document's DOCUMENT event. */
+  private docStarts: number[] = [];
+  private readonly docs = new Map<number, YNode | null>();
   private lineStarts: number[] | undefined;
 
   constructor(private readonly text: string) {}
@@ -28,7 +31,7 @@ export class YamlPositions {
    * segment is a mapping key, else of the value. A path that does not exist resolves to its deepest existing part.
    */
   locate(doc: number, path: readonly PathSegment[], at: "key" | "value" = "key"): Position {
-    const root = this.tree()[doc];
+    const root = this.tree(doc);
     if (!root) return { line: 1, col: 1 };
     let node: YNode = root;
     let offset = root.at;
@@ -36,7 +39,7 @@ export class YamlPositions {
       const seg = path[i]!;
       const last = i === path.length - 1;
       if (node.kind === "map") {
-        const pair = node.pairs.find((p) => p.key === String(seg));
+        const pair = node.pairs.get(String(seg));
         if (!pair) break;
         if (last && at === "key") {
           offset = pair.keyAt;
@@ -67,27 +70,35 @@ export class YamlPositions {
     return { line: lo + 1, col: Math.max(offset, 0) - starts[lo]! + 1 };
   }
 
-  private tree(): Array<YNode | null> {
-    if (this.docs) return this.docs;
-    let events: Event[];
-    try {
-      events = parseEvents(this.text, { maxDepth: 64 });
-    } catch {
-      events = [];
+  private tree(doc: number): YNode | null {
+    const cached = this.docs.get(doc);
+    if (cached !== undefined) return cached;
+    if (!this.events) {
+      try {
+        this.events = parseEvents(this.text, { maxDepth: 64 });
+      } catch {
+        this.events = [];
+      }
+      this.events.forEach((ev, i) => {
+        if (ev.type === EVENT_ID.DOCUMENT) this.docStarts.push(i);
+      });
     }
-    const docs: Array<YNode | null> = [];
-    let i = 0;
+    const events = this.events;
+    const first = this.docStarts[doc];
+    if (first === undefined) return null;
+    let i = first + 1;
     const text = this.text;
     const node = (): YNode => {
       const ev = events[i++]!;
       switch (ev.type) {
         case EVENT_ID.MAPPING: {
-          const pairs: Array<{ key: string; keyAt: number; value: YNode }> = [];
+          const pairs = new Map<string, { keyAt: number; value: YNode }>();
           while (events[i] && events[i]!.type !== EVENT_ID.POP) {
             const kev = events[i]!;
             const key = kev.type === EVENT_ID.SCALAR ? getScalarValue(text, kev) : "";
             const k = node();
-            pairs.push({ key, keyAt: k.at, value: node() });
+            const value = node();
+            if (!pairs.has(key)) pairs.set(key, { keyAt: k.at, value });
           }
           i++;
           return { kind: "map", at: ev.start, pairs };
@@ -107,15 +118,9 @@ export class YamlPositions {
           return { kind: "scalar", at: -1 };
       }
     };
-    while (i < events.length) {
-      const ev = events[i++]!;
-      if (ev.type !== EVENT_ID.DOCUMENT) continue;
-      if (events[i] && events[i]!.type !== EVENT_ID.POP) docs.push(node());
-      else docs.push(null);
-      i++; // the document's POP
-    }
-    this.docs = docs;
-    return docs;
+    const root = events[i] && events[i]!.type !== EVENT_ID.POP ? node() : null;
+    this.docs.set(doc, root);
+    return root;
   }
 }
 

@@ -1,67 +1,167 @@
-// Parses YAML text into documents without positions (fast loader, else js-yaml), bounded against alias bombs and deep nesting.
-import { loadAll, YAMLException } from "js-yaml";
-import { fastLoadAll } from "./fast-yaml.js";
+// Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file, nesting, reserved keys.
+import { EVENT_ID, loadAll, parseEvents, YAMLException } from "js-yaml";
+import { YamlPositions, type PathSegment } from "./positions.js";
 
 /** Aliases allowed per document; manifests rarely need any. */
 export const MAX_ALIASES = 100;
-/** Nodes a document may expand to once aliases are resolved (bounds "billion laughs" documents). */
-export const MAX_EXPANDED_NODES = 100_000;
-/** Deepest nesting of collections. */
+/**
+ * Nodes that aliases may add to one file once expanded (every repeat of an aliased collection counts its
+ * whole subtree). Bounds "billion laughs" files, including many small bombs in one file. Nodes written out
+ * in full never count: a large alias-free file is not an alias bomb.
+ */
+export const MAX_FILE_ALIAS_NODES = 100_000;
+/** The same budget for all files of one cluster folder together (checked by the validator). */
+export const MAX_CLUSTER_ALIAS_NODES = 250_000;
+/** Deepest nesting of collections, in the text and once aliases are expanded. */
 export const MAX_DEPTH = 64;
+/** Keys that would reach an object's prototype machinery once the data is merged or copied: refused everywhere. */
+export const RESERVED_KEYS: readonly string[] = ["__proto__", "constructor", "prototype"];
 
 export interface YamlError {
-  code: "yaml-syntax" | "yaml-duplicate-key" | "yaml-alias-bomb";
+  code: "yaml-syntax" | "yaml-duplicate-key" | "yaml-alias-bomb" | "yaml-alias-cycle" | "yaml-reserved-key";
   message: string;
   /** 1-based; 0 when unknown. */
   line: number;
   col: number;
 }
 
-export type ParseResult = { ok: true; docs: unknown[] } | { ok: false; error: YamlError };
+export type ParseResult = { ok: true; docs: unknown[]; /** nodes aliases add once expanded (0 without aliases) */ aliasNodes: number } | { ok: false; error: YamlError };
 
 /** All documents of a YAML stream (empty documents as null), or the first error with its position. */
 export function parseYaml(text: string): ParseResult {
-  // The common plain block style takes the fast loader; anything it does not handle goes to js-yaml.
-  let docs: unknown[] | undefined = fastLoadAll(text);
-  if (docs === undefined) {
-    try {
-      docs = loadAll(text, { maxAliases: MAX_ALIASES, maxDepth: MAX_DEPTH });
-    } catch (err) {
-      return { ok: false, error: toYamlError(err, text) };
-    }
+  let docs: unknown[];
+  try {
+    docs = loadAll(text, { maxAliases: MAX_ALIASES, maxDepth: MAX_DEPTH });
+  } catch (err) {
+    return { ok: false, error: toYamlError(err, text) };
   }
-  // Only a text with an anchor can hold an alias: every other file skips the expansion count.
-  if (text.includes("&")) {
-    for (const doc of docs) {
-      if (expandedSize(doc, new Map(), MAX_EXPANDED_NODES + 1) > MAX_EXPANDED_NODES) {
-        return {
-          ok: false,
-          error: {
-            code: "yaml-alias-bomb",
-            message: `YAML aliases expand to more than ${MAX_EXPANDED_NODES} nodes: refused (an alias bomb?)`,
-            line: 0,
-            col: 0,
-          },
-        };
-      }
-    }
+  // Aliases need a "*" and reserved keys their name in the text: most files skip the walk altogether.
+  const aliases = text.includes("*");
+  const reserved = RESERVED_KEYS.some((k) => text.includes(k));
+  if (!aliases && !reserved) return { ok: true, docs, aliasNodes: 0 };
+  const walk = new Walk(reserved);
+  for (let d = 0; d < docs.length; d++) {
+    const problem = walk.doc(docs[d]);
+    if (problem) return { ok: false, error: locate(problem, d, text) };
   }
-  return { ok: true, docs };
+  return { ok: true, docs, aliasNodes: walk.aliasNodes };
 }
 
-/** Nodes of a value with shared (aliased) parts counted every time they appear; stops counting past `limit`. */
-function expandedSize(value: unknown, memo: Map<object, number>, limit: number): number {
-  if (value === null || typeof value !== "object") return 1;
-  const known = memo.get(value);
-  if (known !== undefined) return known;
-  let size = 1;
-  const children = Array.isArray(value) ? value : Object.values(value);
-  for (const child of children) {
-    size += expandedSize(child, memo, limit);
-    if (size > limit) break;
+type Problem =
+  | { kind: "budget" | "depth" }
+  | { kind: "cycle" }
+  | { kind: "reserved"; path: PathSegment[]; key: string };
+
+/**
+ * One pass over a file's documents: counts the nodes that repeats of shared (aliased) collections add, finds
+ * collections that contain themselves and reserved keys. Each shared collection is walked once.
+ */
+class Walk {
+  aliasNodes = 0;
+  private readonly sizes = new Map<object, number>();
+  private readonly open = new Set<object>();
+  private readonly path: PathSegment[] = [];
+
+  constructor(private readonly reserved: boolean) {}
+
+  doc(value: unknown): Problem | undefined {
+    try {
+      this.size(value, 0);
+      return undefined;
+    } catch (err) {
+      if (err instanceof Stop) return err.problem;
+      throw err;
+    }
   }
-  memo.set(value, size);
-  return size;
+
+  /** Nodes of `value` once expanded; throws Stop on the first problem. */
+  private size(value: unknown, depth: number): number {
+    if (value === null || typeof value !== "object") return 1;
+    if (this.open.has(value)) throw new Stop({ kind: "cycle" });
+    const known = this.sizes.get(value);
+    if (known !== undefined) {
+      this.aliasNodes += known;
+      if (this.aliasNodes > MAX_FILE_ALIAS_NODES) throw new Stop({ kind: "budget" });
+      return known;
+    }
+    if (depth > MAX_DEPTH * 4) throw new Stop({ kind: "depth" });
+    this.open.add(value);
+    let size = 1;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        this.path.push(i);
+        size += this.size(value[i], depth + 1);
+        this.path.pop();
+      }
+    } else {
+      for (const key of Object.keys(value)) {
+        this.path.push(key);
+        if (this.reserved && RESERVED_KEYS.includes(key)) throw new Stop({ kind: "reserved", path: [...this.path], key });
+        size += this.size((value as Record<string, unknown>)[key], depth + 1);
+        this.path.pop();
+      }
+    }
+    this.open.delete(value);
+    this.sizes.set(value, size);
+    return size;
+  }
+}
+
+class Stop extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.kind);
+  }
+}
+
+/** The error of a problem in document `doc`, located by parsing the text again with events (errors only). */
+function locate(problem: Problem, doc: number, text: string): YamlError {
+  const positions = new YamlPositions(text);
+  switch (problem.kind) {
+    case "reserved": {
+      const at = positions.locate(doc, problem.path, "key");
+      return { code: "yaml-reserved-key", message: `key "${problem.key}" is not allowed (it names JavaScript object machinery and could change how the data behaves): rename or remove it`, ...at };
+    }
+    case "cycle": {
+      const at = selfAlias(text, doc) ?? positions.locate(doc, [], "value");
+      return { code: "yaml-alias-cycle", message: "a YAML alias refers to the collection that contains it (a self-referencing alias): refused", line: at.line, col: at.col };
+    }
+    case "depth": {
+      const at = positions.locate(doc, [], "value");
+      return { code: "yaml-alias-bomb", message: `YAML aliases nest collections deeper than ${MAX_DEPTH * 4} levels once expanded: refused`, ...at };
+    }
+    default: {
+      const at = positions.locate(doc, [], "value");
+      return {
+        code: "yaml-alias-bomb",
+        message: `YAML aliases in this file expand to more than ${MAX_FILE_ALIAS_NODES} extra nodes, past the budget in document ${doc + 1}: refused (an alias bomb?)`,
+        ...at,
+      };
+    }
+  }
+}
+
+/** Position of the first alias in document `doc` that names an anchor of a collection still open around it. */
+function selfAlias(text: string, doc: number): { line: number; col: number } | undefined {
+  let events;
+  try {
+    events = parseEvents(text, { maxDepth: MAX_DEPTH });
+  } catch {
+    return undefined;
+  }
+  let d = -1;
+  const open: string[] = [];
+  for (const ev of events) {
+    if (ev.type === EVENT_ID.DOCUMENT) d++;
+    if (d !== doc) continue;
+    if (ev.type === EVENT_ID.MAPPING || ev.type === EVENT_ID.SEQUENCE) {
+      open.push(ev.anchorStart >= 0 ? text.slice(ev.anchorStart, ev.anchorEnd) : "");
+    } else if (ev.type === EVENT_ID.POP) {
+      open.pop();
+    } else if (ev.type === EVENT_ID.ALIAS && open.includes(text.slice(ev.anchorStart, ev.anchorEnd))) {
+      return new YamlPositions(text).position(ev.anchorStart - 1);
+    }
+  }
+  return undefined;
 }
 
 function toYamlError(err: unknown, text: string): YamlError {

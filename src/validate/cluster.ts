@@ -3,7 +3,9 @@ import { defaultHostNamespace, type ClusterSettings, type ClusterSpec, type Mesh
 import { hasErrors, type Diagnostic } from "../model/diagnostic.js";
 import type { Values } from "../model/values.js";
 import { VALUES_FILE, type ClusterFiles } from "../repo/layout.js";
-import { loadYamlFile } from "../repo/load.js";
+import { loadYamlFile, loadYamlText, type LoadedFile } from "../repo/load.js";
+import type { ReadResult } from "../repo/read.js";
+import { MAX_CLUSTER_ALIAS_NODES } from "../repo/yaml.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
 import { fileDiagnostic, SourceFile } from "./finding.js";
 import { checkMeshDocument } from "./mesh.js";
@@ -17,6 +19,10 @@ export interface ClusterResult {
   name: string;
   /** `clusters/<name>`. */
   dir: string;
+  /** Whether the folder has no errors (then `spec` is set, unless only a summary was asked for). */
+  valid: boolean;
+  /** The folder's cluster.yaml, when it has one. */
+  clusterFile?: string;
   /** Only when the folder has no errors: what may be applied. */
   spec?: ClusterSpec;
   /** The cluster.yaml settings when that file is valid (or absent), even if other files are not: for diagnosis. */
@@ -29,17 +35,26 @@ export interface ClusterResult {
 /** The parsed cluster.yaml of each result that has one, for rules across clusters to point into. */
 const settingsSources = new WeakMap<ClusterResult, SourceFile>();
 
-/** Where a cluster's host namespace is set: the `namespace` key of its cluster.yaml, else the folder. */
-export function namespaceDiagnostic(result: ClusterResult, code: string, message: string): Diagnostic {
-  const source = settingsSources.get(result);
+/**
+ * Where a cluster's host namespace is set: the `namespace` key of its cluster.yaml, else the folder. A result
+ * from the cache has no parsed cluster.yaml: the file is read again (only when there is something to report).
+ */
+export function namespaceDiagnostic(realRoot: string, result: ClusterResult, code: string, message: string): Diagnostic {
+  let source = settingsSources.get(result);
+  if (!source && result.clusterFile) {
+    const loaded = loadYamlFile(realRoot, result.clusterFile);
+    if (loaded.ok) source = new SourceFile(result.clusterFile, loaded.text);
+  }
   if (source) return source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity: "error", code, message });
   return fileDiagnostic(result.dir, "error", code, message);
 }
 
-export function validateCluster(realRoot: string, files: ClusterFiles): ClusterResult {
+/** Validates a cluster folder; `reads` holds files already read (for the cache key), the others are read here. */
+export function validateCluster(realRoot: string, files: ClusterFiles, reads?: ReadonlyMap<string, ReadResult>): ClusterResult {
   const { name, dir } = files;
   const diagnostics: Diagnostic[] = [...files.diagnostics];
-  const result: ClusterResult = { name, dir, diagnostics };
+  const result: ClusterResult = { name, dir, valid: false, diagnostics };
+  if (files.clusterFile) result.clusterFile = files.clusterFile;
   const nameProblem = clusterNameProblem(name);
   if (nameProblem) {
     diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `folder name "${name}" is not a valid cluster name: ${nameProblem}; the folder was not read`));
@@ -50,12 +65,14 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   if (!files.hasValuesYaml) {
     diagnostics.push(fileDiagnostic(`${dir}/${VALUES_FILE}`, "error", "missing-values", `missing ${VALUES_FILE}: every cluster folder needs one (an empty mapping {} takes every default)`));
   }
+  const load = aliasBudget(realRoot, reads);
   const layers: ValuesLayer[] = [];
   for (const file of files.values) {
-    const doc = singleMapping(realRoot, file, "values file", diagnostics);
+    const doc = singleMapping(load, file, "values file", diagnostics);
     if (!doc) continue;
     const findings = checkValuesDocument(doc.doc);
-    for (const f of findings) diagnostics.push(doc.source.diagnostic(f));
+    doc.source.report(findings, diagnostics);
+    doc.source.flush(diagnostics);
     if (findings.length === 0) layers.push(doc);
   }
   // Rules on the merged values run when every values file is clean (other problems of the folder do not stop them).
@@ -69,7 +86,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   // cluster.yaml (optional).
   let settings: ClusterSettings | undefined = { namespace: defaultHostNamespace(name), suspend: false, prune: true };
   if (files.clusterFile) {
-    const doc = singleMapping(realRoot, files.clusterFile, "cluster.yaml", diagnostics);
+    const doc = singleMapping(load, files.clusterFile, "cluster.yaml", diagnostics);
     if (doc) {
       settingsSources.set(result, doc.source);
       const copy = structuredClone(doc.doc);
@@ -79,7 +96,8 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
         settings = { namespace: c.namespace ?? defaultHostNamespace(name), suspend: c.suspend ?? false, prune: c.prune ?? true, ...(c.force ? { force: true } : {}) };
       } else {
         settings = undefined;
-        for (const f of schemaFindings("cluster", 0, doc.doc, validate.errors ?? [])) diagnostics.push(doc.source.diagnostic(f));
+        doc.source.report(schemaFindings("cluster", 0, doc.doc, validate.errors ?? []), diagnostics);
+        doc.source.flush(diagnostics);
       }
     } else {
       settings = undefined;
@@ -95,7 +113,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
   const sources = new Map<string, SourceFile>();
   let complete = true;
   for (const file of files.mesh) {
-    const loaded = loadYamlFile(realRoot, file);
+    const loaded = load(file);
     if (!loaded.ok) {
       diagnostics.push(loaded.diagnostic);
       complete = false;
@@ -111,16 +129,18 @@ export function validateCluster(realRoot: string, files: ClusterFiles): ClusterR
       const doc = loaded.docs[index];
       if (doc === null) continue; // an empty document between separators
       const checked = checkMeshDocument(doc, index);
-      for (const f of checked.findings) diagnostics.push(source.diagnostic(f));
+      source.report(checked.findings, diagnostics);
       if (checked.object) placed.push({ file, index, object: checked.object });
       else complete = false;
     }
   }
-  for (const f of meshRules(name, placed, values, complete)) diagnostics.push(sources.get(f.file)!.diagnostic(f));
+  for (const f of meshRules(name, placed, values, complete)) sources.get(f.file)!.report([f], diagnostics);
+  for (const source of sources.values()) source.flush(diagnostics);
 
   if (!hasErrors(diagnostics) && values && settings) {
     const mesh: MeshManifest[] = placed.map((p) => ({ file: p.file, index: p.index, object: p.object }));
     result.spec = { name, dir, settings, values, valuesFiles: [...files.values], mesh };
+    result.valid = true;
   }
   return result;
 }
@@ -135,9 +155,26 @@ function reservedNamespace(result: ClusterResult, ns: string): void {
   else if (ns === "default") at("warning", 'host namespace "default" is shared with everything else on the host: a namespace of its own (the default vc-<name>) keeps pruning and quotas apart');
 }
 
+/**
+ * The loader of one cluster folder: each file within the per-file limits of the YAML loader, and all of them
+ * together within MAX_CLUSTER_ALIAS_NODES of alias expansion (a file that crosses it is refused).
+ */
+function aliasBudget(realRoot: string, reads?: ReadonlyMap<string, ReadResult>): (file: string) => LoadedFile {
+  let used = 0;
+  return (file) => {
+    const read = reads?.get(file);
+    const loaded = read === undefined ? loadYamlFile(realRoot, file) : read.ok ? loadYamlText(file, read.text) : { ok: false as const, diagnostic: fileDiagnostic(file, "error", read.code, read.message) };
+    if (!loaded.ok || loaded.aliasNodes === 0) return loaded;
+    used += loaded.aliasNodes;
+    if (used <= MAX_CLUSTER_ALIAS_NODES) return loaded;
+    const message = `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_NODES} extra nodes together (this file crosses the budget): refused (an alias bomb?)`;
+    return { ok: false, diagnostic: fileDiagnostic(file, "error", "yaml-alias-bomb", message) };
+  };
+}
+
 /** A file that must hold one mapping document (values files, cluster.yaml); an empty file is `{}` with a warning. */
-function singleMapping(realRoot: string, file: string, what: string, diagnostics: Diagnostic[]): ValuesLayer | undefined {
-  const loaded = loadYamlFile(realRoot, file);
+function singleMapping(load: (file: string) => LoadedFile, file: string, what: string, diagnostics: Diagnostic[]): ValuesLayer | undefined {
+  const loaded = load(file);
   if (!loaded.ok) {
     diagnostics.push(loaded.diagnostic);
     return undefined;

@@ -13,9 +13,15 @@ export interface Finding {
   message: string;
 }
 
+/** Problems reported per file; past this, one line says how many more there are (bounds the work a hostile file can cause). */
+export const MAX_FINDINGS_PER_FILE = 100;
+
 /** One parsed file: its text (for positions, computed lazily) and where its diagnostics go. */
 export class SourceFile {
   private positions: YamlPositions | undefined;
+  private reported = 0;
+  private omitted = 0;
+  private omittedErrors = false;
 
   constructor(
     readonly file: string,
@@ -26,6 +32,27 @@ export class SourceFile {
   diagnostic(f: Finding): Diagnostic {
     const pos = (this.positions ??= new YamlPositions(this.text)).locate(f.doc, f.path, f.at);
     return { file: this.file, line: pos.line, col: pos.col, severity: f.severity, code: f.code, message: f.message };
+  }
+
+  /** Adds the diagnostics of `findings` to `out`, up to MAX_FINDINGS_PER_FILE for this file; the rest are only counted. */
+  report(findings: readonly Finding[], out: Diagnostic[]): void {
+    for (const f of findings) {
+      if (this.reported < MAX_FINDINGS_PER_FILE) {
+        this.reported++;
+        out.push(this.diagnostic(f));
+      } else {
+        this.omitted++;
+        if (f.severity === "error") this.omittedErrors = true;
+      }
+    }
+  }
+
+  /** After the file's findings: one diagnostic naming how many were not shown, if any. */
+  flush(out: Diagnostic[]): void {
+    if (this.omitted === 0) return;
+    out.push(fileDiagnostic(this.file, this.omittedErrors ? "error" : "warning", "too-many-problems",
+      `${this.omitted} more problem${this.omitted === 1 ? " in this file is" : "s in this file are"} not shown (only the first ${MAX_FINDINGS_PER_FILE} are): fix those and validate again`));
+    this.omitted = 0;
   }
 }
 

@@ -4,7 +4,10 @@ import type { ClusterSpec } from "../model/cluster.js";
 import { CLUSTERS_DIR, listClusterFiles, listClusterFolders } from "../repo/layout.js";
 import { safeRealpath } from "../repo/read.js";
 import { fileDiagnostic } from "./finding.js";
-import { namespaceDiagnostic, validateCluster, type ClusterResult } from "./cluster.js";
+import { namespaceDiagnostic, type ClusterResult } from "./cluster.js";
+import { DirCache, pruneCache, type Detail } from "./cache.js";
+import { validateFolder } from "./folder.js";
+import { defaultJobs, useWorkers, validateInWorkers } from "./pool.js";
 
 export type { ClusterResult } from "./cluster.js";
 
@@ -18,6 +21,12 @@ export interface RepoValidation {
 export interface ValidateOptions {
   /** Only these cluster folders (by name); all when absent or empty. */
   clusters?: string[];
+  /** Folder of the content-addressed cache of validated folders (created when missing); no cache when absent. */
+  cacheDir?: string;
+  /** Threads to validate on (default: every core); large fleets only, see pool.ts. */
+  jobs?: number;
+  /** "summary": diagnostics and settings only, no `spec` or `values` (`vc validate`); default "full". */
+  detail?: Detail;
 }
 
 /**
@@ -37,31 +46,41 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
     }
     names = names.filter((n) => wanted.has(n));
   }
-  const clusters: ClusterResult[] = [];
-  for (let i = 0; i < names.length; i++) {
-    clusters.push(validateCluster(realRoot, listClusterFiles(realRoot, names[i]!)));
-    // Let timers and sockets run between clusters when a service (the reconciler) validates a large fleet.
-    if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+  const detail = opts.detail ?? "full";
+  const jobs = Math.max(1, opts.jobs ?? defaultJobs());
+  let clusters: ClusterResult[];
+  if (useWorkers(names.length, jobs)) {
+    clusters = await validateInWorkers(realRoot, names, jobs, detail, opts.cacheDir);
+  } else {
+    clusters = [];
+    const cache = opts.cacheDir === undefined ? undefined : new DirCache(opts.cacheDir);
+    for (let i = 0; i < names.length; i++) {
+      clusters.push(validateFolder(realRoot, names[i]!, cache, detail));
+      // Let timers and sockets run between clusters when a service (the reconciler) validates a large fleet.
+      if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+    }
   }
-  crossClusterRules(clusters);
+  if (opts.cacheDir !== undefined) pruneCache(opts.cacheDir);
+  crossClusterRules(realRoot, clusters);
   for (const c of clusters) diagnostics.push(...c.diagnostics);
   diagnostics.sort(compareDiagnostics);
   return { root: realRoot, clusters, diagnostics };
 }
 
 /** Two clusters in one host namespace would overwrite each other's control plane: both are errors. */
-function crossClusterRules(clusters: ClusterResult[]): void {
+function crossClusterRules(realRoot: string, clusters: ClusterResult[]): void {
   const byNamespace = new Map<string, ClusterResult[]>();
   for (const c of clusters) {
-    const ns = c.spec?.settings.namespace;
+    const ns = c.valid ? c.settings?.namespace : undefined;
     if (ns !== undefined) byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), c]);
   }
   for (const [ns, group] of byNamespace) {
     if (group.length < 2) continue;
     for (const c of group) {
       const others = group.filter((o) => o !== c).map((o) => o.name).join(", ");
-      c.diagnostics.push(namespaceDiagnostic(c, "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
+      c.diagnostics.push(namespaceDiagnostic(realRoot, c, "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
       delete c.spec;
+      c.valid = false;
     }
   }
 }

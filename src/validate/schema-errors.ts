@@ -2,7 +2,7 @@
 import type { ErrorObject } from "ajv";
 import { MASK, isSecretValuesPath } from "../model/secrets.js";
 import type { PathSegment } from "../repo/positions.js";
-import { showPath, type Finding } from "./finding.js";
+import { MAX_FINDINGS_PER_FILE, showPath, type Finding } from "./finding.js";
 import { schemaDoc, type SchemaDoc, type SchemaName } from "./schemas.js";
 import { suggest } from "./suggest.js";
 
@@ -16,12 +16,20 @@ export interface SchemaErrorOptions {
   what?: string;
 }
 
-/** Findings of one document's ajv errors. */
+/**
+ * Findings of one document's ajv errors. Only the first MAX_FINDINGS_PER_FILE get a message (the rest are
+ * counted, not shown: see SourceFile.report), so a document with 45,000 unknown keys costs little.
+ */
 export function schemaFindings(schema: SchemaName, doc: number, value: unknown, errors: readonly ErrorObject[], opts: SchemaErrorOptions = {}): Finding[] {
   const out: Finding[] = [];
   for (const e of errors) {
     // propertyNames reports each bad name twice (the inner keyword and propertyNames itself): keep one.
     if (e.schemaPath.includes("/propertyNames/")) continue;
+    if (out.length >= MAX_FINDINGS_PER_FILE) {
+      const unknownKey = e.keyword === "additionalProperties" || e.keyword === "additionalProperty";
+      out.push({ doc, path: [], at: "key", severity: unknownKey && opts.unknownKeysWarn ? "warning" : "error", code: "schema", message: "" });
+      continue;
+    }
     const path = instancePath(e.instancePath);
     const where = showPath(path);
     const f = (message: string, p: PathSegment[] = path, at: Finding["at"] = "key", severity: Finding["severity"] = "error"): Finding => ({

@@ -28,8 +28,11 @@ export function suggest(word: string, candidates: Iterable<string>): string | un
   const limit = word.length <= 4 ? 1 : Math.max(2, Math.floor(word.length / 3));
   let best: string | undefined;
   let bestDistance = Infinity;
+  const lower = word.toLowerCase();
   for (const c of candidates) {
-    const d = c.toLowerCase() === word.toLowerCase() ? 0.5 : editDistance(word, c);
+    // The distance is at least the difference in length: most candidates are ruled out without computing it.
+    if (Math.abs(c.length - word.length) > Math.min(limit, bestDistance)) continue;
+    const d = c.toLowerCase() === lower ? 0.5 : editDistance(word, c);
     if (d < bestDistance || (d === bestDistance && best !== undefined && c < best)) {
       best = c;
       bestDistance = d;

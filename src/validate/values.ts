@@ -81,7 +81,10 @@ export function validateValuesDocument(text: string, file: string): Diagnostic[]
   const doc = docs[0];
   if (!isMapping(doc)) return [source.diagnostic({ doc: 0, path: [], at: "value", severity: "error", code: "not-a-mapping", message: `a values file must be a mapping, found ${kindOf(doc)}` })];
   const findings = checkValuesDocument(doc);
-  const diagnostics = findings.length > 0 ? findings.map((f) => source.diagnostic(f)) : layerValues([{ source, doc }]).diagnostics;
+  if (findings.length === 0) return layerValues([{ source, doc }]).diagnostics.sort(compareDiagnostics);
+  const diagnostics: Diagnostic[] = [];
+  source.report(findings, diagnostics);
+  source.flush(diagnostics);
   return diagnostics.sort(compareDiagnostics);
 }
 

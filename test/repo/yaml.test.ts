@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { MAX_ALIASES, parseYaml } from "../../src/repo/yaml.js";
+import { loadAll } from "js-yaml";
+import { MAX_ALIASES, MAX_FILE_ALIAS_NODES, parseYaml } from "../../src/repo/yaml.js";
 
 function bomb(levels: number, width: number): string {
   const lines = [`l0: &l0 [${Array(width).fill("lol").join(", ")}]`];
@@ -10,12 +11,12 @@ function bomb(levels: number, width: number): string {
 describe("repo/yaml", () => {
   it("parses every document of a stream, empty ones as null", () => {
     const r = parseYaml("a: 1\n---\n---\n- x\n");
-    expect(r).to.deep.equal({ ok: true, docs: [{ a: 1 }, null, ["x"]] });
+    expect(r).to.deep.equal({ ok: true, docs: [{ a: 1 }, null, ["x"]], aliasNodes: 0 });
   });
 
   it("gives an empty file no documents", () => {
-    expect(parseYaml("")).to.deep.equal({ ok: true, docs: [] });
-    expect(parseYaml("# only a comment\n")).to.deep.equal({ ok: true, docs: [] });
+    expect(parseYaml("")).to.deep.equal({ ok: true, docs: [], aliasNodes: 0 });
+    expect(parseYaml("# only a comment\n")).to.deep.equal({ ok: true, docs: [], aliasNodes: 0 });
   });
 
   it("reports a syntax error with its 1-based line and column", () => {
@@ -57,7 +58,7 @@ describe("repo/yaml", () => {
 
   it("accepts a few harmless aliases", () => {
     const r = parseYaml("base: &b {cpu: 1}\nother: *b\n");
-    expect(r).to.deep.equal({ ok: true, docs: [{ base: { cpu: 1 }, other: { cpu: 1 } }] });
+    expect(r).to.deep.equal({ ok: true, docs: [{ base: { cpu: 1 }, other: { cpu: 1 } }], aliasNodes: 2 });
   });
 
   it("refuses absurd nesting instead of overflowing the stack", () => {
@@ -65,10 +66,58 @@ describe("repo/yaml", () => {
     expect(r.ok).to.equal(false);
   });
 
-  it("keeps dates as strings and does not pollute prototypes", () => {
-    const r = parseYaml('d: 2026-01-01\n"__proto__": {polluted: true}\n');
+  it("refuses a self-referencing alias with its line and column instead of overflowing the stack", () => {
+    const r = parseYaml("kind: X\na: &x\n  b: *x\n");
+    expect(r).to.deep.equal({
+      ok: false,
+      error: { code: "yaml-alias-cycle", message: "a YAML alias refers to the collection that contains it (a self-referencing alias): refused", line: 3, col: 6 },
+    });
+  });
+
+  it("counts alias expansion per file: many small bombs, each under any per-document limit, are refused at the document crossing the budget", () => {
+    // One small bomb: 10 + 10 * 10 + ... nodes, about 7,400 once expanded (the hostile file of issue 16 repeats it ~3,600 times).
+    const names = "abcd";
+    const one = [`a: &a [${Array(10).fill("x").join(", ")}]`];
+    for (let k = 1; k < 4; k++) one.push(`${names[k]}: &${names[k]} [${Array(10).fill(`*${names[k - 1]}`).join(", ")}]`);
+    const docs = Array.from({ length: 40 }, () => one.join("\n"));
+    const text = docs.join("\n---\n") + "\n";
+    for (const d of docs) expect(parseYaml(d).ok).to.equal(true);
+    const r = parseYaml(text);
+    expect(r.ok).to.equal(false);
+    if (!r.ok) {
+      expect(r.error.code).to.equal("yaml-alias-bomb");
+      expect(r.error.message).to.contain(String(MAX_FILE_ALIAS_NODES));
+      expect(r.error.line).to.be.greaterThan(1); // the document that crosses the budget, not the file
+    }
+  });
+
+  it("does not mistake a large alias-free document for an alias bomb", () => {
+    const items = Array.from({ length: 30_000 }, (_, i) => `  - {name: "n${i}", value: "a&b*c", n: ${i}}`);
+    const text = `kind: List\nitems:\n${items.join("\n")}\n`;
+    const r = parseYaml(text);
+    expect(r.ok).to.equal(true);
+    if (r.ok) {
+      expect(r.aliasNodes).to.equal(0);
+      expect(r.docs).to.deep.equal(loadAll(text));
+    }
+  });
+
+  for (const key of ["__proto__", "constructor", "prototype"]) {
+    it(`refuses a "${key}" key with its position, never keeping it`, () => {
+      const r = parseYaml(`kind: VirtualService\nspec:\n  hosts: [a]\n  "${key}": {polluted: true}\n`);
+      expect(r.ok).to.equal(false);
+      if (!r.ok) expect(r.error).to.include({ code: "yaml-reserved-key", line: 4, col: 3 });
+    });
+  }
+
+  it("accepts reserved words as values and inside longer keys", () => {
+    const r = parseYaml("description: the constructor of a prototype\nmy__proto__x: 1\n");
+    expect(r.ok).to.equal(true);
+  });
+
+  it("keeps dates as strings", () => {
+    const r = parseYaml("d: 2026-01-01\n");
     expect(r.ok).to.equal(true);
     if (r.ok) expect((r.docs[0] as Record<string, unknown>).d).to.equal("2026-01-01");
-    expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
   });
 });

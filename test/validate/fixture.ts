@@ -35,3 +35,16 @@ ${ns ? `  namespace: ${ns}\n` : ""}spec:
 ${extra}`;
 
 export const MESH_ON = "integrations:\n  mesh:\n    enabled: true\n";
+
+/** A VirtualService document of about 285 bytes carrying a small alias bomb: about 7,600 nodes once expanded. */
+export function smallBomb(i: number): string {
+  const list = (item: string, n: number): string => `[${Array(n).fill(item).join(",")}]`;
+  return `apiVersion: networking.mesh.io/v1beta1
+kind: VirtualService
+metadata: {name: vs${i}}
+spec:
+  a: &a ${list("x", 20)}
+  b: &b ${list("*a", 20)}
+  c: ${list("*b", 17)}
+`;
+}

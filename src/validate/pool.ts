@@ -1,0 +1,86 @@
+// Validates many cluster folders on worker threads, one pool sized to the cores, handing out a few folders at a time.
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { DirCache, type Detail } from "./cache.js";
+import type { ClusterResult } from "./cluster.js";
+import { validateFolder } from "./folder.js";
+import type { WorkRequest } from "./worker.js";
+
+/**
+ * Below this many cluster folders the work stays on the calling thread: starting a worker (~60 ms with the
+ * bundle, more from the sources) costs more than it saves. Measured with `npm run bench -- validate`.
+ */
+export const MIN_CLUSTERS_FOR_WORKERS = 48;
+/** Folders per message: small enough to balance the load, large enough that messages cost little. */
+const BATCH = 8;
+
+/** Threads to use by default: every core the process may use. */
+export function defaultJobs(): number {
+  return availableParallelism();
+}
+
+/** Whether `count` folders with `jobs` threads go to workers. */
+export function useWorkers(count: number, jobs: number): boolean {
+  return jobs > 1 && count >= MIN_CLUSTERS_FOR_WORKERS;
+}
+
+/** The results of `names` (in that order), validated by `jobs` workers; folders a failed worker held are validated here. */
+export async function validateInWorkers(realRoot: string, names: string[], jobs: number, detail: Detail, cacheDir?: string): Promise<ClusterResult[]> {
+  const results = new Map<string, ClusterResult>();
+  let next = 0;
+  const url = new URL("../../bin/validate-worker.js", import.meta.url);
+  const run = async (): Promise<void> => {
+    const worker = new Worker(url);
+    worker.unref();
+    let alive = true;
+    try {
+      while (next < names.length) {
+        const batch = names.slice(next, next + BATCH);
+        next += batch.length;
+        let got: ClusterResult[] | undefined;
+        if (alive) {
+          try {
+            got = await ask(worker, { realRoot, names: batch, cacheDir, detail });
+          } catch {
+            alive = false; // a worker that failed (crashed, could not start) gets no more work
+          }
+        }
+        if (!got) {
+          const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
+          got = batch.map((n) => validateFolder(realRoot, n, cache, detail));
+        }
+        batch.forEach((n, i) => results.set(n, got[i]!));
+      }
+    } finally {
+      await worker.terminate();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, Math.ceil(names.length / BATCH)) }, run));
+  return names.map((n) => results.get(n)!);
+}
+
+function ask(worker: Worker, req: WorkRequest): Promise<ClusterResult[]> {
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      worker.off("message", onMessage);
+      worker.off("error", onError);
+      worker.off("exit", onExit);
+    };
+    const onMessage = (m: ClusterResult[]): void => {
+      done();
+      resolve(m);
+    };
+    const onError = (err: Error): void => {
+      done();
+      reject(err);
+    };
+    const onExit = (code: number): void => {
+      done();
+      reject(new Error(`validation worker exited with code ${code}`));
+    };
+    worker.on("message", onMessage);
+    worker.on("error", onError);
+    worker.on("exit", onExit);
+    worker.postMessage(req);
+  });
+}

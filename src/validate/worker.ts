@@ -1,0 +1,18 @@
+// The worker thread of the validation pool: validates the cluster folders it is sent and posts the results back.
+import { parentPort } from "node:worker_threads";
+import { DirCache, type Detail } from "./cache.js";
+import { validateFolder } from "./folder.js";
+
+export interface WorkRequest {
+  realRoot: string;
+  names: string[];
+  cacheDir?: string;
+  detail: Detail;
+}
+
+const caches = new Map<string, DirCache>();
+
+parentPort?.on("message", (req: WorkRequest) => {
+  const cache = req.cacheDir === undefined ? undefined : (caches.get(req.cacheDir) ?? caches.set(req.cacheDir, new DirCache(req.cacheDir)).get(req.cacheDir));
+  parentPort!.postMessage(req.names.map((name) => validateFolder(req.realRoot, name, cache, req.detail)));
+});
