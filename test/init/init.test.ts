@@ -235,11 +235,12 @@ describe("vc init: the CI identity of deploy/ci-reader.yaml", () => {
       const clean = await runVc(["diff", dir, "--prune", "--target", "kube", "--kubeconfig", ci, "--exit-code"]);
       expect(clean.code, clean.stdout + clean.stderr).to.equal(0);
       expect(server.countRequests({ user: "system:serviceaccount:vc-system:vc-ci-reader" })).to.be.greaterThan(0);
-      writeFileSync(join(dir, "clusters/example/values.yaml"), "controlPlane:\n  statefulSet:\n    replicas: 2\n");
+      const valuesFile = join(dir, "clusters/example/values.yaml");
+      writeFileSync(valuesFile, readFileSync(valuesFile, "utf8").replace("controlPlane:\n  statefulSet:\n", "controlPlane:\n  statefulSet:\n    replicas: 2\n"));
       const drift = await runVc(["diff", dir, "--prune", "--target", "kube", "--kubeconfig", ci, "--exit-code"]);
       expect(drift.code, drift.stderr).to.equal(1);
       const write = await runVc(["apply", dir, "--target", "kube", "--kubeconfig", ci]);
-      expect(write.code).to.equal(2);
+      expect(write.code, write.stdout + write.stderr).to.equal(2);
       expect(write.stdout + write.stderr).to.match(/forbidden/i);
     } finally {
       await server.close();
