@@ -1,7 +1,7 @@
 // The OCI client and backup verification against Debian's docker-registry: anonymous, basic and bearer-token auth.
 import { expect } from "chai";
 import fc from "fast-check";
-import { startRegistry, type TestRegistry } from "../support/oci-registry.js";
+import { requireRegistry, startRegistry, type TestRegistry } from "../support/oci-registry.js";
 import { RegistryClient, sha256 } from "../../src/ops/oci/client.js";
 import { BACKUP_ARTIFACT_TYPE, BACKUP_CONFIG_TYPE, BackupError, OCI_MANIFEST, pushBackup, verifyBackup } from "../../src/ops/oci/backup.js";
 import { parseReference, formatReference } from "../../src/ops/oci/reference.js";
@@ -47,6 +47,9 @@ describe("ops/oci references", () => {
 
 for (const auth of ["none", "basic", "token"] as const) {
   describe(`ops/oci against docker-registry (auth ${auth})`, function () {
+    before(function () {
+      requireRegistry(this);
+    });
     this.timeout(30_000);
     let reg: TestRegistry;
     const credentials = { username: "backup", password: "s3cret-registry-pass" };
@@ -80,6 +83,9 @@ for (const auth of ["none", "basic", "token"] as const) {
 }
 
 describe("ops/oci backup verification failures", function () {
+  before(function () {
+    requireRegistry(this);
+  });
   this.timeout(30_000);
   let reg: TestRegistry;
   let client: RegistryClient;

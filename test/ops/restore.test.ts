@@ -2,7 +2,7 @@
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
-import { startRegistry, type TestRegistry } from "../support/oci-registry.js";
+import { requireRegistry, startRegistry, type TestRegistry } from "../support/oci-registry.js";
 import { RegistryClient } from "../../src/ops/oci/client.js";
 import { OCI_MANIFEST, pushBackup } from "../../src/ops/oci/backup.js";
 import { KubeHost } from "../../src/ops/host.js";
@@ -49,6 +49,9 @@ function kubelet(server: KubeServer, outcome: "Succeeded" | "Failed" | "stuck" |
 }
 
 describe("ops: vc restore", function () {
+  before(function () {
+    requireRegistry(this);
+  });
   this.timeout(60_000);
   let server: KubeServer;
   let registry: TestRegistry;
@@ -220,6 +223,9 @@ describe("ops: vc restore", function () {
 });
 
 describe("ops: vc restore from a registry with credentials", function () {
+  before(function () {
+    requireRegistry(this);
+  });
   this.timeout(60_000);
   it("passes the credentials to the restore pod in a dockerconfigjson Secret and deletes it afterwards", async () => {
     const credentials = { username: "backup", password: "registry-pass-42" };

@@ -3,12 +3,14 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createSign, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { createServer as createNetServer, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dump } from "js-yaml";
+import { findExecutable, freePort, requireOrSkip } from "./requires.js";
 
-const BINARY = "/usr/bin/docker-registry";
+// VC_TEST_DOCKER_REGISTRY names another binary (or a missing one, to see the skip rule at work).
+const BINARY = process.env.VC_TEST_DOCKER_REGISTRY ?? "/usr/bin/docker-registry";
 
 export interface RegistryOptions {
   /** `none` (anonymous), `basic` (htpasswd) or `token` (bearer tokens from a token service answering basic credentials). */
@@ -26,12 +28,9 @@ export interface TestRegistry {
   close(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const srv = createNetServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
+/** In a mocha `before` hook of a suite that needs the registry: skipped with how to install it, failed in CI. */
+export function requireRegistry(ctx: Mocha.Context): void {
+  requireOrSkip(ctx, findExecutable(BINARY) ? undefined : "docker-registry", "install Debian's docker-registry package (apt-get install docker-registry)");
 }
 
 const BCRYPT_ALPHABET = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

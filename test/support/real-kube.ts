@@ -1,0 +1,385 @@
+// A real Kubernetes API server for the e2e tier: etcd and kube-apiserver from VC_KUBE_ASSETS (or KUBEBUILDER_ASSETS, the
+// envtest layout), on free loopback ports with TLS, RBAC, token users and a front-proxy (request-header) CA.
+//
+//   const kube = useRealKube();                      // in a describe(): started before, stopped after (skipped without assets)
+//   kube().kubeconfigPath                            admin (system:masters) kubeconfig
+//   kube().kubeconfigFor("alice")                    a kubeconfig of a token user named in options.users (no rights until bound)
+//   kube().kubectl(["get", "ns"], { as? , input? })  the real kubectl as the admin (or as a named user)
+//   kube().request("GET", "/api/v1/namespaces")      a JSON request as the admin
+//   kube().serviceAccountKubeconfig(ns, name)        a kubeconfig holding a TokenRequest token of a real ServiceAccount
+//   kube().pki                                       paths of the CA, the front-proxy CA and the front-proxy client pair
+//
+// Nothing runs but the API server: no controllers, no scheduler, no kubelet, so no pods run and namespaces never
+// finish deleting. Start one server per test file; stop() ends exactly the processes it started.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { dump } from "js-yaml";
+import { kubectl, type KubectlResult } from "./kubectl.js";
+import { freePort, requireOrSkip } from "./requires.js";
+
+export interface RealKubeOptions {
+  /** Token users besides the admin, by name; each gets a token and a kubeconfig, and no rights until a test binds some. */
+  users?: Array<{ name: string; groups?: string[] }>;
+  /** More kube-apiserver flags (e.g. `--enable-aggregator-routing=true`). */
+  extraArgs?: string[];
+  /** How long to wait for /readyz; default 90 s. */
+  readyTimeoutMs?: number;
+}
+
+export interface RealKubePki {
+  caCert: string;
+  frontProxyCaCert: string;
+  frontProxyClientCert: string;
+  frontProxyClientKey: string;
+}
+
+export interface RealKube {
+  url: string;
+  port: number;
+  dir: string;
+  kubeconfigPath: string;
+  adminToken: string;
+  pki: RealKubePki;
+  /** Seconds from spawning etcd to a ready API server. */
+  startSeconds: number;
+  kubeconfigFor(user: string): string;
+  tokenOf(user: string): string;
+  kubectl(args: string[], opts?: { as?: string; input?: string; timeoutMs?: number }): Promise<KubectlResult>;
+  request<T = unknown>(method: string, path: string, body?: unknown, opts?: { token?: string; contentType?: string }): Promise<{ status: number; body: T }>;
+  serviceAccountKubeconfig(namespace: string, name: string): Promise<string>;
+  /** Writes the server has audited so far (optionally only by `user`); take a count before and after a command. */
+  writes(user?: string): AuditedWrite[];
+  stop(): Promise<void>;
+}
+
+/** The folder holding `kube-apiserver` and `etcd`, or undefined when neither variable names a complete one. */
+export function kubeAssets(): string | undefined {
+  for (const dir of [process.env.VC_KUBE_ASSETS, process.env.KUBEBUILDER_ASSETS]) {
+    if (dir && existsSync(join(dir, "kube-apiserver")) && existsSync(join(dir, "etcd"))) return dir;
+  }
+  return undefined;
+}
+
+const HOW_TO_GET =
+  "set VC_KUBE_ASSETS (or KUBEBUILDER_ASSETS) to a folder with kube-apiserver and etcd, e.g. from setup-envtest; see docs/testing.md";
+
+/** Every write (and nothing else) is audited, so a test can count the writes a command made. */
+const AUDIT_POLICY = {
+  apiVersion: "audit.k8s.io/v1",
+  kind: "Policy",
+  omitStages: ["RequestReceived"],
+  rules: [{ level: "Metadata", verbs: ["create", "update", "patch", "delete", "deletecollection"] }, { level: "None" }],
+};
+
+/** One audited write, as the API server logged it when the response was sent. */
+export interface AuditedWrite {
+  verb: string;
+  user: string;
+  uri: string;
+  code: number;
+  resource?: string;
+  namespace?: string;
+  name?: string;
+}
+
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+function openssl(args: string[]): void {
+  execFileSync("openssl", args, { stdio: "pipe" });
+}
+
+/** A CA, a serving certificate for 127.0.0.1, the service-account key pair and a front-proxy CA with its client pair. */
+function makePki(dir: string): void {
+  const p = (f: string) => join(dir, f);
+  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", p("ca.key"), "-out", p("ca.crt"), "-days", "2", "-subj", "/CN=vc-e2e-ca"]);
+  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", p("apiserver.key"), "-out", p("apiserver.csr"), "-subj", "/CN=kube-apiserver"]);
+  writeFileSync(p("serving.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n");
+  openssl(["x509", "-req", "-in", p("apiserver.csr"), "-CA", p("ca.crt"), "-CAkey", p("ca.key"), "-CAcreateserial", "-out", p("apiserver.crt"), "-days", "2", "-extfile", p("serving.cnf")]);
+  openssl(["genrsa", "-out", p("sa.key"), "2048"]);
+  openssl(["rsa", "-in", p("sa.key"), "-pubout", "-out", p("sa.pub")]);
+  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", p("front-proxy-ca.key"), "-out", p("front-proxy-ca.crt"), "-days", "2", "-subj", "/CN=vc-e2e-front-proxy-ca"]);
+  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", p("front-proxy-client.key"), "-out", p("front-proxy-client.csr"), "-subj", "/CN=front-proxy-client"]);
+  writeFileSync(p("client.cnf"), "extendedKeyUsage=clientAuth\n");
+  openssl(["x509", "-req", "-in", p("front-proxy-client.csr"), "-CA", p("front-proxy-ca.crt"), "-CAkey", p("front-proxy-ca.key"), "-CAcreateserial", "-out", p("front-proxy-client.crt"), "-days", "2", "-extfile", p("client.cnf")]);
+}
+
+function kubeconfigText(url: string, caCert: string, user: string, token: string): string {
+  return dump({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "e2e", cluster: { server: url, "certificate-authority-data": Buffer.from(caCert).toString("base64") } }],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: "e2e", context: { cluster: "e2e", user } }],
+    "current-context": "e2e",
+  });
+}
+
+function spawnLogged(bin: string, args: string[], log: string): ChildProcess {
+  const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const chunks: Buffer[] = [];
+  const keep = (d: Buffer) => {
+    chunks.push(d);
+    if (chunks.length > 400) chunks.splice(0, 200);
+  };
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  child.on("exit", () => {
+    running.delete(child);
+    try {
+      writeFileSync(log, Buffer.concat(chunks));
+    } catch {
+      // the folder is gone: the server was stopped
+    }
+  });
+  running.add(child);
+  (child as ChildProcess & { output?: () => string }).output = () => Buffer.concat(chunks).toString("utf8");
+  return child;
+}
+
+function outputOf(child: ChildProcess): string {
+  return ((child as ChildProcess & { output?: () => string }).output?.() ?? "").split("\n").slice(-15).join("\n");
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+  await gone;
+  clearTimeout(timer);
+}
+
+function jsonRequest<T>(url: string, ca: string, token: string, method: string, path: string, body?: unknown, contentType = "application/json"): Promise<{ status: number; body: T }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
+    const req = httpsRequest(
+      new URL(path, url),
+      { method, ca, headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(payload ? { "Content-Type": contentType } : {}) }, timeout: 30_000 },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d) => (text += d));
+        res.on("end", () => {
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // plain text (e.g. /readyz)
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed as T });
+        });
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(`${method} ${path}: timed out`)));
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+/** Starts etcd and kube-apiserver from `assets`; rejects with the server's last lines when it does not get ready. */
+export async function startRealKube(assets: string, options: RealKubeOptions = {}): Promise<RealKube> {
+  const t0 = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), "vc-real-kube-"));
+  const pkiDir = join(dir, "pki");
+  mkdirSync(pkiDir);
+  makePki(pkiDir);
+  const adminToken = randomBytes(24).toString("hex");
+  const tokens = new Map<string, string>([["admin", adminToken]]);
+  const lines = [`${adminToken},admin,admin-uid,"system:masters"`];
+  for (const user of options.users ?? []) {
+    const token = randomBytes(24).toString("hex");
+    tokens.set(user.name, token);
+    lines.push(`${token},${user.name},${user.name}-uid,"${(user.groups ?? []).join(",")}"`);
+  }
+  writeFileSync(join(dir, "tokens.csv"), `${lines.join("\n")}\n`, { mode: 0o600 });
+
+  writeFileSync(join(dir, "audit-policy.yaml"), dump(AUDIT_POLICY));
+  const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const etcd = spawnLogged(
+    join(assets, "etcd"),
+    [
+      "--name", "e2e", "--data-dir", join(dir, "etcd"),
+      "--listen-client-urls", `http://127.0.0.1:${etcdClient}`, "--advertise-client-urls", `http://127.0.0.1:${etcdClient}`,
+      "--listen-peer-urls", `http://127.0.0.1:${etcdPeer}`, "--initial-advertise-peer-urls", `http://127.0.0.1:${etcdPeer}`,
+      "--initial-cluster", `e2e=http://127.0.0.1:${etcdPeer}`, "--initial-cluster-state", "new",
+    ],
+    join(dir, "etcd.log"),
+  );
+  const p = (f: string) => join(pkiDir, f);
+  const apiserver = spawnLogged(
+    join(assets, "kube-apiserver"),
+    [
+      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+      "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
+      `--tls-cert-file=${p("apiserver.crt")}`, `--tls-private-key-file=${p("apiserver.key")}`,
+      `--client-ca-file=${p("ca.crt")}`, `--token-auth-file=${join(dir, "tokens.csv")}`,
+      "--authorization-mode=RBAC",
+      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+      `--service-account-key-file=${p("sa.pub")}`, `--service-account-signing-key-file=${p("sa.key")}`,
+      "--api-audiences=https://kubernetes.default.svc.cluster.local",
+      "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
+      `--cert-dir=${join(dir, "generated")}`,
+      `--audit-policy-file=${join(dir, "audit-policy.yaml")}`, `--audit-log-path=${join(dir, "audit.log")}`, "--audit-log-mode=blocking",
+      "--disable-admission-plugins=ServiceAccount",
+      `--requestheader-client-ca-file=${p("front-proxy-ca.crt")}`, "--requestheader-allowed-names=front-proxy-client",
+      "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+      "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+      `--proxy-client-cert-file=${p("front-proxy-client.crt")}`, `--proxy-client-key-file=${p("front-proxy-client.key")}`,
+      ...(options.extraArgs ?? []),
+    ],
+    join(dir, "apiserver.log"),
+  );
+  const url = `https://127.0.0.1:${apiPort}`;
+  const caCert = readFileSync(p("ca.crt"), "utf8");
+  const stop = async () => {
+    await stopChild(apiserver);
+    await stopChild(etcd);
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+  for (;;) {
+    for (const [name, child] of [["kube-apiserver", apiserver], ["etcd", etcd]] as const) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        const tail = outputOf(child);
+        await stop();
+        throw new Error(`${name} exited before the API server was ready:\n${tail}`);
+      }
+    }
+    const ready = await jsonRequest<string>(url, caCert, adminToken, "GET", "/readyz").catch(() => undefined);
+    if (ready?.status === 200) break;
+    if (Date.now() > deadline) {
+      const tail = outputOf(apiserver);
+      await stop();
+      throw new Error(`kube-apiserver not ready after ${options.readyTimeoutMs ?? 90_000} ms:\n${tail}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const kubeconfigs = new Map<string, string>();
+  const kubeconfigFor = (user: string): string => {
+    const token = tokens.get(user);
+    if (!token) throw new Error(`no user ${user}: name it in options.users`);
+    let path = kubeconfigs.get(user);
+    if (!path) {
+      path = join(dir, `kubeconfig-${user}`);
+      writeFileSync(path, kubeconfigText(url, caCert, user, token), { mode: 0o600 });
+      kubeconfigs.set(user, path);
+    }
+    return path;
+  };
+  const kubeconfigPath = kubeconfigFor("admin");
+  const request = <T>(method: string, path: string, body?: unknown, opts: { token?: string; contentType?: string } = {}) =>
+    jsonRequest<T>(url, caCert, opts.token ?? adminToken, method, path, body, opts.contentType);
+
+  return {
+    url,
+    port: apiPort,
+    dir,
+    kubeconfigPath,
+    adminToken,
+    startSeconds: (Date.now() - t0) / 1000,
+    pki: { caCert: p("ca.crt"), frontProxyCaCert: p("front-proxy-ca.crt"), frontProxyClientCert: p("front-proxy-client.crt"), frontProxyClientKey: p("front-proxy-client.key") },
+    kubeconfigFor,
+    tokenOf: (user) => {
+      const token = tokens.get(user);
+      if (!token) throw new Error(`no user ${user}`);
+      return token;
+    },
+    kubectl: (args, opts = {}) =>
+      kubectl({ kubeconfigPath }, args, { kubeconfig: opts.as ? kubeconfigFor(opts.as) : kubeconfigPath, input: opts.input, timeoutMs: opts.timeoutMs ?? 60_000 }),
+    request,
+    async serviceAccountKubeconfig(namespace, name) {
+      await request("POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } });
+      const issued = await request<{ status?: { token?: string } }>("POST", `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: { audiences: ["https://kubernetes.default.svc.cluster.local"], expirationSeconds: 3600 },
+      });
+      const token = issued.body.status?.token;
+      if (!token) throw new Error(`TokenRequest for ${namespace}/${name} failed: ${issued.status} ${JSON.stringify(issued.body)}`);
+      const path = join(dir, `kubeconfig-sa-${namespace}-${name}`);
+      writeFileSync(path, kubeconfigText(url, caCert, `system:serviceaccount:${namespace}:${name}`, token), { mode: 0o600 });
+      return path;
+    },
+    writes(user) {
+      const log = join(dir, "audit.log");
+      if (!existsSync(log)) return [];
+      const events = readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as {
+        verb: string; requestURI: string; user: { username: string }; responseStatus?: { code: number };
+        objectRef?: { resource?: string; namespace?: string; name?: string };
+      });
+      return events
+        .filter((e) => user === undefined || e.user.username === user)
+        .map((e) => ({ verb: e.verb, user: e.user.username, uri: e.requestURI, code: e.responseStatus?.code ?? 0, resource: e.objectRef?.resource, namespace: e.objectRef?.namespace, name: e.objectRef?.name }));
+    },
+    stop,
+  };
+}
+
+/**
+ * Mocha hooks for one real API server per suite: started in `before` (skipped with how to get the binaries when they
+ * are missing and CI is unset; a failure in CI), stopped in `after`. Returns an accessor for the running server.
+ */
+export function useRealKube(options: RealKubeOptions = {}): () => RealKube {
+  let kube: RealKube | undefined;
+  before(async function () {
+    this.timeout((options.readyTimeoutMs ?? 90_000) + 30_000);
+    const assets = kubeAssets();
+    requireOrSkip(this, assets ? undefined : "kube-apiserver and etcd", HOW_TO_GET);
+    kube = await startRealKube(assets!, options);
+  });
+  after(async function () {
+    this.timeout(30_000);
+    await kube?.stop();
+    kube = undefined;
+  });
+  return () => {
+    if (!kube) throw new Error("the real API server is not running (used outside its suite?)");
+    return kube;
+  };
+}
+
+/** The mesh's CustomResourceDefinitions (networking.mesh.io/v1beta1), installed as the mesh would install them on a host. */
+export async function installMeshCrds(kube: RealKube): Promise<void> {
+  const kinds = [
+    ["VirtualService", "virtualservices", "virtualservice"],
+    ["DestinationRule", "destinationrules", "destinationrule"],
+    ["Gateway", "gateways", "gateway"],
+  ] as const;
+  for (const [kind, plural, singular] of kinds) {
+    const crd = {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: `${plural}.networking.mesh.io` },
+      spec: {
+        group: "networking.mesh.io",
+        scope: "Namespaced",
+        names: { kind, plural, singular, listKind: `${kind}List` },
+        versions: [{ name: "v1beta1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+      },
+    };
+    const created = await kube.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+    if (created.status !== 201 && created.status !== 409) throw new Error(`cannot create the ${kind} CRD: ${created.status} ${JSON.stringify(created.body)}`);
+  }
+  await waitFor(async () => {
+    const served = await kube.request<{ resources?: Array<{ name: string }> }>("GET", "/apis/networking.mesh.io/v1beta1");
+    return served.status === 200 && kinds.every(([, plural]) => served.body.resources?.some((r) => r.name === plural));
+  }, "the mesh CRDs to be served");
+}
+
+/** Polls `check` every 100 ms until it holds, for at most `timeoutMs`. */
+export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
