@@ -37,6 +37,13 @@ export interface RealKubePki {
   frontProxyClientKey: string;
 }
 
+export interface RequestOptions {
+  /** Bearer token; default: the admin's. */
+  token?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
 export interface RealKube {
   url: string;
   port: number;
@@ -49,7 +56,7 @@ export interface RealKube {
   kubeconfigFor(user: string): string;
   tokenOf(user: string): string;
   kubectl(args: string[], opts?: { as?: string; input?: string; timeoutMs?: number }): Promise<KubectlResult>;
-  request<T = unknown>(method: string, path: string, body?: unknown, opts?: { token?: string; contentType?: string }): Promise<{ status: number; body: T }>;
+  request<T = unknown>(method: string, path: string, body?: unknown, opts?: RequestOptions): Promise<{ status: number; body: T }>;
   serviceAccountKubeconfig(namespace: string, name: string): Promise<string>;
   /** Writes the server has audited so far (optionally only by `user`); take a count before and after a command. */
   writes(user?: string): AuditedWrite[];
@@ -156,12 +163,12 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-function jsonRequest<T>(url: string, ca: string, token: string, method: string, path: string, body?: unknown, contentType = "application/json"): Promise<{ status: number; body: T }> {
+function jsonRequest<T>(url: string, ca: string, token: string, method: string, path: string, body?: unknown, contentType = "application/json", headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
     const req = httpsRequest(
       new URL(path, url),
-      { method, ca, headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(payload ? { "Content-Type": contentType } : {}) }, timeout: 30_000 },
+      { method, ca, headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(payload ? { "Content-Type": contentType } : {}), ...headers }, timeout: 30_000 },
       (res) => {
         let text = "";
         res.setEncoding("utf8");
@@ -276,8 +283,8 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
     return path;
   };
   const kubeconfigPath = kubeconfigFor("admin");
-  const request = <T>(method: string, path: string, body?: unknown, opts: { token?: string; contentType?: string } = {}) =>
-    jsonRequest<T>(url, caCert, opts.token ?? adminToken, method, path, body, opts.contentType);
+  const request = <T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}) =>
+    jsonRequest<T>(url, caCert, opts.token ?? adminToken, method, path, body, opts.contentType, opts.headers);
 
   return {
     url,

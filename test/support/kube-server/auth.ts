@@ -39,6 +39,12 @@ export class Auth {
     this.users.set(token, rules ? { name, rules } : { name });
   }
 
+  /** A user by name (impersonation): a known one with its rules, anyone else with no rights at all. */
+  byName(name: string): User {
+    for (const user of this.users.values()) if (user.name === name) return user;
+    return { name, rules: [] };
+  }
+
   /** The user of an Authorization header; throws 401 when unknown (or missing, unless anonymous requests act as admin). */
   authenticate(header: string | undefined): User {
     if (header === undefined && this.anonymous === "admin") return this.users.get(this.adminToken)!;

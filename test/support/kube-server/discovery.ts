@@ -1,5 +1,5 @@
 // Discovery documents: /version, /api, /apis, group and group-version resource lists, and aggregated discovery v2.
-import { groupVersions, isMetricsGroup, resourcesIn, type Served } from "./catalog.js";
+import { groupVersions, resourcesIn, type Served } from "./catalog.js";
 
 export const AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
@@ -17,8 +17,11 @@ export function versionInfo(): Record<string, string> {
   };
 }
 
-function groups(metricsAvailable: boolean): Array<[string, string[]]> {
-  return [...groupVersions()].filter(([g]) => g !== "" && (metricsAvailable || !isMetricsGroup(g)));
+/** Whether the server serves an API group now (the metrics API can be switched off, CRD groups left uninstalled). */
+export type Serves = (group: string) => boolean;
+
+function groups(serves: Serves): Array<[string, string[]]> {
+  return [...groupVersions()].filter(([g]) => g !== "" && serves(g));
 }
 
 function groupDoc(name: string, versions: string[]): Record<string, unknown> {
@@ -30,12 +33,12 @@ export function apiVersions(hostPort: string): Record<string, unknown> {
   return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: hostPort }] };
 }
 
-export function apiGroupList(metricsAvailable: boolean): Record<string, unknown> {
-  return { kind: "APIGroupList", apiVersion: "v1", groups: groups(metricsAvailable).map(([g, vs]) => groupDoc(g, vs)) };
+export function apiGroupList(serves: Serves): Record<string, unknown> {
+  return { kind: "APIGroupList", apiVersion: "v1", groups: groups(serves).map(([g, vs]) => groupDoc(g, vs)) };
 }
 
-export function apiGroup(group: string, metricsAvailable: boolean): Record<string, unknown> | undefined {
-  const found = groups(metricsAvailable).find(([g]) => g === group);
+export function apiGroup(group: string, serves: Serves): Record<string, unknown> | undefined {
+  const found = groups(serves).find(([g]) => g === group);
   return found ? { kind: "APIGroup", apiVersion: "v1", ...groupDoc(found[0], found[1]) } : undefined;
 }
 
@@ -46,8 +49,8 @@ function subKind(r: Served, sub: string): { group: string; version: string; kind
   return { group: r.group, version: r.version, kind: r.kind };
 }
 
-export function apiResourceList(group: string, version: string, metricsAvailable: boolean): Record<string, unknown> | undefined {
-  if (!metricsAvailable && isMetricsGroup(group)) return undefined;
+export function apiResourceList(group: string, version: string, serves: Serves): Record<string, unknown> | undefined {
+  if (!serves(group)) return undefined;
   const rs = resourcesIn(group, version);
   if (rs.length === 0) return undefined;
   const resources: Array<Record<string, unknown>> = [];
@@ -86,8 +89,8 @@ function aggregatedResource(r: Served): Record<string, unknown> {
 }
 
 /** APIGroupDiscoveryList for /api (legacy: true) or /apis. */
-export function aggregatedDiscovery(legacy: boolean, metricsAvailable: boolean): Record<string, unknown> {
-  const entries = legacy ? [["", ["v1"]] as [string, string[]]] : groups(metricsAvailable);
+export function aggregatedDiscovery(legacy: boolean, serves: Serves): Record<string, unknown> {
+  const entries = legacy ? [["", ["v1"]] as [string, string[]]] : groups(serves);
   const items = entries.map(([g, versions]) => ({
     metadata: legacy ? { creationTimestamp: null } : { name: g, creationTimestamp: null },
     versions: versions.map((v) => ({ version: v, resources: resourcesIn(g, v).map(aggregatedResource), freshness: "Current" })),

@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { KubeObject } from "../../../src/kube/object.js";
 import type { Auth, User } from "./auth.js";
 import { isMetricsGroup, servedByPlural, type Served } from "./catalog.js";
-import { aggregatedDiscovery, AGGREGATED_CONTENT_TYPE, apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./discovery.js";
+import { aggregatedDiscovery, AGGREGATED_CONTENT_TYPE, apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo, type Serves } from "./discovery.js";
+import { checkEscalation } from "./escalation.js";
 import type { Faults } from "./faults.js";
 import { parseBody, readBody, readRaw, requestUrl, sendError, sendJson, sendText, wantsAggregatedDiscovery, wantsTable } from "./http.js";
 import type { PodLogs } from "./logs.js";
@@ -34,10 +35,13 @@ export interface HandlerDeps {
   openapi: OpenApi;
   serverMetrics: ServerMetrics;
   hostPort: () => string;
+  /** API groups not served (as on a host without those CRDs installed): absent from discovery, their paths 404. */
+  unserved: ReadonlySet<string>;
   /** Open watch streams, ended on close. */
   watches: Set<() => void>;
 }
 
+const RBAC_V1 = "rbac.authorization.k8s.io/v1";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -92,38 +96,51 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     }
   }
 
-  const user = deps.auth.authenticate(req.headers.authorization);
+  const user = impersonated(deps.auth, deps.auth.authenticate(req.headers.authorization), req);
   entry.user = user.name;
   if (!info.isResource) return serveNonResource(deps, req, res, url.pathname);
   await serveResource(deps, req, res, info, url.searchParams, user);
+}
+
+/** With an Impersonate-User header, the request acts as that user, if the caller may impersonate it (else 403). */
+function impersonated(auth: Auth, user: User, req: IncomingMessage): User {
+  const target = req.headers["impersonate-user"];
+  if (typeof target !== "string" || target === "") return user;
+  auth.authorize(user, { verb: "impersonate", group: "", resource: "users", name: target });
+  return auth.byName(target);
+}
+
+function serving(deps: HandlerDeps): Serves {
+  return (group) => !deps.unserved.has(group) && (deps.metrics.available || !isMetricsGroup(group));
 }
 
 async function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   const p = path.replace(/\/+$/, "") || "/";
   const accept = req.headers.accept;
   const metricsOn = deps.metrics.available;
+  const serves = serving(deps);
   if (p === "/version") return sendJson(res, 200, versionInfo());
   if (p === "/healthz" || p === "/livez" || p === "/readyz") return sendText(res, 200, "ok");
   if (p === "/metrics") return sendText(res, 200, await deps.serverMetrics.text(), deps.serverMetrics.contentType);
   if (p === "/api") {
-    if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(true, metricsOn), AGGREGATED_CONTENT_TYPE);
+    if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(true, serves), AGGREGATED_CONTENT_TYPE);
     return sendJson(res, 200, apiVersions(deps.hostPort()));
   }
   if (p === "/apis") {
-    if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(false, metricsOn), AGGREGATED_CONTENT_TYPE);
-    return sendJson(res, 200, apiGroupList(metricsOn));
+    if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(false, serves), AGGREGATED_CONTENT_TYPE);
+    return sendJson(res, 200, apiGroupList(serves));
   }
   const parts = p.split("/").filter(Boolean);
   if (parts[0] === "api" && parts.length === 2) {
-    const doc = apiResourceList("", parts[1]!, metricsOn);
+    const doc = apiResourceList("", parts[1]!, serves);
     if (doc) return sendJson(res, 200, doc);
   }
   if (parts[0] === "apis" && parts.length === 2) {
-    const doc = apiGroup(parts[1]!, metricsOn);
+    const doc = apiGroup(parts[1]!, serves);
     if (doc) return sendJson(res, 200, doc);
   }
   if (parts[0] === "apis" && parts.length === 3) {
-    const doc = apiResourceList(parts[1]!, parts[2]!, metricsOn);
+    const doc = apiResourceList(parts[1]!, parts[2]!, serves);
     if (doc) return sendJson(res, 200, doc);
     if (!metricsOn && isMetricsGroup(parts[1]!)) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
   }
@@ -163,12 +180,16 @@ function writeOptions(req: IncomingMessage, query: URLSearchParams): WriteOption
 
 async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams, user: User): Promise<void> {
   const served = servedByPlural(info.group, info.version, info.resource ?? "");
-  if (!served) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
+  if (!served || deps.unserved.has(served.group)) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
   if (isMetricsGroup(served.group) && !deps.metrics.available) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
   const ns = served.namespaced ? info.namespace : undefined;
   // Every authenticated user may review its own access (upstream's system:basic-user role).
   if (!served.createOnly) deps.auth.authorize(user, { verb: info.verb, group: served.group, resource: served.plural, subresource: info.subresource, namespace: ns, name: info.name });
   const method = (req.method ?? "GET").toUpperCase();
+  const admit = (obj: KubeObject) => checkEscalation(deps.auth, user, served, obj, (kind, namespace, name) => {
+    const role = deps.store.get(`${RBAC_V1}/${kind}`, namespace ?? "", name)?.obj as { rules?: [] } | undefined;
+    return role?.rules;
+  });
 
   if (served.createOnly) {
     if (info.verb !== "create" || info.name !== undefined) throw methodNotAllowed(served, info.verb);
@@ -216,17 +237,17 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
     }
     case "create": {
       if (info.name !== undefined || (served.namespaced && ns === undefined)) throw methodNotAllowed(served, "create");
-      const opts = writeOptions(req, query);
+      const opts = { ...writeOptions(req, query), admit };
       const body = await readObject(req);
       return sendJson(res, 201, deps.objects.create(served, ns, body, opts));
     }
     case "update": {
-      const opts = { ...writeOptions(req, query), subresource: sub };
+      const opts = { ...writeOptions(req, query), subresource: sub, admit };
       const body = await readObject(req);
       return sendJson(res, 200, deps.objects.update(served, ns, info.name!, body, opts));
     }
     case "patch": {
-      const opts = { ...writeOptions(req, query), subresource: sub, force: query.get("force") === "true", fieldManager: query.get("fieldManager") };
+      const opts = { ...writeOptions(req, query), subresource: sub, force: query.get("force") === "true", fieldManager: query.get("fieldManager"), admit };
       const text = await readBody(req);
       const { obj, created } = deps.objects.patch(served, ns, info.name!, req.headers["content-type"] ?? "", text, opts);
       return sendJson(res, created ? 201 : 200, obj);

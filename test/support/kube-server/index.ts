@@ -35,7 +35,11 @@
 // delete/deletecollection, status and scale subresources, pods/log, Tables for kubectl, dryRun=All, openapi enough for
 // kubectl's server-side validation, /healthz, /readyz, /livez, /metrics (apiserver_request_total and
 // apiserver_request_duration_seconds), SelfSubjectAccessReview and SelfSubjectReview, protobuf bodies of `kubectl create ns|cm|secret|sa`.
-// Not served: controllers (nothing updates workload status), admission, CRDs, protobuf responses.
+// As the real API server does (checked against it by test/e2e/fidelity.test.ts): immutable fields refused with 422
+// (StatefulSet spec beyond replicas/template/updateStrategy, a Deployment's selector, a Service's clusterIP, data of an
+// immutable Secret or ConfigMap); RBAC escalation prevention for roles and bindings (escalate/bind verbs); the
+// Impersonate-User header (needs the impersonate verb on users); groups left out with unservedGroups answer 404.
+// Not served: controllers (nothing updates workload status), other admission, CRDs, protobuf responses.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createServer as createTlsServer } from "node:https";
@@ -77,6 +81,8 @@ export interface KubeServerOptions {
   watchHistory?: number;
   /** Requests without an Authorization header: "admin" (default) acts as admin, "reject" answers 401. */
   anonymous?: "admin" | "reject";
+  /** API groups not served, as on a host where those CRDs are not installed (e.g. ["networking.mesh.io"]). */
+  unservedGroups?: string[];
 }
 
 export interface KubeServer {
@@ -135,7 +141,7 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
   const dir = mkdtempSync(join(tmpdir(), "kube-server-"));
   let port = 0;
 
-  const handler = createHandler({ store, objects, auth, faults, log, metrics, logs, openapi: new OpenApi(), serverMetrics: new ServerMetrics(), hostPort: () => `127.0.0.1:${port}`, watches });
+  const handler = createHandler({ store, objects, auth, faults, log, metrics, logs, openapi: new OpenApi(), serverMetrics: new ServerMetrics(), hostPort: () => `127.0.0.1:${port}`, watches, unserved: new Set(options.unservedGroups ?? []) });
   const cert = options.tls ? selfSignedCertificate(dir) : undefined;
   const server: Server = cert ? createTlsServer({ cert: cert.cert, key: cert.key, keepAliveTimeout: 30_000 }, handler) : createServer({ keepAliveTimeout: 30_000 }, handler);
   const sockets = new Set<Socket>();

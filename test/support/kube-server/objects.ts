@@ -7,6 +7,7 @@ import { deepEqual, type Json } from "./fieldpath.js";
 import { querySelectors } from "./fields.js";
 import { parseBody } from "./http.js";
 import { trackUpdate } from "./managed.js";
+import { checkImmutable } from "./immutable.js";
 import { prepareCreate, prepareUpdate } from "./meta.js";
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js";
 import { alreadyExists, ApiError, badRequest, conflict, notFound } from "./status.js";
@@ -21,6 +22,8 @@ export interface WriteOptions {
   manager: string;
   dryRun?: boolean;
   subresource?: string;
+  /** Admission of the object about to be stored (dry runs included): throws to refuse it (e.g. RBAC escalation). */
+  admit?: (obj: KubeObject) => void;
 }
 
 export interface ListResult {
@@ -146,6 +149,7 @@ export class Objects {
     prepareCreate(obj, served);
     delete obj.metadata.managedFields;
     trackUpdate(undefined, obj, opts.manager);
+    opts.admit?.(obj);
     if (opts.dryRun) return obj;
     return this.store.commit(kindKey(served), "ADDED", obj).obj;
   }
@@ -168,9 +172,11 @@ export class Objects {
 
   private commitUpdate(served: Served, live: KubeObject, next: KubeObject, opts: WriteOptions, track: boolean): KubeObject {
     const prepared = prepareUpdate(next, live, served, opts.subresource);
+    if (opts.subresource === undefined) checkImmutable(served, prepared, live);
     if (track) trackUpdate(live, prepared, opts.manager, opts.subresource);
     prepared.metadata.resourceVersion = live.metadata.resourceVersion;
     if (sameButVolatile(prepared, live)) return live;
+    opts.admit?.(prepared);
     if (opts.dryRun) return prepared;
     return this.store.commit(kindKey(served), "MODIFIED", prepared).obj;
   }
@@ -218,6 +224,7 @@ export class Objects {
       const managed = merged.metadata.managedFields;
       prepareCreate(merged, served);
       merged.metadata.managedFields = managed;
+      opts.admit?.(merged);
       if (opts.dryRun) return { obj: merged, created: true };
       return { obj: this.store.commit(kindKey(served), "ADDED", merged).obj, created: true };
     }

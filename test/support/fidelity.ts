@@ -1,0 +1,158 @@
+// Behaviours where our in-memory API server must answer as the real one does, as one table of cases run against each:
+// immutable fields, RBAC escalation prevention, impersonation, and kinds the host does not serve.
+import { expect } from "chai";
+import { request as httpRequest } from "node:http";
+import type { KubeServer } from "./kube-server/index.js";
+import type { RealKube } from "./real-kube.js";
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/** What the cases need of a server: requests as a user (or the admin), and rights granted to a user in a namespace. */
+export interface FidelityTarget {
+  request(method: string, path: string, body?: unknown, opts?: { user?: string; contentType?: string; impersonate?: string }): Promise<{ status: number; body: { message?: string } & Record<string, unknown> }>;
+  grant(user: string, namespace: string, rules: PolicyRule[]): Promise<void>;
+}
+
+export const FIDELITY_USER = "limited";
+export const UNSERVED_GROUP = "networking.mesh.io";
+const NS = "fidelity";
+
+/** The in-memory server as a target; start it with `unservedGroups: [UNSERVED_GROUP]`. */
+export function inMemoryTarget(server: () => KubeServer): FidelityTarget {
+  const granted = new Map<string, Array<PolicyRule & { namespaces: string[] }>>();
+  return {
+    request(method, path, body, opts = {}) {
+      return new Promise((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const headers: Record<string, string> = { Authorization: `Bearer ${opts.user ?? "admin"}`, Accept: "application/json" };
+        if (payload) headers["Content-Type"] = opts.contentType ?? "application/json";
+        if (opts.impersonate) headers["Impersonate-User"] = opts.impersonate;
+        const req = httpRequest(new URL(path, server().url), { method, headers }, (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (d) => (text += d));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text.startsWith("{") ? JSON.parse(text) : { message: text } }));
+        });
+        req.on("error", reject);
+        req.end(payload);
+      });
+    },
+    async grant(user, namespace, rules) {
+      const all = [...(granted.get(user) ?? []), ...rules.map((r) => ({ ...r, namespaces: [namespace] }))];
+      granted.set(user, all);
+      server().addUser(user, all, user);
+    },
+  };
+}
+
+/** The real API server as a target; start it with `users: [{ name: FIDELITY_USER }]`. */
+export function realTarget(kube: () => RealKube): FidelityTarget {
+  let n = 0;
+  return {
+    async request(method, path, body, opts = {}) {
+      const res = await kube().request<{ message?: string } & Record<string, unknown>>(method, path, body, {
+        token: opts.user ? kube().tokenOf(opts.user) : undefined,
+        contentType: opts.contentType,
+        headers: opts.impersonate ? { "Impersonate-User": opts.impersonate } : {},
+      });
+      return { status: res.status, body: typeof res.body === "string" ? { message: res.body } : res.body };
+    },
+    async grant(user, namespace, rules) {
+      const name = `grant-${++n}`;
+      const role = await kube().request("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace }, rules });
+      expect(role.status, JSON.stringify(role.body)).to.equal(201);
+      const binding = await kube().request("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name, namespace },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
+      });
+      expect(binding.status, JSON.stringify(binding.body)).to.equal(201);
+    },
+  };
+}
+
+const statefulSet = (serviceName: string, replicas = 1) => ({
+  apiVersion: "apps/v1",
+  kind: "StatefulSet",
+  metadata: { name: "db", namespace: NS },
+  spec: {
+    replicas,
+    serviceName,
+    selector: { matchLabels: { app: "db" } },
+    template: { metadata: { labels: { app: "db" } }, spec: { containers: [{ name: "db", image: "example.com/db:1" }] } },
+  },
+});
+
+const role = (name: string, rules: PolicyRule[]) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: NS }, rules });
+
+/** Registers the cases (mocha `it`s) for a target; call inside a describe whose hooks start the server. */
+export function fidelityCases(target: () => FidelityTarget): void {
+  const apply = (path: string, body: unknown) =>
+    target().request("PATCH", `${path}?fieldManager=fidelity`, body, { contentType: "application/apply-patch+yaml" });
+
+  before(async () => {
+    const ns = await target().request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
+    expect(ns.status, JSON.stringify(ns.body)).to.equal(201);
+  });
+
+  it("refuses a change of a StatefulSet's serviceName with 422, and takes a change of replicas", async () => {
+    const path = `/apis/apps/v1/namespaces/${NS}/statefulsets/db`;
+    expect((await apply(path, statefulSet("db"))).status).to.equal(201);
+    const refused = await apply(path, statefulSet("db-other"));
+    expect(refused.status).to.equal(422);
+    expect(refused.body.message).to.equal(`StatefulSet.apps "db" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'template', and 'updateStrategy' are forbidden`);
+    expect((await apply(path, statefulSet("db", 3))).status).to.equal(200);
+  });
+
+  it("refuses a change of a Service's cluster IP with 422 'may not change once set'", async () => {
+    const created = await target().request("POST", `/api/v1/namespaces/${NS}/services`, { apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: NS }, spec: { ports: [{ port: 80 }] } });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const ip = (created.body.spec as { clusterIP: string }).clusterIP;
+    const other = ip.replace(/\d+$/, (d) => String((Number(d) % 200) + 7));
+    const refused = await target().request("PATCH", `/api/v1/namespaces/${NS}/services/web`, { spec: { clusterIP: other, clusterIPs: [other] } }, { contentType: "application/merge-patch+json" });
+    expect(refused.status).to.equal(422);
+    expect(refused.body.message).to.equal(`Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"${other}"}: may not change once set`);
+  });
+
+  it("refuses a Role granting what its creator does not hold (escalation), and allows it with the escalate verb", async () => {
+    await target().grant(FIDELITY_USER, NS, [
+      { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["create", "get", "update", "patch"] },
+      { apiGroups: [""], resources: ["pods"], verbs: ["get"] },
+    ]);
+    const path = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`;
+    const held = await target().request("POST", path, role("pod-reader", [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }]), { user: FIDELITY_USER });
+    expect(held.status, JSON.stringify(held.body)).to.equal(201);
+    const escalating = await target().request("POST", path, role("secret-deleter", [{ apiGroups: [""], resources: ["secrets"], verbs: ["delete"] }]), { user: FIDELITY_USER });
+    expect(escalating.status).to.equal(403);
+    expect(escalating.body.message).to.match(/^roles\.rbac\.authorization\.k8s\.io "secret-deleter" is forbidden: user "limited" \(groups=\[.*"system:authenticated".*\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\[""\], Resources:\["secrets"\], Verbs:\["delete"\]\}/);
+    await target().grant(FIDELITY_USER, NS, [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["escalate"] }]);
+    const escalated = await target().request("POST", path, role("secret-deleter", [{ apiGroups: [""], resources: ["secrets"], verbs: ["delete"] }]), { user: FIDELITY_USER });
+    expect(escalated.status, JSON.stringify(escalated.body)).to.equal(201);
+  });
+
+  it("acts as the impersonated user, and refuses impersonation to a user without the impersonate verb", async () => {
+    const asLimited = await target().request("GET", `/api/v1/namespaces/${NS}/secrets`, undefined, { impersonate: FIDELITY_USER });
+    expect(asLimited.status).to.equal(403);
+    expect(asLimited.body.message).to.equal(`secrets is forbidden: User "limited" cannot list resource "secrets" in API group "" in the namespace "${NS}"`);
+    const podsAsLimited = await target().request("GET", `/api/v1/namespaces/${NS}/pods/none`, undefined, { impersonate: FIDELITY_USER });
+    expect(podsAsLimited.status).to.equal(404);
+    const refused = await target().request("GET", `/api/v1/namespaces/${NS}/pods`, undefined, { user: FIDELITY_USER, impersonate: "admin" });
+    expect(refused.status).to.equal(403);
+    expect(refused.body.message).to.equal(`users "admin" is forbidden: User "limited" cannot impersonate resource "users" in API group "" at the cluster scope`);
+  });
+
+  it("answers 404 for a kind whose group is not installed, and leaves the group out of discovery", async () => {
+    const missing = await target().request("GET", `/apis/${UNSERVED_GROUP}/v1beta1/namespaces/${NS}/virtualservices`);
+    expect(missing.status).to.equal(404);
+    const groupVersion = await target().request("GET", `/apis/${UNSERVED_GROUP}/v1beta1`);
+    expect(groupVersion.status).to.equal(404);
+    const apis = await target().request("GET", "/apis");
+    expect((apis.body.groups as Array<{ name: string }>).map((g) => g.name)).to.not.include(UNSERVED_GROUP);
+  });
+}
