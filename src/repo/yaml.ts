@@ -1,5 +1,5 @@
 // Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file, nesting, reserved keys.
-import { EVENT_ID, loadAll, parseEvents, YAMLException } from "js-yaml";
+import { constructFromEvents, EVENT_ID, parseEvents, YAMLException, type Event } from "js-yaml";
 import { YamlPositions, type PathSegment } from "./positions.js";
 
 /** Aliases allowed per document; manifests rarely need any. */
@@ -25,26 +25,38 @@ export interface YamlError {
   col: number;
 }
 
-export type ParseResult = { ok: true; docs: unknown[]; /** nodes aliases add once expanded (0 without aliases) */ aliasNodes: number } | { ok: false; error: YamlError };
+export type ParseResult =
+  | {
+      ok: true;
+      docs: unknown[];
+      /** Nodes aliases add once expanded (0 without aliases). */
+      aliasNodes: number;
+      /** The parser's events (what js-yaml's loadAll constructs the documents from): positions of findings come from them. */
+      events: Event[];
+    }
+  | { ok: false; error: YamlError };
 
 /** All documents of a YAML stream (empty documents as null), or the first error with its position. */
 export function parseYaml(text: string): ParseResult {
   let docs: unknown[];
+  let events: Event[];
   try {
-    docs = loadAll(text, { maxAliases: MAX_ALIASES, maxDepth: MAX_DEPTH });
+    // Exactly js-yaml's loadAll (parse to events, construct from them), keeping the events for positions.
+    events = parseEvents(text, { maxDepth: MAX_DEPTH });
+    docs = constructFromEvents(events, { source: text, maxAliases: MAX_ALIASES });
   } catch (err) {
     return { ok: false, error: toYamlError(err, text) };
   }
   // Aliases need a "*" and reserved keys their name in the text: most files skip the walk altogether.
   const aliases = text.includes("*");
   const reserved = RESERVED_KEYS.some((k) => text.includes(k));
-  if (!aliases && !reserved) return { ok: true, docs, aliasNodes: 0 };
+  if (!aliases && !reserved) return { ok: true, docs, aliasNodes: 0, events };
   const walk = new Walk(reserved);
   for (let d = 0; d < docs.length; d++) {
     const problem = walk.doc(docs[d]);
-    if (problem) return { ok: false, error: locate(problem, d, text) };
+    if (problem) return { ok: false, error: locate(problem, d, text, events) };
   }
-  return { ok: true, docs, aliasNodes: walk.aliasNodes };
+  return { ok: true, docs, aliasNodes: walk.aliasNodes, events };
 }
 
 type Problem =
@@ -114,15 +126,15 @@ class Stop extends Error {
 }
 
 /** The error of a problem in document `doc`, located by parsing the text again with events (errors only). */
-function locate(problem: Problem, doc: number, text: string): YamlError {
-  const positions = new YamlPositions(text);
+function locate(problem: Problem, doc: number, text: string, events: Event[]): YamlError {
+  const positions = new YamlPositions(text, events);
   switch (problem.kind) {
     case "reserved": {
       const at = positions.locate(doc, problem.path, "key");
       return { code: "yaml-reserved-key", message: `key "${problem.key}" is not allowed (it names JavaScript object machinery and could change how the data behaves): rename or remove it`, ...at };
     }
     case "cycle": {
-      const at = selfAlias(text, doc) ?? positions.locate(doc, [], "value");
+      const at = selfAlias(text, events, doc) ?? positions.locate(doc, [], "value");
       return { code: "yaml-alias-cycle", message: "a YAML alias refers to the collection that contains it (a self-referencing alias): refused", line: at.line, col: at.col };
     }
     case "depth": {
@@ -141,13 +153,7 @@ function locate(problem: Problem, doc: number, text: string): YamlError {
 }
 
 /** Position of the first alias in document `doc` that names an anchor of a collection still open around it. */
-function selfAlias(text: string, doc: number): { line: number; col: number } | undefined {
-  let events;
-  try {
-    events = parseEvents(text, { maxDepth: MAX_DEPTH });
-  } catch {
-    return undefined;
-  }
+function selfAlias(text: string, events: Event[], doc: number): { line: number; col: number } | undefined {
   let d = -1;
   const open: string[] = [];
   for (const ev of events) {
