@@ -1,5 +1,5 @@
 // Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file, nesting, reserved keys.
-import { constructFromEvents, EVENT_ID, parseEvents, YAMLException, type Event } from "js-yaml";
+import { constructFromEvents, EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, YAMLException, type Event } from "js-yaml";
 import { YamlPositions, type PathSegment } from "./positions.js";
 
 /** Aliases allowed per document; manifests rarely need any. */
@@ -47,16 +47,66 @@ export function parseYaml(text: string): ParseResult {
   } catch (err) {
     return { ok: false, error: toYamlError(err, text) };
   }
-  // Aliases need a "*" and reserved keys their name in the text: most files skip the walk altogether.
-  const aliases = text.includes("*");
-  const reserved = RESERVED_KEYS.some((k) => text.includes(k));
-  if (!aliases && !reserved) return { ok: true, docs, aliasNodes: 0, events };
-  const walk = new Walk(reserved);
+  // One pass over the events finds reserved keys written out and whether there is any alias at all.
+  const scan = scanEvents(text, events);
+  if (scan.reservedKey) {
+    const { line, col } = new YamlPositions(text, events).position(scan.reservedKey.offset);
+    return { ok: false, error: reservedError(scan.reservedKey.key, line, col) };
+  }
+  // Only aliases can expand or loop: a file without any skips the walk over its documents.
+  if (!scan.alias) return { ok: true, docs, aliasNodes: 0, events };
+  // An alias may also stand for a key: the walk checks keys when a reserved word appears in the text at all.
+  const walk = new Walk(RESERVED_KEYS.some((k) => text.includes(k)));
   for (let d = 0; d < docs.length; d++) {
     const problem = walk.doc(docs[d]);
     if (problem) return { ok: false, error: locate(problem, d, text, events) };
   }
   return { ok: true, docs, aliasNodes: walk.aliasNodes, events };
+}
+
+/** Whether the events hold an alias, and the first mapping key (written out, not aliased) that is a reserved word. */
+function scanEvents(text: string, events: readonly Event[]): { alias: boolean; reservedKey?: { key: string; offset: number } } {
+  let alias = false;
+  // Per open collection: whether it is a mapping and how many nodes it has seen (keys are the even ones).
+  const mapping: boolean[] = [];
+  const seen: number[] = [];
+  for (const ev of events) {
+    const top = mapping.length - 1;
+    const isKey = top >= 0 && mapping[top]! && seen[top]! % 2 === 0;
+    if (ev.type !== EVENT_ID.POP && ev.type !== EVENT_ID.DOCUMENT && top >= 0) seen[top]!++;
+    switch (ev.type) {
+      case EVENT_ID.DOCUMENT:
+      case EVENT_ID.SEQUENCE:
+      case EVENT_ID.MAPPING:
+        mapping.push(ev.type === EVENT_ID.MAPPING);
+        seen.push(0);
+        break;
+      case EVENT_ID.POP:
+        mapping.pop();
+        seen.pop();
+        break;
+      case EVENT_ID.ALIAS:
+        alias = true;
+        break;
+      case EVENT_ID.SCALAR: {
+        if (!isKey) break;
+        const length = ev.valueEnd - ev.valueStart;
+        // Plain keys are their own text: only the lengths of the reserved words need a look. Quoted ones may hold escapes.
+        if (ev.style === SCALAR_STYLE.PLAIN && length !== 9 && length !== 11) break;
+        const key = getScalarValue(text, ev);
+        if (RESERVED_KEYS.includes(key)) {
+          const quoted = ev.style === SCALAR_STYLE.SINGLE_QUOTED || ev.style === SCALAR_STYLE.DOUBLE_QUOTED;
+          return { alias, reservedKey: { key, offset: quoted ? ev.valueStart - 1 : ev.valueStart } };
+        }
+        break;
+      }
+    }
+  }
+  return { alias };
+}
+
+function reservedError(key: string, line: number, col: number): YamlError {
+  return { code: "yaml-reserved-key", message: `key "${key}" is not allowed (it names JavaScript object machinery and could change how the data behaves): rename or remove it`, line, col };
 }
 
 type Problem =
@@ -131,7 +181,7 @@ function locate(problem: Problem, doc: number, text: string, events: Event[]): Y
   switch (problem.kind) {
     case "reserved": {
       const at = positions.locate(doc, problem.path, "key");
-      return { code: "yaml-reserved-key", message: `key "${problem.key}" is not allowed (it names JavaScript object machinery and could change how the data behaves): rename or remove it`, ...at };
+      return reservedError(problem.key, at.line, at.col);
     }
     case "cycle": {
       const at = selfAlias(text, events, doc) ?? positions.locate(doc, [], "value");

@@ -1,4 +1,4 @@
-// Validates many cluster folders on worker threads, one pool sized to the cores, handing out a few folders at a time.
+// Validates many cluster folders on every core: the calling thread and worker threads (one per further core) take a few folders at a time.
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
@@ -24,7 +24,10 @@ export function useWorkers(count: number, jobs: number): boolean {
   return jobs > 1 && count >= MIN_CLUSTERS_FOR_WORKERS;
 }
 
-/** The results of `names` (in that order), validated by `jobs` workers; folders a failed worker held are validated here. */
+/**
+ * The results of `names` (in that order), validated by `jobs` threads: this one (which needs no start-up and
+ * yields to the event loop between batches) and `jobs - 1` workers; folders a failed worker held are validated here.
+ */
 export async function validateInWorkers(realRoot: string, names: string[], jobs: number, detail: Detail, cacheDir?: string): Promise<ClusterResult[]> {
   const results = new Map<string, ClusterResult>();
   let next = 0;
@@ -55,7 +58,17 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
       await worker.terminate();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(jobs, Math.ceil(names.length / BATCH)) }, run));
+  const here = async (): Promise<void> => {
+    const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
+    while (next < names.length) {
+      const batch = names.slice(next, next + BATCH);
+      next += batch.length;
+      for (const n of batch) results.set(n, validateFolder(realRoot, n, cache, detail));
+      await new Promise((r) => setImmediate(r)); // let the workers' answers (and timers, sockets) in
+    }
+  };
+  const workers = Math.min(jobs - 1, Math.ceil(names.length / BATCH) - 1);
+  await Promise.all([...Array.from({ length: workers }, run), here()]);
   return names.map((n) => results.get(n)!);
 }
 

@@ -115,6 +115,15 @@ describe("repo/yaml", () => {
     });
   }
 
+  it("refuses a reserved key reached through an alias or written with escapes", () => {
+    const viaAlias = parseYaml("name: &k __proto__\nspec:\n  *k : {polluted: true}\n");
+    expect(viaAlias.ok).to.equal(false);
+    if (!viaAlias.ok) expect(viaAlias.error.code).to.equal("yaml-reserved-key");
+    const escaped = parseYaml('spec:\n  "\\x5f_proto__": 1\n');
+    expect(escaped.ok).to.equal(false);
+    if (!escaped.ok) expect(escaped.error).to.include({ code: "yaml-reserved-key", line: 2, col: 3 });
+  });
+
   it("accepts reserved words as values and inside longer keys", () => {
     const r = parseYaml("description: the constructor of a prototype\nmy__proto__x: 1\n");
     expect(r.ok).to.equal(true);
