@@ -7,10 +7,12 @@ import { validateFolder } from "./folder.js";
 import type { WorkRequest } from "./worker.js";
 
 /**
- * Below this many cluster folders the work stays on the calling thread: starting a worker (~60 ms with the
- * bundle, more from the sources) costs more than it saves. Measured with `npm run bench -- validate`.
+ * Below this many cluster folders the work stays on the calling thread: starting a worker (0.15-0.25 s with
+ * the bundle on the 2-vCPU development machine) costs more than it saves. Measured with `vc validate --jobs 1`
+ * against `--jobs 2` on flow-style fleets of 20 mesh documents per cluster: two threads lost at 50-400
+ * clusters and won at 1,000 while the machine was shared (load average 2-3.5).
  */
-export const MIN_CLUSTERS_FOR_WORKERS = 48;
+export const MIN_CLUSTERS_FOR_WORKERS = 500;
 /** Folders per message: small enough to balance the load, large enough that messages cost little. */
 const BATCH = 8;
 

@@ -98,7 +98,7 @@ describe("validate: cache and worker pool", function () {
 
   it("workers give the results of one thread, in order, for a fleet above the worker threshold", async () => {
     const dir = tempDir();
-    await generateFleet(dir, { clusters: MIN_CLUSTERS_FOR_WORKERS + 2, meshPerCluster: 3, style: "flow" });
+    await generateFleet(dir, { clusters: MIN_CLUSTERS_FOR_WORKERS + 2, meshPerCluster: 1, style: "flow" });
     writeFileSync(join(dir, "clusters", "payments-0008", "values.yaml"), "controlPlane: {unknownKey: 1}\n");
     const one = await loadAndValidate(dir, { jobs: 1 });
     const two = await loadAndValidate(dir, { jobs: 2 });
