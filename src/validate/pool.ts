@@ -53,6 +53,7 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
         if (!got) {
           const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
           got = batch.map((n) => validateFolder(realRoot, n, cache, detail));
+          await cache?.flush();
         }
         batch.forEach((n, i) => results.set(n, got[i]!));
       }
@@ -68,6 +69,7 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
       for (const n of batch) results.set(n, validateFolder(realRoot, n, cache, detail));
       await new Promise((r) => setImmediate(r)); // let the workers' answers (and timers, sockets) in
     }
+    await cache?.flush();
   };
   const workers = Math.min(jobs - 1, Math.ceil(names.length / BATCH) - 1);
   await Promise.all([...Array.from({ length: workers }, run), here()]);

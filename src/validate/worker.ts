@@ -12,7 +12,9 @@ export interface WorkRequest {
 
 const caches = new Map<string, DirCache>();
 
-parentPort?.on("message", (req: WorkRequest) => {
+parentPort?.on("message", async (req: WorkRequest) => {
   const cache = req.cacheDir === undefined ? undefined : (caches.get(req.cacheDir) ?? caches.set(req.cacheDir, new DirCache(req.cacheDir)).get(req.cacheDir));
-  parentPort!.postMessage(req.names.map((name) => validateFolder(req.realRoot, name, cache, req.detail)));
+  const results = req.names.map((name) => validateFolder(req.realRoot, name, cache, req.detail));
+  await cache?.flush(); // the entries are on disk before the caller hears back (and may exit)
+  parentPort!.postMessage(results);
 });
