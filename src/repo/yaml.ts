@@ -55,8 +55,8 @@ export function parseYaml(text: string): ParseResult {
   }
   // Only aliases can expand or loop: a file without any skips the walk over its documents.
   if (!scan.alias) return { ok: true, docs, aliasNodes: 0, events };
-  // An alias may also stand for a key: the walk checks keys when a reserved word appears in the text at all.
-  const walk = new Walk(RESERVED_KEYS.some((k) => text.includes(k)));
+  // An alias may also stand for a key (its anchor's text possibly escaped): the walk checks every key.
+  const walk = new Walk();
   for (let d = 0; d < docs.length; d++) {
     const problem = walk.doc(docs[d]);
     if (problem) return { ok: false, error: locate(problem, d, text, events) };
@@ -124,7 +124,6 @@ class Walk {
   private readonly open = new Set<object>();
   private readonly path: PathSegment[] = [];
 
-  constructor(private readonly reserved: boolean) {}
 
   doc(value: unknown): Problem | undefined {
     try {
@@ -158,7 +157,7 @@ class Walk {
     } else {
       for (const key of Object.keys(value)) {
         this.path.push(key);
-        if (this.reserved && RESERVED_KEYS.includes(key)) throw new Stop({ kind: "reserved", path: [...this.path], key });
+        if (RESERVED_KEYS.includes(key)) throw new Stop({ kind: "reserved", path: [...this.path], key });
         size += this.size((value as Record<string, unknown>)[key], depth + 1);
         this.path.pop();
       }

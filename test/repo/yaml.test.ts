@@ -119,6 +119,8 @@ describe("repo/yaml", () => {
     const viaAlias = parseYaml("name: &k __proto__\nspec:\n  *k : {polluted: true}\n");
     expect(viaAlias.ok).to.equal(false);
     if (!viaAlias.ok) expect(viaAlias.error.code).to.equal("yaml-reserved-key");
+    const aliasEscaped = parseYaml('name: &k "\\x5f_proto__"\nspec:\n  *k : 1\n');
+    expect(aliasEscaped.ok).to.equal(false);
     const escaped = parseYaml('spec:\n  "\\x5f_proto__": 1\n');
     expect(escaped.ok).to.equal(false);
     if (!escaped.ok) expect(escaped.error).to.include({ code: "yaml-reserved-key", line: 2, col: 3 });
