@@ -37,9 +37,11 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
   const run = async (): Promise<void> => {
     const worker = new Worker(url);
     worker.unref();
+    worker.on("error", () => undefined); // reported to the batch it held (ask); never an uncaught error here
     let alive = true;
     try {
-      while (next < names.length) {
+      alive = await started(worker);
+      while (alive && next < names.length) {
         const batch = names.slice(next, next + BATCH);
         next += batch.length;
         let got: ClusterResult[] | undefined;
@@ -74,6 +76,23 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
   const workers = Math.min(jobs - 1, Math.ceil(names.length / BATCH) - 1);
   await Promise.all([...Array.from({ length: workers }, run), here()]);
   return names.map((n) => results.get(n)!);
+}
+
+/** Whether the worker loaded (it says "ready"); false when it failed to start. */
+function started(worker: Worker): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      worker.off("message", onMessage);
+      worker.off("error", onFail);
+      worker.off("exit", onFail);
+      resolve(ok);
+    };
+    const onMessage = (m: unknown): void => done(m === "ready");
+    const onFail = (): void => done(false);
+    worker.on("message", onMessage);
+    worker.on("error", onFail);
+    worker.on("exit", onFail);
+  });
 }
 
 function ask(worker: Worker, req: WorkRequest): Promise<ClusterResult[]> {

@@ -18,3 +18,5 @@ parentPort?.on("message", async (req: WorkRequest) => {
   await cache?.flush(); // the entries are on disk before the caller hears back (and may exit)
   parentPort!.postMessage(results);
 });
+// Loaded: the pool hands out work only now, so that folders are never held by a worker still starting.
+parentPort?.postMessage("ready");
