@@ -1,10 +1,11 @@
 // Reads and parses one YAML file (the safe read, then js-yaml within the limits of yaml.ts); any failure is a located diagnostic.
+import type { Event } from "js-yaml";
 import type { Diagnostic } from "../model/diagnostic.js";
 import { readRepoFile } from "./read.js";
 import { parseYaml } from "./yaml.js";
 
 export type LoadedFile =
-  | { ok: true; file: string; text: string; docs: unknown[]; /** nodes aliases add once expanded */ aliasNodes: number }
+  | { ok: true; file: string; text: string; docs: unknown[]; /** nodes aliases add once expanded */ aliasNodes: number; /** the parser's events, for positions */ events: Event[] }
   | { ok: false; diagnostic: Diagnostic };
 
 /** A repository file (`/`-separated `file` under the real path `realRoot`): size, symlink and encoding checks, then the parse. */
@@ -24,5 +25,5 @@ export function loadYamlText(file: string, text: string): LoadedFile {
     const e = parsed.error;
     return { ok: false, diagnostic: { file, line: e.line, col: e.col, severity: "error", code: e.code, message: e.message } };
   }
-  return { ok: true, file, text, docs: parsed.docs, aliasNodes: parsed.aliasNodes };
+  return { ok: true, file, text, docs: parsed.docs, aliasNodes: parsed.aliasNodes, events: parsed.events };
 }

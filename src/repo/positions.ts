@@ -18,13 +18,22 @@ type YNode =
 
 /** Positions within one file's text: parses its events on first use and builds the node tree of a document only when asked about it. */
 export class YamlPositions {
-  private events: Event[] | undefined;
   /** Index of each document's DOCUMENT event. */
-  private docStarts: number[] = [];
+  private docStarts: number[] | undefined;
   private readonly docs = new Map<number, YNode | null>();
   private lineStarts: number[] | undefined;
 
-  constructor(private readonly text: string) {}
+  /** `events`: the parser's events of `text` when the caller has them (else they are parsed on first use). */
+  constructor(
+    private readonly text: string,
+    private events?: Event[],
+  ) {}
+
+  /** Drops the events (documents already located keep their tree); a later question about another document parses again. */
+  release(): void {
+    this.events = undefined;
+    this.docStarts = undefined;
+  }
 
   /**
    * Position of `path` in document `doc`: of the key itself when `at` is "key" (the default) and the last
@@ -79,11 +88,15 @@ export class YamlPositions {
       } catch {
         this.events = [];
       }
-      this.events.forEach((ev, i) => {
-        if (ev.type === EVENT_ID.DOCUMENT) this.docStarts.push(i);
-      });
     }
     const events = this.events;
+    if (!this.docStarts) {
+      const starts: number[] = [];
+      events.forEach((ev, i) => {
+        if (ev.type === EVENT_ID.DOCUMENT) starts.push(i);
+      });
+      this.docStarts = starts;
+    }
     const first = this.docStarts[doc];
     if (first === undefined) return null;
     let i = first + 1;

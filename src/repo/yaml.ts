@@ -1,5 +1,5 @@
 // Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file, nesting, reserved keys.
-import { EVENT_ID, loadAll, parseEvents, YAMLException } from "js-yaml";
+import { constructFromEvents, EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, YAMLException, type Event } from "js-yaml";
 import { YamlPositions, type PathSegment } from "./positions.js";
 
 /** Aliases allowed per document; manifests rarely need any. */
@@ -25,26 +25,88 @@ export interface YamlError {
   col: number;
 }
 
-export type ParseResult = { ok: true; docs: unknown[]; /** nodes aliases add once expanded (0 without aliases) */ aliasNodes: number } | { ok: false; error: YamlError };
+export type ParseResult =
+  | {
+      ok: true;
+      docs: unknown[];
+      /** Nodes aliases add once expanded (0 without aliases). */
+      aliasNodes: number;
+      /** The parser's events (what js-yaml's loadAll constructs the documents from): positions of findings come from them. */
+      events: Event[];
+    }
+  | { ok: false; error: YamlError };
 
 /** All documents of a YAML stream (empty documents as null), or the first error with its position. */
 export function parseYaml(text: string): ParseResult {
   let docs: unknown[];
+  let events: Event[];
   try {
-    docs = loadAll(text, { maxAliases: MAX_ALIASES, maxDepth: MAX_DEPTH });
+    // Exactly js-yaml's loadAll (parse to events, construct from them), keeping the events for positions.
+    events = parseEvents(text, { maxDepth: MAX_DEPTH });
+    docs = constructFromEvents(events, { source: text, maxAliases: MAX_ALIASES });
   } catch (err) {
     return { ok: false, error: toYamlError(err, text) };
   }
-  // Aliases need a "*" and reserved keys their name in the text: most files skip the walk altogether.
-  const aliases = text.includes("*");
-  const reserved = RESERVED_KEYS.some((k) => text.includes(k));
-  if (!aliases && !reserved) return { ok: true, docs, aliasNodes: 0 };
-  const walk = new Walk(reserved);
+  // One pass over the events finds reserved keys written out and whether there is any alias at all.
+  const scan = scanEvents(text, events);
+  if (scan.reservedKey) {
+    const { line, col } = new YamlPositions(text, events).position(scan.reservedKey.offset);
+    return { ok: false, error: reservedError(scan.reservedKey.key, line, col) };
+  }
+  // Only aliases can expand or loop: a file without any skips the walk over its documents.
+  if (!scan.alias) return { ok: true, docs, aliasNodes: 0, events };
+  // An alias may also stand for a key (its anchor's text possibly escaped): the walk checks every key.
+  const walk = new Walk();
   for (let d = 0; d < docs.length; d++) {
     const problem = walk.doc(docs[d]);
-    if (problem) return { ok: false, error: locate(problem, d, text) };
+    if (problem) return { ok: false, error: locate(problem, d, text, events) };
   }
-  return { ok: true, docs, aliasNodes: walk.aliasNodes };
+  return { ok: true, docs, aliasNodes: walk.aliasNodes, events };
+}
+
+/** Whether the events hold an alias, and the first mapping key (written out, not aliased) that is a reserved word. */
+function scanEvents(text: string, events: readonly Event[]): { alias: boolean; reservedKey?: { key: string; offset: number } } {
+  let alias = false;
+  // Per open collection: whether it is a mapping and how many nodes it has seen (keys are the even ones).
+  const mapping: boolean[] = [];
+  const seen: number[] = [];
+  for (const ev of events) {
+    const top = mapping.length - 1;
+    const isKey = top >= 0 && mapping[top]! && seen[top]! % 2 === 0;
+    if (ev.type !== EVENT_ID.POP && ev.type !== EVENT_ID.DOCUMENT && top >= 0) seen[top]!++;
+    switch (ev.type) {
+      case EVENT_ID.DOCUMENT:
+      case EVENT_ID.SEQUENCE:
+      case EVENT_ID.MAPPING:
+        mapping.push(ev.type === EVENT_ID.MAPPING);
+        seen.push(0);
+        break;
+      case EVENT_ID.POP:
+        mapping.pop();
+        seen.pop();
+        break;
+      case EVENT_ID.ALIAS:
+        alias = true;
+        break;
+      case EVENT_ID.SCALAR: {
+        if (!isKey) break;
+        const length = ev.valueEnd - ev.valueStart;
+        // Plain keys are their own text: only the lengths of the reserved words need a look. Quoted ones may hold escapes.
+        if (ev.style === SCALAR_STYLE.PLAIN && length !== 9 && length !== 11) break;
+        const key = getScalarValue(text, ev);
+        if (RESERVED_KEYS.includes(key)) {
+          const quoted = ev.style === SCALAR_STYLE.SINGLE_QUOTED || ev.style === SCALAR_STYLE.DOUBLE_QUOTED;
+          return { alias, reservedKey: { key, offset: quoted ? ev.valueStart - 1 : ev.valueStart } };
+        }
+        break;
+      }
+    }
+  }
+  return { alias };
+}
+
+function reservedError(key: string, line: number, col: number): YamlError {
+  return { code: "yaml-reserved-key", message: `key "${key}" is not allowed (it names JavaScript object machinery and could change how the data behaves): rename or remove it`, line, col };
 }
 
 type Problem =
@@ -62,7 +124,6 @@ class Walk {
   private readonly open = new Set<object>();
   private readonly path: PathSegment[] = [];
 
-  constructor(private readonly reserved: boolean) {}
 
   doc(value: unknown): Problem | undefined {
     try {
@@ -96,7 +157,7 @@ class Walk {
     } else {
       for (const key of Object.keys(value)) {
         this.path.push(key);
-        if (this.reserved && RESERVED_KEYS.includes(key)) throw new Stop({ kind: "reserved", path: [...this.path], key });
+        if (RESERVED_KEYS.includes(key)) throw new Stop({ kind: "reserved", path: [...this.path], key });
         size += this.size((value as Record<string, unknown>)[key], depth + 1);
         this.path.pop();
       }
@@ -114,15 +175,15 @@ class Stop extends Error {
 }
 
 /** The error of a problem in document `doc`, located by parsing the text again with events (errors only). */
-function locate(problem: Problem, doc: number, text: string): YamlError {
-  const positions = new YamlPositions(text);
+function locate(problem: Problem, doc: number, text: string, events: Event[]): YamlError {
+  const positions = new YamlPositions(text, events);
   switch (problem.kind) {
     case "reserved": {
       const at = positions.locate(doc, problem.path, "key");
-      return { code: "yaml-reserved-key", message: `key "${problem.key}" is not allowed (it names JavaScript object machinery and could change how the data behaves): rename or remove it`, ...at };
+      return reservedError(problem.key, at.line, at.col);
     }
     case "cycle": {
-      const at = selfAlias(text, doc) ?? positions.locate(doc, [], "value");
+      const at = selfAlias(text, events, doc) ?? positions.locate(doc, [], "value");
       return { code: "yaml-alias-cycle", message: "a YAML alias refers to the collection that contains it (a self-referencing alias): refused", line: at.line, col: at.col };
     }
     case "depth": {
@@ -141,13 +202,7 @@ function locate(problem: Problem, doc: number, text: string): YamlError {
 }
 
 /** Position of the first alias in document `doc` that names an anchor of a collection still open around it. */
-function selfAlias(text: string, doc: number): { line: number; col: number } | undefined {
-  let events;
-  try {
-    events = parseEvents(text, { maxDepth: MAX_DEPTH });
-  } catch {
-    return undefined;
-  }
+function selfAlias(text: string, events: Event[], doc: number): { line: number; col: number } | undefined {
   let d = -1;
   const open: string[] = [];
   for (const ev of events) {

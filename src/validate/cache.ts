@@ -1,6 +1,7 @@
 // The content-addressed cache of validated cluster folders: key from vc's version, the schemas and every file's content; entries on disk.
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
+import { rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import type { ClusterFiles } from "../repo/layout.js";
@@ -16,7 +17,10 @@ export type Detail = "summary" | "full";
 
 export interface ValidationCache {
   get(key: string, detail: Detail): ClusterResult | undefined;
+  /** Stores an entry; the write may finish later (see flush). */
   set(key: string, result: ClusterResult): void;
+  /** Resolves once every entry set so far is written (or given up). */
+  flush(): Promise<void>;
 }
 
 let versionAndSchemas: string | undefined;
@@ -50,20 +54,26 @@ export function clusterKey(files: ClusterFiles, reads: ReadonlyMap<string, ReadR
   return h.digest("hex");
 }
 
-/** Entries as files under a folder: `<key>.sum` (diagnostics, settings) and `<key>.full` (spec and values), each v8-serialised. */
+/**
+ * Entries as files under a folder, one per key (`<key>.vcv`): a 4-byte length, the v8-serialised summary
+ * (diagnostics, settings: all `vc validate` reads), then the spec and values (what the reconciler needs).
+ */
 export class DirCache implements ValidationCache {
   private made = false;
+  private pending: Array<Promise<void>> = [];
 
   constructor(readonly dir: string) {}
 
   get(key: string, detail: Detail): ClusterResult | undefined {
     try {
-      const sum = join(this.dir, `${key}.sum`);
-      const summary = deserialize(readFileSync(sum)) as ClusterResult;
+      const path = join(this.dir, `${key}${ENTRY}`);
+      const data = readFileSync(path);
+      const size = data.readUInt32BE(0);
+      const summary = deserialize(data.subarray(4, 4 + size)) as ClusterResult;
       const now = new Date();
-      utimesSync(sum, now, now); // in use: kept by pruneCache
+      utimesSync(path, now, now); // in use: kept by pruneCache
       if (detail === "summary") return summary;
-      const full = deserialize(readFileSync(join(this.dir, `${key}.full`))) as Pick<ClusterResult, "spec" | "values">;
+      const full = deserialize(data.subarray(4 + size)) as Pick<ClusterResult, "spec" | "values">;
       if (full.spec !== undefined) summary.spec = full.spec;
       if (full.values !== undefined) summary.values = full.values;
       return summary;
@@ -77,20 +87,31 @@ export class DirCache implements ValidationCache {
     try {
       if (!this.made) mkdirSync(this.dir, { recursive: true });
       this.made = true;
-      // The full part first, so that a summary present means a whole entry; each written whole, then renamed.
-      this.write(`${key}.full`, serialize({ ...(spec && { spec }), ...(values && { values }) }));
-      this.write(`${key}.sum`, serialize(summary));
+      const head = serialize(summary);
+      const size = Buffer.alloc(4);
+      size.writeUInt32BE(head.length);
+      const data = Buffer.concat([size, head, serialize({ ...(spec && { spec }), ...(values && { values }) })]);
+      // Written whole under a temporary name, then renamed: a reader sees a whole entry or none. The write
+      // runs on libuv's threads while this thread parses the next folder.
+      const tmp = join(this.dir, `.${key}.${process.pid}.${Math.random().toString(36).slice(2)}`);
+      this.pending.push(
+        writeFile(tmp, data)
+          .then(() => rename(tmp, join(this.dir, `${key}${ENTRY}`)))
+          .catch(() => rm(tmp, { force: true }).catch(() => undefined)),
+      );
     } catch {
       // A cache that cannot be written only costs speed.
     }
   }
 
-  private write(name: string, data: Buffer): void {
-    const tmp = join(this.dir, `.${name}.${process.pid}.${Math.random().toString(36).slice(2)}`);
-    writeFileSync(tmp, data);
-    renameSync(tmp, join(this.dir, name));
+  async flush(): Promise<void> {
+    const writes = this.pending;
+    this.pending = [];
+    await Promise.all(writes);
   }
 }
+
+const ENTRY = ".vcv";
 
 /** Entries unused this long are deleted by pruneCache. */
 export const CACHE_MAX_AGE_MS = 24 * 3600_000;
@@ -112,16 +133,11 @@ export function pruneCache(dir: string, maxAgeMs = CACHE_MAX_AGE_MS, now = Date.
   }
   let removed = 0;
   for (const name of names) {
-    const stale = name.startsWith(".") ? now - mtime(join(dir, name)) > PRUNE_EVERY_MS : name.endsWith(".sum") && now - mtime(join(dir, name)) > maxAgeMs;
-    if (!stale) continue;
-    const base = name.startsWith(".") ? name : name.slice(0, -".sum".length);
-    for (const f of name.startsWith(".") ? [name] : [`${base}.sum`, `${base}.full`]) rmSync(join(dir, f), { force: true });
-    removed++;
-  }
-  // A full part whose summary is gone (a crash between the two writes) is never read: delete it too.
-  const present = new Set(names);
-  for (const name of names) {
-    if (name.endsWith(".full") && !present.has(`${name.slice(0, -".full".length)}.sum`) && now - mtime(join(dir, name)) > PRUNE_EVERY_MS) rmSync(join(dir, name), { force: true });
+    const temporary = name.startsWith(".");
+    if (!temporary && !name.endsWith(ENTRY)) continue;
+    if (now - mtime(join(dir, name)) <= (temporary ? PRUNE_EVERY_MS : maxAgeMs)) continue;
+    rmSync(join(dir, name), { force: true });
+    if (!temporary) removed++;
   }
   return removed;
 }

@@ -73,6 +73,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles, reads?: R
     const findings = checkValuesDocument(doc.doc);
     doc.source.report(findings, diagnostics);
     doc.source.flush(diagnostics);
+    doc.source.release();
     if (findings.length === 0) layers.push(doc);
   }
   // Rules on the merged values run when every values file is clean (other problems of the folder do not stop them).
@@ -99,6 +100,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles, reads?: R
         doc.source.report(schemaFindings("cluster", 0, doc.doc, validate.errors ?? []), diagnostics);
         doc.source.flush(diagnostics);
       }
+      doc.source.release();
     } else {
       settings = undefined;
     }
@@ -119,10 +121,11 @@ export function validateCluster(realRoot: string, files: ClusterFiles, reads?: R
       complete = false;
       continue;
     }
-    const source = new SourceFile(file, loaded.text);
+    const source = new SourceFile(file, loaded.text, loaded.events);
     sources.set(file, source);
     if (loaded.docs.every((d) => d === null)) {
       diagnostics.push(fileDiagnostic(file, "warning", "empty-file", "no documents in this file: nothing to apply"));
+      source.release();
       continue;
     }
     for (let index = 0; index < loaded.docs.length; index++) {
@@ -133,6 +136,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles, reads?: R
       if (checked.object) placed.push({ file, index, object: checked.object });
       else complete = false;
     }
+    source.release();
   }
   for (const f of meshRules(name, placed, values, complete)) sources.get(f.file)!.report([f], diagnostics);
   for (const source of sources.values()) source.flush(diagnostics);
@@ -179,7 +183,7 @@ function singleMapping(load: (file: string) => LoadedFile, file: string, what: s
     diagnostics.push(loaded.diagnostic);
     return undefined;
   }
-  const source = new SourceFile(file, loaded.text);
+  const source = new SourceFile(file, loaded.text, loaded.events);
   const docs = loaded.docs;
   if (docs.length === 0 || (docs.length === 1 && docs[0] === null)) {
     diagnostics.push(fileDiagnostic(file, "warning", "empty-file", `empty ${what}: every default applies`));

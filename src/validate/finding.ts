@@ -1,4 +1,5 @@
 // A problem inside a parsed file, located by document and path; turned into a Diagnostic (with line and column) only when reported.
+import type { Event } from "js-yaml";
 import type { Diagnostic, Severity } from "../model/diagnostic.js";
 import { YamlPositions, type PathSegment } from "../repo/positions.js";
 
@@ -23,14 +24,16 @@ export class SourceFile {
   private omitted = 0;
   private omittedErrors = false;
 
+  /** `events`: the parser's events of `text`, when at hand (positions then need no second parse). */
   constructor(
     readonly file: string,
     readonly text: string,
+    private events?: Event[],
   ) {}
 
-  /** The diagnostic of a finding, with the line and column of its path (parsing positions on first use). */
+  /** The diagnostic of a finding, with the line and column of its path (the document's node tree built on first use). */
   diagnostic(f: Finding): Diagnostic {
-    const pos = (this.positions ??= new YamlPositions(this.text)).locate(f.doc, f.path, f.at);
+    const pos = (this.positions ??= new YamlPositions(this.text, this.events)).locate(f.doc, f.path, f.at);
     return { file: this.file, line: pos.line, col: pos.col, severity: f.severity, code: f.code, message: f.message };
   }
 
@@ -45,6 +48,12 @@ export class SourceFile {
         if (f.severity === "error") this.omittedErrors = true;
       }
     }
+  }
+
+  /** Lets go of the parser's events once the file's own checks are done (a rare later finding parses again). */
+  release(): void {
+    this.events = undefined;
+    this.positions?.release();
   }
 
   /** After the file's findings: one diagnostic naming how many were not shown, if any. */

@@ -59,6 +59,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
       // Let timers and sockets run between clusters when a service (the reconciler) validates a large fleet.
       if (i % 50 === 49) await new Promise((r) => setImmediate(r));
     }
+    await cache?.flush();
   }
   if (opts.cacheDir !== undefined) pruneCache(opts.cacheDir);
   crossClusterRules(realRoot, clusters);

@@ -1,4 +1,4 @@
-// Validates many cluster folders on worker threads, one pool sized to the cores, handing out a few folders at a time.
+// Validates many cluster folders on every core: the calling thread and worker threads (one per further core) take a few folders at a time.
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
@@ -7,10 +7,12 @@ import { validateFolder } from "./folder.js";
 import type { WorkRequest } from "./worker.js";
 
 /**
- * Below this many cluster folders the work stays on the calling thread: starting a worker (~60 ms with the
- * bundle, more from the sources) costs more than it saves. Measured with `npm run bench -- validate`.
+ * Below this many cluster folders the work stays on the calling thread: starting a worker (0.15-0.25 s with
+ * the bundle on the 2-vCPU development machine) costs more than it saves. Measured with `vc validate --jobs 1`
+ * against `--jobs 2` on flow-style fleets of 20 mesh documents per cluster: two threads lost at 50-400
+ * clusters and won at 1,000 while the machine was shared (load average 2-3.5).
  */
-export const MIN_CLUSTERS_FOR_WORKERS = 48;
+export const MIN_CLUSTERS_FOR_WORKERS = 500;
 /** Folders per message: small enough to balance the load, large enough that messages cost little. */
 const BATCH = 8;
 
@@ -24,7 +26,10 @@ export function useWorkers(count: number, jobs: number): boolean {
   return jobs > 1 && count >= MIN_CLUSTERS_FOR_WORKERS;
 }
 
-/** The results of `names` (in that order), validated by `jobs` workers; folders a failed worker held are validated here. */
+/**
+ * The results of `names` (in that order), validated by `jobs` threads: this one (which needs no start-up and
+ * yields to the event loop between batches) and `jobs - 1` workers; folders a failed worker held are validated here.
+ */
 export async function validateInWorkers(realRoot: string, names: string[], jobs: number, detail: Detail, cacheDir?: string): Promise<ClusterResult[]> {
   const results = new Map<string, ClusterResult>();
   let next = 0;
@@ -32,9 +37,11 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
   const run = async (): Promise<void> => {
     const worker = new Worker(url);
     worker.unref();
+    worker.on("error", () => undefined); // reported to the batch it held (ask); never an uncaught error here
     let alive = true;
     try {
-      while (next < names.length) {
+      alive = await started(worker);
+      while (alive && next < names.length) {
         const batch = names.slice(next, next + BATCH);
         next += batch.length;
         let got: ClusterResult[] | undefined;
@@ -48,6 +55,7 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
         if (!got) {
           const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
           got = batch.map((n) => validateFolder(realRoot, n, cache, detail));
+          await cache?.flush();
         }
         batch.forEach((n, i) => results.set(n, got[i]!));
       }
@@ -55,8 +63,36 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
       await worker.terminate();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(jobs, Math.ceil(names.length / BATCH)) }, run));
+  const here = async (): Promise<void> => {
+    const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
+    while (next < names.length) {
+      const batch = names.slice(next, next + BATCH);
+      next += batch.length;
+      for (const n of batch) results.set(n, validateFolder(realRoot, n, cache, detail));
+      await new Promise((r) => setImmediate(r)); // let the workers' answers (and timers, sockets) in
+    }
+    await cache?.flush();
+  };
+  const workers = Math.min(jobs - 1, Math.ceil(names.length / BATCH) - 1);
+  await Promise.all([...Array.from({ length: workers }, run), here()]);
   return names.map((n) => results.get(n)!);
+}
+
+/** Whether the worker loaded (it says "ready"); false when it failed to start. */
+function started(worker: Worker): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      worker.off("message", onMessage);
+      worker.off("error", onFail);
+      worker.off("exit", onFail);
+      resolve(ok);
+    };
+    const onMessage = (m: unknown): void => done(m === "ready");
+    const onFail = (): void => done(false);
+    worker.on("message", onMessage);
+    worker.on("error", onFail);
+    worker.on("exit", onFail);
+  });
 }
 
 function ask(worker: Worker, req: WorkRequest): Promise<ClusterResult[]> {

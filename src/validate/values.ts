@@ -72,7 +72,7 @@ function ruleDiagnostic(layers: readonly ValuesLayer[], r: RuleFinding): Diagnos
 export function validateValuesDocument(text: string, file: string): Diagnostic[] {
   const parsed = parseYaml(text);
   if (!parsed.ok) return [fileDiagnostic(file, "error", parsed.error.code, parsed.error.message, parsed.error.line, parsed.error.col)];
-  const source = new SourceFile(file, text);
+  const source = new SourceFile(file, text, parsed.events);
   const docs = parsed.docs;
   if (docs.length === 0 || (docs.length === 1 && docs[0] === null)) {
     return [fileDiagnostic(file, "warning", "empty-file", "empty values file: every default applies")];

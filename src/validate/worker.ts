@@ -12,7 +12,11 @@ export interface WorkRequest {
 
 const caches = new Map<string, DirCache>();
 
-parentPort?.on("message", (req: WorkRequest) => {
+parentPort?.on("message", async (req: WorkRequest) => {
   const cache = req.cacheDir === undefined ? undefined : (caches.get(req.cacheDir) ?? caches.set(req.cacheDir, new DirCache(req.cacheDir)).get(req.cacheDir));
-  parentPort!.postMessage(req.names.map((name) => validateFolder(req.realRoot, name, cache, req.detail)));
+  const results = req.names.map((name) => validateFolder(req.realRoot, name, cache, req.detail));
+  await cache?.flush(); // the entries are on disk before the caller hears back (and may exit)
+  parentPort!.postMessage(results);
 });
+// Loaded: the pool hands out work only now, so that folders are never held by a worker still starting.
+parentPort?.postMessage("ready");

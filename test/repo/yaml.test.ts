@@ -8,15 +8,21 @@ function bomb(levels: number, width: number): string {
   return lines.join("\n") + "\n";
 }
 
+/** The documents and alias count of a text that must parse. */
+function parsed(text: string): { docs: unknown[]; aliasNodes: number } {
+  const r = parseYaml(text);
+  if (!r.ok) throw new Error(r.error.message);
+  return { docs: r.docs, aliasNodes: r.aliasNodes };
+}
+
 describe("repo/yaml", () => {
   it("parses every document of a stream, empty ones as null", () => {
-    const r = parseYaml("a: 1\n---\n---\n- x\n");
-    expect(r).to.deep.equal({ ok: true, docs: [{ a: 1 }, null, ["x"]], aliasNodes: 0 });
+    expect(parsed("a: 1\n---\n---\n- x\n")).to.deep.equal({ docs: [{ a: 1 }, null, ["x"]], aliasNodes: 0 });
   });
 
   it("gives an empty file no documents", () => {
-    expect(parseYaml("")).to.deep.equal({ ok: true, docs: [], aliasNodes: 0 });
-    expect(parseYaml("# only a comment\n")).to.deep.equal({ ok: true, docs: [], aliasNodes: 0 });
+    expect(parsed("")).to.deep.equal({ docs: [], aliasNodes: 0 });
+    expect(parsed("# only a comment\n")).to.deep.equal({ docs: [], aliasNodes: 0 });
   });
 
   it("reports a syntax error with its 1-based line and column", () => {
@@ -57,8 +63,7 @@ describe("repo/yaml", () => {
   });
 
   it("accepts a few harmless aliases", () => {
-    const r = parseYaml("base: &b {cpu: 1}\nother: *b\n");
-    expect(r).to.deep.equal({ ok: true, docs: [{ base: { cpu: 1 }, other: { cpu: 1 } }], aliasNodes: 2 });
+    expect(parsed("base: &b {cpu: 1}\nother: *b\n")).to.deep.equal({ docs: [{ base: { cpu: 1 }, other: { cpu: 1 } }], aliasNodes: 2 });
   });
 
   it("refuses absurd nesting instead of overflowing the stack", () => {
@@ -109,6 +114,17 @@ describe("repo/yaml", () => {
       if (!r.ok) expect(r.error).to.include({ code: "yaml-reserved-key", line: 4, col: 3 });
     });
   }
+
+  it("refuses a reserved key reached through an alias or written with escapes", () => {
+    const viaAlias = parseYaml("name: &k __proto__\nspec:\n  *k : {polluted: true}\n");
+    expect(viaAlias.ok).to.equal(false);
+    if (!viaAlias.ok) expect(viaAlias.error.code).to.equal("yaml-reserved-key");
+    const aliasEscaped = parseYaml('name: &k "\\x5f_proto__"\nspec:\n  *k : 1\n');
+    expect(aliasEscaped.ok).to.equal(false);
+    const escaped = parseYaml('spec:\n  "\\x5f_proto__": 1\n');
+    expect(escaped.ok).to.equal(false);
+    if (!escaped.ok) expect(escaped.error).to.include({ code: "yaml-reserved-key", line: 2, col: 3 });
+  });
 
   it("accepts reserved words as values and inside longer keys", () => {
     const r = parseYaml("description: the constructor of a prototype\nmy__proto__x: 1\n");
