@@ -1,4 +1,4 @@
-// The order of kinds: namespaces, service accounts and RBAC, secrets and config, services and workloads, mesh.
+// The order of kinds: namespaces, service accounts and roles, role bindings, secrets and config, services and workloads, mesh.
 // Changes are applied in it (deletes in reverse) and rendered output is sorted by it.
 import { groupKind, type ObjectRef } from "./object.js";
 import { MESH_GROUP } from "./resources.js";
@@ -11,25 +11,27 @@ const RANKS: Record<string, number> = {
   ServiceAccount: 10,
   [`${RBAC}/ClusterRole`]: 11,
   [`${RBAC}/Role`]: 12,
-  [`${RBAC}/ClusterRoleBinding`]: 13,
-  [`${RBAC}/RoleBinding`]: 14,
-  Secret: 20,
-  ConfigMap: 21,
-  ResourceQuota: 22,
-  LimitRange: 23,
-  PersistentVolumeClaim: 24,
-  Service: 30,
-  "apps/StatefulSet": 31,
-  "apps/Deployment": 32,
-  "apiregistration.k8s.io/APIService": 33,
-  [`${MESH_GROUP}/Gateway`]: 40,
-  [`${MESH_GROUP}/DestinationRule`]: 41,
-  [`${MESH_GROUP}/VirtualService`]: 42,
+  // A binding comes a stage after its role: the API server checks a binder without the bind verb against the
+  // role's rules, so the role must exist first.
+  [`${RBAC}/ClusterRoleBinding`]: 20,
+  [`${RBAC}/RoleBinding`]: 21,
+  Secret: 30,
+  ConfigMap: 31,
+  ResourceQuota: 32,
+  LimitRange: 33,
+  PersistentVolumeClaim: 34,
+  Service: 40,
+  "apps/StatefulSet": 41,
+  "apps/Deployment": 42,
+  "apiregistration.k8s.io/APIService": 43,
+  [`${MESH_GROUP}/Gateway`]: 50,
+  [`${MESH_GROUP}/DestinationRule`]: 51,
+  [`${MESH_GROUP}/VirtualService`]: 52,
 };
 
-const UNKNOWN_RANK = 50;
+const UNKNOWN_RANK = 60;
 
-/** The stage of a kind: 0 namespaces, 1 accounts and RBAC, 2 secrets and config, 3 services and workloads, 4 mesh, 5 other. */
+/** The stage of a kind: 0 namespaces, 1 accounts and roles, 2 role bindings, 3 secrets and config, 4 services and workloads, 5 mesh, 6 other. */
 export function stageOf(ref: Pick<ObjectRef, "apiVersion" | "kind">): number {
   return Math.floor(rankOf(ref) / 10);
 }

@@ -60,7 +60,7 @@ describe("render/determinism", () => {
 
   it("orders objects in apply order (kinds, then namespace and name), with every object's keys sorted", () => {
     const objs = renderCluster(full(meshSet()), "abc");
-    expect(objs.every((o) => stageOf(o) < 5), "every rendered kind has a place in the apply order").to.equal(true);
+    expect(objs.every((o) => stageOf(o) < 6), "every rendered kind has a place in the apply order").to.equal(true);
     for (let i = 1; i < objs.length; i++) {
       const a = refOf(objs[i - 1]!);
       const b = refOf(objs[i]!);
