@@ -1,4 +1,5 @@
 // `vc doctor <name>`: reads the host and reports known problems of a virtual cluster with their resolutions.
+import { NOT_VISIBLE, NotVisibleError } from "../ops/visible.js";
 import type { Command } from "commander";
 import { action, EXIT, formatData, parseOutputFormat } from "./common.js";
 import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
@@ -32,7 +33,15 @@ export function register(program: Command): void {
           if (cluster.found && !cluster.values) process.stderr.write(`warning: clusters/${name} values not used: ${cluster.valuesNote}\n`);
           const host = hostFrom(flags);
           await requireNamespace(host, namespace, name);
-          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values);
+          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values).catch((err: unknown) => {
+            if (err instanceof NotVisibleError) return undefined;
+            throw err;
+          });
+          if (!snapshot) {
+            const note = { cluster: name, namespace, problems: 0, findings: [], notVisible: NOT_VISIBLE };
+            process.stdout.write(format === "text" ? `virtual cluster ${name} (namespace ${namespace}): ${NOT_VISIBLE}, nothing checked\n` : formatData(note, format));
+            return EXIT.ok;
+          }
           const findings = diagnose(snapshot);
           const unreadable = snapshot.unreadable ?? {};
           if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable));

@@ -6,6 +6,7 @@ import type { Values } from "../model/values.js";
 import { fromData, type Reconciliation } from "../reconciler/status.js";
 import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
 import type { Host } from "./host.js";
+import { isForbidden } from "./visible.js";
 import { METRICS_API_SERVICE, P } from "./paths.js";
 import { maskValues } from "../model/secrets.js";
 import { controlPlaneState, type ControlPlaneInfo } from "./cp-state.js";
@@ -41,6 +42,8 @@ export interface Description {
   /** Effective values with secrets masked; undefined when the repository has no valid folder for the cluster. */
   config?: Values;
   configNote?: string;
+  /** What the user may not read on the host (403), e.g. "pods in vc-x": shown as not visible, never an error. */
+  notVisible: string[];
 }
 
 const MESH_KINDS = ["Gateway", "VirtualService", "DestinationRule"] as const;
@@ -61,14 +64,22 @@ export function apiServiceState(svc: KubeObject | undefined): string {
 export async function describeCluster(host: Host, o: { cluster: string; namespace: string; values?: Values; valuesNote?: string }): Promise<Description> {
   const ns = o.namespace;
   const owned = { labelSelector: `${LABELS.managedBy}=${o.cluster}` };
+  const notVisible: string[] = [];
+  // What the user may not read (403) is listed as not visible; the rest of the description still stands.
+  const read = <T>(what: string, answer: Promise<T>, fallback: T): Promise<T> =>
+    answer.catch((err: unknown) => {
+      if (!isForbidden(err)) throw err;
+      notVisible.push(what);
+      return fallback;
+    });
   const [sts, pods, restorePod, statusCm, deployments, apiService, ...mesh] = await Promise.all([
-    host.get(P.statefulSets(ns, o.cluster)),
-    host.list(P.pods(ns), { labelSelector: formatMatchLabels({ release: o.cluster, app: CHART_APP_LABEL }) }),
-    host.get(P.pods(ns, restorePodName(o.cluster))),
-    host.get(P.configMaps(ns, STATUS_CONFIGMAP)),
-    host.list(P.deployments(ns), owned),
-    host.get(P.apiService(METRICS_API_SERVICE)),
-    ...MESH_KINDS.map((k) => host.list(P.mesh(k, ns), owned)),
+    read(`statefulsets in ${ns}`, host.get(P.statefulSets(ns, o.cluster)), undefined),
+    read(`pods in ${ns}`, host.list(P.pods(ns), { labelSelector: formatMatchLabels({ release: o.cluster, app: CHART_APP_LABEL }) }), []),
+    read(`pods in ${ns}`, host.get(P.pods(ns, restorePodName(o.cluster))), undefined),
+    read(`configmaps in ${ns}`, host.get(P.configMaps(ns, STATUS_CONFIGMAP)), undefined),
+    read(`deployments in ${ns}`, host.list(P.deployments(ns), owned), []),
+    read("apiservices (cluster scope)", host.get(P.apiService(METRICS_API_SERVICE)), undefined),
+    ...MESH_KINDS.map((k) => read(`${k.toLowerCase()}s in ${ns}`, host.list(P.mesh(k, ns), owned), [])),
   ]);
   const status = fromData(statusCm?.data as Record<string, string> | undefined, o.cluster, ns);
   const meshObjects: MeshObject[] = mesh.flatMap((items, i) =>
@@ -104,6 +115,7 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
     metricsApi: { service: METRICS_API_SERVICE, state: apiServiceState(apiService) },
     config: o.values ? maskValues(o.values) : undefined,
     configNote: o.values ? undefined : o.valuesNote,
+    notVisible: [...new Set(notVisible)].sort(),
   };
 }
 
@@ -135,6 +147,7 @@ export function formatDescription(d: Description): string {
       : ["  (none)"]),
     `Metrics API:     ${d.metricsApi.service} ${d.metricsApi.state}`,
     `Config:          ${d.config ? "effective values below (secrets masked)" : `unknown: ${d.configNote ?? "no repository folder"}`}`,
+    ...(d.notVisible.length ? [`Not visible to you (no permission to read): ${d.notVisible.join(", ")}`] : []),
   ];
   return `${lines.join("\n")}\n`;
 }

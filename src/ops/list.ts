@@ -7,7 +7,9 @@ import { hasChanges } from "../plan/build.js";
 import { loadDesired } from "../target/desired.js";
 import { planFleet } from "../target/fleet.js";
 import { KubeTarget } from "../target/kube/target.js";
-import type { KubeHost } from "./host.js";
+import { KubeApiError } from "../target/kube/client.js";
+import { HostError, type KubeHost } from "./host.js";
+import { listVisible, NOT_VISIBLE, unlessForbidden } from "./visible.js";
 import { pathOf } from "./paths.js";
 import { controlPlaneState, type ControlPlaneState } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
@@ -15,7 +17,8 @@ import { restorePodName } from "./restore.js";
 export interface ListRow {
   name: string;
   namespace: string;
-  controlPlane: ControlPlaneState;
+  /** "unknown" when the user may not read the cluster's host namespace. */
+  controlPlane: ControlPlaneState | "unknown";
   /** `ready/desired` control-plane replicas. */
   ready: string;
   lastAppliedRevision?: string;
@@ -29,13 +32,21 @@ const key = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name}
 
 export async function listClusters(host: KubeHost, root: string, revision: string): Promise<ListRow[]> {
   const desired = await loadDesired(root, revision);
-  const [statefulSets, cpPods, restorePods, statusMaps, report] = await Promise.all([
-    host.list<KubeObject>(pathOf("apps/v1", "StatefulSet"), { labelSelector: LABELS.managedBy }),
-    host.list<KubeObject>(pathOf("v1", "Pod"), { labelSelector: `app=${CHART_APP_LABEL},release` }),
-    host.list<KubeObject>(pathOf("v1", "Pod"), { labelSelector: `app=vc-restore,${LABELS.managedBy}` }),
-    host.list<KubeObject>(pathOf("v1", "ConfigMap"), { labelSelector: `${STATUS_LABEL}=true` }),
-    planFleet(new KubeTarget(host.client), desired, { prune: true, allowMassPrune: true }),
+  const namespaces = [...desired.known.values()];
+  const kind = (apiVersion: string, k: string) => (ns?: string) => pathOf(apiVersion, k, ns);
+  const [sets, cps, restoring, maps, planned] = await Promise.all([
+    listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
+    listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=${CHART_APP_LABEL},release` }),
+    listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=vc-restore,${LABELS.managedBy}` }),
+    listVisible<KubeObject>(host, kind("v1", "ConfigMap"), namespaces, { labelSelector: `${STATUS_LABEL}=true` }),
+    // The plan reads every cluster's inventory across namespaces: a user who may not has no drift column.
+    unlessForbidden(planFleet(new KubeTarget(host.client), desired, { prune: true, allowMassPrune: true }).catch((err: unknown) => {
+      throw err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err;
+    })),
   ]);
+  const hidden = new Set([...sets.hidden, ...cps.hidden, ...maps.hidden]);
+  const [statefulSets, cpPods, restorePods, statusMaps] = [sets.items, cps.items, restoring.items, maps.items];
+  const report = planned ?? { plans: [], errors: [] };
   const byKey = (items: KubeObject[]) => new Map(items.map((o) => [key(o), o]));
   const sts = byKey(statefulSets);
   const restores = byKey(restorePods);
@@ -46,6 +57,7 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
 
   return [...desired.known.keys()].sort().map((name) => {
     const ns = desired.known.get(name)!;
+    if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: "unknown", note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
     const statusCm = statuses.get(`${ns}/${STATUS_CONFIGMAP}`);
     const status = fromData(statusCm?.data as Record<string, string> | undefined, name, ns);
     const pods = cpPods.filter((p) => p.metadata.namespace === ns && p.metadata.labels?.release === name);
@@ -62,6 +74,7 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
     if (status?.result) row.result = status.result;
     const error = errors.get(name);
     if (error) row.note = error;
+    else if (!planned && valid.has(name)) row.note = "drift not computed: reading the inventory across host namespaces is not allowed for you";
     return row;
   });
 }

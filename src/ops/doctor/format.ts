@@ -4,7 +4,7 @@ import type { Finding } from "./types.js";
 export function formatFindings(cluster: string, namespace: string, findings: readonly Finding[], unreadable: Record<string, string | undefined> = {}): string {
   const skipped = Object.entries(unreadable)
     .filter(([, why]) => why)
-    .map(([what, why]) => `not checked (cannot read ${what}): ${why}`);
+    .map(([what, why]) => `not checked (${what}): ${why}`);
   const tail = skipped.length ? `${skipped.join("\n")}\n` : "";
   if (findings.length === 0) return `virtual cluster ${cluster} (namespace ${namespace}): no problems found\n${tail}`;
   const errors = findings.filter((f) => f.severity === "error").length;

@@ -8,6 +8,7 @@ import { credentialLookups } from "./mesh.js";
 import { DISCOVERED_KINDS } from "./kinds.js";
 import { Discovery } from "../../target/kube/discovery.js";
 import { HostError } from "../host.js";
+import { isForbidden, NOT_VISIBLE, visibleOrThrow } from "../visible.js";
 import type { HostSnapshot, Readable } from "./types.js";
 
 export async function gatherSnapshot(host: Host, cluster: string, namespace: string, values?: Values): Promise<HostSnapshot> {
@@ -17,17 +18,17 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     try {
       return await read();
     } catch (err) {
-      unreadable[part] ??= err instanceof HostError ? err.message : (err as Error).message;
+      unreadable[part] ??= isForbidden(err) ? NOT_VISIBLE : err instanceof HostError ? err.message : (err as Error).message;
       return fallback;
     }
   };
   const [namespaceObject, statefulSet, pods, events, pvcs, deployments] = await Promise.all([
     optional("namespace", undefined, () => host.get(P.namespace(namespace))),
-    host.get(P.statefulSets(namespace, cluster)),
-    host.list(P.pods(namespace)),
-    host.list(P.events(namespace)),
-    host.list(P.pvcs(namespace)),
-    host.list(P.deployments(namespace)),
+    visibleOrThrow(namespace, "statefulsets", host.get(P.statefulSets(namespace, cluster))),
+    visibleOrThrow(namespace, "pods", host.list(P.pods(namespace))),
+    visibleOrThrow(namespace, "events", host.list(P.events(namespace))),
+    visibleOrThrow(namespace, "persistentvolumeclaims", host.list(P.pvcs(namespace))),
+    visibleOrThrow(namespace, "deployments", host.list(P.deployments(namespace))),
   ]);
   const none: KubeObject[] = [];
   const [metricsApiService, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways] = await Promise.all([

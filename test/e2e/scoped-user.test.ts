@@ -1,0 +1,59 @@
+// The operations as a user who may read one host namespace only, on a real API server: what it may not read is
+// reported as not visible, never a failure.
+import { expect } from "chai";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runVc } from "../support/vc.js";
+import { installMeshCrds, useRealKube } from "../support/real-kube.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const USER = "team-minimal";
+
+describe("e2e: vc list, describe and doctor as a namespace-scoped user", function () {
+  this.timeout(120_000);
+  const kube = useRealKube({ users: [{ name: USER }] });
+  let repo: string;
+  const asUser = (...args: string[]) => runVc([...args, "--kubeconfig", kube().kubeconfigFor(USER)], { cwd: repo });
+
+  before(async () => {
+    repo = mkdtempSync(join(tmpdir(), "vc-e2e-scoped-"));
+    cpSync(join(ROOT, "clusters"), join(repo, "clusters"), { recursive: true });
+    await installMeshCrds(kube());
+    const applied = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
+    expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
+    // The user reads everything in vc-minimal and nothing else (the view of a tenant's on-call engineer).
+    const role = await kube().kubectl(["-n", "vc-minimal", "create", "role", "reader", "--verb=get,list,watch", "--resource=pods,pods/log,services,endpoints,configmaps,secrets,events,statefulsets,deployments,persistentvolumeclaims,serviceaccounts,roles,rolebindings,resourcequotas,limitranges"]);
+    expect(role.code, role.stderr).to.equal(0);
+    const binding = await kube().kubectl(["-n", "vc-minimal", "create", "rolebinding", "reader", "--role=reader", `--user=${USER}`]);
+    expect(binding.code, binding.stderr).to.equal(0);
+  });
+  after(() => repo && rmSync(repo, { recursive: true, force: true }));
+
+  it("vc list shows the visible cluster and marks the others not visible, exit 0", async () => {
+    const res = await asUser("list");
+    expect(res.code, res.stdout + res.stderr).to.equal(0);
+    expect(res.stdout).to.match(/minimal/);
+    expect(res.stdout).to.match(/not visible to you/);
+  });
+
+  it("vc describe works for the visible cluster and says not visible for another, never exit 2", async () => {
+    const mine = await asUser("describe", "minimal");
+    expect(mine.code, mine.stdout + mine.stderr).to.equal(0);
+    expect(mine.stdout).to.include("minimal");
+    const other = await asUser("describe", "platform");
+    expect(other.code, other.stdout + other.stderr).to.not.equal(2);
+    expect(other.stdout + other.stderr).to.match(/not visible to you/i);
+  });
+
+  it("vc doctor runs its checks for the visible cluster, lists what it may not read as not visible, and never exits 2", async () => {
+    const res = await asUser("doctor", "minimal");
+    expect(res.code, res.stdout + res.stderr).to.not.equal(2);
+    expect(res.stdout).to.include("[persistence]");
+    expect(res.stdout).to.match(/not checked \(apiService\): not visible to you/);
+    expect(res.stdout + res.stderr, res.stdout + res.stderr).to.not.match(/forbidden/i);
+    const other = await asUser("doctor", "platform");
+    expect(other.code, other.stdout + other.stderr).to.equal(0);
+    expect(other.stdout).to.include("virtual cluster platform (namespace vc-platform): not visible to you");
+  });
+});
