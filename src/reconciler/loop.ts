@@ -72,7 +72,9 @@ export class ReconcileLoop {
       this.#failed = undefined;
     }
     this.#pending = p;
-    if (!this.#running) this.#running = this.#drain();
+    // Cleared in a callback, not inside #drain: a drain with nothing to await (a standby's) finishes before the
+    // assignment, and would otherwise leave a settled promise here that keeps every later trigger from running.
+    if (!this.#running) this.#running = this.#drain().finally(() => (this.#running = undefined));
   }
 
   /** Resolves when no pass is running or pending. */
@@ -81,38 +83,34 @@ export class ReconcileLoop {
   }
 
   async #drain(): Promise<void> {
-    try {
-      while (this.#pending && !this.#stopped) {
-        const p = this.#pending;
-        this.#pending = undefined;
-        clearTimeout(this.#timer);
-        const req: PassRequest = p.full ? { kind: "full" } : { kind: "incremental", paths: p.paths };
-        let delay: number;
-        if (!this.deps.mayWrite()) {
-          // A standby replica: nothing to do until it leads (becoming leader triggers a full pass).
-          this.#lastProgress = Date.now();
-          if (!this.#stopped && !this.#pending) this.#schedulePoll(jitter(this.opts.intervalMs));
-          continue;
-        }
-        try {
-          const res = await runPass(this.deps, this.state, req);
-          this.backoff.reset();
-          this.#firstPassDone = true;
-          this.#lastProgress = Date.now();
-          this.opts.onPass?.(res);
-          delay = jitter(this.opts.intervalMs);
-        } catch (err) {
-          // The source is unreachable (or the host inventory cannot be read): keep the last good state, retry later.
-          delay = this.backoff.fail();
-          this.#lastProgress = Date.now();
-          this.#failed = p; // retried as it was asked: a full pass stays full, watched paths are not lost
-          this.deps.logger.warn("pass failed, retrying with backoff", { error: (err as Error).message, retryInMs: delay, failures: this.backoff.failures });
-          this.opts.onPass?.({ error: err as Error, retryInMs: delay });
-        }
-        if (!this.#stopped && !this.#pending) this.#schedulePoll(delay);
+    while (this.#pending && !this.#stopped) {
+      const p = this.#pending;
+      this.#pending = undefined;
+      clearTimeout(this.#timer);
+      const req: PassRequest = p.full ? { kind: "full" } : { kind: "incremental", paths: p.paths };
+      let delay: number;
+      if (!this.deps.mayWrite()) {
+        // A standby replica: nothing to do until it leads (becoming leader triggers a full pass).
+        this.#lastProgress = Date.now();
+        if (!this.#stopped && !this.#pending) this.#schedulePoll(jitter(this.opts.intervalMs));
+        continue;
       }
-    } finally {
-      this.#running = undefined;
+      try {
+        const res = await runPass(this.deps, this.state, req);
+        this.backoff.reset();
+        this.#firstPassDone = true;
+        this.#lastProgress = Date.now();
+        this.opts.onPass?.(res);
+        delay = jitter(this.opts.intervalMs);
+      } catch (err) {
+        // The source is unreachable (or the host inventory cannot be read): keep the last good state, retry later.
+        delay = this.backoff.fail();
+        this.#lastProgress = Date.now();
+        this.#failed = p; // retried as it was asked: a full pass stays full, watched paths are not lost
+        this.deps.logger.warn("pass failed, retrying with backoff", { error: (err as Error).message, retryInMs: delay, failures: this.backoff.failures });
+        this.opts.onPass?.({ error: err as Error, retryInMs: delay });
+      }
+      if (!this.#stopped && !this.#pending) this.#schedulePoll(delay);
     }
   }
 

@@ -94,6 +94,25 @@ describe("reconciler loop", function () {
     await loop.stop();
   });
 
+  it("a standby's loop runs the full pass it is asked for once it leads (a drain with nothing to await must not wedge the loop)", async () => {
+    const events: Event[] = [];
+    let leading = false;
+    const loop = new ReconcileLoop(bed.deps({ mayWrite: () => leading }), {
+      intervalMs: 3_600_000,
+      resyncMs: 3_600_000,
+      watch: false,
+      onPass: (e) => events.push(e),
+    });
+    await loop.start();
+    expect(events).to.deep.equal([]);
+    leading = true;
+    loop.trigger({ kind: "full" });
+    const pass = (await waitFor(events, (e) => !isError(e))) as PassResult;
+    expect(pass.kind).to.equal("full");
+    expect(pass.clusters.map((c) => c.result)).to.deep.equal(["applied", "applied", "applied", "applied"]);
+    await loop.stop();
+  });
+
   it("two replicas: only the lease holder writes, and the other takes over when it leaves", async () => {
     const opts = { namespace: "default", leaseDurationMs: 30_000, renewDeadlineMs: 20_000 };
     const a = new LeaderElector({ ...opts, client: bed.client(), identity: "replica-a" });
