@@ -1,0 +1,51 @@
+// `vc connect` and `vc disconnect` with two real API servers: the host, and a second one playing the virtual cluster
+// whose kubeconfig sits in the host Secret vc-<name> (key "config"), as the control plane writes it.
+import { expect } from "chai";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runVc } from "../support/vc.js";
+import { useRealKube } from "../support/real-kube.js";
+
+describe("e2e: vc connect to a virtual cluster served by a second real API server", function () {
+  this.timeout(120_000);
+  const host = useRealKube();
+  const virtual = useRealKube();
+  let dir: string;
+  let kubeconfig: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "vc-e2e-connect-"));
+    kubeconfig = join(dir, "config");
+    copyFileSync(host().kubeconfigPath, kubeconfig);
+    expect((await host().kubectl(["create", "namespace", "vc-team-a"])).code).to.equal(0);
+    const secret = await host().kubectl(["-n", "vc-team-a", "create", "secret", "generic", "vc-team-a", `--from-file=config=${virtual().kubeconfigPath}`]);
+    expect(secret.code, secret.stderr).to.equal(0);
+    expect((await virtual().kubectl(["create", "namespace", "only-in-the-virtual-cluster"])).code).to.equal(0);
+  });
+  after(() => dir && rmSync(dir, { recursive: true, force: true }));
+
+  const kubectlWith = (args: string[]) => host().kubectl(["--kubeconfig", kubeconfig, ...args]);
+
+  it("connect switches the kubeconfig to the virtual cluster: kubectl reaches the second server", async () => {
+    const res = await runVc(["connect", "team-a", "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], { env: { KUBECONFIG: kubeconfig } });
+    expect(res.code, res.stdout + res.stderr).to.equal(0);
+    const namespaces = await kubectlWith(["get", "namespaces", "-o", "name"]);
+    expect(namespaces.code, namespaces.stderr).to.equal(0);
+    expect(namespaces.stdout).to.include("namespace/only-in-the-virtual-cluster");
+    expect(namespaces.stdout).to.not.include("namespace/vc-team-a");
+    expect(readFileSync(kubeconfig, "utf8")).to.include(virtual().url);
+  });
+
+  it("while connected, vc still finds the host for host commands; disconnect returns kubectl to the host", async () => {
+    const listed = await runVc(["list", "--kubeconfig", kubeconfig], { env: { KUBECONFIG: kubeconfig } });
+    expect(listed.code, listed.stdout + listed.stderr).to.equal(0);
+    expect(listed.stdout).to.include("minimal");
+    expect(listed.stdout + listed.stderr).to.not.include(virtual().url);
+    const res = await runVc(["disconnect", "--kubeconfig", kubeconfig], { env: { KUBECONFIG: kubeconfig } });
+    expect(res.code, res.stdout + res.stderr).to.equal(0);
+    const namespaces = await kubectlWith(["get", "namespaces", "-o", "name"]);
+    expect(namespaces.stdout).to.include("namespace/vc-team-a");
+    expect(namespaces.stdout).to.not.include("namespace/only-in-the-virtual-cluster");
+  });
+});
