@@ -1,12 +1,17 @@
 // The reconciler's HTTP endpoints: /healthz, /readyz, /metrics and the GitHub webhook (POST /webhook).
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
-import { decideWebhook } from "./webhook.js";
+import { decideVerified, looksSigned, StreamedBody } from "./webhook.js";
 import type { Logger } from "../log.js";
 
 export const WEBHOOK_PATH = "/webhook";
-const MAX_BODY = 5 * 1024 * 1024;
+/** Bytes of a webhook body kept in memory; longer bodies are only hashed (GitHub's push payloads are far smaller). */
+export const WEBHOOK_KEEP_BYTES = 256 * 1024;
+/** GitHub caps webhook payloads at 25 MB; anything longer is refused unread. */
+const WEBHOOK_MAX_BYTES = 25 * 1024 * 1024;
+/** Webhook requests being read at once (none is authenticated before its last byte); more get 503. */
+export const WEBHOOK_MAX_PENDING = 16;
 
 export interface ServerHooks {
   registry: Registry;
@@ -29,6 +34,56 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * A webhook request: refused before its body is read when it is not a POST, carries no well-formed signature or
+ * too many are being read; otherwise hashed as it streams, holding at most WEBHOOK_KEEP_BYTES, and decided once the
+ * signature is checked. Never throws: any body gets an answer.
+ */
+function receiveWebhook(req: IncomingMessage, res: ServerResponse, hooks: ServerHooks, text: (status: number, body: string) => void, inFlight: { n: number }): void {
+  const refuse = (status: number, reason: string, headers: Record<string, string> = {}): void => {
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.setHeader("Connection", "close");
+    text(status, `${reason}\n`);
+    req.destroy();
+    hooks.logger.info("webhook", { status, reason, delivery: req.headers["x-github-delivery"] });
+  };
+  if (req.method !== "POST") return refuse(405, "use POST");
+  const header = req.headers["x-hub-signature-256"];
+  const signature = Array.isArray(header) ? header[0] : header;
+  if (!hooks.webhookSecret || !looksSigned(signature)) return refuse(401, "signature missing or invalid");
+  if (Number(req.headers["content-length"] ?? 0) > WEBHOOK_MAX_BYTES) return refuse(413, "body too large");
+  if (inFlight.n >= WEBHOOK_MAX_PENDING) return refuse(503, "too many webhook requests in flight", { "Retry-After": "1" });
+  inFlight.n++;
+  let done = false;
+  const finish = () => {
+    if (!done) inFlight.n--;
+    done = true;
+  };
+  req.once("close", finish);
+  const body = new StreamedBody(hooks.webhookSecret, WEBHOOK_KEEP_BYTES);
+  req.on("data", (c: Buffer) => {
+    if (done) return;
+    body.update(c);
+    if (body.size > WEBHOOK_MAX_BYTES) {
+      finish();
+      refuse(413, "body too large");
+    }
+  });
+  req.on("end", () => {
+    if (done) return;
+    finish();
+    let d: ReturnType<typeof decideVerified>;
+    try {
+      d = decideVerified(req.headers, body.verify(signature), body.body, hooks.ref);
+    } catch (err) {
+      d = { status: 400, trigger: false, reason: `cannot read the payload: ${(err as Error).message}` };
+    }
+    hooks.logger.info("webhook", { status: d.status, reason: d.reason, delivery: req.headers["x-github-delivery"] });
+    if (d.trigger) hooks.onPush(d.commit);
+    text(d.status, `${d.reason}\n`);
+  });
+}
+
 /** Parses `--listen`: `:8080`, `8080`, `127.0.0.1:8080`. */
 export function parseListen(addr: string): { host: string; port: number } {
   const m = /^(?:(.*):)?(\d+)$/.exec(addr.trim());
@@ -39,6 +94,7 @@ export function parseListen(addr: string): { host: string; port: number } {
 
 export async function startServer(listen: string, hooks: ServerHooks): Promise<RunningServer> {
   const { host, port } = parseListen(listen);
+  const inFlight = { n: 0 };
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     const text = (status: number, body: string, type = "text/plain; charset=utf-8"): void => {
@@ -54,25 +110,7 @@ export async function startServer(listen: string, hooks: ServerHooks): Promise<R
       );
       return;
     }
-    if (path === WEBHOOK_PATH) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on("data", (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_BODY) {
-          text(413, "body too large\n");
-          req.destroy();
-        } else chunks.push(c);
-      });
-      req.on("end", () => {
-        if (size > MAX_BODY) return;
-        const d = decideWebhook({ method: req.method ?? "GET", headers: req.headers, body: Buffer.concat(chunks) }, hooks.webhookSecret, hooks.ref);
-        hooks.logger.info("webhook", { status: d.status, reason: d.reason, delivery: req.headers["x-github-delivery"] });
-        if (d.trigger) hooks.onPush(d.commit);
-        text(d.status, `${d.reason}\n`);
-      });
-      return;
-    }
+    if (path === WEBHOOK_PATH) return receiveWebhook(req, res, hooks, text, inFlight);
     text(404, "not found\n");
   });
   await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,5 @@
 // Assembles a reconciler from its settings: source, target, status store, leader election, HTTP server and loop.
+import { UserError } from "../errors.js";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -132,6 +133,20 @@ export async function reconcileOnce(cfg: ReconcilerConfig): Promise<PassResult> 
   }
 }
 
+/**
+ * The webhook secret: the file's content or $VC_WEBHOOK_SECRET, trimmed. A blank one is an error, never the key ""
+ * (with which anyone could sign).
+ */
+export function webhookSecret(file: string | undefined): string | undefined {
+  const raw = file !== undefined ? readFileSync(file, "utf8") : process.env.VC_WEBHOOK_SECRET;
+  if (raw === undefined) return undefined;
+  const secret = raw.trim();
+  if (secret === "") {
+    throw new UserError(file !== undefined ? `webhook secret file ${file} is empty: put the secret of the webhook in it` : "VC_WEBHOOK_SECRET is set but blank: set it to the secret of the webhook, or unset it");
+  }
+  return secret;
+}
+
 /** Starts the long-running reconciler: loop, optional leader election and HTTP server. */
 export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler> {
   const metrics = createMetrics();
@@ -147,7 +162,7 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
   });
   let server: RunningServer | undefined;
   if (cfg.listen) {
-    const secret = cfg.webhookSecretFile ? readFileSync(cfg.webhookSecretFile, "utf8").trim() : process.env.VC_WEBHOOK_SECRET || undefined;
+    const secret = webhookSecret(cfg.webhookSecretFile);
     server = await startServer(cfg.listen, {
       registry: metrics.registry,
       ready: () => loop.ready || (elector !== undefined && !elector.isLeader),
