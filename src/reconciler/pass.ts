@@ -76,7 +76,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     const folders = clusterFolders(snap.root);
     const mine = folders.filter((n) => inShard(n, deps.shard));
     const loadedMine = mine.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, mine));
-    await refreshStatuses(deps, state);
+    await refreshStatuses(deps, state, new Map(loadedMine.filter((c) => c.spec).map((c) => [c.name, c.spec!.settings.namespace])));
     const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
     for (const n of folders) gone.delete(n);
     const removed = [...gone].filter((n) => inShard(n, deps.shard)).sort();
@@ -203,12 +203,26 @@ async function knownStatus(deps: PassDeps, state: PassState, cluster: string, ns
   }
 }
 
-/** Replaces the statuses in memory with those on the target (one LIST); keeps memory when the list fails. */
-async function refreshStatuses(deps: PassDeps, state: PassState): Promise<void> {
+/**
+ * Replaces the statuses in memory with those on the target (one LIST); keeps memory when the list fails. A status is
+ * a cluster's only when it sits in that cluster's host namespace (`hostNamespaces`, from the repository): a
+ * look-alike ConfigMap elsewhere is ignored, so no namespace can suspend another cluster or rewrite its history.
+ */
+async function refreshStatuses(deps: PassDeps, state: PassState, hostNamespaces: ReadonlyMap<string, string>): Promise<void> {
   try {
     const all = await deps.store.list();
     state.statuses.clear();
-    for (const s of all) if (inShard(s.cluster, deps.shard)) state.statuses.set(s.cluster, s);
+    for (const s of all) {
+      if (!inShard(s.cluster, deps.shard)) continue;
+      const expected = hostNamespaces.get(s.cluster);
+      if (expected !== undefined && s.hostNamespace !== expected) {
+        deps.logger.warn("ignoring a status outside the cluster's host namespace", { cluster: s.cluster, namespace: s.hostNamespace, hostNamespace: expected });
+        continue;
+      }
+      if (s.damagedHistory) deps.logger.warn("ignoring damaged entries of a stored history", { cluster: s.cluster, entries: s.damagedHistory });
+      if (state.statuses.has(s.cluster)) deps.logger.warn("two statuses claim one cluster: keeping the first", { cluster: s.cluster, namespace: s.hostNamespace });
+      else state.statuses.set(s.cluster, s);
+    }
   } catch (err) {
     deps.logger.warn("cannot list statuses", { error: (err as Error).message });
   }

@@ -29,6 +29,10 @@ export interface StatusStore {
 
 function fromConfigMap(cm: KubeObject, cluster: string, hostNamespace: string): ClusterStatus | undefined {
   const s = fromData((cm.data as Record<string, string> | undefined) ?? {}, cluster, hostNamespace);
+  if (s) {
+    s.cluster = cluster;
+    s.hostNamespace = hostNamespace;
+  }
   const by = cm.metadata.annotations?.[SUSPENDED_BY_ANNOTATION];
   if (s && by) s.suspendedBy = by;
   return s;
@@ -62,7 +66,8 @@ export class KubeStatusStore implements StatusStore {
     return items
       .filter((cm) => cm.metadata.name === STATUS_CONFIGMAP)
       .map((cm) => fromConfigMap(cm, cm.metadata.labels?.[LABELS.managedBy] ?? "", cm.metadata.namespace ?? ""))
-      .filter((s): s is ClusterStatus => s !== undefined)
+      // Whose status and where are the ConfigMap's own label and namespace, never what its data claims.
+      .filter((s): s is ClusterStatus => s !== undefined && s.cluster !== "")
       .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
   }
 

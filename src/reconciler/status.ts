@@ -52,6 +52,15 @@ export interface ClusterStatus {
   history: Reconciliation[];
   /** Set when an operation (e.g. `vc restore`) suspended reconciliation at run time: who and why. */
   suspendedBy?: string;
+  /** Entries of a stored history that were not reconciliations (damaged or hand-edited) and were left out. */
+  damagedHistory?: number;
+}
+
+/** A history entry as vc writes it: revision, time and a known result. */
+function isReconciliation(x: unknown): x is Reconciliation {
+  if (typeof x !== "object" || x === null || Array.isArray(x)) return false;
+  const r = x as Record<string, unknown>;
+  return typeof r.revision === "string" && typeof r.time === "string" && typeof r.result === "string" && (RESULTS as readonly string[]).includes(r.result);
 }
 
 export const HISTORY_LIMIT = 10;
@@ -63,8 +72,9 @@ export function isApplied(result: Result): boolean {
 
 /** Folds one reconciliation into a status: the last applied revision moves only when it was applied. */
 export function record(prev: ClusterStatus | undefined, cluster: string, hostNamespace: string, r: Reconciliation): ClusterStatus {
+  const { damagedHistory: _damaged, ...kept } = prev ?? { cluster, hostNamespace, history: [] };
   const next: ClusterStatus = {
-    ...(prev ?? { cluster, hostNamespace, history: [] }),
+    ...kept,
     cluster,
     hostNamespace,
     lastAttemptedRevision: r.revision,
@@ -104,13 +114,18 @@ export function toData(s: ClusterStatus): Record<string, string> {
 export function fromData(data: Record<string, string> | undefined, fallbackCluster = "", fallbackNamespace = ""): ClusterStatus | undefined {
   if (!data) return undefined;
   let history: Reconciliation[] = [];
+  let damaged = 0;
   try {
     const parsed = JSON.parse(data.history ?? "[]") as unknown;
-    if (Array.isArray(parsed)) history = parsed as Reconciliation[];
+    if (Array.isArray(parsed)) {
+      history = parsed.filter(isReconciliation);
+      damaged = parsed.length - history.length;
+    } else damaged = 1;
   } catch {
-    history = [];
+    damaged = 1;
   }
   const s: ClusterStatus = { cluster: data.cluster ?? fallbackCluster, hostNamespace: data.hostNamespace ?? fallbackNamespace, history };
+  if (damaged > 0) s.damagedHistory = damaged;
   for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "message"] as const) {
     if (data[k] !== undefined) s[k] = data[k];
   }

@@ -112,7 +112,7 @@ describe("reconciler: status", () => {
     const s = record(record(undefined, "a", "vc-a", r("c1", "applied")), "a", "vc-a", r("c2", "failed", "boom"));
     expect(fromData(toData(s))).to.deep.equal(s);
     expect(Object.values(toData(s)).every((v) => typeof v === "string")).to.equal(true);
-    expect(fromData({ history: "{not json", result: "weird" }, "b", "vc-b")).to.deep.equal({ cluster: "b", hostNamespace: "vc-b", history: [] });
+    expect(fromData({ history: "{not json", result: "weird" }, "b", "vc-b")).to.deep.equal({ cluster: "b", hostNamespace: "vc-b", history: [], damagedHistory: 1 });
   });
 });
 
