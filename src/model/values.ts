@@ -92,3 +92,29 @@ export const MESH_CUSTOM_RESOURCE_KEYS = {
   destinationRules: "destinationrules.networking.mesh.io",
   gateways: "gateways.networking.mesh.io",
 } as const;
+
+const MESH_NAMES: Record<string, keyof typeof MESH_CUSTOM_RESOURCE_KEYS> = {
+  virtualservices: "virtualServices",
+  virtualservice: "virtualServices",
+  vs: "virtualServices",
+  destinationrules: "destinationRules",
+  destinationrule: "destinationRules",
+  dr: "destinationRules",
+  gateways: "gateways",
+  gateway: "gateways",
+  gw: "gateways",
+};
+
+/**
+ * The mesh resource a `sync.toHost.customResources` key names, however it is spelled: plural, singular, kind or
+ * short name, in any case, bare or with the mesh's group (suffix `mesh.io`), with or without a version
+ * (`virtualservices`, `VirtualService`, `vs`, `virtualservice.networking.mesh.io`,
+ * `virtualservices.v1beta1.networking.mesh.io`); undefined for any other resource.
+ */
+export function meshResourceOf(key: string): keyof typeof MESH_CUSTOM_RESOURCE_KEYS | undefined {
+  const [name = "", ...rest] = key.trim().toLowerCase().split(".");
+  const kind = MESH_NAMES[name];
+  if (!kind) return undefined;
+  const group = (/^v\d+((alpha|beta)\d+)?$/.test(rest[0] ?? "") ? rest.slice(1) : rest).join(".");
+  return group === "" || group === "mesh.io" || group.endsWith(".mesh.io") ? kind : undefined;
+}

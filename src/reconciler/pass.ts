@@ -1,5 +1,5 @@
 // One reconcile pass: sync the source, pick the clusters (changed paths or everything), reconcile each, keep status.
-import { existsSync, readdirSync, type Dirent } from "node:fs";
+import { existsSync, lstatSync, readdirSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { defaultHostNamespace } from "../model/cluster.js";
 import type { KubeObject } from "../kube/object.js";
@@ -274,6 +274,8 @@ async function safely(job: Job, revision: string): Promise<ClusterRun> {
 /** Folder names under clusters/ (what the loader would read), sorted. */
 function clusterFolders(root: string): string[] {
   const base = join(root, CLUSTERS_DIR);
+  // Never followed, and never read as "no clusters" (that would prune the fleet): the pass fails, the last good state stays.
+  if (lstatSync(base, { throwIfNoEntry: false })?.isSymbolicLink()) throw new Error("clusters/ is a symlink: refused, not followed");
   if (!existsSync(base)) return [];
   return readdirSync(base, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.startsWith(".") && hasFiles(join(base, e.name)))

@@ -1,5 +1,5 @@
 // The repository layout: finds the repository root and each cluster folder's values files, cluster.yaml and mesh manifests.
-import { existsSync, readdirSync, statSync, type Dirent } from "node:fs";
+import { existsSync, lstatSync, readdirSync, statSync, type Dirent } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { Diagnostic } from "../model/diagnostic.js";
 import { isInside, safeRealpath } from "./read.js";
@@ -54,6 +54,12 @@ export function listClusterFolders(realRoot: string): { names: string[]; diagnos
   const diagnostics: Diagnostic[] = [];
   const names: string[] = [];
   const base = join(realRoot, CLUSTERS_DIR);
+  if (isSymlink(base)) {
+    // Never followed, wherever it points: the repository's clusters are the files in it.
+    const d = symlinkDiag(realRoot, base, CLUSTERS_DIR);
+    diagnostics.push({ ...d, severity: "error", message: `clusters/ is a symlink: refused, not followed (${d.message})` });
+    return { names, diagnostics };
+  }
   if (!existsSync(base)) {
     diagnostics.push(diag(CLUSTERS_DIR, "error", "layout", "no clusters/ folder: each virtual cluster is a folder clusters/<name>/"));
     return { names, diagnostics };
@@ -118,6 +124,14 @@ function walkMesh(realRoot: string, rel: string, depth: number, out: ClusterFile
     } else {
       out.diagnostics.push(diag(child, "warning", "layout", "not a .yaml or .yml file: ignored"));
     }
+  }
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

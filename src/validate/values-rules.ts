@@ -1,6 +1,6 @@
 // Rules on effective values beyond the schema: mesh and custom-resource conflict, private nodes, metrics servers, backing store.
 import type { Severity } from "../model/diagnostic.js";
-import { MESH_CUSTOM_RESOURCE_KEYS, type Values } from "../model/values.js";
+import { meshResourceOf, type Values } from "../model/values.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
 
 export interface RuleFinding {
@@ -17,8 +17,8 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
   const mesh = v.integrations.mesh;
   const crs = v.sync.toHost.customResources;
   if (mesh.enabled) {
-    for (const key of Object.values(MESH_CUSTOM_RESOURCE_KEYS)) {
-      if (crs[key]?.enabled) {
+    for (const key of Object.keys(crs).sort()) {
+      if (crs[key]?.enabled && meshResourceOf(key) !== undefined) {
         out.push({
           paths: [["sync", "toHost", "customResources", key]],
           severity: "error",

@@ -84,6 +84,22 @@ sync:
     expect(d[0]!.message).to.contain("remove the entry and use `integrations.mesh`");
   });
 
+  it("matches a mesh resource in customResources however it is spelled: singular, plural or short name, with a version; other spellings are schema errors", () => {
+    const text = (key: string) => `integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {${JSON.stringify(key)}: {enabled: true}}}}\n`;
+    for (const key of ["virtualservice.networking.mesh.io", "virtualservices.v1beta1.networking.mesh.io", "vs.networking.mesh.io", "destinationrule.networking.mesh.io", "dr.v1beta1.networking.mesh.io", "gateway.networking.mesh.io", "gw.networking.mesh.io"]) {
+      const d = validateValuesDocument(text(key), F);
+      expect(d.map((x) => x.code), key).to.deep.equal(["mesh-conflict"]);
+      expect(d[0]!.message).to.contain(`"${key}"`);
+    }
+    // Not of the <plural>.<group> form: refused by the schema, never silently synced.
+    for (const key of ["virtualservices", "VirtualService", "VirtualService.networking.mesh.io"]) {
+      expect(validateValuesDocument(text(key), F).map((x) => x.severity), key).to.deep.equal(["error"]);
+    }
+    for (const other of ["virtualservices.networking.other.io", "gatewayclasses.gateway.networking.k8s.io", "vs.example.com"]) {
+      expect(validateValuesDocument(text(other), F).map((x) => x.code), other).to.deep.equal([]);
+    }
+  });
+
   it("accepts the same custom resource while the mesh integration is off, and other resources while it is on", () => {
     expect(validateValuesDocument("sync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io:\n        enabled: true\n", F)).to.deep.equal([]);
     expect(validateValuesDocument(`integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}}}}\n`, F)).to.deep.equal([]);
