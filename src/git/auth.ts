@@ -55,3 +55,22 @@ export function loadGitCredential(opts: GitAuthOptions = {}): GitCredential | un
 export function redactUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1***@");
 }
+
+/**
+ * Moves a URL's `user:password@` out of it: the URL to store and show, and the credential it carried, which is sent
+ * in a header and never written to disk (a clone's .git/config keeps only the URL without it).
+ */
+export function splitUrlCredential(url: string): { url: string; credential?: GitCredential } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url };
+  }
+  if (!parsed.username && !parsed.password) return { url };
+  const username = decodeURIComponent(parsed.username);
+  const password = decodeURIComponent(parsed.password);
+  parsed.username = "";
+  parsed.password = "";
+  return { url: parsed.toString(), credential: new GitCredential(username || TOKEN_USERNAME, password) };
+}

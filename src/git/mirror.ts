@@ -4,7 +4,7 @@ import { join } from "node:path";
 import git from "isomorphic-git";
 import http from "isomorphic-git/http/node";
 import type { GitCredential } from "./auth.js";
-import { redactUrl } from "./auth.js";
+import { redactUrl, splitUrlCredential } from "./auth.js";
 import { changedPaths } from "./changes.js";
 import { materializeAll, materializePaths } from "./worktree.js";
 
@@ -50,10 +50,11 @@ export class GitMirror {
   #current?: string;
 
   constructor(opts: MirrorOptions) {
-    this.url = opts.url;
+    const { url, credential } = splitUrlCredential(opts.url);
+    this.url = url;
     this.dir = opts.dir;
     this.ref = opts.ref ?? "main";
-    this.#credential = opts.credential;
+    this.#credential = opts.credential ?? credential;
   }
 
   /** The commit currently checked out, if any. */
@@ -71,6 +72,9 @@ export class GitMirror {
       if (cloned) {
         fs.mkdirSync(this.dir, { recursive: true });
         await git.init({ fs, dir: this.dir, defaultBranch: "vc-work" });
+      }
+      // Also over a copy an older vc made with the credentials in the URL: only the URL without them is stored.
+      if (cloned || (await git.getConfig({ fs, dir: this.dir, path: "remote.origin.url" })) !== this.url) {
         await git.addRemote({ fs, dir: this.dir, remote: "origin", url: this.url, force: true });
       }
       const res = await git.fetch({

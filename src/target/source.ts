@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { loadGitCredential } from "../git/auth.js";
+import { loadGitCredential, splitUrlCredential } from "../git/auth.js";
 import { headCommit } from "../git/log.js";
 import { GitMirror } from "../git/mirror.js";
 import { findRepoRoot } from "../repo/layout.js";
@@ -36,7 +36,7 @@ export async function resolveSource(opts: SourceOptions): Promise<Source> {
   if (opts.repo && opts.path) throw new SourceError("give either a PATH or --repo URL, not both");
   if (opts.repo) {
     const cache = opts.cacheDir ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vc", "repos");
-    const dir = join(cache, createHash("sha256").update(`${opts.repo}\n${opts.branch ?? "main"}`).digest("hex").slice(0, 16));
+    const dir = join(cache, createHash("sha256").update(`${splitUrlCredential(opts.repo).url}\n${opts.branch ?? "main"}`).digest("hex").slice(0, 16));
     const mirror = new GitMirror({ url: opts.repo, dir, ref: opts.branch, credential: loadGitCredential({ file: opts.credentialsFile }) });
     try {
       const synced = await mirror.sync();
