@@ -1,7 +1,7 @@
 // The `dir:PATH` target: hydrated manifests, one YAML file per object, `<cluster>/<namespace|_cluster>/<kind>[.<group>]_<name>.yaml`.
-import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
-import { load } from "js-yaml";
+import { lstat, mkdir, readdir, readFile, realpath, rename, rm, rmdir, writeFile } from "node:fs/promises";
+import { join, relative, resolve, sep } from "node:path";
+import { loadYamlText } from "../repo/load.js";
 import type { KubeObject, ObjectRef } from "../kube/object.js";
 import { refOf } from "../kube/object.js";
 import { LABELS } from "../translate/keys.js";
@@ -11,6 +11,11 @@ import type { Target, WriteOptions } from "./types.js";
 
 /** Folder of cluster-scoped objects inside a cluster's folder (a namespace name never starts with "_"). */
 const CLUSTER_SCOPED = "_cluster";
+/** Files a write in progress leaves behind when the process dies between writing and renaming. */
+const TEMP_FILE = /\.yaml\.tmp-(\d+)$/;
+/** Largest manifest file read back (as the repository loader's limit). */
+const MAX_FILE_BYTES = 1024 * 1024;
+
 /** A name that is safe as one path segment: DNS-1123 characters, no "..". */
 const SEGMENT = /^[a-z0-9A-Z]([-a-z0-9A-Z.]*[a-z0-9A-Z])?$/;
 
@@ -57,6 +62,7 @@ export class DirTarget implements Target {
       throw err;
     }
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (e.isSymbolicLink()) throw new Error(`${relative(process.cwd(), join(this.root, e.name))}: a symlink in the target folder: refused, not followed`);
       if (!e.isDirectory() || !SEGMENT.test(e.name)) continue;
       const objs = await this.listInventory(e.name);
       if (objs.length) fleet.set(e.name, objs);
@@ -71,9 +77,11 @@ export class DirTarget implements Target {
     if (opts.dryRun) return clean;
     const file = join(this.root, manifestPath(cluster, refOf(obj)));
     await mkdir(join(file, ".."), { recursive: true });
-    // Write then rename: a run cut off half way leaves whole files only.
+    await this.requireInside(join(file, ".."));
+    // Write then rename: a run cut off half way leaves whole files only (and the next run removes the temporary file).
+    // Secrets are readable by their owner only.
     const tmp = `${file}.tmp-${process.pid}`;
-    await writeFile(tmp, toYaml(clean));
+    await writeFile(tmp, toYaml(clean), { mode: obj.kind === "Secret" ? 0o600 : 0o644 });
     await rename(tmp, file);
     return clean;
   }
@@ -102,20 +110,33 @@ export class DirTarget implements Target {
 
   async close(): Promise<void> {}
 
+  /** A folder the target writes into must resolve inside the target (no symlinked folder leading elsewhere). */
+  private async requireInside(dir: string): Promise<void> {
+    const [root, real] = [await realpath(this.root), await realpath(dir)];
+    if (real !== root && !real.startsWith(`${root}${sep}`)) {
+      throw new Error(`${relative(process.cwd(), dir)}: leads outside the target folder (a symlink): refused`);
+    }
+  }
+
+  /** A manifest read back with the repository loader's limits; a symlink or an oversized file is refused, not followed. */
   private async read(file: string): Promise<KubeObject | undefined> {
-    let text: string;
-    try {
-      text = await readFile(file, "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    const shown = relative(process.cwd(), file);
+    const info = await lstat(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return undefined;
       throw err;
+    });
+    if (!info) return undefined;
+    if (info.isSymbolicLink()) throw new Error(`${shown}: a symlink in the target folder: refused, not followed`);
+    if (!info.isFile()) throw new Error(`${shown}: not a regular file: refused`);
+    if (info.size > MAX_FILE_BYTES) throw new Error(`${shown}: larger than ${MAX_FILE_BYTES} bytes: refused`);
+    const text = await readFile(file, "utf8");
+    if (text.trim() === "") return undefined;
+    const loaded = loadYamlText(shown, text);
+    if (!loaded.ok) {
+      const d = loaded.diagnostic;
+      throw new Error(`${shown}:${d.line}:${d.col}: ${d.message}`);
     }
-    let obj: unknown;
-    try {
-      obj = text.trim() === "" ? undefined : load(text);
-    } catch (err) {
-      throw new Error(`${relative(process.cwd(), file)}: not valid YAML: ${(err as Error).message.split("\n")[0]}`);
-    }
+    const obj = loaded.docs[0];
     if (!obj || typeof obj !== "object" || typeof (obj as KubeObject).kind !== "string" || typeof (obj as KubeObject).metadata?.name !== "string") return undefined;
     return obj as KubeObject;
   }
@@ -132,6 +153,13 @@ async function yamlFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const e of entries) {
     const p = join(dir, e.name);
+    const temp = TEMP_FILE.exec(e.name);
+    if (temp && e.isFile()) {
+      // Left by a run that died between writing and renaming: never a manifest, removed unless that run is this one.
+      if (Number(temp[1]) !== process.pid) await rm(p, { force: true });
+      continue;
+    }
+    if (e.isSymbolicLink()) throw new Error(`${relative(process.cwd(), p)}: a symlink in the target folder: refused, not followed`);
     if (e.isDirectory()) out.push(...(await yamlFiles(p)));
     else if (e.isFile() && e.name.endsWith(".yaml")) out.push(p);
   }
