@@ -2,7 +2,7 @@
 import { structuredPatch } from "diff";
 import { dump } from "js-yaml";
 import { describeRef, type KubeObject, type ObjectRef } from "../kube/object.js";
-import { maskSecretPair } from "./mask.js";
+import { maskCredentialsPair, maskSecretPair } from "./mask.js";
 import { isPlainObject } from "./normalize.js";
 
 /** Structural equality of JSON values (key order ignored). */
@@ -26,7 +26,7 @@ export function toYaml(obj: unknown): string {
  * Secret values are masked; empty string when they print the same.
  */
 export function objectDiff(ref: ObjectRef, desired: KubeObject | undefined, live: KubeObject | undefined, context = 3): string {
-  const [d, l] = maskSecretPair(desired, live);
+  const [d, l] = maskCredentialsPair(...maskSecretPair(desired, live));
   const before = l ? toYaml(l) : "";
   const after = d ? toYaml(d) : "";
   if (before === after) return "";

@@ -1,4 +1,5 @@
 // The reconcile status of one cluster and its last reconciliations; how it is folded and (de)serialised (pure).
+import { maskUrlCredentials } from "../model/secrets.js";
 
 /** How a reconciliation of one cluster ended. */
 export type Result =
@@ -80,8 +81,8 @@ export function record(prev: ClusterStatus | undefined, cluster: string, hostNam
     lastAttemptedRevision: r.revision,
     lastAttemptTime: r.time,
     result: r.result,
-    message: r.message ?? defaultMessage(r),
-    history: [stripUndefined(r), ...(prev?.history ?? [])].slice(0, HISTORY_LIMIT),
+    message: maskUrlCredentials(r.message ?? defaultMessage(r)),
+    history: [stripUndefined(r.message === undefined ? r : { ...r, message: maskUrlCredentials(r.message) }), ...(prev?.history ?? [])].slice(0, HISTORY_LIMIT),
   };
   if (isApplied(r.result)) {
     next.lastAppliedRevision = r.revision;

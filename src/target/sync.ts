@@ -2,6 +2,7 @@
 import { describeRef, type KubeObject } from "../kube/object.js";
 import { buildPlan } from "../plan/build.js";
 import { maskSecretValuesIn } from "../plan/mask.js";
+import { maskUrlCredentials } from "../model/secrets.js";
 import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import { blockUnservedKinds } from "./kinds.js";
@@ -63,7 +64,7 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
         if (opts.dryRun && c.action === "create" && c.ref.kind === "Namespace" && c.ref.apiVersion === "v1") dryRunNamespaces.add(c.ref.name);
         record({ ref: c.ref, action: c.action, outcome });
       } catch (err) {
-        record({ ref: c.ref, action: c.action, outcome: "failed", message: maskSecretValuesIn(messageOf(err), c.desired) });
+        record({ ref: c.ref, action: c.action, outcome: "failed", message: maskUrlCredentials(maskSecretValuesIn(messageOf(err), c.desired)) });
       }
     });
   }

@@ -1,0 +1,72 @@
+// One masking rule, planted values, every output: diffs (text, JSON, markdown, live side included), validation
+// messages, describe's values, status records, log lines. Nothing planted may appear; a changed credential shows as
+// changed.
+import { expect } from "chai";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { formatDiagnostic } from "../../src/model/diagnostic.js";
+import { maskUrlCredentials, maskValues } from "../../src/model/secrets.js";
+import { jsonLogger } from "../../src/log.js";
+import { record } from "../../src/reconciler/status.js";
+import { runVc } from "../support/vc.js";
+
+const EXAMPLE = join(import.meta.dirname, "..", "..", "clusters");
+const PLANTED = ["enc-Key-0ld-1111", "enc-Key-N3w-2222", "AKIAOLD0000000000001", "AKIANEW0000000000002", "urlPw-Old-3333", "urlPw-New-4444"];
+
+const envValues = (encryption: string, access: string, urlPassword: string) => `controlPlane:
+  statefulSet:
+    env:
+      - name: ENCRYPTION_KEY
+        value: ${encryption}
+      - name: AWS_ACCESS_KEY_ID
+        value: ${access}
+      - name: CALLBACK
+        value: https://hook:${urlPassword}@hooks.example.com/vc
+      - name: LOG_LEVEL
+        value: debug
+`;
+
+describe("security: credentials masked in every output", function () {
+  this.timeout(60_000);
+  let tmp: string;
+  let repo: string;
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), "vc-mask-"));
+    repo = join(tmp, "repo");
+    cpSync(EXAMPLE, join(repo, "clusters"), { recursive: true });
+    writeFileSync(join(repo, "clusters", "minimal", "values.env.yaml"), envValues(PLANTED[0]!, PLANTED[2]!, PLANTED[4]!));
+    const applied = await runVc(["apply", repo, "--target", `dir:${join(tmp, "out")}`]);
+    expect(applied.code, applied.stderr).to.equal(0);
+    writeFileSync(join(repo, "clusters", "minimal", "values.env.yaml"), envValues(PLANTED[1]!, PLANTED[3]!, PLANTED[5]!));
+  });
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  for (const output of ["text", "json", "markdown"]) {
+    it(`vc diff -o ${output}: no planted value on either side; changed credentials show as changed`, async () => {
+      const res = await runVc(["diff", repo, "--cluster", "minimal", "--target", `dir:${join(tmp, "out")}`, "-o", output]);
+      expect(res.code, res.stderr).to.equal(0);
+      const all = res.stdout + res.stderr;
+      for (const p of PLANTED) expect(all, p).to.not.include(p);
+      expect(all).to.include("<masked, changed>").and.include("<masked, before>");
+      expect(all).to.include("debug");
+    });
+  }
+
+  it("the hydrated manifests are the only place the values are (the target itself, 0600 for Secrets)", () => {
+    expect(readFileSync(join(repo, "clusters", "minimal", "values.env.yaml"), "utf8")).to.include(PLANTED[1]);
+  });
+
+  it("validation messages, describe's values, status records and log lines mask URL passwords and secret env values", () => {
+    expect(formatDiagnostic({ file: "f", line: 1, col: 1, severity: "error", code: "x", message: `bad endpoint postgres://u:${PLANTED[4]}@db/x` })).to.not.include(PLANTED[4]);
+    expect(maskUrlCredentials(`a redis://:${PLANTED[5]}@r:6379 b`)).to.equal("a redis://:<masked>@r:6379 b");
+    const values = { controlPlane: { statefulSet: { env: [{ name: "ENCRYPTION_KEY", value: PLANTED[0] }, { name: "HOOK", value: `https://u:${PLANTED[4]}@h` }] }, backingStore: { database: { external: { endpoint: "" } } } } };
+    const masked = JSON.stringify(maskValues(values as never));
+    for (const p of PLANTED) expect(masked).to.not.include(p);
+    const status = record(undefined, "c", "vc-c", { revision: "r", time: "t", durationMs: 1, result: "failed", counts: { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 1 }, message: `cannot fetch https://u:${PLANTED[5]}@git/x` });
+    expect(JSON.stringify(status)).to.not.include(PLANTED[5]);
+    const lines: string[] = [];
+    jsonLogger({ out: { write: (l: string) => lines.push(l) } }).warn("fetch failed", { url: `https://u:${PLANTED[5]}@git/x` });
+    expect(lines.join("")).to.not.include(PLANTED[5]);
+  });
+});
