@@ -21,6 +21,7 @@ const SUITES: Suite[] = [
   { name: "metrics-proxy", load: () => import("./metrics-proxy.js") },
   { name: "reconcile", load: () => import("./reconcile.js") },
   { name: "apply", load: () => import("./apply.js") },
+  { name: "webhook", load: () => import("./webhook.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {

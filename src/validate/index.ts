@@ -1,4 +1,5 @@
 // Validation of a whole repository: every selected cluster folder, plus rules across clusters; the entry point other stages call.
+import { maskUrlCredentials } from "../model/secrets.js";
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import { CLUSTERS_DIR, listClusterFiles, listClusterFolders } from "../repo/layout.js";
@@ -64,6 +65,8 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   if (opts.cacheDir !== undefined) pruneCache(opts.cacheDir);
   crossClusterRules(realRoot, clusters);
   for (const c of clusters) diagnostics.push(...c.diagnostics);
+  // A message may quote a value: no password inside a URL leaves the validator, in any output format.
+  for (const d of diagnostics) d.message = maskUrlCredentials(d.message);
   diagnostics.sort(compareDiagnostics);
   return { root: realRoot, clusters, diagnostics };
 }

@@ -70,3 +70,23 @@ describe("security: credentials masked in every output", function () {
     expect(lines.join("")).to.not.include(PLANTED[5]);
   });
 });
+
+describe("security: vc validate never prints a URL password, in any format", () => {
+  it("text, json and github output of a finding that quotes a URL with a password", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "vc-mask-validate-"));
+    try {
+      const dir = join(tmp, "clusters", "x");
+      cpSync(join(EXAMPLE, "minimal"), dir, { recursive: true });
+      // A value pasted into the wrong key: the schema's message quotes it.
+      writeFileSync(join(dir, "values.extra.yaml"), "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: \"postgres://u:Pl4nted-Pw@db/vc\"\n");
+      for (const format of ["text", "json", "github"]) {
+        const res = await runVc(["validate", tmp, "--format", format]);
+        expect(res.code, format).to.equal(1);
+        expect(res.stdout + res.stderr, format).to.include("postgres://u:<masked>@db/vc");
+        expect(res.stdout + res.stderr, format).to.not.include("Pl4nted-Pw");
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
