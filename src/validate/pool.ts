@@ -4,7 +4,7 @@ import { Worker } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
 import type { ClusterResult } from "./cluster.js";
 import { validateFolder } from "./folder.js";
-import type { WorkRequest } from "./worker.js";
+import type { WorkAnswer, WorkRequest } from "./worker.js";
 
 /**
  * Below this many cluster folders the work stays on the calling thread: starting a worker (0.15-0.25 s with
@@ -15,6 +15,8 @@ import type { WorkRequest } from "./worker.js";
 export const MIN_CLUSTERS_FOR_WORKERS = 500;
 /** Folders per message: small enough to balance the load, large enough that messages cost little. */
 const BATCH = 8;
+/** Batches sent to a worker before its first answer comes back. */
+const IN_FLIGHT = 2;
 
 /** Threads to use by default: every core the process may use. */
 export function defaultJobs(): number {
@@ -34,31 +36,49 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
   const results = new Map<string, ClusterResult>();
   let next = 0;
   const url = new URL("../../bin/validate-worker.js", import.meta.url);
+  const validateHere = async (batch: string[]): Promise<void> => {
+    const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
+    for (const n of batch) results.set(n, validateFolder(realRoot, n, cache, detail));
+    await cache?.flush();
+  };
   const run = async (): Promise<void> => {
     const worker = new Worker(url);
     worker.unref();
-    worker.on("error", () => undefined); // reported to the batch it held (ask); never an uncaught error here
-    let alive = true;
+    worker.on("error", () => undefined); // the batches it held are validated here; never an uncaught error
     try {
-      alive = await started(worker);
-      while (alive && next < names.length) {
-        const batch = names.slice(next, next + BATCH);
-        next += batch.length;
-        let got: ClusterResult[] | undefined;
-        if (alive) {
-          try {
-            got = await ask(worker, { realRoot, names: batch, cacheDir, detail });
-          } catch {
-            alive = false; // a worker that failed (crashed, could not start) gets no more work
+      if (!(await started(worker))) return;
+      // Two batches in flight: the worker starts the next while this thread takes in the answer to the last.
+      const held = await new Promise<string[][]>((resolve) => {
+        const inflight = new Map<number, string[]>();
+        const finish = (): void => {
+          worker.off("message", onMessage);
+          worker.off("error", onFail);
+          worker.off("exit", onFail);
+          resolve([...inflight.values()]);
+        };
+        const send = (): void => {
+          while (inflight.size < IN_FLIGHT && next < names.length) {
+            const batch = names.slice(next, next + BATCH);
+            const id = next;
+            next += batch.length;
+            inflight.set(id, batch);
+            worker.postMessage({ id, realRoot, names: batch, cacheDir, detail } satisfies WorkRequest);
           }
-        }
-        if (!got) {
-          const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
-          got = batch.map((n) => validateFolder(realRoot, n, cache, detail));
-          await cache?.flush();
-        }
-        batch.forEach((n, i) => results.set(n, got[i]!));
-      }
+          if (inflight.size === 0) finish();
+        };
+        const onMessage = (m: WorkAnswer): void => {
+          const batch = inflight.get(m.id)!;
+          inflight.delete(m.id);
+          batch.forEach((n, i) => results.set(n, m.results[i]!));
+          send();
+        };
+        const onFail = (): void => finish(); // a worker that failed gets no more work
+        worker.on("message", onMessage);
+        worker.on("error", onFail);
+        worker.on("exit", onFail);
+        send();
+      });
+      for (const batch of held) await validateHere(batch);
     } finally {
       await worker.terminate();
     }
@@ -66,9 +86,9 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
   const here = async (): Promise<void> => {
     const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
     while (next < names.length) {
-      const batch = names.slice(next, next + BATCH);
-      next += batch.length;
-      for (const n of batch) results.set(n, validateFolder(realRoot, n, cache, detail));
+      // One folder at a time: a worker's answer waits for this thread to yield, and the worker idles meanwhile.
+      const n = names[next++]!;
+      results.set(n, validateFolder(realRoot, n, cache, detail));
       await new Promise((r) => setImmediate(r)); // let the workers' answers (and timers, sockets) in
     }
     await cache?.flush();
@@ -92,31 +112,5 @@ function started(worker: Worker): Promise<boolean> {
     worker.on("message", onMessage);
     worker.on("error", onFail);
     worker.on("exit", onFail);
-  });
-}
-
-function ask(worker: Worker, req: WorkRequest): Promise<ClusterResult[]> {
-  return new Promise((resolve, reject) => {
-    const done = (): void => {
-      worker.off("message", onMessage);
-      worker.off("error", onError);
-      worker.off("exit", onExit);
-    };
-    const onMessage = (m: ClusterResult[]): void => {
-      done();
-      resolve(m);
-    };
-    const onError = (err: Error): void => {
-      done();
-      reject(err);
-    };
-    const onExit = (code: number): void => {
-      done();
-      reject(new Error(`validation worker exited with code ${code}`));
-    };
-    worker.on("message", onMessage);
-    worker.on("error", onError);
-    worker.on("exit", onExit);
-    worker.postMessage(req);
   });
 }

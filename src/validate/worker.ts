@@ -2,12 +2,20 @@
 import { parentPort } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
 import { validateFolder } from "./folder.js";
+import type { ClusterResult } from "./cluster.js";
 
 export interface WorkRequest {
+  /** Echoed in the answer: several requests may be in flight, and an answer may overtake an earlier one. */
+  id: number;
   realRoot: string;
   names: string[];
   cacheDir?: string;
   detail: Detail;
+}
+
+export interface WorkAnswer {
+  id: number;
+  results: ClusterResult[];
 }
 
 const caches = new Map<string, DirCache>();
@@ -16,7 +24,7 @@ parentPort?.on("message", async (req: WorkRequest) => {
   const cache = req.cacheDir === undefined ? undefined : (caches.get(req.cacheDir) ?? caches.set(req.cacheDir, new DirCache(req.cacheDir)).get(req.cacheDir));
   const results = req.names.map((name) => validateFolder(req.realRoot, name, cache, req.detail));
   await cache?.flush(); // the entries are on disk before the caller hears back (and may exit)
-  parentPort!.postMessage(results);
+  parentPort!.postMessage({ id: req.id, results } satisfies WorkAnswer);
 });
 // Loaded: the pool hands out work only now, so that folders are never held by a worker still starting.
 parentPort?.postMessage("ready");
