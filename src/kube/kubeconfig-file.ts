@@ -29,6 +29,30 @@ export function userKubeconfigPath(explicit?: string, env: NodeJS.ProcessEnv = p
   return first ?? join(homedir(), ".kube", "config");
 }
 
+/** Where client-node reads a service account's token when running inside a cluster. */
+export const IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+
+/**
+ * Why no kubeconfig can be found, or undefined when one can: without `--kubeconfig`, KUBECONFIG, ~/.kube/config or
+ * an in-cluster service account, client-node would fall back to http://localhost:8080 and fail seconds later with
+ * a bare ECONNREFUSED; this says what is missing and how to fix it instead.
+ */
+export function missingKubeconfig(
+  explicit?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  home: string = homedir(),
+  tokenPath: string = IN_CLUSTER_TOKEN,
+): string | undefined {
+  if (explicit) return existsSync(explicit) ? undefined : `kubeconfig ${explicit} (--kubeconfig) does not exist`;
+  if ((env.KUBECONFIG ?? "").split(delimiter).some((p) => p.trim() !== "")) return undefined;
+  const file = join(home, ".kube", "config");
+  if (existsSync(file) || existsSync(tokenPath)) return undefined;
+  return (
+    `no kubeconfig found: KUBECONFIG is not set, ${file} does not exist and vc is not running in a cluster. ` +
+    "Pass --kubeconfig FILE (and --context NAME), set KUBECONFIG, or create " + file + " (for example with your provider's \"get-credentials\" command)"
+  );
+}
+
 export function parseKubeconfig(text: string, source: string): KubeconfigDoc {
   if (text.trim() === "") return {};
   let doc: unknown;

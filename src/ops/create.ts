@@ -8,6 +8,7 @@ import { CLUSTERS_DIR, CLUSTER_FILE, VALUES_FILE } from "../repo/layout.js";
 import { validateValuesDocument } from "../validate/values.js";
 import { defaultHostNamespace } from "../model/cluster.js";
 import { loadAndValidate } from "../validate/index.js";
+import { reservedNamespaceRule } from "../validate/cluster.js";
 import { checkClusterName } from "./cluster-ref.js";
 
 export class CreateError extends Error {
@@ -57,6 +58,8 @@ async function namespaceUsers(root: string, namespace: string): Promise<string[]
 export async function createCluster(o: CreateOptions): Promise<CreateResult> {
   checkClusterName(o.name);
   if (!LABEL.test(o.namespace)) throw new CreateError(`invalid namespace "${o.namespace}": a DNS-1123 label (lower-case letters, digits, "-", at most 63 characters)`);
+  const reserved = reservedNamespaceRule(o.namespace);
+  if (reserved?.severity === "error") throw new CreateError(reserved.message);
   let root: string;
   try {
     root = await git.findRoot({ fs, filepath: resolve(o.repo) });
@@ -90,5 +93,6 @@ export async function createCluster(o: CreateOptions): Promise<CreateResult> {
   writeFileSync(join(root, files[1]!), `# Where the virtual cluster ${o.name} lives on the host and how vc reconciles it.\nnamespace: ${o.namespace}\n`);
   for (const f of files) await git.add({ fs, dir: root, filepath: f });
   const commit = await git.commit({ fs, dir: root, message: `Add virtual cluster ${o.name} (namespace ${o.namespace})\n\nCreated with vc create from ${o.valuesFile}.\n`, author: await author(root) });
+  if (reserved) diagnostics.push({ file: files[1]!, line: 2, col: 1, severity: reserved.severity, code: "reserved-namespace", message: reserved.message });
   return { branch, commit, files, diagnostics };
 }

@@ -149,14 +149,18 @@ export function validateCluster(realRoot: string, files: ClusterFiles, reads?: R
   return result;
 }
 
-/** The host's own namespaces are never a virtual cluster's home; `default` is allowed with a warning. */
+/** The host's own namespaces are never a virtual cluster's home; `default` is allowed with a warning (also used by vc create). */
+export function reservedNamespaceRule(ns: string): { severity: "error" | "warning"; message: string } | undefined {
+  if (ns === "kube-system" || ns === "kube-public" || ns === "kube-node-lease") return { severity: "error", message: `host namespace "${ns}" belongs to the host cluster itself: choose a namespace of the virtual cluster's own` };
+  if (ns === "default") return { severity: "warning", message: 'host namespace "default" is shared with everything else on the host: a namespace of its own (the default vc-<name>) keeps pruning and quotas apart' };
+  return undefined;
+}
+
 function reservedNamespace(result: ClusterResult, ns: string): void {
+  const rule = reservedNamespaceRule(ns);
+  if (!rule) return;
   const source = settingsSources.get(result)!;
-  const at = (severity: Diagnostic["severity"], message: string): void => {
-    result.diagnostics.push(source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity, code: "reserved-namespace", message }));
-  };
-  if (ns === "kube-system" || ns === "kube-public" || ns === "kube-node-lease") at("error", `host namespace "${ns}" belongs to the host cluster itself: choose a namespace of the virtual cluster's own`);
-  else if (ns === "default") at("warning", 'host namespace "default" is shared with everything else on the host: a namespace of its own (the default vc-<name>) keeps pruning and quotas apart');
+  result.diagnostics.push(source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity: rule.severity, code: "reserved-namespace", message: rule.message }));
 }
 
 /**

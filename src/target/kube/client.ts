@@ -6,8 +6,9 @@ import fetch, { Headers } from "node-fetch";
 import type { KubeObject, ObjectRef } from "../../kube/object.js";
 import { resourceFor, resourcePath, type ResourceType } from "../../kube/resources.js";
 import { FIELD_MANAGER } from "../../translate/keys.js";
-import { hostContextOf } from "../../kube/kubeconfig-file.js";
+import { hostContextOf, missingKubeconfig } from "../../kube/kubeconfig-file.js";
 import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
+import { UserError } from "../../errors.js";
 
 /** An answer of the API server other than 2xx (after retries), with the server's Status message. */
 export class KubeApiError extends Error {
@@ -63,6 +64,8 @@ export interface OpenClientOptions {
  */
 export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }): KubeConfig {
   const kc = new KubeConfig();
+  const missing = missingKubeconfig(opts.kubeconfig);
+  if (missing) throw new UserError(missing);
   try {
     if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
     else kc.loadFromDefault();
