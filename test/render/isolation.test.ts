@@ -47,6 +47,24 @@ describe("render/isolation (property)", () => {
   });
 });
 
+describe("render/gateway hosts (property)", () => {
+  const dns = fc.oneof(fc.tuple(label, label).map(([a, b]) => `${a}.${b}.example.com`), label.map((a) => `*.${a}.com`));
+  const serverHost = fc.oneof(dns, fc.tuple(label, dns).map(([n, d]) => `${n}/${d}`), dns.map((d) => `./${d}`), dns.map((d) => `*/${d}`));
+  it("binds every Gateway server host to the cluster's host namespace, whatever form the manifest wrote", () => {
+    fc.assert(
+      fc.property(label, label, fc.array(serverHost, { minLength: 1, maxLength: 5 }), (cluster, ns, hosts) => {
+        const gw: KubeObject = { apiVersion: API, kind: "Gateway", metadata: { name: "g", namespace: ns }, spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts }] } };
+        const objs = renderCluster(makeSpec(cluster, withMesh, [meshDoc(cluster, "g.yaml", gw)]), "r");
+        const out = objs.find((o) => o.kind === "Gateway") as any;
+        out.spec.servers[0].hosts.forEach((h: string, i: number) => {
+          expect(h).to.equal(`vc-${cluster}/${hosts[i]!.slice(hosts[i]!.indexOf("/") + 1)}`);
+        });
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe("render/object names (property)", () => {
   it("names every object of any cluster within 63 characters", () => {
     const cluster = fc.stringMatching(/^[a-z]([-a-z0-9]{0,50}[a-z0-9])?$/);

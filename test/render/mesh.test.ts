@@ -175,12 +175,22 @@ describe("render/mesh", () => {
       },
     };
 
-    it("removes the ns/ prefix of servers[].hosts and keeps the selector and ports", () => {
+    it("binds every servers[].hosts entry to the cluster's host namespace and keeps the selector and ports", () => {
       const out = must(render([gw]), "Gateway");
       expect(at(out, "spec.selector")).to.deep.equal({ istio: "ingressgateway" });
-      expect(at(out, "spec.servers.0.hosts")).to.deep.equal(["shop.example.com", "any.example.com", "plain.example.com"]);
+      expect(at(out, "spec.servers.0.hosts")).to.deep.equal([`${HNS}/shop.example.com`, `${HNS}/any.example.com`, `${HNS}/plain.example.com`]);
       expect(at(out, "spec.servers.0.port")).to.deep.equal({ number: 80, name: "http", protocol: "HTTP" });
-      expect(at(out, "spec.servers.1.hosts")).to.deep.equal(["secure.example.com"]);
+      expect(at(out, "spec.servers.1.hosts")).to.deep.equal([`${HNS}/secure.example.com`]);
+    });
+
+    it("never renders a server host another namespace's VirtualService may bind (bare, */, ./ or another namespace)", () => {
+      const out = must(render([gw]), "Gateway");
+      const hosts = (at(out, "spec.servers") as Array<{ hosts: string[] }>).flatMap((s) => s.hosts);
+      for (const h of hosts) {
+        const [ns, name] = h.split("/");
+        expect(ns, h).to.equal(HNS);
+        expect(name, h).to.match(/^[a-z0-9.-]+$/);
+      }
     });
 
     it("translates tls.credentialName to the secret's host name in the gateway's namespace", () => {
