@@ -1,22 +1,32 @@
-// One cluster folder from the cache when its content is known, else validated (and stored); a failure stays that folder's own.
+// One cluster folder from the cache when its content is known, else validated (and stored), then held to the fleet policy; a failure stays that folder's own.
 import { CLUSTERS_DIR, listClusterFiles } from "../repo/layout.js";
 import { readRepoFile, type ReadResult } from "../repo/read.js";
 import { clusterKey, type Detail, type ValidationCache } from "./cache.js";
 import { validateCluster, type ClusterResult } from "./cluster.js";
 import { fileDiagnostic } from "./finding.js";
+import { enforcePolicy, type LoadedPolicy } from "./policy.js";
 
-export function validateFolder(realRoot: string, name: string, cache: ValidationCache | undefined, detail: Detail): ClusterResult {
+/**
+ * `policy`: the loaded fleet policy, when the repository has one. The cache holds results before the policy
+ * (its key is the folder's content only); the policy is applied to every result, cached or not.
+ */
+export function validateFolder(realRoot: string, name: string, cache: ValidationCache | undefined, detail: Detail, policy?: LoadedPolicy): ClusterResult {
   try {
     const files = listClusterFiles(realRoot, name);
-    if (!cache) return trim(validateCluster(realRoot, files), detail);
+    const held = (r: ClusterResult): ClusterResult => {
+      if (policy) enforcePolicy(realRoot, r, policy);
+      return trim(r, detail);
+    };
+    if (!cache) return held(validateCluster(realRoot, files));
     const reads = new Map<string, ReadResult>();
     for (const file of [...files.values, ...(files.clusterFile ? [files.clusterFile] : []), ...files.mesh]) reads.set(file, readRepoFile(realRoot, file));
     const key = clusterKey(files, reads);
-    const hit = cache.get(key, detail);
-    if (hit) return hit;
+    // The policy needs the spec: a summary is asked of the cache only when there is no policy to apply.
+    const hit = cache.get(key, policy ? "full" : detail);
+    if (hit) return held(hit);
     const result = validateCluster(realRoot, files, reads);
     cache.set(key, result);
-    return trim(result, detail);
+    return held(policy ? structuredClone(result) : result); // the cache keeps what the folder says, not the policy
   } catch (err) {
     // An unexpected failure (a bug, a file no limit foresaw) makes this cluster invalid with its own error, never the whole run.
     const dir = `${CLUSTERS_DIR}/${name}`;

@@ -9,6 +9,7 @@ import { namespaceDiagnostic, type ClusterResult } from "./cluster.js";
 import { DirCache, pruneCache, type Detail } from "./cache.js";
 import { validateFolder } from "./folder.js";
 import { defaultJobs, useWorkers, validateInWorkers } from "./pool.js";
+import { loadPolicy } from "./policy.js";
 
 export type { ClusterResult } from "./cluster.js";
 
@@ -48,15 +49,19 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
     names = names.filter((n) => wanted.has(n));
   }
   const detail = opts.detail ?? "full";
+  // The fleet policy bounds every cluster; a broken one blocks them all (its bounds could not be enforced).
+  const loadedPolicy = loadPolicy(realRoot);
+  diagnostics.push(...loadedPolicy.diagnostics);
+  const policy = loadedPolicy.broken || loadedPolicy.policy ? loadedPolicy : undefined;
   const jobs = Math.max(1, opts.jobs ?? defaultJobs());
   let clusters: ClusterResult[];
   if (useWorkers(names.length, jobs)) {
-    clusters = await validateInWorkers(realRoot, names, jobs, detail, opts.cacheDir);
+    clusters = await validateInWorkers(realRoot, names, jobs, detail, opts.cacheDir, policy);
   } else {
     clusters = [];
     const cache = opts.cacheDir === undefined ? undefined : new DirCache(opts.cacheDir);
     for (let i = 0; i < names.length; i++) {
-      clusters.push(validateFolder(realRoot, names[i]!, cache, detail));
+      clusters.push(validateFolder(realRoot, names[i]!, cache, detail, policy));
       // Let timers and sockets run between clusters when a service (the reconciler) validates a large fleet.
       if (i % 50 === 49) await new Promise((r) => setImmediate(r));
     }

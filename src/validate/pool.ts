@@ -4,6 +4,7 @@ import { Worker } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
 import type { ClusterResult } from "./cluster.js";
 import { validateFolder } from "./folder.js";
+import type { LoadedPolicy } from "./policy.js";
 import type { WorkAnswer, WorkRequest } from "./worker.js";
 
 /**
@@ -32,13 +33,13 @@ export function useWorkers(count: number, jobs: number): boolean {
  * The results of `names` (in that order), validated by `jobs` threads: this one (which needs no start-up and
  * yields to the event loop between batches) and `jobs - 1` workers; folders a failed worker held are validated here.
  */
-export async function validateInWorkers(realRoot: string, names: string[], jobs: number, detail: Detail, cacheDir?: string): Promise<ClusterResult[]> {
+export async function validateInWorkers(realRoot: string, names: string[], jobs: number, detail: Detail, cacheDir?: string, policy?: LoadedPolicy): Promise<ClusterResult[]> {
   const results = new Map<string, ClusterResult>();
   let next = 0;
   const url = new URL("../../bin/validate-worker.js", import.meta.url);
   const validateHere = async (batch: string[]): Promise<void> => {
     const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
-    for (const n of batch) results.set(n, validateFolder(realRoot, n, cache, detail));
+    for (const n of batch) results.set(n, validateFolder(realRoot, n, cache, detail, policy));
     await cache?.flush();
   };
   const run = async (): Promise<void> => {
@@ -62,7 +63,7 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
             const id = next;
             next += batch.length;
             inflight.set(id, batch);
-            worker.postMessage({ id, realRoot, names: batch, cacheDir, detail } satisfies WorkRequest);
+            worker.postMessage({ id, realRoot, names: batch, cacheDir, detail, policy } satisfies WorkRequest);
           }
           if (inflight.size === 0) finish();
         };
@@ -88,7 +89,7 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
     while (next < names.length) {
       // One folder at a time: a worker's answer waits for this thread to yield, and the worker idles meanwhile.
       const n = names[next++]!;
-      results.set(n, validateFolder(realRoot, n, cache, detail));
+      results.set(n, validateFolder(realRoot, n, cache, detail, policy));
       await new Promise((r) => setImmediate(r)); // let the workers' answers (and timers, sockets) in
     }
     await cache?.flush();

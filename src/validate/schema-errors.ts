@@ -57,6 +57,7 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
       case "propertyNames": {
         const name = (e.params as { propertyName: string }).propertyName;
         if (defName(e.schemaPath) === "labels") out.push(f(`invalid label key "${name}" in ${where}: use [prefix/]name, the name at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit`, [...path, name]));
+        else if (schema === "policy") out.push(f(`invalid key "${name}" in ${where}: use one of requests.cpu, requests.memory, limits.cpu, limits.memory`, [...path, name]));
         else out.push(f(`invalid key "${name}" in ${where}: use <plural>.<group>, e.g. "certificates.cert-manager.io"`, [...path, name]));
         break;
       }

@@ -5,7 +5,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 /** The schemas folder shipped with vc. */
 export const SCHEMAS_DIR = new URL("../../schemas/", import.meta.url);
 
-export type SchemaName = "values" | "cluster" | "mesh/virtualservice" | "mesh/destinationrule" | "mesh/gateway";
+export type SchemaName = "values" | "cluster" | "policy" | "mesh/virtualservice" | "mesh/destinationrule" | "mesh/gateway";
 
 export interface SchemaDoc {
   properties?: Record<string, SchemaDoc>;

@@ -3,6 +3,7 @@ import { parentPort } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
 import { validateFolder } from "./folder.js";
 import type { ClusterResult } from "./cluster.js";
+import type { LoadedPolicy } from "./policy.js";
 
 export interface WorkRequest {
   /** Echoed in the answer: several requests may be in flight, and an answer may overtake an earlier one. */
@@ -11,6 +12,8 @@ export interface WorkRequest {
   names: string[];
   cacheDir?: string;
   detail: Detail;
+  /** The repository's fleet policy, when it has one. */
+  policy?: LoadedPolicy;
 }
 
 export interface WorkAnswer {
@@ -22,7 +25,7 @@ const caches = new Map<string, DirCache>();
 
 parentPort?.on("message", async (req: WorkRequest) => {
   const cache = req.cacheDir === undefined ? undefined : (caches.get(req.cacheDir) ?? caches.set(req.cacheDir, new DirCache(req.cacheDir)).get(req.cacheDir));
-  const results = req.names.map((name) => validateFolder(req.realRoot, name, cache, req.detail));
+  const results = req.names.map((name) => validateFolder(req.realRoot, name, cache, req.detail, req.policy));
   await cache?.flush(); // the entries are on disk before the caller hears back (and may exit)
   parentPort!.postMessage({ id: req.id, results } satisfies WorkAnswer);
 });

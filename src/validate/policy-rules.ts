@@ -1,0 +1,140 @@
+// The fleet policy's bounds on one cluster (pure): hosts its mesh objects claim, gateway selectors and credentials, quota, database host.
+import type { KubeObject } from "../kube/object.js";
+import type { Values } from "../model/values.js";
+import { parseQuantity } from "../plan/quantity.js";
+import type { PathSegment } from "../repo/positions.js";
+import { parseServiceHost } from "../translate/names.js";
+
+/** policy.yaml as schemas/policy.schema.json describes it; a key left out bounds nothing. */
+export interface Policy {
+  hosts?: { virtualServices?: string[]; gateways?: string[] };
+  gateways?: { selectors?: Array<Record<string, string>>; credentialNames?: string[] };
+  quota?: { max?: Record<string, string>; required?: boolean };
+  database?: { hosts?: string[] };
+}
+
+export const POLICY_FILE = "policy.yaml";
+
+/** A mesh manifest of the cluster: its file, document index and object. */
+export interface PolicyMeshInput {
+  file: string;
+  index: number;
+  object: KubeObject;
+}
+
+/** A policy violation: in the values (`values` path) or in a mesh document (`file`, `doc`, `path`). */
+export type PolicyFinding =
+  | { where: "values"; paths: string[][]; message: string; /** point at the key rather than its value */ at?: "key" }
+  | { where: "mesh"; file: string; doc: number; path: PathSegment[]; message: string };
+
+/**
+ * Whether `host` lies within the host pattern `pattern`: `*` allows anything, `*.suffix` any name (or
+ * wildcard) ending in `.suffix`, anything else only itself. Case does not matter (DNS names).
+ */
+export function hostAllowed(host: string, pattern: string): boolean {
+  const h = host.toLowerCase();
+  const p = pattern.toLowerCase();
+  if (p === "*") return true;
+  if (p.startsWith("*.")) return h.endsWith(p.slice(1)) && h.length > p.length - 1;
+  return h === p;
+}
+
+/** Whether `name` matches the glob `pattern` (`*` stands for any characters, nothing else is special). */
+export function nameAllowed(name: string, pattern: string): boolean {
+  const re = new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  return re.test(name);
+}
+
+const list = (patterns: readonly string[]): string => (patterns.length === 0 ? "(none)" : patterns.join(", "));
+
+/** Every bound of `policy` that the cluster's effective values and mesh manifests cross. */
+export function policyFindings(policy: Policy, values: Values, mesh: readonly PolicyMeshInput[]): PolicyFinding[] {
+  const out: PolicyFinding[] = [];
+  quotaFindings(policy, values, out);
+  databaseFindings(policy, values, out);
+  if (values.integrations.mesh.enabled) for (const m of mesh) meshFindings(policy, m, out);
+  return out;
+}
+
+function quotaFindings(policy: Policy, values: Values, out: PolicyFinding[]): void {
+  const max = policy.quota?.max;
+  if (!max || Object.keys(max).length === 0) return;
+  const rq = values.policies.resourceQuota;
+  const bounded = Object.keys(max).sort();
+  const required = policy.quota?.required === true;
+  if (!rq.enabled) {
+    if (required) out.push({ where: "values", paths: [["policies", "resourceQuota", "enabled"], ["policies", "resourceQuota"]], message: `the fleet policy (${POLICY_FILE} quota.required) requires a resource quota: set policies.resourceQuota.enabled: true with ${bounded.join(", ")} at most ${bounded.map((k) => max[k]).join(", ")}` });
+    return;
+  }
+  for (const key of bounded) {
+    const limit = parseQuantity(max[key]!)!;
+    const set = rq.quota[key];
+    if (set === undefined) {
+      if (required) out.push({ where: "values", paths: [["policies", "resourceQuota", "quota"], ["policies", "resourceQuota", "enabled"]], at: "key", message: `the fleet policy (${POLICY_FILE} quota.required) requires policies.resourceQuota.quota["${key}"] (at most ${max[key]})` });
+      continue;
+    }
+    const amount = parseQuantity(String(set));
+    if (amount === undefined || amount > limit * (1 + 1e-9)) {
+      out.push({ where: "values", paths: [["policies", "resourceQuota", "quota", key]], message: `quota ${key}: ${set} is more than the fleet policy allows (${POLICY_FILE} quota.max: ${max[key]})` });
+    }
+  }
+}
+
+function databaseFindings(policy: Policy, values: Values, out: PolicyFinding[]): void {
+  const allowed = policy.database?.hosts;
+  const ext = values.controlPlane.backingStore.database.external;
+  if (!allowed || !ext.enabled || ext.endpoint === "") return;
+  let host: string;
+  try {
+    host = new URL(ext.endpoint).hostname;
+  } catch {
+    return; // not a URL: the values rules report it
+  }
+  if (host.startsWith("[") || !allowed.some((p) => hostAllowed(host, p))) {
+    out.push({ where: "values", paths: [["controlPlane", "backingStore", "database", "external", "endpoint"]], message: `database host "${host}" is not allowed by the fleet policy (${POLICY_FILE} database.hosts: ${list(allowed)})` });
+  }
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function meshFindings(policy: Policy, m: PolicyMeshInput, out: PolicyFinding[]): void {
+  const { kind, metadata, spec } = m.object;
+  if (!isObject(spec)) return;
+  const what = `${kind} ${metadata.namespace ?? "default"}/${metadata.name}`;
+  const at = (path: PathSegment[], message: string): void => void out.push({ where: "mesh", file: m.file, doc: m.index, path, message });
+  if (kind === "VirtualService") {
+    const allowed = policy.hosts?.virtualServices;
+    if (!allowed || !Array.isArray(spec.hosts)) return;
+    spec.hosts.forEach((h, i) => {
+      if (typeof h !== "string" || parseServiceHost(h, metadata.namespace ?? "default") !== undefined) return; // a service of this cluster
+      if (!allowed.some((p) => hostAllowed(h, p))) at(["spec", "hosts", i], `${what}: host "${h}" is not allowed by the fleet policy (${POLICY_FILE} hosts.virtualServices: ${list(allowed)})`);
+    });
+  } else if (kind === "Gateway") {
+    const selectors = policy.gateways?.selectors;
+    if (selectors) {
+      const sel = isObject(spec.selector) ? spec.selector : {};
+      if (!selectors.some((s) => Object.entries(s).every(([k, v]) => sel[k] === v))) {
+        const shown = selectors.map((s) => Object.entries(s).map(([k, v]) => `${k}=${v}`).join(",")).map((s) => `{${s}}`);
+        at(isObject(spec.selector) ? ["spec", "selector"] : ["spec"], `${what}: selector ${JSON.stringify(sel)} does not select an ingress gateway the fleet policy allows (${POLICY_FILE} gateways.selectors: ${list(shown)})`);
+      }
+    }
+    if (!Array.isArray(spec.servers)) return;
+    const hostPatterns = policy.hosts?.gateways;
+    const credentials = policy.gateways?.credentialNames;
+    spec.servers.forEach((server, i) => {
+      if (!isObject(server)) return;
+      if (hostPatterns && Array.isArray(server.hosts)) {
+        server.hosts.forEach((h, j) => {
+          if (typeof h !== "string") return;
+          const dns = h.slice(h.indexOf("/") + 1);
+          if (!hostPatterns.some((p) => hostAllowed(dns, p))) at(["spec", "servers", i, "hosts", j], `${what}: host "${dns}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ${list(hostPatterns)})`);
+        });
+      }
+      const cred = isObject(server.tls) ? server.tls.credentialName : undefined;
+      if (credentials && typeof cred === "string" && cred !== "" && !credentials.some((p) => nameAllowed(cred, p))) {
+        at(["spec", "servers", i, "tls", "credentialName"], `${what}: tls.credentialName "${cred}" is not allowed by the fleet policy (${POLICY_FILE} gateways.credentialNames: ${list(credentials)})`);
+      }
+    });
+  }
+}
