@@ -8,6 +8,7 @@ import { findRepoRoot } from "../repo/layout.js";
 import { renderSpecs } from "../render/fleet.js";
 import { objectFilePath, toJsonList, toYamlDocument, toYamlStream } from "../render/output.js";
 import { sourceRevision } from "../render/revision.js";
+import { holdsInlineCredential, withholdCredentials } from "../render/secrets.js";
 import { loadAndValidate, validSpecs } from "../validate/index.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
 
@@ -58,7 +59,12 @@ export function register(program: Command): void {
         const fleet = renderSpecs(validSpecs(validation), revision);
         const diagnostics = [...validation.diagnostics, ...fleet.diagnostics].sort(compareDiagnostics);
         for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-        const objects = fleet.clusters.flatMap((c) => c.objects);
+        const rendered = fleet.clusters.flatMap((c) => c.objects);
+        // A credential written inline in the repository reaches the live host only, never this output.
+        for (const o of rendered.filter(holdsInlineCredential)) {
+          process.stderr.write(`note: Secret ${o.metadata.namespace}/${o.metadata.name} holds a credential written inline in the repository: its data is left out of this output (use endpointSecretRef)\n`);
+        }
+        const objects = rendered.map(withholdCredentials);
         if (flags.out) {
           const n = await writeFiles(flags.out, objects);
           process.stderr.write(`wrote ${n} objects of ${fleet.clusters.length} clusters under ${flags.out}\n`);

@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
+import { ANNOTATIONS } from "../translate/keys.js";
 import { type RenderContext, controlPlaneMeta, names } from "./meta.js";
 import { sortKeysDeep } from "./sort.js";
 
@@ -67,11 +68,29 @@ export function renderConfigSecret(configYaml: string, ctx: RenderContext, sourc
 export function renderDatabaseSecret(values: Values, ctx: RenderContext, source: string): KubeObject | undefined {
   const db = values.controlPlane.backingStore.database.external;
   if (!db.enabled || db.endpointSecretRef || db.endpoint === "") return undefined;
+  const metadata = controlPlaneMeta(ctx, source, names.databaseSecret(ctx.cluster));
+  metadata.annotations = { ...metadata.annotations, [ANNOTATIONS.inlineCredential]: "true" };
   return {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: controlPlaneMeta(ctx, source, names.databaseSecret(ctx.cluster)),
+    metadata,
     type: "Opaque",
     data: { [DATABASE_ENDPOINT_KEY]: b64(db.endpoint) },
   };
+}
+
+/** True for a Secret rendered from a credential written inline in the repository. */
+export function holdsInlineCredential(obj: KubeObject): boolean {
+  return obj.kind === "Secret" && obj.apiVersion === "v1" && obj.metadata.annotations?.[ANNOTATIONS.inlineCredential] === "true";
+}
+
+/**
+ * The object as outputs other than the live host show it (`vc render`, the `dir:` target): a Secret holding an
+ * inline credential without its data; any other object as it is. Hydrated manifests then never carry the
+ * credential: whoever applies them creates that Secret's data out of band (or uses endpointSecretRef).
+ */
+export function withholdCredentials(obj: KubeObject): KubeObject {
+  if (!holdsInlineCredential(obj)) return obj;
+  const { data: _data, stringData: _stringData, ...rest } = obj as KubeObject & { data?: unknown; stringData?: unknown };
+  return rest;
 }

@@ -7,6 +7,7 @@ import { refOf } from "../kube/object.js";
 import { LABELS } from "../translate/keys.js";
 import { toYaml } from "../plan/diff.js";
 import { stripServerFields } from "../plan/normalize.js";
+import { withholdCredentials } from "../render/secrets.js";
 import type { Target, WriteOptions } from "./types.js";
 
 /** Folder of cluster-scoped objects inside a cluster's folder (a namespace name never starts with "_"). */
@@ -41,6 +42,11 @@ export class DirTarget implements Target {
     this.description = `dir:${path}`;
   }
 
+  /** Hydrated manifests never carry a credential written inline in the repository (render/secrets.ts). */
+  prepare(obj: KubeObject): KubeObject {
+    return withholdCredentials(obj);
+  }
+
   async listInventory(cluster: string): Promise<KubeObject[]> {
     const dir = join(this.root, segment(cluster, "cluster"));
     const files = await yamlFiles(dir);
@@ -73,7 +79,7 @@ export class DirTarget implements Target {
   async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
     const cluster = obj.metadata.labels?.[LABELS.inventory];
     if (!cluster) throw new Error(`${obj.kind} ${obj.metadata.name} lacks the label ${LABELS.inventory}: the dir target files objects by cluster`);
-    const clean = stripServerFields(obj);
+    const clean = stripServerFields(withholdCredentials(obj));
     if (opts.dryRun) return clean;
     const file = join(this.root, manifestPath(cluster, refOf(obj)));
     await mkdir(join(file, ".."), { recursive: true });

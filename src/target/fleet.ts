@@ -73,8 +73,16 @@ export function planClusters(clusters: FleetCluster[], opts: FleetOptions): { pl
   return { plans, errors };
 }
 
+/** The desired state in the form the target stores it (Target.prepare), so that plans compare like with like. */
+export function preparedFor(target: Target, desired: DesiredState): DesiredState {
+  const prepare = target.prepare?.bind(target);
+  if (!prepare) return desired;
+  return { ...desired, clusters: desired.clusters.map((c) => ({ ...c, objects: c.objects.map(prepare) })) };
+}
+
 /** `vc diff`: the plans of the fleet against the target. */
-export async function planFleet(target: Target, desired: DesiredState, opts: FleetOptions): Promise<PlanReport> {
+export async function planFleet(target: Target, rendered: DesiredState, opts: FleetOptions): Promise<PlanReport> {
+  const desired = preparedFor(target, rendered);
   const live = await readLive(target, desired, opts);
   const { clusters, errors } = fleetClusters(desired, live, opts);
   const planned = planClusters(clusters, opts);
@@ -97,7 +105,8 @@ export interface FleetApplyReport {
 }
 
 /** `vc apply`: plans every cluster, then syncs them, a few clusters at a time. */
-export async function applyFleet(target: Target, desired: DesiredState, opts: ApplyFleetOptions): Promise<FleetApplyReport> {
+export async function applyFleet(target: Target, rendered: DesiredState, opts: ApplyFleetOptions): Promise<FleetApplyReport> {
+  const desired = preparedFor(target, rendered);
   const live = await readLive(target, desired, opts);
   const all = fleetClusters(desired, live, opts);
   const suspended = all.clusters.filter((c) => c.suspend).map((c) => c.name);

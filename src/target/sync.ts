@@ -14,7 +14,8 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
   const started = Date.now();
   // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
   const live = input.live ?? (await target.listInventory(input.cluster));
-  const plan = buildPlan(input.cluster, input.desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force });
+  const desired = target.prepare ? input.desired.map((o) => target.prepare!(o)) : input.desired;
+  const plan = buildPlan(input.cluster, desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force });
   const result = await applyPlan(target, plan, opts);
   return { ...result, durationMs: Date.now() - started };
 }

@@ -37,6 +37,11 @@ export interface Target {
   missingKinds(kinds: ReadonlyArray<{ apiVersion: string; kind: string }>): Promise<Array<{ apiVersion: string; kind: string }>>;
   /** Releases connections. */
   close(): Promise<void>;
+  /**
+   * The form a desired object takes in this target, applied before planning (so a plan compares like with
+   * like): the dir: target withholds inline credentials. Absent: objects go as rendered.
+   */
+  prepare?(obj: KubeObject): KubeObject;
 }
 
 export interface OpenTargetOptions {

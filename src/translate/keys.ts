@@ -43,6 +43,11 @@ export const ANNOTATIONS = {
   lastPush: `${PREFIX}/last-push`,
   /** On a restore pod: the digest-pinned OCI reference it restores from. */
   restoreFrom: `${PREFIX}/restore-from`,
+  /**
+   * On a Secret vc renders from a credential written inline in the repository (value "true"): only the live
+   * host gets its data; `vc render` and the `dir:` target write it without (see render/secrets.ts).
+   */
+  inlineCredential: `${PREFIX}/inline-credential`,
 } as const;
 
 /** The field manager vc uses for server-side apply. */

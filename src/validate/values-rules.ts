@@ -1,5 +1,6 @@
 // Rules on effective values beyond the schema: mesh and custom-resource conflict, private nodes, metrics servers, backing store.
 import type { Severity } from "../model/diagnostic.js";
+import { hasUrlCredential } from "../model/secrets.js";
 import { meshResourceOf, type Values } from "../model/values.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
 
@@ -62,6 +63,7 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
     });
   }
   const external = v.controlPlane.backingStore.database.external;
+  out.push(...endpointRules(external.endpoint));
   if (external.enabled) {
     const hasEndpoint = external.endpoint !== "";
     if (!hasEndpoint && !external.endpointSecretRef) {
@@ -98,6 +100,32 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
     });
   }
   return out;
+}
+
+const ENDPOINT = ["controlPlane", "backingStore", "database", "external", "endpoint"];
+const SECRET_REF_FORM = "controlPlane.backingStore.database.external.endpointSecretRef: {name: <Secret in the host namespace>, key: <key holding the URL>}";
+
+/** An inline endpoint must be a URL (an error otherwise) and should hold no password (a warning naming the reference form). */
+function endpointRules(endpoint: string): RuleFinding[] {
+  if (endpoint === "") return [];
+  if (!isUrl(endpoint)) {
+    // The value is not quoted: whatever it is, it may be a credential.
+    return [{ paths: [ENDPOINT], severity: "error", code: "database-endpoint", message: `the external database endpoint is not a URL: write it as scheme://[user@]host[:port]/database (e.g. postgres://vc@db.example.com:5432/vc), or keep it in a Secret with ${SECRET_REF_FORM}` }];
+  }
+  if (hasUrlCredential(endpoint) || new URL(endpoint).password !== "") {
+    return [{ paths: [ENDPOINT], severity: "warning", code: "credential-in-git", message: `the external database endpoint holds a password, which is then in git: keep it in a Secret of the host namespace and write ${SECRET_REF_FORM} instead of endpoint` }];
+  }
+  return [];
+}
+
+/** `scheme://host...`: a URL with a scheme and a host. */
+function isUrl(text: string): boolean {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return false;
+  try {
+    return new URL(text).hostname !== "";
+  } catch {
+    return false;
+  }
 }
 
 function explicitlyTrue(raw: Mapping, path: string[]): boolean {

@@ -69,7 +69,7 @@ describe("plan with server semantics, on the test API server", () => {
     server.resetRequests();
     const blocked = await runVc(["apply", repo, ...kube]);
     expect(blocked.code).to.equal(1);
-    expect(blocked.stdout).to.include("Run vc apply --force").and.include("cluster platform: 0 created, 0 updated, 0 deleted, 19 unchanged, 0 failed, 2 skipped");
+    expect(blocked.stdout).to.include("Run vc apply --force").and.include("cluster platform: 0 created, 0 updated, 0 deleted, 18 unchanged, 0 failed, 2 skipped");
     expect(blocked.stdout).to.include("updated StatefulSet vc-minimal/minimal");
     // Only the other cluster was written: nothing of platform (not even its config Secret) half-applied.
     expect(server.requests.filter((r) => ["PATCH", "DELETE"].includes(r.method)).every((r) => r.namespace === "vc-minimal")).to.equal(true);
