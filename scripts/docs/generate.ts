@@ -1,5 +1,7 @@
-// The generated documentation files: path (relative to the project root) -> content. Deterministic for a given tree.
+// The generated files (references, and the CI reader's RBAC): path (relative to the project root) -> content. Deterministic for a given tree.
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ciReaderManifests } from "../../src/init/ci-reader.js";
 import { buildProgram } from "../../src/cli/main.js";
 import { buildCommand } from "../../src/metrics-proxy/config.js";
 import { cliReference } from "./cli-reference.js";
@@ -9,5 +11,7 @@ export async function generatedDocs(root: string): Promise<Map<string, string>> 
   return new Map([
     ["docs/values-reference.md", valuesReference(join(root, "schemas"))],
     ["docs/cli-reference.md", cliReference(await buildProgram(), buildCommand())],
+    // The read-only identity for VC_KUBECONFIG of the plan and drift workflows: the reconciler's kinds, read verbs only.
+    ["deploy/ci/readonly-rbac.yaml", ciReaderManifests(readFileSync(join(root, "deploy/reconciler/rbac.yaml"), "utf8"), "vc-system")],
   ]);
 }

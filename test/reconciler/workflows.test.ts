@@ -30,7 +30,7 @@ describe(".github/workflows", () => {
   it("pull requests validate with annotations and post a markdown plan; drift runs on a schedule with --exit-code", () => {
     const pr = runs(workflows["pull-request.yml"]!).join("\n");
     expect(pr).to.include("vc validate --format github");
-    expect(pr).to.match(/vc diff .*-o markdown/);
+    expect(pr).to.match(/vc(\.js)? diff .*-o markdown/);
     expect(pr).to.match(/--target kube/).and.to.match(/--target "dir:/);
     const drift = workflows["drift.yml"]!;
     expect(Object.keys(drift.on as object)).to.include("schedule");
@@ -42,7 +42,7 @@ describe(".github/workflows", () => {
     let calls = 0;
     for (const [file, w] of Object.entries(workflows)) {
       for (const line of runs(w).flatMap((r) => r.split("\n"))) {
-        const m = /npx vc (\S+)(.*)$/.exec(line);
+        const m = /(?:npx vc|node bin\/vc\.js) (\S+)(.*)$/.exec(line);
         if (!m) continue;
         calls++;
         const cmd = program.commands.find((c) => c.name() === m[1]);
