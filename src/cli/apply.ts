@@ -43,7 +43,7 @@ export function register(program: Command): void {
         const format = parseOutputFormat(flags.output, ["text", "json"] as const);
         const clusterConcurrency = Number(flags.concurrency);
         if (!Number.isInteger(clusterConcurrency) || clusterConcurrency < 1) throw new UserError(`--concurrency must be a positive integer, not "${flags.concurrency}"`);
-        const { desired, selected } = await loadForCommand(path, flags);
+        const { desired, selected, owner } = await loadForCommand(path, flags);
         const target = await openTargetForCommand(flags);
         const progress = progressPrinter();
         try {
@@ -53,6 +53,7 @@ export function register(program: Command): void {
             force: !!flags.force,
             dryRun: !!flags.dryRun,
             selected,
+            owner,
             clusterConcurrency,
             onProgress: progress.update,
           });
@@ -94,7 +95,7 @@ export function outcomeLine(counts: Record<Outcome, number>): string {
   return OUTCOMES.map((o) => `${counts[o]} ${PAST[o]}`).join(", ");
 }
 
-function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean): string {
+export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean): string {
   const style = (st: Parameters<typeof paint>[0], s: string) => (colour ? paint(st, s) : s);
   const out: string[] = [];
   const total = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
@@ -117,7 +118,7 @@ function resultLine(r: ObjectResult, style: (st: Parameters<typeof paint>[0], s:
   return style(colour, `${PAST[r.outcome]} ${describeRef(r.ref)}${r.message ? `: ${r.message}` : ""}`);
 }
 
-function toJson(report: FleetApplyReport, dryRun: boolean): unknown {
+export function toJson(report: FleetApplyReport, dryRun: boolean): unknown {
   return {
     dryRun,
     clusters: report.results.map((r) => ({

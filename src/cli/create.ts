@@ -6,6 +6,8 @@ import { closeHosts } from "./host-options.js";
 import { createCluster, CreateError } from "../ops/create.js";
 import { loadDesired } from "../target/desired.js";
 import { applyFleet } from "../target/fleet.js";
+import { fleetLocation } from "../git/origin.js";
+import { chooseOwner } from "../model/owner.js";
 import { KubeClient } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 
@@ -55,7 +57,9 @@ export function register(program: Command): void {
           client = KubeClient.open({ kubeconfig: flags.kubeconfig, context: flags.context });
           const desired = await loadDesired(flags.repo, result.commit, { clusters: [name] });
           if (desired.errors.length) throw new UserError(`cannot apply ${name}: ${desired.errors.map((e) => e.message).join("; ")}`, EXIT.invalid);
-          const report = await applyFleet(new KubeTarget(client), desired, { prune: false, allowMassPrune: false, selected: [name], dryRun: false });
+          // The owner name vc apply and the reconciler of this repository record (model/owner.ts).
+          const owner = chooseOwner(undefined, await fleetLocation(desired.root));
+          const report = await applyFleet(new KubeTarget(client), desired, { prune: false, allowMassPrune: false, selected: [name], dryRun: false, owner });
           const problems = [
             ...report.errors.map((e) => e.message),
             ...report.results.flatMap((r) => r.results.filter((x) => x.outcome === "failed").map((x) => `${x.ref.kind} ${x.ref.name}: ${x.message ?? "failed"}`)),

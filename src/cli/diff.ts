@@ -7,6 +7,8 @@ import { planFleet } from "../target/fleet.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { resolveSource, SourceError } from "../target/source.js";
 import { DEFAULT_TARGET, type Target } from "../target/types.js";
+import { fleetLocation } from "../git/origin.js";
+import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
 
 /** Options `vc diff` and `vc apply` share. */
@@ -19,6 +21,7 @@ export interface TargetFlags {
   kubeconfig?: string;
   context?: string;
   prune?: boolean;
+  owner?: string;
 }
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -34,18 +37,23 @@ export function withTargetOptions(cmd: Command): Command {
     .option("--target <target>", "kube (the host of your kubeconfig) or dir:PATH (hydrated manifests)", DEFAULT_TARGET)
     .option("--kubeconfig <file>", "kubeconfig for --target kube (default $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
     .option("--context <name>", "kubeconfig context for --target kube")
-    .option("--prune", "include deletes of objects vc applied that the repository no longer has (clusters with prune: false are never pruned)");
+    .option("--prune", "include deletes of objects vc applied that the repository no longer has (clusters with prune: false are never pruned)")
+    .option(
+      "--owner <name>",
+      `the owner name this source records on every object (default $${OWNER_ENV}, else derived from the repository's URL and the folder of clusters/); clusters another owner holds are left alone`,
+    );
 }
 
-/** Reads the repository (folder or remote), validates and renders the selected clusters. */
-export async function loadForCommand(path: string | undefined, flags: TargetFlags): Promise<{ desired: DesiredState; selected: string[] }> {
+/** Reads the repository (folder or remote), validates and renders the selected clusters; the owner name of this source. */
+export async function loadForCommand(path: string | undefined, flags: TargetFlags): Promise<{ desired: DesiredState; selected: string[]; owner: string }> {
   try {
     const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials });
     const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
+    const owner = chooseOwner(flags.owner, flags.repo ? { repo: flags.repo, subdir: "" } : await fleetLocation(source.root));
     const desired = await loadDesired(source.root, source.revision, { clusters: selected });
-    return { desired, selected };
+    return { desired, selected, owner };
   } catch (err) {
-    if (err instanceof SourceError) throw new UserError(err.message, EXIT.failure);
+    if (err instanceof SourceError || err instanceof OwnerError) throw new UserError(err.message, EXIT.failure);
     throw err;
   }
 }
@@ -80,10 +88,10 @@ export function register(program: Command): void {
     .action(
       action(async (path: string | undefined, flags: DiffFlags) => {
         const format = parseOutputFormat<PlanFormat>(flags.output, PLAN_FORMATS);
-        const { desired, selected } = await loadForCommand(path, flags);
+        const { desired, selected, owner } = await loadForCommand(path, flags);
         const target = await openTargetForCommand(flags);
         try {
-          const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected });
+          const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner });
           process.stdout.write(formatPlanReport(report, format, { colour: format === "text" && useColour(process.stdout) }));
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;
           if (flags.exitCode && report.plans.some(hasChanges)) return EXIT.invalid;

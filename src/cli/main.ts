@@ -13,6 +13,7 @@ const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Pr
   [["render"], () => import("./render.js")],
   [["diff"], () => import("./diff.js")],
   [["apply"], () => import("./apply.js")],
+  [["adopt"], () => import("./adopt.js")],
   [["reconcile"], () => import("./reconcile.js")],
   [["status"], () => import("./status.js")],
   [["history"], () => import("./history.js")],

@@ -11,6 +11,8 @@ import { reconcileOnce, startReconciler, type ReconcilerConfig } from "../reconc
 import { parseShard } from "../reconciler/shard.js";
 import { isRemote } from "../reconciler/source.js";
 import { GitRemoteError } from "../git/mirror.js";
+import { fleetLocation } from "../git/origin.js";
+import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
 import { TargetSpecError } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
 import { action, EXIT, formatData, parseDuration, parseOutputFormat, UserError } from "./common.js";
@@ -33,6 +35,7 @@ interface ReconcileFlags {
   gitCredentials?: string;
   cacheDir: string;
   allowMassPrune?: boolean;
+  owner?: string;
   concurrency: string;
   output: string;
   diff?: boolean;
@@ -59,6 +62,10 @@ export function register(program: Command): void {
     .option("--git-credentials <file>", "token or user:password for the remote; else $VC_GIT_TOKEN or $VC_GIT_USERNAME/$VC_GIT_PASSWORD (never printed)")
     .option("--cache-dir <dir>", "where remote repositories are cloned (and, in DIR/validated, the validation cache)", ".vc-cache/git")
     .option("--allow-mass-prune", "let prune delete more than half (or all) of a cluster's objects, e.g. for a removed cluster folder")
+    .option(
+      "--owner <name>",
+      `the owner name this source records on every object and status (default $${OWNER_ENV}, else derived from the repository's URL and the folder of clusters/); clusters another owner holds are left alone`,
+    )
     .option("--concurrency <n>", "clusters reconciled at once", "4")
     .option("--diff", "with --once: print each change's unified diff (secrets masked), not one line per object")
     .addOption(new Option("-o, --output <format>", "output of --once").choices(["text", "json", "yaml"]).default("text"))
@@ -110,6 +117,12 @@ function toConfig(flags: ReconcileFlags): ReconcilerConfig {
 async function runReconcile(flags: ReconcileFlags): Promise<number> {
   const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
   const cfg = toConfig(flags);
+  try {
+    cfg.owner = chooseOwner(flags.owner, isRemote(cfg.repo) ? { repo: cfg.repo, subdir: "" } : await fleetLocation(cfg.repo));
+  } catch (err) {
+    if (err instanceof OwnerError) throw new UserError(err.message);
+    throw err;
+  }
   if (flags.once) {
     const colour = useColour(process.stdout);
     cfg.logger = silentLogger;

@@ -5,6 +5,7 @@ import { deepEqual, objectDiff } from "./diff.js";
 import { pruneGuard } from "./guard.js";
 import { immutableChanges } from "./immutable.js";
 import { managedView, normalizeDesired, normalizeLive } from "./normalize.js";
+import { otherOwners, ownerConflictMessage, ownerOf, UNOWNED_KEPT, withOwner } from "./owner.js";
 import { rankOf } from "../kube/order.js";
 import type { Action, Plan, PlanOptions, PlannedChange } from "./types.js";
 
@@ -24,18 +25,28 @@ export function inInventory(obj: KubeObject, cluster: string): boolean {
  * The plan for one cluster. `live` is the cluster's inventory as read from the target; objects in it without
  * the cluster's inventory label are ignored (never updated as twins, never deleted).
  */
-export function buildPlan(cluster: string, desired: readonly KubeObject[], live: readonly KubeObject[], opts: PlanOptions): Plan {
+export function buildPlan(cluster: string, rendered: readonly KubeObject[], live: readonly KubeObject[], opts: PlanOptions): Plan {
   const ignoreRevision = opts.ignoreRevisionOnly ?? true;
   const owned = live.filter((o) => inInventory(o, cluster));
+  const owner = opts.owner;
+  const adopting = new Set(opts.adoptFrom ?? []);
+  if (owner !== undefined) {
+    const others = otherOwners(owned, owner, adopting);
+    if (others.length > 0) return { cluster, changes: [], counts: emptyCounts(), blocked: ownerConflictMessage(cluster, owner, others), ownerConflict: others };
+  }
+  const desired = owner === undefined ? rendered : rendered.map((o) => withOwner(o, owner));
   const liveByKey = new Map(owned.map((o) => [objectKey(o), o]));
   const seen = new Set<string>();
   const applies: PlannedChange[] = [];
-  for (const obj of desired) {
-    const key = objectKey(obj);
-    if (seen.has(key)) throw new PlanError(`${describeRef(obj)} is rendered twice for cluster ${cluster}`);
+  for (const given of desired) {
+    const key = objectKey(given);
+    if (seen.has(key)) throw new PlanError(`${describeRef(given)} is rendered twice for cluster ${cluster}`);
     seen.add(key);
-    if (!inInventory(obj, cluster)) throw new PlanError(`${describeRef(obj)} lacks the label ${LABELS.inventory}=${cluster}: vc could not find or prune it later`);
+    if (!inInventory(given, cluster)) throw new PlanError(`${describeRef(given)} lacks the label ${LABELS.inventory}=${cluster}: vc could not find or prune it later`);
     const twin = liveByKey.get(key);
+    // Without an owner of its own, a run neither records nor changes ownership: the live object's owner stays.
+    const liveOwner = owner === undefined && twin ? ownerOf(twin) : undefined;
+    const obj = liveOwner === undefined ? given : withOwner(given, liveOwner);
     const ref = refOf(obj);
     const want = normalizeDesired(obj);
     if (!twin) {
@@ -66,6 +77,10 @@ export function buildPlan(cluster: string, desired: readonly KubeObject[], live:
       const ref = refOf(obj);
       if (isNamespace(ref)) {
         retained.push({ ref, reason: NAMESPACE_KEPT });
+        continue;
+      }
+      if (owner !== undefined && adopting.size === 0 && ownerOf(obj) === undefined) {
+        retained.push({ ref, reason: UNOWNED_KEPT });
         continue;
       }
       deletes.push(withDiff({ action: "delete", ref, live: obj }, () => objectDiff(ref, undefined, normalizeLive(obj))));

@@ -38,6 +38,8 @@ export interface Plan {
   blocked?: string;
   /** Kinds the plan writes that the host does not serve (`apiVersion/Kind`): set with `blocked`. */
   unserved?: string[];
+  /** Other sources whose owner label the cluster's live objects carry: set with `blocked`, and the plan is empty. */
+  ownerConflict?: string[];
 }
 
 export interface PlanOptions {
@@ -55,4 +57,12 @@ export interface PlanOptions {
    * Flux's `force` do; without it such a plan is blocked. From `vc apply --force` or cluster.yaml `force: true`.
    */
   force?: boolean;
+  /**
+   * The owner name of this source (model/owner.ts): every desired object gets it as a label, and a cluster whose
+   * live objects carry another owner is not planned at all (blocked, `ownerConflict`). Prune keeps live objects
+   * without an owner label. Absent: ownership is neither recorded nor checked.
+   */
+  owner?: string;
+  /** Owners whose objects this run takes over (`vc adopt --from`): treated as this source's, unowned ones too. */
+  adoptFrom?: string[];
 }

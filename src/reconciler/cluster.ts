@@ -6,6 +6,7 @@ import type { SyncResult, Target } from "../target/types.js";
 import type { Engine, LoadedCluster } from "./engine.js";
 import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type Result } from "./status.js";
 import type { StatusStore } from "./status-store.js";
+import { LABELS } from "../translate/keys.js";
 
 export interface ClusterContext {
   engine: Engine;
@@ -14,6 +15,8 @@ export interface ClusterContext {
   allowMassPrune: boolean;
   /** Checked before every write: a replica that lost the lease stops writing. */
   mayWrite: () => boolean;
+  /** This source's owner name: recorded on every object and status; clusters another source owns are left alone. */
+  owner?: string;
   now?: () => Date;
 }
 
@@ -92,7 +95,7 @@ export async function reconcilePresent(
     sync = await ctx.engine.sync(
       ctx.target,
       { cluster: loaded.name, hostNamespace, desired, live },
-      { prune: loaded.spec.settings.prune, dryRun: false, allowMassPrune: ctx.allowMassPrune, force: loaded.spec.settings.force ?? false },
+      { prune: loaded.spec.settings.prune, dryRun: false, allowMassPrune: ctx.allowMassPrune, force: loaded.spec.settings.force ?? false, owner: ctx.owner },
     );
     counts = countsOf(sync);
     result = sync.plan.blocked ? "blocked" : !sync.ok ? "failed" : "applied";
@@ -121,8 +124,13 @@ export async function reconcileRemoved(
   const time = (ctx.now ?? (() => new Date()))().toISOString();
   const base = { cluster, hostNamespace, revision };
   if (!ctx.mayWrite()) return skipped(base, started, "not the leader");
-  const sync = await ctx.engine.sync(ctx.target, { cluster, hostNamespace, desired: [], live }, { prune: true, dryRun: false, allowMassPrune: ctx.allowMassPrune });
+  const inventory = live ?? (ctx.owner ? await ctx.target.listInventory(cluster) : undefined);
+  const sync = await ctx.engine.sync(ctx.target, { cluster, hostNamespace, desired: [], live: inventory }, { prune: true, dryRun: false, allowMassPrune: ctx.allowMassPrune, owner: ctx.owner });
   const counts = countsOf(sync);
+  if (sync.plan.ownerConflict && !inventory?.some((o) => o.metadata.labels?.[LABELS.owner] === ctx.owner)) {
+    // Another source's cluster that this repository does not have: not ours to prune, nor to report.
+    return { ...base, result: "skipped", message: `owned by ${sync.plan.ownerConflict.join(", ")}`, durationMs: Date.now() - started, statusWritten: false };
+  }
   if (sync.ok && !sync.plan.blocked) {
     // Everything pruned (or nothing was left): forget the cluster.
     if (sync.plan.changes.length > 0 || prev) await ctx.store.remove(cluster, hostNamespace).catch(() => undefined);
@@ -146,8 +154,11 @@ async function finish(
 ): Promise<ClusterRun> {
   const status = record(prev, base.cluster, base.hostNamespace, entry);
   if (prev?.suspendedBy) status.suspendedBy = prev.suspendedBy;
+  if (ctx.owner) status.owner = ctx.owner;
   let statusWritten = false;
-  if (worthWriting(prev, entry, recordRevision) && ctx.mayWrite()) {
+  // Another source's cluster: its status is never rewritten (after a sync without conflict, the cluster is ours).
+  const othersStatus = sync?.plan.ownerConflict !== undefined || (sync === undefined && ctx.owner !== undefined && prev?.owner !== undefined && prev.owner !== ctx.owner);
+  if (!othersStatus && worthWriting(prev, entry, recordRevision) && ctx.mayWrite()) {
     await ctx.store.write(status);
     statusWritten = true;
   }

@@ -45,6 +45,8 @@ export interface ReconcilerConfig {
   identity?: string;
   shard?: Shard;
   allowMassPrune: boolean;
+  /** This source's owner name (model/owner.ts); absent: ownership is neither recorded nor checked. */
+  owner?: string;
   concurrency?: number;
   logger?: Logger;
   engine?: Engine;
@@ -110,6 +112,7 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
     target,
     store: statusStoreFor(target),
     allowMassPrune: cfg.allowMassPrune,
+    owner: cfg.owner,
     mayWrite: elector ? () => elector.isLeader : () => true,
     source,
     logger,
@@ -186,7 +189,7 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
     elector.start();
   }
   await loop.start();
-  deps.logger.info("reconciler started", { source: deps.source.description, target: target.description, shard: cfg.shard, leaderElect: !!elector });
+  deps.logger.info("reconciler started", { source: deps.source.description, target: target.description, owner: cfg.owner, shard: cfg.shard, leaderElect: !!elector });
   return {
     deps,
     metrics,

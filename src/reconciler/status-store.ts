@@ -35,6 +35,12 @@ function fromConfigMap(cm: KubeObject, cluster: string, hostNamespace: string): 
   }
   const by = cm.metadata.annotations?.[SUSPENDED_BY_ANNOTATION];
   if (s && by) s.suspendedBy = by;
+  // Whose it is: the ConfigMap's own label, as for the cluster.
+  const owner = cm.metadata.labels?.[LABELS.owner];
+  if (s) {
+    if (owner) s.owner = owner;
+    else delete s.owner;
+  }
   return s;
 }
 
@@ -46,7 +52,7 @@ export function statusConfigMap(status: ClusterStatus): KubeObject {
     metadata: {
       name: STATUS_CONFIGMAP,
       namespace: status.hostNamespace,
-      labels: { [LABELS.managedBy]: status.cluster, [STATUS_LABEL]: "true" },
+      labels: { [LABELS.managedBy]: status.cluster, [STATUS_LABEL]: "true", ...(status.owner ? { [LABELS.owner]: status.owner } : {}) },
     },
     data: toData(status),
   };

@@ -55,6 +55,8 @@ export interface ClusterStatus {
   suspendedBy?: string;
   /** Entries of a stored history that were not reconciliations (damaged or hand-edited) and were left out. */
   damagedHistory?: number;
+  /** The owner name of the source that wrote it (model/owner.ts); another source never rewrites it. */
+  owner?: string;
 }
 
 /** A history entry as vc writes it: revision, time and a known result. */
@@ -104,7 +106,7 @@ function defaultMessage(r: Reconciliation): string {
 /** The string map stored in the status ConfigMap's `data` (and the dir target's status file). */
 export function toData(s: ClusterStatus): Record<string, string> {
   const data: Record<string, string> = { cluster: s.cluster, hostNamespace: s.hostNamespace, history: JSON.stringify(s.history) };
-  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message"] as const) {
+  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message", "owner"] as const) {
     const v = s[k];
     if (v !== undefined) data[k] = v;
   }
@@ -127,7 +129,7 @@ export function fromData(data: Record<string, string> | undefined, fallbackClust
   }
   const s: ClusterStatus = { cluster: data.cluster ?? fallbackCluster, hostNamespace: data.hostNamespace ?? fallbackNamespace, history };
   if (damaged > 0) s.damagedHistory = damaged;
-  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "message"] as const) {
+  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "message", "owner"] as const) {
     if (data[k] !== undefined) s[k] = data[k];
   }
   if (data.result && (RESULTS as readonly string[]).includes(data.result)) s.result = data.result as Result;

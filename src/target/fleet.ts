@@ -2,6 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import { buildPlan, PlanError } from "../plan/build.js";
 import type { ClusterError, PlanReport } from "../plan/format.js";
+import { otherOwners } from "../plan/owner.js";
 import type { Plan } from "../plan/types.js";
 import type { DesiredState } from "./desired.js";
 import { blockUnservedKinds } from "./kinds.js";
@@ -17,6 +18,10 @@ export interface FleetOptions {
   force?: boolean;
   /** Clusters named by the user: their inventories are read one by one instead of the fleet's at once. */
   selected?: string[];
+  /** This source's owner name (plan/owner.ts): recorded on every object, and clusters another source owns are left alone. */
+  owner?: string;
+  /** Owners whose clusters this run takes over (`vc adopt --from`). */
+  adoptFrom?: string[];
 }
 
 /** One unit of work: a cluster of the repository, or one removed from it whose live objects remain. */
@@ -49,6 +54,8 @@ export function fleetClusters(desired: DesiredState, live: Map<string, KubeObjec
   const selected = opts.selected?.length ? new Set(opts.selected) : undefined;
   for (const [name, objs] of [...live].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (desired.known.has(name) || (selected && !selected.has(name)) || objs.length === 0) continue;
+    // A cluster of another source that this repository does not have is simply not ours: not removed, not reported.
+    if (opts.owner !== undefined && ownedElsewhere(objs, opts.owner, opts.adoptFrom)) continue;
     if (opts.prune) clusters.push({ name, desired: [], live: objs, prune: true, suspend: false, force: false, removed: true });
   }
   for (const name of desired.missing) {
@@ -58,13 +65,18 @@ export function fleetClusters(desired: DesiredState, live: Map<string, KubeObjec
   return { clusters, errors };
 }
 
+/** True when every live object of a cluster carries the owner label of another source. */
+function ownedElsewhere(objs: readonly KubeObject[], owner: string, adoptFrom: readonly string[] = []): boolean {
+  return objs.every((o) => otherOwners([o], owner, new Set(adoptFrom)).length > 0);
+}
+
 /** Plans every cluster; a cluster that cannot be planned becomes an error and the others go on. */
 export function planClusters(clusters: FleetCluster[], opts: FleetOptions): { plans: Plan[]; errors: ClusterError[] } {
   const plans: Plan[] = [];
   const errors: ClusterError[] = [];
   for (const c of clusters) {
     try {
-      plans.push(buildPlan(c.name, c.desired, c.live, { prune: c.prune, allowMassPrune: opts.allowMassPrune, force: c.force }));
+      plans.push(buildPlan(c.name, c.desired, c.live, { prune: c.prune, allowMassPrune: opts.allowMassPrune, force: c.force, owner: opts.owner, adoptFrom: opts.adoptFrom }));
     } catch (err) {
       if (!(err instanceof PlanError)) throw err;
       errors.push({ cluster: c.name, message: err.message });

@@ -15,7 +15,7 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
   // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
   const live = input.live ?? (await target.listInventory(input.cluster));
   const desired = target.prepare ? input.desired.map((o) => target.prepare!(o)) : input.desired;
-  const plan = buildPlan(input.cluster, desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force });
+  const plan = buildPlan(input.cluster, desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force, owner: opts.owner });
   const result = await applyPlan(target, plan, opts);
   return { ...result, durationMs: Date.now() - started };
 }

@@ -86,6 +86,8 @@ export interface SyncOptions {
   concurrency?: number;
   /** Called after each object is done (progress of long runs). */
   onProgress?: (done: number, total: number, result: ObjectResult) => void;
+  /** This source's owner name: recorded on every object; a cluster another source owns is blocked (plan.ownerConflict). */
+  owner?: string;
 }
 
 export interface SyncResult {

@@ -21,6 +21,12 @@ export const LABELS = {
    * cluster's status in one LIST. That ConfigMap never carries the inventory label: prune does not see it.
    */
   status: `${PREFIX}/status`,
+  /**
+   * The source that owns the object: value is the owner name of the repository (and folder) vc applied it from
+   * (src/model/owner.ts). Carried by every object vc applies and by the status ConfigMap; a run never updates,
+   * adopts or prunes what carries another owner (plan/owner.ts), until `vc adopt --from` hands the cluster over.
+   */
+  owner: `${PREFIX}/owner`,
 } as const;
 
 export const ANNOTATIONS = {

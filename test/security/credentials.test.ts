@@ -125,7 +125,7 @@ describe("security: no credentials in git or in hydrated output", function () {
     const applied = await runVc(["apply", repo, "--cluster", "db", ...kube]);
     expect(applied.code, applied.stderr).to.equal(0);
     expect(leaks(applied.stdout + applied.stderr, PASSWORD)).to.deep.equal([]);
-    const live = server.get("v1", "Secret", "vc-db", "vc-database-db") as { data: Record<string, string> };
+    const live = server.get("v1", "Secret", "vc-db", "vc-database-db") as unknown as { data: Record<string, string> };
     expect(Buffer.from(live.data.endpoint!, "base64").toString()).to.equal(endpoint(PASSWORD));
     writeFileSync(join(repo, "clusters/db/values.yaml"), VALUES(NEW_PASSWORD));
     for (const output of ["text", "json", "markdown"]) {
