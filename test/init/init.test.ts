@@ -74,7 +74,10 @@ describe("vc init", () => {
       "deploy/vc-reconciler/deployment.yaml",
       "deploy/vc-reconciler/rbac.yaml",
       "package.json",
+      "policy.yaml",
     ]);
+    expect(readFileSync(join(dir, ".github/CODEOWNERS"), "utf8")).to.match(/^\/policy\.yaml\s+@/m);
+    expect(readFileSync(join(dir, "policy.yaml"), "utf8").split("\n")[0]).to.equal(`# yaml-language-server: $schema=./node_modules/${packageName}/schemas/policy.schema.json`);
     expect(listed.some((f) => f.includes("@@") || f.includes("dot-"))).to.equal(false);
     for (const f of listed) expect(readFileSync(join(dir, f), "utf8"), f).to.not.include("@@");
   });
