@@ -1,8 +1,20 @@
-// Authentication of clients: a bearer token from --token-file and/or a client certificate signed by --client-ca.
+// Authentication of clients. Deployed, the proxy trusts only the virtual API server's front proxy (front-proxy.ts);
+// without a virtual cluster to delegate to (tests, a standalone proxy) it takes a bearer token from --token-file and/or
+// a client certificate signed by --client-ca.
 import { timingSafeEqual, createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
+import { frontProxyUser, type RequestHeaderConfig, type RequestUser } from "./front-proxy.js";
+
+/** The outcome of authenticating a request: who it is (when the method tells), or why it is refused. */
+export type Authentication = { ok: true; user?: RequestUser } | { ok: false; reason: string };
+
+export interface RequestAuthenticator {
+  /** True when every request is let in. */
+  readonly open: boolean;
+  authenticate(req: IncomingMessage): Authentication;
+}
 
 export interface AuthOptions {
   /** Accepted bearer tokens; undefined when token authentication is off. */
@@ -28,7 +40,8 @@ export function readTokenFile(path: string): string[] {
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-export class Authenticator {
+/** Static credentials: --token-file tokens and --client-ca certificates (no user identity, so no authorization). */
+export class Authenticator implements RequestAuthenticator {
   private readonly digests: Buffer[];
   constructor(private readonly opts: AuthOptions) {
     this.digests = (opts.tokens ?? []).map(digest);
@@ -39,8 +52,12 @@ export class Authenticator {
     return this.digests.length === 0 && !this.opts.clientCertificates;
   }
 
+  authenticate(req: IncomingMessage): Authentication {
+    return this.accepts(req) ? { ok: true } : { ok: false, reason: "no known bearer token or verified client certificate" };
+  }
+
   /** True when the request presents a known bearer token or a verified client certificate. */
-  authenticate(req: IncomingMessage): boolean {
+  private accepts(req: IncomingMessage): boolean {
     if (this.open) return true;
     if (this.opts.clientCertificates) {
       const socket = req.socket as TLSSocket;
@@ -55,5 +72,21 @@ export class Authenticator {
       return ok;
     }
     return false;
+  }
+}
+
+/**
+ * The front proxy of the virtual API server, with the request-header settings read from the virtual cluster
+ * (`current()` is undefined until they are loaded: every request is refused then).
+ */
+export class FrontProxyAuthenticator implements RequestAuthenticator {
+  readonly open = false;
+  constructor(private readonly current: () => RequestHeaderConfig | undefined) {}
+
+  authenticate(req: IncomingMessage): Authentication {
+    const config = this.current();
+    if (!config) return { ok: false, reason: "the front proxy's client CA is not loaded yet" };
+    const user = frontProxyUser(req, config);
+    return typeof user === "string" ? { ok: false, reason: user } : { ok: true, user };
   }
 }

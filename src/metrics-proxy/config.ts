@@ -18,8 +18,20 @@ export interface ProxyConfig {
   listen: ListenAddress;
   tlsCert?: string;
   tlsKey?: string;
+  /** CA of the serving certificate, for the APIService's caBundle. */
+  tlsCA?: string;
   clientCA?: string;
   tokenFile?: string;
+  /** Kubeconfig of the virtual API server: authentication through its front proxy, authorization by it. */
+  virtualKubeconfig?: string;
+  /** Replaces the server address of that kubeconfig. */
+  virtualServer?: string;
+  /** APIService whose caBundle the proxy keeps current; "" leaves it alone. */
+  apiService: string;
+  /** How long an authorization decision is reused. */
+  authzCacheTtlMs: number;
+  /** How often the front proxy's CA, the serving files and the APIService are checked. */
+  refreshMs: number;
   /** API group the proxy serves. */
   apiGroup: string;
   /** API group of the host metrics API the proxy reads. */
@@ -51,8 +63,14 @@ export function buildCommand(): Command {
     .option("--listen <addr>", "address to listen on", ":9001")
     .option("--tls-cert <file>", "serving certificate (PEM); with --tls-key serves HTTPS")
     .option("--tls-key <file>", "serving private key (PEM)")
-    .option("--client-ca <file>", "CA bundle (PEM): accept client certificates it signed (needs HTTPS)")
-    .option("--token-file <file>", "accept bearer tokens listed in this file (one per line, or the static token CSV)")
+    .option("--tls-ca <file>", "CA (PEM) that signed the serving certificate, for the APIService's caBundle (default: the root of the --tls-cert chain)")
+    .option("--virtual-kubeconfig <file>", "kubeconfig of the virtual API server: trust only its front proxy, authorize each user with it (the deployed form)")
+    .option("--virtual-server <url>", "address of the virtual API server, replacing the one in --virtual-kubeconfig")
+    .option("--apiservice <name>", "APIService in the virtual cluster whose caBundle the proxy keeps equal to its CA (\"\" to leave it alone) (default: v1beta1.<api-group>)")
+    .option("--authz-cache-ttl <duration>", "how long an authorization decision of the virtual API server is reused", "10s")
+    .option("--refresh-interval <duration>", "how often the front proxy's CA, the serving certificate files and the APIService's caBundle are checked", "1m")
+    .option("--client-ca <file>", "without --virtual-kubeconfig: accept client certificates this CA bundle (PEM) signed (needs HTTPS)")
+    .option("--token-file <file>", "without --virtual-kubeconfig: accept bearer tokens listed in this file (one per line, or the static token CSV)")
     .option("--api-group <group>", "API group to serve (metrics.k8s.io makes the proxy a drop-in for the upstream API)", METRICS_GROUP)
     .option("--host-api-group <group>", "API group of the host's metrics API", METRICS_GROUP)
     .option("--cache-ttl <duration>", "longest age of cached host metrics", "15s")
@@ -73,7 +91,27 @@ export function toConfig(o: Record<string, string | undefined>): ProxyConfig {
   }
   if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new UserError("--tls-cert and --tls-key go together: give both or neither");
   if (o.clientCa && !o.tlsCert) throw new UserError("--client-ca needs HTTPS: give --tls-cert and --tls-key too");
+  if (o.tlsCa && !o.tlsCert) throw new UserError("--tls-ca goes with --tls-cert and --tls-key");
+  if (o.virtualKubeconfig) {
+    if (!o.tlsCert) throw new UserError("--virtual-kubeconfig needs HTTPS: the virtual API server's front proxy presents a client certificate; give --tls-cert and --tls-key");
+    if (o.clientCa || o.tokenFile) throw new UserError("--virtual-kubeconfig authenticates through the virtual API server's front proxy: leave out --client-ca and --token-file");
+  }
+  if (o.virtualServer !== undefined) {
+    if (!o.virtualKubeconfig) throw new UserError("--virtual-server goes with --virtual-kubeconfig");
+    let url: URL | undefined;
+    try {
+      url = new URL(o.virtualServer);
+    } catch {
+      url = undefined;
+    }
+    if (!url || url.protocol !== "https:") throw new UserError(`invalid --virtual-server "${o.virtualServer}": use an https URL, e.g. https://my-cluster.vc-my-cluster.svc:443`);
+  }
+  const apiService = o.apiservice ?? `v1beta1.${o.apiGroup}`;
+  if (apiService !== "" && !GROUP.test(apiService)) throw new UserError(`invalid --apiservice "${apiService}": an APIService is named <version>.<group>`);
   const cacheTtlMs = parseDuration(o.cacheTtl!);
+  const authzCacheTtlMs = parseDuration(o.authzCacheTtl!);
+  const refreshMs = parseDuration(o.refreshInterval!);
+  if (refreshMs < 1000) throw new UserError(`invalid --refresh-interval "${o.refreshInterval}": at least 1s`);
   const config: ProxyConfig = {
     cluster,
     hostNamespace,
@@ -81,12 +119,18 @@ export function toConfig(o: Record<string, string | undefined>): ProxyConfig {
     apiGroup: o.apiGroup!,
     hostApiGroup: o.hostApiGroup!,
     cacheTtlMs,
+    apiService,
+    authzCacheTtlMs,
+    refreshMs,
     nodes: o.nodes as ProxyConfig["nodes"],
     logLevel: o.logLevel as ProxyConfig["logLevel"],
   };
   if (o.kubeconfig) config.kubeconfig = o.kubeconfig;
   if (o.tlsCert) config.tlsCert = o.tlsCert;
   if (o.tlsKey) config.tlsKey = o.tlsKey;
+  if (o.tlsCa) config.tlsCA = o.tlsCa;
+  if (o.virtualKubeconfig) config.virtualKubeconfig = o.virtualKubeconfig;
+  if (o.virtualServer) config.virtualServer = o.virtualServer;
   if (o.clientCa) config.clientCA = o.clientCa;
   if (o.tokenFile) config.tokenFile = o.tokenFile;
   return config;

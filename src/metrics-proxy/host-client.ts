@@ -1,4 +1,4 @@
-// HTTP client of the host API server over a HostTransport (kubeconfig or in-cluster): JSON GETs and line-delimited watch streams.
+// HTTP client of an API server (the host's, or the virtual cluster's) over a HostTransport (kubeconfig or in-cluster): JSON requests and line-delimited watch streams.
 import http from "node:http";
 import https from "node:https";
 import type { HostTransport } from "./kubeconfig.js";
@@ -40,7 +40,7 @@ export class HostClient {
     return { Accept: "application/json", "User-Agent": "vc-metrics-proxy", ...(await this.transport.headers()) };
   }
 
-  private open(path: string, headers: Record<string, string>, timeoutMs: number): http.ClientRequest {
+  private open(path: string, headers: Record<string, string>, timeoutMs: number, method = "GET"): http.ClientRequest {
     const url = new URL(path, this.base);
     const basePath = this.base.pathname.replace(/\/$/, "");
     const mod = this.base.protocol === "https:" ? https : http;
@@ -50,7 +50,7 @@ export class HostClient {
       hostname: this.base.hostname.replace(/^\[|\]$/g, ""),
       port: this.base.port || (this.base.protocol === "https:" ? 443 : 80),
       path: `${basePath}${url.pathname}${url.search}`,
-      method: "GET",
+      method,
       headers,
       agent: this.agent,
       timeout: timeoutMs,
@@ -58,12 +58,19 @@ export class HostClient {
   }
 
   /** GETs `path` (with query) and returns status and parsed body; throws HostUnreachable on transport failure. */
-  async get(path: string, resource: string): Promise<HostResponse> {
+  get(path: string, resource: string): Promise<HostResponse> {
+    return this.send("GET", path, resource);
+  }
+
+  /** Sends a request with an optional JSON body (`contentType` for patches) and returns status and parsed body. */
+  async send(method: string, path: string, resource: string, body?: unknown, contentType = "application/json"): Promise<HostResponse> {
     const headers = await this.headers();
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload !== undefined) Object.assign(headers, { "Content-Type": contentType, "Content-Length": String(Buffer.byteLength(payload)) });
     const start = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
     return new Promise<HostResponse>((resolve, reject) => {
-      const req = this.open(path, headers, this.timeoutMs);
+      const req = this.open(path, headers, this.timeoutMs, method);
       req.on("timeout", () => req.destroy(new HostUnreachable(`timed out after ${this.timeoutMs} ms`)));
       req.on("error", (err) => {
         this.observe(resource, "error", seconds());
@@ -85,7 +92,7 @@ export class HostClient {
           resolve({ status: res.statusCode ?? 0, body, text });
         });
       });
-      req.end();
+      req.end(payload);
     });
   }
 

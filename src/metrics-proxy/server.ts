@@ -1,6 +1,8 @@
-// The HTTP request pipeline: health paths, authentication, routing, JSON or Status answers, request metrics.
+// The HTTP request pipeline: health paths, authentication, authorization, routing, JSON or Status answers, request metrics.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Authenticator } from "./auth.js";
+import type { RequestAuthenticator } from "./auth.js";
+import { forbiddenMessage, requestAttributes, type Decision, type RequestAttributes } from "./authorizer.js";
+import type { RequestUser } from "./front-proxy.js";
 import type { Logger } from "../log.js";
 import type { ProxyMetrics } from "./metrics.js";
 import { route, type RouterContext } from "./router.js";
@@ -9,7 +11,9 @@ import { ApiError, toApiError, unauthorized } from "./status.js";
 
 export interface ServerDeps {
   ctx: RouterContext;
-  auth: Authenticator;
+  auth: RequestAuthenticator;
+  /** Decides whether an authenticated user may make a request; absent: every authenticated request is allowed. */
+  authorize?: (user: RequestUser, attrs: RequestAttributes) => Promise<Decision>;
   metrics: ProxyMetrics;
   log: Logger;
   /** Empty when ready, else the reasons it is not. */
@@ -40,13 +44,28 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       const reasons = deps.readiness();
       return reasons.length === 0 ? send(res, 200, "ok", "text/plain") : send(res, 503, `not ready: ${reasons.join("; ")}\n`, "text/plain");
     }
-    if (!auth.authenticate(req)) {
-      log.warn("request failed authentication", { path, remote: req.socket.remoteAddress });
+    const authn = auth.authenticate(req);
+    if (!authn.ok) {
+      log.warn("request failed authentication", { path, remote: req.socket.remoteAddress, reason: authn.reason });
       return sendError(res, unauthorized());
     }
     if (req.method !== "GET" && req.method !== "HEAD") {
       return sendError(res, new ApiError("MethodNotAllowed", `the metrics proxy is read-only: ${req.method} is not allowed`));
     }
+    if (!deps.authorize || !authn.user) return serve(path, q < 0 ? "" : raw.slice(q + 1), req, res, start);
+    const user = authn.user;
+    const attrs = requestAttributes(path, ctx.apiGroup);
+    deps.authorize(user, attrs).then(
+      (decision) => {
+        if (decision.allowed) return serve(path, q < 0 ? "" : raw.slice(q + 1), req, res, start);
+        log.info("request denied", { path, user: user.name, reason: decision.reason });
+        sendError(res, new ApiError("Forbidden", forbiddenMessage(user.name, attrs, decision.reason)));
+      },
+      (err) => sendError(res, toApiError(err)),
+    );
+  };
+
+  function serve(path: string, query: string, req: IncomingMessage, res: ServerResponse, start: bigint): void {
     if (path === "/metrics") {
       metrics.registry.metrics().then(
         (text) => send(res, 200, text, metrics.registry.contentType),
@@ -68,7 +87,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       finish(e.code);
     };
     try {
-      const r = route(ctx, path, new URLSearchParams(q < 0 ? "" : raw.slice(q + 1)), req.headers.accept);
+      const r = route(ctx, path, new URLSearchParams(query), req.headers.accept);
       labels = { verb: r.verb, group: r.group, resource: r.resource };
       Promise.resolve(r.run()).then((body) => {
         send(res, 200, body instanceof RawJson ? body.json : JSON.stringify(body));
@@ -77,5 +96,5 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     } catch (err) {
       fail(err);
     }
-  };
+  }
 }

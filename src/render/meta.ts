@@ -39,6 +39,8 @@ export const names = {
   service: (cluster: string) => cluster,
   headlessService: (cluster: string) => safeConcatName(cluster, "headless"),
   serviceAccount: (cluster: string) => safeConcatName("vc", cluster),
+  /** Host Secret in which the control plane keeps the virtual cluster's kubeconfig (key `config`). */
+  kubeconfigSecret: (cluster: string) => safeConcatName("vc", cluster),
   role: (cluster: string) => safeConcatName("vc", cluster),
   quota: (cluster: string) => safeConcatName("vc", cluster),
   limitRange: (cluster: string) => safeConcatName("vc", cluster),

@@ -4,12 +4,15 @@ import { METRICS_GROUP, METRICS_VERSION } from "../kube/resources.js";
 import type { Values } from "../model/values.js";
 import { CLUSTER_DOMAIN, LABELS } from "../translate/index.js";
 import { type RenderContext, controlPlaneMeta, names } from "./meta.js";
+import { API_SERVICE_PORT } from "./controlPlane.js";
 import { READ_VERBS, RuleSet, renderRoleAndBinding, renderServiceAccount } from "./rbac.js";
 
 /** Spec 2.2 / 8: the metrics integration's port. */
 export const METRICS_PROXY_PORT = 9001;
 export const METRICS_PROXY_APP = "vc-metrics-proxy";
 export const TLS_DIR = "/etc/vc-metrics-proxy/tls";
+/** Where the virtual cluster's kubeconfig (host Secret `vc-<cluster>`, key `config`) is mounted in the proxy. */
+export const VIRTUAL_KUBECONFIG_DIR = "/etc/vc-metrics-proxy/virtual";
 /** Namespace and name of the Service inside the virtual cluster that the APIService points at. */
 export const VIRTUAL_SERVICE_NAMESPACE = "kube-system";
 export const VIRTUAL_SERVICE_NAME = "vc-metrics-proxy";
@@ -31,6 +34,14 @@ export function metricsProxyPodLabels(cluster: string): Record<string, string> {
   return { release: cluster, app: METRICS_PROXY_APP };
 }
 
+/** Key of the kubeconfig in the host Secret `vc-<cluster>` the control plane writes. */
+export const KUBECONFIG_KEY = "config";
+
+/** The virtual API server as the proxy reaches it: the control plane's Service in the host namespace. */
+export function virtualServerUrl(cluster: string, hostNamespace: string): string {
+  return `https://${names.service(cluster)}.${hostNamespace}.svc:${API_SERVICE_PORT}`;
+}
+
 /** The proxy's command line, from its documented flags. */
 export function metricsProxyArgs(cluster: string, hostNamespace: string, values: Values): string[] {
   const nodes = values.sync.fromHost.nodes;
@@ -40,6 +51,8 @@ export function metricsProxyArgs(cluster: string, hostNamespace: string, values:
     "--listen", `:${METRICS_PROXY_PORT}`,
     "--tls-cert", `${TLS_DIR}/tls.crt`,
     "--tls-key", `${TLS_DIR}/tls.key`,
+    "--virtual-kubeconfig", `${VIRTUAL_KUBECONFIG_DIR}/${KUBECONFIG_KEY}`,
+    "--virtual-server", virtualServerUrl(cluster, hostNamespace),
     "--api-group", METRICS_GROUP,
     "--host-api-group", values.integrations.metricsServer.proxy.hostApiGroup,
     "--cache-ttl", values.integrations.metricsServer.proxy.cacheTTL,
@@ -61,7 +74,9 @@ export interface MetricsProxySource {
  * The host objects of a cluster's metrics proxy: ServiceAccount, Role + RoleBinding (host pods and pod
  * metrics in the host namespace), ClusterRole + ClusterRoleBinding (nodes and node metrics), Deployment
  * and Service (port 9001). The TLS Secret `vc-metrics-proxy-tls-<cluster>` is not rendered: it holds key
- * material and is provided on the host (by cert-manager or by hand).
+ * material and is provided on the host (by cert-manager or by hand). The proxy authenticates callers through the
+ * virtual API server's front proxy and authorizes them with it, through the kubeconfig the control plane keeps in the
+ * host Secret `vc-<cluster>` (mounted, key `config`).
  */
 export function renderMetricsProxy(cluster: string, hostNamespace: string, values: Values, src: MetricsProxySource = {}): KubeObject[] {
   const ctx: RenderContext = { cluster, hostNamespace, revision: src.revision ?? "" };
@@ -102,11 +117,17 @@ export function renderMetricsProxy(cluster: string, hostNamespace: string, value
                 ports: [{ name: "https", containerPort: METRICS_PROXY_PORT, protocol: "TCP" }],
                 livenessProbe: probe("/healthz"),
                 readinessProbe: probe("/readyz"),
-                volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
+                volumeMounts: [
+                  { name: "tls", mountPath: TLS_DIR, readOnly: true },
+                  { name: "virtual-kubeconfig", mountPath: VIRTUAL_KUBECONFIG_DIR, readOnly: true },
+                ],
                 resources: { requests: { ...METRICS_PROXY_RESOURCES.requests }, limits: { ...METRICS_PROXY_RESOURCES.limits } },
               },
             ],
-            volumes: [{ name: "tls", secret: { secretName: names.metricsProxyTls(cluster) } }],
+            volumes: [
+              { name: "tls", secret: { secretName: names.metricsProxyTls(cluster) } },
+              { name: "virtual-kubeconfig", secret: { secretName: names.kubeconfigSecret(cluster), items: [{ key: KUBECONFIG_KEY, path: KUBECONFIG_KEY }] } },
+            ],
           },
         },
       },
@@ -129,7 +150,8 @@ export function renderMetricsProxy(cluster: string, hostNamespace: string, value
 /**
  * The objects the control plane applies inside the virtual cluster: an ExternalName Service
  * `kube-system/vc-metrics-proxy` naming the proxy's host Service, and the APIService
- * `v1beta1.metrics.orch.io` that routes the metrics API to it.
+ * `v1beta1.metrics.orch.io` that routes the metrics API to it. The APIService verifies the proxy: it carries no
+ * caBundle here because the proxy writes its own CA into it (and keeps it current when the certificate rotates).
  */
 export function metricsVirtualObjects(cluster: string, hostNamespace: string): KubeObject[] {
   const labels = { [LABELS.managedBy]: cluster };
@@ -153,7 +175,6 @@ export function metricsVirtualObjects(cluster: string, hostNamespace: string): K
         version: METRICS_VERSION,
         groupPriorityMinimum: 100,
         versionPriority: 100,
-        insecureSkipTLSVerify: true,
         service: { namespace: VIRTUAL_SERVICE_NAMESPACE, name: VIRTUAL_SERVICE_NAME, port: METRICS_PROXY_PORT },
       },
     },

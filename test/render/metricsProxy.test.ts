@@ -3,6 +3,7 @@ import { loadAll } from "js-yaml";
 import type { KubeObject } from "../../src/kube/object.js";
 import { renderCluster } from "../../src/render/index.js";
 import { renderMetricsProxy } from "../../src/render/metricsProxy.js";
+import { parseFlags } from "../../src/metrics-proxy/config.js";
 import { ANNOTATIONS } from "../../src/translate/index.js";
 import { at, defaultValues, find, makeSpec, must } from "./fixtures.js";
 
@@ -37,12 +38,22 @@ describe("render/metrics proxy", () => {
       "--listen", ":9001",
       "--tls-cert", "/etc/vc-metrics-proxy/tls/tls.crt",
       "--tls-key", "/etc/vc-metrics-proxy/tls/tls.key",
+      "--virtual-kubeconfig", "/etc/vc-metrics-proxy/virtual/config",
+      "--virtual-server", `https://${C}.${HNS}.svc:443`,
       "--api-group", "metrics.orch.io",
       "--host-api-group", "metrics.orch.io",
       "--cache-ttl", "30s",
       "--nodes", "synced",
     ]);
-    expect(at(dep, "spec.template.spec.volumes")).to.deep.equal([{ name: "tls", secret: { secretName: `vc-metrics-proxy-tls-${C}` } }]);
+    expect(at(dep, "spec.template.spec.volumes")).to.deep.equal([
+      { name: "tls", secret: { secretName: `vc-metrics-proxy-tls-${C}` } },
+      { name: "virtual-kubeconfig", secret: { secretName: `vc-${C}`, items: [{ key: "config", path: "config" }] } },
+    ]);
+    // The proxy accepts its rendered command line, in the authenticated (front-proxy) form.
+    const config = parseFlags(c.args);
+    expect(config).to.include({ virtualKubeconfig: "/etc/vc-metrics-proxy/virtual/config", apiService: "v1beta1.metrics.orch.io" });
+    expect(config.clientCA).to.equal(undefined);
+    expect(config.tokenFile).to.equal(undefined);
     expect(at(dep, "spec.template.spec.serviceAccountName")).to.equal(P);
     expect(at(dep, "spec.selector.matchLabels")).to.deep.equal({ release: C, app: "vc-metrics-proxy" });
   });
@@ -112,6 +123,9 @@ describe("render/metrics proxy", () => {
     expect(at(api, "spec.group")).to.equal("metrics.orch.io");
     expect(at(api, "spec.version")).to.equal("v1beta1");
     expect(at(api, "spec.service")).to.deep.equal({ namespace: "kube-system", name: "vc-metrics-proxy", port: 9001 });
+    // The aggregator verifies the proxy: the proxy writes its CA into caBundle; nothing skips verification.
+    expect(at(api, "spec.insecureSkipTLSVerify")).to.equal(undefined);
+    expect(at(api, "spec.caBundle")).to.equal(undefined);
     const svc = docs.find((d) => d.kind === "Service")!;
     expect(at(svc, "spec.externalName")).to.equal(`${P}.${HNS}.svc.cluster.local`);
     const args: string[] = at(must(objs, "StatefulSet"), "spec.template.spec.containers.0.args");

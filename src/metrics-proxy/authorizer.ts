@@ -1,0 +1,109 @@
+// Authorization of an aggregated API server: a SubjectAccessReview against the virtual API server for each request's
+// user and attributes, answers cached for a short while (as the API server's webhook authorizer does).
+import type { RequestUser } from "./front-proxy.js";
+
+/** What a request does, in the terms of a SubjectAccessReview. */
+export type RequestAttributes =
+  | { kind: "resource"; verb: "get" | "list"; group: string; version: string; resource: string; namespace?: string; name?: string }
+  | { kind: "nonResource"; verb: "get"; path: string };
+
+/** The attributes of a GET to `path` on a server of `apiGroup`: metrics and core pods/nodes are resources, the rest (discovery) non-resource paths. */
+export function requestAttributes(path: string, apiGroup: string): RequestAttributes {
+  const p = path.split("/").filter((s) => s !== "");
+  const resource = (group: string, version: string, rest: string[]): RequestAttributes | undefined => {
+    let namespace: string | undefined;
+    if (rest[0] === "namespaces" && rest.length >= 3) {
+      namespace = rest[1];
+      rest = rest.slice(2);
+    }
+    if ((rest[0] !== "pods" && rest[0] !== "nodes") || rest.length > 2) return undefined;
+    const name = rest[1];
+    return { kind: "resource", verb: name === undefined ? "list" : "get", group, version, resource: rest[0], ...(namespace !== undefined ? { namespace } : {}), ...(name !== undefined ? { name } : {}) };
+  };
+  let attrs: RequestAttributes | undefined;
+  if (p[0] === "apis" && p[1] === apiGroup && p[2] !== undefined && p.length > 3) attrs = resource(apiGroup, p[2], p.slice(3));
+  else if (p[0] === "api" && p[1] === "v1" && p.length > 2) attrs = resource("", "v1", p.slice(2));
+  return attrs ?? { kind: "nonResource", verb: "get", path: path === "" ? "/" : path };
+}
+
+export interface Decision {
+  allowed: boolean;
+  reason: string;
+}
+
+/** Sends one SubjectAccessReview (the body as `authorization.k8s.io/v1`) and returns its status. */
+export type ReviewSender = (review: Record<string, unknown>) => Promise<{ allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string }>;
+
+export interface AuthorizerOptions {
+  /** How long an answer is reused (allowed and denied alike). */
+  ttlMs: number;
+  /** Most cached answers; the oldest go first. */
+  maxEntries?: number;
+  now?: () => number;
+}
+
+/** Decides with SubjectAccessReviews, caching decisions by user and attributes; a failed review is a denial, never cached. */
+export class SubjectAccessReviewer {
+  private readonly cache = new Map<string, { decision: Decision; expires: number }>();
+  private readonly inflight = new Map<string, Promise<Decision>>();
+  /** Reviews sent (for tests and the proxy's metrics). */
+  reviews = 0;
+
+  constructor(
+    private readonly send: ReviewSender,
+    private readonly opts: AuthorizerOptions,
+  ) {}
+
+  async authorize(user: RequestUser, attrs: RequestAttributes): Promise<Decision> {
+    const now = (this.opts.now ?? Date.now)();
+    const key = JSON.stringify([user.name, [...user.groups].sort(), Object.entries(user.extra).sort(), attrs]);
+    const hit = this.cache.get(key);
+    if (hit && hit.expires > now) return hit.decision;
+    const pending = this.inflight.get(key);
+    if (pending) return pending;
+    const p = this.review(user, attrs).then((d) => {
+      if (d.cacheable) {
+        this.cache.delete(key);
+        this.cache.set(key, { decision: d.decision, expires: now + this.opts.ttlMs });
+        const max = this.opts.maxEntries ?? 10_000;
+        while (this.cache.size > max) this.cache.delete(this.cache.keys().next().value!);
+      }
+      return d.decision;
+    });
+    this.inflight.set(key, p);
+    try {
+      return await p;
+    } finally {
+      this.inflight.delete(key);
+    }
+  }
+
+  private async review(user: RequestUser, attrs: RequestAttributes): Promise<{ decision: Decision; cacheable: boolean }> {
+    const spec: Record<string, unknown> = { user: user.name, groups: user.groups };
+    if (Object.keys(user.extra).length > 0) spec.extra = user.extra;
+    if (attrs.kind === "resource") {
+      const { kind: _k, ...resourceAttributes } = attrs;
+      spec.resourceAttributes = resourceAttributes;
+    } else {
+      spec.nonResourceAttributes = { path: attrs.path, verb: attrs.verb };
+    }
+    this.reviews++;
+    try {
+      const status = await this.send({ apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec });
+      if (status.evaluationError && !status.allowed) return { decision: { allowed: false, reason: status.evaluationError }, cacheable: false };
+      return { decision: { allowed: status.allowed === true, reason: status.reason ?? "" }, cacheable: true };
+    } catch (err) {
+      return { decision: { allowed: false, reason: `authorization failed: ${err instanceof Error ? err.message : String(err)}` }, cacheable: false };
+    }
+  }
+}
+
+/** The API server's wording of a denial, e.g. `pods.metrics.orch.io is forbidden: User "u" cannot list resource "pods" ...`. */
+export function forbiddenMessage(user: string, attrs: RequestAttributes, reason: string): string {
+  const why = reason ? `: ${reason}` : "";
+  if (attrs.kind === "nonResource") return `forbidden: User "${user}" cannot get path "${attrs.path}"${why}`;
+  const what = attrs.group ? `${attrs.resource}.${attrs.group}` : attrs.resource;
+  const name = attrs.name !== undefined ? ` "${attrs.name}"` : "";
+  const scope = attrs.namespace !== undefined ? ` in the namespace "${attrs.namespace}"` : " at the cluster scope";
+  return `${what}${name} is forbidden: User "${user}" cannot ${attrs.verb} resource "${attrs.resource}" in API group "${attrs.group}"${scope}${why}`;
+}

@@ -1,0 +1,216 @@
+// The metrics proxy in its deployed form, between two real API servers: the host (pods and the host's metrics API) and
+// a second one playing the virtual cluster. The virtual server registers the proxy as its aggregated metrics API with
+// the objects vc renders (an ExternalName Service and an APIService without caBundle); the proxy reads the virtual
+// server's front-proxy CA, writes its own CA into the APIService, authenticates the front proxy, takes the user from
+// its headers and authorizes the user with SubjectAccessReviews of the virtual server. Clients reach the proxy only
+// through the virtual server: `kubectl get --raw` and `kubectl top pod` there answer with the tenant's translated metrics.
+import { expect } from "chai";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import https, { type Server } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseFlags } from "../../src/metrics-proxy/config.js";
+import { startProxy, type RunningProxy } from "../../src/metrics-proxy/proxy.js";
+import { silentLogger } from "../../src/log.js";
+import { metricsVirtualObjects, VIRTUAL_SERVICE_NAME, VIRTUAL_SERVICE_NAMESPACE } from "../../src/render/metricsProxy.js";
+import { useRealKube, waitFor, type RealKube } from "../support/real-kube.js";
+import { HOST_NS } from "../metrics-proxy/fixture.js";
+import { installHostMetrics, metricsBackend } from "./metrics-backend.js";
+
+const KUBECTL_TOP_SERVICE = "vc-metrics-proxy-top";
+
+function openssl(dir: string, ...args: string[]): void {
+  execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
+}
+
+/** A CA named `name` and a serving pair it signs for the Services the aggregator dials (it verifies `<svc>.<ns>.svc`). */
+function servingPair(dir: string, name: string): { cert: string; key: string; ca: string } {
+  openssl(dir, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}-ca.key`, "-out", `${name}-ca.crt`, "-days", "2", "-subj", `/CN=${name}-ca`);
+  openssl(dir, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", "/CN=vc-metrics-proxy");
+  const sans = [VIRTUAL_SERVICE_NAME, KUBECTL_TOP_SERVICE].map((s) => `DNS:${s}.${VIRTUAL_SERVICE_NAMESPACE}.svc`).join(",");
+  writeFileSync(join(dir, `${name}.ext`), `subjectAltName=${sans},IP:127.0.0.1\nextendedKeyUsage=serverAuth\n`);
+  openssl(dir, "x509", "-req", "-in", `${name}.csr`, "-CA", `${name}-ca.crt`, "-CAkey", `${name}-ca.key`, "-CAcreateserial", "-out", `${name}.crt`, "-days", "2", "-extfile", `${name}.ext`);
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`), ca: join(dir, `${name}-ca.crt`) };
+}
+
+/** A client pair signed by `caCert`/`caKey` with common name `cn`. */
+function clientPair(dir: string, name: string, cn: string, caCert: string, caKey: string): { cert: string; key: string } {
+  openssl(dir, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${cn}`);
+  writeFileSync(join(dir, `${name}.ext`), "extendedKeyUsage=clientAuth\n");
+  openssl(dir, "x509", "-req", "-in", `${name}.csr`, "-CA", caCert, "-CAkey", caKey, "-CAcreateserial", "-out", `${name}.crt`, "-days", "2", "-extfile", `${name}.ext`);
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+}
+
+/** A GET straight to the proxy, trusting `ca`, presenting `client` when given. */
+function direct(proxy: RunningProxy, path: string, ca: string, client?: { cert: string; key: string }, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${proxy.url}${path}`, {
+      ca: readFileSync(ca),
+      ...(client ? { cert: readFileSync(client.cert), key: readFileSync(client.key) } : {}),
+      headers,
+      agent: false,
+    }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Registers a proxy as `group`'s aggregated API in the virtual cluster with the objects vc renders, pointed at `port`. */
+async function registerInVirtual(virtual: RealKube, group: string, serviceName: string, port: number): Promise<void> {
+  const [service, apiService] = metricsVirtualObjects("a", HOST_NS) as [any, any];
+  // The rendered Service names the proxy's host Service; here the proxy listens on this machine.
+  service.metadata.name = serviceName;
+  service.spec.externalName = "localhost";
+  service.spec.ports = [{ name: "https", port, protocol: "TCP" }];
+  apiService.metadata.name = `v1beta1.${group}`;
+  apiService.spec.group = group;
+  apiService.spec.service = { namespace: VIRTUAL_SERVICE_NAMESPACE, name: serviceName, port };
+  expect(apiService.spec.insecureSkipTLSVerify, "the rendered APIService verifies the proxy").to.equal(undefined);
+  expect(apiService.spec.caBundle, "the rendered APIService leaves its caBundle to the proxy").to.equal(undefined);
+  for (const [path, body] of [[`/api/v1/namespaces/${VIRTUAL_SERVICE_NAMESPACE}/services`, service], ["/apis/apiregistration.k8s.io/v1/apiservices", apiService]] as const) {
+    const res = await virtual.request("POST", path, body);
+    expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(201);
+  }
+}
+
+describe("e2e: the metrics proxy as an authenticated aggregated API server of a real virtual API server", function () {
+  this.timeout(180_000);
+  const host = useRealKube();
+  const virtual = useRealKube({ users: [{ name: "viewer" }, { name: "nobody" }] });
+  let dir: string;
+  let backend: Server;
+  let serving: { cert: string; key: string; ca: string };
+  let proxy: RunningProxy | undefined;
+  let topProxy: RunningProxy | undefined;
+
+  const start = (apiGroup: string) =>
+    startProxy(
+      parseFlags([
+        "--cluster", "a", "--host-namespace", HOST_NS, "--kubeconfig", host().kubeconfigPath, "--host-api-group", "metrics.k8s.io",
+        "--listen", "127.0.0.1:0", "--tls-cert", serving.cert, "--tls-key", serving.key, "--tls-ca", serving.ca,
+        "--virtual-kubeconfig", virtual().kubeconfigPath, "--api-group", apiGroup, "--refresh-interval", "1s",
+      ]),
+      { log: silentLogger, processMetrics: false, retryMs: 200, syncWaitMs: 5000 },
+    );
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "vc-e2e-aggregation-"));
+    backend = metricsBackend(dir);
+    await new Promise<void>((r) => backend.listen(0, "127.0.0.1", r));
+    await installHostMetrics(host(), backend);
+    serving = servingPair(dir, "serving");
+    proxy = await start("metrics.orch.io");
+    topProxy = await start("metrics.k8s.io");
+    await registerInVirtual(virtual(), "metrics.orch.io", VIRTUAL_SERVICE_NAME, Number(new URL(proxy.url).port));
+    await registerInVirtual(virtual(), "metrics.k8s.io", KUBECTL_TOP_SERVICE, Number(new URL(topProxy.url).port));
+    // viewer may read pod metrics in "default" (both groups) and the pods kubectl top looks up; nobody may read nothing.
+    const role = await virtual().request("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "metrics-viewer", namespace: "default" },
+      rules: [{ apiGroups: ["", "metrics.orch.io", "metrics.k8s.io"], resources: ["pods"], verbs: ["get", "list"] }],
+    });
+    expect(role.status, JSON.stringify(role.body)).to.equal(201);
+    expect((await virtual().kubectl(["-n", "default", "create", "rolebinding", "metrics-viewer", "--role=metrics-viewer", "--user=viewer"])).code).to.equal(0);
+  });
+  after(async () => {
+    await proxy?.close();
+    await topProxy?.close();
+    await new Promise((r) => backend?.close(r));
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const rawPods = (as?: string) => virtual().kubectl(["get", "--raw", "/apis/metrics.orch.io/v1beta1/namespaces/default/pods"], as ? { as } : {});
+
+  it("the proxy writes its CA into the virtual cluster's APIService, which then reports it Available", async () => {
+    const wanted = `${readFileSync(serving.ca, "utf8").trim()}\n`;
+    await waitFor(async () => {
+      const res = await virtual().request<{ spec: { caBundle?: string }; status?: { conditions?: Array<{ type: string; status: string }> } }>("GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.orch.io");
+      return Buffer.from(res.body.spec.caBundle ?? "", "base64").toString("utf8") === wanted && res.body.status?.conditions?.some((c) => c.type === "Available" && c.status === "True") === true;
+    }, "the APIService to carry the proxy's CA and be Available", 60_000);
+    expect(proxy!.virtual!.caBundleWrites).to.equal(1);
+    expect(proxy!.virtual!.requestHeader?.allowedNames).to.deep.equal(["front-proxy-client"]);
+  });
+
+  it("kubectl get --raw through the virtual API server answers the tenant's translated pod metrics", async () => {
+    let res = await rawPods();
+    await waitFor(async () => (res = await rawPods()).code === 0, "the metrics API to answer through the virtual API server", 60_000);
+    const list = JSON.parse(res.stdout) as { items: Array<{ metadata: { name: string; namespace: string }; containers: Array<{ usage: { cpu: string } }> }> };
+    expect(list.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}=${i.containers[0]!.usage.cpu}`).sort()).to.deep.equal(["default/db=12m", "default/web=11m"]);
+    expect(res.stdout).to.not.include("vc.orch.io").and.not.include("21m").and.not.include("99m");
+  });
+
+  it("kubectl top pod in the virtual cluster shows the tenant's pods through the proxy serving metrics.k8s.io", async () => {
+    let top = await virtual().kubectl(["top", "pod", "-n", "default", "--no-headers"]);
+    await waitFor(async () => (top = await virtual().kubectl(["top", "pod", "-n", "default", "--no-headers"])).code === 0, "kubectl top pod to answer", 60_000);
+    const rows = top.stdout.trim().split("\n").map((l) => l.trim().split(/\s+/).slice(0, 2).join(" ")).sort();
+    expect(rows).to.deep.equal(["db 12m", "web 11m"]);
+  });
+
+  it("every user is authorized by the virtual API server: a viewer reads, nobody is refused (403), answers are cached", async () => {
+    const viewer = await rawPods("viewer");
+    expect(viewer.code, viewer.stderr).to.equal(0);
+    expect(JSON.parse(viewer.stdout).items).to.have.length(2);
+    const nobody = await rawPods("nobody");
+    expect(nobody.code).to.not.equal(0);
+    expect(nobody.stderr).to.match(/forbidden/i);
+
+    // Straight to the proxy as the virtual API server's front proxy: the proxy's own SubjectAccessReview decides.
+    const frontProxy = { cert: virtual().pki.frontProxyClientCert, key: virtual().pki.frontProxyClientKey };
+    const path = "/apis/metrics.orch.io/v1beta1/namespaces/default/pods";
+    const asNobody = await direct(proxy!, path, serving.ca, frontProxy, { "X-Remote-User": "nobody" });
+    expect(asNobody.status, asNobody.text).to.equal(403);
+    expect(JSON.parse(asNobody.text).message).to.include('User "nobody" cannot list resource "pods" in API group "metrics.orch.io" in the namespace "default"');
+    const reviews = proxy!.reviewer!.reviews;
+    const asViewer = await direct(proxy!, path, serving.ca, frontProxy, { "X-Remote-User": "viewer" });
+    expect(asViewer.status, asViewer.text).to.equal(200);
+    const again = await direct(proxy!, path, serving.ca, frontProxy, { "X-Remote-User": "viewer" });
+    expect(again.status).to.equal(200);
+    expect(proxy!.reviewer!.reviews - reviews, "the second identical request is decided from the cache").to.equal(1);
+    const otherNamespace = await direct(proxy!, "/apis/metrics.orch.io/v1beta1/namespaces/team/pods", serving.ca, frontProxy, { "X-Remote-User": "viewer" });
+    expect(otherNamespace.status).to.equal(403);
+  });
+
+  it("a request without the front proxy's verified certificate gets 401: none, another CA's, a name not allowed, no user", async () => {
+    const path = "/apis/metrics.orch.io/v1beta1/namespaces/default/pods";
+    const pki = join(virtual().dir, "pki");
+    const stranger = clientPair(dir, "stranger", "front-proxy-client", serving.ca, join(dir, "serving-ca.key"));
+    const wrongName = clientPair(dir, "wrong-name", "intruder", virtual().pki.frontProxyCaCert, join(pki, "front-proxy-ca.key"));
+    const frontProxy = { cert: virtual().pki.frontProxyClientCert, key: virtual().pki.frontProxyClientKey };
+    const cases: Array<[string, { cert: string; key: string } | undefined, Record<string, string>]> = [
+      ["no certificate", undefined, { "X-Remote-User": "system:admin", "X-Remote-Group": "system:masters" }],
+      ["another CA", stranger, { "X-Remote-User": "system:admin", "X-Remote-Group": "system:masters" }],
+      ["a name not allowed", wrongName, { "X-Remote-User": "system:admin", "X-Remote-Group": "system:masters" }],
+      ["no user header", frontProxy, {}],
+    ];
+    for (const [what, client, headers] of cases) {
+      const res = await direct(proxy!, path, serving.ca, client, headers);
+      expect(res.status, `${what}: ${res.text}`).to.equal(401);
+      expect(res.text, what).to.not.include("web");
+    }
+    const bearer = await direct(proxy!, path, serving.ca, undefined, { Authorization: `Bearer ${virtual().adminToken}` });
+    expect(bearer.status, "a token, even the virtual cluster admin's, is not how the proxy is reached").to.equal(401);
+    expect((await direct(proxy!, "/healthz", serving.ca)).status, "probes stay open").to.equal(200);
+  });
+
+  it("a rotated serving certificate is picked up and its new CA written to the APIService, without a restart", async () => {
+    const next = servingPair(dir, "rotated");
+    writeFileSync(serving.key, readFileSync(next.key));
+    writeFileSync(serving.cert, readFileSync(next.cert));
+    writeFileSync(serving.ca, readFileSync(next.ca));
+    const wanted = `${readFileSync(next.ca, "utf8").trim()}\n`;
+    await waitFor(async () => {
+      const res = await virtual().request<{ spec: { caBundle?: string } }>("GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.orch.io");
+      return Buffer.from(res.body.spec.caBundle ?? "", "base64").toString("utf8") === wanted;
+    }, "the APIService to carry the rotated CA", 30_000);
+    let res = await rawPods();
+    await waitFor(async () => (res = await rawPods()).code === 0, "the metrics API to answer with the rotated certificate", 60_000);
+    expect(JSON.parse(res.stdout).items).to.have.length(2);
+  });
+});
