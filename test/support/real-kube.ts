@@ -8,6 +8,7 @@
 //   kube().request("GET", "/api/v1/namespaces")      a JSON request as the admin
 //   kube().serviceAccountKubeconfig(ns, name)        a kubeconfig holding a TokenRequest token of a real ServiceAccount
 //   kube().pki                                       paths of the CA, the front-proxy CA and the front-proxy client pair
+//   kube().freeze() / thaw()                         SIGSTOP / SIGCONT the API server (it takes connections, answers nothing)
 //
 // Nothing runs but the API server: no controllers, no scheduler, no kubelet, so no pods run and namespaces never
 // finish deleting. Start one server per test file; stop() ends exactly the processes it started.
@@ -60,6 +61,10 @@ export interface RealKube {
   serviceAccountKubeconfig(namespace: string, name: string): Promise<string>;
   /** Writes the server has audited so far (optionally only by `user`); take a count before and after a command. */
   writes(user?: string): AuditedWrite[];
+  /** Stops the API server process in place (SIGSTOP): it keeps its port and takes connections but answers nothing. */
+  freeze(): void;
+  /** Lets a frozen API server go on (SIGCONT). */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -246,6 +251,7 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
   const url = `https://127.0.0.1:${apiPort}`;
   const caCert = readFileSync(p("ca.crt"), "utf8");
   const stop = async () => {
+    apiserver.kill("SIGCONT");
     await stopChild(apiserver);
     await stopChild(etcd);
     rmSync(dir, { recursive: true, force: true });
@@ -327,6 +333,8 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
         .filter((e) => user === undefined || e.user.username === user)
         .map((e) => ({ verb: e.verb, user: e.user.username, uri: e.requestURI, code: e.responseStatus?.code ?? 0, resource: e.objectRef?.resource, namespace: e.objectRef?.namespace, name: e.objectRef?.name }));
     },
+    freeze: () => void apiserver.kill("SIGSTOP"),
+    thaw: () => void apiserver.kill("SIGCONT"),
     stop,
   };
 }
