@@ -12,7 +12,7 @@ import type { Host } from "../host.js";
 import { HostError } from "../host.js";
 import { P, pathOf } from "../paths.js";
 import { isForbidden, NOT_VISIBLE, visibleOrThrow } from "../visible.js";
-import { hostApiGroupOf, metricsIntegrationEnabled } from "./facts.js";
+import { configOf, hostApiGroupOf, metricsIntegrationEnabled } from "./facts.js";
 import { discoveredKinds } from "./kinds.js";
 import { credentialLookups } from "./mesh.js";
 import { hostMetricsApiService } from "./metrics.js";
@@ -77,7 +77,9 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   ]);
   const facts = { cluster, values, liveValues, deployments };
   const metricsOn = metricsIntegrationEnabled(facts);
-  const mesh = (kind: "VirtualService" | "DestinationRule") => optional("mesh", none, () => list(P.mesh(kind, namespace)));
+  // Mesh objects are read while the mesh integration is on, or not known to be off.
+  const meshOn = configOf(facts)?.integrations.mesh.enabled ?? true;
+  const mesh = (kind: "VirtualService" | "DestinationRule" | "Gateway", part: Readable) => (meshOn ? optional(part, none, () => list(P.mesh(kind, namespace))) : none);
   const [metricsApiService, initManifests, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways, serviceAccounts, services, virtualServices, destinationRules] = await Promise.all([
     metricsOn ? optional("apiService", undefined, () => get(P.apiService(hostMetricsApiService(facts)))) : undefined,
     metricsOn ? optional("initManifests", undefined, () => get(P.configMaps(namespace, names.initManifests(cluster)))) : undefined,
@@ -85,11 +87,11 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     optional("rbac", none, () => list(P.roleBindings(namespace))),
     optional("rbac", none, () => list(P.clusterRoles())),
     optional("rbac", none, () => list(P.clusterRoleBindings())),
-    optional("gateways", none, () => list(P.mesh("Gateway", namespace))),
+    mesh("Gateway", "gateways"),
     optional("serviceAccounts", none, () => list(pathOf("v1", "ServiceAccount", namespace))),
     optional("services", none, () => list(P.services(namespace))),
-    mesh("VirtualService"),
-    mesh("DestinationRule"),
+    mesh("VirtualService", "mesh"),
+    mesh("DestinationRule", "mesh"),
   ]);
   const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))));
   // Services in other namespaces that routes name: looked up by name.
