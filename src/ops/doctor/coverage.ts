@@ -63,7 +63,7 @@ export const COVERAGE: readonly Coverage[] = [
   { row: "metrics-api-service", check: "metrics-api-service", severity: "error", when: "the ConfigMap `vc-init-<name>` the control plane registers the APIService from is absent or lacks it, or the control plane is not started with it" },
   { row: "metrics-api-service", check: "metrics-api-service", severity: "warning", when: "the control plane's pod started with an older configuration than its StatefulSet's" },
   { row: "metrics-forbidden", check: "metrics-forbidden", severity: "error", when: "the service account reading metrics may not get and list pods (host namespace) or nodes of the configured `hostApiGroup`" },
-  { row: "mesh-custom-resource", check: "mesh-custom-resource", severity: "error", when: "the configuration the control plane runs with (or the values) has both" },
+  { row: "mesh-custom-resource", check: "mesh-custom-resource", severity: "error", when: "the configuration the control plane runs with (its config Secret) has both" },
   { row: "sidecar-missing", check: "sidecar-missing", severity: "error", when: "a synced pod lacks the `mesh-proxy` container while the mesh integration is on" },
   { row: "sidecar-missing", check: "mesh-injection-label", severity: "note", when: "the host namespace lacks `mesh-injection=enabled` (optional, recommended)" },
   { row: "mesh-not-effective", check: "mesh-crds", severity: "error", when: "the host does not serve the mesh kinds (its CRDs are missing)" },
