@@ -72,6 +72,21 @@ describe("ops: vc doctor on a broken host (API test server)", function () {
     }
   });
 
+  it("looks up a route's Service in another namespace by name", async () => {
+    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shared" } });
+    server.put({ apiVersion: "networking.mesh.io/v1beta1", kind: "VirtualService", metadata: { name: "to-shared", namespace: "vc-shop" }, spec: { hosts: ["api.example.com"], http: [{ route: [{ destination: { host: "auth.shared.svc.cluster.local" } }] }] } });
+    const host = openHost({ kubeconfig: server.kubeconfigPath });
+    try {
+      const missing = diagnose(await gatherSnapshot(host, "shop", "vc-shop")).filter((f) => f.object === "VirtualService vc-shop/to-shared");
+      expect(missing.map((f) => f.message)).to.deep.equal(["route destination auth.shared.svc.cluster.local names Service shared/auth, which does not exist on the host"]);
+      server.put({ apiVersion: "v1", kind: "Service", metadata: { name: "auth", namespace: "shared" }, spec: { ports: [{ port: 80 }] } });
+      expect(diagnose(await gatherSnapshot(host, "shop", "vc-shop")).filter((f) => f.object === "VirtualService vc-shop/to-shared")).to.deep.equal([]);
+    } finally {
+      host.close();
+      server.remove("networking.mesh.io/v1beta1", "VirtualService", "vc-shop", "to-shared");
+    }
+  });
+
   it("reads the control plane's own configuration without the repository; an unreadable one is listed as not checked", async () => {
     const res = await runVc(["doctor", "shop", "--kubeconfig", server.kubeconfigPath, "--repo", "/nonexistent", "-o", "json"]);
     const report = JSON.parse(res.stdout) as Report;

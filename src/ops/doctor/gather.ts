@@ -80,7 +80,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   // Mesh objects are read while the mesh integration is on, or not known to be off.
   const meshOn = configOf(facts)?.integrations.mesh.enabled ?? true;
   const mesh = (kind: "VirtualService" | "DestinationRule" | "Gateway", part: Readable) => (meshOn ? optional(part, none, () => list(P.mesh(kind, namespace))) : none);
-  const [metricsApiService, initManifests, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways, serviceAccounts, services, virtualServices, destinationRules] = await Promise.all([
+  const [metricsApiService, initManifests, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways, serviceAccounts, localServices, virtualServices, destinationRules] = await Promise.all([
     metricsOn ? optional("apiService", undefined, () => get(P.apiService(hostMetricsApiService(facts)))) : undefined,
     metricsOn ? optional("initManifests", undefined, () => get(P.configMaps(namespace, names.initManifests(cluster)))) : undefined,
     optional("rbac", none, () => list(P.roles(namespace))),
@@ -95,6 +95,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   ]);
   const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))));
   // Services in other namespaces that routes name: looked up by name.
+  const services = [...localServices];
   const elsewhere = new Set(virtualServices.flatMap((vs) => destinationHosts(vs).map((h) => serviceRef(h, vs.metadata.namespace ?? namespace) ?? "")));
   for (const ref of [...elsewhere].sort()) {
     const [ns, name] = ref.split("/") as [string, string];
