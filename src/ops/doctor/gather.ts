@@ -39,6 +39,11 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     optional("rbac", none, () => host.list(P.clusterRoleBindings())),
     optional("gateways", none, () => host.list(P.mesh("Gateway", namespace))),
   ]);
+  // Certificates matter only for Gateways that name a TLS Secret, while the cluster's values (when known) have the
+  // certificate-manager integration on; a host without cert-manager answers 404: none.
+  const namesSecret = gateways.some((gw) => ((gw.spec as { servers?: Array<{ tls?: { credentialName?: string } }> } | undefined)?.servers ?? []).some((sv) => sv.tls?.credentialName));
+  const certManager = values?.integrations.certManager.enabled ?? true;
+  const certificates = namesSecret && certManager ? await optional("certificates", undefined, () => host.list(P.certificates(namespace))) : undefined;
   const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(DISCOVERED_KINDS));
   const ingressPods: KubeObject[] = [];
   const seen = new Set<string>();
@@ -70,6 +75,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     gateways,
     ingressPods,
     existingSecrets,
+    ...(certificates ? { certificates } : {}),
     ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
     values,
     unreadable,

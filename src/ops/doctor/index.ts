@@ -5,6 +5,7 @@ import { gateways, sidecars } from "./mesh.js";
 import { livenessProbe, persistence } from "./controlplane.js";
 import { syncerRbac } from "./syncer.js";
 import { servedKinds } from "./kinds.js";
+import { gatewayCertificates } from "./certificates.js";
 import type { Check, Finding, HostSnapshot } from "./types.js";
 
 export type { Finding, HostSnapshot } from "./types.js";
@@ -17,6 +18,7 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["syncer RBAC", syncerRbac],
   ["mesh sidecars", sidecars],
   ["mesh gateways", gateways],
+  ["gateway certificates", gatewayCertificates],
   ["persistence", persistence],
   ["liveness probe", livenessProbe],
   ["served kinds", servedKinds],

@@ -33,6 +33,8 @@ export interface HostSnapshot {
   gateways: KubeObject[];
   /** Pods in any namespace matched by some Gateway selector. */
   ingressPods: KubeObject[];
+  /** cert-manager Certificates of the host namespace, read only when a Gateway names a TLS Secret; undefined when not read. */
+  certificates?: KubeObject[];
   /** `namespace/name` of the secrets that exist among those named by `tls.credentialName`. */
   existingSecrets: string[];
   /** `apiVersion/Kind` of the mesh and metrics kinds the host does not serve (API discovery); undefined when not read. */
@@ -44,7 +46,7 @@ export interface HostSnapshot {
 }
 
 /** Parts of the snapshot a check may depend on. */
-export type Readable = "namespace" | "apiService" | "rbac" | "gateways" | "ingressPods" | "secrets" | "discovery";
+export type Readable = "namespace" | "apiService" | "rbac" | "gateways" | "ingressPods" | "secrets" | "discovery" | "certificates";
 
 export type Check = (s: HostSnapshot) => Finding[];
 
