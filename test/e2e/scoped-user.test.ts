@@ -5,7 +5,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runVc } from "../support/vc.js";
-import { installMeshCrds, useRealKube } from "../support/real-kube.js";
+import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const USER = "team-minimal";
@@ -19,7 +19,7 @@ describe("e2e: vc list, describe and doctor as a namespace-scoped user", functio
   before(async () => {
     repo = mkdtempSync(join(tmpdir(), "vc-e2e-scoped-"));
     cpSync(join(ROOT, "clusters"), join(repo, "clusters"), { recursive: true });
-    await installMeshCrds(kube());
+    await installExampleCrds(kube());
     const applied = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
     expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
     // The user reads everything in vc-minimal and nothing else (the view of a tenant's on-call engineer).

@@ -16,6 +16,13 @@ export function obj(apiVersion: string, kind: string, name: string, rest: Record
 
 const REQUESTS = { requests: { cpu: "100m", memory: "128Mi" } };
 
+/** The cert-manager Certificate that issues the fixture Gateway's Secret, not Ready. */
+const unreadyCertificate = (): KubeObject =>
+  obj("cert-manager.io/v1", "Certificate", "a-x-default-x-team-a", {
+    spec: { secretName: "a-cert", dnsNames: ["a.example.com"], issuerRef: { name: "letsencrypt", kind: "ClusterIssuer" } },
+    status: { conditions: [{ type: "Ready", status: "False", reason: "Failed", message: "ACME challenge failed" }] },
+  });
+
 export function pod(name: string, extra: Partial<PodLike> & { labels?: Record<string, string> } = {}): KubeObject {
   return obj("v1", "Pod", name, {
     metadata: { labels: extra.labels ?? { [LABELS.managedBy]: "team-a" }, annotations: extra.metadata?.annotations },
@@ -143,6 +150,15 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "mesh-not-effective|mesh-host-conflict|warning": (s) => void s.destinationRules.push(obj("networking.mesh.io/v1beta1", "DestinationRule", "reviews-too", { spec: { host: REVIEWS_HOST } })),
   "gateway-unreachable|gateway-selector|error": (s) => void (s.ingressPods = []),
   "https-certificate|tls-secret|error": (s) => void (s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("a-cert"))),
+  // The Gateway's Secret comes from a Certificate that cert-manager has not issued (yet): no Secret at all, or an earlier one.
+  "https-certificate|certificate-not-ready|error": (s) => {
+    s.certificates = [unreadyCertificate()];
+    s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("a-cert"));
+  },
+  "https-certificate|certificate-not-ready|warning": (s) => {
+    s.certificates = [unreadyCertificate()];
+    s.existingSecrets.push(`${NS}/a-cert`);
+  },
   "connection|control-plane-pod|error": (s) => void (s.pods = s.pods.filter((p) => p.metadata.name !== "team-a-0")),
   "connection|control-plane-ready|error": (s) => void (controlPlane(s).status.conditions = [{ type: "Ready", status: "False", reason: "ContainersNotReady" }]),
   "connection|control-plane-service-account|error": (s) => void (s.serviceAccounts = s.serviceAccounts.filter((a) => a.metadata.name !== "vc-team-a")),

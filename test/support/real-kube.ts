@@ -362,32 +362,57 @@ export function useRealKube(options: RealKubeOptions = {}): () => RealKube {
   };
 }
 
-/** The mesh's CustomResourceDefinitions (networking.mesh.io/v1beta1), installed as the mesh would install them on a host. */
-export async function installMeshCrds(kube: RealKube): Promise<void> {
-  const kinds = [
-    ["VirtualService", "virtualservices", "virtualservice"],
-    ["DestinationRule", "destinationrules", "destinationrule"],
-    ["Gateway", "gateways", "gateway"],
-  ] as const;
+/** Installs namespaced CustomResourceDefinitions of one group version (schemas open) and waits until they are served. */
+async function installCrds(
+  kube: RealKube,
+  group: string,
+  version: string,
+  kinds: ReadonlyArray<readonly [kind: string, plural: string, singular: string]>,
+  opts: { status?: boolean } = {},
+): Promise<void> {
   for (const [kind, plural, singular] of kinds) {
     const crd = {
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "CustomResourceDefinition",
-      metadata: { name: `${plural}.networking.mesh.io` },
+      metadata: { name: `${plural}.${group}` },
       spec: {
-        group: "networking.mesh.io",
+        group,
         scope: "Namespaced",
         names: { kind, plural, singular, listKind: `${kind}List` },
-        versions: [{ name: "v1beta1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+        versions: [{
+          name: version, served: true, storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          ...(opts.status ? { subresources: { status: {} } } : {}),
+        }],
       },
     };
     const created = await kube.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
     if (created.status !== 201 && created.status !== 409) throw new Error(`cannot create the ${kind} CRD: ${created.status} ${JSON.stringify(created.body)}`);
   }
   await waitFor(async () => {
-    const served = await kube.request<{ resources?: Array<{ name: string }> }>("GET", "/apis/networking.mesh.io/v1beta1");
+    const served = await kube.request<{ resources?: Array<{ name: string }> }>("GET", `/apis/${group}/${version}`);
     return served.status === 200 && kinds.every(([, plural]) => served.body.resources?.some((r) => r.name === plural));
-  }, "the mesh CRDs to be served");
+  }, `the ${group} CRDs to be served`);
+}
+
+/** The mesh's CustomResourceDefinitions (networking.mesh.io/v1beta1), installed as the mesh would install them on a host. */
+export async function installMeshCrds(kube: RealKube): Promise<void> {
+  await installCrds(kube, "networking.mesh.io", "v1beta1", [
+    ["VirtualService", "virtualservices", "virtualservice"],
+    ["DestinationRule", "destinationrules", "destinationrule"],
+    ["Gateway", "gateways", "gateway"],
+  ]);
+}
+
+/** cert-manager's Certificate CRD (cert-manager.io/v1, with the status subresource cert-manager writes Ready through). */
+export async function installCertManagerCrds(kube: RealKube): Promise<void> {
+  await installCrds(kube, "cert-manager.io", "v1", [["Certificate", "certificates", "certificate"]], { status: true });
+}
+
+/** The CRDs the example repository's clusters need on a host: the mesh's and cert-manager's. */
+export async function installExampleCrds(kube: RealKube): Promise<void> {
+  await installMeshCrds(kube);
+  await installCertManagerCrds(kube);
 }
 
 /** Polls `check` every 100 ms until it holds, for at most `timeoutMs`. */

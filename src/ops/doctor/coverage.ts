@@ -71,6 +71,8 @@ export const COVERAGE: readonly Coverage[] = [
   { row: "mesh-not-effective", check: "mesh-host-conflict", severity: "warning", when: "two DestinationRules, or two VirtualServices on one gateway, claim the same host: only one applies" },
   { row: "gateway-unreachable", check: "gateway-selector", severity: "error", when: "a Gateway's selector matches no ingress gateway pod" },
   { row: "https-certificate", check: "tls-secret", severity: "error", when: "the Secret a Gateway names in `tls.credentialName` does not exist" },
+  { row: "https-certificate", check: "certificate-not-ready", severity: "error", when: "the cert-manager Certificate issuing a Gateway's `tls.credentialName` is not Ready and the Secret does not exist yet" },
+  { row: "https-certificate", check: "certificate-not-ready", severity: "warning", when: "the same, while the Secret still holds an earlier certificate" },
   { row: "connection", check: "control-plane-pod", severity: "error", when: "the StatefulSet wants replicas but pod `<name>-0` does not exist" },
   { row: "connection", check: "control-plane-ready", severity: "error", when: "pod `<name>-0` runs but is not Ready" },
   { row: "connection", check: "control-plane-service-account", severity: "error", when: "the service account the StatefulSet runs as does not exist" },

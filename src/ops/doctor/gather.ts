@@ -103,6 +103,11 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     const svc = await optional("services", undefined, () => get(P.services(ns, name)));
     if (svc) services.push(svc);
   }
+  // Certificates matter only for Gateways that name a TLS Secret, while the cluster's configuration (when known) has the
+  // certificate-manager integration on; a host without cert-manager answers 404: none.
+  const namesSecret = gateways.some((gw) => ((gw.spec as { servers?: Array<{ tls?: { credentialName?: string } }> } | undefined)?.servers ?? []).some((sv) => sv.tls?.credentialName));
+  const certManager = configOf(facts)?.integrations.certManager.enabled ?? true;
+  const certificates = namesSecret && certManager ? await optional("certificates", undefined, () => list(P.certificates(namespace))) : undefined;
   const ingressPods: KubeObject[] = [];
   const seen = new Set<string>();
   for (const gw of gateways) {
@@ -142,6 +147,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     ingressPods,
     existingSecrets,
     slowReads,
+    ...(certificates ? { certificates } : {}),
     ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
     values,
     unreadable,

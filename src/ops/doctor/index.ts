@@ -13,6 +13,7 @@ import { apiTimeouts, hostApiSlow } from "./timeouts.js";
 import { livenessProbe, persistence, volumeClaims } from "./controlplane.js";
 import { syncerRbac } from "./syncer.js";
 import { servedKinds } from "./kinds.js";
+import { gatewayCertificates } from "./certificates.js";
 import { SEVERITIES, type Check, type Finding, type HostSnapshot } from "./types.js";
 
 export type { Finding, HostSnapshot, Severity } from "./types.js";
@@ -38,6 +39,7 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["mesh gateways", gateways],
   ["mesh destinations", meshDestinations],
   ["mesh host conflicts", meshHostConflicts],
+  ["gateway certificates", gatewayCertificates],
   ["persistence", persistence],
   ["volume claims", volumeClaims],
   ["liveness probe", livenessProbe],

@@ -54,6 +54,8 @@ export interface HostSnapshot {
   gateways: KubeObject[];
   /** Pods in any namespace matched by some Gateway selector. */
   ingressPods: KubeObject[];
+  /** cert-manager Certificates of the host namespace, read only when a Gateway names a TLS Secret; undefined when not read. */
+  certificates?: KubeObject[];
   /** `namespace/name` of the secrets that exist among those looked up (`tls.credentialName`, the metrics proxy's TLS). */
   existingSecrets: string[];
   /** `apiVersion/Kind` of the mesh and metrics kinds the host does not serve (API discovery); undefined when not read. */
@@ -77,7 +79,8 @@ export type Readable =
   | "initManifests"
   | "serviceAccounts"
   | "services"
-  | "mesh";
+  | "mesh"
+  | "certificates";
 
 export type Check = (s: HostSnapshot) => Finding[];
 
