@@ -74,6 +74,17 @@ describe("vc apply", () => {
     expect(allowed.stdout).to.not.include("deleted Namespace");
     expect(server.get("v1", "Namespace", undefined, "vc-minimal")).to.not.equal(undefined);
     expect(server.list("v1", "Secret", "vc-minimal").filter((s) => s.metadata.labels?.[LABELS.inventory] === "minimal")).to.have.length(0);
+
+    // Only the kept Namespace is left: later runs are not stopped by the guard (and change nothing).
+    server.resetRequests();
+    const later = await runVc(["apply", repo, ...kube, "--prune"]);
+    expect(later.code, later.stdout).to.equal(0);
+    expect(later.stdout).to.not.include("prune guard");
+    expect(later.stdout).to.include("kept Namespace vc-minimal");
+    expect(writes(server)).to.equal(0);
+    const diff = await runVc(["diff", repo, ...kube, "--prune", "--exit-code"]);
+    expect(diff.code, diff.stdout).to.equal(0);
+    expect(diff.stdout).to.not.include("prune guard");
   });
 
   it("never prunes a cluster whose folder is invalid: it is reported and left as it is", async () => {
