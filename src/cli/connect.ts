@@ -67,15 +67,17 @@ export function register(program: Command): void {
 
   program
     .command("disconnect")
-    .description("return your kubeconfig to the context that was current before vc connect, and remove vc's context")
+    .description("return your kubeconfig to the context that was current before vc connect, and remove every context vc connect added (with their cluster and user entries)")
     .option("--kubeconfig <file>", "the kubeconfig file vc connect edited (default: KUBECONFIG, else ~/.kube/config)")
-    .option("--keep", "keep the virtual cluster's context, cluster and user entries")
+    .option("--keep", "keep the contexts, clusters and users vc connect added")
     .action(
       action((flags: { kubeconfig?: string; keep?: boolean }) => {
         const path = userKubeconfigPath(flags.kubeconfig);
         try {
           const r = disconnect(path, flags.keep);
-          process.stdout.write(`switched from "${r.from}" to "${r.to || "(no context)"}"${r.removed ? `; removed context "${r.from}"` : ""}\n`);
+          const removed = r.removed.length ? `removed ${r.removed.length === 1 ? "context" : "contexts"} ${r.removed.map((c) => `"${c}"`).join(", ")} (with their cluster and user entries)` : "";
+          const switched = r.switched ? `switched from "${r.from}" to "${r.to || "(no context)"}"` : `current context "${r.from}" was not made by vc connect: left as it is`;
+          process.stdout.write(`${[switched, removed].filter(Boolean).join("; ")}\n`);
           return EXIT.ok;
         } catch (err) {
           if (err instanceof ConnectError) throw new UserError(err.message, EXIT.invalid);

@@ -6,6 +6,8 @@ import { dump, load } from "js-yaml";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { b64, clientCert, kubectl, tempDir, vc, vcProcess } from "./helpers.js";
 
+type KubeconfigShape = Record<"contexts" | "clusters" | "users", Array<{ name: string }>> & { "current-context"?: string };
+
 function virtualKubeconfig(server: string, cert?: { cert: string; key: string }): string {
   const user: Record<string, string> = { token: "vtoken" };
   if (cert) Object.assign(user, { "client-certificate-data": b64(cert.cert), "client-key-data": b64(cert.key) });
@@ -90,6 +92,33 @@ describe("ops: vc connect / disconnect", function () {
     expect((await vc(["disconnect", "--keep"], { env })).code).to.equal(0);
     expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("test");
     expect((await kubectl(["config", "get-contexts", "-o", "name"], env)).stdout.split("\n")).to.include("team-b");
+  });
+
+  it("disconnect removes every context, cluster and user vc connect added: two clusters, and a reconnect under another name", async () => {
+    const original = load(readFileSync(userConfig, "utf8")) as KubeconfigShape;
+    expect((await vc(["connect", "team-a"], { env })).code).to.equal(0);
+    expect((await vc(["connect", "team-b", "--namespace", "tenants"], { env })).code).to.equal(0);
+    expect((await vc(["connect", "team-a", "--context-name", "team-a-again"], { env })).code).to.equal(0);
+    const connected = load(readFileSync(userConfig, "utf8")) as KubeconfigShape;
+    expect(connected.contexts.map((c) => c.name).sort()).to.deep.equal(["team-a-again", "test", "vc_team-a_vc-team-a_test", "vc_team-b_tenants_test"]);
+    const d = await vc(["disconnect"], { env });
+    expect(d.code, d.stderr).to.equal(0);
+    expect(d.stdout).to.equal('switched from "team-a-again" to "test"; removed contexts "vc_team-a_vc-team-a_test", "vc_team-b_tenants_test", "team-a-again" (with their cluster and user entries)\n');
+    const after = load(readFileSync(userConfig, "utf8")) as KubeconfigShape;
+    for (const section of ["contexts", "clusters", "users"] as const) expect(after[section].map((e) => e.name), section).to.deep.equal(original[section].map((e) => e.name));
+    expect(after["current-context"]).to.equal("test");
+  });
+
+  it("disconnect after switching back by hand keeps the current context and still removes vc's entries", async () => {
+    expect((await vc(["connect", "team-a"], { env })).code).to.equal(0);
+    expect((await kubectl(["config", "use-context", "test"], env)).code).to.equal(0);
+    const d = await vc(["disconnect"], { env });
+    expect(d.code, d.stderr).to.equal(0);
+    expect(d.stdout).to.equal('current context "test" was not made by vc connect: left as it is; removed context "vc_team-a_vc-team-a_test" (with their cluster and user entries)\n');
+    expect((await kubectl(["config", "get-contexts", "-o", "name"], env)).stdout.trim()).to.equal("test");
+    const again = await vc(["disconnect"], { env });
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.contain('the current context "test"').and.contain("nothing to disconnect");
   });
 
   it("--print writes the kubeconfig to stdout and changes nothing; --server replaces the address", async () => {
