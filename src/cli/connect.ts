@@ -2,7 +2,8 @@
 import type { Command } from "commander";
 import { action, EXIT, UserError } from "./common.js";
 import { hostFrom, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
-import { findCluster } from "../ops/cluster-ref.js";
+import { findCluster, kubeconfigSecretName } from "../ops/cluster-ref.js";
+import { checkVirtualServer } from "../ops/connect-check.js";
 import { addContext, ConnectError, disconnect, printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig, userCertificate } from "../ops/connect.js";
 import { certLine } from "../ops/cert.js";
 import { userKubeconfigPath } from "../kube/kubeconfig-file.js";
@@ -12,6 +13,7 @@ interface ConnectFlags extends HostFlags {
   print?: boolean;
   server?: string;
   contextName?: string;
+  check?: boolean;
   repo: string;
 }
 
@@ -21,13 +23,15 @@ export function register(program: Command): void {
       .command("connect <name>")
       .description(
         "point your kubeconfig at a virtual cluster: reads its kubeconfig from host secret vc-<name> (key \"config\"), " +
-          "adds a context for it, switches to it and remembers the previous context for vc disconnect",
+          "checks that its API server answers (whoami), adds a context for it, switches to it and remembers the previous context for vc disconnect. " +
+          "A server that does not answer changes nothing (exit 2) and the message says how to reach it (--server, kubectl port-forward)",
       ),
   )
     .option("--debug", "print each step")
     .option("--print", "print the virtual cluster's kubeconfig to stdout instead of changing yours")
     .option("--server <url>", "use this API server address instead of the one in the secret (a port-forward or ingress URL)")
     .option("--context-name <name>", "name of the new context (default vc_<name>_<namespace>_<host context>)")
+    .option("--no-check", "write the context without first checking that the virtual API server answers (a whoami)")
     .option("--repo <dir>", "repository root, to read clusters/<name>/cluster.yaml", ".")
     .action(
       action(async (name: string, flags: ConnectFlags) => {
@@ -43,6 +47,10 @@ export function register(program: Command): void {
             if (cert) process.stderr.write(`${certLine(cert)}\n`);
             return EXIT.ok;
           }
+          // Checked before the kubeconfig is touched: a server that does not answer leaves it as it was.
+          const answer = flags.check === false
+            ? undefined
+            : await checkVirtualServer(standaloneKubeconfig(virtual, name, flags.server), { name, namespace, hostContext: host.contextName, secret: kubeconfigSecretName(name), log });
           const kubeconfigPath = userKubeconfigPath(flags.kubeconfig);
           const result = addContext(virtual, host.contextName, {
             name,
@@ -54,6 +62,8 @@ export function register(program: Command): void {
           });
           process.stdout.write(`connected to virtual cluster ${name} (namespace ${namespace}) at ${result.server}\n`);
           process.stdout.write(`current context "${result.context}"; vc disconnect returns to "${result.previousContext || "(none)"}"\n`);
+          if (answer) process.stdout.write(`the virtual API server answers: ${answer.line}\n`);
+          else process.stderr.write("warning: not checked whether the virtual API server answers (--no-check)\n");
           if (result.certificate) {
             const line = certLine(result.certificate);
             (result.certificate.state === "valid" ? process.stdout : process.stderr).write(`${line}\n`);

@@ -121,6 +121,56 @@ describe("ops: vc connect / disconnect", function () {
     expect(again.stderr).to.contain('the current context "test"').and.contain("nothing to disconnect");
   });
 
+  it("checks that the virtual API server answers, and says who you are there (SelfSubjectReview)", async () => {
+    virtual.resetRequests();
+    const r = await vc(["connect", "team-a"], { env });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain('the virtual API server answers: you are "vc-admin" (SelfSubjectReview)');
+    expect(virtual.countRequests({ method: "POST", path: "/apis/authentication.k8s.io/v1/selfsubjectreviews" })).to.equal(1);
+  });
+
+  it("on a server without SelfSubjectReview (1.20), checks with a SelfSubjectAccessReview and names the kubeconfig's certificate", async () => {
+    const old = await startKubeServer({ unservedGroups: ["authentication.k8s.io"], users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
+    try {
+      host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-old", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig(old.url, clientCert(30, "vc-old-admin"))) } });
+      const r = await vc(["connect", "old", "-n", "vc-team-a"], { env });
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout).to.contain("the virtual API server answers: authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview), client certificate CN=vc-old-admin");
+      expect(old.countRequests({ method: "POST", path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" })).to.equal(1);
+    } finally {
+      await old.close();
+    }
+  });
+
+  it("refuses when the virtual API server does not answer: exit 2, how to reach it, the kubeconfig untouched; --no-check writes it anyway", async () => {
+    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-far", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig("https://far.vc-team-a.svc.cluster.invalid:443")) } });
+    const before = readFileSync(userConfig, "utf8");
+    const r = await vc(["connect", "far", "-n", "vc-team-a"], { env });
+    expect(r.code).to.equal(2);
+    expect(r.stdout).to.equal("");
+    expect(r.stderr).to.match(/^error: the virtual API server https:\/\/far\.vc-team-a\.svc\.cluster\.invalid:443 does not answer \(.+\): your kubeconfig was not changed\./);
+    expect(r.stderr).to.contain("kubectl port-forward --context test -n vc-team-a svc/far 8443:443");
+    expect(r.stderr).to.contain("vc connect far -n vc-team-a --server https://localhost:8443");
+    expect(r.stderr).to.contain("--no-check");
+    expect(r.stderr).not.to.contain("    at ");
+    expect(readFileSync(userConfig, "utf8")).to.equal(before);
+
+    const unchecked = await vc(["connect", "far", "-n", "vc-team-a", "--no-check"], { env });
+    expect(unchecked.code, unchecked.stderr).to.equal(0);
+    expect(unchecked.stderr).to.contain("warning: not checked whether the virtual API server answers (--no-check)");
+    expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("vc_far_vc-team-a_test");
+  });
+
+  it("refuses when the virtual API server refuses the credentials (401), kubeconfig untouched", async () => {
+    const bad = virtualKubeconfig(virtual.url).replace("token: vtoken", "token: not-a-known-token");
+    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-stale", namespace: "vc-team-a" }, data: { config: b64(bad) } });
+    const before = readFileSync(userConfig, "utf8");
+    const r = await vc(["connect", "stale", "-n", "vc-team-a"], { env });
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(/^error: the virtual API server http:\/\/127\.0\.0\.1:\d+ refused the credentials of secret vc-team-a\/vc-stale \(401 Unauthorized\): your kubeconfig was not changed\./);
+    expect(readFileSync(userConfig, "utf8")).to.equal(before);
+  });
+
   it("--print writes the kubeconfig to stdout and changes nothing; --server replaces the address", async () => {
     const before = readFileSync(userConfig, "utf8");
     const r = await vc(["connect", "team-a", "--print", "--server", virtual.url.replace("127.0.0.1", "localhost")], { env });
