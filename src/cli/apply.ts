@@ -5,7 +5,7 @@ import { paint, useColour } from "../plan/format.js";
 import { applyFleet, type FleetApplyReport } from "../target/fleet.js";
 import { OUTCOMES, type ObjectResult, type Outcome } from "../target/types.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
-import { loadForCommand, openTargetForCommand, withTargetOptions, type TargetFlags } from "./diff.js";
+import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
 interface ApplyFlags extends TargetFlags {
   dryRun?: boolean;
@@ -47,6 +47,7 @@ export function register(program: Command): void {
         const target = await openTargetForCommand(flags);
         const progress = progressPrinter();
         try {
+          await requireKnownClusters(target, desired, flags);
           const report = await applyFleet(target, desired, {
             prune: !!flags.prune,
             allowMassPrune: !!flags.allowMassPrune,

@@ -1,7 +1,7 @@
 // `vc connect` and `vc disconnect`: switch the user's kubeconfig to a virtual cluster and back.
 import type { Command } from "commander";
 import { action, EXIT, UserError } from "./common.js";
-import { hostFrom, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
+import { hostFrom, requireKnownCluster, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster, kubeconfigSecretName } from "../ops/cluster-ref.js";
 import { checkVirtualServer } from "../ops/connect-check.js";
 import { addContext, ConnectError, disconnect, printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig, userCertificate } from "../ops/connect.js";
@@ -37,8 +37,10 @@ export function register(program: Command): void {
       action(async (name: string, flags: ConnectFlags) => {
         await userErrors(async () => {
           const log = flags.debug ? (line: string) => process.stderr.write(`debug: ${line}\n`) : undefined;
-          const { namespace } = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
+          const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
+          const namespace = cluster.namespace;
           const host = hostFrom(flags);
+          await requireKnownCluster(host, cluster, flags.repo);
           const virtual = await readVirtualKubeconfig(host, name, namespace, log);
           if (flags.print) {
             const standalone = standaloneKubeconfig(virtual, name, flags.server);

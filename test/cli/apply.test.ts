@@ -111,6 +111,8 @@ describe("vc apply", () => {
     const diff = await runVc(["diff", repo, ...kube, "--prune", "--exit-code"]);
     expect(diff.code, diff.stdout).to.equal(0);
     expect(diff.stdout).to.not.include("prune guard");
+    const named = await runVc(["apply", repo, ...kube, "--cluster", "minimal"]);
+    expect(named.stdout).to.include("! cluster minimal: no cluster folder clusters/minimal; only its kept Namespace vc-minimal is left (delete it by hand once it is empty)");
   });
 
   it("never prunes a cluster whose folder is invalid: it is reported and left as it is", async () => {

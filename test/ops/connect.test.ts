@@ -205,9 +205,13 @@ describe("ops: vc connect / disconnect", function () {
   });
 
   it("fails clearly when the secret or its key is missing, and disconnect without connect", async () => {
-    const missing = await vc(["connect", "nope"], { env });
+    const unknown = await vc(["connect", "nope"], { env });
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.match(/^error: unknown cluster "nope": no folder clusters\/nope in .* and no host namespace vc-nope on context "test"/);
+    // Its namespace exists, the control plane has not written its kubeconfig Secret.
+    const missing = await vc(["connect", "nope", "-n", "vc-team-a"], { env });
     expect(missing.code).to.equal(2);
-    expect(missing.stderr).to.contain("error: secret vc-nope not found in namespace vc-nope: is the virtual cluster \"nope\" running there?");
+    expect(missing.stderr).to.contain("error: secret vc-nope not found in namespace vc-team-a: is the virtual cluster \"nope\" running there?");
     expect(missing.stderr).not.to.contain("    at ");
     const noKey = await vc(["connect", "empty", "-n", "vc-team-a"], { env });
     expect(noKey.stderr).to.contain('has no key "config"');

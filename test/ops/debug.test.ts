@@ -66,6 +66,8 @@ describe("ops: vc debug collect", function () {
     seed(server);
     dir = tempDir();
     mkdirSync(join(dir, "repo/clusters/team-a"), { recursive: true });
+    mkdirSync(join(dir, "repo/clusters/team-b"), { recursive: true });
+    writeFileSync(join(dir, "repo/clusters/team-b/values.yaml"), "{}\n");
     writeFileSync(
       join(dir, "repo/clusters/team-a/values.yaml"),
       `controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n        endpoint: "postgres://vc:${DB_PASSWORD}@db.example:5432/vc"\n`,
@@ -135,10 +137,13 @@ describe("ops: vc debug collect", function () {
     expect(readFileSync(join(x, "debug/logs/team-a-0/syncer.log"), "utf8")).to.equal("started\nconnecting with token <masked>\n");
   });
 
-  it("fails clearly when the namespace does not exist", async () => {
-    const r = await vc(["debug", "collect", "nope", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath]);
+  it("fails clearly when the namespace does not exist: a cluster of the repository not applied, an unknown cluster", async () => {
+    const r = await vc(["debug", "collect", "team-b", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
     expect(r.code).to.equal(1);
-    expect(r.stderr).to.equal('error: host namespace vc-nope not found (context "test"): is nope applied? pass --namespace if it lives elsewhere\n');
+    expect(r.stderr).to.equal('error: host namespace vc-team-b not found (context "test"): is team-b applied? pass --namespace if it lives elsewhere\n');
+    const unknown = await vc(["debug", "collect", "nope", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.equal(`error: unknown cluster "nope": no folder clusters/nope in ${join(dir, "repo")} and no host namespace vc-nope on context "test" (pass --namespace if it lives elsewhere); cluster folders: team-a, team-b\n`);
   });
 });
 
