@@ -24,3 +24,26 @@ export function reportError(err: unknown): number {
   if (process.env.VC_DEBUG === "1" && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
   return EXIT.failure;
 }
+
+/**
+ * A cluster named on the command line (`--cluster NAME`, `<name>`) that names nothing vc can find: no folder in the
+ * repository and nothing of it where the command looked. Every command reports it the same way: exit 1, and
+ * `unknown cluster "NAME": <what was looked at, joined by "and">; cluster folders: <the repository's, when read>`.
+ */
+export class UnknownClusterError extends UserError {
+  constructor(
+    readonly names: readonly string[],
+    lookedAt: (name: string) => readonly string[],
+    known?: readonly string[],
+  ) {
+    super(`${names.map((n) => `unknown cluster "${n}": ${lookedAt(n).join(" and ")}`).join("; ")}${knownList(known)}`, EXIT.invalid);
+  }
+}
+
+/** `; cluster folders: a, b, c` (at most 10 named), `; there are no cluster folders`, or nothing when not read. */
+function knownList(known: readonly string[] | undefined): string {
+  if (known === undefined) return "";
+  if (known.length === 0) return "; there are no cluster folders";
+  const shown = known.slice(0, 10).join(", ");
+  return `; cluster folders: ${shown}${known.length > 10 ? `, and ${known.length - 10} more` : ""}`;
+}

@@ -5,7 +5,7 @@ import { useColour } from "../plan/format.js";
 import { applyFleet } from "../target/fleet.js";
 import { toJson, toText } from "./apply.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
-import { loadForCommand, openTargetForCommand, withTargetOptions, type TargetFlags } from "./diff.js";
+import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
 interface AdoptFlags extends TargetFlags {
   from: string;
@@ -36,12 +36,13 @@ export function register(program: Command): void {
         if (problem) throw new UserError(`invalid --from "${flags.from}": ${problem}`);
         const { desired, selected, owner } = await loadForCommand(path, { ...flags, cluster: [cluster] });
         if (owner === flags.from) throw new UserError(`--from ${flags.from} is this source's own owner name: nothing to hand over`);
-        if (!desired.clusters.some((c) => c.name === cluster)) {
-          const why = desired.errors.find((e) => e.cluster === cluster)?.message ?? `no valid cluster folder clusters/${cluster}`;
-          throw new UserError(`cannot adopt ${cluster}: ${why}`);
-        }
         const target = await openTargetForCommand(flags);
         try {
+          await requireKnownClusters(target, desired, flags);
+          if (!desired.clusters.some((c) => c.name === cluster)) {
+            const why = desired.errors.find((e) => e.cluster === cluster)?.message ?? `no valid cluster folder clusters/${cluster}`;
+            throw new UserError(`cannot adopt ${cluster}: ${why}`);
+          }
           const report = await applyFleet(target, desired, {
             prune: !!flags.prune,
             allowMassPrune: !!flags.allowMassPrune,

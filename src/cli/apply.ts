@@ -5,7 +5,7 @@ import { paint, useColour } from "../plan/format.js";
 import { applyFleet, type FleetApplyReport } from "../target/fleet.js";
 import { OUTCOMES, type ObjectResult, type Outcome } from "../target/types.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
-import { loadForCommand, openTargetForCommand, withTargetOptions, type TargetFlags } from "./diff.js";
+import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
 interface ApplyFlags extends TargetFlags {
   dryRun?: boolean;
@@ -47,6 +47,7 @@ export function register(program: Command): void {
         const target = await openTargetForCommand(flags);
         const progress = progressPrinter();
         try {
+          await requireKnownClusters(target, desired, flags);
           const report = await applyFleet(target, desired, {
             prune: !!flags.prune,
             allowMassPrune: !!flags.allowMassPrune,
@@ -103,7 +104,7 @@ export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolea
     for (const o of OUTCOMES) total[o] += r.counts[o];
     // A blocked cluster's objects are all skipped for the one reason printed below: no line each.
     for (const res of r.results) if (res.outcome !== "unchanged" && !(r.plan.blocked && res.outcome === "skipped")) out.push(resultLine(res, style));
-    out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts)}${dryRun ? " (dry run)" : ""}`));
+    out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts)}${dryRun ? ` (dry run${uncheckedNote(r.results)})` : ""}`));
     for (const k of r.plan.retained ?? []) out.push(style("yellow", `kept ${describeRef(k.ref)}: ${k.reason}`));
     if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));
   }
@@ -113,7 +114,16 @@ export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolea
   return `${out.join("\n")}\n`;
 }
 
+/** `; N not checked by the server: namespace X does not exist yet` for a dry run's unchecked creates. */
+function uncheckedNote(results: readonly ObjectResult[]): string {
+  const unchecked = results.filter((r) => r.checked === false);
+  if (unchecked.length === 0) return "";
+  const namespaces = [...new Set(unchecked.map((r) => r.ref.namespace))].sort().join(", ");
+  return `; ${unchecked.length} not checked by the server: namespace ${namespaces} does not exist yet`;
+}
+
 function resultLine(r: ObjectResult, style: (st: Parameters<typeof paint>[0], s: string) => string): string {
+  if (r.checked === false) return style("yellow", `${describeRef(r.ref)} ${r.message}`);
   const colour = r.outcome === "failed" ? "red" : r.outcome === "deleted" ? "red" : r.outcome === "skipped" ? "yellow" : "green";
   return style(colour, `${PAST[r.outcome]} ${describeRef(r.ref)}${r.message ? `: ${r.message}` : ""}`);
 }
@@ -128,7 +138,7 @@ export function toJson(report: FleetApplyReport, dryRun: boolean): unknown {
       ...(r.plan.blocked ? { blocked: r.plan.blocked } : {}),
       ...(r.plan.retained ? { retained: r.plan.retained.map((k) => ({ ...k.ref, reason: k.reason })) } : {}),
       durationMs: r.durationMs,
-      results: r.results.filter((x) => x.outcome !== "unchanged").map((x) => ({ outcome: x.outcome, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name, ...(x.message ? { message: x.message } : {}) })),
+      results: r.results.filter((x) => x.outcome !== "unchanged").map((x) => ({ outcome: x.outcome, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name, ...(x.message ? { message: x.message } : {}), ...(x.checked === false ? { checked: false } : {}) })),
     })),
     suspended: report.suspended,
     errors: report.errors,

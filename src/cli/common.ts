@@ -2,7 +2,7 @@
 import { dump } from "js-yaml";
 import { EXIT, reportError, UserError } from "../errors.js";
 
-export { EXIT, reportError, UserError } from "../errors.js";
+export { EXIT, reportError, UnknownClusterError, UserError } from "../errors.js";
 export { parseDuration } from "../duration.js";
 
 export type DataFormat = "json" | "yaml";

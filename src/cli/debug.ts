@@ -1,7 +1,7 @@
 // `vc debug collect` (a diagnostic bundle) and `vc debug shell` (a shell in the control-plane pod).
 import type { Command } from "commander";
 import { action, EXIT } from "./common.js";
-import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
+import { hostFrom, requireKnownCluster, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { collectDebug, defaultBundleName } from "../ops/debug-collect.js";
 import { debugShell, ShellError } from "../ops/debug-shell.js";
@@ -38,6 +38,7 @@ export function register(program: Command): void {
           const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           const namespace = cluster.namespace;
           const host = hostFrom(flags);
+          await requireKnownCluster(host, cluster, flags.repo);
           await requireNamespace(host, namespace, name);
           const result = await collectDebug(host, {
             cluster: name,
@@ -64,8 +65,10 @@ export function register(program: Command): void {
     .action(
       action(async (name: string, flags: ShellFlags) => {
         return userErrors(async () => {
-          const { namespace } = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
+          const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
+          const namespace = cluster.namespace;
           const host = hostFrom(flags);
+          await requireKnownCluster(host, cluster, flags.repo);
           return debugShell(host, { cluster: name, namespace, command: [flags.shell] });
         }, [ShellError]);
       }),

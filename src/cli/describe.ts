@@ -1,8 +1,10 @@
 // `vc describe <name>`: a virtual cluster's effective configuration and, unless --config-only, its live state on the host.
 import type { Command } from "commander";
 import { dump } from "js-yaml";
-import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
-import { hostFrom, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
+import { resolve } from "node:path";
+import { action, EXIT, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
+import { hostFrom, requireKnownCluster, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
+import { clusterFolderNames } from "../repo/layout.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { maskValues } from "../model/secrets.js";
 import { compact, describeCluster, formatDescription } from "../ops/describe.js";
@@ -31,13 +33,14 @@ export function register(program: Command): void {
         return userErrors(async () => {
           const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           if (flags.configOnly) {
-            if (!cluster.found) throw new UserError(`no folder clusters/${name} under ${flags.repo}: pass --repo, or see vc list`, EXIT.invalid);
+            if (!cluster.found) throw new UnknownClusterError([name], (n) => [`no folder clusters/${n} in ${resolve(flags.repo)} (--config-only reads the repository only)`], clusterFolderNames(flags.repo));
             if (!cluster.values) throw new UserError(`clusters/${name} has invalid values: ${cluster.valuesNote}`, EXIT.invalid);
             process.stdout.write(formatData(maskValues(cluster.values), format === "json" ? "json" : "yaml"));
             return EXIT.ok;
           }
           const namespace = cluster.namespace;
           const host = hostFrom(flags);
+          await requireKnownCluster(host, cluster, flags.repo);
           const d = await describeCluster(host, {
             cluster: name,
             namespace,

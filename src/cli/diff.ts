@@ -3,13 +3,15 @@ import type { Command } from "commander";
 import { formatPlanReport, PLAN_FORMATS, useColour, type PlanFormat } from "../plan/format.js";
 import { hasChanges } from "../plan/build.js";
 import { loadDesired, type DesiredState } from "../target/desired.js";
-import { planFleet } from "../target/fleet.js";
+import { clustersNowhere, planFleet } from "../target/fleet.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { resolveSource, SourceError } from "../target/source.js";
 import { DEFAULT_TARGET, type Target } from "../target/types.js";
 import { fleetLocation } from "../git/origin.js";
 import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
-import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
+import { clusterFolderNames } from "../repo/layout.js";
+import { maskUrlCredentials } from "../model/secrets.js";
+import { action, EXIT, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
 /** Options `vc diff` and `vc apply` share. */
 export interface TargetFlags {
@@ -58,6 +60,18 @@ export async function loadForCommand(path: string | undefined, flags: TargetFlag
   }
 }
 
+/**
+ * Fails (UnknownClusterError, exit 1) before anything is planned or applied when a `--cluster` name has no folder in
+ * the repository and nothing of it is live on the target; a removed cluster whose objects are live is not unknown.
+ */
+export async function requireKnownClusters(target: Target, desired: DesiredState, flags: TargetFlags): Promise<void> {
+  if (desired.missing.length === 0) return;
+  const nowhere = await clustersNowhere(target, desired);
+  if (nowhere.length === 0) return;
+  const where = flags.repo ? maskUrlCredentials(flags.repo) : desired.root;
+  throw new UnknownClusterError(nowhere, (n) => [`no folder clusters/${n} in ${where}`, `nothing of it on ${target.description}`], clusterFolderNames(desired.root));
+}
+
 export async function openTargetForCommand(flags: TargetFlags): Promise<Target> {
   try {
     return await openTarget(flags.target, { kubeconfig: flags.kubeconfig, context: flags.context });
@@ -91,6 +105,7 @@ export function register(program: Command): void {
         const { desired, selected, owner } = await loadForCommand(path, flags);
         const target = await openTargetForCommand(flags);
         try {
+          await requireKnownClusters(target, desired, flags);
           const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner });
           process.stdout.write(formatPlanReport(report, format, { colour: format === "text" && useColour(process.stdout) }));
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;

@@ -2,7 +2,7 @@
 import { NOT_VISIBLE, NotVisibleError } from "../ops/visible.js";
 import type { Command } from "commander";
 import { action, EXIT, formatData, parseOutputFormat } from "./common.js";
-import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
+import { hostFrom, requireKnownCluster, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { gatherSnapshot } from "../ops/doctor/gather.js";
 import { countBySeverity, diagnose, doctorExitCode } from "../ops/doctor/index.js";
@@ -35,6 +35,7 @@ export function register(program: Command): void {
           const namespace = cluster.namespace;
           if (cluster.found && !cluster.values) process.stderr.write(`warning: clusters/${name} values not used: ${cluster.valuesNote}\n`);
           const host = hostFrom(flags);
+          await requireKnownCluster(host, cluster, flags.repo);
           await requireNamespace(host, namespace, name);
           const snapshot = await gatherSnapshot(host, name, namespace, cluster.values).catch((err: unknown) => {
             if (err instanceof NotVisibleError) return undefined;

@@ -3,14 +3,15 @@ import { relative, sep } from "node:path";
 import { Option, type Command } from "commander";
 import { existsSync } from "node:fs";
 import { GitRemoteError } from "../git/mirror.js";
-import { findRepoRoot } from "../repo/layout.js";
+import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
+import { maskUrlCredentials } from "../model/secrets.js";
 import { CLUSTERS_DIR } from "../reconciler/affected.js";
 import { clusterHistory, type ClusterHistory } from "../reconciler/history.js";
 import { openSource, statusStoreFor } from "../reconciler/service.js";
 import { FolderSource, isRemote } from "../reconciler/source.js";
 import { openTarget } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
-import { action, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
+import { action, formatColumns, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
 interface HistoryFlags {
   repo: string;
@@ -76,7 +77,9 @@ async function runHistory(cluster: string, flags: HistoryFlags): Promise<number>
     await target.close();
   }
   const history = await clusterHistory(cluster, status, { dir: gitDir, path, ref: snap.revision === "local" ? "HEAD" : snap.revision, limit });
-  if (history.entries.length === 0 && !status) throw new UserError(`no commits touch ${path} and no status for ${cluster}: is the cluster name right?`);
+  if (history.entries.length === 0 && !status) {
+    throw new UnknownClusterError([cluster], () => [`no commits touch ${path} in ${isRemote(flags.repo) ? maskUrlCredentials(flags.repo) : repo}`, `no status for it on ${target.description}`], isRemote(flags.repo) ? undefined : clusterFolderNames(repo));
+  }
   process.stdout.write(format === "table" ? formatHistory(history) : formatData(history, format));
   return 0;
 }

@@ -1,7 +1,10 @@
 // What the operation commands share on the command line: host options and turning operation errors into user errors.
+import { resolve } from "node:path";
 import type { Command } from "commander";
-import { EXIT, UserError } from "./common.js";
+import { EXIT, UnknownClusterError, UserError } from "./common.js";
 import { HostError, openHost, type Host } from "../ops/host.js";
+import type { ClusterRef } from "../ops/cluster-ref.js";
+import { clusterFolderNames } from "../repo/layout.js";
 
 export interface HostFlags {
   kubeconfig?: string;
@@ -58,11 +61,32 @@ export async function userErrors<T>(fn: () => Promise<T> | T, known: Array<new (
  * cannot read the Namespace object (403): then the check is left to the namespaced reads that follow.
  */
 export async function requireNamespace(host: Host, namespace: string, cluster: string): Promise<void> {
+  if ((await namespaceExists(host, namespace)) === false) {
+    throw new UserError(`host namespace ${namespace} not found (context "${host.contextName}"): is ${cluster} applied? pass --namespace if it lives elsewhere`, EXIT.invalid);
+  }
+}
+
+/**
+ * Fails with UnknownClusterError (exit 1, the message every command gives) when the cluster has no folder in the
+ * repository and its host namespace does not exist. A cluster without a folder here whose namespace exists (made
+ * from another repository, or removed with its Namespace kept) is known; so is any cluster for a user who may not
+ * read Namespaces (403): the command goes on and says what it finds.
+ */
+export async function requireKnownCluster(host: Host, cluster: ClusterRef, repo: string): Promise<void> {
+  if (cluster.found || (await namespaceExists(host, cluster.namespace)) !== false) return;
+  throw new UnknownClusterError(
+    [cluster.name],
+    (n) => [`no folder clusters/${n} in ${resolve(repo)}`, `no host namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it lives elsewhere)`],
+    clusterFolderNames(repo),
+  );
+}
+
+/** Whether a host namespace exists; undefined when the user may not read it (403). */
+async function namespaceExists(host: Host, namespace: string): Promise<boolean | undefined> {
   try {
-    if (await host.get(`/api/v1/namespaces/${encodeURIComponent(namespace)}`)) return;
+    return (await host.get(`/api/v1/namespaces/${encodeURIComponent(namespace)}`)) !== undefined;
   } catch (err) {
-    if (err instanceof HostError && err.status === 403) return;
+    if (err instanceof HostError && err.status === 403) return undefined;
     throw err;
   }
-  throw new UserError(`host namespace ${namespace} not found (context "${host.contextName}"): is ${cluster} applied? pass --namespace if it lives elsewhere`, EXIT.invalid);
 }

@@ -4,13 +4,13 @@ import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { KubeObject } from "../kube/object.js";
 import { compareDiagnostics, formatDiagnostic, hasErrors } from "../model/diagnostic.js";
-import { findRepoRoot } from "../repo/layout.js";
+import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
 import { renderSpecs } from "../render/fleet.js";
 import { objectFilePath, toJsonList, toYamlDocument, toYamlStream } from "../render/output.js";
 import { sourceRevision } from "../render/revision.js";
 import { holdsInlineCredential, withholdCredentials } from "../render/secrets.js";
-import { loadAndValidate, validSpecs } from "../validate/index.js";
-import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
+import { loadAndValidate, unknownClusters, validSpecs } from "../validate/index.js";
+import { action, EXIT, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
 interface RenderFlags {
   cluster?: string[];
@@ -55,6 +55,8 @@ export function register(program: Command): void {
         if (!found) throw new UserError(`no clusters/ folder at or above ${path ?? "."}: point PATH at the repository`, EXIT.failure);
         const clusters = flags.cluster ?? (found.cluster ? [found.cluster] : undefined);
         const validation = await loadAndValidate(found.root, { clusters });
+        const unknown = unknownClusters(validation.diagnostics);
+        if (unknown.length > 0) throw new UnknownClusterError(unknown, (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));
         const revision = flags.revision ?? (await sourceRevision(found.root));
         const fleet = renderSpecs(validSpecs(validation), revision);
         const diagnostics = [...validation.diagnostics, ...fleet.diagnostics].sort(compareDiagnostics);

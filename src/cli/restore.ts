@@ -1,7 +1,7 @@
 // `vc restore <name> <oci_reference>`: restore a virtual cluster's store from a backup artifact in an OCI registry.
 import type { Command } from "commander";
 import { action, EXIT, parseDuration } from "./common.js";
-import { hostFrom, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
+import { hostFrom, requireKnownCluster, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { restore, RestoreError } from "../ops/restore.js";
 import { credentialsFor } from "../ops/oci/auth.js";
@@ -37,9 +37,11 @@ export function register(program: Command): void {
         const stopTimeoutMs = parseDuration(flags.stopTimeout);
         const restoreTimeoutMs = parseDuration(flags.timeout);
         return userErrors(async () => {
-          const { namespace } = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
+          const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
+          const namespace = cluster.namespace;
           const ref = parseReference(reference);
           const host = hostFrom(flags);
+          await requireKnownCluster(host, cluster, flags.repo);
           // Ctrl-C ends the waits with the right clean-up instead of killing vc mid-way.
           const interrupt = new AbortController();
           const onSigint = () => interrupt.abort();

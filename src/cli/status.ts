@@ -4,7 +4,8 @@ import type { ClusterStatus } from "../reconciler/status.js";
 import { statusStoreFor } from "../reconciler/service.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
-import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
+import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
+import { action, EXIT, formatColumns, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
 interface StatusFlags {
   cluster?: string;
@@ -23,7 +24,7 @@ export function register(program: Command): void {
     .option("--kubeconfig <file>", "kubeconfig file")
     .option("--context <name>", "kubeconfig context")
     .addOption(new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table"))
-    .addHelpText("after", "\nExit status: 0 every cluster applied or suspended, 1 a cluster is invalid, failed or blocked, 2 runtime failure.")
+    .addHelpText("after", "\nExit status: 0 every cluster applied or suspended, 1 a cluster is invalid, failed or blocked (or --cluster names one without a status), 2 runtime failure.")
     .action(action(async (flags: StatusFlags) => runStatus(flags)));
 }
 
@@ -39,7 +40,7 @@ async function runStatus(flags: StatusFlags): Promise<number> {
     let statuses = await statusStoreFor(target).list();
     if (flags.cluster) {
       statuses = statuses.filter((s) => s.cluster === flags.cluster);
-      if (statuses.length === 0) throw new UserError(`no status for cluster ${flags.cluster} on ${target.description}: it has not been reconciled there`, EXIT.invalid);
+      if (statuses.length === 0) throw noStatus(flags.cluster, target.description);
     }
     if (format === "table") process.stdout.write(flags.cluster ? formatDetail(statuses[0]!) : formatTable(statuses));
     else process.stdout.write(formatData(flags.cluster ? statuses[0] : statuses, format));
@@ -50,6 +51,17 @@ async function runStatus(flags: StatusFlags): Promise<number> {
   } finally {
     await target.close();
   }
+}
+
+/**
+ * No status for the cluster asked for: not reconciled there yet when the repository in the current folder has it,
+ * else an unknown cluster (the same error as every command's).
+ */
+function noStatus(cluster: string, target: string): UserError {
+  const repo = findRepoRoot(".");
+  const folders = repo ? clusterFolderNames(repo.root) : undefined;
+  if (folders?.includes(cluster)) return new UserError(`cluster ${cluster} has no status on ${target}: it has not been reconciled there`, EXIT.invalid);
+  return new UnknownClusterError([cluster], (n) => [...(repo ? [`no folder clusters/${n} in ${repo.root}`] : []), `no status for it on ${target}`], folders);
 }
 
 const short = (sha: string | undefined): string => (sha ? sha.slice(0, 12) : "-");

@@ -2,9 +2,9 @@
 import { existsSync } from "node:fs";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
-import { findRepoRoot } from "../repo/layout.js";
-import { loadAndValidate, type RepoValidation } from "../validate/index.js";
-import { action, EXIT, UserError } from "./common.js";
+import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
+import { loadAndValidate, unknownClusters, type RepoValidation } from "../validate/index.js";
+import { action, EXIT, UnknownClusterError, UserError } from "./common.js";
 
 export type ReportFormat = "text" | "json" | "github";
 
@@ -31,7 +31,7 @@ export function register(program: Command): void {
     .addOption(new Option("--cluster <name>", "validate only this cluster (repeatable)").argParser((v: string, acc: string[]) => [...acc, v]).default([], "every cluster"))
     .option("--cache-dir <dir>", "keep validated cluster folders in DIR by content hash (and vc version): a later run re-reads only folders whose files changed")
     .addOption(new Option("--jobs <n>", "threads to validate on (repositories of 16 clusters or more; the others use one)").argParser(positiveInt).default(undefined, "every core"))
-    .addHelpText("after", "\nExit status: 0 valid (warnings allowed), 1 invalid, 2 usage or runtime failure.")
+    .addHelpText("after", "\nExit status: 0 valid (warnings allowed), 1 invalid or an unknown --cluster, 2 usage or runtime failure.")
     .action(
       action(async (path: string | undefined, opts: ValidateCommandOptions) => {
         const out: Output = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
@@ -47,8 +47,8 @@ export async function runValidate(path: string, opts: ValidateCommandOptions, ou
   if (!found) throw new UserError(`no clusters/ folder at or above ${path}: point vc validate at a repository holding clusters/<name>/ folders`, EXIT.failure);
   const clusters = opts.cluster.length > 0 ? opts.cluster : found.cluster ? [found.cluster] : [];
   const result = await loadAndValidate(found.root, { clusters, cacheDir: opts.cacheDir, jobs: opts.jobs, detail: "summary" });
-  const unknown = result.diagnostics.filter((d) => d.code === "unknown-cluster");
-  if (unknown.length > 0) throw new UserError(unknown.map((d) => d.message).join("; "), EXIT.failure);
+  const unknown = unknownClusters(result.diagnostics);
+  if (unknown.length > 0) throw new UnknownClusterError(unknown, (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));
   out.stdout(formatReport(result, opts.format));
   const s = summary(result);
   out.stderr(`${s.clusters} cluster${s.clusters === 1 ? "" : "s"}, ${s.errors} error${s.errors === 1 ? "" : "s"}, ${s.warnings} warning${s.warnings === 1 ? "" : "s"}\n`);

@@ -137,34 +137,57 @@ export function addContext(virtual: KubeconfigDoc, hostContext: string, options:
 }
 
 export interface DisconnectResult {
+  /** The context that was current. */
   from: string;
+  /** The context current now (empty: none). */
   to: string;
-  removed: boolean;
+  /** Whether the current context was vc's and was switched back. */
+  switched: boolean;
+  /** The contexts vc had added (with their cluster and user entries) that were removed. */
+  removed: string[];
 }
 
-/** Switches back to the context that was current before `vc connect`; removes vc's entries unless `keep`. */
+/**
+ * Switches back to the context that was current before `vc connect`, and removes every context vc connect added
+ * (after connecting to two virtual clusters, or reconnecting under another name), with the cluster and user entries
+ * it added for them, unless `keep`. A current context that is not vc's stays current; vc's entries still go.
+ */
 export function disconnect(kubeconfigPath: string, keep = false): DisconnectResult {
   const doc = readKubeconfigFile(kubeconfigPath);
   const current = doc["current-context"] ?? "";
   const record = connectRecordOf(findEntry(doc, "contexts", current));
-  if (!record) {
+  const ours = (doc.contexts ?? []).filter((c) => connectRecordOf(c) !== undefined).map((c) => c.name);
+  if (!record && (keep || ours.length === 0)) {
     throw new ConnectError(
       current
         ? `the current context "${current}" in ${kubeconfigPath} was not made by vc connect: nothing to disconnect`
         : `${kubeconfigPath} has no current context: nothing to disconnect`,
     );
   }
-  if (record.previousContext && !findEntry(doc, "contexts", record.previousContext)) {
-    throw new ConnectError(`the previous context "${record.previousContext}" no longer exists in ${kubeconfigPath}: pick one with kubectl config use-context`);
+  let to = current;
+  if (record) {
+    to = record.previousContext;
+    if (to && !findEntry(doc, "contexts", to)) {
+      throw new ConnectError(`the previous context "${to}" no longer exists in ${kubeconfigPath}: pick one with kubectl config use-context`);
+    }
+    if (to) doc["current-context"] = to;
+    else delete doc["current-context"];
   }
-  if (record.previousContext) doc["current-context"] = record.previousContext;
-  else delete doc["current-context"];
+  const removed: string[] = [];
   if (!keep) {
-    removeEntry(doc, "contexts", current);
+    for (const name of ours) {
+      // The way back is never removed (connecting from one virtual cluster to another keeps the host as the way back).
+      if (name === to) continue;
+      removeEntry(doc, "contexts", name);
+      removed.push(name);
+    }
+    // vc names the cluster and user entries it adds after the context: remove those no remaining context uses.
     const stillUsed = (n: string, key: "cluster" | "user") => (doc.contexts ?? []).some((c) => (c.context as Record<string, unknown> | undefined)?.[key] === n);
-    if (!stillUsed(current, "cluster")) removeEntry(doc, "clusters", current);
-    if (!stillUsed(current, "user")) removeEntry(doc, "users", current);
+    for (const name of removed) {
+      if (!stillUsed(name, "cluster")) removeEntry(doc, "clusters", name);
+      if (!stillUsed(name, "user")) removeEntry(doc, "users", name);
+    }
   }
   writeKubeconfigFile(kubeconfigPath, doc);
-  return { from: current, to: record.previousContext, removed: !keep };
+  return { from: current, to, switched: !!record, removed };
 }

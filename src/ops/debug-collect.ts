@@ -12,8 +12,8 @@ import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
 import type { Host } from "./host.js";
 import { HostError } from "./host.js";
 import { METRICS_API_SERVICE, P } from "./paths.js";
-import { maskValues } from "../model/secrets.js";
-import { sanitize, Scrubber } from "./redact.js";
+import { maskValues, valuesCredentials } from "../model/secrets.js";
+import { credentialsOfObject, sanitize, Scrubber } from "./redact.js";
 import { gatherSnapshot } from "./doctor/gather.js";
 import { diagnose } from "./doctor/index.js";
 import { formatFindings } from "./doctor/format.js";
@@ -62,16 +62,13 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
   const scrubber = new Scrubber();
   const ns = o.namespace;
 
-  // Secret values of the namespace are read only to scrub them from every file; they are never written.
+  // The credentials among the namespace's Secrets are read only to scrub them from every file; they are never written.
   try {
-    for (const s of await host.list<{ data?: Record<string, string>; stringData?: Record<string, string> }>(P.secrets(ns))) {
-      for (const v of Object.values(s.data ?? {})) scrubber.add(Buffer.from(v, "base64").toString("utf8"));
-    }
+    for (const s of await host.list<{ type?: string; data?: Record<string, string> }>(P.secrets(ns))) scrubber.addSecret(s);
   } catch (err) {
     notes.push(`secrets could not be listed to scrub their values from logs (${(err as Error).message}); objects are still sanitized`);
   }
-  const endpoint = o.values?.controlPlane.backingStore.database.external.endpoint;
-  scrubber.add(endpoint);
+  if (o.values) for (const c of valuesCredentials(o.values)) scrubber.add(c);
 
   const safe = async <T>(what: string, fn: () => Promise<T>, fallback: T): Promise<T> => {
     try {
@@ -84,6 +81,8 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
 
   log(`reading the host namespace ${ns}`);
   const snapshot = await gatherSnapshot(host, o.cluster, ns, o.values);
+  // Credentials written literally into the live objects (env values, URL passwords) may show up in the logs too.
+  for (const obj of [snapshot.statefulSet, ...snapshot.pods].filter((x) => x !== undefined)) for (const c of credentialsOfObject(obj)) scrubber.add(c);
   files.set("statefulset.yaml", snapshot.statefulSet ? yaml(sanitize(snapshot.statefulSet)) : "# StatefulSet not found\n");
   files.set("pods.yaml", yaml(snapshot.pods.map(sanitize)));
   files.set("events.yaml", yaml(sortEvents(snapshot.events).map(sanitize)));
@@ -134,7 +133,7 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
     "not collected:",
     ...(notes.length ? notes.map((n) => `  ${n}`) : ["  (nothing)"]),
     "",
-    "Secret values are never collected: Secret objects are not included, secret-looking env values and the database endpoint are masked, and known secret values are scrubbed from logs.",
+    "Credentials are never collected: Secret objects are not included; env values named like credentials, URL passwords and the database endpoint are masked; the credentials among the namespace's Secrets are scrubbed from every file, and anything shaped like a credential from the logs. Everything else reads as written.",
   ];
   files.set("summary", `${summary.join("\n")}\n`);
 

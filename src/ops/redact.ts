@@ -1,68 +1,143 @@
-// Keeping secret values out of what the operations write: scrubbing known values, stripping copies in metadata.
+// Keeping credentials out of what the operations write: scrubbing known credentials, stripping copies in metadata.
+import { load } from "js-yaml";
 import type { KubeObject } from "../kube/object.js";
-import { MASK, SECRET_ENV_NAME } from "../model/secrets.js";
-
-
-/** Shortest value scrubbed from text (shorter ones would mask ordinary words). */
-const MIN_SECRET_LENGTH = 4;
-/** Shortest fragment of a structured secret value that is scrubbed on its own. */
-const MIN_FRAGMENT_LENGTH = 12;
+import { credentialsInText, MASK, maskCredentialsInText, maskUrlsDeep, SECRET_ENV_NAME, urlPasswords, valuesCredentials } from "../model/secrets.js";
+import { CONFIG_KEY } from "../render/secrets.js";
 
 /**
- * Credentials recognisable without knowing them, for when the Secrets cannot be read: JWTs, bearer tokens,
- * passwords in URLs, and the word after password/token/secret/api key (`token: x`, `password=x`, `token x`).
+ * Shortest credential searched for in text. Shorter values (`true`, `admin`, `5432`) would mask ordinary words all
+ * over a bundle; they are still masked wherever the structure says where they are (fields, env, `password=`).
  */
-const CREDENTIAL_PATTERNS: ReadonlyArray<[RegExp, string]> = [
-  [/eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
-  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, `$1 ${MASK}`],
-  [/(:\/\/[^\s:@/]+:)[^\s@/]+@/g, `$1${MASK}@`],
-  [/\b(pass(?:word|wd)?|pwd|token|secret|api[_-]?key|access[_-]?key)(["']?[ \t]*[=:][ \t]*["']?|[ \t]+)(?!<masked>)[^\s"',;]{4,}/gi, `$1$2${MASK}`],
-];
+const MIN_SECRET_LENGTH = 6;
 
-/** Replaces every occurrence of the given secret values (and their base64 forms) with `<masked>`. */
+/** Keys of typed Secrets that hold public data, not credentials (Kubernetes' own Secret types). */
+const PUBLIC_KEYS: Record<string, readonly string[]> = {
+  "kubernetes.io/tls": ["tls.crt", "ca.crt"],
+  "kubernetes.io/service-account-token": ["ca.crt", "namespace"],
+  "kubernetes.io/basic-auth": ["username"],
+};
+
+/** Fields of a kubeconfig user entry that are credentials. */
+const KUBECONFIG_USER_CREDENTIALS = ["token", "password", "client-certificate-data", "client-key-data"];
+
+/** Replaces every occurrence of the given credentials (and their base64 forms) with `<masked>`. */
 export class Scrubber {
-  private readonly needles: string[] = [];
+  private readonly needles = new Set<string>();
+  private sorted: string[] = [];
 
-  /**
-   * Adds a secret value. A structured value (a kubeconfig, a DSN, a JSON document) also adds its long fragments
-   * (split on whitespace, quotes, `:`, `=`, `@`, `/`, `,`; plain lower-case words such as YAML keys excepted), so that a token or key embedded in it is masked when
-   * it appears alone.
-   */
+  /** Adds one credential (and its base64 form). */
   add(value: string | undefined): void {
     if (!value || value.length < MIN_SECRET_LENGTH) return;
-    const candidates = [value, Buffer.from(value).toString("base64")];
-    for (const part of value.split(/[\s"':=@/,{}[\]]+/)) if (part.length >= MIN_FRAGMENT_LENGTH && part !== value && !/^[a-z-]+$/.test(part)) candidates.push(part);
-    for (const v of candidates) if (!this.needles.includes(v)) this.needles.push(v);
+    this.needles.add(value);
+    this.needles.add(Buffer.from(value).toString("base64"));
     // Longest first, so that a value containing another is masked whole.
-    this.needles.sort((a, b) => b.length - a.length);
+    this.sorted = [...this.needles].sort((a, b) => b.length - a.length);
+  }
+
+  /** Adds the credentials of a Secret (credentialsOfSecret); the rest of its data is not searched for. */
+  addSecret(secret: { type?: string; data?: Record<string, string> }): void {
+    for (const c of credentialsOfSecret(secret)) this.add(c);
   }
 
   get size(): number {
-    return this.needles.length;
+    return this.sorted.length;
   }
 
   /**
-   * Masks the known values; with `heuristics` (free text such as logs) also anything that looks like a
-   * credential (CREDENTIAL_PATTERNS). Structured output is sanitized field by field instead (sanitize()).
+   * Masks the known credentials; with `heuristics` (free text such as logs) also anything that looks like one
+   * (maskCredentialsInText). Structured output is sanitized field by field instead (sanitize()).
    */
   scrub(text: string, heuristics = false): string {
     let out = text;
-    for (const n of this.needles) if (out.includes(n)) out = out.split(n).join(MASK);
-    if (heuristics) for (const [pattern, replacement] of CREDENTIAL_PATTERNS) out = out.replace(pattern, replacement);
-    return out;
+    for (const n of this.sorted) if (out.includes(n)) out = out.split(n).join(MASK);
+    return heuristics ? maskCredentialsInText(out) : out;
   }
+}
+
+/**
+ * The credentials a Secret holds, as they may show up in a log: each value, except what is public by the Secret's
+ * type (a TLS certificate, a service account's namespace); of a kubeconfig only its users' tokens, passwords,
+ * certificates and keys; of vc's values file only what the values rule calls credentials (model/secrets.ts).
+ * Another value counts whole, plus the credentials the free-text rule finds inside it (a DSN's password, a
+ * `.env` line), and the lines of a PEM key.
+ */
+export function credentialsOfSecret(secret: { type?: string; data?: Record<string, string> }): string[] {
+  const out: string[] = [];
+  const publicKeys = PUBLIC_KEYS[secret.type ?? ""] ?? [];
+  for (const [key, encoded] of Object.entries(secret.data ?? {})) {
+    if (publicKeys.includes(key) || typeof encoded !== "string") continue;
+    const value = Buffer.from(encoded, "base64").toString("utf8");
+    const doc = parseDocument(value);
+    if (key === CONFIG_KEY && isObject(doc) && "controlPlane" in doc) {
+      out.push(...valuesCredentials(doc));
+    } else if (isKubeconfig(doc)) {
+      out.push(...kubeconfigCredentials(doc));
+    } else {
+      out.push(value, ...withPemLines(value).slice(1));
+      out.push(...credentialsInText(value).filter((c) => !/^[a-z-]+$/.test(c)));
+    }
+  }
+  return [...new Set(out)];
+}
+
+function kubeconfigCredentials(doc: { users: unknown[] }): string[] {
+  const out: string[] = [];
+  for (const entry of doc.users) {
+    const user = isObject(entry) && isObject(entry.user) ? entry.user : {};
+    for (const field of KUBECONFIG_USER_CREDENTIALS) {
+      const v = user[field];
+      if (typeof v !== "string") continue;
+      out.push(v);
+      // *-data fields are base64 of PEM: the PEM text and its lines may be logged too.
+      if (field.endsWith("-data")) out.push(...withPemLines(Buffer.from(v, "base64").toString("utf8")));
+    }
+    const provider = isObject(user["auth-provider"]) && isObject(user["auth-provider"].config) ? user["auth-provider"].config : {};
+    for (const [k, v] of Object.entries(provider)) if (typeof v === "string" && SECRET_ENV_NAME.test(k)) out.push(v);
+  }
+  return out;
+}
+
+/** A PEM text and each line of its base64 body; any other text as it is. */
+function withPemLines(text: string): string[] {
+  if (!text.includes("-----BEGIN ")) return [];
+  return [text, ...text.split(/\r?\n/).filter((l) => l.length >= 16 && !l.startsWith("-----"))];
+}
+
+function parseDocument(text: string): unknown {
+  try {
+    return load(text, { maxAliases: 100 });
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+function isKubeconfig(doc: unknown): doc is { users: unknown[] } {
+  return isObject(doc) && Array.isArray(doc.users) && (doc.kind === "Config" || Array.isArray(doc.clusters));
+}
+
+/** The credentials literal in an object's env entries (named like credentials) and in URLs anywhere in it. */
+export function credentialsOfObject(obj: KubeObject): string[] {
+  const out: string[] = [];
+  visitEnv(obj, (e) => out.push(e.value));
+  visitStrings(obj, (s) => out.push(...urlPasswords(s)));
+  return out;
 }
 
 const DROP_ANNOTATIONS = ["kubectl.kubernetes.io/last-applied-configuration"];
 
-/** A copy of an object for output: no managedFields, no last-applied copies, secret-looking env values masked. */
+/** A copy of an object for output: no managedFields, no last-applied copies, credential env values and URL passwords masked, Secret data masked. */
 export function sanitize(obj: KubeObject): KubeObject {
   const copy = structuredClone(obj);
   delete copy.metadata.managedFields;
   if (copy.metadata.annotations) {
     for (const a of DROP_ANNOTATIONS) delete copy.metadata.annotations[a];
   }
-  maskEnv(copy);
+  visitEnv(copy, (e) => (e.value = MASK));
+  maskUrlsDeep(copy);
   if (copy.kind === "Secret") {
     for (const field of ["data", "stringData"]) {
       const m = copy[field] as Record<string, string> | undefined;
@@ -72,17 +147,24 @@ export function sanitize(obj: KubeObject): KubeObject {
   return copy;
 }
 
-function maskEnv(node: unknown): void {
+/** Calls `fn` with every env entry whose name looks like a credential's and whose value is literal. */
+function visitEnv(node: unknown, fn: (e: { name: string; value: string }) => void): void {
   if (Array.isArray(node)) {
-    for (const x of node) maskEnv(x);
+    for (const x of node) visitEnv(x, fn);
     return;
   }
   if (!node || typeof node !== "object") return;
   const rec = node as Record<string, unknown>;
   if (Array.isArray(rec.env)) {
     for (const e of rec.env as Array<{ name?: string; value?: string }>) {
-      if (e && typeof e.value === "string" && e.name && SECRET_ENV_NAME.test(e.name)) e.value = MASK;
+      if (e && typeof e.value === "string" && e.name && SECRET_ENV_NAME.test(e.name)) fn(e as { name: string; value: string });
     }
   }
-  for (const v of Object.values(rec)) maskEnv(v);
+  for (const v of Object.values(rec)) visitEnv(v, fn);
+}
+
+function visitStrings(node: unknown, fn: (s: string) => void): void {
+  if (typeof node === "string") fn(node);
+  else if (Array.isArray(node)) for (const x of node) visitStrings(x, fn);
+  else if (node && typeof node === "object") for (const v of Object.values(node)) visitStrings(v, fn);
 }

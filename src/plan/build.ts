@@ -93,9 +93,11 @@ export function buildPlan(cluster: string, rendered: readonly KubeObject[], live
   for (const c of changes) counts[c.action]++;
   const plan: Plan = { cluster, changes, counts };
   if (retained.length > 0) plan.retained = retained;
-  // Kept namespaces count as going: the guard is about how much of the cluster's desired state disappears.
+  // Kept namespaces count as going: the guard is about how much of the cluster's desired state disappears. A run
+  // that deletes nothing needs no guard: once a removed cluster is pruned down to its kept Namespace, it stays quiet.
   const refused = applies.filter((c) => c.immutable && !c.recreate);
-  const blocked = [refused.length > 0 ? refusedMessage(cluster, refused) : undefined, pruneGuard(cluster, deletes.length + retained.length, owned.length, opts.allowMassPrune)].filter(Boolean);
+  const going = deletes.length === 0 ? 0 : deletes.length + retained.length;
+  const blocked = [refused.length > 0 ? refusedMessage(cluster, refused) : undefined, pruneGuard(cluster, going, owned.length, opts.allowMassPrune)].filter(Boolean);
   if (blocked.length > 0) plan.blocked = blocked.join("; ");
   return plan;
 }

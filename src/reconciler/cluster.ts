@@ -134,7 +134,12 @@ export async function reconcileRemoved(
   if (sync.ok && !sync.plan.blocked) {
     // Everything pruned (or nothing was left): forget the cluster.
     if (sync.plan.changes.length > 0 || prev) await ctx.store.remove(cluster, hostNamespace).catch(() => undefined);
-    return { ...base, result: "deleted", message: `cluster folder removed: ${counts.deleted} object(s) pruned`, sync, durationMs: Date.now() - started, statusWritten: false };
+    const kept = (sync.plan.retained ?? []).filter((k) => k.ref.kind === "Namespace").map((k) => k.ref.name);
+    const message =
+      sync.plan.changes.length === 0 && kept.length > 0
+        ? `cluster folder removed: only its kept Namespace ${kept.join(", ")} is left (namespaces are never pruned: delete it by hand once it is empty)`
+        : `cluster folder removed: ${counts.deleted} object(s) pruned`;
+    return { ...base, result: "deleted", message, sync, durationMs: Date.now() - started, statusWritten: false };
   }
   const result: Result = sync.plan.blocked ? "blocked" : "failed";
   const message = sync.plan.blocked

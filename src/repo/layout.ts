@@ -78,6 +78,13 @@ export function listClusterFolders(realRoot: string): { names: string[]; diagnos
   return { names, diagnostics };
 }
 
+/** The cluster folder names of the repository at `root`, for messages naming what exists; undefined without a clusters/ folder. */
+export function clusterFolderNames(root: string): string[] | undefined {
+  const real = safeRealpath(root);
+  if (real === undefined || !isDir(join(real, CLUSTERS_DIR))) return undefined;
+  return listClusterFolders(real).names;
+}
+
 /** The files of one cluster folder. */
 export function listClusterFiles(realRoot: string, name: string): ClusterFiles {
   const dir = `${CLUSTERS_DIR}/${name}`;

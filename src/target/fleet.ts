@@ -59,10 +59,26 @@ export function fleetClusters(desired: DesiredState, live: Map<string, KubeObjec
     if (opts.prune) clusters.push({ name, desired: [], live: objs, prune: true, suspend: false, force: false, removed: true });
   }
   for (const name of desired.missing) {
-    if (!live.get(name)?.length) errors.push({ cluster: name, message: `no cluster folder clusters/${name}, and nothing of it is live` });
-    else if (!opts.prune) errors.push({ cluster: name, message: `no cluster folder clusters/${name}; its ${live.get(name)!.length} live objects stay until you run with --prune` });
+    const objs = live.get(name) ?? [];
+    if (objs.length === 0) errors.push({ cluster: name, message: `no cluster folder clusters/${name}, and nothing of it is live` });
+    else if (objs.every(isNamespace)) errors.push({ cluster: name, message: `no cluster folder clusters/${name}; only its kept Namespace ${objs.map((o) => o.metadata.name).join(", ")} is left (delete it by hand once it is empty)` });
+    else if (!opts.prune) errors.push({ cluster: name, message: `no cluster folder clusters/${name}; its ${objs.length} live objects stay until you run with --prune` });
   }
   return { clusters, errors };
+}
+
+function isNamespace(obj: KubeObject): boolean {
+  return obj.kind === "Namespace" && obj.apiVersion === "v1";
+}
+
+/**
+ * The clusters named with `--cluster` that are nowhere: no folder in the repository (`desired.missing`) and nothing
+ * of them live on the target (one inventory read each, only for such names).
+ */
+export async function clustersNowhere(target: Target, desired: DesiredState): Promise<string[]> {
+  const out: string[] = [];
+  for (const name of desired.missing) if ((await target.listInventory(name)).length === 0) out.push(name);
+  return out;
 }
 
 /** True when every live object of a cluster carries the owner label of another source. */

@@ -49,22 +49,24 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
 
   const applies = plan.changes.filter((c) => c.action !== "delete");
   const deletes = plan.changes.filter((c) => c.action === "delete");
-  // Namespaces a dry run only pretends to create: the server would refuse objects inside them, so they are not sent.
-  const dryRunNamespaces = new Set<string>();
+  // Namespaces this run creates: in a dry run they do not exist yet, and the server answers NotFound for objects in them.
+  const newNamespaces = new Set(applies.filter((c) => c.action === "create" && isNamespaceRef(c.ref)).map((c) => c.ref.name));
   for (const stage of stages(applies)) {
     await mapLimit(stage, concurrency, async (c) => {
       if (c.action === "unchanged") return record({ ref: c.ref, action: c.action, outcome: "unchanged" });
       const outcome: Outcome = c.action === "create" ? "created" : "updated";
       try {
-        if (opts.dryRun && c.ref.namespace && dryRunNamespaces.has(c.ref.namespace)) return record({ ref: c.ref, action: c.action, outcome });
         if (c.recreate) {
           const notes = await target.recreate(c.live as KubeObject, c.desired as KubeObject, writes);
           return record({ ref: c.ref, action: c.action, outcome, message: [`recreated (immutable ${c.immutable!.join(", ")})${opts.dryRun ? " (dry run)" : ""}`, ...notes].join("; ") });
         }
         await target.apply(c.desired as KubeObject, writes);
-        if (opts.dryRun && c.action === "create" && c.ref.kind === "Namespace" && c.ref.apiVersion === "v1") dryRunNamespaces.add(c.ref.name);
         record({ ref: c.ref, action: c.action, outcome });
       } catch (err) {
+        const ns = c.ref.namespace;
+        if (opts.dryRun && ns && newNamespaces.has(ns) && isNamespaceNotFound(err, ns)) {
+          return record({ ref: c.ref, action: c.action, outcome, checked: false, message: `would be created (namespace ${ns} does not exist yet, not checked by the server)` });
+        }
         record({ ref: c.ref, action: c.action, outcome: "failed", message: maskUrlCredentials(maskSecretValuesIn(messageOf(err), c.desired)) });
       }
     });
@@ -106,6 +108,18 @@ function finish(plan: Plan, results: ObjectResult[], started: number, ok: boolea
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of results) counts[r.outcome]++;
   return { cluster: plan.cluster, plan, results, counts, ok, durationMs: Date.now() - started };
+}
+
+function isNamespaceRef(ref: { apiVersion: string; kind: string }): boolean {
+  return ref.kind === "Namespace" && ref.apiVersion === "v1";
+}
+
+/** The API server's answer to a write into a namespace that does not exist: 404, details naming that namespace. */
+function isNamespaceNotFound(err: unknown, namespace: string): boolean {
+  const e = err as { status?: unknown; body?: { details?: { kind?: unknown; name?: unknown } } };
+  if (e?.status !== 404) return false;
+  const d = e.body?.details;
+  return d?.kind === "namespaces" ? d.name === namespace : messageOf(err).includes(`namespaces "${namespace}" not found`);
 }
 
 function messageOf(err: unknown): string {

@@ -65,6 +65,11 @@ export interface ObjectResult {
   outcome: Outcome;
   /** Why it failed or was skipped. */
   message?: string;
+  /**
+   * False for a dry-run create the server could not check: its namespace does not exist yet (this run would create
+   * it), so the server answers NotFound for anything in it.
+   */
+  checked?: false;
 }
 
 export interface SyncInput {

@@ -31,6 +31,11 @@ export interface ValidateOptions {
   detail?: Detail;
 }
 
+/** The cluster names given to loadAndValidate that have no folder (its `unknown-cluster` diagnostics), sorted. */
+export function unknownClusters(diagnostics: readonly Diagnostic[]): string[] {
+  return diagnostics.filter((d) => d.code === "unknown-cluster").map((d) => d.file.slice(d.file.lastIndexOf("/") + 1));
+}
+
 /**
  * Loads and validates the repository at `root` (the folder holding `clusters/`). Throws only when `root`
  * itself cannot be read; every problem inside it is a diagnostic.

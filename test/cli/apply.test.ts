@@ -51,6 +51,32 @@ describe("vc apply", () => {
     expect(server.requests.filter((r) => r.method === "PATCH").every((r) => /dryRun=All/.test(r.query))).to.equal(true);
   });
 
+  it("--dry-run asks the server about every object, and says which it could not check because their namespace does not exist yet", async () => {
+    const res = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
+    expect(res.code, res.stdout).to.equal(0);
+    const lines = res.stdout.trimEnd().split("\n");
+    const objects = lines.filter((l) => /^(created|updated|failed) |would be created/.test(l));
+    expect(objects).to.include("created Namespace vc-minimal");
+    const unchecked = objects.filter((l) => l.includes("would be created"));
+    expect(unchecked.length).to.be.greaterThan(5);
+    for (const l of unchecked) expect(l).to.match(/^\S+ vc-minimal\/\S+ would be created \(namespace vc-minimal does not exist yet, not checked by the server\)$/);
+    // Every object of the cluster was sent with dryRun=All; none was reported created without an answer.
+    const patches = server.requests.filter((r) => r.method === "PATCH");
+    expect(patches.every((r) => /dryRun=All/.test(r.query))).to.equal(true);
+    expect(patches.length).to.equal(objects.length);
+    expect(lines.find((l) => l.startsWith("cluster minimal:"))).to.equal(`cluster minimal: ${objects.length} created, 0 updated, 0 deleted, 0 unchanged, 0 failed, 0 skipped (dry run; ${unchecked.length} not checked by the server: namespace vc-minimal does not exist yet)`);
+    const json = JSON.parse((await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal", "-o", "json"])).stdout);
+    const results = json.clusters[0].results as Array<{ kind: string; checked?: boolean; message?: string }>;
+    expect(results.filter((r) => r.checked === false)).to.have.length(unchecked.length);
+    expect(results.find((r) => r.kind === "Namespace")).to.not.have.property("checked");
+
+    // Once the namespace exists, every object is checked by the server.
+    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-minimal" } });
+    const again = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
+    expect(again.code, again.stdout).to.equal(0);
+    expect(again.stdout).to.not.include("not checked");
+  });
+
   it("prunes with --prune only, and the prune guard stops a removed cluster unless --allow-mass-prune", async () => {
     await runVc(["apply", repo, ...kube]);
     rmSync(join(repo, "clusters", "bookinfo", "mesh", "ratings.yaml"));
@@ -74,6 +100,19 @@ describe("vc apply", () => {
     expect(allowed.stdout).to.not.include("deleted Namespace");
     expect(server.get("v1", "Namespace", undefined, "vc-minimal")).to.not.equal(undefined);
     expect(server.list("v1", "Secret", "vc-minimal").filter((s) => s.metadata.labels?.[LABELS.inventory] === "minimal")).to.have.length(0);
+
+    // Only the kept Namespace is left: later runs are not stopped by the guard (and change nothing).
+    server.resetRequests();
+    const later = await runVc(["apply", repo, ...kube, "--prune"]);
+    expect(later.code, later.stdout).to.equal(0);
+    expect(later.stdout).to.not.include("prune guard");
+    expect(later.stdout).to.include("kept Namespace vc-minimal");
+    expect(writes(server)).to.equal(0);
+    const diff = await runVc(["diff", repo, ...kube, "--prune", "--exit-code"]);
+    expect(diff.code, diff.stdout).to.equal(0);
+    expect(diff.stdout).to.not.include("prune guard");
+    const named = await runVc(["apply", repo, ...kube, "--cluster", "minimal"]);
+    expect(named.stdout).to.include("! cluster minimal: no cluster folder clusters/minimal; only its kept Namespace vc-minimal is left (delete it by hand once it is empty)");
   });
 
   it("never prunes a cluster whose folder is invalid: it is reported and left as it is", async () => {

@@ -63,15 +63,15 @@ describe("cli: vc validate", () => {
     expect(j.diagnostics[1]).to.deep.include({ file: "clusters/a/values.yaml", line: 3, col: 5, severity: "error", code: "schema" });
   });
 
-  it("fails with exit 2 for a missing path, a folder without clusters/ and an unknown --cluster", async () => {
-    for (const [path, cluster] of [["/nonexistent/x", []], ["/", []], [makeRepo({ "clusters/a/values.yaml": "{}\n" }), ["zz"]]] as const) {
+  it("fails with exit 2 for a missing path and a folder without clusters/, exit 1 for an unknown --cluster", async () => {
+    for (const [path, cluster, code] of [["/nonexistent/x", [], 2], ["/", [], 2], [makeRepo({ "clusters/a/values.yaml": "{}\n" }), ["zz"], 1]] as const) {
       let err: { exitCode?: number; message?: string } = {};
       try {
         await runValidate(path, { format: "text", cluster: [...cluster] }, capture());
       } catch (e) {
         err = e as typeof err;
       }
-      expect(err.exitCode, path).to.equal(2);
+      expect(err.exitCode, path).to.equal(code);
     }
   });
 

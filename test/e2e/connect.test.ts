@@ -1,9 +1,10 @@
 // `vc connect` and `vc disconnect` with two real API servers: the host, and a second one playing the virtual cluster
 // whose kubeconfig sits in the host Secret vc-<name> (key "config"), as the control plane writes it.
 import { expect } from "chai";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { load } from "js-yaml";
 import { runVc } from "../support/vc.js";
 import { useRealKube } from "../support/real-kube.js";
 
@@ -30,6 +31,8 @@ describe("e2e: vc connect to a virtual cluster served by a second real API serve
   it("connect switches the kubeconfig to the virtual cluster: kubectl reaches the second server", async () => {
     const res = await runVc(["connect", "team-a", "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], { env: { KUBECONFIG: kubeconfig } });
     expect(res.code, res.stdout + res.stderr).to.equal(0);
+    // 1.20 serves no SelfSubjectReview: the check falls back on a SelfSubjectAccessReview, which the server answered.
+    expect(res.stdout).to.contain("the virtual API server answers: authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview)");
     const namespaces = await kubectlWith(["get", "namespaces", "-o", "name"]);
     expect(namespaces.code, namespaces.stderr).to.equal(0);
     expect(namespaces.stdout).to.include("namespace/only-in-the-virtual-cluster");
@@ -47,5 +50,34 @@ describe("e2e: vc connect to a virtual cluster served by a second real API serve
     const namespaces = await kubectlWith(["get", "namespaces", "-o", "name"]);
     expect(namespaces.stdout).to.include("namespace/vc-team-a");
     expect(namespaces.stdout).to.not.include("namespace/only-in-the-virtual-cluster");
+  });
+
+  it("refuses a virtual API server that does not answer, leaving the kubeconfig as it was and saying how to reach it", async () => {
+    const far = join(dir, "far-config");
+    writeFileSync(far, readFileSync(virtual().kubeconfigPath, "utf8").replace(/server: \S+/, "server: https://far.vc-team-a.svc.cluster.invalid:443"));
+    const secret = await host().kubectl(["-n", "vc-team-a", "create", "secret", "generic", "vc-far", `--from-file=config=${far}`]);
+    expect(secret.code, secret.stderr).to.equal(0);
+    const before = readFileSync(kubeconfig, "utf8");
+    const res = await runVc(["connect", "far", "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], { env: { KUBECONFIG: kubeconfig } });
+    expect(res.code, res.stdout + res.stderr).to.equal(2);
+    expect(res.stderr).to.contain("does not answer").and.contain("your kubeconfig was not changed").and.contain("kubectl port-forward").and.contain("--server https://localhost:8443");
+    expect(readFileSync(kubeconfig, "utf8")).to.equal(before);
+  });
+
+  it("disconnect after connecting to two virtual clusters removes every entry vc added", async () => {
+    const original = load(readFileSync(kubeconfig, "utf8")) as Record<"contexts" | "clusters" | "users", Array<{ name: string }>>;
+    const secret = await host().kubectl(["-n", "vc-team-a", "create", "secret", "generic", "vc-team-b", `--from-file=config=${virtual().kubeconfigPath}`]);
+    expect(secret.code, secret.stderr).to.equal(0);
+    for (const name of ["team-a", "team-b"]) {
+      const res = await runVc(["connect", name, "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], { env: { KUBECONFIG: kubeconfig } });
+      expect(res.code, res.stdout + res.stderr).to.equal(0);
+    }
+    expect((await kubectlWith(["config", "get-contexts", "-o", "name"])).stdout.trim().split("\n")).to.have.length(original.contexts.length + 2);
+    const res = await runVc(["disconnect", "--kubeconfig", kubeconfig], { env: { KUBECONFIG: kubeconfig } });
+    expect(res.code, res.stdout + res.stderr).to.equal(0);
+    const after = load(readFileSync(kubeconfig, "utf8")) as typeof original;
+    for (const section of ["contexts", "clusters", "users"] as const) expect(after[section].map((e) => e.name), section).to.deep.equal(original[section].map((e) => e.name));
+    const namespaces = await kubectlWith(["get", "namespaces", "-o", "name"]);
+    expect(namespaces.stdout).to.include("namespace/vc-team-a");
   });
 });

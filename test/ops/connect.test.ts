@@ -6,6 +6,8 @@ import { dump, load } from "js-yaml";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { b64, clientCert, kubectl, tempDir, vc, vcProcess } from "./helpers.js";
 
+type KubeconfigShape = Record<"contexts" | "clusters" | "users", Array<{ name: string }>> & { "current-context"?: string };
+
 function virtualKubeconfig(server: string, cert?: { cert: string; key: string }): string {
   const user: Record<string, string> = { token: "vtoken" };
   if (cert) Object.assign(user, { "client-certificate-data": b64(cert.cert), "client-key-data": b64(cert.key) });
@@ -92,6 +94,83 @@ describe("ops: vc connect / disconnect", function () {
     expect((await kubectl(["config", "get-contexts", "-o", "name"], env)).stdout.split("\n")).to.include("team-b");
   });
 
+  it("disconnect removes every context, cluster and user vc connect added: two clusters, and a reconnect under another name", async () => {
+    const original = load(readFileSync(userConfig, "utf8")) as KubeconfigShape;
+    expect((await vc(["connect", "team-a"], { env })).code).to.equal(0);
+    expect((await vc(["connect", "team-b", "--namespace", "tenants"], { env })).code).to.equal(0);
+    expect((await vc(["connect", "team-a", "--context-name", "team-a-again"], { env })).code).to.equal(0);
+    const connected = load(readFileSync(userConfig, "utf8")) as KubeconfigShape;
+    expect(connected.contexts.map((c) => c.name).sort()).to.deep.equal(["team-a-again", "test", "vc_team-a_vc-team-a_test", "vc_team-b_tenants_test"]);
+    const d = await vc(["disconnect"], { env });
+    expect(d.code, d.stderr).to.equal(0);
+    expect(d.stdout).to.equal('switched from "team-a-again" to "test"; removed contexts "vc_team-a_vc-team-a_test", "vc_team-b_tenants_test", "team-a-again" (with their cluster and user entries)\n');
+    const after = load(readFileSync(userConfig, "utf8")) as KubeconfigShape;
+    for (const section of ["contexts", "clusters", "users"] as const) expect(after[section].map((e) => e.name), section).to.deep.equal(original[section].map((e) => e.name));
+    expect(after["current-context"]).to.equal("test");
+  });
+
+  it("disconnect after switching back by hand keeps the current context and still removes vc's entries", async () => {
+    expect((await vc(["connect", "team-a"], { env })).code).to.equal(0);
+    expect((await kubectl(["config", "use-context", "test"], env)).code).to.equal(0);
+    const d = await vc(["disconnect"], { env });
+    expect(d.code, d.stderr).to.equal(0);
+    expect(d.stdout).to.equal('current context "test" was not made by vc connect: left as it is; removed context "vc_team-a_vc-team-a_test" (with their cluster and user entries)\n');
+    expect((await kubectl(["config", "get-contexts", "-o", "name"], env)).stdout.trim()).to.equal("test");
+    const again = await vc(["disconnect"], { env });
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.contain('the current context "test"').and.contain("nothing to disconnect");
+  });
+
+  it("checks that the virtual API server answers, and says who you are there (SelfSubjectReview)", async () => {
+    virtual.resetRequests();
+    const r = await vc(["connect", "team-a"], { env });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain('the virtual API server answers: you are "vc-admin" (SelfSubjectReview)');
+    expect(virtual.countRequests({ method: "POST", path: "/apis/authentication.k8s.io/v1/selfsubjectreviews" })).to.equal(1);
+  });
+
+  it("on a server without SelfSubjectReview (1.20), checks with a SelfSubjectAccessReview and names the kubeconfig's certificate", async () => {
+    const old = await startKubeServer({ unservedGroups: ["authentication.k8s.io"], users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
+    try {
+      host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-old", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig(old.url, clientCert(30, "vc-old-admin"))) } });
+      const r = await vc(["connect", "old", "-n", "vc-team-a"], { env });
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout).to.contain("the virtual API server answers: authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview), client certificate CN=vc-old-admin");
+      expect(old.countRequests({ method: "POST", path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" })).to.equal(1);
+    } finally {
+      await old.close();
+    }
+  });
+
+  it("refuses when the virtual API server does not answer: exit 2, how to reach it, the kubeconfig untouched; --no-check writes it anyway", async () => {
+    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-far", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig("https://far.vc-team-a.svc.cluster.invalid:443")) } });
+    const before = readFileSync(userConfig, "utf8");
+    const r = await vc(["connect", "far", "-n", "vc-team-a"], { env });
+    expect(r.code).to.equal(2);
+    expect(r.stdout).to.equal("");
+    expect(r.stderr).to.match(/^error: the virtual API server https:\/\/far\.vc-team-a\.svc\.cluster\.invalid:443 does not answer \(.+\): your kubeconfig was not changed\./);
+    expect(r.stderr).to.contain("kubectl port-forward --context test -n vc-team-a svc/far 8443:443");
+    expect(r.stderr).to.contain("vc connect far -n vc-team-a --server https://localhost:8443");
+    expect(r.stderr).to.contain("--no-check");
+    expect(r.stderr).not.to.contain("    at ");
+    expect(readFileSync(userConfig, "utf8")).to.equal(before);
+
+    const unchecked = await vc(["connect", "far", "-n", "vc-team-a", "--no-check"], { env });
+    expect(unchecked.code, unchecked.stderr).to.equal(0);
+    expect(unchecked.stderr).to.contain("warning: not checked whether the virtual API server answers (--no-check)");
+    expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("vc_far_vc-team-a_test");
+  });
+
+  it("refuses when the virtual API server refuses the credentials (401), kubeconfig untouched", async () => {
+    const bad = virtualKubeconfig(virtual.url).replace("token: vtoken", "token: not-a-known-token");
+    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-stale", namespace: "vc-team-a" }, data: { config: b64(bad) } });
+    const before = readFileSync(userConfig, "utf8");
+    const r = await vc(["connect", "stale", "-n", "vc-team-a"], { env });
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(/^error: the virtual API server http:\/\/127\.0\.0\.1:\d+ refused the credentials of secret vc-team-a\/vc-stale \(401 Unauthorized\): your kubeconfig was not changed\./);
+    expect(readFileSync(userConfig, "utf8")).to.equal(before);
+  });
+
   it("--print writes the kubeconfig to stdout and changes nothing; --server replaces the address", async () => {
     const before = readFileSync(userConfig, "utf8");
     const r = await vc(["connect", "team-a", "--print", "--server", virtual.url.replace("127.0.0.1", "localhost")], { env });
@@ -126,9 +205,13 @@ describe("ops: vc connect / disconnect", function () {
   });
 
   it("fails clearly when the secret or its key is missing, and disconnect without connect", async () => {
-    const missing = await vc(["connect", "nope"], { env });
+    const unknown = await vc(["connect", "nope"], { env });
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.match(/^error: unknown cluster "nope": no folder clusters\/nope in .* and no host namespace vc-nope on context "test"/);
+    // Its namespace exists, the control plane has not written its kubeconfig Secret.
+    const missing = await vc(["connect", "nope", "-n", "vc-team-a"], { env });
     expect(missing.code).to.equal(2);
-    expect(missing.stderr).to.contain("error: secret vc-nope not found in namespace vc-nope: is the virtual cluster \"nope\" running there?");
+    expect(missing.stderr).to.contain("error: secret vc-nope not found in namespace vc-team-a: is the virtual cluster \"nope\" running there?");
     expect(missing.stderr).not.to.contain("    at ");
     const noKey = await vc(["connect", "empty", "-n", "vc-team-a"], { env });
     expect(noKey.stderr).to.contain('has no key "config"');

@@ -4,12 +4,12 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
-import { load } from "js-yaml";
+import { dump, load } from "js-yaml";
 import { startKubeServer, type KubeServer, type ExecSession } from "../support/kube-server/index.js";
 import { KubeHost } from "../../src/ops/host.js";
 import { KubeClient } from "../../src/target/kube/client.js";
 import { debugShell, ShellError } from "../../src/ops/debug-shell.js";
-import { tempDir, vc, vcProcess } from "./helpers.js";
+import { b64, clientCert, tempDir, vc, vcProcess } from "./helpers.js";
 
 const NS = "vc-team-a";
 const PLANTED_SECRET = "planted-secret-value-9f3a";
@@ -66,6 +66,8 @@ describe("ops: vc debug collect", function () {
     seed(server);
     dir = tempDir();
     mkdirSync(join(dir, "repo/clusters/team-a"), { recursive: true });
+    mkdirSync(join(dir, "repo/clusters/team-b"), { recursive: true });
+    writeFileSync(join(dir, "repo/clusters/team-b/values.yaml"), "{}\n");
     writeFileSync(
       join(dir, "repo/clusters/team-a/values.yaml"),
       `controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n        endpoint: "postgres://vc:${DB_PASSWORD}@db.example:5432/vc"\n`,
@@ -129,16 +131,148 @@ describe("ops: vc debug collect", function () {
     const summary = readFileSync(join(x, "debug/summary"), "utf8");
     expect(summary).to.contain("not collected:\n  secrets could not be listed");
     expect(summary).to.contain("not checked (rbac): not visible to you").and.contain("not checked (config): not visible to you");
-    expect(summary).to.contain("Secret values are never collected");
+    expect(summary).to.contain("Credentials are never collected");
     expect(readFileSync(join(x, "debug/config.yaml"), "utf8")).to.match(/^# effective values unknown: no folder clusters\/team-a/);
     // The Secret could not be read, yet the token in the log is still recognised and masked.
     expect(readFileSync(join(x, "debug/logs/team-a-0/syncer.log"), "utf8")).to.equal("started\nconnecting with token <masked>\n");
   });
 
-  it("fails clearly when the namespace does not exist", async () => {
-    const r = await vc(["debug", "collect", "nope", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath]);
+  it("fails clearly when the namespace does not exist: a cluster of the repository not applied, an unknown cluster", async () => {
+    const r = await vc(["debug", "collect", "team-b", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
     expect(r.code).to.equal(1);
-    expect(r.stderr).to.equal('error: host namespace vc-nope not found (context "test"): is nope applied? pass --namespace if it lives elsewhere\n');
+    expect(r.stderr).to.equal('error: host namespace vc-team-b not found (context "test"): is team-b applied? pass --namespace if it lives elsewhere\n');
+    const unknown = await vc(["debug", "collect", "nope", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.equal(`error: unknown cluster "nope": no folder clusters/nope in ${join(dir, "repo")} and no host namespace vc-nope on context "test" (pass --namespace if it lives elsewhere); cluster folders: team-a, team-b\n`);
+  });
+});
+
+describe("ops: vc debug collect masks credentials only", function () {
+  this.timeout(60_000);
+  // Planted credentials, one of each kind the namespace of a virtual cluster holds.
+  const ENV_PASSWORD = "env-Pa55word-4d1f";
+  const ENV_TOKEN = "env-t0ken-77e2a9";
+  const DB_URL_PASSWORD = "db-Url-pass-31c8";
+  const DB_ENDPOINT = `postgres://vc:${DB_URL_PASSWORD}@db.internal.example:5432/vc`;
+  const KUBE_TOKEN = "kube-bearer-token-5a7c1e0b9d";
+  const VIRTUAL_CERT = clientCert(30, "vc-admin");
+  const TLS = clientCert(30, "gateway.example");
+  const BASIC_PASSWORD = "basic-Auth-9911";
+  const SA_TOKEN = "eyJhbGciOiJSUzI1NiIsImtpZCI6InRlc3QifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJlLXZhbHVlLTEyMzQ";
+  const pemBody = (pem: string) => pem.split("\n").filter((l) => l && !l.startsWith("-----"));
+  let server: KubeServer;
+  let dir: string;
+  let x: string;
+  const values = {
+    controlPlane: {
+      statefulSet: {
+        resources: { requests: { cpu: "200m", memory: "512Mi" } },
+        env: [
+          { name: "LOG_LEVEL", value: "debug" },
+          { name: "FEATURE_GATES", value: "SyncLabels=true,ControlPlaneRestarts=false" },
+          { name: "DB_PASSWORD", value: ENV_PASSWORD },
+          { name: "API_TOKEN", value: ENV_TOKEN },
+        ],
+      },
+      backingStore: { database: { external: { enabled: true, endpoint: DB_ENDPOINT } } },
+    },
+  };
+  const LOG = [
+    "I1121 10:00:00 starting syncer for virtual cluster team-a in namespace vc-team-a",
+    "I1121 10:00:01 loaded values: controlPlane.statefulSet.resources.requests.cpu=200m backingStore.database.external.enabled=true",
+    "I1121 10:00:02 secretName=vc-config-team-a secretKeyRef key=values.yaml mounted at /etc/vc/values.yaml",
+    "I1121 10:00:03 password reset not needed; key rotation disabled; private network 10.0.0.0/8",
+    "I1121 10:00:04 LOG_LEVEL=debug FEATURE_GATES=SyncLabels=true,ControlPlaneRestarts=false",
+    "I1121 10:00:05 apiserver certificate CN=vc-admin, service team-a.vc-team-a.svc:443",
+  ];
+  const LEAKS = [
+    `I1121 10:00:06 connecting to ${DB_ENDPOINT}`,
+    `I1121 10:00:07 env DB_PASSWORD=${ENV_PASSWORD} API_TOKEN=${ENV_TOKEN}`,
+    `I1121 10:00:08 retrying with ${ENV_PASSWORD} and ${DB_URL_PASSWORD}`,
+    `I1121 10:00:09 kubeconfig token ${KUBE_TOKEN}`,
+    `I1121 10:00:10 client certificate ${b64(VIRTUAL_CERT.cert)}`,
+    `I1121 10:00:11 client key line ${pemBody(VIRTUAL_CERT.key)[0]}`,
+    `I1121 10:00:12 tls key ${pemBody(TLS.key)[0]}`,
+    `I1121 10:00:13 basic auth ${BASIC_PASSWORD}`,
+    `I1121 10:00:14 service account ${SA_TOKEN}`,
+    TLS.key.trimEnd(),
+  ];
+
+  before(async () => {
+    server = await startKubeServer({ namespaces: ["default", NS] });
+    seed(server);
+    const { configText } = await import("../../src/render/secrets.js");
+    const { effectiveValues } = await import("../../src/validate/values.js");
+    const kubeconfig = dump({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "vc", cluster: { server: "https://team-a.vc-team-a.svc:443", "certificate-authority-data": b64(TLS.cert) } }],
+      users: [{ name: "vc-admin", user: { token: KUBE_TOKEN, "client-certificate-data": b64(VIRTUAL_CERT.cert), "client-key-data": b64(VIRTUAL_CERT.key) } }],
+      contexts: [{ name: "vc", context: { cluster: "vc", user: "vc-admin" } }],
+      "current-context": "vc",
+    });
+    const secret = (name: string, data: Record<string, string>, type = "Opaque") =>
+      server.put({ apiVersion: "v1", kind: "Secret", metadata: { name, namespace: NS }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
+    secret("vc-team-a", { config: kubeconfig });
+    secret("vc-config-team-a", { "values.yaml": configText(effectiveValues(values), "team-a") });
+    secret("vc-database-team-a", { endpoint: DB_ENDPOINT });
+    secret("gateway-cert", { "tls.crt": TLS.cert, "tls.key": TLS.key }, "kubernetes.io/tls");
+    secret("registry-login", { username: "vc", password: BASIC_PASSWORD }, "kubernetes.io/basic-auth");
+    secret("default-token-x1", { token: SA_TOKEN, namespace: NS, "ca.crt": TLS.cert }, "kubernetes.io/service-account-token");
+    server.setPodLog(NS, "team-a-0", "syncer", `${[...LOG, ...LEAKS].join("\n")}\n`);
+    dir = tempDir();
+    mkdirSync(join(dir, "repo/clusters/team-a"), { recursive: true });
+    writeFileSync(join(dir, "repo/clusters/team-a/values.yaml"), dump(values));
+    const out = join(dir, "bundle.tar.gz");
+    const r = await vc(["debug", "collect", "team-a", "--output-filename", out, "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
+    expect(r.code, r.stderr).to.equal(0);
+    x = join(dir, "x");
+    mkdirSync(x);
+    execFileSync("tar", ["xzf", out, "-C", x]);
+  });
+  after(async () => server?.close());
+  const read = (f: string) => readFileSync(join(x, "debug", f), "utf8");
+
+  it("config.yaml reads as written, credentials masked", async () => {
+    const { effectiveValues } = await import("../../src/validate/values.js");
+    const { maskValues } = await import("../../src/model/secrets.js");
+    expect(read("config.yaml")).not.to.contain("<masked>:");
+    const config = load(read("config.yaml")) as { controlPlane: { statefulSet: { env: unknown[] }; backingStore: unknown } };
+    expect(config).to.deep.equal(JSON.parse(JSON.stringify(maskValues(effectiveValues(values)))));
+    expect(config.controlPlane.statefulSet.env).to.deep.equal([
+      { name: "LOG_LEVEL", value: "debug" },
+      { name: "FEATURE_GATES", value: "SyncLabels=true,ControlPlaneRestarts=false" },
+      { name: "DB_PASSWORD", value: "<masked>" },
+      { name: "API_TOKEN", value: "<masked>" },
+    ]);
+  });
+
+  it("logs keep every line without a credential as written, and mask each planted credential", () => {
+    const lines = read("logs/team-a-0/syncer.log").split("\n");
+    expect(lines.slice(0, LOG.length)).to.deep.equal(LOG);
+    // The database endpoint is a credential as a whole (model/secrets.ts).
+    expect(lines[LOG.length]).to.equal("I1121 10:00:06 connecting to <masked>");
+    expect(lines[LOG.length + 1]).to.equal("I1121 10:00:07 env DB_PASSWORD=<masked> API_TOKEN=<masked>");
+    expect(lines[LOG.length + 2]).to.equal("I1121 10:00:08 retrying with <masked> and <masked>");
+    expect(lines[LOG.length + 3]).to.equal("I1121 10:00:09 kubeconfig token <masked>");
+  });
+
+  it("no planted credential (nor its base64 form) is anywhere in the bundle", () => {
+    const planted = [ENV_PASSWORD, ENV_TOKEN, DB_URL_PASSWORD, DB_ENDPOINT, KUBE_TOKEN, BASIC_PASSWORD, SA_TOKEN, b64(VIRTUAL_CERT.cert), b64(VIRTUAL_CERT.key), ...pemBody(VIRTUAL_CERT.key), ...pemBody(TLS.key)];
+    for (const f of files(x)) {
+      const text = readFileSync(join(x, f), "utf8");
+      for (const secret of planted) {
+        expect(text, `${f} holds ${secret.slice(0, 16)}...`).not.to.contain(secret);
+        expect(text, `${f} holds the base64 of ${secret.slice(0, 16)}...`).not.to.contain(b64(secret));
+      }
+    }
+  });
+
+  it("object files keep what is not a credential", () => {
+    expect(read("statefulset.yaml")).to.contain("name: syncer").and.contain("value: debug").and.contain("team-a");
+    expect(read("summary")).to.contain("virtual cluster: team-a").and.contain("host namespace:  vc-team-a");
+    expect(read("services.yaml")).to.contain("team-a");
+    expect(read("pvcs.yaml")).to.contain("data-team-a-0");
   });
 });
 

@@ -113,7 +113,11 @@ describe("ops: vc doctor (live host)", function () {
   it("exit 1 with a clear message when the namespace does not exist; exit 2 on a bad -o", async () => {
     const r = await vc(["doctor", "ghost", "--kubeconfig", server.kubeconfigPath]);
     expect(r.code).to.equal(1);
-    expect(r.stderr).to.contain("host namespace vc-ghost not found");
+    expect(r.stderr).to.match(/^error: unknown cluster "ghost": no folder clusters\/ghost in .* and no host namespace vc-ghost on context "test"/);
+    // A cluster of the repository (the example's) that is not applied: its namespace is named.
+    const notApplied = await vc(["doctor", "minimal", "--kubeconfig", server.kubeconfigPath]);
+    expect(notApplied.code).to.equal(1);
+    expect(notApplied.stderr).to.contain("host namespace vc-minimal not found");
     const bad = await doctor("-o", "xml");
     expect(bad.code).to.equal(2);
     expect(bad.stderr).to.contain('unknown output format "xml"');

@@ -155,6 +155,18 @@ describe("reconciler against a git server and the API test server", function () 
     const left = bed.kube.list("v1", "ConfigMap").filter((o) => o.metadata.labels?.[LABELS.inventory] === name(2));
     expect(left).to.deep.equal([]);
     expect(res2.clusters.filter((c) => c.cluster !== name(2)).every((c) => c.result === "applied")).to.equal(true);
+
+    // Only its kept Namespace is left: later passes, without --allow-mass-prune, neither block nor write a status.
+    expect(bed.kube.get("v1", "Namespace", undefined, `vc-${name(2)}`)?.metadata.labels?.[LABELS.inventory]).to.equal(name(2));
+    for (const kind of ["full", "full"] as const) {
+      bed.kube.resetRequests();
+      const later = await runPass(deps, state, { kind });
+      const again = later.clusters.find((c) => c.cluster === name(2));
+      expect(again?.result, again?.message).to.equal("deleted");
+      expect(again!.message).to.include(`only its kept Namespace vc-${name(2)} is left`);
+      expect(bed.statusData(name(2))).to.equal(undefined);
+      expect(bed.writes()).to.equal(0);
+    }
   });
 
   it("a full resync corrects drift made on the host, and a no-op resync writes nothing", async () => {

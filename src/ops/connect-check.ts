@@ -1,0 +1,117 @@
+// Does the virtual API server answer, and as whom: the check `vc connect` makes before it changes a kubeconfig.
+import { KubeConfig } from "@kubernetes/client-node";
+import { KubeApiError, KubeClient } from "../target/kube/client.js";
+import { API_SERVICE_PORT } from "../render/controlPlane.js";
+import { names } from "../render/meta.js";
+import type { KubeconfigDoc } from "../kube/kubeconfig-file.js";
+import { ConnectError, printKubeconfig, userCertificate } from "./connect.js";
+
+/** The API versions serving SelfSubjectReview, newest first (v1 since 1.28, v1beta1 since 1.27). */
+const SELF_REVIEW_VERSIONS = ["v1", "v1beta1"];
+
+export interface ServerAnswer {
+  /** The user the server authenticated, when it says (SelfSubjectReview). */
+  user?: string;
+  /** How the server was asked. */
+  via: "SelfSubjectReview" | "SelfSubjectAccessReview";
+  /** One line for the person: who they are there, or what the kubeconfig says when the server cannot tell. */
+  line: string;
+}
+
+export interface CheckContext {
+  name: string;
+  namespace: string;
+  hostContext: string;
+  /** The secret the kubeconfig came from, for messages. */
+  secret: string;
+  log?: (line: string) => void;
+}
+
+/**
+ * Asks the virtual API server who the kubeconfig's user is: a SelfSubjectReview where served, else (Kubernetes
+ * before 1.27) a SelfSubjectAccessReview, which any authenticated user may create, so an answer proves the
+ * credentials work. Throws a ConnectError saying how to reach the server when it does not answer, and naming the
+ * credentials when it refuses them (401).
+ */
+export async function checkVirtualServer(standalone: KubeconfigDoc, ctx: CheckContext): Promise<ServerAnswer> {
+  const log = ctx.log ?? (() => {});
+  const client = clientFor(standalone);
+  try {
+    for (const version of SELF_REVIEW_VERSIONS) {
+      const path = `/apis/authentication.k8s.io/${version}/selfsubjectreviews`;
+      log(`asking ${client.server} who we are: POST ${path}`);
+      const review = await ask<{ status?: { userInfo?: { username?: string; groups?: string[] } } }>(client, path, {
+        apiVersion: `authentication.k8s.io/${version}`,
+        kind: "SelfSubjectReview",
+      });
+      if (review === "not-served") continue;
+      if (review === "forbidden") return { via: "SelfSubjectReview", line: "answered, but may not tell who you are (SelfSubjectReview forbidden)" };
+      const user = review?.status?.userInfo?.username ?? "";
+      return { user, via: "SelfSubjectReview", line: `you are "${user}" (SelfSubjectReview)` };
+    }
+    const path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+    log(`no SelfSubjectReview on ${client.server}: POST ${path}`);
+    const access = await ask(client, path, {
+      apiVersion: "authorization.k8s.io/v1",
+      kind: "SelfSubjectAccessReview",
+      spec: { nonResourceAttributes: { path: "/version", verb: "get" } },
+    });
+    const user = standalone.users?.[0]?.user as Record<string, unknown> | undefined;
+    const cert = user ? userCertificate(user, log) : undefined;
+    const who = cert ? `, client certificate ${cert.subject}` : "";
+    if (access === "forbidden") return { via: "SelfSubjectAccessReview", line: `answered, but refused the self-review (403): the server may take you as anonymous${who}` };
+    return { via: "SelfSubjectAccessReview", line: `authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview)${who}` };
+  } catch (err) {
+    throw explain(err, client.server, ctx);
+  } finally {
+    client.close();
+  }
+}
+
+/** POSTs a review; "not-served" on 404, "forbidden" on 403, other failures thrown. */
+async function ask<T>(client: KubeClient, path: string, body: object): Promise<T | "not-served" | "forbidden"> {
+  try {
+    return await client.request<T>("POST", path, { body });
+  } catch (err) {
+    if (err instanceof KubeApiError && err.status === 404) return "not-served";
+    if (err instanceof KubeApiError && err.status === 403) return "forbidden";
+    throw err;
+  }
+}
+
+/** A client of the virtual cluster's kubeconfig: two tries, a refused connection not retried, the process's time budget. */
+function clientFor(standalone: KubeconfigDoc): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromString(printKubeconfig(standalone));
+  const cluster = kc.getCurrentCluster();
+  // A plain-http server has no TLS to verify; client-node refuses it unless skipTLSVerify is set.
+  if (cluster?.server.startsWith("http:") && !cluster.skipTLSVerify) kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c));
+  return new KubeClient(kc, { retry: { attempts: 2 }, budget: { retryRefused: false } });
+}
+
+function explain(err: unknown, server: string, ctx: CheckContext): ConnectError {
+  if (err instanceof KubeApiError && err.status === 401) {
+    return new ConnectError(
+      `the virtual API server ${server} refused the credentials of secret ${ctx.namespace}/${ctx.secret} (401 Unauthorized): your kubeconfig was not changed. ` +
+        `The control plane may not have renewed its kubeconfig yet, or its client certificate expired: check it with vc connect ${ctx.name} -n ${ctx.namespace} --print, ` +
+        `restart the control plane (kubectl rollout restart statefulset/${ctx.name} -n ${ctx.namespace}), then connect again`,
+    );
+  }
+  const reason = err instanceof KubeApiError ? `${err.status} ${err.reason}` : shortReason(err);
+  const service = names.service(ctx.name);
+  return new ConnectError(
+    `the virtual API server ${server} does not answer (${reason}): your kubeconfig was not changed. ` +
+      `If that is the address inside the host cluster, reach it from here through a port-forward ` +
+      `(kubectl port-forward --context ${ctx.hostContext} -n ${ctx.namespace} svc/${service} 8443:${API_SERVICE_PORT}) and connect with ` +
+      `vc connect ${ctx.name} -n ${ctx.namespace} --server https://localhost:8443, or pass --server with an address that reaches it (an ingress or load balancer). ` +
+      `If the control plane is down, see vc doctor ${ctx.name}. --no-check writes the context without this check`,
+  );
+}
+
+/** The cause of a transport failure without the request line the client puts in front of it. */
+function shortReason(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: string }).code;
+  const found = /(ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|certificate|self[- ]signed|timed out|did not answer|connection refused)/i.exec(message)?.[0];
+  return code ?? found ?? message;
+}
