@@ -1,6 +1,6 @@
 // RBAC rules built from the values' sync switches, and the Role/Binding objects that carry them.
 import type { KubeObject } from "../kube/object.js";
-import { CERT_MANAGER_GROUP, MESH_GROUP, METRICS_GROUP } from "../kube/resources.js";
+import { CERT_MANAGER_GROUP, MESH_GROUP } from "../kube/resources.js";
 import type { Values } from "../model/values.js";
 import { type RenderContext, controlPlaneMeta } from "./meta.js";
 
@@ -66,7 +66,8 @@ export function syncerRules(values: Values): PolicyRule[] {
     set.add(CERT_MANAGER_GROUP, ["certificates"], MANAGE_VERBS);
     if (!toHost.pods.enabled) set.add("", ["secrets"], READ_VERBS);
   }
-  if (values.integrations.metricsServer.enabled) set.add(METRICS_GROUP, ["pods"], READ_VERBS);
+  // The host's metrics API the integration reads (the group the host's metrics server serves), not the virtual one.
+  if (values.integrations.metricsServer.enabled) set.add(values.integrations.metricsServer.proxy.hostApiGroup, ["pods"], READ_VERBS);
   return set.rules();
 }
 

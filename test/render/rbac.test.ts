@@ -80,6 +80,12 @@ describe("render/rbac", () => {
     const rs = rules((v) => (v.integrations.metricsServer.enabled = true));
     expect(granted(rs, "get")).to.include("metrics.orch.io/pods");
     expect(granted(rs, "create")).to.not.include("metrics.orch.io/pods");
+    // The host's metrics group as configured: what the host's metrics server serves.
+    const upstream = rules((v) => {
+      v.integrations.metricsServer.enabled = true;
+      v.integrations.metricsServer.proxy.hostApiGroup = "metrics.k8s.io";
+    });
+    expect(granted(upstream, "get")).to.include("metrics.k8s.io/pods").and.not.include("metrics.orch.io/pods");
   });
 
   it("reads host nodes through a ClusterRole only while node sync is on", () => {
