@@ -33,7 +33,7 @@ export interface ApplyRecordOptions {
 export type RecordOutcome =
   /** The status (and history) now hold this run. */
   | "recorded"
-  /** Nothing new: the same revision and result as the last record, and nothing written on the host. */
+  /** Nothing new: nothing of the cluster written or failed, and the same result (and message) as the last record. */
   | "unchanged"
   /** The cluster's folder is gone and its objects were pruned: its status is removed, as the reconciler does. */
   | "forgotten"
@@ -138,7 +138,9 @@ async function recordOne(u: Unit, prev: ClusterStatus | undefined, opts: ApplyRe
     }
     const entry: Reconciliation = { revision: opts.revision, time: opts.started.toISOString(), durationMs: u.durationMs, result: u.result, counts: u.counts, message: u.message, via: opts.via };
     if (u.result === "invalid") entry.message += `; ${prev?.lastAppliedRevision ? `revision ${shortRevision(prev.lastAppliedRevision)} stays live` : "nothing applied"}`;
-    if (!worthWriting(prev, entry, true)) return { cluster, outcome: "unchanged" };
+    // As a full resync: a newer commit that changed nothing of the cluster is no new record (CI applying every merge
+    // would otherwise push every meaningful entry out of the history).
+    if (!worthWriting(prev, entry, false)) return { cluster, outcome: "unchanged" };
     const actor = await opts.actor();
     const status = record(prev, cluster, u.hostNamespace, { ...entry, by: actor.name, byFrom: actor.from });
     if (opts.owner !== undefined) status.owner = opts.owner;

@@ -16,7 +16,10 @@ export function archiveDepth(limit: number): number {
 
 const identity = (r: Reconciliation): string => `${r.time}\n${r.revision}\n${r.result}\n${r.via ?? ""}\n${r.by ?? ""}`;
 
-/** Newest first (ISO times sort as text); one entry per reconciliation, however often it was stored. */
+/**
+ * The lists joined in the order given (each newest first, newer lists first), each reconciliation once however often
+ * it was stored. Never sorted by time: the reconciler and a person's vc apply run on different clocks.
+ */
 export function mergeEntries(...lists: ReadonlyArray<readonly Reconciliation[]>): Reconciliation[] {
   const seen = new Set<string>();
   const out: Reconciliation[] = [];
@@ -26,7 +29,7 @@ export function mergeEntries(...lists: ReadonlyArray<readonly Reconciliation[]>)
     seen.add(key);
     out.push(r);
   }
-  return out.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0));
+  return out;
 }
 
 /**

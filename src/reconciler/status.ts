@@ -136,7 +136,11 @@ function cleanEntry(r: Reconciliation): Reconciliation {
 }
 
 function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 15)}... (truncated)`;
+  if (text.length <= max) return text;
+  let end = max - 15;
+  // Never half a character: a cut between the two halves of a surrogate pair moves back one.
+  if (/[\uD800-\uDBFF]/.test(text[end - 1]!)) end--;
+  return `${text.slice(0, end)}... (truncated)`;
 }
 
 /** Who ran a reconciliation, as shown: `alice (vc apply)`, or `reconciler`. */

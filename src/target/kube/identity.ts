@@ -22,19 +22,24 @@ export interface Identity {
 const SELF_REVIEW_VERSIONS = ["v1", "v1beta1"];
 
 /**
- * The user the host authenticates this client as. Asks the server (SelfSubjectReview) where it serves one; a server
- * that does not (Kubernetes before 1.27: 404), refuses it, or fails answering falls back on the kubeconfig.
+ * The user the host authenticates this client as. Asks the server (SelfSubjectReview) where its discovery lists one;
+ * a server that serves none (Kubernetes before 1.27, e.g. 1.20, where creating one is a 403 for all but admins),
+ * refuses it or fails answering falls back on the kubeconfig. Discovery first: no request meant to be refused.
  */
 export async function whoAmI(client: KubeClient): Promise<Identity> {
   for (const version of SELF_REVIEW_VERSIONS) {
+    const path = `/apis/authentication.k8s.io/${version}`;
     try {
-      const review = await client.request<{ status?: { userInfo?: { username?: string } } }>("POST", `/apis/authentication.k8s.io/${version}/selfsubjectreviews`, {
+      const served = await client.request<{ resources?: Array<{ name?: string }> }>("GET", path);
+      if (!served?.resources?.some((r) => r.name === "selfsubjectreviews")) continue;
+      const review = await client.request<{ status?: { userInfo?: { username?: string } } }>("POST", `${path}/selfsubjectreviews`, {
         body: { apiVersion: `authentication.k8s.io/${version}`, kind: "SelfSubjectReview", metadata: {} },
       });
       const name = review?.status?.userInfo?.username;
       if (name) return { name, from: "SelfSubjectReview" };
+      break;
     } catch (err) {
-      // 404: not served at this version; anything else (403, a broken connection): the kubeconfig has to do.
+      // 404: this version is not served; anything else (403, a broken connection): the kubeconfig has to do.
       if (!(err instanceof KubeApiError && err.status === 404)) break;
     }
   }
