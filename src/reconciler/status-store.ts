@@ -1,6 +1,4 @@
-// Where cluster status lives: a ConfigMap `vc-status` in the host namespace (kube target) or a JSON file (dir target).
-import { mkdir, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+// Where cluster status lives on a live host: a ConfigMap `vc-status` in the host namespace, older history in `vc-history` (dir target: dir-status-store.ts).
 import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
@@ -55,7 +53,7 @@ export interface StatusStore {
 }
 
 /** The status as its ConfigMap or file holds it: no run-time suspension, nothing spilled. */
-function stored(status: ClusterStatus): ClusterStatus {
+export function stored(status: ClusterStatus): ClusterStatus {
   const { suspendedBy: _s, spilled: _p, ...rest } = status;
   return rest;
 }
@@ -187,78 +185,4 @@ export class KubeStatusStore implements StatusStore {
       }
     }
   }
-}
-
-export class DirStatusStore implements StatusStore {
-  readonly dir: string;
-  private readonly depth: number;
-  constructor(targetDir: string, opts: StatusStoreOptions = {}) {
-    this.dir = join(targetDir, STATUS_DIR);
-    this.depth = archiveDepth(opts.historyLimit ?? DEFAULT_HISTORY_LIMIT);
-  }
-
-  async read(cluster: string): Promise<ClusterStatus | undefined> {
-    try {
-      const parsed = JSON.parse(await readFile(join(this.dir, `${cluster}.json`), "utf8")) as ClusterStatus;
-      return { ...parsed, cluster: parsed.cluster ?? cluster, history: Array.isArray(parsed.history) ? parsed.history : [] };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw err;
-    }
-  }
-
-  async list(): Promise<ClusterStatus[]> {
-    let files: string[];
-    try {
-      files = await readdir(this.dir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw err;
-    }
-    const out: ClusterStatus[] = [];
-    for (const f of files.filter((f) => f.endsWith(".json")).sort()) {
-      const s = await this.read(f.slice(0, -".json".length));
-      if (s) out.push(s);
-    }
-    return out;
-  }
-
-  /** Written to a temporary file and renamed, so a reader never sees half a status; older entries go to history/<cluster>.json first. */
-  async write(status: ClusterStatus): Promise<boolean> {
-    await mkdir(this.dir, { recursive: true });
-    if (status.spilled?.length && this.depth > 0) {
-      await mkdir(join(this.dir, HISTORY_DIR), { recursive: true });
-      const entries = nextArchive(await this.archived(status.cluster), status.spilled, this.depth);
-      await writeAtomically(this.historyFile(status.cluster), `${JSON.stringify(entries)}\n`);
-    }
-    await writeAtomically(join(this.dir, `${status.cluster}.json`), `${JSON.stringify(stored(status), null, 2)}\n`);
-    return true;
-  }
-
-  async remove(cluster: string): Promise<void> {
-    await rm(join(this.dir, `${cluster}.json`), { force: true });
-    await rm(this.historyFile(cluster), { force: true });
-  }
-
-  async history(status: ClusterStatus): Promise<Reconciliation[]> {
-    return mergeEntries(status.history, await this.archived(status.cluster));
-  }
-
-  private historyFile(cluster: string): string {
-    return join(this.dir, HISTORY_DIR, `${cluster}.json`);
-  }
-
-  private async archived(cluster: string): Promise<Reconciliation[]> {
-    try {
-      return parseHistory(await readFile(this.historyFile(cluster), "utf8")).entries;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw err;
-    }
-  }
-}
-
-async function writeAtomically(file: string, text: string): Promise<void> {
-  await writeFile(`${file}.tmp`, text);
-  await rename(`${file}.tmp`, file);
 }

@@ -185,7 +185,7 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     server.faults.add({ method: "PATCH", path: /\/configmaps\/vc-status$/, status: 403 });
     const res = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
     expect(res.code).to.equal(2);
-    expect(res.stdout).to.match(/! cluster minimal: applied, but its record could not be written: .*403.*\(vc needs get and patch on ConfigMaps in the cluster's host namespace\)/);
+    expect(res.stdout).to.match(/! cluster minimal: applied, but its record could not be written: .*403.*\(vc needs get, create and patch on ConfigMaps in the cluster's host namespace\)/);
     expect(server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal")).to.not.equal(undefined);
   });
 
