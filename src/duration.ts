@@ -20,3 +20,14 @@ export function parseDuration(text: string): number {
   }
   return total;
 }
+
+/** kubectl's `--request-timeout`: a bare number is seconds, `0` waits without end, else a duration (`30s`, `1m`). */
+export function parseRequestTimeout(text: string): number {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  try {
+    return parseDuration(trimmed);
+  } catch {
+    throw new UserError(`invalid --request-timeout "${text}": use seconds (30), a duration (30s, 2m) or 0 for no limit`);
+  }
+}

@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { generatedDocs } from "../scripts/docs/generate.js";
+import { COVERAGE, ROWS } from "../src/ops/doctor/coverage.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const tracked = (): string[] =>
@@ -22,6 +23,16 @@ describe("docs", () => {
     for (const [path, text] of await generatedDocs(ROOT)) {
       const current = existsSync(join(ROOT, path)) ? readFileSync(join(ROOT, path), "utf8") : "(missing)";
       expect(current === text, `${path} is stale: run npm run docs`).to.equal(true);
+    }
+  });
+
+  it("README.md and docs/troubleshooting.md show every check of vc doctor's coverage table with its severity", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const troubleshooting = readFileSync(join(ROOT, "docs/troubleshooting.md"), "utf8");
+    for (const c of COVERAGE) {
+      const line = new RegExp(`\\| \`${c.check}\` \\| ${c.severity} \\|`);
+      if (ROWS[c.row].section === "7") expect(readme, `${c.check} ${c.severity}`).to.match(line);
+      expect(troubleshooting, `${c.check} ${c.severity}`).to.match(line);
     }
   });
 

@@ -60,6 +60,12 @@ export function cliReference(vc: Command, metricsProxy: Command): string {
     "",
     "Commands: " + commands.map((c) => `[\`${c.name()}\`](#vc-${c.name()})`).join(", ") + ", and [`vc-metrics-proxy`](#vc-metrics-proxy).",
     "",
+    "Options of `vc` itself, given before or after the command:",
+    "",
+    "| option | default | meaning |",
+    "|---|---|---|",
+    ...vc.options.filter((o) => !o.hidden).map(optionRow),
+    "",
     ...commands.flatMap((c) => section(c, ["vc"], 2)),
     ...section(metricsProxy, [], 2),
   ];

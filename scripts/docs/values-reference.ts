@@ -1,4 +1,4 @@
-// Generates docs/values-reference.md from schemas/: every key of the values file, cluster.yaml and the mesh kinds.
+// Generates docs/values-reference.md from schemas/: every key of the values file, cluster.yaml, the mesh kinds and Certificates.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -32,6 +32,7 @@ export const SCHEMA_FILES: ReadonlyArray<{ file: string; describes: string }> = 
   { file: "mesh/virtualservice.schema.json", describes: "VirtualService manifests under `clusters/<name>/mesh/`" },
   { file: "mesh/destinationrule.schema.json", describes: "DestinationRule manifests under `clusters/<name>/mesh/`" },
   { file: "mesh/gateway.schema.json", describes: "Gateway manifests under `clusters/<name>/mesh/`" },
+  { file: "certmanager/certificate.schema.json", describes: "cert-manager Certificate manifests under `clusters/<name>/certificates/`" },
 ];
 
 /** Text for a table cell: pipes escaped, one line, and \`<name>\` outside code spans kept visible (not read as HTML). */

@@ -5,12 +5,13 @@ import { action, EXIT, formatData, parseOutputFormat } from "./common.js";
 import { hostFrom, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { gatherSnapshot } from "../ops/doctor/gather.js";
-import { diagnose } from "../ops/doctor/index.js";
+import { countBySeverity, diagnose, doctorExitCode } from "../ops/doctor/index.js";
 import { formatFindings } from "../ops/doctor/format.js";
 
 interface DoctorFlags extends HostFlags {
   output: string;
   repo: string;
+  strict?: boolean;
 }
 
 export function register(program: Command): void {
@@ -18,12 +19,14 @@ export function register(program: Command): void {
     program
       .command("doctor <name>")
       .description(
-        "check a virtual cluster on the host: Pending pods and why, crash loops and OOMKilled, the metrics API service and its RBAC, " +
-          "mesh sidecars, Gateway selectors and TLS secrets, persistence, liveness probe; exit 1 when a problem is found",
+        "check a virtual cluster on the host for every failure the service documents (docs/troubleshooting.md): pods Pending and why, " +
+          "crash loops and their cause, the metrics integration, mesh routing, the control plane's pod, service account and storage; " +
+          "findings are errors, warnings or notes; exit 1 on errors (with --strict on warnings too), 0 otherwise",
       ),
   )
     .option("--repo <dir>", "repository root, for the cluster's values (integrations, persistence)", ".")
     .option("-o, --output <format>", "text, json or yaml", "text")
+    .option("--strict", "exit 1 on warnings too (notes never fail)")
     .action(
       action(async (name: string, flags: DoctorFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
@@ -38,15 +41,18 @@ export function register(program: Command): void {
             throw err;
           });
           if (!snapshot) {
-            const note = { cluster: name, namespace, problems: 0, findings: [], notVisible: NOT_VISIBLE };
+            const note = { cluster: name, namespace, problems: 0, counts: countBySeverity([]), findings: [], notVisible: NOT_VISIBLE };
             process.stdout.write(format === "text" ? `virtual cluster ${name} (namespace ${namespace}): ${NOT_VISIBLE}, nothing checked\n` : formatData(note, format));
             return EXIT.ok;
           }
           const findings = diagnose(snapshot);
           const unreadable = snapshot.unreadable ?? {};
           if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable));
-          else process.stdout.write(formatData({ cluster: name, namespace, problems: findings.length, findings, notChecked: unreadable }, format));
-          return findings.length > 0 ? EXIT.invalid : EXIT.ok;
+          else {
+            const counts = countBySeverity(findings);
+            process.stdout.write(formatData({ cluster: name, namespace, problems: counts.error + counts.warning, counts, findings, notChecked: unreadable }, format));
+          }
+          return doctorExitCode(findings, flags.strict === true) === 1 ? EXIT.invalid : EXIT.ok;
         }, [Error]);
       }),
     );

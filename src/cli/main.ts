@@ -2,6 +2,8 @@
 import { Command, CommanderError } from "commander";
 import { EXIT, exitQuietlyOnClosedStdout } from "./common.js";
 import { packageInfo } from "../model/package.js";
+import { parseRequestTimeout } from "../duration.js";
+import { reportError } from "../errors.js";
 type CommandModule = { register(program: Command): void };
 
 /**
@@ -32,9 +34,16 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   const program = new Command("vc")
     .description("GitOps for virtual clusters: validate, render, diff, apply and reconcile them from a git repository")
     .version(packageInfo().version)
+    .option("--request-timeout <duration>", "longest wait for one API request, its retries included: seconds (30), a duration (30s, 2m), or 0 for no limit", "30s")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
-  const invoked = argv.find((a) => !a.startsWith("-"));
+  // Read before any command runs: every client the command opens gets the budget.
+  program.hook("preAction", async (root) => {
+    const timeoutMs = parseRequestTimeout(String(root.opts().requestTimeout));
+    const { DEFAULT_BUDGET, setRequestBudget } = await import("../target/kube/client.js");
+    setRequestBudget({ ...DEFAULT_BUDGET, timeoutMs });
+  });
+  const invoked = argv.find((a, i) => !a.startsWith("-") && argv[i - 1] !== "--request-timeout");
   const only = COMMANDS.find(([names]) => invoked !== undefined && names.includes(invoked));
   for (const [, load] of only ? [only] : COMMANDS) (await load()).register(program);
   return program;
@@ -49,7 +58,8 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       return err.exitCode === 0 ? EXIT.ok : EXIT.failure;
     }
-    throw err;
+    // An error before the command's own action ran (a bad --request-timeout): a message, never a stack trace.
+    return reportError(err);
   }
   return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
 }

@@ -15,6 +15,7 @@ import { fleetLocation } from "../git/origin.js";
 import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
 import { TargetSpecError } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
+import { setRequestBudget } from "../target/kube/client.js";
 import { action, EXIT, formatData, parseDuration, parseOutputFormat, UserError } from "./common.js";
 import { HISTORY_LIMIT_OPTION, parseHistoryLimit } from "./apply.js";
 
@@ -142,6 +143,8 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
     return res.problems > 0 ? EXIT.invalid : EXIT.ok;
   }
   cfg.logger = jsonLogger();
+  // A long-running reconciler outlives API server restarts: a refused connection is retried (within the request budget).
+  setRequestBudget({ retryRefused: true });
   let r;
   try {
     r = await startReconciler(cfg);

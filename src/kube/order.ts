@@ -1,7 +1,8 @@
-// The order of kinds: namespaces, service accounts and roles, role bindings, secrets and config, services and workloads, mesh.
+// The order of kinds: namespaces, service accounts and roles, role bindings, secrets and config, services, workloads
+// and certificates, mesh.
 // Changes are applied in it (deletes in reverse) and rendered output is sorted by it.
 import { groupKind, type ObjectRef } from "./object.js";
-import { MESH_GROUP } from "./resources.js";
+import { CERT_MANAGER_GROUP, MESH_GROUP } from "./resources.js";
 
 const RBAC = "rbac.authorization.k8s.io";
 
@@ -24,6 +25,8 @@ const RANKS: Record<string, number> = {
   "apps/StatefulSet": 41,
   "apps/Deployment": 42,
   "apiregistration.k8s.io/APIService": 43,
+  // A stage before the Gateways: cert-manager starts issuing the Secret a Gateway's tls.credentialName names.
+  [`${CERT_MANAGER_GROUP}/Certificate`]: 49,
   [`${MESH_GROUP}/Gateway`]: 50,
   [`${MESH_GROUP}/DestinationRule`]: 51,
   [`${MESH_GROUP}/VirtualService`]: 52,
@@ -31,7 +34,7 @@ const RANKS: Record<string, number> = {
 
 const UNKNOWN_RANK = 60;
 
-/** The stage of a kind: 0 namespaces, 1 accounts and roles, 2 role bindings, 3 secrets and config, 4 services and workloads, 5 mesh, 6 other. */
+/** The stage of a kind: 0 namespaces, 1 accounts and roles, 2 role bindings, 3 secrets and config, 4 services, workloads and certificates, 5 mesh, 6 other. */
 export function stageOf(ref: Pick<ObjectRef, "apiVersion" | "kind">): number {
   return Math.floor(rankOf(ref) / 10);
 }

@@ -21,6 +21,10 @@ export function apiVersionOf(t: Pick<ResourceType, "group" | "version">): string
 export const MESH_GROUP = "networking.mesh.io";
 export const MESH_VERSION = "v1beta1";
 export const MESH_API_VERSION = `${MESH_GROUP}/${MESH_VERSION}`;
+/** cert-manager's API (integrations.certManager): Certificates a cluster folder holds under certificates/. */
+export const CERT_MANAGER_GROUP = "cert-manager.io";
+export const CERT_MANAGER_VERSION = "v1";
+export const CERT_MANAGER_API_VERSION = `${CERT_MANAGER_GROUP}/${CERT_MANAGER_VERSION}`;
 export const METRICS_GROUP = "metrics.orch.io";
 export const METRICS_VERSION = "v1beta1";
 
@@ -47,6 +51,7 @@ export const RESOURCES: readonly ResourceType[] = [
   { group: MESH_GROUP, version: MESH_VERSION, kind: "VirtualService", plural: "virtualservices", singular: "virtualservice", namespaced: true, shortNames: ["vs"] },
   { group: MESH_GROUP, version: MESH_VERSION, kind: "DestinationRule", plural: "destinationrules", singular: "destinationrule", namespaced: true, shortNames: ["dr"] },
   { group: MESH_GROUP, version: MESH_VERSION, kind: "Gateway", plural: "gateways", singular: "gateway", namespaced: true, shortNames: ["gw"] },
+  { group: CERT_MANAGER_GROUP, version: CERT_MANAGER_VERSION, kind: "Certificate", plural: "certificates", singular: "certificate", namespaced: true, shortNames: ["cert", "certs"], subresources: ["status"] },
   { group: METRICS_GROUP, version: METRICS_VERSION, kind: "PodMetrics", plural: "pods", singular: "", namespaced: true, readOnly: true },
   { group: METRICS_GROUP, version: METRICS_VERSION, kind: "NodeMetrics", plural: "nodes", singular: "", namespaced: false, readOnly: true },
 ];

@@ -14,14 +14,20 @@ export interface ClusterSettings {
   force?: boolean;
 }
 
-/** One mesh document of `clusters/<name>/mesh/**.yaml`. */
-export interface MeshManifest {
+/** One document of a manifest file of a cluster folder (`mesh/**.yaml`, `certificates/**.yaml`). */
+export interface FolderManifest {
   /** Repository-relative path, `/`-separated. */
   file: string;
   /** Index of the document within its file (0-based). */
   index: number;
   object: KubeObject;
 }
+
+/** One mesh document of `clusters/<name>/mesh/**.yaml`. */
+export type MeshManifest = FolderManifest;
+
+/** One cert-manager Certificate document of `clusters/<name>/certificates/**.yaml`. */
+export type CertificateManifest = FolderManifest;
 
 /** A cluster folder that passed validation: everything rendering needs, nothing it must read. */
 export interface ClusterSpec {
@@ -36,6 +42,8 @@ export interface ClusterSpec {
   valuesFiles: string[];
   /** Mesh documents, sorted by file then index. */
   mesh: MeshManifest[];
+  /** Certificate documents, sorted by file then index (only while integrations.certManager.enabled; absent: none). */
+  certificates?: CertificateManifest[];
 }
 
 export function defaultHostNamespace(cluster: string): string {

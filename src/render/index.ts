@@ -2,6 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import type { Diagnostic } from "../model/diagnostic.js";
+import { renderCertificates } from "./certificates.js";
 import { findCollisions } from "./collisions.js";
 import { renderLimitRange, renderNamespace, renderQuota, renderServices } from "./controlPlane.js";
 import { initManifestsText, renderInitManifests } from "./initManifests.js";
@@ -57,7 +58,7 @@ export function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeO
 /** Every host object of a validated cluster, sorted, without the collision check (see `renderSpecs` for diagnostics). */
 export function renderObjects(spec: ClusterSpec, revision: string): KubeObject[] {
   const ctx: RenderContext = { cluster: spec.name, hostNamespace: spec.settings.namespace, revision };
-  return sortObjects([...renderControlPlane(spec, ctx), ...renderMesh(spec.mesh, spec.values, ctx)]);
+  return sortObjects([...renderControlPlane(spec, ctx), ...renderMesh(spec.mesh, spec.values, ctx), ...renderCertificates(spec.certificates, spec.values, ctx)]);
 }
 
 /** Two objects of a cluster would land under one host identity: the cluster must not be applied. */

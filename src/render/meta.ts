@@ -1,6 +1,6 @@
 // Shared metadata of rendered host objects: ownership labels, source annotations, control-plane names.
-import type { ObjectMeta } from "../kube/object.js";
-import { ANNOTATIONS, LABELS, safeConcatName } from "../translate/index.js";
+import type { KubeObject, ObjectMeta } from "../kube/object.js";
+import { ANNOTATIONS, LABELS, hostName, safeConcatName } from "../translate/index.js";
 
 /** What every rendered object of one cluster shares. */
 export interface RenderContext {
@@ -31,6 +31,33 @@ export function controlPlaneMeta(
   meta.labels = { ...opts.labels, ...ownershipLabels(ctx.cluster) };
   meta.annotations = sourceAnnotations(sourceFile, ctx.revision);
   return meta;
+}
+
+/** Namespace of a manifest inside the virtual cluster (`default` when the manifest names none). */
+export function virtualNamespaceOf(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace;
+  return typeof ns === "string" && ns !== "" ? ns : "default";
+}
+
+const stringMap = (v: unknown): Record<string, string> => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, string>) : {});
+
+/**
+ * Metadata of the host object of a manifest from a cluster folder (mesh/, certificates/): the translated name in the
+ * host namespace, the user's labels and annotations plus ownership, the virtual name and namespace, and the source.
+ */
+export function manifestMeta(obj: KubeObject, file: string, ctx: RenderContext): ObjectMeta {
+  const virtualNamespace = virtualNamespaceOf(obj);
+  return {
+    name: hostName(obj.metadata.name, virtualNamespace, ctx.cluster),
+    namespace: ctx.hostNamespace,
+    labels: { ...stringMap(obj.metadata.labels), ...ownershipLabels(ctx.cluster) },
+    annotations: {
+      ...stringMap(obj.metadata.annotations),
+      [ANNOTATIONS.objectName]: obj.metadata.name,
+      [ANNOTATIONS.objectNamespace]: virtualNamespace,
+      ...sourceAnnotations(file, ctx.revision),
+    },
+  };
 }
 
 /** Names of the control-plane objects of a cluster (documented in docs/rendering.md). */

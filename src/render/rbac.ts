@@ -1,6 +1,6 @@
 // RBAC rules built from the values' sync switches, and the Role/Binding objects that carry them.
 import type { KubeObject } from "../kube/object.js";
-import { MESH_GROUP, METRICS_GROUP } from "../kube/resources.js";
+import { CERT_MANAGER_GROUP, MESH_GROUP, METRICS_GROUP } from "../kube/resources.js";
 import type { Values } from "../model/values.js";
 import { type RenderContext, controlPlaneMeta } from "./meta.js";
 
@@ -59,6 +59,12 @@ export function syncerRules(values: Values): PolicyRule[] {
     for (const kind of Object.keys(MESH_PLURALS) as Array<keyof typeof MESH_PLURALS>) {
       if (mesh.sync.toHost[kind].enabled) set.add(MESH_GROUP, [MESH_PLURALS[kind]], MANAGE_VERBS);
     }
+  }
+  // cert-manager: the syncer manages the cluster's Certificates and reads the Secrets cert-manager issues for them
+  // (pod sync already lets it manage Secrets).
+  if (values.integrations.certManager.enabled) {
+    set.add(CERT_MANAGER_GROUP, ["certificates"], MANAGE_VERBS);
+    if (!toHost.pods.enabled) set.add("", ["secrets"], READ_VERBS);
   }
   if (values.integrations.metricsServer.enabled) set.add(METRICS_GROUP, ["pods"], READ_VERBS);
   return set.rules();

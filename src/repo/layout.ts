@@ -1,4 +1,4 @@
-// The repository layout: finds the repository root and each cluster folder's values files, cluster.yaml and mesh manifests.
+// The repository layout: finds the repository root and each cluster folder's values files, cluster.yaml, mesh and certificate manifests.
 import { existsSync, lstatSync, readdirSync, statSync, type Dirent } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { Diagnostic } from "../model/diagnostic.js";
@@ -8,8 +8,10 @@ export const CLUSTERS_DIR = "clusters";
 export const VALUES_FILE = "values.yaml";
 export const CLUSTER_FILE = "cluster.yaml";
 export const MESH_DIR = "mesh";
-/** Deepest folder nesting under mesh/. */
-const MAX_MESH_DEPTH = 16;
+/** cert-manager Certificate manifests (read while integrations.certManager.enabled; an error otherwise). */
+export const CERTIFICATES_DIR = "certificates";
+/** Deepest folder nesting under mesh/ and certificates/. */
+const MAX_MANIFEST_DEPTH = 16;
 
 export interface ClusterFiles {
   name: string;
@@ -22,6 +24,8 @@ export interface ClusterFiles {
   clusterFile?: string;
   /** Repository-relative mesh files (.yaml, .yml), sorted. */
   mesh: string[];
+  /** Repository-relative certificate files (.yaml, .yml) under certificates/, sorted. */
+  certificates: string[];
   /** Layout problems: ignored files, symlinked folders. */
   diagnostics: Diagnostic[];
 }
@@ -78,15 +82,16 @@ export function listClusterFolders(realRoot: string): { names: string[]; diagnos
 export function listClusterFiles(realRoot: string, name: string): ClusterFiles {
   const dir = `${CLUSTERS_DIR}/${name}`;
   const abs = join(realRoot, CLUSTERS_DIR, name);
-  const out: ClusterFiles = { name, dir, values: [], hasValuesYaml: false, mesh: [], diagnostics: [] };
+  const out: ClusterFiles = { name, dir, values: [], hasValuesYaml: false, mesh: [], certificates: [], diagnostics: [] };
   const layered: string[] = [];
   for (const ent of sortedEntries(abs)) {
     if (ent.name.startsWith(".")) continue;
     const rel = `${dir}/${ent.name}`;
     const link = ent.isSymbolicLink();
-    if (ent.name === MESH_DIR && (ent.isDirectory() || link)) {
+    const manifests = ent.name === MESH_DIR ? out.mesh : ent.name === CERTIFICATES_DIR ? out.certificates : undefined;
+    if (manifests && (ent.isDirectory() || link)) {
       if (link) out.diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), rel));
-      else walkMesh(realRoot, rel, 0, out);
+      else walkManifests(realRoot, rel, 0, manifests, out.diagnostics);
     } else if (!ent.isDirectory() && !(link && isDir(join(abs, ent.name)))) {
       if (ent.name === VALUES_FILE) {
         out.hasValuesYaml = true;
@@ -95,12 +100,12 @@ export function listClusterFiles(realRoot: string, name: string): ClusterFiles {
       } else if (ent.name === CLUSTER_FILE) {
         out.clusterFile = rel;
       } else {
-        out.diagnostics.push(diag(rel, "warning", "layout", "not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/): ignored"));
+        out.diagnostics.push(diag(rel, "warning", "layout", "not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored"));
       }
     } else if (link) {
       out.diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), rel));
     } else {
-      out.diagnostics.push(diag(rel, "warning", "layout", "folder not part of the cluster layout (only mesh/ is read): ignored"));
+      out.diagnostics.push(diag(rel, "warning", "layout", "folder not part of the cluster layout (only mesh/ and certificates/ are read): ignored"));
     }
   }
   if (out.hasValuesYaml) out.values.push(`${dir}/${VALUES_FILE}`);
@@ -108,21 +113,23 @@ export function listClusterFiles(realRoot: string, name: string): ClusterFiles {
   return out;
 }
 
-function walkMesh(realRoot: string, rel: string, depth: number, out: ClusterFiles): void {
+/** The YAML files below a manifest folder (mesh/, certificates/) into `files`, in sorted order; symlinked folders are not followed. */
+function walkManifests(realRoot: string, rel: string, depth: number, files: string[], diagnostics: Diagnostic[]): void {
   const abs = join(realRoot, ...rel.split("/"));
   for (const ent of sortedEntries(abs)) {
     if (ent.name.startsWith(".")) continue;
     const child = `${rel}/${ent.name}`;
     const yaml = ent.name.endsWith(".yaml") || ent.name.endsWith(".yml");
     if (ent.isDirectory()) {
-      if (depth + 1 >= MAX_MESH_DEPTH) out.diagnostics.push(diag(child, "warning", "layout", `mesh folders nested deeper than ${MAX_MESH_DEPTH}: ignored`));
-      else walkMesh(realRoot, child, depth + 1, out);
+      const top = rel.split("/")[2];
+      if (depth + 1 >= MAX_MANIFEST_DEPTH) diagnostics.push(diag(child, "warning", "layout", `${top} folders nested deeper than ${MAX_MANIFEST_DEPTH}: ignored`));
+      else walkManifests(realRoot, child, depth + 1, files, diagnostics);
     } else if (ent.isSymbolicLink() && isDir(join(abs, ent.name))) {
-      out.diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), child));
+      diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), child));
     } else if (yaml) {
-      out.mesh.push(child);
+      files.push(child);
     } else {
-      out.diagnostics.push(diag(child, "warning", "layout", "not a .yaml or .yml file: ignored"));
+      diagnostics.push(diag(child, "warning", "layout", "not a .yaml or .yml file: ignored"));
     }
   }
 }

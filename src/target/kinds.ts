@@ -1,5 +1,5 @@
 // Kinds the host must serve before a cluster is applied: one clear error per cluster naming the missing API and its prerequisite.
-import { MESH_GROUP } from "../kube/resources.js";
+import { CERT_MANAGER_GROUP, MESH_GROUP } from "../kube/resources.js";
 import type { Plan } from "../plan/types.js";
 import type { Target } from "./types.js";
 
@@ -41,6 +41,12 @@ function prerequisite(group: string, cluster: string): string {
     return (
       "the mesh's custom resource definitions are missing. The mesh integration needs the mesh installed on the host with its CRDs " +
       `(group suffix mesh.io) present, and the host namespace preferably labelled mesh-injection=enabled; install the mesh, or set integrations.mesh.enabled: false in clusters/${cluster}/values.yaml`
+    );
+  }
+  if (group === CERT_MANAGER_GROUP) {
+    return (
+      "cert-manager's custom resource definitions are missing. The certificate-manager integration needs cert-manager installed on the host " +
+      `with its CRDs (group ${CERT_MANAGER_GROUP}) and a ClusterIssuer; install cert-manager, or set integrations.certManager.enabled: false in clusters/${cluster}/values.yaml and remove clusters/${cluster}/certificates/`
     );
   }
   return `no CRD or API service on the host provides the group ${group}: install what serves it (its CRDs or aggregated API) first`;

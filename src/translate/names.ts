@@ -21,6 +21,15 @@ export function hostName(name: string, virtualNamespace: string, cluster: string
   return safeConcatName(name, "x", virtualNamespace, "x", cluster);
 }
 
+/**
+ * Host name of a Secret a synced object names in virtual namespace `virtualNamespace`: a Gateway's
+ * `tls.credentialName`, a Certificate's `spec.secretName`. One rule for both, so that the Secret cert-manager
+ * issues for a Certificate is the one the Gateway in the same virtual namespace reads.
+ */
+export function hostSecretName(name: string, virtualNamespace: string, cluster: string): string {
+  return hostName(name, virtualNamespace, cluster);
+}
+
 /** Host name of a virtual namespace-less object scoped to a cluster: `<name>-x-<cluster>`. */
 export function hostClusterScopedName(name: string, cluster: string): string {
   return safeConcatName(name, "x", cluster);

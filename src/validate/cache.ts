@@ -10,7 +10,7 @@ import type { ClusterResult } from "./cluster.js";
 import { SCHEMAS_DIR } from "./schemas.js";
 
 /** Bumped when the shape of an entry or the meaning of a key changes. */
-const CACHE_FORMAT = "vc-validate-cache/1";
+const CACHE_FORMAT = "vc-validate-cache/2";
 
 /** What a caller needs of a cluster: its diagnostics and settings only (`vc validate`), or also its spec and values. */
 export type Detail = "summary" | "full";
@@ -32,7 +32,7 @@ function codeIdentity(): string {
   h.update(CACHE_FORMAT);
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
   h.update(`\0${pkg.version}`);
-  for (const name of ["values", "cluster", "mesh/virtualservice", "mesh/destinationrule", "mesh/gateway"]) {
+  for (const name of ["values", "cluster", "mesh/virtualservice", "mesh/destinationrule", "mesh/gateway", "certmanager/certificate"]) {
     h.update(`\0${name}\0`);
     h.update(readFileSync(new URL(`${name}.schema.json`, SCHEMAS_DIR)));
   }

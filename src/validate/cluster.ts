@@ -1,5 +1,6 @@
-// Validates one cluster folder: its name, values files, cluster.yaml and mesh manifests, into a ClusterSpec when valid.
-import { defaultHostNamespace, type ClusterSettings, type ClusterSpec, type MeshManifest } from "../model/cluster.js";
+// Validates one cluster folder: its name, values files, cluster.yaml, mesh and certificate manifests, into a ClusterSpec when valid.
+import type { KubeObject } from "../kube/object.js";
+import { defaultHostNamespace, type ClusterSettings, type ClusterSpec, type FolderManifest } from "../model/cluster.js";
 import { hasErrors, type Diagnostic } from "../model/diagnostic.js";
 import type { Values } from "../model/values.js";
 import { VALUES_FILE, type ClusterFiles } from "../repo/layout.js";
@@ -7,9 +8,10 @@ import { loadYamlFile, loadYamlText, type LoadedFile } from "../repo/load.js";
 import type { ReadResult } from "../repo/read.js";
 import { MAX_CLUSTER_ALIAS_NODES } from "../repo/yaml.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
-import { fileDiagnostic, SourceFile } from "./finding.js";
+import { certificateRules, certManagerOffFinding, checkCertificateDocument } from "./certificate.js";
+import { fileDiagnostic, SourceFile, type Finding } from "./finding.js";
 import { checkMeshDocument } from "./mesh.js";
-import { meshRules, type PlacedObject } from "./mesh-rules.js";
+import { meshRules } from "./mesh-rules.js";
 import { clusterNameProblem } from "./names.js";
 import { schemaFindings } from "./schema-errors.js";
 import { defaultingValidatorFor } from "./schemas.js";
@@ -111,10 +113,39 @@ export function validateCluster(realRoot: string, files: ClusterFiles, reads?: R
   if (values) result.values = values;
 
   // Mesh manifests.
-  const placed: PlacedObject[] = [];
+  const mesh = loadManifests(files.mesh, load, checkMeshDocument, diagnostics);
+  mesh.report(meshRules(name, mesh.placed, values, mesh.complete));
+
+  // Certificates: only while the certificate-manager integration is on (unknown while the values are invalid).
+  const certManagerOff = values !== undefined && !values.integrations.certManager.enabled;
+  const certs = loadManifests(files.certificates, load, (doc, index) => {
+    const checked = checkCertificateDocument(doc, index);
+    return certManagerOff ? { findings: [certManagerOffFinding(doc, index), ...checked.findings] } : checked;
+  }, diagnostics);
+  certs.report(certificateRules(name, certs.placed));
+
+  if (!hasErrors(diagnostics) && values && settings) {
+    result.spec = { name, dir, settings, values, valuesFiles: [...files.values], mesh: mesh.placed, certificates: certs.placed };
+    result.valid = true;
+  }
+  return result;
+}
+
+/**
+ * The documents of a cluster's manifest files (mesh/, certificates/), each checked by `check`: the valid objects in
+ * file and document order, whether every document was valid, and `report`, which adds findings of rules across the
+ * documents (then flushes each file's omitted-findings count).
+ */
+function loadManifests(
+  files: readonly string[],
+  load: (file: string) => LoadedFile,
+  check: (doc: unknown, index: number) => { findings: Finding[]; object?: KubeObject },
+  diagnostics: Diagnostic[],
+): { placed: FolderManifest[]; complete: boolean; report(findings: ReadonlyArray<Finding & { file: string }>): void } {
+  const placed: FolderManifest[] = [];
   const sources = new Map<string, SourceFile>();
   let complete = true;
-  for (const file of files.mesh) {
+  for (const file of files) {
     const loaded = load(file);
     if (!loaded.ok) {
       diagnostics.push(loaded.diagnostic);
@@ -131,22 +162,21 @@ export function validateCluster(realRoot: string, files: ClusterFiles, reads?: R
     for (let index = 0; index < loaded.docs.length; index++) {
       const doc = loaded.docs[index];
       if (doc === null) continue; // an empty document between separators
-      const checked = checkMeshDocument(doc, index);
+      const checked = check(doc, index);
       source.report(checked.findings, diagnostics);
       if (checked.object) placed.push({ file, index, object: checked.object });
       else complete = false;
     }
     source.release();
   }
-  for (const f of meshRules(name, placed, values, complete)) sources.get(f.file)!.report([f], diagnostics);
-  for (const source of sources.values()) source.flush(diagnostics);
-
-  if (!hasErrors(diagnostics) && values && settings) {
-    const mesh: MeshManifest[] = placed.map((p) => ({ file: p.file, index: p.index, object: p.object }));
-    result.spec = { name, dir, settings, values, valuesFiles: [...files.values], mesh };
-    result.valid = true;
-  }
-  return result;
+  return {
+    placed,
+    complete,
+    report(findings) {
+      for (const f of findings) sources.get(f.file)!.report([f], diagnostics);
+      for (const source of sources.values()) source.flush(diagnostics);
+    },
+  };
 }
 
 /** The host's own namespaces are never a virtual cluster's home; `default` is allowed with a warning (also used by vc create). */

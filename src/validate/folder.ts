@@ -19,7 +19,7 @@ export function validateFolder(realRoot: string, name: string, cache: Validation
     };
     if (!cache) return held(validateCluster(realRoot, files));
     const reads = new Map<string, ReadResult>();
-    for (const file of [...files.values, ...(files.clusterFile ? [files.clusterFile] : []), ...files.mesh]) reads.set(file, readRepoFile(realRoot, file));
+    for (const file of [...files.values, ...(files.clusterFile ? [files.clusterFile] : []), ...files.mesh, ...files.certificates]) reads.set(file, readRepoFile(realRoot, file));
     const key = clusterKey(files, reads);
     // The policy needs the spec: a summary is asked of the cache only when there is no policy to apply.
     const hit = cache.get(key, policy ? "full" : detail);

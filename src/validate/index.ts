@@ -56,7 +56,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   const jobs = Math.max(1, opts.jobs ?? defaultJobs());
   let clusters: ClusterResult[];
   if (useWorkers(names.length, jobs)) {
-    clusters = await validateInWorkers(realRoot, names, jobs, detail, opts.cacheDir, policy);
+    clusters = (await validateInWorkers(realRoot, names, { jobs, detail, cacheDir: opts.cacheDir, policy })).results;
   } else {
     clusters = [];
     const cache = opts.cacheDir === undefined ? undefined : new DirCache(opts.cacheDir);

@@ -26,10 +26,27 @@ const SWITCH: Record<MeshKind, "virtualServices" | "destinationRules" | "gateway
  * the rejected document may be the one they name).
  */
 export function meshRules(cluster: string, objects: readonly PlacedObject[], values?: Values, complete = true): PlacedFinding[] {
+  const { out, at } = collector();
+  const byKey = identityRules(cluster, objects, at);
+  if (values) switchWarnings(objects, values, at);
+  if (complete) referenceWarnings(objects, byKey, at);
+  return out;
+}
+
+/** Reports a finding at a path of a placed object's document. */
+export type At = (o: PlacedObject, path: Finding["path"], severity: Finding["severity"], code: string, message: string) => void;
+
+/** A findings list and the function that adds to it. */
+export function collector(): { out: PlacedFinding[]; at: At } {
   const out: PlacedFinding[] = [];
-  const at = (o: PlacedObject, path: Finding["path"], severity: Finding["severity"], code: string, message: string): void => {
-    out.push({ file: o.file, doc: o.index, path, at: "key", severity, code, message });
-  };
+  return { out, at: (o, path, severity, code, message) => void out.push({ file: o.file, doc: o.index, path, at: "key", severity, code, message }) };
+}
+
+/**
+ * Rules of identity among a cluster's objects of one folder (mesh/, certificates/): the same kind/namespace/name
+ * twice, and two objects of a kind whose host names collide. Returns the objects by `kind/namespace/name`.
+ */
+export function identityRules(cluster: string, objects: readonly PlacedObject[], at: At): Map<string, PlacedObject> {
   const byKey = new Map<string, PlacedObject>();
   const byHostName = new Map<string, PlacedObject>();
   for (const o of objects) {
@@ -56,12 +73,10 @@ export function meshRules(cluster: string, objects: readonly PlacedObject[], val
       byHostName.set(host, o);
     }
   }
-  if (values) switchWarnings(objects, values, at);
-  if (complete) referenceWarnings(objects, byKey, at);
-  return out;
+  return byKey;
 }
 
-function switchWarnings(objects: readonly PlacedObject[], values: Values, at: (o: PlacedObject, path: Finding["path"], s: Finding["severity"], c: string, m: string) => void): void {
+function switchWarnings(objects: readonly PlacedObject[], values: Values, at: At): void {
   const mesh = values.integrations.mesh;
   for (const o of objects) {
     const kind = o.object.kind as MeshKind;
@@ -77,7 +92,7 @@ function switchWarnings(objects: readonly PlacedObject[], values: Values, at: (o
 function referenceWarnings(
   objects: readonly PlacedObject[],
   byKey: Map<string, PlacedObject>,
-  at: (o: PlacedObject, path: Finding["path"], s: Finding["severity"], c: string, m: string) => void,
+  at: At,
 ): void {
   const subsets = new Map<string, Set<string>>();
   for (const o of objects) {

@@ -1,4 +1,4 @@
-// The fleet policy's bounds on one cluster (pure): hosts its mesh objects claim, gateway selectors and credentials, quota, database host.
+// The fleet policy's bounds on one cluster (pure): hosts its mesh objects and certificates claim, gateway selectors and credentials, quota, database host.
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
 import { parseQuantity } from "../plan/quantity.js";
@@ -15,17 +15,17 @@ export interface Policy {
 
 export const POLICY_FILE = "policy.yaml";
 
-/** A mesh manifest of the cluster: its file, document index and object. */
-export interface PolicyMeshInput {
+/** A manifest of the cluster (mesh/, certificates/): its file, document index and object. */
+export interface PolicyManifestInput {
   file: string;
   index: number;
   object: KubeObject;
 }
 
-/** A policy violation: in the values (`values` path) or in a mesh document (`file`, `doc`, `path`). */
+/** A policy violation: in the values (`values` path) or in a manifest document (`file`, `doc`, `path`). */
 export type PolicyFinding =
   | { where: "values"; paths: string[][]; message: string; /** point at the key rather than its value */ at?: "key" }
-  | { where: "mesh"; file: string; doc: number; path: PathSegment[]; message: string };
+  | { where: "manifest"; file: string; doc: number; path: PathSegment[]; message: string };
 
 /**
  * Whether `host` lies within the host pattern `pattern`: `*` allows anything, `*.suffix` any name (or
@@ -47,12 +47,13 @@ export function nameAllowed(name: string, pattern: string): boolean {
 
 const list = (patterns: readonly string[]): string => (patterns.length === 0 ? "(none)" : patterns.join(", "));
 
-/** Every bound of `policy` that the cluster's effective values and mesh manifests cross. */
-export function policyFindings(policy: Policy, values: Values, mesh: readonly PolicyMeshInput[]): PolicyFinding[] {
+/** Every bound of `policy` that the cluster's effective values, mesh manifests and certificates cross. */
+export function policyFindings(policy: Policy, values: Values, mesh: readonly PolicyManifestInput[], certificates: readonly PolicyManifestInput[] = []): PolicyFinding[] {
   const out: PolicyFinding[] = [];
   quotaFindings(policy, values, out);
   databaseFindings(policy, values, out);
   if (values.integrations.mesh.enabled) for (const m of mesh) meshFindings(policy, m, out);
+  if (values.integrations.certManager.enabled) for (const c of certificates) certificateFindings(policy, c, out);
   return out;
 }
 
@@ -98,11 +99,11 @@ function databaseFindings(policy: Policy, values: Values, out: PolicyFinding[]):
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-function meshFindings(policy: Policy, m: PolicyMeshInput, out: PolicyFinding[]): void {
+function meshFindings(policy: Policy, m: PolicyManifestInput, out: PolicyFinding[]): void {
   const { kind, metadata, spec } = m.object;
   if (!isObject(spec)) return;
   const what = `${kind} ${metadata.namespace ?? "default"}/${metadata.name}`;
-  const at = (path: PathSegment[], message: string): void => void out.push({ where: "mesh", file: m.file, doc: m.index, path, message });
+  const at = (path: PathSegment[], message: string): void => void out.push({ where: "manifest", file: m.file, doc: m.index, path, message });
   if (kind === "VirtualService") {
     const allowed = policy.hosts?.virtualServices;
     if (!allowed || !Array.isArray(spec.hosts)) return;
@@ -136,5 +137,35 @@ function meshFindings(policy: Policy, m: PolicyMeshInput, out: PolicyFinding[]):
         at(["spec", "servers", i, "tls", "credentialName"], `${what}: tls.credentialName "${cred}" is not allowed by the fleet policy (${POLICY_FILE} gateways.credentialNames: ${list(credentials)})`);
       }
     });
+  }
+}
+
+/** A commonName that reads as a DNS name (a dot, no spaces): clients may still match it against the host. */
+const DNS_LIKE = /^[^\s]+\.[^\s]+$/;
+
+/**
+ * A Certificate claims host names as a Gateway's servers do, and names the Secret a Gateway's tls.credentialName names:
+ * the same bounds (hosts.gateways for spec.dnsNames and a DNS-like spec.commonName, gateways.credentialNames for
+ * spec.secretName as written).
+ */
+function certificateFindings(policy: Policy, c: PolicyManifestInput, out: PolicyFinding[]): void {
+  const { metadata, spec } = c.object;
+  if (!isObject(spec)) return;
+  const what = `Certificate ${metadata.namespace ?? "default"}/${metadata.name}`;
+  const at = (path: PathSegment[], message: string): void => void out.push({ where: "manifest", file: c.file, doc: c.index, path, message });
+  const hostPatterns = policy.hosts?.gateways;
+  if (hostPatterns) {
+    const claim = (name: unknown, path: PathSegment[], label: string): void => {
+      if (typeof name === "string" && !hostPatterns.some((p) => hostAllowed(name, p))) {
+        at(path, `${what}: ${label} "${name}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ${list(hostPatterns)})`);
+      }
+    };
+    if (Array.isArray(spec.dnsNames)) spec.dnsNames.forEach((h, i) => claim(h, ["spec", "dnsNames", i], "DNS name"));
+    if (typeof spec.commonName === "string" && DNS_LIKE.test(spec.commonName)) claim(spec.commonName, ["spec", "commonName"], "commonName");
+  }
+  const credentials = policy.gateways?.credentialNames;
+  const secret = spec.secretName;
+  if (credentials && typeof secret === "string" && !credentials.some((p) => nameAllowed(secret, p))) {
+    at(["spec", "secretName"], `${what}: secretName "${secret}" is not allowed by the fleet policy (${POLICY_FILE} gateways.credentialNames: ${list(credentials)})`);
   }
 }

@@ -62,7 +62,7 @@ export function enforcePolicy(realRoot: string, result: ClusterResult, loaded: L
     return;
   }
   if (!loaded.policy) return;
-  const findings = policyFindings(loaded.policy, result.spec.values, result.spec.mesh);
+  const findings = policyFindings(loaded.policy, result.spec.values, result.spec.mesh, result.spec.certificates);
   if (findings.length === 0) return;
   const files = new Map<string, { source: SourceFile; doc: unknown } | undefined>();
   const fileOf = (file: string): { source: SourceFile; doc: unknown } | undefined => {
@@ -74,7 +74,7 @@ export function enforcePolicy(realRoot: string, result: ClusterResult, loaded: L
   };
   const valuesFiles = result.spec.valuesFiles;
   for (const f of findings) {
-    if (f.where === "mesh") {
+    if (f.where === "manifest") {
       const source = fileOf(f.file)?.source;
       result.diagnostics.push(source ? source.diagnostic({ doc: f.doc, path: f.path, at: "value", severity: "error", code: "policy", message: f.message }) : fileDiagnostic(f.file, "error", "policy", f.message));
       continue;

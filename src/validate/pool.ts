@@ -1,4 +1,4 @@
-// Validates many cluster folders on every core: the calling thread and worker threads (one per further core) take a few folders at a time.
+// Validates many cluster folders on every core: the calling thread and worker threads (one per further core) share them out.
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
@@ -8,18 +8,17 @@ import type { LoadedPolicy } from "./policy.js";
 import type { WorkAnswer, WorkRequest } from "./worker.js";
 
 /**
- * Below this many cluster folders the work stays on the calling thread: starting a worker (0.15-0.25 s with
- * the bundle on the 2-vCPU development machine) costs more than it saves. Measured with `vc validate --jobs 1`
- * against `--jobs 2` on flow-style fleets of 20 mesh documents per cluster: two threads lost at 50-400
- * clusters and won at 1,000 while the machine was shared (load average 2-3.5).
+ * Below this many cluster folders the work stays on the calling thread (a reconciler pass over a few changed
+ * clusters, the example repository). Above it workers are started, but they never hold the work up: this thread
+ * starts validating at once, and a worker that is not ready when the work runs out is stopped unused.
  */
-export const MIN_CLUSTERS_FOR_WORKERS = 500;
-/** Folders per message: small enough to balance the load, large enough that messages cost little. */
-const BATCH = 8;
-/** Batches sent to a worker before its first answer comes back. */
+export const MIN_CLUSTERS_FOR_WORKERS = 16;
+/** Largest number of folders sent in one message: messages cost little next to a folder. */
+const MAX_BATCH = 8;
+/** Batches sent to a worker before its first answer comes back: it starts the next while this thread takes in the last. */
 const IN_FLIGHT = 2;
 
-/** Threads to use by default: every core the process may use. */
+/** Threads to use by default: every core the process may use (an affinity mask such as `taskset -c 0` counts). */
 export function defaultJobs(): number {
   return availableParallelism();
 }
@@ -30,25 +29,59 @@ export function useWorkers(count: number, jobs: number): boolean {
 }
 
 /**
- * The results of `names` (in that order), validated by `jobs` threads: this one (which needs no start-up and
- * yields to the event loop between batches) and `jobs - 1` workers; folders a failed worker held are validated here.
+ * Folders a worker takes next: a share of what is left that shrinks as the work runs out (guided scheduling),
+ * so that no thread is left holding a long batch while the others have finished.
  */
-export async function validateInWorkers(realRoot: string, names: string[], jobs: number, detail: Detail, cacheDir?: string, policy?: LoadedPolicy): Promise<ClusterResult[]> {
+export function batchSize(left: number, threads: number): number {
+  return Math.max(1, Math.min(MAX_BATCH, Math.floor(left / (threads * 4))));
+}
+
+export interface PoolOptions {
+  /** Threads in all, this one included. */
+  jobs: number;
+  detail: Detail;
+  cacheDir?: string;
+  policy?: LoadedPolicy;
+  /** This thread takes no folder before every worker is ready (or failed): tests that must see the workers' share. */
+  waitForWorkers?: boolean;
+}
+
+export interface PoolResult {
+  /** One result per name, in the order of the names. */
+  results: ClusterResult[];
+  /** Folders validated by worker threads (the rest by this one). */
+  byWorkers: number;
+}
+
+/**
+ * Validates `names` on this thread (which needs no start-up and yields to the event loop after every folder) and
+ * `jobs - 1` workers; folders a failed worker held are validated here.
+ */
+export async function validateInWorkers(realRoot: string, names: string[], opts: PoolOptions): Promise<PoolResult> {
+  const { jobs, detail, cacheDir, policy } = opts;
   const results = new Map<string, ClusterResult>();
   let next = 0;
+  let byWorkers = 0;
+  let hereDone!: () => void;
+  const allTaken = new Promise<"done">((resolve) => (hereDone = () => resolve("done")));
+  const threads = jobs;
   const url = new URL("../../bin/validate-worker.js", import.meta.url);
+
   const validateHere = async (batch: string[]): Promise<void> => {
     const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
     for (const n of batch) results.set(n, validateFolder(realRoot, n, cache, detail, policy));
     await cache?.flush();
   };
+  const readiness: Promise<boolean>[] = [];
   const run = async (): Promise<void> => {
     const worker = new Worker(url);
+    const ready = started(worker);
+    readiness.push(ready);
     worker.unref();
     worker.on("error", () => undefined); // the batches it held are validated here; never an uncaught error
     try {
-      if (!(await started(worker))) return;
-      // Two batches in flight: the worker starts the next while this thread takes in the answer to the last.
+      // Work that ran out before the worker was ready is not waited for: the worker is stopped unused.
+      if ((await Promise.race([ready, allTaken])) !== true) return;
       const held = await new Promise<string[][]>((resolve) => {
         const inflight = new Map<number, string[]>();
         const finish = (): void => {
@@ -59,7 +92,7 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
         };
         const send = (): void => {
           while (inflight.size < IN_FLIGHT && next < names.length) {
-            const batch = names.slice(next, next + BATCH);
+            const batch = names.slice(next, next + batchSize(names.length - next, threads));
             const id = next;
             next += batch.length;
             inflight.set(id, batch);
@@ -71,6 +104,7 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
           const batch = inflight.get(m.id)!;
           inflight.delete(m.id);
           batch.forEach((n, i) => results.set(n, m.results[i]!));
+          byWorkers += batch.length;
           send();
         };
         const onFail = (): void => finish(); // a worker that failed gets no more work
@@ -85,18 +119,19 @@ export async function validateInWorkers(realRoot: string, names: string[], jobs:
     }
   };
   const here = async (): Promise<void> => {
+    if (opts.waitForWorkers) await Promise.all(readiness);
     const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
     while (next < names.length) {
-      // One folder at a time: a worker's answer waits for this thread to yield, and the worker idles meanwhile.
       const n = names[next++]!;
       results.set(n, validateFolder(realRoot, n, cache, detail, policy));
       await new Promise((r) => setImmediate(r)); // let the workers' answers (and timers, sockets) in
     }
+    hereDone();
     await cache?.flush();
   };
-  const workers = Math.min(jobs - 1, Math.ceil(names.length / BATCH) - 1);
+  const workers = Math.min(jobs - 1, names.length - 1);
   await Promise.all([...Array.from({ length: workers }, run), here()]);
-  return names.map((n) => results.get(n)!);
+  return { results: names.map((n) => results.get(n)!), byWorkers };
 }
 
 /** Whether the worker loaded (it says "ready"); false when it failed to start. */

@@ -77,6 +77,7 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
         if (def === "quantity") out.push(f(`invalid quantity ${got} at ${where}: use forms like 200m, 1, 512Mi, 2Gi`));
         else if (def === "duration") out.push(f(`invalid duration ${got} at ${where}: use forms like 100ms, 5s, 1m30s`));
         else if (def === "labels") out.push(f(`invalid label value ${got} at ${where}: at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`));
+        else if (def === "dnsName") out.push(f(`invalid DNS name ${got} at ${where}: lower-case labels of letters, digits and "-" separated by ".", optionally starting with "*."`));
         else if (def === "gatewayRef") out.push(f(`invalid gateway ${got} at ${where}: use mesh, a Gateway name, or namespace/name`));
         else if (def === "dns1123Label" || pattern === LABEL_PATTERN) out.push(f(`invalid name ${got} at ${where}: must be a DNS-1123 label (lower-case letters, digits and "-", starting and ending with a letter or digit)`));
         else if (pattern === SUBDOMAIN_PATTERN) out.push(f(`invalid name ${got} at ${where}: must be a DNS-1123 subdomain (lower-case letters, digits, "-" and ".")`));

@@ -1,4 +1,4 @@
-// Rules on effective values beyond the schema: mesh and custom-resource conflict, private nodes, metrics servers, backing store.
+// Rules on effective values beyond the schema: mesh (and cert-manager) and custom-resource conflicts, private nodes, metrics servers, backing store.
 import type { Severity } from "../model/diagnostic.js";
 import { hasUrlCredential } from "../model/secrets.js";
 import { meshResourceOf, type Values } from "../model/values.js";
@@ -35,6 +35,18 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
         code: "mesh-private-nodes",
         message: "the mesh integration is not supported in private nodes mode (privateNodes.enabled is true): it needs workloads running as pods in the host cluster; turn one of them off",
       });
+    }
+  }
+  if (v.integrations.certManager.enabled) {
+    for (const key of Object.keys(crs).sort()) {
+      if (crs[key]?.enabled && /^certificates?\.(v1\.)?cert-manager\.io$/i.test(key)) {
+        out.push({
+          paths: [["sync", "toHost", "customResources", key]],
+          severity: "warning",
+          code: "certmanager-conflict",
+          message: `the certificate-manager integration is enabled and already lets the syncer manage certificates.cert-manager.io: the \`sync.toHost.customResources\` entry "${key}" is redundant; remove it and use \`integrations.certManager\``,
+        });
+      }
     }
   }
   const metrics = v.integrations.metricsServer;

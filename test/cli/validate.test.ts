@@ -24,7 +24,7 @@ describe("cli: vc validate", () => {
     const code = await runValidate(root, { format: "text", cluster: [] }, c);
     expect(code).to.equal(1);
     expect(c.out).to.equal(
-      'clusters/a/notes.txt: warning: not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/): ignored\n' +
+      'clusters/a/notes.txt: warning: not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored\n' +
         'clusters/a/values.yaml:3:5: error: unknown key "enabeld" in integrations.mesh: did you mean "enabled"?\n',
     );
     expect(c.err).to.equal("2 clusters, 1 error, 1 warning\n");
@@ -44,7 +44,7 @@ describe("cli: vc validate", () => {
     const c = capture();
     await runValidate(makeRepo(BROKEN), { format: "github", cluster: [] }, c);
     expect(c.out.split("\n")).to.deep.equal([
-      "::warning file=clusters/a/notes.txt,title=vc validate (layout)::not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/): ignored",
+      "::warning file=clusters/a/notes.txt,title=vc validate (layout)::not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored",
       '::error file=clusters/a/values.yaml,line=3,col=5,title=vc validate (schema)::unknown key "enabeld" in integrations.mesh: did you mean "enabled"?',
       "",
     ]);

@@ -5,7 +5,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runVc } from "../support/vc.js";
-import { installMeshCrds, useRealKube } from "../support/real-kube.js";
+import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "clusters");
 
@@ -19,7 +19,7 @@ describe("e2e: the example fleet on a real API server", function () {
   before(async () => {
     repo = mkdtempSync(join(tmpdir(), "vc-e2e-fleet-"));
     cpSync(EXAMPLE, join(repo, "clusters"), { recursive: true });
-    await installMeshCrds(kube());
+    await installExampleCrds(kube());
     const applied = await vc("apply");
     expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
   });

@@ -6,7 +6,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runVc } from "../support/vc.js";
-import { installMeshCrds, useRealKube } from "../support/real-kube.js";
+import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -36,7 +36,7 @@ describe("e2e: the reconciler's RBAC on a real API server", function () {
     cpSync(join(ROOT, "clusters"), join(repo, "clusters"), { recursive: true });
     mkdirSync(join(repo, "clusters", "extras"));
     writeFileSync(join(repo, "clusters", "extras", "values.yaml"), EXTRA_VALUES);
-    await installMeshCrds(kube());
+    await installExampleCrds(kube());
     for (const file of ["namespace.yaml", "serviceaccount.yaml", "rbac.yaml"]) {
       const applied = await kube().kubectl(["apply", "-f", join(ROOT, "deploy", "reconciler", file)]);
       expect(applied.code, applied.stderr).to.equal(0);

@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runVc } from "../support/vc.js";
-import { installMeshCrds, useRealKube, waitFor } from "../support/real-kube.js";
+import { installExampleCrds, useRealKube, waitFor } from "../support/real-kube.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@example.com", ...args], { cwd, encoding: "utf8" }).trim();
@@ -55,7 +55,7 @@ describe("e2e: the reconciler with two replicas on a real API server", function 
     git(repo, "init", "-q", "-b", "main");
     git(repo, "add", "-A");
     git(repo, "commit", "-q", "-m", "fleet");
-    await installMeshCrds(kube());
+    await installExampleCrds(kube());
     expect((await kube().kubectl(["create", "namespace", "vc-system"])).code).to.equal(0);
   });
   after(async () => {

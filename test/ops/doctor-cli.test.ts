@@ -33,6 +33,7 @@ describe("ops: vc doctor (live host)", function () {
       metadata: { name: "gw-x-default-x-team-a", namespace: NS },
       spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["a.example.com"], tls: { mode: "SIMPLE", credentialName: "a-cert" } }] },
     });
+    server.put({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "vc-team-a", namespace: NS } });
     server.put({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "vc-team-a", namespace: NS }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["*"] }] });
     server.put({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "vc-team-a", namespace: NS }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "vc-team-a" }, subjects: [{ kind: "ServiceAccount", name: "vc-team-a", namespace: NS }] });
     repo = tempDir();
@@ -43,14 +44,36 @@ describe("ops: vc doctor (live host)", function () {
 
   const doctor = (...extra: string[]) => vc(["doctor", "team-a", "--kubeconfig", server.kubeconfigPath, "--repo", repo, ...extra]);
 
-  it("exit 1 with the injection-label warning while the namespace lacks it, exit 0 once labelled", async () => {
-    const r = await doctor();
-    expect(r.code, r.stderr).to.equal(1);
-    expect(r.stdout).to.contain(`WARNING [mesh-injection-label] Namespace ${NS}: the host namespace lacks the label mesh-injection=enabled`);
+  it("exit 0 with the injection-label note while the namespace lacks it (also with --strict); no problems once labelled", async () => {
+    for (const extra of [[], ["--strict"]]) {
+      const r = await doctor(...extra);
+      expect(r.code, r.stdout + r.stderr).to.equal(0);
+      expect(r.stdout).to.contain(`virtual cluster team-a (namespace ${NS}): no problems found, 1 note\n\nnotes:\n`);
+      expect(r.stdout).to.contain(`NOTE [mesh-injection-label] Namespace ${NS}: the host namespace lacks the label mesh-injection=enabled`);
+    }
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS, labels: { "mesh-injection": "enabled" } } });
     const ok = await doctor();
     expect(ok.code, ok.stdout + ok.stderr).to.equal(0);
     expect(ok.stdout).to.equal(`virtual cluster team-a (namespace ${NS}): no problems found\n`);
+  });
+
+  it("a warning exits 0, and 1 with --strict; -o json carries the severity and the counts", async () => {
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "job-x-default-x-team-a", namespace: NS, labels: { "vc.orch.io/managed-by": "team-a" } }, spec: { containers: [{ name: "job", image: "busybox" }, { name: "mesh-proxy", image: "proxy" }] }, status: { phase: "Pending" } });
+    try {
+      const r = await doctor();
+      expect(r.code, r.stdout + r.stderr).to.equal(0);
+      expect(r.stdout).to.contain(`0 errors, 1 warning, 0 notes\n\nwarnings:\nWARNING [pod-pending] Pod ${NS}/job-x-default-x-team-a: Pending, cause not yet visible`);
+      const strict = await doctor("--strict", "-o", "json");
+      expect(strict.code, strict.stdout + strict.stderr).to.equal(1);
+      const out = JSON.parse(strict.stdout) as { problems: number; counts: Record<string, number>; findings: Array<{ check: string; severity: string }> };
+      expect(out.counts).to.deep.equal({ error: 0, warning: 1, note: 0 });
+      expect(out.problems).to.equal(1);
+      expect(out.findings.map((f) => [f.check, f.severity])).to.deep.equal([["pod-pending", "warning"]]);
+      const yaml = await doctor("-o", "yaml");
+      expect(yaml.stdout).to.contain("severity: warning");
+    } finally {
+      server.remove("v1", "Pod", NS, "job-x-default-x-team-a");
+    }
   });
 
   it("finds a Pending pod from its scheduling event, a missing sidecar, a broken Gateway; -o json", async () => {
@@ -80,11 +103,11 @@ describe("ops: vc doctor (live host)", function () {
     expect(r.stderr).to.equal("");
     const out = JSON.parse(r.stdout) as { findings: Array<{ check: string }>; notChecked: Record<string, string> };
     expect(out.findings.map((f) => f.check)).not.to.include.members(["metrics-api", "metrics-forbidden", "gateway-selector", "tls-secret"]);
-    expect(Object.keys(out.notChecked).sort()).to.deep.equal(["apiService", "ingressPods", "namespace", "rbac"]);
+    expect(Object.keys(out.notChecked).sort()).to.deep.equal(["apiService", "namespace", "rbac"]);
     expect(out.notChecked.apiService).to.equal("not visible to you");
     const admin = await vc(["doctor", "team-a", "--kubeconfig", server.kubeconfigPath, "--repo", metricsRepo, "-o", "json"]);
     const checks = (JSON.parse(admin.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check);
-    expect(checks).to.include.members(["metrics-api", "metrics-forbidden"]);
+    expect(checks).to.include.members(["metrics-host-api", "metrics-forbidden"]);
   });
 
   it("exit 1 with a clear message when the namespace does not exist; exit 2 on a bad -o", async () => {

@@ -2,7 +2,7 @@
 import { expect } from "chai";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { servedKinds } from "../../src/ops/doctor/kinds.js";
+import { discoveredKinds, servedKinds } from "../../src/ops/doctor/kinds.js";
 import type { HostSnapshot } from "../../src/ops/doctor/types.js";
 import { effectiveValues } from "../../src/validate/values.js";
 import { startKubeServer } from "../support/kube-server/index.js";
@@ -20,6 +20,11 @@ function snapshot(missingKinds: string[] | undefined, mesh = true, apiServiceAva
     gateways: [],
     ingressPods: [],
     existingSecrets: [],
+    serviceAccounts: [],
+    services: [],
+    virtualServices: [],
+    destinationRules: [],
+    slowReads: [],
     metricsApiService: { apiVersion: "apiregistration.k8s.io/v1", kind: "APIService", metadata: { name: "v1beta1.metrics.orch.io" }, status: { conditions: [{ type: "Available", status: apiServiceAvailable ? "True" : "False" }] } },
     values: effectiveValues({ integrations: { mesh: { enabled: mesh }, metricsServer: { enabled: true } } }),
     ...(missingKinds ? { missingKinds } : {}),
@@ -47,6 +52,18 @@ describe("ops: doctor served-kinds check", () => {
     const missing = ["metrics.orch.io/v1beta1/NodeMetrics", "metrics.orch.io/v1beta1/PodMetrics"];
     expect(servedKinds(snapshot(missing)).map((f) => f.check)).to.deep.equal(["metrics-api-group"]);
     expect(servedKinds(snapshot(missing, true, false))).to.deep.equal([]);
+  });
+
+  it("asks discovery about the configured hostApiGroup, and reads a missing kind there only", () => {
+    expect(discoveredKinds("metrics.example.io").filter((k) => k.kind.endsWith("Metrics"))).to.deep.equal([
+      { apiVersion: "metrics.example.io/v1beta1", kind: "PodMetrics" },
+      { apiVersion: "metrics.example.io/v1beta1", kind: "NodeMetrics" },
+    ]);
+    const s = snapshot(["metrics.orch.io/v1beta1/PodMetrics"]);
+    s.values!.integrations.metricsServer.proxy.hostApiGroup = "metrics.example.io";
+    expect(servedKinds(s)).to.deep.equal([]);
+    s.missingKinds = ["metrics.example.io/v1beta1/PodMetrics"];
+    expect(servedKinds(s).map((f) => f.object)).to.deep.equal(["APIGroup metrics.example.io/v1beta1"]);
   });
 
   it("vc doctor on a host without the mesh CRDs reports them", async function () {

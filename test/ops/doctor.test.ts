@@ -1,99 +1,63 @@
-// The doctor checks as pure functions over host snapshots: each problem found, and a healthy cluster clean.
+// The doctor checks as pure functions over host snapshots: every row of the coverage table found, a healthy cluster clean.
 import { expect } from "chai";
-import type { KubeObject } from "../../src/kube/object.js";
-import { diagnose } from "../../src/ops/doctor/index.js";
+import { COVERAGE, ROWS } from "../../src/ops/doctor/coverage.js";
+import { diagnose, doctorExitCode } from "../../src/ops/doctor/index.js";
+import { formatFindings } from "../../src/ops/doctor/format.js";
 import { pendingCauses } from "../../src/ops/doctor/pods.js";
 import { allowed } from "../../src/ops/doctor/rbac.js";
-import type { HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
-import { effectiveValues } from "../../src/validate/values.js";
-import { LABELS } from "../../src/translate/keys.js";
+import type { Finding, HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
+import { healthy, NS, obj, pod, SCENARIOS } from "./doctor-fixtures.js";
 
-const NS = "vc-team-a";
+const key = (c: { row: string; check: string; severity: string }) => `${c.row}|${c.check}|${c.severity}`;
 
-function obj(apiVersion: string, kind: string, name: string, rest: Record<string, unknown> = {}, namespace: string | undefined = NS): KubeObject {
-  const { metadata, ...other } = rest as { metadata?: Record<string, unknown> };
-  return { apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}), ...(metadata ?? {}) }, ...other };
+function broken(name: string): HostSnapshot {
+  const s = healthy();
+  SCENARIOS[name]!(s);
+  return s;
 }
 
-function pod(name: string, extra: Partial<PodLike> & { labels?: Record<string, string> } = {}): KubeObject {
-  return obj("v1", "Pod", name, {
-    metadata: { labels: extra.labels ?? { [LABELS.managedBy]: "team-a" }, annotations: extra.metadata?.annotations },
-    spec: extra.spec ?? { containers: [{ name: "app" }, { name: "mesh-proxy" }] },
-    status: extra.status ?? { phase: "Running" },
-  });
-}
-
-/** A healthy cluster with the metrics and mesh integrations on. */
-function healthy(): HostSnapshot {
-  const values = effectiveValues({
-    integrations: { mesh: { enabled: true }, metricsServer: { enabled: true } },
-    controlPlane: { backingStore: { kvstore: { persistence: { enabled: true } } } },
-  });
-  const saName = "vc-metrics-proxy-team-a";
-  return {
-    cluster: "team-a",
-    namespace: NS,
-    namespaceObject: obj("v1", "Namespace", NS, { metadata: { labels: { "mesh-injection": "enabled" } } }, undefined),
-    statefulSet: obj("apps/v1", "StatefulSet", "team-a", {
-      spec: {
-        template: { spec: { containers: [{ name: "syncer", args: ["--backing-store=embedded-kvstore"], livenessProbe: { initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5 } }] } },
-        volumeClaimTemplates: [{ metadata: { name: "data" } }],
-      },
-    }),
-    pods: [
-      pod("team-a-0", { labels: { release: "team-a", app: "vc", [LABELS.managedBy]: "team-a" }, spec: { containers: [{ name: "syncer" }] } }),
-      pod("web-x-default-x-team-a"),
-    ],
-    events: [],
-    pvcs: [obj("v1", "PersistentVolumeClaim", "data-team-a-0", { status: { phase: "Bound" } })],
-    metricsApiService: obj("apiregistration.k8s.io/v1", "APIService", "v1beta1.metrics.orch.io", { status: { conditions: [{ type: "Available", status: "True" }] } }, undefined),
-    deployments: [obj("apps/v1", "Deployment", saName, { spec: { template: { spec: { serviceAccountName: saName } } } })],
-    rbac: {
-      roles: [
-        obj("rbac.authorization.k8s.io/v1", "Role", "metrics", { rules: [{ apiGroups: ["metrics.orch.io"], resources: ["pods"], verbs: ["get", "list", "watch"] }] }),
-        obj("rbac.authorization.k8s.io/v1", "Role", "vc-team-a", { rules: [{ apiGroups: [""], resources: ["pods", "services"], verbs: ["*"] }] }),
-      ],
-      roleBindings: [
-        obj("rbac.authorization.k8s.io/v1", "RoleBinding", "metrics", { roleRef: { kind: "Role", name: "metrics" }, subjects: [{ kind: "ServiceAccount", name: saName, namespace: NS }] }),
-        obj("rbac.authorization.k8s.io/v1", "RoleBinding", "vc-team-a", { roleRef: { kind: "Role", name: "vc-team-a" }, subjects: [{ kind: "ServiceAccount", name: "vc-team-a", namespace: NS }] }),
-      ],
-      clusterRoles: [obj("rbac.authorization.k8s.io/v1", "ClusterRole", "nodes", { rules: [{ apiGroups: ["metrics.orch.io"], resources: ["nodes"], verbs: ["*"] }] }, undefined)],
-      clusterRoleBindings: [obj("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "nodes", { roleRef: { kind: "ClusterRole", name: "nodes" }, subjects: [{ kind: "ServiceAccount", name: saName, namespace: NS }] }, undefined)],
-    },
-    gateways: [
-      obj("networking.mesh.io/v1beta1", "Gateway", "gw-x-default-x-team-a", {
-        spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["a.example.com"], tls: { mode: "SIMPLE", credentialName: "a-cert" } }] },
-      }),
-    ],
-    ingressPods: [obj("v1", "Pod", "ingress-1", { metadata: { labels: { istio: "ingressgateway" } } }, "mesh-system")],
-    existingSecrets: ["mesh-system/a-cert"],
-    values,
-  };
-}
-
-const checks = (s: HostSnapshot) => diagnose(s).map((f) => f.check);
+/** The coverage entries a finding may stand for: same check and severity, and the row's resolution leads its resolution. */
+const rowsOf = (f: Finding) => COVERAGE.filter((c) => c.check === f.check && c.severity === f.severity && f.resolution.startsWith(ROWS[c.row].resolution));
 
 describe("ops/doctor", () => {
   it("finds nothing on a healthy cluster", () => {
     expect(diagnose(healthy())).to.deep.equal([]);
   });
 
+  describe("every entry of the coverage table has a scenario that makes its check fire", () => {
+    for (const c of COVERAGE) {
+      it(`${ROWS[c.row].condition}: ${c.check} (${c.severity})`, () => {
+        const scenario = SCENARIOS[key(c)];
+        expect(scenario, `no scenario for ${key(c)} in test/ops/doctor-fixtures.ts`).to.be.a("function");
+        const found = diagnose(broken(key(c)));
+        const hit = found.filter((f) => f.check === c.check && f.severity === c.severity);
+        expect(hit, JSON.stringify(found, null, 1)).to.not.be.empty;
+        for (const f of hit) expect(f.resolution.startsWith(ROWS[c.row].resolution), f.resolution).to.equal(true);
+        // Whatever else the scenario sets off is in the table too, with its row's resolution.
+        for (const f of found) expect(rowsOf(f), JSON.stringify(f)).to.not.be.empty;
+      });
+    }
+  });
+
+  it("has no scenario for an entry the table does not have, and covers all 13 rows of section 7 and the states of section 3", () => {
+    const entries = new Set(COVERAGE.map(key));
+    expect(Object.keys(SCENARIOS).filter((k) => !entries.has(k))).to.deep.equal([]);
+    const rows = Object.entries(ROWS);
+    expect(rows.filter(([, r]) => r.section === "7")).to.have.length(13);
+    for (const [row] of rows) expect(COVERAGE.some((c) => c.row === row), row).to.equal(true);
+    for (const state of ["`Pending`", "`CrashLoopBackOff`", "`OOMKilled`", "restart"]) expect(rows.some(([, r]) => r.section === "3" && r.condition.includes(state)), state).to.equal(true);
+  });
+
   it("names each of the four causes of a Pending pod", () => {
-    const s = healthy();
-    s.pods.push(
-      pod("cpu", { status: { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/3 nodes are available: 3 Insufficient cpu." }] } }),
-      pod("claim", { spec: { containers: [{ name: "app" }, { name: "mesh-proxy" }], volumes: [{ name: "d", persistentVolumeClaim: { claimName: "missing-claim" } }] }, status: { phase: "Pending" } }),
-      pod("pull", { status: { phase: "Pending", containerStatuses: [{ name: "app", state: { waiting: { reason: "ImagePullBackOff", message: "Back-off pulling image" } } }] } }),
-      pod("taint", { status: { phase: "Pending" } }),
-    );
-    s.events.push(obj("v1", "Event", "taint.1", { involvedObject: { kind: "Pod", name: "taint" }, reason: "FailedScheduling", message: "0/2 nodes are available: 2 node(s) had untolerated taint {gpu: true}." }));
-    const found = diagnose(s).filter((f) => f.check === "pod-pending");
-    const by = (name: string) => found.filter((f) => f.object === `Pod ${NS}/${name}`).map((f) => f.message.split(" ")[1]);
-    expect(by("cpu")).to.deep.equal(["insufficient-resources"]);
-    expect(by("claim")).to.deep.equal(["unbound-volume-claim"]);
-    expect(by("pull")).to.deep.equal(["image-pull"]);
-    expect(by("taint")).to.deep.equal(["node-selector-or-taint"]);
-    expect(found.every((f) => f.resolution.length > 20)).to.equal(true);
+    for (const [scenario, cause] of [
+      ["pending-resources|pod-pending|error", "insufficient-resources"],
+      ["pending-volume-claim|pod-pending|error", "unbound-volume-claim"],
+      ["pending-image-pull|pod-pending|error", "image-pull"],
+      ["pending-node-selector|pod-pending|error", "node-selector-or-taint"],
+    ] as const) {
+      const [f] = diagnose(broken(scenario)).filter((x) => x.check === "pod-pending");
+      expect(f!.message.split(" ")[1], scenario).to.equal(cause);
+    }
   });
 
   it("sees an unbound claim through the claim's phase", () => {
@@ -103,52 +67,88 @@ describe("ops/doctor", () => {
     expect(pendingCauses(s, p as unknown as PodLike)).to.deep.equal([{ cause: "unbound-volume-claim", detail: "volume claim data-team-a-0 is Pending" }]);
   });
 
-  it("reports CrashLoopBackOff with restarts and OOMKilled, suggesting resources", () => {
-    const s = healthy();
-    s.pods[0] = pod("team-a-0", {
-      labels: { release: "team-a", app: "vc" },
-      spec: { containers: [{ name: "syncer", resources: { limits: { memory: "256Mi" } } }] },
-      status: { phase: "Running", containerStatuses: [{ name: "syncer", restartCount: 17, state: { waiting: { reason: "CrashLoopBackOff" } }, lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } } }] },
-    });
+  it("tells the causes of CrashLoopBackOff apart, with the memory limit for memory exhaustion", () => {
+    const s = broken("crash-memory|crash-loop|error");
+    (s.pods[1] as unknown as { spec: { containers: Array<Record<string, unknown>> } }).spec.containers[0]!.resources = { requests: { cpu: "1", memory: "1Gi" }, limits: { memory: "256Mi" } };
     const [f] = diagnose(s);
-    expect(f).to.include({ check: "crash-loop", severity: "error", object: `Pod ${NS}/team-a-0` });
-    expect(f!.message).to.equal("container syncer in CrashLoopBackOff after 17 restarts, last terminated OOMKilled");
-    expect(f!.resolution).to.match(/memory exhaustion: raise the memory limit .*limits cpu 1000m \/ memory 2Gi.*\(limit now 256Mi\)/);
+    expect(f).to.include({ check: "crash-loop", severity: "error", object: `Pod ${NS}/web-x-default-x-team-a` });
+    expect(f!.message).to.equal("container app in CrashLoopBackOff after 9 restarts, last terminated OOMKilled");
+    expect(f!.resolution).to.match(/^memory exhaustion: raise the memory limit .*limits cpu 1000m \/ memory 2Gi.*; the memory limit is now 256Mi$/);
+    const cause = (scenario: string) => diagnose(broken(scenario)).find((x) => x.check === "crash-loop")!.message;
+    expect(cause("crash-liveness|crash-loop|error")).to.equal("container app in CrashLoopBackOff after 9 restarts, killed by its liveness probe: Container app failed liveness probe, will be restarted");
+    expect(cause("crash-node-pressure|crash-loop|error")).to.equal("container app in CrashLoopBackOff after 9 restarts, node pressure: Evicted: The node was low on resource: memory.");
+    expect(cause("crash-application|crash-loop|error")).to.equal("container app in CrashLoopBackOff after 9 restarts, application error, last terminated Error (exit code 1)");
   });
 
-  it("reports the metrics API service absent and unavailable", () => {
-    const s = healthy();
-    s.metricsApiService = undefined;
-    expect(diagnose(s)[0]).to.deep.include({ check: "metrics-api", resolution: "the service is registered at control-plane start; check start-up logs" });
-    s.metricsApiService = obj("apiregistration.k8s.io/v1", "APIService", "v1beta1.metrics.orch.io", { status: { conditions: [{ type: "Available", status: "False", reason: "FailedDiscoveryCheck" }] } }, undefined);
-    const [f] = diagnose(s);
-    expect(f!.message).to.equal("metrics not available (FailedDiscoveryCheck)");
-    expect(f!.resolution).to.equal("verify host metrics server runs, verify integration is enabled, restart the control plane");
+  it("reports high restarts only from 5 on, and not again for a container already reported as looping or OOMKilled", () => {
+    const s = broken("high-restarts|high-restarts|warning");
+    expect(diagnose(s).map((f) => f.message)).to.deep.equal(["container app restarted 7 times, last terminated Error (exit code 2)"]);
+    (s.pods[1] as unknown as { status: { containerStatuses: Array<{ restartCount: number }> } }).status.containerStatuses[0]!.restartCount = 4;
+    expect(diagnose(s)).to.deep.equal([]);
+    expect(diagnose(broken("crash-application|crash-loop|error")).map((f) => f.check)).to.deep.equal(["crash-loop"]);
   });
 
-  it("skips metrics checks when the integration is off", () => {
+  it("checks the metrics API of the configured hostApiGroup and suggests RBAC on that group", () => {
+    const f = diagnose(broken("metrics-forbidden|metrics-forbidden|error"));
+    expect(f.map((x) => x.message)).to.deep.equal([`HTTP 403 Forbidden: system:serviceaccount:${NS}:vc-metrics-proxy-team-a may not get, list pods.metrics.k8s.io in ${NS}`]);
+    expect(f[0]!.resolution).to.equal(
+      `grant RBAC to the service account; kubectl -n ${NS} create role vc-metrics-reader --verb=get,list --resource=pods.metrics.k8s.io && kubectl -n ${NS} create rolebinding vc-metrics-reader --role=vc-metrics-reader --serviceaccount=${NS}:vc-metrics-proxy-team-a`,
+    );
+    const missing = diagnose(broken("metrics-not-available|metrics-host-api|error"))[0]!;
+    expect(missing).to.include({ object: "APIService v1beta1.metrics.k8s.io" });
+    expect(missing.message).to.equal("metrics not available: the host has no APIService v1beta1.metrics.k8s.io, so no metrics server serves metrics.k8s.io there");
+    const s = healthy();
+    s.metricsApiService = obj("apiregistration.k8s.io/v1", "APIService", "v1beta1.metrics.k8s.io", { status: { conditions: [{ type: "Available", status: "False", reason: "FailedDiscoveryCheck" }] } }, undefined);
+    expect(diagnose(s).map((x) => [x.message, x.resolution])).to.deep.equal([["metrics not available (FailedDiscoveryCheck)", "verify host metrics server runs, verify integration is enabled, restart the control plane"]]);
+  });
+
+  it("without values, reads the host group from the metrics proxy's --host-api-group", () => {
+    const s = broken("metrics-forbidden|metrics-forbidden|error");
+    s.values = undefined;
+    s.liveValues = undefined;
+    (s.deployments[0] as unknown as { spec: { template: { spec: Record<string, unknown> } } }).spec.template.spec.containers = [{ name: "metrics-proxy", args: ["--host-api-group", "metrics.k8s.io"] }];
+    expect(diagnose(s).find((x) => x.check === "metrics-forbidden")!.message).to.contain("pods.metrics.k8s.io");
+  });
+
+  it("skips the metrics checks when the integration is off", () => {
     const s = healthy();
     s.values!.integrations.metricsServer.enabled = false;
     s.metricsApiService = undefined;
-    s.rbac.roleBindings = s.rbac.roleBindings.filter((b) => b.metadata.name !== "metrics");
-    s.rbac.clusterRoleBindings = [];
-    expect(checks(s)).to.deep.equal([]);
+    s.initManifests = undefined;
+    s.deployments = [];
+    s.existingSecrets = ["mesh-system/a-cert"];
+    s.rbac.roleBindings = s.rbac.roleBindings.filter((b) => b.metadata.name !== "vc-metrics-proxy-team-a");
+    s.rbac.clusterRoleBindings = s.rbac.clusterRoleBindings.filter((b) => b.metadata.name !== "proxy-nodes");
+    s.pods[1] = pod("web-x-default-x-team-a", { spec: { containers: [{ name: "app" }, { name: "mesh-proxy" }] } });
+    expect(diagnose(s)).to.deep.equal([]);
   });
 
-  it("reports metrics forbidden with the RBAC to grant", () => {
-    const s = healthy();
-    s.rbac.roleBindings = s.rbac.roleBindings.filter((b) => b.metadata.name !== "metrics");
-    const f = diagnose(s).find((x) => x.check === "metrics-forbidden")!;
-    expect(f.message).to.equal(`HTTP 403 Forbidden: system:serviceaccount:${NS}:vc-metrics-proxy-team-a may not get, list pods.metrics.orch.io in ${NS}`);
-    expect(f.resolution).to.contain(`create rolebinding vc-metrics-reader --role=vc-metrics-reader --serviceaccount=${NS}:vc-metrics-proxy-team-a`);
+  it("the live configuration's mesh conflict is reported with the spec's error text", () => {
+    const [f] = diagnose(broken("mesh-custom-resource|mesh-custom-resource|error"));
+    expect(f).to.include({ object: `Secret ${NS}/vc-config-team-a` });
+    expect(f!.message).to.equal('the mesh integration is enabled but the mesh custom resource is also set in sync.toHost.customResources: "virtualservices.networking.mesh.io" (in the configuration the control plane runs with)');
+  });
+
+  it("a VirtualService routing to a missing service names the virtual service behind the host name; external hosts are not checked", () => {
+    const s = broken("mesh-not-effective|mesh-destination|error");
+    (s.virtualServices[0]!.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: "api.example.com" } }] });
+    const [f] = diagnose(s);
+    expect(f!.message).to.equal(`route destination ${"reviews-x-default-x-team-a"}.${NS}.svc.cluster.local names Service ${NS}/reviews-x-default-x-team-a, which does not exist on the host (the virtual cluster's service reviews in namespace default: not synced)`);
+    expect(diagnose(s)).to.have.length(1);
+  });
+
+  it("the control plane without its pod quotes the StatefulSet's FailedCreate event", () => {
+    const s = broken("connection|control-plane-pod|error");
+    s.events.push(obj("v1", "Event", "sts.1", { involvedObject: { kind: "StatefulSet", name: "team-a" }, reason: "FailedCreate", message: 'create Pod team-a-0 in StatefulSet team-a failed error: pods "team-a-0" is forbidden: exceeded quota: vc-team-a' }));
+    const [f] = diagnose(s);
+    expect(f!.message).to.equal('the StatefulSet wants 1 replica(s) but pod team-a-0 does not exist: the virtual API server does not answer (last FailedCreate: create Pod team-a-0 in StatefulSet team-a failed error: pods "team-a-0" is forbidden: exceeded quota: vc-team-a)');
+    (s.statefulSet!.spec as { replicas: number }).replicas = 0;
+    expect(diagnose(s)).to.deep.equal([]);
   });
 
   it("reports a syncer service account that may not manage pods in the host namespace, unless pod sync is off", () => {
-    const s = healthy();
-    (s.statefulSet!.spec as { template: { spec: Record<string, unknown> } }).template.spec.serviceAccountName = "vc-team-a";
-    s.rbac.roles[1]!.rules = [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }];
+    const s = broken("connection|syncer-rbac|error");
     const [f] = diagnose(s);
-    expect(f).to.include({ check: "syncer-rbac", object: `ServiceAccount ${NS}/vc-team-a` });
     expect(f!.message).to.equal(`system:serviceaccount:${NS}:vc-team-a may not create, delete pods in ${NS}: pod sync cannot work`);
     s.values!.sync.toHost.pods.enabled = false;
     expect(diagnose(s)).to.deep.equal([]);
@@ -157,59 +157,55 @@ describe("ops/doctor", () => {
   it("evaluates RBAC: wildcards, namespaces, resourceNames, groups", () => {
     const s = healthy().rbac;
     const sa = { namespace: NS, name: "vc-metrics-proxy-team-a" };
-    expect(allowed(s, sa, "metrics.orch.io", "pods", "list", NS)).to.equal(true);
-    expect(allowed(s, sa, "metrics.orch.io", "pods", "list", "other")).to.equal(false);
-    expect(allowed(s, sa, "metrics.orch.io", "pods", "delete", NS)).to.equal(false);
-    expect(allowed(s, sa, "metrics.orch.io", "nodes", "get")).to.equal(true);
-    expect(allowed(s, { namespace: NS, name: "someone" }, "metrics.orch.io", "nodes", "get")).to.equal(false);
-    s.clusterRoles[0]!.rules = [{ apiGroups: ["metrics.orch.io"], resources: ["nodes"], verbs: ["get"], resourceNames: ["n1"] }];
-    expect(allowed(s, sa, "metrics.orch.io", "nodes", "get")).to.equal(false);
+    expect(allowed(s, sa, "metrics.k8s.io", "pods", "list", NS)).to.equal(true);
+    expect(allowed(s, sa, "metrics.k8s.io", "pods", "list", "other")).to.equal(false);
+    expect(allowed(s, sa, "metrics.orch.io", "pods", "list", NS)).to.equal(false);
+    expect(allowed(s, sa, "metrics.k8s.io", "pods", "delete", NS)).to.equal(false);
+    expect(allowed(s, sa, "metrics.k8s.io", "nodes", "get")).to.equal(true);
+    expect(allowed(s, { namespace: NS, name: "someone" }, "metrics.k8s.io", "nodes", "get")).to.equal(false);
+    s.clusterRoles[0]!.rules = [{ apiGroups: ["metrics.k8s.io"], resources: ["nodes"], verbs: ["get"], resourceNames: ["n1"] }];
+    expect(allowed(s, sa, "metrics.k8s.io", "nodes", "get")).to.equal(false);
   });
 
-  it("reports pods without the mesh-proxy sidecar and the namespace without the injection label", () => {
-    const s = healthy();
-    s.namespaceObject!.metadata.labels = {};
-    s.pods.push(pod("lonely", { spec: { containers: [{ name: "app" }] } }));
-    s.pods.push(pod("opted-out", { spec: { containers: [{ name: "app" }] }, metadata: { name: "x", annotations: { "sidecar.mesh.io/inject": "false" } } }));
-    s.pods.push(pod("foreign", { labels: { [LABELS.managedBy]: "team-b" }, spec: { containers: [{ name: "app" }] } }));
-    const found = diagnose(s);
-    expect(found.map((f) => [f.check, f.object])).to.deep.equal([
-      ["sidecar-missing", `Pod ${NS}/lonely`],
-      ["mesh-injection-label", `Namespace ${NS}`],
-    ]);
-    expect(found[0]!.message).to.equal("pod lacks the mesh-proxy container (1 container)");
-    expect(found[0]!.resolution).to.equal('label host namespace mesh-injection=enabled and restart the workload, or annotate the pod with sidecar.mesh.io/inject: "true"');
-  });
-
-  it("reports a Gateway selector matching no ingress pods and a missing TLS secret", () => {
-    const s = healthy();
-    s.ingressPods = [];
-    s.existingSecrets = [];
-    const found = diagnose(s);
-    expect(found.map((f) => f.check)).to.deep.equal(["gateway-selector", "tls-secret"]);
-    expect(found[0]!.message).to.equal("selector istio=ingressgateway matches no ingress gateway pods");
-    expect(found[0]!.resolution).to.equal("make the selector match the ingress gateway pods' labels; check the gateway service and its external address");
-    expect(found[1]!.message).to.equal(`tls.credentialName a-cert (port 443) names a secret that does not exist in ${NS}`);
-    expect(found[1]!.resolution).to.match(/^verify the secret named in tls.credentialName exists; enable integrations.certManager/);
-  });
-
-  it("reports the embedded store without persistence", () => {
-    const s = healthy();
-    delete (s.statefulSet!.spec as Record<string, unknown>).volumeClaimTemplates;
-    expect(checks(s)).to.deep.equal(["persistence"]);
+  it("persistence off is a note until the control plane has restarted; an external database needs none", () => {
+    expect(diagnose(broken("state-loss|persistence|note")).map((f) => f.severity)).to.deep.equal(["note"]);
+    expect(diagnose(broken("state-loss|persistence|warning"))[0]!.message).to.match(/restarted 2 time\(s\): each restart began with an empty store/);
+    const s = broken("state-loss|persistence|note");
     s.statefulSet = undefined;
+    s.pods = s.pods.filter((p) => p.metadata.name !== "team-a-0");
     s.values!.controlPlane.backingStore.kvstore.persistence.enabled = false;
-    expect(checks(s)).to.deep.equal(["persistence"]);
+    expect(diagnose(s).map((f) => f.check)).to.deep.equal(["persistence"]);
     s.values!.controlPlane.backingStore.database.external.enabled = true;
-    expect(checks(s)).to.deep.equal([]);
+    expect(diagnose(s)).to.deep.equal([]);
   });
 
-  it("reports a liveness probe tighter than 60/20/5", () => {
-    const s = healthy();
-    const c = (s.statefulSet!.spec as { template: { spec: { containers: Array<Record<string, unknown>> } } }).template.spec.containers[0]!;
-    c.livenessProbe = { initialDelaySeconds: 10, periodSeconds: 20, failureThreshold: 3 };
-    const [f] = diagnose(s);
-    expect(f).to.include({ check: "liveness-probe", severity: "warning" });
-    expect(f!.message).to.equal("liveness probe tighter than suggested: initialDelaySeconds 10 < 60, failureThreshold 3 < 5");
+  it("a liveness probe differing from 60/20/5 is a note naming each value", () => {
+    const [f] = diagnose(broken("crash-liveness|liveness-probe|note"));
+    expect(f).to.include({ check: "liveness-probe", severity: "note" });
+    expect(f!.message).to.equal("liveness probe differs from the suggested values: initialDelaySeconds 10 (suggested 60), failureThreshold 3 (suggested 5); a tighter probe restarts a slow control plane");
+  });
+
+  it("exit codes: notes and warnings 0, warnings with --strict 1, errors 1", () => {
+    const note = diagnose(broken("state-loss|persistence|note"));
+    const warning = diagnose(broken("autoscaler-unknown|pod-requests|warning"));
+    const error = diagnose(broken("https-certificate|tls-secret|error"));
+    expect([doctorExitCode(note), doctorExitCode(note, true)]).to.deep.equal([0, 0]);
+    expect([doctorExitCode(warning), doctorExitCode(warning, true)]).to.deep.equal([0, 1]);
+    expect([doctorExitCode(error), doctorExitCode(error, true)]).to.deep.equal([1, 1]);
+    expect(doctorExitCode([])).to.equal(0);
+  });
+
+  it("the text report groups findings by severity, errors first, and says 'no problems' when there are only notes", () => {
+    const s = broken("autoscaler-unknown|pod-requests|warning");
+    SCENARIOS["state-loss|persistence|note"]!(s);
+    SCENARIOS["https-certificate|tls-secret|error"]!(s);
+    const text = formatFindings("team-a", NS, diagnose(s));
+    expect(text.split("\n")[0]).to.equal(`virtual cluster team-a (namespace ${NS}): 1 error, 1 warning, 1 note`);
+    const headings = text.split("\n").filter((l) => /^[a-z]+:$/.test(l));
+    expect(headings).to.deep.equal(["errors:", "warnings:", "notes:"]);
+    expect(text.indexOf("ERROR [tls-secret]")).to.be.lessThan(text.indexOf("WARNING [pod-requests]"));
+    expect(text.indexOf("WARNING [pod-requests]")).to.be.lessThan(text.indexOf("NOTE [persistence]"));
+    const notes = formatFindings("team-a", NS, diagnose(broken("state-loss|persistence|note")));
+    expect(notes.split("\n")[0]).to.equal(`virtual cluster team-a (namespace ${NS}): no problems found, 1 note`);
   });
 });

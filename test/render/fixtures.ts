@@ -1,6 +1,6 @@
 // Test helpers: complete default Values and ClusterSpecs built by hand, and small object lookups.
 import type { KubeObject } from "../../src/kube/object.js";
-import type { ClusterSpec, MeshManifest } from "../../src/model/cluster.js";
+import type { CertificateManifest, ClusterSpec, MeshManifest } from "../../src/model/cluster.js";
 import type { Values } from "../../src/model/values.js";
 
 export function defaultValues(): Values {
@@ -55,7 +55,12 @@ export function meshDoc(cluster: string, file: string, object: KubeObject, index
   return { file: `clusters/${cluster}/mesh/${file}`, index, object };
 }
 
-export function makeSpec(name: string, edit: (v: Values) => void = () => {}, mesh: MeshManifest[] = []): ClusterSpec {
+/** A Certificate document at `clusters/<cluster>/certificates/<file>`. */
+export function certificateDoc(cluster: string, file: string, object: KubeObject, index = 0): CertificateManifest {
+  return { file: `clusters/${cluster}/certificates/${file}`, index, object };
+}
+
+export function makeSpec(name: string, edit: (v: Values) => void = () => {}, mesh: MeshManifest[] = [], certificates: CertificateManifest[] = []): ClusterSpec {
   const values = defaultValues();
   edit(values);
   return {
@@ -65,6 +70,7 @@ export function makeSpec(name: string, edit: (v: Values) => void = () => {}, mes
     values,
     valuesFiles: [`clusters/${name}/values.yaml`],
     mesh,
+    certificates,
   };
 }
 

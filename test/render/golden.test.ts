@@ -7,7 +7,7 @@ import { renderSpecs } from "../../src/render/fleet.js";
 import { renderCluster } from "../../src/render/index.js";
 import { toYamlStream } from "../../src/render/output.js";
 import { loadAndValidate, validSpecs } from "../../src/validate/index.js";
-import { makeSpec, meshDoc, withMesh } from "./fixtures.js";
+import { certificateDoc, makeSpec, meshDoc, withMesh } from "./fixtures.js";
 
 // Golden files: `UPDATE_GOLDEN=1 npx mocha test/render/golden.test.ts` rewrites them; review the diff before committing.
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -28,7 +28,7 @@ function compare(file: string, actual: string): void {
 
 const API = "networking.mesh.io/v1beta1";
 
-/** Every switch on: mesh (all kinds), metrics, quota, persistence, external database, node sync, custom resources. */
+/** Every switch on: mesh (all kinds), certificates, metrics, quota, persistence, external database, node sync, custom resources. */
 function everything(): ClusterSpec {
   const c = "shop";
   return makeSpec(
@@ -72,6 +72,16 @@ function everything(): ClusterSpec {
           subsets: [{ name: "v1", labels: { version: "v1" } }, { name: "v2", labels: { version: "v2" } }],
         },
       }, 1),
+    ],
+    [
+      certificateDoc(c, "shop.yaml", {
+        apiVersion: "cert-manager.io/v1", kind: "Certificate", metadata: { name: "shop", namespace: "edge", labels: { app: "shop" } },
+        spec: {
+          secretName: "shop-cert", dnsNames: ["shop.example.com"], commonName: "shop.example.com", duration: "2160h", renewBefore: "360h",
+          usages: ["digital signature", "key encipherment", "server auth"], privateKey: { algorithm: "RSA", encoding: "PKCS8", size: 2048, rotationPolicy: "Always" },
+          subject: { organizations: ["Shop Inc"] }, revisionHistoryLimit: 2, issuerRef: { name: "letsencrypt", kind: "ClusterIssuer" },
+        },
+      }),
     ],
   );
 }

@@ -8,6 +8,7 @@
 //   kube().request("GET", "/api/v1/namespaces")      a JSON request as the admin
 //   kube().serviceAccountKubeconfig(ns, name)        a kubeconfig holding a TokenRequest token of a real ServiceAccount
 //   kube().pki                                       paths of the CA, the front-proxy CA and the front-proxy client pair
+//   kube().freeze() / thaw()                         SIGSTOP / SIGCONT the API server (it takes connections, answers nothing)
 //
 // Nothing runs but the API server: no controllers, no scheduler, no kubelet, so no pods run and namespaces never
 // finish deleting. Start one server per test file; stop() ends exactly the processes it started.
@@ -60,6 +61,10 @@ export interface RealKube {
   serviceAccountKubeconfig(namespace: string, name: string): Promise<string>;
   /** Writes the server has audited so far (optionally only by `user`); take a count before and after a command. */
   writes(user?: string): AuditedWrite[];
+  /** Stops the API server process in place (SIGSTOP): it keeps its port and takes connections but answers nothing. */
+  freeze(): void;
+  /** Lets a frozen API server go on (SIGCONT). */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -246,6 +251,7 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
   const url = `https://127.0.0.1:${apiPort}`;
   const caCert = readFileSync(p("ca.crt"), "utf8");
   const stop = async () => {
+    apiserver.kill("SIGCONT");
     await stopChild(apiserver);
     await stopChild(etcd);
     rmSync(dir, { recursive: true, force: true });
@@ -327,6 +333,8 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
         .filter((e) => user === undefined || e.user.username === user)
         .map((e) => ({ verb: e.verb, user: e.user.username, uri: e.requestURI, code: e.responseStatus?.code ?? 0, resource: e.objectRef?.resource, namespace: e.objectRef?.namespace, name: e.objectRef?.name }));
     },
+    freeze: () => void apiserver.kill("SIGSTOP"),
+    thaw: () => void apiserver.kill("SIGCONT"),
     stop,
   };
 }
@@ -354,32 +362,57 @@ export function useRealKube(options: RealKubeOptions = {}): () => RealKube {
   };
 }
 
-/** The mesh's CustomResourceDefinitions (networking.mesh.io/v1beta1), installed as the mesh would install them on a host. */
-export async function installMeshCrds(kube: RealKube): Promise<void> {
-  const kinds = [
-    ["VirtualService", "virtualservices", "virtualservice"],
-    ["DestinationRule", "destinationrules", "destinationrule"],
-    ["Gateway", "gateways", "gateway"],
-  ] as const;
+/** Installs namespaced CustomResourceDefinitions of one group version (schemas open) and waits until they are served. */
+async function installCrds(
+  kube: RealKube,
+  group: string,
+  version: string,
+  kinds: ReadonlyArray<readonly [kind: string, plural: string, singular: string]>,
+  opts: { status?: boolean } = {},
+): Promise<void> {
   for (const [kind, plural, singular] of kinds) {
     const crd = {
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "CustomResourceDefinition",
-      metadata: { name: `${plural}.networking.mesh.io` },
+      metadata: { name: `${plural}.${group}` },
       spec: {
-        group: "networking.mesh.io",
+        group,
         scope: "Namespaced",
         names: { kind, plural, singular, listKind: `${kind}List` },
-        versions: [{ name: "v1beta1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+        versions: [{
+          name: version, served: true, storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          ...(opts.status ? { subresources: { status: {} } } : {}),
+        }],
       },
     };
     const created = await kube.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
     if (created.status !== 201 && created.status !== 409) throw new Error(`cannot create the ${kind} CRD: ${created.status} ${JSON.stringify(created.body)}`);
   }
   await waitFor(async () => {
-    const served = await kube.request<{ resources?: Array<{ name: string }> }>("GET", "/apis/networking.mesh.io/v1beta1");
+    const served = await kube.request<{ resources?: Array<{ name: string }> }>("GET", `/apis/${group}/${version}`);
     return served.status === 200 && kinds.every(([, plural]) => served.body.resources?.some((r) => r.name === plural));
-  }, "the mesh CRDs to be served");
+  }, `the ${group} CRDs to be served`);
+}
+
+/** The mesh's CustomResourceDefinitions (networking.mesh.io/v1beta1), installed as the mesh would install them on a host. */
+export async function installMeshCrds(kube: RealKube): Promise<void> {
+  await installCrds(kube, "networking.mesh.io", "v1beta1", [
+    ["VirtualService", "virtualservices", "virtualservice"],
+    ["DestinationRule", "destinationrules", "destinationrule"],
+    ["Gateway", "gateways", "gateway"],
+  ]);
+}
+
+/** cert-manager's Certificate CRD (cert-manager.io/v1, with the status subresource cert-manager writes Ready through). */
+export async function installCertManagerCrds(kube: RealKube): Promise<void> {
+  await installCrds(kube, "cert-manager.io", "v1", [["Certificate", "certificates", "certificate"]], { status: true });
+}
+
+/** The CRDs the example repository's clusters need on a host: the mesh's and cert-manager's. */
+export async function installExampleCrds(kube: RealKube): Promise<void> {
+  await installMeshCrds(kube);
+  await installCertManagerCrds(kube);
 }
 
 /** Polls `check` every 100 ms until it holds, for at most `timeoutMs`. */

@@ -7,7 +7,7 @@ import { generateFleet } from "../../bench/fleet.js";
 import { runValidate, type Output } from "../../src/cli/validate.js";
 import { CACHE_MAX_AGE_MS, pruneCache } from "../../src/validate/cache.js";
 import { loadAndValidate } from "../../src/validate/index.js";
-import { MIN_CLUSTERS_FOR_WORKERS, validateInWorkers } from "../../src/validate/pool.js";
+import { batchSize, MIN_CLUSTERS_FOR_WORKERS, validateInWorkers } from "../../src/validate/pool.js";
 import { cleanupRepos, makeRepo, MESH_ON, VS } from "./fixture.js";
 
 /** A small repository with errors and warnings of several kinds, and two clusters sharing a namespace. */
@@ -107,9 +107,23 @@ describe("validate: cache and worker pool", function () {
     expect(one.diagnostics.map((d) => `${d.file}:${d.line}:${d.col}`)).to.deep.equal(["clusters/payments-0008/values.yaml:1:16"]);
     // Summary results carry no spec; the direct pool call keeps the order of the names it was given.
     const names = one.clusters.map((c) => c.name).reverse();
-    const summary = await validateInWorkers(dir, names, 2, "summary");
-    expect(summary.map((c) => c.name)).to.deep.equal(names);
-    expect(summary.every((c) => c.spec === undefined && c.values === undefined)).to.equal(true);
+    const summary = await validateInWorkers(dir, names, { jobs: 2, detail: "summary", waitForWorkers: true });
+    expect(summary.byWorkers).to.be.greaterThan(0);
+    expect(summary.results.map((c) => c.name)).to.deep.equal(names);
+    expect(summary.results.every((c) => c.spec === undefined && c.values === undefined)).to.equal(true);
+  });
+
+  it("hands out batches that shrink as the work runs out, so that threads finish together", () => {
+    const taken: number[] = [];
+    for (let left = 1000; left > 0; ) {
+      const n = batchSize(left, 2);
+      taken.push(n);
+      left -= n;
+    }
+    expect(taken[0]).to.equal(8);
+    expect(taken.at(-1)).to.equal(1);
+    expect(taken.slice(-8).every((n) => n === 1)).to.equal(true);
+    for (let i = 1; i < taken.length; i++) expect(taken[i]).to.be.at.most(taken[i - 1]!);
   });
 
   it("vc validate --cache-dir prints the same report cold and warm", async () => {

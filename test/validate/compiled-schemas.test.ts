@@ -19,14 +19,15 @@ function samples(name: SchemaName): unknown[] {
     const dir = join(clusters, cluster);
     const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith(".yaml"));
     for (const f of files) {
-      const kind = f.startsWith("mesh/") ? "mesh" : f === "cluster.yaml" ? "cluster" : f.startsWith("values") ? "values" : "other";
+      const kind = f.startsWith("mesh/") ? "mesh" : f.startsWith("certificates/") ? "certmanager" : f === "cluster.yaml" ? "cluster" : f.startsWith("values") ? "values" : "other";
       for (const doc of loadAll(readFileSync(join(dir, f), "utf8"))) {
-        const target = kind === "mesh" ? `mesh/${String((doc as { kind?: string }).kind ?? "").toLowerCase()}` : kind;
+        const target = kind === "mesh" || kind === "certmanager" ? `${kind}/${String((doc as { kind?: string }).kind ?? "").toLowerCase()}` : kind;
         if (target !== name) continue;
         docs.push(doc);
         docs.push({ ...(doc as object), unexpected: true });
         const spec = (doc as { spec?: unknown }).spec;
         if (spec && typeof spec === "object") docs.push({ ...(doc as object), spec: { ...spec, hosts: 7, servers: "x", http: [{ route: [{ weight: "heavy" }] }] } });
+        if (spec && typeof spec === "object" && target === "certmanager/certificate") docs.push({ ...(doc as object), spec: { ...spec, dnsNames: ["Not A Host"], duration: "90 days", usages: ["server-auth"], privateKey: { size: "big" } } });
         const cp = (doc as { controlPlane?: unknown }).controlPlane;
         if (cp && typeof cp === "object") docs.push({ ...(doc as object), controlPlane: { ...cp, statefulSet: { replicas: "two", resources: { requests: { cpu: 5 } } } } });
       }

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runValidate, type Output } from "../../src/cli/validate.js";
@@ -137,9 +137,15 @@ describe("validate: fleet policy (policy.yaml)", () => {
         expect(lines(r), detail).to.deep.equal(["clusters/a/values.yaml:5:21: error: quota requests.cpu: 9 is more than the fleet policy allows (policy.yaml quota.max: 4)"]);
       }
       expect((await loadAndValidate(plain, { cacheDir })).clusters[0]!.valid).to.equal(true);
-      const inWorkers = await validateInWorkers(root, ["a"], 2, "summary", undefined, loadPolicy(root));
-      expect(inWorkers[0]!.valid).to.equal(false);
-      expect(inWorkers[0]!.diagnostics.map((d) => d.code)).to.deep.equal(["policy"]);
+      // The same cluster many times over, so that the worker takes some: each copy is held to the policy there too.
+      for (let i = 0; i < 40; i++) cpSync(join(root, "clusters", "a"), join(root, "clusters", `a${i}`), { recursive: true });
+      const names = Array.from({ length: 40 }, (_, i) => `a${i}`);
+      const inWorkers = await validateInWorkers(root, names, { jobs: 2, detail: "summary", policy: loadPolicy(root), waitForWorkers: true });
+      expect(inWorkers.byWorkers).to.be.greaterThan(0);
+      for (const r of inWorkers.results) {
+        expect(r.valid).to.equal(false);
+        expect(r.diagnostics.map((d) => d.code)).to.deep.equal(["policy"]);
+      }
     } finally {
       rmSync(cacheDir, { recursive: true, force: true });
     }

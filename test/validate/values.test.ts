@@ -100,6 +100,14 @@ sync:
     }
   });
 
+  it("warns that certificates.cert-manager.io in customResources is redundant while the certificate-manager integration is on", () => {
+    const text = (on: boolean) => `integrations: {certManager: {enabled: ${on}}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}, widgets.example.com: {enabled: true}}}}\n`;
+    const d = validateValuesDocument(text(true), F);
+    expect(d.map((x) => [x.line, x.severity, x.code])).to.deep.equal([[2, "warning", "certmanager-conflict"]]);
+    expect(d[0]!.message).to.contain('"certificates.cert-manager.io" is redundant; remove it and use `integrations.certManager`');
+    expect(validateValuesDocument(text(false), F)).to.deep.equal([]);
+  });
+
   it("accepts the same custom resource while the mesh integration is off, and other resources while it is on", () => {
     expect(validateValuesDocument("sync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io:\n        enabled: true\n", F)).to.deep.equal([]);
     expect(validateValuesDocument(`integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}}}}\n`, F)).to.deep.equal([]);

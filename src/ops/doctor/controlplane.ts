@@ -1,55 +1,67 @@
-// Doctor checks of the control plane's configuration: persistence of the embedded store, liveness probe values.
-import type { Check, Finding, HostSnapshot } from "./types.js";
+// Doctor checks of the control plane's state and settings: persistence of the embedded store, its volume claims, liveness probe.
+import { finding } from "./coverage.js";
+import { configOf, controlPlanePod, statefulSetSpec, syncerContainer } from "./facts.js";
+import type { Check, Finding } from "./types.js";
 
 /** Suggested liveness probe values (spec section 8). */
 export const SUGGESTED_LIVENESS = { initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5 } as const;
 
-interface Container {
-  name: string;
-  args?: string[];
-  livenessProbe?: Partial<Record<keyof typeof SUGGESTED_LIVENESS, number>>;
-}
-
-function syncer(s: HostSnapshot): Container | undefined {
-  const spec = (s.statefulSet as { spec?: { template?: { spec?: { containers?: Container[] } } } } | undefined)?.spec;
-  return spec?.template?.spec?.containers?.find((c) => c.name === "syncer");
-}
-
+/** The embedded kvstore without a persistent volume: a note (the default), a warning once the control plane has restarted. */
 export const persistence: Check = (s) => {
   let needs: boolean | undefined;
   let has: boolean | undefined;
+  const values = configOf(s);
   if (s.statefulSet) {
-    const args = syncer(s)?.args ?? [];
-    needs = args.includes("--backing-store=embedded-kvstore");
-    has = ((s.statefulSet as { spec?: { volumeClaimTemplates?: unknown[] } }).spec?.volumeClaimTemplates ?? []).length > 0;
-  } else if (s.values) {
-    const bs = s.values.controlPlane.backingStore;
+    needs = (syncerContainer(s)?.args ?? []).includes("--backing-store=embedded-kvstore");
+    has = (statefulSetSpec(s)?.volumeClaimTemplates ?? []).length > 0;
+  } else if (values) {
+    const bs = values.controlPlane.backingStore;
     needs = !bs.database.external.enabled && bs.kvstore.embedded.enabled;
     has = bs.kvstore.persistence.enabled;
   }
   if (!needs || has) return [];
-  return [
-    {
-      check: "persistence",
-      severity: "error",
-      object: `StatefulSet ${s.namespace}/${s.cluster}`,
-      message: "the embedded kvstore has no persistent volume: a restart of the control plane loses the virtual cluster's state",
-      resolution: "check volume claims and storage class, enable persistence (controlPlane.backingStore.kvstore.persistence.enabled: true, suggested size 10Gi), restore from backup",
-    },
-  ];
+  const restarts = controlPlanePod(s)?.status?.containerStatuses?.find((c) => c.name === "syncer")?.restartCount ?? 0;
+  const how = "controlPlane.backingStore.kvstore.persistence.enabled: true, suggested size 10Gi";
+  const object = `StatefulSet ${s.namespace}/${s.cluster}`;
+  if (restarts > 0) {
+    const message = `the embedded kvstore has no persistent volume and the control plane has restarted ${restarts} time(s): each restart began with an empty store, so the virtual cluster's state was reset`;
+    return [finding("state-loss", { check: "persistence", severity: "warning", object, message }, how)];
+  }
+  const message = "the embedded kvstore has no persistent volume (the default): a restart of the control plane loses the virtual cluster's state";
+  return [finding("state-loss", { check: "persistence", severity: "note", object, message }, how)];
 };
 
+/** The control plane's volume claims (`<template>-<name>-<ordinal>`) that are Lost or not bound. */
+export const volumeClaims: Check = (s) => {
+  const spec = statefulSetSpec(s);
+  if (!s.statefulSet || !spec?.volumeClaimTemplates?.length) return [];
+  const out: Finding[] = [];
+  for (let i = 0; i < (spec.replicas ?? 1); i++) {
+    for (const tpl of spec.volumeClaimTemplates) {
+      const name = `${tpl.metadata?.name ?? "data"}-${s.statefulSet.metadata.name}-${i}`;
+      const pvc = s.pvcs.find((p) => p.metadata.name === name) as { spec?: { storageClassName?: string }; status?: { phase?: string } } | undefined;
+      const phase = pvc?.status?.phase;
+      if (!pvc || phase === "Bound") continue;
+      const storageClass = pvc.spec?.storageClassName ?? tpl.spec?.storageClassName;
+      const message =
+        phase === "Lost"
+          ? `the control plane's volume claim ${name} is Lost: its volume is gone and the store with it`
+          : `the control plane's volume claim ${name} is ${phase ?? "not bound"}${storageClass ? ` (storage class ${storageClass})` : " (the default storage class)"}`;
+      const how = phase === "Lost" ? `restore from backup (vc restore ${s.cluster} <oci_reference>)` : `kubectl -n ${s.namespace} describe pvc ${name}; kubectl get storageclass`;
+      out.push(finding("state-loss", { check: "volume-claim", severity: "error", object: `PersistentVolumeClaim ${s.namespace}/${name}`, message }, how));
+    }
+  }
+  return out;
+};
+
+/** Liveness probe values that differ from the suggested ones: a note (the spec suggests them, it does not require them). */
 export const livenessProbe: Check = (s) => {
-  const probe = syncer(s)?.livenessProbe ?? s.values?.controlPlane.statefulSet.probes.livenessProbe;
+  const probe = syncerContainer(s)?.livenessProbe ?? configOf(s)?.controlPlane.statefulSet.probes.livenessProbe;
   if (!probe) return [];
-  const tight = (Object.keys(SUGGESTED_LIVENESS) as Array<keyof typeof SUGGESTED_LIVENESS>).filter((k) => typeof probe[k] === "number" && probe[k]! < SUGGESTED_LIVENESS[k]);
-  if (tight.length === 0) return [];
-  const found: Finding = {
-    check: "liveness-probe",
-    severity: "warning",
-    object: `StatefulSet ${s.namespace}/${s.cluster}`,
-    message: `liveness probe tighter than suggested: ${tight.map((k) => `${k} ${probe[k]} < ${SUGGESTED_LIVENESS[k]}`).join(", ")}`,
-    resolution: "a liveness probe that is too aggressive restarts a slow control plane: set controlPlane.statefulSet.probes.livenessProbe to initialDelaySeconds 60, periodSeconds 20, failureThreshold 5",
-  };
-  return [found];
+  const keys = Object.keys(SUGGESTED_LIVENESS) as Array<keyof typeof SUGGESTED_LIVENESS>;
+  const differing = keys.filter((k) => typeof probe[k] === "number" && probe[k] !== SUGGESTED_LIVENESS[k]);
+  if (differing.length === 0) return [];
+  const tighter = differing.some((k) => probe[k]! < SUGGESTED_LIVENESS[k]);
+  const message = `liveness probe differs from the suggested values: ${differing.map((k) => `${k} ${probe[k]} (suggested ${SUGGESTED_LIVENESS[k]})`).join(", ")}${tighter ? "; a tighter probe restarts a slow control plane" : ""}`;
+  return [finding("crash-liveness", { check: "liveness-probe", severity: "note", object: `StatefulSet ${s.namespace}/${s.cluster}` , message }, "set controlPlane.statefulSet.probes.livenessProbe")];
 };

@@ -1,18 +1,54 @@
-// Reads the host snapshot `vc doctor` checks: one LIST per kind, secret existence by name only (values dropped).
+// Reads the host snapshot `vc doctor` checks: one LIST per kind, secret existence by name only (values dropped), the
+// control plane's own configuration (rendered without credentials), and how long each read took.
+import { load } from "js-yaml";
 import type { KubeObject } from "../../kube/object.js";
 import { formatMatchLabels } from "../../kube/selector.js";
 import type { Values } from "../../model/values.js";
-import type { Host } from "../host.js";
-import { METRICS_API_SERVICE, P } from "../paths.js";
-import { credentialLookups } from "./mesh.js";
-import { DISCOVERED_KINDS } from "./kinds.js";
+import { names } from "../../render/meta.js";
+import { CONFIG_KEY } from "../../render/secrets.js";
 import { Discovery } from "../../target/kube/discovery.js";
+import { effectiveValues } from "../../validate/values.js";
+import type { Host } from "../host.js";
 import { HostError } from "../host.js";
+import { P, pathOf } from "../paths.js";
 import { isForbidden, NOT_VISIBLE, visibleOrThrow } from "../visible.js";
+import { configOf, hostApiGroupOf, metricsIntegrationEnabled } from "./facts.js";
+import { discoveredKinds } from "./kinds.js";
+import { credentialLookups } from "./mesh.js";
+import { hostMetricsApiService } from "./metrics.js";
+import { destinationHosts, serviceRef } from "./routes.js";
+import { SLOW_READ_MS } from "./timeouts.js";
 import type { HostSnapshot, Readable } from "./types.js";
 
-export async function gatherSnapshot(host: Host, cluster: string, namespace: string, values?: Values): Promise<HostSnapshot> {
+export interface GatherOptions {
+  /** Reads that take at least this long are recorded as slow (default `SLOW_READ_MS`). */
+  slowReadMs?: number;
+}
+
+/** The effective values in the control plane's config Secret; the database endpoint is blanked (only switches are checked). */
+export function liveValuesOf(secret: KubeObject | undefined): Values | undefined {
+  const data = (secret as { data?: Record<string, string> } | undefined)?.data?.[CONFIG_KEY];
+  if (data === undefined) return undefined;
+  const values = effectiveValues(load(Buffer.from(data, "base64").toString("utf8"), { maxAliases: 100 }));
+  values.controlPlane.backingStore.database.external.endpoint = "";
+  return values;
+}
+
+export async function gatherSnapshot(host: Host, cluster: string, namespace: string, values?: Values, options: GatherOptions = {}): Promise<HostSnapshot> {
   const unreadable: Partial<Record<Readable, string>> = {};
+  const slowReads: HostSnapshot["slowReads"] = [];
+  const slowMs = options.slowReadMs ?? SLOW_READ_MS;
+  const timed = async <T>(path: string, read: Promise<T>): Promise<T> => {
+    const start = performance.now();
+    try {
+      return await read;
+    } finally {
+      const ms = Math.round(performance.now() - start);
+      if (ms >= slowMs) slowReads.push({ path, ms });
+    }
+  };
+  const get = (path: string) => timed(path, host.get(path));
+  const list = (path: string, labelSelector?: string) => timed(path, host.list(path, labelSelector ? { labelSelector } : {}));
   /** Reads what only some checks need; a failure (often 403 for a namespace-scoped user) skips those checks. */
   const optional = async <T>(part: Readable, fallback: T, read: () => Promise<T>): Promise<T> => {
     try {
@@ -22,39 +58,73 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
       return fallback;
     }
   };
-  const [namespaceObject, statefulSet, pods, events, pvcs, deployments] = await Promise.all([
-    optional("namespace", undefined, () => host.get(P.namespace(namespace))),
-    visibleOrThrow(namespace, "statefulsets", host.get(P.statefulSets(namespace, cluster))),
-    visibleOrThrow(namespace, "pods", host.list(P.pods(namespace))),
-    visibleOrThrow(namespace, "events", host.list(P.events(namespace))),
-    visibleOrThrow(namespace, "persistentvolumeclaims", host.list(P.pvcs(namespace))),
-    visibleOrThrow(namespace, "deployments", host.list(P.deployments(namespace))),
-  ]);
   const none: KubeObject[] = [];
-  const [metricsApiService, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways] = await Promise.all([
-    optional("apiService", undefined, () => host.get(P.apiService(METRICS_API_SERVICE))),
-    optional("rbac", none, () => host.list(P.roles(namespace))),
-    optional("rbac", none, () => host.list(P.roleBindings(namespace))),
-    optional("rbac", none, () => host.list(P.clusterRoles())),
-    optional("rbac", none, () => host.list(P.clusterRoleBindings())),
-    optional("gateways", none, () => host.list(P.mesh("Gateway", namespace))),
+  const [namespaceObject, statefulSet, pods, events, pvcs, deployments, liveValues] = await Promise.all([
+    optional("namespace", undefined, () => get(P.namespace(namespace))),
+    visibleOrThrow(namespace, "statefulsets", get(P.statefulSets(namespace, cluster))),
+    visibleOrThrow(namespace, "pods", list(P.pods(namespace))),
+    visibleOrThrow(namespace, "events", list(P.events(namespace))),
+    visibleOrThrow(namespace, "persistentvolumeclaims", list(P.pvcs(namespace))),
+    visibleOrThrow(namespace, "deployments", list(P.deployments(namespace))),
+    optional("config", undefined, async () => {
+      try {
+        return liveValuesOf(await get(P.secrets(namespace, names.configSecret(cluster))));
+      } catch (err) {
+        if (err instanceof HostError) throw err;
+        throw new Error(`the control plane's config Secret ${names.configSecret(cluster)} holds no valid values`);
+      }
+    }),
   ]);
-  const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(DISCOVERED_KINDS));
+  const facts = { cluster, values, liveValues, deployments };
+  const metricsOn = metricsIntegrationEnabled(facts);
+  // Mesh objects are read while the mesh integration is on, or not known to be off.
+  const meshOn = configOf(facts)?.integrations.mesh.enabled ?? true;
+  const mesh = (kind: "VirtualService" | "DestinationRule" | "Gateway", part: Readable) => (meshOn ? optional(part, none, () => list(P.mesh(kind, namespace))) : none);
+  const [metricsApiService, initManifests, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways, serviceAccounts, localServices, virtualServices, destinationRules] = await Promise.all([
+    metricsOn ? optional("apiService", undefined, () => get(P.apiService(hostMetricsApiService(facts)))) : undefined,
+    metricsOn ? optional("initManifests", undefined, () => get(P.configMaps(namespace, names.initManifests(cluster)))) : undefined,
+    optional("rbac", none, () => list(P.roles(namespace))),
+    optional("rbac", none, () => list(P.roleBindings(namespace))),
+    optional("rbac", none, () => list(P.clusterRoles())),
+    optional("rbac", none, () => list(P.clusterRoleBindings())),
+    mesh("Gateway", "gateways"),
+    optional("serviceAccounts", none, () => list(pathOf("v1", "ServiceAccount", namespace))),
+    optional("services", none, () => list(P.services(namespace))),
+    mesh("VirtualService", "mesh"),
+    mesh("DestinationRule", "mesh"),
+  ]);
+  const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))));
+  // Services in other namespaces that routes name: looked up by name.
+  const services = [...localServices];
+  const elsewhere = new Set(virtualServices.flatMap((vs) => destinationHosts(vs).map((h) => serviceRef(h, vs.metadata.namespace ?? namespace) ?? "")));
+  for (const ref of [...elsewhere].sort()) {
+    const [ns, name] = ref.split("/") as [string, string];
+    if (!ref || ns === namespace) continue;
+    const svc = await optional("services", undefined, () => get(P.services(ns, name)));
+    if (svc) services.push(svc);
+  }
+  // Certificates matter only for Gateways that name a TLS Secret, while the cluster's configuration (when known) has the
+  // certificate-manager integration on; a host without cert-manager answers 404: none.
+  const namesSecret = gateways.some((gw) => ((gw.spec as { servers?: Array<{ tls?: { credentialName?: string } }> } | undefined)?.servers ?? []).some((sv) => sv.tls?.credentialName));
+  const certManager = configOf(facts)?.integrations.certManager.enabled ?? true;
+  const certificates = namesSecret && certManager ? await optional("certificates", undefined, () => list(P.certificates(namespace))) : undefined;
   const ingressPods: KubeObject[] = [];
   const seen = new Set<string>();
   for (const gw of gateways) {
     const selector = (gw as { spec?: { selector?: Record<string, string> } }).spec?.selector;
     if (!selector || Object.keys(selector).length === 0) continue;
-    for (const p of await optional("ingressPods", none, () => host.list(P.allPods(), { labelSelector: formatMatchLabels(selector) }))) {
+    for (const p of await optional("ingressPods", none, () => list(P.allPods(), formatMatchLabels(selector)))) {
       const key = `${p.metadata.namespace}/${p.metadata.name}`;
       if (!seen.has(key)) ingressPods.push(p), seen.add(key);
     }
   }
+  const lookups = credentialLookups({ namespace, gateways, ingressPods });
+  if (metricsOn) lookups.push(`${namespace}/${names.metricsProxyTls(cluster)}`);
   const existingSecrets: string[] = [];
-  for (const ref of credentialLookups({ namespace, gateways, ingressPods })) {
+  for (const ref of lookups) {
     const [ns, name] = ref.split("/") as [string, string];
     // Only existence matters: the answer's data is dropped at once and never kept.
-    if ((await optional("secrets", undefined, () => host.get(P.secrets(ns, name)))) !== undefined) existingSecrets.push(ref);
+    if ((await optional("secrets", undefined, () => get(P.secrets(ns, name)))) !== undefined) existingSecrets.push(ref);
   }
   return {
     cluster,
@@ -65,11 +135,19 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     events,
     pvcs,
     metricsApiService,
+    initManifests,
+    liveValues,
     deployments,
+    serviceAccounts,
+    services,
+    virtualServices,
+    destinationRules,
     rbac: { roles, roleBindings, clusterRoles, clusterRoleBindings },
     gateways,
     ingressPods,
     existingSecrets,
+    slowReads,
+    ...(certificates ? { certificates } : {}),
     ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
     values,
     unreadable,

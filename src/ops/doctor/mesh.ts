@@ -1,48 +1,26 @@
 // Doctor checks of the mesh integration: sidecars, the injection label, Gateway selectors and TLS secrets.
-import { LABELS } from "../../translate/keys.js";
-import { CHART_APP_LABEL } from "../../translate/keys.js";
-import { asPod, podRef, type Check, type Finding, type HostSnapshot } from "./types.js";
+import { finding } from "./coverage.js";
+import { meshEnabled, syncedPods } from "./facts.js";
+import { podRef, type Check, type Finding, type HostSnapshot } from "./types.js";
 
 export const SIDECAR_CONTAINER = "mesh-proxy";
 export const INJECTION_LABEL = "mesh-injection";
 export const INJECT_ANNOTATION = "sidecar.mesh.io/inject";
-
-export function meshEnabled(s: HostSnapshot): boolean {
-  if (s.values) return s.values.integrations.mesh.enabled;
-  return s.gateways.length > 0;
-}
-
-function isControlPlane(labels: Record<string, string> | undefined, cluster: string): boolean {
-  return labels?.release === cluster && labels?.app === CHART_APP_LABEL;
-}
 
 export const sidecars: Check = (s) => {
   if (!meshEnabled(s)) return [];
   const out: Finding[] = [];
   const nsLabels = s.namespaceObject?.metadata.labels ?? {};
   if (!s.unreadable?.namespace && nsLabels[INJECTION_LABEL] !== "enabled") {
-    out.push({
-      check: "mesh-injection-label",
-      severity: "warning",
-      object: `Namespace ${s.namespace}`,
-      message: `the host namespace lacks the label ${INJECTION_LABEL}=enabled (automatic sidecar injection)`,
-      resolution: `kubectl label namespace ${s.namespace} ${INJECTION_LABEL}=enabled, then restart the workloads`,
-    });
+    const message = `the host namespace lacks the label ${INJECTION_LABEL}=enabled (automatic sidecar injection, optional but recommended)`;
+    out.push(finding("sidecar-missing", { check: "mesh-injection-label", severity: "note", object: `Namespace ${s.namespace}`, message }, `kubectl label namespace ${s.namespace} ${INJECTION_LABEL}=enabled`));
   }
-  for (const o of s.pods) {
-    const pod = asPod(o);
-    const labels = pod.metadata.labels;
-    if (labels?.[LABELS.managedBy] !== s.cluster || isControlPlane(labels, s.cluster)) continue;
+  for (const pod of syncedPods(s)) {
     if (pod.metadata.annotations?.[INJECT_ANNOTATION] === "false") continue;
     const containers = pod.spec?.containers ?? [];
     if (containers.some((c) => c.name === SIDECAR_CONTAINER)) continue;
-    out.push({
-      check: "sidecar-missing",
-      severity: "error",
-      object: podRef(pod),
-      message: `pod lacks the ${SIDECAR_CONTAINER} container (${containers.length} container${containers.length === 1 ? "" : "s"})`,
-      resolution: `label host namespace ${INJECTION_LABEL}=enabled and restart the workload, or annotate the pod with ${INJECT_ANNOTATION}: "true"`,
-    });
+    const message = `pod lacks the ${SIDECAR_CONTAINER} container (${containers.length} container${containers.length === 1 ? "" : "s"})`;
+    out.push(finding("sidecar-missing", { check: "sidecar-missing", severity: "error", object: podRef(pod), message }));
   }
   return out;
 };
@@ -71,20 +49,15 @@ export const gateways: Check = (s) => {
     const pods = Object.keys(selector).length ? gatewayPods(s, selector) : [];
     if (pods.length === 0) {
       const sel = Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(",") || "(empty)";
-      out.push({ check: "gateway-selector", severity: "error", object, message: `selector ${sel} matches no ingress gateway pods`, resolution: "make the selector match the ingress gateway pods' labels; check the gateway service and its external address" });
+      out.push(finding("gateway-unreachable", { check: "gateway-selector", severity: "error", object, message: `selector ${sel} matches no ingress gateway pods` }));
     }
     const namespaces = new Set([s.namespace, ...pods.map((p) => p.metadata.namespace ?? "")]);
     for (const server of spec.servers ?? []) {
       const name = server.tls?.credentialName;
       if (!name || s.unreadable?.secrets) continue;
       if ([...namespaces].some((ns) => s.existingSecrets.includes(`${ns}/${name}`))) continue;
-      out.push({
-        check: "tls-secret",
-        severity: "error",
-        object,
-        message: `tls.credentialName ${name} (port ${server.port?.number ?? "?"}) names a secret that does not exist in ${[...namespaces].sort().join(", ")}`,
-        resolution: "verify the secret named in tls.credentialName exists; enable integrations.certManager; recreate the gateway after the certificate is ready",
-      });
+      const message = `tls.credentialName ${name} (port ${server.port?.number ?? "?"}) names a secret that does not exist in ${[...namespaces].sort().join(", ")}`;
+      out.push(finding("https-certificate", { check: "tls-secret", severity: "error", object, message }));
     }
   }
   return out;

@@ -1,13 +1,15 @@
-// Doctor checks of pods: Pending and its four causes, CrashLoopBackOff with restarts, OOMKilled last states.
+// Doctor check of Pending pods (spec section 3): which of the four causes keeps each pod from running.
+import { finding, type RowKey } from "./coverage.js";
+import { eventsAbout } from "./facts.js";
 import { asPod, podRef, type Check, type Finding, type HostSnapshot, type PodLike } from "./types.js";
 
 export type PendingCause = "insufficient-resources" | "unbound-volume-claim" | "image-pull" | "node-selector-or-taint";
 
-const RESOLUTION: Record<PendingCause, string> = {
-  "insufficient-resources": "the nodes lack the requested CPU or memory: lower the pod's resource requests, free capacity or add nodes",
-  "unbound-volume-claim": "a volume claim is not bound: check the volume claims and their storage class (kubectl get pvc), and that the class can provision",
-  "image-pull": "the image cannot be pulled: check the image name and tag, the registry's reachability and the image pull secret",
-  "node-selector-or-taint": "no node matches the pod's node selector or affinity, or the nodes carry taints the pod does not tolerate: fix the selector or add tolerations",
+const ROW: Record<PendingCause, RowKey> = {
+  "insufficient-resources": "pending-resources",
+  "unbound-volume-claim": "pending-volume-claim",
+  "image-pull": "pending-image-pull",
+  "node-selector-or-taint": "pending-node-selector",
 };
 
 const PULL_REASONS = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable"]);
@@ -16,11 +18,7 @@ const PULL_REASONS = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageN
 function messagesAbout(s: HostSnapshot, pod: PodLike): string[] {
   const out: string[] = [];
   for (const c of pod.status?.conditions ?? []) if (c.status !== "True" && c.message) out.push(`${c.reason ?? c.type}: ${c.message}`);
-  for (const e of s.events) {
-    const inv = (e as { involvedObject?: { kind?: string; name?: string } }).involvedObject;
-    const ev = e as { reason?: string; message?: string };
-    if (inv?.kind === "Pod" && inv.name === pod.metadata.name && ev.message) out.push(`${ev.reason ?? ""}: ${ev.message}`);
-  }
+  for (const e of eventsAbout(s, "Pod", pod.metadata.name)) out.push(`${e.reason}: ${e.message}`);
   return out;
 }
 
@@ -56,44 +54,10 @@ export const pendingPods: Check = (s) => {
     if (pod.status?.phase !== "Pending") continue;
     const causes = pendingCauses(s, pod);
     if (causes.length === 0) {
-      out.push({ check: "pod-pending", severity: "warning", object: podRef(pod), message: "Pending, cause not yet visible (no scheduling or pull failure reported)", resolution: "wait a moment and run vc doctor again; read the namespace events (vc debug collect)" });
+      out.push(finding("pending-unreported", { check: "pod-pending", severity: "warning", object: podRef(pod), message: "Pending, cause not yet visible (no scheduling or pull failure reported)" }));
     }
     for (const c of causes) {
-      out.push({ check: "pod-pending", severity: "error", object: podRef(pod), message: `Pending: ${c.cause} (${c.detail})`, resolution: RESOLUTION[c.cause] });
-    }
-  }
-  return out;
-};
-
-const RESOURCES_HINT =
-  "raise the memory limit (suggested control-plane resources: requests cpu 200m / memory 512Mi, limits cpu 1000m / memory 2Gi; larger profile requests 500m / 1Gi, limits 2000m / 4Gi)";
-
-export const crashingPods: Check = (s) => {
-  const out: Finding[] = [];
-  for (const o of s.pods) {
-    const pod = asPod(o);
-    for (const cs of pod.status?.containerStatuses ?? []) {
-      const oom = cs.lastState?.terminated?.reason === "OOMKilled" || cs.state?.terminated?.reason === "OOMKilled";
-      const limit = pod.spec?.containers?.find((c) => c.name === cs.name)?.resources?.limits?.memory;
-      if (cs.state?.waiting?.reason === "CrashLoopBackOff") {
-        out.push({
-          check: "crash-loop",
-          severity: "error",
-          object: podRef(pod),
-          message: `container ${cs.name} in CrashLoopBackOff after ${cs.restartCount ?? 0} restarts${oom ? ", last terminated OOMKilled" : ""}`,
-          resolution: oom
-            ? `memory exhaustion: ${RESOURCES_HINT}${limit ? ` (limit now ${limit})` : ""}`
-            : "read the previous logs (vc debug collect); causes are memory exhaustion, a liveness probe that is too aggressive, application errors or node pressure",
-        });
-      } else if (oom) {
-        out.push({
-          check: "oom-killed",
-          severity: "warning",
-          object: podRef(pod),
-          message: `container ${cs.name} was OOMKilled (${cs.restartCount ?? 0} restarts)`,
-          resolution: `${RESOURCES_HINT}${limit ? ` (limit now ${limit})` : ""}`,
-        });
-      }
+      out.push(finding(ROW[c.cause], { check: "pod-pending", severity: "error", object: podRef(pod), message: `Pending: ${c.cause} (${c.detail})` }));
     }
   }
   return out;

@@ -2,7 +2,13 @@
 import type { KubeObject } from "../../kube/object.js";
 import type { Values } from "../../model/values.js";
 
-export type Severity = "error" | "warning";
+/**
+ * How much a finding matters: `error` is a fault that breaks something now (exit 1); `warning` is a likely problem
+ * or evidence of one (exit 0, 1 with `--strict`); `note` is a setting the spec only suggests changing (exit 0).
+ */
+export type Severity = "error" | "warning" | "note";
+
+export const SEVERITIES: readonly Severity[] = ["error", "warning", "note"];
 
 export interface Finding {
   /** Stable identifier of the check (`pod-pending`, `crash-loop`, `metrics-api`, ...). */
@@ -25,15 +31,32 @@ export interface HostSnapshot {
   pods: KubeObject[];
   events: KubeObject[];
   pvcs: KubeObject[];
-  /** The host's `v1beta1.metrics.orch.io` APIService, undefined when absent. */
+  /** The host's APIService of the metrics group the proxy reads (`v1beta1.<hostApiGroup>`), undefined when absent. */
   metricsApiService?: KubeObject;
+  /** The ConfigMap `vc-init-<cluster>` the control plane applies into the virtual cluster at start, when it exists. */
+  initManifests?: KubeObject;
+  /**
+   * The effective values the control plane runs with, read from its config Secret (`vc-config-<cluster>`): vc renders
+   * it without credentials, and the database endpoint is blanked here all the same.
+   */
+  liveValues?: Values;
+  /** ServiceAccounts of the host namespace. */
+  serviceAccounts: KubeObject[];
+  /** Services of the host namespace, and those of other namespaces that mesh routes name. */
+  services: KubeObject[];
+  virtualServices: KubeObject[];
+  destinationRules: KubeObject[];
+  /** Reads of the host that took longer than the slow-read threshold while the snapshot was gathered. */
+  slowReads: Array<{ path: string; ms: number }>;
   /** Deployments of the host namespace (the metrics proxy). */
   deployments: KubeObject[];
   rbac: { roles: KubeObject[]; roleBindings: KubeObject[]; clusterRoles: KubeObject[]; clusterRoleBindings: KubeObject[] };
   gateways: KubeObject[];
   /** Pods in any namespace matched by some Gateway selector. */
   ingressPods: KubeObject[];
-  /** `namespace/name` of the secrets that exist among those named by `tls.credentialName`. */
+  /** cert-manager Certificates of the host namespace, read only when a Gateway names a TLS Secret; undefined when not read. */
+  certificates?: KubeObject[];
+  /** `namespace/name` of the secrets that exist among those looked up (`tls.credentialName`, the metrics proxy's TLS). */
   existingSecrets: string[];
   /** `apiVersion/Kind` of the mesh and metrics kinds the host does not serve (API discovery); undefined when not read. */
   missingKinds?: string[];
@@ -44,7 +67,20 @@ export interface HostSnapshot {
 }
 
 /** Parts of the snapshot a check may depend on. */
-export type Readable = "namespace" | "apiService" | "rbac" | "gateways" | "ingressPods" | "secrets" | "discovery";
+export type Readable =
+  | "namespace"
+  | "apiService"
+  | "rbac"
+  | "gateways"
+  | "ingressPods"
+  | "secrets"
+  | "discovery"
+  | "config"
+  | "initManifests"
+  | "serviceAccounts"
+  | "services"
+  | "mesh"
+  | "certificates";
 
 export type Check = (s: HostSnapshot) => Finding[];
 
@@ -68,6 +104,7 @@ export interface ContainerStatus {
   restartCount?: number;
   state?: { waiting?: { reason?: string; message?: string }; running?: unknown; terminated?: { reason?: string; exitCode?: number } };
   lastState?: { terminated?: { reason?: string; exitCode?: number; finishedAt?: string } };
+  ready?: boolean;
 }
 
 export function asPod(o: KubeObject): PodLike {

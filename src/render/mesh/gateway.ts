@@ -1,5 +1,5 @@
 // Gateway spec translation: server hosts bound to the cluster's host namespace, TLS secrets get their host names.
-import { hostName } from "../../translate/index.js";
+import { hostSecretName } from "../../translate/index.js";
 import { type Json, type MeshScope, isObject, mapArray } from "./refs.js";
 
 /**
@@ -19,7 +19,7 @@ function translateServer(server: unknown, scope: MeshScope): unknown {
   const out: Json = { ...server };
   if ("hosts" in server) out.hosts = mapArray(server.hosts, (h) => tenantBoundHost(h, scope.hostNamespace));
   if (isObject(server.tls) && typeof server.tls.credentialName === "string" && server.tls.credentialName !== "") {
-    out.tls = { ...server.tls, credentialName: hostName(server.tls.credentialName, scope.virtualNamespace, scope.cluster) };
+    out.tls = { ...server.tls, credentialName: hostSecretName(server.tls.credentialName, scope.virtualNamespace, scope.cluster) };
   }
   return out;
 }

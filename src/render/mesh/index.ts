@@ -3,8 +3,7 @@ import type { KubeObject } from "../../kube/object.js";
 import { MESH_API_VERSION } from "../../kube/resources.js";
 import type { MeshManifest } from "../../model/cluster.js";
 import type { Values } from "../../model/values.js";
-import { ANNOTATIONS, hostName } from "../../translate/index.js";
-import { type RenderContext, ownershipLabels, sourceAnnotations } from "../meta.js";
+import { type RenderContext, manifestMeta, virtualNamespaceOf } from "../meta.js";
 import { translateDestinationRuleSpec } from "./destinationRule.js";
 import { translateGatewaySpec } from "./gateway.js";
 import { type Json, type MeshScope, isObject } from "./refs.js";
@@ -17,12 +16,6 @@ const KINDS: Record<string, { switch: MeshSwitch; spec: (spec: Json, scope: Mesh
   DestinationRule: { switch: "destinationRules", spec: translateDestinationRuleSpec },
   Gateway: { switch: "gateways", spec: translateGatewaySpec },
 };
-
-/** Namespace of a mesh manifest inside the virtual cluster (`default` when the manifest names none). */
-export function virtualNamespaceOf(obj: KubeObject): string {
-  const ns = obj.metadata?.namespace;
-  return typeof ns === "string" && ns !== "" ? ns : "default";
-}
 
 /** True when the cluster's values sync this mesh kind to the host. */
 export function meshKindEnabled(values: Values, kind: string): boolean {
@@ -37,23 +30,7 @@ export function renderMeshObject(manifest: MeshManifest, values: Values, ctx: Re
   if (!kind || obj.apiVersion !== MESH_API_VERSION || !meshKindEnabled(values, obj.kind)) return undefined;
   const virtualNamespace = virtualNamespaceOf(obj);
   const scope: MeshScope = { cluster: ctx.cluster, virtualNamespace, hostNamespace: ctx.hostNamespace };
-  const userLabels = isObject(obj.metadata.labels) ? (obj.metadata.labels as Record<string, string>) : {};
-  const userAnnotations = isObject(obj.metadata.annotations) ? (obj.metadata.annotations as Record<string, string>) : {};
-  const out: KubeObject = {
-    apiVersion: obj.apiVersion,
-    kind: obj.kind,
-    metadata: {
-      name: hostName(obj.metadata.name, virtualNamespace, ctx.cluster),
-      namespace: ctx.hostNamespace,
-      labels: { ...userLabels, ...ownershipLabels(ctx.cluster) },
-      annotations: {
-        ...userAnnotations,
-        [ANNOTATIONS.objectName]: obj.metadata.name,
-        [ANNOTATIONS.objectNamespace]: virtualNamespace,
-        ...sourceAnnotations(manifest.file, ctx.revision),
-      },
-    },
-  };
+  const out: KubeObject = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: manifestMeta(obj, manifest.file, ctx) };
   if (isObject(obj.spec)) out.spec = kind.spec(obj.spec, scope);
   return out;
 }

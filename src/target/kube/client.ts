@@ -50,9 +50,38 @@ export interface ClientStats {
   retries: number;
 }
 
+/**
+ * How long a command waits for the API server. One budget covers a request and all its retries: a server that
+ * accepts connections but never answers (stopped, overloaded) fails the request when it runs out.
+ */
+export interface RequestBudget {
+  /** Longest wait for one request, retries included; 0 waits without end (kubectl's `--request-timeout`). */
+  timeoutMs: number;
+  /** Retry a refused connection: yes for the reconciler (a server restarts), no for a person waiting at a prompt. */
+  retryRefused: boolean;
+}
+
+/** The default budget: 30 s per request (as kubectl's flag), refused connections fail at once. */
+export const DEFAULT_BUDGET: RequestBudget = { timeoutMs: 30_000, retryRefused: false };
+let processBudget: RequestBudget = { ...DEFAULT_BUDGET };
+
+/** Sets the budget of every client this process opens from now on (the global `--request-timeout`; the reconciler's retries). */
+export function setRequestBudget(budget: Partial<RequestBudget>): void {
+  processBudget = { ...processBudget, ...budget };
+}
+
+export function requestBudget(): RequestBudget {
+  return { ...processBudget };
+}
+
+/** The request timed out or ran out of its budget: names the server and how to change the wait. */
+export class RequestTimeoutError extends UserError {}
+
 export interface OpenClientOptions {
   kubeconfig?: string;
   context?: string;
+  /** Default: the process budget (setRequestBudget). */
+  budget?: Partial<RequestBudget>;
   retry?: Partial<RetryPolicy>;
   /** Called before each retry (for logs and tests). */
   onRetry?: (info: { method: string; path: string; attempt: number; delayMs: number; reason: string }) => void;
@@ -95,17 +124,19 @@ export class KubeClient {
   readonly server: string;
   readonly stats: ClientStats = { requests: 0, retries: 0 };
   private readonly policy: RetryPolicy;
+  readonly budget: RequestBudget;
   private auth?: { headers: Headers; at: number };
   private agent?: http.Agent;
 
   constructor(
     readonly kc: KubeConfig,
-    private readonly opts: Pick<OpenClientOptions, "retry" | "onRetry"> = {},
+    private readonly opts: Pick<OpenClientOptions, "retry" | "onRetry" | "budget"> = {},
   ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig has no current cluster");
     this.server = cluster.server.replace(/\/+$/, "");
     this.policy = { ...DEFAULT_RETRY, ...opts.retry };
+    this.budget = { ...processBudget, ...opts.budget };
   }
 
   static open(opts: OpenClientOptions = {}): KubeClient {
@@ -130,12 +161,17 @@ export class KubeClient {
     return { headers: this.auth.headers, agent: this.agent! };
   }
 
-  /** One API request with retries on 429 (Retry-After), 5xx, broken connections, and 409 when asked. Returns parsed JSON (or text). */
+  /**
+   * One API request with retries on 429 (Retry-After), 5xx, broken connections, and 409 when asked, all within the
+   * request budget. Returns parsed JSON (or text).
+   */
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const url = this.server + path + queryString(opts.query);
     const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+    const { timeoutMs, retryRefused } = this.budget;
+    const deadline = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
+    let reason = "";
     for (let attempt = 1; ; attempt++) {
-      let reason: string;
       let retryAfterMs: number | undefined;
       try {
         const { headers: base, agent } = await this.transport();
@@ -143,8 +179,10 @@ export class KubeClient {
         headers.set("Accept", opts.response === "text" ? "*/*" : "application/json");
         if (body !== undefined) headers.set("Content-Type", opts.contentType ?? "application/json");
         this.stats.requests++;
-        const res = await fetch(url, { method, headers, body, agent, timeout: 60_000 });
-        const text = await res.text();
+        const { res, text } = await withDeadline(deadline, async (signal) => {
+          const answer = await fetch(url, { method, headers, body, agent, signal });
+          return { res: answer, text: await answer.text() };
+        });
         if (res.ok) return (opts.response === "text" ? text : text ? JSON.parse(text) : undefined) as T;
         const parsed = parseBody(text);
         const error = new KubeApiError(method, path, res.status, res.statusText, parsed);
@@ -153,12 +191,18 @@ export class KubeClient {
         retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
       } catch (err) {
         if (err instanceof KubeApiError) throw err;
+        if (isTimeout(err) || Date.now() >= deadline) throw this.timedOut(method, path, reason);
+        const code = (err as { code?: string }).code;
+        if (code === "ECONNREFUSED" && !retryRefused) {
+          throw new Error(`cannot reach the API server ${this.server}: connection refused (${method} ${path}); is the cluster up, and are --context and --kubeconfig the right ones?`);
+        }
         if (!isTransientNetworkError(err) || attempt >= this.policy.attempts) {
           throw new Error(`${method} ${this.server}${path}: ${(err as Error).message}`);
         }
-        reason = (err as { code?: string }).code ?? (err as Error).message;
+        reason = code ?? (err as Error).message;
       }
       const delayMs = retryDelay(this.policy, attempt, retryAfterMs);
+      if (Date.now() + delayMs >= deadline) throw this.timedOut(method, path, reason);
       this.stats.retries++;
       this.opts.onRetry?.({ method, path, attempt, delayMs, reason });
       await sleep(delayMs);
@@ -225,6 +269,15 @@ export class KubeClient {
     }
   }
 
+  /** The budget ran out; `lastFailure` is what the tries before got (a status, a network error), empty when none came back. */
+  private timedOut(method: string, path: string, lastFailure: string): RequestTimeoutError {
+    const seconds = `${this.budget.timeoutMs / 1000}s`;
+    const what = lastFailure ? `did not answer ${method} ${path} successfully within ${seconds} (last answer: ${lastFailure})` : `did not answer ${method} ${path} within ${seconds}`;
+    return new RequestTimeoutError(
+      `the API server ${this.server} ${what}: it may be down or overloaded; wait longer with --request-timeout (e.g. --request-timeout 2m, 0 for no limit)`,
+    );
+  }
+
   close(): void {
     this.agent?.destroy();
     this.agent = undefined;
@@ -251,6 +304,28 @@ function queryString(query: Query | undefined): string {
     .filter(([, v]) => v !== undefined && v !== "")
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
   return parts.length ? `?${parts.join("&")}` : "";
+}
+
+/** Thrown when a request's deadline passed before its answer was read whole. */
+class DeadlineExceeded extends Error {}
+
+/** Runs one fetch and its body read under an abort signal that fires at `deadline` (never, when it is Infinity). */
+async function withDeadline<T>(deadline: number, run: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  if (!Number.isFinite(deadline)) return run(undefined);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), Math.max(1, deadline - Date.now()));
+  try {
+    return await run(controller.signal);
+  } catch (err) {
+    if (controller.signal.aborted) throw new DeadlineExceeded();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof DeadlineExceeded;
 }
 
 function parseBody(text: string): unknown {

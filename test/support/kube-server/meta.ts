@@ -7,7 +7,7 @@ import { deepEqual } from "./fieldpath.js";
 let nextIp = 1;
 
 /** Kinds whose objects carry metadata.generation upstream (workloads and custom resources); core kinds do not. */
-const GENERATION_GROUPS = new Set(["apps", "networking.mesh.io"]);
+const GENERATION_GROUPS = new Set(["apps", "networking.mesh.io", "cert-manager.io"]);
 
 function tracksGeneration(served: Served): boolean {
   return GENERATION_GROUPS.has(served.group);

@@ -1,0 +1,111 @@
+// The failures the service documents (spec section 7's errors table, section 3's pod states) and the doctor checks that
+// find each: one table the checks take their resolutions from and the README, docs/troubleshooting.md and tests derive from.
+import type { Finding, Severity } from "./types.js";
+
+export interface SpecRow {
+  section: "3" | "7";
+  /** The condition as the spec names it. */
+  condition: string;
+  /** What the user sees (section 7's result column). */
+  result?: string;
+  /** The resolution: section 7's text as written there; for the states of section 3, ours. */
+  resolution: string;
+}
+
+const MEMORY_HINT =
+  "raise the memory limit (suggested control-plane resources: requests cpu 200m / memory 512Mi, limits cpu 1000m / memory 2Gi; larger profile requests 500m / 1Gi, limits 2000m / 4Gi)";
+
+export const ROWS = {
+  "metrics-not-available": { section: "7", condition: "Top query for pods or nodes while the integration is misconfigured or the host metrics server is down", result: 'message "metrics not available"', resolution: "verify host metrics server runs, verify integration is enabled, restart the control plane" },
+  "node-metrics": { section: "7", condition: "Node metrics empty or wrong nodes", result: "no or wrong nodes listed", resolution: "enable node syncing" },
+  "autoscaler-unknown": { section: "7", condition: "Autoscaler shows `<unknown>` for current metrics", result: "unknown value", resolution: "give pods resource requests; allow 1-2 minutes for metrics; check pod metrics" },
+  "metrics-api-service": { section: "7", condition: "Metrics API service absent from the API service list", result: "`metrics.orch.io` missing", resolution: "the service is registered at control-plane start; check start-up logs" },
+  "metrics-forbidden": { section: "7", condition: "Metrics API permission failure", result: "HTTP 403 Forbidden", resolution: "grant RBAC to the service account" },
+  "mesh-custom-resource": { section: "7", condition: "Mesh integration enabled and a mesh custom resource also set in `sync.toHost.customResources`", result: "error text: the mesh integration is enabled but the mesh custom resource is also set in `sync.toHost.customResources`", resolution: "remove the manual custom-resource entry and use `integrations.mesh`" },
+  "sidecar-missing": { section: "7", condition: "Sidecar missing (pods lack the `mesh-proxy` container)", result: "pod has one container", resolution: 'label host namespace `mesh-injection=enabled` and restart the workload, or annotate the pod with `sidecar.mesh.io/inject: "true"`' },
+  "mesh-not-effective": { section: "7", condition: "Synced mesh resource not effective", result: "rule not applied", resolution: "check the host namespace for the translated name, run the mesh analysis tool, check for name conflicts, check that the target service exists" },
+  "gateway-unreachable": { section: "7", condition: "Gateway not reachable", result: "no access through ingress", resolution: "make the selector match the ingress gateway pods' labels; check the gateway service and its external address" },
+  "https-certificate": { section: "7", condition: "HTTPS certificate errors", result: "handshake failure", resolution: "verify the secret named in `tls.credentialName` exists; enable `integrations.certManager`; recreate the gateway after the certificate is ready" },
+  connection: { section: "7", condition: "Connection hangs, refused or authentication failure", result: "client timeout", resolution: "restart the stateful set, check service account, network policies, resource constraints" },
+  "api-timeouts": { section: "7", condition: "API timeouts", result: "slow or hanging calls", resolution: "raise the client `--request-timeout`, raise control-plane resources, reduce load, tune the kvstore" },
+  "state-loss": { section: "7", condition: "Resources disappear or state resets", result: "state loss", resolution: "check volume claims and storage class, enable persistence, restore from backup" },
+  "pending-resources": { section: "3", condition: "`Pending`: insufficient resources", resolution: "lower the pod's resource requests, free capacity or add nodes" },
+  "pending-volume-claim": { section: "3", condition: "`Pending`: an unbound volume claim", resolution: "check the volume claims and their storage class (kubectl get pvc), and that the class can provision" },
+  "pending-image-pull": { section: "3", condition: "`Pending`: image pull failure", resolution: "check the image name and tag, the registry's reachability and the image pull secret" },
+  "pending-node-selector": { section: "3", condition: "`Pending`: node selector/taint mismatch", resolution: "fix the pod's node selector or affinity, or add tolerations for the nodes' taints" },
+  "pending-unreported": { section: "3", condition: "`Pending`, no cause reported yet", resolution: "wait a moment and run vc doctor again; read the namespace events (vc debug collect)" },
+  "crash-memory": { section: "3", condition: "`CrashLoopBackOff`: memory exhaustion", resolution: `memory exhaustion: ${MEMORY_HINT}` },
+  "crash-liveness": { section: "3", condition: "`CrashLoopBackOff`: a liveness probe that is too aggressive", resolution: "loosen the liveness probe to the suggested values: initialDelaySeconds 60, periodSeconds 20, failureThreshold 5 (controlPlane.statefulSet.probes.livenessProbe for the control plane)" },
+  "crash-application": { section: "3", condition: "`CrashLoopBackOff`: application errors", resolution: "read the previous container's logs (vc debug collect) and fix the application's error" },
+  "crash-node-pressure": { section: "3", condition: "`CrashLoopBackOff`: node pressure", resolution: "the node is short of memory, disk or process IDs: free the node, or give the pod requests that place it on a node with room" },
+  "high-restarts": { section: "3", condition: "High pod-restart count", resolution: "causes are memory exhaustion, a liveness probe that is too aggressive, application errors or node pressure: read the previous logs and the last termination (vc debug collect)" },
+  "oom-killed": { section: "3", condition: "`OOMKilled` (last termination state)", resolution: MEMORY_HINT },
+} as const satisfies Record<string, SpecRow>;
+
+export type RowKey = keyof typeof ROWS;
+
+/** One way a row is found: the check, the severity it reports with, and when. */
+export interface Coverage {
+  row: RowKey;
+  check: string;
+  severity: Severity;
+  when: string;
+}
+
+export const COVERAGE: readonly Coverage[] = [
+  { row: "metrics-not-available", check: "metrics-host-api", severity: "error", when: "the host's APIService `v1beta1.<hostApiGroup>` is absent or not Available: no metrics server answers on the host" },
+  { row: "metrics-not-available", check: "metrics-api-group", severity: "error", when: "that APIService is Available but discovery does not list pod and node metrics in the group" },
+  { row: "metrics-not-available", check: "metrics-proxy", severity: "error", when: "the metrics proxy's Deployment is absent or has no available replica" },
+  { row: "metrics-not-available", check: "metrics-proxy-tls", severity: "error", when: "the proxy's TLS Secret `vc-metrics-proxy-tls-<name>` does not exist: its pods cannot start" },
+  { row: "node-metrics", check: "node-metrics", severity: "note", when: "node metrics are proxied while node syncing is off (the default): only the nodes running the cluster's pods are listed" },
+  { row: "node-metrics", check: "node-metrics", severity: "error", when: "node syncing is on but the control plane's service account may not get and list host nodes" },
+  { row: "autoscaler-unknown", check: "pod-requests", severity: "warning", when: "a synced pod has a container without CPU or memory requests while a metrics source is on" },
+  { row: "metrics-api-service", check: "metrics-api-service", severity: "error", when: "the ConfigMap `vc-init-<name>` the control plane registers the APIService from is absent or lacks it, or the control plane is not started with it" },
+  { row: "metrics-api-service", check: "metrics-api-service", severity: "warning", when: "the control plane's pod started with an older configuration than its StatefulSet's" },
+  { row: "metrics-forbidden", check: "metrics-forbidden", severity: "error", when: "the service account reading metrics may not get and list pods (host namespace) or nodes of the configured `hostApiGroup`" },
+  { row: "mesh-custom-resource", check: "mesh-custom-resource", severity: "error", when: "the configuration the control plane runs with (its config Secret) has both" },
+  { row: "sidecar-missing", check: "sidecar-missing", severity: "error", when: "a synced pod lacks the `mesh-proxy` container while the mesh integration is on" },
+  { row: "sidecar-missing", check: "mesh-injection-label", severity: "note", when: "the host namespace lacks `mesh-injection=enabled` (optional, recommended)" },
+  { row: "mesh-not-effective", check: "mesh-crds", severity: "error", when: "the host does not serve the mesh kinds (its CRDs are missing)" },
+  { row: "mesh-not-effective", check: "mesh-destination", severity: "error", when: "a VirtualService routes to a Service that does not exist on the host" },
+  { row: "mesh-not-effective", check: "mesh-host-conflict", severity: "warning", when: "two DestinationRules, or two VirtualServices on one gateway, claim the same host: only one applies" },
+  { row: "gateway-unreachable", check: "gateway-selector", severity: "error", when: "a Gateway's selector matches no ingress gateway pod" },
+  { row: "https-certificate", check: "tls-secret", severity: "error", when: "the Secret a Gateway names in `tls.credentialName` does not exist" },
+  { row: "https-certificate", check: "certificate-not-ready", severity: "error", when: "the cert-manager Certificate issuing a Gateway's `tls.credentialName` is not Ready and the Secret does not exist yet" },
+  { row: "https-certificate", check: "certificate-not-ready", severity: "warning", when: "the same, while the Secret still holds an earlier certificate" },
+  { row: "connection", check: "control-plane-pod", severity: "error", when: "the StatefulSet wants replicas but pod `<name>-0` does not exist" },
+  { row: "connection", check: "control-plane-ready", severity: "error", when: "pod `<name>-0` runs but is not Ready" },
+  { row: "connection", check: "control-plane-service-account", severity: "error", when: "the service account the StatefulSet runs as does not exist" },
+  { row: "connection", check: "syncer-rbac", severity: "error", when: "that service account may not create, delete, get and list pods in the host namespace while pod sync is on" },
+  { row: "api-timeouts", check: "api-timeouts", severity: "warning", when: "the control plane's health probes time out (its API server answers too slowly)" },
+  { row: "api-timeouts", check: "host-api-slow", severity: "warning", when: "a read of the host API took 5 s or more while vc doctor gathered" },
+  { row: "state-loss", check: "persistence", severity: "note", when: "the embedded kvstore has no persistent volume (the default)" },
+  { row: "state-loss", check: "persistence", severity: "warning", when: "the same, and the control plane has restarted: its state was reset" },
+  { row: "state-loss", check: "volume-claim", severity: "error", when: "a volume claim of the control plane is Lost or not bound" },
+  { row: "pending-resources", check: "pod-pending", severity: "error", when: "scheduling reports insufficient CPU, memory or pods" },
+  { row: "pending-volume-claim", check: "pod-pending", severity: "error", when: "a claim of the pod is missing or not Bound" },
+  { row: "pending-image-pull", check: "pod-pending", severity: "error", when: "a container waits in ErrImagePull, ImagePullBackOff and the like" },
+  { row: "pending-node-selector", check: "pod-pending", severity: "error", when: "scheduling reports no node matching the selector or affinity, or untolerated taints" },
+  { row: "pending-unreported", check: "pod-pending", severity: "warning", when: "a pod is Pending and no condition, event or status says why yet" },
+  { row: "crash-memory", check: "crash-loop", severity: "error", when: "the container's last termination was OOMKilled" },
+  { row: "crash-liveness", check: "crash-loop", severity: "error", when: "the container was killed after failing its liveness probe" },
+  { row: "crash-liveness", check: "liveness-probe", severity: "note", when: "the control plane's liveness probe differs from the suggested 60/20/5" },
+  { row: "crash-node-pressure", check: "crash-loop", severity: "error", when: "events report node pressure or an eviction for the pod" },
+  { row: "crash-application", check: "crash-loop", severity: "error", when: "none of the above: the application exits with an error" },
+  { row: "high-restarts", check: "high-restarts", severity: "warning", when: "a container restarted 5 times or more without being in CrashLoopBackOff now" },
+  { row: "oom-killed", check: "oom-killed", severity: "warning", when: "a container's last termination was OOMKilled (not in CrashLoopBackOff now)" },
+];
+
+/** Restarts from which a container's restart count is reported as high. */
+export const HIGH_RESTARTS = 5;
+
+/** A finding whose resolution is the row's, with what to do in this case after it. */
+export function finding(row: RowKey, f: Omit<Finding, "resolution">, how?: string): Finding {
+  const resolution: string = ROWS[row].resolution;
+  return { ...f, resolution: how ? `${resolution}; ${how}` : resolution };
+}
+
+/** The check ids in table order, each once. */
+export function checkIds(): string[] {
+  return [...new Set(COVERAGE.map((c) => c.check))];
+}

@@ -1,0 +1,110 @@
+// What several doctor checks derive from one snapshot: the configuration in effect, the control plane and the metrics proxy.
+import type { KubeObject } from "../../kube/object.js";
+import { METRICS_GROUP } from "../../kube/resources.js";
+import type { Values } from "../../model/values.js";
+import { names } from "../../render/meta.js";
+import { CHART_APP_LABEL, LABELS } from "../../translate/keys.js";
+import type { HostSnapshot, PodLike } from "./types.js";
+import { asPod } from "./types.js";
+
+/** The values the checks go by: the repository's when the cluster folder was found, else those the control plane runs with. */
+export function configOf(s: Pick<HostSnapshot, "values" | "liveValues">): Values | undefined {
+  return s.values ?? s.liveValues;
+}
+
+/** The control plane's StatefulSet spec, as far as the checks look. */
+export interface StatefulSetSpec {
+  replicas?: number;
+  template?: {
+    metadata?: { annotations?: Record<string, string> };
+    spec?: { serviceAccountName?: string; containers?: SyncerContainer[] };
+  };
+  volumeClaimTemplates?: Array<{ metadata?: { name?: string }; spec?: { storageClassName?: string } }>;
+}
+
+export interface SyncerContainer {
+  name: string;
+  args?: string[];
+  livenessProbe?: Partial<Record<"initialDelaySeconds" | "periodSeconds" | "failureThreshold", number>>;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+}
+
+export function statefulSetSpec(s: HostSnapshot): StatefulSetSpec | undefined {
+  return (s.statefulSet as { spec?: StatefulSetSpec } | undefined)?.spec;
+}
+
+/** The `syncer` container of the control plane's StatefulSet. */
+export function syncerContainer(s: HostSnapshot): SyncerContainer | undefined {
+  return statefulSetSpec(s)?.template?.spec?.containers?.find((c) => c.name === "syncer");
+}
+
+/** The service account the control plane runs as: the StatefulSet's, else `vc-<name>`. */
+export function syncerServiceAccount(s: HostSnapshot): { namespace: string; name: string } {
+  return { namespace: s.namespace, name: statefulSetSpec(s)?.template?.spec?.serviceAccountName ?? names.serviceAccount(s.cluster) };
+}
+
+/** Control-plane pods carry `release=<name>` and `app=<chart app label>` (spec 1.2). */
+export function isControlPlane(labels: Record<string, string> | undefined, cluster: string): boolean {
+  return labels?.release === cluster && labels?.app === CHART_APP_LABEL;
+}
+
+/** The control plane's pod `<name>-<ordinal>`. */
+export function controlPlanePod(s: HostSnapshot, ordinal = 0): PodLike | undefined {
+  const o = s.pods.find((p) => p.metadata.name === `${names.statefulSet(s.cluster)}-${ordinal}`);
+  return o ? asPod(o) : undefined;
+}
+
+/** The virtual cluster's workload pods the syncer put on the host (owned by the cluster, not the control plane). */
+export function syncedPods(s: HostSnapshot): PodLike[] {
+  return s.pods.map(asPod).filter((p) => p.metadata.labels?.[LABELS.managedBy] === s.cluster && !isControlPlane(p.metadata.labels, s.cluster));
+}
+
+export function meshEnabled(s: HostSnapshot): boolean {
+  const values = configOf(s);
+  if (values) return values.integrations.mesh.enabled;
+  return s.gateways.length > 0 || s.virtualServices.length > 0;
+}
+
+/** The metrics proxy's Deployment `vc-metrics-proxy-<name>`, when it exists. */
+export function metricsProxyDeployment(s: Pick<HostSnapshot, "deployments" | "cluster">): KubeObject | undefined {
+  return s.deployments.find((d) => d.metadata.name === names.metricsProxy(s.cluster));
+}
+
+/** Whether the metrics integration is on: from the values when known, else from a deployed metrics proxy. */
+export function metricsIntegrationEnabled(s: Pick<HostSnapshot, "values" | "liveValues" | "deployments" | "cluster">): boolean {
+  const values = configOf(s);
+  if (values) return values.integrations.metricsServer.enabled;
+  return metricsProxyDeployment(s) !== undefined;
+}
+
+function proxyContainer(d: KubeObject | undefined): { args?: string[] } | undefined {
+  return (d as { spec?: { template?: { spec?: { containers?: Array<{ args?: string[] }> } } } } | undefined)?.spec?.template?.spec?.containers?.[0];
+}
+
+/**
+ * The host's metrics API group the proxy reads (`integrations.metricsServer.proxy.hostApiGroup`): from the values,
+ * else the deployed proxy's `--host-api-group`, else the default.
+ */
+export function hostApiGroupOf(s: Pick<HostSnapshot, "values" | "liveValues" | "deployments" | "cluster">): string {
+  const values = configOf(s);
+  if (values) return values.integrations.metricsServer.proxy.hostApiGroup;
+  const args = proxyContainer(metricsProxyDeployment(s))?.args ?? [];
+  const at = args.indexOf("--host-api-group");
+  return (at >= 0 ? args[at + 1] : args.find((a) => a.startsWith("--host-api-group="))?.slice("--host-api-group=".length)) || METRICS_GROUP;
+}
+
+/** The service account that reads host metrics: the metrics proxy's when it is deployed, else the control plane's `vc-<name>`. */
+export function metricsServiceAccount(s: Pick<HostSnapshot, "deployments" | "cluster">): string {
+  const proxy = metricsProxyDeployment(s);
+  const sa = (proxy as { spec?: { template?: { spec?: { serviceAccountName?: string } } } } | undefined)?.spec?.template?.spec?.serviceAccountName;
+  return sa ?? names.serviceAccount(s.cluster);
+}
+
+/** Events about one object (kind and name), oldest first by `.lastTimestamp`. */
+export function eventsAbout(s: HostSnapshot, kind: string, name: string): Array<{ reason: string; message: string }> {
+  type Ev = { involvedObject?: { kind?: string; name?: string }; reason?: string; message?: string; lastTimestamp?: string };
+  return (s.events as unknown as Ev[])
+    .filter((e) => e.involvedObject?.kind === kind && e.involvedObject.name === name && e.message)
+    .sort((a, b) => String(a.lastTimestamp ?? "").localeCompare(String(b.lastTimestamp ?? "")))
+    .map((e) => ({ reason: e.reason ?? "", message: e.message! }));
+}

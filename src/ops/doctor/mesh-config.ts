@@ -1,0 +1,32 @@
+// Doctor check of the configuration the control plane runs with: the mesh integration and a manual sync of a mesh kind.
+import { meshResourceOf } from "../../model/values.js";
+import { names } from "../../render/meta.js";
+import { finding } from "./coverage.js";
+import type { Check } from "./types.js";
+
+/**
+ * The live configuration (the control plane's config Secret) enables the mesh integration and also syncs a mesh kind
+ * through `sync.toHost.customResources`. `vc validate` refuses such values, so they reach a host only by other hands
+ * (an older vc, a manual edit); repository values with the conflict never load, and vc doctor warns about them.
+ */
+export const meshCustomResource: Check = (s) => {
+  const live = s.liveValues;
+  if (!live?.integrations.mesh.enabled) return [];
+  const crs = live.sync.toHost.customResources;
+  const secret = names.configSecret(s.cluster);
+  return Object.keys(crs)
+    .sort()
+    .filter((key) => crs[key]?.enabled && meshResourceOf(key) !== undefined)
+    .map((key) =>
+      finding(
+        "mesh-custom-resource",
+        {
+          check: "mesh-custom-resource",
+          severity: "error",
+          object: `Secret ${s.namespace}/${secret}`,
+          message: `the mesh integration is enabled but the mesh custom resource is also set in sync.toHost.customResources: "${key}" (in the configuration the control plane runs with)`,
+        },
+        `fix clusters/${s.cluster}/values.yaml and apply it (vc apply --cluster ${s.cluster})`,
+      ),
+    );
+};

@@ -1,0 +1,104 @@
+// vc doctor against the API test server on a host vc applied and an operator broke: the new checks from live objects,
+// the exit codes of errors, warnings (--strict) and notes, slow reads and the control plane's own configuration.
+import { expect } from "chai";
+import { rmSync } from "node:fs";
+import { diagnose } from "../../src/ops/doctor/index.js";
+import { gatherSnapshot } from "../../src/ops/doctor/gather.js";
+import { openHost } from "../../src/ops/host.js";
+import { P } from "../../src/ops/paths.js";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { runVc } from "../support/vc.js";
+import { breakDoctorHost, SHOP_FINDINGS, writeDoctorRepo } from "./doctor-host.js";
+
+type Report = { counts: Record<string, number>; findings: Array<{ check: string; severity: string; object: string; message: string; resolution: string }> };
+
+describe("ops: vc doctor on a broken host (API test server)", function () {
+  this.timeout(60_000);
+  let server: KubeServer;
+  let repo: string;
+  before(async () => {
+    server = await startKubeServer({ namespaces: ["default"] });
+    repo = writeDoctorRepo();
+    await breakDoctorHost(server.kubeconfigPath, repo);
+  });
+  after(async () => {
+    await server?.close();
+    if (repo) rmSync(repo, { recursive: true, force: true });
+  });
+  const doctor = (...args: string[]) => runVc(["doctor", ...args, "--kubeconfig", server.kubeconfigPath, "--repo", repo]);
+
+  it("finds the missing control-plane pod, TLS Secret and route target, the wrong-group RBAC, the pod without requests and the live mesh conflict; exit 1", async () => {
+    const res = await doctor("shop", "-o", "json");
+    expect(res.code, res.stdout + res.stderr).to.equal(1);
+    const report = JSON.parse(res.stdout) as Report;
+    expect(report.findings.map((f) => `${f.check} ${f.severity} ${f.object}`).sort()).to.deep.equal([...SHOP_FINDINGS].sort());
+    const forbidden = report.findings.find((f) => f.check === "metrics-forbidden")!;
+    expect(forbidden.message).to.equal("HTTP 403 Forbidden: system:serviceaccount:vc-shop:vc-metrics-proxy-shop may not get, list pods.metrics.k8s.io in vc-shop");
+    expect(forbidden.resolution).to.match(/^grant RBAC to the service account; .*--resource=pods\.metrics\.k8s\.io/);
+  });
+
+  it("a cluster with a Pending control-plane pod and notes: exit 0, exit 1 with --strict; notes alone never fail", async () => {
+    const res = await doctor("calm");
+    expect(res.code, res.stdout + res.stderr).to.equal(0);
+    expect(res.stdout).to.match(/^virtual cluster calm \(namespace vc-calm\): 0 errors, 1 warning, 1 note\n/);
+    expect(res.stdout).to.contain("WARNING [pod-pending] Pod vc-calm/calm-0: Pending, cause not yet visible");
+    expect(res.stdout).to.contain("NOTE [persistence] StatefulSet vc-calm/calm: the embedded kvstore has no persistent volume (the default)");
+    expect((await doctor("calm", "--strict")).code).to.equal(1);
+    const host = openHost({ kubeconfig: server.kubeconfigPath });
+    try {
+      await host.mergePatch(`${P.pods("vc-calm", "calm-0")}/status`, { status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } });
+    } finally {
+      host.close();
+    }
+    const notes = await doctor("calm", "--strict");
+    expect(notes.code, notes.stdout + notes.stderr).to.equal(0);
+    expect(notes.stdout.split("\n")[0]).to.equal("virtual cluster calm (namespace vc-calm): no problems found, 1 note");
+  });
+
+  it("records reads of the host that took long, and reports them as host-api-slow", async () => {
+    const fault = server.faults.add({ path: P.events("vc-calm"), latencyMs: 300 });
+    const host = openHost({ kubeconfig: server.kubeconfigPath });
+    try {
+      const s = await gatherSnapshot(host, "calm", "vc-calm", undefined, { slowReadMs: 250 });
+      expect(s.slowReads.map((r) => r.path)).to.deep.equal([P.events("vc-calm")]);
+      const [f] = diagnose(s).filter((x) => x.check === "host-api-slow");
+      expect(f!.message).to.match(/^the host API answered slowly while vc doctor read it: 1 slow read\(s\), the slowest GET \/api\/v1\/namespaces\/vc-calm\/events took 0\.\d s$/);
+      fault.remove();
+      const fast = await gatherSnapshot(host, "calm", "vc-calm", undefined, { slowReadMs: 250 });
+      expect(fast.slowReads).to.deep.equal([]);
+    } finally {
+      fault.remove();
+      host.close();
+    }
+  });
+
+  it("looks up a route's Service in another namespace by name", async () => {
+    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shared" } });
+    server.put({ apiVersion: "networking.mesh.io/v1beta1", kind: "VirtualService", metadata: { name: "to-shared", namespace: "vc-shop" }, spec: { hosts: ["api.example.com"], http: [{ route: [{ destination: { host: "auth.shared.svc.cluster.local" } }] }] } });
+    const host = openHost({ kubeconfig: server.kubeconfigPath });
+    try {
+      const missing = diagnose(await gatherSnapshot(host, "shop", "vc-shop")).filter((f) => f.object === "VirtualService vc-shop/to-shared");
+      expect(missing.map((f) => f.message)).to.deep.equal(["route destination auth.shared.svc.cluster.local names Service shared/auth, which does not exist on the host"]);
+      server.put({ apiVersion: "v1", kind: "Service", metadata: { name: "auth", namespace: "shared" }, spec: { ports: [{ port: 80 }] } });
+      expect(diagnose(await gatherSnapshot(host, "shop", "vc-shop")).filter((f) => f.object === "VirtualService vc-shop/to-shared")).to.deep.equal([]);
+    } finally {
+      host.close();
+      server.remove("networking.mesh.io/v1beta1", "VirtualService", "vc-shop", "to-shared");
+    }
+  });
+
+  it("reads the control plane's own configuration without the repository; an unreadable one is listed as not checked", async () => {
+    const res = await runVc(["doctor", "shop", "--kubeconfig", server.kubeconfigPath, "--repo", "/nonexistent", "-o", "json"]);
+    const report = JSON.parse(res.stdout) as Report;
+    expect(report.findings.map((f) => f.check)).to.include.members(["mesh-custom-resource", "metrics-forbidden", "metrics-proxy-tls", "node-metrics"]);
+    const host = openHost({ kubeconfig: server.kubeconfigPath });
+    try {
+      await host.mergePatch(P.secrets("vc-shop", "vc-config-shop"), { data: { "values.yaml": Buffer.from("controlPlane: 7\n").toString("base64") } });
+      const s = await gatherSnapshot(host, "shop", "vc-shop");
+      expect(s.liveValues).to.equal(undefined);
+      expect(s.unreadable?.config).to.equal("the control plane's config Secret vc-config-shop holds no valid values");
+    } finally {
+      host.close();
+    }
+  });
+});

@@ -1,0 +1,77 @@
+// One request budget for every API request: a server that never answers, one that keeps failing, and one that refuses.
+import { expect } from "chai";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KubeClient, RequestTimeoutError } from "../../src/target/kube/client.js";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { freePort } from "../support/requires.js";
+import { kubeconfigFor, silentServer } from "../support/silent-server.js";
+
+describe("target/kube/client: the request budget", () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "vc-budget-"))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("fails a request the server never answers when the budget runs out, naming the server and the flag", async () => {
+    const silent = await silentServer();
+    const client = KubeClient.open({ kubeconfig: kubeconfigFor(dir, silent.url), budget: { timeoutMs: 400 } });
+    const t0 = Date.now();
+    try {
+      const err = await client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e);
+      const waited = Date.now() - t0;
+      expect(err).to.be.instanceOf(RequestTimeoutError);
+      expect((err as Error).message).to.include(silent.url).and.include("GET /api/v1/namespaces").and.include("within 0.4s").and.include("--request-timeout");
+      expect(waited).to.be.at.least(350).and.below(5_000);
+      expect(silent.connections()).to.equal(1);
+    } finally {
+      client.close();
+      await silent.close();
+    }
+  });
+
+  it("bounds the retries of a server that keeps failing by the same budget, and says what it last answered", async () => {
+    const server: KubeServer = await startKubeServer();
+    server.faults.add({ path: "/api/v1/namespaces", status: 503 });
+    const client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", budget: { timeoutMs: 700 }, retry: { attempts: 100, baseDelayMs: 50, maxDelayMs: 100 } });
+    try {
+      const err = await client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e);
+      expect(err).to.be.instanceOf(RequestTimeoutError);
+      expect((err as Error).message).to.include("last answer: 503");
+      const tries = server.countRequests({ path: "/api/v1/namespaces" });
+      expect(tries).to.be.greaterThan(2).and.below(100);
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
+
+  it("waits without end with a budget of 0 (kubectl's --request-timeout=0)", async () => {
+    const server: KubeServer = await startKubeServer();
+    server.faults.add({ path: "/api/v1/namespaces", latencyMs: 300, times: 1 });
+    const client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", budget: { timeoutMs: 0 } });
+    try {
+      const list = await client.request<{ kind: string }>("GET", "/api/v1/namespaces");
+      expect(list.kind).to.equal("NamespaceList");
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
+
+  it("fails a refused connection at once for a person at a prompt, and retries it for the reconciler", async () => {
+    const port = await freePort();
+    const kubeconfig = kubeconfigFor(dir, `http://127.0.0.1:${port}`);
+    const interactive = KubeClient.open({ kubeconfig, budget: { timeoutMs: 30_000, retryRefused: false } });
+    const t0 = Date.now();
+    const err = await interactive.request("GET", "/version").then(() => undefined, (e: unknown) => e);
+    expect(Date.now() - t0).to.be.below(1_000);
+    expect((err as Error).message).to.match(/^cannot reach the API server http:\/\/127\.0\.0\.1:\d+: connection refused/);
+    expect(interactive.stats.retries).to.equal(0);
+
+    const retried: string[] = [];
+    const reconciler = KubeClient.open({ kubeconfig, budget: { timeoutMs: 30_000, retryRefused: true }, retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 }, onRetry: (r) => retried.push(r.reason) });
+    await reconciler.request("GET", "/version").catch(() => undefined);
+    expect(retried).to.deep.equal(["ECONNREFUSED", "ECONNREFUSED"]);
+  });
+});
