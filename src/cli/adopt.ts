@@ -2,8 +2,9 @@
 import type { Command } from "commander";
 import { ownerProblem } from "../model/owner.js";
 import { useColour } from "../plan/format.js";
+import { recordOnTarget } from "../reconciler/apply-record.js";
 import { applyFleet } from "../target/fleet.js";
-import { toJson, toText } from "./apply.js";
+import { exitCode, HISTORY_LIMIT_OPTION, parseHistoryLimit, toJson, toText } from "./apply.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
 import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
@@ -12,6 +13,7 @@ interface AdoptFlags extends TargetFlags {
   dryRun?: boolean;
   allowMassPrune?: boolean;
   output: string;
+  historyLimit: string;
 }
 
 export function register(program: Command): void {
@@ -28,15 +30,19 @@ export function register(program: Command): void {
     .requiredOption("--from <owner>", "the owner name the cluster's objects carry now (vc.orch.io/owner; vc diff names it)")
     .option("--dry-run", "ask the server to check every write without persisting it (dryRun=All); dir: writes nothing")
     .option("--allow-mass-prune", "let --prune delete more than half of the cluster's objects")
+    .option(...HISTORY_LIMIT_OPTION)
     .option("-o, --output <format>", "output format: text, json", "text")
+    .addHelpText("after", "\nThe hand-over is recorded in the cluster's status as vc apply records a run (via adopt); the status becomes this source's.")
     .action(
       action(async (cluster: string, path: string | undefined, flags: AdoptFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json"] as const);
         const problem = ownerProblem(flags.from);
         if (problem) throw new UserError(`invalid --from "${flags.from}": ${problem}`);
-        const { desired, selected, owner } = await loadForCommand(path, { ...flags, cluster: [cluster] });
+        const historyLimit = parseHistoryLimit(flags.historyLimit);
+        const { desired, selected, owner } = await loadForCommand(path, { ...flags, cluster: [cluster] }, { markDirty: true });
         if (owner === flags.from) throw new UserError(`--from ${flags.from} is this source's own owner name: nothing to hand over`);
         const target = await openTargetForCommand(flags);
+        const started = new Date();
         try {
           await requireKnownClusters(target, desired, flags);
           if (!desired.clusters.some((c) => c.name === cluster)) {
@@ -51,9 +57,12 @@ export function register(program: Command): void {
             owner,
             adoptFrom: [flags.from],
           });
-          process.stdout.write(format === "json" ? `${JSON.stringify({ owner, from: flags.from, ...(toJson(report, !!flags.dryRun) as object) }, null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout)));
-          if (report.results.some((r) => r.counts.failed > 0)) return EXIT.failure;
-          if (report.errors.length > 0 || report.results.some((r) => r.plan.blocked)) return EXIT.invalid;
+          const run = flags.dryRun
+            ? undefined
+            : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "adopt", owner, adoptFrom: [flags.from], started, selected, historyLimit });
+          process.stdout.write(format === "json" ? `${JSON.stringify({ owner, from: flags.from, ...(toJson(report, !!flags.dryRun, run) as object) }, null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run));
+          const code = exitCode(report, run);
+          if (code !== EXIT.ok) return code;
           if (format === "text") process.stdout.write(`cluster ${cluster} is now owned by ${owner}${flags.dryRun ? " (dry run: not yet)" : ""}\n`);
           return EXIT.ok;
         } finally {

@@ -1,7 +1,11 @@
 // `vc apply`: server-side apply of what differs, cluster by cluster, with prune behind a guard; results and a summary.
 import type { Command } from "commander";
+import { shortRevision } from "../git/dirty.js";
 import { describeRef } from "../kube/object.js";
 import { paint, useColour } from "../plan/format.js";
+import { recordOnTarget, type RunRecord } from "../reconciler/apply-record.js";
+import { DEFAULT_HISTORY_LIMIT, HISTORY_BYTES } from "../reconciler/archive.js";
+import { HISTORY_LIMIT } from "../reconciler/status.js";
 import { applyFleet, type FleetApplyReport } from "../target/fleet.js";
 import { OUTCOMES, type ObjectResult, type Outcome } from "../target/types.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
@@ -13,6 +17,21 @@ interface ApplyFlags extends TargetFlags {
   force?: boolean;
   output: string;
   concurrency: string;
+  historyLimit: string;
+}
+
+/** The `--history-limit` option of the commands that record runs (vc apply, vc adopt, vc reconcile). */
+export const HISTORY_LIMIT_OPTION = [
+  "--history-limit <n>",
+  `reconciliations kept per cluster on the target (at least ${HISTORY_LIMIT}; the oldest dropped first, and always within ${HISTORY_BYTES / 1024} KiB)`,
+  String(DEFAULT_HISTORY_LIMIT),
+] as const;
+
+/** A valid --history-limit. */
+export function parseHistoryLimit(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < HISTORY_LIMIT) throw new UserError(`invalid --history-limit "${value}": use an integer of at least ${HISTORY_LIMIT}`);
+  return n;
 }
 
 /** Progress lines on stderr at most once a second, only for runs with this many changes or more. */
@@ -37,15 +56,25 @@ export function register(program: Command): void {
         "claims that grow are expanded where the storage class allows it. Without it such a cluster is not applied at all",
     )
     .option("--concurrency <n>", "clusters applied at once", "4")
+    .option(...HISTORY_LIMIT_OPTION)
     .option("-o, --output <format>", "output format: text, json", "text")
+    .addHelpText(
+      "after",
+      "\nEvery run but a dry run is recorded in each cluster's status on the target, as the reconciler records its passes:\n" +
+        "the revision (HEAD, with -dirty when clusters/ or policy.yaml differ from it; the fetched commit with --repo), the\n" +
+        "result, and who ran it (the host's SelfSubjectReview, else the kubeconfig's user; on dir: the local account).\n" +
+        "vc status, vc list and vc history show it. Exit status 2 when a record cannot be written.",
+    )
     .action(
       action(async (path: string | undefined, flags: ApplyFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json"] as const);
         const clusterConcurrency = Number(flags.concurrency);
         if (!Number.isInteger(clusterConcurrency) || clusterConcurrency < 1) throw new UserError(`--concurrency must be a positive integer, not "${flags.concurrency}"`);
-        const { desired, selected, owner } = await loadForCommand(path, flags);
+        const historyLimit = parseHistoryLimit(flags.historyLimit);
+        const { desired, selected, owner } = await loadForCommand(path, flags, { markDirty: true });
         const target = await openTargetForCommand(flags);
         const progress = progressPrinter();
+        const started = new Date();
         try {
           await requireKnownClusters(target, desired, flags);
           const report = await applyFleet(target, desired, {
@@ -59,10 +88,10 @@ export function register(program: Command): void {
             onProgress: progress.update,
           });
           progress.end();
-          process.stdout.write(format === "json" ? `${JSON.stringify(toJson(report, !!flags.dryRun), null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout)));
-          if (report.results.some((r) => r.counts.failed > 0)) return EXIT.failure;
-          if (report.errors.length > 0 || report.results.some((r) => r.plan.blocked)) return EXIT.invalid;
-          return EXIT.ok;
+          // A dry run changed nothing, so there is nothing to put on the record.
+          const run = flags.dryRun ? undefined : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "apply", owner, started, selected, historyLimit });
+          process.stdout.write(format === "json" ? `${JSON.stringify(toJson(report, !!flags.dryRun, run), null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run));
+          return exitCode(report, run);
         } finally {
           await target.close();
         }
@@ -90,13 +119,20 @@ function progressPrinter() {
   };
 }
 
+/** 2 when an object or a record failed, 1 when a cluster is invalid or blocked, else 0. */
+export function exitCode(report: FleetApplyReport, run: RunRecord | undefined): number {
+  if (report.results.some((r) => r.counts.failed > 0) || run?.clusters.some((c) => c.outcome === "failed")) return EXIT.failure;
+  if (report.errors.length > 0 || report.results.some((r) => r.plan.blocked)) return EXIT.invalid;
+  return EXIT.ok;
+}
+
 const PAST: Record<Outcome, string> = { created: "created", updated: "updated", deleted: "deleted", unchanged: "unchanged", failed: "failed", skipped: "skipped" };
 
 export function outcomeLine(counts: Record<Outcome, number>): string {
   return OUTCOMES.map((o) => `${counts[o]} ${PAST[o]}`).join(", ");
 }
 
-export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean): string {
+export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean, run?: RunRecord): string {
   const style = (st: Parameters<typeof paint>[0], s: string) => (colour ? paint(st, s) : s);
   const out: string[] = [];
   const total = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
@@ -110,6 +146,7 @@ export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolea
   }
   for (const name of report.suspended) out.push(`cluster ${name}: suspended in cluster.yaml, left alone`);
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
+  if (run) out.push(...recordLines(report, run, style));
   out.push(`${outcomeLine(total)}${dryRun ? " (dry run: nothing was changed)" : ""}`);
   return `${out.join("\n")}\n`;
 }
@@ -122,13 +159,26 @@ function uncheckedNote(results: readonly ObjectResult[]): string {
   return `; ${unchecked.length} not checked by the server: namespace ${namespaces} does not exist yet`;
 }
 
+/** What went on the record; a cluster whose record failed, or whose status another owner holds, says so. */
+function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Parameters<typeof paint>[0], s: string) => string): string[] {
+  const out: string[] = [];
+  const blockedByOwner = new Set(report.results.filter((r) => r.plan.ownerConflict).map((r) => r.cluster));
+  for (const c of run.clusters) {
+    if (c.outcome === "failed") out.push(style("red", `! cluster ${c.cluster}: applied, but its record could not be written: ${c.message} (vc needs get, create and patch on ConfigMaps in the cluster's host namespace)`));
+    else if (c.outcome === "not-owned" && !blockedByOwner.has(c.cluster)) out.push(style("yellow", `cluster ${c.cluster}: not recorded: ${c.message}`));
+  }
+  const recorded = run.clusters.filter((c) => c.outcome === "recorded" || c.outcome === "forgotten").length;
+  if (recorded > 0 && run.actor) out.push(`recorded ${recorded} cluster(s) at revision ${shortRevision(run.revision)} by ${run.actor.name} (${run.actor.from})`);
+  return out;
+}
+
 function resultLine(r: ObjectResult, style: (st: Parameters<typeof paint>[0], s: string) => string): string {
   if (r.checked === false) return style("yellow", `${describeRef(r.ref)} ${r.message}`);
   const colour = r.outcome === "failed" ? "red" : r.outcome === "deleted" ? "red" : r.outcome === "skipped" ? "yellow" : "green";
   return style(colour, `${PAST[r.outcome]} ${describeRef(r.ref)}${r.message ? `: ${r.message}` : ""}`);
 }
 
-export function toJson(report: FleetApplyReport, dryRun: boolean): unknown {
+export function toJson(report: FleetApplyReport, dryRun: boolean, run?: RunRecord): unknown {
   return {
     dryRun,
     clusters: report.results.map((r) => ({
@@ -142,5 +192,6 @@ export function toJson(report: FleetApplyReport, dryRun: boolean): unknown {
     })),
     suspended: report.suspended,
     errors: report.errors,
+    ...(run ? { record: { revision: run.revision, ...(run.actor ? { by: run.actor.name, byFrom: run.actor.from } : {}), clusters: run.clusters } } : {}),
   };
 }

@@ -47,9 +47,9 @@ export function withTargetOptions(cmd: Command): Command {
 }
 
 /** Reads the repository (folder or remote), validates and renders the selected clusters; the owner name of this source. */
-export async function loadForCommand(path: string | undefined, flags: TargetFlags): Promise<{ desired: DesiredState; selected: string[]; owner: string }> {
+export async function loadForCommand(path: string | undefined, flags: TargetFlags, opts: { markDirty?: boolean } = {}): Promise<{ desired: DesiredState; selected: string[]; owner: string }> {
   try {
-    const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials });
+    const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials, markDirty: opts.markDirty });
     const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
     const owner = chooseOwner(flags.owner, flags.repo ? { repo: flags.repo, subdir: "" } : await fleetLocation(source.root));
     const desired = await loadDesired(source.root, source.revision, { clusters: selected });

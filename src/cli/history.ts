@@ -6,7 +6,9 @@ import { GitRemoteError } from "../git/mirror.js";
 import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
 import { maskUrlCredentials } from "../model/secrets.js";
 import { CLUSTERS_DIR } from "../reconciler/affected.js";
+import { shortRevision } from "../git/dirty.js";
 import { clusterHistory, type ClusterHistory } from "../reconciler/history.js";
+import { actorOf } from "../reconciler/status.js";
 import { openSource, statusStoreFor } from "../reconciler/service.js";
 import { FolderSource, isRemote } from "../reconciler/source.js";
 import { openTarget } from "../target/index.js";
@@ -28,7 +30,7 @@ interface HistoryFlags {
 export function register(program: Command): void {
   program
     .command("history")
-    .description("show the commits of a cluster's folder with the revisions the reconciler applied: which, when, and the result")
+    .description("show the commits of a cluster's folder with what was applied from each: when, by whom (the reconciler, or vc apply and its user) and the result")
     .argument("<cluster>", "cluster name (folder clusters/<cluster>)")
     .option("--repo <url|path>", "remote git repository (http/https) or local folder", ".")
     .option("--branch <name>", "branch or tag of a remote repository", "main")
@@ -72,7 +74,10 @@ async function runHistory(cluster: string, flags: HistoryFlags): Promise<number>
   }
   let status;
   try {
-    status = (await statusStoreFor(target).list()).find((s) => s.cluster === cluster);
+    const store = statusStoreFor(target);
+    status = (await store.list()).find((s) => s.cluster === cluster);
+    // The status holds the newest reconciliations; the older ones are kept beside it.
+    if (status) status = { ...status, history: await store.history(status) };
   } finally {
     await target.close();
   }
@@ -87,10 +92,10 @@ async function runHistory(cluster: string, flags: HistoryFlags): Promise<number>
 export function formatHistory(h: ClusterHistory): string {
   const rows = [["COMMIT", "DATE", "AUTHOR", "SUBJECT", "RECONCILED"]];
   for (const e of h.entries) {
-    const recs = e.reconciliations.map((r) => `${r.result} ${r.time}`);
+    const recs = e.reconciliations.map((r) => `${r.result} ${r.time} by ${actorOf(r)}${r.revision === e.commit ? "" : ` at ${shortRevision(r.revision)}`}`);
     const state = [e.live ? "LIVE" : "", ...recs.slice(0, 1), recs.length > 1 ? `(+${recs.length - 1})` : ""].filter(Boolean).join(" ");
     rows.push([e.commit.slice(0, 12), e.time, e.author, e.subject.length > 60 ? `${e.subject.slice(0, 57)}...` : e.subject, state || "-"]);
   }
-  const head = h.lastAppliedRevision ? `${h.cluster}: live revision ${h.lastAppliedRevision.slice(0, 12)}\n` : `${h.cluster}: never applied on this target\n`;
+  const head = h.lastAppliedRevision ? `${h.cluster}: live revision ${shortRevision(h.lastAppliedRevision)}\n` : `${h.cluster}: never applied on this target\n`;
   return head + formatColumns(rows);
 }

@@ -1,5 +1,6 @@
 // `vc list`: the repository's virtual clusters with their live state on the host.
 import type { Command } from "commander";
+import { shortRevision } from "../git/dirty.js";
 import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
 import { hostFrom, userErrors, type HostFlags } from "./host-options.js";
 import { KubeHost } from "../ops/host.js";
@@ -16,7 +17,7 @@ export function register(program: Command): void {
     .command("list")
     .description(
       "list the virtual clusters of the repository with their live host state: host namespace, control-plane state " +
-        "(running, pending, scaled down, restoring, absent), ready replicas, last applied revision and result, and whether the host has drifted",
+        "(running, pending, scaled down, restoring, absent), ready replicas, last applied revision, who applied it and the result, and whether the host has drifted",
     )
     .option("--kubeconfig <file>", "kubeconfig of the host cluster (default: KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context of the host cluster (default: the current context)")
@@ -45,8 +46,8 @@ export function register(program: Command): void {
 
 /** The table of `vc list`. */
 export function formatList(rows: readonly ListRow[]): string {
-  const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "RESULT", "DRIFT"];
-  const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, r.lastAppliedRevision?.slice(0, 12) ?? "-", r.result ?? "-", r.drift]);
+  const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "APPLIED BY", "RESULT", "DRIFT"];
+  const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, shortRevision(r.lastAppliedRevision), r.lastAppliedBy ?? "-", r.result ?? "-", r.drift]);
   const notes = rows.filter((r) => r.note).map((r) => `${r.name}: ${r.note}`);
   return `${formatColumns([header, ...cells])}${notes.length ? `\n${notes.join("\n")}\n` : ""}`;
 }

@@ -17,6 +17,7 @@ import { TargetSpecError } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
 import { setRequestBudget } from "../target/kube/client.js";
 import { action, EXIT, formatData, parseDuration, parseOutputFormat, UserError } from "./common.js";
+import { HISTORY_LIMIT_OPTION, parseHistoryLimit } from "./apply.js";
 
 interface ReconcileFlags {
   repo: string;
@@ -38,6 +39,7 @@ interface ReconcileFlags {
   allowMassPrune?: boolean;
   owner?: string;
   concurrency: string;
+  historyLimit: string;
   output: string;
   diff?: boolean;
 }
@@ -68,6 +70,7 @@ export function register(program: Command): void {
       `the owner name this source records on every object and status (default $${OWNER_ENV}, else derived from the repository's URL and the folder of clusters/); clusters another owner holds are left alone`,
     )
     .option("--concurrency <n>", "clusters reconciled at once", "4")
+    .option(...HISTORY_LIMIT_OPTION)
     .option("--diff", "with --once: print each change's unified diff (secrets masked), not one line per object")
     .addOption(new Option("-o, --output <format>", "output of --once").choices(["text", "json", "yaml"]).default("text"))
     .addHelpText(
@@ -111,6 +114,7 @@ function toConfig(flags: ReconcileFlags): ReconcilerConfig {
     identity: flags.identity,
     shard,
     allowMassPrune: !!flags.allowMassPrune,
+    historyLimit: parseHistoryLimit(flags.historyLimit),
     concurrency,
   };
 }

@@ -1,6 +1,7 @@
 // `vc status [--cluster NAME]`: the reconcile status of each cluster as kept on the target (ConfigMap vc-status or dir: file).
 import { Option, type Command } from "commander";
-import type { ClusterStatus } from "../reconciler/status.js";
+import { shortRevision } from "../git/dirty.js";
+import { actorOf, appliedBy, type ClusterStatus } from "../reconciler/status.js";
 import { statusStoreFor } from "../reconciler/service.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
@@ -18,8 +19,8 @@ interface StatusFlags {
 export function register(program: Command): void {
   program
     .command("status")
-    .description("show each cluster's reconcile status: last applied and attempted revision, result, message, recent reconciliations")
-    .option("--cluster <name>", "only this cluster, with its last reconciliations")
+    .description("show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, or vc apply and its user), result, message")
+    .option("--cluster <name>", "only this cluster, with every reconciliation kept (its status's and the older history)")
     .option("--target <target>", "kube (the host of the kubeconfig context) or dir:PATH", DEFAULT_TARGET)
     .option("--kubeconfig <file>", "kubeconfig file")
     .option("--context <name>", "kubeconfig context")
@@ -37,10 +38,12 @@ async function runStatus(flags: StatusFlags): Promise<number> {
     throw new UserError((err as Error).message);
   }
   try {
-    let statuses = await statusStoreFor(target).list();
+    const store = statusStoreFor(target);
+    let statuses = await store.list();
     if (flags.cluster) {
       statuses = statuses.filter((s) => s.cluster === flags.cluster);
       if (statuses.length === 0) throw noStatus(flags.cluster, target.description);
+      statuses[0]!.history = await store.history(statuses[0]!);
     }
     if (format === "table") process.stdout.write(flags.cluster ? formatDetail(statuses[0]!) : formatTable(statuses));
     else process.stdout.write(formatData(flags.cluster ? statuses[0] : statuses, format));
@@ -64,13 +67,13 @@ function noStatus(cluster: string, target: string): UserError {
   return new UnknownClusterError([cluster], (n) => [...(repo ? [`no folder clusters/${n} in ${repo.root}`] : []), `no status for it on ${target}`], folders);
 }
 
-const short = (sha: string | undefined): string => (sha ? sha.slice(0, 12) : "-");
+const short = shortRevision;
 
 export function formatTable(statuses: ClusterStatus[]): string {
   if (statuses.length === 0) return "no cluster has been reconciled on this target\n";
-  const rows = [["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "ATTEMPTED", "LAST ATTEMPT", "MESSAGE"]];
+  const rows = [["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "APPLIED BY", "ATTEMPTED", "LAST ATTEMPT", "MESSAGE"]];
   for (const s of statuses) {
-    rows.push([s.cluster, s.hostNamespace, s.suspendedBy ? "suspended" : (s.result ?? "-"), short(s.lastAppliedRevision), short(s.lastAttemptedRevision), s.lastAttemptTime ?? "-", s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? "")]);
+    rows.push([s.cluster, s.hostNamespace, s.suspendedBy ? "suspended" : (s.result ?? "-"), short(s.lastAppliedRevision), appliedBy(s), short(s.lastAttemptedRevision), s.lastAttemptTime ?? "-", s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? "")]);
   }
   return formatColumns(rows);
 }
@@ -78,13 +81,14 @@ export function formatTable(statuses: ClusterStatus[]): string {
 export function formatDetail(s: ClusterStatus): string {
   let out = `cluster:           ${s.cluster}\nhost namespace:    ${s.hostNamespace}\nresult:            ${s.result ?? "-"}\nmessage:           ${s.message ?? ""}\n`;
   out += `applied revision:  ${s.lastAppliedRevision ?? "-"}${s.lastAppliedTime ? ` (${s.lastAppliedTime})` : ""}\n`;
+  if (s.lastAppliedRevision) out += `applied by:        ${appliedBy(s)}\n`;
   out += `attempted:         ${s.lastAttemptedRevision ?? "-"}${s.lastAttemptTime ? ` (${s.lastAttemptTime})` : ""}\n`;
   if (s.suspendedBy) out += `suspended by:      ${s.suspendedBy}\n`;
   if (s.history.length === 0) return out;
-  const rows = [["REVISION", "TIME", "DURATION", "RESULT", "CREATED", "UPDATED", "DELETED", "UNCHANGED", "FAILED", "MESSAGE"]];
+  const rows = [["REVISION", "TIME", "DURATION", "RESULT", "BY", "CREATED", "UPDATED", "DELETED", "UNCHANGED", "FAILED", "MESSAGE"]];
   for (const r of s.history) {
     const c = r.counts;
-    rows.push([short(r.revision), r.time, `${r.durationMs}ms`, r.result, String(c.created), String(c.updated), String(c.deleted), String(c.unchanged), String(c.failed), r.message ?? ""]);
+    rows.push([short(r.revision), r.time, `${r.durationMs}ms`, r.result, actorOf(r), String(c.created), String(c.updated), String(c.deleted), String(c.unchanged), String(c.failed), r.message ?? ""]);
   }
   return `${out}\n${formatColumns(rows)}`;
 }

@@ -41,10 +41,11 @@ export async function folderLog(opts: FolderLogOptions): Promise<FolderCommit[]>
   }));
 }
 
-/** The commit HEAD of a local repository points to, or undefined when the folder is not a git repository. */
+/** The commit HEAD points to in the git repository holding `dir` (also from a subfolder), or undefined outside git or before a first commit. */
 export async function headCommit(dir: string): Promise<string | undefined> {
   try {
-    return await git.resolveRef({ fs, dir, ref: "HEAD" });
+    const top = await git.findRoot({ fs, filepath: dir });
+    return await git.resolveRef({ fs, dir: top, ref: "HEAD" });
   } catch {
     return undefined;
   }

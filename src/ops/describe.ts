@@ -3,7 +3,8 @@ import type { KubeObject } from "../kube/object.js";
 import { LABELS, ANNOTATIONS, CHART_APP_LABEL } from "../translate/keys.js";
 import { formatMatchLabels } from "../kube/selector.js";
 import type { Values } from "../model/values.js";
-import { fromData, type Reconciliation } from "../reconciler/status.js";
+import { shortRevision } from "../git/dirty.js";
+import { actorOf, appliedBy, fromData, type Reconciliation } from "../reconciler/status.js";
 import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
 import type { Host } from "./host.js";
 import { isForbidden } from "./visible.js";
@@ -35,7 +36,9 @@ export interface Description {
     result?: string;
     message?: string;
     suspendedBy?: string;
-    history: Array<Pick<Reconciliation, "revision" | "time" | "result">>;
+    /** Who applied the live revision: `reconciler`, or `alice (vc apply)`. */
+    lastAppliedBy?: string;
+    history: Array<Pick<Reconciliation, "revision" | "time" | "result"> & { by: string }>;
   };
   mesh: MeshObject[];
   metricsApi: { service: string; state: string };
@@ -105,11 +108,12 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
     reconcile: {
       lastAppliedRevision: status?.lastAppliedRevision,
       lastAppliedTime: status?.lastAppliedTime,
+      lastAppliedBy: status?.lastAppliedRevision ? appliedBy(status) : undefined,
       lastAttemptedRevision: status?.lastAttemptedRevision,
       result: status?.result,
       message: status?.message,
       suspendedBy: suspendedBy(statusCm),
-      history: (status?.history ?? []).map((h) => ({ revision: h.revision, time: h.time, result: h.result })),
+      history: (status?.history ?? []).map((h) => ({ revision: h.revision, time: h.time, result: h.result, by: actorOf(h) })),
     },
     mesh: meshObjects,
     metricsApi: { service: METRICS_API_SERVICE, state: apiServiceState(apiService) },
@@ -126,7 +130,7 @@ export function compact<T>(value: T): T {
 
 /** The human-readable form. */
 export function formatDescription(d: Description): string {
-  const short = (rev?: string) => (rev ? rev.slice(0, 12) : "(none)");
+  const short = (rev?: string) => (rev ? shortRevision(rev) : "(none)");
   const lines = [
     `Name:            ${d.cluster}`,
     `Host namespace:  ${d.namespace}`,
@@ -136,11 +140,11 @@ export function formatDescription(d: Description): string {
     `Images:`,
     ...(d.images.length ? d.images.map((i) => `  ${i}`) : ["  (none)"]),
     `Reconcile:`,
-    `  last applied:  ${short(d.reconcile.lastAppliedRevision)}${d.reconcile.lastAppliedTime ? ` at ${d.reconcile.lastAppliedTime}` : ""}`,
+    `  last applied:  ${short(d.reconcile.lastAppliedRevision)}${d.reconcile.lastAppliedTime ? ` at ${d.reconcile.lastAppliedTime}` : ""}${d.reconcile.lastAppliedBy ? ` by ${d.reconcile.lastAppliedBy}` : ""}`,
     `  last result:   ${d.reconcile.result ?? "(none)"}${d.reconcile.message ? `: ${d.reconcile.message}` : ""}`,
     ...(d.reconcile.suspendedBy ? [`  suspended:     ${d.reconcile.suspendedBy}`] : []),
     `Revisions:`,
-    ...(d.reconcile.history.length ? d.reconcile.history.map((h) => `  ${short(h.revision)}  ${h.time}  ${h.result}`) : ["  (none)"]),
+    ...(d.reconcile.history.length ? d.reconcile.history.map((h) => `  ${short(h.revision)}  ${h.time}  ${h.result}  ${h.by}`) : ["  (none)"]),
     `Mesh objects on the host:`,
     ...(d.mesh.length
       ? d.mesh.map((m) => `  ${m.kind} ${m.hostName}${m.virtualName ? ` <- ${m.virtualNamespace ?? "?"}/${m.virtualName}` : ""}${m.sourceFile ? ` (${m.sourceFile})` : ""}`)

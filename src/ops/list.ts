@@ -1,7 +1,7 @@
 // `vc list`: the repository's clusters joined with their live host state (a few fleet-wide LISTs and one plan per cluster).
 import type { KubeObject } from "../kube/object.js";
 import { CHART_APP_LABEL, LABELS } from "../translate/keys.js";
-import { fromData } from "../reconciler/status.js";
+import { appliedBy, fromData } from "../reconciler/status.js";
 import { STATUS_CONFIGMAP, STATUS_LABEL } from "../reconciler/status-store.js";
 import { hasChanges } from "../plan/build.js";
 import { loadDesired } from "../target/desired.js";
@@ -22,6 +22,8 @@ export interface ListRow {
   /** `ready/desired` control-plane replicas. */
   ready: string;
   lastAppliedRevision?: string;
+  /** Who applied it: `reconciler`, or the user of a vc apply (`alice (vc apply)`). */
+  lastAppliedBy?: string;
   result?: string;
   /** yes: the host differs from the repository; no: in sync; invalid: the folder fails validation; unknown: could not plan. */
   drift: "yes" | "no" | "invalid" | "unknown";
@@ -70,7 +72,10 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
       ready: `${cp.ready}/${cp.desired}`,
       drift: !valid.has(name) ? "invalid" : plan ? (hasChanges(plan) ? "yes" : "no") : "unknown",
     };
-    if (status?.lastAppliedRevision) row.lastAppliedRevision = status.lastAppliedRevision;
+    if (status?.lastAppliedRevision) {
+      row.lastAppliedRevision = status.lastAppliedRevision;
+      row.lastAppliedBy = appliedBy(status);
+    }
     if (status?.result) row.result = status.result;
     const error = errors.get(name);
     if (error) row.note = error;

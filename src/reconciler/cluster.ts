@@ -47,12 +47,39 @@ function countsOf(sync: SyncResult): Counts {
   return { created: c.created, updated: c.updated, deleted: c.deleted, unchanged: c.unchanged, failed: c.failed };
 }
 
+/** How the sync of a cluster present in the repository ended, as its status records it. */
+export function syncOutcome(sync: SyncResult): { result: Result; counts: Counts; message: string } {
+  const counts = countsOf(sync);
+  const result: Result = sync.plan.blocked ? "blocked" : !sync.ok ? "failed" : "applied";
+  const message = sync.plan.blocked
+    ? sync.plan.blocked
+    : !sync.ok
+      ? `${counts.failed} object(s) failed: ${sync.results.find((r) => r.outcome === "failed")?.message ?? "unknown error"}`
+      : `${counts.created} created, ${counts.updated} updated, ${counts.deleted} deleted, ${counts.unchanged} unchanged`;
+  return { result, counts, message };
+}
+
+/** How the sync of a cluster whose folder was removed ended (prune through the guard); `deleted` means it is forgotten. */
+export function removedOutcome(sync: SyncResult, revision: string): { result: Result; counts: Counts; message: string } {
+  const counts = countsOf(sync);
+  if (sync.ok && !sync.plan.blocked) {
+    const kept = (sync.plan.retained ?? []).filter((k) => k.ref.kind === "Namespace").map((k) => k.ref.name);
+    const message =
+      sync.plan.changes.length === 0 && kept.length > 0
+        ? `cluster folder removed: only its kept Namespace ${kept.join(", ")} is left (namespaces are never pruned: delete it by hand once it is empty)`
+        : `cluster folder removed: ${counts.deleted} object(s) pruned`;
+    return { result: "deleted", counts, message };
+  }
+  if (sync.plan.blocked) return { result: "blocked", counts, message: `cluster folder removed at ${revision.slice(0, 12)}; ${sync.plan.blocked}` };
+  return { result: "failed", counts, message: `cluster folder removed; ${counts.failed} object(s) failed to delete` };
+}
+
 /**
  * Whether a run is worth a status write: something was written or failed, the result differs, or (for anything
  * but a clean apply) the message differs. A new revision is recorded when the cluster's folder changed in it
  * (`recordRevision`); a full resync that finds nothing to do writes nothing, even at a newer revision.
  */
-function worthWriting(prev: ClusterStatus | undefined, r: Reconciliation, recordRevision: boolean): boolean {
+export function worthWriting(prev: ClusterStatus | undefined, r: Reconciliation, recordRevision: boolean): boolean {
   const last = prev?.history[0];
   if (!last) return true;
   const c = r.counts;
@@ -97,13 +124,7 @@ export async function reconcilePresent(
       { cluster: loaded.name, hostNamespace, desired, live },
       { prune: loaded.spec.settings.prune, dryRun: false, allowMassPrune: ctx.allowMassPrune, force: loaded.spec.settings.force ?? false, owner: ctx.owner },
     );
-    counts = countsOf(sync);
-    result = sync.plan.blocked ? "blocked" : !sync.ok ? "failed" : "applied";
-    message = sync.plan.blocked
-      ? sync.plan.blocked
-      : !sync.ok
-        ? `${counts.failed} object(s) failed: ${sync.results.find((r) => r.outcome === "failed")?.message ?? "unknown error"}`
-        : `${counts.created} created, ${counts.updated} updated, ${counts.deleted} deleted, ${counts.unchanged} unchanged`;
+    ({ result, counts, message } = syncOutcome(sync));
   }
   return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message }, sync, started, recordRevision);
 }
@@ -126,25 +147,16 @@ export async function reconcileRemoved(
   if (!ctx.mayWrite()) return skipped(base, started, "not the leader");
   const inventory = live ?? (ctx.owner ? await ctx.target.listInventory(cluster) : undefined);
   const sync = await ctx.engine.sync(ctx.target, { cluster, hostNamespace, desired: [], live: inventory }, { prune: true, dryRun: false, allowMassPrune: ctx.allowMassPrune, owner: ctx.owner });
-  const counts = countsOf(sync);
   if (sync.plan.ownerConflict && !inventory?.some((o) => o.metadata.labels?.[LABELS.owner] === ctx.owner)) {
     // Another source's cluster that this repository does not have: not ours to prune, nor to report.
     return { ...base, result: "skipped", message: `owned by ${sync.plan.ownerConflict.join(", ")}`, durationMs: Date.now() - started, statusWritten: false };
   }
-  if (sync.ok && !sync.plan.blocked) {
+  const { result, counts, message } = removedOutcome(sync, revision);
+  if (result === "deleted") {
     // Everything pruned (or nothing was left): forget the cluster.
     if (sync.plan.changes.length > 0 || prev) await ctx.store.remove(cluster, hostNamespace).catch(() => undefined);
-    const kept = (sync.plan.retained ?? []).filter((k) => k.ref.kind === "Namespace").map((k) => k.ref.name);
-    const message =
-      sync.plan.changes.length === 0 && kept.length > 0
-        ? `cluster folder removed: only its kept Namespace ${kept.join(", ")} is left (namespaces are never pruned: delete it by hand once it is empty)`
-        : `cluster folder removed: ${counts.deleted} object(s) pruned`;
-    return { ...base, result: "deleted", message, sync, durationMs: Date.now() - started, statusWritten: false };
+    return { ...base, result, message, sync, durationMs: Date.now() - started, statusWritten: false };
   }
-  const result: Result = sync.plan.blocked ? "blocked" : "failed";
-  const message = sync.plan.blocked
-    ? `cluster folder removed at ${revision.slice(0, 12)}; ${sync.plan.blocked}`
-    : `cluster folder removed; ${counts.failed} object(s) failed to delete`;
   return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message }, sync, started);
 }
 

@@ -1,6 +1,7 @@
 // `vc history`: the git log of a cluster's folder joined with the reconciliations recorded in its status.
 import fs from "node:fs";
 import git from "isomorphic-git";
+import { commitOf } from "../git/dirty.js";
 import { folderLog, type FolderCommit } from "../git/log.js";
 import type { ClusterStatus, Reconciliation } from "./status.js";
 
@@ -35,7 +36,9 @@ export async function clusterHistory(cluster: string, status: ClusterStatus | un
   const cache = {};
   const commits = await folderLog({ dir: opts.dir, path: opts.path, ref: opts.ref, limit: opts.limit, cache });
   const folderAt = new Map<string, string | undefined>();
-  const resolveFolderCommit = async (revision: string): Promise<string | undefined> => {
+  const resolveFolderCommit = async (recorded: string): Promise<string | undefined> => {
+    // A run from a work tree that differed from its commit (`-dirty`) counts for that commit.
+    const revision = commitOf(recorded);
     if (folderAt.has(revision)) return folderAt.get(revision);
     let found: string | undefined;
     if (commits.some((c) => c.commit === revision)) found = revision;

@@ -21,7 +21,8 @@ import type { ClusterRun } from "./cluster.js";
 import { startServer, type RunningServer } from "./server.js";
 import type { Shard } from "./shard.js";
 import { FolderSource, GitSource, isRemote, type Source } from "./source.js";
-import { DirStatusStore, KubeStatusStore, type StatusStore } from "./status-store.js";
+import { DirStatusStore } from "./dir-status-store.js";
+import { KubeStatusStore, type StatusStore, type StatusStoreOptions } from "./status-store.js";
 
 export interface ReconcilerConfig {
   /** Remote URL (http/https) or local folder. */
@@ -47,6 +48,8 @@ export interface ReconcilerConfig {
   allowMassPrune: boolean;
   /** This source's owner name (model/owner.ts); absent: ownership is neither recorded nor checked. */
   owner?: string;
+  /** Reconciliations kept per cluster (status-store.ts; default DEFAULT_HISTORY_LIMIT). */
+  historyLimit?: number;
   concurrency?: number;
   logger?: Logger;
   engine?: Engine;
@@ -55,9 +58,9 @@ export interface ReconcilerConfig {
 }
 
 /** The status store that belongs with a target: ConfigMaps on a live host, files in a dir: folder. */
-export function statusStoreFor(target: Target): StatusStore {
-  if (target instanceof KubeTarget) return new KubeStatusStore(target.client);
-  if (target instanceof DirTarget) return new DirStatusStore(target.root);
+export function statusStoreFor(target: Target, opts: StatusStoreOptions = {}): StatusStore {
+  if (target instanceof KubeTarget) return new KubeStatusStore(target.client, opts);
+  if (target instanceof DirTarget) return new DirStatusStore(target.root, opts);
   throw new Error(`no status store for target ${target.description}`);
 }
 
@@ -110,7 +113,7 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
   const deps: PassDeps = {
     engine: cfg.engine ?? cachingEngine(join(resolve(cfg.cacheDir ?? ".vc-cache/git"), "validated")),
     target,
-    store: statusStoreFor(target),
+    store: statusStoreFor(target, { historyLimit: cfg.historyLimit }),
     allowMassPrune: cfg.allowMassPrune,
     owner: cfg.owner,
     mayWrite: elector ? () => elector.isLeader : () => true,

@@ -1,11 +1,10 @@
-// Where cluster status lives: a ConfigMap `vc-status` in the host namespace (kube target) or a JSON file (dir target).
-import { mkdir, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+// Where cluster status lives on a live host: a ConfigMap `vc-status` in the host namespace, older history in `vc-history` (dir target: dir-status-store.ts).
 import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
-import { ANNOTATIONS, LABELS } from "../translate/keys.js";
-import { KubeApiError, type KubeClient } from "../target/kube/client.js";
-import { fromData, toData, type ClusterStatus } from "./status.js";
+import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
+import { KubeApiError, objectPath, type KubeClient } from "../target/kube/client.js";
+import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries, nextArchive } from "./archive.js";
+import { fromData, parseHistory, toData, type ClusterStatus, type Reconciliation } from "./status.js";
 
 /** Annotation on the `vc-status` ConfigMap: while present, the reconciler skips the cluster; its value says who and why (suspend.ts). */
 export const SUSPENDED_BY_ANNOTATION = ANNOTATIONS.suspendedBy;
@@ -16,15 +15,47 @@ export const STATUS_CONFIGMAP = "vc-status";
 export const STATUS_LABEL = LABELS.status;
 /** Folder of the status files inside a dir: target. */
 export const STATUS_DIR = ".vc-status";
+/**
+ * Name of the ConfigMap beside `vc-status` that keeps a cluster's older reconciliations (archive.ts): the status holds
+ * the newest 10, so the statuses every pass and `vc list` read stay small. It carries no status label (LISTs of
+ * statuses never fetch it) and no inventory label (prune never sees it).
+ */
+export const HISTORY_CONFIGMAP = "vc-history";
+/** Folder of the older reconciliations inside a dir: target's status folder. */
+export const HISTORY_DIR = "history";
+
+export interface WriteStatusOptions {
+  /**
+   * Create the host namespace when it does not exist (default true: the reconciler's status of a cluster that never
+   * applied says why). False: such a status is not written, and write() answers false.
+   */
+  createNamespace?: boolean;
+}
+
+export interface StatusStoreOptions {
+  /** Reconciliations kept per cluster, the status's own included (default DEFAULT_HISTORY_LIMIT); always within HISTORY_BYTES. */
+  historyLimit?: number;
+}
 
 export interface StatusStore {
   read(cluster: string, hostNamespace: string): Promise<ClusterStatus | undefined>;
   /** Every cluster's status, sorted by cluster name. */
   list(): Promise<ClusterStatus[]>;
-  /** Writes the status; `suspendedBy` is never written (it belongs to whoever suspended the cluster). */
-  write(status: ClusterStatus): Promise<void>;
-  /** Forgets a cluster whose folder was removed and whose objects were pruned. */
+  /**
+   * Writes the status; `suspendedBy` is never written (it belongs to whoever suspended the cluster). Reconciliations
+   * the status pushed out (`spilled`) are added to the cluster's longer history first, so none is lost between the two.
+   */
+  write(status: ClusterStatus, opts?: WriteStatusOptions): Promise<boolean>;
+  /** Forgets a cluster whose folder was removed and whose objects were pruned (its status and its longer history). */
   remove(cluster: string, hostNamespace: string): Promise<void>;
+  /** Every reconciliation kept of a cluster, newest first: the status's own and the older ones (none stored: the status's). */
+  history(status: ClusterStatus): Promise<Reconciliation[]>;
+}
+
+/** The status as its ConfigMap or file holds it: no run-time suspension, nothing spilled. */
+export function stored(status: ClusterStatus): ClusterStatus {
+  const { suspendedBy: _s, spilled: _p, ...rest } = status;
+  return rest;
 }
 
 function fromConfigMap(cm: KubeObject, cluster: string, hostNamespace: string): ClusterStatus | undefined {
@@ -58,8 +89,27 @@ export function statusConfigMap(status: ClusterStatus): KubeObject {
   };
 }
 
+/** The ConfigMap holding a cluster's older reconciliations. */
+export function historyConfigMap(cluster: string, hostNamespace: string, entries: readonly Reconciliation[], owner?: string): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: HISTORY_CONFIGMAP, namespace: hostNamespace, labels: { [LABELS.managedBy]: cluster, ...(owner ? { [LABELS.owner]: owner } : {}) } },
+    data: { cluster, history: JSON.stringify(entries) },
+  };
+}
+
+/** Tries of a history write that lost a race with another writer (409) before giving up. */
+const HISTORY_WRITE_TRIES = 5;
+
 export class KubeStatusStore implements StatusStore {
-  constructor(private readonly client: KubeClient) {}
+  private readonly depth: number;
+  constructor(
+    private readonly client: KubeClient,
+    opts: StatusStoreOptions = {},
+  ) {
+    this.depth = archiveDepth(opts.historyLimit ?? DEFAULT_HISTORY_LIMIT);
+  }
 
   async read(cluster: string, hostNamespace: string): Promise<ClusterStatus | undefined> {
     const cm = await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: hostNamespace, name: STATUS_CONFIGMAP });
@@ -77,13 +127,15 @@ export class KubeStatusStore implements StatusStore {
       .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
   }
 
-  /** One server-side apply; when the host namespace does not exist yet (a cluster never applied), it is created first. */
-  async write(status: ClusterStatus): Promise<void> {
-    const cm = statusConfigMap(status);
+  /** One server-side apply (after the history's GET and write when entries spilled); a missing host namespace is created first. */
+  async write(status: ClusterStatus, opts: WriteStatusOptions = {}): Promise<boolean> {
+    if (status.spilled?.length && this.depth > 0) await this.archive(status, status.spilled);
+    const cm = statusConfigMap(stored(status));
     try {
       await this.client.apply(cm);
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 404)) throw err;
+      if (opts.createNamespace === false) return false;
       await this.client.apply({
         apiVersion: "v1",
         kind: "Namespace",
@@ -91,55 +143,46 @@ export class KubeStatusStore implements StatusStore {
       });
       await this.client.apply(cm);
     }
+    return true;
   }
 
   async remove(_cluster: string, hostNamespace: string): Promise<void> {
     await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: hostNamespace, name: STATUS_CONFIGMAP });
-  }
-}
-
-export class DirStatusStore implements StatusStore {
-  readonly dir: string;
-  constructor(targetDir: string) {
-    this.dir = join(targetDir, STATUS_DIR);
+    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: hostNamespace, name: HISTORY_CONFIGMAP });
   }
 
-  async read(cluster: string): Promise<ClusterStatus | undefined> {
-    try {
-      const parsed = JSON.parse(await readFile(join(this.dir, `${cluster}.json`), "utf8")) as ClusterStatus;
-      return { ...parsed, cluster: parsed.cluster ?? cluster, history: Array.isArray(parsed.history) ? parsed.history : [] };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw err;
+  async history(status: ClusterStatus): Promise<Reconciliation[]> {
+    const cm = await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: status.hostNamespace, name: HISTORY_CONFIGMAP });
+    return mergeEntries(status.history, this.archived(cm, status.cluster));
+  }
+
+  /** The entries of a history ConfigMap, when it is this cluster's (its own label says so, never its data). */
+  private archived(cm: KubeObject | undefined, cluster: string): Reconciliation[] {
+    if (!cm || cm.metadata.labels?.[LABELS.managedBy] !== cluster) return [];
+    return parseHistory((cm.data as Record<string, string> | undefined)?.history).entries;
+  }
+
+  /**
+   * Adds entries to the history ConfigMap: read, merge, write with the resourceVersion read (created when absent), so
+   * that two writers (the reconciler and a vc apply) never drop each other's entries: a lost race reads again.
+   */
+  private async archive(status: ClusterStatus, spilled: readonly Reconciliation[]): Promise<void> {
+    const ref = { apiVersion: "v1", kind: "ConfigMap", namespace: status.hostNamespace, name: HISTORY_CONFIGMAP };
+    for (let attempt = 1; ; attempt++) {
+      const live = await this.client.get(ref);
+      const cm = historyConfigMap(status.cluster, status.hostNamespace, nextArchive(this.archived(live, status.cluster), spilled, this.depth), status.owner);
+      try {
+        if (live) {
+          cm.metadata.resourceVersion = live.metadata.resourceVersion;
+          await this.client.request("PATCH", objectPath(cm), { query: { fieldManager: FIELD_MANAGER, force: true }, body: cm, contentType: "application/apply-patch+yaml" });
+        } else {
+          await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(status.hostNamespace)}/configmaps`, { query: { fieldManager: FIELD_MANAGER }, body: cm });
+        }
+        return;
+      } catch (err) {
+        if (err instanceof KubeApiError && err.status === 409 && attempt < HISTORY_WRITE_TRIES) continue;
+        throw err;
+      }
     }
-  }
-
-  async list(): Promise<ClusterStatus[]> {
-    let files: string[];
-    try {
-      files = await readdir(this.dir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw err;
-    }
-    const out: ClusterStatus[] = [];
-    for (const f of files.filter((f) => f.endsWith(".json")).sort()) {
-      const s = await this.read(f.slice(0, -".json".length));
-      if (s) out.push(s);
-    }
-    return out;
-  }
-
-  /** Written to a temporary file and renamed, so a reader never sees half a status. */
-  async write(status: ClusterStatus): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    const file = join(this.dir, `${status.cluster}.json`);
-    const { suspendedBy: _s, ...stored } = status;
-    await writeFile(`${file}.tmp`, `${JSON.stringify(stored, null, 2)}\n`);
-    await rename(`${file}.tmp`, file);
-  }
-
-  async remove(cluster: string): Promise<void> {
-    await rm(join(this.dir, `${cluster}.json`), { force: true });
   }
 }

@@ -28,8 +28,12 @@ export interface Counts {
 
 export const ZERO_COUNTS: Counts = { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 0 };
 
+/** The command that recorded a run other than the reconciler (a record without `via` is the reconciler's). */
+export type RecordedVia = "apply" | "adopt";
+
 /** One reconciliation of one cluster. */
 export interface Reconciliation {
+  /** Commit SHA; `<sha>-dirty` when `vc apply` read a work tree that differed from it (git/dirty.ts); `local` outside git. */
   revision: string;
   /** ISO 8601 start time. */
   time: string;
@@ -37,6 +41,12 @@ export interface Reconciliation {
   result: Result;
   counts: Counts;
   message?: string;
+  /** `vc apply` or `vc adopt` ran it; absent: the reconciler. */
+  via?: RecordedVia;
+  /** Who ran it (vc apply / adopt): the identity the host knows the caller by. */
+  by?: string;
+  /** How `by` was learned (target/kube/identity.ts): `SelfSubjectReview`, `client certificate`, `kubeconfig user`, ... */
+  byFrom?: string;
 }
 
 export interface ClusterStatus {
@@ -57,6 +67,14 @@ export interface ClusterStatus {
   damagedHistory?: number;
   /** The owner name of the source that wrote it (model/owner.ts); another source never rewrites it. */
   owner?: string;
+  /** Who applied the live revision and with what (from its reconciliation): absent for the reconciler. */
+  lastAppliedBy?: string;
+  lastAppliedVia?: RecordedVia;
+  /**
+   * Not stored in the status: reconciliations that `record` pushed out of `history` (past HISTORY_LIMIT), for the
+   * store to keep in the cluster's longer history (status-store.ts) before the status is written.
+   */
+  spilled?: Reconciliation[];
 }
 
 /** A history entry as vc writes it: revision, time and a known result. */
@@ -66,7 +84,13 @@ function isReconciliation(x: unknown): x is Reconciliation {
   return typeof r.revision === "string" && typeof r.time === "string" && typeof r.result === "string" && (RESULTS as readonly string[]).includes(r.result);
 }
 
+/** Reconciliations kept in the status itself (the newest); older ones go to the history store (archive.ts). */
 export const HISTORY_LIMIT = 10;
+
+/** Longest message kept in a status or history entry (characters): one runaway server message cannot fill the ConfigMap. */
+export const MESSAGE_LIMIT = 2048;
+/** Longest `by` kept. */
+const BY_LIMIT = 256;
 
 /** Results after which the reconciled revision is the live one. */
 export function isApplied(result: Result): boolean {
@@ -75,7 +99,9 @@ export function isApplied(result: Result): boolean {
 
 /** Folds one reconciliation into a status: the last applied revision moves only when it was applied. */
 export function record(prev: ClusterStatus | undefined, cluster: string, hostNamespace: string, r: Reconciliation): ClusterStatus {
-  const { damagedHistory: _damaged, ...kept } = prev ?? { cluster, hostNamespace, history: [] };
+  const { damagedHistory: _damaged, spilled: _spilled, ...kept } = prev ?? { cluster, hostNamespace, history: [] };
+  const entry = cleanEntry(r);
+  const all = [entry, ...(prev?.history ?? [])];
   const next: ClusterStatus = {
     ...kept,
     cluster,
@@ -83,19 +109,49 @@ export function record(prev: ClusterStatus | undefined, cluster: string, hostNam
     lastAttemptedRevision: r.revision,
     lastAttemptTime: r.time,
     result: r.result,
-    message: maskUrlCredentials(r.message ?? defaultMessage(r)),
-    history: [stripUndefined(r.message === undefined ? r : { ...r, message: maskUrlCredentials(r.message) }), ...(prev?.history ?? [])].slice(0, HISTORY_LIMIT),
+    message: entry.message ?? defaultMessage(r),
+    history: all.slice(0, HISTORY_LIMIT),
   };
+  if (all.length > HISTORY_LIMIT) next.spilled = all.slice(HISTORY_LIMIT);
   if (isApplied(r.result)) {
     next.lastAppliedRevision = r.revision;
     next.lastAppliedTime = r.time;
+    delete next.lastAppliedBy;
+    delete next.lastAppliedVia;
+    if (entry.by !== undefined) next.lastAppliedBy = entry.by;
+    if (entry.via !== undefined) next.lastAppliedVia = entry.via;
   }
   return next;
 }
 
-function stripUndefined(r: Reconciliation): Reconciliation {
-  const { message, ...rest } = r;
-  return message === undefined ? rest : { ...rest, message };
+/** An entry as stored: URL credentials masked, long texts cut, no undefined fields. */
+function cleanEntry(r: Reconciliation): Reconciliation {
+  const { message, by, byFrom, via, ...rest } = r;
+  const out: Reconciliation = { ...rest };
+  if (message !== undefined) out.message = cut(maskUrlCredentials(message), MESSAGE_LIMIT);
+  if (via !== undefined) out.via = via;
+  if (by !== undefined) out.by = cut(by, BY_LIMIT);
+  if (byFrom !== undefined) out.byFrom = byFrom;
+  return out;
+}
+
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 15;
+  // Never half a character: a cut between the two halves of a surrogate pair moves back one.
+  if (/[\uD800-\uDBFF]/.test(text[end - 1]!)) end--;
+  return `${text.slice(0, end)}... (truncated)`;
+}
+
+/** Who ran a reconciliation, as shown: `alice (vc apply)`, or `reconciler`. */
+export function actorOf(r: { via?: RecordedVia; by?: string }): string {
+  return r.via === undefined ? "reconciler" : `${r.by ?? "unknown user"} (vc ${r.via})`;
+}
+
+/** Who applied the live revision, as shown (`-` when nothing is applied). */
+export function appliedBy(s: ClusterStatus): string {
+  if (!s.lastAppliedRevision) return "-";
+  return actorOf({ via: s.lastAppliedVia, by: s.lastAppliedBy });
 }
 
 function defaultMessage(r: Reconciliation): string {
@@ -106,7 +162,7 @@ function defaultMessage(r: Reconciliation): string {
 /** The string map stored in the status ConfigMap's `data` (and the dir target's status file). */
 export function toData(s: ClusterStatus): Record<string, string> {
   const data: Record<string, string> = { cluster: s.cluster, hostNamespace: s.hostNamespace, history: JSON.stringify(s.history) };
-  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message", "owner"] as const) {
+  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message", "owner", "lastAppliedBy", "lastAppliedVia"] as const) {
     const v = s[k];
     if (v !== undefined) data[k] = v;
   }
@@ -116,22 +172,25 @@ export function toData(s: ClusterStatus): Record<string, string> {
 /** Reads a status back; tolerant of missing or damaged fields (a damaged history reads as empty). */
 export function fromData(data: Record<string, string> | undefined, fallbackCluster = "", fallbackNamespace = ""): ClusterStatus | undefined {
   if (!data) return undefined;
-  let history: Reconciliation[] = [];
-  let damaged = 0;
-  try {
-    const parsed = JSON.parse(data.history ?? "[]") as unknown;
-    if (Array.isArray(parsed)) {
-      history = parsed.filter(isReconciliation);
-      damaged = parsed.length - history.length;
-    } else damaged = 1;
-  } catch {
-    damaged = 1;
-  }
+  const { entries: history, damaged } = parseHistory(data.history);
   const s: ClusterStatus = { cluster: data.cluster ?? fallbackCluster, hostNamespace: data.hostNamespace ?? fallbackNamespace, history };
   if (damaged > 0) s.damagedHistory = damaged;
-  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "message", "owner"] as const) {
+  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "message", "owner", "lastAppliedBy"] as const) {
     if (data[k] !== undefined) s[k] = data[k];
   }
   if (data.result && (RESULTS as readonly string[]).includes(data.result)) s.result = data.result as Result;
+  if (data.lastAppliedVia === "apply" || data.lastAppliedVia === "adopt") s.lastAppliedVia = data.lastAppliedVia;
   return s;
+}
+
+/** A stored history (JSON array, newest first): the entries vc can read, and how many it could not (damaged or hand-edited). */
+export function parseHistory(text: string | undefined): { entries: Reconciliation[]; damaged: number } {
+  try {
+    const parsed = JSON.parse(text ?? "[]") as unknown;
+    if (!Array.isArray(parsed)) return { entries: [], damaged: 1 };
+    const entries = parsed.filter(isReconciliation);
+    return { entries, damaged: parsed.length - entries.length };
+  } catch {
+    return { entries: [], damaged: 1 };
+  }
 }

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { loadGitCredential, splitUrlCredential } from "../git/auth.js";
+import { dirtyRevision, fleetDiffersFromHead } from "../git/dirty.js";
 import { headCommit } from "../git/log.js";
 import { GitMirror } from "../git/mirror.js";
 import { findRepoRoot } from "../repo/layout.js";
@@ -18,12 +19,14 @@ export interface SourceOptions {
   credentialsFile?: string;
   /** Where remote clones are kept (default $XDG_CACHE_HOME/vc/repos or ~/.cache/vc/repos). */
   cacheDir?: string;
+  /** A local folder's revision gets the `-dirty` marker when what vc reads differs from HEAD (git/dirty.ts): for records of what was applied. */
+  markDirty?: boolean;
 }
 
 export interface Source {
   /** The folder holding `clusters/`. */
   root: string;
-  /** Commit SHA of the checked-out revision, or "local" for a folder outside git. */
+  /** Commit SHA of the checked-out revision (`<sha>-dirty` with markDirty), or "local" for a folder outside git. */
   revision: string;
   /** The cluster a path inside `clusters/<name>` points at. */
   cluster?: string;
@@ -48,5 +51,7 @@ export async function resolveSource(opts: SourceOptions): Promise<Source> {
   const path = opts.path ?? ".";
   const found = findRepoRoot(path);
   if (!found) throw new SourceError(`${path} holds no clusters/ folder (nor does any folder above it): give the repository's path`);
-  return { root: found.root, revision: (await headCommit(found.root)) ?? "local", ...(found.cluster ? { cluster: found.cluster } : {}) };
+  const head = await headCommit(found.root);
+  const revision = head === undefined ? "local" : opts.markDirty && (await fleetDiffersFromHead(found.root)) ? dirtyRevision(head) : head;
+  return { root: found.root, revision, ...(found.cluster ? { cluster: found.cluster } : {}) };
 }

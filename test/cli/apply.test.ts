@@ -7,6 +7,8 @@ import { exampleRepo, runVc } from "../target/cli-support.js";
 import { generateFleet } from "../../bench/fleet.js";
 
 const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
+/** Writes of anything but the clusters' records (vc-status, and the self-review that says who wrote them). */
+const objectWrites = (s: KubeServer) => writes(s) - s.countRequests({ method: "PATCH", path: /\/configmaps\/vc-status$/ }) - s.countRequests({ method: "POST", resource: "selfsubjectreviews" });
 const TOTAL = /^(\d+) created, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) failed, (\d+) skipped/;
 
 function total(stdout: string): number[] {
@@ -35,7 +37,9 @@ describe("vc apply", () => {
     expect(created).to.be.greaterThan(10);
     expect(rest).to.deep.equal([0, 0, 0, 0, 0]);
     expect(first.stdout).to.include("created Namespace vc-minimal").and.match(/cluster minimal: \d+ created/);
-    expect(server.countRequests({ method: "PATCH" })).to.equal(created);
+    // One server-side apply per object, and one per cluster for its record.
+    expect(server.countRequests({ method: "PATCH" })).to.equal(created + 2);
+    expect(server.countRequests({ method: "PATCH", path: /\/configmaps\/vc-status$/ })).to.equal(2);
     expect(server.list("v1", "Namespace").filter((n) => n.metadata.labels?.[LABELS.inventory])).to.have.length(2);
     server.resetRequests();
     const second = await runVc(["apply", repo, ...kube]);
@@ -91,7 +95,9 @@ describe("vc apply", () => {
     const guarded = await runVc(["apply", repo, ...kube, "--prune"]);
     expect(guarded.code).to.equal(1);
     expect(guarded.stdout).to.match(/! prune guard: cluster minimal would delete all \d+ of the objects vc applied for it; nothing was changed/);
-    expect(writes(server)).to.equal(0);
+    // Nothing but the record that says so.
+    expect(objectWrites(server)).to.equal(0);
+    expect((server.get("v1", "ConfigMap", "vc-minimal", "vc-status")?.data as Record<string, string>).result).to.equal("blocked");
     expect(server.get("v1", "Namespace", undefined, "vc-minimal")).to.not.equal(undefined);
 
     const allowed = await runVc(["apply", repo, ...kube, "--prune", "--allow-mass-prune"]);

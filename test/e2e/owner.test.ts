@@ -68,15 +68,16 @@ describe("e2e: one owner per cluster on a real API server", function () {
   it("a reconciler of the other source leaves the cluster and its status alone and reports it blocked", async () => {
     const repo = exampleRepo(["minimal"]);
     try {
-      const before = await kube().kubectl(["-n", "vc-platform", "get", "configmap", "vc-status", "--ignore-not-found", "-o", "name"]);
+      // The statuses team-b's vc apply and vc adopt recorded: the reconciler of team-c rewrites neither.
+      const statusOf = async (ns: string) => (await kube().kubectl(["-n", ns, "get", "configmap", "vc-status", "-o", "jsonpath={.metadata.resourceVersion} {.metadata.labels.vc\\.orch\\.io/owner}"])).stdout;
+      const before = [await statusOf("vc-minimal"), await statusOf("vc-platform")];
+      expect(before.map((s) => s.split(" ")[1])).to.deep.equal(["team-b", "team-b"]);
       const res = await reconcileOnce({ repo, branch: "main", target: "kube", kubeconfig: kube().kubeconfigPath, intervalMs: 60_000, resyncMs: 60_000, leaderElect: false, allowMassPrune: true, owner: "team-c", logger: silentLogger, cacheDir: join(repo, ".cache") });
       const by = new Map(res.clusters.map((c) => [c.cluster, c]));
       expect(by.get("minimal")!.result).to.equal("blocked");
       expect(by.get("minimal")!.message).to.include("vc.orch.io/owner=team-b");
       expect(by.get("platform")!.result, "another source's cluster: not removed, not pruned").to.equal("skipped");
-      const status = await kube().kubectl(["-n", "vc-minimal", "get", "configmap", "vc-status", "--ignore-not-found", "-o", "name"]);
-      expect(status.stdout.trim(), "no status written for a cluster it does not own").to.equal("");
-      expect(before.stdout.trim()).to.equal("");
+      expect([await statusOf("vc-minimal"), await statusOf("vc-platform")], "no status written for a cluster it does not own").to.deep.equal(before);
       expect(await ownerLabels("vc-platform")).to.deep.equal(["team-b"]);
     } finally {
       rmSync(repo, { recursive: true, force: true });

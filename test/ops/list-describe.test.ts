@@ -61,8 +61,8 @@ describe("ops: vc list and vc describe", function () {
     expect((await list()).get("team-a")!.controlPlane).to.equal("restoring");
 
     const table = await vc(["list", "--repo", repo, ...kc]);
-    expect(table.stdout.split("\n")[0]).to.match(/^NAME\s+NAMESPACE\s+CONTROL PLANE\s+READY\s+LAST APPLIED\s+RESULT\s+DRIFT$/);
-    expect(table.stdout).to.match(/team-a\s+vc-team-a\s+restoring\s+1\/0\s+0123456789ab\s+applied\s+yes/);
+    expect(table.stdout.split("\n")[0]).to.match(/^NAME\s+NAMESPACE\s+CONTROL PLANE\s+READY\s+LAST APPLIED\s+APPLIED BY\s+RESULT\s+DRIFT$/);
+    expect(table.stdout).to.match(/team-a\s+vc-team-a\s+restoring\s+1\/0\s+0123456789ab\s+reconciler\s+applied\s+yes/);
     expect(table.stdout).to.match(/\nbroken: /);
   });
 

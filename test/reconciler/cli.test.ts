@@ -63,8 +63,8 @@ describe("vc reconcile --once, vc status, vc history", function () {
 
     const table = await vc(repo.work, "status", "--target", "dir:out");
     expect(table.code).to.equal(1);
-    expect(table.stdout.split("\n")[0]).to.match(/^CLUSTER\s+NAMESPACE\s+RESULT\s+APPLIED\s+ATTEMPTED/);
-    expect(table.stdout).to.match(/minimal\s+vc-minimal\s+invalid\s+[0-9a-f]{12}\s+[0-9a-f]{12}/);
+    expect(table.stdout.split("\n")[0]).to.match(/^CLUSTER\s+NAMESPACE\s+RESULT\s+APPLIED\s+APPLIED BY\s+ATTEMPTED/);
+    expect(table.stdout).to.match(/minimal\s+vc-minimal\s+invalid\s+[0-9a-f]{12}\s+reconciler\s+[0-9a-f]{12}/);
     const one = await vc(repo.work, "status", "--target", "dir:out", "--cluster", "minimal", "-o", "yaml");
     expect(one.stdout).to.include("result: invalid").and.to.include("stays live");
 

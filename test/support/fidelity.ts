@@ -147,6 +147,20 @@ export function fidelityCases(target: () => FidelityTarget): void {
     expect(refused.body.message).to.equal(`users "admin" is forbidden: User "limited" cannot impersonate resource "users" in API group "" at the cluster scope`);
   });
 
+  it("refuses a ConfigMap whose values exceed 1 MiB with 422 (keys not counted), by create and by server-side apply", async () => {
+    const path = `/api/v1/namespaces/${NS}/configmaps`;
+    const fits = await target().request("POST", path, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "full" }, data: { a: "x".repeat(512 * 1024), b: "y".repeat(512 * 1024) } });
+    expect(fits.status, JSON.stringify(fits.body).slice(0, 300)).to.equal(201);
+    const over = await target().request("POST", path, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "over" }, data: { a: "x".repeat(512 * 1024), b: "y".repeat(512 * 1024 + 1) } });
+    expect(over.status).to.equal(422);
+    expect(over.body.message).to.equal(`ConfigMap "over" is invalid: []: Too long: must have at most 1048576 bytes`);
+    // An apply that adds a key to an existing ConfigMap is judged by the whole result.
+    expect((await apply(`${path}/grows`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "grows" }, data: { a: "x".repeat(600 * 1024) } })).status).to.equal(201);
+    const grown = await target().request("PATCH", `${path}/grows?fieldManager=other`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "grows" }, data: { b: "y".repeat(600 * 1024) } }, { contentType: "application/apply-patch+yaml" });
+    expect(grown.status).to.equal(422);
+    expect(grown.body.message).to.equal(`ConfigMap "grows" is invalid: []: Too long: must have at most 1048576 bytes`);
+  });
+
   it("answers 404 for a kind whose group is not installed, and leaves the group out of discovery", async () => {
     const missing = await target().request("GET", `/apis/${UNSERVED_GROUP}/v1beta1/namespaces/${NS}/virtualservices`);
     expect(missing.status).to.equal(404);

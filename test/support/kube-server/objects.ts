@@ -12,7 +12,7 @@ import { prepareCreate, prepareUpdate } from "./meta.js";
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js";
 import { alreadyExists, ApiError, badRequest, conflict, notFound } from "./status.js";
 import type { Entry, Store } from "./store.js";
-import { validateObject } from "./validate.js";
+import { checkDataSize, validateObject } from "./validate.js";
 
 export function kindKey(served: Pick<Served, "apiVersion" | "kind">): string {
   return `${served.apiVersion}/${served.kind}`;
@@ -219,6 +219,7 @@ export class Objects {
     }
     if (!live && opts.subresource) throw notFound(served.plural, served.group, name);
     const merged = serverSideApply(live, cfg, { manager: opts.manager, force: !!opts.force, subresource: opts.subresource });
+    checkDataSize(merged, served);
     if (!live) {
       this.requireNamespace(served, ns);
       const managed = merged.metadata.managedFields;

@@ -48,6 +48,21 @@ function labelCauses(labels: unknown): StatusCause[] {
   return causes;
 }
 
+/** Most bytes of a ConfigMap's data and binaryData values together (the API server's limit; keys are not counted). */
+export const CONFIGMAP_MAX_BYTES = 1024 * 1024;
+
+/** A ConfigMap whose values exceed 1 MiB is refused as the API server refuses it (422 on `[]`). */
+export function checkDataSize(obj: KubeObject, served: Served): void {
+  if (served.kind !== "ConfigMap" || served.group !== "") return;
+  let total = 0;
+  for (const v of Object.values((obj.data as Record<string, unknown> | undefined) ?? {})) total += typeof v === "string" ? Buffer.byteLength(v, "utf8") : 0;
+  // binaryData travels as base64: its decoded length counts.
+  for (const v of Object.values((obj.binaryData as Record<string, unknown> | undefined) ?? {})) total += typeof v === "string" ? Buffer.from(v, "base64").length : 0;
+  if (total > CONFIGMAP_MAX_BYTES) {
+    throw invalid(served.kind, served.group, obj.metadata.name, [{ reason: "FieldValueTooLong", field: "[]", message: `Too long: must have at most ${CONFIGMAP_MAX_BYTES} bytes` }]);
+  }
+}
+
 /** Checks the body's shape against the URL (400) and the object's fields (422). */
 export function validateObject(obj: unknown, served: Served, urlNamespace: string | undefined, urlName?: string): asserts obj is KubeObject {
   if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw badRequest("the body of the request was not a JSON or YAML object");
@@ -71,6 +86,7 @@ export function validateObject(obj: unknown, served: Served, urlNamespace: strin
   if (meta.annotations !== undefined && (typeof meta.annotations !== "object" || meta.annotations === null || Object.values(meta.annotations).some((v) => typeof v !== "string"))) {
     throw invalid(served.kind, served.group, name, [{ reason: "FieldValueInvalid", field: "metadata.annotations", message: "Invalid value: annotations must be a map of strings" }]);
   }
+  checkDataSize(o as KubeObject, served);
 }
 
 export function methodNotAllowed(served: Served, verb: string): ApiError {

@@ -1,0 +1,153 @@
+// Puts a `vc apply` (or `vc adopt`) on the record: per cluster, the status and history entry the reconciler writes, with who ran it and from which commit.
+import { defaultHostNamespace } from "../model/cluster.js";
+import type { DesiredState } from "../target/desired.js";
+import type { FleetApplyReport } from "../target/fleet.js";
+import { shortRevision } from "../git/dirty.js";
+import { localIdentity, whoAmI, type Identity } from "../target/kube/identity.js";
+import { KubeApiError } from "../target/kube/client.js";
+import { KubeTarget } from "../target/kube/target.js";
+import { mapLimit } from "../target/pool.js";
+import type { SyncResult, Target } from "../target/types.js";
+import { removedOutcome, syncOutcome, worthWriting } from "./cluster.js";
+import { statusStoreFor } from "./service.js";
+import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type RecordedVia, type Result } from "./status.js";
+import type { StatusStore, StatusStoreOptions } from "./status-store.js";
+
+export interface ApplyRecordOptions {
+  store: StatusStore;
+  /** The revision applied: a commit SHA, `<sha>-dirty` (git/dirty.ts), or `local`. */
+  revision: string;
+  /** Who ran it (target/kube/identity.ts): asked once, and only when there is something to record. */
+  actor: () => Promise<Identity>;
+  via: RecordedVia;
+  /** This source's owner name: a status another owner wrote is never rewritten. */
+  owner?: string;
+  /** Owners this run takes over (`vc adopt --from`): their statuses become this source's. */
+  adoptFrom?: string[];
+  /** When the run started (the time of every entry it records). */
+  started: Date;
+  /** The clusters the run was limited to: their statuses are read one by one, instead of every status in one LIST. */
+  selected?: string[];
+}
+
+export type RecordOutcome =
+  /** The status (and history) now hold this run. */
+  | "recorded"
+  /** Nothing new: nothing of the cluster written or failed, and the same result (and message) as the last record. */
+  | "unchanged"
+  /** The cluster's folder is gone and its objects were pruned: its status is removed, as the reconciler does. */
+  | "forgotten"
+  /** Another source owns the cluster or its status: left as it is. */
+  | "not-owned"
+  /** Nothing of the cluster is on the host (no host namespace) and this run created nothing: reported by the command only. */
+  | "nothing-live"
+  /** The status could not be written (`message` says why). */
+  | "failed";
+
+export interface ClusterRecord {
+  cluster: string;
+  outcome: RecordOutcome;
+  message?: string;
+}
+
+interface Unit {
+  cluster: string;
+  hostNamespace: string;
+  result: Result;
+  counts: Counts;
+  message: string;
+  durationMs: number;
+  sync?: SyncResult;
+}
+
+/** Who runs vc against a target: the host's answer (or the kubeconfig's) for a live host, the local account for a folder. */
+export async function actorFor(target: Target): Promise<Identity> {
+  return target instanceof KubeTarget ? whoAmI(target.client) : localIdentity();
+}
+
+/** What a run put on the record: at which revision, by whom, and per cluster. */
+export interface RunRecord {
+  revision: string;
+  /** Undefined when nothing needed recording (the identity was not asked for). */
+  actor?: Identity;
+  clusters: ClusterRecord[];
+}
+
+/** Records a run on the target's own status store (ConfigMaps on a host, files in a dir: folder), as the identity actorFor finds. */
+export async function recordOnTarget(
+  target: Target,
+  report: FleetApplyReport,
+  desired: DesiredState,
+  opts: Omit<ApplyRecordOptions, "store" | "actor"> & StatusStoreOptions,
+): Promise<RunRecord> {
+  let asked: Promise<Identity> | undefined;
+  let actor: Identity | undefined;
+  const ask = (): Promise<Identity> => (asked ??= actorFor(target).then((a) => (actor = a)));
+  const clusters = await recordApply(report, desired, { ...opts, store: statusStoreFor(target, { historyLimit: opts.historyLimit }), actor: ask });
+  return { revision: opts.revision, actor, clusters };
+}
+
+/** Records every cluster the run planned, left suspended, or found invalid; clusters outside the repository and dry runs are the caller's to leave out. */
+export async function recordApply(report: FleetApplyReport, desired: DesiredState, opts: ApplyRecordOptions): Promise<ClusterRecord[]> {
+  const namespaceOf = (cluster: string, sync?: SyncResult): string =>
+    desired.known.get(cluster) ?? sync?.plan.changes.find((c) => c.ref.namespace)?.ref.namespace ?? defaultHostNamespace(cluster);
+  const units: Unit[] = [];
+  for (const sync of report.results) {
+    const present = desired.known.has(sync.cluster);
+    units.push({ cluster: sync.cluster, hostNamespace: namespaceOf(sync.cluster, sync), ...(present ? syncOutcome(sync) : removedOutcome(sync, opts.revision)), durationMs: sync.durationMs, sync });
+  }
+  for (const cluster of report.suspended) {
+    units.push({ cluster, hostNamespace: namespaceOf(cluster), result: "suspended", counts: { ...ZERO_COUNTS }, message: "suspended in cluster.yaml", durationMs: 0 });
+  }
+  const planned = new Set(units.map((u) => u.cluster));
+  for (const e of desired.errors) {
+    if (!desired.known.has(e.cluster) || planned.has(e.cluster)) continue;
+    planned.add(e.cluster);
+    units.push({ cluster: e.cluster, hostNamespace: namespaceOf(e.cluster), result: "invalid", counts: { ...ZERO_COUNTS }, message: `invalid: ${e.message}`, durationMs: 0 });
+  }
+  const statuses = await previousStatuses(opts, units);
+  return mapLimit(units, 4, (u) => recordOne(u, statuses.get(u.cluster), opts));
+}
+
+/** Every status in one LIST (when the user may list them across namespaces), else one GET per cluster. */
+async function previousStatuses(opts: ApplyRecordOptions, units: readonly Unit[]): Promise<Map<string, ClusterStatus | undefined>> {
+  const out = new Map<string, ClusterStatus | undefined>();
+  if (!opts.selected?.length && units.length > 1) {
+    try {
+      const byCluster = new Map((await opts.store.list()).map((s) => [s.cluster, s]));
+      // A status is a cluster's only in that cluster's host namespace (as the reconciler reads it).
+      for (const u of units) out.set(u.cluster, byCluster.get(u.cluster)?.hostNamespace === u.hostNamespace ? byCluster.get(u.cluster) : undefined);
+      return out;
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.status === 403)) throw err;
+    }
+  }
+  await mapLimit(units, 8, async (u) => out.set(u.cluster, await opts.store.read(u.cluster, u.hostNamespace)));
+  return out;
+}
+
+async function recordOne(u: Unit, prev: ClusterStatus | undefined, opts: ApplyRecordOptions): Promise<ClusterRecord> {
+  const cluster = u.cluster;
+  const others = u.sync?.plan.ownerConflict ?? (prev?.owner !== undefined && opts.owner !== undefined && prev.owner !== opts.owner && !opts.adoptFrom?.includes(prev.owner) ? [prev.owner] : undefined);
+  if (others) return { cluster, outcome: "not-owned", message: `owned by ${others.join(", ")}: its status is that source's, not rewritten` };
+  try {
+    if (u.result === "deleted") {
+      if (!prev) return { cluster, outcome: "unchanged" };
+      await opts.store.remove(cluster, u.hostNamespace);
+      return { cluster, outcome: "forgotten" };
+    }
+    const entry: Reconciliation = { revision: opts.revision, time: opts.started.toISOString(), durationMs: u.durationMs, result: u.result, counts: u.counts, message: u.message, via: opts.via };
+    if (u.result === "invalid") entry.message += `; ${prev?.lastAppliedRevision ? `revision ${shortRevision(prev.lastAppliedRevision)} stays live` : "nothing applied"}`;
+    // As a full resync: a newer commit that changed nothing of the cluster is no new record (CI applying every merge
+    // would otherwise push every meaningful entry out of the history).
+    if (!worthWriting(prev, entry, false)) return { cluster, outcome: "unchanged" };
+    const actor = await opts.actor();
+    const status = record(prev, cluster, u.hostNamespace, { ...entry, by: actor.name, byFrom: actor.from });
+    if (opts.owner !== undefined) status.owner = opts.owner;
+    // vc apply never creates a host namespace only to hold the record of a run that applied nothing there.
+    if (!(await opts.store.write(status, { createNamespace: false }))) return { cluster, outcome: "nothing-live" };
+    return { cluster, outcome: "recorded" };
+  } catch (err) {
+    return { cluster, outcome: "failed", message: (err as Error).message };
+  }
+}

@@ -1,0 +1,80 @@
+// Where cluster status lives in a dir: target: `.vc-status/<cluster>.json`, older history in `.vc-status/history/<cluster>.json`.
+import { mkdir, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries, nextArchive } from "./archive.js";
+import { parseHistory, type ClusterStatus, type Reconciliation } from "./status.js";
+import { HISTORY_DIR, STATUS_DIR, stored, type StatusStore, type StatusStoreOptions } from "./status-store.js";
+
+export class DirStatusStore implements StatusStore {
+  readonly dir: string;
+  private readonly depth: number;
+  constructor(targetDir: string, opts: StatusStoreOptions = {}) {
+    this.dir = join(targetDir, STATUS_DIR);
+    this.depth = archiveDepth(opts.historyLimit ?? DEFAULT_HISTORY_LIMIT);
+  }
+
+  async read(cluster: string): Promise<ClusterStatus | undefined> {
+    try {
+      const parsed = JSON.parse(await readFile(join(this.dir, `${cluster}.json`), "utf8")) as ClusterStatus;
+      return { ...parsed, cluster: parsed.cluster ?? cluster, history: Array.isArray(parsed.history) ? parsed.history : [] };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw err;
+    }
+  }
+
+  async list(): Promise<ClusterStatus[]> {
+    let files: string[];
+    try {
+      files = await readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw err;
+    }
+    const out: ClusterStatus[] = [];
+    for (const f of files.filter((f) => f.endsWith(".json")).sort()) {
+      const s = await this.read(f.slice(0, -".json".length));
+      if (s) out.push(s);
+    }
+    return out;
+  }
+
+  /** Written to a temporary file and renamed, so a reader never sees half a status; older entries go to history/<cluster>.json first. */
+  async write(status: ClusterStatus): Promise<boolean> {
+    await mkdir(this.dir, { recursive: true });
+    if (status.spilled?.length && this.depth > 0) {
+      await mkdir(join(this.dir, HISTORY_DIR), { recursive: true });
+      const entries = nextArchive(await this.archived(status.cluster), status.spilled, this.depth);
+      await writeAtomically(this.historyFile(status.cluster), `${JSON.stringify(entries)}\n`);
+    }
+    await writeAtomically(join(this.dir, `${status.cluster}.json`), `${JSON.stringify(stored(status), null, 2)}\n`);
+    return true;
+  }
+
+  async remove(cluster: string): Promise<void> {
+    await rm(join(this.dir, `${cluster}.json`), { force: true });
+    await rm(this.historyFile(cluster), { force: true });
+  }
+
+  async history(status: ClusterStatus): Promise<Reconciliation[]> {
+    return mergeEntries(status.history, await this.archived(status.cluster));
+  }
+
+  private historyFile(cluster: string): string {
+    return join(this.dir, HISTORY_DIR, `${cluster}.json`);
+  }
+
+  private async archived(cluster: string): Promise<Reconciliation[]> {
+    try {
+      return parseHistory(await readFile(this.historyFile(cluster), "utf8")).entries;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw err;
+    }
+  }
+}
+
+async function writeAtomically(file: string, text: string): Promise<void> {
+  await writeFile(`${file}.tmp`, text);
+  await rename(`${file}.tmp`, file);
+}

@@ -1,0 +1,85 @@
+import { expect } from "chai";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { KubeClient } from "../../src/target/kube/client.js";
+import { kubeconfigIdentity, localIdentity, serviceAccountSubject, whoAmI } from "../../src/target/kube/identity.js";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+
+const FULL = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];
+const jwt = (claims: object) => ["{\"alg\":\"RS256\"}", JSON.stringify(claims), "signature"].map((p, i) => (i < 2 ? Buffer.from(p).toString("base64url") : p)).join(".");
+
+function kubeconfig(user: Record<string, unknown>, name = "me"): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "c", server: "https://127.0.0.1:1" }],
+    users: [{ name, ...user }],
+    contexts: [{ name: "x", cluster: "c", user: name }],
+    currentContext: "x",
+  });
+  return kc;
+}
+
+describe("who vc acts as on a host", () => {
+  let server: KubeServer | undefined;
+  let tmp: string;
+  beforeEach(() => (tmp = mkdtempSync(join(tmpdir(), "vc-identity-"))));
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("asks the server (SelfSubjectReview) where its discovery lists one", async () => {
+    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }] });
+    const client = KubeClient.open({ kubeconfig: server.writeKubeconfig({ token: "t-alice" }), context: "test" });
+    try {
+      expect(await whoAmI(client)).to.deep.equal({ name: "alice", from: "SelfSubjectReview" });
+      expect(server.countRequests({ method: "POST", resource: "selfsubjectreviews" })).to.equal(1);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("falls back on the kubeconfig where the server serves no SelfSubjectReview (before 1.27), without sending one", async () => {
+    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], unservedGroups: ["authentication.k8s.io"] });
+    const client = KubeClient.open({ kubeconfig: server.writeKubeconfig({ token: "t-alice" }), context: "test" });
+    try {
+      // A static token carries no name: the user entry's name is what there is.
+      expect(await whoAmI(client)).to.deep.equal({ name: "user-t-alice", from: "kubeconfig user" });
+      expect(server.countRequests({ method: "POST" })).to.equal(0);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("reads a client certificate's CN, from inline data or a file", () => {
+    const key = join(tmp, "k.pem");
+    const crt = join(tmp, "c.pem");
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt, "-days", "1", "-subj", "/O=devs/CN=carol"], { stdio: "pipe" });
+    expect(kubeconfigIdentity(kubeconfig({ certData: readFileSync(crt).toString("base64"), keyData: readFileSync(key).toString("base64") }))).to.deep.equal({ name: "carol", from: "client certificate" });
+    expect(kubeconfigIdentity(kubeconfig({ certFile: crt, keyFile: key }))).to.deep.equal({ name: "carol", from: "client certificate" });
+  });
+
+  it("reads a ServiceAccount token's subject (inline, or the in-cluster token file), and nothing from other tokens", () => {
+    const sa = jwt({ iss: "https://kubernetes.default.svc", sub: "system:serviceaccount:ci:deployer" });
+    expect(kubeconfigIdentity(kubeconfig({ token: sa }))).to.deep.equal({ name: "system:serviceaccount:ci:deployer", from: "token subject" });
+    const file = join(tmp, "token");
+    writeFileSync(file, `${sa}\n`);
+    expect(kubeconfigIdentity(kubeconfig({ authProvider: { name: "tokenFile", config: { tokenFile: file } } }, "inClusterUser"))).to.deep.equal({ name: "system:serviceaccount:ci:deployer", from: "token subject" });
+    // An OIDC token's subject is no Kubernetes user name, and a static token has none.
+    expect(kubeconfigIdentity(kubeconfig({ token: jwt({ sub: "248289761001" }) }, "dana"))).to.deep.equal({ name: "dana", from: "kubeconfig user" });
+    expect(kubeconfigIdentity(kubeconfig({ token: "0123abcd" }, "erin"))).to.deep.equal({ name: "erin", from: "kubeconfig user" });
+    expect(serviceAccountSubject("not.a.jwt")).to.equal(undefined);
+  });
+
+  it("names the impersonated user (as:) first: the server acts as that user", () => {
+    expect(kubeconfigIdentity(kubeconfig({ token: "x", impersonateUser: "frank" }))).to.deep.equal({ name: "frank", from: "impersonation" });
+  });
+
+  it("names the local account for a target without a server", () => {
+    expect(localIdentity()).to.deep.equal({ name: userInfo().username, from: "local user" });
+  });
+});
