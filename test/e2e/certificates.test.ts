@@ -58,7 +58,8 @@ describe("e2e: cert-manager Certificates", function () {
     const notReady = await doctor();
     expect(notReady.code, notReady.stdout + notReady.stderr).to.equal(1);
     expect(notReady.stdout).to.include(`ERROR [certificate-not-ready] Gateway ${NS}/${GATEWAY}: the Certificate ${NS}/${CERT} that issues tls.credentialName ${CERT} (port 443) is not Ready: Ready is False (Pending): Issuing certificate as Secret does not exist`);
-    expect(notReady.stdout).to.include("fix: verify the secret named in tls.credentialName (bookinfo-cert-x-bookinfo-x-bookinfo) exists; enable integrations.certManager; recreate the gateway after the certificate is ready");
+    expect(notReady.stdout).to.include("fix: verify the secret named in `tls.credentialName` exists; enable `integrations.certManager`; recreate the gateway after the certificate is ready; ");
+    expect(notReady.stdout).to.include(`kubectl -n ${NS} describe certificate ${CERT} shows why cert-manager has not issued it`);
 
     await setReady("True", "Ready", "Certificate is up to date and has not expired");
     const ready = await doctor();
