@@ -11,7 +11,8 @@ import { fromData } from "../reconciler/status.js";
 import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
 import type { Host } from "./host.js";
 import { HostError } from "./host.js";
-import { METRICS_API_SERVICE, P } from "./paths.js";
+import { P } from "./paths.js";
+import { hostMetricsApiService } from "./doctor/metrics.js";
 import { maskValues, valuesCredentials } from "../model/secrets.js";
 import { credentialsOfObject, sanitize, Scrubber } from "./redact.js";
 import { gatherSnapshot } from "./doctor/gather.js";
@@ -89,7 +90,7 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
   const services = await safe("services", () => host.list(P.services(ns)), []);
   files.set("services.yaml", yaml(services.map(sanitize)));
   files.set("pvcs.yaml", yaml(snapshot.pvcs.map(sanitize)));
-  files.set("metrics-apiservice.yaml", snapshot.metricsApiService ? yaml(sanitize(snapshot.metricsApiService)) : `# APIService ${METRICS_API_SERVICE} is absent\n`);
+  files.set("metrics-apiservice.yaml", snapshot.metricsApiService ? yaml(sanitize(snapshot.metricsApiService)) : `# APIService ${hostMetricsApiService(snapshot)} is absent\n`);
   files.set("config.yaml", o.values ? yaml(maskValues(o.values)) : `# effective values unknown: ${o.valuesNote ?? "no repository folder"}\n`);
 
   const cm = await safe("status", () => host.get<KubeObject>(P.configMaps(ns, STATUS_CONFIGMAP)), undefined);

@@ -8,7 +8,8 @@ import { actorOf, appliedBy, fromData, type Reconciliation } from "../reconciler
 import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
 import type { Host } from "./host.js";
 import { isForbidden } from "./visible.js";
-import { METRICS_API_SERVICE, P } from "./paths.js";
+import { P } from "./paths.js";
+import { METRICS_GROUP, METRICS_VERSION } from "../kube/resources.js";
 import { maskValues } from "../model/secrets.js";
 import { controlPlaneState, type ControlPlaneInfo } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
@@ -66,6 +67,8 @@ export function apiServiceState(svc: KubeObject | undefined): string {
 
 export async function describeCluster(host: Host, o: { cluster: string; namespace: string; values?: Values; valuesNote?: string }): Promise<Description> {
   const ns = o.namespace;
+  // The host's APIService of the metrics group the integration reads (configured; the default when values are unknown).
+  const metricsService = `${METRICS_VERSION}.${o.values?.integrations.metricsServer.proxy.hostApiGroup ?? METRICS_GROUP}`;
   const owned = { labelSelector: `${LABELS.managedBy}=${o.cluster}` };
   const notVisible: string[] = [];
   // What the user may not read (403) is listed as not visible; the rest of the description still stands.
@@ -81,7 +84,7 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
     read(`pods in ${ns}`, host.get(P.pods(ns, restorePodName(o.cluster))), undefined),
     read(`configmaps in ${ns}`, host.get(P.configMaps(ns, STATUS_CONFIGMAP)), undefined),
     read(`deployments in ${ns}`, host.list(P.deployments(ns), owned), []),
-    read("apiservices (cluster scope)", host.get(P.apiService(METRICS_API_SERVICE)), undefined),
+    read("apiservices (cluster scope)", host.get(P.apiService(metricsService)), undefined),
     ...MESH_KINDS.map((k) => read(`${k.toLowerCase()}s in ${ns}`, host.list(P.mesh(k, ns), owned), [])),
   ]);
   const status = fromData(statusCm?.data as Record<string, string> | undefined, o.cluster, ns);
@@ -116,7 +119,7 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
       history: (status?.history ?? []).map((h) => ({ revision: h.revision, time: h.time, result: h.result, by: actorOf(h) })),
     },
     mesh: meshObjects,
-    metricsApi: { service: METRICS_API_SERVICE, state: apiServiceState(apiService) },
+    metricsApi: { service: metricsService, state: apiServiceState(apiService) },
     config: o.values ? maskValues(o.values) : undefined,
     configNote: o.values ? undefined : o.valuesNote,
     notVisible: [...new Set(notVisible)].sort(),

@@ -6,7 +6,9 @@ import { load } from "js-yaml";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { tempDir, vc } from "./helpers.js";
 import type { ListRow } from "../../src/ops/list.js";
-import type { Description } from "../../src/ops/describe.js";
+import { describeCluster, type Description } from "../../src/ops/describe.js";
+import { openHost } from "../../src/ops/host.js";
+import { effectiveValues } from "../../src/validate/values.js";
 
 const EXAMPLES = resolve(import.meta.dirname, "../../clusters");
 const DB_PASSWORD = "s3cr3t-db-pw";
@@ -98,5 +100,17 @@ describe("ops: vc list and vc describe", function () {
     expect(d.config).to.be.an("object");
     const text = await vc(["describe", "team-a", "--repo", repo, ...kc]);
     expect(text.stdout).to.contain("Control plane:   restoring").and.contain("VirtualService reviews-x-default-x-team-a <- default/reviews").and.contain("Metrics API:     v1beta1.metrics.orch.io unavailable (MissingEndpoints)");
+  });
+
+  it("describe reads the APIService of the host metrics group the cluster is configured with", async () => {
+    server.put({ apiVersion: "apiregistration.k8s.io/v1", kind: "APIService", metadata: { name: "v1beta1.metrics.k8s.io" }, spec: { group: "metrics.k8s.io", version: "v1beta1" }, status: { conditions: [{ type: "Available", status: "True" }] } });
+    const values = effectiveValues({ integrations: { metricsServer: { enabled: true, proxy: { hostApiGroup: "metrics.k8s.io" } } } });
+    const host = openHost({ kubeconfig: server.kubeconfigPath });
+    try {
+      const d = await describeCluster(host, { cluster: "team-a", namespace: "vc-team-a", values });
+      expect(d.metricsApi).to.deep.equal({ service: "v1beta1.metrics.k8s.io", state: "available" });
+    } finally {
+      host.close();
+    }
   });
 });
