@@ -40,7 +40,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   // Read before any command runs: every client the command opens gets the budget.
   program.hook("preAction", async (root) => {
     const timeoutMs = parseRequestTimeout(String(root.opts().requestTimeout));
-    const { DEFAULT_BUDGET, setRequestBudget } = await import("../target/kube/client.js");
+    const { DEFAULT_BUDGET, setRequestBudget } = await import("../target/kube/budget.js");
     setRequestBudget({ ...DEFAULT_BUDGET, timeoutMs });
   });
   const invoked = argv.find((a, i) => !a.startsWith("-") && argv[i - 1] !== "--request-timeout");

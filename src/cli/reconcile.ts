@@ -15,7 +15,7 @@ import { fleetLocation } from "../git/origin.js";
 import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
 import { TargetSpecError } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
-import { setRequestBudget } from "../target/kube/client.js";
+import { setRequestBudget } from "../target/kube/budget.js";
 import { action, EXIT, formatData, parseDuration, parseOutputFormat, UserError } from "./common.js";
 import { HISTORY_LIMIT_OPTION, parseHistoryLimit } from "./apply.js";
 

@@ -9,6 +9,9 @@ import { FIELD_MANAGER } from "../../translate/keys.js";
 import { hostContextOf, missingKubeconfig } from "../../kube/kubeconfig-file.js";
 import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
 import { UserError } from "../../errors.js";
+import { requestBudget, type RequestBudget } from "./budget.js";
+
+export { DEFAULT_BUDGET, setRequestBudget, type RequestBudget } from "./budget.js";
 
 /** An answer of the API server other than 2xx (after retries), with the server's Status message. */
 export class KubeApiError extends Error {
@@ -48,30 +51,6 @@ export interface ListOptions {
 export interface ClientStats {
   requests: number;
   retries: number;
-}
-
-/**
- * How long a command waits for the API server. One budget covers a request and all its retries: a server that
- * accepts connections but never answers (stopped, overloaded) fails the request when it runs out.
- */
-export interface RequestBudget {
-  /** Longest wait for one request, retries included; 0 waits without end (kubectl's `--request-timeout`). */
-  timeoutMs: number;
-  /** Retry a refused connection: yes for the reconciler (a server restarts), no for a person waiting at a prompt. */
-  retryRefused: boolean;
-}
-
-/** The default budget: 30 s per request (as kubectl's flag), refused connections fail at once. */
-export const DEFAULT_BUDGET: RequestBudget = { timeoutMs: 30_000, retryRefused: false };
-let processBudget: RequestBudget = { ...DEFAULT_BUDGET };
-
-/** Sets the budget of every client this process opens from now on (the global `--request-timeout`; the reconciler's retries). */
-export function setRequestBudget(budget: Partial<RequestBudget>): void {
-  processBudget = { ...processBudget, ...budget };
-}
-
-export function requestBudget(): RequestBudget {
-  return { ...processBudget };
 }
 
 /** The request timed out or ran out of its budget: names the server and how to change the wait. */
@@ -136,7 +115,7 @@ export class KubeClient {
     if (!cluster) throw new Error("kubeconfig has no current cluster");
     this.server = cluster.server.replace(/\/+$/, "");
     this.policy = { ...DEFAULT_RETRY, ...opts.retry };
-    this.budget = { ...processBudget, ...opts.budget };
+    this.budget = { ...requestBudget(), ...opts.budget };
   }
 
   static open(opts: OpenClientOptions = {}): KubeClient {
