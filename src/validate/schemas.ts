@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { Ajv2020, type Options, type ValidateFunction } from "ajv/dist/2020.js";
+import type { Ajv2020, Options, ValidateFunction } from "ajv/dist/2020.js";
 
 /** The schemas folder shipped with vc. */
 export const SCHEMAS_DIR = new URL("../../schemas/", import.meta.url);
@@ -68,6 +68,12 @@ export function compiledFileName(name: SchemaName, mode: ValidatorMode): string 
 
 const ajvs: Partial<Record<ValidatorMode, Ajv2020>> = {};
 
+/** ajv's compiler, loaded only when a validator must be compiled (about 100 modules a precompiled run never needs). */
+function compilerFor(mode: ValidatorMode): Ajv2020 {
+  const { Ajv2020: Compiler } = createRequire(import.meta.url)("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+  return (ajvs[mode] ??= new Compiler(ajvOptions(mode)));
+}
+
 /** The precompiled validator when it exists and matches the schema in use; undefined otherwise (compile then). */
 export function precompiled(name: SchemaName, mode: ValidatorMode, dir: URL): ValidateFunction | undefined {
   const file = new URL(compiledFileName(name, mode), dir);
@@ -84,7 +90,7 @@ export function precompiled(name: SchemaName, mode: ValidatorMode, dir: URL): Va
 export function validatorIn(name: SchemaName, mode: ValidatorMode, compiledDir: URL = COMPILED_SCHEMAS_DIR): ValidateFunction {
   let fn = validators[mode].get(name);
   if (!fn) {
-    fn = precompiled(name, mode, compiledDir) ?? (ajvs[mode] ??= new Ajv2020(ajvOptions(mode))).compile(schemaDoc(name));
+    fn = precompiled(name, mode, compiledDir) ?? compilerFor(mode).compile(schemaDoc(name));
     validators[mode].set(name, fn);
   }
   return fn;
