@@ -1,5 +1,5 @@
 // One cluster folder from the cache when its content is known, else validated (and stored), then held to the fleet policy; a failure stays that folder's own.
-import { CLUSTERS_DIR, listClusterFiles } from "../repo/layout.js";
+import { CLUSTERS_DIR, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
 import { readRepoFile, type ReadResult } from "../repo/read.js";
 import { clusterKey, type Detail, type ValidationCache } from "./cache.js";
 import { validateCluster, type ClusterResult } from "./cluster.js";
@@ -8,11 +8,12 @@ import { enforcePolicy, type LoadedPolicy } from "./policy.js";
 
 /**
  * `policy`: the loaded fleet policy, when the repository has one. The cache holds results before the policy
- * (its key is the folder's content only); the policy is applied to every result, cached or not.
+ * (its key is the folder's content only); the policy is applied to every result, cached or not. `listed`: the
+ * folder's files when the caller listed them already (the pool does, to hand out the largest folders first).
  */
-export function validateFolder(realRoot: string, name: string, cache: ValidationCache | undefined, detail: Detail, policy?: LoadedPolicy): ClusterResult {
+export function validateFolder(realRoot: string, name: string, cache: ValidationCache | undefined, detail: Detail, policy?: LoadedPolicy, listed?: ClusterFiles): ClusterResult {
   try {
-    const files = listClusterFiles(realRoot, name);
+    const files = listed ?? listClusterFiles(realRoot, name);
     const held = (r: ClusterResult): ClusterResult => {
       if (policy) enforcePolicy(realRoot, r, policy);
       return trim(r, detail);

@@ -1,33 +1,36 @@
-// The worker thread of the validation pool: validates the cluster folders it is sent and posts the results back.
+// The worker thread of the validation pool: claims cluster folders from the shared counter, validates them and posts each result back.
 import { parentPort } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
 import { validateFolder } from "./folder.js";
 import type { ClusterResult } from "./cluster.js";
+import type { ClusterFiles } from "../repo/layout.js";
 import type { LoadedPolicy } from "./policy.js";
 
 export interface WorkRequest {
-  /** Echoed in the answer: several requests may be in flight, and an answer may overtake an earlier one. */
-  id: number;
   realRoot: string;
-  names: string[];
+  /** Every folder of the run, in the order they are claimed (largest first), with the files the pool listed (absent where listing failed). */
+  folders: Array<{ name: string; files?: ClusterFiles }>;
+  /** One Int32 shared by every thread of the run: the index of the next folder to claim (Atomics.add). */
+  claims: SharedArrayBuffer;
   cacheDir?: string;
   detail: Detail;
   /** The repository's fleet policy, when it has one. */
   policy?: LoadedPolicy;
 }
 
-export interface WorkAnswer {
-  id: number;
-  results: ClusterResult[];
-}
-
-const caches = new Map<string, DirCache>();
+/** A folder's result (by its index in `folders`), or the end of this worker's share once its cache entries are written. */
+export type WorkMessage = { index: number; result: ClusterResult } | { done: true };
 
 parentPort?.on("message", async (req: WorkRequest) => {
-  const cache = req.cacheDir === undefined ? undefined : (caches.get(req.cacheDir) ?? caches.set(req.cacheDir, new DirCache(req.cacheDir)).get(req.cacheDir));
-  const results = req.names.map((name) => validateFolder(req.realRoot, name, cache, req.detail, req.policy));
+  const claims = new Int32Array(req.claims);
+  const cache = req.cacheDir === undefined ? undefined : new DirCache(req.cacheDir);
+  for (let i = Atomics.add(claims, 0, 1); i < req.folders.length; i = Atomics.add(claims, 0, 1)) {
+    const f = req.folders[i]!;
+    const result = validateFolder(req.realRoot, f.name, cache, req.detail, req.policy, f.files);
+    parentPort!.postMessage({ index: i, result } satisfies WorkMessage);
+  }
   await cache?.flush(); // the entries are on disk before the caller hears back (and may exit)
-  parentPort!.postMessage({ id: req.id, results } satisfies WorkAnswer);
+  parentPort!.postMessage({ done: true } satisfies WorkMessage);
 });
 // Loaded: the pool hands out work only now, so that folders are never held by a worker still starting.
 parentPort?.postMessage("ready");

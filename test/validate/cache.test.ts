@@ -1,13 +1,13 @@
 // The validation cache and the worker pool give exactly the results of a plain run; a change re-validates only its cluster.
 import { expect } from "chai";
-import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateFleet } from "../../bench/fleet.js";
 import { runValidate, type Output } from "../../src/cli/validate.js";
 import { CACHE_MAX_AGE_MS, pruneCache } from "../../src/validate/cache.js";
 import { loadAndValidate } from "../../src/validate/index.js";
-import { batchSize, MIN_CLUSTERS_FOR_WORKERS, validateInWorkers } from "../../src/validate/pool.js";
+import { largestFirst, MIN_CLUSTERS_FOR_WORKERS, validateInWorkers } from "../../src/validate/pool.js";
 import { cleanupRepos, makeRepo, MESH_ON, VS } from "./fixture.js";
 
 /** A small repository with errors and warnings of several kinds, and two clusters sharing a namespace. */
@@ -113,17 +113,16 @@ describe("validate: cache and worker pool", function () {
     expect(summary.results.every((c) => c.spec === undefined && c.values === undefined)).to.equal(true);
   });
 
-  it("hands out batches that shrink as the work runs out, so that threads finish together", () => {
-    const taken: number[] = [];
-    for (let left = 1000; left > 0; ) {
-      const n = batchSize(left, 2);
-      taken.push(n);
-      left -= n;
+  it("hands out the largest folders first", () => {
+    const dir = tempDir();
+    for (const [name, bytes] of [["small", 10], ["large", 5000], ["middle", 300]] as const) {
+      mkdirSync(join(dir, "clusters", name, "mesh"), { recursive: true });
+      writeFileSync(join(dir, "clusters", name, "values.yaml"), "# values\n");
+      writeFileSync(join(dir, "clusters", name, "mesh", "a.yaml"), `# ${"x".repeat(bytes)}\n`);
     }
-    expect(taken[0]).to.equal(8);
-    expect(taken.at(-1)).to.equal(1);
-    expect(taken.slice(-8).every((n) => n === 1)).to.equal(true);
-    for (let i = 1; i < taken.length; i++) expect(taken[i]).to.be.at.most(taken[i - 1]!);
+    const order = largestFirst(dir, ["small", "large", "middle"]);
+    expect(order.map((f) => f.name)).to.deep.equal(["large", "middle", "small"]);
+    expect(order.every((f) => f.files !== undefined)).to.equal(true);
   });
 
   it("vc validate --cache-dir prints the same report cold and warm", async () => {
