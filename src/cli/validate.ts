@@ -30,7 +30,7 @@ export function register(program: Command): void {
     .addOption(new Option("--format <format>", "output format").choices(["text", "json", "github"]).default("text"))
     .addOption(new Option("--cluster <name>", "validate only this cluster (repeatable)").argParser((v: string, acc: string[]) => [...acc, v]).default([], "every cluster"))
     .option("--cache-dir <dir>", "keep validated cluster folders in DIR by content hash (and vc version): a later run re-reads only folders whose files changed")
-    .addOption(new Option("--jobs <n>", "threads to validate on (repositories of 16 clusters or more; the others use one)").argParser(positiveInt).default(undefined, "every core"))
+    .addOption(new Option("--jobs <n>", "threads to validate on (runs of 6,000 files or more; the others use one)").argParser(positiveInt).default(undefined, "every core"))
     .addHelpText("after", "\nExit status: 0 valid (warnings allowed), 1 invalid or an unknown --cluster, 2 usage or runtime failure.")
     .action(
       action(async (path: string | undefined, opts: ValidateCommandOptions) => {

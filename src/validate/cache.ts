@@ -59,6 +59,8 @@ export function clusterKey(files: ClusterFiles, reads: ReadonlyMap<string, ReadR
  * (diagnostics, settings: all `vc validate` reads), then the spec and values (what the reconciler needs).
  */
 export class DirCache implements ValidationCache {
+  /** Lookups that found no usable entry (the folder is validated anew). */
+  misses = 0;
   private made = false;
   private pending: Array<Promise<void>> = [];
 
@@ -78,6 +80,7 @@ export class DirCache implements ValidationCache {
       if (full.values !== undefined) summary.values = full.values;
       return summary;
     } catch {
+      this.misses++;
       return undefined; // absent or unreadable: validate again
     }
   }

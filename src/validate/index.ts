@@ -2,13 +2,12 @@
 import { maskUrlCredentials } from "../model/secrets.js";
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterSpec } from "../model/cluster.js";
-import { CLUSTERS_DIR, listClusterFiles, listClusterFolders } from "../repo/layout.js";
+import { CLUSTERS_DIR, listClusterFolders } from "../repo/layout.js";
 import { safeRealpath } from "../repo/read.js";
 import { fileDiagnostic } from "./finding.js";
 import { namespaceDiagnostic, type ClusterResult } from "./cluster.js";
-import { DirCache, pruneCache, type Detail } from "./cache.js";
-import { validateFolder } from "./folder.js";
-import { defaultJobs, useWorkers, validateInWorkers } from "./pool.js";
+import { pruneCache, type Detail } from "./cache.js";
+import { defaultJobs, validateFolders } from "./pool.js";
 import { loadPolicy } from "./policy.js";
 
 export type { ClusterResult } from "./cluster.js";
@@ -59,19 +58,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   diagnostics.push(...loadedPolicy.diagnostics);
   const policy = loadedPolicy.broken || loadedPolicy.policy ? loadedPolicy : undefined;
   const jobs = Math.max(1, opts.jobs ?? defaultJobs());
-  let clusters: ClusterResult[];
-  if (useWorkers(names.length, jobs)) {
-    clusters = (await validateInWorkers(realRoot, names, { jobs, detail, cacheDir: opts.cacheDir, policy })).results;
-  } else {
-    clusters = [];
-    const cache = opts.cacheDir === undefined ? undefined : new DirCache(opts.cacheDir);
-    for (let i = 0; i < names.length; i++) {
-      clusters.push(validateFolder(realRoot, names[i]!, cache, detail, policy));
-      // Let timers and sockets run between clusters when a service (the reconciler) validates a large fleet.
-      if (i % 50 === 49) await new Promise((r) => setImmediate(r));
-    }
-    await cache?.flush();
-  }
+  const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir: opts.cacheDir, policy })).results;
   if (opts.cacheDir !== undefined) pruneCache(opts.cacheDir);
   crossClusterRules(realRoot, clusters);
   for (const c of clusters) diagnostics.push(...c.diagnostics);

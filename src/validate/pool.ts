@@ -1,4 +1,4 @@
-// Validates many cluster folders on every core: the calling thread and worker threads (one per further core) claim them one by one, largest first.
+// Validates the cluster folders of a run: on this thread, and for large runs also on worker threads (one per further core) that claim folders one by one, largest first.
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -11,46 +11,49 @@ import type { LoadedPolicy } from "./policy.js";
 import type { WorkMessage, WorkRequest } from "./worker.js";
 
 /**
- * Below this many cluster folders the work stays on the calling thread (a reconciler pass over a few changed
- * clusters, the example repository). Above it workers are started, but they never hold the work up: this thread
- * starts validating at once, and a worker that is not ready when the work runs out is stopped unused.
+ * Files a run must have before workers are started. A worker is a second V8 isolate: it loads vc (about 0.1 s) and
+ * runs js-yaml cold, interpreted until its own JIT has warmed up, which costs several tenths of a second of CPU
+ * that this thread has already paid. On the 2-vCPU development machine a second thread won on the generated fleet of
+ * 13,000 files (1,000 folders) and lost on the public corpus of 3,575 files (171 folders of larger files) and on
+ * fleets of 400 folders (5,200 files): see docs/yaml-loading.md.
  */
-export const MIN_CLUSTERS_FOR_WORKERS = 16;
+export const MIN_FILES_FOR_WORKERS = 6000;
+/** With a cache, workers start only once this thread has met this many folders the cache did not know: a warm run needs none. */
+export const MISSES_BEFORE_WORKERS = 8;
 
 /** Threads to use by default: every core the process may use (an affinity mask such as `taskset -c 0` counts). */
 export function defaultJobs(): number {
   return availableParallelism();
 }
 
-/** Whether `count` folders with `jobs` threads go to workers. */
-export function useWorkers(count: number, jobs: number): boolean {
-  return jobs > 1 && count >= MIN_CLUSTERS_FOR_WORKERS;
-}
-
-/** A folder to validate: its listing (undefined when listing failed: validateFolder reports it) and its bytes. */
+/** A folder to validate: its listing (undefined when listing failed: validateFolder reports it) and its bytes (0 until sized). */
 export interface Folder {
   name: string;
   files?: ClusterFiles;
   bytes: number;
 }
 
+function listed(realRoot: string, name: string): Folder {
+  try {
+    return { name, files: listClusterFiles(realRoot, name), bytes: 0 };
+  } catch {
+    return { name, bytes: 0 };
+  }
+}
+
+const fileCount = (f: Folder): number => (f.files ? f.files.values.length + (f.files.clusterFile ? 1 : 0) + f.files.mesh.length + f.files.certificates.length : 0);
+
 /**
  * The folders, largest first: a thread that took a large folder last would hold up the end (one cluster of large
- * manifests can be a fifth of a fleet's bytes). Listing them here saves the listing each would otherwise do.
+ * manifests can be a fifth of a fleet's bytes).
  */
-export function largestFirst(realRoot: string, names: readonly string[]): Folder[] {
-  const folders = names.map((name): Folder => {
-    try {
-      const files = listClusterFiles(realRoot, name);
-      let bytes = 0;
-      for (const rel of [...files.values, ...(files.clusterFile ? [files.clusterFile] : []), ...files.mesh, ...files.certificates]) {
-        bytes += statSync(join(realRoot, rel), { throwIfNoEntry: false })?.size ?? 0;
-      }
-      return { name, files, bytes };
-    } catch {
-      return { name, bytes: 0 };
+export function largestFirst(realRoot: string, folders: Folder[]): Folder[] {
+  for (const f of folders) {
+    if (!f.files) continue;
+    for (const rel of [...f.files.values, ...(f.files.clusterFile ? [f.files.clusterFile] : []), ...f.files.mesh, ...f.files.certificates]) {
+      f.bytes += statSync(join(realRoot, rel), { throwIfNoEntry: false })?.size ?? 0;
     }
-  });
+  }
   return folders.sort((a, b) => b.bytes - a.bytes || (a.name < b.name ? -1 : 1));
 }
 
@@ -60,8 +63,14 @@ export interface PoolOptions {
   detail: Detail;
   cacheDir?: string;
   policy?: LoadedPolicy;
-  /** This thread claims no folder before every worker is ready (or failed): tests that must see the workers' share. */
-  waitForWorkers?: boolean;
+  /**
+   * `auto`: workers for runs of MIN_FILES_FOR_WORKERS files or more (with a cache, once MISSES_BEFORE_WORKERS folders
+   * missed it); `always`: workers from the start, and this thread claims nothing before they are ready (tests that
+   * must see the workers' share).
+   */
+  workers?: "auto" | "always";
+  /** The file count from which `auto` uses workers (default MIN_FILES_FOR_WORKERS). */
+  minFiles?: number;
 }
 
 export interface PoolResult {
@@ -69,88 +78,111 @@ export interface PoolResult {
   results: ClusterResult[];
   /** Folders validated by worker threads (the rest by this one). */
   byWorkers: number;
+  /** Worker threads started. */
+  workers: number;
 }
 
 /**
- * Validates `names` on this thread and `jobs - 1` workers. Every thread claims the next folder (largest first) from one
- * shared counter, so a worker never waits for this thread to hand it work, and the last folders, the smallest, end
- * together. Folders a failed worker claimed but did not answer are validated here.
+ * Validates the folders `names`. With workers, every thread claims the next folder from one shared counter, so a
+ * worker never waits for this thread to hand it work, and the last folders, the smallest, end together; folders a
+ * failed worker claimed but did not answer are validated here.
  */
-export async function validateInWorkers(realRoot: string, names: string[], opts: PoolOptions): Promise<PoolResult> {
-  const { jobs, detail, cacheDir, policy } = opts;
-  // Workers first: they load while this thread lists the folders.
-  const url = new URL("../../bin/validate-worker.js", import.meta.url);
-  const workers = Array.from({ length: Math.min(jobs - 1, names.length - 1) }, () => new Worker(url));
-  const queue = largestFirst(realRoot, names);
+export async function validateFolders(realRoot: string, names: readonly string[], opts: PoolOptions): Promise<PoolResult> {
+  const { detail, cacheDir, policy } = opts;
+  const always = opts.workers === "always";
+  const threads = Math.min(opts.jobs, names.length);
+  let queue = names.map((n) => listed(realRoot, n));
+  const parallel = threads > 1 && (always || queue.reduce((n, f) => n + fileCount(f), 0) >= (opts.minFiles ?? MIN_FILES_FOR_WORKERS));
+  if (parallel) queue = largestFirst(realRoot, queue);
+
   const claims = new Int32Array(new SharedArrayBuffer(4));
   const claim = (): number => Atomics.add(claims, 0, 1);
   const results: Array<ClusterResult | undefined> = new Array(queue.length);
-  let byWorkers = 0;
-  let hereDone!: () => void;
-  const allClaimed = new Promise<"done">((resolve) => (hereDone = () => resolve("done")));
-  const readiness: Promise<boolean>[] = [];
-  const validate = (i: number, cache: DirCache | undefined): void => {
+  const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
+  const validate = (i: number): void => {
     const f = queue[i]!;
     results[i] = validateFolder(realRoot, f.name, cache, detail, policy, f.files);
   };
+  const pool = new Workers(realRoot, queue, claims, results, { cacheDir, detail, policy });
+  if (parallel && (always || cache === undefined)) pool.start(threads - 1);
+  if (always) await pool.ready();
 
-  const folders = queue.map((f) => ({ name: f.name, files: f.files }));
-  // Each worker is kept referenced: while this thread waits for its answers, the worker is what keeps the process alive.
-  const run = async (worker: Worker): Promise<void> => {
-    const ready = readyOf(worker);
-    readiness.push(ready);
-    worker.on("error", () => undefined); // what it claimed is validated here; never an uncaught error
-    let answered = false;
-    const finished = new Promise<void>((resolve) => {
-      const finish = (): void => {
-        worker.off("message", onMessage);
-        worker.off("error", finish);
-        worker.off("exit", finish);
-        resolve();
-      };
-      const onMessage = (m: WorkMessage | "ready"): void => {
-        if (m === "ready") return;
-        if ("done" in m) return finish();
-        answered = true;
-        results[m.index] = m.result;
-        byWorkers++;
-      };
-      worker.on("message", onMessage);
-      worker.on("error", finish); // a failed worker claims nothing more
-      worker.on("exit", finish);
-    });
-    // Sent at once: the worker starts claiming as soon as it has loaded, without waiting for this (busy) thread.
-    worker.postMessage({ realRoot, folders, claims: claims.buffer as SharedArrayBuffer, cacheDir, detail, policy } satisfies WorkRequest);
-    try {
-      // Work that ran out before the worker was ready is not waited for: the worker is stopped (what it may have
-      // claimed meanwhile is validated here).
-      if ((await Promise.race([ready, allClaimed])) !== true && !answered) return;
-      await finished;
-    } finally {
-      await worker.terminate();
-    }
-  };
-  const here = async (): Promise<void> => {
-    if (opts.waitForWorkers) await Promise.all(readiness);
-    const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
-    for (let i = claim(); i < queue.length; i = claim()) {
-      validate(i, cache);
-      await new Promise((r) => setImmediate(r)); // let the workers' answers (and timers, sockets) in
-    }
-    hereDone();
-    await cache?.flush();
-  };
-  await Promise.all([...workers.map(run), here()]);
+  for (let i = claim(); i < queue.length; i = claim()) {
+    validate(i);
+    if (parallel && !pool.started && (cache?.misses ?? 0) >= MISSES_BEFORE_WORKERS) pool.start(threads - 1);
+    // Let the workers' answers in (and, for a service such as the reconciler, timers and sockets).
+    if (pool.started || i % 50 === 49) await new Promise((r) => setImmediate(r));
+  }
+  await pool.finish();
+  await cache?.flush();
 
   // What a failed worker claimed and never answered.
-  const missing = results.flatMap((r, i) => (r === undefined ? [i] : []));
-  if (missing.length > 0) {
-    const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
-    for (const i of missing) validate(i, cache);
-    await cache?.flush();
-  }
+  for (let i = 0; i < queue.length; i++) if (results[i] === undefined) validate(i);
+  await cache?.flush();
   const byName = new Map(queue.map((f, i) => [f.name, results[i]!]));
-  return { results: names.map((n) => byName.get(n)!), byWorkers };
+  return { results: names.map((n) => byName.get(n)!), byWorkers: pool.answered, workers: pool.count };
+}
+
+/** The worker threads of one run; each gets the whole queue and the shared counter, and claims from it once loaded. */
+class Workers {
+  started = false;
+  answered = 0;
+  count = 0;
+  private readonly running: Array<{ worker: Worker; ready: Promise<boolean>; done: Promise<void> }> = [];
+
+  constructor(
+    private readonly realRoot: string,
+    private readonly queue: readonly Folder[],
+    private readonly claims: Int32Array,
+    private readonly results: Array<ClusterResult | undefined>,
+    private readonly settings: Pick<WorkRequest, "cacheDir" | "detail" | "policy">,
+  ) {}
+
+  start(count: number): void {
+    this.started = true;
+    this.count = count;
+    const url = new URL("../../bin/validate-worker.js", import.meta.url);
+    const folders = this.queue.map((f) => ({ name: f.name, files: f.files }));
+    for (let k = 0; k < count; k++) {
+      // Kept referenced: while this thread waits for its answers, the worker is what keeps the process alive.
+      const worker = new Worker(url);
+      worker.on("error", () => undefined); // what it claimed is validated here; never an uncaught error
+      const ready = readyOf(worker);
+      const done = new Promise<void>((resolve) => {
+        const finish = (): void => {
+          worker.off("message", onMessage);
+          worker.off("error", finish);
+          worker.off("exit", finish);
+          resolve();
+        };
+        const onMessage = (m: WorkMessage | "ready"): void => {
+          if (m === "ready") return;
+          if ("done" in m) return finish();
+          this.results[m.index] = m.result;
+          this.answered++;
+        };
+        worker.on("message", onMessage);
+        worker.on("error", finish); // a failed worker claims nothing more
+        worker.on("exit", finish);
+      });
+      // Sent at once: the worker starts claiming as soon as it has loaded, without waiting for this (busy) thread.
+      worker.postMessage({ realRoot: this.realRoot, folders, claims: this.claims.buffer as SharedArrayBuffer, ...this.settings } satisfies WorkRequest);
+      this.running.push({ worker, ready, done });
+    }
+  }
+
+  /** Resolves once every worker has loaded (or failed to). */
+  async ready(): Promise<void> {
+    await Promise.all(this.running.map((w) => w.ready));
+  }
+
+  /**
+   * Waits until every worker has answered what it claimed and said it is done (one still loading when the work ran out
+   * claims nothing once loaded and says so at once).
+   */
+  async finish(): Promise<void> {
+    await Promise.all(this.running.map((w) => w.done.finally(() => w.worker.terminate())));
+  }
 }
 
 /** Whether the worker loaded (it says "ready"); false when it failed to start. */

@@ -7,7 +7,8 @@ import { generateFleet } from "../../bench/fleet.js";
 import { runValidate, type Output } from "../../src/cli/validate.js";
 import { CACHE_MAX_AGE_MS, pruneCache } from "../../src/validate/cache.js";
 import { loadAndValidate } from "../../src/validate/index.js";
-import { largestFirst, MIN_CLUSTERS_FOR_WORKERS, validateInWorkers } from "../../src/validate/pool.js";
+import { largestFirst, validateFolders } from "../../src/validate/pool.js";
+import { listClusterFiles } from "../../src/repo/layout.js";
 import { cleanupRepos, makeRepo, MESH_ON, VS } from "./fixture.js";
 
 /** A small repository with errors and warnings of several kinds, and two clusters sharing a namespace. */
@@ -96,9 +97,9 @@ describe("validate: cache and worker pool", function () {
     expect(readdirSync(cacheDir).sort()).to.deep.equal([kept!]);
   });
 
-  it("workers give the results of one thread, in order, for a fleet above the worker threshold", async () => {
+  it("workers give the results of one thread, in order", async () => {
     const dir = tempDir();
-    await generateFleet(dir, { clusters: MIN_CLUSTERS_FOR_WORKERS + 2, meshPerCluster: 1, style: "flow" });
+    await generateFleet(dir, { clusters: 18, meshPerCluster: 1, style: "flow" });
     writeFileSync(join(dir, "clusters", "payments-0008", "values.yaml"), "controlPlane: {unknownKey: 1}\n");
     const one = await loadAndValidate(dir, { jobs: 1 });
     const two = await loadAndValidate(dir, { jobs: 2 });
@@ -107,10 +108,24 @@ describe("validate: cache and worker pool", function () {
     expect(one.diagnostics.map((d) => `${d.file}:${d.line}:${d.col}`)).to.deep.equal(["clusters/payments-0008/values.yaml:1:16"]);
     // Summary results carry no spec; the direct pool call keeps the order of the names it was given.
     const names = one.clusters.map((c) => c.name).reverse();
-    const summary = await validateInWorkers(dir, names, { jobs: 2, detail: "summary", waitForWorkers: true });
+    const summary = await validateFolders(dir, names, { jobs: 2, detail: "summary", workers: "always" });
     expect(summary.byWorkers).to.be.greaterThan(0);
     expect(summary.results.map((c) => c.name)).to.deep.equal(names);
     expect(summary.results.every((c) => c.spec === undefined && c.values === undefined)).to.equal(true);
+  });
+
+  it("starts workers only for large runs, and with a cache only once folders miss it (a warm run starts none)", async () => {
+    const dir = tempDir();
+    await generateFleet(dir, { clusters: 30, meshPerCluster: 1, style: "flow" });
+    const names = readdirSync(join(dir, "clusters")).sort();
+    expect((await validateFolders(dir, names, { jobs: 2, detail: "summary" })).workers, "under MIN_FILES_FOR_WORKERS").to.equal(0);
+    expect((await validateFolders(dir, names, { jobs: 2, detail: "summary", minFiles: 1 })).workers, "no cache: at once").to.equal(1);
+    const cacheDir = join(tempDir(), "cache");
+    const cold = await validateFolders(dir, names, { jobs: 2, detail: "summary", cacheDir, minFiles: 1 });
+    expect(cold.workers, "a cold cache: once folders missed it").to.equal(1);
+    const warm = await validateFolders(dir, names, { jobs: 2, detail: "summary", cacheDir, minFiles: 1 });
+    expect(warm.workers, "every folder was in the cache").to.equal(0);
+    expect(warm.results).to.deep.equal(cold.results);
   });
 
   it("hands out the largest folders first", () => {
@@ -120,7 +135,7 @@ describe("validate: cache and worker pool", function () {
       writeFileSync(join(dir, "clusters", name, "values.yaml"), "# values\n");
       writeFileSync(join(dir, "clusters", name, "mesh", "a.yaml"), `# ${"x".repeat(bytes)}\n`);
     }
-    const order = largestFirst(dir, ["small", "large", "middle"]);
+    const order = largestFirst(dir, ["small", "large", "middle"].map((name) => ({ name, files: listClusterFiles(dir, name), bytes: 0 })));
     expect(order.map((f) => f.name)).to.deep.equal(["large", "middle", "small"]);
     expect(order.every((f) => f.files !== undefined)).to.equal(true);
   });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { runValidate, type Output } from "../../src/cli/validate.js";
 import { formatDiagnostic } from "../../src/model/diagnostic.js";
 import { loadAndValidate } from "../../src/validate/index.js";
-import { validateInWorkers } from "../../src/validate/pool.js";
+import { validateFolders } from "../../src/validate/pool.js";
 import { loadPolicy } from "../../src/validate/policy.js";
 import { hostAllowed, nameAllowed } from "../../src/validate/policy-rules.js";
 import { cleanupRepos, makeRepo, MESH_ON, VS } from "./fixture.js";
@@ -140,7 +140,7 @@ describe("validate: fleet policy (policy.yaml)", () => {
       // The same cluster many times over, so that the worker takes some: each copy is held to the policy there too.
       for (let i = 0; i < 40; i++) cpSync(join(root, "clusters", "a"), join(root, "clusters", `a${i}`), { recursive: true });
       const names = Array.from({ length: 40 }, (_, i) => `a${i}`);
-      const inWorkers = await validateInWorkers(root, names, { jobs: 2, detail: "summary", policy: loadPolicy(root), waitForWorkers: true });
+      const inWorkers = await validateFolders(root, names, { jobs: 2, detail: "summary", policy: loadPolicy(root), workers: "always" });
       expect(inWorkers.byWorkers).to.be.greaterThan(0);
       for (const r of inWorkers.results) {
         expect(r.valid).to.equal(false);
