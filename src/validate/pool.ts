@@ -91,9 +91,8 @@ export async function validateFolders(realRoot: string, names: readonly string[]
   const { detail, cacheDir, policy } = opts;
   const always = opts.workers === "always";
   const threads = Math.min(opts.jobs, names.length);
-  let queue = names.map((n) => listed(realRoot, n));
+  const queue = names.map((n) => listed(realRoot, n));
   const parallel = threads > 1 && (always || queue.reduce((n, f) => n + fileCount(f), 0) >= (opts.minFiles ?? MIN_FILES_FOR_WORKERS));
-  if (parallel) queue = largestFirst(realRoot, queue);
 
   const claims = new Int32Array(new SharedArrayBuffer(4));
   const claim = (): number => Atomics.add(claims, 0, 1);
@@ -104,12 +103,17 @@ export async function validateFolders(realRoot: string, names: readonly string[]
     results[i] = validateFolder(realRoot, f.name, cache, detail, policy, f.files);
   };
   const pool = new Workers(realRoot, queue, claims, results, { cacheDir, detail, policy });
-  if (parallel && (always || cache === undefined)) pool.start(threads - 1);
+  // The folders not claimed yet are sized and put largest first just before the workers start (never in a warm run).
+  const startWorkers = (from: number): void => {
+    queue.splice(from, queue.length - from, ...largestFirst(realRoot, queue.slice(from)));
+    pool.start(threads - 1);
+  };
+  if (parallel && (always || cache === undefined)) startWorkers(0);
   if (always) await pool.ready();
 
   for (let i = claim(); i < queue.length; i = claim()) {
     validate(i);
-    if (parallel && !pool.started && (cache?.misses ?? 0) >= MISSES_BEFORE_WORKERS) pool.start(threads - 1);
+    if (parallel && !pool.started && (cache?.misses ?? 0) >= MISSES_BEFORE_WORKERS) startWorkers(i + 1);
     // Let the workers' answers in (and, for a service such as the reconciler, timers and sockets).
     if (pool.started || i % 50 === 49) await new Promise((r) => setImmediate(r));
   }
