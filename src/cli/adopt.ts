@@ -3,8 +3,9 @@ import type { Command } from "commander";
 import { ownerProblem } from "../model/owner.js";
 import { useColour } from "../plan/format.js";
 import { recordOnTarget } from "../reconciler/apply-record.js";
+import { readRunTimeSuspension } from "../reconciler/run-suspension.js";
 import { applyFleet } from "../target/fleet.js";
-import { exitCode, HISTORY_LIMIT_OPTION, parseHistoryLimit, toJson, toText } from "./apply.js";
+import { exitCode, HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHistoryLimit, toJson, toText } from "./apply.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
 import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
@@ -12,6 +13,7 @@ interface AdoptFlags extends TargetFlags {
   from: string;
   dryRun?: boolean;
   allowMassPrune?: boolean;
+  ignoreSuspension?: boolean;
   output: string;
   historyLimit: string;
 }
@@ -30,6 +32,7 @@ export function register(program: Command): void {
     .requiredOption("--from <owner>", "the owner name the cluster's objects carry now (vc.orch.io/owner; vc diff names it)")
     .option("--dry-run", "ask the server to check every write without persisting it (dryRun=All); dir: writes nothing")
     .option("--allow-mass-prune", "let --prune delete more than half of the cluster's objects")
+    .option(...IGNORE_SUSPENSION_OPTION)
     .option(...HISTORY_LIMIT_OPTION)
     .option("-o, --output <format>", "output format: text, json", "text")
     .addHelpText("after", "\nThe hand-over is recorded in the cluster's status as vc apply records a run (via adopt); the status becomes this source's.")
@@ -49,6 +52,7 @@ export function register(program: Command): void {
             const why = desired.errors.find((e) => e.cluster === cluster)?.message ?? `no valid cluster folder clusters/${cluster}`;
             throw new UserError(`cannot adopt ${cluster}: ${why}`);
           }
+          const suspension = await readRunTimeSuspension(target, desired, selected);
           const report = await applyFleet(target, desired, {
             prune: !!flags.prune,
             allowMassPrune: !!flags.allowMassPrune,
@@ -56,11 +60,12 @@ export function register(program: Command): void {
             selected,
             owner,
             adoptFrom: [flags.from],
+            suspendedAtRunTime: leaveSuspended(suspension, desired, !!flags.ignoreSuspension),
           });
           const run = flags.dryRun
             ? undefined
-            : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "adopt", owner, adoptFrom: [flags.from], started, selected, historyLimit });
-          process.stdout.write(format === "json" ? `${JSON.stringify({ owner, from: flags.from, ...(toJson(report, !!flags.dryRun, run) as object) }, null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run));
+            : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "adopt", owner, adoptFrom: [flags.from], started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
+          process.stdout.write(format === "json" ? `${JSON.stringify({ owner, from: flags.from, ...(toJson(report, !!flags.dryRun, run) as object) }, null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt"));
           const code = exitCode(report, run);
           if (code !== EXIT.ok) return code;
           if (format === "text") process.stdout.write(`cluster ${cluster} is now owned by ${owner}${flags.dryRun ? " (dry run: not yet)" : ""}\n`);

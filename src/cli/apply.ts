@@ -2,10 +2,12 @@
 import type { Command } from "commander";
 import { shortRevision } from "../git/dirty.js";
 import { describeRef } from "../kube/object.js";
-import { paint, useColour } from "../plan/format.js";
+import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
 import { recordOnTarget, type RunRecord } from "../reconciler/apply-record.js";
 import { DEFAULT_HISTORY_LIMIT, HISTORY_BYTES } from "../reconciler/archive.js";
+import { readRunTimeSuspension, type RunTimeSuspension } from "../reconciler/run-suspension.js";
 import { HISTORY_LIMIT } from "../reconciler/status.js";
+import type { DesiredState } from "../target/desired.js";
 import { applyFleet, type FleetApplyReport } from "../target/fleet.js";
 import { OUTCOMES, type ObjectResult, type Outcome } from "../target/types.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
@@ -15,6 +17,7 @@ interface ApplyFlags extends TargetFlags {
   dryRun?: boolean;
   allowMassPrune?: boolean;
   force?: boolean;
+  ignoreSuspension?: boolean;
   output: string;
   concurrency: string;
   historyLimit: string;
@@ -26,6 +29,25 @@ export const HISTORY_LIMIT_OPTION = [
   `reconciliations kept per cluster on the target (at least ${HISTORY_LIMIT}; the oldest dropped first, and always within ${HISTORY_BYTES / 1024} KiB)`,
   String(DEFAULT_HISTORY_LIMIT),
 ] as const;
+
+/** The `--ignore-suspension` option of vc apply and vc adopt. */
+export const IGNORE_SUSPENSION_OPTION = [
+  "--ignore-suspension",
+  "apply clusters suspended at run time (annotation vc.orch.io/suspended-by on their vc-status ConfigMap, set by vc restore) all the same. " +
+    "Dangerous while a restore runs: the apply can scale the control plane back up and write to it in the middle of the restore",
+] as const;
+
+/**
+ * The clusters to leave alone because they are suspended at run time (none on a dir: target). With
+ * --ignore-suspension none are, and stderr names each suspended cluster that is applied all the same.
+ */
+export function leaveSuspended(suspension: RunTimeSuspension | undefined, desired: DesiredState, ignore: boolean): ReadonlyMap<string, string> | undefined {
+  if (!ignore) return suspension?.suspended;
+  for (const [cluster, by] of suspension?.suspended ?? []) {
+    if (desired.clusters.some((c) => c.name === cluster && !c.suspend)) process.stderr.write(`warning: cluster ${cluster} is suspended by ${by} (run-time); applying it anyway (--ignore-suspension)\n`);
+  }
+  return undefined;
+}
 
 /** A valid --history-limit. */
 export function parseHistoryLimit(value: string): number {
@@ -55,6 +77,7 @@ export function register(program: Command): void {
         "a StatefulSet or Deployment is deleted with propagationPolicy=Orphan, keeping its pods and volume claims, and created anew; " +
         "claims that grow are expanded where the storage class allows it. Without it such a cluster is not applied at all",
     )
+    .option(...IGNORE_SUSPENSION_OPTION)
     .option("--concurrency <n>", "clusters applied at once", "4")
     .option(...HISTORY_LIMIT_OPTION)
     .option("-o, --output <format>", "output format: text, json", "text")
@@ -63,7 +86,10 @@ export function register(program: Command): void {
       "\nEvery run but a dry run is recorded in each cluster's status on the target, as the reconciler records its passes:\n" +
         "the revision (HEAD, with -dirty when clusters/ or policy.yaml differ from it; the fetched commit with --repo), the\n" +
         "result, and who ran it (the host's SelfSubjectReview, else the kubeconfig's user; on dir: the local account).\n" +
-        "vc status, vc list and vc history show it. Exit status 2 when a record cannot be written.",
+        "vc status, vc list and vc history show it. Exit status 2 when a record cannot be written.\n\n" +
+        "A cluster suspended at run time (vc restore annotates its vc-status ConfigMap) is left alone and nothing of it is\n" +
+        "recorded: exit status 1, as the repository's version of it was not applied. A cluster suspended in cluster.yaml\n" +
+        "(suspend: true) is left alone too, with exit status 0: that is what the repository asks for.",
     )
     .action(
       action(async (path: string | undefined, flags: ApplyFlags) => {
@@ -77,6 +103,7 @@ export function register(program: Command): void {
         const started = new Date();
         try {
           await requireKnownClusters(target, desired, flags);
+          const suspension = await readRunTimeSuspension(target, desired, selected);
           const report = await applyFleet(target, desired, {
             prune: !!flags.prune,
             allowMassPrune: !!flags.allowMassPrune,
@@ -86,10 +113,11 @@ export function register(program: Command): void {
             owner,
             clusterConcurrency,
             onProgress: progress.update,
+            suspendedAtRunTime: leaveSuspended(suspension, desired, !!flags.ignoreSuspension),
           });
           progress.end();
           // A dry run changed nothing, so there is nothing to put on the record.
-          const run = flags.dryRun ? undefined : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "apply", owner, started, selected, historyLimit });
+          const run = flags.dryRun ? undefined : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "apply", owner, started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
           process.stdout.write(format === "json" ? `${JSON.stringify(toJson(report, !!flags.dryRun, run), null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run));
           return exitCode(report, run);
         } finally {
@@ -119,10 +147,13 @@ function progressPrinter() {
   };
 }
 
-/** 2 when an object or a record failed, 1 when a cluster is invalid or blocked, else 0. */
+/**
+ * 2 when an object or a record failed; 1 when a cluster is invalid or blocked, or suspended at run time (the
+ * repository asks for it, but it was not applied); else 0 (a cluster suspended in cluster.yaml included).
+ */
 export function exitCode(report: FleetApplyReport, run: RunRecord | undefined): number {
   if (report.results.some((r) => r.counts.failed > 0) || run?.clusters.some((c) => c.outcome === "failed")) return EXIT.failure;
-  if (report.errors.length > 0 || report.results.some((r) => r.plan.blocked)) return EXIT.invalid;
+  if (report.errors.length > 0 || report.results.some((r) => r.plan.blocked) || report.suspendedAtRunTime.length > 0) return EXIT.invalid;
   return EXIT.ok;
 }
 
@@ -132,7 +163,7 @@ export function outcomeLine(counts: Record<Outcome, number>): string {
   return OUTCOMES.map((o) => `${counts[o]} ${PAST[o]}`).join(", ");
 }
 
-export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean, run?: RunRecord): string {
+export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean, run?: RunRecord, command = "vc apply"): string {
   const style = (st: Parameters<typeof paint>[0], s: string) => (colour ? paint(st, s) : s);
   const out: string[] = [];
   const total = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
@@ -145,6 +176,7 @@ export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolea
     if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));
   }
   for (const name of report.suspended) out.push(`cluster ${name}: suspended in cluster.yaml, left alone`);
+  for (const s of report.suspendedAtRunTime) out.push(style("yellow", `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, left alone; ${command} --ignore-suspension to apply anyway`));
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
   if (run) out.push(...recordLines(report, run, style));
   out.push(`${outcomeLine(total)}${dryRun ? " (dry run: nothing was changed)" : ""}`);
@@ -191,6 +223,7 @@ export function toJson(report: FleetApplyReport, dryRun: boolean, run?: RunRecor
       results: r.results.filter((x) => x.outcome !== "unchanged").map((x) => ({ outcome: x.outcome, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name, ...(x.message ? { message: x.message } : {}), ...(x.checked === false ? { checked: false } : {}) })),
     })),
     suspended: report.suspended,
+    suspendedAtRunTime: report.suspendedAtRunTime,
     errors: report.errors,
     ...(run ? { record: { revision: run.revision, ...(run.actor ? { by: run.actor.name, byFrom: run.actor.from } : {}), clusters: run.clusters } } : {}),
   };

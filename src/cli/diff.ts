@@ -10,6 +10,7 @@ import { DEFAULT_TARGET, type Target } from "../target/types.js";
 import { fleetLocation } from "../git/origin.js";
 import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
 import { clusterFolderNames } from "../repo/layout.js";
+import { readRunTimeSuspension } from "../reconciler/run-suspension.js";
 import { maskUrlCredentials } from "../model/secrets.js";
 import { action, EXIT, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
@@ -106,7 +107,8 @@ export function register(program: Command): void {
         const target = await openTargetForCommand(flags);
         try {
           await requireKnownClusters(target, desired, flags);
-          const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner });
+          const suspendedAtRunTime = (await readRunTimeSuspension(target, desired, selected))?.suspended;
+          const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner, suspendedAtRunTime });
           process.stdout.write(formatPlanReport(report, format, { colour: format === "text" && useColour(process.stdout) }));
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;
           if (flags.exitCode && report.plans.some(hasChanges)) return EXIT.invalid;

@@ -13,9 +13,23 @@ export interface ClusterError {
   message: string;
 }
 
+/** A cluster an operation (`vc restore`) suspended at run time: neither planned nor applied. */
+export interface SuspendedCluster {
+  cluster: string;
+  /** Who and why: the value of the `vc.orch.io/suspended-by` annotation on its status ConfigMap. */
+  by: string;
+}
+
 export interface PlanReport {
   plans: Plan[];
   errors: ClusterError[];
+  /** Clusters left out of the plan because they are suspended at run time. */
+  suspendedAtRunTime?: SuspendedCluster[];
+}
+
+/** How plans and apply reports name a cluster suspended at run time. */
+export function suspendedAtRunTimeNote(s: SuspendedCluster): string {
+  return `suspended by ${s.by} (run-time)`;
 }
 
 /** GitHub refuses comments over 65,536 characters; diffs beyond this budget are summarised. */
@@ -65,6 +79,7 @@ function toJson(report: PlanReport): unknown {
           diff: c.diff ?? "",
         })),
     })),
+    suspendedAtRunTime: report.suspendedAtRunTime ?? [],
     errors: report.errors,
   };
 }
@@ -110,6 +125,7 @@ function toText(report: PlanReport, colour: boolean): string {
     for (const r of p.retained ?? []) out.push(style("yellow", `= keep ${describeRef(r.ref)}: ${r.reason}`));
     if (p.blocked) out.push(style("red", `! ${p.blocked}`));
   }
+  for (const s of report.suspendedAtRunTime ?? []) out.push(style("yellow", `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, not planned: vc apply leaves it alone`));
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
   out.push(summaryLine(totalCounts(report.plans)));
   return `${out.join("\n")}\n`;
@@ -117,6 +133,7 @@ function toText(report: PlanReport, colour: boolean): string {
 
 function toMarkdown(report: PlanReport): string {
   const head: string[] = ["### vc plan", "", `**${summaryLine(totalCounts(report.plans))}**`, ""];
+  for (const s of report.suspendedAtRunTime ?? []) head.push(`> :pause_button: cluster \`${s.cluster}\`: ${escapeMd(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`, "");
   for (const e of report.errors) head.push(`> :x: cluster \`${e.cluster}\`: ${escapeMd(e.message)}`, "");
   const body: string[] = [];
   let budget = MARKDOWN_BUDGET - head.join("\n").length;

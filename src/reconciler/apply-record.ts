@@ -4,14 +4,13 @@ import type { DesiredState } from "../target/desired.js";
 import type { FleetApplyReport } from "../target/fleet.js";
 import { shortRevision } from "../git/dirty.js";
 import { localIdentity, whoAmI, type Identity } from "../target/kube/identity.js";
-import { KubeApiError } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { mapLimit } from "../target/pool.js";
 import type { SyncResult, Target } from "../target/types.js";
 import { removedOutcome, syncOutcome, worthWriting } from "./cluster.js";
 import { statusStoreFor } from "./service.js";
 import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type RecordedVia, type Result } from "./status.js";
-import type { StatusStore, StatusStoreOptions } from "./status-store.js";
+import { readStatuses, type StatusStore, type StatusStoreOptions } from "./status-store.js";
 
 export interface ApplyRecordOptions {
   store: StatusStore;
@@ -28,6 +27,10 @@ export interface ApplyRecordOptions {
   started: Date;
   /** The clusters the run was limited to: their statuses are read one by one, instead of every status in one LIST. */
   selected?: string[];
+  /** Statuses this run already read before planning (run-suspension.ts): not read again. */
+  statuses?: ReadonlyMap<string, ClusterStatus | undefined>;
+  /** `--ignore-suspension`: a cluster suspended at run time was applied all the same, and is recorded as usual. */
+  ignoreSuspension?: boolean;
 }
 
 export type RecordOutcome =
@@ -41,6 +44,8 @@ export type RecordOutcome =
   | "not-owned"
   /** Nothing of the cluster is on the host (no host namespace) and this run created nothing: reported by the command only. */
   | "nothing-live"
+  /** Suspended at run time (`vc restore`): its status belongs to the operation that suspended it, nothing is recorded. */
+  | "suspended"
   /** The status could not be written (`message` says why). */
   | "failed";
 
@@ -105,29 +110,16 @@ export async function recordApply(report: FleetApplyReport, desired: DesiredStat
     planned.add(e.cluster);
     units.push({ cluster: e.cluster, hostNamespace: namespaceOf(e.cluster), result: "invalid", counts: { ...ZERO_COUNTS }, message: `invalid: ${e.message}`, durationMs: 0 });
   }
-  const statuses = await previousStatuses(opts, units);
+  // The statuses read before planning (run-suspension.ts) are not read again: only the others (removed clusters).
+  const known = opts.statuses ?? new Map<string, ClusterStatus | undefined>();
+  const read = await readStatuses(opts.store, units.filter((u) => !known.has(u.cluster)), { oneByOne: !!opts.selected?.length });
+  const statuses = new Map([...known, ...read]);
   return mapLimit(units, 4, (u) => recordOne(u, statuses.get(u.cluster), opts));
-}
-
-/** Every status in one LIST (when the user may list them across namespaces), else one GET per cluster. */
-async function previousStatuses(opts: ApplyRecordOptions, units: readonly Unit[]): Promise<Map<string, ClusterStatus | undefined>> {
-  const out = new Map<string, ClusterStatus | undefined>();
-  if (!opts.selected?.length && units.length > 1) {
-    try {
-      const byCluster = new Map((await opts.store.list()).map((s) => [s.cluster, s]));
-      // A status is a cluster's only in that cluster's host namespace (as the reconciler reads it).
-      for (const u of units) out.set(u.cluster, byCluster.get(u.cluster)?.hostNamespace === u.hostNamespace ? byCluster.get(u.cluster) : undefined);
-      return out;
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.status === 403)) throw err;
-    }
-  }
-  await mapLimit(units, 8, async (u) => out.set(u.cluster, await opts.store.read(u.cluster, u.hostNamespace)));
-  return out;
 }
 
 async function recordOne(u: Unit, prev: ClusterStatus | undefined, opts: ApplyRecordOptions): Promise<ClusterRecord> {
   const cluster = u.cluster;
+  if (prev?.suspendedBy && !opts.ignoreSuspension) return { cluster, outcome: "suspended", message: `suspended by ${prev.suspendedBy} (run-time): its status is left to that operation` };
   const others = u.sync?.plan.ownerConflict ?? (prev?.owner !== undefined && opts.owner !== undefined && prev.owner !== opts.owner && !opts.adoptFrom?.includes(prev.owner) ? [prev.owner] : undefined);
   if (others) return { cluster, outcome: "not-owned", message: `owned by ${others.join(", ")}: its status is that source's, not rewritten` };
   try {

@@ -3,6 +3,7 @@ import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
 import { KubeApiError, objectPath, type KubeClient } from "../target/kube/client.js";
+import { mapLimit } from "../target/pool.js";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries, nextArchive } from "./archive.js";
 import { fromData, parseHistory, toData, type ClusterStatus, type Reconciliation } from "./status.js";
 
@@ -50,6 +51,30 @@ export interface StatusStore {
   remove(cluster: string, hostNamespace: string): Promise<void>;
   /** Every reconciliation kept of a cluster, newest first: the status's own and the older ones (none stored: the status's). */
   history(status: ClusterStatus): Promise<Reconciliation[]>;
+}
+
+/**
+ * The statuses of these clusters, each only in its host namespace (as the reconciler reads it): every status in one
+ * LIST when there are several and `oneByOne` is not asked for (a run limited to named clusters), falling back to one
+ * read per cluster when the caller may not list ConfigMaps across namespaces.
+ */
+export async function readStatuses(
+  store: StatusStore,
+  clusters: readonly { cluster: string; hostNamespace: string }[],
+  opts: { oneByOne?: boolean } = {},
+): Promise<Map<string, ClusterStatus | undefined>> {
+  const out = new Map<string, ClusterStatus | undefined>();
+  if (!opts.oneByOne && clusters.length > 1) {
+    try {
+      const byCluster = new Map((await store.list()).map((s) => [s.cluster, s]));
+      for (const c of clusters) out.set(c.cluster, byCluster.get(c.cluster)?.hostNamespace === c.hostNamespace ? byCluster.get(c.cluster) : undefined);
+      return out;
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.status === 403)) throw err;
+    }
+  }
+  await mapLimit(clusters, 8, async (c) => out.set(c.cluster, await store.read(c.cluster, c.hostNamespace)));
+  return out;
 }
 
 /** The status as its ConfigMap or file holds it: no run-time suspension, nothing spilled. */

@@ -1,7 +1,7 @@
 // Plans and applies many clusters against one target: reads live inventories once, then one plan/sync per cluster.
 import type { KubeObject } from "../kube/object.js";
 import { buildPlan, PlanError } from "../plan/build.js";
-import type { ClusterError, PlanReport } from "../plan/format.js";
+import type { ClusterError, PlanReport, SuspendedCluster } from "../plan/format.js";
 import { otherOwners } from "../plan/owner.js";
 import type { Plan } from "../plan/types.js";
 import type { DesiredState } from "./desired.js";
@@ -22,6 +22,8 @@ export interface FleetOptions {
   owner?: string;
   /** Owners whose clusters this run takes over (`vc adopt --from`). */
   adoptFrom?: string[];
+  /** Clusters of the repository suspended at run time (cluster -> who and why, reconciler/run-suspension.ts): neither planned nor applied. */
+  suspendedAtRunTime?: ReadonlyMap<string, string>;
 }
 
 /** One unit of work: a cluster of the repository, or one removed from it whose live objects remain. */
@@ -86,6 +88,18 @@ function ownedElsewhere(objs: readonly KubeObject[], owner: string, adoptFrom: r
   return objs.every((o) => otherOwners([o], owner, new Set(adoptFrom)).length > 0);
 }
 
+/** Sets aside the clusters suspended at run time: they are neither planned nor applied (nor pruned). */
+function setAsideSuspended(clusters: FleetCluster[], opts: FleetOptions): { clusters: FleetCluster[]; suspendedAtRunTime: SuspendedCluster[] } {
+  const rest: FleetCluster[] = [];
+  const suspendedAtRunTime: SuspendedCluster[] = [];
+  for (const c of clusters) {
+    const by = opts.suspendedAtRunTime?.get(c.name);
+    if (by === undefined) rest.push(c);
+    else suspendedAtRunTime.push({ cluster: c.name, by });
+  }
+  return { clusters: rest, suspendedAtRunTime };
+}
+
 /** Plans every cluster; a cluster that cannot be planned becomes an error and the others go on. */
 export function planClusters(clusters: FleetCluster[], opts: FleetOptions): { plans: Plan[]; errors: ClusterError[] } {
   const plans: Plan[] = [];
@@ -112,10 +126,11 @@ export function preparedFor(target: Target, desired: DesiredState): DesiredState
 export async function planFleet(target: Target, rendered: DesiredState, opts: FleetOptions): Promise<PlanReport> {
   const desired = preparedFor(target, rendered);
   const live = await readLive(target, desired, opts);
-  const { clusters, errors } = fleetClusters(desired, live, opts);
+  const all = fleetClusters(desired, live, opts);
+  const { clusters, suspendedAtRunTime } = setAsideSuspended(all.clusters, opts);
   const planned = planClusters(clusters, opts);
   const plans = await mapLimit(planned.plans, 4, (p) => blockUnservedKinds(target, p));
-  return { plans, errors: [...errors, ...planned.errors] };
+  return { plans, errors: [...all.errors, ...planned.errors], suspendedAtRunTime };
 }
 
 export interface ApplyFleetOptions extends FleetOptions {
@@ -128,8 +143,10 @@ export interface ApplyFleetOptions extends FleetOptions {
 export interface FleetApplyReport {
   results: SyncResult[];
   errors: ClusterError[];
-  /** Suspended clusters left alone. */
+  /** Clusters suspended in cluster.yaml, left alone. */
   suspended: string[];
+  /** Clusters suspended at run time (`vc restore`), left alone: not applied, although the repository asks for it. */
+  suspendedAtRunTime: SuspendedCluster[];
 }
 
 /** `vc apply`: plans every cluster, then syncs them, a few clusters at a time. */
@@ -138,7 +155,8 @@ export async function applyFleet(target: Target, rendered: DesiredState, opts: A
   const live = await readLive(target, desired, opts);
   const all = fleetClusters(desired, live, opts);
   const suspended = all.clusters.filter((c) => c.suspend).map((c) => c.name);
-  const { plans, errors } = planClusters(all.clusters.filter((c) => !c.suspend), opts);
+  const { clusters, suspendedAtRunTime } = setAsideSuspended(all.clusters.filter((c) => !c.suspend), opts);
+  const { plans, errors } = planClusters(clusters, opts);
   const total = plans.reduce((n, p) => n + p.changes.length, 0);
   let done = 0;
   const results = await mapLimit(plans, opts.clusterConcurrency ?? 4, (plan) =>
@@ -149,5 +167,5 @@ export async function applyFleet(target: Target, rendered: DesiredState, opts: A
       onProgress: (_d, _t, r) => opts.onProgress?.(++done, total, plan.cluster, r),
     }),
   );
-  return { results, errors: [...all.errors, ...errors], suspended };
+  return { results, errors: [...all.errors, ...errors], suspended, suspendedAtRunTime };
 }

@@ -1,5 +1,6 @@
 // vc apply on the record against a real API server: who (a token user, a client certificate, a ServiceAccount), which
-// commit, read back by vc history, vc list and vc status; the history beyond 10 runs; a reconciler pass after it.
+// commit, read back by vc history, vc list and vc status; the history beyond 10 runs; a reconciler pass after it; a
+// cluster suspended at run time (as vc restore suspends it) left alone.
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
@@ -7,6 +8,8 @@ import { join, resolve } from "node:path";
 import { dump } from "js-yaml";
 import type { ListRow } from "../../src/ops/list.js";
 import { fromData, type ClusterStatus, type Reconciliation } from "../../src/reconciler/status.js";
+import { resumeCluster, suspendCluster } from "../../src/reconciler/suspend.js";
+import { KubeClient } from "../../src/target/kube/client.js";
 import { TestRepo } from "../support/git-server.js";
 import { useRealKube } from "../support/real-kube.js";
 import { runVc } from "../support/vc.js";
@@ -151,5 +154,32 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     expect(after.history.slice(1)).to.deep.equal(kept.slice(0, 10));
     const history = await runVc(["history", "minimal", "--repo", repo.work, "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
     expect(history.stdout).to.match(new RegExp(`${commit.slice(0, 12)} .*LIVE applied \\S+ by reconciler`)).and.match(/by alice \(vc apply\)/);
+  });
+
+  it("leaves a cluster suspended at run time (as vc restore does) alone: no write at all, exit 1; once resumed, vc apply applies it", async () => {
+    const reason = "vc restore oci://registry.example/backups/minimal:1 at 2030-01-01T00:00:00Z";
+    const client = KubeClient.open({ kubeconfig: kube().kubeconfigPath });
+    try {
+      await suspendCluster(client, "minimal", "vc-minimal", reason);
+      changeMinimal(450);
+      const commit = repo.commit("cpu 450m");
+      const before = kube().writes("alice").length;
+      const res = await apply(kube().kubeconfigFor("alice"));
+      expect(res.code, res.stdout + res.stderr).to.equal(1);
+      expect(res.stdout).to.include(`cluster minimal: suspended by ${reason} (run-time), left alone; vc apply --ignore-suspension to apply anyway`);
+      expect(kube().writes("alice").slice(before), "writes of a run that left the cluster alone").to.deep.equal([]);
+      const diff = await runVc(["diff", repo.work, "--target", "kube", "--kubeconfig", kube().kubeconfigFor("alice"), "--exit-code"]);
+      expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
+      expect(diff.stdout).to.include(`cluster minimal: suspended by ${reason} (run-time), not planned`);
+
+      await resumeCluster(client, "minimal", "vc-minimal");
+      const resumed = await apply(kube().kubeconfigFor("alice"));
+      expect(resumed.code, resumed.stdout + resumed.stderr).to.equal(0);
+      const written = kube().writes("alice").slice(before);
+      expect(written.filter((w) => w.resource === "statefulsets" && w.namespace === "vc-minimal" && w.code === 200)).to.have.length(1);
+      expect((await statusOf("vc-minimal"))!.history[0]).to.deep.include({ revision: commit, result: "applied", by: "alice" });
+    } finally {
+      client.close();
+    }
   });
 });
