@@ -129,8 +129,8 @@ export async function validateFolders(realRoot: string, names: readonly string[]
 
 /** The worker threads of one run; each gets the whole queue and the shared counter, and claims from it once loaded. */
 class Workers {
-  started = false;
   answered = 0;
+  /** Workers started (0 until start). */
   count = 0;
   private readonly running: Array<{ worker: Worker; ready: Promise<boolean>; done: Promise<void> }> = [];
 
@@ -142,8 +142,11 @@ class Workers {
     private readonly settings: Pick<WorkRequest, "cacheDir" | "detail" | "policy">,
   ) {}
 
+  get started(): boolean {
+    return this.count > 0;
+  }
+
   start(count: number): void {
-    this.started = true;
     this.count = count;
     const url = new URL("../../bin/validate-worker.js", import.meta.url);
     const folders = this.queue.map((f) => ({ name: f.name, files: f.files }));
