@@ -1,13 +1,11 @@
 // Does the virtual API server answer, and as whom: the check `vc connect` makes before it changes a kubeconfig.
 import { KubeConfig } from "@kubernetes/client-node";
-import { KubeApiError, KubeClient } from "../target/kube/client.js";
+import { allowPlainHttp, KubeApiError, KubeClient } from "../target/kube/client.js";
+import { selfSubjectReview } from "../target/kube/identity.js";
 import { API_SERVICE_PORT } from "../render/controlPlane.js";
 import { names } from "../render/meta.js";
 import type { KubeconfigDoc } from "../kube/kubeconfig-file.js";
 import { ConnectError, printKubeconfig, userCertificate } from "./connect.js";
-
-/** The API versions serving SelfSubjectReview, newest first (v1 since 1.28, v1beta1 since 1.27). */
-const SELF_REVIEW_VERSIONS = ["v1", "v1beta1"];
 
 export interface ServerAnswer {
   /** The user the server authenticated, when it says (SelfSubjectReview). */
@@ -28,8 +26,8 @@ export interface CheckContext {
 }
 
 /**
- * Asks the virtual API server who the kubeconfig's user is: a SelfSubjectReview where served, else (Kubernetes
- * before 1.27) a SelfSubjectAccessReview, which any authenticated user may create, so an answer proves the
+ * Asks the virtual API server who the kubeconfig's user is: a SelfSubjectReview where discovery lists one, else
+ * (Kubernetes before 1.27) a SelfSubjectAccessReview, which any authenticated user may create, so an answer proves the
  * credentials work. Throws a ConnectError saying how to reach the server when it does not answer, and naming the
  * credentials when it refuses them (401).
  */
@@ -37,18 +35,9 @@ export async function checkVirtualServer(standalone: KubeconfigDoc, ctx: CheckCo
   const log = ctx.log ?? (() => {});
   const client = clientFor(standalone);
   try {
-    for (const version of SELF_REVIEW_VERSIONS) {
-      const path = `/apis/authentication.k8s.io/${version}/selfsubjectreviews`;
-      log(`asking ${client.server} who we are: POST ${path}`);
-      const review = await ask<{ status?: { userInfo?: { username?: string; groups?: string[] } } }>(client, path, {
-        apiVersion: `authentication.k8s.io/${version}`,
-        kind: "SelfSubjectReview",
-      });
-      if (review === "not-served") continue;
-      if (review === "forbidden") return { via: "SelfSubjectReview", line: "answered, but may not tell who you are (SelfSubjectReview forbidden)" };
-      const user = review?.status?.userInfo?.username ?? "";
-      return { user, via: "SelfSubjectReview", line: `you are "${user}" (SelfSubjectReview)` };
-    }
+    const user = await selfSubjectReview(client, log);
+    if (user === "forbidden") return { via: "SelfSubjectReview", line: "answered, but may not tell who you are (SelfSubjectReview forbidden)" };
+    if (user !== undefined) return { user, via: "SelfSubjectReview", line: `you are "${user}" (SelfSubjectReview)` };
     const path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
     log(`no SelfSubjectReview on ${client.server}: POST ${path}`);
     const access = await ask(client, path, {
@@ -56,8 +45,8 @@ export async function checkVirtualServer(standalone: KubeconfigDoc, ctx: CheckCo
       kind: "SelfSubjectAccessReview",
       spec: { nonResourceAttributes: { path: "/version", verb: "get" } },
     });
-    const user = standalone.users?.[0]?.user as Record<string, unknown> | undefined;
-    const cert = user ? userCertificate(user, log) : undefined;
+    const entry = standalone.users?.[0]?.user as Record<string, unknown> | undefined;
+    const cert = entry ? userCertificate(entry, log) : undefined;
     const who = cert ? `, client certificate ${cert.subject}` : "";
     if (access === "forbidden") return { via: "SelfSubjectAccessReview", line: `answered, but refused the self-review (403): the server may take you as anonymous${who}` };
     return { via: "SelfSubjectAccessReview", line: `authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview)${who}` };
@@ -83,9 +72,7 @@ async function ask<T>(client: KubeClient, path: string, body: object): Promise<T
 function clientFor(standalone: KubeconfigDoc): KubeClient {
   const kc = new KubeConfig();
   kc.loadFromString(printKubeconfig(standalone));
-  const cluster = kc.getCurrentCluster();
-  // A plain-http server has no TLS to verify; client-node refuses it unless skipTLSVerify is set.
-  if (cluster?.server.startsWith("http:") && !cluster.skipTLSVerify) kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c));
+  allowPlainHttp(kc);
   return new KubeClient(kc, { retry: { attempts: 2 }, budget: { retryRefused: false } });
 }
 

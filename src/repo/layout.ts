@@ -85,6 +85,11 @@ export function clusterFolderNames(root: string): string[] | undefined {
   return listClusterFolders(real).names;
 }
 
+/** Every file vc reads of a cluster folder: values files, cluster.yaml, mesh and certificate manifests. */
+export function folderFiles(files: ClusterFiles): string[] {
+  return [...files.values, ...(files.clusterFile ? [files.clusterFile] : []), ...files.mesh, ...files.certificates];
+}
+
 /** The files of one cluster folder. */
 export function listClusterFiles(realRoot: string, name: string): ClusterFiles {
   const dir = `${CLUSTERS_DIR}/${name}`;

@@ -5,13 +5,11 @@ import { CERT_MANAGER_API_VERSION, CERT_MANAGER_GROUP } from "../kube/resources.
 import { isMapping } from "../repo/merge.js";
 import { hostSecretName } from "../translate/names.js";
 import type { Finding } from "./finding.js";
-import { DEFAULT_NAMESPACE } from "./mesh.js";
+import { checkManifest, type ManifestFamily } from "./manifest.js";
+import type { SchemaName } from "./schemas.js";
 import { collector, identityRules, type PlacedFinding, type PlacedObject } from "./mesh-rules.js";
-import { schemaFindings } from "./schema-errors.js";
-import { validatorFor } from "./schemas.js";
-import { kindOf } from "./values.js";
 
-const SCHEMA = "certmanager/certificate";
+const SCHEMA: SchemaName = "certmanager/certificate";
 
 /** The one error of a certificates/ document while integrations.certManager.enabled is false (at its `kind`). */
 export function certManagerOffFinding(doc: unknown, index: number): Finding {
@@ -21,26 +19,21 @@ export function certManagerOffFinding(doc: unknown, index: number): Finding {
     : { doc: index, path: [], at: "value", severity: "error", code: "certmanager-disabled", message };
 }
 
+const CERTIFICATES: ManifestFamily = {
+  what: "a certificate manifest",
+  apiVersion: CERT_MANAGER_API_VERSION,
+  kinds: { Certificate: SCHEMA },
+  kindCode: "certificate-kind",
+  kindsHint: "Certificate",
+  unsupportedKind: (kind) =>
+    `unsupported kind "${kind}" under certificates/: only Certificate of ${CERT_MANAGER_API_VERSION} is synced${kind === "Issuer" || kind === "ClusterIssuer" ? ": issuers are not synced; name a ClusterIssuer of the host in a Certificate's spec.issuerRef" : ""}`,
+  wrongApiVersion: (apiVersion) => `apiVersion "${apiVersion}" is not accepted: Certificates are accepted as ${CERT_MANAGER_API_VERSION}`,
+  rules: (_kind, spec, index, out) => specRules(spec, index, out),
+};
+
 /** Findings of one certificates/ document; `object` is set when it is a Certificate without errors. */
 export function checkCertificateDocument(doc: unknown, index: number): { findings: Finding[]; object?: KubeObject } {
-  if (!isMapping(doc)) return { findings: [{ ...kindError(index, `a certificate manifest must be a mapping, found ${kindOf(doc)}`, [], "not-a-mapping"), at: "value" }] };
-  const { apiVersion, kind } = doc;
-  if (typeof kind !== "string" || kind === "") return { findings: [kindError(index, "missing kind: use Certificate")] };
-  if (typeof apiVersion !== "string" || apiVersion === "") return { findings: [kindError(index, `missing apiVersion: use ${CERT_MANAGER_API_VERSION}`)] };
-  if (kind !== "Certificate") {
-    const issuer = kind === "Issuer" || kind === "ClusterIssuer" ? ": issuers are not synced; name a ClusterIssuer of the host in a Certificate's spec.issuerRef" : "";
-    return { findings: [kindError(index, `unsupported kind "${kind}" under certificates/: only Certificate of ${CERT_MANAGER_API_VERSION} is synced${issuer}`, ["kind"])] };
-  }
-  if (apiVersion !== CERT_MANAGER_API_VERSION) {
-    return { findings: [kindError(index, `apiVersion "${apiVersion}" is not accepted: Certificates are accepted as ${CERT_MANAGER_API_VERSION}`, ["apiVersion"])] };
-  }
-  const validate = validatorFor(SCHEMA);
-  const findings = validate(doc) ? [] : schemaFindings(SCHEMA, index, doc, validate.errors ?? [], { what: "Certificate" });
-  specRules(isMapping(doc.spec) ? doc.spec : {}, index, findings);
-  for (const f of findings) if (f.severity === "error") return { findings };
-  const object = doc as unknown as KubeObject;
-  if (object.metadata.namespace === undefined) object.metadata.namespace = DEFAULT_NAMESPACE;
-  return { findings, object };
+  return checkManifest(CERTIFICATES, doc, index);
 }
 
 /**
@@ -81,10 +74,6 @@ function specRules(spec: Record<string, unknown>, index: number, out: Finding[])
   if (renewBefore !== undefined && renewBefore >= duration) {
     rule(["spec", "renewBefore"], `renewBefore ${String(spec.renewBefore)} is not shorter than the certificate's duration ${typeof spec.duration === "string" ? spec.duration : "(default 2160h)"}: cert-manager refuses it`);
   }
-}
-
-function kindError(index: number, message: string, path: Finding["path"] = [], code = "certificate-kind"): Finding {
-  return { doc: index, path, at: "key", severity: "error", code, message };
 }
 
 /**

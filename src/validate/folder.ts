@@ -1,5 +1,5 @@
 // One cluster folder from the cache when its content is known, else validated (and stored), then held to the fleet policy; a failure stays that folder's own.
-import { CLUSTERS_DIR, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
+import { CLUSTERS_DIR, folderFiles, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
 import { readRepoFile, type ReadResult } from "../repo/read.js";
 import { clusterKey, type Detail, type ValidationCache } from "./cache.js";
 import { validateCluster, type ClusterResult } from "./cluster.js";
@@ -20,7 +20,7 @@ export function validateFolder(realRoot: string, name: string, cache: Validation
     };
     if (!cache) return held(validateCluster(realRoot, files));
     const reads = new Map<string, ReadResult>();
-    for (const file of [...files.values, ...(files.clusterFile ? [files.clusterFile] : []), ...files.mesh, ...files.certificates]) reads.set(file, readRepoFile(realRoot, file));
+    for (const file of folderFiles(files)) reads.set(file, readRepoFile(realRoot, file));
     const key = clusterKey(files, reads);
     // The policy needs the spec: a summary is asked of the cache only when there is no policy to apply.
     const hit = cache.get(key, policy ? "full" : detail);

@@ -3,53 +3,38 @@ import type { KubeObject } from "../kube/object.js";
 import { MESH_API_VERSION, MESH_GROUP } from "../kube/resources.js";
 import { isMapping } from "../repo/merge.js";
 import type { Finding } from "./finding.js";
-import { schemaFindings } from "./schema-errors.js";
-import { validatorFor, type SchemaName } from "./schemas.js";
-import { kindOf } from "./values.js";
+import { checkManifest, type ManifestFamily } from "./manifest.js";
+import type { SchemaName } from "./schemas.js";
 
 export const MESH_KINDS = { VirtualService: "mesh/virtualservice", DestinationRule: "mesh/destinationrule", Gateway: "mesh/gateway" } as const satisfies Record<string, SchemaName>;
 export type MeshKind = keyof typeof MESH_KINDS;
 
-/** Namespace of a mesh document that names none. */
-export const DEFAULT_NAMESPACE = "default";
+export { DEFAULT_NAMESPACE } from "./manifest.js";
+
+const MESH: ManifestFamily = {
+  what: "a mesh manifest",
+  apiVersion: MESH_API_VERSION,
+  kinds: MESH_KINDS,
+  kindCode: "mesh-kind",
+  kindsHint: "VirtualService, DestinationRule or Gateway",
+  unsupportedKind: (kind) => `unsupported kind "${kind}" under mesh/: only VirtualService, DestinationRule and Gateway of ${MESH_API_VERSION} are synced`,
+  wrongApiVersion: (apiVersion) =>
+    `apiVersion "${apiVersion}" is not accepted: mesh resources are accepted as ${MESH_API_VERSION}${apiVersion.startsWith(`${MESH_GROUP}/`) ? "" : " (the mesh's resources use the group networking.mesh.io)"}`,
+  unknownKeysWarn: true,
+  rules: (kind, spec, index, out) => {
+    if (kind === "DestinationRule") destinationRuleRules(spec, index, out);
+    else if (kind === "Gateway") gatewayRules(spec, index, out);
+    else virtualServiceRules(spec, index, out);
+  },
+};
 
 /** Findings of one mesh document; `object` is set when the document is a mesh object without errors. */
 export function checkMeshDocument(doc: unknown, index: number): { findings: Finding[]; object?: KubeObject } {
-  if (!isMapping(doc)) return { findings: [{ ...kindError(index, `a mesh manifest must be a mapping, found ${kindOf(doc)}`, [], "not-a-mapping"), at: "value" }] };
-  const { apiVersion, kind } = doc;
-  if (typeof kind !== "string" || kind === "") return { findings: [kindError(index, "missing kind: use VirtualService, DestinationRule or Gateway")] };
-  if (typeof apiVersion !== "string" || apiVersion === "") return { findings: [kindError(index, `missing apiVersion: use ${MESH_API_VERSION}`)] };
-  if (!Object.hasOwn(MESH_KINDS, kind)) {
-    return { findings: [kindError(index, `unsupported kind "${kind}" under mesh/: only VirtualService, DestinationRule and Gateway of ${MESH_API_VERSION} are synced`, ["kind"])] };
-  }
-  if (apiVersion !== MESH_API_VERSION) {
-    const hint = apiVersion.startsWith(`${MESH_GROUP}/`) ? "" : " (the mesh's resources use the group networking.mesh.io)";
-    return { findings: [kindError(index, `apiVersion "${apiVersion}" is not accepted: mesh resources are accepted as ${MESH_API_VERSION}${hint}`, ["apiVersion"])] };
-  }
-  const schema = MESH_KINDS[kind as MeshKind];
-  const validate = validatorFor(schema);
-  const findings = validate(doc) ? [] : schemaFindings(schema, index, doc, validate.errors ?? [], { unknownKeysWarn: true, what: kind });
-  kindRules(kind as MeshKind, doc, index, findings);
-  for (const f of findings) if (f.severity === "error") return { findings };
-  const object = doc as unknown as KubeObject;
-  if (object.metadata.namespace === undefined) object.metadata.namespace = DEFAULT_NAMESPACE;
-  return { findings, object };
-}
-
-/** Rules of a single document that a schema cannot say clearly. */
-function kindRules(kind: MeshKind, doc: Record<string, unknown>, index: number, out: Finding[]): void {
-  const spec = isMapping(doc.spec) ? doc.spec : {};
-  if (kind === "DestinationRule") destinationRuleRules(spec, index, out);
-  else if (kind === "Gateway") gatewayRules(spec, index, out);
-  else virtualServiceRules(spec, index, out);
+  return checkManifest(MESH, doc, index);
 }
 
 function rule(out: Finding[], index: number, path: Finding["path"], message: string, severity: Finding["severity"] = "error"): void {
   out.push({ doc: index, path, at: "key", severity, code: "mesh-rule", message });
-}
-
-function kindError(index: number, message: string, path: Finding["path"] = [], code = "mesh-kind"): Finding {
-  return { doc: index, path, at: "key", severity: "error", code, message };
 }
 
 function destinationRuleRules(spec: Record<string, unknown>, index: number, out: Finding[]): void {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
 import type { ClusterResult } from "./cluster.js";
-import { listClusterFiles, type ClusterFiles } from "../repo/layout.js";
+import { folderFiles, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
 import { validateFolder } from "./folder.js";
 import type { LoadedPolicy } from "./policy.js";
 import type { WorkMessage, WorkRequest } from "./worker.js";
@@ -41,7 +41,7 @@ function listed(realRoot: string, name: string): Folder {
   }
 }
 
-const fileCount = (f: Folder): number => (f.files ? f.files.values.length + (f.files.clusterFile ? 1 : 0) + f.files.mesh.length + f.files.certificates.length : 0);
+const fileCount = (f: Folder): number => (f.files ? folderFiles(f.files).length : 0);
 
 /**
  * The folders, largest first: a thread that took a large folder last would hold up the end (one cluster of large
@@ -50,7 +50,7 @@ const fileCount = (f: Folder): number => (f.files ? f.files.values.length + (f.f
 export function largestFirst(realRoot: string, folders: Folder[]): Folder[] {
   for (const f of folders) {
     if (!f.files) continue;
-    for (const rel of [...f.files.values, ...(f.files.clusterFile ? [f.files.clusterFile] : []), ...f.files.mesh, ...f.files.certificates]) {
+    for (const rel of folderFiles(f.files)) {
       f.bytes += statSync(join(realRoot, rel), { throwIfNoEntry: false })?.size ?? 0;
     }
   }

@@ -90,11 +90,16 @@ export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }):
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error("kubeconfig has no current cluster: pass --context or --kubeconfig");
-  // A plain-http server has no TLS to verify; client-node refuses it unless skipTLSVerify is set.
-  if (cluster.server.startsWith("http:") && !cluster.skipTLSVerify) {
+  allowPlainHttp(kc);
+  return kc;
+}
+
+/** A plain-http server has no TLS to verify; client-node refuses it unless skipTLSVerify is set on its cluster entry. */
+export function allowPlainHttp(kc: KubeConfig): void {
+  const cluster = kc.getCurrentCluster();
+  if (cluster?.server.startsWith("http:") && !cluster.skipTLSVerify) {
     kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c));
   }
-  return kc;
 }
 
 const AUTH_REFRESH_MS = 60_000;

@@ -22,26 +22,46 @@ export interface Identity {
 const SELF_REVIEW_VERSIONS = ["v1", "v1beta1"];
 
 /**
- * The user the host authenticates this client as. Asks the server (SelfSubjectReview) where its discovery lists one;
- * a server that serves none (Kubernetes before 1.27, e.g. 1.20, where creating one is a 403 for all but admins),
- * refuses it or fails answering falls back on the kubeconfig. Discovery first: no request meant to be refused.
+ * The user name the server says this client is (SelfSubjectReview), asked only where discovery lists one, so that no
+ * request meant to be refused reaches the audit log: undefined when no version serves it (Kubernetes before 1.27, e.g.
+ * 1.20, where creating one is a 403 for all but admins), "forbidden" when the server refuses to tell. Other failures
+ * (the server does not answer, refuses the credentials) are thrown.
  */
-export async function whoAmI(client: KubeClient): Promise<Identity> {
+export async function selfSubjectReview(client: KubeClient, log: (line: string) => void = () => {}): Promise<string | "forbidden" | undefined> {
   for (const version of SELF_REVIEW_VERSIONS) {
     const path = `/apis/authentication.k8s.io/${version}`;
+    let served: { resources?: Array<{ name?: string }> } | undefined;
     try {
-      const served = await client.request<{ resources?: Array<{ name?: string }> }>("GET", path);
-      if (!served?.resources?.some((r) => r.name === "selfsubjectreviews")) continue;
+      served = await client.request("GET", path);
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) continue;
+      throw err;
+    }
+    if (!served?.resources?.some((r) => r.name === "selfsubjectreviews")) continue;
+    log(`asking ${client.server} who we are: POST ${path}/selfsubjectreviews`);
+    try {
       const review = await client.request<{ status?: { userInfo?: { username?: string } } }>("POST", `${path}/selfsubjectreviews`, {
         body: { apiVersion: `authentication.k8s.io/${version}`, kind: "SelfSubjectReview", metadata: {} },
       });
-      const name = review?.status?.userInfo?.username;
-      if (name) return { name, from: "SelfSubjectReview" };
-      break;
+      return review?.status?.userInfo?.username ?? "";
     } catch (err) {
-      // 404: this version is not served; anything else (403, a broken connection): the kubeconfig has to do.
-      if (!(err instanceof KubeApiError && err.status === 404)) break;
+      if (err instanceof KubeApiError && err.status === 403) return "forbidden";
+      throw err;
     }
+  }
+  return undefined;
+}
+
+/**
+ * The user the host authenticates this client as: the server's answer (selfSubjectReview) where it gives one; a
+ * server that serves none, refuses it or fails answering falls back on the kubeconfig.
+ */
+export async function whoAmI(client: KubeClient): Promise<Identity> {
+  try {
+    const name = await selfSubjectReview(client);
+    if (name && name !== "forbidden") return { name, from: "SelfSubjectReview" };
+  } catch {
+    // the kubeconfig has to do
   }
   return kubeconfigIdentity(client.kc);
 }
