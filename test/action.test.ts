@@ -56,6 +56,13 @@ describe("action.yml", () => {
     for (const s of action.runs.steps) if (s.run) expect(s.run, s.id).to.not.include("${{");
   });
 
+  it("installs the package by its own scoped name (the npm name vc is an unrelated package)", () => {
+    const install = step("install").run!;
+    expect(packageInfo().name).to.match(/^@[a-z0-9-]+\/vc$/);
+    expect(install).to.include(`--ignore-scripts "${packageInfo().name}@$VC_VERSION"`);
+    expect(install).to.not.match(/["\s]vc@/);
+  });
+
   it("refuses a version that is not an exact release before running npm", () => {
     const r = runStep("install", { VC_VERSION: "latest; touch pwned", RUNNER_TEMP: tmp, GITHUB_OUTPUT: join(tmp, "out") }, tmp);
     expect(r.status).to.equal(2);
