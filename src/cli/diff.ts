@@ -6,6 +6,7 @@ import { loadDesired, type DesiredState } from "../target/desired.js";
 import { clustersNowhere, planFleet } from "../target/fleet.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { resolveSource, SourceError } from "../target/source.js";
+import { emptyClustersNote } from "../repo/fleet-folder.js";
 import { DEFAULT_TARGET, type Target } from "../target/types.js";
 import { fleetLocation } from "../git/origin.js";
 import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
@@ -51,6 +52,8 @@ export function withTargetOptions(cmd: Command): Command {
 export async function loadForCommand(path: string | undefined, flags: TargetFlags, opts: { markDirty?: boolean } = {}): Promise<{ desired: DesiredState; selected: string[]; owner: string }> {
   try {
     const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials, markDirty: opts.markDirty });
+    const empty = emptyClustersNote(source.root);
+    if (empty) process.stderr.write(`${empty}\n`);
     const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
     const owner = chooseOwner(flags.owner, flags.repo ? { repo: flags.repo, subdir: "" } : await fleetLocation(source.root));
     const desired = await loadDesired(source.root, source.revision, { clusters: selected });

@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import type { KubeObject } from "../kube/object.js";
 import { compareDiagnostics, formatDiagnostic, hasErrors } from "../model/diagnostic.js";
 import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
+import { emptyClustersNote, noClustersMessage } from "../repo/fleet-folder.js";
 import { renderSpecs } from "../render/fleet.js";
 import { objectFilePath, toJsonList, toYamlDocument, toYamlStream } from "../render/output.js";
 import { sourceRevision } from "../render/revision.js";
@@ -52,7 +53,9 @@ export function register(program: Command): void {
       action(async (path: string | undefined, flags: RenderFlags) => {
         const format = parseOutputFormat(flags.output, ["yaml", "json"] as const);
         const found = findRepoRoot(path ?? ".");
-        if (!found) throw new UserError(`no clusters/ folder at or above ${path ?? "."}: point PATH at the repository`, EXIT.failure);
+        if (!found) throw new UserError(noClustersMessage(path ?? "."), EXIT.failure);
+        const empty = emptyClustersNote(found.root);
+        if (empty) process.stderr.write(`${empty}\n`);
         const clusters = flags.cluster ?? (found.cluster ? [found.cluster] : undefined);
         const validation = await loadAndValidate(found.root, { clusters });
         const unknown = unknownClusters(validation.diagnostics);

@@ -23,7 +23,7 @@ describe("help text", () => {
   });
 
   it("vc doctor --help into a pipe keeps its description on one line; with COLUMNS=100 it wraps to 100", () => {
-    const env = { ...process.env, NO_COLOR: "1" };
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
     delete env.COLUMNS;
     const piped = spawnSync(process.execPath, [join(ROOT, "bin/vc.js"), "doctor", "--help"], { encoding: "utf8", env });
     expect(piped.status, piped.stderr).to.equal(0);
