@@ -204,3 +204,18 @@ describe("bin/ without the bundle and without the sources", () => {
     }
   });
 });
+
+describe("install scripts in this repository", () => {
+  it("package.json's allowScripts decides every dependency with an install script (npm 11 warns about the others)", () => {
+    const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, { hasInstallScript?: boolean }> };
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { allowScripts?: Record<string, boolean>; scripts: Record<string, string> };
+    const withScripts = Object.entries(lock.packages)
+      .filter(([path, p]) => path !== "" && p.hasInstallScript)
+      .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length));
+    expect(withScripts).to.include("esbuild");
+    expect(withScripts.filter((name) => !(name in (pkg.allowScripts ?? {})))).to.deep.equal([]);
+    // vc itself builds when packed, never on a user's install.
+    expect(["prepare", "preinstall", "install", "postinstall"].filter((k) => k in pkg.scripts)).to.deep.equal([]);
+    expect(pkg.scripts.prepack).to.equal("npm run build");
+  });
+});
