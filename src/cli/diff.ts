@@ -52,9 +52,9 @@ export function withTargetOptions(cmd: Command): Command {
 export async function loadForCommand(path: string | undefined, flags: TargetFlags, opts: { markDirty?: boolean } = {}): Promise<{ desired: DesiredState; selected: string[]; owner: string }> {
   try {
     const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials, markDirty: opts.markDirty });
-    const empty = emptyClustersNote(source.root);
-    if (empty) process.stderr.write(`${empty}\n`);
     const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
+    const empty = selected.length === 0 ? emptyClustersNote(source.root) : undefined;
+    if (empty) process.stderr.write(`${empty}\n`);
     const owner = chooseOwner(flags.owner, flags.repo ? { repo: flags.repo, subdir: "" } : await fleetLocation(source.root));
     const desired = await loadDesired(source.root, source.revision, { clusters: selected });
     return { desired, selected, owner };

@@ -54,9 +54,9 @@ export function register(program: Command): void {
         const format = parseOutputFormat(flags.output, ["yaml", "json"] as const);
         const found = findRepoRoot(path ?? ".");
         if (!found) throw new UserError(noClustersMessage(path ?? "."), EXIT.failure);
-        const empty = emptyClustersNote(found.root);
-        if (empty) process.stderr.write(`${empty}\n`);
         const clusters = flags.cluster ?? (found.cluster ? [found.cluster] : undefined);
+        const empty = clusters === undefined || clusters.length === 0 ? emptyClustersNote(found.root) : undefined;
+        if (empty) process.stderr.write(`${empty}\n`);
         const validation = await loadAndValidate(found.root, { clusters });
         const unknown = unknownClusters(validation.diagnostics);
         if (unknown.length > 0) throw new UnknownClusterError(unknown, (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));

@@ -46,9 +46,10 @@ export async function runValidate(path: string, opts: ValidateCommandOptions, ou
   if (!existsSync(path)) throw new UserError(`path ${path} does not exist`, EXIT.failure);
   const found = findRepoRoot(path);
   if (!found) throw new UserError(noClustersMessage(path), EXIT.failure);
-  const empty = emptyClustersNote(found.root);
-  if (empty) out.stderr(`${empty}\n`);
   const clusters = opts.cluster.length > 0 ? opts.cluster : found.cluster ? [found.cluster] : [];
+  // The whole fleet asked for (a named cluster that is missing gets its own error).
+  const empty = clusters.length === 0 ? emptyClustersNote(found.root) : undefined;
+  if (empty) out.stderr(`${empty}\n`);
   const result = await loadAndValidate(found.root, { clusters, cacheDir: opts.cacheDir, jobs: opts.jobs, detail: "summary" });
   const unknown = unknownClusters(result.diagnostics);
   if (unknown.length > 0) throw new UnknownClusterError(unknown, (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));

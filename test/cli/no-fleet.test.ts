@@ -33,7 +33,7 @@ describe("a folder without clusters/ and an empty clusters/", () => {
     expect(r.stderr).to.equal(message);
   });
 
-  it("with an empty clusters/ (a .gitkeep aside): each says it is empty, and succeeds with nothing to do", async () => {
+  it("with an empty clusters/ (a .gitkeep aside): each says it is empty, and succeeds with nothing to do; a named cluster gets its own error", async () => {
     mkdirSync(join(tmp, "clusters"));
     writeFileSync(join(tmp, "clusters/.gitkeep"), "");
     const note = `note: ${join(tmp, "clusters")} is empty: add one folder clusters/<name>/ per virtual cluster (vc init writes an example)\n`;
@@ -42,6 +42,10 @@ describe("a folder without clusters/ and an empty clusters/", () => {
       expect(r.code, `${command}: ${r.stderr}`).to.equal(0);
       expect(r.stderr.startsWith(note), `${command}: ${r.stderr}`).to.equal(true);
     }
+    // Asking for a cluster by name gets the unknown-cluster error alone.
+    const named = await runVc(["diff", "--cluster", "nope"], { cwd: tmp });
+    expect(named.code).to.equal(1);
+    expect(named.stderr).to.match(/^error: unknown cluster "nope"/);
     mkdirSync(join(tmp, "clusters/a"));
     writeFileSync(join(tmp, "clusters/a/values.yaml"), "{}\n");
     expect((await runVc(["validate"], { cwd: tmp })).stderr).to.not.include("is empty");
