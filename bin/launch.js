@@ -23,7 +23,7 @@ export async function launch(name, source) {
   if (fresh && process.env.VC_NO_BUNDLE !== "1") return import(bundle);
   if (!existsSync(`${root}${source}`)) {
     // An installed package ships the bundle only: without it there is nothing to run.
-    process.stderr.write(`error: ${bundle} is missing: reinstall the vc package (or run npm run build in a checkout)\n`);
+    process.stderr.write(`error: ${bundle} is missing: reinstall @vc-gitops/vc (or run npm run build in a checkout)\n`);
     process.exit(2);
   }
   const { register } = await import("tsx/esm/api");

@@ -56,6 +56,13 @@ describe("action.yml", () => {
     for (const s of action.runs.steps) if (s.run) expect(s.run, s.id).to.not.include("${{");
   });
 
+  it("installs the package by its own scoped name (the npm name vc is an unrelated package)", () => {
+    const install = step("install").run!;
+    expect(packageInfo().name).to.match(/^@[a-z0-9-]+\/vc$/);
+    expect(install).to.include(`--ignore-scripts "${packageInfo().name}@$VC_VERSION"`);
+    expect(install).to.not.match(/["\s]vc@/);
+  });
+
   it("refuses a version that is not an exact release before running npm", () => {
     const r = runStep("install", { VC_VERSION: "latest; touch pwned", RUNNER_TEMP: tmp, GITHUB_OUTPUT: join(tmp, "out") }, tmp);
     expect(r.status).to.equal(2);
@@ -132,6 +139,25 @@ describe(".github/workflows of this repository", () => {
       const w = load(readFileSync(join(dir, f), "utf8")) as { jobs: Record<string, { steps: Array<{ run?: string }> }> };
       for (const s of Object.values(w.jobs).flatMap((j) => j.steps)) if (s.run) expect(s.run, f).to.not.include("${{");
     }
+  });
+
+  it("ci.yml runs the tiers .ci/run runs, on every push and pull request: unit with the corpus, e2e with envtest's oldest and newest", () => {
+    type Job = { strategy?: { matrix?: Record<string, unknown[]> }; steps: Array<{ run?: string; env?: Record<string, string> }> };
+    const ci = load(readFileSync(join(ROOT, ".github/workflows/ci.yml"), "utf8")) as { on: Record<string, unknown>; jobs: Record<string, Job> };
+    expect(Object.keys(ci.on)).to.include.members(["push", "pull_request"]);
+    const runs = (job: Job) => job.steps.map((s) => s.run ?? "").join("\n");
+    const ciRun = readFileSync(join(ROOT, ".ci/run"), "utf8");
+    for (const tier of ["npm test", "npm run test:e2e"]) {
+      expect(ciRun, `.ci/run: ${tier}`).to.include(tier);
+      expect(Object.values(ci.jobs).some((j) => runs(j).split("\n").includes(tier)), `ci.yml: ${tier}`).to.equal(true);
+    }
+    const unit = Object.values(ci.jobs).find((j) => runs(j).includes("npm test"))!;
+    expect(runs(unit)).to.include("scripts/fetch-yaml-corpus.sh").and.to.include("VC_YAML_CORPUS=");
+    expect(ciRun).to.include("VC_YAML_CORPUS=");
+    const e2e = Object.values(ci.jobs).find((j) => runs(j).includes("npm run test:e2e"))!;
+    expect(runs(e2e)).to.include("scripts/fetch-kube-assets.sh").and.to.include("VC_KUBE_ASSETS=");
+    expect(e2e.strategy?.matrix?.kubernetes).to.deep.equal(["1.24.x", ""]);
+    expect(ciRun).to.include("VC_KUBE_ASSETS=");
   });
 
   it("pass actionlint and the GitHub workflow schema", async () => {

@@ -6,6 +6,7 @@ import { loadDesired, type DesiredState } from "../target/desired.js";
 import { clustersNowhere, planFleet } from "../target/fleet.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { resolveSource, SourceError } from "../target/source.js";
+import { emptyClustersNote } from "../repo/fleet-folder.js";
 import { DEFAULT_TARGET, type Target } from "../target/types.js";
 import { fleetLocation } from "../git/origin.js";
 import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
@@ -52,6 +53,8 @@ export async function loadForCommand(path: string | undefined, flags: TargetFlag
   try {
     const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials, markDirty: opts.markDirty });
     const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
+    const empty = selected.length === 0 ? emptyClustersNote(source.root) : undefined;
+    if (empty) process.stderr.write(`${empty}\n`);
     const owner = chooseOwner(flags.owner, flags.repo ? { repo: flags.repo, subdir: "" } : await fleetLocation(source.root));
     const desired = await loadDesired(source.root, source.revision, { clusters: selected });
     return { desired, selected, owner };

@@ -7,6 +7,7 @@ import { findCluster } from "../ops/cluster-ref.js";
 import { gatherSnapshot } from "../ops/doctor/gather.js";
 import { countBySeverity, diagnose, doctorExitCode } from "../ops/doctor/index.js";
 import { formatFindings } from "../ops/doctor/format.js";
+import { docsUrl } from "../model/package.js";
 
 interface DoctorFlags extends HostFlags {
   output: string;
@@ -19,7 +20,7 @@ export function register(program: Command): void {
     program
       .command("doctor <name>")
       .description(
-        "check a virtual cluster on the host for every failure the service documents (docs/troubleshooting.md): pods Pending and why, " +
+        `check a virtual cluster on the host for every failure the service documents (${docsUrl("troubleshooting.md")}): pods Pending and why, ` +
           "crash loops and their cause, the metrics integration, mesh routing, the control plane's pod, service account and storage; " +
           "findings are errors, warnings or notes; exit 1 on errors (with --strict on warnings too), 0 otherwise",
       ),

@@ -1,6 +1,8 @@
 // `vc init [dir]`: scaffolds a fleet repository (clusters/, workflows, CODEOWNERS, deploy/); --dry-run lists the files.
 import type { Command } from "commander";
 import { initFleet, ACTION_REPOSITORY, DEFAULT_OWNERS } from "../init/index.js";
+import { nextStepsText } from "../init/next-steps.js";
+import { packageInfo } from "../model/package.js";
 import { action, EXIT } from "./common.js";
 
 interface InitFlags {
@@ -34,7 +36,25 @@ export function register(program: Command): void {
         process.stdout.write(result.files.map((f) => `${verb} ${f}\n`).join(""));
         for (const note of result.notes) process.stderr.write(`note: ${note}\n`);
         if (result.written) {
-          process.stderr.write(`${result.files.length} files in ${result.root}. Next: npm install && npx vc validate, then commit and push.\n`);
+          const { name, version } = packageInfo();
+          // Through npx (npm exec) the next commands go through npx too, by our package's name: a bare `npx vc` outside
+          // the fleet would fetch whatever package is called "vc".
+          const vc = process.env.npm_command === "exec" ? `npx ${name}` : "vc";
+          process.stderr.write(
+            nextStepsText({
+              root: result.root,
+              cwd: process.cwd(),
+              vc,
+              packageName: name,
+              version,
+              branch: result.branch,
+              repoUrl: result.repoUrl,
+              createdRepository: result.git.created,
+              filesWritten: result.files.length,
+            }),
+          );
+        } else if (result.git.created) {
+          process.stderr.write("would make the folder a git repository (git init), with no commit\n");
         }
         return EXIT.ok;
       }),

@@ -4,6 +4,7 @@ import { EXIT, exitQuietlyOnClosedStdout } from "./common.js";
 import { packageInfo } from "../model/package.js";
 import { parseRequestTimeout } from "../duration.js";
 import { reportError } from "../errors.js";
+import { wrapHelpToTerminal } from "../help-width.js";
 type CommandModule = { register(program: Command): void };
 
 /**
@@ -37,6 +38,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
     .option("--request-timeout <duration>", "longest wait for one API request, its retries included: seconds (30), a duration (30s, 2m), or 0 for no limit", "30s")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
+  wrapHelpToTerminal(program);
   // Read before any command runs: every client the command opens gets the budget.
   program.hook("preAction", async (root) => {
     const timeoutMs = parseRequestTimeout(String(root.opts().requestTimeout));

@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import type { KubeObject } from "../kube/object.js";
 import { compareDiagnostics, formatDiagnostic, hasErrors } from "../model/diagnostic.js";
 import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
+import { emptyClustersNote, noClustersMessage } from "../repo/fleet-folder.js";
 import { renderSpecs } from "../render/fleet.js";
 import { objectFilePath, toJsonList, toYamlDocument, toYamlStream } from "../render/output.js";
 import { sourceRevision } from "../render/revision.js";
@@ -52,8 +53,10 @@ export function register(program: Command): void {
       action(async (path: string | undefined, flags: RenderFlags) => {
         const format = parseOutputFormat(flags.output, ["yaml", "json"] as const);
         const found = findRepoRoot(path ?? ".");
-        if (!found) throw new UserError(`no clusters/ folder at or above ${path ?? "."}: point PATH at the repository`, EXIT.failure);
+        if (!found) throw new UserError(noClustersMessage(path ?? "."), EXIT.failure);
         const clusters = flags.cluster ?? (found.cluster ? [found.cluster] : undefined);
+        const empty = clusters === undefined || clusters.length === 0 ? emptyClustersNote(found.root) : undefined;
+        if (empty) process.stderr.write(`${empty}\n`);
         const validation = await loadAndValidate(found.root, { clusters });
         const unknown = unknownClusters(validation.diagnostics);
         if (unknown.length > 0) throw new UnknownClusterError(unknown, (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
+import { emptyClustersNote, noClustersMessage } from "../repo/fleet-folder.js";
 import { loadAndValidate, unknownClusters, type RepoValidation } from "../validate/index.js";
 import { action, EXIT, UnknownClusterError, UserError } from "./common.js";
 
@@ -44,8 +45,11 @@ export function register(program: Command): void {
 export async function runValidate(path: string, opts: ValidateCommandOptions, out: Output): Promise<number> {
   if (!existsSync(path)) throw new UserError(`path ${path} does not exist`, EXIT.failure);
   const found = findRepoRoot(path);
-  if (!found) throw new UserError(`no clusters/ folder at or above ${path}: point vc validate at a repository holding clusters/<name>/ folders`, EXIT.failure);
+  if (!found) throw new UserError(noClustersMessage(path), EXIT.failure);
   const clusters = opts.cluster.length > 0 ? opts.cluster : found.cluster ? [found.cluster] : [];
+  // The whole fleet asked for (a named cluster that is missing gets its own error).
+  const empty = clusters.length === 0 ? emptyClustersNote(found.root) : undefined;
+  if (empty) out.stderr(`${empty}\n`);
   const result = await loadAndValidate(found.root, { clusters, cacheDir: opts.cacheDir, jobs: opts.jobs, detail: "summary" });
   const unknown = unknownClusters(result.diagnostics);
   if (unknown.length > 0) throw new UnknownClusterError(unknown, (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));

@@ -30,6 +30,12 @@ export interface InitResult {
   written: boolean;
   /** Things the user should edit, e.g. placeholders used for lack of a value. */
   notes: string[];
+  /** The git repository holding the fleet: made by vc init (`created`, with no commit) or the one it was given. */
+  git: { root: string; created: boolean };
+  /** The branch the reconciler follows (the new repository's first branch). */
+  branch: string;
+  /** The repository URL written into deploy/ (undefined when a placeholder was written). */
+  repoUrl?: string;
 }
 
 /** Every file under `dir`, relative, with `/` separators. */
@@ -51,6 +57,15 @@ export function httpsRemote(url: string): string | undefined {
   if (ssh) return `https://${ssh[1]}/${ssh[2]}`;
   if (/^https?:\/\//.test(url)) return url.replace(/^(https?:\/\/)[^@/]+@/, "$1");
   return undefined;
+}
+
+/** The root of the git repository holding `dir`, or undefined when there is none. */
+async function gitRoot(dir: string): Promise<string | undefined> {
+  try {
+    return await git.findRoot({ fs, filepath: dir });
+  } catch {
+    return undefined;
+  }
 }
 
 /** The `origin` remote of the git repository holding `dir`, as an https URL, if there is one. */
@@ -114,8 +129,17 @@ export async function initFleet(opts: InitOptions): Promise<InitResult> {
       EXIT.invalid,
     );
   }
-  if (!opts.dryRun) writeFiles(root, files);
-  return { root, files: files.map((f) => f.path), written: !opts.dryRun, notes };
+  // "Commit and push" needs a repository: the one holding the folder, else a new one on the followed branch. The first
+  // commit is the user's (who commits, and what, is theirs to decide).
+  let nearest = root;
+  while (!existsSync(nearest) && dirname(nearest) !== nearest) nearest = dirname(nearest);
+  const existingRepo = await gitRoot(nearest);
+  if (!opts.dryRun) {
+    writeFiles(root, files);
+    if (!existingRepo) await git.init({ fs, dir: root, defaultBranch: params.branch });
+  }
+  return { root, files: files.map((f) => f.path), written: !opts.dryRun, notes, git: { root: existingRepo ?? root, created: !existingRepo }, branch: params.branch,
+    repoUrl: repoUrl === PLACEHOLDER_REPO_URL ? undefined : repoUrl };
 }
 
 /** Anything at the path, a dangling symlink included. */

@@ -1,5 +1,6 @@
 // The proxy's flags: the commander program with --help, and their validation into a ProxyConfig.
 import { Command, Option } from "commander";
+import { wrapHelpToTerminal } from "../help-width.js";
 import { parseDuration } from "../duration.js";
 import { UserError } from "../errors.js";
 import { METRICS_GROUP } from "../kube/resources.js";
@@ -53,7 +54,7 @@ export function parseListen(text: string): ListenAddress {
 }
 
 export function buildCommand(): Command {
-  return new Command("vc-metrics-proxy")
+  return wrapHelpToTerminal(new Command("vc-metrics-proxy"))
     .description(
       "Serves a virtual cluster's metrics API (pods and nodes) from the host's metrics API, translated to virtual names and filtered to the cluster.",
     )

@@ -20,3 +20,11 @@ export function packageInfo(): PackageJson {
   }
   return cached;
 }
+
+/** The project's public repository (package.json "repository"); its docs/ pages are read at the tag of this version. */
+export const PROJECT_URL = "https://github.com/vc-project/vc";
+
+/** The URL of a documentation page (`troubleshooting.md`) as of this vc release. */
+export function docsUrl(page: string): string {
+  return `${PROJECT_URL}/blob/v${packageInfo().version}/docs/${page}`;
+}

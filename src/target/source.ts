@@ -7,6 +7,7 @@ import { dirtyRevision, fleetDiffersFromHead } from "../git/dirty.js";
 import { headCommit } from "../git/log.js";
 import { GitMirror } from "../git/mirror.js";
 import { findRepoRoot } from "../repo/layout.js";
+import { noClustersMessage } from "../repo/fleet-folder.js";
 
 export interface SourceOptions {
   /** A repository folder, `clusters/`, or a folder inside `clusters/<name>` (which also selects that cluster). */
@@ -50,7 +51,7 @@ export async function resolveSource(opts: SourceOptions): Promise<Source> {
   }
   const path = opts.path ?? ".";
   const found = findRepoRoot(path);
-  if (!found) throw new SourceError(`${path} holds no clusters/ folder (nor does any folder above it): give the repository's path`);
+  if (!found) throw new SourceError(noClustersMessage(path));
   const head = await headCommit(found.root);
   const revision = head === undefined ? "local" : opts.markDirty && (await fleetDiffersFromHead(found.root)) ? dirtyRevision(head) : head;
   return { root: found.root, revision, ...(found.cluster ? { cluster: found.cluster } : {}) };

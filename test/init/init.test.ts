@@ -24,8 +24,10 @@ interface Workflow {
   jobs: Record<string, { steps: Step[] }>;
 }
 
+/** The files under dir, the .git folder vc init makes left out. */
 function tree(dir: string, prefix = ""): string[] {
   return readdirSync(join(dir, prefix), { withFileTypes: true })
+    .filter((e) => !(prefix === "" && e.name === ".git"))
     .flatMap((e) => (e.isDirectory() ? tree(dir, join(prefix, e.name)) : [join(prefix, e.name)]))
     .sort();
 }
@@ -149,6 +151,51 @@ describe("vc init", () => {
     expect(r.stderr).to.not.match(/at .*\.ts:\d+/);
     expect(tree(dir)).to.deep.equal([".github/CODEOWNERS"]);
     expect(readFileSync(join(dir, ".github/CODEOWNERS"), "utf8")).to.equal("* @someone\n");
+  });
+
+  it("makes the folder a git repository on the followed branch and commits nothing; its closing words say so and what to run", async () => {
+    const dir = join(tmp, "fleet");
+    const r = await runVc(["init", dir, "--repo-url", "https://github.com/acme/fleet.git", "--owners", "@acme/platform", "--branch", "trunk"], {
+      env: { npm_command: "" },
+      cwd: tmp,
+    });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(execFileSync("git", ["-C", dir, "symbolic-ref", "HEAD"], { encoding: "utf8" }).trim()).to.equal("refs/heads/trunk");
+    expect(spawnSync("git", ["-C", dir, "rev-parse", "--verify", "-q", "HEAD"]).status).to.not.equal(0);
+    expect(r.stderr).to.include(`files in ${dir}; made it a new git repository (branch trunk) and committed nothing.`);
+    const next = r.stderr.split("\n").filter((l) => l.startsWith("  ")).map((l) => l.split(" #")[0]!.trim());
+    expect(next).to.deep.equal([
+      "cd fleet",
+      "vc validate",
+      "vc render",
+      "vc apply",
+      "vc diff",
+      "git add -A",
+      'git commit -m "A fleet of virtual clusters"',
+      "git remote add origin https://github.com/acme/fleet.git",
+      "git push -u origin trunk",
+    ]);
+  });
+
+  it("in a git repository, uses it: no repository of its own, no remote to add; run through npx, its commands go through npx by the package's name", async () => {
+    const dir = join(tmp, "fleet");
+    execFileSync("git", ["init", "-q", "-b", "main", dir]);
+    execFileSync("git", ["-C", dir, "remote", "add", "origin", "git@github.com:acme/fleet.git"]);
+    const head = readFileSync(join(dir, ".git/HEAD"), "utf8");
+    const r = await runVc(["init", dir, "--owners", "@acme/platform"], { env: { npm_command: "exec" }, cwd: dir });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(readFileSync(join(dir, ".git/HEAD"), "utf8")).to.equal(head);
+    expect(r.stderr).to.include("in an existing git repository, committed nothing.");
+    const next = r.stderr.split("\n").filter((l) => l.startsWith("  ")).map((l) => l.split(" #")[0]!.trim());
+    expect(next).to.deep.equal([
+      `npx ${packageName} validate`,
+      `npx ${packageName} render`,
+      `npx ${packageName} apply`,
+      `npx ${packageName} diff`,
+      "git add -A",
+      'git commit -m "A fleet of virtual clusters"',
+      "git push -u origin main",
+    ]);
   });
 
   it("--dry-run lists the same files and writes nothing, not even the folder", async () => {

@@ -77,7 +77,7 @@ export function kubeAssets(): string | undefined {
 }
 
 const HOW_TO_GET =
-  "set VC_KUBE_ASSETS (or KUBEBUILDER_ASSETS) to a folder with kube-apiserver and etcd, e.g. from setup-envtest; see docs/testing.md";
+  "set VC_KUBE_ASSETS (or KUBEBUILDER_ASSETS) to a folder with kube-apiserver and etcd: scripts/fetch-kube-assets.sh prints one (docs/testing.md)";
 
 /** Every write (and nothing else) is audited, so a test can count the writes a command made. */
 const AUDIT_POLICY = {
