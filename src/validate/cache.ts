@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync } fr
 import { rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
+import type { FolderBudget } from "../repo/budget.js";
 import type { ClusterFiles } from "../repo/layout.js";
 import type { ReadResult } from "../repo/read.js";
 import type { ClusterResult } from "./cluster.js";
@@ -41,10 +42,11 @@ function codeIdentity(): string {
   return versionAndSchemas;
 }
 
-/** The key of a cluster folder: its name, its layout findings and the content of each of its files (as read), with vc's identity. */
-export function clusterKey(files: ClusterFiles, reads: ReadonlyMap<string, ReadResult>): string {
+/** The key of a cluster folder: its name, its layout findings, the content of each of its files (as read) and its budget, with vc's identity. */
+export function clusterKey(files: ClusterFiles, reads: ReadonlyMap<string, ReadResult>, budget: FolderBudget): string {
   const h = createHash("sha256");
   h.update(codeIdentity());
+  h.update(`\0${budget.files}\0${budget.bytes}\0${budget.objects}`);
   h.update(`\0${files.name}\0${files.hasValuesYaml}\0${JSON.stringify(files.diagnostics)}`);
   for (const [file, read] of reads) {
     h.update(`\0${file}\0`);
