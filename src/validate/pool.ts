@@ -99,7 +99,8 @@ export async function validateFolders(realRoot: string, names: readonly string[]
   const claims = new Int32Array(new SharedArrayBuffer(4));
   const claim = (): number => Atomics.add(claims, 0, 1);
   const results: Array<ClusterResult | undefined> = new Array(queue.length);
-  const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
+  const opened = cacheDir === undefined ? undefined : DirCache.open(cacheDir);
+  const cache = opened && "cache" in opened ? opened.cache : undefined;
   const validate = (i: number): void => {
     const f = queue[i]!;
     results[i] = validateFolder(realRoot, f.name, cache, detail, policy, f.files);
