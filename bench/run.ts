@@ -22,6 +22,7 @@ const SUITES: Suite[] = [
   { name: "reconcile", load: () => import("./reconcile.js") },
   { name: "apply", load: () => import("./apply.js") },
   { name: "webhook", load: () => import("./webhook.js") },
+  { name: "budget", load: () => import("./budget.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {

@@ -22,7 +22,7 @@ interface HistoryFlags {
   kubeconfig?: string;
   context?: string;
   gitCredentials?: string;
-  cacheDir: string;
+  cacheDir?: string;
   limit: string;
   output: string;
 }
@@ -38,7 +38,7 @@ export function register(program: Command): void {
     .option("--kubeconfig <file>", "kubeconfig file")
     .option("--context <name>", "kubeconfig context")
     .option("--git-credentials <file>", "token or user:password for the remote (never printed)")
-    .option("--cache-dir <dir>", "where remote repositories are cloned", ".vc-cache/git")
+    .option("--cache-dir <dir>", "where remote repositories are cloned; default $XDG_CACHE_HOME/vc/git or ~/.cache/vc/git")
     .option("--limit <n>", "at most this many commits", "20")
     .addOption(new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table"))
     .action(action(async (cluster: string, flags: HistoryFlags) => runHistory(cluster, flags)));

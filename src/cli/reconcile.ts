@@ -35,7 +35,7 @@ interface ReconcileFlags {
   kubeconfig?: string;
   context?: string;
   gitCredentials?: string;
-  cacheDir: string;
+  cacheDir?: string;
   allowMassPrune?: boolean;
   owner?: string;
   concurrency: string;
@@ -63,7 +63,7 @@ export function register(program: Command): void {
     .option("--kubeconfig <file>", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or the in-cluster service account)")
     .option("--context <name>", "kubeconfig context")
     .option("--git-credentials <file>", "token or user:password for the remote; else $VC_GIT_TOKEN or $VC_GIT_USERNAME/$VC_GIT_PASSWORD (never printed)")
-    .option("--cache-dir <dir>", "where remote repositories are cloned (and, in DIR/validated, the validation cache)", ".vc-cache/git")
+    .option("--cache-dir <dir>", "where remote repositories are cloned (and, in DIR/validated, the validation cache); default $XDG_CACHE_HOME/vc/git or ~/.cache/vc/git, outside the checkout")
     .option("--allow-mass-prune", "let prune delete more than half (or all) of a cluster's objects, e.g. for a removed cluster folder")
     .option(
       "--owner <name>",

@@ -2,7 +2,7 @@
 import { mkdir, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries, nextArchive } from "./archive.js";
-import { parseHistory, type ClusterStatus, type Reconciliation } from "./status.js";
+import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "./status.js";
 import { HISTORY_DIR, STATUS_DIR, stored, type StatusStore, type StatusStoreOptions } from "./status-store.js";
 
 export class DirStatusStore implements StatusStore {
@@ -14,13 +14,14 @@ export class DirStatusStore implements StatusStore {
   }
 
   async read(cluster: string): Promise<ClusterStatus | undefined> {
+    let text: string;
     try {
-      const parsed = JSON.parse(await readFile(join(this.dir, `${cluster}.json`), "utf8")) as ClusterStatus;
-      return { ...parsed, cluster: parsed.cluster ?? cluster, history: Array.isArray(parsed.history) ? parsed.history : [] };
+      text = await readFile(join(this.dir, `${cluster}.json`), "utf8");
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw err;
     }
+    return parseStatusFile(text, cluster);
   }
 
   async list(): Promise<ClusterStatus[]> {
@@ -72,6 +73,25 @@ export class DirStatusStore implements StatusStore {
       throw err;
     }
   }
+}
+
+/**
+ * A status file read as tolerantly as the kube store reads its ConfigMap (fromData): fields of the wrong type are
+ * dropped, history entries that are not reconciliations are left out and counted (damagedHistory), a file that is
+ * not a JSON object reads as a status with a damaged history.
+ */
+function parseStatusFile(text: string, cluster: string): ClusterStatus {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const fields = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  const data: Record<string, string> = {};
+  for (const [k, v] of Object.entries(fields ?? {})) if (typeof v === "string") data[k] = v;
+  data.history = fields === undefined ? "null" : JSON.stringify(fields.history ?? []);
+  return fromData(data, cluster)!;
 }
 
 async function writeAtomically(file: string, text: string): Promise<void> {

@@ -1,4 +1,5 @@
 // Assembles a reconciler from its settings: source, target, status store, leader election, HTTP server and loop.
+import { defaultCacheRoot } from "../validate/cache-dir.js";
 import { UserError } from "../errors.js";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -35,7 +36,7 @@ export interface ReconcilerConfig {
   context?: string;
   /** Token or `user:password` file for the remote (else VC_GIT_TOKEN / VC_GIT_USERNAME + VC_GIT_PASSWORD). */
   gitCredentialsFile?: string;
-  /** Where remotes are mirrored (default `.vc-cache/git`). */
+  /** Where remotes are mirrored, and in its `validated` folder the validation cache (default `git` in defaultCacheRoot, outside the checkout). */
   cacheDir?: string;
   intervalMs: number;
   resyncMs: number;
@@ -65,10 +66,13 @@ export function statusStoreFor(target: Target, opts: StatusStoreOptions = {}): S
 }
 
 /** The source of a `--repo` value: a mirrored remote or a local folder. */
+/** The default --cache-dir: `git` under vc's cache root ($XDG_CACHE_HOME/vc or ~/.cache/vc). */
+const defaultGitCache = (): string => join(defaultCacheRoot(), "git");
+
 export function openSource(cfg: Pick<ReconcilerConfig, "repo" | "branch" | "gitCredentialsFile" | "cacheDir">): Source {
   if (!isRemote(cfg.repo)) return new FolderSource(cfg.repo);
   const key = createHash("sha256").update(`${cfg.repo}#${cfg.branch}`).digest("hex").slice(0, 16);
-  const dir = join(resolve(cfg.cacheDir ?? ".vc-cache/git"), key);
+  const dir = join(resolve(cfg.cacheDir ?? defaultGitCache()), key);
   return new GitSource({ url: cfg.repo, dir, ref: cfg.branch, credential: loadGitCredential({ file: cfg.gitCredentialsFile }) });
 }
 
@@ -111,7 +115,7 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
     });
   }
   const deps: PassDeps = {
-    engine: cfg.engine ?? cachingEngine(join(resolve(cfg.cacheDir ?? ".vc-cache/git"), "validated")),
+    engine: cfg.engine ?? cachingEngine(join(resolve(cfg.cacheDir ?? defaultGitCache()), "validated")),
     target,
     store: statusStoreFor(target, { historyLimit: cfg.historyLimit }),
     allowMassPrune: cfg.allowMassPrune,

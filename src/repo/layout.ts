@@ -28,6 +28,8 @@ export interface ClusterFiles {
   certificates: string[];
   /** Layout problems: ignored files, symlinked folders. */
   diagnostics: Diagnostic[];
+  /** The first file past the `maxFiles` given to listClusterFiles: listing stopped there. */
+  truncated?: string;
 }
 
 /**
@@ -90,21 +92,25 @@ export function folderFiles(files: ClusterFiles): string[] {
   return [...files.values, ...(files.clusterFile ? [files.clusterFile] : []), ...files.mesh, ...files.certificates];
 }
 
-/** The files of one cluster folder. */
-export function listClusterFiles(realRoot: string, name: string): ClusterFiles {
+/** The files of one cluster folder; listing stops at the first file past `maxFiles` (named in `truncated`). */
+export function listClusterFiles(realRoot: string, name: string, maxFiles = Infinity): ClusterFiles {
   const dir = `${CLUSTERS_DIR}/${name}`;
   const abs = join(realRoot, CLUSTERS_DIR, name);
   const out: ClusterFiles = { name, dir, values: [], hasValuesYaml: false, mesh: [], certificates: [], diagnostics: [] };
   const layered: string[] = [];
+  const room = { left: maxFiles, out };
   for (const ent of sortedEntries(abs)) {
+    if (out.truncated) break;
     if (ent.name.startsWith(".")) continue;
     const rel = `${dir}/${ent.name}`;
     const link = ent.isSymbolicLink();
     const manifests = ent.name === MESH_DIR ? out.mesh : ent.name === CERTIFICATES_DIR ? out.certificates : undefined;
     if (manifests && (ent.isDirectory() || link)) {
       if (link) out.diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), rel));
-      else walkManifests(realRoot, rel, 0, manifests, out.diagnostics);
+      else walkManifests(realRoot, rel, 0, manifests, out.diagnostics, room);
     } else if (!ent.isDirectory() && !(link && isDir(join(abs, ent.name)))) {
+      const read = ent.name === VALUES_FILE || /^values\.[^/]+\.yaml$/.test(ent.name) || ent.name === CLUSTER_FILE;
+      if (read && !take(room, rel)) break;
       if (ent.name === VALUES_FILE) {
         out.hasValuesYaml = true;
       } else if (/^values\.[^/]+\.yaml$/.test(ent.name)) {
@@ -125,20 +131,32 @@ export function listClusterFiles(realRoot: string, name: string): ClusterFiles {
   return out;
 }
 
+/** Counts one more file against `maxFiles`: false (and the file named in `truncated`) once past it. */
+function take(room: { left: number; out: ClusterFiles }, rel: string): boolean {
+  if (room.left <= 0) {
+    room.out.truncated ??= rel;
+    return false;
+  }
+  room.left--;
+  return true;
+}
+
 /** The YAML files below a manifest folder (mesh/, certificates/) into `files`, in sorted order; symlinked folders are not followed. */
-function walkManifests(realRoot: string, rel: string, depth: number, files: string[], diagnostics: Diagnostic[]): void {
+function walkManifests(realRoot: string, rel: string, depth: number, files: string[], diagnostics: Diagnostic[], room: { left: number; out: ClusterFiles }): void {
   const abs = join(realRoot, ...rel.split("/"));
   for (const ent of sortedEntries(abs)) {
+    if (room.out.truncated) return;
     if (ent.name.startsWith(".")) continue;
     const child = `${rel}/${ent.name}`;
     const yaml = ent.name.endsWith(".yaml") || ent.name.endsWith(".yml");
     if (ent.isDirectory()) {
       const top = rel.split("/")[2];
       if (depth + 1 >= MAX_MANIFEST_DEPTH) diagnostics.push(diag(child, "warning", "layout", `${top} folders nested deeper than ${MAX_MANIFEST_DEPTH}: ignored`));
-      else walkManifests(realRoot, child, depth + 1, files, diagnostics);
+      else walkManifests(realRoot, child, depth + 1, files, diagnostics, room);
     } else if (ent.isSymbolicLink() && isDir(join(abs, ent.name))) {
       diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), child));
     } else if (yaml) {
+      if (!take(room, child)) return;
       files.push(child);
     } else {
       diagnostics.push(diag(child, "warning", "layout", "not a .yaml or .yml file: ignored"));

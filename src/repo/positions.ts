@@ -1,5 +1,6 @@
 // Finds the line and column of a path inside a YAML document; computed only for documents that have a diagnostic.
 import { EVENT_ID, getScalarValue, parseEvents, type Event } from "js-yaml";
+import { PARSE_MAX_DEPTH } from "./yaml.js";
 
 export type PathSegment = string | number;
 
@@ -84,7 +85,7 @@ export class YamlPositions {
     if (cached !== undefined) return cached;
     if (!this.events) {
       try {
-        this.events = parseEvents(this.text, { maxDepth: 64 });
+        this.events = parseEvents(this.text, { maxDepth: PARSE_MAX_DEPTH });
       } catch {
         this.events = [];
       }
@@ -137,8 +138,9 @@ export class YamlPositions {
   }
 }
 
+/** Offsets where lines start: after each line break, CR LF, LF or a CR alone (YAML counts all three, as js-yaml does). */
 function lineStarts(text: string): number[] {
   const starts = [0];
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  for (const m of text.matchAll(/\r\n?|\n/g)) starts.push(m.index + m[0].length);
   return starts;
 }

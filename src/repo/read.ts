@@ -11,9 +11,10 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
  * Reads `rel` (`/`-separated, relative to the real path `realRoot`). A symlink is followed only when its
- * target resolves inside the repository; otherwise it is refused without being opened.
+ * target resolves inside the repository; otherwise it is refused without being opened. `bytesLeft`: what is
+ * left of its folder's budget; a larger file is refused unread (`over-budget`).
  */
-export function readRepoFile(realRoot: string, rel: string): ReadResult {
+export function readRepoFile(realRoot: string, rel: string, bytesLeft?: number): ReadResult {
   const abs = join(realRoot, ...rel.split("/"));
   // O_NOFOLLOW: a regular file opens in one call; a symlink fails with ELOOP and is checked before anything is opened.
   // O_NONBLOCK: a FIFO or device opens without waiting, and fstat then refuses it.
@@ -30,6 +31,7 @@ export function readRepoFile(realRoot: string, rel: string): ReadResult {
     const st = fstatSync(fd);
     if (!st.isFile()) return fail("read", "not a regular file");
     if (st.size > MAX_FILE_BYTES) return fail("file-too-large", `file is ${st.size} bytes, over the limit of ${MAX_FILE_BYTES} bytes (1 MiB)`);
+    if (bytesLeft !== undefined && st.size > bytesLeft) return fail("over-budget", `this file is ${st.size} bytes and ${Math.max(0, bytesLeft)} were left`);
     const buf = Buffer.allocUnsafe(st.size);
     let got = 0;
     while (got < st.size) {

@@ -1,5 +1,5 @@
 // Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file, nesting, reserved keys.
-import { constructFromEvents, EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, YAMLException, type Event } from "js-yaml";
+import { constructFromEvents, EVENT_ID, getScalarValue, load, parseEvents, SCALAR_STYLE, YAMLException, type Event } from "js-yaml";
 import { YamlPositions, type PathSegment } from "./positions.js";
 
 /** Aliases allowed per document; manifests rarely need any. */
@@ -12,8 +12,15 @@ export const MAX_ALIASES = 100;
 export const MAX_FILE_ALIAS_NODES = 100_000;
 /** The same budget for all files of one cluster folder together (checked by the validator). */
 export const MAX_CLUSTER_ALIAS_NODES = 250_000;
-/** Deepest nesting of collections, in the text and once aliases are expanded. */
+/** Deepest nesting of collections in the text: 64 nested collections are read, 65 refused. */
 export const MAX_DEPTH = 64;
+/**
+ * js-yaml's `maxDepth` counts nodes, scalars included, and counts flow and block styles differently: it is only the
+ * parser's stack guard, set so that MAX_DEPTH collections always parse; the limit itself is counted on the events.
+ */
+export const PARSE_MAX_DEPTH = MAX_DEPTH + 2;
+/** Deepest nesting of collections once aliases are expanded (an alias adds the depth of the collection it names). */
+export const MAX_EXPANDED_DEPTH = MAX_DEPTH * 4;
 /** Keys that would reach an object's prototype machinery once the data is merged or copied: refused everywhere. */
 export const RESERVED_KEYS: readonly string[] = ["__proto__", "constructor", "prototype"];
 
@@ -42,13 +49,17 @@ export function parseYaml(text: string): ParseResult {
   let events: Event[];
   try {
     // Exactly js-yaml's loadAll (parse to events, construct from them), keeping the events for positions.
-    events = parseEvents(text, { maxDepth: MAX_DEPTH });
+    events = parseEvents(text, { maxDepth: PARSE_MAX_DEPTH });
     docs = constructFromEvents(events, { source: text, maxAliases: MAX_ALIASES });
   } catch (err) {
     return { ok: false, error: toYamlError(err, text) };
   }
-  // One pass over the events finds reserved keys written out and whether there is any alias at all.
+  // One pass over the events finds nesting past MAX_DEPTH, reserved keys written out and whether there is any alias at all.
   const scan = scanEvents(text, events);
+  if (scan.tooDeep !== undefined) {
+    const { line, col } = new YamlPositions(text, events).position(scan.tooDeep);
+    return { ok: false, error: { code: "yaml-syntax", message: depthMessage(), line, col } };
+  }
   if (scan.reservedKey) {
     const { line, col } = new YamlPositions(text, events).position(scan.reservedKey.offset);
     return { ok: false, error: reservedError(scan.reservedKey.key, line, col) };
@@ -64,8 +75,13 @@ export function parseYaml(text: string): ParseResult {
   return { ok: true, docs, aliasNodes: walk.aliasNodes, events };
 }
 
-/** Whether the events hold an alias, and the first mapping key (written out, not aliased) that is a reserved word. */
-function scanEvents(text: string, events: readonly Event[]): { alias: boolean; reservedKey?: { key: string; offset: number } } {
+const depthMessage = (): string => `YAML nests collections deeper than ${MAX_DEPTH} levels: refused`;
+
+/**
+ * Whether the events hold an alias, the first mapping key (written out, not aliased) that is a reserved word, and
+ * the offset of the first collection nested deeper than MAX_DEPTH.
+ */
+function scanEvents(text: string, events: readonly Event[]): { alias: boolean; reservedKey?: { key: string; offset: number }; tooDeep?: number } {
   let alias = false;
   // Per open collection: whether it is a mapping and how many nodes it has seen (keys are the even ones).
   const mapping: boolean[] = [];
@@ -80,6 +96,8 @@ function scanEvents(text: string, events: readonly Event[]): { alias: boolean; r
       case EVENT_ID.MAPPING:
         mapping.push(ev.type === EVENT_ID.MAPPING);
         seen.push(0);
+        // The stack holds the document and its open collections.
+        if (mapping.length - 1 > MAX_DEPTH) return { alias, tooDeep: (ev as { start: number }).start };
         break;
       case EVENT_ID.POP:
         mapping.pop();
@@ -121,6 +139,10 @@ type Problem =
 class Walk {
   aliasNodes = 0;
   private readonly sizes = new Map<object, number>();
+  /** Levels of collections in each shared collection, itself included (its height once expanded). */
+  private readonly heights = new Map<object, number>();
+  /** Height of the value `size` last returned for (0 for a scalar). */
+  private height = 0;
   private readonly open = new Set<object>();
   private readonly path: PathSegment[] = [];
 
@@ -135,23 +157,31 @@ class Walk {
     }
   }
 
-  /** Nodes of `value` once expanded; throws Stop on the first problem. */
+  /**
+   * Nodes of `value` once expanded, `depth` collections below the document; sets `height`. Throws Stop on the
+   * first problem: a repeat of a shared collection counts its whole subtree, nodes and levels.
+   */
   private size(value: unknown, depth: number): number {
+    this.height = 0;
     if (value === null || typeof value !== "object") return 1;
     if (this.open.has(value)) throw new Stop({ kind: "cycle" });
     const known = this.sizes.get(value);
     if (known !== undefined) {
       this.aliasNodes += known;
       if (this.aliasNodes > MAX_FILE_ALIAS_NODES) throw new Stop({ kind: "budget" });
+      this.height = this.heights.get(value)!;
+      if (depth + this.height > MAX_EXPANDED_DEPTH) throw new Stop({ kind: "depth" });
       return known;
     }
-    if (depth > MAX_DEPTH * 4) throw new Stop({ kind: "depth" });
+    if (depth + 1 > MAX_EXPANDED_DEPTH) throw new Stop({ kind: "depth" });
     this.open.add(value);
     let size = 1;
+    let below = 0;
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         this.path.push(i);
         size += this.size(value[i], depth + 1);
+        below = Math.max(below, this.height);
         this.path.pop();
       }
     } else {
@@ -159,11 +189,14 @@ class Walk {
         this.path.push(key);
         if (RESERVED_KEYS.includes(key)) throw new Stop({ kind: "reserved", path: [...this.path], key });
         size += this.size((value as Record<string, unknown>)[key], depth + 1);
+        below = Math.max(below, this.height);
         this.path.pop();
       }
     }
     this.open.delete(value);
     this.sizes.set(value, size);
+    this.heights.set(value, below + 1);
+    this.height = below + 1;
     return size;
   }
 }
@@ -188,7 +221,7 @@ function locate(problem: Problem, doc: number, text: string, events: Event[]): Y
     }
     case "depth": {
       const at = positions.locate(doc, [], "value");
-      return { code: "yaml-alias-bomb", message: `YAML aliases nest collections deeper than ${MAX_DEPTH * 4} levels once expanded: refused`, ...at };
+      return { code: "yaml-alias-bomb", message: `YAML aliases nest collections deeper than ${MAX_EXPANDED_DEPTH} levels once expanded: refused`, ...at };
     }
     default: {
       const at = positions.locate(doc, [], "value");
@@ -224,8 +257,14 @@ function toYamlError(err: unknown, text: string): YamlError {
     const line = err.mark ? err.mark.line + 1 : 0;
     const col = err.mark ? err.mark.column + 1 : 0;
     if (err.reason.startsWith("duplicated mapping key")) {
-      const key = err.mark ? keyAt(text, err.mark.position) : "";
-      return { code: "yaml-duplicate-key", message: `duplicate key${key ? ` "${key}"` : ""} in a mapping: keep one`, line, col };
+      // js-yaml marks a quoted key just after its opening quote: the key (and its column) starts at the quote.
+      const position = err.mark?.position ?? -1;
+      const quoted = position > 0 && (text[position - 1] === '"' || text[position - 1] === "'");
+      const key = position >= 0 ? keyAt(text, quoted ? position - 1 : position) : "";
+      return { code: "yaml-duplicate-key", message: `duplicate key${key ? ` ${JSON.stringify(key)}` : ""} in a mapping: keep one`, line, col: quoted ? col - 1 : col };
+    }
+    if (err.reason.startsWith("nesting exceeded maxDepth")) {
+      return { code: "yaml-syntax", message: depthMessage(), line, col };
     }
     if (err.reason.includes("maxAliases")) {
       return { code: "yaml-alias-bomb", message: `more than ${MAX_ALIASES} YAML aliases in one document: refused`, line, col };
@@ -236,9 +275,18 @@ function toYamlError(err: unknown, text: string): YamlError {
   return { code: "yaml-syntax", message: `YAML error: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, line: 0, col: 0 };
 }
 
-/** The key text starting at `position` (up to the colon), for naming a duplicate key. */
+/** The key starting at `position` (a quoted key at its quote, read with its escapes), for naming a duplicate key. */
 function keyAt(text: string, position: number): string {
-  const rest = text.slice(position, position + 200);
-  const m = /^\s*(?:"([^"]*)"|'([^']*)'|([^:\n#]+?))\s*:/.exec(rest);
-  return m ? (m[1] ?? m[2] ?? m[3] ?? "").trim() : "";
+  const rest = text.slice(position, position + 1024);
+  const quoted = /^(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')/s.exec(rest);
+  if (quoted) {
+    try {
+      const value = load(quoted[0]);
+      return typeof value === "string" ? value : "";
+    } catch {
+      return "";
+    }
+  }
+  const m = /^\s*([^:\r\n#]+?)\s*:/.exec(rest);
+  return m ? m[1]!.trim() : "";
 }

@@ -1,16 +1,18 @@
-// The content-addressed cache of validated cluster folders: key from vc's version, the schemas and every file's content; entries on disk.
-import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
+// The content-addressed cache of validated cluster folders: key from vc's version, the schemas and every file's content; entries on disk, authenticated.
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { lstatSync, readFileSync, readdirSync, rmSync, utimesSync } from "node:fs";
 import { rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
+import type { FolderBudget } from "../repo/budget.js";
 import type { ClusterFiles } from "../repo/layout.js";
 import type { ReadResult } from "../repo/read.js";
 import type { ClusterResult } from "./cluster.js";
+import { cacheDirProblem, openCacheDir } from "./cache-dir.js";
 import { SCHEMA_NAMES, SCHEMAS_DIR } from "./schemas.js";
 
 /** Bumped when the shape of an entry or the meaning of a key changes. */
-const CACHE_FORMAT = "vc-validate-cache/2";
+const CACHE_FORMAT = "vc-validate-cache/3";
 
 /** What a caller needs of a cluster: its diagnostics and settings only (`vc validate`), or also its spec and values. */
 export type Detail = "summary" | "full";
@@ -41,10 +43,11 @@ function codeIdentity(): string {
   return versionAndSchemas;
 }
 
-/** The key of a cluster folder: its name, its layout findings and the content of each of its files (as read), with vc's identity. */
-export function clusterKey(files: ClusterFiles, reads: ReadonlyMap<string, ReadResult>): string {
+/** The key of a cluster folder: its name, its layout findings, the content of each of its files (as read) and its budget, with vc's identity. */
+export function clusterKey(files: ClusterFiles, reads: ReadonlyMap<string, ReadResult>, budget: FolderBudget): string {
   const h = createHash("sha256");
   h.update(codeIdentity());
+  h.update(`\0${budget.files}\0${budget.bytes}\0${budget.objects}`);
   h.update(`\0${files.name}\0${files.hasValuesYaml}\0${JSON.stringify(files.diagnostics)}`);
   for (const [file, read] of reads) {
     h.update(`\0${file}\0`);
@@ -55,50 +58,71 @@ export function clusterKey(files: ClusterFiles, reads: ReadonlyMap<string, ReadR
 }
 
 /**
- * Entries as files under a folder, one per key (`<key>.vcv`): a 4-byte length, the v8-serialised summary
- * (diagnostics, settings: all `vc validate` reads), then the spec and values (what the reconciler needs).
+ * Entries as files under a folder, one per key (`<key>.vcv`): an HMAC-SHA256 (32 bytes, keyed with the folder's
+ * secret, over the format, the key and the rest), a 4-byte length, the v8-serialised summary (diagnostics,
+ * settings: all `vc validate` reads), then the spec and values (what the reconciler needs). Nothing is
+ * deserialised before its MAC is verified: an entry written by anyone without the secret is validated anew.
  */
 export class DirCache implements ValidationCache {
   /** Lookups that found no usable entry (the folder is validated anew). */
   misses = 0;
-  private made = false;
+  /** Entries whose MAC did not verify (rewritten or planted): ignored. */
+  forged = 0;
   private pending: Array<Promise<void>> = [];
 
-  constructor(readonly dir: string) {}
+  /** `secret`: the folder's key (cache-dir.ts); use DirCache.open for a folder not checked yet. */
+  constructor(
+    readonly dir: string,
+    private readonly secret: Buffer,
+  ) {}
+
+  /** The cache in `dir` once the folder is checked and its secret read (or made), or why it is not used. */
+  static open(dir: string): { cache: DirCache } | { problem: string } {
+    const opened = openCacheDir(dir);
+    return "key" in opened ? { cache: new DirCache(dir, opened.key) } : opened;
+  }
+
+  private mac(key: string, body: Uint8Array): Buffer {
+    return createHmac("sha256", this.secret).update(`${CACHE_FORMAT}\0${key}\0`).update(body).digest();
+  }
 
   get(key: string, detail: Detail): ClusterResult | undefined {
     try {
       const path = join(this.dir, `${key}${ENTRY}`);
       const data = readFileSync(path);
-      const size = data.readUInt32BE(0);
-      const summary = deserialize(data.subarray(4, 4 + size)) as ClusterResult;
+      const body = data.subarray(MAC_BYTES);
+      if (data.length < MAC_BYTES + 4 || !timingSafeEqual(data.subarray(0, MAC_BYTES), this.mac(key, body))) {
+        this.forged++;
+        throw new Error("entry not authenticated");
+      }
+      const size = body.readUInt32BE(0);
+      const summary = deserialize(body.subarray(4, 4 + size)) as ClusterResult;
       const now = new Date();
       utimesSync(path, now, now); // in use: kept by pruneCache
       if (detail === "summary") return summary;
-      const full = deserialize(data.subarray(4 + size)) as Pick<ClusterResult, "spec" | "values">;
+      const full = deserialize(body.subarray(4 + size)) as Pick<ClusterResult, "spec" | "values">;
       if (full.spec !== undefined) summary.spec = full.spec;
       if (full.values !== undefined) summary.values = full.values;
       return summary;
     } catch {
       this.misses++;
-      return undefined; // absent or unreadable: validate again
+      return undefined; // absent, unreadable or not authenticated: validate again
     }
   }
 
   set(key: string, result: ClusterResult): void {
     const { spec, values, ...summary } = result;
     try {
-      if (!this.made) mkdirSync(this.dir, { recursive: true });
-      this.made = true;
       const head = serialize(summary);
       const size = Buffer.alloc(4);
       size.writeUInt32BE(head.length);
-      const data = Buffer.concat([size, head, serialize({ ...(spec && { spec }), ...(values && { values }) })]);
+      const body = Buffer.concat([size, head, serialize({ ...(spec && { spec }), ...(values && { values }) })]);
+      const data = Buffer.concat([this.mac(key, body), body]);
       // Written whole under a temporary name, then renamed: a reader sees a whole entry or none. The write
       // runs on libuv's threads while this thread parses the next folder.
       const tmp = join(this.dir, `.${key}.${process.pid}.${Math.random().toString(36).slice(2)}`);
       this.pending.push(
-        writeFile(tmp, data)
+        writeFile(tmp, data, { mode: 0o600, flag: "wx" })
           .then(() => rename(tmp, join(this.dir, `${key}${ENTRY}`)))
           .catch(() => rm(tmp, { force: true }).catch(() => undefined)),
       );
@@ -114,6 +138,7 @@ export class DirCache implements ValidationCache {
   }
 }
 
+const MAC_BYTES = 32;
 const ENTRY = ".vcv";
 
 /** Entries unused this long are deleted by pruneCache. */
@@ -121,13 +146,20 @@ export const CACHE_MAX_AGE_MS = 24 * 3600_000;
 const PRUNE_EVERY_MS = 3600_000;
 const lastPruned = new Map<string, number>();
 
+/** vc's own file names in a cache folder: entries (`<sha256>.vcv`) and the temporary files of their writes. */
+const OWN_ENTRY = /^[0-9a-f]{64}\.vcv$/;
+const OWN_TEMPORARY = /^\.[0-9a-f]{64}\.\d+\.[0-9a-z]+$/;
+
 /**
  * Deletes entries not used for `maxAgeMs` (and temporary files a crash left), at most once an hour per folder
  * and process: the folder of a long-running reconciler holds about one entry per cluster, not one per commit.
+ * Only regular files with vc's own names are removed, and only in a folder cacheDirProblem accepts (never
+ * through a symlink): whatever else the folder holds stays.
  */
 export function pruneCache(dir: string, maxAgeMs = CACHE_MAX_AGE_MS, now = Date.now()): number {
   if (now - (lastPruned.get(dir) ?? -Infinity) < PRUNE_EVERY_MS) return 0;
   lastPruned.set(dir, now);
+  if (cacheDirProblem(dir) !== undefined) return 0;
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -136,8 +168,8 @@ export function pruneCache(dir: string, maxAgeMs = CACHE_MAX_AGE_MS, now = Date.
   }
   let removed = 0;
   for (const name of names) {
-    const temporary = name.startsWith(".");
-    if (!temporary && !name.endsWith(ENTRY)) continue;
+    const temporary = OWN_TEMPORARY.test(name);
+    if (!temporary && !OWN_ENTRY.test(name)) continue;
     if (now - mtime(join(dir, name)) <= (temporary ? PRUNE_EVERY_MS : maxAgeMs)) continue;
     rmSync(join(dir, name), { force: true });
     if (!temporary) removed++;
@@ -145,9 +177,11 @@ export function pruneCache(dir: string, maxAgeMs = CACHE_MAX_AGE_MS, now = Date.
   return removed;
 }
 
+/** Modification time of a regular file (never through a symlink); Infinity for anything else, which is kept. */
 function mtime(path: string): number {
   try {
-    return statSync(path).mtimeMs;
+    const st = lstatSync(path);
+    return st.isFile() ? st.mtimeMs : Infinity;
   } catch {
     return Infinity;
   }

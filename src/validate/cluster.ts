@@ -7,6 +7,8 @@ import { VALUES_FILE, type ClusterFiles } from "../repo/layout.js";
 import { loadYamlFile, loadYamlText, type LoadedFile } from "../repo/load.js";
 import type { ReadResult } from "../repo/read.js";
 import { MAX_CLUSTER_ALIAS_NODES } from "../repo/yaml.js";
+import { folderBudget, objectsOverBudget, type FolderBudget } from "../repo/budget.js";
+import { YamlPositions } from "../repo/positions.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
 import { certificateRules, certManagerOffFinding, checkCertificateDocument } from "./certificate.js";
 import { fileDiagnostic, SourceFile, type Finding } from "./finding.js";
@@ -51,11 +53,37 @@ export function namespaceDiagnostic(realRoot: string, result: ClusterResult, cod
   return fileDiagnostic(result.dir, "error", code, message);
 }
 
-/** Validates a cluster folder; `reads` holds files already read (for the cache key), the others are read here. */
-export function validateCluster(realRoot: string, files: ClusterFiles, reads?: ReadonlyMap<string, ReadResult>): ClusterResult {
+/**
+ * Validates a cluster folder; `reads` holds files already read (within the budget's files and bytes), the others
+ * are read here. Parsing stops at the first document past `budget.objects`: the folder is then invalid with that
+ * error and the findings of the files before it.
+ */
+export function validateCluster(realRoot: string, files: ClusterFiles, reads?: ReadonlyMap<string, ReadResult>, budget: FolderBudget = folderBudget()): ClusterResult {
   const { name, dir } = files;
   const diagnostics: Diagnostic[] = [...files.diagnostics];
   const result: ClusterResult = { name, dir, valid: false, diagnostics };
+  try {
+    return validateWithin(realRoot, files, result, reads, budget);
+  } catch (err) {
+    if (!(err instanceof OverBudget)) throw err;
+    diagnostics.push(err.diagnostic);
+    delete result.values;
+    delete result.spec;
+    result.valid = false;
+    return result;
+  }
+}
+
+/** Thrown by a folder's loader at the first document past its budget: nothing more of the folder is parsed. */
+class OverBudget extends Error {
+  constructor(readonly diagnostic: Diagnostic) {
+    super(diagnostic.message);
+  }
+}
+
+function validateWithin(realRoot: string, files: ClusterFiles, result: ClusterResult, reads: ReadonlyMap<string, ReadResult> | undefined, budget: FolderBudget): ClusterResult {
+  const { name, dir } = files;
+  const diagnostics = result.diagnostics;
   if (files.clusterFile) result.clusterFile = files.clusterFile;
   const nameProblem = clusterNameProblem(name);
   if (nameProblem) {
@@ -67,7 +95,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles, reads?: R
   if (!files.hasValuesYaml) {
     diagnostics.push(fileDiagnostic(`${dir}/${VALUES_FILE}`, "error", "missing-values", `missing ${VALUES_FILE}: every cluster folder needs one (an empty mapping {} takes every default)`));
   }
-  const load = aliasBudget(realRoot, reads);
+  const load = folderLoader(realRoot, files, reads, budget);
   const layers: ValuesLayer[] = [];
   for (const file of files.values) {
     const doc = singleMapping(load, file, "values file", diagnostics);
@@ -194,15 +222,24 @@ function reservedNamespace(result: ClusterResult, ns: string): void {
 }
 
 /**
- * The loader of one cluster folder: each file within the per-file limits of the YAML loader, and all of them
- * together within MAX_CLUSTER_ALIAS_NODES of alias expansion (a file that crosses it is refused).
+ * The loader of one cluster folder: each file within the per-file limits of the YAML loader, all of them
+ * together within MAX_CLUSTER_ALIAS_NODES of alias expansion (a file that crosses it is refused) and within the
+ * folder's budget of documents (OverBudget is thrown at the first document past it).
  */
-function aliasBudget(realRoot: string, reads?: ReadonlyMap<string, ReadResult>): (file: string) => LoadedFile {
+function folderLoader(realRoot: string, files: ClusterFiles, reads: ReadonlyMap<string, ReadResult> | undefined, budget: FolderBudget): (file: string) => LoadedFile {
   let used = 0;
+  let objects = 0;
+  const manifests = new Set([...files.mesh, ...files.certificates]);
   return (file) => {
     const read = reads?.get(file);
     const loaded = read === undefined ? loadYamlFile(realRoot, file) : read.ok ? loadYamlText(file, read.text) : { ok: false as const, diagnostic: fileDiagnostic(file, "error", read.code, read.message) };
-    if (!loaded.ok || loaded.aliasNodes === 0) return loaded;
+    if (!loaded.ok) return loaded;
+    for (let d = 0; manifests.has(file) && d < loaded.docs.length; d++) {
+      if (loaded.docs[d] === null || ++objects <= budget.objects) continue;
+      const at = new YamlPositions(loaded.text, loaded.events).locate(d, [], "value");
+      throw new OverBudget(objectsOverBudget(file, at.line, at.col, files.dir, budget));
+    }
+    if (loaded.aliasNodes === 0) return loaded;
     used += loaded.aliasNodes;
     if (used <= MAX_CLUSTER_ALIAS_NODES) return loaded;
     const message = `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_NODES} extra nodes together (this file crosses the budget): refused (an alias bomb?)`;

@@ -1,6 +1,6 @@
 // One cluster folder from the cache when its content is known, else validated (and stored), then held to the fleet policy; a failure stays that folder's own.
-import { CLUSTERS_DIR, folderFiles, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
-import { readRepoFile, type ReadResult } from "../repo/read.js";
+import { CLUSTERS_DIR, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
+import { folderBudget, readWithinBudget } from "../repo/budget.js";
 import { clusterKey, type Detail, type ValidationCache } from "./cache.js";
 import { validateCluster, type ClusterResult } from "./cluster.js";
 import { fileDiagnostic } from "./finding.js";
@@ -13,19 +13,22 @@ import { enforcePolicy, type LoadedPolicy } from "./policy.js";
  */
 export function validateFolder(realRoot: string, name: string, cache: ValidationCache | undefined, detail: Detail, policy?: LoadedPolicy, listed?: ClusterFiles): ClusterResult {
   try {
-    const files = listed ?? listClusterFiles(realRoot, name);
+    const budget = folderBudget(policy?.policy?.folderBudget);
+    const files = listed ?? listClusterFiles(realRoot, name, budget.files);
     const held = (r: ClusterResult): ClusterResult => {
       if (policy) enforcePolicy(realRoot, r, policy);
       return trim(r, detail);
     };
-    if (!cache) return held(validateCluster(realRoot, files));
-    const reads = new Map<string, ReadResult>();
-    for (const file of folderFiles(files)) reads.set(file, readRepoFile(realRoot, file));
-    const key = clusterKey(files, reads);
+    // The folder's files and bytes are within its budget before anything is parsed (its objects are counted as parsed).
+    const read = readWithinBudget(realRoot, files, budget);
+    if (!read.ok) return { name, dir: files.dir, valid: false, diagnostics: [...files.diagnostics, read.diagnostic] };
+    const reads = read.reads;
+    if (!cache) return held(validateCluster(realRoot, files, reads, budget));
+    const key = clusterKey(files, reads, budget);
     // The policy needs the spec: a summary is asked of the cache only when there is no policy to apply.
     const hit = cache.get(key, policy ? "full" : detail);
     if (hit) return held(hit);
-    const result = validateCluster(realRoot, files, reads);
+    const result = validateCluster(realRoot, files, reads, budget);
     cache.set(key, result);
     return held(policy ? structuredClone(result) : result); // the cache keeps what the folder says, not the policy
   } catch (err) {

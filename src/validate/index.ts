@@ -7,6 +7,7 @@ import { safeRealpath } from "../repo/read.js";
 import { fileDiagnostic } from "./finding.js";
 import { namespaceDiagnostic, type ClusterResult } from "./cluster.js";
 import { pruneCache, type Detail } from "./cache.js";
+import { openCacheDir } from "./cache-dir.js";
 import { defaultJobs, validateFolders } from "./pool.js";
 import { loadPolicy } from "./policy.js";
 
@@ -22,7 +23,10 @@ export interface RepoValidation {
 export interface ValidateOptions {
   /** Only these cluster folders (by name); all when absent or empty. */
   clusters?: string[];
-  /** Folder of the content-addressed cache of validated folders (created when missing); no cache when absent. */
+  /**
+   * Folder of the content-addressed cache of validated folders (created 0700 when missing); no cache when absent.
+   * A symlink, or a folder of another user or writable by others, is not used (a `cache-refused` warning).
+   */
   cacheDir?: string;
   /** Threads to validate on (default: every core); large fleets only, see pool.ts. */
   jobs?: number;
@@ -58,8 +62,15 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   diagnostics.push(...loadedPolicy.diagnostics);
   const policy = loadedPolicy.broken || loadedPolicy.policy ? loadedPolicy : undefined;
   const jobs = Math.max(1, opts.jobs ?? defaultJobs());
-  const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir: opts.cacheDir, policy })).results;
-  if (opts.cacheDir !== undefined) pruneCache(opts.cacheDir);
+  // A cache folder others may write (or a symlink) is not used: the run goes on without it, saying why.
+  let cacheDir = opts.cacheDir;
+  const opened = cacheDir === undefined ? undefined : openCacheDir(cacheDir);
+  if (opened && "problem" in opened) {
+    diagnostics.push(fileDiagnostic(cacheDir!, "warning", "cache-refused", `${opened.problem}; validating without a cache`));
+    cacheDir = undefined;
+  }
+  const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir, policy })).results;
+  if (cacheDir !== undefined) pruneCache(cacheDir);
   crossClusterRules(realRoot, clusters);
   for (const c of clusters) diagnostics.push(...c.diagnostics);
   // A message may quote a value: no password inside a URL leaves the validator, in any output format.

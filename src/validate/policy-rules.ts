@@ -2,6 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
 import { parseQuantity } from "../plan/quantity.js";
+import type { FolderBudget } from "../repo/budget.js";
 import type { PathSegment } from "../repo/positions.js";
 import { parseServiceHost } from "../translate/names.js";
 
@@ -11,6 +12,8 @@ export interface Policy {
   gateways?: { selectors?: Array<Record<string, string>>; credentialNames?: string[] };
   quota?: { max?: Record<string, string>; required?: boolean };
   database?: { hosts?: string[] };
+  /** Overrides of the folder budget's defaults (src/repo/budget.ts). */
+  folderBudget?: Partial<FolderBudget>;
 }
 
 export const POLICY_FILE = "policy.yaml";

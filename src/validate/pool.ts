@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
 import type { ClusterResult } from "./cluster.js";
+import { folderBudget } from "../repo/budget.js";
 import { folderFiles, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
 import { validateFolder } from "./folder.js";
 import type { LoadedPolicy } from "./policy.js";
@@ -33,9 +34,9 @@ export interface Folder {
   bytes: number;
 }
 
-function listed(realRoot: string, name: string): Folder {
+function listed(realRoot: string, name: string, maxFiles: number): Folder {
   try {
-    return { name, files: listClusterFiles(realRoot, name), bytes: 0 };
+    return { name, files: listClusterFiles(realRoot, name, maxFiles), bytes: 0 };
   } catch {
     return { name, bytes: 0 };
   }
@@ -91,13 +92,15 @@ export async function validateFolders(realRoot: string, names: readonly string[]
   const { detail, cacheDir, policy } = opts;
   const always = opts.workers === "always";
   const threads = Math.min(opts.jobs, names.length);
-  const queue = names.map((n) => listed(realRoot, n));
+  const maxFiles = folderBudget(policy?.policy?.folderBudget).files;
+  const queue = names.map((n) => listed(realRoot, n, maxFiles));
   const parallel = threads > 1 && (always || queue.reduce((n, f) => n + fileCount(f), 0) >= (opts.minFiles ?? MIN_FILES_FOR_WORKERS));
 
   const claims = new Int32Array(new SharedArrayBuffer(4));
   const claim = (): number => Atomics.add(claims, 0, 1);
   const results: Array<ClusterResult | undefined> = new Array(queue.length);
-  const cache = cacheDir === undefined ? undefined : new DirCache(cacheDir);
+  const opened = cacheDir === undefined ? undefined : DirCache.open(cacheDir);
+  const cache = opened && "cache" in opened ? opened.cache : undefined;
   const validate = (i: number): void => {
     const f = queue[i]!;
     results[i] = validateFolder(realRoot, f.name, cache, detail, policy, f.files);

@@ -174,12 +174,18 @@ function describe(v: unknown, secret = false): string {
   if (v === null) return "null (an empty value)";
   if (Array.isArray(v)) return "a list";
   if (typeof v === "object") return "a mapping";
-  return `${typeof v} ${secret ? MASK : JSON.stringify(v)}`;
+  return `${typeof v} ${secret ? MASK : literal(v)}`;
+}
+
+/** A value as the YAML that gives it: JSON for most, `.nan`, `.inf` and `-.inf` for the numbers JSON has no text for. */
+function literal(v: unknown): string {
+  if (typeof v === "number" && !Number.isFinite(v)) return Number.isNaN(v) ? ".nan" : v > 0 ? ".inf" : "-.inf";
+  return JSON.stringify(v) ?? String(v);
 }
 
 /** Credentials (src/model/secrets.ts) are never repeated in messages. */
 function show(value: unknown, path: readonly PathSegment[]): string {
-  return isSecretValuesPath(value, path) ? MASK : JSON.stringify(valueAt(value, path));
+  return isSecretValuesPath(value, path) ? MASK : literal(valueAt(value, path));
 }
 
 function article(type: string): string {

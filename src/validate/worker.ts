@@ -23,7 +23,8 @@ export type WorkMessage = { index: number; result: ClusterResult } | { done: tru
 
 parentPort?.on("message", async (req: WorkRequest) => {
   const claims = new Int32Array(req.claims);
-  const cache = req.cacheDir === undefined ? undefined : new DirCache(req.cacheDir);
+  const opened = req.cacheDir === undefined ? undefined : DirCache.open(req.cacheDir);
+  const cache = opened && "cache" in opened ? opened.cache : undefined;
   for (let i = Atomics.add(claims, 0, 1); i < req.folders.length; i = Atomics.add(claims, 0, 1)) {
     const f = req.folders[i]!;
     const result = validateFolder(req.realRoot, f.name, cache, req.detail, req.policy, f.files);
