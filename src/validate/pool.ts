@@ -66,8 +66,8 @@ export interface PoolOptions {
   policy?: LoadedPolicy;
   /**
    * `auto`: workers for runs of MIN_FILES_FOR_WORKERS files or more (with a cache, once MISSES_BEFORE_WORKERS folders
-   * missed it); `always`: workers from the start, and this thread claims nothing before they are ready (tests that
-   * must see the workers' share).
+   * missed it); `always`: workers from the start, and this thread claims no folder at all, so the workers' share is
+   * every folder a worker could take whatever the machine's load (tests that must see the workers' share).
    */
   workers?: "auto" | "always";
   /** The file count from which `auto` uses workers (default MIN_FILES_FOR_WORKERS). */
@@ -112,9 +112,9 @@ export async function validateFolders(realRoot: string, names: readonly string[]
     pool.start(threads - 1);
   };
   if (parallel && (always || cache === undefined)) startWorkers(0);
-  if (always) await pool.ready();
+  if (always && parallel) await pool.ready();
 
-  for (let i = claim(); i < queue.length; i = claim()) {
+  for (let i = always && pool.started ? queue.length : claim(); i < queue.length; i = claim()) {
     validate(i);
     if (parallel && !pool.started && (cache?.misses ?? 0) >= MISSES_BEFORE_WORKERS) startWorkers(i + 1);
     // Let the workers' answers in (and, for a service such as the reconciler, timers and sockets).

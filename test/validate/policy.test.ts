@@ -141,7 +141,7 @@ describe("validate: fleet policy (policy.yaml)", () => {
       for (let i = 0; i < 40; i++) cpSync(join(root, "clusters", "a"), join(root, "clusters", `a${i}`), { recursive: true });
       const names = Array.from({ length: 40 }, (_, i) => `a${i}`);
       const inWorkers = await validateFolders(root, names, { jobs: 2, detail: "summary", policy: loadPolicy(root), workers: "always" });
-      expect(inWorkers.byWorkers).to.be.greaterThan(0);
+      expect(inWorkers.byWorkers, "every folder went to the worker").to.equal(names.length);
       for (const r of inWorkers.results) {
         expect(r.valid).to.equal(false);
         expect(r.diagnostics.map((d) => d.code)).to.deep.equal(["policy"]);
