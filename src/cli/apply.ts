@@ -1,6 +1,8 @@
 // `vc apply`: server-side apply of what differs, cluster by cluster, with prune behind a guard; results and a summary.
 import type { Command } from "commander";
 import { shortRevision } from "../git/dirty.js";
+import { shown } from "../model/escape.js";
+import { recordedName } from "../target/kube/identity.js";
 import { describeRef } from "../kube/object.js";
 import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
 import { recordOnTarget, type RunRecord } from "../reconciler/apply-record.js";
@@ -200,7 +202,7 @@ function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Param
     else if (c.outcome === "not-owned" && !blockedByOwner.has(c.cluster)) out.push(style("yellow", `cluster ${c.cluster}: not recorded: ${c.message}`));
   }
   const recorded = run.clusters.filter((c) => c.outcome === "recorded" || c.outcome === "forgotten").length;
-  if (recorded > 0 && run.actor) out.push(`recorded ${recorded} cluster(s) at revision ${shortRevision(run.revision)} by ${run.actor.name} (${run.actor.from})`);
+  if (recorded > 0 && run.actor) out.push(`recorded ${recorded} cluster(s) at revision ${shortRevision(run.revision)} by ${shown(recordedName(run.actor))} (${run.actor.from})`);
   return out;
 }
 
@@ -225,6 +227,6 @@ export function toJson(report: FleetApplyReport, dryRun: boolean, run?: RunRecor
     suspended: report.suspended,
     suspendedAtRunTime: report.suspendedAtRunTime,
     errors: report.errors,
-    ...(run ? { record: { revision: run.revision, ...(run.actor ? { by: run.actor.name, byFrom: run.actor.from } : {}), clusters: run.clusters } } : {}),
+    ...(run ? { record: { revision: run.revision, ...(run.actor ? { by: recordedName(run.actor), byFrom: run.actor.from, verified: run.actor.verified } : {}), clusters: run.clusters } } : {}),
   };
 }
