@@ -4,7 +4,7 @@ import type { Host } from "./host.js";
 import { P } from "./paths.js";
 import { kubeconfigSecretName } from "./cluster-ref.js";
 import { certInfo, type CertInfo } from "./cert.js";
-import { safeEntries, UnsafeKubeconfigError } from "./connect-guard.js";
+import { safeEntries, UnsafeKubeconfigError } from "../kube/inline-kubeconfig.js";
 import {
   CONNECT_EXTENSION,
   connectRecordOf,
@@ -62,7 +62,7 @@ export async function readVirtualKubeconfig(host: Host, name: string, namespace:
 }
 
 /**
- * The cluster and user of a kubeconfig's current (or only) context, once connect-guard.ts accepted them (inline
+ * The cluster and user of a kubeconfig's current (or only) context, once kube/inline-kubeconfig.ts accepted them (inline
  * credentials only): what vc copies into a kubeconfig or builds a client from can never carry an exec plugin, an
  * auth provider or a file reference.
  */
@@ -70,7 +70,7 @@ function pickContext(doc: KubeconfigDoc, source: string): VirtualKubeconfig {
   try {
     return safeEntries(doc, source);
   } catch (err) {
-    if (err instanceof UnsafeKubeconfigError) throw new ConnectError(err.message);
+    if (err instanceof UnsafeKubeconfigError) throw new ConnectError(`${err.message}; your kubeconfig was not changed`);
     throw err;
   }
 }

@@ -232,7 +232,7 @@ describe("ops: vc connect / disconnect", function () {
     for (const extra of [[], ["--no-check"], ["--print"]]) {
       const r = await vc(["connect", "evil", "-n", "vc-team-a", ...extra], { env });
       expect(r.code, r.stdout + r.stderr).to.equal(2);
-      expect(r.stderr).to.contain("secret vc-team-a/vc-evil holds a kubeconfig vc will not use: user.exec (runs a program)");
+      expect(r.stderr).to.contain("secret vc-team-a/vc-evil holds a kubeconfig vc will not use: user.exec (runs a program)").and.contain("your kubeconfig was not changed");
       expect(r.stdout).to.not.contain("exec");
       expect(existsSync(marker), `ran with ${extra.join(" ")}`).to.equal(false);
       expect(readFileSync(userConfig, "utf8")).to.equal(before);

@@ -1,6 +1,6 @@
-// connect-guard.ts: a kubeconfig from a host Secret passes only with inline credentials; every field that runs a program or reads a file is refused by name.
+// kube/inline-kubeconfig.ts: a kubeconfig from a host Secret passes only with inline credentials; every field that runs a program or reads a file is refused by name.
 import { expect } from "chai";
-import { safeEntries, UnsafeKubeconfigError } from "../../src/ops/connect-guard.js";
+import { safeEntries, UnsafeKubeconfigError } from "../../src/kube/inline-kubeconfig.js";
 import type { KubeconfigDoc } from "../../src/kube/kubeconfig-file.js";
 
 function doc(user: Record<string, unknown>, cluster: Record<string, unknown> = { server: "https://10.0.0.1:443", "certificate-authority-data": "Q0E=" }): KubeconfigDoc {
@@ -24,7 +24,7 @@ const refused = (d: KubeconfigDoc): string => {
   throw new Error("accepted");
 };
 
-describe("ops: connect-guard (what a kubeconfig from a host Secret may hold)", () => {
+describe("kube: inline-kubeconfig (what a kubeconfig from a host Secret may hold)", () => {
   it("accepts a token user and an inline certificate user, and returns copies of the entries", () => {
     const tokenUser = safeEntries(doc({ token: "t" }), "s");
     expect(tokenUser.user).to.deep.equal({ token: "t" });
@@ -47,7 +47,7 @@ describe("ops: connect-guard (what a kubeconfig from a host Secret may hold)", (
   for (const [what, user, cluster, named] of cases) {
     it(`refuses ${what}, naming the field and the Secret`, () => {
       const message = refused(doc(user, cluster));
-      expect(message).to.contain(named).and.contain("secret vc-evil/vc-evil").and.contain("your kubeconfig was not changed");
+      expect(message).to.contain(named).and.contain("secret vc-evil/vc-evil").and.contain("nothing was run");
       expect(message).to.not.contain("\u001b");
     });
   }

@@ -1,10 +1,11 @@
 // What a kubeconfig read from a host Secret may hold before vc builds a client from it or copies it into the user's kubeconfig: inline credentials only.
 //
-// The Secret `vc-<name>` lives in the tenant's host namespace, where its syncer ServiceAccount may write Secrets. An
-// `exec` or `auth-provider` user would run a program on the operator's machine, and a file reference
+// The Secret `vc-<name>` lives in the tenant's host namespace, where its syncer ServiceAccount may write Secrets; vc
+// connect reads it, and the metrics proxy mounts it. An `exec` or `auth-provider` user would run a program on the
+// operator's machine (or in the proxy), and a file reference
 // (`client-certificate`, `client-key`, `tokenFile`, `certificate-authority`) would read one; neither may reach
 // client-node. Anything not on these lists is refused, so a field client-node learns later cannot slip through.
-import type { KubeconfigDoc } from "../kube/kubeconfig-file.js";
+import type { KubeconfigDoc } from "./kubeconfig-file.js";
 import { escapeControls } from "../model/escape.js";
 
 /** The fields of a user entry vc accepts: a client certificate and key given inline, or a bearer token. */
@@ -57,9 +58,9 @@ export function safeEntries(doc: KubeconfigDoc, source: string): SafeEntries {
   if (ctxBody.namespace !== undefined && typeof ctxBody.namespace !== "string") refused.push("context.namespace (not a string)");
   if (refused.length) {
     throw new UnsafeKubeconfigError(
-      `${source} holds a kubeconfig vc will not use: ${refused.join(", ")}. vc connect accepts only a token or an inline client certificate and key ` +
-        `(client-certificate-data, client-key-data) and never runs a program or reads a file a host Secret names; nothing was run and your kubeconfig was not changed. ` +
-        `The control plane writes this Secret; something else in the namespace may have rewritten it: check who did (kubectl get secret --show-managed-fields)`,
+      `${source} holds a kubeconfig vc will not use: ${refused.join(", ")}. vc accepts only a token or an inline client certificate and key ` +
+        `(client-certificate-data, client-key-data) and never runs a program or reads a file a host Secret names: nothing was run. ` +
+        `The control plane writes it; something else in the namespace may have rewritten it: check who did (kubectl get secret --show-managed-fields)`,
     );
   }
   const hasCert = typeof user["client-certificate-data"] === "string" && typeof user["client-key-data"] === "string";
