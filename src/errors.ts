@@ -1,4 +1,5 @@
 // What every layer shares about failing: exit codes, errors meant for the user, and printing an error once.
+import { escapeLines } from "./model/escape.js";
 
 /** 0 success / no drift, 1 invalid input or drift found, 2 usage or runtime failure. */
 export const EXIT = { ok: 0, invalid: 1, failure: 2 } as const;
@@ -13,14 +14,17 @@ export class UserError extends Error {
   }
 }
 
-/** Prints an error for the user and returns its exit code. Stack traces only with VC_DEBUG=1. */
+/**
+ * Prints an error for the user and returns its exit code. Stack traces only with VC_DEBUG=1. A message may carry
+ * text from a host (a server's message, a name): its control characters are shown escaped (model/escape.ts).
+ */
 export function reportError(err: unknown): number {
   if (err instanceof UserError) {
-    process.stderr.write(`error: ${err.message}\n`);
+    process.stderr.write(`error: ${escapeLines(err.message)}\n`);
     return err.exitCode;
   }
   const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`error: ${message}\n`);
+  process.stderr.write(`error: ${escapeLines(message)}\n`);
   if (process.env.VC_DEBUG === "1" && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
   return EXIT.failure;
 }

@@ -1,4 +1,5 @@
 // `vc adopt`: hands one cluster over from another source to this one: applies this repository's version of it, taking over the objects the named owner holds.
+import { jsonEscapeControls } from "../model/escape.js";
 import type { Command } from "commander";
 import { ownerProblem } from "../model/owner.js";
 import { useColour } from "../plan/format.js";
@@ -65,7 +66,7 @@ export function register(program: Command): void {
           const run = flags.dryRun
             ? undefined
             : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "adopt", owner, adoptFrom: [flags.from], started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
-          process.stdout.write(format === "json" ? `${JSON.stringify({ owner, from: flags.from, ...(toJson(report, !!flags.dryRun, run) as object) }, null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt"));
+          process.stdout.write(format === "json" ? `${jsonEscapeControls(JSON.stringify({ owner, from: flags.from, ...(toJson(report, !!flags.dryRun, run) as object) }, null, 2))}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt"));
           const code = exitCode(report, run);
           if (code !== EXIT.ok) return code;
           if (format === "text") process.stdout.write(`cluster ${cluster} is now owned by ${owner}${flags.dryRun ? " (dry run: not yet)" : ""}\n`);

@@ -1,6 +1,8 @@
 // `vc apply`: server-side apply of what differs, cluster by cluster, with prune behind a guard; results and a summary.
 import type { Command } from "commander";
 import { shortRevision } from "../git/dirty.js";
+import { escapeControls, jsonEscapeControls } from "../model/escape.js";
+import { recordedName } from "../target/kube/identity.js";
 import { describeRef } from "../kube/object.js";
 import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
 import { recordOnTarget, type RunRecord } from "../reconciler/apply-record.js";
@@ -44,7 +46,7 @@ export const IGNORE_SUSPENSION_OPTION = [
 export function leaveSuspended(suspension: RunTimeSuspension | undefined, desired: DesiredState, ignore: boolean): ReadonlyMap<string, string> | undefined {
   if (!ignore) return suspension?.suspended;
   for (const [cluster, by] of suspension?.suspended ?? []) {
-    if (desired.clusters.some((c) => c.name === cluster && !c.suspend)) process.stderr.write(`warning: cluster ${cluster} is suspended by ${by} (run-time); applying it anyway (--ignore-suspension)\n`);
+    if (desired.clusters.some((c) => c.name === cluster && !c.suspend)) process.stderr.write(`warning: cluster ${cluster} is suspended by ${escapeControls(by)} (run-time); applying it anyway (--ignore-suspension)\n`);
   }
   return undefined;
 }
@@ -118,7 +120,7 @@ export function register(program: Command): void {
           progress.end();
           // A dry run changed nothing, so there is nothing to put on the record.
           const run = flags.dryRun ? undefined : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "apply", owner, started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
-          process.stdout.write(format === "json" ? `${JSON.stringify(toJson(report, !!flags.dryRun, run), null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run));
+          process.stdout.write(format === "json" ? `${jsonEscapeControls(JSON.stringify(toJson(report, !!flags.dryRun, run), null, 2))}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run));
           return exitCode(report, run);
         } finally {
           await target.close();
@@ -163,8 +165,9 @@ export function outcomeLine(counts: Record<Outcome, number>): string {
   return OUTCOMES.map((o) => `${counts[o]} ${PAST[o]}`).join(", ");
 }
 
+/** The text report. Every line may carry host text (names, server messages): escaped (model/escape.ts) before any colour is added. */
 export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean, run?: RunRecord, command = "vc apply"): string {
-  const style = (st: Parameters<typeof paint>[0], s: string) => (colour ? paint(st, s) : s);
+  const style = (st: Parameters<typeof paint>[0] | undefined, s: string) => (colour && st ? paint(st, escapeControls(s)) : escapeControls(s));
   const out: string[] = [];
   const total = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of report.results) {
@@ -175,7 +178,7 @@ export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolea
     for (const k of r.plan.retained ?? []) out.push(style("yellow", `kept ${describeRef(k.ref)}: ${k.reason}`));
     if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));
   }
-  for (const name of report.suspended) out.push(`cluster ${name}: suspended in cluster.yaml, left alone`);
+  for (const name of report.suspended) out.push(style(undefined, `cluster ${name}: suspended in cluster.yaml, left alone`));
   for (const s of report.suspendedAtRunTime) out.push(style("yellow", `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, left alone; ${command} --ignore-suspension to apply anyway`));
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
   if (run) out.push(...recordLines(report, run, style));
@@ -192,7 +195,7 @@ function uncheckedNote(results: readonly ObjectResult[]): string {
 }
 
 /** What went on the record; a cluster whose record failed, or whose status another owner holds, says so. */
-function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Parameters<typeof paint>[0], s: string) => string): string[] {
+function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Parameters<typeof paint>[0] | undefined, s: string) => string): string[] {
   const out: string[] = [];
   const blockedByOwner = new Set(report.results.filter((r) => r.plan.ownerConflict).map((r) => r.cluster));
   for (const c of run.clusters) {
@@ -200,11 +203,11 @@ function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Param
     else if (c.outcome === "not-owned" && !blockedByOwner.has(c.cluster)) out.push(style("yellow", `cluster ${c.cluster}: not recorded: ${c.message}`));
   }
   const recorded = run.clusters.filter((c) => c.outcome === "recorded" || c.outcome === "forgotten").length;
-  if (recorded > 0 && run.actor) out.push(`recorded ${recorded} cluster(s) at revision ${shortRevision(run.revision)} by ${run.actor.name} (${run.actor.from})`);
+  if (recorded > 0 && run.actor) out.push(style(undefined, `recorded ${recorded} cluster(s) at revision ${shortRevision(run.revision)} by ${recordedName(run.actor)} (${run.actor.from})`));
   return out;
 }
 
-function resultLine(r: ObjectResult, style: (st: Parameters<typeof paint>[0], s: string) => string): string {
+function resultLine(r: ObjectResult, style: (st: Parameters<typeof paint>[0] | undefined, s: string) => string): string {
   if (r.checked === false) return style("yellow", `${describeRef(r.ref)} ${r.message}`);
   const colour = r.outcome === "failed" ? "red" : r.outcome === "deleted" ? "red" : r.outcome === "skipped" ? "yellow" : "green";
   return style(colour, `${PAST[r.outcome]} ${describeRef(r.ref)}${r.message ? `: ${r.message}` : ""}`);
@@ -225,6 +228,6 @@ export function toJson(report: FleetApplyReport, dryRun: boolean, run?: RunRecor
     suspended: report.suspended,
     suspendedAtRunTime: report.suspendedAtRunTime,
     errors: report.errors,
-    ...(run ? { record: { revision: run.revision, ...(run.actor ? { by: run.actor.name, byFrom: run.actor.from } : {}), clusters: run.clusters } } : {}),
+    ...(run ? { record: { revision: run.revision, ...(run.actor ? { by: recordedName(run.actor), byFrom: run.actor.from, verified: run.actor.verified } : {}), clusters: run.clusters } } : {}),
   };
 }

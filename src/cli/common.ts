@@ -1,15 +1,20 @@
 // What every `vc` command shares: exit codes, user errors, data output (-o json|yaml), error reporting.
 import { dump } from "js-yaml";
 import { EXIT, reportError, UserError } from "../errors.js";
+import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 
 export { EXIT, reportError, UnknownClusterError, UserError } from "../errors.js";
 export { parseDuration } from "../duration.js";
 
 export type DataFormat = "json" | "yaml";
 
-/** Serialises data for stdout: JSON with two-space indent, or YAML with sorted keys. */
+/**
+ * Serialises data for stdout: JSON with two-space indent, or YAML with sorted keys. JSON.stringify escapes C0
+ * controls itself; the C1 controls, bidi and line-separator characters it leaves raw are written as \u escapes (the
+ * same data, nothing a terminal obeys). js-yaml escapes C0 and C1 controls in double-quoted scalars.
+ */
 export function formatData(data: unknown, format: DataFormat): string {
-  if (format === "json") return `${JSON.stringify(data, null, 2)}\n`;
+  if (format === "json") return `${jsonEscapeControls(JSON.stringify(data, null, 2))}\n`;
   return dump(data, { sortKeys: true, noRefs: true, lineWidth: -1 });
 }
 
@@ -43,9 +48,14 @@ export function exitQuietlyOnClosedStdout(): void {
   });
 }
 
-/** Rows as aligned columns, three spaces apart like kubectl's tables; the last column is not padded. */
-export function formatColumns(rows: readonly (readonly string[])[]): string {
-  if (rows.length === 0) return "";
+/**
+ * Rows as aligned columns, three spaces apart like kubectl's tables; the last column is not padded. Cells are text
+ * from hosts and repositories: control characters are shown escaped (model/escape.ts), so that no cell can start a
+ * row of its own or colour the terminal.
+ */
+export function formatColumns(table: readonly (readonly string[])[]): string {
+  if (table.length === 0) return "";
+  const rows = table.map((r) => r.map((c) => escapeControls(c ?? "")));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
   return `${rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("   ").trimEnd()).join("\n")}\n`;
 }

@@ -7,6 +7,7 @@ import { checkVirtualServer } from "../ops/connect-check.js";
 import { addContext, ConnectError, disconnect, printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig, userCertificate } from "../ops/connect.js";
 import { certLine } from "../ops/cert.js";
 import { userKubeconfigPath } from "../kube/kubeconfig-file.js";
+import { escapeControls } from "../model/escape.js";
 
 interface ConnectFlags extends HostFlags {
   debug?: boolean;
@@ -36,7 +37,7 @@ export function register(program: Command): void {
     .action(
       action(async (name: string, flags: ConnectFlags) => {
         await userErrors(async () => {
-          const log = flags.debug ? (line: string) => process.stderr.write(`debug: ${line}\n`) : undefined;
+          const log = flags.debug ? (line: string) => process.stderr.write(`debug: ${escapeControls(line)}\n`) : undefined;
           const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           const namespace = cluster.namespace;
           const host = hostFrom(flags);
@@ -62,7 +63,7 @@ export function register(program: Command): void {
             contextName: flags.contextName,
             log,
           });
-          process.stdout.write(`connected to virtual cluster ${name} (namespace ${namespace}) at ${result.server}\n`);
+          process.stdout.write(`connected to virtual cluster ${name} (namespace ${namespace}) at ${escapeControls(result.server)}\n`);
           process.stdout.write(`current context "${result.context}"; vc disconnect returns to "${result.previousContext || "(none)"}"\n`);
           if (answer) process.stdout.write(`the virtual API server answers: ${answer.line}\n`);
           else process.stderr.write("warning: not checked whether the virtual API server answers (--no-check)\n");

@@ -1,4 +1,5 @@
 // `vc debug collect` (a diagnostic bundle) and `vc debug shell` (a shell in the control-plane pod).
+import { escapeControls } from "../model/escape.js";
 import type { Command } from "commander";
 import { action, EXIT } from "./common.js";
 import { hostFrom, requireKnownCluster, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
@@ -46,10 +47,10 @@ export function register(program: Command): void {
             values: cluster.values,
             valuesNote: cluster.valuesNote,
             outputFile: flags.outputFilename ?? defaultBundleName(name),
-            log: flags.debug ? (l) => process.stderr.write(`debug: ${l}\n`) : undefined,
+            log: flags.debug ? (l) => process.stderr.write(`debug: ${escapeControls(l)}\n`) : undefined,
           });
           process.stdout.write(`wrote ${result.file} (${result.entries.length} files)\n`);
-          for (const n of result.notes) process.stderr.write(`note: ${n}\n`);
+          for (const n of result.notes) process.stderr.write(`note: ${escapeControls(n)}\n`);
           return EXIT.ok;
         }, [Error]);
       }),

@@ -1,4 +1,5 @@
 // `vc describe <name>`: a virtual cluster's effective configuration and, unless --config-only, its live state on the host.
+import { escapeLines } from "../model/escape.js";
 import type { Command } from "commander";
 import { dump } from "js-yaml";
 import { resolve } from "node:path";
@@ -49,7 +50,7 @@ export function register(program: Command): void {
           });
           if (format === "text") {
             process.stdout.write(formatDescription(d));
-            if (d.config) process.stdout.write(`${dump(d.config, { sortKeys: true, noRefs: true, lineWidth: -1 }).trimEnd().replace(/^/gm, "  ")}\n`);
+            if (d.config) process.stdout.write(`${escapeLines(dump(d.config, { sortKeys: true, noRefs: true, lineWidth: -1 }).trimEnd()).replace(/^/gm, "  ")}\n`);
           } else {
             process.stdout.write(formatData(compact(d), format));
           }

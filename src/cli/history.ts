@@ -13,6 +13,7 @@ import { openSource, statusStoreFor } from "../reconciler/service.js";
 import { FolderSource, isRemote } from "../reconciler/source.js";
 import { openTarget } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
+import { escapeControls } from "../model/escape.js";
 import { action, formatColumns, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
 interface HistoryFlags {
@@ -96,6 +97,7 @@ export function formatHistory(h: ClusterHistory): string {
     const state = [e.live ? "LIVE" : "", ...recs.slice(0, 1), recs.length > 1 ? `(+${recs.length - 1})` : ""].filter(Boolean).join(" ");
     rows.push([e.commit.slice(0, 12), e.time, e.author, e.subject.length > 60 ? `${e.subject.slice(0, 57)}...` : e.subject, state || "-"]);
   }
-  const head = h.lastAppliedRevision ? `${h.cluster}: live revision ${shortRevision(h.lastAppliedRevision)}\n` : `${h.cluster}: never applied on this target\n`;
+  const cluster = escapeControls(h.cluster);
+  const head = h.lastAppliedRevision ? `${cluster}: live revision ${escapeControls(shortRevision(h.lastAppliedRevision))}\n` : `${cluster}: never applied on this target\n`;
   return head + formatColumns(rows);
 }

@@ -1,6 +1,7 @@
 // `vc list`: the repository's virtual clusters with their live state on the host.
 import type { Command } from "commander";
 import { shortRevision } from "../git/dirty.js";
+import { escapeControls } from "../model/escape.js";
 import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
 import { hostFrom, userErrors, type HostFlags } from "./host-options.js";
 import { KubeHost } from "../ops/host.js";
@@ -48,6 +49,6 @@ export function register(program: Command): void {
 export function formatList(rows: readonly ListRow[]): string {
   const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "APPLIED BY", "RESULT", "DRIFT"];
   const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, shortRevision(r.lastAppliedRevision), r.lastAppliedBy ?? "-", r.result ?? "-", r.drift]);
-  const notes = rows.filter((r) => r.note).map((r) => `${r.name}: ${r.note}`);
+  const notes = rows.filter((r) => r.note).map((r) => escapeControls(`${r.name}: ${r.note}`));
   return `${formatColumns([header, ...cells])}${notes.length ? `\n${notes.join("\n")}\n` : ""}`;
 }

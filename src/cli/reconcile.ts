@@ -1,4 +1,5 @@
 // `vc reconcile`: follows a repository (remote git or local folder) and keeps a target in step with it; --once for one pass.
+import { escapeControls } from "../model/escape.js";
 import { existsSync } from "node:fs";
 import { Option, type Command } from "commander";
 import { describeRef } from "../kube/object.js";
@@ -178,12 +179,12 @@ export function formatRun(run: ClusterRun, colour = false, diffs = false): strin
   if (plan && diffs && plan.changes.some((c) => c.action !== "unchanged")) {
     out += formatPlanReport({ plans: [plan], errors: [] }, "text", { colour });
   } else if (plan) {
-    for (const c of plan.changes) if (c.action !== "unchanged") out += `  ${SIGN[c.action]} ${c.action} ${describeRef(c.ref)}\n`;
-    if (plan.blocked) out += `  ${plan.blocked}\n`;
+    for (const c of plan.changes) if (c.action !== "unchanged") out += `  ${SIGN[c.action]} ${c.action} ${escapeControls(describeRef(c.ref))}\n`;
+    if (plan.blocked) out += `  ${escapeControls(plan.blocked)}\n`;
   }
   const failed = run.sync?.results.filter((r) => r.outcome === "failed") ?? [];
-  for (const f of failed) out += `  failed: ${describeRef(f.ref)}: ${f.message ?? ""}\n`;
-  out += `${run.cluster}: ${run.result} at ${run.revision.slice(0, 12)}: ${run.message}\n`;
+  for (const f of failed) out += `  failed: ${escapeControls(`${describeRef(f.ref)}: ${f.message ?? ""}`)}\n`;
+  out += `${escapeControls(`${run.cluster}: ${run.result} at ${run.revision.slice(0, 12)}: ${run.message}`)}\n`;
   return out;
 }
 

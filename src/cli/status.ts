@@ -6,6 +6,7 @@ import { statusStoreFor } from "../reconciler/service.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";
 import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
+import { escapeControls } from "../model/escape.js";
 import { action, EXIT, formatColumns, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
 interface StatusFlags {
@@ -79,11 +80,12 @@ export function formatTable(statuses: ClusterStatus[]): string {
 }
 
 export function formatDetail(s: ClusterStatus): string {
-  let out = `cluster:           ${s.cluster}\nhost namespace:    ${s.hostNamespace}\nresult:            ${s.result ?? "-"}\nmessage:           ${s.message ?? ""}\n`;
-  out += `applied revision:  ${s.lastAppliedRevision ?? "-"}${s.lastAppliedTime ? ` (${s.lastAppliedTime})` : ""}\n`;
-  if (s.lastAppliedRevision) out += `applied by:        ${appliedBy(s)}\n`;
-  out += `attempted:         ${s.lastAttemptedRevision ?? "-"}${s.lastAttemptTime ? ` (${s.lastAttemptTime})` : ""}\n`;
-  if (s.suspendedBy) out += `suspended by:      ${s.suspendedBy}\n`;
+  const e = escapeControls;
+  let out = `cluster:           ${e(s.cluster)}\nhost namespace:    ${e(s.hostNamespace)}\nresult:            ${s.result ?? "-"}\nmessage:           ${e(s.message ?? "")}\n`;
+  out += `applied revision:  ${e(s.lastAppliedRevision ?? "-")}${s.lastAppliedTime ? ` (${e(s.lastAppliedTime)})` : ""}\n`;
+  if (s.lastAppliedRevision) out += `applied by:        ${e(appliedBy(s))}\n`;
+  out += `attempted:         ${e(s.lastAttemptedRevision ?? "-")}${s.lastAttemptTime ? ` (${e(s.lastAttemptTime)})` : ""}\n`;
+  if (s.suspendedBy) out += `suspended by:      ${e(s.suspendedBy)}\n`;
   if (s.history.length === 0) return out;
   const rows = [["REVISION", "TIME", "DURATION", "RESULT", "BY", "CREATED", "UPDATED", "DELETED", "UNCHANGED", "FAILED", "MESSAGE"]];
   for (const r of s.history) {

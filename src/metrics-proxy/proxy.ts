@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
+import { load } from "js-yaml";
 import { UserError } from "../errors.js";
 import { Authenticator, FrontProxyAuthenticator, readTokenFile, type RequestAuthenticator } from "./auth.js";
 import { SubjectAccessReviewer } from "./authorizer.js";
@@ -10,6 +11,8 @@ import { TtlCache } from "./cache.js";
 import type { ProxyConfig } from "./config.js";
 import { HostClient } from "./host-client.js";
 import { fromKubeconfig, inCluster, type HostTransport } from "./kubeconfig.js";
+import { safeEntries } from "../kube/inline-kubeconfig.js";
+import type { KubeconfigDoc } from "../kube/kubeconfig-file.js";
 import { HostSource } from "./host-source.js";
 import { PodInformer } from "./informer.js";
 import { jsonLogger, type Logger } from "../log.js";
@@ -44,10 +47,15 @@ export interface StartOptions {
   retryMs?: number;
 }
 
-/** The virtual API server's transport: --virtual-kubeconfig, its server replaced by --virtual-server. */
+/**
+ * The virtual API server's transport: --virtual-kubeconfig, its server replaced by --virtual-server. The file is the
+ * host Secret vc-<cluster>, which the cluster's syncer may write: only inline credentials are used from it
+ * (kube/inline-kubeconfig.ts), never an exec plugin, an auth provider or a file it names (the proxy's own token).
+ */
 async function virtualTransport(path: string, server: string | undefined): Promise<HostTransport> {
   let transport: HostTransport;
   try {
+    safeEntries(load(readFileSync(path, "utf8")) as KubeconfigDoc, `the virtual cluster's kubeconfig ${path}`);
     transport = await fromKubeconfig(path);
   } catch (err) {
     throw new UserError(`cannot use the virtual cluster's kubeconfig ${path}: ${err instanceof Error ? err.message : err}`);

@@ -1,18 +1,19 @@
 // Does the virtual API server answer, and as whom: the check `vc connect` makes before it changes a kubeconfig.
 import { KubeConfig } from "@kubernetes/client-node";
 import { allowPlainHttp, KubeApiError, KubeClient } from "../target/kube/client.js";
-import { selfSubjectReview } from "../target/kube/identity.js";
+import { askServer, recordedName } from "../target/kube/identity.js";
+import { shown } from "../model/escape.js";
 import { API_SERVICE_PORT } from "../render/controlPlane.js";
 import { names } from "../render/meta.js";
 import type { KubeconfigDoc } from "../kube/kubeconfig-file.js";
-import { ConnectError, printKubeconfig, userCertificate } from "./connect.js";
+import { ConnectError, printKubeconfig } from "./connect.js";
 
 export interface ServerAnswer {
-  /** The user the server authenticated, when it says (SelfSubjectReview). */
+  /** The user the server confirmed (SelfSubjectReview, TokenReview, or the accepted client certificate's CN). */
   user?: string;
-  /** How the server was asked. */
-  via: "SelfSubjectReview" | "SelfSubjectAccessReview";
-  /** One line for the person: who they are there, or what the kubeconfig says when the server cannot tell. */
+  /** The last review vc sent. */
+  via: "SelfSubjectReview" | "TokenReview" | "SelfSubjectAccessReview";
+  /** One line for the person: who they are there, or what the kubeconfig claims (unverified) when the server cannot tell. */
   line: string;
 }
 
@@ -26,45 +27,30 @@ export interface CheckContext {
 }
 
 /**
- * Asks the virtual API server who the kubeconfig's user is: a SelfSubjectReview where discovery lists one, else
- * (Kubernetes before 1.27) a SelfSubjectAccessReview, which any authenticated user may create, so an answer proves the
- * credentials work. Throws a ConnectError saying how to reach the server when it does not answer, and naming the
- * credentials when it refuses them (401).
+ * Asks the virtual API server who the kubeconfig's user is (identity.ts askServer: SelfSubjectReview where served,
+ * else a TokenReview of its own token or a SelfSubjectAccessReview, which any authenticated user may create, so an
+ * answer proves the credentials work). A name the server did not confirm is shown as `unverified:`. Throws a
+ * ConnectError saying how to reach the server when it does not answer, and naming the credentials when it refuses
+ * them (401).
  */
 export async function checkVirtualServer(standalone: KubeconfigDoc, ctx: CheckContext): Promise<ServerAnswer> {
   const log = ctx.log ?? (() => {});
   const client = clientFor(standalone);
   try {
-    const user = await selfSubjectReview(client, log);
-    if (user === "forbidden") return { via: "SelfSubjectReview", line: "answered, but may not tell who you are (SelfSubjectReview forbidden)" };
-    if (user !== undefined) return { user, via: "SelfSubjectReview", line: `you are "${user}" (SelfSubjectReview)` };
-    const path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
-    log(`no SelfSubjectReview on ${client.server}: POST ${path}`);
-    const access = await ask(client, path, {
-      apiVersion: "authorization.k8s.io/v1",
-      kind: "SelfSubjectAccessReview",
-      spec: { nonResourceAttributes: { path: "/version", verb: "get" } },
-    });
-    const entry = standalone.users?.[0]?.user as Record<string, unknown> | undefined;
-    const cert = entry ? userCertificate(entry, log) : undefined;
-    const who = cert ? `, client certificate ${cert.subject}` : "";
-    if (access === "forbidden") return { via: "SelfSubjectAccessReview", line: `answered, but refused the self-review (403): the server may take you as anonymous${who}` };
-    return { via: "SelfSubjectAccessReview", line: `authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview)${who}` };
+    const answer = await askServer(client, log);
+    const id = answer.identity;
+    const name = shown(id.name);
+    if (answer.via === "SelfSubjectReview" && answer.refused) return { via: answer.via, line: "answered, but may not tell who you are (SelfSubjectReview forbidden)" };
+    if (id.verified) {
+      const how = id.from === "client certificate" ? "client certificate, accepted by the server" : id.from;
+      return { user: id.name, via: answer.via, line: `you are "${name}" (${how})` };
+    }
+    if (answer.refused) return { via: answer.via, line: `answered, but refused the self-review (403): the server may take you as anonymous (the kubeconfig claims ${shown(recordedName(id))})` };
+    return { via: answer.via, line: `authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview and did not confirm who you are: ${shown(recordedName(id))}, ${id.from})` };
   } catch (err) {
     throw explain(err, client.server, ctx);
   } finally {
     client.close();
-  }
-}
-
-/** POSTs a review; "not-served" on 404, "forbidden" on 403, other failures thrown. */
-async function ask<T>(client: KubeClient, path: string, body: object): Promise<T | "not-served" | "forbidden"> {
-  try {
-    return await client.request<T>("POST", path, { body });
-  } catch (err) {
-    if (err instanceof KubeApiError && err.status === 404) return "not-served";
-    if (err instanceof KubeApiError && err.status === 403) return "forbidden";
-    throw err;
   }
 }
 

@@ -4,6 +4,7 @@ import type { Host } from "./host.js";
 import { P } from "./paths.js";
 import { kubeconfigSecretName } from "./cluster-ref.js";
 import { certInfo, type CertInfo } from "./cert.js";
+import { safeEntries, UnsafeKubeconfigError } from "../kube/inline-kubeconfig.js";
 import {
   CONNECT_EXTENSION,
   connectRecordOf,
@@ -53,17 +54,25 @@ export async function readVirtualKubeconfig(host: Host, name: string, namespace:
   }
   const encoded = secret.data?.[KUBECONFIG_SECRET_KEY];
   if (!encoded) throw new ConnectError(`secret ${namespace}/${secretName} has no key "${KUBECONFIG_SECRET_KEY}": the control plane has not written its kubeconfig yet`);
-  return parseKubeconfig(Buffer.from(encoded, "base64").toString("utf8"), `secret ${namespace}/${secretName}`);
+  const source = `secret ${namespace}/${secretName}`;
+  const doc = parseKubeconfig(Buffer.from(encoded, "base64").toString("utf8"), source);
+  // The syncer may write this Secret: nothing in it that runs a program or reads a file gets past here.
+  pickContext(doc, source);
+  return doc;
 }
 
-/** The cluster and user of a kubeconfig's current (or only) context. */
+/**
+ * The cluster and user of a kubeconfig's current (or only) context, once kube/inline-kubeconfig.ts accepted them (inline
+ * credentials only): what vc copies into a kubeconfig or builds a client from can never carry an exec plugin, an
+ * auth provider or a file reference.
+ */
 function pickContext(doc: KubeconfigDoc, source: string): VirtualKubeconfig {
-  const ctxName = doc["current-context"] || doc.contexts?.[0]?.name;
-  const ctx = findEntry(doc, "contexts", ctxName)?.context as { cluster?: string; user?: string; namespace?: string } | undefined;
-  const cluster = findEntry(doc, "clusters", ctx?.cluster)?.cluster as Record<string, unknown> | undefined;
-  const user = findEntry(doc, "users", ctx?.user)?.user as Record<string, unknown> | undefined;
-  if (!ctx || !cluster || !user) throw new ConnectError(`${source} has no usable context (a context naming an existing cluster and user)`);
-  return { cluster: { ...cluster }, user: { ...user }, namespace: ctx.namespace };
+  try {
+    return safeEntries(doc, source);
+  } catch (err) {
+    if (err instanceof UnsafeKubeconfigError) throw new ConnectError(`${err.message}; your kubeconfig was not changed`);
+    throw err;
+  }
 }
 
 /** The client certificate of a user entry, if it has one inline. */

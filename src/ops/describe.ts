@@ -1,4 +1,5 @@
 // `vc describe`: one virtual cluster's configuration and live state on the host, gathered into one report.
+import { escapeControls } from "../model/escape.js";
 import type { KubeObject } from "../kube/object.js";
 import { LABELS, ANNOTATIONS, CHART_APP_LABEL } from "../translate/keys.js";
 import { formatMatchLabels } from "../kube/selector.js";
@@ -131,7 +132,7 @@ export function compact<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-/** The human-readable form. */
+/** The human-readable form: one line per fact, host text with its control characters shown escaped (model/escape.ts). */
 export function formatDescription(d: Description): string {
   const short = (rev?: string) => (rev ? shortRevision(rev) : "(none)");
   const lines = [
@@ -156,5 +157,5 @@ export function formatDescription(d: Description): string {
     `Config:          ${d.config ? "effective values below (secrets masked)" : `unknown: ${d.configNote ?? "no repository folder"}`}`,
     ...(d.notVisible.length ? [`Not visible to you (no permission to read): ${d.notVisible.join(", ")}`] : []),
   ];
-  return `${lines.join("\n")}\n`;
+  return `${lines.map(escapeControls).join("\n")}\n`;
 }

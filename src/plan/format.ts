@@ -1,6 +1,7 @@
 // Prints plans for people and machines: text (colour on a TTY), JSON, and markdown for a pull-request comment.
 import { styleText } from "node:util";
 import { describeRef } from "../kube/object.js";
+import { escapeControls as e, escapeLines, jsonEscapeControls } from "../model/escape.js";
 import { emptyCounts } from "./build.js";
 import type { Action, Plan, PlannedChange } from "./types.js";
 
@@ -54,7 +55,7 @@ export function useColour(stream: { isTTY?: boolean }): boolean {
 }
 
 export function formatPlanReport(report: PlanReport, format: PlanFormat, opts: { colour?: boolean } = {}): string {
-  if (format === "json") return `${JSON.stringify(toJson(report), null, 2)}\n`;
+  if (format === "json") return `${jsonEscapeControls(JSON.stringify(toJson(report), null, 2))}\n`;
   if (format === "markdown") return toMarkdown(report);
   return toText(report, opts.colour ?? false);
 }
@@ -111,22 +112,23 @@ function refusedNote(c: PlannedChange): string {
   return c.recreate ? ` (recreate: immutable ${c.immutable.join(", ")})` : ` (refused in place: immutable ${c.immutable.join(", ")}; needs --force)`;
 }
 
+/** The text report. Names, reasons and messages may come from the host: escaped (model/escape.ts) before any colour is added. */
 function toText(report: PlanReport, colour: boolean): string {
   const out: string[] = [];
   const style = (st: Style, s: string) => (colour ? paint(st, s) : s);
   for (const p of report.plans) {
-    out.push(style("bold", `cluster ${p.cluster}: ${summaryLine(p.counts)}`));
+    out.push(style("bold", `cluster ${e(p.cluster)}: ${summaryLine(p.counts)}`));
     for (const c of p.changes) {
       if (c.action === "unchanged") continue;
       const st = c.action === "create" ? "green" : c.action === "delete" ? "red" : "yellow";
-      out.push(style(st, `${SIGN[c.action]} ${VERB[c.action]} ${describeRef(c.ref)}${refusedNote(c)}`));
-      if (c.diff) out.push(colourDiff(c.diff, colour).replace(/\n$/, ""));
+      out.push(style(st, `${SIGN[c.action]} ${VERB[c.action]} ${e(describeRef(c.ref))}${e(refusedNote(c))}`));
+      if (c.diff) out.push(colourDiff(escapeLines(c.diff), colour).replace(/\n$/, ""));
     }
-    for (const r of p.retained ?? []) out.push(style("yellow", `= keep ${describeRef(r.ref)}: ${r.reason}`));
-    if (p.blocked) out.push(style("red", `! ${p.blocked}`));
+    for (const r of p.retained ?? []) out.push(style("yellow", `= keep ${e(describeRef(r.ref))}: ${e(r.reason)}`));
+    if (p.blocked) out.push(style("red", `! ${e(p.blocked)}`));
   }
-  for (const s of report.suspendedAtRunTime ?? []) out.push(style("yellow", `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, not planned: vc apply leaves it alone`));
-  for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
+  for (const s of report.suspendedAtRunTime ?? []) out.push(style("yellow", `cluster ${e(s.cluster)}: ${e(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`));
+  for (const x of report.errors) out.push(style("red", `! cluster ${e(x.cluster)}: ${escapeLines(x.message)}`));
   out.push(summaryLine(totalCounts(report.plans)));
   return `${out.join("\n")}\n`;
 }
@@ -177,9 +179,9 @@ function toMarkdown(report: PlanReport): string {
 }
 
 function escapeHtml(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return e(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 function escapeMd(s: string): string {
-  return s.replace(/([\\`*_[\]<>|])/g, "\\$1");
+  return e(s).replace(/([\\`*_[\]<>|])/g, "\\$1");
 }

@@ -3,7 +3,7 @@ import { defaultHostNamespace } from "../model/cluster.js";
 import type { DesiredState } from "../target/desired.js";
 import type { FleetApplyReport } from "../target/fleet.js";
 import { shortRevision } from "../git/dirty.js";
-import { localIdentity, whoAmI, type Identity } from "../target/kube/identity.js";
+import { localIdentity, recordedName, whoAmI, type Identity } from "../target/kube/identity.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { mapLimit } from "../target/pool.js";
 import type { SyncResult, Target } from "../target/types.js";
@@ -65,7 +65,7 @@ interface Unit {
   sync?: SyncResult;
 }
 
-/** Who runs vc against a target: the host's answer (or the kubeconfig's) for a live host, the local account for a folder. */
+/** Who runs vc against a target: the host's confirmation for a live host (else the kubeconfig's claim, unverified), the local account (unverified) for a folder. */
 export async function actorFor(target: Target): Promise<Identity> {
   return target instanceof KubeTarget ? whoAmI(target.client) : localIdentity();
 }
@@ -134,7 +134,7 @@ async function recordOne(u: Unit, prev: ClusterStatus | undefined, opts: ApplyRe
     // would otherwise push every meaningful entry out of the history).
     if (!worthWriting(prev, entry, false)) return { cluster, outcome: "unchanged" };
     const actor = await opts.actor();
-    const status = record(prev, cluster, u.hostNamespace, { ...entry, by: actor.name, byFrom: actor.from });
+    const status = record(prev, cluster, u.hostNamespace, { ...entry, by: recordedName(actor), byFrom: actor.from });
     if (opts.owner !== undefined) status.owner = opts.owner;
     // vc apply never creates a host namespace only to hold the record of a run that applied nothing there.
     if (!(await opts.store.write(status, { createNamespace: false }))) return { cluster, outcome: "nothing-live" };

@@ -55,8 +55,8 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     const head = repo.head();
     const res = await apply(kube().kubeconfigFor("alice"));
     expect(res.code, res.stdout + res.stderr).to.equal(0);
-    // Kubernetes 1.20 serves no SelfSubjectReview: the static token carries no name, the kubeconfig's user entry does.
-    const from = selfReview ? "SelfSubjectReview" : "kubeconfig user";
+    // Kubernetes 1.20 serves no SelfSubjectReview: alice (cluster-admin) may create a TokenReview of her own token.
+    const from = selfReview ? "SelfSubjectReview" : "TokenReview";
     expect(res.stdout).to.include(`recorded 1 cluster(s) at revision ${head.slice(0, 12)} by alice (${from})`);
     const s = (await statusOf("vc-minimal"))!;
     expect(s).to.deep.include({ result: "applied", lastAppliedRevision: head, lastAppliedBy: "alice", lastAppliedVia: "apply" });
@@ -64,6 +64,8 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     // Discovery first: no self-review is sent to a server that does not serve one (it would be a 403 for alice).
     const reviews = kube().writes("alice").filter((w) => w.resource === "selfsubjectreviews");
     expect(reviews.map((w) => w.code)).to.deep.equal(selfReview ? [201] : []);
+    // And nothing refused on the way: the TokenReview was sent because a SelfSubjectAccessReview said it is allowed.
+    expect(kube().writes("alice").filter((w) => /review/.test(w.resource ?? "") && w.code >= 400)).to.deep.equal([]);
 
     const history = await runVc(["history", "minimal", "--repo", repo.work, "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
     expect(history.code, history.stderr).to.equal(0);
@@ -94,7 +96,7 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     repo.write({ "clusters/minimal/values.yaml": readFileSync(resolve("clusters/minimal/values.yaml"), "utf8") });
   });
 
-  it("names a client certificate's CN and a ServiceAccount token's subject", async () => {
+  it("names a client certificate's CN (accepted by the server) and a ServiceAccount (its TokenReview)", async () => {
     // A client certificate signed by the server's CA: CN is the user name, O a group.
     const pki = join(kube().dir, "pki");
     const p = (f: string) => join(pki, f);
@@ -121,7 +123,7 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     changeMinimal(280);
     const bySa = await apply(sa, "--cluster", "minimal");
     expect(bySa.code, bySa.stdout + bySa.stderr).to.equal(0);
-    expect((await statusOf("vc-minimal"))!.history[0]).to.deep.include({ by: "system:serviceaccount:ci:deployer", byFrom: selfReview ? "SelfSubjectReview" : "token subject" });
+    expect((await statusOf("vc-minimal"))!.history[0]).to.deep.include({ by: "system:serviceaccount:ci:deployer", byFrom: selfReview ? "SelfSubjectReview" : "TokenReview" });
   });
 
   it("keeps the history beyond 10 runs in vc-history, within --history-limit; vc status --cluster reads it all", async () => {

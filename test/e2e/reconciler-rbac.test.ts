@@ -1,10 +1,11 @@
 // The reconciler's own identity (deploy/reconciler/rbac.yaml, a real ServiceAccount token) on a real API server, which
-// enforces RBAC escalation prevention: it must be able to create every Role and ClusterRole vc renders, whatever
-// custom resources a cluster syncs and whichever host metrics group its proxy reads.
+// enforces RBAC escalation prevention: without `escalate` or `bind` it creates every Role, ClusterRole and binding vc
+// renders (custom resources once the platform allows them), and cannot grant more than that.
 import { expect } from "chai";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { load } from "js-yaml";
 import { runVc } from "../support/vc.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 
@@ -44,17 +45,95 @@ describe("e2e: the reconciler's RBAC on a real API server", function () {
   });
   after(() => repo && rmSync(repo, { recursive: true, force: true }));
 
-  it("as its ServiceAccount, applies every cluster, creating every Role, ClusterRole and binding vc renders", async () => {
-    const kubeconfig = await kube().serviceAccountKubeconfig("vc-system", "vc-reconciler");
+  const writer = "system:serviceaccount:vc-system:vc-reconciler";
+  let kubeconfig: string;
+  let token: string;
+  before(async () => {
+    kubeconfig = await kube().serviceAccountKubeconfig("vc-system", "vc-reconciler");
+    token = (load(readFileSync(kubeconfig, "utf8")) as { users: Array<{ user: { token: string } }> }).users[0]!.user.token;
+  });
+
+  it("as its ServiceAccount, applies every cluster, creating every Role, ClusterRole and binding vc renders; custom resources once the platform allows them", async () => {
+    // Custom resources are not in vc-reconciler-grants: the server refuses that cluster's Role, the others apply.
+    const first = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", kubeconfig]);
+    expect(first.code, first.stdout + first.stderr).to.equal(2);
+    const refused = kube().writes(writer).filter((w) => w.code >= 400);
+    expect(refused.length).to.be.greaterThan(0);
+    expect(refused.every((w) => w.namespace === "vc-extras" && (w.resource === "roles" || w.resource === "rolebindings")), JSON.stringify(refused)).to.equal(true);
+    expect(refused.map((w) => w.code)).to.include(403);
+    expect(first.stdout).to.match(/cluster minimal: \d+ created/);
+
+    // The platform allows them, as docs/production.md says: a ClusterRole with those rules, bound to the reconciler.
+    const allowed = await kube().kubectl(["apply", "-f", "-"], { input: PLATFORM_ALLOWS });
+    expect(allowed.code, allowed.stderr).to.equal(0);
+    const before = kube().writes(writer).length;
     const res = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", kubeconfig]);
     expect(res.code, res.stdout + res.stderr).to.equal(0);
-    const writer = "system:serviceaccount:vc-system:vc-reconciler";
-    const refused = kube().writes(writer).filter((w) => w.code >= 400);
-    expect(refused, JSON.stringify(refused)).to.deep.equal([]);
-    const roles = kube().writes(writer).filter((w) => w.resource === "roles" || w.resource === "clusterroles");
+    const writes = kube().writes(writer).slice(before);
+    expect(writes.filter((w) => w.code >= 400), JSON.stringify(writes.filter((w) => w.code >= 400))).to.deep.equal([]);
+    const roles = kube().writes(writer).filter((w) => (w.resource === "roles" || w.resource === "clusterroles") && w.code < 400);
     expect(roles.length).to.be.greaterThan(3);
     const extras = await kube().kubectl(["-n", "vc-extras", "get", "roles", "-o", "json"]);
     const rules = JSON.stringify(JSON.parse(extras.stdout).items.map((r: { rules: unknown }) => r.rules));
-    expect(rules).to.include("widgets").and.include("velero.io");
+    expect(rules).to.include("widgets").and.include("velero.io").and.include("metrics.k8s.io");
+    const bindings = await kube().kubectl(["-n", "vc-extras", "get", "rolebindings", "-o", "name"]);
+    expect(bindings.stdout.trim().split("\n").length).to.be.greaterThan(1);
+  });
+
+  it("as its ServiceAccount, cannot grant more than vc renders: cluster-admin, wildcards, exec, impersonation, RBAC verbs, tokens", async () => {
+    const post = (path: string, body: object) => kube().request("POST", path, body, { token });
+    const rbac = "/apis/rbac.authorization.k8s.io/v1";
+    const role = (name: string, rules: object[]) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: "kube-system" }, rules });
+    const tenant = { kind: "ServiceAccount", name: "vc-extras", namespace: "vc-extras" };
+    const attempts: Array<[string, string, object]> = [
+      ["cluster-admin to a tenant, cluster-wide", `${rbac}/clusterrolebindings`, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "evil" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [tenant] }],
+      ["cluster-admin to a tenant in kube-system", `${rbac}/namespaces/kube-system/rolebindings`, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "evil", namespace: "kube-system" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [tenant] }],
+      ["a wildcard Role in kube-system", `${rbac}/namespaces/kube-system/roles`, role("evil-all", [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }])],
+      ["every verb on secrets in kube-system", `${rbac}/namespaces/kube-system/roles`, role("evil-secrets", [{ apiGroups: [""], resources: ["secrets"], verbs: ["*"] }])],
+      ["pods/exec", `${rbac}/namespaces/kube-system/roles`, role("evil-exec", [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }])],
+      ["escalate and bind", `${rbac}/namespaces/kube-system/roles`, role("evil-rbac", [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "clusterroles"], verbs: ["escalate", "bind"] }])],
+      ["impersonation", `${rbac}/clusterroles`, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "evil-impersonate" }, rules: [{ apiGroups: [""], resources: ["users", "groups", "serviceaccounts"], verbs: ["impersonate"] }] }],
+      ["service account tokens", `${rbac}/namespaces/kube-system/roles`, role("evil-token", [{ apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] }])],
+      ["node writes", `${rbac}/clusterroles`, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "evil-nodes" }, rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["patch", "delete"] }] }],
+    ];
+    for (const [what, path, body] of attempts) {
+      const res = await post(path, body);
+      expect(res.status, `${what}: ${JSON.stringify(res.body)}`).to.equal(403);
+    }
+    for (const name of ["evil-all", "evil-secrets", "evil-exec", "evil-rbac", "evil-token"]) {
+      expect((await kube().request("GET", `${rbac}/namespaces/kube-system/roles/${name}`)).status, name).to.equal(404);
+    }
+    // The residual power (docs/security-model.md): what the reconciler holds, it can grant anywhere, e.g. reading
+    // Secrets in kube-system, which it can read itself (it lists vc's Secrets fleet-wide by label).
+    const residual = await post(`${rbac}/namespaces/kube-system/roles`, role("residual-secrets", [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }]));
+    expect(residual.status, JSON.stringify(residual.body)).to.equal(201);
+    await kube().request("DELETE", `${rbac}/namespaces/kube-system/roles/residual-secrets`);
   });
 });
+
+/** What a platform adds to allow the custom resources its clusters sync (docs/production.md). */
+const PLATFORM_ALLOWS = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: vc-reconciler-grants-custom
+rules:
+  - apiGroups: [example.com]
+    resources: [widgets]
+    verbs: [get, list, watch, create, patch, update, delete]
+  - apiGroups: [velero.io]
+    resources: [backups]
+    verbs: [get, list, watch, create, patch, update, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: vc-reconciler-grants-custom
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: vc-reconciler-grants-custom
+subjects:
+  - kind: ServiceAccount
+    name: vc-reconciler
+    namespace: vc-system
+`;

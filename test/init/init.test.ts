@@ -257,7 +257,7 @@ describe("vc init", () => {
     expect(objects.filter((o) => o.kind === "ClusterRoleBinding").map((o) => o.metadata.name).sort()).to.deep.equal([
       "vc-ci-reader",
       "vc-reconciler",
-      "vc-reconciler-rbac",
+      "vc-reconciler-grants",
     ]);
     // A newer copy of the manifests that moved the arguments makes kustomize stop instead of patching the wrong one.
     const deploymentFile = join(dir, "deploy/vc-reconciler/deployment.yaml");

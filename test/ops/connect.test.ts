@@ -1,6 +1,6 @@
 // vc connect / disconnect against two test API servers (host and virtual cluster), proven with the real kubectl.
 import { expect } from "chai";
-import { copyFileSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dump, load } from "js-yaml";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
@@ -129,13 +129,14 @@ describe("ops: vc connect / disconnect", function () {
     expect(virtual.countRequests({ method: "POST", path: "/apis/authentication.k8s.io/v1/selfsubjectreviews" })).to.equal(1);
   });
 
-  it("on a server without SelfSubjectReview (1.20), checks with a SelfSubjectAccessReview and names the kubeconfig's certificate", async () => {
+  it("on a server without SelfSubjectReview (1.20), checks with a SelfSubjectAccessReview and shows the kubeconfig's claim as unverified", async () => {
     const old = await startKubeServer({ unservedGroups: ["authentication.k8s.io"], users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
     try {
       host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-old", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig(old.url, clientCert(30, "vc-old-admin"))) } });
       const r = await vc(["connect", "old", "-n", "vc-team-a"], { env });
       expect(r.code, r.stderr).to.equal(0);
-      expect(r.stdout).to.contain("the virtual API server answers: authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview), client certificate CN=vc-old-admin");
+      // The kubeconfig sends a token and a certificate: which one the server went by cannot be told.
+      expect(r.stdout).to.contain("the virtual API server answers: authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview and did not confirm who you are: unverified: vc-old-admin, client certificate)");
       expect(old.countRequests({ method: "POST", path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" })).to.equal(1);
     } finally {
       await old.close();
@@ -219,6 +220,25 @@ describe("ops: vc connect / disconnect", function () {
     expect(d.code).to.equal(1);
     expect(d.stderr).to.contain('the current context "test"');
     expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("test");
+  });
+
+  it("never runs an exec plugin or reads a file a host Secret names: refused before any client exists, kubeconfig unchanged", async () => {
+    const marker = join(dir, "ran");
+    const evil = load(virtualKubeconfig(virtual.url)) as { users: Array<{ user: Record<string, unknown> }> };
+    evil.users[0]!.user = { exec: { apiVersion: "client.authentication.k8s.io/v1beta1", command: "sh", args: ["-c", `touch ${marker}; echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"vtoken"}}'`] } };
+    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-evil", namespace: "vc-team-a" }, data: { config: b64(dump(evil)) } });
+    const before = readFileSync(userConfig, "utf8");
+    const asked = virtual.requests.length;
+    for (const extra of [[], ["--no-check"], ["--print"]]) {
+      const r = await vc(["connect", "evil", "-n", "vc-team-a", ...extra], { env });
+      expect(r.code, r.stdout + r.stderr).to.equal(2);
+      expect(r.stderr).to.contain("secret vc-team-a/vc-evil holds a kubeconfig vc will not use: user.exec (runs a program)").and.contain("your kubeconfig was not changed");
+      expect(r.stdout).to.not.contain("exec");
+      expect(existsSync(marker), `ran with ${extra.join(" ")}`).to.equal(false);
+      expect(readFileSync(userConfig, "utf8")).to.equal(before);
+    }
+    // Refused before any client was built: the virtual API server was never asked.
+    expect(virtual.requests.length).to.equal(asked);
   });
 
   it("refuses to read the secret without permission (403 from the host) and names it", async () => {

@@ -112,13 +112,13 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     expect(table.stdout).to.include(`live revision ${head.slice(0, 12)}-dirty`).and.include(`at ${head.slice(0, 12)}-dirty`);
   });
 
-  it("on a host without SelfSubjectReview (Kubernetes before 1.27) names the kubeconfig's user, and says so", async () => {
+  it("on a host without SelfSubjectReview (Kubernetes before 1.27) that confirms nothing, records the kubeconfig's user as unverified, and says so", async () => {
     await server.close();
     await start({ unservedGroups: ["authentication.k8s.io"] });
     const res = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
     expect(res.code, res.stdout).to.equal(0);
-    expect(res.stdout).to.include("by user-t-alice (kubeconfig user)");
-    expect(statusOf("vc-minimal")!.history[0]).to.deep.include({ by: "user-t-alice", byFrom: "kubeconfig user", via: "apply" });
+    expect(res.stdout).to.include("by unverified: user-t-alice (kubeconfig user)");
+    expect(statusOf("vc-minimal")!.history[0]).to.deep.include({ by: "unverified: user-t-alice", byFrom: "kubeconfig user", via: "apply" });
   });
 
   it("--dry-run writes no record, on a host or in a dir: target", async () => {
@@ -137,12 +137,13 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     const res = await runVc(["apply", repo.work, "--target", `dir:${out}`]);
     expect(res.code, res.stdout).to.equal(0);
     const me = userInfo().username;
-    expect(res.stdout).to.include(`by ${me} (local user)`);
+    // The local account is no identity a server confirmed.
+    expect(res.stdout).to.include(`by unverified: ${me} (local user)`);
     const s = JSON.parse(readFileSync(join(out, ".vc-status", "minimal.json"), "utf8")) as ClusterStatus;
-    expect(s).to.deep.include({ lastAppliedRevision: repo.head(), lastAppliedBy: me, lastAppliedVia: "apply" });
-    expect(s.history[0]).to.deep.include({ via: "apply", by: me, byFrom: "local user" });
+    expect(s).to.deep.include({ lastAppliedRevision: repo.head(), lastAppliedBy: `unverified: ${me}`, lastAppliedVia: "apply" });
+    expect(s.history[0]).to.deep.include({ via: "apply", by: `unverified: ${me}`, byFrom: "local user" });
     const status = await runVc(["status", "--target", `dir:${out}`]);
-    expect(status.stdout).to.match(new RegExp(`minimal\\s+vc-minimal\\s+applied\\s+[0-9a-f]{12}\\s+${me} \\(vc apply\\)`));
+    expect(status.stdout).to.match(new RegExp(`minimal\\s+vc-minimal\\s+applied\\s+[0-9a-f]{12}\\s+unverified: ${me} \\(vc apply\\)`));
   });
 
   it("never rewrites another owner's status: a cluster another source holds, or whose status it wrote; vc adopt takes both over", async () => {

@@ -2,7 +2,8 @@
 import { expect } from "chai";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { readdirSync, readFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";
 import type { KubeObject } from "../../src/kube/object.js";
@@ -19,6 +20,31 @@ interface Rule {
 }
 
 const DIR = "deploy/reconciler";
+
+/** A cluster with every switch that adds to a rendered Role on (no custom resources: those are the platform's to allow). */
+const ALL_ON = `sync:
+  toHost:
+    pods:
+      enabled: true
+    services:
+      enabled: true
+    persistentVolumeClaims:
+      enabled: true
+  fromHost:
+    nodes:
+      enabled: true
+integrations:
+  metricsServer:
+    enabled: true
+    pods: true
+    nodes: true
+    proxy:
+      hostApiGroup: GROUP
+  certManager:
+    enabled: true
+  mesh:
+    enabled: true
+`;
 const docs = (): KubeObject[] =>
   readdirSync(DIR)
     .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
@@ -43,14 +69,35 @@ describe("deploy/reconciler", function () {
     for (const verb of ["get", "create", "update"]) expect(allows(lease.rules, "coordination.k8s.io", "leases", verb)).to.equal(true);
   });
 
-  it("may create the Roles vc renders through escalate and bind on roles and cluster roles only (no wildcard, nothing else)", async () => {
-    const rbacRole = objs.find((o) => o.kind === "ClusterRole" && o.metadata.name === "vc-reconciler-rbac") as unknown as { rules: Rule[] };
-    expect(rbacRole.rules).to.deep.equal([{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "clusterroles"], verbs: ["escalate", "bind"] }]);
-    const others = objs.filter((o) => o.kind === "ClusterRole" && o.metadata.name !== "vc-reconciler-rbac").flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
-    expect(JSON.stringify(others)).to.not.match(/"escalate"|"bind"|"\*"/);
-    const v = await loadAndValidate(".", {});
-    const rendered = validSpecs(v).flatMap((s) => renderCluster(s, "x"));
-    expect(rendered.filter((o) => o.kind === "Role" || o.kind === "ClusterRole").length).to.be.greaterThan(2);
+  it("holds every permission the Roles vc renders grant, so it needs no escalate and no bind (and has neither, nor a wildcard)", async () => {
+    expect(JSON.stringify(clusterRules)).to.not.match(/"escalate"|"bind"|"impersonate"|"\*"/);
+    // Every switch that adds to a rendered Role or ClusterRole, on, with both metrics groups vc knows.
+    const repo = mkdtempSync(join(tmpdir(), "vc-deploy-rbac-"));
+    try {
+      cpSync("clusters", join(repo, "clusters"), { recursive: true });
+      for (const [name, group] of [["all-on", "metrics.orch.io"], ["all-on-k8s", "metrics.k8s.io"]] as const) {
+        mkdirSync(join(repo, "clusters", name));
+        writeFileSync(join(repo, "clusters", name, "values.yaml"), ALL_ON.replace("GROUP", group));
+      }
+      const v = await loadAndValidate(repo, {});
+      const errors = v.diagnostics.filter((d) => d.severity === "error");
+      expect(errors, JSON.stringify(errors)).to.deep.equal([]);
+      expect(validSpecs(v).map((spec) => spec.name)).to.include.members(["all-on", "all-on-k8s"]);
+      const rendered = validSpecs(v).flatMap((spec) => renderCluster(spec, "x"));
+      const roles = rendered.filter((o) => o.kind === "Role" || o.kind === "ClusterRole") as unknown as Array<{ kind: string; metadata: { name: string }; rules: Rule[] }>;
+      expect(roles.length).to.be.greaterThan(6);
+      const granted = JSON.stringify(roles.map((r) => r.rules));
+      for (const what of ["networking.mesh.io", "cert-manager.io", "leases", "nodes", "metrics.k8s.io", "metrics.orch.io", "endpoints", "persistentvolumeclaims"]) expect(granted).to.include(what);
+      for (const role of roles) {
+        for (const rule of role.rules) {
+          for (const group of rule.apiGroups) for (const resource of rule.resources) for (const verb of rule.verbs) {
+            expect(allows(clusterRules, group, resource, verb), `${role.kind} ${role.metadata.name}: ${verb} ${group}/${resource}`).to.equal(true);
+          }
+        }
+      }
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
   });
 
   it("runs vc reconcile with flags that exist, leader election, probes on the served paths", async () => {
@@ -73,7 +120,7 @@ describe("deploy/reconciler", function () {
       const { stdout: out } = await promisify(execFile)("kubectl", ["--kubeconfig", server.kubeconfigPath, "apply", "-k", DIR], { encoding: "utf8" });
       expect(out).to.include("deployment.apps/vc-reconciler created");
       expect(server.get("apps/v1", "Deployment", "vc-system", "vc-reconciler")).to.not.equal(undefined);
-      expect(server.get("rbac.authorization.k8s.io/v1", "ClusterRole", undefined, "vc-reconciler-rbac")).to.not.equal(undefined);
+      expect(server.get("rbac.authorization.k8s.io/v1", "ClusterRole", undefined, "vc-reconciler-grants")).to.not.equal(undefined);
     } finally {
       await server.close();
     }

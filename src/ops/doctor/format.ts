@@ -1,4 +1,5 @@
 // The human-readable report of `vc doctor`: findings grouped by severity (errors, warnings, notes), the resolution under each.
+import { escapeControls } from "../../model/escape.js";
 import { SEVERITIES, type Finding, type Severity } from "./types.js";
 
 const HEADINGS: Record<Severity, string> = { error: "errors", warning: "warnings", note: "notes" };
@@ -10,7 +11,7 @@ function plural(n: number, word: string): string {
 export function formatFindings(cluster: string, namespace: string, findings: readonly Finding[], unreadable: Record<string, string | undefined> = {}): string {
   const skipped = Object.entries(unreadable)
     .filter(([, why]) => why)
-    .map(([what, why]) => `not checked (${what}): ${why}`);
+    .map(([what, why]) => escapeControls(`not checked (${what}): ${why}`));
   const tail = skipped.length ? `${skipped.join("\n")}\n` : "";
   const of = (severity: Severity) => findings.filter((f) => f.severity === severity);
   const problems = of("error").length + of("warning").length;
@@ -26,5 +27,6 @@ export function formatFindings(cluster: string, namespace: string, findings: rea
     }
   }
   if (tail && findings.length) lines.push("");
-  return `${lines.join("\n")}\n${tail}`;
+  // Objects and messages come from the host: each line stays one line, its control characters shown (model/escape.ts).
+  return `${lines.map(escapeControls).join("\n")}\n${tail}`;
 }
