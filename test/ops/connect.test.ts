@@ -31,7 +31,7 @@ describe("ops: vc connect / disconnect", function () {
 
   before(async () => {
     host = await startKubeServer();
-    virtual = await startKubeServer({ users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
+    virtual = await startKubeServer({ profile: "current", users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
     virtual.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "inside-the-virtual-cluster" } });
     host.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-team-a" } });
     host.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tenants" } });
@@ -130,7 +130,7 @@ describe("ops: vc connect / disconnect", function () {
   });
 
   it("on a server without SelfSubjectReview (1.20), checks with a SelfSubjectAccessReview and names the kubeconfig's certificate", async () => {
-    const old = await startKubeServer({ unservedGroups: ["authentication.k8s.io"], users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
+    const old = await startKubeServer({ profile: "1.20", users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
     try {
       host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-old", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig(old.url, clientCert(30, "vc-old-admin"))) } });
       const r = await vc(["connect", "old", "-n", "vc-team-a"], { env });

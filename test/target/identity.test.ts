@@ -33,7 +33,7 @@ describe("who vc acts as on a host", () => {
   });
 
   it("asks the server (SelfSubjectReview) where its discovery lists one", async () => {
-    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }] });
+    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], profile: "current" });
     const client = KubeClient.open({ kubeconfig: server.writeKubeconfig({ token: "t-alice" }), context: "test" });
     try {
       expect(await whoAmI(client)).to.deep.equal({ name: "alice", from: "SelfSubjectReview" });
@@ -44,7 +44,7 @@ describe("who vc acts as on a host", () => {
   });
 
   it("falls back on the kubeconfig where the server serves no SelfSubjectReview (before 1.27), without sending one", async () => {
-    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], unservedGroups: ["authentication.k8s.io"] });
+    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], profile: "1.20" });
     const client = KubeClient.open({ kubeconfig: server.writeKubeconfig({ token: "t-alice" }), context: "test" });
     try {
       // A static token carries no name: the user entry's name is what there is.

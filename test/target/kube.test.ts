@@ -7,18 +7,19 @@ import { buildPlan } from "../../src/plan/build.js";
 import { LABELS } from "../../src/translate/keys.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { clusterObjects } from "../plan/fixtures.js";
+import { describeProfiles } from "../support/profiles.js";
 
 const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
 const sync = (t: KubeTarget, desired: KubeObject[], opts: Partial<{ prune: boolean; dryRun: boolean; allowMassPrune: boolean }> = {}) =>
   syncCluster(t, { cluster: "a", hostNamespace: "vc-a", desired }, { prune: true, dryRun: false, allowMassPrune: false, ...opts });
 
-describe("target/kube against the test API server", () => {
+describeProfiles("target/kube against the test API server", (profile) => {
   let server: KubeServer;
   let client: KubeClient;
   let target: KubeTarget;
 
   beforeEach(async () => {
-    server = await startKubeServer();
+    server = await startKubeServer({ profile });
     client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 } });
     target = new KubeTarget(client);
   });

@@ -10,6 +10,7 @@ import { hostContextOf, missingKubeconfig } from "../../kube/kubeconfig-file.js"
 import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
 import { UserError } from "../../errors.js";
 import { requestBudget, type RequestBudget } from "./budget.js";
+import { parseWarningHeaders, tellWarnings } from "./warnings.js";
 
 export { DEFAULT_BUDGET, setRequestBudget, type RequestBudget } from "./budget.js";
 
@@ -150,7 +151,7 @@ export class KubeClient {
    * request budget. Returns parsed JSON (or text).
    */
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const url = this.server + path + queryString(opts.query);
+    const url = this.server + path + queryString(withStrictFields(method, opts.query));
     const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
     const { timeoutMs, retryRefused } = this.budget;
     const deadline = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
@@ -167,6 +168,7 @@ export class KubeClient {
           const answer = await fetch(url, { method, headers, body, agent, signal });
           return { res: answer, text: await answer.text() };
         });
+        tellWarnings(this.server, method, path, parseWarningHeaders(res.headers.raw()["warning"] ?? []));
         if (res.ok) return (opts.response === "text" ? text : text ? JSON.parse(text) : undefined) as T;
         const parsed = parseBody(text);
         const error = new KubeApiError(method, path, res.status, res.statusText, parsed);
@@ -280,6 +282,14 @@ export function objectPath(ref: ObjectRef | KubeObject): string {
   const type = typeOf(r);
   if (type.namespaced && !r.namespace) throw new Error(`${r.kind} ${r.name} needs a namespace`);
   return resourcePath(type, r.namespace, r.name);
+}
+
+/** Writes ask the server to refuse unknown and duplicate fields (honoured from 1.25, ignored before) instead of dropping them. */
+const WRITES = new Set(["POST", "PUT", "PATCH"]);
+
+function withStrictFields(method: string, query: Query | undefined): Query | undefined {
+  if (!WRITES.has(method) || query?.fieldValidation !== undefined) return query;
+  return { ...query, fieldValidation: "Strict" };
 }
 
 function queryString(query: Query | undefined): string {

@@ -62,6 +62,9 @@ import { RequestLog, type LoggedRequest, type RequestFilter } from "./request-lo
 import { ServerMetrics } from "./server-metrics.js";
 import { jsonOf, Store } from "./store.js";
 import { selfSignedCertificate } from "./tls.js";
+import { defaultProfile, type Profile } from "./profile.js";
+
+export { PROFILES, type Profile } from "./profile.js";
 
 export type { Rule } from "./auth.js";
 export type { FaultSpec, FaultHandle } from "./faults.js";
@@ -83,6 +86,8 @@ export interface KubeServerOptions {
   anonymous?: "admin" | "reject";
   /** API groups not served, as on a host where those CRDs are not installed (e.g. ["networking.mesh.io"]). */
   unservedGroups?: string[];
+  /** The release answered as: "1.20" or "current" (default: `VC_KUBE_PROFILE`, else current); see profile.ts. */
+  profile?: Profile;
 }
 
 export interface KubeServer {
@@ -130,7 +135,8 @@ function servedOrThrow(apiVersion: string, kind: string): Served {
 
 export async function startKubeServer(options: KubeServerOptions = {}): Promise<KubeServer> {
   const store = new Store(options.watchHistory);
-  const objects = new Objects(store);
+  const profile = options.profile ?? defaultProfile();
+  const objects = new Objects(store, profile);
   const auth = new Auth("admin", options.anonymous ?? "admin");
   for (const u of options.users ?? []) auth.addUser(u.token, u.rules, u.name);
   const faults = new Faults();
@@ -141,7 +147,7 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
   const dir = mkdtempSync(join(tmpdir(), "kube-server-"));
   let port = 0;
 
-  const handler = createHandler({ store, objects, auth, faults, log, metrics, logs, openapi: new OpenApi(), serverMetrics: new ServerMetrics(), hostPort: () => `127.0.0.1:${port}`, watches, unserved: new Set(options.unservedGroups ?? []) });
+  const handler = createHandler({ store, objects, auth, faults, log, metrics, logs, openapi: new OpenApi(), serverMetrics: new ServerMetrics(), hostPort: () => `127.0.0.1:${port}`, watches, unserved: new Set(options.unservedGroups ?? []), profile });
   const cert = options.tls ? selfSignedCertificate(dir) : undefined;
   const server: Server = cert ? createTlsServer({ cert: cert.cert, key: cert.key, keepAliveTimeout: 30_000 }, handler) : createServer({ keepAliveTimeout: 30_000 }, handler);
   const sockets = new Set<Socket>();
