@@ -429,6 +429,15 @@ export async function installExampleCrds(kube: RealKube): Promise<void> {
   await installCertManagerCrds(kube);
 }
 
+/** Whether the server's discovery lists SelfSubjectReview (authentication.k8s.io v1 from 1.28, v1beta1 in 1.27). */
+export async function servesSelfSubjectReview(kube: RealKube): Promise<boolean> {
+  for (const version of ["v1", "v1beta1"]) {
+    const res = await kube.request<{ resources?: Array<{ name: string }> }>("GET", `/apis/authentication.k8s.io/${version}`);
+    if (res.status === 200 && res.body.resources?.some((r) => r.name === "selfsubjectreviews")) return true;
+  }
+  return false;
+}
+
 /** Polls `check` every 100 ms until it holds, for at most `timeoutMs`. */
 export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
