@@ -4,7 +4,7 @@
 // vc's own schema validation is what stands between a tenant's typo and the host there.
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
-import { KubeApiError, KubeClient } from "../../src/target/kube/client.js";
+import { KubeApiError, KubeClient, refusalMessage } from "../../src/target/kube/client.js";
 import { parseWarningHeaders, resetServerWarnings, setWarningSink, type ServerWarning, type WarningSink } from "../../src/target/kube/warnings.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { describeProfiles } from "../support/profiles.js";
@@ -18,6 +18,19 @@ describe("target/kube/warnings: Warning headers", () => {
     expect(parseWarningHeaders(['299 - "unknown field \\"spec.bogus\\"", 299 - "a, b"'])).to.deep.equal(['unknown field "spec.bogus"', "a, b"]);
     expect(parseWarningHeaders(["not in the usual form"])).to.deep.equal(["not in the usual form"]);
     expect(parseWarningHeaders([])).to.deep.equal([]);
+  });
+});
+
+describe("target/kube/client: refusals in vc's words", () => {
+  it("says the same of a refusal whatever the release's wording: code, reason, each cause's field and type", () => {
+    const refusal = (message: string) => ({ kind: "Status", code: 422, reason: "Invalid", message, details: { name: "db", group: "apps", kind: "StatefulSet", causes: [{ reason: "FieldValueForbidden", field: "spec", message }] } });
+    const old = refusalMessage(422, "Unprocessable Entity", refusal("StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'template', and 'updateStrategy' are forbidden"));
+    const current = refusalMessage(422, "Unprocessable Entity", refusal("StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"));
+    const ours = "422 Invalid: spec: may not be set or changed (the server said: ";
+    expect(old.startsWith(ours) && current.startsWith(ours), `${old}\n${current}`).to.equal(true);
+    expect(refusalMessage(403, "Forbidden", { reason: "Forbidden", message: "pods is forbidden: no" })).to.equal("403 pods is forbidden: no");
+    expect(refusalMessage(500, "Internal Server Error", "not json")).to.equal("500 Internal Server Error");
+    expect(new KubeApiError("PATCH", "/x", 422, "Unprocessable Entity", refusal("m")).causes).to.deep.equal([{ field: "spec", reason: "FieldValueForbidden" }]);
   });
 });
 

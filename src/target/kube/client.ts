@@ -14,7 +14,37 @@ import { parseWarningHeaders, tellWarnings } from "./warnings.js";
 
 export { DEFAULT_BUDGET, setRequestBudget, type RequestBudget } from "./budget.js";
 
-/** An answer of the API server other than 2xx (after retries), with the server's Status message. */
+/** What vc says of each cause `reason` of a Status (metav1.CauseType); the server's own wording changes between releases. */
+const CAUSE_WORDS: Record<string, string> = {
+  FieldValueInvalid: "invalid value",
+  FieldValueForbidden: "may not be set or changed",
+  FieldValueRequired: "required",
+  FieldValueNotFound: "not found",
+  FieldValueDuplicate: "duplicate value",
+  FieldValueTooLong: "too long",
+  FieldValueTooMany: "too many items",
+  FieldValueNotSupported: "value not supported",
+  FieldValueTypeInvalid: "wrong type",
+  FieldManagerConflict: "owned by another field manager",
+  UnexpectedServerResponse: "unexpected server response",
+  ResourceVersionTooLarge: "resourceVersion too large",
+};
+
+/**
+ * The message of a refusal, built from its fields: the status code, the reason and each cause's field and type in vc's
+ * words, then the server's own message for the detail (it may change from release to release; nothing parses it).
+ */
+export function refusalMessage(status: number, statusText: string, body: unknown): string {
+  const b = body && typeof body === "object" ? (body as { message?: unknown; reason?: unknown; details?: { causes?: Array<{ field?: string; reason?: string }> } }) : {};
+  const serverSaid = typeof b.message === "string" ? b.message : "";
+  const reason = typeof b.reason === "string" && b.reason ? b.reason : statusText;
+  const causes = (b.details?.causes ?? []).filter((c) => c.field || c.reason);
+  if (causes.length === 0) return `${status} ${serverSaid || reason}`;
+  const fields = causes.map((c) => `${c.field || "(the object)"}: ${(c.reason && CAUSE_WORDS[c.reason]) ?? c.reason ?? "refused"}`).join("; ");
+  return `${status} ${reason}: ${fields}${serverSaid ? ` (the server said: ${serverSaid})` : ""}`;
+}
+
+/** An answer of the API server other than 2xx (after retries); its message is `refusalMessage`. */
 export class KubeApiError extends Error {
   constructor(
     readonly method: string,
@@ -23,8 +53,13 @@ export class KubeApiError extends Error {
     readonly reason: string,
     readonly body: unknown,
   ) {
-    const msg = body && typeof body === "object" && typeof (body as { message?: unknown }).message === "string" ? (body as { message: string }).message : reason;
-    super(`${method} ${path}: ${status} ${msg}`);
+    super(`${method} ${path}: ${refusalMessage(status, reason, body)}`);
+  }
+
+  /** The `details.causes` of the refusal as `field reason` (what tests and checks decide by). */
+  get causes(): Array<{ field: string; reason: string }> {
+    const causes = (this.body as { details?: { causes?: Array<{ field?: string; reason?: string }> } } | undefined)?.details?.causes ?? [];
+    return causes.map((c) => ({ field: c.field ?? "", reason: c.reason ?? "" }));
   }
 }
 
