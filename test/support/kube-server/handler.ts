@@ -100,18 +100,27 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     }
   }
 
-  const user = impersonated(deps.auth, deps.auth.authenticate(req.headers.authorization), req);
+  const user = impersonated(deps, deps.auth.authenticate(req.headers.authorization), req, info);
   entry.user = user.name;
   if (!info.isResource) return serveNonResource(deps, req, res, url.pathname);
   await serveResource(deps, req, res, info, url.searchParams, user);
 }
 
-/** With an Impersonate-User header, the request acts as that user, if the caller may impersonate it (else 403). */
-function impersonated(auth: Auth, user: User, req: IncomingMessage): User {
+/**
+ * With an Impersonate-User header, the request acts as that user, if the caller may impersonate it (else 403). 1.20
+ * names the refused impersonation (users "x"); 1.36 (constrained impersonation) names the request it would have made.
+ */
+function impersonated(deps: HandlerDeps, user: User, req: IncomingMessage, info: RequestInfo): User {
+  const auth = deps.auth;
   const target = req.headers["impersonate-user"];
   if (typeof target !== "string" || target === "") return user;
-  auth.authorize(user, { verb: "impersonate", group: "", resource: "users", name: target });
-  return auth.byName(target);
+  if (deps.profile === "1.20" || auth.allowed(user, { verb: "impersonate", group: "", resource: "users", name: target })) {
+    auth.authorize(user, { verb: "impersonate", group: "", resource: "users", name: target });
+    return auth.byName(target);
+  }
+  const resource = info.resource ?? "";
+  const scope = info.namespace !== undefined ? `in the namespace "${info.namespace}"` : "at the cluster scope";
+  throw new ApiError(403, `${resource} is forbidden: User "${user.name}" cannot impersonate-on:user-info:${info.verb} resource "${resource}" in API group "${info.group}" ${scope}`, "Forbidden", { kind: resource, ...(info.group ? { group: info.group } : {}) });
 }
 
 function serving(deps: HandlerDeps): Serves {

@@ -2,7 +2,10 @@
 //
 // Public API (stable; see docs/development.md, "Kubernetes API test server"):
 //
-//   const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false, anonymous?: "admin", watchHistory?: 20000 });
+//   const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false, anonymous?: "admin", watchHistory?: 20000, profile?: "1.20" | "current" });
+//   profile (default VC_KUBE_PROFILE, else "current"; profile.ts): "1.20" serves no SelfSubjectReview and no aggregated
+//   discovery and drops unknown fields silently; "current" (1.36) serves both, honours fieldValidation (Strict: 400;
+//   Warn and default: dropped with a Warning header) and words refusals as 1.36 does
 //   server.url                      "http://127.0.0.1:PORT" ("https://" with tls: true)
 //   server.kubeconfigPath           kubeconfig (temp dir): context "test", bearer token "admin" (full access), skipTLSVerify
 //                                   (with tls: the CA data instead). NOTE: kubectl never sends a bearer token over plain
@@ -19,7 +22,7 @@
 //   server.setPodMetrics(ns, name, containers, { timestamp?, window? }) / server.setNodeMetrics(name, usage)
 //   server.setMetricsAvailable(false)   metrics API gone from discovery, its paths answer 503
 //   server.setPodLog(ns, pod, container, text, { previous? })
-//   server.faults.add({ method?, path?, nth?, times?, status?, reset?, latencyMs?, retryAfterSeconds?, body? })
+//   server.faults.add({ method?, path?, nth?, times?, status?, reset?, latencyMs?, retryAfterSeconds?, body?, warning? })
 //                                   -> { remove(), matched, fired }; path: exact, prefix at "/", or RegExp; nth is 1-based
 //                                   (times defaults to 1 with nth, unlimited without)
 //   server.faults.clear()
