@@ -105,6 +105,27 @@ describe("metrics-proxy discovery: content negotiation", () => {
     expect(withAuthenticatedGroup(["system:unauthenticated"])).to.deep.equal(["system:unauthenticated"]);
   });
 
+  it("writes only the JSON fields of k8s.io/api apidiscovery/v2 (and v2beta1, the same), with those it may not omit", () => {
+    // The json tags of APIGroupDiscovery, APIVersionDiscovery and APIResourceDiscovery in types.go; required: no omitempty.
+    const GROUP = ["apiVersion", "kind", "metadata", "versions"];
+    const VERSION = { all: ["version", "resources", "freshness"], required: ["version"] };
+    const RESOURCE = { all: ["resource", "responseKind", "scope", "singularResource", "verbs", "shortNames", "categories", "subresources"], required: ["resource", "scope", "singularResource", "verbs"] };
+    for (const g of [...aggregatedCore(), ...aggregatedGroups("metrics.k8s.io")] as any[]) {
+      expect(GROUP).to.include.members(Object.keys(g));
+      for (const v of g.versions) {
+        expect(VERSION.all).to.include.members(Object.keys(v));
+        expect(Object.keys(v)).to.include.members(VERSION.required);
+        expect(["Current", "Stale"]).to.include(v.freshness);
+        for (const r of v.resources) {
+          expect(RESOURCE.all).to.include.members(Object.keys(r));
+          expect(Object.keys(r)).to.include.members(RESOURCE.required);
+          expect(["Cluster", "Namespaced"]).to.include(r.scope);
+          expect(Object.keys(r.responseKind).sort()).to.deep.equal(["group", "kind", "version"]);
+        }
+      }
+    }
+  });
+
   it("builds the aggregated items from the same resources as the legacy lists", () => {
     const { groups, resources } = split({ items: [...aggregatedCore(), ...aggregatedGroups("metrics.orch.io")] });
     expect(groups).to.deep.equal({ "": ["v1"], "metrics.orch.io": ["v1beta1"] });

@@ -438,8 +438,8 @@ export async function servesSelfSubjectReview(kube: RealKube): Promise<boolean> 
   return false;
 }
 
-/** Polls `check` every 100 ms until it holds, for at most `timeoutMs`. */
-export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000): Promise<void> {
+/** Polls `check` every 100 ms until it holds, for at most `timeoutMs` (a bound on a wait for a state, never a measure of speed). */
+export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
