@@ -75,7 +75,7 @@ export function frontProxyUser(req: IncomingMessage, cfg: RequestHeaderConfig): 
   };
   const name = cfg.usernameHeaders.map((h) => values(h)[0]).find((v) => v !== undefined);
   if (!name) return "no user in the request headers";
-  const groups = cfg.groupHeaders.flatMap(values);
+  const groups = withAuthenticatedGroup(cfg.groupHeaders.flatMap(values));
   const extra: Record<string, string[]> = {};
   for (const [header, v] of Object.entries(req.headersDistinct)) {
     const prefix = cfg.extraHeaderPrefixes.find((p) => header.startsWith(p.toLowerCase()));
@@ -84,6 +84,16 @@ export function frontProxyUser(req: IncomingMessage, cfg: RequestHeaderConfig): 
     extra[key] = [...(extra[key] ?? []), ...v];
   }
   return { name, groups, extra };
+}
+
+/**
+ * The groups of an authenticated user with `system:authenticated` added, as every server built on k8s.io/apiserver adds
+ * it to front-proxy users (unless already there, or the user is unauthenticated): the aggregator's own discovery
+ * requests come with no group, and RBAC grants discovery paths to `system:authenticated`.
+ */
+export function withAuthenticatedGroup(groups: string[]): string[] {
+  if (groups.includes("system:authenticated") || groups.includes("system:unauthenticated")) return groups;
+  return [...groups, "system:authenticated"];
 }
 
 /** Extra keys are lower-cased and percent-encoded in header names (as the API server writes them). */

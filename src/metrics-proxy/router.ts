@@ -11,6 +11,8 @@ export interface Route {
   resource: string;
   /** Produces the JSON body; throws ApiError for an error answer. */
   run(): unknown | Promise<unknown>;
+  /** Discovery at /api and /apis: the items of its aggregated form (served when the Accept header asks for it). */
+  aggregated?: () => unknown[];
 }
 
 export interface RouterContext extends h.HandlerContext {
@@ -42,11 +44,11 @@ function resolve(ctx: RouterContext, path: string, params: URLSearchParams): Rou
     throw new ApiError("BadRequest", `malformed path: ${path}`);
   }
   const group = ctx.apiGroup;
-  const doc = (run: () => unknown): Route => ({ verb: "GET", group: "", resource: "discovery", run });
+  const doc = (run: () => unknown, aggregated?: () => unknown[]): Route => ({ verb: "GET", group: "", resource: "discovery", run, ...(aggregated ? { aggregated } : {}) });
 
   if (parts[0] === "version" && parts.length === 1) return doc(discovery.version);
   if (parts[0] === "api") {
-    if (parts.length === 1) return doc(() => discovery.apiVersions(ctx.serverAddress));
+    if (parts.length === 1) return doc(() => discovery.apiVersions(ctx.serverAddress), discovery.aggregatedCore);
     if (parts[1] === "v1") {
       if (parts.length === 2) return doc(discovery.coreResources);
       if (parts[2] === "nodes" && parts.length === 3) {
@@ -71,7 +73,7 @@ function resolve(ctx: RouterContext, path: string, params: URLSearchParams): Rou
     throw pathNotFound(path);
   }
   if (parts[0] !== "apis") throw pathNotFound(path);
-  if (parts.length === 1) return doc(() => discovery.apiGroupList(group));
+  if (parts.length === 1) return doc(() => discovery.apiGroupList(group), () => discovery.aggregatedGroups(group));
   if (parts[1] !== group) throw pathNotFound(path);
   if (parts.length === 2) return doc(() => discovery.apiGroup(group));
   if (parts[2] !== METRICS_VERSION) throw pathNotFound(path);

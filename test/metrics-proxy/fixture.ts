@@ -82,7 +82,7 @@ export async function proxyFor(server: KubeServer, cluster: string, extra: strin
     ...extra,
   ]);
   const proxy = await startProxy(config, { log: silentLogger, processMetrics: false, retryMs: 100, syncWaitMs: 1000 });
-  if (opts.wait !== false && !(await proxy.informer.waitSynced(5000))) throw new Error("pod index did not sync");
+  if (opts.wait !== false && !(await proxy.informer.waitSynced(15_000))) throw new Error("pod index did not sync");
   return proxy;
 }
 
@@ -107,7 +107,7 @@ export async function get(proxy: RunningProxy | string, path: string, headers: R
 }
 
 /** Polls `fn` until it returns true (or fails after `ms`). */
-export async function eventually(fn: () => Promise<boolean> | boolean, ms = 5000): Promise<void> {
+export async function eventually(fn: () => Promise<boolean> | boolean, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await fn()) return;

@@ -90,6 +90,25 @@ describe("metrics-proxy with the real kubectl", function () {
       expect(rows(sel.stdout).map((r) => `${r[0]}/${r[1]}`)).to.deep.equal(["default/web", "team/web"]);
     });
 
+    it("kubectl asks /api and /apis for aggregated discovery and reads it: no per-version request, every metrics resource listed", async () => {
+      const cacheDir = `${tempFile("kubectl-cache-marker", "")}.d`; // a fresh cache: every document is fetched
+      const res = await kubectl(kc, "api-resources", "-o", "wide", "--cache-dir", cacheDir, "-v=8");
+      expect(res.code, res.stderr).to.equal(0);
+      // kubectl's -v=8 trace: the URLs it asked, the Accept it sent and the Content-Type it got.
+      const asked = [...res.stderr.matchAll(/\bGET https?:\/\/[^/\s]+(\/[^?\s]*)/g)].map((m) => m[1]);
+      expect(asked, "discovery came whole from /api and /apis").to.deep.equal(["/api", "/apis"]);
+      const header = (name: string) => [...res.stderr.matchAll(new RegExp(`^\\S+ +\\S+ +\\d+ \\S+\\] +${name}: (.*)$`, "gm"))].map((m) => m[1]!.trim());
+      expect(header("Accept")[0]).to.match(/^application\/json;g=apidiscovery\.k8s\.io;v=v2;as=APIGroupDiscoveryList,/);
+      expect(header("Content-Type")).to.deep.equal(Array(2).fill("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"));
+      const listed = res.stdout.trim().split("\n").slice(1).map((l) => l.trim().split(/\s+/).join(" "));
+      expect(listed).to.deep.equal([
+        "nodes no v1 false Node get,list",
+        "pods po v1 true Pod get,list",
+        "nodes metrics.k8s.io/v1beta1 false NodeMetrics get,list",
+        "pods metrics.k8s.io/v1beta1 true PodMetrics get,list",
+      ]);
+    });
+
     it("kubectl top pod says NotFound for another tenant's pod and 'No resources found' for an empty namespace", async () => {
       const other = await kubectl(kc, "top", "pod", "other");
       expect(other.code).to.not.equal(0);

@@ -31,7 +31,7 @@ describe("ops: vc connect / disconnect", function () {
 
   before(async () => {
     host = await startKubeServer();
-    virtual = await startKubeServer({ users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
+    virtual = await startKubeServer({ profile: "current", users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
     virtual.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "inside-the-virtual-cluster" } });
     host.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-team-a" } });
     host.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tenants" } });

@@ -18,8 +18,9 @@ describe("vc apply on the record (status and history, as the reconciler writes t
   let repo: TestRepo;
   let kube: string[];
 
-  async function start(opts: { unservedGroups?: string[] } = {}): Promise<void> {
-    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], ...opts });
+  // The host answers as the current release (SelfSubjectReview) unless a test asks for 1.20.
+  async function start(opts: { profile?: "1.20" | "current" } = {}): Promise<void> {
+    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], profile: "current", ...opts });
     kube = ["--target", "kube", "--kubeconfig", server.writeKubeconfig({ token: "t-alice" }), "--context", "test"];
   }
   beforeEach(async () => {
@@ -114,7 +115,7 @@ describe("vc apply on the record (status and history, as the reconciler writes t
 
   it("on a host without SelfSubjectReview (Kubernetes before 1.27) that confirms nothing, records the kubeconfig's user as unverified, and says so", async () => {
     await server.close();
-    await start({ unservedGroups: ["authentication.k8s.io"] });
+    await start({ profile: "1.20" });
     const res = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
     expect(res.code, res.stdout).to.equal(0);
     expect(res.stdout).to.include("by unverified: user-t-alice (kubeconfig user)");

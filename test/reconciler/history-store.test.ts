@@ -19,7 +19,7 @@ describe("history beyond the status: vc-history, bounded by count and bytes", fu
   let server: KubeServer;
   let kube: string[];
   beforeEach(async () => {
-    server = await startKubeServer();
+    server = await startKubeServer({ profile: "current" }); // the user is the server's answer (SelfSubjectReview)
     kube = ["--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"];
   });
   afterEach(async () => server.close());

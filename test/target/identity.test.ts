@@ -33,7 +33,7 @@ describe("who vc acts as on a host", () => {
   });
 
   it("asks the server (SelfSubjectReview) where its discovery lists one", async () => {
-    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }] });
+    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], profile: "current" });
     const client = KubeClient.open({ kubeconfig: server.writeKubeconfig({ token: "t-alice" }), context: "test" });
     try {
       expect(await whoAmI(client)).to.deep.equal({ name: "alice", from: "SelfSubjectReview", verified: true });

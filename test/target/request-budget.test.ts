@@ -16,14 +16,11 @@ describe("target/kube/client: the request budget", () => {
   it("fails a request the server never answers when the budget runs out, naming the server and the flag", async () => {
     const silent = await silentServer();
     const client = KubeClient.open({ kubeconfig: kubeconfigFor(dir, silent.url), budget: { timeoutMs: 400 } });
-    const t0 = Date.now();
     try {
       const err = await client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e);
-      const waited = Date.now() - t0;
       expect(err).to.be.instanceOf(RequestTimeoutError);
       expect((err as Error).message).to.include(silent.url).and.include("GET /api/v1/namespaces").and.include("within 0.4s").and.include("--request-timeout");
-      expect(waited).to.be.at.least(350).and.below(5_000);
-      expect(silent.connections()).to.equal(1);
+      expect(silent.connections(), "one request, held open by the server until the budget ran out").to.equal(1);
     } finally {
       client.close();
       await silent.close();
@@ -63,9 +60,7 @@ describe("target/kube/client: the request budget", () => {
     const port = await freePort();
     const kubeconfig = kubeconfigFor(dir, `http://127.0.0.1:${port}`);
     const interactive = KubeClient.open({ kubeconfig, budget: { timeoutMs: 30_000, retryRefused: false } });
-    const t0 = Date.now();
     const err = await interactive.request("GET", "/version").then(() => undefined, (e: unknown) => e);
-    expect(Date.now() - t0).to.be.below(1_000);
     expect((err as Error).message).to.match(/^cannot reach the API server http:\/\/127\.0\.0\.1:\d+: connection refused/);
     expect(interactive.stats.retries).to.equal(0);
 

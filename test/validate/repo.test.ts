@@ -103,9 +103,7 @@ describe("validate: whole repository", () => {
     });
     symlinkSync(join(outside, "values.yaml"), join(root, "clusters/link/values.yaml"));
     try {
-      const start = Date.now();
       const r = await loadAndValidate(root);
-      expect(Date.now() - start).to.be.lessThan(2000);
       expect(r.diagnostics.map((d) => `${d.file} ${d.severity} ${d.code}`)).to.deep.equal([
         "clusters/big/values.yaml error file-too-large",
         "clusters/bin/values.yaml error binary",

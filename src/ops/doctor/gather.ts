@@ -34,19 +34,26 @@ export function liveValuesOf(secret: KubeObject | undefined): Values | undefined
   return values;
 }
 
-export async function gatherSnapshot(host: Host, cluster: string, namespace: string, values?: Values, options: GatherOptions = {}): Promise<HostSnapshot> {
-  const unreadable: Partial<Record<Readable, string>> = {};
-  const slowReads: HostSnapshot["slowReads"] = [];
-  const slowMs = options.slowReadMs ?? SLOW_READ_MS;
-  const timed = async <T>(path: string, read: Promise<T>): Promise<T> => {
-    const start = performance.now();
+/**
+ * Times reads with `now` (milliseconds; tests pass their own clock) and records in `slowReads` each read of `path` that
+ * took at least `slowMs`, failed or not.
+ */
+export function readTimer(slowReads: HostSnapshot["slowReads"], slowMs: number, now: () => number = () => performance.now()) {
+  return async <T>(path: string, read: Promise<T>): Promise<T> => {
+    const start = now();
     try {
       return await read;
     } finally {
-      const ms = Math.round(performance.now() - start);
+      const ms = Math.round(now() - start);
       if (ms >= slowMs) slowReads.push({ path, ms });
     }
   };
+}
+
+export async function gatherSnapshot(host: Host, cluster: string, namespace: string, values?: Values, options: GatherOptions = {}): Promise<HostSnapshot> {
+  const unreadable: Partial<Record<Readable, string>> = {};
+  const slowReads: HostSnapshot["slowReads"] = [];
+  const timed = readTimer(slowReads, options.slowReadMs ?? SLOW_READ_MS);
   const get = (path: string) => timed(path, host.get(path));
   const list = (path: string, labelSelector?: string) => timed(path, host.list(path, labelSelector ? { labelSelector } : {}));
   /** Reads what only some checks need; a failure (often 403 for a namespace-scoped user) skips those checks. */

@@ -10,10 +10,41 @@ import { hostContextOf, missingKubeconfig } from "../../kube/kubeconfig-file.js"
 import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
 import { UserError } from "../../errors.js";
 import { requestBudget, type RequestBudget } from "./budget.js";
+import { parseWarningHeaders, tellWarnings } from "./warnings.js";
 
 export { DEFAULT_BUDGET, setRequestBudget, type RequestBudget } from "./budget.js";
 
-/** An answer of the API server other than 2xx (after retries), with the server's Status message. */
+/** What vc says of each cause `reason` of a Status (metav1.CauseType); the server's own wording changes between releases. */
+const CAUSE_WORDS: Record<string, string> = {
+  FieldValueInvalid: "invalid value",
+  FieldValueForbidden: "may not be set or changed",
+  FieldValueRequired: "required",
+  FieldValueNotFound: "not found",
+  FieldValueDuplicate: "duplicate value",
+  FieldValueTooLong: "too long",
+  FieldValueTooMany: "too many items",
+  FieldValueNotSupported: "value not supported",
+  FieldValueTypeInvalid: "wrong type",
+  FieldManagerConflict: "owned by another field manager",
+  UnexpectedServerResponse: "unexpected server response",
+  ResourceVersionTooLarge: "resourceVersion too large",
+};
+
+/**
+ * The message of a refusal, built from its fields: the status code, the reason and each cause's field and type in vc's
+ * words, then the server's own message for the detail (it may change from release to release; nothing parses it).
+ */
+export function refusalMessage(status: number, statusText: string, body: unknown): string {
+  const b = body && typeof body === "object" ? (body as { message?: unknown; reason?: unknown; details?: { causes?: Array<{ field?: string; reason?: string }> } }) : {};
+  const serverSaid = typeof b.message === "string" ? b.message : "";
+  const reason = typeof b.reason === "string" && b.reason ? b.reason : statusText;
+  const causes = (b.details?.causes ?? []).filter((c) => c.field || c.reason);
+  if (causes.length === 0) return `${status} ${serverSaid || reason}`;
+  const fields = causes.map((c) => `${c.field || "(the object)"}: ${(c.reason && CAUSE_WORDS[c.reason]) ?? c.reason ?? "refused"}`).join("; ");
+  return `${status} ${reason}: ${fields}${serverSaid ? ` (the server said: ${serverSaid})` : ""}`;
+}
+
+/** An answer of the API server other than 2xx (after retries); its message is `refusalMessage`. */
 export class KubeApiError extends Error {
   constructor(
     readonly method: string,
@@ -22,8 +53,13 @@ export class KubeApiError extends Error {
     readonly reason: string,
     readonly body: unknown,
   ) {
-    const msg = body && typeof body === "object" && typeof (body as { message?: unknown }).message === "string" ? (body as { message: string }).message : reason;
-    super(`${method} ${path}: ${status} ${msg}`);
+    super(`${method} ${path}: ${refusalMessage(status, reason, body)}`);
+  }
+
+  /** The `details.causes` of the refusal as `field reason` (what tests and checks decide by). */
+  get causes(): Array<{ field: string; reason: string }> {
+    const causes = (this.body as { details?: { causes?: Array<{ field?: string; reason?: string }> } } | undefined)?.details?.causes ?? [];
+    return causes.map((c) => ({ field: c.field ?? "", reason: c.reason ?? "" }));
   }
 }
 
@@ -150,7 +186,7 @@ export class KubeClient {
    * request budget. Returns parsed JSON (or text).
    */
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const url = this.server + path + queryString(opts.query);
+    const url = this.server + path + queryString(withStrictFields(method, opts.query));
     const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
     const { timeoutMs, retryRefused } = this.budget;
     const deadline = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
@@ -167,6 +203,7 @@ export class KubeClient {
           const answer = await fetch(url, { method, headers, body, agent, signal });
           return { res: answer, text: await answer.text() };
         });
+        tellWarnings(this.server, method, path, parseWarningHeaders(res.headers.raw()["warning"] ?? []));
         if (res.ok) return (opts.response === "text" ? text : text ? JSON.parse(text) : undefined) as T;
         const parsed = parseBody(text);
         const error = new KubeApiError(method, path, res.status, res.statusText, parsed);
@@ -280,6 +317,14 @@ export function objectPath(ref: ObjectRef | KubeObject): string {
   const type = typeOf(r);
   if (type.namespaced && !r.namespace) throw new Error(`${r.kind} ${r.name} needs a namespace`);
   return resourcePath(type, r.namespace, r.name);
+}
+
+/** Writes ask the server to refuse unknown and duplicate fields (honoured from 1.25, ignored before) instead of dropping them. */
+const WRITES = new Set(["POST", "PUT", "PATCH"]);
+
+function withStrictFields(method: string, query: Query | undefined): Query | undefined {
+  if (!WRITES.has(method) || query?.fieldValidation !== undefined) return query;
+  return { ...query, fieldValidation: "Strict" };
 }
 
 function queryString(query: Query | undefined): string {

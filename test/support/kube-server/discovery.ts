@@ -1,13 +1,12 @@
 // Discovery documents: /version, /api, /apis, group and group-version resource lists, and aggregated discovery v2.
 import { groupVersions, resourcesIn, type Served } from "./catalog.js";
+import { FACTS, type Profile } from "./profile.js";
 
 export const AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
-export function versionInfo(): Record<string, string> {
+export function versionInfo(profile: Profile): Record<string, string> {
   return {
-    major: "1",
-    minor: "32",
-    gitVersion: "v1.32.0",
+    ...FACTS[profile].version,
     gitCommit: "0000000000000000000000000000000000000000",
     gitTreeState: "clean",
     buildDate: "2024-12-11T00:00:00Z",

@@ -15,6 +15,8 @@ export interface FaultSpec {
   retryAfterSeconds?: number;
   /** A body to answer instead of the Status object. */
   body?: string;
+  /** A `Warning` header (its text) added to the answer, as the API server warns of a deprecated API or a dropped field. */
+  warning?: string;
 }
 
 export interface FaultHandle {
@@ -42,7 +44,7 @@ export class Faults {
 
   add(spec: FaultSpec): FaultHandle {
     if (spec.nth !== undefined && (!Number.isInteger(spec.nth) || spec.nth < 1)) throw new Error(`fault nth must be a positive integer, got ${spec.nth}`);
-    if (spec.status === undefined && !spec.reset && spec.latencyMs === undefined) throw new Error("a fault needs status, reset or latencyMs");
+    if (spec.status === undefined && !spec.reset && spec.latencyMs === undefined && spec.warning === undefined) throw new Error("a fault needs status, reset, latencyMs or warning");
     const f: Fault = { spec, matched: 0, fired: 0 };
     this.faults.push(f);
     return {

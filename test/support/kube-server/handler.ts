@@ -23,6 +23,7 @@ import { jsonOf, type Store } from "./store.js";
 import { toTable } from "./table.js";
 import { startWatch } from "./watch.js";
 import { methodNotAllowed } from "./validate.js";
+import { FACTS, validateFields, warningHeader, type Profile } from "./profile.js";
 
 export interface HandlerDeps {
   store: Store;
@@ -39,6 +40,8 @@ export interface HandlerDeps {
   unserved: ReadonlySet<string>;
   /** Open watch streams, ended on close. */
   watches: Set<() => void>;
+  /** The release answered as (profile.ts). */
+  profile: Profile;
 }
 
 const RBAC_V1 = "rbac.authorization.k8s.io/v1";
@@ -75,6 +78,7 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
   if (info.name) entry.name = info.name;
 
   for (const fault of deps.faults.match(method, url.pathname)) {
+    if (fault.warning !== undefined) res.appendHeader("Warning", warningHeader(fault.warning));
     if (fault.latencyMs) await sleep(fault.latencyMs);
     if (fault.reset) {
       entry.status = 0;
@@ -96,22 +100,54 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
     }
   }
 
-  const user = impersonated(deps.auth, deps.auth.authenticate(req.headers.authorization), req);
+  const user = impersonated(deps, deps.auth.authenticate(req.headers.authorization), req, info);
   entry.user = user.name;
   if (!info.isResource) return serveNonResource(deps, req, res, url.pathname);
   await serveResource(deps, req, res, info, url.searchParams, user);
 }
 
-/** With an Impersonate-User header, the request acts as that user, if the caller may impersonate it (else 403). */
-function impersonated(auth: Auth, user: User, req: IncomingMessage): User {
+/**
+ * With an Impersonate-User header, the request acts as that user, if the caller may impersonate it (else 403). 1.20
+ * names the refused impersonation (users "x"); 1.36 (constrained impersonation) names the request it would have made.
+ */
+function impersonated(deps: HandlerDeps, user: User, req: IncomingMessage, info: RequestInfo): User {
+  const auth = deps.auth;
   const target = req.headers["impersonate-user"];
   if (typeof target !== "string" || target === "") return user;
-  auth.authorize(user, { verb: "impersonate", group: "", resource: "users", name: target });
-  return auth.byName(target);
+  if (deps.profile === "1.20" || auth.allowed(user, { verb: "impersonate", group: "", resource: "users", name: target })) {
+    auth.authorize(user, { verb: "impersonate", group: "", resource: "users", name: target });
+    return auth.byName(target);
+  }
+  const resource = info.resource ?? "";
+  const scope = info.namespace !== undefined ? `in the namespace "${info.namespace}"` : "at the cluster scope";
+  throw new ApiError(403, `${resource} is forbidden: User "${user.name}" cannot impersonate-on:user-info:${info.verb} resource "${resource}" in API group "${info.group}" ${scope}`, "Forbidden", { kind: resource, ...(info.group ? { group: info.group } : {}) });
 }
 
 function serving(deps: HandlerDeps): Serves {
-  return (group) => !deps.unserved.has(group) && (deps.metrics.available || !isMetricsGroup(group));
+  const selfReview = FACTS[deps.profile].selfSubjectReview;
+  return (group) => !deps.unserved.has(group) && (deps.metrics.available || !isMetricsGroup(group)) && (selfReview || group !== SELF_REVIEW_GROUP);
+}
+
+/** The group of SelfSubjectReview, the only kind of it served here (absent before 1.28). */
+const SELF_REVIEW_GROUP = "authentication.k8s.io";
+
+/**
+ * Whether an Accept header takes the legacy discovery document: no header, `*\/*`, or application/json without a
+ * transformation. An aggregated-only Accept on a server without aggregated discovery is a 406, as the API server says.
+ */
+function acceptsLegacy(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return accept.split(",").some((c) => {
+    const [type = "", ...params] = c.split(";").map((x) => x.trim());
+    if (params.some((p) => /^q=0(\.0*)?$/.test(p))) return false;
+    return (type === "*/*" || type === "application/*" || type === "application/json") && !params.some((p) => /^(as|g|v)=/.test(p));
+  });
+}
+
+function discovery(deps: HandlerDeps, res: ServerResponse, accept: string | undefined, aggregated: () => unknown, legacy: () => unknown): void {
+  if (FACTS[deps.profile].aggregatedDiscovery && wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregated(), AGGREGATED_CONTENT_TYPE);
+  if (!acceptsLegacy(accept)) throw new ApiError(406, "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf", "NotAcceptable");
+  return sendJson(res, 200, legacy());
 }
 
 async function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
@@ -119,17 +155,11 @@ async function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: Se
   const accept = req.headers.accept;
   const metricsOn = deps.metrics.available;
   const serves = serving(deps);
-  if (p === "/version") return sendJson(res, 200, versionInfo());
+  if (p === "/version") return sendJson(res, 200, versionInfo(deps.profile));
   if (p === "/healthz" || p === "/livez" || p === "/readyz") return sendText(res, 200, "ok");
   if (p === "/metrics") return sendText(res, 200, await deps.serverMetrics.text(), deps.serverMetrics.contentType);
-  if (p === "/api") {
-    if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(true, serves), AGGREGATED_CONTENT_TYPE);
-    return sendJson(res, 200, apiVersions(deps.hostPort()));
-  }
-  if (p === "/apis") {
-    if (wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregatedDiscovery(false, serves), AGGREGATED_CONTENT_TYPE);
-    return sendJson(res, 200, apiGroupList(serves));
-  }
+  if (p === "/api") return discovery(deps, res, accept, () => aggregatedDiscovery(true, serves), () => apiVersions(deps.hostPort()));
+  if (p === "/apis") return discovery(deps, res, accept, () => aggregatedDiscovery(false, serves), () => apiGroupList(serves));
   const parts = p.split("/").filter(Boolean);
   if (parts[0] === "api" && parts.length === 2) {
     const doc = apiResourceList("", parts[1]!, serves);
@@ -180,7 +210,7 @@ function writeOptions(req: IncomingMessage, query: URLSearchParams): WriteOption
 
 async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams, user: User): Promise<void> {
   const served = servedByPlural(info.group, info.version, info.resource ?? "");
-  if (!served || deps.unserved.has(served.group)) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
+  if (!served || deps.unserved.has(served.group) || (served.group === SELF_REVIEW_GROUP && !FACTS[deps.profile].selfSubjectReview)) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
   if (isMetricsGroup(served.group) && !deps.metrics.available) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
   const ns = served.namespaced ? info.namespace : undefined;
   // Every authenticated user may review its own access (upstream's system:basic-user role).
@@ -239,16 +269,18 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
       if (info.name !== undefined || (served.namespaced && ns === undefined)) throw methodNotAllowed(served, "create");
       const opts = { ...writeOptions(req, query), admit };
       const body = await readObject(req);
+      fieldValidation(deps, res, served, body, query);
       return sendJson(res, 201, deps.objects.create(served, ns, body, opts));
     }
     case "update": {
       const opts = { ...writeOptions(req, query), subresource: sub, admit };
       const body = await readObject(req);
+      fieldValidation(deps, res, served, body, query);
       return sendJson(res, 200, deps.objects.update(served, ns, info.name!, body, opts));
     }
     case "patch": {
       const opts = { ...writeOptions(req, query), subresource: sub, force: query.get("force") === "true", fieldManager: query.get("fieldManager"), admit };
-      const text = await readBody(req);
+      const text = validatedPatch(deps, res, served, req.headers["content-type"] ?? "", await readBody(req), query);
       const { obj, created } = deps.objects.patch(served, ns, info.name!, req.headers["content-type"] ?? "", text, opts);
       return sendJson(res, created ? 201 : 200, obj);
     }
@@ -274,6 +306,30 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
     default:
       throw methodNotAllowed(served, info.verb);
   }
+}
+
+/** Server-side field validation of a write body (current profile; 1.20 ignores `fieldValidation`); warnings become headers. */
+function fieldValidation(deps: HandlerDeps, res: ServerResponse, served: Served, body: unknown, query: URLSearchParams): void {
+  // 1.20 ignores the parameter and drops unknown fields without a word.
+  if (!FACTS[deps.profile].fieldValidation) return void validateFields(served, body, "Ignore");
+  const mode = query.get("fieldValidation");
+  if (mode !== null && !["Ignore", "Warn", "Strict"].includes(mode)) throw badRequest(`Invalid fieldValidation value: ${mode}; must be one of Ignore, Warn, Strict`);
+  const warnings = validateFields(served, body, mode);
+  for (const w of warnings) res.appendHeader("Warning", warningHeader(w));
+}
+
+/** A patch body with its unknown fields validated (apply and merge patches: whole objects or parts of one). */
+function validatedPatch(deps: HandlerDeps, res: ServerResponse, served: Served, contentType: string, text: string, query: URLSearchParams): string {
+  if (/json-patch/.test(contentType)) return text;
+  let body: unknown;
+  try {
+    body = parseBody(text, /yaml/.test(contentType));
+  } catch {
+    return text; // the patch step answers a malformed body
+  }
+  const before = JSON.stringify(body);
+  fieldValidation(deps, res, served, body, query);
+  return JSON.stringify(body) === before ? text : JSON.stringify(body);
 }
 
 function serveList(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, served: Served, ns: string | undefined, query: URLSearchParams): void {

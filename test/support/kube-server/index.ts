@@ -2,7 +2,10 @@
 //
 // Public API (stable; see docs/development.md, "Kubernetes API test server"):
 //
-//   const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false, anonymous?: "admin", watchHistory?: 20000 });
+//   const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false, anonymous?: "admin", watchHistory?: 20000, profile?: "1.20" | "current" });
+//   profile (default VC_KUBE_PROFILE, else "current"; profile.ts): "1.20" serves no SelfSubjectReview and no aggregated
+//   discovery and drops unknown fields silently; "current" (1.36) serves both, honours fieldValidation (Strict: 400;
+//   Warn and default: dropped with a Warning header) and words refusals as 1.36 does
 //   server.url                      "http://127.0.0.1:PORT" ("https://" with tls: true)
 //   server.kubeconfigPath           kubeconfig (temp dir): context "test", bearer token "admin" (full access), skipTLSVerify
 //                                   (with tls: the CA data instead). NOTE: kubectl never sends a bearer token over plain
@@ -19,7 +22,7 @@
 //   server.setPodMetrics(ns, name, containers, { timestamp?, window? }) / server.setNodeMetrics(name, usage)
 //   server.setMetricsAvailable(false)   metrics API gone from discovery, its paths answer 503
 //   server.setPodLog(ns, pod, container, text, { previous? })
-//   server.faults.add({ method?, path?, nth?, times?, status?, reset?, latencyMs?, retryAfterSeconds?, body? })
+//   server.faults.add({ method?, path?, nth?, times?, status?, reset?, latencyMs?, retryAfterSeconds?, body?, warning? })
 //                                   -> { remove(), matched, fired }; path: exact, prefix at "/", or RegExp; nth is 1-based
 //                                   (times defaults to 1 with nth, unlimited without)
 //   server.faults.clear()
@@ -62,6 +65,9 @@ import { RequestLog, type LoggedRequest, type RequestFilter } from "./request-lo
 import { ServerMetrics } from "./server-metrics.js";
 import { jsonOf, Store } from "./store.js";
 import { selfSignedCertificate } from "./tls.js";
+import { defaultProfile, type Profile } from "./profile.js";
+
+export { PROFILES, type Profile } from "./profile.js";
 
 export type { Rule } from "./auth.js";
 export type { FaultSpec, FaultHandle } from "./faults.js";
@@ -83,6 +89,8 @@ export interface KubeServerOptions {
   anonymous?: "admin" | "reject";
   /** API groups not served, as on a host where those CRDs are not installed (e.g. ["networking.mesh.io"]). */
   unservedGroups?: string[];
+  /** The release answered as: "1.20" or "current" (default: `VC_KUBE_PROFILE`, else current); see profile.ts. */
+  profile?: Profile;
 }
 
 export interface KubeServer {
@@ -130,7 +138,8 @@ function servedOrThrow(apiVersion: string, kind: string): Served {
 
 export async function startKubeServer(options: KubeServerOptions = {}): Promise<KubeServer> {
   const store = new Store(options.watchHistory);
-  const objects = new Objects(store);
+  const profile = options.profile ?? defaultProfile();
+  const objects = new Objects(store, profile);
   const auth = new Auth("admin", options.anonymous ?? "admin");
   for (const u of options.users ?? []) auth.addUser(u.token, u.rules, u.name);
   const faults = new Faults();
@@ -141,7 +150,7 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
   const dir = mkdtempSync(join(tmpdir(), "kube-server-"));
   let port = 0;
 
-  const handler = createHandler({ store, objects, auth, faults, log, metrics, logs, openapi: new OpenApi(), serverMetrics: new ServerMetrics(), hostPort: () => `127.0.0.1:${port}`, watches, unserved: new Set(options.unservedGroups ?? []) });
+  const handler = createHandler({ store, objects, auth, faults, log, metrics, logs, openapi: new OpenApi(), serverMetrics: new ServerMetrics(), hostPort: () => `127.0.0.1:${port}`, watches, unserved: new Set(options.unservedGroups ?? []), profile });
   const cert = options.tls ? selfSignedCertificate(dir) : undefined;
   const server: Server = cert ? createTlsServer({ cert: cert.cert, key: cert.key, keepAliveTimeout: 30_000 }, handler) : createServer({ keepAliveTimeout: 30_000 }, handler);
   const sockets = new Set<Socket>();

@@ -8,6 +8,7 @@ import { querySelectors } from "./fields.js";
 import { parseBody } from "./http.js";
 import { trackUpdate } from "./managed.js";
 import { checkImmutable } from "./immutable.js";
+import type { Profile } from "./profile.js";
 import { prepareCreate, prepareUpdate } from "./meta.js";
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js";
 import { alreadyExists, ApiError, badRequest, conflict, notFound } from "./status.js";
@@ -56,7 +57,10 @@ function sameButVolatile(a: KubeObject, b: KubeObject): boolean {
 }
 
 export class Objects {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly profile: Profile = "current",
+  ) {}
 
   get(served: Served, ns: string | undefined, name: string): Entry {
     const e = this.store.get(kindKey(served), served.namespaced ? (ns ?? "") : "", name);
@@ -172,7 +176,7 @@ export class Objects {
 
   private commitUpdate(served: Served, live: KubeObject, next: KubeObject, opts: WriteOptions, track: boolean): KubeObject {
     const prepared = prepareUpdate(next, live, served, opts.subresource);
-    if (opts.subresource === undefined) checkImmutable(served, prepared, live);
+    if (opts.subresource === undefined) checkImmutable(served, prepared, live, this.profile);
     if (track) trackUpdate(live, prepared, opts.manager, opts.subresource);
     prepared.metadata.resourceVersion = live.metadata.resourceVersion;
     if (sameButVolatile(prepared, live)) return live;
