@@ -41,7 +41,6 @@ function snapshot(certificates: KubeObject[] | undefined, gateways: KubeObject[]
     virtualServices: [],
     destinationRules: [],
     slowReads: [],
-    rbac: { roles: [], roleBindings: [], clusterRoles: [], clusterRoleBindings: [] },
     gateways,
     ingressPods: [],
     existingSecrets,

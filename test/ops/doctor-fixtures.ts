@@ -4,10 +4,11 @@ import type { HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
 import { initManifestsText } from "../../src/render/initManifests.js";
 import { metricsVirtualObjects } from "../../src/render/metricsProxy.js";
 import { LABELS } from "../../src/translate/keys.js";
+import { metricsAccessQuestions } from "../../src/ops/doctor/metrics-rbac.js";
+import { syncerAccessQuestions } from "../../src/ops/doctor/syncer.js";
 import { effectiveValues } from "../../src/validate/values.js";
 
 export const NS = "vc-team-a";
-const RBAC = "rbac.authorization.k8s.io/v1";
 
 export function obj(apiVersion: string, kind: string, name: string, rest: Record<string, unknown> = {}, namespace: string | undefined = NS): KubeObject {
   const { metadata, ...other } = rest as { metadata?: Record<string, unknown> };
@@ -35,15 +36,24 @@ export const REVIEWS = "reviews-x-default-x-team-a";
 const REVIEWS_HOST = `${REVIEWS}.${NS}.svc.cluster.local`;
 const PROXY = "vc-metrics-proxy-team-a";
 
-function binding(kind: "RoleBinding" | "ClusterRoleBinding", name: string, roleKind: string, sa: string): KubeObject {
-  return obj(RBAC, kind, name, { roleRef: { kind: roleKind, name }, subjects: [{ kind: "ServiceAccount", name: sa, namespace: NS }] }, kind === "RoleBinding" ? NS : undefined);
-}
-
 /**
  * A healthy cluster with the metrics integration (host group metrics.k8s.io), node syncing, the mesh integration and
  * persistence on: every check has something to look at and finds nothing.
  */
 export function healthy(): HostSnapshot {
+  const s = healthyWithoutAccess();
+  s.access = [...metricsAccessQuestions(s), ...syncerAccessQuestions(s)].map((q) => ({ ...q, allowed: true }));
+  return s;
+}
+
+/** The host's authorizer denies these verbs to the service account `name` on `resource` of `group` (SubjectAccessReview answers). */
+export function deny(s: HostSnapshot, name: string, group: string, resource: string, verbs: string[]): void {
+  const hits = s.access!.filter((a) => a.serviceAccount.name === name && a.group === group && a.resource === resource && verbs.includes(a.verb));
+  if (hits.length !== verbs.length) throw new Error(`no such questions: ${name} ${verbs.join(",")} ${resource}.${group}`);
+  for (const a of hits) Object.assign(a, { allowed: false, reason: "" });
+}
+
+function healthyWithoutAccess(): HostSnapshot {
   const raw = {
     integrations: { mesh: { enabled: true }, metricsServer: { enabled: true, proxy: { hostApiGroup: "metrics.k8s.io" } } },
     controlPlane: { backingStore: { kvstore: { persistence: { enabled: true } } } },
@@ -92,18 +102,6 @@ export function healthy(): HostSnapshot {
     services: [obj("v1", "Service", REVIEWS)],
     virtualServices: [obj("networking.mesh.io/v1beta1", "VirtualService", REVIEWS, { spec: { hosts: [REVIEWS_HOST], http: [{ route: [{ destination: { host: REVIEWS_HOST, subset: "v1" } }] }] } })],
     destinationRules: [obj("networking.mesh.io/v1beta1", "DestinationRule", REVIEWS, { spec: { host: REVIEWS_HOST } })],
-    rbac: {
-      roles: [
-        obj(RBAC, "Role", PROXY, { rules: [{ apiGroups: ["", "metrics.k8s.io"], resources: ["pods"], verbs: ["get", "list", "watch"] }] }),
-        obj(RBAC, "Role", "vc-team-a", { rules: [{ apiGroups: [""], resources: ["pods", "services"], verbs: ["*"] }] }),
-      ],
-      roleBindings: [binding("RoleBinding", PROXY, "Role", PROXY), binding("RoleBinding", "vc-team-a", "Role", "vc-team-a")],
-      clusterRoles: [
-        obj(RBAC, "ClusterRole", "proxy-nodes", { rules: [{ apiGroups: ["", "metrics.k8s.io"], resources: ["nodes"], verbs: ["get", "list", "watch"] }] }, undefined),
-        obj(RBAC, "ClusterRole", "syncer-nodes", { rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] }] }, undefined),
-      ],
-      clusterRoleBindings: [binding("ClusterRoleBinding", "proxy-nodes", "ClusterRole", PROXY), binding("ClusterRoleBinding", "syncer-nodes", "ClusterRole", "vc-team-a")],
-    },
     gateways: [
       obj("networking.mesh.io/v1beta1", "Gateway", "gw-x-default-x-team-a", {
         spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["a.example.com"], tls: { mode: "SIMPLE", credentialName: "a-cert" } }] },
@@ -136,12 +134,12 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "metrics-not-available|metrics-proxy|error": (s) => void ((s.deployments[0] as unknown as Status).status = { availableReplicas: 0 }),
   "metrics-not-available|metrics-proxy-tls|error": (s) => void (s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("tls"))),
   "node-metrics|node-metrics|note": (s) => void (s.values!.sync.fromHost.nodes.enabled = false),
-  "node-metrics|node-metrics|error": (s) => void (s.rbac.clusterRoleBindings = s.rbac.clusterRoleBindings.filter((b) => b.metadata.name !== "syncer-nodes")),
+  "node-metrics|node-metrics|error": (s) => deny(s, "vc-team-a", "", "nodes", ["get", "list"]),
   "autoscaler-unknown|pod-requests|warning": (s) => void (web(s).spec = { containers: [{ name: "app" }, { name: "mesh-proxy", resources: REQUESTS }] }),
   "metrics-api-service|metrics-api-service|error": (s) => void (s.initManifests = undefined),
   "metrics-api-service|metrics-api-service|warning": (s) => void (controlPlane(s).metadata.annotations = { "vc.orch.io/config-hash": "0ld" }),
-  // The metrics reader may read metrics.orch.io, not the configured host group metrics.k8s.io.
-  "metrics-forbidden|metrics-forbidden|error": (s) => void (s.rbac.roles[0]!.rules = [{ apiGroups: ["", "metrics.orch.io"], resources: ["pods"], verbs: ["get", "list"] }]),
+  // The host's authorizer denies the metrics reader pod metrics of the configured host group metrics.k8s.io.
+  "metrics-forbidden|metrics-forbidden|error": (s) => deny(s, PROXY, "metrics.k8s.io", "pods", ["get", "list"]),
   "mesh-custom-resource|mesh-custom-resource|error": (s) => void (s.liveValues!.sync.toHost.customResources = { "virtualservices.networking.mesh.io": { enabled: true } }),
   "sidecar-missing|sidecar-missing|error": (s) => void (web(s).spec = { containers: [{ name: "app", resources: REQUESTS }] }),
   "sidecar-missing|mesh-injection-label|note": (s) => void (s.namespaceObject!.metadata.labels = {}),
@@ -162,7 +160,7 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "connection|control-plane-pod|error": (s) => void (s.pods = s.pods.filter((p) => p.metadata.name !== "team-a-0")),
   "connection|control-plane-ready|error": (s) => void (controlPlane(s).status.conditions = [{ type: "Ready", status: "False", reason: "ContainersNotReady" }]),
   "connection|control-plane-service-account|error": (s) => void (s.serviceAccounts = s.serviceAccounts.filter((a) => a.metadata.name !== "vc-team-a")),
-  "connection|syncer-rbac|error": (s) => void (s.rbac.roles[1]!.rules = [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }]),
+  "connection|syncer-rbac|error": (s) => deny(s, "vc-team-a", "", "pods", ["create", "delete"]),
   "api-timeouts|api-timeouts|warning": (s) => void s.events.push(event("cp.1", "Pod", "team-a-0", "Unhealthy", 'Readiness probe failed: Get "https://10.0.0.7:8443/readyz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)')),
   "api-timeouts|host-api-slow|warning": (s) => void (s.slowReads = [{ path: `/api/v1/namespaces/${NS}/events`, ms: 6400 }]),
   "state-loss|persistence|note": (s) => void delete (s.statefulSet as unknown as Spec).spec.volumeClaimTemplates,

@@ -16,7 +16,6 @@ function snapshot(missingKinds: string[] | undefined, mesh = true, apiServiceAva
     events: [],
     pvcs: [],
     deployments: [],
-    rbac: { roles: [], roleBindings: [], clusterRoles: [], clusterRoleBindings: [] },
     gateways: [],
     ingressPods: [],
     existingSecrets: [],

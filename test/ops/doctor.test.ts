@@ -4,7 +4,6 @@ import { COVERAGE, ROWS } from "../../src/ops/doctor/coverage.js";
 import { diagnose, doctorExitCode } from "../../src/ops/doctor/index.js";
 import { formatFindings } from "../../src/ops/doctor/format.js";
 import { pendingCauses } from "../../src/ops/doctor/pods.js";
-import { allowed } from "../../src/ops/doctor/rbac.js";
 import type { Finding, HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
 import { healthy, NS, obj, pod, SCENARIOS } from "./doctor-fixtures.js";
 
@@ -117,8 +116,7 @@ describe("ops/doctor", () => {
     s.initManifests = undefined;
     s.deployments = [];
     s.existingSecrets = ["mesh-system/a-cert"];
-    s.rbac.roleBindings = s.rbac.roleBindings.filter((b) => b.metadata.name !== "vc-metrics-proxy-team-a");
-    s.rbac.clusterRoleBindings = s.rbac.clusterRoleBindings.filter((b) => b.metadata.name !== "proxy-nodes");
+    for (const a of s.access!) if (a.serviceAccount.name === "vc-metrics-proxy-team-a") a.allowed = false;
     s.pods[1] = pod("web-x-default-x-team-a", { spec: { containers: [{ name: "app" }, { name: "mesh-proxy" }] } });
     expect(diagnose(s)).to.deep.equal([]);
   });
@@ -154,17 +152,24 @@ describe("ops/doctor", () => {
     expect(diagnose(s)).to.deep.equal([]);
   });
 
-  it("evaluates RBAC: wildcards, namespaces, resourceNames, groups", () => {
-    const s = healthy().rbac;
-    const sa = { namespace: NS, name: "vc-metrics-proxy-team-a" };
-    expect(allowed(s, sa, "metrics.k8s.io", "pods", "list", NS)).to.equal(true);
-    expect(allowed(s, sa, "metrics.k8s.io", "pods", "list", "other")).to.equal(false);
-    expect(allowed(s, sa, "metrics.orch.io", "pods", "list", NS)).to.equal(false);
-    expect(allowed(s, sa, "metrics.k8s.io", "pods", "delete", NS)).to.equal(false);
-    expect(allowed(s, sa, "metrics.k8s.io", "nodes", "get")).to.equal(true);
-    expect(allowed(s, { namespace: NS, name: "someone" }, "metrics.k8s.io", "nodes", "get")).to.equal(false);
-    s.clusterRoles[0]!.rules = [{ apiGroups: ["metrics.k8s.io"], resources: ["nodes"], verbs: ["get"], resourceNames: ["n1"] }];
-    expect(allowed(s, sa, "metrics.k8s.io", "nodes", "get")).to.equal(false);
+  it("asks the authorizer only what the configuration needs; no answer (could not ask) is never a denial", () => {
+    const s = healthy();
+    expect(s.access!.map((a) => `${a.serviceAccount.name} ${a.verb} ${a.resource}${a.group ? `.${a.group}` : ""}${a.namespace ? ` in ${a.namespace}` : ""}`).sort()).to.deep.equal([
+      "vc-metrics-proxy-team-a get nodes.metrics.k8s.io",
+      "vc-metrics-proxy-team-a get pods.metrics.k8s.io in vc-team-a",
+      "vc-metrics-proxy-team-a list nodes.metrics.k8s.io",
+      "vc-metrics-proxy-team-a list pods.metrics.k8s.io in vc-team-a",
+      "vc-team-a create pods in vc-team-a",
+      "vc-team-a delete pods in vc-team-a",
+      "vc-team-a get nodes",
+      "vc-team-a get pods in vc-team-a",
+      "vc-team-a list nodes",
+      "vc-team-a list pods in vc-team-a",
+    ]);
+    s.access = undefined;
+    s.unreadable = { access: "you may not create SubjectAccessReviews, so the permission checks could not be made" };
+    expect(diagnose(s)).to.deep.equal([]);
+    expect(formatFindings("team-a", NS, diagnose(s), s.unreadable)).to.contain("not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made");
   });
 
   it("persistence off is a note until the control plane has restarted; an external database needs none", () => {

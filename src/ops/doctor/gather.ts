@@ -13,7 +13,10 @@ import { HostError } from "../host.js";
 import { P, pathOf } from "../paths.js";
 import { isForbidden, NOT_VISIBLE, visibleOrThrow } from "../visible.js";
 import { configOf, hostApiGroupOf, metricsIntegrationEnabled } from "./facts.js";
+import { AccessUnknown, reviewAccess } from "./access.js";
 import { discoveredKinds } from "./kinds.js";
+import { metricsAccessQuestions } from "./metrics-rbac.js";
+import { syncerAccessQuestions } from "./syncer.js";
 import { credentialLookups } from "./mesh.js";
 import { hostMetricsApiService } from "./metrics.js";
 import { destinationHosts, serviceRef } from "./routes.js";
@@ -54,7 +57,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     try {
       return await read();
     } catch (err) {
-      unreadable[part] ??= isForbidden(err) ? NOT_VISIBLE : err instanceof HostError ? err.message : (err as Error).message;
+      unreadable[part] ??= err instanceof AccessUnknown ? err.message : isForbidden(err) ? NOT_VISIBLE : err instanceof HostError ? err.message : (err as Error).message;
       return fallback;
     }
   };
@@ -80,19 +83,17 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   // Mesh objects are read while the mesh integration is on, or not known to be off.
   const meshOn = configOf(facts)?.integrations.mesh.enabled ?? true;
   const mesh = (kind: "VirtualService" | "DestinationRule" | "Gateway", part: Readable) => (meshOn ? optional(part, none, () => list(P.mesh(kind, namespace))) : none);
-  const [metricsApiService, initManifests, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways, serviceAccounts, localServices, virtualServices, destinationRules] = await Promise.all([
+  const [metricsApiService, initManifests, gateways, serviceAccounts, localServices, virtualServices, destinationRules] = await Promise.all([
     metricsOn ? optional("apiService", undefined, () => get(P.apiService(hostMetricsApiService(facts)))) : undefined,
     metricsOn ? optional("initManifests", undefined, () => get(P.configMaps(namespace, names.initManifests(cluster)))) : undefined,
-    optional("rbac", none, () => list(P.roles(namespace))),
-    optional("rbac", none, () => list(P.roleBindings(namespace))),
-    optional("rbac", none, () => list(P.clusterRoles())),
-    optional("rbac", none, () => list(P.clusterRoleBindings())),
     mesh("Gateway", "gateways"),
     optional("serviceAccounts", none, () => list(pathOf("v1", "ServiceAccount", namespace))),
     optional("services", none, () => list(P.services(namespace))),
     mesh("VirtualService", "mesh"),
     mesh("DestinationRule", "mesh"),
   ]);
+  const questions = [...metricsAccessQuestions({ ...facts, namespace, statefulSet }), ...syncerAccessQuestions({ ...facts, namespace, statefulSet })];
+  const access = questions.length ? await optional("access", undefined, () => reviewAccess(host, questions)) : undefined;
   const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))));
   // Services in other namespaces that routes name: looked up by name.
   const services = [...localServices];
@@ -142,7 +143,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     services,
     virtualServices,
     destinationRules,
-    rbac: { roles, roleBindings, clusterRoles, clusterRoleBindings },
+    ...(access ? { access } : {}),
     gateways,
     ingressPods,
     existingSecrets,

@@ -1,6 +1,7 @@
 // What `vc doctor` reads from the host (a snapshot) and what it reports (findings with the spec's resolutions).
 import type { KubeObject } from "../../kube/object.js";
 import type { Values } from "../../model/values.js";
+import type { AccessAnswer } from "./access.js";
 
 /**
  * How much a finding matters: `error` is a fault that breaks something now (exit 1); `warning` is a likely problem
@@ -50,7 +51,8 @@ export interface HostSnapshot {
   slowReads: Array<{ path: string; ms: number }>;
   /** Deployments of the host namespace (the metrics proxy). */
   deployments: KubeObject[];
-  rbac: { roles: KubeObject[]; roleBindings: KubeObject[]; clusterRoles: KubeObject[]; clusterRoleBindings: KubeObject[] };
+  /** The host authorizer's answers to the permission questions of the checks (SubjectAccessReviews); undefined when not asked. */
+  access?: AccessAnswer[];
   gateways: KubeObject[];
   /** Pods in any namespace matched by some Gateway selector. */
   ingressPods: KubeObject[];
@@ -70,7 +72,7 @@ export interface HostSnapshot {
 export type Readable =
   | "namespace"
   | "apiService"
-  | "rbac"
+  | "access"
   | "gateways"
   | "ingressPods"
   | "secrets"
