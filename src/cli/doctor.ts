@@ -7,6 +7,7 @@ import { findCluster } from "../ops/cluster-ref.js";
 import { gatherSnapshot } from "../ops/doctor/gather.js";
 import { countBySeverity, diagnose, doctorExitCode } from "../ops/doctor/index.js";
 import { formatFindings } from "../ops/doctor/format.js";
+import { remarks } from "../ops/doctor/context.js";
 
 interface DoctorFlags extends HostFlags {
   output: string;
@@ -33,7 +34,6 @@ export function register(program: Command): void {
         return userErrors(async () => {
           const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           const namespace = cluster.namespace;
-          if (cluster.found && !cluster.values) process.stderr.write(`warning: clusters/${name} values not used: ${cluster.valuesNote}\n`);
           const host = hostFrom(flags);
           await requireKnownCluster(host, cluster, flags.repo);
           await requireNamespace(host, namespace, name);
@@ -48,10 +48,11 @@ export function register(program: Command): void {
           }
           const findings = diagnose(snapshot);
           const unreadable = snapshot.unreadable ?? {};
-          if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable));
+          const said = remarks(snapshot, cluster.found ? cluster.valuesNote : undefined);
+          if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable, said));
           else {
             const counts = countBySeverity(findings);
-            process.stdout.write(formatData({ cluster: name, namespace, problems: counts.error + counts.warning, counts, findings, notChecked: unreadable }, format));
+            process.stdout.write(formatData({ cluster: name, namespace, problems: counts.error + counts.warning, counts, remarks: said, findings, notChecked: unreadable }, format));
           }
           return doctorExitCode(findings, flags.strict === true) === 1 ? EXIT.invalid : EXIT.ok;
         }, [Error]);

@@ -164,9 +164,11 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "api-timeouts|api-timeouts|warning": (s) => void s.events.push(event("cp.1", "Pod", "team-a-0", "Unhealthy", 'Readiness probe failed: Get "https://10.0.0.7:8443/readyz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)')),
   "api-timeouts|host-api-slow|warning": (s) => void (s.slowReads = [{ path: `/api/v1/namespaces/${NS}/events`, ms: 6400 }]),
   "state-loss|persistence|note": (s) => void delete (s.statefulSet as unknown as Spec).spec.volumeClaimTemplates,
+  // The control plane's pod was created an hour after its StatefulSet: it was recreated (deleted, evicted, its node lost).
   "state-loss|persistence|warning": (s) => {
     delete (s.statefulSet as unknown as Spec).spec.volumeClaimTemplates;
-    controlPlane(s).status.containerStatuses = [{ name: "syncer", restartCount: 2, state: { running: {} } }];
+    Object.assign(s.statefulSet!.metadata, { creationTimestamp: "2026-01-01T09:00:00Z" });
+    Object.assign(controlPlane(s).metadata, { creationTimestamp: "2026-01-01T10:00:00Z" });
   },
   "state-loss|volume-claim|error": (s) => void ((s.pvcs[0] as unknown as Status).status = { phase: "Lost" }),
   "pending-resources|pod-pending|error": (s) => void (web(s).status = { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/3 nodes are available: 3 Insufficient cpu." }] }),

@@ -3,6 +3,7 @@ import { expect } from "chai";
 import { COVERAGE, ROWS } from "../../src/ops/doctor/coverage.js";
 import { diagnose, doctorExitCode } from "../../src/ops/doctor/index.js";
 import { formatFindings } from "../../src/ops/doctor/format.js";
+import { remarks } from "../../src/ops/doctor/context.js";
 import { pendingCauses } from "../../src/ops/doctor/pods.js";
 import type { Finding, HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
 import { healthy, NS, obj, pod, SCENARIOS } from "./doctor-fixtures.js";
@@ -172,9 +173,19 @@ describe("ops/doctor", () => {
     expect(formatFindings("team-a", NS, diagnose(s), s.unreadable)).to.contain("not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made");
   });
 
-  it("persistence off is a note until the control plane has restarted; an external database needs none", () => {
+  it("persistence off is a note until the control plane's pod was recreated (not on a container restart); an external database needs none", () => {
     expect(diagnose(broken("state-loss|persistence|note")).map((f) => f.severity)).to.deep.equal(["note"]);
-    expect(diagnose(broken("state-loss|persistence|warning"))[0]!.message).to.match(/restarted 2 time\(s\): each restart began with an empty store/);
+    expect(diagnose(broken("state-loss|persistence|warning"))[0]!.message).to.equal(
+      "the embedded kvstore has no persistent volume and the control plane's pod was recreated (team-a-0 was created 60 min after its StatefulSet): it began with an empty store, so the virtual cluster's state was reset",
+    );
+    const restarted = broken("state-loss|persistence|note");
+    (restarted.pods[0] as unknown as { status: { containerStatuses: unknown[] } }).status.containerStatuses = [{ name: "syncer", restartCount: 2, state: { running: {} } }];
+    const [kept] = diagnose(restarted);
+    expect(kept).to.include({ severity: "note" });
+    expect(kept!.message).to.contain("its container restarted 2 time(s), which keeps the store");
+    const twice = broken("state-loss|persistence|note");
+    for (const n of [1, 2]) twice.events.push(obj("v1", "Event", `sts.${n}`, { involvedObject: { kind: "StatefulSet", name: "team-a" }, reason: "SuccessfulCreate", message: "create Pod team-a-0 in StatefulSet team-a successful", lastTimestamp: `2026-01-01T1${n}:00:00Z` }));
+    expect(diagnose(twice)[0]!.message).to.contain("(the StatefulSet created team-a-0 2 times)");
     const s = broken("state-loss|persistence|note");
     s.statefulSet = undefined;
     s.pods = s.pods.filter((p) => p.metadata.name !== "team-a-0");
@@ -182,6 +193,53 @@ describe("ops/doctor", () => {
     expect(diagnose(s).map((f) => f.check)).to.deep.equal(["persistence"]);
     s.values!.controlPlane.backingStore.database.external.enabled = true;
     expect(diagnose(s)).to.deep.equal([]);
+  });
+
+  it("init containers: a crash loop, an OOM kill and high restarts are found as for containers", () => {
+    const s = healthy();
+    const web = s.pods[1] as unknown as { spec: { initContainers?: unknown[] }; status: Record<string, unknown> };
+    web.spec.initContainers = [{ name: "migrate", resources: { limits: { memory: "64Mi" } } }];
+    web.status = { phase: "Pending", initContainerStatuses: [{ name: "migrate", restartCount: 6, state: { waiting: { reason: "CrashLoopBackOff" } }, lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } } }] };
+    const found = diagnose(s).filter((f) => f.check === "crash-loop");
+    expect(found.map((f) => [f.message, f.resolution.split("; ").pop()])).to.deep.equal([["init container migrate in CrashLoopBackOff after 6 restarts, last terminated OOMKilled", "the memory limit is now 64Mi"]]);
+    web.status = { phase: "Pending", initContainerStatuses: [{ name: "migrate", restartCount: 1, state: { running: {} }, lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } } }] };
+    expect(diagnose(s).filter((f) => f.check === "oom-killed").map((f) => f.message)).to.deep.equal(["init container migrate was OOMKilled (1 restarts)"]);
+    web.status = { phase: "Running", initContainerStatuses: [{ name: "migrate", restartCount: 0, state: { terminated: { reason: "Completed", exitCode: 0 } } }] };
+    expect(diagnose(s)).to.deep.equal([]);
+  });
+
+  it("a cluster suspended for a restore: said under the headline, and its control plane's errors are expected notes", () => {
+    const s = broken("connection|control-plane-pod|error");
+    SCENARIOS["sidecar-missing|sidecar-missing|error"]!(s);
+    s.suspendedBy = "vc restore from registry.example/backup:1";
+    const found = diagnose(s);
+    expect(found.map((f) => `${f.check} ${f.severity}`)).to.deep.equal(["sidecar-missing error", "control-plane-pod note"]);
+    expect(found[1]!.message).to.match(/^expected during the restore: the StatefulSet wants 1 replica/);
+    expect(remarks(s)).to.deep.equal([
+      "suspended for a restore (vc restore from registry.example/backup:1): reconciliation is paused and the control plane is being replaced; its symptoms are expected until the restore ends and are reported as notes",
+    ]);
+    expect(remarks(healthy())).to.deep.equal([]);
+  });
+
+  it("says when the repository's values are invalid and the live configuration was used instead", () => {
+    const s = healthy();
+    s.values = undefined;
+    expect(remarks(s, "clusters/team-a/values.yaml:3:5: bad")).to.deep.equal([
+      "the repository's values of clusters/team-a are invalid (clusters/team-a/values.yaml:3:5: bad): checked against the configuration the control plane runs with (Secret vc-config-team-a) instead",
+    ]);
+    s.liveValues = undefined;
+    expect(remarks(s, "bad")[0]).to.contain("could not be read: checks that depend on values judge from the host's objects alone");
+    expect(remarks(healthy(), "bad")).to.deep.equal([]);
+  });
+
+  it("the metrics-host-api fix never suggests the hostApiGroup already in use", () => {
+    const upstream = diagnose(broken("metrics-not-available|metrics-host-api|error"))[0]!.resolution;
+    expect(upstream).to.not.contain("to the group it serves (metrics.k8s.io");
+    expect(upstream).to.contain("the configured hostApiGroup metrics.k8s.io is the upstream metrics server's group");
+    const s = broken("metrics-not-available|metrics-host-api|error");
+    s.values!.integrations.metricsServer.proxy.hostApiGroup = "metrics.orch.io";
+    s.liveValues = undefined;
+    expect(diagnose(s).find((f) => f.check === "metrics-host-api")!.resolution).to.contain("(metrics.k8s.io for the upstream metrics server; metrics.orch.io is in use now)");
   });
 
   it("a liveness probe differing from 60/20/5 is a note naming each value", () => {

@@ -6,6 +6,8 @@ import { formatMatchLabels } from "../../kube/selector.js";
 import type { Values } from "../../model/values.js";
 import { names } from "../../render/meta.js";
 import { CONFIG_KEY } from "../../render/secrets.js";
+import { KubeStatusStore } from "../../reconciler/status-store.js";
+import { KubeApiError } from "../../target/kube/client.js";
 import { Discovery } from "../../target/kube/discovery.js";
 import { effectiveValues } from "../../validate/values.js";
 import type { Host } from "../host.js";
@@ -94,6 +96,12 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   ]);
   const questions = [...metricsAccessQuestions({ ...facts, namespace, statefulSet }), ...syncerAccessQuestions({ ...facts, namespace, statefulSet })];
   const access = questions.length ? await optional("access", undefined, () => reviewAccess(host, questions)) : undefined;
+  // Suspension is read through vc's status store (wherever it keeps the cluster's records).
+  const status = await optional("status", undefined, () =>
+    new KubeStatusStore(host.client).read(cluster, namespace).catch((err: unknown) => {
+      throw err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err;
+    }),
+  );
   const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))));
   // Services in other namespaces that routes name: looked up by name.
   const services = [...localServices];
@@ -150,6 +158,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     slowReads,
     ...(certificates ? { certificates } : {}),
     ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
+    ...(status?.suspendedBy !== undefined ? { suspendedBy: status.suspendedBy } : {}),
     values,
     unreadable,
   };

@@ -14,6 +14,7 @@ import { livenessProbe, persistence, volumeClaims } from "./controlplane.js";
 import { syncerRbac } from "./syncer.js";
 import { servedKinds } from "./kinds.js";
 import { gatewayCertificates } from "./certificates.js";
+import { duringRestore } from "./context.js";
 import { SEVERITIES, type Check, type Finding, type HostSnapshot } from "./types.js";
 
 export type { Finding, HostSnapshot, Severity } from "./types.js";
@@ -48,7 +49,7 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
 
 /** Runs every check; findings sorted by severity (errors, warnings, notes), then object and check. Pure. */
 export function diagnose(s: HostSnapshot): Finding[] {
-  const all = CHECKS.flatMap(([, check]) => check(s));
+  const all = duringRestore(s, CHECKS.flatMap(([, check]) => check(s)));
   const rank = (f: Finding) => SEVERITIES.indexOf(f.severity);
   return all.sort((a, b) => rank(a) - rank(b) || a.object.localeCompare(b.object) || a.check.localeCompare(b.check) || a.message.localeCompare(b.message));
 }

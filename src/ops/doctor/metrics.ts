@@ -20,6 +20,16 @@ export function apiServiceAvailable(o: unknown): boolean {
   return ((o as { status?: { conditions?: Array<{ type: string; status: string }> } } | undefined)?.status?.conditions ?? []).some((c) => c.type === "Available" && c.status === "True");
 }
 
+/** What to do when the host serves no metrics in `group`: never the setting already in use. */
+export function hostApiFix(group: string): string {
+  const install = "install the host's metrics server";
+  if (group === UPSTREAM_METRICS_GROUP) return `${install} (the configured hostApiGroup ${group} is the upstream metrics server's group), or set integrations.metricsServer.proxy.hostApiGroup to the group your host's metrics server serves`;
+  return `${install}, or set integrations.metricsServer.proxy.hostApiGroup to the group it serves (${UPSTREAM_METRICS_GROUP} for the upstream metrics server; ${group} is in use now)`;
+}
+
+/** The group the upstream metrics server registers. */
+const UPSTREAM_METRICS_GROUP = "metrics.k8s.io";
+
 /** The host serves the metrics group the proxy reads (row "metrics not available": the host metrics server is down). */
 export const metricsHostApi: Check = (s) => {
   if (!metricsIntegrationEnabled(s) || s.unreadable?.apiService) return [];
@@ -27,7 +37,7 @@ export const metricsHostApi: Check = (s) => {
   const object = `APIService ${name}`;
   if (!s.metricsApiService) {
     const message = `metrics not available: the host has no APIService ${name}, so no metrics server serves ${hostApiGroupOf(s)} there`;
-    return [finding("metrics-not-available", { check: "metrics-host-api", severity: "error", object, message }, "install the host's metrics server, or set integrations.metricsServer.proxy.hostApiGroup to the group it serves (metrics.k8s.io for the upstream metrics server)")];
+    return [finding("metrics-not-available", { check: "metrics-host-api", severity: "error", object, message }, hostApiFix(hostApiGroupOf(s)))];
   }
   if (apiServiceAvailable(s.metricsApiService)) return [];
   const conditions = (s.metricsApiService as { status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } }).status?.conditions ?? [];

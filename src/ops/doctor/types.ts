@@ -62,6 +62,8 @@ export interface HostSnapshot {
   existingSecrets: string[];
   /** `apiVersion/Kind` of the mesh and metrics kinds the host does not serve (API discovery); undefined when not read. */
   missingKinds?: string[];
+  /** Who suspended the cluster's reconciliation at run time and why (a restore), from vc's status record; undefined when not. */
+  suspendedBy?: string;
   /** Effective values from the repository, when the cluster folder was found. */
   values?: Values;
   /** What could not be read (forbidden, failed), as `what: why`; checks that need it are skipped, not guessed. */
@@ -73,6 +75,7 @@ export type Readable =
   | "namespace"
   | "apiService"
   | "access"
+  | "status"
   | "gateways"
   | "ingressPods"
   | "secrets"
@@ -90,6 +93,7 @@ export interface PodLike {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: {
     containers?: Array<{ name: string; resources?: { limits?: Record<string, string>; requests?: Record<string, string> } }>;
+    initContainers?: Array<{ name: string; resources?: { limits?: Record<string, string>; requests?: Record<string, string> } }>;
     volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } }>;
     nodeSelector?: Record<string, string>;
   };
