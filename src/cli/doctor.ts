@@ -8,6 +8,7 @@ import { gatherSnapshot } from "../ops/doctor/gather.js";
 import { countBySeverity, diagnose, doctorExitCode } from "../ops/doctor/index.js";
 import { formatFindings } from "../ops/doctor/format.js";
 import { remarks } from "../ops/doctor/context.js";
+import { meshObjectsOf } from "../ops/doctor/mesh-sync.js";
 
 interface DoctorFlags extends HostFlags {
   output: string;
@@ -37,7 +38,7 @@ export function register(program: Command): void {
           const host = hostFrom(flags);
           await requireKnownCluster(host, cluster, flags.repo);
           await requireNamespace(host, namespace, name);
-          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values).catch((err: unknown) => {
+          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values, { ...(cluster.rendered ? { rendered: meshObjectsOf(cluster.rendered) } : {}) }).catch((err: unknown) => {
             if (err instanceof NotVisibleError) return undefined;
             throw err;
           });

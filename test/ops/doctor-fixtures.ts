@@ -43,6 +43,7 @@ const PROXY = "vc-metrics-proxy-team-a";
 export function healthy(): HostSnapshot {
   const s = healthyWithoutAccess();
   s.access = [...metricsAccessQuestions(s), ...syncerAccessQuestions(s)].map((q) => ({ ...q, allowed: true }));
+  s.rendered = structuredClone([...s.virtualServices, ...s.destinationRules, ...s.gateways]);
   return s;
 }
 
@@ -101,7 +102,7 @@ function healthyWithoutAccess(): HostSnapshot {
     serviceAccounts: [obj("v1", "ServiceAccount", "vc-team-a"), obj("v1", "ServiceAccount", PROXY)],
     services: [obj("v1", "Service", REVIEWS)],
     virtualServices: [obj("networking.mesh.io/v1beta1", "VirtualService", REVIEWS, { spec: { hosts: [REVIEWS_HOST], http: [{ route: [{ destination: { host: REVIEWS_HOST, subset: "v1" } }] }] } })],
-    destinationRules: [obj("networking.mesh.io/v1beta1", "DestinationRule", REVIEWS, { spec: { host: REVIEWS_HOST } })],
+    destinationRules: [obj("networking.mesh.io/v1beta1", "DestinationRule", REVIEWS, { spec: { host: REVIEWS_HOST, subsets: [{ name: "v1", labels: { version: "v1" } }] } })],
     gateways: [
       obj("networking.mesh.io/v1beta1", "Gateway", "gw-x-default-x-team-a", {
         spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["a.example.com"], tls: { mode: "SIMPLE", credentialName: "a-cert" } }] },
@@ -145,6 +146,15 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "sidecar-missing|mesh-injection-label|note": (s) => void (s.namespaceObject!.metadata.labels = {}),
   "mesh-not-effective|mesh-crds|error": (s) => void (s.missingKinds = ["networking.mesh.io/v1beta1/DestinationRule", "networking.mesh.io/v1beta1/Gateway", "networking.mesh.io/v1beta1/VirtualService"]),
   "mesh-not-effective|mesh-destination|error": (s) => void (s.services = []),
+  // The synced VirtualService was deleted on the host (and the repository's DestinationRule edited there).
+  "mesh-not-effective|mesh-not-synced|error": (s) => {
+    s.virtualServices = [];
+    (s.destinationRules[0]!.spec as { subsets: unknown[] }).subsets.push({ name: "v2", labels: { version: "v2" } });
+  },
+  // The route names subset v1, which neither the repository's DestinationRule nor the host's defines.
+  "mesh-not-effective|mesh-subset|error": (s) => {
+    for (const dr of [s.destinationRules[0]!, s.rendered!.find((o) => o.kind === "DestinationRule")!]) (dr.spec as { subsets: unknown[] }).subsets = [];
+  },
   "mesh-not-effective|mesh-host-conflict|warning": (s) => void s.destinationRules.push(obj("networking.mesh.io/v1beta1", "DestinationRule", "reviews-too", { spec: { host: REVIEWS_HOST } })),
   "gateway-unreachable|gateway-selector|error": (s) => void (s.ingressPods = []),
   "https-certificate|tls-secret|error": (s) => void (s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("a-cert"))),

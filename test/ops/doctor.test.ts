@@ -130,7 +130,7 @@ describe("ops/doctor", () => {
 
   it("a VirtualService routing to a missing service names the virtual service behind the host name; external hosts are not checked", () => {
     const s = broken("mesh-not-effective|mesh-destination|error");
-    (s.virtualServices[0]!.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: "api.example.com" } }] });
+    for (const vs of [s.virtualServices[0]!, s.rendered![0]!]) (vs.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: "api.example.com" } }] });
     const [f] = diagnose(s);
     expect(f!.message).to.equal(`route destination ${"reviews-x-default-x-team-a"}.${NS}.svc.cluster.local names Service ${NS}/reviews-x-default-x-team-a, which does not exist on the host (the virtual cluster's service reviews in namespace default: not synced)`);
     expect(diagnose(s)).to.have.length(1);

@@ -26,6 +26,8 @@ import { SLOW_READ_MS } from "./timeouts.js";
 import type { HostSnapshot, Readable } from "./types.js";
 
 export interface GatherOptions {
+  /** The mesh objects the repository renders for the cluster, to compare with the host's. */
+  rendered?: KubeObject[];
   /** Reads that take at least this long are recorded as slow (default `SLOW_READ_MS`). */
   slowReadMs?: number;
 }
@@ -158,6 +160,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     slowReads,
     ...(certificates ? { certificates } : {}),
     ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
+    ...(options.rendered ? { rendered: options.rendered } : {}),
     ...(status?.suspendedBy !== undefined ? { suspendedBy: status.suspendedBy } : {}),
     values,
     unreadable,

@@ -8,6 +8,7 @@ import { podRequests } from "./requests.js";
 import { gateways, sidecars } from "./mesh.js";
 import { meshCustomResource } from "./mesh-config.js";
 import { meshDestinations, meshHostConflicts } from "./routes.js";
+import { meshSubsets, meshSynced } from "./mesh-sync.js";
 import { controlPlanePodMissing, controlPlaneReady, controlPlaneServiceAccount } from "./connection.js";
 import { apiTimeouts, hostApiSlow } from "./timeouts.js";
 import { livenessProbe, persistence, volumeClaims } from "./controlplane.js";
@@ -40,6 +41,8 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["mesh gateways", gateways],
   ["mesh destinations", meshDestinations],
   ["mesh host conflicts", meshHostConflicts],
+  ["mesh synced", meshSynced],
+  ["mesh subsets", meshSubsets],
   ["gateway certificates", gatewayCertificates],
   ["persistence", persistence],
   ["volume claims", volumeClaims],

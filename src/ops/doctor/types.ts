@@ -64,6 +64,8 @@ export interface HostSnapshot {
   missingKinds?: string[];
   /** Who suspended the cluster's reconciliation at run time and why (a restore), from vc's status record; undefined when not. */
   suspendedBy?: string;
+  /** The mesh objects the repository renders for the cluster (translated names), when its folder is valid; undefined otherwise. */
+  rendered?: KubeObject[];
   /** Effective values from the repository, when the cluster folder was found. */
   values?: Values;
   /** What could not be read (forbidden, failed), as `what: why`; checks that need it are skipped, not guessed. */
