@@ -43,6 +43,7 @@ function snapshot(certificates: KubeObject[] | undefined, gateways: KubeObject[]
     slowReads: [],
     gateways,
     ingressPods: [],
+    ingressServices: [],
     existingSecrets,
     ...(certificates ? { certificates } : {}),
   };

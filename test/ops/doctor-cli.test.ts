@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { tempDir, vc } from "./helpers.js";
+import { servingCertificate, tlsSecret } from "../support/certs.js";
 
 const NS = "vc-team-a";
 
@@ -11,6 +12,7 @@ describe("ops: vc doctor (live host)", function () {
   this.timeout(60_000);
   let server: KubeServer;
   let repo: string;
+  const cert = servingCertificate(["a.example.com"], 90);
   before(async () => {
     server = await startKubeServer({ namespaces: ["default", NS, "mesh-system"] });
     server.put({
@@ -25,8 +27,9 @@ describe("ops: vc doctor (live host)", function () {
       },
     });
     server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "team-a-0", namespace: NS, labels: { release: "team-a", app: "vc" } }, spec: { containers: [{ name: "syncer", image: "vc/syncer:1" }] }, status: { phase: "Running" } });
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "ingress-1", namespace: "mesh-system", labels: { istio: "ingressgateway" } }, spec: { containers: [{ name: "proxy", image: "x" }] }, status: { phase: "Running" } });
-    server.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "a-cert", namespace: "mesh-system" }, data: { "tls.crt": "eA==" } });
+    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "ingress-1", namespace: "mesh-system", labels: { istio: "ingressgateway" } }, spec: { containers: [{ name: "proxy", image: "x" }] }, status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } });
+    server.put({ apiVersion: "v1", kind: "Service", metadata: { name: "ingressgateway", namespace: "mesh-system" }, spec: { type: "NodePort", selector: { istio: "ingressgateway" }, ports: [{ port: 443, targetPort: 8443, nodePort: 30443 }] } });
+    server.put(tlsSecret("mesh-system", "a-cert", cert));
     server.put({
       apiVersion: "networking.mesh.io/v1beta1",
       kind: "Gateway",
@@ -80,7 +83,6 @@ describe("ops: vc doctor (live host)", function () {
   it("finds a Pending pod from its scheduling event, a missing sidecar, a broken Gateway; -o json", async () => {
     server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-x-default-x-team-a", namespace: NS, labels: { "vc.orch.io/managed-by": "team-a" } }, spec: { containers: [{ name: "web", image: "nginx" }] }, status: { phase: "Pending" } });
     server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "web.1", namespace: NS }, involvedObject: { kind: "Pod", name: "web-x-default-x-team-a", namespace: NS }, reason: "FailedScheduling", message: "0/3 nodes are available: 3 Insufficient memory.", lastTimestamp: "2026-11-21T10:00:00Z" });
-    server.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "a-cert", namespace: "mesh-system" }, data: { "tls.crt": "eA==" } });
     server.remove("v1", "Secret", "mesh-system", "a-cert");
     const r = await doctor("-o", "json");
     expect(r.code, r.stderr).to.equal(1);

@@ -108,7 +108,12 @@ function healthyWithoutAccess(): HostSnapshot {
         spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["a.example.com"], tls: { mode: "SIMPLE", credentialName: "a-cert" } }] },
       }),
     ],
-    ingressPods: [obj("v1", "Pod", "ingress-1", { metadata: { labels: { istio: "ingressgateway" } } }, "mesh-system")],
+    ingressPods: [obj("v1", "Pod", "ingress-1", { metadata: { labels: { istio: "ingressgateway" } }, status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } }, "mesh-system")],
+    ingressServices: [
+      obj("v1", "Service", "ingressgateway", { spec: { type: "LoadBalancer", selector: { istio: "ingressgateway" }, ports: [{ name: "https", port: 443, targetPort: 8443 }] }, status: { loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } } }, "mesh-system"),
+    ],
+    tlsCertificates: { "mesh-system/a-cert": { validFrom: "2026-01-01T00:00:00.000Z", validTo: "2026-06-01T00:00:00.000Z", dnsNames: ["a.example.com"] } },
+    checkedAt: "2026-02-01T00:00:00.000Z",
     existingSecrets: ["mesh-system/a-cert", `${NS}/vc-metrics-proxy-tls-team-a`],
     slowReads: [],
     missingKinds: [],
@@ -157,6 +162,11 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   },
   "mesh-not-effective|mesh-host-conflict|warning": (s) => void s.destinationRules.push(obj("networking.mesh.io/v1beta1", "DestinationRule", "reviews-too", { spec: { host: REVIEWS_HOST } })),
   "gateway-unreachable|gateway-selector|error": (s) => void (s.ingressPods = []),
+  "gateway-unreachable|gateway-pods-ready|error": (s) => void ((s.ingressPods[0] as unknown as Status).status = { phase: "Pending" }),
+  "gateway-unreachable|gateway-service|error": (s) => void (s.ingressServices = []),
+  "gateway-unreachable|gateway-external-address|warning": (s) => void ((s.ingressServices[0] as unknown as Status).status = { loadBalancer: {} }),
+  "https-certificate|tls-certificate|error": (s) => void (s.checkedAt = "2026-07-01T00:00:00.000Z"),
+  "https-certificate|tls-certificate|warning": (s) => void (s.checkedAt = "2026-05-25T00:00:00.000Z"),
   "https-certificate|tls-secret|error": (s) => void (s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("a-cert"))),
   // The Gateway's Secret comes from a Certificate that cert-manager has not issued (yet): no Secret at all, or an earlier one.
   "https-certificate|certificate-not-ready|error": (s) => {

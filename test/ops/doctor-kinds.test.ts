@@ -18,6 +18,7 @@ function snapshot(missingKinds: string[] | undefined, mesh = true, apiServiceAva
     deployments: [],
     gateways: [],
     ingressPods: [],
+    ingressServices: [],
     existingSecrets: [],
     serviceAccounts: [],
     services: [],

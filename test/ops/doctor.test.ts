@@ -4,6 +4,7 @@ import { COVERAGE, ROWS } from "../../src/ops/doctor/coverage.js";
 import { diagnose, doctorExitCode } from "../../src/ops/doctor/index.js";
 import { formatFindings } from "../../src/ops/doctor/format.js";
 import { remarks } from "../../src/ops/doctor/context.js";
+import { covers } from "../../src/ops/doctor/tls-cert.js";
 import { pendingCauses } from "../../src/ops/doctor/pods.js";
 import type { Finding, HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
 import { healthy, NS, obj, pod, SCENARIOS } from "./doctor-fixtures.js";
@@ -240,6 +241,22 @@ describe("ops/doctor", () => {
     s.values!.integrations.metricsServer.proxy.hostApiGroup = "metrics.orch.io";
     s.liveValues = undefined;
     expect(diagnose(s).find((f) => f.check === "metrics-host-api")!.resolution).to.contain("(metrics.k8s.io for the upstream metrics server; metrics.orch.io is in use now)");
+  });
+
+  it("certificate names cover Gateway hosts: exact, one-label wildcards, namespace prefixes dropped", () => {
+    expect(covers(["a.example.com"], "vc-x/a.example.com")).to.equal(true);
+    expect(covers(["*.example.com"], "a.example.com")).to.equal(true);
+    expect(covers(["*.example.com"], "a.b.example.com")).to.equal(false);
+    expect(covers(["*.example.com"], "example.com")).to.equal(false);
+    expect(covers(["b.example.com"], "a.example.com")).to.equal(false);
+  });
+
+  it("the TLS Secret of a shared ingress counts only where its pods run", () => {
+    const s = healthy();
+    s.existingSecrets = [`${NS}/a-cert`, `${NS}/vc-metrics-proxy-tls-team-a`];
+    expect(diagnose(s).map((f) => f.message)).to.deep.equal([
+      `tls.credentialName a-cert (port 443) names a Secret that does not exist in mesh-system (the gateway pods run in mesh-system: the Secret must be there, a copy in ${NS} is not read)`,
+    ]);
   });
 
   it("a liveness probe differing from 60/20/5 is a note naming each value", () => {

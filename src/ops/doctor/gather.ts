@@ -20,12 +20,15 @@ import { discoveredKinds } from "./kinds.js";
 import { metricsAccessQuestions } from "./metrics-rbac.js";
 import { syncerAccessQuestions } from "./syncer.js";
 import { credentialLookups } from "./mesh.js";
+import { certificateFacts, type CertificateFacts } from "./tls-cert.js";
 import { hostMetricsApiService } from "./metrics.js";
 import { destinationHosts, serviceRef } from "./routes.js";
 import { SLOW_READ_MS } from "./timeouts.js";
 import type { HostSnapshot, Readable } from "./types.js";
 
 export interface GatherOptions {
+  /** The time certificates are judged at (ms since the epoch; default now). */
+  now?: number;
   /** The mesh objects the repository renders for the cluster, to compare with the host's. */
   rendered?: KubeObject[];
   /** Reads that take at least this long are recorded as slow (default `SLOW_READ_MS`). */
@@ -129,13 +132,22 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
       if (!seen.has(key)) ingressPods.push(p), seen.add(key);
     }
   }
-  const lookups = credentialLookups({ namespace, gateways, ingressPods });
+  const ingressServices: KubeObject[] = [];
+  for (const ns of [...new Set(ingressPods.map((p) => p.metadata.namespace ?? ""))].sort()) {
+    ingressServices.push(...(await optional("ingressServices", none, () => list(P.services(ns)))));
+  }
+  const credentials = credentialLookups({ namespace, gateways, ingressPods });
+  const lookups = [...credentials];
   if (metricsOn) lookups.push(`${namespace}/${names.metricsProxyTls(cluster)}`);
   const existingSecrets: string[] = [];
+  const tlsCertificates: Record<string, CertificateFacts> = {};
   for (const ref of lookups) {
     const [ns, name] = ref.split("/") as [string, string];
-    // Only existence matters: the answer's data is dropped at once and never kept.
-    if ((await optional("secrets", undefined, () => get(P.secrets(ns, name)))) !== undefined) existingSecrets.push(ref);
+    // Of a Gateway's Secret only the certificate's facts are kept (never the key); of the others, existence.
+    const secret = await optional("secrets", undefined, () => get(P.secrets(ns, name)));
+    if (secret === undefined) continue;
+    existingSecrets.push(ref);
+    if (credentials.includes(ref)) tlsCertificates[ref] = certificateFacts(secret);
   }
   return {
     cluster,
@@ -156,6 +168,9 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     ...(access ? { access } : {}),
     gateways,
     ingressPods,
+    ingressServices,
+    tlsCertificates,
+    checkedAt: new Date(options.now ?? Date.now()).toISOString(),
     existingSecrets,
     slowReads,
     ...(certificates ? { certificates } : {}),

@@ -14,7 +14,7 @@ import { apiTimeouts, hostApiSlow } from "./timeouts.js";
 import { livenessProbe, persistence, volumeClaims } from "./controlplane.js";
 import { syncerRbac } from "./syncer.js";
 import { servedKinds } from "./kinds.js";
-import { gatewayCertificates } from "./certificates.js";
+import { gatewayCertificates, gatewaySecrets } from "./certificates.js";
 import { duringRestore } from "./context.js";
 import { SEVERITIES, type Check, type Finding, type HostSnapshot } from "./types.js";
 
@@ -44,6 +44,7 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["mesh synced", meshSynced],
   ["mesh subsets", meshSubsets],
   ["gateway certificates", gatewayCertificates],
+  ["gateway secrets", gatewaySecrets],
   ["persistence", persistence],
   ["volume claims", volumeClaims],
   ["liveness probe", livenessProbe],

@@ -2,6 +2,7 @@
 import type { KubeObject } from "../../kube/object.js";
 import type { Values } from "../../model/values.js";
 import type { AccessAnswer } from "./access.js";
+import type { CertificateFacts } from "./tls-cert.js";
 
 /**
  * How much a finding matters: `error` is a fault that breaks something now (exit 1); `warning` is a likely problem
@@ -56,6 +57,12 @@ export interface HostSnapshot {
   gateways: KubeObject[];
   /** Pods in any namespace matched by some Gateway selector. */
   ingressPods: KubeObject[];
+  /** Services of the namespaces those pods run in (the ingress gateway's Service among them). */
+  ingressServices: KubeObject[];
+  /** The certificates of the Gateways' TLS Secrets (`namespace/name`), from `tls.crt` only. */
+  tlsCertificates?: Record<string, CertificateFacts>;
+  /** When the snapshot was read (ISO): certificate validity is judged at this time. */
+  checkedAt?: string;
   /** cert-manager Certificates of the host namespace, read only when a Gateway names a TLS Secret; undefined when not read. */
   certificates?: KubeObject[];
   /** `namespace/name` of the secrets that exist among those looked up (`tls.credentialName`, the metrics proxy's TLS). */
@@ -80,6 +87,7 @@ export type Readable =
   | "status"
   | "gateways"
   | "ingressPods"
+  | "ingressServices"
   | "secrets"
   | "discovery"
   | "config"
