@@ -86,6 +86,25 @@ describe("e2e: vc doctor's states and remarks", function () {
     }
   });
 
+  it("NetworkPolicies selecting the control plane that block its API port and the host API server are found; admitting both is quiet", async () => {
+    const netpol = (name: string, spec: unknown) => kube().request("POST", "/apis/networking.k8s.io/v1/namespaces/vc-calm/networkpolicies", { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name }, spec });
+    const policyFindings = async () => (await doctor("calm")).findings.filter((f) => f.check === "network-policy").map((f) => `${f.severity} ${f.message}`);
+    expect(await policyFindings()).to.deep.equal([]);
+    expect((await netpol("deny-all", { podSelector: {}, policyTypes: ["Ingress", "Egress"] })).status).to.equal(201);
+    // This server advertises 127.0.0.1, which Endpoints may not hold: the address a cluster's API server publishes is written as it would be.
+    const [ip, port] = ["192.0.2.10", 6443];
+    const endpoints = { apiVersion: "v1", kind: "Endpoints", metadata: { name: "kubernetes", namespace: "default" }, subsets: [{ addresses: [{ ip }], ports: [{ name: "https", port, protocol: "TCP" }] }] };
+    const written = await kube().request("PUT", "/api/v1/namespaces/default/endpoints/kubernetes", endpoints);
+    expect(written.status, JSON.stringify(written.body)).to.be.oneOf([200, 201]);
+    expect(await policyFindings()).to.deep.equal([
+      `error NetworkPolicies deny-all select the control plane's pod and admit no connection to the host API server (${ip}:${port}): the syncer cannot sync, and its calls hang`,
+      "error NetworkPolicies deny-all select the control plane's pod and admit no connection to the virtual API server's port 8443: vc connect, kubectl and the metrics proxy hang",
+    ]);
+    const allow = { podSelector: { matchLabels: { release: "calm", app: "vc" } }, policyTypes: ["Ingress", "Egress"], ingress: [{ ports: [{ port: 8443, protocol: "TCP" }] }], egress: [{ to: [{ ipBlock: { cidr: `${ip}/32` } }], ports: [{ port, protocol: "TCP" }] }] };
+    expect((await netpol("control-plane", allow)).status).to.equal(201);
+    expect(await policyFindings()).to.deep.equal([]);
+  });
+
   it("invalid values in the repository: says it went by the live configuration", async () => {
     writeFileSync(join(repo, "clusters/shop/values.yaml"), "integrations:\n  mesh:\n    enabled: maybe\n");
     const report = await doctor("shop");

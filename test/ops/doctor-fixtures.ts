@@ -114,6 +114,13 @@ function healthyWithoutAccess(): HostSnapshot {
     ],
     tlsCertificates: { "mesh-system/a-cert": { validFrom: "2026-01-01T00:00:00.000Z", validTo: "2026-06-01T00:00:00.000Z", dnsNames: ["a.example.com"] } },
     checkedAt: "2026-02-01T00:00:00.000Z",
+    // A policy that admits the API port from anywhere and egress to the host API server.
+    networkPolicies: [
+      obj("networking.k8s.io/v1", "NetworkPolicy", "control-plane", {
+        spec: { podSelector: { matchLabels: { release: "team-a" } }, policyTypes: ["Ingress", "Egress"], ingress: [{ ports: [{ port: 8443 }] }], egress: [{ to: [{ ipBlock: { cidr: "10.0.0.0/24" } }], ports: [{ port: 6443 }] }] },
+      }),
+    ],
+    apiServerEndpoints: [{ ip: "10.0.0.1", port: 6443 }],
     existingSecrets: ["mesh-system/a-cert", `${NS}/vc-metrics-proxy-tls-team-a`],
     slowReads: [],
     missingKinds: [],
@@ -123,6 +130,7 @@ function healthyWithoutAccess(): HostSnapshot {
 }
 
 type Spec = { spec: Record<string, unknown> };
+type PolicyLike = { ingress?: unknown[]; egress?: unknown[] };
 type Status = { status: Record<string, unknown> };
 
 const web = (s: HostSnapshot) => s.pods.find((p) => p.metadata.name === "web-x-default-x-team-a") as unknown as KubeObject & Spec & Status;
@@ -181,6 +189,9 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "connection|control-plane-ready|error": (s) => void (controlPlane(s).status.conditions = [{ type: "Ready", status: "False", reason: "ContainersNotReady" }]),
   "connection|control-plane-service-account|error": (s) => void (s.serviceAccounts = s.serviceAccounts.filter((a) => a.metadata.name !== "vc-team-a")),
   "connection|syncer-rbac|error": (s) => deny(s, "vc-team-a", "", "pods", ["create", "delete"]),
+  // Egress admitted only to a block without the host API server's address.
+  "connection|network-policy|error": (s) => void ((s.networkPolicies![0]!.spec as PolicyLike).egress = [{ to: [{ ipBlock: { cidr: "192.168.0.0/16" } }] }]),
+  "connection|network-policy|warning": (s) => void ((s.networkPolicies![0]!.spec as PolicyLike).ingress = [{ from: [{ podSelector: { matchLabels: { app: "client" } } }], ports: [{ port: 8443 }] }]),
   "api-timeouts|api-timeouts|warning": (s) => void s.events.push(event("cp.1", "Pod", "team-a-0", "Unhealthy", 'Readiness probe failed: Get "https://10.0.0.7:8443/readyz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)')),
   "api-timeouts|host-api-slow|warning": (s) => void (s.slowReads = [{ path: `/api/v1/namespaces/${NS}/events`, ms: 6400 }]),
   "state-loss|persistence|note": (s) => void delete (s.statefulSet as unknown as Spec).spec.volumeClaimTemplates,

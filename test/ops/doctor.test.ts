@@ -259,6 +259,25 @@ describe("ops/doctor", () => {
     ]);
   });
 
+  it("NetworkPolicies: the union of those selecting the control plane decides; an ipBlock's except and other pods' policies count", () => {
+    const s = broken("connection|network-policy|error");
+    expect(diagnose(s).map((f) => f.message)).to.deep.equal([
+      "NetworkPolicies control-plane select the control plane's pod and admit no connection to the host API server (10.0.0.1:6443): the syncer cannot sync, and its calls hang",
+    ]);
+    s.networkPolicies!.push(obj("networking.k8s.io/v1", "NetworkPolicy", "api", { spec: { podSelector: { matchExpressions: [{ key: "app", operator: "In", values: ["vc"] }] }, policyTypes: ["Egress"], egress: [{ to: [{ ipBlock: { cidr: "10.0.0.0/8", except: ["10.0.0.0/30"] } }] }] } }));
+    expect(diagnose(s)).to.have.length(1);
+    (s.networkPolicies![1]!.spec as { egress: Array<{ to: unknown[] }> }).egress[0]!.to = [{ ipBlock: { cidr: "10.0.0.0/8" } }];
+    expect(diagnose(s)).to.deep.equal([]);
+    const other = healthy();
+    other.networkPolicies!.push(obj("networking.k8s.io/v1", "NetworkPolicy", "web-only", { spec: { podSelector: { matchLabels: { app: "web" } }, policyTypes: ["Ingress", "Egress"] } }));
+    expect(diagnose(other)).to.deep.equal([]);
+    const none = healthy();
+    none.networkPolicies = [obj("networking.k8s.io/v1", "NetworkPolicy", "deny-all", { spec: { podSelector: {}, policyTypes: ["Ingress"] } })];
+    expect(diagnose(none).map((f) => `${f.severity} ${f.message}`)).to.deep.equal([
+      "error NetworkPolicies deny-all select the control plane's pod and admit no connection to the virtual API server's port 8443: vc connect, kubectl and the metrics proxy hang",
+    ]);
+  });
+
   it("a liveness probe differing from 60/20/5 is a note naming each value", () => {
     const [f] = diagnose(broken("crash-liveness|liveness-probe|note"));
     expect(f).to.include({ check: "liveness-probe", severity: "note" });

@@ -84,6 +84,8 @@ export const COVERAGE: readonly Coverage[] = [
   { row: "connection", check: "control-plane-ready", severity: "error", when: "pod `<name>-0` runs but is not Ready" },
   { row: "connection", check: "control-plane-service-account", severity: "error", when: "the service account the StatefulSet runs as does not exist" },
   { row: "connection", check: "syncer-rbac", severity: "error", when: "that service account may not create, delete, get and list pods in the host namespace while pod sync is on" },
+  { row: "connection", check: "network-policy", severity: "error", when: "NetworkPolicies of the host namespace select the control plane's pod and admit no connection to its API port (8443), or none to the host API server's endpoints (the syncer)" },
+  { row: "connection", check: "network-policy", severity: "warning", when: "they admit connections to the API port only from listed sources" },
   { row: "api-timeouts", check: "api-timeouts", severity: "warning", when: "the control plane's health probes time out (its API server answers too slowly)" },
   { row: "api-timeouts", check: "host-api-slow", severity: "warning", when: "a read of the host API took 5 s or more while vc doctor gathered" },
   { row: "state-loss", check: "persistence", severity: "note", when: "the embedded kvstore has no persistent volume (the default)" },

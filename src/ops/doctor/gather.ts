@@ -17,6 +17,7 @@ import { isForbidden, NOT_VISIBLE, visibleOrThrow } from "../visible.js";
 import { configOf, hostApiGroupOf, metricsIntegrationEnabled } from "./facts.js";
 import { AccessUnknown, reviewAccess } from "./access.js";
 import { discoveredKinds } from "./kinds.js";
+import { API_ENDPOINTS_PATH, apiServerEndpoints, networkPoliciesPath } from "./network.js";
 import { metricsAccessQuestions } from "./metrics-rbac.js";
 import { syncerAccessQuestions } from "./syncer.js";
 import { credentialLookups } from "./mesh.js";
@@ -101,6 +102,9 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   ]);
   const questions = [...metricsAccessQuestions({ ...facts, namespace, statefulSet }), ...syncerAccessQuestions({ ...facts, namespace, statefulSet })];
   const access = questions.length ? await optional("access", undefined, () => reviewAccess(host, questions)) : undefined;
+  const networkPolicies = await optional("networkPolicies", undefined, () => list(networkPoliciesPath(namespace)));
+  // The syncer's egress is judged only against addresses known; who may not read them gets no egress finding.
+  const endpoints = networkPolicies?.length ? await optional("networkPolicies", undefined, () => get(API_ENDPOINTS_PATH)) : undefined;
   // Suspension is read through vc's status store (wherever it keeps the cluster's records).
   const status = await optional("status", undefined, () =>
     new KubeStatusStore(host.client).read(cluster, namespace).catch((err: unknown) => {
@@ -176,6 +180,8 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     ...(certificates ? { certificates } : {}),
     ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
     ...(options.rendered ? { rendered: options.rendered } : {}),
+    ...(networkPolicies ? { networkPolicies } : {}),
+    ...(endpoints ? { apiServerEndpoints: apiServerEndpoints(endpoints) } : {}),
     ...(status?.suspendedBy !== undefined ? { suspendedBy: status.suspendedBy } : {}),
     values,
     unreadable,

@@ -13,6 +13,7 @@ import { controlPlanePodMissing, controlPlaneReady, controlPlaneServiceAccount }
 import { apiTimeouts, hostApiSlow } from "./timeouts.js";
 import { livenessProbe, persistence, volumeClaims } from "./controlplane.js";
 import { syncerRbac } from "./syncer.js";
+import { networkPolicies } from "./network.js";
 import { servedKinds } from "./kinds.js";
 import { gatewayCertificates, gatewaySecrets } from "./certificates.js";
 import { duringRestore } from "./context.js";
@@ -34,6 +35,7 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["control-plane pod", controlPlanePodMissing],
   ["control-plane readiness", controlPlaneReady],
   ["control-plane service account", controlPlaneServiceAccount],
+  ["network policies", networkPolicies],
   ["API timeouts", apiTimeouts],
   ["host API slow", hostApiSlow],
   ["mesh custom resource", meshCustomResource],

@@ -73,6 +73,10 @@ export interface HostSnapshot {
   suspendedBy?: string;
   /** The mesh objects the repository renders for the cluster (translated names), when its folder is valid; undefined otherwise. */
   rendered?: KubeObject[];
+  /** NetworkPolicies of the host namespace; undefined when not read. */
+  networkPolicies?: KubeObject[];
+  /** The host API server's addresses (the `kubernetes` Endpoints), which the syncer connects to. */
+  apiServerEndpoints?: Array<{ ip: string; port: number }>;
   /** Effective values from the repository, when the cluster folder was found. */
   values?: Values;
   /** What could not be read (forbidden, failed), as `what: why`; checks that need it are skipped, not guessed. */
@@ -85,6 +89,7 @@ export type Readable =
   | "apiService"
   | "access"
   | "status"
+  | "networkPolicies"
   | "gateways"
   | "ingressPods"
   | "ingressServices"
