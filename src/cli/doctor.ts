@@ -14,6 +14,7 @@ interface DoctorFlags extends HostFlags {
   output: string;
   repo: string;
   strict?: boolean;
+  server?: string;
 }
 
 export function register(program: Command): void {
@@ -29,6 +30,7 @@ export function register(program: Command): void {
     .option("--repo <dir>", "repository root, for the cluster's values (integrations, persistence)", ".")
     .option("-o, --output <format>", "text, json or yaml", "text")
     .option("--strict", "exit 1 on warnings too (notes never fail)")
+    .option("--server <url>", "address of the virtual API server for the checks made inside the virtual cluster (its APIService list, autoscalers' pod metrics); default: the server in its kubeconfig (Secret vc-<name>), as vc connect uses it")
     .action(
       action(async (name: string, flags: DoctorFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
@@ -38,7 +40,7 @@ export function register(program: Command): void {
           const host = hostFrom(flags);
           await requireKnownCluster(host, cluster, flags.repo);
           await requireNamespace(host, namespace, name);
-          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values, { ...(cluster.rendered ? { rendered: meshObjectsOf(cluster.rendered) } : {}) }).catch((err: unknown) => {
+          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values, { ...(cluster.rendered ? { rendered: meshObjectsOf(cluster.rendered) } : {}), ...(flags.server ? { virtualServer: flags.server } : {}) }).catch((err: unknown) => {
             if (err instanceof NotVisibleError) return undefined;
             throw err;
           });

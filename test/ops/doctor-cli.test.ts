@@ -106,7 +106,7 @@ describe("ops: vc doctor (live host)", function () {
     expect(r.stderr).to.equal("");
     const out = JSON.parse(r.stdout) as { findings: Array<{ check: string }>; notChecked: Record<string, string> };
     expect(out.findings.map((f) => f.check)).not.to.include.members(["metrics-api", "metrics-forbidden", "gateway-selector", "tls-secret"]);
-    expect(Object.keys(out.notChecked).sort()).to.deep.equal(["access", "apiService", "namespace"]);
+    expect(Object.keys(out.notChecked).sort()).to.deep.equal(["access", "apiService", "namespace", "virtual"]);
     expect(out.notChecked.apiService).to.equal("not visible to you");
     const admin = await vc(["doctor", "team-a", "--kubeconfig", server.kubeconfigPath, "--repo", metricsRepo, "-o", "json"]);
     const checks = (JSON.parse(admin.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check);

@@ -121,6 +121,11 @@ function healthyWithoutAccess(): HostSnapshot {
       }),
     ],
     apiServerEndpoints: [{ ip: "10.0.0.1", port: 6443 }],
+    virtual: {
+      server: "https://team-a.vc-team-a:443",
+      apiServices: [obj("apiregistration.k8s.io/v1", "APIService", "v1beta1.metrics.orch.io", { status: { conditions: [{ type: "Available", status: "True" }] } }, undefined)],
+      autoscalers: [],
+    },
     existingSecrets: ["mesh-system/a-cert", `${NS}/vc-metrics-proxy-tls-team-a`],
     slowReads: [],
     missingKinds: [],
@@ -151,6 +156,9 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "node-metrics|node-metrics|error": (s) => deny(s, "vc-team-a", "", "nodes", ["get", "list"]),
   "autoscaler-unknown|pod-requests|warning": (s) => void (web(s).spec = { containers: [{ name: "app" }, { name: "mesh-proxy", resources: REQUESTS }] }),
   "metrics-api-service|metrics-api-service|error": (s) => void (s.initManifests = undefined),
+  "metrics-not-available|metrics-virtual-api|error": (s) => void (s.virtual!.apiServices[0]!.status = { conditions: [{ type: "Available", status: "False", reason: "FailedDiscoveryCheck" }] }),
+  "autoscaler-unknown|pod-metrics|warning": (s) => void s.virtual!.autoscalers.push({ autoscaler: "default/web", workload: "Deployment default/web", pods: ["web-1", "web-2"], withMetrics: ["web-1"] }),
+  "autoscaler-unknown|pod-metrics|note": (s) => void s.virtual!.autoscalers.push({ autoscaler: "default/web", workload: "Deployment default/web", pods: ["web-1"], withMetrics: ["web-1"] }),
   "metrics-api-service|metrics-api-service|warning": (s) => void (controlPlane(s).metadata.annotations = { "vc.orch.io/config-hash": "0ld" }),
   // The host's authorizer denies the metrics reader pod metrics of the configured host group metrics.k8s.io.
   "metrics-forbidden|metrics-forbidden|error": (s) => deny(s, PROXY, "metrics.k8s.io", "pods", ["get", "list"]),

@@ -17,6 +17,7 @@ import { isForbidden, NOT_VISIBLE, visibleOrThrow } from "../visible.js";
 import { configOf, hostApiGroupOf, metricsIntegrationEnabled } from "./facts.js";
 import { AccessUnknown, reviewAccess } from "./access.js";
 import { discoveredKinds } from "./kinds.js";
+import { readVirtual } from "./virtual.js";
 import { API_ENDPOINTS_PATH, apiServerEndpoints, networkPoliciesPath } from "./network.js";
 import { metricsAccessQuestions } from "./metrics-rbac.js";
 import { syncerAccessQuestions } from "./syncer.js";
@@ -30,6 +31,10 @@ import type { HostSnapshot, Readable } from "./types.js";
 export interface GatherOptions {
   /** The time certificates are judged at (ms since the epoch; default now). */
   now?: number;
+  /** Read inside the virtual cluster (its APIServices, autoscalers' pod metrics) through this server address (default: its kubeconfig's). */
+  virtualServer?: string;
+  /** Skip the reads inside the virtual cluster. */
+  skipVirtual?: boolean;
   /** The mesh objects the repository renders for the cluster, to compare with the host's. */
   rendered?: KubeObject[];
   /** Reads that take at least this long are recorded as slow (default `SLOW_READ_MS`). */
@@ -105,6 +110,9 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   const networkPolicies = await optional("networkPolicies", undefined, () => list(networkPoliciesPath(namespace)));
   // The syncer's egress is judged only against addresses known; who may not read them gets no egress finding.
   const endpoints = networkPolicies?.length ? await optional("networkPolicies", undefined, () => get(API_ENDPOINTS_PATH)) : undefined;
+  // Inside the virtual cluster, while a metrics source serves it: its APIService list and the autoscalers' pod metrics.
+  const metricsServed = metricsOn || (configOf(facts)?.deploy.metricsServer.enabled ?? false);
+  const virtual = metricsServed && !options.skipVirtual && statefulSet ? await optional("virtual", undefined, () => readVirtual(host, cluster, namespace, options.virtualServer)) : undefined;
   // Suspension is read through vc's status store (wherever it keeps the cluster's records).
   const status = await optional("status", undefined, () =>
     new KubeStatusStore(host.client).read(cluster, namespace).catch((err: unknown) => {
@@ -181,6 +189,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
     ...(options.rendered ? { rendered: options.rendered } : {}),
     ...(networkPolicies ? { networkPolicies } : {}),
+    ...(virtual ? { virtual } : {}),
     ...(endpoints ? { apiServerEndpoints: apiServerEndpoints(endpoints) } : {}),
     ...(status?.suspendedBy !== undefined ? { suspendedBy: status.suspendedBy } : {}),
     values,

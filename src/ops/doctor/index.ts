@@ -2,9 +2,9 @@
 // check covers are in coverage.ts.
 import { pendingPods } from "./pods.js";
 import { crashingPods } from "./crash.js";
-import { metricsApiService, metricsHostApi, metricsProxy } from "./metrics.js";
+import { metricsApiService, metricsHostApi, metricsProxy, virtualMetricsApi } from "./metrics.js";
 import { metricsRbac, nodeMetrics } from "./metrics-rbac.js";
-import { podRequests } from "./requests.js";
+import { podMetrics, podRequests } from "./requests.js";
 import { gateways, sidecars } from "./mesh.js";
 import { meshCustomResource } from "./mesh-config.js";
 import { meshDestinations, meshHostConflicts } from "./routes.js";
@@ -28,9 +28,11 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["metrics host API", metricsHostApi],
   ["metrics proxy", metricsProxy],
   ["metrics API service", metricsApiService],
+  ["virtual metrics API service", virtualMetricsApi],
   ["metrics RBAC", metricsRbac],
   ["node metrics", nodeMetrics],
   ["pod requests", podRequests],
+  ["pod metrics", podMetrics],
   ["syncer RBAC", syncerRbac],
   ["control-plane pod", controlPlanePodMissing],
   ["control-plane readiness", controlPlaneReady],

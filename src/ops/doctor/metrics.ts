@@ -108,3 +108,23 @@ export const metricsApiService: Check = (s) => {
   }
   return out;
 };
+
+/**
+ * The virtual cluster's own APIService list (read through its API server) has the metrics API service, Available
+ * (row "Metrics API service absent from the API service list"; an unavailable one is "metrics not available").
+ */
+export const virtualMetricsApi: Check = (s) => {
+  if (!metricsIntegrationEnabled(s) || !s.virtual) return [];
+  const object = `APIService ${METRICS_API_SERVICE} (virtual cluster)`;
+  const registered = s.virtual.apiServices.find((a) => a.metadata.name === METRICS_API_SERVICE);
+  const logs = `read the control plane's start-up logs: kubectl -n ${s.namespace} logs ${s.cluster}-0 -c syncer (or vc debug collect ${s.cluster})`;
+  if (!registered) {
+    const message = `the virtual cluster's API service list has no ${METRICS_API_SERVICE} (asked ${s.virtual.server}): metrics.orch.io is missing there`;
+    return [finding("metrics-api-service", { check: "metrics-api-service", severity: "error", object, message }, logs)];
+  }
+  if (apiServiceAvailable(registered)) return [];
+  const available = ((registered as { status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } }).status?.conditions ?? []).find((c) => c.type === "Available");
+  const why = available ? `${available.reason ?? available.status}${available.message ? `: ${available.message}` : ""}` : "no Available condition";
+  const message = `metrics not available: the virtual cluster's ${METRICS_API_SERVICE} is not Available (${why})`;
+  return [finding("metrics-not-available", { check: "metrics-virtual-api", severity: "error", object, message }, `the metrics proxy (${names.metricsProxy(s.cluster)}) does not answer the virtual API server: see the metrics-proxy findings, and its logs`)];
+};

@@ -3,6 +3,7 @@ import type { KubeObject } from "../../kube/object.js";
 import type { Values } from "../../model/values.js";
 import type { AccessAnswer } from "./access.js";
 import type { CertificateFacts } from "./tls-cert.js";
+import type { VirtualSnapshot } from "./virtual.js";
 
 /**
  * How much a finding matters: `error` is a fault that breaks something now (exit 1); `warning` is a likely problem
@@ -73,6 +74,8 @@ export interface HostSnapshot {
   suspendedBy?: string;
   /** The mesh objects the repository renders for the cluster (translated names), when its folder is valid; undefined otherwise. */
   rendered?: KubeObject[];
+  /** What was read inside the virtual cluster through its API server; undefined when not read (see unreadable.virtual). */
+  virtual?: VirtualSnapshot;
   /** NetworkPolicies of the host namespace; undefined when not read. */
   networkPolicies?: KubeObject[];
   /** The host API server's addresses (the `kubernetes` Endpoints), which the syncer connects to. */
@@ -90,6 +93,7 @@ export type Readable =
   | "access"
   | "status"
   | "networkPolicies"
+  | "virtual"
   | "gateways"
   | "ingressPods"
   | "ingressServices"
