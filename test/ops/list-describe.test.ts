@@ -77,7 +77,10 @@ describe("ops: vc list and vc describe", function () {
     expect(r.stdout).not.to.contain(DB_PASSWORD);
     const missing = await vc(["describe", "nope", "--config-only", "--repo", repo, ...kc]);
     expect(missing.code).to.equal(1);
-    expect(missing.stderr).to.contain("no folder clusters/nope").and.contain("no config Secret vc-config-nope in namespace vc-nope");
+    expect(missing.stderr).to.contain("no folder clusters/nope");
+    const nowhere = await vc(["describe", "nope", "--config-only", ...kc], { cwd: tempDir() });
+    expect(nowhere.code).to.equal(1);
+    expect(nowhere.stderr).to.contain("no config Secret vc-config-nope in namespace vc-nope");
   });
 
   it("describe --config-only outside a repository reads the configuration the control plane runs with from the host", async () => {
