@@ -1,6 +1,6 @@
 // The doctor checks as pure functions over host snapshots: every row of the coverage table found, a healthy cluster clean.
 import { expect } from "chai";
-import { COVERAGE, ROWS } from "../../src/ops/doctor/coverage.js";
+import { checkIds, COVERAGE, RESOLUTIONS, ROWS } from "../../src/ops/doctor/coverage.js";
 import { diagnose, doctorExitCode } from "../../src/ops/doctor/index.js";
 import { formatFindings } from "../../src/ops/doctor/format.js";
 import { remarks } from "../../src/ops/doctor/context.js";
@@ -47,6 +47,23 @@ describe("ops/doctor", () => {
     expect(rows.filter(([, r]) => r.section === "7")).to.have.length(13);
     for (const [row] of rows) expect(COVERAGE.some((c) => c.row === row), row).to.equal(true);
     for (const state of ["`Pending`", "`CrashLoopBackOff`", "`OOMKilled`", "restart"]) expect(rows.some(([, r]) => r.section === "3" && r.condition.includes(state)), state).to.equal(true);
+  });
+
+  it("every resolution the spec lists for a row is performed by a check or named as not performed, with the reason", () => {
+    const ids = new Set(checkIds());
+    for (const [row, spec] of Object.entries(ROWS) as Array<[keyof typeof ROWS, (typeof ROWS)[keyof typeof ROWS]]>) {
+      const steps = RESOLUTIONS[row];
+      let rest: string = spec.resolution;
+      for (const s of steps) {
+        expect(rest.includes(s.step), `${row}: "${s.step}" is not in "${spec.resolution}"`).to.equal(true);
+        rest = rest.replace(s.step, "");
+        expect(s.by?.length || s.not, `${row}: "${s.step}" is neither performed nor explained`).to.be.ok;
+        for (const id of s.by ?? []) expect(ids.has(id), `${row}: unknown check ${id}`).to.equal(true);
+      }
+      expect(rest, `${row}: steps not accounted for`).to.match(/^[\s,;]*$/);
+      // Every check that reports under the row performs one of its steps.
+      for (const c of COVERAGE.filter((x) => x.row === row)) expect(steps.some((s) => s.by?.includes(c.check)), `${row}: ${c.check} performs none of its steps`).to.equal(true);
+    }
   });
 
   it("names each of the four causes of a Pending pod", () => {

@@ -108,6 +108,86 @@ export const COVERAGE: readonly Coverage[] = [
   { row: "oom-killed", check: "oom-killed", severity: "warning", when: "a container's last termination was OOMKilled (not in CrashLoopBackOff now)" },
 ];
 
+/**
+ * How each step of a row's resolution is carried out: `by` the checks that perform it (find the fault it fixes and
+ * say what to do), and `not` why vc doctor does not perform it (or the part of it it leaves to the user).
+ */
+export interface ResolutionStep {
+  /** The step, as the row's resolution words it. */
+  step: string;
+  by?: string[];
+  not?: string;
+}
+
+const NEVER_WRITES = "vc doctor only reads: it never changes the host";
+
+export const RESOLUTIONS: Record<RowKey, ResolutionStep[]> = {
+  "metrics-not-available": [
+    { step: "verify host metrics server runs", by: ["metrics-host-api", "metrics-api-group"] },
+    { step: "verify integration is enabled", by: ["metrics-proxy", "metrics-proxy-tls", "metrics-virtual-api"], not: "an integration switched off in the values is a choice, not a fault: the metrics checks run only while it is on (vc describe --config-only shows the switch)" },
+    { step: "restart the control plane", not: `${NEVER_WRITES}; the metrics-api-service warning says when a restart is due and gives the command` },
+  ],
+  "node-metrics": [{ step: "enable node syncing", by: ["node-metrics"] }],
+  "autoscaler-unknown": [
+    { step: "give pods resource requests", by: ["pod-requests"] },
+    { step: "allow 1-2 minutes for metrics", by: ["pod-metrics"] },
+    { step: "check pod metrics", by: ["pod-metrics"] },
+  ],
+  "metrics-api-service": [
+    { step: "the service is registered at control-plane start", by: ["metrics-api-service"] },
+    { step: "check start-up logs", not: "vc doctor reads no logs (they may hold tenant data): the finding gives the kubectl logs command, and vc debug collect gathers them" },
+  ],
+  "metrics-forbidden": [{ step: "grant RBAC to the service account", by: ["metrics-forbidden"], not: `the missing grant is found by asking the host's authorizer (SubjectAccessReview) and the kubectl commands are printed; ${NEVER_WRITES}` }],
+  "mesh-custom-resource": [{ step: "remove the manual custom-resource entry and use `integrations.mesh`", by: ["mesh-custom-resource"] }],
+  "sidecar-missing": [
+    { step: "label host namespace `mesh-injection=enabled` and restart the workload", by: ["mesh-injection-label", "sidecar-missing"] },
+    { step: 'or annotate the pod with `sidecar.mesh.io/inject: "true"`', by: ["sidecar-missing"] },
+  ],
+  "mesh-not-effective": [
+    { step: "check the host namespace for the translated name", by: ["mesh-not-synced", "mesh-crds"] },
+    { step: "run the mesh analysis tool", not: "the mesh's analyser is the mesh's own tool and needs its control plane; vc doctor checks what the API shows: the kinds served, the repository's objects on the host, routes' Services and subsets" },
+    { step: "check for name conflicts", by: ["mesh-host-conflict"] },
+    { step: "check that the target service exists", by: ["mesh-destination", "mesh-subset"] },
+  ],
+  "gateway-unreachable": [
+    { step: "make the selector match the ingress gateway pods' labels", by: ["gateway-selector", "gateway-pods-ready"] },
+    { step: "check the gateway service and its external address", by: ["gateway-service", "gateway-external-address"] },
+  ],
+  "https-certificate": [
+    { step: "verify the secret named in `tls.credentialName` exists", by: ["tls-secret", "tls-certificate"] },
+    { step: "enable `integrations.certManager`", by: ["certificate-not-ready"], not: "a switched-off integration is not reported: a Secret made by hand serves as well, and tls-certificate reads the certificate either way" },
+    { step: "recreate the gateway after the certificate is ready", by: ["certificate-not-ready"], not: `${NEVER_WRITES}; the finding says the certificate is not ready yet` },
+  ],
+  connection: [
+    { step: "restart the stateful set", by: ["control-plane-pod", "control-plane-ready"], not: `${NEVER_WRITES}; the findings say why the control plane does not answer` },
+    { step: "check service account", by: ["control-plane-service-account", "syncer-rbac"] },
+    { step: "network policies", by: ["network-policy"] },
+    { step: "resource constraints", by: ["pod-pending", "crash-loop", "oom-killed"] },
+  ],
+  "api-timeouts": [
+    { step: "raise the client `--request-timeout`", by: ["host-api-slow"], not: "a client's timeout is not visible to vc doctor; host-api-slow reports the reads of the host it waited long for" },
+    { step: "raise control-plane resources", by: ["api-timeouts"] },
+    { step: "reduce load", not: "the load on the virtual API server (request rates in its /metrics) is not read" },
+    { step: "tune the kvstore", not: "the kvstore's own metrics (compaction, database size) are not read; persistence and volume-claim check its storage" },
+  ],
+  "state-loss": [
+    { step: "check volume claims and storage class", by: ["volume-claim", "pod-pending"] },
+    { step: "enable persistence", by: ["persistence"] },
+    { step: "restore from backup", not: `${NEVER_WRITES}; vc restore does; the volume-claim finding of a Lost claim names it` },
+  ],
+  "pending-resources": [{ step: "lower the pod's resource requests, free capacity or add nodes", by: ["pod-pending"] }],
+  "pending-volume-claim": [{ step: "check the volume claims and their storage class (kubectl get pvc), and that the class can provision", by: ["pod-pending"] }],
+  "pending-image-pull": [{ step: "check the image name and tag, the registry's reachability and the image pull secret", by: ["pod-pending"] }],
+  "pending-node-selector": [{ step: "fix the pod's node selector or affinity, or add tolerations for the nodes' taints", by: ["pod-pending"] }],
+  "pending-unreported": [{ step: "wait a moment and run vc doctor again; read the namespace events (vc debug collect)", by: ["pod-pending"] }],
+  "crash-memory": [{ step: ROWS["crash-memory"].resolution, by: ["crash-loop"] }],
+  "crash-liveness": [{ step: ROWS["crash-liveness"].resolution, by: ["crash-loop", "liveness-probe"] }],
+  "crash-application": [{ step: ROWS["crash-application"].resolution, by: ["crash-loop"] }],
+  "crash-node-pressure": [{ step: ROWS["crash-node-pressure"].resolution, by: ["crash-loop"] }],
+  "high-restarts": [{ step: ROWS["high-restarts"].resolution, by: ["high-restarts"] }],
+  "oom-killed": [{ step: ROWS["oom-killed"].resolution, by: ["oom-killed"] }],
+};
+
 /** Restarts from which a container's restart count is reported as high. */
 export const HIGH_RESTARTS = 5;
 
