@@ -4,7 +4,8 @@ import { checkIds, COVERAGE, RESOLUTIONS, ROWS } from "../../src/ops/doctor/cove
 import { diagnose, doctorExitCode } from "../../src/ops/doctor/index.js";
 import { formatFindings } from "../../src/ops/doctor/format.js";
 import { remarks } from "../../src/ops/doctor/context.js";
-import { covers } from "../../src/ops/doctor/tls-cert.js";
+import { certificateFacts, covers } from "../../src/ops/doctor/tls-cert.js";
+import { servingCertificate } from "../support/certs.js";
 import { pendingCauses } from "../../src/ops/doctor/pods.js";
 import type { Finding, HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
 import { healthy, NS, obj, pod, SCENARIOS } from "./doctor-fixtures.js";
@@ -266,6 +267,16 @@ describe("ops/doctor", () => {
     expect(covers(["*.example.com"], "a.b.example.com")).to.equal(false);
     expect(covers(["*.example.com"], "example.com")).to.equal(false);
     expect(covers(["b.example.com"], "a.example.com")).to.equal(false);
+  });
+
+  it("reads a TLS Secret's certificate with node's X509Certificate: window and DNS names; never the key", () => {
+    const pem = servingCertificate(["a.example.com", "*.shop.example.com"], 30);
+    const facts = certificateFacts({ data: { "tls.crt": Buffer.from(pem.cert).toString("base64"), "tls.key": Buffer.from(pem.key).toString("base64") } });
+    expect(facts.dnsNames).to.deep.equal(["a.example.com", "*.shop.example.com"]);
+    expect(Date.parse(facts.validTo!) - Date.parse(facts.validFrom!)).to.equal(30 * 86_400_000);
+    expect(JSON.stringify(facts)).to.not.contain("PRIVATE");
+    expect(certificateFacts({ data: {} })).to.deep.equal({ error: "it has no tls.crt" });
+    expect(certificateFacts({ data: { "tls.crt": "eA==" } }).error).to.match(/^its tls.crt is not a PEM certificate/);
   });
 
   it("the TLS Secret of a shared ingress counts only where its pods run", () => {
