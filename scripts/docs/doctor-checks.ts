@@ -1,5 +1,5 @@
 // Generates the tables of vc doctor's checks (README.md, docs/troubleshooting.md) from the coverage table in src/ops/doctor/coverage.ts.
-import { COVERAGE, ROWS, type Coverage } from "../../src/ops/doctor/coverage.js";
+import { COVERAGE, RESOLUTIONS, ROWS, type Coverage, type RowKey } from "../../src/ops/doctor/coverage.js";
 
 const cell = (text: string) => text.replace(/\|/g, "\\|");
 
@@ -10,11 +10,31 @@ function groups(section: "3" | "7"): Array<[string, Coverage[]]> {
   return [...out];
 }
 
-/** The README's table: each row of spec section 7 with the checks that find it and their severities. */
+/** How many of a row's resolution steps a check performs, and the steps it does not (README). */
+function performedCell(row: RowKey): string {
+  const steps = RESOLUTIONS[row];
+  const full = steps.filter((s) => s.by?.length && !s.not).length;
+  const part = steps.filter((s) => s.by?.length && s.not).map((s) => s.step);
+  const left = steps.filter((s) => !s.by?.length).map((s) => s.step);
+  return [`${full} of ${steps.length}`, ...(part.length ? [`in part: ${part.join("; ")}`] : []), ...(left.length ? [`not: ${left.join("; ")}`] : [])].join("; ");
+}
+
+/** The README's table: each row of spec section 7 with the checks that find it, their severities, and how much of the resolution they perform. */
 export function readmeDoctorTable(): string {
-  const lines = ["| failure the service documents | `vc doctor` check | severity |", "|---|---|---|"];
-  for (const [, entries] of groups("7")) {
-    entries.forEach((c, i) => lines.push(`| ${i === 0 ? cell(ROWS[c.row].condition) : ""} | \`${c.check}\` | ${c.severity} |`));
+  const lines = ["| failure the service documents | `vc doctor` check | severity | resolution steps performed |", "|---|---|---|---|"];
+  for (const [row, entries] of groups("7")) {
+    entries.forEach((c, i) => lines.push(`| ${i === 0 ? cell(ROWS[c.row].condition) : ""} | \`${c.check}\` | ${c.severity} | ${i === 0 ? cell(performedCell(row as RowKey)) : ""} |`));
+  }
+  return lines.join("\n");
+}
+
+/** Each step of each row's resolution: the checks that perform it, or why vc doctor does not. */
+function resolutionTable(section: "3" | "7"): string {
+  const lines = ["| failure | resolution step (spec) | performed by | not performed, or the part left to you |", "|---|---|---|---|"];
+  for (const [row] of groups(section)) {
+    RESOLUTIONS[row as RowKey].forEach((s, i) => {
+      lines.push(`| ${i === 0 ? cell(ROWS[row as RowKey].condition) : ""} | ${cell(s.step)} | ${s.by?.length ? s.by.map((b) => `\`${b}\``).join(", ") : "-"} | ${s.not ? cell(s.not) : ""} |`);
+    });
   }
   return lines.join("\n");
 }
@@ -39,6 +59,10 @@ export function troubleshootingTables(): string {
     "States of the virtual cluster's pods:",
     "",
     table("3", "state"),
+    "",
+    "How each step of the errors table's resolutions is carried out: the checks that perform it (find the fault it fixes and say what to do), or why vc doctor does not:",
+    "",
+    resolutionTable("7"),
   ].join("\n");
 }
 

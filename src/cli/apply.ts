@@ -161,8 +161,12 @@ export function exitCode(report: FleetApplyReport, run: RunRecord | undefined): 
 
 const PAST: Record<Outcome, string> = { created: "created", updated: "updated", deleted: "deleted", unchanged: "unchanged", failed: "failed", skipped: "skipped" };
 
-export function outcomeLine(counts: Record<Outcome, number>): string {
-  return OUTCOMES.map((o) => `${counts[o]} ${PAST[o]}`).join(", ");
+/** A dry run's words: what would happen, never a line that reads as done. */
+const WOULD: Record<Outcome, string> = { created: "would create", updated: "would update", deleted: "would delete", unchanged: "unchanged", failed: "would fail", skipped: "would skip" };
+const WOULD_COUNT: Record<Outcome, string> = { created: "to create", updated: "to update", deleted: "to delete", unchanged: "unchanged", failed: "refused", skipped: "to skip" };
+
+export function outcomeLine(counts: Record<Outcome, number>, dryRun = false): string {
+  return OUTCOMES.map((o) => `${counts[o]} ${(dryRun ? WOULD_COUNT : PAST)[o]}`).join(", ");
 }
 
 /** The text report. Every line may carry host text (names, server messages): escaped (model/escape.ts) before any colour is added. */
@@ -173,8 +177,8 @@ export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolea
   for (const r of report.results) {
     for (const o of OUTCOMES) total[o] += r.counts[o];
     // A blocked cluster's objects are all skipped for the one reason printed below: no line each.
-    for (const res of r.results) if (res.outcome !== "unchanged" && !(r.plan.blocked && res.outcome === "skipped")) out.push(resultLine(res, style));
-    out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts)}${dryRun ? ` (dry run${uncheckedNote(r.results)})` : ""}`));
+    for (const res of r.results) if (res.outcome !== "unchanged" && !(r.plan.blocked && res.outcome === "skipped")) out.push(resultLine(res, style, dryRun));
+    out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts, dryRun)}${dryRun ? ` (dry run${uncheckedNote(r.results)})` : ""}`));
     for (const k of r.plan.retained ?? []) out.push(style("yellow", `kept ${describeRef(k.ref)}: ${k.reason}`));
     if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));
   }
@@ -182,7 +186,7 @@ export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolea
   for (const s of report.suspendedAtRunTime) out.push(style("yellow", `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, left alone; ${command} --ignore-suspension to apply anyway`));
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
   if (run) out.push(...recordLines(report, run, style));
-  out.push(`${outcomeLine(total)}${dryRun ? " (dry run: nothing was changed)" : ""}`);
+  out.push(`${outcomeLine(total, dryRun)}${dryRun ? " (dry run: nothing was changed)" : ""}`);
   return `${out.join("\n")}\n`;
 }
 
@@ -207,10 +211,10 @@ function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Param
   return out;
 }
 
-function resultLine(r: ObjectResult, style: (st: Parameters<typeof paint>[0] | undefined, s: string) => string): string {
+function resultLine(r: ObjectResult, style: (st: Parameters<typeof paint>[0] | undefined, s: string) => string, dryRun = false): string {
   if (r.checked === false) return style("yellow", `${describeRef(r.ref)} ${r.message}`);
   const colour = r.outcome === "failed" ? "red" : r.outcome === "deleted" ? "red" : r.outcome === "skipped" ? "yellow" : "green";
-  return style(colour, `${PAST[r.outcome]} ${describeRef(r.ref)}${r.message ? `: ${r.message}` : ""}`);
+  return style(colour, `${(dryRun ? WOULD : PAST)[r.outcome]} ${describeRef(r.ref)}${r.message ? `: ${r.message}` : ""}`);
 }
 
 export function toJson(report: FleetApplyReport, dryRun: boolean, run?: RunRecord): unknown {

@@ -3,7 +3,10 @@ import type { Command } from "commander";
 import { action, EXIT, UserError } from "./common.js";
 import { formatDiagnostic } from "../model/diagnostic.js";
 import { closeHosts } from "./host-options.js";
-import { createCluster, CreateError } from "../ops/create.js";
+import { createCluster, CreateError, exportCommit } from "../ops/create.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { loadDesired } from "../target/desired.js";
 import { applyFleet } from "../target/fleet.js";
 import { fleetLocation } from "../git/origin.js";
@@ -25,8 +28,9 @@ export function register(program: Command): void {
   program
     .command("create <name>")
     .description(
-      "create a virtual cluster from a values file: validates it, writes clusters/<name>/values.yaml and cluster.yaml and commits them " +
-        "on a new branch create/<name>, ready for a pull request; refuses an existing name; --apply also applies it to the host at once",
+      "create a virtual cluster from a values file: validates it and commits clusters/<name>/values.yaml and cluster.yaml " +
+        "on a new branch create/<name>, ready for a pull request, without switching to it (your checked-out branch, index and files stay as they are); " +
+        "refuses an existing name; --apply also applies the committed cluster to the host at once",
     )
     .requiredOption("-n, --namespace <ns>", "host namespace of the new virtual cluster")
     .requiredOption("-f, --file <values_file>", "the values file")
@@ -49,16 +53,20 @@ export function register(program: Command): void {
           throw err;
         }
         for (const d of result.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-        process.stdout.write(`created ${result.files.join(" and ")} on branch ${result.branch} (commit ${result.commit.slice(0, 12)})\n`);
+        process.stdout.write(`committed ${result.files.join(" and ")} on branch ${result.branch} (commit ${result.commit.slice(0, 12)}); your checked-out branch was not switched: git switch ${result.branch} to see the files\n`);
         process.stdout.write(`open a pull request: git push -u origin ${result.branch}\n`);
         if (!flags.apply) return EXIT.ok;
         let client: KubeClient | undefined;
+        let scratch: string | undefined;
         try {
           client = KubeClient.open({ kubeconfig: flags.kubeconfig, context: flags.context });
-          const desired = await loadDesired(flags.repo, result.commit, { clusters: [name] });
+          // What was committed is applied (the work tree does not hold it): the commit's files, written to a scratch folder.
+          scratch = mkdtempSync(join(tmpdir(), "vc-create-"));
+          await exportCommit(flags.repo, result.commit, scratch);
+          const desired = await loadDesired(scratch, result.commit, { clusters: [name] });
           if (desired.errors.length) throw new UserError(`cannot apply ${name}: ${desired.errors.map((e) => e.message).join("; ")}`, EXIT.invalid);
           // The owner name vc apply and the reconciler of this repository record (model/owner.ts).
-          const owner = chooseOwner(undefined, await fleetLocation(desired.root));
+          const owner = chooseOwner(undefined, await fleetLocation(resolve(flags.repo)));
           const report = await applyFleet(new KubeTarget(client), desired, { prune: false, allowMassPrune: false, selected: [name], dryRun: false, owner });
           const problems = [
             ...report.errors.map((e) => e.message),
@@ -74,6 +82,7 @@ export function register(program: Command): void {
         } finally {
           client?.close();
           closeHosts();
+          if (scratch) rmSync(scratch, { recursive: true, force: true });
         }
       }),
     );

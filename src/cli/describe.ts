@@ -5,10 +5,11 @@ import { dump } from "js-yaml";
 import { resolve } from "node:path";
 import { action, EXIT, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 import { hostFrom, requireKnownCluster, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
-import { clusterFolderNames } from "../repo/layout.js";
+import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { maskValues } from "../model/secrets.js";
-import { compact, describeCluster, formatDescription } from "../ops/describe.js";
+import { compact, describeCluster, formatDescription, hostConfig } from "../ops/describe.js";
+import { names } from "../render/meta.js";
 
 interface DescribeFlags extends HostFlags {
   configOnly?: boolean;
@@ -25,7 +26,7 @@ export function register(program: Command): void {
           "images, control-plane state, reconcile status and revisions, synced mesh objects with their host names, and the metrics API service state",
       ),
   )
-    .option("--config-only", "only the effective values (read from the repository; the host is not contacted)")
+    .option("--config-only", "only the effective values: inside a repository from its folder (the host is not contacted); outside one the configuration the control plane runs with, from its config Secret vc-config-<name> on the host")
     .option("--repo <dir>", "repository root holding clusters/<name>", ".")
     .option("-o, --output <format>", "text, yaml or json (--config-only: yaml or json)", "text")
     .action(
@@ -34,7 +35,24 @@ export function register(program: Command): void {
         return userErrors(async () => {
           const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           if (flags.configOnly) {
-            if (!cluster.found) throw new UnknownClusterError([name], (n) => [`no folder clusters/${n} in ${resolve(flags.repo)} (--config-only reads the repository only)`], clusterFolderNames(flags.repo));
+            if (!cluster.found && findRepoRoot(flags.repo)) {
+              throw new UnknownClusterError([name], (n) => [`no folder clusters/${n} in ${resolve(flags.repo)} (inside a repository --config-only reads the repository only)`], clusterFolderNames(flags.repo));
+            }
+            if (!cluster.found) {
+              // Outside a repository: the configuration the control plane runs with, from the host.
+              const host = hostFrom(flags);
+              const live = await hostConfig(host, name, cluster.namespace);
+              if (!live) {
+                throw new UnknownClusterError(
+                  [name],
+                  (n) => [`no repository at ${resolve(flags.repo)}, and no config Secret ${names.configSecret(n)} in namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it runs elsewhere)`],
+                  clusterFolderNames(flags.repo),
+                );
+              }
+              process.stderr.write(`note: no folder clusters/${name} here: the configuration the control plane runs with, from Secret ${cluster.namespace}/${names.configSecret(name)} on context "${host.contextName}"\n`);
+              process.stdout.write(formatData(live, format === "json" ? "json" : "yaml"));
+              return EXIT.ok;
+            }
             if (!cluster.values) throw new UserError(`clusters/${name} has invalid values: ${cluster.valuesNote}`, EXIT.invalid);
             process.stdout.write(formatData(maskValues(cluster.values), format === "json" ? "json" : "yaml"));
             return EXIT.ok;

@@ -8,11 +8,14 @@ import { gatherSnapshot } from "../ops/doctor/gather.js";
 import { countBySeverity, diagnose, doctorExitCode } from "../ops/doctor/index.js";
 import { formatFindings } from "../ops/doctor/format.js";
 import { docsUrl } from "../model/package.js";
+import { remarks } from "../ops/doctor/context.js";
+import { meshObjectsOf } from "../ops/doctor/mesh-sync.js";
 
 interface DoctorFlags extends HostFlags {
   output: string;
   repo: string;
   strict?: boolean;
+  server?: string;
 }
 
 export function register(program: Command): void {
@@ -28,17 +31,17 @@ export function register(program: Command): void {
     .option("--repo <dir>", "repository root, for the cluster's values (integrations, persistence)", ".")
     .option("-o, --output <format>", "text, json or yaml", "text")
     .option("--strict", "exit 1 on warnings too (notes never fail)")
+    .option("--server <url>", "address of the virtual API server for the checks made inside the virtual cluster (its APIService list, autoscalers' pod metrics); default: the server in its kubeconfig (Secret vc-<name>), as vc connect uses it")
     .action(
       action(async (name: string, flags: DoctorFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
         return userErrors(async () => {
           const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           const namespace = cluster.namespace;
-          if (cluster.found && !cluster.values) process.stderr.write(`warning: clusters/${name} values not used: ${cluster.valuesNote}\n`);
           const host = hostFrom(flags);
           await requireKnownCluster(host, cluster, flags.repo);
           await requireNamespace(host, namespace, name);
-          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values).catch((err: unknown) => {
+          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values, { ...(cluster.rendered ? { rendered: meshObjectsOf(cluster.rendered) } : {}), ...(flags.server ? { virtualServer: flags.server } : {}) }).catch((err: unknown) => {
             if (err instanceof NotVisibleError) return undefined;
             throw err;
           });
@@ -49,10 +52,11 @@ export function register(program: Command): void {
           }
           const findings = diagnose(snapshot);
           const unreadable = snapshot.unreadable ?? {};
-          if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable));
+          const said = remarks(snapshot, cluster.found ? cluster.valuesNote : undefined);
+          if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable, said));
           else {
             const counts = countBySeverity(findings);
-            process.stdout.write(formatData({ cluster: name, namespace, problems: counts.error + counts.warning, counts, findings, notChecked: unreadable }, format));
+            process.stdout.write(formatData({ cluster: name, namespace, problems: counts.error + counts.warning, counts, remarks: said, findings, notChecked: unreadable }, format));
           }
           return doctorExitCode(findings, flags.strict === true) === 1 ? EXIT.invalid : EXIT.ok;
         }, [Error]);

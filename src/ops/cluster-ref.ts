@@ -1,5 +1,7 @@
 // A virtual cluster as the operations find it: its name checked, its repository folder validated, its host namespace.
+import type { KubeObject } from "../kube/object.js";
 import { defaultHostNamespace } from "../model/cluster.js";
+import { renderCluster } from "../render/index.js";
 import { formatDiagnostic } from "../model/diagnostic.js";
 import type { Values } from "../model/values.js";
 import { safeRealpath } from "../repo/read.js";
@@ -21,6 +23,8 @@ export interface ClusterRef {
   found: boolean;
   /** The effective values, when every values file of the folder is valid. */
   values?: Values;
+  /** The host objects the folder renders, when the whole folder is valid (revision "doctor": only names and specs are compared). */
+  rendered?: KubeObject[];
   /** Why there are no values: no folder, or the first error of its values files. */
   valuesNote?: string;
 }
@@ -37,6 +41,13 @@ export async function findCluster(name: string, opts: { repo: string; namespace?
   if (!result) return missing;
   const ref: ClusterRef = { name, namespace: opts.namespace ?? result.settings?.namespace ?? defaultHostNamespace(name), found: true };
   if (result.values) ref.values = result.values;
+  if (result.spec) {
+    try {
+      ref.rendered = renderCluster(result.spec, "doctor");
+    } catch {
+      // A folder that does not render (name collisions) has nothing to compare: vc validate says why.
+    }
+  }
   else {
     const error = result.diagnostics.find((d) => d.severity === "error" && /(^|\/)values(\.[^/]*)?\.yaml$/.test(d.file));
     ref.valuesNote = error ? `${formatDiagnostic(error)} (run vc validate)` : "its values could not be read (run vc validate)";

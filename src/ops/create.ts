@@ -1,4 +1,5 @@
-// `vc create`: a new cluster folder (values.yaml, cluster.yaml) committed on its own branch, ready for a pull request.
+// `vc create`: a new cluster folder (values.yaml, cluster.yaml) committed on its own branch, ready for a pull request,
+// without checking that branch out (the user's branch, index and work tree are left as they were).
 import fs, { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import git from "isomorphic-git";
@@ -37,6 +38,8 @@ export interface CreateResult {
   files: string[];
   /** Warnings of the values check (errors stop the command). */
   diagnostics: Diagnostic[];
+  /** The repository had no commit: the branch starts from nothing. */
+  unborn?: boolean;
 }
 
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -81,18 +84,57 @@ export async function createCluster(o: CreateOptions): Promise<CreateResult> {
   if (sharing.length) throw new CreateError(`namespace ${o.namespace} is already the host namespace of ${sharing.join(", ")}: choose another (-n)`);
   const branch = o.branch ?? `create/${o.name}`;
   if ((await git.listBranches({ fs, dir: root })).includes(branch)) throw new CreateError(`branch ${branch} already exists: delete it or pass --branch`);
-  const staged = (await git.statusMatrix({ fs, dir: root })).filter(([, head, , stage]) => !((head === 1 && stage === 1) || (head === 0 && stage === 0)));
-  if (staged.length) {
-    throw new CreateError(`the git index has staged changes (${staged.slice(0, 3).map((r) => r[0]).join(", ")}${staged.length > 3 ? ", ..." : ""}): commit or unstage them first, so the new branch holds only the new cluster`);
-  }
-
-  await git.branch({ fs, dir: root, ref: branch, checkout: true });
-  mkdirSync(join(root, dir), { recursive: true });
+  // The branch is made and committed to without checking it out: the user's branch, index and work tree stay as they were.
+  const head = await git.resolveRef({ fs, dir: root, ref: "HEAD" }).catch(() => undefined);
   const files = [`${dir}/${VALUES_FILE}`, `${dir}/${CLUSTER_FILE}`];
-  writeFileSync(join(root, files[0]!), text.endsWith("\n") ? text : `${text}\n`);
-  writeFileSync(join(root, files[1]!), `# Where the virtual cluster ${o.name} lives on the host and how vc reconciles it.\nnamespace: ${o.namespace}\n`);
-  for (const f of files) await git.add({ fs, dir: root, filepath: f });
-  const commit = await git.commit({ fs, dir: root, message: `Add virtual cluster ${o.name} (namespace ${o.namespace})\n\nCreated with vc create from ${o.valuesFile}.\n`, author: await author(root) });
+  const contents = [text.endsWith("\n") ? text : `${text}\n`, `# Where the virtual cluster ${o.name} lives on the host and how vc reconciles it.\nnamespace: ${o.namespace}\n`];
+  const blobs = await Promise.all(contents.map((c) => git.writeBlob({ fs, dir: root, blob: Buffer.from(c, "utf8") })));
+  const folder = await git.writeTree({ fs, dir: root, tree: [VALUES_FILE, CLUSTER_FILE].map((path, i) => ({ mode: "100644", path, oid: blobs[i]!, type: "blob" as const })).sort(byPath) });
+  const baseTree = head ? (await git.readCommit({ fs, dir: root, oid: head })).commit.tree : undefined;
+  const tree = await withEntry(root, baseTree, [CLUSTERS_DIR, o.name], folder);
+  const commit = await git.commit({
+    fs,
+    dir: root,
+    ref: `refs/heads/${branch}`,
+    parent: head ? [head] : [],
+    tree,
+    message: `Add virtual cluster ${o.name} (namespace ${o.namespace})\n\nCreated with vc create from ${o.valuesFile}.\n`,
+    author: await author(root),
+  });
   if (reserved) diagnostics.push({ file: files[1]!, line: 2, col: 1, severity: reserved.severity, code: "reserved-namespace", message: reserved.message });
-  return { branch, commit, files, diagnostics };
+  return { branch, commit, files, diagnostics, ...(head ? {} : { unborn: true }) };
+}
+
+type TreeEntry = { mode: string; path: string; oid: string; type: "blob" | "tree" | "commit" };
+const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+/** The tree `base` with the tree `oid` placed at `path` (folders created as needed); returns the new tree's oid. */
+async function withEntry(root: string, base: string | undefined, path: readonly string[], oid: string): Promise<string> {
+  const entries: TreeEntry[] = base ? ((await git.readTree({ fs, dir: root, oid: base })).tree as TreeEntry[]) : [];
+  const [first, ...rest] = path as [string, ...string[]];
+  const existing = entries.find((e) => e.path === first);
+  const child = rest.length ? await withEntry(root, existing?.type === "tree" ? existing.oid : undefined, rest, oid) : oid;
+  const next = [...entries.filter((e) => e.path !== first), { mode: "040000", path: first, oid: child, type: "tree" as const }];
+  return git.writeTree({ fs, dir: root, tree: next.sort(byPath) });
+}
+
+/**
+ * Writes the files of `commit` that `vc apply` reads for one cluster (the whole tree, as a checkout would) into `into`,
+ * without touching the user's work tree: --apply applies what was committed.
+ */
+export async function exportCommit(repo: string, commit: string, into: string): Promise<void> {
+  const root = await git.findRoot({ fs, filepath: resolve(repo) });
+  await git.walk({
+    fs,
+    dir: root,
+    trees: [git.TREE({ ref: commit })],
+    map: async (filepath, [entry]) => {
+      if (!entry || filepath === ".") return true;
+      const type = await entry.type();
+      const target = join(into, filepath);
+      if (type === "tree") mkdirSync(target, { recursive: true });
+      else if (type === "blob") writeFileSync(target, (await entry.content()) ?? new Uint8Array());
+      return true;
+    },
+  });
 }

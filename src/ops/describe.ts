@@ -15,6 +15,10 @@ import { maskValues } from "../model/secrets.js";
 import { controlPlaneState, type ControlPlaneInfo } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
 import { suspendedBy } from "./suspend.js";
+import { load } from "js-yaml";
+import { names } from "../render/meta.js";
+import { CONFIG_KEY } from "../render/secrets.js";
+import { effectiveValues } from "../validate/values.js";
 
 export interface MeshObject {
   kind: string;
@@ -125,6 +129,23 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
     configNote: o.values ? undefined : o.valuesNote,
     notVisible: [...new Set(notVisible)].sort(),
   };
+}
+
+/**
+ * The effective values the control plane runs with, from its config Secret `vc-config-<name>` on the host (what
+ * `vc describe --config-only` shows outside a repository), secrets masked. Undefined when the Secret does not exist.
+ */
+export async function hostConfig(host: Host, cluster: string, namespace: string): Promise<Values | undefined> {
+  const name = names.configSecret(cluster);
+  const secret = await host.get<{ data?: Record<string, string> }>(P.secrets(namespace, name));
+  if (!secret) return undefined;
+  const text = secret.data?.[CONFIG_KEY];
+  if (text === undefined) throw new Error(`the config Secret ${namespace}/${name} has no key ${CONFIG_KEY}`);
+  try {
+    return maskValues(effectiveValues(load(Buffer.from(text, "base64").toString("utf8"), { maxAliases: 100 })));
+  } catch (err) {
+    throw new Error(`the config Secret ${namespace}/${name} holds no valid values (${(err as Error).message.split("\n")[0]})`);
+  }
 }
 
 /** Drops undefined fields (for YAML/JSON output). */

@@ -1,10 +1,11 @@
-// `vc list`: the repository's clusters joined with their live host state (a few fleet-wide LISTs and one plan per cluster).
+// `vc list`: the virtual clusters the host knows (vc's status records and its managed labels) with their live state,
+// joined, inside a fleet repository, with the repository's clusters (drift, and those the host does not have yet).
 import type { KubeObject } from "../kube/object.js";
 import { CHART_APP_LABEL, LABELS } from "../translate/keys.js";
-import { appliedBy, fromData } from "../reconciler/status.js";
-import { STATUS_CONFIGMAP, STATUS_LABEL } from "../reconciler/status-store.js";
+import { appliedBy, type ClusterStatus } from "../reconciler/status.js";
+import { KubeStatusStore, readStatuses } from "../reconciler/status-store.js";
 import { hasChanges } from "../plan/build.js";
-import { loadDesired } from "../target/desired.js";
+import { loadDesired, type DesiredState } from "../target/desired.js";
 import { planFleet } from "../target/fleet.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { KubeApiError } from "../target/kube/client.js";
@@ -25,53 +26,83 @@ export interface ListRow {
   /** Who applied it: `reconciler`, or the user of a vc apply (`alice (vc apply)`). */
   lastAppliedBy?: string;
   result?: string;
-  /** yes: the host differs from the repository; no: in sync; invalid: the folder fails validation; unknown: could not plan. */
-  drift: "yes" | "no" | "invalid" | "unknown";
+  /**
+   * yes: the host differs from the repository; no: in sync; invalid: the folder fails validation; unknown: could not
+   * plan; "-": not compared (no repository, or the repository has no folder for this cluster).
+   */
+  drift: "yes" | "no" | "invalid" | "unknown" | "-";
+  /** Where the cluster is known: the repository, the host, or both. */
+  source: "repository" | "host" | "both";
   note?: string;
 }
 
 const key = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+const toHostError = (err: unknown) => (err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err);
 
-export async function listClusters(host: KubeHost, root: string, revision: string): Promise<ListRow[]> {
-  const desired = await loadDesired(root, revision);
-  const namespaces = [...desired.known.values()];
+/** The clusters the host knows: vc's status records (through the status store) and control planes with vc's managed label. */
+export interface HostKnown {
+  clusters: Map<string, string>;
+  statuses: Map<string, ClusterStatus>;
+  /** What could not be listed across namespaces, said once. */
+  notes: string[];
+}
+
+export async function hostKnownClusters(host: KubeHost): Promise<HostKnown> {
+  const clusters = new Map<string, string>();
+  const statuses = new Map<string, ClusterStatus>();
+  const notes: string[] = [];
+  const records = await unlessForbidden(new KubeStatusStore(host.client).list().catch((err: unknown) => Promise.reject(toHostError(err))));
+  if (records) for (const s of records) (clusters.set(s.cluster, s.hostNamespace), statuses.set(s.cluster, s));
+  else notes.push(`vc's records of the clusters are ${NOT_VISIBLE}`);
+  const sets = await unlessForbidden(host.list<KubeObject>(pathOf("apps/v1", "StatefulSet"), { labelSelector: LABELS.managedBy }));
+  if (sets) {
+    for (const s of sets) {
+      const name = s.metadata.labels?.[LABELS.managedBy];
+      if (name && s.metadata.name === name && !clusters.has(name)) clusters.set(name, s.metadata.namespace ?? "");
+    }
+  } else notes.push(`control planes across namespaces are ${NOT_VISIBLE}`);
+  return { clusters, statuses, notes };
+}
+
+/** Rows for the host's clusters, and with `repo` for the repository's too (drift computed for those). */
+export async function listClusters(host: KubeHost, repo?: { root: string; revision: string }): Promise<{ rows: ListRow[]; notes: string[] }> {
+  const known = await hostKnownClusters(host);
+  const desired: DesiredState | undefined = repo ? await loadDesired(repo.root, repo.revision) : undefined;
+  const all = new Map(known.clusters);
+  for (const [name, ns] of desired?.known ?? []) all.set(name, ns);
+  const namespaces = [...new Set(all.values())];
   const kind = (apiVersion: string, k: string) => (ns?: string) => pathOf(apiVersion, k, ns);
-  const [sets, cps, restoring, maps, planned] = await Promise.all([
+  const [sets, cps, restoring, planned] = await Promise.all([
     listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=${CHART_APP_LABEL},release` }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=vc-restore,${LABELS.managedBy}` }),
-    listVisible<KubeObject>(host, kind("v1", "ConfigMap"), namespaces, { labelSelector: `${STATUS_LABEL}=true` }),
     // The plan reads every cluster's inventory across namespaces: a user who may not has no drift column.
-    unlessForbidden(planFleet(new KubeTarget(host.client), desired, { prune: true, allowMassPrune: true }).catch((err: unknown) => {
-      throw err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err;
-    })),
+    desired ? unlessForbidden(planFleet(new KubeTarget(host.client), desired, { prune: true, allowMassPrune: true }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined,
   ]);
-  const hidden = new Set([...sets.hidden, ...cps.hidden, ...maps.hidden]);
-  const [statefulSets, cpPods, restorePods, statusMaps] = [sets.items, cps.items, restoring.items, maps.items];
+  // Records the fleet-wide LIST did not give (the user may not list across namespaces): one read per cluster.
+  const missing = [...all].filter(([name]) => !known.statuses.has(name)).map(([cluster, hostNamespace]) => ({ cluster, hostNamespace }));
+  const more = missing.length ? await unlessForbidden(readStatuses(new KubeStatusStore(host.client), missing, { oneByOne: true }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined;
+  const statuses = new Map(known.statuses);
+  for (const [name, s] of more ?? []) if (s) statuses.set(name, s);
+  const hidden = new Set([...sets.hidden, ...cps.hidden]);
+  const sts = new Map(sets.items.map((o) => [key(o), o]));
+  const restores = new Map(restoring.items.map((o) => [key(o), o]));
   const report = planned ?? { plans: [], errors: [] };
-  const byKey = (items: KubeObject[]) => new Map(items.map((o) => [key(o), o]));
-  const sts = byKey(statefulSets);
-  const restores = byKey(restorePods);
-  const statuses = byKey(statusMaps.filter((c) => c.metadata.name === STATUS_CONFIGMAP));
   const plans = new Map(report.plans.map((p) => [p.cluster, p]));
   const errors = new Map(report.errors.map((e) => [e.cluster, e.message]));
-  const valid = new Map(desired.clusters.map((c) => [c.name, c]));
+  const valid = new Map((desired?.clusters ?? []).map((c) => [c.name, c]));
 
-  return [...desired.known.keys()].sort().map((name) => {
-    const ns = desired.known.get(name)!;
-    if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: "unknown", note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
-    const statusCm = statuses.get(`${ns}/${STATUS_CONFIGMAP}`);
-    const status = fromData(statusCm?.data as Record<string, string> | undefined, name, ns);
-    const pods = cpPods.filter((p) => p.metadata.namespace === ns && p.metadata.labels?.release === name);
-    const cp = controlPlaneState(sts.get(`${ns}/${name}`), pods, restores.get(`${ns}/${restorePodName(name)}`), statusCm);
+  const rows = [...all.keys()].sort().map((name) => {
+    const ns = all.get(name)!;
+    const inRepo = desired?.known.has(name) ?? false;
+    const source: ListRow["source"] = inRepo ? (known.clusters.has(name) ? "both" : "repository") : "host";
+    if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: inRepo ? "unknown" : "-", source, note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
+    const status = statuses.get(name);
+    const pods = cps.items.filter((p) => p.metadata.namespace === ns && p.metadata.labels?.release === name);
+    const cp = controlPlaneState(sts.get(`${ns}/${name}`), pods, restores.get(`${ns}/${restorePodName(name)}`), status?.suspendedBy);
     const plan = plans.get(name);
-    const row: ListRow = {
-      name,
-      namespace: ns,
-      controlPlane: cp.state,
-      ready: `${cp.ready}/${cp.desired}`,
-      drift: !valid.has(name) ? "invalid" : plan ? (hasChanges(plan) ? "yes" : "no") : "unknown",
-    };
+    const drift: ListRow["drift"] = !inRepo ? "-" : !valid.has(name) ? "invalid" : plan ? (hasChanges(plan) ? "yes" : "no") : "unknown";
+    const row: ListRow = { name, namespace: ns, controlPlane: cp.state, ready: `${cp.ready}/${cp.desired}`, drift, source };
     if (status?.lastAppliedRevision) {
       row.lastAppliedRevision = status.lastAppliedRevision;
       row.lastAppliedBy = appliedBy(status);
@@ -79,7 +110,10 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
     if (status?.result) row.result = status.result;
     const error = errors.get(name);
     if (error) row.note = error;
-    else if (!planned && valid.has(name)) row.note = "drift not computed: reading the inventory across host namespaces is not allowed for you";
+    else if (desired && !known.clusters.has(name)) row.note = "in the repository, not on the host";
+    else if (desired && !inRepo) row.note = `on the host, not in this repository`;
+    if (!error && desired && !planned && valid.has(name)) row.note = "drift not computed: reading the inventory across host namespaces is not allowed for you";
     return row;
   });
+  return { rows, notes: known.notes };
 }

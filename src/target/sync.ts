@@ -58,7 +58,7 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
       try {
         if (c.recreate) {
           const notes = await target.recreate(c.live as KubeObject, c.desired as KubeObject, writes);
-          return record({ ref: c.ref, action: c.action, outcome, message: [`recreated (immutable ${c.immutable!.join(", ")})${opts.dryRun ? " (dry run)" : ""}`, ...notes].join("; ") });
+          return record({ ref: c.ref, action: c.action, outcome, message: [`${opts.dryRun ? "would be recreated" : "recreated"} (immutable ${c.immutable!.join(", ")})`, ...notes].join("; ") });
         }
         await target.apply(c.desired as KubeObject, writes);
         record({ ref: c.ref, action: c.action, outcome });

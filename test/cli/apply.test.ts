@@ -59,8 +59,10 @@ describe("vc apply", () => {
     const res = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
     expect(res.code, res.stdout).to.equal(0);
     const lines = res.stdout.trimEnd().split("\n");
-    const objects = lines.filter((l) => /^(created|updated|failed) |would be created/.test(l));
-    expect(objects).to.include("created Namespace vc-minimal");
+    const objects = lines.filter((l) => /^would (create|update|fail) |would be created/.test(l));
+    expect(objects).to.include("would create Namespace vc-minimal");
+    // A dry run never prints a line that reads as done.
+    expect(lines.filter((l) => /^(created|updated|deleted|recreated) /.test(l) || /\b\d+ (created|updated|deleted)\b/.test(l))).to.deep.equal([]);
     const unchecked = objects.filter((l) => l.includes("would be created"));
     expect(unchecked.length).to.be.greaterThan(5);
     for (const l of unchecked) expect(l).to.match(/^\S+ vc-minimal\/\S+ would be created \(namespace vc-minimal does not exist yet, not checked by the server\)$/);
@@ -68,7 +70,7 @@ describe("vc apply", () => {
     const patches = server.requests.filter((r) => r.method === "PATCH");
     expect(patches.every((r) => /dryRun=All/.test(r.query))).to.equal(true);
     expect(patches.length).to.equal(objects.length);
-    expect(lines.find((l) => l.startsWith("cluster minimal:"))).to.equal(`cluster minimal: ${objects.length} created, 0 updated, 0 deleted, 0 unchanged, 0 failed, 0 skipped (dry run; ${unchecked.length} not checked by the server: namespace vc-minimal does not exist yet)`);
+    expect(lines.find((l) => l.startsWith("cluster minimal:"))).to.equal(`cluster minimal: ${objects.length} to create, 0 to update, 0 to delete, 0 unchanged, 0 refused, 0 to skip (dry run; ${unchecked.length} not checked by the server: namespace vc-minimal does not exist yet)`);
     const json = JSON.parse((await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal", "-o", "json"])).stdout);
     const results = json.clusters[0].results as Array<{ kind: string; checked?: boolean; message?: string }>;
     expect(results.filter((r) => r.checked === false)).to.have.length(unchecked.length);

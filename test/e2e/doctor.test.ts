@@ -27,7 +27,7 @@ describe("e2e: vc doctor on a broken host", function () {
     expect(res.code, res.stdout + res.stderr).to.equal(1);
     const report = JSON.parse(res.stdout) as Report;
     expect(report.findings.map((f) => `${f.check} ${f.severity} ${f.object}`).sort()).to.deep.equal([...SHOP_FINDINGS].sort());
-    expect(report.counts).to.deep.equal({ error: 7, warning: 1, note: 2 });
+    expect(report.counts).to.deep.equal({ error: 8, warning: 1, note: 2 });
     const by = (check: string) => report.findings.find((f) => f.check === check)!;
     expect(by("control-plane-pod").message).to.match(/^the StatefulSet wants 1 replica\(s\) but pod shop-0 does not exist/);
     expect(by("control-plane-pod").resolution).to.match(/^restart the stateful set, check service account, network policies, resource constraints; /);
@@ -37,7 +37,7 @@ describe("e2e: vc doctor on a broken host", function () {
     expect(by("pod-requests").message).to.equal("containers without resource requests: app (cpu, memory): an autoscaler shows <unknown> for their utilisation");
     expect(by("mesh-custom-resource").message).to.include('also set in sync.toHost.customResources: "virtualservices.networking.mesh.io"');
     const text = await doctor("shop");
-    expect(text.stdout.split("\n")[0]).to.equal("virtual cluster shop (namespace vc-shop): 7 errors, 1 warning, 2 notes");
+    expect(text.stdout.split("\n")[0]).to.equal("virtual cluster shop (namespace vc-shop): 8 errors, 1 warning, 2 notes");
     expect(text.stdout).to.contain("\nerrors:\nERROR [").and.contain("\nwarnings:\nWARNING [pod-requests]").and.contain("\nnotes:\nNOTE [");
   });
 

@@ -35,24 +35,31 @@ describe("ops: vc create", function () {
   });
   after(async () => server?.close());
 
-  it("writes the folder and commits it alone on create/<name>, checked out", async () => {
+  it("commits the folder alone on create/<name> without switching branches: the checked-out branch, index and files stay", async () => {
     const repo = gitRepo();
     writeFileSync(join(repo, "notes.txt"), "untracked, must stay out of the commit\n");
+    writeFileSync(join(repo, "staged.txt"), "staged, must stay out of the commit and staged\n");
+    git(repo, "add", "staged.txt");
     const r = await vc(["create", "team-c", "-n", "tenants-c", "-f", values, "--repo", repo]);
     expect(r.code, r.stderr).to.equal(0);
-    expect(r.stdout).to.match(/^created clusters\/team-c\/values.yaml and clusters\/team-c\/cluster.yaml on branch create\/team-c \(commit [0-9a-f]{12}\)\n/);
-    expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).to.equal("create/team-c");
-    expect(git(repo, "show", "--name-only", "--format=%an <%ae>%n%s", "HEAD").split("\n")).to.deep.equal([
+    expect(r.stdout).to.match(/^committed clusters\/team-c\/values.yaml and clusters\/team-c\/cluster.yaml on branch create\/team-c \(commit [0-9a-f]{12}\); your checked-out branch was not switched: git switch create\/team-c to see the files\n/);
+    expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).to.equal("main");
+    expect(git(repo, "status", "--porcelain")).to.equal("A  staged.txt\n?? notes.txt");
+    expect(existsSync(join(repo, "clusters/team-c"))).to.equal(false);
+    expect(git(repo, "show", "--name-only", "--format=%an <%ae>%n%s", "create/team-c").split("\n")).to.deep.equal([
       "Platform Bot <bot@example.com>",
       "Add virtual cluster team-c (namespace tenants-c)",
       "",
       "clusters/team-c/cluster.yaml",
       "clusters/team-c/values.yaml",
     ]);
-    expect(git(repo, "rev-parse", "HEAD~1")).to.equal(git(repo, "rev-parse", "main"));
-    expect(readFileSync(join(repo, "clusters/team-c/values.yaml"), "utf8")).to.equal(readFileSync(values, "utf8"));
-    expect(readFileSync(join(repo, "clusters/team-c/cluster.yaml"), "utf8")).to.contain("namespace: tenants-c\n");
-    expect(git(repo, "status", "--porcelain")).to.equal("?? notes.txt");
+    expect(git(repo, "rev-parse", "create/team-c~1")).to.equal(git(repo, "rev-parse", "main"));
+    // The rest of the tree is main's, unchanged.
+    expect(git(repo, "diff", "--name-only", "main", "create/team-c")).to.equal("clusters/team-c/cluster.yaml\nclusters/team-c/values.yaml");
+    expect(git(repo, "show", "create/team-c:clusters/team-c/values.yaml")).to.equal(readFileSync(values, "utf8").trimEnd());
+    expect(git(repo, "show", "create/team-c:clusters/team-c/cluster.yaml")).to.contain("namespace: tenants-c");
+    git(repo, "stash", "-q");
+    git(repo, "switch", "-q", "create/team-c");
     const validate = await vc(["validate", repo]);
     expect(validate.code, validate.stdout + validate.stderr).to.equal(0);
   });
@@ -67,11 +74,12 @@ describe("ops: vc create", function () {
     const warned = await vc(["create", "team-d", "-n", "default", "-f", values, "--repo", repo]);
     expect(warned.code, warned.stderr).to.equal(0);
     expect(warned.stderr).to.match(/clusters\/team-d\/cluster.yaml:2:1: warning: host namespace "default" is shared/);
+    git(repo, "switch", "-q", "create/team-d");
     const validate = await vc(["validate", repo]);
     expect(validate.stdout + validate.stderr).to.contain('host namespace "default" is shared');
   });
 
-  it("refuses an existing name, a taken namespace, invalid values (with located messages) and staged changes, writing nothing", async () => {
+  it("refuses an existing name, a taken namespace and invalid values (with located messages), writing nothing", async () => {
     const repo = gitRepo();
     const head = git(repo, "rev-parse", "HEAD");
     const existing = await vc(["create", "team-a", "-n", "other", "-f", values, "--repo", repo]);
@@ -83,24 +91,20 @@ describe("ops: vc create", function () {
     expect(bad.code).to.equal(1);
     expect(bad.stderr).to.match(/bad\.yaml:3:\d+: error: .*replicas/);
     expect(bad.stderr).to.contain("is not a valid values file; nothing was written");
-    writeFileSync(join(repo, "staged.txt"), "x");
-    git(repo, "add", "staged.txt");
-    const dirty = await vc(["create", "team-e", "-n", "tenants-e", "-f", values, "--repo", repo]);
-    expect(dirty.stderr).to.contain("the git index has staged changes (staged.txt)");
     expect(existsSync(join(repo, "clusters/team-d"))).to.equal(false);
-    expect(existsSync(join(repo, "clusters/team-e"))).to.equal(false);
     expect(git(repo, "rev-parse", "HEAD")).to.equal(head);
     expect(git(repo, "branch", "--list")).to.equal("* main");
     const badName = await vc(["create", "Team_F", "-n", "x", "-f", values, "--repo", repo]);
     expect(badName.code).to.equal(1);
   });
 
-  it("--apply applies the new cluster to the host at once", async () => {
+  it("--apply applies the committed cluster to the host at once, the checked-out branch unchanged", async () => {
     const repo = gitRepo();
     const r = await vc(["create", "team-g", "-n", "tenants-g", "-f", values, "--repo", repo, "--apply", "--kubeconfig", server.kubeconfigPath]);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.match(/applied \d+ object\(s\) of team-g to test/);
     const sts = server.get("apps/v1", "StatefulSet", "tenants-g", "team-g");
-    expect(sts?.metadata.annotations?.["vc.orch.io/revision"]).to.equal(git(repo, "rev-parse", "HEAD"));
+    expect(sts?.metadata.annotations?.["vc.orch.io/revision"]).to.equal(git(repo, "rev-parse", "create/team-g"));
+    expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).to.equal("main");
   });
 });

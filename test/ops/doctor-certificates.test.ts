@@ -41,9 +41,9 @@ function snapshot(certificates: KubeObject[] | undefined, gateways: KubeObject[]
     virtualServices: [],
     destinationRules: [],
     slowReads: [],
-    rbac: { roles: [], roleBindings: [], clusterRoles: [], clusterRoleBindings: [] },
     gateways,
     ingressPods: [],
+    ingressServices: [],
     existingSecrets,
     ...(certificates ? { certificates } : {}),
   };

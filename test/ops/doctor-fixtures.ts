@@ -4,10 +4,11 @@ import type { HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
 import { initManifestsText } from "../../src/render/initManifests.js";
 import { metricsVirtualObjects } from "../../src/render/metricsProxy.js";
 import { LABELS } from "../../src/translate/keys.js";
+import { metricsAccessQuestions } from "../../src/ops/doctor/metrics-rbac.js";
+import { syncerAccessQuestions } from "../../src/ops/doctor/syncer.js";
 import { effectiveValues } from "../../src/validate/values.js";
 
 export const NS = "vc-team-a";
-const RBAC = "rbac.authorization.k8s.io/v1";
 
 export function obj(apiVersion: string, kind: string, name: string, rest: Record<string, unknown> = {}, namespace: string | undefined = NS): KubeObject {
   const { metadata, ...other } = rest as { metadata?: Record<string, unknown> };
@@ -35,15 +36,25 @@ export const REVIEWS = "reviews-x-default-x-team-a";
 const REVIEWS_HOST = `${REVIEWS}.${NS}.svc.cluster.local`;
 const PROXY = "vc-metrics-proxy-team-a";
 
-function binding(kind: "RoleBinding" | "ClusterRoleBinding", name: string, roleKind: string, sa: string): KubeObject {
-  return obj(RBAC, kind, name, { roleRef: { kind: roleKind, name }, subjects: [{ kind: "ServiceAccount", name: sa, namespace: NS }] }, kind === "RoleBinding" ? NS : undefined);
-}
-
 /**
  * A healthy cluster with the metrics integration (host group metrics.k8s.io), node syncing, the mesh integration and
  * persistence on: every check has something to look at and finds nothing.
  */
 export function healthy(): HostSnapshot {
+  const s = healthyWithoutAccess();
+  s.access = [...metricsAccessQuestions(s), ...syncerAccessQuestions(s)].map((q) => ({ ...q, allowed: true }));
+  s.rendered = structuredClone([...s.virtualServices, ...s.destinationRules, ...s.gateways]);
+  return s;
+}
+
+/** The host's authorizer denies these verbs to the service account `name` on `resource` of `group` (SubjectAccessReview answers). */
+export function deny(s: HostSnapshot, name: string, group: string, resource: string, verbs: string[]): void {
+  const hits = s.access!.filter((a) => a.serviceAccount.name === name && a.group === group && a.resource === resource && verbs.includes(a.verb));
+  if (hits.length !== verbs.length) throw new Error(`no such questions: ${name} ${verbs.join(",")} ${resource}.${group}`);
+  for (const a of hits) Object.assign(a, { allowed: false, reason: "" });
+}
+
+function healthyWithoutAccess(): HostSnapshot {
   const raw = {
     integrations: { mesh: { enabled: true }, metricsServer: { enabled: true, proxy: { hostApiGroup: "metrics.k8s.io" } } },
     controlPlane: { backingStore: { kvstore: { persistence: { enabled: true } } } },
@@ -91,25 +102,30 @@ export function healthy(): HostSnapshot {
     serviceAccounts: [obj("v1", "ServiceAccount", "vc-team-a"), obj("v1", "ServiceAccount", PROXY)],
     services: [obj("v1", "Service", REVIEWS)],
     virtualServices: [obj("networking.mesh.io/v1beta1", "VirtualService", REVIEWS, { spec: { hosts: [REVIEWS_HOST], http: [{ route: [{ destination: { host: REVIEWS_HOST, subset: "v1" } }] }] } })],
-    destinationRules: [obj("networking.mesh.io/v1beta1", "DestinationRule", REVIEWS, { spec: { host: REVIEWS_HOST } })],
-    rbac: {
-      roles: [
-        obj(RBAC, "Role", PROXY, { rules: [{ apiGroups: ["", "metrics.k8s.io"], resources: ["pods"], verbs: ["get", "list", "watch"] }] }),
-        obj(RBAC, "Role", "vc-team-a", { rules: [{ apiGroups: [""], resources: ["pods", "services"], verbs: ["*"] }] }),
-      ],
-      roleBindings: [binding("RoleBinding", PROXY, "Role", PROXY), binding("RoleBinding", "vc-team-a", "Role", "vc-team-a")],
-      clusterRoles: [
-        obj(RBAC, "ClusterRole", "proxy-nodes", { rules: [{ apiGroups: ["", "metrics.k8s.io"], resources: ["nodes"], verbs: ["get", "list", "watch"] }] }, undefined),
-        obj(RBAC, "ClusterRole", "syncer-nodes", { rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] }] }, undefined),
-      ],
-      clusterRoleBindings: [binding("ClusterRoleBinding", "proxy-nodes", "ClusterRole", PROXY), binding("ClusterRoleBinding", "syncer-nodes", "ClusterRole", "vc-team-a")],
-    },
+    destinationRules: [obj("networking.mesh.io/v1beta1", "DestinationRule", REVIEWS, { spec: { host: REVIEWS_HOST, subsets: [{ name: "v1", labels: { version: "v1" } }] } })],
     gateways: [
       obj("networking.mesh.io/v1beta1", "Gateway", "gw-x-default-x-team-a", {
         spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["a.example.com"], tls: { mode: "SIMPLE", credentialName: "a-cert" } }] },
       }),
     ],
-    ingressPods: [obj("v1", "Pod", "ingress-1", { metadata: { labels: { istio: "ingressgateway" } } }, "mesh-system")],
+    ingressPods: [obj("v1", "Pod", "ingress-1", { metadata: { labels: { istio: "ingressgateway" } }, status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } }, "mesh-system")],
+    ingressServices: [
+      obj("v1", "Service", "ingressgateway", { spec: { type: "LoadBalancer", selector: { istio: "ingressgateway" }, ports: [{ name: "https", port: 443, targetPort: 8443 }] }, status: { loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } } }, "mesh-system"),
+    ],
+    tlsCertificates: { "mesh-system/a-cert": { validFrom: "2026-01-01T00:00:00.000Z", validTo: "2026-06-01T00:00:00.000Z", dnsNames: ["a.example.com"] } },
+    checkedAt: "2026-02-01T00:00:00.000Z",
+    // A policy that admits the API port from anywhere and egress to the host API server.
+    networkPolicies: [
+      obj("networking.k8s.io/v1", "NetworkPolicy", "control-plane", {
+        spec: { podSelector: { matchLabels: { release: "team-a" } }, policyTypes: ["Ingress", "Egress"], ingress: [{ ports: [{ port: 8443 }] }], egress: [{ to: [{ ipBlock: { cidr: "10.0.0.0/24" } }], ports: [{ port: 6443 }] }] },
+      }),
+    ],
+    apiServerEndpoints: [{ ip: "10.0.0.1", port: 6443 }],
+    virtual: {
+      server: "https://team-a.vc-team-a:443",
+      apiServices: [obj("apiregistration.k8s.io/v1", "APIService", "v1beta1.metrics.orch.io", { status: { conditions: [{ type: "Available", status: "True" }] } }, undefined)],
+      autoscalers: [],
+    },
     existingSecrets: ["mesh-system/a-cert", `${NS}/vc-metrics-proxy-tls-team-a`],
     slowReads: [],
     missingKinds: [],
@@ -119,6 +135,7 @@ export function healthy(): HostSnapshot {
 }
 
 type Spec = { spec: Record<string, unknown> };
+type PolicyLike = { ingress?: unknown[]; egress?: unknown[] };
 type Status = { status: Record<string, unknown> };
 
 const web = (s: HostSnapshot) => s.pods.find((p) => p.metadata.name === "web-x-default-x-team-a") as unknown as KubeObject & Spec & Status;
@@ -136,19 +153,36 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "metrics-not-available|metrics-proxy|error": (s) => void ((s.deployments[0] as unknown as Status).status = { availableReplicas: 0 }),
   "metrics-not-available|metrics-proxy-tls|error": (s) => void (s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("tls"))),
   "node-metrics|node-metrics|note": (s) => void (s.values!.sync.fromHost.nodes.enabled = false),
-  "node-metrics|node-metrics|error": (s) => void (s.rbac.clusterRoleBindings = s.rbac.clusterRoleBindings.filter((b) => b.metadata.name !== "syncer-nodes")),
+  "node-metrics|node-metrics|error": (s) => deny(s, "vc-team-a", "", "nodes", ["get", "list"]),
   "autoscaler-unknown|pod-requests|warning": (s) => void (web(s).spec = { containers: [{ name: "app" }, { name: "mesh-proxy", resources: REQUESTS }] }),
   "metrics-api-service|metrics-api-service|error": (s) => void (s.initManifests = undefined),
+  "metrics-not-available|metrics-virtual-api|error": (s) => void (s.virtual!.apiServices[0]!.status = { conditions: [{ type: "Available", status: "False", reason: "FailedDiscoveryCheck" }] }),
+  "autoscaler-unknown|pod-metrics|warning": (s) => void s.virtual!.autoscalers.push({ autoscaler: "default/web", workload: "Deployment default/web", pods: ["web-1", "web-2"], withMetrics: ["web-1"] }),
+  "autoscaler-unknown|pod-metrics|note": (s) => void s.virtual!.autoscalers.push({ autoscaler: "default/web", workload: "Deployment default/web", pods: ["web-1"], withMetrics: ["web-1"] }),
   "metrics-api-service|metrics-api-service|warning": (s) => void (controlPlane(s).metadata.annotations = { "vc.orch.io/config-hash": "0ld" }),
-  // The metrics reader may read metrics.orch.io, not the configured host group metrics.k8s.io.
-  "metrics-forbidden|metrics-forbidden|error": (s) => void (s.rbac.roles[0]!.rules = [{ apiGroups: ["", "metrics.orch.io"], resources: ["pods"], verbs: ["get", "list"] }]),
+  // The host's authorizer denies the metrics reader pod metrics of the configured host group metrics.k8s.io.
+  "metrics-forbidden|metrics-forbidden|error": (s) => deny(s, PROXY, "metrics.k8s.io", "pods", ["get", "list"]),
   "mesh-custom-resource|mesh-custom-resource|error": (s) => void (s.liveValues!.sync.toHost.customResources = { "virtualservices.networking.mesh.io": { enabled: true } }),
   "sidecar-missing|sidecar-missing|error": (s) => void (web(s).spec = { containers: [{ name: "app", resources: REQUESTS }] }),
   "sidecar-missing|mesh-injection-label|note": (s) => void (s.namespaceObject!.metadata.labels = {}),
   "mesh-not-effective|mesh-crds|error": (s) => void (s.missingKinds = ["networking.mesh.io/v1beta1/DestinationRule", "networking.mesh.io/v1beta1/Gateway", "networking.mesh.io/v1beta1/VirtualService"]),
   "mesh-not-effective|mesh-destination|error": (s) => void (s.services = []),
+  // The synced VirtualService was deleted on the host (and the repository's DestinationRule edited there).
+  "mesh-not-effective|mesh-not-synced|error": (s) => {
+    s.virtualServices = [];
+    (s.destinationRules[0]!.spec as { subsets: unknown[] }).subsets.push({ name: "v2", labels: { version: "v2" } });
+  },
+  // The route names subset v1, which neither the repository's DestinationRule nor the host's defines.
+  "mesh-not-effective|mesh-subset|error": (s) => {
+    for (const dr of [s.destinationRules[0]!, s.rendered!.find((o) => o.kind === "DestinationRule")!]) (dr.spec as { subsets: unknown[] }).subsets = [];
+  },
   "mesh-not-effective|mesh-host-conflict|warning": (s) => void s.destinationRules.push(obj("networking.mesh.io/v1beta1", "DestinationRule", "reviews-too", { spec: { host: REVIEWS_HOST } })),
   "gateway-unreachable|gateway-selector|error": (s) => void (s.ingressPods = []),
+  "gateway-unreachable|gateway-pods-ready|error": (s) => void ((s.ingressPods[0] as unknown as Status).status = { phase: "Pending" }),
+  "gateway-unreachable|gateway-service|error": (s) => void (s.ingressServices = []),
+  "gateway-unreachable|gateway-external-address|warning": (s) => void ((s.ingressServices[0] as unknown as Status).status = { loadBalancer: {} }),
+  "https-certificate|tls-certificate|error": (s) => void (s.checkedAt = "2026-07-01T00:00:00.000Z"),
+  "https-certificate|tls-certificate|warning": (s) => void (s.checkedAt = "2026-05-25T00:00:00.000Z"),
   "https-certificate|tls-secret|error": (s) => void (s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("a-cert"))),
   // The Gateway's Secret comes from a Certificate that cert-manager has not issued (yet): no Secret at all, or an earlier one.
   "https-certificate|certificate-not-ready|error": (s) => {
@@ -162,13 +196,18 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "connection|control-plane-pod|error": (s) => void (s.pods = s.pods.filter((p) => p.metadata.name !== "team-a-0")),
   "connection|control-plane-ready|error": (s) => void (controlPlane(s).status.conditions = [{ type: "Ready", status: "False", reason: "ContainersNotReady" }]),
   "connection|control-plane-service-account|error": (s) => void (s.serviceAccounts = s.serviceAccounts.filter((a) => a.metadata.name !== "vc-team-a")),
-  "connection|syncer-rbac|error": (s) => void (s.rbac.roles[1]!.rules = [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }]),
+  "connection|syncer-rbac|error": (s) => deny(s, "vc-team-a", "", "pods", ["create", "delete"]),
+  // Egress admitted only to a block without the host API server's address.
+  "connection|network-policy|error": (s) => void ((s.networkPolicies![0]!.spec as PolicyLike).egress = [{ to: [{ ipBlock: { cidr: "192.168.0.0/16" } }] }]),
+  "connection|network-policy|warning": (s) => void ((s.networkPolicies![0]!.spec as PolicyLike).ingress = [{ from: [{ podSelector: { matchLabels: { app: "client" } } }], ports: [{ port: 8443 }] }]),
   "api-timeouts|api-timeouts|warning": (s) => void s.events.push(event("cp.1", "Pod", "team-a-0", "Unhealthy", 'Readiness probe failed: Get "https://10.0.0.7:8443/readyz": context deadline exceeded (Client.Timeout exceeded while awaiting headers)')),
   "api-timeouts|host-api-slow|warning": (s) => void (s.slowReads = [{ path: `/api/v1/namespaces/${NS}/events`, ms: 6400 }]),
   "state-loss|persistence|note": (s) => void delete (s.statefulSet as unknown as Spec).spec.volumeClaimTemplates,
+  // The control plane's pod was created an hour after its StatefulSet: it was recreated (deleted, evicted, its node lost).
   "state-loss|persistence|warning": (s) => {
     delete (s.statefulSet as unknown as Spec).spec.volumeClaimTemplates;
-    controlPlane(s).status.containerStatuses = [{ name: "syncer", restartCount: 2, state: { running: {} } }];
+    Object.assign(s.statefulSet!.metadata, { creationTimestamp: "2026-01-01T09:00:00Z" });
+    Object.assign(controlPlane(s).metadata, { creationTimestamp: "2026-01-01T10:00:00Z" });
   },
   "state-loss|volume-claim|error": (s) => void ((s.pvcs[0] as unknown as Status).status = { phase: "Lost" }),
   "pending-resources|pod-pending|error": (s) => void (web(s).status = { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/3 nodes are available: 3 Insufficient cpu." }] }),

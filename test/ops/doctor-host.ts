@@ -83,6 +83,7 @@ export const SHOP_FINDINGS = [
   "metrics-proxy error Deployment vc-shop/vc-metrics-proxy-shop",
   "metrics-proxy-tls error Secret vc-shop/vc-metrics-proxy-tls-shop",
   "mesh-destination error VirtualService vc-shop/reviews-x-default-x-shop",
+  "mesh-subset error VirtualService vc-shop/reviews-x-default-x-shop",
   "pod-requests warning Pod vc-shop/web-x-default-x-shop",
   "node-metrics note StatefulSet vc-shop/shop",
   "persistence note StatefulSet vc-shop/shop",

@@ -1,10 +1,12 @@
 // The doctor checks as pure functions over host snapshots: every row of the coverage table found, a healthy cluster clean.
 import { expect } from "chai";
-import { COVERAGE, ROWS } from "../../src/ops/doctor/coverage.js";
+import { checkIds, COVERAGE, RESOLUTIONS, ROWS } from "../../src/ops/doctor/coverage.js";
 import { diagnose, doctorExitCode } from "../../src/ops/doctor/index.js";
 import { formatFindings } from "../../src/ops/doctor/format.js";
+import { remarks } from "../../src/ops/doctor/context.js";
+import { certificateFacts, covers } from "../../src/ops/doctor/tls-cert.js";
+import { servingCertificate } from "../support/certs.js";
 import { pendingCauses } from "../../src/ops/doctor/pods.js";
-import { allowed } from "../../src/ops/doctor/rbac.js";
 import type { Finding, HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
 import { healthy, NS, obj, pod, SCENARIOS } from "./doctor-fixtures.js";
 
@@ -46,6 +48,23 @@ describe("ops/doctor", () => {
     expect(rows.filter(([, r]) => r.section === "7")).to.have.length(13);
     for (const [row] of rows) expect(COVERAGE.some((c) => c.row === row), row).to.equal(true);
     for (const state of ["`Pending`", "`CrashLoopBackOff`", "`OOMKilled`", "restart"]) expect(rows.some(([, r]) => r.section === "3" && r.condition.includes(state)), state).to.equal(true);
+  });
+
+  it("every resolution the spec lists for a row is performed by a check or named as not performed, with the reason", () => {
+    const ids = new Set(checkIds());
+    for (const [row, spec] of Object.entries(ROWS) as Array<[keyof typeof ROWS, (typeof ROWS)[keyof typeof ROWS]]>) {
+      const steps = RESOLUTIONS[row];
+      let rest: string = spec.resolution;
+      for (const s of steps) {
+        expect(rest.includes(s.step), `${row}: "${s.step}" is not in "${spec.resolution}"`).to.equal(true);
+        rest = rest.replace(s.step, "");
+        expect(s.by?.length || s.not, `${row}: "${s.step}" is neither performed nor explained`).to.be.ok;
+        for (const id of s.by ?? []) expect(ids.has(id), `${row}: unknown check ${id}`).to.equal(true);
+      }
+      expect(rest, `${row}: steps not accounted for`).to.match(/^[\s,;]*$/);
+      // Every check that reports under the row performs one of its steps.
+      for (const c of COVERAGE.filter((x) => x.row === row)) expect(steps.some((s) => s.by?.includes(c.check)), `${row}: ${c.check} performs none of its steps`).to.equal(true);
+    }
   });
 
   it("names each of the four causes of a Pending pod", () => {
@@ -117,8 +136,7 @@ describe("ops/doctor", () => {
     s.initManifests = undefined;
     s.deployments = [];
     s.existingSecrets = ["mesh-system/a-cert"];
-    s.rbac.roleBindings = s.rbac.roleBindings.filter((b) => b.metadata.name !== "vc-metrics-proxy-team-a");
-    s.rbac.clusterRoleBindings = s.rbac.clusterRoleBindings.filter((b) => b.metadata.name !== "proxy-nodes");
+    for (const a of s.access!) if (a.serviceAccount.name === "vc-metrics-proxy-team-a") a.allowed = false;
     s.pods[1] = pod("web-x-default-x-team-a", { spec: { containers: [{ name: "app" }, { name: "mesh-proxy" }] } });
     expect(diagnose(s)).to.deep.equal([]);
   });
@@ -131,7 +149,7 @@ describe("ops/doctor", () => {
 
   it("a VirtualService routing to a missing service names the virtual service behind the host name; external hosts are not checked", () => {
     const s = broken("mesh-not-effective|mesh-destination|error");
-    (s.virtualServices[0]!.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: "api.example.com" } }] });
+    for (const vs of [s.virtualServices[0]!, s.rendered![0]!]) (vs.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: "api.example.com" } }] });
     const [f] = diagnose(s);
     expect(f!.message).to.equal(`route destination ${"reviews-x-default-x-team-a"}.${NS}.svc.cluster.local names Service ${NS}/reviews-x-default-x-team-a, which does not exist on the host (the virtual cluster's service reviews in namespace default: not synced)`);
     expect(diagnose(s)).to.have.length(1);
@@ -154,22 +172,39 @@ describe("ops/doctor", () => {
     expect(diagnose(s)).to.deep.equal([]);
   });
 
-  it("evaluates RBAC: wildcards, namespaces, resourceNames, groups", () => {
-    const s = healthy().rbac;
-    const sa = { namespace: NS, name: "vc-metrics-proxy-team-a" };
-    expect(allowed(s, sa, "metrics.k8s.io", "pods", "list", NS)).to.equal(true);
-    expect(allowed(s, sa, "metrics.k8s.io", "pods", "list", "other")).to.equal(false);
-    expect(allowed(s, sa, "metrics.orch.io", "pods", "list", NS)).to.equal(false);
-    expect(allowed(s, sa, "metrics.k8s.io", "pods", "delete", NS)).to.equal(false);
-    expect(allowed(s, sa, "metrics.k8s.io", "nodes", "get")).to.equal(true);
-    expect(allowed(s, { namespace: NS, name: "someone" }, "metrics.k8s.io", "nodes", "get")).to.equal(false);
-    s.clusterRoles[0]!.rules = [{ apiGroups: ["metrics.k8s.io"], resources: ["nodes"], verbs: ["get"], resourceNames: ["n1"] }];
-    expect(allowed(s, sa, "metrics.k8s.io", "nodes", "get")).to.equal(false);
+  it("asks the authorizer only what the configuration needs; no answer (could not ask) is never a denial", () => {
+    const s = healthy();
+    expect(s.access!.map((a) => `${a.serviceAccount.name} ${a.verb} ${a.resource}${a.group ? `.${a.group}` : ""}${a.namespace ? ` in ${a.namespace}` : ""}`).sort()).to.deep.equal([
+      "vc-metrics-proxy-team-a get nodes.metrics.k8s.io",
+      "vc-metrics-proxy-team-a get pods.metrics.k8s.io in vc-team-a",
+      "vc-metrics-proxy-team-a list nodes.metrics.k8s.io",
+      "vc-metrics-proxy-team-a list pods.metrics.k8s.io in vc-team-a",
+      "vc-team-a create pods in vc-team-a",
+      "vc-team-a delete pods in vc-team-a",
+      "vc-team-a get nodes",
+      "vc-team-a get pods in vc-team-a",
+      "vc-team-a list nodes",
+      "vc-team-a list pods in vc-team-a",
+    ]);
+    s.access = undefined;
+    s.unreadable = { access: "you may not create SubjectAccessReviews, so the permission checks could not be made" };
+    expect(diagnose(s)).to.deep.equal([]);
+    expect(formatFindings("team-a", NS, diagnose(s), s.unreadable)).to.contain("not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made");
   });
 
-  it("persistence off is a note until the control plane has restarted; an external database needs none", () => {
+  it("persistence off is a note until the control plane's pod was recreated (not on a container restart); an external database needs none", () => {
     expect(diagnose(broken("state-loss|persistence|note")).map((f) => f.severity)).to.deep.equal(["note"]);
-    expect(diagnose(broken("state-loss|persistence|warning"))[0]!.message).to.match(/restarted 2 time\(s\): each restart began with an empty store/);
+    expect(diagnose(broken("state-loss|persistence|warning"))[0]!.message).to.equal(
+      "the embedded kvstore has no persistent volume and the control plane's pod was recreated (team-a-0 was created 60 min after its StatefulSet): it began with an empty store, so the virtual cluster's state was reset",
+    );
+    const restarted = broken("state-loss|persistence|note");
+    (restarted.pods[0] as unknown as { status: { containerStatuses: unknown[] } }).status.containerStatuses = [{ name: "syncer", restartCount: 2, state: { running: {} } }];
+    const [kept] = diagnose(restarted);
+    expect(kept).to.include({ severity: "note" });
+    expect(kept!.message).to.contain("its container restarted 2 time(s), which keeps the store");
+    const twice = broken("state-loss|persistence|note");
+    for (const n of [1, 2]) twice.events.push(obj("v1", "Event", `sts.${n}`, { involvedObject: { kind: "StatefulSet", name: "team-a" }, reason: "SuccessfulCreate", message: "create Pod team-a-0 in StatefulSet team-a successful", lastTimestamp: `2026-01-01T1${n}:00:00Z` }));
+    expect(diagnose(twice)[0]!.message).to.contain("(the StatefulSet created team-a-0 2 times)");
     const s = broken("state-loss|persistence|note");
     s.statefulSet = undefined;
     s.pods = s.pods.filter((p) => p.metadata.name !== "team-a-0");
@@ -177,6 +212,98 @@ describe("ops/doctor", () => {
     expect(diagnose(s).map((f) => f.check)).to.deep.equal(["persistence"]);
     s.values!.controlPlane.backingStore.database.external.enabled = true;
     expect(diagnose(s)).to.deep.equal([]);
+  });
+
+  it("init containers: a crash loop, an OOM kill and high restarts are found as for containers", () => {
+    const s = healthy();
+    const web = s.pods[1] as unknown as { spec: { initContainers?: unknown[] }; status: Record<string, unknown> };
+    web.spec.initContainers = [{ name: "migrate", resources: { limits: { memory: "64Mi" } } }];
+    web.status = { phase: "Pending", initContainerStatuses: [{ name: "migrate", restartCount: 6, state: { waiting: { reason: "CrashLoopBackOff" } }, lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } } }] };
+    const found = diagnose(s).filter((f) => f.check === "crash-loop");
+    expect(found.map((f) => [f.message, f.resolution.split("; ").pop()])).to.deep.equal([["init container migrate in CrashLoopBackOff after 6 restarts, last terminated OOMKilled", "the memory limit is now 64Mi"]]);
+    web.status = { phase: "Pending", initContainerStatuses: [{ name: "migrate", restartCount: 1, state: { running: {} }, lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } } }] };
+    expect(diagnose(s).filter((f) => f.check === "oom-killed").map((f) => f.message)).to.deep.equal(["init container migrate was OOMKilled (1 restarts)"]);
+    web.status = { phase: "Running", initContainerStatuses: [{ name: "migrate", restartCount: 0, state: { terminated: { reason: "Completed", exitCode: 0 } } }] };
+    expect(diagnose(s)).to.deep.equal([]);
+  });
+
+  it("a cluster suspended for a restore: said under the headline, and its control plane's errors are expected notes", () => {
+    const s = broken("connection|control-plane-pod|error");
+    SCENARIOS["sidecar-missing|sidecar-missing|error"]!(s);
+    s.suspendedBy = "vc restore from registry.example/backup:1";
+    const found = diagnose(s);
+    expect(found.map((f) => `${f.check} ${f.severity}`)).to.deep.equal(["sidecar-missing error", "control-plane-pod note"]);
+    expect(found[1]!.message).to.match(/^expected during the restore: the StatefulSet wants 1 replica/);
+    expect(remarks(s)).to.deep.equal([
+      "suspended for a restore (vc restore from registry.example/backup:1): reconciliation is paused and the control plane is being replaced; its symptoms are expected until the restore ends and are reported as notes",
+    ]);
+    expect(remarks(healthy())).to.deep.equal([]);
+  });
+
+  it("says when the repository's values are invalid and the live configuration was used instead", () => {
+    const s = healthy();
+    s.values = undefined;
+    expect(remarks(s, "clusters/team-a/values.yaml:3:5: bad")).to.deep.equal([
+      "the repository's values of clusters/team-a are invalid (clusters/team-a/values.yaml:3:5: bad): checked against the configuration the control plane runs with (Secret vc-config-team-a) instead",
+    ]);
+    s.liveValues = undefined;
+    expect(remarks(s, "bad")[0]).to.contain("could not be read: checks that depend on values judge from the host's objects alone");
+    expect(remarks(healthy(), "bad")).to.deep.equal([]);
+  });
+
+  it("the metrics-host-api fix never suggests the hostApiGroup already in use", () => {
+    const upstream = diagnose(broken("metrics-not-available|metrics-host-api|error"))[0]!.resolution;
+    expect(upstream).to.not.contain("to the group it serves (metrics.k8s.io");
+    expect(upstream).to.contain("the configured hostApiGroup metrics.k8s.io is the upstream metrics server's group");
+    const s = broken("metrics-not-available|metrics-host-api|error");
+    s.values!.integrations.metricsServer.proxy.hostApiGroup = "metrics.orch.io";
+    s.liveValues = undefined;
+    expect(diagnose(s).find((f) => f.check === "metrics-host-api")!.resolution).to.contain("(metrics.k8s.io for the upstream metrics server; metrics.orch.io is in use now)");
+  });
+
+  it("certificate names cover Gateway hosts: exact, one-label wildcards, namespace prefixes dropped", () => {
+    expect(covers(["a.example.com"], "vc-x/a.example.com")).to.equal(true);
+    expect(covers(["*.example.com"], "a.example.com")).to.equal(true);
+    expect(covers(["*.example.com"], "a.b.example.com")).to.equal(false);
+    expect(covers(["*.example.com"], "example.com")).to.equal(false);
+    expect(covers(["b.example.com"], "a.example.com")).to.equal(false);
+  });
+
+  it("reads a TLS Secret's certificate with node's X509Certificate: window and DNS names; never the key", () => {
+    const pem = servingCertificate(["a.example.com", "*.shop.example.com"], 30);
+    const facts = certificateFacts({ data: { "tls.crt": Buffer.from(pem.cert).toString("base64"), "tls.key": Buffer.from(pem.key).toString("base64") } });
+    expect(facts.dnsNames).to.deep.equal(["a.example.com", "*.shop.example.com"]);
+    expect(Date.parse(facts.validTo!) - Date.parse(facts.validFrom!)).to.equal(30 * 86_400_000);
+    expect(JSON.stringify(facts)).to.not.contain("PRIVATE");
+    expect(certificateFacts({ data: {} })).to.deep.equal({ error: "it has no tls.crt" });
+    expect(certificateFacts({ data: { "tls.crt": "eA==" } }).error).to.match(/^its tls.crt is not a PEM certificate/);
+  });
+
+  it("the TLS Secret of a shared ingress counts only where its pods run", () => {
+    const s = healthy();
+    s.existingSecrets = [`${NS}/a-cert`, `${NS}/vc-metrics-proxy-tls-team-a`];
+    expect(diagnose(s).map((f) => f.message)).to.deep.equal([
+      `tls.credentialName a-cert (port 443) names a Secret that does not exist in mesh-system (the gateway pods run in mesh-system: the Secret must be there, a copy in ${NS} is not read)`,
+    ]);
+  });
+
+  it("NetworkPolicies: the union of those selecting the control plane decides; an ipBlock's except and other pods' policies count", () => {
+    const s = broken("connection|network-policy|error");
+    expect(diagnose(s).map((f) => f.message)).to.deep.equal([
+      "NetworkPolicies control-plane select the control plane's pod and admit no connection to the host API server (10.0.0.1:6443): the syncer cannot sync, and its calls hang",
+    ]);
+    s.networkPolicies!.push(obj("networking.k8s.io/v1", "NetworkPolicy", "api", { spec: { podSelector: { matchExpressions: [{ key: "app", operator: "In", values: ["vc"] }] }, policyTypes: ["Egress"], egress: [{ to: [{ ipBlock: { cidr: "10.0.0.0/8", except: ["10.0.0.0/30"] } }] }] } }));
+    expect(diagnose(s)).to.have.length(1);
+    (s.networkPolicies![1]!.spec as { egress: Array<{ to: unknown[] }> }).egress[0]!.to = [{ ipBlock: { cidr: "10.0.0.0/8" } }];
+    expect(diagnose(s)).to.deep.equal([]);
+    const other = healthy();
+    other.networkPolicies!.push(obj("networking.k8s.io/v1", "NetworkPolicy", "web-only", { spec: { podSelector: { matchLabels: { app: "web" } }, policyTypes: ["Ingress", "Egress"] } }));
+    expect(diagnose(other)).to.deep.equal([]);
+    const none = healthy();
+    none.networkPolicies = [obj("networking.k8s.io/v1", "NetworkPolicy", "deny-all", { spec: { podSelector: {}, policyTypes: ["Ingress"] } })];
+    expect(diagnose(none).map((f) => `${f.severity} ${f.message}`)).to.deep.equal([
+      "error NetworkPolicies deny-all select the control plane's pod and admit no connection to the virtual API server's port 8443: vc connect, kubectl and the metrics proxy hang",
+    ]);
   });
 
   it("a liveness probe differing from 60/20/5 is a note naming each value", () => {

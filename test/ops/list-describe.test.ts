@@ -75,9 +75,31 @@ describe("ops: vc list and vc describe", function () {
     expect(values.controlPlane.backingStore.database.external.endpoint).to.equal("<masked>");
     expect(values.controlPlane.statefulSet.probes.livenessProbe.periodSeconds).to.be.a("number");
     expect(r.stdout).not.to.contain(DB_PASSWORD);
-    const missing = await vc(["describe", "nope", "--config-only", "--repo", repo]);
+    const missing = await vc(["describe", "nope", "--config-only", "--repo", repo, ...kc]);
     expect(missing.code).to.equal(1);
     expect(missing.stderr).to.contain("no folder clusters/nope");
+    const nowhere = await vc(["describe", "nope", "--config-only", ...kc], { cwd: tempDir() });
+    expect(nowhere.code).to.equal(1);
+    expect(nowhere.stderr).to.contain("no config Secret vc-config-nope in namespace vc-nope");
+  });
+
+  it("describe --config-only outside a repository reads the configuration the control plane runs with from the host", async () => {
+    const elsewhere = tempDir();
+    const r = await vc(["describe", "team-a", "--config-only", "-o", "json", ...kc], { cwd: elsewhere });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stderr).to.equal('note: no folder clusters/team-a here: the configuration the control plane runs with, from Secret vc-team-a/vc-config-team-a on context "test"\n');
+    const values = JSON.parse(r.stdout) as { controlPlane: { statefulSet: { probes: { livenessProbe: { periodSeconds: number } } } } };
+    expect(values.controlPlane.statefulSet.probes.livenessProbe.periodSeconds).to.be.a("number");
+  });
+
+  it("vc list outside a repository lists the clusters the host knows; inside, the repository's too", async () => {
+    const elsewhere = tempDir();
+    const outside = await vc(["list", "-o", "json", ...kc], { cwd: elsewhere });
+    expect(outside.code, outside.stderr).to.equal(0);
+    const rows = JSON.parse(outside.stdout) as ListRow[];
+    expect(rows.map((r) => `${r.name} ${r.namespace} ${r.source} ${r.drift}`)).to.deep.equal(["team-a vc-team-a host -"]);
+    const inside = await vc(["list", "-o", "json", ...kc], { cwd: repo });
+    expect((JSON.parse(inside.stdout) as ListRow[]).map((r) => `${r.name} ${r.source}`)).to.deep.equal(["broken repository", "team-a both", "team-b repository"]);
   });
 
   it("describe shows namespace, images, state, revisions, mesh objects with host names and the metrics API service", async () => {

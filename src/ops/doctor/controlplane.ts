@@ -1,12 +1,12 @@
 // Doctor checks of the control plane's state and settings: persistence of the embedded store, its volume claims, liveness probe.
 import { finding } from "./coverage.js";
-import { configOf, controlPlanePod, statefulSetSpec, syncerContainer } from "./facts.js";
+import { configOf, controlPlanePod, eventsAbout, statefulSetSpec, syncerContainer } from "./facts.js";
 import type { Check, Finding } from "./types.js";
 
 /** Suggested liveness probe values (spec section 8). */
 export const SUGGESTED_LIVENESS = { initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5 } as const;
 
-/** The embedded kvstore without a persistent volume: a note (the default), a warning once the control plane has restarted. */
+/** The embedded kvstore without a persistent volume: a note (the default), a warning once the control plane's pod was recreated. */
 export const persistence: Check = (s) => {
   let needs: boolean | undefined;
   let has: boolean | undefined;
@@ -20,16 +20,37 @@ export const persistence: Check = (s) => {
     has = bs.kvstore.persistence.enabled;
   }
   if (!needs || has) return [];
-  const restarts = controlPlanePod(s)?.status?.containerStatuses?.find((c) => c.name === "syncer")?.restartCount ?? 0;
   const how = "controlPlane.backingStore.kvstore.persistence.enabled: true, suggested size 10Gi";
   const object = `StatefulSet ${s.namespace}/${s.cluster}`;
-  if (restarts > 0) {
-    const message = `the embedded kvstore has no persistent volume and the control plane has restarted ${restarts} time(s): each restart began with an empty store, so the virtual cluster's state was reset`;
+  // The store lives in an emptyDir: it outlasts a restart of the container and is lost only with the pod.
+  const recreated = podRecreated(s);
+  if (recreated) {
+    const message = `the embedded kvstore has no persistent volume and the control plane's pod was recreated (${recreated}): it began with an empty store, so the virtual cluster's state was reset`;
     return [finding("state-loss", { check: "persistence", severity: "warning", object, message }, how)];
   }
-  const message = "the embedded kvstore has no persistent volume (the default): a restart of the control plane loses the virtual cluster's state";
+  const restarts = controlPlanePod(s)?.status?.containerStatuses?.find((c) => c.name === "syncer")?.restartCount ?? 0;
+  const kept = restarts > 0 ? `; its container restarted ${restarts} time(s), which keeps the store (an emptyDir outlasts a container restart)` : "";
+  const message = `the embedded kvstore has no persistent volume (the default): recreating the control plane's pod loses the virtual cluster's state${kept}`;
   return [finding("state-loss", { check: "persistence", severity: "note", object, message }, how)];
 };
+
+/** A pod created well after its StatefulSet was recreated; a StatefulSet creates its first pod within seconds. */
+export const RECREATED_AFTER_MS = 120_000;
+
+/** Why the control plane's pod is known to have been recreated (created long after its StatefulSet, or created twice), or undefined. */
+function podRecreated(s: Parameters<typeof controlPlanePod>[0]): string | undefined {
+  const pod = controlPlanePod(s);
+  if (!pod || !s.statefulSet) return undefined;
+  if (eventsAbout(s, "StatefulSet", s.statefulSet.metadata.name).some((e) => e.reason === "FailedCreate")) return undefined; // created late, not again
+  const creates = eventsAbout(s, "StatefulSet", s.statefulSet.metadata.name).filter((e) => e.reason === "SuccessfulCreate" && e.message.includes(` ${pod.metadata.name} `));
+  if (creates.length > 1) return `the StatefulSet created ${pod.metadata.name} ${creates.length} times`;
+  const born = Date.parse(String((pod.metadata as { creationTimestamp?: unknown }).creationTimestamp ?? ""));
+  const setBorn = Date.parse(String((s.statefulSet.metadata as { creationTimestamp?: unknown }).creationTimestamp ?? ""));
+  if (Number.isFinite(born) && Number.isFinite(setBorn) && born - setBorn > RECREATED_AFTER_MS) {
+    return `${pod.metadata.name} was created ${Math.round((born - setBorn) / 60_000)} min after its StatefulSet`;
+  }
+  return undefined;
+}
 
 /** The control plane's volume claims (`<template>-<name>-<ordinal>`) that are Lost or not bound. */
 export const volumeClaims: Check = (s) => {

@@ -56,11 +56,14 @@ export const COVERAGE: readonly Coverage[] = [
   { row: "metrics-not-available", check: "metrics-host-api", severity: "error", when: "the host's APIService `v1beta1.<hostApiGroup>` is absent or not Available: no metrics server answers on the host" },
   { row: "metrics-not-available", check: "metrics-api-group", severity: "error", when: "that APIService is Available but discovery does not list pod and node metrics in the group" },
   { row: "metrics-not-available", check: "metrics-proxy", severity: "error", when: "the metrics proxy's Deployment is absent or has no available replica" },
+  { row: "metrics-not-available", check: "metrics-virtual-api", severity: "error", when: "the virtual cluster's APIService `v1beta1.metrics.orch.io` (read through its API server) is not Available" },
   { row: "metrics-not-available", check: "metrics-proxy-tls", severity: "error", when: "the proxy's TLS Secret `vc-metrics-proxy-tls-<name>` does not exist: its pods cannot start" },
   { row: "node-metrics", check: "node-metrics", severity: "note", when: "node metrics are proxied while node syncing is off (the default): only the nodes running the cluster's pods are listed" },
   { row: "node-metrics", check: "node-metrics", severity: "error", when: "node syncing is on but the control plane's service account may not get and list host nodes" },
   { row: "autoscaler-unknown", check: "pod-requests", severity: "warning", when: "a synced pod has a container without CPU or memory requests while a metrics source is on" },
-  { row: "metrics-api-service", check: "metrics-api-service", severity: "error", when: "the ConfigMap `vc-init-<name>` the control plane registers the APIService from is absent or lacks it, or the control plane is not started with it" },
+  { row: "autoscaler-unknown", check: "pod-metrics", severity: "warning", when: "an autoscaler of the virtual cluster shows `<unknown>` and pods of the workload it scales have no pod metrics (asked through the virtual API server), or its pods or metrics cannot be read" },
+  { row: "autoscaler-unknown", check: "pod-metrics", severity: "note", when: "an autoscaler shows `<unknown>` while every pod of its workload has pod metrics (they reach it within 1-2 minutes)" },
+  { row: "metrics-api-service", check: "metrics-api-service", severity: "error", when: "the virtual cluster's own APIService list (read through its API server) lacks `v1beta1.metrics.orch.io`; or the ConfigMap `vc-init-<name>` the control plane registers the APIService from is absent or lacks it, or the control plane is not started with it" },
   { row: "metrics-api-service", check: "metrics-api-service", severity: "warning", when: "the control plane's pod started with an older configuration than its StatefulSet's" },
   { row: "metrics-forbidden", check: "metrics-forbidden", severity: "error", when: "the service account reading metrics may not get and list pods (host namespace) or nodes of the configured `hostApiGroup`" },
   { row: "mesh-custom-resource", check: "mesh-custom-resource", severity: "error", when: "the configuration the control plane runs with (its config Secret) has both" },
@@ -68,15 +71,24 @@ export const COVERAGE: readonly Coverage[] = [
   { row: "sidecar-missing", check: "mesh-injection-label", severity: "note", when: "the host namespace lacks `mesh-injection=enabled` (optional, recommended)" },
   { row: "mesh-not-effective", check: "mesh-crds", severity: "error", when: "the host does not serve the mesh kinds (its CRDs are missing)" },
   { row: "mesh-not-effective", check: "mesh-destination", severity: "error", when: "a VirtualService routes to a Service that does not exist on the host" },
+  { row: "mesh-not-effective", check: "mesh-not-synced", severity: "error", when: "a mesh object the repository renders for the cluster is not on the host under its translated name, or its spec there differs" },
+  { row: "mesh-not-effective", check: "mesh-subset", severity: "error", when: "a route names a subset that no DestinationRule for its host defines on the host" },
   { row: "mesh-not-effective", check: "mesh-host-conflict", severity: "warning", when: "two DestinationRules, or two VirtualServices on one gateway, claim the same host: only one applies" },
   { row: "gateway-unreachable", check: "gateway-selector", severity: "error", when: "a Gateway's selector matches no ingress gateway pod" },
-  { row: "https-certificate", check: "tls-secret", severity: "error", when: "the Secret a Gateway names in `tls.credentialName` does not exist" },
+  { row: "gateway-unreachable", check: "gateway-pods-ready", severity: "error", when: "the pods a Gateway's selector matches are none of them Ready" },
+  { row: "gateway-unreachable", check: "gateway-service", severity: "error", when: "no Service selects those pods, or none exposes a port of the Gateway's servers" },
+  { row: "gateway-unreachable", check: "gateway-external-address", severity: "warning", when: "the gateway Service has no external address (ClusterIP, or a LoadBalancer without status.loadBalancer.ingress)" },
+  { row: "https-certificate", check: "tls-secret", severity: "error", when: "the Secret a Gateway names in `tls.credentialName` does not exist where the gateway pods run (their namespace for a shared ingress)" },
+  { row: "https-certificate", check: "tls-certificate", severity: "error", when: "the certificate in that Secret is unreadable, expired, not yet valid, or does not name the server's hosts" },
+  { row: "https-certificate", check: "tls-certificate", severity: "warning", when: "the certificate expires within 14 days" },
   { row: "https-certificate", check: "certificate-not-ready", severity: "error", when: "the cert-manager Certificate issuing a Gateway's `tls.credentialName` is not Ready and the Secret does not exist yet" },
   { row: "https-certificate", check: "certificate-not-ready", severity: "warning", when: "the same, while the Secret still holds an earlier certificate" },
   { row: "connection", check: "control-plane-pod", severity: "error", when: "the StatefulSet wants replicas but pod `<name>-0` does not exist" },
   { row: "connection", check: "control-plane-ready", severity: "error", when: "pod `<name>-0` runs but is not Ready" },
   { row: "connection", check: "control-plane-service-account", severity: "error", when: "the service account the StatefulSet runs as does not exist" },
   { row: "connection", check: "syncer-rbac", severity: "error", when: "that service account may not create, delete, get and list pods in the host namespace while pod sync is on" },
+  { row: "connection", check: "network-policy", severity: "error", when: "NetworkPolicies of the host namespace select the control plane's pod and admit no connection to its API port (8443), or none to the host API server's endpoints (the syncer)" },
+  { row: "connection", check: "network-policy", severity: "warning", when: "they admit connections to the API port only from listed sources" },
   { row: "api-timeouts", check: "api-timeouts", severity: "warning", when: "the control plane's health probes time out (its API server answers too slowly)" },
   { row: "api-timeouts", check: "host-api-slow", severity: "warning", when: "a read of the host API took 5 s or more while vc doctor gathered" },
   { row: "state-loss", check: "persistence", severity: "note", when: "the embedded kvstore has no persistent volume (the default)" },
@@ -95,6 +107,86 @@ export const COVERAGE: readonly Coverage[] = [
   { row: "high-restarts", check: "high-restarts", severity: "warning", when: "a container restarted 5 times or more without being in CrashLoopBackOff now" },
   { row: "oom-killed", check: "oom-killed", severity: "warning", when: "a container's last termination was OOMKilled (not in CrashLoopBackOff now)" },
 ];
+
+/**
+ * How each step of a row's resolution is carried out: `by` the checks that perform it (find the fault it fixes and
+ * say what to do), and `not` why vc doctor does not perform it (or the part of it it leaves to the user).
+ */
+export interface ResolutionStep {
+  /** The step, as the row's resolution words it. */
+  step: string;
+  by?: string[];
+  not?: string;
+}
+
+const NEVER_WRITES = "vc doctor only reads: it never changes the host";
+
+export const RESOLUTIONS: Record<RowKey, ResolutionStep[]> = {
+  "metrics-not-available": [
+    { step: "verify host metrics server runs", by: ["metrics-host-api", "metrics-api-group"] },
+    { step: "verify integration is enabled", by: ["metrics-proxy", "metrics-proxy-tls", "metrics-virtual-api"], not: "an integration switched off in the values is a choice, not a fault: the metrics checks run only while it is on (vc describe --config-only shows the switch)" },
+    { step: "restart the control plane", not: `${NEVER_WRITES}; the metrics-api-service warning says when a restart is due and gives the command` },
+  ],
+  "node-metrics": [{ step: "enable node syncing", by: ["node-metrics"] }],
+  "autoscaler-unknown": [
+    { step: "give pods resource requests", by: ["pod-requests"] },
+    { step: "allow 1-2 minutes for metrics", by: ["pod-metrics"] },
+    { step: "check pod metrics", by: ["pod-metrics"] },
+  ],
+  "metrics-api-service": [
+    { step: "the service is registered at control-plane start", by: ["metrics-api-service"] },
+    { step: "check start-up logs", not: "vc doctor reads no logs (they may hold tenant data): the finding gives the kubectl logs command, and vc debug collect gathers them" },
+  ],
+  "metrics-forbidden": [{ step: "grant RBAC to the service account", by: ["metrics-forbidden"], not: `the missing grant is found by asking the host's authorizer (SubjectAccessReview) and the kubectl commands are printed; ${NEVER_WRITES}` }],
+  "mesh-custom-resource": [{ step: "remove the manual custom-resource entry and use `integrations.mesh`", by: ["mesh-custom-resource"] }],
+  "sidecar-missing": [
+    { step: "label host namespace `mesh-injection=enabled` and restart the workload", by: ["mesh-injection-label", "sidecar-missing"] },
+    { step: 'or annotate the pod with `sidecar.mesh.io/inject: "true"`', by: ["sidecar-missing"] },
+  ],
+  "mesh-not-effective": [
+    { step: "check the host namespace for the translated name", by: ["mesh-not-synced", "mesh-crds"] },
+    { step: "run the mesh analysis tool", not: "the mesh's analyser is the mesh's own tool and needs its control plane; vc doctor checks what the API shows: the kinds served, the repository's objects on the host, routes' Services and subsets" },
+    { step: "check for name conflicts", by: ["mesh-host-conflict"] },
+    { step: "check that the target service exists", by: ["mesh-destination", "mesh-subset"] },
+  ],
+  "gateway-unreachable": [
+    { step: "make the selector match the ingress gateway pods' labels", by: ["gateway-selector", "gateway-pods-ready"] },
+    { step: "check the gateway service and its external address", by: ["gateway-service", "gateway-external-address"] },
+  ],
+  "https-certificate": [
+    { step: "verify the secret named in `tls.credentialName` exists", by: ["tls-secret", "tls-certificate"] },
+    { step: "enable `integrations.certManager`", by: ["certificate-not-ready"], not: "a switched-off integration is not reported: a Secret made by hand serves as well, and tls-certificate reads the certificate either way" },
+    { step: "recreate the gateway after the certificate is ready", by: ["certificate-not-ready"], not: `${NEVER_WRITES}; the finding says the certificate is not ready yet` },
+  ],
+  connection: [
+    { step: "restart the stateful set", by: ["control-plane-pod", "control-plane-ready"], not: `${NEVER_WRITES}; the findings say why the control plane does not answer` },
+    { step: "check service account", by: ["control-plane-service-account", "syncer-rbac"] },
+    { step: "network policies", by: ["network-policy"] },
+    { step: "resource constraints", by: ["pod-pending", "crash-loop", "oom-killed"] },
+  ],
+  "api-timeouts": [
+    { step: "raise the client `--request-timeout`", by: ["host-api-slow"], not: "a client's timeout is not visible to vc doctor; host-api-slow reports the reads of the host it waited long for" },
+    { step: "raise control-plane resources", by: ["api-timeouts"] },
+    { step: "reduce load", not: "the load on the virtual API server (request rates in its /metrics) is not read" },
+    { step: "tune the kvstore", not: "the kvstore's own metrics (compaction, database size) are not read; persistence and volume-claim check its storage" },
+  ],
+  "state-loss": [
+    { step: "check volume claims and storage class", by: ["volume-claim", "pod-pending"] },
+    { step: "enable persistence", by: ["persistence"] },
+    { step: "restore from backup", not: `${NEVER_WRITES}; vc restore does; the volume-claim finding of a Lost claim names it` },
+  ],
+  "pending-resources": [{ step: "lower the pod's resource requests, free capacity or add nodes", by: ["pod-pending"] }],
+  "pending-volume-claim": [{ step: "check the volume claims and their storage class (kubectl get pvc), and that the class can provision", by: ["pod-pending"] }],
+  "pending-image-pull": [{ step: "check the image name and tag, the registry's reachability and the image pull secret", by: ["pod-pending"] }],
+  "pending-node-selector": [{ step: "fix the pod's node selector or affinity, or add tolerations for the nodes' taints", by: ["pod-pending"] }],
+  "pending-unreported": [{ step: "wait a moment and run vc doctor again; read the namespace events (vc debug collect)", by: ["pod-pending"] }],
+  "crash-memory": [{ step: ROWS["crash-memory"].resolution, by: ["crash-loop"] }],
+  "crash-liveness": [{ step: ROWS["crash-liveness"].resolution, by: ["crash-loop", "liveness-probe"] }],
+  "crash-application": [{ step: ROWS["crash-application"].resolution, by: ["crash-loop"] }],
+  "crash-node-pressure": [{ step: ROWS["crash-node-pressure"].resolution, by: ["crash-loop"] }],
+  "high-restarts": [{ step: ROWS["high-restarts"].resolution, by: ["high-restarts"] }],
+  "oom-killed": [{ step: ROWS["oom-killed"].resolution, by: ["oom-killed"] }],
+};
 
 /** Restarts from which a container's restart count is reported as high. */
 export const HIGH_RESTARTS = 5;

@@ -27,8 +27,8 @@ export function crashCause(s: HostSnapshot, pod: PodLike, cs: ContainerStatus): 
   return { row: "crash-application", detail: `application error, ${lastTermination(cs)}` };
 }
 
-function memoryLimit(pod: PodLike, container: string): string | undefined {
-  const limit = pod.spec?.containers?.find((c) => c.name === container)?.resources?.limits?.memory;
+function memoryLimit(pod: PodLike, container: string, init = false): string | undefined {
+  const limit = (init ? pod.spec?.initContainers : pod.spec?.containers)?.find((c) => c.name === container)?.resources?.limits?.memory;
   return limit ? `the memory limit is now ${limit}` : undefined;
 }
 
@@ -36,17 +36,20 @@ export const crashingPods: Check = (s) => {
   const out: Finding[] = [];
   for (const o of s.pods) {
     const pod = asPod(o);
-    for (const cs of pod.status?.containerStatuses ?? []) {
+    // Init containers loop and run out of memory too: the pod then never starts its containers.
+    const statuses = [...(pod.status?.initContainerStatuses ?? []).map((cs) => ({ cs, init: true })), ...(pod.status?.containerStatuses ?? []).map((cs) => ({ cs, init: false }))];
+    for (const { cs, init } of statuses) {
       const restarts = cs.restartCount ?? 0;
       const object = podRef(pod);
+      const what = `${init ? "init container" : "container"} ${cs.name}`;
       if (cs.state?.waiting?.reason === "CrashLoopBackOff") {
         const { row, detail } = crashCause(s, pod, cs);
-        const message = `container ${cs.name} in CrashLoopBackOff after ${restarts} restarts, ${detail}`;
-        out.push(finding(row, { check: "crash-loop", severity: "error", object, message }, row === "crash-memory" ? memoryLimit(pod, cs.name) : undefined));
+        const message = `${what} in CrashLoopBackOff after ${restarts} restarts, ${detail}`;
+        out.push(finding(row, { check: "crash-loop", severity: "error", object, message }, row === "crash-memory" ? memoryLimit(pod, cs.name, init) : undefined));
       } else if (oomKilled(cs)) {
-        out.push(finding("oom-killed", { check: "oom-killed", severity: "warning", object, message: `container ${cs.name} was OOMKilled (${restarts} restarts)` }, memoryLimit(pod, cs.name)));
+        out.push(finding("oom-killed", { check: "oom-killed", severity: "warning", object, message: `${what} was OOMKilled (${restarts} restarts)` }, memoryLimit(pod, cs.name, init)));
       } else if (restarts >= HIGH_RESTARTS) {
-        out.push(finding("high-restarts", { check: "high-restarts", severity: "warning", object, message: `container ${cs.name} restarted ${restarts} times, ${lastTermination(cs)}` }));
+        out.push(finding("high-restarts", { check: "high-restarts", severity: "warning", object, message: `${what} restarted ${restarts} times, ${lastTermination(cs)}` }));
       }
     }
   }

@@ -29,7 +29,7 @@ export interface SyncerContainer {
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
 }
 
-export function statefulSetSpec(s: HostSnapshot): StatefulSetSpec | undefined {
+export function statefulSetSpec(s: Pick<HostSnapshot, "statefulSet">): StatefulSetSpec | undefined {
   return (s.statefulSet as { spec?: StatefulSetSpec } | undefined)?.spec;
 }
 
@@ -39,7 +39,7 @@ export function syncerContainer(s: HostSnapshot): SyncerContainer | undefined {
 }
 
 /** The service account the control plane runs as: the StatefulSet's, else `vc-<name>`. */
-export function syncerServiceAccount(s: HostSnapshot): { namespace: string; name: string } {
+export function syncerServiceAccount(s: Pick<HostSnapshot, "statefulSet" | "namespace" | "cluster">): { namespace: string; name: string } {
   return { namespace: s.namespace, name: statefulSetSpec(s)?.template?.spec?.serviceAccountName ?? names.serviceAccount(s.cluster) };
 }
 

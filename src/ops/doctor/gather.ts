@@ -6,6 +6,8 @@ import { formatMatchLabels } from "../../kube/selector.js";
 import type { Values } from "../../model/values.js";
 import { names } from "../../render/meta.js";
 import { CONFIG_KEY } from "../../render/secrets.js";
+import { KubeStatusStore } from "../../reconciler/status-store.js";
+import { KubeApiError } from "../../target/kube/client.js";
 import { Discovery } from "../../target/kube/discovery.js";
 import { effectiveValues } from "../../validate/values.js";
 import type { Host } from "../host.js";
@@ -13,14 +15,28 @@ import { HostError } from "../host.js";
 import { P, pathOf } from "../paths.js";
 import { isForbidden, NOT_VISIBLE, visibleOrThrow } from "../visible.js";
 import { configOf, hostApiGroupOf, metricsIntegrationEnabled } from "./facts.js";
+import { AccessUnknown, reviewAccess } from "./access.js";
 import { discoveredKinds } from "./kinds.js";
+import { readVirtual } from "./virtual.js";
+import { API_ENDPOINTS_PATH, apiServerEndpoints, networkPoliciesPath } from "./network.js";
+import { metricsAccessQuestions } from "./metrics-rbac.js";
+import { syncerAccessQuestions } from "./syncer.js";
 import { credentialLookups } from "./mesh.js";
+import { certificateFacts, type CertificateFacts } from "./tls-cert.js";
 import { hostMetricsApiService } from "./metrics.js";
 import { destinationHosts, serviceRef } from "./routes.js";
 import { SLOW_READ_MS } from "./timeouts.js";
 import type { HostSnapshot, Readable } from "./types.js";
 
 export interface GatherOptions {
+  /** The time certificates are judged at (ms since the epoch; default now). */
+  now?: number;
+  /** Read inside the virtual cluster (its APIServices, autoscalers' pod metrics) through this server address (default: its kubeconfig's). */
+  virtualServer?: string;
+  /** Skip the reads inside the virtual cluster. */
+  skipVirtual?: boolean;
+  /** The mesh objects the repository renders for the cluster, to compare with the host's. */
+  rendered?: KubeObject[];
   /** Reads that take at least this long are recorded as slow (default `SLOW_READ_MS`). */
   slowReadMs?: number;
 }
@@ -61,7 +77,7 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     try {
       return await read();
     } catch (err) {
-      unreadable[part] ??= isForbidden(err) ? NOT_VISIBLE : err instanceof HostError ? err.message : (err as Error).message;
+      unreadable[part] ??= err instanceof AccessUnknown ? err.message : isForbidden(err) ? NOT_VISIBLE : err instanceof HostError ? err.message : (err as Error).message;
       return fallback;
     }
   };
@@ -87,19 +103,29 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   // Mesh objects are read while the mesh integration is on, or not known to be off.
   const meshOn = configOf(facts)?.integrations.mesh.enabled ?? true;
   const mesh = (kind: "VirtualService" | "DestinationRule" | "Gateway", part: Readable) => (meshOn ? optional(part, none, () => list(P.mesh(kind, namespace))) : none);
-  const [metricsApiService, initManifests, roles, roleBindings, clusterRoles, clusterRoleBindings, gateways, serviceAccounts, localServices, virtualServices, destinationRules] = await Promise.all([
+  const [metricsApiService, initManifests, gateways, serviceAccounts, localServices, virtualServices, destinationRules] = await Promise.all([
     metricsOn ? optional("apiService", undefined, () => get(P.apiService(hostMetricsApiService(facts)))) : undefined,
     metricsOn ? optional("initManifests", undefined, () => get(P.configMaps(namespace, names.initManifests(cluster)))) : undefined,
-    optional("rbac", none, () => list(P.roles(namespace))),
-    optional("rbac", none, () => list(P.roleBindings(namespace))),
-    optional("rbac", none, () => list(P.clusterRoles())),
-    optional("rbac", none, () => list(P.clusterRoleBindings())),
     mesh("Gateway", "gateways"),
     optional("serviceAccounts", none, () => list(pathOf("v1", "ServiceAccount", namespace))),
     optional("services", none, () => list(P.services(namespace))),
     mesh("VirtualService", "mesh"),
     mesh("DestinationRule", "mesh"),
   ]);
+  const questions = [...metricsAccessQuestions({ ...facts, namespace, statefulSet }), ...syncerAccessQuestions({ ...facts, namespace, statefulSet })];
+  const access = questions.length ? await optional("access", undefined, () => reviewAccess(host, questions)) : undefined;
+  const networkPolicies = await optional("networkPolicies", undefined, () => list(networkPoliciesPath(namespace)));
+  // The syncer's egress is judged only against addresses known; who may not read them gets no egress finding.
+  const endpoints = networkPolicies?.length ? await optional("networkPolicies", undefined, () => get(API_ENDPOINTS_PATH)) : undefined;
+  // Inside the virtual cluster, while a metrics source serves it: its APIService list and the autoscalers' pod metrics.
+  const metricsServed = metricsOn || (configOf(facts)?.deploy.metricsServer.enabled ?? false);
+  const virtual = metricsServed && !options.skipVirtual && statefulSet ? await optional("virtual", undefined, () => readVirtual(host, cluster, namespace, options.virtualServer)) : undefined;
+  // Suspension is read through vc's status store (wherever it keeps the cluster's records).
+  const status = await optional("status", undefined, () =>
+    new KubeStatusStore(host.client).read(cluster, namespace).catch((err: unknown) => {
+      throw err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err;
+    }),
+  );
   const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))));
   // Services in other namespaces that routes name: looked up by name.
   const services = [...localServices];
@@ -125,13 +151,22 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
       if (!seen.has(key)) ingressPods.push(p), seen.add(key);
     }
   }
-  const lookups = credentialLookups({ namespace, gateways, ingressPods });
+  const ingressServices: KubeObject[] = [];
+  for (const ns of [...new Set(ingressPods.map((p) => p.metadata.namespace ?? ""))].sort()) {
+    ingressServices.push(...(await optional("ingressServices", none, () => list(P.services(ns)))));
+  }
+  const credentials = credentialLookups({ namespace, gateways, ingressPods });
+  const lookups = [...credentials];
   if (metricsOn) lookups.push(`${namespace}/${names.metricsProxyTls(cluster)}`);
   const existingSecrets: string[] = [];
+  const tlsCertificates: Record<string, CertificateFacts> = {};
   for (const ref of lookups) {
     const [ns, name] = ref.split("/") as [string, string];
-    // Only existence matters: the answer's data is dropped at once and never kept.
-    if ((await optional("secrets", undefined, () => get(P.secrets(ns, name)))) !== undefined) existingSecrets.push(ref);
+    // Of a Gateway's Secret only the certificate's facts are kept (never the key); of the others, existence.
+    const secret = await optional("secrets", undefined, () => get(P.secrets(ns, name)));
+    if (secret === undefined) continue;
+    existingSecrets.push(ref);
+    if (credentials.includes(ref)) tlsCertificates[ref] = certificateFacts(secret);
   }
   return {
     cluster,
@@ -149,13 +184,21 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
     services,
     virtualServices,
     destinationRules,
-    rbac: { roles, roleBindings, clusterRoles, clusterRoleBindings },
+    ...(access ? { access } : {}),
     gateways,
     ingressPods,
+    ingressServices,
+    tlsCertificates,
+    checkedAt: new Date(options.now ?? Date.now()).toISOString(),
     existingSecrets,
     slowReads,
     ...(certificates ? { certificates } : {}),
     ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
+    ...(options.rendered ? { rendered: options.rendered } : {}),
+    ...(networkPolicies ? { networkPolicies } : {}),
+    ...(virtual ? { virtual } : {}),
+    ...(endpoints ? { apiServerEndpoints: apiServerEndpoints(endpoints) } : {}),
+    ...(status?.suspendedBy !== undefined ? { suspendedBy: status.suspendedBy } : {}),
     values,
     unreadable,
   };

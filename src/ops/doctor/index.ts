@@ -2,18 +2,21 @@
 // check covers are in coverage.ts.
 import { pendingPods } from "./pods.js";
 import { crashingPods } from "./crash.js";
-import { metricsApiService, metricsHostApi, metricsProxy } from "./metrics.js";
+import { metricsApiService, metricsHostApi, metricsProxy, virtualMetricsApi } from "./metrics.js";
 import { metricsRbac, nodeMetrics } from "./metrics-rbac.js";
-import { podRequests } from "./requests.js";
+import { podMetrics, podRequests } from "./requests.js";
 import { gateways, sidecars } from "./mesh.js";
 import { meshCustomResource } from "./mesh-config.js";
 import { meshDestinations, meshHostConflicts } from "./routes.js";
+import { meshSubsets, meshSynced } from "./mesh-sync.js";
 import { controlPlanePodMissing, controlPlaneReady, controlPlaneServiceAccount } from "./connection.js";
 import { apiTimeouts, hostApiSlow } from "./timeouts.js";
 import { livenessProbe, persistence, volumeClaims } from "./controlplane.js";
 import { syncerRbac } from "./syncer.js";
+import { networkPolicies } from "./network.js";
 import { servedKinds } from "./kinds.js";
-import { gatewayCertificates } from "./certificates.js";
+import { gatewayCertificates, gatewaySecrets } from "./certificates.js";
+import { duringRestore } from "./context.js";
 import { SEVERITIES, type Check, type Finding, type HostSnapshot } from "./types.js";
 
 export type { Finding, HostSnapshot, Severity } from "./types.js";
@@ -25,13 +28,16 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["metrics host API", metricsHostApi],
   ["metrics proxy", metricsProxy],
   ["metrics API service", metricsApiService],
+  ["virtual metrics API service", virtualMetricsApi],
   ["metrics RBAC", metricsRbac],
   ["node metrics", nodeMetrics],
   ["pod requests", podRequests],
+  ["pod metrics", podMetrics],
   ["syncer RBAC", syncerRbac],
   ["control-plane pod", controlPlanePodMissing],
   ["control-plane readiness", controlPlaneReady],
   ["control-plane service account", controlPlaneServiceAccount],
+  ["network policies", networkPolicies],
   ["API timeouts", apiTimeouts],
   ["host API slow", hostApiSlow],
   ["mesh custom resource", meshCustomResource],
@@ -39,7 +45,10 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["mesh gateways", gateways],
   ["mesh destinations", meshDestinations],
   ["mesh host conflicts", meshHostConflicts],
+  ["mesh synced", meshSynced],
+  ["mesh subsets", meshSubsets],
   ["gateway certificates", gatewayCertificates],
+  ["gateway secrets", gatewaySecrets],
   ["persistence", persistence],
   ["volume claims", volumeClaims],
   ["liveness probe", livenessProbe],
@@ -48,7 +57,7 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
 
 /** Runs every check; findings sorted by severity (errors, warnings, notes), then object and check. Pure. */
 export function diagnose(s: HostSnapshot): Finding[] {
-  const all = CHECKS.flatMap(([, check]) => check(s));
+  const all = duringRestore(s, CHECKS.flatMap(([, check]) => check(s)));
   const rank = (f: Finding) => SEVERITIES.indexOf(f.severity);
   return all.sort((a, b) => rank(a) - rank(b) || a.object.localeCompare(b.object) || a.check.localeCompare(b.check) || a.message.localeCompare(b.message));
 }

@@ -20,6 +20,16 @@ export function apiServiceAvailable(o: unknown): boolean {
   return ((o as { status?: { conditions?: Array<{ type: string; status: string }> } } | undefined)?.status?.conditions ?? []).some((c) => c.type === "Available" && c.status === "True");
 }
 
+/** What to do when the host serves no metrics in `group`: never the setting already in use. */
+export function hostApiFix(group: string): string {
+  const install = "install the host's metrics server";
+  if (group === UPSTREAM_METRICS_GROUP) return `${install} (the configured hostApiGroup ${group} is the upstream metrics server's group), or set integrations.metricsServer.proxy.hostApiGroup to the group your host's metrics server serves`;
+  return `${install}, or set integrations.metricsServer.proxy.hostApiGroup to the group it serves (${UPSTREAM_METRICS_GROUP} for the upstream metrics server; ${group} is in use now)`;
+}
+
+/** The group the upstream metrics server registers. */
+const UPSTREAM_METRICS_GROUP = "metrics.k8s.io";
+
 /** The host serves the metrics group the proxy reads (row "metrics not available": the host metrics server is down). */
 export const metricsHostApi: Check = (s) => {
   if (!metricsIntegrationEnabled(s) || s.unreadable?.apiService) return [];
@@ -27,7 +37,7 @@ export const metricsHostApi: Check = (s) => {
   const object = `APIService ${name}`;
   if (!s.metricsApiService) {
     const message = `metrics not available: the host has no APIService ${name}, so no metrics server serves ${hostApiGroupOf(s)} there`;
-    return [finding("metrics-not-available", { check: "metrics-host-api", severity: "error", object, message }, "install the host's metrics server, or set integrations.metricsServer.proxy.hostApiGroup to the group it serves (metrics.k8s.io for the upstream metrics server)")];
+    return [finding("metrics-not-available", { check: "metrics-host-api", severity: "error", object, message }, hostApiFix(hostApiGroupOf(s)))];
   }
   if (apiServiceAvailable(s.metricsApiService)) return [];
   const conditions = (s.metricsApiService as { status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } }).status?.conditions ?? [];
@@ -97,4 +107,24 @@ export const metricsApiService: Check = (s) => {
     add("warning", `Pod ${s.namespace}/${pod.metadata.name}`, `the control plane's pod started with an older configuration (${has.slice(0, 12)}) than its StatefulSet's (${want.slice(0, 12)}): the metrics API service is registered only at start`, `restart the control plane: kubectl -n ${s.namespace} delete pod ${pod.metadata.name}`);
   }
   return out;
+};
+
+/**
+ * The virtual cluster's own APIService list (read through its API server) has the metrics API service, Available
+ * (row "Metrics API service absent from the API service list"; an unavailable one is "metrics not available").
+ */
+export const virtualMetricsApi: Check = (s) => {
+  if (!metricsIntegrationEnabled(s) || !s.virtual) return [];
+  const object = `APIService ${METRICS_API_SERVICE} (virtual cluster)`;
+  const registered = s.virtual.apiServices.find((a) => a.metadata.name === METRICS_API_SERVICE);
+  const logs = `read the control plane's start-up logs: kubectl -n ${s.namespace} logs ${s.cluster}-0 -c syncer (or vc debug collect ${s.cluster})`;
+  if (!registered) {
+    const message = `the virtual cluster's API service list has no ${METRICS_API_SERVICE} (asked ${s.virtual.server}): metrics.orch.io is missing there`;
+    return [finding("metrics-api-service", { check: "metrics-api-service", severity: "error", object, message }, logs)];
+  }
+  if (apiServiceAvailable(registered)) return [];
+  const available = ((registered as { status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } }).status?.conditions ?? []).find((c) => c.type === "Available");
+  const why = available ? `${available.reason ?? available.status}${available.message ? `: ${available.message}` : ""}` : "no Available condition";
+  const message = `metrics not available: the virtual cluster's ${METRICS_API_SERVICE} is not Available (${why})`;
+  return [finding("metrics-not-available", { check: "metrics-virtual-api", severity: "error", object, message }, `the metrics proxy (${names.metricsProxy(s.cluster)}) does not answer the virtual API server: see the metrics-proxy findings, and its logs`)];
 };

@@ -53,7 +53,9 @@ export const pendingPods: Check = (s) => {
     const pod = asPod(o);
     if (pod.status?.phase !== "Pending") continue;
     const causes = pendingCauses(s, pod);
-    if (causes.length === 0) {
+    // A pod whose init container crash-loops is Pending too: the crash check reports that, with its cause.
+    const initLooping = (pod.status?.initContainerStatuses ?? []).some((cs) => cs.state?.waiting?.reason === "CrashLoopBackOff");
+    if (causes.length === 0 && !initLooping) {
       out.push(finding("pending-unreported", { check: "pod-pending", severity: "warning", object: podRef(pod), message: "Pending, cause not yet visible (no scheduling or pull failure reported)" }));
     }
     for (const c of causes) {

@@ -24,3 +24,23 @@ export const podRequests: Check = (s) => {
   }
   return out;
 };
+
+/**
+ * Autoscalers of the virtual cluster that show `<unknown>`: the pod metrics of the workload each scales, read through
+ * the virtual API server; the pods without metrics are named.
+ */
+export const podMetrics: Check = (s) => {
+  if (!s.virtual) return [];
+  return s.virtual.autoscalers.map((a) => {
+    const object = `HorizontalPodAutoscaler ${a.autoscaler} (virtual cluster)`;
+    const without = a.pods.filter((p) => !a.withMetrics.includes(p));
+    if (a.error) return finding("autoscaler-unknown", { check: "pod-metrics", severity: "warning", object, message: `shows <unknown>: ${a.workload}: ${a.error}` });
+    if (a.pods.length === 0) return finding("autoscaler-unknown", { check: "pod-metrics", severity: "warning", object, message: `shows <unknown>: ${a.workload} has no pods to measure` });
+    if (without.length > 0) {
+      const message = `shows <unknown>: ${without.length} of ${a.pods.length} pod(s) of ${a.workload} have no pod metrics (${without.join(", ")})`;
+      return finding("autoscaler-unknown", { check: "pod-metrics", severity: "warning", object, message }, "new pods get metrics after the host metrics server's next scrape (1-2 minutes); pods that never do are not synced or not running on the host");
+    }
+    const message = `shows <unknown> although every pod of ${a.workload} has pod metrics (${a.pods.join(", ")}): the autoscaler picks them up within 1-2 minutes, unless its pods lack the requests its target is a percentage of`;
+    return finding("autoscaler-unknown", { check: "pod-metrics", severity: "note", object, message });
+  });
+};

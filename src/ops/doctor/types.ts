@@ -1,6 +1,9 @@
 // What `vc doctor` reads from the host (a snapshot) and what it reports (findings with the spec's resolutions).
 import type { KubeObject } from "../../kube/object.js";
 import type { Values } from "../../model/values.js";
+import type { AccessAnswer } from "./access.js";
+import type { CertificateFacts } from "./tls-cert.js";
+import type { VirtualSnapshot } from "./virtual.js";
 
 /**
  * How much a finding matters: `error` is a fault that breaks something now (exit 1); `warning` is a likely problem
@@ -50,16 +53,33 @@ export interface HostSnapshot {
   slowReads: Array<{ path: string; ms: number }>;
   /** Deployments of the host namespace (the metrics proxy). */
   deployments: KubeObject[];
-  rbac: { roles: KubeObject[]; roleBindings: KubeObject[]; clusterRoles: KubeObject[]; clusterRoleBindings: KubeObject[] };
+  /** The host authorizer's answers to the permission questions of the checks (SubjectAccessReviews); undefined when not asked. */
+  access?: AccessAnswer[];
   gateways: KubeObject[];
   /** Pods in any namespace matched by some Gateway selector. */
   ingressPods: KubeObject[];
+  /** Services of the namespaces those pods run in (the ingress gateway's Service among them). */
+  ingressServices: KubeObject[];
+  /** The certificates of the Gateways' TLS Secrets (`namespace/name`), from `tls.crt` only. */
+  tlsCertificates?: Record<string, CertificateFacts>;
+  /** When the snapshot was read (ISO): certificate validity is judged at this time. */
+  checkedAt?: string;
   /** cert-manager Certificates of the host namespace, read only when a Gateway names a TLS Secret; undefined when not read. */
   certificates?: KubeObject[];
   /** `namespace/name` of the secrets that exist among those looked up (`tls.credentialName`, the metrics proxy's TLS). */
   existingSecrets: string[];
   /** `apiVersion/Kind` of the mesh and metrics kinds the host does not serve (API discovery); undefined when not read. */
   missingKinds?: string[];
+  /** Who suspended the cluster's reconciliation at run time and why (a restore), from vc's status record; undefined when not. */
+  suspendedBy?: string;
+  /** The mesh objects the repository renders for the cluster (translated names), when its folder is valid; undefined otherwise. */
+  rendered?: KubeObject[];
+  /** What was read inside the virtual cluster through its API server; undefined when not read (see unreadable.virtual). */
+  virtual?: VirtualSnapshot;
+  /** NetworkPolicies of the host namespace; undefined when not read. */
+  networkPolicies?: KubeObject[];
+  /** The host API server's addresses (the `kubernetes` Endpoints), which the syncer connects to. */
+  apiServerEndpoints?: Array<{ ip: string; port: number }>;
   /** Effective values from the repository, when the cluster folder was found. */
   values?: Values;
   /** What could not be read (forbidden, failed), as `what: why`; checks that need it are skipped, not guessed. */
@@ -70,9 +90,13 @@ export interface HostSnapshot {
 export type Readable =
   | "namespace"
   | "apiService"
-  | "rbac"
+  | "access"
+  | "status"
+  | "networkPolicies"
+  | "virtual"
   | "gateways"
   | "ingressPods"
+  | "ingressServices"
   | "secrets"
   | "discovery"
   | "config"
@@ -88,6 +112,7 @@ export interface PodLike {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: {
     containers?: Array<{ name: string; resources?: { limits?: Record<string, string>; requests?: Record<string, string> } }>;
+    initContainers?: Array<{ name: string; resources?: { limits?: Record<string, string>; requests?: Record<string, string> } }>;
     volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } }>;
     nodeSelector?: Record<string, string>;
   };
