@@ -1,5 +1,5 @@
 // JSON-lines logging shared by the long-running processes (reconciler, metrics proxy): one object per line.
-import { maskUrlCredentials } from "./model/secrets.js";
+import { maskCredentialsInText } from "./model/secrets.js";
 
 export type Level = "debug" | "info" | "warn" | "error";
 const ORDER: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
@@ -25,7 +25,7 @@ export function jsonLogger({ out = process.stderr, min = "info", now = () => new
   const emit = (level: Level, msg: string, fields?: Record<string, unknown>): void => {
     if (ORDER[level] < ORDER[min]) return;
     // No credential reaches a log line: passwords inside URLs are masked wherever they appear.
-    out.write(`${maskUrlCredentials(JSON.stringify({ time: now().toISOString(), level, msg, ...fields }))}\n`);
+    out.write(`${maskCredentialsInText(JSON.stringify({ time: now().toISOString(), level, msg, ...fields }))}\n`);
   };
   return {
     debug: (m, f) => emit("debug", m, f),

@@ -19,6 +19,7 @@ import { DEFAULT_TARGET } from "../target/types.js";
 import { setRequestBudget } from "../target/kube/budget.js";
 import { action, EXIT, formatData, parseDuration, parseOutputFormat, UserError } from "./common.js";
 import { HISTORY_LIMIT_OPTION, parseHistoryLimit } from "./apply.js";
+import { DEFAULT_WEBHOOK_LIMITS, type WebhookLimits } from "../reconciler/webhook-slots.js";
 
 interface ReconcileFlags {
   repo: string;
@@ -29,6 +30,11 @@ interface ReconcileFlags {
   resync: string;
   listen?: string;
   webhookSecretFile?: string;
+  webhookHeaderTimeout: string;
+  webhookBodyTimeout: string;
+  webhookMinRate: string;
+  webhookSlots: string;
+  webhookSlotsPerAddress: string;
   leaderElect?: boolean;
   leaseNamespace?: string;
   identity?: string;
@@ -57,6 +63,11 @@ export function register(program: Command): void {
     .option("--resync <duration>", "interval of full resyncs that correct drift on the host", "10m")
     .option("--listen <addr>", "serve /healthz, /readyz, /metrics and the webhook (POST /webhook) on [HOST]:PORT, e.g. :8080")
     .option("--webhook-secret-file <file>", "secret of GitHub push webhooks (X-Hub-Signature-256); else $VC_WEBHOOK_SECRET")
+    .option("--webhook-header-timeout <duration>", "time a webhook sender has for its request line and headers", "10s")
+    .option("--webhook-body-timeout <duration>", "time a webhook body has from its headers to its last byte (408 after)", "10s")
+    .option("--webhook-min-rate <bytes/s>", "average rate a webhook body must keep after its first second (408 below)", "1024")
+    .option("--webhook-slots <n>", "webhook bodies read at once (503 with Retry-After beyond)", String(DEFAULT_WEBHOOK_LIMITS.maxPending))
+    .option("--webhook-slots-per-address <n>", "webhook bodies one source address (an IPv6 /64) may have read at once", String(DEFAULT_WEBHOOK_LIMITS.perAddress))
     .option("--leader-elect", "elect one writing replica through a coordination.k8s.io Lease")
     .option("--lease-namespace <ns>", "namespace of the Lease (default $POD_NAMESPACE or vc-system)")
     .option("--identity <id>", "this replica's identity in the Lease (default $POD_NAME or the host name)")
@@ -80,6 +91,26 @@ export function register(program: Command): void {
         "\nExit status with --once: 0 all clusters applied (or suspended), 1 a cluster is invalid or failed, 2 runtime failure.",
     )
     .action(action(async (flags: ReconcileFlags) => runReconcile(flags)));
+}
+
+function positiveInteger(flag: string, text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UserError(`invalid ${flag} "${text}": use a positive integer`);
+  return n;
+}
+
+function webhookLimits(flags: ReconcileFlags): WebhookLimits {
+  const limits: WebhookLimits = {
+    headersTimeoutMs: parseDuration(flags.webhookHeaderTimeout),
+    bodyTimeoutMs: parseDuration(flags.webhookBodyTimeout),
+    minBytesPerSecond: positiveInteger("--webhook-min-rate", flags.webhookMinRate),
+    maxPending: positiveInteger("--webhook-slots", flags.webhookSlots),
+    perAddress: positiveInteger("--webhook-slots-per-address", flags.webhookSlotsPerAddress),
+    rateGraceMs: 0,
+  };
+  if (limits.headersTimeoutMs < 1 || limits.bodyTimeoutMs < 1) throw new UserError("--webhook-header-timeout and --webhook-body-timeout must be longer than 0");
+  limits.rateGraceMs = Math.min(DEFAULT_WEBHOOK_LIMITS.rateGraceMs, limits.bodyTimeoutMs);
+  return limits;
 }
 
 function toConfig(flags: ReconcileFlags): ReconcilerConfig {
@@ -110,6 +141,7 @@ function toConfig(flags: ReconcileFlags): ReconcilerConfig {
     resyncMs: parseDuration(flags.resync),
     listen: flags.listen,
     webhookSecretFile: flags.webhookSecretFile,
+    webhookLimits: webhookLimits(flags),
     leaderElect: !!flags.leaderElect,
     leaseNamespace: flags.leaseNamespace,
     identity: flags.identity,

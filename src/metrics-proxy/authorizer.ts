@@ -1,15 +1,20 @@
 // Authorization of an aggregated API server: a SubjectAccessReview against the virtual API server for each request's
 // user and attributes, answers cached for a short while (as the API server's webhook authorizer does).
 import type { RequestUser } from "./front-proxy.js";
+import { parseRequestPath, type RequestPath } from "./request-path.js";
 
 /** What a request does, in the terms of a SubjectAccessReview. */
 export type RequestAttributes =
   | { kind: "resource"; verb: "get" | "list"; group: string; version: string; resource: string; namespace?: string; name?: string }
   | { kind: "nonResource"; verb: "get"; path: string };
 
-/** The attributes of a GET to `path` on a server of `apiGroup`: metrics and core pods/nodes are resources, the rest (discovery) non-resource paths. */
-export function requestAttributes(path: string, apiGroup: string): RequestAttributes {
-  const p = path.split("/").filter((s) => s !== "");
+/**
+ * The attributes of a GET to `path` on a server of `apiGroup`: metrics and core pods/nodes are resources, the rest
+ * (discovery) non-resource paths. A string is read with parseRequestPath, the parser routing uses (400 when ambiguous).
+ */
+export function requestAttributes(path: string | RequestPath, apiGroup: string): RequestAttributes {
+  const parsed = typeof path === "string" ? parseRequestPath(path) : path;
+  const p = parsed.segments;
   const resource = (group: string, version: string, rest: string[]): RequestAttributes | undefined => {
     let namespace: string | undefined;
     if (rest[0] === "namespaces" && rest.length >= 3) {
@@ -23,29 +28,48 @@ export function requestAttributes(path: string, apiGroup: string): RequestAttrib
   let attrs: RequestAttributes | undefined;
   if (p[0] === "apis" && p[1] === apiGroup && p[2] !== undefined && p.length > 3) attrs = resource(apiGroup, p[2], p.slice(3));
   else if (p[0] === "api" && p[1] === "v1" && p.length > 2) attrs = resource("", "v1", p.slice(2));
-  return attrs ?? { kind: "nonResource", verb: "get", path: path === "" ? "/" : path };
+  return attrs ?? { kind: "nonResource", verb: "get", path: parsed.path };
 }
 
 export interface Decision {
   allowed: boolean;
   reason: string;
+  /** True when no decision could be had (the virtual API server failed or was too slow, the queue was full): not a denial. */
+  undecided?: boolean;
 }
 
-/** Sends one SubjectAccessReview (the body as `authorization.k8s.io/v1`) and returns its status. */
-export type ReviewSender = (review: Record<string, unknown>) => Promise<{ allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string }>;
+/** Sends one SubjectAccessReview (the body as `authorization.k8s.io/v1`) and returns its status; `signal` aborts it. */
+export type ReviewSender = (
+  review: Record<string, unknown>,
+  signal?: AbortSignal,
+) => Promise<{ allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string }>;
 
 export interface AuthorizerOptions {
   /** How long an answer is reused (allowed and denied alike). */
   ttlMs: number;
   /** Most cached answers; the oldest go first. */
   maxEntries?: number;
+  /** How long a request waits for its decision, queued and sent (default 5 s); past it, undecided. */
+  timeoutMs?: number;
+  /** Reviews sent to the virtual API server at once (default 16). */
+  maxInFlight?: number;
+  /** Reviews waiting for one of those (default 256); beyond, undecided at once. */
+  maxQueued?: number;
   now?: () => number;
 }
 
-/** Decides with SubjectAccessReviews, caching decisions by user and attributes; a failed review is a denial, never cached. */
+export const DEFAULT_AUTHZ_LIMITS = { timeoutMs: 5_000, maxInFlight: 16, maxQueued: 256 };
+
+/**
+ * Decides with SubjectAccessReviews, caching decisions by user and attributes. Bounded: at most `maxInFlight` reviews
+ * are sent at once and `maxQueued` wait, each request gets its decision within `timeoutMs` or none. A review that
+ * fails, times out or finds the queue full is undecided (the server answers 503), never a denial, and never cached.
+ */
 export class SubjectAccessReviewer {
   private readonly cache = new Map<string, { decision: Decision; expires: number }>();
   private readonly inflight = new Map<string, Promise<Decision>>();
+  private readonly waiting: Array<() => void> = [];
+  private sending = 0;
   /** Reviews sent (for tests and the proxy's metrics). */
   reviews = 0;
 
@@ -54,6 +78,11 @@ export class SubjectAccessReviewer {
     private readonly opts: AuthorizerOptions,
   ) {}
 
+  /** Reviews being sent and waiting (for tests and metrics). */
+  get load(): { sending: number; queued: number } {
+    return { sending: this.sending, queued: this.waiting.length };
+  }
+
   async authorize(user: RequestUser, attrs: RequestAttributes): Promise<Decision> {
     const now = (this.opts.now ?? Date.now)();
     const key = JSON.stringify([user.name, [...user.groups].sort(), Object.entries(user.extra).sort(), attrs]);
@@ -61,7 +90,7 @@ export class SubjectAccessReviewer {
     if (hit && hit.expires > now) return hit.decision;
     const pending = this.inflight.get(key);
     if (pending) return pending;
-    const p = this.review(user, attrs).then((d) => {
+    const p = this.bounded(user, attrs).then((d) => {
       if (d.cacheable) {
         this.cache.delete(key);
         this.cache.set(key, { decision: d.decision, expires: now + this.opts.ttlMs });
@@ -78,7 +107,46 @@ export class SubjectAccessReviewer {
     }
   }
 
-  private async review(user: RequestUser, attrs: RequestAttributes): Promise<{ decision: Decision; cacheable: boolean }> {
+  /** One review within the deadline: waits for a sending slot in a bounded queue, then sends, aborting at the deadline. */
+  private async bounded(user: RequestUser, attrs: RequestAttributes): Promise<{ decision: Decision; cacheable: boolean }> {
+    const timeoutMs = this.opts.timeoutMs ?? DEFAULT_AUTHZ_LIMITS.timeoutMs;
+    const undecided = (reason: string) => ({ decision: { allowed: false, reason, undecided: true }, cacheable: false });
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    try {
+      if (this.sending >= (this.opts.maxInFlight ?? DEFAULT_AUTHZ_LIMITS.maxInFlight)) {
+        if (this.waiting.length >= (this.opts.maxQueued ?? DEFAULT_AUTHZ_LIMITS.maxQueued)) return undecided("too many authorization requests waiting");
+        const admitted = await new Promise<boolean>((resolve) => {
+          const go = () => {
+            abort.signal.removeEventListener("abort", giveUp);
+            resolve(true);
+          };
+          const giveUp = () => {
+            const i = this.waiting.indexOf(go);
+            if (i >= 0) this.waiting.splice(i, 1);
+            resolve(false);
+          };
+          this.waiting.push(go);
+          abort.signal.addEventListener("abort", giveUp, { once: true });
+        });
+        if (!admitted || abort.signal.aborted) {
+          if (admitted) this.waiting.shift()?.();
+          return undecided(`no SubjectAccessReview could be sent within ${timeoutMs} ms`);
+        }
+      }
+      this.sending++;
+      try {
+        return await this.review(user, attrs, abort.signal, timeoutMs);
+      } finally {
+        this.sending--;
+        this.waiting.shift()?.();
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async review(user: RequestUser, attrs: RequestAttributes, signal: AbortSignal, timeoutMs: number): Promise<{ decision: Decision; cacheable: boolean }> {
     const spec: Record<string, unknown> = { user: user.name, groups: user.groups };
     if (Object.keys(user.extra).length > 0) spec.extra = user.extra;
     if (attrs.kind === "resource") {
@@ -88,12 +156,18 @@ export class SubjectAccessReviewer {
       spec.nonResourceAttributes = { path: attrs.path, verb: attrs.verb };
     }
     this.reviews++;
+    const aborted = new Promise<never>((_, reject) => {
+      const fail = () => reject(new Error(`the SubjectAccessReview got no answer within ${timeoutMs} ms`));
+      if (signal.aborted) fail();
+      else signal.addEventListener("abort", fail, { once: true });
+    });
+    aborted.catch(() => {});
     try {
-      const status = await this.send({ apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec });
+      const status = await Promise.race([this.send({ apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec }, signal), aborted]);
       if (status.evaluationError && !status.allowed) return { decision: { allowed: false, reason: status.evaluationError }, cacheable: false };
       return { decision: { allowed: status.allowed === true, reason: status.reason ?? "" }, cacheable: true };
     } catch (err) {
-      return { decision: { allowed: false, reason: `authorization failed: ${err instanceof Error ? err.message : String(err)}` }, cacheable: false };
+      return { decision: { allowed: false, reason: `authorization failed: ${err instanceof Error ? err.message : String(err)}`, undecided: true }, cacheable: false };
     }
   }
 }

@@ -31,6 +31,11 @@ export interface ProxyConfig {
   apiService: string;
   /** How long an authorization decision is reused. */
   authzCacheTtlMs: number;
+  /** How long a request waits for its authorization decision (queued and sent); past it, 503. */
+  authzTimeoutMs: number;
+  /** SubjectAccessReviews sent at once, and how many may wait for those; beyond, 503. */
+  authzMaxInFlight: number;
+  authzMaxQueued: number;
   /** How often the front proxy's CA, the serving files and the APIService are checked. */
   refreshMs: number;
   /** API group the proxy serves. */
@@ -69,6 +74,9 @@ export function buildCommand(): Command {
     .option("--virtual-server <url>", "address of the virtual API server, replacing the one in --virtual-kubeconfig")
     .option("--apiservice <name>", "APIService in the virtual cluster whose caBundle the proxy keeps equal to its CA (\"\" to leave it alone) (default: v1beta1.<api-group>)")
     .option("--authz-cache-ttl <duration>", "how long an authorization decision of the virtual API server is reused", "10s")
+    .option("--authz-timeout <duration>", "how long a request waits for the virtual API server's authorization decision (503 with Retry-After after)", "5s")
+    .option("--authz-max-in-flight <n>", "SubjectAccessReviews sent to the virtual API server at once", "16")
+    .option("--authz-max-queued <n>", "requests waiting for one of those; more get 503 with Retry-After", "256")
     .option("--refresh-interval <duration>", "how often the front proxy's CA, the serving certificate files and the APIService's caBundle are checked", "1m")
     .option("--client-ca <file>", "without --virtual-kubeconfig: accept client certificates this CA bundle (PEM) signed (needs HTTPS)")
     .option("--token-file <file>", "without --virtual-kubeconfig: accept bearer tokens listed in this file (one per line, or the static token CSV)")
@@ -111,6 +119,14 @@ export function toConfig(o: Record<string, string | undefined>): ProxyConfig {
   if (apiService !== "" && !GROUP.test(apiService)) throw new UserError(`invalid --apiservice "${apiService}": an APIService is named <version>.<group>`);
   const cacheTtlMs = parseDuration(o.cacheTtl!);
   const authzCacheTtlMs = parseDuration(o.authzCacheTtl!);
+  const authzTimeoutMs = parseDuration(o.authzTimeout!);
+  if (authzTimeoutMs < 1) throw new UserError(`invalid --authz-timeout "${o.authzTimeout}": longer than 0`);
+  const count = (flag: string, text: string, min: number): number => {
+    if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new UserError(`invalid ${flag} "${text}": use an integer of at least ${min}`);
+    return Number(text);
+  };
+  const authzMaxInFlight = count("--authz-max-in-flight", o.authzMaxInFlight!, 1);
+  const authzMaxQueued = count("--authz-max-queued", o.authzMaxQueued!, 0);
   const refreshMs = parseDuration(o.refreshInterval!);
   if (refreshMs < 1000) throw new UserError(`invalid --refresh-interval "${o.refreshInterval}": at least 1s`);
   const config: ProxyConfig = {
@@ -122,6 +138,9 @@ export function toConfig(o: Record<string, string | undefined>): ProxyConfig {
     cacheTtlMs,
     apiService,
     authzCacheTtlMs,
+    authzTimeoutMs,
+    authzMaxInFlight,
+    authzMaxQueued,
     refreshMs,
     nodes: o.nodes as ProxyConfig["nodes"],
     logLevel: o.logLevel as ProxyConfig["logLevel"],

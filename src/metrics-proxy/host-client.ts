@@ -62,8 +62,8 @@ export class HostClient {
     return this.send("GET", path, resource);
   }
 
-  /** Sends a request with an optional JSON body (`contentType` for patches) and returns status and parsed body. */
-  async send(method: string, path: string, resource: string, body?: unknown, contentType = "application/json"): Promise<HostResponse> {
+  /** Sends a request with an optional JSON body (`contentType` for patches) and returns status and parsed body; `signal` aborts it. */
+  async send(method: string, path: string, resource: string, body?: unknown, contentType = "application/json", signal?: AbortSignal): Promise<HostResponse> {
     const headers = await this.headers();
     const payload = body === undefined ? undefined : JSON.stringify(body);
     if (payload !== undefined) Object.assign(headers, { "Content-Type": contentType, "Content-Length": String(Buffer.byteLength(payload)) });
@@ -72,6 +72,12 @@ export class HostClient {
     return new Promise<HostResponse>((resolve, reject) => {
       const req = this.open(path, headers, this.timeoutMs, method);
       req.on("timeout", () => req.destroy(new HostUnreachable(`timed out after ${this.timeoutMs} ms`)));
+      if (signal) {
+        const abort = () => req.destroy(new HostUnreachable("aborted"));
+        if (signal.aborted) abort();
+        else signal.addEventListener("abort", abort, { once: true });
+        req.once("close", () => signal.removeEventListener("abort", abort));
+      }
       req.on("error", (err) => {
         this.observe(resource, "error", seconds());
         reject(err instanceof HostUnreachable ? err : new HostUnreachable(err.message));

@@ -107,7 +107,7 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
   const source = new HostSource(client, cache, config);
   const informer = new PodInformer(client, config.hostNamespace, index, log, opts.retryMs);
   const auth: RequestAuthenticator = virtual ? new FrontProxyAuthenticator(() => virtual.requestHeader) : new Authenticator({ tokens, clientCertificates: Boolean(clientCA) });
-  const reviewer = virtual ? new SubjectAccessReviewer(virtual.review, { ttlMs: config.authzCacheTtlMs }) : undefined;
+  const reviewer = virtual ? new SubjectAccessReviewer(virtual.review, { ttlMs: config.authzCacheTtlMs, timeoutMs: config.authzTimeoutMs, maxInFlight: config.authzMaxInFlight, maxQueued: config.authzMaxQueued }) : undefined;
   const authorize: Pick<ServerDeps, "authorize"> = reviewer ? { authorize: (user, attrs) => reviewer.authorize(user, attrs) } : {};
 
   let serverAddress = "";

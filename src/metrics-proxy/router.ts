@@ -2,6 +2,7 @@
 import * as discovery from "./discovery.js";
 import * as h from "./handlers.js";
 import { parseListQuery } from "./query.js";
+import { parseRequestPath, type RequestPath } from "./request-path.js";
 import { ApiError } from "./status.js";
 import { toTable, wantsTable } from "./table.js";
 
@@ -26,23 +27,20 @@ function pathNotFound(path: string): ApiError {
 }
 
 /**
- * The route of a GET to `path` with `params`, or a thrown 404 ApiError. Health and Prometheus paths are
- * handled by the server before this.
+ * The route of a GET to `path` with `params`, or a thrown 404 ApiError (400 for a path parseRequestPath refuses).
+ * A string is read with parseRequestPath, the parser authorization uses. Health and Prometheus paths are handled by
+ * the server before this.
  */
-export function route(ctx: RouterContext, path: string, params: URLSearchParams, accept?: string): Route {
-  const r = resolve(ctx, path, params);
+export function route(ctx: RouterContext, path: string | RequestPath, params: URLSearchParams, accept?: string): Route {
+  const r = resolve(ctx, typeof path === "string" ? parseRequestPath(path) : path, params);
   if (r.group !== ctx.apiGroup || !wantsTable(accept)) return r;
   const run = r.run;
   return { ...r, run: async () => toTable(await run()) };
 }
 
-function resolve(ctx: RouterContext, path: string, params: URLSearchParams): Route {
-  let parts: string[];
-  try {
-    parts = path.split("/").filter((p) => p !== "").map(decodeURIComponent);
-  } catch {
-    throw new ApiError("BadRequest", `malformed path: ${path}`);
-  }
+function resolve(ctx: RouterContext, parsed: RequestPath, params: URLSearchParams): Route {
+  const parts = parsed.segments;
+  const path = parsed.path;
   const group = ctx.apiGroup;
   const doc = (run: () => unknown, aggregated?: () => unknown[]): Route => ({ verb: "GET", group: "", resource: "discovery", run, ...(aggregated ? { aggregated } : {}) });
 

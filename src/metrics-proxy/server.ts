@@ -6,6 +6,7 @@ import type { RequestUser } from "./front-proxy.js";
 import type { Logger } from "../log.js";
 import type { ProxyMetrics } from "./metrics.js";
 import { discoveryAnswer } from "./negotiate.js";
+import { parseRequestPath, type RequestPath } from "./request-path.js";
 import { route, type RouterContext } from "./router.js";
 import { RawJson } from "./serialize.js";
 import { ApiError, toApiError, unauthorized } from "./status.js";
@@ -21,13 +22,13 @@ export interface ServerDeps {
   readiness(): string[];
 }
 
-function send(res: ServerResponse, code: number, body: string, type = "application/json"): void {
-  res.writeHead(code, { "Content-Type": type, "Content-Length": Buffer.byteLength(body), "Cache-Control": "no-cache, private" });
+function send(res: ServerResponse, code: number, body: string, type = "application/json", headers: Record<string, string> = {}): void {
+  res.writeHead(code, { "Content-Type": type, "Content-Length": Buffer.byteLength(body), "Cache-Control": "no-cache, private", ...headers });
   res.end(body);
 }
 
-function sendError(res: ServerResponse, err: ApiError): void {
-  send(res, err.code, JSON.stringify(err.toStatus()));
+function sendError(res: ServerResponse, err: ApiError, headers: Record<string, string> = {}): void {
+  send(res, err.code, JSON.stringify(err.toStatus()), "application/json", headers);
 }
 
 /** The request listener of the proxy's HTTP(S) server. */
@@ -53,20 +54,34 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     if (req.method !== "GET" && req.method !== "HEAD") {
       return sendError(res, new ApiError("MethodNotAllowed", `the metrics proxy is read-only: ${req.method} is not allowed`));
     }
-    if (!deps.authorize || !authn.user) return serve(path, q < 0 ? "" : raw.slice(q + 1), req, res, start);
+    // One reading of the path for both authorization and routing: what is authorized is what is served.
+    let parsed: RequestPath;
+    try {
+      parsed = parseRequestPath(path);
+    } catch (err) {
+      return sendError(res, toApiError(err));
+    }
+    const query = q < 0 ? "" : raw.slice(q + 1);
+    if (!deps.authorize || !authn.user) return serve(parsed, query, req, res, start);
     const user = authn.user;
-    const attrs = requestAttributes(path, ctx.apiGroup);
+    const attrs = requestAttributes(parsed, ctx.apiGroup);
     deps.authorize(user, attrs).then(
       (decision) => {
-        if (decision.allowed) return serve(path, q < 0 ? "" : raw.slice(q + 1), req, res, start);
-        log.info("request denied", { path, user: user.name, reason: decision.reason });
+        if (decision.allowed) return serve(parsed, query, req, res, start);
+        if (decision.undecided) {
+          // Not a denial: the virtual API server did not answer in time (or the queue is full). Ask again shortly.
+          log.warn("request not authorized: authorization unavailable", { path: parsed.path, user: user.name, reason: decision.reason });
+          return sendError(res, new ApiError("ServiceUnavailable", `authorization unavailable: ${decision.reason}`), { "Retry-After": "1" });
+        }
+        log.info("request denied", { path: parsed.path, user: user.name, reason: decision.reason });
         sendError(res, new ApiError("Forbidden", forbiddenMessage(user.name, attrs, decision.reason)));
       },
       (err) => sendError(res, toApiError(err)),
     );
   };
 
-  function serve(path: string, query: string, req: IncomingMessage, res: ServerResponse, start: bigint): void {
+  function serve(parsed: RequestPath, query: string, req: IncomingMessage, res: ServerResponse, start: bigint): void {
+    const path = parsed.path;
     if (path === "/metrics") {
       metrics.registry.metrics().then(
         (text) => send(res, 200, text, metrics.registry.contentType),
@@ -88,7 +103,7 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       finish(e.code);
     };
     try {
-      const r = route(ctx, path, new URLSearchParams(query), req.headers.accept);
+      const r = route(ctx, parsed, new URLSearchParams(query), req.headers.accept);
       labels = { verb: r.verb, group: r.group, resource: r.resource };
       if (r.resource === "discovery") {
         // Discovery is negotiated: legacy documents, aggregated lists on /api and /apis, 304 for a held ETag, 406 otherwise.

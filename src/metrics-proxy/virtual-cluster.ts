@@ -83,8 +83,8 @@ export class VirtualCluster {
   }
 
   /** Sends a SubjectAccessReview to the virtual API server; throws when it does not answer with one. */
-  readonly review: ReviewSender = async (review) => {
-    const res = await this.client.send("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", "subjectaccessreviews", review);
+  readonly review: ReviewSender = async (review, signal) => {
+    const res = await this.client.send("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", "subjectaccessreviews", review, "application/json", signal);
     if (res.status !== 201 && res.status !== 200) throw failure("SubjectAccessReview", res);
     return (res.body?.status ?? {}) as Awaited<ReturnType<ReviewSender>>;
   };

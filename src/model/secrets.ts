@@ -5,13 +5,24 @@ import type { Values } from "./values.js";
 export const MASK = "<masked>";
 
 /** The words that make a name a credential's name: every rule below that looks at names derives from this list. */
-const CREDENTIAL_WORDS = ["pass(?:word|wd)?", "secret", "token", "key", "credential", "private", "auth", "endpoint", "dsn"];
+const CREDENTIAL_WORDS = ["pass(?:word|wd|phrase)?", "secret", "token", "key", "credential", "private", "auth", "endpoint", "dsn"];
+
+/**
+ * Abbreviations that name a credential as a whole word only (`DB_PWD`, `MYSQL_PW`, `JWT`, `SESSION_COOKIE_SIG`,
+ * `sig=` in a signed URL): inside a word they would match `SIGNAL`, `DESIGN` or `UPWARD`.
+ */
+const CREDENTIAL_ABBREVIATIONS = ["pwd", "pw", "sig", "signature", "jwt", "hmac", "otp", "creds?"];
 
 /** Env var names whose literal values are credentials (`*PASSWORD*`, `*TOKEN*`, `*SECRET*`, `*KEY*`, `*ENDPOINT*`, `*DSN*`, ...). */
 export const SECRET_ENV_NAME = new RegExp(`(${CREDENTIAL_WORDS.join("|")})`, "i");
 
-/** The last word of a key in free text that names a credential (`DB_PASSWORD`, `apiToken`, `x-auth-token`, `PGPASSWORD`). */
-const CREDENTIAL_LAST_WORD = new RegExp(`(?:${CREDENTIAL_WORDS.join("|")})s?$`, "i");
+/** The last word of a key in free text that names a credential (`DB_PASSWORD`, `apiToken`, `x-auth-token`, `PGPASSWORD`, `DB_PWD`). */
+const CREDENTIAL_LAST_WORD = new RegExp(`(?:${CREDENTIAL_WORDS.join("|")})s?$|^(?:${CREDENTIAL_ABBREVIATIONS.join("|")})$`, "i");
+
+/** True when an env entry's name makes its literal value a credential: SECRET_ENV_NAME anywhere in it, or a credential name by its last word (`DB_PWD`, `JWT`). */
+export function isCredentialEnvName(name: string): boolean {
+  return SECRET_ENV_NAME.test(name) || isCredentialName(name);
+}
 
 /**
  * Credential words that name a credential in free text only after another word (`apiKey`, `SECRET_KEY`, `clientSecret`):
@@ -49,7 +60,7 @@ export function isSecretValuesPath(root: unknown, path: readonly (string | numbe
   if (n >= 2 && path[n - 1] === "endpoint" && path[n - 2] === "external") return true;
   if (n >= 3 && path[n - 1] === "value" && typeof path[n - 2] === "number" && path[n - 3] === "env") {
     const name = valueAt(root, [...path.slice(0, -1), "name"]);
-    return typeof name !== "string" || SECRET_ENV_NAME.test(name);
+    return typeof name !== "string" || isCredentialEnvName(name);
   }
   return false;
 }
@@ -60,7 +71,7 @@ export function valuesCredentials(root: unknown): string[] {
   const walk = (node: unknown, path: Array<string | number>): void => {
     if (typeof node === "string") {
       if (node !== "" && isSecretValuesPath(root, path)) out.push(node);
-      out.push(...urlPasswords(node));
+      out.push(...credentialsInText(node));
     } else if (Array.isArray(node)) node.forEach((item, i) => walk(item, [...path, i]));
     else if (node !== null && typeof node === "object") for (const [k, v] of Object.entries(node)) walk(v, [...path, k]);
   };
@@ -68,26 +79,12 @@ export function valuesCredentials(root: unknown): string[] {
   return out;
 }
 
-/** A copy of effective values with every credential (isSecretValuesPath, and passwords inside URLs anywhere) masked. */
+/** A copy of effective values with every credential (isSecretValuesPath, and whatever maskCredentialsDeep finds) masked. */
 export function maskValues(values: Values): Values {
-  const copy = maskUrlsDeep(structuredClone(values)) as Values;
+  const copy = structuredClone(values);
   const ext = copy.controlPlane.backingStore.database.external;
   if (ext.endpoint) ext.endpoint = MASK;
-  for (const e of copy.controlPlane.statefulSet.env) if (SECRET_ENV_NAME.test(e.name) && e.value) e.value = MASK;
-  return copy;
-}
-
-/** Every string of a JSON-like value with URL passwords masked (in place for objects and arrays; returns the value). */
-export function maskUrlsDeep(node: unknown): unknown {
-  if (typeof node === "string") return maskUrlCredentials(node);
-  if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) node[i] = maskUrlsDeep(node[i]);
-    return node;
-  }
-  if (node !== null && typeof node === "object") {
-    for (const [k, v] of Object.entries(node)) (node as Record<string, unknown>)[k] = maskUrlsDeep(v);
-  }
-  return node;
+  return maskCredentialsDeep(copy) as Values;
 }
 
 function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
@@ -106,45 +103,79 @@ export function isCredentialName(name: string): boolean {
   return words.length > 1 || !QUALIFIED_ONLY.test(last);
 }
 
-/** Credentials recognisable by their shape alone: JWTs, bearer/basic tokens, PEM private keys. */
-const CREDENTIAL_SHAPES: ReadonlyArray<{ pattern: RegExp; secret: (m: RegExpMatchArray) => string; masked: (m: RegExpMatchArray) => string }> = [
-  { pattern: /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, secret: (m) => m[0], masked: () => MASK },
-  { pattern: /\b(Bearer|Basic)\s+(?!<masked>)([A-Za-z0-9._~+/=-]{8,})/g, secret: (m) => m[2]!, masked: (m) => `${m[1]} ${MASK}` },
+/** Credentials recognisable by their shape alone: JWTs, bearer/basic tokens, PEM private keys, the prefixes of well-known tokens. */
+const CREDENTIAL_SHAPES: ReadonlyArray<{ pattern: RegExp; secret: (m: RegExpMatchArray) => string; masked: (m: RegExpMatchArray, mask: string) => string }> = [
+  { pattern: /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, secret: (m) => m[0], masked: (_m, mask) => mask },
+  { pattern: /\b(Bearer|Basic)\s+(?!<masked)([A-Za-z0-9._~+/=-]{8,})/g, secret: (m) => m[2]!, masked: (m, mask) => `${m[1]} ${mask}` },
   {
-    pattern: /(-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----)([\s\S]*?)(-----END \2PRIVATE KEY-----)/g,
-    secret: (m) => m[3]!.trim(),
-    masked: (m) => `${m[1]}\n${MASK}\n${m[4]}`,
+    pattern: /(-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----)([\s\S]*?)(-----END \2PRIVATE KEY\3-----)/g,
+    secret: (m) => m[4]!.trim(),
+    masked: (m, mask) => `${m[1]}\n${mask}\n${m[5]}`,
   },
+  { pattern: TOKEN_PREFIXES(), secret: (m) => m[0], masked: (_m, mask) => mask },
 ];
 
-/** `name=value`, `name: value`, `"name":"value"` or `name value`; the name is checked with isCredentialName. */
-const NAMED_VALUE = /(?<![\w.-])([A-Za-z][\w.-]*)(["']?[ \t]*[=:][ \t]*["']?|[ \t]+)(?!<masked>)([^\s"',;]{4,})/g;
+/**
+ * Tokens whose prefix names their issuer: AWS access keys (AKIA, ASIA), GitHub (ghp_, gho_, ghu_, ghs_, ghr_,
+ * github_pat_), GitLab (glpat-), Slack (xoxb-, xoxp-, ...), Stripe (sk_live_, rk_live_, ...), Google API keys
+ * (AIza), npm (npm_), Vault (hvs., hvb.), SendGrid (SG.), OpenAI/Anthropic style (sk-...).
+ */
+function TOKEN_PREFIXES(): RegExp {
+  return new RegExp(
+    [
+      String.raw`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`,
+      String.raw`\bgh[pousr]_[A-Za-z0-9]{30,}`,
+      String.raw`\bgithub_pat_[A-Za-z0-9_]{22,}`,
+      String.raw`\bglpat-[A-Za-z0-9_-]{20,}`,
+      String.raw`\bxox[abposr]-[A-Za-z0-9-]{10,}`,
+      String.raw`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`,
+      String.raw`\bAIza[0-9A-Za-z_-]{35}`,
+      String.raw`\bnpm_[A-Za-z0-9]{36}`,
+      String.raw`\bhv[bsr]\.[A-Za-z0-9_-]{20,}`,
+      String.raw`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`,
+      String.raw`\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}`,
+    ].join("|"),
+    "g",
+  );
+}
+
+/**
+ * `name=value`, `name: value`, `"name":"value"`, `name value`, `--name=value` or `--name value`; the name is checked
+ * with isCredentialName. A name right after `/` is part of a path or an image (`org/token:v1`), not a key.
+ */
+const NAMED_VALUE = /(?<![\w./-])(-{0,2}[A-Za-z][\w.-]*)(["']?[ \t]*[=:][ \t]*["']?|[ \t]+)(?!<masked)([^\s"',;]{4,})/g;
 
 /** After a bare space (`token abc`) a value counts only when it looks generated: 8 characters or more, a digit among them. */
 function looksGenerated(value: string): boolean {
   return value.length >= 8 && /\d/.test(value);
 }
 
+/** Values after a credential's name that are not credentials: references (`$(DB_PASSWORD)`, `${TOKEN}`), absolute file paths, booleans, another flag. */
+function isReference(value: string): boolean {
+  return /^\$[({]/.test(value) || /^\/[\w./-]*$/.test(value) || /^(true|false|null|none)$/i.test(value) || value.startsWith("-");
+}
+
 interface TextCredential {
   start: number;
   end: number;
   secret: string;
-  masked: string;
+  masked: (mask: string) => string;
 }
 
-/** Where free text holds credentials: URL passwords, JWTs, bearer tokens, private keys, values named like credentials. */
+/** Where free text holds credentials: URL passwords, JWTs, bearer tokens, private keys, known token prefixes, values named like credentials. */
 function findTextCredentials(text: string): TextCredential[] {
   const found: TextCredential[] = [];
-  for (const m of text.matchAll(URL_CREDENTIAL)) found.push({ start: m.index!, end: m.index! + m[0].length, secret: m[2]!, masked: `${m[1]}:${MASK}@` });
+  for (const m of text.matchAll(URL_CREDENTIAL)) found.push({ start: m.index!, end: m.index! + m[0].length, secret: m[2]!, masked: (mask) => `${m[1]}:${mask}@` });
   for (const shape of CREDENTIAL_SHAPES) {
-    for (const m of text.matchAll(shape.pattern)) found.push({ start: m.index!, end: m.index! + m[0].length, secret: shape.secret(m), masked: shape.masked(m) });
+    for (const m of text.matchAll(shape.pattern)) found.push({ start: m.index!, end: m.index! + m[0].length, secret: shape.secret(m), masked: (mask) => shape.masked(m, mask) });
   }
   // Scanned name by name: a value that is not a credential may be the name of the next pair (`use token x1y2z3w4`).
   const named = new RegExp(NAMED_VALUE.source, "g");
   for (let m = named.exec(text); m; m = named.exec(text)) {
     const [whole, name, sep, value] = m as unknown as [string, string, string, string];
-    if (isCredentialName(name) && (/[=:]/.test(sep) || looksGenerated(value))) {
-      found.push({ start: m.index, end: m.index + whole.length, secret: value, masked: `${name}${sep}${MASK}` });
+    const spaced = !/[=:]/.test(sep);
+    if (isCredentialName(name) && !isReference(value) && (!spaced || looksGenerated(value) || (name.startsWith("-") && !/^[a-z]+$/.test(value)))) {
+      found.push({ start: m.index, end: m.index + whole.length, secret: value, masked: (mask) => `${name}${sep}${mask}` });
     } else {
       named.lastIndex = m.index + name.length;
     }
@@ -156,12 +187,12 @@ function findTextCredentials(text: string): TextCredential[] {
   return kept;
 }
 
-/** A text with every credential findTextCredentials recognises masked. */
-export function maskCredentialsInText(text: string): string {
+/** A text with every credential findTextCredentials recognises replaced by `mask`. */
+export function maskCredentialsInText(text: string, mask = MASK): string {
   let out = "";
   let at = 0;
   for (const f of findTextCredentials(text)) {
-    out += text.slice(at, f.start) + f.masked;
+    out += text.slice(at, f.start) + f.masked(mask);
     at = f.end;
   }
   return out + text.slice(at);
@@ -170,4 +201,69 @@ export function maskCredentialsInText(text: string): string {
 /** The credentials free text holds (the values maskCredentialsInText masks), to look for elsewhere. */
 export function credentialsInText(text: string): string[] {
   return findTextCredentials(text).map((f) => f.secret);
+}
+
+// ---- credentials in structured objects: the free-text rule on every string, plus what the structure names ----
+
+/** A lone flag whose next argument is its value (`--token`, `-password`), named like a credential. */
+function isCredentialFlag(arg: unknown): boolean {
+  return typeof arg === "string" && /^-{1,2}[A-Za-z][\w.-]*$/.test(arg) && isCredentialName(arg);
+}
+
+/** A map key naming a credential: the part after the last `/` of an annotation or label key (`vault.hashicorp.com/agent-inject-token`). */
+function isCredentialKey(key: string): boolean {
+  return isCredentialName(key.slice(key.lastIndexOf("/") + 1));
+}
+
+/**
+ * A copy of a JSON-like value (a Kubernetes object, a values document) with every credential masked: in every string
+ * the free-text rule (maskCredentialsInText); whole, the value of an env entry named like a credential
+ * (isCredentialEnvName), of a map key named like one (annotations such as `...-inject-token`), and the argument after
+ * a lone credential flag (`["--token", "x"]`). With a `twin` (the other side of a diff), a credential that differs
+ * from the twin's but masks alike shows as `changed`, so a diff tells that a credential changed, never what it is.
+ */
+export function maskCredentialsDeep(node: unknown, twin?: unknown, changed = MASK, found?: string[]): unknown {
+  const whole = (value: string, other: unknown): string => {
+    if (value.startsWith("<masked")) return value;
+    found?.push(value);
+    return other === undefined || other === value ? MASK : changed;
+  };
+  if (typeof node === "string") {
+    const masked = maskCredentialsInText(node);
+    if (masked === node) return node;
+    found?.push(...credentialsInText(node));
+    const differs = typeof twin === "string" && twin !== node && maskCredentialsInText(twin) === masked;
+    return differs ? maskCredentialsInText(node, changed) : masked;
+  }
+  if (Array.isArray(node)) {
+    const twins = Array.isArray(twin) ? twin : [];
+    return node.map((item, i) => {
+      const named = isPlainRecord(item) && typeof item.name === "string";
+      const other = named ? twins.find((t) => isPlainRecord(t) && t.name === item.name) : twins[i];
+      if (typeof item === "string" && item !== "" && !item.startsWith("-") && i > 0 && isCredentialFlag(node[i - 1])) return whole(item, other);
+      if (named && typeof item.value === "string" && item.value !== "" && isCredentialEnvName(item.name as string)) {
+        const rest = maskCredentialsDeep({ ...item, value: "" }, other, changed, found) as Record<string, unknown>;
+        return { ...rest, value: whole(item.value, isPlainRecord(other) ? other.value : undefined) };
+      }
+      return maskCredentialsDeep(item, other, changed, found);
+    });
+  }
+  if (isPlainRecord(node)) {
+    const other = isPlainRecord(twin) ? twin : {};
+    return Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [k, typeof v === "string" && v !== "" && isCredentialKey(k) ? whole(v, other[k]) : maskCredentialsDeep(v, other[k], changed, found)]),
+    );
+  }
+  return node;
+}
+
+/** The credentials maskCredentialsDeep would mask in a value, to look for elsewhere (a password logged alone). */
+export function credentialsDeep(node: unknown): string[] {
+  const found: string[] = [];
+  maskCredentialsDeep(node, undefined, MASK, found);
+  return [...new Set(found)];
+}
+
+function isPlainRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
 }

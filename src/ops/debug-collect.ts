@@ -13,7 +13,7 @@ import type { Host } from "./host.js";
 import { HostError } from "./host.js";
 import { P } from "./paths.js";
 import { hostMetricsApiService } from "./doctor/metrics.js";
-import { maskValues, valuesCredentials } from "../model/secrets.js";
+import { maskCredentialsDeep, maskValues, valuesCredentials } from "../model/secrets.js";
 import { credentialsOfObject, sanitize, Scrubber } from "./redact.js";
 import { gatherSnapshot } from "./doctor/gather.js";
 import { diagnose } from "./doctor/index.js";
@@ -82,12 +82,13 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
 
   log(`reading the host namespace ${ns}`);
   const snapshot = await gatherSnapshot(host, o.cluster, ns, o.values);
-  // Credentials written literally into the live objects (env values, URL passwords) may show up in the logs too.
-  for (const obj of [snapshot.statefulSet, ...snapshot.pods].filter((x) => x !== undefined)) for (const c of credentialsOfObject(obj)) scrubber.add(c);
+  const services = await safe("services", () => host.list(P.services(ns)), []);
+  // Credentials written literally into the live objects (env values, annotations, flags, tokens) may show up in the logs too.
+  for (const obj of [snapshot.statefulSet, ...snapshot.pods, ...snapshot.events, ...services].filter((x) => x !== undefined)) for (const c of credentialsOfObject(obj)) scrubber.add(c);
+  // Every object file: every string field by the one credential rule (sanitize), not only the logs.
   files.set("statefulset.yaml", snapshot.statefulSet ? yaml(sanitize(snapshot.statefulSet)) : "# StatefulSet not found\n");
   files.set("pods.yaml", yaml(snapshot.pods.map(sanitize)));
   files.set("events.yaml", yaml(sortEvents(snapshot.events).map(sanitize)));
-  const services = await safe("services", () => host.list(P.services(ns)), []);
   files.set("services.yaml", yaml(services.map(sanitize)));
   files.set("pvcs.yaml", yaml(snapshot.pvcs.map(sanitize)));
   files.set("metrics-apiservice.yaml", snapshot.metricsApiService ? yaml(sanitize(snapshot.metricsApiService)) : `# APIService ${hostMetricsApiService(snapshot)} is absent\n`);
@@ -95,7 +96,7 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
 
   const cm = await safe("status", () => host.get<KubeObject>(P.configMaps(ns, STATUS_CONFIGMAP)), undefined);
   const status = fromData(cm?.data as Record<string, string> | undefined, o.cluster, ns);
-  files.set("status.yaml", status ? yaml(status) : `# no reconcile status (ConfigMap ${STATUS_CONFIGMAP} absent): vc has not reconciled this cluster here\n`);
+  files.set("status.yaml", status ? yaml(maskCredentialsDeep(status)) : `# no reconcile status (ConfigMap ${STATUS_CONFIGMAP} absent): vc has not reconciled this cluster here\n`);
 
   const controlPlane = snapshot.pods.filter((p) => p.metadata.labels?.release === o.cluster && p.metadata.labels?.app === CHART_APP_LABEL);
   const podNames = new Set([`${o.cluster}-0`, ...controlPlane.map((p) => p.metadata.name)]);
@@ -134,7 +135,7 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
     "not collected:",
     ...(notes.length ? notes.map((n) => `  ${n}`) : ["  (nothing)"]),
     "",
-    "Credentials are never collected: Secret objects are not included; env values named like credentials, URL passwords and the database endpoint are masked; the credentials among the namespace's Secrets are scrubbed from every file, and anything shaped like a credential from the logs. Everything else reads as written.",
+    "Credentials are never collected: Secret objects are not included; env values, annotations and flags named like credentials, URL passwords, tokens and keys recognised by their shape, and the database endpoint are masked in every file; the credentials among the namespace's Secrets are scrubbed from every file. Everything else reads as written.",
   ];
   files.set("summary", `${summary.join("\n")}\n`);
 
@@ -143,7 +144,7 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
     for (const [rel, text] of files) {
       const path = join(dir, "debug", rel);
       mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, scrubber.scrub(text, rel.startsWith("logs/")), { mode: 0o600 });
+      writeFileSync(path, scrubber.scrub(text, rel.startsWith("logs/") || rel === "summary"), { mode: 0o600 });
     }
     const file = resolve(o.outputFile);
     mkdirSync(dirname(file), { recursive: true });

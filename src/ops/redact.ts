@@ -1,7 +1,7 @@
 // Keeping credentials out of what the operations write: scrubbing known credentials, stripping copies in metadata.
 import { load } from "js-yaml";
 import type { KubeObject } from "../kube/object.js";
-import { credentialsInText, MASK, maskCredentialsInText, maskUrlsDeep, SECRET_ENV_NAME, urlPasswords, valuesCredentials } from "../model/secrets.js";
+import { credentialsDeep, credentialsInText, isCredentialEnvName, MASK, maskCredentialsDeep, maskCredentialsInText, valuesCredentials } from "../model/secrets.js";
 import { CONFIG_KEY } from "../render/secrets.js";
 
 /**
@@ -92,7 +92,7 @@ function kubeconfigCredentials(doc: { users: unknown[] }): string[] {
       if (field.endsWith("-data")) out.push(...withPemLines(Buffer.from(v, "base64").toString("utf8")));
     }
     const provider = isObject(user["auth-provider"]) && isObject(user["auth-provider"].config) ? user["auth-provider"].config : {};
-    for (const [k, v] of Object.entries(provider)) if (typeof v === "string" && SECRET_ENV_NAME.test(k)) out.push(v);
+    for (const [k, v] of Object.entries(provider)) if (typeof v === "string" && isCredentialEnvName(k)) out.push(v);
   }
   return out;
 }
@@ -119,25 +119,19 @@ function isKubeconfig(doc: unknown): doc is { users: unknown[] } {
   return isObject(doc) && Array.isArray(doc.users) && (doc.kind === "Config" || Array.isArray(doc.clusters));
 }
 
-/** The credentials literal in an object's env entries (named like credentials) and in URLs anywhere in it. */
+/** The credentials literal in an object (what sanitize masks in it: env values, annotations, flag arguments, credential shapes in any string). */
 export function credentialsOfObject(obj: KubeObject): string[] {
-  const out: string[] = [];
-  visitEnv(obj, (e) => out.push(e.value));
-  visitStrings(obj, (s) => out.push(...urlPasswords(s)));
-  return out;
+  return credentialsDeep(withoutDropped(obj));
 }
 
 const DROP_ANNOTATIONS = ["kubectl.kubernetes.io/last-applied-configuration"];
 
-/** A copy of an object for output: no managedFields, no last-applied copies, credential env values and URL passwords masked, Secret data masked. */
-export function sanitize(obj: KubeObject): KubeObject {
+function withoutDropped(obj: KubeObject): KubeObject {
   const copy = structuredClone(obj);
   delete copy.metadata.managedFields;
   if (copy.metadata.annotations) {
     for (const a of DROP_ANNOTATIONS) delete copy.metadata.annotations[a];
   }
-  visitEnv(copy, (e) => (e.value = MASK));
-  maskUrlsDeep(copy);
   if (copy.kind === "Secret") {
     for (const field of ["data", "stringData"]) {
       const m = copy[field] as Record<string, string> | undefined;
@@ -147,24 +141,11 @@ export function sanitize(obj: KubeObject): KubeObject {
   return copy;
 }
 
-/** Calls `fn` with every env entry whose name looks like a credential's and whose value is literal. */
-function visitEnv(node: unknown, fn: (e: { name: string; value: string }) => void): void {
-  if (Array.isArray(node)) {
-    for (const x of node) visitEnv(x, fn);
-    return;
-  }
-  if (!node || typeof node !== "object") return;
-  const rec = node as Record<string, unknown>;
-  if (Array.isArray(rec.env)) {
-    for (const e of rec.env as Array<{ name?: string; value?: string }>) {
-      if (e && typeof e.value === "string" && e.name && SECRET_ENV_NAME.test(e.name)) fn(e as { name: string; value: string });
-    }
-  }
-  for (const v of Object.values(rec)) visitEnv(v, fn);
-}
-
-function visitStrings(node: unknown, fn: (s: string) => void): void {
-  if (typeof node === "string") fn(node);
-  else if (Array.isArray(node)) for (const x of node) visitStrings(x, fn);
-  else if (node && typeof node === "object") for (const v of Object.values(node)) visitStrings(v, fn);
+/**
+ * A copy of an object for output: no managedFields, no last-applied copies, Secret data masked, and every credential
+ * the one rule finds (maskCredentialsDeep: every string field by the free-text rule, env values, annotations and
+ * flag arguments named like credentials) masked.
+ */
+export function sanitize(obj: KubeObject): KubeObject {
+  return maskCredentialsDeep(withoutDropped(obj)) as KubeObject;
 }

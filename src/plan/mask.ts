@@ -1,6 +1,6 @@
 // Secret masking: Secret values never reach a diff, log or status; a changed value still shows as changed.
 import type { KubeObject } from "../kube/object.js";
-import { MASK, maskUrlCredentials, SECRET_ENV_NAME } from "../model/secrets.js";
+import { MASK, maskCredentialsDeep } from "../model/secrets.js";
 import { isPlainObject } from "./normalize.js";
 
 export { MASK };
@@ -82,37 +82,12 @@ export function maskSecretValuesIn(text: string, obj: KubeObject | undefined): s
 }
 
 /**
- * Masks the credentials any kind may carry, on both sides of a diff: the value of every env entry whose name looks
- * secret (`DB_PASSWORD`, `ENCRYPTION_KEY`, `AWS_ACCESS_KEY_ID`, ...) and the password of every URL with one. Equal
- * values mask alike, differing ones as `<masked, before>` / `<masked, changed>`, so a diff shows that a credential
- * changed and never what it is.
+ * Masks the credentials any kind may carry, on both sides of a diff, by the one rule (model/secrets.ts
+ * maskCredentialsDeep): env values named like credentials (`DB_PASSWORD`, `DB_PWD`, `JWT`, ...), annotations and
+ * flag arguments named like credentials, and credentials recognised by their shape in any string (URL passwords,
+ * `Password=` inside a connection string, tokens, keys). Equal values mask alike, differing ones as
+ * `<masked, before>` / `<masked, changed>`, so a diff shows that a credential changed and never what it is.
  */
 export function maskCredentialsPair(desired: KubeObject | undefined, live: KubeObject | undefined): [KubeObject | undefined, KubeObject | undefined] {
-  return [desired && (maskWalk(desired, live, MASK_AFTER) as KubeObject), live && (maskWalk(live, desired, MASK_BEFORE) as KubeObject)];
-}
-
-function maskWalk(node: unknown, twin: unknown, changed: string): unknown {
-  if (typeof node === "string") {
-    const masked = maskUrlCredentials(node);
-    if (masked === node) return node;
-    const differs = typeof twin === "string" && twin !== node && maskUrlCredentials(twin) === masked;
-    return differs ? maskUrlCredentials(node, changed) : masked;
-  }
-  if (Array.isArray(node)) {
-    const twins = Array.isArray(twin) ? twin : [];
-    return node.map((item, i) => {
-      const named = isPlainObject(item) && typeof item.name === "string";
-      const other = named ? twins.find((t) => isPlainObject(t) && t.name === item.name) : twins[i];
-      if (named && typeof item.value === "string" && SECRET_ENV_NAME.test(item.name as string)) {
-        const otherValue = isPlainObject(other) ? other.value : undefined;
-        return { ...(maskWalk(item, other, changed) as object), value: otherValue === undefined || otherValue === item.value ? MASK : changed };
-      }
-      return maskWalk(item, other, changed);
-    });
-  }
-  if (isPlainObject(node)) {
-    const other = isPlainObject(twin) ? twin : {};
-    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, maskWalk(v, other[k], changed)]));
-  }
-  return node;
+  return [desired && (maskCredentialsDeep(desired, live, MASK_AFTER) as KubeObject), live && (maskCredentialsDeep(live, desired, MASK_BEFORE) as KubeObject)];
 }

@@ -1,5 +1,6 @@
 // Assembles a reconciler from its settings: source, target, status store, leader election, HTTP server and loop.
 import { defaultCacheRoot } from "../validate/cache-dir.js";
+import type { WebhookLimits } from "./webhook-slots.js";
 import { UserError } from "../errors.js";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -42,6 +43,8 @@ export interface ReconcilerConfig {
   resyncMs: number;
   listen?: string;
   webhookSecretFile?: string;
+  /** Bounds of webhook reading (webhook-slots.ts); defaults where absent. */
+  webhookLimits?: Partial<WebhookLimits>;
   leaderElect: boolean;
   leaseNamespace?: string;
   identity?: string;
@@ -178,6 +181,7 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
       ready: () => loop.ready || (elector !== undefined && !elector.isLeader),
       healthy: () => loop.healthy,
       webhookSecret: secret,
+      webhookLimits: cfg.webhookLimits,
       ref: cfg.branch,
       onPush: (commit) => {
         if (!elector || elector.isLeader) return loop.trigger({ kind: "incremental" });

@@ -1,5 +1,5 @@
 // The reconcile status of one cluster and its last reconciliations; how it is folded and (de)serialised (pure).
-import { maskUrlCredentials } from "../model/secrets.js";
+import { maskCredentialsInText } from "../model/secrets.js";
 
 /** How a reconciliation of one cluster ended. */
 export type Result =
@@ -128,7 +128,7 @@ export function record(prev: ClusterStatus | undefined, cluster: string, hostNam
 function cleanEntry(r: Reconciliation): Reconciliation {
   const { message, by, byFrom, via, ...rest } = r;
   const out: Reconciliation = { ...rest };
-  if (message !== undefined) out.message = cut(maskUrlCredentials(message), MESSAGE_LIMIT);
+  if (message !== undefined) out.message = cut(maskCredentialsInText(message), MESSAGE_LIMIT);
   if (via !== undefined) out.via = via;
   if (by !== undefined) out.by = cut(by, BY_LIMIT);
   if (byFrom !== undefined) out.byFrom = byFrom;

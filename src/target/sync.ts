@@ -2,7 +2,7 @@
 import { describeRef, type KubeObject } from "../kube/object.js";
 import { buildPlan } from "../plan/build.js";
 import { maskSecretValuesIn } from "../plan/mask.js";
-import { maskUrlCredentials } from "../model/secrets.js";
+import { maskCredentialsInText } from "../model/secrets.js";
 import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import { blockUnservedKinds } from "./kinds.js";
@@ -67,7 +67,7 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
         if (opts.dryRun && ns && newNamespaces.has(ns) && isNamespaceNotFound(err, ns)) {
           return record({ ref: c.ref, action: c.action, outcome, checked: false, message: `would be created (namespace ${ns} does not exist yet, not checked by the server)` });
         }
-        record({ ref: c.ref, action: c.action, outcome: "failed", message: maskUrlCredentials(maskSecretValuesIn(messageOf(err), c.desired)) });
+        record({ ref: c.ref, action: c.action, outcome: "failed", message: maskCredentialsInText(maskSecretValuesIn(messageOf(err), c.desired)) });
       }
     });
   }

@@ -45,7 +45,9 @@ function clientPair(dir: string, name: string, cn: string, caCert: string, caKey
 /** A GET straight to the proxy, trusting `ca`, presenting `client` when given. */
 function direct(proxy: RunningProxy, path: string, ca: string, client?: { cert: string; key: string }, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request(`${proxy.url}${path}`, {
+    // The path as given, not normalised by a URL parser (which would resolve `%2e%2e`).
+    const req = https.request(proxy.url, {
+      path,
       ca: readFileSync(ca),
       ...(client ? { cert: readFileSync(client.cert), key: readFileSync(client.key) } : {}),
       headers,
@@ -217,6 +219,54 @@ describe("e2e: the metrics proxy as an authenticated aggregated API server of a 
     const bearer = await direct(proxy!, path, serving.ca, undefined, { Authorization: `Bearer ${virtual().adminToken}` });
     expect(bearer.status, "a token, even the virtual cluster admin's, is not how the proxy is reached").to.equal(401);
     expect((await direct(proxy!, "/healthz", serving.ca)).status, "probes stay open").to.equal(200);
+  });
+
+  it("authorizes what it serves: an encoded resource name is reviewed as that resource (403), ambiguous paths get 400", async () => {
+    const frontProxy = { cert: virtual().pki.frontProxyClientCert, key: virtual().pki.frontProxyClientKey };
+    // nobody is authenticated: system:discovery lets it GET the non-resource paths /apis/*, never pod metrics.
+    const asNobody = { "X-Remote-User": "nobody", "X-Remote-Group": "system:authenticated" };
+    for (const path of ["/apis/metrics.orch.io/v1beta1/namespaces/default/p%6Fds", "/apis/metrics.orch.io/v1beta1/namespaces/default/%70ods/", "/apis/metrics.orch.io/v1beta1/p%6fds"]) {
+      const res = await direct(proxy!, path, serving.ca, frontProxy, asNobody);
+      expect(res.status, `${path}: ${res.text}`).to.equal(403);
+      expect(JSON.parse(res.text).message, path).to.match(/cannot list resource "pods" in API group "metrics.orch.io"/);
+    }
+    for (const path of ["/apis/metrics.orch.io/v1beta1/namespaces%2Fdefault/pods", "/apis/metrics.orch.io/v1beta1/nodes/%2e%2e/pods", "/apis/metrics.orch.io//v1beta1/pods"]) {
+      const res = await direct(proxy!, path, serving.ca, frontProxy, asNobody);
+      expect(res.status, `${path}: ${res.text}`).to.equal(400);
+    }
+    // The discovery document itself is still a non-resource path nobody may read.
+    expect((await direct(proxy!, "/apis/metrics.orch.io/v1beta1", serving.ca, frontProxy, asNobody)).status).to.equal(200);
+  });
+
+  it("while the virtual API server does not answer, an undecided request gets 503 with Retry-After, never 403; then it decides again", async () => {
+    const frontProxy = { cert: virtual().pki.frontProxyClientCert, key: virtual().pki.frontProxyClientKey };
+    const path = "/apis/metrics.orch.io/v1beta1/namespaces/default/pods";
+    const slow = await startProxy(
+      parseFlags([
+        "--cluster", "a", "--host-namespace", HOST_NS, "--kubeconfig", host().kubeconfigPath, "--host-api-group", "metrics.k8s.io",
+        "--listen", "127.0.0.1:0", "--tls-cert", serving.cert, "--tls-key", serving.key, "--tls-ca", serving.ca,
+        "--virtual-kubeconfig", virtual().kubeconfigPath, "--api-group", "metrics.orch.io", "--apiservice", "",
+        "--authz-timeout", "1s", "--authz-max-in-flight", "2", "--authz-max-queued", "2",
+      ]),
+      { log: silentLogger, processMetrics: false, retryMs: 200, syncWaitMs: 5000 },
+    );
+    try {
+      await waitFor(async () => (await direct(slow, path, serving.ca, frontProxy, { "X-Remote-User": "viewer" })).status === 200, "the new proxy to serve");
+      virtual().freeze();
+      try {
+        // Users never seen before: no cached decision; more of them than may be sent and queued.
+        const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => direct(slow, path, serving.ca, frontProxy, { "X-Remote-User": `stalled-${i}` })));
+        expect(answers.map((a) => a.status)).to.deep.equal(Array(8).fill(503));
+        expect(JSON.parse(answers[0]!.text)).to.include({ reason: "ServiceUnavailable", code: 503 });
+      } finally {
+        virtual().thaw();
+      }
+      const res = await direct(slow, path, serving.ca, frontProxy, { "X-Remote-User": "nobody" });
+      expect(res.status, res.text).to.equal(403);
+      expect((await direct(slow, path, serving.ca, frontProxy, { "X-Remote-User": "viewer", "X-Remote-Group": "system:authenticated" })).status).to.equal(200);
+    } finally {
+      await slow.close();
+    }
   });
 
   it("a rotated serving certificate is picked up and its new CA written to the APIService, without a restart", async () => {

@@ -16,6 +16,9 @@ describe("metrics-proxy flags", () => {
       cacheTtlMs: 15_000,
       apiService: "v1beta1.metrics.orch.io",
       authzCacheTtlMs: 10_000,
+      authzTimeoutMs: 5_000,
+      authzMaxInFlight: 16,
+      authzMaxQueued: 256,
       refreshMs: 60_000,
       nodes: "synced",
       logLevel: "info",
@@ -36,6 +39,10 @@ describe("metrics-proxy flags", () => {
     ]);
     expect(v).to.include({ tlsCA: "ca", virtualKubeconfig: "vk", virtualServer: "https://a.vc-a.svc:443", apiService: "v1beta1.metrics.k8s.io", authzCacheTtlMs: 30_000, refreshMs: 120_000 });
     expect(parseFlags([...base, "--apiservice", ""]).apiService).to.equal("");
+    expect(parseFlags([...base, "--authz-timeout", "750ms", "--authz-max-in-flight", "4", "--authz-max-queued", "0"])).to.include({ authzTimeoutMs: 750, authzMaxInFlight: 4, authzMaxQueued: 0 });
+    expect(() => parseFlags([...base, "--authz-max-in-flight", "0"])).to.throw(UserError, /invalid --authz-max-in-flight "0"/);
+    expect(() => parseFlags([...base, "--authz-max-queued", "-1"])).to.throw(UserError, /invalid --authz-max-queued "-1"/);
+    expect(() => parseFlags([...base, "--authz-timeout", "0s"])).to.throw(UserError, /invalid --authz-timeout "0s"/);
   });
 
   it("the front-proxy form: HTTPS required, no static credentials beside it, an https --virtual-server", () => {

@@ -65,9 +65,10 @@ describe("reconciler: the webhook front door", () => {
     expect(forged.status).to.equal(401);
   });
 
-  it(`caps requests being read at ${WEBHOOK_MAX_PENDING}: one more gets 503 with Retry-After`, async () => {
-    const held = Array.from({ length: WEBHOOK_MAX_PENDING }, () => {
-      const req = request(`${srv.url}${WEBHOOK_PATH}`, { method: "POST", headers: { "X-Hub-Signature-256": `sha256=${"0".repeat(64)}`, "Content-Length": "1000000" } });
+  it(`caps requests being read at ${WEBHOOK_MAX_PENDING}: one more, from an address not holding one already, gets 503 with Retry-After`, async () => {
+    // One sender per address: nobody holds more than its share, so nothing is given to the newcomer.
+    const held = Array.from({ length: WEBHOOK_MAX_PENDING }, (_, i) => {
+      const req = request(`${srv.url}${WEBHOOK_PATH}`, { method: "POST", localAddress: `127.0.3.${i + 1}`, agent: false, headers: { "X-Hub-Signature-256": `sha256=${"0".repeat(64)}`, "Content-Length": "1000000" } });
       req.on("error", () => {});
       req.write("x".repeat(1000));
       return req;
