@@ -1,7 +1,7 @@
 // The fleet policy's bounds on one cluster (pure): hosts its mesh objects and certificates claim, gateway selectors and credentials, quota, database host.
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
-import { parseQuantity } from "../plan/quantity.js";
+import { compareQuantities } from "../plan/quantity.js";
 import type { PathSegment } from "../repo/positions.js";
 import { parseServiceHost } from "../translate/names.js";
 
@@ -68,14 +68,13 @@ function quotaFindings(policy: Policy, values: Values, out: PolicyFinding[]): vo
     return;
   }
   for (const key of bounded) {
-    const limit = parseQuantity(max[key]!)!;
     const set = rq.quota[key];
     if (set === undefined) {
       if (required) out.push({ where: "values", paths: [["policies", "resourceQuota", "quota"], ["policies", "resourceQuota", "enabled"]], at: "key", message: `the fleet policy (${POLICY_FILE} quota.required) requires policies.resourceQuota.quota["${key}"] (at most ${max[key]})` });
       continue;
     }
-    const amount = parseQuantity(String(set));
-    if (amount === undefined || amount > limit * (1 + 1e-9)) {
+    const order = compareQuantities(String(set), max[key]!);
+    if (order === undefined || order > 0) {
       out.push({ where: "values", paths: [["policies", "resourceQuota", "quota", key]], message: `quota ${key}: ${set} is more than the fleet policy allows (${POLICY_FILE} quota.max: ${max[key]})` });
     }
   }
