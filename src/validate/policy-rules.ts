@@ -4,6 +4,7 @@ import type { Values } from "../model/values.js";
 import { compareQuantities } from "../plan/quantity.js";
 import type { PathSegment } from "../repo/positions.js";
 import { parseServiceHost } from "../translate/names.js";
+import { databaseTargets } from "./database-hosts.js";
 
 /** policy.yaml as schemas/policy.schema.json describes it; a key left out bounds nothing. */
 export interface Policy {
@@ -84,14 +85,13 @@ function databaseFindings(policy: Policy, values: Values, out: PolicyFinding[]):
   const allowed = policy.database?.hosts;
   const ext = values.controlPlane.backingStore.database.external;
   if (!allowed || !ext.enabled || ext.endpoint === "") return;
-  let host: string;
-  try {
-    host = new URL(ext.endpoint).hostname;
-  } catch {
-    return; // not a URL: the values rules report it
-  }
-  if (host.startsWith("[") || !allowed.some((p) => hostAllowed(host, p))) {
-    out.push({ where: "values", paths: [["controlPlane", "backingStore", "database", "external", "endpoint"]], message: `database host "${host}" is not allowed by the fleet policy (${POLICY_FILE} database.hosts: ${list(allowed)})` });
+  const paths = [["controlPlane", "backingStore", "database", "external", "endpoint"]];
+  const { hosts, refusals } = databaseTargets(ext.endpoint);
+  for (const why of refusals) out.push({ where: "values", paths, message: `the database endpoint cannot be checked against the fleet policy (${POLICY_FILE} database.hosts): ${why}` });
+  for (const host of hosts) {
+    if (!allowed.some((p) => hostAllowed(host, p))) {
+      out.push({ where: "values", paths, message: `database host "${host}" is not allowed by the fleet policy (${POLICY_FILE} database.hosts: ${list(allowed)})` });
+    }
   }
 }
 
