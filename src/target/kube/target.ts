@@ -1,7 +1,7 @@
 // The `kube` target: a live host through the kubeconfig; inventory by label-selected LISTs, server-side apply, guarded deletes.
 import type { KubeObject } from "../../kube/object.js";
 import { refOf } from "../../kube/object.js";
-import { RESOURCES, type ResourceType } from "../../kube/resources.js";
+import { MESH_GROUP, RESOURCES, type ResourceType } from "../../kube/resources.js";
 import { inventorySelector, LABELS } from "../../translate/keys.js";
 import { stripServerFields } from "../../plan/normalize.js";
 import type { Target, WriteOptions } from "../types.js";
@@ -37,6 +37,11 @@ export class KubeTarget implements Target {
   /** Objects of every inventory kind matching a label selector, across namespaces (one LIST per kind; unserved kinds hold nothing). */
   async listBySelector(labelSelector: string): Promise<KubeObject[]> {
     return (await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, labelSelector)))).flat();
+  }
+
+  async listHostClaims(): Promise<KubeObject[]> {
+    const kinds = INVENTORY_TYPES.filter((t) => t.group === MESH_GROUP && (t.kind === "Gateway" || t.kind === "VirtualService"));
+    return (await Promise.all(kinds.map((t) => this.listKind(t, LABELS.inventory)))).flat();
   }
 
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
