@@ -1,6 +1,10 @@
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { lostClaims, liveClaims, publicHosts, type LiveClaim } from "../../src/target/host-claims.js";
+import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeTarget } from "../../src/target/kube/target.js";
+import { syncCluster } from "../../src/target/sync.js";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
 const API = "networking.mesh.io/v1beta1";
 const gw = (cluster: string, hosts: string[], created?: string): KubeObject => ({
@@ -48,5 +52,36 @@ describe("target/host-claims: one cluster per public host, the older claim wins"
     const peers = new Map([["a", ["y.example.com"]], ["b", ["y.example.com"]]]);
     expect(lostClaims("a", [gw("a", ["y.example.com"])], [], peers).map((c) => c.holder)).to.deep.equal(["b"]);
     expect(lostClaims("b", [gw("b", ["y.example.com"])], [], peers).map((c) => c.holder)).to.deep.equal(["a"]);
+  });
+});
+
+describe("target/host-claims against the test API server", () => {
+  let server: KubeServer;
+  let target: KubeTarget;
+  beforeEach(async () => {
+    server = await startKubeServer();
+    target = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 } }));
+  });
+  afterEach(async () => {
+    await target.close();
+    await server.close();
+  });
+  const ns = (c: string): KubeObject => ({ apiVersion: "v1", kind: "Namespace", metadata: { name: `vc-${c}`, labels: { "vc.orch.io/inventory": c } } });
+  const sync = (c: string, hosts: string[], dryRun = false) => syncCluster(target, { cluster: c, hostNamespace: `vc-${c}`, desired: [ns(c), gw(c, hosts)] }, { prune: true, dryRun, allowMassPrune: false });
+  const claimLists = () => server.requests.filter((r) => r.method === "GET" && (r.resource === "gateways" || r.resource === "virtualservices") && !r.namespace && decodeURIComponent(r.query).includes("labelSelector=vc.orch.io/inventory") && !decodeURIComponent(r.query).includes("labelSelector=vc.orch.io/inventory=")).length;
+
+  it("blocks the newcomer, and reads the live claims once until vc itself writes a Gateway or VirtualService", async () => {
+    expect((await sync("a", ["shop.example.com"])).ok).to.equal(true);
+    expect(claimLists()).to.equal(2);
+    server.resetRequests();
+    const b = await sync("b", ["shop.example.com"]);
+    expect(b.plan.blocked).to.include('public host "shop.example.com" belongs to cluster a');
+    expect(b.plan.hostClaims).to.deep.equal(["shop.example.com"]);
+    expect(b.results.every((r) => r.outcome === "skipped")).to.equal(true);
+    expect(server.list(API, "Gateway", "vc-b")).to.have.length(0);
+    expect(claimLists(), "a's write made the claims be read again once").to.equal(2);
+    server.resetRequests();
+    for (const c of ["c", "d"]) expect((await sync(c, [`${c}.example.com`], true)).plan.blocked).to.equal(undefined);
+    expect(claimLists(), "dry runs write nothing: the claims read before are reused").to.equal(0);
   });
 });
