@@ -12,11 +12,18 @@
 export interface Quantity {
   mantissa: bigint;
   exponent: number;
+  /** Decimal digits of |mantissa| (kept so that comparing two long amounts never prints them again). */
+  digits: number;
 }
 
 const DECIMAL: Record<string, number> = { n: -9, u: -6, m: -3, "": 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 const MAX_INT64 = (1n << 63n) - 1n;
+/**
+ * The one place vc is stricter than the server: a quantity string longer than this is refused (the server would read
+ * it, slowly: printing a million-digit amount takes seconds). No real amount comes near it.
+ */
+export const MAX_QUANTITY_LENGTH = 1000;
 const NANO = -9;
 const SUFFIX_CHARS = "eEinumkKMGTP";
 // The server trims a quantity it decodes from JSON (strings.TrimSpace of the raw JSON text): only white space that a
@@ -26,15 +33,16 @@ const SPACE = /^[ \u0085\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+|[ \u0085\u
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= "0" && c <= "9";
 const int32 = (n: number): number => n | 0;
 
-/** A normalised amount (trailing zeros of the mantissa moved into the exponent). */
-function amount(mantissa: bigint, exponent: number): Quantity {
-  if (mantissa === 0n) return { mantissa: 0n, exponent: 0 };
-  const text = mantissa.toString();
+/** A normalised amount (trailing zeros of the mantissa moved into the exponent); `text` is the mantissa's decimal form when known. */
+function amount(mantissa: bigint, exponent: number, text: string = mantissa.toString()): Quantity {
+  if (mantissa === 0n) return { mantissa: 0n, exponent: 0, digits: 1 };
   const zeros = text.length - text.replace(/0+$/, "").length;
-  return zeros === 0 ? { mantissa, exponent: exponent + 0 } : { mantissa: BigInt(text.slice(0, -zeros)), exponent: exponent + zeros };
+  const kept = text.slice(0, text.length - zeros);
+  const digits = kept.length - (kept.startsWith("-") ? 1 : 0);
+  return { mantissa: zeros === 0 ? mantissa : BigInt(kept), exponent: exponent + zeros + 0, digits };
 }
 
-const digitCount = (n: bigint): number => (n < 0n ? -n : n).toString().length;
+const digitCount = (q: Quantity): number => q.digits;
 
 /** The pieces of a quantity string (the server's parseQuantityString), or undefined for a malformed one. */
 function scan(str: string): { positive: boolean; value: string; num: string; denom: string; suffix: string } | undefined {
@@ -80,12 +88,13 @@ function interpret(suffix: string): { base: 10 | 2; exponent: number; format: "D
 }
 
 /** inf.Dec's SetString of the numeric part: an optional sign, digits with at most one point, at least one digit. */
-function decimalOf(value: string): { unscaled: bigint; scale: number } | undefined {
+function decimalOf(value: string): { unscaled: bigint; text: string; scale: number } | undefined {
   const m = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(value);
   if (!m || (m[2] === "" && (m[3] ?? "") === "")) return undefined;
   const frac = m[3] ?? "";
-  const unscaled = BigInt(`${m[2]}${frac}` || "0");
-  return { unscaled: m[1] === "-" ? -unscaled : unscaled, scale: frac.length };
+  const text = `${m[2]}${frac}`.replace(/^0+(?=\d)/, "");
+  const unscaled = BigInt(text);
+  return m[1] === "-" && unscaled !== 0n ? { unscaled: -unscaled, text: `-${text}`, scale: frac.length } : { unscaled, text, scale: frac.length };
 }
 
 /** 10^n for a small non-negative n. */
@@ -98,7 +107,7 @@ function roundUp(q: Quantity, scale: number): Quantity {
   const abs = negative ? -q.mantissa : q.mantissa;
   const drop = scale - q.exponent; // digits below 10^scale
   let kept: bigint;
-  if (drop >= digitCount(abs)) kept = 1n; // below one unit: the smallest amount
+  if (drop >= q.digits) kept = 1n; // below one unit: the smallest amount
   else {
     const unit = pow10(drop);
     kept = abs / unit + (abs % unit === 0n ? 0n : 1n);
@@ -108,9 +117,11 @@ function roundUp(q: Quantity, scale: number): Quantity {
 
 /**
  * The amount of a quantity string as the API server reads it from a JSON string (white space a JSON encoder leaves
- * unescaped is trimmed first, as the server's decoder does), or undefined when the server refuses it.
+ * unescaped is trimmed first, as the server's decoder does), or undefined when the server refuses it (or it is longer
+ * than MAX_QUANTITY_LENGTH).
  */
 export function parseQuantity(text: string): Quantity | undefined {
+  if (text.length > MAX_QUANTITY_LENGTH) return undefined;
   const str = text.replace(SPACE, "");
   if (str.length === 0) return undefined;
   if (str === "0") return amount(0n, 0);
@@ -145,14 +156,14 @@ export function parseQuantity(text: string): Quantity | undefined {
   const dec = decimalOf(value);
   if (!dec) return undefined;
   let q: Quantity;
-  if (suffix.base === 10) q = amount(dec.unscaled, -int32(dec.scale - suffix.exponent));
+  if (suffix.base === 10) q = amount(dec.unscaled, -int32(dec.scale - suffix.exponent), dec.text);
   else q = amount(dec.unscaled << BigInt(suffix.exponent), -dec.scale);
   q = roundUp(q, NANO);
   if (suffix.format === "BinarySI" && compareQuantity(abs(q), amount(MAX_INT64, 0)) > 0) q = amount(q.mantissa < 0n ? -MAX_INT64 : MAX_INT64, 0);
   return q;
 }
 
-const abs = (q: Quantity): Quantity => (q.mantissa < 0n ? { mantissa: -q.mantissa, exponent: q.exponent } : q);
+const abs = (q: Quantity): Quantity => (q.mantissa < 0n ? { ...q, mantissa: -q.mantissa } : q);
 
 /** -1, 0 or 1 as `a` is less than, equal to or more than `b`; exact for any exponent. */
 export function compareQuantity(a: Quantity, b: Quantity): number {
@@ -160,8 +171,8 @@ export function compareQuantity(a: Quantity, b: Quantity): number {
   const sb = b.mantissa === 0n ? 0 : b.mantissa < 0n ? -1 : 1;
   if (sa !== sb || sa === 0) return Math.sign(sa - sb);
   // Same sign: compare magnitudes by their number of integer digits first, then digit by digit at one exponent.
-  const la = digitCount(a.mantissa) + a.exponent;
-  const lb = digitCount(b.mantissa) + b.exponent;
+  const la = digitCount(a) + a.exponent;
+  const lb = digitCount(b) + b.exponent;
   if (la !== lb) return la > lb ? sa : -sa;
   const e = Math.min(a.exponent, b.exponent); // both mantissas then have at most la - e digits
   const x = abs(a).mantissa * pow10(a.exponent - e);

@@ -20,7 +20,7 @@ function readPrinted(text: string): Quantity {
   else if (suffix in binary) mantissa <<= BigInt(binary[suffix]!);
   else exponent += Number(suffix.slice(1));
   if (m[1] === "-") mantissa = -mantissa;
-  return { mantissa, exponent };
+  return { mantissa, exponent, digits: (mantissa < 0n ? -mantissa : mantissa).toString().length };
 }
 
 const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });

@@ -43,6 +43,7 @@ describe("plan/quantity", () => {
     expect(cmp("64Gi", "68719476736")).to.equal(0);
     expect(cmp("68719476737", "64Gi")).to.equal(1);
     expect(cmp("1e400", "9".repeat(400))).to.equal(1);
+    expect(parseQuantity("9".repeat(1001)), "longer than MAX_QUANTITY_LENGTH: refused, never slow").to.equal(undefined);
     expect(cmp("-1e400", "-" + "9".repeat(400))).to.equal(-1);
     expect(cmp("0.1n", "1n")).to.equal(0);
     expect(cmp("1e-1000000000", "2n")).to.equal(-1);
