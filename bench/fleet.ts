@@ -101,7 +101,8 @@ function meshFiles(i: number, count: number): Array<[string, string]> {
   const files: Array<[string, string]> = [];
   if (count <= 0) return files;
   const ns = i % 2 === 0 ? "default" : "shop";
-  files.push(["gateway.yaml", gateway(ns)]);
+  // Each cluster serves a public host of its own: a public host is a fleet-wide claim (one cluster per host).
+  files.push(["gateway.yaml", gateway(ns, `s${String(i).padStart(4, "0")}.example.com`)]);
   let left = count - 1;
   for (let s = 0; left > 0; s++) {
     const svc = s < SERVICES.length ? SERVICES[s]! : `${SERVICES[s % SERVICES.length]}-${Math.floor(s / SERVICES.length)}`;
@@ -119,7 +120,7 @@ function meshFiles(i: number, count: number): Array<[string, string]> {
   return files;
 }
 
-function gateway(ns: string): string {
+function gateway(ns: string, host: string): string {
   return `apiVersion: networking.mesh.io/v1beta1
 kind: Gateway
 metadata:
@@ -134,13 +135,13 @@ spec:
         name: http
         protocol: HTTP
       hosts:
-        - "shop.example.com"
+        - "${host}"
     - port:
         number: 443
         name: https
         protocol: HTTPS
       hosts:
-        - "shop.example.com"
+        - "${host}"
       tls:
         mode: SIMPLE
         credentialName: shop-cert

@@ -2,7 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import { deepEqual } from "./diff.js";
 import { isPlainObject } from "./normalize.js";
-import { parseQuantity } from "./quantity.js";
+import { compareQuantities } from "./quantity.js";
 
 /**
  * StatefulSet spec fields an update may change; the server refuses every other (`updates to statefulset spec for
@@ -29,10 +29,8 @@ const RULES: Record<string, Rule> = {
   "v1/ConfigMap": immutableData,
   "v1/PersistentVolumeClaim": (want, have) => {
     const out = changedKeys(spec(want), spec(have), (k) => k === "resources").map((k) => `spec.${k}`);
-    const size = (o: KubeObject) => parseQuantity(String((spec(o).resources as { requests?: { storage?: unknown } } | undefined)?.requests?.storage ?? ""));
-    const w = size(want);
-    const h = size(have);
-    if (w !== undefined && h !== undefined && w < h) out.push("spec.resources.requests.storage (a claim never shrinks)");
+    const size = (o: KubeObject) => String((spec(o).resources as { requests?: { storage?: unknown } } | undefined)?.requests?.storage ?? "");
+    if ((compareQuantities(size(want), size(have)) ?? 0) < 0) out.push("spec.resources.requests.storage (a claim never shrinks)");
     return out;
   },
   "rbac.authorization.k8s.io/v1/RoleBinding": (want, have) => (differs(want.roleRef, have.roleRef) ? ["roleRef"] : []),

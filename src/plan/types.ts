@@ -40,6 +40,8 @@ export interface Plan {
   unserved?: string[];
   /** Other sources whose owner label the cluster's live objects carry: set with `blocked`, and the plan is empty. */
   ownerConflict?: string[];
+  /** Public hosts the cluster claims that an older claim of another cluster holds (target/host-claims.ts): set with `blocked`. */
+  hostClaims?: string[];
 }
 
 export interface PlanOptions {

@@ -5,6 +5,7 @@ import type { ClusterError, PlanReport, SuspendedCluster } from "../plan/format.
 import { otherOwners } from "../plan/owner.js";
 import type { Plan } from "../plan/types.js";
 import type { DesiredState } from "./desired.js";
+import { blockLostClaims, runClaims } from "./host-claims.js";
 import { blockUnservedKinds } from "./kinds.js";
 import { mapLimit } from "./pool.js";
 import { applyPlan } from "./sync.js";
@@ -129,7 +130,8 @@ export async function planFleet(target: Target, rendered: DesiredState, opts: Fl
   const all = fleetClusters(desired, live, opts);
   const { clusters, suspendedAtRunTime } = setAsideSuspended(all.clusters, opts);
   const planned = planClusters(clusters, opts);
-  const plans = await mapLimit(planned.plans, 4, (p) => blockUnservedKinds(target, p));
+  const peers = runClaims(planned.plans);
+  const plans = await mapLimit(planned.plans, 4, async (p) => blockLostClaims(target, await blockUnservedKinds(target, p), peers));
   return { plans, errors: [...all.errors, ...planned.errors], suspendedAtRunTime };
 }
 
@@ -158,12 +160,14 @@ export async function applyFleet(target: Target, rendered: DesiredState, opts: A
   const { clusters, suspendedAtRunTime } = setAsideSuspended(all.clusters.filter((c) => !c.suspend), opts);
   const { plans, errors } = planClusters(clusters, opts);
   const total = plans.reduce((n, p) => n + p.changes.length, 0);
+  const peers = runClaims(plans);
   let done = 0;
   const results = await mapLimit(plans, opts.clusterConcurrency ?? 4, (plan) =>
     applyPlan(target, plan, {
       prune: opts.prune,
       dryRun: opts.dryRun,
       allowMassPrune: opts.allowMassPrune,
+      peers,
       onProgress: (_d, _t, r) => opts.onProgress?.(++done, total, plan.cluster, r),
     }),
   );

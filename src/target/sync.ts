@@ -5,6 +5,7 @@ import { maskSecretValuesIn } from "../plan/mask.js";
 import { maskCredentialsInText } from "../model/secrets.js";
 import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
+import { blockLostClaims } from "./host-claims.js";
 import { blockUnservedKinds } from "./kinds.js";
 import { mapLimit } from "./pool.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOptions, type SyncResult, type Target } from "./types.js";
@@ -27,7 +28,7 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
  */
 export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions): Promise<SyncResult> {
   const started = Date.now();
-  const plan = await blockUnservedKinds(target, planned);
+  const plan = await blockLostClaims(target, await blockUnservedKinds(target, planned), opts.peers);
   const results: ObjectResult[] = [];
   const total = plan.changes.length;
   const record = (r: ObjectResult) => {
@@ -40,6 +41,8 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
   if (plan.blocked) {
     const why = plan.unserved
       ? "not applied: the host does not serve some of the cluster's kinds (see the cluster's message)"
+      : plan.hostClaims
+        ? "not applied: another cluster holds one of its public hosts (see the cluster's message)"
       : plan.changes.some((c) => c.immutable && !c.recreate)
         ? "not applied: the plan changes immutable fields (see the cluster's message)"
         : "stopped by the prune guard";

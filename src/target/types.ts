@@ -35,6 +35,11 @@ export interface Target {
   recreate(live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]>;
   /** The kinds of the list the target cannot store (a host without the mesh CRDs); discovery answers are cached per run. */
   missingKinds(kinds: ReadonlyArray<{ apiVersion: string; kind: string }>): Promise<Array<{ apiVersion: string; kind: string }>>;
+  /**
+   * Live mesh objects vc applied that can claim a public host (Gateways, VirtualServices), across namespaces: one LIST
+   * per kind. Absent where a target cannot tell (dir:); then claims are not checked against the host.
+   */
+  listHostClaims?(): Promise<KubeObject[]>;
   /** Releases connections. */
   close(): Promise<void>;
   /**
@@ -93,6 +98,8 @@ export interface SyncOptions {
   onProgress?: (done: number, total: number, result: ObjectResult) => void;
   /** This source's owner name: recorded on every object; a cluster another source owns is blocked (plan.ownerConflict). */
   owner?: string;
+  /** The public hosts other clusters of the same run claim (target/host-claims.ts runClaims). */
+  peers?: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface SyncResult {

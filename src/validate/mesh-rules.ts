@@ -1,9 +1,10 @@
 // Rules across a cluster's mesh objects: duplicates, host-name collisions, switches that are off, dangling references.
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
-import { hostName, parseServiceHost } from "../translate/names.js";
+import { hostName, meshNamespaces, parseServiceHost } from "../translate/names.js";
 import type { Finding } from "./finding.js";
 import type { MeshKind } from "./mesh.js";
+import { hostFormRules } from "./mesh-hosts.js";
 
 /** A valid mesh object and where it came from. */
 export interface PlacedObject {
@@ -30,6 +31,7 @@ export function meshRules(cluster: string, objects: readonly PlacedObject[], val
   const byKey = identityRules(cluster, objects, at);
   if (values) switchWarnings(objects, values, at);
   if (complete) referenceWarnings(objects, byKey, at);
+  out.push(...hostFormRules(objects));
   return out;
 }
 
@@ -95,10 +97,11 @@ function referenceWarnings(
   at: At,
 ): void {
   const subsets = new Map<string, Set<string>>();
+  const namespaces = meshNamespaces(objects.map((o) => o.object));
   for (const o of objects) {
     if (o.object.kind !== "DestinationRule") continue;
     const spec = o.object.spec as { host: string; subsets?: Array<{ name: string }> };
-    const svc = parseServiceHost(spec.host, o.object.metadata.namespace!);
+    const svc = parseServiceHost(spec.host, o.object.metadata.namespace!, namespaces);
     if (!svc) continue;
     const set = subsets.get(`${svc.namespace}/${svc.service}`) ?? new Set<string>();
     for (const s of spec.subsets ?? []) set.add(s.name);
@@ -119,7 +122,7 @@ function referenceWarnings(
       (h.route ?? []).forEach((r, j) => {
         const subset = r.destination.subset;
         if (subset === undefined) return;
-        const svc = parseServiceHost(r.destination.host, ns);
+        const svc = parseServiceHost(r.destination.host, ns, namespaces);
         if (!svc) return;
         const known = subsets.get(`${svc.namespace}/${svc.service}`);
         if (!known?.has(subset)) {

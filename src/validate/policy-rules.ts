@@ -1,10 +1,12 @@
 // The fleet policy's bounds on one cluster (pure): hosts its mesh objects and certificates claim, gateway selectors and credentials, quota, database host.
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
-import { parseQuantity } from "../plan/quantity.js";
+import { compareQuantities } from "../plan/quantity.js";
 import type { FolderBudget } from "../repo/budget.js";
 import type { PathSegment } from "../repo/positions.js";
-import { parseServiceHost } from "../translate/names.js";
+import { classifyHost, meshNamespaces } from "../translate/names.js";
+import { hostFields } from "./mesh-hosts.js";
+import { databaseTargets } from "./database-hosts.js";
 
 /** policy.yaml as schemas/policy.schema.json describes it; a key left out bounds nothing. */
 export interface Policy {
@@ -55,7 +57,8 @@ export function policyFindings(policy: Policy, values: Values, mesh: readonly Po
   const out: PolicyFinding[] = [];
   quotaFindings(policy, values, out);
   databaseFindings(policy, values, out);
-  if (values.integrations.mesh.enabled) for (const m of mesh) meshFindings(policy, m, out);
+  const namespaces = meshNamespaces(mesh.map((m) => m.object));
+  if (values.integrations.mesh.enabled) for (const m of mesh) meshFindings(policy, m, namespaces, out);
   if (values.integrations.certManager.enabled) for (const c of certificates) certificateFindings(policy, c, out);
   return out;
 }
@@ -71,14 +74,13 @@ function quotaFindings(policy: Policy, values: Values, out: PolicyFinding[]): vo
     return;
   }
   for (const key of bounded) {
-    const limit = parseQuantity(max[key]!)!;
     const set = rq.quota[key];
     if (set === undefined) {
       if (required) out.push({ where: "values", paths: [["policies", "resourceQuota", "quota"], ["policies", "resourceQuota", "enabled"]], at: "key", message: `the fleet policy (${POLICY_FILE} quota.required) requires policies.resourceQuota.quota["${key}"] (at most ${max[key]})` });
       continue;
     }
-    const amount = parseQuantity(String(set));
-    if (amount === undefined || amount > limit * (1 + 1e-9)) {
+    const order = compareQuantities(String(set), max[key]!);
+    if (order === undefined || order > 0) {
       out.push({ where: "values", paths: [["policies", "resourceQuota", "quota", key]], message: `quota ${key}: ${set} is more than the fleet policy allows (${POLICY_FILE} quota.max: ${max[key]})` });
     }
   }
@@ -88,32 +90,35 @@ function databaseFindings(policy: Policy, values: Values, out: PolicyFinding[]):
   const allowed = policy.database?.hosts;
   const ext = values.controlPlane.backingStore.database.external;
   if (!allowed || !ext.enabled || ext.endpoint === "") return;
-  let host: string;
-  try {
-    host = new URL(ext.endpoint).hostname;
-  } catch {
-    return; // not a URL: the values rules report it
-  }
-  if (host.startsWith("[") || !allowed.some((p) => hostAllowed(host, p))) {
-    out.push({ where: "values", paths: [["controlPlane", "backingStore", "database", "external", "endpoint"]], message: `database host "${host}" is not allowed by the fleet policy (${POLICY_FILE} database.hosts: ${list(allowed)})` });
+  const paths = [["controlPlane", "backingStore", "database", "external", "endpoint"]];
+  const { hosts, refusals } = databaseTargets(ext.endpoint);
+  for (const why of refusals) out.push({ where: "values", paths, message: `the database endpoint cannot be checked against the fleet policy (${POLICY_FILE} database.hosts): ${why}` });
+  for (const host of hosts) {
+    if (!allowed.some((p) => hostAllowed(host, p))) {
+      out.push({ where: "values", paths, message: `database host "${host}" is not allowed by the fleet policy (${POLICY_FILE} database.hosts: ${list(allowed)})` });
+    }
   }
 }
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-function meshFindings(policy: Policy, m: PolicyManifestInput, out: PolicyFinding[]): void {
+function meshFindings(policy: Policy, m: PolicyManifestInput, namespaces: ReadonlySet<string>, out: PolicyFinding[]): void {
   const { kind, metadata, spec } = m.object;
   if (!isObject(spec)) return;
   const what = `${kind} ${metadata.namespace ?? "default"}/${metadata.name}`;
   const at = (path: PathSegment[], message: string): void => void out.push({ where: "manifest", file: m.file, doc: m.index, path, message });
-  if (kind === "VirtualService") {
+  if (kind === "VirtualService" || kind === "DestinationRule") {
+    // Every host it names (served hosts, route destinations, mirrors, a DestinationRule's host) that is not a service
+    // of this cluster is an external host, kept as written: bounded by hosts.virtualServices (refused forms are mesh errors).
     const allowed = policy.hosts?.virtualServices;
-    if (!allowed || !Array.isArray(spec.hosts)) return;
-    spec.hosts.forEach((h, i) => {
-      if (typeof h !== "string" || parseServiceHost(h, metadata.namespace ?? "default") !== undefined) return; // a service of this cluster
-      if (!allowed.some((p) => hostAllowed(h, p))) at(["spec", "hosts", i], `${what}: host "${h}" is not allowed by the fleet policy (${POLICY_FILE} hosts.virtualServices: ${list(allowed)})`);
-    });
+    if (!allowed) return;
+    for (const f of hostFields(m.object)) {
+      if (classifyHost(f.host, metadata.namespace ?? "default", namespaces).form !== "external") continue;
+      const name = f.host.endsWith(".") ? f.host.slice(0, -1) : f.host;
+      const label = f.role === "hosts" ? "host" : f.path.includes("mirror") || f.path.includes("mirrors") ? "mirror host" : kind === "DestinationRule" ? "host" : "destination host";
+      if (!allowed.some((p) => hostAllowed(name, p))) at(f.path, `${what}: ${label} "${f.host}" is not allowed by the fleet policy (${POLICY_FILE} hosts.virtualServices: ${list(allowed)})`);
+    }
   } else if (kind === "Gateway") {
     const selectors = policy.gateways?.selectors;
     if (selectors) {

@@ -3,6 +3,7 @@ import type { Severity } from "../model/diagnostic.js";
 import { hasUrlCredential } from "../model/secrets.js";
 import { meshResourceOf, type Values } from "../model/values.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
+import { databaseTargets } from "./database-hosts.js";
 
 export interface RuleFinding {
   /** Key paths to point at, most relevant first; the first one a values file sets is used. */
@@ -124,19 +125,31 @@ function endpointRules(endpoint: string): RuleFinding[] {
     // The value is not quoted: whatever it is, it may be a credential.
     return [{ paths: [ENDPOINT], severity: "error", code: "database-endpoint", message: `the external database endpoint is not a URL: write it as scheme://[user@]host[:port]/database (e.g. postgres://vc@db.example.com:5432/vc), or keep it in a Secret with ${SECRET_REF_FORM}` }];
   }
-  if (hasUrlCredential(endpoint) || new URL(endpoint).password !== "") {
+  if (hasUrlCredential(endpoint) || urlPassword(endpoint) !== "") {
     return [{ paths: [ENDPOINT], severity: "warning", code: "credential-in-git", message: `the external database endpoint holds a password, which is then in git: keep it in a Secret of the host namespace and write ${SECRET_REF_FORM} instead of endpoint` }];
   }
   return [];
 }
 
-/** `scheme://host...`: a URL with a scheme and a host. */
+/** `scheme://host...`: a URL with a scheme and a host (libpq's several `host:port` and `?host=` forms included). */
 function isUrl(text: string): boolean {
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return false;
   try {
-    return new URL(text).hostname !== "";
+    if (new URL(text).hostname !== "") return true;
   } catch {
-    return false;
+    // not a WHATWG URL: it may still be a libpq URI with several hosts
+  }
+  const targets = databaseTargets(text);
+  return targets.hosts.length > 0 && targets.refusals.length === 0;
+}
+
+/** The password of a URL's user part ("" without one), also where WHATWG cannot parse the URL. */
+function urlPassword(text: string): string {
+  try {
+    return new URL(text).password;
+  } catch {
+    const user = /^[a-z][a-z0-9+.-]*:\/\/([^/@]*)@/i.exec(text)?.[1] ?? "";
+    return user.includes(":") ? user.slice(user.indexOf(":") + 1) : "";
   }
 }
 

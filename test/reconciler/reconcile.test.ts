@@ -37,12 +37,14 @@ describe("reconciler against a git server and the API test server", function () 
     // The StatefulSet and the Secret holding the values change; the other objects of the cluster do not.
     const updated = res.clusters[0]!.sync!.counts.updated;
     expect(updated).to.equal(2);
-    // One status read, one LIST per inventory kind, one apply per changed object, one status write:
-    // nothing for the 7 other clusters.
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 1);
+    // One status read, one LIST per inventory kind, one apply per changed object, one status write, and the two
+    // LISTs of the host's public-host claims (the cluster serves a Gateway host): nothing for the 7 other clusters.
+    const claims = bed.kube.requests.filter((r) => new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)));
+    expect(claims.map((r) => r.resource).sort()).to.deep.equal(["gateways", "virtualservices"]);
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 1 + 2);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
-    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 1 + updated + 1);
-    for (const r of bed.kube.requests) {
+    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 1 + updated + 1 + 2);
+    for (const r of bed.kube.requests.filter((x) => !claims.includes(x))) {
       const text = decodeURIComponent(`${r.path}?${r.query}`);
       expect(text.includes(name(3)), text).to.equal(true);
     }
@@ -205,8 +207,9 @@ describe("reconciler against a git server and the API test server", function () 
     bed.kube.resetRequests();
     const res = await runPass({ ...deps, allowMassPrune: true }, newPassState(), { kind: "full" });
     expect(res.clusters.map((c) => [c.cluster, c.result])).to.have.deep.members(Array.from({ length: 8 }, (_, i) => [name(i), i === 7 ? "deleted" : "applied"]));
-    // statuses + namespaces, then ceil(8 / 3) = 3 chunks of one LIST per kind; the writes are the prune and no status.
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * INVENTORY_TYPES.length);
+    // statuses + namespaces, then ceil(8 / 3) = 3 chunks of one LIST per kind, and the public-host claims read once
+    // for the whole pass (two LISTs); the writes are the prune and no status.
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * INVENTORY_TYPES.length + 2);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(0);
     const selectors = bed.kube.requests.filter((r) => r.method === "GET").map((r) => decodeURIComponent(r.query));
     expect(selectors.filter((q) => q.includes(`${LABELS.inventory} in (`))).to.have.length(3 * INVENTORY_TYPES.length);

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import fc from "fast-check";
 import type { KubeObject } from "../../src/kube/object.js";
 import { renderCluster } from "../../src/render/index.js";
-import { parseServiceHost } from "../../src/translate/index.js";
+import { classifyHost } from "../../src/translate/index.js";
 import { makeSpec, meshDoc, withMesh } from "./fixtures.js";
 
 const API = "networking.mesh.io/v1beta1";
@@ -12,7 +12,11 @@ const host = fc.oneof(
   fc.tuple(label, label).map(([a, b]) => `${a}.${b}`),
   fc.tuple(label, label).map(([a, b]) => `${a}.${b}.svc`),
   fc.tuple(label, label).map(([a, b]) => `${a}.${b}.svc.cluster.local`),
+  fc.tuple(label, label).map(([a, b]) => `${a}.${b}.svc.cluster.local.`),
+  fc.tuple(label, label).map(([a, b]) => `${a}.${b}.svc.cluster`),
+  label.map((a) => `*.${a}.svc.cluster.local`),
   fc.tuple(label, label).map(([a, b]) => `${a}.${b}.example.com`),
+  label.map((a) => `${a}.com`),
   label.map((a) => `*.${a}.com`),
 );
 const gateway = fc.oneof(label, fc.tuple(label, label).map(([a, b]) => `${a}/${b}`), fc.constant("mesh"));
@@ -30,7 +34,11 @@ describe("render/isolation (property)", () => {
         };
         const dr: KubeObject = { apiVersion: API, kind: "DestinationRule", metadata: { name: "r", namespace: ns }, spec: { host: hosts[0], subsets: [{ name: "a", labels: { v: "1" } }] } };
         const objs = renderCluster(makeSpec(cluster, withMesh, [meshDoc(cluster, "a.yaml", vs), meshDoc(cluster, "a.yaml", dr, 1)]), "r");
-        const inHostNs = (h: string) => h.endsWith(`.${hns}.svc.cluster.local`) || parseServiceHost(h, ns) === undefined;
+        // Every host is translated into the cluster's host namespace or kept as an external host; a form that is
+        // neither is refused by validation (test/validate/mesh-hosts.test.ts), so it never reaches the host.
+        const written = new Set([...hosts]);
+        const inHostNs = (h: string) =>
+          h.endsWith(`.${hns}.svc.cluster.local`) || classifyHost(h, ns, new Set([ns])).form === "external" || (written.has(h) && classifyHost(h, ns, new Set([ns])).form === "refused");
         for (const o of objs) {
           if (o.metadata.namespace !== undefined) expect(o.metadata.namespace).to.equal(hns);
           expect(o.metadata.labels!["vc.orch.io/managed-by"]).to.equal(cluster);
@@ -38,7 +46,9 @@ describe("render/isolation (property)", () => {
         const out = objs.find((o) => o.kind === "VirtualService") as any;
         for (const h of [...out.spec.hosts, ...out.spec.http[0].route.map((r: any) => r.destination.host)]) expect(inHostNs(h), h).to.equal(true);
         for (const g of [...out.spec.gateways, ...out.spec.http[0].match[0].gateways]) expect(g === "mesh" || g.startsWith(`${hns}/`), g).to.equal(true);
+        expect(out.spec.exportTo).to.deep.equal(["."]);
         const rule = objs.find((o) => o.kind === "DestinationRule") as any;
+        expect(rule.spec.exportTo).to.deep.equal(["."]);
         expect(inHostNs(rule.spec.host)).to.equal(true);
         expect(rule.spec.subsets[0].labels["vc.orch.io/managed-by"]).to.equal(cluster);
       }),

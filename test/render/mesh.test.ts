@@ -53,12 +53,29 @@ describe("render/mesh", () => {
 
   describe("VirtualService references", () => {
     it("translates hosts[] of the virtual cluster and keeps external and wildcard hosts", () => {
-      expect(renderVs({ hosts: ["reviews", "ratings.other", "shop.example.com", "*.example.com"] }).hosts).to.deep.equal([
+      // svc.ns names a service when ns is one of the cluster's namespaces (here "other", where another manifest lives).
+      const objs = render([vs({ hosts: ["reviews", "ratings.other", "reviews.shop.svc.cluster.local.", "shop.example.com", "*.example.com", "example.com"] }), vs({ hosts: ["x"] }, { name: "x", namespace: "other" })]);
+      expect(find(objs, "VirtualService", "reviews-x-shop-x-team-a")!.spec).to.have.deep.property("hosts", [
         fq("reviews"),
         fq("ratings", "other"),
+        fq("reviews"),
         "shop.example.com",
         "*.example.com",
+        "example.com",
       ]);
+    });
+
+    it("keeps a two-label external host such as example.com as it is, in every host field (never an in-cluster name)", () => {
+      const spec = renderVs({ hosts: ["example.com"], http: [{ route: [{ destination: { host: "example.com" } }], mirror: { host: "example.com" } }] });
+      expect(spec.hosts).to.deep.equal(["example.com"]);
+      expect(spec.http[0].route[0].destination.host).to.equal("example.com");
+      expect(spec.http[0].mirror.host).to.equal("example.com");
+    });
+
+    it("exports every VirtualService and DestinationRule to its own namespace only, whatever the manifest wrote", () => {
+      const objs = render([vs({ hosts: ["reviews"], exportTo: ["*"] }), { apiVersion: API, kind: "DestinationRule", metadata: { name: "r", namespace: "shop" }, spec: { host: "reviews", exportTo: ["*", "team-x"] } }]);
+      expect(must(objs, "VirtualService").spec).to.have.deep.property("exportTo", ["."]);
+      expect(must(objs, "DestinationRule").spec).to.have.deep.property("exportTo", ["."]);
     });
 
     it("translates every route destination host in http, tcp and tls routes, keeping weights, subsets and ports", () => {

@@ -5,6 +5,7 @@ import {
   MAX_NAME_LENGTH,
   hostClusterScopedName,
   hostName,
+  classifyHost,
   parseServiceHost,
   safeConcatName,
   translateServiceHost,
@@ -133,12 +134,44 @@ describe("translate/names", () => {
         "10.0.0.1",
         "reviews.shop.svc.other.local",
         "reviews.shop.cluster.local",
-        "reviews.",
         "",
         "host:8080",
       ]) {
         expect(t(h), h).to.equal(h);
       }
+    });
+  });
+
+  describe("classifyHost: every host form is translated, kept as an external host, or refused", () => {
+    const ns = new Set(["shop", "web"]);
+    const c = (h: string) => classifyHost(h, "shop", ns);
+    it("translates trailing-dot FQDNs and svc.ns of the cluster's own namespaces", () => {
+      expect(c("reviews.shop.svc.cluster.local.")).to.deep.equal({ form: "service", service: "reviews", namespace: "shop" });
+      expect(c("reviews.")).to.deep.equal({ form: "service", service: "reviews", namespace: "shop" });
+      expect(c("api.web")).to.deep.equal({ form: "service", service: "api", namespace: "web" });
+      expect(translateServiceHost("reviews.team-x.svc.cluster.local.", "shop", "team-a", "vc-team-a", ns)).to.equal("reviews-x-team-x-x-team-a.vc-team-a.svc.cluster.local");
+    });
+    it("keeps a two-label external domain (example.com) as an external host, never an in-cluster name", () => {
+      expect(c("example.com")).to.deep.equal({ form: "external", host: "example.com" });
+      expect(translateServiceHost("example.com", "shop", "team-a", "vc-team-a", ns)).to.equal("example.com");
+      for (const h of ["api.example.com", "*.example.com", "*", "10.0.0.1", "2001:db8::1", "*.com"]) expect(c(h).form, h).to.equal("external");
+    });
+    it("refuses wildcards over services, other cluster domains, four-label and other cluster-local names", () => {
+      for (const h of [
+        "*.team-x.svc.cluster.local",
+        "*.team-x.svc.cluster.local.",
+        "*.svc.cluster.local",
+        "*.cluster.local",
+        "*.team-x.svc",
+        "*.web",
+        "reviews.team-x.svc.cluster",
+        "reviews.team-x.svc.other.local",
+        "reviews.team-x.cluster.local",
+        "team-x.svc.cluster.local",
+        "a..b",
+        "",
+        "a.*.example.com",
+      ]) expect(c(h).form, h).to.equal("refused");
     });
   });
 

@@ -110,6 +110,25 @@ describe("validate: fleet policy (policy.yaml)", () => {
     ]);
   });
 
+  it("compares quotas exactly as Kubernetes reads them: 1Ei and 9E are over 8Gi, 8192Mi and 8589934592 are not", async () => {
+    const quota = (memory: string) => `policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      limits.memory: ${memory}\n`;
+    const r = await loadAndValidate(makeRepo({
+      "policy.yaml": POLICY,
+      "clusters/ei/values.yaml": quota("1Ei"),
+      "clusters/exa/values.yaml": quota("9E"),
+      "clusters/exp/values.yaml": quota('"1e12"'),
+      "clusters/mi/values.yaml": quota("8192Mi"),
+      "clusters/plain/values.yaml": quota('"8589934592"'),
+      "clusters/one-more/values.yaml": quota('"8589934593"'),
+    }));
+    expect(lines(r)).to.deep.equal([
+      "clusters/ei/values.yaml:5:22: error: quota limits.memory: 1Ei is more than the fleet policy allows (policy.yaml quota.max: 8Gi)",
+      "clusters/exa/values.yaml:5:22: error: quota limits.memory: 9E is more than the fleet policy allows (policy.yaml quota.max: 8Gi)",
+      "clusters/exp/values.yaml:5:22: error: quota limits.memory: 1e12 is more than the fleet policy allows (policy.yaml quota.max: 8Gi)",
+      "clusters/one-more/values.yaml:5:22: error: quota limits.memory: 8589934593 is more than the fleet policy allows (policy.yaml quota.max: 8Gi)",
+    ]);
+  });
+
   it("an invalid policy.yaml is a located error and no cluster is applied (its bounds could not be enforced)", async () => {
     const root = makeRepo({ "policy.yaml": "hosts:\n  virtualService: [\"*.x.com\"]\nquota:\n  max:\n    requests.cpu: lots\n    cpu: \"1\"\n", "clusters/a/values.yaml": "{}\n" });
     const r = await loadAndValidate(root);

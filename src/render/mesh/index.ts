@@ -6,6 +6,7 @@ import type { Values } from "../../model/values.js";
 import { type RenderContext, manifestMeta, virtualNamespaceOf } from "../meta.js";
 import { translateDestinationRuleSpec } from "./destinationRule.js";
 import { translateGatewaySpec } from "./gateway.js";
+import { meshNamespaces } from "../../translate/index.js";
 import { type Json, type MeshScope, isObject } from "./refs.js";
 import { translateVirtualServiceSpec } from "./virtualService.js";
 
@@ -24,12 +25,12 @@ export function meshKindEnabled(values: Values, kind: string): boolean {
 }
 
 /** One mesh manifest as its host object, or undefined when its kind is not synced. */
-export function renderMeshObject(manifest: MeshManifest, values: Values, ctx: RenderContext): KubeObject | undefined {
+export function renderMeshObject(manifest: MeshManifest, values: Values, ctx: RenderContext, namespaces?: ReadonlySet<string>): KubeObject | undefined {
   const obj = manifest.object;
   const kind = KINDS[obj.kind];
   if (!kind || obj.apiVersion !== MESH_API_VERSION || !meshKindEnabled(values, obj.kind)) return undefined;
   const virtualNamespace = virtualNamespaceOf(obj);
-  const scope: MeshScope = { cluster: ctx.cluster, virtualNamespace, hostNamespace: ctx.hostNamespace };
+  const scope: MeshScope = { cluster: ctx.cluster, virtualNamespace, hostNamespace: ctx.hostNamespace, namespaces };
   const out: KubeObject = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: manifestMeta(obj, manifest.file, ctx) };
   if (isObject(obj.spec)) out.spec = kind.spec(obj.spec, scope);
   return out;
@@ -39,8 +40,9 @@ export function renderMeshObject(manifest: MeshManifest, values: Values, ctx: Re
 export function renderMesh(mesh: readonly MeshManifest[], values: Values, ctx: RenderContext): KubeObject[] {
   if (!values.integrations.mesh.enabled) return [];
   const out: KubeObject[] = [];
+  const namespaces = meshNamespaces(mesh.map((m) => m.object));
   for (const m of mesh) {
-    const obj = renderMeshObject(m, values, ctx);
+    const obj = renderMeshObject(m, values, ctx, namespaces);
     if (obj) out.push(obj);
   }
   return out;

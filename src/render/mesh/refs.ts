@@ -9,7 +9,15 @@ export interface MeshScope {
   cluster: string;
   virtualNamespace: string;
   hostNamespace: string;
+  /** The cluster's namespaces (those its mesh manifests live in): `svc.ns` names a service only for these `ns`. */
+  namespaces?: ReadonlySet<string>;
 }
+
+/**
+ * `exportTo` of every VirtualService and DestinationRule on the host: the object's own namespace only (the
+ * cluster's host namespace), whatever the manifest wrote, so no rule of a tenant applies to another tenant's traffic.
+ */
+export const OWN_NAMESPACE_ONLY = ["."];
 
 export type Json = Record<string, unknown>;
 
@@ -17,10 +25,10 @@ export function isObject(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** A service host (`svc`, `svc.ns`, `svc.ns.svc`, `svc.ns.svc.cluster.local`) as its host FQDN; others unchanged. */
+/** A service host (`svc`, `svc.ns`, `svc.ns.svc`, `svc.ns.svc.cluster.local`, with or without a trailing dot) as its host FQDN; others unchanged. */
 export function serviceHost(host: unknown, scope: MeshScope): unknown {
   if (typeof host !== "string") return host;
-  return translateServiceHost(host, scope.virtualNamespace, scope.cluster, scope.hostNamespace);
+  return translateServiceHost(host, scope.virtualNamespace, scope.cluster, scope.hostNamespace, scope.namespaces);
 }
 
 /**
@@ -38,7 +46,7 @@ export function gatewayRef(ref: unknown, scope: MeshScope): unknown {
     namespace = ns === "" || ns === "." ? scope.virtualNamespace : ns;
     name = ref.slice(slash + 1);
   } else if (ref.includes(".")) {
-    const parsed = parseServiceHost(ref, scope.virtualNamespace);
+    const parsed = parseServiceHost(ref, scope.virtualNamespace, scope.namespaces);
     if (!parsed) return ref;
     name = parsed.service;
     namespace = parsed.namespace;

@@ -1,6 +1,6 @@
 // VirtualService spec translation: hosts, route destinations, mirrors, gateways and delegates.
 import { hostName } from "../../translate/index.js";
-import { type Json, type MeshScope, gatewayRef, isObject, mapArray, routeDestination, serviceHost } from "./refs.js";
+import { type Json, type MeshScope, OWN_NAMESPACE_ONLY, gatewayRef, isObject, mapArray, routeDestination, serviceHost } from "./refs.js";
 
 function translateMatch(match: unknown, scope: MeshScope): unknown {
   if (!isObject(match) || !Array.isArray(match.gateways)) return match;
@@ -29,5 +29,6 @@ export function translateVirtualServiceSpec(spec: Json, scope: MeshScope): Json 
   for (const section of ["http", "tcp", "tls"] as const) {
     if (section in spec) out[section] = mapArray(spec[section], (r) => translateRoute(r, scope));
   }
+  out.exportTo = [...OWN_NAMESPACE_ONLY];
   return out;
 }

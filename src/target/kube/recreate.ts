@@ -2,7 +2,7 @@
 import { describeRef, refOf, type KubeObject } from "../../kube/object.js";
 import { resourceFor } from "../../kube/resources.js";
 import { isPlainObject, stripServerFields } from "../../plan/normalize.js";
-import { parseQuantity } from "../../plan/quantity.js";
+import { compareQuantities, compareQuantity, parseQuantity } from "../../plan/quantity.js";
 import { sleep } from "./retry.js";
 import { KubeApiError, type KubeClient } from "./client.js";
 
@@ -65,9 +65,8 @@ async function expandClaims(client: KubeClient, live: KubeObject, desired: KubeO
   const templates = (obj: KubeObject): ClaimTemplate[] => (((obj.spec as { volumeClaimTemplates?: ClaimTemplate[] } | undefined)?.volumeClaimTemplates ?? []) as ClaimTemplate[]).filter((t): t is ClaimTemplate => isPlainObject(t));
   const before = new Map(templates(live).map((t) => [t.metadata?.name, t]));
   const growing = templates(desired).filter((t) => {
-    const want = parseQuantity(String(t.spec?.resources?.requests?.storage ?? ""));
-    const had = parseQuantity(String(before.get(t.metadata?.name)?.spec?.resources?.requests?.storage ?? ""));
-    return want !== undefined && had !== undefined && want > had;
+    const order = compareQuantities(String(t.spec?.resources?.requests?.storage ?? ""), String(before.get(t.metadata?.name)?.spec?.resources?.requests?.storage ?? ""));
+    return order !== undefined && order > 0;
   });
   if (growing.length === 0) return [];
   const namespace = live.metadata.namespace!;
@@ -81,7 +80,8 @@ async function expandClaims(client: KubeClient, live: KubeObject, desired: KubeO
     for (const claim of mine) {
       const spec = (claim.spec ?? {}) as NonNullable<ClaimTemplate["spec"]>;
       const current = spec.resources?.requests?.storage ?? "";
-      if ((parseQuantity(current) ?? 0) >= (parseQuantity(size) ?? 0)) continue;
+      const zero = parseQuantity("0")!;
+      if (compareQuantity(parseQuantity(current) ?? zero, parseQuantity(size) ?? zero) >= 0) continue;
       if ((claim.status as { phase?: string } | undefined)?.phase !== "Bound") {
         notes.push(`claim ${claim.metadata.name} stays ${current}: it is not bound to a volume yet, and only a bound claim can be expanded`);
         continue;

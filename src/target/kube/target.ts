@@ -1,7 +1,7 @@
 // The `kube` target: a live host through the kubeconfig; inventory by label-selected LISTs, server-side apply, guarded deletes.
 import type { KubeObject } from "../../kube/object.js";
 import { refOf } from "../../kube/object.js";
-import { RESOURCES, type ResourceType } from "../../kube/resources.js";
+import { MESH_GROUP, RESOURCES, type ResourceType } from "../../kube/resources.js";
 import { inventorySelector, LABELS } from "../../translate/keys.js";
 import { stripServerFields } from "../../plan/normalize.js";
 import type { Target, WriteOptions } from "../types.js";
@@ -15,6 +15,12 @@ const NOT_APPLIED = new Set(["Node", "Pod", "Event", "Lease"]);
 /** The kinds vc may have applied, listed to find a cluster's inventory: one LIST each. */
 export const INVENTORY_TYPES: readonly ResourceType[] = RESOURCES.filter((r) => !r.readOnly && !NOT_APPLIED.has(r.kind));
 
+/** The kinds that claim public hosts (target/host-claims.ts). */
+const CLAIM_TYPES: readonly ResourceType[] = INVENTORY_TYPES.filter((t) => t.group === MESH_GROUP && (t.kind === "Gateway" || t.kind === "VirtualService"));
+const isClaimKind = (o: KubeObject): boolean => o.apiVersion.startsWith(`${MESH_GROUP}/`) && (o.kind === "Gateway" || o.kind === "VirtualService");
+/** How long read claims are reused when nothing else renews them (a long-running reconciler between full passes). */
+const CLAIMS_MAX_AGE_MS = 30_000;
+
 export class KubeTarget implements Target {
   readonly description: string;
 
@@ -22,6 +28,7 @@ export class KubeTarget implements Target {
   recreateWait: RecreateWait = DEFAULT_RECREATE_WAIT;
 
   private readonly discovery: Discovery;
+  private claims: { at: number; objects: Promise<KubeObject[]> } | undefined;
 
   constructor(readonly client: KubeClient) {
     this.discovery = new Discovery(client);
@@ -39,8 +46,25 @@ export class KubeTarget implements Target {
     return (await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, labelSelector)))).flat();
   }
 
+  /**
+   * The live claims of public hosts (vc's Gateways and VirtualServices across namespaces): read once and reused until
+   * this target writes or deletes one of those kinds, reads the fleet's inventory (which holds them: no extra LIST), or
+   * CLAIMS_MAX_AGE_MS pass; so a fleet of clusters with Gateways costs two LISTs per run, not two per cluster.
+   */
+  async listHostClaims(): Promise<KubeObject[]> {
+    if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.objects;
+    const at = Date.now();
+    const objects = (async () => (await Promise.all(CLAIM_TYPES.map((t) => this.listKind(t, LABELS.inventory)))).flat())();
+    this.claims = { at, objects };
+    objects.catch(() => {
+      if (this.claims?.objects === objects) this.claims = undefined;
+    });
+    return objects;
+  }
+
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
     const lists = await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory)));
+    this.claims = { at: Date.now(), objects: Promise.resolve(lists.flat().filter(isClaimKind)) };
     const fleet = new Map<string, KubeObject[]>();
     for (const obj of lists.flat()) {
       const cluster = obj.metadata.labels?.[LABELS.inventory];
@@ -53,10 +77,12 @@ export class KubeTarget implements Target {
   }
 
   async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    if (!opts.dryRun && isClaimKind(obj)) this.claims = undefined;
     return this.client.apply(stripServerFields(obj), { dryRun: opts.dryRun });
   }
 
   async delete(live: KubeObject, cluster: string, opts: WriteOptions): Promise<"deleted" | "gone" | "not-owned"> {
+    if (!opts.dryRun && isClaimKind(live)) this.claims = undefined;
     let current: KubeObject | undefined = live;
     // Two tries: a 409 means the uid precondition failed (the object was replaced): re-read and decide again.
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -75,6 +101,7 @@ export class KubeTarget implements Target {
   }
 
   async recreate(live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]> {
+    if (!opts.dryRun && isClaimKind(live)) this.claims = undefined;
     return recreateObject(this.client, live, desired, opts, this.recreateWait);
   }
 

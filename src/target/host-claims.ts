@@ -1,0 +1,126 @@
+// Public hosts as fleet-wide claims: a host a Gateway serves on the shared ingress (or a VirtualService bound to a
+// gateway) belongs to one cluster; the older claim wins, and a cluster that would serve another's host is not applied.
+//
+// "Older" is decided on the host, the same way by every run: a claim is as old as the oldest live vc-managed object of
+// that cluster that carries it (its creationTimestamp; a claim not yet live is the newest); equal ages go to the
+// cluster whose name sorts first. Clusters of one run that claim a host nobody holds yet are all refused: neither
+// claim is older.
+import type { KubeObject } from "../kube/object.js";
+import { MESH_API_VERSION } from "../kube/resources.js";
+import type { Plan } from "../plan/types.js";
+import { LABELS } from "../translate/keys.js";
+import { hostAllowed } from "../validate/policy-rules.js";
+import type { Target } from "./types.js";
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const norm = (host: string): string => (host.endsWith(".") ? host.slice(0, -1) : host).toLowerCase();
+
+/** The gateway name that means "the sidecars", not a gateway: a VirtualService bound only to it serves no public host. */
+const MESH_GATEWAY = "mesh";
+
+/**
+ * The public hosts a host object claims: the DNS names of a Gateway's `servers[].hosts` (after `namespace/`), and the
+ * `hosts` of a VirtualService bound to a gateway (not only `mesh`) that are not cluster services.
+ */
+export function publicHosts(obj: KubeObject): string[] {
+  if (obj.apiVersion !== MESH_API_VERSION || !isObject(obj.spec)) return [];
+  const spec = obj.spec;
+  const out: string[] = [];
+  if (obj.kind === "Gateway") {
+    for (const server of list(spec.servers)) {
+      if (!isObject(server)) continue;
+      for (const h of list(server.hosts)) if (typeof h === "string") out.push(norm(h.slice(h.indexOf("/") + 1)));
+    }
+  } else if (obj.kind === "VirtualService") {
+    const gateways = [...list(spec.gateways), ...list(spec.http).flatMap((r) => (isObject(r) ? list(r.match).flatMap((m) => (isObject(m) ? list(m.gateways) : [])) : []))];
+    if (!gateways.some((g) => typeof g === "string" && g !== MESH_GATEWAY)) return [];
+    for (const h of list(spec.hosts)) if (typeof h === "string" && !norm(h).endsWith(".svc.cluster.local")) out.push(norm(h));
+  }
+  return [...new Set(out.filter((h) => h !== ""))];
+}
+
+/** Two host claims overlap when either matches the other (`*.example.com` and `shop.example.com`, `*` and any). */
+export function overlaps(a: string, b: string): boolean {
+  return hostAllowed(a, b) || hostAllowed(b, a);
+}
+
+/** A host claimed by a live object of a cluster. */
+export interface LiveClaim {
+  cluster: string;
+  host: string;
+  /** Milliseconds since the epoch of the object's creation. */
+  since: number;
+  /** `Kind namespace/name` of the object that carries it. */
+  object: string;
+}
+
+/** The claims of live vc-managed mesh objects (those carrying the inventory label). */
+export function liveClaims(objects: readonly KubeObject[]): LiveClaim[] {
+  const out: LiveClaim[] = [];
+  for (const o of objects) {
+    const cluster = o.metadata.labels?.[LABELS.inventory];
+    if (!cluster) continue;
+    const created = (o.metadata as { creationTimestamp?: unknown }).creationTimestamp;
+    const since = created instanceof Date ? created.getTime() : typeof created === "string" ? Date.parse(created) : Number.NaN;
+    for (const host of publicHosts(o)) out.push({ cluster, host, since: Number.isNaN(since) ? Number.MAX_SAFE_INTEGER : since, object: `${o.kind} ${o.metadata.namespace}/${o.metadata.name}` });
+  }
+  return out;
+}
+
+/** A host this cluster would serve that an older claim of another cluster holds (or that another cluster of the run also claims first). */
+export interface Contest {
+  host: string;
+  holder: string;
+  /** Why the holder's claim wins. */
+  why: string;
+}
+
+/**
+ * The hosts of `cluster`'s desired objects whose claim loses: to an older live claim of another cluster, or, where no
+ * cluster holds the host live, to another cluster of the same run (`peers`: each other cluster's claimed hosts).
+ */
+export function lostClaims(cluster: string, desired: readonly KubeObject[], live: readonly LiveClaim[], peers: ReadonlyMap<string, readonly string[]> = new Map()): Contest[] {
+  const mine = [...new Set(desired.flatMap(publicHosts))].sort();
+  const out: Contest[] = [];
+  for (const host of mine) {
+    const own = live.filter((c) => c.cluster === cluster && c.host === host).reduce((t, c) => Math.min(t, c.since), Number.POSITIVE_INFINITY);
+    const rivals = live.filter((c) => c.cluster !== cluster && overlaps(c.host, host));
+    const older = rivals
+      .filter((c) => c.since < own || (c.since === own && c.cluster < cluster))
+      .sort((a, b) => a.since - b.since || (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0))[0];
+    if (older) {
+      out.push({ host, holder: older.cluster, why: `${older.object} has served "${older.host}" since ${new Date(older.since).toISOString()}` });
+      continue;
+    }
+    if (own !== Number.POSITIVE_INFINITY || rivals.length > 0) continue; // this cluster's live claim is the oldest
+    const peer = [...peers].filter(([name, hosts]) => name !== cluster && hosts.some((h) => overlaps(h, host))).map(([name]) => name).sort()[0];
+    if (peer !== undefined) out.push({ host, holder: peer, why: `cluster ${peer} claims it in the same run and neither claim is live yet, so neither is older` });
+  }
+  return out;
+}
+
+/** The message of a plan blocked by lost claims. */
+export function contestMessage(cluster: string, contests: readonly Contest[]): string {
+  const parts = contests.map((c) => `"${c.host}" belongs to cluster ${c.holder} (${c.why})`);
+  return `public host${contests.length > 1 ? "s" : ""} ${parts.join("; ")}: one cluster per public host, the older claim wins; nothing of cluster ${cluster} is applied until its mesh manifests stop claiming ${contests.length > 1 ? "them" : "it"}`;
+}
+
+/**
+ * Blocks a plan whose desired objects claim a public host another cluster holds (see lostClaims). Reads the live
+ * claims only when the cluster claims a public host and the target can list them (the live host can; dir: cannot).
+ */
+export async function blockLostClaims(target: Target, plan: Plan, peers?: ReadonlyMap<string, readonly string[]>): Promise<Plan> {
+  if (plan.blocked || !target.listHostClaims) return plan;
+  const desired = plan.changes.flatMap((c) => (c.action !== "delete" && c.desired ? [c.desired] : []));
+  if (!desired.some((o) => publicHosts(o).length > 0)) return plan;
+  const contests = lostClaims(plan.cluster, desired, liveClaims(await target.listHostClaims()), peers);
+  if (contests.length === 0) return plan;
+  return { ...plan, blocked: contestMessage(plan.cluster, contests), hostClaims: contests.map((c) => c.host) };
+}
+
+/** Each plan's claimed public hosts, by cluster: the peers of one run. */
+export function runClaims(plans: readonly Plan[]): Map<string, string[]> {
+  return new Map(plans.map((p) => [p.cluster, [...new Set(p.changes.flatMap((c) => (c.action !== "delete" && c.desired ? publicHosts(c.desired) : [])))]]));
+}
