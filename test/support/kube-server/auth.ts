@@ -45,6 +45,12 @@ export class Auth {
     return { name, rules: [] };
   }
 
+  /** Whether `name` is one of this server's users (by name). */
+  isUser(name: string): boolean {
+    for (const user of this.users.values()) if (user.name === name) return true;
+    return false;
+  }
+
   /** The user of an Authorization header; throws 401 when unknown (or missing, unless anonymous requests act as admin). */
   authenticate(header: string | undefined): User {
     if (header === undefined && this.anonymous === "admin") return this.users.get(this.adminToken)!;

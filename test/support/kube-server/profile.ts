@@ -21,6 +21,8 @@ export interface ProfileFacts {
   aggregatedDiscovery: boolean;
   /** `fieldValidation` honoured (Strict refuses, Warn and the default warn and drop): from 1.25. 1.20 ignores it. */
   fieldValidation: boolean;
+  /** /openapi/v3 (and its group-version documents): from 1.23 (1.20 answers 404). */
+  openApiV3: boolean;
   /** The updatable StatefulSet spec fields its 422 lists (1.20: three; 1.36: seven). */
   statefulSetUpdatable: string[];
 }
@@ -31,6 +33,7 @@ export const FACTS: Record<Profile, ProfileFacts> = {
     selfSubjectReview: false,
     aggregatedDiscovery: false,
     fieldValidation: false,
+    openApiV3: false,
     statefulSetUpdatable: ["replicas", "template", "updateStrategy"],
   },
   current: {
@@ -38,6 +41,7 @@ export const FACTS: Record<Profile, ProfileFacts> = {
     selfSubjectReview: true,
     aggregatedDiscovery: true,
     fieldValidation: true,
+    openApiV3: true,
     statefulSetUpdatable: ["replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy", "minReadySeconds"],
   },
 };
