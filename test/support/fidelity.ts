@@ -74,8 +74,33 @@ export function realTarget(kube: () => RealKube): FidelityTarget {
         subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
       });
       expect(binding.status, JSON.stringify(binding.body)).to.equal(201);
+      // The authorizer learns of the binding through its informers a moment after the write: wait until it allows.
+      const rule = rules[0]!;
+      const [resource, subresource] = rule.resources[0]!.split("/");
+      const attributes = { namespace, verb: rule.verbs[0], group: rule.apiGroups[0], resource, subresource };
+      await settled(async () => {
+        const review = await kube().request<{ status?: { allowed?: boolean } }>("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: attributes } }, { token: kube().tokenOf(user) });
+        expect((review.body as { status?: { allowed?: boolean } }).status?.allowed, `${user} granted ${JSON.stringify(attributes)}`).to.equal(true);
+      });
     },
   };
+}
+
+/**
+ * Runs `check` until it passes (10 s at most): the real server's RBAC authorizer sees a new binding through its
+ * informers a moment after the write. The in-memory server passes at once.
+ */
+export async function settled(check: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 const statefulSet = (serviceName: string, replicas = 1) => ({
@@ -217,6 +242,9 @@ export function fidelityCases(target: () => FidelityTarget): void {
     await create(`${rbacPath()}/clusterroles`, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "fidelity-sar-nodes" }, rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get"] }] });
     await create(`${rbacPath()}/clusterrolebindings`, binding("ClusterRoleBinding", "fidelity-sar-nodes", "ClusterRole", "fidelity-sar-nodes", [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: `system:serviceaccounts:${NS}` }]));
 
+    // The last RoleBinding and ClusterRoleBinding written are seen by the authorizer once these are allowed.
+    await settled(async () => expect(decision(await review({ ...sa("other"), ...attrs("get", "nodes") }))).to.deep.equal(ALLOWED));
+    await settled(async () => expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", NS) }))).to.deep.equal(ALLOWED));
     expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }))).to.deep.equal(ALLOWED);
     expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { local: true }))).to.deep.equal(ALLOWED);
     expect(decision(await review({ ...sa("sar-reader"), ...attrs("delete", "pods", NS) }))).to.deep.equal(NOT_ALLOWED);
@@ -237,6 +265,20 @@ export function fidelityCases(target: () => FidelityTarget): void {
     expect(refusal(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER, local: true }))).to.deep.equal({ code: 403, reason: "Forbidden", details: { group: "authorization.k8s.io", kind: "localsubjectaccessreviews" }, causes: [] });
     await target().grant(FIDELITY_USER, NS, [{ apiGroups: ["authorization.k8s.io"], resources: ["localsubjectaccessreviews"], verbs: ["create"] }]);
     expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER, local: true }))).to.deep.equal(ALLOWED);
+  });
+
+  it("authorises requests by stored RBAC: a RoleBinding to the user, and one to system:authenticated", async () => {
+    const services = `/api/v1/namespaces/${NS}/services`;
+    const accounts = `/api/v1/namespaces/${NS}/serviceaccounts`;
+    expect((await target().request("GET", services, undefined, { user: FIDELITY_USER })).status).to.equal(403);
+    expect((await target().request("GET", accounts, undefined, { user: FIDELITY_USER })).status).to.equal(403);
+    await create(`${rbacPath(NS)}/roles`, role("rbac-services", [{ apiGroups: [""], resources: ["services"], verbs: ["list"] }]));
+    await create(`${rbacPath(NS)}/rolebindings`, binding("RoleBinding", "rbac-services", "Role", "rbac-services", [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: FIDELITY_USER }]));
+    await create(`${rbacPath(NS)}/roles`, role("rbac-accounts", [{ apiGroups: [""], resources: ["serviceaccounts"], verbs: ["list"] }]));
+    await create(`${rbacPath(NS)}/rolebindings`, binding("RoleBinding", "rbac-accounts", "Role", "rbac-accounts", [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" }]));
+    await settled(async () => expect((await target().request("GET", accounts, undefined, { user: FIDELITY_USER })).status).to.equal(200));
+    await settled(async () => expect((await target().request("GET", services, undefined, { user: FIDELITY_USER })).status).to.equal(200));
+    expect((await target().request("GET", "/api/v1/namespaces/default/services", undefined, { user: FIDELITY_USER })).status).to.equal(403);
   });
 
   it("refuses a binding to a role that does not exist to a user without bind (404 for the role its rules are looked up in); allows it to system:masters and with bind", async () => {
