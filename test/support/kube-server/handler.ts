@@ -180,7 +180,8 @@ async function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: Se
   if (parts[0] === "openapi" && (parts[1] !== "v3" || FACTS[deps.profile].openApiV3)) {
     const doc = deps.openapi.serve(p);
     if (doc !== undefined) {
-      res.writeHead(200, { "Content-Type": doc.contentType, "Content-Length": Buffer.byteLength(doc.body) });
+      const contentType = p === "/openapi/v2" ? FACTS[deps.profile].openApiV2ContentType : doc.contentType;
+      res.writeHead(200, { "Content-Type": contentType, "Content-Length": Buffer.byteLength(doc.body) });
       res.end(doc.body);
       return;
     }

@@ -23,6 +23,8 @@ export interface ProfileFacts {
   fieldValidation: boolean;
   /** /openapi/v3 (and its group-version documents): from 1.23 (1.20 answers 404). */
   openApiV3: boolean;
+  /** The Content-Type of /openapi/v2 asked for as protobuf (1.20's kube-openapi answers application/octet-stream). */
+  openApiV2ContentType: string;
   /** The updatable StatefulSet spec fields its 422 lists (1.20: three; 1.36: seven). */
   statefulSetUpdatable: string[];
 }
@@ -34,6 +36,7 @@ export const FACTS: Record<Profile, ProfileFacts> = {
     aggregatedDiscovery: false,
     fieldValidation: false,
     openApiV3: false,
+    openApiV2ContentType: "application/octet-stream",
     statefulSetUpdatable: ["replicas", "template", "updateStrategy"],
   },
   current: {
@@ -42,6 +45,7 @@ export const FACTS: Record<Profile, ProfileFacts> = {
     aggregatedDiscovery: true,
     fieldValidation: true,
     openApiV3: true,
+    openApiV2ContentType: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
     statefulSetUpdatable: ["replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy", "minReadySeconds"],
   },
 };
