@@ -130,7 +130,7 @@ describe("ops: vc debug collect", function () {
     execFileSync("tar", ["xzf", out, "-C", x]);
     const summary = readFileSync(join(x, "debug/summary"), "utf8");
     expect(summary).to.contain("not collected:\n  secrets could not be listed");
-    expect(summary).to.contain("not checked (access): the host serves no SubjectAccessReview, so the permission checks could not be made").and.contain("not checked (config): not visible to you");
+    expect(summary).to.contain("not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made").and.contain("not checked (config): not visible to you");
     expect(summary).to.contain("Credentials are never collected");
     expect(readFileSync(join(x, "debug/config.yaml"), "utf8")).to.match(/^# effective values unknown: no folder clusters\/team-a/);
     // The Secret could not be read, yet the token in the log is still recognised and masked.

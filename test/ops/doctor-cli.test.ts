@@ -57,8 +57,8 @@ describe("ops: vc doctor (live host)", function () {
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS, labels: { "mesh-injection": "enabled" } } });
     const ok = await doctor();
     expect(ok.code, ok.stdout + ok.stderr).to.equal(0);
-    // This server serves no SubjectAccessReview: the syncer's permissions are not checked, and it says so.
-    expect(ok.stdout).to.equal(`virtual cluster team-a (namespace ${NS}): no problems found\nnot checked (access): the host serves no SubjectAccessReview, so the permission checks could not be made\n`);
+    // The server's authorizer allows the syncer's pods through its RoleBinding: nothing to say.
+    expect(ok.stdout).to.equal(`virtual cluster team-a (namespace ${NS}): no problems found\n`);
   });
 
   it("a warning exits 0, and 1 with --strict; -o json carries the severity and the counts", async () => {
@@ -108,6 +108,8 @@ describe("ops: vc doctor (live host)", function () {
     expect(out.findings.map((f) => f.check)).not.to.include.members(["metrics-api", "metrics-forbidden", "gateway-selector", "tls-secret"]);
     expect(Object.keys(out.notChecked).sort()).to.deep.equal(["access", "apiService", "namespace", "virtual"]);
     expect(out.notChecked.apiService).to.equal("not visible to you");
+    // The caller may not create SubjectAccessReviews: the permission checks say so and guess no 403.
+    expect(out.notChecked.access).to.equal("you may not create SubjectAccessReviews, so the permission checks could not be made");
     const admin = await vc(["doctor", "team-a", "--kubeconfig", server.kubeconfigPath, "--repo", metricsRepo, "-o", "json"]);
     const checks = (JSON.parse(admin.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check);
     expect(checks).to.include.members(["metrics-host-api"]);

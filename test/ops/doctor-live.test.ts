@@ -31,9 +31,39 @@ describe("ops: vc doctor on a broken host (API test server)", function () {
     const res = await doctor("shop", "-o", "json");
     expect(res.code, res.stdout + res.stderr).to.equal(1);
     const report = JSON.parse(res.stdout) as Report;
-    // This server has no authorizer to ask (no SubjectAccessReview): the permission checks say so and guess nothing.
-    expect(report.findings.map((f) => `${f.check} ${f.severity} ${f.object}`).sort()).to.deep.equal(SHOP_FINDINGS.filter((f) => !f.startsWith("metrics-forbidden")).sort());
-    expect(report.notChecked.access).to.equal("the host serves no SubjectAccessReview, so the permission checks could not be made");
+    // The server's authorizer (SubjectAccessReview, from its RBAC) denies the metrics reader: the same findings as on the real server.
+    expect(report.findings.map((f) => `${f.check} ${f.severity} ${f.object}`).sort()).to.deep.equal([...SHOP_FINDINGS].sort());
+    expect(report.notChecked.access).to.equal(undefined);
+  });
+
+  it("asks the server's authorizer: a denied metrics reader and syncer are found; a binding to system:authenticated and one naming the ServiceAccount without namespace are quiet", async () => {
+    const checks = async () => (JSON.parse((await doctor("shop", "-o", "json")).stdout) as Report).findings.filter((f) => f.check === "metrics-forbidden" || f.check === "syncer-rbac");
+    expect((await checks()).map((f) => f.message)).to.deep.equal(["HTTP 403 Forbidden: system:serviceaccount:vc-shop:vc-metrics-proxy-shop may not get, list pods.metrics.k8s.io in vc-shop"]);
+    const rbac = "rbac.authorization.k8s.io/v1";
+    const syncerBindings = server.list(rbac, "RoleBinding", "vc-shop").filter((b) => (b as { subjects?: Array<{ name?: string }> }).subjects?.[0]?.name === "vc-shop");
+    expect(syncerBindings).to.not.be.empty;
+    try {
+      server.put({ apiVersion: rbac, kind: "ClusterRole", metadata: { name: "any-metrics" }, rules: [{ apiGroups: ["metrics.k8s.io"], resources: ["pods", "nodes"], verbs: ["get", "list"] }] } as never);
+      server.put({ apiVersion: rbac, kind: "ClusterRoleBinding", metadata: { name: "any-metrics" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "any-metrics" }, subjects: [{ kind: "Group", name: "system:authenticated" }] } as never);
+      expect(await checks()).to.deep.equal([]);
+      for (const b of syncerBindings) server.remove(rbac, "RoleBinding", "vc-shop", b.metadata.name);
+      expect((await checks()).map((f) => f.message)).to.deep.equal(["system:serviceaccount:vc-shop:vc-shop may not create, delete, get, list pods in vc-shop: pod sync cannot work"]);
+      server.put({ apiVersion: rbac, kind: "Role", metadata: { name: "pods-by-hand", namespace: "vc-shop" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["create", "delete", "get", "list"] }] } as never);
+      server.put({ apiVersion: rbac, kind: "RoleBinding", metadata: { name: "pods-by-hand", namespace: "vc-shop" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pods-by-hand" }, subjects: [{ kind: "ServiceAccount", name: "vc-shop" }] } as never);
+      expect(await checks()).to.deep.equal([]);
+    } finally {
+      for (const [kind, ns, name] of [["ClusterRoleBinding", undefined, "any-metrics"], ["ClusterRole", undefined, "any-metrics"], ["RoleBinding", "vc-shop", "pods-by-hand"], ["Role", "vc-shop", "pods-by-hand"]] as const) server.remove(rbac, kind, ns, name);
+      for (const b of syncerBindings) server.put(b);
+    }
+    // A host that serves no SubjectAccessReview (404): the permission checks say so and guess nothing.
+    const fault = server.faults.add({ method: "POST", path: "/apis/authorization.k8s.io/v1/subjectaccessreviews", status: 404 });
+    try {
+      const report = JSON.parse((await doctor("shop", "-o", "json")).stdout) as Report;
+      expect(report.notChecked.access).to.equal("the host serves no SubjectAccessReview, so the permission checks could not be made");
+      expect(report.findings.map((f) => f.check)).to.not.include("metrics-forbidden");
+    } finally {
+      fault.remove();
+    }
   });
 
   it("a cluster with a Pending control-plane pod and notes: exit 0, exit 1 with --strict; notes alone never fail", async () => {

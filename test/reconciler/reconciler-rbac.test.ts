@@ -26,7 +26,9 @@ describe("reconciler RBAC (in-memory server, escalation prevention)", function (
   let repo: string;
   const start = async (rules: Rule[]) => {
     server = await startKubeServer({ users: [{ token: "t-reconciler", name: RECONCILER, rules }] });
-    // The bootstrap role the real server has.
+    // The bootstrap role the real server has, which this server does not seed. Without it a binding to cluster-admin
+    // would be refused as a binding to a missing role (the role's 404, as the real server answers it), never reaching
+    // the escalation check this file proves.
     server.put({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "cluster-admin" }, rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }] } as never);
     return server.writeKubeconfig({ token: "t-reconciler" });
   };

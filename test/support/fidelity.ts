@@ -1,5 +1,6 @@
 // Behaviours where our in-memory API server must answer as the real one does, as one table of cases run against each:
-// immutable fields, RBAC escalation prevention, impersonation, and kinds the host does not serve.
+// immutable fields, RBAC escalation prevention, impersonation, kinds the host does not serve, SubjectAccessReviews
+// answered by RBAC, bindings to roles that do not exist, and /openapi/v3 by release.
 import { expect } from "chai";
 import { request as httpRequest } from "node:http";
 import type { KubeServer } from "./kube-server/index.js";
@@ -73,8 +74,33 @@ export function realTarget(kube: () => RealKube): FidelityTarget {
         subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
       });
       expect(binding.status, JSON.stringify(binding.body)).to.equal(201);
+      // The authorizer learns of the binding through its informers a moment after the write: wait until it allows.
+      const rule = rules[0]!;
+      const [resource, subresource] = rule.resources[0]!.split("/");
+      const attributes = { namespace, verb: rule.verbs[0], group: rule.apiGroups[0], resource, subresource };
+      await settled(async () => {
+        const review = await kube().request<{ status?: { allowed?: boolean } }>("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: attributes } }, { token: kube().tokenOf(user) });
+        expect((review.body as { status?: { allowed?: boolean } }).status?.allowed, `${user} granted ${JSON.stringify(attributes)}`).to.equal(true);
+      });
     },
   };
+}
+
+/**
+ * Runs `check` until it passes (10 s at most): the real server's RBAC authorizer sees a new binding through its
+ * informers a moment after the write. The in-memory server passes at once.
+ */
+export async function settled(check: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 const statefulSet = (serviceName: string, replicas = 1) => ({
@@ -176,5 +202,114 @@ export function fidelityCases(target: () => FidelityTarget): void {
     expect(groupVersion.status).to.equal(404);
     const apis = await target().request("GET", "/apis");
     expect((apis.body.groups as Array<{ name: string }>).map((g) => g.name)).to.not.include(UNSERVED_GROUP);
+  });
+
+  const rbacPath = (ns?: string) => `/apis/rbac.authorization.k8s.io/v1${ns ? `/namespaces/${ns}` : ""}`;
+  const create = async (path: string, body: unknown) => {
+    const res = await target().request("POST", path, body);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+  };
+  const binding = (kind: "RoleBinding" | "ClusterRoleBinding", name: string, roleKind: "Role" | "ClusterRole", roleName: string, subjects: object[]) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind,
+    metadata: kind === "RoleBinding" ? { name, namespace: NS } : { name },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: roleKind, name: roleName },
+    subjects,
+  });
+  const review = (spec: Record<string, unknown>, opts: { user?: string; local?: boolean } = {}) =>
+    target().request(
+      "POST",
+      opts.local ? `/apis/authorization.k8s.io/v1/namespaces/${NS}/localsubjectaccessreviews` : "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+      { apiVersion: "authorization.k8s.io/v1", kind: opts.local ? "LocalSubjectAccessReview" : "SubjectAccessReview", ...(opts.local ? { metadata: { namespace: NS } } : {}), spec },
+      { user: opts.user },
+    );
+  /** allowed, denied and whether a reason was given: RBAC names the binding that allows, and says nothing when it denies. */
+  const decision = (res: { status: number; body: Record<string, unknown> }) => {
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const status = (res.body.status ?? {}) as { allowed?: boolean; denied?: boolean; reason?: string };
+    return { allowed: status.allowed === true, denied: status.denied === true, reason: Boolean(status.reason) };
+  };
+  const ALLOWED = { allowed: true, denied: false, reason: true };
+  const NOT_ALLOWED = { allowed: false, denied: false, reason: false };
+  const sa = (name: string) => ({ user: `system:serviceaccount:${NS}:${name}`, groups: ["system:serviceaccounts", `system:serviceaccounts:${NS}`, "system:authenticated"] });
+  const attrs = (verb: string, resource: string, namespace?: string, group = "") => ({ resourceAttributes: { verb, group, resource, ...(namespace ? { namespace } : {}) } });
+
+  it("answers SubjectAccessReviews by RBAC: bindings to ServiceAccounts (namespace defaulted), users and groups; 403 without create on them", async () => {
+    await create(`${rbacPath(NS)}/roles`, role("sar-pods", [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }]));
+    await create(`${rbacPath(NS)}/rolebindings`, binding("RoleBinding", "sar-pods", "Role", "sar-pods", [{ kind: "ServiceAccount", name: "sar-reader" }]));
+    await create(`${rbacPath(NS)}/roles`, role("sar-config", [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }]));
+    await create(`${rbacPath(NS)}/rolebindings`, binding("RoleBinding", "sar-config", "Role", "sar-config", [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" }, { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "sar-user" }]));
+    await create(`${rbacPath()}/clusterroles`, { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "fidelity-sar-nodes" }, rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get"] }] });
+    await create(`${rbacPath()}/clusterrolebindings`, binding("ClusterRoleBinding", "fidelity-sar-nodes", "ClusterRole", "fidelity-sar-nodes", [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: `system:serviceaccounts:${NS}` }]));
+
+    // The last RoleBinding and ClusterRoleBinding written are seen by the authorizer once these are allowed.
+    await settled(async () => expect(decision(await review({ ...sa("other"), ...attrs("get", "nodes") }))).to.deep.equal(ALLOWED));
+    await settled(async () => expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", NS) }))).to.deep.equal(ALLOWED));
+    expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }))).to.deep.equal(ALLOWED);
+    expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { local: true }))).to.deep.equal(ALLOWED);
+    expect(decision(await review({ ...sa("sar-reader"), ...attrs("delete", "pods", NS) }))).to.deep.equal(NOT_ALLOWED);
+    expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", "default") }))).to.deep.equal(NOT_ALLOWED);
+    expect(decision(await review({ ...sa("other"), ...attrs("get", "pods", NS) }))).to.deep.equal(NOT_ALLOWED);
+    // Through groups: every ServiceAccount of the namespace reads nodes, every authenticated user the namespace's ConfigMaps.
+    expect(decision(await review({ ...sa("other"), ...attrs("get", "nodes") }))).to.deep.equal(ALLOWED);
+    expect(decision(await review({ user: `system:serviceaccount:default:other`, groups: ["system:serviceaccounts", "system:serviceaccounts:default"], ...attrs("get", "nodes") }))).to.deep.equal(NOT_ALLOWED);
+    expect(decision(await review({ user: "anyone", groups: ["system:authenticated"], ...attrs("get", "configmaps", NS) }))).to.deep.equal(ALLOWED);
+    expect(decision(await review({ user: "anyone", ...attrs("get", "configmaps", NS) }))).to.deep.equal(NOT_ALLOWED);
+    expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", NS) }))).to.deep.equal(ALLOWED);
+    expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", "default") }))).to.deep.equal(NOT_ALLOWED);
+
+    // Neither user nor groups: invalid.
+    expect(refusal(await review(attrs("get", "pods", NS)))).to.deep.equal({ code: 422, reason: "Invalid", details: { group: "authorization.k8s.io" }, causes: ["spec.user FieldValueInvalid"] });
+    // A user without create on subjectaccessreviews is refused; a Role can grant the namespaced LocalSubjectAccessReview.
+    expect(refusal(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER }))).to.deep.equal({ code: 403, reason: "Forbidden", details: { group: "authorization.k8s.io", kind: "subjectaccessreviews" }, causes: [] });
+    expect(refusal(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER, local: true }))).to.deep.equal({ code: 403, reason: "Forbidden", details: { group: "authorization.k8s.io", kind: "localsubjectaccessreviews" }, causes: [] });
+    await target().grant(FIDELITY_USER, NS, [{ apiGroups: ["authorization.k8s.io"], resources: ["localsubjectaccessreviews"], verbs: ["create"] }]);
+    expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER, local: true }))).to.deep.equal(ALLOWED);
+  });
+
+  it("authorises requests by stored RBAC: a RoleBinding to the user, and one to system:authenticated", async () => {
+    const services = `/api/v1/namespaces/${NS}/services`;
+    const accounts = `/api/v1/namespaces/${NS}/serviceaccounts`;
+    expect((await target().request("GET", services, undefined, { user: FIDELITY_USER })).status).to.equal(403);
+    expect((await target().request("GET", accounts, undefined, { user: FIDELITY_USER })).status).to.equal(403);
+    await create(`${rbacPath(NS)}/roles`, role("rbac-services", [{ apiGroups: [""], resources: ["services"], verbs: ["list"] }]));
+    await create(`${rbacPath(NS)}/rolebindings`, binding("RoleBinding", "rbac-services", "Role", "rbac-services", [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: FIDELITY_USER }]));
+    await create(`${rbacPath(NS)}/roles`, role("rbac-accounts", [{ apiGroups: [""], resources: ["serviceaccounts"], verbs: ["list"] }]));
+    await create(`${rbacPath(NS)}/rolebindings`, binding("RoleBinding", "rbac-accounts", "Role", "rbac-accounts", [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" }]));
+    await settled(async () => expect((await target().request("GET", accounts, undefined, { user: FIDELITY_USER })).status).to.equal(200));
+    await settled(async () => expect((await target().request("GET", services, undefined, { user: FIDELITY_USER })).status).to.equal(200));
+    expect((await target().request("GET", "/api/v1/namespaces/default/services", undefined, { user: FIDELITY_USER })).status).to.equal(403);
+  });
+
+  it("refuses a binding to a role that does not exist to a user without bind (404 for the role its rules are looked up in); allows it to system:masters and with bind", async () => {
+    await target().grant(FIDELITY_USER, NS, [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["rolebindings"], verbs: ["create", "get", "delete"] }]);
+    const subjects = [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "someone" }];
+    const path = `${rbacPath(NS)}/rolebindings`;
+    for (const [name, kind] of [["to-missing-role", "Role"], ["to-missing-clusterrole", "ClusterRole"]] as const) {
+      const refused = await target().request("POST", path, binding("RoleBinding", name, kind, `no-such-${kind.toLowerCase()}`, subjects), { user: FIDELITY_USER });
+      // The escalation check resolves the role's rules first: the role's NotFound is the answer, not a 403.
+      expect(refusal(refused)).to.deep.equal({ code: 404, reason: "NotFound", details: { name: `no-such-${kind.toLowerCase()}`, group: "rbac.authorization.k8s.io", kind: `${kind.toLowerCase()}s` }, causes: [] });
+    }
+    // The admin is in system:masters, which may grant anything: the bindings are stored, dangling.
+    await create(path, binding("RoleBinding", "admin-to-missing-role", "Role", "no-such-role", subjects));
+    await create(`${rbacPath()}/clusterrolebindings`, binding("ClusterRoleBinding", "fidelity-to-missing-clusterrole", "ClusterRole", "no-such-clusterrole", subjects));
+    // A binding to a role that exists with rules the user holds is allowed: the refusal above is for the missing role.
+    const held = await target().request("POST", path, binding("RoleBinding", "to-held-role", "Role", "pod-reader", subjects), { user: FIDELITY_USER });
+    expect(held.status, JSON.stringify(held.body)).to.equal(201);
+    await target().grant(FIDELITY_USER, NS, [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["bind"] }]);
+    const bound = await target().request("POST", path, binding("RoleBinding", "to-missing-role", "Role", "no-such-role", subjects), { user: FIDELITY_USER });
+    expect(bound.status, JSON.stringify(bound.body)).to.equal(201);
+  });
+
+  it("serves /openapi/v3 from 1.23 only: 404 on 1.20, a document listing group versions on later releases", async () => {
+    const version = await target().request("GET", "/version");
+    const minor = Number.parseInt(String(version.body.minor), 10);
+    const v3 = await target().request("GET", "/openapi/v3");
+    if (minor < 23) expect(v3.status).to.equal(404);
+    else {
+      expect(v3.status).to.equal(200);
+      expect(Object.keys(v3.body.paths as object)).to.include("api/v1");
+    }
+    expect((await target().request("GET", "/openapi/v2")).status).to.equal(200);
   });
 }

@@ -1,4 +1,6 @@
-// Bearer-token users and simple RBAC-like rules: 401 for unknown tokens, 403 (worded like upstream) when no rule allows.
+// Bearer-token users and simple RBAC-like rules: 401 for unknown tokens, 403 (worded like upstream) when neither their
+// rules nor the stored RBAC bindings (rbac.ts) allow.
+import { serviceAccountGroups } from "./rbac.js";
 import { qualified, ApiError } from "./status.js";
 
 export interface Rule {
@@ -25,8 +27,12 @@ export interface Access {
   name?: string;
 }
 
+/** Whether stored RBAC allows a user (by name and groups) a request. */
+export type RbacCheck = (user: string, groups: readonly string[], a: Access) => boolean;
+
 export class Auth {
   private readonly users = new Map<string, User>();
+  private rbac: RbacCheck | undefined;
 
   constructor(
     private readonly adminToken = "admin",
@@ -45,6 +51,17 @@ export class Auth {
     return { name, rules: [] };
   }
 
+  /** Also allow what stored Roles, ClusterRoles and their bindings grant, as the real API server's RBAC does. */
+  useRbac(check: RbacCheck): void {
+    this.rbac = check;
+  }
+
+  /** Whether `name` is one of this server's users (by name). */
+  isUser(name: string): boolean {
+    for (const user of this.users.values()) if (user.name === name) return true;
+    return false;
+  }
+
   /** The user of an Authorization header; throws 401 when unknown (or missing, unless anonymous requests act as admin). */
   authenticate(header: string | undefined): User {
     if (header === undefined && this.anonymous === "admin") return this.users.get(this.adminToken)!;
@@ -56,8 +73,17 @@ export class Auth {
 
   allowed(user: User, a: Access): boolean {
     if (!user.rules) return true;
+    return this.ruleAllows(user.rules, a) || (this.rbac?.(user.name, serviceAccountGroups(user.name), a) ?? false);
+  }
+
+  /** Whether the user's own rules (not stored RBAC) allow the request; a user without rules is allowed everything. */
+  ownRulesAllow(user: User, a: Access): boolean {
+    return !user.rules || this.ruleAllows(user.rules, a);
+  }
+
+  private ruleAllows(rules: Rule[], a: Access): boolean {
     const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-    return user.rules.some(
+    return rules.some(
       (r) =>
         (r.verbs.includes("*") || r.verbs.includes(a.verb)) &&
         (r.apiGroups.includes("*") || r.apiGroups.includes(a.group)) &&

@@ -37,6 +37,25 @@ const ACCESS_REVIEW: Served = {
   createOnly: true,
 };
 
+/** SubjectAccessReview (may this user or group?), which permission checks such as vc doctor's create; needs `create` on it. */
+const SUBJECT_ACCESS_REVIEW: Served = {
+  ...ACCESS_REVIEW,
+  kind: "SubjectAccessReview",
+  plural: "subjectaccessreviews",
+  singular: "subjectaccessreview",
+  listKind: "SubjectAccessReviewList",
+};
+
+/** LocalSubjectAccessReview: a SubjectAccessReview created in the namespace it asks about. */
+const LOCAL_SUBJECT_ACCESS_REVIEW: Served = {
+  ...ACCESS_REVIEW,
+  kind: "LocalSubjectAccessReview",
+  plural: "localsubjectaccessreviews",
+  singular: "localsubjectaccessreview",
+  namespaced: true,
+  listKind: "LocalSubjectAccessReviewList",
+};
+
 /** SelfSubjectReview, which `kubectl auth whoami` creates. */
 const SELF_REVIEW: Served = {
   group: "authentication.k8s.io",
@@ -56,6 +75,8 @@ export const SERVED: readonly Served[] = [
   ...RESOURCES.map(served),
   ...RESOURCES.filter((r) => r.group === METRICS_GROUP).map((r) => served({ ...r, group: METRICS_K8S_GROUP, version: METRICS_VERSION })),
   ACCESS_REVIEW,
+  SUBJECT_ACCESS_REVIEW,
+  LOCAL_SUBJECT_ACCESS_REVIEW,
   SELF_REVIEW,
 ];
 

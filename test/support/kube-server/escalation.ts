@@ -1,10 +1,10 @@
 // RBAC escalation prevention, as the real API server enforces it: a user may create or change a Role or ClusterRole
 // only with permissions it holds (or with the `escalate` verb), and bind a role only when it holds the role's
-// permissions (or has `bind` on it).
+// permissions (or has `bind` on it); a binding to a role that does not exist is a 404 without `bind` (system:masters may).
 import type { KubeObject } from "../../../src/kube/object.js";
 import type { Auth, User } from "./auth.js";
 import type { Served } from "./catalog.js";
-import { ApiError } from "./status.js";
+import { ApiError, notFound } from "./status.js";
 
 const RBAC = "rbac.authorization.k8s.io";
 
@@ -47,7 +47,10 @@ export function checkEscalation(auth: Auth, user: User, served: Served, obj: Kub
     const ref = (obj as { roleRef?: { kind?: string; name?: string } }).roleRef ?? {};
     const plural = ref.kind === "Role" ? "roles" : "clusterroles";
     if (auth.allowed(user, { verb: "bind", group: RBAC, resource: plural, namespace: ref.kind === "Role" ? namespace : undefined, name: ref.name })) return;
-    rules = roleRules(ref.kind ?? "", ref.kind === "Role" ? namespace : undefined, ref.name ?? "") ?? [];
+    const resolved = roleRules(ref.kind ?? "", ref.kind === "Role" ? namespace : undefined, ref.name ?? "");
+    // The real server looks the role up to resolve its rules: a missing one is its 404, naming the role, not the binding.
+    if (resolved === undefined) throw notFound(plural, RBAC, ref.name ?? "");
+    rules = resolved;
   } else return;
   const missing = rules.filter((r) => !held(auth, user, r, namespace));
   if (missing.length === 0) return;

@@ -15,7 +15,7 @@ import type { OpenApi } from "./openapi.js";
 import { decodeProtobuf } from "./protobuf.js";
 import type { RequestLog, LoggedRequest } from "./request-log.js";
 import { requestInfo, type RequestInfo } from "./router.js";
-import { accessReview, selfReview } from "./review.js";
+import { accessReview, selfReview, subjectAccessReview } from "./review.js";
 import { scaleOf, writeScale } from "./scale.js";
 import type { ServerMetrics } from "./server-metrics.js";
 import { ApiError, badRequest, REASONS, successStatus } from "./status.js";
@@ -45,6 +45,8 @@ export interface HandlerDeps {
 }
 
 const RBAC_V1 = "rbac.authorization.k8s.io/v1";
+/** The reviews every authenticated user may create about itself. */
+const SELF_REVIEWS = new Set(["SelfSubjectAccessReview", "SelfSubjectReview"]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -174,10 +176,12 @@ async function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: Se
     if (doc) return sendJson(res, 200, doc);
     if (!metricsOn && isMetricsGroup(parts[1]!)) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
   }
-  if (parts[0] === "openapi") {
+  // OpenAPI v3 is served from 1.23 (beta 1.24): 1.20 answers 404, and kubectl falls back to v2.
+  if (parts[0] === "openapi" && (parts[1] !== "v3" || FACTS[deps.profile].openApiV3)) {
     const doc = deps.openapi.serve(p);
     if (doc !== undefined) {
-      res.writeHead(200, { "Content-Type": doc.contentType, "Content-Length": Buffer.byteLength(doc.body) });
+      const contentType = p === "/openapi/v2" ? FACTS[deps.profile].openApiV2ContentType : doc.contentType;
+      res.writeHead(200, { "Content-Type": contentType, "Content-Length": Buffer.byteLength(doc.body) });
       res.end(doc.body);
       return;
     }
@@ -213,18 +217,21 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
   if (!served || deps.unserved.has(served.group) || (served.group === SELF_REVIEW_GROUP && !FACTS[deps.profile].selfSubjectReview)) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
   if (isMetricsGroup(served.group) && !deps.metrics.available) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
   const ns = served.namespaced ? info.namespace : undefined;
-  // Every authenticated user may review its own access (upstream's system:basic-user role).
-  if (!served.createOnly) deps.auth.authorize(user, { verb: info.verb, group: served.group, resource: served.plural, subresource: info.subresource, namespace: ns, name: info.name });
+  // Every authenticated user may review its own access (upstream's system:basic-user role); reviews of others need
+  // `create` on them.
+  if (!SELF_REVIEWS.has(served.kind)) deps.auth.authorize(user, { verb: info.verb, group: served.group, resource: served.plural, subresource: info.subresource, namespace: ns, name: info.name });
   const method = (req.method ?? "GET").toUpperCase();
   const admit = (obj: KubeObject) => checkEscalation(deps.auth, user, served, obj, (kind, namespace, name) => {
     const role = deps.store.get(`${RBAC_V1}/${kind}`, namespace ?? "", name)?.obj as { rules?: [] } | undefined;
-    return role?.rules;
+    return role ? (role.rules ?? []) : undefined;
   });
 
   if (served.createOnly) {
     if (info.verb !== "create" || info.name !== undefined) throw methodNotAllowed(served, info.verb);
     const body = await readObject(req);
-    return sendJson(res, 201, served.kind === "SelfSubjectReview" ? selfReview(user) : accessReview(deps.auth, user, body));
+    if (served.kind === "SelfSubjectReview") return sendJson(res, 201, selfReview(user));
+    if (served.kind === "SelfSubjectAccessReview") return sendJson(res, 201, accessReview(deps.auth, user, body));
+    return sendJson(res, 201, subjectAccessReview(deps.auth, deps.store, served.kind, body, ns));
   }
   if (served.readOnly) {
     if (info.verb !== "get" && info.verb !== "list") throw methodNotAllowed(served, info.verb);

@@ -4,7 +4,7 @@
 //
 //   const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false, anonymous?: "admin", watchHistory?: 20000, profile?: "1.20" | "current" });
 //   profile (default VC_KUBE_PROFILE, else "current"; profile.ts): "1.20" serves no SelfSubjectReview and no aggregated
-//   discovery and drops unknown fields silently; "current" (1.36) serves both, honours fieldValidation (Strict: 400;
+//   discovery nor /openapi/v3 and drops unknown fields silently; "current" (1.36) serves them, honours fieldValidation (Strict: 400;
 //   Warn and default: dropped with a Warning header) and words refusals as 1.36 does
 //   server.url                      "http://127.0.0.1:PORT" ("https://" with tls: true)
 //   server.kubeconfigPath           kubeconfig (temp dir): context "test", bearer token "admin" (full access), skipTLSVerify
@@ -13,7 +13,9 @@
 //                                   port) unless anonymous: "reject"; to test RBAC through kubectl start with tls: true.
 //   server.writeKubeconfig({ token?, context?, path? })   another kubeconfig file; returns its path
 //   server.addUser(token, rules, name?)   rules: [{ verbs, apiGroups, resources ("pods", "pods/log", "*"), namespaces? }]
-//                                         unknown token -> 401; no rule allows -> 403 worded like upstream
+//                                         unknown token -> 401; neither its rules nor stored RBAC (Roles, ClusterRoles
+//                                         and bindings to its name, system:authenticated or its ServiceAccount groups)
+//                                         allow -> 403 worded like upstream
 //   In-process store access (not logged as requests; objects are copies; namespace defaults to "default"):
 //   server.put(obj)                 create or replace (keeps uid/creationTimestamp; no managedFields unless given, so a
 //                                   later server-side apply sees "before-first-apply" as the owner, as upstream)
@@ -37,7 +39,8 @@
 // metrics.orch.io and metrics.k8s.io, get/list/watch/create/update/patch (merge, JSON, strategic, apply)/
 // delete/deletecollection, status and scale subresources, pods/log, Tables for kubectl, dryRun=All, openapi enough for
 // kubectl's server-side validation, /healthz, /readyz, /livez, /metrics (apiserver_request_total and
-// apiserver_request_duration_seconds), SelfSubjectAccessReview and SelfSubjectReview, protobuf bodies of `kubectl create ns|cm|secret|sa`.
+// apiserver_request_duration_seconds), SelfSubjectAccessReview, SubjectAccessReview and LocalSubjectAccessReview (stored
+// RBAC; `create` needed), SelfSubjectReview, protobuf bodies of `kubectl create ns|cm|secret|sa`.
 // As the real API server does (checked against it by test/e2e/fidelity.test.ts): immutable fields refused with 422
 // (StatefulSet spec beyond replicas/template/updateStrategy, a Deployment's selector, a Service's clusterIP, data of an
 // immutable Secret or ConfigMap); RBAC escalation prevention for roles and bindings (escalate/bind verbs); the
@@ -52,6 +55,7 @@ import { join } from "node:path";
 import { dump } from "js-yaml";
 import type { KubeObject, ObjectRef } from "../../../src/kube/object.js";
 import { Auth, type Rule } from "./auth.js";
+import { rbacAllows } from "./rbac.js";
 import { servedByKind, type Served } from "./catalog.js";
 import { attachExec, type ExecHandler } from "./exec.js";
 import { Faults } from "./faults.js";
@@ -142,6 +146,7 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
   const objects = new Objects(store, profile);
   const auth = new Auth("admin", options.anonymous ?? "admin");
   for (const u of options.users ?? []) auth.addUser(u.token, u.rules, u.name);
+  auth.useRbac((user, groups, a) => rbacAllows(store, user, groups, a).allowed);
   const faults = new Faults();
   const log = new RequestLog();
   const metrics = new MetricsApi(store);

@@ -61,7 +61,7 @@ function field(num: number, payload: Buffer): Buffer {
 
 /** gnostic openapi_v2.Document { swagger: "2.0", info: { title, version } }. */
 function openApiV2Protobuf(): Buffer {
-  const info = Buffer.concat([field(1, Buffer.from("Kubernetes")), field(5, Buffer.from("v1.32.0"))]);
+  const info = Buffer.concat([field(1, Buffer.from("Kubernetes")), field(2, Buffer.from("v1.32.0"))]);
   return Buffer.concat([field(1, Buffer.from("2.0")), field(2, info)]);
 }
 

@@ -21,6 +21,10 @@ export interface ProfileFacts {
   aggregatedDiscovery: boolean;
   /** `fieldValidation` honoured (Strict refuses, Warn and the default warn and drop): from 1.25. 1.20 ignores it. */
   fieldValidation: boolean;
+  /** /openapi/v3 (and its group-version documents): from 1.23 (1.20 answers 404). */
+  openApiV3: boolean;
+  /** The Content-Type of /openapi/v2 asked for as protobuf (1.20's kube-openapi answers application/octet-stream). */
+  openApiV2ContentType: string;
   /** The updatable StatefulSet spec fields its 422 lists (1.20: three; 1.36: seven). */
   statefulSetUpdatable: string[];
 }
@@ -31,6 +35,8 @@ export const FACTS: Record<Profile, ProfileFacts> = {
     selfSubjectReview: false,
     aggregatedDiscovery: false,
     fieldValidation: false,
+    openApiV3: false,
+    openApiV2ContentType: "application/octet-stream",
     statefulSetUpdatable: ["replicas", "template", "updateStrategy"],
   },
   current: {
@@ -38,6 +44,8 @@ export const FACTS: Record<Profile, ProfileFacts> = {
     selfSubjectReview: true,
     aggregatedDiscovery: true,
     fieldValidation: true,
+    openApiV3: true,
+    openApiV2ContentType: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
     statefulSetUpdatable: ["replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy", "minReadySeconds"],
   },
 };
