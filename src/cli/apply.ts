@@ -1,5 +1,6 @@
 // `vc apply`: server-side apply of what differs, cluster by cluster, with prune behind a guard; results and a summary.
 import type { Command } from "commander";
+import { prepareRecords } from "../records/prepare.js";
 import { shortRevision } from "../git/dirty.js";
 import { describeRef } from "../kube/object.js";
 import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
@@ -103,6 +104,7 @@ export function register(program: Command): void {
         const started = new Date();
         try {
           await requireKnownClusters(target, desired, flags);
+          for (const line of await prepareRecords(target, desired, owner, { dryRun: !!flags.dryRun, historyLimit })) process.stderr.write(`${line}\n`);
           const suspension = await readRunTimeSuspension(target, desired, selected);
           const report = await applyFleet(target, desired, {
             prune: !!flags.prune,

@@ -2,7 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import { CHART_APP_LABEL, LABELS } from "../translate/keys.js";
 import { appliedBy, fromData } from "../reconciler/status.js";
-import { STATUS_CONFIGMAP, STATUS_LABEL } from "../reconciler/status-store.js";
+import { RecordStore } from "../records/store.js";
 import { hasChanges } from "../plan/build.js";
 import { loadDesired } from "../target/desired.js";
 import { planFleet } from "../target/fleet.js";
@@ -40,7 +40,14 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
     listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=${CHART_APP_LABEL},release` }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=vc-restore,${LABELS.managedBy}` }),
-    listVisible<KubeObject>(host, kind("v1", "ConfigMap"), namespaces, { labelSelector: `${STATUS_LABEL}=true` }),
+    // The statuses are vc's records (records namespace); a user who may not read them sees none.
+    new RecordStore(host.client).holderConfigMaps().then(
+      (m) => ({ items: [...m.values()], hidden: [] as string[] }),
+      (err: unknown) => {
+        if (err instanceof KubeApiError && err.status === 403) return { items: [] as KubeObject[], hidden: [] as string[] };
+        throw err;
+      },
+    ),
     // The plan reads every cluster's inventory across namespaces: a user who may not has no drift column.
     unlessForbidden(planFleet(new KubeTarget(host.client), desired, { prune: true, allowMassPrune: true }).catch((err: unknown) => {
       throw err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err;
@@ -52,7 +59,7 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
   const byKey = (items: KubeObject[]) => new Map(items.map((o) => [key(o), o]));
   const sts = byKey(statefulSets);
   const restores = byKey(restorePods);
-  const statuses = byKey(statusMaps.filter((c) => c.metadata.name === STATUS_CONFIGMAP));
+  const statuses = new Map(statusMaps.map((c) => [(c.data as Record<string, string> | undefined)?.cluster ?? "", c]));
   const plans = new Map(report.plans.map((p) => [p.cluster, p]));
   const errors = new Map(report.errors.map((e) => [e.cluster, e.message]));
   const valid = new Map(desired.clusters.map((c) => [c.name, c]));
@@ -60,7 +67,7 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
   return [...desired.known.keys()].sort().map((name) => {
     const ns = desired.known.get(name)!;
     if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: "unknown", note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
-    const statusCm = statuses.get(`${ns}/${STATUS_CONFIGMAP}`);
+    const statusCm = statuses.get(name);
     const status = fromData(statusCm?.data as Record<string, string> | undefined, name, ns);
     const pods = cpPods.filter((p) => p.metadata.namespace === ns && p.metadata.labels?.release === name);
     const cp = controlPlaneState(sts.get(`${ns}/${name}`), pods, restores.get(`${ns}/${restorePodName(name)}`), statusCm);

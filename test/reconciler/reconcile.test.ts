@@ -37,11 +37,12 @@ describe("reconciler against a git server and the API test server", function () 
     // The StatefulSet and the Secret holding the values change; the other objects of the cluster do not.
     const updated = res.clusters[0]!.sync!.counts.updated;
     expect(updated).to.equal(2);
-    // One status read, one LIST per inventory kind, one apply per changed object, one status write:
-    // nothing for the 7 other clusters.
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 1);
+    // One LIST per inventory kind; vc's record of the cluster read three times (is it migrated, its status, its
+    // inventory) and two LISTs of the records claiming the cluster or its namespace; one apply per changed object, one
+    // status write: nothing for the 7 other clusters.
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 5);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
-    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 1 + updated + 1);
+    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 5 + updated + 1);
     for (const r of bed.kube.requests) {
       const text = decodeURIComponent(`${r.path}?${r.query}`);
       expect(text.includes(name(3)), text).to.equal(true);
@@ -116,7 +117,7 @@ describe("reconciler against a git server and the API test server", function () 
     expect(JSON.stringify(bed.statefulSet(name(4)))).to.not.include("800m");
     expect(bed.statusData(name(4))).to.include({ result: "suspended", message: "suspended in cluster.yaml" });
 
-    // Run-time suspension (vc restore): the annotation on vc-status stops the next run too.
+    // Run-time suspension (vc restore): the annotation on its record stops the next run too.
     const client = bed.client();
     await suspendCluster(client, name(6), `vc-${name(6)}`, "vc restore oci://registry/backup:1");
     bed.edit(`clusters/${name(6)}/values.yaml`, /cpu: \d+m/, "cpu: 550m");
@@ -125,7 +126,7 @@ describe("reconciler against a git server and the API test server", function () 
     expect(during.clusters.map((c) => [c.cluster, c.result, c.message])).to.deep.equal([[name(6), "suspended", "suspended by vc restore oci://registry/backup:1"]]);
     expect(JSON.stringify(bed.statefulSet(name(6)))).to.not.include("550m");
     await resumeCluster(client, name(6), `vc-${name(6)}`);
-    const cm = bed.kube.get("v1", "ConfigMap", `vc-${name(6)}`, "vc-status")!;
+    const cm = bed.record(name(6))!;
     expect(cm.metadata.annotations?.["vc.orch.io/suspended-by"]).to.equal(undefined);
     const after = await runPass(deps, state, { kind: "full" });
     expect(after.clusters.find((c) => c.cluster === name(6))!.result).to.equal("applied");
@@ -164,7 +165,9 @@ describe("reconciler against a git server and the API test server", function () 
       const again = later.clusters.find((c) => c.cluster === name(2));
       expect(again?.result, again?.message).to.equal("deleted");
       expect(again!.message).to.include(`only its kept Namespace vc-${name(2)} is left`);
-      expect(bed.statusData(name(2))).to.equal(undefined);
+      // Its status is forgotten; its record keeps the kept Namespace, so that no other cluster or source may claim it.
+      expect(bed.statusData(name(2))?.result).to.equal(undefined);
+      expect(JSON.parse(bed.statusData(name(2))!.inventory!)).to.deep.equal([`Namespace//vc-${name(2)}`]);
       expect(bed.writes()).to.equal(0);
     }
   });
@@ -205,9 +208,12 @@ describe("reconciler against a git server and the API test server", function () 
     bed.kube.resetRequests();
     const res = await runPass({ ...deps, allowMassPrune: true }, newPassState(), { kind: "full" });
     expect(res.clusters.map((c) => [c.cluster, c.result])).to.have.deep.members(Array.from({ length: 8 }, (_, i) => [name(i), i === 7 ? "deleted" : "applied"]));
-    // statuses + namespaces, then ceil(8 / 3) = 3 chunks of one LIST per kind; the writes are the prune and no status.
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * INVENTORY_TYPES.length);
-    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(0);
+    // The records (statuses, migration check, clusters on the host) + labelled namespaces (legacy clusters to migrate),
+    // then ceil(8 / 3) = 3 chunks of one LIST per kind, one of the records and one of the claims; the removed cluster's
+    // record read before its status is forgotten; the writes are the prune and, on its record, the inventory left (its
+    // kept Namespace) and the status forgotten: no status of another cluster.
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(4 + 3 * (INVENTORY_TYPES.length + 2) + 1);
+    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(2);
     const selectors = bed.kube.requests.filter((r) => r.method === "GET").map((r) => decodeURIComponent(r.query));
     expect(selectors.filter((q) => q.includes(`${LABELS.inventory} in (`))).to.have.length(3 * INVENTORY_TYPES.length);
   });

@@ -1,0 +1,20 @@
+// What every command that plans against a live host does first with records: name its source, migrate what host namespaces still hold.
+import { defaultHostNamespace } from "../model/cluster.js";
+import type { DesiredState } from "../target/desired.js";
+import { KubeTarget } from "../target/kube/target.js";
+import type { Target } from "../target/types.js";
+import { migrateRecords, migrationLine } from "./migrate.js";
+
+/**
+ * Sets the source whose records the run reads (its owner name; "" without one) and migrates the repository's clusters
+ * that vc applied before records (records/migrate.ts): written unless `dryRun` (then kept in memory for the plan).
+ * Returns one line per migrated cluster, for the command to print. A dir: target has no records: nothing happens.
+ */
+export async function prepareRecords(target: Target, desired: DesiredState, owner: string | undefined, opts: { dryRun?: boolean; historyLimit?: number } = {}): Promise<string[]> {
+  if (!(target instanceof KubeTarget)) return [];
+  target.source = owner ?? "";
+  const clusters = [...desired.known].map(([cluster, hostNamespace]) => ({ cluster, hostNamespace }));
+  for (const name of desired.missing) clusters.push({ cluster: name, hostNamespace: defaultHostNamespace(name) });
+  const done = await migrateRecords(target, clusters, opts);
+  return done.map((m) => migrationLine(m, !!opts.dryRun));
+}
