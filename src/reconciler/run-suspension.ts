@@ -4,7 +4,7 @@ import { KubeApiError } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import type { ClusterStatus } from "./status.js";
-import { RECORDS_NAMESPACE_ENV } from "../records/record.js";
+import { recordsForbidden } from "../records/prepare.js";
 
 
 export interface RunTimeSuspension {
@@ -27,10 +27,7 @@ export async function readRunTimeSuspension(target: Target, desired: DesiredStat
     records = await target.recordsByCluster();
   } catch (err) {
     if (!(err instanceof KubeApiError && err.status === 403)) throw err;
-    throw new Error(
-      `cannot read vc's records (ConfigMaps in namespace ${target.records.namespace}) to see whether a cluster is suspended: ${(err as Error).message} ` +
-        `(vc needs list on ConfigMaps in the records namespace; set ${RECORDS_NAMESPACE_ENV} if the reconciler keeps them elsewhere)`,
-    );
+    throw new Error(recordsForbidden(target.records.namespace, err));
   }
   const statuses = new Map<string, ClusterStatus | undefined>();
   for (const [cluster, hostNamespace] of desired.known) {

@@ -34,15 +34,9 @@ export async function migrateRecords(
   opts: { dryRun?: boolean; historyLimit?: number } = {},
 ): Promise<Migration[]> {
   const source = target.source ?? "";
-  // A few clusters (an incremental pass, --cluster): one GET each; a fleet: one LIST of the records.
-  let todo: Array<{ cluster: string; hostNamespace: string }>;
-  if (clusters.length <= 4 && target.source !== undefined) {
-    todo = [];
-    for (const c of clusters) if (!(await target.recordOf(c.cluster))) todo.push(c);
-  } else {
-    const records = await target.recordsByCluster();
-    todo = clusters.filter((c) => !records.has(c.cluster));
-  }
+  // One LIST of the records (selecting these clusters, up to 100 of them).
+  const records = await target.recordsByCluster(clusters.map((c) => c.cluster));
+  const todo = clusters.filter((c) => !records.has(c.cluster));
   if (todo.length === 0) return [];
   const found = await mapLimit(todo, 8, (c) => legacyRecord(target, source, c.cluster, c.hostNamespace));
   const out: Migration[] = [];

@@ -4,6 +4,8 @@ import type { DesiredState } from "../target/desired.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import { migrateRecords, migrationLine } from "./migrate.js";
+import { KubeApiError } from "../target/kube/client.js";
+import { RECORDS_NAMESPACE_ENV } from "./record.js";
 
 /**
  * Sets the source whose records the run reads (its owner name; "" without one) and migrates the repository's clusters
@@ -15,6 +17,19 @@ export async function prepareRecords(target: Target, desired: DesiredState, owne
   target.source = owner ?? "";
   const clusters = [...desired.known].map(([cluster, hostNamespace]) => ({ cluster, hostNamespace }));
   for (const name of desired.missing) clusters.push({ cluster: name, hostNamespace: defaultHostNamespace(name) });
-  const done = await migrateRecords(target, clusters, opts);
-  return done.map((m) => migrationLine(m, !!opts.dryRun));
+  try {
+    const done = await migrateRecords(target, clusters, opts);
+    return done.map((m) => migrationLine(m, !!opts.dryRun));
+  } catch (err) {
+    if (!(err instanceof KubeApiError && err.status === 403)) throw err;
+    throw new Error(recordsForbidden(target.records.namespace, err));
+  }
+}
+
+/** What to grant when the records may not be read or written. */
+export function recordsForbidden(namespace: string, err: Error): string {
+  return (
+    `cannot read vc's records (ConfigMaps in namespace ${namespace}): ${err.message} ` +
+    `(vc needs get, list, create and patch on ConfigMaps in the records namespace; set ${RECORDS_NAMESPACE_ENV} if the reconciler keeps them elsewhere)`
+  );
 }

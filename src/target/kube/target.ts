@@ -50,9 +50,10 @@ export class KubeTarget implements Target {
    * The records this run reads, by cluster: this source's (or each cluster's holder without a source), with the
    * migrations not yet written. One LIST of the records namespace.
    */
-  async recordsByCluster(): Promise<Map<string, ClusterRecord>> {
+  async recordsByCluster(only?: readonly string[]): Promise<Map<string, ClusterRecord>> {
     const out = new Map<string, ClusterRecord>();
-    for (const r of await this.records.list()) {
+    const selector = only && only.length > 0 && only.length <= 100 ? `${LABELS.managedBy} in (${[...new Set(only)].join(",")})` : undefined;
+    for (const r of await this.records.list(selector)) {
       if (this.source !== undefined ? r.source === this.source : !out.has(r.cluster)) out.set(r.cluster, r);
     }
     for (const [cluster, r] of this.pending) if (!out.has(cluster)) out.set(cluster, r);
