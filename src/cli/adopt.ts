@@ -80,7 +80,7 @@ export function register(program: Command): void {
           process.stdout.write(format === "json" ? `${JSON.stringify({ owner, ...(flags.from !== undefined ? { from: flags.from } : {}), ...(takeOver.length ? { takeOwnership: takeOver } : {}), ...(toJson(report, !!flags.dryRun, run) as object) }, null, 2)}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt"));
           const code = exitCode(report, run);
           if (code !== EXIT.ok) return code;
-          if (flags.from !== undefined && target instanceof KubeTarget && !flags.dryRun) await target.records.remove(flags.from, cluster);
+          if (flags.from !== undefined && target instanceof KubeTarget && !flags.dryRun) await target.records.forget(flags.from, cluster);
           if (format === "text") process.stdout.write(`cluster ${cluster} is now owned by ${owner}${flags.dryRun ? " (dry run: not yet)" : ""}\n`);
           return EXIT.ok;
         } finally {

@@ -4,7 +4,8 @@ import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries } from "../reconciler
 import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "../reconciler/status.js";
 import type { KubeTarget } from "../target/kube/target.js";
 import { mapLimit } from "../target/pool.js";
-import { ANNOTATIONS, LABELS } from "../translate/keys.js";
+import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
+import { ownedFields } from "../plan/managed-fields.js";
 import type { ClusterRecord } from "./record.js";
 
 /** Names of the ConfigMaps vc kept in each host namespace before records. */
@@ -91,8 +92,14 @@ async function legacyRecord(target: KubeTarget, source: string, cluster: string,
   return { record, archived };
 }
 
-/** An object of the cluster's that no other source claims by its owner label. */
+/**
+ * An object of the cluster's that this source applied: its owner label names this source, or (applied before owners
+ * were recorded) it has none and vc's field manager applied it. Another source's objects, and look-alikes someone else
+ * labelled, stay out of the record: never updated, never pruned.
+ */
 function ours(obj: KubeObject, cluster: string, source: string): boolean {
+  if (obj.metadata.labels?.[LABELS.inventory] !== cluster) return false;
   const owner = obj.metadata.labels?.[LABELS.owner];
-  return obj.metadata.labels?.[LABELS.inventory] === cluster && (owner === undefined || owner === "" || source === "" || owner === source);
+  if (owner !== undefined && owner !== "") return owner === source;
+  return obj.kind === "Namespace" || ownedFields(obj, FIELD_MANAGER) !== undefined;
 }

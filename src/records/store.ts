@@ -116,6 +116,12 @@ export class RecordStore {
     return mergeEntries(status.history, await this.archived(source, status.cluster));
   }
 
+  /** Deletes a record and its history outright (a hand-over to another source: vc adopt --from). */
+  async forget(source: string, cluster: string): Promise<void> {
+    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: recordName(source, cluster) });
+    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
+  }
+
   /**
    * Forgets a cluster (its folder removed and its objects pruned): its status and history. While its record still
    * holds objects (a kept Namespace), the record stays with them, so that the namespace stays claimed.

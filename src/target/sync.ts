@@ -111,7 +111,7 @@ async function recordInventory(target: Target, plan: Plan, results: readonly Obj
     if (r.outcome === "deleted") after.delete(key);
     else if (r.outcome === "created" || r.outcome === "updated" || r.outcome === "unchanged") after.add(key);
   }
-  if (after.size === before.size && [...after].every((k) => before.has(k))) return;
+  if (after.size === before.size && [...after].every((k) => before.has(k)) && !target.unwrittenRecord?.(plan.cluster)) return;
   const hostNamespace = plan.hostNamespace ?? plan.changes.find((c) => c.ref.kind === "Namespace" && c.ref.apiVersion === "v1")?.ref.name ?? "";
   try {
     await target.recordInventory(plan.cluster, hostNamespace, after);

@@ -49,6 +49,8 @@ export interface Target {
   readonly recorded?: boolean;
   /** Records the keys (objectKey) of the objects vc now holds for a cluster, after a run changed them. */
   recordInventory?(cluster: string, hostNamespace: string, keys: Iterable<string>): Promise<void>;
+  /** True while the cluster's record this run reads is not written yet (a migration kept in memory, a hand-over). */
+  unwrittenRecord?(cluster: string): boolean;
   /**
    * The objects among `refs` that exist on the target although the cluster's record does not hold them (keys of
    * taken-over objects excepted: those are returned in `taken`), each with its live form.

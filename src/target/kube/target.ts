@@ -181,6 +181,10 @@ export class KubeTarget implements Target {
     return out;
   }
 
+  unwrittenRecord(cluster: string): boolean {
+    return this.pending.has(cluster);
+  }
+
   /** Records what vc now holds of a cluster (after an apply): the inventory part of its record. */
   async recordInventory(cluster: string, hostNamespace: string, keys: Iterable<string>): Promise<void> {
     await this.records.writeInventory(this.source ?? "", cluster, hostNamespace, keys);
