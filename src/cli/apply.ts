@@ -1,6 +1,7 @@
 // `vc apply`: server-side apply of what differs, cluster by cluster, with prune behind a guard; results and a summary.
 import type { Command } from "commander";
 import { prepareRecords } from "../records/prepare.js";
+import { recordsNamespace } from "../records/record.js";
 import { shortRevision } from "../git/dirty.js";
 import { describeRef } from "../kube/object.js";
 import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
@@ -198,7 +199,7 @@ function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Param
   const out: string[] = [];
   const blockedByOwner = new Set(report.results.filter((r) => r.plan.ownerConflict).map((r) => r.cluster));
   for (const c of run.clusters) {
-    if (c.outcome === "failed") out.push(style("red", `! cluster ${c.cluster}: applied, but its record could not be written: ${c.message} (vc needs get, create and patch on ConfigMaps in the cluster's host namespace)`));
+    if (c.outcome === "failed") out.push(style("red", `! cluster ${c.cluster}: applied, but its record could not be written: ${c.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${recordsNamespace()})`));
     else if (c.outcome === "not-owned" && !blockedByOwner.has(c.cluster)) out.push(style("yellow", `cluster ${c.cluster}: not recorded: ${c.message}`));
   }
   const recorded = run.clusters.filter((c) => c.outcome === "recorded" || c.outcome === "forgotten").length;
