@@ -1,4 +1,5 @@
 // Validates one cluster folder: its name, values files, cluster.yaml, mesh and certificate manifests, into a ClusterSpec when valid.
+import { reservedNamespaceProblem } from "./host-namespace.js";
 import type { KubeObject } from "../kube/object.js";
 import { defaultHostNamespace, type ClusterSettings, type ClusterSpec, type FolderManifest } from "../model/cluster.js";
 import { hasErrors, type Diagnostic } from "../model/diagnostic.js";
@@ -108,7 +109,7 @@ export function validateCluster(realRoot: string, files: ClusterFiles, reads?: R
     }
   }
 
-  if (settings && files.clusterFile) reservedNamespace(result, settings.namespace);
+  // Reserved namespaces are refused after the cache (validate/host-namespace.ts): the reconciler's namespace may be configured.
   if (settings) result.settings = settings;
   if (values) result.values = values;
 
@@ -179,18 +180,10 @@ function loadManifests(
   };
 }
 
-/** The host's own namespaces are never a virtual cluster's home; `default` is allowed with a warning (also used by vc create). */
+/** The host's, the platform's and `default` are never a virtual cluster's home (host-namespace.ts; also used by vc create). */
 export function reservedNamespaceRule(ns: string): { severity: "error" | "warning"; message: string } | undefined {
-  if (ns === "kube-system" || ns === "kube-public" || ns === "kube-node-lease") return { severity: "error", message: `host namespace "${ns}" belongs to the host cluster itself: choose a namespace of the virtual cluster's own` };
-  if (ns === "default") return { severity: "warning", message: 'host namespace "default" is shared with everything else on the host: a namespace of its own (the default vc-<name>) keeps pruning and quotas apart' };
-  return undefined;
-}
-
-function reservedNamespace(result: ClusterResult, ns: string): void {
-  const rule = reservedNamespaceRule(ns);
-  if (!rule) return;
-  const source = settingsSources.get(result)!;
-  result.diagnostics.push(source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity: rule.severity, code: "reserved-namespace", message: rule.message }));
+  const message = reservedNamespaceProblem(ns);
+  return message ? { severity: "error", message } : undefined;
 }
 
 /**

@@ -1,4 +1,5 @@
 // Validation of a whole repository: every selected cluster folder, plus rules across clusters; the entry point other stages call.
+import { hostNamespaceRules } from "./host-namespace.js";
 import { maskUrlCredentials } from "../model/secrets.js";
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterSpec } from "../model/cluster.js";
@@ -61,6 +62,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir: opts.cacheDir, policy })).results;
   if (opts.cacheDir !== undefined) pruneCache(opts.cacheDir);
   crossClusterRules(realRoot, clusters);
+  hostNamespaceRules(realRoot, clusters, loadedPolicy.policy?.hostNamespaces?.pattern);
   for (const c of clusters) diagnostics.push(...c.diagnostics);
   // A message may quote a value: no password inside a URL leaves the validator, in any output format.
   for (const d of diagnostics) d.message = maskUrlCredentials(d.message);

@@ -11,6 +11,8 @@ export interface Policy {
   gateways?: { selectors?: Array<Record<string, string>>; credentialNames?: string[] };
   quota?: { max?: Record<string, string>; required?: boolean };
   database?: { hosts?: string[] };
+  /** Host namespaces a cluster may use (validate/host-namespace.ts). */
+  hostNamespaces?: { pattern?: string };
 }
 
 export const POLICY_FILE = "policy.yaml";

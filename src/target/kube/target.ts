@@ -134,7 +134,8 @@ export class KubeTarget implements Target {
 
   async heldElsewhere(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>, adoptFrom: readonly string[] = []): Promise<Map<string, { message: string; sources: string[] }>> {
     const out = new Map<string, { message: string; sources: string[] }>();
-    if (claims.length === 0) return out;
+    // Without a source (vc list of a platform user) every cluster is read as its holder's: nobody to refuse.
+    if (claims.length === 0 || this.source === undefined) return out;
     const key = claims.length === 1 && adoptFrom.length === 0 ? `${claims[0]!.cluster}\n${claims[0]!.hostNamespace}` : undefined;
     if (key !== undefined && this.primed.has(key)) {
       const held = this.primed.get(key);
