@@ -11,6 +11,7 @@ import type { ReconcilerMetrics } from "./metrics.js";
 import { inShard, type Shard } from "./shard.js";
 import { clustersOnTarget, INVENTORY_CHUNK, legacyClusters, listChunkInventory } from "./inventory.js";
 import { migrateRecords, migrationLine } from "../records/migrate.js";
+import { holdersOf } from "../records/holders.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Snapshot, Source } from "./source.js";
 import type { ClusterStatus } from "./status.js";
@@ -79,6 +80,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     const mine = folders.filter((n) => inShard(n, deps.shard));
     const loadedMine = mine.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, mine));
     await migrate(deps, await legacyClusters(deps.target).catch(() => []));
+    await admitHolders(deps, loadedMine);
     await refreshStatuses(deps, state, new Map(loadedMine.filter((c) => c.spec).map((c) => [c.name, c.spec!.settings.namespace])));
     const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
     for (const n of folders) gone.delete(n);
@@ -102,6 +104,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   const removed = names.filter((n) => !present.includes(n));
   const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present)) : [];
   await migrate(deps, loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
+  await admitHolders(deps, loaded);
   const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined);
   return done(state, snap, "incremental", runs, started);
 }
@@ -141,6 +144,23 @@ async function migrate(deps: PassDeps, legacy: Array<{ cluster: string; hostName
     for (const m of await migrateRecords(deps.target, legacy.filter((c) => inShard(c.cluster, deps.shard)))) deps.logger.info(migrationLine(m, false), { cluster: m.cluster, hostNamespace: m.hostNamespace });
   } catch (err) {
     deps.logger.warn("cannot migrate records from host namespaces", { error: (err as Error).message });
+  }
+}
+
+/**
+ * Two folders claiming one host namespace: the one whose record holds the namespace on the host is valid again (the
+ * newcomer stays refused, with its error). A failure to read the records leaves both refused.
+ */
+async function admitHolders(deps: PassDeps, loaded: LoadedCluster[]): Promise<void> {
+  const contested = loaded.filter((c) => !c.spec && c.contested).map((c) => ({ name: c.name, hostNamespace: c.contested!.settings.namespace, loaded: c }));
+  if (contested.length === 0 || !(deps.target instanceof KubeTarget)) return;
+  try {
+    for (const a of holdersOf(contested, await deps.target.recordsByCluster(contested.map((c) => c.name)))) {
+      a.loaded.spec = a.loaded.contested;
+      a.loaded.diagnostics = a.loaded.diagnostics.filter((d) => d.code !== "namespace-conflict");
+    }
+  } catch (err) {
+    deps.logger.warn("cannot read the records of clusters claiming one namespace: both stay refused", { error: (err as Error).message });
   }
 }
 

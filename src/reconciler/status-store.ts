@@ -22,7 +22,7 @@ export const HISTORY_DIR = "history";
 
 export interface WriteStatusOptions {
   /**
-   * Create the host namespace when it does not exist (default true: the reconciler's status of a cluster that never
+   * Write a status for a cluster that has no record yet (default true: the reconciler's status of a cluster that never
    * applied says why). False: such a status is not written, and write() answers false.
    */
   createNamespace?: boolean;
@@ -116,7 +116,8 @@ export class KubeStatusStore implements StatusStore {
   /** One server-side apply of the record's status part (after the history's GET and write when entries spilled). */
   async write(status: ClusterStatus, opts: WriteStatusOptions = {}): Promise<boolean> {
     const source = this.source ?? status.owner ?? "";
-    if (opts.createNamespace === false && !(await this.client.get({ apiVersion: "v1", kind: "Namespace", name: status.hostNamespace }))) return false;
+    // Only where the cluster is live: a cluster with no record yet gets none for a run that applied nothing.
+    if (opts.createNamespace === false && !(await this.records.read(source, status.cluster))) return false;
     await this.records.writeStatus(source, status, this.depth);
     return true;
   }

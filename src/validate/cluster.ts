@@ -33,6 +33,11 @@ export interface ClusterResult {
   /** The effective values when every values file is valid, even if other files are not: for diagnosis. */
   values?: Values;
   diagnostics: Diagnostic[];
+  /**
+   * Set when the folder's only error is that another cluster of the repository claims its host namespace: its spec,
+   * for a command that sees the host to admit the cluster that already holds the namespace there (records/holders.ts).
+   */
+  contested?: ClusterSpec;
 }
 
 /** The parsed cluster.yaml of each result that has one, for rules across clusters to point into. */

@@ -70,7 +70,10 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   return { root: realRoot, clusters, diagnostics };
 }
 
-/** Two clusters in one host namespace would overwrite each other's control plane: both are errors. */
+/**
+ * Two clusters in one host namespace would overwrite each other's control plane: both are errors (the repository alone
+ * cannot tell which came first); a command that sees the host admits the one whose record holds the namespace there.
+ */
 function crossClusterRules(realRoot: string, clusters: ClusterResult[]): void {
   const byNamespace = new Map<string, ClusterResult[]>();
   for (const c of clusters) {
@@ -82,6 +85,7 @@ function crossClusterRules(realRoot: string, clusters: ClusterResult[]): void {
     for (const c of group) {
       const others = group.filter((o) => o !== c).map((o) => o.name).join(", ");
       c.diagnostics.push(namespaceDiagnostic(realRoot, c, "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
+      if (c.spec) c.contested = c.spec;
       delete c.spec;
       c.valid = false;
     }
