@@ -92,7 +92,7 @@ describe("the tenant boundary (in-memory API server, the syncer's RBAC enforced)
     mkdirSync(join(repo, "clusters", "fresh"), { recursive: true });
     writeFileSync(join(repo, "clusters", "fresh", "values.yaml"), "{}\n");
     const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-fresh" } };
-    const svc = { apiVersion: "v1", kind: "Service", metadata: { name: "fresh", namespace: "vc-fresh" }, spec: { ports: [{ port: 1 }] } };
+    const svc = { apiVersion: "v1", kind: "Service", metadata: { name: "fresh", namespace: "vc-fresh" }, spec: { ports: [{ name: "other", port: 1 }] } };
     const admin = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" });
     try {
       await admin.apply(ns, { fieldManager: "someone-else" });
