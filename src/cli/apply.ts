@@ -35,7 +35,7 @@ export const HISTORY_LIMIT_OPTION = [
 /** The `--ignore-suspension` option of vc apply and vc adopt. */
 export const IGNORE_SUSPENSION_OPTION = [
   "--ignore-suspension",
-  "apply clusters suspended at run time (annotation vc.orch.io/suspended-by on their vc-status ConfigMap, set by vc restore) all the same. " +
+  "apply clusters suspended at run time (annotation vc.orch.io/suspended-by on their record, set by vc restore) all the same. " +
     "Dangerous while a restore runs: the apply can scale the control plane back up and write to it in the middle of the restore",
 ] as const;
 
@@ -89,7 +89,7 @@ export function register(program: Command): void {
         "the revision (HEAD, with -dirty when clusters/ or policy.yaml differ from it; the fetched commit with --repo), the\n" +
         "result, and who ran it (the host's SelfSubjectReview, else the kubeconfig's user; on dir: the local account).\n" +
         "vc status, vc list and vc history show it. Exit status 2 when a record cannot be written.\n\n" +
-        "A cluster suspended at run time (vc restore annotates its vc-status ConfigMap) is left alone and nothing of it is\n" +
+        "A cluster suspended at run time (vc restore annotates its record) is left alone and nothing of it is\n" +
         "recorded: exit status 1, as the repository's version of it was not applied. A cluster suspended in cluster.yaml\n" +
         "(suspend: true) is left alone too, with exit status 0: that is what the repository asks for.",
     )

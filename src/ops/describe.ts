@@ -7,7 +7,8 @@ import { shortRevision } from "../git/dirty.js";
 import { actorOf, appliedBy, fromData, type Reconciliation } from "../reconciler/status.js";
 import { RecordStore } from "../records/store.js";
 import { recordsNamespace } from "../records/record.js";
-import type { Host } from "./host.js";
+import { HostError, type Host } from "./host.js";
+import { KubeApiError } from "../target/kube/client.js";
 import { isForbidden } from "./visible.js";
 import { P } from "./paths.js";
 import { METRICS_GROUP, METRICS_VERSION } from "../kube/resources.js";
@@ -83,7 +84,16 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
     read(`statefulsets in ${ns}`, host.get(P.statefulSets(ns, o.cluster)), undefined),
     read(`pods in ${ns}`, host.list(P.pods(ns), { labelSelector: formatMatchLabels({ release: o.cluster, app: CHART_APP_LABEL }) }), []),
     read(`pods in ${ns}`, host.get(P.pods(ns, restorePodName(o.cluster))), undefined),
-    read(`vc's records (configmaps in ${recordsNamespace()})`, new RecordStore(host.client).holderConfigMaps(o.cluster).then((m) => m.get(o.cluster)), undefined),
+    read(
+      `vc's records (configmaps in ${recordsNamespace()})`,
+      new RecordStore(host.client).holderConfigMaps(o.cluster).then(
+        (m) => m.get(o.cluster),
+        (err: unknown) => {
+          throw err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err;
+        },
+      ),
+      undefined,
+    ),
     read(`deployments in ${ns}`, host.list(P.deployments(ns), owned), []),
     read("apiservices (cluster scope)", host.get(P.apiService(metricsService)), undefined),
     ...MESH_KINDS.map((k) => read(`${k.toLowerCase()}s in ${ns}`, host.list(P.mesh(k, ns), owned), [])),
