@@ -188,7 +188,12 @@ export class KubeTarget implements Target {
 
   /** Records what vc now holds of a cluster (after an apply): the inventory part of its record. */
   async recordInventory(cluster: string, hostNamespace: string, keys: Iterable<string>): Promise<void> {
-    await this.records.writeInventory(this.source ?? "", cluster, hostNamespace, keys);
+    try {
+      await this.records.writeInventory(this.source ?? "", cluster, hostNamespace, keys);
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.status === 403)) throw err;
+      throw new Error(`${err.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${this.records.namespace})`);
+    }
     this.pending.delete(cluster);
   }
 
