@@ -1,17 +1,20 @@
 // `vc adopt`: hands one cluster over from another source to this one: applies this repository's version of it, taking over the objects the named owner holds.
 import { jsonEscapeControls } from "../model/escape.js";
 import type { Command } from "commander";
+import { prepareRecords } from "../records/prepare.js";
 import { ownerProblem } from "../model/owner.js";
 import { useColour } from "../plan/format.js";
 import { recordOnTarget } from "../reconciler/apply-record.js";
 import { readRunTimeSuspension } from "../reconciler/run-suspension.js";
 import { applyFleet } from "../target/fleet.js";
+import { KubeTarget } from "../target/kube/target.js";
 import { exitCode, HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHistoryLimit, toJson, toText } from "./apply.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
 import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
 interface AdoptFlags extends TargetFlags {
-  from: string;
+  from?: string;
+  takeOwnership?: string[];
   dryRun?: boolean;
   allowMassPrune?: boolean;
   ignoreSuspension?: boolean;
@@ -24,13 +27,15 @@ export function register(program: Command): void {
     .command("adopt")
     .argument("<cluster>", "the cluster to take over (a folder clusters/<cluster> of this repository)")
     .description(
-      "take a cluster over from another source: apply this repository's version of it, relabelling the objects owned by --from " +
-        "(and those with no owner) as this source's (--owner). Until then every run of this source leaves the cluster alone and " +
-        "reports the conflict; afterwards the old source does (remove the folder there). With --prune, objects of the old source " +
-        "that this repository does not render are deleted",
+      "take a cluster, or objects on the host, over on purpose: with --from, apply this repository's version of a cluster another source " +
+        "holds, moving that source's record of it (inventory, status, history) to this source (--owner). Until then every run of this source " +
+        "leaves the cluster alone and reports the conflict; afterwards the old source does (remove the folder there). With --prune, objects " +
+        "of the old source that this repository does not render are deleted. With --take-ownership, objects that exist on the host without " +
+        "being in the cluster's record (vc diff shows them as conflicts) are written and recorded as the cluster's",
     );
   withTargetOptions(cmd)
-    .requiredOption("--from <owner>", "the owner name the cluster's objects carry now (vc.orch.io/owner; vc diff names it)")
+    .option("--from <owner>", "the source whose record holds the cluster now (vc diff names it)")
+    .option("--take-ownership <object...>", "existing host objects to take into the cluster's record, as Kind/namespace/name (Kind/name cluster-scoped; vc diff lists them)")
     .option("--dry-run", "ask the server to check every write without persisting it (dryRun=All); dir: writes nothing")
     .option("--allow-mass-prune", "let --prune delete more than half of the cluster's objects")
     .option(...IGNORE_SUSPENSION_OPTION)
@@ -40,8 +45,10 @@ export function register(program: Command): void {
     .action(
       action(async (cluster: string, path: string | undefined, flags: AdoptFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json"] as const);
-        const problem = ownerProblem(flags.from);
+        if (flags.from === undefined && !flags.takeOwnership?.length) throw new UserError("vc adopt needs --from <owner> (a cluster another source holds) or --take-ownership <object...> (existing objects)", EXIT.failure);
+        const problem = flags.from === undefined ? undefined : ownerProblem(flags.from);
         if (problem) throw new UserError(`invalid --from "${flags.from}": ${problem}`);
+        const takeOver = (flags.takeOwnership ?? []).map(parseObjectName);
         const historyLimit = parseHistoryLimit(flags.historyLimit);
         const { desired, selected, owner } = await loadForCommand(path, { ...flags, cluster: [cluster] }, { markDirty: true });
         if (owner === flags.from) throw new UserError(`--from ${flags.from} is this source's own owner name: nothing to hand over`);
@@ -49,6 +56,11 @@ export function register(program: Command): void {
         const started = new Date();
         try {
           await requireKnownClusters(target, desired, flags);
+          for (const line of await prepareRecords(target, desired, owner, { dryRun: !!flags.dryRun, historyLimit })) process.stderr.write(`${line}\n`);
+          if (target instanceof KubeTarget) {
+            for (const name of takeOver) target.takeOver.add(name);
+            if (flags.from !== undefined) await beginHandOver(target, cluster, flags.from, !!flags.dryRun);
+          }
           if (!desired.clusters.some((c) => c.name === cluster)) {
             const why = desired.errors.find((e) => e.cluster === cluster)?.message ?? `no valid cluster folder clusters/${cluster}`;
             throw new UserError(`cannot adopt ${cluster}: ${why}`);
@@ -60,15 +72,16 @@ export function register(program: Command): void {
             dryRun: !!flags.dryRun,
             selected,
             owner,
-            adoptFrom: [flags.from],
+            adoptFrom: flags.from === undefined ? [] : [flags.from],
             suspendedAtRunTime: leaveSuspended(suspension, desired, !!flags.ignoreSuspension),
           });
           const run = flags.dryRun
             ? undefined
-            : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "adopt", owner, adoptFrom: [flags.from], started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
-          process.stdout.write(format === "json" ? `${jsonEscapeControls(JSON.stringify({ owner, from: flags.from, ...(toJson(report, !!flags.dryRun, run) as object) }, null, 2))}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt"));
+            : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "adopt", owner, adoptFrom: flags.from === undefined ? [] : [flags.from], started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
+          process.stdout.write(format === "json" ? `${jsonEscapeControls(JSON.stringify({ owner, ...(flags.from !== undefined ? { from: flags.from } : {}), ...(takeOver.length ? { takeOwnership: takeOver } : {}), ...(toJson(report, !!flags.dryRun, run) as object) }, null, 2))}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt"));
           const code = exitCode(report, run);
           if (code !== EXIT.ok) return code;
+          if (flags.from !== undefined && target instanceof KubeTarget && !flags.dryRun) await target.records.forget(flags.from, cluster);
           if (format === "text") process.stdout.write(`cluster ${cluster} is now owned by ${owner}${flags.dryRun ? " (dry run: not yet)" : ""}\n`);
           return EXIT.ok;
         } finally {
@@ -76,4 +89,27 @@ export function register(program: Command): void {
         }
       }),
     );
+}
+
+/** `Kind/namespace/name` or `Kind/name`, as --take-ownership takes it (conflicts.ts takeOwnershipName). */
+function parseObjectName(text: string): string {
+  const parts = text.split("/");
+  if ((parts.length !== 2 && parts.length !== 3) || parts.some((p) => p === "")) throw new UserError(`--take-ownership ${text}: name an object as Kind/namespace/name (Kind/name for a cluster-scoped one)`, EXIT.failure);
+  return text;
+}
+
+/**
+ * Starts a hand-over from source `from`: its record of the cluster (inventory, status, older history) becomes this
+ * source's for the run, so that the plan updates what it holds; once the run is recorded, its record is removed.
+ */
+async function beginHandOver(target: KubeTarget, cluster: string, from: string, dryRun: boolean): Promise<void> {
+  const theirs = await target.records.read(from, cluster);
+  if (!theirs) return;
+  const source = target.source ?? "";
+  const mine = await target.records.read(source, cluster);
+  const status = theirs.status ? { ...theirs.status, owner: from } : undefined;
+  target.pending.set(cluster, { ...theirs, source, inventory: [...new Set([...(mine?.inventory ?? []), ...theirs.inventory])].sort(), status, suspendedBy: undefined });
+  if (dryRun || !status) return;
+  const older = await target.records.history(from, { ...status, history: [] });
+  if (older.length > 0) await target.records.archive(source, cluster, older, Number.MAX_SAFE_INTEGER);
 }

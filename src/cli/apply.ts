@@ -1,5 +1,7 @@
 // `vc apply`: server-side apply of what differs, cluster by cluster, with prune behind a guard; results and a summary.
 import type { Command } from "commander";
+import { prepareRecords } from "../records/prepare.js";
+import { recordsNamespace } from "../records/record.js";
 import { shortRevision } from "../git/dirty.js";
 import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 import { recordedName } from "../target/kube/identity.js";
@@ -35,7 +37,7 @@ export const HISTORY_LIMIT_OPTION = [
 /** The `--ignore-suspension` option of vc apply and vc adopt. */
 export const IGNORE_SUSPENSION_OPTION = [
   "--ignore-suspension",
-  "apply clusters suspended at run time (annotation vc.orch.io/suspended-by on their vc-status ConfigMap, set by vc restore) all the same. " +
+  "apply clusters suspended at run time (annotation vc.orch.io/suspended-by on their record, set by vc restore) all the same. " +
     "Dangerous while a restore runs: the apply can scale the control plane back up and write to it in the middle of the restore",
 ] as const;
 
@@ -89,7 +91,7 @@ export function register(program: Command): void {
         "the revision (HEAD, with -dirty when clusters/ or policy.yaml differ from it; the fetched commit with --repo), the\n" +
         "result, and who ran it (the host's SelfSubjectReview, else the kubeconfig's user; on dir: the local account).\n" +
         "vc status, vc list and vc history show it. Exit status 2 when a record cannot be written.\n\n" +
-        "A cluster suspended at run time (vc restore annotates its vc-status ConfigMap) is left alone and nothing of it is\n" +
+        "A cluster suspended at run time (vc restore annotates its record) is left alone and nothing of it is\n" +
         "recorded: exit status 1, as the repository's version of it was not applied. A cluster suspended in cluster.yaml\n" +
         "(suspend: true) is left alone too, with exit status 0: that is what the repository asks for.",
     )
@@ -105,6 +107,7 @@ export function register(program: Command): void {
         const started = new Date();
         try {
           await requireKnownClusters(target, desired, flags);
+          for (const line of await prepareRecords(target, desired, owner, { dryRun: !!flags.dryRun, historyLimit })) process.stderr.write(`${line}\n`);
           const suspension = await readRunTimeSuspension(target, desired, selected);
           const report = await applyFleet(target, desired, {
             prune: !!flags.prune,
@@ -203,7 +206,7 @@ function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Param
   const out: string[] = [];
   const blockedByOwner = new Set(report.results.filter((r) => r.plan.ownerConflict).map((r) => r.cluster));
   for (const c of run.clusters) {
-    if (c.outcome === "failed") out.push(style("red", `! cluster ${c.cluster}: applied, but its record could not be written: ${c.message} (vc needs get, create and patch on ConfigMaps in the cluster's host namespace)`));
+    if (c.outcome === "failed") out.push(style("red", `! cluster ${c.cluster}: applied, but its record could not be written: ${c.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${recordsNamespace()})`));
     else if (c.outcome === "not-owned" && !blockedByOwner.has(c.cluster)) out.push(style("yellow", `cluster ${c.cluster}: not recorded: ${c.message}`));
   }
   const recorded = run.clusters.filter((c) => c.outcome === "recorded" || c.outcome === "forgotten").length;

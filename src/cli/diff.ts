@@ -1,5 +1,6 @@
 // `vc diff`: the plan of the repository's clusters against a target, as a unified diff per object; --exit-code for drift checks.
 import type { Command } from "commander";
+import { prepareRecords } from "../records/prepare.js";
 import { formatPlanReport, PLAN_FORMATS, useColour, type PlanFormat } from "../plan/format.js";
 import { hasChanges } from "../plan/build.js";
 import { loadDesired, type DesiredState } from "../target/desired.js";
@@ -110,6 +111,7 @@ export function register(program: Command): void {
         const target = await openTargetForCommand(flags);
         try {
           await requireKnownClusters(target, desired, flags);
+          for (const line of await prepareRecords(target, desired, owner, { dryRun: true })) process.stderr.write(`${line}\n`);
           const suspendedAtRunTime = (await readRunTimeSuspension(target, desired, selected))?.suspended;
           const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner, suspendedAtRunTime });
           process.stdout.write(formatPlanReport(report, format, { colour: format === "text" && useColour(process.stdout) }));

@@ -1,4 +1,4 @@
-// `vc status [--cluster NAME]`: the reconcile status of each cluster as kept on the target (ConfigMap vc-status or dir: file).
+// `vc status [--cluster NAME]`: the reconcile status of each cluster as kept on the target (its record in the records namespace, or a dir: file).
 import { Option, type Command } from "commander";
 import { shortRevision } from "../git/dirty.js";
 import { actorOf, appliedBy, type ClusterStatus } from "../reconciler/status.js";

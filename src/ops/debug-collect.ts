@@ -8,7 +8,8 @@ import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
 import { CHART_APP_LABEL } from "../translate/keys.js";
 import { fromData } from "../reconciler/status.js";
-import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
+import { RecordStore } from "../records/store.js";
+import { recordsNamespace } from "../records/record.js";
 import type { Host } from "./host.js";
 import { HostError } from "./host.js";
 import { P } from "./paths.js";
@@ -94,9 +95,9 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
   files.set("metrics-apiservice.yaml", snapshot.metricsApiService ? yaml(sanitize(snapshot.metricsApiService)) : `# APIService ${hostMetricsApiService(snapshot)} is absent\n`);
   files.set("config.yaml", o.values ? yaml(maskValues(o.values)) : `# effective values unknown: ${o.valuesNote ?? "no repository folder"}\n`);
 
-  const cm = await safe("status", () => host.get<KubeObject>(P.configMaps(ns, STATUS_CONFIGMAP)), undefined);
+  const cm = await safe("status", () => new RecordStore(host.client).holderConfigMaps(o.cluster).then((m) => m.get(o.cluster)), undefined);
   const status = fromData(cm?.data as Record<string, string> | undefined, o.cluster, ns);
-  files.set("status.yaml", status ? yaml(maskCredentialsDeep(status)) : `# no reconcile status (ConfigMap ${STATUS_CONFIGMAP} absent): vc has not reconciled this cluster here\n`);
+  files.set("status.yaml", status ? yaml(maskCredentialsDeep(status)) : `# no reconcile status (no record of the cluster in namespace ${recordsNamespace()}): vc has not reconciled this cluster here\n`);
 
   const controlPlane = snapshot.pods.filter((p) => p.metadata.labels?.release === o.cluster && p.metadata.labels?.app === CHART_APP_LABEL);
   const podNames = new Set([`${o.cluster}-0`, ...controlPlane.map((p) => p.metadata.name)]);

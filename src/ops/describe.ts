@@ -6,8 +6,10 @@ import { formatMatchLabels } from "../kube/selector.js";
 import type { Values } from "../model/values.js";
 import { shortRevision } from "../git/dirty.js";
 import { actorOf, appliedBy, fromData, type Reconciliation } from "../reconciler/status.js";
-import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
-import type { Host } from "./host.js";
+import { RecordStore } from "../records/store.js";
+import { recordsNamespace } from "../records/record.js";
+import { HostError, type Host } from "./host.js";
+import { KubeApiError } from "../target/kube/client.js";
 import { isForbidden } from "./visible.js";
 import { P } from "./paths.js";
 import { METRICS_GROUP, METRICS_VERSION } from "../kube/resources.js";
@@ -87,7 +89,16 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
     read(`statefulsets in ${ns}`, host.get(P.statefulSets(ns, o.cluster)), undefined),
     read(`pods in ${ns}`, host.list(P.pods(ns), { labelSelector: formatMatchLabels({ release: o.cluster, app: CHART_APP_LABEL }) }), []),
     read(`pods in ${ns}`, host.get(P.pods(ns, restorePodName(o.cluster))), undefined),
-    read(`configmaps in ${ns}`, host.get(P.configMaps(ns, STATUS_CONFIGMAP)), undefined),
+    read(
+      `vc's records (configmaps in ${recordsNamespace()})`,
+      new RecordStore(host.client).holderConfigMaps(o.cluster).then(
+        (m) => m.get(o.cluster),
+        (err: unknown) => {
+          throw err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err;
+        },
+      ),
+      undefined,
+    ),
     read(`deployments in ${ns}`, host.list(P.deployments(ns), owned), []),
     read("apiservices (cluster scope)", host.get(P.apiService(metricsService)), undefined),
     ...MESH_KINDS.map((k) => read(`${k.toLowerCase()}s in ${ns}`, host.list(P.mesh(k, ns), owned), [])),

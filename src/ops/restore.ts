@@ -5,7 +5,8 @@ import { formatMatchLabels } from "../kube/selector.js";
 import type { Host } from "./host.js";
 import { P } from "./paths.js";
 import { resume, suspend, suspendedBy } from "./suspend.js";
-import { STATUS_CONFIGMAP } from "../reconciler/status-store.js";
+import { RecordStore } from "../records/store.js";
+import { recordsNamespace } from "../records/record.js";
 import type { Credentials } from "./oci/auth.js";
 import { verifyBackup, type VerifiedBackup } from "./oci/backup.js";
 import { RegistryClient } from "./oci/client.js";
@@ -152,7 +153,7 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
 
   // 2. Pause vc, stop the control plane.
   // A suspension that was there before (someone paused the cluster on purpose) is put back afterwards, not lifted.
-  const before = suspendedBy(await host.get(P.configMaps(ns, STATUS_CONFIGMAP)));
+  const before = suspendedBy((await new RecordStore(host.client).holderConfigMaps(o.cluster)).get(o.cluster));
   const release = () => (before ? suspend(host, o.cluster, ns, before) : resume(host, o.cluster, ns));
   try {
     await suspend(host, o.cluster, ns, `vc restore from ${backup.pinned} at ${new Date().toISOString()}`);
@@ -169,7 +170,7 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
       await release();
       done.push(before ? `reconciliation left suspended as before (${before})` : "reconciliation resumed");
     } catch (err) {
-      throw new RestoreError(`${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from configmap vc-status`);
+      throw new RestoreError(`${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ${LABELS.managedBy}=${o.cluster})`);
     }
     throw new RestoreError(`${why}; ${done.join(", ")}: the cluster runs on its previous data, nothing was restored`);
   };
@@ -225,7 +226,7 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
     if (Date.now() > doneBy || o.signal?.aborted) {
       throw new RestoreError(
         `${o.signal?.aborted ? "interrupted: " : ""}the restore pod ${ns}/${podName} has not finished (phase ${phase ?? "unknown"}). The control plane stays at 0 replicas and reconciliation suspended so that the restore can finish safely. ` +
-          `Watch it with kubectl -n ${ns} get pod ${podName}; when it has Succeeded run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from configmap vc-status (or run vc restore again).`,
+          `Watch it with kubectl -n ${ns} get pod ${podName}; when it has Succeeded run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ${LABELS.managedBy}=${o.cluster}) (or run vc restore again).`,
       );
     }
     await sleep(pollMs, o.signal);
@@ -247,7 +248,7 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
     log(before ? `reconciliation left suspended as before (${before})` : "reconciliation resumed");
   } catch (err) {
     throw new RestoreError(
-      `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from configmap vc-status`,
+      `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ${LABELS.managedBy}=${o.cluster})`,
     );
   }
   return { backup, pod: podName, logs, replicas };

@@ -30,7 +30,7 @@ export function buildPlan(cluster: string, rendered: readonly KubeObject[], live
   const owned = live.filter((o) => inInventory(o, cluster));
   const owner = opts.owner;
   const adopting = new Set(opts.adoptFrom ?? []);
-  if (owner !== undefined) {
+  if (owner !== undefined && !opts.recorded) {
     const others = otherOwners(owned, owner, adopting);
     if (others.length > 0) return { cluster, changes: [], counts: emptyCounts(), blocked: ownerConflictMessage(cluster, owner, others), ownerConflict: others };
   }
@@ -79,7 +79,7 @@ export function buildPlan(cluster: string, rendered: readonly KubeObject[], live
         retained.push({ ref, reason: NAMESPACE_KEPT });
         continue;
       }
-      if (owner !== undefined && adopting.size === 0 && ownerOf(obj) === undefined) {
+      if (owner !== undefined && !opts.recorded && adopting.size === 0 && ownerOf(obj) === undefined) {
         retained.push({ ref, reason: UNOWNED_KEPT });
         continue;
       }
@@ -92,6 +92,7 @@ export function buildPlan(cluster: string, rendered: readonly KubeObject[], live
   const counts = emptyCounts();
   for (const c of changes) counts[c.action]++;
   const plan: Plan = { cluster, changes, counts };
+  if (opts.recorded) plan.inventory = [...liveByKey.keys()].sort();
   if (retained.length > 0) plan.retained = retained;
   // Kept namespaces count as going: the guard is about how much of the cluster's desired state disappears. A run
   // that deletes nothing needs no guard: once a removed cluster is pruned down to its kept Namespace, it stays quiet.

@@ -42,6 +42,15 @@ export interface Plan {
   ownerConflict?: string[];
   /** Public hosts the cluster claims that an older claim of another cluster holds (target/host-claims.ts): set with `blocked`. */
   hostClaims?: string[];
+  /** Keys (objectKey) of the live objects the plan started from: the cluster's recorded inventory on a live host. */
+  inventory?: string[];
+  /** The cluster's host namespace, where the fleet knows it (the record keeps it). */
+  hostNamespace?: string;
+  /**
+   * Objects vc would create that already exist on the host without being in the cluster's record: never written
+   * nor pruned (set with `blocked`); `managers` are the field managers of the live object (managedFields).
+   */
+  conflicts?: Array<{ ref: ObjectRef; managers: string[] }>;
 }
 
 export interface PlanOptions {
@@ -67,4 +76,9 @@ export interface PlanOptions {
   owner?: string;
   /** Owners whose objects this run takes over (`vc adopt --from`): treated as this source's, unowned ones too. */
   adoptFrom?: string[];
+  /**
+   * `live` is the cluster's recorded inventory (a live host with records): the record, not the owner labels the live
+   * objects carry, says what is vc's, so labels neither block the cluster nor keep an object from prune.
+   */
+  recorded?: boolean;
 }

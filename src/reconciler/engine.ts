@@ -10,6 +10,8 @@ export interface LoadedCluster {
   dir: string;
   spec?: ClusterSpec;
   diagnostics: Diagnostic[];
+  /** Its spec when its only error is a host namespace another folder claims too (validate/cluster.ts ClusterResult). */
+  contested?: ClusterSpec;
 }
 
 export interface LoadResult {

@@ -13,25 +13,27 @@ export const INVENTORY_CHUNK = 100;
 export async function listChunkInventory(target: Target, clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
   const out = new Map<string, KubeObject[]>(clusters.map((c) => [c, []]));
   if (clusters.length === 0) return out;
-  if (target instanceof KubeTarget) {
-    const labelSelector = `${LABELS.inventory} in (${clusters.join(",")})`;
-    // A kind the host does not serve (mesh CRDs not installed: 404) holds nothing; the plan then says what is missing.
-    for (const obj of await target.listBySelector(labelSelector)) out.get(obj.metadata.labels?.[LABELS.inventory] ?? "")?.push(obj);
-    return out;
-  }
+  // A kind the host does not serve (mesh CRDs not installed: 404) holds nothing; the plan then says what is missing.
+  if (target instanceof KubeTarget) return target.listRecordedInventory(clusters);
   for (const c of clusters) out.set(c, await target.listInventory(c));
   return out;
 }
 
 /**
- * Names of the clusters that have objects on the target, to find clusters whose folder is gone: on a live host
- * the inventory-labelled Namespaces (one small LIST; every rendered cluster has its namespace), elsewhere the
- * fleet inventory.
+ * Names of the clusters that have objects on the target, to find clusters whose folder is gone: on a live host the
+ * clusters this source has records of (one LIST of the records namespace), elsewhere the fleet inventory.
  */
 export async function clustersOnTarget(target: Target): Promise<string[]> {
-  if (target instanceof KubeTarget) {
-    const namespaces = await target.client.list(resourceFor("v1", "Namespace")!, { labelSelector: LABELS.inventory });
-    return [...new Set(namespaces.map((n) => n.metadata.labels?.[LABELS.inventory]).filter((c): c is string => !!c))].sort();
-  }
+  if (target instanceof KubeTarget) return [...(await target.recordsByCluster()).keys()].sort();
   return [...(await target.listFleetInventory()).keys()].sort();
+}
+
+/**
+ * The clusters vc applied before records (an inventory-labelled Namespace: cluster-scoped, no tenant may label one),
+ * with their host namespace: what a pass migrates (records/migrate.ts) before it reads records. One small LIST.
+ */
+export async function legacyClusters(target: Target): Promise<Array<{ cluster: string; hostNamespace: string }>> {
+  if (!(target instanceof KubeTarget)) return [];
+  const namespaces = await target.client.list(resourceFor("v1", "Namespace")!, { labelSelector: LABELS.inventory });
+  return namespaces.map((n) => ({ cluster: n.metadata.labels![LABELS.inventory]!, hostNamespace: n.metadata.name })).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
 }

@@ -9,7 +9,10 @@ import type { LoadedCluster, LoadResult } from "./engine.js";
 import type { Logger } from "../log.js";
 import type { ReconcilerMetrics } from "./metrics.js";
 import { inShard, type Shard } from "./shard.js";
-import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "./inventory.js";
+import { clustersOnTarget, INVENTORY_CHUNK, legacyClusters, listChunkInventory } from "./inventory.js";
+import { migrateRecords, migrationLine } from "../records/migrate.js";
+import { holdersOf } from "../records/holders.js";
+import { KubeTarget } from "../target/kube/target.js";
 import type { Snapshot, Source } from "./source.js";
 import type { ClusterStatus } from "./status.js";
 
@@ -76,6 +79,8 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     const folders = clusterFolders(snap.root);
     const mine = folders.filter((n) => inShard(n, deps.shard));
     const loadedMine = mine.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, mine));
+    await migrate(deps, await legacyClusters(deps.target).catch(() => []));
+    await admitHolders(deps, loadedMine);
     await refreshStatuses(deps, state, new Map(loadedMine.filter((c) => c.spec).map((c) => [c.name, c.spec!.settings.namespace])));
     const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
     for (const n of folders) gone.delete(n);
@@ -87,6 +92,8 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
       const chunkLoaded = loadedMine.slice(i, i + size);
       const chunkRemoved = removed.slice(Math.max(0, i - loadedMine.length), Math.max(0, i + size - loadedMine.length));
       const live = await listChunkInventory(deps.target, [...chunkLoaded.map((c) => c.name), ...chunkRemoved]);
+      // The chunk's claims on clusters and host namespaces against other records: one LIST, not two per cluster.
+      if (deps.target instanceof KubeTarget) await deps.target.primeClaims(chunkLoaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
       runs.push(...(await reconcileAll(deps, state, snap, chunkLoaded, chunkRemoved, live)));
     }
     loadedMine.length = 0;
@@ -96,6 +103,8 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   const removed = names.filter((n) => !present.includes(n));
   const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present)) : [];
+  await migrate(deps, loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
+  await admitHolders(deps, loaded);
   const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined);
   return done(state, snap, "incremental", runs, started);
 }
@@ -123,6 +132,36 @@ async function loadIsolated(deps: PassDeps, root: string, names: string[]): Prom
     }
   }
   return out;
+}
+
+/**
+ * Moves the records vc kept in host namespaces before records into the records namespace (records/migrate.ts), saying
+ * so in the log. Clusters that have a record are left alone; a failure is logged and retried by the next pass.
+ */
+async function migrate(deps: PassDeps, legacy: Array<{ cluster: string; hostNamespace: string }>): Promise<void> {
+  if (!(deps.target instanceof KubeTarget) || legacy.length === 0 || !deps.mayWrite()) return;
+  try {
+    for (const m of await migrateRecords(deps.target, legacy.filter((c) => inShard(c.cluster, deps.shard)))) deps.logger.info(migrationLine(m, false), { cluster: m.cluster, hostNamespace: m.hostNamespace });
+  } catch (err) {
+    deps.logger.warn("cannot migrate records from host namespaces", { error: (err as Error).message });
+  }
+}
+
+/**
+ * Two folders claiming one host namespace: the one whose record holds the namespace on the host is valid again (the
+ * newcomer stays refused, with its error). A failure to read the records leaves both refused.
+ */
+async function admitHolders(deps: PassDeps, loaded: LoadedCluster[]): Promise<void> {
+  const contested = loaded.filter((c) => !c.spec && c.contested).map((c) => ({ name: c.name, hostNamespace: c.contested!.settings.namespace, loaded: c }));
+  if (contested.length === 0 || !(deps.target instanceof KubeTarget)) return;
+  try {
+    for (const a of holdersOf(contested, await deps.target.recordsByCluster(contested.map((c) => c.name)))) {
+      a.loaded.spec = a.loaded.contested;
+      a.loaded.diagnostics = a.loaded.diagnostics.filter((d) => d.code !== "namespace-conflict");
+    }
+  } catch (err) {
+    deps.logger.warn("cannot read the records of clusters claiming one namespace: both stay refused", { error: (err as Error).message });
+  }
 }
 
 async function timedSync(deps: PassDeps): Promise<Snapshot> {

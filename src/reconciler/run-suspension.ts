@@ -4,7 +4,8 @@ import { KubeApiError } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import type { ClusterStatus } from "./status.js";
-import { KubeStatusStore, readStatuses } from "./status-store.js";
+import { recordsForbidden } from "../records/prepare.js";
+
 
 export interface RunTimeSuspension {
   /** The status of each of the repository's clusters (undefined: it has none), for the record step to reuse. */
@@ -14,25 +15,29 @@ export interface RunTimeSuspension {
 }
 
 /**
- * Reads the statuses of the repository's clusters (one LIST, or one read per cluster named with --cluster) and which
- * of them are suspended at run time. Only a live host has run-time suspension (an annotation on the `vc-status`
- * ConfigMap): for a dir: target it is undefined, and nothing is read.
+ * Reads the statuses of the repository's clusters from this source's records (one LIST of the records namespace) and which
+ * of them are suspended at run time. Only a live host has run-time suspension (an annotation on the cluster's record
+ * in the records namespace): for a dir: target it is undefined, and nothing is read.
  */
-export async function readRunTimeSuspension(target: Target, desired: DesiredState, selected: readonly string[]): Promise<RunTimeSuspension | undefined> {
+export async function readRunTimeSuspension(target: Target, desired: DesiredState, _selected: readonly string[]): Promise<RunTimeSuspension | undefined> {
   if (!(target instanceof KubeTarget)) return undefined;
-  const clusters = [...desired.known].map(([cluster, hostNamespace]) => ({ cluster, hostNamespace }));
-  let statuses: Map<string, ClusterStatus | undefined>;
+  let records: Awaited<ReturnType<KubeTarget["recordsByCluster"]>>;
   try {
-    // The store statusStoreFor (service.ts) gives a live host, without loading the reconciler's service.
-    statuses = await readStatuses(new KubeStatusStore(target.client), clusters, { oneByOne: selected.length > 0 });
+    // This source's records (one LIST of the records namespace), with the migrations a dry run keeps in memory.
+    records = await target.recordsByCluster();
   } catch (err) {
     if (!(err instanceof KubeApiError && err.status === 403)) throw err;
-    throw new Error(
-      `cannot read the clusters' status ConfigMaps (vc-status) to see whether one is suspended: ${(err as Error).message} ` +
-        "(vc needs get on ConfigMaps in each cluster's host namespace)",
-    );
+    throw new Error(recordsForbidden(target.records.namespace, err));
+  }
+  const statuses = new Map<string, ClusterStatus | undefined>();
+  for (const [cluster, hostNamespace] of desired.known) {
+    const r = records.get(cluster);
+    statuses.set(cluster, r?.status && r.status.hostNamespace === hostNamespace ? r.status : undefined);
   }
   const suspended = new Map<string, string>();
-  for (const [cluster, s] of statuses) if (s?.suspendedBy) suspended.set(cluster, s.suspendedBy);
+  for (const cluster of desired.known.keys()) {
+    const by = records.get(cluster)?.suspendedBy;
+    if (by) suspended.set(cluster, by);
+  }
   return { statuses, suspended };
 }

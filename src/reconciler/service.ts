@@ -63,7 +63,7 @@ export interface ReconcilerConfig {
 
 /** The status store that belongs with a target: ConfigMaps on a live host, files in a dir: folder. */
 export function statusStoreFor(target: Target, opts: StatusStoreOptions = {}): StatusStore {
-  if (target instanceof KubeTarget) return new KubeStatusStore(target.client, opts);
+  if (target instanceof KubeTarget) return new KubeStatusStore(target.client, { ...opts, source: target.source, records: target.records });
   if (target instanceof DirTarget) return new DirStatusStore(target.root, opts);
   throw new Error(`no status store for target ${target.description}`);
 }
@@ -101,6 +101,8 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
   const logger = cfg.logger ?? jsonLogger();
   const source = openSource(cfg);
   const target = await openTarget(cfg.target, { kubeconfig: cfg.kubeconfig, context: cfg.context });
+  // The reconciler reads and writes this source's records (records/store.ts), in its own namespace unless told otherwise.
+  if (target instanceof KubeTarget) target.source = cfg.owner ?? "";
   let elector: LeaderElector | undefined;
   if (cfg.leaderElect) {
     const client = target instanceof KubeTarget ? target.client : KubeClient.open({ kubeconfig: cfg.kubeconfig, context: cfg.context });

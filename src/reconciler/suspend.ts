@@ -1,42 +1,21 @@
-// Suspending a cluster's reconciliation at run time (e.g. during `vc restore`) without a commit: an annotation on its status ConfigMap.
-import { KubeApiError, type KubeClient } from "../target/kube/client.js";
-import { LABELS } from "../translate/keys.js";
-import { STATUS_CONFIGMAP, STATUS_LABEL, SUSPENDED_BY_ANNOTATION } from "./status-store.js";
+// Suspending a cluster's reconciliation at run time (e.g. during `vc restore`) without a commit: an annotation on its record in the records namespace.
+import type { KubeClient } from "../target/kube/client.js";
+import { RecordStore, SUSPEND_FIELD_MANAGER } from "../records/store.js";
+import { SUSPENDED_BY_ANNOTATION } from "./status-store.js";
 
-export { SUSPENDED_BY_ANNOTATION };
-/** Field manager of run-time suspension, separate from the reconciler's so that its status writes never remove it. */
-export const SUSPEND_FIELD_MANAGER = "vc-suspend";
+export { SUSPENDED_BY_ANNOTATION, SUSPEND_FIELD_MANAGER };
 
-/** Suspends reconciliation of a cluster until resume(); `reason` such as "vc restore oci://...". */
-export async function suspendCluster(client: KubeClient, cluster: string, hostNamespace: string, reason: string): Promise<void> {
-  await client.apply(
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: {
-        name: STATUS_CONFIGMAP,
-        namespace: hostNamespace,
-        labels: { [LABELS.managedBy]: cluster, [STATUS_LABEL]: "true" },
-        annotations: { [SUSPENDED_BY_ANNOTATION]: reason },
-      },
-    },
-    { fieldManager: SUSPEND_FIELD_MANAGER },
-  );
+/** The source whose record holds the cluster (the oldest claim), "" when none does yet. */
+async function holderOf(records: RecordStore, cluster: string): Promise<string> {
+  return (await records.list()).find((r) => r.cluster === cluster)?.source ?? "";
 }
 
-/** Resumes reconciliation: the suspend manager gives up the annotation (applying an object without it). */
-export async function resumeCluster(client: KubeClient, cluster: string, hostNamespace: string): Promise<void> {
-  try {
-    await client.apply(
-      {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: { name: STATUS_CONFIGMAP, namespace: hostNamespace, labels: { [LABELS.managedBy]: cluster, [STATUS_LABEL]: "true" } },
-      },
-      { fieldManager: SUSPEND_FIELD_MANAGER },
-    );
-  } catch (err) {
-    if (err instanceof KubeApiError && err.status === 404) return; // namespace gone: nothing suspended
-    throw err;
-  }
+/** Suspends reconciliation of a cluster until resume(); `reason` such as "vc restore oci://...". */
+export async function suspendCluster(client: KubeClient, cluster: string, hostNamespace: string, reason: string, records = new RecordStore(client)): Promise<void> {
+  await records.setSuspension(await holderOf(records, cluster), cluster, hostNamespace, reason);
+}
+
+/** Resumes reconciliation: the suspend manager gives up the annotation (applying the record without it). */
+export async function resumeCluster(client: KubeClient, cluster: string, hostNamespace: string, records = new RecordStore(client)): Promise<void> {
+  await records.setSuspension(await holderOf(records, cluster), cluster, hostNamespace, undefined);
 }

@@ -31,6 +31,11 @@ export interface DesiredState {
   known: Map<string, string>;
   /** Clusters asked for by name that have no folder (perhaps removed from the repository). */
   missing: string[];
+  /**
+   * Clusters refused only because another cluster of the repository claims their host namespace, rendered: a command
+   * that sees the host admits the one whose record holds the namespace there (records/holders.ts); they stay in `errors` until then.
+   */
+  contested?: DesiredCluster[];
 }
 
 export async function loadDesired(root: string, revision: string, opts: { clusters?: string[] } = {}): Promise<DesiredState> {
@@ -39,10 +44,19 @@ export async function loadDesired(root: string, revision: string, opts: { cluste
   const errors: ClusterError[] = [];
   const known = new Map<string, string>();
   const missing: string[] = [];
+  const contested: DesiredCluster[] = [];
   for (const c of validation.clusters) {
     known.set(c.name, c.settings?.namespace ?? defaultHostNamespace(c.name));
     if (!c.spec) {
       errors.push({ cluster: c.name, message: firstError(c.diagnostics) });
+      if (c.contested) {
+        try {
+          const s = c.contested.settings;
+          contested.push({ name: c.name, hostNamespace: s.namespace, prune: s.prune, suspend: s.suspend, force: s.force ?? false, objects: renderCluster(c.contested, revision) });
+        } catch {
+          // Not renderable: it stays refused.
+        }
+      }
       continue;
     }
     try {
@@ -62,7 +76,7 @@ export async function loadDesired(root: string, revision: string, opts: { cluste
     const m = /^clusters\/([^/]+)/.exec(d.file);
     errors.push({ cluster: m ? m[1]! : "(repository)", message: formatDiagnostic(d) });
   }
-  return { root: validation.root, revision, clusters, errors, known, missing };
+  return { root: validation.root, revision, clusters, errors, known, missing, ...(contested.length > 0 ? { contested } : {}) };
 }
 
 function firstError(diagnostics: readonly Diagnostic[]): string {

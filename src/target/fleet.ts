@@ -1,12 +1,13 @@
 // Plans and applies many clusters against one target: reads live inventories once, then one plan/sync per cluster.
 import type { KubeObject } from "../kube/object.js";
-import { buildPlan, PlanError } from "../plan/build.js";
+import { buildPlan, emptyCounts, PlanError } from "../plan/build.js";
 import type { ClusterError, PlanReport, SuspendedCluster } from "../plan/format.js";
 import { otherOwners } from "../plan/owner.js";
 import type { Plan } from "../plan/types.js";
 import type { DesiredState } from "./desired.js";
 import { blockLostClaims, runClaims } from "./host-claims.js";
 import { blockUnservedKinds } from "./kinds.js";
+import { blockForeignObjects } from "./conflicts.js";
 import { mapLimit } from "./pool.js";
 import { applyPlan } from "./sync.js";
 import type { ObjectResult, SyncResult, Target } from "./types.js";
@@ -25,6 +26,10 @@ export interface FleetOptions {
   adoptFrom?: string[];
   /** Clusters of the repository suspended at run time (cluster -> who and why, reconciler/run-suspension.ts): neither planned nor applied. */
   suspendedAtRunTime?: ReadonlyMap<string, string>;
+  /** The live inventories are the target's records (Target.recorded): plans decide by them, not by labels. */
+  recorded?: boolean;
+  /** Clusters an older record holds for someone else (Target.heldElsewhere): blocked with the message, nothing planned. */
+  held?: ReadonlyMap<string, { message: string; sources: string[] }>;
 }
 
 /** One unit of work: a cluster of the repository, or one removed from it whose live objects remain. */
@@ -38,6 +43,8 @@ export interface FleetCluster {
   force: boolean;
   /** The cluster's folder is gone from the repository. */
   removed: boolean;
+  /** Its host namespace, where the repository names it. */
+  hostNamespace?: string;
 }
 
 /** Reads live inventories: one LIST per kind for the whole fleet, or per selected cluster. */
@@ -52,13 +59,13 @@ export async function readLive(target: Target, desired: DesiredState, opts: Flee
 
 /** The clusters to plan: valid ones of the repository, plus (when pruning) removed ones that still have live objects. */
 export function fleetClusters(desired: DesiredState, live: Map<string, KubeObject[]>, opts: FleetOptions): { clusters: FleetCluster[]; errors: ClusterError[] } {
-  const clusters: FleetCluster[] = desired.clusters.map((c) => ({ name: c.name, desired: c.objects, live: live.get(c.name) ?? [], prune: opts.prune && c.prune, suspend: c.suspend, force: !!opts.force || c.force, removed: false }));
+  const clusters: FleetCluster[] = desired.clusters.map((c) => ({ name: c.name, desired: c.objects, live: live.get(c.name) ?? [], prune: opts.prune && c.prune, suspend: c.suspend, force: !!opts.force || c.force, removed: false, hostNamespace: desired.known.get(c.name) }));
   const errors = [...desired.errors];
   const selected = opts.selected?.length ? new Set(opts.selected) : undefined;
   for (const [name, objs] of [...live].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (desired.known.has(name) || (selected && !selected.has(name)) || objs.length === 0) continue;
     // A cluster of another source that this repository does not have is simply not ours: not removed, not reported.
-    if (opts.owner !== undefined && ownedElsewhere(objs, opts.owner, opts.adoptFrom)) continue;
+    if (opts.owner !== undefined && !opts.recorded && ownedElsewhere(objs, opts.owner, opts.adoptFrom)) continue;
     if (opts.prune) clusters.push({ name, desired: [], live: objs, prune: true, suspend: false, force: false, removed: true });
   }
   for (const name of desired.missing) {
@@ -84,6 +91,14 @@ export async function clustersNowhere(target: Target, desired: DesiredState): Pr
   return out;
 }
 
+/** The options with what a target that keeps records says: plans decide by records, and which clusters others hold. */
+async function withRecords<T extends FleetOptions>(target: Target, desired: DesiredState, opts: T): Promise<T> {
+  if (!target.recorded) return opts;
+  const claims = desired.clusters.map((c) => ({ cluster: c.name, hostNamespace: desired.known.get(c.name)! })).filter((c) => c.hostNamespace !== undefined);
+  const held = target.heldElsewhere ? await target.heldElsewhere(claims, opts.adoptFrom) : undefined;
+  return { ...opts, recorded: true, held };
+}
+
 /** True when every live object of a cluster carries the owner label of another source. */
 function ownedElsewhere(objs: readonly KubeObject[], owner: string, adoptFrom: readonly string[] = []): boolean {
   return objs.every((o) => otherOwners([o], owner, new Set(adoptFrom)).length > 0);
@@ -106,8 +121,15 @@ export function planClusters(clusters: FleetCluster[], opts: FleetOptions): { pl
   const plans: Plan[] = [];
   const errors: ClusterError[] = [];
   for (const c of clusters) {
+    const held = opts.held?.get(c.name);
+    if (held) {
+      plans.push({ cluster: c.name, changes: [], counts: emptyCounts(), blocked: held.message, ...(held.sources.length > 0 ? { ownerConflict: held.sources } : {}) });
+      continue;
+    }
     try {
-      plans.push(buildPlan(c.name, c.desired, c.live, { prune: c.prune, allowMassPrune: opts.allowMassPrune, force: c.force, owner: opts.owner, adoptFrom: opts.adoptFrom }));
+      const plan = buildPlan(c.name, c.desired, c.live, { prune: c.prune, allowMassPrune: opts.allowMassPrune, force: c.force, owner: opts.owner, adoptFrom: opts.adoptFrom, recorded: opts.recorded });
+      if (c.hostNamespace !== undefined) plan.hostNamespace = c.hostNamespace;
+      plans.push(plan);
     } catch (err) {
       if (!(err instanceof PlanError)) throw err;
       errors.push({ cluster: c.name, message: err.message });
@@ -126,12 +148,13 @@ export function preparedFor(target: Target, desired: DesiredState): DesiredState
 /** `vc diff`: the plans of the fleet against the target. */
 export async function planFleet(target: Target, rendered: DesiredState, opts: FleetOptions): Promise<PlanReport> {
   const desired = preparedFor(target, rendered);
+  opts = await withRecords(target, desired, opts);
   const live = await readLive(target, desired, opts);
   const all = fleetClusters(desired, live, opts);
   const { clusters, suspendedAtRunTime } = setAsideSuspended(all.clusters, opts);
   const planned = planClusters(clusters, opts);
   const peers = runClaims(planned.plans);
-  const plans = await mapLimit(planned.plans, 4, async (p) => blockLostClaims(target, await blockUnservedKinds(target, p), peers));
+  const plans = await mapLimit(planned.plans, 4, async (p) => blockForeignObjects(target, await blockLostClaims(target, await blockUnservedKinds(target, p), peers)));
   return { plans, errors: [...all.errors, ...planned.errors], suspendedAtRunTime };
 }
 
@@ -154,6 +177,7 @@ export interface FleetApplyReport {
 /** `vc apply`: plans every cluster, then syncs them, a few clusters at a time. */
 export async function applyFleet(target: Target, rendered: DesiredState, opts: ApplyFleetOptions): Promise<FleetApplyReport> {
   const desired = preparedFor(target, rendered);
+  opts = await withRecords(target, desired, opts);
   const live = await readLive(target, desired, opts);
   const all = fleetClusters(desired, live, opts);
   const suspended = all.clusters.filter((c) => c.suspend).map((c) => c.name);

@@ -1,12 +1,13 @@
 // Syncs one cluster: read its inventory, plan, then apply stage by stage and prune in reverse; per-object results.
-import { describeRef, type KubeObject } from "../kube/object.js";
-import { buildPlan } from "../plan/build.js";
+import { describeRef, objectKey, type KubeObject } from "../kube/object.js";
+import { buildPlan, emptyCounts } from "../plan/build.js";
 import { maskSecretValuesIn } from "../plan/mask.js";
 import { maskCredentialsInText } from "../model/secrets.js";
 import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import { blockLostClaims } from "./host-claims.js";
 import { blockUnservedKinds } from "./kinds.js";
+import { blockForeignObjects } from "./conflicts.js";
 import { mapLimit } from "./pool.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOptions, type SyncResult, type Target } from "./types.js";
 
@@ -16,7 +17,11 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
   // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
   const live = input.live ?? (await target.listInventory(input.cluster));
   const desired = target.prepare ? input.desired.map((o) => target.prepare!(o)) : input.desired;
-  const plan = buildPlan(input.cluster, desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force, owner: opts.owner });
+  const held = target.heldElsewhere && input.desired.length > 0 ? (await target.heldElsewhere([{ cluster: input.cluster, hostNamespace: input.hostNamespace }])).get(input.cluster) : undefined;
+  const plan: Plan = held
+    ? { cluster: input.cluster, changes: [], counts: emptyCounts(), blocked: held.message, ...(held.sources.length > 0 ? { ownerConflict: held.sources } : {}) }
+    : buildPlan(input.cluster, desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force, owner: opts.owner, recorded: target.recorded });
+  plan.hostNamespace ??= input.hostNamespace;
   const result = await applyPlan(target, plan, opts);
   return { ...result, durationMs: Date.now() - started };
 }
@@ -28,7 +33,7 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
  */
 export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions): Promise<SyncResult> {
   const started = Date.now();
-  const plan = await blockLostClaims(target, await blockUnservedKinds(target, planned), opts.peers);
+  const plan = await blockForeignObjects(target, await blockLostClaims(target, await blockUnservedKinds(target, planned), opts.peers));
   const results: ObjectResult[] = [];
   const total = plan.changes.length;
   const record = (r: ObjectResult) => {
@@ -78,6 +83,7 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
   const applyFailed = results.some((r) => r.outcome === "failed");
   if (applyFailed) {
     for (const c of deletes) record({ ref: c.ref, action: c.action, outcome: "skipped", message: "not pruned: an apply failed in this run" });
+    await recordInventory(target, plan, results, opts, record);
     return finish(plan, results, started, false);
   }
   for (const stage of stages(deletes)) {
@@ -91,7 +97,31 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
       }
     });
   }
+  await recordInventory(target, plan, results, opts, record);
   return finish(plan, results, started, !results.some((r) => r.outcome === "failed"));
+}
+
+/**
+ * Puts what the run changed on the cluster's record: the inventory it started from, less what was deleted, plus what
+ * was created or taken over. Only a target that keeps records, only when the set changed, never in a dry run.
+ */
+async function recordInventory(target: Target, plan: Plan, results: readonly ObjectResult[], opts: SyncOptions, record: (r: ObjectResult) => void): Promise<void> {
+  if (opts.dryRun || !target.recordInventory || !plan.inventory) return;
+  const before = new Set(plan.inventory);
+  const after = new Set(before);
+  for (const r of results) {
+    const key = objectKey(r.ref);
+    if (r.outcome === "deleted") after.delete(key);
+    else if (r.outcome === "created" || r.outcome === "updated" || r.outcome === "unchanged") after.add(key);
+  }
+  if (after.size === before.size && [...after].every((k) => before.has(k)) && !target.unwrittenRecord?.(plan.cluster)) return;
+  const hostNamespace = plan.hostNamespace ?? plan.changes.find((c) => c.ref.kind === "Namespace" && c.ref.apiVersion === "v1")?.ref.name ?? "";
+  try {
+    await target.recordInventory(plan.cluster, hostNamespace, after);
+  } catch (err) {
+    // Without its record vc would not know these objects next time (they would show as conflicts): the run failed.
+    record({ ref: { apiVersion: "v1", kind: "ConfigMap", name: `record of cluster ${plan.cluster}` }, action: "update", outcome: "failed", message: `vc's record of the cluster could not be written: ${messageOf(err)}` });
+  }
 }
 
 /** Consecutive changes of the same stage (the list is already in order). */

@@ -47,6 +47,26 @@ export interface Target {
    * like): the dir: target withholds inline credentials. Absent: objects go as rendered.
    */
   prepare?(obj: KubeObject): KubeObject;
+  /**
+   * Set by a target that keeps records (a live host): the inventories it lists are the records' (records/store.ts), and
+   * plans on it decide by them, never by labels.
+   */
+  readonly recorded?: boolean;
+  /** Records the keys (objectKey) of the objects vc now holds for a cluster, after a run changed them. */
+  recordInventory?(cluster: string, hostNamespace: string, keys: Iterable<string>): Promise<void>;
+  /** True while the cluster's record this run reads is not written yet (a migration kept in memory, a hand-over). */
+  unwrittenRecord?(cluster: string): boolean;
+  /**
+   * The objects among `refs` that exist on the target although the cluster's record does not hold them (keys of
+   * taken-over objects excepted: those are returned in `taken`), each with its live form.
+   */
+  existingUnrecorded?(cluster: string, refs: readonly ObjectRef[]): Promise<{ foreign: KubeObject[]; taken: KubeObject[] }>;
+  /**
+   * The clusters among `claims` that an older record holds for someone else: another source's record of the same
+   * cluster or host namespace, or another cluster of this source in the same host namespace (cluster -> why, and the
+   * other sources holding it). Sources in `adoptFrom` are being taken over and hold nothing.
+   */
+  heldElsewhere?(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>, adoptFrom?: readonly string[]): Promise<Map<string, { message: string; sources: string[] }>>;
 }
 
 export interface OpenTargetOptions {

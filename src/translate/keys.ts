@@ -17,8 +17,8 @@ export const LABELS = {
    */
   inventory: `${PREFIX}/inventory`,
   /**
-   * Marks the reconciler's status ConfigMap `vc-status` (value "true") so that `vc status` finds every
-   * cluster's status in one LIST. That ConfigMap never carries the inventory label: prune does not see it.
+   * Marked the status ConfigMap `vc-status` that vc kept in each host namespace before records (value "true"). Only
+   * the migration reads it now (records/migrate.ts): statuses live in vc's records (docs/records.md).
    */
   status: `${PREFIX}/status`,
   /**

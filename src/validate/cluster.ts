@@ -1,4 +1,5 @@
 // Validates one cluster folder: its name, values files, cluster.yaml, mesh and certificate manifests, into a ClusterSpec when valid.
+import { reservedNamespaceProblem } from "./host-namespace.js";
 import type { KubeObject } from "../kube/object.js";
 import { defaultHostNamespace, type ClusterSettings, type ClusterSpec, type FolderManifest } from "../model/cluster.js";
 import { hasErrors, type Diagnostic } from "../model/diagnostic.js";
@@ -34,6 +35,11 @@ export interface ClusterResult {
   /** The effective values when every values file is valid, even if other files are not: for diagnosis. */
   values?: Values;
   diagnostics: Diagnostic[];
+  /**
+   * Set when the folder's only error is that another cluster of the repository claims its host namespace: its spec,
+   * for a command that sees the host to admit the cluster that already holds the namespace there (records/holders.ts).
+   */
+  contested?: ClusterSpec;
 }
 
 /** The parsed cluster.yaml of each result that has one, for rules across clusters to point into. */
@@ -136,7 +142,7 @@ function validateWithin(realRoot: string, files: ClusterFiles, result: ClusterRe
     }
   }
 
-  if (settings && files.clusterFile) reservedNamespace(result, settings.namespace);
+  // Reserved namespaces are refused after the cache (validate/host-namespace.ts): the reconciler's namespace may be configured.
   if (settings) result.settings = settings;
   if (values) result.values = values;
 
@@ -207,18 +213,10 @@ function loadManifests(
   };
 }
 
-/** The host's own namespaces are never a virtual cluster's home; `default` is allowed with a warning (also used by vc create). */
+/** The host's, the platform's and `default` are never a virtual cluster's home (host-namespace.ts; also used by vc create). */
 export function reservedNamespaceRule(ns: string): { severity: "error" | "warning"; message: string } | undefined {
-  if (ns === "kube-system" || ns === "kube-public" || ns === "kube-node-lease") return { severity: "error", message: `host namespace "${ns}" belongs to the host cluster itself: choose a namespace of the virtual cluster's own` };
-  if (ns === "default") return { severity: "warning", message: 'host namespace "default" is shared with everything else on the host: a namespace of its own (the default vc-<name>) keeps pruning and quotas apart' };
-  return undefined;
-}
-
-function reservedNamespace(result: ClusterResult, ns: string): void {
-  const rule = reservedNamespaceRule(ns);
-  if (!rule) return;
-  const source = settingsSources.get(result)!;
-  result.diagnostics.push(source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity: rule.severity, code: "reserved-namespace", message: rule.message }));
+  const message = reservedNamespaceProblem(ns);
+  return message ? { severity: "error", message } : undefined;
 }
 
 /**

@@ -1,4 +1,5 @@
 // Validation of a whole repository: every selected cluster folder, plus rules across clusters; the entry point other stages call.
+import { hostNamespaceRules } from "./host-namespace.js";
 import { maskUrlCredentials } from "../model/secrets.js";
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterSpec } from "../model/cluster.js";
@@ -72,6 +73,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir, policy })).results;
   if (cacheDir !== undefined) pruneCache(cacheDir);
   crossClusterRules(realRoot, clusters);
+  hostNamespaceRules(realRoot, clusters, loadedPolicy.policy?.hostNamespaces?.pattern);
   for (const c of clusters) diagnostics.push(...c.diagnostics);
   // A message may quote a value: no password inside a URL leaves the validator, in any output format.
   for (const d of diagnostics) d.message = maskUrlCredentials(d.message);
@@ -79,7 +81,10 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   return { root: realRoot, clusters, diagnostics };
 }
 
-/** Two clusters in one host namespace would overwrite each other's control plane: both are errors. */
+/**
+ * Two clusters in one host namespace would overwrite each other's control plane: both are errors (the repository alone
+ * cannot tell which came first); a command that sees the host admits the one whose record holds the namespace there.
+ */
 function crossClusterRules(realRoot: string, clusters: ClusterResult[]): void {
   const byNamespace = new Map<string, ClusterResult[]>();
   for (const c of clusters) {
@@ -91,6 +96,7 @@ function crossClusterRules(realRoot: string, clusters: ClusterResult[]): void {
     for (const c of group) {
       const others = group.filter((o) => o !== c).map((o) => o.name).join(", ");
       c.diagnostics.push(namespaceDiagnostic(realRoot, c, "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
+      if (c.spec) c.contested = c.spec;
       delete c.spec;
       c.valid = false;
     }

@@ -16,6 +16,8 @@ export interface Policy {
   database?: { hosts?: string[] };
   /** Overrides of the folder budget's defaults (src/repo/budget.ts). */
   folderBudget?: Partial<FolderBudget>;
+  /** Host namespaces a cluster may use (validate/host-namespace.ts). */
+  hostNamespaces?: { pattern?: string };
 }
 
 export const POLICY_FILE = "policy.yaml";

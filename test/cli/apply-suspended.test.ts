@@ -3,6 +3,7 @@ import { expect } from "chai";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resumeCluster, suspendCluster } from "../../src/reconciler/suspend.js";
+import { RECORD_PATH, recordConfigMap, recordData } from "../support/records.js";
 import { fromData, type ClusterStatus } from "../../src/reconciler/status.js";
 import { KubeClient } from "../../src/target/kube/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
@@ -21,7 +22,7 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
 
   /** Writes to a namespace or to the Namespace itself. */
   const writesTo = (ns: string) => server.requests.filter((r) => WRITES.has(r.method) && (r.namespace === ns || (r.resource === "namespaces" && r.name === ns)));
-  const statusOf = (ns: string): ClusterStatus | undefined => fromData(server.get("v1", "ConfigMap", ns, "vc-status")?.data as Record<string, string> | undefined);
+  const statusOf = (cluster: string): ClusterStatus | undefined => fromData(recordData(server, cluster));
   const cpuOf = (ns: string, name: string) => /"requests":\{"cpu":"(\w+)"/.exec(JSON.stringify(server.get("apps/v1", "StatefulSet", ns, name)?.spec))?.[1];
   /** Changes the CPU request of a cluster, so that an apply has something to write. */
   const setCpu = (cluster: string, cpu: string) => {
@@ -48,7 +49,7 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
   });
 
   it("writes nothing to it (no apply, no prune, no record), says so and exits 1; the other clusters are applied", async () => {
-    const recordBefore = server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!.metadata.resourceVersion;
+    const recordBefore = recordConfigMap(server, "minimal")!.metadata.resourceVersion;
     rmSync(join(repo, "clusters", "bookinfo", "mesh", "ratings.yaml"));
     const res = await runVc(["apply", repo, ...kube, "--prune"]);
     expect(res.code, res.stdout + res.stderr).to.equal(1);
@@ -56,19 +57,21 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
     expect(res.stdout).to.not.match(/^cluster minimal: \d+ created/m);
     expect(writesTo("vc-minimal"), "writes to the suspended cluster").to.deep.equal([]);
     expect(cpuOf("vc-minimal", "minimal")).to.not.equal("310m");
-    const cm = server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!;
+    const cm = recordConfigMap(server, "minimal")!;
     expect(cm.metadata.resourceVersion, "its record is the restore's").to.equal(recordBefore);
     expect(cm.metadata.annotations?.["vc.orch.io/suspended-by"]).to.equal(REASON);
 
     // bookinfo is applied, pruned and recorded as usual.
     expect(cpuOf("team-bookinfo", "bookinfo")).to.equal("320m");
     expect(res.stdout).to.include("deleted VirtualService team-bookinfo/ratings-x-bookinfo-x-bookinfo");
-    expect(statusOf("team-bookinfo")!.history[0]).to.deep.include({ result: "applied", via: "apply" });
+    expect(statusOf("bookinfo")!.history[0]).to.deep.include({ result: "applied", via: "apply" });
     expect(res.stdout).to.include("recorded 1 cluster(s)");
 
-    // The statuses were read once, in one LIST before planning, and not again by the record step.
-    const statusLists = server.requests.filter((r) => r.verb === "list" && r.resource === "configmaps" && decodeURIComponent(r.query).includes("vc.orch.io/status=true"));
-    expect(statusLists).to.have.length(1);
+    // The statuses were read from the records (LISTs) before planning, and not again by the record step: its one GET
+    // of a record is bookinfo's, to see that it has one before writing its status; nothing of minimal's is read, and
+    // nothing in a host namespace is read as a status.
+    expect(server.requests.filter((r) => r.method === "GET" && RECORD_PATH.test(r.path)).map((r) => r.name!.replace(/-[0-9a-f]{12}$/, ""))).to.deep.equal(["vc-record-bookinfo"]);
+    expect(server.requests.filter((r) => r.namespace === "vc-system" && r.verb === "list").length).to.be.greaterThan(0);
     expect(server.countRequests({ method: "GET", path: /\/configmaps\/vc-status$/ })).to.equal(0);
   });
 
@@ -84,7 +87,7 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
   });
 
   it("records nothing for it when its folder is invalid or suspended in cluster.yaml either: its status is the restore's", async () => {
-    const recordBefore = server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!.metadata.resourceVersion;
+    const recordBefore = recordConfigMap(server, "minimal")!.metadata.resourceVersion;
     writeFileSync(join(repo, "clusters", "minimal", "values.yaml"), "controlPlane:\n  statefulSet:\n    resourcs: {}\n");
     const invalid = await runVc(["apply", repo, ...kube, "-o", "json"]);
     expect(invalid.code).to.equal(1);
@@ -95,15 +98,15 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
     const suspended = await runVc(["apply", repo, ...kube, "-o", "json"]);
     expect(suspended.code, suspended.stdout).to.equal(0);
     expect((JSON.parse(suspended.stdout) as { record: { clusters: unknown[] } }).record.clusters).to.deep.include(left);
-    expect(server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!.metadata.resourceVersion).to.equal(recordBefore);
+    expect(recordConfigMap(server, "minimal")!.metadata.resourceVersion).to.equal(recordBefore);
     expect(writesTo("vc-minimal")).to.deep.equal([]);
   });
 
-  it("--cluster reads that cluster's status alone (one GET), and a --dry-run leaves it alone too", async () => {
+  it("--cluster reads that cluster's status from its record, and a --dry-run leaves it alone too", async () => {
     const res = await runVc(["apply", repo, ...kube, "--cluster", "minimal", "--dry-run"]);
     expect(res.code, res.stdout + res.stderr).to.equal(1);
     expect(res.stdout.split("\n")).to.include(LEFT_ALONE);
-    expect(server.countRequests({ method: "GET", path: "/api/v1/namespaces/vc-minimal/configmaps/vc-status" })).to.equal(1);
+    expect(server.countRequests({ method: "GET", path: /\/configmaps\/vc-status$/ })).to.equal(0);
     expect(server.requests.filter((r) => WRITES.has(r.method))).to.deep.equal([]);
   });
 
@@ -113,9 +116,9 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
     expect(res.stderr).to.include(`warning: cluster minimal is suspended by ${REASON} (run-time); applying it anyway (--ignore-suspension)`);
     expect(res.stdout).to.not.include("left alone");
     expect(cpuOf("vc-minimal", "minimal")).to.equal("310m");
-    expect(statusOf("vc-minimal")!.history[0]).to.deep.include({ result: "applied", via: "apply" });
+    expect(statusOf("minimal")!.history[0]).to.deep.include({ result: "applied", via: "apply" });
     // vc's record is written by another field manager than the suspension's: the annotation is still there.
-    expect(server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!.metadata.annotations?.["vc.orch.io/suspended-by"]).to.equal(REASON);
+    expect(recordConfigMap(server, "minimal")!.metadata.annotations?.["vc.orch.io/suspended-by"]).to.equal(REASON);
   });
 
   it("once resumed, vc apply applies and records it", async () => {
@@ -128,10 +131,10 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
   });
 
   it("a status that may not be read stops the run before anything is written, saying what to grant", async () => {
-    server.faults.add({ method: "GET", path: /\/configmaps\/vc-status$/, status: 403 });
+    server.faults.add({ method: "GET", path: /^\/api\/v1\/namespaces\/vc-system\/configmaps/, status: 403 });
     const res = await runVc(["apply", repo, ...kube, "--cluster", "minimal"]);
     expect(res.code).to.equal(2);
-    expect(res.stderr).to.match(/cannot read the clusters' status ConfigMaps \(vc-status\) to see whether one is suspended: GET \S+: 403 .*vc needs get on ConfigMaps in each cluster's host namespace/);
+    expect(res.stderr).to.match(/cannot read vc's records \(ConfigMaps in namespace vc-system\): GET \S+: 403 .*vc needs get, list, create and patch on ConfigMaps in the records namespace/);
     expect(server.requests.filter((r) => WRITES.has(r.method))).to.deep.equal([]);
   });
 

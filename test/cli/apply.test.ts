@@ -5,10 +5,11 @@ import { startKubeServer, type KubeServer } from "../support/kube-server/index.j
 import { LABELS } from "../../src/translate/keys.js";
 import { exampleRepo, runVc } from "../target/cli-support.js";
 import { generateFleet } from "../../bench/fleet.js";
+import { RECORD_PATH, recordData } from "../support/records.js";
 
 const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
-/** Writes of anything but the clusters' records (vc-status, and the self-review that says who wrote them). */
-const objectWrites = (s: KubeServer) => writes(s) - s.countRequests({ method: "PATCH", path: /\/configmaps\/vc-status$/ }) - s.countRequests({ method: "POST", resource: "selfsubjectreviews" });
+/** Writes of anything but the clusters' records (in the records namespace, and the self-review that says who wrote them). */
+const objectWrites = (s: KubeServer) => writes(s) - s.countRequests({ method: "PATCH", path: RECORD_PATH }) - s.countRequests({ method: "POST", resource: "selfsubjectreviews" });
 const TOTAL = /^(\d+) created, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) failed, (\d+) skipped/;
 
 function total(stdout: string): number[] {
@@ -37,9 +38,11 @@ describe("vc apply", () => {
     expect(created).to.be.greaterThan(10);
     expect(rest).to.deep.equal([0, 0, 0, 0, 0]);
     expect(first.stdout).to.include("created Namespace vc-minimal").and.match(/cluster minimal: \d+ created/);
-    // One server-side apply per object, and one per cluster for its record.
-    expect(server.countRequests({ method: "PATCH" })).to.equal(created + 2);
-    expect(server.countRequests({ method: "PATCH", path: /\/configmaps\/vc-status$/ })).to.equal(2);
+    // One server-side apply per object, and two per cluster for its record (its inventory, its status); the first
+    // record write finds no records namespace (404), which is created (one apply) before it is written again.
+    expect(server.countRequests({ method: "PATCH" })).to.equal(created + 4 + 2);
+    expect(server.countRequests({ method: "PATCH", path: RECORD_PATH })).to.equal(4 + 1);
+    expect(server.get("v1", "Namespace", undefined, "vc-system")).to.not.equal(undefined);
     expect(server.list("v1", "Namespace").filter((n) => n.metadata.labels?.[LABELS.inventory])).to.have.length(2);
     server.resetRequests();
     const second = await runVc(["apply", repo, ...kube]);
@@ -76,8 +79,15 @@ describe("vc apply", () => {
     expect(results.filter((r) => r.checked === false)).to.have.length(unchecked.length);
     expect(results.find((r) => r.kind === "Namespace")).to.not.have.property("checked");
 
-    // Once the namespace exists, every object is checked by the server.
+    // A namespace someone else made is not vc's to fill: the dry run reports the conflict and checks nothing.
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-minimal" } });
+    const foreign = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
+    expect(foreign.code, foreign.stdout).to.equal(1);
+    expect(foreign.stdout).to.include("! conflict: Namespace vc-minimal (managed by");
+    server.remove("v1", "Namespace", undefined, "vc-minimal");
+
+    // Once vc made the namespace (its record holds it), every object is checked by the server.
+    expect((await runVc(["apply", repo, ...kube, "--cluster", "minimal"])).code).to.equal(0);
     const again = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
     expect(again.code, again.stdout).to.equal(0);
     expect(again.stdout).to.not.include("not checked");
@@ -99,7 +109,7 @@ describe("vc apply", () => {
     expect(guarded.stdout).to.match(/! prune guard: cluster minimal would delete all \d+ of the objects vc applied for it; nothing was changed/);
     // Nothing but the record that says so.
     expect(objectWrites(server)).to.equal(0);
-    expect((server.get("v1", "ConfigMap", "vc-minimal", "vc-status")?.data as Record<string, string>).result).to.equal("blocked");
+    expect(recordData(server, "minimal")!.result).to.equal("blocked");
     expect(server.get("v1", "Namespace", undefined, "vc-minimal")).to.not.equal(undefined);
 
     const allowed = await runVc(["apply", repo, ...kube, "--prune", "--allow-mass-prune"]);

@@ -32,7 +32,7 @@ describe("vc --request-timeout", () => {
         // own timeout catches a hang); how long the process took to start and stop is the machine's, not vc's.
         const res = await runVc([...args, "--kubeconfig", kubeconfigFor(dir, silent.url)]);
         expect(res.code).to.equal(2);
-        expect(res.stderr).to.match(new RegExp(`^error: the API server ${silent.url.replace(/\./g, "\\.")} did not answer GET /api/v1/configmaps\\S* within 1s`));
+        expect(res.stderr).to.match(new RegExp(`^error: the API server ${silent.url.replace(/\./g, "\\.")} did not answer GET /api/v1/namespaces/vc-system/configmaps\\S* within 1s`));
         expect(res.stderr).to.include("--request-timeout").and.not.match(/\n\s+at /);
       } finally {
         await silent.close();

@@ -101,11 +101,12 @@ describe("cli: an unknown cluster name gives the same exit code and message shap
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-elsewhere" } });
     const doctor = await runVc(["doctor", "elsewhere", ...host]);
     expect(doctor.stderr).not.to.contain("unknown cluster");
-    // Removed from the repository, its objects still live: diff and apply name it as removed, not unknown.
-    expect((await runVc(["apply", repo, "--cluster", "minimal", ...kube])).code).to.equal(0);
+    // Removed from the repository, its objects still live: diff and apply name it as removed, not unknown. (One
+    // source: the same --owner in both copies of the repository, so that the second reads the first's records.)
+    expect((await runVc(["apply", repo, "--cluster", "minimal", "--owner", "fleet", ...kube])).code).to.equal(0);
     const gone = exampleRepo(["bookinfo"]);
     try {
-      const diff = await runVc(["diff", gone, "--cluster", "minimal", ...kube]);
+      const diff = await runVc(["diff", gone, "--cluster", "minimal", "--owner", "fleet", ...kube]);
       expect(diff.stdout + diff.stderr).not.to.contain("unknown cluster");
       expect(diff.stdout).to.contain("no cluster folder clusters/minimal; its");
     } finally {

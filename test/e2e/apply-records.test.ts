@@ -1,13 +1,15 @@
 // vc apply on the record against a real API server: who (a token user, a client certificate, a ServiceAccount), which
 // commit, read back by vc history, vc list and vc status; the history beyond 10 runs; a reconciler pass after it; a
 // cluster suspended at run time (as vc restore suspends it) left alone.
+import type { KubeObject } from "../../src/kube/object.js";
+import { fromRecordConfigMap, olderFirst } from "../../src/records/record.js";
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { dump } from "js-yaml";
 import type { ListRow } from "../../src/ops/list.js";
-import { fromData, type ClusterStatus, type Reconciliation } from "../../src/reconciler/status.js";
+import type { ClusterStatus, Reconciliation } from "../../src/reconciler/status.js";
 import { resumeCluster, suspendCluster } from "../../src/reconciler/suspend.js";
 import { KubeClient } from "../../src/target/kube/client.js";
 import { TestRepo } from "../support/git-server.js";
@@ -34,9 +36,12 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
   };
+  /** The status of the cluster in host namespace `ns`: its record in the records namespace (the oldest claim). */
   const statusOf = async (ns: string): Promise<ClusterStatus | undefined> => {
-    const res = await kube().request<{ data?: Record<string, string> }>("GET", `/api/v1/namespaces/${ns}/configmaps/vc-status`);
-    return res.status === 200 ? fromData(res.body.data) : undefined;
+    const res = await kube().request<{ items: KubeObject[] }>("GET", `/api/v1/namespaces/vc-system/configmaps?labelSelector=${encodeURIComponent(`vc.orch.io/record=record,vc.orch.io/host-namespace=${ns}`)}`);
+    if (res.status !== 200) return undefined;
+    const records = res.body.items.map(fromRecordConfigMap).filter((r) => r !== undefined);
+    return records.sort(olderFirst)[0]?.status;
   };
   const apply = (kubeconfig: string, ...args: string[]) => runVc(["apply", repo.work, "--target", "kube", "--kubeconfig", kubeconfig, ...args]);
   const changeMinimal = (cpu: number) => repo.write({ "clusters/minimal/values.yaml": `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${cpu}m\n` });
@@ -90,7 +95,7 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     changeMinimal(260);
     const other = await apply(kube().kubeconfigFor("bob"), "--owner", "someone-else");
     expect(other.code).to.equal(1);
-    expect(other.stdout).to.include("is owned by another source");
+    expect(other.stdout).to.include("is held by source");
     expect(kube().writes("bob").slice(before).filter((w) => w.resource === "configmaps"), "no record written").to.deep.equal([]);
     repo.write({ "clusters/minimal/values.yaml": readFileSync(resolve("clusters/minimal/values.yaml"), "utf8") });
   });
@@ -125,7 +130,7 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     expect((await statusOf("vc-minimal"))!.history[0]).to.deep.include({ by: "system:serviceaccount:ci:deployer", byFrom: selfReview ? "SelfSubjectReview" : "TokenReview" });
   });
 
-  it("keeps the history beyond 10 runs in vc-history, within --history-limit; vc status --cluster reads it all", async () => {
+  it("keeps the history beyond 10 runs beside the record, within --history-limit; vc status --cluster reads it all", async () => {
     const before = (await statusOf("vc-minimal"))!.history.length;
     for (let i = 0; i < 12 - before; i++) {
       changeMinimal(300 + i);
@@ -133,9 +138,12 @@ describe("e2e: vc apply on the record, on a real API server", function () {
       const res = await apply(kube().kubeconfigFor("alice"), "--history-limit", "11");
       expect(res.code, res.stdout).to.equal(0);
     }
-    const archive = await kube().request<{ data: Record<string, string> }>("GET", "/api/v1/namespaces/vc-minimal/configmaps/vc-history");
-    expect(archive.status).to.equal(200);
-    expect(JSON.parse(archive.body.data.history!) as Reconciliation[]).to.have.length(1);
+    const archives = await kube().request<{ items: Array<{ data: Record<string, string> }> }>("GET", `/api/v1/namespaces/vc-system/configmaps?labelSelector=${encodeURIComponent("vc.orch.io/record=history,vc.orch.io/managed-by=minimal")}`);
+    expect(archives.status).to.equal(200);
+    expect(archives.body.items).to.have.length(1);
+    expect(JSON.parse(archives.body.items[0]!.data.history!) as Reconciliation[]).to.have.length(1);
+    // Nothing of vc's record in the host namespace, where the syncer writes.
+    expect((await kube().request("GET", "/api/v1/namespaces/vc-minimal/configmaps/vc-history")).status).to.equal(404);
     const status = await runVc(["status", "--target", "kube", "--kubeconfig", kube().kubeconfigPath, "--cluster", "minimal", "-o", "json"]);
     const s = JSON.parse(status.stdout) as ClusterStatus;
     expect(s.history).to.have.length(11);

@@ -74,6 +74,9 @@ describe("e2e: consistent commands on a real API server", function () {
     const pass = await runVc(["reconcile", "--once", "--repo", repo, ...target(), "--cache-dir", join(parent, "cache")]);
     expect(pass.code, pass.stdout + pass.stderr).to.equal(0);
     expect(pass.stdout + pass.stderr).not.to.contain("blocked");
+    // Its record keeps the kept Namespace (so that nobody else claims it) and no status.
+    const record = await kube().kubectl(["-n", "vc-system", "get", "configmap", "-l", "vc.orch.io/record=record,vc.orch.io/managed-by=minimal", "-o", "jsonpath={.items[*].data.result}|{.items[*].data.inventory}"]);
+    expect(record.stdout).to.equal('|["Namespace//vc-minimal"]');
     expect((await kube().kubectl(["-n", "vc-minimal", "get", "configmap", "vc-status"])).code).to.not.equal(0);
     expect(writes().length - before).to.equal(0);
   });

@@ -35,7 +35,7 @@ describe("e2e: one owner per cluster on a real API server", function () {
     const before = adminWrites().length;
     const second = await vc("apply", b, "team-b", "--prune", "--allow-mass-prune");
     expect(second.code).to.equal(1);
-    expect(second.stdout).to.include("! cluster minimal is owned by another source: its live objects carry vc.orch.io/owner=team-a (this source is team-b)");
+    expect(second.stdout).to.include("! cluster minimal is held by source team-a (its record since").and.include("this source (team-b) is refused");
     expect(second.stdout).to.match(/cluster platform: \d+ created/);
     const writes = adminWrites().slice(before);
     expect(writes.filter((w) => w.namespace === "vc-platform").length, "the audit sees the writes of platform").to.be.greaterThan(5);
@@ -57,7 +57,7 @@ describe("e2e: one owner per cluster on a real API server", function () {
     const replicas = await kube().kubectl(["-n", "vc-minimal", "get", "statefulset", "minimal", "-o", "jsonpath={.spec.replicas}"]);
     expect(replicas.stdout).to.equal("2");
     const back = await vc("diff", a, "team-a");
-    expect(back.stdout).to.include("cluster minimal is owned by another source").and.include("vc.orch.io/owner=team-b");
+    expect(back.stdout).to.include("cluster minimal is held by source team-b");
     rmSync(join(a, "clusters", "minimal"), { recursive: true });
     const mark = adminWrites().length;
     const pruned = await vc("apply", a, "team-a", "--prune", "--allow-mass-prune");
@@ -69,14 +69,14 @@ describe("e2e: one owner per cluster on a real API server", function () {
     const repo = exampleRepo(["minimal"]);
     try {
       // The statuses team-b's vc apply and vc adopt recorded: the reconciler of team-c rewrites neither.
-      const statusOf = async (ns: string) => (await kube().kubectl(["-n", ns, "get", "configmap", "vc-status", "-o", "jsonpath={.metadata.resourceVersion} {.metadata.labels.vc\\.orch\\.io/owner}"])).stdout;
+      const statusOf = async (ns: string) => (await kube().kubectl(["-n", "vc-system", "get", "configmap", "-l", `vc.orch.io/record=record,vc.orch.io/host-namespace=${ns}`, "-o", "jsonpath={.items[*].metadata.resourceVersion} {.items[*].metadata.labels.vc\\.orch\\.io/owner}"])).stdout;
       const before = [await statusOf("vc-minimal"), await statusOf("vc-platform")];
       expect(before.map((s) => s.split(" ")[1])).to.deep.equal(["team-b", "team-b"]);
       const res = await reconcileOnce({ repo, branch: "main", target: "kube", kubeconfig: kube().kubeconfigPath, intervalMs: 60_000, resyncMs: 60_000, leaderElect: false, allowMassPrune: true, owner: "team-c", logger: silentLogger, cacheDir: join(repo, ".cache") });
       const by = new Map(res.clusters.map((c) => [c.cluster, c]));
       expect(by.get("minimal")!.result).to.equal("blocked");
-      expect(by.get("minimal")!.message).to.include("vc.orch.io/owner=team-b");
-      expect(by.get("platform")!.result, "another source's cluster: not removed, not pruned").to.equal("skipped");
+      expect(by.get("minimal")!.message).to.include("cluster minimal is held by source team-b");
+      expect(by.has("platform"), "another source's cluster: no record of team-c's, so not removed, not pruned").to.equal(false);
       expect([await statusOf("vc-minimal"), await statusOf("vc-platform")], "no status written for a cluster it does not own").to.deep.equal(before);
       expect(await ownerLabels("vc-platform")).to.deep.equal(["team-b"]);
     } finally {

@@ -52,6 +52,13 @@ describe("e2e: kinds the host does not serve", function () {
     expect(totals(meshOnly.stdout)[0], "nothing of the cluster created").to.equal(0);
 
     await installCertManagerCrds(host);
+    // The operator made the namespace, not vc: it is a conflict until taken over on purpose.
+    const foreign = await vcOn(host, "apply", repo, "--cluster", "bookinfo");
+    expect(foreign.code, foreign.stdout).to.equal(1);
+    expect(foreign.stdout).to.include("! conflict: Namespace team-bookinfo (managed by kubectl-create) already exists on the host and is not in cluster bookinfo's record");
+    expect(totals(foreign.stdout)[0], "nothing of the cluster created").to.equal(0);
+    const adopted = await runVc(["adopt", "bookinfo", repo, "--target", "kube", "--kubeconfig", host.kubeconfigPath, "--take-ownership", "Namespace/team-bookinfo"]);
+    expect(adopted.code, adopted.stdout + adopted.stderr).to.equal(0);
     const apply = await vcOn(host, "apply", repo, "--cluster", "bookinfo");
     expect(apply.code, apply.stdout).to.equal(0);
     expect(totals(apply.stdout)[4]).to.equal(0);

@@ -67,7 +67,7 @@ describe("e2e: the reconciler with two replicas on a real API server", function 
     const a = startReplica("a");
     await waitFor(async () => (await holder()) === "a", "replica a to lead", 60_000);
     await waitFor(async () => (await replicasOf("vc-platform", "platform")) === "1", `the fleet to be applied:\n${a.log()}`, 90_000);
-    await waitFor(async () => (await kube().kubectl(["-n", "vc-minimal", "get", "configmap", "vc-status"])).code === 0, "the status ConfigMap", 30_000);
+    await waitFor(async () => (await kube().kubectl(["-n", "vc-system", "get", "configmap", "-l", "vc.orch.io/record=record,vc.orch.io/managed-by=minimal", "-o", "jsonpath={.items[*].data.result}"])).stdout === "applied", "minimal's record", 30_000);
     startReplica("b");
     await new Promise((r) => setTimeout(r, 6000));
     expect(await holder()).to.equal("a");

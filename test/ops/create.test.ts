@@ -64,19 +64,19 @@ describe("ops: vc create", function () {
     expect(validate.code, validate.stdout + validate.stderr).to.equal(0);
   });
 
-  it("applies vc validate's namespace rules: kube-system refused, default warned", async () => {
+  it("applies vc validate's namespace rules: kube-system, default and the reconciler's refused", async () => {
     const repo = gitRepo();
     const refused = await vc(["create", "team-k", "-n", "kube-system", "-f", values, "--repo", repo]);
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.contain('host namespace "kube-system" belongs to the host cluster itself');
     expect(existsSync(join(repo, "clusters/team-k"))).to.equal(false);
     expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).to.equal("main");
-    const warned = await vc(["create", "team-d", "-n", "default", "-f", values, "--repo", repo]);
-    expect(warned.code, warned.stderr).to.equal(0);
-    expect(warned.stderr).to.match(/clusters\/team-d\/cluster.yaml:2:1: warning: host namespace "default" is shared/);
-    git(repo, "switch", "-q", "create/team-d");
-    const validate = await vc(["validate", repo]);
-    expect(validate.stdout + validate.stderr).to.contain('host namespace "default" is shared');
+    for (const ns of ["default", "vc-system"]) {
+      const refusedToo = await vc(["create", "team-d", "-n", ns, "-f", values, "--repo", repo]);
+      expect(refusedToo.code, refusedToo.stderr).to.equal(1);
+      expect(refusedToo.stderr).to.contain(`host namespace "${ns}"`);
+      expect(existsSync(join(repo, "clusters/team-d"))).to.equal(false);
+    }
   });
 
   it("refuses an existing name, a taken namespace and invalid values (with located messages), writing nothing", async () => {

@@ -1,4 +1,5 @@
 // vc debug collect (bundle contents, event order, no secret values) and vc debug shell (exec, TTY, resize) against the API test server.
+import { putRecord } from "../support/records.js";
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -49,11 +50,10 @@ function seed(server: KubeServer): void {
   }
   server.put({ apiVersion: "v1", kind: "Service", metadata: { name: "team-a", namespace: NS }, spec: { selector: { release: "team-a" }, ports: [{ port: 443, targetPort: 8443 }] } });
   server.put({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data-team-a-0", namespace: NS }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "10Gi" } } }, status: { phase: "Bound" } });
-  server.put({
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "vc-status", namespace: NS, labels: { "vc.orch.io/managed-by": "team-a", "vc.orch.io/status": "true" } },
-    data: { cluster: "team-a", hostNamespace: NS, lastAppliedRevision: "abc123", result: "applied", history: JSON.stringify([{ revision: "abc123", time: "2026-11-21T10:00:00Z", durationMs: 40, result: "applied", counts: { created: 3, updated: 0, deleted: 0, unchanged: 0, failed: 0 } }]) },
+  putRecord(server, {
+    cluster: "team-a",
+    hostNamespace: NS,
+    data: { lastAppliedRevision: "abc123", result: "applied", history: JSON.stringify([{ revision: "abc123", time: "2026-11-21T10:00:00Z", durationMs: 40, result: "applied", counts: { created: 3, updated: 0, deleted: 0, unchanged: 0, failed: 0 } }]) },
   });
 }
 

@@ -1,4 +1,5 @@
 // vc list and vc describe against the API test server, with a repository applied by vc apply.
+import { editRecord } from "../support/records.js";
 import { expect } from "chai";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -50,7 +51,8 @@ describe("ops: vc list and vc describe", function () {
 
   it("follows the host: ready pods, scaled down, restoring, drift after a live edit, the last applied revision", async () => {
     server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "team-a-0", namespace: "vc-team-a", labels: { release: "team-a", app: "vc" } }, spec: { containers: [{ name: "syncer", image: "x" }] }, status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } });
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "vc-status", namespace: "vc-team-a", labels: { "vc.orch.io/managed-by": "team-a", "vc.orch.io/status": "true" } }, data: { cluster: "team-a", hostNamespace: "vc-team-a", lastAppliedRevision: "0123456789abcdef", result: "applied", history: "[]" } });
+    // As the reconciler records a run: no vc apply user.
+    editRecord(server, "team-a", { lastAppliedRevision: "0123456789abcdef", result: "applied", history: "[]", lastAppliedBy: undefined, lastAppliedVia: undefined });
     let row = (await list()).get("team-a")!;
     expect(row).to.deep.include({ controlPlane: "running", ready: "1/1", lastAppliedRevision: "0123456789abcdef", result: "applied", drift: "no" });
 

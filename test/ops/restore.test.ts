@@ -1,4 +1,5 @@
 // vc restore against the API test server (the host) and Debian's docker-registry; the test plays the kubelet.
+import { putRecord, recordConfigMap } from "../support/records.js";
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
@@ -40,7 +41,7 @@ function kubelet(server: KubeServer, outcome: "Succeeded" | "Failed" | "stuck" |
     const pod = server.get("v1", "Pod", NS, "team-a-restore");
     if (pod && !(pod.status as { phase?: string } | undefined)?.phase && outcome !== "stuck") {
       seen.restorePod = pod;
-      seen.suspendedWhileRestoring = !!server.get("v1", "ConfigMap", NS, "vc-status")?.metadata.annotations?.[SUSPEND_ANNOTATION];
+      seen.suspendedWhileRestoring = !!recordConfigMap(server, "team-a")?.metadata.annotations?.[SUSPEND_ANNOTATION];
       server.setPodLog(NS, "team-a-restore", "restore", outcome === "Succeeded" ? "restored 1234 keys\n" : "snapshot corrupt: checksum mismatch\n");
       server.put({ ...pod, status: { phase: outcome === "Succeeded" ? "Succeeded" : "Failed" } });
     }
@@ -74,7 +75,7 @@ describe("ops: vc restore", function () {
     server = await startKubeServer({ namespaces: ["default", NS] });
     server.put(statefulSet());
     server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "team-a-0", namespace: NS, labels: { release: "team-a", app: "vc" } }, spec: { containers: [{ name: "syncer", image: "x" }] }, status: { phase: "Running" } });
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "vc-status", namespace: NS, labels: { "vc.orch.io/managed-by": "team-a", "vc.orch.io/status": "true" } }, data: { cluster: "team-a" } });
+    putRecord(server, { cluster: "team-a", hostNamespace: NS });
     host = new KubeHost(KubeClient.open({ kubeconfig: server.kubeconfigPath }));
     server.resetRequests();
   });
@@ -86,7 +87,7 @@ describe("ops: vc restore", function () {
   });
 
   const replicas = () => (server.get("apps/v1", "StatefulSet", NS, "team-a")!.spec as { replicas: number }).replicas;
-  const suspended = () => server.get("v1", "ConfigMap", NS, "vc-status")!.metadata.annotations?.[SUSPEND_ANNOTATION];
+  const suspended = () => recordConfigMap(server, "team-a")!.metadata.annotations?.[SUSPEND_ANNOTATION];
   const writes = () => server.requests.filter((r) => r.method !== "GET").length;
 
   it("restores: suspends, scales to 0, runs the restore pod with the pinned reference, reports its logs, scales back, resumes", async () => {
@@ -166,7 +167,7 @@ describe("ops: vc restore", function () {
   });
 
   it("puts back a suspension that was there before instead of lifting it", async () => {
-    const cm = server.get("v1", "ConfigMap", NS, "vc-status")!;
+    const cm = recordConfigMap(server, "team-a")!;
     server.put({ ...cm, metadata: { ...cm.metadata, annotations: { [SUSPEND_ANNOTATION]: "maintenance by alice" } } });
     sim = kubelet(server, "Succeeded");
     const lines: string[] = [];

@@ -8,6 +8,8 @@ import type { ListRow } from "../../src/ops/list.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { TestRepo } from "../support/git-server.js";
 import { runVc } from "../support/vc.js";
+import { DEFAULT_RECORDS_NAMESPACE, fromRecordConfigMap, olderFirst, recordBase } from "../../src/records/record.js";
+import { RECORD_PATH, recordConfigMap, recordConfigMaps } from "../support/records.js";
 
 const FULL = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];
 const MINIMAL_VALUES = "clusters/minimal/values.yaml";
@@ -34,8 +36,15 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     repo.dispose();
   });
 
-  const statusOf = (ns: string): ClusterStatus | undefined => fromData(server.get("v1", "ConfigMap", ns, "vc-status")?.data as Record<string, string> | undefined);
-  const recordWrites = () => server.countRequests({ method: "PATCH", path: /\/configmaps\/vc-(status|history)$/ }) + server.countRequests({ method: "POST", path: /\/configmaps$/ });
+  /** The status of the cluster living in host namespace `ns`, from its record in the records namespace (the oldest claim). */
+  const statusOf = (ns: string): ClusterStatus | undefined => recordOf(ns)?.status;
+  const recordOf = (ns: string) =>
+    server
+      .list("v1", "ConfigMap", DEFAULT_RECORDS_NAMESPACE)
+      .map(fromRecordConfigMap)
+      .filter((r) => r?.hostNamespace === ns)
+      .sort((a, b) => olderFirst(a!, b!))[0];
+  const recordWrites = () => server.countRequests({ method: "PATCH", path: RECORD_PATH }) + server.countRequests({ method: "POST", path: /\/configmaps$/ });
   /** A commit that changes minimal's rendered StatefulSet (its CPU request). */
   const changeMinimal = (cpu: number, commit = true) => {
     repo.write({ [MINIMAL_VALUES]: `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${cpu}m\n        memory: 512Mi\n` });
@@ -149,29 +158,25 @@ describe("vc apply on the record (status and history, as the reconciler writes t
 
   it("never rewrites another owner's status: a cluster another source holds, or whose status it wrote; vc adopt takes both over", async () => {
     expect((await runVc(["apply", repo.work, ...kube, "--owner", "src-a", "--cluster", "minimal"])).code).to.equal(0);
-    const before = server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!;
+    const before = recordConfigMap(server, "minimal")!;
     expect(statusOf("vc-minimal")!.owner).to.equal("src-a");
 
     // B's run is blocked on A's objects: A's status stays as A wrote it.
     const b = await runVc(["apply", repo.work, ...kube, "--owner", "src-b", "--cluster", "minimal"]);
     expect(b.code).to.equal(1);
-    expect(b.stdout).to.include("is owned by another source").and.not.include("recorded");
-    expect(server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
+    expect(b.stdout).to.include("is held by source src-a").and.not.include("recorded");
+    expect(recordConfigMap(server, "minimal")!.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
 
-    // A status C wrote for bookinfo, none of whose objects are live: B applies the objects, but leaves the status alone.
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "team-bookinfo" } });
+    // A record C holds of bookinfo, none of whose objects are live: B is refused, C's record stays as C wrote it.
     const cHistory = [{ revision: "c0ffee", time: "2030-01-01T00:00:00.000Z", durationMs: 1, result: "applied", counts: { created: 1, updated: 0, deleted: 0, unchanged: 0, failed: 0 } }];
-    server.put({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "vc-status", namespace: "team-bookinfo", labels: { "vc.orch.io/managed-by": "bookinfo", "vc.orch.io/status": "true", "vc.orch.io/owner": "src-c" } },
-      data: { cluster: "bookinfo", hostNamespace: "team-bookinfo", result: "applied", lastAppliedRevision: "c0ffee", history: JSON.stringify(cHistory) },
-    });
-    const rv = server.get("v1", "ConfigMap", "team-bookinfo", "vc-status")!.metadata.resourceVersion;
+    const cRecord = recordBase(DEFAULT_RECORDS_NAMESPACE, "src-c", "bookinfo", "team-bookinfo");
+    server.put({ ...cRecord, data: { ...(cRecord.data as Record<string, string>), result: "applied", lastAppliedRevision: "c0ffee", history: JSON.stringify(cHistory) } });
+    const rv = recordConfigMap(server, "bookinfo")!.metadata.resourceVersion;
     const onC = await runVc(["apply", repo.work, ...kube, "--owner", "src-b", "--cluster", "bookinfo"]);
-    expect(onC.code, onC.stdout).to.equal(0);
-    expect(onC.stdout).to.include("cluster bookinfo: not recorded: owned by src-c: its status is that source's, not rewritten");
-    expect(server.get("v1", "ConfigMap", "team-bookinfo", "vc-status")!.metadata.resourceVersion).to.equal(rv);
+    expect(onC.code, onC.stdout).to.equal(1);
+    expect(onC.stdout).to.include("! cluster bookinfo is held by source src-c").and.not.include("recorded");
+    expect(recordConfigMap(server, "bookinfo")!.metadata.resourceVersion).to.equal(rv);
+    expect(server.get("v1", "Namespace", undefined, "team-bookinfo")).to.equal(undefined);
 
     // vc adopt hands minimal over, status included: recorded as the adoption it is.
     const adopt = await runVc(["adopt", "minimal", repo.work, ...kube, "--owner", "src-b", "--from", "src-a"]);
@@ -180,14 +185,15 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     expect(adopted.owner).to.equal("src-b");
     expect(adopted.history[0]).to.deep.include({ via: "adopt", by: "alice" });
     expect(adopted.history[1]).to.deep.include({ via: "apply", by: "alice" });
-    expect(server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!.metadata.labels?.["vc.orch.io/owner"]).to.equal("src-b");
+    expect(recordConfigMaps(server, "minimal").map((c) => c.metadata.labels?.["vc.orch.io/owner"])).to.deep.equal(["src-b"]);
   });
 
   it("a record that cannot be written fails the run (exit 2) and says what to grant; the objects are applied", async () => {
-    server.faults.add({ method: "PATCH", path: /\/configmaps\/vc-status$/, status: 403 });
+    server.faults.add({ method: "PATCH", path: RECORD_PATH, status: 403 });
     const res = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
     expect(res.code).to.equal(2);
-    expect(res.stdout).to.match(/! cluster minimal: applied, but its record could not be written: .*403.*\(vc needs get, create and patch on ConfigMaps in the cluster's host namespace\)/);
+    // The objects are applied; the record of what was applied (its first write) fails, and so does the run.
+    expect(res.stdout).to.match(/failed ConfigMap record of cluster minimal: vc's record of the cluster could not be written: .*403.*\(vc needs get, create and patch on ConfigMaps in the records namespace vc-system\)/);
     expect(server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal")).to.not.equal(undefined);
   });
 

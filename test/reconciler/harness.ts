@@ -11,6 +11,7 @@ import { createMetrics } from "../../src/reconciler/metrics.js";
 import { newPassState, runPass, type PassDeps, type PassRequest } from "../../src/reconciler/pass.js";
 import { GitSource } from "../../src/reconciler/source.js";
 import { KubeStatusStore } from "../../src/reconciler/status-store.js";
+import { DEFAULT_RECORDS_NAMESPACE, recordName } from "../../src/records/record.js";
 import { startGitServer, TestRepo, type GitServer } from "../support/git-server.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
@@ -47,10 +48,13 @@ export class Bed {
   /** Pass dependencies over a fresh mirror (its own folder) and a fresh client. */
   deps(over: Partial<PassDeps> = {}, mirror = "mirror"): PassDeps {
     const client = this.client();
+    // The reconciler's target reads and writes this source's records (service.ts does the same).
+    const target = new KubeTarget(client);
+    target.source = over.owner ?? "";
     return {
       engine: defaultEngine,
-      target: new KubeTarget(client),
-      store: new KubeStatusStore(client),
+      target,
+      store: new KubeStatusStore(client, { source: target.source, records: target.records }),
       allowMassPrune: false,
       mayWrite: () => true,
       source: new GitSource({ url: this.url, dir: join(this.tmp, mirror) }),
@@ -78,8 +82,14 @@ export class Bed {
     return this.kube.get("apps/v1", "StatefulSet", `vc-${cluster}`, cluster);
   }
 
-  statusData(cluster: string): Record<string, string> | undefined {
-    return this.kube.get("v1", "ConfigMap", `vc-${cluster}`, "vc-status")?.data as Record<string, string> | undefined;
+  /** The status data of a cluster's record (records namespace vc-system; the source "" of a run without an owner). */
+  statusData(cluster: string, source = ""): Record<string, string> | undefined {
+    return this.record(cluster, source)?.data as Record<string, string> | undefined;
+  }
+
+  /** The record ConfigMap of (source, cluster) in the records namespace. */
+  record(cluster: string, source = "") {
+    return this.kube.get("v1", "ConfigMap", DEFAULT_RECORDS_NAMESPACE, recordName(source, cluster));
   }
 
   async close(): Promise<void> {

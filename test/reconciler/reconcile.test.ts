@@ -37,14 +37,19 @@ describe("reconciler against a git server and the API test server", function () 
     // The StatefulSet and the Secret holding the values change; the other objects of the cluster do not.
     const updated = res.clusters[0]!.sync!.counts.updated;
     expect(updated).to.equal(2);
-    // One status read, one LIST per inventory kind, one apply per changed object, one status write, and the two
-    // LISTs of the host's public-host claims (the cluster serves a Gateway host): nothing for the 7 other clusters.
+    // One LIST per inventory kind; vc's record of the cluster read three times (is it migrated, its status, its
+    // inventory) and two LISTs of the records claiming the cluster or its namespace; the host's public-host claims
+    // (the cluster serves a Gateway host): two LISTs and one of the records holding them; one apply per changed
+    // object, one status write: nothing for the 7 other clusters.
     const claims = bed.kube.requests.filter((r) => new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)));
     expect(claims.map((r) => r.resource).sort()).to.deep.equal(["gateways", "virtualservices"]);
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 1 + 2);
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 5 + 3);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
-    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 1 + updated + 1 + 2);
-    for (const r of bed.kube.requests.filter((x) => !claims.includes(x))) {
+    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 5 + 3 + updated + 1);
+    // The records holding those claims: one LIST of every record (claims are held by any cluster of any source).
+    const claimRecords = bed.kube.requests.filter((r) => r.resource === "configmaps" && decodeURIComponent(r.query).startsWith("labelSelector=vc.orch.io/record=record&"));
+    expect(claimRecords.length).to.equal(1);
+    for (const r of bed.kube.requests.filter((x) => !claims.includes(x) && !claimRecords.includes(x))) {
       const text = decodeURIComponent(`${r.path}?${r.query}`);
       expect(text.includes(name(3)), text).to.equal(true);
     }
@@ -118,7 +123,7 @@ describe("reconciler against a git server and the API test server", function () 
     expect(JSON.stringify(bed.statefulSet(name(4)))).to.not.include("800m");
     expect(bed.statusData(name(4))).to.include({ result: "suspended", message: "suspended in cluster.yaml" });
 
-    // Run-time suspension (vc restore): the annotation on vc-status stops the next run too.
+    // Run-time suspension (vc restore): the annotation on its record stops the next run too.
     const client = bed.client();
     await suspendCluster(client, name(6), `vc-${name(6)}`, "vc restore oci://registry/backup:1");
     bed.edit(`clusters/${name(6)}/values.yaml`, /cpu: \d+m/, "cpu: 550m");
@@ -127,7 +132,7 @@ describe("reconciler against a git server and the API test server", function () 
     expect(during.clusters.map((c) => [c.cluster, c.result, c.message])).to.deep.equal([[name(6), "suspended", "suspended by vc restore oci://registry/backup:1"]]);
     expect(JSON.stringify(bed.statefulSet(name(6)))).to.not.include("550m");
     await resumeCluster(client, name(6), `vc-${name(6)}`);
-    const cm = bed.kube.get("v1", "ConfigMap", `vc-${name(6)}`, "vc-status")!;
+    const cm = bed.record(name(6))!;
     expect(cm.metadata.annotations?.["vc.orch.io/suspended-by"]).to.equal(undefined);
     const after = await runPass(deps, state, { kind: "full" });
     expect(after.clusters.find((c) => c.cluster === name(6))!.result).to.equal("applied");
@@ -166,7 +171,9 @@ describe("reconciler against a git server and the API test server", function () 
       const again = later.clusters.find((c) => c.cluster === name(2));
       expect(again?.result, again?.message).to.equal("deleted");
       expect(again!.message).to.include(`only its kept Namespace vc-${name(2)} is left`);
-      expect(bed.statusData(name(2))).to.equal(undefined);
+      // Its status is forgotten; its record keeps the kept Namespace, so that no other cluster or source may claim it.
+      expect(bed.statusData(name(2))?.result).to.equal(undefined);
+      expect(JSON.parse(bed.statusData(name(2))!.inventory!)).to.deep.equal([`Namespace//vc-${name(2)}`]);
       expect(bed.writes()).to.equal(0);
     }
   });
@@ -207,10 +214,13 @@ describe("reconciler against a git server and the API test server", function () 
     bed.kube.resetRequests();
     const res = await runPass({ ...deps, allowMassPrune: true }, newPassState(), { kind: "full" });
     expect(res.clusters.map((c) => [c.cluster, c.result])).to.have.deep.members(Array.from({ length: 8 }, (_, i) => [name(i), i === 7 ? "deleted" : "applied"]));
-    // statuses + namespaces, then ceil(8 / 3) = 3 chunks of one LIST per kind, and the public-host claims read once
-    // for the whole pass (two LISTs); the writes are the prune and no status.
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * INVENTORY_TYPES.length + 2);
-    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(0);
+    // The records (statuses, migration check, clusters on the host) + labelled namespaces (legacy clusters to migrate),
+    // then ceil(8 / 3) = 3 chunks of one LIST per kind, one of the records and one of the claims; the removed cluster's
+    // record read before its status is forgotten; the public-host claims read once for the whole pass (two LISTs and
+    // one of the records holding them); the writes are the prune and, on its record, the inventory left (its kept
+    // Namespace) and the status forgotten: no status of another cluster.
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(4 + 3 * (INVENTORY_TYPES.length + 2) + 1 + 3);
+    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(2);
     const selectors = bed.kube.requests.filter((r) => r.method === "GET").map((r) => decodeURIComponent(r.query));
     expect(selectors.filter((q) => q.includes(`${LABELS.inventory} in (`))).to.have.length(3 * INVENTORY_TYPES.length);
   });

@@ -1,5 +1,5 @@
-// A cluster's status is read only from its own host namespace: a look-alike vc-status ConfigMap elsewhere neither
-// suspends it nor rewrites its history; a damaged stored history is left out with a warning.
+// A cluster's status is read only from its record in the records namespace: a look-alike vc-status ConfigMap in its
+// own host namespace or elsewhere neither suspends it nor rewrites its history; a damaged stored history is left out.
 import { expect } from "chai";
 import { fromData } from "../../src/reconciler/status.js";
 import { newPassState, runPass } from "../../src/reconciler/pass.js";
@@ -15,26 +15,31 @@ describe("reconciler: status cannot be forged", function () {
   });
   afterEach(() => bed.close());
 
-  it("a vc-status ConfigMap for a cluster in another namespace neither suspends it nor replaces its history", async () => {
-    const victim = name(1);
-    const first = await runPass(bed.deps(), newPassState(), { kind: "full" });
-    expect(first.clusters.every((c) => c.result === "applied")).to.equal(true);
-    const history = JSON.parse(bed.statusData(victim)!.history) as unknown[];
-    bed.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "zz-attacker" } });
-    bed.kube.put({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: STATUS_CONFIGMAP, namespace: "zz-attacker", labels: { [STATUS_LABEL]: "true", [LABELS.managedBy]: victim }, annotations: { [SUSPENDED_BY_ANNOTATION]: "an attacker" } },
-      data: { cluster: victim, hostNamespace: `vc-${victim}`, history: "[]" },
+  for (const where of ["another namespace", "its own host namespace"]) {
+    it(`a vc-status ConfigMap for a cluster in ${where} neither suspends it nor replaces its history`, async () => {
+      const victim = name(1);
+      const first = await runPass(bed.deps(), newPassState(), { kind: "full" });
+      expect(first.clusters.every((c) => c.result === "applied")).to.equal(true);
+      const history = JSON.parse(bed.statusData(victim)!.history) as unknown[];
+      const ns = where === "another namespace" ? "zz-attacker" : `vc-${victim}`;
+      bed.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "zz-attacker" } });
+      const forged = { cluster: victim, hostNamespace: `vc-${victim}`, result: "failed", history: "[]" };
+      bed.kube.put({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: STATUS_CONFIGMAP, namespace: ns, labels: { [STATUS_LABEL]: "true", [LABELS.managedBy]: victim }, annotations: { [SUSPENDED_BY_ANNOTATION]: "an attacker" } },
+        data: forged,
+      });
+      bed.kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "vc-history", namespace: ns, labels: { [LABELS.managedBy]: victim } }, data: { cluster: victim, history: "[]" } });
+      const second = await runPass(bed.deps(), newPassState(), { kind: "full" });
+      expect(second.clusters.find((c) => c.cluster === victim)!.result).to.equal("applied");
+      const after = JSON.parse(bed.statusData(victim)!.history) as unknown[];
+      expect(after).to.deep.equal(history);
+      expect(bed.record(victim)!.metadata.annotations?.[SUSPENDED_BY_ANNOTATION]).to.equal(undefined);
+      // vc never wrote nor deleted the forgeries: they are the tenant's own ConfigMaps, read by nothing.
+      expect(bed.kube.get("v1", "ConfigMap", ns, STATUS_CONFIGMAP)!.data).to.deep.equal(forged);
     });
-    const logs: string[] = [];
-    const logger = { debug() {}, info() {}, warn: (msg: string) => logs.push(msg), error() {} };
-    const second = await runPass(bed.deps({ logger }), newPassState(), { kind: "full" });
-    expect(second.clusters.find((c) => c.cluster === victim)!.result).to.equal("applied");
-    expect(logs).to.include("ignoring a status outside the cluster's host namespace");
-    const after = JSON.parse(bed.statusData(victim)!.history) as unknown[];
-    expect(after).to.deep.equal(history);
-  });
+  }
 
   it("a damaged history ([null], entries of the wrong shape, not JSON) is left out, and the rest still reads", () => {
     const good = { revision: "abc", time: "2026-11-24T00:00:00Z", result: "applied" };

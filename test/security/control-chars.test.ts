@@ -44,8 +44,9 @@ describe("security: control characters from the host are printed escaped", funct
     expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
     expect(applied.stdout).to.not.match(RAW);
     expect(applied.stdout).to.include("by unverified: mallory\\nminimal   vc-minimal").and.include("\\x1b[31m FAKE \\x1b[0m\\x1b[2J\\x9b2J\\u202eslfa (kubeconfig user)");
-    // And a message of the same kind in the stored status, as whoever can write it would plant it.
-    const stored = server.list("v1", "ConfigMap").find((c) => c.metadata.labels?.["vc.orch.io/status"] === "true" && (c as { data?: Record<string, string> }).data?.cluster === "minimal")!;
+    // And a message of the same kind in the stored status (vc's record), as whoever can write it would plant it.
+    const stored = server.list("v1", "ConfigMap").find((c) => c.metadata.labels?.["vc.orch.io/record"] === "record" && (c as { data?: Record<string, string> }).data?.cluster === "minimal")!;
+    expect(stored, "the cluster's record").to.not.equal(undefined);
     const data = (stored as unknown as { data: Record<string, string> }).data;
     server.put({ ...stored, data: { ...data, message: `ok\nbookinfo   team-bookinfo   applied   \u001b]0;pwned\u0007` } });
   });

@@ -8,6 +8,7 @@ import { LABELS } from "../../src/translate/keys.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { clusterObjects } from "../plan/fixtures.js";
 import { describeProfiles } from "../support/profiles.js";
+import { recordName } from "../../src/records/record.js";
 
 const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
 const sync = (t: KubeTarget, desired: KubeObject[], opts: Partial<{ prune: boolean; dryRun: boolean; allowMassPrune: boolean }> = {}) =>
@@ -32,8 +33,11 @@ describeProfiles("target/kube against the test API server", (profile) => {
     const result = await sync(target, clusterObjects("a"));
     expect(result.ok).to.equal(true);
     expect(result.counts.created).to.equal(6);
-    expect(server.countRequests({ method: "PATCH" })).to.equal(6);
-    const patches = server.requests.filter((r) => r.method === "PATCH");
+    // Six objects, then the cluster's record: its first write finds no records namespace (404), which is created.
+    const patches = server.requests.filter((r) => r.method === "PATCH" && r.namespace !== "vc-system" && r.name !== "vc-system");
+    expect(patches).to.have.length(6);
+    expect(server.countRequests({ method: "PATCH" })).to.equal(6 + 3);
+    expect(JSON.parse((server.get("v1", "ConfigMap", "vc-system", recordName("", "a"))!.data as Record<string, string>).inventory!)).to.have.length(6);
     expect(patches[0]!.resource).to.equal("namespaces");
     expect(patches.every((r) => /fieldManager=vc/.test(r.query) && /force=true/.test(r.query))).to.equal(true);
     const sts = server.get("apps/v1", "StatefulSet", "vc-a", "a")!;
@@ -48,8 +52,12 @@ describeProfiles("target/kube against the test API server", (profile) => {
     expect(result.plan.counts).to.deep.equal({ create: 0, update: 0, delete: 0, unchanged: 6 });
     expect(result.plan.changes.every((c) => !c.diff)).to.equal(true);
     expect(writes(server)).to.equal(0);
-    expect(server.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length);
-    expect(server.requests.every((r) => decodeURIComponent(r.query).includes(`labelSelector=${LABELS.inventory}=a`))).to.equal(true);
+    // One LIST per kind and one of the records (a target without a source reads each cluster's holder's record and
+    // refuses nobody: no claims are listed).
+    expect(server.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 1);
+    const inventory = server.requests.filter((r) => r.namespace !== "vc-system");
+    expect(inventory).to.have.length(INVENTORY_TYPES.length);
+    expect(inventory.every((r) => decodeURIComponent(r.query).includes(`labelSelector=${LABELS.inventory}=a`))).to.equal(true);
   });
 
   it("updates only the object that changed", async () => {
@@ -203,7 +211,8 @@ describeProfiles("target/kube against the test API server", (profile) => {
     const fleet = await target.listFleetInventory();
     expect([...fleet.keys()].sort()).to.deep.equal(["a", "b", "c"]);
     expect(fleet.get("b")).to.have.length(6);
-    expect(server.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length);
+    // One LIST per kind, and one of the records that say which of the labelled objects are vc's.
+    expect(server.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 1);
   });
 
   it("masks a Secret's values in an error message the server echoes them in", async () => {

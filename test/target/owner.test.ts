@@ -1,6 +1,6 @@
-// One owner per cluster: two sources against one host (the API test server). Every object and status records its
-// owner; a source never updates, adopts or prunes what another owns and reports the conflict per cluster; vc adopt
-// hands a cluster over explicitly.
+// One owner per cluster: two sources against one host (the API test server). Each source's records (records
+// namespace) say what it holds, the older record wins; a source never updates, adopts or prunes what another holds and
+// reports the conflict per cluster; vc adopt hands a cluster over explicitly.
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +16,7 @@ import { LABELS } from "../../src/translate/keys.js";
 import { INVENTORY_TYPES } from "../../src/target/kube/target.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { exampleRepo, runVc } from "./cli-support.js";
+import { recordConfigMap, recordConfigMaps, recordData } from "../support/records.js";
 
 const OWNER = LABELS.owner;
 /** Every object of the kinds vc applies, on the test server. */
@@ -126,7 +127,7 @@ describe("two sources on one host", function () {
     server.resetRequests();
     const bRun = await apply(b, "team-b", "--prune", "--allow-mass-prune");
     expect(bRun.code).to.equal(1);
-    expect(bRun.stdout).to.include("! cluster minimal is owned by another source: its live objects carry vc.orch.io/owner=team-a (this source is team-b)");
+    expect(bRun.stdout).to.include("! cluster minimal is held by source team-a (its record since").and.include("this source (team-b) is refused");
     expect(bRun.stdout).to.include("vc adopt minimal --from team-a");
     expect(bRun.stdout).to.match(/cluster platform: \d+ created/);
     expect(bRun.stdout, "A's bookinfo is not B's to prune, nor to report").to.not.include("bookinfo");
@@ -136,7 +137,7 @@ describe("two sources on one host", function () {
     expect(liveOwners("vc-platform")).to.deep.equal(new Set(["team-b"]));
 
     const diff = await runVc(["diff", b, ...kube, "--owner", "team-b", "--prune"]);
-    expect(diff.stdout).to.include("cluster minimal is owned by another source");
+    expect(diff.stdout).to.include("cluster minimal is held by source team-a");
 
     // A, pruning with the mass-prune guard off, leaves B's platform alone.
     server.resetRequests();
@@ -151,7 +152,7 @@ describe("two sources on one host", function () {
     await apply(b, "team-b");
     const wrong = await runVc(["adopt", "minimal", b, ...kube, "--owner", "team-b", "--from", "someone-else"]);
     expect(wrong.code).to.equal(1);
-    expect(wrong.stdout).to.include("owned by another source").and.include("vc.orch.io/owner=team-a");
+    expect(wrong.stdout).to.include("cluster minimal is held by source team-a");
     const adopted = await runVc(["adopt", "minimal", b, ...kube, "--owner", "team-b", "--from", "team-a", "--prune"]);
     expect(adopted.code, adopted.stdout + adopted.stderr).to.equal(0);
     expect(adopted.stdout).to.include("cluster minimal is now owned by team-b");
@@ -159,7 +160,9 @@ describe("two sources on one host", function () {
     expect((server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal") as any).spec.replicas).to.equal(2);
 
     const aRun = await apply(a, "team-a");
-    expect(aRun.stdout).to.include("cluster minimal is owned by another source").and.include("vc.orch.io/owner=team-b");
+    expect(aRun.stdout).to.include("cluster minimal is held by source team-b");
+    // The hand-over moved the record: team-a holds nothing of minimal any more, team-b its history too.
+    expect(recordConfigMaps(server, "minimal").map((c) => c.metadata.labels![OWNER])).to.deep.equal(["team-b"]);
     rmSync(join(a, "clusters", "minimal"), { recursive: true });
     server.resetRequests();
     const pruned = await apply(a, "team-a", "--prune", "--allow-mass-prune");
@@ -168,18 +171,22 @@ describe("two sources on one host", function () {
     expect(server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal")).to.not.equal(undefined);
   });
 
-  it("objects applied before owners were recorded: desired ones are taken over, others are kept from prune", async () => {
+  it("objects applied before owners and records: vc's own are migrated into the record, a look-alike is neither taken nor pruned", async () => {
     expect((await runVc(["apply", a, ...kube, "--cluster", "minimal"], { env: { VC_OWNER: "" } })).code).to.equal(0);
-    // Strip the owner label as an older vc would have left the objects.
+    // A host as an older vc left it: no records, no owner labels.
+    for (const c of server.list("v1", "ConfigMap", "vc-system")) server.remove("v1", "ConfigMap", "vc-system", c.metadata.name);
     for (const o of allObjects(server).filter((x) => x.metadata.labels?.[LABELS.inventory] === "minimal")) {
       const { [OWNER]: _gone, ...labels } = o.metadata.labels!;
       server.put({ ...o, metadata: { ...o.metadata, labels } });
     }
+    // Someone else's ConfigMap carrying the inventory label (vc's field manager never wrote it).
     server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "leftover", namespace: "vc-minimal", labels: { [LABELS.inventory]: "minimal", [LABELS.managedBy]: "minimal" } }, data: {} });
     const run = await apply(a, "team-a", "--cluster", "minimal", "--prune");
-    expect(run.code, run.stdout).to.equal(0);
-    expect(run.stdout).to.include("kept ConfigMap vc-minimal/leftover: no owner recorded on it");
+    expect(run.code, run.stdout + run.stderr).to.equal(0);
+    expect(run.stderr).to.include("cluster minimal: migrated vc's record from host namespace vc-minimal");
+    expect(run.stdout).to.not.include("leftover");
     expect(server.get("v1", "ConfigMap", "vc-minimal", "leftover")).to.not.equal(undefined);
+    expect((recordData(server, "minimal")!.inventory as string)).to.not.include("leftover");
     expect((server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal") as KubeObject).metadata.labels![OWNER]).to.equal("team-a");
   });
 
@@ -187,18 +194,18 @@ describe("two sources on one host", function () {
     const cfg = (repo: string, owner: string) => ({ repo, branch: "main", target: "kube", kubeconfig: server.kubeconfigPath, context: "test", intervalMs: 60_000, resyncMs: 60_000, leaderElect: false, allowMassPrune: true, owner, logger: silentLogger, cacheDir: join(repo, ".cache") });
     const first = await reconcileOnce(cfg(a, "team-a"));
     expect(first.clusters.map((c) => `${c.cluster}:${c.result}`)).to.deep.equal(["bookinfo:applied", "minimal:applied"]);
-    const status = server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!;
+    const status = recordConfigMap(server, "minimal")!;
     expect(status.metadata.labels![OWNER]).to.equal("team-a");
     server.resetRequests();
     const second = await reconcileOnce(cfg(b, "team-b"));
     const by = new Map(second.clusters.map((c) => [c.cluster, c]));
     expect(by.get("minimal")!.result).to.equal("blocked");
-    expect(by.get("minimal")!.message).to.include("owned by another source");
+    expect(by.get("minimal")!.message).to.include("cluster minimal is held by source team-a");
     expect(by.get("minimal")!.statusWritten).to.equal(false);
-    expect(by.get("bookinfo")!.result, "A's cluster is skipped, never pruned").to.equal("skipped");
+    expect(by.has("bookinfo"), "A's cluster is not B's: B has no record of it, so never prunes it").to.equal(false);
     expect(by.get("platform")!.result).to.equal("applied");
     expect(writesIn(server, "vc-minimal") + writesIn(server, "team-bookinfo")).to.equal(0);
-    expect(server.get("v1", "ConfigMap", "vc-minimal", "vc-status")!.metadata.resourceVersion).to.equal(status.metadata.resourceVersion);
-    expect(server.get("v1", "ConfigMap", "vc-platform", "vc-status")!.metadata.labels![OWNER]).to.equal("team-b");
+    expect(recordConfigMap(server, "minimal")!.metadata.resourceVersion).to.equal(status.metadata.resourceVersion);
+    expect(recordConfigMap(server, "platform")!.metadata.labels![OWNER]).to.equal("team-b");
   });
 });

@@ -5,6 +5,7 @@ import { startKubeServer, type KubeServer } from "../support/kube-server/index.j
 import { exampleRepo, runVc } from "./cli-support.js";
 import { KubeClient } from "../../src/target/kube/client.js";
 import { Discovery } from "../../src/target/kube/discovery.js";
+import { recordData } from "../support/records.js";
 
 const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
 
@@ -72,8 +73,8 @@ describe("plan with server semantics, on the test API server", () => {
     expect(blocked.stdout).to.include("Run vc apply --force").and.include("cluster platform: 0 created, 0 updated, 0 deleted, 18 unchanged, 0 failed, 2 skipped");
     expect(blocked.stdout).to.include("updated StatefulSet vc-minimal/minimal");
     // Only the other cluster was written: nothing of platform (not even its config Secret) half-applied; its record says blocked.
-    expect(server.requests.filter((r) => ["PATCH", "DELETE"].includes(r.method) && r.name !== "vc-status").every((r) => r.namespace === "vc-minimal")).to.equal(true);
-    expect((server.get("v1", "ConfigMap", "vc-platform", "vc-status")!.data as Record<string, string>).result).to.equal("blocked");
+    expect(server.requests.filter((r) => ["PATCH", "DELETE"].includes(r.method) && r.namespace !== "vc-system").every((r) => r.namespace === "vc-minimal")).to.equal(true);
+    expect(recordData(server, "platform")!.result).to.equal("blocked");
     expect(writes(server)).to.be.greaterThan(0);
     // The config Secret was not updated either: nothing of the cluster half-applied.
     const uid = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")!.metadata.uid;

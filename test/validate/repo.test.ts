@@ -131,20 +131,52 @@ describe("validate: whole repository", () => {
     ]);
   });
 
-  it("refuses the host's own namespaces and warns on default", async () => {
+  it("refuses the host's own namespaces, default, the reconciler's and the integrations' (located); the other clusters go on", async () => {
     const r = await loadAndValidate(
       makeRepo({
         "clusters/a/values.yaml": "{}\n",
         "clusters/a/cluster.yaml": "namespace: kube-system\n",
         "clusters/b/values.yaml": "{}\n",
         "clusters/b/cluster.yaml": "suspend: true\nnamespace: default\n",
+        "clusters/c/values.yaml": "{}\n",
+        "clusters/c/cluster.yaml": "namespace: vc-system\n",
+        "clusters/d/values.yaml": "{}\n",
+        "clusters/d/cluster.yaml": "namespace: istio-system\n",
+        "clusters/e/values.yaml": "{}\n",
+        "clusters/e/cluster.yaml": "namespace: cert-manager\n",
+        "clusters/f/values.yaml": "{}\n",
+        "clusters/f/cluster.yaml": "namespace: kube-anything\n",
+        "clusters/ok/values.yaml": "{}\n",
       }),
     );
-    expect(r.diagnostics.map((d) => [d.file, d.line, d.severity, d.code])).to.deep.equal([
-      ["clusters/a/cluster.yaml", 1, "error", "reserved-namespace"],
-      ["clusters/b/cluster.yaml", 2, "warning", "reserved-namespace"],
+    expect(r.diagnostics.map((d) => [d.file, d.line, d.col, d.severity, d.code])).to.deep.equal([
+      ["clusters/a/cluster.yaml", 1, 1, "error", "reserved-namespace"],
+      ["clusters/b/cluster.yaml", 2, 1, "error", "reserved-namespace"],
+      ["clusters/c/cluster.yaml", 1, 1, "error", "reserved-namespace"],
+      ["clusters/d/cluster.yaml", 1, 1, "error", "reserved-namespace"],
+      ["clusters/e/cluster.yaml", 1, 1, "error", "reserved-namespace"],
+      ["clusters/f/cluster.yaml", 1, 1, "error", "reserved-namespace"],
     ]);
-    expect(r.clusters.map((c) => c.spec?.settings)).to.deep.equal([undefined, { namespace: "default", suspend: true, prune: true }]);
+    expect(r.diagnostics.find((d) => d.file === "clusters/c/cluster.yaml")!.message).to.include("the reconciler's own namespace");
+    expect(r.diagnostics.find((d) => d.file === "clusters/d/cluster.yaml")!.message).to.include("platform integration");
+    expect(r.clusters.map((c) => [c.name, c.valid])).to.deep.equal([["a", false], ["b", false], ["c", false], ["d", false], ["e", false], ["f", false], ["ok", true]]);
+    // No cluster.yaml: the default vc-<name> of a folder named system is the reconciler's namespace.
+    const byDefault = await loadAndValidate(makeRepo({ "clusters/system/values.yaml": "{}\n" }));
+    expect(byDefault.diagnostics.map((d) => [d.file, d.severity, d.code])).to.deep.equal([["clusters/system", "error", "reserved-namespace"]]);
+  });
+
+  it("the fleet policy's hostNamespaces.pattern bounds every cluster's namespace, its default too", async () => {
+    const r = await loadAndValidate(
+      makeRepo({
+        "policy.yaml": "hostNamespaces:\n  pattern: \"vc-*\"\n",
+        "clusters/a/values.yaml": "{}\n",
+        "clusters/b/values.yaml": "{}\n",
+        "clusters/b/cluster.yaml": "namespace: team-b\n",
+      }),
+    );
+    expect(r.diagnostics.map((d) => [d.file, d.line, d.severity, d.code])).to.deep.equal([["clusters/b/cluster.yaml", 1, "error", "policy-host-namespace"]]);
+    expect(r.diagnostics[0]!.message).to.equal('host namespace "team-b" is outside the fleet policy\'s hostNamespaces.pattern "vc-*" (policy.yaml)');
+    expect(r.clusters.map((c) => [c.name, c.valid])).to.deep.equal([["a", true], ["b", false]]);
   });
 
   it("limits validation to the named clusters and reports unknown names", async () => {

@@ -1,6 +1,10 @@
-// The `kube` target: a live host through the kubeconfig; inventory by label-selected LISTs, server-side apply, guarded deletes.
-import type { KubeObject } from "../../kube/object.js";
-import { refOf } from "../../kube/object.js";
+// The `kube` target: a live host through the kubeconfig; inventory by label-selected LISTs kept to vc's records, server-side apply, guarded deletes.
+import type { KubeObject, ObjectRef } from "../../kube/object.js";
+import { objectKey, refOf } from "../../kube/object.js";
+import { takeOwnershipName } from "../conflicts.js";
+import { mapLimit } from "../pool.js";
+import { olderFirst, type ClusterRecord } from "../../records/record.js";
+import { RecordStore } from "../../records/store.js";
 import { MESH_GROUP, RESOURCES, type ResourceType } from "../../kube/resources.js";
 import { inventorySelector, LABELS } from "../../translate/keys.js";
 import { stripServerFields } from "../../plan/normalize.js";
@@ -30,15 +34,55 @@ export class KubeTarget implements Target {
   private readonly discovery: Discovery;
   private claims: { at: number; objects: Promise<KubeObject[]> } | undefined;
 
-  constructor(readonly client: KubeClient) {
+  /** vc's records (records namespace): the authority on what vc applied for each cluster. */
+  readonly records: RecordStore;
+  /**
+   * The source (owner name) whose records this run reads; undefined: each cluster's holder (the oldest record). Set by
+   * the command or the reconciler once the owner is known.
+   */
+  source?: string;
+  /** Records found in host namespaces and not yet written to the records namespace (a dry run's migration, records/migrate.ts). */
+  readonly pending = new Map<string, ClusterRecord>();
+
+  constructor(
+    readonly client: KubeClient,
+    records?: RecordStore,
+  ) {
     this.discovery = new Discovery(client);
     this.description = `kube context ${client.contextName} (${client.server})`;
+    this.records = records ?? new RecordStore(client);
   }
 
+  /**
+   * The records this run reads, by cluster: this source's (or each cluster's holder without a source), with the
+   * migrations not yet written. One LIST of the records namespace.
+   */
+  async recordsByCluster(only?: readonly string[]): Promise<Map<string, ClusterRecord>> {
+    const selector = only && only.length > 0 && only.length <= 100 ? `${LABELS.managedBy} in (${[...new Set(only)].join(",")})` : undefined;
+    return this.readRecords(await this.records.list(selector));
+  }
+
+  /** Of records listed, the ones this run reads by cluster (recordsByCluster). */
+  private readRecords(listed: readonly ClusterRecord[]): Map<string, ClusterRecord> {
+    const out = new Map<string, ClusterRecord>();
+    for (const r of listed) {
+      if (this.source !== undefined ? r.source === this.source : !out.has(r.cluster)) out.set(r.cluster, r);
+    }
+    for (const [cluster, r] of this.pending) if (!out.has(cluster)) out.set(cluster, r);
+    return out;
+  }
+
+  /** The live objects of one cluster that its record holds (label-selected LISTs, kept to the record). */
   async listInventory(cluster: string, hostNamespace?: string): Promise<KubeObject[]> {
     const selector = inventorySelector(cluster);
-    const lists = await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, selector, t.namespaced ? hostNamespace : undefined)));
-    return lists.flat();
+    const [lists, record] = await Promise.all([Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, selector, t.namespaced ? hostNamespace : undefined))), this.recordOf(cluster)]);
+    return keptToRecord(lists.flat(), cluster, record);
+  }
+
+  /** This source's record of a cluster (one GET; a pending migration when none is written), or the holder's without a source. */
+  async recordOf(cluster: string): Promise<ClusterRecord | undefined> {
+    if (this.source === undefined) return (await this.recordsByCluster()).get(cluster);
+    return (await this.records.read(this.source, cluster)) ?? this.pending.get(cluster);
   }
 
   /** Objects of every inventory kind matching a label selector, across namespaces (one LIST per kind; unserved kinds hold nothing). */
@@ -47,14 +91,18 @@ export class KubeTarget implements Target {
   }
 
   /**
-   * The live claims of public hosts (vc's Gateways and VirtualServices across namespaces): read once and reused until
-   * this target writes or deletes one of those kinds, reads the fleet's inventory (which holds them: no extra LIST), or
-   * CLAIMS_MAX_AGE_MS pass; so a fleet of clusters with Gateways costs two LISTs per run, not two per cluster.
+   * The live claims of public hosts (vc's Gateways and VirtualServices across namespaces), kept to the objects a record
+   * of any source holds (a label in a tenant's namespace is no claim): read once and reused until this target writes or
+   * deletes one of those kinds, reads the fleet's inventory (which holds them: no extra LIST), or CLAIMS_MAX_AGE_MS
+   * pass; so a fleet of clusters with Gateways costs two LISTs and the records' LIST per run, not per cluster.
    */
   async listHostClaims(): Promise<KubeObject[]> {
     if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.objects;
     const at = Date.now();
-    const objects = (async () => (await Promise.all(CLAIM_TYPES.map((t) => this.listKind(t, LABELS.inventory)))).flat())();
+    const objects = (async () => {
+      const [lists, records] = await Promise.all([Promise.all(CLAIM_TYPES.map((t) => this.listKind(t, LABELS.inventory))), this.records.list()]);
+      return heldByARecord(lists.flat(), records);
+    })();
     this.claims = { at, objects };
     objects.catch(() => {
       if (this.claims?.objects === objects) this.claims = undefined;
@@ -62,18 +110,125 @@ export class KubeTarget implements Target {
     return objects;
   }
 
+  /** The recorded live inventory of the named clusters (one LIST per kind selecting them, one LIST of records). */
+  async listRecordedInventory(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
+    const [labelled, records] = await Promise.all([this.listBySelector(`${LABELS.inventory} in (${clusters.join(",")})`), this.recordsByCluster()]);
+    return new Map(clusters.map((c) => [c, keptToRecord(labelled, c, records.get(c))]));
+  }
+
+  /** Every recorded cluster's live inventory: the objects carrying its inventory label that its record holds. */
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
-    const lists = await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory)));
-    this.claims = { at: Date.now(), objects: Promise.resolve(lists.flat().filter(isClaimKind)) };
-    const fleet = new Map<string, KubeObject[]>();
-    for (const obj of lists.flat()) {
-      const cluster = obj.metadata.labels?.[LABELS.inventory];
-      if (!cluster) continue;
-      let objs = fleet.get(cluster);
-      if (!objs) fleet.set(cluster, (objs = []));
-      objs.push(obj);
+    const [lists, all] = await Promise.all([Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory))), this.records.list()]);
+    const labelled = lists.flat();
+    this.claims = { at: Date.now(), objects: Promise.resolve(heldByARecord(labelled.filter(isClaimKind), all)) };
+    const records = this.readRecords(all);
+    return new Map([...records.keys()].sort().map((c) => [c, keptToRecord(labelled, c, records.get(c))]));
+  }
+
+  /** Objects taken over on purpose by this run (`vc adopt --take-ownership`), named `Kind/namespace/name` or `Kind/name`. */
+  readonly takeOver = new Set<string>();
+
+  readonly recorded = true;
+
+  async existingUnrecorded(cluster: string, refs: readonly ObjectRef[]): Promise<{ foreign: KubeObject[]; taken: KubeObject[] }> {
+    const record = await this.recordOf(cluster);
+    const held = new Set(record?.inventory ?? []);
+    const todo = refs.filter((r) => !held.has(objectKey(r)));
+    // Objects in a namespace that does not exist yet cannot exist: one GET for the namespace instead of one each.
+    const absent = new Set<string>();
+    const found = new Map<string, KubeObject>();
+    for (const r of todo.filter((r) => r.kind === "Namespace" && r.apiVersion === "v1")) {
+      const live = await this.client.get(r);
+      if (live) found.set(objectKey(r), live);
+      else absent.add(r.name);
     }
-    return fleet;
+    await mapLimit(
+      todo.filter((r) => !(r.kind === "Namespace" && r.apiVersion === "v1") && !(r.namespace && absent.has(r.namespace))),
+      8,
+      async (r) => {
+        const live = await this.getServed(r);
+        if (live) found.set(objectKey(r), { ...live, apiVersion: r.apiVersion, kind: r.kind });
+      },
+    );
+    const foreign: KubeObject[] = [];
+    const taken: KubeObject[] = [];
+    for (const live of found.values()) (this.takeOver.has(takeOwnershipName(refOf(live))) ? taken : foreign).push(live);
+    return { foreign, taken };
+  }
+
+  /** Claims checked ahead for a chunk of clusters (primeClaims): each answers its cluster's next check once. */
+  private readonly primed = new Map<string, { message: string; sources: string[] } | null>();
+
+  /** Checks the claims of many clusters with one LIST, for the single checks that follow (a reconciler pass's chunk). */
+  async primeClaims(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>): Promise<void> {
+    if (claims.length === 0) return;
+    const held = this.checkClaims(claims, [], await this.records.list());
+    for (const c of claims) this.primed.set(`${c.cluster}\n${c.hostNamespace}`, held.get(c.cluster) ?? null);
+  }
+
+  async heldElsewhere(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>, adoptFrom: readonly string[] = []): Promise<Map<string, { message: string; sources: string[] }>> {
+    const out = new Map<string, { message: string; sources: string[] }>();
+    // Without a source (vc list of a platform user) every cluster is read as its holder's: nobody to refuse.
+    if (claims.length === 0 || this.source === undefined) return out;
+    const key = claims.length === 1 && adoptFrom.length === 0 ? `${claims[0]!.cluster}\n${claims[0]!.hostNamespace}` : undefined;
+    if (key !== undefined && this.primed.has(key)) {
+      const held = this.primed.get(key);
+      this.primed.delete(key);
+      if (held) out.set(claims[0]!.cluster, held);
+      return out;
+    }
+    // One cluster (a reconciler's sync): the LISTs of its claimants only; a fleet: one LIST of every record.
+    const listed = claims.length === 1 ? await this.records.claimants(claims[0]!.cluster, claims[0]!.hostNamespace) : await this.records.list();
+    return this.checkClaims(claims, adoptFrom, listed);
+  }
+
+  /** The claims an older record of `listed` holds for someone else (heldElsewhere). */
+  private checkClaims(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>, adoptFrom: readonly string[], listed: readonly ClusterRecord[]): Map<string, { message: string; sources: string[] }> {
+    const out = new Map<string, { message: string; sources: string[] }>();
+    const source = this.source ?? "";
+    const all = listed.filter((r) => !adoptFrom.includes(r.source));
+    const mine = new Map(all.filter((r) => r.source === source).map((r) => [r.cluster, r]));
+    for (const [cluster, r] of this.pending) if (!mine.has(cluster)) mine.set(cluster, r);
+    for (const claim of claims) {
+      const own = mine.get(claim.cluster) ?? { source, cluster: claim.cluster, hostNamespace: claim.hostNamespace, inventory: [] };
+      const rival = all.find(
+        (r) =>
+          (r.source !== source ? r.cluster === claim.cluster || r.hostNamespace === claim.hostNamespace : r.cluster !== claim.cluster && r.hostNamespace === claim.hostNamespace) &&
+          olderFirst(r, own) < 0,
+      );
+      if (!rival) continue;
+      const since = rival.since ? ` since ${rival.since}` : "";
+      if (rival.source === source) {
+        out.set(claim.cluster, {
+          sources: [],
+          message: `host namespace ${claim.hostNamespace} is held by cluster ${rival.cluster} of this source (its record${since}); cluster ${claim.cluster} is refused and nothing of it is changed: give it a namespace of its own in clusters/${claim.cluster}/cluster.yaml`,
+        });
+        continue;
+      }
+      const what = rival.cluster === claim.cluster ? `cluster ${claim.cluster}` : `host namespace ${claim.hostNamespace} (as cluster ${rival.cluster})`;
+      out.set(claim.cluster, {
+        sources: [rival.source],
+        message:
+          `${what} is held by source ${rival.source || "(unnamed)"} (its record${since} is older than this source's claim); this source (${source || "unnamed"}) is refused and nothing of cluster ${claim.cluster} is changed or pruned. ` +
+          (rival.cluster === claim.cluster ? `To hand it over, run vc adopt ${claim.cluster} --from ${rival.source} with this source (see docs/security-model.md)` : `Choose another host namespace in clusters/${claim.cluster}/cluster.yaml`),
+      });
+    }
+    return out;
+  }
+
+  unwrittenRecord(cluster: string): boolean {
+    return this.pending.has(cluster);
+  }
+
+  /** Records what vc now holds of a cluster (after an apply): the inventory part of its record. */
+  async recordInventory(cluster: string, hostNamespace: string, keys: Iterable<string>): Promise<void> {
+    try {
+      await this.records.writeInventory(this.source ?? "", cluster, hostNamespace, keys);
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.status === 403)) throw err;
+      throw new Error(`${err.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${this.records.namespace})`);
+    }
+    this.pending.delete(cluster);
   }
 
   async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
@@ -113,6 +268,16 @@ export class KubeTarget implements Target {
     this.client.close();
   }
 
+  /** The object, or undefined when absent or of a kind the server does not serve. */
+  private async getServed(ref: ObjectRef): Promise<KubeObject | undefined> {
+    try {
+      return await this.client.get(ref);
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
   /** One label-selected LIST of a kind; a kind the server does not serve (404) holds nothing. */
   private async listKind(type: ResourceType, labelSelector: string, namespace?: string): Promise<KubeObject[]> {
     try {
@@ -122,4 +287,20 @@ export class KubeTarget implements Target {
       throw err;
     }
   }
+}
+
+/**
+ * The objects labelled for `cluster` that its record holds. A label is only where vc looks; the record says what is
+ * vc's: a labelled object the record does not hold (planted by whoever may write the namespace) is never planned on.
+ */
+/** The labelled objects that the record of their cluster holds, in any source (public host claims count across sources). */
+export function heldByARecord(labelled: readonly KubeObject[], records: readonly ClusterRecord[]): KubeObject[] {
+  const held = new Set(records.flatMap((r) => r.inventory.map((k) => `${r.cluster}\n${k}`)));
+  return labelled.filter((o) => held.has(`${o.metadata.labels?.[LABELS.inventory] ?? ""}\n${objectKey(o)}`));
+}
+
+export function keptToRecord(labelled: readonly KubeObject[], cluster: string, record: ClusterRecord | undefined): KubeObject[] {
+  if (!record) return [];
+  const held = new Set(record.inventory);
+  return labelled.filter((o) => o.metadata.labels?.[LABELS.inventory] === cluster && held.has(objectKey(o)));
 }

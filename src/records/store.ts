@@ -1,0 +1,196 @@
+// The records store: read, write and list vc's records of (source, cluster) in the records namespace, where no tenant identity may write.
+import type { KubeObject } from "../kube/object.js";
+import { resourceFor } from "../kube/resources.js";
+import { KubeApiError, objectPath, type KubeClient } from "../target/kube/client.js";
+import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
+import { mergeEntries, nextArchive } from "../reconciler/archive.js";
+import { parseHistory, type ClusterStatus, type Reconciliation } from "../reconciler/status.js";
+import {
+  byClusterThenAge,
+  fromRecordConfigMap,
+  historyName,
+  INVENTORY_KEY,
+  inventoryText,
+  HOST_NAMESPACE_LABEL,
+  RECORD_LABEL,
+  recordBase,
+  recordLabels,
+  recordName,
+  recordsNamespace,
+  statusData,
+  type ClusterRecord,
+} from "./record.js";
+
+/** Field manager of the inventory key, apart from the status's ("vc"), so that a status write never drops the inventory. */
+export const INVENTORY_FIELD_MANAGER = "vc-inventory";
+/** Field manager of run-time suspension, apart from the reconciler's, so that its status writes never remove it. */
+export const SUSPEND_FIELD_MANAGER = "vc-suspend";
+/** Tries of a history write that lost a race with another writer (409) before giving up. */
+const HISTORY_WRITE_TRIES = 5;
+
+/**
+ * vc's records on a live host. One ConfigMap per (source, cluster) in the records namespace holds the inventory, the
+ * status and the run-time suspension; a second one its older reconciliations. Only the platform (the reconciler's
+ * role, a platform user's kubeconfig) may write there: nothing in a host namespace is ever read as a record.
+ */
+export class RecordStore {
+  constructor(
+    readonly client: KubeClient,
+    readonly namespace: string = recordsNamespace(),
+  ) {}
+
+  /** The record of (source, cluster), or undefined. */
+  async read(source: string, cluster: string): Promise<ClusterRecord | undefined> {
+    const cm = await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: recordName(source, cluster) });
+    const rec = cm ? fromRecordConfigMap(cm) : undefined;
+    return rec && rec.source === source && rec.cluster === cluster ? rec : undefined;
+  }
+
+  /**
+   * The record ConfigMaps that hold each cluster (the oldest claim of each), by cluster name; `cluster` narrows the LIST
+   * to one. For the commands that show a record as it is stored (vc describe, vc list, vc debug): its data holds the
+   * status keys (status.ts fromData) and its annotations the run-time suspension.
+   */
+  async holderConfigMaps(cluster?: string): Promise<Map<string, KubeObject>> {
+    let items: KubeObject[];
+    try {
+      items = await this.client.list(resourceFor("v1", "ConfigMap")!, { namespace: this.namespace, labelSelector: `${RECORD_LABEL}=record${cluster ? `,${LABELS.managedBy}=${cluster}` : ""}` });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) return new Map();
+      throw err;
+    }
+    const pairs = items.map((cm) => ({ cm, rec: fromRecordConfigMap(cm) })).filter((p): p is { cm: KubeObject; rec: ClusterRecord } => p.rec !== undefined);
+    pairs.sort((a, b) => byClusterThenAge(a.rec, b.rec));
+    const out = new Map<string, KubeObject>();
+    for (const p of pairs) if (!out.has(p.rec.cluster)) out.set(p.rec.cluster, p.cm);
+    return out;
+  }
+
+  /** The records of every source claiming a cluster or a host namespace (two small LISTs), older claim first. */
+  async claimants(cluster: string, hostNamespace: string): Promise<ClusterRecord[]> {
+    const [byCluster, byNamespace] = await Promise.all([this.list(`${LABELS.managedBy}=${cluster}`), this.list(`${HOST_NAMESPACE_LABEL}=${hostNamespace}`)]);
+    const seen = new Set<string>();
+    return [...byCluster, ...byNamespace].filter((r) => !seen.has(`${r.source}\n${r.cluster}`) && !!seen.add(`${r.source}\n${r.cluster}`)).sort(byClusterThenAge);
+  }
+
+  /** Every record of every source (one LIST; `selector` narrows it), sorted by cluster, older claim first. A missing namespace holds none. */
+  async list(selector?: string): Promise<ClusterRecord[]> {
+    let items: KubeObject[];
+    try {
+      items = await this.client.list(resourceFor("v1", "ConfigMap")!, { namespace: this.namespace, labelSelector: `${RECORD_LABEL}=record${selector ? `,${selector}` : ""}` });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) return [];
+      throw err;
+    }
+    return items
+      .map(fromRecordConfigMap)
+      .filter((r): r is ClusterRecord => r !== undefined)
+      .sort(byClusterThenAge);
+  }
+
+  /** Writes the status part of a record (field manager "vc"); reconciliations the status pushed out go to its history first. */
+  async writeStatus(source: string, status: ClusterStatus, depth: number): Promise<void> {
+    if (status.spilled?.length && depth > 0) await this.archive(source, status.cluster, status.spilled, depth);
+    const cm = recordBase(this.namespace, source, status.cluster, status.hostNamespace);
+    cm.data = { ...(cm.data as Record<string, string>), ...statusData(status) };
+    await this.applyCreatingNamespace(cm, FIELD_MANAGER);
+  }
+
+  /** Writes the inventory part of a record: the keys (objectKey) of the host objects vc applied for the cluster. */
+  async writeInventory(source: string, cluster: string, hostNamespace: string, keys: Iterable<string>): Promise<void> {
+    const cm = recordBase(this.namespace, source, cluster, hostNamespace);
+    (cm.data as Record<string, string>)[INVENTORY_KEY] = inventoryText(keys);
+    await this.applyCreatingNamespace(cm, INVENTORY_FIELD_MANAGER);
+  }
+
+  /** Suspends (reason) or resumes (undefined) a cluster's reconciliation at run time: an annotation of its own field manager. */
+  async setSuspension(source: string, cluster: string, hostNamespace: string, reason: string | undefined): Promise<void> {
+    const cm = recordBase(this.namespace, source, cluster, hostNamespace);
+    if (reason !== undefined) cm.metadata.annotations = { [ANNOTATIONS.suspendedBy]: reason };
+    else if (!(await this.read(source, cluster))) return; // nothing recorded: nothing suspended
+    await this.applyCreatingNamespace(cm, SUSPEND_FIELD_MANAGER);
+  }
+
+  /** The older reconciliations kept of (source, cluster), newest first, merged with the status's own. */
+  async history(source: string, status: ClusterStatus): Promise<Reconciliation[]> {
+    return mergeEntries(status.history, await this.archived(source, status.cluster));
+  }
+
+  /** Deletes a record and its history outright (a hand-over to another source: vc adopt --from). */
+  async forget(source: string, cluster: string): Promise<void> {
+    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: recordName(source, cluster) });
+    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
+  }
+
+  /**
+   * Forgets a cluster (its folder removed and its objects pruned): its status and history. While its record still
+   * holds objects (a kept Namespace), the record stays with them, so that the namespace stays claimed.
+   */
+  async remove(source: string, cluster: string): Promise<void> {
+    const rec = await this.read(source, cluster);
+    if (rec && rec.inventory.length > 0) {
+      // The status's field manager applies the identity alone: the status keys it owned are dropped.
+      await this.client.apply(recordBase(this.namespace, source, cluster, rec.hostNamespace), { fieldManager: FIELD_MANAGER });
+      await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
+      return;
+    }
+    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: recordName(source, cluster) });
+    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
+  }
+
+  /**
+   * Adds entries to a record's history: read, merge, write with the resourceVersion read (created when absent), so
+   * that two writers (the reconciler and a vc apply) never drop each other's entries: a lost race reads again.
+   */
+  async archive(source: string, cluster: string, spilled: readonly Reconciliation[], depth: number): Promise<void> {
+    const name = historyName(source, cluster);
+    const ref = { apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name };
+    for (let attempt = 1; ; attempt++) {
+      const live = await this.client.get(ref);
+      const cm: KubeObject = {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: this.namespace, labels: recordLabels(source, cluster, "history") },
+        data: { source, cluster, history: JSON.stringify(nextArchive(this.entriesOf(live), spilled, depth)) },
+      };
+      try {
+        if (live) {
+          cm.metadata.resourceVersion = live.metadata.resourceVersion;
+          await this.client.request("PATCH", objectPath(cm), { query: { fieldManager: FIELD_MANAGER, force: true }, body: cm, contentType: "application/apply-patch+yaml" });
+        } else {
+          await this.ensureNamespace();
+          await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`, { query: { fieldManager: FIELD_MANAGER }, body: cm });
+        }
+        return;
+      } catch (err) {
+        if (err instanceof KubeApiError && err.status === 409 && attempt < HISTORY_WRITE_TRIES) continue;
+        throw err;
+      }
+    }
+  }
+
+  private async archived(source: string, cluster: string): Promise<Reconciliation[]> {
+    return this.entriesOf(await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) }));
+  }
+
+  private entriesOf(cm: KubeObject | undefined): Reconciliation[] {
+    if (!cm || cm.metadata.labels?.[RECORD_LABEL] !== "history") return [];
+    return parseHistory((cm.data as Record<string, string> | undefined)?.history).entries;
+  }
+
+  /** Server-side apply under `fieldManager`; the records namespace is created when it does not exist yet. */
+  private async applyCreatingNamespace(cm: KubeObject, fieldManager: string): Promise<void> {
+    try {
+      await this.client.apply(cm, { fieldManager });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.status === 404)) throw err;
+      await this.ensureNamespace();
+      await this.client.apply(cm, { fieldManager });
+    }
+  }
+
+  private async ensureNamespace(): Promise<void> {
+    if (await this.client.get({ apiVersion: "v1", kind: "Namespace", name: this.namespace })) return;
+    await this.client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: this.namespace } });
+  }
+}
