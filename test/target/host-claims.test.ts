@@ -84,4 +84,18 @@ describe("target/host-claims against the test API server", () => {
     for (const c of ["c", "d"]) expect((await sync(c, [`${c}.example.com`], true)).plan.blocked).to.equal(undefined);
     expect(claimLists(), "dry runs write nothing: the claims read before are reused").to.equal(0);
   });
+
+  it("a Gateway that no record holds claims nothing: a syncer labelling its own Gateway cannot take a host from the fleet", async () => {
+    // What a tenant's syncer can write in its own namespace: a Gateway carrying vc's inventory label, older than any claim.
+    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-tenant" } });
+    server.put(gw("tenant", ["shop.example.com", "*.example.com"], "2020-01-01T00:00:00Z"));
+    expect(await target.listHostClaims()).to.deep.equal([]);
+    const b = await sync("b", ["shop.example.com"]);
+    expect(b.plan.blocked, "no vc record holds the planted Gateway").to.equal(undefined);
+    expect(b.ok).to.equal(true);
+    expect(server.list(API, "Gateway", "vc-b")).to.have.length(1);
+    // Once vc applied b's Gateway its record holds it: that claim counts.
+    const c = await sync("c", ["shop.example.com"]);
+    expect(c.plan.blocked).to.include('public host "shop.example.com" belongs to cluster b');
+  });
 });
