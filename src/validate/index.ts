@@ -28,6 +28,11 @@ export interface ValidateOptions {
   jobs?: number;
   /** "summary": diagnostics and settings only, no `spec` or `values` (`vc validate`); default "full". */
   detail?: Detail;
+  /**
+   * Host namespaces claimed by valid clusters outside this load (namespace -> cluster names), for the cross-cluster
+   * rules of a fleet loaded chunk by chunk: a compact index instead of every spec at once.
+   */
+  namespaceClaims?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** The cluster names given to loadAndValidate that have no folder (its `unknown-cluster` diagnostics), sorted. */
@@ -60,7 +65,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   const jobs = Math.max(1, opts.jobs ?? defaultJobs());
   const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir: opts.cacheDir, policy })).results;
   if (opts.cacheDir !== undefined) pruneCache(opts.cacheDir);
-  crossClusterRules(realRoot, clusters);
+  crossClusterRules(realRoot, clusters, opts.namespaceClaims);
   for (const c of clusters) diagnostics.push(...c.diagnostics);
   // A message may quote a value: no password inside a URL leaves the validator, in any output format.
   for (const d of diagnostics) d.message = maskUrlCredentials(d.message);
@@ -68,17 +73,22 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   return { root: realRoot, clusters, diagnostics };
 }
 
-/** Two clusters in one host namespace would overwrite each other's control plane: both are errors. */
-function crossClusterRules(realRoot: string, clusters: ClusterResult[]): void {
+/**
+ * Two clusters in one host namespace would overwrite each other's control plane: both are errors. `claims` adds the
+ * valid clusters of the fleet outside this load (a chunk of a streamed fleet), by namespace.
+ */
+function crossClusterRules(realRoot: string, clusters: ClusterResult[], claims?: ReadonlyMap<string, readonly string[]>): void {
   const byNamespace = new Map<string, ClusterResult[]>();
   for (const c of clusters) {
     const ns = c.valid ? c.settings?.namespace : undefined;
     if (ns !== undefined) byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), c]);
   }
   for (const [ns, group] of byNamespace) {
-    if (group.length < 2) continue;
+    const here = new Set(group.map((c) => c.name));
+    const outside = (claims?.get(ns) ?? []).filter((n) => !here.has(n));
+    if (group.length + outside.length < 2) continue;
     for (const c of group) {
-      const others = group.filter((o) => o !== c).map((o) => o.name).join(", ");
+      const others = [...group.filter((o) => o !== c).map((o) => o.name), ...outside].sort().join(", ");
       c.diagnostics.push(namespaceDiagnostic(realRoot, c, "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
       delete c.spec;
       c.valid = false;
