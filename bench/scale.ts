@@ -3,7 +3,7 @@
 // runs it) reporting its own peak RSS and CPU: first `vc apply`, no-op `vc diff`, the reconciler's start-up full pass
 // over the up-to-date target, a one-cluster change applied while a full pass runs, and its steady RSS and heap with the
 // Deployment's V8 flags.
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -121,7 +121,25 @@ export async function run(ctx: BenchContext): Promise<void> {
   ctx.report("no-op vc diff --target dir: CPU", med(diffs.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}; wall ${(med(diffs.map((u) => u.wallMs)) / 1000).toFixed(1)} s`);
   ctx.report("no-op vc diff --target dir: peak RSS", med(diffs.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
 
+  await watcherHeap(ctx, repo, n);
   await reconciler(ctx, cli, base, repo, out, n);
+}
+
+/** The folder watcher's heap in each mode (src/reconciler/source.ts WatchMode), each in its own process. */
+async function watcherHeap(ctx: BenchContext, repo: string, n: number): Promise<void> {
+  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@example.com", ...args], { cwd: repo, stdio: "pipe" });
+  git("init", "-q", "-b", "main");
+  git("add", ".");
+  git("commit", "-qm", "fleet");
+  try {
+    for (const mode of ["files", "top", "git"]) {
+      const res = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", join(ROOT, "bench/watch-heap.ts"), repo, mode], { cwd: ROOT, encoding: "utf8" });
+      const m = JSON.parse(res.trim().split("\n").pop()!) as { heapMiB: number; rssMiB: number };
+      ctx.report(`folder watcher heap, ${mode} mode`, m.heapMiB, "MiB", `RSS +${m.rssMiB.toFixed(0)} MiB; ${n} clusters`);
+    }
+  } finally {
+    rmSync(join(repo, ".git"), { recursive: true, force: true });
+  }
 }
 
 function countFiles(dir: string): number {

@@ -201,7 +201,8 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
     elector.start();
   }
   await loop.start();
-  deps.logger.info("reconciler started", { source: deps.source.description, target: target.description, owner: cfg.owner, shard: cfg.shard, leaderElect: !!elector });
+  const watch = !isRemote(cfg.repo) ? await deps.source.watchMode?.() : undefined;
+  deps.logger.info("reconciler started", { source: deps.source.description, target: target.description, owner: cfg.owner, shard: cfg.shard, leaderElect: !!elector, ...(watch && { watch }) });
   return {
     deps,
     metrics,
