@@ -103,13 +103,15 @@ async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, start
   const folders = clusterFolders(snap.root);
   const mine = folders.filter((n) => inShard(n, deps.shard));
   const hostNamespaces = new Map<string, string>();
+  let claims = new Map<string, string[]>();
   if (mine.length > 0) {
-    for (const c of attribute(await loadIsolated(deps, snap.root, mine, { detail: "summary" }))) {
+    const index = await loadIsolated(deps, snap.root, mine, { detail: "summary" });
+    claims = namespaceClaims(index.clusters);
+    for (const c of attribute(index)) {
       const ns = validNamespace(c);
       if (ns !== undefined) hostNamespaces.set(c.name, ns);
     }
   }
-  const claims = namespaceClaims([...hostNamespaces].map(([name, namespace]) => ({ name, valid: true, settings: { namespace } })));
   await refreshStatuses(deps, state, hostNamespaces);
   const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
   for (const n of folders) gone.delete(n);

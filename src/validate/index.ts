@@ -3,6 +3,7 @@ import { maskUrlCredentials } from "../model/secrets.js";
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import { CLUSTERS_DIR, listClusterFolders } from "../repo/layout.js";
+import { NAMESPACE_CONFLICT } from "./namespace-claims.js";
 import { safeRealpath } from "../repo/read.js";
 import { fileDiagnostic } from "./finding.js";
 import { namespaceDiagnostic, type ClusterResult } from "./cluster.js";
@@ -89,7 +90,7 @@ function crossClusterRules(realRoot: string, clusters: ClusterResult[], claims?:
     if (group.length + outside.length < 2) continue;
     for (const c of group) {
       const others = [...group.filter((o) => o !== c).map((o) => o.name), ...outside].sort().join(", ");
-      c.diagnostics.push(namespaceDiagnostic(realRoot, c, "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
+      c.diagnostics.push(namespaceDiagnostic(realRoot, c, NAMESPACE_CONFLICT, `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
       delete c.spec;
       c.valid = false;
     }
