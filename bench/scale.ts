@@ -200,7 +200,7 @@ async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: 
     }
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const heap = Number(/^vc_reconciler_nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN) / 1048576;
-    ctx.report("reconciler steady RSS (full passes back to back)", med(steady), "MiB", `JS heap in use ${heap.toFixed(0)} MiB; peak RSS ${peak.toFixed(0)} MiB; flags ${DEPLOYMENT_FLAGS.join(" ")}`);
+    ctx.report("reconciler steady RSS (--resync 1s: full passes one after another)", med(steady), "MiB", `JS heap in use ${heap.toFixed(0)} MiB; peak RSS ${peak.toFixed(0)} MiB; flags ${DEPLOYMENT_FLAGS.join(" ")}`);
   } finally {
     clearInterval(sampler);
     if (child && child.exitCode === null) {
