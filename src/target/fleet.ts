@@ -141,7 +141,7 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
     const set = setAsideSuspended(all.clusters, opts);
     suspendedAtRunTime.push(...set.suspendedAtRunTime);
     const planned = planClusters(set.clusters, opts);
-    plans.push(...(await mapLimit(planned.plans, 4, (p) => blockUnservedKinds(target, p))));
+    for (const p of await mapLimit(planned.plans, 4, (p) => blockUnservedKinds(target, p))) plans.push(forReport(p));
     errors.push(...all.errors, ...planned.errors);
   };
   const valid = new Set(index.valid);
@@ -158,6 +158,12 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
   for (const name of valid) rest.delete(name);
   await planChunk({ ...state, clusters: [], errors: [] }, rest);
   return { plans, errors, suspendedAtRunTime };
+}
+
+/** A plan as a report shows it: its counts, and its changes without the objects they were worked out from. */
+function forReport(plan: Plan): Plan {
+  const changes = plan.changes.filter((c) => c.action !== "unchanged").map(({ desired: _d, live: _l, ...rest }) => rest);
+  return { ...plan, changes };
 }
 
 /** The named clusters' share of a fleet's live objects, taken out of it. */
