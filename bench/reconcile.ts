@@ -44,7 +44,7 @@ function rssMiB(pid: number): number {
  * The reconciler as an image would run it: one esbuild bundle (esbuild ships with tsx) instead of tsx's loader
  * thread. It lives two folders below the repository root, where the bundled code finds `schemas/` as the sources do.
  */
-function bundle(): string | undefined {
+export function bundle(): string | undefined {
   const dir = join(ROOT, ".vc-cache", "bench-bundle");
   const entry = join(dir, "entry.ts");
   const out = join(dir, "vc.mjs");
@@ -52,7 +52,7 @@ function bundle(): string | undefined {
     mkdirSync(dir, { recursive: true });
     writeFileSync(entry, `import { main } from ${JSON.stringify(join(ROOT, "src/cli/main.ts"))};\nprocess.exitCode = await main(process.argv.slice(2));\n`);
     execFileSync(join(ROOT, "node_modules/.bin/esbuild"), [entry, "--bundle", "--platform=node", "--format=esm", `--outfile=${out}`, "--log-level=error",
-      "--banner:js=import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"], { stdio: "pipe" });
+      "--banner:js=import { createRequire as benchCreateRequire } from 'node:module'; const require = benchCreateRequire(import.meta.url);"], { stdio: "pipe" });
     return out;
   } catch {
     return undefined;

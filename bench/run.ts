@@ -23,6 +23,7 @@ const SUITES: Suite[] = [
   { name: "apply", load: () => import("./apply.js") },
   { name: "webhook", load: () => import("./webhook.js") },
   { name: "budget", load: () => import("./budget.js") },
+  { name: "scale", load: () => import("./scale.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {
@@ -40,7 +41,8 @@ async function main(): Promise<void> {
   const { mkdtemp } = await import("node:fs/promises");
   const { tmpdir } = await import("node:os");
   const { join } = await import("node:path");
-  const wanted = process.argv.slice(2);
+  // Words name suites; `--name=value` flags are the suites' own (e.g. `scale --clusters=10000`).
+  const wanted = process.argv.slice(2).filter((a) => !a.startsWith("--"));
   const workDir = process.env.VC_BENCH_DIR ?? (await mkdtemp(join(tmpdir(), "vc-bench-")));
   const ctx: BenchContext = {
     workDir,

@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { prepareRecords } from "../records/prepare.js";
 import { formatPlanReport, PLAN_FORMATS, useColour, type PlanFormat } from "../plan/format.js";
 import { hasChanges } from "../plan/build.js";
-import { loadDesired, type DesiredState } from "../target/desired.js";
-import { clustersNowhere, planFleet } from "../target/fleet.js";
+import { loadDesired, loadDesiredIndex, type DesiredIndex, type DesiredState } from "../target/desired.js";
+import { clustersNowhere, planFleet, planFleetStreamed } from "../target/fleet.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { resolveSource, SourceError } from "../target/source.js";
 import { emptyClustersNote } from "../repo/fleet-folder.js";
@@ -51,12 +51,29 @@ export function withTargetOptions(cmd: Command): Command {
 
 /** Reads the repository (folder or remote), validates and renders the selected clusters; the owner name of this source. */
 export async function loadForCommand(path: string | undefined, flags: TargetFlags, opts: { markDirty?: boolean } = {}): Promise<{ desired: DesiredState; selected: string[]; owner: string }> {
+  const loaded = await indexForCommand(path, flags, { ...opts, stream: false });
+  return { desired: loaded.desired, selected: loaded.selected, owner: loaded.owner };
+}
+
+/**
+ * As loadForCommand; with `stream` and no cluster selected, the fleet is only indexed (validated in summary, nothing
+ * rendered): `index` is set and `desired` is its state without objects, for planFleetStreamed.
+ */
+export async function indexForCommand(
+  path: string | undefined,
+  flags: TargetFlags,
+  opts: { markDirty?: boolean; stream: boolean },
+): Promise<{ desired: DesiredState; index?: DesiredIndex; selected: string[]; owner: string }> {
   try {
     const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials, markDirty: opts.markDirty });
     const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
     const empty = selected.length === 0 ? emptyClustersNote(source.root) : undefined;
     if (empty) process.stderr.write(`${empty}\n`);
     const owner = chooseOwner(flags.owner, flags.repo ? { repo: flags.repo, subdir: "" } : await fleetLocation(source.root));
+    if (opts.stream && selected.length === 0) {
+      const index = await loadDesiredIndex(source.root, source.revision);
+      return { desired: index.state, index, selected, owner };
+    }
     const desired = await loadDesired(source.root, source.revision, { clusters: selected });
     return { desired, selected, owner };
   } catch (err) {
@@ -107,13 +124,15 @@ export function register(program: Command): void {
     .action(
       action(async (path: string | undefined, flags: DiffFlags) => {
         const format = parseOutputFormat<PlanFormat>(flags.output, PLAN_FORMATS);
-        const { desired, selected, owner } = await loadForCommand(path, flags);
+        // The whole fleet is planned a chunk at a time (memory follows the chunk); a selection is loaded at once.
+        const { desired, index, selected, owner } = await indexForCommand(path, flags, { stream: true });
         const target = await openTargetForCommand(flags);
         try {
           await requireKnownClusters(target, desired, flags);
           for (const line of await prepareRecords(target, desired, owner, { dryRun: true })) process.stderr.write(`${line}\n`);
           const suspendedAtRunTime = (await readRunTimeSuspension(target, desired, selected))?.suspended;
-          const report = await planFleet(target, desired, { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner, suspendedAtRunTime });
+          const fleetOpts = { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner, suspendedAtRunTime };
+          const report = index ? await planFleetStreamed(target, index, fleetOpts) : await planFleet(target, desired, fleetOpts);
           process.stdout.write(formatPlanReport(report, format, { colour: format === "text" && useColour(process.stdout) }));
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;
           if (flags.exitCode && report.plans.some(hasChanges)) return EXIT.invalid;

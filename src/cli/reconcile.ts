@@ -8,7 +8,7 @@ import { findRepoRoot } from "../repo/layout.js";
 import type { ClusterRun } from "../reconciler/cluster.js";
 import { jsonLogger, silentLogger } from "../log.js";
 import type { PassResult } from "../reconciler/pass.js";
-import { reconcileOnce, startReconciler, type ReconcilerConfig } from "../reconciler/service.js";
+import { reconcileOnce, SHUTDOWN_DEADLINE_MS, startReconciler, type ReconcilerConfig } from "../reconciler/service.js";
 import { parseShard } from "../reconciler/shard.js";
 import { isRemote } from "../reconciler/source.js";
 import { GitRemoteError } from "../git/mirror.js";
@@ -164,15 +164,21 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
   if (flags.once) {
     const colour = useColour(process.stdout);
     cfg.logger = silentLogger;
+    // Streamed chunk by chunk, in cluster order (the same repository gives the same output); the pass keeps
+    // summaries, not plans: text is printed as each chunk ends, data keeps each cluster's changed references.
+    const entries: ClusterEntry[] = [];
+    cfg.onChunk = (runs) => {
+      if (format === "text") process.stdout.write(runs.map((run) => formatRun(run, colour, !!flags.diff)).join(""));
+      else entries.push(...runs.map(clusterEntry));
+    };
     let res: PassResult;
     try {
       res = await reconcileOnce(cfg);
     } catch (err) {
       throw asUserError(err);
     }
-    // Printed once the pass is done, sorted by cluster: the same repository gives the same output.
-    if (format === "text") process.stdout.write(res.clusters.map((run) => formatRun(run, colour, !!flags.diff)).join("") + formatSummary(res));
-    else process.stdout.write(formatData(passData(res), format));
+    if (format === "text") process.stdout.write(formatSummary(res));
+    else process.stdout.write(formatData({ revision: res.revision, durationMs: res.durationMs, clusters: entries.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0)) }, format));
     return res.problems > 0 ? EXIT.invalid : EXIT.ok;
   }
   cfg.logger = jsonLogger();
@@ -188,8 +194,17 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
     const stop = (): void => {
       process.off("SIGTERM", stop);
       process.off("SIGINT", stop);
-      cfg.logger!.info("shutting down");
-      void r.close().then(resolve);
+      // The clusters in hand finish and record their status; no other starts. Past the deadline (within the pod's
+      // terminationGracePeriodSeconds) the process exits anyway, before the kubelet's SIGKILL.
+      cfg.logger!.info("shutting down: finishing the clusters in hand", { deadlineMs: SHUTDOWN_DEADLINE_MS });
+      setTimeout(() => {
+        cfg.logger!.warn("shutdown deadline passed: exiting with clusters in hand (the next start reconciles them)");
+        process.exit(EXIT.failure);
+      }, SHUTDOWN_DEADLINE_MS).unref();
+      void r.close().then(() => {
+        cfg.logger!.info("stopped");
+        resolve();
+      });
     };
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
@@ -227,19 +242,18 @@ export function formatSummary(res: PassResult): string {
   return `\nreconciled ${res.clusters.length} cluster${res.clusters.length === 1 ? "" : "s"} at ${res.revision.slice(0, 12)} in ${res.durationMs} ms: ${parts.join(", ") || "nothing to do"}\n`;
 }
 
-function passData(res: PassResult): unknown {
+type ClusterEntry = ReturnType<typeof clusterEntry>;
+
+/** One cluster of `--once -o json|yaml`: its result, counts and the references it changed (not its plan). */
+function clusterEntry(c: ClusterRun) {
   return {
-    revision: res.revision,
-    durationMs: res.durationMs,
-    clusters: res.clusters.map((c) => ({
-      cluster: c.cluster,
-      hostNamespace: c.hostNamespace,
-      result: c.result,
-      message: c.message,
-      counts: c.sync?.counts,
-      changes: c.sync?.plan.changes
-        .filter((x) => x.action !== "unchanged")
-        .map((x) => ({ action: x.action, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name })),
-    })),
+    cluster: c.cluster,
+    hostNamespace: c.hostNamespace,
+    result: c.result,
+    message: c.message,
+    counts: c.sync?.counts,
+    changes: c.sync?.plan.changes
+      .filter((x) => x.action !== "unchanged")
+      .map((x) => ({ action: x.action, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name })),
   };
 }

@@ -7,10 +7,12 @@ import { compareDiagnostics, formatDiagnostic, hasErrors } from "../model/diagno
 import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
 import { emptyClustersNote, noClustersMessage } from "../repo/fleet-folder.js";
 import { renderSpecs } from "../render/fleet.js";
-import { objectFilePath, toJsonList, toYamlDocument, toYamlStream } from "../render/output.js";
+import { JsonListWriter, objectFilePath, toYamlDocument, toYamlStream } from "../render/output.js";
 import { sourceRevision } from "../render/revision.js";
 import { holdsInlineCredential, withholdCredentials } from "../render/secrets.js";
 import { loadAndValidate, unknownClusters, validSpecs } from "../validate/index.js";
+import { namespaceClaims } from "../validate/namespace-claims.js";
+import type { Diagnostic } from "../model/diagnostic.js";
 import { action, EXIT, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
 interface RenderFlags {
@@ -37,6 +39,42 @@ async function writeFiles(dir: string, objects: readonly KubeObject[]): Promise<
   return files.size;
 }
 
+/** Clusters loaded, rendered and printed at once when printing a fleet (memory follows the chunk, not the fleet). */
+export const RENDER_CHUNK = 100;
+
+/**
+ * Prints the rendered objects chunk by chunk: the fleet is validated once in summary (diagnostics and the namespace
+ * index of the cross-cluster rule), then each chunk is loaded, rendered, printed and let go. The bytes are those of
+ * printing the whole fleet at once. Returns the diagnostics, to print once the objects are out.
+ */
+async function printStreamed(root: string, names: readonly string[], revision: string, format: "yaml" | "json", validation: Diagnostic[]): Promise<Diagnostic[]> {
+  const summary = await loadAndValidate(root, { clusters: [...names], detail: "summary" });
+  validation.push(...summary.diagnostics);
+  const claims = namespaceClaims(summary.clusters);
+  const valid = summary.clusters.filter((c) => c.valid).map((c) => c.name);
+  summary.clusters.length = 0;
+  const json = format === "json" ? new JsonListWriter((t) => process.stdout.write(t)) : undefined;
+  const diagnostics: Diagnostic[] = [];
+  for (let i = 0; i < valid.length; i += RENDER_CHUNK) {
+    const chunk = await loadAndValidate(root, { clusters: valid.slice(i, i + RENDER_CHUNK), namespaceClaims: claims });
+    const fleet = renderSpecs(validSpecs(chunk), revision);
+    diagnostics.push(...fleet.diagnostics);
+    const objects = printable(fleet.clusters.flatMap((c) => c.objects));
+    if (json) json.add(objects);
+    else process.stdout.write(toYamlStream(objects));
+  }
+  json?.end();
+  return diagnostics;
+}
+
+/** Objects as printed: a credential written inline in the repository reaches the live host only, never this output. */
+function printable(rendered: KubeObject[]): KubeObject[] {
+  for (const o of rendered.filter(holdsInlineCredential)) {
+    process.stderr.write(`note: Secret ${o.metadata.namespace}/${o.metadata.name} holds a credential written inline in the repository: its data is left out of this output (use endpointSecretRef)\n`);
+  }
+  return rendered.map(withholdCredentials);
+}
+
 export function register(program: Command): void {
   program
     .command("render [path]")
@@ -57,25 +95,24 @@ export function register(program: Command): void {
         const clusters = flags.cluster ?? (found.cluster ? [found.cluster] : undefined);
         const empty = clusters === undefined || clusters.length === 0 ? emptyClustersNote(found.root) : undefined;
         if (empty) process.stderr.write(`${empty}\n`);
-        const validation = await loadAndValidate(found.root, { clusters });
-        const unknown = unknownClusters(validation.diagnostics);
-        if (unknown.length > 0) throw new UnknownClusterError(unknown, (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));
+        const known = clusterFolderNames(found.root) ?? [];
+        const unknown = (clusters ?? []).filter((n) => !known.includes(n)).sort();
+        if (unknown.length > 0) throw new UnknownClusterError([...new Set(unknown)], (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));
         const revision = flags.revision ?? (await sourceRevision(found.root));
+        if (!flags.out) {
+          const validation: Diagnostic[] = [];
+          const rendered = await printStreamed(found.root, clusters?.length ? clusters : known, revision, format, validation);
+          const diagnostics = [...validation, ...rendered].sort(compareDiagnostics);
+          for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+          return hasErrors(diagnostics) ? EXIT.invalid : EXIT.ok;
+        }
+        const validation = await loadAndValidate(found.root, { clusters });
         const fleet = renderSpecs(validSpecs(validation), revision);
         const diagnostics = [...validation.diagnostics, ...fleet.diagnostics].sort(compareDiagnostics);
         for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-        const rendered = fleet.clusters.flatMap((c) => c.objects);
-        // A credential written inline in the repository reaches the live host only, never this output.
-        for (const o of rendered.filter(holdsInlineCredential)) {
-          process.stderr.write(`note: Secret ${o.metadata.namespace}/${o.metadata.name} holds a credential written inline in the repository: its data is left out of this output (use endpointSecretRef)\n`);
-        }
-        const objects = rendered.map(withholdCredentials);
-        if (flags.out) {
-          const n = await writeFiles(flags.out, objects);
-          process.stderr.write(`wrote ${n} objects of ${fleet.clusters.length} clusters under ${flags.out}\n`);
-        } else {
-          process.stdout.write(format === "json" ? toJsonList(objects) : toYamlStream(objects));
-        }
+        const objects = printable(fleet.clusters.flatMap((c) => c.objects));
+        const n = await writeFiles(flags.out, objects);
+        process.stderr.write(`wrote ${n} objects of ${fleet.clusters.length} clusters under ${flags.out}\n`);
         return hasErrors(diagnostics) ? EXIT.invalid : EXIT.ok;
       }),
     );

@@ -12,6 +12,18 @@ export interface LoadedCluster {
   diagnostics: Diagnostic[];
   /** Its spec when its only error is a host namespace another folder claims too (validate/cluster.ts ClusterResult). */
   contested?: ClusterSpec;
+  /** Whether the folder has no errors (set by the validator; a summary load has it without `spec`). */
+  valid?: boolean;
+  /** cluster.yaml's settings when that file is valid (a summary load has them without `spec`). */
+  settings?: { namespace: string };
+}
+
+export interface LoadOptions {
+  clusters?: string[];
+  /** "summary": validity and settings only, no spec (the index a full pass keeps of the whole fleet). */
+  detail?: "summary" | "full";
+  /** Namespaces claimed by valid clusters outside this load (validate/namespace-claims.ts). */
+  namespaceClaims?: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface LoadResult {
@@ -22,7 +34,7 @@ export interface LoadResult {
 
 export interface Engine {
   /** Loads and validates the named clusters of the repository at `root` (all when `clusters` is absent). */
-  load(root: string, opts: { clusters?: string[] }): Promise<LoadResult> | LoadResult;
+  load(root: string, opts: LoadOptions): Promise<LoadResult> | LoadResult;
   render(spec: ClusterSpec, revision: string): KubeObject[];
   sync(target: Target, input: SyncInput, opts: SyncOptions): Promise<SyncResult>;
 }

@@ -2,6 +2,7 @@
 // (`vc.orch.io/inventory in (a,b,...)`), so a resync of 1,000 clusters never holds the whole fleet's objects.
 import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
+import { DirTarget } from "../target/dir.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import { LABELS } from "../translate/keys.js";
@@ -21,10 +22,12 @@ export async function listChunkInventory(target: Target, clusters: readonly stri
 
 /**
  * Names of the clusters that have objects on the target, to find clusters whose folder is gone: on a live host the
- * clusters this source has records of (one LIST of the records namespace), elsewhere the fleet inventory.
+ * clusters this source has records of (one LIST of the records namespace), on a dir: target the folder listing (no
+ * manifest read), elsewhere the fleet inventory.
  */
 export async function clustersOnTarget(target: Target): Promise<string[]> {
   if (target instanceof KubeTarget) return [...(await target.recordsByCluster()).keys()].sort();
+  if (target instanceof DirTarget) return target.listClusterNames();
   return [...(await target.listFleetInventory()).keys()].sort();
 }
 

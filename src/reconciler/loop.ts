@@ -1,4 +1,5 @@
-// The long-running reconciler: schedules passes (poll with jitter, webhook, folder watch, periodic full resync), one at a time, with backoff.
+// The long-running reconciler: schedules passes (poll with jitter, webhook, folder watch, periodic full resync), one at a
+// time, with backoff; changes before chores: a full pass lets pending changes run between its chunks.
 import { Backoff, jitter } from "./backoff.js";
 import { newPassState, runPass, type PassDeps, type PassRequest, type PassResult, type PassState } from "./pass.js";
 
@@ -12,15 +13,35 @@ export interface LoopOptions {
   backoff?: Backoff;
   /** Called after every pass or failed attempt (tests and the CLI). */
   onPass?: (r: PassResult | { error: Error; retryInMs: number }) => void;
+  /** Timers (tests inject a clock); default the process's. */
+  clock?: Clock;
+}
+
+export interface Clock {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const PROCESS_CLOCK: Clock = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/** Requests waiting for the pass in hand: a full pass, and changes (an incremental pass, with watched paths). */
+interface Pending {
+  full: boolean;
+  incremental: boolean;
+  paths: string[];
 }
 
 export class ReconcileLoop {
   readonly state: PassState = newPassState();
   readonly backoff: Backoff;
-  #timer?: NodeJS.Timeout;
-  #resyncTimer?: NodeJS.Timeout;
+  #timer?: unknown;
+  #resyncTimer?: unknown;
   #running?: Promise<void>;
-  #pending: { full: boolean; paths: string[] } | undefined;
+  #pending: Pending | undefined;
+  readonly #clock: Clock;
   #stopped = true;
   #stopWatch?: () => Promise<void>;
   #lastProgress = Date.now();
@@ -31,6 +52,7 @@ export class ReconcileLoop {
     readonly opts: LoopOptions,
   ) {
     this.backoff = opts.backoff ?? new Backoff();
+    this.#clock = opts.clock ?? PROCESS_CLOCK;
   }
 
   /** True once a first pass completed (readiness). */
@@ -48,26 +70,35 @@ export class ReconcileLoop {
     if (this.opts.watch && this.deps.source.watch) {
       this.#stopWatch = await this.deps.source.watch((paths) => this.trigger({ kind: "incremental", paths }));
     }
+    // The first full pass; the resync interval counts from the end of each full pass (#drain arms it).
     this.trigger({ kind: "full" });
-    this.#scheduleResync();
+  }
+
+  /** True once stop() was called: a pass in hand finishes the clusters it started and ends. */
+  get stopping(): boolean {
+    return this.#stopped;
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
-    clearTimeout(this.#resyncTimer);
+    this.#clock.clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#resyncTimer);
     await this.#stopWatch?.();
     await this.#running;
   }
 
   /** Requests a pass; while one runs, requests are merged and run once afterwards. */
   trigger(req: PassRequest): void {
-    const p = this.#pending ?? { full: false, paths: [] };
+    const p = this.#pending ?? { full: false, incremental: false, paths: [] };
     if (req.kind === "full") p.full = true;
-    else p.paths.push(...(req.paths ?? []));
+    else {
+      p.incremental = true;
+      p.paths.push(...(req.paths ?? []));
+    }
     if (this.#failed) {
       // A pass that failed earlier rides along with this one.
       p.full ||= this.#failed.full;
+      p.incremental ||= this.#failed.incremental;
       p.paths.push(...this.#failed.paths);
       this.#failed = undefined;
     }
@@ -86,7 +117,7 @@ export class ReconcileLoop {
     while (this.#pending && !this.#stopped) {
       const p = this.#pending;
       this.#pending = undefined;
-      clearTimeout(this.#timer);
+      this.#clock.clearTimeout(this.#timer);
       const req: PassRequest = p.full ? { kind: "full" } : { kind: "incremental", paths: p.paths };
       let delay: number;
       if (!this.deps.mayWrite()) {
@@ -96,11 +127,12 @@ export class ReconcileLoop {
         continue;
       }
       try {
-        const res = await runPass(this.deps, this.state, req);
+        const res = await runPass(this.#passDeps(), this.state, req);
         this.backoff.reset();
-        this.#firstPassDone = true;
+        if (!res.interrupted) this.#firstPassDone = true;
         this.#lastProgress = Date.now();
         this.opts.onPass?.(res);
+        if (res.kind === "full") this.#scheduleResync();
         delay = jitter(this.opts.intervalMs);
       } catch (err) {
         // The source is unreachable (or the host inventory cannot be read): keep the last good state, retry later.
@@ -115,19 +147,51 @@ export class ReconcileLoop {
   }
 
   /** The request of a pass that failed, to run again at the next poll. */
-  #failed?: { full: boolean; paths: string[] };
+  #failed?: Pending;
+
+  /** The pass dependencies with the loop's hooks: stop requests, and changes run between the chunks of a full pass. */
+  #passDeps(): PassDeps {
+    return { ...this.deps, stopping: () => this.#stopped, betweenChunks: () => this.#changesFirst() };
+  }
+
+  /**
+   * Runs the pending changes (an incremental pass) in the middle of a full pass; the full request stays pending.
+   * Not before the first pass has completed (no revision to count changes from: the incremental pass would be a
+   * full one), and not while stopping. Returns the revision reached.
+   */
+  async #changesFirst(): Promise<string | undefined> {
+    const p = this.#pending;
+    if (!p?.incremental || this.#stopped || this.state.lastRevision === undefined || !this.deps.mayWrite()) return undefined;
+    const paths = p.paths;
+    p.incremental = false;
+    p.paths = [];
+    if (!p.full) this.#pending = undefined;
+    try {
+      const res = await runPass({ ...this.deps, stopping: () => this.#stopped }, this.state, { kind: "incremental", paths });
+      this.#lastProgress = Date.now();
+      this.opts.onPass?.(res);
+      return res.revision;
+    } catch (err) {
+      // Left for after the full pass (retried with it, with backoff if it fails again).
+      const again = this.#pending ?? { full: false, incremental: false, paths: [] };
+      again.incremental = true;
+      again.paths.push(...paths);
+      this.#pending = again;
+      this.deps.logger.warn("changes during a full pass failed: retrying after it", { error: (err as Error).message });
+      return undefined;
+    }
+  }
 
   /** The next poll: an incremental pass, or the pass that failed. */
   #schedulePoll(delay: number): void {
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.trigger({ kind: "incremental" }), delay);
+    this.#clock.clearTimeout(this.#timer);
+    this.#timer = this.#clock.setTimeout(() => this.trigger({ kind: "incremental" }), delay);
   }
 
+  /** The next full resync, counted from now (the end of the last full pass): passes never run back to back. */
   #scheduleResync(): void {
     if (this.#stopped) return;
-    this.#resyncTimer = setTimeout(() => {
-      this.trigger({ kind: "full" });
-      this.#scheduleResync();
-    }, jitter(this.opts.resyncMs));
+    this.#clock.clearTimeout(this.#resyncTimer);
+    this.#resyncTimer = this.#clock.setTimeout(() => this.trigger({ kind: "full" }), jitter(this.opts.resyncMs));
   }
 }

@@ -5,7 +5,7 @@ import { defaultHostNamespace } from "../model/cluster.js";
 import type { KubeObject } from "../kube/object.js";
 import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
 import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "./cluster.js";
-import type { LoadedCluster, LoadResult } from "./engine.js";
+import type { LoadedCluster, LoadOptions, LoadResult } from "./engine.js";
 import type { Logger } from "../log.js";
 import type { ReconcilerMetrics } from "./metrics.js";
 import { inShard, type Shard } from "./shard.js";
@@ -15,6 +15,7 @@ import { holdersOf } from "../records/holders.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Snapshot, Source } from "./source.js";
 import type { ClusterStatus } from "./status.js";
+import { namespaceClaims } from "../validate/namespace-claims.js";
 
 export type PassRequest =
   /** Every cluster of the repository, plus clusters known on the host whose folder is gone. */
@@ -30,6 +31,8 @@ export interface PassResult {
   /** Clusters whose result is invalid or failed. */
   problems: number;
   durationMs: number;
+  /** The reconciler began stopping during the pass: clusters not yet started were left for the next start. */
+  interrupted?: boolean;
 }
 
 export interface PassState {
@@ -55,8 +58,17 @@ export interface PassDeps extends ClusterContext {
    * The long-running loop drops them once a cluster is settled: a fleet's plans are most of a pass's memory.
    */
   keepPlans?: boolean;
-  /** Clusters per inventory chunk of a full pass (default INVENTORY_CHUNK). */
+  /** Clusters per chunk of a full pass (default INVENTORY_CHUNK): loaded, listed, reconciled and let go together. */
   chunkSize?: number;
+  /** Called with each chunk's runs (sorted by cluster, plans still held) before they are let go: --once prints as it goes. */
+  onChunk?: (runs: ClusterRun[]) => void;
+  /**
+   * Called between the chunks of a full pass: work that must not wait for the pass (a commit's changed clusters)
+   * runs here. Returns the revision that work reached, which the rest of the pass follows; undefined when none ran.
+   */
+  betweenChunks?: () => Promise<string | undefined>;
+  /** True once the reconciler is stopping: no further cluster is started; those in hand finish and record their status. */
+  stopping?: () => boolean;
 }
 
 export function newPassState(): PassState {
@@ -75,54 +87,94 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])]), ...state.retry])].sort();
   }
 
-  if (kind === "full") {
-    const folders = clusterFolders(snap.root);
-    const mine = folders.filter((n) => inShard(n, deps.shard));
-    const loadedMine = mine.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, mine));
-    await migrate(deps, await legacyClusters(deps.target).catch(() => []));
-    await admitHolders(deps, loadedMine);
-    await refreshStatuses(deps, state, new Map(loadedMine.filter((c) => c.spec).map((c) => [c.name, c.spec!.settings.namespace])));
-    const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
-    for (const n of folders) gone.delete(n);
-    const removed = [...gone].filter((n) => inShard(n, deps.shard)).sort();
-    // Chunk by chunk: list the chunk's live objects (one LIST per kind), reconcile it, let it go.
-    const runs: ClusterRun[] = [];
-    const size = deps.chunkSize ?? INVENTORY_CHUNK;
-    for (let i = 0; i < loadedMine.length + removed.length; i += size) {
-      const chunkLoaded = loadedMine.slice(i, i + size);
-      const chunkRemoved = removed.slice(Math.max(0, i - loadedMine.length), Math.max(0, i + size - loadedMine.length));
-      const live = await listChunkInventory(deps.target, [...chunkLoaded.map((c) => c.name), ...chunkRemoved]);
-      // The chunk's claims on clusters and host namespaces against other records: one LIST, not two per cluster.
-      if (deps.target instanceof KubeTarget) await deps.target.primeClaims(chunkLoaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
-      runs.push(...(await reconcileAll(deps, state, snap, chunkLoaded, chunkRemoved, live)));
-    }
-    loadedMine.length = 0;
-    return done(state, snap, "full", runs.sort(byCluster), started);
-  }
+  if (kind === "full") return fullPass(deps, state, snap, started);
   names = (names ?? []).filter((n) => inShard(n, deps.shard));
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   const removed = names.filter((n) => !present.includes(n));
   const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present)) : [];
   await migrate(deps, loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
   await admitHolders(deps, loaded);
-  const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined);
-  return done(state, snap, "incremental", runs, started);
+  const { runs, complete } = await reconcileAll(deps, state, snap, loaded, removed, undefined);
+  return done(state, snap, "incremental", runs, started, !complete);
+}
+
+/**
+ * A full pass, streamed: the shard is indexed once in summary (validity and host namespace, no spec), then handled
+ * chunk by chunk (load -> validate -> render -> plan -> apply -> let go), so memory follows the chunk, not the fleet.
+ * Between chunks, pending changes run first (betweenChunks) and a stop request ends the pass.
+ */
+async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, started: number): Promise<PassResult> {
+  let snap = first;
+  const folders = clusterFolders(snap.root);
+  const mine = folders.filter((n) => inShard(n, deps.shard));
+  const hostNamespaces = new Map<string, string>();
+  let claims = new Map<string, string[]>();
+  if (mine.length > 0) {
+    const index = await loadIsolated(deps, snap.root, mine, { detail: "summary" });
+    claims = namespaceClaims(index.clusters);
+    for (const c of attribute(index)) {
+      const ns = validNamespace(c);
+      if (ns !== undefined) hostNamespaces.set(c.name, ns);
+    }
+  }
+  await migrate(deps, await legacyClusters(deps.target).catch(() => []));
+  await refreshStatuses(deps, state, hostNamespaces);
+  const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
+  for (const n of folders) gone.delete(n);
+  const present = new Set(mine);
+  const names = [...mine, ...[...gone].filter((n) => inShard(n, deps.shard))].sort();
+  const runs: ClusterRun[] = [];
+  const size = deps.chunkSize ?? INVENTORY_CHUNK;
+  let complete = true;
+  for (let i = 0; i < names.length; i += size) {
+    if (i > 0) {
+      const revision = await deps.betweenChunks?.();
+      if (revision !== undefined) snap = { root: snap.root, revision };
+    }
+    if (deps.stopping?.()) {
+      complete = false;
+      break;
+    }
+    const chunk = names.slice(i, i + size);
+    const chunkPresent = chunk.filter((n) => present.has(n));
+    const loaded = chunkPresent.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, chunkPresent, { namespaceClaims: claims }));
+    // Of folders claiming one namespace, the one whose record holds it on the host is valid again.
+    await admitHolders(deps, loaded);
+    // The chunk's live objects: one LIST per kind on a host, each cluster's folder once on dir:.
+    const live = await listChunkInventory(deps.target, chunk);
+    // The chunk's claims on clusters and host namespaces against other records: one LIST, not two per cluster.
+    if (deps.target instanceof KubeTarget) await deps.target.primeClaims(loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
+    const res = await reconcileAll(deps, state, snap, loaded, chunk.filter((n) => !present.has(n)), live);
+    runs.push(...res.runs);
+    if (!res.complete) {
+      complete = false;
+      break;
+    }
+  }
+  return done(state, snap, "full", runs.sort(byCluster), started, !complete);
+}
+
+/** The host namespace a loaded cluster claims: its settings' when it is valid (with or without a spec). */
+function validNamespace(c: LoadedCluster): string | undefined {
+  if (c.spec) return c.spec.settings.namespace;
+  if (c.valid === false || c.diagnostics.some((d) => d.severity === "error")) return undefined;
+  return c.valid ? c.settings?.namespace : undefined;
 }
 
 /**
  * Loads the named clusters together; when that throws (a loader bug, a file no limit foresaw), loads them one by
  * one so that only the cluster that fails is invalid, with its own error, and the others go on.
  */
-async function loadIsolated(deps: PassDeps, root: string, names: string[]): Promise<LoadResult> {
+async function loadIsolated(deps: PassDeps, root: string, names: string[], extra: Omit<LoadOptions, "clusters"> = {}): Promise<LoadResult> {
   try {
-    return await deps.engine.load(root, { clusters: names });
+    return await deps.engine.load(root, { ...extra, clusters: names });
   } catch (err) {
     deps.logger.warn("loading the clusters together failed: loading them one by one", { error: (err as Error).message });
   }
   const out: LoadResult = { clusters: [], diagnostics: [] };
   for (const name of names) {
     try {
-      const one = await deps.engine.load(root, { clusters: [name] });
+      const one = await deps.engine.load(root, { ...extra, clusters: [name] });
       out.clusters.push(...one.clusters);
       out.diagnostics.push(...one.diagnostics);
     } catch (err) {
@@ -184,7 +236,7 @@ async function reconcileAll(
   loaded: LoadedCluster[],
   removed: string[],
   live: Map<string, KubeObject[]> | undefined,
-): Promise<ClusterRun[]> {
+): Promise<{ runs: ClusterRun[]; complete: boolean }> {
   const jobs: Job[] = [];
   for (const c of loaded) {
     const ns = c.spec?.settings.namespace ?? state.statuses.get(c.name)?.hostNamespace ?? defaultHostNamespace(c.name);
@@ -209,17 +261,20 @@ async function reconcileAll(
   const runs: ClusterRun[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < queue.length) {
+    // Stopping: the clusters in hand finish (and record their status); no other is started.
+    while (next < queue.length && !deps.stopping?.()) {
       const job = queue[next]!;
       queue[next++] = undefined;
       const run = await safely(job, snap.revision);
       settle(deps, state, run);
-      if (!deps.keepPlans) delete run.sync;
       runs.push(run);
     }
   };
   await Promise.all(Array.from({ length: Math.min(deps.concurrency ?? 4, queue.length) }, worker));
-  return runs.sort(byCluster);
+  runs.sort(byCluster);
+  deps.onChunk?.(runs);
+  if (!deps.keepPlans) for (const run of runs) delete run.sync;
+  return { runs, complete: next >= queue.length };
 }
 
 function byCluster(a: ClusterRun, b: ClusterRun): number {
@@ -354,7 +409,9 @@ function settle(deps: PassDeps, state: PassState, run: ClusterRun): void {
   deps.onCluster?.(run);
 }
 
-function done(state: PassState, snap: Snapshot, kind: "full" | "incremental", runs: ClusterRun[], started: number): PassResult {
-  if (!runs.some((r) => r.result === "skipped")) state.lastRevision = snap.revision;
-  return { revision: snap.revision, kind, clusters: runs, problems: runs.filter((r) => r.result === "invalid" || r.result === "failed").length, durationMs: Date.now() - started };
+function done(state: PassState, snap: Snapshot, kind: "full" | "incremental", runs: ClusterRun[], started: number, interrupted = false): PassResult {
+  if (!interrupted && !runs.some((r) => r.result === "skipped")) state.lastRevision = snap.revision;
+  const res: PassResult = { revision: snap.revision, kind, clusters: runs, problems: runs.filter((r) => r.result === "invalid" || r.result === "failed").length, durationMs: Date.now() - started };
+  if (interrupted) res.interrupted = true;
+  return res;
 }

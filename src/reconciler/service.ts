@@ -58,6 +58,8 @@ export interface ReconcilerConfig {
   logger?: Logger;
   engine?: Engine;
   onCluster?: (run: ClusterRun) => void;
+  /** With `reconcileOnce`: each chunk's runs, plans included, before they are let go (the pass keeps summaries only). */
+  onChunk?: (runs: ClusterRun[]) => void;
   onPass?: ConstructorParameters<typeof ReconcileLoop>[1]["onPass"];
 }
 
@@ -136,11 +138,18 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
   return { deps, target, elector, hooks };
 }
 
+/**
+ * How long a stopping reconciler may take to finish the clusters in hand before it exits anyway: within the
+ * Deployment's terminationGracePeriodSeconds (60, deploy/reconciler/deployment.yaml), before the kubelet's SIGKILL.
+ */
+export const SHUTDOWN_DEADLINE_MS = 50_000;
+
 /** One full pass and done (`vc reconcile --once`). */
 export async function reconcileOnce(cfg: ReconcilerConfig): Promise<PassResult> {
   const metrics = createMetrics({ defaults: false });
   const { deps, target } = await assemble({ ...cfg, leaderElect: false }, metrics);
-  deps.keepPlans = true;
+  // Summaries only: each chunk's plans go to onChunk (printed as the pass goes), then are let go.
+  deps.onChunk = cfg.onChunk;
   try {
     return await runPass(deps, newPassState(), { kind: "full" });
   } finally {
@@ -202,7 +211,8 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
     elector.start();
   }
   await loop.start();
-  deps.logger.info("reconciler started", { source: deps.source.description, target: target.description, owner: cfg.owner, shard: cfg.shard, leaderElect: !!elector });
+  const watch = !isRemote(cfg.repo) ? await deps.source.watchMode?.() : undefined;
+  deps.logger.info("reconciler started", { source: deps.source.description, target: target.description, owner: cfg.owner, shard: cfg.shard, leaderElect: !!elector, ...(watch && { watch }) });
   return {
     deps,
     metrics,

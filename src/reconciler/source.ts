@@ -1,7 +1,7 @@
 // Where the repository comes from: a remote git repository (mirrored, polled, webhook) or a local folder (watched).
 import { watch as chokidarWatch } from "chokidar";
 import fs from "node:fs";
-import { relative, resolve, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 import git from "isomorphic-git";
 import { changedPaths } from "../git/changes.js";
 import { GitMirror } from "../git/mirror.js";
@@ -26,7 +26,22 @@ export interface Source {
   readonly gitDir: string | undefined;
   /** Starts watching a local folder: calls back with changed paths after a quiet period. Returns a stop function. */
   watch?(onChange: (paths: string[]) => void, debounceMs?: number): Promise<() => Promise<void>>;
+  /** How watch() follows the folder at its size (WatchMode). */
+  watchMode?(): Promise<WatchMode>;
 }
+
+/**
+ * How a folder is watched, bounded at any fleet size (chokidar keeps a watch and a stat per path it follows):
+ * - "files": up to WATCH_ALL_FILES_MAX cluster folders, every file under clusters/ (edit, save, see it applied).
+ * - "git": a larger fleet in a git checkout: HEAD, packed-refs and refs/heads only; a commit or checkout triggers a
+ *   pass that takes the changed paths from git (uncommitted edits wait for the next resync).
+ * - "top": a larger fleet outside git: clusters/ and each folder's own entries (cluster.yaml, values files; a change
+ *   deeper, as under mesh/, waits for the next resync). Keep a large fleet in git.
+ */
+export type WatchMode = "git" | "files" | "top";
+
+/** Cluster folders up to which a folder outside git is watched file by file. */
+export const WATCH_ALL_FILES_MAX = 1000;
 
 export class GitSource implements Source {
   readonly mirror: GitMirror;
@@ -101,18 +116,39 @@ export class FolderSource implements Source {
       return undefined;
     }
   }
-  /** Watches `clusters/` (chokidar 5 takes no globs: filtering is done with `ignored`), debounced. */
-  async watch(onChange: (paths: string[]) => void, debounceMs = 300): Promise<() => Promise<void>> {
+  /** The watch mode for this folder (WatchMode), from whether it is a git checkout and how many cluster folders it has. */
+  async watchMode(): Promise<WatchMode> {
+    let folders = 0;
+    try {
+      folders = fs.readdirSync(resolve(this.root, CLUSTERS_DIR)).length;
+    } catch {
+      folders = 0;
+    }
+    if (folders <= WATCH_ALL_FILES_MAX) return "files";
+    const gitRoot = await this.#findGitRoot();
+    return gitRoot && fs.statSync(join(gitRoot, ".git"), { throwIfNoEntry: false })?.isDirectory() ? "git" : "top";
+  }
+
+  /**
+   * Watches what the mode says (chokidar 5 takes no globs: filtering is done with `ignored`), debounced. The paths
+   * reported are repository paths; in "git" mode none (the pass asks git what the new commit changed).
+   */
+  async watch(onChange: (paths: string[]) => void, debounceMs = 300, mode?: WatchMode): Promise<() => Promise<void>> {
+    const chosen = mode ?? (await this.watchMode());
+    const gitDir = chosen === "git" ? join((await this.#findGitRoot())!, ".git") : undefined;
     const base = resolve(this.root, CLUSTERS_DIR);
     const pending = new Set<string>();
     let timer: NodeJS.Timeout | undefined;
-    const watcher = chokidarWatch(base, {
-      ignoreInitial: true,
-      ignored: (p: string) => p.split(sep).some((part) => part === ".git" || part === "node_modules"),
-      awaitWriteFinish: false,
-    });
+    const watcher = gitDir
+      ? chokidarWatch(gitDir, { ignoreInitial: true, awaitWriteFinish: false, ignored: (p: string) => !isRefPath(relative(gitDir, p).split(sep)) })
+      : chokidarWatch(base, {
+          ignoreInitial: true,
+          ignored: (p: string) => p.split(sep).some((part) => part === ".git" || part === "node_modules"),
+          awaitWriteFinish: false,
+          ...(chosen === "top" ? { depth: 1 } : {}),
+        });
     const note = (p: string): void => {
-      pending.add(relative(this.root, p).split(sep).join("/"));
+      if (!gitDir) pending.add(relative(this.root, p).split(sep).join("/"));
       clearTimeout(timer);
       timer = setTimeout(() => {
         const paths = [...pending].sort();
@@ -127,6 +163,12 @@ export class FolderSource implements Source {
       await watcher.close();
     };
   }
+}
+
+/** Inside a git directory: the paths a commit or checkout changes (HEAD, packed-refs, refs/heads/**), and the folders leading to them. */
+function isRefPath(parts: string[]): boolean {
+  const [top, second] = parts;
+  return top === "" || top === "HEAD" || top === "packed-refs" || (top === "refs" && (second === undefined || second === "heads"));
 }
 
 /** A URL (http, https, or git@-less ssh is not supported) is a remote; anything else is a local folder. */

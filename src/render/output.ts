@@ -19,6 +19,23 @@ export function toJsonList(objects: readonly KubeObject[]): string {
   return `${JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }, null, 2)}\n`;
 }
 
+/**
+ * Writes the same bytes as toJsonList, a chunk of objects at a time: a whole fleet's List is never held at once.
+ * `write` receives each piece; `end()` closes the List.
+ */
+export class JsonListWriter {
+  #count = 0;
+  constructor(private readonly write: (text: string) => void) {
+    write('{\n  "apiVersion": "v1",\n  "kind": "List",\n  "items": [');
+  }
+  add(objects: readonly KubeObject[]): void {
+    for (const o of objects) this.write(`${this.#count++ === 0 ? "\n" : ",\n"}${JSON.stringify(o, null, 2).replace(/^/gm, "    ")}`);
+  }
+  end(): void {
+    this.write(this.#count === 0 ? "]\n}\n" : "\n  ]\n}\n");
+  }
+}
+
 const SEGMENT = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 function segment(value: string, what: string): string {

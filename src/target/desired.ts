@@ -5,6 +5,7 @@ import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterError } from "../plan/format.js";
 import { renderCluster } from "../render/index.js";
 import { loadAndValidate } from "../validate/index.js";
+import { namespaceClaims } from "../validate/namespace-claims.js";
 
 export interface DesiredCluster {
   name: string;
@@ -38,8 +39,8 @@ export interface DesiredState {
   contested?: DesiredCluster[];
 }
 
-export async function loadDesired(root: string, revision: string, opts: { clusters?: string[] } = {}): Promise<DesiredState> {
-  const validation = await loadAndValidate(root, { clusters: opts.clusters });
+export async function loadDesired(root: string, revision: string, opts: { clusters?: string[]; namespaceClaims?: ReadonlyMap<string, readonly string[]> } = {}): Promise<DesiredState> {
+  const validation = await loadAndValidate(root, { clusters: opts.clusters, namespaceClaims: opts.namespaceClaims });
   const clusters: DesiredCluster[] = [];
   const errors: ClusterError[] = [];
   const known = new Map<string, string>();
@@ -83,4 +84,33 @@ function firstError(diagnostics: readonly Diagnostic[]): string {
   const errs = diagnostics.filter((d) => d.severity === "error");
   if (errs.length === 0) return "invalid";
   return `${formatDiagnostic(errs[0]!)}${errs.length > 1 ? ` (and ${errs.length - 1} more: run vc validate)` : ""}`;
+}
+
+/** A fleet's desired state without its objects: what a streamed run keeps of the whole fleet (desired.ts DesiredState, clusters empty). */
+export interface DesiredIndex {
+  /** `clusters` is empty; `errors`, `known` and `missing` are the whole fleet's. */
+  state: DesiredState;
+  /** The valid clusters, in order: loaded and rendered a chunk at a time (loadDesired with `namespaceClaims`). */
+  valid: string[];
+  /** The namespace index of the cross-cluster rule (validate/namespace-claims.ts). */
+  claims: Map<string, string[]>;
+}
+
+/** Validates the whole fleet in summary (no spec, no render): its errors, known clusters and namespace index. */
+export async function loadDesiredIndex(root: string, revision: string): Promise<DesiredIndex> {
+  const validation = await loadAndValidate(root, { detail: "summary" });
+  const errors: ClusterError[] = [];
+  const known = new Map<string, string>();
+  const valid: string[] = [];
+  for (const c of validation.clusters) {
+    known.set(c.name, c.settings?.namespace ?? defaultHostNamespace(c.name));
+    if (c.valid) valid.push(c.name);
+    else errors.push({ cluster: c.name, message: firstError(c.diagnostics) });
+  }
+  for (const d of validation.diagnostics) {
+    if (d.severity !== "error" || validation.clusters.some((c) => d.file === c.dir || d.file.startsWith(`${c.dir}/`))) continue;
+    const m = /^clusters\/([^/]+)/.exec(d.file);
+    errors.push({ cluster: m ? m[1]! : "(repository)", message: formatDiagnostic(d) });
+  }
+  return { state: { root: validation.root, revision, clusters: [], errors, known, missing: [] }, valid, claims: namespaceClaims(validation.clusters) };
 }

@@ -1,6 +1,7 @@
 // The `dir:PATH` target: hydrated manifests, one YAML file per object, `<cluster>/<namespace|_cluster>/<kind>[.<group>]_<name>.yaml`.
-import { lstat, mkdir, readdir, readFile, realpath, rename, rm, rmdir, writeFile } from "node:fs/promises";
-import { join, relative, resolve, sep } from "node:path";
+import { constants } from "node:fs";
+import { lstat, mkdir, open, readdir, rename, rm, rmdir, writeFile } from "node:fs/promises";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { loadYamlText } from "../repo/load.js";
 import type { KubeObject, ObjectRef } from "../kube/object.js";
 import { refOf } from "../kube/object.js";
@@ -8,6 +9,7 @@ import { LABELS } from "../translate/keys.js";
 import { toYaml } from "../plan/diff.js";
 import { stripServerFields } from "../plan/normalize.js";
 import { withholdCredentials } from "../render/secrets.js";
+import { mapLimit } from "./pool.js";
 import type { Target, WriteOptions } from "./types.js";
 
 /** Folder of cluster-scoped objects inside a cluster's folder (a namespace name never starts with "_"). */
@@ -16,6 +18,9 @@ const CLUSTER_SCOPED = "_cluster";
 const TEMP_FILE = /\.yaml\.tmp-(\d+)$/;
 /** Largest manifest file read back (as the repository loader's limit). */
 const MAX_FILE_BYTES = 1024 * 1024;
+
+/** Files read or folders walked at once: enough to keep the disk busy while the main thread parses. */
+export const DIR_IO_CONCURRENCY = 16;
 
 /** A name that is safe as one path segment: DNS-1123 characters, no "..". */
 const SEGMENT = /^[a-z0-9A-Z]([-a-z0-9A-Z.]*[a-z0-9A-Z])?$/;
@@ -36,6 +41,14 @@ export function manifestPath(cluster: string, ref: ObjectRef): string {
 export class DirTarget implements Target {
   readonly description: string;
   readonly root: string;
+  /**
+   * Folders below the root known to be real folders (not symlinks), created or checked once: the walk of a
+   * cluster's folder (listInventory) refuses any symlink in it and fills this in, so writes need no mkdir -p or
+   * realpath per file. Forgotten for a cluster whenever its folder is walked again.
+   */
+  readonly #folders = new Set<string>();
+  /** The same folders by cluster name, to forget a cluster's at once. */
+  readonly #clusterFolders = new Map<string, string[]>();
 
   constructor(path: string) {
     this.root = resolve(path);
@@ -49,31 +62,52 @@ export class DirTarget implements Target {
 
   async listInventory(cluster: string): Promise<KubeObject[]> {
     const dir = join(this.root, segment(cluster, "cluster"));
-    const files = await yamlFiles(dir);
-    const out: KubeObject[] = [];
-    for (const file of files) {
-      const obj = await this.read(file);
-      if (obj && obj.metadata.labels?.[LABELS.inventory] === cluster) out.push(obj);
+    for (const f of this.#clusterFolders.get(cluster) ?? []) this.#folders.delete(f);
+    const folders: string[] = [];
+    const files = await yamlFiles(dir, folders);
+    this.#clusterFolders.set(cluster, folders);
+    for (const f of folders) this.#folders.add(f);
+    const objs = await mapLimit(files, DIR_IO_CONCURRENCY, (file) => this.read(file));
+    return objs.filter((obj): obj is KubeObject => !!obj && obj.metadata.labels?.[LABELS.inventory] === cluster);
+  }
+
+  /**
+   * The clusters that have a folder holding something, from the listing alone (no manifest read): what a full pass
+   * needs to find clusters whose repository folder is gone.
+   */
+  async listClusterNames(): Promise<string[]> {
+    const names: string[] = [];
+    for (const e of await this.#clusterFolderNames()) {
+      const inside = await readdir(join(this.root, e)).catch(() => []);
+      if (inside.length > 0) names.push(e);
     }
-    return out;
+    return names;
   }
 
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
     const fleet = new Map<string, KubeObject[]>();
+    for (const name of await this.#clusterFolderNames()) {
+      const objs = await this.listInventory(name);
+      if (objs.length) fleet.set(name, objs);
+    }
+    return fleet;
+  }
+
+  /** Folder names directly under the root that can be clusters, sorted; a symlink there is refused. */
+  async #clusterFolderNames(): Promise<string[]> {
     let entries: import("node:fs").Dirent[];
     try {
       entries = await readdir(this.root, { withFileTypes: true });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return fleet;
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw err;
     }
-    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const out: string[] = [];
+    for (const e of entries) {
       if (e.isSymbolicLink()) throw new Error(`${relative(process.cwd(), join(this.root, e.name))}: a symlink in the target folder: refused, not followed`);
-      if (!e.isDirectory() || !SEGMENT.test(e.name)) continue;
-      const objs = await this.listInventory(e.name);
-      if (objs.length) fleet.set(e.name, objs);
+      if (e.isDirectory() && SEGMENT.test(e.name)) out.push(e.name);
     }
-    return fleet;
+    return out.sort();
   }
 
   async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
@@ -82,12 +116,15 @@ export class DirTarget implements Target {
     const clean = stripServerFields(withholdCredentials(obj));
     if (opts.dryRun) return clean;
     const file = join(this.root, manifestPath(cluster, refOf(obj)));
-    await mkdir(join(file, ".."), { recursive: true });
-    await this.requireInside(join(file, ".."));
+    await this.#folder(dirname(file));
+    const text = toYaml(clean);
+    const mode = obj.kind === "Secret" ? 0o600 : 0o644;
+    // The same bytes already there (and the same mode): nothing to write.
+    if (await sameFile(file, text, mode)) return clean;
     // Write then rename: a run cut off half way leaves whole files only (and the next run removes the temporary file).
     // Secrets are readable by their owner only.
     const tmp = `${file}.tmp-${process.pid}`;
-    await writeFile(tmp, toYaml(clean), { mode: obj.kind === "Secret" ? 0o600 : 0o644 });
+    await writeFile(tmp, text, { mode });
     await rename(tmp, file);
     return clean;
   }
@@ -99,7 +136,11 @@ export class DirTarget implements Target {
     if (current.metadata.labels?.[LABELS.inventory] !== cluster) return "not-owned";
     if (opts.dryRun) return "deleted";
     await rm(file, { force: true });
-    await rmdir(join(file, "..")).catch(() => undefined); // the namespace folder, when now empty
+    // The namespace folder, then the cluster's, when now empty (a removed cluster leaves no folder behind).
+    for (const dir of [dirname(file), dirname(dirname(file))]) {
+      if (!(await rmdir(dir).then(() => true, () => false))) break;
+      this.#folders.delete(dir);
+    }
     return "deleted";
   }
 
@@ -116,27 +157,33 @@ export class DirTarget implements Target {
 
   async close(): Promise<void> {}
 
-  /** A folder the target writes into must resolve inside the target (no symlinked folder leading elsewhere). */
-  private async requireInside(dir: string): Promise<void> {
-    const [root, real] = [await realpath(this.root), await realpath(dir)];
-    if (real !== root && !real.startsWith(`${root}${sep}`)) {
-      throw new Error(`${relative(process.cwd(), dir)}: leads outside the target folder (a symlink): refused`);
+  /**
+   * Makes `dir` (below the root) a real folder, one segment at a time, each created or found once: a segment that
+   * is a symlink (or not a folder) is refused, so no write leads outside the target folder.
+   */
+  async #folder(dir: string): Promise<void> {
+    if (this.#folders.has(dir)) return;
+    const parent = dirname(dir);
+    if (dir !== this.root && parent !== dir) {
+      if (parent === this.root) await mkdir(this.root, { recursive: true });
+      else await this.#folder(parent);
     }
+    if (dir === this.root) return;
+    await mkdir(dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== "EEXIST") throw err;
+    });
+    const info = await lstat(dir);
+    if (info.isSymbolicLink() || !info.isDirectory()) throw new Error(`${relative(process.cwd(), dir)}: leads outside the target folder (a symlink): refused`);
+    this.#folders.add(dir);
+    const cluster = relative(this.root, dir).split(sep)[0]!;
+    this.#clusterFolders.set(cluster, [...(this.#clusterFolders.get(cluster) ?? []), dir]);
   }
 
   /** A manifest read back with the repository loader's limits; a symlink or an oversized file is refused, not followed. */
   private async read(file: string): Promise<KubeObject | undefined> {
     const shown = relative(process.cwd(), file);
-    const info = await lstat(file).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === "ENOENT") return undefined;
-      throw err;
-    });
-    if (!info) return undefined;
-    if (info.isSymbolicLink()) throw new Error(`${shown}: a symlink in the target folder: refused, not followed`);
-    if (!info.isFile()) throw new Error(`${shown}: not a regular file: refused`);
-    if (info.size > MAX_FILE_BYTES) throw new Error(`${shown}: larger than ${MAX_FILE_BYTES} bytes: refused`);
-    const text = await readFile(file, "utf8");
-    if (text.trim() === "") return undefined;
+    const text = await readManifest(file, shown);
+    if (text === undefined || text.trim() === "") return undefined;
     const loaded = loadYamlText(shown, text);
     if (!loaded.ok) {
       const d = loaded.diagnostic;
@@ -148,7 +195,49 @@ export class DirTarget implements Target {
   }
 }
 
-async function yamlFiles(dir: string): Promise<string[]> {
+/**
+ * A manifest's text (undefined when there is none): opened without following a symlink (O_NOFOLLOW), checked and
+ * read through the one handle, so the file checked is the file read.
+ */
+async function readManifest(file: string, shown: string): Promise<string | undefined> {
+  let fh: import("node:fs/promises").FileHandle;
+  try {
+    fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code === "ELOOP") throw new Error(`${shown}: a symlink in the target folder: refused, not followed`);
+    throw err;
+  }
+  try {
+    const info = await fh.stat();
+    if (!info.isFile()) throw new Error(`${shown}: not a regular file: refused`);
+    if (info.size > MAX_FILE_BYTES) throw new Error(`${shown}: larger than ${MAX_FILE_BYTES} bytes: refused`);
+    return await fh.readFile("utf8");
+  } finally {
+    await fh.close();
+  }
+}
+
+/** True when `file` is a regular file (not a symlink) holding exactly `text` with permissions `mode`. */
+async function sameFile(file: string, text: string, mode: number): Promise<boolean> {
+  let fh: import("node:fs/promises").FileHandle;
+  try {
+    fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return false;
+  }
+  try {
+    const info = await fh.stat();
+    if (!info.isFile() || (info.mode & 0o777) !== mode || info.size !== Buffer.byteLength(text)) return false;
+    return (await fh.readFile("utf8")) === text;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The manifest files under `dir`, sorted; every folder walked (all real folders: a symlink is refused) lands in `folders`. */
+async function yamlFiles(dir: string, folders: string[]): Promise<string[]> {
   let entries: import("node:fs").Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -156,7 +245,9 @@ async function yamlFiles(dir: string): Promise<string[]> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR") return [];
     throw err;
   }
+  folders.push(dir);
   const out: string[] = [];
+  const sub: string[] = [];
   for (const e of entries) {
     const p = join(dir, e.name);
     const temp = TEMP_FILE.exec(e.name);
@@ -166,8 +257,9 @@ async function yamlFiles(dir: string): Promise<string[]> {
       continue;
     }
     if (e.isSymbolicLink()) throw new Error(`${relative(process.cwd(), p)}: a symlink in the target folder: refused, not followed`);
-    if (e.isDirectory()) out.push(...(await yamlFiles(p)));
+    if (e.isDirectory()) sub.push(p);
     else if (e.isFile() && e.name.endsWith(".yaml")) out.push(p);
   }
+  for (const files of await mapLimit(sub, DIR_IO_CONCURRENCY, (p) => yamlFiles(p, folders))) out.push(...files);
   return out.sort();
 }

@@ -4,8 +4,10 @@ import { buildPlan, emptyCounts, PlanError } from "../plan/build.js";
 import type { ClusterError, PlanReport, SuspendedCluster } from "../plan/format.js";
 import { otherOwners } from "../plan/owner.js";
 import type { Plan } from "../plan/types.js";
-import type { DesiredState } from "./desired.js";
+import { loadDesired, type DesiredIndex, type DesiredState } from "./desired.js";
 import { blockLostClaims, runClaims } from "./host-claims.js";
+import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "../reconciler/inventory.js";
+import { KubeTarget } from "./kube/target.js";
 import { blockUnservedKinds } from "./kinds.js";
 import { blockForeignObjects } from "./conflicts.js";
 import { mapLimit } from "./pool.js";
@@ -143,6 +145,60 @@ export function preparedFor(target: Target, desired: DesiredState): DesiredState
   const prepare = target.prepare?.bind(target);
   if (!prepare) return desired;
   return { ...desired, clusters: desired.clusters.map((c) => ({ ...c, objects: c.objects.map(prepare) })) };
+}
+
+/**
+ * `vc diff` of the whole fleet, streamed: the desired state is loaded and rendered a chunk at a time (the index
+ * holds the fleet's errors and namespace claims), each chunk planned against its live objects and let go; plans
+ * are kept for the report. Live objects: on a host one LIST per kind for the fleet (taken out chunk by chunk), on
+ * dir: each cluster's folder read with its chunk. The report is the one planFleet gives.
+ */
+export async function planFleetStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, chunkSize = INVENTORY_CHUNK): Promise<PlanReport> {
+  const { state } = index;
+  const fleetLive = target instanceof KubeTarget ? await target.listFleetInventory() : undefined;
+  const plans: Plan[] = [];
+  const errors: ClusterError[] = [...state.errors];
+  const suspendedAtRunTime: SuspendedCluster[] = [];
+  const planChunk = async (desired: DesiredState, live: Map<string, KubeObject[]>): Promise<void> => {
+    const all = fleetClusters(preparedFor(target, desired), live, opts);
+    const set = setAsideSuspended(all.clusters, opts);
+    suspendedAtRunTime.push(...set.suspendedAtRunTime);
+    const planned = planClusters(set.clusters, opts);
+    // New public-host claims are compared within the chunk (live claims fleet-wide), as planFleet does for its run.
+    const peers = runClaims(planned.plans);
+    for (const p of await mapLimit(planned.plans, 4, async (p) => blockForeignObjects(target, await blockLostClaims(target, await blockUnservedKinds(target, p), peers)))) plans.push(forReport(p));
+    errors.push(...all.errors, ...planned.errors);
+  };
+  const valid = new Set(index.valid);
+  for (let i = 0; i < index.valid.length; i += chunkSize) {
+    const names = index.valid.slice(i, i + chunkSize);
+    const inChunk = new Set(names);
+    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims });
+    const live = fleetLive ? take(fleetLive, names) : await listChunkInventory(target, names);
+    // The chunk's own errors (a render failure); the repository's are in the index already.
+    await planChunk({ ...chunk, errors: chunk.errors.filter((e) => inChunk.has(e.cluster)), known: state.known, missing: [] }, live);
+  }
+  // Clusters with live objects and no folder (removed), and those whose folder is invalid (never removed).
+  const rest = fleetLive ?? (await listChunkInventory(target, (await clustersOnTarget(target)).filter((n) => !valid.has(n))));
+  for (const name of valid) rest.delete(name);
+  await planChunk({ ...state, clusters: [], errors: [] }, rest);
+  return { plans, errors, suspendedAtRunTime };
+}
+
+/** A plan as a report shows it: its counts, and its changes without the objects they were worked out from. */
+function forReport(plan: Plan): Plan {
+  const changes = plan.changes.filter((c) => c.action !== "unchanged").map(({ desired: _d, live: _l, ...rest }) => rest);
+  return { ...plan, changes };
+}
+
+/** The named clusters' share of a fleet's live objects, taken out of it. */
+function take(fleet: Map<string, KubeObject[]>, names: readonly string[]): Map<string, KubeObject[]> {
+  const out = new Map<string, KubeObject[]>();
+  for (const n of names) {
+    out.set(n, fleet.get(n) ?? []);
+    fleet.delete(n);
+  }
+  return out;
 }
 
 /** `vc diff`: the plans of the fleet against the target. */

@@ -4,6 +4,7 @@ import { maskUrlCredentials } from "../model/secrets.js";
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import { CLUSTERS_DIR, listClusterFolders } from "../repo/layout.js";
+import { NAMESPACE_CONFLICT } from "./namespace-claims.js";
 import { safeRealpath } from "../repo/read.js";
 import { fileDiagnostic } from "./finding.js";
 import { namespaceDiagnostic, type ClusterResult } from "./cluster.js";
@@ -33,6 +34,11 @@ export interface ValidateOptions {
   jobs?: number;
   /** "summary": diagnostics and settings only, no `spec` or `values` (`vc validate`); default "full". */
   detail?: Detail;
+  /**
+   * Host namespaces claimed by valid clusters outside this load (namespace -> cluster names), for the cross-cluster
+   * rules of a fleet loaded chunk by chunk: a compact index instead of every spec at once.
+   */
+  namespaceClaims?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** The cluster names given to loadAndValidate that have no folder (its `unknown-cluster` diagnostics), sorted. */
@@ -72,7 +78,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   }
   const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir, policy })).results;
   if (cacheDir !== undefined) pruneCache(cacheDir);
-  crossClusterRules(realRoot, clusters);
+  crossClusterRules(realRoot, clusters, opts.namespaceClaims);
   hostNamespaceRules(realRoot, clusters, loadedPolicy.policy?.hostNamespaces?.pattern);
   for (const c of clusters) diagnostics.push(...c.diagnostics);
   // A message may quote a value: no password inside a URL leaves the validator, in any output format.
@@ -84,18 +90,21 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
 /**
  * Two clusters in one host namespace would overwrite each other's control plane: both are errors (the repository alone
  * cannot tell which came first); a command that sees the host admits the one whose record holds the namespace there.
+ * `claims` adds the valid clusters of the fleet outside this load (a chunk of a streamed fleet), by namespace.
  */
-function crossClusterRules(realRoot: string, clusters: ClusterResult[]): void {
+function crossClusterRules(realRoot: string, clusters: ClusterResult[], claims?: ReadonlyMap<string, readonly string[]>): void {
   const byNamespace = new Map<string, ClusterResult[]>();
   for (const c of clusters) {
     const ns = c.valid ? c.settings?.namespace : undefined;
     if (ns !== undefined) byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), c]);
   }
   for (const [ns, group] of byNamespace) {
-    if (group.length < 2) continue;
+    const here = new Set(group.map((c) => c.name));
+    const outside = (claims?.get(ns) ?? []).filter((n) => !here.has(n));
+    if (group.length + outside.length < 2) continue;
     for (const c of group) {
-      const others = group.filter((o) => o !== c).map((o) => o.name).join(", ");
-      c.diagnostics.push(namespaceDiagnostic(realRoot, c, "namespace-conflict", `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
+      const others = [...group.filter((o) => o !== c).map((o) => o.name), ...outside].sort().join(", ");
+      c.diagnostics.push(namespaceDiagnostic(realRoot, c, NAMESPACE_CONFLICT, `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
       if (c.spec) c.contested = c.spec;
       delete c.spec;
       c.valid = false;

@@ -1,0 +1,211 @@
+// Benchmark: vc at fleet scale on the dir: target (issue #26's table). A generated fleet of N clusters (1,000; 10,000
+// with `npm run bench -- scale --clusters=10000`), each command run as its own process (the bundled CLI, as an image
+// runs it) reporting its own peak RSS and CPU: first `vc apply`, no-op `vc diff`, the reconciler's start-up full pass
+// over the up-to-date target, a one-cluster change applied while a full pass runs, and its steady RSS and heap with the
+// Deployment's V8 flags.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { BenchContext } from "./run.js";
+import { fleetClusterName, generateFleet } from "./fleet.js";
+import { bundle } from "./reconcile.js";
+
+const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
+const HOOK = join(ROOT, "bench/usage-hook.mjs");
+/** As deploy/reconciler/deployment.yaml sets NODE_OPTIONS and MALLOC_ARENA_MAX. */
+const DEPLOYMENT_FLAGS = ["--max-old-space-size=192", "--max-semi-space-size=2"];
+const DEPLOYMENT_ENV = { MALLOC_ARENA_MAX: "2" };
+const MESH = 5;
+const CHANGES = 3;
+
+function option(name: string, fallback: number): number {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+  const v = Number(arg ? arg.slice(name.length + 3) : (process.env[`VC_BENCH_SCALE_${name.toUpperCase()}`] ?? fallback));
+  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} needs a positive integer`);
+  return v;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+interface Usage {
+  maxRssKiB: number;
+  cpuMs: number;
+  wallMs: number;
+  code: number | null;
+  stderr: string;
+}
+
+/** Runs `vc ARGS` to its end as a child process; its peak RSS and CPU come from the child itself (usage-hook.mjs). */
+async function vc(cli: string[], args: string[], workDir: string, extraFlags: string[] = []): Promise<Usage> {
+  const usageFile = join(workDir, `usage-${process.pid}.json`);
+  rmSync(usageFile, { force: true });
+  const t0 = Date.now();
+  const child = spawn(process.execPath, [...extraFlags, "--import", HOOK, ...cli, ...args], {
+    cwd: workDir,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, VC_BENCH_USAGE_FILE: usageFile, NO_COLOR: "1" },
+  });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const code = await new Promise<number | null>((r) => child.once("exit", r));
+  const u = JSON.parse(readFileSync(usageFile, "utf8")) as { maxRssKiB: number; cpuMs: number };
+  return { ...u, wallMs: Date.now() - t0, code, stderr };
+}
+
+function procStat(pid: number): { rssMiB: number; cpuMs: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (100 per second on Linux)
+  return { rssMiB: Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024, cpuMs: ticks * 10 };
+}
+
+async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, timeoutMs: number, everyMs = 20): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+function statefulSetFile(out: string, cluster: string): string {
+  const walk = (dir: string): string | undefined => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) {
+        const f = walk(p);
+        if (f) return f;
+      } else if (e.name.startsWith("statefulset.apps_")) return p;
+    }
+    return undefined;
+  };
+  const f = walk(join(out, cluster));
+  if (!f) throw new Error(`no StatefulSet manifest for ${cluster} under ${out}`);
+  return f;
+}
+
+export async function run(ctx: BenchContext): Promise<void> {
+  const n = option("clusters", 1000);
+  const runs = option("runs", n > 2000 ? 1 : 3);
+  const base = join(ctx.workDir, `scale-${n}`);
+  const repo = join(base, "repo");
+  const out = join(base, "hydrated");
+  rmSync(base, { recursive: true, force: true });
+  mkdirSync(repo, { recursive: true });
+  await generateFleet(repo, { clusters: n, meshPerCluster: MESH });
+  const bundled = bundle();
+  const cli = bundled ? [bundled] : ["--import", "tsx", join(ROOT, "src/cli/main.ts")];
+  ctx.report("fleet", `${n} clusters, ${MESH} mesh manifests each`, "", bundled ? "bundled CLI" : "tsx (esbuild not found)");
+
+  // First apply onto an empty folder (each run starts from nothing).
+  const applies: Usage[] = [];
+  for (let i = 0; i < runs; i++) {
+    rmSync(out, { recursive: true, force: true });
+    const u = await vc(cli, ["apply", repo, "--target", `dir:${out}`], base);
+    if (u.code !== 0) throw new Error(`vc apply exited ${u.code}: ${u.stderr}`);
+    applies.push(u);
+  }
+  const files = countFiles(out);
+  ctx.report("first vc apply --target dir: CPU", med(applies.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}; peak RSS ${med(applies.map((u) => u.maxRssKiB)) / 1024 | 0} MiB; ${files} manifests written`);
+
+  const diffs: Usage[] = [];
+  for (let i = 0; i < runs; i++) {
+    const u = await vc(cli, ["diff", repo, "--target", `dir:${out}`, "--exit-code"], base);
+    if (u.code !== 0) throw new Error(`no-op vc diff exited ${u.code} (drift?): ${u.stderr}`);
+    diffs.push(u);
+  }
+  ctx.report("no-op vc diff --target dir: CPU", med(diffs.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}; wall ${(med(diffs.map((u) => u.wallMs)) / 1000).toFixed(1)} s`);
+  ctx.report("no-op vc diff --target dir: peak RSS", med(diffs.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
+
+  await watcherHeap(ctx, repo, n);
+  await reconciler(ctx, cli, base, repo, out, n);
+}
+
+/** The folder watcher's heap in each mode (src/reconciler/source.ts WatchMode), each in its own process. */
+async function watcherHeap(ctx: BenchContext, repo: string, n: number): Promise<void> {
+  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@example.com", ...args], { cwd: repo, stdio: "pipe" });
+  git("init", "-q", "-b", "main");
+  git("add", ".");
+  git("commit", "-qm", "fleet");
+  try {
+    for (const mode of ["files", "top", "git"]) {
+      const res = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", join(ROOT, "bench/watch-heap.ts"), repo, mode], { cwd: ROOT, encoding: "utf8" });
+      const m = JSON.parse(res.trim().split("\n").pop()!) as { heapMiB: number; rssMiB: number };
+      ctx.report(`folder watcher heap, ${mode} mode`, m.heapMiB, "MiB", `RSS +${m.rssMiB.toFixed(0)} MiB; ${n} clusters`);
+    }
+  } finally {
+    rmSync(join(repo, ".git"), { recursive: true, force: true });
+  }
+}
+
+function countFiles(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) n++;
+  return n;
+}
+
+/** The long-running reconciler over the folder, with the Deployment's flags: start-up pass, a change during a full pass, steady memory. */
+async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number): Promise<void> {
+  let child: ChildProcess | undefined;
+  let log = "";
+  let reconciled = 0;
+  let peak = 0;
+  const sampler = setInterval(() => {
+    if (child?.pid && child.exitCode === null) peak = Math.max(peak, procStat(child.pid).rssMiB || 0);
+  }, 100);
+  try {
+    const t0 = Date.now();
+    child = spawn(process.execPath, [...DEPLOYMENT_FLAGS, ...cli, "reconcile", "--repo", repo, "--target", `dir:${out}`, "--listen", "127.0.0.1:0", "--interval", "1h", "--resync", "1s"], {
+      cwd: base,
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, ...DEPLOYMENT_ENV },
+    });
+    const exited = new Promise<number | null>((r) => child!.once("exit", r));
+    child.stderr!.on("data", (d: Buffer) => {
+      const text = d.toString();
+      reconciled += text.split('"msg":"reconciled"').length - 1;
+      log = (log + text).slice(-4000);
+    });
+    const dead = exited.then((code) => Promise.reject(new Error(`reconciler exited (${code}): ${log}`)));
+    const url = await Promise.race([until("the reconciler to listen", () => /"msg":"listening","url":"([^"]+)"/.exec(log)?.[1], 120_000), dead]);
+    await Promise.race([until("the start-up pass", async () => ((await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)) ? true : undefined), 3_600_000, 200), dead]);
+    const startup = procStat(child.pid!);
+    ctx.report("reconciler start-up full pass over the up-to-date dir: target", (Date.now() - t0) / 1000, "s", `CPU ${(startup.cpuMs / 1000).toFixed(1)} s incl. start; peak RSS ${peak.toFixed(0)} MiB; Deployment flags`);
+
+    // A one-cluster change while a full pass runs (--resync 1s keeps full passes coming).
+    const times: number[] = [];
+    for (let i = 0; i < CHANGES; i++) {
+      const before = reconciled;
+      await Promise.race([until("a full pass under way", () => (reconciled >= before + Math.min(20, Math.ceil(n / 50)) ? true : undefined), 600_000), dead]);
+      const cluster = fleetClusterName((i * 97 + 13) % n);
+      const values = join(repo, "clusters", cluster, "values.yaml");
+      const cpu = `${301 + i}m`;
+      writeFileSync(values, readFileSync(values, "utf8").replace(/cpu: \d+m/, `cpu: ${cpu}`));
+      const t1 = Date.now();
+      const manifest = statefulSetFile(out, cluster);
+      await Promise.race([until(`${cluster} applied`, () => (readFileSync(manifest, "utf8").includes(`cpu: ${cpu}`) ? true : undefined), 1_800_000, 10), dead]);
+      times.push(Date.now() - t1);
+    }
+    ctx.report("one-cluster change -> applied, while a full pass runs", med(times), "ms", `median of ${CHANGES}; min ${Math.min(...times)}, max ${Math.max(...times)}; folder watch`);
+
+    await sleep(3000);
+    const steady: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      steady.push(procStat(child.pid!).rssMiB);
+      await sleep(1000);
+    }
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const heap = Number(/^vc_reconciler_nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN) / 1048576;
+    ctx.report("reconciler steady RSS (--resync 1s: full passes one after another)", med(steady), "MiB", `JS heap in use ${heap.toFixed(0)} MiB; peak RSS ${peak.toFixed(0)} MiB; flags ${DEPLOYMENT_FLAGS.join(" ")}`);
+  } finally {
+    clearInterval(sampler);
+    if (child && child.exitCode === null) {
+      child.kill("SIGTERM");
+      await new Promise((r) => child!.once("exit", r));
+    }
+  }
+}
