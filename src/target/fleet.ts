@@ -160,10 +160,13 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
   const errors: ClusterError[] = [...state.errors];
   const suspendedAtRunTime: SuspendedCluster[] = [];
   const planChunk = async (desired: DesiredState, live: Map<string, KubeObject[]>): Promise<void> => {
-    const all = fleetClusters(preparedFor(target, desired), live, opts);
-    const set = setAsideSuspended(all.clusters, opts);
+    const prepared = preparedFor(target, desired);
+    // Plans decide by the target's records, and clusters another source holds are blocked (withRecords, per chunk).
+    const chunkOpts = await withRecords(target, prepared, opts);
+    const all = fleetClusters(prepared, live, chunkOpts);
+    const set = setAsideSuspended(all.clusters, chunkOpts);
     suspendedAtRunTime.push(...set.suspendedAtRunTime);
-    const planned = planClusters(set.clusters, opts);
+    const planned = planClusters(set.clusters, chunkOpts);
     // New public-host claims are compared within the chunk (live claims fleet-wide), as planFleet does for its run.
     const peers = runClaims(planned.plans);
     for (const p of await mapLimit(planned.plans, 4, async (p) => blockForeignObjects(target, await blockLostClaims(target, await blockUnservedKinds(target, p), peers)))) plans.push(forReport(p));
