@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { defaultHostNamespace } from "../model/cluster.js";
 import type { KubeObject } from "../kube/object.js";
 import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
+import { passClaims } from "./claims.js";
 import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "./cluster.js";
 import type { LoadedCluster, LoadResult } from "./engine.js";
 import type { Logger } from "../log.js";
@@ -80,6 +81,8 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
     for (const n of folders) gone.delete(n);
     const removed = [...gone].filter((n) => inShard(n, deps.shard)).sort();
+    // Public host claims of the whole pass, decided before any write (chunks and concurrent syncs see the same claims).
+    const peers = passClaims(loadedMine, state.statuses, snap.revision);
     // Chunk by chunk: list the chunk's live objects (one LIST per kind), reconcile it, let it go.
     const runs: ClusterRun[] = [];
     const size = deps.chunkSize ?? INVENTORY_CHUNK;
@@ -87,7 +90,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
       const chunkLoaded = loadedMine.slice(i, i + size);
       const chunkRemoved = removed.slice(Math.max(0, i - loadedMine.length), Math.max(0, i + size - loadedMine.length));
       const live = await listChunkInventory(deps.target, [...chunkLoaded.map((c) => c.name), ...chunkRemoved]);
-      runs.push(...(await reconcileAll(deps, state, snap, chunkLoaded, chunkRemoved, live)));
+      runs.push(...(await reconcileAll(deps, state, snap, chunkLoaded, chunkRemoved, live, peers)));
     }
     loadedMine.length = 0;
     return done(state, snap, "full", runs.sort(byCluster), started);
@@ -96,7 +99,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   const removed = names.filter((n) => !present.includes(n));
   const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present)) : [];
-  const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined);
+  const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined, passClaims(loaded, state.statuses, snap.revision));
   return done(state, snap, "incremental", runs, started);
 }
 
@@ -145,6 +148,7 @@ async function reconcileAll(
   loaded: LoadedCluster[],
   removed: string[],
   live: Map<string, KubeObject[]> | undefined,
+  peers: ReadonlyMap<string, readonly string[]>,
 ): Promise<ClusterRun[]> {
   const jobs: Job[] = [];
   for (const c of loaded) {
@@ -153,7 +157,7 @@ async function reconcileAll(
       cluster: c.name,
       ns,
       // A full pass (live listed) records a new revision only when something changed; an incremental one always.
-      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), take(live, c.name), !live),
+      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), take(live, c.name), !live, peers),
     });
   }
   for (const name of removed) {
