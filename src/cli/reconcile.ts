@@ -164,6 +164,7 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
   if (flags.once) {
     const colour = useColour(process.stdout);
     cfg.logger = silentLogger;
+    cfg.serverWarnings = "process"; // printed on stderr like any vc command's; the pass's own log stays silent
     let res: PassResult;
     try {
       res = await reconcileOnce(cfg);

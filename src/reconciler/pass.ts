@@ -5,6 +5,7 @@ import { defaultHostNamespace } from "../model/cluster.js";
 import type { KubeObject } from "../kube/object.js";
 import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
 import { passClaims } from "./claims.js";
+import { forCluster } from "./warning-log.js";
 import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "./cluster.js";
 import type { LoadedCluster, LoadResult } from "./engine.js";
 import type { Logger } from "../log.js";
@@ -267,7 +268,7 @@ interface Job {
 async function safely(job: Job, revision: string): Promise<ClusterRun> {
   const started = Date.now();
   try {
-    return await job.run();
+    return await forCluster(job.cluster, job.run);
   } catch (err) {
     // A failure outside the per-object handling (listing, render, status write): this cluster fails and is retried, others go on.
     const message = (err as Error).message ?? String(err);
