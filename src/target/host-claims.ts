@@ -22,25 +22,40 @@ const norm = (host: string): string => (host.endsWith(".") ? host.slice(0, -1) :
 /** The gateway name that means "the sidecars", not a gateway: a VirtualService bound only to it serves no public host. */
 const MESH_GATEWAY = "mesh";
 
+/** One public host an object claims and where it sits in the object (`["spec", "hosts", 0]`). */
+export interface ClaimedHostPath {
+  host: string;
+  path: Array<string | number>;
+}
+
 /**
- * The public hosts a host object claims: the DNS names of a Gateway's `servers[].hosts` (after `namespace/`), and the
- * `hosts` of a VirtualService bound to a gateway (not only `mesh`) that are not cluster services.
+ * The public hosts a host object claims, each with its place: the DNS names of a Gateway's `servers[].hosts` (after
+ * `namespace/`), and the `hosts` of a VirtualService bound to a gateway (not only `mesh`) that are not cluster services.
  */
-export function publicHosts(obj: KubeObject): string[] {
+export function claimedHostPaths(obj: KubeObject): ClaimedHostPath[] {
   if (obj.apiVersion !== MESH_API_VERSION || !isObject(obj.spec)) return [];
   const spec = obj.spec;
-  const out: string[] = [];
+  const out: ClaimedHostPath[] = [];
   if (obj.kind === "Gateway") {
-    for (const server of list(spec.servers)) {
-      if (!isObject(server)) continue;
-      for (const h of list(server.hosts)) if (typeof h === "string") out.push(norm(h.slice(h.indexOf("/") + 1)));
-    }
+    list(spec.servers).forEach((server, i) => {
+      if (!isObject(server)) return;
+      list(server.hosts).forEach((h, j) => {
+        if (typeof h === "string") out.push({ host: norm(h.slice(h.indexOf("/") + 1)), path: ["spec", "servers", i, "hosts", j] });
+      });
+    });
   } else if (obj.kind === "VirtualService") {
     const gateways = [...list(spec.gateways), ...list(spec.http).flatMap((r) => (isObject(r) ? list(r.match).flatMap((m) => (isObject(m) ? list(m.gateways) : [])) : []))];
     if (!gateways.some((g) => typeof g === "string" && g !== MESH_GATEWAY)) return [];
-    for (const h of list(spec.hosts)) if (typeof h === "string" && !norm(h).endsWith(".svc.cluster.local")) out.push(norm(h));
+    list(spec.hosts).forEach((h, j) => {
+      if (typeof h === "string" && !norm(h).endsWith(".svc.cluster.local")) out.push({ host: norm(h), path: ["spec", "hosts", j] });
+    });
   }
-  return [...new Set(out.filter((h) => h !== ""))];
+  return out.filter((c) => c.host !== "");
+}
+
+/** The public hosts a host object claims (see claimedHostPaths), each once. */
+export function publicHosts(obj: KubeObject): string[] {
+  return [...new Set(claimedHostPaths(obj).map((c) => c.host))];
 }
 
 /** Two host claims overlap when either matches the other (`*.example.com` and `shop.example.com`, `*` and any). */
