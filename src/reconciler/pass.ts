@@ -83,7 +83,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     for (const n of folders) gone.delete(n);
     const removed = [...gone].filter((n) => inShard(n, deps.shard)).sort();
     // Public host claims of the whole pass, decided before any write (chunks and concurrent syncs see the same claims).
-    const peers = passClaims(loadedMine, state.statuses, snap.revision);
+    const peers = passClaims(loadedMine, state.statuses);
     // Chunk by chunk: list the chunk's live objects (one LIST per kind), reconcile it, let it go.
     const runs: ClusterRun[] = [];
     const size = deps.chunkSize ?? INVENTORY_CHUNK;
@@ -100,7 +100,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   const removed = names.filter((n) => !present.includes(n));
   const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present)) : [];
-  const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined, passClaims(loaded, state.statuses, snap.revision));
+  const runs = await reconcileAll(deps, state, snap, loaded, removed, undefined, passClaims(loaded, state.statuses));
   return done(state, snap, "incremental", runs, started);
 }
 

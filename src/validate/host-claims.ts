@@ -4,6 +4,7 @@
 // Without the host, "newer" cannot be read from creation times: of two clusters claiming one public host, the
 // cluster whose name sorts later is reported (the reconciler's rule for claims nobody serves yet). On the host, the
 // older live claim wins whatever the names (target/host-claims.ts); `vc diff` shows the host's decision.
+import type { KubeObject } from "../kube/object.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import type { Diagnostic } from "../model/diagnostic.js";
 import { renderMeshObject } from "../render/mesh/index.js";
@@ -28,11 +29,32 @@ export function folderClaims(spec: ClusterSpec): FolderClaim[] {
   const ctx = { cluster: spec.name, hostNamespace: spec.settings.namespace, revision: "" };
   const out: FolderClaim[] = [];
   for (const m of spec.mesh) {
-    if (m.object.kind !== "Gateway" && m.object.kind !== "VirtualService") continue;
-    const obj = renderMeshObject(m, spec.values, ctx, namespaces);
+    const claiming = claimingPart(m.object);
+    if (!claiming) continue;
+    const obj = renderMeshObject({ ...m, object: claiming }, spec.values, ctx, namespaces);
     if (obj) for (const c of claimedHostPaths(obj)) out.push({ host: c.host, file: m.file, doc: m.index, path: c.path });
   }
   return out;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Only what decides a manifest's claims, indices kept (a Gateway's server hosts; a VirtualService's hosts and
+ * gateways): rendering that is all the index costs. Undefined for a kind that claims nothing.
+ */
+function claimingPart(obj: KubeObject): KubeObject | undefined {
+  const spec = isObject(obj.spec) ? obj.spec : undefined;
+  if (!spec) return undefined;
+  if (obj.kind === "Gateway") {
+    const servers = Array.isArray(spec.servers) ? spec.servers.map((s) => (isObject(s) ? { hosts: s.hosts } : s)) : spec.servers;
+    return { ...obj, spec: { servers } };
+  }
+  if (obj.kind === "VirtualService") {
+    const http = Array.isArray(spec.http) ? spec.http.map((r) => (isObject(r) ? { match: r.match } : r)) : spec.http;
+    return { ...obj, spec: { hosts: spec.hosts, gateways: spec.gateways, http } };
+  }
+  return undefined;
 }
 
 interface Claimant {
