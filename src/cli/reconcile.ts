@@ -171,6 +171,7 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
       if (format === "text") process.stdout.write(runs.map((run) => formatRun(run, colour, !!flags.diff)).join(""));
       else entries.push(...runs.map(clusterEntry));
     };
+    cfg.serverWarnings = "process"; // printed on stderr like any vc command's; the pass's own log stays silent
     let res: PassResult;
     try {
       res = await reconcileOnce(cfg);

@@ -50,7 +50,7 @@ export async function runValidate(path: string, opts: ValidateCommandOptions, ou
   // The whole fleet asked for (a named cluster that is missing gets its own error).
   const empty = clusters.length === 0 ? emptyClustersNote(found.root) : undefined;
   if (empty) out.stderr(`${empty}\n`);
-  const result = await loadAndValidate(found.root, { clusters, cacheDir: opts.cacheDir, jobs: opts.jobs, detail: "summary" });
+  const result = await loadAndValidate(found.root, { clusters, cacheDir: opts.cacheDir, jobs: opts.jobs, detail: "summary", hostClaims: true });
   const unknown = unknownClusters(result.diagnostics);
   if (unknown.length > 0) throw new UnknownClusterError(unknown, (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));
   out.stdout(formatReport(result, opts.format));

@@ -100,6 +100,8 @@ export async function reconcilePresent(
   prev: ClusterStatus | undefined,
   live?: KubeObject[],
   recordRevision = true,
+  /** The public hosts the other clusters of the pass claim: of claims nobody holds live, the name that sorts first wins. */
+  peers?: ReadonlyMap<string, readonly string[]>,
 ): Promise<ClusterRun> {
   const started = Date.now();
   const time = (ctx.now ?? (() => new Date()))().toISOString();
@@ -122,7 +124,7 @@ export async function reconcilePresent(
     sync = await ctx.engine.sync(
       ctx.target,
       { cluster: loaded.name, hostNamespace, desired, live },
-      { prune: loaded.spec.settings.prune, dryRun: false, allowMassPrune: ctx.allowMassPrune, force: loaded.spec.settings.force ?? false, owner: ctx.owner },
+      { prune: loaded.spec.settings.prune, dryRun: false, allowMassPrune: ctx.allowMassPrune, force: loaded.spec.settings.force ?? false, owner: ctx.owner, peers, peerTies: "first-name" },
     );
     ({ result, counts, message } = syncOutcome(sync));
   }

@@ -15,7 +15,9 @@ export interface LoadedCluster {
   /** Whether the folder has no errors (set by the validator; a summary load has it without `spec`). */
   valid?: boolean;
   /** cluster.yaml's settings when that file is valid (a summary load has them without `spec`). */
-  settings?: { namespace: string };
+  settings?: { namespace: string; suspend?: boolean };
+  /** The public hosts a valid folder claims (validate/host-claims.ts; a summary load has them without `spec`). */
+  claims?: ReadonlyArray<{ host: string }>;
 }
 
 export interface LoadOptions {

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { defaultHostNamespace } from "../model/cluster.js";
 import type { KubeObject } from "../kube/object.js";
 import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
+import { passClaims } from "./claims.js";
+import { forCluster } from "./warning-log.js";
 import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "./cluster.js";
 import type { LoadedCluster, LoadOptions, LoadResult } from "./engine.js";
 import type { Logger } from "../log.js";
@@ -94,7 +96,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present)) : [];
   await migrate(deps, loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
   await admitHolders(deps, loaded);
-  const { runs, complete } = await reconcileAll(deps, state, snap, loaded, removed, undefined);
+  const { runs, complete } = await reconcileAll(deps, state, snap, loaded, removed, undefined, passClaims(loaded, state.statuses));
   return done(state, snap, "incremental", runs, started, !complete);
 }
 
@@ -109,16 +111,21 @@ async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, start
   const mine = folders.filter((n) => inShard(n, deps.shard));
   const hostNamespaces = new Map<string, string>();
   let claims = new Map<string, string[]>();
+  let index: LoadedCluster[] = [];
   if (mine.length > 0) {
-    const index = await loadIsolated(deps, snap.root, mine, { detail: "summary" });
-    claims = namespaceClaims(index.clusters);
-    for (const c of attribute(index)) {
+    const loadedIndex = await loadIsolated(deps, snap.root, mine, { detail: "summary" });
+    claims = namespaceClaims(loadedIndex.clusters);
+    index = attribute(loadedIndex);
+    for (const c of index) {
       const ns = validNamespace(c);
       if (ns !== undefined) hostNamespaces.set(c.name, ns);
     }
   }
   await migrate(deps, await legacyClusters(deps.target).catch(() => []));
   await refreshStatuses(deps, state, hostNamespaces);
+  // Public host claims of the whole pass, decided before any write (chunks and concurrent syncs see the same claims):
+  // from the summary index, which carries each valid folder's claimed hosts.
+  const peers = passClaims(index, state.statuses);
   const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
   for (const n of folders) gone.delete(n);
   const present = new Set(mine);
@@ -144,7 +151,7 @@ async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, start
     const live = await listChunkInventory(deps.target, chunk);
     // The chunk's claims on clusters and host namespaces against other records: one LIST, not two per cluster.
     if (deps.target instanceof KubeTarget) await deps.target.primeClaims(loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
-    const res = await reconcileAll(deps, state, snap, loaded, chunk.filter((n) => !present.has(n)), live);
+    const res = await reconcileAll(deps, state, snap, loaded, chunk.filter((n) => !present.has(n)), live, peers);
     runs.push(...res.runs);
     if (!res.complete) {
       complete = false;
@@ -236,6 +243,7 @@ async function reconcileAll(
   loaded: LoadedCluster[],
   removed: string[],
   live: Map<string, KubeObject[]> | undefined,
+  peers: ReadonlyMap<string, readonly string[]>,
 ): Promise<{ runs: ClusterRun[]; complete: boolean }> {
   const jobs: Job[] = [];
   for (const c of loaded) {
@@ -244,7 +252,7 @@ async function reconcileAll(
       cluster: c.name,
       ns,
       // A full pass (live listed) records a new revision only when something changed; an incremental one always.
-      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), take(live, c.name), !live),
+      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), take(live, c.name), !live, peers),
     });
   }
   for (const name of removed) {
@@ -357,7 +365,7 @@ interface Job {
 async function safely(job: Job, revision: string): Promise<ClusterRun> {
   const started = Date.now();
   try {
-    return await job.run();
+    return await forCluster(job.cluster, job.run);
   } catch (err) {
     // A failure outside the per-object handling (listing, render, status write): this cluster fails and is retried, others go on.
     const message = (err as Error).message ?? String(err);

@@ -13,6 +13,7 @@ import { KubeClient } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import { cachingEngine } from "./defaults.js";
+import { warningLog } from "./warning-log.js";
 import type { Engine } from "./engine.js";
 import { LeaderElector } from "./leader.js";
 import { jsonLogger, type Logger } from "../log.js";
@@ -56,6 +57,8 @@ export interface ReconcilerConfig {
   historyLimit?: number;
   concurrency?: number;
   logger?: Logger;
+  /** Where server `Warning` headers go: the reconciler's log (default), or the process sink (stderr, as every vc command: `--once`). */
+  serverWarnings?: "log" | "process";
   engine?: Engine;
   onCluster?: (run: ClusterRun) => void;
   /** With `reconcileOnce`: each chunk's runs, plans included, before they are let go (the pass keeps summaries only). */
@@ -102,12 +105,14 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
   const hooks = { onLeading: (_leading: boolean): void => {}, onPush: (): void => {} };
   const logger = cfg.logger ?? jsonLogger();
   const source = openSource(cfg);
-  const target = await openTarget(cfg.target, { kubeconfig: cfg.kubeconfig, context: cfg.context });
+  // Server warnings go to this reconciler's log (its own clients' sink), never to stderr nor to another run's log.
+  const onWarning = cfg.serverWarnings === "process" ? undefined : warningLog(logger);
+  const target = await openTarget(cfg.target, { kubeconfig: cfg.kubeconfig, context: cfg.context, onWarning });
   // The reconciler reads and writes this source's records (records/store.ts), in its own namespace unless told otherwise.
   if (target instanceof KubeTarget) target.source = cfg.owner ?? "";
   let elector: LeaderElector | undefined;
   if (cfg.leaderElect) {
-    const client = target instanceof KubeTarget ? target.client : KubeClient.open({ kubeconfig: cfg.kubeconfig, context: cfg.context });
+    const client = target instanceof KubeTarget ? target.client : KubeClient.open({ kubeconfig: cfg.kubeconfig, context: cfg.context, onWarning });
     elector = new LeaderElector({
       client,
       namespace: cfg.leaseNamespace ?? process.env.POD_NAMESPACE ?? "vc-system",

@@ -3,8 +3,10 @@
 //
 // "Older" is decided on the host, the same way by every run: a claim is as old as the oldest live vc-managed object of
 // that cluster that carries it (its creationTimestamp; a claim not yet live is the newest); equal ages go to the
-// cluster whose name sorts first. Clusters of one run that claim a host nobody holds yet are all refused: neither
-// claim is older.
+// cluster whose name sorts first. Clusters of one `vc apply` that claim a host nobody holds yet are all refused:
+// neither claim is older. The reconciler resolves the claims of a pass before any write with the same tie rule (see
+// PeerTies "first-name"): of the clusters of one pass that claim a host nobody holds live, the name that sorts first
+// wins and the others are refused, so exactly one is applied.
 import type { KubeObject } from "../kube/object.js";
 import { MESH_API_VERSION } from "../kube/resources.js";
 import type { Plan } from "../plan/types.js";
@@ -20,25 +22,40 @@ const norm = (host: string): string => (host.endsWith(".") ? host.slice(0, -1) :
 /** The gateway name that means "the sidecars", not a gateway: a VirtualService bound only to it serves no public host. */
 const MESH_GATEWAY = "mesh";
 
+/** One public host an object claims and where it sits in the object (`["spec", "hosts", 0]`). */
+export interface ClaimedHostPath {
+  host: string;
+  path: Array<string | number>;
+}
+
 /**
- * The public hosts a host object claims: the DNS names of a Gateway's `servers[].hosts` (after `namespace/`), and the
- * `hosts` of a VirtualService bound to a gateway (not only `mesh`) that are not cluster services.
+ * The public hosts a host object claims, each with its place: the DNS names of a Gateway's `servers[].hosts` (after
+ * `namespace/`), and the `hosts` of a VirtualService bound to a gateway (not only `mesh`) that are not cluster services.
  */
-export function publicHosts(obj: KubeObject): string[] {
+export function claimedHostPaths(obj: KubeObject): ClaimedHostPath[] {
   if (obj.apiVersion !== MESH_API_VERSION || !isObject(obj.spec)) return [];
   const spec = obj.spec;
-  const out: string[] = [];
+  const out: ClaimedHostPath[] = [];
   if (obj.kind === "Gateway") {
-    for (const server of list(spec.servers)) {
-      if (!isObject(server)) continue;
-      for (const h of list(server.hosts)) if (typeof h === "string") out.push(norm(h.slice(h.indexOf("/") + 1)));
-    }
+    list(spec.servers).forEach((server, i) => {
+      if (!isObject(server)) return;
+      list(server.hosts).forEach((h, j) => {
+        if (typeof h === "string") out.push({ host: norm(h.slice(h.indexOf("/") + 1)), path: ["spec", "servers", i, "hosts", j] });
+      });
+    });
   } else if (obj.kind === "VirtualService") {
     const gateways = [...list(spec.gateways), ...list(spec.http).flatMap((r) => (isObject(r) ? list(r.match).flatMap((m) => (isObject(m) ? list(m.gateways) : [])) : []))];
     if (!gateways.some((g) => typeof g === "string" && g !== MESH_GATEWAY)) return [];
-    for (const h of list(spec.hosts)) if (typeof h === "string" && !norm(h).endsWith(".svc.cluster.local")) out.push(norm(h));
+    list(spec.hosts).forEach((h, j) => {
+      if (typeof h === "string" && !norm(h).endsWith(".svc.cluster.local")) out.push({ host: norm(h), path: ["spec", "hosts", j] });
+    });
   }
-  return [...new Set(out.filter((h) => h !== ""))];
+  return out.filter((c) => c.host !== "");
+}
+
+/** The public hosts a host object claims (see claimedHostPaths), each once. */
+export function publicHosts(obj: KubeObject): string[] {
+  return [...new Set(claimedHostPaths(obj).map((c) => c.host))];
 }
 
 /** Two host claims overlap when either matches the other (`*.example.com` and `shop.example.com`, `*` and any). */
@@ -78,10 +95,22 @@ export interface Contest {
 }
 
 /**
- * The hosts of `cluster`'s desired objects whose claim loses: to an older live claim of another cluster, or, where no
- * cluster holds the host live, to another cluster of the same run (`peers`: each other cluster's claimed hosts).
+ * How claims of one run that nobody holds live are decided: "refuse-all" (`vc apply`: neither is older, all are refused)
+ * or "first-name" (the reconciler's pass: the cluster whose name sorts first wins, the same tie rule as equal ages).
  */
-export function lostClaims(cluster: string, desired: readonly KubeObject[], live: readonly LiveClaim[], peers: ReadonlyMap<string, readonly string[]> = new Map()): Contest[] {
+export type PeerTies = "refuse-all" | "first-name";
+
+/**
+ * The hosts of `cluster`'s desired objects whose claim loses: to an older live claim of another cluster, or, where no
+ * cluster holds the host live, to another cluster of the same run (`peers`: each other cluster's claimed hosts; `ties`).
+ */
+export function lostClaims(
+  cluster: string,
+  desired: readonly KubeObject[],
+  live: readonly LiveClaim[],
+  peers: ReadonlyMap<string, readonly string[]> = new Map(),
+  ties: PeerTies = "refuse-all",
+): Contest[] {
   const mine = [...new Set(desired.flatMap(publicHosts))].sort();
   const out: Contest[] = [];
   for (const host of mine) {
@@ -95,8 +124,14 @@ export function lostClaims(cluster: string, desired: readonly KubeObject[], live
       continue;
     }
     if (own !== Number.POSITIVE_INFINITY || rivals.length > 0) continue; // this cluster's live claim is the oldest
-    const peer = [...peers].filter(([name, hosts]) => name !== cluster && hosts.some((h) => overlaps(h, host))).map(([name]) => name).sort()[0];
-    if (peer !== undefined) out.push({ host, holder: peer, why: `cluster ${peer} claims it in the same run and neither claim is live yet, so neither is older` });
+    const contenders = [...peers].filter(([name, hosts]) => name !== cluster && (ties === "refuse-all" || name < cluster) && hosts.some((h) => overlaps(h, host)));
+    const peer = contenders.map(([name]) => name).sort()[0];
+    if (peer === undefined) continue;
+    const why =
+      ties === "refuse-all"
+        ? `cluster ${peer} claims it in the same run and neither claim is live yet, so neither is older`
+        : `cluster ${peer} claims it in the same pass and neither claim is live yet: of equal claims the cluster name that sorts first wins`;
+    out.push({ host, holder: peer, why });
   }
   return out;
 }
@@ -111,11 +146,11 @@ export function contestMessage(cluster: string, contests: readonly Contest[]): s
  * Blocks a plan whose desired objects claim a public host another cluster holds (see lostClaims). Reads the live
  * claims only when the cluster claims a public host and the target can list them (the live host can; dir: cannot).
  */
-export async function blockLostClaims(target: Target, plan: Plan, peers?: ReadonlyMap<string, readonly string[]>): Promise<Plan> {
+export async function blockLostClaims(target: Target, plan: Plan, peers?: ReadonlyMap<string, readonly string[]>, ties?: PeerTies): Promise<Plan> {
   if (plan.blocked || !target.listHostClaims) return plan;
   const desired = plan.changes.flatMap((c) => (c.action !== "delete" && c.desired ? [c.desired] : []));
   if (!desired.some((o) => publicHosts(o).length > 0)) return plan;
-  const contests = lostClaims(plan.cluster, desired, liveClaims(await target.listHostClaims()), peers);
+  const contests = lostClaims(plan.cluster, desired, liveClaims(await target.listHostClaims()), peers, ties);
   if (contests.length === 0) return plan;
   return { ...plan, blocked: contestMessage(plan.cluster, contests), hostClaims: contests.map((c) => c.host) };
 }

@@ -33,7 +33,7 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
  */
 export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions): Promise<SyncResult> {
   const started = Date.now();
-  const plan = await blockForeignObjects(target, await blockLostClaims(target, await blockUnservedKinds(target, planned), opts.peers));
+  const plan = await blockForeignObjects(target, await blockLostClaims(target, await blockUnservedKinds(target, planned), opts.peers, opts.peerTies));
   const results: ObjectResult[] = [];
   const total = plan.changes.length;
   const record = (r: ObjectResult) => {

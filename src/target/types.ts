@@ -120,6 +120,8 @@ export interface SyncOptions {
   owner?: string;
   /** The public hosts other clusters of the same run claim (target/host-claims.ts runClaims). */
   peers?: ReadonlyMap<string, readonly string[]>;
+  /** How `peers` that nobody holds live are decided (default "refuse-all"; the reconciler's pass uses "first-name"). */
+  peerTies?: "refuse-all" | "first-name";
 }
 
 export interface SyncResult {

@@ -13,6 +13,7 @@ import { YamlPositions } from "../repo/positions.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
 import { certificateRules, certManagerOffFinding, checkCertificateDocument } from "./certificate.js";
 import { fileDiagnostic, SourceFile, type Finding } from "./finding.js";
+import { folderClaims, type FolderClaim } from "./host-claims.js";
 import { checkMeshDocument } from "./mesh.js";
 import { meshRules } from "./mesh-rules.js";
 import { clusterNameProblem } from "./names.js";
@@ -34,6 +35,8 @@ export interface ClusterResult {
   settings?: ClusterSettings;
   /** The effective values when every values file is valid, even if other files are not: for diagnosis. */
   values?: Values;
+  /** The public hosts a valid folder's mesh manifests claim (host-claims.ts): kept in summaries, for rules across clusters. */
+  claims?: FolderClaim[];
   diagnostics: Diagnostic[];
   /**
    * Set when the folder's only error is that another cluster of the repository claims its host namespace: its spec,
@@ -161,6 +164,8 @@ function validateWithin(realRoot: string, files: ClusterFiles, result: ClusterRe
   if (!hasErrors(diagnostics) && values && settings) {
     result.spec = { name, dir, settings, values, valuesFiles: [...files.values], mesh: mesh.placed, certificates: certs.placed };
     result.valid = true;
+    const claims = folderClaims(result.spec);
+    if (claims.length > 0) result.claims = claims;
   }
   return result;
 }

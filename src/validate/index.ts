@@ -12,6 +12,7 @@ import { pruneCache, type Detail } from "./cache.js";
 import { openCacheDir } from "./cache-dir.js";
 import { defaultJobs, validateFolders } from "./pool.js";
 import { loadPolicy } from "./policy.js";
+import { claimConflicts } from "./host-claims.js";
 
 export type { ClusterResult } from "./cluster.js";
 
@@ -39,6 +40,11 @@ export interface ValidateOptions {
    * rules of a fleet loaded chunk by chunk: a compact index instead of every spec at once.
    */
   namespaceClaims?: ReadonlyMap<string, readonly string[]>;
+  /**
+   * Report a public host two clusters of the repository claim (validate/host-claims.ts), as `vc validate` does: it has
+   * no host. Commands that reach the host (apply, diff, the reconciler) leave it off and decide by the live claims.
+   */
+  hostClaims?: boolean;
 }
 
 /** The cluster names given to loadAndValidate that have no folder (its `unknown-cluster` diagnostics), sorted. */
@@ -80,6 +86,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   if (cacheDir !== undefined) pruneCache(cacheDir);
   crossClusterRules(realRoot, clusters, opts.namespaceClaims);
   hostNamespaceRules(realRoot, clusters, loadedPolicy.policy?.hostNamespaces?.pattern);
+  if (opts.hostClaims) claimConflicts(realRoot, clusters);
   for (const c of clusters) diagnostics.push(...c.diagnostics);
   // A message may quote a value: no password inside a URL leaves the validator, in any output format.
   for (const d of diagnostics) d.message = maskUrlCredentials(d.message);

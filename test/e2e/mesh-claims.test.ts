@@ -115,4 +115,17 @@ describe("e2e: public hosts are fleet-wide claims; mesh objects stay in the tena
     expect(apply.stdout).to.include('public host "both.example.com" belongs to cluster left (cluster left claims it in the same run');
     for (const ns of ["vc-left", "vc-right"]) expect((await kubectl(host, ["get", "gateways.networking.mesh.io", "-A", "-o", "name"])).includes(ns)).to.equal(false);
   });
+
+  it("two clusters new in one reconciler pass that claim one host: exactly one is applied (the name that sorts first), the other writes no Gateway", async () => {
+    const r = repo([], { ...intruder("pass-b", ["race.example.com"]), ...intruder("pass-a", ["race.example.com"]) });
+    for (const round of [1, 2]) {
+      const res = await reconcileOnce({ repo: r, branch: "main", target: "kube", kubeconfig: host.kubeconfigPath, intervalMs: 60_000, resyncMs: 60_000, leaderElect: false, allowMassPrune: false, owner: "fleet", logger: silentLogger, cacheDir: join(r, ".cache") });
+      const by = new Map(res.clusters.map((c) => [c.cluster, c]));
+      expect(by.get("pass-a")!.result, `round ${round}: ${by.get("pass-a")!.message}`).to.equal("applied");
+      expect(by.get("pass-b")!.result, `round ${round}`).to.equal("blocked");
+      expect(by.get("pass-b")!.message).to.include('public host "race.example.com" belongs to cluster pass-a');
+      expect(await gateways("vc-pass-a")).to.deep.equal(["edge-x-web-x-pass-a"]);
+      expect(await gateways("vc-pass-b").catch(() => [])).to.deep.equal([]);
+    }
+  });
 });

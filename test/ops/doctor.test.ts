@@ -155,6 +155,23 @@ describe("ops/doctor", () => {
     expect(diagnose(s)).to.have.length(1);
   });
 
+  it("reads svc.ns as a Service only where ns is a namespace of the cluster's mesh objects (the renderer's rule): example.com is an external host", () => {
+    const s = broken("mesh-not-effective|mesh-destination|error");
+    const both = [s.virtualServices[0]!, s.rendered![0]!]; // the host's and the repository's (else it is reported as not synced)
+    for (const vs of both) (vs.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: "example.com" } }], mirror: { host: "shop.io" } });
+    expect(diagnose(s).map((f) => f.message).join("\n")).to.not.include("example.com").and.not.include("shop.io");
+    expect(diagnose(s)).to.have.length(1);
+    // A two-label host in a namespace the mesh objects use (the host namespace, or the virtual namespace they were rendered from) is a Service.
+    for (const vs of both) {
+      vs.metadata.annotations = { ...vs.metadata.annotations, "vc.orch.io/object-namespace": "default" }; // as vc renders it from namespace default
+      (vs.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: `ghost.${NS}` } }, { destination: { host: "phantom.default" } }] });
+    }
+    const messages = diagnose(s).map((f) => f.message);
+    expect(messages.some((m) => m.includes(`names Service ${NS}/ghost,`)), messages.join("\n")).to.equal(true);
+    expect(messages.some((m) => m.includes("names Service default/phantom,")), messages.join("\n")).to.equal(true);
+    expect(messages).to.have.length(3);
+  });
+
   it("the control plane without its pod quotes the StatefulSet's FailedCreate event", () => {
     const s = broken("connection|control-plane-pod|error");
     s.events.push(obj("v1", "Event", "sts.1", { involvedObject: { kind: "StatefulSet", name: "team-a" }, reason: "FailedCreate", message: 'create Pod team-a-0 in StatefulSet team-a failed error: pods "team-a-0" is forbidden: exceeded quota: vc-team-a' }));

@@ -216,10 +216,11 @@ describe("reconciler against a git server and the API test server", function () 
     expect(res.clusters.map((c) => [c.cluster, c.result])).to.have.deep.members(Array.from({ length: 8 }, (_, i) => [name(i), i === 7 ? "deleted" : "applied"]));
     // The records (statuses, migration check, clusters on the host) + labelled namespaces (legacy clusters to migrate),
     // then ceil(8 / 3) = 3 chunks of one LIST per kind, one of the records and one of the claims; the removed cluster's
-    // record read before its status is forgotten; the public-host claims read once for the whole pass (two LISTs and
-    // one of the records holding them); the writes are the prune and, on its record, the inventory left (its kept
-    // Namespace) and the status forgotten: no status of another cluster.
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(4 + 3 * (INVENTORY_TYPES.length + 2) + 1 + 3);
+    // record read before its status is forgotten; the live public-host claims (two LISTs and one of the records
+    // holding them) read by the first chunk and read again once the prune deleted a Gateway (a claim gone); the
+    // writes are the prune and, on its record, the inventory left (its kept Namespace) and the status forgotten: no
+    // status of another cluster.
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(4 + 3 * (INVENTORY_TYPES.length + 2) + 1 + 2 * 3);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(2);
     const selectors = bed.kube.requests.filter((r) => r.method === "GET").map((r) => decodeURIComponent(r.query));
     expect(selectors.filter((q) => q.includes(`${LABELS.inventory} in (`))).to.have.length(3 * INVENTORY_TYPES.length);

@@ -52,6 +52,10 @@ describe("target/host-claims: one cluster per public host, the older claim wins"
     const peers = new Map([["a", ["y.example.com"]], ["b", ["y.example.com"]]]);
     expect(lostClaims("a", [gw("a", ["y.example.com"])], [], peers).map((c) => c.holder)).to.deep.equal(["b"]);
     expect(lostClaims("b", [gw("b", ["y.example.com"])], [], peers).map((c) => c.holder)).to.deep.equal(["a"]);
+    // The reconciler's pass: of claims nobody holds live, the name that sorts first wins, so exactly one is applied.
+    expect(lostClaims("a", [gw("a", ["y.example.com"])], [], peers, "first-name")).to.deep.equal([]);
+    expect(lostClaims("b", [gw("b", ["y.example.com"])], [], peers, "first-name").map((c) => c.holder)).to.deep.equal(["a"]);
+    expect(lostClaims("a", [gw("a", ["x.example.com"])], live, peers, "first-name").map((c) => c.holder), "a live claim still wins over a name").to.deep.equal(["b"]);
   });
 });
 

@@ -70,7 +70,7 @@ export const COVERAGE: readonly Coverage[] = [
   { row: "sidecar-missing", check: "sidecar-missing", severity: "error", when: "a synced pod lacks the `mesh-proxy` container while the mesh integration is on" },
   { row: "sidecar-missing", check: "mesh-injection-label", severity: "note", when: "the host namespace lacks `mesh-injection=enabled` (optional, recommended)" },
   { row: "mesh-not-effective", check: "mesh-crds", severity: "error", when: "the host does not serve the mesh kinds (its CRDs are missing)" },
-  { row: "mesh-not-effective", check: "mesh-destination", severity: "error", when: "a VirtualService routes to a Service that does not exist on the host" },
+  { row: "mesh-not-effective", check: "mesh-destination", severity: "error", when: "a VirtualService routes to a Service that does not exist on the host (`svc.ns` is a Service only where `ns` is a namespace of the cluster's mesh objects: `example.com` is an external host, never reported)" },
   { row: "mesh-not-effective", check: "mesh-not-synced", severity: "error", when: "a mesh object the repository renders for the cluster is not on the host under its translated name, or its spec there differs" },
   { row: "mesh-not-effective", check: "mesh-subset", severity: "error", when: "a route names a subset that no DestinationRule for its host defines on the host" },
   { row: "mesh-not-effective", check: "mesh-host-conflict", severity: "warning", when: "two DestinationRules, or two VirtualServices on one gateway, claim the same host: only one applies" },

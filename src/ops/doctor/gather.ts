@@ -24,7 +24,7 @@ import { syncerAccessQuestions } from "./syncer.js";
 import { credentialLookups } from "./mesh.js";
 import { certificateFacts, type CertificateFacts } from "./tls-cert.js";
 import { hostMetricsApiService } from "./metrics.js";
-import { destinationHosts, serviceRef } from "./routes.js";
+import { destinationHosts, meshNamespacesOnHost, serviceRef } from "./routes.js";
 import { SLOW_READ_MS } from "./timeouts.js";
 import type { HostSnapshot, Readable } from "./types.js";
 
@@ -129,7 +129,8 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))));
   // Services in other namespaces that routes name: looked up by name.
   const services = [...localServices];
-  const elsewhere = new Set(virtualServices.flatMap((vs) => destinationHosts(vs).map((h) => serviceRef(h, vs.metadata.namespace ?? namespace) ?? "")));
+  const meshNamespaces = meshNamespacesOnHost(namespace, [...virtualServices, ...destinationRules, ...gateways]);
+  const elsewhere = new Set(virtualServices.flatMap((vs) => destinationHosts(vs).map((h) => serviceRef(h, vs.metadata.namespace ?? namespace, meshNamespaces) ?? "")));
   for (const ref of [...elsewhere].sort()) {
     const [ns, name] = ref.split("/") as [string, string];
     if (!ref || ns === namespace) continue;

@@ -5,7 +5,7 @@ import type { KubeObject } from "../../kube/object.js";
 import { MESH_API_VERSION } from "../../kube/resources.js";
 import { ANNOTATIONS } from "../../translate/keys.js";
 import { finding } from "./coverage.js";
-import { serviceRef } from "./routes.js";
+import { serviceRef, snapshotMeshNamespaces } from "./routes.js";
 import type { Check, Finding, HostSnapshot } from "./types.js";
 
 type Json = Record<string, unknown>;
@@ -65,10 +65,11 @@ export const meshSynced: Check = (s) => {
 /** Subsets each DestinationRule on the host defines, by the Service (or external host) its `host` names. */
 function subsetsByHost(s: HostSnapshot): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
+  const namespaces = snapshotMeshNamespaces(s);
   for (const dr of s.destinationRules) {
     const spec = isObject(dr.spec) ? dr.spec : {};
     if (typeof spec.host !== "string") continue;
-    const key = serviceRef(spec.host, dr.metadata.namespace ?? s.namespace) ?? spec.host;
+    const key = serviceRef(spec.host, dr.metadata.namespace ?? s.namespace, namespaces) ?? spec.host;
     const names = out.get(key) ?? new Set<string>();
     for (const sub of list(spec.subsets)) if (isObject(sub) && typeof sub.name === "string") names.add(sub.name);
     out.set(key, names);
@@ -80,6 +81,7 @@ function subsetsByHost(s: HostSnapshot): Map<string, Set<string>> {
 export const meshSubsets: Check = (s) => {
   if (s.unreadable?.mesh) return [];
   const defined = subsetsByHost(s);
+  const namespaces = snapshotMeshNamespaces(s);
   const out: Finding[] = [];
   for (const vs of s.virtualServices) {
     const ns = vs.metadata.namespace ?? s.namespace;
@@ -90,7 +92,7 @@ export const meshSubsets: Check = (s) => {
         for (const r of isObject(route) ? list(route.route) : []) {
           const d = isObject(r) && isObject(r.destination) ? r.destination : undefined;
           if (!d || typeof d.host !== "string" || typeof d.subset !== "string") continue;
-          const key = serviceRef(d.host, ns) ?? d.host;
+          const key = serviceRef(d.host, ns, namespaces) ?? d.host;
           if (defined.get(key)?.has(d.subset) || seen.has(`${key}/${d.subset}`)) continue;
           seen.add(`${key}/${d.subset}`);
           const rule = defined.has(key) ? `the DestinationRule for ${d.host} on the host defines no subset ${d.subset}` : `no DestinationRule for ${d.host} exists on the host`;

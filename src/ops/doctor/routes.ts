@@ -1,8 +1,9 @@
 // Doctor checks of synced mesh routing on the host: VirtualService destinations that name no Service, and hosts claimed twice.
 import type { KubeObject } from "../../kube/object.js";
 import { parseServiceHost } from "../../translate/index.js";
+import { ANNOTATIONS } from "../../translate/keys.js";
 import { finding } from "./coverage.js";
-import type { Check, Finding } from "./types.js";
+import type { Check, Finding, HostSnapshot } from "./types.js";
 
 type Json = Record<string, unknown>;
 
@@ -27,9 +28,31 @@ export function destinationHosts(vs: KubeObject): string[] {
   return [...new Set(hosts)];
 }
 
-/** The Service (`namespace/name`) a mesh host names from `namespace`, or undefined for an external host. */
-export function serviceRef(host: string, namespace: string): string | undefined {
-  const ref = parseServiceHost(host, namespace);
+/**
+ * The namespaces a cluster's mesh objects on the host use, as the renderer's host rule reads them (classifyHost in
+ * translate/names.ts): the host namespace, and the virtual namespace each object was rendered from (its
+ * object-namespace annotation). `svc.ns` names a Service only when `ns` is one of them; `example.com` is an external host.
+ */
+export function meshNamespacesOnHost(hostNamespace: string, objects: readonly KubeObject[]): Set<string> {
+  const out = new Set([hostNamespace]);
+  for (const o of objects) {
+    const virtual = o.metadata.annotations?.[ANNOTATIONS.objectNamespace];
+    out.add(typeof virtual === "string" && virtual !== "" ? virtual : (o.metadata.namespace ?? hostNamespace));
+  }
+  return out;
+}
+
+/** The namespaces of the snapshot's mesh objects (see meshNamespacesOnHost). */
+export function snapshotMeshNamespaces(s: Pick<HostSnapshot, "namespace" | "virtualServices" | "destinationRules" | "gateways">): Set<string> {
+  return meshNamespacesOnHost(s.namespace, [...s.virtualServices, ...s.destinationRules, ...s.gateways]);
+}
+
+/**
+ * The Service (`namespace/name`) a mesh host names from `namespace`, or undefined for an external host; `namespaces`
+ * (meshNamespacesOnHost) decides whether a two-label `svc.ns` is a service or an external name such as `example.com`.
+ */
+export function serviceRef(host: string, namespace: string, namespaces: ReadonlySet<string>): string | undefined {
+  const ref = parseServiceHost(host, namespace, namespaces);
   return ref ? `${ref.namespace}/${ref.service}` : undefined;
 }
 
@@ -46,11 +69,12 @@ function virtualOrigin(name: string, cluster: string): string | undefined {
 export const meshDestinations: Check = (s) => {
   if (s.unreadable?.services || s.unreadable?.mesh) return [];
   const existing = new Set(s.services.map((o) => `${o.metadata.namespace}/${o.metadata.name}`));
+  const namespaces = snapshotMeshNamespaces(s);
   const out: Finding[] = [];
   for (const vs of s.virtualServices) {
     const ns = vs.metadata.namespace ?? s.namespace;
     for (const host of destinationHosts(vs)) {
-      const ref = serviceRef(host, ns);
+      const ref = serviceRef(host, ns, namespaces);
       if (!ref || existing.has(ref)) continue;
       const name = ref.slice(ref.indexOf("/") + 1);
       const origin = virtualOrigin(name, s.cluster);
@@ -72,7 +96,8 @@ function conflicts(claims: Array<[key: string, name: string]>): Array<[string, s
 /** Two DestinationRules for one host, or two VirtualServices binding one host on one gateway: the mesh applies only one. */
 export const meshHostConflicts: Check = (s) => {
   if (s.unreadable?.mesh) return [];
-  const key = (host: string, ns: string) => serviceRef(host, ns) ?? host;
+  const namespaces = snapshotMeshNamespaces(s);
+  const key = (host: string, ns: string) => serviceRef(host, ns, namespaces) ?? host;
   const rules: Array<[string, string]> = s.destinationRules.flatMap((dr) => {
     const host = isObject(dr.spec) && typeof dr.spec.host === "string" ? dr.spec.host : undefined;
     return host ? [[key(host, dr.metadata.namespace ?? s.namespace), dr.metadata.name] as [string, string]] : [];

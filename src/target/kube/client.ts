@@ -10,7 +10,7 @@ import { hostContextOf, missingKubeconfig } from "../../kube/kubeconfig-file.js"
 import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
 import { UserError } from "../../errors.js";
 import { requestBudget, type RequestBudget } from "./budget.js";
-import { parseWarningHeaders, tellWarnings } from "./warnings.js";
+import { parseWarningHeaders, tellWarnings, WarningTeller, type WarningSink } from "./warnings.js";
 
 export { DEFAULT_BUDGET, setRequestBudget, type RequestBudget } from "./budget.js";
 
@@ -100,6 +100,8 @@ export interface OpenClientOptions {
   retry?: Partial<RetryPolicy>;
   /** Called before each retry (for logs and tests). */
   onRetry?: (info: { method: string; path: string; attempt: number; delayMs: number; reason: string }) => void;
+  /** Where this client's server warnings go (the reconciler's log); default: the process sink (stderr). */
+  onWarning?: WarningSink;
 }
 
 /**
@@ -147,16 +149,18 @@ export class KubeClient {
   readonly budget: RequestBudget;
   private auth?: { headers: Headers; at: number };
   private agent?: http.Agent;
+  private readonly warnings?: WarningTeller;
 
   constructor(
     readonly kc: KubeConfig,
-    private readonly opts: Pick<OpenClientOptions, "retry" | "onRetry" | "budget"> = {},
+    private readonly opts: Pick<OpenClientOptions, "retry" | "onRetry" | "budget" | "onWarning"> = {},
   ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig has no current cluster");
     this.server = cluster.server.replace(/\/+$/, "");
     this.policy = { ...DEFAULT_RETRY, ...opts.retry };
     this.budget = { ...requestBudget(), ...opts.budget };
+    if (opts.onWarning) this.warnings = new WarningTeller(opts.onWarning);
   }
 
   static open(opts: OpenClientOptions = {}): KubeClient {
@@ -203,7 +207,8 @@ export class KubeClient {
           const answer = await fetch(url, { method, headers, body, agent, signal });
           return { res: answer, text: await answer.text() };
         });
-        tellWarnings(this.server, method, path, parseWarningHeaders(res.headers.raw()["warning"] ?? []));
+        const texts = parseWarningHeaders(res.headers.raw()["warning"] ?? []);
+        if (texts.length > 0) (this.warnings ? this.warnings.tell(this.server, method, path, texts) : tellWarnings(this.server, method, path, texts));
         if (res.ok) return (opts.response === "text" ? text : text ? JSON.parse(text) : undefined) as T;
         const parsed = parseBody(text);
         const error = new KubeApiError(method, path, res.status, res.statusText, parsed);
