@@ -17,7 +17,7 @@ export function register(program: Command): void {
     .command("list")
     .description(
       "list the virtual clusters of the repository with their live host state: host namespace, control-plane state " +
-        "(running, pending, scaled down, restoring, absent), ready replicas, last applied revision, who applied it and the result, and whether the host has drifted",
+        "(running, pending, scaled down, restoring, absent), ready replicas, last applied revision, who applied it and the result, whether the host has drifted, and its health (Healthy, Progressing, Degraded with the first reason, Unknown)",
     )
     .option("--kubeconfig <file>", "kubeconfig of the host cluster (default: KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context of the host cluster (default: the current context)")
@@ -46,8 +46,10 @@ export function register(program: Command): void {
 
 /** The table of `vc list`. */
 export function formatList(rows: readonly ListRow[]): string {
-  const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "APPLIED BY", "RESULT", "DRIFT"];
-  const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, shortRevision(r.lastAppliedRevision), r.lastAppliedBy ?? "-", r.result ?? "-", r.drift]);
+  const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "APPLIED BY", "RESULT", "DRIFT", "HEALTH"];
+  const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, shortRevision(r.lastAppliedRevision), r.lastAppliedBy ?? "-", r.result ?? "-", r.drift, r.health]);
   const notes = rows.filter((r) => r.note).map((r) => `${r.name}: ${r.note}`);
+  // Why a cluster is Degraded: the first reason, below the table.
+  notes.push(...rows.filter((r) => r.health === "Degraded" && r.healthReason).map((r) => `${r.name}: Degraded: ${r.healthReason}`));
   return `${formatColumns([header, ...cells])}${notes.length ? `\n${notes.join("\n")}\n` : ""}`;
 }

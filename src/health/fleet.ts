@@ -1,5 +1,5 @@
 // Health of the clusters of a desired state on a live host: one cluster at a time, or waited for (vc apply --wait).
-import type { DesiredState } from "../target/desired.js";
+import { loadDesired, type DesiredState } from "../target/desired.js";
 import type { KubeClient } from "../target/kube/client.js";
 import { readClusterHealth } from "./read.js";
 import type { ClusterHealth } from "./types.js";
@@ -18,4 +18,15 @@ export function healthReader(client: KubeClient, desired: DesiredState): (cluste
 /** Waits for the named clusters of `desired` to become healthy on the host. */
 export function waitForClusters(client: KubeClient, desired: DesiredState, clusters: readonly string[], clock: WaitClock, opts: WaitOptions): Promise<WaitOutcome> {
   return waitForHealth(clusters, healthReader(client, desired), clock, opts);
+}
+
+/**
+ * One cluster's health, its rendered objects read from the repository at `root` (vc describe): Unknown when the folder is
+ * invalid or missing, as vc then does not know what the host should hold.
+ */
+export async function healthOfRepoCluster(client: KubeClient, root: string, revision: string, cluster: string): Promise<ClusterHealth> {
+  const desired = await loadDesired(root, revision, { clusters: [cluster] });
+  const error = desired.errors.find((e) => e.cluster === cluster);
+  if (error) return { status: "Unknown", reason: `the folder is invalid: ${error.message}`, objects: [] };
+  return healthReader(client, desired)(cluster);
 }

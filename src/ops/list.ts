@@ -13,6 +13,9 @@ import { listVisible, NOT_VISIBLE, unlessForbidden } from "./visible.js";
 import { pathOf } from "./paths.js";
 import { controlPlaneState, type ControlPlaneState } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
+import { readClusterHealth } from "../health/read.js";
+import type { HealthStatus } from "../health/types.js";
+import { mapLimit } from "../target/pool.js";
 
 export interface ListRow {
   name: string;
@@ -27,6 +30,9 @@ export interface ListRow {
   result?: string;
   /** yes: the host differs from the repository; no: in sync; invalid: the folder fails validation; unknown: could not plan. */
   drift: "yes" | "no" | "invalid" | "unknown";
+  /** The cluster's health on the host (src/health), and the first reason when not Healthy. */
+  health: HealthStatus;
+  healthReason?: string;
   note?: string;
 }
 
@@ -57,9 +63,17 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
   const errors = new Map(report.errors.map((e) => [e.cluster, e.message]));
   const valid = new Map(desired.clusters.map((c) => [c.name, c]));
 
+  // Health of each valid cluster whose namespace the user may read: a few reads per cluster, 8 clusters at once.
+  const healthOf = new Map<string, { status: HealthStatus; reason?: string }>();
+  const readable = desired.clusters.filter((c) => !hidden.has(c.hostNamespace));
+  await mapLimit(readable, 8, async (c) => {
+    const h = await readClusterHealth(host.client, c.hostNamespace, c.objects);
+    healthOf.set(c.name, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) });
+  });
+
   return [...desired.known.keys()].sort().map((name) => {
     const ns = desired.known.get(name)!;
-    if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: "unknown", note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
+    if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: "unknown", health: "Unknown", note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
     const statusCm = statuses.get(`${ns}/${STATUS_CONFIGMAP}`);
     const status = fromData(statusCm?.data as Record<string, string> | undefined, name, ns);
     const pods = cpPods.filter((p) => p.metadata.namespace === ns && p.metadata.labels?.release === name);
@@ -71,7 +85,10 @@ export async function listClusters(host: KubeHost, root: string, revision: strin
       controlPlane: cp.state,
       ready: `${cp.ready}/${cp.desired}`,
       drift: !valid.has(name) ? "invalid" : plan ? (hasChanges(plan) ? "yes" : "no") : "unknown",
+      health: healthOf.get(name)?.status ?? "Unknown",
     };
+    const health = healthOf.get(name);
+    if (health?.reason) row.healthReason = health.reason;
     if (status?.lastAppliedRevision) {
       row.lastAppliedRevision = status.lastAppliedRevision;
       row.lastAppliedBy = appliedBy(status);
