@@ -19,7 +19,7 @@ interface StatusFlags {
 export function register(program: Command): void {
   program
     .command("status")
-    .description("show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, or vc apply and its user), result, message")
+    .description("show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, or vc apply and its user), result, the health its last reconciliation saw, message")
     .option("--cluster <name>", "only this cluster, with every reconciliation kept (its status's and the older history)")
     .option("--target <target>", "kube (the host of the kubeconfig context) or dir:PATH", DEFAULT_TARGET)
     .option("--kubeconfig <file>", "kubeconfig file")
@@ -71,24 +71,25 @@ const short = shortRevision;
 
 export function formatTable(statuses: ClusterStatus[]): string {
   if (statuses.length === 0) return "no cluster has been reconciled on this target\n";
-  const rows = [["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "APPLIED BY", "ATTEMPTED", "LAST ATTEMPT", "MESSAGE"]];
+  const rows = [["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "APPLIED BY", "ATTEMPTED", "LAST ATTEMPT", "HEALTH", "MESSAGE"]];
   for (const s of statuses) {
-    rows.push([s.cluster, s.hostNamespace, s.suspendedBy ? "suspended" : (s.result ?? "-"), short(s.lastAppliedRevision), appliedBy(s), short(s.lastAttemptedRevision), s.lastAttemptTime ?? "-", s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? "")]);
+    rows.push([s.cluster, s.hostNamespace, s.suspendedBy ? "suspended" : (s.result ?? "-"), short(s.lastAppliedRevision), appliedBy(s), short(s.lastAttemptedRevision), s.lastAttemptTime ?? "-", s.health ?? "-", s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? "")]);
   }
   return formatColumns(rows);
 }
 
 export function formatDetail(s: ClusterStatus): string {
   let out = `cluster:           ${s.cluster}\nhost namespace:    ${s.hostNamespace}\nresult:            ${s.result ?? "-"}\nmessage:           ${s.message ?? ""}\n`;
+  if (s.health) out += `health:            ${s.health}${s.healthReason ? `: ${s.healthReason}` : ""}\n`;
   out += `applied revision:  ${s.lastAppliedRevision ?? "-"}${s.lastAppliedTime ? ` (${s.lastAppliedTime})` : ""}\n`;
   if (s.lastAppliedRevision) out += `applied by:        ${appliedBy(s)}\n`;
   out += `attempted:         ${s.lastAttemptedRevision ?? "-"}${s.lastAttemptTime ? ` (${s.lastAttemptTime})` : ""}\n`;
   if (s.suspendedBy) out += `suspended by:      ${s.suspendedBy}\n`;
   if (s.history.length === 0) return out;
-  const rows = [["REVISION", "TIME", "DURATION", "RESULT", "BY", "CREATED", "UPDATED", "DELETED", "UNCHANGED", "FAILED", "MESSAGE"]];
+  const rows = [["REVISION", "TIME", "DURATION", "RESULT", "BY", "CREATED", "UPDATED", "DELETED", "UNCHANGED", "FAILED", "HEALTH", "MESSAGE"]];
   for (const r of s.history) {
     const c = r.counts;
-    rows.push([short(r.revision), r.time, `${r.durationMs}ms`, r.result, actorOf(r), String(c.created), String(c.updated), String(c.deleted), String(c.unchanged), String(c.failed), r.message ?? ""]);
+    rows.push([short(r.revision), r.time, `${r.durationMs}ms`, r.result, actorOf(r), String(c.created), String(c.updated), String(c.deleted), String(c.unchanged), String(c.failed), r.health ?? "-", r.message ?? ""]);
   }
   return `${out}\n${formatColumns(rows)}`;
 }
