@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { defaultHostNamespace } from "../model/cluster.js";
 import type { KubeObject } from "../kube/object.js";
 import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
+import { clustersReachedBy } from "../repo/fleet-base.js";
 import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "./cluster.js";
 import type { LoadedCluster, LoadResult } from "./engine.js";
 import type { Logger } from "../log.js";
@@ -70,7 +71,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   if (req.kind === "incremental") {
     const changed = state.lastRevision === undefined ? undefined : await deps.source.changes(state.lastRevision, snap.revision);
     if (changed === undefined) kind = "full";
-    else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])]), ...state.retry])].sort();
+    else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])], CLUSTERS_DIR, (f) => clustersReachedBy(snap.root, f, clusterFolders(snap.root))), ...state.retry])].sort();
   }
 
   if (kind === "full") {
