@@ -23,6 +23,7 @@ const SUITES: Suite[] = [
   { name: "apply", load: () => import("./apply.js") },
   { name: "webhook", load: () => import("./webhook.js") },
   { name: "budget", load: () => import("./budget.js") },
+  { name: "fleet-base", load: () => import("./fleet-base.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {

@@ -1,0 +1,65 @@
+// Benchmark: the plan of a base change (fleet/values.yaml) over a 1,000-cluster fleet, as vc diff -o markdown makes it
+// against the hydrated manifests of the base branch, against a full `vc render` of the same fleet. Target: ≤ 2×.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { formatPlanReport } from "../src/plan/format.js";
+import { summariseFleet } from "../src/plan/fleet-summary.js";
+import { renderSpecs } from "../src/render/fleet.js";
+import { toYamlStream } from "../src/render/output.js";
+import { loadDesired } from "../src/target/desired.js";
+import { applyFleet, planFleet } from "../src/target/fleet.js";
+import { openTarget } from "../src/target/index.js";
+import { loadAndValidate, validSpecs } from "../src/validate/index.js";
+import type { BenchContext } from "./run.js";
+import { generateFleet } from "./fleet.js";
+
+const CLUSTERS = Number(process.env.VC_BENCH_CLUSTERS ?? 1000);
+const MESH = 3;
+const RUNS = 3;
+const REVISION = "0123456789abcdef0123456789abcdef01234567";
+const base = (tag: string) => `controlPlane:\n  statefulSet:\n    image:\n      tag: "${tag}"\n`;
+
+export async function run(ctx: BenchContext): Promise<void> {
+  const root = join(ctx.workDir, "fleet-base");
+  await generateFleet(root, { clusters: CLUSTERS, meshPerCluster: MESH });
+  mkdirSync(join(root, "fleet"), { recursive: true });
+  writeFileSync(join(root, "fleet/values.yaml"), base("1.0.0"));
+  // The base branch, hydrated: what the pull-request plan compares with.
+  const hydrated = join(root, "hydrated");
+  rmSync(hydrated, { recursive: true, force: true });
+  const target = await openTarget(`dir:${hydrated}`);
+  await applyFleet(target, await loadDesired(root, REVISION), { prune: true, allowMassPrune: true, force: false, dryRun: false, clusterConcurrency: 4 });
+  // The pull request: one line of the base.
+  writeFileSync(join(root, "fleet/values.yaml"), base("1.1.0"));
+
+  let objects = 0;
+  const render = async (): Promise<void> => {
+    const fleet = renderSpecs(validSpecs(await loadAndValidate(root)), REVISION);
+    objects = fleet.clusters.reduce((n, c) => n + c.objects.length, 0);
+    toYamlStream(fleet.clusters.flatMap((c) => c.objects));
+  };
+  let changed = 0;
+  let summary = "";
+  const plan = async (): Promise<void> => {
+    const report = await planFleet(target, await loadDesired(root, REVISION), { prune: true, allowMassPrune: false });
+    formatPlanReport(report, "markdown");
+    const s = summariseFleet(report.plans);
+    changed = s.changed;
+    summary = `${s.groups.length} group(s), largest ${s.groups[0]?.clusters.length ?? 0}`;
+  };
+  await render();
+  await plan();
+  const renders: number[] = [];
+  const plans: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    renders.push(await ctx.median(1, render));
+    plans.push(await ctx.median(1, plan));
+  }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const r = med(renders);
+  const p = med(plans);
+  ctx.report(`full vc render of ${CLUSTERS} clusters (${objects} objects)`, r, "ms", `median of ${RUNS}`);
+  ctx.report(`plan of a fleet/values.yaml change (markdown, vs hydrated)`, p, "ms", `median of ${RUNS}; ${changed} clusters changed, ${summary}`);
+  ctx.report("plan / render", p / r, "×", "target ≤ 2");
+  await target.close();
+}
