@@ -82,6 +82,12 @@ describe("e2e: health and vc apply --wait, on a real API server", function () {
     const res = await apply("--wait", "--timeout", "30s");
     expect(res.code, res.stdout + res.stderr).to.equal(1);
     expect(res.stderr).to.include("cluster minimal is Degraded: pod minimal-0 CrashLoopBackOff");
+    // vc list and vc describe read the same health from the host.
+    const list = await runVc(["list", "--repo", repo.work, "--kubeconfig", kube().kubeconfigPath, "-o", "json"]);
+    expect(list.code, list.stderr).to.equal(0);
+    expect((JSON.parse(list.stdout) as Array<{ name: string }>).find((r) => r.name === "minimal")).to.deep.include({ health: "Degraded", healthReason: "pod minimal-0 CrashLoopBackOff" });
+    const describe = await runVc(["describe", "minimal", "--repo", repo.work, "--kubeconfig", kube().kubeconfigPath]);
+    expect(describe.stdout).to.include("Health:          Degraded: pod minimal-0 CrashLoopBackOff");
   });
 
   it("reads each kind's health from the status the real server stores: Deployment, APIService, Certificate, claim, Namespace", async () => {
