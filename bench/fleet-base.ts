@@ -10,6 +10,10 @@ import { loadDesired } from "../src/target/desired.js";
 import { applyFleet, planFleet } from "../src/target/fleet.js";
 import { openTarget } from "../src/target/index.js";
 import { loadAndValidate, validSpecs } from "../src/validate/index.js";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { KubeClient } from "../src/target/kube/client.js";
+import { KubeTarget } from "../src/target/kube/target.js";
 import type { BenchContext } from "./run.js";
 import { generateFleet } from "./fleet.js";
 
@@ -38,28 +42,74 @@ export async function run(ctx: BenchContext): Promise<void> {
     objects = fleet.clusters.reduce((n, c) => n + c.objects.length, 0);
     toYamlStream(fleet.clusters.flatMap((c) => c.objects));
   };
-  let changed = 0;
-  let summary = "";
+  let last: Awaited<ReturnType<typeof planFleet>> | undefined;
   const plan = async (): Promise<void> => {
-    const report = await planFleet(target, await loadDesired(root, REVISION), { prune: true, allowMassPrune: false });
-    formatPlanReport(report, "markdown");
-    const s = summariseFleet(report.plans);
-    changed = s.changed;
-    summary = `${s.groups.length} group(s), largest ${s.groups[0]?.clusters.length ?? 0}`;
+    last = await planFleet(target, await loadDesired(root, REVISION), { prune: true, allowMassPrune: false });
+    formatPlanReport(last, "markdown");
   };
+  // The parts: reading the hydrated base branch (the dir: target's I/O), and the fleet summary this change adds.
+  const readLive = async (): Promise<void> => void (await target.listFleetInventory());
+  const summarise = (): void => void summariseFleet(last!.plans);
   await render();
   await plan();
   const renders: number[] = [];
   const plans: number[] = [];
+  const reads: number[] = [];
+  const summaries: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     renders.push(await ctx.median(1, render));
     plans.push(await ctx.median(1, plan));
+    reads.push(await ctx.median(1, readLive));
+    summaries.push(await ctx.median(1, summarise));
   }
+  const s = summariseFleet(last!.plans);
+  const changed = s.changed;
+  const summary = `${s.groups.length} group(s), largest ${s.groups[0]?.clusters.length ?? 0}`;
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const r = med(renders);
   const p = med(plans);
   ctx.report(`full vc render of ${CLUSTERS} clusters (${objects} objects)`, r, "ms", `median of ${RUNS}`);
   ctx.report(`plan of a fleet/values.yaml change (markdown, vs hydrated)`, p, "ms", `median of ${RUNS}; ${changed} clusters changed, ${summary}`);
   ctx.report("plan / render", p / r, "×", "target ≤ 2");
+  ctx.report("  of which: reading the hydrated base (dir: target)", med(reads), "ms", `median of ${RUNS}`);
+  ctx.report("  of which: the fleet summary", med(summaries), "ms", `median of ${RUNS}`);
   await target.close();
+
+  // The same plan against a live host (the API test server in a process of its own, holding the base branch's objects).
+  writeFileSync(join(root, "fleet/values.yaml"), base("1.0.0"));
+  const server = await startServerProcess();
+  const kube = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" }));
+  try {
+    await applyFleet(kube, await loadDesired(root, REVISION), { prune: true, allowMassPrune: true, force: false, dryRun: false, clusterConcurrency: 8 });
+    writeFileSync(join(root, "fleet/values.yaml"), base("1.1.0"));
+    const planLive = async (): Promise<void> => {
+      const report = await planFleet(kube, await loadDesired(root, REVISION), { prune: true, allowMassPrune: false });
+      formatPlanReport(report, "markdown");
+    };
+    await planLive();
+    const lives: number[] = [];
+    for (let i = 0; i < RUNS; i++) lives.push(await ctx.median(1, planLive));
+    const l = med(lives);
+    ctx.report("plan of the same change against a live host (API test server)", l, "ms", `median of ${RUNS}`);
+    ctx.report("live plan / render", l / r, "×", "target ≤ 2");
+  } finally {
+    await kube.close();
+    await server.close();
+  }
+}
+
+/** The API test server in a child process (bench/apply-server.ts), as a real API server would run. */
+async function startServerProcess(): Promise<{ kubeconfigPath: string; close(): Promise<void> }> {
+  const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "apply-server.ts")], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.done) throw new Error("the test server process ended");
+  const hello = JSON.parse(first.value as string) as { kubeconfigPath: string };
+  return {
+    kubeconfigPath: hello.kubeconfigPath,
+    close: async () => {
+      child.stdin!.write(`${JSON.stringify({ op: "close" })}\n`);
+      await new Promise((resolve) => child.once("exit", resolve));
+    },
+  };
 }
