@@ -92,7 +92,7 @@ export function register(program: Command): void {
     .addHelpText(
       "after",
       "\nEvery run but a dry run is recorded in each cluster's status on the target, as the reconciler records its passes:\n" +
-        "the revision (HEAD, with -dirty when clusters/ or policy.yaml differ from it; the fetched commit with --repo), the\n" +
+        "the revision (HEAD, with -dirty when clusters/, policy.yaml or fleet/ differ from it; the fetched commit with --repo), the\n" +
         "result, and who ran it (the host's SelfSubjectReview, else the kubeconfig's user; on dir: the local account).\n" +
         "vc status, vc list and vc history show it. Exit status 2 when a record cannot be written.\n\n" +
         "A cluster suspended at run time (vc restore annotates its vc-status ConfigMap) is left alone and nothing of it is\n" +
