@@ -24,6 +24,7 @@ const SUITES: Suite[] = [
   { name: "webhook", load: () => import("./webhook.js") },
   { name: "budget", load: () => import("./budget.js") },
   { name: "scale", load: () => import("./scale.js") },
+  { name: "fleet-base", load: () => import("./fleet-base.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {

@@ -14,6 +14,10 @@ import { HISTORY_LIMIT } from "../reconciler/status.js";
 import type { DesiredState } from "../target/desired.js";
 import { applyFleet, type FleetApplyReport } from "../target/fleet.js";
 import { OUTCOMES, type ObjectResult, type Outcome } from "../target/types.js";
+import { parseDuration } from "../duration.js";
+import { waitForClusters } from "../health/fleet.js";
+import { REAL_CLOCK, type WaitOutcome } from "../health/wait.js";
+import { KubeTarget } from "../target/kube/target.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
 import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
@@ -25,6 +29,8 @@ interface ApplyFlags extends TargetFlags {
   output: string;
   concurrency: string;
   historyLimit: string;
+  wait?: boolean;
+  timeout: string;
 }
 
 /** The `--history-limit` option of the commands that record runs (vc apply, vc adopt, vc reconcile). */
@@ -84,11 +90,13 @@ export function register(program: Command): void {
     .option(...IGNORE_SUSPENSION_OPTION)
     .option("--concurrency <n>", "clusters applied at once", "4")
     .option(...HISTORY_LIMIT_OPTION)
+    .option("--wait", "after applying, wait until every applied cluster is Healthy on the host (exit 0), or one is Degraded or --timeout passes (exit 1, naming the cluster and why); kube target only")
+    .option("--timeout <duration>", "how long --wait waits (e.g. 90s, 5m)", "5m")
     .option("-o, --output <format>", "output format: text, json", "text")
     .addHelpText(
       "after",
       "\nEvery run but a dry run is recorded in each cluster's status on the target, as the reconciler records its passes:\n" +
-        "the revision (HEAD, with -dirty when clusters/ or policy.yaml differ from it; the fetched commit with --repo), the\n" +
+        "the revision (HEAD, with -dirty when clusters/, policy.yaml or fleet/ differ from it; the fetched commit with --repo), the\n" +
         "result, and who ran it (the host's SelfSubjectReview, else the kubeconfig's user; on dir: the local account).\n" +
         "vc status, vc list and vc history show it. Exit status 2 when a record cannot be written.\n\n" +
         "A cluster suspended at run time (vc restore annotates its record) is left alone and nothing of it is\n" +
@@ -101,8 +109,14 @@ export function register(program: Command): void {
         const clusterConcurrency = Number(flags.concurrency);
         if (!Number.isInteger(clusterConcurrency) || clusterConcurrency < 1) throw new UserError(`--concurrency must be a positive integer, not "${flags.concurrency}"`);
         const historyLimit = parseHistoryLimit(flags.historyLimit);
+        const timeoutMs = parseDuration(flags.timeout);
+        if (flags.wait && flags.dryRun) throw new UserError("--wait waits for what an apply changed: it cannot be used with --dry-run");
         const { desired, selected, owner } = await loadForCommand(path, flags, { markDirty: true });
         const target = await openTargetForCommand(flags);
+        if (flags.wait && !(target instanceof KubeTarget)) {
+          await target.close();
+          throw new UserError(`--wait needs a live host (--target kube): ${target.description} has no health to wait for`);
+        }
         const progress = progressPrinter();
         const started = new Date();
         try {
@@ -123,13 +137,34 @@ export function register(program: Command): void {
           progress.end();
           // A dry run changed nothing, so there is nothing to put on the record.
           const run = flags.dryRun ? undefined : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "apply", owner, started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
-          process.stdout.write(format === "json" ? `${jsonEscapeControls(JSON.stringify(toJson(report, !!flags.dryRun, run), null, 2))}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run));
-          return exitCode(report, run);
+          const code = exitCode(report, run);
+          // Only a clean apply is waited for: a failed or blocked one already says what went wrong.
+          const applied = report.results.filter((r) => r.ok).map((r) => r.cluster);
+          const waited = flags.wait && code === EXIT.ok && target instanceof KubeTarget ? await waitForClusters(target.client, desired, applied, REAL_CLOCK, { timeoutMs }) : undefined;
+          process.stdout.write(format === "json" ? `${jsonEscapeControls(JSON.stringify({ ...(toJson(report, !!flags.dryRun, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, null, 2))}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run) + (waited ? waitText(waited, flags.timeout) : ""));
+          if (waited && waited.result !== "healthy") {
+            process.stderr.write(waited.result === "degraded" ? `error: cluster ${waited.cluster} is Degraded: ${escapeControls(waited.reason ?? "")}\n` : `error: timed out after ${flags.timeout} waiting for cluster ${waited.cluster} (${escapeControls(waited.reason ?? "")})\n`);
+            return EXIT.invalid;
+          }
+          return code;
         } finally {
           await target.close();
         }
       }),
     );
+}
+
+/** The health each waited-for cluster ended with, and how the wait ended. */
+function waitJson(w: WaitOutcome): unknown {
+  const health = Object.fromEntries([...w.health].map(([c, h]) => [c, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) }]));
+  return w.result === "healthy" ? { result: w.result, health } : { result: w.result, cluster: w.cluster, reason: w.reason, health };
+}
+
+function waitText(w: WaitOutcome, timeout: string): string {
+  const lines = [...w.health].map(([c, h]) => `cluster ${c}: ${h.status}${h.reason ? ` (${h.reason})` : ""}`);
+  if (w.result === "healthy") lines.push(`every applied cluster is Healthy`);
+  else if (w.result === "timeout") lines.push(`not every applied cluster became Healthy within ${timeout}`);
+  return `${lines.join("\n")}\n`;
 }
 
 function progressPrinter() {

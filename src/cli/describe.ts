@@ -10,6 +10,9 @@ import { findCluster } from "../ops/cluster-ref.js";
 import { maskValues } from "../model/secrets.js";
 import { compact, describeCluster, formatDescription, hostConfig } from "../ops/describe.js";
 import { names } from "../render/meta.js";
+import { KubeHost } from "../ops/host.js";
+import { healthOfRepoCluster } from "../health/fleet.js";
+import { resolveSource } from "../target/source.js";
 
 interface DescribeFlags extends HostFlags {
   configOnly?: boolean;
@@ -23,7 +26,7 @@ export function register(program: Command): void {
       .command("describe <name>")
       .description(
         "show a virtual cluster: with --config-only its effective values (defaults merged, secrets masked) as YAML; otherwise also its host namespace, " +
-          "images, control-plane state, reconcile status and revisions, synced mesh objects with their host names, and the metrics API service state",
+          "images, control-plane state, health, reconcile status and revisions, synced mesh objects with their host names, and the metrics API service state",
       ),
   )
     .option("--config-only", "only the effective values: inside a repository from its folder (the host is not contacted); outside one the configuration the control plane runs with, from its config Secret vc-config-<name> on the host")
@@ -66,6 +69,11 @@ export function register(program: Command): void {
             values: cluster.values,
             valuesNote: cluster.valuesNote,
           });
+          // Health needs the rendered objects: only for a cluster the repository has.
+          if (cluster.found && host instanceof KubeHost) {
+            const source = await resolveSource({ path: flags.repo });
+            d.health = await healthOfRepoCluster(host.client, source.root, source.revision, name);
+          }
           if (format === "text") {
             process.stdout.write(formatDescription(d));
             if (d.config) process.stdout.write(`${escapeLines(dump(d.config, { sortKeys: true, noRefs: true, lineWidth: -1 }).trimEnd()).replace(/^/gm, "  ")}\n`);

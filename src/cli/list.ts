@@ -20,7 +20,8 @@ export function register(program: Command): void {
     .description(
       "list the virtual clusters the host knows (vc's status records and control planes with vc's managed label) with their live state: host namespace, control-plane state " +
         "(running, pending, scaled down, restoring, absent), ready replicas, last applied revision, who applied it and the result; " +
-        "inside a fleet repository (or with --repo) also the repository's clusters the host does not have yet, and whether the host has drifted from the repository",
+        "inside a fleet repository (or with --repo) also the repository's clusters the host does not have yet, and whether the host has drifted from the repository; " +
+        "and each cluster's health (Healthy, Progressing, Degraded with the first reason, Unknown)",
     )
     .option("--kubeconfig <file>", "kubeconfig of the host cluster (default: KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context of the host cluster (default: the current context)")
@@ -57,8 +58,10 @@ export function register(program: Command): void {
 
 /** The table of `vc list`. */
 export function formatList(rows: readonly ListRow[]): string {
-  const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "APPLIED BY", "RESULT", "DRIFT"];
-  const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, shortRevision(r.lastAppliedRevision), r.lastAppliedBy ?? "-", r.result ?? "-", r.drift]);
+  const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "APPLIED BY", "RESULT", "DRIFT", "HEALTH"];
+  const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, shortRevision(r.lastAppliedRevision), r.lastAppliedBy ?? "-", r.result ?? "-", r.drift, r.health]);
   const notes = rows.filter((r) => r.note).map((r) => escapeControls(`${r.name}: ${r.note}`));
+  // Why a cluster is Degraded: the first reason, below the table.
+  notes.push(...rows.filter((r) => r.health === "Degraded" && r.healthReason).map((r) => escapeControls(`${r.name}: Degraded: ${r.healthReason}`)));
   return `${formatColumns([header, ...cells])}${notes.length ? `\n${notes.join("\n")}\n` : ""}`;
 }

@@ -20,7 +20,7 @@ interface StatusFlags {
 export function register(program: Command): void {
   program
     .command("status")
-    .description("show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, or vc apply and its user), result, message")
+    .description("show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, or vc apply and its user), result, the health its last reconciliation saw, message")
     .option("--cluster <name>", "only this cluster, with every reconciliation kept (its status's and the older history)")
     .option("--target <target>", "kube (the host of the kubeconfig context) or dir:PATH", DEFAULT_TARGET)
     .option("--kubeconfig <file>", "kubeconfig file")
@@ -72,9 +72,9 @@ const short = shortRevision;
 
 export function formatTable(statuses: ClusterStatus[]): string {
   if (statuses.length === 0) return "no cluster has been reconciled on this target\n";
-  const rows = [["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "APPLIED BY", "ATTEMPTED", "LAST ATTEMPT", "MESSAGE"]];
+  const rows = [["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "APPLIED BY", "ATTEMPTED", "LAST ATTEMPT", "HEALTH", "MESSAGE"]];
   for (const s of statuses) {
-    rows.push([s.cluster, s.hostNamespace, s.suspendedBy ? "suspended" : (s.result ?? "-"), short(s.lastAppliedRevision), appliedBy(s), short(s.lastAttemptedRevision), s.lastAttemptTime ?? "-", s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? "")]);
+    rows.push([s.cluster, s.hostNamespace, s.suspendedBy ? "suspended" : (s.result ?? "-"), short(s.lastAppliedRevision), appliedBy(s), short(s.lastAttemptedRevision), s.lastAttemptTime ?? "-", s.health ?? "-", s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? "")]);
   }
   return formatColumns(rows);
 }
@@ -82,15 +82,16 @@ export function formatTable(statuses: ClusterStatus[]): string {
 export function formatDetail(s: ClusterStatus): string {
   const e = escapeControls;
   let out = `cluster:           ${e(s.cluster)}\nhost namespace:    ${e(s.hostNamespace)}\nresult:            ${s.result ?? "-"}\nmessage:           ${e(s.message ?? "")}\n`;
+  if (s.health) out += `health:            ${s.health}${s.healthReason ? `: ${e(s.healthReason)}` : ""}\n`;
   out += `applied revision:  ${e(s.lastAppliedRevision ?? "-")}${s.lastAppliedTime ? ` (${e(s.lastAppliedTime)})` : ""}\n`;
   if (s.lastAppliedRevision) out += `applied by:        ${e(appliedBy(s))}\n`;
   out += `attempted:         ${e(s.lastAttemptedRevision ?? "-")}${s.lastAttemptTime ? ` (${e(s.lastAttemptTime)})` : ""}\n`;
   if (s.suspendedBy) out += `suspended by:      ${e(s.suspendedBy)}\n`;
   if (s.history.length === 0) return out;
-  const rows = [["REVISION", "TIME", "DURATION", "RESULT", "BY", "CREATED", "UPDATED", "DELETED", "UNCHANGED", "FAILED", "MESSAGE"]];
+  const rows = [["REVISION", "TIME", "DURATION", "RESULT", "BY", "CREATED", "UPDATED", "DELETED", "UNCHANGED", "FAILED", "HEALTH", "MESSAGE"]];
   for (const r of s.history) {
     const c = r.counts;
-    rows.push([short(r.revision), r.time, `${r.durationMs}ms`, r.result, actorOf(r), String(c.created), String(c.updated), String(c.deleted), String(c.unchanged), String(c.failed), r.message ?? ""]);
+    rows.push([short(r.revision), r.time, `${r.durationMs}ms`, r.result, actorOf(r), String(c.created), String(c.updated), String(c.deleted), String(c.unchanged), String(c.failed), r.health ?? "-", r.message ?? ""]);
   }
   return `${out}\n${formatColumns(rows)}`;
 }

@@ -1,4 +1,4 @@
-// The revision vc records for a local fleet: HEAD, marked `-dirty` when what vc reads (clusters/, policy.yaml) differs from it.
+// The revision vc records for a local fleet: HEAD, marked `-dirty` when what vc reads (clusters/, policy.yaml, the fleet/ bases) differs from it.
 import fs from "node:fs";
 import { relative, sep } from "node:path";
 import git from "isomorphic-git";
@@ -7,10 +7,10 @@ import git from "isomorphic-git";
 export const DIRTY_SUFFIX = "-dirty";
 
 /** The paths under the fleet's folder that vc reads: the work tree differs from HEAD when one of them does. */
-const READ_PATHS = ["clusters", "policy.yaml"];
+const READ_PATHS = ["clusters", "policy.yaml", "fleet"];
 
 /**
- * Whether the files vc reads from the fleet at `root` (its clusters/ folder and policy.yaml) differ from the commit
+ * Whether the files vc reads from the fleet at `root` (its clusters/ folder, policy.yaml and the fleet/ bases) differ from the commit
  * HEAD points to: a tracked file changed, staged or deleted, or a file git does not ignore added. False outside git.
  */
 export async function fleetDiffersFromHead(root: string): Promise<boolean> {

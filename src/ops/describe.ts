@@ -53,6 +53,8 @@ export interface Description {
   /** Effective values with secrets masked; undefined when the repository has no valid folder for the cluster. */
   config?: Values;
   configNote?: string;
+  /** The cluster's health (src/health), when vc knows what the host should hold (a valid folder of the repository). */
+  health?: { status: string; reason?: string; objects: Array<{ object: string; status: string; reason?: string }> };
   /** What the user may not read on the host (403), e.g. "pods in vc-x": shown as not visible, never an error. */
   notVisible: string[];
 }
@@ -173,6 +175,7 @@ export function formatDescription(d: Description): string {
     `Host context:    ${d.hostContext}`,
     `Control plane:   ${d.controlPlane.state} (${d.controlPlane.ready}/${d.controlPlane.desired} ready)`,
     ...d.controlPlane.pods.map((p) => `  ${p.name}: ${p.phase}, ${p.restarts} restart(s)`),
+    ...(d.health ? [`Health:          ${d.health.status}${d.health.reason ? `: ${d.health.reason}` : ""}`, ...d.health.objects.filter((o) => o.status !== "Healthy").map((o) => `  ${o.object}: ${o.status}${o.reason ? ` (${o.reason})` : ""}`)] : []),
     `Images:`,
     ...(d.images.length ? d.images.map((i) => `  ${i}`) : ["  (none)"]),
     `Reconcile:`,

@@ -14,6 +14,9 @@ import { listVisible, NOT_VISIBLE, unlessForbidden } from "./visible.js";
 import { pathOf } from "./paths.js";
 import { controlPlaneState, type ControlPlaneState } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
+import { readClusterHealth } from "../health/read.js";
+import type { HealthStatus } from "../health/types.js";
+import { mapLimit } from "../target/pool.js";
 
 export interface ListRow {
   name: string;
@@ -33,6 +36,9 @@ export interface ListRow {
   drift: "yes" | "no" | "invalid" | "unknown" | "-";
   /** Where the cluster is known: the repository, the host, or both. */
   source: "repository" | "host" | "both";
+  /** The cluster's health on the host (src/health), and the first reason when not Healthy; outside a repository the recorded one. */
+  health: HealthStatus;
+  healthReason?: string;
   note?: string;
 }
 
@@ -92,17 +98,28 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
   const errors = new Map(report.errors.map((e) => [e.cluster, e.message]));
   const valid = new Map((desired?.clusters ?? []).map((c) => [c.name, c]));
 
+  // Health of each valid repository cluster whose namespace the user may read: a few reads per cluster, 8 at once.
+  const healthOf = new Map<string, { status: HealthStatus; reason?: string }>();
+  const readable = (desired?.clusters ?? []).filter((c) => !hidden.has(c.hostNamespace));
+  await mapLimit(readable, 8, async (c) => {
+    const h = await readClusterHealth(host.client, c.hostNamespace, c.objects);
+    healthOf.set(c.name, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) });
+  });
+
   const rows = [...all.keys()].sort().map((name) => {
     const ns = all.get(name)!;
     const inRepo = desired?.known.has(name) ?? false;
     const source: ListRow["source"] = inRepo ? (known.clusters.has(name) ? "both" : "repository") : "host";
-    if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: inRepo ? "unknown" : "-", source, note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
+    if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: inRepo ? "unknown" : "-", source, health: "Unknown", note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
     const status = statuses.get(name);
     const pods = cps.items.filter((p) => p.metadata.namespace === ns && p.metadata.labels?.release === name);
     const cp = controlPlaneState(sts.get(`${ns}/${name}`), pods, restores.get(`${ns}/${restorePodName(name)}`), status?.suspendedBy);
     const plan = plans.get(name);
     const drift: ListRow["drift"] = !inRepo ? "-" : !valid.has(name) ? "invalid" : plan ? (hasChanges(plan) ? "yes" : "no") : "unknown";
-    const row: ListRow = { name, namespace: ns, controlPlane: cp.state, ready: `${cp.ready}/${cp.desired}`, drift, source };
+    // Live health for a repository cluster; a host-only one shows what the reconciler last recorded.
+    const health = healthOf.get(name) ?? (status?.health ? { status: status.health, reason: status.healthReason } : undefined);
+    const row: ListRow = { name, namespace: ns, controlPlane: cp.state, ready: `${cp.ready}/${cp.desired}`, drift, source, health: health?.status ?? "Unknown" };
+    if (health?.reason) row.healthReason = health.reason;
     if (status?.lastAppliedRevision) {
       row.lastAppliedRevision = status.lastAppliedRevision;
       row.lastAppliedBy = appliedBy(status);

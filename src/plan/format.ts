@@ -4,6 +4,7 @@ import { describeRef } from "../kube/object.js";
 import { escapeControls as e, escapeLines, jsonEscapeControls } from "../model/escape.js";
 import { emptyCounts } from "./build.js";
 import type { Action, Plan, PlannedChange } from "./types.js";
+import { fleetSummaryLine, summariseFleet } from "./fleet-summary.js";
 
 export type PlanFormat = "text" | "json" | "markdown";
 export const PLAN_FORMATS: readonly PlanFormat[] = ["text", "json", "markdown"];
@@ -61,8 +62,10 @@ export function formatPlanReport(report: PlanReport, format: PlanFormat, opts: {
 }
 
 function toJson(report: PlanReport): unknown {
+  const fleet = summariseFleet(report.plans);
   return {
     summary: totalCounts(report.plans),
+    changes: { clusters: fleet.changed, groups: fleet.groups.map((g) => ({ change: g.change, count: g.clusters.length, clusters: g.clusters })) },
     clusters: report.plans.map((p) => ({
       cluster: p.cluster,
       counts: p.counts,
@@ -116,6 +119,9 @@ function refusedNote(c: PlannedChange): string {
 function toText(report: PlanReport, colour: boolean): string {
   const out: string[] = [];
   const style = (st: Style, s: string) => (colour ? paint(st, s) : s);
+  // A change reaching many clusters (a base) is summarised before the per-cluster detail.
+  const fleetLine = fleetSummaryLine(summariseFleet(report.plans));
+  if (fleetLine) out.push(style("bold", fleetLine), "");
   for (const p of report.plans) {
     out.push(style("bold", `cluster ${e(p.cluster)}: ${summaryLine(p.counts)}`));
     for (const c of p.changes) {
@@ -135,6 +141,13 @@ function toText(report: PlanReport, colour: boolean): string {
 
 function toMarkdown(report: PlanReport): string {
   const head: string[] = ["### vc plan", "", `**${summaryLine(totalCounts(report.plans))}**`, ""];
+  const fleet = summariseFleet(report.plans);
+  if (fleetSummaryLine(fleet)) {
+    head.push(`Changes ${fleet.changed} clusters:`, "");
+    for (const g of fleet.groups.slice(0, 20)) head.push(`- ${g.clusters.length} × ${escapeMd(g.change)}${g.clusters.length <= 5 ? ` (${g.clusters.map((c) => `\`${c}\``).join(", ")})` : ""}`);
+    if (fleet.groups.length > 20) head.push(`- … ${fleet.groups.length - 20} more kinds of change`);
+    head.push("");
+  }
   for (const s of report.suspendedAtRunTime ?? []) head.push(`> :pause_button: cluster \`${s.cluster}\`: ${escapeMd(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`, "");
   for (const e of report.errors) head.push(`> :x: cluster \`${e.cluster}\`: ${escapeMd(e.message)}`, "");
   const body: string[] = [];

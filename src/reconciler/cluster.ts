@@ -7,6 +7,7 @@ import type { Engine, LoadedCluster } from "./engine.js";
 import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type Result } from "./status.js";
 import type { StatusStore } from "./status-store.js";
 import { LABELS } from "../translate/keys.js";
+import type { Health } from "../health/types.js";
 
 export interface ClusterContext {
   engine: Engine;
@@ -18,6 +19,11 @@ export interface ClusterContext {
   /** This source's owner name: recorded on every object and status; clusters another source owns are left alone. */
   owner?: string;
   now?: () => Date;
+  /**
+   * Reads a cluster's health on the host after its run (a live host only): recorded with the run. A failed read leaves
+   * the run without health, never fails it.
+   */
+  health?: (hostNamespace: string, desired: readonly KubeObject[]) => Promise<Health>;
 }
 
 export interface ClusterRun {
@@ -85,6 +91,8 @@ export function worthWriting(prev: ClusterStatus | undefined, r: Reconciliation,
   const c = r.counts;
   if (c.created + c.updated + c.deleted + c.failed > 0) return true;
   if (last.result !== r.result) return true;
+  // A change of health is an event worth the record (Progressing → Healthy, → Degraded).
+  if (r.health !== undefined && (prev?.health !== r.health || (r.health !== "Healthy" && prev?.healthReason !== r.healthReason))) return true;
   if (recordRevision && last.revision !== r.revision) return true;
   return r.result !== "applied" && last.message !== r.message;
 }
@@ -127,6 +135,12 @@ export async function reconcilePresent(
       { prune: loaded.spec.settings.prune, dryRun: false, allowMassPrune: ctx.allowMassPrune, force: loaded.spec.settings.force ?? false, owner: ctx.owner, peers, peerTies: "first-name" },
     );
     ({ result, counts, message } = syncOutcome(sync));
+    // Health is read after a change and until the cluster is Healthy: a settled fleet's resync costs no reads.
+    const changed = counts.created + counts.updated + counts.deleted > 0;
+    if (result === "applied" && ctx.health && (changed || prev?.health !== "Healthy")) {
+      const h = await ctx.health(hostNamespace, desired).catch(() => undefined);
+      if (h) return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message, health: h.status, ...(h.reason ? { healthReason: h.reason } : {}) }, sync, started, recordRevision);
+    }
   }
   return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message }, sync, started, recordRevision);
 }

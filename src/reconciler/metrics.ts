@@ -10,6 +10,7 @@ export interface ReconcilerMetrics {
   gitFetchDuration: Histogram<"result">;
   leader: Gauge;
   clustersByResult: Gauge<"result">;
+  clusterHealth: Gauge<"cluster" | "health">;
 }
 
 /** Creates the metrics; `defaults` adds the process metrics (memory, CPU, event loop lag). */
@@ -55,6 +56,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): ReconcilerMetr
       name: "vc_clusters",
       help: "Clusters of this replica by the result of their last reconciliation.",
       labelNames: ["result"],
+      registers: [registry],
+    }),
+    clusterHealth: new Gauge({
+      name: "vc_cluster_health",
+      help: "Health of each cluster as its last reconciliation saw it: 1 for its health (Healthy, Progressing, Degraded, Unknown), 0 for the others.",
+      labelNames: ["cluster", "health"],
       registers: [registry],
     }),
   };

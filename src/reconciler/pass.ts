@@ -6,6 +6,7 @@ import type { KubeObject } from "../kube/object.js";
 import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
 import { passClaims } from "./claims.js";
 import { forCluster } from "./warning-log.js";
+import { clustersReachedBy } from "../repo/fleet-base.js";
 import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "./cluster.js";
 import type { LoadedCluster, LoadOptions, LoadResult } from "./engine.js";
 import type { Logger } from "../log.js";
@@ -18,6 +19,7 @@ import { KubeTarget } from "../target/kube/target.js";
 import type { Snapshot, Source } from "./source.js";
 import type { ClusterStatus } from "./status.js";
 import { namespaceClaims } from "../validate/namespace-claims.js";
+import { HEALTH_STATUSES } from "../health/types.js";
 
 export type PassRequest =
   /** Every cluster of the repository, plus clusters known on the host whose folder is gone. */
@@ -86,7 +88,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   if (req.kind === "incremental") {
     const changed = state.lastRevision === undefined ? undefined : await deps.source.changes(state.lastRevision, snap.revision);
     if (changed === undefined) kind = "full";
-    else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])]), ...state.retry])].sort();
+    else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])], CLUSTERS_DIR, (f) => clustersReachedBy(snap.root, f, clusterFolders(snap.root))), ...state.retry])].sort();
   }
 
   if (kind === "full") return fullPass(deps, state, snap, started);
@@ -408,9 +410,17 @@ function settle(deps: PassDeps, state: PassState, run: ClusterRun): void {
   if (run.result === "invalid" || run.result === "failed" || run.result === "blocked") m?.errors.inc({ cluster: run.cluster, reason: run.result });
   if (run.result === "failed") state.retry.add(run.cluster);
   else state.retry.delete(run.cluster);
+  const health = run.status?.health;
+  if (health && m) for (const h of HEALTH_STATUSES) m.clusterHealth.set({ cluster: run.cluster, health: h }, h === health ? 1 : 0);
+  // Degraded right after this run changed something: the change did not work. Its entry is on the record; say it here too.
+  const changed = run.sync ? run.sync.counts.created + run.sync.counts.updated + run.sync.counts.deleted > 0 : false;
+  if (health === "Degraded" && run.statusWritten && (changed || run.status?.history[1]?.health !== "Degraded")) {
+    deps.logger.warn("cluster degraded", { cluster: run.cluster, revision: run.revision, reason: run.status?.healthReason });
+  }
   if (run.result === "deleted") {
     state.statuses.delete(run.cluster);
     m?.lastSuccess.remove({ cluster: run.cluster });
+    if (m) for (const h of HEALTH_STATUSES) m.clusterHealth.remove({ cluster: run.cluster, health: h });
   } else if (run.status) state.statuses.set(run.cluster, run.status);
   const level = run.result === "failed" || run.result === "invalid" || run.result === "blocked" ? "warn" : "info";
   deps.logger[level]("reconciled", { cluster: run.cluster, revision: run.revision, result: run.result, message: run.message, durationMs: run.durationMs });

@@ -11,6 +11,8 @@ import { openTarget } from "../target/index.js";
 import { DirTarget } from "../target/dir.js";
 import { KubeClient } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
+import { readClusterHealth } from "../health/read.js";
+import type { KubeObject } from "../kube/object.js";
 import type { Target } from "../target/types.js";
 import { cachingEngine } from "./defaults.js";
 import { warningLog } from "./warning-log.js";
@@ -133,6 +135,7 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
     allowMassPrune: cfg.allowMassPrune,
     owner: cfg.owner,
     mayWrite: elector ? () => elector.isLeader : () => true,
+    ...(target instanceof KubeTarget ? { health: (ns: string, desired: readonly KubeObject[]) => readClusterHealth(target.client, ns, desired) } : {}),
     source,
     logger,
     metrics,

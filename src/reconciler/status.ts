@@ -1,5 +1,6 @@
 // The reconcile status of one cluster and its last reconciliations; how it is folded and (de)serialised (pure).
 import { maskCredentialsInText } from "../model/secrets.js";
+import { HEALTH_STATUSES, type HealthStatus } from "../health/types.js";
 
 /** How a reconciliation of one cluster ended. */
 export type Result =
@@ -47,6 +48,9 @@ export interface Reconciliation {
   by?: string;
   /** How `by` was learned (target/kube/identity.ts): `SelfSubjectReview`, `client certificate`, `kubeconfig user`, ... */
   byFrom?: string;
+  /** The cluster's health on the host when the run ended (src/health), and why when not Healthy. */
+  health?: HealthStatus;
+  healthReason?: string;
 }
 
 export interface ClusterStatus {
@@ -70,6 +74,9 @@ export interface ClusterStatus {
   /** Who applied the live revision and with what (from its reconciliation): absent for the reconciler. */
   lastAppliedBy?: string;
   lastAppliedVia?: RecordedVia;
+  /** The health the last reconciliation that looked at the host saw (its entry's). */
+  health?: HealthStatus;
+  healthReason?: string;
   /**
    * Not stored in the status: reconciliations that `record` pushed out of `history` (past HISTORY_LIMIT), for the
    * store to keep in the cluster's longer history (status-store.ts) before the status is written.
@@ -113,6 +120,11 @@ export function record(prev: ClusterStatus | undefined, cluster: string, hostNam
     history: all.slice(0, HISTORY_LIMIT),
   };
   if (all.length > HISTORY_LIMIT) next.spilled = all.slice(HISTORY_LIMIT);
+  if (entry.health !== undefined) {
+    next.health = entry.health;
+    if (entry.healthReason !== undefined) next.healthReason = entry.healthReason;
+    else delete next.healthReason;
+  }
   if (isApplied(r.result)) {
     next.lastAppliedRevision = r.revision;
     next.lastAppliedTime = r.time;
@@ -126,8 +138,10 @@ export function record(prev: ClusterStatus | undefined, cluster: string, hostNam
 
 /** An entry as stored: URL credentials masked, long texts cut, no undefined fields. */
 function cleanEntry(r: Reconciliation): Reconciliation {
-  const { message, by, byFrom, via, ...rest } = r;
+  const { message, by, byFrom, via, health, healthReason, ...rest } = r;
   const out: Reconciliation = { ...rest };
+  if (health !== undefined) out.health = health;
+  if (healthReason !== undefined) out.healthReason = cut(maskCredentialsInText(healthReason), MESSAGE_LIMIT);
   if (message !== undefined) out.message = cut(maskCredentialsInText(message), MESSAGE_LIMIT);
   if (via !== undefined) out.via = via;
   if (by !== undefined) out.by = cut(by, BY_LIMIT);
@@ -162,7 +176,7 @@ function defaultMessage(r: Reconciliation): string {
 /** The string map stored in the status ConfigMap's `data` (and the dir target's status file). */
 export function toData(s: ClusterStatus): Record<string, string> {
   const data: Record<string, string> = { cluster: s.cluster, hostNamespace: s.hostNamespace, history: JSON.stringify(s.history) };
-  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message", "owner", "lastAppliedBy", "lastAppliedVia"] as const) {
+  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message", "owner", "lastAppliedBy", "lastAppliedVia", "health", "healthReason"] as const) {
     const v = s[k];
     if (v !== undefined) data[k] = v;
   }
@@ -180,6 +194,10 @@ export function fromData(data: Record<string, string> | undefined, fallbackClust
   }
   if (data.result && (RESULTS as readonly string[]).includes(data.result)) s.result = data.result as Result;
   if (data.lastAppliedVia === "apply" || data.lastAppliedVia === "adopt") s.lastAppliedVia = data.lastAppliedVia;
+  if ((HEALTH_STATUSES as readonly string[]).includes(data.health ?? "")) {
+    s.health = data.health as HealthStatus;
+    if (data.healthReason !== undefined) s.healthReason = data.healthReason;
+  }
   return s;
 }
 

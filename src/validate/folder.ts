@@ -5,6 +5,8 @@ import { clusterKey, type Detail, type ValidationCache } from "./cache.js";
 import { validateCluster, type ClusterResult } from "./cluster.js";
 import { fileDiagnostic } from "./finding.js";
 import { enforcePolicy, type LoadedPolicy } from "./policy.js";
+import { baseLayers, peekLabels } from "../repo/fleet-base.js";
+import { brokenGroupsDiagnostic, loadFleetBase } from "./fleet-base.js";
 
 /**
  * `policy`: the loaded fleet policy, when the repository has one. The cache holds results before the policy
@@ -14,8 +16,18 @@ import { enforcePolicy, type LoadedPolicy } from "./policy.js";
 export function validateFolder(realRoot: string, name: string, cache: ValidationCache | undefined, detail: Detail, policy?: LoadedPolicy, listed?: ClusterFiles): ClusterResult {
   try {
     const budget = folderBudget(policy?.policy?.folderBudget);
-    const files = listed ?? listClusterFiles(realRoot, name, budget.files);
+    const own = listed ?? listClusterFiles(realRoot, name, budget.files);
+    // The fleet's base layers come first (fleet/values.yaml, then the groups its labels select), as values files of the
+    // folder: read within its budget, part of its cache key, merged by the same rules, errors located in the base file.
+    const fleet = loadFleetBase(realRoot);
+    const bases = baseLayers(fleet.base, peekLabels(realRoot, own.clusterFile));
+    const files = bases.length > 0 ? { ...own, values: [...bases, ...own.values] } : own;
     const held = (r: ClusterResult): ClusterResult => {
+      if (fleet.broken) {
+        r.diagnostics.push(brokenGroupsDiagnostic(r.dir));
+        delete r.spec;
+        r.valid = false;
+      }
       if (policy) enforcePolicy(realRoot, r, policy);
       return trim(r, detail);
     };

@@ -13,6 +13,8 @@ import { openCacheDir } from "./cache-dir.js";
 import { defaultJobs, validateFolders } from "./pool.js";
 import { loadPolicy } from "./policy.js";
 import { claimConflicts } from "./host-claims.js";
+import { loadFleetBase } from "./fleet-base.js";
+import { FLEET_DIR } from "../repo/fleet-base.js";
 
 export type { ClusterResult } from "./cluster.js";
 
@@ -87,11 +89,34 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   crossClusterRules(realRoot, clusters, opts.namespaceClaims);
   hostNamespaceRules(realRoot, clusters, loadedPolicy.policy?.hostNamespaces?.pattern);
   if (opts.hostClaims) claimConflicts(realRoot, clusters);
-  for (const c of clusters) diagnostics.push(...c.diagnostics);
+  const fleet = loadFleetBase(realRoot);
+  diagnostics.push(...fleet.diagnostics);
+  for (const c of clusters) diagnostics.push(...c.diagnostics.filter((d) => !isFleetFile(d.file)));
+  diagnostics.push(...onceForTheFleet(clusters));
   // A message may quote a value: no password inside a URL leaves the validator, in any output format.
   for (const d of diagnostics) d.message = maskUrlCredentials(d.message);
   diagnostics.sort(compareDiagnostics);
   return { root: realRoot, clusters, diagnostics };
+}
+
+const isFleetFile = (file: string) => file.startsWith(`${FLEET_DIR}/`);
+
+/**
+ * A base file's problem is reported once for the repository, however many clusters it reaches, naming them (each
+ * cluster's own result keeps it, so that cluster is invalid and says why).
+ */
+function onceForTheFleet(clusters: readonly ClusterResult[]): Diagnostic[] {
+  const reached = new Map<string, { d: Diagnostic; clusters: string[] }>();
+  for (const c of clusters) {
+    for (const d of c.diagnostics) {
+      if (!isFleetFile(d.file)) continue;
+      const key = JSON.stringify([d.file, d.line, d.col, d.severity, d.code, d.message]);
+      const seen = reached.get(key);
+      if (seen) seen.clusters.push(c.name);
+      else reached.set(key, { d, clusters: [c.name] });
+    }
+  }
+  return [...reached.values()].map(({ d, clusters: names }) => ({ ...d, message: `${d.message} (reaches ${names.length} cluster${names.length === 1 ? "" : "s"}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""})` }));
 }
 
 /**

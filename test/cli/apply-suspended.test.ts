@@ -19,6 +19,7 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
   let repo: string;
   let kube: string[];
   let client: KubeClient;
+  let bookinfoAsLive: string;
 
   /** Writes to a namespace or to the Namespace itself. */
   const writesTo = (ns: string) => server.requests.filter((r) => WRITES.has(r.method) && (r.namespace === ns || (r.resource === "namespaces" && r.name === ns)));
@@ -27,7 +28,9 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
   /** Changes the CPU request of a cluster, so that an apply has something to write. */
   const setCpu = (cluster: string, cpu: string) => {
     const file = join(repo, "clusters", cluster, "values.yaml");
-    writeFileSync(file, readFileSync(file, "utf8").replace(/cpu: \d+m/, `cpu: ${cpu}`));
+    const text = readFileSync(file, "utf8");
+    // bookinfo takes its resources from the fleet's prod base (not copied here): it gets a request of its own.
+    writeFileSync(file, /cpu: \d+m/.test(text) ? text.replace(/cpu: \d+m/, `cpu: ${cpu}`) : text.replace("  statefulSet:\n", `  statefulSet:\n    resources:\n      requests:\n        cpu: ${cpu}\n`));
   };
 
   beforeEach(async () => {
@@ -38,6 +41,7 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
     expect(first.code, first.stdout + first.stderr).to.equal(0);
     client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" });
     await suspendCluster(client, "minimal", "vc-minimal", REASON);
+    bookinfoAsLive = readFileSync(join(repo, "clusters", "bookinfo", "values.yaml"), "utf8");
     setCpu("minimal", "310m");
     setCpu("bookinfo", "320m");
     server.resetRequests();
@@ -147,7 +151,7 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
   });
 
   it("vc diff shows it as suspended and plans nothing of it: no drift is claimed", async () => {
-    setCpu("bookinfo", "500m"); // bookinfo as live: only minimal differs from the host
+    writeFileSync(join(repo, "clusters", "bookinfo", "values.yaml"), bookinfoAsLive); // bookinfo as live: only minimal differs from the host
     const res = await runVc(["diff", repo, ...kube, "--exit-code"]);
     expect(res.code, res.stdout + res.stderr).to.equal(0);
     expect(res.stdout.split("\n")).to.include(`cluster minimal: suspended by ${REASON} (run-time), not planned: vc apply leaves it alone`);

@@ -8,6 +8,9 @@ import { join } from "node:path";
 import { load } from "js-yaml";
 import { runVc } from "../support/vc.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import { readClusterHealth } from "../../src/health/read.js";
+import { KubeClient } from "../../src/target/kube/client.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -108,6 +111,20 @@ describe("e2e: the reconciler's RBAC on a real API server", function () {
     const residual = await post(`${rbac}/namespaces/kube-system/roles`, role("residual-secrets", [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }]));
     expect(residual.status, JSON.stringify(residual.body)).to.equal(201);
     await kube().request("DELETE", `${rbac}/namespaces/kube-system/roles/residual-secrets`);
+  });
+
+  it("as its ServiceAccount, reads each cluster's health (pods, claims, events) but may write no pod", async () => {
+    const kubeconfig = await kube().serviceAccountKubeconfig("vc-system", "vc-reconciler");
+    const rendered = JSON.parse((await runVc(["render", repo, "--cluster", "minimal", "-o", "json"])).stdout) as { items: KubeObject[] };
+    const h = await readClusterHealth(KubeClient.open({ kubeconfig }), "vc-minimal", rendered.items);
+    // No controller runs here: the StatefulSet is not yet reported, and nothing was forbidden.
+    expect(h.status, JSON.stringify(h)).to.equal("Progressing");
+    expect(JSON.stringify(h)).not.to.include("forbidden");
+    const as = "system:serviceaccount:vc-system:vc-reconciler";
+    const canCreatePods = await kube().kubectl(["auth", "can-i", "create", "pods", "-n", "vc-minimal", "--as", as]);
+    expect(canCreatePods.stdout.trim()).to.equal("no");
+    const canPatchStatus = await kube().kubectl(["auth", "can-i", "patch", "pods/status", "-n", "vc-minimal", "--as", as]);
+    expect(canPatchStatus.stdout.trim()).to.equal("no");
   });
 });
 

@@ -28,6 +28,7 @@ describe("git: the revision a local fleet is recorded at", () => {
     ["a new, untracked cluster folder", { "clusters/b/values.yaml": "controlPlane: {}\n" }],
     ["a deleted cluster file", { "clusters/a/values.yaml": null }],
     ["a changed policy.yaml", { "policy.yaml": "# stricter\n" }],
+    ["a new fleet base", { "fleet/values.yaml": "controlPlane: {}\n" }],
   ] as const) {
     it(`is HEAD-dirty with ${what}`, async () => {
       repo.write(change);

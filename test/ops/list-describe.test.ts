@@ -9,6 +9,7 @@ import { tempDir, vc } from "./helpers.js";
 import type { ListRow } from "../../src/ops/list.js";
 import { describeCluster, type Description } from "../../src/ops/describe.js";
 import { openHost } from "../../src/ops/host.js";
+import { KubeClient } from "../../src/target/kube/client.js";
 import { effectiveValues } from "../../src/validate/values.js";
 
 const EXAMPLES = resolve(import.meta.dirname, "../../clusters");
@@ -47,6 +48,31 @@ describe("ops: vc list and vc describe", function () {
     expect(rows.get("team-a")).to.deep.include({ namespace: "vc-team-a", controlPlane: "pending", ready: "0/1", drift: "no" });
     expect(rows.get("team-b")).to.deep.include({ namespace: "tenants-b", controlPlane: "absent", drift: "yes" });
     expect(rows.get("broken")).to.deep.include({ namespace: "vc-broken", drift: "invalid" });
+    // No controller has reported the StatefulSet; team-b has nothing on the host; broken cannot be rendered.
+    expect(rows.get("team-a")).to.deep.include({ health: "Progressing", healthReason: "StatefulSet vc-team-a/team-a: not yet observed by its controller" });
+    expect(rows.get("team-b")).to.deep.include({ health: "Unknown" });
+    expect(rows.get("broken")).to.deep.include({ health: "Unknown" });
+  });
+
+  it("shows health from statuses written through the status subresource: Healthy, then Degraded naming the pod", async () => {
+    const client = KubeClient.open({ kubeconfig: server.kubeconfigPath });
+    const setStatus = async (path: string, status: unknown) => {
+      const live = await client.request<Record<string, unknown>>("GET", path);
+      await client.request("PUT", `${path}/status`, { body: { ...live, status } });
+    };
+    await setStatus("/apis/apps/v1/namespaces/vc-team-a/statefulsets/team-a", { observedGeneration: 1, replicas: 1, readyReplicas: 1, currentReplicas: 1, updatedReplicas: 1, currentRevision: "team-a-1", updateRevision: "team-a-1" });
+    await client.request("POST", "/api/v1/namespaces/vc-team-a/pods", { body: { apiVersion: "v1", kind: "Pod", metadata: { name: "team-a-0", labels: { release: "team-a", app: "vc", "controller-revision-hash": "team-a-1" } }, spec: { containers: [{ name: "syncer", image: "x" }] } } });
+    await setStatus("/api/v1/namespaces/vc-team-a/pods/team-a-0", { phase: "Running", conditions: [{ type: "Ready", status: "True" }] });
+    expect((await list()).get("team-a")).to.deep.include({ health: "Healthy" });
+    await setStatus("/api/v1/namespaces/vc-team-a/pods/team-a-0", { phase: "Running", conditions: [{ type: "Ready", status: "False" }], containerStatuses: [{ name: "syncer", restartCount: 3, state: { waiting: { reason: "CrashLoopBackOff" } } }] });
+    expect((await list()).get("team-a")).to.deep.include({ health: "Degraded", healthReason: "pod team-a-0 CrashLoopBackOff" });
+    const table = await vc(["list", "--repo", repo, ...kc]);
+    expect(table.stdout).to.match(/team-a\s+vc-team-a\s+.*\s+Degraded\n/);
+    expect(table.stdout).to.include("team-a: Degraded: pod team-a-0 CrashLoopBackOff");
+    const d = JSON.parse((await vc(["describe", "team-a", "--repo", repo, "-o", "json", ...kc])).stdout) as Description;
+    expect(d.health).to.deep.include({ status: "Degraded", reason: "pod team-a-0 CrashLoopBackOff" });
+    const text = await vc(["describe", "team-a", "--repo", repo, ...kc]);
+    expect(text.stdout).to.include("Health:          Degraded: pod team-a-0 CrashLoopBackOff");
   });
 
   it("follows the host: ready pods, scaled down, restoring, drift after a live edit, the last applied revision", async () => {
@@ -65,7 +91,7 @@ describe("ops: vc list and vc describe", function () {
     expect((await list()).get("team-a")!.controlPlane).to.equal("restoring");
 
     const table = await vc(["list", "--repo", repo, ...kc]);
-    expect(table.stdout.split("\n")[0]).to.match(/^NAME\s+NAMESPACE\s+CONTROL PLANE\s+READY\s+LAST APPLIED\s+APPLIED BY\s+RESULT\s+DRIFT$/);
+    expect(table.stdout.split("\n")[0]).to.match(/^NAME\s+NAMESPACE\s+CONTROL PLANE\s+READY\s+LAST APPLIED\s+APPLIED BY\s+RESULT\s+DRIFT\s+HEALTH$/);
     expect(table.stdout).to.match(/team-a\s+vc-team-a\s+restoring\s+1\/0\s+0123456789ab\s+reconciler\s+applied\s+yes/);
     expect(table.stdout).to.match(/\nbroken: /);
   });

@@ -18,7 +18,8 @@ describe("validate: whole repository", () => {
     expect(r.clusters.map((c) => c.name)).to.include.members(["bookinfo", "minimal", "platform"]);
     const bookinfo = r.clusters.find((c) => c.name === "bookinfo")!.spec!;
     expect(bookinfo.settings).to.deep.equal({ namespace: "team-bookinfo", suspend: false, prune: true });
-    expect(bookinfo.valuesFiles).to.deep.equal(["clusters/bookinfo/values.yaml", "clusters/bookinfo/values.debug.yaml"]);
+    // The fleet base, the prod group's base (its cluster.yaml labels), then its own files.
+    expect(bookinfo.valuesFiles).to.deep.equal(["fleet/values.yaml", "fleet/values.prod.yaml", "clusters/bookinfo/values.yaml", "clusters/bookinfo/values.debug.yaml"]);
     expect(bookinfo.values.controlPlane.statefulSet.env.map((e) => e.name)).to.deep.equal(["DEBUG", "LOG_LEVEL"]);
     expect(bookinfo.values.controlPlane.statefulSet.resources.requests.cpu).to.equal("500m");
     expect(new Set(bookinfo.mesh.map((m) => m.object.kind))).to.deep.equal(new Set(["Gateway", "VirtualService", "DestinationRule"]));

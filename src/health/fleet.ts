@@ -1,0 +1,32 @@
+// Health of the clusters of a desired state on a live host: one cluster at a time, or waited for (vc apply --wait).
+import { loadDesired, type DesiredState } from "../target/desired.js";
+import type { KubeClient } from "../target/kube/client.js";
+import { readClusterHealth } from "./read.js";
+import type { ClusterHealth } from "./types.js";
+import { waitForHealth, type WaitClock, type WaitOptions, type WaitOutcome } from "./wait.js";
+
+/** A function that reads one cluster's health from the host, for clusters of `desired`. */
+export function healthReader(client: KubeClient, desired: DesiredState): (cluster: string) => Promise<ClusterHealth> {
+  const byName = new Map(desired.clusters.map((c) => [c.name, c]));
+  return async (cluster) => {
+    const c = byName.get(cluster);
+    if (!c) return { status: "Unknown", reason: "not a valid cluster of the repository", objects: [] };
+    return readClusterHealth(client, c.hostNamespace, c.objects);
+  };
+}
+
+/** Waits for the named clusters of `desired` to become healthy on the host. */
+export function waitForClusters(client: KubeClient, desired: DesiredState, clusters: readonly string[], clock: WaitClock, opts: WaitOptions): Promise<WaitOutcome> {
+  return waitForHealth(clusters, healthReader(client, desired), clock, opts);
+}
+
+/**
+ * One cluster's health, its rendered objects read from the repository at `root` (vc describe): Unknown when the folder is
+ * invalid or missing, as vc then does not know what the host should hold.
+ */
+export async function healthOfRepoCluster(client: KubeClient, root: string, revision: string, cluster: string): Promise<ClusterHealth> {
+  const desired = await loadDesired(root, revision, { clusters: [cluster] });
+  const error = desired.errors.find((e) => e.cluster === cluster);
+  if (error) return { status: "Unknown", reason: `the folder is invalid: ${error.message}`, objects: [] };
+  return healthReader(client, desired)(cluster);
+}
