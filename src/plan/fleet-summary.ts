@@ -40,7 +40,9 @@ function changedPaths(want: unknown, have: unknown, path: string, out: Set<strin
   if (JSON.stringify(want) !== JSON.stringify(have)) out.add(path || "(whole object)");
 }
 
-function describeChange(c: PlannedChange): string {
+/** The change in a few words: its action and kind, and for an update the fields it changes. */
+export function describeChange(c: PlannedChange): string {
+  if (c.summary !== undefined) return c.summary;
   if (c.action !== "update" || !c.desired || !c.live) return `${c.action} ${c.ref.kind}`;
   const want = normalizeDesired(c.desired);
   const fields = new Set<string>();

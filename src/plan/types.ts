@@ -12,6 +12,8 @@ export interface PlannedChange {
   desired?: KubeObject;
   /** The live object as read from the target (update, delete, unchanged). */
   live?: KubeObject;
+  /** What the change is as the fleet summary says it (plan/fleet-summary.ts), kept where `desired` and `live` are let go (a streamed report). */
+  summary?: string;
   /** Unified diff of the fields vc manages, secret values masked; empty for unchanged. */
   diff?: string;
   /** An update the API server would refuse in place: the immutable fields it changes (see plan/immutable.ts). */

@@ -4,6 +4,7 @@ import { buildPlan, emptyCounts, PlanError } from "../plan/build.js";
 import type { ClusterError, PlanReport, SuspendedCluster } from "../plan/format.js";
 import { otherOwners } from "../plan/owner.js";
 import type { Plan } from "../plan/types.js";
+import { describeChange } from "../plan/fleet-summary.js";
 import { loadDesired, type DesiredIndex, type DesiredState } from "./desired.js";
 import { blockLostClaims, runClaims } from "./host-claims.js";
 import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "../reconciler/inventory.js";
@@ -190,7 +191,11 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
 
 /** A plan as a report shows it: its counts, and its changes without the objects they were worked out from. */
 function forReport(plan: Plan): Plan {
-  const changes = plan.changes.filter((c) => c.action !== "unchanged").map(({ desired: _d, live: _l, ...rest }) => rest);
+  // The fleet summary reads the changed fields from desired and live: worked out before they are let go.
+  const changes = plan.changes.filter((c) => c.action !== "unchanged").map((c) => {
+    const { desired: _d, live: _l, ...rest } = c;
+    return { ...rest, summary: describeChange(c) };
+  });
   return { ...plan, changes };
 }
 
