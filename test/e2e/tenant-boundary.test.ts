@@ -39,7 +39,7 @@ describe("e2e: the tenant boundary on a real API server", function () {
     // A second source: its own reconciler ServiceAccount with the same roles.
     await kube().kubectl(["-n", "vc-system", "create", "serviceaccount", "vc-reconciler-b"]);
     await kube().kubectl(["create", "clusterrolebinding", "vc-reconciler-b", "--clusterrole=vc-reconciler", "--serviceaccount=vc-system:vc-reconciler-b"]);
-    await kube().kubectl(["create", "clusterrolebinding", "vc-reconciler-b-rbac", "--clusterrole=vc-reconciler-rbac", "--serviceaccount=vc-system:vc-reconciler-b"]);
+    await kube().kubectl(["create", "clusterrolebinding", "vc-reconciler-b-grants", "--clusterrole=vc-reconciler-grants", "--serviceaccount=vc-system:vc-reconciler-b"]);
     kcA = await kube().serviceAccountKubeconfig("vc-system", "vc-reconciler");
     kcB = await kube().serviceAccountKubeconfig("vc-system", "vc-reconciler-b");
     repo = exampleRepo(["minimal", "bookinfo"]);
