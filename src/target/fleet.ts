@@ -6,11 +6,10 @@ import { otherOwners } from "../plan/owner.js";
 import type { Plan } from "../plan/types.js";
 import { describeChange } from "../plan/fleet-summary.js";
 import { loadDesired, type DesiredIndex, type DesiredState } from "./desired.js";
-import { blockLostClaims, runClaims } from "./host-claims.js";
+import { runClaims } from "./host-claims.js";
+import { blockPlan } from "./block.js";
 import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "../reconciler/inventory.js";
 import { KubeTarget } from "./kube/target.js";
-import { blockUnservedKinds } from "./kinds.js";
-import { blockForeignObjects } from "./conflicts.js";
 import { mapLimit } from "./pool.js";
 import { applyPlan } from "./sync.js";
 import type { ObjectResult, SyncResult, Target } from "./types.js";
@@ -170,7 +169,7 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
     const planned = planClusters(set.clusters, chunkOpts);
     // New public-host claims are compared within the chunk (live claims fleet-wide), as planFleet does for its run.
     const peers = runClaims(planned.plans);
-    for (const p of await mapLimit(planned.plans, 4, async (p) => blockForeignObjects(target, await blockLostClaims(target, await blockUnservedKinds(target, p), peers)))) plans.push(forReport(p));
+    for (const p of await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers))) plans.push(forReport(p));
     errors.push(...all.errors, ...planned.errors);
   };
   const valid = new Set(index.valid);
@@ -218,7 +217,7 @@ export async function planFleet(target: Target, rendered: DesiredState, opts: Fl
   const { clusters, suspendedAtRunTime } = setAsideSuspended(all.clusters, opts);
   const planned = planClusters(clusters, opts);
   const peers = runClaims(planned.plans);
-  const plans = await mapLimit(planned.plans, 4, async (p) => blockForeignObjects(target, await blockLostClaims(target, await blockUnservedKinds(target, p), peers)));
+  const plans = await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers));
   return { plans, errors: [...all.errors, ...planned.errors], suspendedAtRunTime };
 }
 

@@ -5,9 +5,7 @@ import { maskSecretValuesIn } from "../plan/mask.js";
 import { maskCredentialsInText } from "../model/secrets.js";
 import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
-import { blockLostClaims } from "./host-claims.js";
-import { blockUnservedKinds } from "./kinds.js";
-import { blockForeignObjects } from "./conflicts.js";
+import { blockPlan } from "./block.js";
 import { mapLimit } from "./pool.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOptions, type SyncResult, type Target } from "./types.js";
 
@@ -33,7 +31,7 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
  */
 export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions): Promise<SyncResult> {
   const started = Date.now();
-  const plan = await blockForeignObjects(target, await blockLostClaims(target, await blockUnservedKinds(target, planned), opts.peers, opts.peerTies));
+  const plan = await blockPlan(target, planned, opts.peers, opts.peerTies);
   const results: ObjectResult[] = [];
   const total = plan.changes.length;
   const record = (r: ObjectResult) => {
