@@ -38,6 +38,12 @@ export function escapeLines(text: string): string {
 /** The characters JSON.stringify leaves raw that a terminal may obey or that reorder text (C1, bidi, U+2028/9, BOM). */
 const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
+/** Whether a string holds one of those characters. */
+export function hasRawControls(text: string): boolean {
+  JSON_RAW.lastIndex = 0;
+  return JSON_RAW.test(text);
+}
+
 /** JSON text with those characters as `\uXXXX` escapes: the same JSON value (they can only occur inside strings). */
 export function jsonEscapeControls(json: string): string {
   return json.replace(JSON_RAW, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);

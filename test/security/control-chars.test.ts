@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { cpSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { dump } from "js-yaml";
+import { dump, load } from "js-yaml";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { TestRepo } from "../support/git-server.js";
 import { runVc } from "../support/vc.js";
@@ -75,6 +75,11 @@ describe("security: control characters from the host are printed escaped", funct
     expect(s.lastAppliedBy).to.equal(`unverified: ${FORGED}`);
     expect(s.history[0]!.by).to.equal(`unverified: ${FORGED}`);
     expect(json.stdout).to.not.match(RAW);
+
+    // YAML too: the strings that hold such characters are double-quoted with escapes, and read back the same.
+    const yaml = await runVc(["status", "--target", "kube", "--cluster", "minimal", "-o", "yaml", ...kube]);
+    expect(yaml.stdout).to.not.match(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect((load(yaml.stdout) as ClusterStatus).lastAppliedBy).to.equal(`unverified: ${FORGED}`);
   });
 
   it("vc history, vc list and vc describe print the same escaped", async () => {
