@@ -5,6 +5,10 @@ import { packageInfo } from "../model/package.js";
 import { parseRequestTimeout } from "../duration.js";
 import { reportError } from "../errors.js";
 import { wrapHelpToTerminal } from "../help-width.js";
+import { RECORDS_NAMESPACE_ENV } from "../records/record.js";
+import { isDns1123Label, labelProblem } from "../validate/names.js";
+import { escapeControls } from "../model/escape.js";
+import { UserError } from "../errors.js";
 type CommandModule = { register(program: Command): void };
 
 /**
@@ -30,12 +34,22 @@ const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Pr
   [["init"], () => import("./init.js")],
 ];
 
+/** A records namespace given on the command line, checked as the server would check it (a DNS-1123 label). */
+function parseRecordsNamespace(text: string): string {
+  if (!isDns1123Label(text)) throw new UserError(`invalid --records-namespace "${escapeControls(text)}": ${labelProblem(text)}`);
+  return text;
+}
+
+/** Root options that take a value (the word after them is not the command). */
+const VALUED_ROOT_OPTIONS = ["--request-timeout", "--records-namespace"];
+
 /** The command tree: every command, or only the one `argv` invokes. */
 export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command("vc")
     .description("GitOps for virtual clusters: validate, render, diff, apply and reconcile them from a git repository")
     .version(packageInfo().version)
     .option("--request-timeout <duration>", "longest wait for one API request, its retries included: seconds (30), a duration (30s, 2m), or 0 for no limit", "30s")
+    .option("--records-namespace <ns>", "namespace of vc's records on the host (default: $VC_RECORDS_NAMESPACE, else $POD_NAMESPACE, else vc-system)")
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   wrapHelpToTerminal(program);
@@ -44,8 +58,10 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
     const timeoutMs = parseRequestTimeout(String(root.opts().requestTimeout));
     const { DEFAULT_BUDGET, setRequestBudget } = await import("../target/kube/budget.js");
     setRequestBudget({ ...DEFAULT_BUDGET, timeoutMs });
+    const records = root.opts().recordsNamespace as string | undefined;
+    if (records !== undefined) process.env[RECORDS_NAMESPACE_ENV] = parseRecordsNamespace(records);
   });
-  const invoked = argv.find((a, i) => !a.startsWith("-") && argv[i - 1] !== "--request-timeout");
+  const invoked = argv.find((a, i) => !a.startsWith("-") && !VALUED_ROOT_OPTIONS.includes(argv[i - 1] ?? ""));
   const only = COMMANDS.find(([names]) => invoked !== undefined && names.includes(invoked));
   for (const [, load] of only ? [only] : COMMANDS) (await load()).register(program);
   return program;
