@@ -1,5 +1,5 @@
 // A problem found in the repository, located at a file, line and column.
-import { maskUrlCredentials } from "./secrets.js";
+import { maskShapedCredentials } from "./secrets.js";
 
 export type Severity = "error" | "warning";
 
@@ -27,5 +27,5 @@ export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
 /** `file:line:col: severity: message`, or `file: severity: message` for a problem of the whole file. */
 export function formatDiagnostic(d: Diagnostic): string {
   const at = d.line > 0 ? `${d.file}:${d.line}:${d.col}` : d.file;
-  return `${at}: ${d.severity}: ${maskUrlCredentials(d.message)}`;
+  return `${at}: ${d.severity}: ${maskShapedCredentials(d.message)}`;
 }

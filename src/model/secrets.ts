@@ -163,12 +163,18 @@ interface TextCredential {
 }
 
 /** Where free text holds credentials: URL passwords, JWTs, bearer tokens, private keys, known token prefixes, values named like credentials. */
-function findTextCredentials(text: string): TextCredential[] {
+function findTextCredentials(text: string, byName = true): TextCredential[] {
   const found: TextCredential[] = [];
   for (const m of text.matchAll(URL_CREDENTIAL)) found.push({ start: m.index!, end: m.index! + m[0].length, secret: m[2]!, masked: (mask) => `${m[1]}:${mask}@` });
   for (const shape of CREDENTIAL_SHAPES) {
     for (const m of text.matchAll(shape.pattern)) found.push({ start: m.index!, end: m.index! + m[0].length, secret: shape.secret(m), masked: (mask) => shape.masked(m, mask) });
   }
+  if (byName) findNamedCredentials(text, found);
+  return earliestFirst(found);
+}
+
+/** Values after a credential's name (`token=abc123`), added to `found`. */
+function findNamedCredentials(text: string, found: TextCredential[]): void {
   // Scanned name by name: a value that is not a credential may be the name of the next pair (`use token x1y2z3w4`).
   const named = new RegExp(NAMED_VALUE.source, "g");
   for (let m = named.exec(text); m; m = named.exec(text)) {
@@ -180,7 +186,10 @@ function findTextCredentials(text: string): TextCredential[] {
       named.lastIndex = m.index + name.length;
     }
   }
-  // Earliest first; of overlapping findings the first (longest at equal start) wins.
+}
+
+/** Earliest first; of overlapping findings the first (longest at equal start) wins. */
+function earliestFirst(found: TextCredential[]): TextCredential[] {
   found.sort((a, b) => a.start - b.start || b.end - a.end);
   const kept: TextCredential[] = [];
   for (const f of found) if (!kept.length || f.start >= kept[kept.length - 1]!.end) kept.push(f);
@@ -189,9 +198,22 @@ function findTextCredentials(text: string): TextCredential[] {
 
 /** A text with every credential findTextCredentials recognises replaced by `mask`. */
 export function maskCredentialsInText(text: string, mask = MASK): string {
+  return maskFound(text, findTextCredentials(text), mask);
+}
+
+/**
+ * A text with the credentials recognisable by their shape alone masked (URL passwords, JWTs, bearer tokens, private
+ * keys, known token prefixes): for messages that name keys as their subject (`"password": must be string`), where the
+ * rule by name would mask the message's own words.
+ */
+export function maskShapedCredentials(text: string, mask = MASK): string {
+  return maskFound(text, findTextCredentials(text, false), mask);
+}
+
+function maskFound(text: string, found: readonly TextCredential[], mask: string): string {
   let out = "";
   let at = 0;
-  for (const f of findTextCredentials(text)) {
+  for (const f of found) {
     out += text.slice(at, f.start) + f.masked(mask);
     at = f.end;
   }

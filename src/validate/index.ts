@@ -1,6 +1,6 @@
 // Validation of a whole repository: every selected cluster folder, plus rules across clusters; the entry point other stages call.
 import { hostNamespaceRules } from "./host-namespace.js";
-import { maskUrlCredentials } from "../model/secrets.js";
+import { maskShapedCredentials } from "../model/secrets.js";
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import { CLUSTERS_DIR, listClusterFolders } from "../repo/layout.js";
@@ -93,8 +93,9 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   diagnostics.push(...fleet.diagnostics);
   for (const c of clusters) diagnostics.push(...c.diagnostics.filter((d) => !isFleetFile(d.file)));
   diagnostics.push(...onceForTheFleet(clusters));
-  // A message may quote a value: no password inside a URL leaves the validator, in any output format.
-  for (const d of diagnostics) d.message = maskUrlCredentials(d.message);
+  // A message may quote a value: no credential recognisable by its shape (a URL's password, a token) leaves the
+  // validator, in any output format, whether listed for the repository or under its cluster.
+  for (const d of [...diagnostics, ...clusters.flatMap((c) => c.diagnostics)]) d.message = maskShapedCredentials(d.message);
   diagnostics.sort(compareDiagnostics);
   return { root: realRoot, clusters, diagnostics };
 }

@@ -42,6 +42,17 @@ describe("validate: whole repository", () => {
     }
   });
 
+  it("masks a credential a message would quote, recognised by its shape, in the repository's list and under its cluster", async () => {
+    const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
+    const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4eHh4eHh4In0.c2lnbmF0dXJlc2ln";
+    const base = `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${jwt}\n`;
+    const own = `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        memory: ${token}\nsync:\n  toHost:\n    customResources:\n      ${jwt}: {enabled: true}\n`;
+    const r = await loadAndValidate(makeRepo({ "fleet/values.yaml": base, "clusters/a/values.yaml": own }));
+    const messages = [...r.diagnostics, ...r.clusters.flatMap((c) => c.diagnostics)].map((d) => d.message);
+    expect(messages.filter((m) => m.includes("<masked>")).length).to.be.at.least(3);
+    for (const m of messages) expect(m).to.not.include(token).and.not.include(jwt);
+  });
+
   it("reports every problem of every file in one run, sorted, and keeps valid clusters' specs", async () => {
     const r = await loadAndValidate(
       makeRepo({
