@@ -7,19 +7,19 @@ import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 import { recordedName } from "../target/kube/identity.js";
 import { describeRef } from "../kube/object.js";
 import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
-import { recordOnTarget, type RunRecord } from "../reconciler/apply-record.js";
+import { recordOnTarget, runRecorder, type RunRecord } from "../reconciler/apply-record.js";
 import { DEFAULT_HISTORY_LIMIT, HISTORY_BYTES } from "../reconciler/archive.js";
 import { readRunTimeSuspension, type RunTimeSuspension } from "../reconciler/run-suspension.js";
 import { HISTORY_LIMIT } from "../reconciler/status.js";
-import type { DesiredState } from "../target/desired.js";
-import { applyFleet, type FleetApplyReport } from "../target/fleet.js";
-import { OUTCOMES, type ObjectResult, type Outcome } from "../target/types.js";
+import type { DesiredIndex, DesiredState } from "../target/desired.js";
+import { applyFleet, applyFleetStreamed, type ApplyFleetOptions, type FleetApplyReport } from "../target/fleet.js";
+import { OUTCOMES, type ObjectResult, type Outcome, type SyncResult, type Target } from "../target/types.js";
 import { parseDuration } from "../duration.js";
 import { waitForClusters } from "../health/fleet.js";
 import { REAL_CLOCK, type WaitOutcome } from "../health/wait.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
-import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
+import { indexForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
 interface ApplyFlags extends TargetFlags {
   dryRun?: boolean;
@@ -51,10 +51,12 @@ export const IGNORE_SUSPENSION_OPTION = [
  * The clusters to leave alone because they are suspended at run time (none on a dir: target). With
  * --ignore-suspension none are, and stderr names each suspended cluster that is applied all the same.
  */
-export function leaveSuspended(suspension: RunTimeSuspension | undefined, desired: DesiredState, ignore: boolean): ReadonlyMap<string, string> | undefined {
+export function leaveSuspended(suspension: RunTimeSuspension | undefined, desired: DesiredState, ignore: boolean, index?: DesiredIndex): ReadonlyMap<string, string> | undefined {
   if (!ignore) return suspension?.suspended;
+  // A streamed run knows its valid clusters from the index (its state holds no rendered cluster).
+  const applied = (cluster: string): boolean => (index ? (index.valid.includes(cluster) || index.contested.includes(cluster)) && !index.suspended.has(cluster) : desired.clusters.some((c) => c.name === cluster && !c.suspend));
   for (const [cluster, by] of suspension?.suspended ?? []) {
-    if (desired.clusters.some((c) => c.name === cluster && !c.suspend)) process.stderr.write(`warning: cluster ${cluster} is suspended by ${escapeControls(by)} (run-time); applying it anyway (--ignore-suspension)\n`);
+    if (applied(cluster)) process.stderr.write(`warning: cluster ${cluster} is suspended by ${escapeControls(by)} (run-time); applying it anyway (--ignore-suspension)\n`);
   }
   return undefined;
 }
@@ -111,7 +113,9 @@ export function register(program: Command): void {
         const historyLimit = parseHistoryLimit(flags.historyLimit);
         const timeoutMs = parseDuration(flags.timeout);
         if (flags.wait && flags.dryRun) throw new UserError("--wait waits for what an apply changed: it cannot be used with --dry-run");
-        const { desired, selected, owner } = await loadForCommand(path, flags, { markDirty: true });
+        // The whole fleet is applied a chunk at a time (memory follows the chunk); a selection, or a run that waits for
+        // the health of what it applied (it needs every applied object), is loaded at once.
+        const { desired, index, selected, owner } = await indexForCommand(path, flags, { markDirty: true, stream: !flags.wait });
         const target = await openTargetForCommand(flags);
         if (flags.wait && !(target instanceof KubeTarget)) {
           await target.close();
@@ -123,7 +127,7 @@ export function register(program: Command): void {
           await requireKnownClusters(target, desired, flags);
           for (const line of await prepareRecords(target, desired, owner, { dryRun: !!flags.dryRun, historyLimit })) process.stderr.write(`${line}\n`);
           const suspension = await readRunTimeSuspension(target, desired, selected);
-          const report = await applyFleet(target, desired, {
+          const fleetOpts: ApplyFleetOptions = {
             prune: !!flags.prune,
             allowMassPrune: !!flags.allowMassPrune,
             force: !!flags.force,
@@ -132,8 +136,13 @@ export function register(program: Command): void {
             owner,
             clusterConcurrency,
             onProgress: progress.update,
-            suspendedAtRunTime: leaveSuspended(suspension, desired, !!flags.ignoreSuspension),
-          });
+            suspendedAtRunTime: leaveSuspended(suspension, desired, !!flags.ignoreSuspension, index),
+          };
+          if (index) {
+            const recordOpts = { revision: desired.revision, via: "apply" as const, owner, started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension };
+            return await applyStreamed(target, index, fleetOpts, recordOpts, format, !!flags.dryRun);
+          }
+          const report = await applyFleet(target, desired, fleetOpts);
           progress.end();
           // A dry run changed nothing, so there is nothing to put on the record.
           const run = flags.dryRun ? undefined : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "apply", owner, started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
@@ -167,7 +176,7 @@ function waitText(w: WaitOutcome, timeout: string): string {
   return `${lines.join("\n")}\n`;
 }
 
-function progressPrinter() {
+function progressPrinter(suffix: () => string = () => "") {
   let last = 0;
   let shown = false;
   const tty = !!process.stderr.isTTY;
@@ -178,7 +187,7 @@ function progressPrinter() {
       if (now - last < 1000 && done < total) return;
       last = now;
       shown = true;
-      const line = `progress: ${done}/${total} objects (${Math.floor((done * 100) / total)}%), cluster ${cluster}`;
+      const line = `progress: ${done}/${total} objects (${Math.floor((done * 100) / total)}%), cluster ${cluster}${suffix()}`;
       process.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`);
     },
     end() {
@@ -209,23 +218,40 @@ export function outcomeLine(counts: Record<Outcome, number>, dryRun = false): st
 
 /** The text report. Every line may carry host text (names, server messages): escaped (model/escape.ts) before any colour is added. */
 export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean, run?: RunRecord, command = "vc apply"): string {
-  const style = (st: Parameters<typeof paint>[0] | undefined, s: string) => (colour && st ? paint(st, escapeControls(s)) : escapeControls(s));
+  const style = styler(colour);
+  const out = report.results.flatMap((r) => clusterLines(r, dryRun, style));
+  out.push(...tailLines(report, dryRun, style, run, command));
+  return `${out.join("\n")}\n`;
+}
+
+type Style = (st: Parameters<typeof paint>[0] | undefined, s: string) => string;
+
+function styler(colour: boolean): Style {
+  return (st, s) => (colour && st ? paint(st, escapeControls(s)) : escapeControls(s));
+}
+
+/** One cluster's lines of the text report: what changed, its counts, what was kept and what blocked it. */
+function clusterLines(r: SyncResult, dryRun: boolean, style: Style): string[] {
+  const out: string[] = [];
+  // A blocked cluster's objects are all skipped for the one reason printed below: no line each.
+  for (const res of r.results) if (res.outcome !== "unchanged" && !(r.plan.blocked && res.outcome === "skipped")) out.push(resultLine(res, style, dryRun));
+  out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts, dryRun)}${dryRun ? ` (dry run${uncheckedNote(r.results)})` : ""}`));
+  for (const k of r.plan.retained ?? []) out.push(style("yellow", `kept ${describeRef(k.ref)}: ${k.reason}`));
+  if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));
+  return out;
+}
+
+/** The text report's lines after the clusters': suspended clusters, errors, the record and the totals. */
+function tailLines(report: FleetApplyReport, dryRun: boolean, style: Style, run: RunRecord | undefined, command: string): string[] {
   const out: string[] = [];
   const total = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-  for (const r of report.results) {
-    for (const o of OUTCOMES) total[o] += r.counts[o];
-    // A blocked cluster's objects are all skipped for the one reason printed below: no line each.
-    for (const res of r.results) if (res.outcome !== "unchanged" && !(r.plan.blocked && res.outcome === "skipped")) out.push(resultLine(res, style, dryRun));
-    out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts, dryRun)}${dryRun ? ` (dry run${uncheckedNote(r.results)})` : ""}`));
-    for (const k of r.plan.retained ?? []) out.push(style("yellow", `kept ${describeRef(k.ref)}: ${k.reason}`));
-    if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));
-  }
+  for (const r of report.results) for (const o of OUTCOMES) total[o] += r.counts[o];
   for (const name of report.suspended) out.push(style(undefined, `cluster ${name}: suspended in cluster.yaml, left alone`));
   for (const s of report.suspendedAtRunTime) out.push(style("yellow", `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, left alone; ${command} --ignore-suspension to apply anyway`));
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
   if (run) out.push(...recordLines(report, run, style));
   out.push(`${outcomeLine(total, dryRun)}${dryRun ? " (dry run: nothing was changed)" : ""}`);
-  return `${out.join("\n")}\n`;
+  return out;
 }
 
 /** `; N not checked by the server: namespace X does not exist yet` for a dry run's unchecked creates. */
@@ -237,7 +263,7 @@ function uncheckedNote(results: readonly ObjectResult[]): string {
 }
 
 /** What went on the record; a cluster whose record failed, or whose status another owner holds, says so. */
-function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Parameters<typeof paint>[0] | undefined, s: string) => string): string[] {
+function recordLines(report: FleetApplyReport, run: RunRecord, style: Style): string[] {
   const out: string[] = [];
   const blockedByOwner = new Set(report.results.filter((r) => r.plan.ownerConflict).map((r) => r.cluster));
   for (const c of run.clusters) {
@@ -249,27 +275,107 @@ function recordLines(report: FleetApplyReport, run: RunRecord, style: (st: Param
   return out;
 }
 
-function resultLine(r: ObjectResult, style: (st: Parameters<typeof paint>[0] | undefined, s: string) => string, dryRun = false): string {
+function resultLine(r: ObjectResult, style: Style, dryRun = false): string {
   if (r.checked === false) return style("yellow", `${describeRef(r.ref)} ${r.message}`);
   const colour = r.outcome === "failed" ? "red" : r.outcome === "deleted" ? "red" : r.outcome === "skipped" ? "yellow" : "green";
   return style(colour, `${(dryRun ? WOULD : PAST)[r.outcome]} ${describeRef(r.ref)}${r.message ? `: ${r.message}` : ""}`);
 }
 
 export function toJson(report: FleetApplyReport, dryRun: boolean, run?: RunRecord): unknown {
+  return { dryRun, clusters: report.results.map(clusterJson), ...(tailJson(report, run) as object) };
+}
+
+/** One cluster of the JSON report. */
+function clusterJson(r: SyncResult): unknown {
   return {
-    dryRun,
-    clusters: report.results.map((r) => ({
-      cluster: r.cluster,
-      ok: r.ok,
-      counts: r.counts,
-      ...(r.plan.blocked ? { blocked: r.plan.blocked } : {}),
-      ...(r.plan.retained ? { retained: r.plan.retained.map((k) => ({ ...k.ref, reason: k.reason })) } : {}),
-      durationMs: r.durationMs,
-      results: r.results.filter((x) => x.outcome !== "unchanged").map((x) => ({ outcome: x.outcome, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name, ...(x.message ? { message: x.message } : {}), ...(x.checked === false ? { checked: false } : {}) })),
-    })),
+    cluster: r.cluster,
+    ok: r.ok,
+    counts: r.counts,
+    ...(r.plan.blocked ? { blocked: r.plan.blocked } : {}),
+    ...(r.plan.retained ? { retained: r.plan.retained.map((k) => ({ ...k.ref, reason: k.reason })) } : {}),
+    durationMs: r.durationMs,
+    results: r.results.filter((x) => x.outcome !== "unchanged").map((x) => ({ outcome: x.outcome, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name, ...(x.message ? { message: x.message } : {}), ...(x.checked === false ? { checked: false } : {}) })),
+  };
+}
+
+/** The JSON report's keys after `clusters`. */
+function tailJson(report: FleetApplyReport, run?: RunRecord): unknown {
+  return {
     suspended: report.suspended,
     suspendedAtRunTime: report.suspendedAtRunTime,
     errors: report.errors,
     ...(run ? { record: { revision: run.revision, ...(run.actor ? { by: recordedName(run.actor), byFrom: run.actor.from, verified: run.actor.verified } : {}), clusters: run.clusters } } : {}),
   };
 }
+
+/**
+ * The report written as the run goes: each chunk's clusters once they are applied and recorded (their objects then
+ * let go), the rest at the end. The bytes are those toText or toJson give for the whole report.
+ */
+function reportWriter(format: "text" | "json", dryRun: boolean, colour: boolean) {
+  const style = styler(colour);
+  let written = 0;
+  const head = `{\n  "dryRun": ${JSON.stringify(dryRun)},\n  "clusters": [`;
+  return {
+    clusters(results: readonly SyncResult[]): void {
+      if (results.length === 0) return;
+      if (format === "text") {
+        process.stdout.write(`${results.flatMap((r) => clusterLines(r, dryRun, style)).join("\n")}\n`);
+        return;
+      }
+      const parts = results.map((r) => JSON.stringify(clusterJson(r), null, 2).replace(/^/gm, "    "));
+      process.stdout.write(jsonEscapeControls(`${written === 0 ? `${head}\n` : ",\n"}${parts.join(",\n")}`));
+      written += results.length;
+    },
+    end(report: FleetApplyReport, run: RunRecord | undefined): void {
+      if (format === "text") {
+        process.stdout.write(`${tailLines(report, dryRun, style, run, "vc apply").join("\n")}\n`);
+        return;
+      }
+      // The tail object's keys, one level in: its text without the opening brace.
+      const tail = JSON.stringify(tailJson(report, run), null, 2).slice(2);
+      process.stdout.write(jsonEscapeControls(`${written === 0 ? `${head}],\n` : "\n  ],\n"}${tail}\n`));
+    },
+  };
+}
+
+/**
+ * `vc apply` of the whole fleet, streamed (applyFleetStreamed): each chunk is recorded and printed as it ends, then
+ * the clusters left alone, the errors and the record; progress on stderr for fleets of more than one chunk.
+ */
+async function applyStreamed(
+  target: Target,
+  index: DesiredIndex,
+  opts: ApplyFleetOptions,
+  recordOpts: Omit<Parameters<typeof runRecorder>[1], "store" | "actor">,
+  format: "text" | "json",
+  dryRun: boolean,
+): Promise<number> {
+  const desired = index.state;
+  const writer = reportWriter(format, dryRun, format === "text" && useColour(process.stdout));
+  const recorder = dryRun ? undefined : runRecorder(target, recordOpts);
+  // A folder target has no statuses read ahead: each chunk's are read one by one, never the whole fleet's at once.
+  const oneByOne = !(target instanceof KubeTarget);
+  // Objects as they are applied (of those planned so far), and past the first chunk the clusters done of the fleet's.
+  let clusters = "";
+  const progress = progressPrinter(() => clusters);
+  const report = await applyFleetStreamed(target, index, {
+    ...opts,
+    onProgress: progress.update,
+    onChunk: async (results) => {
+      await recorder?.record({ results, errors: [], suspended: [], suspendedAtRunTime: [] }, desired, { oneByOne });
+      writer.clusters(results);
+    },
+    onChunkDone: (done, total) => {
+      if (done < total) clusters = `, ${done}/${total} clusters done`;
+    },
+  });
+  progress.end();
+  // The clusters recorded with no sync: suspended in cluster.yaml, and invalid (the repository's errors, as recordOnTarget reads them).
+  const synced = new Set(report.results.map((r) => r.cluster));
+  await recorder?.record({ results: [], errors: [], suspended: report.suspended, suspendedAtRunTime: [] }, { ...desired, errors: report.invalid.filter((e) => !synced.has(e.cluster)) }, { oneByOne });
+  const run = recorder?.run();
+  writer.end(report, run);
+  return exitCode(report, run);
+}
+

@@ -12,19 +12,26 @@ import type { ClusterHealth } from "./types.js";
 /** Reads at once per cluster. */
 const READS = 4;
 
-function why(err: unknown): string {
+/** Why a read failed, as a health reason says it. */
+export function why(err: unknown): string {
   if (err instanceof KubeApiError) return err.status === 403 ? "not visible to you (forbidden)" : `read failed (${err.status})`;
   return `read failed: ${(err as Error).message}`;
 }
 
-/** The pod selector of a workload (matchLabels only; vc renders no expressions). */
-function selectorOf(o: KubeObject): string | undefined {
+/** The pod selector's labels of a workload (matchLabels only; vc renders no expressions); undefined when it has none. */
+export function selectorLabels(o: KubeObject): Record<string, string> | undefined {
   const labels = (o.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
-  return labels && Object.keys(labels).length > 0 ? formatMatchLabels(labels) : undefined;
+  return labels && Object.keys(labels).length > 0 ? labels : undefined;
+}
+
+/** The pod selector of a workload, as a LIST takes it. */
+function selectorOf(o: KubeObject): string | undefined {
+  const labels = selectorLabels(o);
+  return labels ? formatMatchLabels(labels) : undefined;
 }
 
 /** Names of a StatefulSet's claims: `<template>-<set>-<ordinal>` for each replica. */
-function claimNames(o: KubeObject): Set<string> {
+export function claimNames(o: KubeObject): Set<string> {
   const spec = (o.spec ?? {}) as { replicas?: number; volumeClaimTemplates?: Array<{ metadata?: { name?: string } }> };
   const out = new Set<string>();
   for (const t of spec.volumeClaimTemplates ?? []) {

@@ -15,7 +15,8 @@ import { pathOf } from "./paths.js";
 import { controlPlaneState, type ControlPlaneState } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
 import { readClusterHealth } from "../health/read.js";
-import type { HealthStatus } from "../health/types.js";
+import { FleetReadForbidden, readFleetHealth } from "../health/fleet-read.js";
+import type { ClusterHealth, HealthStatus } from "../health/types.js";
 import { mapLimit } from "../target/pool.js";
 
 export interface ListRow {
@@ -41,6 +42,9 @@ export interface ListRow {
   healthReason?: string;
   note?: string;
 }
+
+/** The control planes' pods (render/statefulSet.ts controlPlanePodLabels), across namespaces. */
+const CONTROL_PLANE_PODS = `app=${CHART_APP_LABEL},release`;
 
 const key = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
 const toHostError = (err: unknown) => (err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err);
@@ -80,7 +84,7 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
   const kind = (apiVersion: string, k: string) => (ns?: string) => pathOf(apiVersion, k, ns);
   const [sets, cps, restoring, planned] = await Promise.all([
     listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
-    listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=${CHART_APP_LABEL},release` }),
+    listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: CONTROL_PLANE_PODS }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=vc-restore,${LABELS.managedBy}` }),
     // The plan reads every cluster's inventory across namespaces: a user who may not has no drift column.
     desired ? unlessForbidden(planFleet(new KubeTarget(host.client), desired, { prune: true, allowMassPrune: true }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined,
@@ -98,13 +102,16 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
   const errors = new Map(report.errors.map((e) => [e.cluster, e.message]));
   const valid = new Map((desired?.clusters ?? []).map((c) => [c.name, c]));
 
-  // Health of each valid repository cluster whose namespace the user may read: a few reads per cluster, 8 at once.
+  // Health of each valid repository cluster whose namespace the user may read: one LIST per kind for them all, with
+  // the StatefulSets and control-plane pods listed above; cluster by cluster (a few reads each, 8 at once) for a user
+  // who may not list across namespaces.
   const healthOf = new Map<string, { status: HealthStatus; reason?: string }>();
   const readable = (desired?.clusters ?? []).filter((c) => !hidden.has(c.hostNamespace));
-  await mapLimit(readable, 8, async (c) => {
-    const h = await readClusterHealth(host.client, c.hostNamespace, c.objects);
-    healthOf.set(c.name, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) });
-  });
+  const listed = hidden.size > 0 ? {} : { kinds: new Map([["apps/v1/StatefulSet", sets.items]]), pods: [{ selector: CONTROL_PLANE_PODS, items: cps.items }] };
+  const fleet = readable.length === 0 ? new Map() : await readFleetHealth(host.client, readable, listed).catch((err: unknown) => (err instanceof FleetReadForbidden ? undefined : Promise.reject(err)));
+  const note = (name: string, h: ClusterHealth) => healthOf.set(name, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) });
+  if (fleet) for (const [name, h] of fleet) note(name, h);
+  else await mapLimit(readable, 8, async (c) => note(c.name, await readClusterHealth(host.client, c.hostNamespace, c.objects)));
 
   const rows = [...all.keys()].sort().map((name) => {
     const ns = all.get(name)!;

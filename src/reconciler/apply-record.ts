@@ -31,6 +31,8 @@ export interface ApplyRecordOptions {
   statuses?: ReadonlyMap<string, ClusterStatus | undefined>;
   /** `--ignore-suspension`: a cluster suspended at run time was applied all the same, and is recorded as usual. */
   ignoreSuspension?: boolean;
+  /** Read the statuses not given one by one even without a selection (a streamed run records a chunk at a time). */
+  oneByOne?: boolean;
 }
 
 export type RecordOutcome =
@@ -85,11 +87,29 @@ export async function recordOnTarget(
   desired: DesiredState,
   opts: Omit<ApplyRecordOptions, "store" | "actor"> & StatusStoreOptions,
 ): Promise<RunRecord> {
+  const recorder = runRecorder(target, opts);
+  await recorder.record(report, desired);
+  return recorder.run();
+}
+
+/**
+ * Records a run in parts (a streamed `vc apply` records each chunk as it ends): who ran it is asked once, and the
+ * run's record lists every part's clusters in the order they were recorded.
+ */
+export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "store" | "actor"> & StatusStoreOptions) {
   let asked: Promise<Identity> | undefined;
   let actor: Identity | undefined;
   const ask = (): Promise<Identity> => (asked ??= actorFor(target).then((a) => (actor = a)));
-  const clusters = await recordApply(report, desired, { ...opts, store: statusStoreFor(target, { historyLimit: opts.historyLimit }), actor: ask });
-  return { revision: opts.revision, actor, clusters };
+  const store = statusStoreFor(target, { historyLimit: opts.historyLimit });
+  const clusters: ClusterRecord[] = [];
+  return {
+    async record(report: FleetApplyReport, desired: DesiredState, extra: Pick<ApplyRecordOptions, "oneByOne"> = {}): Promise<void> {
+      clusters.push(...(await recordApply(report, desired, { ...opts, ...extra, store, actor: ask })));
+    },
+    run(): RunRecord {
+      return { revision: opts.revision, actor, clusters };
+    },
+  };
 }
 
 /** Records every cluster the run planned, left suspended, or found invalid; clusters outside the repository and dry runs are the caller's to leave out. */
@@ -112,7 +132,7 @@ export async function recordApply(report: FleetApplyReport, desired: DesiredStat
   }
   // The statuses read before planning (run-suspension.ts) are not read again: only the others (removed clusters).
   const known = opts.statuses ?? new Map<string, ClusterStatus | undefined>();
-  const read = await readStatuses(opts.store, units.filter((u) => !known.has(u.cluster)), { oneByOne: !!opts.selected?.length });
+  const read = await readStatuses(opts.store, units.filter((u) => !known.has(u.cluster)), { oneByOne: !!opts.selected?.length || !!opts.oneByOne });
   const statuses = new Map([...known, ...read]);
   return mapLimit(units, 4, (u) => recordOne(u, statuses.get(u.cluster), opts));
 }

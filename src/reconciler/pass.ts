@@ -91,7 +91,18 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])], CLUSTERS_DIR, (f) => clustersReachedBy(snap.root, f, clusterFolders(snap.root))), ...state.retry])].sort();
   }
 
-  if (kind === "full") return fullPass(deps, state, snap, started);
+  // The records are read once per pass (a full pass: once per chunk) and kept up to date with its own writes (records/store.ts).
+  const records = deps.target instanceof KubeTarget ? deps.target.records : undefined;
+  records?.memoize({ fleet: kind === "full" });
+  try {
+    if (kind === "full") return await fullPass(deps, state, snap, started);
+    return await incrementalPass(deps, state, snap, started, names);
+  } finally {
+    records?.unmemoize();
+  }
+}
+
+async function incrementalPass(deps: PassDeps, state: PassState, snap: Snapshot, started: number, names: string[] | undefined): Promise<PassResult> {
   names = (names ?? []).filter((n) => inShard(n, deps.shard));
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   const removed = names.filter((n) => !present.includes(n));
@@ -144,6 +155,8 @@ async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, start
       complete = false;
       break;
     }
+    // Each chunk reads the records afresh (a rival's record created meanwhile is seen), then from the memo.
+    if (deps.target instanceof KubeTarget) deps.target.records.memoize({ fleet: true });
     const chunk = names.slice(i, i + size);
     const chunkPresent = chunk.filter((n) => present.has(n));
     const loaded = chunkPresent.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, chunkPresent, { namespaceClaims: claims }));

@@ -1,6 +1,7 @@
 // The records store: read, write and list vc's records of (source, cluster) in the records namespace, where no tenant identity may write.
 import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
+import { labelMatcher } from "../kube/selector.js";
 import { KubeApiError, objectPath, type KubeClient } from "../target/kube/client.js";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
 import { mergeEntries, nextArchive } from "../reconciler/archive.js";
@@ -21,6 +22,23 @@ import {
   type ClusterRecord,
 } from "./record.js";
 
+/** A record ConfigMap as a memo keeps it: its labels (for selectors) and the record read from it. */
+interface Remembered {
+  labels: Readonly<Record<string, string>>;
+  rec: ClusterRecord;
+}
+
+/** What a RecordStore remembers within one unit of work (see RecordStore.memo). */
+interface Memo {
+  on: boolean;
+  /** Every LIST is answered from one LIST of every record (see memoize). */
+  fleet: boolean;
+  listing?: Promise<Map<string, Remembered>>;
+  listed?: Map<string, Remembered>;
+  /** Records read by name (undefined: none there), and those this store wrote. */
+  reads: Map<string, ClusterRecord | undefined>;
+}
+
 /** Field manager of the inventory key, apart from the status's ("vc"), so that a status write never drops the inventory. */
 export const INVENTORY_FIELD_MANAGER = "vc-inventory";
 /** Field manager of run-time suspension, apart from the reconciler's, so that its status writes never remove it. */
@@ -39,11 +57,81 @@ export class RecordStore {
     readonly namespace: string = recordsNamespace(),
   ) {}
 
+  /**
+   * The memo of one unit of work (a reconciler pass, a chunk of a full pass), on from memoize() to unmemoize(). A LIST
+   * of every record is kept, and the reads that follow (list with any selector, read) are answered from it; a record
+   * read by name before any such LIST is kept too (one GET per record). The store's own writes are put into it as the
+   * server answered them; a write while the LIST is in flight drops the LIST (the next read LISTs again). Never kept
+   * by time: each unit starts afresh, so a rival record created since the last unit is seen (the older claim wins).
+   * A narrowed LIST (claimants, a selection) is answered from a kept LIST, else asked of the server (unless `fleet`).
+   */
+  private memo: Memo = { on: false, fleet: false, reads: new Map() };
+
+  /**
+   * Starts a unit of work: the memo is emptied, and the next read asks the server. `fleet`: the unit reads every record
+   * anyway (a chunk of a full pass), so a narrowed LIST is answered from the one LIST of every record too.
+   */
+  memoize(opts: { fleet?: boolean } = {}): void {
+    this.memo = { on: true, fleet: !!opts.fleet, reads: new Map() };
+  }
+
+  /** Ends the unit of work: every read asks the server again. */
+  unmemoize(): void {
+    this.memo = { on: false, fleet: false, reads: new Map() };
+  }
+
+  /** Every record ConfigMap, by name, from the memo (one LIST for the unit of work); a missing namespace holds none. */
+  private remembered(): Promise<Map<string, Remembered>> {
+    const memo = this.memo;
+    if (memo.listing) return memo.listing;
+    const listing: Promise<Map<string, Remembered>> = this.listConfigMaps().then((items) => {
+      const out = new Map<string, Remembered>();
+      for (const cm of items) {
+        const rec = fromRecordConfigMap(cm);
+        if (rec) out.set(cm.metadata.name, { labels: cm.metadata.labels ?? {}, rec });
+      }
+      // A write of this store while the LIST was in flight dropped it: the answer is not kept.
+      if (memo.listing === listing) memo.listed = out;
+      return out;
+    });
+    memo.listing = listing;
+    listing.catch(() => {
+      if (memo.listing === listing) memo.listing = undefined;
+    });
+    return listing;
+  }
+
+  /** Puts what a write of this store left on the server into the memo (`cm` undefined: the record is gone). */
+  private noteWrite(name: string, cm: KubeObject | undefined): void {
+    const memo = this.memo;
+    if (!memo.on) return;
+    const rec = cm ? fromRecordConfigMap(cm) : undefined;
+    memo.reads.set(name, rec);
+    if (!memo.listing) return;
+    if (!memo.listed) {
+      // The LIST in flight may or may not hold this write: the next read LISTs again.
+      memo.listing = undefined;
+      return;
+    }
+    if (cm && rec) memo.listed.set(name, { labels: cm.metadata.labels ?? {}, rec });
+    else memo.listed.delete(name);
+  }
+
   /** The record of (source, cluster), or undefined. */
   async read(source: string, cluster: string): Promise<ClusterRecord | undefined> {
-    const cm = await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: recordName(source, cluster) });
-    const rec = cm ? fromRecordConfigMap(cm) : undefined;
+    const name = recordName(source, cluster);
+    const rec = await this.readByName(name);
     return rec && rec.source === source && rec.cluster === cluster ? rec : undefined;
+  }
+
+  private async readByName(name: string): Promise<ClusterRecord | undefined> {
+    const memo = this.memo;
+    if (memo.on && memo.listing) return (await memo.listing).get(name)?.rec;
+    if (memo.on && memo.reads.has(name)) return memo.reads.get(name);
+    const cm = await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name });
+    const rec = cm ? fromRecordConfigMap(cm) : undefined;
+    if (memo.on && this.memo === memo && !memo.reads.has(name)) memo.reads.set(name, rec);
+    return rec;
   }
 
   /**
@@ -75,17 +163,24 @@ export class RecordStore {
 
   /** Every record of every source (one LIST; `selector` narrows it), sorted by cluster, older claim first. A missing namespace holds none. */
   async list(selector?: string): Promise<ClusterRecord[]> {
-    let items: KubeObject[];
+    if (this.memo.on && (selector === undefined || this.memo.fleet || this.memo.listing)) {
+      const matches = labelMatcher(selector);
+      return [...(await this.remembered()).values()].filter((r) => matches(r.labels)).map((r) => r.rec).sort(byClusterThenAge);
+    }
+    return (await this.listConfigMaps(selector))
+      .map(fromRecordConfigMap)
+      .filter((r): r is ClusterRecord => r !== undefined)
+      .sort(byClusterThenAge);
+  }
+
+  /** The record ConfigMaps (one LIST; `selector` narrows it); a missing namespace holds none. */
+  private async listConfigMaps(selector?: string): Promise<KubeObject[]> {
     try {
-      items = await this.client.list(resourceFor("v1", "ConfigMap")!, { namespace: this.namespace, labelSelector: `${RECORD_LABEL}=record${selector ? `,${selector}` : ""}` });
+      return await this.client.list(resourceFor("v1", "ConfigMap")!, { namespace: this.namespace, labelSelector: `${RECORD_LABEL}=record${selector ? `,${selector}` : ""}` });
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 404) return [];
       throw err;
     }
-    return items
-      .map(fromRecordConfigMap)
-      .filter((r): r is ClusterRecord => r !== undefined)
-      .sort(byClusterThenAge);
   }
 
   /** Writes the status part of a record (field manager "vc"); reconciliations the status pushed out go to its history first. */
@@ -119,6 +214,7 @@ export class RecordStore {
   /** Deletes a record and its history outright (a hand-over to another source: vc adopt --from). */
   async forget(source: string, cluster: string): Promise<void> {
     await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: recordName(source, cluster) });
+    this.noteWrite(recordName(source, cluster), undefined);
     await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
   }
 
@@ -130,11 +226,12 @@ export class RecordStore {
     const rec = await this.read(source, cluster);
     if (rec && rec.inventory.length > 0) {
       // The status's field manager applies the identity alone: the status keys it owned are dropped.
-      await this.client.apply(recordBase(this.namespace, source, cluster, rec.hostNamespace), { fieldManager: FIELD_MANAGER });
+      this.noteWrite(recordName(source, cluster), await this.client.apply(recordBase(this.namespace, source, cluster, rec.hostNamespace), { fieldManager: FIELD_MANAGER }));
       await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
       return;
     }
     await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: recordName(source, cluster) });
+    this.noteWrite(recordName(source, cluster), undefined);
     await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
   }
 
@@ -180,13 +277,15 @@ export class RecordStore {
 
   /** Server-side apply under `fieldManager`; the records namespace is created when it does not exist yet. */
   private async applyCreatingNamespace(cm: KubeObject, fieldManager: string): Promise<void> {
+    let applied: KubeObject;
     try {
-      await this.client.apply(cm, { fieldManager });
+      applied = await this.client.apply(cm, { fieldManager });
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 404)) throw err;
       await this.ensureNamespace();
-      await this.client.apply(cm, { fieldManager });
+      applied = await this.client.apply(cm, { fieldManager });
     }
+    this.noteWrite(cm.metadata.name, applied);
   }
 
   private async ensureNamespace(): Promise<void> {

@@ -5,7 +5,7 @@ import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterError } from "../plan/format.js";
 import { renderCluster } from "../render/index.js";
 import { loadAndValidate } from "../validate/index.js";
-import { namespaceClaims } from "../validate/namespace-claims.js";
+import { NAMESPACE_CONFLICT, namespaceClaims } from "../validate/namespace-claims.js";
 
 export interface DesiredCluster {
   name: string;
@@ -94,6 +94,12 @@ export interface DesiredIndex {
   valid: string[];
   /** The namespace index of the cross-cluster rule (validate/namespace-claims.ts). */
   claims: Map<string, string[]>;
+  /** Clusters refused only because another folder claims their host namespace (a command that sees the host may admit one, records/holders.ts). */
+  contested: string[];
+  /** The public hosts each valid or contested folder claims (validate/host-claims.ts), sorted: the host claims of a streamed run. */
+  hosts: Map<string, string[]>;
+  /** Clusters whose cluster.yaml says `suspend: true`. */
+  suspended: Set<string>;
 }
 
 /** Validates the whole fleet in summary (no spec, no render): its errors, known clusters and namespace index. */
@@ -102,15 +108,26 @@ export async function loadDesiredIndex(root: string, revision: string): Promise<
   const errors: ClusterError[] = [];
   const known = new Map<string, string>();
   const valid: string[] = [];
+  const contested: string[] = [];
+  const hosts = new Map<string, string[]>();
+  const suspended = new Set<string>();
   for (const c of validation.clusters) {
     known.set(c.name, c.settings?.namespace ?? defaultHostNamespace(c.name));
+    const errs = c.diagnostics.filter((d) => d.severity === "error");
+    const isContested = !c.valid && errs.length > 0 && errs.every((d) => d.code === NAMESPACE_CONFLICT);
     if (c.valid) valid.push(c.name);
     else errors.push({ cluster: c.name, message: firstError(c.diagnostics) });
+    if (isContested) contested.push(c.name);
+    if (c.valid || isContested) {
+      const claimed = [...new Set((c.claims ?? []).map((h) => h.host))].sort();
+      if (claimed.length > 0) hosts.set(c.name, claimed);
+      if (c.settings?.suspend) suspended.add(c.name);
+    }
   }
   for (const d of validation.diagnostics) {
     if (d.severity !== "error" || validation.clusters.some((c) => d.file === c.dir || d.file.startsWith(`${c.dir}/`))) continue;
     const m = /^clusters\/([^/]+)/.exec(d.file);
     errors.push({ cluster: m ? m[1]! : "(repository)", message: formatDiagnostic(d) });
   }
-  return { state: { root: validation.root, revision, clusters: [], errors, known, missing: [] }, valid, claims: namespaceClaims(validation.clusters) };
+  return { state: { root: validation.root, revision, clusters: [], errors, known, missing: [] }, valid, claims: namespaceClaims(validation.clusters), contested, hosts, suspended };
 }

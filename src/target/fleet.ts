@@ -8,6 +8,7 @@ import { describeChange } from "../plan/fleet-summary.js";
 import { loadDesired, type DesiredIndex, type DesiredState } from "./desired.js";
 import { runClaims } from "./host-claims.js";
 import { blockPlan } from "./block.js";
+import { holdersOf } from "../records/holders.js";
 import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "../reconciler/inventory.js";
 import { KubeTarget } from "./kube/target.js";
 import { mapLimit } from "./pool.js";
@@ -259,4 +260,116 @@ export async function applyFleet(target: Target, rendered: DesiredState, opts: A
     }),
   );
   return { results, errors: [...all.errors, ...errors], suspended, suspendedAtRunTime };
+}
+
+export interface StreamedApplyOptions extends ApplyFleetOptions {
+  /**
+   * Called with each chunk's results while they still hold their plans and per-object results (to record and print
+   * them), before they are let go; the report keeps a compact copy of each (cluster, counts, ok, what blocked it).
+   */
+  onChunk?: (results: SyncResult[]) => Promise<void> | void;
+  /** Called after each chunk: clusters done of the clusters to apply (removed ones included once they are known). */
+  onChunkDone?: (done: number, total: number, objects: number) => void;
+}
+
+/**
+ * `vc apply` of the whole fleet, streamed: the fleet is indexed in summary (errors, host namespaces, public host
+ * claims), then loaded, rendered, planned, applied and let go a chunk at a time. Rules across clusters come from the
+ * index: namespace uniqueness (its namespace claims), the run's new public-host claims (its host claims, decided as
+ * applyFleet decides them for the whole run), ownership (one check of the records for the whole fleet before any
+ * write) and the contested namespaces a record holds. Removed clusters (with --prune) follow in chunks of their own.
+ * The report is applyFleet's, with each cluster's plan reduced to what the report shows and no per-object results
+ * (onChunk sees them whole); `invalid` is the part of its errors that the repository's folders have.
+ */
+export async function applyFleetStreamed(target: Target, index: DesiredIndex, opts: StreamedApplyOptions, chunkSize = INVENTORY_CHUNK): Promise<FleetApplyReport & { invalid: ClusterError[] }> {
+  const { state } = index;
+  // Contested folders whose record holds their namespace are admitted (one LIST of their records), as prepareRecords does.
+  const admitted = new Set<string>();
+  if (index.contested.length > 0 && target instanceof KubeTarget) {
+    const records = await target.recordsByCluster(index.contested);
+    for (const c of holdersOf(index.contested.map((name) => ({ name, hostNamespace: state.known.get(name)! })), records)) admitted.add(c.name);
+  }
+  const validSet = new Set(index.valid);
+  const planned = [...state.known.keys()].filter((n) => validSet.has(n) || admitted.has(n));
+  // Ownership of the whole fleet, checked once before any write (one LIST of the records on a host).
+  const fleetOpts = await withRecords(target, { ...state, clusters: planned.map((name) => ({ name, hostNamespace: state.known.get(name)!, prune: true, suspend: false, force: false, objects: [] })) }, opts);
+  // The run's new public-host claims, from the index: every cluster that will be planned and synced (applyFleet's runClaims).
+  const peers = new Map<string, string[]>();
+  for (const name of planned) {
+    const hosts = index.hosts.get(name);
+    if (!hosts || index.suspended.has(name) || opts.suspendedAtRunTime?.has(name) || fleetOpts.held?.has(name)) continue;
+    peers.set(name, hosts);
+  }
+  const results: SyncResult[] = [];
+  const renderErrors = new Map<string, ClusterError>();
+  const otherErrors: ClusterError[] = [];
+  const suspended: string[] = [];
+  const suspendedAtRunTime: SuspendedCluster[] = [];
+  let total = planned.length;
+  let done = 0;
+  let objects = 0;
+  let planTotal = 0;
+  let planDone = 0;
+  const applyChunk = async (desired: DesiredState, live: Map<string, KubeObject[]>, count: number): Promise<void> => {
+    const prepared = preparedFor(target, desired);
+    const all = fleetClusters(prepared, live, fleetOpts);
+    suspended.push(...all.clusters.filter((c) => c.suspend).map((c) => c.name));
+    const set = setAsideSuspended(all.clusters.filter((c) => !c.suspend), fleetOpts);
+    suspendedAtRunTime.push(...set.suspendedAtRunTime);
+    const plannedChunk = planClusters(set.clusters, fleetOpts);
+    otherErrors.push(...all.errors, ...plannedChunk.errors);
+    // Progress counts the objects planned so far: the whole run's when it fits in one chunk.
+    planTotal += plannedChunk.plans.reduce((n, p) => n + p.changes.length, 0);
+    const synced = await mapLimit(plannedChunk.plans, opts.clusterConcurrency ?? 4, (plan) =>
+      applyPlan(target, plan, { prune: opts.prune, dryRun: opts.dryRun, allowMassPrune: opts.allowMassPrune, peers, onProgress: (_d, _t, r) => opts.onProgress?.(++planDone, planTotal, plan.cluster, r) }),
+    );
+    await opts.onChunk?.(synced);
+    for (const s of synced) {
+      objects += s.counts.created + s.counts.updated + s.counts.deleted;
+      results.push(compact(s));
+    }
+    done += count;
+    opts.onChunkDone?.(done, total, objects);
+  };
+  for (let i = 0; i < planned.length; i += chunkSize) {
+    const names = planned.slice(i, i + chunkSize);
+    const inChunk = new Set(names);
+    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims });
+    const clusters = [...chunk.clusters, ...(chunk.contested ?? []).filter((c) => admitted.has(c.name))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // A cluster the index found valid that fails to render here; the repository's own errors are in the index already.
+    for (const e of chunk.errors) if (inChunk.has(e.cluster) && validSet.has(e.cluster) && !clusters.some((c) => c.name === e.cluster)) renderErrors.set(e.cluster, e);
+    const live = await listChunkInventory(target, names);
+    await applyChunk({ ...chunk, clusters, errors: [], known: state.known, missing: [], contested: undefined }, live, names.length);
+  }
+  if (opts.prune) {
+    // Clusters on the target whose folder is gone, in chunks of their own (folders that are invalid are never removed).
+    const removed = (await clustersOnTarget(target)).filter((n) => !state.known.has(n));
+    total += removed.length;
+    for (let i = 0; i < removed.length; i += chunkSize) {
+      const names = removed.slice(i, i + chunkSize);
+      await applyChunk({ ...state, clusters: [], errors: [] }, await listChunkInventory(target, names), names.length);
+    }
+  }
+  // The errors in applyFleet's order: each cluster's (invalid, refused, or not renderable) in the repository's order, the repository's own, then the plans'.
+  const byCluster = new Map<string, ClusterError>();
+  const repository: ClusterError[] = [];
+  for (const e of state.errors) {
+    if (admitted.has(e.cluster)) continue;
+    if (state.known.has(e.cluster) && !byCluster.has(e.cluster)) byCluster.set(e.cluster, e);
+    else repository.push(e);
+  }
+  const errors: ClusterError[] = [];
+  for (const name of state.known.keys()) {
+    const e = byCluster.get(name) ?? renderErrors.get(name);
+    if (e) errors.push(e);
+  }
+  errors.push(...repository);
+  // `invalid`: the errors of the repository (what applyFleet's desired state holds), recorded as such; the plans' are not.
+  return { results, errors: [...errors, ...otherErrors], suspended, suspendedAtRunTime, invalid: errors };
+}
+
+/** A cluster's sync as a report keeps it once it is printed and recorded: no objects, and only the results that are not unchanged. */
+function compact(s: SyncResult): SyncResult {
+  const { changes: _changes, inventory: _inventory, ...plan } = s.plan;
+  return { ...s, plan: { ...plan, changes: [] }, results: [] };
 }

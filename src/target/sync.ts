@@ -135,7 +135,11 @@ function stages(changes: PlannedChange[]): PlannedChange[][] {
   return out;
 }
 
-function finish(plan: Plan, results: ObjectResult[], started: number, ok: boolean): SyncResult {
+function finish(plan: Plan, unordered: ObjectResult[], started: number, ok: boolean): SyncResult {
+  // In the plan's order (objects of a stage finish in any order), so that a report is the same on every run.
+  const at = new Map(plan.changes.map((c, i) => [objectKey(c.ref), i]));
+  const place = (r: ObjectResult) => at.get(objectKey(r.ref)) ?? plan.changes.length;
+  const results = unordered.map((r, i) => ({ r, i })).sort((a, b) => place(a.r) - place(b.r) || a.i - b.i).map((x) => x.r);
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of results) counts[r.outcome]++;
   return { cluster: plan.cluster, plan, results, counts, ok, durationMs: Date.now() - started };

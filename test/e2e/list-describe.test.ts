@@ -7,6 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load } from "js-yaml";
 import type { ListRow } from "../../src/ops/list.js";
+import { readClusterHealth } from "../../src/health/read.js";
+import { loadDesired } from "../../src/target/desired.js";
+import { KubeClient } from "../../src/target/kube/client.js";
 import { useRealKube } from "../support/real-kube.js";
 import { runVc } from "../support/vc.js";
 
@@ -57,6 +60,27 @@ describe("e2e: vc list and vc describe --config-only with and without a reposito
     expect(r.code, r.stderr).to.equal(0);
     const rows = JSON.parse(r.stdout) as ListRow[];
     expect(rows.map((x) => `${x.name} ${x.source} ${x.controlPlane} ${x.drift}`)).to.deep.equal(["alpha both pending no", "beta repository absent yes", "gamma host scaled down -"]);
+  });
+
+  it("inside the repository: the HEALTH column is each cluster's own health, read from the fleet's LISTs", async () => {
+    const r = await runVc(["list", "-o", "json", ...kc()], { cwd: repo });
+    const rows = JSON.parse(r.stdout) as ListRow[];
+    const table = (await runVc(["list", ...kc()], { cwd: repo })).stdout;
+    const client = KubeClient.open({ kubeconfig: kube().kubeconfigPath });
+    try {
+      const desired = await loadDesired(repo, "local");
+      expect(desired.clusters.map((c) => c.name)).to.deep.equal(["alpha", "beta"]);
+      for (const c of desired.clusters) {
+        // What reading the cluster on its own (one GET per object, LISTs of its pods and claims) gives.
+        const own = await readClusterHealth(client, c.hostNamespace, c.objects);
+        const row = rows.find((x) => x.name === c.name)!;
+        expect({ health: row.health, reason: row.healthReason }, c.name).to.deep.equal({ health: own.status, reason: own.reason });
+        expect(table, c.name).to.match(new RegExp(`\\n${c.name}\\s+vc-${c.name}\\s+.*\\s${own.status}\\n`));
+      }
+    } finally {
+      client.close();
+    }
+    expect(rows.find((x) => x.name === "beta")).to.deep.include({ health: "Unknown", healthReason: "not on the host: nothing of the cluster is applied" });
   });
 
   it("a user who may not list across namespaces is told so, not failed", async () => {

@@ -4,6 +4,7 @@ import { ANNOTATIONS, LABELS } from "../../src/translate/keys.js";
 import { INVENTORY_TYPES } from "../../src/target/kube/target.js";
 import { suspendCluster, resumeCluster } from "../../src/reconciler/suspend.js";
 import { KubeStatusStore } from "../../src/reconciler/status-store.js";
+import { RECORD_LABEL } from "../../src/records/record.js";
 import { Bed, name, newPassState, runPass } from "./harness.js";
 
 describe("reconciler against a git server and the API test server", function () {
@@ -37,15 +38,17 @@ describe("reconciler against a git server and the API test server", function () 
     // The StatefulSet and the Secret holding the values change; the other objects of the cluster do not.
     const updated = res.clusters[0]!.sync!.counts.updated;
     expect(updated).to.equal(2);
-    // One LIST per inventory kind; vc's record of the cluster read three times (is it migrated, its status, its
-    // inventory) and two LISTs of the records claiming the cluster or its namespace; the host's public-host claims
-    // (the cluster serves a Gateway host): two LISTs and one of the records holding them; one apply per changed
-    // object, one status write: nothing for the 7 other clusters.
+    // One LIST per inventory kind; vc's records of the cluster: one LIST naming it (is it migrated), one GET (its
+    // status; the pass's memo answers the inventory and status reads that follow, records/store.ts) and two LISTs of
+    // the records claiming the cluster or its namespace; the host's public-host claims (the cluster serves a Gateway
+    // host): two LISTs and one of the records holding them; one apply per changed object, one status write: nothing
+    // for the 7 other clusters.
     const claims = bed.kube.requests.filter((r) => new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)));
     expect(claims.map((r) => r.resource).sort()).to.deep.equal(["gateways", "virtualservices"]);
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 5 + 3);
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 4 + 3);
+    expect(bed.kube.requests.filter((r) => r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`))).to.have.length(1);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
-    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 5 + 3 + updated + 1);
+    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 4 + 3 + updated + 1);
     // The records holding those claims: one LIST of every record (claims are held by any cluster of any source).
     const claimRecords = bed.kube.requests.filter((r) => r.resource === "configmaps" && decodeURIComponent(r.query).startsWith("labelSelector=vc.orch.io/record=record&"));
     expect(claimRecords.length).to.equal(1);
@@ -214,13 +217,16 @@ describe("reconciler against a git server and the API test server", function () 
     bed.kube.resetRequests();
     const res = await runPass({ ...deps, allowMassPrune: true }, newPassState(), { kind: "full" });
     expect(res.clusters.map((c) => [c.cluster, c.result])).to.have.deep.members(Array.from({ length: 8 }, (_, i) => [name(i), i === 7 ? "deleted" : "applied"]));
-    // The records (statuses, migration check, clusters on the host) + labelled namespaces (legacy clusters to migrate),
-    // then ceil(8 / 3) = 3 chunks of one LIST per kind, one of the records and one of the claims; the removed cluster's
-    // record read before its status is forgotten; the live public-host claims (two LISTs and one of the records
-    // holding them) read by the first chunk and read again once the prune deleted a Gateway (a claim gone); the
-    // writes are the prune and, on its record, the inventory left (its kept Namespace) and the status forgotten: no
-    // status of another cluster.
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(4 + 3 * (INVENTORY_TYPES.length + 2) + 1 + 2 * 3);
+    // One LIST of the records for the pass's start (statuses, migration check, clusters on the host: the pass's memo,
+    // records/store.ts) + labelled namespaces (legacy clusters to migrate), then ceil(8 / 3) = 3 chunks of one LIST
+    // per kind and one of the records (the chunk's inventories, its claims on clusters and namespaces, the records
+    // holding public-host claims, the removed cluster's record read before its status is forgotten: all from it);
+    // the live public-host claims (two LISTs) read by the first chunk and read again once the prune deleted a Gateway
+    // (a claim gone); the writes are the prune and, on its record, the inventory left (its kept Namespace) and the
+    // status forgotten: no status of another cluster.
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * (INVENTORY_TYPES.length + 1) + 2 * 2);
+    const records = bed.kube.requests.filter((r) => r.method === "GET" && r.resource === "configmaps" && r.path.startsWith("/api/v1/namespaces/vc-system/"));
+    expect(records.map((r) => decodeURIComponent(r.query).replace(/&limit=\d+$/, ""))).to.deep.equal(Array(4).fill(`labelSelector=${RECORD_LABEL}=record`));
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(2);
     const selectors = bed.kube.requests.filter((r) => r.method === "GET").map((r) => decodeURIComponent(r.query));
     expect(selectors.filter((q) => q.includes(`${LABELS.inventory} in (`))).to.have.length(3 * INVENTORY_TYPES.length);

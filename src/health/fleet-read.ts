@@ -1,0 +1,178 @@
+// Reads what many clusters' health needs with one LIST per kind across namespaces (the I/O edge of `vc list`), instead
+// of readClusterHealth's reads per cluster; the same rules (cluster.ts) decide each cluster's health.
+import type { KubeObject } from "../kube/object.js";
+import { refOf } from "../kube/object.js";
+import { resourceFor } from "../kube/resources.js";
+import { KubeApiError, type KubeClient } from "../target/kube/client.js";
+import { clusterHealth, type LiveOf } from "./cluster.js";
+import { hasHealthRules } from "./object.js";
+import { claimNames, selectorLabels, why } from "./read.js";
+import type { ClusterHealth } from "./types.js";
+
+/** A cluster whose health is read: its host namespace and rendered objects. */
+export interface FleetHealthCluster {
+  name: string;
+  hostNamespace: string;
+  objects: readonly KubeObject[];
+}
+
+/** What the caller already listed across namespaces, reused instead of listed again. */
+export interface AlreadyListed {
+  /** Every live object of a kind (`apiVersion/kind`) that the clusters render, e.g. StatefulSets by a label each rendered one carries. */
+  kinds?: ReadonlyMap<string, readonly KubeObject[]>;
+  /** Pods listed across namespaces with a label selector (the workloads' selectors are matched in memory). */
+  pods?: ReadonlyArray<{ selector: string; items: readonly KubeObject[] }>;
+}
+
+/** The user may not list a kind across namespaces: the caller reads cluster by cluster instead. */
+export class FleetReadForbidden extends Error {}
+
+const kindKey = (apiVersion: string, kind: string) => `${apiVersion}/${kind}`;
+const objKey = (apiVersion: string, kind: string, namespace: string | undefined, name: string) => `${apiVersion}/${kind}/${namespace ?? ""}/${name}`;
+
+/** One LIST across namespaces; an unserved kind (404) holds nothing; 403 ends the fleet read. */
+async function listAll(client: KubeClient, apiVersion: string, kind: string, opts: { labelSelector?: string; fieldSelector?: string } = {}): Promise<KubeObject[]> {
+  const type = resourceFor(apiVersion, kind);
+  if (!type) return [];
+  try {
+    return await client.list(type, opts);
+  } catch (err) {
+    if (err instanceof KubeApiError && err.status === 404) return [];
+    if (err instanceof KubeApiError && err.status === 403) throw new FleetReadForbidden(err.message);
+    throw err;
+  }
+}
+
+/**
+ * The pods of workloads with these pod selectors (matchLabels) in one LIST: keys every selector shares with one value
+ * select it, keys whose values differ select their presence, and each workload's exact labels are matched in memory.
+ */
+function podSelector(selectors: ReadonlyArray<Record<string, string>>): string {
+  const keys = [...new Set(selectors.flatMap((s) => Object.keys(s)))].sort();
+  return keys
+    .map((k) => {
+      const values = new Set(selectors.map((s) => s[k]));
+      const only = values.size === 1 ? [...values][0] : undefined;
+      return only !== undefined ? `${k}=${only}` : k;
+    })
+    .join(",");
+}
+
+const normalSelector = (s: string) => s.split(",").sort().join(",");
+
+/**
+ * The health of each cluster, from one LIST per health-bearing kind the clusters render, one LIST of pods per shape of
+ * workload selector, one of claims (when a StatefulSet has claim templates) and one of pod events (only when a pod is
+ * Pending): O(kinds) requests whatever the number of clusters. Throws FleetReadForbidden when a fleet-wide LIST is
+ * forbidden. A LIST that fails otherwise leaves what it would have shown Unknown, with why, as a failed read does.
+ */
+export async function readFleetHealth(client: KubeClient, clusters: readonly FleetHealthCluster[], listed: AlreadyListed = {}): Promise<Map<string, ClusterHealth>> {
+  const wanted = new Map(clusters.map((c) => [c.name, c.objects.filter(hasHealthRules)]));
+  // The live objects of each health-bearing kind, by apiVersion/kind/namespace/name (or why the kind could not be read).
+  const kinds = new Map<string, { apiVersion: string; kind: string }>();
+  for (const objs of wanted.values()) for (const o of objs) kinds.set(kindKey(o.apiVersion, o.kind), { apiVersion: o.apiVersion, kind: o.kind });
+  const live = new Map<string, KubeObject>();
+  const failed = new Map<string, string>();
+  await Promise.all(
+    [...kinds].map(async ([k, { apiVersion, kind }]) => {
+      try {
+        const items = listed.kinds?.get(k) ?? (await listAll(client, apiVersion, kind));
+        for (const o of items) live.set(objKey(apiVersion, kind, o.metadata.namespace, o.metadata.name), { ...o, apiVersion, kind });
+      } catch (err) {
+        if (err instanceof FleetReadForbidden) throw err;
+        failed.set(k, why(err));
+      }
+    }),
+  );
+  const objectsOf = new Map<string, LiveOf[]>();
+  for (const c of clusters) {
+    objectsOf.set(
+      c.name,
+      wanted.get(c.name)!.map((d): LiveOf => {
+        const ref = refOf(d);
+        const unreadable = failed.get(kindKey(d.apiVersion, d.kind));
+        if (unreadable) return { ref, unreadable };
+        const o = live.get(objKey(d.apiVersion, d.kind, ref.namespace, ref.name));
+        return o ? { ref, live: o } : { ref };
+      }),
+    );
+  }
+
+  // Pods: one LIST per shape of selector (its keys), reusing pods the caller listed with the same selector.
+  const workloadsOf = new Map<string, KubeObject[]>();
+  const shapes = new Map<string, Array<Record<string, string>>>();
+  for (const c of clusters) {
+    const workloads = objectsOf.get(c.name)!.map((o) => o.live).filter((o): o is KubeObject => !!o && (o.kind === "StatefulSet" || o.kind === "Deployment"));
+    workloadsOf.set(c.name, workloads);
+    for (const w of workloads) {
+      const labels = selectorLabels(w);
+      if (!labels) continue;
+      const shape = Object.keys(labels).sort().join(",");
+      shapes.set(shape, [...(shapes.get(shape) ?? []), labels]);
+    }
+  }
+  let pods: KubeObject[] = [];
+  let claims: KubeObject[] = [];
+  let podsFailed: string | undefined;
+  try {
+    for (const selectors of shapes.values()) {
+      const selector = podSelector(selectors);
+      const given = listed.pods?.find((p) => normalSelector(p.selector) === normalSelector(selector));
+      pods.push(...(given ? given.items : await listAll(client, "v1", "Pod", { labelSelector: selector })));
+    }
+    const claimed = [...workloadsOf.values()].some((ws) => ws.some((w) => w.kind === "StatefulSet" && claimNames(w).size > 0));
+    claims = claimed ? await listAll(client, "v1", "PersistentVolumeClaim") : [];
+  } catch (err) {
+    if (err instanceof FleetReadForbidden) throw err;
+    podsFailed = why(err);
+    pods = [];
+    claims = [];
+  }
+  const podsByNamespace = groupByNamespace(pods);
+  const claimsByNamespace = groupByNamespace(claims);
+
+  const parts = new Map<string, { pods: KubeObject[]; claims: KubeObject[] }>();
+  for (const c of clusters) {
+    const mine: KubeObject[] = [];
+    const seen = new Set<string>();
+    for (const w of workloadsOf.get(c.name)!) {
+      const labels = selectorLabels(w);
+      if (!labels) continue;
+      for (const p of podsByNamespace.get(w.metadata.namespace ?? c.hostNamespace) ?? []) {
+        if (seen.has(p.metadata.name) || !Object.entries(labels).every(([k, v]) => p.metadata.labels?.[k] === v)) continue;
+        mine.push(p);
+        seen.add(p.metadata.name);
+      }
+    }
+    const wantedClaims = new Set(workloadsOf.get(c.name)!.filter((w) => w.kind === "StatefulSet").flatMap((w) => [...claimNames(w)]));
+    parts.set(c.name, { pods: mine, claims: wantedClaims.size === 0 ? [] : (claimsByNamespace.get(c.hostNamespace) ?? []).filter((x) => wantedClaims.has(x.metadata.name)) });
+  }
+
+  // Events only for the causes of a Pending pod: one LIST of pod events, when some pod is Pending.
+  const pendingIn = new Set<string>();
+  for (const c of clusters) if (parts.get(c.name)!.pods.some((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending")) pendingIn.add(c.hostNamespace);
+  const events = pendingIn.size === 0 ? new Map<string, KubeObject[]>() : groupByNamespace(await listAll(client, "v1", "Event", { fieldSelector: "involvedObject.kind=Pod" }).catch(() => []));
+
+  const out = new Map<string, ClusterHealth>();
+  for (const c of clusters) {
+    const objects = objectsOf.get(c.name)!;
+    if (podsFailed !== undefined && workloadsOf.get(c.name)!.length > 0) {
+      out.set(c.name, clusterHealth({ objects: [...objects, { ref: { apiVersion: "v1", kind: "Pod", namespace: c.hostNamespace, name: "*" }, unreadable: podsFailed }], pods: [], claims: [] }));
+      continue;
+    }
+    const p = parts.get(c.name)!;
+    out.set(c.name, clusterHealth({ objects, pods: p.pods, claims: p.claims, events: pendingIn.has(c.hostNamespace) ? (events.get(c.hostNamespace) ?? []) : [] }));
+  }
+  return out;
+}
+
+function groupByNamespace(items: readonly KubeObject[]): Map<string, KubeObject[]> {
+  const out = new Map<string, KubeObject[]>();
+  for (const o of items) {
+    const ns = o.metadata.namespace ?? "";
+    const list = out.get(ns);
+    if (list) list.push(o);
+    else out.set(ns, [o]);
+  }
+  return out;
+}

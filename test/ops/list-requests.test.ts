@@ -1,0 +1,79 @@
+// `vc list` reads the host with one LIST per kind whatever the number of clusters, and its HEALTH column is what
+// reading each cluster's health on its own (readClusterHealth) gives.
+import { expect } from "chai";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
+import type { ListRow } from "../../src/ops/list.js";
+import { readClusterHealth } from "../../src/health/read.js";
+import { loadDesired } from "../../src/target/desired.js";
+import { KubeClient } from "../../src/target/kube/client.js";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { tempDir, vc } from "./helpers.js";
+
+describe("ops: vc list's requests", function () {
+  this.timeout(180_000);
+  let server: KubeServer;
+  let repo: string;
+  let kc: string[];
+
+  beforeEach(async () => {
+    server = await startKubeServer();
+    kc = ["--kubeconfig", server.kubeconfigPath];
+    repo = tempDir();
+  });
+  afterEach(async () => {
+    await server.close();
+    rmSync(repo, { recursive: true, force: true });
+  });
+
+  /** A fleet of `n` applied clusters whose first three have control-plane pods: ready, crash-looping, unschedulable. */
+  async function fleet(n: number): Promise<void> {
+    await generateFleet(repo, { clusters: n, meshPerCluster: 1 });
+    const applied = await vc(["apply", repo, "--target", "kube", ...kc]);
+    expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
+    const names = Array.from({ length: n }, (_, i) => fleetClusterName(i)).sort();
+    const pod = (i: number, status: unknown) =>
+      server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: `${names[i]}-0`, namespace: `vc-${names[i]}`, labels: { release: names[i]!, app: "vc" } }, spec: { containers: [{ name: "syncer", image: "x" }] }, status });
+    pod(0, { phase: "Running", conditions: [{ type: "Ready", status: "True" }] });
+    pod(1, { phase: "Running", conditions: [{ type: "Ready", status: "False" }], containerStatuses: [{ name: "syncer", restartCount: 3, state: { waiting: { reason: "CrashLoopBackOff" } } }] });
+    pod(2, { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable" }] });
+    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "e1", namespace: `vc-${names[2]}` }, involvedObject: { kind: "Pod", name: `${names[2]}-0`, namespace: `vc-${names[2]}` }, reason: "FailedScheduling", message: "0/3 nodes are available: 3 Insufficient memory." });
+  }
+
+  async function list(): Promise<{ rows: ListRow[]; requests: number; table: string }> {
+    server.resetRequests();
+    const r = await vc(["list", "--repo", repo, "-o", "json", ...kc]);
+    expect(r.code, r.stderr).to.equal(0);
+    const requests = server.requests.length;
+    const table = (await vc(["list", "--repo", repo, ...kc])).stdout;
+    return { rows: JSON.parse(r.stdout) as ListRow[], requests, table };
+  }
+
+  it("costs the same requests for 3 and for 12 clusters, and shows each cluster's own health", async () => {
+    await fleet(3);
+    const small = await list();
+    await fleet(12);
+    const large = await list();
+    expect(large.rows).to.have.length(12);
+    expect(large.requests, "requests whatever the number of clusters").to.equal(small.requests);
+    // The health each cluster has when read on its own, cluster by cluster.
+    const client = KubeClient.open({ kubeconfig: server.kubeconfigPath });
+    try {
+      const desired = await loadDesired(repo, "local");
+      for (const c of desired.clusters) {
+        const own = await readClusterHealth(client, c.hostNamespace, c.objects);
+        const row = large.rows.find((r) => r.name === c.name)!;
+        expect({ health: row.health, reason: row.healthReason }, c.name).to.deep.equal({ health: own.status, reason: own.reason });
+      }
+    } finally {
+      client.close();
+    }
+    const health = new Map(large.rows.map((r) => [r.name, r.health]));
+    const names = large.rows.map((r) => r.name);
+    expect([health.get(names[0]!), health.get(names[1]!), health.get(names[2]!)]).to.deep.equal(["Progressing", "Degraded", "Degraded"]);
+    expect(large.rows[1]!.healthReason).to.equal(`pod ${names[1]}-0 CrashLoopBackOff`);
+    expect(large.rows[2]!.healthReason).to.match(/Unschedulable \(.*Insufficient memory/);
+    expect(large.table).to.match(new RegExp(`${names[1]}\\s+vc-${names[1]}\\s+.*\\s+Degraded\\n`));
+  });
+});
