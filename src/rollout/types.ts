@@ -115,6 +115,8 @@ export interface RolloutRecord {
   wave: number;
   /** Every wave with its clusters (only clusters whose effective base layers change), fixed at the start. */
   waves: RolloutWave[];
+  /** Each member's pin when the rollout started (digest by cluster): where abort and `onFailure: restore` return it. */
+  from: Record<string, string>;
   /** The clusters moved so far, by name. */
   moved: Record<string, MovedCluster>;
   /** When the rollout started (ISO 8601). */
