@@ -4,7 +4,7 @@ import { planWaves, stableKey, type Member } from "../../src/rollout/plan.js";
 import { rolloutSettings, selects, unavailableBudget } from "../../src/rollout/model.js";
 
 const fleet = (n: number, canary: string[] = []): Member[] =>
-  Array.from({ length: n }, (_, i) => `c${String(i).padStart(3, "0")}`).map((name) => ({ name, labels: canary.includes(name) ? { canary: "true" } : { tier: "prod" } }));
+  Array.from({ length: n }, (_, i) => `c${String(i).padStart(3, "0")}`).map((name) => ({ name, labels: (canary.includes(name) ? { canary: "true" } : { tier: "prod" }) as Record<string, string> }));
 
 describe("rollout: wave planner", () => {
   const settings = rolloutSettings({ waves: [{ name: "canary", selector: { matchLabels: { canary: "true" } } }, { name: "early", percent: 10 }, { name: "rest" }] });
