@@ -141,6 +141,23 @@ describe("rollout: the reconciler drives it", function () {
     expect([canary, ...later].map(tagOf)).to.deep.equal(["1.0", "1.0", "1.0", "1.0"]);
   });
 
+  it("ends a running rollout when fleet/rollout.yaml is removed: the newest base applies to every cluster", async () => {
+    bed.repo.write({ "fleet/values.yaml": tagValues("2.0") });
+    bed.repo.commit("new control-plane tag");
+    await pass();
+    expect(record()).to.deep.include({ phase: "Progressing", wave: 0 });
+    expect(later.map(tagOf)).to.deep.equal(["1.0", "1.0", "1.0"]);
+    bed.repo.write({ "fleet/rollout.yaml": null });
+    bed.repo.commit("no more rollouts");
+    await pass("full");
+    const r = record()!;
+    expect(r.phase).to.equal("Completed");
+    expect(r.message).to.contain("fleet/rollout.yaml was removed");
+    expect([canary, ...later].map(tagOf)).to.deep.equal(["2.0", "2.0", "2.0", "2.0"]);
+    // Unpinned again: no base on the records.
+    for (const c of [canary, ...later]) expect(bed.statusData(c)!.base).to.equal(undefined);
+  });
+
   it("decides a held cluster's own change: valid over its pinned base applies now; needing the new base waits; invalid over both is invalid", async () => {
     const [a, b, c] = later as [string, string, string];
     // The old base runs the built-in metrics server for the group of b; the new one turns it off (and moves the tag).
