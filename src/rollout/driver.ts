@@ -10,7 +10,7 @@ import { KubeApiError } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import { loadRollout } from "./file.js";
-import { inFlight, observedHealth, pinOf, previousOf, waitingMessage } from "./pins.js";
+import { inFlight, observedHealth, pinOf, previousOf, startingPin, waitingMessage } from "./pins.js";
 import { planWaves, type Member } from "./plan.js";
 import { effectiveLayers, materialise, readBase, type BaseSnapshot } from "./snapshot.js";
 import { begin, isFinal, step } from "./step.js";
@@ -135,7 +135,7 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
       const members: Member[] = [];
       const from: Record<string, string> = {};
       for (const c of folders()) {
-        const at = rec ? pinOf(rec, c, current.digest) : (statuses.get(c)?.base ?? current.digest);
+        const at = startingPin(rec, c, current.digest, statuses.get(c)?.base);
         if (at === current.digest) continue;
         const old = await snapshotOf(at);
         if (!old) {
