@@ -53,6 +53,9 @@ describe("rollout: vc diff and vc apply honour pins", function () {
     expect(diff.stderr).to.contain(`rollout ${r.id} is Progressing (wave 1/2, canary): 1 cluster(s) shown at the base they are pinned to`);
     expect(diff.stderr).to.contain(`cluster b: held by rollout ${r.id}: wave 2/2 (rest)`);
     expect(diff.stdout).to.contain("vc-a/a").and.not.contain("vc-b/b");
+    const json = JSON.parse((await runVc(["diff", repo, ...host, "-o", "json"])).stdout) as { held?: Record<string, string> };
+    expect(json.held).to.deep.equal({ b: `held by rollout ${r.id}: wave 2/2 (rest)` });
+    expect((await runVc(["diff", repo, ...host, "-o", "markdown"])).stdout).to.contain(`> :hourglass: cluster \`b\`: held by rollout ${r.id}: wave 2/2 (rest)`);
 
     const apply = await runVc(["apply", repo, ...host]);
     expect(apply.code, apply.stderr).to.equal(0);
