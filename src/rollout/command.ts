@@ -1,14 +1,11 @@
 // What vc apply and vc diff take from a running rollout (I/O edge): the clusters it holds at an older base, and their snapshots' folders.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { KubeClient, type OpenClientOptions } from "../target/kube/client.js";
 import { recordsNamespace } from "../records/record.js";
 import { loadRollout } from "./file.js";
 import { RecordStore } from "../records/store.js";
 import { LABELS } from "../translate/keys.js";
 import { heldBy, pinOf, startingPin } from "./pins.js";
-import { materialise, readBase } from "./snapshot.js";
+import { materialise, privateBasesDir, readBase } from "./snapshot.js";
 import { isFinal } from "./step.js";
 import { RolloutStore } from "./store.js";
 import type { RolloutRecord } from "./types.js";
@@ -58,7 +55,7 @@ export async function commandPins(root: string, target: string, owner: string, c
     for (const [c, at] of [...pins].sort(([a], [b]) => (a < b ? -1 : 1))) {
       if (!dirs.has(at)) {
         const snap = await store.readSnapshot(at);
-        basesDir ??= mkdtempSync(join(tmpdir(), "vc-bases-"));
+        basesDir ??= privateBasesDir();
         dirs.set(at, snap ? materialise(basesDir, snap) : undefined);
         if (!snap) out.notes.push(`the base snapshot ${at.slice(0, 12)} is gone from ${store.namespace}: its clusters are shown at the newest base`);
       }

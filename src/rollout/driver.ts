@@ -1,6 +1,5 @@
 // The reconciler's side of rollouts (I/O edge): each pass reads the rollout record, starts or steps the rollout, writes it, and pins every cluster it loads.
-import { lstatSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.js";
 import { peekLabels, readFleetBase, type FleetBase } from "../repo/fleet-base.js";
@@ -12,7 +11,7 @@ import type { Target } from "../target/types.js";
 import { loadRollout } from "./file.js";
 import { inFlight, observedHealth, pinOf, previousOf, startingPin, waitingMessage } from "./pins.js";
 import { planWaves, type Member } from "./plan.js";
-import { effectiveLayers, materialise, readBase, type BaseSnapshot } from "./snapshot.js";
+import { effectiveLayers, materialise, privateBasesDir, readBase, type BaseSnapshot } from "./snapshot.js";
 import { begin, isFinal, step } from "./step.js";
 import { RolloutStore } from "./store.js";
 import type { RolloutRecord } from "./types.js";
@@ -106,7 +105,7 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
     mem.active = false;
     return UNPINNED;
   }
-  mem.basesDir ??= deps.basesDir ?? mkdtempSync(join(tmpdir(), "vc-bases-"));
+  mem.basesDir ??= deps.basesDir ?? privateBasesDir();
   const basesDir = mem.basesDir;
   const currentFleet = readFleetBase(root).base;
   // Pinned clusters read a snapshot's own folder, never a checkout (the next revision's files replace the checkout's).
