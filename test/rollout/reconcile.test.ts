@@ -173,6 +173,26 @@ describe("rollout: the reconciler drives it", function () {
     }
   });
 
+  it("a full pass follows a step taken between its chunks: a cluster sent back is not rendered at the new base again", async () => {
+    bed.repo.write({ "fleet/values.yaml": tagValues("2.0") });
+    bed.repo.commit("new control-plane tag");
+    await pass();
+    expect(tagOf(canary)).to.equal("2.0");
+    let inner = false;
+    // The full pass reads the record first (canary moved); its first chunk done, an abort arrives and an incremental
+    // pass acts on it before the full pass reaches the canary's chunk.
+    const abortNow = async (): Promise<string> => {
+      inner = true;
+      await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", { action: "abort", by: "alice", at: new Date().toISOString() });
+      return (await runPass(deps, state, { kind: "incremental" })).revision;
+    };
+    const full = { ...deps, chunkSize: 1, betweenChunks: async () => (inner ? undefined : abortNow()) };
+    await runPass(full, state, { kind: "full" });
+    expect(inner).to.equal(true);
+    expect(record()!.phase).to.equal("Aborting");
+    expect(tagOf(canary)).to.equal("1.0");
+  });
+
   it("ends a running rollout when fleet/rollout.yaml is removed: the newest base applies to every cluster", async () => {
     bed.repo.write({ "fleet/values.yaml": tagValues("2.0") });
     bed.repo.commit("new control-plane tag");
