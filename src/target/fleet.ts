@@ -177,7 +177,7 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
   for (let i = 0; i < index.valid.length; i += chunkSize) {
     const names = index.valid.slice(i, i + chunkSize);
     const inChunk = new Set(names);
-    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims });
+    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
     const live = fleetLive ? take(fleetLive, names) : await listChunkInventory(target, names);
     // The chunk's own errors (a render failure); the repository's are in the index already.
     await planChunk({ ...chunk, errors: chunk.errors.filter((e) => inChunk.has(e.cluster)), known: state.known, missing: [] }, live);
@@ -334,7 +334,7 @@ export async function applyFleetStreamed(target: Target, index: DesiredIndex, op
   for (let i = 0; i < planned.length; i += chunkSize) {
     const names = planned.slice(i, i + chunkSize);
     const inChunk = new Set(names);
-    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims });
+    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
     const clusters = [...chunk.clusters, ...(chunk.contested ?? []).filter((c) => admitted.has(c.name))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     // A cluster the index found valid that fails to render here; the repository's own errors are in the index already.
     for (const e of chunk.errors) if (inChunk.has(e.cluster) && validSet.has(e.cluster) && !clusters.some((c) => c.name === e.cluster)) renderErrors.set(e.cluster, e);

@@ -15,6 +15,7 @@ import { loadPolicy } from "./policy.js";
 import { claimConflicts } from "./host-claims.js";
 import { loadFleetBase } from "./fleet-base.js";
 import { FLEET_DIR } from "../repo/fleet-base.js";
+import { loadRollout } from "../rollout/file.js";
 
 export type { ClusterResult } from "./cluster.js";
 
@@ -47,6 +48,8 @@ export interface ValidateOptions {
    * no host. Commands that reach the host (apply, diff, the reconciler) leave it off and decide by the live claims.
    */
   hostClaims?: boolean;
+  /** Clusters pinned by a rollout to a base snapshot: the folder holding its fleet/ files, by cluster (src/rollout/). */
+  bases?: Readonly<Record<string, string>>;
 }
 
 /** The cluster names given to loadAndValidate that have no folder (its `unknown-cluster` diagnostics), sorted. */
@@ -84,13 +87,15 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
     diagnostics.push(fileDiagnostic(cacheDir!, "warning", "cache-refused", `${opened.problem}; validating without a cache`));
     cacheDir = undefined;
   }
-  const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir, policy })).results;
+  const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir, policy, ...(opts.bases ? { bases: opts.bases } : {}) })).results;
   if (cacheDir !== undefined) pruneCache(cacheDir);
   crossClusterRules(realRoot, clusters, opts.namespaceClaims);
   hostNamespaceRules(realRoot, clusters, loadedPolicy.policy?.hostNamespaces?.pattern);
   if (opts.hostClaims) claimConflicts(realRoot, clusters);
   const fleet = loadFleetBase(realRoot);
   diagnostics.push(...fleet.diagnostics);
+  // fleet/rollout.yaml (progressive rollouts of the base): checked here, read by the reconciler (src/rollout/).
+  diagnostics.push(...loadRollout(realRoot).diagnostics);
   for (const c of clusters) diagnostics.push(...c.diagnostics.filter((d) => !isFleetFile(d.file)));
   diagnostics.push(...onceForTheFleet(clusters));
   // A message may quote a value: no credential recognisable by its shape (a URL's password, a token) leaves the
