@@ -18,6 +18,8 @@ export interface ReplicaOptions {
   concurrency?: number;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** More `vc reconcile` flags (e.g. `--listen 127.0.0.1:0`). */
+  extraArgs?: string[];
 }
 
 export interface Replica {
@@ -26,6 +28,8 @@ export interface Replica {
   child: ChildProcess;
   /** The last 200 lines of its log. */
   log(): string;
+  /** The URL of its HTTP server once it logged `listening` (with `--listen`). */
+  url(): string | undefined;
   /** Clusters it logged as reconciled. */
   reconciled(): number;
   /** Peak resident memory so far in MiB (VmHWM, sampled: still known after a SIGKILL). */
@@ -41,17 +45,19 @@ export function startReplica(o: ReplicaOptions): Replica {
   const child = spawn(
     process.execPath,
     [...o.cli, "reconcile", "--repo", o.repo, "--target", "kube", "--kubeconfig", o.kubeconfig, "--leader-elect", "--lease-namespace", "vc-system",
-      "--identity", o.identity, "--shard", o.shard, "--resync", "1h", "--cache-dir", o.cacheDir, "--concurrency", String(o.concurrency ?? 4)],
+      "--identity", o.identity, "--shard", o.shard, "--resync", "1h", "--cache-dir", o.cacheDir, "--concurrency", String(o.concurrency ?? 4), ...(o.extraArgs ?? [])],
     { cwd: o.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", ...o.env } },
   );
   const lines: string[] = [];
   let partial = "";
   let reconciled = 0;
+  let url: string | undefined;
   const take = (d: Buffer) => {
     const parts = (partial + d.toString("utf8")).split("\n");
     partial = parts.pop()!;
     for (const line of parts) {
-      if (line.includes('"msg":"reconciled"') || line.includes('"message":"reconciled"')) reconciled++;
+      if (line.includes('"msg":"reconciled"')) reconciled++;
+      else if (!url && line.includes('"msg":"listening"')) url = /"url":"([^"]+)"/.exec(line)?.[1];
       lines.push(line);
     }
     if (lines.length > 400) lines.splice(0, 200);
@@ -82,6 +88,7 @@ export function startReplica(o: ReplicaOptions): Replica {
     child,
     log: () => lines.slice(-200).join("\n"),
     reconciled: () => reconciled,
+    url: () => url,
     peakRssMiB: () => (sample(), peak),
     alive,
     stop: () => end("SIGTERM"),
