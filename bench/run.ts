@@ -25,6 +25,8 @@ const SUITES: Suite[] = [
   { name: "budget", load: () => import("./budget.js") },
   { name: "scale", load: () => import("./scale.js") },
   { name: "fleet-base", load: () => import("./fleet-base.js") },
+  { name: "shards", load: () => import("./shards.js") },
+  { name: "ssa", load: () => import("./ssa.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {

@@ -74,7 +74,7 @@ describe("target/host-claims against the test API server", () => {
   const sync = (c: string, hosts: string[], dryRun = false) => syncCluster(target, { cluster: c, hostNamespace: `vc-${c}`, desired: [ns(c), gw(c, hosts)] }, { prune: true, dryRun, allowMassPrune: false });
   const claimLists = () => server.requests.filter((r) => r.method === "GET" && (r.resource === "gateways" || r.resource === "virtualservices") && !r.namespace && decodeURIComponent(r.query).includes("labelSelector=vc.orch.io/inventory") && !decodeURIComponent(r.query).includes("labelSelector=vc.orch.io/inventory=")).length;
 
-  it("blocks the newcomer, and reads the live claims once until vc itself writes a Gateway or VirtualService", async () => {
+  it("blocks the newcomer, and reads the live claims once: vc's own writes of Gateways and VirtualServices are folded in", async () => {
     expect((await sync("a", ["shop.example.com"])).ok).to.equal(true);
     expect(claimLists()).to.equal(2);
     server.resetRequests();
@@ -83,10 +83,26 @@ describe("target/host-claims against the test API server", () => {
     expect(b.plan.hostClaims).to.deep.equal(["shop.example.com"]);
     expect(b.results.every((r) => r.outcome === "skipped")).to.equal(true);
     expect(server.list(API, "Gateway", "vc-b")).to.have.length(0);
-    expect(claimLists(), "a's write made the claims be read again once").to.equal(2);
+    expect(claimLists(), "a's applied Gateway was folded into the claims read before: no second read").to.equal(0);
     server.resetRequests();
     for (const c of ["c", "d"]) expect((await sync(c, [`${c}.example.com`], true)).plan.blocked).to.equal(undefined);
     expect(claimLists(), "dry runs write nothing: the claims read before are reused").to.equal(0);
+  });
+
+  it("a first apply of many clusters with Gateways reads the claims once, not once per cluster, and still sees each claim it applied", async () => {
+    const clusters = ["c1", "c2", "c3", "c4", "c5", "c6"];
+    for (const c of clusters) expect((await sync(c, [`${c}.example.com`])).ok, c).to.equal(true);
+    expect(claimLists(), "one LIST of Gateways and one of VirtualServices for the whole run").to.equal(2);
+    const late = await sync("late", ["c4.example.com"]);
+    expect(late.plan.blocked).to.include('public host "c4.example.com" belongs to cluster c4');
+    expect(claimLists()).to.equal(2);
+    // A claim held by a record on the server is what a fresh target reads too.
+    const fresh = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" }));
+    try {
+      expect((await fresh.listHostClaims()).map((o) => o.metadata.namespace).sort()).to.deep.equal(clusters.map((c) => `vc-${c}`));
+    } finally {
+      await fresh.close();
+    }
   });
 
   it("a Gateway that no record holds claims nothing: a syncer labelling its own Gateway cannot take a host from the fleet", async () => {

@@ -92,9 +92,10 @@ export class KubeTarget implements Target {
 
   /**
    * The live claims of public hosts (vc's Gateways and VirtualServices across namespaces), kept to the objects a record
-   * of any source holds (a label in a tenant's namespace is no claim): read once and reused until this target writes or
-   * deletes one of those kinds, reads the fleet's inventory (which holds them: no extra LIST), or CLAIMS_MAX_AGE_MS
-   * pass; so a fleet of clusters with Gateways costs two LISTs and the records' LIST per run, not per cluster.
+   * of any source holds (a label in a tenant's namespace is no claim): read once and reused until this target deletes
+   * or recreates one of those kinds, reads the fleet's inventory (which holds them: no extra LIST), or CLAIMS_MAX_AGE_MS
+   * pass; what it applies is folded in (foldClaim); so a fleet of clusters with Gateways costs two LISTs and the
+   * records' LIST per run, not per cluster.
    */
   async listHostClaims(): Promise<KubeObject[]> {
     if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.objects;
@@ -232,8 +233,35 @@ export class KubeTarget implements Target {
   }
 
   async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
-    if (!opts.dryRun && isClaimKind(obj)) this.claims = undefined;
-    return this.client.apply(stripServerFields(obj), { dryRun: opts.dryRun });
+    if (opts.dryRun || !isClaimKind(obj)) return this.client.apply(stripServerFields(obj), { dryRun: opts.dryRun });
+    try {
+      const applied = await this.client.apply(stripServerFields(obj), {});
+      this.foldClaim(applied);
+      return applied;
+    } catch (err) {
+      this.claims = undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Puts a claim this target just applied into the claims read before (the server's answer: its creationTimestamp is
+   * the claim's age), instead of reading every claim and record of the host again: a first apply of N clusters with
+   * Gateways would otherwise LIST the fleet's claims and records after each cluster. Its cluster's record holds it by
+   * the end of the cluster's sync (recordInventory); the claims still expire after CLAIMS_MAX_AGE_MS.
+   */
+  private foldClaim(applied: KubeObject): void {
+    const cached = this.claims;
+    if (!cached || !applied?.metadata) {
+      this.claims = undefined;
+      return;
+    }
+    const key = objectKey(applied);
+    const objects = cached.objects.then((list) => [...list.filter((o) => objectKey(o) !== key), applied]);
+    this.claims = { at: cached.at, objects };
+    objects.catch(() => {
+      if (this.claims?.objects === objects) this.claims = undefined;
+    });
   }
 
   async delete(live: KubeObject, cluster: string, opts: WriteOptions): Promise<"deleted" | "gone" | "not-owned"> {
