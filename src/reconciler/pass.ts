@@ -105,6 +105,7 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   // The records are read once per pass (a full pass: once per chunk) and kept up to date with its own writes (records/store.ts).
   const records = deps.target instanceof KubeTarget ? deps.target.records : undefined;
   records?.memoize({ fleet: kind === "full" });
+  if (deps.target instanceof KubeTarget) deps.target.forgetHostClaims();
   try {
     if (kind === "full") return await fullPass(deps, state, snap, started);
     return await incrementalPass(deps, state, snap, started, names);

@@ -97,6 +97,11 @@ export class KubeTarget implements Target {
    * pass; what it applies is folded in (foldClaim); so a fleet of clusters with Gateways costs two LISTs and the
    * records' LIST per run, not per cluster.
    */
+  /** Forgets the claims read so far: a new unit of work (a reconciler pass) reads the host's claims afresh, so a rival's claim made since is seen. */
+  forgetHostClaims(): void {
+    this.claims = undefined;
+  }
+
   async listHostClaims(): Promise<KubeObject[]> {
     if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.objects;
     const at = Date.now();
