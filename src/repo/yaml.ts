@@ -1,5 +1,5 @@
 // Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file, nesting, reserved keys.
-import { constructFromEvents, EVENT_ID, getScalarValue, load, parseEvents, SCALAR_STYLE, YAMLException, type Event } from "js-yaml";
+import { constructFromEvents, EVENT_ID, getScalarValue, load, parseEvents, SCALAR_STYLE, YAMLException, type Event } from "./js-yaml.js";
 import { YamlPositions, type PathSegment } from "./positions.js";
 
 /** Aliases allowed per document; manifests rarely need any. */

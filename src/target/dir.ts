@@ -1,5 +1,5 @@
 // The `dir:PATH` target: hydrated manifests, one YAML file per object, `<cluster>/<namespace|_cluster>/<kind>[.<group>]_<name>.yaml`.
-import { constants } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, rmSync, type Dirent } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { loadYamlText } from "../repo/load.js";
@@ -9,7 +9,6 @@ import { LABELS } from "../translate/keys.js";
 import { toYaml } from "../plan/diff.js";
 import { stripServerFields } from "../plan/normalize.js";
 import { withholdCredentials } from "../render/secrets.js";
-import { mapLimit } from "./pool.js";
 import type { Target, WriteOptions } from "./types.js";
 
 /** Folder of cluster-scoped objects inside a cluster's folder (a namespace name never starts with "_"). */
@@ -19,8 +18,8 @@ const TEMP_FILE = /\.yaml\.tmp-(\d+)$/;
 /** Largest manifest file read back (as the repository loader's limit). */
 const MAX_FILE_BYTES = 1024 * 1024;
 
-/** Files read or folders walked at once: enough to keep the disk busy while the main thread parses. */
-export const DIR_IO_CONCURRENCY = 16;
+/** How manifests are opened for reading: never through a symlink, and a FIFO planted there does not block the open. */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /** A name that is safe as one path segment: DNS-1123 characters, no "..". */
 const SEGMENT = /^[a-z0-9A-Z]([-a-z0-9A-Z.]*[a-z0-9A-Z])?$/;
@@ -64,10 +63,13 @@ export class DirTarget implements Target {
     const dir = join(this.root, segment(cluster, "cluster"));
     for (const f of this.#clusterFolders.get(cluster) ?? []) this.#folders.delete(f);
     const folders: string[] = [];
-    const files = await yamlFiles(dir, folders);
+    // Read synchronously: a cached manifest costs about 12 µs of CPU so, against about 85 µs for the four awaited calls
+    // (open, stat, read, close) through libuv's threads, and a cluster's folder (some twenty files) holds the thread
+    // for well under a millisecond.
+    const files = yamlFiles(dir, folders);
     this.#clusterFolders.set(cluster, folders);
     for (const f of folders) this.#folders.add(f);
-    const objs = await mapLimit(files, DIR_IO_CONCURRENCY, (file) => this.read(file));
+    const objs = files.map((file) => this.read(file));
     return objs.filter((obj): obj is KubeObject => !!obj && obj.metadata.labels?.[LABELS.inventory] === cluster);
   }
 
@@ -131,7 +133,7 @@ export class DirTarget implements Target {
 
   async delete(live: KubeObject, cluster: string, opts: WriteOptions): Promise<"deleted" | "gone" | "not-owned"> {
     const file = join(this.root, manifestPath(cluster, refOf(live)));
-    const current = await this.read(file);
+    const current = this.read(file);
     if (!current) return "gone";
     if (current.metadata.labels?.[LABELS.inventory] !== cluster) return "not-owned";
     if (opts.dryRun) return "deleted";
@@ -180,9 +182,9 @@ export class DirTarget implements Target {
   }
 
   /** A manifest read back with the repository loader's limits; a symlink or an oversized file is refused, not followed. */
-  private async read(file: string): Promise<KubeObject | undefined> {
+  private read(file: string): KubeObject | undefined {
     const shown = relative(process.cwd(), file);
-    const text = await readManifest(file, shown);
+    const text = readManifest(file, shown);
     if (text === undefined || text.trim() === "") return undefined;
     const loaded = loadYamlText(shown, text);
     if (!loaded.ok) {
@@ -197,12 +199,12 @@ export class DirTarget implements Target {
 
 /**
  * A manifest's text (undefined when there is none): opened without following a symlink (O_NOFOLLOW), checked and
- * read through the one handle, so the file checked is the file read.
+ * read through the one descriptor, so the file checked is the file read.
  */
-async function readManifest(file: string, shown: string): Promise<string | undefined> {
-  let fh: import("node:fs/promises").FileHandle;
+function readManifest(file: string, shown: string): string | undefined {
+  let fd: number;
   try {
-    fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(file, READ_FLAGS);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return undefined;
@@ -210,12 +212,12 @@ async function readManifest(file: string, shown: string): Promise<string | undef
     throw err;
   }
   try {
-    const info = await fh.stat();
+    const info = fstatSync(fd);
     if (!info.isFile()) throw new Error(`${shown}: not a regular file: refused`);
     if (info.size > MAX_FILE_BYTES) throw new Error(`${shown}: larger than ${MAX_FILE_BYTES} bytes: refused`);
-    return await fh.readFile("utf8");
+    return readFileSync(fd, "utf8");
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -237,10 +239,10 @@ async function sameFile(file: string, text: string, mode: number): Promise<boole
 }
 
 /** The manifest files under `dir`, sorted; every folder walked (all real folders: a symlink is refused) lands in `folders`. */
-async function yamlFiles(dir: string, folders: string[]): Promise<string[]> {
-  let entries: import("node:fs").Dirent[];
+function yamlFiles(dir: string, folders: string[]): string[] {
+  let entries: Dirent[];
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR") return [];
     throw err;
@@ -253,13 +255,13 @@ async function yamlFiles(dir: string, folders: string[]): Promise<string[]> {
     const temp = TEMP_FILE.exec(e.name);
     if (temp && e.isFile()) {
       // Left by a run that died between writing and renaming: never a manifest, removed unless that run is this one.
-      if (Number(temp[1]) !== process.pid) await rm(p, { force: true });
+      if (Number(temp[1]) !== process.pid) rmSync(p, { force: true });
       continue;
     }
     if (e.isSymbolicLink()) throw new Error(`${relative(process.cwd(), p)}: a symlink in the target folder: refused, not followed`);
     if (e.isDirectory()) sub.push(p);
     else if (e.isFile() && e.name.endsWith(".yaml")) out.push(p);
   }
-  for (const files of await mapLimit(sub, DIR_IO_CONCURRENCY, (p) => yamlFiles(p, folders))) out.push(...files);
+  for (const p of sub) out.push(...yamlFiles(p, folders));
   return out.sort();
 }

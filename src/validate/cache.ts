@@ -1,7 +1,6 @@
 // The content-addressed cache of validated cluster folders: key from vc's version, the schemas and every file's content; entries on disk, authenticated.
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { lstatSync, readFileSync, readdirSync, rmSync, utimesSync } from "node:fs";
-import { rename, rm, writeFile } from "node:fs/promises";
+import { lstatSync, readFileSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import type { FolderBudget } from "../repo/budget.js";
@@ -68,7 +67,6 @@ export class DirCache implements ValidationCache {
   misses = 0;
   /** Entries whose MAC did not verify (rewritten or planted): ignored. */
   forged = 0;
-  private pending: Array<Promise<void>> = [];
 
   /** `secret`: the folder's key (cache-dir.ts); use DirCache.open for a folder not checked yet. */
   constructor(
@@ -118,24 +116,23 @@ export class DirCache implements ValidationCache {
       size.writeUInt32BE(head.length);
       const body = Buffer.concat([size, head, serialize({ ...(spec && { spec }), ...(values && { values }) })]);
       const data = Buffer.concat([this.mac(key, body), body]);
-      // Written whole under a temporary name, then renamed: a reader sees a whole entry or none. The write
-      // runs on libuv's threads while this thread parses the next folder.
+      // Written whole under a temporary name, then renamed: a reader sees a whole entry or none. Written at once:
+      // four system calls cost less CPU than the same calls awaited through libuv's threads (a cold start writes an
+      // entry for every folder of the fleet).
       const tmp = join(this.dir, `.${key}.${process.pid}.${Math.random().toString(36).slice(2)}`);
-      this.pending.push(
-        writeFile(tmp, data, { mode: 0o600, flag: "wx" })
-          .then(() => rename(tmp, join(this.dir, `${key}${ENTRY}`)))
-          .catch(() => rm(tmp, { force: true }).catch(() => undefined)),
-      );
+      try {
+        writeFileSync(tmp, data, { mode: 0o600, flag: "wx" });
+        renameSync(tmp, join(this.dir, `${key}${ENTRY}`));
+      } catch {
+        rmSync(tmp, { force: true });
+      }
     } catch {
       // A cache that cannot be written only costs speed.
     }
   }
 
-  async flush(): Promise<void> {
-    const writes = this.pending;
-    this.pending = [];
-    await Promise.all(writes);
-  }
+  /** Entries are written as they are set: nothing is left to wait for. */
+  async flush(): Promise<void> {}
 }
 
 const MAC_BYTES = 32;
