@@ -8,7 +8,8 @@ import { join } from "node:path";
  * appears, goes or is replaced. One inotify watch and one small handle per folder: at 10,000 folders a few MiB,
  * where chokidar keeps a watcher and a stat for every path it follows (94 MiB of heap, docs/scale.md).
  * Dot-folders and node_modules are not watched (the loader ignores them). Throws when `base` itself cannot be watched,
- * or a folder cannot be for another reason than having gone (the watch limit: `fs.inotify.max_user_watches`).
+ * or a folder cannot be for another reason than having gone (the watch limit: `fs.inotify.max_user_watches`); a folder
+ * added later that cannot be watched waits for the resync, as does everything when clusters/ itself goes.
  */
 export function watchTop(base: string, note: (path: string) => void): { close(): void } {
   const folders = new Map<string, FSWatcher>();
