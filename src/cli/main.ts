@@ -1,6 +1,7 @@
 // The `vc` command line: builds the command tree; each command lives in its own file under src/cli/.
 import { Command, CommanderError } from "commander";
 import { EXIT, exitQuietlyOnClosedStdout } from "./common.js";
+import { boundHeapGrowth } from "./heap.js";
 import { packageInfo } from "../model/package.js";
 import { parseRequestTimeout } from "../duration.js";
 import { reportError } from "../errors.js";
@@ -70,6 +71,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
 
 export async function main(argv: string[]): Promise<number> {
   exitQuietlyOnClosedStdout();
+  boundHeapGrowth();
   const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv, { from: "user" });

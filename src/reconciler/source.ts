@@ -8,6 +8,7 @@ import { GitMirror } from "../git/mirror.js";
 import type { GitCredential } from "../git/auth.js";
 import { redactUrl } from "../git/auth.js";
 import { CLUSTERS_DIR } from "./affected.js";
+import { watchTop } from "./top-watch.js";
 
 export interface Snapshot {
   /** Folder holding the repository content at `revision` (the one that holds `clusters/`). */
@@ -36,7 +37,8 @@ export interface Source {
  * - "git": a larger fleet in a git checkout: HEAD, packed-refs and refs/heads only; a commit or checkout triggers a
  *   pass that takes the changed paths from git (uncommitted edits wait for the next resync).
  * - "top": a larger fleet outside git: clusters/ and each folder's own entries (cluster.yaml, values files; a change
- *   deeper, as under mesh/, waits for the next resync). Keep a large fleet in git.
+ *   deeper, as under mesh/, waits for the next resync), with one fs.watch per folder (top-watch.ts). Keep a large
+ *   fleet in git.
  */
 export type WatchMode = "git" | "files" | "top";
 
@@ -130,8 +132,9 @@ export class FolderSource implements Source {
   }
 
   /**
-   * Watches what the mode says (chokidar 5 takes no globs: filtering is done with `ignored`), debounced. The paths
-   * reported are repository paths; in "git" mode none (the pass asks git what the new commit changed).
+   * Watches what the mode says (chokidar 5 takes no globs: filtering is done with `ignored`; "top" is top-watch.ts),
+   * debounced. The paths reported are repository paths (a cluster folder itself as `clusters/<name>/`); in "git" mode
+   * none (the pass asks git what the new commit changed).
    */
   async watch(onChange: (paths: string[]) => void, debounceMs = 300, mode?: WatchMode): Promise<() => Promise<void>> {
     const chosen = mode ?? (await this.watchMode());
@@ -139,16 +142,8 @@ export class FolderSource implements Source {
     const base = resolve(this.root, CLUSTERS_DIR);
     const pending = new Set<string>();
     let timer: NodeJS.Timeout | undefined;
-    const watcher = gitDir
-      ? chokidarWatch(gitDir, { ignoreInitial: true, awaitWriteFinish: false, ignored: (p: string) => !isRefPath(relative(gitDir, p).split(sep)) })
-      : chokidarWatch(base, {
-          ignoreInitial: true,
-          ignored: (p: string) => p.split(sep).some((part) => part === ".git" || part === "node_modules"),
-          awaitWriteFinish: false,
-          ...(chosen === "top" ? { depth: 1 } : {}),
-        });
     const note = (p: string): void => {
-      if (!gitDir) pending.add(relative(this.root, p).split(sep).join("/"));
+      if (!gitDir) pending.add(relative(this.root, p).split(sep).join("/") + (p.endsWith(sep) ? "/" : ""));
       clearTimeout(timer);
       timer = setTimeout(() => {
         const paths = [...pending].sort();
@@ -156,6 +151,17 @@ export class FolderSource implements Source {
         onChange(paths);
       }, debounceMs);
     };
+    if (chosen === "top") {
+      // A large fleet: one fs.watch per cluster folder (top-watch.ts), not chokidar's watcher and stat per path.
+      const top = watchTop(base, note);
+      return async () => {
+        clearTimeout(timer);
+        top.close();
+      };
+    }
+    const watcher = gitDir
+      ? chokidarWatch(gitDir, { ignoreInitial: true, awaitWriteFinish: false, ignored: (p: string) => !isRefPath(relative(gitDir, p).split(sep)) })
+      : chokidarWatch(base, { ignoreInitial: true, ignored: (p: string) => p.split(sep).some((part) => part === ".git" || part === "node_modules"), awaitWriteFinish: false });
     for (const ev of ["add", "change", "unlink", "addDir", "unlinkDir"] as const) watcher.on(ev, note);
     await new Promise<void>((r) => watcher.once("ready", () => r()));
     return async () => {

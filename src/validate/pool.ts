@@ -22,6 +22,15 @@ export const MIN_FILES_FOR_WORKERS = 6000;
 /** With a cache, workers start only once this thread has met this many folders the cache did not know: a warm run needs none. */
 export const MISSES_BEFORE_WORKERS = 8;
 
+/**
+ * The heap of each validation worker (it holds one folder at a time): a young generation of 2 MiB semi-spaces, as
+ * deploy/reconciler sets for the main thread, and an old generation bounded by what the largest folder the budget
+ * admits needs (test/validate/pool-limits.test.ts). A bounded heap is also sized tighter by V8 (it grows by a smaller
+ * factor): a worker's resident memory was about 90 MiB on a fleet of 10,000 folders without these (docs/scale.md).
+ * A worker past them ends (ERR_WORKER_OUT_OF_MEMORY) and what it claimed is validated on this thread.
+ */
+export const WORKER_LIMITS = Object.freeze({ maxYoungGenerationSizeMb: 6, maxOldGenerationSizeMb: 128 });
+
 /** Threads to use by default: every core the process may use (an affinity mask such as `taskset -c 0` counts). */
 export function defaultJobs(): number {
   return availableParallelism();
@@ -157,7 +166,7 @@ class Workers {
     const folders = this.queue.map((f) => ({ name: f.name, files: f.files }));
     for (let k = 0; k < count; k++) {
       // Kept referenced: while this thread waits for its answers, the worker is what keeps the process alive.
-      const worker = new Worker(url);
+      const worker = new Worker(url, { resourceLimits: WORKER_LIMITS });
       worker.on("error", () => undefined); // what it claimed is validated here; never an uncaught error
       const ready = readyOf(worker);
       const done = new Promise<void>((resolve) => {
