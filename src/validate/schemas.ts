@@ -11,8 +11,8 @@ export const SCHEMAS_DIR = new URL("../../schemas/", import.meta.url);
 /** Where `npm run build` writes the precompiled validators. */
 export const COMPILED_SCHEMAS_DIR = new URL("../../dist/schemas/", import.meta.url);
 
-export type SchemaName = "values" | "cluster" | "policy" | "groups" | "mesh/virtualservice" | "mesh/destinationrule" | "mesh/gateway" | "certmanager/certificate";
-export const SCHEMA_NAMES: readonly SchemaName[] = ["values", "cluster", "policy", "groups", "mesh/virtualservice", "mesh/destinationrule", "mesh/gateway", "certmanager/certificate"];
+export type SchemaName = "values" | "cluster" | "policy" | "groups" | "rollout" | "mesh/virtualservice" | "mesh/destinationrule" | "mesh/gateway" | "certmanager/certificate";
+export const SCHEMA_NAMES: readonly SchemaName[] = ["values", "cluster", "policy", "groups", "rollout", "mesh/virtualservice", "mesh/destinationrule", "mesh/gateway", "certmanager/certificate"];
 
 /** A strict validator reports every error and never changes its input; a defaulting one also fills in defaults. */
 export type ValidatorMode = "strict" | "defaulting";
