@@ -26,6 +26,8 @@ export interface LoadOptions {
   detail?: "summary" | "full";
   /** Namespaces claimed by valid clusters outside this load (validate/namespace-claims.ts). */
   namespaceClaims?: ReadonlyMap<string, readonly string[]>;
+  /** Clusters a rollout pins to a base snapshot: the folder of its fleet/ files, by cluster (src/rollout/). */
+  bases?: Readonly<Record<string, string>>;
 }
 
 export interface LoadResult {

@@ -27,9 +27,9 @@ export type BudgetedReads = { ok: true; reads: Map<string, ReadResult> } | { ok:
 /**
  * Reads a folder's files in the order vc reads them, within the budget's files and bytes: a folder with too many
  * files is refused before anything is read, and reading stops at the first file that would pass the bytes left
- * (its size is known before its content is read).
+ * (its size is known before its content is read). `baseRoot`: where the fleet/ layers are read from, when not the repository.
  */
-export function readWithinBudget(realRoot: string, files: ClusterFiles, budget: FolderBudget): BudgetedReads {
+export function readWithinBudget(realRoot: string, files: ClusterFiles, budget: FolderBudget, baseRoot?: string): BudgetedReads {
   const all = folderFiles(files);
   if (all.length > budget.files || files.truncated) {
     const first = files.truncated ?? all[budget.files]!;
@@ -38,7 +38,8 @@ export function readWithinBudget(realRoot: string, files: ClusterFiles, budget: 
   const reads = new Map<string, ReadResult>();
   let used = 0;
   for (const file of all) {
-    const read = readRepoFile(realRoot, file, budget.bytes - used);
+    // A cluster pinned to a base snapshot (rollouts) reads its fleet/ layers from the snapshot's folder.
+    const read = readRepoFile(baseRoot !== undefined && file.startsWith("fleet/") ? baseRoot : realRoot, file, budget.bytes - used);
     if (!read.ok && read.code === "over-budget") {
       return { ok: false, diagnostic: over(file, `cluster folder ${files.dir} holds more than ${budget.bytes} bytes, its budget (folderBudget.bytes in policy.yaml): ${read.message}; split the cluster or raise the budget`) };
     }

@@ -7,19 +7,22 @@ import { fileDiagnostic } from "./finding.js";
 import { enforcePolicy, type LoadedPolicy } from "./policy.js";
 import { baseLayers, peekLabels } from "../repo/fleet-base.js";
 import { brokenGroupsDiagnostic, loadFleetBase } from "./fleet-base.js";
+import { markPinned } from "../rollout/pinned.js";
 
 /**
  * `policy`: the loaded fleet policy, when the repository has one. The cache holds results before the policy
  * (its key is the folder's content only); the policy is applied to every result, cached or not. `listed`: the
  * folder's files when the caller listed them already (the pool does, to hand out the largest folders first).
+ * `baseRoot`: the folder of the base snapshot a rollout pins the cluster to (its fleet/ layers), when not the repository's.
  */
-export function validateFolder(realRoot: string, name: string, cache: ValidationCache | undefined, detail: Detail, policy?: LoadedPolicy, listed?: ClusterFiles): ClusterResult {
+export function validateFolder(realRoot: string, name: string, cache: ValidationCache | undefined, detail: Detail, policy?: LoadedPolicy, listed?: ClusterFiles, baseRoot?: string): ClusterResult {
   try {
     const budget = folderBudget(policy?.policy?.folderBudget);
     const own = listed ?? listClusterFiles(realRoot, name, budget.files);
     // The fleet's base layers come first (fleet/values.yaml, then the groups its labels select), as values files of the
     // folder: read within its budget, part of its cache key, merged by the same rules, errors located in the base file.
-    const fleet = loadFleetBase(realRoot);
+    // A cluster pinned by a rollout takes its base layers (and groups) from the snapshot's folder (src/rollout/pinned.ts).
+    const fleet = loadFleetBase(baseRoot ?? realRoot);
     const bases = baseLayers(fleet.base, peekLabels(realRoot, own.clusterFile));
     const files = bases.length > 0 ? { ...own, values: [...bases, ...own.values] } : own;
     const held = (r: ClusterResult): ClusterResult => {
@@ -29,10 +32,11 @@ export function validateFolder(realRoot: string, name: string, cache: Validation
         r.valid = false;
       }
       if (policy) enforcePolicy(realRoot, r, policy);
+      if (baseRoot !== undefined) markPinned(r, baseRoot);
       return trim(r, detail);
     };
     // The folder's files and bytes are within its budget before anything is parsed (its objects are counted as parsed).
-    const read = readWithinBudget(realRoot, files, budget);
+    const read = readWithinBudget(realRoot, files, budget, baseRoot);
     if (!read.ok) return { name, dir: files.dir, valid: false, diagnostics: [...files.diagnostics, read.diagnostic] };
     const reads = read.reads;
     if (!cache) return held(validateCluster(realRoot, files, reads, budget));

@@ -47,6 +47,8 @@ export interface ValidateOptions {
    * no host. Commands that reach the host (apply, diff, the reconciler) leave it off and decide by the live claims.
    */
   hostClaims?: boolean;
+  /** Clusters pinned by a rollout to a base snapshot: the folder holding its fleet/ files, by cluster (src/rollout/). */
+  bases?: Readonly<Record<string, string>>;
 }
 
 /** The cluster names given to loadAndValidate that have no folder (its `unknown-cluster` diagnostics), sorted. */
@@ -84,7 +86,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
     diagnostics.push(fileDiagnostic(cacheDir!, "warning", "cache-refused", `${opened.problem}; validating without a cache`));
     cacheDir = undefined;
   }
-  const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir, policy })).results;
+  const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir, policy, ...(opts.bases ? { bases: opts.bases } : {}) })).results;
   if (cacheDir !== undefined) pruneCache(cacheDir);
   crossClusterRules(realRoot, clusters, opts.namespaceClaims);
   hostNamespaceRules(realRoot, clusters, loadedPolicy.policy?.hostNamespaces?.pattern);

@@ -72,6 +72,8 @@ export interface PoolOptions {
   workers?: "auto" | "always";
   /** The file count from which `auto` uses workers (default MIN_FILES_FOR_WORKERS). */
   minFiles?: number;
+  /** Clusters pinned by a rollout: the folder of the base snapshot each reads its fleet/ layers from (src/rollout/). */
+  bases?: Readonly<Record<string, string>>;
 }
 
 export interface PoolResult {
@@ -103,9 +105,9 @@ export async function validateFolders(realRoot: string, names: readonly string[]
   const cache = opened && "cache" in opened ? opened.cache : undefined;
   const validate = (i: number): void => {
     const f = queue[i]!;
-    results[i] = validateFolder(realRoot, f.name, cache, detail, policy, f.files);
+    results[i] = validateFolder(realRoot, f.name, cache, detail, policy, f.files, opts.bases?.[f.name]);
   };
-  const pool = new Workers(realRoot, queue, claims, results, { cacheDir, detail, policy });
+  const pool = new Workers(realRoot, queue, claims, results, { cacheDir, detail, policy, ...(opts.bases ? { bases: opts.bases } : {}) });
   // The folders not claimed yet are sized and put largest first just before the workers start (never in a warm run).
   const startWorkers = (from: number): void => {
     queue.splice(from, queue.length - from, ...largestFirst(realRoot, queue.slice(from)));
@@ -142,7 +144,7 @@ class Workers {
     private readonly queue: readonly Folder[],
     private readonly claims: Int32Array,
     private readonly results: Array<ClusterResult | undefined>,
-    private readonly settings: Pick<WorkRequest, "cacheDir" | "detail" | "policy">,
+    private readonly settings: Pick<WorkRequest, "cacheDir" | "detail" | "policy" | "bases">,
   ) {}
 
   get started(): boolean {

@@ -16,6 +16,8 @@ export interface WorkRequest {
   detail: Detail;
   /** The repository's fleet policy, when it has one. */
   policy?: LoadedPolicy;
+  /** Clusters pinned by a rollout: the folder of each one's base snapshot. */
+  bases?: Readonly<Record<string, string>>;
 }
 
 /** A folder's result (by its index in `folders`), or the end of this worker's share once its cache entries are written. */
@@ -27,7 +29,7 @@ parentPort?.on("message", async (req: WorkRequest) => {
   const cache = opened && "cache" in opened ? opened.cache : undefined;
   for (let i = Atomics.add(claims, 0, 1); i < req.folders.length; i = Atomics.add(claims, 0, 1)) {
     const f = req.folders[i]!;
-    const result = validateFolder(req.realRoot, f.name, cache, req.detail, req.policy, f.files);
+    const result = validateFolder(req.realRoot, f.name, cache, req.detail, req.policy, f.files, req.bases?.[f.name]);
     parentPort!.postMessage({ index: i, result } satisfies WorkMessage);
   }
   await cache?.flush(); // the entries are on disk before the caller hears back (and may exit)
