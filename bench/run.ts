@@ -25,6 +25,7 @@ const SUITES: Suite[] = [
   { name: "budget", load: () => import("./budget.js") },
   { name: "scale", load: () => import("./scale.js") },
   { name: "fleet-base", load: () => import("./fleet-base.js") },
+  { name: "rollout", load: () => import("./rollout.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {

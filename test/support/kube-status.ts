@@ -1,4 +1,4 @@
-// Stands in for the controllers and the kubelet a real API server lacks: sets status through the status subresource
+// Stands in for the controllers and the kubelet a real API server (or the in-memory one) lacks: sets status through the status subresource
 // as the StatefulSet and Deployment controllers would, creates the pods and volume claims they would create (with
 // controller-revision-hash labels), and reports those pods Running/Ready or stuck, so a cluster is Healthy or
 // Degraded on demand.
@@ -11,8 +11,11 @@ import { createHash } from "node:crypto";
 import type { KubeObject } from "../../src/kube/object.js";
 import type { RealKube } from "./real-kube.js";
 
+/** What these helpers need of a server: JSON requests with rights to write pods, claims and workloads' status. */
+export type StatusWriter = Pick<RealKube, "request">;
+
 /** Reads the object at `path`, sets `status` and writes it back through `<path>/status` (the way a controller reports). */
-export async function setStatus(kube: RealKube, path: string, status: (live: KubeObject) => unknown): Promise<KubeObject> {
+export async function setStatus(kube: StatusWriter, path: string, status: (live: KubeObject) => unknown): Promise<KubeObject> {
   const live = await kube.request<KubeObject>("GET", path);
   if (live.status !== 200) throw new Error(`GET ${path}: ${live.status} ${JSON.stringify(live.body)}`);
   const res = await kube.request<KubeObject>("PUT", `${path}/status`, { ...live.body, status: status(live.body) });
@@ -21,7 +24,7 @@ export async function setStatus(kube: RealKube, path: string, status: (live: Kub
 }
 
 /** POSTs `body` to the collection at `path`; throws unless the server created it. */
-export async function createObject(kube: RealKube, path: string, body: unknown): Promise<KubeObject> {
+export async function createObject(kube: StatusWriter, path: string, body: unknown): Promise<KubeObject> {
   const res = await kube.request<KubeObject>("POST", path, body);
   if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
@@ -84,7 +87,7 @@ export class StandInControllers {
   private running: Promise<unknown> = Promise.resolve();
   private lastError: Error | undefined;
 
-  constructor(private readonly kube: RealKube) {}
+  constructor(private readonly kube: StatusWriter) {}
 
   /** The pods of `hostNamespace`'s update revision will be stuck in `reason` (a broken image: CrashLoopBackOff). */
   degrade(hostNamespace: string, reason = "CrashLoopBackOff"): void {
