@@ -5,7 +5,7 @@
 //   const fleet = generateRolloutFleet({ clusters: 30, rollout: THREE_WAVES });
 //   fleet.setBaseTag("0.2.0"); const sha = fleet.commit("base: 0.2.0");
 //   const before = await snapshotClusters(kube(), fleet.clusters.slice(3)); ... expect(after).to.deep.equal(before)
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -34,8 +34,8 @@ export interface RolloutFleet {
   dispose(): void;
 }
 
-/** The three waves of issue #22: the canary label first, then up to 10 % of the fleet, then the rest. */
-export const THREE_WAVES = `# canary first, then 10 % of the fleet, then the rest
+/** The three waves of issue #22: the canary label first, then up to 10 % of the fleet (then wait for resume), then the rest. */
+export const THREE_WAVES = `# canary first, then 10 % of the fleet, then (after vc rollout resume) the rest
 waves:
   - name: canary
     selector:
@@ -43,6 +43,7 @@ waves:
         canary: "true"
   - name: early
     percent: 10
+    pause: manual
   - name: rest
 maxUnavailable: 5
 healthGate:
@@ -130,10 +131,15 @@ const NAMESPACED = [
 ];
 const CLUSTER_SCOPED = ["/apis/rbac.authorization.k8s.io/v1/clusterroles", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"];
 
-/** A live object as vc wrote it: without status and the server's metadata (resourceVersion, managedFields, uid, times). */
-function kept(o: KubeObject, kind: string): string {
+/**
+ * A live object as vc wrote it: without status and the server's metadata (resourceVersion, managedFields, uid, times),
+ * and without the annotations named in `ignore` (e.g. the commit an object was last written at).
+ */
+function kept(o: KubeObject, kind: string, ignore: readonly string[]): string {
   const { status: _status, metadata, ...rest } = o as KubeObject & { status?: unknown };
-  const { name, namespace, labels, annotations } = metadata as KubeObject["metadata"] & { annotations?: Record<string, string> };
+  const { name, namespace, labels } = metadata;
+  const annotations = { ...(metadata as { annotations?: Record<string, string> }).annotations };
+  for (const key of ignore) delete annotations[key];
   return stableJson({ ...rest, kind, metadata: { name, namespace, labels, annotations } });
 }
 
@@ -148,14 +154,14 @@ export interface ClusterSnapshot {
  * Every live object vc applied for `clusters`: the Namespace, the namespaced kinds vc renders in each host namespace,
  * and the cluster-scoped RBAC labelled `managed-by` the cluster. One LIST per kind for the whole set.
  */
-export async function snapshotClusters(kube: RealKube, clusters: readonly FleetCluster[]): Promise<ClusterSnapshot> {
+export async function snapshotClusters(kube: RealKube, clusters: readonly FleetCluster[], opts: { ignoreAnnotations?: readonly string[] } = {}): Promise<ClusterSnapshot> {
   const namespaces = new Set(clusters.map((c) => c.hostNamespace));
   const names = new Set(clusters.map((c) => c.name));
   const objects = new Map<string, string>();
   const versions = new Map<string, string>();
   const add = (o: KubeObject, kind: string) => {
     const key = `${kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`;
-    objects.set(key, kept(o, kind));
+    objects.set(key, kept(o, kind, opts.ignoreAnnotations ?? []));
     versions.set(key, o.metadata.resourceVersion ?? "");
   };
   const list = async (path: string) => {
@@ -192,4 +198,36 @@ export async function liveImage(kube: RealKube, c: FleetCluster): Promise<string
   const res = await kube.request<KubeObject>("GET", `/apis/apps/v1/namespaces/${c.hostNamespace}/statefulsets/${c.name}`);
   if (res.status !== 200) return undefined;
   return (res.body.spec as { template: { spec: { containers: Array<{ image: string }> } } }).template.spec.containers[0]?.image;
+}
+
+/** A `vc reconcile` process (the real binary's code path, in a process of its own) following the fleet's repository. */
+export interface ReconcilerProcess {
+  child: ChildProcess;
+  /** Everything it printed so far. */
+  log(): string;
+  /** SIGKILL: no shutdown, no last write; resolves once it is gone. */
+  kill(): Promise<void>;
+  /** SIGTERM, as a rolling update stops a pod; resolves once it is gone. */
+  stop(): Promise<void>;
+}
+
+const ROOT = join(import.meta.dirname, "..", "..");
+
+export function startReconciler(repo: string, kubeconfig: string, extra: string[] = []): ReconcilerProcess {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(ROOT, "src/cli/main.ts"), "reconcile", "--repo", repo, "--target", "kube", "--kubeconfig", kubeconfig,
+      "--resync", "1h", "--cache-dir", join(repo, "..", "cache"), ...extra],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } },
+  );
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise((resolve) => child.once("exit", resolve));
+    child.kill(signal);
+    await gone;
+  };
+  return { child, log: () => out, kill: () => end("SIGKILL"), stop: () => end("SIGTERM") };
 }
