@@ -8,6 +8,7 @@ import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliati
 import type { StatusStore } from "./status-store.js";
 import { LABELS } from "../translate/keys.js";
 import type { Health } from "../health/types.js";
+import { pinStatus } from "../rollout/pins.js";
 
 export interface ClusterContext {
   engine: Engine;
@@ -122,7 +123,7 @@ export async function reconcilePresent(
 
   if (!loaded.spec) {
     result = "invalid";
-    message = `${describeErrors(loaded.diagnostics)}; ${prev?.lastAppliedRevision ? `revision ${prev.lastAppliedRevision.slice(0, 12)} stays live` : "nothing applied"}`;
+    message = `${loaded.rollout?.waiting ? `${loaded.rollout.waiting}: its folder needs the base being rolled out (over its pinned base: ${describeErrors(loaded.diagnostics, 1)})` : describeErrors(loaded.diagnostics)}; ${prev?.lastAppliedRevision ? `revision ${prev.lastAppliedRevision.slice(0, 12)} stays live` : "nothing applied"}`;
   } else if (loaded.spec.settings.suspend || prev?.suspendedBy) {
     result = "suspended";
     message = loaded.spec.settings.suspend ? "suspended in cluster.yaml" : `suspended by ${prev!.suspendedBy}`;
@@ -139,10 +140,10 @@ export async function reconcilePresent(
     const changed = counts.created + counts.updated + counts.deleted > 0;
     if (result === "applied" && ctx.health && (changed || prev?.health !== "Healthy")) {
       const h = await ctx.health(hostNamespace, desired).catch(() => undefined);
-      if (h) return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message, health: h.status, ...(h.reason ? { healthReason: h.reason } : {}) }, sync, started, recordRevision);
+      if (h) return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message, health: h.status, ...(h.reason ? { healthReason: h.reason } : {}) }, sync, started, recordRevision, loaded.rollout);
     }
   }
-  return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message }, sync, started, recordRevision);
+  return finish(ctx, base, prev, { revision, time, durationMs: Date.now() - started, result, counts, message }, sync, started, recordRevision, loaded.rollout);
 }
 
 /**
@@ -184,14 +185,18 @@ async function finish(
   sync: SyncResult | undefined,
   started: number,
   recordRevision = true,
+  pin?: LoadedCluster["rollout"],
 ): Promise<ClusterRun> {
   const status = record(prev, base.cluster, base.hostNamespace, entry);
+  // The base snapshot the cluster is now applied with (rollouts): a pin that moved is worth a write on its own.
+  if (pin && entry.result === "applied") pinStatus(status, pin);
+  const pinMoved = status.base !== prev?.base || status.previousBase !== prev?.previousBase;
   if (prev?.suspendedBy) status.suspendedBy = prev.suspendedBy;
   if (ctx.owner) status.owner = ctx.owner;
   let statusWritten = false;
   // Another source's cluster: its status is never rewritten (after a sync without conflict, the cluster is ours).
   const othersStatus = sync?.plan.ownerConflict !== undefined || (sync === undefined && ctx.owner !== undefined && prev?.owner !== undefined && prev.owner !== ctx.owner);
-  if (!othersStatus && worthWriting(prev, entry, recordRevision) && ctx.mayWrite()) {
+  if (!othersStatus && (worthWriting(prev, entry, recordRevision) || pinMoved) && ctx.mayWrite()) {
     await ctx.store.write(status);
     statusWritten = true;
   }

@@ -18,6 +18,11 @@ export interface LoadedCluster {
   settings?: { namespace: string; suspend?: boolean };
   /** The public hosts a valid folder claims (validate/host-claims.ts; a summary load has them without `spec`). */
   claims?: ReadonlyArray<{ host: string }>;
+  /**
+   * Set by a pass of a fleet with rollouts (src/rollout/driver.ts): the base snapshot the cluster is rendered at (its
+   * record's `base`; none: unpinned), the one it came from while a rollout moved it, and why it waits for its wave.
+   */
+  rollout?: { base?: string; previousBase?: string; waiting?: string };
 }
 
 export interface LoadOptions {

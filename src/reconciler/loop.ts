@@ -15,6 +15,8 @@ export interface LoopOptions {
   onPass?: (r: PassResult | { error: Error; retryInMs: number }) => void;
   /** Timers (tests inject a clock); default the process's. */
   clock?: Clock;
+  /** While a rollout runs, the next pass comes after at most this long (default 10 s): it reads the wave's health and steps. */
+  rolloutIntervalMs?: number;
 }
 
 export interface Clock {
@@ -134,6 +136,7 @@ export class ReconcileLoop {
         this.opts.onPass?.(res);
         if (res.kind === "full") this.#scheduleResync();
         delay = jitter(this.opts.intervalMs);
+        if (this.state.rollout?.active) delay = Math.min(delay, this.opts.rolloutIntervalMs ?? 10_000);
       } catch (err) {
         // The source is unreachable (or the host inventory cannot be read): keep the last good state, retry later.
         delay = this.backoff.fail();

@@ -20,6 +20,7 @@ import type { Snapshot, Source } from "./source.js";
 import type { ClusterStatus } from "./status.js";
 import { namespaceClaims } from "../validate/namespace-claims.js";
 import { HEALTH_STATUSES } from "../health/types.js";
+import { newRolloutMemory, rolloutForPass, type PassRollout, type RolloutMemory } from "../rollout/driver.js";
 
 export type PassRequest =
   /** Every cluster of the repository, plus clusters known on the host whose folder is gone. */
@@ -46,6 +47,8 @@ export interface PassState {
   statuses: Map<string, ClusterStatus>;
   /** Clusters whose last run failed (API errors): retried by the next pass. */
   retry: Set<string>;
+  /** What passes keep of rollouts (src/rollout/driver.ts); `active` makes the loop tick. */
+  rollout?: RolloutMemory;
 }
 
 export interface PassDeps extends ClusterContext {
@@ -73,10 +76,18 @@ export interface PassDeps extends ClusterContext {
   betweenChunks?: () => Promise<string | undefined>;
   /** True once the reconciler is stopping: no further cluster is started; those in hand finish and record their status. */
   stopping?: () => boolean;
+  /** Where rollouts materialise base snapshots (default: a private folder of the process). */
+  basesDir?: string;
 }
 
 export function newPassState(): PassState {
   return { statuses: new Map(), retry: new Set() };
+}
+
+/** The pass's rollout (src/rollout/driver.ts): only the first shard's replica drives it; undefined on a dir: target. */
+async function passRollout(deps: PassDeps, state: PassState, snap: Snapshot, folders: () => string[], kind: "full" | "incremental"): Promise<PassRollout | undefined> {
+  state.rollout ??= newRolloutMemory();
+  return rolloutForPass({ ...deps, drives: !deps.shard || deps.shard.index === 0 }, state.rollout, snap.root, snap.revision, state.statuses, folders, kind);
 }
 
 /** Syncs the source (errors propagate: the caller backs off) and reconciles what the request selects. */
@@ -92,10 +103,13 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   }
 
   if (kind === "full") return fullPass(deps, state, snap, started);
-  names = (names ?? []).filter((n) => inShard(n, deps.shard));
+  // A rollout adds the clusters it moves (and those in flight) and pins each cluster to its base (src/rollout/).
+  const rollout = await passRollout(deps, state, snap, () => clusterFolders(snap.root), "incremental");
+  names = [...new Set([...(names ?? []), ...(rollout?.extra ?? [])])].sort().filter((n) => inShard(n, deps.shard));
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   const removed = names.filter((n) => !present.includes(n));
-  const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present)) : [];
+  const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present, { bases: await rollout?.basesFor(present) })) : [];
+  await rollout?.annotate(loaded, async (n) => (await loadIsolated(deps, snap.root, n)).clusters);
   await migrate(deps, loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
   await admitHolders(deps, loaded);
   const { runs, complete } = await reconcileAll(deps, state, snap, loaded, removed, undefined, passClaims(loaded, state.statuses));
@@ -125,6 +139,9 @@ async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, start
   }
   await migrate(deps, await legacyClusters(deps.target).catch(() => []));
   await refreshStatuses(deps, state, hostNamespaces);
+  // The rollout is read and stepped once the statuses (each cluster's pinned base) are known; the summary index above
+  // is of the newest base (validity and host namespaces), each chunk below is loaded at its clusters' pins.
+  const rollout = await passRollout(deps, state, snap, () => folders, "full");
   // Public host claims of the whole pass, decided before any write (chunks and concurrent syncs see the same claims):
   // from the summary index, which carries each valid folder's claimed hosts.
   const peers = passClaims(index, state.statuses);
@@ -146,7 +163,8 @@ async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, start
     }
     const chunk = names.slice(i, i + size);
     const chunkPresent = chunk.filter((n) => present.has(n));
-    const loaded = chunkPresent.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, chunkPresent, { namespaceClaims: claims }));
+    const loaded = chunkPresent.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, chunkPresent, { namespaceClaims: claims, bases: await rollout?.basesFor(chunkPresent) }));
+    await rollout?.annotate(loaded, async (n) => (await loadIsolated(deps, snap.root, n, { namespaceClaims: claims })).clusters);
     // Of folders claiming one namespace, the one whose record holds it on the host is valid again.
     await admitHolders(deps, loaded);
     // The chunk's live objects: one LIST per kind on a host, each cluster's folder once on dir:.

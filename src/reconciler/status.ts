@@ -77,6 +77,10 @@ export interface ClusterStatus {
   /** The health the last reconciliation that looked at the host saw (its entry's). */
   health?: HealthStatus;
   healthReason?: string;
+  /** Digest of the fleet base snapshot the cluster was last applied with, while the fleet has a rollout (docs/rollouts.md). */
+  base?: string;
+  /** While a rollout has moved the cluster: the digest it was at before. */
+  previousBase?: string;
   /**
    * Not stored in the status: reconciliations that `record` pushed out of `history` (past HISTORY_LIMIT), for the
    * store to keep in the cluster's longer history (status-store.ts) before the status is written.
@@ -176,7 +180,7 @@ function defaultMessage(r: Reconciliation): string {
 /** The string map stored in the status ConfigMap's `data` (and the dir target's status file). */
 export function toData(s: ClusterStatus): Record<string, string> {
   const data: Record<string, string> = { cluster: s.cluster, hostNamespace: s.hostNamespace, history: JSON.stringify(s.history) };
-  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message", "owner", "lastAppliedBy", "lastAppliedVia", "health", "healthReason"] as const) {
+  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message", "owner", "lastAppliedBy", "lastAppliedVia", "health", "healthReason", "base", "previousBase"] as const) {
     const v = s[k];
     if (v !== undefined) data[k] = v;
   }
@@ -192,6 +196,7 @@ export function fromData(data: Record<string, string> | undefined, fallbackClust
   for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "message", "owner", "lastAppliedBy"] as const) {
     if (data[k] !== undefined) s[k] = data[k];
   }
+  for (const k of ["base", "previousBase"] as const) if (/^[0-9a-f]{64}$/.test(data[k] ?? "")) s[k] = data[k];
   if (data.result && (RESULTS as readonly string[]).includes(data.result)) s.result = data.result as Result;
   if (data.lastAppliedVia === "apply" || data.lastAppliedVia === "adopt") s.lastAppliedVia = data.lastAppliedVia;
   if ((HEALTH_STATUSES as readonly string[]).includes(data.health ?? "")) {

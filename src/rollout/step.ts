@@ -95,8 +95,16 @@ export function step(record: RolloutRecord, settings: RolloutSettings, obs: Obse
         if (to === "Progressing" && r.gateSince !== undefined) r.gateSince = iso;
         enter(to, `resumed by ${req.by} in wave ${r.waves[r.wave]?.name}`);
       } else if (r.phase === "Halted") {
-        // The failed wave's health is checked again (restored clusters move again) with a fresh gate.
+        // The failed wave's health is checked again (restored clusters move again) with a fresh gate: what was read
+        // before the resume no longer counts (pins.ts observedHealth reads only what came after the gate started).
         r.gateSince = iso;
+        for (const name of r.waves[r.wave]?.clusters ?? []) {
+          const m = r.moved[name];
+          if (m && m.health !== "Healthy") {
+            m.health = "Unknown";
+            delete m.reason;
+          }
+        }
         enter("Progressing", `resumed by ${req.by}: wave ${r.waves[r.wave]?.name} is checked again`);
       } else if (r.phase === "Waiting") {
         // Resume ends a pause at once (a manual one waits for it).

@@ -134,9 +134,15 @@ describe("rollout: the step", () => {
   it("resume of a Halted rollout checks the failed wave again: still Degraded halts again, Healthy goes on", () => {
     let out = step(step(start(), s, obs(T0)).record, s, obs(T0 + 1, { shop: "Degraded" }, "x"));
     const halted = out.record;
+    // What was read before the resume does not count: the wave waits for a fresh read.
     out = step(ask(halted, "resume"), s, obs(T0 + 2, { shop: "Degraded" }, "x"));
+    expect(out.record.phase).to.equal("Progressing");
+    expect(out.record.moved.shop!.health).to.equal("Unknown");
+    expect(out.moves).to.deep.equal([]);
+    const resumed = out.record;
+    out = step(resumed, s, obs(T0 + 3, { shop: "Degraded" }, "x"));
     expect(out.record.phase).to.equal("Halted");
-    out = step(ask(halted, "resume"), s, obs(T0 + 2, { shop: "Healthy" }));
+    out = step(resumed, s, obs(T0 + 3, { shop: "Healthy" }));
     expect(out.record).to.deep.include({ phase: "Progressing", wave: 1 });
     expect(out.moves).to.deep.equal([{ cluster: "a", base: NEW }]);
   });

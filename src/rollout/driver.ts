@@ -1,0 +1,214 @@
+// The reconciler's side of rollouts (I/O edge): each pass reads the rollout record, starts or steps the rollout, writes it, and pins every cluster it loads.
+import { lstatSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Logger } from "../log.js";
+import { peekLabels, readFleetBase, type FleetBase } from "../repo/fleet-base.js";
+import type { LoadedCluster } from "../reconciler/engine.js";
+import type { ClusterStatus } from "../reconciler/status.js";
+import { KubeApiError } from "../target/kube/client.js";
+import { KubeTarget } from "../target/kube/target.js";
+import type { Target } from "../target/types.js";
+import { loadRollout } from "./file.js";
+import { inFlight, observedHealth, pinOf, previousOf, waitingMessage } from "./pins.js";
+import { planWaves, type Member } from "./plan.js";
+import { effectiveLayers, materialise, readBase, type BaseSnapshot } from "./snapshot.js";
+import { begin, isFinal, step } from "./step.js";
+import { RolloutStore } from "./store.js";
+import type { RolloutRecord } from "./types.js";
+
+/** What the reconciler keeps of rollouts between passes (in its pass state). */
+export interface RolloutMemory {
+  /** Base snapshots by digest: content, materialised folder, groups. */
+  snapshots: Map<string, { snap: BaseSnapshot; root: string; fleet: FleetBase }>;
+  /** Digests known to be stored in the records namespace. */
+  stored: Set<string>;
+  /** Whether a rollout is running (neither Completed nor Aborted): the loop then ticks. */
+  active: boolean;
+  /** Said once: rollouts are not driven on a dir: target. */
+  notedDir?: boolean;
+  /** Said once per digest: a base too large to pin. */
+  notedLarge?: string;
+  basesDir?: string;
+  /** The record as the last pass left it (null: none); undefined until a pass read it. */
+  last?: RolloutRecord | null;
+}
+
+export function newRolloutMemory(): RolloutMemory {
+  return { snapshots: new Map(), stored: new Set(), active: false };
+}
+
+export interface DriverDeps {
+  target: Target;
+  owner?: string;
+  logger: Logger;
+  mayWrite: () => boolean;
+  /** Where base snapshots are materialised (default: a private folder of this process). */
+  basesDir?: string;
+  now?: () => Date;
+  /** Only the first shard's replica drives a rollout; the others render by its record. */
+  drives?: boolean;
+}
+
+/** A pass's view of the rollout. */
+export interface PassRollout {
+  /** Clusters to reconcile in this pass for the rollout (moved, in flight, sent back). */
+  extra: string[];
+  /** The `bases` load option for these clusters: the snapshot folder of each cluster pinned to an older base. */
+  basesFor(names: readonly string[]): Promise<Record<string, string>>;
+  /** Sets each loaded cluster's pin; a cluster invalid over its pinned base and valid over the newest waits for its wave. */
+  annotate(loaded: LoadedCluster[], reload: (names: string[]) => Promise<LoadedCluster[]>): Promise<void>;
+  record?: RolloutRecord;
+}
+
+/** No rollout: every cluster is at the newest base and unpinned. */
+const UNPINNED: PassRollout = {
+  extra: [],
+  basesFor: async () => ({}),
+  annotate: async (loaded) => {
+    for (const c of loaded) c.rollout = {};
+  },
+};
+
+/**
+ * The rollout of a pass: undefined on a target without records (dir:), where the base moves at once. `statuses`: the
+ * clusters' last statuses (their `base`); `folders`: every cluster folder of the revision.
+ */
+export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root: string, revision: string, statuses: ReadonlyMap<string, ClusterStatus>, folders: () => string[], kind: "full" | "incremental" = "full"): Promise<PassRollout | undefined> {
+  const file = loadRollout(root);
+  if (!(deps.target instanceof KubeTarget)) {
+    if (file.present && !mem.notedDir) deps.logger.info("fleet/rollout.yaml is not driven on this target: rollouts need a kube target (the base applies to every cluster at once)");
+    mem.notedDir = true;
+    return undefined;
+  }
+  const source = deps.owner ?? "";
+  const store = new RolloutStore(deps.target.records.client, deps.target.records.namespace);
+  const now = (deps.now ?? (() => new Date()))().getTime();
+  // An incremental pass with nothing to drive reads nothing: no fleet/rollout.yaml and no running rollout (nothing but
+  // a pass writes a record, and a request to a final rollout changes nothing). A full pass always reads the record.
+  const settled = mem.last === null || (mem.last !== undefined && isFinal(mem.last));
+  if (kind === "incremental" && settled && !file.present) return UNPINNED;
+  const stored = await store.read(source);
+  mem.last = stored.record ?? null;
+  if (stored.damaged) deps.logger.warn("ignoring a rollout record vc did not write", { reason: stored.damaged });
+  let rec = stored.record;
+  const drives = (deps.drives ?? true) && deps.mayWrite();
+
+  const current = readBase(root, revision);
+  if (!file.present || "error" in current) {
+    if ("error" in current && file.present && mem.notedLarge !== revision) deps.logger.warn("cannot roll out this base", { error: current.error });
+    if ("error" in current) mem.notedLarge = revision;
+    // Without fleet/rollout.yaml the newest base applies to every cluster; a running rollout ends there.
+    if (rec && !isFinal(rec) && drives) {
+      const ended: RolloutRecord = { ...rec, phase: "Completed", since: new Date(now).toISOString(), message: `rollout ${rec.id} ended: ${file.present ? "the base cannot be rolled out" : "fleet/rollout.yaml was removed"}; the newest base applies to every cluster` };
+      await store.write(ended, stored.resourceVersion).catch((err: unknown) => deps.logger.warn("cannot write the rollout record", { error: (err as Error).message }));
+    }
+    mem.active = false;
+    return UNPINNED;
+  }
+  mem.basesDir ??= deps.basesDir ?? mkdtempSync(join(tmpdir(), "vc-bases-"));
+  const basesDir = mem.basesDir;
+  const currentFleet = readFleetBase(root).base;
+  // Pinned clusters read a snapshot's own folder, never a checkout (the next revision's files replace the checkout's).
+  if (!mem.snapshots.has(current.digest)) mem.snapshots.set(current.digest, { snap: current, root: materialise(basesDir, current), fleet: currentFleet });
+  if (drives && !mem.stored.has(current.digest)) {
+    if (!(await store.readSnapshot(current.digest))) await store.writeSnapshot(source, current);
+    mem.stored.add(current.digest);
+  }
+  const snapshotOf = async (digest: string) => {
+    let s = mem.snapshots.get(digest);
+    if (!s) {
+      const snap = await store.readSnapshot(digest);
+      if (!snap) return undefined;
+      const dir = materialise(basesDir, snap);
+      s = { snap, root: dir, fleet: readFleetBase(dir).base };
+      mem.snapshots.set(digest, s);
+    }
+    return s;
+  };
+
+  let changed = false;
+  let moves: string[] = [];
+  if (drives && file.settings) {
+    if (!rec || rec.to.digest !== current.digest) {
+      // A base change (or the first pass that sees fleet/rollout.yaml): who is where, and whose layers change.
+      const members: Member[] = [];
+      const from: Record<string, string> = {};
+      for (const c of folders()) {
+        const at = rec ? pinOf(rec, c, current.digest) : (statuses.get(c)?.base ?? current.digest);
+        if (at === current.digest) continue;
+        const old = await snapshotOf(at);
+        if (!old) {
+          deps.logger.warn("the base snapshot a cluster is pinned to is gone: it moves to the newest base at once", { cluster: c, base: at.slice(0, 12) });
+          continue;
+        }
+        const labels = labelsOf(root, c);
+        if (effectiveLayers(old.fleet, old.snap, labels) === effectiveLayers(currentFleet, current, labels)) continue;
+        members.push({ name: c, labels });
+        from[c] = at;
+      }
+      rec = begin({ source, to: { digest: current.digest, revision }, waves: planWaves(file.settings, members), from, now, ...(rec ? { replaces: rec } : {}) });
+      changed = true;
+      deps.logger.info("rollout", { id: rec.id, phase: rec.phase, message: rec.message });
+    }
+    if (!isFinal(rec)) {
+      const out = step(rec, file.settings, { health: observedHealth(rec, statuses), now });
+      if (out.changed) {
+        if (out.record.phase !== rec.phase || out.record.wave !== rec.wave) deps.logger.info("rollout", { id: out.record.id, phase: out.record.phase, wave: out.record.waves[out.record.wave]?.name, message: out.record.message });
+        rec = out.record;
+        changed = true;
+      }
+      moves = out.moves.map((m) => m.cluster);
+    }
+  } else if (file.present && !file.settings && drives) {
+    deps.logger.warn("fleet/rollout.yaml is invalid: the rollout holds where it is (vc validate shows why)", {});
+  }
+  if (changed) {
+    try {
+      await store.write(rec!, stored.resourceVersion);
+    } catch (err) {
+      // A request arrived since the read (409), or the write failed: this pass renders by the record as stored.
+      deps.logger[err instanceof KubeApiError && err.status === 409 ? "info" : "warn"]("rollout record changed since it was read: next tick", { error: (err as Error).message });
+      rec = stored.record;
+      moves = [];
+    }
+  }
+  mem.active = !!rec && !isFinal(rec);
+  mem.last = rec ?? null;
+  const record = rec;
+  const pinned = (c: string) => pinOf(record, c, current.digest);
+  return {
+    extra: [...new Set([...moves, ...inFlight(record)])].sort(),
+    record,
+    async basesFor(names) {
+      const out: Record<string, string> = {};
+      for (const n of names) {
+        const at = pinned(n);
+        if (at === current.digest) continue;
+        const s = await snapshotOf(at);
+        if (s) out[n] = s.root;
+        else deps.logger.warn("the base snapshot a cluster is pinned to is gone: rendering it at the newest base", { cluster: n, base: at.slice(0, 12) });
+      }
+      return out;
+    },
+    async annotate(loaded, reload) {
+      for (const c of loaded) {
+        const previousBase = previousOf(record, c.name);
+        c.rollout = { base: pinned(c.name), ...(previousBase ? { previousBase } : {}) };
+      }
+      // The decision for a cluster's own change during a rollout: valid over its pinned base: applied now (as loaded);
+      // invalid over it but valid over the newest base: it depends on the base being rolled out and waits for its wave;
+      // invalid over both: invalid as always.
+      if (!record || isFinal(record)) return;
+      const held = loaded.filter((c) => !c.spec && !c.contested && pinned(c.name) !== current.digest);
+      if (held.length === 0) return;
+      const over = new Map((await reload(held.map((c) => c.name))).map((c) => [c.name, c]));
+      for (const c of held) if (over.get(c.name)?.spec) c.rollout = { ...c.rollout, waiting: waitingMessage(record, c.name) };
+    },
+  };
+}
+
+function labelsOf(root: string, cluster: string): Record<string, string> {
+  const file = `clusters/${cluster}/cluster.yaml`;
+  return peekLabels(root, lstatSync(join(root, ...file.split("/")), { throwIfNoEntry: false })?.isFile() ? file : undefined);
+}
