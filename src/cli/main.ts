@@ -20,6 +20,7 @@ const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Pr
   [["reconcile"], () => import("./reconcile.js")],
   [["status"], () => import("./status.js")],
   [["history"], () => import("./history.js")],
+  [["rollout"], () => import("./rollout.js")],
   [["list"], () => import("./list.js")],
   [["create"], () => import("./create.js")],
   [["connect", "disconnect"], () => import("./connect.js")],
