@@ -10,6 +10,7 @@ import { resolveSource, SourceError } from "../target/source.js";
 import { emptyClustersNote } from "../repo/fleet-folder.js";
 import { DEFAULT_TARGET, type Target } from "../target/types.js";
 import { fleetLocation } from "../git/origin.js";
+import { commandPins, heldLines } from "../rollout/command.js";
 import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
 import { clusterFolderNames } from "../repo/layout.js";
 import { readRunTimeSuspension } from "../reconciler/run-suspension.js";
@@ -70,11 +71,15 @@ export async function indexForCommand(
     const empty = selected.length === 0 ? emptyClustersNote(source.root) : undefined;
     if (empty) process.stderr.write(`${empty}\n`);
     const owner = chooseOwner(flags.owner, flags.repo ? { repo: flags.repo, subdir: "" } : await fleetLocation(source.root));
+    // A running rollout's held clusters are rendered at their pinned base, and said so (docs/rollouts.md).
+    const pins = await commandPins(source.root, flags.target, owner, { kubeconfig: flags.kubeconfig, context: flags.context });
+    for (const line of heldLines(pins, selected)) process.stderr.write(`${line}\n`);
     if (opts.stream && selected.length === 0) {
       const index = await loadDesiredIndex(source.root, source.revision);
+      index.state.bases = pins.bases;
       return { desired: index.state, index, selected, owner };
     }
-    const desired = await loadDesired(source.root, source.revision, { clusters: selected });
+    const desired = await loadDesired(source.root, source.revision, { clusters: selected, bases: pins.bases });
     return { desired, selected, owner };
   } catch (err) {
     if (err instanceof SourceError || err instanceof OwnerError) throw new UserError(err.message, EXIT.failure);

@@ -5,6 +5,7 @@ import { Option, type Command } from "commander";
 import { fleetLocation } from "../git/origin.js";
 import { chooseOwner, OwnerError } from "../model/owner.js";
 import { escapeControls } from "../model/escape.js";
+import { docsUrl } from "../model/package.js";
 import { findRepoRoot } from "../repo/layout.js";
 import { isRemote } from "../reconciler/source.js";
 import { isFinal } from "../rollout/step.js";
@@ -37,7 +38,7 @@ function common(cmd: Command): Command {
 export function register(program: Command): void {
   const rollout = program
     .command("rollout")
-    .description("show and steer the progressive rollout of a fleet base change (fleet/rollout.yaml; see docs/rollouts.md)");
+    .description(`show and steer the progressive rollout of a fleet base change (fleet/rollout.yaml; see ${docsUrl("rollouts.md")})`);
   common(rollout.command("status"))
     .description("show the rollout: its phase, the message, each wave with its clusters and their health")
     .option("--clusters", "list each wave's clusters by name with their health")

@@ -37,10 +37,12 @@ export interface DesiredState {
    * that sees the host admits the one whose record holds the namespace there (records/holders.ts); they stay in `errors` until then.
    */
   contested?: DesiredCluster[];
+  /** Clusters a running rollout holds at an older base: the folder of that base's snapshot, by cluster (src/rollout/command.ts). */
+  bases?: Readonly<Record<string, string>>;
 }
 
-export async function loadDesired(root: string, revision: string, opts: { clusters?: string[]; namespaceClaims?: ReadonlyMap<string, readonly string[]> } = {}): Promise<DesiredState> {
-  const validation = await loadAndValidate(root, { clusters: opts.clusters, namespaceClaims: opts.namespaceClaims });
+export async function loadDesired(root: string, revision: string, opts: { clusters?: string[]; namespaceClaims?: ReadonlyMap<string, readonly string[]>; bases?: Readonly<Record<string, string>> } = {}): Promise<DesiredState> {
+  const validation = await loadAndValidate(root, { clusters: opts.clusters, namespaceClaims: opts.namespaceClaims, ...(opts.bases ? { bases: opts.bases } : {}) });
   const clusters: DesiredCluster[] = [];
   const errors: ClusterError[] = [];
   const known = new Map<string, string>();

@@ -176,7 +176,7 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
   for (let i = 0; i < index.valid.length; i += chunkSize) {
     const names = index.valid.slice(i, i + chunkSize);
     const inChunk = new Set(names);
-    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims });
+    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
     const live = fleetLive ? take(fleetLive, names) : await listChunkInventory(target, names);
     // The chunk's own errors (a render failure); the repository's are in the index already.
     await planChunk({ ...chunk, errors: chunk.errors.filter((e) => inChunk.has(e.cluster)), known: state.known, missing: [] }, live);

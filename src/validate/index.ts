@@ -15,6 +15,7 @@ import { loadPolicy } from "./policy.js";
 import { claimConflicts } from "./host-claims.js";
 import { loadFleetBase } from "./fleet-base.js";
 import { FLEET_DIR } from "../repo/fleet-base.js";
+import { loadRollout } from "../rollout/file.js";
 
 export type { ClusterResult } from "./cluster.js";
 
@@ -93,6 +94,8 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   if (opts.hostClaims) claimConflicts(realRoot, clusters);
   const fleet = loadFleetBase(realRoot);
   diagnostics.push(...fleet.diagnostics);
+  // fleet/rollout.yaml (progressive rollouts of the base): checked here, read by the reconciler (src/rollout/).
+  diagnostics.push(...loadRollout(realRoot).diagnostics);
   for (const c of clusters) diagnostics.push(...c.diagnostics.filter((d) => !isFleetFile(d.file)));
   diagnostics.push(...onceForTheFleet(clusters));
   // A message may quote a value: no password inside a URL leaves the validator, in any output format.

@@ -4,6 +4,8 @@
 // by the rule of docs/rollouts.md (its three cases).
 import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
+import type { KubeObject } from "../../src/kube/object.js";
+import type { KubeClient } from "../../src/target/kube/client.js";
 import { DEFAULT_RECORDS_NAMESPACE } from "../../src/records/record.js";
 import { RolloutStore, rolloutName } from "../../src/rollout/store.js";
 import type { RolloutRecord } from "../../src/rollout/types.js";
@@ -19,6 +21,7 @@ describe("rollout: the reconciler drives it", function () {
   let bed: Bed;
   let deps: PassDeps;
   let state: PassState;
+  let admin: KubeClient;
   const canary = name(0);
   const later = [name(1), name(2), name(3)];
 
@@ -27,15 +30,21 @@ describe("rollout: the reconciler drives it", function () {
     return cm ? (JSON.parse((cm.data as Record<string, string>).rollout!) as RolloutRecord) : undefined;
   };
   const tagOf = (c: string): string => /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify(bed.statefulSet(c)!.spec))![1]!;
-  /** A controller's view of a cluster: its StatefulSet caught up and its pod Ready (or crashing). */
-  const settle = (c: string, pod: "ready" | "crashing" = "ready"): void => {
-    const sts = bed.statefulSet(c)!;
-    bed.kube.put({ ...sts, status: { observedGeneration: sts.metadata.generation, replicas: 1, readyReplicas: pod === "ready" ? 1 : 0, currentReplicas: 1, updatedReplicas: 1, currentRevision: "r1", updateRevision: "r1" } });
-    const meta = { name: `${c}-0`, namespace: `vc-${c}`, labels: { app: "vc", release: c, "controller-revision-hash": "r1" } };
-    const status = pod === "ready" ? { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } : { phase: "Running", containerStatuses: [{ name: "syncer", restartCount: 3, state: { waiting: { reason: "CrashLoopBackOff" } } }] };
-    bed.kube.put({ apiVersion: "v1", kind: "Pod", metadata: meta, spec: { containers: [{ name: "syncer", image: "x" }] }, status });
-    for (const d of bed.kube.list("apps/v1", "Deployment", `vc-${c}`)) {
-      bed.kube.put({ ...d, status: { observedGeneration: d.metadata.generation, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: "Available", status: "True" }, { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }] } });
+  /** A controller's view of a cluster, written through the status subresource: its StatefulSet caught up, its pod Ready (or crashing), its Deployments available. */
+  const settle = async (c: string, pod: "ready" | "crashing" = "ready"): Promise<void> => {
+    const ns = `vc-${c}`;
+    const putStatus = async (path: string, status: (live: KubeObject) => unknown) => {
+      const live = await admin.request<KubeObject>("GET", path);
+      await admin.request("PUT", `${path}/status`, { body: { ...live, status: status(live) } });
+    };
+    await putStatus(`/apis/apps/v1/namespaces/${ns}/statefulsets/${c}`, (live) => ({ observedGeneration: live.metadata.generation, replicas: 1, readyReplicas: pod === "ready" ? 1 : 0, currentReplicas: 1, updatedReplicas: 1, currentRevision: "r1", updateRevision: "r1" }));
+    const podPath = `/api/v1/namespaces/${ns}/pods/${c}-0`;
+    if (!(await admin.get({ apiVersion: "v1", kind: "Pod", namespace: ns, name: `${c}-0` }))) {
+      await admin.request("POST", `/api/v1/namespaces/${ns}/pods`, { body: { apiVersion: "v1", kind: "Pod", metadata: { name: `${c}-0`, labels: { app: "vc", release: c, "controller-revision-hash": "r1" } }, spec: { containers: [{ name: "syncer", image: "x" }] } } });
+    }
+    await putStatus(podPath, () => (pod === "ready" ? { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } : { phase: "Running", containerStatuses: [{ name: "syncer", restartCount: 3, state: { waiting: { reason: "CrashLoopBackOff" } } }] }));
+    for (const d of bed.kube.list("apps/v1", "Deployment", ns)) {
+      await putStatus(`/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}`, (live) => ({ observedGeneration: live.metadata.generation, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: "Available", status: "True" }, { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }] }));
     }
   };
   const specs = (cs: string[]) => cs.map((c) => JSON.stringify(bed.statefulSet(c)!.spec));
@@ -48,10 +57,11 @@ describe("rollout: the reconciler drives it", function () {
     bed.edit(`clusters/${canary}/cluster.yaml`, /$/, "labels:\n  canary: \"true\"\n");
     bed.repo.commit("fleet base and rollout");
     const client = bed.client();
+    admin = bed.client();
     deps = bed.deps({ health: (ns, desired) => readClusterHealth(client, ns, desired) });
     state = newPassState();
     await pass("full");
-    for (const c of [canary, ...later]) settle(c);
+    for (const c of [canary, ...later]) await settle(c);
     await pass("full");
   });
   afterEach(() => bed.close());
@@ -82,7 +92,7 @@ describe("rollout: the reconciler drives it", function () {
     for (const c of later) expect(bed.statusData(c)!.base).to.equal(d0);
 
     // The canary's new pod crashes: the next ticks read its health (Degraded) and halt the wave.
-    settle(canary, "crashing");
+    await settle(canary, "crashing");
     await pass();
     await pass();
     r = record()!;
@@ -93,11 +103,11 @@ describe("rollout: the reconciler drives it", function () {
     expect(record()!.phase).to.equal("Halted");
 
     // Fixed on the host, then resumed: the wave is checked again and the rollout goes on to the end.
-    settle(canary);
+    await settle(canary);
     await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", { action: "resume", by: "alice", at: new Date().toISOString() });
     for (let i = 0; i < 10 && record()!.phase !== "Completed"; i++) {
       await pass();
-      for (const c of later) if (tagOf(c) === "2.0") settle(c);
+      for (const c of later) if (tagOf(c) === "2.0") await settle(c);
     }
     r = record()!;
     expect(r.phase).to.equal("Completed");
@@ -140,7 +150,7 @@ describe("rollout: the reconciler drives it", function () {
     await pass();
     expect(record()!.waves).to.deep.equal([{ name: "canary", clusters: [] }, { name: "rest", clusters: [b] }]);
     for (let i = 0; i < 6 && record()!.phase !== "Completed"; i++) {
-      settle(b);
+      await settle(b);
       await pass();
     }
     expect(record()!.phase).to.equal("Completed");

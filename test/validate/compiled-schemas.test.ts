@@ -36,6 +36,7 @@ function samples(name: SchemaName): unknown[] {
   if (name === "cluster") docs.push({ namespace: "ns", suspend: "yes" }, { namespace: "Bad_NS" });
   if (name === "policy") docs.push({ hosts: ["*.example.com"] }, { clusters: 3 });
   if (name === "groups") docs.push({ groups: { prod: { matchLabels: { tier: "prod" } } } }, { groups: { Bad: { matchLabels: {} } } }, { groups: { prod: { selector: {} } } });
+  if (name === "rollout") docs.push({ waves: [{ name: "canary", selector: { matchLabels: { canary: "true" } } }, { name: "rest", percent: 50 }], maxUnavailable: "25%", pause: "manual" }, { waves: [] }, { waves: [{ name: "a" }], maxUnavailable: 0, onFailure: "retry" });
   if (name === "cluster") docs.push({ labels: { tier: "prod", region: "eu" } }, { labels: { tier: ["prod"] } });
   return docs;
 }

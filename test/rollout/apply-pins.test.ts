@@ -1,0 +1,71 @@
+// vc diff and vc apply against a host with a running rollout: held clusters are planned and applied at their pinned
+// base and named in the output; moved clusters at the new one; a finished rollout holds nothing. They never advance it.
+import { expect } from "chai";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { KubeClient } from "../../src/target/kube/client.js";
+import { begin } from "../../src/rollout/step.js";
+import { readBase, type BaseSnapshot } from "../../src/rollout/snapshot.js";
+import { RolloutStore, rolloutName } from "../../src/rollout/store.js";
+import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { runVc } from "../support/vc.js";
+import { cleanupRepos, makeRepo } from "../validate/fixture.js";
+
+const tag = (v: string) => `controlPlane:\n  statefulSet:\n    image:\n      tag: "${v}"\n`;
+
+describe("rollout: vc diff and vc apply honour pins", function () {
+  this.timeout(60_000);
+  let kube: KubeServer;
+  let client: KubeClient;
+  let repo: string;
+  let host: string[];
+  const tagOf = (c: string) => /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify(kube.get("apps/v1", "StatefulSet", `vc-${c}`, c)!.spec))![1];
+  const snap = (): BaseSnapshot => readBase(repo) as BaseSnapshot;
+
+  before(async () => {
+    kube = await startKubeServer();
+    client = KubeClient.open({ kubeconfig: kube.kubeconfigPath, context: "test" });
+    host = ["--target", "kube", "--kubeconfig", kube.kubeconfigPath, "--context", "test", "--owner", "platform"];
+    repo = makeRepo({ "fleet/values.yaml": tag("1.0"), "fleet/rollout.yaml": "waves:\n  - name: canary\n  - name: rest\n", "clusters/a/values.yaml": "{}\n", "clusters/b/values.yaml": "{}\n" });
+  });
+  after(async () => {
+    client.close();
+    await kube.close();
+    cleanupRepos();
+  });
+
+  it("plans and applies a held cluster at its pinned base, the moved one at the new base, and says which is held", async () => {
+    const first = await runVc(["apply", repo, ...host]);
+    expect(first.code, first.stderr).to.equal(0);
+    expect(first.stderr).to.not.contain("held by rollout");
+    const old = snap();
+    const store = new RolloutStore(client, "vc-system");
+    await store.writeSnapshot("platform", old);
+    writeFileSync(join(repo, "fleet/values.yaml"), tag("2.0"));
+    const next = snap();
+    const r = begin({ source: "platform", to: { digest: next.digest }, waves: [{ name: "canary", clusters: ["a"] }, { name: "rest", clusters: ["b"] }], from: { a: old.digest, b: old.digest }, now: Date.now() });
+    r.moved.a = { from: old.digest, at: "to", health: "Unknown", movedAt: r.started };
+    await store.write(r, undefined);
+    const recordBefore = JSON.stringify(kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!.data);
+
+    const diff = await runVc(["diff", repo, ...host, "--exit-code"]);
+    expect(diff.code).to.equal(1);
+    expect(diff.stderr).to.contain(`rollout ${r.id} is Progressing (wave 1/2, canary): 1 cluster(s) shown at the base they are pinned to`);
+    expect(diff.stderr).to.contain(`cluster b: held by rollout ${r.id}: wave 2/2 (rest)`);
+    expect(diff.stdout).to.contain("vc-a/a").and.not.contain("vc-b/b");
+
+    const apply = await runVc(["apply", repo, ...host]);
+    expect(apply.code, apply.stderr).to.equal(0);
+    expect([tagOf("a"), tagOf("b")]).to.deep.equal(["2.0", "1.0"]);
+    // Never advanced: the record is as it was.
+    expect(JSON.stringify(kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!.data)).to.equal(recordBefore);
+
+    // A finished rollout holds nothing: b is planned at the newest base.
+    const stored = await store.read("platform");
+    await store.write({ ...stored.record!, phase: "Completed" }, stored.resourceVersion);
+    const after = await runVc(["diff", repo, ...host, "--exit-code"]);
+    expect(after.code).to.equal(1);
+    expect(after.stderr).to.not.contain("held by rollout");
+    expect(after.stdout).to.contain("vc-b/b");
+  });
+});
