@@ -10,7 +10,7 @@ import { resolveSource, SourceError } from "../target/source.js";
 import { emptyClustersNote } from "../repo/fleet-folder.js";
 import { DEFAULT_TARGET, type Target } from "../target/types.js";
 import { fleetLocation } from "../git/origin.js";
-import { commandPins, heldLines } from "../rollout/command.js";
+import { commandPins, heldLines, type CommandPins } from "../rollout/command.js";
 import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
 import { clusterFolderNames } from "../repo/layout.js";
 import { readRunTimeSuspension } from "../reconciler/run-suspension.js";
@@ -64,7 +64,7 @@ export async function indexForCommand(
   path: string | undefined,
   flags: TargetFlags,
   opts: { markDirty?: boolean; stream: boolean },
-): Promise<{ desired: DesiredState; index?: DesiredIndex; selected: string[]; owner: string }> {
+): Promise<{ desired: DesiredState; index?: DesiredIndex; selected: string[]; owner: string; held?: Record<string, string> }> {
   try {
     const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials, markDirty: opts.markDirty });
     const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
@@ -77,14 +77,20 @@ export async function indexForCommand(
     if (opts.stream && selected.length === 0) {
       const index = await loadDesiredIndex(source.root, source.revision);
       index.state.bases = pins.bases;
-      return { desired: index.state, index, selected, owner };
+      return { desired: index.state, index, selected, owner, ...heldOf(pins, selected) };
     }
     const desired = await loadDesired(source.root, source.revision, { clusters: selected, bases: pins.bases });
-    return { desired, selected, owner };
+    return { desired, selected, owner, ...heldOf(pins, selected) };
   } catch (err) {
     if (err instanceof SourceError || err instanceof OwnerError) throw new UserError(err.message, EXIT.failure);
     throw err;
   }
+}
+
+/** The held clusters of a command's selection, for the plan (none: nothing). */
+function heldOf(pins: CommandPins, selected: readonly string[]): { held?: Record<string, string> } {
+  const held = [...pins.held].filter(([c]) => selected.length === 0 || selected.includes(c)).sort(([a], [b]) => (a < b ? -1 : 1));
+  return held.length > 0 ? { held: Object.fromEntries(held) } : {};
 }
 
 /**
@@ -130,7 +136,7 @@ export function register(program: Command): void {
       action(async (path: string | undefined, flags: DiffFlags) => {
         const format = parseOutputFormat<PlanFormat>(flags.output, PLAN_FORMATS);
         // The whole fleet is planned a chunk at a time (memory follows the chunk); a selection is loaded at once.
-        const { desired, index, selected, owner } = await indexForCommand(path, flags, { stream: true });
+        const { desired, index, selected, owner, held } = await indexForCommand(path, flags, { stream: true });
         const target = await openTargetForCommand(flags);
         try {
           await requireKnownClusters(target, desired, flags);
@@ -138,6 +144,7 @@ export function register(program: Command): void {
           const suspendedAtRunTime = (await readRunTimeSuspension(target, desired, selected))?.suspended;
           const fleetOpts = { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner, suspendedAtRunTime };
           const report = index ? await planFleetStreamed(target, index, fleetOpts) : await planFleet(target, desired, fleetOpts);
+          if (held) report.held = held;
           process.stdout.write(formatPlanReport(report, format, { colour: format === "text" && useColour(process.stdout) }));
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;
           if (flags.exitCode && report.plans.some(hasChanges)) return EXIT.invalid;

@@ -27,6 +27,8 @@ export interface PlanReport {
   errors: ClusterError[];
   /** Clusters left out of the plan because they are suspended at run time. */
   suspendedAtRunTime?: SuspendedCluster[];
+  /** Clusters planned at the base a rollout pins them to, and why (`held by rollout <id>: wave 2/3 (early)`): docs/rollouts.md. */
+  held?: Record<string, string>;
 }
 
 /** How plans and apply reports name a cluster suspended at run time. */
@@ -65,6 +67,7 @@ function toJson(report: PlanReport): unknown {
   const fleet = summariseFleet(report.plans);
   return {
     summary: totalCounts(report.plans),
+    ...(report.held ? { held: report.held } : {}),
     changes: { clusters: fleet.changed, groups: fleet.groups.map((g) => ({ change: g.change, count: g.clusters.length, clusters: g.clusters })) },
     clusters: report.plans.map((p) => ({
       cluster: p.cluster,
@@ -148,6 +151,7 @@ function toMarkdown(report: PlanReport): string {
     if (fleet.groups.length > 20) head.push(`- … ${fleet.groups.length - 20} more kinds of change`);
     head.push("");
   }
+  for (const [c, why] of Object.entries(report.held ?? {})) head.push(`> :hourglass: cluster \`${c}\`: ${escapeMd(why)}`, "");
   for (const s of report.suspendedAtRunTime ?? []) head.push(`> :pause_button: cluster \`${s.cluster}\`: ${escapeMd(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`, "");
   for (const e of report.errors) head.push(`> :x: cluster \`${e.cluster}\`: ${escapeMd(e.message)}`, "");
   const body: string[] = [];

@@ -1,12 +1,11 @@
 // What vc apply and vc diff take from a running rollout (I/O edge): the clusters it holds at an older base, and their snapshots' folders.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { KubeClient, type OpenClientOptions } from "../target/kube/client.js";
 import { recordsNamespace } from "../records/record.js";
 import { loadRollout } from "./file.js";
-import { heldBy } from "./pins.js";
-import { materialise } from "./snapshot.js";
+import { RecordStore } from "../records/store.js";
+import { LABELS } from "../translate/keys.js";
+import { heldBy, pinOf, startingPin } from "./pins.js";
+import { materialise, privateBasesDir, readBase } from "./snapshot.js";
 import { isFinal } from "./step.js";
 import { RolloutStore } from "./store.js";
 import type { RolloutRecord } from "./types.js";
@@ -24,36 +23,46 @@ export interface CommandPins {
 const NONE: CommandPins = { bases: {}, held: new Map(), notes: [] };
 
 /**
- * The pins of a command against a live host: with fleet/rollout.yaml and a running rollout, each cluster of it that
- * has not been moved (or was sent back) is rendered at the base it is at; the others at the repository's newest base.
- * Never advances the rollout. No fleet/rollout.yaml, or a dir: target: nothing read, nothing held.
+ * The pins of a command against a live host, as the reconciler would render: with fleet/rollout.yaml, a cluster a
+ * running rollout has not reached (or sent back) stays at its base; while the newest base is not rolled out yet (no
+ * rollout to it on the host), every cluster stays at the base it was last applied with (its record's `base`), so vc
+ * apply never bypasses, nor vc diff hides, a rollout. Never advances one. No fleet/rollout.yaml, or a dir: target:
+ * nothing read, nothing held.
  */
 export async function commandPins(root: string, target: string, owner: string, client: OpenClientOptions): Promise<CommandPins> {
   if (target !== "kube" || !loadRollout(root).present) return NONE;
+  const current = readBase(root);
+  if ("error" in current) return NONE;
   const kube = KubeClient.open(client);
   try {
     const store = new RolloutStore(kube, recordsNamespace());
     const { record } = await store.read(owner);
-    if (!record || isFinal(record)) return NONE;
-    const out: CommandPins = { bases: {}, held: new Map(), record, notes: [] };
+    const running = !!record && !isFinal(record) && record.to.digest === current.digest;
+    const out: CommandPins = { bases: {}, held: new Map(), ...(record ? { record } : {}), notes: [] };
+    const pins = new Map<string, string>();
+    if (running) {
+      for (const w of record.waves) for (const c of w.clusters) if (heldBy(record, c)) pins.set(c, pinOf(record, c, current.digest));
+    } else {
+      // One LIST of the records: the base each cluster was last applied with.
+      for (const r of await new RecordStore(kube, store.namespace).list(`${LABELS.owner}=${owner}`)) {
+        if (r.source !== owner) continue;
+        const at = startingPin(record, r.cluster, current.digest, r.status?.base);
+        if (at !== current.digest) pins.set(r.cluster, at);
+      }
+    }
     const dirs = new Map<string, string | undefined>();
     let basesDir: string | undefined;
-    for (const w of record.waves) {
-      for (const c of w.clusters) {
-        const why = heldBy(record, c);
-        if (!why) continue;
-        const at = record.moved[c]?.from ?? record.from[c]!;
-        if (!dirs.has(at)) {
-          const snap = await store.readSnapshot(at);
-          basesDir ??= mkdtempSync(join(tmpdir(), "vc-bases-"));
-          dirs.set(at, snap ? materialise(basesDir, snap) : undefined);
-          if (!snap) out.notes.push(`rollout ${record.id}: the base snapshot ${at.slice(0, 12)} is gone from ${store.namespace}: its clusters are shown at the newest base`);
-        }
-        const dir = dirs.get(at);
-        if (!dir) continue;
-        out.bases[c] = dir;
-        out.held.set(c, why);
+    for (const [c, at] of [...pins].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (!dirs.has(at)) {
+        const snap = await store.readSnapshot(at);
+        basesDir ??= privateBasesDir();
+        dirs.set(at, snap ? materialise(basesDir, snap) : undefined);
+        if (!snap) out.notes.push(`the base snapshot ${at.slice(0, 12)} is gone from ${store.namespace}: its clusters are shown at the newest base`);
       }
+      const dir = dirs.get(at);
+      if (!dir) continue;
+      out.bases[c] = dir;
+      out.held.set(c, running ? heldBy(record, c)! : record && record.to.digest === current.digest ? `rollout ${record.id} was ${record.phase}: it stays at base ${at.slice(0, 12)} until the next base change` : `base ${current.digest.slice(0, 12)} is not rolled out yet: it stays at base ${at.slice(0, 12)} until the reconciler's rollout reaches it`);
     }
     return out;
   } finally {
@@ -61,12 +70,11 @@ export async function commandPins(root: string, target: string, owner: string, c
   }
 }
 
-/** The lines vc apply and vc diff print about a running rollout: one summary, then each held cluster selected. */
+/** The lines vc apply and vc diff print about held clusters: one summary, then each held cluster selected. */
 export function heldLines(pins: CommandPins, selected: readonly string[]): string[] {
-  if (!pins.record || pins.held.size === 0) return pins.notes;
-  const r = pins.record;
+  if (pins.held.size === 0) return pins.notes;
   const names = [...pins.held.keys()].filter((c) => selected.length === 0 || selected.includes(c)).sort();
-  const lines = [...pins.notes, `rollout ${r.id} is ${r.phase} (wave ${r.wave + 1}/${r.waves.length}, ${r.waves[r.wave]?.name}): ${names.length} cluster(s) shown at the base they are pinned to; the reconciler moves them wave by wave`];
-  for (const c of names) lines.push(`cluster ${c}: ${pins.held.get(c)}`);
-  return lines;
+  const r = pins.record;
+  const where = r && !isFinal(r) && [...pins.held.values()].some((m) => m.startsWith("held by")) ? `rollout ${r.id} is ${r.phase} (wave ${r.wave + 1}/${r.waves.length}, ${r.waves[r.wave]?.name})` : "fleet/rollout.yaml";
+  return [...pins.notes, `${where}: ${names.length} cluster(s) shown at the base they are pinned to; the reconciler moves them wave by wave`, ...names.map((c) => `cluster ${c}: ${pins.held.get(c)}`)];
 }

@@ -1,6 +1,5 @@
 // The reconciler's side of rollouts (I/O edge): each pass reads the rollout record, starts or steps the rollout, writes it, and pins every cluster it loads.
-import { lstatSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.js";
 import { peekLabels, readFleetBase, type FleetBase } from "../repo/fleet-base.js";
@@ -10,9 +9,9 @@ import { KubeApiError } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import { loadRollout } from "./file.js";
-import { inFlight, observedHealth, pinOf, previousOf, waitingMessage } from "./pins.js";
+import { inFlight, observedHealth, pinOf, previousOf, startingPin, waitingMessage } from "./pins.js";
 import { planWaves, type Member } from "./plan.js";
-import { effectiveLayers, materialise, readBase, type BaseSnapshot } from "./snapshot.js";
+import { effectiveLayers, materialise, privateBasesDir, readBase, type BaseSnapshot } from "./snapshot.js";
 import { begin, isFinal, step } from "./step.js";
 import { RolloutStore } from "./store.js";
 import type { RolloutRecord } from "./types.js";
@@ -32,6 +31,8 @@ export interface RolloutMemory {
   basesDir?: string;
   /** The record as the last pass left it (null: none); undefined until a pass read it. */
   last?: RolloutRecord | null;
+  /** The digest of the newest base the last pass saw. */
+  current?: string;
 }
 
 export function newRolloutMemory(): RolloutMemory {
@@ -106,7 +107,7 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
     mem.active = false;
     return UNPINNED;
   }
-  mem.basesDir ??= deps.basesDir ?? mkdtempSync(join(tmpdir(), "vc-bases-"));
+  mem.basesDir ??= deps.basesDir ?? privateBasesDir();
   const basesDir = mem.basesDir;
   const currentFleet = readFleetBase(root).base;
   // Pinned clusters read a snapshot's own folder, never a checkout (the next revision's files replace the checkout's).
@@ -135,7 +136,7 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
       const members: Member[] = [];
       const from: Record<string, string> = {};
       for (const c of folders()) {
-        const at = rec ? pinOf(rec, c, current.digest) : (statuses.get(c)?.base ?? current.digest);
+        const at = startingPin(rec, c, current.digest, statuses.get(c)?.base);
         if (at === current.digest) continue;
         const old = await snapshotOf(at);
         if (!old) {
@@ -175,16 +176,19 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
   }
   mem.active = !!rec && !isFinal(rec);
   mem.last = rec ?? null;
-  const record = rec;
-  const pinned = (c: string) => pinOf(record, c, current.digest);
+  mem.current = current.digest;
+  // Pins follow the newest record this process knows: an incremental pass run between the chunks of a full pass may
+  // step the rollout, and the full pass's later chunks must not render a cluster it moved at its old base.
+  const latest = () => ({ record: mem.last ?? undefined, digest: mem.current ?? current.digest });
+  const pinned = (c: string) => pinOf(latest().record, c, latest().digest);
   return {
-    extra: [...new Set([...moves, ...inFlight(record)])].sort(),
-    record,
+    extra: [...new Set([...moves, ...inFlight(rec)])].sort(),
+    ...(rec ? { record: rec } : {}),
     async basesFor(names) {
       const out: Record<string, string> = {};
       for (const n of names) {
         const at = pinned(n);
-        if (at === current.digest) continue;
+        if (at === latest().digest) continue;
         const s = await snapshotOf(at);
         if (s) out[n] = s.root;
         else deps.logger.warn("the base snapshot a cluster is pinned to is gone: rendering it at the newest base", { cluster: n, base: at.slice(0, 12) });
@@ -192,6 +196,7 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
       return out;
     },
     async annotate(loaded, reload) {
+      const { record, digest } = latest();
       for (const c of loaded) {
         const previousBase = previousOf(record, c.name);
         c.rollout = { base: pinned(c.name), ...(previousBase ? { previousBase } : {}) };
@@ -200,7 +205,7 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
       // invalid over it but valid over the newest base: it depends on the base being rolled out and waits for its wave;
       // invalid over both: invalid as always.
       if (!record || isFinal(record)) return;
-      const held = loaded.filter((c) => !c.spec && !c.contested && pinned(c.name) !== current.digest);
+      const held = loaded.filter((c) => !c.spec && !c.contested && pinned(c.name) !== digest);
       if (held.length === 0) return;
       const over = new Map((await reload(held.map((c) => c.name))).map((c) => [c.name, c]));
       for (const c of held) if (over.get(c.name)?.spec) c.rollout = { ...c.rollout, waiting: waitingMessage(record, c.name) };

@@ -16,6 +16,16 @@ export function pinOf(record: RolloutRecord | undefined, cluster: string, curren
   return from ?? record.to.digest;
 }
 
+/**
+ * Where a cluster is before a rollout to `current` starts (its `from`): as the last rollout record left it when that
+ * record knows it, else the base its status recorded, else `current` (a cluster never applied with a pinned base,
+ * or new: not part of the rollout).
+ */
+export function startingPin(record: RolloutRecord | undefined, cluster: string, current: string, recorded: string | undefined): string {
+  if (record && (record.moved[cluster] || record.from[cluster] !== undefined)) return pinOf(record, cluster, current);
+  return recorded ?? current;
+}
+
 /** The digest a moved cluster came from, while it is at the rollout's target: its record's `previousBase`. */
 export function previousOf(record: RolloutRecord | undefined, cluster: string): string | undefined {
   const m = record?.moved[cluster];

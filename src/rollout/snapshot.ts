@@ -1,6 +1,7 @@
 // Base snapshots: the fleet base files of a revision, content-addressed (digest), as a records ConfigMap, and materialised read-only for the loader.
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeObject } from "../kube/object.js";
 import { baseLayers, FLEET_DIR, isBaseFile, type FleetBase } from "../repo/fleet-base.js";
@@ -109,4 +110,28 @@ export function materialise(cacheDir: string, snap: BaseSnapshot): string {
 export function effectiveLayers(fleet: FleetBase, snap: BaseSnapshot, labels: Readonly<Record<string, string>>): string {
   const layers = baseLayers(fleet, labels);
   return JSON.stringify(layers.map((p) => [p, snap.files[p] ?? ""]));
+}
+
+/**
+ * A private folder for materialised snapshots (mkdtemp: 0700, a name no one else chose), removed when the process
+ * exits (its read-only folders made writable first).
+ */
+export function privateBasesDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "vc-bases-"));
+  process.once("exit", () => removeBasesDir(dir));
+  return dir;
+}
+
+/** Removes a folder of materialised snapshots. */
+export function removeBasesDir(dir: string): void {
+  const unlock = (d: string): void => {
+    try {
+      chmodSync(d, 0o755);
+      for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) unlock(join(d, e.name));
+    } catch {
+      // gone already
+    }
+  };
+  unlock(dir);
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -53,6 +53,9 @@ describe("rollout: vc diff and vc apply honour pins", function () {
     expect(diff.stderr).to.contain(`rollout ${r.id} is Progressing (wave 1/2, canary): 1 cluster(s) shown at the base they are pinned to`);
     expect(diff.stderr).to.contain(`cluster b: held by rollout ${r.id}: wave 2/2 (rest)`);
     expect(diff.stdout).to.contain("vc-a/a").and.not.contain("vc-b/b");
+    const json = JSON.parse((await runVc(["diff", repo, ...host, "-o", "json"])).stdout) as { held?: Record<string, string> };
+    expect(json.held).to.deep.equal({ b: `held by rollout ${r.id}: wave 2/2 (rest)` });
+    expect((await runVc(["diff", repo, ...host, "-o", "markdown"])).stdout).to.contain(`> :hourglass: cluster \`b\`: held by rollout ${r.id}: wave 2/2 (rest)`);
 
     const apply = await runVc(["apply", repo, ...host]);
     expect(apply.code, apply.stderr).to.equal(0);
@@ -60,12 +63,26 @@ describe("rollout: vc diff and vc apply honour pins", function () {
     // Never advanced: the record is as it was.
     expect(JSON.stringify(kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!.data)).to.equal(recordBefore);
 
-    // A finished rollout holds nothing: b is planned at the newest base.
+    // Completed (b moved too): nothing held; b is planned at the new base.
     const stored = await store.read("platform");
-    await store.write({ ...stored.record!, phase: "Completed" }, stored.resourceVersion);
+    const done = stored.record!;
+    done.moved.b = { from: old.digest, at: "to", health: "Healthy", movedAt: done.started };
+    await store.write({ ...done, phase: "Completed" }, stored.resourceVersion);
+    await store.writeSnapshot("platform", next);
     const after = await runVc(["diff", repo, ...host, "--exit-code"]);
     expect(after.code).to.equal(1);
-    expect(after.stderr).to.not.contain("held by rollout");
+    expect(after.stderr).to.not.contain("cluster b:");
     expect(after.stdout).to.contain("vc-b/b");
+    expect((await runVc(["apply", repo, ...host])).code).to.equal(0);
+    expect([tagOf("a"), tagOf("b")]).to.deep.equal(["2.0", "2.0"]);
+
+    // A newer base the reconciler has not started rolling out: vc apply neither bypasses it nor vc diff hides why.
+    writeFileSync(join(repo, "fleet/values.yaml"), tag("3.0"));
+    const newest = snap();
+    const pending = await runVc(["diff", repo, ...host, "--exit-code"]);
+    expect(pending.code, pending.stdout).to.equal(0);
+    expect(pending.stderr).to.contain(`cluster a: base ${newest.digest.slice(0, 12)} is not rolled out yet: it stays at base ${next.digest.slice(0, 12)}`);
+    expect((await runVc(["apply", repo, ...host])).code).to.equal(0);
+    expect([tagOf("a"), tagOf("b")]).to.deep.equal(["2.0", "2.0"]);
   });
 });

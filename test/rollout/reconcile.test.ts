@@ -11,6 +11,7 @@ import { RolloutStore, rolloutName } from "../../src/rollout/store.js";
 import type { RolloutRecord } from "../../src/rollout/types.js";
 import type { PassDeps, PassState } from "../../src/reconciler/pass.js";
 import { Bed, name, newPassState, runPass } from "../reconciler/harness.js";
+import { ReconcileLoop } from "../../src/reconciler/loop.js";
 
 const N = 4;
 const tagValues = (tag: string, extra = "") => `controlPlane:\n  statefulSet:\n    image:\n      tag: "${tag}"\n${extra}`;
@@ -139,6 +140,74 @@ describe("rollout: the reconciler drives it", function () {
     expect([canary, ...later].map(tagOf)).to.deep.equal(["1.0", "1.0", "1.0", "1.0"]);
     await pass("full");
     expect([canary, ...later].map(tagOf)).to.deep.equal(["1.0", "1.0", "1.0", "1.0"]);
+  });
+
+  it("costs one GET per idle incremental pass with fleet/rollout.yaml and no running rollout", async () => {
+    bed.kube.resetRequests();
+    await pass();
+    expect(bed.kube.requests.map((r) => `${r.method} ${r.path}`)).to.deep.equal([`GET /api/v1/namespaces/vc-system/configmaps/${rolloutName("")}`]);
+  });
+
+  it("the loop ticks every rolloutIntervalMs while a rollout runs, and goes back to its poll interval once it is over", async () => {
+    bed.repo.write({ "fleet/values.yaml": tagValues("2.0") });
+    bed.repo.commit("new control-plane tag");
+    const delays: number[] = [];
+    const clock = { setTimeout: (fn: () => void, ms: number) => (delays.push(ms), setTimeout(fn, ms > 60_000 ? 1_000_000_000 : ms)), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
+    const loop = new ReconcileLoop(deps, { intervalMs: 3_600_000, resyncMs: 3_600_000, watch: false, rolloutIntervalMs: 50, clock });
+    const before = record()!.id;
+    await loop.start();
+    try {
+      for (let i = 0; i < 400 && (record()!.id === before || record()!.phase !== "Completed"); i++) {
+        for (const c of [canary, ...later]) if (tagOf(c) === "2.0") await settle(c);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(record()!.id).to.not.equal(before);
+      expect(record()!.phase).to.equal("Completed");
+      expect(delays.filter((d) => d === 50).length, JSON.stringify(delays)).to.be.greaterThan(2);
+      await new Promise((r) => setTimeout(r, 200));
+      await loop.idle();
+      expect(delays.at(-1)).to.be.greaterThan(60_000);
+      expect([canary, ...later].map(tagOf)).to.deep.equal(["2.0", "2.0", "2.0", "2.0"]);
+    } finally {
+      await loop.stop();
+    }
+  });
+
+  it("a full pass follows a step taken between its chunks: a cluster sent back is not rendered at the new base again", async () => {
+    bed.repo.write({ "fleet/values.yaml": tagValues("2.0") });
+    bed.repo.commit("new control-plane tag");
+    await pass();
+    expect(tagOf(canary)).to.equal("2.0");
+    let inner = false;
+    // The full pass reads the record first (canary moved); its first chunk done, an abort arrives and an incremental
+    // pass acts on it before the full pass reaches the canary's chunk.
+    const abortNow = async (): Promise<string> => {
+      inner = true;
+      await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", { action: "abort", by: "alice", at: new Date().toISOString() });
+      return (await runPass(deps, state, { kind: "incremental" })).revision;
+    };
+    const full = { ...deps, chunkSize: 1, betweenChunks: async () => (inner ? undefined : abortNow()) };
+    await runPass(full, state, { kind: "full" });
+    expect(inner).to.equal(true);
+    expect(record()!.phase).to.equal("Aborting");
+    expect(tagOf(canary)).to.equal("1.0");
+  });
+
+  it("ends a running rollout when fleet/rollout.yaml is removed: the newest base applies to every cluster", async () => {
+    bed.repo.write({ "fleet/values.yaml": tagValues("2.0") });
+    bed.repo.commit("new control-plane tag");
+    await pass();
+    expect(record()).to.deep.include({ phase: "Progressing", wave: 0 });
+    expect(later.map(tagOf)).to.deep.equal(["1.0", "1.0", "1.0"]);
+    bed.repo.write({ "fleet/rollout.yaml": null });
+    bed.repo.commit("no more rollouts");
+    await pass("full");
+    const r = record()!;
+    expect(r.phase).to.equal("Completed");
+    expect(r.message).to.contain("fleet/rollout.yaml was removed");
+    expect([canary, ...later].map(tagOf)).to.deep.equal(["2.0", "2.0", "2.0", "2.0"]);
+    // Unpinned again: no base on the records.
+    for (const c of [canary, ...later]) expect(bed.statusData(c)!.base).to.equal(undefined);
   });
 
   it("decides a held cluster's own change: valid over its pinned base applies now; needing the new base waits; invalid over both is invalid", async () => {

@@ -1,10 +1,10 @@
 // Base snapshots: the digest, the ConfigMap round trip, the materialised folder, and the loader rendering a cluster at a pinned snapshot.
 import { expect } from "chai";
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAndValidate } from "../../src/validate/index.js";
-import { baseDigest, effectiveLayers, fromSnapshotConfigMap, materialise, MAX_BASE_BYTES, readBase, snapshotConfigMap, snapshotName, type BaseSnapshot } from "../../src/rollout/snapshot.js";
+import { baseDigest, effectiveLayers, fromSnapshotConfigMap, materialise, MAX_BASE_BYTES, readBase, removeBasesDir, snapshotConfigMap, snapshotName, type BaseSnapshot } from "../../src/rollout/snapshot.js";
 import { readFleetBase } from "../../src/repo/fleet-base.js";
 import { cleanupRepos, makeRepo } from "../validate/fixture.js";
 
@@ -18,16 +18,6 @@ function cacheDir(): string {
   caches.push(d);
   return d;
 }
-function unlock(dir: string): void {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) {
-      chmodSync(p, 0o755);
-      unlock(p);
-    }
-  }
-}
-
 const snap = (root: string): BaseSnapshot => {
   const s = readBase(root, "r1");
   if ("error" in s) throw new Error(s.error);
@@ -37,7 +27,7 @@ const snap = (root: string): BaseSnapshot => {
 describe("rollout: base snapshots", () => {
   after(() => {
     cleanupRepos();
-    for (const c of caches.splice(0)) (unlock(c), rmSync(c, { recursive: true, force: true }));
+    for (const c of caches.splice(0)) removeBasesDir(c);
   });
 
   it("digests the sorted (path, bytes) pairs of the base files, not rollout.yaml nor a cluster's", () => {
@@ -83,6 +73,13 @@ describe("rollout: base snapshots", () => {
     const eff = (dir: string, s: BaseSnapshot, labels: Record<string, string>) => effectiveLayers(readFleetBase(dir).base, s, labels);
     expect(eff(dirOld, oldSnap, {})).to.equal(eff(dirNew, newSnap, {})); // not in the prod group: unchanged
     expect(eff(dirOld, oldSnap, { tier: "prod" })).to.not.equal(eff(dirNew, newSnap, { tier: "prod" }));
+  });
+
+  it("removes a folder of read-only materialised snapshots", () => {
+    const dir = cacheDir();
+    materialise(dir, snap(makeRepo({ "fleet/values.yaml": tag("1.0"), "clusters/a/values.yaml": "{}\n" })));
+    removeBasesDir(dir);
+    expect(existsSync(dir)).to.equal(false);
   });
 
   it("loads a cluster over its pinned snapshot while others read the repository's newest base", async () => {
