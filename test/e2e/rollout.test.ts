@@ -176,6 +176,12 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       expect(rewrittenObjects(restrict(atOld, later), now), "later-wave objects rewritten").to.deep.equal([]);
       expect(writesTo(mark, later), "the reconciler's writes to later-wave clusters").to.deep.equal([]);
       expect(snapshotDifferences(restrict(atOld, waves.canary), await snapshotClusters(kube(), waves.canary))).to.include("StatefulSet vc-c00/c00");
+      // vc diff renders where the reconciler does: no drift, and it names why the later waves do not change.
+      const diff = await runVc(["diff", fleet.dir, "--target", "kube", "--kubeconfig", kube().kubeconfigPath, "--exit-code"]);
+      expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
+      expect(diff.stderr).to.include(`cluster ${waves.early[0]!.name}: held by rollout ${halted.id}: wave 2/3 (early)`);
+      expect(diff.stderr).to.include(`cluster ${waves.rest[0]!.name}: held by rollout ${halted.id}: wave 3/3 (rest)`);
+      expect(diff.stderr).to.not.include("cluster c00: held");
     });
 
     it("the syncer's ServiceAccount gets 403 writing the rollout record and the base snapshots", async () => {
