@@ -3,8 +3,8 @@
 //    full `vc render` of the fleet (target ≤ 2×);
 // 2. one wave's bookkeeping: the reconciler's requests per rollout tick, counted at the API test server, for waves of
 //    different sizes (target O(clusters in the wave)), and its writes to clusters outside the wave (target none).
-//    VC_BENCH_CLUSTERS (default 1000), VC_BENCH_ROLLOUT_WINDOW_MS (default 8000) per measured wave; VC_BENCH_DEBUG=1
-//    prints each window's requests by verb and resource.
+//    VC_BENCH_CLUSTERS (default 1000), VC_BENCH_ROLLOUT_TICKS (ticks counted per wave, default 3); VC_BENCH_DEBUG=1
+//    prints each window's requests by verb and resource; `--only=waves` or `--only=plan` runs one part.
 import { execFileSync, spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -82,8 +82,9 @@ export async function run(ctx: BenchContext): Promise<void> {
   try {
     const applied = await vc(["apply", root, "--target", "kube", "--kubeconfig", server.kubeconfigPath, "--allow-mass-prune"]);
     if (applied.code !== 0) throw new Error(`vc apply: ${applied.code}\n${applied.stderr.slice(-2000)}`);
-    await waveBookkeeping(ctx, root, server);
-    await planVersusRender(ctx, root, server);
+    const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+    if (only !== "plan") await waveBookkeeping(ctx, root, server);
+    if (only !== "waves") await planVersusRender(ctx, root, server);
   } finally {
     await server.close();
   }
@@ -93,7 +94,7 @@ type Server = Awaited<ReturnType<typeof import("../test/support/kube-server/inde
 
 const FULL: Rule[] = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const WINDOW_MS = Number(process.env.VC_BENCH_ROLLOUT_WINDOW_MS ?? 8000);
+const TICKS = Number(process.env.VC_BENCH_ROLLOUT_TICKS ?? 3);
 
 async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs: number): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -114,7 +115,7 @@ function recordOf(server: Server): RolloutRecord | undefined {
 
 /**
  * Part 2: the reconciler (a process polling every second: `--interval 1s`, so a rollout ticks every second) drives a rollout of a base change; each wave is held
- * Progressing for a window (no controller reports its moved clusters), in which the reconciler's requests are counted
+ * Progressing (no controller reports its moved clusters) for a few ticks, whose requests are counted
  * at the server, per tick (a tick reads the rollout record once: its GETs of the record count the ticks). Then the
  * stand-in controllers report, the wave passes its gate and waits for resume. Writes outside the moved clusters are
  * counted over the whole rollout.
@@ -161,11 +162,8 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
           return r.id === started.id && r.wave === w && r.phase === "Progressing" && r.waves[w]!.clusters.every((c) => r.moved[c]?.at === "to");
         }, 10 * 60_000);
         await sleep(1500);
-        const from = server.requests.length;
-        await sleep(WINDOW_MS);
-        const window = server.requests.slice(from).filter((q) => q.user === "reconciler");
-        const ticks = window.filter((q) => q.method === "GET" && q.resource === "configmaps" && q.name?.startsWith("vc-rollout-")).length;
-        rows.push({ wave: started.waves[w]!.name, moved: size, perTick: ticks > 0 ? window.length / ticks : NaN, ticks });
+        const { perTick, ticks, window } = await ticksOf(server, TICKS);
+        rows.push({ wave: started.waves[w]!.name, moved: size, perTick, ticks });
         if (process.env.VC_BENCH_DEBUG) {
           const h = new Map<string, number>();
           for (const q of window) { const k = `${q.verb} ${q.resource ?? q.path}${q.subresource ? `/${q.subresource}` : ""} ns=${q.namespace ?? "-"} ${q.name ? "named" : ""} ${q.query.slice(0, 80)}`; h.set(k, (h.get(k) ?? 0) + 1); }
@@ -181,11 +179,7 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
       await hosts.stop();
       if (passed.phase === "Waiting" && !waiting) {
         // The fixed part of a tick: waiting out a manual pause, no cluster in flight.
-        const from = server.requests.length;
-        await sleep(WINDOW_MS);
-        const window = server.requests.slice(from).filter((q) => q.user === "reconciler");
-        const ticks = window.filter((q) => q.method === "GET" && q.resource === "configmaps" && q.name?.startsWith("vc-rollout-")).length;
-        waiting = { perTick: ticks > 0 ? window.length / ticks : NaN, ticks };
+        waiting = await ticksOf(server, TICKS);
       }
       if (passed.phase === "Waiting" && w < started.waves.length - 2) {
         const resumed = await vc(["rollout", "resume", "--repo", root, "--kubeconfig", server.kubeconfigPath]);
@@ -196,9 +190,9 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
     const movedNamespaces = new Set(Object.keys(record.moved).map((c) => `vc-${c}`));
     const writes = server.requests.slice(mark).filter((q) => q.user === "reconciler" && ["create", "update", "patch", "delete", "deletecollection"].includes(q.verb));
     const outside = writes.filter((q) => q.namespace?.startsWith("vc-") && q.namespace !== "vc-system" && !movedNamespaces.has(q.namespace));
-    if (waiting) ctx.report("requests per rollout tick while waiting for resume (no cluster in flight)", waiting.perTick, "requests", `${waiting.ticks} ticks in ${WINDOW_MS / 1000} s`);
+    if (waiting) ctx.report("requests per rollout tick while waiting for resume (no cluster in flight)", waiting.perTick, "requests", `mean of ${waiting.ticks} ticks`);
     for (const r of rows) {
-      ctx.report(`wave ${r.wave}: requests per rollout tick with ${r.moved} moved cluster(s) held Progressing`, r.perTick, "requests", `${r.ticks} ticks in ${WINDOW_MS / 1000} s; ${(r.perTick / r.moved).toFixed(2)} per cluster`);
+      ctx.report(`wave ${r.wave}: requests per rollout tick with ${r.moved} moved cluster(s) held Progressing`, r.perTick, "requests", `mean of ${r.ticks} ticks; ${(r.perTick / r.moved).toFixed(2)} per cluster`);
     }
     ctx.report(`writes to clusters outside the waves moved (${CLUSTERS - movedNamespaces.size} clusters), whole rollout`, outside.length, "requests", "target 0");
     const movedNames = Object.keys(record.moved);
@@ -217,6 +211,20 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
     child.kill("SIGTERM");
     await gone;
   }
+}
+
+/**
+ * The reconciler's requests per tick, counted at the server: a tick (a pass) starts with one GET of the rollout
+ * record, so the requests from one such GET to the next are one tick's. Waits for `n` whole ticks.
+ */
+async function ticksOf(server: Server, n: number): Promise<{ perTick: number; ticks: number; window: Server["requests"] }> {
+  const from = server.requests.length;
+  const isTick = (q: Server["requests"][number]) => q.user === "reconciler" && q.method === "GET" && q.resource === "configmaps" && !!q.name?.startsWith("vc-rollout-");
+  await until(`${n} rollout ticks`, () => server.requests.slice(from).filter(isTick).length > n, 15 * 60_000);
+  const mine = server.requests.slice(from).filter((q) => q.user === "reconciler");
+  const starts = mine.map((q, i) => (isTick(q) ? i : -1)).filter((i) => i >= 0);
+  const window = mine.slice(starts[0], starts[n]);
+  return { perTick: window.length / n, ticks: n, window };
 }
 
 /** A JSON request to the API test server as `token` (the stand-in controllers' identity, apart from the reconciler's). */
