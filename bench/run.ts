@@ -27,6 +27,7 @@ const SUITES: Suite[] = [
   { name: "fleet-base", load: () => import("./fleet-base.js") },
   { name: "shards", load: () => import("./shards.js") },
   { name: "ssa", load: () => import("./ssa.js") },
+  { name: "rollout", load: () => import("./rollout.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {

@@ -8,6 +8,7 @@ import { objectHealth } from "../../src/health/object.js";
 import { readClusterHealth } from "../../src/health/read.js";
 import { KubeClient } from "../../src/target/kube/client.js";
 import { TestRepo } from "../support/git-server.js";
+import { createObject, runningPodStatus, setStatus as setStatusOf } from "../support/kube-status.js";
 import { installCertManagerCrds, useRealKube, waitFor } from "../support/real-kube.js";
 import { runVc } from "../support/vc.js";
 
@@ -16,26 +17,12 @@ describe("e2e: health and vc apply --wait, on a real API server", function () {
   const kube = useRealKube();
   let repo: TestRepo;
 
-  /** Reads the object, sets `status` and writes it back through `<path>/status` (the way a controller reports). */
-  const setStatus = async (path: string, status: (live: KubeObject) => unknown): Promise<KubeObject> => {
-    const live = await kube().request<KubeObject>("GET", path);
-    expect(live.status, JSON.stringify(live.body)).to.equal(200);
-    const res = await kube().request<KubeObject>("PUT", `${path}/status`, { ...live.body, status: status(live.body) });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body;
-  };
-  const create = async (path: string, body: unknown): Promise<void> => {
-    const res = await kube().request("POST", path, body);
-    expect(res.status, JSON.stringify(res.body)).to.equal(201);
-  };
+  const setStatus = (path: string, status: (live: KubeObject) => unknown) => setStatusOf(kube(), path, status);
+  const create = async (path: string, body: unknown): Promise<void> => void (await createObject(kube(), path, body));
   const apply = (...args: string[]) => runVc(["apply", repo.work, "--target", "kube", "--kubeconfig", kube().kubeconfigPath, ...args]);
   const STS = "/apis/apps/v1/namespaces/vc-minimal/statefulsets/minimal";
   const POD = "/api/v1/namespaces/vc-minimal/pods/minimal-0";
-  const runningPod = (waiting?: string) => ({
-    phase: "Running",
-    conditions: [{ type: "Ready", status: waiting ? "False" : "True" }],
-    containerStatuses: [{ name: "syncer", ready: !waiting, restartCount: waiting ? 4 : 0, image: "x", imageID: "", state: waiting ? { waiting: { reason: waiting } } : { running: { startedAt: "2026-01-01T00:00:00Z" } } }],
-  });
+  const runningPod = (waiting?: string) => runningPodStatus(waiting);
 
   before(async () => {
     await installCertManagerCrds(kube());

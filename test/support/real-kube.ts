@@ -173,7 +173,7 @@ function jsonRequest<T>(url: string, ca: string, token: string, method: string, 
     const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
     const req = httpsRequest(
       new URL(path, url),
-      { method, ca, headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(payload ? { "Content-Type": contentType } : {}), ...headers }, timeout: 30_000 },
+      { method, ca, headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(payload ? { "Content-Type": contentType, "Content-Length": String(Buffer.byteLength(payload)) } : {}), ...headers }, timeout: 30_000 },
       (res) => {
         let text = "";
         res.setEncoding("utf8");
