@@ -9,7 +9,7 @@ import { KubeApiError } from "../target/kube/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import { loadRollout } from "./file.js";
-import { inFlight, observedHealth, pinOf, previousOf, startingPin, waitingMessage } from "./pins.js";
+import { inFlight, observedHealth, pinOf, previousOf, returnedClusters, startingPin, waitingMessage } from "./pins.js";
 import { planWaves, type Member } from "./plan.js";
 import { effectiveLayers, materialise, privateBasesDir, readBase, type BaseSnapshot } from "./snapshot.js";
 import { begin, isFinal, step } from "./step.js";
@@ -153,7 +153,7 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
       deps.logger.info("rollout", { id: rec.id, phase: rec.phase, message: rec.message });
     }
     if (!isFinal(rec)) {
-      const out = step(rec, file.settings, { health: observedHealth(rec, statuses), now });
+      const out = step(rec, file.settings, { health: observedHealth(rec, statuses), returned: returnedClusters(rec, statuses), now });
       if (out.changed) {
         if (out.record.phase !== rec.phase || out.record.wave !== rec.wave) deps.logger.info("rollout", { id: out.record.id, phase: out.record.phase, wave: out.record.waves[out.record.wave]?.name, message: out.record.message });
         rec = out.record;

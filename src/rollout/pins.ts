@@ -1,5 +1,5 @@
 // Which base each cluster is rendered at under a rollout record, why a cluster is held, and the health the step may trust (pure).
-import type { ClusterStatus } from "../reconciler/status.js";
+import { isApplied, type ClusterStatus } from "../reconciler/status.js";
 import type { Observations, RolloutRecord } from "./types.js";
 import { isFinal } from "./step.js";
 
@@ -83,6 +83,20 @@ export function observedHealth(record: RolloutRecord, statuses: ReadonlyMap<stri
     else if (last.result !== "applied") out[c] = { status: "Unknown", reason: `last run ${last.result}${last.message ? `: ${last.message}` : ""}` };
   }
   return out;
+}
+
+/**
+ * The clusters sent back to their `from` base whose last run, since the rollout entered its phase (an abort's start),
+ * applied them there: what lets an abort end (step.ts).
+ */
+export function returnedClusters(record: RolloutRecord, statuses: ReadonlyMap<string, ClusterStatus>): string[] {
+  const out: string[] = [];
+  for (const [c, m] of Object.entries(record.moved)) {
+    const s = statuses.get(c);
+    const last = s?.history[0];
+    if (m.at === "back" && s && last && last.time >= record.since && s.base === m.from && isApplied(last.result)) out.push(c);
+  }
+  return out.sort();
 }
 
 /** Sets a status's `base` and `previousBase` to a run's pin (absent keys: unpinned). */

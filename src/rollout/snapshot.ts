@@ -118,9 +118,13 @@ export function effectiveLayers(fleet: FleetBase, snap: BaseSnapshot, labels: Re
  */
 export function privateBasesDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "vc-bases-"));
-  process.once("exit", () => removeBasesDir(dir));
+  if (basesDirs.size === 0) process.once("exit", () => basesDirs.forEach(removeBasesDir));
+  basesDirs.add(dir);
   return dir;
 }
+
+/** The folders privateBasesDir made in this process: one exit hook removes them all. */
+const basesDirs = new Set<string>();
 
 /** Removes a folder of materialised snapshots. */
 export function removeBasesDir(dir: string): void {

@@ -113,7 +113,10 @@ export function step(record: RolloutRecord, settings: RolloutSettings, obs: Obse
     }
   }
 
-  if (r.phase === "Aborting" && moves.length === 0) {
+  // An abort ends once every moved cluster was applied back at its previous base: a move back that failed (the server
+  // refused a write) keeps it Aborting, and the cluster is reconciled again (pins.ts inFlight).
+  const returned = new Set(obs.returned ?? []);
+  if (r.phase === "Aborting" && moves.length === 0 && Object.keys(r.moved).every((c) => returned.has(c))) {
     enter("Aborted", `rollout ${r.id} aborted: ${Object.keys(r.moved).length} moved cluster(s) are back at their previous base`);
   }
   if (r.phase === "Waiting") {

@@ -139,6 +139,11 @@ export interface Observations {
   health: Record<string, { status: HealthStatus; reason?: string }>;
   /** Now, in milliseconds since the epoch. */
   now: number;
+  /**
+   * Clusters sent back (`at: "back"`) whose run since the rollout entered its phase applied them at their `from` base
+   * (pins.ts returnedClusters): an abort ends only once every one is back.
+   */
+  returned?: readonly string[];
 }
 
 /** A cluster to (re)render and apply at a base snapshot. */

@@ -176,7 +176,12 @@ describe("rollout: the step", () => {
     expect(out.record.phase).to.equal("Aborting");
     expect(out.record.message).to.contain("aborted by alice");
     expect(out.moves).to.deep.equal([{ cluster: "a", base: OLD }, { cluster: "shop", base: OLD }]);
+    // Only once every moved cluster was applied back at its previous base does the abort end.
     out = step(out.record, s, obs(T0 + 3));
+    expect(out.record.phase).to.equal("Aborting");
+    out = step(out.record, s, { ...obs(T0 + 4), returned: ["shop"] });
+    expect(out.record.phase).to.equal("Aborting");
+    out = step(out.record, s, { ...obs(T0 + 5), returned: ["a", "shop"] });
     expect(out.record.phase).to.equal("Aborted");
     expect(out.moves).to.deep.equal([]);
   });

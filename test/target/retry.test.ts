@@ -14,6 +14,8 @@ describe("target/kube/retry", () => {
     const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
     expect(isTransientNetworkError(reset)).to.equal(true);
     expect(isTransientNetworkError(new Error("request to http://x failed, reason: socket hang up"))).to.equal(true);
+    expect(isTransientNetworkError(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }))).to.equal(true);
+    expect(isTransientNetworkError(new Error("Invalid response body while trying to fetch http://x: Premature close"))).to.equal(true);
     expect(isTransientNetworkError(new Error("Unexpected token < in JSON"))).to.equal(false);
     expect(isTransientNetworkError("ECONNRESET")).to.equal(false);
   });

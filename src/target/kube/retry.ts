@@ -12,15 +12,18 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterMs: 30_000 };
 
-/** Network error codes that mean "the connection broke, the request may not have reached the server". */
-const TRANSIENT_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "EAI_AGAIN", "UND_ERR_SOCKET"]);
+/**
+ * Network error codes that mean "the connection broke, the request may not have reached the server".
+ * ERR_STREAM_PREMATURE_CLOSE: node-fetch 2 reports a keep-alive socket the server closed under a response this way.
+ */
+const TRANSIENT_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "EAI_AGAIN", "UND_ERR_SOCKET", "ERR_STREAM_PREMATURE_CLOSE"]);
 
 /** True for an error thrown by the transport (not an HTTP status) that a retry may cure. */
 export function isTransientNetworkError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: string; errno?: string }).code ?? (err as { errno?: string }).errno;
   if (code && TRANSIENT_CODES.has(code)) return true;
-  return /socket hang up|ECONNRESET|network timeout/i.test(err.message);
+  return /socket hang up|ECONNRESET|network timeout|Premature close/i.test(err.message);
 }
 
 /** True for an HTTP status worth retrying: 429, 5xx, and 409 when the caller says a conflict is retryable. */
