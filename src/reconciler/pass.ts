@@ -87,7 +87,7 @@ export function newPassState(): PassState {
 /** The pass's rollout (src/rollout/driver.ts): only the first shard's replica drives it; undefined on a dir: target. */
 async function passRollout(deps: PassDeps, state: PassState, snap: Snapshot, folders: () => string[], kind: "full" | "incremental"): Promise<PassRollout | undefined> {
   state.rollout ??= newRolloutMemory();
-  return rolloutForPass({ ...deps, drives: !deps.shard || deps.shard.index === 0 }, state.rollout, snap.root, snap.revision, state.statuses, folders, kind);
+  return rolloutForPass({ ...deps, drives: !deps.shard || deps.shard.index === 0, sharded: (deps.shard?.count ?? 1) > 1 }, state.rollout, snap.root, snap.revision, state.statuses, folders, kind);
 }
 
 /** Syncs the source (errors propagate: the caller backs off) and reconciles what the request selects. */

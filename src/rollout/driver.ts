@@ -49,6 +49,11 @@ export interface DriverDeps {
   now?: () => Date;
   /** Only the first shard's replica drives a rollout; the others render by its record. */
   drives?: boolean;
+  /**
+   * The fleet is sharded: the driving replica holds only its own shard's statuses, so it reads every cluster's from
+   * the records (one LIST per pass that steps a rollout) to know where each cluster is and how the wave is doing.
+   */
+  sharded?: boolean;
 }
 
 /** A pass's view of the rollout. */
@@ -130,6 +135,7 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
 
   let changed = false;
   let moves: string[] = [];
+  if (drives && file.settings && deps.sharded) statuses = await fleetStatuses(deps.target, source, statuses);
   if (drives && file.settings) {
     if (!rec || rec.to.digest !== current.digest) {
       // A base change (or the first pass that sees fleet/rollout.yaml): who is where, and whose layers change.
@@ -216,4 +222,15 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
 function labelsOf(root: string, cluster: string): Record<string, string> {
   const file = `clusters/${cluster}/cluster.yaml`;
   return peekLabels(root, lstatSync(join(root, ...file.split("/")), { throwIfNoEntry: false })?.isFile() ? file : undefined);
+}
+
+/**
+ * Every cluster's last status as its record holds it (one LIST of the records), with this replica's own statuses over
+ * them (newer: written by this process). What a sharded fleet's driving replica steps with.
+ */
+async function fleetStatuses(target: KubeTarget, source: string, own: ReadonlyMap<string, ClusterStatus>): Promise<ReadonlyMap<string, ClusterStatus>> {
+  const out = new Map<string, ClusterStatus>();
+  for (const rec of await target.records.list()) if (rec.source === source && rec.status) out.set(rec.cluster, rec.status);
+  for (const [cluster, status] of own) out.set(cluster, status);
+  return out;
 }
