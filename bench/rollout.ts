@@ -84,6 +84,12 @@ export async function run(ctx: BenchContext): Promise<void> {
     if (applied.code !== 0) throw new Error(`vc apply: ${applied.code}\n${applied.stderr.slice(-2000)}`);
     const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
     if (only !== "plan") await waveBookkeeping(ctx, root, server);
+    else {
+      // The pinned plan needs each cluster's recorded base, which the reconciler's first pass with fleet/rollout.yaml
+      // writes (the waves part runs one); alone, one pass of `vc reconcile --once` records them.
+      const once = await vc(["reconcile", "--once", "--repo", root, "--target", "kube", "--kubeconfig", server.kubeconfigPath]);
+      if (once.code !== 0) throw new Error(`vc reconcile --once: ${once.code}\n${once.stderr.slice(-2000)}`);
+    }
     if (only !== "waves") await planVersusRender(ctx, root, server);
   } finally {
     await server.close();
