@@ -243,6 +243,8 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
         return mid?.phase === "Progressing" && mid.wave?.index === 2 && mid.waves[2]!.moved === 5;
       }, `five clusters of the rest to move:\n${reconciler.log().slice(-3000)}`, 120_000);
       await reconciler.kill();
+      // Read again once it is dead: the status read above may be one step older than what the killed process left.
+      mid = await status();
       const movedBefore = mid!.waves[2]!.clusters.filter((c) => c.base === "to").map((c) => c.name).sort();
       const notMoved = byName(mid!.waves[2]!.clusters.filter((c) => c.base !== "to").map((c) => c.name));
       const mark = kube().writes(RECONCILER).length;
@@ -250,14 +252,24 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       // Its first pass is full: every cluster reconciled once (the moved ones at the target, the others at their pins).
       await waitFor(() => (reconciler.log().match(/"msg":"reconciled"/g) ?? []).length >= 30, `the restarted reconciler's full pass:\n${reconciler.log().slice(-3000)}`, 120_000);
       await new Promise((r) => setTimeout(r, 3000));
-      const again = (await status())!;
-      expect(again.phase).to.equal("Progressing");
-      expect(again.wave?.index).to.equal(2);
-      expect(again.waves[2]!.clusters.filter((c) => c.base === "to").map((c) => c.name).sort()).to.deep.equal(movedBefore);
-      // The clusters the wave has not reached are still at the old base, untouched by the restarted reconciler.
-      expect(snapshotDifferences(restrict(atOld, notMoved), await snapshotClusters(kube(), notMoved))).to.deep.equal([]);
-      expect(writesTo(mark, notMoved)).to.deep.equal([]);
-      hosts.start(300);
+      try {
+        const again = (await status())!;
+        expect(again.phase).to.equal("Progressing");
+        expect(again.wave?.index).to.equal(2);
+        // Every cluster moved before the kill is still moved; the restarted reconciler may go on moving (a moved
+        // cluster whose objects did not change is Healthy at once), never past maxUnavailable clusters not Healthy.
+        const movedAfter = again.waves[2]!.clusters.filter((c) => c.base === "to");
+        expect(movedAfter.map((c) => c.name)).to.include.members(movedBefore);
+        expect(movedAfter.filter((c) => c.health !== "Healthy").length).to.be.at.most(5);
+        // The clusters the wave has not reached are still at the old base, untouched by the restarted reconciler.
+        const untouched = notMoved.filter((c) => !movedAfter.some((m) => m.name === c.name));
+        expect(untouched.length).to.be.greaterThan(0);
+        expect(snapshotDifferences(restrict(atOld, untouched), await snapshotClusters(kube(), untouched))).to.deep.equal([]);
+        expect(writesTo(mark, untouched)).to.deep.equal([]);
+      } finally {
+        // The controllers come back whatever happened, so the next case starts from a fleet that can settle.
+        hosts.start(300);
+      }
       await waitPhase("Completed", 2, "the rollout to complete");
       expect(await imageTags(fleet.clusters)).to.deep.equal(new Set(["0.2.0"]));
     });
