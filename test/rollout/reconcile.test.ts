@@ -4,13 +4,13 @@
 // by the rule of docs/rollouts.md (its three cases).
 import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
-import type { KubeObject } from "../../src/kube/object.js";
 import type { KubeClient } from "../../src/target/kube/client.js";
 import { DEFAULT_RECORDS_NAMESPACE } from "../../src/records/record.js";
 import { RolloutStore, rolloutName } from "../../src/rollout/store.js";
 import type { RolloutRecord } from "../../src/rollout/types.js";
 import type { PassDeps, PassState } from "../../src/reconciler/pass.js";
 import { Bed, name, newPassState, runPass } from "../reconciler/harness.js";
+import { settle as settleCluster } from "./settle.js";
 import { ReconcileLoop } from "../../src/reconciler/loop.js";
 
 const N = 4;
@@ -31,23 +31,7 @@ describe("rollout: the reconciler drives it", function () {
     return cm ? (JSON.parse((cm.data as Record<string, string>).rollout!) as RolloutRecord) : undefined;
   };
   const tagOf = (c: string): string => /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify(bed.statefulSet(c)!.spec))![1]!;
-  /** A controller's view of a cluster, written through the status subresource: its StatefulSet caught up, its pod Ready (or crashing), its Deployments available. */
-  const settle = async (c: string, pod: "ready" | "crashing" = "ready"): Promise<void> => {
-    const ns = `vc-${c}`;
-    const putStatus = async (path: string, status: (live: KubeObject) => unknown) => {
-      const live = await admin.request<KubeObject>("GET", path);
-      await admin.request("PUT", `${path}/status`, { body: { ...live, status: status(live) } });
-    };
-    await putStatus(`/apis/apps/v1/namespaces/${ns}/statefulsets/${c}`, (live) => ({ observedGeneration: live.metadata.generation, replicas: 1, readyReplicas: pod === "ready" ? 1 : 0, currentReplicas: 1, updatedReplicas: 1, currentRevision: "r1", updateRevision: "r1" }));
-    const podPath = `/api/v1/namespaces/${ns}/pods/${c}-0`;
-    if (!(await admin.get({ apiVersion: "v1", kind: "Pod", namespace: ns, name: `${c}-0` }))) {
-      await admin.request("POST", `/api/v1/namespaces/${ns}/pods`, { body: { apiVersion: "v1", kind: "Pod", metadata: { name: `${c}-0`, labels: { app: "vc", release: c, "controller-revision-hash": "r1" } }, spec: { containers: [{ name: "syncer", image: "x" }] } } });
-    }
-    await putStatus(podPath, () => (pod === "ready" ? { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } : { phase: "Running", containerStatuses: [{ name: "syncer", restartCount: 3, state: { waiting: { reason: "CrashLoopBackOff" } } }] }));
-    for (const d of bed.kube.list("apps/v1", "Deployment", ns)) {
-      await putStatus(`/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}`, (live) => ({ observedGeneration: live.metadata.generation, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: "Available", status: "True" }, { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }] }));
-    }
-  };
+  const settle = (c: string, pod: "ready" | "crashing" = "ready"): Promise<void> => settleCluster(bed, admin, c, pod);
   const specs = (cs: string[]) => cs.map((c) => JSON.stringify(bed.statefulSet(c)!.spec));
   const writesTo = (cs: string[]) => bed.kube.requests.filter((r) => r.method !== "GET" && cs.some((c) => r.path.includes(`/namespaces/vc-${c}/`)));
   const pass = (kind: "full" | "incremental" = "incremental") => runPass(deps, state, { kind });

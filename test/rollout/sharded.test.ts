@@ -2,7 +2,6 @@
 // (where each is pinned, how the wave is doing) from their records; each replica applies its own shard's clusters.
 import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
-import type { KubeObject } from "../../src/kube/object.js";
 import type { KubeClient } from "../../src/target/kube/client.js";
 import { DEFAULT_RECORDS_NAMESPACE } from "../../src/records/record.js";
 import { rolloutName } from "../../src/rollout/store.js";
@@ -10,6 +9,7 @@ import type { RolloutRecord } from "../../src/rollout/types.js";
 import type { PassDeps, PassState } from "../../src/reconciler/pass.js";
 import { inShard, type Shard } from "../../src/reconciler/shard.js";
 import { Bed, name, newPassState, runPass } from "../reconciler/harness.js";
+import { settle as settleCluster } from "./settle.js";
 
 const N = 6;
 const tagValues = (tag: string) => `controlPlane:\n  statefulSet:\n    image:\n      tag: "${tag}"\n`;
@@ -24,21 +24,7 @@ describe("rollout: a sharded fleet", function () {
 
   const record = (): RolloutRecord => JSON.parse((bed.kube.get("v1", "ConfigMap", DEFAULT_RECORDS_NAMESPACE, rolloutName(""))!.data as Record<string, string>).rollout!) as RolloutRecord;
   const tagOf = (c: string): string => /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify(bed.statefulSet(c)!.spec))![1]!;
-  const settle = async (c: string): Promise<void> => {
-    const ns = `vc-${c}`;
-    const putStatus = async (path: string, status: (live: KubeObject) => unknown) => {
-      const live = await admin.request<KubeObject>("GET", path);
-      await admin.request("PUT", `${path}/status`, { body: { ...live, status: status(live) } });
-    };
-    await putStatus(`/apis/apps/v1/namespaces/${ns}/statefulsets/${c}`, (live) => ({ observedGeneration: live.metadata.generation, replicas: 1, readyReplicas: 1, currentReplicas: 1, updatedReplicas: 1, currentRevision: "r1", updateRevision: "r1" }));
-    if (!(await admin.get({ apiVersion: "v1", kind: "Pod", namespace: ns, name: `${c}-0` }))) {
-      await admin.request("POST", `/api/v1/namespaces/${ns}/pods`, { body: { apiVersion: "v1", kind: "Pod", metadata: { name: `${c}-0`, labels: { app: "vc", release: c, "controller-revision-hash": "r1" } }, spec: { containers: [{ name: "syncer", image: "x" }] } } });
-    }
-    await putStatus(`/api/v1/namespaces/${ns}/pods/${c}-0`, () => ({ phase: "Running", conditions: [{ type: "Ready", status: "True" }] }));
-    for (const d of bed.kube.list("apps/v1", "Deployment", ns)) {
-      await putStatus(`/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}`, (live) => ({ observedGeneration: live.metadata.generation, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: "Available", status: "True" }, { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }] }));
-    }
-  };
+  const settle = (c: string): Promise<void> => settleCluster(bed, admin, c);
 
   before(async () => {
     bed = await Bed.start(N, 0);
