@@ -88,7 +88,7 @@ describe("e2e: sharded reconcilers on a real API server, one killed mid-pass", f
     expect(found.owners).to.have.length(1);
     expect(found.objects).to.be.greaterThan(CLUSTERS * 10);
     expect(found.missing).to.deep.equal([]);
-    expect(found.createdTwice).to.deep.equal([]);
+    expect(found.createdTwice, `the audit trail of the objects created twice:\n${found.createdTwiceTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`).to.deep.equal([]);
     expect(found.neverCreated).to.deep.equal([]);
     expect(found.conflicts).to.equal(0);
     expect(found.crossShard).to.deep.equal([]);

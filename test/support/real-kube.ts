@@ -96,6 +96,10 @@ export interface AuditedWrite {
   resource?: string;
   namespace?: string;
   name?: string;
+  /** The server's id of the request and the stage it logged (one request may log more than one stage). */
+  auditId?: string;
+  stage?: string;
+  time?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -341,11 +345,12 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
       if (!existsSync(log)) return [];
       const events = readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as {
         verb: string; requestURI: string; user: { username: string }; responseStatus?: { code: number };
-        objectRef?: { resource?: string; namespace?: string; name?: string };
+        objectRef?: { resource?: string; namespace?: string; name?: string }; auditID?: string; stage?: string; stageTimestamp?: string;
       });
       return events
         .filter((e) => user === undefined || e.user.username === user)
-        .map((e) => ({ verb: e.verb, user: e.user.username, uri: e.requestURI, code: e.responseStatus?.code ?? 0, resource: e.objectRef?.resource, namespace: e.objectRef?.namespace, name: e.objectRef?.name }));
+        .map((e) => ({ verb: e.verb, user: e.user.username, uri: e.requestURI, code: e.responseStatus?.code ?? 0, resource: e.objectRef?.resource, namespace: e.objectRef?.namespace, name: e.objectRef?.name,
+          auditId: e.auditID, stage: e.stage, time: e.stageTimestamp }));
     },
     freeze: () => void apiserver.kill("SIGSTOP"),
     thaw: () => void apiserver.kill("SIGCONT"),

@@ -138,6 +138,8 @@ export interface ProofFindings {
   missing: string[];
   /** Objects the audit log shows created (201) more than once. */
   createdTwice: string[];
+  /** Every audited write to the objects in createdTwice, in order: what the failure message shows. */
+  createdTwiceTrail: string[];
   /** Objects a record lists whose creation (201) the audit log does not show. */
   neverCreated: string[];
   /** Writes answered 409 (leases apart: losing a lease race is how election works). */
@@ -219,6 +221,10 @@ export async function checkShards(kube: RealKube, o: { clusters: string[]; shard
     if (cluster !== undefined && shardOf(cluster, o.shardCount) !== o.shardOfUser.get(w.user)) crossShard.add(`${w.user} ${w.verb} ${w.resource} ${w.namespace ?? ""}/${w.name}`);
   }
   const createdTwice = [...created].filter(([, n]) => n > 1).map(([k]) => k).sort();
+  const twice = new Set(createdTwice);
+  const createdTwiceTrail = kube.writes()
+    .filter((w) => twice.has(`${w.resource}/${w.resource === "namespaces" ? "" : (w.namespace ?? "")}/${w.name}`) || (w.resource === "namespaces" && createdTwice.some((k) => k.split("/")[1] === w.name)))
+    .map((w) => `${w.time ?? ""} ${w.auditId ?? ""} ${w.stage ?? ""} ${w.user} ${w.verb} ${w.code} ${w.resource} ${w.namespace ?? ""}/${w.name ?? ""}`);
   const neverCreated = [...listed]
     .map((k) => {
       const parts = k.split("/");
@@ -229,5 +235,5 @@ export async function checkShards(kube: RealKube, o: { clusters: string[]; shard
     })
     .filter((k) => !created.has(k))
     .sort();
-  return { clusters: o.clusters.length, objects: listed.size, notApplied, twoRecords, owners, missing, createdTwice, neverCreated, conflicts, crossShard: [...crossShard].sort(), writesBy };
+  return { clusters: o.clusters.length, objects: listed.size, notApplied, twoRecords, owners, missing, createdTwice, createdTwiceTrail, neverCreated, conflicts, crossShard: [...crossShard].sort(), writesBy };
 }
