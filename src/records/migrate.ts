@@ -1,5 +1,6 @@
 // Moves what vc kept in host namespaces before records (vc-status, vc-history, the inventory labels) into the records namespace, once per cluster.
 import { objectKey, type KubeObject } from "../kube/object.js";
+import { resourceFor } from "../kube/resources.js";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries } from "../reconciler/archive.js";
 import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "../reconciler/status.js";
 import type { KubeTarget } from "../target/kube/target.js";
@@ -39,7 +40,15 @@ export async function migrateRecords(
   const records = await target.recordsByCluster(clusters.map((c) => c.cluster));
   const todo = clusters.filter((c) => !records.has(c.cluster));
   if (todo.length === 0) return [];
-  const found = await mapLimit(todo, 8, (c) => legacyRecord(target, source, c.cluster, c.hostNamespace));
+  // Only a Namespace carrying a cluster's inventory label can hold a legacy record: one LIST of those (selecting
+  // these clusters, up to 100 of them), instead of a GET of each cluster's namespace.
+  const names = [...new Set(todo.map((c) => c.cluster))];
+  const selector = names.length <= 100 ? `${LABELS.inventory} in (${names.join(",")})` : LABELS.inventory;
+  const labelled = new Map((await target.client.list(resourceFor("v1", "Namespace")!, { labelSelector: selector })).map((ns) => [ns.metadata.name, ns]));
+  const found = await mapLimit(todo, 8, async (c) => {
+    const ns = labelled.get(c.hostNamespace);
+    return ns ? legacyRecord(target, source, c.cluster, ns) : undefined;
+  });
   const out: Migration[] = [];
   for (const m of found) {
     if (!m) continue;
@@ -67,9 +76,9 @@ export function migrationLine(m: Migration, dryRun: boolean): string {
   return `cluster ${m.cluster}: ${dryRun ? "would migrate" : "migrated"} vc's record from host namespace ${m.hostNamespace} (vc-status, vc-history, inventory labels: ${what}) to the records namespace`;
 }
 
-async function legacyRecord(target: KubeTarget, source: string, cluster: string, hostNamespace: string): Promise<{ record: ClusterRecord; archived: Reconciliation[] } | undefined> {
-  const ns = await target.client.get({ apiVersion: "v1", kind: "Namespace", name: hostNamespace });
-  if (!ns || !ours(ns, cluster, source)) return undefined;
+async function legacyRecord(target: KubeTarget, source: string, cluster: string, ns: KubeObject): Promise<{ record: ClusterRecord; archived: Reconciliation[] } | undefined> {
+  if (!ours(ns, cluster, source)) return undefined;
+  const hostNamespace = ns.metadata.name;
   const labelled = await target.listBySelector(`${LABELS.inventory}=${cluster}`);
   const inventory = labelled.filter((o) => (o.metadata.namespace === undefined || o.metadata.namespace === hostNamespace) && ours(o, cluster, source)).map((o) => objectKey(o));
   const record: ClusterRecord = { source, cluster, hostNamespace, inventory: [...new Set(inventory)].sort() };

@@ -173,6 +173,26 @@ export class RecordStore {
       .sort(byClusterThenAge);
   }
 
+  /**
+   * The records of the named clusters (one LIST selecting them: at most 100 names, a label selector's reasonable
+   * length), every source's, sorted as list() sorts. While a memo is on, the record of (source, cluster) of each named
+   * cluster is kept, found or not: the reads of those records that follow (a chunk's apply, its status writes) ask the
+   * server nothing.
+   */
+  async listClusters(clusters: readonly string[], source: string): Promise<ClusterRecord[]> {
+    const names = [...new Set(clusters)];
+    const listed = await this.list(`${LABELS.managedBy} in (${names.join(",")})`);
+    const memo = this.memo;
+    if (memo.on && !memo.listing) {
+      const found = new Map(listed.filter((r) => r.source === source).map((r) => [r.cluster, r]));
+      for (const c of names) {
+        const name = recordName(source, c);
+        if (!memo.reads.has(name)) memo.reads.set(name, found.get(c));
+      }
+    }
+    return listed;
+  }
+
   /** The record ConfigMaps (one LIST; `selector` narrows it); a missing namespace holds none. */
   private async listConfigMaps(selector?: string): Promise<KubeObject[]> {
     try {

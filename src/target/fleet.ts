@@ -338,8 +338,7 @@ export async function applyFleetStreamed(target: Target, index: DesiredIndex, op
     const clusters = [...chunk.clusters, ...(chunk.contested ?? []).filter((c) => admitted.has(c.name))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     // A cluster the index found valid that fails to render here; the repository's own errors are in the index already.
     for (const e of chunk.errors) if (inChunk.has(e.cluster) && validSet.has(e.cluster) && !clusters.some((c) => c.name === e.cluster)) renderErrors.set(e.cluster, e);
-    const live = await listChunkInventory(target, names);
-    await applyChunk({ ...chunk, clusters, errors: [], known: state.known, missing: [], contested: undefined }, live, names.length);
+    await inRecordsMemo(target, async () => applyChunk({ ...chunk, clusters, errors: [], known: state.known, missing: [], contested: undefined }, await listChunkInventory(target, names), names.length));
   }
   if (opts.prune) {
     // Clusters on the target whose folder is gone, in chunks of their own (folders that are invalid are never removed).
@@ -347,7 +346,7 @@ export async function applyFleetStreamed(target: Target, index: DesiredIndex, op
     total += removed.length;
     for (let i = 0; i < removed.length; i += chunkSize) {
       const names = removed.slice(i, i + chunkSize);
-      await applyChunk({ ...state, clusters: [], errors: [] }, await listChunkInventory(target, names), names.length);
+      await inRecordsMemo(target, async () => applyChunk({ ...state, clusters: [], errors: [] }, await listChunkInventory(target, names), names.length));
     }
   }
   // The errors in applyFleet's order: each cluster's (invalid, refused, or not renderable) in the repository's order, the repository's own, then the plans'.
@@ -366,6 +365,21 @@ export async function applyFleetStreamed(target: Target, index: DesiredIndex, op
   errors.push(...repository);
   // `invalid`: the errors of the repository (what applyFleet's desired state holds), recorded as such; the plans' are not.
   return { results, errors: [...errors, ...otherErrors], suspended, suspendedAtRunTime, invalid: errors };
+}
+
+/**
+ * Runs one chunk of a streamed apply with the host's records remembered (RecordStore.memoize): the chunk's records are
+ * read with the one LIST that reads its live inventory, and its clusters' checks and status writes read them from
+ * there, not with a GET each. A new chunk reads afresh.
+ */
+async function inRecordsMemo<T>(target: Target, chunk: () => Promise<T>): Promise<T> {
+  if (!(target instanceof KubeTarget)) return chunk();
+  target.records.memoize();
+  try {
+    return await chunk();
+  } finally {
+    target.records.unmemoize();
+  }
 }
 
 /** A cluster's sync as a report keeps it once it is printed and recorded: no objects, and only the results that are not unchanged. */

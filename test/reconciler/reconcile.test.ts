@@ -38,17 +38,17 @@ describe("reconciler against a git server and the API test server", function () 
     // The StatefulSet and the Secret holding the values change; the other objects of the cluster do not.
     const updated = res.clusters[0]!.sync!.counts.updated;
     expect(updated).to.equal(2);
-    // One LIST per inventory kind; vc's records of the cluster: one LIST naming it (is it migrated), one GET (its
-    // status; the pass's memo answers the inventory and status reads that follow, records/store.ts) and two LISTs of
-    // the records claiming the cluster or its namespace; the host's public-host claims (the cluster serves a Gateway
-    // host): two LISTs and one of the records holding them; one apply per changed object, one status write: nothing
-    // for the 7 other clusters.
+    // One LIST per inventory kind; vc's records of the cluster: one LIST naming it (is it migrated; the pass's memo
+    // keeps what it found and answers the inventory and status reads that follow, records/store.ts: no GET) and two
+    // LISTs of the records claiming the cluster or its namespace; the host's public-host claims (the cluster serves a
+    // Gateway host): two LISTs and one of the records holding them; one apply per changed object, one status write:
+    // nothing for the 7 other clusters.
     const claims = bed.kube.requests.filter((r) => new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)));
     expect(claims.map((r) => r.resource).sort()).to.deep.equal(["gateways", "virtualservices"]);
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 4 + 3);
-    expect(bed.kube.requests.filter((r) => r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`))).to.have.length(1);
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 3 + 3);
+    expect(bed.kube.requests.filter((r) => r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`))).to.have.length(0);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
-    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 4 + 3 + updated + 1);
+    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 3 + 3 + updated + 1);
     // The records holding those claims: one LIST of every record (claims are held by any cluster of any source).
     const claimRecords = bed.kube.requests.filter((r) => r.resource === "configmaps" && decodeURIComponent(r.query).startsWith("labelSelector=vc.orch.io/record=record&"));
     expect(claimRecords.length).to.equal(1);

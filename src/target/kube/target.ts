@@ -22,6 +22,8 @@ export const INVENTORY_TYPES: readonly ResourceType[] = RESOURCES.filter((r) => 
 /** The kinds that claim public hosts (target/host-claims.ts). */
 const CLAIM_TYPES: readonly ResourceType[] = INVENTORY_TYPES.filter((t) => t.group === MESH_GROUP && (t.kind === "Gateway" || t.kind === "VirtualService"));
 const isClaimKind = (o: KubeObject): boolean => o.apiVersion.startsWith(`${MESH_GROUP}/`) && (o.kind === "Gateway" || o.kind === "VirtualService");
+/** Cluster names a LIST selects with `in (...)` at most (chunks are of this size: INVENTORY_CHUNK). */
+const MAX_NAMES_IN_SELECTOR = 100;
 /** How long read claims are reused when nothing else renews them (a long-running reconciler between full passes). */
 const CLAIMS_MAX_AGE_MS = 30_000;
 
@@ -58,8 +60,11 @@ export class KubeTarget implements Target {
    * migrations not yet written. One LIST of the records namespace.
    */
   async recordsByCluster(only?: readonly string[]): Promise<Map<string, ClusterRecord>> {
-    const selector = only && only.length > 0 && only.length <= 100 ? `${LABELS.managedBy} in (${[...new Set(only)].join(",")})` : undefined;
-    return this.readRecords(await this.records.list(selector));
+    if (only && only.length > 0 && new Set(only).size <= MAX_NAMES_IN_SELECTOR) {
+      // This source's records of the named clusters are remembered for the unit of work (RecordStore.listClusters).
+      return this.readRecords(this.source !== undefined ? await this.records.listClusters(only, this.source) : await this.records.list(`${LABELS.managedBy} in (${[...new Set(only)].join(",")})`));
+    }
+    return this.readRecords(await this.records.list());
   }
 
   /** Of records listed, the ones this run reads by cluster (recordsByCluster). */
@@ -118,7 +123,7 @@ export class KubeTarget implements Target {
 
   /** The recorded live inventory of the named clusters (one LIST per kind selecting them, one LIST of records). */
   async listRecordedInventory(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
-    const [labelled, records] = await Promise.all([this.listBySelector(`${LABELS.inventory} in (${clusters.join(",")})`), this.recordsByCluster()]);
+    const [labelled, records] = await Promise.all([this.listBySelector(`${LABELS.inventory} in (${clusters.join(",")})`), this.recordsByCluster(clusters)]);
     return new Map(clusters.map((c) => [c, keptToRecord(labelled, c, records.get(c))]));
   }
 
