@@ -142,6 +142,30 @@ describe("target/fleet: a streamed apply", function () {
     });
   });
 
+  it("a first vc apply on a host costs each cluster one apply per object, one GET of its namespace (is it someone else's) and its record's two writes: no GET of a record, no migration GET", async () => {
+    const server = await startKubeServer();
+    // The records namespace exists, as where the reconciler is deployed.
+    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
+    try {
+      const res = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"]);
+      expect(res.code, res.stdout + res.stderr).to.equal(0);
+      const objects = Number(/^(\d+) created/m.exec(res.stdout)?.[1]);
+      expect(objects).to.be.greaterThan(9 * 10);
+      const records = (r: { namespace?: string; resource?: string }) => r.namespace === "vc-system" && r.resource === "configmaps";
+      const gets = server.requests.filter((r) => r.verb === "get");
+      expect(gets.filter(records), "GETs of a record").to.deep.equal([]);
+      // The namespace of each cluster once (the foreign-object check); cluster-scoped objects of a cluster are looked
+      // up one by one (the metrics proxy's ClusterRole and binding), nothing else.
+      expect(gets.filter((r) => r.resource === "namespaces").map((r) => r.name).sort()).to.deep.equal(sorted.map((c) => `vc-${c}`));
+      const objectGets = gets.filter((r) => r.resource !== undefined);
+      expect(objectGets.every((r) => ["namespaces", "clusterroles", "clusterrolebindings"].includes(r.resource!)), objectGets.map((r) => r.path).join("\n")).to.equal(true);
+      expect(server.requests.filter((r) => records(r) && r.method === "PATCH")).to.have.length(2 * 9);
+      expect(server.requests.filter((r) => !records(r) && r.method === "PATCH")).to.have.length(objects);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("vc apply of a fleet larger than one chunk: the same output and files as applying every cluster by name (not streamed), and nothing left to diff", async () => {
     await generateFleet(repo, { clusters: 101, meshPerCluster: 1 });
     const all = readdirSync(join(repo, "clusters")).sort();
