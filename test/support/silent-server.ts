@@ -21,7 +21,7 @@ export function kubeconfigFor(dir: string, url: string): string {
 }
 
 /** A server that takes connections and never answers, as an API server stopped with SIGSTOP looks to a client. */
-export async function silentServer(): Promise<{ url: string; connections: () => number; close(): Promise<void> }> {
+export async function silentServer(): Promise<{ url: string; connections: () => number; open: () => number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let count = 0;
   const server: Server = createServer((s) => {
@@ -34,6 +34,8 @@ export async function silentServer(): Promise<{ url: string; connections: () => 
   return {
     url: `http://127.0.0.1:${port}`,
     connections: () => count,
+    /** Connections open now. */
+    open: () => sockets.size,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => server.close(resolve));

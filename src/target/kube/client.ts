@@ -9,6 +9,7 @@ import { FIELD_MANAGER } from "../../translate/keys.js";
 import { hostContextOf, missingKubeconfig } from "../../kube/kubeconfig-file.js";
 import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
 import { UserError } from "../../errors.js";
+import pLimit from "p-limit";
 import { requestBudget, type RequestBudget } from "./budget.js";
 import { parseWarningHeaders, tellWarnings, WarningTeller, type WarningSink } from "./warnings.js";
 
@@ -82,12 +83,22 @@ export interface ListOptions {
   fieldSelector?: string;
   /** Page size; the client follows `continue` tokens (default 5000). */
   limit?: number;
+  /**
+   * Served from the API server's watch cache (`resourceVersion=0`: what it has seen, at most moments behind its store,
+   * in one page) instead of a read of its store: a selected LIST of a kind then costs the server a filter of what it
+   * holds in memory, not decoding every object of the kind. For the objects vc plans on (an apply is idempotent, a
+   * delete guarded by uid), never for vc's records.
+   */
+  fromCache?: boolean;
 }
 
 export interface ClientStats {
   requests: number;
   retries: number;
 }
+
+/** Connections a client keeps to its server, and its requests in flight: the others wait for one (KubeClient.inFlight). */
+export const MAX_SOCKETS = 32;
 
 /** The request timed out or ran out of its budget: names the server and how to change the wait. */
 export class RequestTimeoutError extends UserError {}
@@ -147,6 +158,8 @@ export class KubeClient {
   readonly stats: ClientStats = { requests: 0, retries: 0 };
   private readonly policy: RetryPolicy;
   readonly budget: RequestBudget;
+  /** At most MAX_SOCKETS requests of this client in flight; the others wait their turn, in order. */
+  private readonly inFlight = pLimit(MAX_SOCKETS);
   private auth?: { headers: Headers; at: number };
   private agent?: http.Agent;
   private readonly warnings?: WarningTeller;
@@ -178,7 +191,7 @@ export class KubeClient {
       this.auth = { headers: init.headers as unknown as Headers, at: Date.now() };
       if (!this.agent) {
         const base = init.agent as http.Agent;
-        const options = { ...((base as unknown as { options?: object }).options ?? {}), keepAlive: true, maxSockets: 32 };
+        const options = { ...((base as unknown as { options?: object }).options ?? {}), keepAlive: true, maxSockets: MAX_SOCKETS };
         this.agent = base instanceof https.Agent ? new https.Agent(options) : new http.Agent(options);
       }
     }
@@ -193,7 +206,10 @@ export class KubeClient {
     const url = this.server + path + queryString(withStrictFields(method, opts.query));
     const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
     const { timeoutMs, retryRefused } = this.budget;
-    const deadline = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
+    // The budget runs from when the request gets a connection (MAX_SOCKETS in flight): a wait behind this client's own
+    // requests is not the server's silence.
+    let deadline = Infinity;
+    let started = false;
     let reason = "";
     for (let attempt = 1; ; attempt++) {
       let retryAfterMs: number | undefined;
@@ -202,10 +218,16 @@ export class KubeClient {
         const headers = new Headers(base);
         headers.set("Accept", opts.response === "text" ? "*/*" : "application/json");
         if (body !== undefined) headers.set("Content-Type", opts.contentType ?? "application/json");
-        this.stats.requests++;
-        const { res, text } = await withDeadline(deadline, async (signal) => {
-          const answer = await fetch(url, { method, headers, body, agent, signal });
-          return { res: answer, text: await answer.text() };
+        const { res, text } = await this.inFlight(() => {
+          if (!started) {
+            started = true;
+            if (timeoutMs > 0) deadline = Date.now() + timeoutMs;
+          }
+          this.stats.requests++;
+          return withDeadline(deadline, async (signal) => {
+            const answer = await fetch(url, { method, headers, body, agent, signal });
+            return { res: answer, text: await answer.text() };
+          });
         });
         const texts = parseWarningHeaders(res.headers.raw()["warning"] ?? []);
         if (texts.length > 0) (this.warnings ? this.warnings.tell(this.server, method, path, texts) : tellWarnings(this.server, method, path, texts));
@@ -251,7 +273,9 @@ export class KubeClient {
     let cont: string | undefined;
     do {
       const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, {
-        query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 5000, continue: cont },
+        query: opts.fromCache
+          ? { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, resourceVersion: "0" }
+          : { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 5000, continue: cont },
       });
       for (const item of page.items ?? []) out.push(item);
       cont = page.metadata?.continue || undefined;

@@ -111,7 +111,9 @@ export class KubeTarget implements Target {
     if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.objects;
     const at = Date.now();
     const objects = (async () => {
-      const [lists, records] = await Promise.all([Promise.all(CLAIM_TYPES.map((t) => this.listKind(t, LABELS.inventory))), this.records.list()]);
+      // The claims are kept for a while anyway: the watch cache's answer (moments old) is as good, and cheap for the
+      // server however many Gateways and VirtualServices the host has; the records that hold them are read afresh.
+      const [lists, records] = await Promise.all([Promise.all(CLAIM_TYPES.map((t) => this.listKind(t, LABELS.inventory, undefined, true))), this.records.list()]);
       return heldByARecord(lists.flat(), records);
     })();
     this.claims = { at, objects };
@@ -316,10 +318,13 @@ export class KubeTarget implements Target {
     }
   }
 
-  /** One label-selected LIST of a kind; a kind the server does not serve (404) holds nothing. */
-  private async listKind(type: ResourceType, labelSelector: string, namespace?: string): Promise<KubeObject[]> {
+  /**
+   * One label-selected LIST of a kind (from the server's watch cache when `fromCache`: moments behind its store, but
+   * not a read of every object of the kind from it); a kind the server does not serve (404) holds nothing.
+   */
+  private async listKind(type: ResourceType, labelSelector: string, namespace?: string, fromCache = false): Promise<KubeObject[]> {
     try {
-      return await this.client.list(type, { labelSelector, namespace });
+      return await this.client.list(type, { labelSelector, namespace, fromCache });
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 404) return [];
       throw err;
