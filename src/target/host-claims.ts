@@ -11,8 +11,8 @@ import type { KubeObject } from "../kube/object.js";
 import { MESH_API_VERSION } from "../kube/resources.js";
 import type { Plan } from "../plan/types.js";
 import { LABELS } from "../translate/keys.js";
-import { hostAllowed } from "../validate/policy-rules.js";
 import type { Target } from "./types.js";
+import { ClaimIndex, peerIndexOf, type LiveClaim } from "./claim-index.js";
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -58,32 +58,20 @@ export function publicHosts(obj: KubeObject): string[] {
   return [...new Set(claimedHostPaths(obj).map((c) => c.host))];
 }
 
-/** Two host claims overlap when either matches the other (`*.example.com` and `shop.example.com`, `*` and any). */
-export function overlaps(a: string, b: string): boolean {
-  return hostAllowed(a, b) || hostAllowed(b, a);
-}
-
-/** A host claimed by a live object of a cluster. */
-export interface LiveClaim {
-  cluster: string;
-  host: string;
-  /** Milliseconds since the epoch of the object's creation. */
-  since: number;
-  /** `Kind namespace/name` of the object that carries it. */
-  object: string;
-}
+export { overlaps, type LiveClaim } from "./claim-index.js";
 
 /** The claims of live vc-managed mesh objects (those carrying the inventory label). */
 export function liveClaims(objects: readonly KubeObject[]): LiveClaim[] {
-  const out: LiveClaim[] = [];
-  for (const o of objects) {
-    const cluster = o.metadata.labels?.[LABELS.inventory];
-    if (!cluster) continue;
-    const created = (o.metadata as { creationTimestamp?: unknown }).creationTimestamp;
-    const since = created instanceof Date ? created.getTime() : typeof created === "string" ? Date.parse(created) : Number.NaN;
-    for (const host of publicHosts(o)) out.push({ cluster, host, since: Number.isNaN(since) ? Number.MAX_SAFE_INTEGER : since, object: `${o.kind} ${o.metadata.namespace}/${o.metadata.name}` });
-  }
-  return out;
+  return objects.flatMap(liveClaimsOf);
+}
+
+/** The claims of one live object: none unless it carries the inventory label. */
+export function liveClaimsOf(o: KubeObject): LiveClaim[] {
+  const cluster = o.metadata.labels?.[LABELS.inventory];
+  if (!cluster) return [];
+  const created = (o.metadata as { creationTimestamp?: unknown }).creationTimestamp;
+  const since = created instanceof Date ? created.getTime() : typeof created === "string" ? Date.parse(created) : Number.NaN;
+  return publicHosts(o).map((host) => ({ cluster, host, since: Number.isNaN(since) ? Number.MAX_SAFE_INTEGER : since, object: `${o.kind} ${o.metadata.namespace}/${o.metadata.name}` }));
 }
 
 /** A host this cluster would serve that an older claim of another cluster holds (or that another cluster of the run also claims first). */
@@ -107,15 +95,18 @@ export type PeerTies = "refuse-all" | "first-name";
 export function lostClaims(
   cluster: string,
   desired: readonly KubeObject[],
-  live: readonly LiveClaim[],
+  live: readonly LiveClaim[] | ClaimIndex,
   peers: ReadonlyMap<string, readonly string[]> = new Map(),
   ties: PeerTies = "refuse-all",
 ): Contest[] {
   const mine = [...new Set(desired.flatMap(publicHosts))].sort();
+  if (mine.length === 0) return [];
+  const index = live instanceof ClaimIndex ? live : ClaimIndex.ofClaims(live);
   const out: Contest[] = [];
   for (const host of mine) {
-    const own = live.filter((c) => c.cluster === cluster && c.host === host).reduce((t, c) => Math.min(t, c.since), Number.POSITIVE_INFINITY);
-    const rivals = live.filter((c) => c.cluster !== cluster && overlaps(c.host, host));
+    const overlapping = index.overlapping(host);
+    const own = overlapping.filter((c) => c.cluster === cluster && c.host === host).reduce((t, c) => Math.min(t, c.since), Number.POSITIVE_INFINITY);
+    const rivals = overlapping.filter((c) => c.cluster !== cluster);
     const older = rivals
       .filter((c) => c.since < own || (c.since === own && c.cluster < cluster))
       .sort((a, b) => a.since - b.since || (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0))[0];
@@ -124,8 +115,10 @@ export function lostClaims(
       continue;
     }
     if (own !== Number.POSITIVE_INFINITY || rivals.length > 0) continue; // this cluster's live claim is the oldest
-    const contenders = [...peers].filter(([name, hosts]) => name !== cluster && (ties === "refuse-all" || name < cluster) && hosts.some((h) => overlaps(h, host)));
-    const peer = contenders.map(([name]) => name).sort()[0];
+    const peer = peerIndexOf(peers)
+      .claimants(host)
+      .filter((name) => name !== cluster && (ties === "refuse-all" || name < cluster))
+      .sort()[0];
     if (peer === undefined) continue;
     const why =
       ties === "refuse-all"
@@ -150,7 +143,7 @@ export async function blockLostClaims(target: Target, plan: Plan, peers?: Readon
   if (plan.blocked || !target.listHostClaims) return plan;
   const desired = plan.changes.flatMap((c) => (c.action !== "delete" && c.desired ? [c.desired] : []));
   if (!desired.some((o) => publicHosts(o).length > 0)) return plan;
-  const contests = lostClaims(plan.cluster, desired, liveClaims(await target.listHostClaims()), peers, ties);
+  const contests = lostClaims(plan.cluster, desired, target.hostClaimIndex ? await target.hostClaimIndex() : liveClaims(await target.listHostClaims()), peers, ties);
   if (contests.length === 0) return plan;
   return { ...plan, blocked: contestMessage(plan.cluster, contests), hostClaims: contests.map((c) => c.host) };
 }

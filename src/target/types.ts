@@ -1,5 +1,6 @@
 // Where a plan goes: the Target interface shared by the live host (`kube`) and hydrated manifests (`dir:PATH`).
 import type { KubeObject, ObjectRef } from "../kube/object.js";
+import type { ClaimIndex } from "./claim-index.js";
 
 /** The target used when none is given: hydrated manifests in `./hydrated` (relative to the working directory). */
 export const DEFAULT_TARGET = "dir:hydrated";
@@ -40,6 +41,8 @@ export interface Target {
    * per kind. Absent where a target cannot tell (dir:); then claims are not checked against the host.
    */
   listHostClaims?(): Promise<KubeObject[]>;
+  /** The same claims, indexed by host (what a cluster's check looks up: target/claim-index.ts). */
+  hostClaimIndex?(): Promise<ClaimIndex>;
   /** Releases connections. */
   close(): Promise<void>;
   /**

@@ -11,6 +11,8 @@ import { stripServerFields } from "../../plan/normalize.js";
 import type { Target, WriteOptions } from "../types.js";
 import { KubeApiError, KubeClient } from "./client.js";
 import { Discovery } from "./discovery.js";
+import { ClaimIndex } from "../claim-index.js";
+import { liveClaimsOf } from "../host-claims.js";
 import { DEFAULT_RECREATE_WAIT, recreateObject, type RecreateWait } from "./recreate.js";
 
 /** Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, or the reconciler's own (leases). */
@@ -34,7 +36,7 @@ export class KubeTarget implements Target {
   recreateWait: RecreateWait = DEFAULT_RECREATE_WAIT;
 
   private readonly discovery: Discovery;
-  private claims: { at: number; objects: Promise<KubeObject[]> } | undefined;
+  private claims: { at: number; index: Promise<ClaimIndex> } | undefined;
 
   /** vc's records (records namespace): the authority on what vc applied for each cluster. */
   readonly records: RecordStore;
@@ -108,19 +110,24 @@ export class KubeTarget implements Target {
   }
 
   async listHostClaims(): Promise<KubeObject[]> {
-    if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.objects;
+    return (await this.hostClaimIndex()).objects();
+  }
+
+  /** The live claims (listHostClaims) indexed by host, kept as listHostClaims says; what this target applies is put in. */
+  async hostClaimIndex(): Promise<ClaimIndex> {
+    if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.index;
     const at = Date.now();
-    const objects = (async () => {
+    const index = (async () => {
       // The claims are kept for a while anyway: the watch cache's answer (moments old) is as good, and cheap for the
       // server however many Gateways and VirtualServices the host has; the records that hold them are read afresh.
       const [lists, records] = await Promise.all([Promise.all(CLAIM_TYPES.map((t) => this.listKind(t, LABELS.inventory, undefined, true))), this.records.list()]);
-      return heldByARecord(lists.flat(), records);
+      return ClaimIndex.ofObjects(heldByARecord(lists.flat(), records), liveClaimsOf);
     })();
-    this.claims = { at, objects };
-    objects.catch(() => {
-      if (this.claims?.objects === objects) this.claims = undefined;
+    this.claims = { at, index };
+    index.catch(() => {
+      if (this.claims?.index === index) this.claims = undefined;
     });
-    return objects;
+    return index;
   }
 
   /** The recorded live inventory of the named clusters (one LIST per kind selecting them, one LIST of records). */
@@ -133,7 +140,7 @@ export class KubeTarget implements Target {
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
     const [lists, all] = await Promise.all([Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory))), this.records.list()]);
     const labelled = lists.flat();
-    this.claims = { at: Date.now(), objects: Promise.resolve(heldByARecord(labelled.filter(isClaimKind), all)) };
+    this.claims = { at: Date.now(), index: Promise.resolve(ClaimIndex.ofObjects(heldByARecord(labelled.filter(isClaimKind), all), liveClaimsOf)) };
     const records = this.readRecords(all);
     return new Map([...records.keys()].sort().map((c) => [c, keptToRecord(labelled, c, records.get(c))]));
   }
@@ -268,12 +275,8 @@ export class KubeTarget implements Target {
       this.claims = undefined;
       return;
     }
-    const key = objectKey(applied);
-    const objects = cached.objects.then((list) => [...list.filter((o) => objectKey(o) !== key), applied]);
-    this.claims = { at: cached.at, objects };
-    objects.catch(() => {
-      if (this.claims?.objects === objects) this.claims = undefined;
-    });
+    // In place: the index answers the checks that follow (an applied claim replaces what it held for the object).
+    void cached.index.then((index) => index.put(applied), () => undefined);
   }
 
   async delete(live: KubeObject, cluster: string, opts: WriteOptions): Promise<"deleted" | "gone" | "not-owned"> {
