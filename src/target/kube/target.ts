@@ -118,9 +118,8 @@ export class KubeTarget implements Target {
     if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.index;
     const at = Date.now();
     const index = (async () => {
-      // The claims are kept for a while anyway: the watch cache's answer (moments old) is as good, and cheap for the
-      // server however many Gateways and VirtualServices the host has; the records that hold them are read afresh.
-      const [lists, records] = await Promise.all([Promise.all(CLAIM_TYPES.map((t) => this.listKind(t, LABELS.inventory, undefined, true))), this.records.list()]);
+      // From the watch cache (listKind); the records that hold them are read from the store.
+      const [lists, records] = await Promise.all([Promise.all(CLAIM_TYPES.map((t) => this.listKind(t, LABELS.inventory))), this.records.list()]);
       return ClaimIndex.ofObjects(heldByARecord(lists.flat(), records), liveClaimsOf);
     })();
     this.claims = { at, index };
@@ -322,12 +321,16 @@ export class KubeTarget implements Target {
   }
 
   /**
-   * One label-selected LIST of a kind (from the server's watch cache when `fromCache`: moments behind its store, but
-   * not a read of every object of the kind from it); a kind the server does not serve (404) holds nothing.
+   * One label-selected LIST of a kind, from the server's watch cache: moments behind its store, as a controller's
+   * informer is, but a filter of what the server holds in memory instead of a read and decode of every object of the
+   * kind from its store (a fleet's chunk selects a hundred clusters of thousands: from the store each chunk cost the
+   * whole kind, and under a first apply's writes such a LIST took longer than the request budget). What vc plans on
+   * from it is safe to be moments old: an apply is idempotent, a delete names the uid it saw, and what changed since is
+   * seen by the next pass. A kind the server does not serve (404) holds nothing. vc's records are read from the store.
    */
-  private async listKind(type: ResourceType, labelSelector: string, namespace?: string, fromCache = false): Promise<KubeObject[]> {
+  private async listKind(type: ResourceType, labelSelector: string, namespace?: string): Promise<KubeObject[]> {
     try {
-      return await this.client.list(type, { labelSelector, namespace, fromCache });
+      return await this.client.list(type, { labelSelector, namespace, fromCache: true });
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 404) return [];
       throw err;
