@@ -2,9 +2,12 @@
 // with `npm run bench -- scale --clusters=10000`), each command run as its own process (the bundled CLI, as an image
 // runs it) reporting its own peak RSS and CPU: first `vc apply`, no-op `vc diff`, the reconciler's start-up full pass
 // over the up-to-date target, a one-cluster change applied while a full pass runs, and its steady RSS and heap with the
-// Deployment's V8 flags.
+// Deployment's V8 flags. `--only=apply,diff,watch,startup,change` runs those parts (default: all; the fleet and one
+// first apply are always made, since every other part needs the target); `--runs=N` runs apply and diff N times (3 at
+// 1,000, 1 at 10,000 by default) and, given explicitly, the start-up pass too (a new reconciler each time, with a cache
+// folder of its own and the previous run's status files moved out of the target).
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BenchContext } from "./run.js";
@@ -24,6 +27,19 @@ function option(name: string, fallback: number): number {
   const v = Number(arg ? arg.slice(name.length + 3) : (process.env[`VC_BENCH_SCALE_${name.toUpperCase()}`] ?? fallback));
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} needs a positive integer`);
   return v;
+}
+
+const PARTS = ["apply", "diff", "watch", "startup", "change"] as const;
+type Part = (typeof PARTS)[number];
+
+/** The parts `--only=a,b` names (every part without it). */
+function parts(): Set<Part> {
+  const arg = process.argv.find((a) => a.startsWith("--only="));
+  if (!arg) return new Set(PARTS);
+  const named = arg.slice("--only=".length).split(",").filter(Boolean);
+  const unknown = named.filter((p) => !(PARTS as readonly string[]).includes(p));
+  if (unknown.length > 0 || named.length === 0) throw new Error(`--only takes ${PARTS.join(", ")}; got ${arg}`);
+  return new Set(named as Part[]);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -91,6 +107,7 @@ function statefulSetFile(out: string, cluster: string): string {
 export async function run(ctx: BenchContext): Promise<void> {
   const n = option("clusters", 1000);
   const runs = option("runs", n > 2000 ? 1 : 3);
+  const only = parts();
   const base = join(ctx.workDir, `scale-${n}`);
   const repo = join(base, "repo");
   const out = join(base, "hydrated");
@@ -106,26 +123,30 @@ export async function run(ctx: BenchContext): Promise<void> {
 
   // First apply onto an empty folder (each run starts from nothing).
   const applies: Usage[] = [];
-  for (let i = 0; i < runs; i++) {
+  for (let i = 0; i < (only.has("apply") ? runs : 1); i++) {
     rmSync(out, { recursive: true, force: true });
     const u = await vc(cli, ["apply", repo, "--target", `dir:${out}`], base);
     if (u.code !== 0) throw new Error(`vc apply exited ${u.code}: ${u.stderr}`);
     applies.push(u);
   }
   const files = countFiles(out);
-  ctx.report("first vc apply --target dir: CPU", med(applies.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}; peak RSS ${med(applies.map((u) => u.maxRssKiB)) / 1024 | 0} MiB; ${files} manifests written`);
+  if (only.has("apply")) ctx.report("first vc apply --target dir: CPU", med(applies.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}; peak RSS ${med(applies.map((u) => u.maxRssKiB)) / 1024 | 0} MiB; ${files} manifests written`);
 
-  const diffs: Usage[] = [];
-  for (let i = 0; i < runs; i++) {
-    const u = await vc(cli, ["diff", repo, "--target", `dir:${out}`, "--exit-code"], base);
-    if (u.code !== 0) throw new Error(`no-op vc diff exited ${u.code} (drift?): ${u.stderr}`);
-    diffs.push(u);
+  if (only.has("diff")) {
+    const diffs: Usage[] = [];
+    for (let i = 0; i < runs; i++) {
+      const u = await vc(cli, ["diff", repo, "--target", `dir:${out}`, "--exit-code"], base);
+      if (u.code !== 0) throw new Error(`no-op vc diff exited ${u.code} (drift?): ${u.stderr}`);
+      diffs.push(u);
+    }
+    ctx.report("no-op vc diff --target dir: CPU", med(diffs.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${diffs.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(diffs.map((u) => u.wallMs)) / 1000).toFixed(1)} s`);
+    ctx.report("no-op vc diff --target dir: peak RSS", med(diffs.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
   }
-  ctx.report("no-op vc diff --target dir: CPU", med(diffs.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}; wall ${(med(diffs.map((u) => u.wallMs)) / 1000).toFixed(1)} s`);
-  ctx.report("no-op vc diff --target dir: peak RSS", med(diffs.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
 
-  await watcherHeap(ctx, repo, n);
-  await reconciler(ctx, cli, base, repo, out, n);
+  if (only.has("watch")) await watcherHeap(ctx, repo, n);
+  // The start-up pass runs once unless --runs (or VC_BENCH_SCALE_RUNS) asks for more: each run is a whole reconciler.
+  const startupRuns = only.has("startup") && (process.argv.some((a) => a.startsWith("--runs=")) || process.env.VC_BENCH_SCALE_RUNS) ? runs : 1;
+  if (only.has("startup") || only.has("change")) await reconciler(ctx, cli, base, repo, out, n, startupRuns, only.has("change"));
 }
 
 /** `npm run build` (dist/app, what bin/validate-worker.js runs when fresh); false when it fails. */
@@ -161,8 +182,45 @@ function countFiles(dir: string): number {
   return n;
 }
 
-/** The long-running reconciler over the folder, with the Deployment's flags: start-up pass, a change during a full pass, steady memory. */
-async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number): Promise<void> {
+/**
+ * The long-running reconciler over the folder, with the Deployment's flags: its start-up pass over the up-to-date
+ * target (`runs` times, each a new process with an empty cache and no status written yet), then, with `change`, a
+ * change during a full pass and the steady memory of the last one.
+ */
+async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, runs: number, change: boolean): Promise<void> {
+  const startups: Startup[] = [];
+  const aside: string[] = [];
+  try {
+    for (let i = 0; i < runs; i++) {
+      // The status files a previous run wrote are moved out of the target (each start-up pass begins as the first one
+      // did), and each run has a cache folder of its own; both are deleted after the last run: files created right
+      // after ten thousand were deleted cost ext4 about three times the system CPU of files in a fresh folder.
+      if (i > 0) {
+        aside.push(join(base, `statuses-of-run-${i}`));
+        renameSync(join(out, ".vc-status"), aside.at(-1)!);
+      }
+      const cacheDir = join(base, `reconciler-cache-${i}`);
+      aside.push(cacheDir);
+      // Reported once the last run's pass is over, before its change and steady memory are measured.
+      await reconcilerRun(ctx, cli, base, repo, out, n, cacheDir, change && i === runs - 1, (s) => {
+        startups.push(s);
+        if (i < runs - 1) return;
+        const note = runs > 1 ? `median of ${runs}: ${startups.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")} s CPU; ` : "";
+        ctx.report("reconciler start-up full pass over the up-to-date dir: target", med(startups.map((u) => u.wallMs)) / 1000, "s", `${note}CPU ${(med(startups.map((u) => u.cpuMs)) / 1000).toFixed(1)} s incl. start; peak RSS ${med(startups.map((u) => u.peakMiB)).toFixed(0)} MiB; Deployment flags`);
+      });
+    }
+  } finally {
+    for (const dir of aside) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Startup {
+  wallMs: number;
+  cpuMs: number;
+  peakMiB: number;
+}
+
+async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, cacheDir: string, change: boolean, onStartup: (s: Startup) => void): Promise<void> {
   let child: ChildProcess | undefined;
   let log = "";
   let reconciled = 0;
@@ -174,7 +232,6 @@ async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: 
     const t0 = Date.now();
     // Its own empty cache folder, as a new pod starts: the default one is shared, and entries of an earlier run (or of
     // another checkout's run on the same generated fleet) would make the start-up pass look cheaper than it is.
-    const cacheDir = join(base, "reconciler-cache");
     rmSync(cacheDir, { recursive: true, force: true });
     child = spawn(process.execPath, [...DEPLOYMENT_FLAGS, ...cli, "reconcile", "--repo", repo, "--target", `dir:${out}`, "--cache-dir", cacheDir, "--listen", "127.0.0.1:0", "--interval", "1h", "--resync", "1s"], {
       cwd: base,
@@ -190,8 +247,8 @@ async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: 
     const dead = exited.then((code) => Promise.reject(new Error(`reconciler exited (${code}): ${log}`)));
     const url = await Promise.race([until("the reconciler to listen", () => /"msg":"listening","url":"([^"]+)"/.exec(log)?.[1], 120_000), dead]);
     await Promise.race([until("the start-up pass", async () => ((await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)) ? true : undefined), 3_600_000, 200), dead]);
-    const startup = procStat(child.pid!);
-    ctx.report("reconciler start-up full pass over the up-to-date dir: target", (Date.now() - t0) / 1000, "s", `CPU ${(startup.cpuMs / 1000).toFixed(1)} s incl. start; peak RSS ${peak.toFixed(0)} MiB; Deployment flags`);
+    onStartup({ wallMs: Date.now() - t0, cpuMs: procStat(child.pid!).cpuMs, peakMiB: peak });
+    if (!change) return;
 
     // A one-cluster change while a full pass runs (--resync 1s keeps full passes coming).
     const times: number[] = [];

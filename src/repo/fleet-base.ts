@@ -72,6 +72,14 @@ export function groupsOf(base: FleetBase, labels: Readonly<Record<string, string
 }
 
 /**
+ * Whether a cluster's labels can change its base layers: some group has a values file of its own. Otherwise its
+ * layers are the same whatever its labels, and its cluster.yaml need not be read for them (peekLabels).
+ */
+export function labelsChooseLayers(base: FleetBase): boolean {
+  return base.groups.some((g) => base.groupValues.has(g.name));
+}
+
+/**
  * The base layers of a cluster with these labels, in merge order: fleet/values.yaml, then fleet/values.<group>.yaml of
  * each of its groups by group name. The cluster's own values.yaml and values.*.yaml come after them.
  */

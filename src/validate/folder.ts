@@ -5,7 +5,7 @@ import { clusterKey, type Detail, type ValidationCache } from "./cache.js";
 import { validateCluster, type ClusterResult } from "./cluster.js";
 import { fileDiagnostic } from "./finding.js";
 import { enforcePolicy, type LoadedPolicy } from "./policy.js";
-import { baseLayers, peekLabels } from "../repo/fleet-base.js";
+import { baseLayers, labelsChooseLayers, peekLabels } from "../repo/fleet-base.js";
 import { brokenGroupsDiagnostic, loadFleetBase } from "./fleet-base.js";
 import { markPinned } from "../rollout/pinned.js";
 
@@ -23,7 +23,9 @@ export function validateFolder(realRoot: string, name: string, cache: Validation
     // folder: read within its budget, part of its cache key, merged by the same rules, errors located in the base file.
     // A cluster pinned by a rollout takes its base layers (and groups) from the snapshot's folder (src/rollout/pinned.ts).
     const fleet = loadFleetBase(baseRoot ?? realRoot);
-    const bases = baseLayers(fleet.base, peekLabels(realRoot, own.clusterFile));
+    // cluster.yaml is read (and parsed) for its labels only when they can choose a group's layers: a fleet without
+    // group values files reads it once, with the folder's other files.
+    const bases = baseLayers(fleet.base, labelsChooseLayers(fleet.base) ? peekLabels(realRoot, own.clusterFile) : {});
     const files = bases.length > 0 ? { ...own, values: [...bases, ...own.values] } : own;
     const held = (r: ClusterResult): ClusterResult => {
       if (fleet.broken) {

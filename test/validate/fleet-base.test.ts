@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadAndValidate } from "../../src/validate/index.js";
 import { affectedClusters } from "../../src/reconciler/affected.js";
-import { clustersReachedBy } from "../../src/repo/fleet-base.js";
+import { baseLayers, clustersReachedBy, labelsChooseLayers, type FleetBase } from "../../src/repo/fleet-base.js";
 import { cleanupRepos, makeRepo } from "./fixture.js";
 
 const cpu = (v: string) => `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${v}\n`;
@@ -79,5 +79,21 @@ describe("validate: shared fleet bases", () => {
     expect(affectedClusters(["fleet/values.eu.yaml"], "clusters", reach)).to.deep.equal(["shop"]);
     expect(affectedClusters(["fleet/values.prod.yaml", "clusters/dev/values.yaml"], "clusters", reach)).to.deep.equal(["dev", "pay", "shop"]);
     expect(affectedClusters(["fleet/README.md", "unrelated.txt"], "clusters", reach)).to.deep.equal([]);
+  });
+});
+
+describe("fleet bases: when a cluster's labels matter", () => {
+  const base = (groups: string[], groupValues: string[], hasValues = false): FleetBase => ({ groups: groups.map((name) => ({ name, matchLabels: { tier: name } })), groupValues: new Set(groupValues), hasValues });
+
+  it("only when some group has a values file: otherwise every cluster's layers are the same whatever its labels", () => {
+    expect(labelsChooseLayers(base([], []))).to.equal(false);
+    expect(labelsChooseLayers(base([], [], true))).to.equal(false);
+    expect(labelsChooseLayers(base(["prod"], []))).to.equal(false);
+    expect(labelsChooseLayers(base([], ["prod"]))).to.equal(false);
+    expect(labelsChooseLayers(base(["prod", "eu"], ["eu"]))).to.equal(true);
+    // What validateFolder relies on to skip reading cluster.yaml for its labels: the layers do not depend on them.
+    for (const b of [base([], [], true), base(["prod"], []), base([], ["prod"], true)]) {
+      expect(baseLayers(b, { tier: "prod" })).to.deep.equal(baseLayers(b, {}));
+    }
   });
 });
