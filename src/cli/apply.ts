@@ -90,7 +90,7 @@ export function register(program: Command): void {
         "claims that grow are expanded where the storage class allows it. Without it such a cluster is not applied at all",
     )
     .option(...IGNORE_SUSPENSION_OPTION)
-    .option("--concurrency <n>", "clusters applied at once (an API server takes applies fastest with many in flight)", "16")
+    .option("--concurrency <n>", "clusters applied at once", "4")
     .option(...HISTORY_LIMIT_OPTION)
     .option("--wait", "after applying, wait until every applied cluster is Healthy on the host (exit 0), or one is Degraded or --timeout passes (exit 1, naming the cluster and why); kube target only")
     .option("--timeout <duration>", "how long --wait waits (e.g. 90s, 5m)", "5m")
