@@ -5,9 +5,11 @@
 // Deployment's V8 flags. `--only=apply,diff,watch,startup,change` runs those parts (default: all; the fleet and one
 // first apply are always made, since every other part needs the target); `--runs=N` runs apply and diff N times (3 at
 // 1,000, 1 at 10,000 by default) and, given explicitly, the start-up pass too (a new reconciler each time, with a cache
-// folder of its own and the previous run's status files moved out of the target).
+// folder of its own and the previous run's status files moved out of the target). VC_BENCH_SEMI_SPACE=2,4,8 runs the
+// reconciler parts once per `--max-semi-space-size` given (default: the Deployment's), the rest of the flags unchanged.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BenchContext } from "./run.js";
@@ -18,6 +20,15 @@ const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const HOOK = join(ROOT, "bench/usage-hook.mjs");
 /** As deploy/reconciler/deployment.yaml sets NODE_OPTIONS and MALLOC_ARENA_MAX. */
 const DEPLOYMENT_FLAGS = ["--max-old-space-size=192", "--max-semi-space-size=2"];
+/** The reconciler's V8 flags for each semi-space size VC_BENCH_SEMI_SPACE lists (MiB, comma-separated): the Deployment's without it. */
+function reconcilerFlagSets(): string[][] {
+  const given = process.env.VC_BENCH_SEMI_SPACE;
+  if (!given) return [DEPLOYMENT_FLAGS];
+  return given.split(",").map((v) => {
+    if (!/^[1-9]\d*$/.test(v.trim())) throw new Error(`VC_BENCH_SEMI_SPACE takes semi-space sizes in MiB, comma-separated; got ${given}`);
+    return [...DEPLOYMENT_FLAGS.filter((f) => !f.startsWith("--max-semi-space-size=")), `--max-semi-space-size=${v.trim()}`];
+  });
+}
 const DEPLOYMENT_ENV = { MALLOC_ARENA_MAX: "2" };
 const MESH = 5;
 const CHANGES = 3;
@@ -42,6 +53,10 @@ function parts(): Set<Part> {
   return new Set(named as Part[]);
 }
 
+/** The 1-, 5- and 15-minute load averages, as `uptime` prints them. */
+const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(", ");
+/** Changes made so far: each one sets a CPU request no earlier change set, whichever reconciler run makes it. */
+let changesMade = 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -146,7 +161,15 @@ export async function run(ctx: BenchContext): Promise<void> {
   if (only.has("watch")) await watcherHeap(ctx, repo, n);
   // The start-up pass runs once unless --runs (or VC_BENCH_SCALE_RUNS) asks for more: each run is a whole reconciler.
   const startupRuns = only.has("startup") && (process.argv.some((a) => a.startsWith("--runs=")) || process.env.VC_BENCH_SCALE_RUNS) ? runs : 1;
-  if (only.has("startup") || only.has("change")) await reconciler(ctx, cli, base, repo, out, n, startupRuns, only.has("change"));
+  if (!only.has("startup") && !only.has("change")) return;
+  // The status and cache folders of every reconciler run are deleted after the last one (see reconciler()).
+  const aside: string[] = [];
+  try {
+    const sets = reconcilerFlagSets();
+    for (const [k, flags] of sets.entries()) await reconciler(ctx, cli, base, repo, out, n, startupRuns, only.has("change"), flags, sets.length > 1 ? `${k}-` : "", aside);
+  } finally {
+    for (const dir of aside) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** `npm run build` (dist/app, what bin/validate-worker.js runs when fresh); false when it fails. */
@@ -187,30 +210,25 @@ function countFiles(dir: string): number {
  * target (`runs` times, each a new process with an empty cache and no status written yet), then, with `change`, a
  * change during a full pass and the steady memory of the last one.
  */
-async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, runs: number, change: boolean): Promise<void> {
+async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, runs: number, change: boolean, flags: string[], tag: string, aside: string[]): Promise<void> {
   const startups: Startup[] = [];
-  const aside: string[] = [];
-  try {
-    for (let i = 0; i < runs; i++) {
-      // The status files a previous run wrote are moved out of the target (each start-up pass begins as the first one
-      // did), and each run has a cache folder of its own; both are deleted after the last run: files created right
-      // after ten thousand were deleted cost ext4 about three times the system CPU of files in a fresh folder.
-      if (i > 0) {
-        aside.push(join(base, `statuses-of-run-${i}`));
-        renameSync(join(out, ".vc-status"), aside.at(-1)!);
-      }
-      const cacheDir = join(base, `reconciler-cache-${i}`);
-      aside.push(cacheDir);
-      // Reported once the last run's pass is over, before its change and steady memory are measured.
-      await reconcilerRun(ctx, cli, base, repo, out, n, cacheDir, change && i === runs - 1, (s) => {
-        startups.push(s);
-        if (i < runs - 1) return;
-        const note = runs > 1 ? `median of ${runs}: ${startups.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")} s CPU; ` : "";
-        ctx.report("reconciler start-up full pass over the up-to-date dir: target", med(startups.map((u) => u.wallMs)) / 1000, "s", `${note}CPU ${(med(startups.map((u) => u.cpuMs)) / 1000).toFixed(1)} s incl. start; peak RSS ${med(startups.map((u) => u.peakMiB)).toFixed(0)} MiB; Deployment flags`);
-      });
+  for (let i = 0; i < runs; i++) {
+    // The status files a previous run wrote are moved out of the target (each start-up pass begins as the first one
+    // did), and each run has a cache folder of its own; both are deleted after the bench's last run: files created right
+    // after ten thousand were deleted cost ext4 about three times the system CPU of files in a fresh folder.
+    if (i > 0 || existsSync(join(out, ".vc-status"))) {
+      aside.push(join(base, `statuses-of-run-${tag}${i}`));
+      renameSync(join(out, ".vc-status"), aside.at(-1)!);
     }
-  } finally {
-    for (const dir of aside) rmSync(dir, { recursive: true, force: true });
+    const cacheDir = join(base, `reconciler-cache-${tag}${i}`);
+    aside.push(cacheDir);
+    // Reported once the last run's pass is over, before its change and steady memory are measured.
+    await reconcilerRun(ctx, cli, base, repo, out, n, cacheDir, change && i === runs - 1, flags, (s) => {
+      startups.push(s);
+      if (i < runs - 1) return;
+      const note = runs > 1 ? `median of ${runs}: ${startups.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")} s CPU; ` : "";
+      ctx.report("reconciler start-up full pass over the up-to-date dir: target", med(startups.map((u) => u.wallMs)) / 1000, "s", `${note}CPU ${(med(startups.map((u) => u.cpuMs)) / 1000).toFixed(1)} s incl. start; peak RSS ${med(startups.map((u) => u.peakMiB)).toFixed(0)} MiB; flags ${flags.join(" ")}; load ${loadAverage()}`);
+    });
   }
 }
 
@@ -220,7 +238,7 @@ interface Startup {
   peakMiB: number;
 }
 
-async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, cacheDir: string, change: boolean, onStartup: (s: Startup) => void): Promise<void> {
+async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, cacheDir: string, change: boolean, flags: string[], onStartup: (s: Startup) => void): Promise<void> {
   let child: ChildProcess | undefined;
   let log = "";
   let reconciled = 0;
@@ -233,7 +251,7 @@ async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, rep
     // Its own empty cache folder, as a new pod starts: the default one is shared, and entries of an earlier run (or of
     // another checkout's run on the same generated fleet) would make the start-up pass look cheaper than it is.
     rmSync(cacheDir, { recursive: true, force: true });
-    child = spawn(process.execPath, [...DEPLOYMENT_FLAGS, ...cli, "reconcile", "--repo", repo, "--target", `dir:${out}`, "--cache-dir", cacheDir, "--listen", "127.0.0.1:0", "--interval", "1h", "--resync", "1s"], {
+    child = spawn(process.execPath, [...flags, ...cli, "reconcile", "--repo", repo, "--target", `dir:${out}`, "--cache-dir", cacheDir, "--listen", "127.0.0.1:0", "--interval", "1h", "--resync", "1s"], {
       cwd: base,
       stdio: ["ignore", "ignore", "pipe"],
       env: { ...process.env, ...DEPLOYMENT_ENV },
@@ -257,7 +275,7 @@ async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, rep
       await Promise.race([until("a full pass under way", () => (reconciled >= before + Math.min(20, Math.ceil(n / 50)) ? true : undefined), 600_000), dead]);
       const cluster = fleetClusterName((i * 97 + 13) % n);
       const values = join(repo, "clusters", cluster, "values.yaml");
-      const cpu = `${301 + i}m`;
+      const cpu = `${301 + changesMade++}m`;
       writeFileSync(values, readFileSync(values, "utf8").replace(/cpu: \d+m/, `cpu: ${cpu}`));
       const t1 = Date.now();
       const manifest = statefulSetFile(out, cluster);
@@ -274,7 +292,7 @@ async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, rep
     }
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const heap = Number(/^vc_reconciler_nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN) / 1048576;
-    ctx.report("reconciler steady RSS (--resync 1s: full passes one after another)", med(steady), "MiB", `JS heap in use ${heap.toFixed(0)} MiB; peak RSS ${peak.toFixed(0)} MiB; flags ${DEPLOYMENT_FLAGS.join(" ")}`);
+    ctx.report("reconciler steady RSS (--resync 1s: full passes one after another)", med(steady), "MiB", `JS heap in use ${heap.toFixed(0)} MiB; peak RSS ${peak.toFixed(0)} MiB; flags ${flags.join(" ")}; load ${loadAverage()}`);
   } finally {
     clearInterval(sampler);
     if (child && child.exitCode === null) {
