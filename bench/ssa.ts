@@ -93,6 +93,20 @@ interface AuditEvent {
   stageTimestamp: string;
 }
 
+/** The server's `apiserver_request_total`, summed by `VERB resource code`. */
+async function requestCounts(kube: RealKube): Promise<Map<string, number>> {
+  const res = await kube.request<string>("GET", "/metrics");
+  const out = new Map<string, number>();
+  for (const line of String(res.body).split("\n")) {
+    const m = /^apiserver_request_total\{(.*)\} (\d+)/.exec(line);
+    if (!m) continue;
+    const l = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    const key = `${l.verb} ${l.resource}${l.subresource ? `/${l.subresource}` : ""} ${l.code}`;
+    out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
 async function freshServer(assets: string): Promise<RealKube> {
   const kube = await startRealKube(assets, { extraArgs: ["--service-cluster-ip-range=10.0.0.0/16"] });
   await installExampleCrds(kube);
@@ -170,7 +184,9 @@ export async function run(ctx: BenchContext): Promise<void> {
     try {
       const auditLines = (): string[] => readFileSync(join(kube.dir, "audit.log"), "utf8").split("\n").filter(Boolean);
       const setup = auditLines().length;
+      const before = await requestCounts(kube);
       const res = await vc(["apply", repo, "--target", "kube", "--kubeconfig", kube.kubeconfigPath]);
+      const after = await requestCounts(kube);
       if (res.code !== 0) throw new Error(`vc apply exited ${res.code}: ${res.stderr}`);
       // vc's writes: what the admin wrote after the server's set-up (CRDs, vc-system).
       const events = auditLines().slice(setup).map((l) => JSON.parse(l) as AuditEvent).filter((e) => e.user.username === "admin");
@@ -183,6 +199,13 @@ export async function run(ctx: BenchContext): Promise<void> {
       whole.push(all.length / res.seconds);
       writing.push(all.length / ((last - first) / 1000));
       ctx.report(`vc apply run ${i + 1}`, res.seconds, "s", `${created} objects created, ${records} record writes, ${events.length} writes in all; writes from first to last ${((last - first) / 1000).toFixed(1)} s`);
+      if (i === 0) {
+        // What the apply cost the server per cluster, by verb and resource (the server's own count; includes its own loopback requests).
+        const spent = [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
+        const total = spent.reduce((t, [, v]) => t + v, 0);
+        const notApplies = spent.filter(([k]) => !k.startsWith("APPLY ")).sort((a, b) => b[1] - a[1]).slice(0, 6);
+        ctx.report("server requests per cluster, first apply", total / n, "", `${(all.length / n).toFixed(0)} objects each; besides applies: ${notApplies.map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(", ")}`);
+      }
     } finally {
       await kube.stop();
     }

@@ -9,7 +9,7 @@ import { docsUrl } from "../model/package.js";
 import { findRepoRoot } from "../repo/layout.js";
 import { isRemote } from "../reconciler/source.js";
 import { isFinal } from "../rollout/step.js";
-import { RolloutStore } from "../rollout/store.js";
+import { RolloutStore, type StoredRollout } from "../rollout/store.js";
 import type { RolloutRecord, RolloutRequest } from "../rollout/types.js";
 import { askServer, recordedName } from "../target/kube/identity.js";
 import { KubeClient } from "../target/kube/client.js";
@@ -127,13 +127,19 @@ function formatStatus(r: RolloutRecord, withClusters: boolean): string {
   return out;
 }
 
+/** The source's rollout record as stored (none: undefined); a record vc did not write is an error, never acted on. */
+async function readUndamaged(store: RolloutStore, source: string): Promise<StoredRollout> {
+  const stored = await store.read(source);
+  if (stored.damaged) throw new UserError(`the rollout record of ${source} in ${store.namespace} is not one vc wrote: ${stored.damaged}`, EXIT.failure);
+  return stored;
+}
+
 async function runStatus(flags: RolloutFlags): Promise<number> {
   const format = parseOutputFormat(flags.output ?? "table", ["table", "json", "yaml"] as const);
   const source = await sourceOf(flags);
   const { target, store } = open(flags);
   try {
-    const stored = await store.read(source);
-    if (stored.damaged) throw new UserError(`the rollout record of ${source} in ${store.namespace} is not one vc wrote: ${stored.damaged}`, EXIT.failure);
+    const stored = await readUndamaged(store, source);
     if (!stored.record) {
       if (format === "table") process.stdout.write(`no rollout for source ${source} in ${store.namespace}\n`);
       else process.stdout.write(formatData(null, format));
@@ -151,9 +157,7 @@ async function runRequest(verb: RolloutRequest["action"], flags: RolloutFlags): 
   const source = await sourceOf(flags);
   const { target, store } = open(flags);
   try {
-    const stored = await store.read(source);
-    if (stored.damaged) throw new UserError(`the rollout record of ${source} in ${store.namespace} is not one vc wrote: ${stored.damaged}`, EXIT.failure);
-    const r = stored.record;
+    const r = (await readUndamaged(store, source)).record;
     if (!r || isFinal(r)) {
       const why = r ? `rollout ${r.id} is already ${r.phase}` : `no rollout for source ${source} in ${store.namespace}`;
       if (format === "text") process.stderr.write(`nothing to ${verb}: ${why}\n`);

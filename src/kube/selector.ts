@@ -158,3 +158,12 @@ export function parseFieldSelector(
 export function matchesFields(requirements: readonly FieldRequirement[], fields: Readonly<Record<string, string>>): boolean {
   return requirements.every((r) => ((fields[r.field] ?? "") === r.value) === (r.operator === "="));
 }
+
+/** Values one selector names with `in (...)` at most: a hundred keeps it near 2 KB (a chunk of a fleet). */
+export const MAX_SELECTED_VALUES = 100;
+
+/** `key in (a,b,...)` naming each value once; beyond MAX_SELECTED_VALUES, `key` alone (every object that has it). */
+export function selectorIn(key: string, values: readonly string[]): string {
+  const unique = [...new Set(values)];
+  return unique.length <= MAX_SELECTED_VALUES ? `${key} in (${unique.join(",")})` : key;
+}

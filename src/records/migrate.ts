@@ -1,6 +1,7 @@
 // Moves what vc kept in host namespaces before records (vc-status, vc-history, the inventory labels) into the records namespace, once per cluster.
 import { objectKey, type KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
+import { selectorIn } from "../kube/selector.js";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries } from "../reconciler/archive.js";
 import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "../reconciler/status.js";
 import type { KubeTarget } from "../target/kube/target.js";
@@ -42,8 +43,7 @@ export async function migrateRecords(
   if (todo.length === 0) return [];
   // Only a Namespace carrying a cluster's inventory label can hold a legacy record: one LIST of those (selecting
   // these clusters, up to 100 of them), instead of a GET of each cluster's namespace.
-  const names = [...new Set(todo.map((c) => c.cluster))];
-  const selector = names.length <= 100 ? `${LABELS.inventory} in (${names.join(",")})` : LABELS.inventory;
+  const selector = selectorIn(LABELS.inventory, todo.map((c) => c.cluster));
   const labelled = new Map((await target.client.list(resourceFor("v1", "Namespace")!, { labelSelector: selector })).map((ns) => [ns.metadata.name, ns]));
   const found = await mapLimit(todo, 8, async (c) => {
     const ns = labelled.get(c.hostNamespace);

@@ -1,7 +1,7 @@
 // The records store: read, write and list vc's records of (source, cluster) in the records namespace, where no tenant identity may write.
 import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
-import { labelMatcher } from "../kube/selector.js";
+import { labelMatcher, selectorIn } from "../kube/selector.js";
 import { KubeApiError, objectPath, type KubeClient } from "../target/kube/client.js";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
 import { mergeEntries, nextArchive } from "../reconciler/archive.js";
@@ -174,16 +174,15 @@ export class RecordStore {
   }
 
   /**
-   * The records of the named clusters (one LIST selecting them: at most 100 names, a label selector's reasonable
-   * length), every source's, sorted as list() sorts. While a memo is on, the record of (source, cluster) of each named
-   * cluster is kept, found or not: the reads of those records that follow (a chunk's apply, its status writes) ask the
-   * server nothing.
+   * The records of the named clusters (one LIST selecting them, kube/selector.ts selectorIn), every source's, sorted as
+   * list() sorts. While a memo is on, the record of (source, cluster) of each named cluster is kept, found or not: the
+   * reads of those records that follow (a chunk's apply, its status writes) ask the server nothing.
    */
-  async listClusters(clusters: readonly string[], source: string): Promise<ClusterRecord[]> {
+  async listClusters(clusters: readonly string[], source: string | undefined): Promise<ClusterRecord[]> {
     const names = [...new Set(clusters)];
-    const listed = await this.list(`${LABELS.managedBy} in (${names.join(",")})`);
+    const listed = await this.list(selectorIn(LABELS.managedBy, names));
     const memo = this.memo;
-    if (memo.on && !memo.listing) {
+    if (source !== undefined && memo.on && !memo.listing) {
       const found = new Map(listed.filter((r) => r.source === source).map((r) => [r.cluster, r]));
       for (const c of names) {
         const name = recordName(source, c);

@@ -27,7 +27,7 @@ export function overlaps(a: string, b: string): boolean {
  * are scanned.
  */
 export class ClaimIndex {
-  readonly #byObject = new Map<string, { object: KubeObject; claims: LiveClaim[] }>();
+  readonly #byObject = new Map<string, { object?: KubeObject; claims: LiveClaim[] }>();
   readonly #byHost = new Map<string, Set<LiveClaim>>();
   readonly #wildcards = new Set<LiveClaim>();
 
@@ -77,7 +77,7 @@ export class ClaimIndex {
   }
 
   #add(key: string, object: KubeObject | undefined, claims: LiveClaim[]): void {
-    this.#byObject.set(key, { object: object as KubeObject, claims });
+    this.#byObject.set(key, { object, claims });
     for (const c of claims) {
       if (isWildcard(c.host)) this.#wildcards.add(c);
       else {

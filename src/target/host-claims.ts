@@ -140,10 +140,10 @@ export function contestMessage(cluster: string, contests: readonly Contest[]): s
  * claims only when the cluster claims a public host and the target can list them (the live host can; dir: cannot).
  */
 export async function blockLostClaims(target: Target, plan: Plan, peers?: ReadonlyMap<string, readonly string[]>, ties?: PeerTies): Promise<Plan> {
-  if (plan.blocked || !target.listHostClaims) return plan;
+  if (plan.blocked || !target.hostClaimIndex) return plan;
   const desired = plan.changes.flatMap((c) => (c.action !== "delete" && c.desired ? [c.desired] : []));
   if (!desired.some((o) => publicHosts(o).length > 0)) return plan;
-  const contests = lostClaims(plan.cluster, desired, target.hostClaimIndex ? await target.hostClaimIndex() : liveClaims(await target.listHostClaims()), peers, ties);
+  const contests = lostClaims(plan.cluster, desired, await target.hostClaimIndex(), peers, ties);
   if (contests.length === 0) return plan;
   return { ...plan, blocked: contestMessage(plan.cluster, contests), hostClaims: contests.map((c) => c.host) };
 }

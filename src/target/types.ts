@@ -37,11 +37,10 @@ export interface Target {
   /** The kinds of the list the target cannot store (a host without the mesh CRDs); discovery answers are cached per run. */
   missingKinds(kinds: ReadonlyArray<{ apiVersion: string; kind: string }>): Promise<Array<{ apiVersion: string; kind: string }>>;
   /**
-   * Live mesh objects vc applied that can claim a public host (Gateways, VirtualServices), across namespaces: one LIST
-   * per kind. Absent where a target cannot tell (dir:); then claims are not checked against the host.
+   * The public-host claims of the live mesh objects vc applied (Gateways, VirtualServices, across namespaces: one LIST
+   * per kind), indexed by host (target/claim-index.ts). Absent where a target cannot tell (dir:); then claims are not
+   * checked against the host.
    */
-  listHostClaims?(): Promise<KubeObject[]>;
-  /** The same claims, indexed by host (what a cluster's check looks up: target/claim-index.ts). */
   hostClaimIndex?(): Promise<ClaimIndex>;
   /** Releases connections. */
   close(): Promise<void>;

@@ -13,6 +13,7 @@ import { KubeApiError, KubeClient } from "./client.js";
 import { Discovery } from "./discovery.js";
 import { ClaimIndex } from "../claim-index.js";
 import { liveClaimsOf } from "../host-claims.js";
+import { MAX_SELECTED_VALUES, selectorIn } from "../../kube/selector.js";
 import { DEFAULT_RECREATE_WAIT, recreateObject, type RecreateWait } from "./recreate.js";
 
 /** Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, or the reconciler's own (leases). */
@@ -24,8 +25,6 @@ export const INVENTORY_TYPES: readonly ResourceType[] = RESOURCES.filter((r) => 
 /** The kinds that claim public hosts (target/host-claims.ts). */
 const CLAIM_TYPES: readonly ResourceType[] = INVENTORY_TYPES.filter((t) => t.group === MESH_GROUP && (t.kind === "Gateway" || t.kind === "VirtualService"));
 const isClaimKind = (o: KubeObject): boolean => o.apiVersion.startsWith(`${MESH_GROUP}/`) && (o.kind === "Gateway" || o.kind === "VirtualService");
-/** Cluster names a LIST selects with `in (...)` at most (chunks are of this size: INVENTORY_CHUNK). */
-const MAX_NAMES_IN_SELECTOR = 100;
 /** How long read claims are reused when nothing else renews them (a long-running reconciler between full passes). */
 const CLAIMS_MAX_AGE_MS = 30_000;
 
@@ -62,10 +61,8 @@ export class KubeTarget implements Target {
    * migrations not yet written. One LIST of the records namespace.
    */
   async recordsByCluster(only?: readonly string[]): Promise<Map<string, ClusterRecord>> {
-    if (only && only.length > 0 && new Set(only).size <= MAX_NAMES_IN_SELECTOR) {
-      // This source's records of the named clusters are remembered for the unit of work (RecordStore.listClusters).
-      return this.readRecords(this.source !== undefined ? await this.records.listClusters(only, this.source) : await this.records.list(`${LABELS.managedBy} in (${[...new Set(only)].join(",")})`));
-    }
+    // A few clusters: one LIST naming them, whose answer the unit of work remembers (RecordStore.listClusters).
+    if (only && only.length > 0 && new Set(only).size <= MAX_SELECTED_VALUES) return this.readRecords(await this.records.listClusters(only, this.source));
     return this.readRecords(await this.records.list());
   }
 
@@ -131,7 +128,7 @@ export class KubeTarget implements Target {
 
   /** The recorded live inventory of the named clusters (one LIST per kind selecting them, one LIST of records). */
   async listRecordedInventory(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
-    const [labelled, records] = await Promise.all([this.listBySelector(`${LABELS.inventory} in (${clusters.join(",")})`), this.recordsByCluster(clusters)]);
+    const [labelled, records] = await Promise.all([this.listBySelector(selectorIn(LABELS.inventory, clusters)), this.recordsByCluster(clusters)]);
     return new Map(clusters.map((c) => [c, keptToRecord(labelled, c, records.get(c))]));
   }
 
