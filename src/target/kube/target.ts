@@ -129,7 +129,7 @@ export class KubeTarget implements Target {
   /** The recorded live inventory of the named clusters (one LIST per kind selecting them, one LIST of records). */
   async listRecordedInventory(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
     const [labelled, records] = await Promise.all([this.listBySelector(selectorIn(LABELS.inventory, clusters)), this.recordsByCluster(clusters)]);
-    return new Map(clusters.map((c) => [c, keptToRecord(labelled, c, records.get(c))]));
+    return keptToRecords(labelled, clusters, records);
   }
 
   /** Every recorded cluster's live inventory: the objects carrying its inventory label that its record holds. */
@@ -138,7 +138,7 @@ export class KubeTarget implements Target {
     const labelled = lists.flat();
     this.claims = { at: Date.now(), index: Promise.resolve(ClaimIndex.ofObjects(heldByARecord(labelled.filter(isClaimKind), all), liveClaimsOf)) };
     const records = this.readRecords(all);
-    return new Map([...records.keys()].sort().map((c) => [c, keptToRecord(labelled, c, records.get(c))]));
+    return keptToRecords(labelled, [...records.keys()].sort(), records);
   }
 
   /** Objects taken over on purpose by this run (`vc adopt --take-ownership`), named `Kind/namespace/name` or `Kind/name`. */
@@ -349,4 +349,21 @@ export function keptToRecord(labelled: readonly KubeObject[], cluster: string, r
   if (!record) return [];
   const held = new Set(record.inventory);
   return labelled.filter((o) => o.metadata.labels?.[LABELS.inventory] === cluster && held.has(objectKey(o)));
+}
+
+/**
+ * keptToRecord of many clusters, in the order given: the labelled objects are grouped by their inventory label once,
+ * so a fleet's objects are walked once, not once per cluster (which made reading 1,000 clusters' inventory cost
+ * 20 million label lookups).
+ */
+export function keptToRecords(labelled: readonly KubeObject[], clusters: readonly string[], records: ReadonlyMap<string, ClusterRecord>): Map<string, KubeObject[]> {
+  const byCluster = new Map<string, KubeObject[]>();
+  for (const o of labelled) {
+    const cluster = o.metadata.labels?.[LABELS.inventory];
+    if (cluster === undefined) continue;
+    const group = byCluster.get(cluster);
+    if (group) group.push(o);
+    else byCluster.set(cluster, [o]);
+  }
+  return new Map(clusters.map((c) => [c, keptToRecord(byCluster.get(c) ?? [], c, records.get(c))]));
 }
