@@ -6,11 +6,14 @@
 //    VC_BENCH_CLUSTERS (default 1000), VC_BENCH_ROLLOUT_TICKS (ticks counted per wave, default 3); VC_BENCH_DEBUG=1
 //    prints each window's requests by verb and resource; `--only=waves` or `--only=plan` runs one part.
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BenchContext } from "./run.js";
 import { fleetClusterName, generateFleet } from "./fleet.js";
+import { bundle } from "./reconcile.js";
+import { buildDist } from "./scale.js";
 import type { RolloutRecord } from "../src/rollout/types.js";
 import type { Rule } from "../test/support/kube-server/index.js";
 import { StandInControllers } from "../test/support/kube-status.js";
@@ -19,6 +22,7 @@ const CLUSTERS = Number(process.env.VC_BENCH_CLUSTERS ?? 1000);
 const MESH = 3;
 const RUNS = 3;
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
+const HOOK = join(ROOT, "bench/usage-hook.mjs");
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const baseValues = (tag: string) => `controlPlane:\n  statefulSet:\n    image:\n      tag: "${tag}"\n`;
 
@@ -55,17 +59,44 @@ export async function generateRolloutFleet(root: string, clusters: number): Prom
   writeFileSync(join(root, "fleet/rollout.yaml"), BENCH_WAVES);
 }
 
-/** `vc <args>` in a process of its own, as a user or CI runs it; resolves with its exit code and how long it took. */
-function vc(args: string[], env: Record<string, string> = {}): Promise<{ code: number; ms: number; stdout: string; stderr: string }> {
+/** How `vc` is started: the bundled CLI, as an image or an installed package runs it (tsx's loader only without esbuild). */
+let cliArgs: string[] | undefined;
+function cli(): string[] {
+  if (!cliArgs) {
+    const bundled = bundle();
+    buildDist(); // the validation workers run dist/app when it is fresh, as in the image
+    cliArgs = bundled ? [bundled] : ["--import", "tsx", join(ROOT, "src/cli/main.ts")];
+  }
+  return cliArgs;
+}
+
+/**
+ * `vc <args>` in a process of its own, as a user or CI runs it; resolves with its exit code, how long it took and the
+ * CPU it spent (user + system, validation workers included: bench/usage-hook.mjs).
+ */
+let calls = 0;
+function vc(args: string[], env: Record<string, string> = {}): Promise<{ code: number; ms: number; cpuMs: number; stdout: string; stderr: string }> {
+  const command = cli();
+  const usageFile = join(tmpdir(), `vc-bench-rollout-usage-${process.pid}-${calls++}.json`);
   const start = process.hrtime.bigint();
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli/main.ts"), ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", ...env } });
+    const child = spawn(process.execPath, ["--import", HOOK, ...command, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", VC_BENCH_USAGE_FILE: usageFile, ...env } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     child.on("error", fail);
-    child.on("exit", (code) => done({ code: code ?? 2, ms: Number(process.hrtime.bigint() - start) / 1e6, stdout, stderr }));
+    child.on("exit", (code) => {
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      let cpuMs = NaN;
+      try {
+        cpuMs = (JSON.parse(readFileSync(usageFile, "utf8")) as { cpuMs: number }).cpuMs;
+        rmSync(usageFile, { force: true });
+      } catch {
+        // the process died before its exit hook: no CPU figure
+      }
+      done({ code: code ?? 2, ms, cpuMs, stdout, stderr });
+    });
   });
 }
 
@@ -132,7 +163,7 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
   const hosts = new StandInControllers({ request: (method, path, body, opts) => jsonRequest(server.url, "controllers", method, path, body, opts?.contentType) });
   await hosts.settle();
   const kubeconfig = server.writeKubeconfig({ token: "reconciler" });
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli/main.ts"), "reconcile", "--repo", root, "--target", "kube", "--kubeconfig", kubeconfig,
+  const child = spawn(process.execPath, [...cli(), "reconcile", "--repo", root, "--target", "kube", "--kubeconfig", kubeconfig,
     "--resync", "1h", "--interval", "1s", "--cache-dir", join(root, "..", "rollout-cache")], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
   let log = "";
   let reconciled = 0;
@@ -259,32 +290,38 @@ async function planVersusRender(ctx: BenchContext, root: string, server: Server)
   const renders: number[] = [];
   const pinned: number[] = [];
   const unpinned: number[] = [];
+  const cpu = { renders: [] as number[], pinned: [] as number[], unpinned: [] as number[] };
   let held = 0;
   let planned = "";
   for (let i = 0; i < RUNS; i++) {
     const r = await vc(["render", root, "-o", "yaml"]);
     if (r.code !== 0) throw new Error(`vc render: ${r.code}\n${r.stderr.slice(-2000)}`);
     renders.push(r.ms);
+    cpu.renders.push(r.cpuMs);
     const p = await vc(["diff", root, ...kc, "--exit-code"]);
     if (p.code !== 0) throw new Error(`vc diff (pinned): expected exit 0 (every cluster held at its base), got ${p.code}\n${p.stdout.slice(0, 2000)}${p.stderr.slice(-2000)}`);
     pinned.push(p.ms);
+    cpu.pinned.push(p.cpuMs);
     held = p.stderr.split("\n").filter((l) => /stays at base|held by rollout/.test(l)).length;
     rmSync(join(root, "fleet/rollout.yaml"));
     try {
       const u = await vc(["diff", root, ...kc, "--exit-code"]);
       if (u.code !== 1) throw new Error(`vc diff (no rollout file): expected exit 1 (changes), got ${u.code}\n${u.stderr.slice(-2000)}`);
       unpinned.push(u.ms);
+      cpu.unpinned.push(u.cpuMs);
       planned = u.stdout.split("\n").find((l) => /^changes \d+ clusters/.test(l)) ?? u.stdout.split("\n")[0] ?? "";
     } finally {
       writeFileSync(join(root, "fleet/rollout.yaml"), BENCH_WAVES);
     }
   }
+  const runsOf = (xs: number[]) => `runs ${xs.map((x) => Math.round(x)).join(", ")}`;
   const r = med(renders);
   const p = med(pinned);
   const u = med(unpinned);
-  ctx.report(`vc render of ${CLUSTERS} clusters (a process)`, r, "ms", `median of ${RUNS}`);
-  ctx.report("vc diff of a fleet/values.yaml change with fleet/rollout.yaml: every cluster held at its pinned base", p, "ms", `median of ${RUNS}; ${held} clusters held, no change planned`);
-  ctx.report("  pinned plan / render", p / r, "×", "target ≤ 2");
-  ctx.report("vc diff of the same change without fleet/rollout.yaml: every cluster at the new base", u, "ms", `median of ${RUNS}; ${planned.slice(0, 90)}`);
-  ctx.report("  unpinned plan / render", u / r, "×", "target ≤ 2");
+  ctx.report("vc is run as", cli().length === 1 ? "the bundled CLI" : "tsx (esbuild not found)", "", "each command a process of its own");
+  ctx.report(`vc render of ${CLUSTERS} clusters (a process)`, r, "ms", `median of ${RUNS}; ${runsOf(renders)}; CPU ${Math.round(med(cpu.renders))} ms`);
+  ctx.report("vc diff of a fleet/values.yaml change with fleet/rollout.yaml: every cluster held at its pinned base", p, "ms", `median of ${RUNS}; ${runsOf(pinned)}; CPU ${Math.round(med(cpu.pinned))} ms; ${held} clusters held, no change planned`);
+  ctx.report("  pinned plan / render", p / r, "×", `target ≤ 2; in CPU of the vc process ${(med(cpu.pinned) / med(cpu.renders)).toFixed(2)}×`);
+  ctx.report("vc diff of the same change without fleet/rollout.yaml: every cluster at the new base", u, "ms", `median of ${RUNS}; ${runsOf(unpinned)}; CPU ${Math.round(med(cpu.unpinned))} ms; ${planned.slice(0, 90)}`);
+  ctx.report("  unpinned plan / render", u / r, "×", `target ≤ 2; in CPU of the vc process ${(med(cpu.unpinned) / med(cpu.renders)).toFixed(2)}×`);
 }

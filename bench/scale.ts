@@ -173,7 +173,7 @@ export async function run(ctx: BenchContext): Promise<void> {
 }
 
 /** `npm run build` (dist/app, what bin/validate-worker.js runs when fresh); false when it fails. */
-function buildDist(): boolean {
+export function buildDist(): boolean {
   try {
     execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: "pipe" });
     return true;
