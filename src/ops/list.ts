@@ -97,6 +97,14 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
   const hidden = new Set([...sets.hidden, ...cps.hidden]);
   const sts = new Map(sets.items.map((o) => [key(o), o]));
   const restores = new Map(restoring.items.map((o) => [key(o), o]));
+  // The control-plane pods by namespace and release, grouped once (a fleet's pods were filtered once per cluster).
+  const podsOf = new Map<string, KubeObject[]>();
+  for (const p of cps.items) {
+    const at = `${p.metadata.namespace ?? ""}/${p.metadata.labels?.release ?? ""}`;
+    const group = podsOf.get(at);
+    if (group) group.push(p);
+    else podsOf.set(at, [p]);
+  }
   const report = planned ?? { plans: [], errors: [] };
   const plans = new Map(report.plans.map((p) => [p.cluster, p]));
   const errors = new Map(report.errors.map((e) => [e.cluster, e.message]));
@@ -119,7 +127,7 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
     const source: ListRow["source"] = inRepo ? (known.clusters.has(name) ? "both" : "repository") : "host";
     if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: inRepo ? "unknown" : "-", source, health: "Unknown", note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
     const status = statuses.get(name);
-    const pods = cps.items.filter((p) => p.metadata.namespace === ns && p.metadata.labels?.release === name);
+    const pods = podsOf.get(`${ns}/${name}`) ?? [];
     const cp = controlPlaneState(sts.get(`${ns}/${name}`), pods, restores.get(`${ns}/${restorePodName(name)}`), status?.suspendedBy);
     const plan = plans.get(name);
     const drift: ListRow["drift"] = !inRepo ? "-" : !valid.has(name) ? "invalid" : plan ? (hasChanges(plan) ? "yes" : "no") : "unknown";
