@@ -13,21 +13,22 @@ import { KubeClient } from "../../src/target/kube/client.js";
 import { INVENTORY_TYPES, KubeTarget } from "../../src/target/kube/target.js";
 import { formatPlanReport } from "../../src/plan/format.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { describeProfiles } from "../support/profiles.js";
 
 const REV = "0123456789abcdef0123456789abcdef01234567";
 const sorted = Array.from({ length: 9 }, (_, i) => fleetClusterName(i)).sort();
 
-describe("target/fleet: a streamed diff against a host", function () {
-  this.timeout(180_000);
+describeProfiles("target/fleet: a streamed diff against a host", (profile) => {
   let tmp: string;
   let repo: string;
   let server: KubeServer;
   const target = () => new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 } }));
 
-  before(async () => {
+  before(async function () {
+    this.timeout(180_000);
     tmp = mkdtempSync(join(tmpdir(), "vc-diff-stream-kube-"));
     repo = join(tmp, "repo");
-    server = await startKubeServer();
+    server = await startKubeServer({ profile });
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
     await generateFleet(repo, { clusters: 9, meshPerCluster: 1 });
     const applied = await applyFleet(target(), await loadDesired(repo, REV), { prune: true, allowMassPrune: false, dryRun: false });
