@@ -307,8 +307,15 @@ export class RecordStore {
     this.noteWrite(cm.metadata.name, applied);
   }
 
-  private async ensureNamespace(): Promise<void> {
-    if (await this.client.get({ apiVersion: "v1", kind: "Namespace", name: this.namespace })) return;
-    await this.client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: this.namespace } });
+  /** The records namespace being created, shared by the writes that found it missing at once (a first run's chunk). */
+  private ensuring?: Promise<void>;
+
+  /** Creates the records namespace unless it exists: once for every write waiting on it, again if it is gone later. */
+  private ensureNamespace(): Promise<void> {
+    this.ensuring ??= (async () => {
+      if (await this.client.get({ apiVersion: "v1", kind: "Namespace", name: this.namespace })) return;
+      await this.client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: this.namespace } });
+    })().finally(() => (this.ensuring = undefined));
+    return this.ensuring;
   }
 }
