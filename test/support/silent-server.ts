@@ -27,6 +27,9 @@ export async function silentServer(): Promise<{ url: string; connections: () => 
   const server: Server = createServer((s) => {
     count++;
     sockets.add(s);
+    // Reads and drops what it is sent, so it sees the client close a connection (`open` counts what the client holds;
+    // a server that never reads keeps the client's closed connections half-open, in CLOSE_WAIT, and counts them too).
+    s.resume();
     s.on("close", () => sockets.delete(s));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

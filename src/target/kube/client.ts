@@ -367,7 +367,13 @@ function queryString(query: Query | undefined): string {
 /** Thrown when a request's deadline passed before its answer was read whole. */
 class DeadlineExceeded extends Error {}
 
-/** Runs one fetch and its body read under an abort signal that fires at `deadline` (never, when it is Infinity). */
+/**
+ * Runs one fetch and its body read under an abort signal that fires at `deadline` (never, when it is Infinity). The
+ * abort also closes the request's connection: node-fetch 2.7.0 answers it with `req.abort()`, which on Node 20
+ * destroys the socket (before or after the answer's headers, over TLS too) instead of handing it back to the agent,
+ * so a hung server's connections do not pile up as the reconciler retries (test/target/client-sockets.test.ts, and
+ * test/e2e/request-timeout.test.ts on a stopped API server). A deadline that only raced the fetch would leave it open.
+ */
 async function withDeadline<T>(deadline: number, run: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
   if (!Number.isFinite(deadline)) return run(undefined);
   const controller = new AbortController();
