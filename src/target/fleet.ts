@@ -149,12 +149,23 @@ export function preparedFor(target: Target, desired: DesiredState): DesiredState
 }
 
 /**
- * Up to this many clusters, `vc diff` reads a host's live objects with one LIST per kind for the whole fleet; above,
- * chunk by chunk (one LIST per kind selecting the chunk's clusters, from the watch cache), as `vc apply` and the
- * reconciler do. The fleet-wide read holds every live object at once: about 170 KB of memory per cluster of 21 objects
- * (257 MiB peak for a diff of 1,000 clusters, 586 MiB for 3,000), which past this size outweighs the fewer requests.
+ * Up to this many clusters on the host (vc's records of every source) and in the repository, a whole-fleet plan reads
+ * the host's live objects with one LIST per kind for the whole fleet; above, chunk by chunk (one LIST per kind
+ * selecting the chunk's clusters, from the watch cache), as `vc apply` and the reconciler do. The fleet-wide read holds
+ * every live object at once: about 170 KB of memory per cluster of 21 objects (257 MiB peak for a diff of 1,000
+ * clusters, 586 MiB for 3,000), which past this size outweighs the fewer requests.
  */
 export const FLEET_WIDE_READ_MAX = 1000;
+
+/** How planFleetStreamed goes through the fleet. */
+export interface StreamOptions {
+  /** Clusters loaded, rendered and planned at a time (default INVENTORY_CHUNK). */
+  chunkSize?: number;
+  /** The fleet size up to which a host's live objects are read fleet-wide (default FLEET_WIDE_READ_MAX). */
+  fleetWideMax?: number;
+  /** Each chunk's desired state as loaded and rendered, before it is planned and let go (vc list keeps what health needs). */
+  onChunk?: (desired: DesiredState) => void;
+}
 
 /**
  * `vc diff` of the whole fleet, streamed: the desired state is loaded and rendered a chunk at a time (the index
@@ -162,9 +173,12 @@ export const FLEET_WIDE_READ_MAX = 1000;
  * are kept for the report. Live objects: on a host of up to `fleetWideMax` clusters one LIST per kind for the fleet
  * (taken out chunk by chunk), on a larger one and on dir: read with each chunk. The report is the one planFleet gives.
  */
-export async function planFleetStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, chunkSize = INVENTORY_CHUNK, fleetWideMax = FLEET_WIDE_READ_MAX): Promise<PlanReport> {
+export async function planFleetStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions = {}): Promise<PlanReport> {
   const { state } = index;
-  const fleetLive = target instanceof KubeTarget && index.valid.length <= fleetWideMax ? await target.listFleetInventory() : undefined;
+  const chunkSize = stream.chunkSize ?? INVENTORY_CHUNK;
+  const fleetWideMax = stream.fleetWideMax ?? FLEET_WIDE_READ_MAX;
+  const fleetWide = target instanceof KubeTarget && index.valid.length <= fleetWideMax && (await target.recordedClusterCount()) <= fleetWideMax;
+  const fleetLive = fleetWide ? await target.listFleetInventory() : undefined;
   const plans: Plan[] = [];
   const errors: ClusterError[] = [...state.errors];
   const suspendedAtRunTime: SuspendedCluster[] = [];
@@ -186,6 +200,7 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
     const names = index.valid.slice(i, i + chunkSize);
     const inChunk = new Set(names);
     const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
+    stream.onChunk?.(chunk);
     const live = fleetLive ? take(fleetLive, names) : await listChunkInventory(target, names);
     // The chunk's own errors (a render failure); the repository's are in the index already.
     await planChunk({ ...chunk, errors: chunk.errors.filter((e) => inChunk.has(e.cluster)), known: state.known, missing: [] }, live);

@@ -44,8 +44,8 @@ describe("e2e: a whole-fleet diff read chunk by chunk on a real API server", fun
   it("plans what the fleet-wide read and the fleet at once plan (with --prune)", async () => {
     const opts = { prune: true, allowMassPrune: true, selected: [] };
     const whole = formatPlanReport(await planFleet(target(), await loadDesired(repo, REV), opts), "json");
-    const fleetWide = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, 2, 100), "json");
-    const chunked = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, 2, 1), "json");
+    const fleetWide = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, fleetWideMax: 100 }), "json");
+    const chunked = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, fleetWideMax: 1 }), "json");
     expect(fleetWide).to.equal(whole);
     expect(chunked).to.equal(whole);
     const clusters = (JSON.parse(chunked) as { clusters: Array<{ cluster: string; counts: Record<string, number> }> }).clusters;

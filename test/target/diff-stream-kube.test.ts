@@ -62,8 +62,8 @@ describeProfiles("target/fleet: a streamed diff against a host", (profile) => {
       const whole = formatPlanReport(await planFleet(target(), await loadDesired(repo, REV), opts), "json");
       let fleetWide = "";
       let chunked = "";
-      const wide = await inventoryLists(async () => (fleetWide = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, 2, 100), "json")));
-      const chunks = await inventoryLists(async () => (chunked = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, 2, 1), "json")));
+      const wide = await inventoryLists(async () => (fleetWide = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, fleetWideMax: 100 }), "json")));
+      const chunks = await inventoryLists(async () => (chunked = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, fleetWideMax: 1 }), "json")));
       expect(fleetWide).to.equal(whole);
       expect(chunked).to.equal(whole);
       expect(JSON.parse(chunked).clusters.map((c: { cluster: string }) => c.cluster)).to.include(sorted[3]);
@@ -88,4 +88,17 @@ describeProfiles("target/fleet: a streamed diff against a host", (profile) => {
       expect(new Set(bare.map((l) => l.resource)).size).to.be.at.most(2);
     });
   }
+
+  it("reads chunk by chunk when the host holds more clusters than the bound, however few the repository's are", async () => {
+    const index = await loadDesiredIndex(repo, REV);
+    // 5 valid folders, 9 clusters recorded on the host (a removed, an invalid and two contesting one namespace besides).
+    expect(index.valid.length).to.equal(5);
+    const opts = { prune: true, allowMassPrune: true, selected: [] };
+    let report = "";
+    const lists = await inventoryLists(async () => (report = formatPlanReport(await planFleetStreamed(target(), index, opts, { chunkSize: 2, fleetWideMax: 7 }), "json")));
+    expect(report).to.equal(formatPlanReport(await planFleet(target(), await loadDesired(repo, REV), opts), "json"));
+    const wideKinds = lists.filter((l) => !l.query.includes(" in (")).map((l) => l.resource);
+    expect(wideKinds.every((r) => ["gateways", "virtualservices"].includes(r)), wideKinds.join(", ")).to.equal(true);
+    expect(lists.filter((l) => l.query.includes(" in (")).length).to.be.greaterThan(0);
+  });
 });

@@ -37,7 +37,7 @@ describe("target/fleet: a streamed diff", function () {
     it(`plans chunk by chunk what planning the fleet at once plans${prune ? " (--prune)" : ""}`, async () => {
       const opts = { prune, allowMassPrune: true, selected: [] };
       const whole = await planFleet(target, await loadDesired(repo, REV), opts);
-      const streamed = await planFleetStreamed(target, await loadDesiredIndex(repo, REV), opts, 2);
+      const streamed = await planFleetStreamed(target, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2 });
       expect(formatPlanReport(streamed, "json")).to.equal(formatPlanReport(whole, "json"));
       expect(streamed.plans.map((p) => p.cluster)).to.include(sorted[3]);
       expect(streamed.plans.some((p) => p.cluster === sorted[5])).to.equal(prune);
