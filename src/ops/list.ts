@@ -5,8 +5,9 @@ import { CHART_APP_LABEL, LABELS } from "../translate/keys.js";
 import { appliedBy, type ClusterStatus } from "../reconciler/status.js";
 import { KubeStatusStore, readStatuses } from "../reconciler/status-store.js";
 import { hasChanges } from "../plan/build.js";
-import { loadDesired, type DesiredState } from "../target/desired.js";
-import { planFleet } from "../target/fleet.js";
+import { loadDesired, loadDesiredIndex, type DesiredIndex, type DesiredState } from "../target/desired.js";
+import { INVENTORY_CHUNK } from "../reconciler/inventory.js";
+import { planFleetStreamed } from "../target/fleet.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { KubeApiError } from "../target/kube/client.js";
 import { HostError, type KubeHost } from "./host.js";
@@ -15,7 +16,8 @@ import { pathOf } from "./paths.js";
 import { controlPlaneState, type ControlPlaneState } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
 import { readClusterHealth } from "../health/read.js";
-import { FleetReadForbidden, readFleetHealth } from "../health/fleet-read.js";
+import { FleetReadForbidden, readFleetHealth, type FleetHealthCluster } from "../health/fleet-read.js";
+import { hasHealthRules } from "../health/object.js";
 import type { ClusterHealth, HealthStatus } from "../health/types.js";
 import { mapLimit } from "../target/pool.js";
 
@@ -77,18 +79,27 @@ export async function hostKnownClusters(host: KubeHost): Promise<HostKnown> {
 /** Rows for the host's clusters, and with `repo` for the repository's too (drift computed for those). */
 export async function listClusters(host: KubeHost, repo?: { root: string; revision: string }): Promise<{ rows: ListRow[]; notes: string[] }> {
   const known = await hostKnownClusters(host);
-  const desired: DesiredState | undefined = repo ? await loadDesired(repo.root, repo.revision) : undefined;
+  // The repository in summary; its clusters are rendered a chunk at a time with the plan, never all at once.
+  const index = repo ? await loadDesiredIndex(repo.root, repo.revision) : undefined;
+  const desired = index?.state;
   const all = new Map(known.clusters);
   for (const [name, ns] of desired?.known ?? []) all.set(name, ns);
   const namespaces = [...new Set(all.values())];
   const kind = (apiVersion: string, k: string) => (ns?: string) => pathOf(apiVersion, k, ns);
+  // Each rendered cluster kept as what its health needs: the references of its objects that have health rules.
+  const rendered = new Map<string, FleetHealthCluster>();
+  const keep = (chunk: DesiredState) => {
+    for (const c of chunk.clusters) rendered.set(c.name, { name: c.name, hostNamespace: c.hostNamespace, objects: c.objects.filter(hasHealthRules).map(refOnly) });
+  };
   const [sets, cps, restoring, planned] = await Promise.all([
     listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: CONTROL_PLANE_PODS }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=vc-restore,${LABELS.managedBy}` }),
     // The plan reads every cluster's inventory across namespaces: a user who may not has no drift column.
-    desired ? unlessForbidden(planFleet(new KubeTarget(host.client), desired, { prune: true, allowMassPrune: true }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined,
+    index ? unlessForbidden(planFleetStreamed(new KubeTarget(host.client), index, { prune: true, allowMassPrune: true }, { onChunk: keep }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined,
   ]);
+  // Without a plan the clusters are rendered for their health alone.
+  if (index && !planned) await renderEach(index, keep);
   // Records the fleet-wide LIST did not give (the user may not list across namespaces): one read per cluster.
   const missing = [...all].filter(([name]) => !known.statuses.has(name)).map(([cluster, hostNamespace]) => ({ cluster, hostNamespace }));
   const more = missing.length ? await unlessForbidden(readStatuses(new KubeStatusStore(host.client), missing, { oneByOne: true }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined;
@@ -105,16 +116,16 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
     if (group) group.push(p);
     else podsOf.set(at, [p]);
   }
-  const report = planned ?? { plans: [], errors: [] };
+  const report = planned ?? { plans: [], errors: desired?.errors ?? [] };
   const plans = new Map(report.plans.map((p) => [p.cluster, p]));
   const errors = new Map(report.errors.map((e) => [e.cluster, e.message]));
-  const valid = new Map((desired?.clusters ?? []).map((c) => [c.name, c]));
+  const valid = rendered;
 
   // Health of each valid repository cluster whose namespace the user may read: one LIST per kind for them all, with
   // the StatefulSets and control-plane pods listed above; cluster by cluster (a few reads each, 8 at once) for a user
   // who may not list across namespaces.
   const healthOf = new Map<string, { status: HealthStatus; reason?: string }>();
-  const readable = (desired?.clusters ?? []).filter((c) => !hidden.has(c.hostNamespace));
+  const readable = [...rendered.values()].filter((c) => !hidden.has(c.hostNamespace));
   const listed = hidden.size > 0 ? {} : { kinds: new Map([["apps/v1/StatefulSet", sets.items]]), pods: [{ selector: CONTROL_PLANE_PODS, items: cps.items }] };
   const fleet = readable.length === 0 ? new Map() : await readFleetHealth(host.client, readable, listed).catch((err: unknown) => (err instanceof FleetReadForbidden ? undefined : Promise.reject(err)));
   const note = (name: string, h: ClusterHealth) => healthOf.set(name, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) });
@@ -148,4 +159,16 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
     return row;
   });
   return { rows, notes: known.notes };
+}
+
+/** An object as far as its reference: what health reads by (refOf), without the rendered rest. */
+function refOnly(o: KubeObject): KubeObject {
+  return { apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) } };
+}
+
+/** Renders the indexed repository a chunk at a time, handing each chunk to `keep`. */
+async function renderEach(index: DesiredIndex, keep: (chunk: DesiredState) => void): Promise<void> {
+  for (let i = 0; i < index.valid.length; i += INVENTORY_CHUNK) {
+    keep(await loadDesired(index.state.root, index.state.revision, { clusters: index.valid.slice(i, i + INVENTORY_CHUNK), namespaceClaims: index.claims }));
+  }
 }
