@@ -55,6 +55,12 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
 
   const applies = plan.changes.filter((c) => c.action !== "delete");
   const deletes = plan.changes.filter((c) => c.action === "delete");
+  const recorded = await recordCreates(target, plan, opts);
+  if (recorded instanceof Error) {
+    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : `not applied: ${recorded.message}` });
+    record(recordFailure(plan.cluster, recorded));
+    return finish(plan, results, started, false);
+  }
   // Namespaces this run creates: in a dry run they do not exist yet, and the server answers NotFound for objects in them.
   const newNamespaces = new Set(applies.filter((c) => c.action === "create" && isNamespaceRef(c.ref)).map((c) => c.ref.name));
   for (const stage of stages(applies)) {
@@ -81,7 +87,7 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
   const applyFailed = results.some((r) => r.outcome === "failed");
   if (applyFailed) {
     for (const c of deletes) record({ ref: c.ref, action: c.action, outcome: "skipped", message: "not pruned: an apply failed in this run" });
-    await recordInventory(target, plan, results, opts, record);
+    await recordInventory(target, plan, results, opts, record, recorded);
     return finish(plan, results, started, false);
   }
   for (const stage of stages(deletes)) {
@@ -95,15 +101,36 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
       }
     });
   }
-  await recordInventory(target, plan, results, opts, record);
+  await recordInventory(target, plan, results, opts, record, recorded);
   return finish(plan, results, started, !results.some((r) => r.outcome === "failed"));
 }
 
 /**
- * Puts what the run changed on the cluster's record: the inventory it started from, less what was deleted, plus what
- * was created or taken over. Only a target that keeps records, only when the set changed, never in a dry run.
+ * Before anything is created, puts what the run will create on the cluster's record (with what it already holds), so
+ * that a run cut off half way (a killed process, a lost node) leaves a record naming every object it made: the next
+ * run finds them its own, not foreign, and never reads the host namespace, which the tenant writes, as a record
+ * (records/migrate.ts reads only clusters without one). The record as written (undefined: nothing to write, or a
+ * target without records), or why it could not be written: then nothing is applied.
  */
-async function recordInventory(target: Target, plan: Plan, results: readonly ObjectResult[], opts: SyncOptions, record: (r: ObjectResult) => void): Promise<void> {
+async function recordCreates(target: Target, plan: Plan, opts: SyncOptions): Promise<Set<string> | Error | undefined> {
+  if (opts.dryRun || !target.recordInventory || !plan.inventory) return undefined;
+  const creates = plan.changes.filter((c) => c.action === "create").map((c) => objectKey(c.ref));
+  if (creates.length === 0) return undefined;
+  const keys = new Set([...plan.inventory, ...creates]);
+  try {
+    await target.recordInventory(plan.cluster, hostNamespaceOf(plan), keys);
+    return keys;
+  } catch (err) {
+    return new Error(`vc's record of the cluster could not be written: ${messageOf(err)}`);
+  }
+}
+
+/**
+ * Puts what the run changed on the cluster's record: the inventory it started from, less what was deleted, plus what
+ * was created or taken over (creates that failed are taken out of the record recordCreates wrote). Only a target that
+ * keeps records, only when the set differs from the record as last written, never in a dry run.
+ */
+async function recordInventory(target: Target, plan: Plan, results: readonly ObjectResult[], opts: SyncOptions, record: (r: ObjectResult) => void, written?: ReadonlySet<string>): Promise<void> {
   if (opts.dryRun || !target.recordInventory || !plan.inventory) return;
   const before = new Set(plan.inventory);
   const after = new Set(before);
@@ -112,14 +139,28 @@ async function recordInventory(target: Target, plan: Plan, results: readonly Obj
     if (r.outcome === "deleted") after.delete(key);
     else if (r.outcome === "created" || r.outcome === "updated" || r.outcome === "unchanged") after.add(key);
   }
-  if (after.size === before.size && [...after].every((k) => before.has(k)) && !target.unwrittenRecord?.(plan.cluster)) return;
-  const hostNamespace = plan.hostNamespace ?? plan.changes.find((c) => c.ref.kind === "Namespace" && c.ref.apiVersion === "v1")?.ref.name ?? "";
+  const stored = written ?? before;
+  if (after.size === stored.size && [...after].every((k) => stored.has(k)) && (written || !target.unwrittenRecord?.(plan.cluster))) return;
   try {
-    await target.recordInventory(plan.cluster, hostNamespace, after);
+    await target.recordInventory(plan.cluster, hostNamespaceOf(plan), after);
   } catch (err) {
     // Without its record vc would not know these objects next time (they would show as conflicts): the run failed.
-    record({ ref: { apiVersion: "v1", kind: "ConfigMap", name: `record of cluster ${plan.cluster}` }, action: "update", outcome: "failed", message: `vc's record of the cluster could not be written: ${messageOf(err)}` });
+    record(recordFailure(plan.cluster, err));
   }
+}
+
+function hostNamespaceOf(plan: Plan): string {
+  return plan.hostNamespace ?? plan.changes.find((c) => c.ref.kind === "Namespace" && c.ref.apiVersion === "v1")?.ref.name ?? "";
+}
+
+function recordFailure(cluster: string, err: unknown): ObjectResult {
+  const message = messageOf(err);
+  return {
+    ref: { apiVersion: "v1", kind: "ConfigMap", name: `record of cluster ${cluster}` },
+    action: "update",
+    outcome: "failed",
+    message: message.startsWith("vc's record") ? message : `vc's record of the cluster could not be written: ${message}`,
+  };
 }
 
 /** Consecutive changes of the same stage (the list is already in order). */

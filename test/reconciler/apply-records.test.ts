@@ -188,13 +188,14 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     expect(recordConfigMaps(server, "minimal").map((c) => c.metadata.labels?.["vc.orch.io/owner"])).to.deep.equal(["src-b"]);
   });
 
-  it("a record that cannot be written fails the run (exit 2) and says what to grant; the objects are applied", async () => {
+  it("a record that cannot be written fails the run (exit 2) and says what to grant; nothing is applied", async () => {
     server.faults.add({ method: "PATCH", path: RECORD_PATH, status: 403 });
     const res = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
     expect(res.code).to.equal(2);
-    // The objects are applied; the record of what was applied (its first write) fails, and so does the run.
+    // The record of what the run will create is written before any object: it fails, and nothing is created.
     expect(res.stdout).to.match(/failed ConfigMap record of cluster minimal: vc's record of the cluster could not be written: .*403.*\(vc needs get, create and patch on ConfigMaps in the records namespace vc-system\)/);
-    expect(server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal")).to.not.equal(undefined);
+    expect(server.get("v1", "Namespace", undefined, "vc-minimal")).to.equal(undefined);
+    expect(server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal")).to.equal(undefined);
   });
 
   it("an invalid folder is recorded where the cluster is live (its revision stays), and never creates a namespace for a cluster with nothing on the host", async () => {

@@ -198,7 +198,7 @@ describeProfiles("target/kube against the test API server", (profile) => {
   });
 
   it("gives up after the retry budget with the server's message", async () => {
-    server.faults.add({ method: "PATCH", path: /configmaps/, status: 500 });
+    server.faults.add({ method: "PATCH", path: /namespaces\/vc-a\/configmaps/, status: 500 });
     const result = await sync(target, clusterObjects("a"));
     const failed = result.results.find((r) => r.outcome === "failed")!;
     expect(failed.ref.kind).to.equal("ConfigMap");
