@@ -5,7 +5,7 @@ import { recordsNamespace } from "../records/record.js";
 import { shortRevision } from "../git/dirty.js";
 import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 import { recordedName } from "../target/kube/identity.js";
-import { describeRef } from "../kube/object.js";
+import { describeRef, type KubeObject } from "../kube/object.js";
 import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
 import { recordOnTarget, runRecorder, type RunRecord } from "../reconciler/apply-record.js";
 import { DEFAULT_HISTORY_LIMIT, HISTORY_BYTES } from "../reconciler/archive.js";
@@ -15,7 +15,8 @@ import type { DesiredIndex, DesiredState } from "../target/desired.js";
 import { applyFleet, applyFleetStreamed, type ApplyFleetOptions, type FleetApplyReport } from "../target/fleet.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncResult, type Target } from "../target/types.js";
 import { parseDuration } from "../duration.js";
-import { waitForClusters } from "../health/fleet.js";
+import { waitForClusters, type HealthTarget } from "../health/fleet.js";
+import { hasHealthRules } from "../health/object.js";
 import { REAL_CLOCK, type WaitOutcome } from "../health/wait.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
@@ -113,9 +114,9 @@ export function register(program: Command): void {
         const historyLimit = parseHistoryLimit(flags.historyLimit);
         const timeoutMs = parseDuration(flags.timeout);
         if (flags.wait && flags.dryRun) throw new UserError("--wait waits for what an apply changed: it cannot be used with --dry-run");
-        // The whole fleet is applied a chunk at a time (memory follows the chunk); a selection, or a run that waits for
-        // the health of what it applied (it needs every applied object), is loaded at once.
-        const { desired, index, selected, owner } = await indexForCommand(path, flags, { markDirty: true, stream: !flags.wait });
+        // The whole fleet is applied a chunk at a time (memory follows the chunk; with --wait, each cluster's references
+        // of what its health is read by are kept); a selection is loaded at once.
+        const { desired, index, selected, owner } = await indexForCommand(path, flags, { markDirty: true, stream: true });
         const target = await openTargetForCommand(flags);
         if (flags.wait && !(target instanceof KubeTarget)) {
           await target.close();
@@ -140,7 +141,7 @@ export function register(program: Command): void {
           };
           if (index) {
             const recordOpts = { revision: desired.revision, via: "apply" as const, owner, started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension };
-            return await applyStreamed(target, index, fleetOpts, recordOpts, format, !!flags.dryRun);
+            return await applyStreamed(target, index, fleetOpts, recordOpts, format, !!flags.dryRun, flags.wait ? { timeoutMs, timeout: flags.timeout } : undefined);
           }
           const report = await applyFleet(target, desired, fleetOpts);
           progress.end();
@@ -149,18 +150,21 @@ export function register(program: Command): void {
           const code = exitCode(report, run);
           // Only a clean apply is waited for: a failed or blocked one already says what went wrong.
           const applied = report.results.filter((r) => r.ok).map((r) => r.cluster);
-          const waited = flags.wait && code === EXIT.ok && target instanceof KubeTarget ? await waitForClusters(target.client, desired, applied, REAL_CLOCK, { timeoutMs }) : undefined;
+          const waited = flags.wait && code === EXIT.ok && target instanceof KubeTarget ? await waitForClusters(target.client, desired.clusters, applied, REAL_CLOCK, { timeoutMs }) : undefined;
           process.stdout.write(format === "json" ? `${jsonEscapeControls(JSON.stringify({ ...(toJson(report, !!flags.dryRun, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, null, 2))}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run) + (waited ? waitText(waited, flags.timeout) : ""));
-          if (waited && waited.result !== "healthy") {
-            process.stderr.write(waited.result === "degraded" ? `error: cluster ${waited.cluster} is Degraded: ${escapeControls(waited.reason ?? "")}\n` : `error: timed out after ${flags.timeout} waiting for cluster ${waited.cluster} (${escapeControls(waited.reason ?? "")})\n`);
-            return EXIT.invalid;
-          }
-          return code;
+          return waitedCode(waited, flags.timeout) ?? code;
         } finally {
           await target.close();
         }
       }),
     );
+}
+
+/** Exit status 1 and the error line when a wait did not end healthy; undefined otherwise. */
+function waitedCode(waited: WaitOutcome | undefined, timeout: string): number | undefined {
+  if (!waited || waited.result === "healthy") return undefined;
+  process.stderr.write(waited.result === "degraded" ? `error: cluster ${waited.cluster} is Degraded: ${escapeControls(waited.reason ?? "")}\n` : `error: timed out after ${timeout} waiting for cluster ${waited.cluster} (${escapeControls(waited.reason ?? "")})\n`);
+  return EXIT.invalid;
 }
 
 /** The health each waited-for cluster ended with, and how the wait ended. */
@@ -327,13 +331,13 @@ function reportWriter(format: "text" | "json", dryRun: boolean, colour: boolean)
       process.stdout.write(jsonEscapeControls(`${written === 0 ? `${head}\n` : ",\n"}${parts.join(",\n")}`));
       written += results.length;
     },
-    end(report: FleetApplyReport, run: RunRecord | undefined): void {
+    end(report: FleetApplyReport, run: RunRecord | undefined, waited?: WaitOutcome, timeout?: string): void {
       if (format === "text") {
-        process.stdout.write(`${tailLines(report, dryRun, style, run, "vc apply").join("\n")}\n`);
+        process.stdout.write(`${tailLines(report, dryRun, style, run, "vc apply").join("\n")}\n${waited ? waitText(waited, timeout ?? "") : ""}`);
         return;
       }
       // The tail object's keys, one level in: its text without the opening brace.
-      const tail = JSON.stringify(tailJson(report, run), null, 2).slice(2);
+      const tail = JSON.stringify({ ...(tailJson(report, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, null, 2).slice(2);
       process.stdout.write(jsonEscapeControls(`${written === 0 ? `${head}],\n` : "\n  ],\n"}${tail}\n`));
     },
   };
@@ -350,8 +354,11 @@ async function applyStreamed(
   recordOpts: Omit<Parameters<typeof runRecorder>[1], "store" | "actor">,
   format: "text" | "json",
   dryRun: boolean,
+  wait?: { timeoutMs: number; timeout: string },
 ): Promise<number> {
   const desired = index.state;
+  // With --wait, each applied cluster as its health is read: its host namespace and the references of its objects.
+  const healthTargets: HealthTarget[] = [];
   const writer = reportWriter(format, dryRun, format === "text" && useColour(process.stdout));
   const recorder = dryRun ? undefined : runRecorder(target, recordOpts);
   // A folder target has no statuses read ahead: each chunk's are read one by one, never the whole fleet's at once.
@@ -365,6 +372,7 @@ async function applyStreamed(
     onChunk: async (results) => {
       await recorder?.record({ results, errors: [], suspended: [], suspendedAtRunTime: [] }, desired, { oneByOne });
       writer.clusters(results);
+      if (wait) for (const r of results) if (r.ok) healthTargets.push(healthTargetOf(r));
     },
     onChunkDone: (done, total) => {
       if (done < total) clusters = `, ${done}/${total} clusters done`;
@@ -375,7 +383,18 @@ async function applyStreamed(
   const synced = new Set(report.results.map((r) => r.cluster));
   await recorder?.record({ results: [], errors: [], suspended: report.suspended, suspendedAtRunTime: [] }, { ...desired, errors: report.invalid.filter((e) => !synced.has(e.cluster)) }, { oneByOne });
   const run = recorder?.run();
-  writer.end(report, run);
-  return exitCode(report, run);
+  const code = exitCode(report, run);
+  // Only a clean apply is waited for: a failed or blocked one already says what went wrong.
+  const waited = wait && code === EXIT.ok && target instanceof KubeTarget ? await waitForClusters(target.client, healthTargets, healthTargets.map((c) => c.name), REAL_CLOCK, { timeoutMs: wait.timeoutMs }) : undefined;
+  writer.end(report, run, waited, wait?.timeout);
+  return (wait && waitedCode(waited, wait.timeout)) ?? code;
+}
+
+/** A synced cluster as its health is read: the references of the objects it holds after the run (what was not deleted). */
+function healthTargetOf(r: SyncResult): HealthTarget {
+  const objects = r.plan.changes
+    .filter((c) => c.action !== "delete" && hasHealthRules(c.ref))
+    .map((c): KubeObject => ({ apiVersion: c.ref.apiVersion, kind: c.ref.kind, metadata: { name: c.ref.name, ...(c.ref.namespace === undefined ? {} : { namespace: c.ref.namespace }) } }));
+  return { name: r.cluster, hostNamespace: r.plan.hostNamespace ?? "", objects };
 }
 

@@ -1,13 +1,21 @@
 // Health of the clusters of a desired state on a live host: one cluster at a time, or waited for (vc apply --wait).
-import { loadDesired, type DesiredState } from "../target/desired.js";
+import type { KubeObject } from "../kube/object.js";
+import { loadDesired } from "../target/desired.js";
 import type { KubeClient } from "../target/kube/client.js";
 import { readClusterHealth } from "./read.js";
 import type { ClusterHealth } from "./types.js";
 import { waitForHealth, type WaitClock, type WaitOptions, type WaitOutcome } from "./wait.js";
 
-/** A function that reads one cluster's health from the host, for clusters of `desired`. */
-export function healthReader(client: KubeClient, desired: DesiredState): (cluster: string) => Promise<ClusterHealth> {
-  const byName = new Map(desired.clusters.map((c) => [c.name, c]));
+/** What reading a cluster's health needs of it: its host namespace and its rendered objects (their references will do). */
+export interface HealthTarget {
+  name: string;
+  hostNamespace: string;
+  objects: readonly KubeObject[];
+}
+
+/** A function that reads one cluster's health from the host, for the clusters given (a desired state's, or their references). */
+export function healthReader(client: KubeClient, clusters: readonly HealthTarget[]): (cluster: string) => Promise<ClusterHealth> {
+  const byName = new Map(clusters.map((c) => [c.name, c]));
   return async (cluster) => {
     const c = byName.get(cluster);
     if (!c) return { status: "Unknown", reason: "not a valid cluster of the repository", objects: [] };
@@ -15,9 +23,9 @@ export function healthReader(client: KubeClient, desired: DesiredState): (cluste
   };
 }
 
-/** Waits for the named clusters of `desired` to become healthy on the host. */
-export function waitForClusters(client: KubeClient, desired: DesiredState, clusters: readonly string[], clock: WaitClock, opts: WaitOptions): Promise<WaitOutcome> {
-  return waitForHealth(clusters, healthReader(client, desired), clock, opts);
+/** Waits for the named clusters of `known` to become healthy on the host. */
+export function waitForClusters(client: KubeClient, known: readonly HealthTarget[], clusters: readonly string[], clock: WaitClock, opts: WaitOptions): Promise<WaitOutcome> {
+  return waitForHealth(clusters, healthReader(client, known), clock, opts);
 }
 
 /**
@@ -28,5 +36,5 @@ export async function healthOfRepoCluster(client: KubeClient, root: string, revi
   const desired = await loadDesired(root, revision, { clusters: [cluster] });
   const error = desired.errors.find((e) => e.cluster === cluster);
   if (error) return { status: "Unknown", reason: `the folder is invalid: ${error.message}`, objects: [] };
-  return healthReader(client, desired)(cluster);
+  return healthReader(client, desired.clusters)(cluster);
 }
