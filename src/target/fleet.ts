@@ -205,10 +205,19 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
     // The chunk's own errors (a render failure); the repository's are in the index already.
     await planChunk({ ...chunk, errors: chunk.errors.filter((e) => inChunk.has(e.cluster)), known: state.known, missing: [] }, live);
   }
-  // Clusters with live objects and no folder (removed), and those whose folder is invalid (never removed).
-  const rest = fleetLive ?? (await listChunkInventory(target, (await clustersOnTarget(target)).filter((n) => !valid.has(n))));
-  for (const name of valid) rest.delete(name);
-  await planChunk({ ...state, clusters: [], errors: [] }, rest);
+  // Clusters with live objects and no folder (removed), and those whose folder is invalid (never removed): what the
+  // fleet-wide read left, or read a chunk at a time like the rest (a mass removal reads no more at once than a chunk).
+  if (fleetLive) {
+    for (const name of valid) fleetLive.delete(name);
+    await planChunk({ ...state, clusters: [], errors: [] }, fleetLive);
+  } else {
+    const rest = (await clustersOnTarget(target)).filter((n) => !valid.has(n));
+    let i = 0;
+    do {
+      await planChunk({ ...state, clusters: [], errors: [] }, await listChunkInventory(target, rest.slice(i, i + chunkSize)));
+      i += chunkSize;
+    } while (i < rest.length);
+  }
   return { plans, errors, suspendedAtRunTime };
 }
 
