@@ -23,20 +23,25 @@ export interface Output {
   stderr(text: string): void;
 }
 
+const FORMATS = ["text", "json", "github"];
+
 export function register(program: Command): void {
   program
     .command("validate")
     .description("validate the repository's cluster folders (values files, cluster.yaml, mesh manifests) and report every problem as file:line:col")
     .argument("[path]", "repository root, its clusters/ folder, or a cluster folder (default: the current directory or the nearest parent holding clusters/)")
-    .addOption(new Option("--format <format>", "output format").choices(["text", "json", "github"]).default("text"))
+    .addOption(new Option("-o, --output <format>", "output format (github: GitHub Actions annotations)").choices(FORMATS).default("text"))
+    .addOption(new Option("--format <format>", "the same as --output (kept for existing workflows)").choices(FORMATS))
     .addOption(new Option("--cluster <name>", "validate only this cluster (repeatable)").argParser((v: string, acc: string[]) => [...acc, v]).default([], "every cluster"))
     .option("--cache-dir <dir>", "keep validated cluster folders in DIR by content hash (and vc version): a later run re-reads only folders whose files changed")
     .addOption(new Option("--jobs <n>", "threads to validate on (runs of 6,000 files or more; the others use one)").argParser(positiveInt).default(undefined, "every core"))
     .addHelpText("after", "\nExit status: 0 valid (warnings allowed), 1 invalid or an unknown --cluster, 2 usage or runtime failure.")
     .action(
-      action(async (path: string | undefined, opts: ValidateCommandOptions) => {
+      action(async (path: string | undefined, flags: Omit<ValidateCommandOptions, "format"> & { output: ReportFormat; format?: ReportFormat }, command: Command) => {
         const out: Output = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
-        return runValidate(path ?? process.cwd(), opts, out);
+        const given = command.getOptionValueSource("output") === "cli";
+        if (flags.format && given && flags.format !== flags.output) throw new UserError(`--output ${flags.output} and --format ${flags.format} disagree: give one`);
+        return runValidate(path ?? process.cwd(), { ...flags, format: flags.format ?? flags.output }, out);
       }),
     );
 }

@@ -105,4 +105,19 @@ describe("cli: vc validate", () => {
     expect(missing.code).to.equal(2);
     expect(missing.err).to.equal("error: path /nonexistent/x does not exist\n");
   });
+
+  it("-o/--output names the format as every other command does; --format, the older spelling, still works; the two must agree", async () => {
+    const { runVc } = await import("../support/vc.js");
+    const repo = makeRepo(BROKEN);
+    const byOutput = await runVc(["validate", repo, "-o", "json"]);
+    const byFormat = await runVc(["validate", repo, "--format", "json"]);
+    expect(byOutput.code).to.equal(1);
+    expect(byOutput.stdout).to.equal(byFormat.stdout);
+    expect((JSON.parse(byOutput.stdout) as { valid: boolean }).valid).to.equal(false);
+    expect((await runVc(["validate", repo, "--output", "github"])).stdout).to.match(/^::error file=clusters\/a\/values.yaml/m);
+    const both = await runVc(["validate", repo, "-o", "text", "--format", "json"]);
+    expect(both.code).to.equal(2);
+    expect(both.stderr).to.include("--output text and --format json disagree");
+    expect((await runVc(["validate", repo, "-o", "json", "--format", "json"])).code).to.equal(1);
+  });
 });
