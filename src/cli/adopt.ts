@@ -1,5 +1,4 @@
 // `vc adopt`: hands one cluster over from another source to this one: applies this repository's version of it, taking over the objects the named owner holds.
-import { jsonEscapeControls } from "../model/escape.js";
 import type { Command } from "commander";
 import { prepareRecords } from "../records/prepare.js";
 import { ownerProblem } from "../model/owner.js";
@@ -9,7 +8,7 @@ import { readRunTimeSuspension } from "../reconciler/run-suspension.js";
 import { applyFleet } from "../target/fleet.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { exitCode, HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHistoryLimit, toJson, toText } from "./apply.js";
-import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
+import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
 import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
 interface AdoptFlags extends TargetFlags {
@@ -40,11 +39,11 @@ export function register(program: Command): void {
     .option("--allow-mass-prune", "let --prune delete more than half of the cluster's objects")
     .option(...IGNORE_SUSPENSION_OPTION)
     .option(...HISTORY_LIMIT_OPTION)
-    .option("-o, --output <format>", "output format: text, json", "text")
+    .option("-o, --output <format>", "output format: text, json, yaml", "text")
     .addHelpText("after", "\nThe hand-over is recorded in the cluster's status as vc apply records a run (via adopt); the status becomes this source's.")
     .action(
       action(async (cluster: string, path: string | undefined, flags: AdoptFlags) => {
-        const format = parseOutputFormat(flags.output, ["text", "json"] as const);
+        const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
         if (flags.from === undefined && !flags.takeOwnership?.length) throw new UserError("vc adopt needs --from <owner> (a cluster another source holds) or --take-ownership <object...> (existing objects)", EXIT.failure);
         const problem = flags.from === undefined ? undefined : ownerProblem(flags.from);
         if (problem) throw new UserError(`invalid --from "${flags.from}": ${problem}`);
@@ -78,7 +77,8 @@ export function register(program: Command): void {
           const run = flags.dryRun
             ? undefined
             : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "adopt", owner, adoptFrom: flags.from === undefined ? [] : [flags.from], started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
-          process.stdout.write(format === "json" ? `${jsonEscapeControls(JSON.stringify({ owner, ...(flags.from !== undefined ? { from: flags.from } : {}), ...(takeOver.length ? { takeOwnership: takeOver } : {}), ...(toJson(report, !!flags.dryRun, run) as object) }, null, 2))}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt"));
+          const data = () => ({ owner, ...(flags.from !== undefined ? { from: flags.from } : {}), ...(takeOver.length ? { takeOwnership: takeOver } : {}), ...(toJson(report, !!flags.dryRun, run) as object) });
+          process.stdout.write(format === "text" ? toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt") : formatData(data(), format));
           const code = exitCode(report, run);
           if (code !== EXIT.ok) return code;
           if (flags.from !== undefined && target instanceof KubeTarget && !flags.dryRun) await target.records.forget(flags.from, cluster);

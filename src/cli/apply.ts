@@ -19,8 +19,12 @@ import { waitForClusters, type HealthTarget } from "../health/fleet.js";
 import { hasHealthRules } from "../health/object.js";
 import { REAL_CLOCK, type WaitOutcome } from "../health/wait.js";
 import { KubeTarget } from "../target/kube/target.js";
-import { action, EXIT, parseOutputFormat, UserError } from "./common.js";
+import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
 import { indexForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
+
+/** What -o takes. */
+const APPLY_FORMATS = ["text", "json", "yaml"] as const;
+type ApplyFormat = (typeof APPLY_FORMATS)[number];
 
 interface ApplyFlags extends TargetFlags {
   dryRun?: boolean;
@@ -95,7 +99,7 @@ export function register(program: Command): void {
     .option(...HISTORY_LIMIT_OPTION)
     .option("--wait", "after applying, wait until every applied cluster is Healthy on the host (exit 0), or one is Degraded or --timeout passes (exit 1, naming the cluster and why); kube target only")
     .option("--timeout <duration>", "how long --wait waits (e.g. 90s, 5m)", "5m")
-    .option("-o, --output <format>", "output format: text, json", "text")
+    .option("-o, --output <format>", "output format: text, json, yaml", "text")
     .addHelpText(
       "after",
       "\nEvery run but a dry run is recorded in each cluster's status on the target, as the reconciler records its passes:\n" +
@@ -108,7 +112,7 @@ export function register(program: Command): void {
     )
     .action(
       action(async (path: string | undefined, flags: ApplyFlags) => {
-        const format = parseOutputFormat(flags.output, ["text", "json"] as const);
+        const format = parseOutputFormat(flags.output, APPLY_FORMATS);
         const clusterConcurrency = Number(flags.concurrency);
         if (!Number.isInteger(clusterConcurrency) || clusterConcurrency < 1) throw new UserError(`--concurrency must be a positive integer, not "${flags.concurrency}"`);
         const historyLimit = parseHistoryLimit(flags.historyLimit);
@@ -151,7 +155,8 @@ export function register(program: Command): void {
           // Only a clean apply is waited for: a failed or blocked one already says what went wrong.
           const applied = report.results.filter((r) => r.ok).map((r) => r.cluster);
           const waited = flags.wait && code === EXIT.ok && target instanceof KubeTarget ? await waitForClusters(target.client, desired.clusters, applied, REAL_CLOCK, { timeoutMs }) : undefined;
-          process.stdout.write(format === "json" ? `${jsonEscapeControls(JSON.stringify({ ...(toJson(report, !!flags.dryRun, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, null, 2))}\n` : toText(report, !!flags.dryRun, useColour(process.stdout), run) + (waited ? waitText(waited, flags.timeout) : ""));
+          const data = () => ({ ...(toJson(report, !!flags.dryRun, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) });
+          process.stdout.write(format === "text" ? toText(report, !!flags.dryRun, useColour(process.stdout), run) + (waited ? waitText(waited, flags.timeout) : "") : formatData(data(), format));
           return waitedCode(waited, flags.timeout) ?? code;
         } finally {
           await target.close();
@@ -314,17 +319,23 @@ function tailJson(report: FleetApplyReport, run?: RunRecord): unknown {
 
 /**
  * The report written as the run goes: each chunk's clusters once they are applied and recorded (their objects then
- * let go), the rest at the end. The bytes are those toText or toJson give for the whole report.
+ * let go), the rest at the end. The bytes are those toText or toJson give for the whole report. YAML (its keys sorted,
+ * as every -o yaml) is written at the end from each cluster's compact entry, kept as the chunks go.
  */
-function reportWriter(format: "text" | "json", dryRun: boolean, colour: boolean) {
+function reportWriter(format: ApplyFormat, dryRun: boolean, colour: boolean) {
   const style = styler(colour);
   let written = 0;
+  const kept: unknown[] = [];
   const head = `{\n  "dryRun": ${JSON.stringify(dryRun)},\n  "clusters": [`;
   return {
     clusters(results: readonly SyncResult[]): void {
       if (results.length === 0) return;
       if (format === "text") {
         process.stdout.write(`${results.flatMap((r) => clusterLines(r, dryRun, style)).join("\n")}\n`);
+        return;
+      }
+      if (format === "yaml") {
+        kept.push(...results.map(clusterJson));
         return;
       }
       const parts = results.map((r) => JSON.stringify(clusterJson(r), null, 2).replace(/^/gm, "    "));
@@ -334,6 +345,10 @@ function reportWriter(format: "text" | "json", dryRun: boolean, colour: boolean)
     end(report: FleetApplyReport, run: RunRecord | undefined, waited?: WaitOutcome, timeout?: string): void {
       if (format === "text") {
         process.stdout.write(`${tailLines(report, dryRun, style, run, "vc apply").join("\n")}\n${waited ? waitText(waited, timeout ?? "") : ""}`);
+        return;
+      }
+      if (format === "yaml") {
+        process.stdout.write(formatData({ dryRun, clusters: kept, ...(tailJson(report, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, "yaml"));
         return;
       }
       // The tail object's keys, one level in: its text without the opening brace.
@@ -352,7 +367,7 @@ async function applyStreamed(
   index: DesiredIndex,
   opts: ApplyFleetOptions,
   recordOpts: Omit<Parameters<typeof runRecorder>[1], "store" | "actor">,
-  format: "text" | "json",
+  format: ApplyFormat,
   dryRun: boolean,
   wait?: { timeoutMs: number; timeout: string },
 ): Promise<number> {

@@ -5,9 +5,9 @@ import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
 import { emptyClustersNote, noClustersMessage } from "../repo/fleet-folder.js";
 import { loadAndValidate, unknownClusters, type RepoValidation } from "../validate/index.js";
-import { action, EXIT, UnknownClusterError, UserError } from "./common.js";
+import { action, EXIT, formatData, UnknownClusterError, UserError } from "./common.js";
 
-export type ReportFormat = "text" | "json" | "github";
+export type ReportFormat = "text" | "json" | "yaml" | "github";
 
 export interface ValidateCommandOptions {
   format: ReportFormat;
@@ -23,7 +23,7 @@ export interface Output {
   stderr(text: string): void;
 }
 
-const FORMATS = ["text", "json", "github"];
+const FORMATS = ["text", "json", "yaml", "github"];
 
 export function register(program: Command): void {
   program
@@ -76,7 +76,7 @@ export function summary(r: RepoValidation): { clusters: number; errors: number; 
 }
 
 export function formatReport(r: RepoValidation, format: ReportFormat): string {
-  if (format === "json") {
+  if (format === "json" || format === "yaml") {
     const s = summary(r);
     const clusters = r.clusters.map((c) => ({
       name: c.name,
@@ -84,7 +84,7 @@ export function formatReport(r: RepoValidation, format: ReportFormat): string {
       errors: c.diagnostics.filter((d) => d.severity === "error").length,
       warnings: c.diagnostics.filter((d) => d.severity === "warning").length,
     }));
-    return `${JSON.stringify({ valid: s.errors === 0, summary: s, clusters, diagnostics: r.diagnostics }, null, 2)}\n`;
+    return formatData({ valid: s.errors === 0, summary: s, clusters, diagnostics: r.diagnostics }, format);
   }
   return r.diagnostics.map((d) => (format === "github" ? githubLine(d) : textLine(d))).join("");
 }

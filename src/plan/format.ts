@@ -63,6 +63,11 @@ export function formatPlanReport(report: PlanReport, format: PlanFormat, opts: {
   return toText(report, opts.colour ?? false);
 }
 
+/** The report as data: what `-o json` prints (and `-o yaml`). */
+export function planReportData(report: PlanReport): unknown {
+  return toJson(report);
+}
+
 function toJson(report: PlanReport): unknown {
   const fleet = summariseFleet(report.plans);
   return {

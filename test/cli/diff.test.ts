@@ -111,7 +111,7 @@ describe("vc diff", () => {
     const cases: Array<[string[], RegExp]> = [
       [["diff", repo, "--target", "kubernetes"], /unknown target "kubernetes": use kube or dir:PATH/],
       [["diff", repo, "--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "nope"], /context "nope" not found in kubeconfig \(contexts: test\)/],
-      [["diff", repo, "-o", "yaml"], /unknown output format "yaml"/],
+      [["diff", repo, "-o", "xml"], /unknown output format "xml"/],
       [["diff", join(repo, "..", "no-such-repo-here")], /no clusters\/ folder in .* or any folder above it/],
       [["diff", repo, "--repo", "http://127.0.0.1:1/x.git"], /either a PATH or --repo/],
     ];
