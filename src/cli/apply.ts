@@ -5,7 +5,7 @@ import { recordsNamespace } from "../records/record.js";
 import { shortRevision } from "../git/dirty.js";
 import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 import { recordedName } from "../target/kube/identity.js";
-import { describeRef, type KubeObject } from "../kube/object.js";
+import { describeRef, refObject } from "../kube/object.js";
 import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
 import { recordOnTarget, runRecorder, type RunRecord } from "../reconciler/apply-record.js";
 import { DEFAULT_HISTORY_LIMIT, HISTORY_BYTES } from "../reconciler/archive.js";
@@ -409,7 +409,7 @@ async function applyStreamed(
 function healthTargetOf(r: SyncResult): HealthTarget {
   const objects = r.plan.changes
     .filter((c) => c.action !== "delete" && hasHealthRules(c.ref))
-    .map((c): KubeObject => ({ apiVersion: c.ref.apiVersion, kind: c.ref.kind, metadata: { name: c.ref.name, ...(c.ref.namespace === undefined ? {} : { namespace: c.ref.namespace }) } }));
+    .map((c) => refObject(c.ref));
   return { name: r.cluster, hostNamespace: r.plan.hostNamespace ?? "", objects };
 }
 

@@ -1,6 +1,6 @@
 // `vc list`: the virtual clusters the host knows (vc's status records and its managed labels) with their live state,
 // joined, inside a fleet repository, with the repository's clusters (drift, and those the host does not have yet).
-import type { KubeObject } from "../kube/object.js";
+import { refObject, refOf, type KubeObject } from "../kube/object.js";
 import { CHART_APP_LABEL, LABELS } from "../translate/keys.js";
 import { appliedBy, type ClusterStatus } from "../reconciler/status.js";
 import { KubeStatusStore, readStatuses } from "../reconciler/status-store.js";
@@ -89,7 +89,7 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
   // Each rendered cluster kept as what its health needs: the references of its objects that have health rules.
   const rendered = new Map<string, FleetHealthCluster>();
   const keep = (chunk: DesiredState) => {
-    for (const c of chunk.clusters) rendered.set(c.name, { name: c.name, hostNamespace: c.hostNamespace, objects: c.objects.filter(hasHealthRules).map(refOnly) });
+    for (const c of chunk.clusters) rendered.set(c.name, { name: c.name, hostNamespace: c.hostNamespace, objects: c.objects.filter(hasHealthRules).map((o) => refObject(refOf(o))) });
   };
   const [sets, cps, restoring, planned] = await Promise.all([
     listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
@@ -159,11 +159,6 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
     return row;
   });
   return { rows, notes: known.notes };
-}
-
-/** An object as far as its reference: what health reads by (refOf), without the rendered rest. */
-function refOnly(o: KubeObject): KubeObject {
-  return { apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) } };
 }
 
 /** Renders the indexed repository a chunk at a time, handing each chunk to `keep`. */

@@ -57,8 +57,9 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
   const deletes = plan.changes.filter((c) => c.action === "delete");
   const recorded = await recordCreates(target, plan, opts);
   if (recorded instanceof Error) {
-    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : `not applied: ${recorded.message}` });
-    record(recordFailure(plan.cluster, recorded));
+    const failure = recordFailure(plan.cluster, recorded);
+    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : `not applied: ${failure.message}` });
+    record(failure);
     return finish(plan, results, started, false);
   }
   // Namespaces this run creates: in a dry run they do not exist yet, and the server answers NotFound for objects in them.
@@ -121,7 +122,7 @@ async function recordCreates(target: Target, plan: Plan, opts: SyncOptions): Pro
     await target.recordInventory(plan.cluster, hostNamespaceOf(plan), keys);
     return keys;
   } catch (err) {
-    return new Error(`vc's record of the cluster could not be written: ${messageOf(err)}`);
+    return err instanceof Error ? err : new Error(String(err));
   }
 }
 
@@ -149,18 +150,14 @@ async function recordInventory(target: Target, plan: Plan, results: readonly Obj
   }
 }
 
+/** The cluster's host namespace: the plan's, else the Namespace it applies. */
 function hostNamespaceOf(plan: Plan): string {
   return plan.hostNamespace ?? plan.changes.find((c) => c.ref.kind === "Namespace" && c.ref.apiVersion === "v1")?.ref.name ?? "";
 }
 
+/** The result saying the cluster's record could not be written (the run then failed). */
 function recordFailure(cluster: string, err: unknown): ObjectResult {
-  const message = messageOf(err);
-  return {
-    ref: { apiVersion: "v1", kind: "ConfigMap", name: `record of cluster ${cluster}` },
-    action: "update",
-    outcome: "failed",
-    message: message.startsWith("vc's record") ? message : `vc's record of the cluster could not be written: ${message}`,
-  };
+  return { ref: { apiVersion: "v1", kind: "ConfigMap", name: `record of cluster ${cluster}` }, action: "update", outcome: "failed", message: `vc's record of the cluster could not be written: ${messageOf(err)}` };
 }
 
 /** Consecutive changes of the same stage (the list is already in order). */
