@@ -1,4 +1,4 @@
-// A first `vc apply` killed half way, on a real API server: the record written before any object names every object
+// A first `vc apply` killed half way (held at its StatefulSet by a webhook that never answers), on a real API server: the record written before any object names every object
 // the run made, so the next run takes them as its own and never reads the host namespace (which the tenant writes) as
 // a record. The attacker is the cluster's syncer, with a TokenRequest token of its real ServiceAccount: between the
 // kill and the next run it plants a vc-status ConfigMap that suspends the cluster and forges its history, and a
@@ -12,7 +12,8 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { resourceFor } from "../../src/kube/resources.js";
 import { KubeClient } from "../../src/target/kube/client.js";
 import { LABELS } from "../../src/translate/keys.js";
-import { installExampleCrds, useRealKube } from "../support/real-kube.js";
+import { installExampleCrds, useRealKube, waitFor } from "../support/real-kube.js";
+import { silentServer } from "../support/silent-server.js";
 import { exampleRepo, runVc } from "../target/cli-support.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -42,25 +43,43 @@ describe("e2e: a first vc apply killed half way", function () {
   const records = async () => (await admin.list(resourceFor("v1", "ConfigMap")!, { namespace: "vc-system", labelSelector: "vc.orch.io/record=record" })).map((cm) => ({ ...cm, data: (cm.data ?? {}) as Record<string, string> }));
 
   it("leaves a record naming what it made; the syncer's planted status, history and inventory change nothing", async () => {
-    // The run, as its own process, frozen with the API server as soon as the syncer's RoleBinding exists (the RBAC
-    // stage is done, the workloads and mesh objects are not), then killed.
+    // The run, as its own process, held at its first StatefulSet (after the RBAC stage: the syncer's Role and binding
+    // exist) by a validating webhook that never answers, then killed there.
+    const webhook = await silentServer();
+    const port = new URL(webhook.url).port;
+    const hold = {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "hold-statefulsets" },
+      webhooks: [{
+        name: "hold.statefulsets.e2e.test",
+        rules: [{ operations: ["CREATE"], apiGroups: ["apps"], apiVersions: ["v1"], resources: ["statefulsets"] }],
+        clientConfig: { url: `https://127.0.0.1:${port}/validate` },
+        sideEffects: "None",
+        admissionReviewVersions: ["v1"],
+        timeoutSeconds: 30,
+        failurePolicy: "Fail",
+      }],
+    };
+    expect((await kube().request("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", hold)).status).to.equal(201);
     const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli/main.ts"), "apply", repo, "--target", "kube", "--kubeconfig", kc, "--owner", "team-a"], { cwd: ROOT, stdio: "ignore" });
     let exited = false;
     child.on("exit", () => (exited = true));
-    const deadline = Date.now() + 120_000;
-    while (!exited && !(await admin.get({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", namespace: "vc-minimal", name: "vc-minimal" }))) {
-      if (Date.now() > deadline) throw new Error("timed out waiting for the syncer's RoleBinding");
-      await new Promise((r) => setTimeout(r, 5));
+    try {
+      await waitFor(() => exited || webhook.connections() > 0, "the API server to call the webhook for the StatefulSet", 120_000);
+      expect(exited, "the run is held at its StatefulSet").to.equal(false);
+      child.kill("SIGKILL");
+      await new Promise<void>((done) => (exited ? done() : child.once("exit", () => done())));
+    } finally {
+      await kube().request("DELETE", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hold-statefulsets");
+      await webhook.close();
     }
-    kube().freeze();
-    child.kill("SIGKILL");
-    await new Promise<void>((done) => (exited ? done() : child.once("exit", () => done())));
-    kube().thaw();
 
-    // Cut half way: no status recorded; the record holds every object of the cluster that exists.
+    // Cut half way: no status recorded, no StatefulSet; the record holds every object of the cluster that exists.
     const [record] = await records();
     expect(record, "a record written before the first object").to.not.equal(undefined);
     expect(record!.data?.result, "the run was cut before its status").to.equal(undefined);
+    expect(await admin.get({ apiVersion: "apps/v1", kind: "StatefulSet", namespace: "vc-minimal", name: "minimal" })).to.equal(undefined);
     const inventory = new Set(JSON.parse(record!.data!.inventory!) as string[]);
     const made = ["Namespace//vc-minimal", "ServiceAccount/vc-minimal/vc-minimal", "rbac.authorization.k8s.io/RoleBinding/vc-minimal/vc-minimal"];
     for (const key of made) expect(inventory.has(key), key).to.equal(true);
