@@ -15,6 +15,7 @@ import { loadDesired } from "../../src/target/desired.js";
 import { planFleet } from "../../src/target/fleet.js";
 import type { ClusterRun } from "../../src/reconciler/cluster.js";
 import type { Plan } from "../../src/plan/types.js";
+import type { KubeObject } from "../../src/kube/object.js";
 
 const CLUSTERS = 7;
 const name = fleetClusterName;
@@ -39,10 +40,11 @@ describe("reconciler: a full pass over a dir: target", function () {
     await generateFleet(repo, { clusters: CLUSTERS, meshPerCluster: 2 });
     target = new DirTarget(join(tmp, "out"));
     reads = [];
-    const list = target.listInventory.bind(target);
-    target.listInventory = (cluster: string) => {
+    // listInventory reads through listInventoryFor (without objects to compare with).
+    const list = target.listInventoryFor.bind(target);
+    target.listInventoryFor = (cluster: string, desired: readonly KubeObject[]) => {
       reads.push(cluster);
-      return list(cluster);
+      return list(cluster, desired);
     };
   });
   afterEach(() => rmSync(tmp, { recursive: true, force: true }));
