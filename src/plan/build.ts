@@ -22,14 +22,6 @@ export function inInventory(obj: KubeObject, cluster: string): boolean {
 }
 
 /**
- * The desired objects as a plan writes them: with this source's owner label (without an owner, as rendered: a plan
- * then keeps each live object's owner label).
- */
-export function plannedObjects(rendered: readonly KubeObject[], owner: string | undefined): readonly KubeObject[] {
-  return owner === undefined ? rendered : rendered.map((o) => withOwner(o, owner));
-}
-
-/**
  * The plan for one cluster. `live` is the cluster's inventory as read from the target; objects in it without
  * the cluster's inventory label are ignored (never updated as twins, never deleted).
  */
@@ -42,7 +34,7 @@ export function buildPlan(cluster: string, rendered: readonly KubeObject[], live
     const others = otherOwners(owned, owner, adopting);
     if (others.length > 0) return { cluster, changes: [], counts: emptyCounts(), blocked: ownerConflictMessage(cluster, owner, others), ownerConflict: others };
   }
-  const desired = plannedObjects(rendered, owner);
+  const desired = owner === undefined ? rendered : rendered.map((o) => withOwner(o, owner));
   const liveByKey = new Map(owned.map((o) => [objectKey(o), o]));
   const seen = new Set<string>();
   const applies: PlannedChange[] = [];

@@ -181,9 +181,8 @@ async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, start
     await rollout?.annotate(loaded, async (n) => (await loadIsolated(deps, snap.root, n, { namespaceClaims: claims })).clusters);
     // Of folders claiming one namespace, the one whose record holds it on the host is valid again.
     await admitHolders(deps, loaded);
-    // The chunk's live objects: one LIST per kind on a host. On dir: each cluster's folder is read once, that of a
-    // present cluster when its plan is made (Target.listInventoryFor: a file holding the bytes vc would write is not parsed).
-    const live = await listChunkInventory(deps.target, deps.target.listInventoryFor ? chunk.filter((n) => !present.has(n)) : chunk);
+    // The chunk's live objects: one LIST per kind on a host, each cluster's folder once on dir:.
+    const live = await listChunkInventory(deps.target, chunk);
     // The chunk's claims on clusters and host namespaces against other records: one LIST, not two per cluster.
     if (deps.target instanceof KubeTarget) await deps.target.primeClaims(loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
     const res = await reconcileAll(deps, state, snap, loaded, chunk.filter((n) => !present.has(n)), live, peers);
@@ -281,15 +280,13 @@ async function reconcileAll(
   peers: ReadonlyMap<string, readonly string[]>,
 ): Promise<{ runs: ClusterRun[]; complete: boolean }> {
   const jobs: Job[] = [];
-  // A target that reads an inventory knowing the plan's objects (dir:) reads a present cluster's as its plan is made.
-  const readAtPlan = !!deps.target.listInventoryFor;
   for (const c of loaded) {
     const ns = c.spec?.settings.namespace ?? state.statuses.get(c.name)?.hostNamespace ?? defaultHostNamespace(c.name);
     jobs.push({
       cluster: c.name,
       ns,
       // A full pass (live listed) records a new revision only when something changed; an incremental one always.
-      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), readAtPlan ? undefined : take(live, c.name), !live, peers),
+      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), take(live, c.name), !live, peers),
     });
   }
   for (const name of removed) {

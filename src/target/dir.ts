@@ -6,9 +6,9 @@ import { loadYamlText } from "../repo/load.js";
 import type { KubeObject, ObjectRef } from "../kube/object.js";
 import { refOf } from "../kube/object.js";
 import { LABELS } from "../translate/keys.js";
+import { toYaml } from "../plan/diff.js";
 import { stripServerFields } from "../plan/normalize.js";
 import { withholdCredentials } from "../render/secrets.js";
-import { expectedManifest, manifestOf, matchManifest } from "./dir-bytes.js";
 import type { Target, WriteOptions } from "./types.js";
 
 /** Folder of cluster-scoped objects inside a cluster's folder (a namespace name never starts with "_"). */
@@ -59,20 +59,7 @@ export class DirTarget implements Target {
     return withholdCredentials(obj);
   }
 
-  /** Manifests read back so far: parsed, or taken as the object they were compared with (listInventoryFor). */
-  readonly reads = { parsed: 0, matched: 0 };
-
   async listInventory(cluster: string): Promise<KubeObject[]> {
-    return this.listInventoryFor(cluster, []);
-  }
-
-  /**
-   * The inventory as listInventory reads it, knowing the objects the plan will compare it with: a file holding exactly
-   * the bytes apply would write for one of `desired` (manifestOf), or those bytes with another revision annotation
-   * only, is taken as that object without being parsed (what parsing it would give, key order aside). Any other file
-   * (edited, added by hand, of an older serialisation) is parsed as before.
-   */
-  async listInventoryFor(cluster: string, desired: readonly KubeObject[]): Promise<KubeObject[]> {
     const dir = join(this.root, segment(cluster, "cluster"));
     for (const f of this.#clusterFolders.get(cluster) ?? []) this.#folders.delete(f);
     const folders: string[] = [];
@@ -82,19 +69,7 @@ export class DirTarget implements Target {
     const files = yamlFiles(dir, folders);
     this.#clusterFolders.set(cluster, folders);
     for (const f of folders) this.#folders.add(f);
-    const expected = expectedFiles(this.root, cluster, desired);
-    const objs = files.map((file) => {
-      const shown = relative(process.cwd(), file);
-      const text = readManifest(file, shown);
-      if (text === undefined || text.trim() === "") return undefined;
-      const want = expected.get(file);
-      const same = want && matchExpected(want, text);
-      if (same) {
-        this.reads.matched++;
-        return same;
-      }
-      return this.parse(shown, text);
-    });
+    const objs = files.map((file) => this.read(file));
     return objs.filter((obj): obj is KubeObject => !!obj && obj.metadata.labels?.[LABELS.inventory] === cluster);
   }
 
@@ -140,10 +115,11 @@ export class DirTarget implements Target {
   async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
     const cluster = obj.metadata.labels?.[LABELS.inventory];
     if (!cluster) throw new Error(`${obj.kind} ${obj.metadata.name} lacks the label ${LABELS.inventory}: the dir target files objects by cluster`);
-    if (opts.dryRun) return stripServerFields(withholdCredentials(obj));
+    const clean = stripServerFields(withholdCredentials(obj));
+    if (opts.dryRun) return clean;
     const file = join(this.root, manifestPath(cluster, refOf(obj)));
     await this.#folder(dirname(file));
-    const { clean, text } = manifestOf(obj);
+    const text = toYaml(clean);
     const mode = obj.kind === "Secret" ? 0o600 : 0o644;
     // The same bytes already there (and the same mode): nothing to write.
     if (await sameFile(file, text, mode)) return clean;
@@ -210,12 +186,6 @@ export class DirTarget implements Target {
     const shown = relative(process.cwd(), file);
     const text = readManifest(file, shown);
     if (text === undefined || text.trim() === "") return undefined;
-    return this.parse(shown, text);
-  }
-
-  /** A manifest's text parsed with the repository loader's limits (an error names file:line:column). */
-  private parse(shown: string, text: string): KubeObject | undefined {
-    this.reads.parsed++;
     const loaded = loadYamlText(shown, text);
     if (!loaded.ok) {
       const d = loaded.diagnostic;
@@ -224,32 +194,6 @@ export class DirTarget implements Target {
     const obj = loaded.docs[0];
     if (!obj || typeof obj !== "object" || typeof (obj as KubeObject).kind !== "string" || typeof (obj as KubeObject).metadata?.name !== "string") return undefined;
     return obj as KubeObject;
-  }
-}
-
-/**
- * The files `desired` would be written to in `cluster`'s folder (objects of that cluster only: apply files an object by
- * its inventory label), each with its object. A name that cannot be a file name has no file.
- */
-function expectedFiles(root: string, cluster: string, desired: readonly KubeObject[]): Map<string, KubeObject> {
-  const out = new Map<string, KubeObject>();
-  for (const obj of desired) {
-    if (obj.metadata?.labels?.[LABELS.inventory] !== cluster) continue;
-    try {
-      out.set(join(root, manifestPath(cluster, refOf(obj))), obj);
-    } catch {
-      // not a DNS-1123 name: apply refuses it, and no file of the folder is it
-    }
-  }
-  return out;
-}
-
-/** The object a file holds when its text is what apply writes for `obj` (dir-bytes.ts); undefined otherwise, or when `obj` cannot be serialised. */
-function matchExpected(obj: KubeObject, text: string): KubeObject | undefined {
-  try {
-    return matchManifest(expectedManifest(obj), text);
-  } catch {
-    return undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 // Plans and applies many clusters against one target: reads live inventories once, then one plan/sync per cluster.
 import type { KubeObject } from "../kube/object.js";
-import { buildPlan, emptyCounts, plannedObjects, PlanError } from "../plan/build.js";
+import { buildPlan, emptyCounts, PlanError } from "../plan/build.js";
 import type { ClusterError, PlanReport, SuspendedCluster } from "../plan/format.js";
 import { otherOwners } from "../plan/owner.js";
 import type { Plan } from "../plan/types.js";
@@ -164,8 +164,6 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
     const prepared = preparedFor(target, desired);
     // Plans decide by the target's records, and clusters another source holds are blocked (withRecords, per chunk).
     const chunkOpts = await withRecords(target, prepared, opts);
-    // dir: a cluster's folder read knowing the bytes vc would write (Target.listInventoryFor): those files are not parsed.
-    if (target.listInventoryFor) for (const c of prepared.clusters) if (!live.has(c.name)) live.set(c.name, await target.listInventoryFor(c.name, plannedObjects(c.objects, chunkOpts.owner)));
     const all = fleetClusters(prepared, live, chunkOpts);
     const set = setAsideSuspended(all.clusters, chunkOpts);
     suspendedAtRunTime.push(...set.suspendedAtRunTime);
@@ -180,7 +178,7 @@ export async function planFleetStreamed(target: Target, index: DesiredIndex, opt
     const names = index.valid.slice(i, i + chunkSize);
     const inChunk = new Set(names);
     const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
-    const live = fleetLive ? take(fleetLive, names) : target.listInventoryFor ? new Map<string, KubeObject[]>() : await listChunkInventory(target, names);
+    const live = fleetLive ? take(fleetLive, names) : await listChunkInventory(target, names);
     // The chunk's own errors (a render failure); the repository's are in the index already.
     await planChunk({ ...chunk, errors: chunk.errors.filter((e) => inChunk.has(e.cluster)), known: state.known, missing: [] }, live);
   }

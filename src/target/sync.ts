@@ -1,6 +1,6 @@
 // Syncs one cluster: read its inventory, plan, then apply stage by stage and prune in reverse; per-object results.
 import { describeRef, objectKey, type KubeObject } from "../kube/object.js";
-import { buildPlan, emptyCounts, plannedObjects } from "../plan/build.js";
+import { buildPlan, emptyCounts } from "../plan/build.js";
 import { maskSecretValuesIn } from "../plan/mask.js";
 import { maskCredentialsInText } from "../model/secrets.js";
 import { stageOf } from "../kube/order.js";
@@ -12,9 +12,9 @@ import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOpt
 /** Reads the live inventory (unless given), plans and applies. */
 export async function syncCluster(target: Target, input: SyncInput, opts: SyncOptions): Promise<SyncResult> {
   const started = Date.now();
-  const desired = target.prepare ? input.desired.map((o) => target.prepare!(o)) : input.desired;
   // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
-  const live = input.live ?? (await (target.listInventoryFor ? target.listInventoryFor(input.cluster, plannedObjects(desired, opts.owner)) : target.listInventory(input.cluster)));
+  const live = input.live ?? (await target.listInventory(input.cluster));
+  const desired = target.prepare ? input.desired.map((o) => target.prepare!(o)) : input.desired;
   const held = target.heldElsewhere && input.desired.length > 0 ? (await target.heldElsewhere([{ cluster: input.cluster, hostNamespace: input.hostNamespace }])).get(input.cluster) : undefined;
   const plan: Plan = held
     ? { cluster: input.cluster, changes: [], counts: emptyCounts(), blocked: held.message, ...(held.sources.length > 0 ? { ownerConflict: held.sources } : {}) }

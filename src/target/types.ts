@@ -18,12 +18,6 @@ export interface Target {
    * (namespaced kinds in `hostNamespace` when given, else across namespaces). Never one request per object.
    */
   listInventory(cluster: string, hostNamespace?: string): Promise<KubeObject[]>;
-  /**
-   * listInventory, read knowing the objects the plan will compare it with (`desired`, in the form the plan writes them:
-   * plan/build.ts plannedObjects): a target that stores vc's own serialisation (dir:) takes an object whose bytes are
-   * exactly those it would write as that object, without parsing it. Absent: listInventory.
-   */
-  listInventoryFor?(cluster: string, desired: readonly KubeObject[]): Promise<KubeObject[]>;
   /** Live objects vc applied for every cluster, grouped by cluster name: one LIST per kind for the whole fleet. */
   listFleetInventory(): Promise<Map<string, KubeObject[]>>;
   /** Server-side apply of the whole object with field manager "vc", forcing conflicts; returns the live result. */
