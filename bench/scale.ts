@@ -2,7 +2,8 @@
 // with `npm run bench -- scale --clusters=10000`), each command run as its own process (the bundled CLI, as an image
 // runs it) reporting its own peak RSS and CPU: first `vc apply`, no-op `vc diff`, the reconciler's start-up full pass
 // over the up-to-date target, a one-cluster change applied while a full pass runs, and its steady RSS and heap with the
-// Deployment's V8 flags. `--only=apply,diff,watch,startup,change` runs those parts (default: all; the fleet and one
+// Deployment's V8 flags; and, on the API test server, a no-op `vc diff --target kube` and `vc list` in the repository
+// (`host`). `--only=apply,diff,watch,startup,change,host` runs those parts (default: all; the fleet and one
 // first apply are always made, since every other part needs the target); `--runs=N` runs apply and diff N times (3 at
 // 1,000, 1 at 10,000 by default) and, given explicitly, the start-up pass too (a new reconciler each time, with a cache
 // folder of its own and the previous run's status files moved out of the target). VC_BENCH_SEMI_SPACE=2,4,8 runs the
@@ -40,7 +41,7 @@ function option(name: string, fallback: number): number {
   return v;
 }
 
-const PARTS = ["apply", "diff", "watch", "startup", "change"] as const;
+const PARTS = ["apply", "diff", "watch", "startup", "change", "host"] as const;
 type Part = (typeof PARTS)[number];
 
 /** The parts `--only=a,b` names (every part without it). */
@@ -158,6 +159,7 @@ export async function run(ctx: BenchContext): Promise<void> {
     ctx.report("no-op vc diff --target dir: peak RSS", med(diffs.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
   }
 
+  if (only.has("host")) await onHost(ctx, cli, base, repo, n, runs);
   if (only.has("watch")) await watcherHeap(ctx, repo, n);
   // The start-up pass runs once unless --runs (or VC_BENCH_SCALE_RUNS) asks for more: each run is a whole reconciler.
   const startupRuns = only.has("startup") && (process.argv.some((a) => a.startsWith("--runs=")) || process.env.VC_BENCH_SCALE_RUNS) ? runs : 1;
@@ -169,6 +171,37 @@ export async function run(ctx: BenchContext): Promise<void> {
     for (const [k, flags] of sets.entries()) await reconciler(ctx, cli, base, repo, out, n, startupRuns, only.has("change"), flags, sets.length > 1 ? `${k}-` : "", aside);
   } finally {
     for (const dir of aside) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The whole-fleet commands against a host: the fleet applied to the API test server (in this process, so wall times
+ * include its answers; CPU and peak RSS are the vc process's own), then a no-op `vc diff --target kube` and `vc list`
+ * inside the repository, `runs` times each.
+ */
+async function onHost(ctx: BenchContext, cli: string[], base: string, repo: string, n: number, runs: number): Promise<void> {
+  const { startKubeServer } = await import("../test/support/kube-server/index.js");
+  const server = await startKubeServer();
+  try {
+    const kube = ["--kubeconfig", server.kubeconfigPath];
+    const applied = await vc(cli, ["apply", repo, "--target", "kube", ...kube], base);
+    if (applied.code !== 0) throw new Error(`vc apply --target kube exited ${applied.code}: ${applied.stderr}`);
+    ctx.report("first vc apply --target kube (API test server) CPU", applied.cpuMs / 1000, "s", `one run; peak RSS ${(applied.maxRssKiB / 1024) | 0} MiB; wall ${(applied.wallMs / 1000).toFixed(1)} s`);
+    for (const [what, args, cwd] of [
+      ["no-op vc diff --target kube", ["diff", repo, "--target", "kube", ...kube, "--exit-code"], base],
+      ["vc list in the repository", ["list", "-o", "json", ...kube], repo],
+    ] as const) {
+      const usages: Usage[] = [];
+      for (let i = 0; i < runs; i++) {
+        const u = await vc(cli, [...args], cwd);
+        if (u.code !== 0) throw new Error(`${what} exited ${u.code}: ${u.stderr}`);
+        usages.push(u);
+      }
+      ctx.report(`${what} CPU`, med(usages.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${usages.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(usages.map((u) => u.wallMs)) / 1000).toFixed(1)} s; ${n} clusters`);
+      ctx.report(`${what} peak RSS`, med(usages.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
+    }
+  } finally {
+    await server.close();
   }
 }
 
