@@ -57,6 +57,8 @@ export interface HostKnown {
   statuses: Map<string, ClusterStatus>;
   /** What could not be listed across namespaces, said once. */
   notes: string[];
+  /** The control planes listed across namespaces (vc's managed label), when the user may. */
+  statefulSets?: KubeObject[];
 }
 
 export async function hostKnownClusters(host: KubeHost): Promise<HostKnown> {
@@ -73,7 +75,7 @@ export async function hostKnownClusters(host: KubeHost): Promise<HostKnown> {
       if (name && s.metadata.name === name && !clusters.has(name)) clusters.set(name, s.metadata.namespace ?? "");
     }
   } else notes.push(`control planes across namespaces are ${NOT_VISIBLE}`);
-  return { clusters, statuses, notes };
+  return { clusters, statuses, notes, ...(sets ? { statefulSets: sets } : {}) };
 }
 
 /** Rows for the host's clusters, and with `repo` for the repository's too (drift computed for those). */
@@ -92,7 +94,8 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
     for (const c of chunk.clusters) rendered.set(c.name, { name: c.name, hostNamespace: c.hostNamespace, objects: c.objects.filter(hasHealthRules).map((o) => refObject(refOf(o))) });
   };
   const [sets, cps, restoring, planned] = await Promise.all([
-    listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
+    // The control planes hostKnownClusters listed across namespaces (the same LIST), else namespace by namespace.
+    known.statefulSets ? { items: known.statefulSets, hidden: new Set<string>() } : listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: CONTROL_PLANE_PODS }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=vc-restore,${LABELS.managedBy}` }),
     // The plan reads every cluster's inventory across namespaces: a user who may not has no drift column.

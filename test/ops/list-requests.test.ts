@@ -57,6 +57,12 @@ describe("ops: vc list's requests", function () {
     const large = await list();
     expect(large.rows).to.have.length(12);
     expect(large.requests, "requests whatever the number of clusters").to.equal(small.requests);
+    // The control planes are listed once (by vc's managed label), for the clusters the host knows and for their state
+    // and health; the plan's own LIST reads the inventory.
+    server.resetRequests();
+    expect((await vc(["list", "--repo", repo, "-o", "json", ...kc])).code).to.equal(0);
+    const controlPlaneLists = server.requests.filter((r) => r.verb === "list" && r.resource === "statefulsets" && decodeURIComponent(r.query).includes("vc.orch.io/managed-by"));
+    expect(controlPlaneLists).to.have.length(1);
     // The health each cluster has when read on its own, cluster by cluster.
     const client = KubeClient.open({ kubeconfig: server.kubeconfigPath });
     try {
