@@ -154,9 +154,15 @@ export class RecordStore {
     return out;
   }
 
-  /** The records of every source claiming a cluster or a host namespace (two small LISTs), older claim first. */
-  async claimants(cluster: string, hostNamespace: string): Promise<ClusterRecord[]> {
-    const [byCluster, byNamespace] = await Promise.all([this.list(`${LABELS.managedBy}=${cluster}`), this.list(`${HOST_NAMESPACE_LABEL}=${hostNamespace}`)]);
+  /**
+   * The records of every source claiming one of the clusters or host namespaces (two small LISTs, selecting up to
+   * MAX_SELECTED_VALUES of each), older claim first.
+   */
+  async claimants(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>): Promise<ClusterRecord[]> {
+    const [byCluster, byNamespace] = await Promise.all([
+      this.list(selectorIn(LABELS.managedBy, claims.map((c) => c.cluster))),
+      this.list(selectorIn(HOST_NAMESPACE_LABEL, claims.map((c) => c.hostNamespace))),
+    ]);
     const seen = new Set<string>();
     return [...byCluster, ...byNamespace].filter((r) => !seen.has(`${r.source}\n${r.cluster}`) && !!seen.add(`${r.source}\n${r.cluster}`)).sort(byClusterThenAge);
   }

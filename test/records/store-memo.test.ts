@@ -35,7 +35,7 @@ describe("records/store: the memo of a unit of work", () => {
     store.memoize({ fleet: true });
     expect((await store.list()).map((r) => r.cluster)).to.deep.equal(["a", "b"]);
     expect((await store.list(`${LABELS.managedBy} in (b)`)).map((r) => r.cluster)).to.deep.equal(["b"]);
-    expect((await store.claimants("a", "vc-b")).map((r) => r.cluster)).to.deep.equal(["a", "b"]);
+    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-b" }])).map((r) => r.cluster)).to.deep.equal(["a", "b"]);
     expect((await store.read("mine", "a"))?.inventory).to.deep.equal(["Namespace//vc-a"]);
     expect(await store.read("mine", "c")).to.equal(undefined);
     expect([lists(), gets()]).to.deep.equal([1, 0]);
@@ -62,19 +62,19 @@ describe("records/store: the memo of a unit of work", () => {
 
   it("sees a rival's record created since in the next unit of work, and without a LIST keeps each record read by name", async () => {
     store.memoize({ fleet: true });
-    expect((await store.claimants("a", "vc-a")).map((r) => r.source)).to.deep.equal(["mine"]);
+    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal(["mine"]);
     await rival.writeInventory("theirs", "a", "vc-a", []);
     // Within the unit the memo stands (the chunk started from that LIST, as it did before the memo)...
-    expect((await store.claimants("a", "vc-a")).map((r) => r.source)).to.deep.equal(["mine"]);
+    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal(["mine"]);
     // ...the next unit LISTs again and sees the rival (older first: mine).
     store.memoize({ fleet: true });
-    expect((await store.claimants("a", "vc-a")).map((r) => r.source)).to.deep.equal(["mine", "theirs"]);
+    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal(["mine", "theirs"]);
     expect(lists()).to.equal(2);
 
     // A unit that is not the fleet's (an incremental pass): narrowed LISTs go to the server, a record is read once.
     server.resetRequests();
     store.memoize();
-    await store.claimants("b", "vc-b");
+    await store.claimants([{ cluster: "b", hostNamespace: "vc-b" }]);
     await store.read("mine", "b");
     await store.read("mine", "b");
     await store.writeStatus("mine", { cluster: "b", hostNamespace: "vc-b", result: "applied", message: "", history: [] } as never, 0);

@@ -198,8 +198,8 @@ export class KubeTarget implements Target {
       if (held) out.set(claims[0]!.cluster, held);
       return out;
     }
-    // One cluster (a reconciler's sync): the LISTs of its claimants only; a fleet: one LIST of every record.
-    const listed = claims.length === 1 ? await this.records.claimants(claims[0]!.cluster, claims[0]!.hostNamespace) : await this.records.list();
+    // A cluster (a reconciler's sync) or a chunk: the LISTs of their claimants only; more: one LIST of every record.
+    const listed = claims.length <= MAX_SELECTED_VALUES ? await this.records.claimants(claims) : await this.records.list();
     return this.checkClaims(claims, adoptFrom, listed);
   }
 
@@ -210,9 +210,15 @@ export class KubeTarget implements Target {
     const all = listed.filter((r) => !adoptFrom.includes(r.source));
     const mine = new Map(all.filter((r) => r.source === source).map((r) => [r.cluster, r]));
     for (const [cluster, r] of this.pending) if (!mine.has(cluster)) mine.set(cluster, r);
+    // The records that may rival a claim are those of its cluster and of its namespace: looked up, not scanned (a
+    // chunk's claims against a fleet's records), and taken in the listed order, older claim first.
+    const byCluster = groupBy(all, (r) => r.cluster);
+    const byNamespace = groupBy(all, (r) => r.hostNamespace);
+    const order = new Map(all.map((r, i) => [r, i]));
     for (const claim of claims) {
       const own = mine.get(claim.cluster) ?? { source, cluster: claim.cluster, hostNamespace: claim.hostNamespace, inventory: [] };
-      const rival = all.find(
+      const candidates = [...new Set([...(byCluster.get(claim.cluster) ?? []), ...(byNamespace.get(claim.hostNamespace) ?? [])])].sort((a, b) => order.get(a)! - order.get(b)!);
+      const rival = candidates.find(
         (r) =>
           (r.source !== source ? r.cluster === claim.cluster || r.hostNamespace === claim.hostNamespace : r.cluster !== claim.cluster && r.hostNamespace === claim.hostNamespace) &&
           olderFirst(r, own) < 0,
@@ -371,4 +377,16 @@ export function keptToRecords(labelled: readonly KubeObject[], clusters: readonl
     else byCluster.set(cluster, [o]);
   }
   return new Map(clusters.map((c) => [c, keptToRecord(byCluster.get(c) ?? [], c, records.get(c))]));
+}
+
+/** Items grouped by a key, each group in the items' order. */
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = out.get(key);
+    if (group) group.push(item);
+    else out.set(key, [item]);
+  }
+  return out;
 }
