@@ -1,6 +1,6 @@
 // Indexes of public-host claims (pure): the live claims by host and by object, and one run's claims by host, so that
 // checking a cluster's hosts costs a lookup, not a scan of every claim of the fleet (which made a first apply O(N²)).
-import { objectKey, type KubeObject } from "../kube/object.js";
+import { objectKey, refObject, refOf, type KubeObject } from "../kube/object.js";
 import { hostAllowed } from "../validate/policy-rules.js";
 
 /** A host claimed by a live object of a cluster. */
@@ -47,7 +47,7 @@ export class ClaimIndex {
     return index;
   }
 
-  /** The objects whose claims are kept (those that carry an inventory label). */
+  /** The objects whose claims are kept (those that carry an inventory label), as references: the rest is let go. */
   objects(): KubeObject[] {
     return [...this.#byObject.values()].flatMap((e) => (e.object ? [e.object] : []));
   }
@@ -56,7 +56,9 @@ export class ClaimIndex {
   put(object: KubeObject): void {
     const key = objectKey(object);
     this.remove(key);
-    this.#add(key, object, this.claimsOf(object));
+    // Only the claims and the object's reference are kept: a fleet's Gateways and VirtualServices whole would hold
+    // memory in proportion to the fleet for the length of a run.
+    this.#add(key, refObject(refOf(object)), this.claimsOf(object));
   }
 
   /** Drops the claims of the object with this key (kube/object.ts objectKey). */

@@ -56,5 +56,7 @@ describe("target/claim-index", () => {
     index.remove("networking.mesh.io/Gateway/vc-b/public");
     expect(index.overlapping("pay.example.com").map((c) => c.cluster)).to.deep.equal(["a"]);
     expect(index.objects().map((o) => o.metadata.namespace)).to.deep.equal(["vc-a"]);
+    // Of the objects only their references are kept, not their specs (a fleet's would stay in memory for a run).
+    expect(index.objects()).to.deep.equal([{ apiVersion: "networking.mesh.io/v1beta1", kind: "Gateway", metadata: { name: "public", namespace: "vc-a" } }]);
   });
 });

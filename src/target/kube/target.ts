@@ -94,23 +94,23 @@ export class KubeTarget implements Target {
     return (await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, labelSelector)))).flat();
   }
 
-  /**
-   * The live claims of public hosts (vc's Gateways and VirtualServices across namespaces), kept to the objects a record
-   * of any source holds (a label in a tenant's namespace is no claim): read once and reused until this target deletes
-   * or recreates one of those kinds, reads the fleet's inventory (which holds them: no extra LIST), or CLAIMS_MAX_AGE_MS
-   * pass; what it applies is folded in (foldClaim); so a fleet of clusters with Gateways costs two LISTs and the
-   * records' LIST per run, not per cluster.
-   */
   /** Forgets the claims read so far: a new unit of work (a reconciler pass) reads the host's claims afresh, so a rival's claim made since is seen. */
   forgetHostClaims(): void {
     this.claims = undefined;
   }
 
+  /** The objects holding live public-host claims, as references (ClaimIndex keeps no more of them). */
   async listHostClaims(): Promise<KubeObject[]> {
     return (await this.hostClaimIndex()).objects();
   }
 
-  /** The live claims (listHostClaims) indexed by host, kept as listHostClaims says; what this target applies is put in. */
+  /**
+   * The live claims of public hosts (vc's Gateways and VirtualServices across namespaces), kept to the objects a record
+   * of any source holds (a label in a tenant's namespace is no claim): read once and reused until this target deletes
+   * or recreates one of those kinds, reads the fleet's inventory (which holds them: no extra LIST), or CLAIMS_MAX_AGE_MS
+   * pass; what it applies is folded in (foldClaim); so a fleet of clusters with Gateways costs two LISTs and the
+   * records' LIST per run, not per cluster. Indexed by host (ClaimIndex).
+   */
   async hostClaimIndex(): Promise<ClaimIndex> {
     if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.index;
     const at = Date.now();
