@@ -5,7 +5,7 @@ import { recordsNamespace } from "../records/record.js";
 import { shortRevision } from "../git/dirty.js";
 import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 import { recordedName } from "../target/kube/identity.js";
-import { describeRef, refObject } from "../kube/object.js";
+import { describeRef } from "../kube/object.js";
 import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
 import { recordOnTarget, runRecorder, type RunRecord } from "../reconciler/apply-record.js";
 import { DEFAULT_HISTORY_LIMIT, HISTORY_BYTES } from "../reconciler/archive.js";
@@ -15,8 +15,7 @@ import type { DesiredIndex, DesiredState } from "../target/desired.js";
 import { applyFleet, applyFleetStreamed, type ApplyFleetOptions, type FleetApplyReport } from "../target/fleet.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncResult, type Target } from "../target/types.js";
 import { parseDuration } from "../duration.js";
-import { waitForClusters, type HealthTarget } from "../health/fleet.js";
-import { hasHealthRules } from "../health/object.js";
+import { healthRefs, waitForClusters, type HealthTarget } from "../health/fleet.js";
 import { REAL_CLOCK, type WaitOutcome } from "../health/wait.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
@@ -407,9 +406,6 @@ async function applyStreamed(
 
 /** A synced cluster as its health is read: the references of the objects it holds after the run (what was not deleted). */
 function healthTargetOf(r: SyncResult): HealthTarget {
-  const objects = r.plan.changes
-    .filter((c) => c.action !== "delete" && hasHealthRules(c.ref))
-    .map((c) => refObject(c.ref));
-  return { name: r.cluster, hostNamespace: r.plan.hostNamespace ?? "", objects };
+  return { name: r.cluster, hostNamespace: r.plan.hostNamespace ?? "", objects: healthRefs(r.plan.changes.filter((c) => c.action !== "delete").map((c) => c.ref)) };
 }
 

@@ -8,6 +8,7 @@ import { clusterHealth, type LiveOf } from "./cluster.js";
 import { hasHealthRules } from "./object.js";
 import { claimNames, selectorLabels, why } from "./read.js";
 import type { ClusterHealth } from "./types.js";
+import { groupBy } from "../group.js";
 
 /** A cluster whose health is read: its host namespace and rendered objects. */
 export interface FleetHealthCluster {
@@ -128,8 +129,8 @@ export async function readFleetHealth(client: KubeClient, clusters: readonly Fle
     pods = [];
     claims = [];
   }
-  const podsByNamespace = groupByNamespace(pods);
-  const claimsByNamespace = groupByNamespace(claims);
+  const podsByNamespace = groupBy(pods, namespaceOf);
+  const claimsByNamespace = groupBy(claims, namespaceOf);
 
   const parts = new Map<string, { pods: KubeObject[]; claims: KubeObject[] }>();
   for (const c of clusters) {
@@ -151,7 +152,7 @@ export async function readFleetHealth(client: KubeClient, clusters: readonly Fle
   // Events only for the causes of a Pending pod: one LIST of pod events, when some pod is Pending.
   const pendingIn = new Set<string>();
   for (const c of clusters) if (parts.get(c.name)!.pods.some((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending")) pendingIn.add(c.hostNamespace);
-  const events = pendingIn.size === 0 ? new Map<string, KubeObject[]>() : groupByNamespace(await listAll(client, "v1", "Event", { fieldSelector: "involvedObject.kind=Pod" }).catch(() => []));
+  const events = pendingIn.size === 0 ? new Map<string, KubeObject[]>() : groupBy(await listAll(client, "v1", "Event", { fieldSelector: "involvedObject.kind=Pod" }).catch((): KubeObject[] => []), namespaceOf);
 
   const out = new Map<string, ClusterHealth>();
   for (const c of clusters) {
@@ -166,13 +167,4 @@ export async function readFleetHealth(client: KubeClient, clusters: readonly Fle
   return out;
 }
 
-function groupByNamespace(items: readonly KubeObject[]): Map<string, KubeObject[]> {
-  const out = new Map<string, KubeObject[]>();
-  for (const o of items) {
-    const ns = o.metadata.namespace ?? "";
-    const list = out.get(ns);
-    if (list) list.push(o);
-    else out.set(ns, [o]);
-  }
-  return out;
-}
+const namespaceOf = (o: KubeObject): string => o.metadata.namespace ?? "";

@@ -1,5 +1,6 @@
 // Health of the clusters of a desired state on a live host: one cluster at a time, or waited for (vc apply --wait).
-import type { KubeObject } from "../kube/object.js";
+import { refObject, type KubeObject, type ObjectRef } from "../kube/object.js";
+import { hasHealthRules } from "./object.js";
 import { loadDesired } from "../target/desired.js";
 import type { KubeClient } from "../target/kube/client.js";
 import { readClusterHealth } from "./read.js";
@@ -11,6 +12,11 @@ export interface HealthTarget {
   name: string;
   hostNamespace: string;
   objects: readonly KubeObject[];
+}
+
+/** Of a cluster's objects, those with health rules, as references: all reading its health needs of them. */
+export function healthRefs(refs: readonly ObjectRef[]): KubeObject[] {
+  return refs.filter(hasHealthRules).map(refObject);
 }
 
 /** A function that reads one cluster's health from the host, for the clusters given (a desired state's, or their references). */

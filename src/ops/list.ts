@@ -1,6 +1,7 @@
 // `vc list`: the virtual clusters the host knows (vc's status records and its managed labels) with their live state,
 // joined, inside a fleet repository, with the repository's clusters (drift, and those the host does not have yet).
-import { refObject, refOf, type KubeObject } from "../kube/object.js";
+import { refOf, type KubeObject } from "../kube/object.js";
+import { groupBy } from "../group.js";
 import { CHART_APP_LABEL, LABELS } from "../translate/keys.js";
 import { appliedBy, type ClusterStatus } from "../reconciler/status.js";
 import { KubeStatusStore, readStatuses } from "../reconciler/status-store.js";
@@ -17,7 +18,7 @@ import { controlPlaneState, type ControlPlaneState } from "./cp-state.js";
 import { restorePodName } from "./restore.js";
 import { readClusterHealth } from "../health/read.js";
 import { FleetReadForbidden, readFleetHealth, type FleetHealthCluster } from "../health/fleet-read.js";
-import { hasHealthRules } from "../health/object.js";
+import { healthRefs } from "../health/fleet.js";
 import type { ClusterHealth, HealthStatus } from "../health/types.js";
 import { mapLimit } from "../target/pool.js";
 
@@ -91,7 +92,7 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
   // Each rendered cluster kept as what its health needs: the references of its objects that have health rules.
   const rendered = new Map<string, FleetHealthCluster>();
   const keep = (chunk: DesiredState) => {
-    for (const c of chunk.clusters) rendered.set(c.name, { name: c.name, hostNamespace: c.hostNamespace, objects: c.objects.filter(hasHealthRules).map((o) => refObject(refOf(o))) });
+    for (const c of chunk.clusters) rendered.set(c.name, { name: c.name, hostNamespace: c.hostNamespace, objects: healthRefs(c.objects.map(refOf)) });
   };
   const [sets, cps, restoring, planned] = await Promise.all([
     // The control planes hostKnownClusters listed across namespaces (the same LIST), else namespace by namespace.
@@ -112,13 +113,7 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
   const sts = new Map(sets.items.map((o) => [key(o), o]));
   const restores = new Map(restoring.items.map((o) => [key(o), o]));
   // The control-plane pods by namespace and release, grouped once (a fleet's pods were filtered once per cluster).
-  const podsOf = new Map<string, KubeObject[]>();
-  for (const p of cps.items) {
-    const at = `${p.metadata.namespace ?? ""}/${p.metadata.labels?.release ?? ""}`;
-    const group = podsOf.get(at);
-    if (group) group.push(p);
-    else podsOf.set(at, [p]);
-  }
+  const podsOf = groupBy(cps.items, (p) => `${p.metadata.namespace ?? ""}/${p.metadata.labels?.release ?? ""}`);
   const report = planned ?? { plans: [], errors: desired?.errors ?? [] };
   const plans = new Map(report.plans.map((p) => [p.cluster, p]));
   const errors = new Map(report.errors.map((e) => [e.cluster, e.message]));

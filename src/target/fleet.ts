@@ -174,6 +174,18 @@ export interface StreamOptions {
  * (taken out chunk by chunk), on a larger one and on dir: read with each chunk. The report is the one planFleet gives.
  */
 export async function planFleetStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions = {}): Promise<PlanReport> {
+  // A plan writes no record: one LIST of the host's records answers all its reads of them (the host's size, the
+  // fleet's inventory, the removed clusters, the public-host claims, each chunk's records and claimants).
+  if (!(target instanceof KubeTarget)) return planStreamed(target, index, opts, stream);
+  target.records.memoize({ fleet: true });
+  try {
+    return await planStreamed(target, index, opts, stream);
+  } finally {
+    target.records.unmemoize();
+  }
+}
+
+async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions): Promise<PlanReport> {
   const { state } = index;
   const chunkSize = stream.chunkSize ?? INVENTORY_CHUNK;
   const fleetWideMax = stream.fleetWideMax ?? FLEET_WIDE_READ_MAX;

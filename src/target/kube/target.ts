@@ -14,6 +14,7 @@ import { Discovery } from "./discovery.js";
 import { ClaimIndex } from "../claim-index.js";
 import { liveClaimsOf } from "../host-claims.js";
 import { MAX_SELECTED_VALUES, selectorIn } from "../../kube/selector.js";
+import { groupBy } from "../../group.js";
 import { DEFAULT_RECREATE_WAIT, recreateObject, type RecreateWait } from "./recreate.js";
 
 /** Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, or the reconciler's own (leases). */
@@ -368,25 +369,6 @@ export function keptToRecord(labelled: readonly KubeObject[], cluster: string, r
  * 20 million label lookups).
  */
 export function keptToRecords(labelled: readonly KubeObject[], clusters: readonly string[], records: ReadonlyMap<string, ClusterRecord>): Map<string, KubeObject[]> {
-  const byCluster = new Map<string, KubeObject[]>();
-  for (const o of labelled) {
-    const cluster = o.metadata.labels?.[LABELS.inventory];
-    if (cluster === undefined) continue;
-    const group = byCluster.get(cluster);
-    if (group) group.push(o);
-    else byCluster.set(cluster, [o]);
-  }
+  const byCluster = groupBy(labelled, (o) => o.metadata.labels?.[LABELS.inventory]);
   return new Map(clusters.map((c) => [c, keptToRecord(byCluster.get(c) ?? [], c, records.get(c))]));
-}
-
-/** Items grouped by a key, each group in the items' order. */
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = out.get(key);
-    if (group) group.push(item);
-    else out.set(key, [item]);
-  }
-  return out;
 }
