@@ -58,13 +58,6 @@ export function publicHosts(obj: KubeObject): string[] {
   return [...new Set(claimedHostPaths(obj).map((c) => c.host))];
 }
 
-export { overlaps, type LiveClaim } from "./claim-index.js";
-
-/** The claims of live vc-managed mesh objects (those carrying the inventory label). */
-export function liveClaims(objects: readonly KubeObject[]): LiveClaim[] {
-  return objects.flatMap(liveClaimsOf);
-}
-
 /** The claims of one live object: none unless it carries the inventory label. */
 export function liveClaimsOf(o: KubeObject): LiveClaim[] {
   const cluster = o.metadata.labels?.[LABELS.inventory];

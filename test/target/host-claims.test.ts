@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
-import { lostClaims, liveClaims, publicHosts, type LiveClaim } from "../../src/target/host-claims.js";
+import { lostClaims, liveClaimsOf, publicHosts } from "../../src/target/host-claims.js";
+import type { LiveClaim } from "../../src/target/claim-index.js";
 import { KubeClient } from "../../src/target/kube/client.js";
 import { KubeTarget } from "../../src/target/kube/target.js";
 import { syncCluster } from "../../src/target/sync.js";
@@ -29,7 +30,7 @@ describe("target/host-claims: one cluster per public host, the older claim wins"
   });
 
   it("refuses a newcomer's claim on a host another cluster serves, exact or overlapping by wildcard", () => {
-    const live = liveClaims([gw("victim", ["shop.example.com", "*.pay.example.com"], "2026-01-01T00:00:00Z")]);
+    const live = liveClaimsOf(gw("victim", ["shop.example.com", "*.pay.example.com"], "2026-01-01T00:00:00Z"));
     for (const host of ["shop.example.com", "SHOP.example.com.", "*.example.com", "*", "eu.pay.example.com"]) {
       const lost = lostClaims("attacker", [gw("attacker", [host])], live);
       expect(lost.map((c) => c.holder), host).to.deep.equal(["victim"]);
@@ -41,12 +42,12 @@ describe("target/host-claims: one cluster per public host, the older claim wins"
 
   it("decides between two live claims by age, then by cluster name; two new claims of one run are both refused", () => {
     const live: LiveClaim[] = [
-      ...liveClaims([gw("b", ["x.example.com"], "2026-01-01T00:00:00Z")]),
-      ...liveClaims([gw("a", ["x.example.com"], "2026-02-01T00:00:00Z")]),
+      ...liveClaimsOf(gw("b", ["x.example.com"], "2026-01-01T00:00:00Z")),
+      ...liveClaimsOf(gw("a", ["x.example.com"], "2026-02-01T00:00:00Z")),
     ];
     expect(lostClaims("a", [gw("a", ["x.example.com"])], live).map((c) => c.holder)).to.deep.equal(["b"]);
     expect(lostClaims("b", [gw("b", ["x.example.com"])], live)).to.deep.equal([]);
-    const tie = [...liveClaims([gw("b", ["x.example.com"], "2026-01-01T00:00:00Z")]), ...liveClaims([gw("a", ["x.example.com"], "2026-01-01T00:00:00Z")])];
+    const tie = [...liveClaimsOf(gw("b", ["x.example.com"], "2026-01-01T00:00:00Z")), ...liveClaimsOf(gw("a", ["x.example.com"], "2026-01-01T00:00:00Z"))];
     expect(lostClaims("b", [gw("b", ["x.example.com"])], tie).map((c) => c.holder)).to.deep.equal(["a"]);
     expect(lostClaims("a", [gw("a", ["x.example.com"])], tie)).to.deep.equal([]);
     const peers = new Map([["a", ["y.example.com"]], ["b", ["y.example.com"]]]);
@@ -99,7 +100,7 @@ describe("target/host-claims against the test API server", () => {
     // A claim held by a record on the server is what a fresh target reads too.
     const fresh = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" }));
     try {
-      expect((await fresh.listHostClaims()).map((o) => o.metadata.namespace).sort()).to.deep.equal(clusters.map((c) => `vc-${c}`));
+      expect((await fresh.hostClaimIndex()).objects().map((o) => o.metadata.namespace).sort()).to.deep.equal(clusters.map((c) => `vc-${c}`));
     } finally {
       await fresh.close();
     }
@@ -109,7 +110,7 @@ describe("target/host-claims against the test API server", () => {
     // What a tenant's syncer can write in its own namespace: a Gateway carrying vc's inventory label, older than any claim.
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-tenant" } });
     server.put(gw("tenant", ["shop.example.com", "*.example.com"], "2020-01-01T00:00:00Z"));
-    expect(await target.listHostClaims()).to.deep.equal([]);
+    expect((await target.hostClaimIndex()).objects()).to.deep.equal([]);
     const b = await sync("b", ["shop.example.com"]);
     expect(b.plan.blocked, "no vc record holds the planted Gateway").to.equal(undefined);
     expect(b.ok).to.equal(true);

@@ -100,11 +100,6 @@ export class KubeTarget implements Target {
     this.claims = undefined;
   }
 
-  /** The objects holding live public-host claims, as references (ClaimIndex keeps no more of them). */
-  async listHostClaims(): Promise<KubeObject[]> {
-    return (await this.hostClaimIndex()).objects();
-  }
-
   /**
    * The live claims of public hosts (vc's Gateways and VirtualServices across namespaces), kept to the objects a record
    * of any source holds (a label in a tenant's namespace is no claim): read once and reused until this target deletes
