@@ -173,8 +173,9 @@ async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, start
       complete = false;
       break;
     }
-    // Each chunk reads the records afresh (a rival's record created meanwhile is seen), then from the memo.
-    if (deps.target instanceof KubeTarget) deps.target.records.memoize({ fleet: true });
+    // Each chunk reads its own clusters' records afresh (a rival's record created meanwhile is seen): one LIST naming
+    // them with its live objects, and the claimants of its claims; not every record of the host once per chunk.
+    if (deps.target instanceof KubeTarget) deps.target.records.memoize();
     const chunk = names.slice(i, i + size);
     const chunkPresent = chunk.filter((n) => present.has(n));
     const loaded = chunkPresent.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, chunkPresent, { namespaceClaims: claims, bases: await rollout?.basesFor(chunkPresent) }));

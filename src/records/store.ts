@@ -1,4 +1,5 @@
 // The records store: read, write and list vc's records of (source, cluster) in the records namespace, where no tenant identity may write.
+import { groupBy } from "../group.js";
 import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
 import { labelMatcher, selectorIn } from "../kube/selector.js";
@@ -37,6 +38,10 @@ interface Memo {
   listed?: Map<string, Remembered>;
   /** Records read by name (undefined: none there), and those this store wrote. */
   reads: Map<string, ClusterRecord | undefined>;
+  /** Every source's records of the clusters a LIST named (listClusters), by cluster, until this store writes one. */
+  clusters: Map<string, ClusterRecord[]>;
+  /** Writes of this store in the unit of work: a LIST that a write overtook is not kept in `clusters`. */
+  writes: number;
 }
 
 /** Field manager of the inventory key, apart from the status's ("vc"), so that a status write never drops the inventory. */
@@ -65,19 +70,19 @@ export class RecordStore {
    * by time: each unit starts afresh, so a rival record created since the last unit is seen (the older claim wins).
    * A narrowed LIST (claimants, a selection) is answered from a kept LIST, else asked of the server (unless `fleet`).
    */
-  private memo: Memo = { on: false, fleet: false, reads: new Map() };
+  private memo: Memo = { on: false, fleet: false, reads: new Map(), clusters: new Map(), writes: 0 };
 
   /**
    * Starts a unit of work: the memo is emptied, and the next read asks the server. `fleet`: the unit reads every record
    * anyway (a chunk of a full pass), so a narrowed LIST is answered from the one LIST of every record too.
    */
   memoize(opts: { fleet?: boolean } = {}): void {
-    this.memo = { on: true, fleet: !!opts.fleet, reads: new Map() };
+    this.memo = { on: true, fleet: !!opts.fleet, reads: new Map(), clusters: new Map(), writes: 0 };
   }
 
   /** Ends the unit of work: every read asks the server again. */
   unmemoize(): void {
-    this.memo = { on: false, fleet: false, reads: new Map() };
+    this.memo = { on: false, fleet: false, reads: new Map(), clusters: new Map(), writes: 0 };
   }
 
   /** Every record ConfigMap, by name, from the memo (one LIST for the unit of work); a missing namespace holds none. */
@@ -107,6 +112,8 @@ export class RecordStore {
     if (!memo.on) return;
     const rec = cm ? fromRecordConfigMap(cm) : undefined;
     memo.reads.set(name, rec);
+    memo.writes++;
+    memo.clusters.clear();
     if (!memo.listing) return;
     if (!memo.listed) {
       // The LIST in flight may or may not hold this write: the next read LISTs again.
@@ -159,8 +166,10 @@ export class RecordStore {
    * MAX_SELECTED_VALUES of each), older claim first.
    */
   async claimants(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>): Promise<ClusterRecord[]> {
+    // The clusters' records come from the unit of work's LIST naming them when it made one (a chunk's listClusters).
+    const known = this.memo.on && claims.every((c) => this.memo.clusters.has(c.cluster)) ? this.memo.clusters : undefined;
     const [byCluster, byNamespace] = await Promise.all([
-      this.list(selectorIn(LABELS.managedBy, claims.map((c) => c.cluster))),
+      known ? [...new Set(claims.map((c) => c.cluster))].flatMap((c) => known.get(c)!) : this.list(selectorIn(LABELS.managedBy, claims.map((c) => c.cluster))),
       this.list(selectorIn(HOST_NAMESPACE_LABEL, claims.map((c) => c.hostNamespace))),
     ]);
     const seen = new Set<string>();
@@ -186,8 +195,14 @@ export class RecordStore {
    */
   async listClusters(clusters: readonly string[], source: string | undefined): Promise<ClusterRecord[]> {
     const names = [...new Set(clusters)];
+    const before = this.memo;
+    const writes = before.writes;
     const listed = await this.list(selectorIn(LABELS.managedBy, names));
     const memo = this.memo;
+    if (memo.on && memo === before && memo.writes === writes) {
+      const byCluster = groupBy(listed, (r) => r.cluster);
+      for (const c of names) memo.clusters.set(c, byCluster.get(c) ?? []);
+    }
     if (source !== undefined && memo.on && !memo.listing) {
       const found = new Map(listed.filter((r) => r.source === source).map((r) => [r.cluster, r]));
       for (const c of names) {

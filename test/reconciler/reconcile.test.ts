@@ -4,7 +4,7 @@ import { ANNOTATIONS, LABELS } from "../../src/translate/keys.js";
 import { INVENTORY_TYPES } from "../../src/target/kube/target.js";
 import { suspendCluster, resumeCluster } from "../../src/reconciler/suspend.js";
 import { KubeStatusStore } from "../../src/reconciler/status-store.js";
-import { RECORD_LABEL } from "../../src/records/record.js";
+import { HOST_NAMESPACE_LABEL, RECORD_LABEL } from "../../src/records/record.js";
 import { Bed, name, newPassState, runPass } from "./harness.js";
 
 describe("reconciler against a git server and the API test server", function () {
@@ -39,8 +39,8 @@ describe("reconciler against a git server and the API test server", function () 
     const updated = res.clusters[0]!.sync!.counts.updated;
     expect(updated).to.equal(2);
     // One LIST per inventory kind; vc's records of the cluster: one LIST naming it (is it migrated; the pass's memo
-    // keeps what it found and answers the inventory and status reads that follow, records/store.ts: no GET) and two
-    // LISTs of the records claiming the cluster or its namespace; the host's public-host claims (the cluster serves a
+    // keeps what it found and answers the inventory and status reads that follow, and the records claiming the
+    // cluster, records/store.ts: no GET) and one LIST of the records claiming its namespace; the host's public-host claims (the cluster serves a
     // Gateway host): two LISTs and one of the records holding them; one apply per changed object, one status write:
     // nothing for the 7 other clusters.
     const claims = bed.kube.requests.filter((r) => new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)));
@@ -50,10 +50,10 @@ describe("reconciler against a git server and the API test server", function () 
     const fromCache = (r: { query: string }) => new URLSearchParams(r.query).get("resourceVersion") === "0";
     expect(lists.filter((r) => r.resource !== "configmaps" || r.namespace !== "vc-system").every(fromCache)).to.equal(true);
     expect(lists.filter((r) => r.resource === "configmaps" && r.namespace === "vc-system").some(fromCache)).to.equal(false);
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 3 + 3);
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 2 + 3);
     expect(bed.kube.requests.filter((r) => r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`))).to.have.length(0);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
-    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 3 + 3 + updated + 1);
+    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 2 + 3 + updated + 1);
     // The records holding those claims: one LIST of every record (claims are held by any cluster of any source).
     const claimRecords = bed.kube.requests.filter((r) => r.resource === "configmaps" && decodeURIComponent(r.query).startsWith("labelSelector=vc.orch.io/record=record&"));
     expect(claimRecords.length).to.equal(1);
@@ -224,17 +224,21 @@ describe("reconciler against a git server and the API test server", function () 
     expect(res.clusters.map((c) => [c.cluster, c.result])).to.have.deep.members(Array.from({ length: 8 }, (_, i) => [name(i), i === 7 ? "deleted" : "applied"]));
     // One LIST of the records for the pass's start (statuses, migration check, clusters on the host: the pass's memo,
     // records/store.ts) + labelled namespaces (legacy clusters to migrate), then ceil(8 / 3) = 3 chunks of one LIST
-    // per kind and one of the records (the chunk's inventories, its claims on clusters and namespaces, the records
-    // holding public-host claims, the removed cluster's record read before its status is forgotten: all from it);
-    // the live public-host claims (two LISTs) read by the first chunk and read again once the prune deleted a Gateway
-    // (a claim gone); the writes are the prune and, on its record, the inventory left (its kept Namespace) and the
-    // status forgotten: no status of another cluster. A full pass also reads the rollout record once (one GET, none
-    // there: this fleet has no fleet/rollout.yaml), and incremental passes then read nothing more for rollouts (the
-    // first test's idle pass).
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * (INVENTORY_TYPES.length + 1) + 2 * 2 + 1);
+    // per kind and two of the records, each naming the chunk's clusters or their host namespaces (the chunk's
+    // inventories and its claims on clusters and namespaces; the removed cluster's record read before its status is
+    // forgotten: from them), never every record of the host per chunk (O(N²) in a pass at 10,000 clusters); the live
+    // public-host claims (two LISTs and one of every record, for the records holding them) read by the first chunk and
+    // read again once the prune deleted a Gateway (a claim gone); the writes are the prune and, on its record, the
+    // inventory left (its kept Namespace) and the status forgotten: no status of another cluster. A full pass also
+    // reads the rollout record once (one GET, none there: this fleet has no fleet/rollout.yaml), and incremental passes
+    // then read nothing more for rollouts (the first test's idle pass).
+    expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * (INVENTORY_TYPES.length + 2) + 2 * 3 + 1);
     expect(bed.kube.requests.filter((r) => r.path.includes("/configmaps/vc-rollout-"))).to.have.length(1);
     const records = bed.kube.requests.filter((r) => r.method === "GET" && r.resource === "configmaps" && r.path.startsWith("/api/v1/namespaces/vc-system/") && !r.path.includes("/vc-rollout-"));
-    expect(records.map((r) => decodeURIComponent(r.query).replace(/&limit=\d+$/, ""))).to.deep.equal(Array(4).fill(`labelSelector=${RECORD_LABEL}=record`));
+    const recordSelectors = records.map((r) => decodeURIComponent(r.query).replace(/&limit=\d+$/, ""));
+    expect(recordSelectors.filter((q) => q === `labelSelector=${RECORD_LABEL}=record`)).to.have.length(3);
+    expect(recordSelectors.filter((q) => q.startsWith(`labelSelector=${RECORD_LABEL}=record,${LABELS.managedBy} in (`))).to.have.length(3);
+    expect(recordSelectors.filter((q) => q.startsWith(`labelSelector=${RECORD_LABEL}=record,${HOST_NAMESPACE_LABEL} in (`))).to.have.length(3);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(2);
     const selectors = bed.kube.requests.filter((r) => r.method === "GET").map((r) => decodeURIComponent(r.query));
     expect(selectors.filter((q) => q.includes(`${LABELS.inventory} in (`))).to.have.length(3 * INVENTORY_TYPES.length);

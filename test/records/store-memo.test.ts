@@ -92,4 +92,38 @@ describe("records/store: the memo of a unit of work", () => {
     expect((await store.list()).map((r) => r.cluster)).to.include("d");
     expect(lists()).to.equal(2);
   });
+  it("answers the claimants of clusters a LIST named from that LIST, every source's, until it writes", async () => {
+    await rival.writeInventory("theirs", "a", "vc-x", []);
+    server.resetRequests();
+    store.memoize();
+    // A chunk's LIST of its clusters' records (with its live objects), then its claims: only the namespaces are asked.
+    await store.listClusters(["a", "b"], "mine");
+    const claimed = await store.claimants([
+      { cluster: "a", hostNamespace: "vc-a" },
+      { cluster: "b", hostNamespace: "vc-b" },
+    ]);
+    expect(claimed.map((r) => `${r.source}/${r.cluster}`)).to.deep.equal(["mine/a", "theirs/a", "mine/b"]);
+    const selectors = () => server.requests.filter((r) => r.method === "GET" && r.path === RECORDS).map((r) => decodeURIComponent(r.query).replace(/&limit=\d+$/, ""));
+    expect(selectors()).to.deep.equal([`labelSelector=vc.orch.io/record=record,${LABELS.managedBy} in (a,b)`, "labelSelector=vc.orch.io/record=record,vc.orch.io/host-namespace in (vc-a,vc-b)"]);
+    // A cluster the LIST did not name is asked of the server.
+    await store.claimants([{ cluster: "c", hostNamespace: "vc-c" }]);
+    expect(selectors().filter((q) => q.includes(`${LABELS.managedBy} in (c)`))).to.have.length(1);
+    // After a write of this store the clusters are asked again, and the write is seen.
+    await store.writeInventory("mine", "a", "vc-a", ["Namespace//vc-a", "v1/ConfigMap/vc-a/x"]);
+    const again = await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }]);
+    expect(again.find((r) => r.source === "mine")!.inventory).to.have.length(2);
+    expect(selectors().filter((q) => q.includes(`${LABELS.managedBy} in (a)`))).to.have.length(1);
+  });
+
+  it("does not keep a LIST of clusters that a write of its own overtook", async () => {
+    store.memoize();
+    server.faults.add({ path: RECORDS, latencyMs: 200, times: 1 });
+    const listing = store.listClusters(["a"], "mine");
+    await new Promise((r) => setTimeout(r, 50));
+    await store.writeInventory("mine", "a", "vc-a", []);
+    await listing;
+    server.resetRequests();
+    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).find((r) => r.source === "mine")!.inventory).to.deep.equal([]);
+    expect(server.requests.filter((r) => r.method === "GET" && r.path === RECORDS)).to.have.length(2);
+  });
 });

@@ -176,10 +176,13 @@ export class KubeTarget implements Target {
   /** Claims checked ahead for a chunk of clusters (primeClaims): each answers its cluster's next check once. */
   private readonly primed = new Map<string, { message: string; sources: string[] } | null>();
 
-  /** Checks the claims of many clusters with one LIST, for the single checks that follow (a reconciler pass's chunk). */
+  /**
+   * Checks the claims of many clusters at once, for the single checks that follow (a reconciler pass's chunk): the
+   * LISTs of their claimants (RecordStore.claimants), or of every record for more than a selector names.
+   */
   async primeClaims(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>): Promise<void> {
     if (claims.length === 0) return;
-    const held = this.checkClaims(claims, [], await this.records.list());
+    const held = this.checkClaims(claims, [], claims.length <= MAX_SELECTED_VALUES ? await this.records.claimants(claims) : await this.records.list());
     for (const c of claims) this.primed.set(`${c.cluster}\n${c.hostNamespace}`, held.get(c.cluster) ?? null);
   }
 
