@@ -48,7 +48,9 @@ export async function loadDesired(root: string, revision: string, opts: { cluste
   const known = new Map<string, string>();
   const missing: string[] = [];
   const contested: DesiredCluster[] = [];
-  for (const c of validation.clusters) {
+  for (const [i, c] of validation.clusters.entries()) {
+    // Renders yield to the event loop between clusters: a chunk loaded ahead shares it with the one being applied.
+    if (i > 0) await new Promise((r) => setImmediate(r));
     known.set(c.name, c.settings?.namespace ?? defaultHostNamespace(c.name));
     if (!c.spec) {
       errors.push({ cluster: c.name, message: firstError(c.diagnostics) });
@@ -113,7 +115,9 @@ export async function loadDesiredIndex(root: string, revision: string): Promise<
   const contested: string[] = [];
   const hosts = new Map<string, string[]>();
   const suspended = new Set<string>();
-  for (const c of validation.clusters) {
+  for (const [i, c] of validation.clusters.entries()) {
+    // Renders yield to the event loop between clusters: a chunk loaded ahead shares it with the one being applied.
+    if (i > 0) await new Promise((r) => setImmediate(r));
     known.set(c.name, c.settings?.namespace ?? defaultHostNamespace(c.name));
     const errs = c.diagnostics.filter((d) => d.severity === "error");
     const isContested = !c.valid && errs.length > 0 && errs.every((d) => d.code === NAMESPACE_CONFLICT);

@@ -11,7 +11,7 @@ import { blockPlan } from "./block.js";
 import { holdersOf } from "../records/holders.js";
 import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "../reconciler/inventory.js";
 import { KubeTarget } from "./kube/target.js";
-import { mapLimit } from "./pool.js";
+import { chunksOf, loadAhead, mapLimit } from "./pool.js";
 import { applyPlan } from "./sync.js";
 import type { ObjectResult, SyncResult, Target } from "./types.js";
 
@@ -208,10 +208,10 @@ async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOpti
     errors.push(...all.errors, ...planned.errors);
   };
   const valid = new Set(index.valid);
-  for (let i = 0; i < index.valid.length; i += chunkSize) {
-    const names = index.valid.slice(i, i + chunkSize);
+  // The next chunk is loaded and rendered while this one's live objects are read and planned.
+  const load = (names: string[]) => loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
+  for await (const [names, chunk] of loadAhead(chunksOf(index.valid, chunkSize), load)) {
     const inChunk = new Set(names);
-    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
     stream.onChunk?.(chunk);
     const live = fleetLive ? take(fleetLive, names) : await listChunkInventory(target, names);
     // The chunk's own errors (a render failure); the repository's are in the index already.
@@ -375,10 +375,10 @@ export async function applyFleetStreamed(target: Target, index: DesiredIndex, op
     done += count;
     opts.onChunkDone?.(done, total, objects);
   };
-  for (let i = 0; i < planned.length; i += chunkSize) {
-    const names = planned.slice(i, i + chunkSize);
+  // The next chunk is loaded and rendered while the server applies this one.
+  const load = (names: string[]) => loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
+  for await (const [names, chunk] of loadAhead(chunksOf(planned, chunkSize), load)) {
     const inChunk = new Set(names);
-    const chunk = await loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
     const clusters = [...chunk.clusters, ...(chunk.contested ?? []).filter((c) => admitted.has(c.name))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     // A cluster the index found valid that fails to render here; the repository's own errors are in the index already.
     for (const e of chunk.errors) if (inChunk.has(e.cluster) && validSet.has(e.cluster) && !clusters.some((c) => c.name === e.cluster)) renderErrors.set(e.cluster, e);

@@ -129,7 +129,7 @@ export async function validateFolders(realRoot: string, names: readonly string[]
     validate(i);
     if (parallel && !pool.started && (cache?.misses ?? 0) >= MISSES_BEFORE_WORKERS) startWorkers(i + 1);
     // Let the workers' answers in (and, for a service such as the reconciler, timers and sockets).
-    if (pool.started || i % 50 === 49) await new Promise((r) => setImmediate(r));
+    if (pool.started || i % 10 === 9) await new Promise((r) => setImmediate(r));
   }
   await pool.finish();
   await cache?.flush();
