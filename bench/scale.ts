@@ -21,8 +21,20 @@ const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const HOOK = join(ROOT, "bench/usage-hook.mjs");
 /** As deploy/reconciler/deployment.yaml sets NODE_OPTIONS and MALLOC_ARENA_MAX. */
 const DEPLOYMENT_FLAGS = ["--max-old-space-size=192", "--max-semi-space-size=2"];
-/** The reconciler's V8 flags for each semi-space size VC_BENCH_SEMI_SPACE lists (MiB, comma-separated): the Deployment's without it. */
+/**
+ * The reconciler's V8 flag sets to measure: VC_BENCH_V8_FLAGS lists whole sets (separated by `;`, each replacing the
+ * Deployment's flags); VC_BENCH_SEMI_SPACE lists semi-space sizes (MiB, comma-separated), the rest of the Deployment's
+ * flags unchanged; the Deployment's flags without either.
+ */
 function reconcilerFlagSets(): string[][] {
+  const sets = process.env.VC_BENCH_V8_FLAGS;
+  if (sets) {
+    return sets.split(";").map((set) => {
+      const flags = set.trim().split(/\s+/).filter(Boolean);
+      if (flags.length === 0 || flags.some((f) => !f.startsWith("--"))) throw new Error(`VC_BENCH_V8_FLAGS takes sets of V8 flags separated by ";"; got ${sets}`);
+      return flags;
+    });
+  }
   const given = process.env.VC_BENCH_SEMI_SPACE;
   if (!given) return [DEPLOYMENT_FLAGS];
   return given.split(",").map((v) => {

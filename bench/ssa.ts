@@ -3,14 +3,18 @@
 // on each) applies the objects vc renders for a generated fleet with 1, 4 and 16 connections; then `vc apply --target
 // kube` applies the whole fleet (1,000 clusters; `--clusters=N`) onto a fresh server. Reports requests per second of
 // each, and vc's rate as a fraction of the best bare rate. Medians of 3 (`--runs=N`; `--vc-runs=N` for vc alone).
+// VC_BENCH_CPU_PROF=DIR writes a CPU profile of each vc run there (node --cpu-prof).
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import https from "node:https";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { BenchContext } from "./run.js";
 import { generateFleet } from "./fleet.js";
 import { bundle } from "./reconcile.js";
 import { installExampleCrds, kubeAssets, startRealKube, type RealKube } from "../test/support/real-kube.js";
+
+const HOOK = fileURLToPath(new URL("./usage-hook.mjs", import.meta.url));
 
 const CONNECTIONS = [1, 4, 16];
 const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -127,6 +131,8 @@ export async function run(ctx: BenchContext): Promise<void> {
   const vcRuns = option("vc-runs", runs);
   // `--parts=bare` or `--parts=vc` runs one half (default both).
   const parts = (process.argv.find((a) => a.startsWith("--parts="))?.slice(8) ?? "bare,vc").split(",");
+  // VC_BENCH_VC_ARGS: more arguments for each `vc apply` (e.g. "--concurrency 8").
+  const extraArgs = (process.env.VC_BENCH_VC_ARGS ?? "").split(/\s+/).filter(Boolean);
   const base = join(ctx.workDir, `ssa-${n}`);
   const repo = join(base, "fleet");
   rmSync(base, { recursive: true, force: true });
@@ -134,15 +140,27 @@ export async function run(ctx: BenchContext): Promise<void> {
   await generateFleet(repo, { clusters: n, meshPerCluster: 5 });
   const bundled = bundle();
   if (!bundled) throw new Error("cannot bundle the CLI (esbuild)");
+  // Each vc run reports its own CPU (bench/usage-hook.mjs): the share of the machine it takes from the server.
+  const usageFile = join(base, "usage.json");
   const vc = (args: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }>((resolveRun) => {
+    new Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number }>((resolveRun) => {
       const t0 = process.hrtime.bigint();
-      const child = spawn(process.execPath, [bundled, ...args], { cwd: base, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+      rmSync(usageFile, { force: true });
+      const profile = process.env.VC_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.VC_BENCH_CPU_PROF}`] : [];
+      const child = spawn(process.execPath, [...profile, "--import", HOOK, bundled, ...args], { cwd: base, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", VC_BENCH_USAGE_FILE: usageFile } });
       const out: Buffer[] = [];
       let stderr = "";
       child.stdout!.on("data", (d: Buffer) => out.push(d));
       child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-      child.once("exit", (code) => resolveRun({ code, stdout: Buffer.concat(out).toString("utf8"), stderr, seconds: Number(process.hrtime.bigint() - t0) / 1e9 }));
+      child.once("exit", (code) => {
+        let cpuSeconds = NaN;
+        try {
+          cpuSeconds = (JSON.parse(readFileSync(usageFile, "utf8")) as { cpuMs: number }).cpuMs / 1000;
+        } catch {
+          // no usage written (the child died before its exit handler): CPU unknown
+        }
+        resolveRun({ code, stdout: Buffer.concat(out).toString("utf8"), stderr, seconds: Number(process.hrtime.bigint() - t0) / 1e9, cpuSeconds });
+      });
     });
 
   // What vc renders for the fleet: the bare client's objects (of the first `bareClusters` clusters) and vc's object count.
@@ -185,7 +203,7 @@ export async function run(ctx: BenchContext): Promise<void> {
       const auditLines = (): string[] => readFileSync(join(kube.dir, "audit.log"), "utf8").split("\n").filter(Boolean);
       const setup = auditLines().length;
       const before = await requestCounts(kube);
-      const res = await vc(["apply", repo, "--target", "kube", "--kubeconfig", kube.kubeconfigPath]);
+      const res = await vc(["apply", repo, "--target", "kube", "--kubeconfig", kube.kubeconfigPath, ...extraArgs]);
       const after = await requestCounts(kube);
       if (res.code !== 0) throw new Error(`vc apply exited ${res.code}: ${res.stderr}`);
       // vc's writes: what the admin wrote after the server's set-up (CRDs, vc-system).
@@ -198,7 +216,7 @@ export async function run(ctx: BenchContext): Promise<void> {
       const last = Math.max(...events.map((e) => Date.parse(e.stageTimestamp)));
       whole.push(all.length / res.seconds);
       writing.push(all.length / ((last - first) / 1000));
-      ctx.report(`vc apply run ${i + 1}`, res.seconds, "s", `${created} objects created, ${records} record writes, ${events.length} writes in all; writes from first to last ${((last - first) / 1000).toFixed(1)} s`);
+      ctx.report(`vc apply run ${i + 1}`, res.seconds, "s", `${created} objects created, ${records} record writes, ${events.length} writes in all; writes from first to last ${((last - first) / 1000).toFixed(1)} s; vc's own CPU ${res.cpuSeconds.toFixed(1)} s`);
       if (i === 0) {
         // What the apply cost the server per cluster, by verb and resource (the server's own count; includes its own loopback requests).
         const spent = [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
