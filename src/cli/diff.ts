@@ -1,7 +1,8 @@
 // `vc diff`: the plan of the repository's clusters against a target, as a unified diff per object; --exit-code for drift checks.
 import type { Command } from "commander";
 import { prepareRecords } from "../records/prepare.js";
-import { formatPlanReport, PLAN_FORMATS, planReportData, useColour } from "../plan/format.js";
+import { PLAN_FORMATS, planReportData, useColour, writePlanReport } from "../plan/format.js";
+import { DiffSpill } from "../plan/spill.js";
 import { hasChanges } from "../plan/build.js";
 import { loadDesired, loadDesiredIndex, type DesiredIndex, type DesiredState } from "../target/desired.js";
 import { clustersNowhere, planFleet, planFleetStreamed } from "../target/fleet.js";
@@ -141,18 +142,22 @@ export function register(program: Command): void {
         // The whole fleet is planned a chunk at a time (memory follows the chunk); a selection is loaded at once.
         const { desired, index, selected, owner, held } = await indexForCommand(path, flags, { stream: true });
         const target = await openTargetForCommand(flags);
+        const spill = new DiffSpill();
         try {
           await requireKnownClusters(target, desired, flags);
           for (const line of await prepareRecords(target, desired, owner, { dryRun: true })) process.stderr.write(`${line}\n`);
           const suspendedAtRunTime = (await readRunTimeSuspension(target, desired, selected))?.suspended;
           const fleetOpts = { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner, suspendedAtRunTime };
-          const report = index ? await planFleetStreamed(target, index, fleetOpts) : await planFleet(target, desired, fleetOpts);
+          // A fleet's report keeps its diffs in memory up to a bound, then in a temporary file until printed.
+          const report = index ? await planFleetStreamed(target, index, fleetOpts, { spill }) : await planFleet(target, desired, fleetOpts);
           if (held) report.held = held;
-          process.stdout.write(format === "yaml" ? formatData(planReportData(report), "yaml") : formatPlanReport(report, format, { colour: format === "text" && useColour(process.stdout) }));
+          if (format === "yaml") process.stdout.write(formatData(planReportData(report), "yaml"));
+          else writePlanReport(report, format, (text) => process.stdout.write(text), { colour: format === "text" && useColour(process.stdout) });
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;
           if (flags.exitCode && report.plans.some(hasChanges)) return EXIT.invalid;
           return EXIT.ok;
         } finally {
+          spill.close();
           await target.close();
         }
       }),

@@ -58,9 +58,36 @@ export function useColour(stream: { isTTY?: boolean }): boolean {
 }
 
 export function formatPlanReport(report: PlanReport, format: PlanFormat, opts: { colour?: boolean } = {}): string {
-  if (format === "json") return `${jsonEscapeControls(JSON.stringify(toJson(report), null, 2))}\n`;
-  if (format === "markdown") return toMarkdown(report);
-  return toText(report, opts.colour ?? false);
+  const parts: string[] = [];
+  writePlanReport(report, format, (s) => parts.push(s), opts);
+  return parts.join("");
+}
+
+/** Output written in pieces of about this size (a fleet's report is never one string). */
+const WRITE_PIECE = 64 * 1024;
+
+/**
+ * Writes the report as formatPlanReport formats it, in pieces: text and JSON a cluster at a time (the report of a
+ * fleet's first diff is as large as its YAML, and its diffs may be read back from a file, plan/spill.ts), markdown
+ * whole (it is bounded by its budget).
+ */
+export function writePlanReport(report: PlanReport, format: PlanFormat, write: (text: string) => void, opts: { colour?: boolean } = {}): void {
+  if (format === "markdown") return write(toMarkdown(report));
+  let pending: string[] = [];
+  let size = 0;
+  const put = (text: string) => {
+    pending.push(text);
+    size += text.length;
+    if (size >= WRITE_PIECE) flush();
+  };
+  const flush = () => {
+    if (pending.length > 0) write(pending.join(""));
+    pending = [];
+    size = 0;
+  };
+  if (format === "json") writeJson(report, put);
+  else writeText(report, opts.colour ?? false, put);
+  flush();
 }
 
 /** The report as data: what `-o json` prints (and `-o yaml`). */
@@ -69,31 +96,57 @@ export function planReportData(report: PlanReport): unknown {
 }
 
 function toJson(report: PlanReport): unknown {
+  return { ...jsonWithout(report, report.plans.map(clusterJson)) };
+}
+
+/** The report's data with `clusters` as given (the cluster entries, or a stand-in for them). */
+function jsonWithout(report: PlanReport, clusters: unknown): Record<string, unknown> {
   const fleet = summariseFleet(report.plans);
   return {
     summary: totalCounts(report.plans),
     ...(report.held ? { held: report.held } : {}),
     changes: { clusters: fleet.changed, groups: fleet.groups.map((g) => ({ change: g.change, count: g.clusters.length, clusters: g.clusters })) },
-    clusters: report.plans.map((p) => ({
-      cluster: p.cluster,
-      counts: p.counts,
-      ...(p.blocked ? { blocked: p.blocked } : {}),
-      ...(p.retained ? { retained: p.retained.map((r) => ({ ...r.ref, reason: r.reason })) } : {}),
-      changes: p.changes
-        .filter((c) => c.action !== "unchanged")
-        .map((c) => ({
-          action: c.action,
-          apiVersion: c.ref.apiVersion,
-          kind: c.ref.kind,
-          namespace: c.ref.namespace,
-          name: c.ref.name,
-          ...(c.immutable ? { immutable: c.immutable, recreate: !!c.recreate } : {}),
-          diff: c.diff ?? "",
-        })),
-    })),
+    clusters,
     suspendedAtRunTime: report.suspendedAtRunTime ?? [],
     errors: report.errors,
   };
+}
+
+/** One cluster's entry of the report's data. */
+function clusterJson(p: Plan): unknown {
+  return {
+    cluster: p.cluster,
+    counts: p.counts,
+    ...(p.blocked ? { blocked: p.blocked } : {}),
+    ...(p.retained ? { retained: p.retained.map((r) => ({ ...r.ref, reason: r.reason })) } : {}),
+    changes: p.changes
+      .filter((c) => c.action !== "unchanged")
+      .map((c) => ({
+        action: c.action,
+        apiVersion: c.ref.apiVersion,
+        kind: c.ref.kind,
+        namespace: c.ref.namespace,
+        name: c.ref.name,
+        ...(c.immutable ? { immutable: c.immutable, recreate: !!c.recreate } : {}),
+        diff: c.diff ?? "",
+      })),
+  };
+}
+
+/** The text JSON.stringify(toJson(report), null, 2) gives, control characters escaped, written a cluster at a time. */
+function writeJson(report: PlanReport, put: (text: string) => void): void {
+  // The report without its clusters, cut where they go: the top-level key, the only one indented by two spaces.
+  const key = `\n  "clusters": ${JSON.stringify("clusters")}`;
+  const whole = jsonEscapeControls(JSON.stringify(jsonWithout(report, "clusters"), null, 2));
+  const cut = whole.indexOf(key) + key.length - JSON.stringify("clusters").length;
+  put(whole.slice(0, cut));
+  if (report.plans.length === 0) put("[]");
+  else {
+    put("[\n");
+    report.plans.forEach((p, i) => put(`${i > 0 ? ",\n" : ""}${jsonEscapeControls(JSON.stringify(clusterJson(p), null, 2)).replace(/^/gm, "    ")}`));
+    put("\n  ]");
+  }
+  put(`${whole.slice(cut + JSON.stringify("clusters").length)}\n`);
 }
 
 type Style = Parameters<typeof styleText>[0];
@@ -124,8 +177,9 @@ function refusedNote(c: PlannedChange): string {
 }
 
 /** The text report. Names, reasons and messages may come from the host: escaped (model/escape.ts) before any colour is added. */
-function toText(report: PlanReport, colour: boolean): string {
-  const out: string[] = [];
+/** The text report, a line at a time (each line written with its newline). */
+function writeText(report: PlanReport, colour: boolean, put: (text: string) => void): void {
+  const out = { push: (...lines: string[]) => { for (const l of lines) put(`${l}\n`); } };
   const style = (st: Style, s: string) => (colour ? paint(st, s) : s);
   // A change reaching many clusters (a base) is summarised before the per-cluster detail.
   const fleetLine = fleetSummaryLine(summariseFleet(report.plans));
@@ -144,7 +198,6 @@ function toText(report: PlanReport, colour: boolean): string {
   for (const s of report.suspendedAtRunTime ?? []) out.push(style("yellow", `cluster ${e(s.cluster)}: ${e(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`));
   for (const x of report.errors) out.push(style("red", `! cluster ${e(x.cluster)}: ${escapeLines(x.message)}`));
   out.push(summaryLine(totalCounts(report.plans)));
-  return `${out.join("\n")}\n`;
 }
 
 function toMarkdown(report: PlanReport): string {

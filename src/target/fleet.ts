@@ -1,9 +1,9 @@
 // Plans and applies many clusters against one target: reads live inventories once, then one plan/sync per cluster.
-import type { KubeObject } from "../kube/object.js";
+import type { KubeObject, ObjectRef } from "../kube/object.js";
 import { buildPlan, emptyCounts, PlanError } from "../plan/build.js";
 import type { ClusterError, PlanReport, SuspendedCluster } from "../plan/format.js";
 import { otherOwners } from "../plan/owner.js";
-import type { Plan } from "../plan/types.js";
+import type { Plan, PlannedChange } from "../plan/types.js";
 import { describeChange } from "../plan/fleet-summary.js";
 import { loadDesired, type DesiredIndex, type DesiredState } from "./desired.js";
 import { runClaims } from "./host-claims.js";
@@ -12,6 +12,7 @@ import { holdersOf } from "../records/holders.js";
 import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "../reconciler/inventory.js";
 import { KubeTarget } from "./kube/target.js";
 import { chunksOf, loadAhead, mapLimit } from "./pool.js";
+import type { DiffSpill } from "../plan/spill.js";
 import { applyPlan } from "./sync.js";
 import type { ObjectResult, SyncResult, Target } from "./types.js";
 
@@ -165,6 +166,8 @@ export interface StreamOptions {
   fleetWideMax?: number;
   /** Each chunk's desired state as loaded and rendered, before it is planned and let go (vc list keeps what health needs). */
   onChunk?: (desired: DesiredState) => void;
+  /** Where the report's diff texts are kept until printed (vc diff): in memory up to a bound, then in a file. */
+  spill?: DiffSpill;
 }
 
 /**
@@ -192,6 +195,7 @@ async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOpti
   const fleetWide = target instanceof KubeTarget && index.valid.length <= fleetWideMax && (await target.recordedClusterCount()) <= fleetWideMax;
   const fleetLive = fleetWide ? await target.listFleetInventory() : undefined;
   const plans: Plan[] = [];
+  const kept = new KeptStrings();
   const errors: ClusterError[] = [...state.errors];
   const suspendedAtRunTime: SuspendedCluster[] = [];
   const planChunk = async (desired: DesiredState, live: Map<string, KubeObject[]>): Promise<void> => {
@@ -204,7 +208,7 @@ async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOpti
     const planned = planClusters(set.clusters, chunkOpts);
     // New public-host claims are compared within the chunk (live claims fleet-wide), as planFleet does for its run.
     const peers = runClaims(planned.plans);
-    for (const p of await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers))) plans.push(forReport(p));
+    for (const p of await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers))) plans.push(forReport(p, kept, stream.spill));
     errors.push(...all.errors, ...planned.errors);
   };
   const valid = new Set(index.valid);
@@ -234,14 +238,39 @@ async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOpti
 }
 
 /** A plan as a report shows it: its counts, and its changes without the objects they were worked out from. */
-function forReport(plan: Plan): Plan {
+function forReport(plan: Plan, kept: KeptStrings, spill?: DiffSpill): Plan {
   // The fleet summary reads the changed fields from desired and live: worked out before they are let go.
   const changes = plan.changes.filter((c) => c.action !== "unchanged").map((c) => {
-    const { desired: _d, live: _l, ...rest } = c;
-    return { ...rest, summary: describeChange(c) };
+    const { desired: _d, live: _l, ref, ...rest } = c;
+    const change: PlannedChange = { ...rest, ref: kept.ref(ref), summary: kept.shared(describeChange(c)) };
+    return spill ? spill.keep(change) : change;
   });
   return { ...plan, changes };
 }
+
+/**
+ * The strings a report keeps of each change, as copies: an object's own may be slices of the text it was parsed from,
+ * which a kept slice keeps whole; the ones that repeat (API versions, kinds, namespaces, summaries) kept once.
+ */
+class KeptStrings {
+  private readonly seen = new Map<string, string>();
+
+  shared(s: string): string {
+    let kept = this.seen.get(s);
+    if (kept === undefined) {
+      kept = copied(s);
+      this.seen.set(kept, kept);
+    }
+    return kept;
+  }
+
+  ref(r: ObjectRef): ObjectRef {
+    return { apiVersion: this.shared(r.apiVersion), kind: this.shared(r.kind), ...(r.namespace !== undefined ? { namespace: this.shared(r.namespace) } : {}), name: copied(r.name) };
+  }
+}
+
+/** A string of its own (not a slice of a longer one). */
+const copied = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
 
 /** The named clusters' share of a fleet's live objects, taken out of it. */
 function take(fleet: Map<string, KubeObject[]>, names: readonly string[]): Map<string, KubeObject[]> {

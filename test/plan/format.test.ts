@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { buildPlan } from "../../src/plan/build.js";
-import { formatPlanReport, summaryLine, useColour } from "../../src/plan/format.js";
+import { formatPlanReport, planReportData, summaryLine, useColour, writePlanReport } from "../../src/plan/format.js";
+import { jsonEscapeControls } from "../../src/model/escape.js";
 import { asLive, clusterObjects } from "./fixtures.js";
 
 function samplePlan() {
@@ -36,6 +37,28 @@ describe("plan/format", () => {
     expect(md).to.include("> kept Namespace vc-a: namespaces are never pruned");
     expect(md).to.include("<summary>update ConfigMap vc-a/a-config</summary>").and.include("```diff\n--- live/ConfigMap vc-a/a-config");
     expect(md).to.include(":warning: prune guard: cluster a would delete all 6");
+  });
+
+  it("writes text and JSON in pieces that join to the whole report: JSON.stringify of its data, control characters escaped", () => {
+    const many = Array.from({ length: 300 }, (_, i) => clusterObjects(`c${i}`)).map((objs, i) => buildPlan(`c${i}`, objs, [], { prune: false, allowMassPrune: false }));
+    const odd = samplePlan();
+    odd.changes[0]!.diff = `${odd.changes[0]!.diff}+  note: "bell \u0007 and \u001b[31m"\n`;
+    const reports = [
+      { plans: [samplePlan()], errors: [] },
+      { plans: [], errors: [{ cluster: "x", message: "bad \u0007" }] },
+      { plans: [odd, ...many], errors: [{ cluster: "c", message: "values.yaml:3:1: bad" }], held: { c1: "held by rollout r: wave 1/2" }, suspendedAtRunTime: [{ cluster: "s", by: "ops" }] },
+    ];
+    for (const report of reports) {
+      const pieces: string[] = [];
+      writePlanReport(report, "json", (t) => pieces.push(t));
+      expect(pieces.join("")).to.equal(`${jsonEscapeControls(JSON.stringify(planReportData(report), null, 2))}\n`);
+      expect(pieces.join("")).to.equal(formatPlanReport(report, "json"));
+      const text: string[] = [];
+      writePlanReport(report, "text", (t) => text.push(t));
+      expect(text.join("")).to.equal(formatPlanReport(report, "text"));
+      if (report.plans.length > 100) expect(pieces.length).to.be.greaterThan(3);
+      if (report.plans.length > 100) expect(text.length).to.be.greaterThan(3);
+    }
   });
 
   it("keeps markdown under GitHub's comment limit", () => {

@@ -9,6 +9,7 @@ import { loadDesired, loadDesiredIndex } from "../../src/target/desired.js";
 import { applyFleet, planFleet, planFleetStreamed } from "../../src/target/fleet.js";
 import { DirTarget } from "../../src/target/dir.js";
 import { formatPlanReport } from "../../src/plan/format.js";
+import { DiffSpill } from "../../src/plan/spill.js";
 import { runVc } from "../support/vc.js";
 
 describe("target/fleet: a streamed diff", function () {
@@ -44,6 +45,22 @@ describe("target/fleet: a streamed diff", function () {
       expect(streamed.errors.map((e) => e.cluster).sort()).to.deep.equal([sorted[0], sorted[6], sorted[8]].sort());
     });
   }
+
+  it("keeps the diffs past its memory bound in a file and prints the same report", async () => {
+    const opts = { prune: true, allowMassPrune: true, selected: [] };
+    // Every cluster of a first diff into an empty folder is all creates: each object's YAML is a diff.
+    const empty = new DirTarget(join(tmp, "empty"));
+    const held = await planFleetStreamed(empty, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2 });
+    const spill = new DiffSpill(4096);
+    try {
+      const spilled = await planFleetStreamed(empty, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, spill });
+      expect(spill.bytes.memory).to.be.at.most(4096);
+      expect(spill.bytes.file).to.be.greaterThan(10 * 4096);
+      for (const format of ["json", "text", "markdown"] as const) expect(formatPlanReport(spilled, format), format).to.equal(formatPlanReport(held, format));
+    } finally {
+      spill.close();
+    }
+  });
 
   it("vc diff of the whole fleet goes through it: the same text as a diff of the fleet at once", async () => {
     const res = await runVc(["diff", repo, "--target", `dir:${target.root}`, "--prune", "-o", "json"]);
