@@ -1,6 +1,6 @@
 // Benchmark: vc at fleet scale on the dir: target (issue #26's table). A generated fleet of N clusters (1,000; 10,000
 // with `npm run bench -- scale --clusters=10000`), each command run as its own process (the bundled CLI, as an image
-// runs it) reporting its own peak RSS and CPU: first `vc apply`, no-op `vc diff`, the reconciler's start-up full pass
+// runs it) reporting its own peak RSS and CPU: first `vc apply`, no-op `vc diff` (and a first diff into an empty folder), the reconciler's start-up full pass
 // over the up-to-date target, a one-cluster change applied while a full pass runs, and its steady RSS and heap with the
 // Deployment's V8 flags; and, on the API test server, a no-op `vc diff --target kube` and `vc list` in the repository
 // (`host`). `--only=apply,diff,watch,startup,change,host` runs those parts (default: all; the fleet and one
@@ -169,6 +169,10 @@ export async function run(ctx: BenchContext): Promise<void> {
     }
     ctx.report("no-op vc diff --target dir: CPU", med(diffs.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${diffs.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(diffs.map((u) => u.wallMs)) / 1000).toFixed(1)} s`);
     ctx.report("no-op vc diff --target dir: peak RSS", med(diffs.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
+    // A first diff (into an empty folder): every object is a create, its whole YAML a diff the report prints.
+    const first = await vc(cli, ["diff", repo, "--target", `dir:${join(base, "empty")}`], base);
+    if (first.code !== 0) throw new Error(`first vc diff exited ${first.code}: ${first.stderr}`);
+    ctx.report("first vc diff --target dir: (an empty folder) peak RSS", first.maxRssKiB / 1024, "MiB", `one run; CPU ${(first.cpuMs / 1000).toFixed(1)} s; its output to /dev/null`);
   }
 
   if (only.has("host")) await onHost(ctx, cli, base, repo, n, runs);
