@@ -96,7 +96,7 @@ export function planReportData(report: PlanReport): unknown {
 }
 
 function toJson(report: PlanReport): unknown {
-  return { ...jsonWithout(report, report.plans.map(clusterJson)) };
+  return jsonWithout(report, report.plans.map(clusterJson));
 }
 
 /** The report's data with `clusters` as given (the cluster entries, or a stand-in for them). */
@@ -135,10 +135,11 @@ function clusterJson(p: Plan): unknown {
 
 /** The text JSON.stringify(toJson(report), null, 2) gives, control characters escaped, written a cluster at a time. */
 function writeJson(report: PlanReport, put: (text: string) => void): void {
-  // The report without its clusters, cut where they go: the top-level key, the only one indented by two spaces.
-  const key = `\n  "clusters": ${JSON.stringify("clusters")}`;
+  // The report with a stand-in for its clusters, cut where they go: after the top-level key (the only one indented by
+  // two spaces), before the stand-in.
+  const standIn = JSON.stringify("clusters");
   const whole = jsonEscapeControls(JSON.stringify(jsonWithout(report, "clusters"), null, 2));
-  const cut = whole.indexOf(key) + key.length - JSON.stringify("clusters").length;
+  const cut = whole.indexOf(`\n  "clusters": ${standIn}`) + `\n  "clusters": `.length;
   put(whole.slice(0, cut));
   if (report.plans.length === 0) put("[]");
   else {
@@ -146,7 +147,7 @@ function writeJson(report: PlanReport, put: (text: string) => void): void {
     report.plans.forEach((p, i) => put(`${i > 0 ? ",\n" : ""}${jsonEscapeControls(JSON.stringify(clusterJson(p), null, 2)).replace(/^/gm, "    ")}`));
     put("\n  ]");
   }
-  put(`${whole.slice(cut + JSON.stringify("clusters").length)}\n`);
+  put(`${whole.slice(cut + standIn.length)}\n`);
 }
 
 type Style = Parameters<typeof styleText>[0];
@@ -176,28 +177,33 @@ function refusedNote(c: PlannedChange): string {
   return c.recreate ? ` (recreate: immutable ${c.immutable.join(", ")})` : ` (refused in place: immutable ${c.immutable.join(", ")}; needs --force)`;
 }
 
-/** The text report. Names, reasons and messages may come from the host: escaped (model/escape.ts) before any colour is added. */
-/** The text report, a line at a time (each line written with its newline). */
+/**
+ * The text report, a line at a time (each with its newline). Names, reasons and messages may come from the host:
+ * escaped (model/escape.ts) before any colour is added.
+ */
 function writeText(report: PlanReport, colour: boolean, put: (text: string) => void): void {
-  const out = { push: (...lines: string[]) => { for (const l of lines) put(`${l}\n`); } };
+  const line = (...lines: string[]) => {
+    for (const l of lines) put(`${l}\n`);
+  };
   const style = (st: Style, s: string) => (colour ? paint(st, s) : s);
   // A change reaching many clusters (a base) is summarised before the per-cluster detail.
   const fleetLine = fleetSummaryLine(summariseFleet(report.plans));
-  if (fleetLine) out.push(style("bold", fleetLine), "");
+  if (fleetLine) line(style("bold", fleetLine), "");
   for (const p of report.plans) {
-    out.push(style("bold", `cluster ${e(p.cluster)}: ${summaryLine(p.counts)}`));
+    line(style("bold", `cluster ${e(p.cluster)}: ${summaryLine(p.counts)}`));
     for (const c of p.changes) {
       if (c.action === "unchanged") continue;
       const st = c.action === "create" ? "green" : c.action === "delete" ? "red" : "yellow";
-      out.push(style(st, `${SIGN[c.action]} ${VERB[c.action]} ${e(describeRef(c.ref))}${e(refusedNote(c))}`));
-      if (c.diff) out.push(colourDiff(escapeLines(c.diff), colour).replace(/\n$/, ""));
+      line(style(st, `${SIGN[c.action]} ${VERB[c.action]} ${e(describeRef(c.ref))}${e(refusedNote(c))}`));
+      const diff = c.diff; // read once: a spilled diff is read from its file (plan/spill.ts)
+      if (diff) line(colourDiff(escapeLines(diff), colour).replace(/\n$/, ""));
     }
-    for (const r of p.retained ?? []) out.push(style("yellow", `= keep ${e(describeRef(r.ref))}: ${e(r.reason)}`));
-    if (p.blocked) out.push(style("red", `! ${e(p.blocked)}`));
+    for (const r of p.retained ?? []) line(style("yellow", `= keep ${e(describeRef(r.ref))}: ${e(r.reason)}`));
+    if (p.blocked) line(style("red", `! ${e(p.blocked)}`));
   }
-  for (const s of report.suspendedAtRunTime ?? []) out.push(style("yellow", `cluster ${e(s.cluster)}: ${e(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`));
-  for (const x of report.errors) out.push(style("red", `! cluster ${e(x.cluster)}: ${escapeLines(x.message)}`));
-  out.push(summaryLine(totalCounts(report.plans)));
+  for (const s of report.suspendedAtRunTime ?? []) line(style("yellow", `cluster ${e(s.cluster)}: ${e(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`));
+  for (const x of report.errors) line(style("red", `! cluster ${e(x.cluster)}: ${escapeLines(x.message)}`));
+  line(summaryLine(totalCounts(report.plans)));
 }
 
 function toMarkdown(report: PlanReport): string {
