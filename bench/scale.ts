@@ -206,14 +206,19 @@ async function onHost(ctx: BenchContext, cli: string[], base: string, repo: stri
     for (const [what, args, cwd] of [
       ["no-op vc diff --target kube", ["diff", repo, "--target", "kube", ...kube, "--exit-code"], base],
       ["vc list in the repository", ["list", "-o", "json", ...kube], repo],
+      ["vc reconcile --once --target kube (a full pass changing nothing)", ["reconcile", "--once", "--repo", repo, "--target", "kube", ...kube], base],
     ] as const) {
       const usages: Usage[] = [];
+      // LISTs of every record of the host (no selector beyond the records' own label) each run makes.
+      const wholeRecordLists: number[] = [];
       for (let i = 0; i < runs; i++) {
+        server.resetRequests();
         const u = await vc(cli, [...args], cwd);
         if (u.code !== 0) throw new Error(`${what} exited ${u.code}: ${u.stderr}`);
         usages.push(u);
+        wholeRecordLists.push(server.requests.filter((r) => r.method === "GET" && r.path.endsWith("/configmaps") && decodeURIComponent(r.query).replace(/&limit=\d+$/, "") === "labelSelector=vc.orch.io/record=record").length);
       }
-      ctx.report(`${what} CPU`, med(usages.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${usages.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(usages.map((u) => u.wallMs)) / 1000).toFixed(1)} s; ${n} clusters`);
+      ctx.report(`${what} CPU`, med(usages.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${usages.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(usages.map((u) => u.wallMs)) / 1000).toFixed(1)} s; ${n} clusters; ${med(wholeRecordLists)} LISTs of every record`);
       ctx.report(`${what} peak RSS`, med(usages.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
     }
   } finally {

@@ -6,6 +6,7 @@ import { DiffSpill } from "../plan/spill.js";
 import { hasChanges } from "../plan/build.js";
 import { loadDesired, loadDesiredIndex, type DesiredIndex, type DesiredState } from "../target/desired.js";
 import { clustersNowhere, planFleet, planFleetStreamed } from "../target/fleet.js";
+import { KubeTarget } from "../target/kube/target.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { resolveSource, SourceError } from "../target/source.js";
 import { emptyClustersNote } from "../repo/fleet-folder.js";
@@ -143,6 +144,9 @@ export function register(program: Command): void {
         const { desired, index, selected, owner, held } = await indexForCommand(path, flags, { stream: true });
         const target = await openTargetForCommand(flags);
         const spill = new DiffSpill();
+        // A diff writes no record: one LIST of the host's records answers every read of them in the run (its source's
+        // migrations and contested folders, run-time suspensions, the plan).
+        if (target instanceof KubeTarget) target.records.memoize({ fleet: true });
         try {
           await requireKnownClusters(target, desired, flags);
           for (const line of await prepareRecords(target, desired, owner, { dryRun: true })) process.stderr.write(`${line}\n`);

@@ -20,7 +20,8 @@ export async function prepareRecords(target: Target, desired: DesiredState, owne
   for (const name of desired.missing) clusters.push({ cluster: name, hostNamespace: defaultHostNamespace(name) });
   try {
     const done = await migrateRecords(target, clusters, opts);
-    admitHolders(desired, await target.recordsByCluster((desired.contested ?? []).map((c) => c.name)));
+    // The contested clusters' records, when there are any (no LIST of every record for nothing).
+    if (desired.contested?.length) admitHolders(desired, await target.recordsByCluster(desired.contested.map((c) => c.name)));
     return done.map((m) => migrationLine(m, !!opts.dryRun));
   } catch (err) {
     if (!(err instanceof KubeApiError && err.status === 403)) throw err;

@@ -44,6 +44,11 @@ interface Memo {
   writes: number;
 }
 
+/** A memo that remembers nothing yet. */
+function emptyMemo(on: boolean, fleet: boolean): Memo {
+  return { on, fleet, reads: new Map(), clusters: new Map(), writes: 0 };
+}
+
 /** Field manager of the inventory key, apart from the status's ("vc"), so that a status write never drops the inventory. */
 export const INVENTORY_FIELD_MANAGER = "vc-inventory";
 /** Field manager of run-time suspension, apart from the reconciler's, so that its status writes never remove it. */
@@ -70,19 +75,25 @@ export class RecordStore {
    * by time: each unit starts afresh, so a rival record created since the last unit is seen (the older claim wins).
    * A narrowed LIST (claimants, a selection) is answered from a kept LIST, else asked of the server (unless `fleet`).
    */
-  private memo: Memo = { on: false, fleet: false, reads: new Map(), clusters: new Map(), writes: 0 };
+  private memo: Memo = emptyMemo(false, false);
 
   /**
    * Starts a unit of work: the memo is emptied, and the next read asks the server. `fleet`: the unit reads every record
-   * anyway (a chunk of a full pass), so a narrowed LIST is answered from the one LIST of every record too.
+   * anyway (a plan of the whole fleet, a full pass's start), so a narrowed LIST is answered from the one LIST of every
+   * record too.
    */
   memoize(opts: { fleet?: boolean } = {}): void {
-    this.memo = { on: true, fleet: !!opts.fleet, reads: new Map(), clusters: new Map(), writes: 0 };
+    this.memo = emptyMemo(true, !!opts.fleet);
+  }
+
+  /** Whether a unit of work is on (memoize): a step inside a command's unit keeps it. */
+  get memoized(): boolean {
+    return this.memo.on;
   }
 
   /** Ends the unit of work: every read asks the server again. */
   unmemoize(): void {
-    this.memo = { on: false, fleet: false, reads: new Map(), clusters: new Map(), writes: 0 };
+    this.memo = emptyMemo(false, false);
   }
 
   /** Every record ConfigMap, by name, from the memo (one LIST for the unit of work); a missing namespace holds none. */

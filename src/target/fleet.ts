@@ -179,7 +179,8 @@ export interface StreamOptions {
 export async function planFleetStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions = {}): Promise<PlanReport> {
   // A plan writes no record: one LIST of the host's records answers all its reads of them (the host's size, the
   // fleet's inventory, the removed clusters, the public-host claims, each chunk's records and claimants).
-  if (!(target instanceof KubeTarget)) return planStreamed(target, index, opts, stream);
+  // A command that reads the records before it plans (vc diff) keeps its own unit of work for the whole run.
+  if (!(target instanceof KubeTarget) || target.records.memoized) return planStreamed(target, index, opts, stream);
   target.records.memoize({ fleet: true });
   try {
     return await planStreamed(target, index, opts, stream);

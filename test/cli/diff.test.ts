@@ -49,6 +49,8 @@ describe("vc diff", () => {
     expect(writes(server)).to.equal(0);
     // One label-selected LIST per kind for the whole fleet, never one request per object.
     expect(server.requests.every((r) => r.method === "GET" && r.verb === "list")).to.equal(true);
+    // vc's records read once for the whole command (its migrations, run-time suspensions and plan read the one LIST).
+    expect(server.requests.filter((r) => r.resource === "configmaps" && r.namespace === "vc-system")).to.have.length(1);
   });
 
   it("shows drift by another writer, masks Secret values, and apply corrects it", async () => {

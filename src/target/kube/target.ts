@@ -177,12 +177,11 @@ export class KubeTarget implements Target {
   private readonly primed = new Map<string, { message: string; sources: string[] } | null>();
 
   /**
-   * Checks the claims of many clusters at once, for the single checks that follow (a reconciler pass's chunk): the
-   * LISTs of their claimants (RecordStore.claimants), or of every record for more than a selector names.
+   * Checks the claims of many clusters at once (claimantsOf), for the single checks that follow (a reconciler pass's chunk).
    */
   async primeClaims(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>): Promise<void> {
     if (claims.length === 0) return;
-    const held = this.checkClaims(claims, [], claims.length <= MAX_SELECTED_VALUES ? await this.records.claimants(claims) : await this.records.list());
+    const held = this.checkClaims(claims, [], await this.claimantsOf(claims));
     for (const c of claims) this.primed.set(`${c.cluster}\n${c.hostNamespace}`, held.get(c.cluster) ?? null);
   }
 
@@ -197,9 +196,12 @@ export class KubeTarget implements Target {
       if (held) out.set(claims[0]!.cluster, held);
       return out;
     }
-    // A cluster (a reconciler's sync) or a chunk: the LISTs of their claimants only; more: one LIST of every record.
-    const listed = claims.length <= MAX_SELECTED_VALUES ? await this.records.claimants(claims) : await this.records.list();
-    return this.checkClaims(claims, adoptFrom, listed);
+    return this.checkClaims(claims, adoptFrom, await this.claimantsOf(claims));
+  }
+
+  /** The records that may rival the claims: for a cluster or a chunk the LISTs of their claimants only; more: one LIST of every record. */
+  private claimantsOf(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>): Promise<ClusterRecord[]> {
+    return claims.length <= MAX_SELECTED_VALUES ? this.records.claimants(claims) : this.records.list();
   }
 
   /** The claims an older record of `listed` holds for someone else (heldElsewhere). */
