@@ -167,10 +167,10 @@ export async function run(ctx: BenchContext): Promise<void> {
       ctx.report(`replica ${r.identity} (shard ${r.shard}) peak RSS`, r.peakRssMiB(), "MiB", `limit ${runtime.limitMiB} MiB; ${r.alive() ? `steady RSS ${med.toFixed(0)} MiB, heap in use ${heap.toFixed(0)} MiB` : "killed"}`);
     }
 
-    const found = await checkShards(kube, { clusters: names, shardCount: SHARDS, revision: head, shardOfUser: new Map([["shard-0", 0], ["shard-1", 1], ["shard-2", 2], ["standby", victim]]) });
+    const found = await checkShards(kube, { clusters: names, shardCount: SHARDS, revision: head, shardOfUser: new Map([["shard-0", 0], ["shard-1", 1], ["shard-2", 2], ["standby", victim]]), killed: { user: dying.identity, at: new Date(tKill) } });
     ctx.report("records", n - found.notApplied.length, "clusters applied", `${found.twoRecords.length} with two records; owners: ${found.owners.length}`);
     ctx.report("objects recorded / missing on the server", `${found.objects} / ${found.missing.length}`);
-    ctx.report("audit: objects created twice / never created", `${found.createdTwice.length} / ${found.neverCreated.length}`);
+    ctx.report("audit: objects created twice / never created", `${found.createdTwice.length} / ${found.neverCreated.length}`, "", `${found.cutByKill.length} created by a write the kill cut (audited 500)`);
     ctx.report("audit: writes answered 409", found.conflicts, "", "leases apart");
     ctx.report("audit: writes across shards", found.crossShard.length);
     ctx.report("audit: writes per replica", Object.entries(found.writesBy).map(([u, c]) => `${u} ${c}`).join(", "));

@@ -73,6 +73,7 @@ describe("e2e: sharded reconcilers on a real API server, one killed mid-pass", f
 
     // Kill the victim once it has reconciled a few of its clusters, while others remain.
     await waitFor(() => dying.reconciled() >= 3 || !dying.alive(), `shard ${victim}'s leader to reconcile three clusters:\n${dying.log()}`, 300_000);
+    const killedAt = new Date();
     await dying.kill();
     const doneAtKill = (await appliedClusters(kube(), head));
     const victimDone = shardNames(victim).filter((c) => doneAtKill.has(c));
@@ -82,14 +83,14 @@ describe("e2e: sharded reconcilers on a real API server, one killed mid-pass", f
     await waitFor(async () => (await appliedClusters(kube(), head)).size === CLUSTERS, "every cluster to be applied", 300_000);
     for (const r of replicas.filter((r) => r.alive())) expect(r.alive(), r.log()).to.equal(true);
 
-    const found = await checkShards(kube(), { clusters: names, shardCount: SHARDS, revision: head, shardOfUser: new Map([["shard-0", 0], ["shard-1", 1], ["shard-2", 2], ["standby", victim]]) });
+    const found = await checkShards(kube(), { clusters: names, shardCount: SHARDS, revision: head, shardOfUser: new Map([["shard-0", 0], ["shard-1", 1], ["shard-2", 2], ["standby", victim]]), killed: { user: dying.identity, at: killedAt } });
     expect(found.notApplied).to.deep.equal([]);
     expect(found.twoRecords).to.deep.equal([]);
     expect(found.owners).to.have.length(1);
     expect(found.objects).to.be.greaterThan(CLUSTERS * 10);
     expect(found.missing).to.deep.equal([]);
     expect(found.createdTwice, `the audit trail of the objects created twice:\n${found.createdTwiceTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`).to.deep.equal([]);
-    expect(found.neverCreated).to.deep.equal([]);
+    expect(found.neverCreated, `the audit trail of the objects never created:\n${found.neverCreatedTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`).to.deep.equal([]);
     expect(found.conflicts).to.equal(0);
     expect(found.crossShard).to.deep.equal([]);
     // The takeover wrote: the standby finished what the killed leader left.

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { RESOURCES, apiVersionOf } from "../../src/kube/resources.js";
 import { shardOf } from "../../src/reconciler/shard.js";
-import type { RealKube } from "./real-kube.js";
+import type { AuditedWrite, RealKube } from "./real-kube.js";
 
 export interface ReplicaOptions {
   /** Node arguments before `reconcile` (e.g. `--import tsx src/cli/main.ts`, or V8 flags and a bundle). */
@@ -140,8 +140,15 @@ export interface ProofFindings {
   createdTwice: string[];
   /** Every audited write to the objects in createdTwice, in order: what the failure message shows. */
   createdTwiceTrail: string[];
-  /** Objects a record lists whose creation (201) the audit log does not show. */
+  /**
+   * Objects a record lists whose creation the audit log does not show: no 201, and no write of the killed replica that
+   * its death cut (the server audits such a write 500, "context canceled", even when it stored the object).
+   */
   neverCreated: string[];
+  /** Objects whose only creating write the kill cut: stored by the server, audited 500. */
+  cutByKill: string[];
+  /** Every audited write to the objects in neverCreated, in order. */
+  neverCreatedTrail: string[];
   /** Writes answered 409 (leases apart: losing a lease race is how election works). */
   conflicts: number;
   /** Writes into a cluster's objects or record by a replica of another shard. */
@@ -167,7 +174,10 @@ const PLURALS = new Map(RESOURCES.map((r) => [`${r.group}/${r.kind}`, r]));
  * recorded object on the server, and from the audit log: each object created once, no 409, no write across shards.
  * `shardOfUser` maps each replica's user to its shard index.
  */
-export async function checkShards(kube: RealKube, o: { clusters: string[]; shardCount: number; revision: string; shardOfUser: Map<string, number> }): Promise<ProofFindings> {
+export async function checkShards(
+  kube: RealKube,
+  o: { clusters: string[]; shardCount: number; revision: string; shardOfUser: Map<string, number>; killed?: { user: string; at: Date } },
+): Promise<ProofFindings> {
   const known = new Set(o.clusters);
   const records = await listRecords(kube);
   const byCluster = new Map<string, RecordMap[]>();
@@ -206,6 +216,7 @@ export async function checkShards(kube: RealKube, o: { clusters: string[]; shard
   // The audit log: creations per object, conflicts, and who wrote into which cluster.
   const writes = kube.writes().filter((w) => o.shardOfUser.has(w.user) && w.resource !== "leases");
   const created = new Map<string, number>();
+  const cut = new Set<string>();
   const writesBy: Record<string, number> = {};
   const crossShard = new Set<string>();
   let conflicts = 0;
@@ -213,18 +224,16 @@ export async function checkShards(kube: RealKube, o: { clusters: string[]; shard
     writesBy[w.user] = (writesBy[w.user] ?? 0) + 1;
     if (w.code === 409) conflicts++;
     if (w.code === 201) {
-      // The audit log names a Namespace's own name as its namespace too.
-      const key = `${w.resource}/${w.resource === "namespaces" ? "" : (w.namespace ?? "")}/${w.name}`;
+      const key = writtenObject(w);
       created.set(key, (created.get(key) ?? 0) + 1);
+    } else if (o.killed && w.user === o.killed.user && w.code >= 500 && w.time && new Date(w.time) >= o.killed.at) {
+      // The server answered after the replica died: the client's cancel reached it while it stored the object, or before.
+      cut.add(writtenObject(w));
     }
     const cluster = clusterOfWrite(w, known);
     if (cluster !== undefined && shardOf(cluster, o.shardCount) !== o.shardOfUser.get(w.user)) crossShard.add(`${w.user} ${w.verb} ${w.resource} ${w.namespace ?? ""}/${w.name}`);
   }
   const createdTwice = [...created].filter(([, n]) => n > 1).map(([k]) => k).sort();
-  const twice = new Set(createdTwice);
-  const createdTwiceTrail = kube.writes()
-    .filter((w) => twice.has(`${w.resource}/${w.resource === "namespaces" ? "" : (w.namespace ?? "")}/${w.name}`) || (w.resource === "namespaces" && createdTwice.some((k) => k.split("/")[1] === w.name)))
-    .map((w) => `${w.time ?? ""} ${w.auditId ?? ""} ${w.stage ?? ""} ${w.user} ${w.verb} ${w.code} ${w.resource} ${w.namespace ?? ""}/${w.name ?? ""}`);
   const neverCreated = [...listed]
     .map((k) => {
       const parts = k.split("/");
@@ -235,5 +244,22 @@ export async function checkShards(kube: RealKube, o: { clusters: string[]; shard
     })
     .filter((k) => !created.has(k))
     .sort();
-  return { clusters: o.clusters.length, objects: listed.size, notApplied, twoRecords, owners, missing, createdTwice, createdTwiceTrail, neverCreated, conflicts, crossShard: [...crossShard].sort(), writesBy };
+  const uncreated = neverCreated.filter((k) => !cut.has(k));
+  return {
+    clusters: o.clusters.length, objects: listed.size, notApplied, twoRecords, owners, missing, createdTwice, createdTwiceTrail: trailOf(kube, createdTwice),
+    neverCreated: uncreated, neverCreatedTrail: trailOf(kube, uncreated), cutByKill: neverCreated.filter((k) => cut.has(k)), conflicts, crossShard: [...crossShard].sort(), writesBy,
+  };
+}
+
+/** `resource/namespace/name` of an audited write; a Namespace's namespace is empty (the audit log names the Namespace itself). */
+function writtenObject(w: AuditedWrite): string {
+  return `${w.resource}/${w.resource === "namespaces" ? "" : (w.namespace ?? "")}/${w.name}`;
+}
+
+/** Every audited write (every stage logged) to the objects `keys` (writtenObject), in order. */
+function trailOf(kube: RealKube, keys: string[]): string[] {
+  const wanted = new Set(keys);
+  return kube.writes()
+    .filter((w) => wanted.has(writtenObject(w)))
+    .map((w) => `${w.time ?? ""} ${w.auditId ?? ""} ${w.stage ?? ""} ${w.user} ${w.verb} ${w.code} ${w.resource} ${w.namespace ?? ""}/${w.name ?? ""}`);
 }
