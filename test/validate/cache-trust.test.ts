@@ -93,6 +93,55 @@ describe("validate: cache trust", function () {
     expect(again.clusters[0]!.spec!.settings.namespace).to.equal("vc-a");
   });
 
+  it("writes an entry whole under its own name (no temporary file); one cut short is removed when read and written anew", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "clusters", "a"), { recursive: true });
+    writeFileSync(join(root, "clusters", "a", "values.yaml"), "{}\n");
+    const cacheDir = join(root, "..", `${root.split("/").pop()}-cache`);
+    tmp.push(cacheDir);
+    await loadAndValidate(root, { cacheDir });
+    expect(readdirSync(cacheDir).sort()).to.deep.equal([...entries(cacheDir), CACHE_KEY_FILE].sort());
+    const [entry] = entries(cacheDir);
+    const path = join(cacheDir, entry!);
+    expect(statSync(path).mode & 0o777).to.equal(0o600);
+    const whole = readFileSync(path);
+    // A write cut by a crash leaves a prefix: never trusted, and out of the way of the next write.
+    writeFileSync(path, whole.subarray(0, whole.length - 7));
+    const cache = (DirCache.open(cacheDir) as { cache: DirCache }).cache;
+    expect(cache.get(entry!.slice(0, -4), "full")).to.equal(undefined);
+    expect(entries(cacheDir)).to.deep.equal([]);
+    const again = await loadAndValidate(root, { cacheDir });
+    expect(again.clusters[0]!.spec!.settings.namespace).to.equal("vc-a");
+    expect(readFileSync(path).equals(whole)).to.equal(true);
+  });
+
+  it("never writes an entry through a symlink at its name, and keeps an entry another run wrote", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "clusters", "a"), { recursive: true });
+    writeFileSync(join(root, "clusters", "a", "values.yaml"), "{}\n");
+    const cacheDir = join(root, "..", `${root.split("/").pop()}-cache`);
+    tmp.push(cacheDir);
+    await loadAndValidate(root, { cacheDir });
+    const [entry] = entries(cacheDir);
+    const path = join(cacheDir, entry!);
+    const cache = (DirCache.open(cacheDir) as { cache: DirCache }).cache;
+    const result = cache.get(entry!.slice(0, -4), "full")!;
+    // Another run's entry under the name: left as it is.
+    writeFileSync(path, "another run's entry");
+    cache.set(entry!.slice(0, -4), result);
+    expect(readFileSync(path, "utf8")).to.equal("another run's entry");
+    // A symlink at the name: not followed, its target untouched.
+    rmSync(path);
+    const elsewhere = join(tempDir(), "victim");
+    writeFileSync(elsewhere, "untouched");
+    symlinkSync(elsewhere, path);
+    cache.set(entry!.slice(0, -4), result);
+    expect(readFileSync(elsewhere, "utf8")).to.equal("untouched");
+    rmSync(path);
+    cache.set(entry!.slice(0, -4), result);
+    expect(cache.get(entry!.slice(0, -4), "full")).to.deep.equal(result);
+  });
+
   it("creates its key 0600 and its folder 0700, and refuses a key file git could have checked out (0644)", async () => {
     const root = tempDir();
     mkdirSync(join(root, "clusters", "a"), { recursive: true });
