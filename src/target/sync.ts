@@ -65,8 +65,11 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
   // Namespaces this run creates: in a dry run they do not exist yet, and the server answers NotFound for objects in them.
   const newNamespaces = new Set(applies.filter((c) => c.action === "create" && isNamespaceRef(c.ref)).map((c) => c.ref.name));
   for (const stage of stages(applies)) {
-    await mapLimit(stage, concurrency, async (c) => {
-      if (c.action === "unchanged") return record({ ref: c.ref, action: c.action, outcome: "unchanged" });
+    // Unchanged objects are recorded at once: a no-op pass has nothing else, and one task each for a whole fleet costs.
+    for (const c of stage) if (c.action === "unchanged") record({ ref: c.ref, action: c.action, outcome: "unchanged" });
+    const writesOfStage = stage.filter((c) => c.action !== "unchanged");
+    if (writesOfStage.length === 0) continue;
+    await mapLimit(writesOfStage, concurrency, async (c) => {
       const outcome: Outcome = c.action === "create" ? "created" : "updated";
       try {
         if (c.recreate) {
