@@ -169,10 +169,13 @@ export async function run(ctx: BenchContext): Promise<void> {
     }
     ctx.report("no-op vc diff --target dir: CPU", med(diffs.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${diffs.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(diffs.map((u) => u.wallMs)) / 1000).toFixed(1)} s`);
     ctx.report("no-op vc diff --target dir: peak RSS", med(diffs.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
-    // A first diff (into an empty folder): every object is a create, its whole YAML a diff the report prints.
-    const first = await vc(cli, ["diff", repo, "--target", `dir:${join(base, "empty")}`], base);
-    if (first.code !== 0) throw new Error(`first vc diff exited ${first.code}: ${first.stderr}`);
-    ctx.report("first vc diff --target dir: (an empty folder) peak RSS", first.maxRssKiB / 1024, "MiB", `one run; CPU ${(first.cpuMs / 1000).toFixed(1)} s; its output to /dev/null`);
+    // A first diff (into an empty folder): every object is a create, its whole YAML a diff the report prints, in
+    // each output format (each streams the report a cluster at a time).
+    for (const format of ["text", "json", "yaml"]) {
+      const first = await vc(cli, ["diff", repo, "--target", `dir:${join(base, "empty")}`, "-o", format], base);
+      if (first.code !== 0) throw new Error(`first vc diff -o ${format} exited ${first.code}: ${first.stderr}`);
+      ctx.report(`first vc diff --target dir: (an empty folder) -o ${format} peak RSS`, first.maxRssKiB / 1024, "MiB", `one run; CPU ${(first.cpuMs / 1000).toFixed(1)} s; its output to /dev/null`);
+    }
   }
 
   if (only.has("host")) await onHost(ctx, cli, base, repo, n, runs);

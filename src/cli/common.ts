@@ -1,7 +1,7 @@
 // What every `vc` command shares: exit codes, user errors, data output (-o json|yaml), error reporting.
-import { DEFAULT_SCALAR_STYLE_RULES, dump, SCALAR_STYLE, type ScalarLayout } from "js-yaml";
 import { EXIT, reportError, UserError } from "../errors.js";
-import { escapeControls, hasRawControls, jsonEscapeControls } from "../model/escape.js";
+import { dataYaml } from "../model/data-yaml.js";
+import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 
 export { EXIT, reportError, UnknownClusterError, UserError } from "../errors.js";
 export { parseDuration } from "../duration.js";
@@ -9,23 +9,14 @@ export { parseDuration } from "../duration.js";
 export type DataFormat = "json" | "yaml";
 
 /**
- * Serialises data for stdout: JSON with two-space indent, or YAML with sorted keys. JSON.stringify escapes C0
- * controls itself; the C1 controls, bidi and line-separator characters it leaves raw are written as \u escapes (the
- * same data, nothing a terminal obeys). In YAML a string holding one of them is double-quoted (js-yaml escapes C0 and
- * C1 controls there itself), and the bidi and separator characters it leaves raw become \u escapes, which a
- * double-quoted scalar reads back as the same character.
+ * Serialises data for stdout: JSON with two-space indent, or YAML with sorted keys (dataYaml). JSON.stringify escapes
+ * C0 controls itself; the C1 controls, bidi and line-separator characters it leaves raw are written as \u escapes (the
+ * same data, nothing a terminal obeys).
  */
 export function formatData(data: unknown, format: DataFormat): string {
   if (format === "json") return `${jsonEscapeControls(JSON.stringify(data, null, 2))}\n`;
-  return jsonEscapeControls(dump(data, { sortKeys: true, noRefs: true, lineWidth: -1, scalarStyleRules: YAML_STYLE_RULES }));
+  return dataYaml(data);
 }
-
-/** A scalar holding a character that reorders or controls a terminal is double-quoted, the only style with escapes. */
-function doubleQuoteRawControls(layout: ScalarLayout): void {
-  if (hasRawControls(layout.node.value)) layout.style = SCALAR_STYLE.DOUBLE_QUOTED;
-}
-
-const YAML_STYLE_RULES = [...Object.values(DEFAULT_SCALAR_STYLE_RULES), doubleQuoteRawControls];
 
 /** Validates an `-o` value against the formats a command accepts. */
 export function parseOutputFormat<T extends string>(value: string, allowed: readonly T[]): T {

@@ -1,7 +1,7 @@
 // `vc diff`: the plan of the repository's clusters against a target, as a unified diff per object; --exit-code for drift checks.
 import type { Command } from "commander";
 import { prepareRecords } from "../records/prepare.js";
-import { PLAN_FORMATS, planReportData, useColour, writePlanReport } from "../plan/format.js";
+import { PLAN_FORMATS, useColour, writePlanReport } from "../plan/format.js";
 import { DiffSpill } from "../plan/spill.js";
 import { hasChanges } from "../plan/build.js";
 import { loadDesired, loadDesiredIndex, type DesiredIndex, type DesiredState } from "../target/desired.js";
@@ -17,7 +17,7 @@ import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
 import { clusterFolderNames } from "../repo/layout.js";
 import { readRunTimeSuspension } from "../reconciler/run-suspension.js";
 import { maskUrlCredentials } from "../model/secrets.js";
-import { action, EXIT, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
+import { action, EXIT, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
 /** Options `vc diff` and `vc apply` share. */
 export interface TargetFlags {
@@ -122,9 +122,6 @@ interface DiffFlags extends TargetFlags {
   output: string;
 }
 
-/** The plan's formats, and YAML of its data (what -o json prints). */
-const DIFF_FORMATS = [...PLAN_FORMATS, "yaml"] as const;
-
 export function register(program: Command): void {
   withTargetOptions(
     program
@@ -136,10 +133,10 @@ export function register(program: Command): void {
   )
     .option("--exit-code", "exit 0 when nothing would change, 1 when something would (drift), 2 on errors")
     .option("--force", "plan as vc apply --force would: objects whose change the API server refuses in place are shown as recreated instead of blocking their cluster")
-    .option("-o, --output <format>", `output format: ${DIFF_FORMATS.join(", ")} (markdown suits a pull-request comment)`, "text")
+    .option("-o, --output <format>", `output format: ${PLAN_FORMATS.join(", ")} (markdown suits a pull-request comment)`, "text")
     .action(
       action(async (path: string | undefined, flags: DiffFlags) => {
-        const format = parseOutputFormat(flags.output, DIFF_FORMATS);
+        const format = parseOutputFormat(flags.output, PLAN_FORMATS);
         // The whole fleet is planned a chunk at a time (memory follows the chunk); a selection is loaded at once.
         const { desired, index, selected, owner, held } = await indexForCommand(path, flags, { stream: true });
         const target = await openTargetForCommand(flags);
@@ -155,8 +152,7 @@ export function register(program: Command): void {
           // A fleet's report keeps its diffs in memory up to a bound, then in a temporary file until printed.
           const report = index ? await planFleetStreamed(target, index, fleetOpts, { spill }) : await planFleet(target, desired, fleetOpts);
           if (held) report.held = held;
-          if (format === "yaml") process.stdout.write(formatData(planReportData(report), "yaml"));
-          else writePlanReport(report, format, (text) => process.stdout.write(text), { colour: format === "text" && useColour(process.stdout) });
+          writePlanReport(report, format, (text) => process.stdout.write(text), { colour: format === "text" && useColour(process.stdout) });
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;
           if (flags.exitCode && report.plans.some(hasChanges)) return EXIT.invalid;
           return EXIT.ok;

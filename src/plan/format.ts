@@ -1,13 +1,14 @@
-// Prints plans for people and machines: text (colour on a TTY), JSON, and markdown for a pull-request comment.
+// Prints plans for people and machines: text (colour on a TTY), JSON, YAML, and markdown for a pull-request comment.
 import { styleText } from "node:util";
 import { describeRef } from "../kube/object.js";
+import { dataYaml, sequenceItemYaml } from "../model/data-yaml.js";
 import { escapeControls as e, escapeLines, jsonEscapeControls } from "../model/escape.js";
 import { emptyCounts } from "./build.js";
 import type { Action, Plan, PlannedChange } from "./types.js";
 import { fleetSummaryLine, summariseFleet } from "./fleet-summary.js";
 
-export type PlanFormat = "text" | "json" | "markdown";
-export const PLAN_FORMATS: readonly PlanFormat[] = ["text", "json", "markdown"];
+export type PlanFormat = "text" | "json" | "markdown" | "yaml";
+export const PLAN_FORMATS: readonly PlanFormat[] = ["text", "json", "markdown", "yaml"];
 
 /** A cluster that could not be planned (invalid folder, render or read failure). */
 export interface ClusterError {
@@ -67,7 +68,7 @@ export function formatPlanReport(report: PlanReport, format: PlanFormat, opts: {
 const WRITE_PIECE = 64 * 1024;
 
 /**
- * Writes the report as formatPlanReport formats it, in pieces: text and JSON a cluster at a time (the report of a
+ * Writes the report as formatPlanReport formats it, in pieces: text, JSON and YAML a cluster at a time (the report of a
  * fleet's first diff is as large as its YAML, and its diffs may be read back from a file, plan/spill.ts), markdown
  * whole (it is bounded by its budget).
  */
@@ -86,11 +87,12 @@ export function writePlanReport(report: PlanReport, format: PlanFormat, write: (
     size = 0;
   };
   if (format === "json") writeJson(report, put);
+  else if (format === "yaml") writeYaml(report, put);
   else writeText(report, opts.colour ?? false, put);
   flush();
 }
 
-/** The report as data: what `-o json` prints (and `-o yaml`). */
+/** The report as data: what `-o json` and `-o yaml` print. */
 export function planReportData(report: PlanReport): unknown {
   return toJson(report);
 }
@@ -148,6 +150,25 @@ function writeJson(report: PlanReport, put: (text: string) => void): void {
     put("\n  ]");
   }
   put(`${whole.slice(cut + standIn.length)}\n`);
+}
+
+/** Where the clusters go in the YAML of the rest of the report: a plain scalar no value of the report can be at top level. */
+const CLUSTERS_STAND_IN = "vc-plan-report-clusters";
+
+function writeYaml(report: PlanReport, put: (text: string) => void): void {
+  // The report with a stand-in for its clusters, cut at the stand-in's line: top-level keys alone start a line
+  // without indentation (nested values, block scalars and quoted strings are indented or on their key's line).
+  const whole = dataYaml(jsonWithout(report, CLUSTERS_STAND_IN));
+  const line = `clusters: ${CLUSTERS_STAND_IN}\n`;
+  const cut = `\n${whole}`.indexOf(`\n${line}`);
+  if (cut < 0) throw new Error("internal error: the plan report's YAML has no clusters key");
+  put(whole.slice(0, cut));
+  if (report.plans.length === 0) put("clusters: []\n");
+  else {
+    put("clusters:\n");
+    for (const p of report.plans) put(sequenceItemYaml(clusterJson(p)));
+  }
+  put(whole.slice(cut + line.length));
 }
 
 type Style = Parameters<typeof styleText>[0];

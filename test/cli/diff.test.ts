@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { load } from "js-yaml";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { startGitServer, TestRepo } from "../support/git-server.js";
@@ -81,11 +82,16 @@ describe("vc diff", () => {
     expect(withPrune.stdout).to.include("+++ /dev/null");
   });
 
-  it("gives JSON and markdown", async () => {
+  it("gives JSON, YAML of the same data, and markdown", async () => {
     const json = await runVc(["diff", repo, ...kube, "-o", "json", "--cluster", "minimal"]);
     const data = JSON.parse(json.stdout);
     expect(data.clusters.map((c: { cluster: string }) => c.cluster)).to.deep.equal(["minimal"]);
     expect(data.summary.create).to.equal(data.clusters[0].changes.length);
+    const whole = await runVc(["diff", repo, ...kube, "-o", "json"]);
+    const yaml = await runVc(["diff", repo, ...kube, "-o", "yaml"]);
+    expect(yaml.code, yaml.stderr).to.equal(0);
+    expect(load(yaml.stdout)).to.deep.equal(JSON.parse(whole.stdout));
+    expect(yaml.stdout).to.match(/^clusters:\n {2}- changes:\n/m);
     const md = await runVc(["diff", repo, ...kube, "-o", "markdown"]);
     expect(md.stdout).to.match(/^### vc plan\n/).and.include("```diff");
   });

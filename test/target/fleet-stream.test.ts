@@ -56,7 +56,7 @@ describe("target/fleet: a streamed diff", function () {
       const spilled = await planFleetStreamed(empty, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, spill });
       expect(spill.bytes.memory).to.be.at.most(4096);
       expect(spill.bytes.file).to.be.greaterThan(10 * 4096);
-      for (const format of ["json", "text", "markdown"] as const) expect(formatPlanReport(spilled, format), format).to.equal(formatPlanReport(held, format));
+      for (const format of ["json", "text", "markdown", "yaml"] as const) expect(formatPlanReport(spilled, format), format).to.equal(formatPlanReport(held, format));
     } finally {
       spill.close();
     }
