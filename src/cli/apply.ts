@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { prepareRecords } from "../records/prepare.js";
 import { recordsNamespace } from "../records/record.js";
 import { shortRevision } from "../git/dirty.js";
+import { sequenceItemYaml } from "../model/data-yaml.js";
 import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 import { recordedName } from "../target/kube/identity.js";
 import { describeRef } from "../kube/object.js";
@@ -318,13 +319,13 @@ function tailJson(report: FleetApplyReport, run?: RunRecord): unknown {
 
 /**
  * The report written as the run goes: each chunk's clusters once they are applied and recorded (their objects then
- * let go), the rest at the end. The bytes are those toText or toJson give for the whole report. YAML (its keys sorted,
- * as every -o yaml) is written at the end from each cluster's compact entry, kept as the chunks go.
+ * let go), the rest at the end. The bytes are those toText, toJson or formatData give for the whole report: in YAML
+ * (its keys sorted, as every -o yaml) `clusters` is the first key, so its items go out as they come, and the other keys
+ * follow.
  */
 function reportWriter(format: ApplyFormat, dryRun: boolean, colour: boolean) {
   const style = styler(colour);
   let written = 0;
-  const kept: unknown[] = [];
   const head = `{\n  "dryRun": ${JSON.stringify(dryRun)},\n  "clusters": [`;
   return {
     clusters(results: readonly SyncResult[]): void {
@@ -334,7 +335,8 @@ function reportWriter(format: ApplyFormat, dryRun: boolean, colour: boolean) {
         return;
       }
       if (format === "yaml") {
-        kept.push(...results.map(clusterJson));
+        process.stdout.write(`${written === 0 ? "clusters:\n" : ""}${results.map((r) => sequenceItemYaml(clusterJson(r))).join("")}`);
+        written += results.length;
         return;
       }
       const parts = results.map((r) => JSON.stringify(clusterJson(r), null, 2).replace(/^/gm, "    "));
@@ -347,7 +349,8 @@ function reportWriter(format: ApplyFormat, dryRun: boolean, colour: boolean) {
         return;
       }
       if (format === "yaml") {
-        process.stdout.write(formatData({ dryRun, clusters: kept, ...(tailJson(report, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, "yaml"));
+        // Every other key sorts after `clusters`.
+        process.stdout.write(`${written === 0 ? "clusters: []\n" : ""}${formatData({ dryRun, ...(tailJson(report, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, "yaml")}`);
         return;
       }
       // The tail object's keys, one level in: its text without the opening brace.

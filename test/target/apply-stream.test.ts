@@ -2,6 +2,7 @@
 // once (applyFleet) does and reports the same: drift, an invalid folder, one suspended in cluster.yaml, a namespace
 // claimed across chunks, a removed cluster, a new public host claimed in two chunks, a cluster another source holds.
 import { expect } from "chai";
+import { load } from "js-yaml";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -187,5 +188,32 @@ describe("target/fleet: a streamed apply", function () {
     const jsonNamed = await runVc(["apply", repo, "--target", `dir:${join(tmp, "named")}`, "-o", "json", ...all.flatMap((c) => ["--cluster", c])]);
     expect(zero(jsonChunked.stdout)).to.equal(zero(jsonNamed.stdout));
     expect(jsonChunked.stdout.replace(/"durationMs": \d+/g, "")).to.equal(jsonNamed.stdout.replace(/"durationMs": \d+/g, ""));
+    // And the YAML report, written as the chunks end: the same bytes as the whole document, the same data as JSON.
+    for (const d of ["streamed", "named"]) rmSync(join(tmp, d), { recursive: true });
+    const yamlChunked = await runVc(["apply", repo, "--target", `dir:${join(tmp, "streamed")}`, "-o", "yaml"]);
+    const yamlNamed = await runVc(["apply", repo, "--target", `dir:${join(tmp, "named")}`, "-o", "yaml", ...all.flatMap((c) => ["--cluster", c])]);
+    expect(yamlChunked.code, yamlChunked.stderr).to.equal(0);
+    expect(yamlChunked.stdout.replace(/durationMs: \d+/g, "")).to.equal(yamlNamed.stdout.replace(/durationMs: \d+/g, ""));
+    expect(JSON.parse(zero(JSON.stringify(load(yamlChunked.stdout))))).to.deep.equal(JSON.parse(zero(jsonChunked.stdout)));
+  });
+});
+
+describe("vc apply -o yaml of a fleet with nothing applied", function () {
+  this.timeout(60_000);
+  it("says clusters: [] before its other keys, as the whole document would", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "vc-apply-yaml-"));
+    try {
+      const repo = join(tmp, "repo");
+      await generateFleet(repo, { clusters: 2, meshPerCluster: 1 });
+      // Both clusters invalid: the run applies nothing and reports the errors.
+      for (const c of readdirSync(join(repo, "clusters"))) writeFileSync(join(repo, "clusters", c, "values.yaml"), "sync: [not, a, map]\n");
+      const res = await runVc(["apply", repo, "--target", `dir:${join(tmp, "out")}`, "-o", "yaml"]);
+      expect(res.stdout).to.match(/^clusters: \[\]\ndryRun: false\nerrors:\n/);
+      const data = load(res.stdout) as { clusters: unknown[]; errors: Array<{ cluster: string }> };
+      expect(data.clusters).to.deep.equal([]);
+      expect(data.errors.map((e) => e.cluster).sort()).to.deep.equal(readdirSync(join(repo, "clusters")).sort());
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
