@@ -80,6 +80,30 @@ export function listClusterFolders(realRoot: string): { names: string[]; diagnos
   return { names, diagnostics };
 }
 
+/**
+ * The named cluster folders, looked up one by one, as listClusterFolders reports them (a symlink or a file under a
+ * name is reported, not followed; a name that is not there, or could not be a folder of clusters/, is left out), but
+ * nothing of the rest of clusters/: for a chunk of a fleet whose index listed the whole folder once. Listing the
+ * folder for each chunk of a fleet of N is N × N / chunk entries read.
+ */
+export function namedClusterFolders(realRoot: string, wanted: readonly string[]): { names: string[]; diagnostics: Diagnostic[] } {
+  const base = join(realRoot, CLUSTERS_DIR);
+  if (isSymlink(base) || !existsSync(base)) return listClusterFolders(realRoot);
+  const diagnostics: Diagnostic[] = [];
+  const names: string[] = [];
+  for (const name of [...new Set(wanted)].sort(byName)) {
+    if (name === "" || name.startsWith(".") || name.includes("/") || name.includes("\0")) continue;
+    const abs = join(base, name);
+    const st = lstatSync(abs, { throwIfNoEntry: false });
+    if (!st) continue;
+    const rel = `${CLUSTERS_DIR}/${name}`;
+    if (st.isDirectory()) names.push(name);
+    else if (st.isSymbolicLink()) diagnostics.push(symlinkDiag(realRoot, abs, rel));
+    else diagnostics.push(diag(rel, "warning", "layout", "not a cluster folder: ignored"));
+  }
+  return { names, diagnostics };
+}
+
 /** The cluster folder names of the repository at `root`, for messages naming what exists; undefined without a clusters/ folder. */
 export function clusterFolderNames(root: string): string[] | undefined {
   const real = safeRealpath(root);
@@ -181,9 +205,14 @@ function symlinkDiag(realRoot: string, abs: string, rel: string): Diagnostic {
   return diag(rel, "warning", "symlink", `symlinked folder not followed (it points to ${relative(realRoot, target).split(sep).join("/")})`);
 }
 
+/** Names in code-unit order (as the listing is sorted). */
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 function sortedEntries(dir: string): Dirent[] {
   try {
-    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => byName(a.name, b.name));
   } catch {
     return [];
   }

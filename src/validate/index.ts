@@ -3,7 +3,7 @@ import { hostNamespaceRules } from "./host-namespace.js";
 import { maskShapedCredentials } from "../model/secrets.js";
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterSpec } from "../model/cluster.js";
-import { CLUSTERS_DIR, listClusterFolders } from "../repo/layout.js";
+import { CLUSTERS_DIR, listClusterFolders, namedClusterFolders } from "../repo/layout.js";
 import { NAMESPACE_CONFLICT } from "./namespace-claims.js";
 import { safeRealpath } from "../repo/read.js";
 import { fileDiagnostic } from "./finding.js";
@@ -40,7 +40,9 @@ export interface ValidateOptions {
   detail?: Detail;
   /**
    * Host namespaces claimed by valid clusters outside this load (namespace -> cluster names), for the cross-cluster
-   * rules of a fleet loaded chunk by chunk: a compact index instead of every spec at once.
+   * rules of a fleet loaded chunk by chunk: a compact index instead of every spec at once. Such a load is a chunk of a
+   * run that indexed the repository: with `clusters`, only those folders are looked up, and the rest of clusters/
+   * (files and symlinks there, reported by the index) is not read again.
    */
   namespaceClaims?: ReadonlyMap<string, readonly string[]>;
   /**
@@ -64,13 +66,16 @@ export function unknownClusters(diagnostics: readonly Diagnostic[]): string[] {
 export async function loadAndValidate(root: string, opts: ValidateOptions = {}): Promise<RepoValidation> {
   const realRoot = safeRealpath(root);
   if (realRoot === undefined) throw new Error(`repository path ${root} does not exist`);
-  const listing = listClusterFolders(realRoot);
+  const some = opts.clusters !== undefined && opts.clusters.length > 0;
+  // A chunk of a fleet loaded chunk by chunk looks up its own folders: the run's index listed clusters/ once.
+  const listing = some && opts.namespaceClaims ? namedClusterFolders(realRoot, opts.clusters!) : listClusterFolders(realRoot);
   const diagnostics: Diagnostic[] = [...listing.diagnostics];
   let names = listing.names;
-  if (opts.clusters && opts.clusters.length > 0) {
+  if (some) {
     const wanted = new Set(opts.clusters);
+    const found = new Set(names);
     for (const w of [...wanted].sort()) {
-      if (!names.includes(w)) diagnostics.push(fileDiagnostic(`${CLUSTERS_DIR}/${w}`, "error", "unknown-cluster", `no cluster folder ${CLUSTERS_DIR}/${w}`));
+      if (!found.has(w)) diagnostics.push(fileDiagnostic(`${CLUSTERS_DIR}/${w}`, "error", "unknown-cluster", `no cluster folder ${CLUSTERS_DIR}/${w}`));
     }
     names = names.filter((n) => wanted.has(n));
   }
