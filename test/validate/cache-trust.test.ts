@@ -42,6 +42,16 @@ describe("validate: cache trust", function () {
     return d;
   };
   after(() => tmp.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  /** A repository of one cluster, `a`, validated once with a cache folder of its own (beside it): its one entry written. */
+  const validatedOnce = async (): Promise<{ root: string; cacheDir: string }> => {
+    const root = tempDir();
+    mkdirSync(join(root, "clusters", "a"), { recursive: true });
+    writeFileSync(join(root, "clusters", "a", "values.yaml"), "{}\n");
+    const cacheDir = join(root, "..", `${root.split("/").pop()}-cache`);
+    tmp.push(cacheDir);
+    await loadAndValidate(root, { cacheDir });
+    return { root, cacheDir };
+  };
 
   it("a rewritten entry is ignored: the reconciler never renders into kube-system from it", async () => {
     const repo = new TestRepo();
@@ -75,12 +85,7 @@ describe("validate: cache trust", function () {
   });
 
   it("counts a forged entry and validates the folder anew", async () => {
-    const root = tempDir();
-    mkdirSync(join(root, "clusters", "a"), { recursive: true });
-    writeFileSync(join(root, "clusters", "a", "values.yaml"), "{}\n");
-    const cacheDir = join(root, "..", `${root.split("/").pop()}-cache`);
-    tmp.push(cacheDir);
-    await loadAndValidate(root, { cacheDir });
+    const { root, cacheDir } = await validatedOnce();
     const [entry] = entries(cacheDir);
     const data = readFileSync(join(cacheDir, entry!));
     writeFileSync(join(cacheDir, entry!), Buffer.concat([data.subarray(0, 32), forgeKubeSystem(data.subarray(32))]));
@@ -94,12 +99,7 @@ describe("validate: cache trust", function () {
   });
 
   it("writes an entry whole under its own name (no temporary file); one cut short is removed when read and written anew", async () => {
-    const root = tempDir();
-    mkdirSync(join(root, "clusters", "a"), { recursive: true });
-    writeFileSync(join(root, "clusters", "a", "values.yaml"), "{}\n");
-    const cacheDir = join(root, "..", `${root.split("/").pop()}-cache`);
-    tmp.push(cacheDir);
-    await loadAndValidate(root, { cacheDir });
+    const { root, cacheDir } = await validatedOnce();
     expect(readdirSync(cacheDir).sort()).to.deep.equal([...entries(cacheDir), CACHE_KEY_FILE].sort());
     const [entry] = entries(cacheDir);
     const path = join(cacheDir, entry!);
@@ -116,12 +116,7 @@ describe("validate: cache trust", function () {
   });
 
   it("never writes an entry through a symlink at its name, and keeps an entry another run wrote", async () => {
-    const root = tempDir();
-    mkdirSync(join(root, "clusters", "a"), { recursive: true });
-    writeFileSync(join(root, "clusters", "a", "values.yaml"), "{}\n");
-    const cacheDir = join(root, "..", `${root.split("/").pop()}-cache`);
-    tmp.push(cacheDir);
-    await loadAndValidate(root, { cacheDir });
+    const { cacheDir } = await validatedOnce();
     const [entry] = entries(cacheDir);
     const path = join(cacheDir, entry!);
     const cache = (DirCache.open(cacheDir) as { cache: DirCache }).cache;
