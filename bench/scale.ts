@@ -1,10 +1,11 @@
 // Benchmark: vc at fleet scale on the dir: target (issue #26's table). A generated fleet of N clusters (1,000; 10,000
 // with `npm run bench -- scale --clusters=10000`), each command run as its own process (the bundled CLI, as an image
-// runs it) reporting its own peak RSS and CPU: first `vc apply`, no-op `vc diff` (and a first diff into an empty folder), the reconciler's start-up full pass
-// over the up-to-date target, a one-cluster change applied while a full pass runs, and its steady RSS and heap with the
-// Deployment's V8 flags; and, on the API test server, a no-op `vc diff --target kube` and `vc list` in the repository
-// (`host`). `--only=apply,diff,watch,startup,change,host` runs those parts (default: all; the fleet and one
-// first apply are always made, since every other part needs the target); `--runs=N` runs apply and diff N times (3 at
+// runs it) reporting its own peak RSS and CPU: first `vc apply`, no-op `vc diff` (and a first diff into an empty
+// folder, in text, JSON and YAML), the reconciler's start-up full pass over the up-to-date target, a one-cluster
+// change applied while a full pass runs, and its steady RSS and heap with the Deployment's V8 flags; and, on the API
+// test server, a no-op `vc diff --target kube`, `vc list` in the repository and `vc reconcile --once` (`host`).
+// `--only=apply,diff,watch,startup,change,host` runs those parts (default: all; the fleet and one first apply are
+// always made, since every other part needs the target); `--runs=N` runs apply and diff N times (3 at
 // 1,000, 1 at 10,000 by default) and, given explicitly, the start-up pass too (a new reconciler each time, with a cache
 // folder of its own and the previous run's status files moved out of the target). VC_BENCH_SEMI_SPACE=2,4,8 runs the
 // reconciler parts once per `--max-semi-space-size` given (default: the Deployment's), the rest of the flags unchanged.

@@ -6,7 +6,7 @@ import { CHART_APP_LABEL, LABELS } from "../translate/keys.js";
 import { appliedBy, type ClusterStatus } from "../reconciler/status.js";
 import { KubeStatusStore, readStatuses } from "../reconciler/status-store.js";
 import { hasChanges } from "../plan/build.js";
-import { loadDesired, loadDesiredIndex, type DesiredIndex, type DesiredState } from "../target/desired.js";
+import { loadDesiredIndex, loadIndexedChunk, type DesiredIndex, type DesiredState } from "../target/desired.js";
 import { INVENTORY_CHUNK } from "../reconciler/inventory.js";
 import { planFleetStreamed } from "../target/fleet.js";
 import { KubeTarget } from "../target/kube/target.js";
@@ -162,6 +162,6 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
 /** Renders the indexed repository a chunk at a time, handing each chunk to `keep`. */
 async function renderEach(index: DesiredIndex, keep: (chunk: DesiredState) => void): Promise<void> {
   for (let i = 0; i < index.valid.length; i += INVENTORY_CHUNK) {
-    keep(await loadDesired(index.state.root, index.state.revision, { clusters: index.valid.slice(i, i + INVENTORY_CHUNK), namespaceClaims: index.claims }));
+    keep(await loadIndexedChunk(index, index.valid.slice(i, i + INVENTORY_CHUNK)));
   }
 }

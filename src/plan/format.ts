@@ -137,38 +137,39 @@ function clusterJson(p: Plan): unknown {
 
 /** The text JSON.stringify(toJson(report), null, 2) gives, control characters escaped, written a cluster at a time. */
 function writeJson(report: PlanReport, put: (text: string) => void): void {
-  // The report with a stand-in for its clusters, cut where they go: after the top-level key (the only one indented by
-  // two spaces), before the stand-in.
-  const standIn = JSON.stringify("clusters");
-  const whole = jsonEscapeControls(JSON.stringify(jsonWithout(report, "clusters"), null, 2));
-  const cut = whole.indexOf(`\n  "clusters": ${standIn}`) + `\n  "clusters": `.length;
-  put(whole.slice(0, cut));
-  if (report.plans.length === 0) put("[]");
-  else {
-    put("[\n");
+  // The stand-in's key is the only one indented by two spaces and followed by the stand-in.
+  const whole = jsonEscapeControls(JSON.stringify(jsonWithout(report, CLUSTERS_STAND_IN), null, 2));
+  spliceClusters(whole, `\n  "clusters": ${JSON.stringify(CLUSTERS_STAND_IN)}`, put, () => {
+    if (report.plans.length === 0) return put(`\n  "clusters": []`);
+    put(`\n  "clusters": [\n`);
     report.plans.forEach((p, i) => put(`${i > 0 ? ",\n" : ""}${jsonEscapeControls(JSON.stringify(clusterJson(p), null, 2)).replace(/^/gm, "    ")}`));
     put("\n  ]");
-  }
-  put(`${whole.slice(cut + standIn.length)}\n`);
+  });
+  put("\n");
 }
 
-/** Where the clusters go in the YAML of the rest of the report: a plain scalar no value of the report can be at top level. */
+/** The text dataYaml(toJson(report)) gives, written a cluster at a time. */
+function writeYaml(report: PlanReport, put: (text: string) => void): void {
+  // Top-level keys alone start a line without indentation (nested values, block scalars and quoted strings are
+  // indented or on their key's line), and `clusters` is never the first of the sorted keys (`changes` is before it).
+  const whole = dataYaml(jsonWithout(report, CLUSTERS_STAND_IN));
+  spliceClusters(whole, `\nclusters: ${CLUSTERS_STAND_IN}\n`, put, () => {
+    if (report.plans.length === 0) return put("\nclusters: []\n");
+    put("\nclusters:\n");
+    for (const p of report.plans) put(sequenceItemYaml(clusterJson(p)));
+  });
+}
+
+/** Where the clusters go in the rest of the report, serialised: a string no value of the report can be where it stands. */
 const CLUSTERS_STAND_IN = "vc-plan-report-clusters";
 
-function writeYaml(report: PlanReport, put: (text: string) => void): void {
-  // The report with a stand-in for its clusters, cut at the stand-in's line: top-level keys alone start a line
-  // without indentation (nested values, block scalars and quoted strings are indented or on their key's line).
-  const whole = dataYaml(jsonWithout(report, CLUSTERS_STAND_IN));
-  const line = `clusters: ${CLUSTERS_STAND_IN}\n`;
-  const cut = `\n${whole}`.indexOf(`\n${line}`);
-  if (cut < 0) throw new Error("internal error: the plan report's YAML has no clusters key");
-  put(whole.slice(0, cut));
-  if (report.plans.length === 0) put("clusters: []\n");
-  else {
-    put("clusters:\n");
-    for (const p of report.plans) put(sequenceItemYaml(clusterJson(p)));
-  }
-  put(whole.slice(cut + line.length));
+/** Puts `whole` with what `clusters` puts in place of `marker` (the stand-in's key and value, found once). */
+function spliceClusters(whole: string, marker: string, put: (text: string) => void, clusters: () => void): void {
+  const at = whole.indexOf(marker);
+  if (at < 0) throw new Error("internal error: the plan report has no clusters to write");
+  put(whole.slice(0, at));
+  clusters();
+  put(whole.slice(at + marker.length));
 }
 
 type Style = Parameters<typeof styleText>[0];

@@ -106,6 +106,12 @@ export interface DesiredIndex {
   suspended: Set<string>;
 }
 
+/** The named clusters of an indexed fleet, loaded and rendered as one chunk (the index's namespace claims, its rollout pins). */
+export function loadIndexedChunk(index: DesiredIndex, names: string[]): Promise<DesiredState> {
+  const { root, revision, bases } = index.state;
+  return loadDesired(root, revision, { clusters: names, namespaceClaims: index.claims, bases });
+}
+
 /** Validates the whole fleet in summary (no spec, no render): its errors, known clusters and namespace index. */
 export async function loadDesiredIndex(root: string, revision: string): Promise<DesiredIndex> {
   const validation = await loadAndValidate(root, { detail: "summary" });
@@ -115,9 +121,7 @@ export async function loadDesiredIndex(root: string, revision: string): Promise<
   const contested: string[] = [];
   const hosts = new Map<string, string[]>();
   const suspended = new Set<string>();
-  for (const [i, c] of validation.clusters.entries()) {
-    // Renders yield to the event loop between clusters: a chunk loaded ahead shares it with the one being applied.
-    if (i > 0) await new Promise((r) => setImmediate(r));
+  for (const c of validation.clusters) {
     known.set(c.name, c.settings?.namespace ?? defaultHostNamespace(c.name));
     const errs = c.diagnostics.filter((d) => d.severity === "error");
     const isContested = !c.valid && errs.length > 0 && errs.every((d) => d.code === NAMESPACE_CONFLICT);

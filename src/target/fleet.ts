@@ -5,7 +5,7 @@ import type { ClusterError, PlanReport, SuspendedCluster } from "../plan/format.
 import { otherOwners } from "../plan/owner.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import { describeChange } from "../plan/fleet-summary.js";
-import { loadDesired, type DesiredIndex, type DesiredState } from "./desired.js";
+import { loadIndexedChunk, type DesiredIndex, type DesiredState } from "./desired.js";
 import { runClaims } from "./host-claims.js";
 import { blockPlan } from "./block.js";
 import { holdersOf } from "../records/holders.js";
@@ -214,8 +214,7 @@ async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOpti
   };
   const valid = new Set(index.valid);
   // The next chunk is loaded and rendered while this one's live objects are read and planned.
-  const load = (names: string[]) => loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
-  for await (const [names, chunk] of loadAhead(chunksOf(index.valid, chunkSize), load)) {
+  for await (const [names, chunk] of loadAhead(chunksOf(index.valid, chunkSize), (names) => loadIndexedChunk(index, names))) {
     const inChunk = new Set(names);
     stream.onChunk?.(chunk);
     const live = fleetLive ? take(fleetLive, names) : await listChunkInventory(target, names);
@@ -406,8 +405,7 @@ export async function applyFleetStreamed(target: Target, index: DesiredIndex, op
     opts.onChunkDone?.(done, total, objects);
   };
   // The next chunk is loaded and rendered while the server applies this one.
-  const load = (names: string[]) => loadDesired(state.root, state.revision, { clusters: names, namespaceClaims: index.claims, bases: state.bases });
-  for await (const [names, chunk] of loadAhead(chunksOf(planned, chunkSize), load)) {
+  for await (const [names, chunk] of loadAhead(chunksOf(planned, chunkSize), (names) => loadIndexedChunk(index, names))) {
     const inChunk = new Set(names);
     const clusters = [...chunk.clusters, ...(chunk.contested ?? []).filter((c) => admitted.has(c.name))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     // A cluster the index found valid that fails to render here; the repository's own errors are in the index already.
