@@ -6,8 +6,8 @@
 // test server, a no-op `vc diff --target kube`, `vc list` in the repository and `vc reconcile --once` (`host`).
 // `--only=apply,diff,watch,startup,change,host` runs those parts (default: all; the fleet and one first apply are
 // always made, since every other part needs the target); `--runs=N` runs apply and diff N times (3 at
-// 1,000, 1 at 10,000 by default) and, given explicitly, the start-up pass too (a new reconciler each time, with a cache
-// folder of its own and the previous run's status files moved out of the target). VC_BENCH_SEMI_SPACE=2,4,8 runs the
+// 1,000, 1 at 10,000 by default) and, given explicitly, the start-up passes too (a new reconciler each time, with a
+// cache folder of its own: a restart over the target with its status files, and a first pass without them). VC_BENCH_SEMI_SPACE=2,4,8 runs the
 // reconciler parts once per `--max-semi-space-size` given (default: the Deployment's), the rest of the flags unchanged.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -188,7 +188,7 @@ export async function run(ctx: BenchContext): Promise<void> {
   const aside: string[] = [];
   try {
     const sets = reconcilerFlagSets();
-    for (const [k, flags] of sets.entries()) await reconciler(ctx, cli, base, repo, out, n, startupRuns, only.has("change"), flags, sets.length > 1 ? `${k}-` : "", aside);
+    for (const [k, flags] of sets.entries()) await reconciler(ctx, cli, base, repo, out, n, startupRuns, only.has("startup"), only.has("change"), flags, sets.length > 1 ? `${k}-` : "", aside);
   } finally {
     for (const dir of aside) rmSync(dir, { recursive: true, force: true });
   }
@@ -264,30 +264,47 @@ function countFiles(dir: string): number {
 }
 
 /**
- * The long-running reconciler over the folder, with the Deployment's flags: its start-up pass over the up-to-date
- * target (`runs` times, each a new process with an empty cache and no status written yet), then, with `change`, a
- * change during a full pass and the steady memory of the last one.
+ * The long-running reconciler over the folder, with the Deployment's flags, `runs` times each of two start-ups, every
+ * run a new process with an empty cache folder (a new pod's `emptyDir`):
+ * - a restart (the issue's start-up pass): the target as its last writer left it, its status files included (`vc
+ *   apply`'s, or the previous reconciler's): a settled cluster's status is not written again;
+ * - a target without status (statuses moved out before each run, e.g. a `.vc-status` deleted by hand): every
+ *   cluster's status is written, a file each.
+ * The second only with `startup`. Then, with `change`, a change during a full pass and the steady memory of the last
+ * restart.
  */
-async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, runs: number, change: boolean, flags: string[], tag: string, aside: string[]): Promise<void> {
-  const startups: Startup[] = [];
-  for (let i = 0; i < runs; i++) {
-    // The status files a previous run wrote are moved out of the target (each start-up pass begins as the first one
-    // did), and each run has a cache folder of its own; both are deleted after the bench's last run: files created right
-    // after ten thousand were deleted cost ext4 about three times the system CPU of files in a fresh folder.
-    if (i > 0 || existsSync(join(out, ".vc-status"))) {
+async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, runs: number, startup: boolean, change: boolean, flags: string[], tag: string, aside: string[]): Promise<void> {
+  const report = (what: string, startups: Startup[]) => {
+    const note = runs > 1 ? `median of ${runs}: ${startups.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")} s CPU; ` : "";
+    ctx.report(what, med(startups.map((u) => u.wallMs)) / 1000, "s", `${note}CPU ${(med(startups.map((u) => u.cpuMs)) / 1000).toFixed(1)} s incl. start; peak RSS ${med(startups.map((u) => u.peakMiB)).toFixed(0)} MiB; flags ${flags.join(" ")}; load ${loadAverage()}`);
+  };
+  const unwritten: Startup[] = [];
+  for (let i = 0; i < (startup ? runs : 0); i++) {
+    // The status files are moved out of the target (not deleted: files created right after ten thousand were deleted
+    // cost ext4 about three times the system CPU of files in a fresh folder), and each run has a cache folder of its
+    // own; both are deleted after the bench's last run.
+    if (existsSync(join(out, ".vc-status"))) {
       aside.push(join(base, `statuses-of-run-${tag}${i}`));
       renameSync(join(out, ".vc-status"), aside.at(-1)!);
     }
-    const cacheDir = join(base, `reconciler-cache-${tag}${i}`);
-    aside.push(cacheDir);
+    await reconcilerRun(ctx, cli, base, repo, out, n, cacheFolder(base, `${tag}unwritten-${i}`, aside), false, flags, (s) => unwritten.push(s));
+  }
+  if (startup) report("reconciler first pass over a dir: target without status (every status written)", unwritten);
+  const restarts: Startup[] = [];
+  for (let i = 0; i < runs; i++) {
     // Reported once the last run's pass is over, before its change and steady memory are measured.
-    await reconcilerRun(ctx, cli, base, repo, out, n, cacheDir, change && i === runs - 1, flags, (s) => {
-      startups.push(s);
-      if (i < runs - 1) return;
-      const note = runs > 1 ? `median of ${runs}: ${startups.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")} s CPU; ` : "";
-      ctx.report("reconciler start-up full pass over the up-to-date dir: target", med(startups.map((u) => u.wallMs)) / 1000, "s", `${note}CPU ${(med(startups.map((u) => u.cpuMs)) / 1000).toFixed(1)} s incl. start; peak RSS ${med(startups.map((u) => u.peakMiB)).toFixed(0)} MiB; flags ${flags.join(" ")}; load ${loadAverage()}`);
+    await reconcilerRun(ctx, cli, base, repo, out, n, cacheFolder(base, `${tag}restart-${i}`, aside), change && i === runs - 1, flags, (s) => {
+      restarts.push(s);
+      if (i === runs - 1) report("reconciler start-up full pass over the up-to-date dir: target (a restart: statuses present, cache empty)", restarts);
     });
   }
+}
+
+/** A cache folder of a run's own, deleted with the bench's other leftovers. */
+function cacheFolder(base: string, name: string, aside: string[]): string {
+  const dir = join(base, `reconciler-cache-${name}`);
+  aside.push(dir);
+  return dir;
 }
 
 interface Startup {
