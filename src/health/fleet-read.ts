@@ -31,17 +31,30 @@ export class FleetReadForbidden extends Error {}
 const kindKey = (apiVersion: string, kind: string) => `${apiVersion}/${kind}`;
 const objKey = (apiVersion: string, kind: string, namespace: string | undefined, name: string) => `${apiVersion}/${kind}/${namespace ?? ""}/${name}`;
 
-/** One LIST across namespaces; an unserved kind (404) holds nothing; 403 ends the fleet read. */
-async function listAll(client: KubeClient, apiVersion: string, kind: string, opts: { labelSelector?: string; fieldSelector?: string } = {}): Promise<KubeObject[]> {
+/** Objects a health LIST asks for per page: each page is reduced (keep, no managedFields) before the next is asked for. */
+const HEALTH_PAGE = 500;
+
+/**
+ * One LIST across namespaces, a page at a time, keeping of each object only what `keep` wants and without its
+ * managedFields (no health rule reads them): a fleet's objects of a kind are never all held whole. An unserved kind
+ * (404) holds nothing; 403 ends the fleet read.
+ */
+async function listAll(client: KubeClient, apiVersion: string, kind: string, opts: { labelSelector?: string; fieldSelector?: string } = {}, keep: (o: KubeObject) => boolean = () => true): Promise<KubeObject[]> {
   const type = resourceFor(apiVersion, kind);
   if (!type) return [];
   try {
-    return await client.list(type, opts);
+    return await client.listMapped(type, { ...opts, limit: HEALTH_PAGE }, (o) => (keep(o) ? withoutManagedFields(o) : undefined));
   } catch (err) {
     if (err instanceof KubeApiError && err.status === 404) return [];
     if (err instanceof KubeApiError && err.status === 403) throw new FleetReadForbidden(err.message);
     throw err;
   }
+}
+
+function withoutManagedFields(o: KubeObject): KubeObject {
+  if (!("managedFields" in o.metadata)) return o;
+  const { managedFields: _, ...metadata } = o.metadata;
+  return { ...o, metadata };
 }
 
 /**
@@ -71,13 +84,20 @@ export async function readFleetHealth(client: KubeClient, clusters: readonly Fle
   const wanted = new Map(clusters.map((c) => [c.name, c.objects.filter(hasHealthRules)]));
   // The live objects of each health-bearing kind, by apiVersion/kind/namespace/name (or why the kind could not be read).
   const kinds = new Map<string, { apiVersion: string; kind: string }>();
-  for (const objs of wanted.values()) for (const o of objs) kinds.set(kindKey(o.apiVersion, o.kind), { apiVersion: o.apiVersion, kind: o.kind });
+  const wantedKeys = new Set<string>();
+  for (const objs of wanted.values()) {
+    for (const o of objs) {
+      kinds.set(kindKey(o.apiVersion, o.kind), { apiVersion: o.apiVersion, kind: o.kind });
+      const ref = refOf(o);
+      wantedKeys.add(objKey(o.apiVersion, o.kind, ref.namespace, ref.name));
+    }
+  }
   const live = new Map<string, KubeObject>();
   const failed = new Map<string, string>();
   await Promise.all(
     [...kinds].map(async ([k, { apiVersion, kind }]) => {
       try {
-        const items = listed.kinds?.get(k) ?? (await listAll(client, apiVersion, kind));
+        const items = listed.kinds?.get(k) ?? (await listAll(client, apiVersion, kind, {}, (o) => wantedKeys.has(objKey(apiVersion, kind, o.metadata.namespace, o.metadata.name))));
         for (const o of items) live.set(objKey(apiVersion, kind, o.metadata.namespace, o.metadata.name), { ...o, apiVersion, kind });
       } catch (err) {
         if (err instanceof FleetReadForbidden) throw err;

@@ -270,6 +270,14 @@ export class KubeClient {
   /** Every item of the collection at an API path matching the options, following `continue` pages. */
   async listPath<T = KubeObject>(path: string, opts: Omit<ListOptions, "namespace"> = {}): Promise<T[]> {
     const out: T[] = [];
+    await this.eachPage<T>(path, opts, (items) => {
+      for (const item of items) out.push(item);
+    });
+    return out;
+  }
+
+  /** Calls `onPage` with the items of each page of the collection at `path` as it arrives, following `continue` tokens. */
+  private async eachPage<T>(path: string, opts: Omit<ListOptions, "namespace">, onPage: (items: T[]) => void): Promise<void> {
     let cont: string | undefined;
     do {
       const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, {
@@ -277,22 +285,40 @@ export class KubeClient {
           ? { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, resourceVersion: "0" }
           : { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 5000, continue: cont },
       });
-      for (const item of page.items ?? []) out.push(item);
+      onPage(page.items ?? []);
       cont = page.metadata?.continue || undefined;
     } while (cont);
-    return out;
   }
 
   /** Every object of a kind matching the options; items get apiVersion and kind. */
   async list(type: ResourceType, opts: ListOptions = {}): Promise<KubeObject[]> {
-    const apiVersion = type.group === "" ? type.version : `${type.group}/${type.version}`;
     const items = await this.listPath(resourcePath(type, opts.namespace), opts);
     // List items come without apiVersion and kind; set them in place (no copy of tens of thousands of objects).
+    const apiVersion = apiVersionOf(type);
     for (const item of items) {
       item.apiVersion = apiVersion;
       item.kind = type.kind;
     }
     return items;
+  }
+
+  /**
+   * Every object of a kind matching the options, each mapped as its page arrives (an item mapped to undefined is
+   * dropped): only one page of whole objects is alive at a time, where list() holds them all until the last page is
+   * in. Paged by `opts.limit` (from the store: a LIST served from the watch cache comes in one page).
+   */
+  async listMapped<T>(type: ResourceType, opts: ListOptions, map: (item: KubeObject) => T | undefined): Promise<T[]> {
+    const apiVersion = apiVersionOf(type);
+    const out: T[] = [];
+    await this.eachPage<KubeObject>(resourcePath(type, opts.namespace), opts, (items) => {
+      for (const item of items) {
+        item.apiVersion = apiVersion;
+        item.kind = type.kind;
+        const mapped = map(item);
+        if (mapped !== undefined) out.push(mapped);
+      }
+    });
+    return out;
   }
 
   /** Server-side apply of the whole object (field manager "vc" unless given, conflicts forced). */
@@ -398,4 +424,8 @@ function parseBody(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+function apiVersionOf(type: ResourceType): string {
+  return type.group === "" ? type.version : `${type.group}/${type.version}`;
 }
