@@ -1,7 +1,7 @@
 // Reads what many clusters' health needs with one LIST per kind across namespaces (the I/O edge of `vc list`), instead
 // of readClusterHealth's reads per cluster; the same rules (cluster.ts) decide each cluster's health.
 import type { KubeObject } from "../kube/object.js";
-import { refOf } from "../kube/object.js";
+import { refOf, withoutManagedFields } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
 import { KubeApiError, type KubeClient } from "../target/kube/client.js";
 import { clusterHealth, type LiveOf } from "./cluster.js";
@@ -49,12 +49,6 @@ async function listAll(client: KubeClient, apiVersion: string, kind: string, opt
     if (err instanceof KubeApiError && err.status === 403) throw new FleetReadForbidden(err.message);
     throw err;
   }
-}
-
-function withoutManagedFields(o: KubeObject): KubeObject {
-  if (!("managedFields" in o.metadata)) return o;
-  const { managedFields: _, ...metadata } = o.metadata;
-  return { ...o, metadata };
 }
 
 /**

@@ -58,3 +58,11 @@ export function describeRef(ref: ObjectRef | KubeObject): string {
   const r = "metadata" in ref ? refOf(ref as KubeObject) : (ref as ObjectRef);
   return `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}`;
 }
+
+/** The object without metadata.managedFields (a copy of its top and metadata; the object itself when it has none). */
+export function withoutManagedFields<T>(o: T): T {
+  const metadata = (o as { metadata?: Record<string, unknown> } | null)?.metadata;
+  if (!metadata || typeof metadata !== "object" || !("managedFields" in metadata)) return o;
+  const { managedFields: _, ...rest } = metadata;
+  return { ...o, metadata: rest };
+}

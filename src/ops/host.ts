@@ -1,6 +1,6 @@
 // The host cluster as the operations see it: a few REST verbs over the shared KubeClient (retries, keep-alive).
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { KubeObject } from "../kube/object.js";
+import { withoutManagedFields, type KubeObject } from "../kube/object.js";
 import { KubeApiError, KubeClient, type RequestOptions } from "../target/kube/client.js";
 
 /** How to reach the host: a kubeconfig file (default: KUBECONFIG or ~/.kube/config) and a context. */
@@ -74,7 +74,8 @@ export class KubeHost implements Host {
 
   async list<T>(path: string, options: ListOptions = {}): Promise<T[]> {
     try {
-      return await this.client.listPath<T>(path, { ...options, limit: 500 });
+      // Each page's objects without their managedFields (no command shows or reads them), before the next page comes.
+      return await this.client.listPathMapped<T, T>(path, { ...options, limit: 500 }, withoutManagedFields);
     } catch (err) {
       const e = hostError(err, path);
       if (e.status === 404) return [];

@@ -309,11 +309,18 @@ export class KubeClient {
    */
   async listMapped<T>(type: ResourceType, opts: ListOptions, map: (item: KubeObject) => T | undefined): Promise<T[]> {
     const apiVersion = apiVersionOf(type);
+    return this.listPathMapped<KubeObject, T>(resourcePath(type, opts.namespace), opts, (item) => {
+      item.apiVersion = apiVersion;
+      item.kind = type.kind;
+      return map(item);
+    });
+  }
+
+  /** listPath with each item mapped as its page arrives (listMapped, for a collection named by its path). */
+  async listPathMapped<I, T>(path: string, opts: Omit<ListOptions, "namespace">, map: (item: I) => T | undefined): Promise<T[]> {
     const out: T[] = [];
-    await this.eachPage<KubeObject>(resourcePath(type, opts.namespace), opts, (items) => {
+    await this.eachPage<I>(path, opts, (items) => {
       for (const item of items) {
-        item.apiVersion = apiVersion;
-        item.kind = type.kind;
         const mapped = map(item);
         if (mapped !== undefined) out.push(mapped);
       }
