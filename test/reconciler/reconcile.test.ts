@@ -45,11 +45,15 @@ describe("reconciler against a git server and the API test server", function () 
     // nothing for the 7 other clusters.
     const claims = bed.kube.requests.filter((r) => new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)));
     expect(claims.map((r) => r.resource).sort()).to.deep.equal(["gateways", "virtualservices"]);
-    // The objects vc plans on and the claims are LISTed from the server's watch cache; vc's records from its store.
+    // The objects vc plans on are LISTed from the server's watch cache; the claims and vc's records from its store, a
+    // page at a time (each page reduced before the next: a fleet's Gateways are never all held at once).
     const lists = bed.kube.requests.filter((r) => r.verb === "list");
     const fromCache = (r: { query: string }) => new URLSearchParams(r.query).get("resourceVersion") === "0";
-    expect(lists.filter((r) => r.resource !== "configmaps" || r.namespace !== "vc-system").every(fromCache)).to.equal(true);
-    expect(lists.filter((r) => r.resource === "configmaps" && r.namespace === "vc-system").some(fromCache)).to.equal(false);
+    const paged = (r: { query: string }) => Number(new URLSearchParams(r.query).get("limit")) > 0;
+    const fromStore = (r: { resource?: string; namespace?: string }) => (r.resource === "configmaps" && r.namespace === "vc-system") || claims.includes(r as (typeof claims)[number]);
+    expect(lists.filter((r) => !fromStore(r)).every(fromCache)).to.equal(true);
+    expect(lists.filter(fromStore).some(fromCache)).to.equal(false);
+    expect(claims.every(paged), "the claims are LISTed a page at a time").to.equal(true);
     expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 2 + 3);
     expect(bed.kube.requests.filter((r) => r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`))).to.have.length(0);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
