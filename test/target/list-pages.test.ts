@@ -54,6 +54,26 @@ describe("target/kube: the fleet-wide LISTs are read a page at a time", () => {
     expect(asked.map((q) => q.has("continue"))).to.deep.equal([false, true, true]);
   });
 
+  it("reads the list again from its first page when a continue token expired between two pages, once", async () => {
+    const records = "/api/v1/namespaces/vc-system/configmaps";
+    const expired = server.faults.add({ method: "GET", path: records, nth: 2, status: 410 });
+    try {
+      expect(await new RecordStore(client, "vc-system").list()).to.have.length(CLUSTERS);
+      expect(expired.fired).to.equal(1);
+      expect(pages("configmaps").map((q) => q.has("continue")), "the page that expired, then the whole list again").to.deep.equal([false, true, false, true, true]);
+    } finally {
+      expired.remove();
+    }
+    server.resetRequests();
+    const twice = [server.faults.add({ method: "GET", path: records, nth: 2, status: 410 }), server.faults.add({ method: "GET", path: records, nth: 4, status: 410 })];
+    try {
+      const err = await new RecordStore(client, "vc-system").list().then(() => undefined, (e: unknown) => e as Error);
+      expect(err?.message, "a second expiry is the server's answer, not a loop").to.match(/410|Gone|expired/i);
+    } finally {
+      for (const f of twice) f.remove();
+    }
+  });
+
   it("indexes the public-host claims of every page, only those a record holds", async () => {
     const target = new KubeTarget(client, new RecordStore(client, "vc-system"));
     const index = await target.hostClaimIndex();

@@ -269,21 +269,18 @@ export class KubeClient {
 
   /** Every item of the collection at an API path matching the options, following `continue` pages. */
   async listPath<T = KubeObject>(path: string, opts: Omit<ListOptions, "namespace"> = {}): Promise<T[]> {
-    const out: T[] = [];
-    await this.eachPage<T>(path, opts, (items) => {
-      for (const item of items) out.push(item);
-    });
-    return out;
+    return this.listPathMapped<T, T>(path, opts, (item) => item);
   }
 
   /** Calls `onPage` with the items of each page of the collection at `path` as it arrives, following `continue` tokens. */
   private async eachPage<T>(path: string, opts: Omit<ListOptions, "namespace">, onPage: (items: T[]) => void): Promise<void> {
     let cont: string | undefined;
     do {
-      const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, {
-        query: opts.fromCache
-          ? { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, resourceVersion: "0" }
-          : { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 5000, continue: cont },
+      const query = opts.fromCache
+        ? { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, resourceVersion: "0" }
+        : { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 5000, continue: cont };
+      const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, { query }).catch((err: unknown) => {
+        throw cont !== undefined && err instanceof KubeApiError && err.status === 410 ? new ExpiredContinue(err) : err;
       });
       onPage(page.items ?? []);
       cont = page.metadata?.continue || undefined;
@@ -316,16 +313,26 @@ export class KubeClient {
     });
   }
 
-  /** listPath with each item mapped as its page arrives (listMapped, for a collection named by its path). */
+  /**
+   * listPath with each item mapped as its page arrives (listMapped, for a collection named by its path). A continue
+   * token the server no longer knows (410: its store was compacted past the list's snapshot between two pages) makes
+   * the list be read again from its first page, once, as client-go's pager does.
+   */
   async listPathMapped<I, T>(path: string, opts: Omit<ListOptions, "namespace">, map: (item: I) => T | undefined): Promise<T[]> {
-    const out: T[] = [];
-    await this.eachPage<I>(path, opts, (items) => {
-      for (const item of items) {
-        const mapped = map(item);
-        if (mapped !== undefined) out.push(mapped);
+    for (let attempt = 1; ; attempt++) {
+      const out: T[] = [];
+      try {
+        await this.eachPage<I>(path, opts, (items) => {
+          for (const item of items) {
+            const mapped = map(item);
+            if (mapped !== undefined) out.push(mapped);
+          }
+        });
+        return out;
+      } catch (err) {
+        if (!(err instanceof ExpiredContinue) || attempt > 1) throw err instanceof ExpiredContinue ? err.cause : err;
       }
-    });
-    return out;
+    }
   }
 
   /** Server-side apply of the whole object (field manager "vc" unless given, conflicts forced). */
@@ -435,4 +442,11 @@ function parseBody(text: string): unknown {
 
 function apiVersionOf(type: ResourceType): string {
   return type.group === "" ? type.version : `${type.group}/${type.version}`;
+}
+
+/** A LIST's continue token expired between two pages (410 Gone): the list is read again (listPathMapped). */
+class ExpiredContinue extends Error {
+  constructor(readonly cause: KubeApiError) {
+    super(cause.message);
+  }
 }
