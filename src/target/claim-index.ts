@@ -40,6 +40,13 @@ export class ClaimIndex {
     return index;
   }
 
+  /** An index of claims read already, each with the reference of the object that carries them (a paged read reduces each page so). */
+  static ofClaimed(entries: Iterable<{ object: KubeObject; claims: LiveClaim[] }>, claimsOf?: (object: KubeObject) => LiveClaim[]): ClaimIndex {
+    const index = new ClaimIndex(claimsOf);
+    for (const e of entries) index.#add(objectKey(e.object), refObject(refOf(e.object)), e.claims);
+    return index;
+  }
+
   /** An index of claims without their objects (tests, callers holding claims already). */
   static ofClaims(claims: readonly LiveClaim[]): ClaimIndex {
     const index = new ClaimIndex();

@@ -1,6 +1,6 @@
 // The `kube` target: a live host through the kubeconfig; inventory by label-selected LISTs kept to vc's records, server-side apply, guarded deletes.
 import type { KubeObject, ObjectRef } from "../../kube/object.js";
-import { objectKey, refOf } from "../../kube/object.js";
+import { objectKey, refObject, refOf } from "../../kube/object.js";
 import { takeOwnershipName } from "../conflicts.js";
 import { mapLimit } from "../pool.js";
 import { olderFirst, type ClusterRecord } from "../../records/record.js";
@@ -113,17 +113,13 @@ export class KubeTarget implements Target {
     if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.index;
     const at = Date.now();
     const index = (async () => {
-      // Read from the store a page at a time, each object put into the index (its claims and its reference) as its page
-      // arrives and let go: from the watch cache the fleet's Gateways and VirtualServices come in one page, parsed whole
-      // (about 100 MiB at 10,000 clusters, for each refresh). Only objects a record of their cluster holds are claims.
+      // Read from the store a page at a time, each object reduced to its claims and its reference as its page arrives:
+      // from the watch cache the fleet's Gateways and VirtualServices come in one page, parsed whole (about 100 MiB at
+      // 10,000 clusters, for each refresh). Only objects a record of their cluster holds are claims.
       const held = heldKeys(await this.records.list());
-      const claims = new ClaimIndex(liveClaimsOf);
-      const put = (o: KubeObject): undefined => {
-        if (held.has(`${o.metadata.labels?.[LABELS.inventory] ?? ""}\n${objectKey(o)}`)) claims.put(o);
-        return undefined;
-      };
-      await Promise.all(CLAIM_TYPES.map((t) => this.client.listMapped(t, { labelSelector: LABELS.inventory, limit: CLAIMS_PAGE }, put).catch(notServed)));
-      return claims;
+      const claimed = (o: KubeObject) => (held.has(heldKey(o)) ? { object: refObject(refOf(o)), claims: liveClaimsOf(o) } : undefined);
+      const lists = await Promise.all(CLAIM_TYPES.map((t) => this.client.listMapped(t, { labelSelector: LABELS.inventory, limit: CLAIMS_PAGE }, claimed).catch(notServed)));
+      return ClaimIndex.ofClaimed(lists.flat(), liveClaimsOf);
     })();
     this.claims = { at, index };
     index.catch(() => {
@@ -364,7 +360,12 @@ export class KubeTarget implements Target {
 /** The labelled objects that the record of their cluster holds, in any source (public host claims count across sources). */
 export function heldByARecord(labelled: readonly KubeObject[], records: readonly ClusterRecord[]): KubeObject[] {
   const held = heldKeys(records);
-  return labelled.filter((o) => held.has(`${o.metadata.labels?.[LABELS.inventory] ?? ""}\n${objectKey(o)}`));
+  return labelled.filter((o) => held.has(heldKey(o)));
+}
+
+/** A labelled object as a record would hold it: `cluster\nobjectKey`, its cluster from its inventory label. */
+function heldKey(o: KubeObject): string {
+  return `${o.metadata.labels?.[LABELS.inventory] ?? ""}\n${objectKey(o)}`;
 }
 
 /** `cluster\nobjectKey` of every object a record holds. */
