@@ -116,8 +116,8 @@ export class KubeTarget implements Target {
       // Read from the store a page at a time, each object reduced to its claims and its reference as its page arrives:
       // from the watch cache the fleet's Gateways and VirtualServices come in one page, parsed whole (about 100 MiB at
       // 10,000 clusters, for each refresh). Only objects a record of their cluster holds are claims.
-      const held = heldKeys(await this.records.list());
-      const claimed = (o: KubeObject) => (held.has(heldKey(o)) ? { object: refObject(refOf(o)), claims: liveClaimsOf(o) } : undefined);
+      const held = heldByCluster(await this.records.list());
+      const claimed = (o: KubeObject) => (isHeld(held, o) ? { object: refObject(refOf(o)), claims: liveClaimsOf(o) } : undefined);
       const lists = await Promise.all(CLAIM_TYPES.map((t) => this.client.listMapped(t, { labelSelector: LABELS.inventory, limit: CLAIMS_PAGE }, claimed).catch(notServed)));
       return ClaimIndex.ofClaimed(lists.flat(), liveClaimsOf);
     })();
@@ -359,20 +359,27 @@ export class KubeTarget implements Target {
  */
 /** The labelled objects that the record of their cluster holds, in any source (public host claims count across sources). */
 export function heldByARecord(labelled: readonly KubeObject[], records: readonly ClusterRecord[]): KubeObject[] {
-  const held = heldKeys(records);
-  return labelled.filter((o) => held.has(heldKey(o)));
+  const held = heldByCluster(records);
+  return labelled.filter((o) => isHeld(held, o));
 }
 
-/** A labelled object as a record would hold it: `cluster\nobjectKey`, its cluster from its inventory label. */
-function heldKey(o: KubeObject): string {
-  return `${o.metadata.labels?.[LABELS.inventory] ?? ""}\n${objectKey(o)}`;
-}
-
-/** `cluster\nobjectKey` of every object a record holds. */
-function heldKeys(records: readonly ClusterRecord[]): Set<string> {
-  const held = new Set<string>();
-  for (const r of records) for (const k of r.inventory) held.add(`${r.cluster}\n${k}`);
+/**
+ * The objects the records hold (objectKey), by cluster, of every source: the records' own key strings, not a new
+ * string per object (a fleet's 200,000 joined keys held about 17 MiB while the claims were read).
+ */
+function heldByCluster(records: readonly ClusterRecord[]): Map<string, Set<string>> {
+  const held = new Map<string, Set<string>>();
+  for (const r of records) {
+    let keys = held.get(r.cluster);
+    if (!keys) held.set(r.cluster, (keys = new Set()));
+    for (const k of r.inventory) keys.add(k);
+  }
   return held;
+}
+
+/** Whether a record of the object's cluster (its inventory label) holds it. */
+function isHeld(held: ReadonlyMap<string, ReadonlySet<string>>, o: KubeObject): boolean {
+  return held.get(o.metadata.labels?.[LABELS.inventory] ?? "")?.has(objectKey(o)) ?? false;
 }
 
 /** A kind the server does not serve (404: its CRD is not installed) holds nothing. */
