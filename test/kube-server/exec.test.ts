@@ -22,9 +22,19 @@ describe("kube-server: exec", function () {
       s.exit(3);
       return;
     }
-    s.stdout.write(`${s.container}: ${s.command.join(" ")}\n`);
-    if (!s.stdin) return s.exit(0);
-    s.stdin.on("data", (d: Buffer) => s.stdout.write(d.toString().toUpperCase()));
+    const banner = `${s.container}: ${s.command.join(" ")}\n`;
+    if (!s.stdin) {
+      s.stdout.write(banner);
+      return s.exit(0);
+    }
+    // With stdin, the banner goes out with the first input: kubectl sends it once its streams are up, so nothing
+    // written before it reads them can be lost (kubectl before 1.34 dropped such output).
+    let first = true;
+    s.stdin.on("data", (d: Buffer) => {
+      if (first) s.stdout.write(banner);
+      first = false;
+      s.stdout.write(d.toString().toUpperCase());
+    });
     s.stdin.on("end", () => s.exit(0));
   }
 

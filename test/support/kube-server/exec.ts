@@ -61,6 +61,9 @@ function rejectUpgrade(socket: Duplex, err: ApiError): void {
   socket.end(`HTTP/1.1 ${err.code} ${err.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
+/** How long after the upgrade an exec's command starts (see run). */
+const EXEC_START_MS = 50;
+
 export function attachExec(server: Server, deps: { auth: Auth; store: Store; log: RequestLog; faults: Faults }): { setHandler(h: ExecHandler): void; close(): void } {
   let handler: ExecHandler | undefined;
   const wss = new WebSocketServer({
@@ -106,6 +109,7 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
   function run(ws: WebSocket, p: { namespace: string; pod: string; container: string; command: string[]; tty: boolean; stdin: boolean }): void {
     const stdin = p.stdin ? new PassThrough() : null;
     const resizeListeners: Array<(s: { width: number; height: number }) => void> = [];
+    const earlySizes: Array<{ width: number; height: number }> = [];
     let done = false;
     const session: ExecSession = {
       namespace: p.namespace,
@@ -116,7 +120,11 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
       stdin,
       stdout: channelWriter(ws, STDOUT),
       stderr: channelWriter(ws, STDERR),
-      onResize: (l) => resizeListeners.push(l),
+      onResize: (l) => {
+        resizeListeners.push(l);
+        // Sizes sent before the command started (a terminal sends its size at once) reach its first listener.
+        for (const size of earlySizes.splice(0)) l(size);
+      },
       exit(code) {
         if (done) return;
         done = true;
@@ -138,7 +146,9 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
           // The API server decodes TerminalSize with Go's case-insensitive field matching: Width or width.
           const raw = JSON.parse(payload.toString("utf8")) as Record<string, unknown>;
           const field = (name: string) => Number(Object.entries(raw).find(([k]) => k.toLowerCase() === name)?.[1] ?? 0);
-          for (const l of resizeListeners) l({ width: field("width"), height: field("height") });
+          const size = { width: field("width"), height: field("height") };
+          if (resizeListeners.length === 0) earlySizes.push(size);
+          for (const l of resizeListeners) l(size);
         } catch {
           /* a malformed resize message is ignored, as upstream does */
         }
@@ -148,15 +158,21 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
       stdin?.end();
       done = true;
     });
-    if (!handler) {
-      session.stderr.write("the test server has no exec handler: call server.onExec(...)\n");
-      session.exit(126);
-      return;
-    }
-    Promise.resolve(handler(session)).catch((err: unknown) => {
-      session.stderr.write(`${(err as Error)?.message ?? String(err)}\n`);
-      session.exit(1);
-    });
+    // The command starts a moment after the upgrade, as a container runtime's exec does: kubectl before 1.34 (client-go
+    // before kubernetes/kubernetes#131203) reads the connection before it has created its streams and drops what
+    // arrives for them meanwhile, so output written at once was sometimes lost.
+    setTimeout(() => {
+      if (done) return;
+      if (!handler) {
+        session.stderr.write("the test server has no exec handler: call server.onExec(...)\n");
+        session.exit(126);
+        return;
+      }
+      Promise.resolve(handler(session)).catch((err: unknown) => {
+        session.stderr.write(`${(err as Error)?.message ?? String(err)}\n`);
+        session.exit(1);
+      });
+    }, EXEC_START_MS);
   }
 
   return {
