@@ -31,9 +31,6 @@ export class FleetReadForbidden extends Error {}
 const kindKey = (apiVersion: string, kind: string) => `${apiVersion}/${kind}`;
 const objKey = (apiVersion: string, kind: string, namespace: string | undefined, name: string) => `${apiVersion}/${kind}/${namespace ?? ""}/${name}`;
 
-/** Objects a health LIST asks for per page: each page is reduced (keep, no managedFields) before the next is asked for. */
-const HEALTH_PAGE = 500;
-
 /**
  * One LIST across namespaces, a page at a time, keeping of each object only what `keep` wants and without its
  * managedFields (no health rule reads them): a fleet's objects of a kind are never all held whole. An unserved kind
@@ -43,7 +40,7 @@ async function listAll(client: KubeClient, apiVersion: string, kind: string, opt
   const type = resourceFor(apiVersion, kind);
   if (!type) return [];
   try {
-    return await client.listMapped(type, { ...opts, limit: HEALTH_PAGE }, (o) => (keep(o) ? withoutManagedFields(o) : undefined));
+    return await client.listMapped(type, opts, (o) => (keep(o) ? withoutManagedFields(o) : undefined));
   } catch (err) {
     if (err instanceof KubeApiError && err.status === 404) return [];
     if (err instanceof KubeApiError && err.status === 403) throw new FleetReadForbidden(err.message);

@@ -75,7 +75,7 @@ export class KubeHost implements Host {
   async list<T>(path: string, options: ListOptions = {}): Promise<T[]> {
     try {
       // Each page's objects without their managedFields (no command shows or reads them), before the next page comes.
-      return await this.client.listPathMapped<T, T>(path, { ...options, limit: 500 }, withoutManagedFields);
+      return await this.client.listPathMapped<T, T>(path, options, withoutManagedFields);
     } catch (err) {
       const e = hostError(err, path);
       if (e.status === 404) return [];

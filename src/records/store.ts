@@ -49,9 +49,6 @@ function emptyMemo(on: boolean, fleet: boolean): Memo {
   return { on, fleet, reads: new Map(), clusters: new Map(), writes: 0 };
 }
 
-/** Record ConfigMaps a LIST asks for per page: each page is read into records before the next is asked for. */
-export const RECORDS_PAGE = 500;
-
 /** Field manager of the inventory key, apart from the status's ("vc"), so that a status write never drops the inventory. */
 export const INVENTORY_FIELD_MANAGER = "vc-inventory";
 /** Field manager of run-time suspension, apart from the reconciler's, so that its status writes never remove it. */
@@ -222,13 +219,12 @@ export class RecordStore {
   }
 
   /**
-   * The records (one LIST; `selector` narrows it), each read from its ConfigMap as its page arrives: a host's records
-   * come RECORDS_PAGE at a time, so a fleet's ConfigMaps are never all parsed at once (at 10,000 clusters the whole
-   * LIST held about 250 MiB of them). A missing namespace holds none.
+   * The records (one LIST; `selector` narrows it), each read from its ConfigMap as its page arrives (listMapped): a
+   * fleet's record ConfigMaps are never all parsed at once. A missing namespace holds none.
    */
   private async listRecords(selector?: string): Promise<Array<Remembered & { name: string }>> {
     try {
-      return await this.client.listMapped(resourceFor("v1", "ConfigMap")!, { namespace: this.namespace, labelSelector: `${RECORD_LABEL}=record${selector ? `,${selector}` : ""}`, limit: RECORDS_PAGE }, (cm) => {
+      return await this.client.listMapped(resourceFor("v1", "ConfigMap")!, { namespace: this.namespace, labelSelector: `${RECORD_LABEL}=record${selector ? `,${selector}` : ""}` }, (cm) => {
         const rec = fromRecordConfigMap(cm);
         return rec && { name: cm.metadata.name, labels: cm.metadata.labels ?? {}, rec };
       });

@@ -40,10 +40,10 @@ export class ClaimIndex {
     return index;
   }
 
-  /** An index of claims read already, each with the reference of the object that carries them (a paged read reduces each page so). */
+  /** An index of claims read already, each with the reference (refObject) of the object that carries them (a paged read reduces each page so). */
   static ofClaimed(entries: Iterable<{ object: KubeObject; claims: LiveClaim[] }>, claimsOf?: (object: KubeObject) => LiveClaim[]): ClaimIndex {
     const index = new ClaimIndex(claimsOf);
-    for (const e of entries) index.#add(objectKey(e.object), refObject(refOf(e.object)), e.claims);
+    for (const e of entries) index.#add(objectKey(e.object), e.object, e.claims);
     return index;
   }
 

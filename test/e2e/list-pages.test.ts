@@ -4,13 +4,13 @@ import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { objectKey } from "../../src/kube/object.js";
 import { inventoryText, INVENTORY_KEY, recordBase } from "../../src/records/record.js";
-import { RECORDS_PAGE, RecordStore } from "../../src/records/store.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { RecordStore } from "../../src/records/store.js";
+import { KubeClient, MAPPED_PAGE } from "../../src/target/kube/client.js";
 import { KubeTarget } from "../../src/target/kube/target.js";
 import { mapLimit } from "../../src/target/pool.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 
-const CLUSTERS = 2 * RECORDS_PAGE + 7;
+const CLUSTERS = 2 * MAPPED_PAGE + 7;
 const NAMESPACES = 4;
 const name = (i: number) => `p${String(i).padStart(4, "0")}`;
 const namespaceOf = (i: number) => `vc-pages-${i % NAMESPACES}`;
@@ -54,7 +54,7 @@ describe("e2e: a host's records and public-host claims are read a page at a time
   it("every claim a record holds, across its pages, and none a record does not hold", async () => {
     const index = await new KubeTarget(client, new RecordStore(client, "vc-system")).hostClaimIndex();
     expect(index.objects()).to.have.length(CLUSTERS - 1);
-    for (const i of [0, RECORDS_PAGE, 2 * RECORDS_PAGE, CLUSTERS - 2]) expect(index.overlapping(`${name(i)}.example.com`).map((c) => c.cluster), name(i)).to.deep.equal([name(i)]);
+    for (const i of [0, MAPPED_PAGE, 2 * MAPPED_PAGE, CLUSTERS - 2]) expect(index.overlapping(`${name(i)}.example.com`).map((c) => c.cluster), name(i)).to.deep.equal([name(i)]);
     expect(index.overlapping(`${name(CLUSTERS - 1)}.example.com`), "the Gateway no record holds").to.deep.equal([]);
   });
 });

@@ -4,13 +4,13 @@ import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { objectKey } from "../../src/kube/object.js";
 import { inventoryText, INVENTORY_KEY, recordBase } from "../../src/records/record.js";
-import { RECORDS_PAGE, RecordStore } from "../../src/records/store.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { RecordStore } from "../../src/records/store.js";
+import { KubeClient, MAPPED_PAGE } from "../../src/target/kube/client.js";
 import { KubeTarget } from "../../src/target/kube/target.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
 const API = "networking.mesh.io/v1beta1";
-const CLUSTERS = 2 * RECORDS_PAGE + 7;
+const CLUSTERS = 2 * MAPPED_PAGE + 7;
 const name = (i: number) => `c${String(i).padStart(4, "0")}`;
 const gateway = (cluster: string): KubeObject => ({
   apiVersion: API,
@@ -45,12 +45,12 @@ describe("target/kube: the fleet-wide LISTs are read a page at a time", () => {
   const pages = (resource: string) =>
     server.requests.filter((r) => r.method === "GET" && r.resource === resource && !r.name).map((r) => new URLSearchParams(r.query));
 
-  it("reads every record, RECORDS_PAGE at a time", async () => {
+  it("reads every record, MAPPED_PAGE at a time", async () => {
     const records = await new RecordStore(client, "vc-system").list();
     expect(records.map((r) => r.cluster)).to.deep.equal(Array.from({ length: CLUSTERS }, (_, i) => name(i)));
     const asked = pages("configmaps");
     expect(asked).to.have.length(3);
-    expect(asked.map((q) => q.get("limit"))).to.deep.equal([String(RECORDS_PAGE), String(RECORDS_PAGE), String(RECORDS_PAGE)]);
+    expect(asked.map((q) => q.get("limit"))).to.deep.equal([String(MAPPED_PAGE), String(MAPPED_PAGE), String(MAPPED_PAGE)]);
     expect(asked.map((q) => q.has("continue"))).to.deep.equal([false, true, true]);
   });
 

@@ -92,6 +92,9 @@ export interface ListOptions {
   fromCache?: boolean;
 }
 
+/** Objects a mapped LIST (listMapped) asks for per page: each page is reduced before the next is asked for. */
+export const MAPPED_PAGE = 500;
+
 export interface ClientStats {
   requests: number;
   retries: number;
@@ -269,7 +272,7 @@ export class KubeClient {
 
   /** Every item of the collection at an API path matching the options, following `continue` pages. */
   async listPath<T = KubeObject>(path: string, opts: Omit<ListOptions, "namespace"> = {}): Promise<T[]> {
-    return this.listPathMapped<T, T>(path, opts, (item) => item);
+    return this.listPathMapped<T, T>(path, { ...opts, limit: opts.limit ?? 5000 }, (item) => item);
   }
 
   /** Calls `onPage` with the items of each page of the collection at `path` as it arrives, following `continue` tokens. */
@@ -278,7 +281,7 @@ export class KubeClient {
     do {
       const query = opts.fromCache
         ? { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, resourceVersion: "0" }
-        : { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 5000, continue: cont };
+        : { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? MAPPED_PAGE, continue: cont };
       const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, { query }).catch((err: unknown) => {
         throw cont !== undefined && err instanceof KubeApiError && err.status === 410 ? new ExpiredContinue(err) : err;
       });
@@ -302,7 +305,8 @@ export class KubeClient {
   /**
    * Every object of a kind matching the options, each mapped as its page arrives (an item mapped to undefined is
    * dropped): only one page of whole objects is alive at a time, where list() holds them all until the last page is
-   * in. Paged by `opts.limit` (from the store: a LIST served from the watch cache comes in one page).
+   * in. Paged by `opts.limit`, MAPPED_PAGE by default (from the store: a LIST served from the watch cache comes in one
+   * page).
    */
   async listMapped<T>(type: ResourceType, opts: ListOptions, map: (item: KubeObject) => T | undefined): Promise<T[]> {
     const apiVersion = apiVersionOf(type);

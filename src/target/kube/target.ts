@@ -28,8 +28,6 @@ const CLAIM_TYPES: readonly ResourceType[] = INVENTORY_TYPES.filter((t) => t.gro
 const isClaimKind = (o: KubeObject): boolean => o.apiVersion.startsWith(`${MESH_GROUP}/`) && (o.kind === "Gateway" || o.kind === "VirtualService");
 /** How long read claims are reused when nothing else renews them (a long-running reconciler between full passes). */
 const CLAIMS_MAX_AGE_MS = 30_000;
-/** Gateways and VirtualServices a claims LIST asks for per page. */
-const CLAIMS_PAGE = 500;
 
 export class KubeTarget implements Target {
   readonly description: string;
@@ -115,11 +113,12 @@ export class KubeTarget implements Target {
     const index = (async () => {
       // Read from the store a page at a time, each object reduced to its claims and its reference as its page arrives:
       // from the watch cache the fleet's Gateways and VirtualServices come in one page, parsed whole (about 100 MiB at
-      // 10,000 clusters, for each refresh). Only objects a record of their cluster holds are claims.
-      const held = heldByCluster(await this.records.list());
-      const claimed = (o: KubeObject) => (isHeld(held, o) ? { object: refObject(refOf(o)), claims: liveClaimsOf(o) } : undefined);
-      const lists = await Promise.all(CLAIM_TYPES.map((t) => this.client.listMapped(t, { labelSelector: LABELS.inventory, limit: CLAIMS_PAGE }, claimed).catch(notServed)));
-      return ClaimIndex.ofClaimed(lists.flat(), liveClaimsOf);
+      // 10,000 clusters, for each refresh). The records are read beside them: only objects a record of their cluster
+      // holds are claims.
+      const claimed = (o: KubeObject) => ({ cluster: o.metadata.labels?.[LABELS.inventory] ?? "", object: refObject(refOf(o)), claims: liveClaimsOf(o) });
+      const [lists, records] = await Promise.all([Promise.all(CLAIM_TYPES.map((t) => this.client.listMapped(t, { labelSelector: LABELS.inventory }, claimed).catch(notServed))), this.records.list()]);
+      const held = heldByCluster(records);
+      return ClaimIndex.ofClaimed(lists.flat().filter((c) => isHeld(held, c.cluster, c.object)), liveClaimsOf);
     })();
     this.claims = { at, index };
     index.catch(() => {
@@ -353,14 +352,10 @@ export class KubeTarget implements Target {
   }
 }
 
-/**
- * The objects labelled for `cluster` that its record holds. A label is only where vc looks; the record says what is
- * vc's: a labelled object the record does not hold (planted by whoever may write the namespace) is never planned on.
- */
 /** The labelled objects that the record of their cluster holds, in any source (public host claims count across sources). */
 export function heldByARecord(labelled: readonly KubeObject[], records: readonly ClusterRecord[]): KubeObject[] {
   const held = heldByCluster(records);
-  return labelled.filter((o) => isHeld(held, o));
+  return labelled.filter((o) => isHeld(held, o.metadata.labels?.[LABELS.inventory] ?? "", o));
 }
 
 /**
@@ -377,9 +372,9 @@ function heldByCluster(records: readonly ClusterRecord[]): Map<string, Set<strin
   return held;
 }
 
-/** Whether a record of the object's cluster (its inventory label) holds it. */
-function isHeld(held: ReadonlyMap<string, ReadonlySet<string>>, o: KubeObject): boolean {
-  return held.get(o.metadata.labels?.[LABELS.inventory] ?? "")?.has(objectKey(o)) ?? false;
+/** Whether a record of `cluster` (the object's inventory label) holds the object. */
+function isHeld(held: ReadonlyMap<string, ReadonlySet<string>>, cluster: string, o: KubeObject): boolean {
+  return held.get(cluster)?.has(objectKey(o)) ?? false;
 }
 
 /** A kind the server does not serve (404: its CRD is not installed) holds nothing. */
@@ -388,6 +383,10 @@ function notServed(err: unknown): never[] {
   throw err;
 }
 
+/**
+ * The objects labelled for `cluster` that its record holds. A label is only where vc looks; the record says what is
+ * vc's: a labelled object the record does not hold (planted by whoever may write the namespace) is never planned on.
+ */
 export function keptToRecord(labelled: readonly KubeObject[], cluster: string, record: ClusterRecord | undefined): KubeObject[] {
   if (!record) return [];
   const held = new Set(record.inventory);
