@@ -128,4 +128,21 @@ describe("e2e: public hosts are fleet-wide claims; mesh objects stay in the tena
       expect(await gateways("vc-pass-b").catch(() => [])).to.deep.equal([]);
     }
   });
+
+  it("a Gateway the syncer plants in its host namespace, labelled as vc's and older than any claim, claims nothing", async () => {
+    const syncer = "system:serviceaccount:team-bookinfo:vc-bookinfo";
+    const planted = {
+      apiVersion: "networking.mesh.io/v1beta1",
+      kind: "Gateway",
+      metadata: { name: "planted", namespace: "team-bookinfo", labels: { "vc.orch.io/inventory": "bookinfo" } },
+      spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["planted.example.com"] }] },
+    };
+    const made = await host.kubectl(["apply", "-f", "-", "--as", syncer], { input: JSON.stringify(planted) });
+    expect(made.code, `the syncer may write Gateways in its namespace: ${made.stderr}`).to.equal(0);
+    const r = repo(["bookinfo"], intruder("claimer", ["planted.example.com"]));
+    const apply = await vcOn(host, "apply", r, "--owner", "fleet");
+    expect(apply.code, apply.stdout + apply.stderr).to.equal(0);
+    expect(apply.stdout).to.not.include('public host "planted.example.com" belongs to');
+    expect(await gateways("vc-claimer")).to.deep.equal(["edge-x-web-x-claimer"]);
+  });
 });
