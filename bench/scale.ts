@@ -201,6 +201,8 @@ export async function run(ctx: BenchContext): Promise<void> {
  */
 async function onHost(ctx: BenchContext, cli: string[], base: string, repo: string, n: number, runs: number): Promise<void> {
   const { startKubeServer } = await import("../test/support/kube-server/index.js");
+  const { INVENTORY_TYPES } = await import("../src/target/kube/target.js");
+  const inventoryPlurals = new Set(INVENTORY_TYPES.map((t) => t.plural));
   const server = await startKubeServer();
   try {
     const kube = ["--kubeconfig", server.kubeconfigPath];
@@ -215,14 +217,21 @@ async function onHost(ctx: BenchContext, cli: string[], base: string, repo: stri
       const usages: Usage[] = [];
       // LISTs of every record of the host (no selector beyond the records' own label) each run makes.
       const wholeRecordLists: number[] = [];
+      // LISTs of live objects (the inventory kinds, selected by the inventory label): each LIST's first request, and every request.
+      const liveLists: number[] = [];
+      const liveRequests: number[] = [];
       for (let i = 0; i < runs; i++) {
         server.resetRequests();
         const u = await vc(cli, [...args], cwd);
         if (u.code !== 0) throw new Error(`${what} exited ${u.code}: ${u.stderr}`);
         usages.push(u);
         wholeRecordLists.push(server.requests.filter((r) => r.method === "GET" && r.path.endsWith("/configmaps") && decodeURIComponent(r.query).replace(/&limit=\d+$/, "") === "labelSelector=vc.orch.io/record=record").length);
+        const live = server.requests.filter((r) => r.method === "GET" && !r.name && inventoryPlurals.has(r.resource ?? "") && decodeURIComponent(r.query).includes("vc.orch.io/inventory"));
+        liveLists.push(live.filter((r) => !r.query.includes("continue=")).length);
+        liveRequests.push(live.length);
       }
       ctx.report(`${what} CPU`, med(usages.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${usages.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(usages.map((u) => u.wallMs)) / 1000).toFixed(1)} s; ${n} clusters; ${med(wholeRecordLists)} LISTs of every record`);
+      ctx.report(`${what} LISTs of live objects`, med(liveLists), "LISTs", `median of ${runs}; ${med(liveRequests)} requests with their continue pages`);
       ctx.report(`${what} peak RSS`, med(usages.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
     }
   } finally {

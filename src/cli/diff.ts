@@ -1,4 +1,5 @@
 // `vc diff`: the plan of the repository's clusters against a target, as a unified diff per object; --exit-code for drift checks.
+import { escapeControls } from "../model/escape.js";
 import type { Command } from "commander";
 import { prepareRecords } from "../records/prepare.js";
 import { PLAN_FORMATS, useColour, writePlanReport } from "../plan/format.js";
@@ -150,7 +151,9 @@ export function register(program: Command): void {
           const suspendedAtRunTime = (await readRunTimeSuspension(target, desired, selected))?.suspended;
           const fleetOpts = { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner, suspendedAtRunTime };
           // A fleet's report keeps its diffs in memory up to a bound, then in a temporary file until printed.
-          const report = index ? await planFleetStreamed(target, index, fleetOpts, { spill }) : await planFleet(target, desired, fleetOpts);
+          // The host's live objects come from one paged LIST per kind; why the rest had to be read chunk by chunk is said.
+          const onFallBack = (why: string) => process.stderr.write(`warning: ${escapeControls(why)}; reading the live objects a chunk of clusters at a time instead\n`);
+          const report = index ? await planFleetStreamed(target, index, fleetOpts, { spill, onFallBack }) : await planFleet(target, desired, fleetOpts);
           if (held) report.held = held;
           writePlanReport(report, format, (text) => process.stdout.write(text), { colour: format === "text" && useColour(process.stdout) });
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;

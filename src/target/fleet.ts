@@ -10,7 +10,8 @@ import { runClaims } from "./host-claims.js";
 import { blockPlan } from "./block.js";
 import { holdersOf } from "../records/holders.js";
 import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "../reconciler/inventory.js";
-import { KubeTarget } from "./kube/target.js";
+import { INVENTORY_TYPES, KubeTarget } from "./kube/target.js";
+import { FleetInventoryReader, inNamespaceOrder, ListOrderError } from "./kube/fleet-inventory.js";
 import { chunksOf, loadAhead, mapLimit } from "./pool.js";
 import type { DiffSpill } from "../plan/spill.js";
 import { applyPlan } from "./sync.js";
@@ -149,55 +150,64 @@ export function preparedFor(target: Target, desired: DesiredState): DesiredState
   return { ...desired, clusters: desired.clusters.map((c) => ({ ...c, objects: c.objects.map(prepare) })) };
 }
 
-/**
- * Up to this many clusters on the host (vc's records of every source) and in the repository, a whole-fleet plan reads
- * the host's live objects with one LIST per kind for the whole fleet; above, chunk by chunk (one LIST per kind
- * selecting the chunk's clusters, from the watch cache), as `vc apply` and the reconciler do. The fleet-wide read holds
- * every live object at once: about 170 KB of memory per cluster of 21 objects (257 MiB peak for a diff of 1,000
- * clusters, 586 MiB for 3,000), which past this size outweighs the fewer requests.
- */
-export const FLEET_WIDE_READ_MAX = 1000;
-
 /** How planFleetStreamed goes through the fleet. */
 export interface StreamOptions {
   /** Clusters loaded, rendered and planned at a time (default INVENTORY_CHUNK). */
   chunkSize?: number;
-  /** The fleet size up to which a host's live objects are read fleet-wide (default FLEET_WIDE_READ_MAX). */
-  fleetWideMax?: number;
+  /**
+   * How a host's live objects are read: "fleet" (default), one paged LIST per kind for the whole fleet, taken out a
+   * chunk at a time (FleetInventoryReader); "chunk", one LIST per kind for each chunk, as `vc apply` and the reconciler
+   * read them.
+   */
+  liveReads?: "fleet" | "chunk";
+  /** Objects a page of the fleet's LISTs holds (default MAPPED_PAGE). */
+  pageSize?: number;
   /** Each chunk's desired state as loaded and rendered, before it is planned and let go (vc list keeps what health needs). */
   onChunk?: (desired: DesiredState) => void;
   /** Where the report's diff texts are kept until printed (vc diff): in memory up to a bound, then in a file. */
   spill?: DiffSpill;
+  /** Told when the fleet's LISTs could not be used to the end and the rest was read chunk by chunk, and why. */
+  onFallBack?: (why: string) => void;
 }
 
 /**
  * `vc diff` of the whole fleet, streamed: the desired state is loaded and rendered a chunk at a time (the index
  * holds the fleet's errors and namespace claims), each chunk planned against its live objects and let go; plans
- * are kept for the report. Live objects: on a host of up to `fleetWideMax` clusters one LIST per kind for the fleet
- * (taken out chunk by chunk), on a larger one and on dir: read with each chunk. The report is the one planFleet gives.
+ * are kept for the report. Live objects on a host: one paged LIST per kind for the whole fleet, from the store, the
+ * chunks taken in the order of their host namespaces, which is the order the store lists them in
+ * (FleetInventoryReader); so a fleet of any size costs one LIST per kind, and memory holds a chunk and a page or so
+ * per kind. On dir: they are read with each chunk. The report is the one planFleet gives, in the repository's order.
  */
 export async function planFleetStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions = {}): Promise<PlanReport> {
   // A plan writes no record: one LIST of the host's records answers all its reads of them (the host's size, the
   // fleet's inventory, the removed clusters, the public-host claims, each chunk's records and claimants).
   // A command that reads the records before it plans (vc diff) keeps its own unit of work for the whole run.
-  if (!(target instanceof KubeTarget) || target.records.memoized) return planStreamed(target, index, opts, stream);
+  if (!(target instanceof KubeTarget) || target.records.memoized) return planOrdered(target, index, opts, stream);
   target.records.memoize({ fleet: true });
   try {
-    return await planStreamed(target, index, opts, stream);
+    return await planOrdered(target, index, opts, stream);
   } finally {
     target.records.unmemoize();
+  }
+}
+
+/** planStreamed, read again chunk by chunk if the server's LISTs were not in its store's key order. */
+async function planOrdered(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions): Promise<PlanReport> {
+  try {
+    return await planStreamed(target, index, opts, stream);
+  } catch (err) {
+    if (!(err instanceof ListOrderError)) throw err;
+    stream.onFallBack?.(err.message);
+    return planStreamed(target, index, opts, { ...stream, liveReads: "chunk" });
   }
 }
 
 async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions): Promise<PlanReport> {
   const { state } = index;
   const chunkSize = stream.chunkSize ?? INVENTORY_CHUNK;
-  const fleetWideMax = stream.fleetWideMax ?? FLEET_WIDE_READ_MAX;
-  const fleetWide = target instanceof KubeTarget && index.valid.length <= fleetWideMax && (await target.recordedClusterCount()) <= fleetWideMax;
-  const fleetLive = fleetWide ? await target.listFleetInventory() : undefined;
   const plans: Plan[] = [];
   const kept = new KeptStrings();
-  const errors: ClusterError[] = [...state.errors];
+  const chunkErrors: ClusterError[] = [];
   const suspendedAtRunTime: SuspendedCluster[] = [];
   const planChunk = async (desired: DesiredState, live: Map<string, KubeObject[]>): Promise<void> => {
     const prepared = preparedFor(target, desired);
@@ -210,31 +220,46 @@ async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOpti
     // New public-host claims are compared within the chunk (live claims fleet-wide), as planFleet does for its run.
     const peers = runClaims(planned.plans);
     for (const p of await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers))) plans.push(forReport(p, kept, stream.spill));
-    errors.push(...all.errors, ...planned.errors);
+    chunkErrors.push(...all.errors, ...planned.errors);
   };
-  const valid = new Set(index.valid);
+  let order = index.valid;
+  let readLive = (names: readonly string[]) => listChunkInventory(target, names);
+  if (target instanceof KubeTarget && stream.liveReads !== "chunk") {
+    const records = await target.recordsByCluster();
+    order = inNamespaceOrder(index.valid, (c) => records.get(c)?.hostNamespace ?? state.known.get(c));
+    const reader = new FleetInventoryReader(target.client, INVENTORY_TYPES, records, order, readLive, { pageSize: stream.pageSize });
+    readLive = async (names) => {
+      const live = await reader.take(names);
+      if (reader.fellBack) {
+        stream.onFallBack?.(reader.fellBack);
+        stream = { ...stream, onFallBack: undefined };
+      }
+      return live;
+    };
+  }
   // The next chunk is loaded and rendered while this one's live objects are read and planned.
-  for await (const [names, chunk] of loadAhead(chunksOf(index.valid, chunkSize), (names) => loadIndexedChunk(index, names))) {
+  for await (const [names, chunk] of loadAhead(chunksOf(order, chunkSize), (names) => loadIndexedChunk(index, names))) {
     const inChunk = new Set(names);
     stream.onChunk?.(chunk);
-    const live = fleetLive ? take(fleetLive, names) : await listChunkInventory(target, names);
+    const live = await readLive(names);
     // The chunk's own errors (a render failure); the repository's are in the index already.
     await planChunk({ ...chunk, errors: chunk.errors.filter((e) => inChunk.has(e.cluster)), known: state.known, missing: [] }, live);
   }
-  // Clusters with live objects and no folder (removed), and those whose folder is invalid (never removed): what the
-  // fleet-wide read left, or read a chunk at a time like the rest (a mass removal reads no more at once than a chunk).
-  if (fleetLive) {
-    for (const name of valid) fleetLive.delete(name);
-    await planChunk({ ...state, clusters: [], errors: [] }, fleetLive);
-  } else {
-    const rest = (await clustersOnTarget(target)).filter((n) => !valid.has(n));
-    let i = 0;
-    do {
-      await planChunk({ ...state, clusters: [], errors: [] }, await listChunkInventory(target, rest.slice(i, i + chunkSize)));
-      i += chunkSize;
-    } while (i < rest.length);
-  }
-  return { plans, errors, suspendedAtRunTime };
+  // The report in the repository's order, whatever order the chunks were read in.
+  const rank = new Map(index.valid.map((name, i) => [name, i]));
+  const byRank = (a: { cluster: string }, b: { cluster: string }) => (rank.get(a.cluster) ?? rank.size) - (rank.get(b.cluster) ?? rank.size);
+  plans.sort(byRank);
+  chunkErrors.sort(byRank);
+  // Clusters with live objects and no folder (removed), read a chunk at a time (a mass removal reads no more at once
+  // than a chunk); those whose folder is invalid are never removed, and their objects are not read.
+  // The clusters named but nowhere (state.missing) are reported with the first of these.
+  const removed = (await clustersOnTarget(target)).filter((n) => !state.known.has(n));
+  let i = 0;
+  do {
+    await planChunk({ ...state, clusters: [], errors: [], missing: i === 0 ? state.missing : [] }, await listChunkInventory(target, removed.slice(i, i + chunkSize)));
+    i += chunkSize;
+  } while (i < removed.length);
+  return { plans, errors: [...state.errors, ...chunkErrors], suspendedAtRunTime };
 }
 
 /** A plan as a report shows it: its counts, and its changes without the objects they were worked out from. */
@@ -271,16 +296,6 @@ class KeptStrings {
 
 /** A string of its own (not a slice of a longer one). */
 const copied = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
-
-/** The named clusters' share of a fleet's live objects, taken out of it. */
-function take(fleet: Map<string, KubeObject[]>, names: readonly string[]): Map<string, KubeObject[]> {
-  const out = new Map<string, KubeObject[]>();
-  for (const n of names) {
-    out.set(n, fleet.get(n) ?? []);
-    fleet.delete(n);
-  }
-  return out;
-}
 
 /** `vc diff`: the plans of the fleet against the target. */
 export async function planFleet(target: Target, rendered: DesiredState, opts: FleetOptions): Promise<PlanReport> {

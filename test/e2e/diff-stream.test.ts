@@ -1,6 +1,7 @@
-// On a real API server: `vc diff` of a whole fleet read chunk by chunk (one LIST per kind selecting a chunk's clusters,
-// from the watch cache, as above FLEET_WIDE_READ_MAX clusters) reports what reading it fleet-wide and planning the
-// fleet at once report: drift, a removed cluster, an invalid one, a namespace claimed across chunks.
+// On a real API server: `vc diff` of a whole fleet read with one paged LIST per kind, handed out a chunk at a time in
+// the store's key order (the server lists in that order across pages: the reader never has to fall back), and read
+// chunk by chunk (one LIST per kind selecting a chunk's clusters, from the watch cache) report what planning the fleet
+// at once reports: drift, a removed cluster, an invalid one, a namespace claimed across chunks.
 import { expect } from "chai";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,7 +17,7 @@ import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 const REV = "0123456789abcdef0123456789abcdef01234567";
 const sorted = Array.from({ length: 9 }, (_, i) => fleetClusterName(i)).sort();
 
-describe("e2e: a whole-fleet diff read chunk by chunk on a real API server", function () {
+describe("e2e: a whole-fleet diff read by paged fleet-wide LISTs and chunk by chunk on a real API server", function () {
   this.timeout(300_000);
   const kube = useRealKube();
   let tmp: string;
@@ -41,11 +42,13 @@ describe("e2e: a whole-fleet diff read chunk by chunk on a real API server", fun
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  it("plans what the fleet-wide read and the fleet at once plan (with --prune)", async () => {
+  it("plans what the fleet at once plans (with --prune), the fleet's LISTs read in pages of 2 to the end", async () => {
     const opts = { prune: true, allowMassPrune: true, selected: [] };
     const whole = formatPlanReport(await planFleet(target(), await loadDesired(repo, REV), opts), "json");
-    const fleetWide = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, fleetWideMax: 100 }), "json");
-    const chunked = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, fleetWideMax: 1 }), "json");
+    const fellBack: string[] = [];
+    const fleetWide = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 2, onFallBack: (why) => fellBack.push(why) }), "json");
+    const chunked = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads: "chunk" }), "json");
+    expect(fellBack, "the server lists each kind in its key order, page after page").to.deep.equal([]);
     expect(fleetWide).to.equal(whole);
     expect(chunked).to.equal(whole);
     const clusters = (JSON.parse(chunked) as { clusters: Array<{ cluster: string; counts: Record<string, number> }> }).clusters;

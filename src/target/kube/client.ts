@@ -277,6 +277,15 @@ export class KubeClient {
 
   /** Calls `onPage` with the items of each page of the collection at `path` as it arrives, following `continue` tokens. */
   private async eachPage<T>(path: string, opts: Omit<ListOptions, "namespace">, onPage: (items: T[]) => void): Promise<void> {
+    for await (const items of this.pagesOf<T>(path, opts)) onPage(items);
+  }
+
+  /**
+   * The pages of the collection at `path`, each asked for when the one before has been taken: a consumer that stops
+   * between pages holds one page and asks the server for nothing meanwhile. A continue token the server no longer
+   * knows throws ExpiredContinue.
+   */
+  private async *pagesOf<T>(path: string, opts: Omit<ListOptions, "namespace">): AsyncGenerator<T[]> {
     let cont: string | undefined;
     do {
       const query = opts.fromCache
@@ -285,9 +294,26 @@ export class KubeClient {
       const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, { query }).catch((err: unknown) => {
         throw cont !== undefined && err instanceof KubeApiError && err.status === 410 ? new ExpiredContinue(err) : err;
       });
-      onPage(page.items ?? []);
       cont = page.metadata?.continue || undefined;
+      yield page.items ?? [];
     } while (cont);
+  }
+
+  /**
+   * The pages of a kind's objects matching the options, from the store (`opts.limit` a page, MAPPED_PAGE by default),
+   * in the store's key order (namespace, then name), items with apiVersion and kind; a pull-based listMapped for a
+   * reader that takes a page only when it needs one (target/kube/fleet-inventory.ts). A continue token the server no
+   * longer knows throws ExpiredContinue: the list cannot be resumed where it stood.
+   */
+  async *listPages(type: ResourceType, opts: Omit<ListOptions, "fromCache">): AsyncGenerator<KubeObject[]> {
+    const apiVersion = apiVersionOf(type);
+    for await (const items of this.pagesOf<KubeObject>(resourcePath(type, opts.namespace), opts)) {
+      for (const item of items) {
+        item.apiVersion = apiVersion;
+        item.kind = type.kind;
+      }
+      yield items;
+    }
   }
 
   /** Every object of a kind matching the options; items get apiVersion and kind. */
@@ -449,7 +475,7 @@ function apiVersionOf(type: ResourceType): string {
 }
 
 /** A LIST's continue token expired between two pages (410 Gone): the list is read again (listPathMapped). */
-class ExpiredContinue extends Error {
+export class ExpiredContinue extends Error {
   constructor(readonly cause: KubeApiError) {
     super(cause.message);
   }

@@ -133,11 +133,6 @@ export class KubeTarget implements Target {
     return keptToRecords(labelled, clusters, records);
   }
 
-  /** How many clusters the host holds records of, of every source (one LIST of the records): the size of a fleet-wide read. */
-  async recordedClusterCount(): Promise<number> {
-    return new Set((await this.records.list()).map((r) => r.cluster)).size;
-  }
-
   /** Every recorded cluster's live inventory: the objects carrying its inventory label that its record holds. */
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
     const [lists, all] = await Promise.all([Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory))), this.records.list()]);

@@ -1,0 +1,172 @@
+// The live inventory of a whole-fleet plan read with one paged LIST per kind, handed out a chunk of clusters at a time.
+import type { KubeObject } from "../../kube/object.js";
+import { groupKind, objectKey } from "../../kube/object.js";
+import type { ResourceType } from "../../kube/resources.js";
+import type { ClusterRecord } from "../../records/record.js";
+import { LABELS } from "../../translate/keys.js";
+import { ExpiredContinue, KubeApiError, MAPPED_PAGE, type KubeClient } from "./client.js";
+
+/**
+ * Live objects read for clusters whose chunk has not been taken yet, past which the reader stops merging and reads the
+ * remaining chunks one LIST per kind each: the merge keeps to a page or two per kind when the chunks come in the
+ * store's order, and this bounds it when they do not (a cluster whose objects lie in several namespaces).
+ */
+export const AHEAD_MAX = 20_000;
+
+/** The store listed a kind out of its key order: a chunk may have been handed out before all its objects were read. */
+export class ListOrderError extends Error {}
+
+/** Where a LIST of a kind returns an object: the store's key order is namespace, then name (cluster-scoped: "", then name). */
+const positionOf = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+
+/** A record's key (objectKey: `group/Kind/namespace/name`) split into its kind and its position in the kind's LIST. */
+function splitKey(key: string): { kind: string; position: string } | undefined {
+  const nameAt = key.lastIndexOf("/");
+  const namespaceAt = nameAt > 0 ? key.lastIndexOf("/", nameAt - 1) : -1;
+  if (namespaceAt <= 0) return undefined;
+  return { kind: key.slice(0, namespaceAt), position: key.slice(namespaceAt + 1) };
+}
+
+/** One kind's paged LIST, read a page at a time as far as the chunks in hand need. */
+class KindCursor {
+  /** The position of the last object read ("" before the first). */
+  private last = "";
+  private done = false;
+  private pages: AsyncGenerator<KubeObject[]> | undefined;
+
+  constructor(private readonly open: () => AsyncGenerator<KubeObject[]>) {}
+
+  /** Reads pages until an object at or past `bound` has been read or the list has ended, each object given to `route`. */
+  async readTo(bound: string, route: (o: KubeObject) => void): Promise<void> {
+    this.pages ??= this.open();
+    while (!this.done && this.last < bound) {
+      let page: IteratorResult<KubeObject[]>;
+      try {
+        page = await this.pages.next();
+      } catch (err) {
+        // A kind the server does not serve (its CRD is not installed) holds nothing.
+        if (this.last === "" && err instanceof KubeApiError && err.status === 404) page = { done: true, value: undefined };
+        else throw err;
+      }
+      if (page.done) {
+        this.done = true;
+        return;
+      }
+      for (const o of page.value) {
+        const at = positionOf(o);
+        if (at <= this.last) throw new ListOrderError(`the server listed ${o.kind} ${at} after ${this.last}: not in its store's key order`);
+        this.last = at;
+        route(o);
+      }
+    }
+  }
+}
+
+/**
+ * The live objects of a fleet's clusters, read for a plan of the whole fleet (vc diff): one LIST per kind for the
+ * fleet, from the server's store, a page at a time, instead of one LIST per kind for each chunk of clusters. A LIST
+ * from the store comes in the store's key order, namespace then name; a chunk's objects are in its clusters' host
+ * namespaces, so when the chunks are taken in the order of those namespaces (inNamespaceOrder) each kind's LIST is
+ * read just past the chunk's last object, and the objects of later chunks read meanwhile (a page's worth at most)
+ * wait for theirs. How far a chunk needs each kind read comes from the records: the objects a cluster's record holds
+ * are the ones planned on, as keptToRecord keeps them (a labelled object no record holds is let go as it is read).
+ *
+ * A continue token the server lets expire between two pages, or more than AHEAD_MAX objects waiting, make the rest
+ * of the chunks be read one LIST per kind each (listRecordedInventory); a LIST out of key order throws
+ * ListOrderError, as a chunk may have been handed out short of an object.
+ */
+export class FleetInventoryReader {
+  private readonly cursors = new Map<string, KindCursor>();
+  private readonly types: ReadonlyMap<string, ResourceType>;
+  /** Clusters not yet taken, and (once an object of theirs is read) the keys their record holds. */
+  private readonly waiting = new Map<string, ReadonlySet<string> | undefined>();
+  /** Objects read for clusters not yet taken. */
+  private readonly ahead = new Map<string, KubeObject[]>();
+  private aheadCount = 0;
+  /** Why the reader went back to a LIST per kind and chunk, once it has. */
+  fellBack: string | undefined;
+
+  constructor(
+    private readonly client: KubeClient,
+    types: readonly ResourceType[],
+    private readonly records: ReadonlyMap<string, ClusterRecord>,
+    clusters: Iterable<string>,
+    private readonly byChunk: (clusters: readonly string[]) => Promise<Map<string, KubeObject[]>>,
+    private readonly limits: { pageSize?: number; aheadMax?: number } = {},
+  ) {
+    this.types = new Map(types.map((t) => [groupKind(t.group === "" ? t.version : `${t.group}/${t.version}`, t.kind), t]));
+    for (const c of clusters) if (records.has(c)) this.waiting.set(c, undefined);
+  }
+
+  /** The live objects of the named clusters (each an empty list when nothing of it is live), let go by the reader. */
+  async take(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
+    if (this.fellBack) return this.byChunk(clusters);
+    const bounds = new Map<string, string>();
+    for (const c of clusters) {
+      for (const key of this.records.get(c)?.inventory ?? []) {
+        const at = splitKey(key);
+        if (at && this.types.has(at.kind) && at.position > (bounds.get(at.kind) ?? "")) bounds.set(at.kind, at.position);
+      }
+    }
+    try {
+      await Promise.all([...bounds].map(([kind, bound]) => this.cursor(kind).readTo(bound, this.route)));
+    } catch (err) {
+      if (!(err instanceof ExpiredContinue)) throw err;
+      this.fallBack("a LIST's continue token expired");
+      return this.byChunk(clusters);
+    }
+    const aheadMax = this.limits.aheadMax ?? AHEAD_MAX;
+    if (this.aheadCount > aheadMax) {
+      this.fallBack(`more than ${aheadMax} objects were read ahead of their chunk`);
+      return this.byChunk(clusters);
+    }
+    const out = new Map<string, KubeObject[]>();
+    for (const c of clusters) {
+      const objects = this.ahead.get(c) ?? [];
+      out.set(c, objects);
+      this.aheadCount -= objects.length;
+      this.ahead.delete(c);
+      this.waiting.delete(c);
+    }
+    return out;
+  }
+
+  private cursor(kind: string): KindCursor {
+    let cursor = this.cursors.get(kind);
+    if (!cursor) {
+      const type = this.types.get(kind)!;
+      this.cursors.set(kind, (cursor = new KindCursor(() => this.client.listPages(type, { labelSelector: LABELS.inventory, limit: this.limits.pageSize ?? MAPPED_PAGE }))));
+    }
+    return cursor;
+  }
+
+  /** Keeps an object read if the record of a cluster still to be taken holds it (its inventory label names the cluster). */
+  private readonly route = (o: KubeObject): void => {
+    const cluster = o.metadata.labels?.[LABELS.inventory];
+    if (cluster === undefined || !this.waiting.has(cluster)) return;
+    let held = this.waiting.get(cluster);
+    if (!held) this.waiting.set(cluster, (held = new Set(this.records.get(cluster)!.inventory)));
+    if (!held.has(objectKey(o))) return;
+    const objects = this.ahead.get(cluster);
+    if (objects) objects.push(o);
+    else this.ahead.set(cluster, [o]);
+    this.aheadCount++;
+  };
+
+  private fallBack(why: string): void {
+    this.fellBack = why;
+    this.ahead.clear();
+    this.waiting.clear();
+    this.aheadCount = 0;
+  }
+}
+
+/**
+ * The clusters in the order their objects come in a LIST from the store: by the namespace their record holds them in
+ * (the repository's host namespace for a cluster without a record), then by name.
+ */
+export function inNamespaceOrder(clusters: readonly string[], namespaceOf: (cluster: string) => string | undefined): string[] {
+  const keyed = clusters.map((c) => [`${namespaceOf(c) ?? ""}/`, c] as const);
+  keyed.sort(([a, an], [b, bn]) => (a < b ? -1 : a > b ? 1 : an < bn ? -1 : an > bn ? 1 : 0));
+  return keyed.map(([, c]) => c);
+}
