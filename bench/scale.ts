@@ -83,14 +83,14 @@ interface Usage {
 }
 
 /** Runs `vc ARGS` to its end as a child process; its peak RSS and CPU come from the child itself (usage-hook.mjs). */
-async function vc(cli: string[], args: string[], workDir: string, extraFlags: string[] = []): Promise<Usage> {
+async function vc(cli: string[], args: string[], workDir: string, extraFlags: string[] = [], extraEnv: Record<string, string> = {}): Promise<Usage> {
   const usageFile = join(workDir, `usage-${process.pid}.json`);
   rmSync(usageFile, { force: true });
   const t0 = Date.now();
   const child = spawn(process.execPath, [...extraFlags, "--import", HOOK, ...cli, ...args], {
     cwd: workDir,
     stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, VC_BENCH_USAGE_FILE: usageFile, NO_COLOR: "1" },
+    env: { ...process.env, ...extraEnv, VC_BENCH_USAGE_FILE: usageFile, NO_COLOR: "1" },
   });
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
@@ -170,6 +170,19 @@ export async function run(ctx: BenchContext): Promise<void> {
     }
     ctx.report("no-op vc diff --target dir: CPU", med(diffs.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${diffs.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(diffs.map((u) => u.wallMs)) / 1000).toFixed(1)} s`);
     ctx.report("no-op vc diff --target dir: peak RSS", med(diffs.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
+    // With the start-up pass: the same diff under each of the reconciler's flag sets (and its environment), so that the
+    // pass can be compared with a diff that ran under the same heap.
+    if (only.has("startup")) {
+      for (const flags of reconcilerFlagSets()) {
+        const same: Usage[] = [];
+        for (let i = 0; i < runs; i++) {
+          const u = await vc(cli, ["diff", repo, "--target", `dir:${out}`, "--exit-code"], base, flags, DEPLOYMENT_ENV);
+          if (u.code !== 0) throw new Error(`no-op vc diff with ${flags.join(" ")} exited ${u.code}: ${u.stderr}`);
+          same.push(u);
+        }
+        ctx.report(`no-op vc diff --target dir: CPU with the reconciler's flags ${flags.join(" ")}`, med(same.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${same.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; peak RSS ${(med(same.map((u) => u.maxRssKiB)) / 1024) | 0} MiB`);
+      }
+    }
     // A first diff (into an empty folder): every object is a create, its whole YAML a diff the report prints, in
     // each output format (each streams the report a cluster at a time).
     for (const format of ["text", "json", "yaml"]) {

@@ -160,7 +160,7 @@ export interface StreamOptions {
    * read them.
    */
   liveReads?: "fleet" | "chunk";
-  /** Objects a page of the fleet's LISTs holds (default MAPPED_PAGE). */
+  /** Objects a page of the fleet's LISTs holds (default FLEET_PAGE). */
   pageSize?: number;
   /** Each chunk's desired state as loaded and rendered, before it is planned and let go (vc list keeps what health needs). */
   onChunk?: (desired: DesiredState) => void;

@@ -120,9 +120,10 @@ describeProfiles("target/fleet: a streamed diff against a host", (profile) => {
     const whole = formatPlanReport(await planFleet(target(), await loadDesired(repo, REV), opts), "json");
     // No server here lists out of order: a client that reverses each page of StatefulSets stands in for one.
     const client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" });
-    const pages = client.listPages.bind(client);
-    client.listPages = async function* (type, o) {
-      for await (const items of pages(type, o)) yield type.kind === "StatefulSet" ? [...items].reverse() : items;
+    const page = client.listPage.bind(client);
+    client.listPage = async (type, o, cont) => {
+      const read = await page(type, o, cont);
+      return type.kind === "StatefulSet" ? { ...read, items: [...read.items].reverse() } : read;
     };
     const fellBack: string[] = [];
     const report = formatPlanReport(await planFleetStreamed(new KubeTarget(client), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 3, onFallBack: (why) => fellBack.push(why) }), "json");

@@ -277,43 +277,40 @@ export class KubeClient {
 
   /** Calls `onPage` with the items of each page of the collection at `path` as it arrives, following `continue` tokens. */
   private async eachPage<T>(path: string, opts: Omit<ListOptions, "namespace">, onPage: (items: T[]) => void): Promise<void> {
-    for await (const items of this.pagesOf<T>(path, opts)) onPage(items);
-  }
-
-  /**
-   * The pages of the collection at `path`, each asked for when the one before has been taken: a consumer that stops
-   * between pages holds one page and asks the server for nothing meanwhile. A continue token the server no longer
-   * knows throws ExpiredContinue.
-   */
-  private async *pagesOf<T>(path: string, opts: Omit<ListOptions, "namespace">): AsyncGenerator<T[]> {
     let cont: string | undefined;
     do {
-      const query = opts.fromCache
-        ? { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, resourceVersion: "0" }
-        : { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? MAPPED_PAGE, continue: cont };
-      const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, { query }).catch((err: unknown) => {
-        throw cont !== undefined && err instanceof KubeApiError && err.status === 410 ? new ExpiredContinue(err) : err;
-      });
-      cont = page.metadata?.continue || undefined;
-      yield page.items ?? [];
+      const page = await this.page<T>(path, opts, cont);
+      onPage(page.items);
+      cont = page.continue;
     } while (cont);
   }
 
+  /** One page of the collection at `path`: from `cont` on, or the first. An expired continue token throws ExpiredContinue. */
+  private async page<T>(path: string, opts: Omit<ListOptions, "namespace">, cont: string | undefined): Promise<{ items: T[]; continue?: string }> {
+    const query = opts.fromCache
+      ? { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, resourceVersion: "0" }
+      : { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? MAPPED_PAGE, continue: cont };
+    const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, { query }).catch((err: unknown) => {
+      throw cont !== undefined && err instanceof KubeApiError && err.status === 410 ? new ExpiredContinue(err) : err;
+    });
+    return { items: page.items ?? [], continue: page.metadata?.continue || undefined };
+  }
+
   /**
-   * The pages of a kind's objects matching the options, from the store (`opts.limit` a page, MAPPED_PAGE by default),
-   * in the store's key order (namespace, then name), items with apiVersion and kind; a pull-based listMapped for a
-   * reader that takes a page only when it needs one (target/kube/fleet-inventory.ts). A continue token the server no
-   * longer knows throws ExpiredContinue: the list cannot be resumed where it stood.
+   * One page of a kind's objects matching the options, from the store (`opts.limit` a page, MAPPED_PAGE by default), in
+   * the store's key order (namespace, then name), items with apiVersion and kind, and the token of the next page (none
+   * after the last): for a reader that asks for a page only when it needs one (target/kube/fleet-inventory.ts) and
+   * holds nothing of it between pages. A continue token the server no longer knows throws ExpiredContinue: the list
+   * cannot be resumed where it stood.
    */
-  async *listPages(type: ResourceType, opts: Omit<ListOptions, "fromCache">): AsyncGenerator<KubeObject[]> {
+  async listPage(type: ResourceType, opts: Omit<ListOptions, "fromCache">, cont?: string): Promise<{ items: KubeObject[]; continue?: string }> {
+    const page = await this.page<KubeObject>(resourcePath(type, opts.namespace), opts, cont);
     const apiVersion = apiVersionOf(type);
-    for await (const items of this.pagesOf<KubeObject>(resourcePath(type, opts.namespace), opts)) {
-      for (const item of items) {
-        item.apiVersion = apiVersion;
-        item.kind = type.kind;
-      }
-      yield items;
+    for (const item of page.items) {
+      item.apiVersion = apiVersion;
+      item.kind = type.kind;
     }
+    return page;
   }
 
   /** Every object of a kind matching the options; items get apiVersion and kind. */

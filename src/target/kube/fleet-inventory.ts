@@ -4,14 +4,24 @@ import { groupKind, objectKey } from "../../kube/object.js";
 import type { ResourceType } from "../../kube/resources.js";
 import type { ClusterRecord } from "../../records/record.js";
 import { LABELS } from "../../translate/keys.js";
-import { ExpiredContinue, KubeApiError, MAPPED_PAGE, type KubeClient } from "./client.js";
+import { mapLimit } from "../pool.js";
+import { ExpiredContinue, KubeApiError, type KubeClient } from "./client.js";
 
 /**
  * Live objects read for clusters whose chunk has not been taken yet, past which the reader stops merging and reads the
  * remaining chunks one LIST per kind each: the merge keeps to a page or two per kind when the chunks come in the
  * store's order, and this bounds it when they do not (a cluster whose objects lie in several namespaces).
  */
-export const AHEAD_MAX = 20_000;
+export const AHEAD_MAX = 10_000;
+
+/**
+ * Objects a page of the fleet's LISTs holds: with chunks of 100 clusters and one to four objects of a kind per cluster,
+ * a page reaches one to three chunks ahead, and what it holds of later chunks waits for them.
+ */
+export const FLEET_PAGE = 250;
+
+/** Kinds whose pages are read at once: each page is parsed whole before it is sorted into chunks. */
+const KINDS_AT_ONCE = 4;
 
 /** The store listed a kind out of its key order: a chunk may have been handed out before all its objects were read. */
 export class ListOrderError extends Error {}
@@ -27,32 +37,34 @@ function splitKey(key: string): { kind: string; position: string } | undefined {
   return { kind: key.slice(0, namespaceAt), position: key.slice(namespaceAt + 1) };
 }
 
-/** One kind's paged LIST, read a page at a time as far as the chunks in hand need. */
+/** One kind's paged LIST, read a page at a time as far as the chunks in hand need; nothing of a page is kept but what is routed. */
 class KindCursor {
   /** The position of the last object read ("" before the first). */
   private last = "";
   private done = false;
-  private pages: AsyncGenerator<KubeObject[]> | undefined;
+  /** The next page's continue token (none before the first page). */
+  private next: string | undefined;
 
-  constructor(private readonly open: () => AsyncGenerator<KubeObject[]>) {}
+  constructor(private readonly read: (cont: string | undefined) => Promise<{ items: KubeObject[]; continue?: string }>) {}
 
   /** Reads pages until an object at or past `bound` has been read or the list has ended, each object given to `route`. */
   async readTo(bound: string, route: (o: KubeObject) => void): Promise<void> {
-    this.pages ??= this.open();
     while (!this.done && this.last < bound) {
-      let page: IteratorResult<KubeObject[]>;
+      let items: KubeObject[];
       try {
-        page = await this.pages.next();
+        const page = await this.read(this.next);
+        items = page.items;
+        this.next = page.continue;
+        this.done = page.continue === undefined;
       } catch (err) {
         // A kind the server does not serve (its CRD is not installed) holds nothing.
-        if (this.last === "" && err instanceof KubeApiError && err.status === 404) page = { done: true, value: undefined };
-        else throw err;
+        if (this.last === "" && this.next === undefined && err instanceof KubeApiError && err.status === 404) {
+          this.done = true;
+          return;
+        }
+        throw err;
       }
-      if (page.done) {
-        this.done = true;
-        return;
-      }
-      for (const o of page.value) {
+      for (const o of items) {
         const at = positionOf(o);
         if (at <= this.last) throw new ListOrderError(`the server listed ${o.kind} ${at} after ${this.last}: not in its store's key order`);
         this.last = at;
@@ -109,7 +121,7 @@ export class FleetInventoryReader {
       }
     }
     try {
-      await Promise.all([...bounds].map(([kind, bound]) => this.cursor(kind).readTo(bound, this.route)));
+      await mapLimit([...bounds], KINDS_AT_ONCE, ([kind, bound]) => this.cursor(kind).readTo(bound, this.route));
     } catch (err) {
       if (!(err instanceof ExpiredContinue)) throw err;
       this.fallBack("a LIST's continue token expired");
@@ -135,7 +147,8 @@ export class FleetInventoryReader {
     let cursor = this.cursors.get(kind);
     if (!cursor) {
       const type = this.types.get(kind)!;
-      this.cursors.set(kind, (cursor = new KindCursor(() => this.client.listPages(type, { labelSelector: LABELS.inventory, limit: this.limits.pageSize ?? MAPPED_PAGE }))));
+      const opts = { labelSelector: LABELS.inventory, limit: this.limits.pageSize ?? FLEET_PAGE };
+      this.cursors.set(kind, (cursor = new KindCursor((cont) => this.client.listPage(type, opts, cont))));
     }
     return cursor;
   }
