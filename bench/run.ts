@@ -42,7 +42,7 @@ async function median(runs: number, fn: () => unknown | Promise<unknown>): Promi
 }
 
 async function main(): Promise<void> {
-  const { mkdtemp } = await import("node:fs/promises");
+  const { mkdtemp, rm } = await import("node:fs/promises");
   const { tmpdir } = await import("node:os");
   const { join } = await import("node:path");
   // Words name suites; `--name=value` flags are the suites' own (e.g. `scale --clusters=10000`).
@@ -56,11 +56,16 @@ async function main(): Promise<void> {
       process.stdout.write(`  ${name}: ${v}${unit ? ` ${unit}` : ""}${note ? `  (${note})` : ""}\n`);
     },
   };
-  for (const suite of SUITES) {
-    if (wanted.length > 0 && !wanted.includes(suite.name)) continue;
-    process.stdout.write(`\n== ${suite.name}\n`);
-    const mod = await suite.load();
-    await mod.run(ctx);
+  try {
+    for (const suite of SUITES) {
+      if (wanted.length > 0 && !wanted.includes(suite.name)) continue;
+      process.stdout.write(`\n== ${suite.name}\n`);
+      const mod = await suite.load();
+      await mod.run(ctx);
+    }
+  } finally {
+    // A scratch folder of its own is deleted (a 10,000-cluster fleet and its target are over a GB); VC_BENCH_DIR is kept.
+    if (!process.env.VC_BENCH_DIR) await rm(workDir, { recursive: true, force: true });
   }
 }
 
