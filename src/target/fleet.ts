@@ -228,11 +228,12 @@ async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOpti
     const records = await target.recordsByCluster();
     order = inNamespaceOrder(index.valid, (c) => records.get(c)?.hostNamespace ?? state.known.get(c));
     const reader = new FleetInventoryReader(target.client, INVENTORY_TYPES, records, order, readLive, { pageSize: stream.pageSize });
+    let told = false;
     readLive = async (names) => {
       const live = await reader.take(names);
-      if (reader.fellBack) {
+      if (reader.fellBack && !told) {
+        told = true;
         stream.onFallBack?.(reader.fellBack);
-        stream = { ...stream, onFallBack: undefined };
       }
       return live;
     };

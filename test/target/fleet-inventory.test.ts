@@ -1,7 +1,7 @@
 // FleetInventoryReader: a fleet's live objects read with one paged LIST per kind, handed out a chunk of clusters at a
 // time. Taken in the order of their host namespaces, each chunk reads each kind just past its last object; what no
 // record holds is never handed out; chunks taken out of that order fall back to a LIST per kind and chunk once too
-// many objects wait.
+// many objects wait, and the reads stop there.
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { objectKey } from "../../src/kube/object.js";
@@ -88,11 +88,15 @@ describe("target/kube: the fleet's live objects by one paged LIST per kind (Flee
   });
 
   it("hands out what a LIST per kind and chunk does, and falls back to it once too many objects wait for chunks taken out of order", async () => {
-    // In name order, which is the reverse of the namespace order: the first chunk reads both kinds to their end.
+    // In name order, which is the reverse of the namespace order: the first chunk's objects are at the end of each LIST.
     const r = await reader(all, { pageSize: 6, aheadMax: 20 });
     const byName = chunksOf(all, 3);
     const first = await r.take(byName[0]!);
     expect(r.fellBack).to.match(/more than 20 objects were read ahead/);
+    // The reads stopped once 20 objects waited (3 a page of ServiceAccounts, 6 of Services, a page of each at most
+    // in flight): not all 15 pages of the two LISTs.
+    const read = pagesAsked("serviceaccounts").length + pagesAsked("services").length;
+    expect(read).to.be.at.least(3).and.at.most(10);
     const expected = await target.listRecordedInventory(byName[0]!);
     expect([...first].map(([c, o]) => [c, o.map(objectKey).sort()])).to.deep.equal([...expected].map(([c, o]) => [c, o.map(objectKey).sort()]));
     server.resetRequests();

@@ -26,6 +26,9 @@ const KINDS_AT_ONCE = 4;
 /** The store listed a kind out of its key order: a chunk may have been handed out before all its objects were read. */
 export class ListOrderError extends Error {}
 
+/** More objects wait for later chunks than AHEAD_MAX: the reads stop where they are. */
+class TooFarAhead extends Error {}
+
 /** Where a LIST of a kind returns an object: the store's key order is namespace, then name (cluster-scoped: "", then name). */
 const positionOf = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
 
@@ -47,9 +50,12 @@ class KindCursor {
 
   constructor(private readonly read: (cont: string | undefined) => Promise<{ items: KubeObject[]; continue?: string }>) {}
 
-  /** Reads pages until an object at or past `bound` has been read or the list has ended, each object given to `route`. */
-  async readTo(bound: string, route: (o: KubeObject) => void): Promise<void> {
-    while (!this.done && this.last < bound) {
+  /**
+   * Reads pages until an object at or past `bound` has been read, the list has ended or `stopped` says so, each object
+   * given to `route` (which may throw to stop at once).
+   */
+  async readTo(bound: string, route: (o: KubeObject) => void, stopped: () => boolean): Promise<void> {
+    while (!this.done && this.last < bound && !stopped()) {
       let items: KubeObject[];
       try {
         const page = await this.read(this.next);
@@ -83,9 +89,10 @@ class KindCursor {
  * wait for theirs. How far a chunk needs each kind read comes from the records: the objects a cluster's record holds
  * are the ones planned on, as keptToRecord keeps them (a labelled object no record holds is let go as it is read).
  *
- * A continue token the server lets expire between two pages, or more than AHEAD_MAX objects waiting, make the rest
- * of the chunks be read one LIST per kind each (listRecordedInventory); a LIST out of key order throws
- * ListOrderError, as a chunk may have been handed out short of an object.
+ * A continue token the server lets expire between two pages, or more than AHEAD_MAX objects waiting for later chunks
+ * (the reads stop there: memory stays bounded whatever the order), make the chunk in hand and the rest be read one
+ * LIST per kind each (byChunk); a LIST out of key order throws ListOrderError, as a chunk may have been handed out
+ * short of an object.
  */
 export class FleetInventoryReader {
   private readonly cursors = new Map<string, KindCursor>();
@@ -94,7 +101,11 @@ export class FleetInventoryReader {
   private readonly waiting = new Map<string, ReadonlySet<string> | undefined>();
   /** Objects read for clusters not yet taken. */
   private readonly ahead = new Map<string, KubeObject[]>();
-  private aheadCount = 0;
+  /** How many objects `ahead` holds, and how many of them are for the chunk being taken. */
+  private held = 0;
+  private heldForChunk = 0;
+  /** The clusters of the chunk being taken. */
+  private chunk: ReadonlySet<string> = new Set();
   /** Why the reader went back to a LIST per kind and chunk, once it has. */
   fellBack: string | undefined;
 
@@ -113,30 +124,28 @@ export class FleetInventoryReader {
   /** The live objects of the named clusters (each an empty list when nothing of it is live), let go by the reader. */
   async take(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
     if (this.fellBack) return this.byChunk(clusters);
+    this.chunk = new Set(clusters);
+    this.heldForChunk = 0;
     const bounds = new Map<string, string>();
     for (const c of clusters) {
+      this.heldForChunk += this.ahead.get(c)?.length ?? 0;
       for (const key of this.records.get(c)?.inventory ?? []) {
         const at = splitKey(key);
         if (at && this.types.has(at.kind) && at.position > (bounds.get(at.kind) ?? "")) bounds.set(at.kind, at.position);
       }
     }
     try {
-      await mapLimit([...bounds], KINDS_AT_ONCE, ([kind, bound]) => this.cursor(kind).readTo(bound, this.route));
+      await mapLimit([...bounds], KINDS_AT_ONCE, ([kind, bound]) => this.cursor(kind).readTo(bound, this.route, () => this.fellBack !== undefined));
     } catch (err) {
-      if (!(err instanceof ExpiredContinue)) throw err;
-      this.fallBack("a LIST's continue token expired");
-      return this.byChunk(clusters);
-    }
-    const aheadMax = this.limits.aheadMax ?? AHEAD_MAX;
-    if (this.aheadCount > aheadMax) {
-      this.fallBack(`more than ${aheadMax} objects were read ahead of their chunk`);
+      if (err instanceof ExpiredContinue) this.fallBack("a LIST's continue token expired");
+      else if (!(err instanceof TooFarAhead)) throw err;
       return this.byChunk(clusters);
     }
     const out = new Map<string, KubeObject[]>();
     for (const c of clusters) {
       const objects = this.ahead.get(c) ?? [];
       out.set(c, objects);
-      this.aheadCount -= objects.length;
+      this.held -= objects.length;
       this.ahead.delete(c);
       this.waiting.delete(c);
     }
@@ -153,8 +162,12 @@ export class FleetInventoryReader {
     return cursor;
   }
 
-  /** Keeps an object read if the record of a cluster still to be taken holds it (its inventory label names the cluster). */
+  /**
+   * Keeps an object read if the record of a cluster still to be taken holds it (its inventory label names the cluster);
+   * past AHEAD_MAX objects waiting for later chunks, falls back and stops the reads.
+   */
   private readonly route = (o: KubeObject): void => {
+    if (this.fellBack) return;
     const cluster = o.metadata.labels?.[LABELS.inventory];
     if (cluster === undefined || !this.waiting.has(cluster)) return;
     let held = this.waiting.get(cluster);
@@ -163,14 +176,21 @@ export class FleetInventoryReader {
     const objects = this.ahead.get(cluster);
     if (objects) objects.push(o);
     else this.ahead.set(cluster, [o]);
-    this.aheadCount++;
+    this.held++;
+    if (this.chunk.has(cluster)) this.heldForChunk++;
+    const aheadMax = this.limits.aheadMax ?? AHEAD_MAX;
+    if (this.held - this.heldForChunk > aheadMax) {
+      this.fallBack(`more than ${aheadMax} objects were read ahead of their chunk`);
+      throw new TooFarAhead();
+    }
   };
 
   private fallBack(why: string): void {
     this.fellBack = why;
     this.ahead.clear();
     this.waiting.clear();
-    this.aheadCount = 0;
+    this.held = 0;
+    this.heldForChunk = 0;
   }
 }
 
