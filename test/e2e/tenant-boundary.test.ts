@@ -95,6 +95,11 @@ describe("e2e: the tenant boundary on a real API server", function () {
     const record = JSON.parse(await get(["-n", "vc-system", "configmaps", "-l", `${LABELS.managedBy}=minimal,vc.orch.io/record=record`])).items[0];
     expect(record.metadata.annotations?.["vc.orch.io/suspended-by"]).to.equal(undefined);
     expect(record.data.history).to.equal(recordBefore);
+    // The whole-fleet diff, which reads every labelled object with one paged LIST per kind, plans nothing for them (no
+    // prune, no drift: only what a record holds is planned on) and reads its LISTs to the end without falling back.
+    const diff = await vc(kcA, "diff", repo, "team-a", "--prune", "--exit-code");
+    expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
+    expect(diff.stdout + diff.stderr).to.not.match(/planted|warning/);
   });
 
   it("folders naming vc-system, istio-system, cert-manager or default: located vc validate errors; vc apply writes nothing there, the others go on", async () => {

@@ -4,7 +4,7 @@ import https from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import fetch, { Headers } from "node-fetch";
 import type { KubeObject, ObjectRef } from "../../kube/object.js";
-import { resourceFor, resourcePath, type ResourceType } from "../../kube/resources.js";
+import { apiVersionOf, resourceFor, resourcePath, type ResourceType } from "../../kube/resources.js";
 import { FIELD_MANAGER } from "../../translate/keys.js";
 import { hostContextOf, missingKubeconfig } from "../../kube/kubeconfig-file.js";
 import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
@@ -305,24 +305,13 @@ export class KubeClient {
    */
   async listPage(type: ResourceType, opts: Omit<ListOptions, "fromCache">, cont?: string): Promise<{ items: KubeObject[]; continue?: string }> {
     const page = await this.page<KubeObject>(resourcePath(type, opts.namespace), opts, cont);
-    const apiVersion = apiVersionOf(type);
-    for (const item of page.items) {
-      item.apiVersion = apiVersion;
-      item.kind = type.kind;
-    }
+    page.items.forEach(typedAs(type));
     return page;
   }
 
   /** Every object of a kind matching the options; items get apiVersion and kind. */
   async list(type: ResourceType, opts: ListOptions = {}): Promise<KubeObject[]> {
-    const items = await this.listPath(resourcePath(type, opts.namespace), opts);
-    // List items come without apiVersion and kind; set them in place (no copy of tens of thousands of objects).
-    const apiVersion = apiVersionOf(type);
-    for (const item of items) {
-      item.apiVersion = apiVersion;
-      item.kind = type.kind;
-    }
-    return items;
+    return this.listMapped(type, { ...opts, limit: opts.limit ?? 5000 }, (item) => item);
   }
 
   /**
@@ -332,12 +321,8 @@ export class KubeClient {
    * page).
    */
   async listMapped<T>(type: ResourceType, opts: ListOptions, map: (item: KubeObject) => T | undefined): Promise<T[]> {
-    const apiVersion = apiVersionOf(type);
-    return this.listPathMapped<KubeObject, T>(resourcePath(type, opts.namespace), opts, (item) => {
-      item.apiVersion = apiVersion;
-      item.kind = type.kind;
-      return map(item);
-    });
+    const typed = typedAs(type);
+    return this.listPathMapped<KubeObject, T>(resourcePath(type, opts.namespace), opts, (item) => map(typed(item)));
   }
 
   /**
@@ -467,8 +452,17 @@ function parseBody(text: string): unknown {
   }
 }
 
-function apiVersionOf(type: ResourceType): string {
-  return type.group === "" ? type.version : `${type.group}/${type.version}`;
+/**
+ * Gives a LIST's items of `type` their apiVersion and kind (list items come without them), in place: no copy of tens
+ * of thousands of objects.
+ */
+function typedAs(type: ResourceType): (item: KubeObject) => KubeObject {
+  const apiVersion = apiVersionOf(type);
+  return (item) => {
+    item.apiVersion = apiVersion;
+    item.kind = type.kind;
+    return item;
+  };
 }
 
 /** A LIST's continue token expired between two pages (410 Gone): the list is read again (listPathMapped). */

@@ -1,7 +1,7 @@
 // The live inventory of a whole-fleet plan read with one paged LIST per kind, handed out a chunk of clusters at a time.
 import type { KubeObject } from "../../kube/object.js";
 import { groupKind, objectKey } from "../../kube/object.js";
-import type { ResourceType } from "../../kube/resources.js";
+import { apiVersionOf, type ResourceType } from "../../kube/resources.js";
 import type { ClusterRecord } from "../../records/record.js";
 import { LABELS } from "../../translate/keys.js";
 import { mapLimit } from "../pool.js";
@@ -106,6 +106,7 @@ export class FleetInventoryReader {
   private heldForChunk = 0;
   /** The clusters of the chunk being taken. */
   private chunk: ReadonlySet<string> = new Set();
+  private readonly aheadMax: number;
   /** Why the reader went back to a LIST per kind and chunk, once it has. */
   fellBack: string | undefined;
 
@@ -117,7 +118,8 @@ export class FleetInventoryReader {
     private readonly byChunk: (clusters: readonly string[]) => Promise<Map<string, KubeObject[]>>,
     private readonly limits: { pageSize?: number; aheadMax?: number } = {},
   ) {
-    this.types = new Map(types.map((t) => [groupKind(t.group === "" ? t.version : `${t.group}/${t.version}`, t.kind), t]));
+    this.types = new Map(types.map((t) => [groupKind(apiVersionOf(t), t.kind), t]));
+    this.aheadMax = limits.aheadMax ?? AHEAD_MAX;
     for (const c of clusters) if (records.has(c)) this.waiting.set(c, undefined);
   }
 
@@ -178,9 +180,8 @@ export class FleetInventoryReader {
     else this.ahead.set(cluster, [o]);
     this.held++;
     if (this.chunk.has(cluster)) this.heldForChunk++;
-    const aheadMax = this.limits.aheadMax ?? AHEAD_MAX;
-    if (this.held - this.heldForChunk > aheadMax) {
-      this.fallBack(`more than ${aheadMax} objects were read ahead of their chunk`);
+    if (this.held - this.heldForChunk > this.aheadMax) {
+      this.fallBack(`more than ${this.aheadMax} objects were read ahead of their chunk`);
       throw new TooFarAhead();
     }
   };
