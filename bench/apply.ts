@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { loadDesired, type DesiredState } from "../src/target/desired.js";
 import { applyFleet, fleetClusters, planClusters, readLive } from "../src/target/fleet.js";
-import { KubeClient } from "../src/target/kube/client.js";
+import { KubeClient } from "../src/host/client.js";
 import { KubeTarget, INVENTORY_TYPES } from "../src/target/kube/target.js";
 import { hasChanges } from "../src/plan/build.js";
 import { totalCounts } from "../src/plan/format.js";

@@ -14,7 +14,7 @@ import { openTarget } from "../src/target/index.js";
 import { loadAndValidate, validSpecs } from "../src/validate/index.js";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { KubeClient } from "../src/target/kube/client.js";
+import { KubeClient } from "../src/host/client.js";
 import { KubeTarget } from "../src/target/kube/target.js";
 import type { BenchContext } from "./run.js";
 import { generateFleet } from "./fleet.js";

@@ -6,7 +6,7 @@ import type { BenchContext } from "./run.js";
 import { sign } from "../src/reconciler/webhook.js";
 import { createMetrics } from "../src/reconciler/metrics.js";
 import { startServer, WEBHOOK_PATH } from "../src/reconciler/server.js";
-import { silentLogger } from "../src/log.js";
+import { silentLogger } from "../src/model/log.js";
 
 const HELD = 60;
 const BODY = 5 * 1024 * 1024;

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { apiVersionOf, RESOURCES } from "../src/kube/resources.js";
 import { extractListKeys } from "../src/plan/list-keys.js";
-import { KubeClient } from "../src/target/kube/client.js";
+import { KubeClient } from "../src/host/client.js";
 
 const { values } = parseArgs({ options: { kubeconfig: { type: "string" }, context: { type: "string" }, file: { type: "string" } } });
 const NOT_APPLIED = new Set(["Node", "Pod", "Event", "Lease"]);

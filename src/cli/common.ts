@@ -1,10 +1,10 @@
 // What every `vc` command shares: exit codes, user errors, data output (-o json|yaml), error reporting.
-import { EXIT, reportError, UserError } from "../errors.js";
+import { EXIT, reportError, UserError } from "../model/errors.js";
 import { dataYaml } from "../model/data-yaml.js";
 import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 
-export { EXIT, reportError, UnknownClusterError, UserError } from "../errors.js";
-export { parseDuration } from "../duration.js";
+export { EXIT, reportError, UnknownClusterError, UserError } from "../model/errors.js";
+export { parseDuration } from "../model/duration.js";
 
 export type DataFormat = "json" | "yaml";
 

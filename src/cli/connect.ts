@@ -6,7 +6,7 @@ import { findCluster, kubeconfigSecretName } from "../ops/cluster-ref.js";
 import { checkVirtualServer } from "../ops/connect-check.js";
 import { addContext, ConnectError, disconnect, printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig, userCertificate } from "../ops/connect.js";
 import { certLine } from "../ops/cert.js";
-import { userKubeconfigPath } from "../kube/kubeconfig-file.js";
+import { userKubeconfigPath } from "../host/kubeconfig-file.js";
 import { escapeControls } from "../model/escape.js";
 
 interface ConnectFlags extends HostFlags {

@@ -11,7 +11,7 @@ import { loadDesired } from "../target/desired.js";
 import { applyFleet } from "../target/fleet.js";
 import { fleetLocation } from "../git/origin.js";
 import { chooseOwner } from "../model/owner.js";
-import { KubeClient } from "../target/kube/client.js";
+import { KubeClient } from "../host/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 
 interface CreateFlags {

@@ -3,13 +3,13 @@ import { Command, CommanderError } from "commander";
 import { EXIT, exitQuietlyOnClosedStdout } from "./common.js";
 import { boundHeapGrowth } from "./heap.js";
 import { packageInfo } from "../model/package.js";
-import { parseRequestTimeout } from "../duration.js";
-import { reportError } from "../errors.js";
-import { wrapHelpToTerminal } from "../help-width.js";
+import { parseRequestTimeout } from "../model/duration.js";
+import { reportError } from "../model/errors.js";
+import { wrapHelpToTerminal } from "../util/help-width.js";
 import { RECORDS_NAMESPACE_ENV } from "../records/record.js";
 import { isDns1123Label, labelProblem } from "../validate/names.js";
 import { escapeControls } from "../model/escape.js";
-import { UserError } from "../errors.js";
+import { UserError } from "../model/errors.js";
 type CommandModule = { register(program: Command): void };
 
 /**
@@ -58,7 +58,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   // Read before any command runs: every client the command opens gets the budget.
   program.hook("preAction", async (root) => {
     const timeoutMs = parseRequestTimeout(String(root.opts().requestTimeout));
-    const { DEFAULT_BUDGET, setRequestBudget } = await import("../target/kube/budget.js");
+    const { DEFAULT_BUDGET, setRequestBudget } = await import("../host/budget.js");
     setRequestBudget({ ...DEFAULT_BUDGET, timeoutMs });
     const records = root.opts().recordsNamespace as string | undefined;
     if (records !== undefined) process.env[RECORDS_NAMESPACE_ENV] = parseRecordsNamespace(records);

@@ -11,8 +11,8 @@ import { isRemote } from "../reconciler/source.js";
 import { isFinal } from "../rollout/step.js";
 import { RolloutStore, type StoredRollout } from "../rollout/store.js";
 import type { RolloutRecord, RolloutRequest } from "../rollout/types.js";
-import { askServer, recordedName } from "../target/kube/identity.js";
-import { KubeClient } from "../target/kube/client.js";
+import { askServer, recordedName } from "../host/identity.js";
+import { KubeClient } from "../host/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
 

@@ -3,12 +3,12 @@
 import type { KubeObject } from "../kube/object.js";
 import { refOf, withoutManagedFields } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
-import { KubeApiError, type KubeClient } from "../target/kube/client.js";
+import { KubeApiError, type KubeClient } from "../host/client.js";
 import { clusterHealth, type LiveOf } from "./cluster.js";
 import { hasHealthRules } from "./object.js";
 import { claimNames, selectorLabels, why } from "./read.js";
 import type { ClusterHealth } from "./types.js";
-import { groupBy } from "../group.js";
+import { groupBy } from "../util/group.js";
 
 /** A cluster whose health is read: its host namespace and rendered objects. */
 export interface FleetHealthCluster {

@@ -2,7 +2,7 @@
 import { refObject, type KubeObject, type ObjectRef } from "../kube/object.js";
 import { hasHealthRules } from "./object.js";
 import { loadDesired } from "../target/desired.js";
-import type { KubeClient } from "../target/kube/client.js";
+import type { KubeClient } from "../host/client.js";
 import { readClusterHealth } from "./read.js";
 import type { ClusterHealth } from "./types.js";
 import { waitForHealth, type WaitClock, type WaitOptions, type WaitOutcome } from "./wait.js";

@@ -2,7 +2,7 @@
 import fs, { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import git from "isomorphic-git";
-import { UserError, EXIT } from "../errors.js";
+import { UserError, EXIT } from "../model/errors.js";
 import { PACKAGE_ROOT, packageInfo } from "../model/package.js";
 import { clusterNameProblem } from "../validate/names.js";
 import { scaffoldFleet, type FleetFile } from "./scaffold.js";

@@ -1,8 +1,8 @@
 // The proxy's flags: the commander program with --help, and their validation into a ProxyConfig.
 import { Command, Option } from "commander";
-import { wrapHelpToTerminal } from "../help-width.js";
-import { parseDuration } from "../duration.js";
-import { UserError } from "../errors.js";
+import { wrapHelpToTerminal } from "../util/help-width.js";
+import { parseDuration } from "../model/duration.js";
+import { UserError } from "../model/errors.js";
 import { METRICS_GROUP } from "../kube/resources.js";
 
 export interface ListenAddress {

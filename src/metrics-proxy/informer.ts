@@ -2,7 +2,7 @@
 import { LABELS } from "../translate/keys.js";
 import type { HostClient } from "./host-client.js";
 import { errorFromFailure, errorFromHost, type HostAccess } from "./host-errors.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../model/log.js";
 import type { HostPod, PodIndex } from "./pod-index.js";
 import type { ApiError } from "./status.js";
 

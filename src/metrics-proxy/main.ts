@@ -1,6 +1,6 @@
 // Entry point of `vc-metrics-proxy`: parses the flags, starts the proxy, stops it on SIGTERM/SIGINT.
 import { CommanderError } from "commander";
-import { EXIT, reportError } from "../errors.js";
+import { EXIT, reportError } from "../model/errors.js";
 import { parseFlags } from "./config.js";
 import { startProxy } from "./proxy.js";
 

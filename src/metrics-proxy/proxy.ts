@@ -4,18 +4,18 @@ import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { load } from "js-yaml";
-import { UserError } from "../errors.js";
+import { UserError } from "../model/errors.js";
 import { Authenticator, FrontProxyAuthenticator, readTokenFile, type RequestAuthenticator } from "./auth.js";
 import { SubjectAccessReviewer } from "./authorizer.js";
 import { TtlCache } from "./cache.js";
 import type { ProxyConfig } from "./config.js";
 import { HostClient } from "./host-client.js";
 import { fromKubeconfig, inCluster, type HostTransport } from "./kubeconfig.js";
-import { safeEntries } from "../kube/inline-kubeconfig.js";
-import type { KubeconfigDoc } from "../kube/kubeconfig-file.js";
+import { safeEntries } from "../host/inline-kubeconfig.js";
+import type { KubeconfigDoc } from "../host/kubeconfig-file.js";
 import { HostSource } from "./host-source.js";
 import { PodInformer } from "./informer.js";
-import { jsonLogger, type Logger } from "../log.js";
+import { jsonLogger, type Logger } from "../model/log.js";
 import { ProxyMetrics } from "./metrics.js";
 import { PodIndex } from "./pod-index.js";
 import { PodMetricsJson } from "./serialize.js";
@@ -50,7 +50,7 @@ export interface StartOptions {
 /**
  * The virtual API server's transport: --virtual-kubeconfig, its server replaced by --virtual-server. The file is the
  * host Secret vc-<cluster>, which the cluster's syncer may write: only inline credentials are used from it
- * (kube/inline-kubeconfig.ts), never an exec plugin, an auth provider or a file it names (the proxy's own token).
+ * (host/inline-kubeconfig.ts), never an exec plugin, an auth provider or a file it names (the proxy's own token).
  */
 async function virtualTransport(path: string, server: string | undefined): Promise<HostTransport> {
   let transport: HostTransport;

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RequestAuthenticator } from "./auth.js";
 import { forbiddenMessage, requestAttributes, type Decision, type RequestAttributes } from "./authorizer.js";
 import type { RequestUser } from "./front-proxy.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../model/log.js";
 import type { ProxyMetrics } from "./metrics.js";
 import { discoveryAnswer } from "./negotiate.js";
 import { parseRequestPath, type RequestPath } from "./request-path.js";

@@ -2,7 +2,7 @@
 // CA bundle the virtual cluster's APIService must carry to trust it.
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { UserError } from "../errors.js";
+import { UserError } from "../model/errors.js";
 
 export interface ServingFiles {
   cert: string;

@@ -1,7 +1,7 @@
 // The proxy's link to the virtual API server it serves, as an aggregated API server has with its cluster: it reads how
 // the server's front proxy authenticates (kube-system/extension-apiserver-authentication), asks it to authorize each
 // user (SubjectAccessReview), and keeps the caBundle of the APIService that routes to the proxy equal to the proxy's CA.
-import type { Logger } from "../log.js";
+import type { Logger } from "../model/log.js";
 import type { ReviewSender } from "./authorizer.js";
 import { AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE, requestHeaderConfig, type RequestHeaderConfig } from "./front-proxy.js";
 import type { HostClient, HostResponse } from "./host-client.js";

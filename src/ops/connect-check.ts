@@ -1,11 +1,11 @@
 // Does the virtual API server answer, and as whom: the check `vc connect` makes before it changes a kubeconfig.
 import { KubeConfig } from "@kubernetes/client-node";
-import { allowPlainHttp, KubeApiError, KubeClient } from "../target/kube/client.js";
-import { askServer, recordedName } from "../target/kube/identity.js";
+import { allowPlainHttp, KubeApiError, KubeClient } from "../host/client.js";
+import { askServer, recordedName } from "../host/identity.js";
 import { shown } from "../model/escape.js";
 import { API_SERVICE_PORT } from "../render/controlPlane.js";
 import { names } from "../render/meta.js";
-import type { KubeconfigDoc } from "../kube/kubeconfig-file.js";
+import type { KubeconfigDoc } from "../host/kubeconfig-file.js";
 import { ConnectError, printKubeconfig } from "./connect.js";
 
 export interface ServerAnswer {

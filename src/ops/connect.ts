@@ -4,7 +4,7 @@ import type { Host } from "./host.js";
 import { P } from "./paths.js";
 import { kubeconfigSecretName } from "./cluster-ref.js";
 import { certInfo, type CertInfo } from "./cert.js";
-import { safeEntries, UnsafeKubeconfigError } from "../kube/inline-kubeconfig.js";
+import { safeEntries, UnsafeKubeconfigError } from "../host/inline-kubeconfig.js";
 import {
   CONNECT_EXTENSION,
   connectRecordOf,
@@ -16,7 +16,7 @@ import {
   writeKubeconfigFile,
   type KubeconfigDoc,
   type NamedEntry,
-} from "../kube/kubeconfig-file.js";
+} from "../host/kubeconfig-file.js";
 
 /** The secret key holding the virtual cluster's kubeconfig. */
 export const KUBECONFIG_SECRET_KEY = "config";
@@ -62,7 +62,7 @@ export async function readVirtualKubeconfig(host: Host, name: string, namespace:
 }
 
 /**
- * The cluster and user of a kubeconfig's current (or only) context, once kube/inline-kubeconfig.ts accepted them (inline
+ * The cluster and user of a kubeconfig's current (or only) context, once host/inline-kubeconfig.ts accepted them (inline
  * credentials only): what vc copies into a kubeconfig or builds a client from can never carry an exec plugin, an
  * auth provider or a file reference.
  */

@@ -9,7 +9,7 @@ import { actorOf, appliedBy, fromData, type Reconciliation } from "../reconciler
 import { RecordStore } from "../records/store.js";
 import { recordsNamespace } from "../records/record.js";
 import { HostError, type Host } from "./host.js";
-import { KubeApiError } from "../target/kube/client.js";
+import { KubeApiError } from "../host/client.js";
 import { isForbidden } from "./visible.js";
 import { P } from "./paths.js";
 import { METRICS_GROUP, METRICS_VERSION } from "../kube/resources.js";

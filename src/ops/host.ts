@@ -1,7 +1,7 @@
 // The host cluster as the operations see it: a few REST verbs over the shared KubeClient (retries, keep-alive).
 import type { KubeConfig } from "@kubernetes/client-node";
 import { withoutManagedFields, type KubeObject } from "../kube/object.js";
-import { KubeApiError, KubeClient, type RequestOptions } from "../target/kube/client.js";
+import { KubeApiError, KubeClient, type RequestOptions } from "../host/client.js";
 
 /** How to reach the host: a kubeconfig file (default: KUBECONFIG or ~/.kube/config) and a context. */
 export interface HostOptions {

@@ -1,7 +1,7 @@
 // `vc list`: the virtual clusters the host knows (vc's status records and its managed labels) with their live state,
 // joined, inside a fleet repository, with the repository's clusters (drift, and those the host does not have yet).
 import { refOf, type KubeObject } from "../kube/object.js";
-import { groupBy } from "../group.js";
+import { groupBy } from "../util/group.js";
 import { CHART_APP_LABEL, LABELS } from "../translate/keys.js";
 import { appliedBy, type ClusterStatus } from "../reconciler/status.js";
 import { KubeStatusStore, readStatuses } from "../reconciler/status-store.js";
@@ -10,7 +10,7 @@ import { loadDesiredIndex, loadIndexedChunk, type DesiredIndex, type DesiredStat
 import { INVENTORY_CHUNK } from "../reconciler/inventory.js";
 import { planFleetStreamed } from "../target/fleet.js";
 import { KubeTarget } from "../target/kube/target.js";
-import { KubeApiError } from "../target/kube/client.js";
+import { KubeApiError } from "../host/client.js";
 import { HostError, type KubeHost } from "./host.js";
 import { listVisible, NOT_VISIBLE, unlessForbidden } from "./visible.js";
 import { pathOf } from "./paths.js";
@@ -20,7 +20,7 @@ import { readClusterHealth } from "../health/read.js";
 import { FleetReadForbidden, readFleetHealth, type FleetHealthCluster } from "../health/fleet-read.js";
 import { healthRefs } from "../health/fleet.js";
 import type { ClusterHealth, HealthStatus } from "../health/types.js";
-import { mapLimit } from "../target/pool.js";
+import { mapLimit } from "../util/pool.js";
 
 export interface ListRow {
   name: string;

@@ -2,7 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import { deepEqual } from "./diff.js";
 import { isPlainObject } from "./normalize.js";
-import { compareQuantities } from "./quantity.js";
+import { compareQuantities } from "../kube/quantity.js";
 
 /**
  * StatefulSet spec fields an update may change; the server refuses every other (`updates to statefulset spec for

@@ -3,7 +3,7 @@ import type { KubeObject } from "../kube/object.js";
 import { FIELD_MANAGER } from "../translate/keys.js";
 import { forEachOwnedName, ownedChild, ownedFields, type FieldTree } from "./managed-fields.js";
 import { childNode, KEY_DEFAULTS, listKeysOf, type ListKeyNode } from "./list-keys.js";
-import { QUANTITY_MAPS, sameQuantity } from "./quantity.js";
+import { QUANTITY_MAPS, sameQuantity } from "../kube/quantity.js";
 
 /** Metadata the server writes; never part of what vc manages. */
 const SERVER_METADATA = ["uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"];

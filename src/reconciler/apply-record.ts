@@ -3,9 +3,9 @@ import { defaultHostNamespace } from "../model/cluster.js";
 import type { DesiredState } from "../target/desired.js";
 import type { FleetApplyReport } from "../target/fleet.js";
 import { shortRevision } from "../git/dirty.js";
-import { localIdentity, recordedName, whoAmI, type Identity } from "../target/kube/identity.js";
+import { localIdentity, recordedName, whoAmI, type Identity } from "../host/identity.js";
 import { KubeTarget } from "../target/kube/target.js";
-import { mapLimit } from "../target/pool.js";
+import { mapLimit } from "../util/pool.js";
 import type { SyncResult, Target } from "../target/types.js";
 import { removedOutcome, syncOutcome, worthWriting } from "./cluster.js";
 import { statusStoreFor } from "./service.js";
@@ -16,7 +16,7 @@ export interface ApplyRecordOptions {
   store: StatusStore;
   /** The revision applied: a commit SHA, `<sha>-dirty` (git/dirty.ts), or `local`. */
   revision: string;
-  /** Who ran it (target/kube/identity.ts): asked once, and only when there is something to record. */
+  /** Who ran it (host/identity.ts): asked once, and only when there is something to record. */
   actor: () => Promise<Identity>;
   via: RecordedVia;
   /** This source's owner name: a status another owner wrote is never rewritten. */

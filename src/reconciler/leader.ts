@@ -1,9 +1,9 @@
 // Leader election over a coordination.k8s.io/v1 Lease, as client-go does it: acquire, renew, take over an expired lease.
 import type { KubeObject } from "../kube/object.js";
 import { ANNOTATIONS } from "../translate/keys.js";
-import { KubeApiError, type KubeClient } from "../target/kube/client.js";
-import type { Logger } from "../log.js";
-import { silentLogger } from "../log.js";
+import { KubeApiError, type KubeClient } from "../host/client.js";
+import type { Logger } from "../model/log.js";
+import { silentLogger } from "../model/log.js";
 
 export interface LeaseSpec {
   holderIdentity?: string;

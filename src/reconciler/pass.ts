@@ -9,7 +9,7 @@ import { forCluster } from "./warning-log.js";
 import { clustersReachedBy } from "../repo/fleet-base.js";
 import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "./cluster.js";
 import type { LoadedCluster, LoadOptions, LoadResult } from "./engine.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../model/log.js";
 import type { ReconcilerMetrics } from "./metrics.js";
 import { inShard, type Shard } from "./shard.js";
 import { clustersOnTarget, INVENTORY_CHUNK, legacyClusters, listChunkInventory } from "./inventory.js";

@@ -1,6 +1,6 @@
 // What `vc apply`, `vc adopt` and `vc diff` learn from a live host before they plan: the clusters an operation (`vc restore`) suspended at run time.
 import type { DesiredState } from "../target/desired.js";
-import { KubeApiError } from "../target/kube/client.js";
+import { KubeApiError } from "../host/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import type { ClusterStatus } from "./status.js";

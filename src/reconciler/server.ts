@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { decideVerified, looksSigned, StreamedBody } from "./webhook.js";
 import { DEFAULT_WEBHOOK_LIMITS, WebhookSlots, type Slot, type WebhookLimits } from "./webhook-slots.js";
-import type { Logger } from "../log.js";
+import type { Logger } from "../model/log.js";
 
 export const WEBHOOK_PATH = "/webhook";
 /** Bytes of a webhook body kept in memory; longer bodies are only hashed (GitHub's push payloads are far smaller). */

@@ -1,7 +1,7 @@
 // Assembles a reconciler from its settings: source, target, status store, leader election, HTTP server and loop.
 import { defaultCacheRoot } from "../validate/cache-dir.js";
 import type { WebhookLimits } from "./webhook-slots.js";
-import { UserError } from "../errors.js";
+import { UserError } from "../model/errors.js";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { loadGitCredential } from "../git/auth.js";
 import { openTarget } from "../target/index.js";
 import { DirTarget } from "../target/dir.js";
-import { KubeClient } from "../target/kube/client.js";
+import { KubeClient } from "../host/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { readClusterHealth } from "../health/read.js";
 import type { KubeObject } from "../kube/object.js";
@@ -18,7 +18,7 @@ import { cachingEngine } from "./defaults.js";
 import { warningLog } from "./warning-log.js";
 import type { Engine } from "./engine.js";
 import { LeaderElector } from "./leader.js";
-import { jsonLogger, type Logger } from "../log.js";
+import { jsonLogger, type Logger } from "../model/log.js";
 import { ReconcileLoop } from "./loop.js";
 import { createMetrics, type ReconcilerMetrics } from "./metrics.js";
 import { newPassState, runPass, type PassDeps, type PassResult } from "./pass.js";

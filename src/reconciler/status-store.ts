@@ -1,7 +1,7 @@
 // Where cluster status lives on a live host: vc's record of the cluster in the records namespace (records/store.ts; dir target: dir-status-store.ts).
 import { ANNOTATIONS, LABELS } from "../translate/keys.js";
-import { KubeApiError, type KubeClient } from "../target/kube/client.js";
-import { mapLimit } from "../target/pool.js";
+import { KubeApiError, type KubeClient } from "../host/client.js";
+import { mapLimit } from "../util/pool.js";
 import { RecordStore } from "../records/store.js";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT } from "./archive.js";
 import type { ClusterStatus, Reconciliation } from "./status.js";

@@ -46,7 +46,7 @@ export interface Reconciliation {
   via?: RecordedVia;
   /** Who ran it (vc apply / adopt): the identity the host knows the caller by. */
   by?: string;
-  /** How `by` was learned (target/kube/identity.ts): `SelfSubjectReview`, `client certificate`, `kubeconfig user`, ... */
+  /** How `by` was learned (host/identity.ts): `SelfSubjectReview`, `client certificate`, `kubeconfig user`, ... */
   byFrom?: string;
   /** The cluster's health on the host when the run ended (src/health), and why when not Healthy. */
   health?: HealthStatus;

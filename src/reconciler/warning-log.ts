@@ -1,7 +1,7 @@
 // Server `Warning` headers of the reconciler's requests as lines of its JSON log, with the cluster being reconciled.
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Logger } from "../log.js";
-import type { WarningSink } from "../target/kube/warnings.js";
+import type { Logger } from "../model/log.js";
+import type { WarningSink } from "../host/warnings.js";
 
 /** The cluster whose reconciliation the current async work belongs to (set around each cluster's run of a pass). */
 const current = new AsyncLocalStorage<string>();

@@ -5,7 +5,7 @@ import { selectorIn } from "../kube/selector.js";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries } from "../reconciler/archive.js";
 import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "../reconciler/status.js";
 import type { KubeTarget } from "../target/kube/target.js";
-import { mapLimit } from "../target/pool.js";
+import { mapLimit } from "../util/pool.js";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
 import { ownedFields } from "../plan/managed-fields.js";
 import type { ClusterRecord } from "./record.js";

@@ -4,7 +4,7 @@ import type { DesiredState } from "../target/desired.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import { migrateRecords, migrationLine } from "./migrate.js";
-import { KubeApiError } from "../target/kube/client.js";
+import { KubeApiError } from "../host/client.js";
 import { RECORDS_NAMESPACE_ENV, type ClusterRecord } from "./record.js";
 import { holdersOf } from "./holders.js";
 

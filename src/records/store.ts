@@ -1,9 +1,9 @@
 // The records store: read, write and list vc's records of (source, cluster) in the records namespace, where no tenant identity may write.
-import { groupBy } from "../group.js";
+import { groupBy } from "../util/group.js";
 import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
 import { labelMatcher, selectorIn } from "../kube/selector.js";
-import { KubeApiError, objectPath, type KubeClient } from "../target/kube/client.js";
+import { KubeApiError, objectPath, type KubeClient } from "../host/client.js";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
 import { mergeEntries, nextArchive } from "../reconciler/archive.js";
 import { parseHistory, type ClusterStatus, type Reconciliation } from "../reconciler/status.js";

@@ -1,5 +1,5 @@
 // What vc apply and vc diff take from a running rollout (I/O edge): the clusters it holds at an older base, and their snapshots' folders.
-import { KubeClient, type OpenClientOptions } from "../target/kube/client.js";
+import { KubeClient, type OpenClientOptions } from "../host/client.js";
 import { recordsNamespace } from "../records/record.js";
 import { loadRollout } from "./file.js";
 import { RecordStore } from "../records/store.js";

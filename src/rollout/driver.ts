@@ -1,11 +1,11 @@
 // The reconciler's side of rollouts (I/O edge): each pass reads the rollout record, starts or steps the rollout, writes it, and pins every cluster it loads.
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import type { Logger } from "../log.js";
+import type { Logger } from "../model/log.js";
 import { peekLabels, readFleetBase, type FleetBase } from "../repo/fleet-base.js";
 import type { LoadedCluster } from "../reconciler/engine.js";
 import type { ClusterStatus } from "../reconciler/status.js";
-import { KubeApiError } from "../target/kube/client.js";
+import { KubeApiError } from "../host/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
 import { loadRollout } from "./file.js";

@@ -1,5 +1,5 @@
 // fleet/rollout.yaml as the step reads it: defaults resolved, durations parsed, label selectors matched (pure).
-import { parseDuration } from "../duration.js";
+import { parseDuration } from "../model/duration.js";
 import type { LabelSelector, Pause, RolloutFile, RolloutSettings, Wave } from "./types.js";
 
 /** Defaults of fleet/rollout.yaml (also in the schema). */

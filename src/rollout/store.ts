@@ -1,7 +1,7 @@
 // The rollout record and base snapshots in the records namespace: read, write (guarded by resourceVersion), requests of vc rollout.
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/object.js";
-import { KubeApiError, objectPath, type KubeClient } from "../target/kube/client.js";
+import { KubeApiError, objectPath, type KubeClient } from "../host/client.js";
 import { FIELD_MANAGER, LABELS } from "../translate/keys.js";
 import { RECORD_LABEL, recordsNamespace } from "../records/record.js";
 import { fromSnapshotConfigMap, snapshotConfigMap, snapshotName, type BaseSnapshot } from "./snapshot.js";

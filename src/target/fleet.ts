@@ -12,7 +12,7 @@ import { holdersOf } from "../records/holders.js";
 import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "../reconciler/inventory.js";
 import { INVENTORY_TYPES, KubeTarget } from "./kube/target.js";
 import { FleetInventoryReader, inNamespaceOrder, ListOrderError } from "./kube/fleet-inventory.js";
-import { chunksOf, loadAhead, mapLimit } from "./pool.js";
+import { chunksOf, loadAhead, mapLimit } from "../util/pool.js";
 import type { DiffSpill } from "../plan/spill.js";
 import { applyPlan } from "./sync.js";
 import type { ObjectResult, SyncResult, Target } from "./types.js";

@@ -1,6 +1,6 @@
 // Opens a target from its spec: `kube` (the live host of a kubeconfig context) or `dir:PATH` (hydrated manifests).
 import { DirTarget } from "./dir.js";
-import { KubeClient, type OpenClientOptions } from "./kube/client.js";
+import { KubeClient, type OpenClientOptions } from "../host/client.js";
 import { KubeTarget } from "./kube/target.js";
 import type { Target } from "./types.js";
 
@@ -8,7 +8,7 @@ export * from "./types.js";
 export { syncCluster, applyPlan } from "./sync.js";
 export { DirTarget, manifestPath } from "./dir.js";
 export { KubeTarget, INVENTORY_TYPES } from "./kube/target.js";
-export { KubeClient, KubeApiError, loadKubeConfig } from "./kube/client.js";
+export { KubeClient, KubeApiError, loadKubeConfig } from "../host/client.js";
 
 /** A target spec that is neither `kube` nor `dir:PATH`. */
 export class TargetSpecError extends Error {}

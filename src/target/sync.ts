@@ -6,7 +6,7 @@ import { maskCredentialsInText } from "../model/secrets.js";
 import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import { blockPlan } from "./block.js";
-import { mapLimit } from "./pool.js";
+import { mapLimit } from "../util/pool.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOptions, type SyncResult, type Target } from "./types.js";
 
 /** Reads the live inventory (unless given), plans and applies. */

@@ -1,5 +1,5 @@
 // cert-manager Certificates of certificates/: kind and schema checks per document, rules of one document and across a cluster's certificates.
-import { parseDuration } from "../duration.js";
+import { parseDuration } from "../model/duration.js";
 import type { KubeObject } from "../kube/object.js";
 import { CERT_MANAGER_API_VERSION, CERT_MANAGER_GROUP } from "../kube/resources.js";
 import { isMapping } from "../repo/merge.js";

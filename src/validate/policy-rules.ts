@@ -1,7 +1,7 @@
 // The fleet policy's bounds on one cluster (pure): hosts its mesh objects and certificates claim, gateway selectors and credentials, quota, database host.
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
-import { compareQuantities } from "../plan/quantity.js";
+import { compareQuantities } from "../kube/quantity.js";
 import type { FolderBudget } from "../repo/budget.js";
 import type { PathSegment } from "../repo/positions.js";
 import { classifyHost, meshNamespaces } from "../translate/names.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { resumeCluster, suspendCluster } from "../../src/reconciler/suspend.js";
 import { RECORD_PATH, recordConfigMap, recordData } from "../support/records.js";
 import { fromData, type ClusterStatus } from "../../src/reconciler/status.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { exampleRepo, runVc } from "../target/cli-support.js";
 

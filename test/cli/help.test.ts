@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { buildProgram } from "../../src/cli/main.js";
-import { helpWidth } from "../../src/help-width.js";
+import { helpWidth } from "../../src/util/help-width.js";
 import { buildCommand } from "../../src/metrics-proxy/config.js";
 import { docsUrl, PROJECT_URL, packageInfo } from "../../src/model/package.js";
 

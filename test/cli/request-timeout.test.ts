@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseRequestTimeout } from "../../src/duration.js";
+import { parseRequestTimeout } from "../../src/model/duration.js";
 import { runVc } from "../support/vc.js";
 import { freePort } from "../support/requires.js";
 import { kubeconfigFor, silentServer } from "../support/silent-server.js";

@@ -11,7 +11,7 @@ import { dump } from "js-yaml";
 import type { ListRow } from "../../src/ops/list.js";
 import type { ClusterStatus, Reconciliation } from "../../src/reconciler/status.js";
 import { resumeCluster, suspendCluster } from "../../src/reconciler/suspend.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { TestRepo } from "../support/git-server.js";
 import { servesSelfSubjectReview, useRealKube } from "../support/real-kube.js";
 import { runVc } from "../support/vc.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import { loadDesired, loadDesiredIndex } from "../../src/target/desired.js";
 import { applyFleet, planFleet, planFleetStreamed } from "../../src/target/fleet.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { KubeTarget } from "../../src/target/kube/target.js";
 import { formatPlanReport } from "../../src/plan/format.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";

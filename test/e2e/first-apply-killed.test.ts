@@ -10,7 +10,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeObject } from "../../src/kube/object.js";
 import { resourceFor } from "../../src/kube/resources.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { installExampleCrds, useRealKube, waitFor } from "../support/real-kube.js";
 import { silentServer } from "../support/silent-server.js";

@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import type { KubeObject } from "../../src/kube/object.js";
 import { objectHealth } from "../../src/health/object.js";
 import { readClusterHealth } from "../../src/health/read.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { TestRepo } from "../support/git-server.js";
 import { createObject, runningPodStatus, setStatus as setStatusOf } from "../support/kube-status.js";
 import { installCertManagerCrds, useRealKube, waitFor } from "../support/real-kube.js";

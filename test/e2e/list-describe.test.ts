@@ -9,7 +9,7 @@ import { load } from "js-yaml";
 import type { ListRow } from "../../src/ops/list.js";
 import { readClusterHealth } from "../../src/health/read.js";
 import { loadDesired } from "../../src/target/desired.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { useRealKube } from "../support/real-kube.js";
 import { runVc } from "../support/vc.js";
 

@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import { join } from "node:path";
 import { rmSync } from "node:fs";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { reconcileOnce } from "../../src/reconciler/service.js";
 import { installExampleCrds, useRealKube, type RealKube } from "../support/real-kube.js";
 import { exampleRepo, getJson, kubectl, vcOn } from "./plan-support.js";

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseFlags } from "../../src/metrics-proxy/config.js";
 import { startProxy, type RunningProxy } from "../../src/metrics-proxy/proxy.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { metricsVirtualObjects, VIRTUAL_SERVICE_NAME, VIRTUAL_SERVICE_NAMESPACE } from "../../src/render/metricsProxy.js";
 import { useRealKube, waitFor, type RealKube } from "../support/real-kube.js";
 import { HOST_NS } from "../metrics-proxy/fixture.js";

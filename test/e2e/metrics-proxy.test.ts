@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseFlags } from "../../src/metrics-proxy/config.js";
 import { startProxy, type RunningProxy } from "../../src/metrics-proxy/proxy.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { useRealKube, waitFor } from "../support/real-kube.js";
 import { get, HOST_NS, hostNameOf, hostPod, type PodSpec } from "../metrics-proxy/fixture.js";
 import { installHostMetrics, metricsBackend, PODS } from "./metrics-backend.js";

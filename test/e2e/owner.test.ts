@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { reconcileOnce } from "../../src/reconciler/service.js";
 import { useRealKube } from "../support/real-kube.js";
 import { exampleRepo, runVc } from "../target/cli-support.js";

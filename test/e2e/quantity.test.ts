@@ -3,10 +3,10 @@
 // server stores (its canonical form, read here by a small independent reader; a resource list rounds up to 10^-3).
 import { expect } from "chai";
 import fc from "fast-check";
-import { compareQuantity, parseQuantity, parseResourceListQuantity, type Quantity } from "../../src/plan/quantity.js";
+import { compareQuantity, parseQuantity, parseResourceListQuantity, type Quantity } from "../../src/kube/quantity.js";
 import { useRealKube } from "../support/real-kube.js";
 
-/** Exact reader of what the server prints: [sign] digits [. digits] and one suffix; independent of src/plan/quantity.ts. */
+/** Exact reader of what the server prints: [sign] digits [. digits] and one suffix; independent of src/kube/quantity.ts. */
 function readPrinted(text: string): Quantity {
   const m = /^([+-]?)(\d*)(?:\.(\d*))?(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/.exec(text);
   if (!m) throw new Error(`the server printed an unexpected quantity ${JSON.stringify(text)}`);

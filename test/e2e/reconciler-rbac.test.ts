@@ -10,7 +10,7 @@ import { runVc } from "../support/vc.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import { readClusterHealth } from "../../src/health/read.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 

@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { runVc } from "../support/vc.js";
 import { useRealKube } from "../support/real-kube.js";
-import { KubeClient, MAX_SOCKETS, RequestTimeoutError } from "../../src/target/kube/client.js";
+import { KubeClient, MAX_SOCKETS, RequestTimeoutError } from "../../src/host/client.js";
 import { openSocketsTo } from "../support/open-sockets.js";
 
 describe("e2e: vc against an API server that stopped answering", function () {

@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeObject } from "../../src/kube/object.js";
-import { KubeApiError, KubeClient } from "../../src/target/kube/client.js";
+import { KubeApiError, KubeClient } from "../../src/host/client.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 import { exampleRepo, runVc } from "../target/cli-support.js";

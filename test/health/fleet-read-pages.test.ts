@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { readFleetHealth, type FleetHealthCluster } from "../../src/health/fleet-read.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
 const CLUSTERS = 1007;

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { CommanderError } from "commander";
-import { UserError } from "../../src/errors.js";
+import { UserError } from "../../src/model/errors.js";
 import { buildCommand, parseFlags, parseListen } from "../../src/metrics-proxy/config.js";
 
 const base = ["--cluster", "a", "--host-namespace", "host"];

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { parseFlags, type ProxyConfig } from "../../src/metrics-proxy/config.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { startProxy, type RunningProxy } from "../../src/metrics-proxy/proxy.js";
 import { ANNOTATIONS, LABELS, hostName } from "../../src/translate/index.js";
 

@@ -13,7 +13,7 @@ import { requestHandler } from "../../src/metrics-proxy/server.js";
 import { ApiError } from "../../src/metrics-proxy/status.js";
 import { VirtualCluster } from "../../src/metrics-proxy/virtual-cluster.js";
 import { ProxyMetrics } from "../../src/metrics-proxy/metrics.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 
 const GROUP = "metrics.orch.io";
 const ctx = { apiGroup: GROUP, serverAddress: "127.0.0.1:1" } as unknown as RouterContext;

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { dump } from "js-yaml";
 import { startProxy } from "../../src/metrics-proxy/proxy.js";
 import type { ProxyConfig } from "../../src/metrics-proxy/config.js";
-import { UserError } from "../../src/errors.js";
+import { UserError } from "../../src/model/errors.js";
 
 const kubeconfig = (user: Record<string, unknown>) =>
   dump({

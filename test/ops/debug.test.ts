@@ -8,7 +8,7 @@ import { PassThrough, Writable } from "node:stream";
 import { dump, load } from "js-yaml";
 import { startKubeServer, type KubeServer, type ExecSession } from "../support/kube-server/index.js";
 import { KubeHost } from "../../src/ops/host.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { debugShell, ShellError } from "../../src/ops/debug-shell.js";
 import { b64, clientCert, tempDir, vc, vcProcess } from "./helpers.js";
 

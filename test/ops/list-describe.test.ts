@@ -9,7 +9,7 @@ import { tempDir, vc } from "./helpers.js";
 import type { ListRow } from "../../src/ops/list.js";
 import { describeCluster, type Description } from "../../src/ops/describe.js";
 import { openHost } from "../../src/ops/host.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { effectiveValues } from "../../src/validate/values.js";
 
 const EXAMPLES = resolve(import.meta.dirname, "../../clusters");

@@ -7,7 +7,7 @@ import { requireRegistry, startRegistry, type TestRegistry } from "../support/oc
 import { RegistryClient } from "../../src/ops/oci/client.js";
 import { OCI_MANIFEST, pushBackup } from "../../src/ops/oci/backup.js";
 import { KubeHost } from "../../src/ops/host.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { restore, RestoreError } from "../../src/ops/restore.js";
 import { SUSPEND_ANNOTATION } from "../../src/ops/suspend.js";
 import { vc } from "./helpers.js";

@@ -9,7 +9,7 @@ import { defaultEngine } from "../../src/reconciler/defaults.js";
 import { DirStatusStore } from "../../src/reconciler/dir-status-store.js";
 import { newPassState, runPass, type PassDeps } from "../../src/reconciler/pass.js";
 import { FolderSource } from "../../src/reconciler/source.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { DirTarget, manifestPath } from "../../src/target/dir.js";
 import { loadDesired } from "../../src/target/desired.js";
 import { planFleet } from "../../src/target/fleet.js";

@@ -2,7 +2,7 @@
 // warns when a change leaves a cluster Degraded; a settled, Healthy fleet's resync reads no health.
 import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
-import type { Logger } from "../../src/log.js";
+import type { Logger } from "../../src/model/log.js";
 import { fromData, record, toData, type Reconciliation } from "../../src/reconciler/status.js";
 import { worthWriting } from "../../src/reconciler/cluster.js";
 import { formatDetail, formatTable } from "../../src/cli/status.js";

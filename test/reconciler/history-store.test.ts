@@ -7,7 +7,7 @@ import { HISTORY_BYTES, nextArchive } from "../../src/reconciler/archive.js";
 import { fromData, HISTORY_LIMIT, record, ZERO_COUNTS, type ClusterStatus, type Reconciliation } from "../../src/reconciler/status.js";
 import { HISTORY_CONFIGMAP, KubeStatusStore, STATUS_CONFIGMAP } from "../../src/reconciler/status-store.js";
 import { DEFAULT_RECORDS_NAMESPACE, historyName, RECORD_LABEL, recordBase, recordLabels, statusData } from "../../src/records/record.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { TestRepo } from "../support/git-server.js";
 import { runVc } from "../support/vc.js";

@@ -11,7 +11,7 @@ import { startReconciler } from "../../src/reconciler/service.js";
 import { FolderSource } from "../../src/reconciler/source.js";
 import { DirStatusStore } from "../../src/reconciler/dir-status-store.js";
 import { sign } from "../../src/reconciler/webhook.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { DirTarget } from "../../src/target/dir.js";
 import { ANNOTATIONS } from "../../src/translate/keys.js";
 import { Bed, name, newPassState, runPass } from "./harness.js";

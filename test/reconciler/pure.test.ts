@@ -119,7 +119,7 @@ describe("reconciler: status", () => {
 describe("reconciler: JSON logs and redaction", () => {
   it("writes one JSON object per line with time, level and message, from the minimum level up", async () => {
     const { PassThrough } = await import("node:stream");
-    const { jsonLogger } = await import("../../src/log.js");
+    const { jsonLogger } = await import("../../src/model/log.js");
     const out = new PassThrough();
     let text = "";
     out.on("data", (d: Buffer) => (text += d.toString()));

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { defaultEngine } from "../../src/reconciler/defaults.js";
 import { DirStatusStore } from "../../src/reconciler/dir-status-store.js";
 import type { LoadOptions } from "../../src/reconciler/engine.js";

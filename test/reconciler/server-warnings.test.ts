@@ -2,9 +2,9 @@
 // and never another in-process run's log.
 import { expect } from "chai";
 import { join } from "node:path";
-import { jsonLogger } from "../../src/log.js";
+import { jsonLogger } from "../../src/model/log.js";
 import { reconcileOnce } from "../../src/reconciler/service.js";
-import { resetServerWarnings, serverWarnings } from "../../src/target/kube/warnings.js";
+import { resetServerWarnings, serverWarnings } from "../../src/host/warnings.js";
 import { Bed, name } from "./harness.js";
 
 describe("reconciler: server warnings in its JSON log", function () {

@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { createMetrics } from "../../src/reconciler/metrics.js";
 import { parseListen, startServer, WEBHOOK_PATH, type RunningServer } from "../../src/reconciler/server.js";
 import { sign } from "../../src/reconciler/webhook.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 
 describe("reconciler: http server", () => {
   let srv: RunningServer;

@@ -10,8 +10,8 @@ import { createMetrics } from "../../src/reconciler/metrics.js";
 import { startServer, WEBHOOK_KEEP_BYTES, WEBHOOK_MAX_PENDING, WEBHOOK_PATH, type RunningServer } from "../../src/reconciler/server.js";
 import { webhookSecret } from "../../src/reconciler/service.js";
 import { sign } from "../../src/reconciler/webhook.js";
-import { UserError } from "../../src/errors.js";
-import { silentLogger } from "../../src/log.js";
+import { UserError } from "../../src/model/errors.js";
+import { silentLogger } from "../../src/model/log.js";
 
 const SECRET = "s3cret";
 

@@ -6,7 +6,7 @@ import { createMetrics } from "../../src/reconciler/metrics.js";
 import { sourceOf, startServer, WEBHOOK_PATH, type RunningServer } from "../../src/reconciler/server.js";
 import { sign } from "../../src/reconciler/webhook.js";
 import { DEFAULT_WEBHOOK_LIMITS, WebhookSlots, type WebhookLimits } from "../../src/reconciler/webhook-slots.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 
 const SECRET = "s3cret";
 const WRONG = `sha256=${"0".repeat(64)}`;

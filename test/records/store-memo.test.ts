@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { RecordStore } from "../../src/records/store.js";
 import { recordName } from "../../src/records/record.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 

@@ -2,7 +2,7 @@
 // together (a first run's chunk), and again when it was deleted since.
 import { expect } from "chai";
 import { RecordStore } from "../../src/records/store.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
 describe("records/store: the records namespace", () => {

@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { begin } from "../../src/rollout/step.js";
 import { readBase, type BaseSnapshot } from "../../src/rollout/snapshot.js";
 import { RolloutStore, rolloutName } from "../../src/rollout/store.js";

@@ -1,7 +1,7 @@
 // vc rollout status|pause|resume|abort against the API test server: output formats, the request written and nothing
 // else, exit codes (0 done, 1 nothing to act on, 2 usage), --help.
 import { expect } from "chai";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { begin } from "../../src/rollout/step.js";
 import { RolloutStore, rolloutName, REQUEST_FIELD_MANAGER } from "../../src/rollout/store.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";

@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Logger } from "../../src/log.js";
+import type { Logger } from "../../src/model/log.js";
 import { newRolloutMemory, rolloutForPass } from "../../src/rollout/driver.js";
 import { DirTarget } from "../../src/target/dir.js";
 import { cleanupRepos, makeRepo } from "../validate/fixture.js";

@@ -4,7 +4,7 @@
 // by the rule of docs/rollouts.md (its three cases).
 import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
-import type { KubeClient } from "../../src/target/kube/client.js";
+import type { KubeClient } from "../../src/host/client.js";
 import { DEFAULT_RECORDS_NAMESPACE } from "../../src/records/record.js";
 import { RolloutStore, rolloutName } from "../../src/rollout/store.js";
 import type { RolloutRecord } from "../../src/rollout/types.js";

@@ -1,7 +1,7 @@
 // A controller's view of a cluster on the API test server, written through the status subresource: its StatefulSet
 // caught up, its pod Ready (or crashing), its Deployments available. Shared by the rollout tests.
 import type { KubeObject } from "../../src/kube/object.js";
-import type { KubeClient } from "../../src/target/kube/client.js";
+import type { KubeClient } from "../../src/host/client.js";
 import type { Bed } from "../reconciler/harness.js";
 
 export async function settle(bed: Bed, admin: KubeClient, c: string, pod: "ready" | "crashing" = "ready"): Promise<void> {

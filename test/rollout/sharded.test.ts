@@ -2,7 +2,7 @@
 // (where each is pinned, how the wave is doing) from their records; each replica applies its own shard's clusters.
 import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
-import type { KubeClient } from "../../src/target/kube/client.js";
+import type { KubeClient } from "../../src/host/client.js";
 import { DEFAULT_RECORDS_NAMESPACE } from "../../src/records/record.js";
 import { rolloutName } from "../../src/rollout/store.js";
 import type { RolloutRecord } from "../../src/rollout/types.js";

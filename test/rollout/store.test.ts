@@ -1,7 +1,7 @@
 // The rollout record store on the API test server: write and read back, a request under its own field manager, the
 // record write that clears it, a request written in between (409), damaged data, and snapshots.
 import { expect } from "chai";
-import { KubeApiError, KubeClient } from "../../src/target/kube/client.js";
+import { KubeApiError, KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { fromRolloutConfigMap, REQUEST_FIELD_MANAGER, RolloutStore, rolloutName } from "../../src/rollout/store.js";
 import { begin } from "../../src/rollout/step.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createMetrics } from "../../src/reconciler/metrics.js";
 import { startServer, WEBHOOK_PATH, type RunningServer } from "../../src/reconciler/server.js";
 import { sign } from "../../src/reconciler/webhook.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { runVc } from "../support/vc.js";
 
 const WEBHOOK_INPUTS = 300;

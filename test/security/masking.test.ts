@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatDiagnostic } from "../../src/model/diagnostic.js";
 import { maskUrlCredentials, maskValues } from "../../src/model/secrets.js";
-import { jsonLogger } from "../../src/log.js";
+import { jsonLogger } from "../../src/model/log.js";
 import { record } from "../../src/reconciler/status.js";
 import { runVc } from "../support/vc.js";
 

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeObject } from "../../src/kube/object.js";
-import { KubeClient, KubeApiError } from "../../src/target/kube/client.js";
+import { KubeClient, KubeApiError } from "../../src/host/client.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import type { Rule } from "../support/kube-server/auth.js";

@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "./kube-server/index.js";
 import { StandInControllers, templateRevision } from "./kube-status.js";
 import { exampleRepo, runVc } from "../target/cli-support.js";

@@ -11,7 +11,7 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { loadDesired, loadDesiredIndex } from "../../src/target/desired.js";
 import { applyFleet, applyFleetStreamed, type FleetApplyReport } from "../../src/target/fleet.js";
 import { DirTarget } from "../../src/target/dir.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { INVENTORY_TYPES, KubeTarget } from "../../src/target/kube/target.js";
 import { prepareRecords } from "../../src/records/prepare.js";
 import type { SyncResult, Target } from "../../src/target/types.js";

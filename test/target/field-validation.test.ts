@@ -4,15 +4,15 @@
 // vc's own schema validation is what stands between a tenant's typo and the host there.
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
-import { KubeApiError, KubeClient, refusalMessage } from "../../src/target/kube/client.js";
-import { parseWarningHeaders, resetServerWarnings, setWarningSink, type ServerWarning, type WarningSink } from "../../src/target/kube/warnings.js";
+import { KubeApiError, KubeClient, refusalMessage } from "../../src/host/client.js";
+import { parseWarningHeaders, resetServerWarnings, setWarningSink, type ServerWarning, type WarningSink } from "../../src/host/warnings.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { describeProfiles } from "../support/profiles.js";
 import { runVc } from "../support/vc.js";
 
 const withBogus = (name: string): KubeObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" }, data: { a: "1" }, bogus: "typo" }) as KubeObject;
 
-describe("target/kube/warnings: Warning headers", () => {
+describe("host/warnings: Warning headers", () => {
   it("reads the API server's `299 - \"text\"` values, several in one header, escaped quotes, and anything else whole", () => {
     expect(parseWarningHeaders(['299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"'])).to.deep.equal(["v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"]);
     expect(parseWarningHeaders(['299 - "unknown field \\"spec.bogus\\"", 299 - "a, b"'])).to.deep.equal(['unknown field "spec.bogus"', "a, b"]);
@@ -21,7 +21,7 @@ describe("target/kube/warnings: Warning headers", () => {
   });
 });
 
-describe("target/kube/client: refusals in vc's words", () => {
+describe("host/client: refusals in vc's words", () => {
   it("says the same of a refusal whatever the release's wording: code, reason, each cause's field and type", () => {
     const refusal = (message: string) => ({ kind: "Status", code: 422, reason: "Invalid", message, details: { name: "db", group: "apps", kind: "StatefulSet", causes: [{ reason: "FieldValueForbidden", field: "spec", message }] } });
     const old = refusalMessage(422, "Unprocessable Entity", refusal("StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'template', and 'updateStrategy' are forbidden"));

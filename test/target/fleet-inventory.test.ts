@@ -8,10 +8,10 @@ import { objectKey } from "../../src/kube/object.js";
 import { resourceFor } from "../../src/kube/resources.js";
 import { inventoryText, INVENTORY_KEY, recordBase } from "../../src/records/record.js";
 import { RecordStore } from "../../src/records/store.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { FleetInventoryReader, inNamespaceOrder } from "../../src/target/kube/fleet-inventory.js";
 import { KubeTarget } from "../../src/target/kube/target.js";
-import { chunksOf } from "../../src/target/pool.js";
+import { chunksOf } from "../../src/util/pool.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
 const CLUSTERS = 30;

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { lostClaims, liveClaimsOf, publicHosts } from "../../src/target/host-claims.js";
 import type { LiveClaim } from "../../src/target/claim-index.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { KubeTarget } from "../../src/target/kube/target.js";
 import { syncCluster } from "../../src/target/sync.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { KubeTarget, INVENTORY_TYPES } from "../../src/target/kube/target.js";
 import { syncCluster } from "../../src/target/sync.js";
 import { buildPlan } from "../../src/plan/build.js";

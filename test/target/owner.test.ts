@@ -11,7 +11,7 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { canonicalRepo, chooseOwner, defaultOwner, ownerProblem } from "../../src/model/owner.js";
 import { buildPlan } from "../../src/plan/build.js";
 import { reconcileOnce } from "../../src/reconciler/service.js";
-import { silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/model/log.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { INVENTORY_TYPES } from "../../src/target/kube/target.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";

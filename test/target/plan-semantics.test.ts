@@ -3,8 +3,8 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { exampleRepo, runVc } from "./cli-support.js";
-import { KubeClient } from "../../src/target/kube/client.js";
-import { Discovery } from "../../src/target/kube/discovery.js";
+import { KubeClient } from "../../src/host/client.js";
+import { Discovery } from "../../src/host/discovery.js";
 import { recordData } from "../support/records.js";
 
 const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);

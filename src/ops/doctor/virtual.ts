@@ -4,7 +4,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import type { KubeObject } from "../../kube/object.js";
 import { METRICS_GROUP, METRICS_VERSION } from "../../kube/resources.js";
-import { allowPlainHttp, KubeApiError, KubeClient } from "../../target/kube/client.js";
+import { allowPlainHttp, KubeApiError, KubeClient } from "../../host/client.js";
 import { printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig } from "../connect.js";
 import type { Host } from "../host.js";
 import { API_SERVICE_PORT } from "../../render/controlPlane.js";

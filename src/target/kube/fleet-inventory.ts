@@ -4,8 +4,8 @@ import { groupKind, objectKey } from "../../kube/object.js";
 import { apiVersionOf, type ResourceType } from "../../kube/resources.js";
 import type { ClusterRecord } from "../../records/record.js";
 import { LABELS } from "../../translate/keys.js";
-import { mapLimit } from "../pool.js";
-import { ExpiredContinue, KubeApiError, type KubeClient } from "./client.js";
+import { mapLimit } from "../../util/pool.js";
+import { ExpiredContinue, KubeApiError, type KubeClient } from "../../host/client.js";
 
 /**
  * Live objects read for clusters whose chunk has not been taken yet, past which the reader stops merging and reads the

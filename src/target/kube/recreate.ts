@@ -2,9 +2,9 @@
 import { describeRef, refOf, type KubeObject } from "../../kube/object.js";
 import { resourceFor } from "../../kube/resources.js";
 import { isPlainObject, stripServerFields } from "../../plan/normalize.js";
-import { compareQuantities, compareQuantity, parseQuantity } from "../../plan/quantity.js";
-import { sleep } from "./retry.js";
-import { KubeApiError, type KubeClient } from "./client.js";
+import { compareQuantities, compareQuantity, parseQuantity } from "../../kube/quantity.js";
+import { sleep } from "../../util/retry.js";
+import { KubeApiError, type KubeClient } from "../../host/client.js";
 
 export interface RecreateWait {
   /** How long to wait for the old object to be gone (the garbage collector removes the orphan finalizer). */

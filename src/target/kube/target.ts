@@ -2,19 +2,19 @@
 import type { KubeObject, ObjectRef } from "../../kube/object.js";
 import { objectKey, refObject, refOf } from "../../kube/object.js";
 import { takeOwnershipName } from "../conflicts.js";
-import { mapLimit } from "../pool.js";
+import { mapLimit } from "../../util/pool.js";
 import { olderFirst, type ClusterRecord } from "../../records/record.js";
 import { RecordStore } from "../../records/store.js";
 import { MESH_GROUP, RESOURCES, type ResourceType } from "../../kube/resources.js";
 import { inventorySelector, LABELS } from "../../translate/keys.js";
 import { stripServerFields } from "../../plan/normalize.js";
 import type { Target, WriteOptions } from "../types.js";
-import { KubeApiError, KubeClient } from "./client.js";
-import { Discovery } from "./discovery.js";
+import { KubeApiError, KubeClient } from "../../host/client.js";
+import { Discovery } from "../../host/discovery.js";
 import { ClaimIndex } from "../claim-index.js";
 import { liveClaimsOf } from "../host-claims.js";
 import { MAX_SELECTED_VALUES, selectorIn } from "../../kube/selector.js";
-import { groupBy } from "../../group.js";
+import { groupBy } from "../../util/group.js";
 import { DEFAULT_RECREATE_WAIT, recreateObject, type RecreateWait } from "./recreate.js";
 
 /** Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, or the reconciler's own (leases). */

@@ -1,5 +1,5 @@
 // JSON-lines logging shared by the long-running processes (reconciler, metrics proxy): one object per line.
-import { maskCredentialsInText } from "./model/secrets.js";
+import { maskCredentialsInText } from "./secrets.js";
 
 export type Level = "debug" | "info" | "warn" | "error";
 const ORDER: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };

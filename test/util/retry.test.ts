@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay } from "../../src/target/kube/retry.js";
+import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay } from "../../src/util/retry.js";
 
-describe("target/kube/retry", () => {
+describe("util/retry", () => {
   it("retries 429 and 5xx always, 409 only when asked, nothing else", () => {
     expect([429, 500, 502, 503, 504].every((s) => isRetryableStatus(s, false))).to.equal(true);
     expect(isRetryableStatus(409, false)).to.equal(false);

@@ -5,7 +5,7 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { objectKey } from "../../src/kube/object.js";
 import { inventoryText, INVENTORY_KEY, recordBase } from "../../src/records/record.js";
 import { RecordStore } from "../../src/records/store.js";
-import { KubeClient, MAPPED_PAGE } from "../../src/target/kube/client.js";
+import { KubeClient, MAPPED_PAGE } from "../../src/host/client.js";
 import { KubeTarget } from "../../src/target/kube/target.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 

@@ -1,7 +1,7 @@
 import { expect } from "chai";
-import { objectOfPath, resetServerWarnings, serverWarnings, WarningTeller, type ServerWarning } from "../../src/target/kube/warnings.js";
+import { objectOfPath, resetServerWarnings, serverWarnings, WarningTeller, type ServerWarning } from "../../src/host/warnings.js";
 
-describe("target/kube/warnings: a client's own teller", () => {
+describe("host/warnings: a client's own teller", () => {
   it("names the object of a request path, not of a collection", () => {
     expect(objectOfPath("/apis/apps/v1/namespaces/vc-a/statefulsets/a")).to.equal("statefulsets vc-a/a");
     expect(objectOfPath("/api/v1/namespaces/vc-a/configmaps/vc-status?fieldManager=vc")).to.equal("configmaps vc-a/vc-status");

@@ -5,9 +5,9 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { missingKubeconfig } from "../../src/kube/kubeconfig-file.js";
+import { missingKubeconfig } from "../../src/host/kubeconfig-file.js";
 
-describe("kube/kubeconfig-file: no kubeconfig at all", () => {
+describe("host/kubeconfig-file: no kubeconfig at all", () => {
   let home: string;
   beforeEach(() => {
     home = mkdtempSync(join(tmpdir(), "vc-nokube-"));

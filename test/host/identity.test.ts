@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
-import { KubeClient } from "../../src/target/kube/client.js";
-import { askServer, kubeconfigIdentity, localIdentity, recordedName, serviceAccountSubject, whoAmI } from "../../src/target/kube/identity.js";
+import { KubeClient } from "../../src/host/client.js";
+import { askServer, kubeconfigIdentity, localIdentity, recordedName, serviceAccountSubject, whoAmI } from "../../src/host/identity.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
 const FULL = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];

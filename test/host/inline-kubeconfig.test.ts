@@ -1,7 +1,7 @@
-// kube/inline-kubeconfig.ts: a kubeconfig from a host Secret passes only with inline credentials; every field that runs a program or reads a file is refused by name.
+// host/inline-kubeconfig.ts: a kubeconfig from a host Secret passes only with inline credentials; every field that runs a program or reads a file is refused by name.
 import { expect } from "chai";
-import { safeEntries, UnsafeKubeconfigError } from "../../src/kube/inline-kubeconfig.js";
-import type { KubeconfigDoc } from "../../src/kube/kubeconfig-file.js";
+import { safeEntries, UnsafeKubeconfigError } from "../../src/host/inline-kubeconfig.js";
+import type { KubeconfigDoc } from "../../src/host/kubeconfig-file.js";
 
 function doc(user: Record<string, unknown>, cluster: Record<string, unknown> = { server: "https://10.0.0.1:443", "certificate-authority-data": "Q0E=" }): KubeconfigDoc {
   return {

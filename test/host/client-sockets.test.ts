@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KubeClient, MAX_SOCKETS, RequestTimeoutError } from "../../src/target/kube/client.js";
+import { KubeClient, MAX_SOCKETS, RequestTimeoutError } from "../../src/host/client.js";
 import { waitFor } from "../support/real-kube.js";
 import { kubeconfigFor } from "../support/silent-server.js";
 
@@ -53,7 +53,7 @@ async function countingServer(answer: (n: number) => Answer) {
   };
 }
 
-describe("target/kube/client: connections", () => {
+describe("host/client: connections", () => {
   let dir: string;
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "vc-sockets-"))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,12 +3,12 @@ import http from "node:http";
 import https from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import fetch, { Headers } from "node-fetch";
-import type { KubeObject, ObjectRef } from "../../kube/object.js";
-import { apiVersionOf, resourceFor, resourcePath, type ResourceType } from "../../kube/resources.js";
-import { FIELD_MANAGER } from "../../translate/keys.js";
-import { hostContextOf, missingKubeconfig } from "../../kube/kubeconfig-file.js";
-import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "./retry.js";
-import { UserError } from "../../errors.js";
+import type { KubeObject, ObjectRef } from "../kube/object.js";
+import { apiVersionOf, resourceFor, resourcePath, type ResourceType } from "../kube/resources.js";
+import { FIELD_MANAGER } from "../translate/keys.js";
+import { hostContextOf, missingKubeconfig } from "./kubeconfig-file.js";
+import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "../util/retry.js";
+import { UserError } from "../model/errors.js";
 import pLimit from "p-limit";
 import { requestBudget, type RequestBudget } from "./budget.js";
 import { parseWarningHeaders, tellWarnings, WarningTeller, type WarningSink } from "./warnings.js";
@@ -423,7 +423,7 @@ class DeadlineExceeded extends Error {}
  * Runs one fetch and its body read under an abort signal that fires at `deadline` (never, when it is Infinity). The
  * abort also closes the request's connection: node-fetch 2.7.0 answers it with `req.abort()`, which on Node 20
  * destroys the socket (before or after the answer's headers, over TLS too) instead of handing it back to the agent,
- * so a hung server's connections do not pile up as the reconciler retries (test/target/client-sockets.test.ts, and
+ * so a hung server's connections do not pile up as the reconciler retries (test/host/client-sockets.test.ts, and
  * test/e2e/request-timeout.test.ts on a stopped API server). A deadline that only raced the fetch would leave it open.
  */
 async function withDeadline<T>(deadline: number, run: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {

@@ -1,9 +1,9 @@
 import { expect } from "chai";
-import { compareQuantity, parseQuantity, parseResourceListQuantity, sameQuantity } from "../../src/plan/quantity.js";
+import { compareQuantity, parseQuantity, parseResourceListQuantity, sameQuantity } from "../../src/kube/quantity.js";
 import { buildPlan } from "../../src/plan/build.js";
-import { asLive, clusterObjects } from "./fixtures.js";
+import { asLive, clusterObjects } from "../plan/fixtures.js";
 
-describe("plan/quantity", () => {
+describe("kube/quantity", () => {
   const amount = (text: string) => {
     const q = parseQuantity(text);
     return q && `${q.mantissa}e${q.exponent}`;

@@ -1,5 +1,5 @@
 // What every layer shares about failing: exit codes, errors meant for the user, and printing an error once.
-import { escapeLines } from "./model/escape.js";
+import { escapeLines } from "./escape.js";
 
 /** 0 success / no drift, 1 invalid input or drift found, 2 usage or runtime failure. */
 export const EXIT = { ok: 0, invalid: 1, failure: 2 } as const;

@@ -5,10 +5,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dump, load } from "js-yaml";
-import { CONNECT_EXTENSION } from "../../src/kube/kubeconfig-file.js";
-import { loadKubeConfig } from "../../src/target/kube/client.js";
+import { CONNECT_EXTENSION } from "../../src/host/kubeconfig-file.js";
+import { loadKubeConfig } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
-import { exampleRepo, runVc } from "./cli-support.js";
+import { exampleRepo, runVc } from "../target/cli-support.js";
 
 describe("target/kube: the host context while connected to a virtual cluster", () => {
   let server: KubeServer;

@@ -2,7 +2,7 @@
 // failed load is thrown where the caller reaches it, and one loaded ahead of a caller that stopped is no unhandled
 // rejection. chunksOf cuts a list in runs.
 import { expect } from "chai";
-import { chunksOf, loadAhead } from "../../src/target/pool.js";
+import { chunksOf, loadAhead } from "../../src/util/pool.js";
 
 /** A load whose end the test decides: each call is recorded, and resolves (or fails) when told. */
 function controlledLoads() {

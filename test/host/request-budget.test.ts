@@ -3,12 +3,12 @@ import { expect } from "chai";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KubeClient, RequestTimeoutError } from "../../src/target/kube/client.js";
+import { KubeClient, RequestTimeoutError } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { freePort } from "../support/requires.js";
 import { kubeconfigFor, silentServer } from "../support/silent-server.js";
 
-describe("target/kube/client: the request budget", () => {
+describe("host/client: the request budget", () => {
   let dir: string;
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "vc-budget-"))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));

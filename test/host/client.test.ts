@@ -1,9 +1,9 @@
 // KubeClient against the API test server: text answers and path listing share the retries and pagination.
 import { expect } from "chai";
-import { KubeClient } from "../../src/target/kube/client.js";
+import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
-describe("target/kube/client", () => {
+describe("host/client", () => {
   let server: KubeServer;
   let client: KubeClient;
   before(async () => {
