@@ -1,10 +1,10 @@
 // `vc adopt`: hands one cluster over from another source to this one: applies this repository's version of it, taking over the objects the named owner holds.
 import type { Command } from "commander";
-import { prepareRecords } from "../records/prepare.js";
+import { prepareRecords } from "../pipeline/prepare.js";
 import { ownerProblem } from "../model/owner.js";
 import { useColour } from "../plan/format.js";
-import { recordOnTarget } from "../reconciler/apply-record.js";
-import { readRunTimeSuspension } from "../reconciler/run-suspension.js";
+import { recordOnTarget } from "../pipeline/record-run.js";
+import { readRunTimeSuspension } from "../pipeline/run-suspension.js";
 import { applyFleet } from "../target/fleet.js";
 import { KubeTarget } from "../target/kube/target.js";
 import { exitCode, HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHistoryLimit, toJson, toText } from "./apply.js";

@@ -1,6 +1,6 @@
 // `vc apply`: server-side apply of what differs, cluster by cluster, with prune behind a guard; results and a summary.
 import type { Command } from "commander";
-import { prepareRecords } from "../records/prepare.js";
+import { prepareRecords } from "../pipeline/prepare.js";
 import { recordsNamespace } from "../records/record.js";
 import { shortRevision } from "../git/dirty.js";
 import { sequenceItemYaml } from "../model/data-yaml.js";
@@ -8,10 +8,10 @@ import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 import { recordedName } from "../host/identity.js";
 import { describeRef } from "../kube/object.js";
 import { paint, suspendedAtRunTimeNote, useColour } from "../plan/format.js";
-import { recordOnTarget, runRecorder, type RunRecord } from "../reconciler/apply-record.js";
-import { DEFAULT_HISTORY_LIMIT, HISTORY_BYTES } from "../reconciler/archive.js";
-import { readRunTimeSuspension, type RunTimeSuspension } from "../reconciler/run-suspension.js";
-import { HISTORY_LIMIT } from "../reconciler/status.js";
+import { recordOnTarget, runRecorder, type RunRecord } from "../pipeline/record-run.js";
+import { DEFAULT_HISTORY_LIMIT, HISTORY_BYTES } from "../records/archive.js";
+import { readRunTimeSuspension, type RunTimeSuspension } from "../pipeline/run-suspension.js";
+import { HISTORY_LIMIT } from "../records/status.js";
 import type { DesiredIndex, DesiredState } from "../target/desired.js";
 import { applyFleet, applyFleetStreamed, type ApplyFleetOptions, type FleetApplyReport } from "../target/fleet.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncResult, type Target } from "../target/types.js";

@@ -1,7 +1,7 @@
 // `vc diff`: the plan of the repository's clusters against a target, as a unified diff per object; --exit-code for drift checks.
 import { escapeControls } from "../model/escape.js";
 import type { Command } from "commander";
-import { prepareRecords } from "../records/prepare.js";
+import { prepareRecords } from "../pipeline/prepare.js";
 import { PLAN_FORMATS, useColour, writePlanReport } from "../plan/format.js";
 import { DiffSpill } from "../plan/spill.js";
 import { hasChanges } from "../plan/build.js";
@@ -16,7 +16,7 @@ import { fleetLocation } from "../git/origin.js";
 import { commandPins, heldLines, type CommandPins } from "../rollout/command.js";
 import { chooseOwner, OWNER_ENV, OwnerError } from "../model/owner.js";
 import { clusterFolderNames } from "../repo/layout.js";
-import { readRunTimeSuspension } from "../reconciler/run-suspension.js";
+import { readRunTimeSuspension } from "../pipeline/run-suspension.js";
 import { maskUrlCredentials } from "../model/secrets.js";
 import { action, EXIT, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 

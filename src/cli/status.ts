@@ -1,7 +1,7 @@
 // `vc status [--cluster NAME]`: the reconcile status of each cluster as kept on the target (its record in the records namespace, or a dir: file).
 import { Option, type Command } from "commander";
 import { shortRevision } from "../git/dirty.js";
-import { actorOf, appliedBy, type ClusterStatus } from "../reconciler/status.js";
+import { actorOf, appliedBy, type ClusterStatus } from "../records/status.js";
 import { statusStoreFor } from "../reconciler/service.js";
 import { openTarget, TargetSpecError } from "../target/index.js";
 import { DEFAULT_TARGET } from "../target/types.js";

@@ -7,7 +7,7 @@ import { KubeApiError, type KubeClient } from "../host/client.js";
 import { clusterHealth, type LiveOf } from "./cluster.js";
 import { hasHealthRules } from "./object.js";
 import { claimNames, selectorLabels, why } from "./read.js";
-import type { ClusterHealth } from "./types.js";
+import type { ClusterHealth } from "../model/health.js";
 import { groupBy } from "../util/group.js";
 
 /** A cluster whose health is read: its host namespace and rendered objects. */

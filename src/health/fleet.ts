@@ -4,7 +4,7 @@ import { hasHealthRules } from "./object.js";
 import { loadDesired } from "../target/desired.js";
 import type { KubeClient } from "../host/client.js";
 import { readClusterHealth } from "./read.js";
-import type { ClusterHealth } from "./types.js";
+import type { ClusterHealth } from "../model/health.js";
 import { waitForHealth, type WaitClock, type WaitOptions, type WaitOutcome } from "./wait.js";
 
 /** What reading a cluster's health needs of it: its host namespace and its rendered objects (their references will do). */

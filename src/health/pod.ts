@@ -2,7 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import { pendingCauses } from "../ops/doctor/pods.js";
 import { asPod, type HostSnapshot } from "../ops/doctor/types.js";
-import type { Health } from "./types.js";
+import type { Health } from "../model/health.js";
 
 /** Waiting reasons that do not clear by themselves: the pod needs a change (image, config, command) or a fix elsewhere. */
 const STUCK_WAITING = new Set([

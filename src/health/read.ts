@@ -7,7 +7,7 @@ import { KubeApiError, type KubeClient } from "../host/client.js";
 import { mapLimit } from "../util/pool.js";
 import { clusterHealth, type LiveOf } from "./cluster.js";
 import { hasHealthRules } from "./object.js";
-import type { ClusterHealth } from "./types.js";
+import type { ClusterHealth } from "../model/health.js";
 
 /** Reads at once per cluster. */
 const READS = 4;

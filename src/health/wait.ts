@@ -1,6 +1,6 @@
 // Waiting for clusters to become healthy (`vc apply --wait`): polls at a bounded interval until all are Healthy, one is
 // Degraded, or the time runs out. The clock and the sleep are injected, so tests run the timeout without waiting.
-import type { ClusterHealth } from "./types.js";
+import type { ClusterHealth } from "../model/health.js";
 
 export interface WaitClock {
   /** Milliseconds since some fixed point. */

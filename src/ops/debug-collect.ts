@@ -7,7 +7,7 @@ import * as tar from "tar";
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
 import { CHART_APP_LABEL } from "../translate/keys.js";
-import { fromData } from "../reconciler/status.js";
+import { fromData } from "../records/status.js";
 import { RecordStore } from "../records/store.js";
 import { recordsNamespace } from "../records/record.js";
 import type { Host } from "./host.js";

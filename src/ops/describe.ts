@@ -5,7 +5,7 @@ import { LABELS, ANNOTATIONS, CHART_APP_LABEL } from "../translate/keys.js";
 import { formatMatchLabels } from "../kube/selector.js";
 import type { Values } from "../model/values.js";
 import { shortRevision } from "../git/dirty.js";
-import { actorOf, appliedBy, fromData, type Reconciliation } from "../reconciler/status.js";
+import { actorOf, appliedBy, fromData, type Reconciliation } from "../records/status.js";
 import { RecordStore } from "../records/store.js";
 import { recordsNamespace } from "../records/record.js";
 import { HostError, type Host } from "./host.js";

@@ -3,8 +3,8 @@
 import { refOf, type KubeObject } from "../kube/object.js";
 import { groupBy } from "../util/group.js";
 import { CHART_APP_LABEL, LABELS } from "../translate/keys.js";
-import { appliedBy, type ClusterStatus } from "../reconciler/status.js";
-import { KubeStatusStore, readStatuses } from "../reconciler/status-store.js";
+import { appliedBy, type ClusterStatus } from "../records/status.js";
+import { KubeStatusStore, readStatuses } from "../records/status-store.js";
 import { hasChanges } from "../plan/build.js";
 import { loadDesiredIndex, loadIndexedChunk, type DesiredIndex, type DesiredState } from "../target/desired.js";
 import { INVENTORY_CHUNK } from "../reconciler/inventory.js";
@@ -19,7 +19,7 @@ import { restorePodName } from "./restore.js";
 import { readClusterHealth } from "../health/read.js";
 import { FleetReadForbidden, readFleetHealth, type FleetHealthCluster } from "../health/fleet-read.js";
 import { healthRefs } from "../health/fleet.js";
-import type { ClusterHealth, HealthStatus } from "../health/types.js";
+import type { ClusterHealth, HealthStatus } from "../model/health.js";
 import { mapLimit } from "../util/pool.js";
 
 export interface ListRow {

@@ -1,6 +1,6 @@
 // Pausing vc's reconciliation of one cluster during an operation (restore), through the reconciler's own switch.
 import type { KubeObject } from "../kube/object.js";
-import { resumeCluster, suspendCluster, SUSPENDED_BY_ANNOTATION } from "../reconciler/suspend.js";
+import { resumeCluster, suspendCluster, SUSPENDED_BY_ANNOTATION } from "../records/suspend.js";
 import type { Host } from "./host.js";
 
 /**

@@ -1,7 +1,7 @@
 // The public host claims of the clusters of one reconcile pass, read from their specs before any write (host-claims.ts decides them).
 import { folderClaims } from "../validate/host-claims.js";
 import type { LoadedCluster } from "./engine.js";
-import type { ClusterStatus } from "./status.js";
+import type { ClusterStatus } from "../records/status.js";
 
 /**
  * Each cluster of the pass that will be synced (valid, not suspended in cluster.yaml nor at run time) with the public

@@ -4,10 +4,10 @@ import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { KubeObject } from "../kube/object.js";
 import type { SyncResult, Target } from "../target/types.js";
 import type { Engine, LoadedCluster } from "./engine.js";
-import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type Result } from "./status.js";
-import type { StatusStore } from "./status-store.js";
+import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type Result } from "../records/status.js";
+import type { StatusStore } from "../records/status-store.js";
 import { LABELS } from "../translate/keys.js";
-import type { Health } from "../health/types.js";
+import type { Health } from "../model/health.js";
 import { pinStatus } from "../rollout/pins.js";
 
 export interface ClusterContext {

@@ -33,7 +33,7 @@ export async function clustersOnTarget(target: Target): Promise<string[]> {
 
 /**
  * The clusters vc applied before records (an inventory-labelled Namespace: cluster-scoped, no tenant may label one),
- * with their host namespace: what a pass migrates (records/migrate.ts) before it reads records. One small LIST.
+ * with their host namespace: what a pass migrates (sinks/kube/migrate.ts) before it reads records. One small LIST.
  */
 export async function legacyClusters(target: Target): Promise<Array<{ cluster: string; hostNamespace: string }>> {
   if (!(target instanceof KubeTarget)) return [];

@@ -13,13 +13,13 @@ import type { Logger } from "../model/log.js";
 import type { ReconcilerMetrics } from "./metrics.js";
 import { inShard, type Shard } from "./shard.js";
 import { clustersOnTarget, INVENTORY_CHUNK, legacyClusters, listChunkInventory } from "./inventory.js";
-import { migrateRecords, migrationLine } from "../records/migrate.js";
+import { migrateRecords, migrationLine } from "../sinks/kube/migrate.js";
 import { holdersOf } from "../records/holders.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Snapshot, Source } from "./source.js";
-import type { ClusterStatus } from "./status.js";
+import type { ClusterStatus } from "../records/status.js";
 import { namespaceClaims } from "../validate/namespace-claims.js";
-import { HEALTH_STATUSES } from "../health/types.js";
+import { HEALTH_STATUSES } from "../model/health.js";
 import { newRolloutMemory, rolloutForPass, type PassRollout, type RolloutMemory } from "../rollout/driver.js";
 
 export type PassRequest =
@@ -229,7 +229,7 @@ async function loadIsolated(deps: PassDeps, root: string, names: string[], extra
 }
 
 /**
- * Moves the records vc kept in host namespaces before records into the records namespace (records/migrate.ts), saying
+ * Moves the records vc kept in host namespaces before records into the records namespace (sinks/kube/migrate.ts), saying
  * so in the log. Clusters that have a record are left alone; a failure is logged and retried by the next pass.
  */
 async function migrate(deps: PassDeps, legacy: Array<{ cluster: string; hostNamespace: string }>): Promise<void> {

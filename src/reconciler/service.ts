@@ -26,8 +26,8 @@ import type { ClusterRun } from "./cluster.js";
 import { startServer, type RunningServer } from "./server.js";
 import type { Shard } from "./shard.js";
 import { FolderSource, GitSource, isRemote, type Source } from "./source.js";
-import { DirStatusStore } from "./dir-status-store.js";
-import { KubeStatusStore, type StatusStore, type StatusStoreOptions } from "./status-store.js";
+import { DirStatusStore } from "../records/dir-store.js";
+import { KubeStatusStore, type StatusStore, type StatusStoreOptions } from "../records/status-store.js";
 
 export interface ReconcilerConfig {
   /** Remote URL (http/https) or local folder. */

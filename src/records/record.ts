@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/object.js";
 import { ANNOTATIONS, LABELS, PREFIX } from "../translate/keys.js";
-import { fromData, toData, type ClusterStatus } from "../reconciler/status.js";
+import { fromData, toData, type ClusterStatus } from "./status.js";
 
 /** Environment variable naming the records namespace for every command (default DEFAULT_RECORDS_NAMESPACE). */
 export const RECORDS_NAMESPACE_ENV = "VC_RECORDS_NAMESPACE";

@@ -5,8 +5,8 @@ import { resourceFor } from "../kube/resources.js";
 import { labelMatcher, selectorIn } from "../kube/selector.js";
 import { KubeApiError, objectPath, type KubeClient } from "../host/client.js";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
-import { mergeEntries, nextArchive } from "../reconciler/archive.js";
-import { parseHistory, type ClusterStatus, type Reconciliation } from "../reconciler/status.js";
+import { mergeEntries, nextArchive } from "./archive.js";
+import { parseHistory, type ClusterStatus, type Reconciliation } from "./status.js";
 import {
   byClusterThenAge,
   fromRecordConfigMap,

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Logger } from "../model/log.js";
 import { peekLabels, readFleetBase, type FleetBase } from "../repo/fleet-base.js";
 import type { LoadedCluster } from "../reconciler/engine.js";
-import type { ClusterStatus } from "../reconciler/status.js";
+import type { ClusterStatus } from "../records/status.js";
 import { KubeApiError } from "../host/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";

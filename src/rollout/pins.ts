@@ -1,5 +1,5 @@
 // Which base each cluster is rendered at under a rollout record, why a cluster is held, and the health the step may trust (pure).
-import { isApplied, type ClusterStatus } from "../reconciler/status.js";
+import { isApplied, type ClusterStatus } from "../records/status.js";
 import type { Observations, RolloutRecord } from "./types.js";
 import { isFinal } from "./step.js";
 

@@ -1,5 +1,5 @@
 // The shapes of progressive rollouts: fleet/rollout.yaml as read, the rollout record vc keeps, its phases and requests (docs/rollouts.md).
-import type { HealthStatus } from "../health/types.js";
+import type { HealthStatus } from "../model/health.js";
 
 /** The path of the rollout settings in a fleet repository (read from the newest revision, never pinned). */
 export const ROLLOUT_FILE = "fleet/rollout.yaml";

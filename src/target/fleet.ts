@@ -29,7 +29,7 @@ export interface FleetOptions {
   owner?: string;
   /** Owners whose clusters this run takes over (`vc adopt --from`). */
   adoptFrom?: string[];
-  /** Clusters of the repository suspended at run time (cluster -> who and why, reconciler/run-suspension.ts): neither planned nor applied. */
+  /** Clusters of the repository suspended at run time (cluster -> who and why, pipeline/run-suspension.ts): neither planned nor applied. */
   suspendedAtRunTime?: ReadonlyMap<string, string>;
   /** The live inventories are the target's records (Target.recorded): plans decide by them, not by labels. */
   recorded?: boolean;

@@ -113,7 +113,7 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
  * Before anything is created, puts what the run will create on the cluster's record (with what it already holds), so
  * that a run cut off half way (a killed process, a lost node) leaves a record naming every object it made: the next
  * run finds them its own, not foreign, and never reads the host namespace, which the tenant writes, as a record
- * (records/migrate.ts reads only clusters without one). The record as written (undefined: nothing to write, or a
+ * (sinks/kube/migrate.ts reads only clusters without one). The record as written (undefined: nothing to write, or a
  * target without records), or why it could not be written: then nothing is applied.
  */
 async function recordCreates(target: Target, plan: Plan, opts: SyncOptions): Promise<Set<string> | Error | undefined> {

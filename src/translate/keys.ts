@@ -18,7 +18,7 @@ export const LABELS = {
   inventory: `${PREFIX}/inventory`,
   /**
    * Marked the status ConfigMap `vc-status` that vc kept in each host namespace before records (value "true"). Only
-   * the migration reads it now (records/migrate.ts): statuses live in vc's records (docs/records.md).
+   * the migration reads it now (sinks/kube/migrate.ts): statuses live in vc's records (docs/records.md).
    */
   status: `${PREFIX}/status`,
   /**

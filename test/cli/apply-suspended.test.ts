@@ -2,9 +2,9 @@
 import { expect } from "chai";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { resumeCluster, suspendCluster } from "../../src/reconciler/suspend.js";
+import { resumeCluster, suspendCluster } from "../../src/records/suspend.js";
 import { RECORD_PATH, recordConfigMap, recordData } from "../support/records.js";
-import { fromData, type ClusterStatus } from "../../src/reconciler/status.js";
+import { fromData, type ClusterStatus } from "../../src/records/status.js";
 import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { exampleRepo, runVc } from "../target/cli-support.js";

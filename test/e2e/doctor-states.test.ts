@@ -6,7 +6,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openHost } from "../../src/ops/host.js";
 import { P } from "../../src/ops/paths.js";
-import { resumeCluster, suspendCluster } from "../../src/reconciler/suspend.js";
+import { resumeCluster, suspendCluster } from "../../src/records/suspend.js";
 import { breakDoctorHost, writeDoctorRepo } from "../ops/doctor-host.js";
 import { installMeshCrds, useRealKube } from "../support/real-kube.js";
 import { runVc } from "../support/vc.js";

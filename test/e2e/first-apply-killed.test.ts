@@ -3,7 +3,7 @@
 // a record. The attacker is the cluster's syncer, with a TokenRequest token of its real ServiceAccount: between the
 // kill and the next run it plants a vc-status ConfigMap that suspends the cluster and forges its history, and a
 // ConfigMap labelled as the cluster's inventory under the source's owner name. Before the record was written first,
-// the next run migrated all of it into vc's record (records/migrate.ts): the cluster ended suspended by the tenant.
+// the next run migrated all of it into vc's record (sinks/kube/migrate.ts): the cluster ended suspended by the tenant.
 import { expect } from "chai";
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";

@@ -10,7 +10,7 @@ import { silentLogger } from "../../src/model/log.js";
 import { defaultEngine } from "../../src/reconciler/defaults.js";
 import { newPassState, runPass, type PassDeps } from "../../src/reconciler/pass.js";
 import { FolderSource } from "../../src/reconciler/source.js";
-import { KubeStatusStore } from "../../src/reconciler/status-store.js";
+import { KubeStatusStore } from "../../src/records/status-store.js";
 import { rolloutName } from "../../src/rollout/store.js";
 import type { RolloutRecord } from "../../src/rollout/types.js";
 import { KubeApiError, KubeClient } from "../../src/host/client.js";

@@ -7,7 +7,7 @@ import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { dump, load } from "js-yaml";
-import { fromData, type ClusterStatus } from "../../src/reconciler/status.js";
+import { fromData, type ClusterStatus } from "../../src/records/status.js";
 import { runVc } from "../support/vc.js";
 import { useRealKube } from "../support/real-kube.js";
 

@@ -1,6 +1,6 @@
 // vc apply --wait's loop: healthy, degraded and timed out, on an injected clock (no real waiting).
 import { expect } from "chai";
-import type { ClusterHealth } from "../../src/health/types.js";
+import type { ClusterHealth } from "../../src/model/health.js";
 import { waitForHealth, type WaitClock } from "../../src/health/wait.js";
 
 function fakeClock(): WaitClock & { slept: number[] } {

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import { defaultEngine } from "../../src/reconciler/defaults.js";
-import { DirStatusStore } from "../../src/reconciler/dir-status-store.js";
+import { DirStatusStore } from "../../src/records/dir-store.js";
 import { newPassState, runPass, type PassDeps } from "../../src/reconciler/pass.js";
 import { FolderSource } from "../../src/reconciler/source.js";
 import { silentLogger } from "../../src/model/log.js";

@@ -10,7 +10,7 @@ import { silentLogger } from "../../src/model/log.js";
 import { createMetrics } from "../../src/reconciler/metrics.js";
 import { newPassState, runPass, type PassDeps, type PassRequest } from "../../src/reconciler/pass.js";
 import { GitSource } from "../../src/reconciler/source.js";
-import { KubeStatusStore } from "../../src/reconciler/status-store.js";
+import { KubeStatusStore } from "../../src/records/status-store.js";
 import { DEFAULT_RECORDS_NAMESPACE, recordName } from "../../src/records/record.js";
 import { startGitServer, TestRepo, type GitServer } from "../support/git-server.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";

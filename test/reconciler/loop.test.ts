@@ -9,7 +9,7 @@ import { ReconcileLoop } from "../../src/reconciler/loop.js";
 import type { PassResult } from "../../src/reconciler/pass.js";
 import { startReconciler } from "../../src/reconciler/service.js";
 import { FolderSource } from "../../src/reconciler/source.js";
-import { DirStatusStore } from "../../src/reconciler/dir-status-store.js";
+import { DirStatusStore } from "../../src/records/dir-store.js";
 import { sign } from "../../src/reconciler/webhook.js";
 import { silentLogger } from "../../src/model/log.js";
 import { DirTarget } from "../../src/target/dir.js";

@@ -5,7 +5,7 @@ import { affectedClusters } from "../../src/reconciler/affected.js";
 import { decideWebhook, sign, verifySignature } from "../../src/reconciler/webhook.js";
 import { inShard, parseShard, shardOf } from "../../src/reconciler/shard.js";
 import { Backoff, jitter } from "../../src/reconciler/backoff.js";
-import { fromData, HISTORY_LIMIT, record, toData, ZERO_COUNTS, type Reconciliation } from "../../src/reconciler/status.js";
+import { fromData, HISTORY_LIMIT, record, toData, ZERO_COUNTS, type Reconciliation } from "../../src/records/status.js";
 
 describe("reconciler: affected clusters", () => {
   it("maps changed paths to the cluster folders they are in", () => {

@@ -2,8 +2,8 @@
 import { expect } from "chai";
 import { ANNOTATIONS, LABELS } from "../../src/translate/keys.js";
 import { INVENTORY_TYPES } from "../../src/target/kube/target.js";
-import { suspendCluster, resumeCluster } from "../../src/reconciler/suspend.js";
-import { KubeStatusStore } from "../../src/reconciler/status-store.js";
+import { suspendCluster, resumeCluster } from "../../src/records/suspend.js";
+import { KubeStatusStore } from "../../src/records/status-store.js";
 import { HOST_NAMESPACE_LABEL, RECORD_LABEL } from "../../src/records/record.js";
 import { Bed, name, newPassState, runPass } from "./harness.js";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import { silentLogger } from "../../src/model/log.js";
 import { defaultEngine } from "../../src/reconciler/defaults.js";
-import { DirStatusStore } from "../../src/reconciler/dir-status-store.js";
+import { DirStatusStore } from "../../src/records/dir-store.js";
 import type { LoadOptions } from "../../src/reconciler/engine.js";
 import { ReconcileLoop, type Clock } from "../../src/reconciler/loop.js";
 import { newPassState, runPass, type PassDeps, type PassResult } from "../../src/reconciler/pass.js";

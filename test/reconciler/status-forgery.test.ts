@@ -1,9 +1,9 @@
 // A cluster's status is read only from its record in the records namespace: a look-alike vc-status ConfigMap in its
 // own host namespace or elsewhere neither suspends it nor rewrites its history; a damaged stored history is left out.
 import { expect } from "chai";
-import { fromData } from "../../src/reconciler/status.js";
+import { fromData } from "../../src/records/status.js";
 import { newPassState, runPass } from "../../src/reconciler/pass.js";
-import { STATUS_CONFIGMAP, STATUS_LABEL, SUSPENDED_BY_ANNOTATION } from "../../src/reconciler/status-store.js";
+import { STATUS_CONFIGMAP, STATUS_LABEL, SUSPENDED_BY_ANNOTATION } from "../../src/records/status-store.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { Bed, name } from "./harness.js";
 

@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DirStatusStore } from "../../src/reconciler/dir-status-store.js";
+import { DirStatusStore } from "../../src/records/dir-store.js";
 import { YamlPositions } from "../../src/repo/positions.js";
 import { MAX_DEPTH, MAX_EXPANDED_DEPTH, parseYaml, type YamlError } from "../../src/repo/yaml.js";
 import { loadAndValidate } from "../../src/validate/index.js";

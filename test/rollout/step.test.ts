@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { begin, step } from "../../src/rollout/step.js";
 import { rolloutSettings } from "../../src/rollout/model.js";
 import type { Observations, RolloutFile, RolloutRecord, RolloutRequest } from "../../src/rollout/types.js";
-import type { HealthStatus } from "../../src/health/types.js";
+import type { HealthStatus } from "../../src/model/health.js";
 
 const OLD = "a".repeat(64);
 const NEW = "b".repeat(64);

@@ -7,7 +7,7 @@ import { dump, load } from "js-yaml";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { TestRepo } from "../support/git-server.js";
 import { runVc } from "../support/vc.js";
-import type { ClusterStatus } from "../../src/reconciler/status.js";
+import type { ClusterStatus } from "../../src/records/status.js";
 import { formatPlanReport } from "../../src/plan/format.js";
 import { toText as applyText } from "../../src/cli/apply.js";
 import { formatFindings } from "../../src/ops/doctor/format.js";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { formatDiagnostic } from "../../src/model/diagnostic.js";
 import { maskUrlCredentials, maskValues } from "../../src/model/secrets.js";
 import { jsonLogger } from "../../src/model/log.js";
-import { record } from "../../src/reconciler/status.js";
+import { record } from "../../src/records/status.js";
 import { runVc } from "../support/vc.js";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "clusters");

@@ -13,7 +13,7 @@ import { applyFleet, applyFleetStreamed, type FleetApplyReport } from "../../src
 import { DirTarget } from "../../src/target/dir.js";
 import { KubeClient } from "../../src/host/client.js";
 import { INVENTORY_TYPES, KubeTarget } from "../../src/target/kube/target.js";
-import { prepareRecords } from "../../src/records/prepare.js";
+import { prepareRecords } from "../../src/pipeline/prepare.js";
 import type { SyncResult, Target } from "../../src/target/types.js";
 import { toJson, toText } from "../../src/cli/apply.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";

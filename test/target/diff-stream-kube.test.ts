@@ -134,7 +134,7 @@ describeProfiles("target/fleet: a streamed diff against a host", (profile) => {
 
   for (const liveReads of ["fleet", "chunk"] as const) it(`reads the host's records once for the whole plan and checks each chunk's claims against their claimants alone (live objects read by ${liveReads})`, async () => {
     const opts = { prune: true, allowMassPrune: true, selected: [] };
-    // As a command names its source (records/prepare.ts): the records were written without an owner name.
+    // As a command names its source (pipeline/prepare.ts): the records were written without an owner name.
     const t = target();
     t.source = "";
     const from = server.requests.length;

@@ -6,7 +6,7 @@ import { formatMatchLabels } from "../../kube/selector.js";
 import type { Values } from "../../model/values.js";
 import { names } from "../../render/meta.js";
 import { CONFIG_KEY } from "../../render/secrets.js";
-import { KubeStatusStore } from "../../reconciler/status-store.js";
+import { KubeStatusStore } from "../../records/status-store.js";
 import { KubeApiError } from "../../host/client.js";
 import { Discovery } from "../../host/discovery.js";
 import { effectiveValues } from "../../validate/values.js";

@@ -45,7 +45,7 @@ export class KubeTarget implements Target {
    * the command or the reconciler once the owner is known.
    */
   source?: string;
-  /** Records found in host namespaces and not yet written to the records namespace (a dry run's migration, records/migrate.ts). */
+  /** Records found in host namespaces and not yet written to the records namespace (a dry run's migration, sinks/kube/migrate.ts). */
   readonly pending = new Map<string, ClusterRecord>();
 
   constructor(

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { archiveDepth, DEFAULT_HISTORY_LIMIT, HISTORY_BYTES, mergeEntries, nextArchive } from "../../src/reconciler/archive.js";
-import { actorOf, appliedBy, fromData, HISTORY_LIMIT, MESSAGE_LIMIT, record, toData, ZERO_COUNTS, type ClusterStatus, type Reconciliation } from "../../src/reconciler/status.js";
+import { archiveDepth, DEFAULT_HISTORY_LIMIT, HISTORY_BYTES, mergeEntries, nextArchive } from "../../src/records/archive.js";
+import { actorOf, appliedBy, fromData, HISTORY_LIMIT, MESSAGE_LIMIT, record, toData, ZERO_COUNTS, type ClusterStatus, type Reconciliation } from "../../src/records/status.js";
 
 const at = (i: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString();
 const entry = (i: number, over: Partial<Reconciliation> = {}): Reconciliation => ({ revision: `c${i}`, time: at(i), durationMs: 5, result: "applied", counts: { ...ZERO_COUNTS, updated: 1 }, ...over });

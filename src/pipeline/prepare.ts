@@ -3,14 +3,14 @@ import { defaultHostNamespace } from "../model/cluster.js";
 import type { DesiredState } from "../target/desired.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
-import { migrateRecords, migrationLine } from "./migrate.js";
+import { migrateRecords, migrationLine } from "../sinks/kube/migrate.js";
 import { KubeApiError } from "../host/client.js";
-import { RECORDS_NAMESPACE_ENV, type ClusterRecord } from "./record.js";
-import { holdersOf } from "./holders.js";
+import { RECORDS_NAMESPACE_ENV, type ClusterRecord } from "../records/record.js";
+import { holdersOf } from "../records/holders.js";
 
 /**
  * Sets the source whose records the run reads (its owner name; "" without one) and migrates the repository's clusters
- * that vc applied before records (records/migrate.ts): written unless `dryRun` (then kept in memory for the plan).
+ * that vc applied before records (sinks/kube/migrate.ts): written unless `dryRun` (then kept in memory for the plan).
  * Returns one line per migrated cluster, for the command to print. A dir: target has no records: nothing happens.
  */
 export async function prepareRecords(target: Target, desired: DesiredState, owner: string | undefined, opts: { dryRun?: boolean; historyLimit?: number } = {}): Promise<string[]> {

@@ -1,6 +1,6 @@
 // The reconcile status of one cluster and its last reconciliations; how it is folded and (de)serialised (pure).
 import { maskCredentialsInText } from "../model/secrets.js";
-import { HEALTH_STATUSES, type HealthStatus } from "../health/types.js";
+import { HEALTH_STATUSES, type HealthStatus } from "../model/health.js";
 
 /** How a reconciliation of one cluster ended. */
 export type Result =

@@ -7,10 +7,10 @@ import { localIdentity, recordedName, whoAmI, type Identity } from "../host/iden
 import { KubeTarget } from "../target/kube/target.js";
 import { mapLimit } from "../util/pool.js";
 import type { SyncResult, Target } from "../target/types.js";
-import { removedOutcome, syncOutcome, worthWriting } from "./cluster.js";
-import { statusStoreFor } from "./service.js";
-import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type RecordedVia, type Result } from "./status.js";
-import { readStatuses, type StatusStore, type StatusStoreOptions } from "./status-store.js";
+import { removedOutcome, syncOutcome, worthWriting } from "../reconciler/cluster.js";
+import { statusStoreFor } from "../reconciler/service.js";
+import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type RecordedVia, type Result } from "../records/status.js";
+import { readStatuses, type StatusStore, type StatusStoreOptions } from "../records/status-store.js";
 
 export interface ApplyRecordOptions {
   store: StatusStore;

@@ -1,14 +1,14 @@
 // Moves what vc kept in host namespaces before records (vc-status, vc-history, the inventory labels) into the records namespace, once per cluster.
-import { objectKey, type KubeObject } from "../kube/object.js";
-import { resourceFor } from "../kube/resources.js";
-import { selectorIn } from "../kube/selector.js";
-import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries } from "../reconciler/archive.js";
-import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "../reconciler/status.js";
-import type { KubeTarget } from "../target/kube/target.js";
-import { mapLimit } from "../util/pool.js";
-import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
-import { ownedFields } from "../plan/managed-fields.js";
-import type { ClusterRecord } from "./record.js";
+import { objectKey, type KubeObject } from "../../kube/object.js";
+import { resourceFor } from "../../kube/resources.js";
+import { selectorIn } from "../../kube/selector.js";
+import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries } from "../../records/archive.js";
+import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "../../records/status.js";
+import type { KubeTarget } from "../../target/kube/target.js";
+import { mapLimit } from "../../util/pool.js";
+import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../../translate/keys.js";
+import { ownedFields } from "../../plan/managed-fields.js";
+import type { ClusterRecord } from "../../records/record.js";
 
 /** Names of the ConfigMaps vc kept in each host namespace before records. */
 export const LEGACY_STATUS = "vc-status";

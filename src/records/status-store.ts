@@ -2,14 +2,14 @@
 import { ANNOTATIONS, LABELS } from "../translate/keys.js";
 import { KubeApiError, type KubeClient } from "../host/client.js";
 import { mapLimit } from "../util/pool.js";
-import { RecordStore } from "../records/store.js";
+import { RecordStore } from "./store.js";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT } from "./archive.js";
 import type { ClusterStatus, Reconciliation } from "./status.js";
 
 /** Annotation on a cluster's record: while present, the reconciler skips the cluster; its value says who and why (suspend.ts). */
 export const SUSPENDED_BY_ANNOTATION = ANNOTATIONS.suspendedBy;
 
-/** Name of the status ConfigMap vc kept in each cluster's host namespace before records (migrated from: records/migrate.ts). */
+/** Name of the status ConfigMap vc kept in each cluster's host namespace before records (migrated from: sinks/kube/migrate.ts). */
 export const STATUS_CONFIGMAP = "vc-status";
 /** Label marking the status ConfigMap (value "true"); see LABELS.status. */
 export const STATUS_LABEL = LABELS.status;

@@ -3,8 +3,8 @@ import type { DesiredState } from "../target/desired.js";
 import { KubeApiError } from "../host/client.js";
 import { KubeTarget } from "../target/kube/target.js";
 import type { Target } from "../target/types.js";
-import type { ClusterStatus } from "./status.js";
-import { recordsForbidden } from "../records/prepare.js";
+import type { ClusterStatus } from "../records/status.js";
+import { recordsForbidden } from "./prepare.js";
 
 
 export interface RunTimeSuspension {
