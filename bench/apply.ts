@@ -5,10 +5,10 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { loadDesired, type DesiredState } from "../src/target/desired.js";
-import { applyFleet, fleetClusters, planClusters, readLive } from "../src/target/fleet.js";
+import { loadDesired, type DesiredState } from "../src/pipeline/load.js";
+import { applyFleet, fleetClusters, planClusters, readLive } from "../src/pipeline/fleet.js";
 import { KubeClient } from "../src/host/client.js";
-import { KubeTarget, INVENTORY_TYPES } from "../src/target/kube/target.js";
+import { KubeTarget, INVENTORY_TYPES } from "../src/sinks/kube/target.js";
 import { hasChanges } from "../src/plan/build.js";
 import { totalCounts } from "../src/plan/format.js";
 import type { BenchContext } from "./run.js";

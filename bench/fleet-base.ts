@@ -8,14 +8,14 @@ import { formatPlanReport } from "../src/plan/format.js";
 import { summariseFleet } from "../src/plan/fleet-summary.js";
 import { renderSpecs } from "../src/render/fleet.js";
 import { toYamlStream } from "../src/render/output.js";
-import { loadDesired } from "../src/target/desired.js";
-import { applyFleet, planFleet } from "../src/target/fleet.js";
-import { openTarget } from "../src/target/index.js";
+import { loadDesired } from "../src/pipeline/load.js";
+import { applyFleet, planFleet } from "../src/pipeline/fleet.js";
+import { openTarget } from "../src/sinks/index.js";
 import { loadAndValidate, validSpecs } from "../src/validate/index.js";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { KubeClient } from "../src/host/client.js";
-import { KubeTarget } from "../src/target/kube/target.js";
+import { KubeTarget } from "../src/sinks/kube/target.js";
 import type { BenchContext } from "./run.js";
 import { generateFleet } from "./fleet.js";
 

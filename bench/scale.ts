@@ -214,7 +214,7 @@ export async function run(ctx: BenchContext): Promise<void> {
  */
 async function onHost(ctx: BenchContext, cli: string[], base: string, repo: string, n: number, runs: number): Promise<void> {
   const { startKubeServer } = await import("../test/support/kube-server/index.js");
-  const { INVENTORY_TYPES } = await import("../src/target/kube/target.js");
+  const { INVENTORY_TYPES } = await import("../src/sinks/kube/target.js");
   const inventoryPlurals = new Set(INVENTORY_TYPES.map((t) => t.plural));
   const server = await startKubeServer();
   try {

@@ -5,8 +5,8 @@ import { ownerProblem } from "../model/owner.js";
 import { useColour } from "../plan/format.js";
 import { recordOnTarget } from "../pipeline/record-run.js";
 import { readRunTimeSuspension } from "../pipeline/run-suspension.js";
-import { applyFleet } from "../target/fleet.js";
-import { KubeTarget } from "../target/kube/target.js";
+import { applyFleet } from "../pipeline/fleet.js";
+import { KubeTarget } from "../sinks/kube/target.js";
 import { exitCode, HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHistoryLimit, toJson, toText } from "./apply.js";
 import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
 import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
@@ -91,7 +91,7 @@ export function register(program: Command): void {
     );
 }
 
-/** `Kind/namespace/name` or `Kind/name`, as --take-ownership takes it (conflicts.ts takeOwnershipName). */
+/** `Kind/namespace/name` or `Kind/name`, as --take-ownership takes it (plan/gates.ts takeOwnershipName). */
 function parseObjectName(text: string): string {
   const parts = text.split("/");
   if ((parts.length !== 2 && parts.length !== 3) || parts.some((p) => p === "")) throw new UserError(`--take-ownership ${text}: name an object as Kind/namespace/name (Kind/name for a cluster-scoped one)`, EXIT.failure);

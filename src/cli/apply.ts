@@ -1,7 +1,7 @@
 // `vc apply`: server-side apply of what differs, cluster by cluster, with prune behind a guard; results and a summary.
 import type { Command } from "commander";
 import { prepareRecords } from "../pipeline/prepare.js";
-import { recordsNamespace } from "../records/record.js";
+import { recordsNamespace } from "../translate/keys.js";
 import { shortRevision } from "../git/dirty.js";
 import { sequenceItemYaml } from "../model/data-yaml.js";
 import { escapeControls, jsonEscapeControls } from "../model/escape.js";
@@ -12,13 +12,13 @@ import { recordOnTarget, runRecorder, type RunRecord } from "../pipeline/record-
 import { DEFAULT_HISTORY_LIMIT, HISTORY_BYTES } from "../records/archive.js";
 import { readRunTimeSuspension, type RunTimeSuspension } from "../pipeline/run-suspension.js";
 import { HISTORY_LIMIT } from "../records/status.js";
-import type { DesiredIndex, DesiredState } from "../target/desired.js";
-import { applyFleet, applyFleetStreamed, type ApplyFleetOptions, type FleetApplyReport } from "../target/fleet.js";
-import { OUTCOMES, type ObjectResult, type Outcome, type SyncResult, type Target } from "../target/types.js";
+import type { DesiredIndex, DesiredState } from "../pipeline/load.js";
+import { applyFleet, applyFleetStreamed, type ApplyFleetOptions, type FleetApplyReport } from "../pipeline/fleet.js";
+import { OUTCOMES, type ObjectResult, type Outcome, type SyncResult, type Target } from "../sinks/types.js";
 import { parseDuration } from "../model/duration.js";
 import { healthRefs, waitForClusters, type HealthTarget } from "../health/fleet.js";
 import { REAL_CLOCK, type WaitOutcome } from "../health/wait.js";
-import { KubeTarget } from "../target/kube/target.js";
+import { KubeTarget } from "../sinks/kube/target.js";
 import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
 import { indexForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 

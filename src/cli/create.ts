@@ -7,12 +7,12 @@ import { createCluster, CreateError, exportCommit } from "../ops/create.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { loadDesired } from "../target/desired.js";
-import { applyFleet } from "../target/fleet.js";
+import { loadDesired } from "../pipeline/load.js";
+import { applyFleet } from "../pipeline/fleet.js";
 import { fleetLocation } from "../git/origin.js";
 import { chooseOwner } from "../model/owner.js";
 import { KubeClient } from "../host/client.js";
-import { KubeTarget } from "../target/kube/target.js";
+import { KubeTarget } from "../sinks/kube/target.js";
 
 interface CreateFlags {
   namespace: string;

@@ -12,7 +12,7 @@ import { compact, describeCluster, formatDescription, hostConfig } from "../ops/
 import { names } from "../render/meta.js";
 import { KubeHost } from "../ops/host.js";
 import { healthOfRepoCluster } from "../health/fleet.js";
-import { resolveSource } from "../target/source.js";
+import { resolveSource } from "../pipeline/source.js";
 
 interface DescribeFlags extends HostFlags {
   configOnly?: boolean;

@@ -9,10 +9,10 @@ import { CLUSTERS_DIR } from "../reconciler/affected.js";
 import { shortRevision } from "../git/dirty.js";
 import { clusterHistory, type ClusterHistory } from "../records/history.js";
 import { actorOf } from "../records/status.js";
-import { openSource, statusStoreFor } from "../reconciler/service.js";
+import { openSource } from "../reconciler/service.js";
 import { FolderSource, isRemote } from "../reconciler/source.js";
-import { openTarget } from "../target/index.js";
-import { DEFAULT_TARGET } from "../target/types.js";
+import { openTarget } from "../sinks/index.js";
+import { DEFAULT_TARGET } from "../sinks/types.js";
 import { escapeControls } from "../model/escape.js";
 import { action, formatColumns, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
 
@@ -75,7 +75,7 @@ async function runHistory(cluster: string, flags: HistoryFlags): Promise<number>
   }
   let status;
   try {
-    const store = statusStoreFor(target);
+    const store = target.statusStore();
     status = (await store.list()).find((s) => s.cluster === cluster);
     // The status holds the newest reconciliations; the older ones are kept beside it.
     if (status) status = { ...status, history: await store.history(status) };

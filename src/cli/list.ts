@@ -6,7 +6,7 @@ import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError }
 import { hostFrom, userErrors, type HostFlags } from "./host-options.js";
 import { KubeHost } from "../ops/host.js";
 import { listClusters, type ListRow } from "../ops/list.js";
-import { resolveSource, SourceError } from "../target/source.js";
+import { resolveSource, SourceError } from "../pipeline/source.js";
 import { findRepoRoot } from "../repo/layout.js";
 
 interface ListFlags extends HostFlags {

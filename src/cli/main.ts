@@ -6,7 +6,7 @@ import { packageInfo } from "../model/package.js";
 import { parseRequestTimeout } from "../model/duration.js";
 import { reportError } from "../model/errors.js";
 import { wrapHelpToTerminal } from "../util/help-width.js";
-import { RECORDS_NAMESPACE_ENV } from "../records/record.js";
+import { RECORDS_NAMESPACE_ENV } from "../translate/keys.js";
 import { isDns1123Label, labelProblem } from "../validate/names.js";
 import { escapeControls } from "../model/escape.js";
 import { UserError } from "../model/errors.js";

@@ -13,7 +13,7 @@ import { RolloutStore, type StoredRollout } from "../rollout/store.js";
 import type { RolloutRecord, RolloutRequest } from "../rollout/types.js";
 import { askServer, recordedName } from "../host/identity.js";
 import { KubeClient } from "../host/client.js";
-import { KubeTarget } from "../target/kube/target.js";
+import { KubeTarget } from "../sinks/kube/target.js";
 import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
 
 interface RolloutFlags {

@@ -2,9 +2,8 @@
 import { Option, type Command } from "commander";
 import { shortRevision } from "../git/dirty.js";
 import { actorOf, appliedBy, type ClusterStatus } from "../records/status.js";
-import { statusStoreFor } from "../reconciler/service.js";
-import { openTarget, TargetSpecError } from "../target/index.js";
-import { DEFAULT_TARGET } from "../target/types.js";
+import { openTarget, TargetSpecError } from "../sinks/index.js";
+import { DEFAULT_TARGET } from "../sinks/types.js";
 import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
 import { escapeControls } from "../model/escape.js";
 import { action, EXIT, formatColumns, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
@@ -39,7 +38,7 @@ async function runStatus(flags: StatusFlags): Promise<number> {
     throw new UserError((err as Error).message);
   }
   try {
-    const store = statusStoreFor(target);
+    const store = target.statusStore();
     let statuses = await store.list();
     if (flags.cluster) {
       statuses = statuses.filter((s) => s.cluster === flags.cluster);

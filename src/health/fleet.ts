@@ -1,7 +1,7 @@
 // Health of the clusters of a desired state on a live host: one cluster at a time, or waited for (vc apply --wait).
 import { refObject, type KubeObject, type ObjectRef } from "../kube/object.js";
 import { hasHealthRules } from "./object.js";
-import { loadDesired } from "../target/desired.js";
+import { loadDesired } from "../pipeline/load.js";
 import type { KubeClient } from "../host/client.js";
 import { readClusterHealth } from "./read.js";
 import type { ClusterHealth } from "../model/health.js";

@@ -1,7 +1,6 @@
 // Health of a pod of the cluster (pure), with what `vc doctor` knows of pod states: crash loops, image pulls, scheduling.
 import type { KubeObject } from "../kube/object.js";
-import { pendingCauses } from "../ops/doctor/pods.js";
-import { asPod, type HostSnapshot } from "../ops/doctor/types.js";
+import { asPod, pendingCauses } from "./pod-causes.js";
 import type { Health } from "../model/health.js";
 
 /** Waiting reasons that do not clear by themselves: the pod needs a change (image, config, command) or a fix elsewhere. */
@@ -35,8 +34,7 @@ export function podHealth(o: KubeObject, events: KubeObject[] = [], claims: Kube
   if (st.phase === "Pending") {
     const scheduled = st.conditions?.find((c) => c.type === "PodScheduled");
     if (scheduled?.status === "False" && scheduled.reason === "Unschedulable") {
-      const snapshot = { events, pvcs: claims } as unknown as HostSnapshot;
-      const cause = pendingCauses(snapshot, pod)[0];
+      const cause = pendingCauses({ events, pvcs: claims }, pod)[0];
       return { status: "Degraded", reason: `pod ${name} Unschedulable${cause ? ` (${cause.cause}: ${cause.detail})` : ""}` };
     }
     return { status: "Progressing", reason: `pod ${name} Pending` };

@@ -299,7 +299,7 @@ export class KubeClient {
   /**
    * One page of a kind's objects matching the options, from the store (`opts.limit` a page, MAPPED_PAGE by default), in
    * the store's key order (namespace, then name), items with apiVersion and kind, and the token of the next page (none
-   * after the last): for a reader that asks for a page only when it needs one (target/kube/fleet-inventory.ts) and
+   * after the last): for a reader that asks for a page only when it needs one (sinks/kube/fleet-inventory.ts) and
    * holds nothing of it between pages. A continue token the server no longer knows throws ExpiredContinue: the list
    * cannot be resumed where it stood.
    */

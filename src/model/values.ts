@@ -118,3 +118,16 @@ export function meshResourceOf(key: string): keyof typeof MESH_CUSTOM_RESOURCE_K
   const group = (/^v\d+((alpha|beta)\d+)?$/.test(rest[0] ?? "") ? rest.slice(1) : rest).join(".");
   return group === "" || group === "mesh.io" || group.endsWith(".mesh.io") ? kind : undefined;
 }
+
+/** The switch of each mesh kind under `integrations.mesh.sync.toHost`. */
+const MESH_SWITCHES: Readonly<Record<string, keyof Values["integrations"]["mesh"]["sync"]["toHost"]>> = {
+  VirtualService: "virtualServices",
+  DestinationRule: "destinationRules",
+  Gateway: "gateways",
+};
+
+/** True when the cluster's values sync this mesh kind to the host. */
+export function meshKindEnabled(values: Values, kind: string): boolean {
+  const toggle = Object.hasOwn(MESH_SWITCHES, kind) ? MESH_SWITCHES[kind] : undefined;
+  return values.integrations.mesh.enabled && toggle !== undefined && values.integrations.mesh.sync.toHost[toggle].enabled;
+}

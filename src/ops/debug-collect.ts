@@ -9,7 +9,7 @@ import type { Values } from "../model/values.js";
 import { CHART_APP_LABEL } from "../translate/keys.js";
 import { fromData } from "../records/status.js";
 import { RecordStore } from "../records/store.js";
-import { recordsNamespace } from "../records/record.js";
+import { recordsNamespace } from "../translate/keys.js";
 import type { Host } from "./host.js";
 import { HostError } from "./host.js";
 import { P } from "./paths.js";

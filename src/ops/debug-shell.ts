@@ -3,7 +3,7 @@ import { Writable, type Readable } from "node:stream";
 import { Exec } from "@kubernetes/client-node";
 import type { Host } from "./host.js";
 import { P } from "./paths.js";
-import type { PodLike } from "./doctor/types.js";
+import type { PodLike } from "../health/pod-causes.js";
 
 export class ShellError extends Error {}
 

@@ -7,7 +7,7 @@ import type { Values } from "../model/values.js";
 import { shortRevision } from "../git/dirty.js";
 import { actorOf, appliedBy, fromData, type Reconciliation } from "../records/status.js";
 import { RecordStore } from "../records/store.js";
-import { recordsNamespace } from "../records/record.js";
+import { recordsNamespace } from "../translate/keys.js";
 import { HostError, type Host } from "./host.js";
 import { KubeApiError } from "../host/client.js";
 import { isForbidden } from "./visible.js";

@@ -6,7 +6,7 @@ import type { Host } from "./host.js";
 import { P } from "./paths.js";
 import { resume, suspend, suspendedBy } from "./suspend.js";
 import { RecordStore } from "../records/store.js";
-import { recordsNamespace } from "../records/record.js";
+import { recordsNamespace } from "../translate/keys.js";
 import type { Credentials } from "./oci/auth.js";
 import { verifyBackup, type VerifiedBackup } from "./oci/backup.js";
 import { RegistryClient } from "./oci/client.js";

@@ -1,11 +1,12 @@
 // What every command that plans against a live host does first with records: name its source, migrate what host namespaces still hold.
 import { defaultHostNamespace } from "../model/cluster.js";
-import type { DesiredState } from "../target/desired.js";
-import { KubeTarget } from "../target/kube/target.js";
-import type { Target } from "../target/types.js";
+import type { DesiredState } from "./load.js";
+import { KubeTarget } from "../sinks/kube/target.js";
+import type { Target } from "../sinks/types.js";
 import { migrateRecords, migrationLine } from "../sinks/kube/migrate.js";
 import { KubeApiError } from "../host/client.js";
-import { RECORDS_NAMESPACE_ENV, type ClusterRecord } from "../records/record.js";
+import { type ClusterRecord } from "../records/record.js";
+import { RECORDS_NAMESPACE_ENV } from "../translate/keys.js";
 import { holdersOf } from "../records/holders.js";
 
 /**

@@ -1,14 +1,13 @@
 // Puts a `vc apply` (or `vc adopt`) on the record: per cluster, the status and history entry the reconciler writes, with who ran it and from which commit.
 import { defaultHostNamespace } from "../model/cluster.js";
-import type { DesiredState } from "../target/desired.js";
-import type { FleetApplyReport } from "../target/fleet.js";
+import type { DesiredState } from "./load.js";
+import type { FleetApplyReport } from "./fleet.js";
 import { shortRevision } from "../git/dirty.js";
 import { localIdentity, recordedName, whoAmI, type Identity } from "../host/identity.js";
-import { KubeTarget } from "../target/kube/target.js";
+import { KubeTarget } from "../sinks/kube/target.js";
 import { mapLimit } from "../util/pool.js";
-import type { SyncResult, Target } from "../target/types.js";
-import { removedOutcome, syncOutcome, worthWriting } from "../reconciler/cluster.js";
-import { statusStoreFor } from "../reconciler/service.js";
+import type { SyncResult, Target } from "../sinks/types.js";
+import { removedOutcome, syncOutcome, worthWriting } from "./cluster.js";
 import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type RecordedVia, type Result } from "../records/status.js";
 import { readStatuses, type StatusStore, type StatusStoreOptions } from "../records/status-store.js";
 
@@ -100,7 +99,7 @@ export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "stor
   let asked: Promise<Identity> | undefined;
   let actor: Identity | undefined;
   const ask = (): Promise<Identity> => (asked ??= actorFor(target).then((a) => (actor = a)));
-  const store = statusStoreFor(target, { historyLimit: opts.historyLimit });
+  const store = target.statusStore({ historyLimit: opts.historyLimit });
   const clusters: ClusterRecord[] = [];
   return {
     async record(report: FleetApplyReport, desired: DesiredState, extra: Pick<ApplyRecordOptions, "oneByOne"> = {}): Promise<void> {

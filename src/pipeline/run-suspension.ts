@@ -1,8 +1,8 @@
 // What `vc apply`, `vc adopt` and `vc diff` learn from a live host before they plan: the clusters an operation (`vc restore`) suspended at run time.
-import type { DesiredState } from "../target/desired.js";
+import type { DesiredState } from "./load.js";
 import { KubeApiError } from "../host/client.js";
-import { KubeTarget } from "../target/kube/target.js";
-import type { Target } from "../target/types.js";
+import { KubeTarget } from "../sinks/kube/target.js";
+import type { Target } from "../sinks/types.js";
 import type { ClusterStatus } from "../records/status.js";
 import { recordsForbidden } from "./prepare.js";
 

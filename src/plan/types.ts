@@ -42,7 +42,7 @@ export interface Plan {
   unserved?: string[];
   /** Other sources whose owner label the cluster's live objects carry: set with `blocked`, and the plan is empty. */
   ownerConflict?: string[];
-  /** Public hosts the cluster claims that an older claim of another cluster holds (target/host-claims.ts): set with `blocked`. */
+  /** Public hosts the cluster claims that an older claim of another cluster holds (claims/host-claims.ts): set with `blocked`. */
   hostClaims?: string[];
   /** Keys (objectKey) of the live objects the plan started from: the cluster's recorded inventory on a live host. */
   inventory?: string[];

@@ -1,8 +1,8 @@
 // The real pipeline the reconciler runs: loadAndValidate (optionally through the validation cache), renderCluster and syncCluster.
 import { renderCluster } from "../render/index.js";
-import { syncCluster } from "../target/sync.js";
+import { syncCluster } from "../pipeline/sync.js";
 import { loadAndValidate } from "../validate/index.js";
-import type { Engine } from "./engine.js";
+import type { Engine } from "../pipeline/engine.js";
 
 export const defaultEngine: Engine = {
   load: (root, opts) => loadAndValidate(root, opts),

@@ -7,22 +7,22 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { loadGitCredential } from "../git/auth.js";
-import { openTarget } from "../target/index.js";
-import { DirTarget } from "../target/dir.js";
+import { openTarget } from "../sinks/index.js";
+import { DirTarget } from "../sinks/dir.js";
 import { KubeClient } from "../host/client.js";
-import { KubeTarget } from "../target/kube/target.js";
+import { KubeTarget } from "../sinks/kube/target.js";
 import { readClusterHealth } from "../health/read.js";
 import type { KubeObject } from "../kube/object.js";
-import type { Target } from "../target/types.js";
+import type { Target } from "../sinks/types.js";
 import { cachingEngine } from "./defaults.js";
 import { warningLog } from "./warning-log.js";
-import type { Engine } from "./engine.js";
+import type { Engine } from "../pipeline/engine.js";
 import { LeaderElector } from "./leader.js";
 import { jsonLogger, type Logger } from "../model/log.js";
 import { ReconcileLoop } from "./loop.js";
 import { createMetrics, type ReconcilerMetrics } from "./metrics.js";
 import { newPassState, runPass, type PassDeps, type PassResult } from "./pass.js";
-import type { ClusterRun } from "./cluster.js";
+import type { ClusterRun } from "../pipeline/cluster.js";
 import { startServer, type RunningServer } from "./server.js";
 import type { Shard } from "./shard.js";
 import { FolderSource, GitSource, isRemote, type Source } from "./source.js";
@@ -66,13 +66,6 @@ export interface ReconcilerConfig {
   /** With `reconcileOnce`: each chunk's runs, plans included, before they are let go (the pass keeps summaries only). */
   onChunk?: (runs: ClusterRun[]) => void;
   onPass?: ConstructorParameters<typeof ReconcileLoop>[1]["onPass"];
-}
-
-/** The status store that belongs with a target: ConfigMaps on a live host, files in a dir: folder. */
-export function statusStoreFor(target: Target, opts: StatusStoreOptions = {}): StatusStore {
-  if (target instanceof KubeTarget) return new KubeStatusStore(target.client, { ...opts, source: target.source, records: target.records });
-  if (target instanceof DirTarget) return new DirStatusStore(target.root, opts);
-  throw new Error(`no status store for target ${target.description}`);
 }
 
 /** The source of a `--repo` value: a mirrored remote or a local folder. */
@@ -131,7 +124,7 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
   const deps: PassDeps = {
     engine: cfg.engine ?? cachingEngine(join(resolve(cfg.cacheDir ?? defaultGitCache()), "validated")),
     target,
-    store: statusStoreFor(target, { historyLimit: cfg.historyLimit }),
+    store: target.statusStore({ historyLimit: cfg.historyLimit }),
     allowMassPrune: cfg.allowMassPrune,
     owner: cfg.owner,
     mayWrite: elector ? () => elector.isLeader : () => true,

@@ -4,16 +4,6 @@ import type { KubeObject } from "../kube/object.js";
 import { ANNOTATIONS, LABELS, PREFIX } from "../translate/keys.js";
 import { fromData, toData, type ClusterStatus } from "./status.js";
 
-/** Environment variable naming the records namespace for every command (default DEFAULT_RECORDS_NAMESPACE). */
-export const RECORDS_NAMESPACE_ENV = "VC_RECORDS_NAMESPACE";
-/** The reconciler's namespace, where vc keeps its records unless told otherwise. */
-export const DEFAULT_RECORDS_NAMESPACE = "vc-system";
-
-/** The records namespace: $VC_RECORDS_NAMESPACE, else the reconciler pod's own ($POD_NAMESPACE), else vc-system. */
-export function recordsNamespace(env: NodeJS.ProcessEnv = process.env): string {
-  return env[RECORDS_NAMESPACE_ENV] || env.POD_NAMESPACE || DEFAULT_RECORDS_NAMESPACE;
-}
-
 /** Label on every record ConfigMap: "record" (the record itself) or "history" (its older reconciliations). */
 export const RECORD_LABEL = `${PREFIX}/record`;
 /** Label of a record ConfigMap naming the cluster's host namespace, so that the claims on one namespace are one LIST. */

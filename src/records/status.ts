@@ -217,3 +217,11 @@ export function parseHistory(text: string | undefined): { entries: Reconciliatio
     return { entries: [], damaged: 1 };
   }
 }
+
+/** Sets a status's `base` and `previousBase` to a run's pin (absent keys: unpinned). */
+export function pinStatus(status: ClusterStatus, pin: { base?: string; previousBase?: string }): void {
+  if (pin.base !== undefined) status.base = pin.base;
+  else delete status.base;
+  if (pin.previousBase !== undefined) status.previousBase = pin.previousBase;
+  else delete status.previousBase;
+}

@@ -4,7 +4,7 @@ import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
 import { labelMatcher, selectorIn } from "../kube/selector.js";
 import { KubeApiError, objectPath, type KubeClient } from "../host/client.js";
-import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../translate/keys.js";
+import { ANNOTATIONS, FIELD_MANAGER, LABELS, recordsNamespace } from "../translate/keys.js";
 import { mergeEntries, nextArchive } from "./archive.js";
 import { parseHistory, type ClusterStatus, type Reconciliation } from "./status.js";
 import {
@@ -18,7 +18,6 @@ import {
   recordBase,
   recordLabels,
   recordName,
-  recordsNamespace,
   statusData,
   type ClusterRecord,
 } from "./record.js";

@@ -3,7 +3,8 @@ import type { KubeObject } from "../kube/object.js";
 import type { CertificateManifest } from "../model/cluster.js";
 import type { Values } from "../model/values.js";
 import { hostSecretName } from "../translate/index.js";
-import { type RenderContext, manifestMeta, virtualNamespaceOf } from "./meta.js";
+import { type RenderContext, manifestMeta } from "./meta.js";
+import { virtualNamespaceOf } from "../translate/mesh/spec.js";
 
 type Json = Record<string, unknown>;
 

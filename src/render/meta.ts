@@ -1,6 +1,7 @@
 // Shared metadata of rendered host objects: ownership labels, source annotations, control-plane names.
 import type { KubeObject, ObjectMeta } from "../kube/object.js";
 import { ANNOTATIONS, LABELS, hostName, safeConcatName } from "../translate/index.js";
+import { virtualNamespaceOf } from "../translate/mesh/spec.js";
 
 /** What every rendered object of one cluster shares. */
 export interface RenderContext {
@@ -31,12 +32,6 @@ export function controlPlaneMeta(
   meta.labels = { ...opts.labels, ...ownershipLabels(ctx.cluster) };
   meta.annotations = sourceAnnotations(sourceFile, ctx.revision);
   return meta;
-}
-
-/** Namespace of a manifest inside the virtual cluster (`default` when the manifest names none). */
-export function virtualNamespaceOf(obj: KubeObject): string {
-  const ns = obj.metadata?.namespace;
-  return typeof ns === "string" && ns !== "" ? ns : "default";
 }
 
 const stringMap = (v: unknown): Record<string, string> => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, string>) : {});

@@ -13,3 +13,11 @@ const jsYaml = requireCommonJs("js-yaml") as typeof import("js-yaml");
 
 export const { constructFromEvents, EVENT_ID, getScalarValue, load, parseEvents, SCALAR_STYLE, YAMLException } = jsYaml;
 export type { Event } from "js-yaml";
+
+/** Deepest nesting of collections in the text: 64 nested collections are read, 65 refused. */
+export const MAX_DEPTH = 64;
+/**
+ * js-yaml's `maxDepth` counts nodes, scalars included, and counts flow and block styles differently: it is only the
+ * parser's stack guard, set so that MAX_DEPTH collections always parse; the limit itself is counted on the events.
+ */
+export const PARSE_MAX_DEPTH = MAX_DEPTH + 2;

@@ -1,6 +1,5 @@
 // Finds the line and column of a path inside a YAML document; computed only for documents that have a diagnostic.
-import { EVENT_ID, getScalarValue, parseEvents, type Event } from "./js-yaml.js";
-import { PARSE_MAX_DEPTH } from "./yaml.js";
+import { EVENT_ID, getScalarValue, PARSE_MAX_DEPTH, parseEvents, type Event } from "./js-yaml.js";
 
 export type PathSegment = string | number;
 

@@ -1,5 +1,5 @@
 // Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file, nesting, reserved keys.
-import { constructFromEvents, EVENT_ID, getScalarValue, load, parseEvents, SCALAR_STYLE, YAMLException, type Event } from "./js-yaml.js";
+import { constructFromEvents, EVENT_ID, getScalarValue, load, MAX_DEPTH, PARSE_MAX_DEPTH, parseEvents, SCALAR_STYLE, YAMLException, type Event } from "./js-yaml.js";
 import { YamlPositions, type PathSegment } from "./positions.js";
 
 /** Aliases allowed per document; manifests rarely need any. */
@@ -12,13 +12,6 @@ export const MAX_ALIASES = 100;
 export const MAX_FILE_ALIAS_NODES = 100_000;
 /** The same budget for all files of one cluster folder together (checked by the validator). */
 export const MAX_CLUSTER_ALIAS_NODES = 250_000;
-/** Deepest nesting of collections in the text: 64 nested collections are read, 65 refused. */
-export const MAX_DEPTH = 64;
-/**
- * js-yaml's `maxDepth` counts nodes, scalars included, and counts flow and block styles differently: it is only the
- * parser's stack guard, set so that MAX_DEPTH collections always parse; the limit itself is counted on the events.
- */
-export const PARSE_MAX_DEPTH = MAX_DEPTH + 2;
 /** Deepest nesting of collections once aliases are expanded (an alias adds the depth of the collection it names). */
 export const MAX_EXPANDED_DEPTH = MAX_DEPTH * 4;
 /** Keys that would reach an object's prototype machinery once the data is merged or copied: refused everywhere. */

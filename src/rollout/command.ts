@@ -1,7 +1,7 @@
 // What vc apply and vc diff take from a running rollout (I/O edge): the clusters it holds at an older base, and their snapshots' folders.
 import { KubeClient, type OpenClientOptions } from "../host/client.js";
-import { recordsNamespace } from "../records/record.js";
-import { loadRollout } from "./file.js";
+import { recordsNamespace } from "../translate/keys.js";
+import { loadRollout } from "../validate/rollout-file.js";
 import { RecordStore } from "../records/store.js";
 import { LABELS } from "../translate/keys.js";
 import { heldBy, pinOf, startingPin } from "./pins.js";

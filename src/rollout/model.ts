@@ -1,29 +1,5 @@
 // fleet/rollout.yaml as the step reads it: defaults resolved, durations parsed, label selectors matched (pure).
-import { parseDuration } from "../model/duration.js";
-import type { LabelSelector, Pause, RolloutFile, RolloutSettings, Wave } from "./types.js";
-
-/** Defaults of fleet/rollout.yaml (also in the schema). */
-export const DEFAULT_GATE_TIMEOUT = "10m";
-export const DEFAULT_PAUSE = "0";
-
-function pauseOf(text: string): Pause {
-  return text === "manual" ? "manual" : text === "0" ? 0 : parseDuration(text);
-}
-
-/** The settings of a schema-valid fleet/rollout.yaml, every default resolved. */
-export function rolloutSettings(file: RolloutFile): RolloutSettings {
-  const pause = file.pause ?? DEFAULT_PAUSE;
-  const gate = file.healthGate?.timeout ?? DEFAULT_GATE_TIMEOUT;
-  const waves: Wave[] = file.waves.map((w) => ({
-    name: w.name,
-    ...(w.selector ? { selector: w.selector } : {}),
-    ...(w.percent !== undefined ? { percent: w.percent } : {}),
-    pause: pauseOf(w.pause ?? pause),
-    gateTimeoutMs: parseDuration(w.healthGate?.timeout ?? gate),
-  }));
-  const mu = file.maxUnavailable ?? 1;
-  return { waves, maxUnavailable: mu as RolloutSettings["maxUnavailable"], onFailure: file.onFailure ?? "halt" };
-}
+import type { LabelSelector, RolloutSettings } from "../model/rollout-file.js";
 
 /** How many clusters of a wave of `size` may be moved and not yet Healthy at once (a share rounds down, at least 1). */
 export function unavailableBudget(maxUnavailable: RolloutSettings["maxUnavailable"], size: number): number {

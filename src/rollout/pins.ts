@@ -98,11 +98,3 @@ export function returnedClusters(record: RolloutRecord, statuses: ReadonlyMap<st
   }
   return out.sort();
 }
-
-/** Sets a status's `base` and `previousBase` to a run's pin (absent keys: unpinned). */
-export function pinStatus(status: ClusterStatus, pin: { base?: string; previousBase?: string }): void {
-  if (pin.base !== undefined) status.base = pin.base;
-  else delete status.base;
-  if (pin.previousBase !== undefined) status.previousBase = pin.previousBase;
-  else delete status.previousBase;
-}

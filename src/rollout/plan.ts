@@ -1,7 +1,8 @@
 // The wave planner: which clusters of a rollout go in which wave, by selector and cumulative percentage in a stable order (pure).
 import { createHash } from "node:crypto";
 import { selects } from "./model.js";
-import type { RolloutSettings, RolloutWave } from "./types.js";
+import type { RolloutSettings } from "../model/rollout-file.js";
+import type { RolloutWave } from "./types.js";
 
 /** A cluster the rollout moves, with the labels of its cluster.yaml. */
 export interface Member {

@@ -1,6 +1,7 @@
 // The rollout step (pure): from the record, the settings, the current wave's health and the time, the next record and the clusters to move.
 import { unavailableBudget } from "./model.js";
-import type { Move, MovedCluster, Observations, RolloutRecord, RolloutSettings, RolloutWave, StepResult, Wave } from "./types.js";
+import type { RolloutSettings, Wave } from "../model/rollout-file.js";
+import type { Move, MovedCluster, Observations, RolloutRecord, RolloutWave, StepResult } from "./types.js";
 import { FINAL_PHASES } from "./types.js";
 
 /** The id of a rollout: 12 hex of its target digest. */

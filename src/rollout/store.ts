@@ -3,7 +3,8 @@ import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/object.js";
 import { KubeApiError, objectPath, type KubeClient } from "../host/client.js";
 import { FIELD_MANAGER, LABELS } from "../translate/keys.js";
-import { RECORD_LABEL, recordsNamespace } from "../records/record.js";
+import { RECORD_LABEL } from "../records/record.js";
+import { recordsNamespace } from "../translate/keys.js";
 import { fromSnapshotConfigMap, snapshotConfigMap, snapshotName, type BaseSnapshot } from "./snapshot.js";
 import { ROLLOUT_PHASES, type RolloutRecord, type RolloutRequest } from "./types.js";
 

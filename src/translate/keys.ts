@@ -66,3 +66,13 @@ export const CHART_APP_LABEL = "vc";
 export function inventorySelector(cluster: string): string {
   return `${LABELS.inventory}=${cluster}`;
 }
+
+/** Environment variable naming the records namespace for every command (default DEFAULT_RECORDS_NAMESPACE). */
+export const RECORDS_NAMESPACE_ENV = "VC_RECORDS_NAMESPACE";
+/** The reconciler's namespace, where vc keeps its records unless told otherwise. */
+export const DEFAULT_RECORDS_NAMESPACE = "vc-system";
+
+/** The records namespace: $VC_RECORDS_NAMESPACE, else the reconciler pod's own ($POD_NAMESPACE), else vc-system. */
+export function recordsNamespace(env: NodeJS.ProcessEnv = process.env): string {
+  return env[RECORDS_NAMESPACE_ENV] || env.POD_NAMESPACE || DEFAULT_RECORDS_NAMESPACE;
+}

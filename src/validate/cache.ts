@@ -6,7 +6,7 @@ import { deserialize, serialize } from "node:v8";
 import type { FolderBudget } from "../repo/budget.js";
 import type { ClusterFiles } from "../repo/layout.js";
 import type { ReadResult } from "../repo/read.js";
-import type { ClusterResult } from "./cluster.js";
+import type { ClusterResult } from "./result.js";
 import { cacheDirProblem, openCacheDir } from "./cache-dir.js";
 import { SCHEMA_NAMES, SCHEMAS_DIR } from "./schemas.js";
 

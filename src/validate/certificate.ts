@@ -7,7 +7,8 @@ import { hostSecretName } from "../translate/names.js";
 import type { Finding } from "./finding.js";
 import { checkManifest, type ManifestFamily } from "./manifest.js";
 import type { SchemaName } from "./schemas.js";
-import { collector, identityRules, type PlacedFinding, type PlacedObject } from "./mesh-rules.js";
+import type { PlacedFinding } from "./finding.js";
+import { collector, identityRules, type PlacedObject } from "./mesh-rules.js";
 
 const SCHEMA: SchemaName = "certmanager/certificate";
 

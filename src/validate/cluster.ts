@@ -13,54 +13,14 @@ import { YamlPositions } from "../repo/positions.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
 import { certificateRules, certManagerOffFinding, checkCertificateDocument } from "./certificate.js";
 import { fileDiagnostic, SourceFile, type Finding } from "./finding.js";
-import { folderClaims, type FolderClaim } from "./host-claims.js";
+import { folderClaims } from "./host-claims.js";
+import { rememberSettingsSource, type ClusterResult } from "./result.js";
 import { checkMeshDocument } from "./mesh.js";
 import { meshRules } from "./mesh-rules.js";
 import { clusterNameProblem } from "./names.js";
 import { schemaFindings } from "./schema-errors.js";
 import { defaultingValidatorFor } from "./schemas.js";
 import { checkValuesDocument, kindOf, layerValues, type ValuesLayer } from "./values.js";
-
-export interface ClusterResult {
-  name: string;
-  /** `clusters/<name>`. */
-  dir: string;
-  /** Whether the folder has no errors (then `spec` is set, unless only a summary was asked for). */
-  valid: boolean;
-  /** The folder's cluster.yaml, when it has one. */
-  clusterFile?: string;
-  /** Only when the folder has no errors: what may be applied. */
-  spec?: ClusterSpec;
-  /** The cluster.yaml settings when that file is valid (or absent), even if other files are not: for diagnosis. */
-  settings?: ClusterSettings;
-  /** The effective values when every values file is valid, even if other files are not: for diagnosis. */
-  values?: Values;
-  /** The public hosts a valid folder's mesh manifests claim (host-claims.ts): kept in summaries, for rules across clusters. */
-  claims?: FolderClaim[];
-  diagnostics: Diagnostic[];
-  /**
-   * Set when the folder's only error is that another cluster of the repository claims its host namespace: its spec,
-   * for a command that sees the host to admit the cluster that already holds the namespace there (records/holders.ts).
-   */
-  contested?: ClusterSpec;
-}
-
-/** The parsed cluster.yaml of each result that has one, for rules across clusters to point into. */
-const settingsSources = new WeakMap<ClusterResult, SourceFile>();
-
-/**
- * Where a cluster's host namespace is set: the `namespace` key of its cluster.yaml, else the folder. A result
- * from the cache has no parsed cluster.yaml: the file is read again (only when there is something to report).
- */
-export function namespaceDiagnostic(realRoot: string, result: ClusterResult, code: string, message: string): Diagnostic {
-  let source = settingsSources.get(result);
-  if (!source && result.clusterFile) {
-    const loaded = loadYamlFile(realRoot, result.clusterFile);
-    if (loaded.ok) source = new SourceFile(result.clusterFile, loaded.text);
-  }
-  if (source) return source.diagnostic({ doc: 0, path: ["namespace"], at: "key", severity: "error", code, message });
-  return fileDiagnostic(result.dir, "error", code, message);
-}
 
 /**
  * Validates a cluster folder; `reads` holds files already read (within the budget's files and bytes), the others
@@ -128,7 +88,7 @@ function validateWithin(realRoot: string, files: ClusterFiles, result: ClusterRe
   if (files.clusterFile) {
     const doc = singleMapping(load, files.clusterFile, "cluster.yaml", diagnostics);
     if (doc) {
-      settingsSources.set(result, doc.source);
+      rememberSettingsSource(result, doc.source);
       const copy = structuredClone(doc.doc);
       const validate = defaultingValidatorFor("cluster");
       if (validate(copy)) {

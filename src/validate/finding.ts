@@ -14,6 +14,9 @@ export interface Finding {
   message: string;
 }
 
+/** A finding of a rule across a cluster's files, with the file it points into. */
+export type PlacedFinding = Finding & { file: string };
+
 /** Problems reported per file; past this, one line says how many more there are (bounds the work a hostile file can cause). */
 export const MAX_FINDINGS_PER_FILE = 100;
 

@@ -2,12 +2,13 @@
 import { CLUSTERS_DIR, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
 import { folderBudget, readWithinBudget } from "../repo/budget.js";
 import { clusterKey, type Detail, type ValidationCache } from "./cache.js";
-import { validateCluster, type ClusterResult } from "./cluster.js";
+import { validateCluster } from "./cluster.js";
+import type { ClusterResult } from "./result.js";
 import { fileDiagnostic } from "./finding.js";
 import { enforcePolicy, type LoadedPolicy } from "./policy.js";
 import { baseLayers, labelsChooseLayers, peekLabels } from "../repo/fleet-base.js";
 import { brokenGroupsDiagnostic, loadFleetBase } from "./fleet-base.js";
-import { markPinned } from "../rollout/pinned.js";
+import { markPinned } from "./pinned.js";
 
 /**
  * `policy`: the loaded fleet policy, when the repository has one. The cache holds results before the policy
@@ -21,7 +22,7 @@ export function validateFolder(realRoot: string, name: string, cache: Validation
     const own = listed ?? listClusterFiles(realRoot, name, budget.files);
     // The fleet's base layers come first (fleet/values.yaml, then the groups its labels select), as values files of the
     // folder: read within its budget, part of its cache key, merged by the same rules, errors located in the base file.
-    // A cluster pinned by a rollout takes its base layers (and groups) from the snapshot's folder (src/rollout/pinned.ts).
+    // A cluster pinned by a rollout takes its base layers (and groups) from the snapshot's folder (src/validate/pinned.ts).
     const fleet = loadFleetBase(baseRoot ?? realRoot);
     // cluster.yaml is read (and parsed) for its labels only when they can choose a group's layers: a fleet without
     // group values files reads it once, with the folder's other files.

@@ -3,37 +3,33 @@
 //
 // Without the host, "newer" cannot be read from creation times: of two clusters claiming one public host, the
 // cluster whose name sorts later is reported (the reconciler's rule for claims nobody serves yet). On the host, the
-// older live claim wins whatever the names (target/host-claims.ts); `vc diff` shows the host's decision.
+// older live claim wins whatever the names (claims/host-claims.ts); `vc diff` shows the host's decision.
 import type { KubeObject } from "../kube/object.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import type { Diagnostic } from "../model/diagnostic.js";
-import { renderMeshObject } from "../render/mesh/index.js";
 import { loadYamlFile } from "../repo/load.js";
-import { claimedHostPaths } from "../target/host-claims.js";
-import { overlaps } from "../target/claim-index.js";
+import { claimedHostPaths } from "../claims/host-claims.js";
+import { overlaps } from "../claims/hosts.js";
+import { MESH_API_VERSION } from "../kube/resources.js";
+import { meshKindEnabled } from "../model/values.js";
+import { translateMeshSpec, virtualNamespaceOf } from "../translate/mesh/spec.js";
 import { meshNamespaces } from "../translate/names.js";
-import type { ClusterResult } from "./cluster.js";
+import type { ClusterResult, FolderClaim } from "./result.js";
 import { fileDiagnostic, SourceFile } from "./finding.js";
-
-/** One public host a folder claims, and where: the manifest file, its document and the path to the host in it. */
-export interface FolderClaim {
-  host: string;
-  file: string;
-  doc: number;
-  path: Array<string | number>;
-}
 
 /** The public hosts a valid cluster's mesh manifests claim once rendered (the same rule the host applies). */
 export function folderClaims(spec: ClusterSpec): FolderClaim[] {
   if (!spec.values.integrations.mesh.enabled || spec.mesh.length === 0) return [];
   const namespaces = meshNamespaces(spec.mesh.map((m) => m.object));
-  const ctx = { cluster: spec.name, hostNamespace: spec.settings.namespace, revision: "" };
   const out: FolderClaim[] = [];
   for (const m of spec.mesh) {
     const claiming = claimingPart(m.object);
-    if (!claiming) continue;
-    const obj = renderMeshObject({ ...m, object: claiming }, spec.values, ctx, namespaces);
-    if (obj) for (const c of claimedHostPaths(obj)) out.push({ host: c.host, file: m.file, doc: m.index, path: c.path });
+    if (!claiming || claiming.apiVersion !== MESH_API_VERSION || !meshKindEnabled(spec.values, claiming.kind)) continue;
+    // Only the spec decides claims: translated as rendering translates it (the naming contract), nothing else rendered.
+    const scope = { cluster: spec.name, virtualNamespace: virtualNamespaceOf(claiming), hostNamespace: spec.settings.namespace, namespaces };
+    const hostSpec = translateMeshSpec(claiming.kind, claiming.spec, scope);
+    const host: KubeObject = { apiVersion: claiming.apiVersion, kind: claiming.kind, metadata: { name: claiming.metadata.name }, ...(hostSpec ? { spec: hostSpec } : {}) };
+    for (const c of claimedHostPaths(host)) out.push({ host: c.host, file: m.file, doc: m.index, path: c.path });
   }
   return out;
 }

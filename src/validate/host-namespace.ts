@@ -1,7 +1,7 @@
 // Which host namespaces a cluster may live in: never the host's, the platform's (reconciler, mesh, cert-manager) or `default`; within the fleet policy's pattern when it sets one.
 import { defaultHostNamespace } from "../model/cluster.js";
-import { recordsNamespace } from "../records/record.js";
-import { namespaceDiagnostic, type ClusterResult } from "./cluster.js";
+import { recordsNamespace } from "../translate/keys.js";
+import { namespaceDiagnostic, type ClusterResult } from "./result.js";
 
 /** Namespaces of the platform's integrations on the host: the mesh's control plane and cert-manager. */
 export const INTEGRATION_NAMESPACES: readonly string[] = ["istio-system", "cert-manager"];

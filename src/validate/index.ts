@@ -7,7 +7,7 @@ import { CLUSTERS_DIR, listClusterFolders, namedClusterFolders } from "../repo/l
 import { NAMESPACE_CONFLICT } from "./namespace-claims.js";
 import { safeRealpath } from "../repo/read.js";
 import { fileDiagnostic } from "./finding.js";
-import { namespaceDiagnostic, type ClusterResult } from "./cluster.js";
+import { namespaceDiagnostic, type ClusterResult } from "./result.js";
 import { pruneCache, type Detail } from "./cache.js";
 import { openCacheDir } from "./cache-dir.js";
 import { defaultJobs, validateFolders } from "./pool.js";
@@ -15,9 +15,9 @@ import { loadPolicy } from "./policy.js";
 import { claimConflicts } from "./host-claims.js";
 import { loadFleetBase } from "./fleet-base.js";
 import { FLEET_DIR } from "../repo/fleet-base.js";
-import { loadRollout } from "../rollout/file.js";
+import { loadRollout } from "./rollout-file.js";
 
-export type { ClusterResult } from "./cluster.js";
+export type { ClusterResult } from "./result.js";
 
 export interface RepoValidation {
   root: string;

@@ -2,7 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import type { PathSegment } from "../repo/positions.js";
 import { classifyHost, meshNamespaces } from "../translate/names.js";
-import type { PlacedFinding } from "./mesh-rules.js";
+import type { PlacedFinding } from "./finding.js";
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);

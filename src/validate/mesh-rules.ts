@@ -2,7 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
 import { hostName, meshNamespaces, parseServiceHost } from "../translate/names.js";
-import type { Finding } from "./finding.js";
+import type { Finding, PlacedFinding } from "./finding.js";
 import type { MeshKind } from "./mesh.js";
 import { hostFormRules } from "./mesh-hosts.js";
 
@@ -12,8 +12,6 @@ export interface PlacedObject {
   index: number;
   object: KubeObject;
 }
-
-export type PlacedFinding = Finding & { file: string };
 
 const SWITCH: Record<MeshKind, "virtualServices" | "destinationRules" | "gateways"> = {
   VirtualService: "virtualServices",

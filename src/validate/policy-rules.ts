@@ -2,6 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
 import { compareQuantities } from "../kube/quantity.js";
+import { hostAllowed } from "../claims/hosts.js";
 import type { FolderBudget } from "../repo/budget.js";
 import type { PathSegment } from "../repo/positions.js";
 import { classifyHost, meshNamespaces } from "../translate/names.js";
@@ -33,18 +34,6 @@ export interface PolicyManifestInput {
 export type PolicyFinding =
   | { where: "values"; paths: string[][]; message: string; /** point at the key rather than its value */ at?: "key" }
   | { where: "manifest"; file: string; doc: number; path: PathSegment[]; message: string };
-
-/**
- * Whether `host` lies within the host pattern `pattern`: `*` allows anything, `*.suffix` any name (or
- * wildcard) ending in `.suffix`, anything else only itself. Case does not matter (DNS names).
- */
-export function hostAllowed(host: string, pattern: string): boolean {
-  const h = host.toLowerCase();
-  const p = pattern.toLowerCase();
-  if (p === "*") return true;
-  if (p.startsWith("*.")) return h.endsWith(p.slice(1)) && h.length > p.length - 1;
-  return h === p;
-}
 
 /** Whether `name` matches the glob `pattern` (`*` stands for any characters, nothing else is special). */
 export function nameAllowed(name: string, pattern: string): boolean {

@@ -5,7 +5,7 @@ import type { Diagnostic } from "../model/diagnostic.js";
 import { loadYamlFile } from "../repo/load.js";
 import { isMapping, layerSetting } from "../repo/merge.js";
 import { fileDiagnostic, SourceFile } from "./finding.js";
-import type { ClusterResult } from "./cluster.js";
+import type { ClusterResult } from "./result.js";
 import { POLICY_FILE, policyFindings, type Policy } from "./policy-rules.js";
 import { schemaFindings } from "./schema-errors.js";
 import { validatorFor } from "./schemas.js";

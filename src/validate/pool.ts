@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
-import type { ClusterResult } from "./cluster.js";
+import type { ClusterResult } from "./result.js";
 import { folderBudget } from "../repo/budget.js";
 import { folderFiles, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
 import { validateFolder } from "./folder.js";

@@ -2,7 +2,7 @@
 import { parentPort } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
 import { validateFolder } from "./folder.js";
-import type { ClusterResult } from "./cluster.js";
+import type { ClusterResult } from "./result.js";
 import type { ClusterFiles } from "../repo/layout.js";
 import type { LoadedPolicy } from "./policy.js";
 

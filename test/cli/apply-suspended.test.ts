@@ -7,7 +7,7 @@ import { RECORD_PATH, recordConfigMap, recordData } from "../support/records.js"
 import { fromData, type ClusterStatus } from "../../src/records/status.js";
 import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "../support/cli-repo.js";
 
 const REASON = "vc restore oci://registry.example/backups/minimal:1 at 2030-01-01T00:00:00Z";
 const LEFT_ALONE = `cluster minimal: suspended by ${REASON} (run-time), left alone; vc apply --ignore-suspension to apply anyway`;

@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { LABELS } from "../../src/translate/keys.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "../support/cli-repo.js";
 import { generateFleet } from "../../bench/fleet.js";
 import { RECORD_PATH, recordData } from "../support/records.js";
 

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { startGitServer, TestRepo } from "../support/git-server.js";
 import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "../support/cli-repo.js";
 
 const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
 const SUMMARY = /^(\d+) to create, (\d+) to update, (\d+) to delete, (\d+) unchanged$/;

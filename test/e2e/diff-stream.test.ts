@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
-import { loadDesired, loadDesiredIndex } from "../../src/target/desired.js";
-import { applyFleet, planFleet, planFleetStreamed } from "../../src/target/fleet.js";
+import { loadDesired, loadDesiredIndex } from "../../src/pipeline/load.js";
+import { applyFleet, planFleet, planFleetStreamed } from "../../src/pipeline/fleet.js";
 import { KubeClient } from "../../src/host/client.js";
-import { KubeTarget } from "../../src/target/kube/target.js";
+import { KubeTarget } from "../../src/sinks/kube/target.js";
 import { formatPlanReport } from "../../src/plan/format.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 

@@ -14,7 +14,7 @@ import { KubeClient } from "../../src/host/client.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { installExampleCrds, useRealKube, waitFor } from "../support/real-kube.js";
 import { silentServer } from "../support/silent-server.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "../support/cli-repo.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 

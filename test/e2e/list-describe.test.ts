@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { load } from "js-yaml";
 import type { ListRow } from "../../src/ops/list.js";
 import { readClusterHealth } from "../../src/health/read.js";
-import { loadDesired } from "../../src/target/desired.js";
+import { loadDesired } from "../../src/pipeline/load.js";
 import { KubeClient } from "../../src/host/client.js";
 import { useRealKube } from "../support/real-kube.js";
 import { runVc } from "../support/vc.js";

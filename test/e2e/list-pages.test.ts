@@ -6,7 +6,7 @@ import { objectKey } from "../../src/kube/object.js";
 import { inventoryText, INVENTORY_KEY, recordBase } from "../../src/records/record.js";
 import { RecordStore } from "../../src/records/store.js";
 import { KubeClient, MAPPED_PAGE } from "../../src/host/client.js";
-import { KubeTarget } from "../../src/target/kube/target.js";
+import { KubeTarget } from "../../src/sinks/kube/target.js";
 import { mapLimit } from "../../src/util/pool.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { silentLogger } from "../../src/model/log.js";
 import { reconcileOnce } from "../../src/reconciler/service.js";
 import { useRealKube } from "../support/real-kube.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "../support/cli-repo.js";
 
 describe("e2e: one owner per cluster on a real API server", function () {
   this.timeout(180_000);

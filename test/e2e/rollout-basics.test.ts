@@ -14,7 +14,7 @@ import { KubeStatusStore } from "../../src/records/status-store.js";
 import { rolloutName } from "../../src/rollout/store.js";
 import type { RolloutRecord } from "../../src/rollout/types.js";
 import { KubeApiError, KubeClient } from "../../src/host/client.js";
-import { KubeTarget } from "../../src/target/kube/target.js";
+import { KubeTarget } from "../../src/sinks/kube/target.js";
 import { TestRepo } from "../support/git-server.js";
 import { useRealKube } from "../support/real-kube.js";
 

@@ -9,7 +9,7 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { KubeApiError, KubeClient } from "../../src/host/client.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "../support/cli-repo.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const SOURCE_A = "system:serviceaccount:vc-system:vc-reconciler";

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commitOf, dirtyRevision, fleetDiffersFromHead, shortRevision } from "../../src/git/dirty.js";
-import { resolveSource } from "../../src/target/source.js";
+import { resolveSource } from "../../src/pipeline/source.js";
 import { TestRepo } from "../support/git-server.js";
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" });

@@ -8,9 +8,9 @@ import { dump, load } from "js-yaml";
 import { CONNECT_EXTENSION } from "../../src/host/kubeconfig-file.js";
 import { loadKubeConfig } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "../support/cli-repo.js";
 
-describe("target/kube: the host context while connected to a virtual cluster", () => {
+describe("host: the host context while connected to a virtual cluster", () => {
   let server: KubeServer;
   let dir: string;
   let kubeconfig: string;

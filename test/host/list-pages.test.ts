@@ -6,7 +6,7 @@ import { objectKey } from "../../src/kube/object.js";
 import { inventoryText, INVENTORY_KEY, recordBase } from "../../src/records/record.js";
 import { RecordStore } from "../../src/records/store.js";
 import { KubeClient, MAPPED_PAGE } from "../../src/host/client.js";
-import { KubeTarget } from "../../src/target/kube/target.js";
+import { KubeTarget } from "../../src/sinks/kube/target.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
 const API = "networking.mesh.io/v1beta1";
@@ -19,7 +19,7 @@ const gateway = (cluster: string): KubeObject => ({
   spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: [`vc-${cluster}/${cluster}.example.com`] }] },
 });
 
-describe("target/kube: the fleet-wide LISTs are read a page at a time", () => {
+describe("sinks/kube: the fleet-wide LISTs are read a page at a time", () => {
   let server: KubeServer;
   let client: KubeClient;
   before(async () => {

@@ -1,6 +1,7 @@
 // In-memory host snapshots for the doctor tests: one healthy cluster, and per row of the coverage table a change that breaks it.
 import type { KubeObject } from "../../src/kube/object.js";
-import type { HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
+import type { PodLike } from "../../src/health/pod-causes.js";
+import type { HostSnapshot } from "../../src/ops/doctor/types.js";
 import { initManifestsText } from "../../src/render/initManifests.js";
 import { metricsVirtualObjects } from "../../src/render/metricsProxy.js";
 import { LABELS } from "../../src/translate/keys.js";

@@ -6,8 +6,8 @@ import { formatFindings } from "../../src/ops/doctor/format.js";
 import { remarks } from "../../src/ops/doctor/context.js";
 import { certificateFacts, covers } from "../../src/ops/doctor/tls-cert.js";
 import { servingCertificate } from "../support/certs.js";
-import { pendingCauses } from "../../src/ops/doctor/pods.js";
-import type { Finding, HostSnapshot, PodLike } from "../../src/ops/doctor/types.js";
+import { pendingCauses, type PodLike } from "../../src/health/pod-causes.js";
+import type { Finding, HostSnapshot } from "../../src/ops/doctor/types.js";
 import { healthy, NS, obj, pod, SCENARIOS } from "./doctor-fixtures.js";
 
 const key = (c: { row: string; check: string; severity: string }) => `${c.row}|${c.check}|${c.severity}`;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import type { ListRow } from "../../src/ops/list.js";
 import { readClusterHealth } from "../../src/health/read.js";
-import { loadDesired } from "../../src/target/desired.js";
+import { loadDesired } from "../../src/pipeline/load.js";
 import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { tempDir, vc } from "./helpers.js";

@@ -8,7 +8,8 @@ import type { ListRow } from "../../src/ops/list.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { TestRepo } from "../support/git-server.js";
 import { runVc } from "../support/vc.js";
-import { DEFAULT_RECORDS_NAMESPACE, fromRecordConfigMap, olderFirst, recordBase } from "../../src/records/record.js";
+import { fromRecordConfigMap, olderFirst, recordBase } from "../../src/records/record.js";
+import { DEFAULT_RECORDS_NAMESPACE } from "../../src/translate/keys.js";
 import { RECORD_PATH, recordConfigMap, recordConfigMaps } from "../support/records.js";
 
 const FULL = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";
 import type { KubeObject } from "../../src/kube/object.js";
-import { INVENTORY_TYPES } from "../../src/target/kube/target.js";
+import { INVENTORY_TYPES } from "../../src/sinks/kube/target.js";
 import { loadAndValidate, validSpecs } from "../../src/validate/index.js";
 import { renderCluster } from "../../src/render/index.js";
 import { buildProgram } from "../../src/cli/main.js";

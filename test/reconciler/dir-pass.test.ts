@@ -10,10 +10,10 @@ import { DirStatusStore } from "../../src/records/dir-store.js";
 import { newPassState, runPass, type PassDeps } from "../../src/reconciler/pass.js";
 import { FolderSource } from "../../src/reconciler/source.js";
 import { silentLogger } from "../../src/model/log.js";
-import { DirTarget, manifestPath } from "../../src/target/dir.js";
-import { loadDesired } from "../../src/target/desired.js";
-import { planFleet } from "../../src/target/fleet.js";
-import type { ClusterRun } from "../../src/reconciler/cluster.js";
+import { DirTarget, manifestPath } from "../../src/sinks/dir.js";
+import { loadDesired } from "../../src/pipeline/load.js";
+import { planFleet } from "../../src/pipeline/fleet.js";
+import type { ClusterRun } from "../../src/pipeline/cluster.js";
 import type { Plan } from "../../src/plan/types.js";
 
 const CLUSTERS = 7;

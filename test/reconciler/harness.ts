@@ -4,14 +4,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import { KubeClient } from "../../src/host/client.js";
-import { KubeTarget } from "../../src/target/kube/target.js";
+import { KubeTarget } from "../../src/sinks/kube/target.js";
 import { defaultEngine } from "../../src/reconciler/defaults.js";
 import { silentLogger } from "../../src/model/log.js";
 import { createMetrics } from "../../src/reconciler/metrics.js";
 import { newPassState, runPass, type PassDeps, type PassRequest } from "../../src/reconciler/pass.js";
 import { GitSource } from "../../src/reconciler/source.js";
 import { KubeStatusStore } from "../../src/records/status-store.js";
-import { DEFAULT_RECORDS_NAMESPACE, recordName } from "../../src/records/record.js";
+import { recordName } from "../../src/records/record.js";
+import { DEFAULT_RECORDS_NAMESPACE } from "../../src/translate/keys.js";
 import { startGitServer, TestRepo, type GitServer } from "../support/git-server.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 

@@ -12,7 +12,7 @@ import { FolderSource } from "../../src/reconciler/source.js";
 import { DirStatusStore } from "../../src/records/dir-store.js";
 import { sign } from "../../src/reconciler/webhook.js";
 import { silentLogger } from "../../src/model/log.js";
-import { DirTarget } from "../../src/target/dir.js";
+import { DirTarget } from "../../src/sinks/dir.js";
 import { ANNOTATIONS } from "../../src/translate/keys.js";
 import { Bed, name, newPassState, runPass } from "./harness.js";
 

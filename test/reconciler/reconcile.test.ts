@@ -1,7 +1,7 @@
 // The reconciler end to end: real git server, Kubernetes API test server as host, real load/render/plan/apply.
 import { expect } from "chai";
 import { ANNOTATIONS, LABELS } from "../../src/translate/keys.js";
-import { INVENTORY_TYPES } from "../../src/target/kube/target.js";
+import { INVENTORY_TYPES } from "../../src/sinks/kube/target.js";
 import { suspendCluster, resumeCluster } from "../../src/records/suspend.js";
 import { KubeStatusStore } from "../../src/records/status-store.js";
 import { HOST_NAMESPACE_LABEL, RECORD_LABEL } from "../../src/records/record.js";

@@ -11,12 +11,12 @@ import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import { silentLogger } from "../../src/model/log.js";
 import { defaultEngine } from "../../src/reconciler/defaults.js";
 import { DirStatusStore } from "../../src/records/dir-store.js";
-import type { LoadOptions } from "../../src/reconciler/engine.js";
+import type { LoadOptions } from "../../src/pipeline/engine.js";
 import { ReconcileLoop, type Clock } from "../../src/reconciler/loop.js";
 import { newPassState, runPass, type PassDeps, type PassResult } from "../../src/reconciler/pass.js";
 import { reconcileOnce } from "../../src/reconciler/service.js";
 import { FolderSource } from "../../src/reconciler/source.js";
-import { DirTarget } from "../../src/target/dir.js";
+import { DirTarget } from "../../src/sinks/dir.js";
 import type { KubeObject } from "../../src/kube/object.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DirStatusStore } from "../../src/records/dir-store.js";
 import { YamlPositions } from "../../src/repo/positions.js";
-import { MAX_DEPTH, MAX_EXPANDED_DEPTH, parseYaml, type YamlError } from "../../src/repo/yaml.js";
+import { MAX_DEPTH } from "../../src/repo/js-yaml.js";
+import { MAX_EXPANDED_DEPTH, parseYaml, type YamlError } from "../../src/repo/yaml.js";
 import { loadAndValidate } from "../../src/validate/index.js";
 import { runVc } from "../support/vc.js";
 

@@ -2,7 +2,7 @@
 // keeps the rollout Aborting and is tried again, never reported `Aborted` with the cluster still at the target base.
 import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
-import { DEFAULT_RECORDS_NAMESPACE } from "../../src/records/record.js";
+import { DEFAULT_RECORDS_NAMESPACE } from "../../src/translate/keys.js";
 import { RolloutStore, rolloutName } from "../../src/rollout/store.js";
 import type { RolloutRecord } from "../../src/rollout/types.js";
 import type { PassDeps, PassState } from "../../src/reconciler/pass.js";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "../../src/model/log.js";
 import { newRolloutMemory, rolloutForPass } from "../../src/rollout/driver.js";
-import { DirTarget } from "../../src/target/dir.js";
+import { DirTarget } from "../../src/sinks/dir.js";
 import { cleanupRepos, makeRepo } from "../validate/fixture.js";
 
 describe("rollout: the pass hook on a dir: target", () => {

@@ -1,7 +1,8 @@
 // The wave planner: selectors, cumulative percentages in a stable order, the remainder, and settings defaults.
 import { expect } from "chai";
 import { planWaves, stableKey, type Member } from "../../src/rollout/plan.js";
-import { rolloutSettings, selects, unavailableBudget } from "../../src/rollout/model.js";
+import { rolloutSettings } from "../../src/model/rollout-file.js";
+import { selects, unavailableBudget } from "../../src/rollout/model.js";
 
 const fleet = (n: number, canary: string[] = []): Member[] =>
   Array.from({ length: n }, (_, i) => `c${String(i).padStart(3, "0")}`).map((name) => ({ name, labels: (canary.includes(name) ? { canary: "true" } : { tier: "prod" }) as Record<string, string> }));

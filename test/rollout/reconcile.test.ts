@@ -5,7 +5,7 @@
 import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
 import type { KubeClient } from "../../src/host/client.js";
-import { DEFAULT_RECORDS_NAMESPACE } from "../../src/records/record.js";
+import { DEFAULT_RECORDS_NAMESPACE } from "../../src/translate/keys.js";
 import { RolloutStore, rolloutName } from "../../src/rollout/store.js";
 import type { RolloutRecord } from "../../src/rollout/types.js";
 import type { PassDeps, PassState } from "../../src/reconciler/pass.js";

@@ -1,8 +1,8 @@
 // The rollout step: every phase transition, maxUnavailable, the gate's timeout, halt against restore, pause, resume, abort, a replacing rollout.
 import { expect } from "chai";
 import { begin, step } from "../../src/rollout/step.js";
-import { rolloutSettings } from "../../src/rollout/model.js";
-import type { Observations, RolloutFile, RolloutRecord, RolloutRequest } from "../../src/rollout/types.js";
+import { rolloutSettings, type RolloutFile } from "../../src/model/rollout-file.js";
+import type { Observations, RolloutRecord, RolloutRequest } from "../../src/rollout/types.js";
 import type { HealthStatus } from "../../src/model/health.js";
 
 const OLD = "a".repeat(64);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { loadAll } from "js-yaml";
 import { ANNOTATIONS } from "../../src/translate/keys.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "../support/cli-repo.js";
 
 const PASSWORD = "Db-Pl4nted-9999";
 const NEW_PASSWORD = "Db-N3w-Pl4nted-7777";

@@ -10,7 +10,7 @@ import { LABELS } from "../../src/translate/keys.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import type { Rule } from "../support/kube-server/auth.js";
 import { recordConfigMap, recordData } from "../support/records.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "../support/cli-repo.js";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 

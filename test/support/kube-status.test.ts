@@ -6,7 +6,7 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { KubeClient } from "../../src/host/client.js";
 import { startKubeServer, type KubeServer } from "./kube-server/index.js";
 import { StandInControllers, templateRevision } from "./kube-status.js";
-import { exampleRepo, runVc } from "../target/cli-support.js";
+import { exampleRepo, runVc } from "./cli-repo.js";
 
 describe("support: stand-in controllers on the API test server", function () {
   this.timeout(60_000);

@@ -1,6 +1,7 @@
 // vc's records as a test reads them off the in-memory server: the record ConfigMap (and its history) of a cluster, whichever source holds it.
 import type { KubeObject } from "../../src/kube/object.js";
-import { DEFAULT_RECORDS_NAMESPACE, RECORD_LABEL, recordBase } from "../../src/records/record.js";
+import { RECORD_LABEL, recordBase } from "../../src/records/record.js";
+import { DEFAULT_RECORDS_NAMESPACE } from "../../src/translate/keys.js";
 import { LABELS } from "../../src/translate/keys.js";
 
 interface Lists {

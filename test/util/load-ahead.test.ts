@@ -17,7 +17,7 @@ function controlledLoads() {
 
 const turn = () => new Promise((r) => setImmediate(r));
 
-describe("target/pool loadAhead", () => {
+describe("util/pool loadAhead", () => {
   it("loads item k+1 while the caller holds item k, and never two ahead", async () => {
     const { started, pending, load } = controlledLoads();
     const it = loadAhead([1, 2, 3], load);
@@ -92,7 +92,7 @@ describe("target/pool loadAhead", () => {
   });
 });
 
-describe("target/pool chunksOf", () => {
+describe("util/pool chunksOf", () => {
   it("cuts a list in runs of the size, the last one shorter", () => {
     expect(chunksOf([1, 2, 3, 4, 5], 2)).to.deep.equal([[1, 2], [3, 4], [5]]);
     expect(chunksOf([1, 2], 5)).to.deep.equal([[1, 2]]);

@@ -7,7 +7,7 @@ import { deserialize, serialize } from "node:v8";
 import { CACHE_MAX_AGE_MS, DirCache, pruneCache } from "../../src/validate/cache.js";
 import { CACHE_KEY_FILE, defaultCacheRoot } from "../../src/validate/cache-dir.js";
 import { loadAndValidate } from "../../src/validate/index.js";
-import type { ClusterResult } from "../../src/validate/cluster.js";
+import type { ClusterResult } from "../../src/validate/result.js";
 import { TestRepo } from "../support/git-server.js";
 import { runVc } from "../support/vc.js";
 

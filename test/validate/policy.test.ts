@@ -7,7 +7,8 @@ import { formatDiagnostic } from "../../src/model/diagnostic.js";
 import { loadAndValidate } from "../../src/validate/index.js";
 import { validateFolders } from "../../src/validate/pool.js";
 import { loadPolicy } from "../../src/validate/policy.js";
-import { hostAllowed, nameAllowed } from "../../src/validate/policy-rules.js";
+import { hostAllowed } from "../../src/claims/hosts.js";
+import { nameAllowed } from "../../src/validate/policy-rules.js";
 import { cleanupRepos, makeRepo, MESH_ON, VS } from "./fixture.js";
 
 const EXAMPLES = new URL("../../", import.meta.url).pathname;

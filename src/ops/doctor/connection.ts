@@ -1,6 +1,7 @@
 // Doctor checks of what a client connects to: the control plane's pod exists and is Ready, its service account exists.
 import { finding } from "./coverage.js";
-import { controlPlanePod, eventsAbout, statefulSetSpec, syncerServiceAccount } from "./facts.js";
+import { eventsAbout } from "../../health/pod-causes.js";
+import { controlPlanePod, statefulSetSpec, syncerServiceAccount } from "./facts.js";
 import type { Check } from "./types.js";
 
 /** The StatefulSet wants a control plane but its first pod does not exist; the StatefulSet's events say why. */

@@ -1,6 +1,7 @@
 // Doctor checks of the control plane's state and settings: persistence of the embedded store, its volume claims, liveness probe.
 import { finding } from "./coverage.js";
-import { configOf, controlPlanePod, eventsAbout, statefulSetSpec, syncerContainer } from "./facts.js";
+import { eventsAbout } from "../../health/pod-causes.js";
+import { configOf, controlPlanePod, statefulSetSpec, syncerContainer } from "./facts.js";
 import type { Check, Finding } from "./types.js";
 
 /** Suggested liveness probe values (spec section 8). */

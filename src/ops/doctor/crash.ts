@@ -1,7 +1,7 @@
 // Doctor checks of crashing pods (spec section 3): CrashLoopBackOff and its cause, high restart counts, OOMKilled.
 import { finding, HIGH_RESTARTS, type RowKey } from "./coverage.js";
-import { eventsAbout } from "./facts.js";
-import { asPod, podRef, type Check, type ContainerStatus, type Finding, type HostSnapshot, type PodLike } from "./types.js";
+import { asPod, eventsAbout, type ContainerStatus, type PodLike } from "../../health/pod-causes.js";
+import { podRef, type Check, type Finding, type HostSnapshot } from "./types.js";
 
 const NODE_PRESSURE = /pressure|low on resource|Evicted/i;
 const LIVENESS_FAILED = /Liveness probe failed|failed liveness probe/i;

@@ -4,8 +4,8 @@ import { METRICS_GROUP } from "../../kube/resources.js";
 import type { Values } from "../../model/values.js";
 import { names } from "../../render/meta.js";
 import { CHART_APP_LABEL, LABELS } from "../../translate/keys.js";
-import type { HostSnapshot, PodLike } from "./types.js";
-import { asPod } from "./types.js";
+import { asPod, type PodLike } from "../../health/pod-causes.js";
+import type { HostSnapshot } from "./types.js";
 
 /** The values the checks go by: the repository's when the cluster folder was found, else those the control plane runs with. */
 export function configOf(s: Pick<HostSnapshot, "values" | "liveValues">): Values | undefined {
@@ -100,11 +100,3 @@ export function metricsServiceAccount(s: Pick<HostSnapshot, "deployments" | "clu
   return sa ?? names.serviceAccount(s.cluster);
 }
 
-/** Events about one object (kind and name), oldest first by `.lastTimestamp`. */
-export function eventsAbout(s: HostSnapshot, kind: string, name: string): Array<{ reason: string; message: string }> {
-  type Ev = { involvedObject?: { kind?: string; name?: string }; reason?: string; message?: string; lastTimestamp?: string };
-  return (s.events as unknown as Ev[])
-    .filter((e) => e.involvedObject?.kind === kind && e.involvedObject.name === name && e.message)
-    .sort((a, b) => String(a.lastTimestamp ?? "").localeCompare(String(b.lastTimestamp ?? "")))
-    .map((e) => ({ reason: e.reason ?? "", message: e.message! }));
-}

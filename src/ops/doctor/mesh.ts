@@ -2,7 +2,8 @@
 import { finding } from "./coverage.js";
 import { meshEnabled, syncedPods } from "./facts.js";
 import type { KubeObject } from "../../kube/object.js";
-import { asPod, podRef, type Check, type Finding, type HostSnapshot } from "./types.js";
+import { asPod } from "../../health/pod-causes.js";
+import { podRef, type Check, type Finding, type HostSnapshot } from "./types.js";
 
 export const SIDECAR_CONTAINER = "mesh-proxy";
 export const INJECTION_LABEL = "mesh-injection";

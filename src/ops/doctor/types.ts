@@ -4,6 +4,7 @@ import type { Values } from "../../model/values.js";
 import type { AccessAnswer } from "./access.js";
 import type { CertificateFacts } from "./tls-cert.js";
 import type { VirtualSnapshot } from "./virtual.js";
+import type { PodLike } from "../../health/pod-causes.js";
 
 /**
  * How much a finding matters: `error` is a fault that breaks something now (exit 1); `warning` is a likely problem
@@ -107,34 +108,6 @@ export type Readable =
   | "certificates";
 
 export type Check = (s: HostSnapshot) => Finding[];
-
-export interface PodLike {
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: {
-    containers?: Array<{ name: string; resources?: { limits?: Record<string, string>; requests?: Record<string, string> } }>;
-    initContainers?: Array<{ name: string; resources?: { limits?: Record<string, string>; requests?: Record<string, string> } }>;
-    volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } }>;
-    nodeSelector?: Record<string, string>;
-  };
-  status?: {
-    phase?: string;
-    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
-    containerStatuses?: ContainerStatus[];
-    initContainerStatuses?: ContainerStatus[];
-  };
-}
-
-export interface ContainerStatus {
-  name: string;
-  restartCount?: number;
-  state?: { waiting?: { reason?: string; message?: string }; running?: unknown; terminated?: { reason?: string; exitCode?: number } };
-  lastState?: { terminated?: { reason?: string; exitCode?: number; finishedAt?: string } };
-  ready?: boolean;
-}
-
-export function asPod(o: KubeObject): PodLike {
-  return o as unknown as PodLike;
-}
 
 export function podRef(p: { metadata: { name: string; namespace?: string } }): string {
   return `Pod ${p.metadata.namespace ?? ""}/${p.metadata.name}`;

@@ -2,37 +2,20 @@
 import type { KubeObject } from "../../kube/object.js";
 import { MESH_API_VERSION } from "../../kube/resources.js";
 import type { MeshManifest } from "../../model/cluster.js";
-import type { Values } from "../../model/values.js";
-import { type RenderContext, manifestMeta, virtualNamespaceOf } from "../meta.js";
-import { translateDestinationRuleSpec } from "./destinationRule.js";
-import { translateGatewaySpec } from "./gateway.js";
+import { meshKindEnabled, type Values } from "../../model/values.js";
+import { type RenderContext, manifestMeta } from "../meta.js";
 import { meshNamespaces } from "../../translate/index.js";
-import { type Json, type MeshScope, isObject } from "./refs.js";
-import { translateVirtualServiceSpec } from "./virtualService.js";
-
-type MeshSwitch = keyof Values["integrations"]["mesh"]["sync"]["toHost"];
-
-const KINDS: Record<string, { switch: MeshSwitch; spec: (spec: Json, scope: MeshScope) => Json }> = {
-  VirtualService: { switch: "virtualServices", spec: translateVirtualServiceSpec },
-  DestinationRule: { switch: "destinationRules", spec: translateDestinationRuleSpec },
-  Gateway: { switch: "gateways", spec: translateGatewaySpec },
-};
-
-/** True when the cluster's values sync this mesh kind to the host. */
-export function meshKindEnabled(values: Values, kind: string): boolean {
-  const k = KINDS[kind];
-  return values.integrations.mesh.enabled && k !== undefined && values.integrations.mesh.sync.toHost[k.switch].enabled;
-}
+import type { MeshScope } from "../../translate/mesh/refs.js";
+import { isMeshKind, translateMeshSpec, virtualNamespaceOf } from "../../translate/mesh/spec.js";
 
 /** One mesh manifest as its host object, or undefined when its kind is not synced. */
 export function renderMeshObject(manifest: MeshManifest, values: Values, ctx: RenderContext, namespaces?: ReadonlySet<string>): KubeObject | undefined {
   const obj = manifest.object;
-  const kind = KINDS[obj.kind];
-  if (!kind || obj.apiVersion !== MESH_API_VERSION || !meshKindEnabled(values, obj.kind)) return undefined;
-  const virtualNamespace = virtualNamespaceOf(obj);
-  const scope: MeshScope = { cluster: ctx.cluster, virtualNamespace, hostNamespace: ctx.hostNamespace, namespaces };
+  if (!isMeshKind(obj.kind) || obj.apiVersion !== MESH_API_VERSION || !meshKindEnabled(values, obj.kind)) return undefined;
+  const scope: MeshScope = { cluster: ctx.cluster, virtualNamespace: virtualNamespaceOf(obj), hostNamespace: ctx.hostNamespace, namespaces };
   const out: KubeObject = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: manifestMeta(obj, manifest.file, ctx) };
-  if (isObject(obj.spec)) out.spec = kind.spec(obj.spec, scope);
+  const spec = translateMeshSpec(obj.kind, obj.spec, scope);
+  if (spec) out.spec = spec;
   return out;
 }
 

@@ -4,7 +4,7 @@ import { resourceFor } from "../../kube/resources.js";
 import { selectorIn } from "../../kube/selector.js";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries } from "../../records/archive.js";
 import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "../../records/status.js";
-import type { KubeTarget } from "../../target/kube/target.js";
+import type { KubeTarget } from "./target.js";
 import { mapLimit } from "../../util/pool.js";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../../translate/keys.js";
 import { ownedFields } from "../../plan/managed-fields.js";
