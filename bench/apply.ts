@@ -5,8 +5,10 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { loadDesired, type DesiredState } from "../src/pipeline/load.js";
-import { applyFleet, fleetClusters, planClusters, readLive } from "../src/pipeline/fleet.js";
+import { loadDesired, loadDesiredIndex, type DesiredState } from "../src/pipeline/load.js";
+import { applyFleet } from "../src/pipeline/fleet.js";
+import { fleetClusters } from "../src/pipeline/chunks.js";
+import { planClusters } from "../src/pipeline/cluster.js";
 import { KubeClient } from "../src/host/client.js";
 import { KubeTarget, INVENTORY_TYPES } from "../src/sinks/kube/target.js";
 import { hasChanges } from "../src/plan/build.js";
@@ -34,7 +36,7 @@ export async function run(ctx: BenchContext): Promise<void> {
 
     // First full apply onto an empty host.
     const started = process.hrtime.bigint();
-    const applied = await applyFleet(target, desired, { prune: true, allowMassPrune: false, dryRun: false });
+    const applied = await applyFleet(target, await loadDesiredIndex(root, REVISION), { prune: true, allowMassPrune: false, dryRun: false });
     const applyMs = Number(process.hrtime.bigint() - started) / 1e6;
     const created = applied.results.reduce((n, r) => n + r.counts.created, 0);
     const failed = applied.results.reduce((n, r) => n + r.counts.failed, 0);
@@ -54,9 +56,9 @@ export async function run(ctx: BenchContext): Promise<void> {
     const diffMs = await ctx.median(RUNS, async () => {
       const d = await loadDesired(root, REVISION);
       const t0 = performance.now();
-      const live = await readLive(target, d, fleetOpts);
+      const live = await target.listFleetInventory();
       const t1 = performance.now();
-      const { clusters } = fleetClusters(d, live, fleetOpts);
+      const { clusters } = fleetClusters(d, live, fleetOpts, []);
       const { plans } = planClusters(clusters, fleetOpts);
       phases.list.push(t1 - t0);
       phases.plan.push(performance.now() - t1);

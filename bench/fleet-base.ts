@@ -8,7 +8,7 @@ import { formatPlanReport } from "../src/plan/format.js";
 import { summariseFleet } from "../src/plan/fleet-summary.js";
 import { renderSpecs } from "../src/render/fleet.js";
 import { toYamlStream } from "../src/render/output.js";
-import { loadDesired } from "../src/pipeline/load.js";
+import { loadDesiredIndex } from "../src/pipeline/load.js";
 import { applyFleet, planFleet } from "../src/pipeline/fleet.js";
 import { openTarget } from "../src/sinks/index.js";
 import { loadAndValidate, validSpecs } from "../src/validate/index.js";
@@ -34,7 +34,7 @@ export async function run(ctx: BenchContext): Promise<void> {
   const hydrated = join(root, "hydrated");
   rmSync(hydrated, { recursive: true, force: true });
   const target = await openTarget(`dir:${hydrated}`);
-  await applyFleet(target, await loadDesired(root, REVISION), { prune: true, allowMassPrune: true, force: false, dryRun: false, clusterConcurrency: 4 });
+  await applyFleet(target, await loadDesiredIndex(root, REVISION), { prune: true, allowMassPrune: true, force: false, dryRun: false, clusterConcurrency: 4 });
   // The pull request: one line of the base.
   writeFileSync(join(root, "fleet/values.yaml"), base("1.1.0"));
 
@@ -46,7 +46,7 @@ export async function run(ctx: BenchContext): Promise<void> {
   };
   let last: Awaited<ReturnType<typeof planFleet>> | undefined;
   const plan = async (): Promise<void> => {
-    last = await planFleet(target, await loadDesired(root, REVISION), { prune: true, allowMassPrune: false });
+    last = await planFleet(target, await loadDesiredIndex(root, REVISION), { prune: true, allowMassPrune: false });
     formatPlanReport(last, "markdown");
   };
   // The parts: reading the hydrated base branch (the dir: target's I/O), and the fleet summary this change adds.
@@ -83,10 +83,10 @@ export async function run(ctx: BenchContext): Promise<void> {
   const server = await startServerProcess();
   const kube = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" }));
   try {
-    await applyFleet(kube, await loadDesired(root, REVISION), { prune: true, allowMassPrune: true, force: false, dryRun: false, clusterConcurrency: 8 });
+    await applyFleet(kube, await loadDesiredIndex(root, REVISION), { prune: true, allowMassPrune: true, force: false, dryRun: false, clusterConcurrency: 8 });
     writeFileSync(join(root, "fleet/values.yaml"), base("1.1.0"));
     const planLive = async (): Promise<void> => {
-      const report = await planFleet(kube, await loadDesired(root, REVISION), { prune: true, allowMassPrune: false });
+      const report = await planFleet(kube, await loadDesiredIndex(root, REVISION), { prune: true, allowMassPrune: false });
       formatPlanReport(report, "markdown");
     };
     await planLive();

@@ -7,9 +7,11 @@ import { recordOnTarget } from "../pipeline/record-run.js";
 import { readRunTimeSuspension } from "../pipeline/run-suspension.js";
 import { applyFleet } from "../pipeline/fleet.js";
 import { KubeTarget } from "../sinks/kube/target.js";
-import { exitCode, HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHistoryLimit, toJson, toText } from "./apply.js";
+import { HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHistoryLimit } from "./apply.js";
+import { toJson, toText } from "./apply-report.js";
+import { applyExitCode } from "../ops/apply.js";
 import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
-import { loadForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
+import { indexForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
 
 interface AdoptFlags extends TargetFlags {
   from?: string;
@@ -49,7 +51,7 @@ export function register(program: Command): void {
         if (problem) throw new UserError(`invalid --from "${flags.from}": ${problem}`);
         const takeOver = (flags.takeOwnership ?? []).map(parseObjectName);
         const historyLimit = parseHistoryLimit(flags.historyLimit);
-        const { desired, selected, owner } = await loadForCommand(path, { ...flags, cluster: [cluster] }, { markDirty: true });
+        const { desired, index, selected, owner } = await indexForCommand(path, { ...flags, cluster: [cluster] }, { markDirty: true });
         if (owner === flags.from) throw new UserError(`--from ${flags.from} is this source's own owner name: nothing to hand over`);
         const target = await openTargetForCommand(flags);
         const started = new Date();
@@ -60,26 +62,26 @@ export function register(program: Command): void {
             for (const name of takeOver) target.takeOver.add(name);
             if (flags.from !== undefined) await beginHandOver(target, cluster, flags.from, !!flags.dryRun);
           }
-          if (!desired.clusters.some((c) => c.name === cluster)) {
+          if (!index.valid.includes(cluster) && !index.contested.includes(cluster)) {
             const why = desired.errors.find((e) => e.cluster === cluster)?.message ?? `no valid cluster folder clusters/${cluster}`;
             throw new UserError(`cannot adopt ${cluster}: ${why}`);
           }
           const suspension = await readRunTimeSuspension(target, desired, selected);
-          const report = await applyFleet(target, desired, {
+          const report = await applyFleet(target, index, {
             prune: !!flags.prune,
             allowMassPrune: !!flags.allowMassPrune,
             dryRun: !!flags.dryRun,
             selected,
             owner,
             adoptFrom: flags.from === undefined ? [] : [flags.from],
-            suspendedAtRunTime: leaveSuspended(suspension, desired, !!flags.ignoreSuspension),
-          });
+            suspendedAtRunTime: leaveSuspended(suspension, index, !!flags.ignoreSuspension),
+          }, { keepResults: true });
           const run = flags.dryRun
             ? undefined
             : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "adopt", owner, adoptFrom: flags.from === undefined ? [] : [flags.from], started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
           const data = () => ({ owner, ...(flags.from !== undefined ? { from: flags.from } : {}), ...(takeOver.length ? { takeOwnership: takeOver } : {}), ...(toJson(report, !!flags.dryRun, run) as object) });
           process.stdout.write(format === "text" ? toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt") : formatData(data(), format));
-          const code = exitCode(report, run);
+          const code = applyExitCode(report, run);
           if (code !== EXIT.ok) return code;
           if (flags.from !== undefined && target instanceof KubeTarget && !flags.dryRun) await target.records.forget(flags.from, cluster);
           if (format === "text") process.stdout.write(`cluster ${cluster} is now owned by ${owner}${flags.dryRun ? " (dry run: not yet)" : ""}\n`);

@@ -7,7 +7,7 @@ import { createCluster, CreateError, exportCommit } from "../ops/create.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { loadDesired } from "../pipeline/load.js";
+import { loadDesiredIndex } from "../pipeline/load.js";
 import { applyFleet } from "../pipeline/fleet.js";
 import { fleetLocation } from "../git/origin.js";
 import { chooseOwner } from "../model/owner.js";
@@ -63,11 +63,11 @@ export function register(program: Command): void {
           // What was committed is applied (the work tree does not hold it): the commit's files, written to a scratch folder.
           scratch = mkdtempSync(join(tmpdir(), "vc-create-"));
           await exportCommit(flags.repo, result.commit, scratch);
-          const desired = await loadDesired(scratch, result.commit, { clusters: [name] });
-          if (desired.errors.length) throw new UserError(`cannot apply ${name}: ${desired.errors.map((e) => e.message).join("; ")}`, EXIT.invalid);
+          const index = await loadDesiredIndex(scratch, result.commit, { clusters: [name] });
+          if (index.state.errors.length) throw new UserError(`cannot apply ${name}: ${index.state.errors.map((e) => e.message).join("; ")}`, EXIT.invalid);
           // The owner name vc apply and the reconciler of this repository record (model/owner.ts).
           const owner = chooseOwner(undefined, await fleetLocation(resolve(flags.repo)));
-          const report = await applyFleet(new KubeTarget(client), desired, { prune: false, allowMassPrune: false, selected: [name], dryRun: false, owner });
+          const report = await applyFleet(new KubeTarget(client), index, { prune: false, allowMassPrune: false, selected: [name], dryRun: false, owner }, { keepResults: true });
           const problems = [
             ...report.errors.map((e) => e.message),
             ...report.results.flatMap((r) => r.results.filter((x) => x.outcome === "failed").map((x) => `${x.ref.kind} ${x.ref.name}: ${x.message ?? "failed"}`)),

@@ -5,9 +5,9 @@ import { prepareRecords } from "../pipeline/prepare.js";
 import { PLAN_FORMATS, useColour, writePlanReport } from "../plan/format.js";
 import { DiffSpill } from "../plan/spill.js";
 import { hasChanges } from "../plan/build.js";
-import { loadDesired, loadDesiredIndex, type DesiredIndex, type DesiredState } from "../pipeline/load.js";
-import { clustersNowhere, planFleet, planFleetStreamed } from "../pipeline/fleet.js";
-import { KubeTarget } from "../sinks/kube/target.js";
+import { loadDesiredIndex, type DesiredIndex, type DesiredState } from "../pipeline/load.js";
+import { planFleet } from "../pipeline/fleet.js";
+import { clustersNowhere } from "../pipeline/chunks.js";
 import { openTarget, TargetSpecError } from "../sinks/index.js";
 import { resolveSource, SourceError } from "../pipeline/source.js";
 import { emptyClustersNote } from "../repo/fleet-folder.js";
@@ -53,21 +53,15 @@ export function withTargetOptions(cmd: Command): Command {
     );
 }
 
-/** Reads the repository (folder or remote), validates and renders the selected clusters; the owner name of this source. */
-export async function loadForCommand(path: string | undefined, flags: TargetFlags, opts: { markDirty?: boolean } = {}): Promise<{ desired: DesiredState; selected: string[]; owner: string }> {
-  const loaded = await indexForCommand(path, flags, { ...opts, stream: false });
-  return { desired: loaded.desired, selected: loaded.selected, owner: loaded.owner };
-}
-
 /**
- * As loadForCommand; with `stream` and no cluster selected, the fleet is only indexed (validated in summary, nothing
- * rendered): `index` is set and `desired` is its state without objects, for planFleetStreamed.
+ * Reads the repository (folder or remote) and validates the selected clusters (all when none is named) in summary: the
+ * run's index, its clusters loaded and rendered a chunk at a time by the pipeline. `desired` is the index's state.
  */
 export async function indexForCommand(
   path: string | undefined,
   flags: TargetFlags,
-  opts: { markDirty?: boolean; stream: boolean },
-): Promise<{ desired: DesiredState; index?: DesiredIndex; selected: string[]; owner: string; held?: Record<string, string> }> {
+  opts: { markDirty?: boolean } = {},
+): Promise<{ desired: DesiredState; index: DesiredIndex; selected: string[]; owner: string; held?: Record<string, string> }> {
   try {
     const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials, markDirty: opts.markDirty });
     const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
@@ -77,13 +71,9 @@ export async function indexForCommand(
     // A running rollout's held clusters are rendered at their pinned base, and said so (docs/rollouts.md).
     const pins = await commandPins(source.root, flags.target, owner, { kubeconfig: flags.kubeconfig, context: flags.context });
     for (const line of heldLines(pins, selected)) process.stderr.write(`${line}\n`);
-    if (opts.stream && selected.length === 0) {
-      const index = await loadDesiredIndex(source.root, source.revision);
-      index.state.bases = pins.bases;
-      return { desired: index.state, index, selected, owner, ...heldOf(pins, selected) };
-    }
-    const desired = await loadDesired(source.root, source.revision, { clusters: selected, bases: pins.bases });
-    return { desired, selected, owner, ...heldOf(pins, selected) };
+    const index = await loadDesiredIndex(source.root, source.revision, { clusters: selected });
+    index.state.bases = pins.bases;
+    return { desired: index.state, index, selected, owner, ...heldOf(pins, selected) };
   } catch (err) {
     if (err instanceof SourceError || err instanceof OwnerError) throw new UserError(err.message, EXIT.failure);
     throw err;
@@ -138,13 +128,13 @@ export function register(program: Command): void {
     .action(
       action(async (path: string | undefined, flags: DiffFlags) => {
         const format = parseOutputFormat(flags.output, PLAN_FORMATS);
-        // The whole fleet is planned a chunk at a time (memory follows the chunk); a selection is loaded at once.
-        const { desired, index, selected, owner, held } = await indexForCommand(path, flags, { stream: true });
+        // The run is planned a chunk at a time: memory follows the chunk.
+        const { desired, index, selected, owner, held } = await indexForCommand(path, flags);
         const target = await openTargetForCommand(flags);
         const spill = new DiffSpill();
         // A diff writes no record: one LIST of the host's records answers every read of them in the run (its source's
         // migrations and contested folders, run-time suspensions, the plan).
-        if (target instanceof KubeTarget) target.records.memoize({ fleet: true });
+        target.startUnit?.({ fleet: true });
         try {
           await requireKnownClusters(target, desired, flags);
           for (const line of await prepareRecords(target, desired, owner, { dryRun: true })) process.stderr.write(`${line}\n`);
@@ -153,7 +143,7 @@ export function register(program: Command): void {
           // A fleet's report keeps its diffs in memory up to a bound, then in a temporary file until printed.
           // The host's live objects come from one paged LIST per kind; why the rest had to be read chunk by chunk is said.
           const onFallBack = (why: string) => process.stderr.write(`warning: ${escapeControls(why)}; reading the live objects a chunk of clusters at a time instead\n`);
-          const report = index ? await planFleetStreamed(target, index, fleetOpts, { spill, onFallBack }) : await planFleet(target, desired, fleetOpts);
+          const report = await planFleet(target, index, fleetOpts, { spill, onFallBack });
           if (held) report.held = held;
           writePlanReport(report, format, (text) => process.stdout.write(text), { colour: format === "text" && useColour(process.stdout) });
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;

@@ -5,7 +5,7 @@ import { Option, type Command } from "commander";
 import { describeRef } from "../kube/object.js";
 import { formatPlanReport, useColour } from "../plan/format.js";
 import { findRepoRoot } from "../repo/layout.js";
-import type { ClusterRun } from "../pipeline/cluster.js";
+import type { ClusterRun } from "../reconciler/cluster.js";
 import { jsonLogger, silentLogger } from "../model/log.js";
 import type { PassResult } from "../reconciler/pass.js";
 import { reconcileOnce, SHUTDOWN_DEADLINE_MS, startReconciler, type ReconcilerConfig } from "../reconciler/service.js";

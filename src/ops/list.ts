@@ -7,8 +7,8 @@ import { appliedBy, type ClusterStatus } from "../records/status.js";
 import { KubeStatusStore, readStatuses } from "../records/status-store.js";
 import { hasChanges } from "../plan/build.js";
 import { loadDesiredIndex, loadIndexedChunk, type DesiredIndex, type DesiredState } from "../pipeline/load.js";
-import { INVENTORY_CHUNK } from "../pipeline/inventory.js";
-import { planFleetStreamed } from "../pipeline/fleet.js";
+import { INVENTORY_CHUNK } from "../pipeline/chunks.js";
+import { planFleet } from "../pipeline/fleet.js";
 import { KubeTarget } from "../sinks/kube/target.js";
 import { KubeApiError } from "../host/client.js";
 import { HostError, type KubeHost } from "./host.js";
@@ -100,7 +100,7 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: CONTROL_PLANE_PODS }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=vc-restore,${LABELS.managedBy}` }),
     // The plan reads every cluster's inventory across namespaces: a user who may not has no drift column.
-    index ? unlessForbidden(planFleetStreamed(new KubeTarget(host.client), index, { prune: true, allowMassPrune: true }, { onChunk: keep }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined,
+    index ? unlessForbidden(planFleet(new KubeTarget(host.client), index, { prune: true, allowMassPrune: true }, { onChunk: keep }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined,
   ]);
   // Without a plan the clusters are rendered for their health alone.
   if (index && !planned) await renderEach(index, keep);

@@ -1,8 +1,11 @@
-// The pipeline stages the reconciler drives (load + validate, render, plan + apply), as one injectable set of functions.
+// The stages every run drives (load + validate, render) as one injectable set, and loading a chunk of cluster folders
+// so that a folder that breaks the loader takes only itself down.
 import type { KubeObject } from "../kube/object.js";
 import type { ClusterSpec } from "../model/cluster.js";
 import type { Diagnostic } from "../model/diagnostic.js";
-import type { SyncInput, SyncOptions, SyncResult, Target } from "../sinks/types.js";
+import { renderCluster } from "../render/index.js";
+import { CLUSTERS_DIR } from "../repo/layout.js";
+import { loadAndValidate } from "../validate/index.js";
 
 /** One cluster folder as loaded and validated; `spec` is absent when it has errors. */
 export interface LoadedCluster {
@@ -10,7 +13,7 @@ export interface LoadedCluster {
   dir: string;
   spec?: ClusterSpec;
   diagnostics: Diagnostic[];
-  /** Its spec when its only error is a host namespace another folder claims too (validate/cluster.ts ClusterResult). */
+  /** Its spec when its only error is a host namespace another folder claims too (validate/result.ts ClusterResult). */
   contested?: ClusterSpec;
   /** Whether the folder has no errors (set by the validator; a summary load has it without `spec`). */
   valid?: boolean;
@@ -27,7 +30,7 @@ export interface LoadedCluster {
 
 export interface LoadOptions {
   clusters?: string[];
-  /** "summary": validity and settings only, no spec (the index a full pass keeps of the whole fleet). */
+  /** "summary": validity and settings only, no spec (the index a run keeps of the whole fleet). */
   detail?: "summary" | "full";
   /** Namespaces claimed by valid clusters outside this load (validate/namespace-claims.ts). */
   namespaceClaims?: ReadonlyMap<string, readonly string[]>;
@@ -36,6 +39,8 @@ export interface LoadOptions {
 }
 
 export interface LoadResult {
+  /** The repository's real path, when the loader resolved it. */
+  root?: string;
   clusters: LoadedCluster[];
   /** Problems not tied to one cluster folder's validity (layout warnings, cross-cluster rules). */
   diagnostics: Diagnostic[];
@@ -45,5 +50,61 @@ export interface Engine {
   /** Loads and validates the named clusters of the repository at `root` (all when `clusters` is absent). */
   load(root: string, opts: LoadOptions): Promise<LoadResult> | LoadResult;
   render(spec: ClusterSpec, revision: string): KubeObject[];
-  sync(target: Target, input: SyncInput, opts: SyncOptions): Promise<SyncResult>;
+}
+
+export const defaultEngine: Engine = {
+  load: (root, opts) => loadAndValidate(root, opts),
+  render: renderCluster,
+};
+
+/** The stages with the validation cache in `cacheDir`: between runs, only changed cluster folders are parsed again. */
+export function cachingEngine(cacheDir: string): Engine {
+  return { ...defaultEngine, load: (root, opts) => loadAndValidate(root, { ...opts, cacheDir }) };
+}
+
+/**
+ * Loads the named clusters together; when that throws (a loader bug, a file no limit foresaw), loads them one by one so
+ * that only the cluster that fails is invalid, with its own error, and the others go on. `warn` hears of the fall-back.
+ */
+export async function loadIsolated(
+  engine: Engine,
+  root: string,
+  names: string[],
+  extra: Omit<LoadOptions, "clusters"> = {},
+  warn: (message: string, fields: Record<string, unknown>) => void = () => {},
+): Promise<LoadResult> {
+  try {
+    return await engine.load(root, { ...extra, clusters: names });
+  } catch (err) {
+    // The whole repository (no names) has nothing to isolate: its error is the run's.
+    if (names.length === 0) throw err;
+    warn("loading the clusters together failed: loading them one by one", { error: (err as Error).message });
+  }
+  const out: LoadResult = { clusters: [], diagnostics: [] };
+  for (const name of names) {
+    try {
+      const one = await engine.load(root, { ...extra, clusters: [name] });
+      out.root ??= one.root;
+      out.clusters.push(...one.clusters);
+      out.diagnostics.push(...one.diagnostics);
+    } catch (err) {
+      const dir = `${CLUSTERS_DIR}/${name}`;
+      const message = `cannot load this cluster folder: ${(err as Error).message ?? String(err)}`;
+      out.clusters.push({ name, dir, diagnostics: [{ file: dir, line: 0, col: 0, severity: "error", code: "load-failed", message }] });
+    }
+  }
+  return out;
+}
+
+/** The loaded clusters, each also invalid for the repository-level errors located in its folder. */
+export function attribute(res: LoadResult): LoadedCluster[] {
+  const errors = res.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length === 0) return res.clusters;
+  return res.clusters.map((c) => {
+    const known = new Set(c.diagnostics.map((d) => JSON.stringify(d)));
+    const mine = errors.filter((d) => (d.file === c.dir || d.file.startsWith(`${c.dir}/`)) && !known.has(JSON.stringify(d)));
+    if (mine.length === 0 && (c.spec === undefined || !c.diagnostics.some((d) => d.severity === "error"))) return c;
+    const { spec: _spec, ...rest } = c;
+    return { ...rest, diagnostics: [...c.diagnostics, ...mine] };
+  });
 }

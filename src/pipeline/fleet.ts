@@ -1,163 +1,42 @@
-// Plans and applies many clusters against one target: reads live inventories once, then one plan/sync per cluster.
-import type { KubeObject, ObjectRef } from "../kube/object.js";
-import { buildPlan, emptyCounts, PlanError } from "../plan/build.js";
+// The one driver of the pipeline for a fleet: a chunk at a time, load + validate -> render -> plan -> (apply), for
+// `vc diff`, `vc list`, `vc apply`, `vc adopt`, `vc create` and the reconciler's passes alike.
+import type { KubeObject } from "../kube/object.js";
 import type { ClusterError, PlanReport, SuspendedCluster } from "../plan/format.js";
-import { otherOwners } from "../plan/owner.js";
-import type { Plan, PlannedChange } from "../plan/types.js";
-import { describeChange } from "../plan/fleet-summary.js";
-import { loadIndexedChunk, type DesiredIndex, type DesiredState } from "./load.js";
-import { runClaims } from "../plan/gates.js";
+import type { ObjectResult, Plan, SyncResult } from "../plan/types.js";
+import type { PeerTies } from "../claims/host-claims.js";
+import { ReadOrderError, type Target } from "../sinks/types.js";
+import { mapLimit } from "../util/pool.js";
+import { applyPlan } from "./apply.js";
+import {
+  fleetChunks,
+  fleetClusters,
+  heldInChunk,
+  preparedFor,
+  removedClusters,
+  runNames,
+  runPeers,
+  setAsideSuspended,
+  type Chunk,
+  type ChunkOptions,
+  type FleetOptions,
+} from "./chunks.js";
+import { planClusters, type FleetCluster } from "./cluster.js";
+import type { Engine, LoadedCluster } from "./engine.js";
 import { blockPlan } from "./gates.js";
-import { holdersOf } from "../records/holders.js";
-import { clustersOnTarget, INVENTORY_CHUNK, listChunkInventory } from "./inventory.js";
-import { INVENTORY_TYPES, KubeTarget } from "../sinks/kube/target.js";
-import { FleetInventoryReader, inNamespaceOrder, ListOrderError } from "../sinks/kube/fleet-inventory.js";
-import { chunksOf, loadAhead, mapLimit } from "../util/pool.js";
+import { firstError, type DesiredIndex, type DesiredState } from "./load.js";
+import { compact, forReport, KeptStrings } from "./report.js";
 import type { DiffSpill } from "../plan/spill.js";
-import { applyPlan } from "./sync.js";
-import type { ObjectResult, SyncResult, Target } from "../sinks/types.js";
 
-export interface FleetOptions {
-  /** Delete what is no longer desired (clusters whose cluster.yaml says `prune: false` are never pruned). */
-  prune: boolean;
-  allowMassPrune: boolean;
-  /** Recreate objects whose change the server refuses in place, in every cluster (clusters with cluster.yaml `force: true` always do). */
-  force?: boolean;
-  /** Clusters named by the user: their inventories are read one by one instead of the fleet's at once. */
-  selected?: string[];
-  /** This source's owner name (plan/owner.ts): recorded on every object, and clusters another source owns are left alone. */
-  owner?: string;
-  /** Owners whose clusters this run takes over (`vc adopt --from`). */
-  adoptFrom?: string[];
-  /** Clusters of the repository suspended at run time (cluster -> who and why, pipeline/run-suspension.ts): neither planned nor applied. */
-  suspendedAtRunTime?: ReadonlyMap<string, string>;
-  /** The live inventories are the target's records (Target.recorded): plans decide by them, not by labels. */
-  recorded?: boolean;
-  /** Clusters an older record holds for someone else (Target.heldElsewhere): blocked with the message, nothing planned. */
-  held?: ReadonlyMap<string, { message: string; sources: string[] }>;
-}
+export type { FleetOptions } from "./chunks.js";
 
-/** One unit of work: a cluster of the repository, or one removed from it whose live objects remain. */
-export interface FleetCluster {
-  name: string;
-  desired: KubeObject[];
-  live: KubeObject[];
-  prune: boolean;
-  suspend: boolean;
-  /** Recreate objects whose change the server refuses in place (--force or cluster.yaml `force`). */
-  force: boolean;
-  /** The cluster's folder is gone from the repository. */
-  removed: boolean;
-  /** Its host namespace, where the repository names it. */
-  hostNamespace?: string;
-}
-
-/** Reads live inventories: one LIST per kind for the whole fleet, or per selected cluster. */
-export async function readLive(target: Target, desired: DesiredState, opts: FleetOptions): Promise<Map<string, KubeObject[]>> {
-  if (!opts.selected?.length) return target.listFleetInventory();
-  const live = new Map<string, KubeObject[]>();
-  // Across namespaces: objects left in a namespace the cluster moved away from are found and pruned.
-  for (const c of desired.clusters) live.set(c.name, await target.listInventory(c.name));
-  for (const name of desired.missing) live.set(name, await target.listInventory(name));
-  return live;
-}
-
-/** The clusters to plan: valid ones of the repository, plus (when pruning) removed ones that still have live objects. */
-export function fleetClusters(desired: DesiredState, live: Map<string, KubeObject[]>, opts: FleetOptions): { clusters: FleetCluster[]; errors: ClusterError[] } {
-  const clusters: FleetCluster[] = desired.clusters.map((c) => ({ name: c.name, desired: c.objects, live: live.get(c.name) ?? [], prune: opts.prune && c.prune, suspend: c.suspend, force: !!opts.force || c.force, removed: false, hostNamespace: desired.known.get(c.name) }));
-  const errors = [...desired.errors];
-  const selected = opts.selected?.length ? new Set(opts.selected) : undefined;
-  for (const [name, objs] of [...live].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (desired.known.has(name) || (selected && !selected.has(name)) || objs.length === 0) continue;
-    // A cluster of another source that this repository does not have is simply not ours: not removed, not reported.
-    if (opts.owner !== undefined && !opts.recorded && ownedElsewhere(objs, opts.owner, opts.adoptFrom)) continue;
-    if (opts.prune) clusters.push({ name, desired: [], live: objs, prune: true, suspend: false, force: false, removed: true });
-  }
-  for (const name of desired.missing) {
-    const objs = live.get(name) ?? [];
-    if (objs.length === 0) errors.push({ cluster: name, message: `no cluster folder clusters/${name}, and nothing of it is live` });
-    else if (objs.every(isNamespace)) errors.push({ cluster: name, message: `no cluster folder clusters/${name}; only its kept Namespace ${objs.map((o) => o.metadata.name).join(", ")} is left (delete it by hand once it is empty)` });
-    else if (!opts.prune) errors.push({ cluster: name, message: `no cluster folder clusters/${name}; its ${objs.length} live objects stay until you run with --prune` });
-  }
-  return { clusters, errors };
-}
-
-function isNamespace(obj: KubeObject): boolean {
-  return obj.kind === "Namespace" && obj.apiVersion === "v1";
-}
-
-/**
- * The clusters named with `--cluster` that are nowhere: no folder in the repository (`desired.missing`) and nothing
- * of them live on the target (one inventory read each, only for such names).
- */
-export async function clustersNowhere(target: Target, desired: DesiredState): Promise<string[]> {
-  const out: string[] = [];
-  for (const name of desired.missing) if ((await target.listInventory(name)).length === 0) out.push(name);
-  return out;
-}
-
-/** The options with what a target that keeps records says: plans decide by records, and which clusters others hold. */
-async function withRecords<T extends FleetOptions>(target: Target, desired: DesiredState, opts: T): Promise<T> {
-  if (!target.recorded) return opts;
-  const claims = desired.clusters.map((c) => ({ cluster: c.name, hostNamespace: desired.known.get(c.name)! })).filter((c) => c.hostNamespace !== undefined);
-  const held = target.heldElsewhere ? await target.heldElsewhere(claims, opts.adoptFrom) : undefined;
-  return { ...opts, recorded: true, held };
-}
-
-/** True when every live object of a cluster carries the owner label of another source. */
-function ownedElsewhere(objs: readonly KubeObject[], owner: string, adoptFrom: readonly string[] = []): boolean {
-  return objs.every((o) => otherOwners([o], owner, new Set(adoptFrom)).length > 0);
-}
-
-/** Sets aside the clusters suspended at run time: they are neither planned nor applied (nor pruned). */
-function setAsideSuspended(clusters: FleetCluster[], opts: FleetOptions): { clusters: FleetCluster[]; suspendedAtRunTime: SuspendedCluster[] } {
-  const rest: FleetCluster[] = [];
-  const suspendedAtRunTime: SuspendedCluster[] = [];
-  for (const c of clusters) {
-    const by = opts.suspendedAtRunTime?.get(c.name);
-    if (by === undefined) rest.push(c);
-    else suspendedAtRunTime.push({ cluster: c.name, by });
-  }
-  return { clusters: rest, suspendedAtRunTime };
-}
-
-/** Plans every cluster; a cluster that cannot be planned becomes an error and the others go on. */
-export function planClusters(clusters: FleetCluster[], opts: FleetOptions): { plans: Plan[]; errors: ClusterError[] } {
-  const plans: Plan[] = [];
-  const errors: ClusterError[] = [];
-  for (const c of clusters) {
-    const held = opts.held?.get(c.name);
-    if (held) {
-      plans.push({ cluster: c.name, changes: [], counts: emptyCounts(), blocked: held.message, ...(held.sources.length > 0 ? { ownerConflict: held.sources } : {}) });
-      continue;
-    }
-    try {
-      const plan = buildPlan(c.name, c.desired, c.live, { prune: c.prune, allowMassPrune: opts.allowMassPrune, force: c.force, owner: opts.owner, adoptFrom: opts.adoptFrom, recorded: opts.recorded });
-      if (c.hostNamespace !== undefined) plan.hostNamespace = c.hostNamespace;
-      plans.push(plan);
-    } catch (err) {
-      if (!(err instanceof PlanError)) throw err;
-      errors.push({ cluster: c.name, message: err.message });
-    }
-  }
-  return { plans, errors };
-}
-
-/** The desired state in the form the target stores it (Target.prepare), so that plans compare like with like. */
-export function preparedFor(target: Target, desired: DesiredState): DesiredState {
-  const prepare = target.prepare?.bind(target);
-  if (!prepare) return desired;
-  return { ...desired, clusters: desired.clusters.map((c) => ({ ...c, objects: c.objects.map(prepare) })) };
-}
-
-/** How planFleetStreamed goes through the fleet. */
+/** How planFleet goes through the fleet. */
 export interface StreamOptions {
+  engine?: Engine;
   /** Clusters loaded, rendered and planned at a time (default INVENTORY_CHUNK). */
   chunkSize?: number;
   /**
-   * How a host's live objects are read: "fleet" (default), one paged LIST per kind for the whole fleet, taken out a
-   * chunk at a time (FleetInventoryReader); "chunk", one LIST per kind for each chunk, as `vc apply` and the reconciler
-   * read them.
+   * How a host's live objects are read for a whole fleet: "fleet" (default), one paged LIST per kind, taken out a chunk
+   * at a time (Target.fleetReader); "chunk", one LIST per kind for each chunk.
    */
   liveReads?: "fleet" | "chunk";
   /** Objects a page of the fleet's LISTs holds (default FLEET_PAGE). */
@@ -166,149 +45,95 @@ export interface StreamOptions {
   onChunk?: (desired: DesiredState) => void;
   /** Where the report's diff texts are kept until printed (vc diff): in memory up to a bound, then in a file. */
   spill?: DiffSpill;
+  /** Keep each plan whole, objects and unchanged objects included (a small run that reads them); else as a report shows it. */
+  keepPlans?: boolean;
   /** Told when the fleet's LISTs could not be used to the end and the rest was read chunk by chunk, and why. */
   onFallBack?: (why: string) => void;
 }
 
 /**
- * `vc diff` of the whole fleet, streamed: the desired state is loaded and rendered a chunk at a time (the index
- * holds the fleet's errors and namespace claims), each chunk planned against its live objects and let go; plans
- * are kept for the report. Live objects on a host: one paged LIST per kind for the whole fleet, from the store, the
- * chunks taken in the order of their host namespaces, which is the order the store lists them in
- * (FleetInventoryReader); so a fleet of any size costs one LIST per kind, and memory holds a chunk and a page or so
- * per kind. On dir: they are read with each chunk. The report is the one planFleet gives, in the repository's order.
+ * `vc diff` and `vc list`: the plans of the run's clusters against the target, a chunk at a time (memory follows the
+ * chunk), in the repository's order. On a host a whole fleet's live objects come from one paged LIST per kind, the
+ * chunks taken in the order the store lists them. The run's records are read once (one unit of work).
  */
-export async function planFleetStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions = {}): Promise<PlanReport> {
-  // A plan writes no record: one LIST of the host's records answers all its reads of them (the host's size, the
-  // fleet's inventory, the removed clusters, the public-host claims, each chunk's records and claimants).
-  // A command that reads the records before it plans (vc diff) keeps its own unit of work for the whole run.
-  if (!(target instanceof KubeTarget) || target.records.memoized) return planOrdered(target, index, opts, stream);
-  target.records.memoize({ fleet: true });
+export async function planFleet(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions = {}): Promise<PlanReport> {
+  const own = !target.unitOpen;
+  if (own) target.startUnit?.({ fleet: !opts.selected?.length });
   try {
-    return await planOrdered(target, index, opts, stream);
-  } finally {
-    target.records.unmemoize();
-  }
-}
-
-/** planStreamed, read again chunk by chunk if the server's LISTs were not in its store's key order. */
-async function planOrdered(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions): Promise<PlanReport> {
-  try {
-    return await planStreamed(target, index, opts, stream);
-  } catch (err) {
-    if (!(err instanceof ListOrderError)) throw err;
-    stream.onFallBack?.(err.message);
-    return planStreamed(target, index, opts, { ...stream, liveReads: "chunk" });
-  }
-}
-
-async function planStreamed(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions): Promise<PlanReport> {
-  const { state } = index;
-  const chunkSize = stream.chunkSize ?? INVENTORY_CHUNK;
-  const plans: Plan[] = [];
-  const kept = new KeptStrings();
-  const chunkErrors: ClusterError[] = [];
-  const suspendedAtRunTime: SuspendedCluster[] = [];
-  const planChunk = async (desired: DesiredState, live: Map<string, KubeObject[]>): Promise<void> => {
-    const prepared = preparedFor(target, desired);
-    // Plans decide by the target's records, and clusters another source holds are blocked (withRecords, per chunk).
-    const chunkOpts = await withRecords(target, prepared, opts);
-    const all = fleetClusters(prepared, live, chunkOpts);
-    const set = setAsideSuspended(all.clusters, chunkOpts);
-    suspendedAtRunTime.push(...set.suspendedAtRunTime);
-    const planned = planClusters(set.clusters, chunkOpts);
-    // New public-host claims are compared within the chunk (live claims fleet-wide), as planFleet does for its run.
-    const peers = runClaims(planned.plans);
-    for (const p of await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers))) plans.push(forReport(p, kept, stream.spill));
-    chunkErrors.push(...all.errors, ...planned.errors);
-  };
-  let order = index.valid;
-  let readLive = (names: readonly string[]) => listChunkInventory(target, names);
-  if (target instanceof KubeTarget && stream.liveReads !== "chunk") {
-    const records = await target.recordsByCluster();
-    order = inNamespaceOrder(index.valid, (c) => records.get(c)?.hostNamespace ?? state.known.get(c));
-    const reader = new FleetInventoryReader(target.client, INVENTORY_TYPES, records, order, readLive, { pageSize: stream.pageSize });
-    let told = false;
-    readLive = async (names) => {
-      const live = await reader.take(names);
-      if (reader.fellBack && !told) {
-        told = true;
-        stream.onFallBack?.(reader.fellBack);
-      }
-      return live;
-    };
-  }
-  // The next chunk is loaded and rendered while this one's live objects are read and planned.
-  for await (const [names, chunk] of loadAhead(chunksOf(order, chunkSize), (names) => loadIndexedChunk(index, names))) {
-    const inChunk = new Set(names);
-    stream.onChunk?.(chunk);
-    const live = await readLive(names);
-    // The chunk's own errors (a render failure); the repository's are in the index already.
-    await planChunk({ ...chunk, errors: chunk.errors.filter((e) => inChunk.has(e.cluster)), known: state.known, missing: [] }, live);
-  }
-  // The report in the repository's order, whatever order the chunks were read in.
-  const rank = new Map(index.valid.map((name, i) => [name, i]));
-  const byRank = (a: { cluster: string }, b: { cluster: string }) => (rank.get(a.cluster) ?? rank.size) - (rank.get(b.cluster) ?? rank.size);
-  plans.sort(byRank);
-  chunkErrors.sort(byRank);
-  // Clusters with live objects and no folder (removed), read a chunk at a time (a mass removal reads no more at once
-  // than a chunk); those whose folder is invalid are never removed, and their objects are not read.
-  // The clusters named but nowhere (state.missing) are reported with the first of these.
-  const removed = (await clustersOnTarget(target)).filter((n) => !state.known.has(n));
-  let i = 0;
-  do {
-    await planChunk({ ...state, clusters: [], errors: [], missing: i === 0 ? state.missing : [] }, await listChunkInventory(target, removed.slice(i, i + chunkSize)));
-    i += chunkSize;
-  } while (i < removed.length);
-  return { plans, errors: [...state.errors, ...chunkErrors], suspendedAtRunTime };
-}
-
-/** A plan as a report shows it: its counts, and its changes without the objects they were worked out from. */
-function forReport(plan: Plan, kept: KeptStrings, spill?: DiffSpill): Plan {
-  // The fleet summary reads the changed fields from desired and live: worked out before they are let go.
-  const changes = plan.changes.filter((c) => c.action !== "unchanged").map((c) => {
-    const { desired: _d, live: _l, ref, ...rest } = c;
-    const change: PlannedChange = { ...rest, ref: kept.ref(ref), summary: kept.shared(describeChange(c)) };
-    return spill ? spill.keep(change) : change;
-  });
-  return { ...plan, changes };
-}
-
-/**
- * The strings a report keeps of each change, as copies: an object's own may be slices of the text it was parsed from,
- * which a kept slice keeps whole; the ones that repeat (API versions, kinds, namespaces, summaries) kept once.
- */
-class KeptStrings {
-  private readonly seen = new Map<string, string>();
-
-  shared(s: string): string {
-    let kept = this.seen.get(s);
-    if (kept === undefined) {
-      kept = copied(s);
-      this.seen.set(kept, kept);
+    try {
+      return await planRun(target, index, opts, stream);
+    } catch (err) {
+      // A LIST out of its store's key order: a chunk may have been planned short of an object; planned again chunk by chunk.
+      if (!(err instanceof ReadOrderError)) throw err;
+      stream.onFallBack?.(err.message);
+      return await planRun(target, index, opts, { ...stream, liveReads: "chunk" });
     }
-    return kept;
-  }
-
-  ref(r: ObjectRef): ObjectRef {
-    return { apiVersion: this.shared(r.apiVersion), kind: this.shared(r.kind), ...(r.namespace !== undefined ? { namespace: this.shared(r.namespace) } : {}), name: copied(r.name) };
+  } finally {
+    if (own) target.endUnit?.();
   }
 }
 
-/** A string of its own (not a slice of a longer one). */
-const copied = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
+async function planRun(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions): Promise<PlanReport> {
+  const names = runNames(index);
+  const fleetWide = stream.liveReads !== "chunk" && !opts.selected?.length && target.fleetReader;
+  const reader = fleetWide ? await target.fleetReader!(names, index.state.known, { pageSize: stream.pageSize }) : undefined;
+  const peers = runPeers(index, names, opts);
+  const kept = new KeptStrings();
+  const plans: Plan[] = [];
+  const errors: ClusterError[] = [];
+  const suspendedAtRunTime: SuspendedCluster[] = [];
+  const admitted = new Set<string>();
+  let told = false;
+  const removed = await removedClusters(target, index, opts, true);
+  for await (const chunk of fleetChunks(target, index, { engine: stream.engine, chunkSize: stream.chunkSize, reader, names, removed })) {
+    if (reader?.fellBack && !told) {
+      told = true;
+      stream.onFallBack?.(reader.fellBack);
+    }
+    for (const name of chunk.admitted) admitted.add(name);
+    if (chunk.removed.length === 0) stream.onChunk?.(chunk.desired);
+    const units = await unitsOf(target, chunk, opts);
+    suspendedAtRunTime.push(...units.suspendedAtRunTime);
+    // A plan shows the clusters suspended in cluster.yaml too: what would change once they are resumed.
+    const planned = planClusters([...units.suspended, ...units.plannable], { ...opts, recorded: target.recorded, held: units.held });
+    for (const p of await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers))) plans.push(stream.keepPlans ? p : forReport(p, kept, stream.spill));
+    errors.push(...chunkErrors(chunk, index), ...units.errors, ...planned.errors);
+  }
+  const byRank = rankOf(names);
+  plans.sort(byRank);
+  return { plans, errors: [...index.state.errors.filter((e) => !admitted.has(e.cluster)), ...errors.sort(byRank)], suspendedAtRunTime };
+}
 
-/** `vc diff`: the plans of the fleet against the target. */
-export async function planFleet(target: Target, rendered: DesiredState, opts: FleetOptions): Promise<PlanReport> {
-  const desired = preparedFor(target, rendered);
-  opts = await withRecords(target, desired, opts);
-  const live = await readLive(target, desired, opts);
-  const all = fleetClusters(desired, live, opts);
-  const { clusters, suspendedAtRunTime } = setAsideSuspended(all.clusters, opts);
-  const planned = planClusters(clusters, opts);
-  const peers = runClaims(planned.plans);
-  const plans = await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers));
-  return { plans, errors: [...all.errors, ...planned.errors], suspendedAtRunTime };
+/** Orders items by their cluster's place in the run (clusters not in it last, as they came). */
+function rankOf(names: readonly string[]): (a: { cluster: string }, b: { cluster: string }) => number {
+  const rank = new Map(names.map((name, i) => [name, i]));
+  return (a, b) => (rank.get(a.cluster) ?? rank.size) - (rank.get(b.cluster) ?? rank.size);
+}
+
+/** A chunk's own errors: clusters the index found valid that fail here (a render failure). */
+function chunkErrors(chunk: Chunk, index: DesiredIndex): ClusterError[] {
+  const valid = new Set(index.valid);
+  return chunk.desired.errors.filter((e) => valid.has(e.cluster) && chunk.loaded.some((l) => l.name === e.cluster));
+}
+
+/** What a chunk holds, sorted into units of work: planned, suspended in cluster.yaml, suspended at run time, and errors. */
+interface Units {
+  /** Every unit of the chunk, by name. */
+  all: Map<string, FleetCluster>;
+  plannable: FleetCluster[];
+  suspended: FleetCluster[];
+  suspendedAtRunTime: SuspendedCluster[];
+  held: Awaited<ReturnType<typeof heldInChunk>>;
+  errors: ClusterError[];
+}
+
+async function unitsOf(target: Target, chunk: Chunk, opts: FleetOptions & { forget?: boolean }): Promise<Units> {
+  const prepared = preparedFor(target, chunk.desired);
+  // Plans decide by the target's records, and clusters another source holds are blocked (read for the chunk).
+  const held = await heldInChunk(target, prepared, opts);
+  const all = fleetClusters(prepared, chunk.live, { ...opts, recorded: target.recorded }, chunk.removed);
+  const set = setAsideSuspended(all.clusters, opts);
+  return { all: new Map(all.clusters.map((c) => [c.name, c])), plannable: set.clusters.filter((c) => !c.suspend), suspended: set.clusters.filter((c) => c.suspend), suspendedAtRunTime: set.suspendedAtRunTime, held, errors: all.errors };
 }
 
 export interface ApplyFleetOptions extends FleetOptions {
@@ -318,160 +143,223 @@ export interface ApplyFleetOptions extends FleetOptions {
   onProgress?: (done: number, total: number, cluster: string, result: ObjectResult) => void;
 }
 
+/** What became of one cluster of an applied chunk. */
+export interface ClusterOutcome {
+  cluster: string;
+  hostNamespace: string;
+  /** The cluster's folder is gone from the repository. */
+  removed: boolean;
+  /**
+   * `synced`: planned and carried out (`sync`); `invalid`: its folder has errors (`error`); `suspended`: cluster.yaml says
+   * so; `suspended-at-run-time`: an operation suspended it (`by`); `skipped`: this run may not write; `failed`: the
+   * unit broke (`error`).
+   */
+  state: "synced" | "invalid" | "suspended" | "suspended-at-run-time" | "skipped" | "failed";
+  sync?: SyncResult;
+  /** The folder as loaded (the repository's clusters). */
+  loaded?: LoadedCluster;
+  error?: string;
+  by?: string;
+  /** The cluster's desired objects, as planned (health reads them). */
+  desired?: readonly KubeObject[];
+  /** Its live objects as read before the run. */
+  live?: readonly KubeObject[];
+  durationMs: number;
+}
+
+/** How applyFleet goes through the fleet, and what it tells its caller. */
+export interface ApplyHooks extends Omit<ChunkOptions, "reader" | "names" | "removed"> {
+  /** The repository's clusters to run, in order (default: the index's valid ones, then those contesting a namespace). */
+  names?: readonly string[];
+  /** Clusters whose folder is gone (default: with --prune those on the target the repository lacks; the named ones). */
+  removed?: readonly string[];
+  /** How claims nobody holds live yet are decided among the run's clusters (default "refuse-all"). */
+  ties?: PeerTies;
+  /** The public hosts the run's clusters claim (default: from the index, runPeers). */
+  peers?: ReadonlyMap<string, readonly string[]>;
+  /** Checked before each cluster is written: false (a replica that lost its lease) leaves it `skipped`. */
+  mayWrite?: () => boolean;
+  /** Keep each synced cluster's plan and per-object results in the report (a small run that prints them at its end). */
+  keepResults?: boolean;
+  /** Removed clusters with nothing live are units too, so that their record is forgotten. */
+  forget?: boolean;
+  /** Each cluster's outcome, in its slot as it ends (the reconciler reads health and writes the status here). */
+  onOutcome?: (outcome: ClusterOutcome) => Promise<void>;
+  /** Each chunk's outcomes, plans and per-object results still held, before they are let go. */
+  onChunk?: (outcomes: ClusterOutcome[]) => Promise<void> | void;
+  /** Runs a cluster's work in its context (the reconciler's log of warnings by cluster). */
+  around?: <T>(cluster: string, work: () => Promise<T>) => Promise<T>;
+  /** After each chunk: clusters done of the clusters to run, and objects changed so far. */
+  onChunkDone?: (done: number, total: number, objects: number) => void;
+}
+
 export interface FleetApplyReport {
+  /** Each synced cluster, reduced to what a report shows (no objects, no per-object results: onChunk sees them whole) unless kept. */
   results: SyncResult[];
   errors: ClusterError[];
   /** Clusters suspended in cluster.yaml, left alone. */
   suspended: string[];
   /** Clusters suspended at run time (`vc restore`), left alone: not applied, although the repository asks for it. */
   suspendedAtRunTime: SuspendedCluster[];
-}
-
-/** `vc apply`: plans every cluster, then syncs them, a few clusters at a time. */
-export async function applyFleet(target: Target, rendered: DesiredState, opts: ApplyFleetOptions): Promise<FleetApplyReport> {
-  const desired = preparedFor(target, rendered);
-  opts = await withRecords(target, desired, opts);
-  const live = await readLive(target, desired, opts);
-  const all = fleetClusters(desired, live, opts);
-  const suspended = all.clusters.filter((c) => c.suspend).map((c) => c.name);
-  const { clusters, suspendedAtRunTime } = setAsideSuspended(all.clusters.filter((c) => !c.suspend), opts);
-  const { plans, errors } = planClusters(clusters, opts);
-  const total = plans.reduce((n, p) => n + p.changes.length, 0);
-  const peers = runClaims(plans);
-  let done = 0;
-  const results = await mapLimit(plans, opts.clusterConcurrency ?? 4, (plan) =>
-    applyPlan(target, plan, {
-      prune: opts.prune,
-      dryRun: opts.dryRun,
-      allowMassPrune: opts.allowMassPrune,
-      peers,
-      onProgress: (_d, _t, r) => opts.onProgress?.(++done, total, plan.cluster, r),
-    }),
-  );
-  return { results, errors: [...all.errors, ...errors], suspended, suspendedAtRunTime };
-}
-
-export interface StreamedApplyOptions extends ApplyFleetOptions {
-  /**
-   * Called with each chunk's results while they still hold their plans and per-object results (to record and print
-   * them), before they are let go; the report keeps a compact copy of each (cluster, counts, ok, what blocked it).
-   */
-  onChunk?: (results: SyncResult[]) => Promise<void> | void;
-  /** Called after each chunk: clusters done of the clusters to apply (removed ones included once they are known). */
-  onChunkDone?: (done: number, total: number, objects: number) => void;
+  /** The part of `errors` the repository's folders have (recorded as invalid). */
+  invalid?: ClusterError[];
+  /** The run stopped before its end (ApplyHooks.stopping). */
+  interrupted?: boolean;
 }
 
 /**
- * `vc apply` of the whole fleet, streamed: the fleet is indexed in summary (errors, host namespaces, public host
- * claims), then loaded, rendered, planned, applied and let go a chunk at a time. Rules across clusters come from the
- * index: namespace uniqueness (its namespace claims), the run's new public-host claims (its host claims, decided as
- * applyFleet decides them for the whole run), ownership (one check of the records for the whole fleet before any
- * write) and the contested namespaces a record holds. Removed clusters (with --prune) follow in chunks of their own.
- * The report is applyFleet's, with each cluster's plan reduced to what the report shows and no per-object results
- * (onChunk sees them whole); `invalid` is the part of its errors that the repository's folders have.
+ * `vc apply`, `vc adopt`, `vc create --apply` and the reconciler's passes: each chunk loaded, rendered, planned and
+ * applied, its clusters a few at a time, then let go. Rules across clusters come from the index: namespace uniqueness
+ * (its namespace claims) and the run's new public-host claims (its host claims); clusters another source holds are
+ * blocked (each chunk's records read afresh). Removed clusters (with --prune, or named) follow in chunks of their own.
  */
-export async function applyFleetStreamed(target: Target, index: DesiredIndex, opts: StreamedApplyOptions, chunkSize = INVENTORY_CHUNK): Promise<FleetApplyReport & { invalid: ClusterError[] }> {
-  const { state } = index;
-  // Contested folders whose record holds their namespace are admitted (one LIST of their records), as prepareRecords does.
-  const admitted = new Set<string>();
-  if (index.contested.length > 0 && target instanceof KubeTarget) {
-    const records = await target.recordsByCluster(index.contested);
-    for (const c of holdersOf(index.contested.map((name) => ({ name, hostNamespace: state.known.get(name)! })), records)) admitted.add(c.name);
-  }
-  const validSet = new Set(index.valid);
-  const planned = [...state.known.keys()].filter((n) => validSet.has(n) || admitted.has(n));
-  // Ownership of the whole fleet, checked once before any write (one LIST of the records on a host).
-  const fleetOpts = await withRecords(target, { ...state, clusters: planned.map((name) => ({ name, hostNamespace: state.known.get(name)!, prune: true, suspend: false, force: false, objects: [] })) }, opts);
-  // The run's new public-host claims, from the index: every cluster that will be planned and synced (applyFleet's runClaims).
-  const peers = new Map<string, string[]>();
-  for (const name of planned) {
-    const hosts = index.hosts.get(name);
-    if (!hosts || index.suspended.has(name) || opts.suspendedAtRunTime?.has(name) || fleetOpts.held?.has(name)) continue;
-    peers.set(name, hosts);
-  }
-  const results: SyncResult[] = [];
-  const renderErrors = new Map<string, ClusterError>();
-  const otherErrors: ClusterError[] = [];
-  const suspended: string[] = [];
-  const suspendedAtRunTime: SuspendedCluster[] = [];
-  let total = planned.length;
-  let done = 0;
-  let objects = 0;
-  let planTotal = 0;
-  let planDone = 0;
-  const applyChunk = async (desired: DesiredState, live: Map<string, KubeObject[]>, count: number): Promise<void> => {
-    const prepared = preparedFor(target, desired);
-    const all = fleetClusters(prepared, live, fleetOpts);
-    suspended.push(...all.clusters.filter((c) => c.suspend).map((c) => c.name));
-    const set = setAsideSuspended(all.clusters.filter((c) => !c.suspend), fleetOpts);
-    suspendedAtRunTime.push(...set.suspendedAtRunTime);
-    const plannedChunk = planClusters(set.clusters, fleetOpts);
-    otherErrors.push(...all.errors, ...plannedChunk.errors);
-    // Progress counts the objects planned so far: the whole run's when it fits in one chunk.
-    planTotal += plannedChunk.plans.reduce((n, p) => n + p.changes.length, 0);
-    const synced = await mapLimit(plannedChunk.plans, opts.clusterConcurrency ?? 4, (plan) =>
-      applyPlan(target, plan, { prune: opts.prune, dryRun: opts.dryRun, allowMassPrune: opts.allowMassPrune, peers, onProgress: (_d, _t, r) => opts.onProgress?.(++planDone, planTotal, plan.cluster, r) }),
-    );
-    await opts.onChunk?.(synced);
-    for (const s of synced) {
-      objects += s.counts.created + s.counts.updated + s.counts.deleted;
-      results.push(compact(s));
+export async function applyFleet(target: Target, index: DesiredIndex, opts: ApplyFleetOptions, hooks: ApplyHooks = {}): Promise<FleetApplyReport> {
+  const names = hooks.names ?? runNames(index);
+  const removed = hooks.removed ?? (await removedClusters(target, index, opts, false));
+  const peers = hooks.peers ?? runPeers(index, names, opts);
+  const run = { results: [] as SyncResult[], errors: [] as ClusterError[], suspended: [] as string[], suspendedAtRunTime: [] as SuspendedCluster[], admitted: new Set<string>() };
+  const progress = { total: names.length + removed.length, done: 0, objects: 0, planned: 0, applied: 0 };
+  const own = !target.unitOpen;
+  let interrupted = false;
+  try {
+    for await (const chunk of fleetChunks(target, index, { ...hooks, names, removed })) {
+      for (const name of chunk.admitted) run.admitted.add(name);
+      const { outcomes, errors, expected } = await applyChunk(target, chunk, index, opts, hooks, peers, progress);
+      if (outcomes.length < expected) interrupted = true;
+      await hooks.onChunk?.(outcomes);
+      for (const o of outcomes) collect(run, o, !!hooks.keepResults);
+      run.errors.push(...chunkErrors(chunk, index), ...errors);
+      progress.done += chunk.names.length;
+      hooks.onChunkDone?.(progress.done, progress.total, progress.objects);
     }
-    done += count;
-    opts.onChunkDone?.(done, total, objects);
-  };
-  // The next chunk is loaded and rendered while the server applies this one.
-  for await (const [names, chunk] of loadAhead(chunksOf(planned, chunkSize), (names) => loadIndexedChunk(index, names))) {
-    const inChunk = new Set(names);
-    const clusters = [...chunk.clusters, ...(chunk.contested ?? []).filter((c) => admitted.has(c.name))].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    // A cluster the index found valid that fails to render here; the repository's own errors are in the index already.
-    for (const e of chunk.errors) if (inChunk.has(e.cluster) && validSet.has(e.cluster) && !clusters.some((c) => c.name === e.cluster)) renderErrors.set(e.cluster, e);
-    await inRecordsMemo(target, async () => applyChunk({ ...chunk, clusters, errors: [], known: state.known, missing: [], contested: undefined }, await listChunkInventory(target, names), names.length));
+  } finally {
+    if (own) target.endUnit?.();
   }
-  if (opts.prune) {
-    // Clusters on the target whose folder is gone, in chunks of their own (folders that are invalid are never removed).
-    const removed = (await clustersOnTarget(target)).filter((n) => !state.known.has(n));
-    total += removed.length;
-    for (let i = 0; i < removed.length; i += chunkSize) {
-      const names = removed.slice(i, i + chunkSize);
-      await inRecordsMemo(target, async () => applyChunk({ ...state, clusters: [], errors: [] }, await listChunkInventory(target, names), names.length));
-    }
-  }
-  // The errors in applyFleet's order: each cluster's (invalid, refused, or not renderable) in the repository's order, the repository's own, then the plans'.
+  if (progress.done < progress.total) interrupted = true;
+  const invalid = repositoryErrors(index, run.admitted);
+  return { results: run.results, errors: [...invalid, ...run.errors], suspended: run.suspended, suspendedAtRunTime: run.suspendedAtRunTime, invalid, ...(interrupted ? { interrupted } : {}) };
+}
+
+/** Adds an outcome to the report, kept as a report keeps it. */
+function collect(run: { results: SyncResult[]; errors: ClusterError[]; suspended: string[]; suspendedAtRunTime: SuspendedCluster[] }, o: ClusterOutcome, keep: boolean): void {
+  if (o.state === "synced") run.results.push(keep ? o.sync! : compact(o.sync!));
+  else if (o.state === "suspended") run.suspended.push(o.cluster);
+  else if (o.state === "suspended-at-run-time") run.suspendedAtRunTime.push({ cluster: o.cluster, by: o.by ?? "" });
+  else if (o.state === "failed") run.errors.push({ cluster: o.cluster, message: o.error ?? "failed" });
+}
+
+/** The errors of the repository's folders (those admitted by their record excepted): each cluster's in order, then the repository's own. */
+function repositoryErrors(index: DesiredIndex, admitted: ReadonlySet<string>): ClusterError[] {
   const byCluster = new Map<string, ClusterError>();
   const repository: ClusterError[] = [];
-  for (const e of state.errors) {
+  for (const e of index.state.errors) {
     if (admitted.has(e.cluster)) continue;
-    if (state.known.has(e.cluster) && !byCluster.has(e.cluster)) byCluster.set(e.cluster, e);
+    if (index.state.known.has(e.cluster) && !byCluster.has(e.cluster)) byCluster.set(e.cluster, e);
     else repository.push(e);
   }
-  const errors: ClusterError[] = [];
-  for (const name of state.known.keys()) {
-    const e = byCluster.get(name) ?? renderErrors.get(name);
-    if (e) errors.push(e);
+  const out: ClusterError[] = [];
+  for (const name of index.state.known.keys()) {
+    const e = byCluster.get(name);
+    if (e) out.push(e);
   }
-  errors.push(...repository);
-  // `invalid`: the errors of the repository (what applyFleet's desired state holds), recorded as such; the plans' are not.
-  return { results, errors: [...errors, ...otherErrors], suspended, suspendedAtRunTime, invalid: errors };
+  return [...out, ...repository];
+}
+
+/** One chunk through plan and apply: its clusters a few at a time, each outcome told in its slot. */
+async function applyChunk(
+  target: Target,
+  chunk: Chunk,
+  index: DesiredIndex,
+  opts: ApplyFleetOptions,
+  hooks: ApplyHooks,
+  peers: ReadonlyMap<string, readonly string[]>,
+  progress: { planned: number; applied: number; objects: number },
+): Promise<{ outcomes: ClusterOutcome[]; errors: ClusterError[]; expected: number }> {
+  const units = await unitsOf(target, chunk, { ...opts, forget: hooks.forget });
+  const planned = planClusters(units.plannable, { ...opts, recorded: target.recorded, held: units.held });
+  const plans = new Map(planned.plans.map((p) => [p.cluster, p]));
+  const planErrors = new Map(planned.errors.map((e) => [e.cluster, e.message]));
+  progress.planned += planned.plans.reduce((n, p) => n + p.changes.length, 0);
+  const jobs: Job[] = [];
+  const fixed = (o: Omit<ClusterOutcome, "durationMs">) => jobs.push({ base: o, run: async () => ({ ...o, durationMs: 0 }) });
+  const hostNamespaceOf = (name: string, live?: readonly KubeObject[]) => chunk.desired.known.get(name) ?? index.state.known.get(name) ?? live?.find((o) => o.metadata.namespace)?.metadata.namespace ?? "";
+  const byName = units.all;
+  const runTime = new Map(units.suspendedAtRunTime.map((s) => [s.cluster, s.by]));
+  const loadedByName = new Map(chunk.loaded.map((l) => [l.name, l]));
+  for (const name of [...chunk.loaded.map((l) => l.name), ...units.plannable.filter((c) => c.removed).map((c) => c.name)]) {
+    const loaded = loadedByName.get(name);
+    const c = byName.get(name);
+    const base = { cluster: name, hostNamespace: hostNamespaceOf(name, c?.live), removed: !loaded, ...(loaded ? { loaded } : {}) };
+    if (!c) fixed({ ...base, state: "invalid", error: chunk.desired.errors.find((e) => e.cluster === name)?.message ?? firstError(loaded?.diagnostics ?? []) });
+    else if (c.suspend) fixed({ ...base, state: "suspended" });
+    else if (runTime.has(name)) fixed({ ...base, state: "suspended-at-run-time", by: runTime.get(name) });
+    else if (!plans.has(name)) fixed({ ...base, state: "failed", error: planErrors.get(name) ?? "cannot be planned" });
+    else jobs.push({ base, run: () => applyOne(target, plans.get(name)!, c, base, opts, hooks, peers, progress) });
+  }
+  return { outcomes: await runPool(jobs, opts.clusterConcurrency ?? 4, hooks), errors: units.errors, expected: jobs.length };
+}
+
+/** One planned cluster carried out, unless this run may not write. */
+async function applyOne(
+  target: Target,
+  plan: Plan,
+  c: FleetCluster,
+  base: Pick<ClusterOutcome, "cluster" | "hostNamespace" | "removed" | "loaded">,
+  opts: ApplyFleetOptions,
+  hooks: ApplyHooks,
+  peers: ReadonlyMap<string, readonly string[]>,
+  progress: { planned: number; applied: number; objects: number },
+): Promise<ClusterOutcome> {
+  const started = Date.now();
+  if (hooks.mayWrite && !hooks.mayWrite()) return { ...base, state: "skipped", error: "not the leader", durationMs: 0 };
+  const sync = await applyPlan(target, plan, {
+    prune: c.removed || opts.prune,
+    dryRun: opts.dryRun,
+    allowMassPrune: opts.allowMassPrune,
+    peers,
+    ...(hooks.ties ? { peerTies: hooks.ties } : {}),
+    onProgress: (_d, _t, r) => opts.onProgress?.(++progress.applied, progress.planned, plan.cluster, r),
+  });
+  progress.objects += sync.counts.created + sync.counts.updated + sync.counts.deleted;
+  return { ...base, state: "synced", sync: { ...sync, durationMs: Date.now() - started }, desired: c.desired, live: c.live, durationMs: Date.now() - started };
 }
 
 /**
- * Runs one chunk of a streamed apply with the host's records remembered (RecordStore.memoize): the chunk's records are
- * read with the one LIST that reads its live inventory, and its clusters' checks and status writes read them from
- * there, not with a GET each. A new chunk reads afresh.
+ * Runs the chunk's jobs `limit` at a time; once the run is stopping no further job starts (those in hand finish). A
+ * job that throws ends as `failed` and the others go on; each outcome is told (onOutcome) in its slot.
  */
-async function inRecordsMemo<T>(target: Target, chunk: () => Promise<T>): Promise<T> {
-  if (!(target instanceof KubeTarget)) return chunk();
-  target.records.memoize();
-  try {
-    return await chunk();
-  } finally {
-    target.records.unmemoize();
-  }
+async function runPool(jobs: readonly Job[], limit: number, hooks: ApplyHooks): Promise<ClusterOutcome[]> {
+  const out: Array<ClusterOutcome | undefined> = new Array(jobs.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < jobs.length && !hooks.stopping?.()) {
+      const i = next++;
+      out[i] = await safely(jobs[i]!, hooks);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, jobs.length)) }, worker));
+  return out.filter((o): o is ClusterOutcome => o !== undefined);
 }
 
-/** A cluster's sync as a report keeps it once it is printed and recorded: no objects, and only the results that are not unchanged. */
-function compact(s: SyncResult): SyncResult {
-  const { changes: _changes, inventory: _inventory, ...plan } = s.plan;
-  return { ...s, plan: { ...plan, changes: [] }, results: [] };
+/** One cluster of a chunk: what is known of it before it runs, and its run. */
+interface Job {
+  base: Pick<ClusterOutcome, "cluster" | "hostNamespace" | "removed" | "loaded">;
+  run: () => Promise<ClusterOutcome>;
+}
+
+/** A job and its telling, in the cluster's context (ApplyHooks.around); what throws ends the job as `failed`. */
+function safely(job: Job, hooks: ApplyHooks): Promise<ClusterOutcome> {
+  const around = hooks.around ?? (<T>(_cluster: string, work: () => Promise<T>) => work());
+  return around(job.base.cluster, async () => {
+    const started = Date.now();
+    let outcome: ClusterOutcome;
+    try {
+      outcome = await job.run();
+    } catch (err) {
+      // A failure outside the per-object handling: this cluster fails, the others go on.
+      outcome = { ...job.base, state: "failed", error: (err as Error).message ?? String(err), durationMs: Date.now() - started };
+    }
+    await hooks.onOutcome?.(outcome);
+    return outcome;
+  });
 }

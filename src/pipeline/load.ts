@@ -1,11 +1,11 @@
-// The desired state of a repository: validate the selected clusters and render each valid one into host objects.
+// The desired state of a repository: its clusters validated in summary (the index of a run), and a chunk of them
+// validated and rendered into host objects.
 import type { KubeObject } from "../kube/object.js";
 import { defaultHostNamespace } from "../model/cluster.js";
 import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterError } from "../plan/format.js";
-import { renderCluster } from "../render/index.js";
-import { loadAndValidate } from "../validate/index.js";
 import { NAMESPACE_CONFLICT, namespaceClaims } from "../validate/namespace-claims.js";
+import { attribute, defaultEngine, loadIsolated, type Engine, type LoadedCluster, type LoadResult } from "./engine.js";
 
 export interface DesiredCluster {
   name: string;
@@ -41,14 +41,45 @@ export interface DesiredState {
   bases?: Readonly<Record<string, string>>;
 }
 
-export async function loadDesired(root: string, revision: string, opts: { clusters?: string[]; namespaceClaims?: ReadonlyMap<string, readonly string[]>; bases?: Readonly<Record<string, string>> } = {}): Promise<DesiredState> {
-  const validation = await loadAndValidate(root, { clusters: opts.clusters, namespaceClaims: opts.namespaceClaims, ...(opts.bases ? { bases: opts.bases } : {}) });
+/** What a run keeps of the whole fleet: validated in summary, nothing rendered (its clusters are loaded a chunk at a time). */
+export interface DesiredIndex {
+  /** `clusters` is empty; `errors`, `known` and `missing` are the fleet's (or the selection's). */
+  state: DesiredState;
+  /** The valid clusters, in order: loaded and rendered a chunk at a time (loadIndexedChunk). */
+  valid: string[];
+  /** The namespace index of the cross-cluster rule (validate/namespace-claims.ts). */
+  claims: Map<string, string[]>;
+  /** Clusters refused only because another folder claims their host namespace (a command that sees the host may admit one, records/holders.ts). */
+  contested: string[];
+  /** The public hosts each valid or contested folder claims (validate/host-claims.ts), sorted: the host claims of the run. */
+  hosts: Map<string, string[]>;
+  /** Clusters whose cluster.yaml says `suspend: true`. */
+  suspended: Set<string>;
+  /** Every folder the index read, as loaded in summary (validity, settings, claims): what the reconciler's pass records. */
+  folders: LoadedCluster[];
+}
+
+export interface LoadDesiredOptions {
+  clusters?: string[];
+  namespaceClaims?: ReadonlyMap<string, readonly string[]>;
+  bases?: Readonly<Record<string, string>>;
+  engine?: Engine;
+}
+
+/** The named clusters (all when none are named) validated and rendered at once. */
+export async function loadDesired(root: string, revision: string, opts: LoadDesiredOptions = {}): Promise<DesiredState> {
+  const engine = opts.engine ?? defaultEngine;
+  const res = await loadIsolated(engine, root, opts.clusters ?? [], { namespaceClaims: opts.namespaceClaims, ...(opts.bases ? { bases: opts.bases } : {}) });
+  return renderLoaded(engine, { ...res, clusters: attribute(res) }, root, revision);
+}
+
+/** A loaded chunk as a desired state: each valid cluster rendered, the others (and the repository's problems) as errors. */
+export async function renderLoaded(engine: Engine, res: LoadResult, root: string, revision: string): Promise<DesiredState> {
   const clusters: DesiredCluster[] = [];
   const errors: ClusterError[] = [];
   const known = new Map<string, string>();
-  const missing: string[] = [];
   const contested: DesiredCluster[] = [];
-  for (const [i, c] of validation.clusters.entries()) {
+  for (const [i, c] of res.clusters.entries()) {
     // Renders yield to the event loop between clusters: a chunk loaded ahead shares it with the one being applied.
     if (i > 0) await new Promise((r) => setImmediate(r));
     known.set(c.name, c.settings?.namespace ?? defaultHostNamespace(c.name));
@@ -56,8 +87,7 @@ export async function loadDesired(root: string, revision: string, opts: { cluste
       errors.push({ cluster: c.name, message: firstError(c.diagnostics) });
       if (c.contested) {
         try {
-          const s = c.contested.settings;
-          contested.push({ name: c.name, hostNamespace: s.namespace, prune: s.prune, suspend: s.suspend, force: s.force ?? false, objects: renderCluster(c.contested, revision) });
+          contested.push(desiredOf(c.name, c.contested, engine.render(c.contested, revision)));
         } catch {
           // Not renderable: it stays refused.
         }
@@ -65,79 +95,79 @@ export async function loadDesired(root: string, revision: string, opts: { cluste
       continue;
     }
     try {
-      const objects = renderCluster(c.spec, revision);
-      clusters.push({ name: c.name, hostNamespace: c.spec.settings.namespace, prune: c.spec.settings.prune, suspend: c.spec.settings.suspend, force: c.spec.settings.force ?? false, objects });
+      clusters.push(desiredOf(c.name, c.spec, engine.render(c.spec, revision)));
     } catch (err) {
       errors.push({ cluster: c.name, message: `cannot render: ${(err as Error).message}` });
     }
   }
-  // Diagnostics outside any cluster folder (an unknown --cluster name, layout problems) are errors of the run.
-  for (const d of validation.diagnostics) {
-    if (d.severity !== "error" || validation.clusters.some((c) => d.file === c.dir || d.file.startsWith(`${c.dir}/`))) continue;
+  const { missing, repository } = repositoryErrors(res);
+  errors.push(...repository);
+  return { root: res.root ?? root, revision, clusters, errors, known, missing, ...(contested.length > 0 ? { contested } : {}) };
+}
+
+function desiredOf(name: string, spec: NonNullable<LoadedCluster["spec"]>, objects: KubeObject[]): DesiredCluster {
+  const s = spec.settings;
+  return { name, hostNamespace: s.namespace, prune: s.prune, suspend: s.suspend, force: s.force ?? false, objects };
+}
+
+/** The diagnostics outside any cluster folder: names asked for that have no folder, and errors of the run. */
+function repositoryErrors(res: LoadResult): { missing: string[]; repository: ClusterError[] } {
+  const missing: string[] = [];
+  const repository: ClusterError[] = [];
+  for (const d of res.diagnostics) {
+    if (d.severity !== "error" || res.clusters.some((c) => d.file === c.dir || d.file.startsWith(`${c.dir}/`))) continue;
     if (d.code === "unknown-cluster") {
       missing.push(d.file.slice(d.file.lastIndexOf("/") + 1));
       continue;
     }
     const m = /^clusters\/([^/]+)/.exec(d.file);
-    errors.push({ cluster: m ? m[1]! : "(repository)", message: formatDiagnostic(d) });
+    repository.push({ cluster: m ? m[1]! : "(repository)", message: formatDiagnostic(d) });
   }
-  return { root: validation.root, revision, clusters, errors, known, missing, ...(contested.length > 0 ? { contested } : {}) };
+  return { missing, repository };
 }
 
-function firstError(diagnostics: readonly Diagnostic[]): string {
+/** The first error of a folder, and how many more there are. */
+export function firstError(diagnostics: readonly Diagnostic[]): string {
   const errs = diagnostics.filter((d) => d.severity === "error");
   if (errs.length === 0) return "invalid";
   return `${formatDiagnostic(errs[0]!)}${errs.length > 1 ? ` (and ${errs.length - 1} more: run vc validate)` : ""}`;
 }
 
-/** A fleet's desired state without its objects: what a streamed run keeps of the whole fleet (desired.ts DesiredState, clusters empty). */
-export interface DesiredIndex {
-  /** `clusters` is empty; `errors`, `known` and `missing` are the whole fleet's. */
-  state: DesiredState;
-  /** The valid clusters, in order: loaded and rendered a chunk at a time (loadDesired with `namespaceClaims`). */
-  valid: string[];
-  /** The namespace index of the cross-cluster rule (validate/namespace-claims.ts). */
-  claims: Map<string, string[]>;
-  /** Clusters refused only because another folder claims their host namespace (a command that sees the host may admit one, records/holders.ts). */
-  contested: string[];
-  /** The public hosts each valid or contested folder claims (validate/host-claims.ts), sorted: the host claims of a streamed run. */
-  hosts: Map<string, string[]>;
-  /** Clusters whose cluster.yaml says `suspend: true`. */
-  suspended: Set<string>;
-}
-
 /** The named clusters of an indexed fleet, loaded and rendered as one chunk (the index's namespace claims, its rollout pins). */
-export function loadIndexedChunk(index: DesiredIndex, names: string[]): Promise<DesiredState> {
+export function loadIndexedChunk(index: DesiredIndex, names: string[], engine: Engine = defaultEngine): Promise<DesiredState> {
   const { root, revision, bases } = index.state;
-  return loadDesired(root, revision, { clusters: names, namespaceClaims: index.claims, bases });
+  return loadDesired(root, revision, { clusters: names, namespaceClaims: index.claims, bases, engine });
 }
 
-/** Validates the whole fleet in summary (no spec, no render): its errors, known clusters and namespace index. */
-export async function loadDesiredIndex(root: string, revision: string): Promise<DesiredIndex> {
-  const validation = await loadAndValidate(root, { detail: "summary" });
+/**
+ * Validates the fleet in summary (no spec, no render): its errors, known clusters and namespace index. With
+ * `clusters`, only those folders: the index of a selection, whose names without a folder are `missing`.
+ */
+export async function loadDesiredIndex(root: string, revision: string, opts: { clusters?: string[]; engine?: Engine } = {}): Promise<DesiredIndex> {
+  const res = await loadIsolated(opts.engine ?? defaultEngine, root, opts.clusters ?? [], { detail: "summary" });
+  const folders = attribute(res);
   const errors: ClusterError[] = [];
   const known = new Map<string, string>();
   const valid: string[] = [];
   const contested: string[] = [];
   const hosts = new Map<string, string[]>();
   const suspended = new Set<string>();
-  for (const c of validation.clusters) {
+  for (const c of folders) {
     known.set(c.name, c.settings?.namespace ?? defaultHostNamespace(c.name));
     const errs = c.diagnostics.filter((d) => d.severity === "error");
-    const isContested = !c.valid && errs.length > 0 && errs.every((d) => d.code === NAMESPACE_CONFLICT);
-    if (c.valid) valid.push(c.name);
+    const isValid = c.valid === true && errs.length === 0;
+    const isContested = !isValid && errs.length > 0 && errs.every((d) => d.code === NAMESPACE_CONFLICT);
+    if (isValid) valid.push(c.name);
     else errors.push({ cluster: c.name, message: firstError(c.diagnostics) });
     if (isContested) contested.push(c.name);
-    if (c.valid || isContested) {
+    if (isValid || isContested) {
       const claimed = [...new Set((c.claims ?? []).map((h) => h.host))].sort();
       if (claimed.length > 0) hosts.set(c.name, claimed);
       if (c.settings?.suspend) suspended.add(c.name);
     }
   }
-  for (const d of validation.diagnostics) {
-    if (d.severity !== "error" || validation.clusters.some((c) => d.file === c.dir || d.file.startsWith(`${c.dir}/`))) continue;
-    const m = /^clusters\/([^/]+)/.exec(d.file);
-    errors.push({ cluster: m ? m[1]! : "(repository)", message: formatDiagnostic(d) });
-  }
-  return { state: { root: validation.root, revision, clusters: [], errors, known, missing: [] }, valid, claims: namespaceClaims(validation.clusters), contested, hosts, suspended };
+  const { missing, repository } = repositoryErrors({ ...res, clusters: folders });
+  errors.push(...repository);
+  const claims = namespaceClaims(res.clusters);
+  return { state: { root: res.root ?? root, revision, clusters: [], errors, known, missing }, valid, claims, contested, hosts, suspended, folders };
 }

@@ -1,15 +1,20 @@
 // Puts a `vc apply` (or `vc adopt`) on the record: per cluster, the status and history entry the reconciler writes, with who ran it and from which commit.
 import { defaultHostNamespace } from "../model/cluster.js";
 import type { DesiredState } from "./load.js";
-import type { FleetApplyReport } from "./fleet.js";
 import { shortRevision } from "../git/dirty.js";
-import { localIdentity, recordedName, whoAmI, type Identity } from "../host/identity.js";
-import { KubeTarget } from "../sinks/kube/target.js";
+import { recordedName, type Identity } from "../host/identity.js";
 import { mapLimit } from "../util/pool.js";
-import type { SyncResult, Target } from "../sinks/types.js";
-import { removedOutcome, syncOutcome, worthWriting } from "./cluster.js";
+import type { SyncResult } from "../plan/types.js";
+import type { Target } from "../sinks/types.js";
+import { removedOutcome, syncOutcome, worthWriting } from "../records/outcome.js";
 import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type RecordedVia, type Result } from "../records/status.js";
 import { readStatuses, type StatusStore, type StatusStoreOptions } from "../records/status-store.js";
+
+/** The part of a run to record: the clusters it synced and those it left alone as cluster.yaml asks. */
+export interface RunPart {
+  results: readonly SyncResult[];
+  suspended: readonly string[];
+}
 
 export interface ApplyRecordOptions {
   store: StatusStore;
@@ -66,11 +71,6 @@ interface Unit {
   sync?: SyncResult;
 }
 
-/** Who runs vc against a target: the host's confirmation for a live host (else the kubeconfig's claim, unverified), the local account (unverified) for a folder. */
-export async function actorFor(target: Target): Promise<Identity> {
-  return target instanceof KubeTarget ? whoAmI(target.client) : localIdentity();
-}
-
 /** What a run put on the record: at which revision, by whom, and per cluster. */
 export interface RunRecord {
   revision: string;
@@ -79,10 +79,10 @@ export interface RunRecord {
   clusters: ClusterRecord[];
 }
 
-/** Records a run on the target's own status store (ConfigMaps on a host, files in a dir: folder), as the identity actorFor finds. */
+/** Records a run on the target's own status store (ConfigMaps on a host, files in a dir: folder), as the identity Target.actor finds. */
 export async function recordOnTarget(
   target: Target,
-  report: FleetApplyReport,
+  report: RunPart,
   desired: DesiredState,
   opts: Omit<ApplyRecordOptions, "store" | "actor"> & StatusStoreOptions,
 ): Promise<RunRecord> {
@@ -98,11 +98,11 @@ export async function recordOnTarget(
 export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "store" | "actor"> & StatusStoreOptions) {
   let asked: Promise<Identity> | undefined;
   let actor: Identity | undefined;
-  const ask = (): Promise<Identity> => (asked ??= actorFor(target).then((a) => (actor = a)));
+  const ask = (): Promise<Identity> => (asked ??= target.actor().then((a) => (actor = a)));
   const store = target.statusStore({ historyLimit: opts.historyLimit });
   const clusters: ClusterRecord[] = [];
   return {
-    async record(report: FleetApplyReport, desired: DesiredState, extra: Pick<ApplyRecordOptions, "oneByOne"> = {}): Promise<void> {
+    async record(report: RunPart, desired: DesiredState, extra: Pick<ApplyRecordOptions, "oneByOne"> = {}): Promise<void> {
       clusters.push(...(await recordApply(report, desired, { ...opts, ...extra, store, actor: ask })));
     },
     run(): RunRecord {
@@ -112,7 +112,7 @@ export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "stor
 }
 
 /** Records every cluster the run planned, left suspended, or found invalid; clusters outside the repository and dry runs are the caller's to leave out. */
-export async function recordApply(report: FleetApplyReport, desired: DesiredState, opts: ApplyRecordOptions): Promise<ClusterRecord[]> {
+export async function recordApply(report: RunPart, desired: DesiredState, opts: ApplyRecordOptions): Promise<ClusterRecord[]> {
   const namespaceOf = (cluster: string, sync?: SyncResult): string =>
     desired.known.get(cluster) ?? sync?.plan.changes.find((c) => c.ref.namespace)?.ref.namespace ?? defaultHostNamespace(cluster);
   const units: Unit[] = [];

@@ -1,10 +1,9 @@
 // What `vc apply`, `vc adopt` and `vc diff` learn from a live host before they plan: the clusters an operation (`vc restore`) suspended at run time.
 import type { DesiredState } from "./load.js";
-import { KubeApiError } from "../host/client.js";
-import { KubeTarget } from "../sinks/kube/target.js";
+import type { ClusterRecord } from "../records/record.js";
 import type { Target } from "../sinks/types.js";
 import type { ClusterStatus } from "../records/status.js";
-import { recordsForbidden } from "./prepare.js";
+import { forbidden } from "./prepare.js";
 
 
 export interface RunTimeSuspension {
@@ -20,14 +19,13 @@ export interface RunTimeSuspension {
  * in the records namespace): for a dir: target it is undefined, and nothing is read.
  */
 export async function readRunTimeSuspension(target: Target, desired: DesiredState, _selected: readonly string[]): Promise<RunTimeSuspension | undefined> {
-  if (!(target instanceof KubeTarget)) return undefined;
-  let records: Awaited<ReturnType<KubeTarget["recordsByCluster"]>>;
+  if (!target.recordsByCluster) return undefined;
+  let records: Map<string, ClusterRecord>;
   try {
     // This source's records (one LIST of the records namespace), with the migrations a dry run keeps in memory.
     records = await target.recordsByCluster();
   } catch (err) {
-    if (!(err instanceof KubeApiError && err.status === 403)) throw err;
-    throw new Error(recordsForbidden(target.records.namespace, err));
+    throw forbidden(target, err);
   }
   const statuses = new Map<string, ClusterStatus | undefined>();
   for (const [cluster, hostNamespace] of desired.known) {

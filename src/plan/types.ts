@@ -84,3 +84,32 @@ export interface PlanOptions {
    */
   recorded?: boolean;
 }
+
+// ---- carrying out a plan (pipeline/apply.ts): what happened to each change ----
+
+export type Outcome = "created" | "updated" | "deleted" | "unchanged" | "failed" | "skipped";
+
+export const OUTCOMES: readonly Outcome[] = ["created", "updated", "deleted", "unchanged", "failed", "skipped"];
+
+export interface ObjectResult {
+  ref: ObjectRef;
+  action: Action;
+  outcome: Outcome;
+  /** Why it failed or was skipped. */
+  message?: string;
+  /**
+   * False for a dry-run create the server could not check: its namespace does not exist yet (this run would create
+   * it), so the server answers NotFound for anything in it.
+   */
+  checked?: false;
+}
+
+export interface SyncResult {
+  cluster: string;
+  plan: Plan;
+  results: ObjectResult[];
+  counts: Record<Outcome, number>;
+  /** No object failed and the prune guard did not stop the run (`plan.blocked` then says why). */
+  ok: boolean;
+  durationMs: number;
+}

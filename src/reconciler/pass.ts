@@ -2,25 +2,23 @@
 import { existsSync, lstatSync, readdirSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { defaultHostNamespace } from "../model/cluster.js";
-import type { KubeObject } from "../kube/object.js";
-import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
-import { passClaims } from "../pipeline/claims.js";
-import { forCluster } from "./warning-log.js";
-import { clustersReachedBy } from "../repo/fleet-base.js";
-import { reconcilePresent, reconcileRemoved, type ClusterContext, type ClusterRun } from "../pipeline/cluster.js";
-import type { LoadedCluster, LoadOptions, LoadResult } from "../pipeline/engine.js";
+import { HEALTH_STATUSES } from "../model/health.js";
 import type { Logger } from "../model/log.js";
+import { INVENTORY_CHUNK } from "../pipeline/chunks.js";
+import { passClaims } from "./claims.js";
+import type { LoadedCluster } from "../pipeline/engine.js";
+import { applyFleet } from "../pipeline/fleet.js";
+import { loadDesiredIndex, type DesiredIndex } from "../pipeline/load.js";
+import type { ClusterStatus } from "../records/status.js";
+import { clustersReachedBy } from "../repo/fleet-base.js";
+import { newRolloutMemory, rolloutForPass, type PassRollout, type RolloutMemory } from "../rollout/driver.js";
+import type { Target } from "../sinks/types.js";
+import { affectedClusters, CLUSTERS_DIR } from "./affected.js";
+import { settleOutcome, type ClusterContext, type ClusterRun } from "./cluster.js";
 import type { ReconcilerMetrics } from "./metrics.js";
 import { inShard, type Shard } from "./shard.js";
-import { clustersOnTarget, INVENTORY_CHUNK, legacyClusters, listChunkInventory } from "../pipeline/inventory.js";
-import { migrateRecords, migrationLine } from "../sinks/kube/migrate.js";
-import { holdersOf } from "../records/holders.js";
-import { KubeTarget } from "../sinks/kube/target.js";
 import type { Snapshot, Source } from "./source.js";
-import type { ClusterStatus } from "../records/status.js";
-import { namespaceClaims } from "../validate/namespace-claims.js";
-import { HEALTH_STATUSES } from "../model/health.js";
-import { newRolloutMemory, rolloutForPass, type PassRollout, type RolloutMemory } from "../rollout/driver.js";
+import { forCluster } from "./warning-log.js";
 
 export type PassRequest =
   /** Every cluster of the repository, plus clusters known on the host whose folder is gone. */
@@ -101,99 +99,125 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
     if (changed === undefined) kind = "full";
     else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])], CLUSTERS_DIR, (f) => clustersReachedBy(snap.root, f, clusterFolders(snap.root))), ...state.retry])].sort();
   }
-
   // The records are read once per pass (a full pass: once per chunk) and kept up to date with its own writes (records/store.ts).
-  const records = deps.target instanceof KubeTarget ? deps.target.records : undefined;
-  records?.memoize({ fleet: kind === "full" });
-  if (deps.target instanceof KubeTarget) deps.target.forgetHostClaims();
+  deps.target.startUnit?.({ fleet: kind === "full", forgetClaims: true });
   try {
     if (kind === "full") return await fullPass(deps, state, snap, started);
-    return await incrementalPass(deps, state, snap, started, names);
+    return await incrementalPass(deps, state, snap, started, names ?? []);
   } finally {
-    records?.unmemoize();
+    deps.target.endUnit?.();
   }
 }
 
-async function incrementalPass(deps: PassDeps, state: PassState, snap: Snapshot, started: number, names: string[] | undefined): Promise<PassResult> {
+async function incrementalPass(deps: PassDeps, state: PassState, snap: Snapshot, started: number, changed: string[]): Promise<PassResult> {
   // A rollout adds the clusters it moves (and those in flight) and pins each cluster to its base (src/rollout/).
   const rollout = await passRollout(deps, state, snap, () => clusterFolders(snap.root), "incremental");
-  names = [...new Set([...(names ?? []), ...(rollout?.extra ?? [])])].sort().filter((n) => inShard(n, deps.shard));
+  const names = [...new Set([...changed, ...(rollout?.extra ?? [])])].sort().filter((n) => inShard(n, deps.shard));
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   const removed = names.filter((n) => !present.includes(n));
-  const loaded = present.length > 0 ? attribute(await loadIsolated(deps, snap.root, present, { bases: await rollout?.basesFor(present) })) : [];
-  await rollout?.annotate(loaded, async (n) => (await loadIsolated(deps, snap.root, n)).clusters);
-  await migrate(deps, loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
-  await admitHolders(deps, loaded);
-  const { runs, complete } = await reconcileAll(deps, state, snap, loaded, removed, undefined, passClaims(loaded, state.statuses));
-  return done(state, snap, "incremental", runs, started, !complete);
+  const index = present.length > 0 ? await loadDesiredIndex(snap.root, snap.revision, { clusters: present, engine: deps.engine }) : emptyIndex(snap);
+  await migrate(deps, present.map((c) => ({ cluster: c, hostNamespace: index.state.known.get(c)! })));
+  // Each cluster's status is read before it is reconciled (a GET each), so that a run-time suspension is seen.
+  const prev = new Map<string, ClusterStatus | undefined>();
+  for (const name of names) prev.set(name, await knownStatus(deps, state, name, index.state.known.get(name) ?? state.statuses.get(name)?.hostNamespace ?? defaultHostNamespace(name)));
+  const runs = await reconcile(deps, state, snap, index, { names: present, removed, prev, rollout, full: false, peers: passClaims(index.folders, statuses(prev)) });
+  return done(state, snap, "incremental", runs.runs, started, runs.interrupted);
 }
 
 /**
- * A full pass, streamed: the shard is indexed once in summary (validity and host namespace, no spec), then handled
- * chunk by chunk (load -> validate -> render -> plan -> apply -> let go), so memory follows the chunk, not the fleet.
- * Between chunks, pending changes run first (betweenChunks) and a stop request ends the pass.
+ * A full pass, streamed: the shard is indexed once in summary (validity and host namespace, no spec), then run through
+ * the pipeline chunk by chunk (load -> validate -> render -> plan -> apply -> let go), so memory follows the chunk, not
+ * the fleet. Between chunks, pending changes run first (betweenChunks) and a stop request ends the pass.
  */
-async function fullPass(deps: PassDeps, state: PassState, first: Snapshot, started: number): Promise<PassResult> {
-  let snap = first;
+async function fullPass(deps: PassDeps, state: PassState, snap: Snapshot, started: number): Promise<PassResult> {
   const folders = clusterFolders(snap.root);
   const mine = folders.filter((n) => inShard(n, deps.shard));
+  const index = mine.length > 0 ? await loadDesiredIndex(snap.root, snap.revision, { clusters: mine, engine: deps.engine }) : emptyIndex(snap);
   const hostNamespaces = new Map<string, string>();
-  let claims = new Map<string, string[]>();
-  let index: LoadedCluster[] = [];
-  if (mine.length > 0) {
-    const loadedIndex = await loadIsolated(deps, snap.root, mine, { detail: "summary" });
-    claims = namespaceClaims(loadedIndex.clusters);
-    index = attribute(loadedIndex);
-    for (const c of index) {
-      const ns = validNamespace(c);
-      if (ns !== undefined) hostNamespaces.set(c.name, ns);
-    }
+  for (const c of index.folders) {
+    const ns = validNamespace(c);
+    if (ns !== undefined) hostNamespaces.set(c.name, ns);
   }
-  await migrate(deps, await legacyClusters(deps.target).catch(() => []));
+  await migrate(deps, await legacyOf(deps.target));
   await refreshStatuses(deps, state, hostNamespaces);
   // The rollout is read and stepped once the statuses (each cluster's pinned base) are known; the summary index above
-  // is of the newest base (validity and host namespaces), each chunk below is loaded at its clusters' pins.
+  // is of the newest base (validity and host namespaces), each chunk is loaded at its clusters' pins.
   const rollout = await passRollout(deps, state, snap, () => folders, "full");
-  // Public host claims of the whole pass, decided before any write (chunks and concurrent syncs see the same claims):
-  // from the summary index, which carries each valid folder's claimed hosts.
-  const peers = passClaims(index, state.statuses);
-  const gone = new Set([...(await clustersOnTarget(deps.target)), ...state.statuses.keys()]);
+  const gone = new Set([...(await deps.target.clusterNames()), ...state.statuses.keys()]);
   for (const n of folders) gone.delete(n);
-  const present = new Set(mine);
-  const names = [...mine, ...[...gone].filter((n) => inShard(n, deps.shard))].sort();
+  const removed = [...gone].filter((n) => inShard(n, deps.shard)).sort();
+  // Public host claims of the whole pass, decided before any write (chunks and concurrent syncs see the same claims).
+  const runs = await reconcile(deps, state, snap, index, { names: mine, removed, prev: state.statuses, rollout, full: true, peers: passClaims(index.folders, state.statuses) });
+  return done(state, snap, "full", runs.runs, started, runs.interrupted);
+}
+
+/** An index of no folder (a pass with nothing of the repository to load). */
+function emptyIndex(snap: Snapshot): DesiredIndex {
+  return { state: { root: snap.root, revision: snap.revision, clusters: [], errors: [], known: new Map(), missing: [] }, valid: [], claims: new Map(), contested: [], hosts: new Map(), suspended: new Set(), folders: [] };
+}
+
+/** The statuses of a map that may hold none for a cluster. */
+function statuses(prev: ReadonlyMap<string, ClusterStatus | undefined>): Map<string, ClusterStatus> {
+  return new Map([...prev].filter((e): e is [string, ClusterStatus] => e[1] !== undefined));
+}
+
+/**
+ * The named clusters (and the removed ones) through the pipeline's one driver: a chunk at a time, a few clusters at
+ * once, each outcome settled on its record as it ends (health, status). `prev`: each cluster's last status.
+ */
+async function reconcile(
+  deps: PassDeps,
+  state: PassState,
+  first: Snapshot,
+  index: DesiredIndex,
+  run: { names: string[]; removed: string[]; prev: ReadonlyMap<string, ClusterStatus | undefined>; rollout?: PassRollout; full: boolean; peers: ReadonlyMap<string, readonly string[]> },
+): Promise<{ runs: ClusterRun[]; interrupted: boolean }> {
+  let snap = first;
   const runs: ClusterRun[] = [];
-  const size = deps.chunkSize ?? INVENTORY_CHUNK;
-  let complete = true;
-  for (let i = 0; i < names.length; i += size) {
-    if (i > 0) {
-      const revision = await deps.betweenChunks?.();
-      if (revision !== undefined) snap = { root: snap.root, revision };
-    }
-    if (deps.stopping?.()) {
-      complete = false;
-      break;
-    }
-    // Each chunk reads its own clusters' records afresh (a rival's record created meanwhile is seen): one LIST naming
-    // them with its live objects, and the claimants of its claims; not every record of the host once per chunk.
-    if (deps.target instanceof KubeTarget) deps.target.records.memoize();
-    const chunk = names.slice(i, i + size);
-    const chunkPresent = chunk.filter((n) => present.has(n));
-    const loaded = chunkPresent.length === 0 ? [] : attribute(await loadIsolated(deps, snap.root, chunkPresent, { namespaceClaims: claims, bases: await rollout?.basesFor(chunkPresent) }));
-    await rollout?.annotate(loaded, async (n) => (await loadIsolated(deps, snap.root, n, { namespaceClaims: claims })).clusters);
-    // Of folders claiming one namespace, the one whose record holds it on the host is valid again.
-    await admitHolders(deps, loaded);
-    // The chunk's live objects: one LIST per kind on a host, each cluster's folder once on dir:.
-    const live = await listChunkInventory(deps.target, chunk);
-    // The chunk's claims on clusters and host namespaces against other records: one LIST, not two per cluster.
-    if (deps.target instanceof KubeTarget) await deps.target.primeClaims(loaded.filter((c) => c.spec).map((c) => ({ cluster: c.name, hostNamespace: c.spec!.settings.namespace })));
-    const res = await reconcileAll(deps, state, snap, loaded, chunk.filter((n) => !present.has(n)), live, peers);
-    runs.push(...res.runs);
-    if (!res.complete) {
-      complete = false;
-      break;
-    }
-  }
-  return done(state, snap, "full", runs.sort(byCluster), started, !complete);
+  const chunk: ClusterRun[] = [];
+  const suspendedAtRunTime = new Map<string, string>();
+  for (const [cluster, s] of run.prev) if (s?.suspendedBy) suspendedAtRunTime.set(cluster, s.suspendedBy);
+  const report = await applyFleet(
+    deps.target,
+    index,
+    { prune: true, allowMassPrune: deps.allowMassPrune, dryRun: false, owner: deps.owner, suspendedAtRunTime, clusterConcurrency: deps.concurrency ?? 4 },
+    {
+      engine: deps.engine,
+      chunkSize: deps.chunkSize ?? INVENTORY_CHUNK,
+      names: run.names,
+      removed: run.removed,
+      ties: "first-name",
+      peers: run.peers,
+      forget: true,
+      interleave: true,
+      // A full pass reads each chunk's records afresh (a rival's record created meanwhile is seen); an incremental one once.
+      unitPerChunk: run.full,
+      mayWrite: deps.mayWrite,
+      stopping: deps.stopping,
+      ...(run.rollout ? { pins: run.rollout } : {}),
+      warn: (message, fields) => deps.logger.warn(message, fields),
+      around: forCluster,
+      betweenChunks: async () => {
+        const revision = await deps.betweenChunks?.();
+        if (revision !== undefined) snap = { root: snap.root, revision };
+        return revision;
+      },
+      onOutcome: async (o) => {
+        const r = await settleOutcome(deps, o, snap.revision, run.prev.get(o.cluster) ?? state.statuses.get(o.cluster), !run.full).catch(
+          (err: unknown): ClusterRun => ({ cluster: o.cluster, hostNamespace: o.hostNamespace, revision: snap.revision, result: "failed", message: (err as Error).message ?? String(err), durationMs: o.durationMs, statusWritten: false }),
+        );
+        settle(deps, state, r);
+        chunk.push(r);
+      },
+      onChunk: () => {
+        chunk.sort(byCluster);
+        deps.onChunk?.(chunk);
+        if (!deps.keepPlans) for (const r of chunk) delete r.sync;
+        runs.push(...chunk.splice(0));
+      },
+    },
+  );
+  return { runs: runs.sort(byCluster), interrupted: !!report.interrupted };
 }
 
 /** The host namespace a loaded cluster claims: its settings' when it is valid (with or without a spec). */
@@ -203,29 +227,9 @@ function validNamespace(c: LoadedCluster): string | undefined {
   return c.valid ? c.settings?.namespace : undefined;
 }
 
-/**
- * Loads the named clusters together; when that throws (a loader bug, a file no limit foresaw), loads them one by
- * one so that only the cluster that fails is invalid, with its own error, and the others go on.
- */
-async function loadIsolated(deps: PassDeps, root: string, names: string[], extra: Omit<LoadOptions, "clusters"> = {}): Promise<LoadResult> {
-  try {
-    return await deps.engine.load(root, { ...extra, clusters: names });
-  } catch (err) {
-    deps.logger.warn("loading the clusters together failed: loading them one by one", { error: (err as Error).message });
-  }
-  const out: LoadResult = { clusters: [], diagnostics: [] };
-  for (const name of names) {
-    try {
-      const one = await deps.engine.load(root, { ...extra, clusters: [name] });
-      out.clusters.push(...one.clusters);
-      out.diagnostics.push(...one.diagnostics);
-    } catch (err) {
-      const dir = `${CLUSTERS_DIR}/${name}`;
-      const message = `cannot load this cluster folder: ${(err as Error).message ?? String(err)}`;
-      out.clusters.push({ name, dir, diagnostics: [{ file: dir, line: 0, col: 0, severity: "error", code: "load-failed", message }] });
-    }
-  }
-  return out;
+/** The clusters vc applied before records, when the target keeps records (a host): what a full pass migrates. */
+async function legacyOf(target: Target): Promise<Array<{ cluster: string; hostNamespace: string }>> {
+  return target.legacyClusters ? target.legacyClusters().catch(() => []) : [];
 }
 
 /**
@@ -233,28 +237,12 @@ async function loadIsolated(deps: PassDeps, root: string, names: string[], extra
  * so in the log. Clusters that have a record are left alone; a failure is logged and retried by the next pass.
  */
 async function migrate(deps: PassDeps, legacy: Array<{ cluster: string; hostNamespace: string }>): Promise<void> {
-  if (!(deps.target instanceof KubeTarget) || legacy.length === 0 || !deps.mayWrite()) return;
+  if (!deps.target.migrateRecords || legacy.length === 0 || !deps.mayWrite()) return;
   try {
-    for (const m of await migrateRecords(deps.target, legacy.filter((c) => inShard(c.cluster, deps.shard)))) deps.logger.info(migrationLine(m, false), { cluster: m.cluster, hostNamespace: m.hostNamespace });
+    const mine = legacy.filter((c) => inShard(c.cluster, deps.shard));
+    for (const line of await deps.target.migrateRecords(mine, {})) deps.logger.info(line.message, { cluster: line.cluster, hostNamespace: line.hostNamespace });
   } catch (err) {
     deps.logger.warn("cannot migrate records from host namespaces", { error: (err as Error).message });
-  }
-}
-
-/**
- * Two folders claiming one host namespace: the one whose record holds the namespace on the host is valid again (the
- * newcomer stays refused, with its error). A failure to read the records leaves both refused.
- */
-async function admitHolders(deps: PassDeps, loaded: LoadedCluster[]): Promise<void> {
-  const contested = loaded.filter((c) => !c.spec && c.contested).map((c) => ({ name: c.name, hostNamespace: c.contested!.settings.namespace, loaded: c }));
-  if (contested.length === 0 || !(deps.target instanceof KubeTarget)) return;
-  try {
-    for (const a of holdersOf(contested, await deps.target.recordsByCluster(contested.map((c) => c.name)))) {
-      a.loaded.spec = a.loaded.contested;
-      a.loaded.diagnostics = a.loaded.diagnostics.filter((d) => d.code !== "namespace-conflict");
-    }
-  } catch (err) {
-    deps.logger.warn("cannot read the records of clusters claiming one namespace: both stay refused", { error: (err as Error).message });
   }
 }
 
@@ -271,55 +259,6 @@ async function timedSync(deps: PassDeps): Promise<Snapshot> {
   }
 }
 
-async function reconcileAll(
-  deps: PassDeps,
-  state: PassState,
-  snap: Snapshot,
-  loaded: LoadedCluster[],
-  removed: string[],
-  live: Map<string, KubeObject[]> | undefined,
-  peers: ReadonlyMap<string, readonly string[]>,
-): Promise<{ runs: ClusterRun[]; complete: boolean }> {
-  const jobs: Job[] = [];
-  for (const c of loaded) {
-    const ns = c.spec?.settings.namespace ?? state.statuses.get(c.name)?.hostNamespace ?? defaultHostNamespace(c.name);
-    jobs.push({
-      cluster: c.name,
-      ns,
-      // A full pass (live listed) records a new revision only when something changed; an incremental one always.
-      run: async () => reconcilePresent(deps, c, snap.revision, await knownStatus(deps, state, c.name, ns, !!live), take(live, c.name), !live, peers),
-    });
-  }
-  for (const name of removed) {
-    const ns = state.statuses.get(name)?.hostNamespace ?? namespaceOf(live?.get(name)) ?? defaultHostNamespace(name);
-    jobs.push({
-      cluster: name,
-      ns,
-      run: async () => reconcileRemoved(deps, name, ns, snap.revision, await knownStatus(deps, state, name, ns, !!live), take(live, name)),
-    });
-  }
-  // The jobs hold the loaded clusters; each is released once taken, so a full pass does not keep 1,000 specs to its end.
-  loaded.length = 0;
-  const queue: Array<Job | undefined> = jobs;
-  const runs: ClusterRun[] = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    // Stopping: the clusters in hand finish (and record their status); no other is started.
-    while (next < queue.length && !deps.stopping?.()) {
-      const job = queue[next]!;
-      queue[next++] = undefined;
-      const run = await safely(job, snap.revision);
-      settle(deps, state, run);
-      runs.push(run);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(deps.concurrency ?? 4, queue.length) }, worker));
-  runs.sort(byCluster);
-  deps.onChunk?.(runs);
-  if (!deps.keepPlans) for (const run of runs) delete run.sync;
-  return { runs, complete: next >= queue.length };
-}
-
 function byCluster(a: ClusterRun, b: ClusterRun): number {
   return a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0;
 }
@@ -329,9 +268,8 @@ function byCluster(a: ClusterRun, b: ClusterRun): number {
  * suspension (`vc restore`) and another replica's writes are seen; the copy in memory when the read fails.
  * A full pass reads every status in one LIST first and skips the GETs.
  */
-async function knownStatus(deps: PassDeps, state: PassState, cluster: string, ns: string, fresh: boolean): Promise<ClusterStatus | undefined> {
+async function knownStatus(deps: PassDeps, state: PassState, cluster: string, ns: string): Promise<ClusterStatus | undefined> {
   const mem = state.statuses.get(cluster);
-  if (fresh) return mem;
   try {
     return (await deps.store.read(cluster, ns)) ?? mem;
   } catch (err) {
@@ -379,35 +317,6 @@ function hasFiles(dir: string): boolean {
   return entries.some((e) => !e.name.startsWith(".") && (e.isDirectory() ? hasFiles(join(dir, e.name)) : true));
 }
 
-function namespaceOf(objs: KubeObject[] | undefined): string | undefined {
-  return objs?.find((o) => o.metadata.namespace)?.metadata.namespace;
-}
-
-/** A cluster's share of the fleet inventory, released from the map as it is used (the fleet's live objects are large). */
-function take(live: Map<string, KubeObject[]> | undefined, cluster: string): KubeObject[] | undefined {
-  if (!live) return undefined;
-  const objs = live.get(cluster) ?? [];
-  live.delete(cluster);
-  return objs;
-}
-
-interface Job {
-  cluster: string;
-  ns: string;
-  run: () => Promise<ClusterRun>;
-}
-
-async function safely(job: Job, revision: string): Promise<ClusterRun> {
-  const started = Date.now();
-  try {
-    return await forCluster(job.cluster, job.run);
-  } catch (err) {
-    // A failure outside the per-object handling (listing, render, status write): this cluster fails and is retried, others go on.
-    const message = (err as Error).message ?? String(err);
-    return { cluster: job.cluster, hostNamespace: job.ns, revision, result: "failed", message, durationMs: Date.now() - started, statusWritten: false };
-  }
-}
-
 /** Folder names under clusters/ (what the loader would read), sorted. */
 function clusterFolders(root: string): string[] {
   const base = join(root, CLUSTERS_DIR);
@@ -418,19 +327,6 @@ function clusterFolders(root: string): string[] {
     .filter((e) => e.isDirectory() && !e.name.startsWith(".") && hasFiles(join(base, e.name)))
     .map((e) => e.name)
     .sort();
-}
-
-/** Repository-level errors located in a cluster's folder make that cluster invalid too. */
-function attribute(res: LoadResult): LoadedCluster[] {
-  const errors = res.diagnostics.filter((d) => d.severity === "error");
-  if (errors.length === 0) return res.clusters;
-  return res.clusters.map((c) => {
-    const known = new Set(c.diagnostics.map((d) => JSON.stringify(d)));
-    const mine = errors.filter((d) => (d.file === c.dir || d.file.startsWith(`${c.dir}/`)) && !known.has(JSON.stringify(d)));
-    if (mine.length === 0 && (c.spec === undefined || !c.diagnostics.some((d) => d.severity === "error"))) return c;
-    const { spec: _spec, ...rest } = c;
-    return { ...rest, diagnostics: [...c.diagnostics, ...mine] };
-  });
 }
 
 function settle(deps: PassDeps, state: PassState, run: ClusterRun): void {

@@ -199,6 +199,8 @@ export class RecordStore {
    */
   async listClusters(clusters: readonly string[], source: string | undefined): Promise<ClusterRecord[]> {
     const names = [...new Set(clusters)];
+    // Named by a LIST of this unit of work already, and nothing written since: from the memo.
+    if (this.memo.on && names.every((c) => this.memo.clusters.has(c))) return names.flatMap((c) => this.memo.clusters.get(c)!).sort(byClusterThenAge);
     const before = this.memo;
     const writes = before.writes;
     const listed = await this.list(selectorIn(LABELS.managedBy, names));

@@ -10,6 +10,7 @@ import { toYaml } from "../plan/diff.js";
 import { stripServerFields } from "../plan/normalize.js";
 import { withholdCredentials } from "../render/secrets.js";
 import { DirStatusStore } from "../records/dir-store.js";
+import { localIdentity, type Identity } from "../host/identity.js";
 import type { StatusStoreOptions } from "../records/status-store.js";
 import type { Target, WriteOptions } from "./types.js";
 
@@ -88,6 +89,16 @@ export class DirTarget implements Target {
     return names;
   }
 
+  async listInventories(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
+    const out = new Map<string, KubeObject[]>();
+    for (const c of clusters) out.set(c, await this.listInventory(c));
+    return out;
+  }
+
+  clusterNames(): Promise<string[]> {
+    return this.listClusterNames();
+  }
+
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
     const fleet = new Map<string, KubeObject[]>();
     for (const name of await this.#clusterFolderNames()) {
@@ -157,6 +168,10 @@ export class DirTarget implements Target {
   /** A folder stores any kind. */
   async missingKinds(): Promise<Array<{ apiVersion: string; kind: string }>> {
     return [];
+  }
+
+  async actor(): Promise<Identity> {
+    return localIdentity();
   }
 
   statusStore(opts: StatusStoreOptions = {}): DirStatusStore {

@@ -1,6 +1,8 @@
 // Where a plan goes: the Target interface shared by the live host (`kube`) and hydrated manifests (`dir:PATH`).
 import type { KubeObject, ObjectRef } from "../kube/object.js";
 import type { ClaimIndex } from "../claims/claim-index.js";
+import type { Identity } from "../host/identity.js";
+import type { ClusterRecord } from "../records/record.js";
 import type { StatusStore, StatusStoreOptions } from "../records/status-store.js";
 
 /** The target used when none is given: hydrated manifests in `./hydrated` (relative to the working directory). */
@@ -21,6 +23,19 @@ export interface Target {
   listInventory(cluster: string, hostNamespace?: string): Promise<KubeObject[]>;
   /** Live objects vc applied for every cluster, grouped by cluster name: one LIST per kind for the whole fleet. */
   listFleetInventory(): Promise<Map<string, KubeObject[]>>;
+  /**
+   * The live objects of each named cluster (an empty list for one with nothing on the target): on a host one LIST per
+   * kind selecting them all, kept to their records; on dir: each cluster's folder.
+   */
+  listInventories(clusters: readonly string[]): Promise<Map<string, KubeObject[]>>;
+  /** The clusters with objects on the target, sorted: on a host those this source has records of; on dir: the folders. */
+  clusterNames(): Promise<string[]>;
+  /**
+   * A reader of the fleet's live objects in the order the target holds them (a host: one paged LIST per kind for the
+   * whole fleet, handed out a chunk at a time), with the clusters in that order. Absent: a chunk's objects are listed
+   * with the chunk (listInventories).
+   */
+  fleetReader?(clusters: readonly string[], known: ReadonlyMap<string, string>, opts?: { pageSize?: number }): Promise<FleetReader>;
   /** Server-side apply of the whole object with field manager "vc", forcing conflicts; returns the live result. */
   apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject>;
   /**
@@ -43,8 +58,32 @@ export interface Target {
    * checked against the host.
    */
   hostClaimIndex?(): Promise<ClaimIndex>;
+  /** Who writes to the target: the host's confirmation for a live host (else the kubeconfig's claim), the local account for a folder. */
+  actor(): Promise<Identity>;
   /** Where the target keeps each cluster's status and history: vc's records on a host, files in a dir: folder. */
   statusStore(opts?: StatusStoreOptions): StatusStore;
+  /**
+   * Starts a unit of work (a run, a chunk of a run): the target's records are read afresh and then once for the unit;
+   * `fleet`: every record at once; `forgetClaims`: the public-host claims read before are read again.
+   */
+  startUnit?(opts?: { fleet?: boolean; forgetClaims?: boolean }): void;
+  /** Ends the unit of work: every read asks again. */
+  endUnit?(): void;
+  /** Whether a unit of work is on. */
+  readonly unitOpen?: boolean;
+  /** The records this run reads, by cluster (of `only` when given): a target that keeps records. */
+  recordsByCluster?(only?: readonly string[]): Promise<Map<string, ClusterRecord>>;
+  /** Where the target keeps its records (a host's records namespace). */
+  readonly recordsNamespace?: string;
+  /** The source whose records this run reads and writes (its owner name; "" without one), on a target that keeps records. */
+  source?: string;
+  /** The clusters vc applied before it kept records (a host: an inventory-labelled Namespace each), with their host namespace. */
+  legacyClusters?(): Promise<Array<{ cluster: string; hostNamespace: string }>>;
+  /**
+   * Moves what vc kept in host namespaces before records into records (a host), for those of `clusters` without a
+   * record; a dry run keeps them in memory for the plan. One line per migrated cluster, to tell.
+   */
+  migrateRecords?(clusters: ReadonlyArray<{ cluster: string; hostNamespace: string }>, opts: { dryRun?: boolean; historyLimit?: number }): Promise<Array<{ cluster: string; hostNamespace: string; message: string }>>;
   /** Releases connections. */
   close(): Promise<void>;
   /**
@@ -79,62 +118,15 @@ export interface OpenTargetOptions {
   context?: string;
 }
 
-export type { KubeObject, ObjectRef };
-
-// ---- syncing a cluster (src/pipeline/sync.ts): plan + apply, shared by `vc apply` and the reconciler ----
-
-import type { Action, Plan } from "../plan/types.js";
-
-export type Outcome = "created" | "updated" | "deleted" | "unchanged" | "failed" | "skipped";
-
-export const OUTCOMES: readonly Outcome[] = ["created", "updated", "deleted", "unchanged", "failed", "skipped"];
-
-export interface ObjectResult {
-  ref: ObjectRef;
-  action: Action;
-  outcome: Outcome;
-  /** Why it failed or was skipped. */
-  message?: string;
-  /**
-   * False for a dry-run create the server could not check: its namespace does not exist yet (this run would create
-   * it), so the server answers NotFound for anything in it.
-   */
-  checked?: false;
+/** The fleet's live objects handed out a chunk at a time (Target.fleetReader). */
+export interface FleetReader {
+  /** The clusters in the order the reader hands them out best. */
+  order: string[];
+  /** The live objects of the named clusters, let go by the reader. */
+  take(clusters: readonly string[]): Promise<Map<string, KubeObject[]>>;
+  /** Why the reader went back to reading a chunk at a time, once it has. */
+  readonly fellBack: string | undefined;
 }
 
-export interface SyncInput {
-  cluster: string;
-  hostNamespace: string;
-  /** The rendered objects; each carries the inventory label of `cluster`. */
-  desired: KubeObject[];
-  /** Live inventory already read (from listFleetInventory); when absent, syncCluster lists it. */
-  live?: KubeObject[];
-}
-
-export interface SyncOptions {
-  prune: boolean;
-  dryRun: boolean;
-  allowMassPrune: boolean;
-  /** Recreate objects whose update the server refuses (immutable fields) instead of blocking the cluster. */
-  force?: boolean;
-  /** Writes in flight at once within one ordering stage (default 8). */
-  concurrency?: number;
-  /** Called after each object is done (progress of long runs). */
-  onProgress?: (done: number, total: number, result: ObjectResult) => void;
-  /** This source's owner name: recorded on every object; a cluster another source owns is blocked (plan.ownerConflict). */
-  owner?: string;
-  /** The public hosts other clusters of the same run claim (claims/host-claims.ts runClaims). */
-  peers?: ReadonlyMap<string, readonly string[]>;
-  /** How `peers` that nobody holds live are decided (default "refuse-all"; the reconciler's pass uses "first-name"). */
-  peerTies?: "refuse-all" | "first-name";
-}
-
-export interface SyncResult {
-  cluster: string;
-  plan: Plan;
-  results: ObjectResult[];
-  counts: Record<Outcome, number>;
-  /** No object failed and the prune guard did not stop the run (`plan.blocked` then says why). */
-  ok: boolean;
-  durationMs: number;
-}
+/** A fleet reader found the target listing out of its own order: a chunk may have been handed out short of an object. */
+export class ReadOrderError extends Error {}

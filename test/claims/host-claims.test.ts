@@ -4,7 +4,7 @@ import { lostClaims, liveClaimsOf, publicHosts } from "../../src/claims/host-cla
 import type { LiveClaim } from "../../src/claims/claim-index.js";
 import { KubeClient } from "../../src/host/client.js";
 import { KubeTarget } from "../../src/sinks/kube/target.js";
-import { syncCluster } from "../../src/pipeline/sync.js";
+import { syncCluster } from "../../src/pipeline/cluster.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
 const API = "networking.mesh.io/v1beta1";

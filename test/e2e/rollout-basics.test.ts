@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import type { KubeObject } from "../../src/kube/object.js";
 import { readClusterHealth } from "../../src/health/read.js";
 import { silentLogger } from "../../src/model/log.js";
-import { defaultEngine } from "../../src/reconciler/defaults.js";
+import { defaultEngine } from "../../src/pipeline/engine.js";
 import { newPassState, runPass, type PassDeps } from "../../src/reconciler/pass.js";
 import { FolderSource } from "../../src/reconciler/source.js";
 import { KubeStatusStore } from "../../src/records/status-store.js";

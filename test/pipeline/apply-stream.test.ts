@@ -1,5 +1,5 @@
-// `vc apply` of a whole fleet, streamed a chunk at a time (applyFleetStreamed), leaves the host as applying the fleet at
-// once (applyFleet) does and reports the same: drift, an invalid folder, one suspended in cluster.yaml, a namespace
+// `vc apply` of a whole fleet a chunk at a time (applyFleet, chunks of 2) leaves the host as applying the fleet as one
+// chunk does and reports the same: drift, an invalid folder, one suspended in cluster.yaml, a namespace
 // claimed across chunks, a removed cluster, a new public host claimed in two chunks, a cluster another source holds.
 import { expect } from "chai";
 import { load } from "js-yaml";
@@ -8,14 +8,15 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import type { KubeObject } from "../../src/kube/object.js";
-import { loadDesired, loadDesiredIndex } from "../../src/pipeline/load.js";
-import { applyFleet, applyFleetStreamed, type FleetApplyReport } from "../../src/pipeline/fleet.js";
+import { loadDesiredIndex } from "../../src/pipeline/load.js";
+import { applyFleet, type FleetApplyReport } from "../../src/pipeline/fleet.js";
 import { DirTarget } from "../../src/sinks/dir.js";
 import { KubeClient } from "../../src/host/client.js";
 import { INVENTORY_TYPES, KubeTarget } from "../../src/sinks/kube/target.js";
 import { prepareRecords } from "../../src/pipeline/prepare.js";
-import type { SyncResult, Target } from "../../src/sinks/types.js";
-import { toJson, toText } from "../../src/cli/apply.js";
+import type { SyncResult } from "../../src/plan/types.js";
+import type { Target } from "../../src/sinks/types.js";
+import { toJson, toText } from "../../src/cli/apply-report.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { runVc } from "../support/vc.js";
 
@@ -32,7 +33,7 @@ function printed(report: FleetApplyReport): { text: string; json: string } {
 /** The streamed run, with each chunk's whole results (the report keeps a compact copy of each) put back for printing. */
 async function streamed(target: Target, repo: string, opts: { prune: boolean; owner?: string }, chunk: number): Promise<FleetApplyReport> {
   const whole: SyncResult[] = [];
-  const report = await applyFleetStreamed(target, await loadDesiredIndex(repo, REV), { ...opts, allowMassPrune: true, dryRun: false, onChunk: (r) => void whole.push(...r) }, chunk);
+  const report = await applyFleet(target, await loadDesiredIndex(repo, REV), { ...opts, allowMassPrune: true, dryRun: false }, { chunkSize: chunk, onChunk: (o) => void whole.push(...o.filter((x) => x.state === "synced").map((x) => x.sync!)) });
   expect(report.results.map((r) => r.cluster)).to.deep.equal(whole.map((r) => r.cluster));
   expect(report.results.every((r) => r.results.length === 0 && r.plan.changes.length === 0), "the report lets the objects go").to.equal(true);
   return { ...report, results: whole };
@@ -71,12 +72,12 @@ describe("pipeline/fleet: a streamed apply", function () {
   for (const prune of [false, true]) {
     it(`on dir: writes the same files and reports the same as applying the fleet at once${prune ? " (--prune)" : ""}`, async () => {
       const base = join(tmp, "base");
-      await applyFleet(new DirTarget(base), await loadDesired(repo, REV), { prune: true, allowMassPrune: false, dryRun: false });
+      await applyFleet(new DirTarget(base), await loadDesiredIndex(repo, REV), { prune: true, allowMassPrune: false, dryRun: false });
       change();
       cpSync(base, join(tmp, "whole"), { recursive: true });
       cpSync(base, join(tmp, "streamed"), { recursive: true });
       const opts = { prune, allowMassPrune: true, dryRun: false };
-      const whole = await applyFleet(new DirTarget(join(tmp, "whole")), await loadDesired(repo, REV), opts);
+      const whole = await applyFleet(new DirTarget(join(tmp, "whole")), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER, keepResults: true });
       const chunked = await streamed(new DirTarget(join(tmp, "streamed")), repo, opts, 2);
       expect(printed(chunked)).to.deep.equal(printed(whole));
       expect(files(join(tmp, "streamed"))).to.deep.equal(files(join(tmp, "whole")));
@@ -124,9 +125,9 @@ describe("pipeline/fleet: a streamed apply", function () {
       for (const [i, s] of servers.entries()) {
         const target = targetOf(s);
         try {
-          const desired = await loadDesired(repo, REV);
-          await prepareRecords(target, desired, "mine");
-          reports.push(i === 0 ? await applyFleet(target, desired, { prune: true, allowMassPrune: true, dryRun: false, owner: "mine" }) : await streamed(target, repo, { prune: true, owner: "mine" }, 2));
+          const index = await loadDesiredIndex(repo, REV);
+          await prepareRecords(target, index.state, "mine");
+          reports.push(i === 0 ? await applyFleet(target, index, { prune: true, allowMassPrune: true, dryRun: false, owner: "mine" }, { chunkSize: Number.MAX_SAFE_INTEGER, keepResults: true }) : await streamed(target, repo, { prune: true, owner: "mine" }, 2));
         } finally {
           await target.close();
         }

@@ -1,4 +1,4 @@
-// `vc diff` of a whole fleet against a host, streamed (planFleetStreamed): the live objects come from one paged LIST
+// `vc diff` of a whole fleet against a host, streamed (planFleet, chunks of 2): the live objects come from one paged LIST
 // per kind for the whole fleet, from the store, handed out a chunk at a time in the store's order (FleetInventoryReader);
 // or, as `vc apply` reads them, from one LIST per kind per chunk, selecting the chunk's clusters from the watch cache.
 // Either way the report is the one planning the fleet at once gives: drift, a removed cluster, an invalid one, a
@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
-import { loadDesired, loadDesiredIndex } from "../../src/pipeline/load.js";
-import { applyFleet, planFleet, planFleetStreamed } from "../../src/pipeline/fleet.js";
+import { loadDesiredIndex } from "../../src/pipeline/load.js";
+import { applyFleet, planFleet } from "../../src/pipeline/fleet.js";
 import { KubeClient } from "../../src/host/client.js";
 import { INVENTORY_TYPES, KubeTarget } from "../../src/sinks/kube/target.js";
 import { formatPlanReport } from "../../src/plan/format.js";
@@ -33,7 +33,7 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
     server = await startKubeServer({ profile });
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
     await generateFleet(repo, { clusters: 9, meshPerCluster: 1 });
-    const applied = await applyFleet(target(), await loadDesired(repo, REV), { prune: true, allowMassPrune: false, dryRun: false });
+    const applied = await applyFleet(target(), await loadDesiredIndex(repo, REV), { prune: true, allowMassPrune: false, dryRun: false });
     expect(applied.results.every((r) => r.ok)).to.equal(true);
     // Drift in one cluster, one folder removed, one invalid, and the first and last (in name order) claiming one namespace.
     const values = join(repo, "clusters", sorted[3]!, "values.yaml");
@@ -64,12 +64,12 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
   for (const prune of [false, true]) {
     it(`plans what planning the fleet at once plans, reading the live objects fleet-wide or chunk by chunk${prune ? " (--prune)" : ""}`, async () => {
       const opts = { prune, allowMassPrune: true, selected: [] };
-      const whole = formatPlanReport(await planFleet(target(), await loadDesired(repo, REV), opts), "json");
+      const whole = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }), "json");
       let fleetWide = "";
       let chunked = "";
       const fellBack: string[] = [];
-      const wide = await inventoryLists(async () => (fleetWide = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 2, onFallBack: (why) => fellBack.push(why) }), "json")));
-      const chunks = await inventoryLists(async () => (chunked = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads: "chunk" }), "json")));
+      const wide = await inventoryLists(async () => (fleetWide = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 2, onFallBack: (why) => fellBack.push(why) }), "json")));
+      const chunks = await inventoryLists(async () => (chunked = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads: "chunk" }), "json")));
       expect(fleetWide).to.equal(whole);
       expect(chunked).to.equal(whole);
       expect(fellBack).to.deep.equal([]);
@@ -99,12 +99,12 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
 
   it("reads the rest chunk by chunk, to the same report, when a continue token expires between two pages", async () => {
     const opts = { prune: true, allowMassPrune: true, selected: [] };
-    const whole = formatPlanReport(await planFleet(target(), await loadDesired(repo, REV), opts), "json");
+    const whole = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }), "json");
     const expired = server.faults.add({ method: "GET", path: "/apis/apps/v1/statefulsets", nth: 2, status: 410 });
     const fellBack: string[] = [];
     try {
       let report = "";
-      const lists = await inventoryLists(async () => (report = formatPlanReport(await planFleetStreamed(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 2, onFallBack: (why) => fellBack.push(why) }), "json")));
+      const lists = await inventoryLists(async () => (report = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 2, onFallBack: (why) => fellBack.push(why) }), "json")));
       expect(expired.fired).to.equal(1);
       expect(report).to.equal(whole);
       expect(fellBack).to.have.length(1);
@@ -117,7 +117,7 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
 
   it("plans the fleet again chunk by chunk, to the same report, when a server lists out of its key order", async () => {
     const opts = { prune: true, allowMassPrune: true, selected: [] };
-    const whole = formatPlanReport(await planFleet(target(), await loadDesired(repo, REV), opts), "json");
+    const whole = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }), "json");
     // No server here lists out of order: a client that reverses each page of StatefulSets stands in for one.
     const client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" });
     const page = client.listPage.bind(client);
@@ -126,7 +126,7 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
       return type.kind === "StatefulSet" ? { ...read, items: [...read.items].reverse() } : read;
     };
     const fellBack: string[] = [];
-    const report = formatPlanReport(await planFleetStreamed(new KubeTarget(client), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 3, onFallBack: (why) => fellBack.push(why) }), "json");
+    const report = formatPlanReport(await planFleet(new KubeTarget(client), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 3, onFallBack: (why) => fellBack.push(why) }), "json");
     expect(report).to.equal(whole);
     expect(fellBack).to.have.length(1);
     expect(fellBack[0]).to.match(/key order/);
@@ -138,12 +138,12 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
     const t = target();
     t.source = "";
     const from = server.requests.length;
-    const report = formatPlanReport(await planFleetStreamed(t, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads }), "json");
+    const report = formatPlanReport(await planFleet(t, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads }), "json");
     const records = server.requests.slice(from).filter((r) => r.verb === "list" && r.namespace === "vc-system" && r.resource === "configmaps").map((r) => decodeURIComponent(r.query));
     // One LIST of every record for the run (the host's size, the removed clusters, the claims, each chunk's records).
     expect(records, records.join("\n")).to.have.length(1);
     expect(records[0]).to.not.match(/ in \(/);
     // The same report as without a source: no chunk's cluster or namespace is held by another record.
-    expect(report).to.equal(formatPlanReport(await planFleet(target(), await loadDesired(repo, REV), opts), "json"));
+    expect(report).to.equal(formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }), "json"));
   });
 });

@@ -2,7 +2,7 @@
 import { expect } from "chai";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { cachingEngine } from "../../src/reconciler/defaults.js";
+import { cachingEngine } from "../../src/pipeline/engine.js";
 import { Bed, name, newPassState, runPass } from "./harness.js";
 
 describe("reconciler: validation cache between passes", function () {

@@ -5,15 +5,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
-import { defaultEngine } from "../../src/reconciler/defaults.js";
+import { defaultEngine } from "../../src/pipeline/engine.js";
 import { DirStatusStore } from "../../src/records/dir-store.js";
 import { newPassState, runPass, type PassDeps } from "../../src/reconciler/pass.js";
 import { FolderSource } from "../../src/reconciler/source.js";
 import { silentLogger } from "../../src/model/log.js";
 import { DirTarget, manifestPath } from "../../src/sinks/dir.js";
-import { loadDesired } from "../../src/pipeline/load.js";
+import { loadDesiredIndex } from "../../src/pipeline/load.js";
 import { planFleet } from "../../src/pipeline/fleet.js";
-import type { ClusterRun } from "../../src/pipeline/cluster.js";
+import type { ClusterRun } from "../../src/reconciler/cluster.js";
 import type { Plan } from "../../src/plan/types.js";
 
 const CLUSTERS = 7;
@@ -61,7 +61,7 @@ describe("reconciler: a full pass over a dir: target", function () {
   });
   const plansOf = (runs: ClusterRun[]): Plan[] => runs.filter((r) => r.sync).map((r) => r.sync!.plan);
   /** vc diff's plans of the same repository and files (the whole fleet's inventory read first). */
-  const diffPlans = async (prune = true): Promise<Plan[]> => (await planFleet(target, await loadDesired(repo, "local"), { prune, allowMassPrune: true })).plans;
+  const diffPlans = async (prune = true): Promise<Plan[]> => (await planFleet(target, await loadDesiredIndex(repo, "local"), { prune, allowMassPrune: true }, { keepPlans: true })).plans;
   const file = (cluster: string, kind: string, objName: string, apiVersion: string): string =>
     join(target.root, manifestPath(cluster, { apiVersion, kind, name: objName, namespace: `vc-${cluster}` }));
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import { KubeClient } from "../../src/host/client.js";
 import { KubeTarget } from "../../src/sinks/kube/target.js";
-import { defaultEngine } from "../../src/reconciler/defaults.js";
+import { defaultEngine } from "../../src/pipeline/engine.js";
 import { silentLogger } from "../../src/model/log.js";
 import { createMetrics } from "../../src/reconciler/metrics.js";
 import { newPassState, runPass, type PassDeps, type PassRequest } from "../../src/reconciler/pass.js";

@@ -4,7 +4,7 @@ import { expect } from "chai";
 import { readClusterHealth } from "../../src/health/read.js";
 import type { Logger } from "../../src/model/log.js";
 import { fromData, record, toData, type Reconciliation } from "../../src/records/status.js";
-import { worthWriting } from "../../src/pipeline/cluster.js";
+import { worthWriting } from "../../src/records/outcome.js";
 import { formatDetail, formatTable } from "../../src/cli/status.js";
 import { Bed, name, newPassState, runPass } from "./harness.js";
 

@@ -2,7 +2,7 @@
 import { expect } from "chai";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultEngine } from "../../src/reconciler/defaults.js";
+import { defaultEngine } from "../../src/pipeline/engine.js";
 import { MAX_FILE_BYTES } from "../../src/repo/read.js";
 import { smallBomb } from "../validate/fixture.js";
 import { Bed, name, newPassState, runPass } from "./harness.js";

@@ -233,7 +233,7 @@ describe("reconciler: local folder source", function () {
     cpSync(join(process.cwd(), "clusters"), join(repo, "clusters"), { recursive: true });
     const target = new DirTarget(join(tmp, "out"));
     const events: PassResult[] = [];
-    const { defaultEngine } = await import("../../src/reconciler/defaults.js");
+    const { defaultEngine } = await import("../../src/pipeline/engine.js");
     const loop = new ReconcileLoop(
       { engine: defaultEngine, target, store: new DirStatusStore(target.root), allowMassPrune: false, mayWrite: () => true, source: new FolderSource(repo), logger: silentLogger },
       { intervalMs: 3_600_000, resyncMs: 3_600_000, watch: true, onPass: (e) => void (!("error" in e) && events.push(e)) },

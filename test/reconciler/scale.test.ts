@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import { silentLogger } from "../../src/model/log.js";
-import { defaultEngine } from "../../src/reconciler/defaults.js";
+import { defaultEngine } from "../../src/pipeline/engine.js";
 import { DirStatusStore } from "../../src/records/dir-store.js";
 import type { LoadOptions } from "../../src/pipeline/engine.js";
 import { ReconcileLoop, type Clock } from "../../src/reconciler/loop.js";

@@ -9,7 +9,7 @@ import { TestRepo } from "../support/git-server.js";
 import { runVc } from "../support/vc.js";
 import type { ClusterStatus } from "../../src/records/status.js";
 import { formatPlanReport } from "../../src/plan/format.js";
-import { toText as applyText } from "../../src/cli/apply.js";
+import { toText as applyText } from "../../src/cli/apply-report.js";
 import { formatFindings } from "../../src/ops/doctor/format.js";
 
 const FULL = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];

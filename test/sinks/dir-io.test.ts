@@ -5,9 +5,8 @@ import { mkdtemp, mkdir, readdir, rm, stat, symlink, writeFile } from "node:fs/p
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { clustersOnTarget } from "../../src/pipeline/inventory.js";
 import { DirTarget } from "../../src/sinks/dir.js";
-import { syncCluster } from "../../src/pipeline/sync.js";
+import { syncCluster } from "../../src/pipeline/cluster.js";
 import { clusterObjects } from "../plan/fixtures.js";
 
 describe("sinks/dir: I/O at scale", () => {
@@ -29,7 +28,7 @@ describe("sinks/dir: I/O at scale", () => {
     await writeFile(join(dir, "out", "b", "vc-b", "configmap_x.yaml"), "kind: [unclosed\n");
     // An empty folder is no cluster.
     await mkdir(join(dir, "out", "c"));
-    expect(await clustersOnTarget(target)).to.deep.equal(["a", "b"]);
+    expect(await target.clusterNames()).to.deep.equal(["a", "b"]);
     expect(await target.listClusterNames()).to.deep.equal(["a", "b"]);
   });
 

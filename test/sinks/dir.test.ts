@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DirTarget, manifestPath } from "../../src/sinks/dir.js";
 import { openTarget, TargetSpecError } from "../../src/sinks/index.js";
-import { syncCluster } from "../../src/pipeline/sync.js";
+import { syncCluster } from "../../src/pipeline/cluster.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { clusterObjects } from "../plan/fixtures.js";
 

@@ -6,6 +6,7 @@ import type { ClusterRecord } from "../../records/record.js";
 import { LABELS } from "../../translate/keys.js";
 import { mapLimit } from "../../util/pool.js";
 import { ExpiredContinue, KubeApiError, type KubeClient } from "../../host/client.js";
+import { ReadOrderError } from "../types.js";
 
 /**
  * Live objects read for clusters whose chunk has not been taken yet, past which the reader stops merging and reads the
@@ -23,8 +24,6 @@ export const FLEET_PAGE = 250;
 /** Kinds whose pages are read at once: each page is parsed whole before it is sorted into chunks. */
 const KINDS_AT_ONCE = 4;
 
-/** The store listed a kind out of its key order: a chunk may have been handed out before all its objects were read. */
-export class ListOrderError extends Error {}
 
 /** More objects wait for later chunks than AHEAD_MAX: the reads stop where they are. */
 class TooFarAhead extends Error {}
@@ -72,7 +71,7 @@ class KindCursor {
       }
       for (const o of items) {
         const at = positionOf(o);
-        if (at <= this.last) throw new ListOrderError(`the server listed ${o.kind} ${at} after ${this.last}: not in its store's key order`);
+        if (at <= this.last) throw new ReadOrderError(`the server listed ${o.kind} ${at} after ${this.last}: not in its store's key order`);
         this.last = at;
         route(o);
       }
@@ -91,7 +90,7 @@ class KindCursor {
  *
  * A continue token the server lets expire between two pages, or more than AHEAD_MAX objects waiting for later chunks
  * (the reads stop there: memory stays bounded whatever the order), make the chunk in hand and the rest be read one
- * LIST per kind each (byChunk); a LIST out of key order throws ListOrderError, as a chunk may have been handed out
+ * LIST per kind each (byChunk); a LIST out of key order throws ReadOrderError, as a chunk may have been handed out
  * short of an object.
  */
 export class FleetInventoryReader {

@@ -4,7 +4,8 @@ import { resourceFor } from "../../kube/resources.js";
 import { selectorIn } from "../../kube/selector.js";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries } from "../../records/archive.js";
 import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "../../records/status.js";
-import type { KubeTarget } from "./target.js";
+import type { KubeClient } from "../../host/client.js";
+import type { RecordStore } from "../../records/store.js";
 import { mapLimit } from "../../util/pool.js";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS } from "../../translate/keys.js";
 import { ownedFields } from "../../plan/managed-fields.js";
@@ -23,6 +24,16 @@ export interface Migration {
   suspended: boolean;
 }
 
+/** What the migration reads and writes of the host (the kube target). */
+export interface LegacyHost {
+  readonly client: KubeClient;
+  readonly records: RecordStore;
+  readonly source?: string;
+  readonly pending: Map<string, ClusterRecord>;
+  recordsByCluster(only?: readonly string[]): Promise<Map<string, ClusterRecord>>;
+  listBySelector(labelSelector: string): Promise<KubeObject[]>;
+}
+
 /**
  * Migrates the clusters that have no record of this source yet but that vc applied before records existed: their
  * Namespace (cluster-scoped: no tenant may label it) carries the cluster's inventory label and no other source's owner
@@ -32,7 +43,7 @@ export interface Migration {
  * nothing in a host namespace is read as a record.
  */
 export async function migrateRecords(
-  target: KubeTarget,
+  target: LegacyHost,
   clusters: ReadonlyArray<{ cluster: string; hostNamespace: string }>,
   opts: { dryRun?: boolean; historyLimit?: number } = {},
 ): Promise<Migration[]> {
@@ -76,7 +87,7 @@ export function migrationLine(m: Migration, dryRun: boolean): string {
   return `cluster ${m.cluster}: ${dryRun ? "would migrate" : "migrated"} vc's record from host namespace ${m.hostNamespace} (vc-status, vc-history, inventory labels: ${what}) to the records namespace`;
 }
 
-async function legacyRecord(target: KubeTarget, source: string, cluster: string, ns: KubeObject): Promise<{ record: ClusterRecord; archived: Reconciliation[] } | undefined> {
+async function legacyRecord(target: LegacyHost, source: string, cluster: string, ns: KubeObject): Promise<{ record: ClusterRecord; archived: Reconciliation[] } | undefined> {
   if (!ours(ns, cluster, source)) return undefined;
   const hostNamespace = ns.metadata.name;
   const labelled = await target.listBySelector(`${LABELS.inventory}=${cluster}`);

@@ -9,7 +9,11 @@ import { KubeStatusStore, type StatusStoreOptions } from "../../records/status-s
 import { MESH_GROUP, RESOURCES, type ResourceType } from "../../kube/resources.js";
 import { inventorySelector, LABELS } from "../../translate/keys.js";
 import { stripServerFields } from "../../plan/normalize.js";
-import type { Target, WriteOptions } from "../types.js";
+import type { FleetReader, Target, WriteOptions } from "../types.js";
+import { FleetInventoryReader, inNamespaceOrder } from "./fleet-inventory.js";
+import { migrateRecords, migrationLine } from "./migrate.js";
+import { resourceFor } from "../../kube/resources.js";
+import { whoAmI, type Identity } from "../../host/identity.js";
 import { KubeApiError, KubeClient } from "../../host/client.js";
 import { Discovery } from "../../host/discovery.js";
 import { ClaimIndex } from "../../claims/claim-index.js";
@@ -126,6 +130,63 @@ export class KubeTarget implements Target {
       if (this.claims?.index === index) this.claims = undefined;
     });
     return index;
+  }
+
+  async listInventories(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
+    if (clusters.length === 0) return new Map();
+    // A kind the host does not serve (mesh CRDs not installed: 404) holds nothing; the plan then says what is missing.
+    return this.listRecordedInventory(clusters);
+  }
+
+  /** The clusters this source has records of (one LIST of the records namespace). */
+  async clusterNames(): Promise<string[]> {
+    return [...(await this.recordsByCluster()).keys()].sort();
+  }
+
+  /**
+   * The fleet's live objects by one paged LIST per kind from the store, handed out a chunk at a time in the order the
+   * store lists them: by the host namespace each cluster's record names (the repository's for one without a record).
+   */
+  async fleetReader(clusters: readonly string[], known: ReadonlyMap<string, string>, opts: { pageSize?: number } = {}): Promise<FleetReader> {
+    const records = await this.recordsByCluster();
+    const order = inNamespaceOrder(clusters, (c) => records.get(c)?.hostNamespace ?? known.get(c));
+    const reader = new FleetInventoryReader(this.client, INVENTORY_TYPES, records, order, (names) => this.listInventories(names), opts);
+    return { order, take: (names) => reader.take(names), get fellBack() { return reader.fellBack; } };
+  }
+
+  actor(): Promise<Identity> {
+    return whoAmI(this.client);
+  }
+
+  get recordsNamespace(): string {
+    return this.records.namespace;
+  }
+
+  /**
+   * The clusters vc applied before records (an inventory-labelled Namespace: cluster-scoped, no tenant may label one),
+   * with their host namespace: what a pass migrates. One small LIST.
+   */
+  async legacyClusters(): Promise<Array<{ cluster: string; hostNamespace: string }>> {
+    const namespaces = await this.client.list(resourceFor("v1", "Namespace")!, { labelSelector: LABELS.inventory });
+    return namespaces.map((n) => ({ cluster: n.metadata.labels![LABELS.inventory]!, hostNamespace: n.metadata.name })).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+  }
+
+  async migrateRecords(clusters: ReadonlyArray<{ cluster: string; hostNamespace: string }>, opts: { dryRun?: boolean; historyLimit?: number } = {}): Promise<Array<{ cluster: string; hostNamespace: string; message: string }>> {
+    const done = await migrateRecords(this, clusters, opts);
+    return done.map((m) => ({ cluster: m.cluster, hostNamespace: m.hostNamespace, message: migrationLine(m, !!opts.dryRun) }));
+  }
+
+  startUnit(opts: { fleet?: boolean; forgetClaims?: boolean } = {}): void {
+    this.records.memoize({ fleet: !!opts.fleet });
+    if (opts.forgetClaims) this.forgetHostClaims();
+  }
+
+  endUnit(): void {
+    this.records.unmemoize();
+  }
+
+  get unitOpen(): boolean {
+    return this.records.memoized;
   }
 
   /** The recorded live inventory of the named clusters (one LIST per kind selecting them, one LIST of records). */

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../../support/kube-server/index.js";
 import { KubeClient } from "../../../src/host/client.js";
 import { KubeTarget, INVENTORY_TYPES } from "../../../src/sinks/kube/target.js";
-import { syncCluster } from "../../../src/pipeline/sync.js";
+import { syncCluster } from "../../../src/pipeline/cluster.js";
 import { buildPlan } from "../../../src/plan/build.js";
 import { LABELS } from "../../../src/translate/keys.js";
 import type { KubeObject } from "../../../src/kube/object.js";

@@ -1,6 +1,6 @@
 // The public host claims of the clusters of one reconcile pass, read from their specs before any write (host-claims.ts decides them).
 import { folderClaims } from "../validate/host-claims.js";
-import type { LoadedCluster } from "./engine.js";
+import type { LoadedCluster } from "../pipeline/engine.js";
 import type { ClusterStatus } from "../records/status.js";
 
 /**

@@ -1,4 +1,4 @@
-// Syncs one cluster: read its inventory, plan, then apply stage by stage and prune in reverse; per-object results.
+// Carries out a cluster's plan: apply stage by stage, prune in reverse, keep the record in step; per-object results.
 import { describeRef, objectKey, type KubeObject } from "../kube/object.js";
 import { buildPlan, emptyCounts } from "../plan/build.js";
 import { maskSecretValuesIn } from "../plan/mask.js";
@@ -7,21 +7,26 @@ import { stageOf } from "../kube/order.js";
 import type { Plan, PlannedChange } from "../plan/types.js";
 import { blockPlan } from "./gates.js";
 import { mapLimit } from "../util/pool.js";
-import { OUTCOMES, type ObjectResult, type Outcome, type SyncInput, type SyncOptions, type SyncResult, type Target } from "../sinks/types.js";
+import { OUTCOMES, type ObjectResult, type Outcome, type SyncResult } from "../plan/types.js";
+import type { Target } from "../sinks/types.js";
+import type { PeerTies } from "../claims/host-claims.js";
 
-/** Reads the live inventory (unless given), plans and applies. */
-export async function syncCluster(target: Target, input: SyncInput, opts: SyncOptions): Promise<SyncResult> {
-  const started = Date.now();
-  // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
-  const live = input.live ?? (await target.listInventory(input.cluster));
-  const desired = target.prepare ? input.desired.map((o) => target.prepare!(o)) : input.desired;
-  const held = target.heldElsewhere && input.desired.length > 0 ? (await target.heldElsewhere([{ cluster: input.cluster, hostNamespace: input.hostNamespace }])).get(input.cluster) : undefined;
-  const plan: Plan = held
-    ? { cluster: input.cluster, changes: [], counts: emptyCounts(), blocked: held.message, ...(held.sources.length > 0 ? { ownerConflict: held.sources } : {}) }
-    : buildPlan(input.cluster, desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force, owner: opts.owner, recorded: target.recorded });
-  plan.hostNamespace ??= input.hostNamespace;
-  const result = await applyPlan(target, plan, opts);
-  return { ...result, durationMs: Date.now() - started };
+export interface SyncOptions {
+  prune: boolean;
+  dryRun: boolean;
+  allowMassPrune: boolean;
+  /** Recreate objects whose update the server refuses (immutable fields) instead of blocking the cluster. */
+  force?: boolean;
+  /** Writes in flight at once within one ordering stage (default 8). */
+  concurrency?: number;
+  /** Called after each object is done (progress of long runs). */
+  onProgress?: (done: number, total: number, result: ObjectResult) => void;
+  /** This source's owner name: recorded on every object; a cluster another source owns is blocked (plan.ownerConflict). */
+  owner?: string;
+  /** The public hosts other clusters of the same run claim (claims/host-claims.ts runClaims). */
+  peers?: ReadonlyMap<string, readonly string[]>;
+  /** How `peers` that nobody holds live are decided (default "refuse-all"; the reconciler's pass uses "first-name"). */
+  peerTies?: PeerTies;
 }
 
 /**
