@@ -123,7 +123,7 @@ export async function run(ctx: BenchContext): Promise<void> {
     const leaders = [0, 1, 2].map((s) => start(`shard-${s}`, s));
     const dying = leaders[victim]!;
     await until(`shard ${victim}'s leader to take its Lease`, async () => (await leaseHolder(kube, victim, SHARDS)) === dying.identity, 300_000, 200);
-    const standby = start("standby", victim);
+    const _standby = start("standby", victim);
 
     const victimSize = shardNames(victim).length;
     await until(`shard ${victim}'s leader a third into its pass`, () => dying.reconciled() >= Math.ceil(victimSize / 3), 3_600_000, 100);

@@ -62,7 +62,7 @@ describe("docs", () => {
 
   it("nothing in the project refers to paths outside it (only .ci/run may name the shared folder)", () => {
     const offenders: string[] = [];
-    const outside = new RegExp(["\\.\\./", "shared/"].join("") + "|" + ["/work", "/shared"].join(""));
+    const outside = new RegExp(`${["\\.\\./", "shared/"].join("")}|${["/work", "/shared"].join("")}`);
     for (const file of tracked()) {
       if (file === ".ci/run" || file === "test/docs.test.ts" || !existsSync(join(ROOT, file))) continue;
       const text = readFileSync(join(ROOT, file), "utf8");

@@ -58,7 +58,7 @@ export function cliReference(vc: Command, metricsProxy: Command): string {
     "Exit codes of every `vc` command: 0 success (or no drift), 1 invalid input or drift found, 2 usage or runtime",
     "failure. `VC_DEBUG=1` adds stack traces to runtime errors. `vc help <command>` prints the same text as below.",
     "",
-    "Commands: " + commands.map((c) => `[\`${c.name()}\`](#vc-${c.name()})`).join(", ") + ", and [`vc-metrics-proxy`](#vc-metrics-proxy).",
+    `Commands: ${commands.map((c) => `[\`${c.name()}\`](#vc-${c.name()})`).join(", ")}, and [\`vc-metrics-proxy\`](#vc-metrics-proxy).`,
     "",
     "Options of `vc` itself, given before or after the command:",
     "",

@@ -61,7 +61,7 @@ const PAST: Record<Outcome, string> = { created: "created", updated: "updated", 
 const WOULD: Record<Outcome, string> = { created: "would create", updated: "would update", deleted: "would delete", unchanged: "unchanged", failed: "would fail", skipped: "would skip" };
 const WOULD_COUNT: Record<Outcome, string> = { created: "to create", updated: "to update", deleted: "to delete", unchanged: "unchanged", failed: "refused", skipped: "to skip" };
 
-export function outcomeLine(counts: Record<Outcome, number>, dryRun = false): string {
+function outcomeLine(counts: Record<Outcome, number>, dryRun = false): string {
   return OUTCOMES.map((o) => `${counts[o]} ${(dryRun ? WOULD_COUNT : PAST)[o]}`).join(", ");
 }
 

@@ -17,7 +17,6 @@ import { indexForCommand, openTargetForCommand, requireKnownClusters, withTarget
 
 /** What -o takes. */
 const APPLY_FORMATS = ["text", "json", "yaml"] as const;
-type ApplyFormat = (typeof APPLY_FORMATS)[number];
 
 interface ApplyFlags extends TargetFlags {
   dryRun?: boolean;

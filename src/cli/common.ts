@@ -3,7 +3,7 @@ import { EXIT, reportError, UserError } from "../model/errors.js";
 import { dataYaml } from "../model/data-yaml.js";
 import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 
-export { EXIT, reportError, UnknownClusterError, UserError } from "../model/errors.js";
+export { EXIT,  UnknownClusterError, UserError } from "../model/errors.js";
 export { parseDuration } from "../model/duration.js";
 
 export type DataFormat = "json" | "yaml";
@@ -25,7 +25,7 @@ export function parseOutputFormat<T extends string>(value: string, allowed: read
 }
 
 /** Runs a command action and turns any error into a message and an exit code. */
-export function action<A extends unknown[]>(fn: (...args: A) => Promise<number | void> | number | void) {
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<number | undefined> | number | undefined) {
   return async (...args: A): Promise<void> => {
     try {
       const code = await fn(...args);

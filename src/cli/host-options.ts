@@ -38,7 +38,7 @@ export function closeHosts(): void {
 }
 
 /** Errors of the operations that are the user's to fix become UserErrors (no stack trace). */
-export function asUserError(err: unknown, known: Array<new (...a: never[]) => Error> = []): never {
+function asUserError(err: unknown, known: Array<new (...a: never[]) => Error> = []): never {
   if (err instanceof UserError) throw err;
   if (err instanceof HostError) throw new UserError(err.message, EXIT.failure);
   if (known.some((k) => err instanceof k)) throw new UserError((err as Error).message, EXIT.failure);

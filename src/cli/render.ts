@@ -10,7 +10,7 @@ import { renderSpecs } from "../render/fleet.js";
 import { JsonListWriter, objectFilePath, toYamlDocument, toYamlStream } from "../render/output.js";
 import { sourceRevision } from "../render/revision.js";
 import { holdsInlineCredential, withholdCredentials } from "../render/secrets.js";
-import { loadAndValidate, unknownClusters, validSpecs } from "../validate/index.js";
+import { loadAndValidate, validSpecs } from "../validate/index.js";
 import { namespaceClaims } from "../validate/namespace-claims.js";
 import type { Diagnostic } from "../model/diagnostic.js";
 import { action, EXIT, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";

@@ -5,7 +5,7 @@ import { hostFrom, requireKnownCluster, userErrors, withHostOptions, type HostFl
 import { findCluster } from "../ops/cluster-ref.js";
 import { restore, RestoreError } from "../ops/restore.js";
 import { credentialsFor } from "../ops/oci/auth.js";
-import { parseReference, ReferenceError } from "../ops/oci/reference.js";
+import { parseReference, OciReferenceError } from "../ops/oci/reference.js";
 import { BackupError } from "../ops/oci/backup.js";
 import { RegistryError } from "../ops/oci/client.js";
 
@@ -60,7 +60,7 @@ export function register(program: Command): void {
           }).finally(() => process.off("SIGINT", onSigint));
           process.stdout.write(`restored ${name} (namespace ${namespace}) from ${report.backup.pinned}; control plane back at ${report.replicas} replica(s)\n`);
           return EXIT.ok;
-        }, [RestoreError, ReferenceError, BackupError, RegistryError]);
+        }, [RestoreError, OciReferenceError, BackupError, RegistryError]);
       }),
     );
 }

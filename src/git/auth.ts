@@ -29,7 +29,7 @@ export class GitCredential {
 }
 
 /** Default username sent with a bare token; GitHub, GitLab and Gitea accept any username with a token as password. */
-export const TOKEN_USERNAME = "x-access-token";
+const TOKEN_USERNAME = "x-access-token";
 
 /** Reads credentials from the file if given, otherwise from the environment; undefined when there are none. */
 export function loadGitCredential(opts: GitAuthOptions = {}): GitCredential | undefined {

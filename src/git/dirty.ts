@@ -4,7 +4,7 @@ import { relative, sep } from "node:path";
 import git from "isomorphic-git";
 
 /** Appended to a commit SHA when the work tree vc read differed from that commit (as `git describe --dirty` does). */
-export const DIRTY_SUFFIX = "-dirty";
+const DIRTY_SUFFIX = "-dirty";
 
 /** The paths under the fleet's folder that vc reads: the work tree differs from HEAD when one of them does. */
 const READ_PATHS = ["clusters", "policy.yaml", "fleet"];

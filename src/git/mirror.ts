@@ -39,7 +39,7 @@ export class GitRemoteError extends Error {
 }
 
 /** File in `.git` naming the commit whose files are in the work tree (absent while they are being written). */
-export const CHECKOUT_MARKER = "vc-checkout";
+const CHECKOUT_MARKER = "vc-checkout";
 
 export class GitMirror {
   readonly url: string;
@@ -141,7 +141,7 @@ export class GitMirror {
 }
 
 /** A short reason for a failed git request, without URLs that could carry credentials. */
-export function describeGitError(err: unknown): string {
+function describeGitError(err: unknown): string {
   const e = err as { code?: string; message?: string; data?: { statusCode?: number; statusMessage?: string } };
   if (e?.data?.statusCode) return `HTTP ${e.data.statusCode}${e.data.statusMessage ? ` ${e.data.statusMessage}` : ""}`;
   if (e?.code && /^E[A-Z]+$/.test(e.code)) return e.code;

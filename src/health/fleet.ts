@@ -20,7 +20,7 @@ export function healthRefs(refs: readonly ObjectRef[]): KubeObject[] {
 }
 
 /** A function that reads one cluster's health from the host, for the clusters given (a desired state's, or their references). */
-export function healthReader(client: KubeClient, clusters: readonly HealthTarget[]): (cluster: string) => Promise<ClusterHealth> {
+function healthReader(client: KubeClient, clusters: readonly HealthTarget[]): (cluster: string) => Promise<ClusterHealth> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
   return async (cluster) => {
     const c = byName.get(cluster);

@@ -13,7 +13,7 @@ import pLimit from "p-limit";
 import { requestBudget, type RequestBudget } from "./budget.js";
 import { parseWarningHeaders, tellWarnings, WarningTeller, type WarningSink } from "./warnings.js";
 
-export { DEFAULT_BUDGET, setRequestBudget, type RequestBudget } from "./budget.js";
+export type {   RequestBudget } from "./budget.js";
 
 /** What vc says of each cause `reason` of a Status (metav1.CauseType); the server's own wording changes between releases. */
 const CAUSE_WORDS: Record<string, string> = {
@@ -64,7 +64,7 @@ export class KubeApiError extends Error {
   }
 }
 
-export type Query = Record<string, string | number | boolean | undefined>;
+type Query = Record<string, string | number | boolean | undefined>;
 
 export interface RequestOptions {
   query?: Query;
@@ -232,7 +232,7 @@ export class KubeClient {
             return { res: answer, text: await answer.text() };
           });
         });
-        const texts = parseWarningHeaders(res.headers.raw()["warning"] ?? []);
+        const texts = parseWarningHeaders(res.headers.raw().warning ?? []);
         if (texts.length > 0) (this.warnings ? this.warnings.tell(this.server, method, path, texts) : tellWarnings(this.server, method, path, texts));
         if (res.ok) return (opts.response === "text" ? text : text ? JSON.parse(text) : undefined) as T;
         const parsed = parseBody(text);
@@ -387,7 +387,7 @@ export class KubeClient {
 }
 
 /** The catalogue entry of an object's kind, or an error naming the kind vc does not know. */
-export function typeOf(ref: Pick<ObjectRef, "apiVersion" | "kind">): ResourceType {
+function typeOf(ref: Pick<ObjectRef, "apiVersion" | "kind">): ResourceType {
   const type = resourceFor(ref.apiVersion, ref.kind);
   if (!type) throw new Error(`unknown kind ${ref.kind} (${ref.apiVersion}): vc cannot read or write it`);
   return type;

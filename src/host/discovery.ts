@@ -15,7 +15,7 @@ interface GroupList {
 }
 
 /** How long answers are reused: one run (or one reconcile pass) asks once; a CRD installed later is seen soon after. */
-export const DISCOVERY_TTL_MS = 30_000;
+const DISCOVERY_TTL_MS = 30_000;
 
 /**
  * Groups every kube-apiserver serves: the core group, the unsuffixed built-in groups and `*.k8s.io` (a CRD may not
@@ -23,7 +23,7 @@ export const DISCOVERY_TTL_MS = 30_000;
  */
 const BUILT_IN_GROUPS = new Set(["apps", "batch", "policy", "autoscaling", "extensions"]);
 
-export function isBuiltIn(apiVersion: string): boolean {
+function isBuiltIn(apiVersion: string): boolean {
   const slash = apiVersion.indexOf("/");
   if (slash < 0) return true;
   const group = apiVersion.slice(0, slash);
@@ -46,7 +46,7 @@ export class Discovery {
     for (const k of kinds) {
       if (isBuiltIn(k.apiVersion)) continue;
       const served = await this.groupVersion(k.apiVersion);
-      if (!served || !served.has(k.kind)) out.push(k);
+      if (!served?.has(k.kind)) out.push(k);
     }
     return out;
   }

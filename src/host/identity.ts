@@ -12,7 +12,7 @@ import { KubeApiError, type KubeClient } from "./client.js";
  * verified: the subject a token claims, the name of the kubeconfig's user entry (a kubeconfig may call itself
  * anything, `reconciler` included) and `local user`, the account vc runs as (a `dir:` target has no server to ask).
  */
-export type IdentitySource = "SelfSubjectReview" | "TokenReview" | "impersonation" | "client certificate" | "token subject" | "kubeconfig user" | "local user";
+type IdentitySource = "SelfSubjectReview" | "TokenReview" | "impersonation" | "client certificate" | "token subject" | "kubeconfig user" | "local user";
 
 export interface Identity {
   name: string;
@@ -22,7 +22,7 @@ export interface Identity {
 }
 
 /** The prefix of an identity the server did not confirm, wherever it is recorded or shown. */
-export const UNVERIFIED = "unverified: ";
+const UNVERIFIED = "unverified: ";
 
 /** The name that goes on a record: the server's when it confirmed one, else `unverified: <name>`. */
 export function recordedName(id: Identity): string {
@@ -38,7 +38,7 @@ const SELF_REVIEW_VERSIONS = ["v1", "v1beta1"];
  * 1.20, where creating one is a 403 for all but admins), "forbidden" when the server refuses to tell. Other failures
  * (the server does not answer, refuses the credentials) are thrown.
  */
-export async function selfSubjectReview(client: KubeClient, log: (line: string) => void = () => {}): Promise<string | "forbidden" | undefined> {
+async function selfSubjectReview(client: KubeClient, log: (line: string) => void = () => {}): Promise<string | "forbidden" | undefined> {
   for (const version of SELF_REVIEW_VERSIONS) {
     const path = `/apis/authentication.k8s.io/${version}`;
     let served: { resources?: Array<{ name?: string }> } | undefined;
@@ -177,7 +177,7 @@ export function localIdentity(): Identity {
 }
 
 /** The CN of a PEM client certificate (inline base64 data or a file), or undefined. */
-export function certificateName(certData: string | undefined, certFile: string | undefined): string | undefined {
+function certificateName(certData: string | undefined, certFile: string | undefined): string | undefined {
   try {
     const pem = certData ? Buffer.from(certData, "base64") : certFile ? readFileSync(certFile) : undefined;
     if (!pem) return undefined;
@@ -191,7 +191,7 @@ export function certificateName(certData: string | undefined, certFile: string |
 /** `sub` of a ServiceAccount JWT (`system:serviceaccount:NS:NAME`); undefined for any other token. Not verified: the server did that. */
 export function serviceAccountSubject(token: string | undefined): string | undefined {
   const parts = token?.trim().split(".");
-  if (!parts || parts.length !== 3) return undefined;
+  if (parts?.length !== 3) return undefined;
   try {
     const claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as { sub?: unknown };
     return typeof claims.sub === "string" && /^system:serviceaccount:[^:]+:[^:]+$/.test(claims.sub) ? claims.sub : undefined;

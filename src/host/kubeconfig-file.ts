@@ -30,7 +30,7 @@ export function userKubeconfigPath(explicit?: string, env: NodeJS.ProcessEnv = p
 }
 
 /** Where client-node reads a service account's token when running inside a cluster. */
-export const IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+const IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
 /**
  * Why no kubeconfig can be found, or undefined when one can: without `--kubeconfig`, KUBECONFIG, ~/.kube/config or

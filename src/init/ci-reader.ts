@@ -14,9 +14,9 @@ interface RbacObject {
 }
 
 /** Verbs vc diff needs: it lists the inventory by label and reads objects back; it never writes. */
-export const READ_VERBS = ["get", "list", "watch"] as const;
+const READ_VERBS = ["get", "list", "watch"] as const;
 
-export const CI_READER = "vc-ci-reader";
+const CI_READER = "vc-ci-reader";
 
 /**
  * The manifests of the CI identity: ServiceAccount, ClusterRole and ClusterRoleBinding. The ClusterRole holds the

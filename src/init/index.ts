@@ -10,7 +10,7 @@ import { scaffoldFleet, type FleetFile } from "./scaffold.js";
 /** The repository that publishes vc's GitHub Action (action.yml at its root), tagged `v<version>` per release. */
 export const ACTION_REPOSITORY = "vc-project/vc";
 export const DEFAULT_OWNERS = "@your-org/platform-team";
-export const PLACEHOLDER_REPO_URL = "https://github.com/your-org/fleet.git";
+const PLACEHOLDER_REPO_URL = "https://github.com/your-org/fleet.git";
 
 export interface InitOptions {
   /** Folder of the fleet repository (created when missing). */

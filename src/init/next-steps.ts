@@ -16,7 +16,7 @@ export interface NextStepsInput {
   filesWritten: number;
 }
 
-export interface NextStep {
+interface NextStep {
   command: string;
   why: string;
 }
@@ -27,7 +27,7 @@ function shellWord(text: string): string {
 }
 
 /** The commands to run, each with why; `git push` needs a remote, added when vc init made the repository. */
-export function nextSteps(input: NextStepsInput): NextStep[] {
+function nextSteps(input: NextStepsInput): NextStep[] {
   const steps: NextStep[] = [];
   const rel = relative(input.cwd, input.root);
   if (rel !== "") steps.push({ command: `cd ${shellWord(isAbsolute(rel) ? input.root : rel)}`, why: "the fleet repository" });

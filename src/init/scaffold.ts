@@ -33,7 +33,7 @@ export interface ScaffoldInputs {
 const SYSTEM_NAMESPACE = "vc-system";
 
 /** `dot-github/x` -> `.github/x`: npm leaves some dotfiles out of packages, so templates spell them `dot-`. */
-export function templateTarget(templatePath: string): string {
+function templateTarget(templatePath: string): string {
   return templatePath
     .split("/")
     .map((seg) => (seg.startsWith("dot-") ? `.${seg.slice(4)}` : seg))
@@ -41,7 +41,7 @@ export function templateTarget(templatePath: string): string {
 }
 
 /** Replaces every `@@NAME@@`; a placeholder without a value is a bug in the templates, not a user error. */
-export function fillPlaceholders(text: string, values: Readonly<Record<string, string>>, where: string): string {
+function fillPlaceholders(text: string, values: Readonly<Record<string, string>>, where: string): string {
   return text.replace(/@@([A-Z_]+)@@/g, (_, key: string) => {
     const value = values[key];
     if (value === undefined) throw new Error(`template ${where}: no value for @@${key}@@`);

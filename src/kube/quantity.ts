@@ -23,7 +23,7 @@ const MAX_INT64 = (1n << 63n) - 1n;
  * The one place vc is stricter than the server: a quantity string longer than this is refused (the server would read
  * it, slowly: printing a million-digit amount takes seconds). No real amount comes near it.
  */
-export const MAX_QUANTITY_LENGTH = 1000;
+const MAX_QUANTITY_LENGTH = 1000;
 const NANO = -9;
 const SUFFIX_CHARS = "eEinumkKMGTP";
 // The server trims a quantity it decodes from JSON (strings.TrimSpace of the raw JSON text): only white space that a

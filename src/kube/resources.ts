@@ -19,11 +19,11 @@ export function apiVersionOf(t: Pick<ResourceType, "group" | "version">): string
 }
 
 export const MESH_GROUP = "networking.mesh.io";
-export const MESH_VERSION = "v1beta1";
+const MESH_VERSION = "v1beta1";
 export const MESH_API_VERSION = `${MESH_GROUP}/${MESH_VERSION}`;
 /** cert-manager's API (integrations.certManager): Certificates a cluster folder holds under certificates/. */
 export const CERT_MANAGER_GROUP = "cert-manager.io";
-export const CERT_MANAGER_VERSION = "v1";
+const CERT_MANAGER_VERSION = "v1";
 export const CERT_MANAGER_API_VERSION = `${CERT_MANAGER_GROUP}/${CERT_MANAGER_VERSION}`;
 export const METRICS_GROUP = "metrics.orch.io";
 export const METRICS_VERSION = "v1beta1";

@@ -1,6 +1,6 @@
 // Kubernetes label and field selectors: parse the full string syntax once, match many times.
 
-export type Operator = "=" | "!=" | "in" | "notin" | "exists" | "!" | "gt" | "lt";
+type Operator = "=" | "!=" | "in" | "notin" | "exists" | "!" | "gt" | "lt";
 
 export interface Requirement {
   key: string;
@@ -86,7 +86,7 @@ export type Labels = Readonly<Record<string, string>> | undefined | null;
 /** True when the labels satisfy every requirement (the semantics of the API server). */
 export function matchesRequirements(requirements: readonly Requirement[], labels: Labels): boolean {
   for (const r of requirements) {
-    const has = labels != null && Object.prototype.hasOwnProperty.call(labels, r.key);
+    const has = labels != null && Object.hasOwn(labels, r.key);
     const value = has ? labels![r.key]! : undefined;
     switch (r.operator) {
       case "=":

@@ -58,7 +58,7 @@ export interface AuthorizerOptions {
   now?: () => number;
 }
 
-export const DEFAULT_AUTHZ_LIMITS = { timeoutMs: 5_000, maxInFlight: 16, maxQueued: 256 };
+const DEFAULT_AUTHZ_LIMITS = { timeoutMs: 5_000, maxInFlight: 16, maxQueued: 256 };
 
 /**
  * Decides with SubjectAccessReviews, caching decisions by user and attributes. Bounded: at most `maxInFlight` reviews

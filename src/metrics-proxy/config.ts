@@ -90,7 +90,7 @@ export function buildCommand(): Command {
 }
 
 /** Validates parsed options into a ProxyConfig; throws UserError naming the bad flag. */
-export function toConfig(o: Record<string, string | undefined>): ProxyConfig {
+function toConfig(o: Record<string, string | undefined>): ProxyConfig {
   const cluster = o.cluster!;
   if (!DNS_LABEL.test(cluster)) throw new UserError(`invalid --cluster "${cluster}": a virtual cluster name is a DNS label`);
   const hostNamespace = o.hostNamespace!;
@@ -113,7 +113,7 @@ export function toConfig(o: Record<string, string | undefined>): ProxyConfig {
     } catch {
       url = undefined;
     }
-    if (!url || url.protocol !== "https:") throw new UserError(`invalid --virtual-server "${o.virtualServer}": use an https URL, e.g. https://my-cluster.vc-my-cluster.svc:443`);
+    if (url?.protocol !== "https:") throw new UserError(`invalid --virtual-server "${o.virtualServer}": use an https URL, e.g. https://my-cluster.vc-my-cluster.svc:443`);
   }
   const apiService = o.apiservice ?? `v1beta1.${o.apiGroup}`;
   if (apiService !== "" && !GROUP.test(apiService)) throw new UserError(`invalid --apiservice "${apiService}": an APIService is named <version>.<group>`);

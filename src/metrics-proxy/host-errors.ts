@@ -11,7 +11,7 @@ export interface HostAccess {
 }
 
 /** The permission a host access needs, in the words of an RBAC denial. */
-export function describeAccess(a: HostAccess): string {
+function describeAccess(a: HostAccess): string {
   const scope = a.namespace ? `in the namespace "${a.namespace}"` : "at the cluster scope";
   return `${a.verb} resource "${a.resource}" in API group "${a.group}" ${scope}`;
 }

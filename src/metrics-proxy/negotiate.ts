@@ -18,7 +18,7 @@ export interface MediaRange {
 const JSON_TYPE = "application/json";
 
 /** The Content-Type of a form, parameters in the order clients send them (g, v, as). */
-export function contentTypeOf(form: DiscoveryForm): string {
+function contentTypeOf(form: DiscoveryForm): string {
   return form === "legacy" ? JSON_TYPE : `${JSON_TYPE};g=${AGGREGATED_GROUP};v=${form};as=${AGGREGATED_KIND}`;
 }
 
@@ -84,7 +84,7 @@ export function negotiateDiscovery(accept: string | undefined, aggregatable: boo
 }
 
 /** The 406 of an Accept naming nothing served at this path. */
-export function notAcceptable(aggregatable: boolean): ApiError {
+function notAcceptable(aggregatable: boolean): ApiError {
   const served: DiscoveryForm[] = aggregatable ? ["legacy", ...AGGREGATED_VERSIONS] : ["legacy"];
   return new ApiError("NotAcceptable", `only the following media types are accepted: ${served.map(contentTypeOf).join(", ")}`);
 }
@@ -95,7 +95,7 @@ export function etagOf(body: string): string {
 }
 
 /** True when an If-None-Match header names `etag` (or is `*`); weak tags compare by their opaque part. */
-export function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   return ifNoneMatch.split(",").some((t) => {
     const tag = t.trim().replace(/^W\//, "");

@@ -56,7 +56,7 @@ export class ApiError extends Error {
 }
 
 /** The message of the spec for a host metrics API that is down or not registered. */
-export const METRICS_NOT_AVAILABLE = "metrics not available";
+const METRICS_NOT_AVAILABLE = "metrics not available";
 
 export function notFound(group: string, resource: string, name: string): ApiError {
   const kind = resource;

@@ -1,7 +1,7 @@
 // JSON-lines logging shared by the long-running processes (reconciler, metrics proxy): one object per line.
 import { maskCredentialsInText } from "./secrets.js";
 
-export type Level = "debug" | "info" | "warn" | "error";
+type Level = "debug" | "info" | "warn" | "error";
 const ORDER: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
 export interface Logger {

@@ -11,7 +11,7 @@ export interface LabelSelector {
 }
 
 /** One wave of fleet/rollout.yaml as written. */
-export interface WaveSpec {
+interface WaveSpec {
   name: string;
   selector?: LabelSelector;
   /** Cumulative share (0-100] of the rollout's clusters reached by the end of this wave. */
@@ -32,7 +32,7 @@ export interface RolloutFile {
 }
 
 /** A pause between waves: milliseconds, or "manual" (until `vc rollout resume`). */
-export type Pause = number | "manual";
+type Pause = number | "manual";
 
 /** One wave with its defaults resolved. */
 export interface Wave {
@@ -53,8 +53,8 @@ export interface RolloutSettings {
 }
 
 /** Defaults of fleet/rollout.yaml (also in the schema). */
-export const DEFAULT_GATE_TIMEOUT = "10m";
-export const DEFAULT_PAUSE = "0";
+const DEFAULT_GATE_TIMEOUT = "10m";
+const DEFAULT_PAUSE = "0";
 
 function pauseOf(text: string): Pause {
   return text === "manual" ? "manual" : text === "0" ? 0 : parseDuration(text);

@@ -38,11 +38,6 @@ export function maskUrlCredentials(text: string, mask = MASK): string {
   return text.replace(URL_CREDENTIAL, (_m, head: string) => `${head}:${mask}@`);
 }
 
-/** The passwords of the `scheme://user:password@` URLs in a text. */
-export function urlPasswords(text: string): string[] {
-  return [...text.matchAll(URL_CREDENTIAL)].map((m) => m[2]!);
-}
-
 /** True when a text holds a URL with a password. */
 export function hasUrlCredential(text: string): boolean {
   URL_CREDENTIAL.lastIndex = 0;

@@ -1,17 +1,17 @@
 // The effective values of a virtual cluster: the values file with every default filled in.
 // The defaults themselves live in schemas/values.schema.json (the one source of truth); this is their shape.
 
-export interface Quantities {
+interface Quantities {
   cpu?: string;
   memory?: string;
 }
 
-export interface EnvVar {
+interface EnvVar {
   name: string;
   value: string;
 }
 
-export interface ImageRef {
+interface ImageRef {
   repository: string;
   tag: string;
   pullPolicy: "Always" | "IfNotPresent" | "Never";

@@ -2,7 +2,7 @@
 import { X509Certificate } from "node:crypto";
 
 /** Suggested warning window before expiry. */
-export const CERT_WARN_DAYS = 7;
+const CERT_WARN_DAYS = 7;
 
 export interface CertInfo {
   subject: string;

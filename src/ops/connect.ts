@@ -19,7 +19,7 @@ import {
 } from "../host/kubeconfig-file.js";
 
 /** The secret key holding the virtual cluster's kubeconfig. */
-export const KUBECONFIG_SECRET_KEY = "config";
+const KUBECONFIG_SECRET_KEY = "config";
 
 export class ConnectError extends Error {}
 

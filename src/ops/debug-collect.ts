@@ -48,7 +48,7 @@ function timeOf(e: KubeObject): string {
 }
 
 /** Events sorted by `.lastTimestamp` (falling back to eventTime and creation), oldest first, as kubectl --sort-by. */
-export function sortEvents(events: KubeObject[]): KubeObject[] {
+function sortEvents(events: KubeObject[]): KubeObject[] {
   return [...events].sort((a, b) => (timeOf(a) < timeOf(b) ? -1 : timeOf(a) > timeOf(b) ? 1 : a.metadata.name.localeCompare(b.metadata.name)));
 }
 

@@ -7,7 +7,7 @@ import type { PodLike } from "../health/pod-causes.js";
 
 export class ShellError extends Error {}
 
-export const SHELL_CONTAINER = "syncer";
+const SHELL_CONTAINER = "syncer";
 
 export interface ShellOptions {
   cluster: string;
@@ -32,7 +32,7 @@ function isTerminal(w: Writable): w is Terminal {
 }
 
 /** Why the pod cannot take a shell, or undefined when it can. */
-export function notRunning(pod: PodLike | undefined, name: string, namespace: string, cluster: string): string | undefined {
+function notRunning(pod: PodLike | undefined, name: string, namespace: string, cluster: string): string | undefined {
   if (!pod) return `pod ${namespace}/${name} not found: the control plane of ${cluster} is not running (scaled to 0, or not applied); run vc doctor ${cluster}`;
   const phase = pod.status?.phase ?? "Unknown";
   const cs = pod.status?.containerStatuses?.find((c) => c.name === SHELL_CONTAINER);
@@ -55,7 +55,7 @@ interface ExecStatus {
 }
 
 /** The remote command's exit code from the exec status message. */
-export function exitCodeOf(status: ExecStatus | undefined): number {
+function exitCodeOf(status: ExecStatus | undefined): number {
   if (!status || status.status === "Success") return 0;
   const cause = status.details?.causes?.find((c) => c.reason === "ExitCode");
   const code = Number(cause?.message);

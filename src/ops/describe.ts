@@ -22,7 +22,7 @@ import { names } from "../render/meta.js";
 import { CONFIG_KEY } from "../render/secrets.js";
 import { effectiveValues } from "../validate/values.js";
 
-export interface MeshObject {
+interface MeshObject {
   kind: string;
   hostName: string;
   virtualName?: string;
@@ -67,7 +67,7 @@ function imagesOf(obj: KubeObject | undefined): string[] {
 }
 
 /** The metrics API service's state in words: available, unavailable (reason), absent. */
-export function apiServiceState(svc: KubeObject | undefined): string {
+function apiServiceState(svc: KubeObject | undefined): string {
   if (!svc) return "absent";
   const c = ((svc.status as { conditions?: Array<{ type: string; status: string; reason?: string }> } | undefined)?.conditions ?? []).find((x) => x.type === "Available");
   if (c?.status === "True") return "available";

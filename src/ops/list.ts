@@ -53,7 +53,7 @@ const key = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name}
 const toHostError = (err: unknown) => (err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err);
 
 /** The clusters the host knows: vc's status records (through the status store) and control planes with vc's managed label. */
-export interface HostKnown {
+interface HostKnown {
   clusters: Map<string, string>;
   statuses: Map<string, ClusterStatus>;
   /** What could not be listed across namespaces, said once. */
@@ -62,7 +62,7 @@ export interface HostKnown {
   statefulSets?: KubeObject[];
 }
 
-export async function hostKnownClusters(host: KubeHost): Promise<HostKnown> {
+async function hostKnownClusters(host: KubeHost): Promise<HostKnown> {
   const clusters = new Map<string, string>();
   const statuses = new Map<string, ClusterStatus>();
   const notes: string[] = [];

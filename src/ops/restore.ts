@@ -38,9 +38,9 @@ export interface RestoreReport {
   replicas: number;
 }
 
-export const RESTORE_CONTAINER = "restore";
+const RESTORE_CONTAINER = "restore";
 export const restorePodName = (cluster: string) => `${cluster}-restore`;
-export const registrySecretName = (cluster: string) => `${cluster}-restore-registry`;
+const registrySecretName = (cluster: string) => `${cluster}-restore-registry`;
 const REGISTRY_DIR = "/etc/vc/registry";
 
 /** Waits, waking early when the signal aborts. */
@@ -74,7 +74,7 @@ function syncerOf(sts: KubeObject): Container | undefined {
 }
 
 /** The restore pod: the data volume (or the database endpoint) of the control plane, the pinned reference. */
-export function restorePod(o: { cluster: string; namespace: string; image: string; backup: VerifiedBackup; sts: KubeObject; withRegistrySecret: boolean }): KubeObject {
+function restorePod(o: { cluster: string; namespace: string; image: string; backup: VerifiedBackup; sts: KubeObject; withRegistrySecret: boolean }): KubeObject {
   const spec = o.sts.spec as StsSpec;
   const syncer = syncerOf(o.sts);
   const args = ["restore", `--from=${o.backup.pinned}`, `--store=${o.backup.config.store}`];

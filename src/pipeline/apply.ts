@@ -1,6 +1,5 @@
 // Carries out a cluster's plan: apply stage by stage, prune in reverse, keep the record in step; per-object results.
 import { describeRef, objectKey, type KubeObject } from "../kube/object.js";
-import { buildPlan, emptyCounts } from "../plan/build.js";
 import { maskSecretValuesIn } from "../plan/mask.js";
 import { maskCredentialsInText } from "../model/secrets.js";
 import { stageOf } from "../kube/order.js";

@@ -31,7 +31,7 @@ export interface FleetOptions {
 }
 
 /** A rollout's hold on the clusters it loads (src/rollout/driver.ts PassRollout). */
-export interface ChunkPins {
+interface ChunkPins {
   /** The `bases` load option for these clusters: the snapshot folder of each cluster pinned to an older base. */
   basesFor(names: readonly string[]): Promise<Record<string, string>>;
   /** Sets each loaded cluster's pin; `reload` loads clusters again over the newest base. */

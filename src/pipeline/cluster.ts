@@ -40,7 +40,7 @@ export interface ClusterPlanOptions {
 }
 
 /** The plan of a cluster another source holds: nothing to change, blocked with why. */
-export function heldPlan(cluster: string, held: Held): Plan {
+function heldPlan(cluster: string, held: Held): Plan {
   return { cluster, changes: [], counts: emptyCounts(), blocked: held.message, ...(held.sources.length > 0 ? { ownerConflict: held.sources } : {}) };
 }
 

@@ -7,7 +7,7 @@ import type { ClusterError } from "../plan/format.js";
 import { NAMESPACE_CONFLICT, namespaceClaims } from "../validate/namespace-claims.js";
 import { attribute, defaultEngine, loadIsolated, type Engine, type LoadedCluster, type LoadResult } from "./engine.js";
 
-export interface DesiredCluster {
+interface DesiredCluster {
   name: string;
   hostNamespace: string;
   /** cluster.yaml `prune` (default true): false keeps vc from ever pruning this cluster. */

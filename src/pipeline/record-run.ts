@@ -39,7 +39,7 @@ export interface ApplyRecordOptions {
   oneByOne?: boolean;
 }
 
-export type RecordOutcome =
+type RecordOutcome =
   /** The status (and history) now hold this run. */
   | "recorded"
   /** Nothing new: nothing of the cluster written or failed, and the same result (and message) as the last record. */
@@ -112,7 +112,7 @@ export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "stor
 }
 
 /** Records every cluster the run planned, left suspended, or found invalid; clusters outside the repository and dry runs are the caller's to leave out. */
-export async function recordApply(report: RunPart, desired: DesiredState, opts: ApplyRecordOptions): Promise<ClusterRecord[]> {
+async function recordApply(report: RunPart, desired: DesiredState, opts: ApplyRecordOptions): Promise<ClusterRecord[]> {
   const namespaceOf = (cluster: string, sync?: SyncResult): string =>
     desired.known.get(cluster) ?? sync?.plan.changes.find((c) => c.ref.namespace)?.ref.namespace ?? defaultHostNamespace(cluster);
   const units: Unit[] = [];

@@ -17,7 +17,7 @@ export function emptyCounts(): Record<Action, number> {
 }
 
 /** True when the object carries the inventory label of `cluster`: vc applied it for that cluster, so it may prune it. */
-export function inInventory(obj: KubeObject, cluster: string): boolean {
+function inInventory(obj: KubeObject, cluster: string): boolean {
   return obj.metadata.labels?.[LABELS.inventory] === cluster;
 }
 
@@ -104,7 +104,7 @@ export function buildPlan(cluster: string, rendered: readonly KubeObject[], live
 }
 
 /** Why a plan with updates the server would refuse is not applied, naming each object and field, and the way out. */
-export function refusedMessage(cluster: string, refused: readonly PlannedChange[]): string {
+function refusedMessage(cluster: string, refused: readonly PlannedChange[]): string {
   const what = refused.map((c) => `${describeRef(c.ref)} (${c.immutable!.join(", ")})`).join(", ");
   return (
     `cannot update in place: the API server refuses changes of immutable fields of ${what}; vc applies nothing of cluster ${cluster} while it stands. ` +
@@ -115,7 +115,7 @@ export function refusedMessage(cluster: string, refused: readonly PlannedChange[
 }
 
 /** Why prune never deletes a namespace, shown with each one it keeps. */
-export const NAMESPACE_KEPT =
+const NAMESPACE_KEPT =
   "namespaces are never pruned: deleting one would delete what vc does not own in it (the control plane's volume claims, synced pods, other tools' objects); delete it by hand once it is empty";
 
 function isNamespace(ref: { apiVersion: string; kind: string }): boolean {

@@ -5,7 +5,7 @@ import { PREFIX } from "../translate/keys.js";
 import { managedView, normalizeDesired } from "./normalize.js";
 import type { Plan, PlannedChange } from "./types.js";
 
-export interface ChangeGroup {
+interface ChangeGroup {
   /** What the clusters of the group change, the same in each: `update StatefulSet spec.replicas; create ConfigMap`. */
   change: string;
   clusters: string[];

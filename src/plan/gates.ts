@@ -26,7 +26,7 @@ export function blockUnserved(plan: Plan, missing: readonly Kind[]): Plan {
 }
 
 /** One message for all the missing kinds of a cluster, grouped by API group, with what the host needs. */
-export function unservedMessage(cluster: string, missing: readonly Kind[]): string {
+function unservedMessage(cluster: string, missing: readonly Kind[]): string {
   const byGroup = new Map<string, Kind[]>();
   for (const k of missing) {
     const g = k.apiVersion.split("/")[0]!;
@@ -67,11 +67,6 @@ export function blockContests(plan: Plan, contests: readonly Contest[]): Plan {
   return { ...plan, blocked: contestMessage(plan.cluster, contests), hostClaims: contests.map((c) => c.host) };
 }
 
-/** Each plan's claimed public hosts, by cluster: the peers of one run. */
-export function runClaims(plans: readonly Plan[]): Map<string, string[]> {
-  return new Map(plans.map((p) => [p.cluster, [...new Set(p.changes.flatMap((c) => (c.action !== "delete" && c.desired ? publicHosts(c.desired) : [])))]]));
-}
-
 /**
  * The plan given the objects it would create that exist on the target outside the cluster's record: objects taken over
  * on purpose (`vc adopt --take-ownership`) become updates of the live object; any other blocks the plan, a conflict.
@@ -95,14 +90,14 @@ export function blockForeign(plan: Plan, found: { foreign: readonly KubeObject[]
 }
 
 /** The field managers of a live object (managedFields), sorted; "unknown" when the server recorded none. */
-export function managersOf(obj: KubeObject): string[] {
+function managersOf(obj: KubeObject): string[] {
   const entries = Array.isArray(obj.metadata.managedFields) ? (obj.metadata.managedFields as Array<{ manager?: string }>) : [];
   const names = [...new Set(entries.map((e) => e.manager).filter((m): m is string => typeof m === "string" && m !== ""))].sort();
   return names.length > 0 ? names : ["unknown"];
 }
 
 /** Why nothing of the cluster is applied, naming each foreign object and its managers, and the way to take them over. */
-export function conflictMessage(cluster: string, conflicts: NonNullable<Plan["conflicts"]>): string {
+function conflictMessage(cluster: string, conflicts: NonNullable<Plan["conflicts"]>): string {
   const what = conflicts.map((c) => `${describeRef(c.ref)} (managed by ${c.managers.join(", ")})`).join(", ");
   const names = conflicts.map((c) => takeOwnershipName(c.ref)).join(" ");
   return (

@@ -6,13 +6,13 @@ import { isPlainObject } from "./normalize.js";
 export { MASK };
 
 /** Shown on the live side and the desired side of a Secret value that differs between them. */
-export const MASK_BEFORE = "<masked, before>";
-export const MASK_AFTER = "<masked, changed>";
+const MASK_BEFORE = "<masked, before>";
+const MASK_AFTER = "<masked, changed>";
 
 /** Annotations that may carry a copy of a Secret's data (kubectl's client-side apply record). */
 const COPY_ANNOTATIONS = ["kubectl.kubernetes.io/last-applied-configuration"];
 
-export function isSecret(obj: KubeObject | undefined): boolean {
+function isSecret(obj: KubeObject | undefined): boolean {
   return !!obj && obj.apiVersion === "v1" && obj.kind === "Secret";
 }
 

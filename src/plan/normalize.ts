@@ -15,7 +15,7 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Removes nulls and empty maps and lists, recursively: `{}`/`[]`/`null` in an applied object mean "nothing". */
-export function compact(v: Json): Json {
+function compact(v: Json): Json {
   if (Array.isArray(v)) return v.map(compact);
   if (!isPlainObject(v)) return v;
   const out: Record<string, unknown> = {};
@@ -156,7 +156,7 @@ function projectKeyed(desired: Record<string, unknown>[], live: Record<string, u
 }
 
 /** The identity of a keyed list item: its key fields (server defaults filled in) as a string. */
-export function itemKey(item: Record<string, unknown>, keys: readonly string[]): string {
+function itemKey(item: Record<string, unknown>, keys: readonly string[]): string {
   return JSON.stringify(keys.map((k) => item[k] ?? KEY_DEFAULTS[k] ?? null));
 }
 

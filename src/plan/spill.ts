@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /** Diff text a report holds in memory before the rest goes to a temporary file (a first diff of a large fleet). */
-export const DIFF_MEMORY_BYTES = 32 * 1024 * 1024;
+const DIFF_MEMORY_BYTES = 32 * 1024 * 1024;
 
 /**
  * The diff texts of a report a streamed plan keeps until it is printed (vc diff of a fleet: every object of a first

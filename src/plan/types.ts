@@ -3,8 +3,6 @@ import type { KubeObject, ObjectRef } from "../kube/object.js";
 
 export type Action = "create" | "update" | "delete" | "unchanged";
 
-export const ACTIONS: readonly Action[] = ["create", "update", "delete", "unchanged"];
-
 export interface PlannedChange {
   action: Action;
   ref: ObjectRef;

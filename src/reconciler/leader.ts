@@ -5,7 +5,7 @@ import { KubeApiError, type KubeClient } from "../host/client.js";
 import type { Logger } from "../model/log.js";
 import { silentLogger } from "../model/log.js";
 
-export interface LeaseSpec {
+interface LeaseSpec {
   holderIdentity?: string;
   leaseDurationSeconds?: number;
   acquireTime?: string;
@@ -13,7 +13,7 @@ export interface LeaseSpec {
   leaseTransitions?: number;
 }
 
-export interface LeaseObject extends KubeObject {
+interface LeaseObject extends KubeObject {
   spec?: LeaseSpec;
 }
 
@@ -41,10 +41,10 @@ export interface ElectorOptions {
  * Annotation on the Lease through which a standby replica that received a webhook hands the push to the
  * leader (a Service sends webhooks to any ready replica); the leader sees it at its next renewal.
  */
-export const PUSH_ANNOTATION = ANNOTATIONS.lastPush;
+const PUSH_ANNOTATION = ANNOTATIONS.lastPush;
 
 /** MicroTime as the API server writes it: RFC 3339 with microseconds. */
-export function microTime(ms: number): string {
+function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/Z$/, "000Z");
 }
 

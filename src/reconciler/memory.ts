@@ -8,7 +8,7 @@ import type { FolderBudget } from "../repo/budget.js";
  * 36 MiB with one small cluster, 63 MiB with one full folder, 124 MiB with four, 163-191 MiB (and a crash)
  * with eight.
  */
-export const HEAP_COEFFICIENTS = Object.freeze({
+const HEAP_COEFFICIENTS = Object.freeze({
   /** vc itself, its schemas and a small fleet. */
   baseMiB: 40,
   /** Per byte of YAML of every valid folder of the shard: its spec is held from validation to its chunk's end. */
@@ -17,7 +17,7 @@ export const HEAP_COEFFICIENTS = Object.freeze({
   inFlightPerByte: 12,
 });
 /** The heap limit to give beyond the bound: a full old space collects too late to stay within it. */
-export const HEAP_HEADROOM = 1.25;
+const HEAP_HEADROOM = 1.25;
 
 export interface MemoryInputs {
   budget: Pick<FolderBudget, "bytes">;
@@ -37,7 +37,7 @@ const MiB = 1024 * 1024;
  * Validation worker threads (only for runs of 6,000 files or more) each have a heap of their own holding one folder
  * at a time: they add to resident memory, not to this heap.
  */
-export function heapBoundMiB(m: MemoryInputs): number {
+function heapBoundMiB(m: MemoryInputs): number {
   const c = HEAP_COEFFICIENTS;
   return c.baseMiB + (c.heldPerByte * m.shardBytes) / MiB + (c.inFlightPerByte * Math.min(m.concurrency, m.clusters) * m.budget.bytes) / MiB;
 }

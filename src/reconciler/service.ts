@@ -8,7 +8,6 @@ import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { loadGitCredential } from "../git/auth.js";
 import { openTarget } from "../sinks/index.js";
-import { DirTarget } from "../sinks/dir.js";
 import { KubeClient } from "../host/client.js";
 import { KubeTarget } from "../sinks/kube/target.js";
 import { readClusterHealth } from "../health/read.js";
@@ -26,8 +25,6 @@ import type { ClusterRun } from "./cluster.js";
 import { startServer, type RunningServer } from "./server.js";
 import type { Shard } from "./shard.js";
 import { FolderSource, GitSource, isRemote, type Source } from "./source.js";
-import { DirStatusStore } from "../records/dir-store.js";
-import { KubeStatusStore, type StatusStore, type StatusStoreOptions } from "../records/status-store.js";
 
 export interface ReconcilerConfig {
   /** Remote URL (http/https) or local folder. */

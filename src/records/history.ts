@@ -5,7 +5,7 @@ import { commitOf } from "../git/dirty.js";
 import { folderLog, type FolderCommit } from "../git/log.js";
 import type { ClusterStatus, Reconciliation } from "./status.js";
 
-export interface HistoryEntry extends FolderCommit {
+interface HistoryEntry extends FolderCommit {
   /** This folder commit is the one live on the target (its content was applied last). */
   live: boolean;
   /** Reconciliations whose revision had this folder commit as the cluster's content, newest first. */

@@ -40,7 +40,7 @@ export function historyName(source: string, cluster: string): string {
 
 /** Data keys of the record ConfigMap besides the status's own (status.ts toData). */
 export const INVENTORY_KEY = "inventory";
-export const SOURCE_KEY = "source";
+const SOURCE_KEY = "source";
 
 /** The labels of a record's ConfigMaps (for LISTs and for people; the data is the authority). */
 export function recordLabels(source: string, cluster: string, kind: "record" | "history"): Record<string, string> {

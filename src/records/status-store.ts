@@ -86,8 +86,7 @@ export function stored(status: ClusterStatus): ClusterStatus {
 export class KubeStatusStore implements StatusStore {
   private readonly depth: number;
   readonly records: RecordStore;
-  constructor(
-    private readonly client: KubeClient,
+  constructor(readonly client: KubeClient,
     opts: StatusStoreOptions & { source?: string; records?: RecordStore } = {},
   ) {
     this.depth = archiveDepth(opts.historyLimit ?? DEFAULT_HISTORY_LIMIT);

@@ -17,7 +17,7 @@ export type Result =
   /** The cluster folder was removed and its objects pruned. */
   | "deleted";
 
-export const RESULTS: readonly Result[] = ["applied", "invalid", "failed", "blocked", "suspended", "deleted"];
+const RESULTS: readonly Result[] = ["applied", "invalid", "failed", "blocked", "suspended", "deleted"];
 
 export interface Counts {
   created: number;

@@ -49,9 +49,9 @@ function emptyMemo(on: boolean, fleet: boolean): Memo {
 }
 
 /** Field manager of the inventory key, apart from the status's ("vc"), so that a status write never drops the inventory. */
-export const INVENTORY_FIELD_MANAGER = "vc-inventory";
+const INVENTORY_FIELD_MANAGER = "vc-inventory";
 /** Field manager of run-time suspension, apart from the reconciler's, so that its status writes never remove it. */
-export const SUSPEND_FIELD_MANAGER = "vc-suspend";
+const SUSPEND_FIELD_MANAGER = "vc-suspend";
 /** Tries of a history write that lost a race with another writer (409) before giving up. */
 const HISTORY_WRITE_TRIES = 5;
 
@@ -323,7 +323,7 @@ export class RecordStore {
   }
 
   private entriesOf(cm: KubeObject | undefined): Reconciliation[] {
-    if (!cm || cm.metadata.labels?.[RECORD_LABEL] !== "history") return [];
+    if (cm?.metadata.labels?.[RECORD_LABEL] !== "history") return [];
     return parseHistory((cm.data as Record<string, string> | undefined)?.history).entries;
   }
 

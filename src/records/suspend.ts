@@ -1,9 +1,9 @@
 // Suspending a cluster's reconciliation at run time (e.g. during `vc restore`) without a commit: an annotation on its record in the records namespace.
 import type { KubeClient } from "../host/client.js";
-import { RecordStore, SUSPEND_FIELD_MANAGER } from "./store.js";
+import { RecordStore, } from "./store.js";
 import { SUSPENDED_BY_ANNOTATION } from "./status-store.js";
 
-export { SUSPENDED_BY_ANNOTATION, SUSPEND_FIELD_MANAGER };
+export { SUSPENDED_BY_ANNOTATION,  };
 
 /** The source whose record holds the cluster (the oldest claim), "" when none does yet. */
 async function holderOf(records: RecordStore, cluster: string): Promise<string> {

@@ -14,7 +14,7 @@ type Json = Record<string, unknown>;
  * that names the secret reads what cert-manager issues. The issuer (a ClusterIssuer, validation refuses others) and
  * every other field stay as written.
  */
-export function renderCertificate(manifest: CertificateManifest, ctx: RenderContext): KubeObject {
+function renderCertificate(manifest: CertificateManifest, ctx: RenderContext): KubeObject {
   const obj = manifest.object;
   const out: KubeObject = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: manifestMeta(obj, manifest.file, ctx) };
   const spec = obj.spec as Json | undefined;

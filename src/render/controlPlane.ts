@@ -5,7 +5,7 @@ import { type RenderContext, controlPlaneMeta, names } from "./meta.js";
 import { API_SERVER_PORT, controlPlanePodLabels } from "./statefulSet.js";
 
 /** Spec 2.3 rule 3: the label that turns on sidecar injection in the host namespace. */
-export const MESH_INJECTION_LABEL = "mesh-injection";
+const MESH_INJECTION_LABEL = "mesh-injection";
 /** Port of the Service in front of the virtual API server. */
 export const API_SERVICE_PORT = 443;
 
@@ -54,7 +54,7 @@ export function renderQuota(values: Values, ctx: RenderContext, source: string):
  * Container defaults of the LimitRange that comes with the quota: a namespace under a quota of requests or
  * limits refuses every pod that does not declare them, synced workload pods included; these fill them in.
  */
-export const LIMIT_RANGE_DEFAULTS = {
+const LIMIT_RANGE_DEFAULTS = {
   default: { cpu: "1", memory: "512Mi" },
   defaultRequest: { cpu: "100m", memory: "128Mi" },
 } as const;

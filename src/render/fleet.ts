@@ -5,7 +5,7 @@ import type { Diagnostic } from "../model/diagnostic.js";
 import { findCollisions } from "./collisions.js";
 import { renderObjects } from "./index.js";
 
-export interface RenderedCluster {
+interface RenderedCluster {
   spec: ClusterSpec;
   objects: KubeObject[];
 }

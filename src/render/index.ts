@@ -14,11 +14,11 @@ import { configText, renderConfigSecret, renderDatabaseSecret, sha256 } from "./
 import { sortObjects } from "./sort.js";
 import { renderStatefulSet } from "./statefulSet.js";
 
-export { renderMetricsProxy } from "./metricsProxy.js";
-export { compareObjects, sortKeysDeep } from "./sort.js";
+;
+;
 
 /** The control-plane objects of a cluster (unsorted). */
-export function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeObject[] {
+function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeObject[] {
   const { values } = spec;
   const source = valuesSource(spec.valuesFiles, spec.dir);
   const metricsOn = values.integrations.metricsServer.enabled;

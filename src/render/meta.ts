@@ -11,12 +11,12 @@ export interface RenderContext {
 }
 
 /** The ownership labels every rendered object carries (managed-by and inventory = the cluster). */
-export function ownershipLabels(cluster: string): Record<string, string> {
+function ownershipLabels(cluster: string): Record<string, string> {
   return { [LABELS.managedBy]: cluster, [LABELS.inventory]: cluster };
 }
 
 /** The source annotations every rendered object carries. */
-export function sourceAnnotations(sourceFile: string, revision: string): Record<string, string> {
+function sourceAnnotations(sourceFile: string, revision: string): Record<string, string> {
   return { [ANNOTATIONS.sourceFile]: sourceFile, [ANNOTATIONS.revision]: revision };
 }
 

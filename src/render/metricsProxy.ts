@@ -8,11 +8,11 @@ import { API_SERVICE_PORT } from "./controlPlane.js";
 import { READ_VERBS, RuleSet, renderRoleAndBinding, renderServiceAccount } from "./rbac.js";
 
 /** Spec 2.2 / 8: the metrics integration's port. */
-export const METRICS_PROXY_PORT = 9001;
-export const METRICS_PROXY_APP = "vc-metrics-proxy";
-export const TLS_DIR = "/etc/vc-metrics-proxy/tls";
+const METRICS_PROXY_PORT = 9001;
+const METRICS_PROXY_APP = "vc-metrics-proxy";
+const TLS_DIR = "/etc/vc-metrics-proxy/tls";
 /** Where the virtual cluster's kubeconfig (host Secret `vc-<cluster>`, key `config`) is mounted in the proxy. */
-export const VIRTUAL_KUBECONFIG_DIR = "/etc/vc-metrics-proxy/virtual";
+const VIRTUAL_KUBECONFIG_DIR = "/etc/vc-metrics-proxy/virtual";
 /** Namespace and name of the Service inside the virtual cluster that the APIService points at. */
 export const VIRTUAL_SERVICE_NAMESPACE = "kube-system";
 export const VIRTUAL_SERVICE_NAME = "vc-metrics-proxy";
@@ -22,7 +22,7 @@ export const VIRTUAL_SERVICE_NAME = "vc-metrics-proxy";
  * compute makes the host reject pods that declare none. (The proxy stays under 80 MiB resident.)
  */
 /** Sized from `npm run bench -- metrics-proxy` (about 70 MiB resident under load, bundled, with the options below). */
-export const METRICS_PROXY_RESOURCES = {
+const METRICS_PROXY_RESOURCES = {
   requests: { cpu: "50m", memory: "80Mi" },
   limits: { cpu: "500m", memory: "160Mi" },
 } as const;
@@ -30,20 +30,20 @@ export const METRICS_PROXY_RESOURCES = {
 /** V8 options of the proxy's container: 2 MiB semi-spaces keep it near 70 MiB resident instead of about 94 MiB. */
 export const METRICS_PROXY_NODE_OPTIONS = "--max-semi-space-size=2";
 
-export function metricsProxyPodLabels(cluster: string): Record<string, string> {
+function metricsProxyPodLabels(cluster: string): Record<string, string> {
   return { release: cluster, app: METRICS_PROXY_APP };
 }
 
 /** Key of the kubeconfig in the host Secret `vc-<cluster>` the control plane writes. */
-export const KUBECONFIG_KEY = "config";
+const KUBECONFIG_KEY = "config";
 
 /** The virtual API server as the proxy reaches it: the control plane's Service in the host namespace. */
-export function virtualServerUrl(cluster: string, hostNamespace: string): string {
+function virtualServerUrl(cluster: string, hostNamespace: string): string {
   return `https://${names.service(cluster)}.${hostNamespace}.svc:${API_SERVICE_PORT}`;
 }
 
 /** The proxy's command line, from its documented flags. */
-export function metricsProxyArgs(cluster: string, hostNamespace: string, values: Values): string[] {
+function metricsProxyArgs(cluster: string, hostNamespace: string, values: Values): string[] {
   const nodes = values.sync.fromHost.nodes;
   return [
     "--cluster", cluster,

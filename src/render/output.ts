@@ -3,7 +3,7 @@ import { dump } from "js-yaml";
 import type { KubeObject } from "../kube/object.js";
 
 /** Folder of cluster-scoped objects under `--out` (a namespace never starts with "_"). */
-export const CLUSTER_SCOPED_DIR = "_cluster";
+const CLUSTER_SCOPED_DIR = "_cluster";
 
 export function toYamlDocument(obj: KubeObject): string {
   return dump(obj, { sortKeys: true, noRefs: true, lineWidth: -1 });

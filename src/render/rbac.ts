@@ -10,7 +10,7 @@ export interface PolicyRule {
   verbs: string[];
 }
 
-export const MANAGE_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"];
+const MANAGE_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"];
 export const READ_VERBS = ["get", "list", "watch"];
 
 const MESH_PLURALS = { virtualServices: "virtualservices", destinationRules: "destinationrules", gateways: "gateways" } as const;
@@ -35,7 +35,7 @@ export class RuleSet {
 }
 
 /** `<plural>.<group>` as its API group and plural (no dot: the core group). */
-export function splitResourceKey(key: string): { group: string; plural: string } {
+function splitResourceKey(key: string): { group: string; plural: string } {
   const dot = key.indexOf(".");
   return dot < 0 ? { group: "", plural: key } : { group: key.slice(dot + 1), plural: key.slice(0, dot) };
 }

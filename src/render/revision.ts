@@ -4,7 +4,7 @@ import git from "isomorphic-git";
 import { headCommit } from "../git/log.js";
 
 /** Revision of a path when none is given and the path is not in a git repository. */
-export const UNKNOWN_REVISION = "unknown";
+const UNKNOWN_REVISION = "unknown";
 
 /** The commit HEAD points to in the git repository holding `path` (also from a subfolder), else `unknown`. */
 export async function sourceRevision(path: string): Promise<string> {

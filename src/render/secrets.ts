@@ -7,7 +7,7 @@ import { type RenderContext, controlPlaneMeta, names } from "./meta.js";
 import { sortKeysDeep } from "./sort.js";
 
 export const CONFIG_KEY = "values.yaml";
-export const DATABASE_ENDPOINT_KEY = "endpoint";
+const DATABASE_ENDPOINT_KEY = "endpoint";
 
 /** Where the syncer reads the external database URL: the user's Secret, or the one vc renders. */
 export function databaseSecretRef(values: Values, cluster: string): { name: string; key: string } | undefined {
@@ -22,7 +22,7 @@ export function databaseSecretRef(values: Values, cluster: string): { name: stri
  * The effective values as the control plane reads them: an inline database endpoint is replaced by a
  * reference to the Secret vc renders for it, so the URL lives in exactly one object.
  */
-export function configValues(values: Values, cluster: string): Values {
+function configValues(values: Values, cluster: string): Values {
   const db = values.controlPlane.backingStore.database.external;
   if (!db.enabled || db.endpointSecretRef || db.endpoint === "") return values;
   const ref = databaseSecretRef(values, cluster)!;

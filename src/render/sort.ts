@@ -3,7 +3,7 @@ import { refOf, type KubeObject } from "../kube/object.js";
 import { compareRefs } from "../kube/order.js";
 
 /** Objects in apply order (src/kube/order.ts), then kind, namespace and name. */
-export function compareObjects(a: KubeObject, b: KubeObject): number {
+function compareObjects(a: KubeObject, b: KubeObject): number {
   return compareRefs(refOf(a), refOf(b)) || cmp(a.apiVersion, b.apiVersion);
 }
 

@@ -8,19 +8,19 @@ import { INIT_MANIFESTS_KEY } from "./initManifests.js";
 
 /** Port the virtual API server listens on inside the pod. */
 export const API_SERVER_PORT = 8443;
-export const CONFIG_DIR = "/etc/vc/config";
-export const INIT_DIR = "/etc/vc/init";
-export const DATA_DIR = "/data";
-export const DATABASE_ENDPOINT_ENV = "VC_DATABASE_ENDPOINT";
+const CONFIG_DIR = "/etc/vc/config";
+const INIT_DIR = "/etc/vc/init";
+const DATA_DIR = "/data";
+const DATABASE_ENDPOINT_ENV = "VC_DATABASE_ENDPOINT";
 
 /** Labels of control-plane pods (spec 1.2); also the StatefulSet's and the Services' selector. */
 export function controlPlanePodLabels(cluster: string): Record<string, string> {
   return { release: cluster, app: CHART_APP_LABEL };
 }
 
-export type BackingStore = "external-database" | "embedded-kvstore" | "deployed-kvstore";
+type BackingStore = "external-database" | "embedded-kvstore" | "deployed-kvstore";
 
-export function backingStoreOf(values: Values): BackingStore {
+function backingStoreOf(values: Values): BackingStore {
   const bs = values.controlPlane.backingStore;
   if (bs.database.external.enabled) return "external-database";
   return bs.kvstore.embedded.enabled ? "embedded-kvstore" : "deployed-kvstore";
@@ -43,7 +43,7 @@ function resources(values: Values): Record<string, unknown> {
   return out;
 }
 
-export function syncerArgs(values: Values, ctx: RenderContext, hasInitManifests: boolean): string[] {
+function syncerArgs(values: Values, ctx: RenderContext, hasInitManifests: boolean): string[] {
   const store = backingStoreOf(values);
   const args = [
     `--name=${ctx.cluster}`,

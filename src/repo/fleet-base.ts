@@ -6,11 +6,11 @@ import { loadYamlFile } from "./load.js";
 import { isMapping } from "./merge.js";
 
 export const FLEET_DIR = "fleet";
-export const FLEET_VALUES = `${FLEET_DIR}/values.yaml`;
+const FLEET_VALUES = `${FLEET_DIR}/values.yaml`;
 export const GROUPS_FILE = `${FLEET_DIR}/groups.yaml`;
 const GROUP_VALUES = /^values\.([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.yaml$/;
 
-export interface FleetGroup {
+interface FleetGroup {
   name: string;
   matchLabels: Record<string, string>;
 }
@@ -67,7 +67,7 @@ export function readFleetBase(realRoot: string): { base: FleetBase; diagnostics:
 }
 
 /** The groups whose labels a cluster's labels hold, by name. */
-export function groupsOf(base: FleetBase, labels: Readonly<Record<string, string>>): string[] {
+function groupsOf(base: FleetBase, labels: Readonly<Record<string, string>>): string[] {
   return base.groups.filter((g) => Object.entries(g.matchLabels).every(([k, v]) => labels[k] === v)).map((g) => g.name);
 }
 
@@ -96,7 +96,7 @@ export function isBaseFile(path: string): boolean {
 }
 
 /** The group a base file applies to (`fleet/values.<group>.yaml`); undefined for fleet/values.yaml and groups.yaml. */
-export function groupOfFile(path: string): string | undefined {
+function groupOfFile(path: string): string | undefined {
   if (!path.startsWith(`${FLEET_DIR}/`)) return undefined;
   return GROUP_VALUES.exec(path.slice(FLEET_DIR.length + 1))?.[1];
 }

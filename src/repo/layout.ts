@@ -7,9 +7,9 @@ import { isInside, safeRealpath } from "./read.js";
 export const CLUSTERS_DIR = "clusters";
 export const VALUES_FILE = "values.yaml";
 export const CLUSTER_FILE = "cluster.yaml";
-export const MESH_DIR = "mesh";
+const MESH_DIR = "mesh";
 /** cert-manager Certificate manifests (read while integrations.certManager.enabled; an error otherwise). */
-export const CERTIFICATES_DIR = "certificates";
+const CERTIFICATES_DIR = "certificates";
 /** Deepest folder nesting under mesh/ and certificates/. */
 const MAX_MANIFEST_DEPTH = 16;
 

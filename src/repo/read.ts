@@ -57,7 +57,7 @@ function tryOpen(path: string, flags: number): number | string {
 }
 
 /** Text of a buffer, or why it is not YAML text: a NUL byte means binary; invalid UTF-8 is refused. A BOM is dropped. */
-export function decode(buf: Uint8Array): ReadResult {
+function decode(buf: Uint8Array): ReadResult {
   if (buf.indexOf(0) >= 0) return fail("binary", "binary content (a NUL byte): not a YAML text file");
   try {
     return { ok: true, text: utf8.decode(buf) };

@@ -15,7 +15,7 @@ export const MAX_CLUSTER_ALIAS_NODES = 250_000;
 /** Deepest nesting of collections once aliases are expanded (an alias adds the depth of the collection it names). */
 export const MAX_EXPANDED_DEPTH = MAX_DEPTH * 4;
 /** Keys that would reach an object's prototype machinery once the data is merged or copied: refused everywhere. */
-export const RESERVED_KEYS: readonly string[] = ["__proto__", "constructor", "prototype"];
+const RESERVED_KEYS: readonly string[] = ["__proto__", "constructor", "prototype"];
 
 export interface YamlError {
   code: "yaml-syntax" | "yaml-duplicate-key" | "yaml-alias-bomb" | "yaml-alias-cycle" | "yaml-reserved-key";

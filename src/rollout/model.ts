@@ -12,7 +12,7 @@ export function unavailableBudget(maxUnavailable: RolloutSettings["maxUnavailabl
 export function selects(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
   for (const e of selector.matchExpressions ?? []) {
-    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    const has = Object.hasOwn(labels, e.key);
     const value = labels[e.key];
     const values = e.values ?? [];
     if (e.operator === "In" && !(has && values.includes(value!))) return false;

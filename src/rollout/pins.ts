@@ -33,7 +33,7 @@ export function previousOf(record: RolloutRecord | undefined, cluster: string): 
 }
 
 /** The wave a cluster is in (index), or -1. */
-export function waveOf(record: RolloutRecord, cluster: string): number {
+function waveOf(record: RolloutRecord, cluster: string): number {
   return record.waves.findIndex((w) => w.clusters.includes(cluster));
 }
 
@@ -77,8 +77,9 @@ export function observedHealth(record: RolloutRecord, statuses: ReadonlyMap<stri
     const m = record.moved[c];
     const s = statuses.get(c);
     const last = s?.history[0];
-    const since = record.gateSince !== undefined && record.gateSince > m?.movedAt! ? record.gateSince : m?.movedAt;
-    if (!m || m.at !== "to" || !s || !last || last.time < since! || s.base !== record.to.digest) continue;
+    const movedAt = m?.movedAt;
+    const since = record.gateSince !== undefined && movedAt !== undefined && record.gateSince > movedAt ? record.gateSince : movedAt;
+    if (m?.at !== "to" || !s || !last || last.time < since! || s.base !== record.to.digest) continue;
     if (last.result === "applied" && s.health) out[c] = { status: s.health, ...(s.healthReason ? { reason: s.healthReason } : {}) };
     else if (last.result !== "applied") out[c] = { status: "Unknown", reason: `last run ${last.result}${last.message ? `: ${last.message}` : ""}` };
   }

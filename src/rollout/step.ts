@@ -5,7 +5,7 @@ import type { Move, MovedCluster, Observations, RolloutRecord, RolloutWave, Step
 import { FINAL_PHASES } from "./types.js";
 
 /** The id of a rollout: 12 hex of its target digest. */
-export const rolloutId = (digest: string): string => digest.slice(0, 12);
+const rolloutId = (digest: string): string => digest.slice(0, 12);
 
 export interface Begin {
   source: string;

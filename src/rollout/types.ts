@@ -1,6 +1,5 @@
 // The shapes of progressive rollouts: fleet/rollout.yaml as read, the rollout record vc keeps, its phases and requests (docs/rollouts.md).
 import type { HealthStatus } from "../model/health.js";
-import type { RolloutSettings, Wave } from "../model/rollout-file.js";
 
 /** Where a rollout is. */
 export type RolloutPhase =
@@ -112,10 +111,3 @@ export interface StepResult {
   changed: boolean;
 }
 
-/** A cluster's position as a pass, vc apply and vc diff see it (pins.ts): the base it is rendered at and why. */
-export interface ClusterPin {
-  /** The digest of the base snapshot the cluster is rendered at. */
-  base: string;
-  /** Set while a running rollout holds the cluster at an older base: `held by rollout <id>: wave 2/3 (early)`. */
-  heldBy?: string;
-}

@@ -113,11 +113,6 @@ export interface Target {
   heldElsewhere?(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>, adoptFrom?: readonly string[]): Promise<Map<string, { message: string; sources: string[] }>>;
 }
 
-export interface OpenTargetOptions {
-  kubeconfig?: string;
-  context?: string;
-}
-
 /** The fleet's live objects handed out a chunk at a time (Target.fleetReader). */
 export interface FleetReader {
   /** The clusters in the order the reader hands them out best. */

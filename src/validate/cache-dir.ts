@@ -34,7 +34,7 @@ export function cacheDirProblem(dir: string): string | undefined {
 }
 
 /** The folder made (0700, parents as needed) when missing, then checked: the problem, or undefined when it may be used. */
-export function prepareCacheDir(dir: string): string | undefined {
+function prepareCacheDir(dir: string): string | undefined {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
@@ -48,7 +48,7 @@ export function prepareCacheDir(dir: string): string | undefined {
  * there (0600, exclusively) when absent. A key file that is a symlink, not a regular file, owned by another user,
  * readable or writable by anyone else (as no file git checks out is) or of the wrong size is refused: a string says why.
  */
-export function cacheSecret(dir: string): Buffer | string {
+function cacheSecret(dir: string): Buffer | string {
   const path = join(dir, CACHE_KEY_FILE);
   let fd: number;
   try {

@@ -42,7 +42,7 @@ export function checkCertificateDocument(doc: unknown, index: number): { finding
  * for an external issuer's group a kind ending in ClusterIssuer (their naming convention). A namespaced issuer would
  * be looked up in the host namespace, where the cluster has none: vc syncs no Issuers.
  */
-export function clusterScopedIssuer(ref: { kind?: unknown; group?: unknown }): boolean {
+function clusterScopedIssuer(ref: { kind?: unknown; group?: unknown }): boolean {
   const kind = typeof ref.kind === "string" ? ref.kind : "Issuer";
   const group = typeof ref.group === "string" ? ref.group : CERT_MANAGER_GROUP;
   return group === CERT_MANAGER_GROUP ? kind === "ClusterIssuer" : kind.endsWith("ClusterIssuer");

@@ -1,7 +1,7 @@
 // Validates one cluster folder: its name, values files, cluster.yaml, mesh and certificate manifests, into a ClusterSpec when valid.
 import { reservedNamespaceProblem } from "./host-namespace.js";
 import type { KubeObject } from "../kube/object.js";
-import { defaultHostNamespace, type ClusterSettings, type ClusterSpec, type FolderManifest } from "../model/cluster.js";
+import { defaultHostNamespace, type ClusterSettings, type FolderManifest } from "../model/cluster.js";
 import { hasErrors, type Diagnostic } from "../model/diagnostic.js";
 import type { Values } from "../model/values.js";
 import { VALUES_FILE, type ClusterFiles } from "../repo/layout.js";

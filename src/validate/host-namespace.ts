@@ -4,7 +4,7 @@ import { recordsNamespace } from "../translate/keys.js";
 import { namespaceDiagnostic, type ClusterResult } from "./result.js";
 
 /** Namespaces of the platform's integrations on the host: the mesh's control plane and cert-manager. */
-export const INTEGRATION_NAMESPACES: readonly string[] = ["istio-system", "cert-manager"];
+const INTEGRATION_NAMESPACES: readonly string[] = ["istio-system", "cert-manager"];
 
 /**
  * Why `ns` can never be a virtual cluster's host namespace, or undefined. The syncer is granted Secrets, ConfigMaps and
@@ -19,7 +19,7 @@ export function reservedNamespaceProblem(ns: string, reconcilerNamespace = recor
 }
 
 /** `vc-*`-style glob (only `*` is special, matching any characters) against a namespace. */
-export function namespaceMatches(ns: string, pattern: string): boolean {
+function namespaceMatches(ns: string, pattern: string): boolean {
   const re = new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\-]/g, "\\$&")).join(".*")}$`);
   return re.test(ns);
 }

@@ -17,7 +17,7 @@ import { loadFleetBase } from "./fleet-base.js";
 import { FLEET_DIR } from "../repo/fleet-base.js";
 import { loadRollout } from "./rollout-file.js";
 
-export type { ClusterResult } from "./result.js";
+;
 
 export interface RepoValidation {
   root: string;

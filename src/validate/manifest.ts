@@ -7,7 +7,7 @@ import { validatorFor, type SchemaName } from "./schemas.js";
 import { kindOf } from "./values.js";
 
 /** Namespace of a manifest that names none. */
-export const DEFAULT_NAMESPACE = "default";
+const DEFAULT_NAMESPACE = "default";
 
 /** What a manifest folder accepts, and how it words what it refuses. */
 export interface ManifestFamily {

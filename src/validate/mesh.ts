@@ -6,10 +6,10 @@ import type { Finding } from "./finding.js";
 import { checkManifest, type ManifestFamily } from "./manifest.js";
 import type { SchemaName } from "./schemas.js";
 
-export const MESH_KINDS = { VirtualService: "mesh/virtualservice", DestinationRule: "mesh/destinationrule", Gateway: "mesh/gateway" } as const satisfies Record<string, SchemaName>;
+const MESH_KINDS = { VirtualService: "mesh/virtualservice", DestinationRule: "mesh/destinationrule", Gateway: "mesh/gateway" } as const satisfies Record<string, SchemaName>;
 export type MeshKind = keyof typeof MESH_KINDS;
 
-export { DEFAULT_NAMESPACE } from "./manifest.js";
+;
 
 const MESH: ManifestFamily = {
   what: "a mesh manifest",

@@ -11,7 +11,7 @@ import { schemaFindings } from "./schema-errors.js";
 import { validatorFor } from "./schemas.js";
 import { kindOf } from "./values.js";
 
-export { POLICY_FILE, type Policy } from "./policy-rules.js";
+;
 
 export interface LoadedPolicy {
   /** The policy when the file exists and is valid. */

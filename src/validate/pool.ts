@@ -18,9 +18,9 @@ import type { WorkMessage, WorkRequest } from "./worker.js";
  * 13,000 files (1,000 folders) and lost on the public corpus of 3,575 files (171 folders of larger files) and on
  * fleets of 400 folders (5,200 files): see docs/yaml-loading.md.
  */
-export const MIN_FILES_FOR_WORKERS = 6000;
+const MIN_FILES_FOR_WORKERS = 6000;
 /** With a cache, workers start only once this thread has met this many folders the cache did not know: a warm run needs none. */
-export const MISSES_BEFORE_WORKERS = 8;
+const MISSES_BEFORE_WORKERS = 8;
 
 /**
  * The heap of each validation worker (it holds one folder at a time): a young generation of 2 MiB semi-spaces, as

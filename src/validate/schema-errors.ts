@@ -121,7 +121,7 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
 }
 
 /** `/a/b~1c/0` → ["a", "b/c", 0]. */
-export function instancePath(pointer: string): PathSegment[] {
+function instancePath(pointer: string): PathSegment[] {
   if (pointer === "") return [];
   return pointer
     .slice(1)
@@ -131,13 +131,13 @@ export function instancePath(pointer: string): PathSegment[] {
 }
 
 /** The keys a schema allows at the level an additionalProperties error came from. */
-export function knownKeys(root: SchemaDoc, schemaPath: string): string[] {
+function knownKeys(root: SchemaDoc, schemaPath: string): string[] {
   const props = schemaNode(root, schemaPath)?.properties;
   return props ? Object.keys(props).sort() : [];
 }
 
 /** A key one to three levels below the error's level with the same name: "sync.toHost.virtualServices" for "virtualServices". */
-export function nestedKey(root: SchemaDoc, schemaPath: string, key: string): string | undefined {
+function nestedKey(root: SchemaDoc, schemaPath: string, key: string): string | undefined {
   const start = schemaNode(root, schemaPath);
   let level: Array<[string, SchemaDoc]> = Object.entries(start?.properties ?? {});
   for (let depth = 0; depth < 3 && level.length > 0; depth++) {

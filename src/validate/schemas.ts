@@ -87,7 +87,7 @@ export function precompiled(name: SchemaName, mode: ValidatorMode, dir: URL): Va
 }
 
 /** The validator of `name` in `mode`: precompiled when current, else compiled now; once per process. */
-export function validatorIn(name: SchemaName, mode: ValidatorMode, compiledDir: URL = COMPILED_SCHEMAS_DIR): ValidateFunction {
+function validatorIn(name: SchemaName, mode: ValidatorMode, compiledDir: URL = COMPILED_SCHEMAS_DIR): ValidateFunction {
   let fn = validators[mode].get(name);
   if (!fn) {
     fn = precompiled(name, mode, compiledDir) ?? compilerFor(mode).compile(schemaDoc(name));

@@ -62,7 +62,7 @@ export function garbageCollector(host: Host, namespace: string, name: string): {
   };
 }
 
-export const TOTAL = /^(\d+) created, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) failed, (\d+) skipped/m;
+const TOTAL = /^(\d+) created, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) failed, (\d+) skipped/m;
 
 /** The closing totals of `vc apply`: [created, updated, deleted, unchanged, failed, skipped]. */
 export function totals(stdout: string): number[] {

@@ -91,7 +91,7 @@ describe("e2e: the reconciler with two replicas on a real API server", function 
     await stop(replicas[0]!);
     await waitFor(async () => (await holder()) === "b", "replica b to take over", 60_000);
     const values = join(repo, "clusters", "minimal", "values.yaml");
-    writeFileSync(values, `${readFileSync(values, "utf8")}\n`.replace(/^controlPlane:\n  statefulSet:\n/m, "controlPlane:\n  statefulSet:\n    replicas: 2\n"));
+    writeFileSync(values, `${readFileSync(values, "utf8")}\n`.replace(/^controlPlane:\n {2}statefulSet:\n/m, "controlPlane:\n  statefulSet:\n    replicas: 2\n"));
     expect(readFileSync(values, "utf8")).to.include("replicas: 2");
     git(repo, "commit", "-q", "-am", "minimal: two replicas");
     await waitFor(async () => (await replicasOf("vc-minimal", "minimal")) === "2", `replica b to apply the commit:\n${replicas[1]!.log()}`, 60_000);

@@ -51,7 +51,7 @@ healthGate:
 onFailure: halt
 `;
 
-export const baseValues = (tag: string) => `# every cluster's base
+const baseValues = (tag: string) => `# every cluster's base
 controlPlane:
   statefulSet:
     image:
@@ -80,7 +80,7 @@ const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@example.com", "-c", "commit.gpgsign=false", ...args], { cwd, encoding: "utf8" }).trim();
 
 /** The i-th cluster: `c00` is the canary; every third cluster is `tier: prod`, the others `tier: dev`. */
-export function fleetCluster(i: number): FleetCluster {
+function fleetCluster(i: number): FleetCluster {
   const name = `c${String(i).padStart(2, "0")}`;
   const labels: Record<string, string> = { tier: i % 3 === 0 ? "prod" : "dev" };
   if (i === 0) labels.canary = "true";

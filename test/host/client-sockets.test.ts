@@ -23,7 +23,7 @@ async function countingServer(answer: (n: number) => Answer) {
   const sockets = new Set<Socket>();
   let taken = 0;
   let requests = 0;
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const server: Server = createServer((_req: IncomingMessage, res: ServerResponse) => {
     const a = answer(++requests);
     if (a === "hold") return;
     if (a === "stall") {

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load, loadAll } from "js-yaml";
-import { initFleet, httpsRemote } from "../../src/init/index.js";
+import { httpsRemote } from "../../src/init/index.js";
 import { packageInfo } from "../../src/model/package.js";
 import { runVc } from "../support/vc.js";
 import { lintWorkflow } from "../support/workflow-lint.js";

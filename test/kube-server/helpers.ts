@@ -15,7 +15,7 @@ export async function call(server: KubeServer, method: string, path: string, bod
   if (opts.accept) headers.Accept = opts.accept;
   const res = await fetch(server.url + path, { method, headers, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
   const text = await res.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown ;
   try {
     parsed = JSON.parse(text);
   } catch {

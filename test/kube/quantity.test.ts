@@ -44,7 +44,7 @@ describe("kube/quantity", () => {
     expect(cmp("68719476737", "64Gi")).to.equal(1);
     expect(cmp("1e400", "9".repeat(400))).to.equal(1);
     expect(parseQuantity("9".repeat(1001)), "longer than MAX_QUANTITY_LENGTH: refused, never slow").to.equal(undefined);
-    expect(cmp("-1e400", "-" + "9".repeat(400))).to.equal(-1);
+    expect(cmp("-1e400", `-${"9".repeat(400)}`)).to.equal(-1);
     expect(cmp("0.1n", "1n")).to.equal(0);
     expect(cmp("1e-1000000000", "2n")).to.equal(-1);
     expect(parseResourceListQuantity("0.0004")).to.deep.equal(parseQuantity("1m"));

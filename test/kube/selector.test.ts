@@ -98,7 +98,7 @@ describe("kube/selector", () => {
       fc.assert(
         fc.property(fc.dictionary(key, value, { maxKeys: 4 }), fc.dictionary(key, value, { maxKeys: 6 }), (want, have) => {
           const matcher = labelMatcher(formatMatchLabels(want));
-          const expected = Object.entries(want).every(([k, v]) => Object.prototype.hasOwnProperty.call(have, k) && have[k] === v);
+          const expected = Object.entries(want).every(([k, v]) => Object.hasOwn(have, k) && have[k] === v);
           expect(matcher(have)).to.equal(expected);
         }),
       );

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { CommanderError } from "commander";
 import { UserError } from "../../src/model/errors.js";
-import { buildCommand, parseFlags, parseListen } from "../../src/metrics-proxy/config.js";
+import { type buildCommand, parseFlags, parseListen } from "../../src/metrics-proxy/config.js";
 
 const base = ["--cluster", "a", "--host-namespace", "host"];
 

@@ -129,7 +129,7 @@ describe("metrics-proxy discovery: content negotiation", () => {
   it("builds the aggregated items from the same resources as the legacy lists", () => {
     const { groups, resources } = split({ items: [...aggregatedCore(), ...aggregatedGroups("metrics.orch.io")] });
     expect(groups).to.deep.equal({ "": ["v1"], "metrics.orch.io": ["v1beta1"] });
-    expect(resources["v1"]!.map((r) => `${r.name}:${r.kind}:${r.namespaced}`)).to.deep.equal(["nodes:Node:false", "pods:Pod:true"]);
+    expect(resources.v1!.map((r) => `${r.name}:${r.kind}:${r.namespaced}`)).to.deep.equal(["nodes:Node:false", "pods:Pod:true"]);
     expect(resources["metrics.orch.io/v1beta1"]!.map((r) => `${r.name}:${r.kind}:${r.namespaced}`)).to.deep.equal(["nodes:NodeMetrics:false", "pods:PodMetrics:true"]);
   });
 });
@@ -185,7 +185,7 @@ describe("metrics-proxy discovery over HTTP", function () {
   it("answers /api in the aggregated form too (client-go keeps resources only when /api and /apis agree)", async () => {
     const res = await ask("/api", { Accept: CLIENT_GO });
     expect(contentTypeIsGVK(res.headers.get("content-type")!, "v2")).to.equal(true);
-    expect(split(res.body).resources["v1"]!.map((r) => `${r.name}:${r.kind}`)).to.deep.equal(["nodes:Node", "pods:Pod"]);
+    expect(split(res.body).resources.v1!.map((r) => `${r.name}:${r.kind}`)).to.deep.equal(["nodes:Node", "pods:Pod"]);
     const legacy = await ask("/api", { Accept: ACCEPT_V1 });
     expect(legacy.headers.get("content-type")).to.equal("application/json");
     expect(legacy.body.kind).to.equal("APIVersions");

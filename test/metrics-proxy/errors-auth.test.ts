@@ -28,7 +28,7 @@ function httpsGet(url: string, opts: { cert?: string; key?: string; token?: stri
   });
 }
 
-describe("metrics-proxy errors, cache, authentication and metrics", function () {
+describe("metrics-proxy errors, cache, authentication and metrics", () => {
   let server: KubeServer;
 
   before(async () => {

@@ -5,7 +5,7 @@ import { addNode, addPod, eventually, get, HOST_NS, hostNameOf, names, proxyFor,
 const G = "/apis/metrics.orch.io/v1beta1";
 const LONG = "a-pod-name-long-enough-that-the-naming-contract-hashes-its-host-name";
 
-describe("metrics-proxy against the host test server", function () {
+describe("metrics-proxy against the host test server", () => {
   let server: KubeServer;
   let a: RunningProxy;
 

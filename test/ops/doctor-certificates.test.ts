@@ -6,7 +6,6 @@ import type { KubeObject } from "../../src/kube/object.js";
 import { gatewayCertificates } from "../../src/ops/doctor/certificates.js";
 import { CHECKS } from "../../src/ops/doctor/index.js";
 import type { HostSnapshot } from "../../src/ops/doctor/types.js";
-import { effectiveValues } from "../../src/validate/values.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { tempDir, vc } from "./helpers.js";
 

@@ -33,7 +33,7 @@ export function pod(name: string, extra: Partial<PodLike> & { labels?: Record<st
   });
 }
 
-export const REVIEWS = "reviews-x-default-x-team-a";
+const REVIEWS = "reviews-x-default-x-team-a";
 const REVIEWS_HOST = `${REVIEWS}.${NS}.svc.cluster.local`;
 const PROXY = "vc-metrics-proxy-team-a";
 
@@ -49,7 +49,7 @@ export function healthy(): HostSnapshot {
 }
 
 /** The host's authorizer denies these verbs to the service account `name` on `resource` of `group` (SubjectAccessReview answers). */
-export function deny(s: HostSnapshot, name: string, group: string, resource: string, verbs: string[]): void {
+function deny(s: HostSnapshot, name: string, group: string, resource: string, verbs: string[]): void {
   const hits = s.access!.filter((a) => a.serviceAccount.name === name && a.group === group && a.resource === resource && verbs.includes(a.verb));
   if (hits.length !== verbs.length) throw new Error(`no such questions: ${name} ${verbs.join(",")} ${resource}.${group}`);
   for (const a of hits) Object.assign(a, { allowed: false, reason: "" });

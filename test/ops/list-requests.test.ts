@@ -2,7 +2,6 @@
 // reading each cluster's health on its own (readClusterHealth) gives.
 import { expect } from "chai";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import type { ListRow } from "../../src/ops/list.js";
 import { readClusterHealth } from "../../src/health/read.js";

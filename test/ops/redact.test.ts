@@ -23,7 +23,7 @@ describe("ops/redact", () => {
     ]);
     expect(creds("kubernetes.io/service-account-token", { namespace: "vc-team-a", "ca.crt": "CA", token: "eyJ0b2tlbg" })).to.deep.equal(["eyJ0b2tlbg"]);
     expect(creds("kubernetes.io/basic-auth", { username: "postgres", password: "s3cret-pw" })).to.deep.equal(["s3cret-pw"]);
-    const kubeconfig = "apiVersion: v1\nkind: Config\nclusters:\n- name: vc\n  cluster:\n    server: https://team-a.vc-team-a.svc:443\nusers:\n- name: admin\n  user:\n    token: tok-0123456789\n    client-key-data: " + enc("-----BEGIN EC PRIVATE KEY-----\nQUJDREVGR0hJSktMTU5PUA==\n-----END EC PRIVATE KEY-----\n") + "\n";
+    const kubeconfig = `apiVersion: v1\nkind: Config\nclusters:\n- name: vc\n  cluster:\n    server: https://team-a.vc-team-a.svc:443\nusers:\n- name: admin\n  user:\n    token: tok-0123456789\n    client-key-data: ${enc("-----BEGIN EC PRIVATE KEY-----\nQUJDREVGR0hJSktMTU5PUA==\n-----END EC PRIVATE KEY-----\n")}\n`;
     const fromKubeconfig = creds(undefined, { config: kubeconfig });
     expect(fromKubeconfig).to.include("tok-0123456789").and.include("QUJDREVGR0hJSktMTU5PUA==");
     expect(fromKubeconfig.join("\n")).not.to.contain("team-a.vc-team-a.svc");

@@ -37,7 +37,7 @@ function kubelet(server: KubeServer, outcome: "Succeeded" | "Failed" | "stuck" |
   const seen: { suspendedWhileRestoring?: boolean; restorePod?: KubeObject } = {};
   const timer = setInterval(() => {
     const sts = server.get("apps/v1", "StatefulSet", NS, "team-a");
-    if ((sts?.spec as { replicas?: number }).replicas === 0 && outcome !== "never-stop") server.remove("v1", "Pod", NS, "team-a-0");
+    if ((sts?.spec as { replicas?: number } | undefined)?.replicas === 0 && outcome !== "never-stop") server.remove("v1", "Pod", NS, "team-a-0");
     const pod = server.get("v1", "Pod", NS, "team-a-restore");
     if (pod && !(pod.status as { phase?: string } | undefined)?.phase && outcome !== "stuck") {
       seen.restorePod = pod;

@@ -141,7 +141,7 @@ describe("plan/managed view: keyed lists and foreign fields", () => {
     const live = liveSts((spec) => (syncer(spec).env[0].value = "2"));
     const change = planOf(live);
     expect(change.action).to.equal("update");
-    expect(change.diff).to.match(/^\-\s+value: '2'$/m).and.match(/^\+\s+value: '1'$/m);
+    expect(change.diff).to.match(/^-\s+value: '2'$/m).and.match(/^\+\s+value: '1'$/m);
   });
 
   it("an env var of vc's removed by another writer is drift, and a foreign one beside it still is not shown", () => {

@@ -1,9 +1,9 @@
 // `vc apply` on the record: the status and history the reconciler keeps, written by apply with who and which commit.
 import { expect } from "chai";
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, rmSync, } from "node:fs";
 import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
-import { fromData, type ClusterStatus, type Reconciliation } from "../../src/records/status.js";
+import type { ClusterStatus, Reconciliation } from "../../src/records/status.js";
 import type { ListRow } from "../../src/ops/list.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { TestRepo } from "../support/git-server.js";

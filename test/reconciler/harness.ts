@@ -8,7 +8,7 @@ import { KubeTarget } from "../../src/sinks/kube/target.js";
 import { defaultEngine } from "../../src/pipeline/engine.js";
 import { silentLogger } from "../../src/model/log.js";
 import { createMetrics } from "../../src/reconciler/metrics.js";
-import { newPassState, runPass, type PassDeps, type PassRequest } from "../../src/reconciler/pass.js";
+import { newPassState, runPass, type PassDeps, } from "../../src/reconciler/pass.js";
 import { GitSource } from "../../src/reconciler/source.js";
 import { KubeStatusStore } from "../../src/records/status-store.js";
 import { recordName } from "../../src/records/record.js";
@@ -102,4 +102,4 @@ export class Bed {
   }
 }
 
-export { newPassState, runPass, type PassRequest };
+export { newPassState, runPass,  };

@@ -34,7 +34,7 @@ describe("reconciler: webhook", () => {
     expect(decideWebhook(req({ "x-hub-signature-256": good.slice(0, -2) }), secret, "main").status).to.equal(401);
     expect(decideWebhook(req({}), secret, "main").status).to.equal(401);
     expect(decideWebhook(req({ "x-hub-signature-256": good }), undefined, "main").status).to.equal(401);
-    expect(decideWebhook(req({ "x-hub-signature-256": good }, Buffer.from(body.toString() + " ")), secret, "main").status).to.equal(401);
+    expect(decideWebhook(req({ "x-hub-signature-256": good }, Buffer.from(`${body.toString()} `)), secret, "main").status).to.equal(401);
   });
   it("ignores pushes to other refs, pings and other events; refuses GET", () => {
     const other = Buffer.from(JSON.stringify({ ref: "refs/heads/dev", after: "x" }));

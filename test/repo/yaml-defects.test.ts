@@ -18,7 +18,7 @@ const error = (text: string): YamlError => {
 };
 const flow = (n: number, inner = "1") => "[".repeat(n) + inner + "]".repeat(n);
 /** `n` nested block mappings under the document's own (n + 1 levels). */
-const block = (n: number) => Array.from({ length: n }, (_, i) => `${"  ".repeat(i)}k${i}:\n`).join("") + `${"  ".repeat(n)}v: 1\n`;
+const block = (n: number) => `${Array.from({ length: n }, (_, i) => `${"  ".repeat(i)}k${i}:\n`).join("")}${"  ".repeat(n)}v: 1\n`;
 
 describe("repo: loader defects of #21", () => {
   const tmp: string[] = [];

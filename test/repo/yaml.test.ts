@@ -5,7 +5,7 @@ import { MAX_ALIASES, MAX_FILE_ALIAS_NODES, parseYaml } from "../../src/repo/yam
 function bomb(levels: number, width: number): string {
   const lines = [`l0: &l0 [${Array(width).fill("lol").join(", ")}]`];
   for (let i = 1; i < levels; i++) lines.push(`l${i}: &l${i} [${Array(width).fill(`*l${i - 1}`).join(", ")}]`);
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 /** The documents and alias count of a text that must parse. */
@@ -82,7 +82,7 @@ describe("repo/yaml", () => {
     const one = [`a: &a [${Array(10).fill("x").join(", ")}]`];
     for (let k = 1; k < 4; k++) one.push(`${names[k]}: &${names[k]} [${Array(10).fill(`*${names[k - 1]}`).join(", ")}]`);
     const docs = Array.from({ length: 40 }, () => one.join("\n"));
-    const text = docs.join("\n---\n") + "\n";
+    const text = `${docs.join("\n---\n")}\n`;
     for (const d of docs) expect(parseYaml(d).ok).to.equal(true);
     const r = parseYaml(text);
     expect(r.ok).to.equal(false);

@@ -70,7 +70,7 @@ describe("the tenant boundary (in-memory API server, the syncer's RBAC enforced)
       await syncer.apply(configMap(`planted-b-${i}`, { [LABELS.inventory]: "bookinfo", [LABELS.owner]: "evil" }));
       await syncer.apply(configMap(`planted-m-${i}`, { [LABELS.inventory]: "minimal", [LABELS.owner]: "team-a" }));
     }
-    await syncer.apply(configMap("vc-status", { [LABELS.managedBy]: "minimal", [LABELS.status]: "true" }, { cluster: "minimal", hostNamespace: "vc-minimal", result: "failed", history: "[]" }, { [`vc.orch.io/suspended-by`]: "the tenant" }));
+    await syncer.apply(configMap("vc-status", { [LABELS.managedBy]: "minimal", [LABELS.status]: "true" }, { cluster: "minimal", hostNamespace: "vc-minimal", result: "failed", history: "[]" }, { "vc.orch.io/suspended-by": "the tenant" }));
     await syncer.apply(configMap("vc-history", { [LABELS.managedBy]: "minimal" }, { cluster: "minimal", history: "[]" }));
     server.resetRequests();
 

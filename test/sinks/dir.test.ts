@@ -32,7 +32,7 @@ describe("sinks/dir", () => {
       "virtualservice.networking.mesh.io_r-x-default-x-a.yaml",
     ]);
     const text = await readFile(join(dir, "out", "a", "vc-a", "configmap_a-config.yaml"), "utf8");
-    expect(text).to.match(/^apiVersion: v1\ndata:\n  a: '1'\nkind: ConfigMap\n/);
+    expect(text).to.match(/^apiVersion: v1\ndata:\n {2}a: '1'\nkind: ConfigMap\n/);
   });
 
   it("reads its files back: a second run is a no-op, a change is one update, prune deletes files it owns only", async () => {

@@ -6,7 +6,7 @@ import { request as httpRequest } from "node:http";
 import type { KubeServer } from "./kube-server/index.js";
 import type { RealKube } from "./real-kube.js";
 
-export interface PolicyRule {
+interface PolicyRule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
@@ -90,7 +90,7 @@ export function realTarget(kube: () => RealKube): FidelityTarget {
  * Runs `check` until it passes (10 s at most): the real server's RBAC authorizer sees a new binding through its
  * informers a moment after the write. The in-memory server passes at once.
  */
-export async function settled(check: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
+async function settled(check: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

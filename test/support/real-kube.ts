@@ -31,14 +31,14 @@ export interface RealKubeOptions {
   readyTimeoutMs?: number;
 }
 
-export interface RealKubePki {
+interface RealKubePki {
   caCert: string;
   frontProxyCaCert: string;
   frontProxyClientCert: string;
   frontProxyClientKey: string;
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   /** Bearer token; default: the admin's. */
   token?: string;
   contentType?: string;
@@ -204,7 +204,7 @@ function jsonRequest<T>(url: string, ca: string, token: string, method: string, 
  * two-core machine needs about 5 s; a loaded one has needed more than 120 s. It is a bound on a wait for readiness
  * (the wait ends as soon as /readyz answers 200), never a measure of speed.
  */
-export function readyBoundMs(): number {
+function readyBoundMs(): number {
   const env = Number(process.env.VC_KUBE_READY_TIMEOUT);
   return Number.isFinite(env) && env > 0 ? env * 1000 : 300_000;
 }

@@ -43,8 +43,8 @@ describe("the test reporter", function () {
   });
 
   it("prints no colour codes with NO_COLOR, even where colours are forced", () => {
-    const escape = /\u001b\[/;
-    expect(runFixture([], { FORCE_COLOR: "1" }).stdout).to.match(escape);
-    expect(runFixture([], { FORCE_COLOR: "1", NO_COLOR: "1" }).stdout).to.not.match(escape);
+    const ansi = /\u001b\[/;
+    expect(runFixture([], { FORCE_COLOR: "1" }).stdout).to.match(ansi);
+    expect(runFixture([], { FORCE_COLOR: "1", NO_COLOR: "1" }).stdout).to.not.match(ansi);
   });
 });

@@ -96,7 +96,7 @@ export function startReplica(o: ReplicaOptions): Replica {
   };
 }
 
-export function leaseName(index: number, count: number): string {
+function leaseName(index: number, count: number): string {
   return `vc-reconciler-shard-${index}-of-${count}`;
 }
 

@@ -68,7 +68,7 @@ describe("validate: budgets", () => {
   });
 
   it("reports at most the first problems of a values file with 45,000 unknown keys, then how many more", async () => {
-    const text = Array.from({ length: 45_000 }, (_, i) => `unknownKey${i}: ${i}`).join("\n") + "\n";
+    const text = `${Array.from({ length: 45_000 }, (_, i) => `unknownKey${i}: ${i}`).join("\n")}\n`;
     const r = await loadAndValidate(makeRepo({ "clusters/big/values.yaml": text }));
     expect(r.diagnostics).to.have.length(MAX_FINDINGS_PER_FILE + 1);
     const more = r.diagnostics.find((d) => d.code === "too-many-problems")!;

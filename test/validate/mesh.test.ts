@@ -20,7 +20,7 @@ describe("validate/mesh", () => {
   });
 
   it("keeps fields the spec does not show, as warnings at their key", async () => {
-    const vs = VS("reviews", "shop") + "  tcp:\n    - route: []\n";
+    const vs = `${VS("reviews", "shop")}  tcp:\n    - route: []\n`;
     const text = vs.replace("http:\n", "http:\n").replace("    - route:\n", "    - timeout: 5s\n      route:\n");
     const r = await loadAndValidate(makeRepo({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/vs.yaml": text }));
     expect(r.diagnostics.map((d) => [d.line, d.severity, d.message])).to.deep.equal([

@@ -105,10 +105,10 @@ describe("validate: whole repository", () => {
     for (let i = 1; i < 9; i++) bomb.push(`${"abcdefghij"[i]}: &${"abcdefghij"[i]} [${Array(9).fill(`*${"abcdefghij"[i - 1]}`).join(", ")}]`);
     const root = makeRepo({
       "clusters/bin/values.yaml": new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x01]),
-      "clusters/big/values.yaml": "a: " + "x".repeat(MAX_FILE_BYTES) + "\n",
+      "clusters/big/values.yaml": `a: ${"x".repeat(MAX_FILE_BYTES)}\n`,
       "clusters/latin/values.yaml": new Uint8Array([0x61, 0x3a, 0x20, 0xe9, 0x0a]),
       "clusters/bomb/values.yaml": "{}\n",
-      "clusters/bomb/mesh/lol.yaml": bomb.join("\n") + "\n",
+      "clusters/bomb/mesh/lol.yaml": `${bomb.join("\n")}\n`,
       "clusters/list/values.yaml": "- a\n",
       "clusters/empty/values.yaml": "",
       "clusters/link/cluster.yaml": "{}\n",

@@ -20,17 +20,17 @@ export interface AccessAnswer extends AccessQuestion {
   reason?: string;
 }
 
-export const REVIEW_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+const REVIEW_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
 /** The user name and groups the API server authenticates a service account's token as. */
-export function serviceAccountIdentity(sa: { namespace: string; name: string }): { user: string; groups: string[] } {
+function serviceAccountIdentity(sa: { namespace: string; name: string }): { user: string; groups: string[] } {
   return { user: `system:serviceaccount:${sa.namespace}:${sa.name}`, groups: ["system:serviceaccounts", `system:serviceaccounts:${sa.namespace}`, "system:authenticated"] };
 }
 
 const keyOf = (q: AccessQuestion) => [q.serviceAccount.namespace, q.serviceAccount.name, q.verb, q.group, q.resource, q.namespace ?? ""].join("\u0000");
 
 /** The SubjectAccessReview that asks one question. */
-export function reviewOf(q: AccessQuestion): Record<string, unknown> {
+function reviewOf(q: AccessQuestion): Record<string, unknown> {
   const { user, groups } = serviceAccountIdentity(q.serviceAccount);
   const resourceAttributes: Record<string, string> = { verb: q.verb, group: q.group, resource: q.resource };
   if (q.namespace !== undefined) resourceAttributes.namespace = q.namespace;
@@ -63,7 +63,7 @@ export async function reviewAccess(host: Pick<Host, "create">, questions: readon
 }
 
 /** The answer to a question, or undefined when it was not asked (or could not be). */
-export function answerTo(answers: readonly AccessAnswer[] | undefined, q: AccessQuestion): AccessAnswer | undefined {
+function answerTo(answers: readonly AccessAnswer[] | undefined, q: AccessQuestion): AccessAnswer | undefined {
   const key = keyOf(q);
   return answers?.find((a) => keyOf(a) === key);
 }

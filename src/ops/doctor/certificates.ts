@@ -55,7 +55,7 @@ export const gatewayCertificates: Check = (s: HostSnapshot) => {
 };
 
 /** A certificate expiring within this many days is a warning. */
-export const EXPIRY_WARNING_DAYS = 14;
+const EXPIRY_WARNING_DAYS = 14;
 
 const DAY_MS = 86_400_000;
 

@@ -19,7 +19,7 @@ export const controlPlanePodMissing: Check = (s) => {
 /** The control plane's pod runs but is not Ready: its Service sends no traffic to it. */
 export const controlPlaneReady: Check = (s) => {
   const pod = controlPlanePod(s);
-  if (!pod || pod.status?.phase !== "Running") return [];
+  if (pod?.status?.phase !== "Running") return [];
   const ready = pod.status.conditions?.find((c) => c.type === "Ready");
   if (!ready || ready.status === "True") return [];
   const probe = eventsAbout(s, "Pod", pod.metadata.name).filter((e) => /probe failed/i.test(e.message)).pop();

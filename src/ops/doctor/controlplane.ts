@@ -5,7 +5,7 @@ import { configOf, controlPlanePod, statefulSetSpec, syncerContainer } from "./f
 import type { Check, Finding } from "./types.js";
 
 /** Suggested liveness probe values (spec section 8). */
-export const SUGGESTED_LIVENESS = { initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5 } as const;
+const SUGGESTED_LIVENESS = { initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5 } as const;
 
 /** The embedded kvstore without a persistent volume: a note (the default), a warning once the control plane's pod was recreated. */
 export const persistence: Check = (s) => {
@@ -36,7 +36,7 @@ export const persistence: Check = (s) => {
 };
 
 /** A pod created well after its StatefulSet was recreated; a StatefulSet creates its first pod within seconds. */
-export const RECREATED_AFTER_MS = 120_000;
+const RECREATED_AFTER_MS = 120_000;
 
 /** Why the control plane's pod is known to have been recreated (created long after its StatefulSet, or created twice), or undefined. */
 function podRecreated(s: Parameters<typeof controlPlanePod>[0]): string | undefined {

@@ -17,7 +17,7 @@ function lastTermination(cs: ContainerStatus): string {
 }
 
 /** Why a container loops: memory, node pressure, the liveness probe, else the application; with the evidence. */
-export function crashCause(s: HostSnapshot, pod: PodLike, cs: ContainerStatus): { row: RowKey; detail: string } {
+function crashCause(s: HostSnapshot, pod: PodLike, cs: ContainerStatus): { row: RowKey; detail: string } {
   if (oomKilled(cs)) return { row: "crash-memory", detail: "last terminated OOMKilled" };
   const events = eventsAbout(s, "Pod", pod.metadata.name);
   const pressure = events.filter((e) => NODE_PRESSURE.test(`${e.reason} ${e.message}`)).pop();

@@ -42,7 +42,7 @@ export interface GatherOptions {
 }
 
 /** The effective values in the control plane's config Secret; the database endpoint is blanked (only switches are checked). */
-export function liveValuesOf(secret: KubeObject | undefined): Values | undefined {
+function liveValuesOf(secret: KubeObject | undefined): Values | undefined {
   const data = (secret as { data?: Record<string, string> } | undefined)?.data?.[CONFIG_KEY];
   if (data === undefined) return undefined;
   const values = effectiveValues(load(Buffer.from(data, "base64").toString("utf8"), { maxAliases: 100 }));

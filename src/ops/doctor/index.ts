@@ -19,7 +19,7 @@ import { gatewayCertificates, gatewaySecrets } from "./certificates.js";
 import { duringRestore } from "./context.js";
 import { SEVERITIES, type Check, type Finding, type HostSnapshot } from "./types.js";
 
-export type { Finding, HostSnapshot, Severity } from "./types.js";
+export type { Finding, HostSnapshot,  } from "./types.js";
 
 /** One line per check function (several may report under one check id: see coverage.ts). */
 export const CHECKS: ReadonlyArray<[string, Check]> = [

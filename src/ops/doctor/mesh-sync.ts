@@ -18,7 +18,7 @@ export function meshObjectsOf(objects: readonly KubeObject[]): KubeObject[] {
 }
 
 /** The first path at which two JSON values differ (`spec.http[0].route`), or undefined when equal. */
-export function firstDifference(want: unknown, have: unknown, path = "spec"): string | undefined {
+function firstDifference(want: unknown, have: unknown, path = "spec"): string | undefined {
   if (isDeepStrictEqual(want, have)) return undefined;
   if (Array.isArray(want) && Array.isArray(have)) {
     if (want.length !== have.length) return `${path} (${want.length} item(s) in the repository, ${have.length} on the host)`;

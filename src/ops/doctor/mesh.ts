@@ -5,9 +5,9 @@ import type { KubeObject } from "../../kube/object.js";
 import { asPod } from "../../health/pod-causes.js";
 import { podRef, type Check, type Finding, type HostSnapshot } from "./types.js";
 
-export const SIDECAR_CONTAINER = "mesh-proxy";
-export const INJECTION_LABEL = "mesh-injection";
-export const INJECT_ANNOTATION = "sidecar.mesh.io/inject";
+const SIDECAR_CONTAINER = "mesh-proxy";
+const INJECTION_LABEL = "mesh-injection";
+const INJECT_ANNOTATION = "sidecar.mesh.io/inject";
 
 export const sidecars: Check = (s) => {
   if (!meshEnabled(s)) return [];
@@ -41,7 +41,7 @@ function matches(selector: Record<string, string>, labels: Record<string, string
 }
 
 /** Ingress pods a Gateway selects (any namespace). */
-export function gatewayPods(s: Pick<HostSnapshot, "ingressPods">, selector: Record<string, string> | undefined) {
+function gatewayPods(s: Pick<HostSnapshot, "ingressPods">, selector: Record<string, string> | undefined) {
   return selector && Object.keys(selector).length ? s.ingressPods.filter((p) => matches(selector, p.metadata.labels)) : [];
 }
 

@@ -24,7 +24,7 @@ function metricsWants(s: Facts): Array<Omit<AccessQuestion, "verb">> {
 /** With node syncing on, the control plane's service account must read host nodes. */
 function nodeWants(s: Facts): Array<Omit<AccessQuestion, "verb">> {
   const values = configOf(s);
-  if (!values || !values.integrations.metricsServer.enabled || !values.integrations.metricsServer.nodes || !values.sync.fromHost.nodes.enabled || !s.statefulSet) return [];
+  if (!values?.integrations.metricsServer.enabled || !values.integrations.metricsServer.nodes || !values.sync.fromHost.nodes.enabled || !s.statefulSet) return [];
   return [{ serviceAccount: syncerServiceAccount(s), group: "", resource: "nodes" }];
 }
 
@@ -57,7 +57,7 @@ export const metricsRbac: Check = (s) => {
 /** Node metrics list the right nodes: node syncing is on (a note while it is off) and the control plane may read nodes. */
 export const nodeMetrics: Check = (s) => {
   const values = configOf(s);
-  if (!values || !values.integrations.metricsServer.enabled || !values.integrations.metricsServer.nodes) return [];
+  if (!values?.integrations.metricsServer.enabled || !values.integrations.metricsServer.nodes) return [];
   if (!values.sync.fromHost.nodes.enabled) {
     const message = "node syncing is off (sync.fromHost.nodes.enabled: false): the virtual cluster has fake nodes and its node metrics list only the nodes its pods run on";
     return [finding("node-metrics", { check: "node-metrics", severity: "note", object: `StatefulSet ${s.namespace}/${s.cluster}`, message }, "set sync.fromHost.nodes.enabled: true (and all: true for every host node)")];

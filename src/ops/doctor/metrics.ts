@@ -21,7 +21,7 @@ export function apiServiceAvailable(o: unknown): boolean {
 }
 
 /** What to do when the host serves no metrics in `group`: never the setting already in use. */
-export function hostApiFix(group: string): string {
+function hostApiFix(group: string): string {
   const install = "install the host's metrics server";
   if (group === UPSTREAM_METRICS_GROUP) return `${install} (the configured hostApiGroup ${group} is the upstream metrics server's group), or set integrations.metricsServer.proxy.hostApiGroup to the group your host's metrics server serves`;
   return `${install}, or set integrations.metricsServer.proxy.hostApiGroup to the group it serves (${UPSTREAM_METRICS_GROUP} for the upstream metrics server; ${group} is in use now)`;

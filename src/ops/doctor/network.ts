@@ -33,7 +33,7 @@ interface PolicySpec {
 }
 
 /** Whether a label selector matches labels (an empty selector matches all). */
-export function selects(sel: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
+function selects(sel: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
   const l = labels ?? {};
   if (!Object.entries(sel?.matchLabels ?? {}).every(([k, v]) => l[k] === v)) return false;
   return (sel?.matchExpressions ?? []).every((e) => {

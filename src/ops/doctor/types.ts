@@ -4,7 +4,6 @@ import type { Values } from "../../model/values.js";
 import type { AccessAnswer } from "./access.js";
 import type { CertificateFacts } from "./tls-cert.js";
 import type { VirtualSnapshot } from "./virtual.js";
-import type { PodLike } from "../../health/pod-causes.js";
 
 /**
  * How much a finding matters: `error` is a fault that breaks something now (exit 1); `warning` is a likely problem

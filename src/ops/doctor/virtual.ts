@@ -11,7 +11,7 @@ import { API_SERVICE_PORT } from "../../render/controlPlane.js";
 import { names } from "../../render/meta.js";
 
 /** One autoscaler whose current metrics are unknown, and which of its workload's pods have pod metrics. */
-export interface UnknownAutoscaler {
+interface UnknownAutoscaler {
   /** `namespace/name` of the HorizontalPodAutoscaler. */
   autoscaler: string;
   /** `Kind namespace/name` of the workload it scales. */
@@ -43,7 +43,7 @@ interface Hpa {
 }
 
 /** An autoscaler shows `<unknown>` while it has no current value for any metric (v1: CPU, or v2 metrics in the annotation). */
-export function showsUnknown(hpa: Hpa): boolean {
+function showsUnknown(hpa: Hpa): boolean {
   if (typeof hpa.status?.currentCPUUtilizationPercentage === "number") return false;
   const current = hpa.metadata.annotations?.[CURRENT_METRICS_ANNOTATION];
   try {
@@ -54,7 +54,7 @@ export function showsUnknown(hpa: Hpa): boolean {
 }
 
 /** A label selector (matchLabels and matchExpressions) in the query form. */
-export function selectorString(sel: { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> } | undefined): string {
+function selectorString(sel: { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> } | undefined): string {
   const terms = Object.entries(sel?.matchLabels ?? {}).sort().map(([k, v]) => `${k}=${v}`);
   for (const e of sel?.matchExpressions ?? []) {
     const values = [...(e.values ?? [])].sort().join(",");

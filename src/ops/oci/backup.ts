@@ -1,5 +1,5 @@
 // The backup artifact format (media types) and its verification before a restore touches anything.
-import { RegistryClient, RegistryError } from "./client.js";
+import { type RegistryClient, RegistryError } from "./client.js";
 import { formatReference, manifestRef, type OciReference } from "./reference.js";
 
 export const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
@@ -8,18 +8,18 @@ export const BACKUP_ARTIFACT_TYPE = "application/vnd.vc.orch.io.backup.v1";
 /** The config blob: JSON `BackupConfig`. */
 export const BACKUP_CONFIG_TYPE = "application/vnd.vc.orch.io.backup.config.v1+json";
 /** The one layer: a gzip tar of the kvstore snapshot. */
-export const BACKUP_LAYER_TYPE = "application/vnd.vc.orch.io.backup.snapshot.v1.tar+gzip";
+const BACKUP_LAYER_TYPE = "application/vnd.vc.orch.io.backup.snapshot.v1.tar+gzip";
 
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
 
-export interface Descriptor {
+interface Descriptor {
   mediaType: string;
   digest: string;
   size: number;
   annotations?: Record<string, string>;
 }
 
-export interface BackupManifest {
+interface BackupManifest {
   schemaVersion: 2;
   mediaType: typeof OCI_MANIFEST;
   artifactType: typeof BACKUP_ARTIFACT_TYPE;
@@ -58,7 +58,7 @@ function checkDescriptor(d: unknown, where: string): Descriptor {
 }
 
 /** Checks a manifest's shape and media types; pure. */
-export function checkBackupManifest(manifest: unknown, mediaType: string): { config: Descriptor; snapshot: Descriptor } {
+function checkBackupManifest(manifest: unknown, mediaType: string): { config: Descriptor; snapshot: Descriptor } {
   const m = manifest as Partial<BackupManifest> & { mediaType?: string; artifactType?: string };
   const type = mediaType || m.mediaType;
   if (type !== OCI_MANIFEST) throw new BackupError(`the reference is a "${type}", not an OCI image manifest (${OCI_MANIFEST}): is it a backup artifact?`);

@@ -9,7 +9,7 @@ export interface OciReference {
   digest?: string;
 }
 
-export class ReferenceError extends Error {}
+export class OciReferenceError extends Error {}
 
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
 const TAG = /^[\w][\w.-]{0,127}$/;
@@ -19,10 +19,10 @@ const REPO = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|
 export function parseReference(text: string): OciReference {
   const input = text.trim().replace(/^oci:\/\//, "");
   const slash = input.indexOf("/");
-  if (slash <= 0) throw new ReferenceError(`invalid OCI reference "${text}": expected [oci://]registry/repository[:tag|@sha256:digest]`);
+  if (slash <= 0) throw new OciReferenceError(`invalid OCI reference "${text}": expected [oci://]registry/repository[:tag|@sha256:digest]`);
   const registry = input.slice(0, slash);
   if (!/^[a-zA-Z0-9.-]+(:\d+)?$/.test(registry) && !/^\[[0-9a-fA-F:]+\](:\d+)?$/.test(registry)) {
-    throw new ReferenceError(`invalid registry "${registry}" in OCI reference "${text}"`);
+    throw new OciReferenceError(`invalid registry "${registry}" in OCI reference "${text}"`);
   }
   let rest = input.slice(slash + 1);
   let digest: string | undefined;
@@ -31,16 +31,16 @@ export function parseReference(text: string): OciReference {
   if (at >= 0) {
     digest = rest.slice(at + 1);
     rest = rest.slice(0, at);
-    if (!DIGEST.test(digest)) throw new ReferenceError(`invalid digest "${digest}" in OCI reference "${text}": expected sha256:<64 hex>`);
+    if (!DIGEST.test(digest)) throw new OciReferenceError(`invalid digest "${digest}" in OCI reference "${text}": expected sha256:<64 hex>`);
   }
   const colon = rest.lastIndexOf(":");
   if (colon >= 0) {
     tag = rest.slice(colon + 1);
     rest = rest.slice(0, colon);
-    if (!TAG.test(tag)) throw new ReferenceError(`invalid tag "${tag}" in OCI reference "${text}"`);
+    if (!TAG.test(tag)) throw new OciReferenceError(`invalid tag "${tag}" in OCI reference "${text}"`);
   }
-  if (!REPO.test(rest)) throw new ReferenceError(`invalid repository "${rest}" in OCI reference "${text}"`);
-  if (!tag && !digest) throw new ReferenceError(`OCI reference "${text}" names neither a tag nor a digest`);
+  if (!REPO.test(rest)) throw new OciReferenceError(`invalid repository "${rest}" in OCI reference "${text}"`);
+  if (!tag && !digest) throw new OciReferenceError(`OCI reference "${text}" names neither a tag nor a digest`);
   return { registry, repository: rest, tag, digest };
 }
 

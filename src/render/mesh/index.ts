@@ -9,7 +9,7 @@ import type { MeshScope } from "../../translate/mesh/refs.js";
 import { isMeshKind, translateMeshSpec, virtualNamespaceOf } from "../../translate/mesh/spec.js";
 
 /** One mesh manifest as its host object, or undefined when its kind is not synced. */
-export function renderMeshObject(manifest: MeshManifest, values: Values, ctx: RenderContext, namespaces?: ReadonlySet<string>): KubeObject | undefined {
+function renderMeshObject(manifest: MeshManifest, values: Values, ctx: RenderContext, namespaces?: ReadonlySet<string>): KubeObject | undefined {
   const obj = manifest.object;
   if (!isMeshKind(obj.kind) || obj.apiVersion !== MESH_API_VERSION || !meshKindEnabled(values, obj.kind)) return undefined;
   const scope: MeshScope = { cluster: ctx.cluster, virtualNamespace: virtualNamespaceOf(obj), hostNamespace: ctx.hostNamespace, namespaces };

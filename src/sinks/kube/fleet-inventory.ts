@@ -13,13 +13,13 @@ import { ReadOrderError } from "../types.js";
  * remaining chunks one LIST per kind each: the merge keeps to a page or two per kind when the chunks come in the
  * store's order, and this bounds it when they do not (a cluster whose objects lie in several namespaces).
  */
-export const AHEAD_MAX = 10_000;
+const AHEAD_MAX = 10_000;
 
 /**
  * Objects a page of the fleet's LISTs holds: with chunks of 100 clusters and one to four objects of a kind per cluster,
  * a page reaches one to three chunks ahead, and what it holds of later chunks waits for them.
  */
-export const FLEET_PAGE = 250;
+const FLEET_PAGE = 250;
 
 /** Kinds whose pages are read at once: each page is parsed whole before it is sorted into chunks. */
 const KINDS_AT_ONCE = 4;

@@ -12,8 +12,8 @@ import { ownedFields } from "../../plan/managed-fields.js";
 import type { ClusterRecord } from "../../records/record.js";
 
 /** Names of the ConfigMaps vc kept in each host namespace before records. */
-export const LEGACY_STATUS = "vc-status";
-export const LEGACY_HISTORY = "vc-history";
+const LEGACY_STATUS = "vc-status";
+const LEGACY_HISTORY = "vc-history";
 
 /** What one cluster's migration moved (or, in a dry run, would move). */
 export interface Migration {

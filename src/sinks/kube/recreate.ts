@@ -75,7 +75,7 @@ async function expandClaims(client: KubeClient, live: KubeObject, desired: KubeO
   const classes = new Map<string, KubeObject | undefined>();
   for (const t of growing) {
     const size = t.spec!.resources!.requests!.storage!;
-    const pattern = new RegExp(`^${escape(t.metadata!.name!)}-${escape(live.metadata.name)}-\\d+$`);
+    const pattern = new RegExp(`^${escapeText(t.metadata!.name!)}-${escapeText(live.metadata.name)}-\\d+$`);
     const mine = claims.filter((c) => pattern.test(c.metadata.name)).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
     for (const claim of mine) {
       const spec = (claim.spec ?? {}) as NonNullable<ClaimTemplate["spec"]>;
@@ -130,6 +130,6 @@ async function getStorageClass(client: KubeClient, name: string): Promise<KubeOb
   }
 }
 
-function escape(s: string): string {
+function escapeText(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

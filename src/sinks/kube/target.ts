@@ -14,7 +14,7 @@ import { FleetInventoryReader, inNamespaceOrder } from "./fleet-inventory.js";
 import { migrateRecords, migrationLine } from "./migrate.js";
 import { resourceFor } from "../../kube/resources.js";
 import { whoAmI, type Identity } from "../../host/identity.js";
-import { KubeApiError, KubeClient } from "../../host/client.js";
+import { KubeApiError, type KubeClient } from "../../host/client.js";
 import { Discovery } from "../../host/discovery.js";
 import { ClaimIndex } from "../../claims/claim-index.js";
 import { liveClaimsOf } from "../../claims/host-claims.js";
@@ -414,7 +414,7 @@ export class KubeTarget implements Target {
 }
 
 /** The labelled objects that the record of their cluster holds, in any source (public host claims count across sources). */
-export function heldByARecord(labelled: readonly KubeObject[], records: readonly ClusterRecord[]): KubeObject[] {
+function heldByARecord(labelled: readonly KubeObject[], records: readonly ClusterRecord[]): KubeObject[] {
   const held = heldByCluster(records);
   return labelled.filter((o) => isHeld(held, o.metadata.labels?.[LABELS.inventory] ?? "", o));
 }

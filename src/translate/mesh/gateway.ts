@@ -8,7 +8,7 @@ import { type Json, type MeshScope, isObject, mapArray } from "./refs.js";
  * `*\/d.example.com`). Only VirtualServices in the cluster's own host namespace may then bind to the
  * Gateway: a host form open to any namespace would let another tenant's VirtualService claim its hosts.
  */
-export function tenantBoundHost(host: unknown, hostNamespace: string): unknown {
+function tenantBoundHost(host: unknown, hostNamespace: string): unknown {
   if (typeof host !== "string") return host;
   const slash = host.indexOf("/");
   return `${hostNamespace}/${slash < 0 ? host : host.slice(slash + 1)}`;

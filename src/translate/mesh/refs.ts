@@ -2,7 +2,7 @@
 import { LABELS, hostName, parseServiceHost, translateServiceHost } from "../index.js";
 
 /** The reserved gateway name meaning "the sidecars of the mesh": never translated. */
-export const MESH_GATEWAY = "mesh";
+const MESH_GATEWAY = "mesh";
 
 /** Where a mesh object lives: its virtual namespace, its cluster and the host namespace it lands in. */
 export interface MeshScope {

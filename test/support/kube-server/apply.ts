@@ -55,7 +55,7 @@ function conflictError(conflicts: Conflict[]): ApiError {
 }
 
 /** Merges an applied value into a live one: maps recursively, keyed lists item by item, anything else replaced. */
-export function mergeApplied(base: Json | undefined, patch: Json): Json {
+function mergeApplied(base: Json | undefined, patch: Json): Json {
   if (isMap(patch)) {
     const out: JsonMap = isMap(base) ? { ...base } : {};
     for (const [k, v] of Object.entries(patch)) {
@@ -113,7 +113,7 @@ export function serverSideApply(current: KubeObject | undefined, applied: KubeOb
   for (const c of conflicts) c.manager.fields.delete(c.path);
 
   const others = managers.filter((m) => m !== me);
-  const ownedByOthers = (p: string): boolean => others.some((m) => [...m.fields].some((q) => q === p || q.startsWith(p + "\n") || p.startsWith(q + "\n")));
+  const ownedByOthers = (p: string): boolean => others.some((m) => [...m.fields].some((q) => q === p || q.startsWith(`${p}\n`) || p.startsWith(`${q}\n`)));
   const dropped = [...oldSet].filter((p) => !newSet.has(p));
   // Deepest first, so that emptied parents can go too.
   dropped.sort((a, b) => decode(b).length - decode(a).length);

@@ -15,7 +15,7 @@ const WRITE_VERBS = ["create", "delete", "deletecollection", "get", "list", "pat
 const READ_VERBS = ["get", "list"];
 const ALL_CATEGORY = new Set(["Pod", "Service", "Deployment", "StatefulSet"]);
 
-export const METRICS_K8S_GROUP = "metrics.k8s.io";
+const METRICS_K8S_GROUP = "metrics.k8s.io";
 
 function served(r: ResourceType): Served {
   const s: Served = { ...r, apiVersion: apiVersionOf(r), verbs: r.readOnly ? READ_VERBS : WRITE_VERBS, listKind: `${r.kind}List` };
@@ -71,7 +71,7 @@ const SELF_REVIEW: Served = {
 };
 
 /** Every served resource; the metrics kinds appear under both metrics.orch.io and metrics.k8s.io. */
-export const SERVED: readonly Served[] = [
+const SERVED: readonly Served[] = [
   ...RESOURCES.map(served),
   ...RESOURCES.filter((r) => r.group === METRICS_GROUP).map((r) => served({ ...r, group: METRICS_K8S_GROUP, version: METRICS_VERSION })),
   ACCESS_REVIEW,

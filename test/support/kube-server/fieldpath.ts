@@ -92,7 +92,7 @@ export function getAt(root: Json | undefined, path: Path): Json | undefined {
     if (el.startsWith("f:")) {
       if (!isMap(cur)) return undefined;
       const k = el.slice(2);
-      cur = Object.prototype.hasOwnProperty.call(cur, k) ? cur[k] : undefined;
+      cur = Object.hasOwn(cur, k) ? cur[k] : undefined;
     } else if (el.startsWith("k:")) {
       if (!Array.isArray(cur)) return undefined;
       cur = findItem(cur, el);
@@ -187,7 +187,3 @@ export function fromFieldsV1(tree: unknown, prefix: Path = [], out: Set<string> 
   return out;
 }
 
-/** True when `p` equals `q` or lies inside it (or the reverse). */
-export function overlaps(p: string, q: string): boolean {
-  return p === q || p.startsWith(q + SEP) || q.startsWith(p + SEP);
-}

@@ -11,7 +11,7 @@ const PER_KIND: Record<string, string[]> = {
   Node: ["spec.unschedulable"],
 };
 
-export function supportedFields(kind: string): string[] {
+function supportedFields(kind: string): string[] {
   return ["metadata.name", "metadata.namespace", ...(PER_KIND[kind] ?? [])];
 }
 
@@ -27,7 +27,7 @@ function valueAt(obj: KubeObject, field: string): string {
 }
 
 /** Parses a field selector for a kind; throws SelectorError for syntax errors and unsupported fields. */
-export function fieldMatcher(kind: string, selector: string | null): (obj: KubeObject) => boolean {
+function fieldMatcher(kind: string, selector: string | null): (obj: KubeObject) => boolean {
   const reqs: FieldRequirement[] = parseFieldSelector(selector, supportedFields(kind));
   if (reqs.length === 0) return () => true;
   return (obj) => matchesFields(reqs, Object.fromEntries(reqs.map((r) => [r.field, valueAt(obj, r.field)])));

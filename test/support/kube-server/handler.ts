@@ -347,6 +347,6 @@ function serveList(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse,
   }
   // Serialise each stored object once (cached on the entry) and splice the strings together.
   const head = `{"kind":${JSON.stringify(served.listKind)},"apiVersion":${JSON.stringify(served.apiVersion)},"metadata":${JSON.stringify(meta)},"items":[`;
-  const body = head + result.entries.map(jsonOf).join(",") + "]}";
+  const body = `${head + result.entries.map(jsonOf).join(",")}]}`;
   sendText(res, 200, body, "application/json");
 }

@@ -74,10 +74,10 @@ import { defaultProfile, type Profile } from "./profile.js";
 export { PROFILES, type Profile } from "./profile.js";
 
 export type { Rule } from "./auth.js";
-export type { FaultSpec, FaultHandle } from "./faults.js";
-export type { LoggedRequest, RequestFilter } from "./request-log.js";
-export type { ExecHandler, ExecSession } from "./exec.js";
-export type { ContainerUsage } from "./metrics-api.js";
+;
+;
+export type {  ExecSession } from "./exec.js";
+;
 
 export interface KubeServerOptions {
   /** 0 (default): a free port. */

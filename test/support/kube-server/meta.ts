@@ -27,7 +27,7 @@ function isEmpty(v: unknown): boolean {
  * Drops what Go's omitempty drops on built-in kinds: empty metadata maps and lists, and empty top-level data maps
  * (kubectl's client-side apply sends `annotations: {}`, which a real server never stores).
  */
-export function normalize(obj: KubeObject, served: Served): KubeObject {
+function normalize(obj: KubeObject, served: Served): KubeObject {
   for (const k of ["labels", "annotations", "ownerReferences", "finalizers", "managedFields"]) if (isEmpty(obj.metadata[k])) delete obj.metadata[k];
   if (BUILT_IN_GROUPS.has(served.group)) for (const k of ["data", "binaryData", "stringData"]) if (isEmpty(obj[k])) delete obj[k];
   return obj;

@@ -34,7 +34,7 @@ export interface ListResult {
   remainingItemCount?: number;
 }
 
-export const PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml", "application/apply-patch+cbor"];
+const PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml", "application/apply-patch+cbor"];
 
 function sortKey(e: Entry): string {
   return `${e.obj.metadata.namespace ?? ""}/${e.obj.metadata.name}`;

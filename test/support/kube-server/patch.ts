@@ -157,7 +157,7 @@ function stripDirectives(v: Json): Json {
 function mergeList(base: Json | undefined, patch: Json[], order: Json[] | undefined): Json {
   const baseList = Array.isArray(base) ? base : [];
   const sample = [...patch.filter((p) => !(isMap(p) && p.$patch === "delete")), ...baseList, ...(order ?? [])];
-  const keys = listKeys(sample.filter(isMap).length === sample.length ? sample : []) ?? (order && order.length ? listKeys(order) : undefined);
+  const keys = listKeys(sample.filter(isMap).length === sample.length ? sample : []) ?? (order?.length ? listKeys(order) : undefined);
   if (!keys) {
     if (patch.length === 1 && isMap(patch[0]) && patch[0].$patch === "replace") return [];
     return stripDirectives(patch);

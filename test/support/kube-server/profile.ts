@@ -1,6 +1,4 @@
-// The Kubernetes release the test server answers as: "1.20" (the oldest vc supports, the real-server tier's binary) or
-// "current" (1.36: SelfSubjectReview, aggregated discovery, server-side field validation, its error wording).
-import type { KubeObject } from "../../../src/kube/object.js";
+
 import type { Served } from "./catalog.js";
 import { badRequest } from "./status.js";
 
@@ -67,7 +65,7 @@ const METADATA = new Set(["name", "generateName", "namespace", "selfLink", "uid"
 const CUSTOM_GROUPS = new Set(["networking.mesh.io", "cert-manager.io"]);
 
 /** The unknown fields of a written object, as paths (`bogus`, `metadata.bogus`). */
-export function unknownFields(served: Served, obj: unknown): string[] {
+function unknownFields(served: Served, obj: unknown): string[] {
   if (typeof obj !== "object" || obj === null || Array.isArray(obj)) return [];
   const declared = new Set(["apiVersion", "kind", "metadata", ...(TOP_LEVEL[served.kind] ?? ["spec", "status"])]);
   // Strategic merge patch directives ($patch, $setElementOrder/...) are not fields.
@@ -108,4 +106,4 @@ export function warningHeader(text: string): string {
   return `299 - ${JSON.stringify(text)}`;
 }
 
-export type { KubeObject };
+;

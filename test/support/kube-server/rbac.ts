@@ -4,7 +4,7 @@ import type { Store } from "./store.js";
 
 const RBAC_V1 = "rbac.authorization.k8s.io/v1";
 
-export interface PolicyRule {
+interface PolicyRule {
   apiGroups?: string[];
   resources?: string[];
   resourceNames?: string[];
@@ -57,7 +57,7 @@ function has(list: readonly string[] | undefined, value: string): boolean {
 }
 
 /** Whether one rule allows the request (upstream's RuleAllows: verbs, groups, resources with subresources, names, URLs). */
-export function ruleAllows(rule: PolicyRule, a: Attributes): boolean {
+function ruleAllows(rule: PolicyRule, a: Attributes): boolean {
   if (!has(rule.verbs, a.verb)) return false;
   if (a.resource === undefined) {
     return (rule.nonResourceURLs ?? []).some((u) => u === "*" || u === a.path || (u.endsWith("*") && (a.path ?? "").startsWith(u.slice(0, -1))));

@@ -20,7 +20,7 @@ export interface StoreEvent {
 }
 
 /** Watch history kept by default: at least this many events (older ones are dropped in batches). */
-export const DEFAULT_HISTORY = 20_000;
+const DEFAULT_HISTORY = 20_000;
 
 export function jsonOf(e: Entry): string {
   if (e.json === undefined) e.json = JSON.stringify(e.obj);

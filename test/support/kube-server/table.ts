@@ -14,7 +14,7 @@ interface Column {
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** kubectl's HumanDuration: 45s, 5m10s, 3h, 2d, 1y. */
-export function humanDuration(ms: number): string {
+function humanDuration(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   if (s < 120) return `${s}s`;
   const m = Math.floor(s / 60);

@@ -49,7 +49,7 @@ function labelCauses(labels: unknown): StatusCause[] {
 }
 
 /** Most bytes of a ConfigMap's data and binaryData values together (the API server's limit; keys are not counted). */
-export const CONFIGMAP_MAX_BYTES = 1024 * 1024;
+const CONFIGMAP_MAX_BYTES = 1024 * 1024;
 
 /** A ConfigMap whose values exceed 1 MiB is refused as the API server refuses it (422 on `[]`). */
 export function checkDataSize(obj: KubeObject, served: Served): void {
