@@ -7,7 +7,8 @@ const server = await startKubeServer();
 process.stdout.write(`${JSON.stringify({ url: server.url, kubeconfigPath: server.kubeconfigPath })}\n`);
 for await (const line of createInterface({ input: process.stdin })) {
   const msg = JSON.parse(line) as { op: string; filter?: Record<string, string> };
-  if (msg.op === "count") process.stdout.write(`${JSON.stringify({ count: server.countRequests(msg.filter ?? {}) })}\n`);
+  if (msg.op === "count")
+    process.stdout.write(`${JSON.stringify({ count: server.countRequests(msg.filter ?? {}) })}\n`);
   else if (msg.op === "reset") {
     server.resetRequests();
     process.stdout.write(`${JSON.stringify({ ok: true })}\n`);

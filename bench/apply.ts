@@ -36,11 +36,20 @@ export async function run(ctx: BenchContext): Promise<void> {
 
     // First full apply onto an empty host.
     const started = process.hrtime.bigint();
-    const applied = await applyFleet(target, await loadDesiredIndex(root, REVISION), { prune: true, allowMassPrune: false, dryRun: false });
+    const applied = await applyFleet(target, await loadDesiredIndex(root, REVISION), {
+      prune: true,
+      allowMassPrune: false,
+      dryRun: false,
+    });
     const applyMs = Number(process.hrtime.bigint() - started) / 1e6;
     const created = applied.results.reduce((n, r) => n + r.counts.created, 0);
     const failed = applied.results.reduce((n, r) => n + r.counts.failed, 0);
-    ctx.report("first apply", applyMs / 1000, "s", `${created} created, ${failed} failed, ${await server.countRequests({ method: "PATCH" })} PATCH requests`);
+    ctx.report(
+      "first apply",
+      applyMs / 1000,
+      "s",
+      `${created} created, ${failed} failed, ${await server.countRequests({ method: "PATCH" })} PATCH requests`,
+    );
     ctx.report("first apply throughput", (created / applyMs) * 1000, "objects/s", "test server in its own process");
 
     // The baseline: loading, validating and rendering the fleet alone.
@@ -67,12 +76,18 @@ export async function run(ctx: BenchContext): Promise<void> {
     });
     const lists = (await server.countRequests({ verb: "list" })) / RUNS;
     let maxPerKind = 0;
-    for (const t of INVENTORY_TYPES) maxPerKind = Math.max(maxPerKind, (await server.countRequests({ verb: "list", resource: t.plural })) / RUNS);
+    for (const t of INVENTORY_TYPES)
+      maxPerKind = Math.max(maxPerKind, (await server.countRequests({ verb: "list", resource: t.plural })) / RUNS);
     let writes = 0;
     for (const method of ["PATCH", "PUT", "POST", "DELETE"]) writes += await server.countRequests({ method });
     const all = (await server.countRequests({})) / RUNS;
     ctx.report("no-op diff: clusters with changes", changed, "", `${unchanged} objects unchanged`);
-    ctx.report("no-op diff: LIST requests", lists, "", `${INVENTORY_TYPES.length} kinds, at most ${maxPerKind} per kind (pages of 5,000); ${writes} writes; ${all} requests in all per run`);
+    ctx.report(
+      "no-op diff: LIST requests",
+      lists,
+      "",
+      `${INVENTORY_TYPES.length} kinds, at most ${maxPerKind} per kind (pages of 5,000); ${writes} writes; ${all} requests in all per run`,
+    );
     ctx.report("load+validate+render fleet (baseline)", renderMs, "ms", `median of ${RUNS}`);
     ctx.report("no-op vc diff (load+render+LIST+plan)", diffMs, "ms", `median of ${RUNS}`);
     ctx.report("  of which LIST (read the live fleet)", med(phases.list), "ms", `median of ${RUNS}`);
@@ -86,7 +101,9 @@ export async function run(ctx: BenchContext): Promise<void> {
 
 /** The child-process test server: its URL and kubeconfig, and request counts over a JSON-lines pipe. */
 async function startServerProcess() {
-  const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "apply-server.ts")], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "apply-server.ts")], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const next = async (): Promise<Record<string, unknown>> => {
     const { value, done } = await lines.next();
@@ -101,7 +118,8 @@ async function startServerProcess() {
   return {
     url: hello.url,
     kubeconfigPath: hello.kubeconfigPath,
-    countRequests: async (filter: { method?: string; verb?: string; resource?: string }) => (await ask({ op: "count", filter })).count as number,
+    countRequests: async (filter: { method?: string; verb?: string; resource?: string }) =>
+      (await ask({ op: "count", filter })).count as number,
     resetRequests: async () => void (await ask({ op: "reset" })),
     close: async () => {
       child.stdin!.write(`${JSON.stringify({ op: "close" })}\n`);

@@ -34,7 +34,13 @@ export async function run(ctx: BenchContext): Promise<void> {
   const hydrated = join(root, "hydrated");
   rmSync(hydrated, { recursive: true, force: true });
   const target = await openTarget(`dir:${hydrated}`);
-  await applyFleet(target, await loadDesiredIndex(root, REVISION), { prune: true, allowMassPrune: true, force: false, dryRun: false, clusterConcurrency: 4 });
+  await applyFleet(target, await loadDesiredIndex(root, REVISION), {
+    prune: true,
+    allowMassPrune: true,
+    force: false,
+    dryRun: false,
+    clusterConcurrency: 4,
+  });
   // The pull request: one line of the base.
   writeFileSync(join(root, "fleet/values.yaml"), base("1.1.0"));
 
@@ -71,8 +77,18 @@ export async function run(ctx: BenchContext): Promise<void> {
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const r = med(renders);
   const p = med(plans);
-  ctx.report(`full vc render of ${CLUSTERS} clusters (${objects} objects), CPU`, r, "ms", `median of ${RUNS}; wall ${med(walls.render).toFixed(0)} ms`);
-  ctx.report(`plan of a fleet/values.yaml change (markdown, vs hydrated), CPU`, p, "ms", `median of ${RUNS}; wall ${med(walls.plan).toFixed(0)} ms; ${changed} clusters changed, ${summary}`);
+  ctx.report(
+    `full vc render of ${CLUSTERS} clusters (${objects} objects), CPU`,
+    r,
+    "ms",
+    `median of ${RUNS}; wall ${med(walls.render).toFixed(0)} ms`,
+  );
+  ctx.report(
+    `plan of a fleet/values.yaml change (markdown, vs hydrated), CPU`,
+    p,
+    "ms",
+    `median of ${RUNS}; wall ${med(walls.plan).toFixed(0)} ms; ${changed} clusters changed, ${summary}`,
+  );
   ctx.report("plan / render (CPU)", p / r, "×", "target ≤ 2");
   ctx.report("  of which: reading the hydrated base (dir: target), CPU", med(reads), "ms", `median of ${RUNS}`);
   ctx.report("  of which: the fleet summary, CPU", med(summaries), "ms", `median of ${RUNS}`);
@@ -83,10 +99,19 @@ export async function run(ctx: BenchContext): Promise<void> {
   const server = await startServerProcess();
   const kube = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" }));
   try {
-    await applyFleet(kube, await loadDesiredIndex(root, REVISION), { prune: true, allowMassPrune: true, force: false, dryRun: false, clusterConcurrency: 8 });
+    await applyFleet(kube, await loadDesiredIndex(root, REVISION), {
+      prune: true,
+      allowMassPrune: true,
+      force: false,
+      dryRun: false,
+      clusterConcurrency: 8,
+    });
     writeFileSync(join(root, "fleet/values.yaml"), base("1.1.0"));
     const planLive = async (): Promise<void> => {
-      const report = await planFleet(kube, await loadDesiredIndex(root, REVISION), { prune: true, allowMassPrune: false });
+      const report = await planFleet(kube, await loadDesiredIndex(root, REVISION), {
+        prune: true,
+        allowMassPrune: false,
+      });
       formatPlanReport(report, "markdown");
     };
     await planLive();
@@ -94,7 +119,12 @@ export async function run(ctx: BenchContext): Promise<void> {
     const liveWalls: number[] = [];
     for (let i = 0; i < RUNS; i++) lives.push(await cpuOf(planLive, liveWalls));
     const l = med(lives);
-    ctx.report("plan of the same change against a live host (API test server), CPU of this process", l, "ms", `median of ${RUNS}; wall ${med(liveWalls).toFixed(0)} ms; the server's own CPU not counted`);
+    ctx.report(
+      "plan of the same change against a live host (API test server), CPU of this process",
+      l,
+      "ms",
+      `median of ${RUNS}; wall ${med(liveWalls).toFixed(0)} ms; the server's own CPU not counted`,
+    );
     ctx.report("live plan / render (CPU)", l / r, "×", "target ≤ 2");
   } finally {
     await kube.close();
@@ -114,7 +144,9 @@ async function cpuOf(fn: () => unknown | Promise<unknown>, wall?: number[]): Pro
 
 /** The API test server in a child process (bench/apply-server.ts), as a real API server would run. */
 async function startServerProcess(): Promise<{ kubeconfigPath: string; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "apply-server.ts")], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "apply-server.ts")], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const first = await lines.next();
   if (first.done) throw new Error("the test server process ended");

@@ -14,7 +14,20 @@ export interface FleetOptions {
 }
 
 const TEAMS = ["payments", "search", "checkout", "catalog", "identity", "billing", "media", "ledger"];
-const SERVICES = ["productpage", "reviews", "ratings", "details", "cart", "orders", "users", "inventory", "shipping", "pricing", "images", "search"];
+const SERVICES = [
+  "productpage",
+  "reviews",
+  "ratings",
+  "details",
+  "cart",
+  "orders",
+  "users",
+  "inventory",
+  "shipping",
+  "pricing",
+  "images",
+  "search",
+];
 
 /** The cluster folder name of the i-th cluster (stable; DNS-1123). */
 export function fleetClusterName(i: number): string {
@@ -32,13 +45,16 @@ export async function generateFleet(dir: string, opts: FleetOptions): Promise<vo
     await mkdir(join(cdir, "mesh"), { recursive: true });
     await writeFile(join(cdir, "cluster.yaml"), clusterYaml(name, i));
     await writeFile(join(cdir, "values.yaml"), valuesYaml(i));
-    for (const [file, text] of meshFiles(i, opts.meshPerCluster)) await writeFile(join(cdir, "mesh", file), opts.style === "flow" ? toFlow(text) : text);
+    for (const [file, text] of meshFiles(i, opts.meshPerCluster))
+      await writeFile(join(cdir, "mesh", file), opts.style === "flow" ? toFlow(text) : text);
   }
 }
 
 /** The same documents with every collection below the top level in flow style. */
 function toFlow(text: string): string {
-  return loadAll(text).map((d) => dump(d, { flowLevel: 1, lineWidth: -1 })).join("---\n");
+  return loadAll(text)
+    .map((d) => dump(d, { flowLevel: 1, lineWidth: -1 }))
+    .join("---\n");
 }
 
 function clusterYaml(name: string, i: number): string {
@@ -105,7 +121,8 @@ function meshFiles(i: number, count: number): Array<[string, string]> {
   files.push(["gateway.yaml", gateway(ns, `s${String(i).padStart(4, "0")}.example.com`)]);
   let left = count - 1;
   for (let s = 0; left > 0; s++) {
-    const svc = s < SERVICES.length ? SERVICES[s]! : `${SERVICES[s % SERVICES.length]}-${Math.floor(s / SERVICES.length)}`;
+    const svc =
+      s < SERVICES.length ? SERVICES[s]! : `${SERVICES[s % SERVICES.length]}-${Math.floor(s / SERVICES.length)}`;
     const withRule = left > 1;
     // A VirtualService without its DestinationRule routes without subsets (there would be none to name).
     const vs = virtualService(svc, ns, s);

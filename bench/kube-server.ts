@@ -12,7 +12,7 @@ async function fetchText(url: string, path: string): Promise<string> {
 }
 
 async function list(url: string, path: string): Promise<number> {
-  return ((JSON.parse(await fetchText(url, path)) as { items: unknown[] }).items).length;
+  return (JSON.parse(await fetchText(url, path)) as { items: unknown[] }).items.length;
 }
 
 export async function run(ctx: BenchContext): Promise<void> {
@@ -25,7 +25,11 @@ export async function run(ctx: BenchContext): Promise<void> {
       server.put({
         apiVersion: "v1",
         kind: "ConfigMap",
-        metadata: { name: `cm-${i}`, namespace: `ns-${i % NAMESPACES}`, labels: { app: `app-${i % 10}`, shard: String(i % 7), "vc.orch.io/cluster": `c-${i % 50}` } },
+        metadata: {
+          name: `cm-${i}`,
+          namespace: `ns-${i % NAMESPACES}`,
+          labels: { app: `app-${i % 10}`, shard: String(i % 7), "vc.orch.io/cluster": `c-${i % 50}` },
+        },
         data: { key: `value-${i}`, other: "x".repeat(64) },
       });
     }
@@ -33,7 +37,12 @@ export async function run(ctx: BenchContext): Promise<void> {
     global.gc?.();
     const heapAfter = process.memoryUsage().heapUsed;
     ctx.report("load 100,000 objects (in-process put)", loadMs, "ms");
-    ctx.report("heap for 100,000 objects", (heapAfter - heapBefore) / 1024 / 1024, "MiB", global.gc ? "after gc" : "run node with --expose-gc for a settled figure");
+    ctx.report(
+      "heap for 100,000 objects",
+      (heapAfter - heapBefore) / 1024 / 1024,
+      "MiB",
+      global.gc ? "after gc" : "run node with --expose-gc for a settled figure",
+    );
 
     const path = "/api/v1/configmaps?labelSelector=app%3Dapp-3";
     const count = await list(server.url, path);
@@ -44,7 +53,9 @@ export async function run(ctx: BenchContext): Promise<void> {
     ctx.report("  response size", text.length / 1024 / 1024, "MiB");
     const parse = await ctx.median(9, () => JSON.parse(text));
     ctx.report("  client JSON.parse of that response, median of 9", parse, "ms", "baseline: what any client pays");
-    const setBased = await ctx.median(9, () => fetchText(server.url, "/api/v1/configmaps?labelSelector=app%20in%20(app-3),shard!%3D99"));
+    const setBased = await ctx.median(9, () =>
+      fetchText(server.url, "/api/v1/configmaps?labelSelector=app%20in%20(app-3),shard!%3D99"),
+    );
     ctx.report("LIST 10,000 of 100,000 by set-based selector, median of 9", setBased, "ms", "request to last byte");
     const ns = await ctx.median(7, () => list(server.url, "/api/v1/namespaces/ns-3/configmaps"));
     ctx.report("LIST one namespace (1,000 of 100,000), median of 7", ns, "ms");
@@ -52,7 +63,9 @@ export async function run(ctx: BenchContext): Promise<void> {
       let token = "";
       let n = 0;
       do {
-        const res = await fetch(`${server.url}${path}&limit=500${token ? `&continue=${encodeURIComponent(token)}` : ""}`);
+        const res = await fetch(
+          `${server.url}${path}&limit=500${token ? `&continue=${encodeURIComponent(token)}` : ""}`,
+        );
         const body = (await res.json()) as { items: unknown[]; metadata: { continue?: string } };
         n += body.items.length;
         token = body.metadata.continue ?? "";
@@ -60,7 +73,9 @@ export async function run(ctx: BenchContext): Promise<void> {
       if (n !== TOTAL / 10) throw new Error(`paged list returned ${n}`);
     });
     ctx.report("LIST 10,000 in pages of 500 (20 requests), median of 5", paged, "ms");
-    const get = await ctx.median(201, () => fetch(`${server.url}/api/v1/namespaces/ns-5/configmaps/cm-12345`).then((r) => r.text()));
+    const get = await ctx.median(201, () =>
+      fetch(`${server.url}/api/v1/namespaces/ns-5/configmaps/cm-12345`).then((r) => r.text()),
+    );
     ctx.report("GET one object among 100,000, median of 201", get, "ms");
     ctx.report("requests served", server.countRequests(), "requests");
   } finally {

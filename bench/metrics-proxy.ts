@@ -20,7 +20,12 @@ const G = "/apis/metrics.orch.io/v1beta1";
 
 function fillHost(server: KubeServer): void {
   for (let n = 0; n < NODES; n++) {
-    server.put({ apiVersion: "v1", kind: "Node", metadata: { name: `node-${n}` }, status: { capacity: { cpu: "8", memory: "32Gi" } } } as any);
+    server.put({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: `node-${n}` },
+      status: { capacity: { cpu: "8", memory: "32Gi" } },
+    } as any);
     server.setNodeMetrics(`node-${n}`, { cpu: `${100 + n}m`, memory: "2Gi" });
   }
   for (let i = 0; i < PODS; i++) {
@@ -55,7 +60,10 @@ async function hostMain(): Promise<void> {
   fillHost(server);
   process.send!({ url: server.url, kubeconfigPath: server.kubeconfigPath, fillMs: Date.now() - start });
   process.on("message", (m: { count?: { path: string; query: string }; close?: boolean }) => {
-    if (m.count) process.send!({ count: server.requests.filter((r) => r.path === m.count!.path && r.query === m.count!.query).length });
+    if (m.count)
+      process.send!({
+        count: server.requests.filter((r) => r.path === m.count!.path && r.query === m.count!.query).length,
+      });
     if (m.close) void server.close().then(() => process.exit(0));
   });
 }
@@ -70,7 +78,10 @@ interface HostProcess {
 }
 
 async function startHostProcess(): Promise<HostProcess> {
-  const child = fork(fileURLToPath(import.meta.url), ["--bench-host"], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const child = fork(fileURLToPath(import.meta.url), ["--bench-host"], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
   const hello = await new Promise<{ url: string; kubeconfigPath: string; fillMs: number }>((resolve, reject) => {
     child.once("message", (m) => resolve(m as { url: string; kubeconfigPath: string; fillMs: number }));
     child.once("exit", (code) => reject(new Error(`host exited with ${code}`)));
@@ -90,15 +101,44 @@ async function startHostProcess(): Promise<HostProcess> {
 async function bundleProxy(): Promise<string> {
   const esbuild = await import("esbuild"); // tsx's own transpiler, installed with it
   const outfile = fileURLToPath(new URL("../node_modules/.cache/vc-metrics-proxy/main.mjs", import.meta.url));
-  await esbuild.build({ entryPoints: [fileURLToPath(new URL("../src/metrics-proxy/main.ts", import.meta.url))], bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", outfile, logLevel: "error" });
+  await esbuild.build({
+    entryPoints: [fileURLToPath(new URL("../src/metrics-proxy/main.ts", import.meta.url))],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    outfile,
+    logLevel: "error",
+  });
   return outfile;
 }
 
-async function startProxyProcess(kubeconfig: string, entry = fileURLToPath(new URL("../bin/vc-metrics-proxy.js", import.meta.url)), nodeOptions?: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [entry, "--cluster", CLUSTER, "--host-namespace", HOST_NS, "--kubeconfig", kubeconfig, "--listen", "127.0.0.1:0", "--log-level", "info"], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: nodeOptions ? { ...process.env, NODE_OPTIONS: nodeOptions } : process.env,
-  });
+async function startProxyProcess(
+  kubeconfig: string,
+  entry = fileURLToPath(new URL("../bin/vc-metrics-proxy.js", import.meta.url)),
+  nodeOptions?: string,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [
+      entry,
+      "--cluster",
+      CLUSTER,
+      "--host-namespace",
+      HOST_NS,
+      "--kubeconfig",
+      kubeconfig,
+      "--listen",
+      "127.0.0.1:0",
+      "--log-level",
+      "info",
+    ],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: nodeOptions ? { ...process.env, NODE_OPTIONS: nodeOptions } : process.env,
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let buffer = "";
     child.stderr!.setEncoding("utf8");
@@ -134,7 +174,11 @@ function timedGet(url: string): Promise<number> {
 async function waitReady(url: string): Promise<number> {
   const start = Date.now();
   for (;;) {
-    const ok = await new Promise<boolean>((resolve) => http.get(`${url}/readyz`, { agent }, (r) => (r.resume(), resolve(r.statusCode === 200))).on("error", () => resolve(false)));
+    const ok = await new Promise<boolean>((resolve) =>
+      http
+        .get(`${url}/readyz`, { agent }, (r) => (r.resume(), resolve(r.statusCode === 200)))
+        .on("error", () => resolve(false)),
+    );
     if (ok) return Date.now() - start;
     if (Date.now() - start > 30_000) throw new Error("proxy not ready after 30 s");
     await new Promise((r) => setTimeout(r, 20));
@@ -185,7 +229,12 @@ export async function run(ctx: BenchContext): Promise<void> {
   const host = await startHostProcess();
   let child: ChildProcess | undefined;
   try {
-    ctx.report("host fleet", `${PODS} pods (${OURS} in the virtual cluster), ${NODES} nodes`, "", `filled in ${host.fillMs} ms`);
+    ctx.report(
+      "host fleet",
+      `${PODS} pods (${OURS} in the virtual cluster), ${NODES} nodes`,
+      "",
+      `filled in ${host.fillMs} ms`,
+    );
     const proxy = await startProxyProcess(host.kubeconfigPath);
     child = proxy.child;
     ctx.report("proxy ready (index of 200 pods synced)", await waitReady(proxy.url), "ms");
@@ -195,31 +244,64 @@ export async function run(ctx: BenchContext): Promise<void> {
     const nsVirtual = `${G}/namespaces/ns-0/pods`;
     const nsHost = `${G}/namespaces/${HOST_NS}/pods?labelSelector=${encodeURIComponent(`${LABELS.managedBy}=${CLUSTER},vc.orch.io/namespace=ns-0`)}`;
     // The proxy's own host reads: LISTs of the host namespace's pod metrics (the bench's direct LISTs carry another selector).
-    const proxyList = [`${G}/namespaces/${HOST_NS}/pods`, `labelSelector=${encodeURIComponent(`${LABELS.managedBy}=${CLUSTER}`)}`] as const;
+    const proxyList = [
+      `${G}/namespaces/${HOST_NS}/pods`,
+      `labelSelector=${encodeURIComponent(`${LABELS.managedBy}=${CLUSTER}`)}`,
+    ] as const;
     const listsBefore = await host.count(...proxyList);
     const measureStart = Date.now();
 
     type Round = { p50: number; p99: number; h50: number; h99: number };
     // The host answers a selected LIST of its 10,000 pod metrics in ~100-150 ms, so it gets fewer samples there.
-    for (const [label, v, h, nHost] of [["single pod", oneVirtual, oneHost, 1000], ["namespace list (50 pods)", nsVirtual, nsHost, 150]] as const) {
+    for (const [label, v, h, nHost] of [
+      ["single pod", oneVirtual, oneHost, 1000],
+      ["namespace list (50 pods)", nsVirtual, nsHost, 150],
+    ] as const) {
       await latency(proxy.url + v, host.url + h, 200, nHost / 5); // warm-up
       const rounds: Round[] = [];
       for (let r = 0; r < 3; r++) rounds.push(await latency(proxy.url + v, host.url + h, 1000, nHost));
       const med = (f: (x: Round) => number) => rounds.map(f).sort((a, b) => a - b)[1]!;
-      const p50 = med((x) => x.p50), p99 = med((x) => x.p99), h50 = med((x) => x.h50), h99 = med((x) => x.h99);
+      const p50 = med((x) => x.p50),
+        p99 = med((x) => x.p99),
+        h50 = med((x) => x.h50),
+        h99 = med((x) => x.h99);
       ctx.report(`${label}: proxy p50 / p99`, `${p50.toFixed(3)} / ${p99.toFixed(3)}`, "ms");
       ctx.report(`${label}: host directly p50 / p99`, `${h50.toFixed(3)} / ${h99.toFixed(3)}`, "ms");
-      ctx.report(`${label}: added latency p50 / p99`, `${(p50 - h50).toFixed(3)} / ${(p99 - h99).toFixed(3)}`, "ms", `proxy minus host, median of 3 rounds of 1000 proxy / ${nHost} host GETs; target < 1 / < 3 ms; negative: faster than the host`);
+      ctx.report(
+        `${label}: added latency p50 / p99`,
+        `${(p50 - h50).toFixed(3)} / ${(p99 - h99).toFixed(3)}`,
+        "ms",
+        `proxy minus host, median of 3 rounds of 1000 proxy / ${nHost} host GETs; target < 1 / < 3 ms; negative: faster than the host`,
+      );
     }
-    for (const [label, v] of [["single pod", oneVirtual], ["namespace list (50 pods)", nsVirtual], ["all pods (200)", `${G}/pods`]] as const) {
+    for (const [label, v] of [
+      ["single pod", oneVirtual],
+      ["namespace list (50 pods)", nsVirtual],
+      ["all pods (200)", `${G}/pods`],
+    ] as const) {
       const rates: number[] = [];
       for (let r = 0; r < 3; r++) rates.push(await throughput(proxy.url + v, 16, 1000));
-      ctx.report(`${label}: requests/s`, Math.round(rates.sort((a, b) => a - b)[1]!), "req/s", "16 in flight, proxy on one core, median of 3 s");
+      ctx.report(
+        `${label}: requests/s`,
+        Math.round(rates.sort((a, b) => a - b)[1]!),
+        "req/s",
+        "16 in flight, proxy on one core, median of 3 s",
+      );
     }
     const lists = (await host.count(...proxyList)) - listsBefore;
-    ctx.report("host pod-metrics LISTs by the proxy while measuring", lists, "", `${((Date.now() - measureStart) / 1000).toFixed(0)} s at cache TTL 15s, exact`);
+    ctx.report(
+      "host pod-metrics LISTs by the proxy while measuring",
+      lists,
+      "",
+      `${((Date.now() - measureStart) / 1000).toFixed(0)} s at cache TTL 15s, exact`,
+    );
     const mem = rssMiB(child.pid!);
-    ctx.report("proxy resident memory, bin via tsx", mem.rss.toFixed(1), "MiB", `peak ${mem.peak.toFixed(1)} MiB after the load above; includes tsx's loader thread; target < 80 MiB`);
+    ctx.report(
+      "proxy resident memory, bin via tsx",
+      mem.rss.toFixed(1),
+      "MiB",
+      `peak ${mem.peak.toFixed(1)} MiB after the load above; includes tsx's loader thread; target < 80 MiB`,
+    );
     child.kill("SIGTERM");
 
     // The same code bundled (what the image ships), with the container's NODE_OPTIONS as rendered.
@@ -228,7 +310,12 @@ export async function run(ctx: BenchContext): Promise<void> {
     await waitReady(bundled.url);
     for (const v of [oneVirtual, nsVirtual, `${G}/pods`]) await throughput(bundled.url + v, 16, 1000);
     const bmem = rssMiB(child.pid!);
-    ctx.report("proxy resident memory, bundled JS", bmem.rss.toFixed(1), "MiB", `peak ${bmem.peak.toFixed(1)} MiB after 3 s of load; NODE_OPTIONS=${METRICS_PROXY_NODE_OPTIONS} as deployed; target < 80 MiB`);
+    ctx.report(
+      "proxy resident memory, bundled JS",
+      bmem.rss.toFixed(1),
+      "MiB",
+      `peak ${bmem.peak.toFixed(1)} MiB after 3 s of load; NODE_OPTIONS=${METRICS_PROXY_NODE_OPTIONS} as deployed; target < 80 MiB`,
+    );
   } finally {
     child?.kill("SIGTERM");
     agent.destroy();

@@ -63,10 +63,23 @@ export async function run(ctx: BenchContext): Promise<void> {
   const streamMs = await ctx.median(3, () => {
     for (const s of specs) toYamlStream(renderSpecs([s], "r").clusters[0]?.objects ?? []);
   });
-  ctx.report("fleet", `${CLUSTERS} clusters x ${MESH} mesh manifests, ${files.length} files; ${rendered} rendered to ${objects} objects`);
+  ctx.report(
+    "fleet",
+    `${CLUSTERS} clusters x ${MESH} mesh manifests, ${files.length} files; ${rendered} rendered to ${objects} objects`,
+  );
   ctx.report("render diagnostics on the generated fleet", diagnostics, "", "expected 0");
-  ctx.report("bare js-yaml parse (read + loadAll)", bareMs, "ms", `wall, median of ${RUNS}; cpu ${med(cpu.bare).toFixed(0)} ms`);
-  ctx.report("render alone (renderSpecs)", renderMs, "ms", `wall, median of ${RUNS}; cpu ${med(cpu.render).toFixed(0)} ms`);
+  ctx.report(
+    "bare js-yaml parse (read + loadAll)",
+    bareMs,
+    "ms",
+    `wall, median of ${RUNS}; cpu ${med(cpu.bare).toFixed(0)} ms`,
+  );
+  ctx.report(
+    "render alone (renderSpecs)",
+    renderMs,
+    "ms",
+    `wall, median of ${RUNS}; cpu ${med(cpu.render).toFixed(0)} ms`,
+  );
   ctx.report("validate + render", fullMs, "ms", `wall, median of ${RUNS}; cpu ${med(cpu.full).toFixed(0)} ms`);
   ctx.report("validate + render / bare parse", fullMs / bareMs, "x", "wall clock; target <= 2");
   ctx.report("validate + render / bare parse (cpu time)", med(cpu.full) / med(cpu.bare), "x", "target <= 2");

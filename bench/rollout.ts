@@ -50,12 +50,18 @@ onFailure: halt
 export async function generateRolloutFleet(root: string, clusters: number): Promise<void> {
   await generateFleet(root, { clusters, meshPerCluster: MESH });
   for (let i = 0; i < clusters; i++) {
-    appendFileSync(join(root, "clusters", fleetClusterName(i), "cluster.yaml"), `labels:\n  tier: ${i % 3 === 0 ? "prod" : "dev"}\n${i === 0 ? '  canary: "true"\n' : ""}`);
+    appendFileSync(
+      join(root, "clusters", fleetClusterName(i), "cluster.yaml"),
+      `labels:\n  tier: ${i % 3 === 0 ? "prod" : "dev"}\n${i === 0 ? '  canary: "true"\n' : ""}`,
+    );
   }
   mkdirSync(join(root, "fleet"), { recursive: true });
   writeFileSync(join(root, "fleet/values.yaml"), baseValues("1.0.0"));
   writeFileSync(join(root, "fleet/groups.yaml"), "groups:\n  prod:\n    matchLabels:\n      tier: prod\n");
-  writeFileSync(join(root, "fleet/values.prod.yaml"), "controlPlane:\n  statefulSet:\n    resources:\n      limits:\n        cpu: 4000m\n");
+  writeFileSync(
+    join(root, "fleet/values.prod.yaml"),
+    "controlPlane:\n  statefulSet:\n    resources:\n      limits:\n        cpu: 4000m\n",
+  );
   writeFileSync(join(root, "fleet/rollout.yaml"), BENCH_WAVES);
 }
 
@@ -75,12 +81,19 @@ function cli(): string[] {
  * CPU it spent (user + system, validation workers included: bench/usage-hook.mjs).
  */
 let calls = 0;
-function vc(args: string[], env: Record<string, string> = {}): Promise<{ code: number; ms: number; cpuMs: number; stdout: string; stderr: string }> {
+function vc(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; ms: number; cpuMs: number; stdout: string; stderr: string }> {
   const command = cli();
   const usageFile = join(tmpdir(), `vc-bench-rollout-usage-${process.pid}-${calls++}.json`);
   const start = process.hrtime.bigint();
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ["--import", HOOK, ...command, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", VC_BENCH_USAGE_FILE: usageFile, ...env } });
+    const child = spawn(process.execPath, ["--import", HOOK, ...command, ...args], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, NO_COLOR: "1", VC_BENCH_USAGE_FILE: usageFile, ...env },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -100,7 +113,11 @@ function vc(args: string[], env: Record<string, string> = {}): Promise<{ code: n
   });
 }
 
-const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@example.com", ...args], { cwd, encoding: "utf8" }).trim();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@example.com", ...args], {
+    cwd,
+    encoding: "utf8",
+  }).trim();
 
 export async function run(ctx: BenchContext): Promise<void> {
   const root = join(ctx.workDir, "rollout");
@@ -111,14 +128,31 @@ export async function run(ctx: BenchContext): Promise<void> {
   const { startKubeServer } = await import("../test/support/kube-server/index.js");
   const server = await startKubeServer();
   try {
-    const applied = await vc(["apply", root, "--target", "kube", "--kubeconfig", server.kubeconfigPath, "--allow-mass-prune"]);
+    const applied = await vc([
+      "apply",
+      root,
+      "--target",
+      "kube",
+      "--kubeconfig",
+      server.kubeconfigPath,
+      "--allow-mass-prune",
+    ]);
     if (applied.code !== 0) throw new Error(`vc apply: ${applied.code}\n${applied.stderr.slice(-2000)}`);
     const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
     if (only !== "plan") await waveBookkeeping(ctx, root, server);
     else {
       // The pinned plan needs each cluster's recorded base, which the reconciler's first pass with fleet/rollout.yaml
       // writes (the waves part runs one); alone, one pass of `vc reconcile --once` records them.
-      const once = await vc(["reconcile", "--once", "--repo", root, "--target", "kube", "--kubeconfig", server.kubeconfigPath]);
+      const once = await vc([
+        "reconcile",
+        "--once",
+        "--repo",
+        root,
+        "--target",
+        "kube",
+        "--kubeconfig",
+        server.kubeconfigPath,
+      ]);
       if (once.code !== 0) throw new Error(`vc reconcile --once: ${once.code}\n${once.stderr.slice(-2000)}`);
     }
     if (only !== "waves") await planVersusRender(ctx, root, server);
@@ -145,7 +179,9 @@ async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs
 
 /** The rollout record as the reconciler last wrote it (read in-process: not a request). */
 function recordOf(server: Server): RolloutRecord | undefined {
-  const cm = server.list("v1", "ConfigMap", "vc-system").find((c) => c.metadata.labels?.["vc.orch.io/record"] === "rollout");
+  const cm = server
+    .list("v1", "ConfigMap", "vc-system")
+    .find((c) => c.metadata.labels?.["vc.orch.io/record"] === "rollout");
   const text = (cm as { data?: Record<string, string> } | undefined)?.data?.rollout;
   return text ? (JSON.parse(text) as RolloutRecord) : undefined;
 }
@@ -160,11 +196,32 @@ function recordOf(server: Server): RolloutRecord | undefined {
 async function waveBookkeeping(ctx: BenchContext, root: string, server: Server): Promise<void> {
   server.addUser("controllers", FULL, "controllers");
   server.addUser("reconciler", FULL, "reconciler");
-  const hosts = new StandInControllers({ request: (method, path, body, opts) => jsonRequest(server.url, "controllers", method, path, body, opts?.contentType) });
+  const hosts = new StandInControllers({
+    request: (method, path, body, opts) =>
+      jsonRequest(server.url, "controllers", method, path, body, opts?.contentType),
+  });
   await hosts.settle();
   const kubeconfig = server.writeKubeconfig({ token: "reconciler" });
-  const child = spawn(process.execPath, [...cli(), "reconcile", "--repo", root, "--target", "kube", "--kubeconfig", kubeconfig,
-    "--resync", "1h", "--interval", "1s", "--cache-dir", join(root, "..", "rollout-cache")], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  const child = spawn(
+    process.execPath,
+    [
+      ...cli(),
+      "reconcile",
+      "--repo",
+      root,
+      "--target",
+      "kube",
+      "--kubeconfig",
+      kubeconfig,
+      "--resync",
+      "1h",
+      "--interval",
+      "1s",
+      "--cache-dir",
+      join(root, "..", "rollout-cache"),
+    ],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } },
+  );
   let log = "";
   let reconciled = 0;
   // The reconciler logs JSON lines on stderr, one `reconciled` line per cluster run.
@@ -175,16 +232,28 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
   });
   try {
     // The first pass that sees fleet/rollout.yaml pins every cluster at the base it is at.
-    await until(`every record to be pinned:\n${log}`, () => {
-      const records = server.list("v1", "ConfigMap", "vc-system").filter((c) => c.metadata.labels?.["vc.orch.io/record"] === "record");
-      return records.length === CLUSTERS && records.every((r) => !!(r as { data?: Record<string, string> }).data?.base);
-    }, 30 * 60_000);
+    await until(
+      `every record to be pinned:\n${log}`,
+      () => {
+        const records = server
+          .list("v1", "ConfigMap", "vc-system")
+          .filter((c) => c.metadata.labels?.["vc.orch.io/record"] === "record");
+        return (
+          records.length === CLUSTERS && records.every((r) => !!(r as { data?: Record<string, string> }).data?.base)
+        );
+      },
+      30 * 60_000,
+    );
     const mark = server.requests.length;
     writeFileSync(join(root, "fleet/values.yaml"), baseValues("1.1.0"));
     git(root, "commit", "-q", "-am", "base: 1.1.0");
     const sha = git(root, "rev-parse", "HEAD");
     const before = reconciled;
-    const started = await until(`the rollout of ${sha} to start:\n${log}`, () => recordOf(server)?.to.revision === sha && recordOf(server), 10 * 60_000);
+    const started = await until(
+      `the rollout of ${sha} to start:\n${log}`,
+      () => recordOf(server)?.to.revision === sha && recordOf(server),
+      10 * 60_000,
+    );
     // The commit's own pass reconciles every cluster the base change reaches (each at its pin: no write to a held
     // cluster's objects), as any base change does without rollouts; the ticks measured come after it.
     await until(`the pass of ${sha}:\n${log}`, () => reconciled - before >= CLUSTERS, 30 * 60_000);
@@ -194,25 +263,46 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
     for (let w = 0; w < started.waves.length - 1; w++) {
       const size = started.waves[w]!.clusters.length;
       if (size > 0) {
-        await until(`wave ${w} to move:\n${log}`, () => {
-          const r = recordOf(server)!;
-          return r.id === started.id && r.wave === w && r.phase === "Progressing" && r.waves[w]!.clusters.every((c) => r.moved[c]?.at === "to");
-        }, 10 * 60_000);
+        await until(
+          `wave ${w} to move:\n${log}`,
+          () => {
+            const r = recordOf(server)!;
+            return (
+              r.id === started.id &&
+              r.wave === w &&
+              r.phase === "Progressing" &&
+              r.waves[w]!.clusters.every((c) => r.moved[c]?.at === "to")
+            );
+          },
+          10 * 60_000,
+        );
         await sleep(1500);
         const { perTick, ticks, window } = await ticksOf(server, TICKS);
         rows.push({ wave: started.waves[w]!.name, moved: size, perTick, ticks });
         if (process.env.VC_BENCH_DEBUG) {
           const h = new Map<string, number>();
-          for (const q of window) { const k = `${q.verb} ${q.resource ?? q.path}${q.subresource ? `/${q.subresource}` : ""} ns=${q.namespace ?? "-"} ${q.name ? "named" : ""} ${q.query.slice(0, 80)}`; h.set(k, (h.get(k) ?? 0) + 1); }
-          process.stderr.write(`${[...h].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n}\t${k}`).join("\n")}\n`);
+          for (const q of window) {
+            const k = `${q.verb} ${q.resource ?? q.path}${q.subresource ? `/${q.subresource}` : ""} ns=${q.namespace ?? "-"} ${q.name ? "named" : ""} ${q.query.slice(0, 80)}`;
+            h.set(k, (h.get(k) ?? 0) + 1);
+          }
+          process.stderr.write(
+            `${[...h]
+              .sort((a, b) => b[1] - a[1])
+              .map(([k, n]) => `${n}\t${k}`)
+              .join("\n")}\n`,
+          );
         }
         // The wave passes its gate once the controllers report its clusters.
         hosts.start(200);
       }
-      const passed = await until(`wave ${w} to pass:\n${log}`, () => {
-        const r = recordOf(server)!;
-        return r.wave > w || (r.wave === w && r.phase === "Waiting") ? r : undefined;
-      }, 10 * 60_000);
+      const passed = await until(
+        `wave ${w} to pass:\n${log}`,
+        () => {
+          const r = recordOf(server)!;
+          return r.wave > w || (r.wave === w && r.phase === "Waiting") ? r : undefined;
+        },
+        10 * 60_000,
+      );
       await hosts.stop();
       if (passed.phase === "Waiting" && !waiting) {
         // The fixed part of a tick: waiting out a manual pause, no cluster in flight.
@@ -220,24 +310,55 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
       }
       if (passed.phase === "Waiting" && w < started.waves.length - 2) {
         const resumed = await vc(["rollout", "resume", "--repo", root, "--kubeconfig", server.kubeconfigPath]);
-        if (resumed.code !== 0) throw new Error(`vc rollout resume: ${resumed.code} ${resumed.stdout}${resumed.stderr}`);
+        if (resumed.code !== 0)
+          throw new Error(`vc rollout resume: ${resumed.code} ${resumed.stdout}${resumed.stderr}`);
       }
     }
     const record = recordOf(server)!;
     const movedNamespaces = new Set(Object.keys(record.moved).map((c) => `vc-${c}`));
-    const writes = server.requests.slice(mark).filter((q) => q.user === "reconciler" && ["create", "update", "patch", "delete", "deletecollection"].includes(q.verb));
-    const outside = writes.filter((q) => q.namespace?.startsWith("vc-") && q.namespace !== "vc-system" && !movedNamespaces.has(q.namespace));
-    if (waiting) ctx.report("requests per rollout tick while waiting for resume (no cluster in flight)", waiting.perTick, "requests", `mean of ${waiting.ticks} ticks`);
+    const writes = server.requests
+      .slice(mark)
+      .filter(
+        (q) => q.user === "reconciler" && ["create", "update", "patch", "delete", "deletecollection"].includes(q.verb),
+      );
+    const outside = writes.filter(
+      (q) => q.namespace?.startsWith("vc-") && q.namespace !== "vc-system" && !movedNamespaces.has(q.namespace),
+    );
+    if (waiting)
+      ctx.report(
+        "requests per rollout tick while waiting for resume (no cluster in flight)",
+        waiting.perTick,
+        "requests",
+        `mean of ${waiting.ticks} ticks`,
+      );
     for (const r of rows) {
-      ctx.report(`wave ${r.wave}: requests per rollout tick with ${r.moved} moved cluster(s) held Progressing`, r.perTick, "requests", `mean of ${r.ticks} ticks; ${(r.perTick / r.moved).toFixed(2)} per cluster`);
+      ctx.report(
+        `wave ${r.wave}: requests per rollout tick with ${r.moved} moved cluster(s) held Progressing`,
+        r.perTick,
+        "requests",
+        `mean of ${r.ticks} ticks; ${(r.perTick / r.moved).toFixed(2)} per cluster`,
+      );
     }
-    ctx.report(`writes to clusters outside the waves moved (${CLUSTERS - movedNamespaces.size} clusters), whole rollout`, outside.length, "requests", "target 0");
+    ctx.report(
+      `writes to clusters outside the waves moved (${CLUSTERS - movedNamespaces.size} clusters), whole rollout`,
+      outside.length,
+      "requests",
+      "target 0",
+    );
     const movedNames = Object.keys(record.moved);
     const recordWrites = writes.filter((q) => q.namespace === "vc-system" && q.name?.startsWith("vc-record-"));
     const recordsOutside = recordWrites.filter((q) => !movedNames.some((c) => q.name!.startsWith(`vc-record-${c}-`)));
-    ctx.report(`writes to the ${movedNamespaces.size} moved clusters' objects, whole rollout`, writes.filter((q) => movedNamespaces.has(q.namespace ?? "")).length, "requests");
-    ctx.report("writes to vc's records (rollout record, snapshots, cluster records), whole rollout", writes.filter((q) => q.namespace === "vc-system").length, "requests",
-      `${recordsOutside.length} to records of clusters outside the waves moved: the commit's pass, as for any base change`);
+    ctx.report(
+      `writes to the ${movedNamespaces.size} moved clusters' objects, whole rollout`,
+      writes.filter((q) => movedNamespaces.has(q.namespace ?? "")).length,
+      "requests",
+    );
+    ctx.report(
+      "writes to vc's records (rollout record, snapshots, cluster records), whole rollout",
+      writes.filter((q) => q.namespace === "vc-system").length,
+      "requests",
+      `${recordsOutside.length} to records of clusters outside the waves moved: the commit's pass, as for any base change`,
+    );
     const aborted = await vc(["rollout", "abort", "--repo", root, "--kubeconfig", server.kubeconfigPath]);
     if (aborted.code !== 0) throw new Error(`vc rollout abort: ${aborted.code} ${aborted.stdout}${aborted.stderr}`);
     hosts.start(200);
@@ -254,9 +375,13 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
  * The reconciler's requests per tick, counted at the server: a tick (a pass) starts with one GET of the rollout
  * record, so the requests from one such GET to the next are one tick's. Waits for `n` whole ticks.
  */
-async function ticksOf(server: Server, n: number): Promise<{ perTick: number; ticks: number; window: Server["requests"] }> {
+async function ticksOf(
+  server: Server,
+  n: number,
+): Promise<{ perTick: number; ticks: number; window: Server["requests"] }> {
   const from = server.requests.length;
-  const isTick = (q: Server["requests"][number]) => q.user === "reconciler" && q.method === "GET" && q.resource === "configmaps" && !!q.name?.startsWith("vc-rollout-");
+  const isTick = (q: Server["requests"][number]) =>
+    q.user === "reconciler" && q.method === "GET" && q.resource === "configmaps" && !!q.name?.startsWith("vc-rollout-");
   await until(`${n} rollout ticks`, () => server.requests.slice(from).filter(isTick).length > n, 15 * 60_000);
   const mine = server.requests.slice(from).filter((q) => q.user === "reconciler");
   const starts = mine.map((q, i) => (isTick(q) ? i : -1)).filter((i) => i >= 0);
@@ -265,8 +390,23 @@ async function ticksOf(server: Server, n: number): Promise<{ perTick: number; ti
 }
 
 /** A JSON request to the API test server as `token` (the stand-in controllers' identity, apart from the reconciler's). */
-async function jsonRequest<T>(url: string, token: string, method: string, path: string, body?: unknown, contentType = "application/json"): Promise<{ status: number; body: T }> {
-  const res = await fetch(url + path, { method, headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(body === undefined ? {} : { "Content-Type": contentType }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function jsonRequest<T>(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = "application/json",
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(url + path, {
+    method,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      Accept: "application/json",
+      ...(body === undefined ? {} : { "Content-Type": contentType }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -299,14 +439,20 @@ async function planVersusRender(ctx: BenchContext, root: string, server: Server)
     renders.push(r.ms);
     cpu.renders.push(r.cpuMs);
     const p = await vc(["diff", root, ...kc, "--exit-code"]);
-    if (p.code !== 0) throw new Error(`vc diff (pinned): expected exit 0 (every cluster held at its base), got ${p.code}\n${p.stdout.slice(0, 2000)}${p.stderr.slice(-2000)}`);
+    if (p.code !== 0)
+      throw new Error(
+        `vc diff (pinned): expected exit 0 (every cluster held at its base), got ${p.code}\n${p.stdout.slice(0, 2000)}${p.stderr.slice(-2000)}`,
+      );
     pinned.push(p.ms);
     cpu.pinned.push(p.cpuMs);
     held = p.stderr.split("\n").filter((l) => /stays at base|held by rollout/.test(l)).length;
     rmSync(join(root, "fleet/rollout.yaml"));
     try {
       const u = await vc(["diff", root, ...kc, "--exit-code"]);
-      if (u.code !== 1) throw new Error(`vc diff (no rollout file): expected exit 1 (changes), got ${u.code}\n${u.stderr.slice(-2000)}`);
+      if (u.code !== 1)
+        throw new Error(
+          `vc diff (no rollout file): expected exit 1 (changes), got ${u.code}\n${u.stderr.slice(-2000)}`,
+        );
       unpinned.push(u.ms);
       cpu.unpinned.push(u.cpuMs);
       planned = u.stdout.split("\n").find((l) => /^changes \d+ clusters/.test(l)) ?? u.stdout.split("\n")[0] ?? "";
@@ -318,10 +464,40 @@ async function planVersusRender(ctx: BenchContext, root: string, server: Server)
   const r = med(renders);
   const p = med(pinned);
   const u = med(unpinned);
-  ctx.report("vc is run as", cli().length === 1 ? "the bundled CLI" : "tsx (esbuild not found)", "", "each command a process of its own");
-  ctx.report(`vc render of ${CLUSTERS} clusters (a process)`, r, "ms", `median of ${RUNS}; ${runsOf(renders)}; CPU ${Math.round(med(cpu.renders))} ms`);
-  ctx.report("vc diff of a fleet/values.yaml change with fleet/rollout.yaml: every cluster held at its pinned base", p, "ms", `median of ${RUNS}; ${runsOf(pinned)}; CPU ${Math.round(med(cpu.pinned))} ms; ${held} clusters held, no change planned`);
-  ctx.report("  pinned plan / render", p / r, "×", `target ≤ 2; in CPU of the vc process ${(med(cpu.pinned) / med(cpu.renders)).toFixed(2)}×`);
-  ctx.report("vc diff of the same change without fleet/rollout.yaml: every cluster at the new base", u, "ms", `median of ${RUNS}; ${runsOf(unpinned)}; CPU ${Math.round(med(cpu.unpinned))} ms; ${planned.slice(0, 90)}`);
-  ctx.report("  unpinned plan / render", u / r, "×", `target ≤ 2; in CPU of the vc process ${(med(cpu.unpinned) / med(cpu.renders)).toFixed(2)}×`);
+  ctx.report(
+    "vc is run as",
+    cli().length === 1 ? "the bundled CLI" : "tsx (esbuild not found)",
+    "",
+    "each command a process of its own",
+  );
+  ctx.report(
+    `vc render of ${CLUSTERS} clusters (a process)`,
+    r,
+    "ms",
+    `median of ${RUNS}; ${runsOf(renders)}; CPU ${Math.round(med(cpu.renders))} ms`,
+  );
+  ctx.report(
+    "vc diff of a fleet/values.yaml change with fleet/rollout.yaml: every cluster held at its pinned base",
+    p,
+    "ms",
+    `median of ${RUNS}; ${runsOf(pinned)}; CPU ${Math.round(med(cpu.pinned))} ms; ${held} clusters held, no change planned`,
+  );
+  ctx.report(
+    "  pinned plan / render",
+    p / r,
+    "×",
+    `target ≤ 2; in CPU of the vc process ${(med(cpu.pinned) / med(cpu.renders)).toFixed(2)}×`,
+  );
+  ctx.report(
+    "vc diff of the same change without fleet/rollout.yaml: every cluster at the new base",
+    u,
+    "ms",
+    `median of ${RUNS}; ${runsOf(unpinned)}; CPU ${Math.round(med(cpu.unpinned))} ms; ${planned.slice(0, 90)}`,
+  );
+  ctx.report(
+    "  unpinned plan / render",
+    u / r,
+    "×",
+    `target ≤ 2; in CPU of the vc process ${(med(cpu.unpinned) / med(cpu.renders)).toFixed(2)}×`,
+  );
 }

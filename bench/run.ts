@@ -52,7 +52,12 @@ async function main(): Promise<void> {
     workDir,
     median,
     report(name, value, unit = "", note = "") {
-      const v = typeof value === "number" ? (Number.isInteger(value) ? String(value) : value.toFixed(value < 10 ? 3 : 1)) : value;
+      const v =
+        typeof value === "number"
+          ? Number.isInteger(value)
+            ? String(value)
+            : value.toFixed(value < 10 ? 3 : 1)
+          : value;
       process.stdout.write(`  ${name}: ${v}${unit ? ` ${unit}` : ""}${note ? `  (${note})` : ""}\n`);
     },
   };

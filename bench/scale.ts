@@ -32,15 +32,20 @@ function reconcilerFlagSets(): string[][] {
   if (sets) {
     return sets.split(";").map((set) => {
       const flags = set.trim().split(/\s+/).filter(Boolean);
-      if (flags.length === 0 || flags.some((f) => !f.startsWith("--"))) throw new Error(`VC_BENCH_V8_FLAGS takes sets of V8 flags separated by ";"; got ${sets}`);
+      if (flags.length === 0 || flags.some((f) => !f.startsWith("--")))
+        throw new Error(`VC_BENCH_V8_FLAGS takes sets of V8 flags separated by ";"; got ${sets}`);
       return flags;
     });
   }
   const given = process.env.VC_BENCH_SEMI_SPACE;
   if (!given) return [DEPLOYMENT_FLAGS];
   return given.split(",").map((v) => {
-    if (!/^[1-9]\d*$/.test(v.trim())) throw new Error(`VC_BENCH_SEMI_SPACE takes semi-space sizes in MiB, comma-separated; got ${given}`);
-    return [...DEPLOYMENT_FLAGS.filter((f) => !f.startsWith("--max-semi-space-size=")), `--max-semi-space-size=${v.trim()}`];
+    if (!/^[1-9]\d*$/.test(v.trim()))
+      throw new Error(`VC_BENCH_SEMI_SPACE takes semi-space sizes in MiB, comma-separated; got ${given}`);
+    return [
+      ...DEPLOYMENT_FLAGS.filter((f) => !f.startsWith("--max-semi-space-size=")),
+      `--max-semi-space-size=${v.trim()}`,
+    ];
   });
 }
 const DEPLOYMENT_ENV = { MALLOC_ARENA_MAX: "2" };
@@ -49,7 +54,9 @@ const CHANGES = 3;
 
 function option(name: string, fallback: number): number {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const v = Number(arg ? arg.slice(name.length + 3) : (process.env[`VC_BENCH_SCALE_${name.toUpperCase()}`] ?? fallback));
+  const v = Number(
+    arg ? arg.slice(name.length + 3) : (process.env[`VC_BENCH_SCALE_${name.toUpperCase()}`] ?? fallback),
+  );
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} needs a positive integer`);
   return v;
 }
@@ -68,7 +75,10 @@ function parts(): Set<Part> {
 }
 
 /** The 1-, 5- and 15-minute load averages, as `uptime` prints them. */
-const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(", ");
+const loadAverage = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(", ");
 /** Changes made so far: each one sets a CPU request no earlier change set, whichever reconciler run makes it. */
 let changesMade = 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -83,7 +93,13 @@ interface Usage {
 }
 
 /** Runs `vc ARGS` to its end as a child process; its peak RSS and CPU come from the child itself (usage-hook.mjs). */
-async function vc(cli: string[], args: string[], workDir: string, extraFlags: string[] = [], extraEnv: Record<string, string> = {}): Promise<Usage> {
+async function vc(
+  cli: string[],
+  args: string[],
+  workDir: string,
+  extraFlags: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<Usage> {
   const usageFile = join(workDir, `usage-${process.pid}.json`);
   rmSync(usageFile, { force: true });
   const t0 = Date.now();
@@ -107,7 +123,12 @@ function procStat(pid: number): { rssMiB: number; cpuMs: number } {
   return { rssMiB: Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024, cpuMs: ticks * 10 };
 }
 
-async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, timeoutMs: number, everyMs = 20): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+  everyMs = 20,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -148,7 +169,12 @@ export async function run(ctx: BenchContext): Promise<void> {
   // The validation workers start from bin/validate-worker.js, which runs dist/app when it is fresh (as in the image),
   // else the sources through tsx (tens of MiB more per worker): build it.
   const built = buildDist();
-  ctx.report("fleet", `${n} clusters, ${MESH} mesh manifests each`, "", `${bundled ? "bundled CLI" : "tsx (esbuild not found)"}; workers from ${built ? "dist/app" : "tsx (npm run build failed)"}`);
+  ctx.report(
+    "fleet",
+    `${n} clusters, ${MESH} mesh manifests each`,
+    "",
+    `${bundled ? "bundled CLI" : "tsx (esbuild not found)"}; workers from ${built ? "dist/app" : "tsx (npm run build failed)"}`,
+  );
 
   // First apply onto an empty folder (each run starts from nothing).
   const applies: Usage[] = [];
@@ -159,7 +185,13 @@ export async function run(ctx: BenchContext): Promise<void> {
     applies.push(u);
   }
   const files = countFiles(out);
-  if (only.has("apply")) ctx.report("first vc apply --target dir: CPU", med(applies.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}; peak RSS ${med(applies.map((u) => u.maxRssKiB)) / 1024 | 0} MiB; ${files} manifests written`);
+  if (only.has("apply"))
+    ctx.report(
+      "first vc apply --target dir: CPU",
+      med(applies.map((u) => u.cpuMs)) / 1000,
+      "s",
+      `median of ${runs}; peak RSS ${(med(applies.map((u) => u.maxRssKiB)) / 1024) | 0} MiB; ${files} manifests written`,
+    );
 
   if (only.has("diff")) {
     const diffs: Usage[] = [];
@@ -168,8 +200,18 @@ export async function run(ctx: BenchContext): Promise<void> {
       if (u.code !== 0) throw new Error(`no-op vc diff exited ${u.code} (drift?): ${u.stderr}`);
       diffs.push(u);
     }
-    ctx.report("no-op vc diff --target dir: CPU", med(diffs.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${diffs.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(diffs.map((u) => u.wallMs)) / 1000).toFixed(1)} s`);
-    ctx.report("no-op vc diff --target dir: peak RSS", med(diffs.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
+    ctx.report(
+      "no-op vc diff --target dir: CPU",
+      med(diffs.map((u) => u.cpuMs)) / 1000,
+      "s",
+      `median of ${runs}: ${diffs.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(diffs.map((u) => u.wallMs)) / 1000).toFixed(1)} s`,
+    );
+    ctx.report(
+      "no-op vc diff --target dir: peak RSS",
+      med(diffs.map((u) => u.maxRssKiB)) / 1024,
+      "MiB",
+      `median of ${runs}`,
+    );
     // With the start-up pass: the same diff under each of the reconciler's flag sets (and its environment), so that the
     // pass can be compared with a diff that ran under the same heap.
     if (only.has("startup")) {
@@ -180,7 +222,12 @@ export async function run(ctx: BenchContext): Promise<void> {
           if (u.code !== 0) throw new Error(`no-op vc diff with ${flags.join(" ")} exited ${u.code}: ${u.stderr}`);
           same.push(u);
         }
-        ctx.report(`no-op vc diff --target dir: CPU with the reconciler's flags ${flags.join(" ")}`, med(same.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${same.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; peak RSS ${(med(same.map((u) => u.maxRssKiB)) / 1024) | 0} MiB`);
+        ctx.report(
+          `no-op vc diff --target dir: CPU with the reconciler's flags ${flags.join(" ")}`,
+          med(same.map((u) => u.cpuMs)) / 1000,
+          "s",
+          `median of ${runs}: ${same.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; peak RSS ${(med(same.map((u) => u.maxRssKiB)) / 1024) | 0} MiB`,
+        );
       }
     }
     // A first diff (into an empty folder): every object is a create, its whole YAML a diff the report prints, in
@@ -188,20 +235,42 @@ export async function run(ctx: BenchContext): Promise<void> {
     for (const format of ["text", "json", "yaml"]) {
       const first = await vc(cli, ["diff", repo, "--target", `dir:${join(base, "empty")}`, "-o", format], base);
       if (first.code !== 0) throw new Error(`first vc diff -o ${format} exited ${first.code}: ${first.stderr}`);
-      ctx.report(`first vc diff --target dir: (an empty folder) -o ${format} peak RSS`, first.maxRssKiB / 1024, "MiB", `one run; CPU ${(first.cpuMs / 1000).toFixed(1)} s; its output to /dev/null`);
+      ctx.report(
+        `first vc diff --target dir: (an empty folder) -o ${format} peak RSS`,
+        first.maxRssKiB / 1024,
+        "MiB",
+        `one run; CPU ${(first.cpuMs / 1000).toFixed(1)} s; its output to /dev/null`,
+      );
     }
   }
 
   if (only.has("host")) await onHost(ctx, cli, base, repo, n, runs);
   if (only.has("watch")) await watcherHeap(ctx, repo, n);
   // The start-up pass runs once unless --runs (or VC_BENCH_SCALE_RUNS) asks for more: each run is a whole reconciler.
-  const startupRuns = only.has("startup") && (process.argv.some((a) => a.startsWith("--runs=")) || process.env.VC_BENCH_SCALE_RUNS) ? runs : 1;
+  const startupRuns =
+    only.has("startup") && (process.argv.some((a) => a.startsWith("--runs=")) || process.env.VC_BENCH_SCALE_RUNS)
+      ? runs
+      : 1;
   if (!only.has("startup") && !only.has("change")) return;
   // The status and cache folders of every reconciler run are deleted after the last one (see reconciler()).
   const aside: string[] = [];
   try {
     const sets = reconcilerFlagSets();
-    for (const [k, flags] of sets.entries()) await reconciler(ctx, cli, base, repo, out, n, startupRuns, only.has("startup"), only.has("change"), flags, sets.length > 1 ? `${k}-` : "", aside);
+    for (const [k, flags] of sets.entries())
+      await reconciler(
+        ctx,
+        cli,
+        base,
+        repo,
+        out,
+        n,
+        startupRuns,
+        only.has("startup"),
+        only.has("change"),
+        flags,
+        sets.length > 1 ? `${k}-` : "",
+        aside,
+      );
   } finally {
     for (const dir of aside) rmSync(dir, { recursive: true, force: true });
   }
@@ -212,7 +281,14 @@ export async function run(ctx: BenchContext): Promise<void> {
  * include its answers; CPU and peak RSS are the vc process's own), then a no-op `vc diff --target kube` and `vc list`
  * inside the repository, `runs` times each.
  */
-async function onHost(ctx: BenchContext, cli: string[], base: string, repo: string, n: number, runs: number): Promise<void> {
+async function onHost(
+  ctx: BenchContext,
+  cli: string[],
+  base: string,
+  repo: string,
+  n: number,
+  runs: number,
+): Promise<void> {
   const { startKubeServer } = await import("../test/support/kube-server/index.js");
   const { INVENTORY_TYPES } = await import("../src/sinks/kube/target.js");
   const inventoryPlurals = new Set(INVENTORY_TYPES.map((t) => t.plural));
@@ -221,11 +297,20 @@ async function onHost(ctx: BenchContext, cli: string[], base: string, repo: stri
     const kube = ["--kubeconfig", server.kubeconfigPath];
     const applied = await vc(cli, ["apply", repo, "--target", "kube", ...kube], base);
     if (applied.code !== 0) throw new Error(`vc apply --target kube exited ${applied.code}: ${applied.stderr}`);
-    ctx.report("first vc apply --target kube (API test server) CPU", applied.cpuMs / 1000, "s", `one run; peak RSS ${(applied.maxRssKiB / 1024) | 0} MiB; wall ${(applied.wallMs / 1000).toFixed(1)} s`);
+    ctx.report(
+      "first vc apply --target kube (API test server) CPU",
+      applied.cpuMs / 1000,
+      "s",
+      `one run; peak RSS ${(applied.maxRssKiB / 1024) | 0} MiB; wall ${(applied.wallMs / 1000).toFixed(1)} s`,
+    );
     for (const [what, args, cwd] of [
       ["no-op vc diff --target kube", ["diff", repo, "--target", "kube", ...kube, "--exit-code"], base],
       ["vc list in the repository", ["list", "-o", "json", ...kube], repo],
-      ["vc reconcile --once --target kube (a full pass changing nothing)", ["reconcile", "--once", "--repo", repo, "--target", "kube", ...kube], base],
+      [
+        "vc reconcile --once --target kube (a full pass changing nothing)",
+        ["reconcile", "--once", "--repo", repo, "--target", "kube", ...kube],
+        base,
+      ],
     ] as const) {
       const usages: Usage[] = [];
       // LISTs of every record of the host (no selector beyond the records' own label) each run makes.
@@ -238,13 +323,36 @@ async function onHost(ctx: BenchContext, cli: string[], base: string, repo: stri
         const u = await vc(cli, [...args], cwd);
         if (u.code !== 0) throw new Error(`${what} exited ${u.code}: ${u.stderr}`);
         usages.push(u);
-        wholeRecordLists.push(server.requests.filter((r) => r.method === "GET" && r.path.endsWith("/configmaps") && decodeURIComponent(r.query).replace(/&limit=\d+$/, "") === "labelSelector=vc.orch.io/record=record").length);
-        const live = server.requests.filter((r) => r.method === "GET" && !r.name && inventoryPlurals.has(r.resource ?? "") && decodeURIComponent(r.query).includes("vc.orch.io/inventory"));
+        wholeRecordLists.push(
+          server.requests.filter(
+            (r) =>
+              r.method === "GET" &&
+              r.path.endsWith("/configmaps") &&
+              decodeURIComponent(r.query).replace(/&limit=\d+$/, "") === "labelSelector=vc.orch.io/record=record",
+          ).length,
+        );
+        const live = server.requests.filter(
+          (r) =>
+            r.method === "GET" &&
+            !r.name &&
+            inventoryPlurals.has(r.resource ?? "") &&
+            decodeURIComponent(r.query).includes("vc.orch.io/inventory"),
+        );
         liveLists.push(live.filter((r) => !r.query.includes("continue=")).length);
         liveRequests.push(live.length);
       }
-      ctx.report(`${what} CPU`, med(usages.map((u) => u.cpuMs)) / 1000, "s", `median of ${runs}: ${usages.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(usages.map((u) => u.wallMs)) / 1000).toFixed(1)} s; ${n} clusters; ${med(wholeRecordLists)} LISTs of every record`);
-      ctx.report(`${what} LISTs of live objects`, med(liveLists), "LISTs", `median of ${runs}; ${med(liveRequests)} requests with their continue pages`);
+      ctx.report(
+        `${what} CPU`,
+        med(usages.map((u) => u.cpuMs)) / 1000,
+        "s",
+        `median of ${runs}: ${usages.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(usages.map((u) => u.wallMs)) / 1000).toFixed(1)} s; ${n} clusters; ${med(wholeRecordLists)} LISTs of every record`,
+      );
+      ctx.report(
+        `${what} LISTs of live objects`,
+        med(liveLists),
+        "LISTs",
+        `median of ${runs}; ${med(liveRequests)} requests with their continue pages`,
+      );
       ctx.report(`${what} peak RSS`, med(usages.map((u) => u.maxRssKiB)) / 1024, "MiB", `median of ${runs}`);
     }
   } finally {
@@ -264,15 +372,28 @@ export function buildDist(): boolean {
 
 /** The folder watcher's heap in each mode (src/reconciler/source.ts WatchMode), each in its own process. */
 async function watcherHeap(ctx: BenchContext, repo: string, n: number): Promise<void> {
-  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@example.com", ...args], { cwd: repo, stdio: "pipe" });
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@example.com", ...args], {
+      cwd: repo,
+      stdio: "pipe",
+    });
   git("init", "-q", "-b", "main");
   git("add", ".");
   git("commit", "-qm", "fleet");
   try {
     for (const mode of ["files", "top", "git"]) {
-      const res = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", join(ROOT, "bench/watch-heap.ts"), repo, mode], { cwd: ROOT, encoding: "utf8" });
+      const res = execFileSync(
+        process.execPath,
+        ["--expose-gc", "--import", "tsx", join(ROOT, "bench/watch-heap.ts"), repo, mode],
+        { cwd: ROOT, encoding: "utf8" },
+      );
       const m = JSON.parse(res.trim().split("\n").pop()!) as { heapMiB: number; rssMiB: number };
-      ctx.report(`folder watcher heap, ${mode} mode`, m.heapMiB, "MiB", `RSS +${m.rssMiB.toFixed(0)} MiB; ${n} clusters`);
+      ctx.report(
+        `folder watcher heap, ${mode} mode`,
+        m.heapMiB,
+        "MiB",
+        `RSS +${m.rssMiB.toFixed(0)} MiB; ${n} clusters`,
+      );
     }
   } finally {
     rmSync(join(repo, ".git"), { recursive: true, force: true });
@@ -295,10 +416,29 @@ function countFiles(dir: string): number {
  * The second only with `startup`. Then, with `change`, a change during a full pass and the steady memory of the last
  * restart.
  */
-async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, runs: number, startup: boolean, change: boolean, flags: string[], tag: string, aside: string[]): Promise<void> {
+async function reconciler(
+  ctx: BenchContext,
+  cli: string[],
+  base: string,
+  repo: string,
+  out: string,
+  n: number,
+  runs: number,
+  startup: boolean,
+  change: boolean,
+  flags: string[],
+  tag: string,
+  aside: string[],
+): Promise<void> {
   const report = (what: string, startups: Startup[]) => {
-    const note = runs > 1 ? `median of ${runs}: ${startups.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")} s CPU; ` : "";
-    ctx.report(what, med(startups.map((u) => u.wallMs)) / 1000, "s", `${note}CPU ${(med(startups.map((u) => u.cpuMs)) / 1000).toFixed(1)} s incl. start; peak RSS ${med(startups.map((u) => u.peakMiB)).toFixed(0)} MiB; flags ${flags.join(" ")}; load ${loadAverage()}`);
+    const note =
+      runs > 1 ? `median of ${runs}: ${startups.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")} s CPU; ` : "";
+    ctx.report(
+      what,
+      med(startups.map((u) => u.wallMs)) / 1000,
+      "s",
+      `${note}CPU ${(med(startups.map((u) => u.cpuMs)) / 1000).toFixed(1)} s incl. start; peak RSS ${med(startups.map((u) => u.peakMiB)).toFixed(0)} MiB; flags ${flags.join(" ")}; load ${loadAverage()}`,
+    );
   };
   const unwritten: Startup[] = [];
   for (let i = 0; i < (startup ? runs : 0); i++) {
@@ -309,16 +449,42 @@ async function reconciler(ctx: BenchContext, cli: string[], base: string, repo: 
       aside.push(join(base, `statuses-of-run-${tag}${i}`));
       renameSync(join(out, ".vc-status"), aside.at(-1)!);
     }
-    await reconcilerRun(ctx, cli, base, repo, out, n, cacheFolder(base, `${tag}unwritten-${i}`, aside), false, flags, (s) => unwritten.push(s));
+    await reconcilerRun(
+      ctx,
+      cli,
+      base,
+      repo,
+      out,
+      n,
+      cacheFolder(base, `${tag}unwritten-${i}`, aside),
+      false,
+      flags,
+      (s) => unwritten.push(s),
+    );
   }
   if (startup) report("reconciler first pass over a dir: target without status (every status written)", unwritten);
   const restarts: Startup[] = [];
   for (let i = 0; i < runs; i++) {
     // Reported once the last run's pass is over, before its change and steady memory are measured.
-    await reconcilerRun(ctx, cli, base, repo, out, n, cacheFolder(base, `${tag}restart-${i}`, aside), change && i === runs - 1, flags, (s) => {
-      restarts.push(s);
-      if (i === runs - 1) report("reconciler start-up full pass over the up-to-date dir: target (a restart: statuses present, cache empty)", restarts);
-    });
+    await reconcilerRun(
+      ctx,
+      cli,
+      base,
+      repo,
+      out,
+      n,
+      cacheFolder(base, `${tag}restart-${i}`, aside),
+      change && i === runs - 1,
+      flags,
+      (s) => {
+        restarts.push(s);
+        if (i === runs - 1)
+          report(
+            "reconciler start-up full pass over the up-to-date dir: target (a restart: statuses present, cache empty)",
+            restarts,
+          );
+      },
+    );
   }
 }
 
@@ -335,7 +501,18 @@ interface Startup {
   peakMiB: number;
 }
 
-async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, repo: string, out: string, n: number, cacheDir: string, change: boolean, flags: string[], onStartup: (s: Startup) => void): Promise<void> {
+async function reconcilerRun(
+  ctx: BenchContext,
+  cli: string[],
+  base: string,
+  repo: string,
+  out: string,
+  n: number,
+  cacheDir: string,
+  change: boolean,
+  flags: string[],
+  onStartup: (s: Startup) => void,
+): Promise<void> {
   let child: ChildProcess | undefined;
   let log = "";
   let reconciled = 0;
@@ -348,11 +525,31 @@ async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, rep
     // Its own empty cache folder, as a new pod starts: the default one is shared, and entries of an earlier run (or of
     // another checkout's run on the same generated fleet) would make the start-up pass look cheaper than it is.
     rmSync(cacheDir, { recursive: true, force: true });
-    child = spawn(process.execPath, [...flags, ...cli, "reconcile", "--repo", repo, "--target", `dir:${out}`, "--cache-dir", cacheDir, "--listen", "127.0.0.1:0", "--interval", "1h", "--resync", "1s"], {
-      cwd: base,
-      stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, ...DEPLOYMENT_ENV },
-    });
+    child = spawn(
+      process.execPath,
+      [
+        ...flags,
+        ...cli,
+        "reconcile",
+        "--repo",
+        repo,
+        "--target",
+        `dir:${out}`,
+        "--cache-dir",
+        cacheDir,
+        "--listen",
+        "127.0.0.1:0",
+        "--interval",
+        "1h",
+        "--resync",
+        "1s",
+      ],
+      {
+        cwd: base,
+        stdio: ["ignore", "ignore", "pipe"],
+        env: { ...process.env, ...DEPLOYMENT_ENV },
+      },
+    );
     const exited = new Promise<number | null>((r) => child!.once("exit", r));
     child.stderr!.on("data", (d: Buffer) => {
       const text = d.toString();
@@ -360,8 +557,25 @@ async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, rep
       log = (log + text).slice(-4000);
     });
     const dead = exited.then((code) => Promise.reject(new Error(`reconciler exited (${code}): ${log}`)));
-    const url = await Promise.race([until("the reconciler to listen", () => /"msg":"listening","url":"([^"]+)"/.exec(log)?.[1], 120_000), dead]);
-    await Promise.race([until("the start-up pass", async () => ((await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false)) ? true : undefined), 3_600_000, 200), dead]);
+    const url = await Promise.race([
+      until("the reconciler to listen", () => /"msg":"listening","url":"([^"]+)"/.exec(log)?.[1], 120_000),
+      dead,
+    ]);
+    await Promise.race([
+      until(
+        "the start-up pass",
+        async () =>
+          (await fetch(`${url}/readyz`).then(
+            (r) => r.status === 200,
+            () => false,
+          ))
+            ? true
+            : undefined,
+        3_600_000,
+        200,
+      ),
+      dead,
+    ]);
     onStartup({ wallMs: Date.now() - t0, cpuMs: procStat(child.pid!).cpuMs, peakMiB: peak });
     if (!change) return;
 
@@ -369,17 +583,37 @@ async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, rep
     const times: number[] = [];
     for (let i = 0; i < CHANGES; i++) {
       const before = reconciled;
-      await Promise.race([until("a full pass under way", () => (reconciled >= before + Math.min(20, Math.ceil(n / 50)) ? true : undefined), 600_000), dead]);
+      await Promise.race([
+        until(
+          "a full pass under way",
+          () => (reconciled >= before + Math.min(20, Math.ceil(n / 50)) ? true : undefined),
+          600_000,
+        ),
+        dead,
+      ]);
       const cluster = fleetClusterName((i * 97 + 13) % n);
       const values = join(repo, "clusters", cluster, "values.yaml");
       const cpu = `${301 + changesMade++}m`;
       writeFileSync(values, readFileSync(values, "utf8").replace(/cpu: \d+m/, `cpu: ${cpu}`));
       const t1 = Date.now();
       const manifest = statefulSetFile(out, cluster);
-      await Promise.race([until(`${cluster} applied`, () => (readFileSync(manifest, "utf8").includes(`cpu: ${cpu}`) ? true : undefined), 1_800_000, 10), dead]);
+      await Promise.race([
+        until(
+          `${cluster} applied`,
+          () => (readFileSync(manifest, "utf8").includes(`cpu: ${cpu}`) ? true : undefined),
+          1_800_000,
+          10,
+        ),
+        dead,
+      ]);
       times.push(Date.now() - t1);
     }
-    ctx.report("one-cluster change -> applied, while a full pass runs", med(times), "ms", `median of ${CHANGES}; min ${Math.min(...times)}, max ${Math.max(...times)}; folder watch`);
+    ctx.report(
+      "one-cluster change -> applied, while a full pass runs",
+      med(times),
+      "ms",
+      `median of ${CHANGES}; min ${Math.min(...times)}, max ${Math.max(...times)}; folder watch`,
+    );
 
     await sleep(3000);
     const steady: number[] = [];
@@ -389,7 +623,12 @@ async function reconcilerRun(ctx: BenchContext, cli: string[], base: string, rep
     }
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const heap = Number(/^vc_reconciler_nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN) / 1048576;
-    ctx.report("reconciler steady RSS (--resync 1s: full passes one after another)", med(steady), "MiB", `JS heap in use ${heap.toFixed(0)} MiB; peak RSS ${peak.toFixed(0)} MiB; flags ${flags.join(" ")}; load ${loadAverage()}`);
+    ctx.report(
+      "reconciler steady RSS (--resync 1s: full passes one after another)",
+      med(steady),
+      "MiB",
+      `JS heap in use ${heap.toFixed(0)} MiB; peak RSS ${peak.toFixed(0)} MiB; flags ${flags.join(" ")}; load ${loadAverage()}`,
+    );
   } finally {
     clearInterval(sampler);
     if (child && child.exitCode === null) {

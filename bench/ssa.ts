@@ -33,11 +33,18 @@ interface Obj {
 }
 
 /** kind → { plural, namespaced } from the server's discovery (the bare client knows nothing of vc's catalogue). */
-async function discover(kube: RealKube, apiVersions: Set<string>): Promise<Map<string, { plural: string; namespaced: boolean }>> {
+async function discover(
+  kube: RealKube,
+  apiVersions: Set<string>,
+): Promise<Map<string, { plural: string; namespaced: boolean }>> {
   const out = new Map<string, { plural: string; namespaced: boolean }>();
   for (const av of apiVersions) {
-    const res = await kube.request<{ resources: Array<{ name: string; kind: string; namespaced: boolean }> }>("GET", av.includes("/") ? `/apis/${av}` : `/api/${av}`);
-    for (const r of res.body.resources ?? []) if (!r.name.includes("/")) out.set(`${av}/${r.kind}`, { plural: r.name, namespaced: r.namespaced });
+    const res = await kube.request<{ resources: Array<{ name: string; kind: string; namespaced: boolean }> }>(
+      "GET",
+      av.includes("/") ? `/apis/${av}` : `/api/${av}`,
+    );
+    for (const r of res.body.resources ?? [])
+      if (!r.name.includes("/")) out.set(`${av}/${r.kind}`, { plural: r.name, namespaced: r.namespaced });
   }
   return out;
 }
@@ -46,13 +53,20 @@ async function discover(kube: RealKube, apiVersions: Set<string>): Promise<Map<s
 function suffixed(objs: Obj[], kinds: Map<string, { namespaced: boolean }>, suffix: string): Obj[] {
   return objs.map((o) => {
     const namespaced = kinds.get(`${o.apiVersion}/${o.kind}`)!.namespaced;
-    const metadata = namespaced ? { ...o.metadata, namespace: `${o.metadata.namespace}${suffix}` } : { ...o.metadata, name: `${o.metadata.name}${suffix}` };
+    const metadata = namespaced
+      ? { ...o.metadata, namespace: `${o.metadata.namespace}${suffix}` }
+      : { ...o.metadata, name: `${o.metadata.name}${suffix}` };
     return { ...o, metadata };
   });
 }
 
 /** Applies `objs` with `connections` workers over as many keep-alive connections; cluster-scoped objects (namespaces) first. Requests per second. */
-async function bareApply(kube: RealKube, objs: Obj[], kinds: Map<string, { plural: string; namespaced: boolean }>, connections: number): Promise<number> {
+async function bareApply(
+  kube: RealKube,
+  objs: Obj[],
+  kinds: Map<string, { plural: string; namespaced: boolean }>,
+  connections: number,
+): Promise<number> {
   const ca = readFileSync(kube.pki.caCert);
   const agent = new https.Agent({ keepAlive: true, maxSockets: connections, ca });
   const pathOf = (o: Obj) => {
@@ -63,22 +77,37 @@ async function bareApply(kube: RealKube, objs: Obj[], kinds: Map<string, { plura
   const patch = (o: Obj) =>
     new Promise<void>((resolve, reject) => {
       const body = JSON.stringify(o);
-      const req = https.request(`${kube.url}${pathOf(o)}`, {
-        method: "PATCH",
-        agent,
-        headers: { Authorization: `Bearer ${kube.adminToken}`, "Content-Type": "application/apply-patch+yaml", Accept: "application/json", "Content-Length": Buffer.byteLength(body) },
-      }, (res) => {
-        res.resume();
-        res.on("end", () => (res.statusCode === 200 || res.statusCode === 201 ? resolve() : reject(new Error(`PATCH ${pathOf(o)}: ${res.statusCode}`))));
-      });
+      const req = https.request(
+        `${kube.url}${pathOf(o)}`,
+        {
+          method: "PATCH",
+          agent,
+          headers: {
+            Authorization: `Bearer ${kube.adminToken}`,
+            "Content-Type": "application/apply-patch+yaml",
+            Accept: "application/json",
+            "Content-Length": Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () =>
+            res.statusCode === 200 || res.statusCode === 201
+              ? resolve()
+              : reject(new Error(`PATCH ${pathOf(o)}: ${res.statusCode}`)),
+          );
+        },
+      );
       req.on("error", reject);
       req.end(body);
     });
   const phase = async (items: Obj[]) => {
     let next = 0;
-    await Promise.all(Array.from({ length: connections }, async () => {
-      while (next < items.length) await patch(items[next++]!);
-    }));
+    await Promise.all(
+      Array.from({ length: connections }, async () => {
+        while (next < items.length) await patch(items[next++]!);
+      }),
+    );
   };
   const t0 = process.hrtime.bigint();
   await phase(objs.filter((o) => !kinds.get(`${o.apiVersion}/${o.kind}`)!.namespaced));
@@ -114,7 +143,11 @@ async function requestCounts(kube: RealKube): Promise<Map<string, number>> {
 async function freshServer(assets: string): Promise<RealKube> {
   const kube = await startRealKube(assets, { extraArgs: ["--service-cluster-ip-range=10.0.0.0/16"] });
   await installExampleCrds(kube);
-  const ns = await kube.request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
+  const ns = await kube.request("POST", "/api/v1/namespaces", {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: "vc-system" },
+  });
   if (ns.status !== 201) throw new Error(`cannot create vc-system: ${ns.status}`);
   return kube;
 }
@@ -143,25 +176,39 @@ export async function run(ctx: BenchContext): Promise<void> {
   // Each vc run reports its own CPU (bench/usage-hook.mjs): the share of the machine it takes from the server.
   const usageFile = join(base, "usage.json");
   const vc = (args: string[]) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number }>((resolveRun) => {
-      const t0 = process.hrtime.bigint();
-      rmSync(usageFile, { force: true });
-      const profile = process.env.VC_BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.VC_BENCH_CPU_PROF}`] : [];
-      const child = spawn(process.execPath, [...profile, "--import", HOOK, bundled, ...args], { cwd: base, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", VC_BENCH_USAGE_FILE: usageFile } });
-      const out: Buffer[] = [];
-      let stderr = "";
-      child.stdout!.on("data", (d: Buffer) => out.push(d));
-      child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-      child.once("exit", (code) => {
-        let cpuSeconds = NaN;
-        try {
-          cpuSeconds = (JSON.parse(readFileSync(usageFile, "utf8")) as { cpuMs: number }).cpuMs / 1000;
-        } catch {
-          // no usage written (the child died before its exit handler): CPU unknown
-        }
-        resolveRun({ code, stdout: Buffer.concat(out).toString("utf8"), stderr, seconds: Number(process.hrtime.bigint() - t0) / 1e9, cpuSeconds });
-      });
-    });
+    new Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number }>(
+      (resolveRun) => {
+        const t0 = process.hrtime.bigint();
+        rmSync(usageFile, { force: true });
+        const profile = process.env.VC_BENCH_CPU_PROF
+          ? ["--cpu-prof", `--cpu-prof-dir=${process.env.VC_BENCH_CPU_PROF}`]
+          : [];
+        const child = spawn(process.execPath, [...profile, "--import", HOOK, bundled, ...args], {
+          cwd: base,
+          stdio: ["ignore", "pipe", "pipe"],
+          env: { ...process.env, NO_COLOR: "1", VC_BENCH_USAGE_FILE: usageFile },
+        });
+        const out: Buffer[] = [];
+        let stderr = "";
+        child.stdout!.on("data", (d: Buffer) => out.push(d));
+        child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+        child.once("exit", (code) => {
+          let cpuSeconds = NaN;
+          try {
+            cpuSeconds = (JSON.parse(readFileSync(usageFile, "utf8")) as { cpuMs: number }).cpuMs / 1000;
+          } catch {
+            // no usage written (the child died before its exit handler): CPU unknown
+          }
+          resolveRun({
+            code,
+            stdout: Buffer.concat(out).toString("utf8"),
+            stderr,
+            seconds: Number(process.hrtime.bigint() - t0) / 1e9,
+            cpuSeconds,
+          });
+        });
+      },
+    );
 
   // What vc renders for the fleet: the bare client's objects (of the first `bareClusters` clusters) and vc's object count.
   const rendered = await vc(["render", repo, "-o", "json"]);
@@ -173,7 +220,12 @@ export async function run(ctx: BenchContext): Promise<void> {
     if (firstClusters.size < bareClusters) firstClusters.add(c);
     return firstClusters.has(c);
   });
-  ctx.report("fleet", `${n} clusters, ${all.length} host objects`, "", `bare client: ${bareObjs.length} objects of the first ${firstClusters.size} clusters per run`);
+  ctx.report(
+    "fleet",
+    `${n} clusters, ${all.length} host objects`,
+    "",
+    `bare client: ${bareObjs.length} objects of the first ${firstClusters.size} clusters per run`,
+  );
 
   // The bare client: one server, each run on freshly named objects (all created).
   let best = 0;
@@ -188,7 +240,12 @@ export async function run(ctx: BenchContext): Promise<void> {
       for (let i = 0; i < runs; i++) rates.push(await bareApply(kube, suffixed(bareObjs, kinds, `-b${k++}`), kinds, c));
       const rate = med(rates);
       best = Math.max(best, rate);
-      ctx.report(`bare server-side apply, ${c} connection${c > 1 ? "s" : ""}`, rate, "requests/s", `median of ${runs}: ${rates.map((r) => r.toFixed(0)).join(", ")}`);
+      ctx.report(
+        `bare server-side apply, ${c} connection${c > 1 ? "s" : ""}`,
+        rate,
+        "requests/s",
+        `median of ${runs}: ${rates.map((r) => r.toFixed(0)).join(", ")}`,
+      );
     }
   } finally {
     await kube.stop();
@@ -207,22 +264,44 @@ export async function run(ctx: BenchContext): Promise<void> {
       const after = await requestCounts(kube);
       if (res.code !== 0) throw new Error(`vc apply exited ${res.code}: ${res.stderr}`);
       // vc's writes: what the admin wrote after the server's set-up (CRDs, vc-system).
-      const events = auditLines().slice(setup).map((l) => JSON.parse(l) as AuditEvent).filter((e) => e.user.username === "admin");
+      const events = auditLines()
+        .slice(setup)
+        .map((l) => JSON.parse(l) as AuditEvent)
+        .filter((e) => e.user.username === "admin");
       // Host objects only: not the records (vc-system) nor the TokenReview that names who ran it.
-      const created = events.filter((e) => e.responseStatus?.code === 201 && e.objectRef?.namespace !== "vc-system" && plurals.has(e.objectRef?.resource ?? "")).length;
+      const created = events.filter(
+        (e) =>
+          e.responseStatus?.code === 201 &&
+          e.objectRef?.namespace !== "vc-system" &&
+          plurals.has(e.objectRef?.resource ?? ""),
+      ).length;
       const records = events.filter((e) => e.objectRef?.namespace === "vc-system").length;
-      if (created !== all.length) throw new Error(`vc apply created ${created} objects, the fleet renders ${all.length}`);
+      if (created !== all.length)
+        throw new Error(`vc apply created ${created} objects, the fleet renders ${all.length}`);
       const first = Math.min(...events.map((e) => Date.parse(e.requestReceivedTimestamp)));
       const last = Math.max(...events.map((e) => Date.parse(e.stageTimestamp)));
       whole.push(all.length / res.seconds);
       writing.push(all.length / ((last - first) / 1000));
-      ctx.report(`vc apply run ${i + 1}`, res.seconds, "s", `${created} objects created, ${records} record writes, ${events.length} writes in all; writes from first to last ${((last - first) / 1000).toFixed(1)} s; vc's own CPU ${res.cpuSeconds.toFixed(1)} s`);
+      ctx.report(
+        `vc apply run ${i + 1}`,
+        res.seconds,
+        "s",
+        `${created} objects created, ${records} record writes, ${events.length} writes in all; writes from first to last ${((last - first) / 1000).toFixed(1)} s; vc's own CPU ${res.cpuSeconds.toFixed(1)} s`,
+      );
       if (i === 0) {
         // What the apply cost the server per cluster, by verb and resource (the server's own count; includes its own loopback requests).
         const spent = [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
         const total = spent.reduce((t, [, v]) => t + v, 0);
-        const notApplies = spent.filter(([k]) => !k.startsWith("APPLY ")).sort((a, b) => b[1] - a[1]).slice(0, 6);
-        ctx.report("server requests per cluster, first apply", total / n, "", `${(all.length / n).toFixed(0)} objects each; besides applies: ${notApplies.map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(", ")}`);
+        const notApplies = spent
+          .filter(([k]) => !k.startsWith("APPLY "))
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 6);
+        ctx.report(
+          "server requests per cluster, first apply",
+          total / n,
+          "",
+          `${(all.length / n).toFixed(0)} objects each; besides applies: ${notApplies.map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(", ")}`,
+        );
       }
     } finally {
       await kube.stop();
@@ -231,7 +310,18 @@ export async function run(ctx: BenchContext): Promise<void> {
   if (whole.length === 0) return;
   const vcRate = med(whole);
   const vcWriting = med(writing);
-  ctx.report("vc apply --target kube (first apply)", vcRate, "objects/s", `median of ${vcRuns}, whole command (start, load, render, records)`);
+  ctx.report(
+    "vc apply --target kube (first apply)",
+    vcRate,
+    "objects/s",
+    `median of ${vcRuns}, whole command (start, load, render, records)`,
+  );
   ctx.report("vc apply --target kube, from its first write to its last", vcWriting, "objects/s", `median of ${vcRuns}`);
-  if (best > 0) ctx.report("vc / best bare rate", vcRate / best, "", `target >= 0.8; from first to last write ${(vcWriting / best).toFixed(2)}`);
+  if (best > 0)
+    ctx.report(
+      "vc / best bare rate",
+      vcRate / best,
+      "",
+      `target >= 0.8; from first to last write ${(vcWriting / best).toFixed(2)}`,
+    );
 }

@@ -1,7 +1,16 @@
 // Benchmark: `vc validate` against bare js-yaml `loadAll` of the same files, on one and two threads and with a warm cache,
 // over a generated flow-style fleet (1,000 clusters x 20 mesh documents) and the public YAML corpus (VC_BENCH_CORPUS).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,7 +28,12 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const KUBECONFORM_DOCS_PER_S_4_CORES = 7500;
 
 export async function run(ctx: BenchContext): Promise<void> {
-  ctx.report("machine load (1, 5, 15 min) at start", loadavg().map((l) => l.toFixed(2)).join(" "));
+  ctx.report(
+    "machine load (1, 5, 15 min) at start",
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" "),
+  );
   // `vc validate` as shipped: the bundle (bin/vc.js falls back to the sources through tsx when it is stale).
   execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: "inherit" });
 
@@ -29,15 +43,30 @@ export async function run(ctx: BenchContext): Promise<void> {
 
   const corpus = process.env.VC_BENCH_CORPUS;
   if (!corpus || !existsSync(corpus)) {
-    ctx.report("public corpus", "not measured", "", "set VC_BENCH_CORPUS=/path/to/public-yaml.tar.xz (or its unpacked folder) to include it");
+    ctx.report(
+      "public corpus",
+      "not measured",
+      "",
+      "set VC_BENCH_CORPUS=/path/to/public-yaml.tar.xz (or its unpacked folder) to include it",
+    );
   } else {
     const root = join(ctx.workDir, "validate-corpus");
     const n = wrapCorpus(corpus, root, join(ctx.workDir, "corpus-src"));
-    await measure(ctx, `public corpus (${n} files wrapped as mesh files of ${Math.ceil(n / MESH)} clusters)`, root, false);
+    await measure(
+      ctx,
+      `public corpus (${n} files wrapped as mesh files of ${Math.ceil(n / MESH)} clusters)`,
+      root,
+      false,
+    );
   }
 
   await limits(ctx);
-  ctx.report("machine load (1, 5, 15 min) at end", loadavg().map((l) => l.toFixed(2)).join(" "));
+  ctx.report(
+    "machine load (1, 5, 15 min) at end",
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" "),
+  );
 }
 
 /** The figures of one repository: in-process ratio against bare parsing, then the CLI on 1 and 2 threads, cold and warm. */
@@ -76,10 +105,27 @@ async function measure(ctx: BenchContext, title: string, root: string, expectVal
   }
   const bareMs = med(bareTimes);
   const validateMs = med(validateTimes);
-  ctx.report("files, documents", `${files.length} files, ${documents} documents`, "", expectValid ? `diagnostics ${diagnostics} (expected 0)` : `${diagnostics} diagnostics (documents of other kinds under mesh/, located)`);
+  ctx.report(
+    "files, documents",
+    `${files.length} files, ${documents} documents`,
+    "",
+    expectValid
+      ? `diagnostics ${diagnostics} (expected 0)`
+      : `${diagnostics} diagnostics (documents of other kinds under mesh/, located)`,
+  );
   ctx.report("bare js-yaml (read + loadAll), one thread", bareMs, "ms", `median of ${RUNS}`);
-  ctx.report("vc loader (read + parseYaml with its limits), one thread", med(ownTimes), "ms", `${(med(ownTimes) / bareMs).toFixed(2)}x bare`);
-  ctx.report("vc validate in process, one thread, no cache", validateMs, "ms", `${(validateMs / bareMs).toFixed(2)}x bare; target <= 1.3x`);
+  ctx.report(
+    "vc loader (read + parseYaml with its limits), one thread",
+    med(ownTimes),
+    "ms",
+    `${(med(ownTimes) / bareMs).toFixed(2)}x bare`,
+  );
+  ctx.report(
+    "vc validate in process, one thread, no cache",
+    validateMs,
+    "ms",
+    `${(validateMs / bareMs).toFixed(2)}x bare; target <= 1.3x`,
+  );
 
   // The command as a user runs it: a process per run (start-up included), on one core and on two. "One core" is
   // the process pinned to CPU 0 (taskset): its default --jobs is then 1, and the engine's own helper threads (GC,
@@ -101,7 +147,13 @@ async function measure(ctx: BenchContext, title: string, root: string, expectVal
   };
   // The same for bare js-yaml: a fresh process reading and parsing every file (start-up and cold JIT alike), on one core.
   const bareScript = join(root, "..", "bare-loadall.mjs");
-  writeFileSync(bareScript, BARE_SCRIPT.replace("JS_YAML", JSON.stringify(new URL("../node_modules/js-yaml/dist/js-yaml.mjs", import.meta.url).href)));
+  writeFileSync(
+    bareScript,
+    BARE_SCRIPT.replace(
+      "JS_YAML",
+      JSON.stringify(new URL("../node_modules/js-yaml/dist/js-yaml.mjs", import.meta.url).href),
+    ),
+  );
   const bareProcess = (): number => {
     warmFiles();
     const start = process.hrtime.bigint();
@@ -120,7 +172,9 @@ async function measure(ctx: BenchContext, title: string, root: string, expectVal
       [0, 1].map(
         (k) =>
           new Promise<void>((resolve, reject) => {
-            const child = spawn(process.execPath, [bareScript, join(root, "clusters"), "2", String(k)], { stdio: "ignore" });
+            const child = spawn(process.execPath, [bareScript, join(root, "clusters"), "2", String(k)], {
+              stdio: "ignore",
+            });
             child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error("bare js-yaml process failed"))));
           }),
       ),
@@ -150,15 +204,55 @@ async function measure(ctx: BenchContext, title: string, root: string, expectVal
   const oneMs = med(one);
   const twoMs = med(two);
   const where = pin ? "one core (taskset -c 0)" : "--jobs 1 (taskset not found: not pinned)";
-  ctx.report(`bare js-yaml in a fresh process (node + read + loadAll), ${where}`, med(bareCold), "ms", `median of ${RUNS}`);
-  ctx.report(`vc validate, ${where}`, oneMs, "ms", `median of ${RUNS}; ${(oneMs / med(bareCold)).toFixed(2)}x bare in a fresh process; target <= 1.3x`);
-  ctx.report("bare js-yaml, the files split over 2 processes at once, every core", med(split), "ms", `${(med(bareCold) / med(split)).toFixed(2)}x faster than one process on one core: the machine's ceiling for two cores`);
-  ctx.report(`vc validate, ${availableParallelism()} cores (default --jobs ${availableParallelism()})`, twoMs, "ms", `speed-up ${(oneMs / twoMs).toFixed(2)}x over one core; target >= 1.7x with 2 cores`);
-  ctx.report("vc validate --jobs 1, every core (engine threads on the other core)", med(jobsOne), "ms", `${(med(jobsOne) / twoMs).toFixed(2)}x the time of every core`);
+  ctx.report(
+    `bare js-yaml in a fresh process (node + read + loadAll), ${where}`,
+    med(bareCold),
+    "ms",
+    `median of ${RUNS}`,
+  );
+  ctx.report(
+    `vc validate, ${where}`,
+    oneMs,
+    "ms",
+    `median of ${RUNS}; ${(oneMs / med(bareCold)).toFixed(2)}x bare in a fresh process; target <= 1.3x`,
+  );
+  ctx.report(
+    "bare js-yaml, the files split over 2 processes at once, every core",
+    med(split),
+    "ms",
+    `${(med(bareCold) / med(split)).toFixed(2)}x faster than one process on one core: the machine's ceiling for two cores`,
+  );
+  ctx.report(
+    `vc validate, ${availableParallelism()} cores (default --jobs ${availableParallelism()})`,
+    twoMs,
+    "ms",
+    `speed-up ${(oneMs / twoMs).toFixed(2)}x over one core; target >= 1.7x with 2 cores`,
+  );
+  ctx.report(
+    "vc validate --jobs 1, every core (engine threads on the other core)",
+    med(jobsOne),
+    "ms",
+    `${(med(jobsOne) / twoMs).toFixed(2)}x the time of every core`,
+  );
   ctx.report("vc validate --cache-dir, cold (empty cache, every core)", med(cold), "ms", `median of ${RUNS}`);
-  ctx.report("vc validate --cache-dir, warm (nothing changed)", med(warm), "ms", `${(med(warm) / med(cold)).toFixed(2)}x cold; target <= 0.2x`);
-  ctx.report("throughput, one core", Math.round(documents / (oneMs / 1000)), "documents/s", "command, start-up included");
-  ctx.report(`throughput, ${availableParallelism()} cores`, Math.round(documents / (twoMs / 1000)), "documents/s", `kubeconform publishes ~${KUBECONFORM_DOCS_PER_S_4_CORES} on 4 cores`);
+  ctx.report(
+    "vc validate --cache-dir, warm (nothing changed)",
+    med(warm),
+    "ms",
+    `${(med(warm) / med(cold)).toFixed(2)}x cold; target <= 0.2x`,
+  );
+  ctx.report(
+    "throughput, one core",
+    Math.round(documents / (oneMs / 1000)),
+    "documents/s",
+    "command, start-up included",
+  );
+  ctx.report(
+    `throughput, ${availableParallelism()} cores`,
+    Math.round(documents / (twoMs / 1000)),
+    "documents/s",
+    `kubeconform publishes ~${KUBECONFORM_DOCS_PER_S_4_CORES} on 4 cores`,
+  );
 }
 
 /** The command prefix that runs a program on CPU 0 only, or undefined where taskset is missing. */
@@ -171,18 +265,43 @@ function oneCore(): string[] | undefined {
 async function limits(ctx: BenchContext): Promise<void> {
   process.stdout.write("  -- limits\n");
   const levels = ["a: &a [x, x, x, x, x, x, x, x, x]"];
-  for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(", ")}]`);
+  for (let i = 1; i < 9; i++)
+    levels.push(
+      `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+        .fill(`*${String.fromCharCode(96 + i)}`)
+        .join(", ")}]`,
+    );
   const bomb = levels.join("\n");
-  ctx.report(`alias bomb (9^9 nodes, ${bomb.length} bytes) refused in`, await ctx.median(RUNS, () => mustFail(bomb)), "ms");
-  const small = (i: number): string => `kind: VirtualService\nmetadata: {name: v${i}}\nspec:\n  a: &a [${Array(20).fill("x")}]\n  b: &b [${Array(20).fill("*a")}]\n  c: [${Array(17).fill("*b")}]\n`;
+  ctx.report(
+    `alias bomb (9^9 nodes, ${bomb.length} bytes) refused in`,
+    await ctx.median(RUNS, () => mustFail(bomb)),
+    "ms",
+  );
+  const small = (i: number): string =>
+    `kind: VirtualService\nmetadata: {name: v${i}}\nspec:\n  a: &a [${Array(20).fill("x")}]\n  b: &b [${Array(20).fill("*a")}]\n  c: [${Array(17).fill("*b")}]\n`;
   const many = Array.from({ length: 3600 }, (_, i) => small(i)).join("---\n");
-  ctx.report(`${many.length} bytes of 3,600 small alias bombs (~7,600 nodes each) refused in`, await ctx.median(RUNS, () => mustFail(many)), "ms");
+  ctx.report(
+    `${many.length} bytes of 3,600 small alias bombs (~7,600 nodes each) refused in`,
+    await ctx.median(RUNS, () => mustFail(many)),
+    "ms",
+  );
   const repo = join(ctx.workDir, "validate-45k");
   mkdirSync(join(repo, "clusters", "big"), { recursive: true });
-  writeFileSync(join(repo, "clusters", "big", "values.yaml"), `${Array.from({ length: 45_000 }, (_, i) => `unknownKey${i}: ${i}`).join("\n")}\n`);
+  writeFileSync(
+    join(repo, "clusters", "big", "values.yaml"),
+    `${Array.from({ length: 45_000 }, (_, i) => `unknownKey${i}: ${i}`).join("\n")}\n`,
+  );
   let shown = 0;
-  const ms = await ctx.median(RUNS, async () => void (shown = (await loadAndValidate(repo, { jobs: 1 })).diagnostics.length));
-  ctx.report("values file with 45,000 unknown keys validated in", ms, "ms", `${shown} diagnostics shown (the first 100, then how many more)`);
+  const ms = await ctx.median(
+    RUNS,
+    async () => void (shown = (await loadAndValidate(repo, { jobs: 1 })).diagnostics.length),
+  );
+  ctx.report(
+    "values file with 45,000 unknown keys validated in",
+    ms,
+    "ms",
+    `${shown} diagnostics shown (the first 100, then how many more)`,
+  );
 }
 
 function mustFail(text: string): void {
@@ -215,7 +334,16 @@ function wrapCorpus(corpus: string, root: string, scratch: string): number {
       mkdirSync(join(cluster, "mesh"), { recursive: true });
       writeFileSync(join(cluster, "values.yaml"), "integrations:\n  mesh:\n    enabled: true\n");
     }
-    copyFileSync(f, join(cluster, "mesh", `${relative(src, f).replaceAll("/", "__").replace(/\.yml$/, ".yaml")}`));
+    copyFileSync(
+      f,
+      join(
+        cluster,
+        "mesh",
+        `${relative(src, f)
+          .replaceAll("/", "__")
+          .replace(/\.yml$/, ".yaml")}`,
+      ),
+    );
   });
   return files.length;
 }

@@ -9,5 +9,7 @@ const before = process.memoryUsage();
 const stop = await new FolderSource(repo).watch(() => undefined, 300, mode);
 gc();
 const after = process.memoryUsage();
-process.stdout.write(`${JSON.stringify({ mode, heapMiB: (after.heapUsed - before.heapUsed) / 1048576, rssMiB: (after.rss - before.rss) / 1048576 })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ mode, heapMiB: (after.heapUsed - before.heapUsed) / 1048576, rssMiB: (after.rss - before.rss) / 1048576 })}\n`,
+);
 await stop();

@@ -34,7 +34,9 @@ setTimeout(() => { process.stdout.write(JSON.stringify(statuses)); process.exit(
 
 async function hold(url: string, header: string): Promise<{ statuses: string; peakRss: number }> {
   const { spawn } = await import("node:child_process");
-  const child = spawn(process.execPath, ["-e", SENDER, `${url}${WEBHOOK_PATH}`, header, String(HELD), String(BODY)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["-e", SENDER, `${url}${WEBHOOK_PATH}`, header, String(HELD), String(BODY)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   let peakRss = 0;
@@ -62,7 +64,12 @@ export async function run(ctx: BenchContext): Promise<void> {
       ["well-formed wrong signature", `sha256=${"0".repeat(64)}`],
     ] as const) {
       const held = await hold(srv.url, header);
-      ctx.report(`${HELD} held 5 MiB bodies, ${what}: peak resident memory`, mib(held.peakRss), "MiB", `${mib(held.peakRss - base).toFixed(1)} MiB over the start; answers ${held.statuses}`);
+      ctx.report(
+        `${HELD} held 5 MiB bodies, ${what}: peak resident memory`,
+        mib(held.peakRss),
+        "MiB",
+        `${mib(held.peakRss - base).toFixed(1)} MiB over the start; answers ${held.statuses}`,
+      );
     }
   } finally {
     await srv.close();
@@ -78,10 +85,21 @@ function push(url: string, n: number): Promise<{ status: number; ms: number }> {
   const body = JSON.stringify({ ref: "refs/heads/main", after: `c${n}` });
   const start = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
-    const req = request(`${url}${WEBHOOK_PATH}`, { method: "POST", agent: false, localAddress: "127.0.0.2", headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("s3cret", body) } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: Number(process.hrtime.bigint() - start) / 1e6 }));
-    });
+    const req = request(
+      `${url}${WEBHOOK_PATH}`,
+      {
+        method: "POST",
+        agent: false,
+        localAddress: "127.0.0.2",
+        headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("s3cret", body) },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, ms: Number(process.hrtime.bigint() - start) / 1e6 }),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -102,7 +120,12 @@ async function pushesUnderFlood(addresses: number): Promise<{ median: number; re
   let answered = 0;
   try {
     for (let i = 0; i < (addresses ? SLOW : 0); i++) {
-      const req = request(`${srv.url}${WEBHOOK_PATH}`, { method: "POST", agent: false, localAddress: `127.0.1.${(i % addresses) + 1}`, headers: { "X-Hub-Signature-256": `sha256=${"0".repeat(64)}`, "Content-Length": "100000" } });
+      const req = request(`${srv.url}${WEBHOOK_PATH}`, {
+        method: "POST",
+        agent: false,
+        localAddress: `127.0.1.${(i % addresses) + 1}`,
+        headers: { "X-Hub-Signature-256": `sha256=${"0".repeat(64)}`, "Content-Length": "100000" },
+      });
       req.on("response", (res) => (res.resume(), answered++));
       req.on("error", () => {});
       req.write("x");

@@ -2,7 +2,16 @@
 // version, and the action's shell steps behave as documented when bash runs them.
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load } from "js-yaml";
@@ -44,7 +53,13 @@ describe("action.yml", () => {
   it("is a composite action accepted by the action metadata schema, with inputs for the command, kubeconfig and output", () => {
     expect(lintAction("action.yml", actionText)).to.deep.equal([]);
     expect(action.runs.using).to.equal("composite");
-    expect(Object.keys(action.inputs)).to.include.members(["command", "version", "kubeconfig", "output", "ok-exit-codes"]);
+    expect(Object.keys(action.inputs)).to.include.members([
+      "command",
+      "version",
+      "kubeconfig",
+      "output",
+      "ok-exit-codes",
+    ]);
     expect(action.inputs.command!.required).to.equal(true);
   });
 
@@ -64,7 +79,11 @@ describe("action.yml", () => {
   });
 
   it("refuses a version that is not an exact release before running npm", () => {
-    const r = runStep("install", { VC_VERSION: "latest; touch pwned", RUNNER_TEMP: tmp, GITHUB_OUTPUT: join(tmp, "out") }, tmp);
+    const r = runStep(
+      "install",
+      { VC_VERSION: "latest; touch pwned", RUNNER_TEMP: tmp, GITHUB_OUTPUT: join(tmp, "out") },
+      tmp,
+    );
     expect(r.status).to.equal(2);
     expect(r.stdout).to.include("::error::vc action: input version must be an exact release");
     expect(existsSync(join(tmp, "vc-action"))).to.equal(false);
@@ -98,13 +117,26 @@ describe("action.yml", () => {
       writeFileSync(join(tmp, "a.yaml"), "");
       const r = runStep("run", env({ VC_COMMAND: "diff  .\n--cluster a\t*.yaml $HOME $(id) `id`" }), tmp);
       expect(r.status, r.stderr).to.equal(0);
-      expect(r.stdout.trim().split("\n")).to.deep.equal(["arg:diff", "arg:.", "arg:--cluster", "arg:a", "arg:*.yaml", "arg:$HOME", "arg:$(id)", "arg:`id`"]);
+      expect(r.stdout.trim().split("\n")).to.deep.equal([
+        "arg:diff",
+        "arg:.",
+        "arg:--cluster",
+        "arg:a",
+        "arg:*.yaml",
+        "arg:$HOME",
+        "arg:$(id)",
+        "arg:`id`",
+      ]);
       expect(readFileSync(join(tmp, "github-output"), "utf8")).to.equal("exit-code=0\n");
     });
 
     it("gives vc the kubeconfig in a 0600 file that is gone afterwards, and writes stdout to the output file", () => {
       const out = join(tmp, "plan.md");
-      const r = runStep("run", env({ VC_COMMAND: "diff --target kube", VC_KUBECONFIG_DATA: "apiVersion: v1\nkind: Config", VC_OUTPUT: out }), tmp);
+      const r = runStep(
+        "run",
+        env({ VC_COMMAND: "diff --target kube", VC_KUBECONFIG_DATA: "apiVersion: v1\nkind: Config", VC_OUTPUT: out }),
+        tmp,
+      );
       expect(r.status, r.stderr).to.equal(0);
       const printed = readFileSync(out, "utf8");
       expect(printed).to.include("mode:600").and.to.include("apiVersion: v1\nkind: Config");
@@ -119,7 +151,11 @@ describe("action.yml", () => {
       expect(drift.status).to.equal(1);
       expect(readFileSync(join(tmp, "github-output"), "utf8")).to.equal("exit-code=1\n");
       rmSync(join(tmp, "github-output"));
-      const tolerated = runStep("run", env({ VC_COMMAND: "diff --exit-code", FAKE_EXIT: "1", VC_OK_EXIT_CODES: "0 1" }), tmp);
+      const tolerated = runStep(
+        "run",
+        env({ VC_COMMAND: "diff --exit-code", FAKE_EXIT: "1", VC_OK_EXIT_CODES: "0 1" }),
+        tmp,
+      );
       expect(tolerated.status).to.equal(0);
       expect(readFileSync(join(tmp, "github-output"), "utf8")).to.equal("exit-code=1\n");
     });
@@ -136,20 +172,31 @@ describe(".github/workflows of this repository", () => {
   it("paste no expression into shell code: values from the pull request go through env:", () => {
     const dir = join(ROOT, ".github/workflows");
     for (const f of readdirSync(dir)) {
-      const w = load(readFileSync(join(dir, f), "utf8")) as { jobs: Record<string, { steps: Array<{ run?: string }> }> };
+      const w = load(readFileSync(join(dir, f), "utf8")) as {
+        jobs: Record<string, { steps: Array<{ run?: string }> }>;
+      };
       for (const s of Object.values(w.jobs).flatMap((j) => j.steps)) if (s.run) expect(s.run, f).to.not.include("${{");
     }
   });
 
   it("ci.yml runs the tiers .ci/run runs, on every push and pull request: unit with the corpus, e2e with envtest's oldest and newest", () => {
-    type Job = { strategy?: { matrix?: Record<string, unknown[]> }; steps: Array<{ run?: string; env?: Record<string, string> }> };
-    const ci = load(readFileSync(join(ROOT, ".github/workflows/ci.yml"), "utf8")) as { on: Record<string, unknown>; jobs: Record<string, Job> };
+    type Job = {
+      strategy?: { matrix?: Record<string, unknown[]> };
+      steps: Array<{ run?: string; env?: Record<string, string> }>;
+    };
+    const ci = load(readFileSync(join(ROOT, ".github/workflows/ci.yml"), "utf8")) as {
+      on: Record<string, unknown>;
+      jobs: Record<string, Job>;
+    };
     expect(Object.keys(ci.on)).to.include.members(["push", "pull_request"]);
     const runs = (job: Job) => job.steps.map((s) => s.run ?? "").join("\n");
     const ciRun = readFileSync(join(ROOT, ".ci/run"), "utf8");
     for (const tier of ["npm test", "npm run test:e2e"]) {
       expect(ciRun, `.ci/run: ${tier}`).to.include(tier);
-      expect(Object.values(ci.jobs).some((j) => runs(j).split("\n").includes(tier)), `ci.yml: ${tier}`).to.equal(true);
+      expect(
+        Object.values(ci.jobs).some((j) => runs(j).split("\n").includes(tier)),
+        `ci.yml: ${tier}`,
+      ).to.equal(true);
     }
     const unit = Object.values(ci.jobs).find((j) => runs(j).includes("npm test"))!;
     expect(runs(unit)).to.include("scripts/fetch-yaml-corpus.sh").and.to.include("VC_YAML_CORPUS=");

@@ -60,7 +60,8 @@ function importsOf(file: string): Import[] {
         .every((s) => s.startsWith("type "));
     out.push({ to: resolveSpec(m[3]!), typeOnly: !!m[1] || allTypes, dynamic: false });
   }
-  for (const m of text.matchAll(/import\(\s*"([^"]+)"\s*\)/g)) out.push({ to: resolveSpec(m[1]!), typeOnly: false, dynamic: true });
+  for (const m of text.matchAll(/import\(\s*"([^"]+)"\s*\)/g))
+    out.push({ to: resolveSpec(m[1]!), typeOnly: false, dynamic: true });
   return out;
 }
 
@@ -84,7 +85,8 @@ function packagesReached(entries: string[]): Set<string> {
     seen.add(rel);
     for (const to of staticImports(join(SRC, rel))) {
       if (!to.startsWith("..") && to.endsWith(".ts")) queue.push(to);
-      else if (!to.startsWith("node:")) packages.add(to.startsWith("@") ? to.split("/").slice(0, 2).join("/") : to.split("/")[0]!);
+      else if (!to.startsWith("node:"))
+        packages.add(to.startsWith("@") ? to.split("/").slice(0, 2).join("/") : to.split("/")[0]!);
     }
   }
   return packages;
@@ -141,7 +143,8 @@ describe("layers", () => {
         if (i.to.startsWith("..") || !i.to.endsWith(".ts")) continue;
         const to = folderOf(i.to);
         if (to === from) continue;
-        if ((RANK.get(to) ?? -1) >= (RANK.get(from) ?? -1)) offenders.push(`${file} imports ${i.to} (${from} -> ${to})`);
+        if ((RANK.get(to) ?? -1) >= (RANK.get(from) ?? -1))
+          offenders.push(`${file} imports ${i.to} (${from} -> ${to})`);
       }
     }
     expect(offenders).to.deep.equal([]);
@@ -161,7 +164,15 @@ describe("layers", () => {
   });
 
   it("the rule sees a backward edge and a cycle (the checks can fail)", () => {
-    expect(cycles(new Map([["a", ["b"]], ["b", ["a"]], ["c", ["a"]]]))).to.deep.equal([["a", "b"]]);
+    expect(
+      cycles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["a"]],
+          ["c", ["a"]],
+        ]),
+      ),
+    ).to.deep.equal([["a", "b"]]);
     expect(RANK.get("validate")!).to.be.lessThan(RANK.get("render")!);
     expect(RANK.get("records")!).to.be.greaterThan(RANK.get("plan")!);
   });
@@ -170,7 +181,9 @@ describe("layers", () => {
     // What `vc validate` and `vc render` load: main.ts, the request budget its hook sets, and the command's module.
     for (const command of ["cli/validate.ts", "cli/render.ts"]) {
       const reached = packagesReached(["cli/main.ts", "host/budget.ts", command]);
-      expect([...reached], command).to.include("js-yaml").and.not.include("@kubernetes/client-node");
+      expect([...reached], command)
+        .to.include("js-yaml")
+        .and.not.include("@kubernetes/client-node");
     }
   });
 
@@ -178,7 +191,8 @@ describe("layers", () => {
     const offenders: string[] = [];
     for (const file of files) {
       if (file.startsWith("cli/") || ENTRY_POINTS.has(file)) continue;
-      for (const i of importsOf(join(SRC, file))) if (i.to.startsWith("cli/")) offenders.push(`${file} imports ${i.to}`);
+      for (const i of importsOf(join(SRC, file)))
+        if (i.to.startsWith("cli/")) offenders.push(`${file} imports ${i.to}`);
     }
     expect(offenders).to.deep.equal([]);
   });

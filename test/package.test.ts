@@ -22,9 +22,12 @@ function installedManifests(dir: string, out: Manifest[] = []): Manifest[] {
   if (!existsSync(dir)) return out;
   for (const entry of readdirSync(dir)) {
     if (entry.startsWith(".")) continue;
-    const paths = entry.startsWith("@") ? readdirSync(join(dir, entry)).map((n) => join(dir, entry, n)) : [join(dir, entry)];
+    const paths = entry.startsWith("@")
+      ? readdirSync(join(dir, entry)).map((n) => join(dir, entry, n))
+      : [join(dir, entry)];
     for (const p of paths) {
-      if (existsSync(join(p, "package.json"))) out.push(JSON.parse(readFileSync(join(p, "package.json"), "utf8")) as Manifest);
+      if (existsSync(join(p, "package.json")))
+        out.push(JSON.parse(readFileSync(join(p, "package.json"), "utf8")) as Manifest);
       installedManifests(join(p, "node_modules"), out);
     }
   }
@@ -47,7 +50,10 @@ function registryLookups(log: string): string[] {
 /** The commands vc init printed after "Next:", as printed (each line keeps its `# why` comment: bash ignores it). */
 function nextCommands(stderr: string): string[] {
   const after = stderr.slice(stderr.indexOf("\nNext:\n") + "\nNext:\n".length);
-  return after.split("\n").filter((l) => l.startsWith("  ")).map((l) => l.trim());
+  return after
+    .split("\n")
+    .filter((l) => l.startsWith("  "))
+    .map((l) => l.trim());
 }
 
 describe("the npm package", function () {
@@ -60,25 +66,50 @@ describe("the npm package", function () {
 
   before(function () {
     tmp = mkdtempSync(join(tmpdir(), "vc-package-"));
-    const out = execFileSync("npm", ["pack", "--json", "--pack-destination", tmp], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const out = execFileSync("npm", ["pack", "--json", "--pack-destination", tmp], {
+      cwd: ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const tarball = (JSON.parse(out.slice(out.indexOf("["))) as Array<{ filename: string }>)[0]!.filename;
     prefix = join(tmp, "prefix");
     // The dependencies come from npm's cache where it has them (--prefer-offline), else from the registry.
     const r = spawnSync(
       "npm",
-      ["install", "--global", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund", "--loglevel", "http", join(tmp, tarball)],
+      [
+        "install",
+        "--global",
+        "--prefix",
+        prefix,
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel",
+        "http",
+        join(tmp, tarball),
+      ],
       { cwd: tmp, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } },
     );
     installLog = `${r.stdout}${r.stderr}`;
     if (r.status !== 0 && /ENOTCACHED|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT/.test(installLog)) {
-      requireOrSkip(this, "the npm registry (vc's dependencies are neither cached nor reachable)", "run once where the npm registry answers; npm caches what it fetched");
+      requireOrSkip(
+        this,
+        "the npm registry (vc's dependencies are neither cached nor reachable)",
+        "run once where the npm registry answers; npm caches what it fetched",
+      );
     }
     expect(r.status, installLog).to.equal(0);
     installed = join(prefix, "lib", "node_modules", NAME);
     const home = join(tmp, "home");
     mkdirSync(home);
     writeFileSync(join(home, ".gitconfig"), "[user]\n\tname = Newcomer\n\temail = newcomer@example.com\n");
-    env = { PATH: `${join(prefix, "bin")}:${process.env.PATH}`, HOME: home, NO_COLOR: "1", GIT_CONFIG_NOSYSTEM: "1", LANG: "C" };
+    env = {
+      PATH: `${join(prefix, "bin")}:${process.env.PATH}`,
+      HOME: home,
+      NO_COLOR: "1",
+      GIT_CONFIG_NOSYSTEM: "1",
+      LANG: "C",
+    };
   });
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -90,12 +121,14 @@ describe("the npm package", function () {
     expect(license).to.include("Apache License\n                           Version 2.0, January 2004");
     expect(license).to.include("END OF TERMS AND CONDITIONS");
     expect(license).to.not.include("[name of copyright owner]");
-    expect((JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { license: string }).license).to.equal("Apache-2.0");
+    expect((JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { license: string }).license).to.equal(
+      "Apache-2.0",
+    );
     expect(existsSync(join(installed, "src"))).to.equal(false);
     expect(installedNames(join(prefix, "lib", "node_modules")).has("tsx")).to.equal(false);
   });
 
-  it("installs with no install-script warning, and npm asks the registry about its dependencies, never its own name nor \"vc\"", () => {
+  it('installs with no install-script warning, and npm asks the registry about its dependencies, never its own name nor "vc"', () => {
     expect(installLog).to.not.match(/install-scripts|allowScripts|allow-scripts|prepare|prepack/);
     const lookups = registryLookups(installLog);
     expect(lookups, "npm's http log lists what it asked").to.include("commander");
@@ -110,15 +143,26 @@ describe("the npm package", function () {
     // The push goes to a local bare repository standing in for the URL given (git's own url.<base>.insteadOf).
     const bare = join(tmp, "remote.git");
     execFileSync("git", ["init", "--bare", "-q", bare]);
-    execFileSync("git", ["config", "--file", join(env.HOME!, ".gitconfig"), `url.${bare}.insteadOf`, "https://github.com/acme/fleet.git"]);
-    const run = (command: string, cwd: string): SpawnSyncReturns<string> => spawnSync("bash", ["--noprofile", "--norc", "-c", command], { cwd, encoding: "utf8", env });
+    execFileSync("git", [
+      "config",
+      "--file",
+      join(env.HOME!, ".gitconfig"),
+      `url.${bare}.insteadOf`,
+      "https://github.com/acme/fleet.git",
+    ]);
+    const run = (command: string, cwd: string): SpawnSyncReturns<string> =>
+      spawnSync("bash", ["--noprofile", "--norc", "-c", command], { cwd, encoding: "utf8", env });
 
     const init = run("vc init fleet --repo-url https://github.com/acme/fleet.git --owners @acme/platform", work);
     expect(init.status, init.stderr).to.equal(0);
     const fleet = join(work, "fleet");
-    expect(init.stderr).to.include(`18 files in ${fleet}; made it a new git repository (branch main) and committed nothing.`);
+    expect(init.stderr).to.include(
+      `18 files in ${fleet}; made it a new git repository (branch main) and committed nothing.`,
+    );
     expect(run("git rev-parse --verify -q HEAD", fleet).status, "vc init made no commit").to.not.equal(0);
-    const pkg = JSON.parse(readFileSync(join(fleet, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(fleet, "package.json"), "utf8")) as {
+      devDependencies: Record<string, string>;
+    };
     expect(pkg.devDependencies).to.deep.equal({ [NAME]: VERSION });
     expect(readFileSync(join(fleet, "README.md"), "utf8")).to.include(`npx ${NAME} <command>`);
 
@@ -151,8 +195,14 @@ describe("the npm package", function () {
     expect(results.get("vc apply")!.stdout).to.match(/cluster example: \d+ created/);
     expect(existsSync(join(fleet, "hydrated/example"))).to.equal(true);
     expect(results.get("vc diff")!.stdout).to.match(/0 to create, 0 to update, 0 to delete, \d+ unchanged/);
-    const pushed = execFileSync("git", ["--git-dir", bare, "ls-tree", "-r", "--name-only", "main"], { encoding: "utf8" }).split("\n");
-    expect(pushed).to.include.members(["clusters/example/values.yaml", "deploy/kustomization.yaml", ".github/workflows/vc-validate.yml"]);
+    const pushed = execFileSync("git", ["--git-dir", bare, "ls-tree", "-r", "--name-only", "main"], {
+      encoding: "utf8",
+    }).split("\n");
+    expect(pushed).to.include.members([
+      "clusters/example/values.yaml",
+      "deploy/kustomization.yaml",
+      ".github/workflows/vc-validate.yml",
+    ]);
     expect(pushed.filter((p) => p.startsWith("hydrated/") || p.startsWith("node_modules/"))).to.deep.equal([]);
   });
 
@@ -164,10 +214,16 @@ describe("the npm package", function () {
 
   it("the action's run step runs the installed vc: validate --format github annotates a broken value", () => {
     const fleet = join(tmp, "broken");
-    const init = spawnSync(join(prefix, "bin", "vc"), ["init", fleet, "--repo-url", "https://github.com/a/b.git", "--owners", "@a/b", "--cluster", "shop"], { encoding: "utf8", env });
+    const init = spawnSync(
+      join(prefix, "bin", "vc"),
+      ["init", fleet, "--repo-url", "https://github.com/a/b.git", "--owners", "@a/b", "--cluster", "shop"],
+      { encoding: "utf8", env },
+    );
     expect(init.status, init.stderr).to.equal(0);
     execFileSync("sed", ["-i", "s/cpu: 200m/cpu: lots/", join(fleet, "clusters/shop/values.yaml")]);
-    const action = load(readFileSync(join(ROOT, "action.yml"), "utf8")) as { runs: { steps: Array<{ id?: string; run?: string }> } };
+    const action = load(readFileSync(join(ROOT, "action.yml"), "utf8")) as {
+      runs: { steps: Array<{ id?: string; run?: string }> };
+    };
     const script = action.runs.steps.find((s) => s.id === "run")!.run!;
     const r = spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", script], {
       cwd: fleet,
@@ -207,8 +263,13 @@ describe("bin/ without the bundle and without the sources", () => {
 
 describe("install scripts in this repository", () => {
   it("package.json's allowScripts decides every dependency with an install script (npm 11 warns about the others)", () => {
-    const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, { hasInstallScript?: boolean }> };
-    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { allowScripts?: Record<string, boolean>; scripts: Record<string, string> };
+    const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      allowScripts?: Record<string, boolean>;
+      scripts: Record<string, string>;
+    };
     const withScripts = Object.entries(lock.packages)
       .filter(([path, p]) => path !== "" && p.hasInstallScript)
       .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length));

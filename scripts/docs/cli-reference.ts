@@ -27,7 +27,9 @@ function argumentRow(a: Argument): string {
 }
 
 function optionRow(o: Option): string {
-  const choices = o.argChoices ? `${/[.:]$/.test(o.description) ? "" : ";"} one of ${o.argChoices.map((c) => `\`${c}\``).join(", ")}` : "";
+  const choices = o.argChoices
+    ? `${/[.:]$/.test(o.description) ? "" : ";"} one of ${o.argChoices.map((c) => `\`${c}\``).join(", ")}`
+    : "";
   const dflt = o.mandatory ? "required" : showDefault(o.defaultValue, o.defaultValueDescription);
   return `| \`${o.flags}\` | ${cell(dflt)} | ${cell(o.description + choices)} |`;
 }
@@ -38,7 +40,16 @@ function usage(cmd: Command, parents: string[]): string {
 
 function section(cmd: Command, parents: string[], depth: number): string[] {
   const title = [...parents, cmd.name()].join(" ");
-  const lines = [`${"#".repeat(depth)} \`${title}\``, "", "```", usage(cmd, parents), "```", "", cell(cmd.description()), ""];
+  const lines = [
+    `${"#".repeat(depth)} \`${title}\``,
+    "",
+    "```",
+    usage(cmd, parents),
+    "```",
+    "",
+    cell(cmd.description()),
+    "",
+  ];
   const args = cmd.registeredArguments;
   if (args.length > 0) lines.push("| argument | default | meaning |", "|---|---|---|", ...args.map(argumentRow), "");
   const opts = cmd.options.filter((o) => !o.hidden);
@@ -69,5 +80,8 @@ export function cliReference(vc: Command, metricsProxy: Command): string {
     ...commands.flatMap((c) => section(c, ["vc"], 2)),
     ...section(metricsProxy, [], 2),
   ];
-  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  return `${lines
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
 }

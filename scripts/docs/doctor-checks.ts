@@ -16,24 +16,40 @@ function performedCell(row: RowKey): string {
   const full = steps.filter((s) => s.by?.length && !s.not).length;
   const part = steps.filter((s) => s.by?.length && s.not).map((s) => s.step);
   const left = steps.filter((s) => !s.by?.length).map((s) => s.step);
-  return [`${full} of ${steps.length}`, ...(part.length ? [`in part: ${part.join("; ")}`] : []), ...(left.length ? [`not: ${left.join("; ")}`] : [])].join("; ");
+  return [
+    `${full} of ${steps.length}`,
+    ...(part.length ? [`in part: ${part.join("; ")}`] : []),
+    ...(left.length ? [`not: ${left.join("; ")}`] : []),
+  ].join("; ");
 }
 
 /** The README's table: each row of spec section 7 with the checks that find it, their severities, and how much of the resolution they perform. */
 export function readmeDoctorTable(): string {
-  const lines = ["| failure the service documents | `vc doctor` check | severity | resolution steps performed |", "|---|---|---|---|"];
+  const lines = [
+    "| failure the service documents | `vc doctor` check | severity | resolution steps performed |",
+    "|---|---|---|---|",
+  ];
   for (const [row, entries] of groups("7")) {
-    entries.forEach((c, i) => lines.push(`| ${i === 0 ? cell(ROWS[c.row].condition) : ""} | \`${c.check}\` | ${c.severity} | ${i === 0 ? cell(performedCell(row as RowKey)) : ""} |`));
+    entries.forEach((c, i) =>
+      lines.push(
+        `| ${i === 0 ? cell(ROWS[c.row].condition) : ""} | \`${c.check}\` | ${c.severity} | ${i === 0 ? cell(performedCell(row as RowKey)) : ""} |`,
+      ),
+    );
   }
   return lines.join("\n");
 }
 
 /** Each step of each row's resolution: the checks that perform it, or why vc doctor does not. */
 function resolutionTable(section: "3" | "7"): string {
-  const lines = ["| failure | resolution step (spec) | performed by | not performed, or the part left to you |", "|---|---|---|---|"];
+  const lines = [
+    "| failure | resolution step (spec) | performed by | not performed, or the part left to you |",
+    "|---|---|---|---|",
+  ];
   for (const [row] of groups(section)) {
     RESOLUTIONS[row as RowKey].forEach((s, i) => {
-      lines.push(`| ${i === 0 ? cell(ROWS[row as RowKey].condition) : ""} | ${cell(s.step)} | ${s.by?.length ? s.by.map((b) => `\`${b}\``).join(", ") : "-"} | ${s.not ? cell(s.not) : ""} |`);
+      lines.push(
+        `| ${i === 0 ? cell(ROWS[row as RowKey].condition) : ""} | ${cell(s.step)} | ${s.by?.length ? s.by.map((b) => `\`${b}\``).join(", ") : "-"} | ${s.not ? cell(s.not) : ""} |`,
+      );
     });
   }
   return lines.join("\n");
@@ -46,7 +62,9 @@ export function troubleshootingTables(): string {
     for (const [, entries] of groups(section)) {
       entries.forEach((c, i) => {
         const row = ROWS[c.row];
-        lines.push(`| ${i === 0 ? cell(row.condition) : ""} | \`${c.check}\` | ${c.severity} | ${cell(c.when)} | ${i === 0 ? cell(row.resolution) : ""} |`);
+        lines.push(
+          `| ${i === 0 ? cell(row.condition) : ""} | \`${c.check}\` | ${c.severity} | ${cell(c.when)} | ${i === 0 ? cell(row.resolution) : ""} |`,
+        );
       });
     }
     return lines.join("\n");
@@ -72,6 +90,7 @@ export function replaceRegion(text: string, name: string, content: string): stri
   const end = `<!-- end generated: ${name} -->`;
   const from = text.indexOf(begin);
   const to = text.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`the markers of the generated region ${name} are missing: ${begin} ... ${end}`);
+  if (from < 0 || to < from)
+    throw new Error(`the markers of the generated region ${name} are missing: ${begin} ... ${end}`);
   return `${text.slice(0, from + begin.length)}\n${content}\n${text.slice(to)}`;
 }

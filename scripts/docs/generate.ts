@@ -15,7 +15,17 @@ export async function generatedDocs(root: string): Promise<Map<string, string>> 
     // The read-only identity for VC_KUBECONFIG of the plan and drift workflows: the reconciler's kinds, read verbs only.
     // The tables of vc doctor's checks, from src/ops/doctor/coverage.ts, in the regions marked in these pages.
     ["README.md", replaceRegion(readFileSync(join(root, "README.md"), "utf8"), "doctor-checks", readmeDoctorTable())],
-    ["docs/troubleshooting.md", replaceRegion(readFileSync(join(root, "docs/troubleshooting.md"), "utf8"), "doctor-checks", troubleshootingTables())],
-    ["deploy/ci/readonly-rbac.yaml", ciReaderManifests(readFileSync(join(root, "deploy/reconciler/rbac.yaml"), "utf8"), "vc-system")],
+    [
+      "docs/troubleshooting.md",
+      replaceRegion(
+        readFileSync(join(root, "docs/troubleshooting.md"), "utf8"),
+        "doctor-checks",
+        troubleshootingTables(),
+      ),
+    ],
+    [
+      "deploy/ci/readonly-rbac.yaml",
+      ciReaderManifests(readFileSync(join(root, "deploy/reconciler/rbac.yaml"), "utf8"), "vc-system"),
+    ],
   ]);
 }

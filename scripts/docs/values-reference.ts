@@ -32,7 +32,10 @@ export const SCHEMA_FILES: ReadonlyArray<{ file: string; describes: string }> = 
   { file: "mesh/virtualservice.schema.json", describes: "VirtualService manifests under `clusters/<name>/mesh/`" },
   { file: "mesh/destinationrule.schema.json", describes: "DestinationRule manifests under `clusters/<name>/mesh/`" },
   { file: "mesh/gateway.schema.json", describes: "Gateway manifests under `clusters/<name>/mesh/`" },
-  { file: "certmanager/certificate.schema.json", describes: "cert-manager Certificate manifests under `clusters/<name>/certificates/`" },
+  {
+    file: "certmanager/certificate.schema.json",
+    describes: "cert-manager Certificate manifests under `clusters/<name>/certificates/`",
+  },
 ];
 
 /** Text for a table cell: pipes escaped, one line, and \`<name>\` outside code spans kept visible (not read as HTML). */
@@ -84,18 +87,28 @@ function rows(s: Schema, root: Schema, path: string, required: boolean, out: str
   if (path && !(itemOf && !schema.description)) {
     const limits = constraints(schema, def);
     const notes = `${schema.description ?? ""}${limits.length > 0 ? ` (${limits.join(", ")})` : ""}`.trim();
-    const dflt = schema.default === undefined || (typeof schema.default === "object" && schema.default !== null && Object.keys(schema.default).length === 0 && schema.type === "object")
-      ? required ? "required" : ""
-      : code(schema.default);
+    const dflt =
+      schema.default === undefined ||
+      (typeof schema.default === "object" &&
+        schema.default !== null &&
+        Object.keys(schema.default).length === 0 &&
+        schema.type === "object")
+        ? required
+          ? "required"
+          : ""
+        : code(schema.default);
     out.push([`\`${path}\``, typeOf(schema, root, def), dflt, notes]);
   }
   const prefix = path ? `${path}.` : "";
-  for (const [key, child] of Object.entries(schema.properties ?? {})) rows(child, root, `${prefix}${key}`, schema.required?.includes(key) ?? false, out);
-  for (const [pattern, child] of Object.entries(schema.patternProperties ?? {})) rows(child, root, `${prefix}<key matching ${pattern}>`, false, out);
+  for (const [key, child] of Object.entries(schema.properties ?? {}))
+    rows(child, root, `${prefix}${key}`, schema.required?.includes(key) ?? false, out);
+  for (const [pattern, child] of Object.entries(schema.patternProperties ?? {}))
+    rows(child, root, `${prefix}<key matching ${pattern}>`, false, out);
   if (typeof schema.additionalProperties === "object" && deref(schema.additionalProperties, root).schema.properties) {
     rows(schema.additionalProperties, root, `${prefix}<name>`, false, out);
   }
-  if (schema.items && deref(schema.items, root).schema.properties) rows(schema.items, root, `${path}[]`, false, out, true);
+  if (schema.items && deref(schema.items, root).schema.properties)
+    rows(schema.items, root, `${path}[]`, false, out, true);
 }
 
 /** The reference for one schema: its description, then one table row per key. */
@@ -114,7 +127,8 @@ export function schemaSection(schema: Schema, file: string, describes: string): 
   const defs = Object.entries(schema.$defs ?? {}).filter(([, d]) => d.description);
   if (defs.length > 0) {
     lines.push("", "Named types:", "");
-    for (const [name, d] of defs) lines.push(`- **${name}**: ${cell(d.description!)}${d.pattern ? ` Pattern ${code(d.pattern)}.` : ""}`);
+    for (const [name, d] of defs)
+      lines.push(`- **${name}**: ${cell(d.description!)}${d.pattern ? ` Pattern ${code(d.pattern)}.` : ""}`);
   }
   return `${lines.join("\n")}\n`;
 }
@@ -131,6 +145,8 @@ export function valuesReference(schemasDir: string): string {
     "Rules that involve several keys at once are described in [concepts](concepts.md#rules-beyond-the-schemas).",
     "",
   ].join("\n");
-  const sections = SCHEMA_FILES.map(({ file, describes }) => schemaSection(JSON.parse(readFileSync(join(schemasDir, file), "utf8")) as Schema, file, describes));
+  const sections = SCHEMA_FILES.map(({ file, describes }) =>
+    schemaSection(JSON.parse(readFileSync(join(schemasDir, file), "utf8")) as Schema, file, describes),
+  );
   return `${head}\n${sections.join("\n")}`;
 }

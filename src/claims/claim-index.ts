@@ -33,7 +33,10 @@ export class ClaimIndex {
   }
 
   /** An index of claims read already, each with the reference (refObject) of the object that carries them (a paged read reduces each page so). */
-  static ofClaimed(entries: Iterable<{ object: KubeObject; claims: LiveClaim[] }>, claimsOf?: (object: KubeObject) => LiveClaim[]): ClaimIndex {
+  static ofClaimed(
+    entries: Iterable<{ object: KubeObject; claims: LiveClaim[] }>,
+    claimsOf?: (object: KubeObject) => LiveClaim[],
+  ): ClaimIndex {
     const index = new ClaimIndex(claimsOf);
     for (const e of entries) index.#add(objectKey(e.object), e.object, e.claims);
     return index;
@@ -73,7 +76,11 @@ export class ClaimIndex {
 
   /** The live claims whose host overlaps `host` (itself, a wildcard over it, or, for a wildcard, what it covers). */
   overlapping(host: string): LiveClaim[] {
-    if (isWildcard(host)) return [...this.#byHost.values()].flatMap((s) => [...s]).concat([...this.#wildcards]).filter((c) => overlaps(c.host, host));
+    if (isWildcard(host))
+      return [...this.#byHost.values()]
+        .flatMap((s) => [...s])
+        .concat([...this.#wildcards])
+        .filter((c) => overlaps(c.host, host));
     return [...(this.#byHost.get(host) ?? []), ...[...this.#wildcards].filter((c) => overlaps(c.host, host))];
   }
 
@@ -110,7 +117,10 @@ export class PeerIndex {
   claimants(host: string): string[] {
     const found = isWildcard(host)
       ? this.#all.filter((p) => overlaps(p.host, host)).map((p) => p.cluster)
-      : [...(this.#byHost.get(host) ?? []), ...this.#wildcards.filter((p) => overlaps(p.host, host)).map((p) => p.cluster)];
+      : [
+          ...(this.#byHost.get(host) ?? []),
+          ...this.#wildcards.filter((p) => overlaps(p.host, host)).map((p) => p.cluster),
+        ];
     return [...new Set(found)];
   }
 }

@@ -38,14 +38,21 @@ export function claimedHostPaths(obj: KubeObject): ClaimedHostPath[] {
     list(spec.servers).forEach((server, i) => {
       if (!isObject(server)) return;
       list(server.hosts).forEach((h, j) => {
-        if (typeof h === "string") out.push({ host: norm(h.slice(h.indexOf("/") + 1)), path: ["spec", "servers", i, "hosts", j] });
+        if (typeof h === "string")
+          out.push({ host: norm(h.slice(h.indexOf("/") + 1)), path: ["spec", "servers", i, "hosts", j] });
       });
     });
   } else if (obj.kind === "VirtualService") {
-    const gateways = [...list(spec.gateways), ...list(spec.http).flatMap((r) => (isObject(r) ? list(r.match).flatMap((m) => (isObject(m) ? list(m.gateways) : [])) : []))];
+    const gateways = [
+      ...list(spec.gateways),
+      ...list(spec.http).flatMap((r) =>
+        isObject(r) ? list(r.match).flatMap((m) => (isObject(m) ? list(m.gateways) : [])) : [],
+      ),
+    ];
     if (!gateways.some((g) => typeof g === "string" && g !== MESH_GATEWAY)) return [];
     list(spec.hosts).forEach((h, j) => {
-      if (typeof h === "string" && !norm(h).endsWith(".svc.cluster.local")) out.push({ host: norm(h), path: ["spec", "hosts", j] });
+      if (typeof h === "string" && !norm(h).endsWith(".svc.cluster.local"))
+        out.push({ host: norm(h), path: ["spec", "hosts", j] });
     });
   }
   return out.filter((c) => c.host !== "");
@@ -61,8 +68,14 @@ export function liveClaimsOf(o: KubeObject): LiveClaim[] {
   const cluster = o.metadata.labels?.[LABELS.inventory];
   if (!cluster) return [];
   const created = (o.metadata as { creationTimestamp?: unknown }).creationTimestamp;
-  const since = created instanceof Date ? created.getTime() : typeof created === "string" ? Date.parse(created) : Number.NaN;
-  return publicHosts(o).map((host) => ({ cluster, host, since: Number.isNaN(since) ? Number.MAX_SAFE_INTEGER : since, object: `${o.kind} ${o.metadata.namespace}/${o.metadata.name}` }));
+  const since =
+    created instanceof Date ? created.getTime() : typeof created === "string" ? Date.parse(created) : Number.NaN;
+  return publicHosts(o).map((host) => ({
+    cluster,
+    host,
+    since: Number.isNaN(since) ? Number.MAX_SAFE_INTEGER : since,
+    object: `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`,
+  }));
 }
 
 /** A host this cluster would serve that an older claim of another cluster holds (or that another cluster of the run also claims first). */
@@ -96,13 +109,19 @@ export function lostClaims(
   const out: Contest[] = [];
   for (const host of mine) {
     const overlapping = index.overlapping(host);
-    const own = overlapping.filter((c) => c.cluster === cluster && c.host === host).reduce((t, c) => Math.min(t, c.since), Number.POSITIVE_INFINITY);
+    const own = overlapping
+      .filter((c) => c.cluster === cluster && c.host === host)
+      .reduce((t, c) => Math.min(t, c.since), Number.POSITIVE_INFINITY);
     const rivals = overlapping.filter((c) => c.cluster !== cluster);
     const older = rivals
       .filter((c) => c.since < own || (c.since === own && c.cluster < cluster))
       .sort((a, b) => a.since - b.since || (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0))[0];
     if (older) {
-      out.push({ host, holder: older.cluster, why: `${older.object} has served "${older.host}" since ${new Date(older.since).toISOString()}` });
+      out.push({
+        host,
+        holder: older.cluster,
+        why: `${older.object} has served "${older.host}" since ${new Date(older.since).toISOString()}`,
+      });
       continue;
     }
     if (own !== Number.POSITIVE_INFINITY || rivals.length > 0) continue; // this cluster's live claim is the oldest

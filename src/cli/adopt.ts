@@ -11,7 +11,13 @@ import { HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHi
 import { toJson, toText } from "./apply-report.js";
 import { applyExitCode } from "../ops/apply.js";
 import { action, EXIT, formatData, parseOutputFormat, UserError } from "./common.js";
-import { indexForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
+import {
+  indexForCommand,
+  openTargetForCommand,
+  requireKnownClusters,
+  withTargetOptions,
+  type TargetFlags,
+} from "./diff.js";
 
 interface AdoptFlags extends TargetFlags {
   from?: string;
@@ -36,55 +42,101 @@ export function register(program: Command): void {
     );
   withTargetOptions(cmd)
     .option("--from <owner>", "the source whose record holds the cluster now (vc diff names it)")
-    .option("--take-ownership <object...>", "existing host objects to take into the cluster's record, as Kind/namespace/name (Kind/name cluster-scoped; vc diff lists them)")
+    .option(
+      "--take-ownership <object...>",
+      "existing host objects to take into the cluster's record, as Kind/namespace/name (Kind/name cluster-scoped; vc diff lists them)",
+    )
     .option("--dry-run", "ask the server to check every write without persisting it (dryRun=All); dir: writes nothing")
     .option("--allow-mass-prune", "let --prune delete more than half of the cluster's objects")
     .option(...IGNORE_SUSPENSION_OPTION)
     .option(...HISTORY_LIMIT_OPTION)
     .option("-o, --output <format>", "output format: text, json, yaml", "text")
-    .addHelpText("after", "\nThe hand-over is recorded in the cluster's status as vc apply records a run (via adopt); the status becomes this source's.")
+    .addHelpText(
+      "after",
+      "\nThe hand-over is recorded in the cluster's status as vc apply records a run (via adopt); the status becomes this source's.",
+    )
     .action(
       action(async (cluster: string, path: string | undefined, flags: AdoptFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
-        if (flags.from === undefined && !flags.takeOwnership?.length) throw new UserError("vc adopt needs --from <owner> (a cluster another source holds) or --take-ownership <object...> (existing objects)", EXIT.failure);
+        if (flags.from === undefined && !flags.takeOwnership?.length)
+          throw new UserError(
+            "vc adopt needs --from <owner> (a cluster another source holds) or --take-ownership <object...> (existing objects)",
+            EXIT.failure,
+          );
         const problem = flags.from === undefined ? undefined : ownerProblem(flags.from);
         if (problem) throw new UserError(`invalid --from "${flags.from}": ${problem}`);
         const takeOver = (flags.takeOwnership ?? []).map(parseObjectName);
         const historyLimit = parseHistoryLimit(flags.historyLimit);
-        const { desired, index, selected, owner } = await indexForCommand(path, { ...flags, cluster: [cluster] }, { markDirty: true });
-        if (owner === flags.from) throw new UserError(`--from ${flags.from} is this source's own owner name: nothing to hand over`);
+        const { desired, index, selected, owner } = await indexForCommand(
+          path,
+          { ...flags, cluster: [cluster] },
+          { markDirty: true },
+        );
+        if (owner === flags.from)
+          throw new UserError(`--from ${flags.from} is this source's own owner name: nothing to hand over`);
         const target = await openTargetForCommand(flags);
         const started = new Date();
         try {
           await requireKnownClusters(target, desired, flags);
-          for (const line of await prepareRecords(target, desired, owner, { dryRun: !!flags.dryRun, historyLimit })) process.stderr.write(`${line}\n`);
+          for (const line of await prepareRecords(target, desired, owner, { dryRun: !!flags.dryRun, historyLimit }))
+            process.stderr.write(`${line}\n`);
           if (target instanceof KubeTarget) {
             for (const name of takeOver) target.takeOver.add(name);
             if (flags.from !== undefined) await beginHandOver(target, cluster, flags.from, !!flags.dryRun);
           }
           if (!index.valid.includes(cluster) && !index.contested.includes(cluster)) {
-            const why = desired.errors.find((e) => e.cluster === cluster)?.message ?? `no valid cluster folder clusters/${cluster}`;
+            const why =
+              desired.errors.find((e) => e.cluster === cluster)?.message ??
+              `no valid cluster folder clusters/${cluster}`;
             throw new UserError(`cannot adopt ${cluster}: ${why}`);
           }
           const suspension = await readRunTimeSuspension(target, desired, selected);
-          const report = await applyFleet(target, index, {
-            prune: !!flags.prune,
-            allowMassPrune: !!flags.allowMassPrune,
-            dryRun: !!flags.dryRun,
-            selected,
-            owner,
-            adoptFrom: flags.from === undefined ? [] : [flags.from],
-            suspendedAtRunTime: leaveSuspended(suspension, index, !!flags.ignoreSuspension),
-          }, { keepResults: true });
+          const report = await applyFleet(
+            target,
+            index,
+            {
+              prune: !!flags.prune,
+              allowMassPrune: !!flags.allowMassPrune,
+              dryRun: !!flags.dryRun,
+              selected,
+              owner,
+              adoptFrom: flags.from === undefined ? [] : [flags.from],
+              suspendedAtRunTime: leaveSuspended(suspension, index, !!flags.ignoreSuspension),
+            },
+            { keepResults: true },
+          );
           const run = flags.dryRun
             ? undefined
-            : await recordOnTarget(target, report, desired, { revision: desired.revision, via: "adopt", owner, adoptFrom: flags.from === undefined ? [] : [flags.from], started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension });
-          const data = () => ({ owner, ...(flags.from !== undefined ? { from: flags.from } : {}), ...(takeOver.length ? { takeOwnership: takeOver } : {}), ...(toJson(report, !!flags.dryRun, run) as object) });
-          process.stdout.write(format === "text" ? toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt") : formatData(data(), format));
+            : await recordOnTarget(target, report, desired, {
+                revision: desired.revision,
+                via: "adopt",
+                owner,
+                adoptFrom: flags.from === undefined ? [] : [flags.from],
+                started,
+                selected,
+                historyLimit,
+                statuses: suspension?.statuses,
+                ignoreSuspension: !!flags.ignoreSuspension,
+              });
+          const data = () => ({
+            owner,
+            ...(flags.from !== undefined ? { from: flags.from } : {}),
+            ...(takeOver.length ? { takeOwnership: takeOver } : {}),
+            ...(toJson(report, !!flags.dryRun, run) as object),
+          });
+          process.stdout.write(
+            format === "text"
+              ? toText(report, !!flags.dryRun, useColour(process.stdout), run, "vc adopt")
+              : formatData(data(), format),
+          );
           const code = applyExitCode(report, run);
           if (code !== EXIT.ok) return code;
-          if (flags.from !== undefined && target instanceof KubeTarget && !flags.dryRun) await target.records.forget(flags.from, cluster);
-          if (format === "text") process.stdout.write(`cluster ${cluster} is now owned by ${owner}${flags.dryRun ? " (dry run: not yet)" : ""}\n`);
+          if (flags.from !== undefined && target instanceof KubeTarget && !flags.dryRun)
+            await target.records.forget(flags.from, cluster);
+          if (format === "text")
+            process.stdout.write(
+              `cluster ${cluster} is now owned by ${owner}${flags.dryRun ? " (dry run: not yet)" : ""}\n`,
+            );
           return EXIT.ok;
         } finally {
           await target.close();
@@ -96,7 +148,11 @@ export function register(program: Command): void {
 /** `Kind/namespace/name` or `Kind/name`, as --take-ownership takes it (plan/gates.ts takeOwnershipName). */
 function parseObjectName(text: string): string {
   const parts = text.split("/");
-  if ((parts.length !== 2 && parts.length !== 3) || parts.some((p) => p === "")) throw new UserError(`--take-ownership ${text}: name an object as Kind/namespace/name (Kind/name for a cluster-scoped one)`, EXIT.failure);
+  if ((parts.length !== 2 && parts.length !== 3) || parts.some((p) => p === ""))
+    throw new UserError(
+      `--take-ownership ${text}: name an object as Kind/namespace/name (Kind/name for a cluster-scoped one)`,
+      EXIT.failure,
+    );
   return text;
 }
 
@@ -110,7 +166,13 @@ async function beginHandOver(target: KubeTarget, cluster: string, from: string, 
   const source = target.source ?? "";
   const mine = await target.records.read(source, cluster);
   const status = theirs.status ? { ...theirs.status, owner: from } : undefined;
-  target.pending.set(cluster, { ...theirs, source, inventory: [...new Set([...(mine?.inventory ?? []), ...theirs.inventory])].sort(), status, suspendedBy: undefined });
+  target.pending.set(cluster, {
+    ...theirs,
+    source,
+    inventory: [...new Set([...(mine?.inventory ?? []), ...theirs.inventory])].sort(),
+    status,
+    suspendedBy: undefined,
+  });
   if (dryRun || !status) return;
   const older = await target.records.history(from, { ...status, history: [] });
   if (older.length > 0) await target.records.archive(source, cluster, older, Number.MAX_SAFE_INTEGER);

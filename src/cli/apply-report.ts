@@ -18,14 +18,22 @@ const PROGRESS_MIN_CHANGES = 100;
 /** Exit status 1 and the error line when a wait did not end healthy; undefined otherwise. */
 export function waitedCode(waited: WaitOutcome | undefined, timeout: string): number | undefined {
   if (!waited || waited.result === "healthy") return undefined;
-  process.stderr.write(waited.result === "degraded" ? `error: cluster ${waited.cluster} is Degraded: ${escapeControls(waited.reason ?? "")}\n` : `error: timed out after ${timeout} waiting for cluster ${waited.cluster} (${escapeControls(waited.reason ?? "")})\n`);
+  process.stderr.write(
+    waited.result === "degraded"
+      ? `error: cluster ${waited.cluster} is Degraded: ${escapeControls(waited.reason ?? "")}\n`
+      : `error: timed out after ${timeout} waiting for cluster ${waited.cluster} (${escapeControls(waited.reason ?? "")})\n`,
+  );
   return EXIT.invalid;
 }
 
 /** The health each waited-for cluster ended with, and how the wait ended. */
 function waitJson(w: WaitOutcome): unknown {
-  const health = Object.fromEntries([...w.health].map(([c, h]) => [c, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) }]));
-  return w.result === "healthy" ? { result: w.result, health } : { result: w.result, cluster: w.cluster, reason: w.reason, health };
+  const health = Object.fromEntries(
+    [...w.health].map(([c, h]) => [c, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) }]),
+  );
+  return w.result === "healthy"
+    ? { result: w.result, health }
+    : { result: w.result, cluster: w.cluster, reason: w.reason, health };
 }
 
 function waitText(w: WaitOutcome, timeout: string): string {
@@ -55,18 +63,45 @@ export function progressPrinter(suffix: () => string = () => "") {
   };
 }
 
-const PAST: Record<Outcome, string> = { created: "created", updated: "updated", deleted: "deleted", unchanged: "unchanged", failed: "failed", skipped: "skipped" };
+const PAST: Record<Outcome, string> = {
+  created: "created",
+  updated: "updated",
+  deleted: "deleted",
+  unchanged: "unchanged",
+  failed: "failed",
+  skipped: "skipped",
+};
 
 /** A dry run's words: what would happen, never a line that reads as done. */
-const WOULD: Record<Outcome, string> = { created: "would create", updated: "would update", deleted: "would delete", unchanged: "unchanged", failed: "would fail", skipped: "would skip" };
-const WOULD_COUNT: Record<Outcome, string> = { created: "to create", updated: "to update", deleted: "to delete", unchanged: "unchanged", failed: "refused", skipped: "to skip" };
+const WOULD: Record<Outcome, string> = {
+  created: "would create",
+  updated: "would update",
+  deleted: "would delete",
+  unchanged: "unchanged",
+  failed: "would fail",
+  skipped: "would skip",
+};
+const WOULD_COUNT: Record<Outcome, string> = {
+  created: "to create",
+  updated: "to update",
+  deleted: "to delete",
+  unchanged: "unchanged",
+  failed: "refused",
+  skipped: "to skip",
+};
 
 function outcomeLine(counts: Record<Outcome, number>, dryRun = false): string {
   return OUTCOMES.map((o) => `${counts[o]} ${(dryRun ? WOULD_COUNT : PAST)[o]}`).join(", ");
 }
 
 /** The text report. Every line may carry host text (names, server messages): escaped (model/escape.ts) before any colour is added. */
-export function toText(report: FleetApplyReport, dryRun: boolean, colour: boolean, run?: RunRecord, command = "vc apply"): string {
+export function toText(
+  report: FleetApplyReport,
+  dryRun: boolean,
+  colour: boolean,
+  run?: RunRecord,
+  command = "vc apply",
+): string {
   const style = styler(colour);
   const out = report.results.flatMap((r) => clusterLines(r, dryRun, style));
   out.push(...tailLines(report, dryRun, style, run, command));
@@ -83,20 +118,40 @@ function styler(colour: boolean): Style {
 function clusterLines(r: SyncResult, dryRun: boolean, style: Style): string[] {
   const out: string[] = [];
   // A blocked cluster's objects are all skipped for the one reason printed below: no line each.
-  for (const res of r.results) if (res.outcome !== "unchanged" && !(r.plan.blocked && res.outcome === "skipped")) out.push(resultLine(res, style, dryRun));
-  out.push(style("bold", `cluster ${r.cluster}: ${outcomeLine(r.counts, dryRun)}${dryRun ? ` (dry run${uncheckedNote(r.results)})` : ""}`));
+  for (const res of r.results)
+    if (res.outcome !== "unchanged" && !(r.plan.blocked && res.outcome === "skipped"))
+      out.push(resultLine(res, style, dryRun));
+  out.push(
+    style(
+      "bold",
+      `cluster ${r.cluster}: ${outcomeLine(r.counts, dryRun)}${dryRun ? ` (dry run${uncheckedNote(r.results)})` : ""}`,
+    ),
+  );
   for (const k of r.plan.retained ?? []) out.push(style("yellow", `kept ${describeRef(k.ref)}: ${k.reason}`));
   if (r.plan.blocked) out.push(style("red", `! ${r.plan.blocked}`));
   return out;
 }
 
 /** The text report's lines after the clusters': suspended clusters, errors, the record and the totals. */
-function tailLines(report: FleetApplyReport, dryRun: boolean, style: Style, run: RunRecord | undefined, command: string): string[] {
+function tailLines(
+  report: FleetApplyReport,
+  dryRun: boolean,
+  style: Style,
+  run: RunRecord | undefined,
+  command: string,
+): string[] {
   const out: string[] = [];
   const total = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of report.results) for (const o of OUTCOMES) total[o] += r.counts[o];
-  for (const name of report.suspended) out.push(style(undefined, `cluster ${name}: suspended in cluster.yaml, left alone`));
-  for (const s of report.suspendedAtRunTime) out.push(style("yellow", `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, left alone; ${command} --ignore-suspension to apply anyway`));
+  for (const name of report.suspended)
+    out.push(style(undefined, `cluster ${name}: suspended in cluster.yaml, left alone`));
+  for (const s of report.suspendedAtRunTime)
+    out.push(
+      style(
+        "yellow",
+        `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, left alone; ${command} --ignore-suspension to apply anyway`,
+      ),
+    );
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
   if (run) out.push(...recordLines(report, run, style));
   out.push(`${outcomeLine(total, dryRun)}${dryRun ? " (dry run: nothing was changed)" : ""}`);
@@ -116,18 +171,35 @@ function recordLines(report: FleetApplyReport, run: RunRecord, style: Style): st
   const out: string[] = [];
   const blockedByOwner = new Set(report.results.filter((r) => r.plan.ownerConflict).map((r) => r.cluster));
   for (const c of run.clusters) {
-    if (c.outcome === "failed") out.push(style("red", `! cluster ${c.cluster}: applied, but its record could not be written: ${c.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${recordsNamespace()})`));
-    else if (c.outcome === "not-owned" && !blockedByOwner.has(c.cluster)) out.push(style("yellow", `cluster ${c.cluster}: not recorded: ${c.message}`));
+    if (c.outcome === "failed")
+      out.push(
+        style(
+          "red",
+          `! cluster ${c.cluster}: applied, but its record could not be written: ${c.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${recordsNamespace()})`,
+        ),
+      );
+    else if (c.outcome === "not-owned" && !blockedByOwner.has(c.cluster))
+      out.push(style("yellow", `cluster ${c.cluster}: not recorded: ${c.message}`));
   }
   const recorded = run.clusters.filter((c) => c.outcome === "recorded" || c.outcome === "forgotten").length;
-  if (recorded > 0 && run.actor) out.push(style(undefined, `recorded ${recorded} cluster(s) at revision ${shortRevision(run.revision)} by ${recordedName(run.actor)} (${run.actor.from})`));
+  if (recorded > 0 && run.actor)
+    out.push(
+      style(
+        undefined,
+        `recorded ${recorded} cluster(s) at revision ${shortRevision(run.revision)} by ${recordedName(run.actor)} (${run.actor.from})`,
+      ),
+    );
   return out;
 }
 
 function resultLine(r: ObjectResult, style: Style, dryRun = false): string {
   if (r.checked === false) return style("yellow", `${describeRef(r.ref)} ${r.message}`);
-  const colour = r.outcome === "failed" ? "red" : r.outcome === "deleted" ? "red" : r.outcome === "skipped" ? "yellow" : "green";
-  return style(colour, `${(dryRun ? WOULD : PAST)[r.outcome]} ${describeRef(r.ref)}${r.message ? `: ${r.message}` : ""}`);
+  const colour =
+    r.outcome === "failed" ? "red" : r.outcome === "deleted" ? "red" : r.outcome === "skipped" ? "yellow" : "green";
+  return style(
+    colour,
+    `${(dryRun ? WOULD : PAST)[r.outcome]} ${describeRef(r.ref)}${r.message ? `: ${r.message}` : ""}`,
+  );
 }
 
 export function toJson(report: FleetApplyReport, dryRun: boolean, run?: RunRecord): unknown {
@@ -143,7 +215,17 @@ function clusterJson(r: SyncResult): unknown {
     ...(r.plan.blocked ? { blocked: r.plan.blocked } : {}),
     ...(r.plan.retained ? { retained: r.plan.retained.map((k) => ({ ...k.ref, reason: k.reason })) } : {}),
     durationMs: r.durationMs,
-    results: r.results.filter((x) => x.outcome !== "unchanged").map((x) => ({ outcome: x.outcome, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name, ...(x.message ? { message: x.message } : {}), ...(x.checked === false ? { checked: false } : {}) })),
+    results: r.results
+      .filter((x) => x.outcome !== "unchanged")
+      .map((x) => ({
+        outcome: x.outcome,
+        apiVersion: x.ref.apiVersion,
+        kind: x.ref.kind,
+        namespace: x.ref.namespace,
+        name: x.ref.name,
+        ...(x.message ? { message: x.message } : {}),
+        ...(x.checked === false ? { checked: false } : {}),
+      })),
   };
 }
 
@@ -153,7 +235,15 @@ function tailJson(report: FleetApplyReport, run?: RunRecord): unknown {
     suspended: report.suspended,
     suspendedAtRunTime: report.suspendedAtRunTime,
     errors: report.errors,
-    ...(run ? { record: { revision: run.revision, ...(run.actor ? { by: recordedName(run.actor), byFrom: run.actor.from, verified: run.actor.verified } : {}), clusters: run.clusters } } : {}),
+    ...(run
+      ? {
+          record: {
+            revision: run.revision,
+            ...(run.actor ? { by: recordedName(run.actor), byFrom: run.actor.from, verified: run.actor.verified } : {}),
+            clusters: run.clusters,
+          },
+        }
+      : {}),
   };
 }
 
@@ -175,7 +265,9 @@ export function reportWriter(format: "text" | "json" | "yaml", dryRun: boolean, 
         return;
       }
       if (format === "yaml") {
-        process.stdout.write(`${written === 0 ? "clusters:\n" : ""}${results.map((r) => sequenceItemYaml(clusterJson(r))).join("")}`);
+        process.stdout.write(
+          `${written === 0 ? "clusters:\n" : ""}${results.map((r) => sequenceItemYaml(clusterJson(r))).join("")}`,
+        );
         written += results.length;
         return;
       }
@@ -185,16 +277,24 @@ export function reportWriter(format: "text" | "json" | "yaml", dryRun: boolean, 
     },
     end(report: FleetApplyReport, run: RunRecord | undefined, waited?: WaitOutcome, timeout?: string): void {
       if (format === "text") {
-        process.stdout.write(`${tailLines(report, dryRun, style, run, "vc apply").join("\n")}\n${waited ? waitText(waited, timeout ?? "") : ""}`);
+        process.stdout.write(
+          `${tailLines(report, dryRun, style, run, "vc apply").join("\n")}\n${waited ? waitText(waited, timeout ?? "") : ""}`,
+        );
         return;
       }
       if (format === "yaml") {
         // Every other key sorts after `clusters`.
-        process.stdout.write(`${written === 0 ? "clusters: []\n" : ""}${formatData({ dryRun, ...(tailJson(report, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, "yaml")}`);
+        process.stdout.write(
+          `${written === 0 ? "clusters: []\n" : ""}${formatData({ dryRun, ...(tailJson(report, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, "yaml")}`,
+        );
         return;
       }
       // The tail object's keys, one level in: its text without the opening brace.
-      const tail = JSON.stringify({ ...(tailJson(report, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) }, null, 2).slice(2);
+      const tail = JSON.stringify(
+        { ...(tailJson(report, run) as object), ...(waited ? { wait: waitJson(waited) } : {}) },
+        null,
+        2,
+      ).slice(2);
       process.stdout.write(jsonEscapeControls(`${written === 0 ? `${head}],\n` : "\n  ],\n"}${tail}\n`));
     },
   };

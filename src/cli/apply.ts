@@ -13,7 +13,13 @@ import { applyExitCode, applyRepository } from "../ops/apply.js";
 import { KubeTarget } from "../sinks/kube/target.js";
 import { progressPrinter, reportWriter, waitedCode } from "./apply-report.js";
 import { action, parseOutputFormat, UserError } from "./common.js";
-import { indexForCommand, openTargetForCommand, requireKnownClusters, withTargetOptions, type TargetFlags } from "./diff.js";
+import {
+  indexForCommand,
+  openTargetForCommand,
+  requireKnownClusters,
+  withTargetOptions,
+  type TargetFlags,
+} from "./diff.js";
 
 /** What -o takes. */
 const APPLY_FORMATS = ["text", "json", "yaml"] as const;
@@ -48,11 +54,19 @@ export const IGNORE_SUSPENSION_OPTION = [
  * The clusters to leave alone because they are suspended at run time (none on a dir: target). With
  * --ignore-suspension none are, and stderr names each suspended cluster that is applied all the same.
  */
-export function leaveSuspended(suspension: RunTimeSuspension | undefined, index: DesiredIndex, ignore: boolean): ReadonlyMap<string, string> | undefined {
+export function leaveSuspended(
+  suspension: RunTimeSuspension | undefined,
+  index: DesiredIndex,
+  ignore: boolean,
+): ReadonlyMap<string, string> | undefined {
   if (!ignore) return suspension?.suspended;
-  const applied = (cluster: string): boolean => (index.valid.includes(cluster) || index.contested.includes(cluster)) && !index.suspended.has(cluster);
+  const applied = (cluster: string): boolean =>
+    (index.valid.includes(cluster) || index.contested.includes(cluster)) && !index.suspended.has(cluster);
   for (const [cluster, by] of suspension?.suspended ?? []) {
-    if (applied(cluster)) process.stderr.write(`warning: cluster ${cluster} is suspended by ${escapeControls(by)} (run-time); applying it anyway (--ignore-suspension)\n`);
+    if (applied(cluster))
+      process.stderr.write(
+        `warning: cluster ${cluster} is suspended by ${escapeControls(by)} (run-time); applying it anyway (--ignore-suspension)\n`,
+      );
   }
   return undefined;
 }
@@ -60,7 +74,8 @@ export function leaveSuspended(suspension: RunTimeSuspension | undefined, index:
 /** A valid --history-limit. */
 export function parseHistoryLimit(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < HISTORY_LIMIT) throw new UserError(`invalid --history-limit "${value}": use an integer of at least ${HISTORY_LIMIT}`);
+  if (!Number.isInteger(n) || n < HISTORY_LIMIT)
+    throw new UserError(`invalid --history-limit "${value}": use an integer of at least ${HISTORY_LIMIT}`);
   return n;
 }
 
@@ -75,7 +90,10 @@ export function register(program: Command): void {
       ),
   )
     .option("--dry-run", "ask the server to check every write without persisting it (dryRun=All); dir: writes nothing")
-    .option("--allow-mass-prune", "let --prune delete more than half (or all) of a cluster's objects, e.g. for a cluster removed from the repository")
+    .option(
+      "--allow-mass-prune",
+      "let --prune delete more than half (or all) of a cluster's objects, e.g. for a cluster removed from the repository",
+    )
     .option(
       "--force",
       "recreate objects whose change the API server refuses in place (immutable fields, e.g. a StatefulSet's volumeClaimTemplates): " +
@@ -85,7 +103,10 @@ export function register(program: Command): void {
     .option(...IGNORE_SUSPENSION_OPTION)
     .option("--concurrency <n>", "clusters applied at once", "4")
     .option(...HISTORY_LIMIT_OPTION)
-    .option("--wait", "after applying, wait until every applied cluster is Healthy on the host (exit 0), or one is Degraded or --timeout passes (exit 1, naming the cluster and why); kube target only")
+    .option(
+      "--wait",
+      "after applying, wait until every applied cluster is Healthy on the host (exit 0), or one is Degraded or --timeout passes (exit 1, naming the cluster and why); kube target only",
+    )
     .option("--timeout <duration>", "how long --wait waits (e.g. 90s, 5m)", "5m")
     .option("-o, --output <format>", "output format: text, json, yaml", "text")
     .addHelpText(
@@ -102,22 +123,27 @@ export function register(program: Command): void {
       action(async (path: string | undefined, flags: ApplyFlags) => {
         const format = parseOutputFormat(flags.output, APPLY_FORMATS);
         const clusterConcurrency = Number(flags.concurrency);
-        if (!Number.isInteger(clusterConcurrency) || clusterConcurrency < 1) throw new UserError(`--concurrency must be a positive integer, not "${flags.concurrency}"`);
+        if (!Number.isInteger(clusterConcurrency) || clusterConcurrency < 1)
+          throw new UserError(`--concurrency must be a positive integer, not "${flags.concurrency}"`);
         const historyLimit = parseHistoryLimit(flags.historyLimit);
         const timeoutMs = parseDuration(flags.timeout);
-        if (flags.wait && flags.dryRun) throw new UserError("--wait waits for what an apply changed: it cannot be used with --dry-run");
+        if (flags.wait && flags.dryRun)
+          throw new UserError("--wait waits for what an apply changed: it cannot be used with --dry-run");
         // The run is applied a chunk at a time: memory follows the chunk (with --wait, each cluster's references of
         // what its health is read by are kept).
         const { desired, index, selected, owner } = await indexForCommand(path, flags, { markDirty: true });
         const target = await openTargetForCommand(flags);
         if (flags.wait && !(target instanceof KubeTarget)) {
           await target.close();
-          throw new UserError(`--wait needs a live host (--target kube): ${target.description} has no health to wait for`);
+          throw new UserError(
+            `--wait needs a live host (--target kube): ${target.description} has no health to wait for`,
+          );
         }
         const started = new Date();
         try {
           await requireKnownClusters(target, desired, flags);
-          for (const line of await prepareRecords(target, desired, owner, { dryRun: !!flags.dryRun, historyLimit })) process.stderr.write(`${line}\n`);
+          for (const line of await prepareRecords(target, desired, owner, { dryRun: !!flags.dryRun, historyLimit }))
+            process.stderr.write(`${line}\n`);
           const suspension = await readRunTimeSuspension(target, desired, selected);
           const fleetOpts: ApplyFleetOptions = {
             prune: !!flags.prune,
@@ -129,7 +155,16 @@ export function register(program: Command): void {
             clusterConcurrency,
             suspendedAtRunTime: leaveSuspended(suspension, index, !!flags.ignoreSuspension),
           };
-          const record = { revision: desired.revision, via: "apply" as const, owner, started, selected, historyLimit, statuses: suspension?.statuses, ignoreSuspension: !!flags.ignoreSuspension };
+          const record = {
+            revision: desired.revision,
+            via: "apply" as const,
+            owner,
+            started,
+            selected,
+            historyLimit,
+            statuses: suspension?.statuses,
+            ignoreSuspension: !!flags.ignoreSuspension,
+          };
           const dryRun = !!flags.dryRun;
           const writer = reportWriter(format, dryRun, format === "text" && useColour(process.stdout));
           // Objects as they are applied (of those planned so far), and past the first chunk the clusters done of the fleet's.

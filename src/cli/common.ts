@@ -3,7 +3,7 @@ import { EXIT, reportError, UserError } from "../model/errors.js";
 import { dataYaml } from "../model/data-yaml.js";
 import { escapeControls, jsonEscapeControls } from "../model/escape.js";
 
-export { EXIT,  UnknownClusterError, UserError } from "../model/errors.js";
+export { EXIT, UnknownClusterError, UserError } from "../model/errors.js";
 export { parseDuration } from "../model/duration.js";
 
 export type DataFormat = "json" | "yaml";
@@ -57,5 +57,12 @@ export function formatColumns(table: readonly (readonly string[])[]): string {
   if (table.length === 0) return "";
   const rows = table.map((r) => r.map((c) => escapeControls(c ?? "")));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
-  return `${rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("   ").trimEnd()).join("\n")}\n`;
+  return `${rows
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+        .join("   ")
+        .trimEnd(),
+    )
+    .join("\n")}\n`;
 }

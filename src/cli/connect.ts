@@ -4,7 +4,15 @@ import { action, EXIT, UserError } from "./common.js";
 import { hostFrom, requireKnownCluster, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
 import { findCluster, kubeconfigSecretName } from "../ops/cluster-ref.js";
 import { checkVirtualServer } from "../ops/connect-check.js";
-import { addContext, ConnectError, disconnect, printKubeconfig, readVirtualKubeconfig, standaloneKubeconfig, userCertificate } from "../ops/connect.js";
+import {
+  addContext,
+  ConnectError,
+  disconnect,
+  printKubeconfig,
+  readVirtualKubeconfig,
+  standaloneKubeconfig,
+  userCertificate,
+} from "../ops/connect.js";
 import { certLine } from "../ops/cert.js";
 import { userKubeconfigPath } from "../host/kubeconfig-file.js";
 import { escapeControls } from "../model/escape.js";
@@ -23,21 +31,26 @@ export function register(program: Command): void {
     program
       .command("connect <name>")
       .description(
-        "point your kubeconfig at a virtual cluster: reads its kubeconfig from host secret vc-<name> (key \"config\"), " +
+        'point your kubeconfig at a virtual cluster: reads its kubeconfig from host secret vc-<name> (key "config"), ' +
           "checks that its API server answers (whoami), adds a context for it, switches to it and remembers the previous context for vc disconnect. " +
           "A server that does not answer changes nothing (exit 2) and the message says how to reach it (--server, kubectl port-forward)",
       ),
   )
     .option("--debug", "print each step")
     .option("--print", "print the virtual cluster's kubeconfig to stdout instead of changing yours")
-    .option("--server <url>", "use this API server address instead of the one in the secret (a port-forward or ingress URL)")
+    .option(
+      "--server <url>",
+      "use this API server address instead of the one in the secret (a port-forward or ingress URL)",
+    )
     .option("--context-name <name>", "name of the new context (default vc_<name>_<namespace>_<host context>)")
     .option("--no-check", "write the context without first checking that the virtual API server answers (a whoami)")
     .option("--repo <dir>", "repository root, to read clusters/<name>/cluster.yaml", ".")
     .action(
       action(async (name: string, flags: ConnectFlags) => {
         await userErrors(async () => {
-          const log = flags.debug ? (line: string) => process.stderr.write(`debug: ${escapeControls(line)}\n`) : undefined;
+          const log = flags.debug
+            ? (line: string) => process.stderr.write(`debug: ${escapeControls(line)}\n`)
+            : undefined;
           const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           const namespace = cluster.namespace;
           const host = hostFrom(flags);
@@ -51,9 +64,16 @@ export function register(program: Command): void {
             return EXIT.ok;
           }
           // Checked before the kubeconfig is touched: a server that does not answer leaves it as it was.
-          const answer = flags.check === false
-            ? undefined
-            : await checkVirtualServer(standaloneKubeconfig(virtual, name, flags.server), { name, namespace, hostContext: host.contextName, secret: kubeconfigSecretName(name), log });
+          const answer =
+            flags.check === false
+              ? undefined
+              : await checkVirtualServer(standaloneKubeconfig(virtual, name, flags.server), {
+                  name,
+                  namespace,
+                  hostContext: host.contextName,
+                  secret: kubeconfigSecretName(name),
+                  log,
+                });
           const kubeconfigPath = userKubeconfigPath(flags.kubeconfig);
           const result = addContext(virtual, host.contextName, {
             name,
@@ -63,8 +83,12 @@ export function register(program: Command): void {
             contextName: flags.contextName,
             log,
           });
-          process.stdout.write(`connected to virtual cluster ${name} (namespace ${namespace}) at ${escapeControls(result.server)}\n`);
-          process.stdout.write(`current context "${result.context}"; vc disconnect returns to "${result.previousContext || "(none)"}"\n`);
+          process.stdout.write(
+            `connected to virtual cluster ${name} (namespace ${namespace}) at ${escapeControls(result.server)}\n`,
+          );
+          process.stdout.write(
+            `current context "${result.context}"; vc disconnect returns to "${result.previousContext || "(none)"}"\n`,
+          );
           if (answer) process.stdout.write(`the virtual API server answers: ${answer.line}\n`);
           else process.stderr.write("warning: not checked whether the virtual API server answers (--no-check)\n");
           if (result.certificate) {
@@ -80,7 +104,9 @@ export function register(program: Command): void {
 
   program
     .command("disconnect")
-    .description("return your kubeconfig to the context that was current before vc connect, and remove every context vc connect added (with their cluster and user entries)")
+    .description(
+      "return your kubeconfig to the context that was current before vc connect, and remove every context vc connect added (with their cluster and user entries)",
+    )
     .option("--kubeconfig <file>", "the kubeconfig file vc connect edited (default: KUBECONFIG, else ~/.kube/config)")
     .option("--keep", "keep the contexts, clusters and users vc connect added")
     .action(
@@ -88,8 +114,12 @@ export function register(program: Command): void {
         const path = userKubeconfigPath(flags.kubeconfig);
         try {
           const r = disconnect(path, flags.keep);
-          const removed = r.removed.length ? `removed ${r.removed.length === 1 ? "context" : "contexts"} ${r.removed.map((c) => `"${c}"`).join(", ")} (with their cluster and user entries)` : "";
-          const switched = r.switched ? `switched from "${r.from}" to "${r.to || "(no context)"}"` : `current context "${r.from}" was not made by vc connect: left as it is`;
+          const removed = r.removed.length
+            ? `removed ${r.removed.length === 1 ? "context" : "contexts"} ${r.removed.map((c) => `"${c}"`).join(", ")} (with their cluster and user entries)`
+            : "";
+          const switched = r.switched
+            ? `switched from "${r.from}" to "${r.to || "(no context)"}"`
+            : `current context "${r.from}" was not made by vc connect: left as it is`;
           process.stdout.write(`${[switched, removed].filter(Boolean).join("; ")}\n`);
           return EXIT.ok;
         } catch (err) {

@@ -43,17 +43,26 @@ export function register(program: Command): void {
       action(async (name: string, flags: CreateFlags) => {
         let result;
         try {
-          result = await createCluster({ repo: flags.repo, name, namespace: flags.namespace, valuesFile: flags.file, branch: flags.branch });
+          result = await createCluster({
+            repo: flags.repo,
+            name,
+            namespace: flags.namespace,
+            valuesFile: flags.file,
+            branch: flags.branch,
+          });
         } catch (err) {
           if (err instanceof CreateError) {
             for (const d of err.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
             throw new UserError(err.message, EXIT.invalid);
           }
-          if (err instanceof Error && /invalid virtual cluster name/.test(err.message)) throw new UserError(err.message, EXIT.invalid);
+          if (err instanceof Error && /invalid virtual cluster name/.test(err.message))
+            throw new UserError(err.message, EXIT.invalid);
           throw err;
         }
         for (const d of result.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
-        process.stdout.write(`committed ${result.files.join(" and ")} on branch ${result.branch} (commit ${result.commit.slice(0, 12)}); your checked-out branch was not switched: git switch ${result.branch} to see the files\n`);
+        process.stdout.write(
+          `committed ${result.files.join(" and ")} on branch ${result.branch} (commit ${result.commit.slice(0, 12)}); your checked-out branch was not switched: git switch ${result.branch} to see the files\n`,
+        );
         process.stdout.write(`open a pull request: git push -u origin ${result.branch}\n`);
         if (!flags.apply) return EXIT.ok;
         let client: KubeClient | undefined;
@@ -64,21 +73,40 @@ export function register(program: Command): void {
           scratch = mkdtempSync(join(tmpdir(), "vc-create-"));
           await exportCommit(flags.repo, result.commit, scratch);
           const index = await loadDesiredIndex(scratch, result.commit, { clusters: [name] });
-          if (index.state.errors.length) throw new UserError(`cannot apply ${name}: ${index.state.errors.map((e) => e.message).join("; ")}`, EXIT.invalid);
+          if (index.state.errors.length)
+            throw new UserError(
+              `cannot apply ${name}: ${index.state.errors.map((e) => e.message).join("; ")}`,
+              EXIT.invalid,
+            );
           // The owner name vc apply and the reconciler of this repository record (model/owner.ts).
           const owner = chooseOwner(undefined, await fleetLocation(resolve(flags.repo)));
-          const report = await applyFleet(new KubeTarget(client), index, { prune: false, allowMassPrune: false, selected: [name], dryRun: false, owner }, { keepResults: true });
+          const report = await applyFleet(
+            new KubeTarget(client),
+            index,
+            { prune: false, allowMassPrune: false, selected: [name], dryRun: false, owner },
+            { keepResults: true },
+          );
           const problems = [
             ...report.errors.map((e) => e.message),
-            ...report.results.flatMap((r) => r.results.filter((x) => x.outcome === "failed").map((x) => `${x.ref.kind} ${x.ref.name}: ${x.message ?? "failed"}`)),
+            ...report.results.flatMap((r) =>
+              r.results
+                .filter((x) => x.outcome === "failed")
+                .map((x) => `${x.ref.kind} ${x.ref.name}: ${x.message ?? "failed"}`),
+            ),
           ];
           if (problems.length) throw new UserError(`applying ${name}: ${problems.join("; ")}`, EXIT.failure);
-          const applied = report.results.reduce((n, r) => n + r.results.filter((x) => x.outcome !== "unchanged").length, 0);
+          const applied = report.results.reduce(
+            (n, r) => n + r.results.filter((x) => x.outcome !== "unchanged").length,
+            0,
+          );
           process.stdout.write(`applied ${applied} object(s) of ${name} to ${client.contextName}\n`);
           return EXIT.ok;
         } catch (err) {
           if (err instanceof UserError) throw err;
-          throw new UserError(`the cluster was committed but applying it failed: ${(err as Error).message}; run vc apply --cluster ${name} --target kube`, EXIT.failure);
+          throw new UserError(
+            `the cluster was committed but applying it failed: ${(err as Error).message}; run vc apply --cluster ${name} --target kube`,
+            EXIT.failure,
+          );
         } finally {
           client?.close();
           closeHosts();

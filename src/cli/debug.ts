@@ -2,7 +2,14 @@
 import { escapeControls } from "../model/escape.js";
 import type { Command } from "commander";
 import { action, EXIT } from "./common.js";
-import { hostFrom, requireKnownCluster, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
+import {
+  hostFrom,
+  requireKnownCluster,
+  requireNamespace,
+  userErrors,
+  withHostOptions,
+  type HostFlags,
+} from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { collectDebug, defaultBundleName } from "../ops/debug-collect.js";
 import { debugShell, ShellError } from "../ops/debug-shell.js";
@@ -19,7 +26,9 @@ interface ShellFlags extends HostFlags {
 }
 
 export function register(program: Command): void {
-  const debug = program.command("debug").description("diagnose a virtual cluster: collect a debug bundle, open a shell in its control plane");
+  const debug = program
+    .command("debug")
+    .description("diagnose a virtual cluster: collect a debug bundle, open a shell in its control plane");
 
   withHostOptions(
     debug
@@ -59,7 +68,9 @@ export function register(program: Command): void {
   withHostOptions(
     debug
       .command("shell <name>")
-      .description("open an interactive shell in the control-plane pod <name>-0, container syncer (exec API over websocket, with a TTY when stdin is a terminal)"),
+      .description(
+        "open an interactive shell in the control-plane pod <name>-0, container syncer (exec API over websocket, with a TTY when stdin is a terminal)",
+      ),
   )
     .option("--shell <command>", "the shell to run", "sh")
     .option("--repo <dir>", "repository root, to read clusters/<name>/cluster.yaml", ".")

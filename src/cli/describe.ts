@@ -29,7 +29,10 @@ export function register(program: Command): void {
           "images, control-plane state, health, reconcile status and revisions, synced mesh objects with their host names, and the metrics API service state",
       ),
   )
-    .option("--config-only", "only the effective values: inside a repository from its folder (the host is not contacted); outside one the configuration the control plane runs with, from its config Secret vc-config-<name> on the host")
+    .option(
+      "--config-only",
+      "only the effective values: inside a repository from its folder (the host is not contacted); outside one the configuration the control plane runs with, from its config Secret vc-config-<name> on the host",
+    )
     .option("--repo <dir>", "repository root holding clusters/<name>", ".")
     .option("-o, --output <format>", "text, yaml or json (--config-only: yaml or json)", "text")
     .action(
@@ -39,7 +42,13 @@ export function register(program: Command): void {
           const cluster = await findCluster(name, { repo: flags.repo, namespace: flags.namespace });
           if (flags.configOnly) {
             if (!cluster.found && findRepoRoot(flags.repo)) {
-              throw new UnknownClusterError([name], (n) => [`no folder clusters/${n} in ${resolve(flags.repo)} (inside a repository --config-only reads the repository only)`], clusterFolderNames(flags.repo));
+              throw new UnknownClusterError(
+                [name],
+                (n) => [
+                  `no folder clusters/${n} in ${resolve(flags.repo)} (inside a repository --config-only reads the repository only)`,
+                ],
+                clusterFolderNames(flags.repo),
+              );
             }
             if (!cluster.found) {
               // Outside a repository: the configuration the control plane runs with, from the host.
@@ -48,15 +57,20 @@ export function register(program: Command): void {
               if (!live) {
                 throw new UnknownClusterError(
                   [name],
-                  (n) => [`no repository at ${resolve(flags.repo)}, and no config Secret ${names.configSecret(n)} in namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it runs elsewhere)`],
+                  (n) => [
+                    `no repository at ${resolve(flags.repo)}, and no config Secret ${names.configSecret(n)} in namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it runs elsewhere)`,
+                  ],
                   clusterFolderNames(flags.repo),
                 );
               }
-              process.stderr.write(`note: no folder clusters/${name} here: the configuration the control plane runs with, from Secret ${cluster.namespace}/${names.configSecret(name)} on context "${host.contextName}"\n`);
+              process.stderr.write(
+                `note: no folder clusters/${name} here: the configuration the control plane runs with, from Secret ${cluster.namespace}/${names.configSecret(name)} on context "${host.contextName}"\n`,
+              );
               process.stdout.write(formatData(live, format === "json" ? "json" : "yaml"));
               return EXIT.ok;
             }
-            if (!cluster.values) throw new UserError(`clusters/${name} has invalid values: ${cluster.valuesNote}`, EXIT.invalid);
+            if (!cluster.values)
+              throw new UserError(`clusters/${name} has invalid values: ${cluster.valuesNote}`, EXIT.invalid);
             process.stdout.write(formatData(maskValues(cluster.values), format === "json" ? "json" : "yaml"));
             return EXIT.ok;
           }
@@ -76,7 +90,10 @@ export function register(program: Command): void {
           }
           if (format === "text") {
             process.stdout.write(formatDescription(d));
-            if (d.config) process.stdout.write(`${escapeLines(dump(d.config, { sortKeys: true, noRefs: true, lineWidth: -1 }).trimEnd()).replace(/^/gm, "  ")}\n`);
+            if (d.config)
+              process.stdout.write(
+                `${escapeLines(dump(d.config, { sortKeys: true, noRefs: true, lineWidth: -1 }).trimEnd()).replace(/^/gm, "  ")}\n`,
+              );
           } else {
             process.stdout.write(formatData(compact(d), format));
           }

@@ -38,15 +38,30 @@ const collect = (value: string, previous: string[] | undefined) => [...(previous
 /** Adds the source, cluster and target options to a command. */
 export function withTargetOptions(cmd: Command): Command {
   return cmd
-    .argument("[path]", "repository folder (holding clusters/), or a folder inside clusters/<name>; default: the current folder")
-    .option("--repo <url>", "a remote git repository (HTTP(S)) instead of a folder; cloned once into ~/.cache/vc/repos, then fetched")
+    .argument(
+      "[path]",
+      "repository folder (holding clusters/), or a folder inside clusters/<name>; default: the current folder",
+    )
+    .option(
+      "--repo <url>",
+      "a remote git repository (HTTP(S)) instead of a folder; cloned once into ~/.cache/vc/repos, then fetched",
+    )
     .option("--branch <name>", "branch or tag of --repo", "main")
-    .option("--git-credentials <file>", "file with a token or user:password for --repo (else VC_GIT_TOKEN, or VC_GIT_USERNAME and VC_GIT_PASSWORD)")
+    .option(
+      "--git-credentials <file>",
+      "file with a token or user:password for --repo (else VC_GIT_TOKEN, or VC_GIT_USERNAME and VC_GIT_PASSWORD)",
+    )
     .option("--cluster <name>", "only this cluster (repeatable); default: every cluster", collect)
     .option("--target <target>", "kube (the host of your kubeconfig) or dir:PATH (hydrated manifests)", DEFAULT_TARGET)
-    .option("--kubeconfig <file>", "kubeconfig for --target kube (default $KUBECONFIG, ~/.kube/config, or the in-cluster service account)")
+    .option(
+      "--kubeconfig <file>",
+      "kubeconfig for --target kube (default $KUBECONFIG, ~/.kube/config, or the in-cluster service account)",
+    )
     .option("--context <name>", "kubeconfig context for --target kube")
-    .option("--prune", "include deletes of objects vc applied that the repository no longer has (clusters with prune: false are never pruned)")
+    .option(
+      "--prune",
+      "include deletes of objects vc applied that the repository no longer has (clusters with prune: false are never pruned)",
+    )
     .option(
       "--owner <name>",
       `the owner name this source records on every object (default $${OWNER_ENV}, else derived from the repository's URL and the folder of clusters/); clusters another owner holds are left alone`,
@@ -61,15 +76,33 @@ export async function indexForCommand(
   path: string | undefined,
   flags: TargetFlags,
   opts: { markDirty?: boolean } = {},
-): Promise<{ desired: DesiredState; index: DesiredIndex; selected: string[]; owner: string; held?: Record<string, string> }> {
+): Promise<{
+  desired: DesiredState;
+  index: DesiredIndex;
+  selected: string[];
+  owner: string;
+  held?: Record<string, string>;
+}> {
   try {
-    const source = await resolveSource({ path, repo: flags.repo, branch: flags.branch, credentialsFile: flags.gitCredentials, markDirty: opts.markDirty });
+    const source = await resolveSource({
+      path,
+      repo: flags.repo,
+      branch: flags.branch,
+      credentialsFile: flags.gitCredentials,
+      markDirty: opts.markDirty,
+    });
     const selected = [...(flags.cluster ?? []), ...(source.cluster ? [source.cluster] : [])];
     const empty = selected.length === 0 ? emptyClustersNote(source.root) : undefined;
     if (empty) process.stderr.write(`${empty}\n`);
-    const owner = chooseOwner(flags.owner, flags.repo ? { repo: flags.repo, subdir: "" } : await fleetLocation(source.root));
+    const owner = chooseOwner(
+      flags.owner,
+      flags.repo ? { repo: flags.repo, subdir: "" } : await fleetLocation(source.root),
+    );
     // A running rollout's held clusters are rendered at their pinned base, and said so (docs/rollouts.md).
-    const pins = await commandPins(source.root, flags.target, owner, { kubeconfig: flags.kubeconfig, context: flags.context });
+    const pins = await commandPins(source.root, flags.target, owner, {
+      kubeconfig: flags.kubeconfig,
+      context: flags.context,
+    });
     for (const line of heldLines(pins, selected)) process.stderr.write(`${line}\n`);
     const index = await loadDesiredIndex(source.root, source.revision, { clusters: selected });
     index.state.bases = pins.bases;
@@ -82,7 +115,9 @@ export async function indexForCommand(
 
 /** The held clusters of a command's selection, for the plan (none: nothing). */
 function heldOf(pins: CommandPins, selected: readonly string[]): { held?: Record<string, string> } {
-  const held = [...pins.held].filter(([c]) => selected.length === 0 || selected.includes(c)).sort(([a], [b]) => (a < b ? -1 : 1));
+  const held = [...pins.held]
+    .filter(([c]) => selected.length === 0 || selected.includes(c))
+    .sort(([a], [b]) => (a < b ? -1 : 1));
   return held.length > 0 ? { held: Object.fromEntries(held) } : {};
 }
 
@@ -95,14 +130,19 @@ export async function requireKnownClusters(target: Target, desired: DesiredState
   const nowhere = await clustersNowhere(target, desired);
   if (nowhere.length === 0) return;
   const where = flags.repo ? maskUrlCredentials(flags.repo) : desired.root;
-  throw new UnknownClusterError(nowhere, (n) => [`no folder clusters/${n} in ${where}`, `nothing of it on ${target.description}`], clusterFolderNames(desired.root));
+  throw new UnknownClusterError(
+    nowhere,
+    (n) => [`no folder clusters/${n} in ${where}`, `nothing of it on ${target.description}`],
+    clusterFolderNames(desired.root),
+  );
 }
 
 export async function openTargetForCommand(flags: TargetFlags): Promise<Target> {
   try {
     return await openTarget(flags.target, { kubeconfig: flags.kubeconfig, context: flags.context });
   } catch (err) {
-    if (err instanceof TargetSpecError || /kubeconfig|context/.test((err as Error).message)) throw new UserError((err as Error).message, EXIT.failure);
+    if (err instanceof TargetSpecError || /kubeconfig|context/.test((err as Error).message))
+      throw new UserError((err as Error).message, EXIT.failure);
     throw err;
   }
 }
@@ -123,8 +163,15 @@ export function register(program: Command): void {
       ),
   )
     .option("--exit-code", "exit 0 when nothing would change, 1 when something would (drift), 2 on errors")
-    .option("--force", "plan as vc apply --force would: objects whose change the API server refuses in place are shown as recreated instead of blocking their cluster")
-    .option("-o, --output <format>", `output format: ${PLAN_FORMATS.join(", ")} (markdown suits a pull-request comment)`, "text")
+    .option(
+      "--force",
+      "plan as vc apply --force would: objects whose change the API server refuses in place are shown as recreated instead of blocking their cluster",
+    )
+    .option(
+      "-o, --output <format>",
+      `output format: ${PLAN_FORMATS.join(", ")} (markdown suits a pull-request comment)`,
+      "text",
+    )
     .action(
       action(async (path: string | undefined, flags: DiffFlags) => {
         const format = parseOutputFormat(flags.output, PLAN_FORMATS);
@@ -137,15 +184,28 @@ export function register(program: Command): void {
         target.startUnit?.({ fleet: true });
         try {
           await requireKnownClusters(target, desired, flags);
-          for (const line of await prepareRecords(target, desired, owner, { dryRun: true })) process.stderr.write(`${line}\n`);
+          for (const line of await prepareRecords(target, desired, owner, { dryRun: true }))
+            process.stderr.write(`${line}\n`);
           const suspendedAtRunTime = (await readRunTimeSuspension(target, desired, selected))?.suspended;
-          const fleetOpts = { prune: !!flags.prune, allowMassPrune: false, force: !!flags.force, selected, owner, suspendedAtRunTime };
+          const fleetOpts = {
+            prune: !!flags.prune,
+            allowMassPrune: false,
+            force: !!flags.force,
+            selected,
+            owner,
+            suspendedAtRunTime,
+          };
           // A fleet's report keeps its diffs in memory up to a bound, then in a temporary file until printed.
           // The host's live objects come from one paged LIST per kind; why the rest had to be read chunk by chunk is said.
-          const onFallBack = (why: string) => process.stderr.write(`warning: ${escapeControls(why)}; reading the live objects a chunk of clusters at a time instead\n`);
+          const onFallBack = (why: string) =>
+            process.stderr.write(
+              `warning: ${escapeControls(why)}; reading the live objects a chunk of clusters at a time instead\n`,
+            );
           const report = await planFleet(target, index, fleetOpts, { spill, onFallBack });
           if (held) report.held = held;
-          writePlanReport(report, format, (text) => process.stdout.write(text), { colour: format === "text" && useColour(process.stdout) });
+          writePlanReport(report, format, (text) => process.stdout.write(text), {
+            colour: format === "text" && useColour(process.stdout),
+          });
           if (report.errors.length > 0) return flags.exitCode ? EXIT.failure : EXIT.invalid;
           if (flags.exitCode && report.plans.some(hasChanges)) return EXIT.invalid;
           return EXIT.ok;

@@ -2,7 +2,14 @@
 import { NOT_VISIBLE, NotVisibleError } from "../ops/visible.js";
 import type { Command } from "commander";
 import { action, EXIT, formatData, parseOutputFormat } from "./common.js";
-import { hostFrom, requireKnownCluster, requireNamespace, userErrors, withHostOptions, type HostFlags } from "./host-options.js";
+import {
+  hostFrom,
+  requireKnownCluster,
+  requireNamespace,
+  userErrors,
+  withHostOptions,
+  type HostFlags,
+} from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
 import { gatherSnapshot } from "../ops/doctor/gather.js";
 import { countBySeverity, diagnose, doctorExitCode } from "../ops/doctor/index.js";
@@ -31,7 +38,10 @@ export function register(program: Command): void {
     .option("--repo <dir>", "repository root, for the cluster's values (integrations, persistence)", ".")
     .option("-o, --output <format>", "text, json or yaml", "text")
     .option("--strict", "exit 1 on warnings too (notes never fail)")
-    .option("--server <url>", "address of the virtual API server for the checks made inside the virtual cluster (its APIService list, autoscalers' pod metrics); default: the server in its kubeconfig (Secret vc-<name>), as vc connect uses it")
+    .option(
+      "--server <url>",
+      "address of the virtual API server for the checks made inside the virtual cluster (its APIService list, autoscalers' pod metrics); default: the server in its kubeconfig (Secret vc-<name>), as vc connect uses it",
+    )
     .action(
       action(async (name: string, flags: DoctorFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
@@ -41,13 +51,27 @@ export function register(program: Command): void {
           const host = hostFrom(flags);
           await requireKnownCluster(host, cluster, flags.repo);
           await requireNamespace(host, namespace, name);
-          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values, { ...(cluster.rendered ? { rendered: meshObjectsOf(cluster.rendered) } : {}), ...(flags.server ? { virtualServer: flags.server } : {}) }).catch((err: unknown) => {
+          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values, {
+            ...(cluster.rendered ? { rendered: meshObjectsOf(cluster.rendered) } : {}),
+            ...(flags.server ? { virtualServer: flags.server } : {}),
+          }).catch((err: unknown) => {
             if (err instanceof NotVisibleError) return undefined;
             throw err;
           });
           if (!snapshot) {
-            const note = { cluster: name, namespace, problems: 0, counts: countBySeverity([]), findings: [], notVisible: NOT_VISIBLE };
-            process.stdout.write(format === "text" ? `virtual cluster ${name} (namespace ${namespace}): ${NOT_VISIBLE}, nothing checked\n` : formatData(note, format));
+            const note = {
+              cluster: name,
+              namespace,
+              problems: 0,
+              counts: countBySeverity([]),
+              findings: [],
+              notVisible: NOT_VISIBLE,
+            };
+            process.stdout.write(
+              format === "text"
+                ? `virtual cluster ${name} (namespace ${namespace}): ${NOT_VISIBLE}, nothing checked\n`
+                : formatData(note, format),
+            );
             return EXIT.ok;
           }
           const findings = diagnose(snapshot);
@@ -56,7 +80,20 @@ export function register(program: Command): void {
           if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable, said));
           else {
             const counts = countBySeverity(findings);
-            process.stdout.write(formatData({ cluster: name, namespace, problems: counts.error + counts.warning, counts, remarks: said, findings, notChecked: unreadable }, format));
+            process.stdout.write(
+              formatData(
+                {
+                  cluster: name,
+                  namespace,
+                  problems: counts.error + counts.warning,
+                  counts,
+                  remarks: said,
+                  findings,
+                  notChecked: unreadable,
+                },
+                format,
+              ),
+            );
           }
           return doctorExitCode(findings, flags.strict === true) === 1 ? EXIT.invalid : EXIT.ok;
         }, [Error]);

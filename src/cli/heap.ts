@@ -13,7 +13,10 @@ export const HEAP_GROWING_PERCENT = 100;
 const HEAP_FLAGS = /--(max[-_]old[-_]space[-_]size|max[-_]heap[-_]size|heap[-_]growing[-_]percent)\b/;
 
 /** Whether the process was started with a flag that sizes its heap (in its arguments or NODE_OPTIONS). */
-export function heapFlagsGiven(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ""): boolean {
+export function heapFlagsGiven(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS ?? "",
+): boolean {
   return [...execArgv, nodeOptions].some((a) => HEAP_FLAGS.test(a));
 }
 

@@ -31,7 +31,9 @@ interface HistoryFlags {
 export function register(program: Command): void {
   program
     .command("history")
-    .description("show the commits of a cluster's folder with what was applied from each: when, by whom (the reconciler, or vc apply and its user) and the result")
+    .description(
+      "show the commits of a cluster's folder with what was applied from each: when, by whom (the reconciler, or vc apply and its user) and the result",
+    )
     .argument("<cluster>", "cluster name (folder clusters/<cluster>)")
     .option("--repo <url|path>", "remote git repository (http/https) or local folder", ".")
     .option("--branch <name>", "branch or tag of a remote repository", "main")
@@ -39,7 +41,10 @@ export function register(program: Command): void {
     .option("--kubeconfig <file>", "kubeconfig file")
     .option("--context <name>", "kubeconfig context")
     .option("--git-credentials <file>", "token or user:password for the remote (never printed)")
-    .option("--cache-dir <dir>", "where remote repositories are cloned; default $XDG_CACHE_HOME/vc/git or ~/.cache/vc/git")
+    .option(
+      "--cache-dir <dir>",
+      "where remote repositories are cloned; default $XDG_CACHE_HOME/vc/git or ~/.cache/vc/git",
+    )
     .option("--limit <n>", "at most this many commits", "20")
     .addOption(new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table"))
     .action(action(async (cluster: string, flags: HistoryFlags) => runHistory(cluster, flags)));
@@ -48,14 +53,20 @@ export function register(program: Command): void {
 async function runHistory(cluster: string, flags: HistoryFlags): Promise<number> {
   const format = parseOutputFormat(flags.output, ["table", "json", "yaml"] as const);
   const limit = Number(flags.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new UserError(`invalid --limit "${flags.limit}": use a positive integer`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new UserError(`invalid --limit "${flags.limit}": use a positive integer`);
   let repo = flags.repo;
   if (!isRemote(repo)) {
     const found = existsSync(repo) ? findRepoRoot(repo) : undefined;
     if (!found) throw new UserError(`no clusters/ folder at or above ${repo}: pass --repo with the fleet repository`);
     repo = found.root;
   }
-  const source = openSource({ repo, branch: flags.branch, gitCredentialsFile: flags.gitCredentials, cacheDir: flags.cacheDir });
+  const source = openSource({
+    repo,
+    branch: flags.branch,
+    gitCredentialsFile: flags.gitCredentials,
+    cacheDir: flags.cacheDir,
+  });
   let snap;
   try {
     snap = await source.sync();
@@ -63,7 +74,8 @@ async function runHistory(cluster: string, flags: HistoryFlags): Promise<number>
     throw new UserError(err instanceof GitRemoteError ? err.message : (err as Error).message);
   }
   const gitDir = source.gitDir;
-  if (!gitDir) throw new UserError(`${repo} is not in a git repository: history needs the commits of clusters/${cluster}/`);
+  if (!gitDir)
+    throw new UserError(`${repo} is not in a git repository: history needs the commits of clusters/${cluster}/`);
   const prefix = source instanceof FolderSource ? relative(gitDir, source.root).split(sep).join("/") : "";
   const path = `${prefix ? `${prefix}/` : ""}${CLUSTERS_DIR}/${cluster}`;
 
@@ -82,9 +94,21 @@ async function runHistory(cluster: string, flags: HistoryFlags): Promise<number>
   } finally {
     await target.close();
   }
-  const history = await clusterHistory(cluster, status, { dir: gitDir, path, ref: snap.revision === "local" ? "HEAD" : snap.revision, limit });
+  const history = await clusterHistory(cluster, status, {
+    dir: gitDir,
+    path,
+    ref: snap.revision === "local" ? "HEAD" : snap.revision,
+    limit,
+  });
   if (history.entries.length === 0 && !status) {
-    throw new UnknownClusterError([cluster], () => [`no commits touch ${path} in ${isRemote(flags.repo) ? maskUrlCredentials(flags.repo) : repo}`, `no status for it on ${target.description}`], isRemote(flags.repo) ? undefined : clusterFolderNames(repo));
+    throw new UnknownClusterError(
+      [cluster],
+      () => [
+        `no commits touch ${path} in ${isRemote(flags.repo) ? maskUrlCredentials(flags.repo) : repo}`,
+        `no status for it on ${target.description}`,
+      ],
+      isRemote(flags.repo) ? undefined : clusterFolderNames(repo),
+    );
   }
   process.stdout.write(format === "table" ? formatHistory(history) : formatData(history, format));
   return 0;
@@ -93,11 +117,24 @@ async function runHistory(cluster: string, flags: HistoryFlags): Promise<number>
 export function formatHistory(h: ClusterHistory): string {
   const rows = [["COMMIT", "DATE", "AUTHOR", "SUBJECT", "RECONCILED"]];
   for (const e of h.entries) {
-    const recs = e.reconciliations.map((r) => `${r.result} ${r.time} by ${actorOf(r)}${r.revision === e.commit ? "" : ` at ${shortRevision(r.revision)}`}`);
-    const state = [e.live ? "LIVE" : "", ...recs.slice(0, 1), recs.length > 1 ? `(+${recs.length - 1})` : ""].filter(Boolean).join(" ");
-    rows.push([e.commit.slice(0, 12), e.time, e.author, e.subject.length > 60 ? `${e.subject.slice(0, 57)}...` : e.subject, state || "-"]);
+    const recs = e.reconciliations.map(
+      (r) =>
+        `${r.result} ${r.time} by ${actorOf(r)}${r.revision === e.commit ? "" : ` at ${shortRevision(r.revision)}`}`,
+    );
+    const state = [e.live ? "LIVE" : "", ...recs.slice(0, 1), recs.length > 1 ? `(+${recs.length - 1})` : ""]
+      .filter(Boolean)
+      .join(" ");
+    rows.push([
+      e.commit.slice(0, 12),
+      e.time,
+      e.author,
+      e.subject.length > 60 ? `${e.subject.slice(0, 57)}...` : e.subject,
+      state || "-",
+    ]);
   }
   const cluster = escapeControls(h.cluster);
-  const head = h.lastAppliedRevision ? `${cluster}: live revision ${escapeControls(shortRevision(h.lastAppliedRevision))}\n` : `${cluster}: never applied on this target\n`;
+  const head = h.lastAppliedRevision
+    ? `${cluster}: live revision ${escapeControls(shortRevision(h.lastAppliedRevision))}\n`
+    : `${cluster}: never applied on this target\n`;
   return head + formatColumns(rows);
 }

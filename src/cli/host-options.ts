@@ -13,7 +13,10 @@ export interface HostFlags {
 }
 
 /** Adds `--kubeconfig`, `--context` and `-n/--namespace` to a command that reads the host. */
-export function withHostOptions(cmd: Command, namespaceHelp = "host namespace of the virtual cluster (default: clusters/<name>/cluster.yaml, else vc-<name>)"): Command {
+export function withHostOptions(
+  cmd: Command,
+  namespaceHelp = "host namespace of the virtual cluster (default: clusters/<name>/cluster.yaml, else vc-<name>)",
+): Command {
   return cmd
     .option("--kubeconfig <file>", "kubeconfig of the host cluster (default: KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context of the host cluster (default: the current context)")
@@ -46,7 +49,10 @@ function asUserError(err: unknown, known: Array<new (...a: never[]) => Error> = 
 }
 
 /** Runs an operation body, mapping its known errors to user errors. */
-export async function userErrors<T>(fn: () => Promise<T> | T, known: Array<new (...a: never[]) => Error> = []): Promise<T> {
+export async function userErrors<T>(
+  fn: () => Promise<T> | T,
+  known: Array<new (...a: never[]) => Error> = [],
+): Promise<T> {
   try {
     return await fn();
   } catch (err) {
@@ -62,7 +68,10 @@ export async function userErrors<T>(fn: () => Promise<T> | T, known: Array<new (
  */
 export async function requireNamespace(host: Host, namespace: string, cluster: string): Promise<void> {
   if ((await namespaceExists(host, namespace)) === false) {
-    throw new UserError(`host namespace ${namespace} not found (context "${host.contextName}"): is ${cluster} applied? pass --namespace if it lives elsewhere`, EXIT.invalid);
+    throw new UserError(
+      `host namespace ${namespace} not found (context "${host.contextName}"): is ${cluster} applied? pass --namespace if it lives elsewhere`,
+      EXIT.invalid,
+    );
   }
 }
 
@@ -76,7 +85,10 @@ export async function requireKnownCluster(host: Host, cluster: ClusterRef, repo:
   if (cluster.found || (await namespaceExists(host, cluster.namespace)) !== false) return;
   throw new UnknownClusterError(
     [cluster.name],
-    (n) => [`no folder clusters/${n} in ${resolve(repo)}`, `no host namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it lives elsewhere)`],
+    (n) => [
+      `no folder clusters/${n} in ${resolve(repo)}`,
+      `no host namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it lives elsewhere)`,
+    ],
     clusterFolderNames(repo),
   );
 }

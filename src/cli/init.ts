@@ -23,12 +23,24 @@ export function register(program: Command): void {
     )
     .argument("[dir]", "folder of the fleet repository (created when missing)", ".")
     .option("--cluster <name>", "name of the example cluster", "example")
-    .option("--repo-url <url>", "http(s) URL the reconciler fetches the repository from (default: the git remote origin of dir)")
+    .option(
+      "--repo-url <url>",
+      "http(s) URL the reconciler fetches the repository from (default: the git remote origin of dir)",
+    )
     .option("--branch <name>", "the branch the reconciler follows and drift detection compares", "main")
-    .option("--owners <owners>", `CODEOWNERS owners of the platform-owned files, space-separated (default ${DEFAULT_OWNERS})`)
-    .option("--action-ref <ref>", `the GitHub Action the workflows use (default ${ACTION_REPOSITORY}@v<this version>; a commit SHA pins it harder)`)
+    .option(
+      "--owners <owners>",
+      `CODEOWNERS owners of the platform-owned files, space-separated (default ${DEFAULT_OWNERS})`,
+    )
+    .option(
+      "--action-ref <ref>",
+      `the GitHub Action the workflows use (default ${ACTION_REPOSITORY}@v<this version>; a commit SHA pins it harder)`,
+    )
     .option("--dry-run", "list the files it would write and write nothing")
-    .addHelpText("after", "\nExit status: 0 written (or listed), 1 a file exists already or an option is invalid, 2 a runtime failure.")
+    .addHelpText(
+      "after",
+      "\nExit status: 0 written (or listed), 1 a file exists already or an option is invalid, 2 a runtime failure.",
+    )
     .action(
       action(async (dir: string, flags: InitFlags) => {
         const result = await initFleet({ dir, ...flags });

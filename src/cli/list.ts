@@ -25,7 +25,10 @@ export function register(program: Command): void {
     )
     .option("--kubeconfig <file>", "kubeconfig of the host cluster (default: KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context of the host cluster (default: the current context)")
-    .option("--repo <dir>", "repository root holding clusters/ (default: the current directory when it is in one; outside a repository only the host is listed)")
+    .option(
+      "--repo <dir>",
+      "repository root holding clusters/ (default: the current directory when it is in one; outside a repository only the host is listed)",
+    )
     .option("-o, --output <format>", "table, json or yaml", "table")
     .action(
       action(async (flags: ListFlags) => {
@@ -46,7 +49,11 @@ export function register(program: Command): void {
           const { rows, notes } = await listClusters(host, repo);
           for (const note of notes) process.stderr.write(`note: ${note}\n`);
           if (rows.length === 0 && format === "table") {
-            process.stdout.write(repo ? "no virtual clusters in the repository or on the host\n" : `no virtual clusters on the host (context "${host.contextName}"); vc's records and control planes are read from the host, run vc list in a fleet repository to see its clusters too\n`);
+            process.stdout.write(
+              repo
+                ? "no virtual clusters in the repository or on the host\n"
+                : `no virtual clusters on the host (context "${host.contextName}"); vc's records and control planes are read from the host, run vc list in a fleet repository to see its clusters too\n`,
+            );
             return EXIT.ok;
           }
           process.stdout.write(format === "table" ? formatList(rows) : formatData(rows, format));
@@ -58,10 +65,34 @@ export function register(program: Command): void {
 
 /** The table of `vc list`. */
 export function formatList(rows: readonly ListRow[]): string {
-  const header = ["NAME", "NAMESPACE", "CONTROL PLANE", "READY", "LAST APPLIED", "APPLIED BY", "RESULT", "DRIFT", "HEALTH"];
-  const cells = rows.map((r) => [r.name, r.namespace, r.controlPlane, r.ready, shortRevision(r.lastAppliedRevision), r.lastAppliedBy ?? "-", r.result ?? "-", r.drift, r.health]);
+  const header = [
+    "NAME",
+    "NAMESPACE",
+    "CONTROL PLANE",
+    "READY",
+    "LAST APPLIED",
+    "APPLIED BY",
+    "RESULT",
+    "DRIFT",
+    "HEALTH",
+  ];
+  const cells = rows.map((r) => [
+    r.name,
+    r.namespace,
+    r.controlPlane,
+    r.ready,
+    shortRevision(r.lastAppliedRevision),
+    r.lastAppliedBy ?? "-",
+    r.result ?? "-",
+    r.drift,
+    r.health,
+  ]);
   const notes = rows.filter((r) => r.note).map((r) => escapeControls(`${r.name}: ${r.note}`));
   // Why a cluster is Degraded: the first reason, below the table.
-  notes.push(...rows.filter((r) => r.health === "Degraded" && r.healthReason).map((r) => escapeControls(`${r.name}: Degraded: ${r.healthReason}`)));
+  notes.push(
+    ...rows
+      .filter((r) => r.health === "Degraded" && r.healthReason)
+      .map((r) => escapeControls(`${r.name}: Degraded: ${r.healthReason}`)),
+  );
   return `${formatColumns([header, ...cells])}${notes.length ? `\n${notes.join("\n")}\n` : ""}`;
 }

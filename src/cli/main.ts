@@ -38,7 +38,8 @@ const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Pr
 
 /** A records namespace given on the command line, checked as the server would check it (a DNS-1123 label). */
 function parseRecordsNamespace(text: string): string {
-  if (!isDns1123Label(text)) throw new UserError(`invalid --records-namespace "${escapeControls(text)}": ${labelProblem(text)}`);
+  if (!isDns1123Label(text))
+    throw new UserError(`invalid --records-namespace "${escapeControls(text)}": ${labelProblem(text)}`);
   return text;
 }
 
@@ -50,8 +51,15 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   const program = new Command("vc")
     .description("GitOps for virtual clusters: validate, render, diff, apply and reconcile them from a git repository")
     .version(packageInfo().version)
-    .option("--request-timeout <duration>", "longest wait for one API request, its retries included: seconds (30), a duration (30s, 2m), or 0 for no limit", "30s")
-    .option("--records-namespace <ns>", "namespace of vc's records on the host (default: $VC_RECORDS_NAMESPACE, else $POD_NAMESPACE, else vc-system)")
+    .option(
+      "--request-timeout <duration>",
+      "longest wait for one API request, its retries included: seconds (30), a duration (30s, 2m), or 0 for no limit",
+      "30s",
+    )
+    .option(
+      "--records-namespace <ns>",
+      "namespace of vc's records on the host (default: $VC_RECORDS_NAMESPACE, else $POD_NAMESPACE, else vc-system)",
+    )
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   wrapHelpToTerminal(program);

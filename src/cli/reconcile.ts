@@ -54,29 +54,69 @@ interface ReconcileFlags {
 export function register(program: Command): void {
   program
     .command("reconcile")
-    .description("follow a repository and keep the target in step: incremental by changed paths, full resync at an interval, invalid clusters never applied")
+    .description(
+      "follow a repository and keep the target in step: incremental by changed paths, full resync at an interval, invalid clusters never applied",
+    )
     .option("--repo <url|path>", "remote git repository (http/https) or local folder", ".")
     .option("--branch <name>", "branch or tag of a remote repository", "main")
-    .option("--target <target>", "kube (the host of the kubeconfig context) or dir:PATH (hydrated manifests)", DEFAULT_TARGET)
+    .option(
+      "--target <target>",
+      "kube (the host of the kubeconfig context) or dir:PATH (hydrated manifests)",
+      DEFAULT_TARGET,
+    )
     .option("--once", "one full pass, print the plans and results, then exit (1 when a cluster is invalid or failed)")
     .option("--interval <duration>", "poll interval of a remote repository (jittered by 10%)", "1m")
     .option("--resync <duration>", "interval of full resyncs that correct drift on the host", "10m")
-    .option("--listen <addr>", "serve /healthz, /readyz, /metrics and the webhook (POST /webhook) on [HOST]:PORT, e.g. :8080")
-    .option("--webhook-secret-file <file>", "secret of GitHub push webhooks (X-Hub-Signature-256); else $VC_WEBHOOK_SECRET")
+    .option(
+      "--listen <addr>",
+      "serve /healthz, /readyz, /metrics and the webhook (POST /webhook) on [HOST]:PORT, e.g. :8080",
+    )
+    .option(
+      "--webhook-secret-file <file>",
+      "secret of GitHub push webhooks (X-Hub-Signature-256); else $VC_WEBHOOK_SECRET",
+    )
     .option("--webhook-header-timeout <duration>", "time a webhook sender has for its request line and headers", "10s")
-    .option("--webhook-body-timeout <duration>", "time a webhook body has from its headers to its last byte (408 after)", "10s")
-    .option("--webhook-min-rate <bytes/s>", "average rate a webhook body must keep after its first second (408 below)", "1024")
-    .option("--webhook-slots <n>", "webhook bodies read at once (503 with Retry-After beyond)", String(DEFAULT_WEBHOOK_LIMITS.maxPending))
-    .option("--webhook-slots-per-address <n>", "webhook bodies one source address (an IPv6 /64) may have read at once", String(DEFAULT_WEBHOOK_LIMITS.perAddress))
+    .option(
+      "--webhook-body-timeout <duration>",
+      "time a webhook body has from its headers to its last byte (408 after)",
+      "10s",
+    )
+    .option(
+      "--webhook-min-rate <bytes/s>",
+      "average rate a webhook body must keep after its first second (408 below)",
+      "1024",
+    )
+    .option(
+      "--webhook-slots <n>",
+      "webhook bodies read at once (503 with Retry-After beyond)",
+      String(DEFAULT_WEBHOOK_LIMITS.maxPending),
+    )
+    .option(
+      "--webhook-slots-per-address <n>",
+      "webhook bodies one source address (an IPv6 /64) may have read at once",
+      String(DEFAULT_WEBHOOK_LIMITS.perAddress),
+    )
     .option("--leader-elect", "elect one writing replica through a coordination.k8s.io Lease")
     .option("--lease-namespace <ns>", "namespace of the Lease (default $POD_NAMESPACE or vc-system)")
     .option("--identity <id>", "this replica's identity in the Lease (default $POD_NAME or the host name)")
     .option("--shard <i/n>", "reconcile only the clusters whose name hashes to shard i of n (0-based)")
-    .option("--kubeconfig <file>", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or the in-cluster service account)")
+    .option(
+      "--kubeconfig <file>",
+      "kubeconfig file (default $KUBECONFIG, ~/.kube/config or the in-cluster service account)",
+    )
     .option("--context <name>", "kubeconfig context")
-    .option("--git-credentials <file>", "token or user:password for the remote; else $VC_GIT_TOKEN or $VC_GIT_USERNAME/$VC_GIT_PASSWORD (never printed)")
-    .option("--cache-dir <dir>", "where remote repositories are cloned (and, in DIR/validated, the validation cache); default $XDG_CACHE_HOME/vc/git or ~/.cache/vc/git, outside the checkout")
-    .option("--allow-mass-prune", "let prune delete more than half (or all) of a cluster's objects, e.g. for a removed cluster folder")
+    .option(
+      "--git-credentials <file>",
+      "token or user:password for the remote; else $VC_GIT_TOKEN or $VC_GIT_USERNAME/$VC_GIT_PASSWORD (never printed)",
+    )
+    .option(
+      "--cache-dir <dir>",
+      "where remote repositories are cloned (and, in DIR/validated, the validation cache); default $XDG_CACHE_HOME/vc/git or ~/.cache/vc/git, outside the checkout",
+    )
+    .option(
+      "--allow-mass-prune",
+      "let prune delete more than half (or all) of a cluster's objects, e.g. for a removed cluster folder",
+    )
     .option(
       "--owner <name>",
       `the owner name this source records on every object and status (default $${OWNER_ENV}, else derived from the repository's URL and the folder of clusters/); clusters another owner holds are left alone`,
@@ -84,7 +124,9 @@ export function register(program: Command): void {
     .option("--concurrency <n>", "clusters reconciled at once", "4")
     .option(...HISTORY_LIMIT_OPTION)
     .option("--diff", "with --once: print each change's unified diff (secrets masked), not one line per object")
-    .addOption(new Option("-o, --output <format>", "output of --once").choices(["text", "json", "yaml"]).default("text"))
+    .addOption(
+      new Option("-o, --output <format>", "output of --once").choices(["text", "json", "yaml"]).default("text"),
+    )
     .addHelpText(
       "after",
       "\nExamples:\n  vc reconcile --once --target dir:out\n  vc reconcile --repo https://github.com/org/fleet.git --target kube --listen :8080 --leader-elect\n" +
@@ -95,7 +137,8 @@ export function register(program: Command): void {
 
 function positiveInteger(flag: string, text: string): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UserError(`invalid ${flag} "${text}": use a positive integer`);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new UserError(`invalid ${flag} "${text}": use a positive integer`);
   return n;
 }
 
@@ -108,7 +151,8 @@ function webhookLimits(flags: ReconcileFlags): WebhookLimits {
     perAddress: positiveInteger("--webhook-slots-per-address", flags.webhookSlotsPerAddress),
     rateGraceMs: 0,
   };
-  if (limits.headersTimeoutMs < 1 || limits.bodyTimeoutMs < 1) throw new UserError("--webhook-header-timeout and --webhook-body-timeout must be longer than 0");
+  if (limits.headersTimeoutMs < 1 || limits.bodyTimeoutMs < 1)
+    throw new UserError("--webhook-header-timeout and --webhook-body-timeout must be longer than 0");
   limits.rateGraceMs = Math.min(DEFAULT_WEBHOOK_LIMITS.rateGraceMs, limits.bodyTimeoutMs);
   return limits;
 }
@@ -118,11 +162,15 @@ function toConfig(flags: ReconcileFlags): ReconcilerConfig {
   if (!isRemote(repo)) {
     if (!existsSync(repo)) throw new UserError(`repository folder ${repo} does not exist`);
     const found = findRepoRoot(repo);
-    if (!found) throw new UserError(`no clusters/ folder at or above ${repo}: pass --repo with a repository holding clusters/<name>/`);
+    if (!found)
+      throw new UserError(
+        `no clusters/ folder at or above ${repo}: pass --repo with a repository holding clusters/<name>/`,
+      );
     repo = found.root;
   }
   const concurrency = Number(flags.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UserError(`invalid --concurrency "${flags.concurrency}": use a positive integer`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new UserError(`invalid --concurrency "${flags.concurrency}": use a positive integer`);
   let shard;
   try {
     shard = flags.shard ? parseShard(flags.shard) : undefined;
@@ -156,7 +204,10 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
   const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
   const cfg = toConfig(flags);
   try {
-    cfg.owner = chooseOwner(flags.owner, isRemote(cfg.repo) ? { repo: cfg.repo, subdir: "" } : await fleetLocation(cfg.repo));
+    cfg.owner = chooseOwner(
+      flags.owner,
+      isRemote(cfg.repo) ? { repo: cfg.repo, subdir: "" } : await fleetLocation(cfg.repo),
+    );
   } catch (err) {
     if (err instanceof OwnerError) throw new UserError(err.message);
     throw err;
@@ -179,7 +230,17 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
       throw asUserError(err);
     }
     if (format === "text") process.stdout.write(formatSummary(res));
-    else process.stdout.write(formatData({ revision: res.revision, durationMs: res.durationMs, clusters: entries.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0)) }, format));
+    else
+      process.stdout.write(
+        formatData(
+          {
+            revision: res.revision,
+            durationMs: res.durationMs,
+            clusters: entries.sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0)),
+          },
+          format,
+        ),
+      );
     return res.problems > 0 ? EXIT.invalid : EXIT.ok;
   }
   cfg.logger = jsonLogger();
@@ -227,7 +288,8 @@ export function formatRun(run: ClusterRun, colour = false, diffs = false): strin
   if (plan && diffs && plan.changes.some((c) => c.action !== "unchanged")) {
     out += formatPlanReport({ plans: [plan], errors: [] }, "text", { colour });
   } else if (plan) {
-    for (const c of plan.changes) if (c.action !== "unchanged") out += `  ${SIGN[c.action]} ${c.action} ${escapeControls(describeRef(c.ref))}\n`;
+    for (const c of plan.changes)
+      if (c.action !== "unchanged") out += `  ${SIGN[c.action]} ${c.action} ${escapeControls(describeRef(c.ref))}\n`;
     if (plan.blocked) out += `  ${escapeControls(plan.blocked)}\n`;
   }
   const failed = run.sync?.results.filter((r) => r.outcome === "failed") ?? [];
@@ -255,6 +317,12 @@ function clusterEntry(c: ClusterRun) {
     counts: c.sync?.counts,
     changes: c.sync?.plan.changes
       .filter((x) => x.action !== "unchanged")
-      .map((x) => ({ action: x.action, apiVersion: x.ref.apiVersion, kind: x.ref.kind, namespace: x.ref.namespace, name: x.ref.name })),
+      .map((x) => ({
+        action: x.action,
+        apiVersion: x.ref.apiVersion,
+        kind: x.ref.kind,
+        namespace: x.ref.namespace,
+        name: x.ref.name,
+      })),
   };
 }

@@ -28,7 +28,8 @@ async function writeFiles(dir: string, objects: readonly KubeObject[]): Promise<
   const files = new Map<string, KubeObject>();
   for (const o of objects) {
     const rel = objectFilePath(o);
-    if (files.has(rel)) throw new UserError(`two objects would be written to ${rel}: nothing was written`, EXIT.failure);
+    if (files.has(rel))
+      throw new UserError(`two objects would be written to ${rel}: nothing was written`, EXIT.failure);
     files.set(rel, o);
   }
   for (const [rel, o] of files) {
@@ -47,7 +48,13 @@ export const RENDER_CHUNK = 100;
  * index of the cross-cluster rule), then each chunk is loaded, rendered, printed and let go. The bytes are those of
  * printing the whole fleet at once. Returns the diagnostics, to print once the objects are out.
  */
-async function printStreamed(root: string, names: readonly string[], revision: string, format: "yaml" | "json", validation: Diagnostic[]): Promise<Diagnostic[]> {
+async function printStreamed(
+  root: string,
+  names: readonly string[],
+  revision: string,
+  format: "yaml" | "json",
+  validation: Diagnostic[],
+): Promise<Diagnostic[]> {
   const summary = await loadAndValidate(root, { clusters: [...names], detail: "summary" });
   validation.push(...summary.diagnostics);
   const claims = namespaceClaims(summary.clusters);
@@ -70,7 +77,9 @@ async function printStreamed(root: string, names: readonly string[], revision: s
 /** Objects as printed: a credential written inline in the repository reaches the live host only, never this output. */
 function printable(rendered: KubeObject[]): KubeObject[] {
   for (const o of rendered.filter(holdsInlineCredential)) {
-    process.stderr.write(`note: Secret ${o.metadata.namespace}/${o.metadata.name} holds a credential written inline in the repository: its data is left out of this output (use endpointSecretRef)\n`);
+    process.stderr.write(
+      `note: Secret ${o.metadata.namespace}/${o.metadata.name} holds a credential written inline in the repository: its data is left out of this output (use endpointSecretRef)\n`,
+    );
   }
   return rendered.map(withholdCredentials);
 }
@@ -85,8 +94,11 @@ export function register(program: Command): void {
     )
     .option("--cluster <name...>", "render only these clusters (folder names under clusters/)")
     .option("-o, --output <format>", "yaml or json (stdout only)", "yaml")
-    .option("--out <dir>", "write one file per object under DIR instead of printing (existing files are overwritten, others kept)")
-    .option("--revision <sha>", "the revision recorded on every object (default: the git HEAD of PATH, or \"unknown\")")
+    .option(
+      "--out <dir>",
+      "write one file per object under DIR instead of printing (existing files are overwritten, others kept)",
+    )
+    .option("--revision <sha>", 'the revision recorded on every object (default: the git HEAD of PATH, or "unknown")')
     .action(
       action(async (path: string | undefined, flags: RenderFlags) => {
         const format = parseOutputFormat(flags.output, ["yaml", "json"] as const);
@@ -97,11 +109,22 @@ export function register(program: Command): void {
         if (empty) process.stderr.write(`${empty}\n`);
         const known = clusterFolderNames(found.root) ?? [];
         const unknown = (clusters ?? []).filter((n) => !known.includes(n)).sort();
-        if (unknown.length > 0) throw new UnknownClusterError([...new Set(unknown)], (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));
+        if (unknown.length > 0)
+          throw new UnknownClusterError(
+            [...new Set(unknown)],
+            (n) => [`no folder clusters/${n} in ${found.root}`],
+            clusterFolderNames(found.root),
+          );
         const revision = flags.revision ?? (await sourceRevision(found.root));
         if (!flags.out) {
           const validation: Diagnostic[] = [];
-          const rendered = await printStreamed(found.root, clusters?.length ? clusters : known, revision, format, validation);
+          const rendered = await printStreamed(
+            found.root,
+            clusters?.length ? clusters : known,
+            revision,
+            format,
+            validation,
+          );
           const diagnostics = [...validation, ...rendered].sort(compareDiagnostics);
           for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
           return hasErrors(diagnostics) ? EXIT.invalid : EXIT.ok;

@@ -58,7 +58,9 @@ export function register(program: Command): void {
             restoreTimeoutMs,
             log: (line) => process.stderr.write(`${line}\n`),
           }).finally(() => process.off("SIGINT", onSigint));
-          process.stdout.write(`restored ${name} (namespace ${namespace}) from ${report.backup.pinned}; control plane back at ${report.replicas} replica(s)\n`);
+          process.stdout.write(
+            `restored ${name} (namespace ${namespace}) from ${report.backup.pinned}; control plane back at ${report.replicas} replica(s)\n`,
+          );
           return EXIT.ok;
         }, [RestoreError, OciReferenceError, BackupError, RegistryError]);
       }),

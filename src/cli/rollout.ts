@@ -25,7 +25,8 @@ interface RolloutFlags {
   clusters?: boolean;
 }
 
-const EXIT_HELP = "\nExit status: 0 done, 1 nothing to act on (no rollout, or it is already Completed or Aborted), 2 usage or runtime failure.";
+const EXIT_HELP =
+  "\nExit status: 0 done, 1 nothing to act on (no rollout, or it is already Completed or Aborted), 2 usage or runtime failure.";
 
 function common(cmd: Command): Command {
   return cmd
@@ -38,7 +39,9 @@ function common(cmd: Command): Command {
 export function register(program: Command): void {
   const rollout = program
     .command("rollout")
-    .description(`show and steer the progressive rollout of a fleet base change (fleet/rollout.yaml; see ${docsUrl("rollouts.md")})`);
+    .description(
+      `show and steer the progressive rollout of a fleet base change (fleet/rollout.yaml; see ${docsUrl("rollouts.md")})`,
+    );
   common(rollout.command("status"))
     .description("show the rollout: its phase, the message, each wave with its clusters and their health")
     .option("--clusters", "list each wave's clusters by name with their health")
@@ -47,25 +50,34 @@ export function register(program: Command): void {
     .action(action(async (flags: RolloutFlags) => runStatus(flags)));
   const verbs: Array<[RolloutRequest["action"], string]> = [
     ["pause", "ask the reconciler to pause the rollout: nothing more moves until vc rollout resume"],
-    ["resume", "ask the reconciler to resume a paused or halted rollout (a halted wave's health is checked again first) or to end a manual pause between waves"],
+    [
+      "resume",
+      "ask the reconciler to resume a paused or halted rollout (a halted wave's health is checked again first) or to end a manual pause between waves",
+    ],
     ["abort", "ask the reconciler to abort the rollout: every moved cluster returns to the base it was at before"],
   ];
   for (const [verb, description] of verbs) {
     common(rollout.command(verb))
       .description(description)
       .addOption(new Option("-o, --output <format>", "output format").choices(["text", "json", "yaml"]).default("text"))
-      .addHelpText("after", `\nThe request is written to vc's rollout record in the records namespace (field manager vc-rollout); the reconciler acts on it at its next tick and clears it.${EXIT_HELP}`)
+      .addHelpText(
+        "after",
+        `\nThe request is written to vc's rollout record in the records namespace (field manager vc-rollout); the reconciler acts on it at its next tick and clears it.${EXIT_HELP}`,
+      )
       .action(action(async (flags: RolloutFlags) => runRequest(verb, flags)));
   }
 }
 
 async function sourceOf(flags: RolloutFlags): Promise<string> {
   try {
-    if (flags.owner !== undefined || isRemote(flags.repo)) return chooseOwner(flags.owner, { repo: flags.repo, subdir: "" });
+    if (flags.owner !== undefined || isRemote(flags.repo))
+      return chooseOwner(flags.owner, { repo: flags.repo, subdir: "" });
     const found = existsSync(flags.repo) ? findRepoRoot(flags.repo) : undefined;
     if (!found) {
       if (process.env.VC_OWNER) return chooseOwner(undefined, { repo: flags.repo, subdir: "" });
-      throw new UserError(`no clusters/ folder at or above ${resolve(flags.repo)}: pass --repo with the fleet repository, or --owner`);
+      throw new UserError(
+        `no clusters/ folder at or above ${resolve(flags.repo)}: pass --repo with the fleet repository, or --owner`,
+      );
     }
     return chooseOwner(undefined, await fleetLocation(found.root));
   } catch (err) {
@@ -99,13 +111,19 @@ export function rolloutView(r: RolloutRecord) {
     wave: r.waves.length === 0 ? null : { index: r.wave, name: r.waves[r.wave]?.name ?? null, of: r.waves.length },
     waves: r.waves.map((w, i) => ({
       name: w.name,
-      state: r.phase === "Completed" || i < r.wave ? "done" : i === r.wave && r.phase !== "Aborted" ? "current" : "pending",
+      state:
+        r.phase === "Completed" || i < r.wave ? "done" : i === r.wave && r.phase !== "Aborted" ? "current" : "pending",
       count: w.clusters.length,
       moved: w.clusters.filter((c) => r.moved[c]?.at === "to").length,
       healthy: w.clusters.filter((c) => r.moved[c]?.at === "to" && r.moved[c]!.health === "Healthy").length,
       clusters: w.clusters.map((c) => {
         const m = r.moved[c];
-        return { name: c, base: m?.at === "to" ? "to" : "from", health: m ? m.health : null, ...(m?.reason ? { reason: m.reason } : {}) };
+        return {
+          name: c,
+          base: m?.at === "to" ? "to" : "from",
+          health: m ? m.health : null,
+          ...(m?.reason ? { reason: m.reason } : {}),
+        };
       }),
     })),
   };
@@ -113,15 +131,21 @@ export function rolloutView(r: RolloutRecord) {
 
 function formatStatus(r: RolloutRecord, withClusters: boolean): string {
   const v = rolloutView(r);
-  const lines = [`rollout ${r.id}: ${r.phase}${v.wave ? `, wave ${v.wave.index + 1}/${v.wave.of} (${v.wave.name})` : ""}`, `to base ${r.to.digest.slice(0, 12)}${r.to.revision ? ` (revision ${r.to.revision.slice(0, 12)})` : ""}, started ${r.started}`, escapeControls(r.message)];
-  if (r.request) lines.push(`pending request: ${r.request.action} by ${escapeControls(r.request.by)} at ${r.request.at}`);
+  const lines = [
+    `rollout ${r.id}: ${r.phase}${v.wave ? `, wave ${v.wave.index + 1}/${v.wave.of} (${v.wave.name})` : ""}`,
+    `to base ${r.to.digest.slice(0, 12)}${r.to.revision ? ` (revision ${r.to.revision.slice(0, 12)})` : ""}, started ${r.started}`,
+    escapeControls(r.message),
+  ];
+  if (r.request)
+    lines.push(`pending request: ${r.request.action} by ${escapeControls(r.request.by)} at ${r.request.at}`);
   lines.push("");
   const table: string[][] = [["WAVE", "STATE", "CLUSTERS", "MOVED", "HEALTHY"]];
   for (const w of v.waves) table.push([w.name, w.state, String(w.count), String(w.moved), String(w.healthy)]);
   let out = `${lines.join("\n")}\n${formatColumns(table)}`;
   if (withClusters) {
     const rows: string[][] = [["WAVE", "CLUSTER", "BASE", "HEALTH", "REASON"]];
-    for (const w of v.waves) for (const c of w.clusters) rows.push([w.name, c.name, c.base, c.health ?? "-", escapeControls(c.reason ?? "")]);
+    for (const w of v.waves)
+      for (const c of w.clusters) rows.push([w.name, c.name, c.base, c.health ?? "-", escapeControls(c.reason ?? "")]);
     out += `\n${formatColumns(rows)}`;
   }
   return out;
@@ -130,7 +154,11 @@ function formatStatus(r: RolloutRecord, withClusters: boolean): string {
 /** The source's rollout record as stored (none: undefined); a record vc did not write is an error, never acted on. */
 async function readUndamaged(store: RolloutStore, source: string): Promise<StoredRollout> {
   const stored = await store.read(source);
-  if (stored.damaged) throw new UserError(`the rollout record of ${source} in ${store.namespace} is not one vc wrote: ${stored.damaged}`, EXIT.failure);
+  if (stored.damaged)
+    throw new UserError(
+      `the rollout record of ${source} in ${store.namespace} is not one vc wrote: ${stored.damaged}`,
+      EXIT.failure,
+    );
   return stored;
 }
 
@@ -145,7 +173,11 @@ async function runStatus(flags: RolloutFlags): Promise<number> {
       else process.stdout.write(formatData(null, format));
       return EXIT.invalid;
     }
-    process.stdout.write(format === "table" ? formatStatus(stored.record, !!flags.clusters) : formatData(rolloutView(stored.record), format));
+    process.stdout.write(
+      format === "table"
+        ? formatStatus(stored.record, !!flags.clusters)
+        : formatData(rolloutView(stored.record), format),
+    );
     return EXIT.ok;
   } finally {
     await target.close();
@@ -167,7 +199,10 @@ async function runRequest(verb: RolloutRequest["action"], flags: RolloutFlags): 
     const { identity } = await askServer(store.client);
     const req: RolloutRequest = { action: verb, by: recordedName(identity), at: new Date().toISOString() };
     await store.request(source, req);
-    if (format === "text") process.stdout.write(`asked the reconciler to ${verb} rollout ${r.id} (now ${r.phase}, wave ${r.wave + 1}/${r.waves.length} ${r.waves[r.wave]?.name ?? ""}): it acts at its next tick\n`);
+    if (format === "text")
+      process.stdout.write(
+        `asked the reconciler to ${verb} rollout ${r.id} (now ${r.phase}, wave ${r.wave + 1}/${r.waves.length} ${r.waves[r.wave]?.name ?? ""}): it acts at its next tick\n`,
+      );
     else process.stdout.write(formatData({ requested: true, rollout: r.id, phase: r.phase, request: req }, format));
     return EXIT.ok;
   } finally {

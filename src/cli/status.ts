@@ -6,7 +6,15 @@ import { openTarget, TargetSpecError } from "../sinks/index.js";
 import { DEFAULT_TARGET } from "../sinks/types.js";
 import { clusterFolderNames, findRepoRoot } from "../repo/layout.js";
 import { escapeControls } from "../model/escape.js";
-import { action, EXIT, formatColumns, formatData, parseOutputFormat, UnknownClusterError, UserError } from "./common.js";
+import {
+  action,
+  EXIT,
+  formatColumns,
+  formatData,
+  parseOutputFormat,
+  UnknownClusterError,
+  UserError,
+} from "./common.js";
 
 interface StatusFlags {
   cluster?: string;
@@ -19,13 +27,21 @@ interface StatusFlags {
 export function register(program: Command): void {
   program
     .command("status")
-    .description("show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, or vc apply and its user), result, the health its last reconciliation saw, message")
-    .option("--cluster <name>", "only this cluster, with every reconciliation kept (its status's and the older history)")
+    .description(
+      "show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, or vc apply and its user), result, the health its last reconciliation saw, message",
+    )
+    .option(
+      "--cluster <name>",
+      "only this cluster, with every reconciliation kept (its status's and the older history)",
+    )
     .option("--target <target>", "kube (the host of the kubeconfig context) or dir:PATH", DEFAULT_TARGET)
     .option("--kubeconfig <file>", "kubeconfig file")
     .option("--context <name>", "kubeconfig context")
     .addOption(new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table"))
-    .addHelpText("after", "\nExit status: 0 every cluster applied or suspended, 1 a cluster is invalid, failed or blocked (or --cluster names one without a status), 2 runtime failure.")
+    .addHelpText(
+      "after",
+      "\nExit status: 0 every cluster applied or suspended, 1 a cluster is invalid, failed or blocked (or --cluster names one without a status), 2 runtime failure.",
+    )
     .action(action(async (flags: StatusFlags) => runStatus(flags)));
 }
 
@@ -47,7 +63,9 @@ async function runStatus(flags: StatusFlags): Promise<number> {
     }
     if (format === "table") process.stdout.write(flags.cluster ? formatDetail(statuses[0]!) : formatTable(statuses));
     else process.stdout.write(formatData(flags.cluster ? statuses[0] : statuses, format));
-    return statuses.some((s) => s.result === "invalid" || s.result === "failed" || s.result === "blocked") ? EXIT.invalid : EXIT.ok;
+    return statuses.some((s) => s.result === "invalid" || s.result === "failed" || s.result === "blocked")
+      ? EXIT.invalid
+      : EXIT.ok;
   } catch (err) {
     if (err instanceof TargetSpecError) throw new UserError(err.message);
     throw err;
@@ -63,17 +81,37 @@ async function runStatus(flags: StatusFlags): Promise<number> {
 function noStatus(cluster: string, target: string): UserError {
   const repo = findRepoRoot(".");
   const folders = repo ? clusterFolderNames(repo.root) : undefined;
-  if (folders?.includes(cluster)) return new UserError(`cluster ${cluster} has no status on ${target}: it has not been reconciled there`, EXIT.invalid);
-  return new UnknownClusterError([cluster], (n) => [...(repo ? [`no folder clusters/${n} in ${repo.root}`] : []), `no status for it on ${target}`], folders);
+  if (folders?.includes(cluster))
+    return new UserError(
+      `cluster ${cluster} has no status on ${target}: it has not been reconciled there`,
+      EXIT.invalid,
+    );
+  return new UnknownClusterError(
+    [cluster],
+    (n) => [...(repo ? [`no folder clusters/${n} in ${repo.root}`] : []), `no status for it on ${target}`],
+    folders,
+  );
 }
 
 const short = shortRevision;
 
 export function formatTable(statuses: ClusterStatus[]): string {
   if (statuses.length === 0) return "no cluster has been reconciled on this target\n";
-  const rows = [["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "APPLIED BY", "ATTEMPTED", "LAST ATTEMPT", "HEALTH", "MESSAGE"]];
+  const rows = [
+    ["CLUSTER", "NAMESPACE", "RESULT", "APPLIED", "APPLIED BY", "ATTEMPTED", "LAST ATTEMPT", "HEALTH", "MESSAGE"],
+  ];
   for (const s of statuses) {
-    rows.push([s.cluster, s.hostNamespace, s.suspendedBy ? "suspended" : (s.result ?? "-"), short(s.lastAppliedRevision), appliedBy(s), short(s.lastAttemptedRevision), s.lastAttemptTime ?? "-", s.health ?? "-", s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? "")]);
+    rows.push([
+      s.cluster,
+      s.hostNamespace,
+      s.suspendedBy ? "suspended" : (s.result ?? "-"),
+      short(s.lastAppliedRevision),
+      appliedBy(s),
+      short(s.lastAttemptedRevision),
+      s.lastAttemptTime ?? "-",
+      s.health ?? "-",
+      s.suspendedBy ? `suspended by ${s.suspendedBy}` : (s.message ?? ""),
+    ]);
   }
   return formatColumns(rows);
 }
@@ -87,10 +125,38 @@ export function formatDetail(s: ClusterStatus): string {
   out += `attempted:         ${e(s.lastAttemptedRevision ?? "-")}${s.lastAttemptTime ? ` (${e(s.lastAttemptTime)})` : ""}\n`;
   if (s.suspendedBy) out += `suspended by:      ${e(s.suspendedBy)}\n`;
   if (s.history.length === 0) return out;
-  const rows = [["REVISION", "TIME", "DURATION", "RESULT", "BY", "CREATED", "UPDATED", "DELETED", "UNCHANGED", "FAILED", "HEALTH", "MESSAGE"]];
+  const rows = [
+    [
+      "REVISION",
+      "TIME",
+      "DURATION",
+      "RESULT",
+      "BY",
+      "CREATED",
+      "UPDATED",
+      "DELETED",
+      "UNCHANGED",
+      "FAILED",
+      "HEALTH",
+      "MESSAGE",
+    ],
+  ];
   for (const r of s.history) {
     const c = r.counts;
-    rows.push([short(r.revision), r.time, `${r.durationMs}ms`, r.result, actorOf(r), String(c.created), String(c.updated), String(c.deleted), String(c.unchanged), String(c.failed), r.health ?? "-", r.message ?? ""]);
+    rows.push([
+      short(r.revision),
+      r.time,
+      `${r.durationMs}ms`,
+      r.result,
+      actorOf(r),
+      String(c.created),
+      String(c.updated),
+      String(c.deleted),
+      String(c.unchanged),
+      String(c.failed),
+      r.health ?? "-",
+      r.message ?? "",
+    ]);
   }
   return `${out}\n${formatColumns(rows)}`;
 }

@@ -28,21 +28,51 @@ const FORMATS = ["text", "json", "yaml", "github"];
 export function register(program: Command): void {
   program
     .command("validate")
-    .description("validate the repository's cluster folders (values files, cluster.yaml, mesh manifests) and report every problem as file:line:col")
-    .argument("[path]", "repository root, its clusters/ folder, or a cluster folder (default: the current directory or the nearest parent holding clusters/)")
-    .addOption(new Option("-o, --output <format>", "output format (github: GitHub Actions annotations)").choices(FORMATS).default("text"))
+    .description(
+      "validate the repository's cluster folders (values files, cluster.yaml, mesh manifests) and report every problem as file:line:col",
+    )
+    .argument(
+      "[path]",
+      "repository root, its clusters/ folder, or a cluster folder (default: the current directory or the nearest parent holding clusters/)",
+    )
+    .addOption(
+      new Option("-o, --output <format>", "output format (github: GitHub Actions annotations)")
+        .choices(FORMATS)
+        .default("text"),
+    )
     .addOption(new Option("--format <format>", "the same as --output (kept for existing workflows)").choices(FORMATS))
-    .addOption(new Option("--cluster <name>", "validate only this cluster (repeatable)").argParser((v: string, acc: string[]) => [...acc, v]).default([], "every cluster"))
-    .option("--cache-dir <dir>", "keep validated cluster folders in DIR by content hash (and vc version): a later run re-reads only folders whose files changed")
-    .addOption(new Option("--jobs <n>", "threads to validate on (runs of 6,000 files or more; the others use one)").argParser(positiveInt).default(undefined, "every core"))
-    .addHelpText("after", "\nExit status: 0 valid (warnings allowed), 1 invalid or an unknown --cluster, 2 usage or runtime failure.")
+    .addOption(
+      new Option("--cluster <name>", "validate only this cluster (repeatable)")
+        .argParser((v: string, acc: string[]) => [...acc, v])
+        .default([], "every cluster"),
+    )
+    .option(
+      "--cache-dir <dir>",
+      "keep validated cluster folders in DIR by content hash (and vc version): a later run re-reads only folders whose files changed",
+    )
+    .addOption(
+      new Option("--jobs <n>", "threads to validate on (runs of 6,000 files or more; the others use one)")
+        .argParser(positiveInt)
+        .default(undefined, "every core"),
+    )
+    .addHelpText(
+      "after",
+      "\nExit status: 0 valid (warnings allowed), 1 invalid or an unknown --cluster, 2 usage or runtime failure.",
+    )
     .action(
-      action(async (path: string | undefined, flags: Omit<ValidateCommandOptions, "format"> & { output: ReportFormat; format?: ReportFormat }, command: Command) => {
-        const out: Output = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
-        const given = command.getOptionValueSource("output") === "cli";
-        if (flags.format && given && flags.format !== flags.output) throw new UserError(`--output ${flags.output} and --format ${flags.format} disagree: give one`);
-        return runValidate(path ?? process.cwd(), { ...flags, format: flags.format ?? flags.output }, out);
-      }),
+      action(
+        async (
+          path: string | undefined,
+          flags: Omit<ValidateCommandOptions, "format"> & { output: ReportFormat; format?: ReportFormat },
+          command: Command,
+        ) => {
+          const out: Output = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
+          const given = command.getOptionValueSource("output") === "cli";
+          if (flags.format && given && flags.format !== flags.output)
+            throw new UserError(`--output ${flags.output} and --format ${flags.format} disagree: give one`);
+          return runValidate(path ?? process.cwd(), { ...flags, format: flags.format ?? flags.output }, out);
+        },
+      ),
     );
 }
 
@@ -55,12 +85,25 @@ export async function runValidate(path: string, opts: ValidateCommandOptions, ou
   // The whole fleet asked for (a named cluster that is missing gets its own error).
   const empty = clusters.length === 0 ? emptyClustersNote(found.root) : undefined;
   if (empty) out.stderr(`${empty}\n`);
-  const result = await loadAndValidate(found.root, { clusters, cacheDir: opts.cacheDir, jobs: opts.jobs, detail: "summary", hostClaims: true });
+  const result = await loadAndValidate(found.root, {
+    clusters,
+    cacheDir: opts.cacheDir,
+    jobs: opts.jobs,
+    detail: "summary",
+    hostClaims: true,
+  });
   const unknown = unknownClusters(result.diagnostics);
-  if (unknown.length > 0) throw new UnknownClusterError(unknown, (n) => [`no folder clusters/${n} in ${found.root}`], clusterFolderNames(found.root));
+  if (unknown.length > 0)
+    throw new UnknownClusterError(
+      unknown,
+      (n) => [`no folder clusters/${n} in ${found.root}`],
+      clusterFolderNames(found.root),
+    );
   out.stdout(formatReport(result, opts.format));
   const s = summary(result);
-  out.stderr(`${s.clusters} cluster${s.clusters === 1 ? "" : "s"}, ${s.errors} error${s.errors === 1 ? "" : "s"}, ${s.warnings} warning${s.warnings === 1 ? "" : "s"}\n`);
+  out.stderr(
+    `${s.clusters} cluster${s.clusters === 1 ? "" : "s"}, ${s.errors} error${s.errors === 1 ? "" : "s"}, ${s.warnings} warning${s.warnings === 1 ? "" : "s"}\n`,
+  );
   return s.errors > 0 ? EXIT.invalid : EXIT.ok;
 }
 

@@ -39,7 +39,9 @@ export function loadGitCredential(opts: GitAuthOptions = {}): GitCredential | un
     try {
       text = readFileSync(opts.file, "utf8").trim();
     } catch (err) {
-      throw new Error(`cannot read git credentials file ${opts.file}: ${(err as NodeJS.ErrnoException).code ?? "error"}`);
+      throw new Error(
+        `cannot read git credentials file ${opts.file}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+      );
     }
     if (!text) throw new Error(`git credentials file ${opts.file} is empty`);
     const colon = text.indexOf(":");

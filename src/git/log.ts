@@ -27,7 +27,15 @@ export async function folderLog(opts: FolderLogOptions): Promise<FolderCommit[]>
   let entries;
   try {
     // force: a folder removed since (a deleted cluster) still has its history, down to the commit that removed it.
-    entries = await git.log({ fs, dir: opts.dir, ref: opts.ref ?? "HEAD", filepath: opts.path, depth: opts.limit, force: true, cache: opts.cache ?? {} });
+    entries = await git.log({
+      fs,
+      dir: opts.dir,
+      ref: opts.ref ?? "HEAD",
+      filepath: opts.path,
+      depth: opts.limit,
+      force: true,
+      cache: opts.cache ?? {},
+    });
   } catch (err) {
     // isomorphic-git throws NotFoundError when the path never existed in the history
     if ((err as { code?: string }).code === "NotFoundError") return [];

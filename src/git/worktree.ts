@@ -48,7 +48,8 @@ export async function materializePaths(opts: MaterializeOptions & { paths: reado
     const target = join(opts.dir, path);
     let blob: Uint8Array | undefined;
     try {
-      blob = (await git.readBlob({ fs, dir: opts.dir, oid: opts.commit, filepath: path, cache: opts.cache ?? {} })).blob;
+      blob = (await git.readBlob({ fs, dir: opts.dir, oid: opts.commit, filepath: path, cache: opts.cache ?? {} }))
+        .blob;
     } catch (err) {
       if ((err as { code?: string }).code !== "NotFoundError") throw err;
     }

@@ -46,13 +46,25 @@ export function clusterHealth(live: ClusterLive): ClusterHealth {
     const h = objectHealth(c);
     objects.push({ object: objectName(c), ...h, ...(h.reason ? { reason: `${objectName(c)}: ${h.reason}` } : {}) });
   }
-  const updateRevisions = new Set(live.objects.map((o) => (o.live?.kind === "StatefulSet" ? (o.live.status as { updateRevision?: string } | undefined)?.updateRevision : undefined)).filter((r): r is string => !!r));
+  const updateRevisions = new Set(
+    live.objects
+      .map((o) =>
+        o.live?.kind === "StatefulSet"
+          ? (o.live.status as { updateRevision?: string } | undefined)?.updateRevision
+          : undefined,
+      )
+      .filter((r): r is string => !!r),
+  );
   for (const p of [...live.pods].sort(byName)) {
     const h = podHealth(p, live.events ?? [], live.claims);
     // A stuck pod of the revision being replaced is what a rollout fixes: Progressing, not Degraded.
     const revision = p.metadata.labels?.["controller-revision-hash"];
-    const replaced = h.status === "Degraded" && revision !== undefined && updateRevisions.size > 0 && !updateRevisions.has(revision);
-    objects.push({ object: objectName(p), ...(replaced ? { status: "Progressing", reason: `${h.reason} (revision ${revision}, being replaced)` } : h) });
+    const replaced =
+      h.status === "Degraded" && revision !== undefined && updateRevisions.size > 0 && !updateRevisions.has(revision);
+    objects.push({
+      object: objectName(p),
+      ...(replaced ? { status: "Progressing", reason: `${h.reason} (revision ${revision}, being replaced)` } : h),
+    });
   }
 
   if (live.objects.length > 0 && live.objects.every((o) => !o.live && !o.unreadable)) {

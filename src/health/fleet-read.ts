@@ -29,14 +29,21 @@ export interface AlreadyListed {
 export class FleetReadForbidden extends Error {}
 
 const kindKey = (apiVersion: string, kind: string) => `${apiVersion}/${kind}`;
-const objKey = (apiVersion: string, kind: string, namespace: string | undefined, name: string) => `${apiVersion}/${kind}/${namespace ?? ""}/${name}`;
+const objKey = (apiVersion: string, kind: string, namespace: string | undefined, name: string) =>
+  `${apiVersion}/${kind}/${namespace ?? ""}/${name}`;
 
 /**
  * One LIST across namespaces, a page at a time, keeping of each object only what `keep` wants and without its
  * managedFields (no health rule reads them): a fleet's objects of a kind are never all held whole. An unserved kind
  * (404) holds nothing; 403 ends the fleet read.
  */
-async function listAll(client: KubeClient, apiVersion: string, kind: string, opts: { labelSelector?: string; fieldSelector?: string } = {}, keep: (o: KubeObject) => boolean = () => true): Promise<KubeObject[]> {
+async function listAll(
+  client: KubeClient,
+  apiVersion: string,
+  kind: string,
+  opts: { labelSelector?: string; fieldSelector?: string } = {},
+  keep: (o: KubeObject) => boolean = () => true,
+): Promise<KubeObject[]> {
   const type = resourceFor(apiVersion, kind);
   if (!type) return [];
   try {
@@ -71,7 +78,11 @@ const normalSelector = (s: string) => s.split(",").sort().join(",");
  * Pending): O(kinds) requests whatever the number of clusters. Throws FleetReadForbidden when a fleet-wide LIST is
  * forbidden. A LIST that fails otherwise leaves what it would have shown Unknown, with why, as a failed read does.
  */
-export async function readFleetHealth(client: KubeClient, clusters: readonly FleetHealthCluster[], listed: AlreadyListed = {}): Promise<Map<string, ClusterHealth>> {
+export async function readFleetHealth(
+  client: KubeClient,
+  clusters: readonly FleetHealthCluster[],
+  listed: AlreadyListed = {},
+): Promise<Map<string, ClusterHealth>> {
   const wanted = new Map(clusters.map((c) => [c.name, c.objects.filter(hasHealthRules)]));
   // The live objects of each health-bearing kind, by apiVersion/kind/namespace/name (or why the kind could not be read).
   const kinds = new Map<string, { apiVersion: string; kind: string }>();
@@ -88,8 +99,13 @@ export async function readFleetHealth(client: KubeClient, clusters: readonly Fle
   await Promise.all(
     [...kinds].map(async ([k, { apiVersion, kind }]) => {
       try {
-        const items = listed.kinds?.get(k) ?? (await listAll(client, apiVersion, kind, {}, (o) => wantedKeys.has(objKey(apiVersion, kind, o.metadata.namespace, o.metadata.name))));
-        for (const o of items) live.set(objKey(apiVersion, kind, o.metadata.namespace, o.metadata.name), { ...o, apiVersion, kind });
+        const items =
+          listed.kinds?.get(k) ??
+          (await listAll(client, apiVersion, kind, {}, (o) =>
+            wantedKeys.has(objKey(apiVersion, kind, o.metadata.namespace, o.metadata.name)),
+          ));
+        for (const o of items)
+          live.set(objKey(apiVersion, kind, o.metadata.namespace, o.metadata.name), { ...o, apiVersion, kind });
       } catch (err) {
         if (err instanceof FleetReadForbidden) throw err;
         failed.set(k, why(err));
@@ -114,7 +130,10 @@ export async function readFleetHealth(client: KubeClient, clusters: readonly Fle
   const workloadsOf = new Map<string, KubeObject[]>();
   const shapes = new Map<string, Array<Record<string, string>>>();
   for (const c of clusters) {
-    const workloads = objectsOf.get(c.name)!.map((o) => o.live).filter((o): o is KubeObject => !!o && (o.kind === "StatefulSet" || o.kind === "Deployment"));
+    const workloads = objectsOf
+      .get(c.name)!
+      .map((o) => o.live)
+      .filter((o): o is KubeObject => !!o && (o.kind === "StatefulSet" || o.kind === "Deployment"));
     workloadsOf.set(c.name, workloads);
     for (const w of workloads) {
       const labels = selectorLabels(w);
@@ -132,7 +151,9 @@ export async function readFleetHealth(client: KubeClient, clusters: readonly Fle
       const given = listed.pods?.find((p) => normalSelector(p.selector) === normalSelector(selector));
       pods.push(...(given ? given.items : await listAll(client, "v1", "Pod", { labelSelector: selector })));
     }
-    const claimed = [...workloadsOf.values()].some((ws) => ws.some((w) => w.kind === "StatefulSet" && claimNames(w).size > 0));
+    const claimed = [...workloadsOf.values()].some((ws) =>
+      ws.some((w) => w.kind === "StatefulSet" && claimNames(w).size > 0),
+    );
     claims = claimed ? await listAll(client, "v1", "PersistentVolumeClaim") : [];
   } catch (err) {
     if (err instanceof FleetReadForbidden) throw err;
@@ -151,29 +172,69 @@ export async function readFleetHealth(client: KubeClient, clusters: readonly Fle
       const labels = selectorLabels(w);
       if (!labels) continue;
       for (const p of podsByNamespace.get(w.metadata.namespace ?? c.hostNamespace) ?? []) {
-        if (seen.has(p.metadata.name) || !Object.entries(labels).every(([k, v]) => p.metadata.labels?.[k] === v)) continue;
+        if (seen.has(p.metadata.name) || !Object.entries(labels).every(([k, v]) => p.metadata.labels?.[k] === v))
+          continue;
         mine.push(p);
         seen.add(p.metadata.name);
       }
     }
-    const wantedClaims = new Set(workloadsOf.get(c.name)!.filter((w) => w.kind === "StatefulSet").flatMap((w) => [...claimNames(w)]));
-    parts.set(c.name, { pods: mine, claims: wantedClaims.size === 0 ? [] : (claimsByNamespace.get(c.hostNamespace) ?? []).filter((x) => wantedClaims.has(x.metadata.name)) });
+    const wantedClaims = new Set(
+      workloadsOf
+        .get(c.name)!
+        .filter((w) => w.kind === "StatefulSet")
+        .flatMap((w) => [...claimNames(w)]),
+    );
+    parts.set(c.name, {
+      pods: mine,
+      claims:
+        wantedClaims.size === 0
+          ? []
+          : (claimsByNamespace.get(c.hostNamespace) ?? []).filter((x) => wantedClaims.has(x.metadata.name)),
+    });
   }
 
   // Events only for the causes of a Pending pod: one LIST of pod events, when some pod is Pending.
   const pendingIn = new Set<string>();
-  for (const c of clusters) if (parts.get(c.name)!.pods.some((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending")) pendingIn.add(c.hostNamespace);
-  const events = pendingIn.size === 0 ? new Map<string, KubeObject[]>() : groupBy(await listAll(client, "v1", "Event", { fieldSelector: "involvedObject.kind=Pod" }).catch((): KubeObject[] => []), namespaceOf);
+  for (const c of clusters)
+    if (parts.get(c.name)!.pods.some((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending"))
+      pendingIn.add(c.hostNamespace);
+  const events =
+    pendingIn.size === 0
+      ? new Map<string, KubeObject[]>()
+      : groupBy(
+          await listAll(client, "v1", "Event", { fieldSelector: "involvedObject.kind=Pod" }).catch(
+            (): KubeObject[] => [],
+          ),
+          namespaceOf,
+        );
 
   const out = new Map<string, ClusterHealth>();
   for (const c of clusters) {
     const objects = objectsOf.get(c.name)!;
     if (podsFailed !== undefined && workloadsOf.get(c.name)!.length > 0) {
-      out.set(c.name, clusterHealth({ objects: [...objects, { ref: { apiVersion: "v1", kind: "Pod", namespace: c.hostNamespace, name: "*" }, unreadable: podsFailed }], pods: [], claims: [] }));
+      out.set(
+        c.name,
+        clusterHealth({
+          objects: [
+            ...objects,
+            { ref: { apiVersion: "v1", kind: "Pod", namespace: c.hostNamespace, name: "*" }, unreadable: podsFailed },
+          ],
+          pods: [],
+          claims: [],
+        }),
+      );
       continue;
     }
     const p = parts.get(c.name)!;
-    out.set(c.name, clusterHealth({ objects, pods: p.pods, claims: p.claims, events: pendingIn.has(c.hostNamespace) ? (events.get(c.hostNamespace) ?? []) : [] }));
+    out.set(
+      c.name,
+      clusterHealth({
+        objects,
+        pods: p.pods,
+        claims: p.claims,
+        events: pendingIn.has(c.hostNamespace) ? (events.get(c.hostNamespace) ?? []) : [],
+      }),
+    );
   }
   return out;
 }

@@ -20,7 +20,10 @@ export function healthRefs(refs: readonly ObjectRef[]): KubeObject[] {
 }
 
 /** A function that reads one cluster's health from the host, for the clusters given (a desired state's, or their references). */
-function healthReader(client: KubeClient, clusters: readonly HealthTarget[]): (cluster: string) => Promise<ClusterHealth> {
+function healthReader(
+  client: KubeClient,
+  clusters: readonly HealthTarget[],
+): (cluster: string) => Promise<ClusterHealth> {
   const byName = new Map(clusters.map((c) => [c.name, c]));
   return async (cluster) => {
     const c = byName.get(cluster);
@@ -30,7 +33,13 @@ function healthReader(client: KubeClient, clusters: readonly HealthTarget[]): (c
 }
 
 /** Waits for the named clusters of `known` to become healthy on the host. */
-export function waitForClusters(client: KubeClient, known: readonly HealthTarget[], clusters: readonly string[], clock: WaitClock, opts: WaitOptions): Promise<WaitOutcome> {
+export function waitForClusters(
+  client: KubeClient,
+  known: readonly HealthTarget[],
+  clusters: readonly string[],
+  clock: WaitClock,
+  opts: WaitOptions,
+): Promise<WaitOutcome> {
   return waitForHealth(clusters, healthReader(client, known), clock, opts);
 }
 
@@ -38,7 +47,12 @@ export function waitForClusters(client: KubeClient, known: readonly HealthTarget
  * One cluster's health, its rendered objects read from the repository at `root` (vc describe): Unknown when the folder is
  * invalid or missing, as vc then does not know what the host should hold.
  */
-export async function healthOfRepoCluster(client: KubeClient, root: string, revision: string, cluster: string): Promise<ClusterHealth> {
+export async function healthOfRepoCluster(
+  client: KubeClient,
+  root: string,
+  revision: string,
+  cluster: string,
+): Promise<ClusterHealth> {
   const desired = await loadDesired(root, revision, { clusters: [cluster] });
   const error = desired.errors.find((e) => e.cluster === cluster);
   if (error) return { status: "Unknown", reason: `the folder is invalid: ${error.message}`, objects: [] };

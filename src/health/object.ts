@@ -64,7 +64,8 @@ function statefulSet(o: KubeObject): Health {
     return updated < want - partition ? progressing(`updated ${updated}/${want - partition}`) : HEALTHY;
   }
   if (current < want && updated < want) return progressing(`updated ${updated}/${want}`);
-  if (st.currentRevision !== st.updateRevision) return progressing(`rolling out revision ${String(st.updateRevision ?? "")}`);
+  if (st.currentRevision !== st.updateRevision)
+    return progressing(`rolling out revision ${String(st.updateRevision ?? "")}`);
   return HEALTHY;
 }
 

@@ -35,7 +35,10 @@ export function podHealth(o: KubeObject, events: KubeObject[] = [], claims: Kube
     const scheduled = st.conditions?.find((c) => c.type === "PodScheduled");
     if (scheduled?.status === "False" && scheduled.reason === "Unschedulable") {
       const cause = pendingCauses({ events, pvcs: claims }, pod)[0];
-      return { status: "Degraded", reason: `pod ${name} Unschedulable${cause ? ` (${cause.cause}: ${cause.detail})` : ""}` };
+      return {
+        status: "Degraded",
+        reason: `pod ${name} Unschedulable${cause ? ` (${cause.cause}: ${cause.detail})` : ""}`,
+      };
     }
     return { status: "Progressing", reason: `pod ${name} Pending` };
   }

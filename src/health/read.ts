@@ -14,7 +14,8 @@ const READS = 4;
 
 /** Why a read failed, as a health reason says it. */
 export function why(err: unknown): string {
-  if (err instanceof KubeApiError) return err.status === 403 ? "not visible to you (forbidden)" : `read failed (${err.status})`;
+  if (err instanceof KubeApiError)
+    return err.status === 403 ? "not visible to you (forbidden)" : `read failed (${err.status})`;
   return `read failed: ${(err as Error).message}`;
 }
 
@@ -44,7 +45,11 @@ export function claimNames(o: KubeObject): Set<string> {
  * The health of one cluster: one GET per rendered object with health rules (StatefulSet, Deployment, APIService,
  * Certificate, Namespace), one LIST of pods per workload selector, one LIST of claims, and events only when a pod is Pending.
  */
-export async function readClusterHealth(client: KubeClient, hostNamespace: string, desired: readonly KubeObject[]): Promise<ClusterHealth> {
+export async function readClusterHealth(
+  client: KubeClient,
+  hostNamespace: string,
+  desired: readonly KubeObject[],
+): Promise<ClusterHealth> {
   const wanted = desired.filter(hasHealthRules);
   const objects: LiveOf[] = await mapLimit(wanted, READS, async (d): Promise<LiveOf> => {
     const ref = refOf(d);
@@ -59,25 +64,48 @@ export async function readClusterHealth(client: KubeClient, hostNamespace: strin
     return clusterHealth({ objects, ...(await readPodsAndClaims(client, hostNamespace, objects)) });
   } catch (err) {
     // Pods or claims that cannot be read leave the cluster's health Unknown, with why.
-    return clusterHealth({ objects: [...objects, { ref: { apiVersion: "v1", kind: "Pod", namespace: hostNamespace, name: "*" }, unreadable: why(err) }], pods: [], claims: [] });
+    return clusterHealth({
+      objects: [
+        ...objects,
+        { ref: { apiVersion: "v1", kind: "Pod", namespace: hostNamespace, name: "*" }, unreadable: why(err) },
+      ],
+      pods: [],
+      claims: [],
+    });
   }
 }
 
-async function readPodsAndClaims(client: KubeClient, hostNamespace: string, objects: LiveOf[]): Promise<{ pods: KubeObject[]; claims: KubeObject[]; events: KubeObject[] }> {
-  const workloads = objects.map((o) => o.live).filter((o): o is KubeObject => !!o && (o.kind === "StatefulSet" || o.kind === "Deployment"));
+async function readPodsAndClaims(
+  client: KubeClient,
+  hostNamespace: string,
+  objects: LiveOf[],
+): Promise<{ pods: KubeObject[]; claims: KubeObject[]; events: KubeObject[] }> {
+  const workloads = objects
+    .map((o) => o.live)
+    .filter((o): o is KubeObject => !!o && (o.kind === "StatefulSet" || o.kind === "Deployment"));
   const pods: KubeObject[] = [];
   const seen = new Set<string>();
   const podType = resourceFor("v1", "Pod")!;
   for (const w of workloads) {
     const selector = selectorOf(w);
     if (!selector) continue;
-    for (const p of await client.list(podType, { namespace: w.metadata.namespace ?? hostNamespace, labelSelector: selector })) {
+    for (const p of await client.list(podType, {
+      namespace: w.metadata.namespace ?? hostNamespace,
+      labelSelector: selector,
+    })) {
       if (!seen.has(p.metadata.name)) pods.push(p), seen.add(p.metadata.name);
     }
   }
   const wantedClaims = new Set(workloads.filter((w) => w.kind === "StatefulSet").flatMap((w) => [...claimNames(w)]));
-  const claims = wantedClaims.size === 0 ? [] : (await client.list(resourceFor("v1", "PersistentVolumeClaim")!, { namespace: hostNamespace })).filter((c) => wantedClaims.has(c.metadata.name));
+  const claims =
+    wantedClaims.size === 0
+      ? []
+      : (await client.list(resourceFor("v1", "PersistentVolumeClaim")!, { namespace: hostNamespace })).filter((c) =>
+          wantedClaims.has(c.metadata.name),
+        );
   const pending = pods.some((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending");
-  const events = pending ? await client.list(resourceFor("v1", "Event")!, { namespace: hostNamespace }).catch(() => []) : [];
+  const events = pending
+    ? await client.list(resourceFor("v1", "Event")!, { namespace: hostNamespace }).catch(() => [])
+    : [];
   return { pods, claims, events };
 }

@@ -31,7 +31,12 @@ export type WaitOutcome =
  * Looks at each cluster's health until every one is Healthy (a Healthy cluster is not looked at again), any is Degraded,
  * or `timeoutMs` has passed; the last look is made at the deadline, never after it.
  */
-export async function waitForHealth(clusters: readonly string[], look: (cluster: string) => Promise<ClusterHealth>, clock: WaitClock, opts: WaitOptions): Promise<WaitOutcome> {
+export async function waitForHealth(
+  clusters: readonly string[],
+  look: (cluster: string) => Promise<ClusterHealth>,
+  clock: WaitClock,
+  opts: WaitOptions,
+): Promise<WaitOutcome> {
   const deadline = clock.now() + opts.timeoutMs;
   const health = new Map<string, ClusterHealth>();
   const pending = [...clusters].sort();
@@ -43,7 +48,8 @@ export async function waitForHealth(clusters: readonly string[], look: (cluster:
     for (const [c, h] of looked) health.set(c, h);
     opts.onPoll?.(looked);
     const degraded = pending.find((c) => looked.get(c)!.status === "Degraded");
-    if (degraded) return { result: "degraded", cluster: degraded, reason: looked.get(degraded)!.reason ?? "Degraded", health };
+    if (degraded)
+      return { result: "degraded", cluster: degraded, reason: looked.get(degraded)!.reason ?? "Degraded", health };
     for (const c of [...pending]) if (looked.get(c)!.status === "Healthy") pending.splice(pending.indexOf(c), 1);
     if (pending.length === 0) return { result: "healthy", health };
     const left = deadline - clock.now();

@@ -24,4 +24,3 @@ export function setRequestBudget(budget: Partial<RequestBudget>): void {
 export function requestBudget(): RequestBudget {
   return { ...processBudget };
 }
-

@@ -7,13 +7,21 @@ import type { KubeObject, ObjectRef } from "../kube/object.js";
 import { apiVersionOf, resourceFor, resourcePath, type ResourceType } from "../kube/resources.js";
 import { FIELD_MANAGER } from "../translate/keys.js";
 import { hostContextOf, missingKubeconfig } from "./kubeconfig-file.js";
-import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay, sleep, type RetryPolicy } from "../util/retry.js";
+import {
+  DEFAULT_RETRY,
+  isRetryableStatus,
+  isTransientNetworkError,
+  parseRetryAfter,
+  retryDelay,
+  sleep,
+  type RetryPolicy,
+} from "../util/retry.js";
 import { UserError } from "../model/errors.js";
 import pLimit from "p-limit";
 import { requestBudget, type RequestBudget } from "./budget.js";
 import { parseWarningHeaders, tellWarnings, WarningTeller, type WarningSink } from "./warnings.js";
 
-export type {   RequestBudget } from "./budget.js";
+export type { RequestBudget } from "./budget.js";
 
 /** What vc says of each cause `reason` of a Status (metav1.CauseType); the server's own wording changes between releases. */
 const CAUSE_WORDS: Record<string, string> = {
@@ -36,12 +44,21 @@ const CAUSE_WORDS: Record<string, string> = {
  * words, then the server's own message for the detail (it may change from release to release; nothing parses it).
  */
 export function refusalMessage(status: number, statusText: string, body: unknown): string {
-  const b = body && typeof body === "object" ? (body as { message?: unknown; reason?: unknown; details?: { causes?: Array<{ field?: string; reason?: string }> } }) : {};
+  const b =
+    body && typeof body === "object"
+      ? (body as {
+          message?: unknown;
+          reason?: unknown;
+          details?: { causes?: Array<{ field?: string; reason?: string }> };
+        })
+      : {};
   const serverSaid = typeof b.message === "string" ? b.message : "";
   const reason = typeof b.reason === "string" && b.reason ? b.reason : statusText;
   const causes = (b.details?.causes ?? []).filter((c) => c.field || c.reason);
   if (causes.length === 0) return `${status} ${serverSaid || reason}`;
-  const fields = causes.map((c) => `${c.field || "(the object)"}: ${(c.reason && CAUSE_WORDS[c.reason]) ?? c.reason ?? "refused"}`).join("; ");
+  const fields = causes
+    .map((c) => `${c.field || "(the object)"}: ${(c.reason && CAUSE_WORDS[c.reason]) ?? c.reason ?? "refused"}`)
+    .join("; ");
   return `${status} ${reason}: ${fields}${serverSaid ? ` (the server said: ${serverSaid})` : ""}`;
 }
 
@@ -59,7 +76,9 @@ export class KubeApiError extends Error {
 
   /** The `details.causes` of the refusal as `field reason` (what tests and checks decide by). */
   get causes(): Array<{ field: string; reason: string }> {
-    const causes = (this.body as { details?: { causes?: Array<{ field?: string; reason?: string }> } } | undefined)?.details?.causes ?? [];
+    const causes =
+      (this.body as { details?: { causes?: Array<{ field?: string; reason?: string }> } } | undefined)?.details
+        ?.causes ?? [];
     return causes.map((c) => ({ field: c.field ?? "", reason: c.reason ?? "" }));
   }
 }
@@ -136,7 +155,9 @@ export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }):
   if (context) {
     if (!kc.getContextObject(context)) {
       const known = kc.getContexts().map((c) => c.name);
-      throw new Error(`context "${context}" not found in kubeconfig${known.length ? ` (contexts: ${known.join(", ")})` : ""}`);
+      throw new Error(
+        `context "${context}" not found in kubeconfig${known.length ? ` (contexts: ${known.join(", ")})` : ""}`,
+      );
     }
     kc.setCurrentContext(context);
   }
@@ -194,7 +215,11 @@ export class KubeClient {
       this.auth = { headers: init.headers as unknown as Headers, at: Date.now() };
       if (!this.agent) {
         const base = init.agent as http.Agent;
-        const options = { ...((base as unknown as { options?: object }).options ?? {}), keepAlive: true, maxSockets: MAX_SOCKETS };
+        const options = {
+          ...((base as unknown as { options?: object }).options ?? {}),
+          keepAlive: true,
+          maxSockets: MAX_SOCKETS,
+        };
         this.agent = base instanceof https.Agent ? new https.Agent(options) : new http.Agent(options);
       }
     }
@@ -207,7 +232,8 @@ export class KubeClient {
    */
   async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const url = this.server + path + queryString(withStrictFields(method, opts.query));
-    const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+    const body =
+      opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
     const { timeoutMs, retryRefused } = this.budget;
     // The budget runs from when the request gets a connection (MAX_SOCKETS in flight): a wait behind this client's own
     // requests is not the server's silence.
@@ -233,7 +259,10 @@ export class KubeClient {
           });
         });
         const texts = parseWarningHeaders(res.headers.raw().warning ?? []);
-        if (texts.length > 0) (this.warnings ? this.warnings.tell(this.server, method, path, texts) : tellWarnings(this.server, method, path, texts));
+        if (texts.length > 0)
+          this.warnings
+            ? this.warnings.tell(this.server, method, path, texts)
+            : tellWarnings(this.server, method, path, texts);
         if (res.ok) return (opts.response === "text" ? text : text ? JSON.parse(text) : undefined) as T;
         const parsed = parseBody(text);
         const error = new KubeApiError(method, path, res.status, res.statusText, parsed);
@@ -245,7 +274,9 @@ export class KubeClient {
         if (isTimeout(err) || Date.now() >= deadline) throw this.timedOut(method, path, reason);
         const code = (err as { code?: string }).code;
         if (code === "ECONNREFUSED" && !retryRefused) {
-          throw new Error(`cannot reach the API server ${this.server}: connection refused (${method} ${path}); is the cluster up, and are --context and --kubeconfig the right ones?`);
+          throw new Error(
+            `cannot reach the API server ${this.server}: connection refused (${method} ${path}); is the cluster up, and are --context and --kubeconfig the right ones?`,
+          );
         }
         if (!isTransientNetworkError(err) || attempt >= this.policy.attempts) {
           throw new Error(`${method} ${this.server}${path}: ${(err as Error).message}`);
@@ -276,7 +307,11 @@ export class KubeClient {
   }
 
   /** Calls `onPage` with the items of each page of the collection at `path` as it arrives, following `continue` tokens. */
-  private async eachPage<T>(path: string, opts: Omit<ListOptions, "namespace">, onPage: (items: T[]) => void): Promise<void> {
+  private async eachPage<T>(
+    path: string,
+    opts: Omit<ListOptions, "namespace">,
+    onPage: (items: T[]) => void,
+  ): Promise<void> {
     let cont: string | undefined;
     do {
       const page = await this.page<T>(path, opts, cont);
@@ -286,13 +321,24 @@ export class KubeClient {
   }
 
   /** One page of the collection at `path`: from `cont` on, or the first. An expired continue token throws ExpiredContinue. */
-  private async page<T>(path: string, opts: Omit<ListOptions, "namespace">, cont: string | undefined): Promise<{ items: T[]; continue?: string }> {
+  private async page<T>(
+    path: string,
+    opts: Omit<ListOptions, "namespace">,
+    cont: string | undefined,
+  ): Promise<{ items: T[]; continue?: string }> {
     const query = opts.fromCache
       ? { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, resourceVersion: "0" }
-      : { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? MAPPED_PAGE, continue: cont };
-    const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, { query }).catch((err: unknown) => {
-      throw cont !== undefined && err instanceof KubeApiError && err.status === 410 ? new ExpiredContinue(err) : err;
-    });
+      : {
+          labelSelector: opts.labelSelector,
+          fieldSelector: opts.fieldSelector,
+          limit: opts.limit ?? MAPPED_PAGE,
+          continue: cont,
+        };
+    const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, { query }).catch(
+      (err: unknown) => {
+        throw cont !== undefined && err instanceof KubeApiError && err.status === 410 ? new ExpiredContinue(err) : err;
+      },
+    );
     return { items: page.items ?? [], continue: page.metadata?.continue || undefined };
   }
 
@@ -303,7 +349,11 @@ export class KubeClient {
    * holds nothing of it between pages. A continue token the server no longer knows throws ExpiredContinue: the list
    * cannot be resumed where it stood.
    */
-  async listPage(type: ResourceType, opts: Omit<ListOptions, "fromCache">, cont?: string): Promise<{ items: KubeObject[]; continue?: string }> {
+  async listPage(
+    type: ResourceType,
+    opts: Omit<ListOptions, "fromCache">,
+    cont?: string,
+  ): Promise<{ items: KubeObject[]; continue?: string }> {
     const page = await this.page<KubeObject>(resourcePath(type, opts.namespace), opts, cont);
     page.items.forEach(typedAs(type));
     return page;
@@ -330,7 +380,11 @@ export class KubeClient {
    * token the server no longer knows (410: its store was compacted past the list's snapshot between two pages) makes
    * the list be read again from its first page, once, as client-go's pager does.
    */
-  async listPathMapped<I, T>(path: string, opts: Omit<ListOptions, "namespace">, map: (item: I) => T | undefined): Promise<T[]> {
+  async listPathMapped<I, T>(
+    path: string,
+    opts: Omit<ListOptions, "namespace">,
+    map: (item: I) => T | undefined,
+  ): Promise<T[]> {
     for (let attempt = 1; ; attempt++) {
       const out: T[] = [];
       try {
@@ -348,9 +402,16 @@ export class KubeClient {
   }
 
   /** Server-side apply of the whole object (field manager "vc" unless given, conflicts forced). */
-  async apply(obj: KubeObject, opts: { dryRun?: boolean; fieldManager?: string; force?: boolean } = {}): Promise<KubeObject> {
+  async apply(
+    obj: KubeObject,
+    opts: { dryRun?: boolean; fieldManager?: string; force?: boolean } = {},
+  ): Promise<KubeObject> {
     return this.request<KubeObject>("PATCH", objectPath(obj), {
-      query: { fieldManager: opts.fieldManager ?? FIELD_MANAGER, force: opts.force ?? true, dryRun: opts.dryRun ? "All" : undefined },
+      query: {
+        fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+        force: opts.force ?? true,
+        dryRun: opts.dryRun ? "All" : undefined,
+      },
       body: obj,
       contentType: "application/apply-patch+yaml",
       retryConflict: opts.force ?? true,
@@ -358,11 +419,23 @@ export class KubeClient {
   }
 
   /** Deletes an object; false when it was already gone. `preconditions` guard against deleting a replaced object (409). */
-  async delete(ref: ObjectRef, opts: { dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string }; propagationPolicy?: string } = {}): Promise<boolean> {
+  async delete(
+    ref: ObjectRef,
+    opts: {
+      dryRun?: boolean;
+      preconditions?: { uid?: string; resourceVersion?: string };
+      propagationPolicy?: string;
+    } = {},
+  ): Promise<boolean> {
     try {
       await this.request("DELETE", objectPath(ref), {
         query: { dryRun: opts.dryRun ? "All" : undefined },
-        body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: opts.propagationPolicy ?? "Background", preconditions: opts.preconditions },
+        body: {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          propagationPolicy: opts.propagationPolicy ?? "Background",
+          preconditions: opts.preconditions,
+        },
       });
       return true;
     } catch (err) {
@@ -374,7 +447,9 @@ export class KubeClient {
   /** The budget ran out; `lastFailure` is what the tries before got (a status, a network error), empty when none came back. */
   private timedOut(method: string, path: string, lastFailure: string): RequestTimeoutError {
     const seconds = `${this.budget.timeoutMs / 1000}s`;
-    const what = lastFailure ? `did not answer ${method} ${path} successfully within ${seconds} (last answer: ${lastFailure})` : `did not answer ${method} ${path} within ${seconds}`;
+    const what = lastFailure
+      ? `did not answer ${method} ${path} successfully within ${seconds} (last answer: ${lastFailure})`
+      : `did not answer ${method} ${path} within ${seconds}`;
     return new RequestTimeoutError(
       `the API server ${this.server} ${what}: it may be down or overloaded; wait longer with --request-timeout (e.g. --request-timeout 2m, 0 for no limit)`,
     );
@@ -394,7 +469,10 @@ function typeOf(ref: Pick<ObjectRef, "apiVersion" | "kind">): ResourceType {
 }
 
 export function objectPath(ref: ObjectRef | KubeObject): string {
-  const r = "metadata" in ref ? { apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.metadata.namespace, name: ref.metadata.name } : ref;
+  const r =
+    "metadata" in ref
+      ? { apiVersion: ref.apiVersion, kind: ref.kind, namespace: ref.metadata.namespace, name: ref.metadata.name }
+      : ref;
   const type = typeOf(r);
   if (type.namespaced && !r.namespace) throw new Error(`${r.kind} ${r.name} needs a namespace`);
   return resourcePath(type, r.namespace, r.name);

@@ -67,14 +67,20 @@ export class Discovery {
 
   private async groupVersions(): Promise<Set<string>> {
     if (!this.groups || this.now() - this.groups.at > this.ttlMs) {
-      const value = this.client.request<GroupList>("GET", "/apis").then((list) => new Set((list.groups ?? []).flatMap((g) => (g.versions ?? []).map((v) => v.groupVersion))));
+      const value = this.client
+        .request<GroupList>("GET", "/apis")
+        .then((list) => new Set((list.groups ?? []).flatMap((g) => (g.versions ?? []).map((v) => v.groupVersion))));
       this.groups = { at: this.now(), value };
       value.catch(() => (this.groups = undefined));
     }
     return this.groups.value;
   }
 
-  private cached<T>(map: Map<string, { at: number; value: Promise<T> }>, key: string, load: () => Promise<T>): Promise<T> {
+  private cached<T>(
+    map: Map<string, { at: number; value: Promise<T> }>,
+    key: string,
+    load: () => Promise<T>,
+  ): Promise<T> {
     const hit = map.get(key);
     if (hit && this.now() - hit.at <= this.ttlMs) return hit.value;
     const value = load();

@@ -12,7 +12,14 @@ import { KubeApiError, type KubeClient } from "./client.js";
  * verified: the subject a token claims, the name of the kubeconfig's user entry (a kubeconfig may call itself
  * anything, `reconciler` included) and `local user`, the account vc runs as (a `dir:` target has no server to ask).
  */
-type IdentitySource = "SelfSubjectReview" | "TokenReview" | "impersonation" | "client certificate" | "token subject" | "kubeconfig user" | "local user";
+type IdentitySource =
+  | "SelfSubjectReview"
+  | "TokenReview"
+  | "impersonation"
+  | "client certificate"
+  | "token subject"
+  | "kubeconfig user"
+  | "local user";
 
 export interface Identity {
   name: string;
@@ -38,7 +45,10 @@ const SELF_REVIEW_VERSIONS = ["v1", "v1beta1"];
  * 1.20, where creating one is a 403 for all but admins), "forbidden" when the server refuses to tell. Other failures
  * (the server does not answer, refuses the credentials) are thrown.
  */
-async function selfSubjectReview(client: KubeClient, log: (line: string) => void = () => {}): Promise<string | "forbidden" | undefined> {
+async function selfSubjectReview(
+  client: KubeClient,
+  log: (line: string) => void = () => {},
+): Promise<string | "forbidden" | undefined> {
   for (const version of SELF_REVIEW_VERSIONS) {
     const path = `/apis/authentication.k8s.io/${version}`;
     let served: { resources?: Array<{ name?: string }> } | undefined;
@@ -51,9 +61,13 @@ async function selfSubjectReview(client: KubeClient, log: (line: string) => void
     if (!served?.resources?.some((r) => r.name === "selfsubjectreviews")) continue;
     log(`asking ${client.server} who we are: POST ${path}/selfsubjectreviews`);
     try {
-      const review = await client.request<{ status?: { userInfo?: { username?: string } } }>("POST", `${path}/selfsubjectreviews`, {
-        body: { apiVersion: `authentication.k8s.io/${version}`, kind: "SelfSubjectReview", metadata: {} },
-      });
+      const review = await client.request<{ status?: { userInfo?: { username?: string } } }>(
+        "POST",
+        `${path}/selfsubjectreviews`,
+        {
+          body: { apiVersion: `authentication.k8s.io/${version}`, kind: "SelfSubjectReview", metadata: {} },
+        },
+      );
       return review?.status?.userInfo?.username ?? "";
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 403) return "forbidden";
@@ -85,7 +99,8 @@ export async function askServer(client: KubeClient, log: (line: string) => void 
   const claimed = kubeconfigIdentity(client.kc);
   const reviewed = await selfSubjectReview(client, log);
   if (reviewed === "forbidden") return { identity: claimed, via: "SelfSubjectReview", refused: true };
-  if (reviewed !== undefined) return { identity: { name: reviewed, from: "SelfSubjectReview", verified: true }, via: "SelfSubjectReview" };
+  if (reviewed !== undefined)
+    return { identity: { name: reviewed, from: "SelfSubjectReview", verified: true }, via: "SelfSubjectReview" };
   const user = client.kc.getCurrentUser();
   const hasCert = !!(user?.certData || user?.certFile);
   const token = await bearerToken(client.kc);
@@ -96,14 +111,23 @@ export async function askServer(client: KubeClient, log: (line: string) => void 
   let mayReviewTokens = false;
   try {
     const access = await client.request<{ status?: { allowed?: boolean } }>("POST", path, {
-      body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: { group: "authentication.k8s.io", resource: "tokenreviews", verb: "create" } } },
+      body: {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SelfSubjectAccessReview",
+        spec: { resourceAttributes: { group: "authentication.k8s.io", resource: "tokenreviews", verb: "create" } },
+      },
     });
     mayReviewTokens = access?.status?.allowed === true;
   } catch (err) {
-    if (err instanceof KubeApiError && (err.status === 403 || err.status === 404)) return { identity: claimed, via: "SelfSubjectAccessReview", refused: err.status === 403 };
+    if (err instanceof KubeApiError && (err.status === 403 || err.status === 404))
+      return { identity: claimed, via: "SelfSubjectAccessReview", refused: err.status === 403 };
     throw err;
   }
-  if (user?.impersonateUser) return { identity: { name: user.impersonateUser, from: "impersonation", verified: true }, via: "SelfSubjectAccessReview" };
+  if (user?.impersonateUser)
+    return {
+      identity: { name: user.impersonateUser, from: "impersonation", verified: true },
+      via: "SelfSubjectAccessReview",
+    };
   // With a token and a certificate both sent, which one the server went by cannot be told: neither is confirmed.
   if (token && !hasCert && mayReviewTokens) {
     const name = await tokenReview(client, token, log);
@@ -114,14 +138,24 @@ export async function askServer(client: KubeClient, log: (line: string) => void 
 }
 
 /** The user the server says a token belongs to (TokenReview); undefined when vc may not ask (403), the server serves none (404) or it does not know the token. */
-async function tokenReview(client: KubeClient, token: string, log: (line: string) => void): Promise<string | undefined> {
+async function tokenReview(
+  client: KubeClient,
+  token: string,
+  log: (line: string) => void,
+): Promise<string | undefined> {
   const path = "/apis/authentication.k8s.io/v1/tokenreviews";
   log(`no SelfSubjectReview on ${client.server}: POST ${path} (our own token)`);
   try {
-    const review = await client.request<{ status?: { authenticated?: boolean; user?: { username?: string } } }>("POST", path, {
-      body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token } },
-    });
-    return review?.status?.authenticated === true && review.status.user?.username ? review.status.user.username : undefined;
+    const review = await client.request<{ status?: { authenticated?: boolean; user?: { username?: string } } }>(
+      "POST",
+      path,
+      {
+        body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token } },
+      },
+    );
+    return review?.status?.authenticated === true && review.status.user?.username
+      ? review.status.user.username
+      : undefined;
   } catch (err) {
     if (err instanceof KubeApiError && (err.status === 403 || err.status === 404)) return undefined;
     throw err;
@@ -131,8 +165,14 @@ async function tokenReview(client: KubeClient, token: string, log: (line: string
 /** The bearer token the kubeconfig's current user sends (static, from a file or a credential plugin), if any. */
 async function bearerToken(kc: KubeConfig): Promise<string | undefined> {
   const init = await kc.applyToFetchOptions({});
-  const headers = init.headers as unknown as { get?: (k: string) => string | null } | Record<string, string> | undefined;
-  const value = typeof (headers as { get?: unknown })?.get === "function" ? (headers as { get: (k: string) => string | null }).get("Authorization") : (headers as Record<string, string> | undefined)?.Authorization;
+  const headers = init.headers as unknown as
+    | { get?: (k: string) => string | null }
+    | Record<string, string>
+    | undefined;
+  const value =
+    typeof (headers as { get?: unknown })?.get === "function"
+      ? (headers as { get: (k: string) => string | null }).get("Authorization")
+      : (headers as Record<string, string> | undefined)?.Authorization;
   const match = /^Bearer\s+(\S+)$/i.exec(value ?? "");
   return match?.[1];
 }
@@ -194,7 +234,9 @@ export function serviceAccountSubject(token: string | undefined): string | undef
   if (parts?.length !== 3) return undefined;
   try {
     const claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8")) as { sub?: unknown };
-    return typeof claims.sub === "string" && /^system:serviceaccount:[^:]+:[^:]+$/.test(claims.sub) ? claims.sub : undefined;
+    return typeof claims.sub === "string" && /^system:serviceaccount:[^:]+:[^:]+$/.test(claims.sub)
+      ? claims.sub
+      : undefined;
   } catch {
     return undefined;
   }

@@ -45,7 +45,8 @@ export function safeEntries(doc: KubeconfigDoc, source: string): SafeEntries {
   const ctxBody = asRecord(ctx);
   const cluster = asRecord(entry(doc.clusters, ctxBody?.cluster)?.cluster);
   const user = asRecord(entry(doc.users, ctxBody?.user)?.user);
-  if (!ctxBody || !cluster || !user) throw new UnsafeKubeconfigError(`${source} has no usable context (a context naming an existing cluster and user)`);
+  if (!ctxBody || !cluster || !user)
+    throw new UnsafeKubeconfigError(`${source} has no usable context (a context naming an existing cluster and user)`);
   const refused = [
     ...unknownFields(user, USER_FIELDS, "user"),
     ...unknownFields(cluster, CLUSTER_FIELDS, "cluster"),
@@ -53,9 +54,11 @@ export function safeEntries(doc: KubeconfigDoc, source: string): SafeEntries {
   ];
   for (const [key, value] of Object.entries({ ...user, ...cluster })) {
     if (!USER_FIELDS.has(key) && !CLUSTER_FIELDS.has(key)) continue;
-    if (key === "insecure-skip-tls-verify" ? typeof value !== "boolean" : typeof value !== "string") refused.push(`${key} (not a ${key === "insecure-skip-tls-verify" ? "boolean" : "string"})`);
+    if (key === "insecure-skip-tls-verify" ? typeof value !== "boolean" : typeof value !== "string")
+      refused.push(`${key} (not a ${key === "insecure-skip-tls-verify" ? "boolean" : "string"})`);
   }
-  if (ctxBody.namespace !== undefined && typeof ctxBody.namespace !== "string") refused.push("context.namespace (not a string)");
+  if (ctxBody.namespace !== undefined && typeof ctxBody.namespace !== "string")
+    refused.push("context.namespace (not a string)");
   if (refused.length) {
     throw new UnsafeKubeconfigError(
       `${source} holds a kubeconfig vc will not use: ${refused.join(", ")}. vc accepts only a token or an inline client certificate and key ` +
@@ -65,7 +68,9 @@ export function safeEntries(doc: KubeconfigDoc, source: string): SafeEntries {
   }
   const hasCert = typeof user["client-certificate-data"] === "string" && typeof user["client-key-data"] === "string";
   if (!hasCert && typeof user.token !== "string") {
-    throw new UnsafeKubeconfigError(`${source} holds a kubeconfig whose user has neither a token nor an inline client certificate and key: vc connect needs one of them`);
+    throw new UnsafeKubeconfigError(
+      `${source} holds a kubeconfig whose user has neither a token nor an inline client certificate and key: vc connect needs one of them`,
+    );
   }
   if (typeof cluster.server !== "string" || !/^https?:\/\//.test(cluster.server)) {
     throw new UnsafeKubeconfigError(`${source} holds a kubeconfig without an http(s) server address`);

@@ -49,7 +49,9 @@ export function missingKubeconfig(
   if (existsSync(file) || existsSync(tokenPath)) return undefined;
   return (
     `no kubeconfig found: KUBECONFIG is not set, ${file} does not exist and vc is not running in a cluster. ` +
-    "Pass --kubeconfig FILE (and --context NAME), set KUBECONFIG, or create " + file + " (for example with your provider's \"get-credentials\" command)"
+    "Pass --kubeconfig FILE (and --context NAME), set KUBECONFIG, or create " +
+    file +
+    ' (for example with your provider\'s "get-credentials" command)'
   );
 }
 
@@ -62,7 +64,8 @@ export function parseKubeconfig(text: string, source: string): KubeconfigDoc {
     throw new Error(`${source} is not valid YAML: ${(err as Error).message}`);
   }
   if (doc === null || doc === undefined) return {};
-  if (typeof doc !== "object" || Array.isArray(doc)) throw new Error(`${source} is not a kubeconfig (expected a mapping)`);
+  if (typeof doc !== "object" || Array.isArray(doc))
+    throw new Error(`${source} is not a kubeconfig (expected a mapping)`);
   return doc as KubeconfigDoc;
 }
 
@@ -117,9 +120,15 @@ export interface ConnectRecord {
 
 export function connectRecordOf(context: NamedEntry | undefined): ConnectRecord | undefined {
   const body = context?.context as { extensions?: Array<{ name?: string; extension?: unknown }> } | undefined;
-  const ext = body?.extensions?.find((e) => e.name === CONNECT_EXTENSION)?.extension as Partial<ConnectRecord> | undefined;
+  const ext = body?.extensions?.find((e) => e.name === CONNECT_EXTENSION)?.extension as
+    | Partial<ConnectRecord>
+    | undefined;
   if (!ext || typeof ext.cluster !== "string") return undefined;
-  return { previousContext: String(ext.previousContext ?? ""), cluster: ext.cluster, namespace: String(ext.namespace ?? "") };
+  return {
+    previousContext: String(ext.previousContext ?? ""),
+    cluster: ext.cluster,
+    namespace: String(ext.namespace ?? ""),
+  };
 }
 
 /**

@@ -14,7 +14,8 @@ export interface ServerWarning {
 
 export type WarningSink = (w: ServerWarning) => void;
 
-const stderrSink: WarningSink = (w) => process.stderr.write(`warning: the API server ${w.server} warned about ${w.method} ${w.path}: ${w.text}\n`);
+const stderrSink: WarningSink = (w) =>
+  process.stderr.write(`warning: the API server ${w.server} warned about ${w.method} ${w.path}: ${w.text}\n`);
 
 let sink: WarningSink = stderrSink;
 const told = new Set<string>();
@@ -60,7 +61,10 @@ export function parseWarningHeaders(values: readonly string[]): string[] {
 
 /** The object an API path names: `configmaps ns/name` for `/api/v1/namespaces/ns/configmaps/name`; undefined for a collection. */
 export function objectOfPath(path: string): string | undefined {
-  const parts = path.split("?")[0]!.split("/").filter((p) => p !== "");
+  const parts = path
+    .split("?")[0]!
+    .split("/")
+    .filter((p) => p !== "");
   const rest = parts[0] === "api" ? parts.slice(2) : parts[0] === "apis" ? parts.slice(3) : undefined;
   if (!rest) return undefined;
   if (rest[0] === "namespaces" && rest.length >= 4) return `${rest[2]} ${rest[1]}/${rest[3]}`;

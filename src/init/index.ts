@@ -79,31 +79,50 @@ async function originUrl(dir: string): Promise<string | undefined> {
   }
 }
 
-function checkOptions(o: { cluster: string; repoUrl: string; branch: string; owners: string; actionRef: string }): void {
+function checkOptions(o: {
+  cluster: string;
+  repoUrl: string;
+  branch: string;
+  owners: string;
+  actionRef: string;
+}): void {
   const problem = clusterNameProblem(o.cluster);
   if (problem) throw new UserError(`invalid --cluster "${o.cluster}": ${problem}`, EXIT.invalid);
   if (!/^https?:\/\/[^\s"'\\@]+$/.test(o.repoUrl)) {
-    throw new UserError(`invalid --repo-url "${o.repoUrl}": an http(s) URL of the fleet repository without credentials (the reconciler reads the token from a Secret)`, EXIT.invalid);
+    throw new UserError(
+      `invalid --repo-url "${o.repoUrl}": an http(s) URL of the fleet repository without credentials (the reconciler reads the token from a Secret)`,
+      EXIT.invalid,
+    );
   }
-  if (!/^[A-Za-z0-9._/-]+$/.test(o.branch) || o.branch.startsWith("-")) throw new UserError(`invalid --branch "${o.branch}": a git branch name`, EXIT.invalid);
+  if (!/^[A-Za-z0-9._/-]+$/.test(o.branch) || o.branch.startsWith("-"))
+    throw new UserError(`invalid --branch "${o.branch}": a git branch name`, EXIT.invalid);
   if (!/^@[A-Za-z0-9_.\-/]+( @[A-Za-z0-9_.\-/]+)*$/.test(o.owners)) {
-    throw new UserError(`invalid --owners "${o.owners}": GitHub owners such as @org/platform-team or @user, space-separated`, EXIT.invalid);
+    throw new UserError(
+      `invalid --owners "${o.owners}": GitHub owners such as @org/platform-team or @user, space-separated`,
+      EXIT.invalid,
+    );
   }
   if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+(\/[A-Za-z0-9_./-]+)?@[A-Za-z0-9_./-]+$/.test(o.actionRef)) {
-    throw new UserError(`invalid --action-ref "${o.actionRef}": owner/repo@ref, e.g. ${ACTION_REPOSITORY}@v${packageInfo().version} or a commit SHA`, EXIT.invalid);
+    throw new UserError(
+      `invalid --action-ref "${o.actionRef}": owner/repo@ref, e.g. ${ACTION_REPOSITORY}@v${packageInfo().version} or a commit SHA`,
+      EXIT.invalid,
+    );
   }
 }
 
 /** The files of a new fleet repository under `opts.dir`; writes them unless `dryRun`. Refuses when any exists. */
 export async function initFleet(opts: InitOptions): Promise<InitResult> {
   const root = resolve(opts.dir);
-  if (existsSync(root) && !statSync(root).isDirectory()) throw new UserError(`${opts.dir} exists and is not a folder`, EXIT.invalid);
+  if (existsSync(root) && !statSync(root).isDirectory())
+    throw new UserError(`${opts.dir} exists and is not a folder`, EXIT.invalid);
   const { name: packageName, version } = packageInfo();
   const notes: string[] = [];
   let repoUrl = opts.repoUrl ?? (existsSync(root) ? await originUrl(root) : undefined);
   if (!repoUrl) {
     repoUrl = PLACEHOLDER_REPO_URL;
-    notes.push(`no --repo-url and no git remote "origin": set this repository's URL in deploy/kustomization.yaml (now ${PLACEHOLDER_REPO_URL})`);
+    notes.push(
+      `no --repo-url and no git remote "origin": set this repository's URL in deploy/kustomization.yaml (now ${PLACEHOLDER_REPO_URL})`,
+    );
   }
   const owners = opts.owners ?? DEFAULT_OWNERS;
   if (!opts.owners) notes.push(`no --owners: replace ${DEFAULT_OWNERS} in .github/CODEOWNERS with the platform team`);
@@ -138,8 +157,15 @@ export async function initFleet(opts: InitOptions): Promise<InitResult> {
     writeFiles(root, files);
     if (!existingRepo) await git.init({ fs, dir: root, defaultBranch: params.branch });
   }
-  return { root, files: files.map((f) => f.path), written: !opts.dryRun, notes, git: { root: existingRepo ?? root, created: !existingRepo }, branch: params.branch,
-    repoUrl: repoUrl === PLACEHOLDER_REPO_URL ? undefined : repoUrl };
+  return {
+    root,
+    files: files.map((f) => f.path),
+    written: !opts.dryRun,
+    notes,
+    git: { root: existingRepo ?? root, created: !existingRepo },
+    branch: params.branch,
+    repoUrl: repoUrl === PLACEHOLDER_REPO_URL ? undefined : repoUrl,
+  };
 }
 
 /** Anything at the path, a dangling symlink included. */

@@ -30,7 +30,8 @@ function shellWord(text: string): string {
 function nextSteps(input: NextStepsInput): NextStep[] {
   const steps: NextStep[] = [];
   const rel = relative(input.cwd, input.root);
-  if (rel !== "") steps.push({ command: `cd ${shellWord(isAbsolute(rel) ? input.root : rel)}`, why: "the fleet repository" });
+  if (rel !== "")
+    steps.push({ command: `cd ${shellWord(isAbsolute(rel) ? input.root : rel)}`, why: "the fleet repository" });
   steps.push(
     { command: `${input.vc} validate`, why: "checks every cluster folder" },
     { command: `${input.vc} render`, why: "prints the host objects of each cluster" },
@@ -40,7 +41,10 @@ function nextSteps(input: NextStepsInput): NextStep[] {
     { command: `git commit -m "A fleet of virtual clusters"`, why: "the first commit is yours: vc init made none" },
   );
   if (input.createdRepository) {
-    steps.push({ command: `git remote add origin ${input.repoUrl ? shellWord(input.repoUrl) : "<repository-url>"}`, why: "where the reconciler and the workflows read it" });
+    steps.push({
+      command: `git remote add origin ${input.repoUrl ? shellWord(input.repoUrl) : "<repository-url>"}`,
+      why: "where the reconciler and the workflows read it",
+    });
   }
   steps.push({ command: `git push -u origin ${shellWord(input.branch)}`, why: "the reconciler follows this branch" });
   return steps;

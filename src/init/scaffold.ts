@@ -63,10 +63,14 @@ export function scaffoldFleet(params: ScaffoldParams, inputs: ScaffoldInputs): F
   };
   const files: FleetFile[] = [];
   for (const [path, text] of inputs.templates) {
-    files.push({ path: fillPlaceholders(templateTarget(path), values, path), content: fillPlaceholders(text, values, path) });
+    files.push({
+      path: fillPlaceholders(templateTarget(path), values, path),
+      content: fillPlaceholders(text, values, path),
+    });
   }
   const origin = `# Copied from vc ${params.version} (deploy/reconciler/) by vc init; deploy/kustomization.yaml points it at this repository.\n`;
-  for (const [name, text] of inputs.reconciler) files.push({ path: `deploy/vc-reconciler/${name}`, content: origin + text });
+  for (const [name, text] of inputs.reconciler)
+    files.push({ path: `deploy/vc-reconciler/${name}`, content: origin + text });
   const rbac = inputs.reconciler.get("rbac.yaml");
   if (rbac === undefined) throw new Error("vc's deploy/reconciler/ has no rbac.yaml");
   files.push({ path: "deploy/ci-reader.yaml", content: ciReaderManifests(rbac, SYSTEM_NAMESPACE) });

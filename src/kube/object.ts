@@ -38,7 +38,11 @@ export function refOf(obj: KubeObject): ObjectRef {
 
 /** An object holding only its reference (what a reader that GETs or LISTs it by name needs), not the rest of it. */
 export function refObject(ref: ObjectRef): KubeObject {
-  return { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } };
+  return {
+    apiVersion: ref.apiVersion,
+    kind: ref.kind,
+    metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+  };
 }
 
 /** `group/kind` without the version: the identity of a kind across versions ("apps/StatefulSet", "Namespace"). */

@@ -28,7 +28,8 @@ const NANO = -9;
 const SUFFIX_CHARS = "eEinumkKMGTP";
 // The server trims a quantity it decodes from JSON (strings.TrimSpace of the raw JSON text): only white space that a
 // JSON encoder leaves unescaped is trimmed; tab, line breaks and U+2028/U+2029 arrive escaped and are refused.
-const SPACE = /^[ \u0085\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+|[ \u0085\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+$/g;
+const SPACE =
+  /^[ \u0085\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+|[ \u0085\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+$/g;
 
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= "0" && c <= "9";
 const int32 = (n: number): number => n | 0;
@@ -45,7 +46,9 @@ function amount(mantissa: bigint, exponent: number, text: string = mantissa.toSt
 const digitCount = (q: Quantity): number => q.digits;
 
 /** The pieces of a quantity string (the server's parseQuantityString), or undefined for a malformed one. */
-function scan(str: string): { positive: boolean; value: string; num: string; denom: string; suffix: string } | undefined {
+function scan(
+  str: string,
+): { positive: boolean; value: string; num: string; denom: string; suffix: string } | undefined {
   let positive = true;
   let pos = 0;
   const end = str.length;
@@ -74,7 +77,9 @@ function scan(str: string): { positive: boolean; value: string; num: string; den
 }
 
 /** Base and exponent of a suffix (the server's suffixer), or undefined when it is none. */
-function interpret(suffix: string): { base: 10 | 2; exponent: number; format: "DecimalSI" | "BinarySI" | "DecimalExponent" } | undefined {
+function interpret(
+  suffix: string,
+): { base: 10 | 2; exponent: number; format: "DecimalSI" | "BinarySI" | "DecimalExponent" } | undefined {
   if (suffix in DECIMAL) return { base: 10, exponent: DECIMAL[suffix]!, format: "DecimalSI" };
   if (suffix in BINARY) return { base: 2, exponent: BINARY[suffix]!, format: "BinarySI" };
   if (suffix.length > 1 && (suffix[0] === "e" || suffix[0] === "E")) {
@@ -94,7 +99,9 @@ function decimalOf(value: string): { unscaled: bigint; text: string; scale: numb
   const frac = m[3] ?? "";
   const text = `${m[2]}${frac}`.replace(/^0+(?=\d)/, "");
   const unscaled = BigInt(text);
-  return m[1] === "-" && unscaled !== 0n ? { unscaled: -unscaled, text: `-${text}`, scale: frac.length } : { unscaled, text, scale: frac.length };
+  return m[1] === "-" && unscaled !== 0n
+    ? { unscaled: -unscaled, text: `-${text}`, scale: frac.length }
+    : { unscaled, text, scale: frac.length };
 }
 
 /** 10^n for a small non-negative n. */
@@ -107,7 +114,8 @@ function roundUp(q: Quantity, scale: number): Quantity {
   const abs = negative ? -q.mantissa : q.mantissa;
   const drop = scale - q.exponent; // digits below 10^scale
   let kept: bigint;
-  if (drop >= q.digits) kept = 1n; // below one unit: the smallest amount
+  if (drop >= q.digits)
+    kept = 1n; // below one unit: the smallest amount
   else {
     const unit = pow10(drop);
     kept = abs / unit + (abs % unit === 0n ? 0n : 1n);
@@ -159,7 +167,8 @@ export function parseQuantity(text: string): Quantity | undefined {
   if (suffix.base === 10) q = amount(dec.unscaled, -int32(dec.scale - suffix.exponent), dec.text);
   else q = amount(dec.unscaled << BigInt(suffix.exponent), -dec.scale);
   q = roundUp(q, NANO);
-  if (suffix.format === "BinarySI" && compareQuantity(abs(q), amount(MAX_INT64, 0)) > 0) q = amount(q.mantissa < 0n ? -MAX_INT64 : MAX_INT64, 0);
+  if (suffix.format === "BinarySI" && compareQuantity(abs(q), amount(MAX_INT64, 0)) > 0)
+    q = amount(q.mantissa < 0n ? -MAX_INT64 : MAX_INT64, 0);
   return q;
 }
 
@@ -190,7 +199,11 @@ export function parseResourceListQuantity(text: string): Quantity | undefined {
 }
 
 const asQuantity = (v: unknown): Quantity | undefined =>
-  typeof v === "string" ? parseResourceListQuantity(v) : typeof v === "number" && Number.isFinite(v) ? parseResourceListQuantity(String(v)) : undefined;
+  typeof v === "string"
+    ? parseResourceListQuantity(v)
+    : typeof v === "number" && Number.isFinite(v)
+      ? parseResourceListQuantity(String(v))
+      : undefined;
 
 /** True when both are quantity strings (or numbers) of the same amount as a resource list stores them. */
 export function sameQuantity(a: unknown, b: unknown): boolean {

@@ -65,7 +65,8 @@ function parseTerm(term: string): Requirement {
     const op = eq[2]!;
     const value = eq[3]!;
     if (op === ">" || op === "<") {
-      if (!/^-?\d+$/.test(value)) throw new SelectorError(`for 'gt', 'lt' operators, the value must be an integer: "${term}"`);
+      if (!/^-?\d+$/.test(value))
+        throw new SelectorError(`for 'gt', 'lt' operators, the value must be an integer: "${term}"`);
       return { key: checkKey(eq[1]!), operator: op === ">" ? "gt" : "lt", values: [value] };
     }
     return { key: checkKey(eq[1]!), operator: op === "!=" ? "!=" : "=", values: [checkValue(value)] };
@@ -155,7 +156,10 @@ export function parseFieldSelector(
 }
 
 /** True when the field values satisfy every field requirement. */
-export function matchesFields(requirements: readonly FieldRequirement[], fields: Readonly<Record<string, string>>): boolean {
+export function matchesFields(
+  requirements: readonly FieldRequirement[],
+  fields: Readonly<Record<string, string>>,
+): boolean {
   return requirements.every((r) => ((fields[r.field] ?? "") === r.value) === (r.operator === "="));
 }
 

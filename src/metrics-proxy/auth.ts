@@ -32,7 +32,12 @@ export function readTokenFile(path: string): string[] {
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter((l) => l !== "" && !l.startsWith("#"))
-    .map((l) => l.split(",")[0]!.trim().replace(/^"(.*)"$/, "$1"))
+    .map((l) =>
+      l
+        .split(",")[0]!
+        .trim()
+        .replace(/^"(.*)"$/, "$1"),
+    )
     .filter((t) => t !== "");
   if (tokens.length === 0) throw new Error(`token file ${path} holds no token`);
   return tokens;
@@ -53,7 +58,9 @@ export class Authenticator implements RequestAuthenticator {
   }
 
   authenticate(req: IncomingMessage): Authentication {
-    return this.accepts(req) ? { ok: true } : { ok: false, reason: "no known bearer token or verified client certificate" };
+    return this.accepts(req)
+      ? { ok: true }
+      : { ok: false, reason: "no known bearer token or verified client certificate" };
   }
 
   /** True when the request presents a known bearer token or a verified client certificate. */

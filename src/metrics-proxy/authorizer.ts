@@ -5,7 +5,15 @@ import { parseRequestPath, type RequestPath } from "./request-path.js";
 
 /** What a request does, in the terms of a SubjectAccessReview. */
 export type RequestAttributes =
-  | { kind: "resource"; verb: "get" | "list"; group: string; version: string; resource: string; namespace?: string; name?: string }
+  | {
+      kind: "resource";
+      verb: "get" | "list";
+      group: string;
+      version: string;
+      resource: string;
+      namespace?: string;
+      name?: string;
+    }
   | { kind: "nonResource"; verb: "get"; path: string };
 
 /**
@@ -23,10 +31,19 @@ export function requestAttributes(path: string | RequestPath, apiGroup: string):
     }
     if ((rest[0] !== "pods" && rest[0] !== "nodes") || rest.length > 2) return undefined;
     const name = rest[1];
-    return { kind: "resource", verb: name === undefined ? "list" : "get", group, version, resource: rest[0], ...(namespace !== undefined ? { namespace } : {}), ...(name !== undefined ? { name } : {}) };
+    return {
+      kind: "resource",
+      verb: name === undefined ? "list" : "get",
+      group,
+      version,
+      resource: rest[0],
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(name !== undefined ? { name } : {}),
+    };
   };
   let attrs: RequestAttributes | undefined;
-  if (p[0] === "apis" && p[1] === apiGroup && p[2] !== undefined && p.length > 3) attrs = resource(apiGroup, p[2], p.slice(3));
+  if (p[0] === "apis" && p[1] === apiGroup && p[2] !== undefined && p.length > 3)
+    attrs = resource(apiGroup, p[2], p.slice(3));
   else if (p[0] === "api" && p[1] === "v1" && p.length > 2) attrs = resource("", "v1", p.slice(2));
   return attrs ?? { kind: "nonResource", verb: "get", path: parsed.path };
 }
@@ -108,14 +125,18 @@ export class SubjectAccessReviewer {
   }
 
   /** One review within the deadline: waits for a sending slot in a bounded queue, then sends, aborting at the deadline. */
-  private async bounded(user: RequestUser, attrs: RequestAttributes): Promise<{ decision: Decision; cacheable: boolean }> {
+  private async bounded(
+    user: RequestUser,
+    attrs: RequestAttributes,
+  ): Promise<{ decision: Decision; cacheable: boolean }> {
     const timeoutMs = this.opts.timeoutMs ?? DEFAULT_AUTHZ_LIMITS.timeoutMs;
     const undecided = (reason: string) => ({ decision: { allowed: false, reason, undecided: true }, cacheable: false });
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), timeoutMs);
     try {
       if (this.sending >= (this.opts.maxInFlight ?? DEFAULT_AUTHZ_LIMITS.maxInFlight)) {
-        if (this.waiting.length >= (this.opts.maxQueued ?? DEFAULT_AUTHZ_LIMITS.maxQueued)) return undecided("too many authorization requests waiting");
+        if (this.waiting.length >= (this.opts.maxQueued ?? DEFAULT_AUTHZ_LIMITS.maxQueued))
+          return undecided("too many authorization requests waiting");
         const admitted = await new Promise<boolean>((resolve) => {
           const go = () => {
             abort.signal.removeEventListener("abort", giveUp);
@@ -146,7 +167,12 @@ export class SubjectAccessReviewer {
     }
   }
 
-  private async review(user: RequestUser, attrs: RequestAttributes, signal: AbortSignal, timeoutMs: number): Promise<{ decision: Decision; cacheable: boolean }> {
+  private async review(
+    user: RequestUser,
+    attrs: RequestAttributes,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<{ decision: Decision; cacheable: boolean }> {
     const spec: Record<string, unknown> = { user: user.name, groups: user.groups };
     if (Object.keys(user.extra).length > 0) spec.extra = user.extra;
     if (attrs.kind === "resource") {
@@ -163,11 +189,22 @@ export class SubjectAccessReviewer {
     });
     aborted.catch(() => {});
     try {
-      const status = await Promise.race([this.send({ apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec }, signal), aborted]);
-      if (status.evaluationError && !status.allowed) return { decision: { allowed: false, reason: status.evaluationError }, cacheable: false };
+      const status = await Promise.race([
+        this.send({ apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec }, signal),
+        aborted,
+      ]);
+      if (status.evaluationError && !status.allowed)
+        return { decision: { allowed: false, reason: status.evaluationError }, cacheable: false };
       return { decision: { allowed: status.allowed === true, reason: status.reason ?? "" }, cacheable: true };
     } catch (err) {
-      return { decision: { allowed: false, reason: `authorization failed: ${err instanceof Error ? err.message : String(err)}`, undecided: true }, cacheable: false };
+      return {
+        decision: {
+          allowed: false,
+          reason: `authorization failed: ${err instanceof Error ? err.message : String(err)}`,
+          undecided: true,
+        },
+        cacheable: false,
+      };
     }
   }
 }

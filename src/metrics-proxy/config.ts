@@ -69,22 +69,61 @@ export function buildCommand(): Command {
     .option("--listen <addr>", "address to listen on", ":9001")
     .option("--tls-cert <file>", "serving certificate (PEM); with --tls-key serves HTTPS")
     .option("--tls-key <file>", "serving private key (PEM)")
-    .option("--tls-ca <file>", "CA (PEM) that signed the serving certificate, for the APIService's caBundle (default: the root of the --tls-cert chain)")
-    .option("--virtual-kubeconfig <file>", "kubeconfig of the virtual API server: trust only its front proxy, authorize each user with it (the deployed form)")
+    .option(
+      "--tls-ca <file>",
+      "CA (PEM) that signed the serving certificate, for the APIService's caBundle (default: the root of the --tls-cert chain)",
+    )
+    .option(
+      "--virtual-kubeconfig <file>",
+      "kubeconfig of the virtual API server: trust only its front proxy, authorize each user with it (the deployed form)",
+    )
     .option("--virtual-server <url>", "address of the virtual API server, replacing the one in --virtual-kubeconfig")
-    .option("--apiservice <name>", "APIService in the virtual cluster whose caBundle the proxy keeps equal to its CA (\"\" to leave it alone) (default: v1beta1.<api-group>)")
-    .option("--authz-cache-ttl <duration>", "how long an authorization decision of the virtual API server is reused", "10s")
-    .option("--authz-timeout <duration>", "how long a request waits for the virtual API server's authorization decision (503 with Retry-After after)", "5s")
+    .option(
+      "--apiservice <name>",
+      'APIService in the virtual cluster whose caBundle the proxy keeps equal to its CA ("" to leave it alone) (default: v1beta1.<api-group>)',
+    )
+    .option(
+      "--authz-cache-ttl <duration>",
+      "how long an authorization decision of the virtual API server is reused",
+      "10s",
+    )
+    .option(
+      "--authz-timeout <duration>",
+      "how long a request waits for the virtual API server's authorization decision (503 with Retry-After after)",
+      "5s",
+    )
     .option("--authz-max-in-flight <n>", "SubjectAccessReviews sent to the virtual API server at once", "16")
     .option("--authz-max-queued <n>", "requests waiting for one of those; more get 503 with Retry-After", "256")
-    .option("--refresh-interval <duration>", "how often the front proxy's CA, the serving certificate files and the APIService's caBundle are checked", "1m")
-    .option("--client-ca <file>", "without --virtual-kubeconfig: accept client certificates this CA bundle (PEM) signed (needs HTTPS)")
-    .option("--token-file <file>", "without --virtual-kubeconfig: accept bearer tokens listed in this file (one per line, or the static token CSV)")
-    .option("--api-group <group>", "API group to serve (metrics.k8s.io makes the proxy a drop-in for the upstream API)", METRICS_GROUP)
+    .option(
+      "--refresh-interval <duration>",
+      "how often the front proxy's CA, the serving certificate files and the APIService's caBundle are checked",
+      "1m",
+    )
+    .option(
+      "--client-ca <file>",
+      "without --virtual-kubeconfig: accept client certificates this CA bundle (PEM) signed (needs HTTPS)",
+    )
+    .option(
+      "--token-file <file>",
+      "without --virtual-kubeconfig: accept bearer tokens listed in this file (one per line, or the static token CSV)",
+    )
+    .option(
+      "--api-group <group>",
+      "API group to serve (metrics.k8s.io makes the proxy a drop-in for the upstream API)",
+      METRICS_GROUP,
+    )
     .option("--host-api-group <group>", "API group of the host's metrics API", METRICS_GROUP)
     .option("--cache-ttl <duration>", "longest age of cached host metrics", "15s")
-    .addOption(new Option("--nodes <mode>", "node metrics for the nodes the cluster's pods run on, or for all host nodes").choices(["synced", "all"]).default("synced"))
-    .addOption(new Option("--log-level <level>", "lowest level of JSON log lines").choices(["debug", "info", "warn", "error"]).default("info"))
+    .addOption(
+      new Option("--nodes <mode>", "node metrics for the nodes the cluster's pods run on, or for all host nodes")
+        .choices(["synced", "all"])
+        .default("synced"),
+    )
+    .addOption(
+      new Option("--log-level <level>", "lowest level of JSON log lines")
+        .choices(["debug", "info", "warn", "error"])
+        .default("info"),
+    )
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
 }
@@ -92,18 +131,30 @@ export function buildCommand(): Command {
 /** Validates parsed options into a ProxyConfig; throws UserError naming the bad flag. */
 function toConfig(o: Record<string, string | undefined>): ProxyConfig {
   const cluster = o.cluster!;
-  if (!DNS_LABEL.test(cluster)) throw new UserError(`invalid --cluster "${cluster}": a virtual cluster name is a DNS label`);
+  if (!DNS_LABEL.test(cluster))
+    throw new UserError(`invalid --cluster "${cluster}": a virtual cluster name is a DNS label`);
   const hostNamespace = o.hostNamespace!;
-  if (!DNS_LABEL.test(hostNamespace)) throw new UserError(`invalid --host-namespace "${hostNamespace}": a namespace is a DNS label`);
+  if (!DNS_LABEL.test(hostNamespace))
+    throw new UserError(`invalid --host-namespace "${hostNamespace}": a namespace is a DNS label`);
   for (const flag of ["apiGroup", "hostApiGroup"] as const) {
-    if (!GROUP.test(o[flag]!)) throw new UserError(`invalid --${flag === "apiGroup" ? "api-group" : "host-api-group"} "${o[flag]}": an API group is a DNS subdomain with a dot`);
+    if (!GROUP.test(o[flag]!))
+      throw new UserError(
+        `invalid --${flag === "apiGroup" ? "api-group" : "host-api-group"} "${o[flag]}": an API group is a DNS subdomain with a dot`,
+      );
   }
-  if (Boolean(o.tlsCert) !== Boolean(o.tlsKey)) throw new UserError("--tls-cert and --tls-key go together: give both or neither");
+  if (Boolean(o.tlsCert) !== Boolean(o.tlsKey))
+    throw new UserError("--tls-cert and --tls-key go together: give both or neither");
   if (o.clientCa && !o.tlsCert) throw new UserError("--client-ca needs HTTPS: give --tls-cert and --tls-key too");
   if (o.tlsCa && !o.tlsCert) throw new UserError("--tls-ca goes with --tls-cert and --tls-key");
   if (o.virtualKubeconfig) {
-    if (!o.tlsCert) throw new UserError("--virtual-kubeconfig needs HTTPS: the virtual API server's front proxy presents a client certificate; give --tls-cert and --tls-key");
-    if (o.clientCa || o.tokenFile) throw new UserError("--virtual-kubeconfig authenticates through the virtual API server's front proxy: leave out --client-ca and --token-file");
+    if (!o.tlsCert)
+      throw new UserError(
+        "--virtual-kubeconfig needs HTTPS: the virtual API server's front proxy presents a client certificate; give --tls-cert and --tls-key",
+      );
+    if (o.clientCa || o.tokenFile)
+      throw new UserError(
+        "--virtual-kubeconfig authenticates through the virtual API server's front proxy: leave out --client-ca and --token-file",
+      );
   }
   if (o.virtualServer !== undefined) {
     if (!o.virtualKubeconfig) throw new UserError("--virtual-server goes with --virtual-kubeconfig");
@@ -113,16 +164,21 @@ function toConfig(o: Record<string, string | undefined>): ProxyConfig {
     } catch {
       url = undefined;
     }
-    if (url?.protocol !== "https:") throw new UserError(`invalid --virtual-server "${o.virtualServer}": use an https URL, e.g. https://my-cluster.vc-my-cluster.svc:443`);
+    if (url?.protocol !== "https:")
+      throw new UserError(
+        `invalid --virtual-server "${o.virtualServer}": use an https URL, e.g. https://my-cluster.vc-my-cluster.svc:443`,
+      );
   }
   const apiService = o.apiservice ?? `v1beta1.${o.apiGroup}`;
-  if (apiService !== "" && !GROUP.test(apiService)) throw new UserError(`invalid --apiservice "${apiService}": an APIService is named <version>.<group>`);
+  if (apiService !== "" && !GROUP.test(apiService))
+    throw new UserError(`invalid --apiservice "${apiService}": an APIService is named <version>.<group>`);
   const cacheTtlMs = parseDuration(o.cacheTtl!);
   const authzCacheTtlMs = parseDuration(o.authzCacheTtl!);
   const authzTimeoutMs = parseDuration(o.authzTimeout!);
   if (authzTimeoutMs < 1) throw new UserError(`invalid --authz-timeout "${o.authzTimeout}": longer than 0`);
   const count = (flag: string, text: string, min: number): number => {
-    if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new UserError(`invalid ${flag} "${text}": use an integer of at least ${min}`);
+    if (!/^\d+$/.test(text.trim()) || Number(text) < min)
+      throw new UserError(`invalid ${flag} "${text}": use an integer of at least ${min}`);
     return Number(text);
   };
   const authzMaxInFlight = count("--authz-max-in-flight", o.authzMaxInFlight!, 1);

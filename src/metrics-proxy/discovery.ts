@@ -48,7 +48,13 @@ function groupVersion(group: string) {
 }
 
 export function apiGroup(group: string) {
-  return { kind: "APIGroup", apiVersion: "v1", name: group, versions: [groupVersion(group)], preferredVersion: groupVersion(group) };
+  return {
+    kind: "APIGroup",
+    apiVersion: "v1",
+    name: group,
+    versions: [groupVersion(group)],
+    preferredVersion: groupVersion(group),
+  };
 }
 
 export function apiGroupList(group: string) {
@@ -57,7 +63,12 @@ export function apiGroupList(group: string) {
 }
 
 export function metricsResources(group: string) {
-  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: `${group}/${METRICS_VERSION}`, resources: METRICS_RESOURCES };
+  return {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion: `${group}/${METRICS_VERSION}`,
+    resources: METRICS_RESOURCES,
+  };
 }
 
 /** As metrics-server lists them: no singular names, read-only. */

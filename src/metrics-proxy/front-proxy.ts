@@ -41,7 +41,9 @@ function jsonList(text: string | undefined, what: string): string[] {
 export function requestHeaderConfig(data: Record<string, string> | undefined): RequestHeaderConfig {
   const clientCA = data?.["requestheader-client-ca-file"];
   if (data === undefined || !clientCA?.includes("BEGIN CERTIFICATE")) {
-    throw new Error(`${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} has no requestheader-client-ca-file: start the virtual API server with --requestheader-client-ca-file (and --proxy-client-cert-file)`);
+    throw new Error(
+      `${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} has no requestheader-client-ca-file: start the virtual API server with --requestheader-client-ca-file (and --proxy-client-cert-file)`,
+    );
   }
   const usernameHeaders = jsonList(data["requestheader-username-headers"], "requestheader-username-headers");
   return {
@@ -66,9 +68,16 @@ export function frontProxyUser(req: IncomingMessage, cfg: RequestHeaderConfig): 
   if (typeof socket.getPeerCertificate !== "function") return "not a TLS connection";
   const peer = socket.getPeerCertificate();
   if (!peer?.subject) return "no client certificate";
-  if (socket.authorized !== true) return `client certificate not signed by the front proxy's CA (${socket.authorizationError ?? "unverified"})`;
-  const cn = typeof peer.subject.CN === "string" ? peer.subject.CN : Array.isArray(peer.subject.CN) ? peer.subject.CN[0] : undefined;
-  if (cfg.allowedNames.length > 0 && (cn === undefined || !cfg.allowedNames.includes(cn))) return `client certificate name "${cn ?? ""}" is not an allowed front proxy name`;
+  if (socket.authorized !== true)
+    return `client certificate not signed by the front proxy's CA (${socket.authorizationError ?? "unverified"})`;
+  const cn =
+    typeof peer.subject.CN === "string"
+      ? peer.subject.CN
+      : Array.isArray(peer.subject.CN)
+        ? peer.subject.CN[0]
+        : undefined;
+  if (cfg.allowedNames.length > 0 && (cn === undefined || !cfg.allowedNames.includes(cn)))
+    return `client certificate name "${cn ?? ""}" is not an allowed front proxy name`;
   const values = (header: string): string[] => {
     const v = req.headersDistinct[header.toLowerCase()];
     return (v ?? []).filter((x) => x !== "");

@@ -29,7 +29,10 @@ export class HostClient {
     this.base = transport.server;
     this.tls = transport.tls;
     const agentOptions = { keepAlive: true, maxSockets: 16 };
-    this.agent = this.base.protocol === "https:" ? new https.Agent({ ...agentOptions, ...(this.tls as https.AgentOptions) }) : new http.Agent(agentOptions);
+    this.agent =
+      this.base.protocol === "https:"
+        ? new https.Agent({ ...agentOptions, ...(this.tls as https.AgentOptions) })
+        : new http.Agent(agentOptions);
   }
 
   get server(): string {
@@ -63,10 +66,18 @@ export class HostClient {
   }
 
   /** Sends a request with an optional JSON body (`contentType` for patches) and returns status and parsed body; `signal` aborts it. */
-  async send(method: string, path: string, resource: string, body?: unknown, contentType = "application/json", signal?: AbortSignal): Promise<HostResponse> {
+  async send(
+    method: string,
+    path: string,
+    resource: string,
+    body?: unknown,
+    contentType = "application/json",
+    signal?: AbortSignal,
+  ): Promise<HostResponse> {
     const headers = await this.headers();
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    if (payload !== undefined) Object.assign(headers, { "Content-Type": contentType, "Content-Length": String(Buffer.byteLength(payload)) });
+    if (payload !== undefined)
+      Object.assign(headers, { "Content-Type": contentType, "Content-Length": String(Buffer.byteLength(payload)) });
     const start = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
     return new Promise<HostResponse>((resolve, reject) => {

@@ -33,17 +33,26 @@ export function errorFromHost(res: HostResponse, access: HostAccess, metricsApi:
     );
   }
   if (res.status === 401) {
-    return unavailable(`the host rejected the metrics proxy's credentials (401) for ${describeAccess(access)}${hostMessage(res)}`);
+    return unavailable(
+      `the host rejected the metrics proxy's credentials (401) for ${describeAccess(access)}${hostMessage(res)}`,
+    );
   }
   if (metricsApi && (res.status === 404 || res.status === 503)) {
-    return unavailable(`the host metrics API ${access.group} answered ${res.status}: it is not registered or its server is down${hostMessage(res)}`);
+    return unavailable(
+      `the host metrics API ${access.group} answered ${res.status}: it is not registered or its server is down${hostMessage(res)}`,
+    );
   }
-  return unavailable(`the host answered ${res.status} to ${access.verb} ${access.resource}.${access.group || "core"}${hostMessage(res)}`);
+  return unavailable(
+    `the host answered ${res.status} to ${access.verb} ${access.resource}.${access.group || "core"}${hostMessage(res)}`,
+  );
 }
 
 /** The error for a thrown host request failure. */
 export function errorFromFailure(err: unknown, access: HostAccess): ApiError {
   if (err instanceof ApiError) return err;
-  const why = err instanceof HostUnreachable ? `the host is not reachable: ${err.message}` : String(err instanceof Error ? err.message : err);
+  const why =
+    err instanceof HostUnreachable
+      ? `the host is not reachable: ${err.message}`
+      : String(err instanceof Error ? err.message : err);
   return unavailable(`${why} (while trying to ${access.verb} ${access.resource}.${access.group || "core"})`);
 }

@@ -8,7 +8,12 @@ import type { HostMetrics } from "./translate.js";
 /** A host Node as far as the proxy reads it. */
 export interface HostNode {
   metadata: { name: string; labels?: Record<string, string>; creationTimestamp?: string };
-  status?: { capacity?: Record<string, string>; allocatable?: Record<string, string>; conditions?: unknown[]; nodeInfo?: unknown };
+  status?: {
+    capacity?: Record<string, string>;
+    allocatable?: Record<string, string>;
+    conditions?: unknown[];
+    nodeInfo?: unknown;
+  };
 }
 
 export interface HostSourceOptions {
@@ -43,7 +48,11 @@ export class HostSource {
       const { hostApiGroup, hostNamespace, cluster } = this.opts;
       const selector = encodeURIComponent(`${LABELS.managedBy}=${cluster}`);
       const path = `/apis/${hostApiGroup}/v1beta1/namespaces/${encodeURIComponent(hostNamespace)}/pods?labelSelector=${selector}`;
-      const items = await this.list<HostMetrics>(path, { verb: "list", resource: "pods", group: hostApiGroup, namespace: hostNamespace }, true);
+      const items = await this.list<HostMetrics>(
+        path,
+        { verb: "list", resource: "pods", group: hostApiGroup, namespace: hostNamespace },
+        true,
+      );
       return new Map(items.map((m) => [m.metadata.name, m]));
     }) as Promise<Map<string, HostMetrics>> | Map<string, HostMetrics>;
   }
@@ -52,7 +61,11 @@ export class HostSource {
   nodeMetrics(): Promise<HostMetrics[]> | HostMetrics[] {
     return this.cache.get("nodes", async () => {
       const group = this.opts.hostApiGroup;
-      const items = await this.list<HostMetrics>(`/apis/${group}/v1beta1/nodes`, { verb: "list", resource: "nodes", group }, true);
+      const items = await this.list<HostMetrics>(
+        `/apis/${group}/v1beta1/nodes`,
+        { verb: "list", resource: "nodes", group },
+        true,
+      );
       return items.sort((a, b) => cmp(a.metadata.name, b.metadata.name));
     }) as Promise<HostMetrics[]> | HostMetrics[];
   }

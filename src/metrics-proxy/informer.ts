@@ -127,7 +127,8 @@ export class PodInformer {
               }
               const newRv = ev?.object?.metadata?.resourceVersion;
               if (newRv) rv = newRv;
-              if (ev?.type === "ADDED" || ev?.type === "MODIFIED" || ev?.type === "DELETED") this.index.apply(ev.type, ev.object);
+              if (ev?.type === "ADDED" || ev?.type === "MODIFIED" || ev?.type === "DELETED")
+                this.index.apply(ev.type, ev.object);
             },
             signal,
           );

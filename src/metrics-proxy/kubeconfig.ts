@@ -45,7 +45,9 @@ export async function fromKubeconfig(path: string): Promise<HostTransport> {
   const contextName = doc?.["current-context"];
   const context = (doc?.contexts as Named<{ context: any }> | undefined)?.find((c) => c.name === contextName)?.context;
   if (!context) throw new Error(`no current context${contextName ? ` "${contextName}"` : ""}`);
-  const cluster = (doc.clusters as Named<{ cluster: any }> | undefined)?.find((c) => c.name === context.cluster)?.cluster;
+  const cluster = (doc.clusters as Named<{ cluster: any }> | undefined)?.find(
+    (c) => c.name === context.cluster,
+  )?.cluster;
   if (!cluster?.server) throw new Error(`context "${contextName}" names no cluster with a server`);
   const user = (doc.users as Named<{ user: any }> | undefined)?.find((u) => u.name === context.user)?.user ?? {};
   if (user.exec || user["auth-provider"]) return viaClientNode(path);
@@ -60,14 +62,20 @@ export async function fromKubeconfig(path: string): Promise<HostTransport> {
   const key = fileOrData(base, user["client-key"], user["client-key-data"]);
   if (cert) tls.cert = cert;
   if (key) tls.key = key;
-  const tokenFile = typeof user.tokenFile === "string" ? (isAbsolute(user.tokenFile) ? user.tokenFile : join(base, user.tokenFile)) : undefined;
+  const tokenFile =
+    typeof user.tokenFile === "string"
+      ? isAbsolute(user.tokenFile)
+        ? user.tokenFile
+        : join(base, user.tokenFile)
+      : undefined;
   return {
     server,
     tls,
     async headers(): Promise<Record<string, string>> {
       if (typeof user.token === "string" && user.token) return { Authorization: `Bearer ${user.token}` };
       if (tokenFile) return { Authorization: `Bearer ${readFileSync(tokenFile, "utf8").trim()}` };
-      if (user.username !== undefined) return { Authorization: `Basic ${Buffer.from(`${user.username}:${user.password ?? ""}`).toString("base64")}` };
+      if (user.username !== undefined)
+        return { Authorization: `Basic ${Buffer.from(`${user.username}:${user.password ?? ""}`).toString("base64")}` };
       return {};
     },
   };
@@ -82,7 +90,8 @@ async function viaClientNode(path: string): Promise<HostTransport> {
   const first: Record<string, any> = {};
   await kc.applyToHTTPSOptions(first);
   const tls: HostTransport["tls"] = {};
-  for (const k of ["ca", "cert", "key", "rejectUnauthorized", "servername"] as const) if (first[k] !== undefined) (tls as any)[k] = first[k];
+  for (const k of ["ca", "cert", "key", "rejectUnauthorized", "servername"] as const)
+    if (first[k] !== undefined) (tls as any)[k] = first[k];
   return {
     server: new URL(cluster.server),
     tls,

@@ -1,7 +1,13 @@
 // Content negotiation of discovery answers: which form an Accept header asks for (legacy JSON, aggregated v2 or v2beta1),
 // the Content-Type of each, ETags and If-None-Match, and the 406 for an Accept that names nothing the proxy serves.
 import { createHash } from "node:crypto";
-import { AGGREGATED_GROUP, AGGREGATED_KIND, AGGREGATED_VERSIONS, aggregatedList, type AggregatedVersion } from "./discovery.js";
+import {
+  AGGREGATED_GROUP,
+  AGGREGATED_KIND,
+  AGGREGATED_VERSIONS,
+  aggregatedList,
+  type AggregatedVersion,
+} from "./discovery.js";
 import { ApiError } from "./status.js";
 
 /** The form of a discovery answer: the legacy document, or aggregated discovery of one version. */
@@ -39,7 +45,10 @@ export function parseAccept(header: string): MediaRange[] {
       const eq = raw.indexOf("=");
       if (eq < 0) continue;
       const key = raw.slice(0, eq).trim().toLowerCase();
-      const value = raw.slice(eq + 1).trim().replace(/^"(.*)"$/, "$1");
+      const value = raw
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, "$1");
       if (key === "q") {
         const n = Number(value);
         q = Number.isFinite(n) && value !== "" ? Math.min(Math.max(n, 0), 1) : 0;
@@ -51,7 +60,13 @@ export function parseAccept(header: string): MediaRange[] {
     ranges.push({ type: m[1]!.toLowerCase(), subtype: m[2]!.toLowerCase(), params, q, index });
   });
   const specificity = (r: MediaRange) => (r.type !== "*" ? 4 : 0) + (r.subtype !== "*" ? 2 : 0);
-  ranges.sort((a, b) => b.q - a.q || specificity(b) - specificity(a) || Object.keys(b.params).length - Object.keys(a.params).length || a.index - b.index);
+  ranges.sort(
+    (a, b) =>
+      b.q - a.q ||
+      specificity(b) - specificity(a) ||
+      Object.keys(b.params).length - Object.keys(a.params).length ||
+      a.index - b.index,
+  );
   return ranges.map(({ index: _i, ...r }) => r);
 }
 
@@ -60,7 +75,8 @@ function formOf(r: MediaRange, aggregatable: boolean): DiscoveryForm | undefined
   const { g, v, as } = r.params;
   const transform = g !== undefined || v !== undefined || as !== undefined;
   if (!transform) {
-    const typeOk = r.type === "*" ? r.subtype === "*" : r.type === "application" && (r.subtype === "*" || r.subtype === "json");
+    const typeOk =
+      r.type === "*" ? r.subtype === "*" : r.type === "application" && (r.subtype === "*" || r.subtype === "json");
     return typeOk ? "legacy" : undefined;
   }
   // A transformation is only ever the aggregated list, only on /api and /apis, only as JSON (as the API server's
@@ -86,7 +102,10 @@ export function negotiateDiscovery(accept: string | undefined, aggregatable: boo
 /** The 406 of an Accept naming nothing served at this path. */
 function notAcceptable(aggregatable: boolean): ApiError {
   const served: DiscoveryForm[] = aggregatable ? ["legacy", ...AGGREGATED_VERSIONS] : ["legacy"];
-  return new ApiError("NotAcceptable", `only the following media types are accepted: ${served.map(contentTypeOf).join(", ")}`);
+  return new ApiError(
+    "NotAcceptable",
+    `only the following media types are accepted: ${served.map(contentTypeOf).join(", ")}`,
+  );
 }
 
 /** A strong ETag of a body: the quoted hex SHA-512 of its bytes, as the API server tags aggregated discovery. */
@@ -124,7 +143,12 @@ export function discoveryAnswer(
   const form = negotiateDiscovery(accept, aggregated !== undefined);
   if (!form) throw notAcceptable(aggregated !== undefined);
   const headers: Record<string, string> = { "Content-Type": contentTypeOf(form), Vary: "Accept" };
-  if (form === "legacy") return { status: 200, headers: { ...headers, "Cache-Control": "no-cache, private" }, body: JSON.stringify(legacy()) };
+  if (form === "legacy")
+    return {
+      status: 200,
+      headers: { ...headers, "Cache-Control": "no-cache, private" },
+      body: JSON.stringify(legacy()),
+    };
   const body = JSON.stringify(aggregatedList(form, aggregated!()));
   const etag = etagOf(body);
   // Discovery is the same for every user of the cluster: the API server marks it public for caches that honour Vary.

@@ -58,7 +58,9 @@ async function virtualTransport(path: string, server: string | undefined): Promi
     safeEntries(load(readFileSync(path, "utf8")) as KubeconfigDoc, `the virtual cluster's kubeconfig ${path}`);
     transport = await fromKubeconfig(path);
   } catch (err) {
-    throw new UserError(`cannot use the virtual cluster's kubeconfig ${path}: ${err instanceof Error ? err.message : err}`);
+    throw new UserError(
+      `cannot use the virtual cluster's kubeconfig ${path}: ${err instanceof Error ? err.message : err}`,
+    );
   }
   return server ? { ...transport, server: new URL(server) } : transport;
 }
@@ -68,7 +70,9 @@ async function hostTransport(path: string | undefined): Promise<HostTransport> {
   try {
     return path ? await fromKubeconfig(path) : inCluster();
   } catch (err) {
-    const what = path ? `the host kubeconfig ${path}` : "the in-cluster service account (give --kubeconfig outside a cluster)";
+    const what = path
+      ? `the host kubeconfig ${path}`
+      : "the in-cluster service account (give --kubeconfig outside a cluster)";
     throw new UserError(`cannot use ${what}: ${err instanceof Error ? err.message : err}`);
   }
 }
@@ -93,11 +97,16 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
       throw new UserError(`cannot use --token-file: ${err instanceof Error ? err.message : err}`);
     }
   }
-  const servingFiles = config.tlsCert ? { cert: config.tlsCert, key: config.tlsKey!, ...(config.tlsCA ? { ca: config.tlsCA } : {}) } : undefined;
+  const servingFiles = config.tlsCert
+    ? { cert: config.tlsCert, key: config.tlsKey!, ...(config.tlsCA ? { ca: config.tlsCA } : {}) }
+    : undefined;
   let serving: ServingMaterial | undefined = servingFiles ? readServingMaterial(servingFiles) : undefined;
   const clientCA = config.clientCA ? read(config.clientCA, "--client-ca") : undefined;
   const virtual = config.virtualKubeconfig
-    ? new VirtualCluster(new HostClient(await virtualTransport(config.virtualKubeconfig, config.virtualServer)), { log, ...(config.apiService ? { apiService: config.apiService } : {}) })
+    ? new VirtualCluster(new HostClient(await virtualTransport(config.virtualKubeconfig, config.virtualServer)), {
+        log,
+        ...(config.apiService ? { apiService: config.apiService } : {}),
+      })
     : undefined;
 
   const index = new PodIndex(config.cluster);
@@ -106,9 +115,20 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
   const cache = new TtlCache<unknown>(config.cacheTtlMs, metrics.cacheStats());
   const source = new HostSource(client, cache, config);
   const informer = new PodInformer(client, config.hostNamespace, index, log, opts.retryMs);
-  const auth: RequestAuthenticator = virtual ? new FrontProxyAuthenticator(() => virtual.requestHeader) : new Authenticator({ tokens, clientCertificates: Boolean(clientCA) });
-  const reviewer = virtual ? new SubjectAccessReviewer(virtual.review, { ttlMs: config.authzCacheTtlMs, timeoutMs: config.authzTimeoutMs, maxInFlight: config.authzMaxInFlight, maxQueued: config.authzMaxQueued }) : undefined;
-  const authorize: Pick<ServerDeps, "authorize"> = reviewer ? { authorize: (user, attrs) => reviewer.authorize(user, attrs) } : {};
+  const auth: RequestAuthenticator = virtual
+    ? new FrontProxyAuthenticator(() => virtual.requestHeader)
+    : new Authenticator({ tokens, clientCertificates: Boolean(clientCA) });
+  const reviewer = virtual
+    ? new SubjectAccessReviewer(virtual.review, {
+        ttlMs: config.authzCacheTtlMs,
+        timeoutMs: config.authzTimeoutMs,
+        maxInFlight: config.authzMaxInFlight,
+        maxQueued: config.authzMaxQueued,
+      })
+    : undefined;
+  const authorize: Pick<ServerDeps, "authorize"> = reviewer
+    ? { authorize: (user, attrs) => reviewer.authorize(user, attrs) }
+    : {};
 
   let serverAddress = "";
   const handler = requestHandler({
@@ -130,25 +150,38 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
     log,
     readiness() {
       const reasons: string[] = [];
-      if (virtual && !virtual.requestHeader) reasons.push(`front proxy CA not loaded from ${virtual.server}${virtual.lastError ? `: ${virtual.lastError.message}` : ""}`);
+      if (virtual && !virtual.requestHeader)
+        reasons.push(
+          `front proxy CA not loaded from ${virtual.server}${virtual.lastError ? `: ${virtual.lastError.message}` : ""}`,
+        );
       if (!informer.isSynced) reasons.push("pod index not synced");
-      if (!informer.isHealthy) reasons.push(`host not reachable${informer.lastError ? `: ${informer.lastError.message}` : ""}`);
+      if (!informer.isHealthy)
+        reasons.push(`host not reachable${informer.lastError ? `: ${informer.lastError.message}` : ""}`);
       return reasons;
     },
   });
   // Client certificates are asked for but checked per request (socket.authorized), so that a request without one gets a
   // 401 Status rather than a failed handshake.
   const clientCertificates = clientCA !== undefined || virtual !== undefined;
-  const secureContext = () => ({ cert: serving!.cert, key: serving!.key, ...(clientCA ? { ca: clientCA } : virtual?.requestHeader ? { ca: virtual.requestHeader.clientCA } : {}) });
+  const secureContext = () => ({
+    cert: serving!.cert,
+    key: serving!.key,
+    ...(clientCA ? { ca: clientCA } : virtual?.requestHeader ? { ca: virtual.requestHeader.clientCA } : {}),
+  });
   const server = serving
-    ? https.createServer({ ...secureContext(), ...(clientCertificates ? { requestCert: true, rejectUnauthorized: false } : {}) }, handler)
+    ? https.createServer(
+        { ...secureContext(), ...(clientCertificates ? { requestCert: true, rejectUnauthorized: false } : {}) },
+        handler,
+      )
     : http.createServer(handler);
   server.keepAliveTimeout = 65_000;
   if (!serving) log.warn("serving plain HTTP: no --tls-cert/--tls-key given; use HTTPS outside of tests");
   if (auth.open) log.warn("authentication is off: no --client-ca or --token-file given; every client can read metrics");
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", (err) => reject(new UserError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${err.message}`)));
+    server.once("error", (err) =>
+      reject(new UserError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${err.message}`)),
+    );
     server.listen(config.listen.port, config.listen.host || undefined, () => resolve());
   });
   const addr = server.address() as AddressInfo;
@@ -176,17 +209,28 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
             log.info("serving certificate reloaded", { cert: servingFiles.cert });
           }
         } catch (err) {
-          log.warn("cannot reload the serving certificate; keeping the current one", { error: err instanceof Error ? err.message : String(err) });
+          log.warn("cannot reload the serving certificate; keeping the current one", {
+            error: err instanceof Error ? err.message : String(err),
+          });
         }
       }
       const ok = await virtual.refresh(serving?.caBundle);
       if (closed) return;
-      refreshTimer = setTimeout(() => (refreshing = tick()), ok ? config.refreshMs : Math.min(config.refreshMs, opts.retryMs ?? 5000));
+      refreshTimer = setTimeout(
+        () => (refreshing = tick()),
+        ok ? config.refreshMs : Math.min(config.refreshMs, opts.retryMs ?? 5000),
+      );
       refreshTimer.unref();
     };
     refreshing = tick();
   }
-  log.info("listening", { url, cluster: config.cluster, hostNamespace: config.hostNamespace, host: client.server, apiGroup: config.apiGroup });
+  log.info("listening", {
+    url,
+    cluster: config.cluster,
+    hostNamespace: config.hostNamespace,
+    host: client.server,
+    apiGroup: config.apiGroup,
+  });
 
   return {
     url,

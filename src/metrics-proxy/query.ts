@@ -41,7 +41,8 @@ export function parseListQuery(params: URLSearchParams): ListFilter {
     all: false,
     matches(namespace, name, l) {
       if (labels.length > 0 && !matchesRequirements(labels, l)) return false;
-      if (fields.length > 0 && !matchesFields(fields, { "metadata.name": name, "metadata.namespace": namespace })) return false;
+      if (fields.length > 0 && !matchesFields(fields, { "metadata.name": name, "metadata.namespace": namespace }))
+        return false;
       return true;
     },
   };

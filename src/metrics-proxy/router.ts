@@ -42,7 +42,13 @@ function resolve(ctx: RouterContext, parsed: RequestPath, params: URLSearchParam
   const parts = parsed.segments;
   const path = parsed.path;
   const group = ctx.apiGroup;
-  const doc = (run: () => unknown, aggregated?: () => unknown[]): Route => ({ verb: "GET", group: "", resource: "discovery", run, ...(aggregated ? { aggregated } : {}) });
+  const doc = (run: () => unknown, aggregated?: () => unknown[]): Route => ({
+    verb: "GET",
+    group: "",
+    resource: "discovery",
+    run,
+    ...(aggregated ? { aggregated } : {}),
+  });
 
   if (parts[0] === "version" && parts.length === 1) return doc(discovery.version);
   if (parts[0] === "api") {
@@ -71,7 +77,11 @@ function resolve(ctx: RouterContext, parsed: RequestPath, params: URLSearchParam
     throw pathNotFound(path);
   }
   if (parts[0] !== "apis") throw pathNotFound(path);
-  if (parts.length === 1) return doc(() => discovery.apiGroupList(group), () => discovery.aggregatedGroups(group));
+  if (parts.length === 1)
+    return doc(
+      () => discovery.apiGroupList(group),
+      () => discovery.aggregatedGroups(group),
+    );
   if (parts[1] !== group) throw pathNotFound(path);
   if (parts.length === 2) return doc(() => discovery.apiGroup(group));
   if (parts[2] !== METRICS_VERSION) throw pathNotFound(path);
@@ -88,12 +98,14 @@ function resolve(ctx: RouterContext, parsed: RequestPath, params: URLSearchParam
       const filter = parseListQuery(params);
       return { verb: "LIST", group, resource: "pods", run: () => h.listPodMetrics(ctx, ns, filter) };
     }
-    if (rest.length === 4) return { verb: "GET", group, resource: "pods", run: () => h.getPodMetrics(ctx, ns, rest[3]!) };
+    if (rest.length === 4)
+      return { verb: "GET", group, resource: "pods", run: () => h.getPodMetrics(ctx, ns, rest[3]!) };
   }
   if (rest[0] === "nodes" && rest.length === 1) {
     const filter = parseListQuery(params);
     return { verb: "LIST", group, resource: "nodes", run: () => h.listNodeMetrics(ctx, filter) };
   }
-  if (rest[0] === "nodes" && rest.length === 2) return { verb: "GET", group, resource: "nodes", run: () => h.getNodeMetrics(ctx, rest[1]!) };
+  if (rest[0] === "nodes" && rest.length === 2)
+    return { verb: "GET", group, resource: "nodes", run: () => h.getNodeMetrics(ctx, rest[1]!) };
   throw pathNotFound(path);
 }

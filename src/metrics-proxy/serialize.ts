@@ -9,7 +9,9 @@ export class RawJson {
 
 /** A list object of the upstream shape from serialised items. */
 export function rawList(kind: string, apiVersion: string, items: readonly string[]): RawJson {
-  return new RawJson(`{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":{},"items":[${items.join(",")}]}`);
+  return new RawJson(
+    `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":{},"items":[${items.join(",")}]}`,
+  );
 }
 
 /**

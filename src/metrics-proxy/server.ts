@@ -22,8 +22,19 @@ export interface ServerDeps {
   readiness(): string[];
 }
 
-function send(res: ServerResponse, code: number, body: string, type = "application/json", headers: Record<string, string> = {}): void {
-  res.writeHead(code, { "Content-Type": type, "Content-Length": Buffer.byteLength(body), "Cache-Control": "no-cache, private", ...headers });
+function send(
+  res: ServerResponse,
+  code: number,
+  body: string,
+  type = "application/json",
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(code, {
+    "Content-Type": type,
+    "Content-Length": Buffer.byteLength(body),
+    "Cache-Control": "no-cache, private",
+    ...headers,
+  });
   res.end(body);
 }
 
@@ -44,7 +55,9 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     if (path === "/healthz" || path === "/livez") return send(res, 200, "ok", "text/plain");
     if (path === "/readyz") {
       const reasons = deps.readiness();
-      return reasons.length === 0 ? send(res, 200, "ok", "text/plain") : send(res, 503, `not ready: ${reasons.join("; ")}\n`, "text/plain");
+      return reasons.length === 0
+        ? send(res, 200, "ok", "text/plain")
+        : send(res, 503, `not ready: ${reasons.join("; ")}\n`, "text/plain");
     }
     const authn = auth.authenticate(req);
     if (!authn.ok) {
@@ -52,7 +65,10 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       return sendError(res, unauthorized());
     }
     if (req.method !== "GET" && req.method !== "HEAD") {
-      return sendError(res, new ApiError("MethodNotAllowed", `the metrics proxy is read-only: ${req.method} is not allowed`));
+      return sendError(
+        res,
+        new ApiError("MethodNotAllowed", `the metrics proxy is read-only: ${req.method} is not allowed`),
+      );
     }
     // One reading of the path for both authorization and routing: what is authorized is what is served.
     let parsed: RequestPath;
@@ -70,8 +86,14 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
         if (decision.allowed) return serve(parsed, query, req, res, start);
         if (decision.undecided) {
           // Not a denial: the virtual API server did not answer in time (or the queue is full). Ask again shortly.
-          log.warn("request not authorized: authorization unavailable", { path: parsed.path, user: user.name, reason: decision.reason });
-          return sendError(res, new ApiError("ServiceUnavailable", `authorization unavailable: ${decision.reason}`), { "Retry-After": "1" });
+          log.warn("request not authorized: authorization unavailable", {
+            path: parsed.path,
+            user: user.name,
+            reason: decision.reason,
+          });
+          return sendError(res, new ApiError("ServiceUnavailable", `authorization unavailable: ${decision.reason}`), {
+            "Retry-After": "1",
+          });
         }
         log.info("request denied", { path: parsed.path, user: user.name, reason: decision.reason });
         sendError(res, new ApiError("Forbidden", forbiddenMessage(user.name, attrs, decision.reason)));

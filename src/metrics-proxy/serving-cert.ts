@@ -27,7 +27,10 @@ const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE
 export function caBundleOf(certPem: string, caPem?: string): Buffer {
   const source = caPem ?? certPem;
   const certificates = source.match(PEM_CERTIFICATE) ?? [];
-  if (certificates.length === 0) throw new Error(caPem !== undefined ? "the CA file holds no PEM certificate" : "the certificate file holds no PEM certificate");
+  if (certificates.length === 0)
+    throw new Error(
+      caPem !== undefined ? "the CA file holds no PEM certificate" : "the certificate file holds no PEM certificate",
+    );
   for (const pem of certificates) new X509Certificate(pem); // throws on a damaged certificate, before anyone trusts it
   return Buffer.from(`${caPem !== undefined ? certificates.join("\n") : certificates.at(-1)!}\n`);
 }
@@ -48,7 +51,9 @@ export function readServingMaterial(files: ServingFiles): ServingMaterial {
   try {
     return { cert, key, caBundle: caBundleOf(cert.toString("utf8"), ca) };
   } catch (err) {
-    throw new UserError(`cannot use the serving certificate ${files.ca ?? files.cert}: ${err instanceof Error ? err.message : err}`);
+    throw new UserError(
+      `cannot use the serving certificate ${files.ca ?? files.cert}: ${err instanceof Error ? err.message : err}`,
+    );
   }
 }
 

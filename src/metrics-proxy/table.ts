@@ -6,8 +6,26 @@ export function wantsTable(accept: string | undefined): boolean {
   return accept !== undefined && /;\s*as=Table/.test(accept);
 }
 
-const BINARY: Array<[string, number]> = [["Ei", 2 ** 60], ["Pi", 2 ** 50], ["Ti", 2 ** 40], ["Gi", 2 ** 30], ["Mi", 2 ** 20], ["Ki", 2 ** 10]];
-const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+const BINARY: Array<[string, number]> = [
+  ["Ei", 2 ** 60],
+  ["Pi", 2 ** 50],
+  ["Ti", 2 ** 40],
+  ["Gi", 2 ** 30],
+  ["Mi", 2 ** 20],
+  ["Ki", 2 ** 10],
+];
+const DECIMAL: Record<string, number> = {
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  "": 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+};
 
 /** The value of a Kubernetes quantity (`250m`, `1.5`, `128Mi`, `1e3`); NaN when malformed. */
 export function quantityValue(q: string): number {
@@ -41,7 +59,9 @@ const COLUMNS = [
 ];
 
 function usageOf(obj: any): { cpu: number; memory: number } {
-  const usages: Array<Record<string, string>> = obj.containers ? obj.containers.map((c: any) => c.usage ?? {}) : [obj.usage ?? {}];
+  const usages: Array<Record<string, string>> = obj.containers
+    ? obj.containers.map((c: any) => c.usage ?? {})
+    : [obj.usage ?? {}];
   let cpu = 0;
   let memory = 0;
   for (const u of usages) {

@@ -38,7 +38,11 @@ export interface VirtualIdentity {
 }
 
 /** A host PodMetrics as the virtual cluster's PodMetrics: only the virtual identity and the usage figures. */
-export function toVirtualPodMetrics(apiVersion: string, pod: VirtualIdentity, host: HostMetrics): Record<string, unknown> {
+export function toVirtualPodMetrics(
+  apiVersion: string,
+  pod: VirtualIdentity,
+  host: HostMetrics,
+): Record<string, unknown> {
   const metadata: Record<string, unknown> = { name: pod.name, namespace: pod.namespace };
   if (host.metadata.creationTimestamp) metadata.creationTimestamp = host.metadata.creationTimestamp;
   if (Object.keys(pod.labels).length > 0) metadata.labels = pod.labels;
@@ -58,7 +62,14 @@ export function toVirtualNodeMetrics(apiVersion: string, host: HostMetrics): Rec
   if (host.metadata.creationTimestamp) metadata.creationTimestamp = host.metadata.creationTimestamp;
   const labels = virtualLabels(host.metadata.labels);
   if (Object.keys(labels).length > 0) metadata.labels = labels;
-  return { kind: "NodeMetrics", apiVersion, metadata, timestamp: host.timestamp, window: host.window, usage: { ...host.usage } };
+  return {
+    kind: "NodeMetrics",
+    apiVersion,
+    metadata,
+    timestamp: host.timestamp,
+    window: host.window,
+    usage: { ...host.usage },
+  };
 }
 
 /** A list object of the upstream shape. */

@@ -3,7 +3,12 @@
 // user (SubjectAccessReview), and keeps the caBundle of the APIService that routes to the proxy equal to the proxy's CA.
 import type { Logger } from "../model/log.js";
 import type { ReviewSender } from "./authorizer.js";
-import { AUTH_CONFIGMAP_NAME, AUTH_CONFIGMAP_NAMESPACE, requestHeaderConfig, type RequestHeaderConfig } from "./front-proxy.js";
+import {
+  AUTH_CONFIGMAP_NAME,
+  AUTH_CONFIGMAP_NAMESPACE,
+  requestHeaderConfig,
+  type RequestHeaderConfig,
+} from "./front-proxy.js";
 import type { HostClient, HostResponse } from "./host-client.js";
 
 export interface VirtualClusterOptions {
@@ -49,7 +54,10 @@ export class VirtualCluster {
       return true;
     } catch (err) {
       this.lastError = err instanceof Error ? err : new Error(String(err));
-      this.opts.log.warn("cannot refresh from the virtual API server", { server: this.server, error: this.lastError.message });
+      this.opts.log.warn("cannot refresh from the virtual API server", {
+        server: this.server,
+        error: this.lastError.message,
+      });
       return false;
     }
   }
@@ -57,12 +65,19 @@ export class VirtualCluster {
   private async loadRequestHeader(): Promise<void> {
     const path = `/api/v1/namespaces/${AUTH_CONFIGMAP_NAMESPACE}/configmaps/${AUTH_CONFIGMAP_NAME}`;
     const res = await this.client.get(path, "configmaps");
-    if (res.status !== 200) throw failure(`cannot read ${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} from the virtual API server ${this.server}`, res);
+    if (res.status !== 200)
+      throw failure(
+        `cannot read ${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} from the virtual API server ${this.server}`,
+        res,
+      );
     const config = requestHeaderConfig(res.body?.data);
     const before = this.requestHeader;
     this.requestHeader = config;
     if (before === undefined || JSON.stringify(before) !== JSON.stringify(config)) {
-      this.opts.log.info("front proxy settings loaded", { allowedNames: config.allowedNames, usernameHeaders: config.usernameHeaders });
+      this.opts.log.info("front proxy settings loaded", {
+        allowedNames: config.allowedNames,
+        usernameHeaders: config.usernameHeaders,
+      });
       for (const l of this.listeners) l(config);
     }
   }
@@ -71,7 +86,8 @@ export class VirtualCluster {
   private async ensureCaBundle(name: string, caBundle: Buffer): Promise<void> {
     const path = `/apis/apiregistration.k8s.io/v1/apiservices/${name}`;
     const res = await this.client.get(path, "apiservices");
-    if (res.status === 404) throw new Error(`APIService ${name} does not exist in the virtual cluster yet (the control plane creates it)`);
+    if (res.status === 404)
+      throw new Error(`APIService ${name} does not exist in the virtual cluster yet (the control plane creates it)`);
     if (res.status !== 200) throw failure(`cannot read APIService ${name}`, res);
     const wanted = caBundle.toString("base64");
     if (res.body?.spec?.caBundle === wanted && res.body?.spec?.insecureSkipTLSVerify !== true) return;
@@ -84,7 +100,14 @@ export class VirtualCluster {
 
   /** Sends a SubjectAccessReview to the virtual API server; throws when it does not answer with one. */
   readonly review: ReviewSender = async (review, signal) => {
-    const res = await this.client.send("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", "subjectaccessreviews", review, "application/json", signal);
+    const res = await this.client.send(
+      "POST",
+      "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+      "subjectaccessreviews",
+      review,
+      "application/json",
+      signal,
+    );
     if (res.status !== 201 && res.status !== 200) throw failure("SubjectAccessReview", res);
     return (res.body?.status ?? {}) as Awaited<ReturnType<ReviewSender>>;
   };

@@ -15,7 +15,9 @@ const YAML_STYLE_RULES = [...Object.values(DEFAULT_SCALAR_STYLE_RULES), doubleQu
  * double-quoted scalar reads back as the same character.
  */
 export function dataYaml(data: unknown): string {
-  return jsonEscapeControls(dump(data, { sortKeys: true, noRefs: true, lineWidth: -1, scalarStyleRules: YAML_STYLE_RULES }));
+  return jsonEscapeControls(
+    dump(data, { sortKeys: true, noRefs: true, lineWidth: -1, scalarStyleRules: YAML_STYLE_RULES }),
+  );
 }
 
 /**

@@ -21,7 +21,11 @@ export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
 }
 
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
-  return a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.col - b.col || (a.message < b.message ? -1 : a.message > b.message ? 1 : 0);
+  return a.file < b.file
+    ? -1
+    : a.file > b.file
+      ? 1
+      : a.line - b.line || a.col - b.col || (a.message < b.message ? -1 : a.message > b.message ? 1 : 0);
 }
 
 /** `file:line:col: severity: message`, or `file: severity: message` for a problem of the whole file. */

@@ -1,7 +1,15 @@
 // Durations in Go's syntax, as flags, the values schema and Kubernetes write them.
 import { UserError } from "./errors.js";
 
-const DURATION_UNITS_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_UNITS_MS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
 
 /**
  * Parses a duration in Go's syntax, as the values schema and Kubernetes write them (`30s`, `5m`, `1h`,
@@ -28,6 +36,8 @@ export function parseRequestTimeout(text: string): number {
   try {
     return parseDuration(trimmed);
   } catch {
-    throw new UserError(`invalid --request-timeout "${text}": use seconds (30), a duration (30s, 2m) or 0 for no limit`);
+    throw new UserError(
+      `invalid --request-timeout "${text}": use seconds (30), a duration (30s, 2m) or 0 for no limit`,
+    );
   }
 }

@@ -40,7 +40,10 @@ export class UnknownClusterError extends UserError {
     lookedAt: (name: string) => readonly string[],
     known?: readonly string[],
   ) {
-    super(`${names.map((n) => `unknown cluster "${n}": ${lookedAt(n).join(" and ")}`).join("; ")}${knownList(known)}`, EXIT.invalid);
+    super(
+      `${names.map((n) => `unknown cluster "${n}": ${lookedAt(n).join(" and ")}`).join("; ")}${knownList(known)}`,
+      EXIT.invalid,
+    );
   }
 }
 

@@ -38,7 +38,10 @@ export function canonicalRepo(url: string): string {
     host = parsed.hostname;
     path = parsed.pathname;
   }
-  return `${host.toLowerCase()}/${path.replace(/^\/+/, "").replace(/\/+$/, "").replace(/\.git$/, "")}`;
+  return `${host.toLowerCase()}/${path
+    .replace(/^\/+/, "")
+    .replace(/\/+$/, "")
+    .replace(/\.git$/, "")}`;
 }
 
 /**
@@ -50,7 +53,12 @@ export function defaultOwner(repo: string, subdir = ""): string {
   const canonical = canonicalRepo(repo);
   const digest = createHash("sha256").update(`${canonical}\n${subdir}`).digest("hex").slice(0, 10);
   const base = `${canonical.split("/").filter(Boolean).at(-1) ?? "fleet"}${subdir ? `-${subdir}` : ""}`;
-  const slug = base.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
+  const slug = base
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40)
+    .replace(/-+$/, "");
   return slug ? `${slug}-${digest}` : digest;
 }
 
@@ -59,7 +67,8 @@ export function chooseOwner(flag: string | undefined, location: { repo: string; 
   const given = flag ?? (process.env[OWNER_ENV] || undefined);
   if (given !== undefined) {
     const problem = ownerProblem(given);
-    if (problem) throw new OwnerError(`invalid owner name "${given}" (${flag !== undefined ? "--owner" : OWNER_ENV}): ${problem}`);
+    if (problem)
+      throw new OwnerError(`invalid owner name "${given}" (${flag !== undefined ? "--owner" : OWNER_ENV}): ${problem}`);
     return given;
   }
   return defaultOwner(location.repo, location.subdir);

@@ -5,7 +5,17 @@ import type { Values } from "./values.js";
 export const MASK = "<masked>";
 
 /** The words that make a name a credential's name: every rule below that looks at names derives from this list. */
-const CREDENTIAL_WORDS = ["pass(?:word|wd|phrase)?", "secret", "token", "key", "credential", "private", "auth", "endpoint", "dsn"];
+const CREDENTIAL_WORDS = [
+  "pass(?:word|wd|phrase)?",
+  "secret",
+  "token",
+  "key",
+  "credential",
+  "private",
+  "auth",
+  "endpoint",
+  "dsn",
+];
 
 /**
  * Abbreviations that name a credential as a whole word only (`DB_PWD`, `MYSQL_PW`, `JWT`, `SESSION_COOKIE_SIG`,
@@ -17,7 +27,10 @@ const CREDENTIAL_ABBREVIATIONS = ["pwd", "pw", "sig", "signature", "jwt", "hmac"
 export const SECRET_ENV_NAME = new RegExp(`(${CREDENTIAL_WORDS.join("|")})`, "i");
 
 /** The last word of a key in free text that names a credential (`DB_PASSWORD`, `apiToken`, `x-auth-token`, `PGPASSWORD`, `DB_PWD`). */
-const CREDENTIAL_LAST_WORD = new RegExp(`(?:${CREDENTIAL_WORDS.join("|")})s?$|^(?:${CREDENTIAL_ABBREVIATIONS.join("|")})$`, "i");
+const CREDENTIAL_LAST_WORD = new RegExp(
+  `(?:${CREDENTIAL_WORDS.join("|")})s?$|^(?:${CREDENTIAL_ABBREVIATIONS.join("|")})$`,
+  "i",
+);
 
 /** True when an env entry's name makes its literal value a credential: SECRET_ENV_NAME anywhere in it, or a credential name by its last word (`DB_PWD`, `JWT`). */
 export function isCredentialEnvName(name: string): boolean {
@@ -68,7 +81,8 @@ export function valuesCredentials(root: unknown): string[] {
       if (node !== "" && isSecretValuesPath(root, path)) out.push(node);
       out.push(...credentialsInText(node));
     } else if (Array.isArray(node)) node.forEach((item, i) => walk(item, [...path, i]));
-    else if (node !== null && typeof node === "object") for (const [k, v] of Object.entries(node)) walk(v, [...path, k]);
+    else if (node !== null && typeof node === "object")
+      for (const [k, v] of Object.entries(node)) walk(v, [...path, k]);
   };
   walk(root, []);
   return out;
@@ -84,7 +98,8 @@ export function maskValues(values: Values): Values {
 
 function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
   let node = root;
-  for (const seg of path) node = node !== null && typeof node === "object" ? (node as Record<string, unknown>)[String(seg)] : undefined;
+  for (const seg of path)
+    node = node !== null && typeof node === "object" ? (node as Record<string, unknown>)[String(seg)] : undefined;
   return node;
 }
 
@@ -99,9 +114,21 @@ export function isCredentialName(name: string): boolean {
 }
 
 /** Credentials recognisable by their shape alone: JWTs, bearer/basic tokens, PEM private keys, the prefixes of well-known tokens. */
-const CREDENTIAL_SHAPES: ReadonlyArray<{ pattern: RegExp; secret: (m: RegExpMatchArray) => string; masked: (m: RegExpMatchArray, mask: string) => string }> = [
-  { pattern: /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, secret: (m) => m[0], masked: (_m, mask) => mask },
-  { pattern: /\b(Bearer|Basic)\s+(?!<masked)([A-Za-z0-9._~+/=-]{8,})/g, secret: (m) => m[2]!, masked: (m, mask) => `${m[1]} ${mask}` },
+const CREDENTIAL_SHAPES: ReadonlyArray<{
+  pattern: RegExp;
+  secret: (m: RegExpMatchArray) => string;
+  masked: (m: RegExpMatchArray, mask: string) => string;
+}> = [
+  {
+    pattern: /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+    secret: (m) => m[0],
+    masked: (_m, mask) => mask,
+  },
+  {
+    pattern: /\b(Bearer|Basic)\s+(?!<masked)([A-Za-z0-9._~+/=-]{8,})/g,
+    secret: (m) => m[2]!,
+    masked: (m, mask) => `${m[1]} ${mask}`,
+  },
   {
     pattern: /(-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----)([\s\S]*?)(-----END \2PRIVATE KEY\3-----)/g,
     secret: (m) => m[4]!.trim(),
@@ -147,7 +174,12 @@ function looksGenerated(value: string): boolean {
 
 /** Values after a credential's name that are not credentials: references (`$(DB_PASSWORD)`, `${TOKEN}`), absolute file paths, booleans, another flag. */
 function isReference(value: string): boolean {
-  return /^\$[({]/.test(value) || /^\/[\w./-]*$/.test(value) || /^(true|false|null|none)$/i.test(value) || value.startsWith("-");
+  return (
+    /^\$[({]/.test(value) ||
+    /^\/[\w./-]*$/.test(value) ||
+    /^(true|false|null|none)$/i.test(value) ||
+    value.startsWith("-")
+  );
 }
 
 interface TextCredential {
@@ -160,9 +192,16 @@ interface TextCredential {
 /** Where free text holds credentials: URL passwords, JWTs, bearer tokens, private keys, known token prefixes, values named like credentials. */
 function findTextCredentials(text: string, byName = true): TextCredential[] {
   const found: TextCredential[] = [];
-  for (const m of text.matchAll(URL_CREDENTIAL)) found.push({ start: m.index!, end: m.index! + m[0].length, secret: m[2]!, masked: (mask) => `${m[1]}:${mask}@` });
+  for (const m of text.matchAll(URL_CREDENTIAL))
+    found.push({ start: m.index!, end: m.index! + m[0].length, secret: m[2]!, masked: (mask) => `${m[1]}:${mask}@` });
   for (const shape of CREDENTIAL_SHAPES) {
-    for (const m of text.matchAll(shape.pattern)) found.push({ start: m.index!, end: m.index! + m[0].length, secret: shape.secret(m), masked: (mask) => shape.masked(m, mask) });
+    for (const m of text.matchAll(shape.pattern))
+      found.push({
+        start: m.index!,
+        end: m.index! + m[0].length,
+        secret: shape.secret(m),
+        masked: (mask) => shape.masked(m, mask),
+      });
   }
   if (byName) findNamedCredentials(text, found);
   return earliestFirst(found);
@@ -175,8 +214,17 @@ function findNamedCredentials(text: string, found: TextCredential[]): void {
   for (let m = named.exec(text); m; m = named.exec(text)) {
     const [whole, name, sep, value] = m as unknown as [string, string, string, string];
     const spaced = !/[=:]/.test(sep);
-    if (isCredentialName(name) && !isReference(value) && (!spaced || looksGenerated(value) || (name.startsWith("-") && !/^[a-z]+$/.test(value)))) {
-      found.push({ start: m.index, end: m.index + whole.length, secret: value, masked: (mask) => `${name}${sep}${mask}` });
+    if (
+      isCredentialName(name) &&
+      !isReference(value) &&
+      (!spaced || looksGenerated(value) || (name.startsWith("-") && !/^[a-z]+$/.test(value)))
+    ) {
+      found.push({
+        start: m.index,
+        end: m.index + whole.length,
+        secret: value,
+        masked: (mask) => `${name}${sep}${mask}`,
+      });
     } else {
       named.lastIndex = m.index + name.length;
     }
@@ -257,7 +305,8 @@ export function maskCredentialsDeep(node: unknown, twin?: unknown, changed = MAS
     return node.map((item, i) => {
       const named = isPlainRecord(item) && typeof item.name === "string";
       const other = named ? twins.find((t) => isPlainRecord(t) && t.name === item.name) : twins[i];
-      if (typeof item === "string" && item !== "" && !item.startsWith("-") && i > 0 && isCredentialFlag(node[i - 1])) return whole(item, other);
+      if (typeof item === "string" && item !== "" && !item.startsWith("-") && i > 0 && isCredentialFlag(node[i - 1]))
+        return whole(item, other);
       if (named && typeof item.value === "string" && item.value !== "" && isCredentialEnvName(item.name as string)) {
         const rest = maskCredentialsDeep({ ...item, value: "" }, other, changed, found) as Record<string, unknown>;
         return { ...rest, value: whole(item.value, isPlainRecord(other) ? other.value : undefined) };
@@ -268,7 +317,12 @@ export function maskCredentialsDeep(node: unknown, twin?: unknown, changed = MAS
   if (isPlainRecord(node)) {
     const other = isPlainRecord(twin) ? twin : {};
     return Object.fromEntries(
-      Object.entries(node).map(([k, v]) => [k, typeof v === "string" && v !== "" && isCredentialKey(k) ? whole(v, other[k]) : maskCredentialsDeep(v, other[k], changed, found)]),
+      Object.entries(node).map(([k, v]) => [
+        k,
+        typeof v === "string" && v !== "" && isCredentialKey(k)
+          ? whole(v, other[k])
+          : maskCredentialsDeep(v, other[k], changed, found),
+      ]),
     );
   }
   return node;

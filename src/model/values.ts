@@ -129,5 +129,7 @@ const MESH_SWITCHES: Readonly<Record<string, keyof Values["integrations"]["mesh"
 /** True when the cluster's values sync this mesh kind to the host. */
 export function meshKindEnabled(values: Values, kind: string): boolean {
   const toggle = Object.hasOwn(MESH_SWITCHES, kind) ? MESH_SWITCHES[kind] : undefined;
-  return values.integrations.mesh.enabled && toggle !== undefined && values.integrations.mesh.sync.toHost[toggle].enabled;
+  return (
+    values.integrations.mesh.enabled && toggle !== undefined && values.integrations.mesh.sync.toHost[toggle].enabled
+  );
 }

@@ -48,13 +48,23 @@ export async function applyRepository(target: Target, index: DesiredIndex, opts:
   });
   // The clusters recorded with no sync: suspended in cluster.yaml, and invalid (the repository's errors).
   const synced = new Set(report.results.map((r) => r.cluster));
-  await recorder?.record({ results: [], suspended: report.suspended }, { ...desired, errors: (report.invalid ?? []).filter((e) => !synced.has(e.cluster)) }, { oneByOne });
+  await recorder?.record(
+    { results: [], suspended: report.suspended },
+    { ...desired, errors: (report.invalid ?? []).filter((e) => !synced.has(e.cluster)) },
+    { oneByOne },
+  );
   const run = recorder?.run();
   // Only a clean apply is waited for: a failed or blocked one already says what went wrong.
   const clean = applyExitCode(report, run) === EXIT.ok;
   const waited =
     opts.waitMs !== undefined && clean && target instanceof KubeTarget
-      ? await waitForClusters(target.client, healthTargets, healthTargets.map((c) => c.name), REAL_CLOCK, { timeoutMs: opts.waitMs })
+      ? await waitForClusters(
+          target.client,
+          healthTargets,
+          healthTargets.map((c) => c.name),
+          REAL_CLOCK,
+          { timeoutMs: opts.waitMs },
+        )
       : undefined;
   return { report, ...(run ? { run } : {}), ...(waited ? { waited } : {}) };
 }
@@ -64,13 +74,18 @@ export async function applyRepository(target: Target, index: DesiredIndex, opts:
  * repository asks for it, but it was not applied); else 0 (a cluster suspended in cluster.yaml included).
  */
 export function applyExitCode(report: FleetApplyReport, run: RunRecord | undefined): number {
-  if (report.results.some((r) => r.counts.failed > 0) || run?.clusters.some((c) => c.outcome === "failed")) return EXIT.failure;
-  if (report.errors.length > 0 || report.results.some((r) => r.plan.blocked) || report.suspendedAtRunTime.length > 0) return EXIT.invalid;
+  if (report.results.some((r) => r.counts.failed > 0) || run?.clusters.some((c) => c.outcome === "failed"))
+    return EXIT.failure;
+  if (report.errors.length > 0 || report.results.some((r) => r.plan.blocked) || report.suspendedAtRunTime.length > 0)
+    return EXIT.invalid;
   return EXIT.ok;
 }
 
-
 /** A synced cluster as its health is read: the references of the objects it holds after the run (what was not deleted). */
 function healthTargetOf(r: SyncResult): HealthTarget {
-  return { name: r.cluster, hostNamespace: r.plan.hostNamespace ?? "", objects: healthRefs(r.plan.changes.filter((c) => c.action !== "delete").map((c) => c.ref)) };
+  return {
+    name: r.cluster,
+    hostNamespace: r.plan.hostNamespace ?? "",
+    objects: healthRefs(r.plan.changes.filter((c) => c.action !== "delete").map((c) => c.ref)),
+  };
 }

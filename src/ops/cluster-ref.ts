@@ -35,11 +35,20 @@ export interface ClusterRef {
  */
 export async function findCluster(name: string, opts: { repo: string; namespace?: string }): Promise<ClusterRef> {
   checkClusterName(name);
-  const missing = { name, namespace: opts.namespace ?? defaultHostNamespace(name), found: false, valuesNote: `no folder clusters/${name} under ${opts.repo}` };
+  const missing = {
+    name,
+    namespace: opts.namespace ?? defaultHostNamespace(name),
+    found: false,
+    valuesNote: `no folder clusters/${name} under ${opts.repo}`,
+  };
   if (safeRealpath(opts.repo) === undefined) return missing;
   const result = (await loadAndValidate(opts.repo, { clusters: [name] })).clusters[0];
   if (!result) return missing;
-  const ref: ClusterRef = { name, namespace: opts.namespace ?? result.settings?.namespace ?? defaultHostNamespace(name), found: true };
+  const ref: ClusterRef = {
+    name,
+    namespace: opts.namespace ?? result.settings?.namespace ?? defaultHostNamespace(name),
+    found: true,
+  };
   if (result.values) ref.values = result.values;
   if (result.spec) {
     try {
@@ -47,10 +56,13 @@ export async function findCluster(name: string, opts: { repo: string; namespace?
     } catch {
       // A folder that does not render (name collisions) has nothing to compare: vc validate says why.
     }
-  }
-  else {
-    const error = result.diagnostics.find((d) => d.severity === "error" && /(^|\/)values(\.[^/]*)?\.yaml$/.test(d.file));
-    ref.valuesNote = error ? `${formatDiagnostic(error)} (run vc validate)` : "its values could not be read (run vc validate)";
+  } else {
+    const error = result.diagnostics.find(
+      (d) => d.severity === "error" && /(^|\/)values(\.[^/]*)?\.yaml$/.test(d.file),
+    );
+    ref.valuesNote = error
+      ? `${formatDiagnostic(error)} (run vc validate)`
+      : "its values could not be read (run vc validate)";
   }
   return ref;
 }

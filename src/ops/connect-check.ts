@@ -40,13 +40,21 @@ export async function checkVirtualServer(standalone: KubeconfigDoc, ctx: CheckCo
     const answer = await askServer(client, log);
     const id = answer.identity;
     const name = shown(id.name);
-    if (answer.via === "SelfSubjectReview" && answer.refused) return { via: answer.via, line: "answered, but may not tell who you are (SelfSubjectReview forbidden)" };
+    if (answer.via === "SelfSubjectReview" && answer.refused)
+      return { via: answer.via, line: "answered, but may not tell who you are (SelfSubjectReview forbidden)" };
     if (id.verified) {
       const how = id.from === "client certificate" ? "client certificate, accepted by the server" : id.from;
       return { user: id.name, via: answer.via, line: `you are "${name}" (${how})` };
     }
-    if (answer.refused) return { via: answer.via, line: `answered, but refused the self-review (403): the server may take you as anonymous (the kubeconfig claims ${shown(recordedName(id))})` };
-    return { via: answer.via, line: `authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview and did not confirm who you are: ${shown(recordedName(id))}, ${id.from})` };
+    if (answer.refused)
+      return {
+        via: answer.via,
+        line: `answered, but refused the self-review (403): the server may take you as anonymous (the kubeconfig claims ${shown(recordedName(id))})`,
+      };
+    return {
+      via: answer.via,
+      line: `authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview and did not confirm who you are: ${shown(recordedName(id))}, ${id.from})`,
+    };
   } catch (err) {
     throw explain(err, client.server, ctx);
   } finally {
@@ -85,6 +93,9 @@ function explain(err: unknown, server: string, ctx: CheckContext): ConnectError 
 function shortReason(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as { code?: string }).code;
-  const found = /(ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|certificate|self[- ]signed|timed out|did not answer|connection refused)/i.exec(message)?.[0];
+  const found =
+    /(ENOTFOUND|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|certificate|self[- ]signed|timed out|did not answer|connection refused)/i.exec(
+      message,
+    )?.[0];
   return code ?? found ?? message;
 }

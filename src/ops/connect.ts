@@ -43,9 +43,16 @@ interface VirtualKubeconfig {
 }
 
 /** Reads and parses the kubeconfig in host secret `vc-<name>` (key `config`). */
-export async function readVirtualKubeconfig(host: Host, name: string, namespace: string, log = (_: string) => {}): Promise<KubeconfigDoc> {
+export async function readVirtualKubeconfig(
+  host: Host,
+  name: string,
+  namespace: string,
+  log = (_: string) => {},
+): Promise<KubeconfigDoc> {
   const secretName = kubeconfigSecretName(name);
-  log(`reading secret ${namespace}/${secretName} key "${KUBECONFIG_SECRET_KEY}" through host context "${host.contextName}"`);
+  log(
+    `reading secret ${namespace}/${secretName} key "${KUBECONFIG_SECRET_KEY}" through host context "${host.contextName}"`,
+  );
   const secret = await host.get<{ data?: Record<string, string> }>(P.secrets(namespace, secretName));
   if (!secret) {
     throw new ConnectError(
@@ -53,7 +60,10 @@ export async function readVirtualKubeconfig(host: Host, name: string, namespace:
     );
   }
   const encoded = secret.data?.[KUBECONFIG_SECRET_KEY];
-  if (!encoded) throw new ConnectError(`secret ${namespace}/${secretName} has no key "${KUBECONFIG_SECRET_KEY}": the control plane has not written its kubeconfig yet`);
+  if (!encoded)
+    throw new ConnectError(
+      `secret ${namespace}/${secretName} has no key "${KUBECONFIG_SECRET_KEY}": the control plane has not written its kubeconfig yet`,
+    );
   const source = `secret ${namespace}/${secretName}`;
   const doc = parseKubeconfig(Buffer.from(encoded, "base64").toString("utf8"), source);
   // The syncer may write this Secret: nothing in it that runs a program or reads a file gets past here.
@@ -76,7 +86,10 @@ function pickContext(doc: KubeconfigDoc, source: string): VirtualKubeconfig {
 }
 
 /** The client certificate of a user entry, if it has one inline. */
-export function userCertificate(user: Record<string, unknown>, log: (line: string) => void = () => {}): CertInfo | undefined {
+export function userCertificate(
+  user: Record<string, unknown>,
+  log: (line: string) => void = () => {},
+): CertInfo | undefined {
   const data = user["client-certificate-data"];
   if (typeof data !== "string" || data === "") return undefined;
   try {
@@ -129,20 +142,32 @@ export function addContext(virtual: KubeconfigDoc, hostContext: string, options:
   const current = doc["current-context"] ?? "";
   // Connecting from one virtual cluster to another keeps the way back to the host context.
   const currentRecord = connectRecordOf(findEntry(doc, "contexts", current));
-  const previousContext = current === context ? (currentRecord?.previousContext ?? "") : currentRecord ? currentRecord.previousContext : current;
+  const previousContext =
+    current === context
+      ? (currentRecord?.previousContext ?? "")
+      : currentRecord
+        ? currentRecord.previousContext
+        : current;
   upsertEntry(doc, "clusters", { name: context, cluster: v.cluster });
   upsertEntry(doc, "users", { name: context, user: v.user });
   const ctxBody: Record<string, unknown> = {
     cluster: context,
     user: context,
-    extensions: [{ name: CONNECT_EXTENSION, extension: { previousContext, cluster: options.name, namespace: options.namespace } }],
+    extensions: [
+      { name: CONNECT_EXTENSION, extension: { previousContext, cluster: options.name, namespace: options.namespace } },
+    ],
   };
   if (v.namespace) ctxBody.namespace = v.namespace;
   upsertEntry(doc, "contexts", { name: context, context: ctxBody } as NamedEntry);
   doc["current-context"] = context;
   writeKubeconfigFile(options.kubeconfigPath, doc);
   log(`current context "${context}" (previous "${previousContext}")`);
-  return { context, previousContext, server: String(v.cluster.server ?? ""), certificate: userCertificate(v.user, log) };
+  return {
+    context,
+    previousContext,
+    server: String(v.cluster.server ?? ""),
+    certificate: userCertificate(v.user, log),
+  };
 }
 
 export interface DisconnectResult {
@@ -177,7 +202,9 @@ export function disconnect(kubeconfigPath: string, keep = false): DisconnectResu
   if (record) {
     to = record.previousContext;
     if (to && !findEntry(doc, "contexts", to)) {
-      throw new ConnectError(`the previous context "${to}" no longer exists in ${kubeconfigPath}: pick one with kubectl config use-context`);
+      throw new ConnectError(
+        `the previous context "${to}" no longer exists in ${kubeconfigPath}: pick one with kubectl config use-context`,
+      );
     }
     if (to) doc["current-context"] = to;
     else delete doc["current-context"];
@@ -191,7 +218,8 @@ export function disconnect(kubeconfigPath: string, keep = false): DisconnectResu
       removed.push(name);
     }
     // vc names the cluster and user entries it adds after the context: remove those no remaining context uses.
-    const stillUsed = (n: string, key: "cluster" | "user") => (doc.contexts ?? []).some((c) => (c.context as Record<string, unknown> | undefined)?.[key] === n);
+    const stillUsed = (n: string, key: "cluster" | "user") =>
+      (doc.contexts ?? []).some((c) => (c.context as Record<string, unknown> | undefined)?.[key] === n);
     for (const name of removed) {
       if (!stillUsed(name, "cluster")) removeEntry(doc, "clusters", name);
       if (!stillUsed(name, "user")) removeEntry(doc, "users", name);

@@ -17,15 +17,25 @@ interface PodStatus {
 
 function isReady(pod: KubeObject): boolean {
   const st = pod.status as PodStatus | undefined;
-  return st?.phase === "Running" && (st.conditions === undefined || st.conditions.some((c) => c.type === "Ready" && c.status === "True"));
+  return (
+    st?.phase === "Running" &&
+    (st.conditions === undefined || st.conditions.some((c) => c.type === "Ready" && c.status === "True"))
+  );
 }
 
 /** Pure: from the StatefulSet, its pods, the restore pod (if any) and the status ConfigMap (or who suspended the cluster, as the status store reads it). */
-export function controlPlaneState(sts: KubeObject | undefined, pods: KubeObject[], restorePod: KubeObject | undefined, statusConfigMap: KubeObject | string | undefined): ControlPlaneInfo {
+export function controlPlaneState(
+  sts: KubeObject | undefined,
+  pods: KubeObject[],
+  restorePod: KubeObject | undefined,
+  statusConfigMap: KubeObject | string | undefined,
+): ControlPlaneInfo {
   const desired = (sts?.spec as { replicas?: number } | undefined)?.replicas ?? (sts ? 1 : 0);
   const ready = pods.filter(isReady).length;
   const restorePhase = (restorePod?.status as PodStatus | undefined)?.phase;
-  const restoring = (restorePod && restorePhase !== "Succeeded" && restorePhase !== "Failed") || /\brestore\b/.test((typeof statusConfigMap === "string" ? statusConfigMap : suspendedBy(statusConfigMap)) ?? "");
+  const restoring =
+    (restorePod && restorePhase !== "Succeeded" && restorePhase !== "Failed") ||
+    /\brestore\b/.test((typeof statusConfigMap === "string" ? statusConfigMap : suspendedBy(statusConfigMap)) ?? "");
   let state: ControlPlaneState;
   if (restoring) state = "restoring";
   else if (!sts) state = "absent";

@@ -49,11 +49,16 @@ function timeOf(e: KubeObject): string {
 
 /** Events sorted by `.lastTimestamp` (falling back to eventTime and creation), oldest first, as kubectl --sort-by. */
 function sortEvents(events: KubeObject[]): KubeObject[] {
-  return [...events].sort((a, b) => (timeOf(a) < timeOf(b) ? -1 : timeOf(a) > timeOf(b) ? 1 : a.metadata.name.localeCompare(b.metadata.name)));
+  return [...events].sort((a, b) =>
+    timeOf(a) < timeOf(b) ? -1 : timeOf(a) > timeOf(b) ? 1 : a.metadata.name.localeCompare(b.metadata.name),
+  );
 }
 
 export function defaultBundleName(cluster: string, now = new Date()): string {
-  return `vc-debug-${cluster}-${now.toISOString().replace(/[:.]/g, "").replace(/\d{3}Z$/, "Z")}.tar.gz`;
+  return `vc-debug-${cluster}-${now
+    .toISOString()
+    .replace(/[:.]/g, "")
+    .replace(/\d{3}Z$/, "Z")}.tar.gz`;
 }
 
 export async function collectDebug(host: Host, o: CollectOptions): Promise<CollectResult> {
@@ -66,9 +71,12 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
 
   // The credentials among the namespace's Secrets are read only to scrub them from every file; they are never written.
   try {
-    for (const s of await host.list<{ type?: string; data?: Record<string, string> }>(P.secrets(ns))) scrubber.addSecret(s);
+    for (const s of await host.list<{ type?: string; data?: Record<string, string> }>(P.secrets(ns)))
+      scrubber.addSecret(s);
   } catch (err) {
-    notes.push(`secrets could not be listed to scrub their values from logs (${(err as Error).message}); objects are still sanitized`);
+    notes.push(
+      `secrets could not be listed to scrub their values from logs (${(err as Error).message}); objects are still sanitized`,
+    );
   }
   if (o.values) for (const c of valuesCredentials(o.values)) scrubber.add(c);
 
@@ -85,21 +93,46 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
   const snapshot = await gatherSnapshot(host, o.cluster, ns, o.values);
   const services = await safe("services", () => host.list(P.services(ns)), []);
   // Credentials written literally into the live objects (env values, annotations, flags, tokens) may show up in the logs too.
-  for (const obj of [snapshot.statefulSet, ...snapshot.pods, ...snapshot.events, ...services].filter((x) => x !== undefined)) for (const c of credentialsOfObject(obj)) scrubber.add(c);
+  for (const obj of [snapshot.statefulSet, ...snapshot.pods, ...snapshot.events, ...services].filter(
+    (x) => x !== undefined,
+  ))
+    for (const c of credentialsOfObject(obj)) scrubber.add(c);
   // Every object file: every string field by the one credential rule (sanitize), not only the logs.
-  files.set("statefulset.yaml", snapshot.statefulSet ? yaml(sanitize(snapshot.statefulSet)) : "# StatefulSet not found\n");
+  files.set(
+    "statefulset.yaml",
+    snapshot.statefulSet ? yaml(sanitize(snapshot.statefulSet)) : "# StatefulSet not found\n",
+  );
   files.set("pods.yaml", yaml(snapshot.pods.map(sanitize)));
   files.set("events.yaml", yaml(sortEvents(snapshot.events).map(sanitize)));
   files.set("services.yaml", yaml(services.map(sanitize)));
   files.set("pvcs.yaml", yaml(snapshot.pvcs.map(sanitize)));
-  files.set("metrics-apiservice.yaml", snapshot.metricsApiService ? yaml(sanitize(snapshot.metricsApiService)) : `# APIService ${hostMetricsApiService(snapshot)} is absent\n`);
-  files.set("config.yaml", o.values ? yaml(maskValues(o.values)) : `# effective values unknown: ${o.valuesNote ?? "no repository folder"}\n`);
+  files.set(
+    "metrics-apiservice.yaml",
+    snapshot.metricsApiService
+      ? yaml(sanitize(snapshot.metricsApiService))
+      : `# APIService ${hostMetricsApiService(snapshot)} is absent\n`,
+  );
+  files.set(
+    "config.yaml",
+    o.values ? yaml(maskValues(o.values)) : `# effective values unknown: ${o.valuesNote ?? "no repository folder"}\n`,
+  );
 
-  const cm = await safe("status", () => new RecordStore(host.client).holderConfigMaps(o.cluster).then((m) => m.get(o.cluster)), undefined);
+  const cm = await safe(
+    "status",
+    () => new RecordStore(host.client).holderConfigMaps(o.cluster).then((m) => m.get(o.cluster)),
+    undefined,
+  );
   const status = fromData(cm?.data as Record<string, string> | undefined, o.cluster, ns);
-  files.set("status.yaml", status ? yaml(maskCredentialsDeep(status)) : `# no reconcile status (no record of the cluster in namespace ${recordsNamespace()}): vc has not reconciled this cluster here\n`);
+  files.set(
+    "status.yaml",
+    status
+      ? yaml(maskCredentialsDeep(status))
+      : `# no reconcile status (no record of the cluster in namespace ${recordsNamespace()}): vc has not reconciled this cluster here\n`,
+  );
 
-  const controlPlane = snapshot.pods.filter((p) => p.metadata.labels?.release === o.cluster && p.metadata.labels?.app === CHART_APP_LABEL);
+  const controlPlane = snapshot.pods.filter(
+    (p) => p.metadata.labels?.release === o.cluster && p.metadata.labels?.app === CHART_APP_LABEL,
+  );
   const podNames = new Set([`${o.cluster}-0`, ...controlPlane.map((p) => p.metadata.name)]);
   for (const pod of [...podNames].sort()) {
     if (!snapshot.pods.some((p) => p.metadata.name === pod)) {
@@ -108,7 +141,11 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
     }
     for (const previous of [false, true]) {
       log(`reading ${previous ? "previous " : ""}logs of ${pod} container syncer`);
-      const text = await safe(`logs of ${pod}`, () => host.text(P.podLog(ns, pod), { container: "syncer", ...(previous ? { previous: "true" } : {}) }), undefined);
+      const text = await safe(
+        `logs of ${pod}`,
+        () => host.text(P.podLog(ns, pod), { container: "syncer", ...(previous ? { previous: "true" } : {}) }),
+        undefined,
+      );
       const file = `logs/${pod}/syncer${previous ? ".previous" : ""}.log`;
       if (text !== undefined) files.set(file, text);
       else notes.push(`${file}: no ${previous ? "previous " : ""}log (container not started or never restarted)`);
@@ -126,7 +163,9 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
     "",
     "pods:",
     ...snapshot.pods.map((p) => {
-      const st = (p as { status?: { phase?: string; containerStatuses?: Array<{ name: string; restartCount?: number }> } }).status;
+      const st = (
+        p as { status?: { phase?: string; containerStatuses?: Array<{ name: string; restartCount?: number }> } }
+      ).status;
       const restarts = (st?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
       return `  ${p.metadata.name}: ${st?.phase ?? "Unknown"}, ${restarts} restart(s)`;
     }),

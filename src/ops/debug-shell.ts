@@ -33,14 +33,16 @@ function isTerminal(w: Writable): w is Terminal {
 
 /** Why the pod cannot take a shell, or undefined when it can. */
 function notRunning(pod: PodLike | undefined, name: string, namespace: string, cluster: string): string | undefined {
-  if (!pod) return `pod ${namespace}/${name} not found: the control plane of ${cluster} is not running (scaled to 0, or not applied); run vc doctor ${cluster}`;
+  if (!pod)
+    return `pod ${namespace}/${name} not found: the control plane of ${cluster} is not running (scaled to 0, or not applied); run vc doctor ${cluster}`;
   const phase = pod.status?.phase ?? "Unknown";
   const cs = pod.status?.containerStatuses?.find((c) => c.name === SHELL_CONTAINER);
   if (phase !== "Running") {
     const waiting = cs?.state?.waiting?.reason;
     return `pod ${namespace}/${name} is ${phase}${waiting ? ` (${SHELL_CONTAINER}: ${waiting})` : ""}, not Running: no shell possible; run vc doctor ${cluster}`;
   }
-  if (!(pod.spec?.containers ?? []).some((c) => c.name === SHELL_CONTAINER)) return `pod ${namespace}/${name} has no container ${SHELL_CONTAINER}`;
+  if (!(pod.spec?.containers ?? []).some((c) => c.name === SHELL_CONTAINER))
+    return `pod ${namespace}/${name} has no container ${SHELL_CONTAINER}`;
   if (cs && !cs.state?.running) {
     const reason = cs.state?.waiting?.reason ?? cs.state?.terminated?.reason ?? "not running";
     return `container ${SHELL_CONTAINER} of pod ${namespace}/${name} is ${reason}: no shell possible; run vc doctor ${cluster}`;
@@ -84,10 +86,18 @@ export async function debugShell(host: Host, o: ShellOptions): Promise<number> {
         status = s as ExecStatus;
       })
       .catch((err: unknown) => {
-        throw new ShellError(`cannot open a shell in ${o.namespace}/${podName}: ${(err as Error).message ?? String(err)}`);
+        throw new ShellError(
+          `cannot open a shell in ${o.namespace}/${podName}: ${(err as Error).message ?? String(err)}`,
+        );
       });
     const sendSize = () => {
-      if (terminal && ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([RESIZE_CHANNEL]), Buffer.from(JSON.stringify({ Width: terminal.columns, Height: terminal.rows }))]));
+      if (terminal && ws.readyState === ws.OPEN)
+        ws.send(
+          Buffer.concat([
+            Buffer.from([RESIZE_CHANNEL]),
+            Buffer.from(JSON.stringify({ Width: terminal.columns, Height: terminal.rows })),
+          ]),
+        );
     };
     sendSize();
     terminal?.on("resize", sendSize);

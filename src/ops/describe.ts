@@ -62,19 +62,31 @@ export interface Description {
 const MESH_KINDS = ["Gateway", "VirtualService", "DestinationRule"] as const;
 
 function imagesOf(obj: KubeObject | undefined): string[] {
-  const spec = (obj?.spec as { template?: { spec?: { containers?: Array<{ image?: string }>; initContainers?: Array<{ image?: string }> } } } | undefined)?.template?.spec;
-  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].map((c) => c.image ?? "").filter((i) => i !== "");
+  const spec = (
+    obj?.spec as
+      | { template?: { spec?: { containers?: Array<{ image?: string }>; initContainers?: Array<{ image?: string }> } } }
+      | undefined
+  )?.template?.spec;
+  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])]
+    .map((c) => c.image ?? "")
+    .filter((i) => i !== "");
 }
 
 /** The metrics API service's state in words: available, unavailable (reason), absent. */
 function apiServiceState(svc: KubeObject | undefined): string {
   if (!svc) return "absent";
-  const c = ((svc.status as { conditions?: Array<{ type: string; status: string; reason?: string }> } | undefined)?.conditions ?? []).find((x) => x.type === "Available");
+  const c = (
+    (svc.status as { conditions?: Array<{ type: string; status: string; reason?: string }> } | undefined)?.conditions ??
+    []
+  ).find((x) => x.type === "Available");
   if (c?.status === "True") return "available";
   return `unavailable${c?.reason ? ` (${c.reason})` : ""}`;
 }
 
-export async function describeCluster(host: Host, o: { cluster: string; namespace: string; values?: Values; valuesNote?: string }): Promise<Description> {
+export async function describeCluster(
+  host: Host,
+  o: { cluster: string; namespace: string; values?: Values; valuesNote?: string },
+): Promise<Description> {
   const ns = o.namespace;
   // The host's APIService of the metrics group the integration reads (configured; the default when values are unknown).
   const metricsService = `${METRICS_VERSION}.${o.values?.integrations.metricsServer.proxy.hostApiGroup ?? METRICS_GROUP}`;
@@ -89,7 +101,11 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
     });
   const [sts, pods, restorePod, statusCm, deployments, apiService, ...mesh] = await Promise.all([
     read(`statefulsets in ${ns}`, host.get(P.statefulSets(ns, o.cluster)), undefined),
-    read(`pods in ${ns}`, host.list(P.pods(ns), { labelSelector: formatMatchLabels({ release: o.cluster, app: CHART_APP_LABEL }) }), []),
+    read(
+      `pods in ${ns}`,
+      host.list(P.pods(ns), { labelSelector: formatMatchLabels({ release: o.cluster, app: CHART_APP_LABEL }) }),
+      [],
+    ),
     read(`pods in ${ns}`, host.get(P.pods(ns, restorePodName(o.cluster))), undefined),
     read(
       `vc's records (configmaps in ${recordsNamespace()})`,
@@ -109,7 +125,14 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
   const meshObjects: MeshObject[] = mesh.flatMap((items, i) =>
     items.map((m) => {
       const a = m.metadata.annotations ?? {};
-      return { kind: MESH_KINDS[i]!, hostName: m.metadata.name, virtualName: a[ANNOTATIONS.objectName], virtualNamespace: a[ANNOTATIONS.objectNamespace], sourceFile: a[ANNOTATIONS.sourceFile], revision: a[ANNOTATIONS.revision] };
+      return {
+        kind: MESH_KINDS[i]!,
+        hostName: m.metadata.name,
+        virtualName: a[ANNOTATIONS.objectName],
+        virtualNamespace: a[ANNOTATIONS.objectNamespace],
+        sourceFile: a[ANNOTATIONS.sourceFile],
+        revision: a[ANNOTATIONS.revision],
+      };
     }),
   );
   meshObjects.sort((a, b) => a.kind.localeCompare(b.kind) || a.hostName.localeCompare(b.hostName));
@@ -122,7 +145,11 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
       ...controlPlaneState(sts, pods, restorePod, statusCm),
       pods: pods.map((p) => {
         const st = p.status as { phase?: string; containerStatuses?: Array<{ restartCount?: number }> } | undefined;
-        return { name: p.metadata.name, phase: st?.phase ?? "Unknown", restarts: (st?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0) };
+        return {
+          name: p.metadata.name,
+          phase: st?.phase ?? "Unknown",
+          restarts: (st?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0),
+        };
       }),
     },
     images,
@@ -134,7 +161,12 @@ export async function describeCluster(host: Host, o: { cluster: string; namespac
       result: status?.result,
       message: status?.message,
       suspendedBy: suspendedBy(statusCm),
-      history: (status?.history ?? []).map((h) => ({ revision: h.revision, time: h.time, result: h.result, by: actorOf(h) })),
+      history: (status?.history ?? []).map((h) => ({
+        revision: h.revision,
+        time: h.time,
+        result: h.result,
+        by: actorOf(h),
+      })),
     },
     mesh: meshObjects,
     metricsApi: { service: metricsService, state: apiServiceState(apiService) },
@@ -157,7 +189,9 @@ export async function hostConfig(host: Host, cluster: string, namespace: string)
   try {
     return maskValues(effectiveValues(load(Buffer.from(text, "base64").toString("utf8"), { maxAliases: 100 })));
   } catch (err) {
-    throw new Error(`the config Secret ${namespace}/${name} holds no valid values (${(err as Error).message.split("\n")[0]})`);
+    throw new Error(
+      `the config Secret ${namespace}/${name} holds no valid values (${(err as Error).message.split("\n")[0]})`,
+    );
   }
 }
 
@@ -175,7 +209,14 @@ export function formatDescription(d: Description): string {
     `Host context:    ${d.hostContext}`,
     `Control plane:   ${d.controlPlane.state} (${d.controlPlane.ready}/${d.controlPlane.desired} ready)`,
     ...d.controlPlane.pods.map((p) => `  ${p.name}: ${p.phase}, ${p.restarts} restart(s)`),
-    ...(d.health ? [`Health:          ${d.health.status}${d.health.reason ? `: ${d.health.reason}` : ""}`, ...d.health.objects.filter((o) => o.status !== "Healthy").map((o) => `  ${o.object}: ${o.status}${o.reason ? ` (${o.reason})` : ""}`)] : []),
+    ...(d.health
+      ? [
+          `Health:          ${d.health.status}${d.health.reason ? `: ${d.health.reason}` : ""}`,
+          ...d.health.objects
+            .filter((o) => o.status !== "Healthy")
+            .map((o) => `  ${o.object}: ${o.status}${o.reason ? ` (${o.reason})` : ""}`),
+        ]
+      : []),
     `Images:`,
     ...(d.images.length ? d.images.map((i) => `  ${i}`) : ["  (none)"]),
     `Reconcile:`,
@@ -183,10 +224,15 @@ export function formatDescription(d: Description): string {
     `  last result:   ${d.reconcile.result ?? "(none)"}${d.reconcile.message ? `: ${d.reconcile.message}` : ""}`,
     ...(d.reconcile.suspendedBy ? [`  suspended:     ${d.reconcile.suspendedBy}`] : []),
     `Revisions:`,
-    ...(d.reconcile.history.length ? d.reconcile.history.map((h) => `  ${short(h.revision)}  ${h.time}  ${h.result}  ${h.by}`) : ["  (none)"]),
+    ...(d.reconcile.history.length
+      ? d.reconcile.history.map((h) => `  ${short(h.revision)}  ${h.time}  ${h.result}  ${h.by}`)
+      : ["  (none)"]),
     `Mesh objects on the host:`,
     ...(d.mesh.length
-      ? d.mesh.map((m) => `  ${m.kind} ${m.hostName}${m.virtualName ? ` <- ${m.virtualNamespace ?? "?"}/${m.virtualName}` : ""}${m.sourceFile ? ` (${m.sourceFile})` : ""}`)
+      ? d.mesh.map(
+          (m) =>
+            `  ${m.kind} ${m.hostName}${m.virtualName ? ` <- ${m.virtualNamespace ?? "?"}/${m.virtualName}` : ""}${m.sourceFile ? ` (${m.sourceFile})` : ""}`,
+        )
       : ["  (none)"]),
     `Metrics API:     ${d.metricsApi.service} ${d.metricsApi.state}`,
     `Config:          ${d.config ? "effective values below (secrets masked)" : `unknown: ${d.configNote ?? "no repository folder"}`}`,

@@ -92,7 +92,12 @@ export class KubeHost implements Host {
   }
 
   async remove(path: string): Promise<boolean> {
-    return (await orUndefined(this.json("DELETE", path).then(() => true), [404])) ?? false;
+    return (
+      (await orUndefined(
+        this.json("DELETE", path).then(() => true),
+        [404],
+      )) ?? false
+    );
   }
 
   /** 400 too: the API server answers it for the logs of a previous container that does not exist. */

@@ -66,10 +66,14 @@ async function hostKnownClusters(host: KubeHost): Promise<HostKnown> {
   const clusters = new Map<string, string>();
   const statuses = new Map<string, ClusterStatus>();
   const notes: string[] = [];
-  const records = await unlessForbidden(new KubeStatusStore(host.client).list().catch((err: unknown) => Promise.reject(toHostError(err))));
-  if (records) for (const s of records) (clusters.set(s.cluster, s.hostNamespace), statuses.set(s.cluster, s));
+  const records = await unlessForbidden(
+    new KubeStatusStore(host.client).list().catch((err: unknown) => Promise.reject(toHostError(err))),
+  );
+  if (records) for (const s of records) clusters.set(s.cluster, s.hostNamespace), statuses.set(s.cluster, s);
   else notes.push(`vc's records of the clusters are ${NOT_VISIBLE}`);
-  const sets = await unlessForbidden(host.list<KubeObject>(pathOf("apps/v1", "StatefulSet"), { labelSelector: LABELS.managedBy }));
+  const sets = await unlessForbidden(
+    host.list<KubeObject>(pathOf("apps/v1", "StatefulSet"), { labelSelector: LABELS.managedBy }),
+  );
   if (sets) {
     for (const s of sets) {
       const name = s.metadata.labels?.[LABELS.managedBy];
@@ -80,7 +84,10 @@ async function hostKnownClusters(host: KubeHost): Promise<HostKnown> {
 }
 
 /** Rows for the host's clusters, and with `repo` for the repository's too (drift computed for those). */
-export async function listClusters(host: KubeHost, repo?: { root: string; revision: string }): Promise<{ rows: ListRow[]; notes: string[] }> {
+export async function listClusters(
+  host: KubeHost,
+  repo?: { root: string; revision: string },
+): Promise<{ rows: ListRow[]; notes: string[] }> {
   const known = await hostKnownClusters(host);
   // The repository in summary; its clusters are rendered a chunk at a time with the plan, never all at once.
   const index = repo ? await loadDesiredIndex(repo.root, repo.revision) : undefined;
@@ -92,21 +99,40 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
   // Each rendered cluster kept as what its health needs: the references of its objects that have health rules.
   const rendered = new Map<string, FleetHealthCluster>();
   const keep = (chunk: DesiredState) => {
-    for (const c of chunk.clusters) rendered.set(c.name, { name: c.name, hostNamespace: c.hostNamespace, objects: healthRefs(c.objects.map(refOf)) });
+    for (const c of chunk.clusters)
+      rendered.set(c.name, { name: c.name, hostNamespace: c.hostNamespace, objects: healthRefs(c.objects.map(refOf)) });
   };
   const [sets, cps, restoring, planned] = await Promise.all([
     // The control planes hostKnownClusters listed across namespaces (the same LIST), else namespace by namespace.
-    known.statefulSets ? { items: known.statefulSets, hidden: new Set<string>() } : listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
+    known.statefulSets
+      ? { items: known.statefulSets, hidden: new Set<string>() }
+      : listVisible<KubeObject>(host, kind("apps/v1", "StatefulSet"), namespaces, { labelSelector: LABELS.managedBy }),
     listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: CONTROL_PLANE_PODS }),
-    listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, { labelSelector: `app=vc-restore,${LABELS.managedBy}` }),
+    listVisible<KubeObject>(host, kind("v1", "Pod"), namespaces, {
+      labelSelector: `app=vc-restore,${LABELS.managedBy}`,
+    }),
     // The plan reads every cluster's inventory across namespaces: a user who may not has no drift column.
-    index ? unlessForbidden(planFleet(new KubeTarget(host.client), index, { prune: true, allowMassPrune: true }, { onChunk: keep }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined,
+    index
+      ? unlessForbidden(
+          planFleet(new KubeTarget(host.client), index, { prune: true, allowMassPrune: true }, { onChunk: keep }).catch(
+            (err: unknown) => Promise.reject(toHostError(err)),
+          ),
+        )
+      : undefined,
   ]);
   // Without a plan the clusters are rendered for their health alone.
   if (index && !planned) await renderEach(index, keep);
   // Records the fleet-wide LIST did not give (the user may not list across namespaces): one read per cluster.
-  const missing = [...all].filter(([name]) => !known.statuses.has(name)).map(([cluster, hostNamespace]) => ({ cluster, hostNamespace }));
-  const more = missing.length ? await unlessForbidden(readStatuses(new KubeStatusStore(host.client), missing, { oneByOne: true }).catch((err: unknown) => Promise.reject(toHostError(err)))) : undefined;
+  const missing = [...all]
+    .filter(([name]) => !known.statuses.has(name))
+    .map(([cluster, hostNamespace]) => ({ cluster, hostNamespace }));
+  const more = missing.length
+    ? await unlessForbidden(
+        readStatuses(new KubeStatusStore(host.client), missing, { oneByOne: true }).catch((err: unknown) =>
+          Promise.reject(toHostError(err)),
+        ),
+      )
+    : undefined;
   const statuses = new Map(known.statuses);
   for (const [name, s] of more ?? []) if (s) statuses.set(name, s);
   const hidden = new Set([...sets.hidden, ...cps.hidden]);
@@ -124,25 +150,72 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
   // who may not list across namespaces.
   const healthOf = new Map<string, { status: HealthStatus; reason?: string }>();
   const readable = [...rendered.values()].filter((c) => !hidden.has(c.hostNamespace));
-  const listed = hidden.size > 0 ? {} : { kinds: new Map([["apps/v1/StatefulSet", sets.items]]), pods: [{ selector: CONTROL_PLANE_PODS, items: cps.items }] };
-  const fleet = readable.length === 0 ? new Map() : await readFleetHealth(host.client, readable, listed).catch((err: unknown) => (err instanceof FleetReadForbidden ? undefined : Promise.reject(err)));
-  const note = (name: string, h: ClusterHealth) => healthOf.set(name, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) });
+  const listed =
+    hidden.size > 0
+      ? {}
+      : {
+          kinds: new Map([["apps/v1/StatefulSet", sets.items]]),
+          pods: [{ selector: CONTROL_PLANE_PODS, items: cps.items }],
+        };
+  const fleet =
+    readable.length === 0
+      ? new Map()
+      : await readFleetHealth(host.client, readable, listed).catch((err: unknown) =>
+          err instanceof FleetReadForbidden ? undefined : Promise.reject(err),
+        );
+  const note = (name: string, h: ClusterHealth) =>
+    healthOf.set(name, { status: h.status, ...(h.reason ? { reason: h.reason } : {}) });
   if (fleet) for (const [name, h] of fleet) note(name, h);
-  else await mapLimit(readable, 8, async (c) => note(c.name, await readClusterHealth(host.client, c.hostNamespace, c.objects)));
+  else
+    await mapLimit(readable, 8, async (c) =>
+      note(c.name, await readClusterHealth(host.client, c.hostNamespace, c.objects)),
+    );
 
   const rows = [...all.keys()].sort().map((name) => {
     const ns = all.get(name)!;
     const inRepo = desired?.known.has(name) ?? false;
     const source: ListRow["source"] = inRepo ? (known.clusters.has(name) ? "both" : "repository") : "host";
-    if (hidden.has(ns)) return { name, namespace: ns, controlPlane: "unknown", ready: "-", drift: inRepo ? "unknown" : "-", source, health: "Unknown", note: `${NOT_VISIBLE} (namespace ${ns})` } satisfies ListRow;
+    if (hidden.has(ns))
+      return {
+        name,
+        namespace: ns,
+        controlPlane: "unknown",
+        ready: "-",
+        drift: inRepo ? "unknown" : "-",
+        source,
+        health: "Unknown",
+        note: `${NOT_VISIBLE} (namespace ${ns})`,
+      } satisfies ListRow;
     const status = statuses.get(name);
     const pods = podsOf.get(`${ns}/${name}`) ?? [];
-    const cp = controlPlaneState(sts.get(`${ns}/${name}`), pods, restores.get(`${ns}/${restorePodName(name)}`), status?.suspendedBy);
+    const cp = controlPlaneState(
+      sts.get(`${ns}/${name}`),
+      pods,
+      restores.get(`${ns}/${restorePodName(name)}`),
+      status?.suspendedBy,
+    );
     const plan = plans.get(name);
-    const drift: ListRow["drift"] = !inRepo ? "-" : !valid.has(name) ? "invalid" : plan ? (hasChanges(plan) ? "yes" : "no") : "unknown";
+    const drift: ListRow["drift"] = !inRepo
+      ? "-"
+      : !valid.has(name)
+        ? "invalid"
+        : plan
+          ? hasChanges(plan)
+            ? "yes"
+            : "no"
+          : "unknown";
     // Live health for a repository cluster; a host-only one shows what the reconciler last recorded.
-    const health = healthOf.get(name) ?? (status?.health ? { status: status.health, reason: status.healthReason } : undefined);
-    const row: ListRow = { name, namespace: ns, controlPlane: cp.state, ready: `${cp.ready}/${cp.desired}`, drift, source, health: health?.status ?? "Unknown" };
+    const health =
+      healthOf.get(name) ?? (status?.health ? { status: status.health, reason: status.healthReason } : undefined);
+    const row: ListRow = {
+      name,
+      namespace: ns,
+      controlPlane: cp.state,
+      ready: `${cp.ready}/${cp.desired}`,
+      drift,
+      source,
+      health: health?.status ?? "Unknown",
+    };
     if (health?.reason) row.healthReason = health.reason;
     if (status?.lastAppliedRevision) {
       row.lastAppliedRevision = status.lastAppliedRevision;
@@ -153,7 +226,8 @@ export async function listClusters(host: KubeHost, repo?: { root: string; revisi
     if (error) row.note = error;
     else if (desired && !known.clusters.has(name)) row.note = "in the repository, not on the host";
     else if (desired && !inRepo) row.note = `on the host, not in this repository`;
-    if (!error && desired && !planned && valid.has(name)) row.note = "drift not computed: reading the inventory across host namespaces is not allowed for you";
+    if (!error && desired && !planned && valid.has(name))
+      row.note = "drift not computed: reading the inventory across host namespaces is not allowed for you";
     return row;
   });
   return { rows, notes: known.notes };

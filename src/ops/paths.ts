@@ -24,7 +24,8 @@ export const P = {
   roleBindings: (ns: string) => pathOf("rbac.authorization.k8s.io/v1", "RoleBinding", ns),
   clusterRoles: () => pathOf("rbac.authorization.k8s.io/v1", "ClusterRole"),
   clusterRoleBindings: () => pathOf("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-  mesh: (kind: "VirtualService" | "DestinationRule" | "Gateway", ns?: string) => pathOf("networking.mesh.io/v1beta1", kind, ns),
+  mesh: (kind: "VirtualService" | "DestinationRule" | "Gateway", ns?: string) =>
+    pathOf("networking.mesh.io/v1beta1", kind, ns),
   certificates: (ns: string) => pathOf("cert-manager.io/v1", "Certificate", ns),
   /** Pods of every namespace (the ingress gateway pods usually live outside the cluster's namespace). */
   allPods: () => pathOf("v1", "Pod"),

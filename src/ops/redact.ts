@@ -1,7 +1,15 @@
 // Keeping credentials out of what the operations write: scrubbing known credentials, stripping copies in metadata.
 import { load } from "js-yaml";
 import type { KubeObject } from "../kube/object.js";
-import { credentialsDeep, credentialsInText, isCredentialEnvName, MASK, maskCredentialsDeep, maskCredentialsInText, valuesCredentials } from "../model/secrets.js";
+import {
+  credentialsDeep,
+  credentialsInText,
+  isCredentialEnvName,
+  MASK,
+  maskCredentialsDeep,
+  maskCredentialsInText,
+  valuesCredentials,
+} from "../model/secrets.js";
 import { CONFIG_KEY } from "../render/secrets.js";
 
 /**
@@ -91,7 +99,8 @@ function kubeconfigCredentials(doc: { users: unknown[] }): string[] {
       // *-data fields are base64 of PEM: the PEM text and its lines may be logged too.
       if (field.endsWith("-data")) out.push(...withPemLines(Buffer.from(v, "base64").toString("utf8")));
     }
-    const provider = isObject(user["auth-provider"]) && isObject(user["auth-provider"].config) ? user["auth-provider"].config : {};
+    const provider =
+      isObject(user["auth-provider"]) && isObject(user["auth-provider"].config) ? user["auth-provider"].config : {};
     for (const [k, v] of Object.entries(provider)) if (typeof v === "string" && isCredentialEnvName(k)) out.push(v);
   }
   return out;

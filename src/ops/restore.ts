@@ -74,7 +74,14 @@ function syncerOf(sts: KubeObject): Container | undefined {
 }
 
 /** The restore pod: the data volume (or the database endpoint) of the control plane, the pinned reference. */
-function restorePod(o: { cluster: string; namespace: string; image: string; backup: VerifiedBackup; sts: KubeObject; withRegistrySecret: boolean }): KubeObject {
+function restorePod(o: {
+  cluster: string;
+  namespace: string;
+  image: string;
+  backup: VerifiedBackup;
+  sts: KubeObject;
+  withRegistrySecret: boolean;
+}): KubeObject {
   const spec = o.sts.spec as StsSpec;
   const syncer = syncerOf(o.sts);
   const args = ["restore", `--from=${o.backup.pinned}`, `--store=${o.backup.config.store}`];
@@ -89,7 +96,10 @@ function restorePod(o: { cluster: string; namespace: string; image: string; back
     env.push(...(syncer?.env ?? []).filter((e) => e.name === "VC_DATABASE_ENDPOINT"));
   }
   if (o.withRegistrySecret) {
-    volumes.push({ name: "registry", secret: { secretName: registrySecretName(o.cluster), items: [{ key: ".dockerconfigjson", path: "config.json" }] } });
+    volumes.push({
+      name: "registry",
+      secret: { secretName: registrySecretName(o.cluster), items: [{ key: ".dockerconfigjson", path: "config.json" }] },
+    });
     mounts.push({ name: "registry", mountPath: REGISTRY_DIR, readOnly: true });
     env.push({ name: "DOCKER_CONFIG", value: REGISTRY_DIR });
   }
@@ -125,28 +135,48 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
   // 1. Everything is checked before anything on the host changes.
   const ref = parseReference(o.reference);
   log(`verifying ${o.reference} (manifest, config and snapshot digests, media types)`);
-  const backup = await verifyBackup(new RegistryClient(ref.registry, { credentials: o.credentials, plainHttp: o.plainHttp }), ref);
-  log(`backup ${backup.pinned}: cluster ${backup.config.cluster}, taken ${backup.config.createdAt}, ${backup.config.store} snapshot of ${backup.snapshot.size} bytes`);
-  if (backup.config.cluster !== o.cluster) log(`note: the backup was taken from cluster ${backup.config.cluster}, restoring into ${o.cluster}`);
+  const backup = await verifyBackup(
+    new RegistryClient(ref.registry, { credentials: o.credentials, plainHttp: o.plainHttp }),
+    ref,
+  );
+  log(
+    `backup ${backup.pinned}: cluster ${backup.config.cluster}, taken ${backup.config.createdAt}, ${backup.config.store} snapshot of ${backup.snapshot.size} bytes`,
+  );
+  if (backup.config.cluster !== o.cluster)
+    log(`note: the backup was taken from cluster ${backup.config.cluster}, restoring into ${o.cluster}`);
 
   const sts = await host.get(P.statefulSets(ns, o.cluster));
-  if (!sts) throw new RestoreError(`StatefulSet ${ns}/${o.cluster} not found: nothing to restore into (is the cluster applied? pass --namespace?)`);
+  if (!sts)
+    throw new RestoreError(
+      `StatefulSet ${ns}/${o.cluster} not found: nothing to restore into (is the cluster applied? pass --namespace?)`,
+    );
   const spec = sts.spec as StsSpec;
   const replicas = spec.replicas ?? 1;
   const hasVolume = (spec.volumeClaimTemplates ?? []).some((t) => t.metadata?.name === "data");
   if (backup.config.store === "kvstore" && !hasVolume) {
-    throw new RestoreError(`the control plane of ${o.cluster} has no persistent volume (persistence off): a restored kvstore would be lost at the next restart; enable controlPlane.backingStore.kvstore.persistence first. Nothing was changed.`);
+    throw new RestoreError(
+      `the control plane of ${o.cluster} has no persistent volume (persistence off): a restored kvstore would be lost at the next restart; enable controlPlane.backingStore.kvstore.persistence first. Nothing was changed.`,
+    );
   }
-  if (backup.config.store === "database" && !(syncerOf(sts)?.env ?? []).some((e) => e.name === "VC_DATABASE_ENDPOINT")) {
-    throw new RestoreError(`the backup holds a database dump but ${o.cluster} does not use an external database. Nothing was changed.`);
+  if (
+    backup.config.store === "database" &&
+    !(syncerOf(sts)?.env ?? []).some((e) => e.name === "VC_DATABASE_ENDPOINT")
+  ) {
+    throw new RestoreError(
+      `the backup holds a database dump but ${o.cluster} does not use an external database. Nothing was changed.`,
+    );
   }
   const image = o.image ?? syncerOf(sts)?.image;
-  if (!image) throw new RestoreError("no restore image: the StatefulSet has no syncer image; pass --image. Nothing was changed.");
+  if (!image)
+    throw new RestoreError("no restore image: the StatefulSet has no syncer image; pass --image. Nothing was changed.");
   const podName = restorePodName(o.cluster);
   const leftover = await host.get(P.pods(ns, podName));
   if (leftover) {
     const phase = phaseOf(leftover);
-    if (phase !== "Succeeded" && phase !== "Failed") throw new RestoreError(`a restore pod ${ns}/${podName} is already ${phase ?? "present"}: wait for it or delete it. Nothing was changed.`);
+    if (phase !== "Succeeded" && phase !== "Failed")
+      throw new RestoreError(
+        `a restore pod ${ns}/${podName} is already ${phase ?? "present"}: wait for it or delete it. Nothing was changed.`,
+      );
     log(`deleting the finished restore pod ${podName} of an earlier run (${phase})`);
     await host.remove(P.pods(ns, podName));
   }
@@ -170,7 +200,9 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
       await release();
       done.push(before ? `reconciliation left suspended as before (${before})` : "reconciliation resumed");
     } catch (err) {
-      throw new RestoreError(`${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ${LABELS.managedBy}=${o.cluster})`);
+      throw new RestoreError(
+        `${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ${LABELS.managedBy}=${o.cluster})`,
+      );
     }
     throw new RestoreError(`${why}; ${done.join(", ")}: the cluster runs on its previous data, nothing was restored`);
   };
@@ -191,7 +223,10 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
     }
     if (left.length === 0) break;
     if (o.signal?.aborted) return undo("interrupted while the control plane was stopping");
-    if (Date.now() > stopBy) return undo(`the control plane did not stop in time (${left.map((p) => p.metadata.name).join(", ")} still present)`);
+    if (Date.now() > stopBy)
+      return undo(
+        `the control plane did not stop in time (${left.map((p) => p.metadata.name).join(", ")} still present)`,
+      );
     await sleep(pollMs, o.signal);
   }
   log("control plane stopped");
@@ -212,7 +247,10 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
       });
     }
     log(`starting restore pod ${podName} (image ${image})`);
-    await host.create(P.pods(ns), restorePod({ cluster: o.cluster, namespace: ns, image, backup, sts, withRegistrySecret }));
+    await host.create(
+      P.pods(ns),
+      restorePod({ cluster: o.cluster, namespace: ns, image, backup, sts, withRegistrySecret }),
+    );
   } catch (err) {
     return undo(`starting the restore pod failed: ${(err as Error).message}`);
   }
@@ -235,7 +273,9 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
   if (withRegistrySecret) await host.remove(P.secrets(ns, registrySecretName(o.cluster))).catch(() => false);
   if (phase === "Failed") {
     log(`restore pod failed; logs:\n${logs}`);
-    return undo(`the restore pod ${ns}/${podName} failed (kept for inspection: kubectl -n ${ns} logs ${podName}; delete it before retrying). The restore program leaves the data untouched when it fails`);
+    return undo(
+      `the restore pod ${ns}/${podName} failed (kept for inspection: kubectl -n ${ns} logs ${podName}; delete it before retrying). The restore program leaves the data untouched when it fails`,
+    );
   }
   log(`restore pod succeeded; logs:\n${logs}`);
   await host.remove(P.pods(ns, podName));

@@ -50,10 +50,16 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
       ? "not applied: the host does not serve some of the cluster's kinds (see the cluster's message)"
       : plan.hostClaims
         ? "not applied: another cluster holds one of its public hosts (see the cluster's message)"
-      : plan.changes.some((c) => c.immutable && !c.recreate)
-        ? "not applied: the plan changes immutable fields (see the cluster's message)"
-        : "stopped by the prune guard";
-    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : why });
+        : plan.changes.some((c) => c.immutable && !c.recreate)
+          ? "not applied: the plan changes immutable fields (see the cluster's message)"
+          : "stopped by the prune guard";
+    for (const c of plan.changes)
+      record({
+        ref: c.ref,
+        action: c.action,
+        outcome: c.action === "unchanged" ? "unchanged" : "skipped",
+        message: c.action === "unchanged" ? undefined : why,
+      });
     return finish(plan, results, started, false);
   }
 
@@ -62,12 +68,20 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
   const recorded = await recordCreates(target, plan, opts);
   if (recorded instanceof Error) {
     const failure = recordFailure(plan.cluster, recorded);
-    for (const c of plan.changes) record({ ref: c.ref, action: c.action, outcome: c.action === "unchanged" ? "unchanged" : "skipped", message: c.action === "unchanged" ? undefined : `not applied: ${failure.message}` });
+    for (const c of plan.changes)
+      record({
+        ref: c.ref,
+        action: c.action,
+        outcome: c.action === "unchanged" ? "unchanged" : "skipped",
+        message: c.action === "unchanged" ? undefined : `not applied: ${failure.message}`,
+      });
     record(failure);
     return finish(plan, results, started, false);
   }
   // Namespaces this run creates: in a dry run they do not exist yet, and the server answers NotFound for objects in them.
-  const newNamespaces = new Set(applies.filter((c) => c.action === "create" && isNamespaceRef(c.ref)).map((c) => c.ref.name));
+  const newNamespaces = new Set(
+    applies.filter((c) => c.action === "create" && isNamespaceRef(c.ref)).map((c) => c.ref.name),
+  );
   for (const stage of stages(applies)) {
     // Unchanged objects are recorded at once: a no-op pass has nothing else, and one task each for a whole fleet costs.
     for (const c of stage) if (c.action === "unchanged") record({ ref: c.ref, action: c.action, outcome: "unchanged" });
@@ -78,23 +92,43 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
       try {
         if (c.recreate) {
           const notes = await target.recreate(c.live as KubeObject, c.desired as KubeObject, writes);
-          return record({ ref: c.ref, action: c.action, outcome, message: [`${opts.dryRun ? "would be recreated" : "recreated"} (immutable ${c.immutable!.join(", ")})`, ...notes].join("; ") });
+          return record({
+            ref: c.ref,
+            action: c.action,
+            outcome,
+            message: [
+              `${opts.dryRun ? "would be recreated" : "recreated"} (immutable ${c.immutable!.join(", ")})`,
+              ...notes,
+            ].join("; "),
+          });
         }
         await target.apply(c.desired as KubeObject, writes);
         record({ ref: c.ref, action: c.action, outcome });
       } catch (err) {
         const ns = c.ref.namespace;
         if (opts.dryRun && ns && newNamespaces.has(ns) && isNamespaceNotFound(err, ns)) {
-          return record({ ref: c.ref, action: c.action, outcome, checked: false, message: `would be created (namespace ${ns} does not exist yet, not checked by the server)` });
+          return record({
+            ref: c.ref,
+            action: c.action,
+            outcome,
+            checked: false,
+            message: `would be created (namespace ${ns} does not exist yet, not checked by the server)`,
+          });
         }
-        record({ ref: c.ref, action: c.action, outcome: "failed", message: maskCredentialsInText(maskSecretValuesIn(messageOf(err), c.desired)) });
+        record({
+          ref: c.ref,
+          action: c.action,
+          outcome: "failed",
+          message: maskCredentialsInText(maskSecretValuesIn(messageOf(err), c.desired)),
+        });
       }
     });
   }
 
   const applyFailed = results.some((r) => r.outcome === "failed");
   if (applyFailed) {
-    for (const c of deletes) record({ ref: c.ref, action: c.action, outcome: "skipped", message: "not pruned: an apply failed in this run" });
+    for (const c of deletes)
+      record({ ref: c.ref, action: c.action, outcome: "skipped", message: "not pruned: an apply failed in this run" });
     await recordInventory(target, plan, results, opts, record, recorded);
     return finish(plan, results, started, false);
   }
@@ -102,10 +136,26 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
     await mapLimit(stage, concurrency, async (c) => {
       try {
         const done = await target.delete(c.live as KubeObject, plan.cluster, writes);
-        if (done === "not-owned") return record({ ref: c.ref, action: c.action, outcome: "skipped", message: `${describeRef(c.ref)} no longer carries this cluster's inventory label: not deleted` });
-        record({ ref: c.ref, action: c.action, outcome: "deleted", message: done === "gone" ? "already gone" : undefined });
+        if (done === "not-owned")
+          return record({
+            ref: c.ref,
+            action: c.action,
+            outcome: "skipped",
+            message: `${describeRef(c.ref)} no longer carries this cluster's inventory label: not deleted`,
+          });
+        record({
+          ref: c.ref,
+          action: c.action,
+          outcome: "deleted",
+          message: done === "gone" ? "already gone" : undefined,
+        });
       } catch (err) {
-        record({ ref: c.ref, action: c.action, outcome: "failed", message: maskSecretValuesIn(messageOf(err), c.live) });
+        record({
+          ref: c.ref,
+          action: c.action,
+          outcome: "failed",
+          message: maskSecretValuesIn(messageOf(err), c.live),
+        });
       }
     });
   }
@@ -138,7 +188,14 @@ async function recordCreates(target: Target, plan: Plan, opts: SyncOptions): Pro
  * was created or taken over (creates that failed are taken out of the record recordCreates wrote). Only a target that
  * keeps records, only when the set differs from the record as last written, never in a dry run.
  */
-async function recordInventory(target: Target, plan: Plan, results: readonly ObjectResult[], opts: SyncOptions, record: (r: ObjectResult) => void, written?: ReadonlySet<string>): Promise<void> {
+async function recordInventory(
+  target: Target,
+  plan: Plan,
+  results: readonly ObjectResult[],
+  opts: SyncOptions,
+  record: (r: ObjectResult) => void,
+  written?: ReadonlySet<string>,
+): Promise<void> {
   if (opts.dryRun || !target.recordInventory || !plan.inventory) return;
   const before = new Set(plan.inventory);
   const after = new Set(before);
@@ -148,7 +205,12 @@ async function recordInventory(target: Target, plan: Plan, results: readonly Obj
     else if (r.outcome === "created" || r.outcome === "updated" || r.outcome === "unchanged") after.add(key);
   }
   const stored = written ?? before;
-  if (after.size === stored.size && [...after].every((k) => stored.has(k)) && (written || !target.unwrittenRecord?.(plan.cluster))) return;
+  if (
+    after.size === stored.size &&
+    [...after].every((k) => stored.has(k)) &&
+    (written || !target.unwrittenRecord?.(plan.cluster))
+  )
+    return;
   try {
     await target.recordInventory(plan.cluster, hostNamespaceOf(plan), after);
   } catch (err) {
@@ -159,12 +221,21 @@ async function recordInventory(target: Target, plan: Plan, results: readonly Obj
 
 /** The cluster's host namespace: the plan's, else the Namespace it applies. */
 function hostNamespaceOf(plan: Plan): string {
-  return plan.hostNamespace ?? plan.changes.find((c) => c.ref.kind === "Namespace" && c.ref.apiVersion === "v1")?.ref.name ?? "";
+  return (
+    plan.hostNamespace ??
+    plan.changes.find((c) => c.ref.kind === "Namespace" && c.ref.apiVersion === "v1")?.ref.name ??
+    ""
+  );
 }
 
 /** The result saying the cluster's record could not be written (the run then failed). */
 function recordFailure(cluster: string, err: unknown): ObjectResult {
-  return { ref: { apiVersion: "v1", kind: "ConfigMap", name: `record of cluster ${cluster}` }, action: "update", outcome: "failed", message: `vc's record of the cluster could not be written: ${messageOf(err)}` };
+  return {
+    ref: { apiVersion: "v1", kind: "ConfigMap", name: `record of cluster ${cluster}` },
+    action: "update",
+    outcome: "failed",
+    message: `vc's record of the cluster could not be written: ${messageOf(err)}`,
+  };
 }
 
 /** Consecutive changes of the same stage (the list is already in order). */
@@ -184,7 +255,10 @@ function finish(plan: Plan, unordered: ObjectResult[], started: number, ok: bool
   // In the plan's order (objects of a stage finish in any order), so that a report is the same on every run.
   const at = new Map(plan.changes.map((c, i) => [objectKey(c.ref), i]));
   const place = (r: ObjectResult) => at.get(objectKey(r.ref)) ?? plan.changes.length;
-  const results = unordered.map((r, i) => ({ r, i })).sort((a, b) => place(a.r) - place(b.r) || a.i - b.i).map((x) => x.r);
+  const results = unordered
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => place(a.r) - place(b.r) || a.i - b.i)
+    .map((x) => x.r);
   const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of results) counts[r.outcome]++;
   return { cluster: plan.cluster, plan, results, counts, ok, durationMs: Date.now() - started };
@@ -199,7 +273,9 @@ function isNamespaceNotFound(err: unknown, namespace: string): boolean {
   const e = err as { status?: unknown; body?: { details?: { kind?: unknown; name?: unknown } } };
   if (e?.status !== 404) return false;
   const d = e.body?.details;
-  return d?.kind === "namespaces" ? d.name === namespace : messageOf(err).includes(`namespaces "${namespace}" not found`);
+  return d?.kind === "namespaces"
+    ? d.name === namespace
+    : messageOf(err).includes(`namespaces "${namespace}" not found`);
 }
 
 function messageOf(err: unknown): string {

@@ -91,7 +91,12 @@ export function runNames(index: DesiredIndex): string[] {
  * The clusters whose folder is gone: named and without a folder (a selection), or on the target and not in the
  * repository (when pruning, or `always`: a plan reports them).
  */
-export async function removedClusters(target: Target, index: DesiredIndex, opts: FleetOptions, always: boolean): Promise<string[]> {
+export async function removedClusters(
+  target: Target,
+  index: DesiredIndex,
+  opts: FleetOptions,
+  always: boolean,
+): Promise<string[]> {
   if (opts.selected?.length) return [...index.state.missing];
   if (!opts.prune && !always) return [];
   return (await target.clusterNames()).filter((n) => !index.state.known.has(n));
@@ -108,14 +113,22 @@ export async function* fleetChunks(target: Target, index: DesiredIndex, opts: Ch
   const removed = opts.removed ?? [];
   const gone = new Set(removed);
   const size = opts.chunkSize ?? INVENTORY_CHUNK;
-  const groups = opts.interleave ? chunksOf([...present, ...removed].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), size) : [...chunksOf(present, size), ...chunksOf(removed, size)];
+  const groups = opts.interleave
+    ? chunksOf(
+        [...present, ...removed].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+        size,
+      )
+    : [...chunksOf(present, size), ...chunksOf(removed, size)];
   const state = index.state;
   let revision = state.revision;
   // Chunk k+1 loads while the caller works on chunk k; a load that fails is thrown where the caller reaches it.
   const start = (i: number) => {
     if (i >= groups.length) return undefined;
     const names = groups[i]!.filter((n) => !gone.has(n));
-    const p = names.length > 0 ? loadChunk(target, { ...index, state: { ...state, revision } }, names, opts) : Promise.resolve(noneLoaded({ ...state, revision }));
+    const p =
+      names.length > 0
+        ? loadChunk(target, { ...index, state: { ...state, revision } }, names, opts)
+        : Promise.resolve(noneLoaded({ ...state, revision }));
     p.catch(() => undefined);
     return p;
   };
@@ -135,7 +148,8 @@ export async function* fleetChunks(target: Target, index: DesiredIndex, opts: Ch
     if (opts.unitPerChunk) target.startUnit?.();
     const names = groups[i]!;
     const chunkRemoved = names.filter((n) => gone.has(n));
-    const live = opts.reader && chunkRemoved.length === 0 ? await opts.reader.take(names) : await target.listInventories(names);
+    const live =
+      opts.reader && chunkRemoved.length === 0 ? await opts.reader.take(names) : await target.listInventories(names);
     const missing = chunkRemoved.filter((n) => state.missing.includes(n));
     yield { ...loaded, names, desired: { ...loaded.desired, revision, missing }, removed: chunkRemoved, live };
   }
@@ -147,13 +161,26 @@ function noneLoaded(state: DesiredState): Omit<Chunk, "names" | "removed" | "liv
 }
 
 /** Loads, validates and renders a chunk: pinned by a rollout, contested folders whose record holds the namespace admitted. */
-async function loadChunk(target: Target, index: DesiredIndex, names: string[], opts: ChunkOptions): Promise<Omit<Chunk, "names" | "removed" | "live">> {
+async function loadChunk(
+  target: Target,
+  index: DesiredIndex,
+  names: string[],
+  opts: ChunkOptions,
+): Promise<Omit<Chunk, "names" | "removed" | "live">> {
   const engine = opts.engine ?? defaultEngine;
   const { root, revision } = index.state;
   const bases = opts.pins ? await opts.pins.basesFor(names) : index.state.bases;
-  const res = await loadIsolated(engine, root, names, { namespaceClaims: index.claims, ...(bases ? { bases } : {}) }, opts.warn);
+  const res = await loadIsolated(
+    engine,
+    root,
+    names,
+    { namespaceClaims: index.claims, ...(bases ? { bases } : {}) },
+    opts.warn,
+  );
   const loaded = attribute(res);
-  await opts.pins?.annotate(loaded, async (n) => attribute(await loadIsolated(engine, root, n, { namespaceClaims: index.claims }, opts.warn)));
+  await opts.pins?.annotate(loaded, async (n) =>
+    attribute(await loadIsolated(engine, root, n, { namespaceClaims: index.claims }, opts.warn)),
+  );
   const admitted = await admitHolders(target, loaded, opts.warn);
   const desired = await renderLoaded(engine, { ...res, clusters: loaded }, root, revision);
   return { loaded, desired: { ...desired, known: index.state.known, missing: [] }, admitted };
@@ -164,7 +191,9 @@ async function loadChunk(target: Target, index: DesiredIndex, names: string[], o
  * newcomer stays refused, with its error). A failure to read the records leaves both refused.
  */
 async function admitHolders(target: Target, loaded: LoadedCluster[], warn: ChunkOptions["warn"]): Promise<string[]> {
-  const contested = loaded.filter((c) => !c.spec && c.contested).map((c) => ({ name: c.name, hostNamespace: c.contested!.settings.namespace, loaded: c }));
+  const contested = loaded
+    .filter((c) => !c.spec && c.contested)
+    .map((c) => ({ name: c.name, hostNamespace: c.contested!.settings.namespace, loaded: c }));
   if (contested.length === 0 || !target.recordsByCluster) return [];
   try {
     const admitted = holdersOf(contested, await target.recordsByCluster(contested.map((c) => c.name)));
@@ -174,7 +203,9 @@ async function admitHolders(target: Target, loaded: LoadedCluster[], warn: Chunk
     }
     return admitted.map((a) => a.name);
   } catch (err) {
-    warn?.("cannot read the records of clusters claiming one namespace: both stay refused", { error: (err as Error).message });
+    warn?.("cannot read the records of clusters claiming one namespace: both stay refused", {
+      error: (err as Error).message,
+    });
     return [];
   }
 }
@@ -187,9 +218,16 @@ export function preparedFor(target: Target, desired: DesiredState): DesiredState
 }
 
 /** The clusters of a chunk another source's record holds (Target.heldElsewhere; none on a target without records). */
-export async function heldInChunk(target: Target, desired: DesiredState, opts: FleetOptions): Promise<ReadonlyMap<string, Held> | undefined> {
+export async function heldInChunk(
+  target: Target,
+  desired: DesiredState,
+  opts: FleetOptions,
+): Promise<ReadonlyMap<string, Held> | undefined> {
   if (!target.recorded || !target.heldElsewhere) return undefined;
-  const claims = desired.clusters.map((c) => ({ cluster: c.name, hostNamespace: desired.known.get(c.name) ?? c.hostNamespace }));
+  const claims = desired.clusters.map((c) => ({
+    cluster: c.name,
+    hostNamespace: desired.known.get(c.name) ?? c.hostNamespace,
+  }));
   return claims.length === 0 ? undefined : target.heldElsewhere(claims, opts.adoptFrom);
 }
 
@@ -198,8 +236,22 @@ export async function heldInChunk(target: Target, desired: DesiredState, opts: F
  * every removed one, so that a record of nothing live is forgotten too). Named clusters with no folder that cannot be
  * pruned are errors.
  */
-export function fleetClusters(desired: DesiredState, live: Map<string, KubeObject[]>, opts: FleetOptions & { recorded?: boolean; forget?: boolean }, removed?: readonly string[]): { clusters: FleetCluster[]; errors: ClusterError[] } {
-  const clusters: FleetCluster[] = desired.clusters.map((c) => ({ name: c.name, desired: c.objects, live: live.get(c.name) ?? [], prune: opts.prune && c.prune, suspend: c.suspend, force: !!opts.force || c.force, removed: false, hostNamespace: desired.known.get(c.name) }));
+export function fleetClusters(
+  desired: DesiredState,
+  live: Map<string, KubeObject[]>,
+  opts: FleetOptions & { recorded?: boolean; forget?: boolean },
+  removed?: readonly string[],
+): { clusters: FleetCluster[]; errors: ClusterError[] } {
+  const clusters: FleetCluster[] = desired.clusters.map((c) => ({
+    name: c.name,
+    desired: c.objects,
+    live: live.get(c.name) ?? [],
+    prune: opts.prune && c.prune,
+    suspend: c.suspend,
+    force: !!opts.force || c.force,
+    removed: false,
+    hostNamespace: desired.known.get(c.name),
+  }));
   const errors: ClusterError[] = [];
   const selected = opts.selected?.length ? new Set(opts.selected) : undefined;
   const gone = removed ?? [...live.keys()].filter((n) => !desired.known.has(n));
@@ -207,14 +259,30 @@ export function fleetClusters(desired: DesiredState, live: Map<string, KubeObjec
     const objs = live.get(name) ?? [];
     if (desired.known.has(name) || (selected && !selected.has(name)) || (objs.length === 0 && !opts.forget)) continue;
     // A cluster of another source that this repository does not have is simply not ours: not removed, not reported.
-    if (opts.owner !== undefined && !opts.recorded && objs.length > 0 && ownedElsewhere(objs, opts.owner, opts.adoptFrom)) continue;
-    if (opts.prune) clusters.push({ name, desired: [], live: objs, prune: true, suspend: false, force: false, removed: true });
+    if (
+      opts.owner !== undefined &&
+      !opts.recorded &&
+      objs.length > 0 &&
+      ownedElsewhere(objs, opts.owner, opts.adoptFrom)
+    )
+      continue;
+    if (opts.prune)
+      clusters.push({ name, desired: [], live: objs, prune: true, suspend: false, force: false, removed: true });
   }
   for (const name of desired.missing) {
     const objs = live.get(name) ?? [];
-    if (objs.length === 0) errors.push({ cluster: name, message: `no cluster folder clusters/${name}, and nothing of it is live` });
-    else if (objs.every(isNamespace)) errors.push({ cluster: name, message: `no cluster folder clusters/${name}; only its kept Namespace ${objs.map((o) => o.metadata.name).join(", ")} is left (delete it by hand once it is empty)` });
-    else if (!opts.prune) errors.push({ cluster: name, message: `no cluster folder clusters/${name}; its ${objs.length} live objects stay until you run with --prune` });
+    if (objs.length === 0)
+      errors.push({ cluster: name, message: `no cluster folder clusters/${name}, and nothing of it is live` });
+    else if (objs.every(isNamespace))
+      errors.push({
+        cluster: name,
+        message: `no cluster folder clusters/${name}; only its kept Namespace ${objs.map((o) => o.metadata.name).join(", ")} is left (delete it by hand once it is empty)`,
+      });
+    else if (!opts.prune)
+      errors.push({
+        cluster: name,
+        message: `no cluster folder clusters/${name}; its ${objs.length} live objects stay until you run with --prune`,
+      });
   }
   return { clusters, errors };
 }
@@ -229,7 +297,10 @@ function ownedElsewhere(objs: readonly KubeObject[], owner: string, adoptFrom: r
 }
 
 /** Sets aside the clusters suspended at run time: they are neither planned nor applied (nor pruned). */
-export function setAsideSuspended(clusters: FleetCluster[], opts: FleetOptions): { clusters: FleetCluster[]; suspendedAtRunTime: SuspendedCluster[] } {
+export function setAsideSuspended(
+  clusters: FleetCluster[],
+  opts: FleetOptions,
+): { clusters: FleetCluster[]; suspendedAtRunTime: SuspendedCluster[] } {
   const rest: FleetCluster[] = [];
   const suspendedAtRunTime: SuspendedCluster[] = [];
   for (const c of clusters) {

@@ -41,11 +41,20 @@ export interface ClusterPlanOptions {
 
 /** The plan of a cluster another source holds: nothing to change, blocked with why. */
 function heldPlan(cluster: string, held: Held): Plan {
-  return { cluster, changes: [], counts: emptyCounts(), blocked: held.message, ...(held.sources.length > 0 ? { ownerConflict: held.sources } : {}) };
+  return {
+    cluster,
+    changes: [],
+    counts: emptyCounts(),
+    blocked: held.message,
+    ...(held.sources.length > 0 ? { ownerConflict: held.sources } : {}),
+  };
 }
 
 /** Plans every cluster; a cluster that cannot be planned becomes an error and the others go on. */
-export function planClusters(clusters: readonly FleetCluster[], opts: ClusterPlanOptions): { plans: Plan[]; errors: ClusterError[] } {
+export function planClusters(
+  clusters: readonly FleetCluster[],
+  opts: ClusterPlanOptions,
+): { plans: Plan[]; errors: ClusterError[] } {
   const plans: Plan[] = [];
   const errors: ClusterError[] = [];
   for (const c of clusters) {
@@ -55,7 +64,14 @@ export function planClusters(clusters: readonly FleetCluster[], opts: ClusterPla
       continue;
     }
     try {
-      const plan = buildPlan(c.name, c.desired, c.live, { prune: c.prune, allowMassPrune: opts.allowMassPrune, force: c.force, owner: opts.owner, adoptFrom: opts.adoptFrom, recorded: opts.recorded });
+      const plan = buildPlan(c.name, c.desired, c.live, {
+        prune: c.prune,
+        allowMassPrune: opts.allowMassPrune,
+        force: c.force,
+        owner: opts.owner,
+        adoptFrom: opts.adoptFrom,
+        recorded: opts.recorded,
+      });
       if (c.hostNamespace !== undefined) plan.hostNamespace = c.hostNamespace;
       plans.push(plan);
     } catch (err) {
@@ -82,10 +98,19 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
   const live = input.live ?? (await target.listInventory(input.cluster));
   const desired = target.prepare ? input.desired.map((o) => target.prepare!(o)) : input.desired;
   const claim = { cluster: input.cluster, hostNamespace: input.hostNamespace };
-  const held = target.heldElsewhere && input.desired.length > 0 ? (await target.heldElsewhere([claim])).get(input.cluster) : undefined;
+  const held =
+    target.heldElsewhere && input.desired.length > 0
+      ? (await target.heldElsewhere([claim])).get(input.cluster)
+      : undefined;
   const plan: Plan = held
     ? heldPlan(input.cluster, held)
-    : buildPlan(input.cluster, desired, live, { prune: opts.prune, allowMassPrune: opts.allowMassPrune, force: opts.force, owner: opts.owner, recorded: target.recorded });
+    : buildPlan(input.cluster, desired, live, {
+        prune: opts.prune,
+        allowMassPrune: opts.allowMassPrune,
+        force: opts.force,
+        owner: opts.owner,
+        recorded: target.recorded,
+      });
   plan.hostNamespace ??= input.hostNamespace;
   const result = await applyPlan(target, plan, opts);
   return { ...result, durationMs: Date.now() - started };

@@ -90,7 +90,11 @@ export async function loadIsolated(
     } catch (err) {
       const dir = `${CLUSTERS_DIR}/${name}`;
       const message = `cannot load this cluster folder: ${(err as Error).message ?? String(err)}`;
-      out.clusters.push({ name, dir, diagnostics: [{ file: dir, line: 0, col: 0, severity: "error", code: "load-failed", message }] });
+      out.clusters.push({
+        name,
+        dir,
+        diagnostics: [{ file: dir, line: 0, col: 0, severity: "error", code: "load-failed", message }],
+      });
     }
   }
   return out;
@@ -102,7 +106,9 @@ export function attribute(res: LoadResult): LoadedCluster[] {
   if (errors.length === 0) return res.clusters;
   return res.clusters.map((c) => {
     const known = new Set(c.diagnostics.map((d) => JSON.stringify(d)));
-    const mine = errors.filter((d) => (d.file === c.dir || d.file.startsWith(`${c.dir}/`)) && !known.has(JSON.stringify(d)));
+    const mine = errors.filter(
+      (d) => (d.file === c.dir || d.file.startsWith(`${c.dir}/`)) && !known.has(JSON.stringify(d)),
+    );
     if (mine.length === 0 && (c.spec === undefined || !c.diagnostics.some((d) => d.severity === "error"))) return c;
     const { spec: _spec, ...rest } = c;
     return { ...rest, diagnostics: [...c.diagnostics, ...mine] };

@@ -56,7 +56,12 @@ export interface StreamOptions {
  * chunk), in the repository's order. On a host a whole fleet's live objects come from one paged LIST per kind, the
  * chunks taken in the order the store lists them. The run's records are read once (one unit of work).
  */
-export async function planFleet(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions = {}): Promise<PlanReport> {
+export async function planFleet(
+  target: Target,
+  index: DesiredIndex,
+  opts: FleetOptions,
+  stream: StreamOptions = {},
+): Promise<PlanReport> {
   const own = !target.unitOpen;
   if (own) target.startUnit?.({ fleet: !opts.selected?.length });
   try {
@@ -73,10 +78,17 @@ export async function planFleet(target: Target, index: DesiredIndex, opts: Fleet
   }
 }
 
-async function planRun(target: Target, index: DesiredIndex, opts: FleetOptions, stream: StreamOptions): Promise<PlanReport> {
+async function planRun(
+  target: Target,
+  index: DesiredIndex,
+  opts: FleetOptions,
+  stream: StreamOptions,
+): Promise<PlanReport> {
   const names = runNames(index);
   const fleetWide = stream.liveReads !== "chunk" && !opts.selected?.length && target.fleetReader;
-  const reader = fleetWide ? await target.fleetReader!(names, index.state.known, { pageSize: stream.pageSize }) : undefined;
+  const reader = fleetWide
+    ? await target.fleetReader!(names, index.state.known, { pageSize: stream.pageSize })
+    : undefined;
   const peers = runPeers(index, names, opts);
   const kept = new KeptStrings();
   const plans: Plan[] = [];
@@ -85,7 +97,13 @@ async function planRun(target: Target, index: DesiredIndex, opts: FleetOptions, 
   const admitted = new Set<string>();
   let told = false;
   const removed = await removedClusters(target, index, opts, true);
-  for await (const chunk of fleetChunks(target, index, { engine: stream.engine, chunkSize: stream.chunkSize, reader, names, removed })) {
+  for await (const chunk of fleetChunks(target, index, {
+    engine: stream.engine,
+    chunkSize: stream.chunkSize,
+    reader,
+    names,
+    removed,
+  })) {
     if (reader?.fellBack && !told) {
       told = true;
       stream.onFallBack?.(reader.fellBack);
@@ -95,13 +113,22 @@ async function planRun(target: Target, index: DesiredIndex, opts: FleetOptions, 
     const units = await unitsOf(target, chunk, opts);
     suspendedAtRunTime.push(...units.suspendedAtRunTime);
     // A plan shows the clusters suspended in cluster.yaml too: what would change once they are resumed.
-    const planned = planClusters([...units.suspended, ...units.plannable], { ...opts, recorded: target.recorded, held: units.held });
-    for (const p of await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers))) plans.push(stream.keepPlans ? p : forReport(p, kept, stream.spill));
+    const planned = planClusters([...units.suspended, ...units.plannable], {
+      ...opts,
+      recorded: target.recorded,
+      held: units.held,
+    });
+    for (const p of await mapLimit(planned.plans, 4, (p) => blockPlan(target, p, peers)))
+      plans.push(stream.keepPlans ? p : forReport(p, kept, stream.spill));
     errors.push(...chunkErrors(chunk, index), ...units.errors, ...planned.errors);
   }
   const byRank = rankOf(names);
   plans.sort(byRank);
-  return { plans, errors: [...index.state.errors.filter((e) => !admitted.has(e.cluster)), ...errors.sort(byRank)], suspendedAtRunTime };
+  return {
+    plans,
+    errors: [...index.state.errors.filter((e) => !admitted.has(e.cluster)), ...errors.sort(byRank)],
+    suspendedAtRunTime,
+  };
 }
 
 /** Orders items by their cluster's place in the run (clusters not in it last, as they came). */
@@ -133,7 +160,14 @@ async function unitsOf(target: Target, chunk: Chunk, opts: FleetOptions & { forg
   const held = await heldInChunk(target, prepared, opts);
   const all = fleetClusters(prepared, chunk.live, { ...opts, recorded: target.recorded }, chunk.removed);
   const set = setAsideSuspended(all.clusters, opts);
-  return { all: new Map(all.clusters.map((c) => [c.name, c])), plannable: set.clusters.filter((c) => !c.suspend), suspended: set.clusters.filter((c) => c.suspend), suspendedAtRunTime: set.suspendedAtRunTime, held, errors: all.errors };
+  return {
+    all: new Map(all.clusters.map((c) => [c.name, c])),
+    plannable: set.clusters.filter((c) => !c.suspend),
+    suspended: set.clusters.filter((c) => c.suspend),
+    suspendedAtRunTime: set.suspendedAtRunTime,
+    held,
+    errors: all.errors,
+  };
 }
 
 export interface ApplyFleetOptions extends FleetOptions {
@@ -213,11 +247,22 @@ export interface FleetApplyReport {
  * (its namespace claims) and the run's new public-host claims (its host claims); clusters another source holds are
  * blocked (each chunk's records read afresh). Removed clusters (with --prune, or named) follow in chunks of their own.
  */
-export async function applyFleet(target: Target, index: DesiredIndex, opts: ApplyFleetOptions, hooks: ApplyHooks = {}): Promise<FleetApplyReport> {
+export async function applyFleet(
+  target: Target,
+  index: DesiredIndex,
+  opts: ApplyFleetOptions,
+  hooks: ApplyHooks = {},
+): Promise<FleetApplyReport> {
   const names = hooks.names ?? runNames(index);
   const removed = hooks.removed ?? (await removedClusters(target, index, opts, false));
   const peers = hooks.peers ?? runPeers(index, names, opts);
-  const run = { results: [] as SyncResult[], errors: [] as ClusterError[], suspended: [] as string[], suspendedAtRunTime: [] as SuspendedCluster[], admitted: new Set<string>() };
+  const run = {
+    results: [] as SyncResult[],
+    errors: [] as ClusterError[],
+    suspended: [] as string[],
+    suspendedAtRunTime: [] as SuspendedCluster[],
+    admitted: new Set<string>(),
+  };
   const progress = { total: names.length + removed.length, done: 0, objects: 0, planned: 0, applied: 0 };
   const own = !target.unitOpen;
   let interrupted = false;
@@ -237,11 +282,22 @@ export async function applyFleet(target: Target, index: DesiredIndex, opts: Appl
   }
   if (progress.done < progress.total) interrupted = true;
   const invalid = repositoryErrors(index, run.admitted);
-  return { results: run.results, errors: [...invalid, ...run.errors], suspended: run.suspended, suspendedAtRunTime: run.suspendedAtRunTime, invalid, ...(interrupted ? { interrupted } : {}) };
+  return {
+    results: run.results,
+    errors: [...invalid, ...run.errors],
+    suspended: run.suspended,
+    suspendedAtRunTime: run.suspendedAtRunTime,
+    invalid,
+    ...(interrupted ? { interrupted } : {}),
+  };
 }
 
 /** Adds an outcome to the report, kept as a report keeps it. */
-function collect(run: { results: SyncResult[]; errors: ClusterError[]; suspended: string[]; suspendedAtRunTime: SuspendedCluster[] }, o: ClusterOutcome, keep: boolean): void {
+function collect(
+  run: { results: SyncResult[]; errors: ClusterError[]; suspended: string[]; suspendedAtRunTime: SuspendedCluster[] },
+  o: ClusterOutcome,
+  keep: boolean,
+): void {
   if (o.state === "synced") run.results.push(keep ? o.sync! : compact(o.sync!));
   else if (o.state === "suspended") run.suspended.push(o.cluster);
   else if (o.state === "suspended-at-run-time") run.suspendedAtRunTime.push({ cluster: o.cluster, by: o.by ?? "" });
@@ -281,22 +337,44 @@ async function applyChunk(
   const planErrors = new Map(planned.errors.map((e) => [e.cluster, e.message]));
   progress.planned += planned.plans.reduce((n, p) => n + p.changes.length, 0);
   const jobs: Job[] = [];
-  const fixed = (o: Omit<ClusterOutcome, "durationMs">) => jobs.push({ base: o, run: async () => ({ ...o, durationMs: 0 }) });
-  const hostNamespaceOf = (name: string, live?: readonly KubeObject[]) => chunk.desired.known.get(name) ?? index.state.known.get(name) ?? live?.find((o) => o.metadata.namespace)?.metadata.namespace ?? "";
+  const fixed = (o: Omit<ClusterOutcome, "durationMs">) =>
+    jobs.push({ base: o, run: async () => ({ ...o, durationMs: 0 }) });
+  const hostNamespaceOf = (name: string, live?: readonly KubeObject[]) =>
+    chunk.desired.known.get(name) ??
+    index.state.known.get(name) ??
+    live?.find((o) => o.metadata.namespace)?.metadata.namespace ??
+    "";
   const byName = units.all;
   const runTime = new Map(units.suspendedAtRunTime.map((s) => [s.cluster, s.by]));
   const loadedByName = new Map(chunk.loaded.map((l) => [l.name, l]));
-  for (const name of [...chunk.loaded.map((l) => l.name), ...units.plannable.filter((c) => c.removed).map((c) => c.name)]) {
+  for (const name of [
+    ...chunk.loaded.map((l) => l.name),
+    ...units.plannable.filter((c) => c.removed).map((c) => c.name),
+  ]) {
     const loaded = loadedByName.get(name);
     const c = byName.get(name);
-    const base = { cluster: name, hostNamespace: hostNamespaceOf(name, c?.live), removed: !loaded, ...(loaded ? { loaded } : {}) };
-    if (!c) fixed({ ...base, state: "invalid", error: chunk.desired.errors.find((e) => e.cluster === name)?.message ?? firstError(loaded?.diagnostics ?? []) });
+    const base = {
+      cluster: name,
+      hostNamespace: hostNamespaceOf(name, c?.live),
+      removed: !loaded,
+      ...(loaded ? { loaded } : {}),
+    };
+    if (!c)
+      fixed({
+        ...base,
+        state: "invalid",
+        error: chunk.desired.errors.find((e) => e.cluster === name)?.message ?? firstError(loaded?.diagnostics ?? []),
+      });
     else if (c.suspend) fixed({ ...base, state: "suspended" });
     else if (runTime.has(name)) fixed({ ...base, state: "suspended-at-run-time", by: runTime.get(name) });
     else if (!plans.has(name)) fixed({ ...base, state: "failed", error: planErrors.get(name) ?? "cannot be planned" });
     else jobs.push({ base, run: () => applyOne(target, plans.get(name)!, c, base, opts, hooks, peers, progress) });
   }
-  return { outcomes: await runPool(jobs, opts.clusterConcurrency ?? 4, hooks), errors: units.errors, expected: jobs.length };
+  return {
+    outcomes: await runPool(jobs, opts.clusterConcurrency ?? 4, hooks),
+    errors: units.errors,
+    expected: jobs.length,
+  };
 }
 
 /** One planned cluster carried out, unless this run may not write. */
@@ -321,7 +399,14 @@ async function applyOne(
     onProgress: (_d, _t, r) => opts.onProgress?.(++progress.applied, progress.planned, plan.cluster, r),
   });
   progress.objects += sync.counts.created + sync.counts.updated + sync.counts.deleted;
-  return { ...base, state: "synced", sync: { ...sync, durationMs: Date.now() - started }, desired: c.desired, live: c.live, durationMs: Date.now() - started };
+  return {
+    ...base,
+    state: "synced",
+    sync: { ...sync, durationMs: Date.now() - started },
+    desired: c.desired,
+    live: c.live,
+    durationMs: Date.now() - started,
+  };
 }
 
 /**
@@ -357,7 +442,12 @@ function safely(job: Job, hooks: ApplyHooks): Promise<ClusterOutcome> {
       outcome = await job.run();
     } catch (err) {
       // A failure outside the per-object handling: this cluster fails, the others go on.
-      outcome = { ...job.base, state: "failed", error: (err as Error).message ?? String(err), durationMs: Date.now() - started };
+      outcome = {
+        ...job.base,
+        state: "failed",
+        error: (err as Error).message ?? String(err),
+        durationMs: Date.now() - started,
+      };
     }
     await hooks.onOutcome?.(outcome);
     return outcome;

@@ -6,7 +6,12 @@ import type { Plan } from "../plan/types.js";
 import type { Target } from "../sinks/types.js";
 
 /** `plan`, blocked with the reason when one of the gates refuses it; `peers` are the run's other new host claims. */
-export async function blockPlan(target: Target, plan: Plan, peers?: ReadonlyMap<string, readonly string[]>, ties?: PeerTies): Promise<Plan> {
+export async function blockPlan(
+  target: Target,
+  plan: Plan,
+  peers?: ReadonlyMap<string, readonly string[]>,
+  ties?: PeerTies,
+): Promise<Plan> {
   return foreignObjects(target, await lostHosts(target, await unservedKinds(target, plan), peers, ties));
 }
 
@@ -18,7 +23,12 @@ async function unservedKinds(target: Target, plan: Plan): Promise<Plan> {
 }
 
 /** Reads the live claims only when the plan claims a public host and the target can list them (a host can; dir: cannot). */
-async function lostHosts(target: Target, plan: Plan, peers?: ReadonlyMap<string, readonly string[]>, ties?: PeerTies): Promise<Plan> {
+async function lostHosts(
+  target: Target,
+  plan: Plan,
+  peers?: ReadonlyMap<string, readonly string[]>,
+  ties?: PeerTies,
+): Promise<Plan> {
   if (plan.blocked || !target.hostClaimIndex) return plan;
   const claiming = claimingObjects(plan);
   if (claiming.length === 0) return plan;
@@ -30,5 +40,11 @@ async function foreignObjects(target: Target, plan: Plan): Promise<Plan> {
   if (plan.blocked || !target.existingUnrecorded) return plan;
   const creates = plan.changes.filter((c) => c.action === "create");
   if (creates.length === 0) return plan;
-  return blockForeign(plan, await target.existingUnrecorded(plan.cluster, creates.map((c) => c.ref)));
+  return blockForeign(
+    plan,
+    await target.existingUnrecorded(
+      plan.cluster,
+      creates.map((c) => c.ref),
+    ),
+  );
 }

@@ -67,14 +67,26 @@ export interface LoadDesiredOptions {
 }
 
 /** The named clusters (all when none are named) validated and rendered at once. */
-export async function loadDesired(root: string, revision: string, opts: LoadDesiredOptions = {}): Promise<DesiredState> {
+export async function loadDesired(
+  root: string,
+  revision: string,
+  opts: LoadDesiredOptions = {},
+): Promise<DesiredState> {
   const engine = opts.engine ?? defaultEngine;
-  const res = await loadIsolated(engine, root, opts.clusters ?? [], { namespaceClaims: opts.namespaceClaims, ...(opts.bases ? { bases: opts.bases } : {}) });
+  const res = await loadIsolated(engine, root, opts.clusters ?? [], {
+    namespaceClaims: opts.namespaceClaims,
+    ...(opts.bases ? { bases: opts.bases } : {}),
+  });
   return renderLoaded(engine, { ...res, clusters: attribute(res) }, root, revision);
 }
 
 /** A loaded chunk as a desired state: each valid cluster rendered, the others (and the repository's problems) as errors. */
-export async function renderLoaded(engine: Engine, res: LoadResult, root: string, revision: string): Promise<DesiredState> {
+export async function renderLoaded(
+  engine: Engine,
+  res: LoadResult,
+  root: string,
+  revision: string,
+): Promise<DesiredState> {
   const clusters: DesiredCluster[] = [];
   const errors: ClusterError[] = [];
   const known = new Map<string, string>();
@@ -102,7 +114,15 @@ export async function renderLoaded(engine: Engine, res: LoadResult, root: string
   }
   const { missing, repository } = repositoryErrors(res);
   errors.push(...repository);
-  return { root: res.root ?? root, revision, clusters, errors, known, missing, ...(contested.length > 0 ? { contested } : {}) };
+  return {
+    root: res.root ?? root,
+    revision,
+    clusters,
+    errors,
+    known,
+    missing,
+    ...(contested.length > 0 ? { contested } : {}),
+  };
 }
 
 function desiredOf(name: string, spec: NonNullable<LoadedCluster["spec"]>, objects: KubeObject[]): DesiredCluster {
@@ -115,7 +135,8 @@ function repositoryErrors(res: LoadResult): { missing: string[]; repository: Clu
   const missing: string[] = [];
   const repository: ClusterError[] = [];
   for (const d of res.diagnostics) {
-    if (d.severity !== "error" || res.clusters.some((c) => d.file === c.dir || d.file.startsWith(`${c.dir}/`))) continue;
+    if (d.severity !== "error" || res.clusters.some((c) => d.file === c.dir || d.file.startsWith(`${c.dir}/`)))
+      continue;
     if (d.code === "unknown-cluster") {
       missing.push(d.file.slice(d.file.lastIndexOf("/") + 1));
       continue;
@@ -134,7 +155,11 @@ export function firstError(diagnostics: readonly Diagnostic[]): string {
 }
 
 /** The named clusters of an indexed fleet, loaded and rendered as one chunk (the index's namespace claims, its rollout pins). */
-export function loadIndexedChunk(index: DesiredIndex, names: string[], engine: Engine = defaultEngine): Promise<DesiredState> {
+export function loadIndexedChunk(
+  index: DesiredIndex,
+  names: string[],
+  engine: Engine = defaultEngine,
+): Promise<DesiredState> {
   const { root, revision, bases } = index.state;
   return loadDesired(root, revision, { clusters: names, namespaceClaims: index.claims, bases, engine });
 }
@@ -143,7 +168,11 @@ export function loadIndexedChunk(index: DesiredIndex, names: string[], engine: E
  * Validates the fleet in summary (no spec, no render): its errors, known clusters and namespace index. With
  * `clusters`, only those folders: the index of a selection, whose names without a folder are `missing`.
  */
-export async function loadDesiredIndex(root: string, revision: string, opts: { clusters?: string[]; engine?: Engine } = {}): Promise<DesiredIndex> {
+export async function loadDesiredIndex(
+  root: string,
+  revision: string,
+  opts: { clusters?: string[]; engine?: Engine } = {},
+): Promise<DesiredIndex> {
   const res = await loadIsolated(opts.engine ?? defaultEngine, root, opts.clusters ?? [], { detail: "summary" });
   const folders = attribute(res);
   const errors: ClusterError[] = [];
@@ -169,5 +198,13 @@ export async function loadDesiredIndex(root: string, revision: string, opts: { c
   const { missing, repository } = repositoryErrors({ ...res, clusters: folders });
   errors.push(...repository);
   const claims = namespaceClaims(res.clusters);
-  return { state: { root: res.root ?? root, revision, clusters: [], errors, known, missing }, valid, claims, contested, hosts, suspended, folders };
+  return {
+    state: { root: res.root ?? root, revision, clusters: [], errors, known, missing },
+    valid,
+    claims,
+    contested,
+    hosts,
+    suspended,
+    folders,
+  };
 }

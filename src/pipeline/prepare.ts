@@ -11,7 +11,12 @@ import type { DesiredState } from "./load.js";
  * that vc applied before records (Target.migrateRecords): written unless `dryRun` (then kept in memory for the plan).
  * Returns one line per migrated cluster, for the command to print. A dir: target has no records: nothing happens.
  */
-export async function prepareRecords(target: Target, desired: DesiredState, owner: string | undefined, opts: { dryRun?: boolean; historyLimit?: number } = {}): Promise<string[]> {
+export async function prepareRecords(
+  target: Target,
+  desired: DesiredState,
+  owner: string | undefined,
+  opts: { dryRun?: boolean; historyLimit?: number } = {},
+): Promise<string[]> {
   if (!target.migrateRecords) return [];
   target.source = owner ?? "";
   const clusters = [...desired.known].map(([cluster, hostNamespace]) => ({ cluster, hostNamespace }));

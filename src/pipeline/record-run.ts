@@ -7,7 +7,15 @@ import { mapLimit } from "../util/pool.js";
 import type { SyncResult } from "../plan/types.js";
 import type { Target } from "../sinks/types.js";
 import { removedOutcome, syncOutcome, worthWriting } from "../records/outcome.js";
-import { record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type RecordedVia, type Result } from "../records/status.js";
+import {
+  record,
+  ZERO_COUNTS,
+  type ClusterStatus,
+  type Counts,
+  type Reconciliation,
+  type RecordedVia,
+  type Result,
+} from "../records/status.js";
 import { readStatuses, type StatusStore, type StatusStoreOptions } from "../records/status-store.js";
 
 /** The part of a run to record: the clusters it synced and those it left alone as cluster.yaml asks. */
@@ -102,7 +110,11 @@ export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "stor
   const store = target.statusStore({ historyLimit: opts.historyLimit });
   const clusters: ClusterRecord[] = [];
   return {
-    async record(report: RunPart, desired: DesiredState, extra: Pick<ApplyRecordOptions, "oneByOne"> = {}): Promise<void> {
+    async record(
+      report: RunPart,
+      desired: DesiredState,
+      extra: Pick<ApplyRecordOptions, "oneByOne"> = {},
+    ): Promise<void> {
       clusters.push(...(await recordApply(report, desired, { ...opts, ...extra, store, actor: ask })));
     },
     run(): RunRecord {
@@ -114,41 +126,93 @@ export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "stor
 /** Records every cluster the run planned, left suspended, or found invalid; clusters outside the repository and dry runs are the caller's to leave out. */
 async function recordApply(report: RunPart, desired: DesiredState, opts: ApplyRecordOptions): Promise<ClusterRecord[]> {
   const namespaceOf = (cluster: string, sync?: SyncResult): string =>
-    desired.known.get(cluster) ?? sync?.plan.changes.find((c) => c.ref.namespace)?.ref.namespace ?? defaultHostNamespace(cluster);
+    desired.known.get(cluster) ??
+    sync?.plan.changes.find((c) => c.ref.namespace)?.ref.namespace ??
+    defaultHostNamespace(cluster);
   const units: Unit[] = [];
   for (const sync of report.results) {
     const present = desired.known.has(sync.cluster);
-    units.push({ cluster: sync.cluster, hostNamespace: namespaceOf(sync.cluster, sync), ...(present ? syncOutcome(sync) : removedOutcome(sync, opts.revision)), durationMs: sync.durationMs, sync });
+    units.push({
+      cluster: sync.cluster,
+      hostNamespace: namespaceOf(sync.cluster, sync),
+      ...(present ? syncOutcome(sync) : removedOutcome(sync, opts.revision)),
+      durationMs: sync.durationMs,
+      sync,
+    });
   }
   for (const cluster of report.suspended) {
-    units.push({ cluster, hostNamespace: namespaceOf(cluster), result: "suspended", counts: { ...ZERO_COUNTS }, message: "suspended in cluster.yaml", durationMs: 0 });
+    units.push({
+      cluster,
+      hostNamespace: namespaceOf(cluster),
+      result: "suspended",
+      counts: { ...ZERO_COUNTS },
+      message: "suspended in cluster.yaml",
+      durationMs: 0,
+    });
   }
   const planned = new Set(units.map((u) => u.cluster));
   for (const e of desired.errors) {
     if (!desired.known.has(e.cluster) || planned.has(e.cluster)) continue;
     planned.add(e.cluster);
-    units.push({ cluster: e.cluster, hostNamespace: namespaceOf(e.cluster), result: "invalid", counts: { ...ZERO_COUNTS }, message: `invalid: ${e.message}`, durationMs: 0 });
+    units.push({
+      cluster: e.cluster,
+      hostNamespace: namespaceOf(e.cluster),
+      result: "invalid",
+      counts: { ...ZERO_COUNTS },
+      message: `invalid: ${e.message}`,
+      durationMs: 0,
+    });
   }
   // The statuses read before planning (run-suspension.ts) are not read again: only the others (removed clusters).
   const known = opts.statuses ?? new Map<string, ClusterStatus | undefined>();
-  const read = await readStatuses(opts.store, units.filter((u) => !known.has(u.cluster)), { oneByOne: !!opts.selected?.length || !!opts.oneByOne });
+  const read = await readStatuses(
+    opts.store,
+    units.filter((u) => !known.has(u.cluster)),
+    { oneByOne: !!opts.selected?.length || !!opts.oneByOne },
+  );
   const statuses = new Map([...known, ...read]);
   return mapLimit(units, 4, (u) => recordOne(u, statuses.get(u.cluster), opts));
 }
 
 async function recordOne(u: Unit, prev: ClusterStatus | undefined, opts: ApplyRecordOptions): Promise<ClusterRecord> {
   const cluster = u.cluster;
-  if (prev?.suspendedBy && !opts.ignoreSuspension) return { cluster, outcome: "suspended", message: `suspended by ${prev.suspendedBy} (run-time): its status is left to that operation` };
-  const others = u.sync?.plan.ownerConflict ?? (prev?.owner !== undefined && opts.owner !== undefined && prev.owner !== opts.owner && !opts.adoptFrom?.includes(prev.owner) ? [prev.owner] : undefined);
-  if (others) return { cluster, outcome: "not-owned", message: `owned by ${others.join(", ")}: its status is that source's, not rewritten` };
+  if (prev?.suspendedBy && !opts.ignoreSuspension)
+    return {
+      cluster,
+      outcome: "suspended",
+      message: `suspended by ${prev.suspendedBy} (run-time): its status is left to that operation`,
+    };
+  const others =
+    u.sync?.plan.ownerConflict ??
+    (prev?.owner !== undefined &&
+    opts.owner !== undefined &&
+    prev.owner !== opts.owner &&
+    !opts.adoptFrom?.includes(prev.owner)
+      ? [prev.owner]
+      : undefined);
+  if (others)
+    return {
+      cluster,
+      outcome: "not-owned",
+      message: `owned by ${others.join(", ")}: its status is that source's, not rewritten`,
+    };
   try {
     if (u.result === "deleted") {
       if (!prev) return { cluster, outcome: "unchanged" };
       await opts.store.remove(cluster, u.hostNamespace);
       return { cluster, outcome: "forgotten" };
     }
-    const entry: Reconciliation = { revision: opts.revision, time: opts.started.toISOString(), durationMs: u.durationMs, result: u.result, counts: u.counts, message: u.message, via: opts.via };
-    if (u.result === "invalid") entry.message += `; ${prev?.lastAppliedRevision ? `revision ${shortRevision(prev.lastAppliedRevision)} stays live` : "nothing applied"}`;
+    const entry: Reconciliation = {
+      revision: opts.revision,
+      time: opts.started.toISOString(),
+      durationMs: u.durationMs,
+      result: u.result,
+      counts: u.counts,
+      message: u.message,
+      via: opts.via,
+    };
+    if (u.result === "invalid")
+      entry.message += `; ${prev?.lastAppliedRevision ? `revision ${shortRevision(prev.lastAppliedRevision)} stays live` : "nothing applied"}`;
     // As a full resync: a newer commit that changed nothing of the cluster is no new record (CI applying every merge
     // would otherwise push every meaningful entry out of the history).
     if (!worthWriting(prev, entry, false)) return { cluster, outcome: "unchanged" };

@@ -7,11 +7,13 @@ import type { Plan, PlannedChange, SyncResult } from "../plan/types.js";
 /** A plan as a report shows it: its counts, and its changes without the objects they were worked out from. */
 export function forReport(plan: Plan, kept: KeptStrings, spill?: DiffSpill): Plan {
   // The fleet summary reads the changed fields from desired and live: worked out before they are let go.
-  const changes = plan.changes.filter((c) => c.action !== "unchanged").map((c) => {
-    const { desired: _d, live: _l, ref, ...rest } = c;
-    const change: PlannedChange = { ...rest, ref: kept.ref(ref), summary: kept.shared(describeChange(c)) };
-    return spill ? spill.keep(change) : change;
-  });
+  const changes = plan.changes
+    .filter((c) => c.action !== "unchanged")
+    .map((c) => {
+      const { desired: _d, live: _l, ref, ...rest } = c;
+      const change: PlannedChange = { ...rest, ref: kept.ref(ref), summary: kept.shared(describeChange(c)) };
+      return spill ? spill.keep(change) : change;
+    });
   return { ...plan, changes };
 }
 
@@ -32,7 +34,12 @@ export class KeptStrings {
   }
 
   ref(r: ObjectRef): ObjectRef {
-    return { apiVersion: this.shared(r.apiVersion), kind: this.shared(r.kind), ...(r.namespace !== undefined ? { namespace: this.shared(r.namespace) } : {}), name: copied(r.name) };
+    return {
+      apiVersion: this.shared(r.apiVersion),
+      kind: this.shared(r.kind),
+      ...(r.namespace !== undefined ? { namespace: this.shared(r.namespace) } : {}),
+      name: copied(r.name),
+    };
   }
 }
 

@@ -5,7 +5,6 @@ import type { Target } from "../sinks/types.js";
 import type { ClusterStatus } from "../records/status.js";
 import { forbidden } from "./prepare.js";
 
-
 export interface RunTimeSuspension {
   /** The status of each of the repository's clusters (undefined: it has none), for the record step to reuse. */
   statuses: Map<string, ClusterStatus | undefined>;
@@ -18,7 +17,11 @@ export interface RunTimeSuspension {
  * of them are suspended at run time. Only a live host has run-time suspension (an annotation on the cluster's record
  * in the records namespace): for a dir: target it is undefined, and nothing is read.
  */
-export async function readRunTimeSuspension(target: Target, desired: DesiredState, _selected: readonly string[]): Promise<RunTimeSuspension | undefined> {
+export async function readRunTimeSuspension(
+  target: Target,
+  desired: DesiredState,
+  _selected: readonly string[],
+): Promise<RunTimeSuspension | undefined> {
   if (!target.recordsByCluster) return undefined;
   let records: Map<string, ClusterRecord>;
   try {

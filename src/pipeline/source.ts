@@ -40,8 +40,19 @@ export async function resolveSource(opts: SourceOptions): Promise<Source> {
   if (opts.repo && opts.path) throw new SourceError("give either a PATH or --repo URL, not both");
   if (opts.repo) {
     const cache = opts.cacheDir ?? join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vc", "repos");
-    const dir = join(cache, createHash("sha256").update(`${splitUrlCredential(opts.repo).url}\n${opts.branch ?? "main"}`).digest("hex").slice(0, 16));
-    const mirror = new GitMirror({ url: opts.repo, dir, ref: opts.branch, credential: loadGitCredential({ file: opts.credentialsFile }) });
+    const dir = join(
+      cache,
+      createHash("sha256")
+        .update(`${splitUrlCredential(opts.repo).url}\n${opts.branch ?? "main"}`)
+        .digest("hex")
+        .slice(0, 16),
+    );
+    const mirror = new GitMirror({
+      url: opts.repo,
+      dir,
+      ref: opts.branch,
+      credential: loadGitCredential({ file: opts.credentialsFile }),
+    });
     try {
       const synced = await mirror.sync();
       return { root: dir, revision: synced.commit };
@@ -53,6 +64,11 @@ export async function resolveSource(opts: SourceOptions): Promise<Source> {
   const found = findRepoRoot(path);
   if (!found) throw new SourceError(noClustersMessage(path));
   const head = await headCommit(found.root);
-  const revision = head === undefined ? "local" : opts.markDirty && (await fleetDiffersFromHead(found.root)) ? dirtyRevision(head) : head;
+  const revision =
+    head === undefined
+      ? "local"
+      : opts.markDirty && (await fleetDiffersFromHead(found.root))
+        ? dirtyRevision(head)
+        : head;
   return { root: found.root, revision, ...(found.cluster ? { cluster: found.cluster } : {}) };
 }

@@ -25,14 +25,26 @@ function inInventory(obj: KubeObject, cluster: string): boolean {
  * The plan for one cluster. `live` is the cluster's inventory as read from the target; objects in it without
  * the cluster's inventory label are ignored (never updated as twins, never deleted).
  */
-export function buildPlan(cluster: string, rendered: readonly KubeObject[], live: readonly KubeObject[], opts: PlanOptions): Plan {
+export function buildPlan(
+  cluster: string,
+  rendered: readonly KubeObject[],
+  live: readonly KubeObject[],
+  opts: PlanOptions,
+): Plan {
   const ignoreRevision = opts.ignoreRevisionOnly ?? true;
   const owned = live.filter((o) => inInventory(o, cluster));
   const owner = opts.owner;
   const adopting = new Set(opts.adoptFrom ?? []);
   if (owner !== undefined && !opts.recorded) {
     const others = otherOwners(owned, owner, adopting);
-    if (others.length > 0) return { cluster, changes: [], counts: emptyCounts(), blocked: ownerConflictMessage(cluster, owner, others), ownerConflict: others };
+    if (others.length > 0)
+      return {
+        cluster,
+        changes: [],
+        counts: emptyCounts(),
+        blocked: ownerConflictMessage(cluster, owner, others),
+        ownerConflict: others,
+      };
   }
   const desired = owner === undefined ? rendered : rendered.map((o) => withOwner(o, owner));
   const liveByKey = new Map(owned.map((o) => [objectKey(o), o]));
@@ -42,7 +54,10 @@ export function buildPlan(cluster: string, rendered: readonly KubeObject[], live
     const key = objectKey(given);
     if (seen.has(key)) throw new PlanError(`${describeRef(given)} is rendered twice for cluster ${cluster}`);
     seen.add(key);
-    if (!inInventory(given, cluster)) throw new PlanError(`${describeRef(given)} lacks the label ${LABELS.inventory}=${cluster}: vc could not find or prune it later`);
+    if (!inInventory(given, cluster))
+      throw new PlanError(
+        `${describeRef(given)} lacks the label ${LABELS.inventory}=${cluster}: vc could not find or prune it later`,
+      );
     const twin = liveByKey.get(key);
     // Without an owner of its own, a run neither records nor changes ownership: the live object's owner stays.
     const liveOwner = owner === undefined && twin ? ownerOf(twin) : undefined;
@@ -83,7 +98,9 @@ export function buildPlan(cluster: string, rendered: readonly KubeObject[], live
         retained.push({ ref, reason: UNOWNED_KEPT });
         continue;
       }
-      deletes.push(withDiff({ action: "delete", ref, live: obj }, () => objectDiff(ref, undefined, normalizeLive(obj))));
+      deletes.push(
+        withDiff({ action: "delete", ref, live: obj }, () => objectDiff(ref, undefined, normalizeLive(obj))),
+      );
     }
     sortChanges(deletes, true);
   }
@@ -98,7 +115,10 @@ export function buildPlan(cluster: string, rendered: readonly KubeObject[], live
   // that deletes nothing needs no guard: once a removed cluster is pruned down to its kept Namespace, it stays quiet.
   const refused = applies.filter((c) => c.immutable && !c.recreate);
   const going = deletes.length === 0 ? 0 : deletes.length + retained.length;
-  const blocked = [refused.length > 0 ? refusedMessage(cluster, refused) : undefined, pruneGuard(cluster, going, owned.length, opts.allowMassPrune)].filter(Boolean);
+  const blocked = [
+    refused.length > 0 ? refusedMessage(cluster, refused) : undefined,
+    pruneGuard(cluster, going, owned.length, opts.allowMassPrune),
+  ].filter(Boolean);
   if (blocked.length > 0) plan.blocked = blocked.join("; ");
   return plan;
 }
@@ -124,7 +144,12 @@ function isNamespace(ref: { apiVersion: string; kind: string }): boolean {
 
 /** Sorts in place in apply order (or its reverse), computing each change's rank and group/kind once. */
 function sortChanges(changes: PlannedChange[], reverse: boolean): void {
-  const keyed = changes.map((c) => ({ c, rank: rankOf(c.ref), gk: groupKind(c.ref.apiVersion, c.ref.kind), ns: c.ref.namespace ?? "" }));
+  const keyed = changes.map((c) => ({
+    c,
+    rank: rankOf(c.ref),
+    gk: groupKind(c.ref.apiVersion, c.ref.kind),
+    ns: c.ref.namespace ?? "",
+  }));
   keyed.sort((a, b) => {
     const r = a.rank - b.rank || cmp(a.gk, b.gk) || cmp(a.ns, b.ns) || cmp(a.c.ref.name, b.c.ref.name);
     return reverse ? -r : r;

@@ -25,7 +25,12 @@ export function toYaml(obj: unknown): string {
  * Unified diff from `live` to `desired` (either may be absent: create or delete), both already normalised.
  * Secret values are masked; empty string when they print the same.
  */
-export function objectDiff(ref: ObjectRef, desired: KubeObject | undefined, live: KubeObject | undefined, context = 3): string {
+export function objectDiff(
+  ref: ObjectRef,
+  desired: KubeObject | undefined,
+  live: KubeObject | undefined,
+  context = 3,
+): string {
   const [d, l] = maskCredentialsPair(...maskSecretPair(desired, live));
   const before = l ? toYaml(l) : "";
   const after = d ? toYaml(d) : "";
@@ -50,6 +55,9 @@ function range(start: number, lines: number): string {
 
 function wholeObjectDiff(name: string, text: string, sign: "+" | "-"): string {
   const lines = text.replace(/\n$/, "").split("\n");
-  const header = sign === "+" ? ["--- /dev/null", `+++ desired/${name}`, `@@ -0,0 +1,${lines.length} @@`] : [`--- live/${name}`, "+++ /dev/null", `@@ -1,${lines.length} +0,0 @@`];
+  const header =
+    sign === "+"
+      ? ["--- /dev/null", `+++ desired/${name}`, `@@ -0,0 +1,${lines.length} @@`]
+      : [`--- live/${name}`, "+++ /dev/null", `@@ -1,${lines.length} +0,0 @@`];
   return `${[...header, ...lines.map((l) => sign + l)].join("\n")}\n`;
 }

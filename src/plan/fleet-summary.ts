@@ -22,7 +22,8 @@ export interface FleetSummary {
 const MAX_FIELDS = 4;
 
 const KEY = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-const step = (path: string, key: string) => (KEY.test(key) ? (path ? `${path}.${key}` : key) : `${path}[${JSON.stringify(key)}]`);
+const step = (path: string, key: string) =>
+  KEY.test(key) ? (path ? `${path}.${key}` : key) : `${path}[${JSON.stringify(key)}]`;
 
 /** Leaf paths where `want` differs from `have`, over the fields `want` sets; list items as `[]`. vc's own labels and annotations (revision, source, config hash) are left out. */
 function changedPaths(want: unknown, have: unknown, path: string, out: Set<string>): void {

@@ -72,7 +72,12 @@ const WRITE_PIECE = 64 * 1024;
  * fleet's first diff is as large as its YAML, and its diffs may be read back from a file, plan/spill.ts), markdown
  * whole (it is bounded by its budget).
  */
-export function writePlanReport(report: PlanReport, format: PlanFormat, write: (text: string) => void, opts: { colour?: boolean } = {}): void {
+export function writePlanReport(
+  report: PlanReport,
+  format: PlanFormat,
+  write: (text: string) => void,
+  opts: { colour?: boolean } = {},
+): void {
   if (format === "markdown") return write(toMarkdown(report));
   let pending: string[] = [];
   let size = 0;
@@ -107,7 +112,10 @@ function jsonWithout(report: PlanReport, clusters: unknown): Record<string, unkn
   return {
     summary: totalCounts(report.plans),
     ...(report.held ? { held: report.held } : {}),
-    changes: { clusters: fleet.changed, groups: fleet.groups.map((g) => ({ change: g.change, count: g.clusters.length, clusters: g.clusters })) },
+    changes: {
+      clusters: fleet.changed,
+      groups: fleet.groups.map((g) => ({ change: g.change, count: g.clusters.length, clusters: g.clusters })),
+    },
     clusters,
     suspendedAtRunTime: report.suspendedAtRunTime ?? [],
     errors: report.errors,
@@ -142,7 +150,9 @@ function writeJson(report: PlanReport, put: (text: string) => void): void {
   spliceClusters(whole, `\n  "clusters": ${JSON.stringify(CLUSTERS_STAND_IN)}`, put, () => {
     if (report.plans.length === 0) return put(`\n  "clusters": []`);
     put(`\n  "clusters": [\n`);
-    report.plans.forEach((p, i) => put(`${i > 0 ? ",\n" : ""}${jsonEscapeControls(JSON.stringify(clusterJson(p), null, 2)).replace(/^/gm, "    ")}`));
+    report.plans.forEach((p, i) =>
+      put(`${i > 0 ? ",\n" : ""}${jsonEscapeControls(JSON.stringify(clusterJson(p), null, 2)).replace(/^/gm, "    ")}`),
+    );
     put("\n  ]");
   });
   put("\n");
@@ -176,7 +186,9 @@ type Style = Parameters<typeof styleText>[0];
 
 /** styleText without its own TTY check (Node 20.20 skips colour when stdout is not a TTY): the caller decides. */
 export function paint(style: Style, text: string): string {
-  return (styleText as (f: Style, t: string, o: { validateStream: boolean }) => string)(style, text, { validateStream: false });
+  return (styleText as (f: Style, t: string, o: { validateStream: boolean }) => string)(style, text, {
+    validateStream: false,
+  });
 }
 
 function colourDiff(diff: string, colour: boolean): string {
@@ -196,7 +208,9 @@ function colourDiff(diff: string, colour: boolean): string {
 /** After an update the server refuses in place: which immutable fields, and whether vc recreates the object. */
 function refusedNote(c: PlannedChange): string {
   if (!c.immutable) return "";
-  return c.recreate ? ` (recreate: immutable ${c.immutable.join(", ")})` : ` (refused in place: immutable ${c.immutable.join(", ")}; needs --force)`;
+  return c.recreate
+    ? ` (recreate: immutable ${c.immutable.join(", ")})`
+    : ` (refused in place: immutable ${c.immutable.join(", ")}; needs --force)`;
 }
 
 /**
@@ -223,7 +237,13 @@ function writeText(report: PlanReport, colour: boolean, put: (text: string) => v
     for (const r of p.retained ?? []) line(style("yellow", `= keep ${e(describeRef(r.ref))}: ${e(r.reason)}`));
     if (p.blocked) line(style("red", `! ${e(p.blocked)}`));
   }
-  for (const s of report.suspendedAtRunTime ?? []) line(style("yellow", `cluster ${e(s.cluster)}: ${e(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`));
+  for (const s of report.suspendedAtRunTime ?? [])
+    line(
+      style(
+        "yellow",
+        `cluster ${e(s.cluster)}: ${e(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`,
+      ),
+    );
   for (const x of report.errors) line(style("red", `! cluster ${e(x.cluster)}: ${escapeLines(x.message)}`));
   line(summaryLine(totalCounts(report.plans)));
 }
@@ -233,12 +253,20 @@ function toMarkdown(report: PlanReport): string {
   const fleet = summariseFleet(report.plans);
   if (fleetSummaryLine(fleet)) {
     head.push(`Changes ${fleet.changed} clusters:`, "");
-    for (const g of fleet.groups.slice(0, 20)) head.push(`- ${g.clusters.length} × ${escapeMd(g.change)}${g.clusters.length <= 5 ? ` (${g.clusters.map((c) => `\`${c}\``).join(", ")})` : ""}`);
+    for (const g of fleet.groups.slice(0, 20))
+      head.push(
+        `- ${g.clusters.length} × ${escapeMd(g.change)}${g.clusters.length <= 5 ? ` (${g.clusters.map((c) => `\`${c}\``).join(", ")})` : ""}`,
+      );
     if (fleet.groups.length > 20) head.push(`- … ${fleet.groups.length - 20} more kinds of change`);
     head.push("");
   }
-  for (const [c, why] of Object.entries(report.held ?? {})) head.push(`> :hourglass: cluster \`${c}\`: ${escapeMd(why)}`, "");
-  for (const s of report.suspendedAtRunTime ?? []) head.push(`> :pause_button: cluster \`${s.cluster}\`: ${escapeMd(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`, "");
+  for (const [c, why] of Object.entries(report.held ?? {}))
+    head.push(`> :hourglass: cluster \`${c}\`: ${escapeMd(why)}`, "");
+  for (const s of report.suspendedAtRunTime ?? [])
+    head.push(
+      `> :pause_button: cluster \`${s.cluster}\`: ${escapeMd(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`,
+      "",
+    );
   for (const e of report.errors) head.push(`> :x: cluster \`${e.cluster}\`: ${escapeMd(e.message)}`, "");
   const body: string[] = [];
   let budget = MARKDOWN_BUDGET - head.join("\n").length;
@@ -267,7 +295,16 @@ function toMarkdown(report: PlanReport): string {
     }
     for (const c of changed) {
       const title = `${VERB[c.action]} ${describeRef(c.ref)}${refusedNote(c)}`;
-      const block = ["<details>", `<summary>${escapeHtml(title)}</summary>`, "", "```diff", (c.diff ?? "").replace(/\n$/, ""), "```", "</details>", ""];
+      const block = [
+        "<details>",
+        `<summary>${escapeHtml(title)}</summary>`,
+        "",
+        "```diff",
+        (c.diff ?? "").replace(/\n$/, ""),
+        "```",
+        "</details>",
+        "",
+      ];
       if (budget - 300 < block.join("\n").length || !take(block)) {
         omittedDiffs++;
         if (budget > 300) take([`- ${escapeMd(title)}`]);
@@ -276,9 +313,16 @@ function toMarkdown(report: PlanReport): string {
     body.push("");
   }
   const notes: string[] = [];
-  if (omittedDiffs) notes.push(`_${omittedDiffs} diffs omitted to keep the comment under GitHub's size limit; run \`vc diff\` to see them._`);
-  if (omittedClusters) notes.push(`_${omittedClusters} clusters omitted (see the summary line above); run \`vc diff\` to see them._`);
-  return `${[...head, ...body, ...notes].join("\n").replace(/\n{3,}/g, "\n\n").replace(/\n+$/, "")}\n`;
+  if (omittedDiffs)
+    notes.push(
+      `_${omittedDiffs} diffs omitted to keep the comment under GitHub's size limit; run \`vc diff\` to see them._`,
+    );
+  if (omittedClusters)
+    notes.push(`_${omittedClusters} clusters omitted (see the summary line above); run \`vc diff\` to see them._`);
+  return `${[...head, ...body, ...notes]
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .replace(/\n+$/, "")}\n`;
 }
 
 function escapeHtml(s: string): string {

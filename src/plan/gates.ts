@@ -15,14 +15,20 @@ interface Kind {
 /** The kinds a plan writes (creates and updates): what the target must serve. */
 export function writtenKinds(plan: Plan): Kind[] {
   const seen = new Map<string, Kind>();
-  for (const c of plan.changes) if (c.action === "create" || c.action === "update") seen.set(`${c.ref.apiVersion}/${c.ref.kind}`, { apiVersion: c.ref.apiVersion, kind: c.ref.kind });
+  for (const c of plan.changes)
+    if (c.action === "create" || c.action === "update")
+      seen.set(`${c.ref.apiVersion}/${c.ref.kind}`, { apiVersion: c.ref.apiVersion, kind: c.ref.kind });
   return [...seen.values()];
 }
 
 /** The plan, blocked when the target does not serve some kinds it writes: nothing of such a cluster is applied. */
 export function blockUnserved(plan: Plan, missing: readonly Kind[]): Plan {
   if (missing.length === 0) return plan;
-  return { ...plan, blocked: unservedMessage(plan.cluster, missing), unserved: missing.map((k) => `${k.apiVersion}/${k.kind}`) };
+  return {
+    ...plan,
+    blocked: unservedMessage(plan.cluster, missing),
+    unserved: missing.map((k) => `${k.apiVersion}/${k.kind}`),
+  };
 }
 
 /** One message for all the missing kinds of a cluster, grouped by API group, with what the host needs. */
@@ -32,10 +38,12 @@ function unservedMessage(cluster: string, missing: readonly Kind[]): string {
     const g = k.apiVersion.split("/")[0]!;
     byGroup.set(g, [...(byGroup.get(g) ?? []), k]);
   }
-  const parts = [...byGroup].sort(([a], [b]) => (a < b ? -1 : 1)).map(([group, kinds]) => {
-    const names = `${[...new Set(kinds.map((k) => k.kind))].sort().join(", ")} (${[...new Set(kinds.map((k) => k.apiVersion))].join(", ")})`;
-    return `${names}: ${prerequisite(group, cluster)}`;
-  });
+  const parts = [...byGroup]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([group, kinds]) => {
+      const names = `${[...new Set(kinds.map((k) => k.kind))].sort().join(", ")} (${[...new Set(kinds.map((k) => k.apiVersion))].join(", ")})`;
+      return `${names}: ${prerequisite(group, cluster)}`;
+    });
   return `the host does not serve ${parts.join("; ")}; nothing of cluster ${cluster} is applied until the host serves them`;
 }
 
@@ -71,16 +79,29 @@ export function blockContests(plan: Plan, contests: readonly Contest[]): Plan {
  * The plan given the objects it would create that exist on the target outside the cluster's record: objects taken over
  * on purpose (`vc adopt --take-ownership`) become updates of the live object; any other blocks the plan, a conflict.
  */
-export function blockForeign(plan: Plan, found: { foreign: readonly KubeObject[]; taken: readonly KubeObject[] }): Plan {
+export function blockForeign(
+  plan: Plan,
+  found: { foreign: readonly KubeObject[]; taken: readonly KubeObject[] },
+): Plan {
   const { foreign, taken } = found;
   if (foreign.length === 0 && taken.length === 0) return plan;
   const takenByKey = new Map(taken.map((o) => [objectKey(o), o]));
   const changes = plan.changes.map((c): PlannedChange => {
     const live = c.action === "create" ? takenByKey.get(objectKey(c.ref)) : undefined;
     if (!live || !c.desired) return c;
-    return { action: "update", ref: c.ref, desired: c.desired, live, diff: objectDiff(c.ref, normalizeDesired(c.desired), normalizeLive(live)) };
+    return {
+      action: "update",
+      ref: c.ref,
+      desired: c.desired,
+      live,
+      diff: objectDiff(c.ref, normalizeDesired(c.desired), normalizeLive(live)),
+    };
   });
-  const counts = { ...plan.counts, create: plan.counts.create - taken.length, update: plan.counts.update + taken.length };
+  const counts = {
+    ...plan.counts,
+    create: plan.counts.create - taken.length,
+    update: plan.counts.update + taken.length,
+  };
   const out: Plan = { ...plan, changes, counts };
   if (foreign.length === 0) return out;
   const conflicts = foreign.map((o) => ({ ref: refOf(o), managers: managersOf(o) }));
@@ -91,8 +112,12 @@ export function blockForeign(plan: Plan, found: { foreign: readonly KubeObject[]
 
 /** The field managers of a live object (managedFields), sorted; "unknown" when the server recorded none. */
 function managersOf(obj: KubeObject): string[] {
-  const entries = Array.isArray(obj.metadata.managedFields) ? (obj.metadata.managedFields as Array<{ manager?: string }>) : [];
-  const names = [...new Set(entries.map((e) => e.manager).filter((m): m is string => typeof m === "string" && m !== ""))].sort();
+  const entries = Array.isArray(obj.metadata.managedFields)
+    ? (obj.metadata.managedFields as Array<{ manager?: string }>)
+    : [];
+  const names = [
+    ...new Set(entries.map((e) => e.manager).filter((m): m is string => typeof m === "string" && m !== "")),
+  ].sort();
   return names.length > 0 ? names : ["unknown"];
 }
 

@@ -2,276 +2,276 @@
 // Per kind, the keyed lists (x-kubernetes-list-map-keys, else x-kubernetes-patch-merge-key) as a tree; "=" holds a list's keys.
 export const LIST_KEYS = {
   "apiregistration.k8s.io/v1/APIService": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "apps/v1/Deployment": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
     },
-    "spec": {
-      "template": {
-        "metadata": {
-          "ownerReferences": {
-            "=": ["uid"]
-          }
+    spec: {
+      template: {
+        metadata: {
+          ownerReferences: {
+            "=": ["uid"],
+          },
         },
-        "spec": {
-          "containers": {
-            "env": {
-              "=": ["name"]
+        spec: {
+          containers: {
+            env: {
+              "=": ["name"],
             },
-            "ports": {
-              "=": ["containerPort", "protocol"]
+            ports: {
+              "=": ["containerPort", "protocol"],
             },
-            "volumeDevices": {
-              "=": ["devicePath"]
+            volumeDevices: {
+              "=": ["devicePath"],
             },
-            "volumeMounts": {
-              "=": ["mountPath"]
+            volumeMounts: {
+              "=": ["mountPath"],
             },
-            "=": ["name"]
+            "=": ["name"],
           },
-          "ephemeralContainers": {
-            "env": {
-              "=": ["name"]
+          ephemeralContainers: {
+            env: {
+              "=": ["name"],
             },
-            "volumeDevices": {
-              "=": ["devicePath"]
+            volumeDevices: {
+              "=": ["devicePath"],
             },
-            "volumeMounts": {
-              "=": ["mountPath"]
+            volumeMounts: {
+              "=": ["mountPath"],
             },
-            "=": ["name"]
+            "=": ["name"],
           },
-          "hostAliases": {
-            "=": ["ip"]
+          hostAliases: {
+            "=": ["ip"],
           },
-          "imagePullSecrets": {
-            "=": ["name"]
+          imagePullSecrets: {
+            "=": ["name"],
           },
-          "initContainers": {
-            "env": {
-              "=": ["name"]
+          initContainers: {
+            env: {
+              "=": ["name"],
             },
-            "ports": {
-              "=": ["containerPort", "protocol"]
+            ports: {
+              "=": ["containerPort", "protocol"],
             },
-            "volumeDevices": {
-              "=": ["devicePath"]
+            volumeDevices: {
+              "=": ["devicePath"],
             },
-            "volumeMounts": {
-              "=": ["mountPath"]
+            volumeMounts: {
+              "=": ["mountPath"],
             },
-            "=": ["name"]
+            "=": ["name"],
           },
-          "topologySpreadConstraints": {
-            "=": ["topologyKey", "whenUnsatisfiable"]
+          topologySpreadConstraints: {
+            "=": ["topologyKey", "whenUnsatisfiable"],
           },
-          "volumes": {
-            "ephemeral": {
-              "volumeClaimTemplate": {
-                "metadata": {
-                  "ownerReferences": {
-                    "=": ["uid"]
-                  }
-                }
-              }
+          volumes: {
+            ephemeral: {
+              volumeClaimTemplate: {
+                metadata: {
+                  ownerReferences: {
+                    "=": ["uid"],
+                  },
+                },
+              },
             },
-            "=": ["name"]
-          }
-        }
-      }
-    }
+            "=": ["name"],
+          },
+        },
+      },
+    },
   },
   "apps/v1/StatefulSet": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    },
-    "spec": {
-      "template": {
-        "metadata": {
-          "ownerReferences": {
-            "=": ["uid"]
-          }
-        },
-        "spec": {
-          "containers": {
-            "env": {
-              "=": ["name"]
-            },
-            "ports": {
-              "=": ["containerPort", "protocol"]
-            },
-            "volumeDevices": {
-              "=": ["devicePath"]
-            },
-            "volumeMounts": {
-              "=": ["mountPath"]
-            },
-            "=": ["name"]
-          },
-          "ephemeralContainers": {
-            "env": {
-              "=": ["name"]
-            },
-            "volumeDevices": {
-              "=": ["devicePath"]
-            },
-            "volumeMounts": {
-              "=": ["mountPath"]
-            },
-            "=": ["name"]
-          },
-          "hostAliases": {
-            "=": ["ip"]
-          },
-          "imagePullSecrets": {
-            "=": ["name"]
-          },
-          "initContainers": {
-            "env": {
-              "=": ["name"]
-            },
-            "ports": {
-              "=": ["containerPort", "protocol"]
-            },
-            "volumeDevices": {
-              "=": ["devicePath"]
-            },
-            "volumeMounts": {
-              "=": ["mountPath"]
-            },
-            "=": ["name"]
-          },
-          "topologySpreadConstraints": {
-            "=": ["topologyKey", "whenUnsatisfiable"]
-          },
-          "volumes": {
-            "ephemeral": {
-              "volumeClaimTemplate": {
-                "metadata": {
-                  "ownerReferences": {
-                    "=": ["uid"]
-                  }
-                }
-              }
-            },
-            "=": ["name"]
-          }
-        }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
       },
-      "volumeClaimTemplates": {
-        "metadata": {
-          "ownerReferences": {
-            "=": ["uid"]
-          }
+    },
+    spec: {
+      template: {
+        metadata: {
+          ownerReferences: {
+            "=": ["uid"],
+          },
         },
-        "status": {
-          "conditions": {
-            "=": ["type"]
-          }
-        }
-      }
-    }
+        spec: {
+          containers: {
+            env: {
+              "=": ["name"],
+            },
+            ports: {
+              "=": ["containerPort", "protocol"],
+            },
+            volumeDevices: {
+              "=": ["devicePath"],
+            },
+            volumeMounts: {
+              "=": ["mountPath"],
+            },
+            "=": ["name"],
+          },
+          ephemeralContainers: {
+            env: {
+              "=": ["name"],
+            },
+            volumeDevices: {
+              "=": ["devicePath"],
+            },
+            volumeMounts: {
+              "=": ["mountPath"],
+            },
+            "=": ["name"],
+          },
+          hostAliases: {
+            "=": ["ip"],
+          },
+          imagePullSecrets: {
+            "=": ["name"],
+          },
+          initContainers: {
+            env: {
+              "=": ["name"],
+            },
+            ports: {
+              "=": ["containerPort", "protocol"],
+            },
+            volumeDevices: {
+              "=": ["devicePath"],
+            },
+            volumeMounts: {
+              "=": ["mountPath"],
+            },
+            "=": ["name"],
+          },
+          topologySpreadConstraints: {
+            "=": ["topologyKey", "whenUnsatisfiable"],
+          },
+          volumes: {
+            ephemeral: {
+              volumeClaimTemplate: {
+                metadata: {
+                  ownerReferences: {
+                    "=": ["uid"],
+                  },
+                },
+              },
+            },
+            "=": ["name"],
+          },
+        },
+      },
+      volumeClaimTemplates: {
+        metadata: {
+          ownerReferences: {
+            "=": ["uid"],
+          },
+        },
+        status: {
+          conditions: {
+            "=": ["type"],
+          },
+        },
+      },
+    },
   },
   "rbac.authorization.k8s.io/v1/ClusterRole": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "rbac.authorization.k8s.io/v1/ClusterRoleBinding": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "rbac.authorization.k8s.io/v1/Role": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "rbac.authorization.k8s.io/v1/RoleBinding": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "v1/ConfigMap": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "v1/LimitRange": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "v1/Namespace": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "v1/PersistentVolumeClaim": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "v1/ResourceQuota": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "v1/Secret": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
-    }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
+    },
   },
   "v1/Service": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
     },
-    "spec": {
-      "ports": {
-        "=": ["port", "protocol"]
-      }
-    }
+    spec: {
+      ports: {
+        "=": ["port", "protocol"],
+      },
+    },
   },
   "v1/ServiceAccount": {
-    "metadata": {
-      "ownerReferences": {
-        "=": ["uid"]
-      }
+    metadata: {
+      ownerReferences: {
+        "=": ["uid"],
+      },
     },
-    "secrets": {
-      "=": ["name"]
-    }
-  }
+    secrets: {
+      "=": ["name"],
+    },
+  },
 } as const;

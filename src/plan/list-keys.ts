@@ -32,11 +32,16 @@ type Schema = Record<string, unknown>;
  * `x-kubernetes-list-map-keys` when it has them (list-type map), else by `x-kubernetes-patch-merge-key`
  * (server-side apply treats both as associative lists); any other list is atomic and compared whole.
  */
-export function extractListKeys(openapi: { definitions: Record<string, Schema> }, kinds: readonly string[]): Record<string, ListKeyNode> {
+export function extractListKeys(
+  openapi: { definitions: Record<string, Schema> },
+  kinds: readonly string[],
+): Record<string, ListKeyNode> {
   const defs = openapi.definitions;
   const byGvk = new Map<string, string>();
   for (const [name, def] of Object.entries(defs)) {
-    for (const g of (def["x-kubernetes-group-version-kind"] as Array<{ group: string; version: string; kind: string }> | undefined) ?? []) {
+    for (const g of (def["x-kubernetes-group-version-kind"] as
+      | Array<{ group: string; version: string; kind: string }>
+      | undefined) ?? []) {
       byGvk.set(`${g.group ? `${g.group}/` : ""}${g.version}/${g.kind}`, name);
     }
   }
@@ -50,7 +55,9 @@ export function extractListKeys(openapi: { definitions: Record<string, Schema> }
     }
     const node: ListKeyNode = {};
     if (schema.type === "array") {
-      const keys = (schema["x-kubernetes-list-map-keys"] as string[] | undefined) ?? (schema["x-kubernetes-patch-merge-key"] ? [schema["x-kubernetes-patch-merge-key"] as string] : undefined);
+      const keys =
+        (schema["x-kubernetes-list-map-keys"] as string[] | undefined) ??
+        (schema["x-kubernetes-patch-merge-key"] ? [schema["x-kubernetes-patch-merge-key"] as string] : undefined);
       const items = walk(schema.items as Schema | undefined, seen);
       if (items) Object.assign(node, items);
       if (keys) node["="] = keys;

@@ -20,7 +20,15 @@ export function ownedFields(obj: KubeObject, manager: string): FieldTree | undef
   if (!Array.isArray(entries)) return undefined;
   let tree: FieldTree | undefined;
   for (const e of entries as ManagedFieldsEntry[]) {
-    if (!e || e.manager !== manager || e.operation !== "Apply" || e.subresource || !e.fieldsV1 || typeof e.fieldsV1 !== "object") continue;
+    if (
+      !e ||
+      e.manager !== manager ||
+      e.operation !== "Apply" ||
+      e.subresource ||
+      !e.fieldsV1 ||
+      typeof e.fieldsV1 !== "object"
+    )
+      continue;
     tree = tree ? merge(tree, e.fieldsV1) : e.fieldsV1;
   }
   return tree;
@@ -41,7 +49,8 @@ function merge(a: FieldTree, b: FieldTree): FieldTree {
   const out: FieldTree = { ...a };
   for (const [k, v] of Object.entries(b)) {
     const prev = out[k];
-    out[k] = prev && typeof prev === "object" && v && typeof v === "object" ? merge(prev as FieldTree, v as FieldTree) : v;
+    out[k] =
+      prev && typeof prev === "object" && v && typeof v === "object" ? merge(prev as FieldTree, v as FieldTree) : v;
   }
   return out;
 }

@@ -26,20 +26,27 @@ export function maskSecret(obj: KubeObject): KubeObject {
  * Masks a desired/live pair of Secrets so that equal values mask alike and differing values mask
  * differently (`<masked, before>` / `<masked, changed>`): the diff shows which keys changed, never a value.
  */
-export function maskSecretPair(desired: KubeObject | undefined, live: KubeObject | undefined): [KubeObject | undefined, KubeObject | undefined] {
+export function maskSecretPair(
+  desired: KubeObject | undefined,
+  live: KubeObject | undefined,
+): [KubeObject | undefined, KubeObject | undefined] {
   if (!isSecret(desired) && !isSecret(live)) return [desired, live];
   const valueIn = (obj: KubeObject | undefined, field: string, key: string): unknown => {
     const m = obj?.[field];
     return isPlainObject(m) ? m[key] : undefined;
   };
-  const maskedDesired = desired && maskFields(desired, (field, key, value) => {
-    const other = valueIn(live, field, key);
-    return other === undefined || other === value ? MASK : MASK_AFTER;
-  });
-  const maskedLive = live && maskFields(live, (field, key, value) => {
-    const other = valueIn(desired, field, key);
-    return other === undefined || other === value ? MASK : MASK_BEFORE;
-  });
+  const maskedDesired =
+    desired &&
+    maskFields(desired, (field, key, value) => {
+      const other = valueIn(live, field, key);
+      return other === undefined || other === value ? MASK : MASK_AFTER;
+    });
+  const maskedLive =
+    live &&
+    maskFields(live, (field, key, value) => {
+      const other = valueIn(desired, field, key);
+      return other === undefined || other === value ? MASK : MASK_BEFORE;
+    });
   return [maskedDesired, maskedLive];
 }
 
@@ -52,7 +59,9 @@ function maskFields(obj: KubeObject, mask: (field: string, key: string, value: u
   }
   const ann = obj.metadata.annotations;
   if (ann && COPY_ANNOTATIONS.some((a) => a in ann)) {
-    out.metadata.annotations = Object.fromEntries(Object.entries(ann).map(([k, v]) => [k, COPY_ANNOTATIONS.includes(k) ? MASK : v]));
+    out.metadata.annotations = Object.fromEntries(
+      Object.entries(ann).map(([k, v]) => [k, COPY_ANNOTATIONS.includes(k) ? MASK : v]),
+    );
   }
   return out;
 }
@@ -88,6 +97,12 @@ export function maskSecretValuesIn(text: string, obj: KubeObject | undefined): s
  * `Password=` inside a connection string, tokens, keys). Equal values mask alike, differing ones as
  * `<masked, before>` / `<masked, changed>`, so a diff shows that a credential changed and never what it is.
  */
-export function maskCredentialsPair(desired: KubeObject | undefined, live: KubeObject | undefined): [KubeObject | undefined, KubeObject | undefined] {
-  return [desired && (maskCredentialsDeep(desired, live, MASK_AFTER) as KubeObject), live && (maskCredentialsDeep(live, desired, MASK_BEFORE) as KubeObject)];
+export function maskCredentialsPair(
+  desired: KubeObject | undefined,
+  live: KubeObject | undefined,
+): [KubeObject | undefined, KubeObject | undefined] {
+  return [
+    desired && (maskCredentialsDeep(desired, live, MASK_AFTER) as KubeObject),
+    live && (maskCredentialsDeep(live, desired, MASK_BEFORE) as KubeObject),
+  ];
 }

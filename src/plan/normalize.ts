@@ -6,7 +6,16 @@ import { childNode, KEY_DEFAULTS, listKeysOf, type ListKeyNode } from "./list-ke
 import { QUANTITY_MAPS, sameQuantity } from "../kube/quantity.js";
 
 /** Metadata the server writes; never part of what vc manages. */
-const SERVER_METADATA = ["uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"];
+const SERVER_METADATA = [
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "managedFields",
+  "selfLink",
+];
 
 type Json = unknown;
 
@@ -41,13 +50,18 @@ function foldStringData(obj: KubeObject): KubeObject {
   if (obj.kind !== "Secret" || obj.apiVersion !== "v1" || !isPlainObject(obj.stringData)) return obj;
   const { stringData, ...rest } = obj;
   const data: Record<string, unknown> = { ...(isPlainObject(obj.data) ? obj.data : {}) };
-  for (const [k, v] of Object.entries(stringData as Record<string, unknown>)) data[k] = Buffer.from(String(v), "utf8").toString("base64");
+  for (const [k, v] of Object.entries(stringData as Record<string, unknown>))
+    data[k] = Buffer.from(String(v), "utf8").toString("base64");
   return { ...rest, data };
 }
 
 /** The desired object as it compares: server fields dropped, stringData folded, empties removed (no copy when already so). */
 export function normalizeDesired(desired: KubeObject): KubeObject {
-  const clean = !("status" in desired) && SERVER_METADATA.every((k) => !(k in desired.metadata)) && !("stringData" in desired) && !hasEmpties(desired);
+  const clean =
+    !("status" in desired) &&
+    SERVER_METADATA.every((k) => !(k in desired.metadata)) &&
+    !("stringData" in desired) &&
+    !hasEmpties(desired);
   return clean ? desired : (compact(foldStringData(stripServerFields(desired))) as KubeObject);
 }
 
@@ -58,7 +72,12 @@ function hasEmpties(v: Json): boolean {
   for (const k in v) {
     const val = v[k];
     if (val === null || val === undefined) return true;
-    if (Array.isArray(val) ? val.length === 0 || hasEmpties(val) : isPlainObject(val) && (isEmptyMap(val) || hasEmpties(val))) return true;
+    if (
+      Array.isArray(val)
+        ? val.length === 0 || hasEmpties(val)
+        : isPlainObject(val) && (isEmptyMap(val) || hasEmpties(val))
+    )
+      return true;
   }
   return false;
 }
@@ -80,11 +99,20 @@ function isEmptyMap(v: Record<string, unknown>): boolean {
 export function managedView(live: KubeObject, desired: KubeObject, opts: { normalized?: boolean } = {}): KubeObject {
   const want = opts.normalized ? desired : normalizeDesired(desired);
   const owned = ownedFields(live, FIELD_MANAGER);
-  const source = live.kind === "Secret" && live.apiVersion === "v1" && isPlainObject(live.stringData) ? foldStringData(live) : live;
+  const source =
+    live.kind === "Secret" && live.apiVersion === "v1" && isPlainObject(live.stringData) ? foldStringData(live) : live;
   return (project(want, source, owned, listKeysOf(live.apiVersion, live.kind), true) ?? {}) as KubeObject;
 }
 
-function project(desired: Json, live: Json, owned: FieldTree | undefined, node: ListKeyNode | undefined, top = false, quantities = false, skip?: readonly string[]): Json {
+function project(
+  desired: Json,
+  live: Json,
+  owned: FieldTree | undefined,
+  node: ListKeyNode | undefined,
+  top = false,
+  quantities = false,
+  skip?: readonly string[],
+): Json {
   if (live === null || live === undefined) return undefined;
   if (isPlainObject(desired) && isPlainObject(live)) {
     const out: Record<string, unknown> = {};
@@ -112,8 +140,11 @@ function project(desired: Json, live: Json, owned: FieldTree | undefined, node: 
   if (Array.isArray(desired) && Array.isArray(live)) {
     if (live.length === 0) return undefined;
     const keys = node?.["="];
-    if (keys && desired.every(isPlainObject) && live.every(isPlainObject)) return projectKeyed(desired, live, owned, node!, keys);
-    return live.map((item, i) => (i < desired.length ? (project(desired[i], item, undefined, undefined) ?? emptyLike(item)) : compact(item)));
+    if (keys && desired.every(isPlainObject) && live.every(isPlainObject))
+      return projectKeyed(desired, live, owned, node!, keys);
+    return live.map((item, i) =>
+      i < desired.length ? (project(desired[i], item, undefined, undefined) ?? emptyLike(item)) : compact(item),
+    );
   }
   return compactValue(live);
 }
@@ -122,7 +153,13 @@ function project(desired: Json, live: Json, owned: FieldTree | undefined, node: 
  * A keyed list seen through vc's fields: the live twin of each desired item (by key, in desired order), then the live
  * items vc's field manager owns but no longer desires. Items only other writers own are left out.
  */
-function projectKeyed(desired: Record<string, unknown>[], live: Record<string, unknown>[], owned: FieldTree | undefined, node: ListKeyNode, keys: readonly string[]): Json {
+function projectKeyed(
+  desired: Record<string, unknown>[],
+  live: Record<string, unknown>[],
+  owned: FieldTree | undefined,
+  node: ListKeyNode,
+  keys: readonly string[],
+): Json {
   const liveByKey = new Map<string, Record<string, unknown>>();
   for (const item of live) {
     const k = itemKey(item, keys);

@@ -15,7 +15,11 @@ export function ownerOf(obj: KubeObject): string | undefined {
 }
 
 /** The owners other than `owner` (and those being adopted from) that live objects carry, sorted. */
-export function otherOwners(live: readonly KubeObject[], owner: string, adoptFrom: ReadonlySet<string> = new Set()): string[] {
+export function otherOwners(
+  live: readonly KubeObject[],
+  owner: string,
+  adoptFrom: ReadonlySet<string> = new Set(),
+): string[] {
   const others = new Set<string>();
   for (const o of live) {
     const w = ownerOf(o);
@@ -34,4 +38,5 @@ export function ownerConflictMessage(cluster: string, owner: string, others: rea
 }
 
 /** Why prune keeps an object without an owner label. */
-export const UNOWNED_KEPT = "no owner recorded on it (applied before vc recorded owners, or by hand): prune keeps it; vc adopt --from takes it";
+export const UNOWNED_KEPT =
+  "no owner recorded on it (applied before vc recorded owners, or by hand): prune keeps it; vc adopt --from takes it";

@@ -10,7 +10,11 @@ export const CLUSTERS_DIR = "clusters";
  * (none without `reach`). Other paths outside `clusters/<name>/` touch none, and files directly in `clusters/`
  * or in dot-folders are ignored by the loader.
  */
-export function affectedClusters(paths: Iterable<string>, clustersDir = CLUSTERS_DIR, reach?: (baseFile: string) => readonly string[]): string[] {
+export function affectedClusters(
+  paths: Iterable<string>,
+  clustersDir = CLUSTERS_DIR,
+  reach?: (baseFile: string) => readonly string[],
+): string[] {
   const prefix = `${clustersDir}/`;
   const names = new Set<string>();
   for (const raw of paths) {

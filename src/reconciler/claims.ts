@@ -7,7 +7,10 @@ import type { ClusterStatus } from "../records/status.js";
  * Each cluster of the pass that will be synced (valid, not suspended in cluster.yaml nor at run time) with the public
  * hosts its mesh manifests claim (validate/host-claims.ts folderClaims: only the parts that claim are rendered).
  */
-export function passClaims(loaded: readonly LoadedCluster[], statuses: ReadonlyMap<string, ClusterStatus>): Map<string, string[]> {
+export function passClaims(
+  loaded: readonly LoadedCluster[],
+  statuses: ReadonlyMap<string, ClusterStatus>,
+): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const c of loaded) {
     const spec = c.spec;

@@ -4,7 +4,15 @@ import type { Health } from "../model/health.js";
 import type { SyncResult } from "../plan/types.js";
 import type { ClusterOutcome } from "../pipeline/fleet.js";
 import { describeErrors, removedOutcome, syncOutcome, worthWriting } from "../records/outcome.js";
-import { pinStatus, record, ZERO_COUNTS, type ClusterStatus, type Counts, type Reconciliation, type Result } from "../records/status.js";
+import {
+  pinStatus,
+  record,
+  ZERO_COUNTS,
+  type ClusterStatus,
+  type Counts,
+  type Reconciliation,
+  type Result,
+} from "../records/status.js";
 import type { StatusStore } from "../records/status-store.js";
 import type { Engine } from "../pipeline/engine.js";
 import type { Target } from "../sinks/types.js";
@@ -48,37 +56,74 @@ type Base = Pick<ClusterRun, "cluster" | "hostNamespace" | "revision">;
  * The run of a cluster from its outcome in the pass: its status written when worth it. `prev` is its last status;
  * `recordRevision`: a new revision alone is worth a write (an incremental pass: the folder changed in it).
  */
-export async function settleOutcome(ctx: ClusterContext, o: ClusterOutcome, revision: string, prev: ClusterStatus | undefined, recordRevision: boolean): Promise<ClusterRun> {
+export async function settleOutcome(
+  ctx: ClusterContext,
+  o: ClusterOutcome,
+  revision: string,
+  prev: ClusterStatus | undefined,
+  recordRevision: boolean,
+): Promise<ClusterRun> {
   const base: Base = { cluster: o.cluster, hostNamespace: o.hostNamespace || (prev?.hostNamespace ?? ""), revision };
   const time = (ctx.now ?? (() => new Date()))().toISOString();
-  const entry = (result: Result, message: string, counts: Counts = { ...ZERO_COUNTS }): Reconciliation => ({ revision, time, durationMs: o.durationMs, result, counts, message });
+  const entry = (result: Result, message: string, counts: Counts = { ...ZERO_COUNTS }): Reconciliation => ({
+    revision,
+    time,
+    durationMs: o.durationMs,
+    result,
+    counts,
+    message,
+  });
   switch (o.state) {
     case "skipped":
       return { ...base, result: "skipped", message: o.error ?? "", durationMs: o.durationMs, statusWritten: false };
     case "failed":
-      return { ...base, result: "failed", message: o.error ?? "failed", durationMs: o.durationMs, statusWritten: false };
+      return {
+        ...base,
+        result: "failed",
+        message: o.error ?? "failed",
+        durationMs: o.durationMs,
+        statusWritten: false,
+      };
     case "suspended":
       return finish(ctx, base, prev, entry("suspended", "suspended in cluster.yaml"), undefined, recordRevision, o);
     case "suspended-at-run-time":
       return finish(ctx, base, prev, entry("suspended", `suspended by ${o.by}`), undefined, recordRevision, o);
     case "invalid":
       // A folder valid but not renderable failed, as any other break of its run.
-      if (o.loaded?.spec) return { ...base, result: "failed", message: o.error ?? "failed", durationMs: o.durationMs, statusWritten: false };
+      if (o.loaded?.spec)
+        return {
+          ...base,
+          result: "failed",
+          message: o.error ?? "failed",
+          durationMs: o.durationMs,
+          statusWritten: false,
+        };
       return finish(ctx, base, prev, entry("invalid", invalidMessage(o, prev)), undefined, recordRevision, o);
     case "synced":
-      return o.removed ? settleRemoved(ctx, o, base, prev, entry) : settleSynced(ctx, o, base, prev, entry, recordRevision);
+      return o.removed
+        ? settleRemoved(ctx, o, base, prev, entry)
+        : settleSynced(ctx, o, base, prev, entry, recordRevision);
   }
 }
 
 function invalidMessage(o: ClusterOutcome, prev: ClusterStatus | undefined): string {
   const diagnostics = o.loaded?.diagnostics ?? [];
   const waiting = o.loaded?.rollout?.waiting;
-  const why = waiting ? `${waiting}: its folder needs the base being rolled out (over its pinned base: ${describeErrors(diagnostics, 1)})` : describeErrors(diagnostics);
+  const why = waiting
+    ? `${waiting}: its folder needs the base being rolled out (over its pinned base: ${describeErrors(diagnostics, 1)})`
+    : describeErrors(diagnostics);
   return `${why}; ${prev?.lastAppliedRevision ? `revision ${prev.lastAppliedRevision.slice(0, 12)} stays live` : "nothing applied"}`;
 }
 
 /** A present cluster that was planned and applied: its health read after a change and until it is Healthy. */
-async function settleSynced(ctx: ClusterContext, o: ClusterOutcome, base: Base, prev: ClusterStatus | undefined, entry: (r: Result, m: string, c?: Counts) => Reconciliation, recordRevision: boolean): Promise<ClusterRun> {
+async function settleSynced(
+  ctx: ClusterContext,
+  o: ClusterOutcome,
+  base: Base,
+  prev: ClusterStatus | undefined,
+  entry: (r: Result, m: string, c?: Counts) => Reconciliation,
+  recordRevision: boolean,
+): Promise<ClusterRun> {
   const sync = o.sync!;
   const { result, counts, message } = syncOutcome(sync);
   const e = entry(result, message, counts);
@@ -95,22 +140,43 @@ async function settleSynced(ctx: ClusterContext, o: ClusterOutcome, base: Base, 
  * A cluster whose folder is gone: its objects were pruned through the prune guard (deleting all of a cluster's objects
  * is a mass prune and needs --allow-mass-prune); once nothing is left, the cluster is forgotten.
  */
-async function settleRemoved(ctx: ClusterContext, o: ClusterOutcome, base: Base, prev: ClusterStatus | undefined, entry: (r: Result, m: string, c?: Counts) => Reconciliation): Promise<ClusterRun> {
+async function settleRemoved(
+  ctx: ClusterContext,
+  o: ClusterOutcome,
+  base: Base,
+  prev: ClusterStatus | undefined,
+  entry: (r: Result, m: string, c?: Counts) => Reconciliation,
+): Promise<ClusterRun> {
   const sync = o.sync!;
   if (sync.plan.ownerConflict && !o.live?.some((obj) => obj.metadata.labels?.[LABELS.owner] === ctx.owner)) {
     // Another source's cluster that this repository does not have: not ours to prune, nor to report.
-    return { ...base, result: "skipped", message: `owned by ${sync.plan.ownerConflict.join(", ")}`, durationMs: o.durationMs, statusWritten: false };
+    return {
+      ...base,
+      result: "skipped",
+      message: `owned by ${sync.plan.ownerConflict.join(", ")}`,
+      durationMs: o.durationMs,
+      statusWritten: false,
+    };
   }
   const { result, counts, message } = removedOutcome(sync, base.revision);
   if (result === "deleted") {
     // Everything pruned (or nothing was left): forget the cluster.
-    if (sync.plan.changes.length > 0 || prev) await ctx.store.remove(base.cluster, base.hostNamespace).catch(() => undefined);
+    if (sync.plan.changes.length > 0 || prev)
+      await ctx.store.remove(base.cluster, base.hostNamespace).catch(() => undefined);
     return { ...base, result, message, sync, durationMs: o.durationMs, statusWritten: false };
   }
   return finish(ctx, base, prev, entry(result, message, counts), sync, true, o);
 }
 
-async function finish(ctx: ClusterContext, base: Base, prev: ClusterStatus | undefined, entry: Reconciliation, sync: SyncResult | undefined, recordRevision: boolean, o: ClusterOutcome): Promise<ClusterRun> {
+async function finish(
+  ctx: ClusterContext,
+  base: Base,
+  prev: ClusterStatus | undefined,
+  entry: Reconciliation,
+  sync: SyncResult | undefined,
+  recordRevision: boolean,
+  o: ClusterOutcome,
+): Promise<ClusterRun> {
   const status = record(prev, base.cluster, base.hostNamespace, entry);
   // The base snapshot the cluster is now applied with (rollouts): a pin that moved is worth a write on its own.
   const pin = o.loaded?.rollout;
@@ -120,11 +186,21 @@ async function finish(ctx: ClusterContext, base: Base, prev: ClusterStatus | und
   if (ctx.owner) status.owner = ctx.owner;
   let statusWritten = false;
   // Another source's cluster: its status is never rewritten (after a sync without conflict, the cluster is ours).
-  const othersStatus = sync?.plan.ownerConflict !== undefined || (sync === undefined && ctx.owner !== undefined && prev?.owner !== undefined && prev.owner !== ctx.owner);
+  const othersStatus =
+    sync?.plan.ownerConflict !== undefined ||
+    (sync === undefined && ctx.owner !== undefined && prev?.owner !== undefined && prev.owner !== ctx.owner);
   if (!othersStatus && (worthWriting(prev, entry, recordRevision) || pinMoved) && ctx.mayWrite()) {
     await ctx.store.write(status);
     statusWritten = true;
   }
   const kept = statusWritten ? status : (prev ?? status);
-  return { ...base, result: entry.result, message: entry.message ?? "", sync, status: kept, durationMs: entry.durationMs, statusWritten };
+  return {
+    ...base,
+    result: entry.result,
+    message: entry.message ?? "",
+    sync,
+    status: kept,
+    durationMs: entry.durationMs,
+    statusWritten,
+  };
 }

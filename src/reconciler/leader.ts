@@ -99,7 +99,8 @@ export class LeaderElector {
       const key = `${spec.holderIdentity ?? ""}|${spec.renewTime ?? ""}|${lease?.metadata.resourceVersion ?? ""}`;
       if (!this.#observed || this.#observed.key !== key) this.#observed = { key, at: now };
       const mine = spec.holderIdentity === this.#o.identity;
-      const expired = !spec.holderIdentity || now - this.#observed.at > (spec.leaseDurationSeconds ?? this.#durationMs / 1000) * 1000;
+      const expired =
+        !spec.holderIdentity || now - this.#observed.at > (spec.leaseDurationSeconds ?? this.#durationMs / 1000) * 1000;
       if (lease && !mine && !expired) {
         this.#set(false);
         return false;
@@ -113,7 +114,12 @@ export class LeaderElector {
       };
       if (!lease) {
         await this.#o.client.request("POST", path.slice(0, path.lastIndexOf("/")), {
-          body: { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name: this.name, namespace: this.#o.namespace }, spec: next },
+          body: {
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
+            metadata: { name: this.name, namespace: this.#o.namespace },
+            spec: next,
+          },
         });
       } else {
         // PUT with the resourceVersion we read: a concurrent writer makes this a 409 and we lose the race.
@@ -167,7 +173,9 @@ export class LeaderElector {
     try {
       const lease = await this.#o.client.request<LeaseObject>("GET", path);
       if (lease.spec?.holderIdentity === this.#o.identity) {
-        await this.#o.client.request("PUT", path, { body: { ...lease, spec: { ...lease.spec, holderIdentity: "", renewTime: microTime(this.#now()) } } });
+        await this.#o.client.request("PUT", path, {
+          body: { ...lease, spec: { ...lease.spec, holderIdentity: "", renewTime: microTime(this.#now()) } },
+        });
       }
     } catch (err) {
       this.#log.warn("lease release failed", { lease: this.name, error: (err as Error).message });

@@ -64,7 +64,9 @@ export class ReconcileLoop {
 
   /** False when no pass finished or was attempted within a generous window (liveness). */
   get healthy(): boolean {
-    return Date.now() - this.#lastProgress < Math.max(this.opts.resyncMs, this.opts.intervalMs) * 3 + this.backoff.maxMs;
+    return (
+      Date.now() - this.#lastProgress < Math.max(this.opts.resyncMs, this.opts.intervalMs) * 3 + this.backoff.maxMs
+    );
   }
 
   async start(): Promise<void> {
@@ -142,7 +144,11 @@ export class ReconcileLoop {
         delay = this.backoff.fail();
         this.#lastProgress = Date.now();
         this.#failed = p; // retried as it was asked: a full pass stays full, watched paths are not lost
-        this.deps.logger.warn("pass failed, retrying with backoff", { error: (err as Error).message, retryInMs: delay, failures: this.backoff.failures });
+        this.deps.logger.warn("pass failed, retrying with backoff", {
+          error: (err as Error).message,
+          retryInMs: delay,
+          failures: this.backoff.failures,
+        });
         this.opts.onPass?.({ error: err as Error, retryInMs: delay });
       }
       if (!this.#stopped && !this.#pending) this.#schedulePoll(delay);
@@ -164,13 +170,17 @@ export class ReconcileLoop {
    */
   async #changesFirst(): Promise<string | undefined> {
     const p = this.#pending;
-    if (!p?.incremental || this.#stopped || this.state.lastRevision === undefined || !this.deps.mayWrite()) return undefined;
+    if (!p?.incremental || this.#stopped || this.state.lastRevision === undefined || !this.deps.mayWrite())
+      return undefined;
     const paths = p.paths;
     p.incremental = false;
     p.paths = [];
     if (!p.full) this.#pending = undefined;
     try {
-      const res = await runPass({ ...this.deps, stopping: () => this.#stopped }, this.state, { kind: "incremental", paths });
+      const res = await runPass({ ...this.deps, stopping: () => this.#stopped }, this.state, {
+        kind: "incremental",
+        paths,
+      });
       this.#lastProgress = Date.now();
       this.opts.onPass?.(res);
       return res.revision;

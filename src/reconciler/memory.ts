@@ -39,7 +39,11 @@ const MiB = 1024 * 1024;
  */
 function heapBoundMiB(m: MemoryInputs): number {
   const c = HEAP_COEFFICIENTS;
-  return c.baseMiB + (c.heldPerByte * m.shardBytes) / MiB + (c.inFlightPerByte * Math.min(m.concurrency, m.clusters) * m.budget.bytes) / MiB;
+  return (
+    c.baseMiB +
+    (c.heldPerByte * m.shardBytes) / MiB +
+    (c.inFlightPerByte * Math.min(m.concurrency, m.clusters) * m.budget.bytes) / MiB
+  );
 }
 
 /** The `--max-old-space-size` (MiB) for these inputs: the bound with its headroom, rounded up to 16 MiB. */

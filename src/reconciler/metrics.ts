@@ -51,7 +51,11 @@ export function createMetrics(opts: { defaults?: boolean } = {}): ReconcilerMetr
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
-    leader: new Gauge({ name: "vc_reconciler_leader", help: "1 while this replica holds the leader lease.", registers: [registry] }),
+    leader: new Gauge({
+      name: "vc_reconciler_leader",
+      help: "1 while this replica holds the leader lease.",
+      registers: [registry],
+    }),
     clustersByResult: new Gauge({
       name: "vc_clusters",
       help: "Clusters of this replica by the result of their last reconciliation.",

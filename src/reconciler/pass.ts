@@ -83,9 +83,23 @@ export function newPassState(): PassState {
 }
 
 /** The pass's rollout (src/rollout/driver.ts): only the first shard's replica drives it; undefined on a dir: target. */
-async function passRollout(deps: PassDeps, state: PassState, snap: Snapshot, folders: () => string[], kind: "full" | "incremental"): Promise<PassRollout | undefined> {
+async function passRollout(
+  deps: PassDeps,
+  state: PassState,
+  snap: Snapshot,
+  folders: () => string[],
+  kind: "full" | "incremental",
+): Promise<PassRollout | undefined> {
   state.rollout ??= newRolloutMemory();
-  return rolloutForPass({ ...deps, drives: !deps.shard || deps.shard.index === 0, sharded: (deps.shard?.count ?? 1) > 1 }, state.rollout, snap.root, snap.revision, state.statuses, folders, kind);
+  return rolloutForPass(
+    { ...deps, drives: !deps.shard || deps.shard.index === 0, sharded: (deps.shard?.count ?? 1) > 1 },
+    state.rollout,
+    snap.root,
+    snap.revision,
+    state.statuses,
+    folders,
+    kind,
+  );
 }
 
 /** Syncs the source (errors propagate: the caller backs off) and reconciles what the request selects. */
@@ -95,9 +109,18 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   let kind = req.kind;
   let names: string[] | undefined;
   if (req.kind === "incremental") {
-    const changed = state.lastRevision === undefined ? undefined : await deps.source.changes(state.lastRevision, snap.revision);
+    const changed =
+      state.lastRevision === undefined ? undefined : await deps.source.changes(state.lastRevision, snap.revision);
     if (changed === undefined) kind = "full";
-    else names = [...new Set([...affectedClusters([...changed, ...(req.paths ?? [])], CLUSTERS_DIR, (f) => clustersReachedBy(snap.root, f, clusterFolders(snap.root))), ...state.retry])].sort();
+    else
+      names = [
+        ...new Set([
+          ...affectedClusters([...changed, ...(req.paths ?? [])], CLUSTERS_DIR, (f) =>
+            clustersReachedBy(snap.root, f, clusterFolders(snap.root)),
+          ),
+          ...state.retry,
+        ]),
+      ].sort();
   }
   // The records are read once per pass (a full pass: once per chunk) and kept up to date with its own writes (records/store.ts).
   deps.target.startUnit?.({ fleet: kind === "full", forgetClaims: true });
@@ -109,18 +132,46 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   }
 }
 
-async function incrementalPass(deps: PassDeps, state: PassState, snap: Snapshot, started: number, changed: string[]): Promise<PassResult> {
+async function incrementalPass(
+  deps: PassDeps,
+  state: PassState,
+  snap: Snapshot,
+  started: number,
+  changed: string[],
+): Promise<PassResult> {
   // A rollout adds the clusters it moves (and those in flight) and pins each cluster to its base (src/rollout/).
   const rollout = await passRollout(deps, state, snap, () => clusterFolders(snap.root), "incremental");
   const names = [...new Set([...changed, ...(rollout?.extra ?? [])])].sort().filter((n) => inShard(n, deps.shard));
   const present = names.filter((n) => hasFiles(join(snap.root, CLUSTERS_DIR, n)));
   const removed = names.filter((n) => !present.includes(n));
-  const index = present.length > 0 ? await loadDesiredIndex(snap.root, snap.revision, { clusters: present, engine: deps.engine }) : emptyIndex(snap);
-  await migrate(deps, present.map((c) => ({ cluster: c, hostNamespace: index.state.known.get(c)! })));
+  const index =
+    present.length > 0
+      ? await loadDesiredIndex(snap.root, snap.revision, { clusters: present, engine: deps.engine })
+      : emptyIndex(snap);
+  await migrate(
+    deps,
+    present.map((c) => ({ cluster: c, hostNamespace: index.state.known.get(c)! })),
+  );
   // Each cluster's status is read before it is reconciled (a GET each), so that a run-time suspension is seen.
   const prev = new Map<string, ClusterStatus | undefined>();
-  for (const name of names) prev.set(name, await knownStatus(deps, state, name, index.state.known.get(name) ?? state.statuses.get(name)?.hostNamespace ?? defaultHostNamespace(name)));
-  const runs = await reconcile(deps, state, snap, index, { names: present, removed, prev, rollout, full: false, peers: passClaims(index.folders, statuses(prev)) });
+  for (const name of names)
+    prev.set(
+      name,
+      await knownStatus(
+        deps,
+        state,
+        name,
+        index.state.known.get(name) ?? state.statuses.get(name)?.hostNamespace ?? defaultHostNamespace(name),
+      ),
+    );
+  const runs = await reconcile(deps, state, snap, index, {
+    names: present,
+    removed,
+    prev,
+    rollout,
+    full: false,
+    peers: passClaims(index.folders, statuses(prev)),
+  });
   return done(state, snap, "incremental", runs.runs, started, runs.interrupted);
 }
 
@@ -132,7 +183,10 @@ async function incrementalPass(deps: PassDeps, state: PassState, snap: Snapshot,
 async function fullPass(deps: PassDeps, state: PassState, snap: Snapshot, started: number): Promise<PassResult> {
   const folders = clusterFolders(snap.root);
   const mine = folders.filter((n) => inShard(n, deps.shard));
-  const index = mine.length > 0 ? await loadDesiredIndex(snap.root, snap.revision, { clusters: mine, engine: deps.engine }) : emptyIndex(snap);
+  const index =
+    mine.length > 0
+      ? await loadDesiredIndex(snap.root, snap.revision, { clusters: mine, engine: deps.engine })
+      : emptyIndex(snap);
   const hostNamespaces = new Map<string, string>();
   for (const c of index.folders) {
     const ns = validNamespace(c);
@@ -147,13 +201,28 @@ async function fullPass(deps: PassDeps, state: PassState, snap: Snapshot, starte
   for (const n of folders) gone.delete(n);
   const removed = [...gone].filter((n) => inShard(n, deps.shard)).sort();
   // Public host claims of the whole pass, decided before any write (chunks and concurrent syncs see the same claims).
-  const runs = await reconcile(deps, state, snap, index, { names: mine, removed, prev: state.statuses, rollout, full: true, peers: passClaims(index.folders, state.statuses) });
+  const runs = await reconcile(deps, state, snap, index, {
+    names: mine,
+    removed,
+    prev: state.statuses,
+    rollout,
+    full: true,
+    peers: passClaims(index.folders, state.statuses),
+  });
   return done(state, snap, "full", runs.runs, started, runs.interrupted);
 }
 
 /** An index of no folder (a pass with nothing of the repository to load). */
 function emptyIndex(snap: Snapshot): DesiredIndex {
-  return { state: { root: snap.root, revision: snap.revision, clusters: [], errors: [], known: new Map(), missing: [] }, valid: [], claims: new Map(), contested: [], hosts: new Map(), suspended: new Set(), folders: [] };
+  return {
+    state: { root: snap.root, revision: snap.revision, clusters: [], errors: [], known: new Map(), missing: [] },
+    valid: [],
+    claims: new Map(),
+    contested: [],
+    hosts: new Map(),
+    suspended: new Set(),
+    folders: [],
+  };
 }
 
 /** The statuses of a map that may hold none for a cluster. */
@@ -170,7 +239,14 @@ async function reconcile(
   state: PassState,
   first: Snapshot,
   index: DesiredIndex,
-  run: { names: string[]; removed: string[]; prev: ReadonlyMap<string, ClusterStatus | undefined>; rollout?: PassRollout; full: boolean; peers: ReadonlyMap<string, readonly string[]> },
+  run: {
+    names: string[];
+    removed: string[];
+    prev: ReadonlyMap<string, ClusterStatus | undefined>;
+    rollout?: PassRollout;
+    full: boolean;
+    peers: ReadonlyMap<string, readonly string[]>;
+  },
 ): Promise<{ runs: ClusterRun[]; interrupted: boolean }> {
   let snap = first;
   const runs: ClusterRun[] = [];
@@ -180,7 +256,14 @@ async function reconcile(
   const report = await applyFleet(
     deps.target,
     index,
-    { prune: true, allowMassPrune: deps.allowMassPrune, dryRun: false, owner: deps.owner, suspendedAtRunTime, clusterConcurrency: deps.concurrency ?? 4 },
+    {
+      prune: true,
+      allowMassPrune: deps.allowMassPrune,
+      dryRun: false,
+      owner: deps.owner,
+      suspendedAtRunTime,
+      clusterConcurrency: deps.concurrency ?? 4,
+    },
     {
       engine: deps.engine,
       chunkSize: deps.chunkSize ?? INVENTORY_CHUNK,
@@ -203,8 +286,22 @@ async function reconcile(
         return revision;
       },
       onOutcome: async (o) => {
-        const r = await settleOutcome(deps, o, snap.revision, run.prev.get(o.cluster) ?? state.statuses.get(o.cluster), !run.full).catch(
-          (err: unknown): ClusterRun => ({ cluster: o.cluster, hostNamespace: o.hostNamespace, revision: snap.revision, result: "failed", message: (err as Error).message ?? String(err), durationMs: o.durationMs, statusWritten: false }),
+        const r = await settleOutcome(
+          deps,
+          o,
+          snap.revision,
+          run.prev.get(o.cluster) ?? state.statuses.get(o.cluster),
+          !run.full,
+        ).catch(
+          (err: unknown): ClusterRun => ({
+            cluster: o.cluster,
+            hostNamespace: o.hostNamespace,
+            revision: snap.revision,
+            result: "failed",
+            message: (err as Error).message ?? String(err),
+            durationMs: o.durationMs,
+            statusWritten: false,
+          }),
         );
         settle(deps, state, r);
         chunk.push(r);
@@ -240,7 +337,8 @@ async function migrate(deps: PassDeps, legacy: Array<{ cluster: string; hostName
   if (!deps.target.migrateRecords || legacy.length === 0 || !deps.mayWrite()) return;
   try {
     const mine = legacy.filter((c) => inShard(c.cluster, deps.shard));
-    for (const line of await deps.target.migrateRecords(mine, {})) deps.logger.info(line.message, { cluster: line.cluster, hostNamespace: line.hostNamespace });
+    for (const line of await deps.target.migrateRecords(mine, {}))
+      deps.logger.info(line.message, { cluster: line.cluster, hostNamespace: line.hostNamespace });
   } catch (err) {
     deps.logger.warn("cannot migrate records from host namespaces", { error: (err as Error).message });
   }
@@ -268,7 +366,12 @@ function byCluster(a: ClusterRun, b: ClusterRun): number {
  * suspension (`vc restore`) and another replica's writes are seen; the copy in memory when the read fails.
  * A full pass reads every status in one LIST first and skips the GETs.
  */
-async function knownStatus(deps: PassDeps, state: PassState, cluster: string, ns: string): Promise<ClusterStatus | undefined> {
+async function knownStatus(
+  deps: PassDeps,
+  state: PassState,
+  cluster: string,
+  ns: string,
+): Promise<ClusterStatus | undefined> {
   const mem = state.statuses.get(cluster);
   try {
     return (await deps.store.read(cluster, ns)) ?? mem;
@@ -283,7 +386,11 @@ async function knownStatus(deps: PassDeps, state: PassState, cluster: string, ns
  * a cluster's only when it sits in that cluster's host namespace (`hostNamespaces`, from the repository): a
  * look-alike ConfigMap elsewhere is ignored, so no namespace can suspend another cluster or rewrite its history.
  */
-async function refreshStatuses(deps: PassDeps, state: PassState, hostNamespaces: ReadonlyMap<string, string>): Promise<void> {
+async function refreshStatuses(
+  deps: PassDeps,
+  state: PassState,
+  hostNamespaces: ReadonlyMap<string, string>,
+): Promise<void> {
   try {
     const all = await deps.store.list();
     state.statuses.clear();
@@ -291,11 +398,23 @@ async function refreshStatuses(deps: PassDeps, state: PassState, hostNamespaces:
       if (!inShard(s.cluster, deps.shard)) continue;
       const expected = hostNamespaces.get(s.cluster);
       if (expected !== undefined && s.hostNamespace !== expected) {
-        deps.logger.warn("ignoring a status outside the cluster's host namespace", { cluster: s.cluster, namespace: s.hostNamespace, hostNamespace: expected });
+        deps.logger.warn("ignoring a status outside the cluster's host namespace", {
+          cluster: s.cluster,
+          namespace: s.hostNamespace,
+          hostNamespace: expected,
+        });
         continue;
       }
-      if (s.damagedHistory) deps.logger.warn("ignoring damaged entries of a stored history", { cluster: s.cluster, entries: s.damagedHistory });
-      if (state.statuses.has(s.cluster)) deps.logger.warn("two statuses claim one cluster: keeping the first", { cluster: s.cluster, namespace: s.hostNamespace });
+      if (s.damagedHistory)
+        deps.logger.warn("ignoring damaged entries of a stored history", {
+          cluster: s.cluster,
+          entries: s.damagedHistory,
+        });
+      if (state.statuses.has(s.cluster))
+        deps.logger.warn("two statuses claim one cluster: keeping the first", {
+          cluster: s.cluster,
+          namespace: s.hostNamespace,
+        });
       else state.statuses.set(s.cluster, s);
     }
   } catch (err) {
@@ -321,7 +440,8 @@ function hasFiles(dir: string): boolean {
 function clusterFolders(root: string): string[] {
   const base = join(root, CLUSTERS_DIR);
   // Never followed, and never read as "no clusters" (that would prune the fleet): the pass fails, the last good state stays.
-  if (lstatSync(base, { throwIfNoEntry: false })?.isSymbolicLink()) throw new Error("clusters/ is a symlink: refused, not followed");
+  if (lstatSync(base, { throwIfNoEntry: false })?.isSymbolicLink())
+    throw new Error("clusters/ is a symlink: refused, not followed");
   if (!existsSync(base)) return [];
   return readdirSync(base, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.startsWith(".") && hasFiles(join(base, e.name)))
@@ -333,18 +453,26 @@ function settle(deps: PassDeps, state: PassState, run: ClusterRun): void {
   const m = deps.metrics;
   if (run.result !== "skipped") m?.reconcileDuration.observe({ result: run.result }, run.durationMs / 1000);
   if (run.sync && m) {
-    for (const k of ["created", "updated", "deleted", "failed"] as const) if (run.sync.counts[k]) m.objectsApplied.inc({ outcome: k }, run.sync.counts[k]);
+    for (const k of ["created", "updated", "deleted", "failed"] as const)
+      if (run.sync.counts[k]) m.objectsApplied.inc({ outcome: k }, run.sync.counts[k]);
   }
-  if (run.result === "applied" || run.result === "deleted") m?.lastSuccess.set({ cluster: run.cluster }, Date.now() / 1000);
-  if (run.result === "invalid" || run.result === "failed" || run.result === "blocked") m?.errors.inc({ cluster: run.cluster, reason: run.result });
+  if (run.result === "applied" || run.result === "deleted")
+    m?.lastSuccess.set({ cluster: run.cluster }, Date.now() / 1000);
+  if (run.result === "invalid" || run.result === "failed" || run.result === "blocked")
+    m?.errors.inc({ cluster: run.cluster, reason: run.result });
   if (run.result === "failed") state.retry.add(run.cluster);
   else state.retry.delete(run.cluster);
   const health = run.status?.health;
-  if (health && m) for (const h of HEALTH_STATUSES) m.clusterHealth.set({ cluster: run.cluster, health: h }, h === health ? 1 : 0);
+  if (health && m)
+    for (const h of HEALTH_STATUSES) m.clusterHealth.set({ cluster: run.cluster, health: h }, h === health ? 1 : 0);
   // Degraded right after this run changed something: the change did not work. Its entry is on the record; say it here too.
   const changed = run.sync ? run.sync.counts.created + run.sync.counts.updated + run.sync.counts.deleted > 0 : false;
   if (health === "Degraded" && run.statusWritten && (changed || run.status?.history[1]?.health !== "Degraded")) {
-    deps.logger.warn("cluster degraded", { cluster: run.cluster, revision: run.revision, reason: run.status?.healthReason });
+    deps.logger.warn("cluster degraded", {
+      cluster: run.cluster,
+      revision: run.revision,
+      reason: run.status?.healthReason,
+    });
   }
   if (run.result === "deleted") {
     state.statuses.delete(run.cluster);
@@ -352,13 +480,32 @@ function settle(deps: PassDeps, state: PassState, run: ClusterRun): void {
     if (m) for (const h of HEALTH_STATUSES) m.clusterHealth.remove({ cluster: run.cluster, health: h });
   } else if (run.status) state.statuses.set(run.cluster, run.status);
   const level = run.result === "failed" || run.result === "invalid" || run.result === "blocked" ? "warn" : "info";
-  deps.logger[level]("reconciled", { cluster: run.cluster, revision: run.revision, result: run.result, message: run.message, durationMs: run.durationMs });
+  deps.logger[level]("reconciled", {
+    cluster: run.cluster,
+    revision: run.revision,
+    result: run.result,
+    message: run.message,
+    durationMs: run.durationMs,
+  });
   deps.onCluster?.(run);
 }
 
-function done(state: PassState, snap: Snapshot, kind: "full" | "incremental", runs: ClusterRun[], started: number, interrupted = false): PassResult {
+function done(
+  state: PassState,
+  snap: Snapshot,
+  kind: "full" | "incremental",
+  runs: ClusterRun[],
+  started: number,
+  interrupted = false,
+): PassResult {
   if (!interrupted && !runs.some((r) => r.result === "skipped")) state.lastRevision = snap.revision;
-  const res: PassResult = { revision: snap.revision, kind, clusters: runs, problems: runs.filter((r) => r.result === "invalid" || r.result === "failed").length, durationMs: Date.now() - started };
+  const res: PassResult = {
+    revision: snap.revision,
+    kind,
+    clusters: runs,
+    problems: runs.filter((r) => r.result === "invalid" || r.result === "failed").length,
+    durationMs: Date.now() - started,
+  };
   if (interrupted) res.interrupted = true;
   return res;
 }

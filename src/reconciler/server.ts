@@ -41,7 +41,10 @@ export function sourceOf(remote: string | undefined): string {
   const left = head ? head.split(":") : [];
   const right = tail ? tail.split(":") : [];
   const groups = addr.includes("::") ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, "")).join(":")}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
 }
 
 export interface RunningServer {
@@ -62,7 +65,13 @@ interface WebhookDoor {
  * at most WEBHOOK_KEEP_BYTES, cut short with 408 past its deadline or below the minimum rate, and decided once the
  * signature is checked. Never throws: any body gets an answer.
  */
-function receiveWebhook(req: IncomingMessage, res: ServerResponse, hooks: ServerHooks, text: (status: number, body: string) => void, door: WebhookDoor): void {
+function receiveWebhook(
+  req: IncomingMessage,
+  res: ServerResponse,
+  hooks: ServerHooks,
+  text: (status: number, body: string) => void,
+  door: WebhookDoor,
+): void {
   const refuse = (status: number, reason: string, headers: Record<string, string> = {}): void => {
     if (!res.headersSent) {
       for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
@@ -79,11 +88,19 @@ function receiveWebhook(req: IncomingMessage, res: ServerResponse, hooks: Server
   if (Number(req.headers["content-length"] ?? 0) > WEBHOOK_MAX_BYTES) return refuse(413, "body too large");
   const admission = door.slots.admit(sourceOf(req.socket.remoteAddress));
   if ("refused" in admission) {
-    const why = admission.refused === "address" ? "too many webhook requests in flight from this address" : "too many webhook requests in flight";
+    const why =
+      admission.refused === "address"
+        ? "too many webhook requests in flight from this address"
+        : "too many webhook requests in flight";
     return refuse(503, why, { "Retry-After": "1" });
   }
   const slot = admission.admitted;
-  if (admission.evicted) door.abort.get(admission.evicted)?.(503, "webhook slot given to another sender (too many requests in flight from this address)", { "Retry-After": "1" });
+  if (admission.evicted)
+    door.abort.get(admission.evicted)?.(
+      503,
+      "webhook slot given to another sender (too many requests in flight from this address)",
+      { "Retry-After": "1" },
+    );
   let done = false;
   const finish = () => {
     if (!done) {

@@ -73,7 +73,12 @@ export function openSource(cfg: Pick<ReconcilerConfig, "repo" | "branch" | "gitC
   if (!isRemote(cfg.repo)) return new FolderSource(cfg.repo);
   const key = createHash("sha256").update(`${cfg.repo}#${cfg.branch}`).digest("hex").slice(0, 16);
   const dir = join(resolve(cfg.cacheDir ?? defaultGitCache()), key);
-  return new GitSource({ url: cfg.repo, dir, ref: cfg.branch, credential: loadGitCredential({ file: cfg.gitCredentialsFile }) });
+  return new GitSource({
+    url: cfg.repo,
+    dir,
+    ref: cfg.branch,
+    credential: loadGitCredential({ file: cfg.gitCredentialsFile }),
+  });
 }
 
 export interface Reconciler {
@@ -104,11 +109,17 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
   if (target instanceof KubeTarget) target.source = cfg.owner ?? "";
   let elector: LeaderElector | undefined;
   if (cfg.leaderElect) {
-    const client = target instanceof KubeTarget ? target.client : KubeClient.open({ kubeconfig: cfg.kubeconfig, context: cfg.context, onWarning });
+    const client =
+      target instanceof KubeTarget
+        ? target.client
+        : KubeClient.open({ kubeconfig: cfg.kubeconfig, context: cfg.context, onWarning });
     elector = new LeaderElector({
       client,
       namespace: cfg.leaseNamespace ?? process.env.POD_NAMESPACE ?? "vc-system",
-      name: cfg.shard && cfg.shard.count > 1 ? `vc-reconciler-shard-${cfg.shard.index}-of-${cfg.shard.count}` : "vc-reconciler",
+      name:
+        cfg.shard && cfg.shard.count > 1
+          ? `vc-reconciler-shard-${cfg.shard.index}-of-${cfg.shard.count}`
+          : "vc-reconciler",
       identity: cfg.identity ?? process.env.POD_NAME ?? hostname(),
       logger,
       onChange: (leading) => {
@@ -125,7 +136,9 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
     allowMassPrune: cfg.allowMassPrune,
     owner: cfg.owner,
     mayWrite: elector ? () => elector.isLeader : () => true,
-    ...(target instanceof KubeTarget ? { health: (ns: string, desired: readonly KubeObject[]) => readClusterHealth(target.client, ns, desired) } : {}),
+    ...(target instanceof KubeTarget
+      ? { health: (ns: string, desired: readonly KubeObject[]) => readClusterHealth(target.client, ns, desired) }
+      : {}),
     source,
     logger,
     metrics,
@@ -164,7 +177,11 @@ export function webhookSecret(file: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   const secret = raw.trim();
   if (secret === "") {
-    throw new UserError(file !== undefined ? `webhook secret file ${file} is empty: put the secret of the webhook in it` : "VC_WEBHOOK_SECRET is set but blank: set it to the secret of the webhook, or unset it");
+    throw new UserError(
+      file !== undefined
+        ? `webhook secret file ${file} is empty: put the secret of the webhook in it`
+        : "VC_WEBHOOK_SECRET is set but blank: set it to the secret of the webhook, or unset it",
+    );
   }
   return secret;
 }
@@ -195,7 +212,9 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
       onPush: (commit) => {
         if (!elector || elector.isLeader) return loop.trigger({ kind: "incremental" });
         // A standby got the webhook (the Service picks any ready replica): hand it to the leader through the Lease.
-        elector.notifyPush(commit).catch((err: Error) => deps.logger.warn("cannot hand the push to the leader", { error: err.message }));
+        elector
+          .notifyPush(commit)
+          .catch((err: Error) => deps.logger.warn("cannot hand the push to the leader", { error: err.message }));
       },
       logger: deps.logger,
     });
@@ -210,7 +229,14 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
   }
   await loop.start();
   const watch = !isRemote(cfg.repo) ? await deps.source.watchMode?.() : undefined;
-  deps.logger.info("reconciler started", { source: deps.source.description, target: target.description, owner: cfg.owner, shard: cfg.shard, leaderElect: !!elector, ...(watch && { watch }) });
+  deps.logger.info("reconciler started", {
+    source: deps.source.description,
+    target: target.description,
+    owner: cfg.owner,
+    shard: cfg.shard,
+    leaderElect: !!elector,
+    ...(watch && { watch }),
+  });
   return {
     deps,
     metrics,

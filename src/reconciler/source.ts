@@ -160,8 +160,16 @@ export class FolderSource implements Source {
       };
     }
     const watcher = gitDir
-      ? chokidarWatch(gitDir, { ignoreInitial: true, awaitWriteFinish: false, ignored: (p: string) => !isRefPath(relative(gitDir, p).split(sep)) })
-      : chokidarWatch(base, { ignoreInitial: true, ignored: (p: string) => p.split(sep).some((part) => part === ".git" || part === "node_modules"), awaitWriteFinish: false });
+      ? chokidarWatch(gitDir, {
+          ignoreInitial: true,
+          awaitWriteFinish: false,
+          ignored: (p: string) => !isRefPath(relative(gitDir, p).split(sep)),
+        })
+      : chokidarWatch(base, {
+          ignoreInitial: true,
+          ignored: (p: string) => p.split(sep).some((part) => part === ".git" || part === "node_modules"),
+          awaitWriteFinish: false,
+        });
     for (const ev of ["add", "change", "unlink", "addDir", "unlinkDir"] as const) watcher.on(ev, note);
     await new Promise<void>((r) => watcher.once("ready", () => r()));
     return async () => {
@@ -174,7 +182,12 @@ export class FolderSource implements Source {
 /** Inside a git directory: the paths a commit or checkout changes (HEAD, packed-refs, refs/heads/**), and the folders leading to them. */
 function isRefPath(parts: string[]): boolean {
   const [top, second] = parts;
-  return top === "" || top === "HEAD" || top === "packed-refs" || (top === "refs" && (second === undefined || second === "heads"));
+  return (
+    top === "" ||
+    top === "HEAD" ||
+    top === "packed-refs" ||
+    (top === "refs" && (second === undefined || second === "heads"))
+  );
 }
 
 /** A URL (http, https, or git@-less ssh is not supported) is a remote; anything else is a local folder. */

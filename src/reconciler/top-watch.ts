@@ -28,7 +28,9 @@ export function watchTop(base: string, note: (path: string) => void): { close():
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (!strict || code === "ENOENT" || code === "ENOTDIR") return; // gone since it was listed: the base watch saw it
-      throw new Error(`cannot watch ${dir}: ${(err as Error).message}${code === "ENOSPC" ? " (raise fs.inotify.max_user_watches, or keep the fleet in git)" : ""}`);
+      throw new Error(
+        `cannot watch ${dir}: ${(err as Error).message}${code === "ENOSPC" ? " (raise fs.inotify.max_user_watches, or keep the fleet in git)" : ""}`,
+      );
     }
     // A folder removed while watched: its own watch ends; the base watch reports the folder.
     w.on("error", () => unwatch(name));

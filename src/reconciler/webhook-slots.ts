@@ -95,7 +95,8 @@ export class WebhookSlots {
     for (const slot of this.#slots) {
       const elapsed = now - slot.since;
       if (elapsed >= this.limits.bodyTimeoutMs) out.push({ slot, reason: "body deadline passed" });
-      else if (elapsed >= this.limits.rateGraceMs && slot.bytes * 1000 < this.limits.minBytesPerSecond * elapsed) out.push({ slot, reason: "body slower than the minimum rate" });
+      else if (elapsed >= this.limits.rateGraceMs && slot.bytes * 1000 < this.limits.minBytesPerSecond * elapsed)
+        out.push({ slot, reason: "body slower than the minimum rate" });
     }
     return out;
   }

@@ -78,12 +78,18 @@ export function decideWebhook(req: WebhookRequest, secret: string | Buffer | und
  * The decision once the signature is known: `body` is undefined when it was too long to keep (a verified push then
  * triggers a pass without naming the commit). Any signed body that is not a push payload gets a 4xx.
  */
-export function decideVerified(headers: WebhookRequest["headers"], verified: boolean, body: Buffer | undefined, ref: string): WebhookDecision {
+export function decideVerified(
+  headers: WebhookRequest["headers"],
+  verified: boolean,
+  body: Buffer | undefined,
+  ref: string,
+): WebhookDecision {
   if (!verified) return { status: 401, trigger: false, reason: "signature missing or invalid" };
   const event = one(headers["x-github-event"]) ?? "push";
   if (event === "ping") return { status: 200, trigger: false, reason: "pong" };
   if (event !== "push") return { status: 200, trigger: false, reason: `event ${event} ignored` };
-  if (body === undefined) return { status: 202, trigger: true, reason: "push (payload too long to read: the followed ref is fetched)" };
+  if (body === undefined)
+    return { status: 202, trigger: true, reason: "push (payload too long to read: the followed ref is fetched)" };
   let payload: unknown;
   try {
     payload = JSON.parse(body.toString("utf8"));
@@ -96,7 +102,8 @@ export function decideVerified(headers: WebhookRequest["headers"], verified: boo
   const { ref: pushedRef, after } = payload as { ref?: unknown; after?: unknown };
   const pushed = typeof pushedRef === "string" ? pushedRef : "";
   const wanted = ref.startsWith("refs/") ? [ref] : [`refs/heads/${ref}`, `refs/tags/${ref}`];
-  if (!wanted.includes(pushed)) return { status: 200, trigger: false, reason: `push to ${pushed || "unknown ref"} ignored` };
+  if (!wanted.includes(pushed))
+    return { status: 200, trigger: false, reason: `push to ${pushed || "unknown ref"} ignored` };
   const commit = typeof after === "string" ? after : undefined;
   return { status: 202, trigger: true, reason: `push to ${pushed}`, commit };
 }

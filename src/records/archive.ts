@@ -36,7 +36,12 @@ export function mergeEntries(...lists: ReadonlyArray<readonly Reconciliation[]>)
  * The archive after adding `spilled` to `stored`: newest first, at most `depth` entries, and the newest that fit in
  * `bytes` as a JSON array: the oldest are dropped first, by bytes as well as by count.
  */
-export function nextArchive(stored: readonly Reconciliation[], spilled: readonly Reconciliation[], depth: number, bytes = HISTORY_BYTES): Reconciliation[] {
+export function nextArchive(
+  stored: readonly Reconciliation[],
+  spilled: readonly Reconciliation[],
+  depth: number,
+  bytes = HISTORY_BYTES,
+): Reconciliation[] {
   const kept: Reconciliation[] = [];
   let size = 2; // "[]"
   for (const r of mergeEntries(spilled, stored)) {

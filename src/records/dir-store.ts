@@ -90,7 +90,10 @@ function parseStatusFile(text: string, cluster: string): ClusterStatus {
   } catch {
     parsed = undefined;
   }
-  const fields = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  const fields =
+    parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   const data: Record<string, string> = {};
   for (const [k, v] of Object.entries(fields ?? {})) if (typeof v === "string") data[k] = v;
   data.history = fields === undefined ? "null" : JSON.stringify(fields.history ?? []);

@@ -32,7 +32,11 @@ export interface HistoryOptions {
  * Joins the folder's commits with the status: a reconciliation at revision R counts for the newest folder
  * commit reachable from R (a full resync records the repository tip, not the commit that changed the folder).
  */
-export async function clusterHistory(cluster: string, status: ClusterStatus | undefined, opts: HistoryOptions): Promise<ClusterHistory> {
+export async function clusterHistory(
+  cluster: string,
+  status: ClusterStatus | undefined,
+  opts: HistoryOptions,
+): Promise<ClusterHistory> {
   const cache = {};
   const commits = await folderLog({ dir: opts.dir, path: opts.path, ref: opts.ref, limit: opts.limit, cache });
   const folderAt = new Map<string, string | undefined>();
@@ -62,6 +66,10 @@ export async function clusterHistory(cluster: string, status: ClusterStatus | un
   return {
     cluster,
     lastAppliedRevision: status?.lastAppliedRevision,
-    entries: commits.map((c) => ({ ...c, live: c.commit === liveCommit, reconciliations: byCommit.get(c.commit) ?? [] })),
+    entries: commits.map((c) => ({
+      ...c,
+      live: c.commit === liveCommit,
+      reconciliations: byCommit.get(c.commit) ?? [],
+    })),
   };
 }

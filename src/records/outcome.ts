@@ -6,7 +6,9 @@ import type { ClusterStatus, Counts, Reconciliation, Result } from "./status.js"
 /** Formats the first errors of a folder as `file:line:col: message`. */
 export function describeErrors(diags: readonly Diagnostic[], max = 3): string {
   const errors = diags.filter((d) => d.severity === "error").sort(compareDiagnostics);
-  const shown = errors.slice(0, max).map((d) => `${d.file}${d.line ? `:${d.line}${d.col ? `:${d.col}` : ""}` : ""}: ${d.message}`);
+  const shown = errors
+    .slice(0, max)
+    .map((d) => `${d.file}${d.line ? `:${d.line}${d.col ? `:${d.col}` : ""}` : ""}: ${d.message}`);
   return `invalid: ${shown.join("; ")}${errors.length > max ? ` (and ${errors.length - max} more)` : ""}`;
 }
 
@@ -28,7 +30,10 @@ export function syncOutcome(sync: SyncResult): { result: Result; counts: Counts;
 }
 
 /** How the sync of a cluster whose folder was removed ended (prune through the guard); `deleted` means it is forgotten. */
-export function removedOutcome(sync: SyncResult, revision: string): { result: Result; counts: Counts; message: string } {
+export function removedOutcome(
+  sync: SyncResult,
+  revision: string,
+): { result: Result; counts: Counts; message: string } {
   const counts = countsOf(sync);
   if (sync.ok && !sync.plan.blocked) {
     const kept = (sync.plan.retained ?? []).filter((k) => k.ref.kind === "Namespace").map((k) => k.ref.name);
@@ -38,7 +43,12 @@ export function removedOutcome(sync: SyncResult, revision: string): { result: Re
         : `cluster folder removed: ${counts.deleted} object(s) pruned`;
     return { result: "deleted", counts, message };
   }
-  if (sync.plan.blocked) return { result: "blocked", counts, message: `cluster folder removed at ${revision.slice(0, 12)}; ${sync.plan.blocked}` };
+  if (sync.plan.blocked)
+    return {
+      result: "blocked",
+      counts,
+      message: `cluster folder removed at ${revision.slice(0, 12)}; ${sync.plan.blocked}`,
+    };
   return { result: "failed", counts, message: `cluster folder removed; ${counts.failed} object(s) failed to delete` };
 }
 
@@ -54,7 +64,11 @@ export function worthWriting(prev: ClusterStatus | undefined, r: Reconciliation,
   if (c.created + c.updated + c.deleted + c.failed > 0) return true;
   if (last.result !== r.result) return true;
   // A change of health is an event worth the record (Progressing → Healthy, → Degraded).
-  if (r.health !== undefined && (prev?.health !== r.health || (r.health !== "Healthy" && prev?.healthReason !== r.healthReason))) return true;
+  if (
+    r.health !== undefined &&
+    (prev?.health !== r.health || (r.health !== "Healthy" && prev?.healthReason !== r.healthReason))
+  )
+    return true;
   if (recordRevision && last.revision !== r.revision) return true;
   return r.result !== "applied" && last.message !== r.message;
 }

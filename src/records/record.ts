@@ -52,7 +52,14 @@ export function recordBase(namespace: string, source: string, cluster: string, h
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: { name: recordName(source, cluster), namespace, labels: { ...recordLabels(source, cluster, "record"), ...(hostNamespace ? { [HOST_NAMESPACE_LABEL]: hostNamespace } : {}) } },
+    metadata: {
+      name: recordName(source, cluster),
+      namespace,
+      labels: {
+        ...recordLabels(source, cluster, "record"),
+        ...(hostNamespace ? { [HOST_NAMESPACE_LABEL]: hostNamespace } : {}),
+      },
+    },
     data: { [SOURCE_KEY]: source, cluster, hostNamespace },
   };
 }
@@ -60,11 +67,17 @@ export function recordBase(namespace: string, source: string, cluster: string, h
 /** The record of a ConfigMap of the records namespace, or undefined when it is not one. */
 export function fromRecordConfigMap(cm: KubeObject): ClusterRecord | undefined {
   const data = (cm.data as Record<string, string> | undefined) ?? {};
-  if (cm.metadata.labels?.[RECORD_LABEL] !== "record" || data.cluster === undefined || data[SOURCE_KEY] === undefined) return undefined;
+  if (cm.metadata.labels?.[RECORD_LABEL] !== "record" || data.cluster === undefined || data[SOURCE_KEY] === undefined)
+    return undefined;
   const source = data[SOURCE_KEY];
   const cluster = data.cluster;
   if (cm.metadata.name !== recordName(source, cluster)) return undefined;
-  const rec: ClusterRecord = { source, cluster, hostNamespace: data.hostNamespace ?? "", inventory: parseInventory(data[INVENTORY_KEY]) };
+  const rec: ClusterRecord = {
+    source,
+    cluster,
+    hostNamespace: data.hostNamespace ?? "",
+    inventory: parseInventory(data[INVENTORY_KEY]),
+  };
   const created = cm.metadata.creationTimestamp as unknown;
   if (created) rec.since = created instanceof Date ? created.toISOString() : String(created);
   if (data.result !== undefined || data.lastAttemptedRevision !== undefined || data.lastAppliedRevision !== undefined) {

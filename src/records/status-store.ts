@@ -62,7 +62,11 @@ export async function readStatuses(
   if (!opts.oneByOne && clusters.length > 1) {
     try {
       const byCluster = new Map((await store.list()).map((s) => [s.cluster, s]));
-      for (const c of clusters) out.set(c.cluster, byCluster.get(c.cluster)?.hostNamespace === c.hostNamespace ? byCluster.get(c.cluster) : undefined);
+      for (const c of clusters)
+        out.set(
+          c.cluster,
+          byCluster.get(c.cluster)?.hostNamespace === c.hostNamespace ? byCluster.get(c.cluster) : undefined,
+        );
       return out;
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 403)) throw err;
@@ -86,7 +90,8 @@ export function stored(status: ClusterStatus): ClusterStatus {
 export class KubeStatusStore implements StatusStore {
   private readonly depth: number;
   readonly records: RecordStore;
-  constructor(readonly client: KubeClient,
+  constructor(
+    readonly client: KubeClient,
     opts: StatusStoreOptions & { source?: string; records?: RecordStore } = {},
   ) {
     this.depth = archiveDepth(opts.historyLimit ?? DEFAULT_HISTORY_LIMIT);

@@ -92,7 +92,12 @@ export interface ClusterStatus {
 function isReconciliation(x: unknown): x is Reconciliation {
   if (typeof x !== "object" || x === null || Array.isArray(x)) return false;
   const r = x as Record<string, unknown>;
-  return typeof r.revision === "string" && typeof r.time === "string" && typeof r.result === "string" && (RESULTS as readonly string[]).includes(r.result);
+  return (
+    typeof r.revision === "string" &&
+    typeof r.time === "string" &&
+    typeof r.result === "string" &&
+    (RESULTS as readonly string[]).includes(r.result)
+  );
 }
 
 /** Reconciliations kept in the status itself (the newest); older ones go to the history store (archive.ts). */
@@ -109,7 +114,12 @@ export function isApplied(result: Result): boolean {
 }
 
 /** Folds one reconciliation into a status: the last applied revision moves only when it was applied. */
-export function record(prev: ClusterStatus | undefined, cluster: string, hostNamespace: string, r: Reconciliation): ClusterStatus {
+export function record(
+  prev: ClusterStatus | undefined,
+  cluster: string,
+  hostNamespace: string,
+  r: Reconciliation,
+): ClusterStatus {
   const { damagedHistory: _damaged, spilled: _spilled, ...kept } = prev ?? { cluster, hostNamespace, history: [] };
   const entry = cleanEntry(r);
   const all = [entry, ...(prev?.history ?? [])];
@@ -179,8 +189,26 @@ function defaultMessage(r: Reconciliation): string {
 
 /** The string map stored in the status ConfigMap's `data` (and the dir target's status file). */
 export function toData(s: ClusterStatus): Record<string, string> {
-  const data: Record<string, string> = { cluster: s.cluster, hostNamespace: s.hostNamespace, history: JSON.stringify(s.history) };
-  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "result", "message", "owner", "lastAppliedBy", "lastAppliedVia", "health", "healthReason", "base", "previousBase"] as const) {
+  const data: Record<string, string> = {
+    cluster: s.cluster,
+    hostNamespace: s.hostNamespace,
+    history: JSON.stringify(s.history),
+  };
+  for (const k of [
+    "lastAppliedRevision",
+    "lastAppliedTime",
+    "lastAttemptedRevision",
+    "lastAttemptTime",
+    "result",
+    "message",
+    "owner",
+    "lastAppliedBy",
+    "lastAppliedVia",
+    "health",
+    "healthReason",
+    "base",
+    "previousBase",
+  ] as const) {
     const v = s[k];
     if (v !== undefined) data[k] = v;
   }
@@ -188,12 +216,28 @@ export function toData(s: ClusterStatus): Record<string, string> {
 }
 
 /** Reads a status back; tolerant of missing or damaged fields (a damaged history reads as empty). */
-export function fromData(data: Record<string, string> | undefined, fallbackCluster = "", fallbackNamespace = ""): ClusterStatus | undefined {
+export function fromData(
+  data: Record<string, string> | undefined,
+  fallbackCluster = "",
+  fallbackNamespace = "",
+): ClusterStatus | undefined {
   if (!data) return undefined;
   const { entries: history, damaged } = parseHistory(data.history);
-  const s: ClusterStatus = { cluster: data.cluster ?? fallbackCluster, hostNamespace: data.hostNamespace ?? fallbackNamespace, history };
+  const s: ClusterStatus = {
+    cluster: data.cluster ?? fallbackCluster,
+    hostNamespace: data.hostNamespace ?? fallbackNamespace,
+    history,
+  };
   if (damaged > 0) s.damagedHistory = damaged;
-  for (const k of ["lastAppliedRevision", "lastAppliedTime", "lastAttemptedRevision", "lastAttemptTime", "message", "owner", "lastAppliedBy"] as const) {
+  for (const k of [
+    "lastAppliedRevision",
+    "lastAppliedTime",
+    "lastAttemptedRevision",
+    "lastAttemptTime",
+    "message",
+    "owner",
+    "lastAppliedBy",
+  ] as const) {
     if (data[k] !== undefined) s[k] = data[k];
   }
   for (const k of ["base", "previousBase"] as const) if (/^[0-9a-f]{64}$/.test(data[k] ?? "")) s[k] = data[k];

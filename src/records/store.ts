@@ -156,12 +156,17 @@ export class RecordStore {
   async holderConfigMaps(cluster?: string): Promise<Map<string, KubeObject>> {
     let items: KubeObject[];
     try {
-      items = await this.client.list(resourceFor("v1", "ConfigMap")!, { namespace: this.namespace, labelSelector: `${RECORD_LABEL}=record${cluster ? `,${LABELS.managedBy}=${cluster}` : ""}` });
+      items = await this.client.list(resourceFor("v1", "ConfigMap")!, {
+        namespace: this.namespace,
+        labelSelector: `${RECORD_LABEL}=record${cluster ? `,${LABELS.managedBy}=${cluster}` : ""}`,
+      });
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 404) return new Map();
       throw err;
     }
-    const pairs = items.map((cm) => ({ cm, rec: fromRecordConfigMap(cm) })).filter((p): p is { cm: KubeObject; rec: ClusterRecord } => p.rec !== undefined);
+    const pairs = items
+      .map((cm) => ({ cm, rec: fromRecordConfigMap(cm) }))
+      .filter((p): p is { cm: KubeObject; rec: ClusterRecord } => p.rec !== undefined);
     pairs.sort((a, b) => byClusterThenAge(a.rec, b.rec));
     const out = new Map<string, KubeObject>();
     for (const p of pairs) if (!out.has(p.rec.cluster)) out.set(p.rec.cluster, p.cm);
@@ -174,20 +179,38 @@ export class RecordStore {
    */
   async claimants(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>): Promise<ClusterRecord[]> {
     // The clusters' records come from the unit of work's LIST naming them when it made one (a chunk's listClusters).
-    const known = this.memo.on && claims.every((c) => this.memo.clusters.has(c.cluster)) ? this.memo.clusters : undefined;
+    const known =
+      this.memo.on && claims.every((c) => this.memo.clusters.has(c.cluster)) ? this.memo.clusters : undefined;
     const [byCluster, byNamespace] = await Promise.all([
-      known ? [...new Set(claims.map((c) => c.cluster))].flatMap((c) => known.get(c)!) : this.list(selectorIn(LABELS.managedBy, claims.map((c) => c.cluster))),
-      this.list(selectorIn(HOST_NAMESPACE_LABEL, claims.map((c) => c.hostNamespace))),
+      known
+        ? [...new Set(claims.map((c) => c.cluster))].flatMap((c) => known.get(c)!)
+        : this.list(
+            selectorIn(
+              LABELS.managedBy,
+              claims.map((c) => c.cluster),
+            ),
+          ),
+      this.list(
+        selectorIn(
+          HOST_NAMESPACE_LABEL,
+          claims.map((c) => c.hostNamespace),
+        ),
+      ),
     ]);
     const seen = new Set<string>();
-    return [...byCluster, ...byNamespace].filter((r) => !seen.has(`${r.source}\n${r.cluster}`) && !!seen.add(`${r.source}\n${r.cluster}`)).sort(byClusterThenAge);
+    return [...byCluster, ...byNamespace]
+      .filter((r) => !seen.has(`${r.source}\n${r.cluster}`) && !!seen.add(`${r.source}\n${r.cluster}`))
+      .sort(byClusterThenAge);
   }
 
   /** Every record of every source (one LIST; `selector` narrows it), sorted by cluster, older claim first. A missing namespace holds none. */
   async list(selector?: string): Promise<ClusterRecord[]> {
     if (this.memo.on && (selector === undefined || this.memo.fleet || this.memo.listing)) {
       const matches = labelMatcher(selector);
-      return [...(await this.remembered()).values()].filter((r) => matches(r.labels)).map((r) => r.rec).sort(byClusterThenAge);
+      return [...(await this.remembered()).values()]
+        .filter((r) => matches(r.labels))
+        .map((r) => r.rec)
+        .sort(byClusterThenAge);
     }
     return (await this.listRecords(selector)).map((r) => r.rec).sort(byClusterThenAge);
   }
@@ -200,7 +223,8 @@ export class RecordStore {
   async listClusters(clusters: readonly string[], source: string | undefined): Promise<ClusterRecord[]> {
     const names = [...new Set(clusters)];
     // Named by a LIST of this unit of work already, and nothing written since: from the memo.
-    if (this.memo.on && names.every((c) => this.memo.clusters.has(c))) return names.flatMap((c) => this.memo.clusters.get(c)!).sort(byClusterThenAge);
+    if (this.memo.on && names.every((c) => this.memo.clusters.has(c)))
+      return names.flatMap((c) => this.memo.clusters.get(c)!).sort(byClusterThenAge);
     const before = this.memo;
     const writes = before.writes;
     const listed = await this.list(selectorIn(LABELS.managedBy, names));
@@ -225,10 +249,14 @@ export class RecordStore {
    */
   private async listRecords(selector?: string): Promise<Array<Remembered & { name: string }>> {
     try {
-      return await this.client.listMapped(resourceFor("v1", "ConfigMap")!, { namespace: this.namespace, labelSelector: `${RECORD_LABEL}=record${selector ? `,${selector}` : ""}` }, (cm) => {
-        const rec = fromRecordConfigMap(cm);
-        return rec && { name: cm.metadata.name, labels: cm.metadata.labels ?? {}, rec };
-      });
+      return await this.client.listMapped(
+        resourceFor("v1", "ConfigMap")!,
+        { namespace: this.namespace, labelSelector: `${RECORD_LABEL}=record${selector ? `,${selector}` : ""}` },
+        (cm) => {
+          const rec = fromRecordConfigMap(cm);
+          return rec && { name: cm.metadata.name, labels: cm.metadata.labels ?? {}, rec };
+        },
+      );
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 404) return [];
       throw err;
@@ -251,7 +279,12 @@ export class RecordStore {
   }
 
   /** Suspends (reason) or resumes (undefined) a cluster's reconciliation at run time: an annotation of its own field manager. */
-  async setSuspension(source: string, cluster: string, hostNamespace: string, reason: string | undefined): Promise<void> {
+  async setSuspension(
+    source: string,
+    cluster: string,
+    hostNamespace: string,
+    reason: string | undefined,
+  ): Promise<void> {
     const cm = recordBase(this.namespace, source, cluster, hostNamespace);
     if (reason !== undefined) cm.metadata.annotations = { [ANNOTATIONS.suspendedBy]: reason };
     else if (!(await this.read(source, cluster))) return; // nothing recorded: nothing suspended
@@ -265,9 +298,19 @@ export class RecordStore {
 
   /** Deletes a record and its history outright (a hand-over to another source: vc adopt --from). */
   async forget(source: string, cluster: string): Promise<void> {
-    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: recordName(source, cluster) });
+    await this.client.delete({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: this.namespace,
+      name: recordName(source, cluster),
+    });
     this.noteWrite(recordName(source, cluster), undefined);
-    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
+    await this.client.delete({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: this.namespace,
+      name: historyName(source, cluster),
+    });
   }
 
   /**
@@ -278,13 +321,33 @@ export class RecordStore {
     const rec = await this.read(source, cluster);
     if (rec && rec.inventory.length > 0) {
       // The status's field manager applies the identity alone: the status keys it owned are dropped.
-      this.noteWrite(recordName(source, cluster), await this.client.apply(recordBase(this.namespace, source, cluster, rec.hostNamespace), { fieldManager: FIELD_MANAGER }));
-      await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
+      this.noteWrite(
+        recordName(source, cluster),
+        await this.client.apply(recordBase(this.namespace, source, cluster, rec.hostNamespace), {
+          fieldManager: FIELD_MANAGER,
+        }),
+      );
+      await this.client.delete({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        namespace: this.namespace,
+        name: historyName(source, cluster),
+      });
       return;
     }
-    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: recordName(source, cluster) });
+    await this.client.delete({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: this.namespace,
+      name: recordName(source, cluster),
+    });
     this.noteWrite(recordName(source, cluster), undefined);
-    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) });
+    await this.client.delete({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: this.namespace,
+      name: historyName(source, cluster),
+    });
   }
 
   /**
@@ -305,10 +368,17 @@ export class RecordStore {
       try {
         if (live) {
           cm.metadata.resourceVersion = live.metadata.resourceVersion;
-          await this.client.request("PATCH", objectPath(cm), { query: { fieldManager: FIELD_MANAGER, force: true }, body: cm, contentType: "application/apply-patch+yaml" });
+          await this.client.request("PATCH", objectPath(cm), {
+            query: { fieldManager: FIELD_MANAGER, force: true },
+            body: cm,
+            contentType: "application/apply-patch+yaml",
+          });
         } else {
           await this.ensureNamespace();
-          await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`, { query: { fieldManager: FIELD_MANAGER }, body: cm });
+          await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`, {
+            query: { fieldManager: FIELD_MANAGER },
+            body: cm,
+          });
         }
         return;
       } catch (err) {
@@ -319,7 +389,14 @@ export class RecordStore {
   }
 
   private async archived(source: string, cluster: string): Promise<Reconciliation[]> {
-    return this.entriesOf(await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: historyName(source, cluster) }));
+    return this.entriesOf(
+      await this.client.get({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        namespace: this.namespace,
+        name: historyName(source, cluster),
+      }),
+    );
   }
 
   private entriesOf(cm: KubeObject | undefined): Reconciliation[] {

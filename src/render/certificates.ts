@@ -16,16 +16,27 @@ type Json = Record<string, unknown>;
  */
 function renderCertificate(manifest: CertificateManifest, ctx: RenderContext): KubeObject {
   const obj = manifest.object;
-  const out: KubeObject = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: manifestMeta(obj, manifest.file, ctx) };
+  const out: KubeObject = {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata: manifestMeta(obj, manifest.file, ctx),
+  };
   const spec = obj.spec as Json | undefined;
   if (spec && typeof spec === "object") {
-    out.spec = typeof spec.secretName === "string" ? { ...spec, secretName: hostSecretName(spec.secretName, virtualNamespaceOf(obj), ctx.cluster) } : { ...spec };
+    out.spec =
+      typeof spec.secretName === "string"
+        ? { ...spec, secretName: hostSecretName(spec.secretName, virtualNamespaceOf(obj), ctx.cluster) }
+        : { ...spec };
   }
   return out;
 }
 
 /** Every Certificate of a cluster as host objects while integrations.certManager.enabled (none otherwise; unsorted). */
-export function renderCertificates(certificates: readonly CertificateManifest[] | undefined, values: Values, ctx: RenderContext): KubeObject[] {
+export function renderCertificates(
+  certificates: readonly CertificateManifest[] | undefined,
+  values: Values,
+  ctx: RenderContext,
+): KubeObject[] {
   if (!values.integrations.certManager.enabled || !certificates) return [];
   return certificates.map((c) => renderCertificate(c, ctx));
 }

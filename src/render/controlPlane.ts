@@ -67,7 +67,13 @@ export function renderLimitRange(values: Values, ctx: RenderContext, source: str
     kind: "LimitRange",
     metadata: controlPlaneMeta(ctx, source, names.limitRange(ctx.cluster)),
     spec: {
-      limits: [{ type: "Container", default: { ...LIMIT_RANGE_DEFAULTS.default }, defaultRequest: { ...LIMIT_RANGE_DEFAULTS.defaultRequest } }],
+      limits: [
+        {
+          type: "Container",
+          default: { ...LIMIT_RANGE_DEFAULTS.default },
+          defaultRequest: { ...LIMIT_RANGE_DEFAULTS.defaultRequest },
+        },
+      ],
     },
   };
 }

@@ -14,9 +14,6 @@ import { configText, renderConfigSecret, renderDatabaseSecret, sha256 } from "./
 import { sortObjects } from "./sort.js";
 import { renderStatefulSet } from "./statefulSet.js";
 
-;
-;
-
 /** The control-plane objects of a cluster (unsorted). */
 function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeObject[] {
   const { values } = spec;
@@ -29,9 +26,21 @@ function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeObject[]
     renderNamespace(values, ctx, source),
     renderServiceAccount(ctx, source, sa),
     renderConfigSecret(config, ctx, source),
-    ...renderRoleAndBinding({ ctx, source, name: names.role(ctx.cluster), serviceAccount: sa, rules: syncerRules(values) }),
+    ...renderRoleAndBinding({
+      ctx,
+      source,
+      name: names.role(ctx.cluster),
+      serviceAccount: sa,
+      rules: syncerRules(values),
+    }),
     ...renderServices(ctx, source),
-    renderStatefulSet({ values, ctx, source, configHash: sha256(`${config}\u0000${init}`), hasInitManifests: init !== "" }),
+    renderStatefulSet({
+      values,
+      ctx,
+      source,
+      configHash: sha256(`${config}\u0000${init}`),
+      hasInitManifests: init !== "",
+    }),
   ];
   const db = renderDatabaseSecret(values, ctx, source);
   if (db) objects.push(db);
@@ -42,7 +51,10 @@ function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeObject[]
   if (values.sync.fromHost.nodes.enabled) {
     objects.push(
       ...renderRoleAndBinding({
-        ctx, source, serviceAccount: sa, clusterScoped: true,
+        ctx,
+        source,
+        serviceAccount: sa,
+        clusterScoped: true,
         name: names.nodesClusterRole(ctx.cluster, ctx.hostNamespace),
         rules: new RuleSet().add("", ["nodes"], READ_VERBS).rules(),
       }),
@@ -50,7 +62,9 @@ function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeObject[]
   }
   if (metricsOn) {
     objects.push(renderInitManifests(init, ctx, source));
-    objects.push(...renderMetricsProxy(ctx.cluster, ctx.hostNamespace, values, { sourceFile: source, revision: ctx.revision }));
+    objects.push(
+      ...renderMetricsProxy(ctx.cluster, ctx.hostNamespace, values, { sourceFile: source, revision: ctx.revision }),
+    );
   }
   return objects;
 }
@@ -58,7 +72,11 @@ function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeObject[]
 /** Every host object of a validated cluster, sorted, without the collision check (see `renderSpecs` for diagnostics). */
 export function renderObjects(spec: ClusterSpec, revision: string): KubeObject[] {
   const ctx: RenderContext = { cluster: spec.name, hostNamespace: spec.settings.namespace, revision };
-  return sortObjects([...renderControlPlane(spec, ctx), ...renderMesh(spec.mesh, spec.values, ctx), ...renderCertificates(spec.certificates, spec.values, ctx)]);
+  return sortObjects([
+    ...renderControlPlane(spec, ctx),
+    ...renderMesh(spec.mesh, spec.values, ctx),
+    ...renderCertificates(spec.certificates, spec.values, ctx),
+  ]);
 }
 
 /** Two objects of a cluster would land under one host identity: the cluster must not be applied. */

@@ -34,7 +34,8 @@ export function controlPlaneMeta(
   return meta;
 }
 
-const stringMap = (v: unknown): Record<string, string> => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, string>) : {});
+const stringMap = (v: unknown): Record<string, string> =>
+  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, string>) : {};
 
 /**
  * Metadata of the host object of a manifest from a cluster folder (mesh/, certificates/): the translated name in the

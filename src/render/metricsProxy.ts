@@ -46,17 +46,28 @@ function virtualServerUrl(cluster: string, hostNamespace: string): string {
 function metricsProxyArgs(cluster: string, hostNamespace: string, values: Values): string[] {
   const nodes = values.sync.fromHost.nodes;
   return [
-    "--cluster", cluster,
-    "--host-namespace", hostNamespace,
-    "--listen", `:${METRICS_PROXY_PORT}`,
-    "--tls-cert", `${TLS_DIR}/tls.crt`,
-    "--tls-key", `${TLS_DIR}/tls.key`,
-    "--virtual-kubeconfig", `${VIRTUAL_KUBECONFIG_DIR}/${KUBECONFIG_KEY}`,
-    "--virtual-server", virtualServerUrl(cluster, hostNamespace),
-    "--api-group", METRICS_GROUP,
-    "--host-api-group", values.integrations.metricsServer.proxy.hostApiGroup,
-    "--cache-ttl", values.integrations.metricsServer.proxy.cacheTTL,
-    "--nodes", nodes.enabled && nodes.all ? "all" : "synced",
+    "--cluster",
+    cluster,
+    "--host-namespace",
+    hostNamespace,
+    "--listen",
+    `:${METRICS_PROXY_PORT}`,
+    "--tls-cert",
+    `${TLS_DIR}/tls.crt`,
+    "--tls-key",
+    `${TLS_DIR}/tls.key`,
+    "--virtual-kubeconfig",
+    `${VIRTUAL_KUBECONFIG_DIR}/${KUBECONFIG_KEY}`,
+    "--virtual-server",
+    virtualServerUrl(cluster, hostNamespace),
+    "--api-group",
+    METRICS_GROUP,
+    "--host-api-group",
+    values.integrations.metricsServer.proxy.hostApiGroup,
+    "--cache-ttl",
+    values.integrations.metricsServer.proxy.cacheTTL,
+    "--nodes",
+    nodes.enabled && nodes.all ? "all" : "synced",
   ];
 }
 
@@ -78,21 +89,35 @@ export interface MetricsProxySource {
  * virtual API server's front proxy and authorizes them with it, through the kubeconfig the control plane keeps in the
  * host Secret `vc-<cluster>` (mounted, key `config`).
  */
-export function renderMetricsProxy(cluster: string, hostNamespace: string, values: Values, src: MetricsProxySource = {}): KubeObject[] {
+export function renderMetricsProxy(
+  cluster: string,
+  hostNamespace: string,
+  values: Values,
+  src: MetricsProxySource = {},
+): KubeObject[] {
   const ctx: RenderContext = { cluster, hostNamespace, revision: src.revision ?? "" };
   const source = src.sourceFile ?? "";
   const name = names.metricsProxy(cluster);
   const podLabels = metricsProxyPodLabels(cluster);
   const proxy = values.integrations.metricsServer.proxy;
-  const meta = (n: string, clusterScoped = false) => controlPlaneMeta(ctx, source, n, { clusterScoped, labels: podLabels });
+  const meta = (n: string, clusterScoped = false) =>
+    controlPlaneMeta(ctx, source, n, { clusterScoped, labels: podLabels });
   const objects: KubeObject[] = [
     renderServiceAccount(ctx, source, name, podLabels),
     ...renderRoleAndBinding({
-      ctx, source, name, serviceAccount: name, labels: podLabels,
+      ctx,
+      source,
+      name,
+      serviceAccount: name,
+      labels: podLabels,
       rules: new RuleSet().add("", ["pods"], READ_VERBS).add(proxy.hostApiGroup, ["pods"], READ_VERBS).rules(),
     }),
     ...renderRoleAndBinding({
-      ctx, source, name: names.metricsProxyClusterRole(cluster, hostNamespace), serviceAccount: name, labels: podLabels,
+      ctx,
+      source,
+      name: names.metricsProxyClusterRole(cluster, hostNamespace),
+      serviceAccount: name,
+      labels: podLabels,
       clusterScoped: true,
       rules: new RuleSet().add("", ["nodes"], READ_VERBS).add(proxy.hostApiGroup, ["nodes"], READ_VERBS).rules(),
     }),
@@ -121,12 +146,21 @@ export function renderMetricsProxy(cluster: string, hostNamespace: string, value
                   { name: "tls", mountPath: TLS_DIR, readOnly: true },
                   { name: "virtual-kubeconfig", mountPath: VIRTUAL_KUBECONFIG_DIR, readOnly: true },
                 ],
-                resources: { requests: { ...METRICS_PROXY_RESOURCES.requests }, limits: { ...METRICS_PROXY_RESOURCES.limits } },
+                resources: {
+                  requests: { ...METRICS_PROXY_RESOURCES.requests },
+                  limits: { ...METRICS_PROXY_RESOURCES.limits },
+                },
               },
             ],
             volumes: [
               { name: "tls", secret: { secretName: names.metricsProxyTls(cluster) } },
-              { name: "virtual-kubeconfig", secret: { secretName: names.kubeconfigSecret(cluster), items: [{ key: KUBECONFIG_KEY, path: KUBECONFIG_KEY }] } },
+              {
+                name: "virtual-kubeconfig",
+                secret: {
+                  secretName: names.kubeconfigSecret(cluster),
+                  items: [{ key: KUBECONFIG_KEY, path: KUBECONFIG_KEY }],
+                },
+              },
             ],
           },
         },

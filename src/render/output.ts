@@ -29,7 +29,8 @@ export class JsonListWriter {
     write('{\n  "apiVersion": "v1",\n  "kind": "List",\n  "items": [');
   }
   add(objects: readonly KubeObject[]): void {
-    for (const o of objects) this.write(`${this.#count++ === 0 ? "\n" : ",\n"}${JSON.stringify(o, null, 2).replace(/^/gm, "    ")}`);
+    for (const o of objects)
+      this.write(`${this.#count++ === 0 ? "\n" : ",\n"}${JSON.stringify(o, null, 2).replace(/^/gm, "    ")}`);
   }
   end(): void {
     this.write(this.#count === 0 ? "]\n}\n" : "\n  ]\n}\n");

@@ -13,7 +13,11 @@ export interface PolicyRule {
 const MANAGE_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"];
 export const READ_VERBS = ["get", "list", "watch"];
 
-const MESH_PLURALS = { virtualServices: "virtualservices", destinationRules: "destinationrules", gateways: "gateways" } as const;
+const MESH_PLURALS = {
+  virtualServices: "virtualservices",
+  destinationRules: "destinationrules",
+  gateways: "gateways",
+} as const;
 
 /** Collects resources per (group, verbs) and emits one rule per pair, groups and resources sorted. */
 export class RuleSet {
@@ -67,7 +71,8 @@ export function syncerRules(values: Values): PolicyRule[] {
     if (!toHost.pods.enabled) set.add("", ["secrets"], READ_VERBS);
   }
   // The host's metrics API the integration reads (the group the host's metrics server serves), not the virtual one.
-  if (values.integrations.metricsServer.enabled) set.add(values.integrations.metricsServer.proxy.hostApiGroup, ["pods"], READ_VERBS);
+  if (values.integrations.metricsServer.enabled)
+    set.add(values.integrations.metricsServer.proxy.hostApiGroup, ["pods"], READ_VERBS);
   return set.rules();
 }
 
@@ -103,6 +108,11 @@ export function renderRoleAndBinding(b: Binding): KubeObject[] {
   ];
 }
 
-export function renderServiceAccount(ctx: RenderContext, source: string, name: string, labels?: Record<string, string>): KubeObject {
+export function renderServiceAccount(
+  ctx: RenderContext,
+  source: string,
+  name: string,
+  labels?: Record<string, string>,
+): KubeObject {
   return { apiVersion: "v1", kind: "ServiceAccount", metadata: controlPlaneMeta(ctx, source, name, { labels }) };
 }

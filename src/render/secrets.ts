@@ -81,7 +81,11 @@ export function renderDatabaseSecret(values: Values, ctx: RenderContext, source:
 
 /** True for a Secret rendered from a credential written inline in the repository. */
 export function holdsInlineCredential(obj: KubeObject): boolean {
-  return obj.kind === "Secret" && obj.apiVersion === "v1" && obj.metadata.annotations?.[ANNOTATIONS.inlineCredential] === "true";
+  return (
+    obj.kind === "Secret" &&
+    obj.apiVersion === "v1" &&
+    obj.metadata.annotations?.[ANNOTATIONS.inlineCredential] === "true"
+  );
 }
 
 /**
@@ -91,6 +95,10 @@ export function holdsInlineCredential(obj: KubeObject): boolean {
  */
 export function withholdCredentials(obj: KubeObject): KubeObject {
   if (!holdsInlineCredential(obj)) return obj;
-  const { data: _data, stringData: _stringData, ...rest } = obj as KubeObject & { data?: unknown; stringData?: unknown };
+  const {
+    data: _data,
+    stringData: _stringData,
+    ...rest
+  } = obj as KubeObject & { data?: unknown; stringData?: unknown };
   return rest;
 }

@@ -54,14 +54,18 @@ function syncerArgs(values: Values, ctx: RenderContext, hasInitManifests: boolea
   ];
   if (store === "embedded-kvstore") {
     args.push(`--kvstore-data-dir=${DATA_DIR}`);
-    if (values.controlPlane.backingStore.kvstore.embedded.migrateFromDeployedKvstore) args.push("--migrate-from-deployed-kvstore");
+    if (values.controlPlane.backingStore.kvstore.embedded.migrateFromDeployedKvstore)
+      args.push("--migrate-from-deployed-kvstore");
   }
   if (hasInitManifests) args.push(`--init-manifests=${INIT_DIR}/${INIT_MANIFESTS_KEY}`);
   return args;
 }
 
 function env(values: Values, cluster: string): Array<Record<string, unknown>> {
-  const out: Array<Record<string, unknown>> = values.controlPlane.statefulSet.env.map((e) => ({ name: e.name, value: e.value }));
+  const out: Array<Record<string, unknown>> = values.controlPlane.statefulSet.env.map((e) => ({
+    name: e.name,
+    value: e.value,
+  }));
   const ref = databaseSecretRef(values, cluster);
   if (ref) out.push({ name: DATABASE_ENDPOINT_ENV, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } });
   return out;
@@ -80,7 +84,13 @@ export interface StatefulSetInputs {
   hasInitManifests: boolean;
 }
 
-export function renderStatefulSet({ values, ctx, source, configHash, hasInitManifests }: StatefulSetInputs): KubeObject {
+export function renderStatefulSet({
+  values,
+  ctx,
+  source,
+  configHash,
+  hasInitManifests,
+}: StatefulSetInputs): KubeObject {
   const sts = values.controlPlane.statefulSet;
   const persistence = values.controlPlane.backingStore.kvstore.persistence;
   const podLabels = controlPlanePodLabels(ctx.cluster);
@@ -88,7 +98,9 @@ export function renderStatefulSet({ values, ctx, source, configHash, hasInitMani
     { name: "config", mountPath: CONFIG_DIR, readOnly: true },
     { name: "data", mountPath: DATA_DIR },
   ];
-  const volumes: Array<Record<string, unknown>> = [{ name: "config", secret: { secretName: names.configSecret(ctx.cluster) } }];
+  const volumes: Array<Record<string, unknown>> = [
+    { name: "config", secret: { secretName: names.configSecret(ctx.cluster) } },
+  ];
   if (hasInitManifests) {
     mounts.push({ name: "init-manifests", mountPath: INIT_DIR, readOnly: true });
     volumes.push({ name: "init-manifests", configMap: { name: names.initManifests(ctx.cluster) } });

@@ -57,7 +57,8 @@ export function readFleetBase(realRoot: string): { base: FleetBase; diagnostics:
       if (isMapping(groups)) {
         for (const name of Object.keys(groups).sort()) {
           const g = groups[name];
-          const labels = isMapping(g) && isMapping(g.matchLabels) ? (g.matchLabels as Record<string, string>) : undefined;
+          const labels =
+            isMapping(g) && isMapping(g.matchLabels) ? (g.matchLabels as Record<string, string>) : undefined;
           if (labels) base.groups.push({ name, matchLabels: labels });
         }
       }
@@ -92,7 +93,11 @@ export function baseLayers(base: FleetBase, labels: Readonly<Record<string, stri
 
 /** Whether a repository path is one of the fleet's base files (a change to it reaches clusters beyond one folder). */
 export function isBaseFile(path: string): boolean {
-  return path === FLEET_VALUES || path === GROUPS_FILE || (path.startsWith(`${FLEET_DIR}/`) && GROUP_VALUES.test(path.slice(FLEET_DIR.length + 1)));
+  return (
+    path === FLEET_VALUES ||
+    path === GROUPS_FILE ||
+    (path.startsWith(`${FLEET_DIR}/`) && GROUP_VALUES.test(path.slice(FLEET_DIR.length + 1)))
+  );
 }
 
 /** The group a base file applies to (`fleet/values.<group>.yaml`); undefined for fleet/values.yaml and groups.yaml. */

@@ -63,11 +63,17 @@ export function listClusterFolders(realRoot: string): { names: string[]; diagnos
   if (isSymlink(base)) {
     // Never followed, wherever it points: the repository's clusters are the files in it.
     const d = symlinkDiag(realRoot, base, CLUSTERS_DIR);
-    diagnostics.push({ ...d, severity: "error", message: `clusters/ is a symlink: refused, not followed (${d.message})` });
+    diagnostics.push({
+      ...d,
+      severity: "error",
+      message: `clusters/ is a symlink: refused, not followed (${d.message})`,
+    });
     return { names, diagnostics };
   }
   if (!existsSync(base)) {
-    diagnostics.push(diag(CLUSTERS_DIR, "error", "layout", "no clusters/ folder: each virtual cluster is a folder clusters/<name>/"));
+    diagnostics.push(
+      diag(CLUSTERS_DIR, "error", "layout", "no clusters/ folder: each virtual cluster is a folder clusters/<name>/"),
+    );
     return { names, diagnostics };
   }
   for (const ent of sortedEntries(base)) {
@@ -86,7 +92,10 @@ export function listClusterFolders(realRoot: string): { names: string[]; diagnos
  * nothing of the rest of clusters/: for a chunk of a fleet whose index listed the whole folder once. Listing the
  * folder for each chunk of a fleet of N is N × N / chunk entries read.
  */
-export function namedClusterFolders(realRoot: string, wanted: readonly string[]): { names: string[]; diagnostics: Diagnostic[] } {
+export function namedClusterFolders(
+  realRoot: string,
+  wanted: readonly string[],
+): { names: string[]; diagnostics: Diagnostic[] } {
   const base = join(realRoot, CLUSTERS_DIR);
   if (isSymlink(base) || !existsSync(base)) return listClusterFolders(realRoot);
   const diagnostics: Diagnostic[] = [];
@@ -120,7 +129,15 @@ export function folderFiles(files: ClusterFiles): string[] {
 export function listClusterFiles(realRoot: string, name: string, maxFiles = Infinity): ClusterFiles {
   const dir = `${CLUSTERS_DIR}/${name}`;
   const abs = join(realRoot, CLUSTERS_DIR, name);
-  const out: ClusterFiles = { name, dir, values: [], hasValuesYaml: false, mesh: [], certificates: [], diagnostics: [] };
+  const out: ClusterFiles = {
+    name,
+    dir,
+    values: [],
+    hasValuesYaml: false,
+    mesh: [],
+    certificates: [],
+    diagnostics: [],
+  };
   const layered: string[] = [];
   const room = { left: maxFiles, out };
   for (const ent of sortedEntries(abs)) {
@@ -142,12 +159,26 @@ export function listClusterFiles(realRoot: string, name: string, maxFiles = Infi
       } else if (ent.name === CLUSTER_FILE) {
         out.clusterFile = rel;
       } else {
-        out.diagnostics.push(diag(rel, "warning", "layout", "not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored"));
+        out.diagnostics.push(
+          diag(
+            rel,
+            "warning",
+            "layout",
+            "not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored",
+          ),
+        );
       }
     } else if (link) {
       out.diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), rel));
     } else {
-      out.diagnostics.push(diag(rel, "warning", "layout", "folder not part of the cluster layout (only mesh/ and certificates/ are read): ignored"));
+      out.diagnostics.push(
+        diag(
+          rel,
+          "warning",
+          "layout",
+          "folder not part of the cluster layout (only mesh/ and certificates/ are read): ignored",
+        ),
+      );
     }
   }
   if (out.hasValuesYaml) out.values.push(`${dir}/${VALUES_FILE}`);
@@ -166,7 +197,14 @@ function take(room: { left: number; out: ClusterFiles }, rel: string): boolean {
 }
 
 /** The YAML files below a manifest folder (mesh/, certificates/) into `files`, in sorted order; symlinked folders are not followed. */
-function walkManifests(realRoot: string, rel: string, depth: number, files: string[], diagnostics: Diagnostic[], room: { left: number; out: ClusterFiles }): void {
+function walkManifests(
+  realRoot: string,
+  rel: string,
+  depth: number,
+  files: string[],
+  diagnostics: Diagnostic[],
+  room: { left: number; out: ClusterFiles },
+): void {
   const abs = join(realRoot, ...rel.split("/"));
   for (const ent of sortedEntries(abs)) {
     if (room.out.truncated) return;
@@ -175,7 +213,10 @@ function walkManifests(realRoot: string, rel: string, depth: number, files: stri
     const yaml = ent.name.endsWith(".yaml") || ent.name.endsWith(".yml");
     if (ent.isDirectory()) {
       const top = rel.split("/")[2];
-      if (depth + 1 >= MAX_MANIFEST_DEPTH) diagnostics.push(diag(child, "warning", "layout", `${top} folders nested deeper than ${MAX_MANIFEST_DEPTH}: ignored`));
+      if (depth + 1 >= MAX_MANIFEST_DEPTH)
+        diagnostics.push(
+          diag(child, "warning", "layout", `${top} folders nested deeper than ${MAX_MANIFEST_DEPTH}: ignored`),
+        );
       else walkManifests(realRoot, child, depth + 1, files, diagnostics, room);
     } else if (ent.isSymbolicLink() && isDir(join(abs, ent.name))) {
       diagnostics.push(symlinkDiag(realRoot, join(abs, ent.name), child));
@@ -202,7 +243,12 @@ function symlinkDiag(realRoot: string, abs: string, rel: string): Diagnostic {
   if (target === undefined || !isInside(realRoot, target)) {
     return diag(rel, "error", "symlink", "symlink points outside the repository (or nowhere): refused, not followed");
   }
-  return diag(rel, "warning", "symlink", `symlinked folder not followed (it points to ${relative(realRoot, target).split(sep).join("/")})`);
+  return diag(
+    rel,
+    "warning",
+    "symlink",
+    `symlinked folder not followed (it points to ${relative(realRoot, target).split(sep).join("/")})`,
+  );
 }
 
 /** Names in code-unit order (as the listing is sorted). */

@@ -5,13 +5,24 @@ import { readRepoFile } from "./read.js";
 import { parseYaml } from "./yaml.js";
 
 export type LoadedFile =
-  | { ok: true; file: string; text: string; docs: unknown[]; /** nodes aliases add once expanded */ aliasNodes: number; /** the parser's events, for positions */ events: Event[] }
+  | {
+      ok: true;
+      file: string;
+      text: string;
+      docs: unknown[] /** nodes aliases add once expanded */;
+      aliasNodes: number /** the parser's events, for positions */;
+      events: Event[];
+    }
   | { ok: false; diagnostic: Diagnostic };
 
 /** A repository file (`/`-separated `file` under the real path `realRoot`): size, symlink and encoding checks, then the parse. */
 export function loadYamlFile(realRoot: string, file: string): LoadedFile {
   const read = readRepoFile(realRoot, file);
-  if (!read.ok) return { ok: false, diagnostic: { file, line: 0, col: 0, severity: "error", code: read.code, message: read.message } };
+  if (!read.ok)
+    return {
+      ok: false,
+      diagnostic: { file, line: 0, col: 0, severity: "error", code: read.code, message: read.message },
+    };
   return loadYamlText(file, read.text);
 }
 
@@ -23,7 +34,10 @@ export function loadYamlText(file: string, text: string): LoadedFile {
   const parsed = parseYaml(text);
   if (!parsed.ok) {
     const e = parsed.error;
-    return { ok: false, diagnostic: { file, line: e.line, col: e.col, severity: "error", code: e.code, message: e.message } };
+    return {
+      ok: false,
+      diagnostic: { file, line: e.line, col: e.col, severity: "error", code: e.code, message: e.message },
+    };
   }
   return { ok: true, file, text, docs: parsed.docs, aliasNodes: parsed.aliasNodes, events: parsed.events };
 }

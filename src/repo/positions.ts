@@ -124,7 +124,10 @@ export class YamlPositions {
         }
         case EVENT_ID.SCALAR:
           // Quoted scalars start at their quote.
-          return { kind: "scalar", at: ev.valueStart < 0 ? -1 : ev.style === 2 || ev.style === 3 ? ev.valueStart - 1 : ev.valueStart };
+          return {
+            kind: "scalar",
+            at: ev.valueStart < 0 ? -1 : ev.style === 2 || ev.style === 3 ? ev.valueStart - 1 : ev.valueStart,
+          };
         case EVENT_ID.ALIAS:
           return { kind: "alias", at: ev.anchorStart - 1 };
         default:

@@ -23,15 +23,18 @@ export function readRepoFile(realRoot: string, rel: string, bytesLeft?: number):
     if (fd !== "ELOOP") return fail("read", `cannot read file: ${fd}`);
     const target = safeRealpath(abs);
     if (target === undefined) return fail("symlink", "symlink target does not exist");
-    if (!isInside(realRoot, target)) return fail("symlink", "symlink points outside the repository: refused, not followed");
+    if (!isInside(realRoot, target))
+      return fail("symlink", "symlink points outside the repository: refused, not followed");
     fd = tryOpen(target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     if (typeof fd === "string") return fail("read", `cannot read file: ${fd}`);
   }
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) return fail("read", "not a regular file");
-    if (st.size > MAX_FILE_BYTES) return fail("file-too-large", `file is ${st.size} bytes, over the limit of ${MAX_FILE_BYTES} bytes (1 MiB)`);
-    if (bytesLeft !== undefined && st.size > bytesLeft) return fail("over-budget", `this file is ${st.size} bytes and ${Math.max(0, bytesLeft)} were left`);
+    if (st.size > MAX_FILE_BYTES)
+      return fail("file-too-large", `file is ${st.size} bytes, over the limit of ${MAX_FILE_BYTES} bytes (1 MiB)`);
+    if (bytesLeft !== undefined && st.size > bytesLeft)
+      return fail("over-budget", `this file is ${st.size} bytes and ${Math.max(0, bytesLeft)} were left`);
     const buf = Buffer.allocUnsafe(st.size);
     let got = 0;
     while (got < st.size) {

@@ -1,5 +1,16 @@
 // Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file, nesting, reserved keys.
-import { constructFromEvents, EVENT_ID, getScalarValue, load, MAX_DEPTH, PARSE_MAX_DEPTH, parseEvents, SCALAR_STYLE, YAMLException, type Event } from "./js-yaml.js";
+import {
+  constructFromEvents,
+  EVENT_ID,
+  getScalarValue,
+  load,
+  MAX_DEPTH,
+  PARSE_MAX_DEPTH,
+  parseEvents,
+  SCALAR_STYLE,
+  YAMLException,
+  type Event,
+} from "./js-yaml.js";
 import { YamlPositions, type PathSegment } from "./positions.js";
 
 /** Aliases allowed per document; manifests rarely need any. */
@@ -74,7 +85,10 @@ const depthMessage = (): string => `YAML nests collections deeper than ${MAX_DEP
  * Whether the events hold an alias, the first mapping key (written out, not aliased) that is a reserved word, and
  * the offset of the first collection nested deeper than MAX_DEPTH.
  */
-function scanEvents(text: string, events: readonly Event[]): { alias: boolean; reservedKey?: { key: string; offset: number }; tooDeep?: number } {
+function scanEvents(
+  text: string,
+  events: readonly Event[],
+): { alias: boolean; reservedKey?: { key: string; offset: number }; tooDeep?: number } {
   let alias = false;
   // Per open collection: whether it is a mapping and how many nodes it has seen (keys are the even ones).
   const mapping: boolean[] = [];
@@ -117,7 +131,12 @@ function scanEvents(text: string, events: readonly Event[]): { alias: boolean; r
 }
 
 function reservedError(key: string, line: number, col: number): YamlError {
-  return { code: "yaml-reserved-key", message: `key "${key}" is not allowed (it names JavaScript object machinery and could change how the data behaves): rename or remove it`, line, col };
+  return {
+    code: "yaml-reserved-key",
+    message: `key "${key}" is not allowed (it names JavaScript object machinery and could change how the data behaves): rename or remove it`,
+    line,
+    col,
+  };
 }
 
 type Problem =
@@ -138,7 +157,6 @@ class Walk {
   private height = 0;
   private readonly open = new Set<object>();
   private readonly path: PathSegment[] = [];
-
 
   doc(value: unknown): Problem | undefined {
     try {
@@ -210,11 +228,20 @@ function locate(problem: Problem, doc: number, text: string, events: Event[]): Y
     }
     case "cycle": {
       const at = selfAlias(text, events, doc) ?? positions.locate(doc, [], "value");
-      return { code: "yaml-alias-cycle", message: "a YAML alias refers to the collection that contains it (a self-referencing alias): refused", line: at.line, col: at.col };
+      return {
+        code: "yaml-alias-cycle",
+        message: "a YAML alias refers to the collection that contains it (a self-referencing alias): refused",
+        line: at.line,
+        col: at.col,
+      };
     }
     case "depth": {
       const at = positions.locate(doc, [], "value");
-      return { code: "yaml-alias-bomb", message: `YAML aliases nest collections deeper than ${MAX_EXPANDED_DEPTH} levels once expanded: refused`, ...at };
+      return {
+        code: "yaml-alias-bomb",
+        message: `YAML aliases nest collections deeper than ${MAX_EXPANDED_DEPTH} levels once expanded: refused`,
+        ...at,
+      };
     }
     default: {
       const at = positions.locate(doc, [], "value");
@@ -254,18 +281,33 @@ function toYamlError(err: unknown, text: string): YamlError {
       const position = err.mark?.position ?? -1;
       const quoted = position > 0 && (text[position - 1] === '"' || text[position - 1] === "'");
       const key = position >= 0 ? keyAt(text, quoted ? position - 1 : position) : "";
-      return { code: "yaml-duplicate-key", message: `duplicate key${key ? ` ${JSON.stringify(key)}` : ""} in a mapping: keep one`, line, col: quoted ? col - 1 : col };
+      return {
+        code: "yaml-duplicate-key",
+        message: `duplicate key${key ? ` ${JSON.stringify(key)}` : ""} in a mapping: keep one`,
+        line,
+        col: quoted ? col - 1 : col,
+      };
     }
     if (err.reason.startsWith("nesting exceeded maxDepth")) {
       return { code: "yaml-syntax", message: depthMessage(), line, col };
     }
     if (err.reason.includes("maxAliases")) {
-      return { code: "yaml-alias-bomb", message: `more than ${MAX_ALIASES} YAML aliases in one document: refused`, line, col };
+      return {
+        code: "yaml-alias-bomb",
+        message: `more than ${MAX_ALIASES} YAML aliases in one document: refused`,
+        line,
+        col,
+      };
     }
     return { code: "yaml-syntax", message: `YAML syntax error: ${err.reason}`, line, col };
   }
   // js-yaml's own limits (nesting depth) and anything unexpected: still a located, readable error.
-  return { code: "yaml-syntax", message: `YAML error: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, line: 0, col: 0 };
+  return {
+    code: "yaml-syntax",
+    message: `YAML error: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`,
+    line: 0,
+    col: 0,
+  };
 }
 
 /** The key starting at `position` (a quoted key at its quote, read with its escapes), for naming a duplicate key. */

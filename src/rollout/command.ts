@@ -29,7 +29,12 @@ const NONE: CommandPins = { bases: {}, held: new Map(), notes: [] };
  * apply never bypasses, nor vc diff hides, a rollout. Never advances one. No fleet/rollout.yaml, or a dir: target:
  * nothing read, nothing held.
  */
-export async function commandPins(root: string, target: string, owner: string, client: OpenClientOptions): Promise<CommandPins> {
+export async function commandPins(
+  root: string,
+  target: string,
+  owner: string,
+  client: OpenClientOptions,
+): Promise<CommandPins> {
   if (target !== "kube" || !loadRollout(root).present) return NONE;
   const current = readBase(root);
   if ("error" in current) return NONE;
@@ -41,7 +46,8 @@ export async function commandPins(root: string, target: string, owner: string, c
     const out: CommandPins = { bases: {}, held: new Map(), ...(record ? { record } : {}), notes: [] };
     const pins = new Map<string, string>();
     if (running) {
-      for (const w of record.waves) for (const c of w.clusters) if (heldBy(record, c)) pins.set(c, pinOf(record, c, current.digest));
+      for (const w of record.waves)
+        for (const c of w.clusters) if (heldBy(record, c)) pins.set(c, pinOf(record, c, current.digest));
     } else {
       // One LIST of the records: the base each cluster was last applied with.
       for (const r of await new RecordStore(kube, store.namespace).list(`${LABELS.owner}=${owner}`)) {
@@ -57,12 +63,22 @@ export async function commandPins(root: string, target: string, owner: string, c
         const snap = await store.readSnapshot(at);
         basesDir ??= privateBasesDir();
         dirs.set(at, snap ? materialise(basesDir, snap) : undefined);
-        if (!snap) out.notes.push(`the base snapshot ${at.slice(0, 12)} is gone from ${store.namespace}: its clusters are shown at the newest base`);
+        if (!snap)
+          out.notes.push(
+            `the base snapshot ${at.slice(0, 12)} is gone from ${store.namespace}: its clusters are shown at the newest base`,
+          );
       }
       const dir = dirs.get(at);
       if (!dir) continue;
       out.bases[c] = dir;
-      out.held.set(c, running ? heldBy(record, c)! : record && record.to.digest === current.digest ? `rollout ${record.id} was ${record.phase}: it stays at base ${at.slice(0, 12)} until the next base change` : `base ${current.digest.slice(0, 12)} is not rolled out yet: it stays at base ${at.slice(0, 12)} until the reconciler's rollout reaches it`);
+      out.held.set(
+        c,
+        running
+          ? heldBy(record, c)!
+          : record && record.to.digest === current.digest
+            ? `rollout ${record.id} was ${record.phase}: it stays at base ${at.slice(0, 12)} until the next base change`
+            : `base ${current.digest.slice(0, 12)} is not rolled out yet: it stays at base ${at.slice(0, 12)} until the reconciler's rollout reaches it`,
+      );
     }
     return out;
   } finally {
@@ -75,6 +91,13 @@ export function heldLines(pins: CommandPins, selected: readonly string[]): strin
   if (pins.held.size === 0) return pins.notes;
   const names = [...pins.held.keys()].filter((c) => selected.length === 0 || selected.includes(c)).sort();
   const r = pins.record;
-  const where = r && !isFinal(r) && [...pins.held.values()].some((m) => m.startsWith("held by")) ? `rollout ${r.id} is ${r.phase} (wave ${r.wave + 1}/${r.waves.length}, ${r.waves[r.wave]?.name})` : "fleet/rollout.yaml";
-  return [...pins.notes, `${where}: ${names.length} cluster(s) shown at the base they are pinned to; the reconciler moves them wave by wave`, ...names.map((c) => `cluster ${c}: ${pins.held.get(c)}`)];
+  const where =
+    r && !isFinal(r) && [...pins.held.values()].some((m) => m.startsWith("held by"))
+      ? `rollout ${r.id} is ${r.phase} (wave ${r.wave + 1}/${r.waves.length}, ${r.waves[r.wave]?.name})`
+      : "fleet/rollout.yaml";
+  return [
+    ...pins.notes,
+    `${where}: ${names.length} cluster(s) shown at the base they are pinned to; the reconciler moves them wave by wave`,
+    ...names.map((c) => `cluster ${c}: ${pins.held.get(c)}`),
+  ];
 }

@@ -80,10 +80,21 @@ const UNPINNED: PassRollout = {
  * The rollout of a pass: undefined on a target without records (dir:), where the base moves at once. `statuses`: the
  * clusters' last statuses (their `base`); `folders`: every cluster folder of the revision.
  */
-export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root: string, revision: string, statuses: ReadonlyMap<string, ClusterStatus>, folders: () => string[], kind: "full" | "incremental" = "full"): Promise<PassRollout | undefined> {
+export async function rolloutForPass(
+  deps: DriverDeps,
+  mem: RolloutMemory,
+  root: string,
+  revision: string,
+  statuses: ReadonlyMap<string, ClusterStatus>,
+  folders: () => string[],
+  kind: "full" | "incremental" = "full",
+): Promise<PassRollout | undefined> {
   const file = loadRollout(root);
   if (!(deps.target instanceof KubeTarget)) {
-    if (file.present && !mem.notedDir) deps.logger.info("fleet/rollout.yaml is not driven on this target: rollouts need a kube target (the base applies to every cluster at once)");
+    if (file.present && !mem.notedDir)
+      deps.logger.info(
+        "fleet/rollout.yaml is not driven on this target: rollouts need a kube target (the base applies to every cluster at once)",
+      );
     mem.notedDir = true;
     return undefined;
   }
@@ -102,12 +113,22 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
 
   const current = readBase(root, revision);
   if (!file.present || "error" in current) {
-    if ("error" in current && file.present && mem.notedLarge !== revision) deps.logger.warn("cannot roll out this base", { error: current.error });
+    if ("error" in current && file.present && mem.notedLarge !== revision)
+      deps.logger.warn("cannot roll out this base", { error: current.error });
     if ("error" in current) mem.notedLarge = revision;
     // Without fleet/rollout.yaml the newest base applies to every cluster; a running rollout ends there.
     if (rec && !isFinal(rec) && drives) {
-      const ended: RolloutRecord = { ...rec, phase: "Completed", since: new Date(now).toISOString(), message: `rollout ${rec.id} ended: ${file.present ? "the base cannot be rolled out" : "fleet/rollout.yaml was removed"}; the newest base applies to every cluster` };
-      await store.write(ended, stored.resourceVersion).catch((err: unknown) => deps.logger.warn("cannot write the rollout record", { error: (err as Error).message }));
+      const ended: RolloutRecord = {
+        ...rec,
+        phase: "Completed",
+        since: new Date(now).toISOString(),
+        message: `rollout ${rec.id} ended: ${file.present ? "the base cannot be rolled out" : "fleet/rollout.yaml was removed"}; the newest base applies to every cluster`,
+      };
+      await store
+        .write(ended, stored.resourceVersion)
+        .catch((err: unknown) =>
+          deps.logger.warn("cannot write the rollout record", { error: (err as Error).message }),
+        );
     }
     mem.active = false;
     return UNPINNED;
@@ -116,7 +137,8 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
   const basesDir = mem.basesDir;
   const currentFleet = readFleetBase(root).base;
   // Pinned clusters read a snapshot's own folder, never a checkout (the next revision's files replace the checkout's).
-  if (!mem.snapshots.has(current.digest)) mem.snapshots.set(current.digest, { snap: current, root: materialise(basesDir, current), fleet: currentFleet });
+  if (!mem.snapshots.has(current.digest))
+    mem.snapshots.set(current.digest, { snap: current, root: materialise(basesDir, current), fleet: currentFleet });
   if (drives && !mem.stored.has(current.digest)) {
     if (!(await store.readSnapshot(current.digest))) await store.writeSnapshot(source, current);
     mem.stored.add(current.digest);
@@ -146,7 +168,10 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
         if (at === current.digest) continue;
         const old = await snapshotOf(at);
         if (!old) {
-          deps.logger.warn("the base snapshot a cluster is pinned to is gone: it moves to the newest base at once", { cluster: c, base: at.slice(0, 12) });
+          deps.logger.warn("the base snapshot a cluster is pinned to is gone: it moves to the newest base at once", {
+            cluster: c,
+            base: at.slice(0, 12),
+          });
           continue;
         }
         const labels = labelsOf(root, c);
@@ -154,14 +179,31 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
         members.push({ name: c, labels });
         from[c] = at;
       }
-      rec = begin({ source, to: { digest: current.digest, revision }, waves: planWaves(file.settings, members), from, now, ...(rec ? { replaces: rec } : {}) });
+      rec = begin({
+        source,
+        to: { digest: current.digest, revision },
+        waves: planWaves(file.settings, members),
+        from,
+        now,
+        ...(rec ? { replaces: rec } : {}),
+      });
       changed = true;
       deps.logger.info("rollout", { id: rec.id, phase: rec.phase, message: rec.message });
     }
     if (!isFinal(rec)) {
-      const out = step(rec, file.settings, { health: observedHealth(rec, statuses), returned: returnedClusters(rec, statuses), now });
+      const out = step(rec, file.settings, {
+        health: observedHealth(rec, statuses),
+        returned: returnedClusters(rec, statuses),
+        now,
+      });
       if (out.changed) {
-        if (out.record.phase !== rec.phase || out.record.wave !== rec.wave) deps.logger.info("rollout", { id: out.record.id, phase: out.record.phase, wave: out.record.waves[out.record.wave]?.name, message: out.record.message });
+        if (out.record.phase !== rec.phase || out.record.wave !== rec.wave)
+          deps.logger.info("rollout", {
+            id: out.record.id,
+            phase: out.record.phase,
+            wave: out.record.waves[out.record.wave]?.name,
+            message: out.record.message,
+          });
         rec = out.record;
         changed = true;
       }
@@ -175,7 +217,10 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
       await store.write(rec!, stored.resourceVersion);
     } catch (err) {
       // A request arrived since the read (409), or the write failed: this pass renders by the record as stored.
-      deps.logger[err instanceof KubeApiError && err.status === 409 ? "info" : "warn"]("rollout record changed since it was read: next tick", { error: (err as Error).message });
+      deps.logger[err instanceof KubeApiError && err.status === 409 ? "info" : "warn"](
+        "rollout record changed since it was read: next tick",
+        { error: (err as Error).message },
+      );
       rec = stored.record;
       moves = [];
     }
@@ -197,7 +242,11 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
         if (at === latest().digest) continue;
         const s = await snapshotOf(at);
         if (s) out[n] = s.root;
-        else deps.logger.warn("the base snapshot a cluster is pinned to is gone: rendering it at the newest base", { cluster: n, base: at.slice(0, 12) });
+        else
+          deps.logger.warn("the base snapshot a cluster is pinned to is gone: rendering it at the newest base", {
+            cluster: n,
+            base: at.slice(0, 12),
+          });
       }
       return out;
     },
@@ -214,23 +263,32 @@ export async function rolloutForPass(deps: DriverDeps, mem: RolloutMemory, root:
       const held = loaded.filter((c) => !c.spec && !c.contested && pinned(c.name) !== digest);
       if (held.length === 0) return;
       const over = new Map((await reload(held.map((c) => c.name))).map((c) => [c.name, c]));
-      for (const c of held) if (over.get(c.name)?.spec) c.rollout = { ...c.rollout, waiting: waitingMessage(record, c.name) };
+      for (const c of held)
+        if (over.get(c.name)?.spec) c.rollout = { ...c.rollout, waiting: waitingMessage(record, c.name) };
     },
   };
 }
 
 function labelsOf(root: string, cluster: string): Record<string, string> {
   const file = `clusters/${cluster}/cluster.yaml`;
-  return peekLabels(root, lstatSync(join(root, ...file.split("/")), { throwIfNoEntry: false })?.isFile() ? file : undefined);
+  return peekLabels(
+    root,
+    lstatSync(join(root, ...file.split("/")), { throwIfNoEntry: false })?.isFile() ? file : undefined,
+  );
 }
 
 /**
  * Every cluster's last status as its record holds it (one LIST of the records), with this replica's own statuses over
  * them (newer: written by this process). What a sharded fleet's driving replica steps with.
  */
-async function fleetStatuses(target: KubeTarget, source: string, own: ReadonlyMap<string, ClusterStatus>): Promise<ReadonlyMap<string, ClusterStatus>> {
+async function fleetStatuses(
+  target: KubeTarget,
+  source: string,
+  own: ReadonlyMap<string, ClusterStatus>,
+): Promise<ReadonlyMap<string, ClusterStatus>> {
   const out = new Map<string, ClusterStatus>();
-  for (const rec of await target.records.list()) if (rec.source === source && rec.status) out.set(rec.cluster, rec.status);
+  for (const rec of await target.records.list())
+    if (rec.source === source && rec.status) out.set(rec.cluster, rec.status);
   for (const [cluster, status] of own) out.set(cluster, status);
   return out;
 }

@@ -21,7 +21,12 @@ export function pinOf(record: RolloutRecord | undefined, cluster: string, curren
  * record knows it, else the base its status recorded, else `current` (a cluster never applied with a pinned base,
  * or new: not part of the rollout).
  */
-export function startingPin(record: RolloutRecord | undefined, cluster: string, current: string, recorded: string | undefined): string {
+export function startingPin(
+  record: RolloutRecord | undefined,
+  cluster: string,
+  current: string,
+  recorded: string | undefined,
+): string {
   if (record && (record.moved[cluster] || record.from[cluster] !== undefined)) return pinOf(record, cluster, current);
   return recorded ?? current;
 }
@@ -71,17 +76,25 @@ export function inFlight(record: RolloutRecord | undefined): string[] {
  * target base, that applied, after the cluster was moved and after the wave's gate (re)started (a resume). A failed or
  * invalid run after the move is `Unknown`.
  */
-export function observedHealth(record: RolloutRecord, statuses: ReadonlyMap<string, ClusterStatus>): Observations["health"] {
+export function observedHealth(
+  record: RolloutRecord,
+  statuses: ReadonlyMap<string, ClusterStatus>,
+): Observations["health"] {
   const out: Observations["health"] = {};
   for (const c of record.waves[record.wave]?.clusters ?? []) {
     const m = record.moved[c];
     const s = statuses.get(c);
     const last = s?.history[0];
     const movedAt = m?.movedAt;
-    const since = record.gateSince !== undefined && movedAt !== undefined && record.gateSince > movedAt ? record.gateSince : movedAt;
+    const since =
+      record.gateSince !== undefined && movedAt !== undefined && record.gateSince > movedAt
+        ? record.gateSince
+        : movedAt;
     if (m?.at !== "to" || !s || !last || last.time < since! || s.base !== record.to.digest) continue;
-    if (last.result === "applied" && s.health) out[c] = { status: s.health, ...(s.healthReason ? { reason: s.healthReason } : {}) };
-    else if (last.result !== "applied") out[c] = { status: "Unknown", reason: `last run ${last.result}${last.message ? `: ${last.message}` : ""}` };
+    if (last.result === "applied" && s.health)
+      out[c] = { status: s.health, ...(s.healthReason ? { reason: s.healthReason } : {}) };
+    else if (last.result !== "applied")
+      out[c] = { status: "Unknown", reason: `last run ${last.result}${last.message ? `: ${last.message}` : ""}` };
   }
   return out;
 }
@@ -95,7 +108,8 @@ export function returnedClusters(record: RolloutRecord, statuses: ReadonlyMap<st
   for (const [c, m] of Object.entries(record.moved)) {
     const s = statuses.get(c);
     const last = s?.history[0];
-    if (m.at === "back" && s && last && last.time >= record.since && s.base === m.from && isApplied(last.result)) out.push(c);
+    if (m.at === "back" && s && last && last.time >= record.since && s.base === m.from && isApplied(last.result))
+      out.push(c);
   }
   return out.sort();
 }

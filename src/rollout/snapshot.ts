@@ -1,6 +1,16 @@
 // Base snapshots: the fleet base files of a revision, content-addressed (digest), as a records ConfigMap, and materialised read-only for the loader.
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeObject } from "../kube/object.js";
@@ -46,7 +56,10 @@ export function readBase(realRoot: string, revision?: string): BaseSnapshot | { 
     }
   }
   const bytes = Object.values(files).reduce((n, t) => n + Buffer.byteLength(t), 0);
-  if (bytes > MAX_BASE_BYTES) return { error: `the fleet base is ${bytes} bytes, over the ${MAX_BASE_BYTES} bytes (512 KiB) a rollout can pin: it is applied at once` };
+  if (bytes > MAX_BASE_BYTES)
+    return {
+      error: `the fleet base is ${bytes} bytes, over the ${MAX_BASE_BYTES} bytes (512 KiB) a rollout can pin: it is applied at once`,
+    };
   return { digest: baseDigest(files), files, ...(revision ? { revision } : {}) };
 }
 
@@ -63,7 +76,11 @@ export function snapshotConfigMap(namespace: string, source: string, snap: BaseS
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: { name: snapshotName(snap.digest), namespace, labels: { [RECORD_LABEL]: "base", ...(source ? { [LABELS.owner]: source } : {}) } },
+    metadata: {
+      name: snapshotName(snap.digest),
+      namespace,
+      labels: { [RECORD_LABEL]: "base", ...(source ? { [LABELS.owner]: source } : {}) },
+    },
     data,
   };
 }
@@ -73,7 +90,8 @@ export function fromSnapshotConfigMap(cm: KubeObject): BaseSnapshot | undefined 
   const data = (cm.data as Record<string, string> | undefined) ?? {};
   if (cm.metadata.labels?.[RECORD_LABEL] !== "base" || !data.digest) return undefined;
   const files: Record<string, string> = {};
-  for (const [k, v] of Object.entries(data)) if (k.startsWith(`${FLEET_DIR}__`) && isBaseFile(pathOf(k))) files[pathOf(k)] = v;
+  for (const [k, v] of Object.entries(data))
+    if (k.startsWith(`${FLEET_DIR}__`) && isBaseFile(pathOf(k))) files[pathOf(k)] = v;
   if (baseDigest(files) !== data.digest || cm.metadata.name !== snapshotName(data.digest)) return undefined;
   return { digest: data.digest, files, ...(data.revision ? { revision: data.revision } : {}) };
 }
@@ -107,7 +125,11 @@ export function materialise(cacheDir: string, snap: BaseSnapshot): string {
  * What a cluster with these labels takes from a snapshot (`fleet`: readFleetBase of its folder): its base layers (paths and text, in merge order). Two
  * snapshots giving a cluster the same effective layers render it the same: it is not part of a rollout between them.
  */
-export function effectiveLayers(fleet: FleetBase, snap: BaseSnapshot, labels: Readonly<Record<string, string>>): string {
+export function effectiveLayers(
+  fleet: FleetBase,
+  snap: BaseSnapshot,
+  labels: Readonly<Record<string, string>>,
+): string {
   const layers = baseLayers(fleet, labels);
   return JSON.stringify(layers.map((p) => [p, snap.files[p] ?? ""]));
 }

@@ -24,7 +24,8 @@ export function begin(b: Begin): RolloutRecord {
   const at = new Date(b.now).toISOString();
   const id = rolloutId(b.to.digest);
   const count = b.waves.reduce((n, w) => n + w.clusters.length, 0);
-  const replaced = b.replaces && !isFinal(b.replaces) ? `; replaces rollout ${b.replaces.id} (${b.replaces.phase})` : "";
+  const replaced =
+    b.replaces && !isFinal(b.replaces) ? `; replaces rollout ${b.replaces.id} (${b.replaces.phase})` : "";
   const rec: RolloutRecord = {
     id,
     source: b.source,
@@ -36,7 +37,10 @@ export function begin(b: Begin): RolloutRecord {
     moved: {},
     started: at,
     since: at,
-    message: count === 0 ? `rollout ${id}: no cluster's base layers change${replaced}` : `rollout ${id} started: ${count} cluster${count === 1 ? "" : "s"} in ${b.waves.length} wave${b.waves.length === 1 ? "" : "s"}${replaced}`,
+    message:
+      count === 0
+        ? `rollout ${id}: no cluster's base layers change${replaced}`
+        : `rollout ${id} started: ${count} cluster${count === 1 ? "" : "s"} in ${b.waves.length} wave${b.waves.length === 1 ? "" : "s"}${replaced}`,
   };
   return rec;
 }
@@ -84,7 +88,10 @@ export function step(record: RolloutRecord, settings: RolloutSettings, obs: Obse
         m.at = "back";
       }
       delete r.resumeTo;
-      enter("Aborting", `aborted by ${req.by}: ${Object.keys(r.moved).length} moved cluster(s) return to their previous base`);
+      enter(
+        "Aborting",
+        `aborted by ${req.by}: ${Object.keys(r.moved).length} moved cluster(s) return to their previous base`,
+      );
     } else if (req.action === "pause" && (r.phase === "Progressing" || r.phase === "Waiting")) {
       r.resumeTo = r.phase;
       enter("Paused", `paused by ${req.by} in wave ${r.waves[r.wave]?.name}`);
@@ -118,7 +125,10 @@ export function step(record: RolloutRecord, settings: RolloutSettings, obs: Obse
   // refused a write) keeps it Aborting, and the cluster is reconciled again (pins.ts inFlight).
   const returned = new Set(obs.returned ?? []);
   if (r.phase === "Aborting" && moves.length === 0 && Object.keys(r.moved).every((c) => returned.has(c))) {
-    enter("Aborted", `rollout ${r.id} aborted: ${Object.keys(r.moved).length} moved cluster(s) are back at their previous base`);
+    enter(
+      "Aborted",
+      `rollout ${r.id} aborted: ${Object.keys(r.moved).length} moved cluster(s) are back at their previous base`,
+    );
   }
   if (r.phase === "Waiting") {
     const pause = waveSettings(settings, r, r.wave).pause;
@@ -143,11 +153,17 @@ export function step(record: RolloutRecord, settings: RolloutSettings, obs: Obse
     if (outcome !== "passed") break;
     const pause = waveSettings(settings, r, r.wave).pause;
     if (r.wave >= r.waves.length - 1) {
-      enter("Completed", `rollout ${r.id} completed: ${Object.keys(r.moved).length} cluster(s) moved in ${r.waves.length} wave(s)`);
+      enter(
+        "Completed",
+        `rollout ${r.id} completed: ${Object.keys(r.moved).length} cluster(s) moved in ${r.waves.length} wave(s)`,
+      );
     } else if (pause === 0) {
       advance(r, settings, iso);
     } else {
-      enter("Waiting", `wave ${r.waves[r.wave]!.name} passed its health gate; ${pause === "manual" ? "waiting for vc rollout resume" : `next wave in ${Math.ceil(pause / 1000)}s`}`);
+      enter(
+        "Waiting",
+        `wave ${r.waves[r.wave]!.name} passed its health gate; ${pause === "manual" ? "waiting for vc rollout resume" : `next wave in ${Math.ceil(pause / 1000)}s`}`,
+      );
     }
   }
   return { record: r, moves, changed: JSON.stringify(r) !== before };
@@ -167,10 +183,17 @@ function advance(r: RolloutRecord, _settings: RolloutSettings, iso: string): voi
  * The current wave in Progressing: "fail" (halted, message set), "passed" (every cluster moved and Healthy), or
  * "moving" (moves added up to maxUnavailable not-yet-Healthy clusters; waiting for health).
  */
-function progress(r: RolloutRecord, settings: RolloutSettings, now: number, moves: Move[]): "fail" | "passed" | "moving" {
+function progress(
+  r: RolloutRecord,
+  settings: RolloutSettings,
+  now: number,
+  moves: Move[],
+): "fail" | "passed" | "moving" {
   const wave = r.waves[r.wave]!;
   const iso = new Date(now).toISOString();
-  const movedHere = wave.clusters.map((n) => [n, r.moved[n]] as const).filter((p): p is readonly [string, MovedCluster] => p[1]?.at === "to");
+  const movedHere = wave.clusters
+    .map((n) => [n, r.moved[n]] as const)
+    .filter((p): p is readonly [string, MovedCluster] => p[1]?.at === "to");
   const degraded = movedHere.find(([, m]) => m.health === "Degraded");
   const halt = (why: string): "fail" => {
     r.phase = "Halted";
@@ -183,7 +206,9 @@ function progress(r: RolloutRecord, settings: RolloutSettings, now: number, move
   const gate = waveSettings(settings, r, r.wave).gateTimeoutMs;
   if (r.gateSince !== undefined && now - Date.parse(r.gateSince) > gate) {
     const slow = movedHere.find(([, m]) => m.health !== "Healthy");
-    const who = slow ? `cluster ${slow[0]} is ${slow[1].health}${slow[1].reason ? `: ${slow[1].reason}` : ""}` : "not every cluster could be moved";
+    const who = slow
+      ? `cluster ${slow[0]} is ${slow[1].health}${slow[1].reason ? `: ${slow[1].reason}` : ""}`
+      : "not every cluster could be moved";
     return halt(`health gate timed out after ${Math.round(gate / 1000)}s: ${who}`);
   }
   const notHealthy = movedHere.filter(([, m]) => m.health !== "Healthy").length;

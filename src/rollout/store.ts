@@ -31,7 +31,8 @@ const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "obj
 export function fromRolloutConfigMap(cm: KubeObject, source: string): StoredRollout {
   const out: StoredRollout = {};
   if (cm.metadata.resourceVersion) out.resourceVersion = cm.metadata.resourceVersion;
-  if (cm.metadata.labels?.[RECORD_LABEL] !== "rollout" || cm.metadata.name !== rolloutName(source)) return { ...out, damaged: "not a rollout record" };
+  if (cm.metadata.labels?.[RECORD_LABEL] !== "rollout" || cm.metadata.name !== rolloutName(source))
+    return { ...out, damaged: "not a rollout record" };
   const data = (cm.data as Record<string, string> | undefined) ?? {};
   try {
     const req = data.request ? (JSON.parse(data.request) as unknown) : undefined;
@@ -44,7 +45,18 @@ export function fromRolloutConfigMap(cm: KubeObject, source: string): StoredRoll
   if (data.rollout === undefined) return out;
   try {
     const r = JSON.parse(data.rollout) as unknown;
-    if (!isObject(r) || typeof r.id !== "string" || !isObject(r.to) || typeof r.to.digest !== "string" || !(ROLLOUT_PHASES as readonly unknown[]).includes(r.phase) || !Array.isArray(r.waves) || typeof r.wave !== "number" || !isObject(r.moved) || !isObject(r.from) || r.source !== source) {
+    if (
+      !isObject(r) ||
+      typeof r.id !== "string" ||
+      !isObject(r.to) ||
+      typeof r.to.digest !== "string" ||
+      !(ROLLOUT_PHASES as readonly unknown[]).includes(r.phase) ||
+      !Array.isArray(r.waves) ||
+      typeof r.wave !== "number" ||
+      !isObject(r.moved) ||
+      !isObject(r.from) ||
+      r.source !== source
+    ) {
       return { ...out, damaged: "the rollout data is not a record vc wrote" };
     }
     out.record = r as unknown as RolloutRecord;
@@ -80,15 +92,26 @@ export class RolloutStore {
     const cm: KubeObject = {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name: rolloutName(record.source), namespace: this.namespace, labels: { [RECORD_LABEL]: "rollout", ...(record.source ? { [LABELS.owner]: record.source } : {}) } },
+      metadata: {
+        name: rolloutName(record.source),
+        namespace: this.namespace,
+        labels: { [RECORD_LABEL]: "rollout", ...(record.source ? { [LABELS.owner]: record.source } : {}) },
+      },
       data: { rollout: JSON.stringify(stored) },
     };
     if (resourceVersion !== undefined) {
       cm.metadata.resourceVersion = resourceVersion;
-      const out = await this.client.request<KubeObject>("PUT", objectPath(cm), { query: { fieldManager: FIELD_MANAGER }, body: cm });
+      const out = await this.client.request<KubeObject>("PUT", objectPath(cm), {
+        query: { fieldManager: FIELD_MANAGER },
+        body: cm,
+      });
       return out.metadata.resourceVersion;
     }
-    const post = () => this.client.request<KubeObject>("POST", `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`, { query: { fieldManager: FIELD_MANAGER }, body: cm });
+    const post = () =>
+      this.client.request<KubeObject>("POST", `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`, {
+        query: { fieldManager: FIELD_MANAGER },
+        body: cm,
+      });
     try {
       return (await post()).metadata.resourceVersion;
     } catch (err) {
@@ -100,13 +123,23 @@ export class RolloutStore {
 
   /** Writes a request of `vc rollout pause|resume|abort` (the `request` key alone, its own field manager). */
   async request(source: string, req: RolloutRequest): Promise<void> {
-    const cm: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: rolloutName(source), namespace: this.namespace }, data: { request: JSON.stringify(req) } };
+    const cm: KubeObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: rolloutName(source), namespace: this.namespace },
+      data: { request: JSON.stringify(req) },
+    };
     await this.client.apply(cm, { fieldManager: REQUEST_FIELD_MANAGER });
   }
 
   /** A stored base snapshot (one GET), checked against its digest; undefined when absent or not matching. */
   async readSnapshot(digest: string): Promise<BaseSnapshot | undefined> {
-    const cm = await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: snapshotName(digest) });
+    const cm = await this.client.get({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: this.namespace,
+      name: snapshotName(digest),
+    });
     const snap = cm ? fromSnapshotConfigMap(cm) : undefined;
     return snap?.digest === digest ? snap : undefined;
   }

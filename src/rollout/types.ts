@@ -18,7 +18,15 @@ export type RolloutPhase =
   /** Every wave passed. Final. */
   | "Completed";
 
-export const ROLLOUT_PHASES: readonly RolloutPhase[] = ["Progressing", "Paused", "Waiting", "Halted", "Aborting", "Aborted", "Completed"];
+export const ROLLOUT_PHASES: readonly RolloutPhase[] = [
+  "Progressing",
+  "Paused",
+  "Waiting",
+  "Halted",
+  "Aborting",
+  "Aborted",
+  "Completed",
+];
 /** Phases after which nothing more happens (the reconciler stops ticking). */
 export const FINAL_PHASES: readonly RolloutPhase[] = ["Aborted", "Completed"];
 
@@ -110,4 +118,3 @@ export interface StepResult {
   /** Whether the record changed (then it is written). */
   changed: boolean;
 }
-

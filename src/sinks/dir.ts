@@ -28,7 +28,8 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 const SEGMENT = /^[a-z0-9A-Z]([-a-z0-9A-Z.]*[a-z0-9A-Z])?$/;
 
 function segment(value: string, what: string): string {
-  if (!SEGMENT.test(value) || value.includes("..")) throw new Error(`cannot write ${what} "${value}" as a file name: not a DNS-1123 name`);
+  if (!SEGMENT.test(value) || value.includes(".."))
+    throw new Error(`cannot write ${what} "${value}" as a file name: not a DNS-1123 name`);
   return value;
 }
 
@@ -37,7 +38,11 @@ export function manifestPath(cluster: string, ref: ObjectRef): string {
   const slash = ref.apiVersion.indexOf("/");
   const group = slash < 0 ? "" : ref.apiVersion.slice(0, slash);
   const kind = segment(ref.kind.toLowerCase(), "kind") + (group ? `.${segment(group, "group")}` : "");
-  return join(segment(cluster, "cluster"), ref.namespace ? segment(ref.namespace, "namespace") : CLUSTER_SCOPED, `${kind}_${segment(ref.name, "name")}.yaml`);
+  return join(
+    segment(cluster, "cluster"),
+    ref.namespace ? segment(ref.namespace, "namespace") : CLUSTER_SCOPED,
+    `${kind}_${segment(ref.name, "name")}.yaml`,
+  );
 }
 
 export class DirTarget implements Target {
@@ -119,7 +124,10 @@ export class DirTarget implements Target {
     }
     const out: string[] = [];
     for (const e of entries) {
-      if (e.isSymbolicLink()) throw new Error(`${relative(process.cwd(), join(this.root, e.name))}: a symlink in the target folder: refused, not followed`);
+      if (e.isSymbolicLink())
+        throw new Error(
+          `${relative(process.cwd(), join(this.root, e.name))}: a symlink in the target folder: refused, not followed`,
+        );
       if (e.isDirectory() && SEGMENT.test(e.name)) out.push(e.name);
     }
     return out.sort();
@@ -127,7 +135,10 @@ export class DirTarget implements Target {
 
   async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
     const cluster = obj.metadata.labels?.[LABELS.inventory];
-    if (!cluster) throw new Error(`${obj.kind} ${obj.metadata.name} lacks the label ${LABELS.inventory}: the dir target files objects by cluster`);
+    if (!cluster)
+      throw new Error(
+        `${obj.kind} ${obj.metadata.name} lacks the label ${LABELS.inventory}: the dir target files objects by cluster`,
+      );
     const clean = stripServerFields(withholdCredentials(obj));
     if (opts.dryRun) return clean;
     const file = join(this.root, manifestPath(cluster, refOf(obj)));
@@ -153,7 +164,13 @@ export class DirTarget implements Target {
     await rm(file, { force: true });
     // The namespace folder, then the cluster's, when now empty (a removed cluster leaves no folder behind).
     for (const dir of [dirname(file), dirname(dirname(file))]) {
-      if (!(await rmdir(dir).then(() => true, () => false))) break;
+      if (
+        !(await rmdir(dir).then(
+          () => true,
+          () => false,
+        ))
+      )
+        break;
       this.#folders.delete(dir);
     }
     return "deleted";
@@ -196,7 +213,8 @@ export class DirTarget implements Target {
       if (err.code !== "EEXIST") throw err;
     });
     const info = await lstat(dir);
-    if (info.isSymbolicLink() || !info.isDirectory()) throw new Error(`${relative(process.cwd(), dir)}: leads outside the target folder (a symlink): refused`);
+    if (info.isSymbolicLink() || !info.isDirectory())
+      throw new Error(`${relative(process.cwd(), dir)}: leads outside the target folder (a symlink): refused`);
     this.#folders.add(dir);
     const cluster = relative(this.root, dir).split(sep)[0]!;
     this.#clusterFolders.set(cluster, [...(this.#clusterFolders.get(cluster) ?? []), dir]);
@@ -213,7 +231,13 @@ export class DirTarget implements Target {
       throw new Error(`${shown}:${d.line}:${d.col}: ${d.message}`);
     }
     const obj = loaded.docs[0];
-    if (!obj || typeof obj !== "object" || typeof (obj as KubeObject).kind !== "string" || typeof (obj as KubeObject).metadata?.name !== "string") return undefined;
+    if (
+      !obj ||
+      typeof obj !== "object" ||
+      typeof (obj as KubeObject).kind !== "string" ||
+      typeof (obj as KubeObject).metadata?.name !== "string"
+    )
+      return undefined;
     return obj as KubeObject;
   }
 }
@@ -265,7 +289,8 @@ function yamlFiles(dir: string, folders: string[]): string[] {
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR") return [];
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR")
+      return [];
     throw err;
   }
   folders.push(dir);
@@ -279,7 +304,8 @@ function yamlFiles(dir: string, folders: string[]): string[] {
       if (Number(temp[1]) !== process.pid) rmSync(p, { force: true });
       continue;
     }
-    if (e.isSymbolicLink()) throw new Error(`${relative(process.cwd(), p)}: a symlink in the target folder: refused, not followed`);
+    if (e.isSymbolicLink())
+      throw new Error(`${relative(process.cwd(), p)}: a symlink in the target folder: refused, not followed`);
     if (e.isDirectory()) sub.push(p);
     else if (e.isFile() && e.name.endsWith(".yaml")) out.push(p);
   }

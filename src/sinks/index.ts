@@ -4,7 +4,6 @@ import { KubeClient, type OpenClientOptions } from "../host/client.js";
 import { KubeTarget } from "./kube/target.js";
 import type { Target } from "./types.js";
 
-
 /** A target spec that is neither `kube` nor `dir:PATH`. */
 export class TargetSpecError extends Error {}
 

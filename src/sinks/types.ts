@@ -35,7 +35,11 @@ export interface Target {
    * whole fleet, handed out a chunk at a time), with the clusters in that order. Absent: a chunk's objects are listed
    * with the chunk (listInventories).
    */
-  fleetReader?(clusters: readonly string[], known: ReadonlyMap<string, string>, opts?: { pageSize?: number }): Promise<FleetReader>;
+  fleetReader?(
+    clusters: readonly string[],
+    known: ReadonlyMap<string, string>,
+    opts?: { pageSize?: number },
+  ): Promise<FleetReader>;
   /** Server-side apply of the whole object with field manager "vc", forcing conflicts; returns the live result. */
   apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject>;
   /**
@@ -51,7 +55,9 @@ export interface Target {
    */
   recreate(live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]>;
   /** The kinds of the list the target cannot store (a host without the mesh CRDs); discovery answers are cached per run. */
-  missingKinds(kinds: ReadonlyArray<{ apiVersion: string; kind: string }>): Promise<Array<{ apiVersion: string; kind: string }>>;
+  missingKinds(
+    kinds: ReadonlyArray<{ apiVersion: string; kind: string }>,
+  ): Promise<Array<{ apiVersion: string; kind: string }>>;
   /**
    * The public-host claims of the live mesh objects vc applied (Gateways, VirtualServices, across namespaces: one LIST
    * per kind), indexed by host (claims/claim-index.ts). Absent where a target cannot tell (dir:); then claims are not
@@ -83,7 +89,10 @@ export interface Target {
    * Moves what vc kept in host namespaces before records into records (a host), for those of `clusters` without a
    * record; a dry run keeps them in memory for the plan. One line per migrated cluster, to tell.
    */
-  migrateRecords?(clusters: ReadonlyArray<{ cluster: string; hostNamespace: string }>, opts: { dryRun?: boolean; historyLimit?: number }): Promise<Array<{ cluster: string; hostNamespace: string; message: string }>>;
+  migrateRecords?(
+    clusters: ReadonlyArray<{ cluster: string; hostNamespace: string }>,
+    opts: { dryRun?: boolean; historyLimit?: number },
+  ): Promise<Array<{ cluster: string; hostNamespace: string; message: string }>>;
   /** Releases connections. */
   close(): Promise<void>;
   /**
@@ -104,13 +113,19 @@ export interface Target {
    * The objects among `refs` that exist on the target although the cluster's record does not hold them (keys of
    * taken-over objects excepted: those are returned in `taken`), each with its live form.
    */
-  existingUnrecorded?(cluster: string, refs: readonly ObjectRef[]): Promise<{ foreign: KubeObject[]; taken: KubeObject[] }>;
+  existingUnrecorded?(
+    cluster: string,
+    refs: readonly ObjectRef[],
+  ): Promise<{ foreign: KubeObject[]; taken: KubeObject[] }>;
   /**
    * The clusters among `claims` that an older record holds for someone else: another source's record of the same
    * cluster or host namespace, or another cluster of this source in the same host namespace (cluster -> why, and the
    * other sources holding it). Sources in `adoptFrom` are being taken over and hold nothing.
    */
-  heldElsewhere?(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>, adoptFrom?: readonly string[]): Promise<Map<string, { message: string; sources: string[] }>>;
+  heldElsewhere?(
+    claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>,
+    adoptFrom?: readonly string[],
+  ): Promise<Map<string, { message: string; sources: string[] }>>;
 }
 
 /** The fleet's live objects handed out a chunk at a time (Target.fleetReader). */

@@ -59,7 +59,8 @@ const CLUSTER_LOCAL = ["svc", ...CLUSTER_DOMAIN.split(".")];
 function clusterLocalSuffix(labels: readonly string[]): boolean {
   const n = labels.length;
   for (let k = 1; k <= CLUSTER_LOCAL.length; k++) {
-    if (n >= k && labels.slice(n - k).join(".") === CLUSTER_LOCAL.slice(CLUSTER_LOCAL.length - k).join(".")) return true;
+    if (n >= k && labels.slice(n - k).join(".") === CLUSTER_LOCAL.slice(CLUSTER_LOCAL.length - k).join("."))
+      return true;
   }
   return labels[n - 1] === "svc";
 }
@@ -74,26 +75,42 @@ export function classifyHost(host: string, virtualNamespace: string, namespaces?
   if (labels[0] === "*") {
     const rest = labels.slice(1);
     if (clusterLocalSuffix(rest) || (rest.length === 1 && (namespaces === undefined || namespaces.has(rest[0]!)))) {
-      return { form: "refused", reason: `the wildcard "${host}" spans cluster services, which cannot be translated to this cluster's host names: name each service` };
+      return {
+        form: "refused",
+        reason: `the wildcard "${host}" spans cluster services, which cannot be translated to this cluster's host names: name each service`,
+      };
     }
-    if (labels.slice(1).some((l) => l.includes("*"))) return { form: "refused", reason: `"${host}" has a wildcard inside it` };
+    if (labels.slice(1).some((l) => l.includes("*")))
+      return { form: "refused", reason: `"${host}" has a wildcard inside it` };
     return { form: "external", host };
   }
   if (name.includes("*")) return { form: "refused", reason: `"${host}" has a wildcard that is not its first label` };
   if (/^\d+$/.test(labels[labels.length - 1]!)) return { form: "external", host }; // an IPv4 address
   if (labels.length === 1) return { form: "service", service: labels[0]!, namespace: virtualNamespace };
   if (labels.length === 2) {
-    if (namespaces === undefined || namespaces.has(labels[1]!)) return { form: "service", service: labels[0]!, namespace: labels[1]! };
+    if (namespaces === undefined || namespaces.has(labels[1]!))
+      return { form: "service", service: labels[0]!, namespace: labels[1]! };
     return labels[1] === "svc" || labels[1] === "local"
-      ? { form: "refused", reason: `"${host}" is a cluster-local name vc cannot translate: write svc.ns.svc.${CLUSTER_DOMAIN}` }
+      ? {
+          form: "refused",
+          reason: `"${host}" is a cluster-local name vc cannot translate: write svc.ns.svc.${CLUSTER_DOMAIN}`,
+        }
       : { form: "external", host };
   }
   if (labels[2] === "svc") {
     const domain = labels.slice(3).join(".");
-    if (domain === "" || domain === CLUSTER_DOMAIN) return { form: "service", service: labels[0]!, namespace: labels[1]! };
-    return { form: "refused", reason: `"${host}" names service ${labels[0]} in namespace ${labels[1]} under the domain "${domain}", which vc does not translate: write ${labels[0]}.${labels[1]}.svc.${CLUSTER_DOMAIN}` };
+    if (domain === "" || domain === CLUSTER_DOMAIN)
+      return { form: "service", service: labels[0]!, namespace: labels[1]! };
+    return {
+      form: "refused",
+      reason: `"${host}" names service ${labels[0]} in namespace ${labels[1]} under the domain "${domain}", which vc does not translate: write ${labels[0]}.${labels[1]}.svc.${CLUSTER_DOMAIN}`,
+    };
   }
-  if (clusterLocalSuffix(labels)) return { form: "refused", reason: `"${host}" is a cluster-local name vc cannot translate: write svc.ns.svc.${CLUSTER_DOMAIN}` };
+  if (clusterLocalSuffix(labels))
+    return {
+      form: "refused",
+      reason: `"${host}" is a cluster-local name vc cannot translate: write svc.ns.svc.${CLUSTER_DOMAIN}`,
+    };
   return { form: "external", host };
 }
 
@@ -126,5 +143,9 @@ export function parseServiceHost(
 
 /** A cluster's namespaces as mesh hosts read them: those its mesh manifests live in (`default` when unset). */
 export function meshNamespaces(objects: ReadonlyArray<{ metadata?: { namespace?: string } }>): Set<string> {
-  return new Set(objects.map((o) => (typeof o.metadata?.namespace === "string" && o.metadata.namespace !== "" ? o.metadata.namespace : "default")));
+  return new Set(
+    objects.map((o) =>
+      typeof o.metadata?.namespace === "string" && o.metadata.namespace !== "" ? o.metadata.namespace : "default",
+    ),
+  );
 }

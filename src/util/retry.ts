@@ -16,7 +16,16 @@ export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 200, maxDe
  * Network error codes that mean "the connection broke, the request may not have reached the server".
  * ERR_STREAM_PREMATURE_CLOSE: node-fetch 2 reports a keep-alive socket the server closed under a response this way.
  */
-const TRANSIENT_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "EAI_AGAIN", "UND_ERR_SOCKET", "ERR_STREAM_PREMATURE_CLOSE"]);
+const TRANSIENT_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ECONNABORTED",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "ERR_STREAM_PREMATURE_CLOSE",
+]);
 
 /** True for an error thrown by the transport (not an HTTP status) that a retry may cure. */
 export function isTransientNetworkError(err: unknown): boolean {

@@ -1,6 +1,16 @@
 // Where vc keeps its caches (outside the checkout), whether a cache folder may be trusted, and the per-installation key that authenticates validation cache entries.
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, writeSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  writeSync,
+  type Stats,
+} from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 
@@ -29,7 +39,8 @@ export function cacheDirProblem(dir: string): string | undefined {
   if (!st.isDirectory()) return "it is not a folder";
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) return `it is owned by user ${st.uid}, not by this user (${uid})`;
-  if ((st.mode & 0o022) !== 0) return `it is writable by ${st.mode & 0o020 ? "its group" : ""}${(st.mode & 0o022) === 0o022 ? " and " : ""}${st.mode & 0o002 ? "others" : ""} (mode ${(st.mode & 0o777).toString(8)}): chmod go-w`;
+  if ((st.mode & 0o022) !== 0)
+    return `it is writable by ${st.mode & 0o020 ? "its group" : ""}${(st.mode & 0o022) === 0o022 ? " and " : ""}${st.mode & 0o002 ? "others" : ""} (mode ${(st.mode & 0o777).toString(8)}): chmod go-w`;
   return undefined;
 }
 
@@ -61,7 +72,8 @@ function cacheSecret(dir: string): Buffer | string {
       closeSync(fd);
     }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") return `cannot create its key ${CACHE_KEY_FILE} (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+      return `cannot create its key ${CACHE_KEY_FILE} (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
   }
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -73,7 +85,8 @@ function cacheSecret(dir: string): Buffer | string {
     const uid = process.getuid?.();
     if (!st.isFile()) return `its key ${CACHE_KEY_FILE} is not a regular file`;
     if (uid !== undefined && st.uid !== uid) return `its key ${CACHE_KEY_FILE} is owned by another user`;
-    if ((st.mode & 0o077) !== 0) return `its key ${CACHE_KEY_FILE} has mode ${(st.mode & 0o777).toString(8)}, not 600 (vc did not create it)`;
+    if ((st.mode & 0o077) !== 0)
+      return `its key ${CACHE_KEY_FILE} has mode ${(st.mode & 0o777).toString(8)}, not 600 (vc did not create it)`;
     if (st.size !== KEY_BYTES) return `its key ${CACHE_KEY_FILE} is not ${KEY_BYTES} bytes`;
     const key = Buffer.alloc(KEY_BYTES);
     if (readSync(fd, key, 0, KEY_BYTES, 0) !== KEY_BYTES) return `its key ${CACHE_KEY_FILE} cannot be read whole`;

@@ -1,6 +1,16 @@
 // The content-addressed cache of validated cluster folders: key from vc's version, the schemas and every file's content; entries on disk, authenticated.
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { closeSync, constants, lstatSync, openSync, readFileSync, readdirSync, rmSync, utimesSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  utimesSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import type { FolderBudget } from "../repo/budget.js";

@@ -27,7 +27,12 @@ import { checkValuesDocument, kindOf, layerValues, type ValuesLayer } from "./va
  * are read here. Parsing stops at the first document past `budget.objects`: the folder is then invalid with that
  * error and the findings of the files before it.
  */
-export function validateCluster(realRoot: string, files: ClusterFiles, reads?: ReadonlyMap<string, ReadResult>, budget: FolderBudget = folderBudget()): ClusterResult {
+export function validateCluster(
+  realRoot: string,
+  files: ClusterFiles,
+  reads?: ReadonlyMap<string, ReadResult>,
+  budget: FolderBudget = folderBudget(),
+): ClusterResult {
   const { name, dir } = files;
   const diagnostics: Diagnostic[] = [...files.diagnostics];
   const result: ClusterResult = { name, dir, valid: false, diagnostics };
@@ -50,19 +55,39 @@ class OverBudget extends Error {
   }
 }
 
-function validateWithin(realRoot: string, files: ClusterFiles, result: ClusterResult, reads: ReadonlyMap<string, ReadResult> | undefined, budget: FolderBudget): ClusterResult {
+function validateWithin(
+  realRoot: string,
+  files: ClusterFiles,
+  result: ClusterResult,
+  reads: ReadonlyMap<string, ReadResult> | undefined,
+  budget: FolderBudget,
+): ClusterResult {
   const { name, dir } = files;
   const diagnostics = result.diagnostics;
   if (files.clusterFile) result.clusterFile = files.clusterFile;
   const nameProblem = clusterNameProblem(name);
   if (nameProblem) {
-    diagnostics.push(fileDiagnostic(dir, "error", "cluster-name", `folder name "${name}" is not a valid cluster name: ${nameProblem}; the folder was not read`));
+    diagnostics.push(
+      fileDiagnostic(
+        dir,
+        "error",
+        "cluster-name",
+        `folder name "${name}" is not a valid cluster name: ${nameProblem}; the folder was not read`,
+      ),
+    );
     return result;
   }
 
   // Values files, each checked on its own (positions point into the file that has the problem).
   if (!files.hasValuesYaml) {
-    diagnostics.push(fileDiagnostic(`${dir}/${VALUES_FILE}`, "error", "missing-values", `missing ${VALUES_FILE}: every cluster folder needs one (an empty mapping {} takes every default)`));
+    diagnostics.push(
+      fileDiagnostic(
+        `${dir}/${VALUES_FILE}`,
+        "error",
+        "missing-values",
+        `missing ${VALUES_FILE}: every cluster folder needs one (an empty mapping {} takes every default)`,
+      ),
+    );
   }
   const load = folderLoader(realRoot, files, reads, budget);
   const layers: ValuesLayer[] = [];
@@ -93,7 +118,12 @@ function validateWithin(realRoot: string, files: ClusterFiles, result: ClusterRe
       const validate = defaultingValidatorFor("cluster");
       if (validate(copy)) {
         const c = copy as Partial<ClusterSettings>;
-        settings = { namespace: c.namespace ?? defaultHostNamespace(name), suspend: c.suspend ?? false, prune: c.prune ?? true, ...(c.force ? { force: true } : {}) };
+        settings = {
+          namespace: c.namespace ?? defaultHostNamespace(name),
+          suspend: c.suspend ?? false,
+          prune: c.prune ?? true,
+          ...(c.force ? { force: true } : {}),
+        };
       } else {
         settings = undefined;
         doc.source.report(schemaFindings("cluster", 0, doc.doc, validate.errors ?? []), diagnostics);
@@ -115,14 +145,27 @@ function validateWithin(realRoot: string, files: ClusterFiles, result: ClusterRe
 
   // Certificates: only while the certificate-manager integration is on (unknown while the values are invalid).
   const certManagerOff = values !== undefined && !values.integrations.certManager.enabled;
-  const certs = loadManifests(files.certificates, load, (doc, index) => {
-    const checked = checkCertificateDocument(doc, index);
-    return certManagerOff ? { findings: [certManagerOffFinding(doc, index), ...checked.findings] } : checked;
-  }, diagnostics);
+  const certs = loadManifests(
+    files.certificates,
+    load,
+    (doc, index) => {
+      const checked = checkCertificateDocument(doc, index);
+      return certManagerOff ? { findings: [certManagerOffFinding(doc, index), ...checked.findings] } : checked;
+    },
+    diagnostics,
+  );
   certs.report(certificateRules(name, certs.placed));
 
   if (!hasErrors(diagnostics) && values && settings) {
-    result.spec = { name, dir, settings, values, valuesFiles: [...files.values], mesh: mesh.placed, certificates: certs.placed };
+    result.spec = {
+      name,
+      dir,
+      settings,
+      values,
+      valuesFiles: [...files.values],
+      mesh: mesh.placed,
+      certificates: certs.placed,
+    };
     result.valid = true;
     const claims = folderClaims(result.spec);
     if (claims.length > 0) result.claims = claims;
@@ -189,13 +232,23 @@ export function reservedNamespaceRule(ns: string): { severity: "error" | "warnin
  * together within MAX_CLUSTER_ALIAS_NODES of alias expansion (a file that crosses it is refused) and within the
  * folder's budget of documents (OverBudget is thrown at the first document past it).
  */
-function folderLoader(realRoot: string, files: ClusterFiles, reads: ReadonlyMap<string, ReadResult> | undefined, budget: FolderBudget): (file: string) => LoadedFile {
+function folderLoader(
+  realRoot: string,
+  files: ClusterFiles,
+  reads: ReadonlyMap<string, ReadResult> | undefined,
+  budget: FolderBudget,
+): (file: string) => LoadedFile {
   let used = 0;
   let objects = 0;
   const manifests = new Set([...files.mesh, ...files.certificates]);
   return (file) => {
     const read = reads?.get(file);
-    const loaded = read === undefined ? loadYamlFile(realRoot, file) : read.ok ? loadYamlText(file, read.text) : { ok: false as const, diagnostic: fileDiagnostic(file, "error", read.code, read.message) };
+    const loaded =
+      read === undefined
+        ? loadYamlFile(realRoot, file)
+        : read.ok
+          ? loadYamlText(file, read.text)
+          : { ok: false as const, diagnostic: fileDiagnostic(file, "error", read.code, read.message) };
     if (!loaded.ok) return loaded;
     for (let d = 0; manifests.has(file) && d < loaded.docs.length; d++) {
       if (loaded.docs[d] === null || ++objects <= budget.objects) continue;
@@ -211,7 +264,12 @@ function folderLoader(realRoot: string, files: ClusterFiles, reads: ReadonlyMap<
 }
 
 /** A file that must hold one mapping document (values files, cluster.yaml); an empty file is `{}` with a warning. */
-function singleMapping(load: (file: string) => LoadedFile, file: string, what: string, diagnostics: Diagnostic[]): ValuesLayer | undefined {
+function singleMapping(
+  load: (file: string) => LoadedFile,
+  file: string,
+  what: string,
+  diagnostics: Diagnostic[],
+): ValuesLayer | undefined {
   const loaded = load(file);
   if (!loaded.ok) {
     diagnostics.push(loaded.diagnostic);
@@ -224,11 +282,29 @@ function singleMapping(load: (file: string) => LoadedFile, file: string, what: s
     return { source, doc: {} };
   }
   if (docs.length > 1) {
-    diagnostics.push(source.diagnostic({ doc: 1, path: [], at: "value", severity: "error", code: "documents", message: `a ${what} holds one document, found ${docs.length}` }));
+    diagnostics.push(
+      source.diagnostic({
+        doc: 1,
+        path: [],
+        at: "value",
+        severity: "error",
+        code: "documents",
+        message: `a ${what} holds one document, found ${docs.length}`,
+      }),
+    );
     return undefined;
   }
   if (!isMapping(docs[0])) {
-    diagnostics.push(source.diagnostic({ doc: 0, path: [], at: "value", severity: "error", code: "not-a-mapping", message: `a ${what} must be a mapping, found ${kindOf(docs[0])}` }));
+    diagnostics.push(
+      source.diagnostic({
+        doc: 0,
+        path: [],
+        at: "value",
+        severity: "error",
+        code: "not-a-mapping",
+        message: `a ${what} must be a mapping, found ${kindOf(docs[0])}`,
+      }),
+    );
     return undefined;
   }
   return { source, doc: docs[0] as Mapping };

@@ -3,11 +3,20 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import standalone from "ajv/dist/standalone/index.js";
-import { ajvOptions, compiledFileName, compiledKey, COMPILED_SCHEMAS_DIR, SCHEMA_NAMES, schemaDoc, type ValidatorMode } from "./schemas.js";
+import {
+  ajvOptions,
+  compiledFileName,
+  compiledKey,
+  COMPILED_SCHEMAS_DIR,
+  SCHEMA_NAMES,
+  schemaDoc,
+  type ValidatorMode,
+} from "./schemas.js";
 
 type StandaloneCode = (ajv: Ajv2020, validate: ValidateFunction) => string;
 /** ajv's standalone generator (a CommonJS default export, seen through the ESM interop). */
-const standaloneCode = ((standalone as unknown as { default?: StandaloneCode }).default ?? standalone) as unknown as StandaloneCode;
+const standaloneCode = ((standalone as unknown as { default?: StandaloneCode }).default ??
+  standalone) as unknown as StandaloneCode;
 
 /** Writes the precompiled validators into `dir`; returns the files written. */
 export function writeCompiledSchemas(dir: URL = COMPILED_SCHEMAS_DIR): string[] {

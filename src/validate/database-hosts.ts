@@ -41,16 +41,23 @@ export function databaseTargets(endpoint: string): DatabaseTargets {
   if (!scheme) return { hosts, refusals: ["it is not a URL (scheme://host/database), so its hosts cannot be checked"] };
   // eslint-disable-next-line no-control-regex
   if (/[\s\x00-\x1f\x7f\\#]/.test(endpoint)) {
-    return { hosts, refusals: ["it holds a space, a control character, `\\` or `#`, which database clients read differently: percent-encode them"] };
+    return {
+      hosts,
+      refusals: [
+        "it holds a space, a control character, `\\` or `#`, which database clients read differently: percent-encode them",
+      ],
+    };
   }
   const rest = endpoint.slice(scheme[0].length);
   // libpq: the user part ends at the first "@" before any "/"; other parsers take the last "@": allow only one.
   const slash = rest.indexOf("/");
   const beforePath = slash < 0 ? rest : rest.slice(0, slash);
   const ats = beforePath.split("@").length - 1;
-  if (ats > 1) refusals.push("it has more than one `@` before the host: percent-encode `@` in the user name and password");
+  if (ats > 1)
+    refusals.push("it has more than one `@` before the host: percent-encode `@` in the user name and password");
   const userEnd = ats > 0 ? beforePath.indexOf("@") : -1;
-  if (userEnd >= 0 && beforePath.slice(0, userEnd).includes("?")) refusals.push("its user part holds `?`, which clients read as the start of the parameters: percent-encode it");
+  if (userEnd >= 0 && beforePath.slice(0, userEnd).includes("?"))
+    refusals.push("its user part holds `?`, which clients read as the start of the parameters: percent-encode it");
   const afterUser = rest.slice(userEnd + 1);
   const netlocEnd = afterUser.search(/[/?]/);
   const netloc = netlocEnd < 0 ? afterUser : afterUser.slice(0, netlocEnd);
@@ -64,8 +71,10 @@ export function databaseTargets(endpoint: string): DatabaseTargets {
     if (text === undefined) return void refusals.push(`${where} has a broken percent-escape`);
     for (const host of text.split(",")) {
       if (host === "") refusals.push(`${where} has an empty host (a client would use its default, a local socket)`);
-      else if (host.startsWith("/") || host.startsWith("@")) refusals.push(`${where} names the Unix socket "${host}", not a host the fleet policy can allow`);
-      else if (!/^[a-z0-9._:-]+$/i.test(host)) refusals.push(`${where} names ${JSON.stringify(host)}, which is not a host name or IP address`);
+      else if (host.startsWith("/") || host.startsWith("@"))
+        refusals.push(`${where} names the Unix socket "${host}", not a host the fleet policy can allow`);
+      else if (!/^[a-z0-9._:-]+$/i.test(host))
+        refusals.push(`${where} names ${JSON.stringify(host)}, which is not a host name or IP address`);
       else hosts.push(host);
     }
   };
@@ -87,13 +96,16 @@ export function databaseTargets(endpoint: string): DatabaseTargets {
       paramHosts++;
       addHostList(raw, `the parameter ${key}`);
     } else if (SERVICE_PARAMS.has(key)) {
-      refusals.push(`the parameter ${key} takes the hosts from a connection service file outside the repository: write the hosts in the URL`);
+      refusals.push(
+        `the parameter ${key} takes the hosts from a connection service file outside the repository: write the hosts in the URL`,
+      );
     } else if (key === "dbname" && isConnectionString(decode(raw) ?? "=")) {
       refusals.push("the parameter dbname is itself a connection string: name the database only");
     }
   }
   const dbname = decode(path.slice(1));
-  if (dbname === undefined || (dbname !== "" && isConnectionString(dbname))) refusals.push("the database name is itself a connection string or badly escaped: name the database only");
+  if (dbname === undefined || (dbname !== "" && isConnectionString(dbname)))
+    refusals.push("the database name is itself a connection string or badly escaped: name the database only");
 
   if (netloc === "") {
     if (paramHosts === 0) refusals.push("it names no host (a client would use its default, a local socket)");
@@ -107,7 +119,8 @@ export function databaseTargets(endpoint: string): DatabaseTargets {
         if (close < 0) return void refusals.push(`${where} opens an IPv6 address with [ and never closes it`);
         host = spec.slice(1, close);
         const after = spec.slice(close + 1);
-        if (after !== "" && !after.startsWith(":")) return void refusals.push(`${where} has text after its IPv6 address`);
+        if (after !== "" && !after.startsWith(":"))
+          return void refusals.push(`${where} has text after its IPv6 address`);
         port = after.slice(1);
       } else {
         const colon = spec.indexOf(":");

@@ -62,14 +62,27 @@ export class SourceFile {
   /** After the file's findings: one diagnostic naming how many were not shown, if any. */
   flush(out: Diagnostic[]): void {
     if (this.omitted === 0) return;
-    out.push(fileDiagnostic(this.file, this.omittedErrors ? "error" : "warning", "too-many-problems",
-      `${this.omitted} more problem${this.omitted === 1 ? " in this file is" : "s in this file are"} not shown (only the first ${MAX_FINDINGS_PER_FILE} are): fix those and validate again`));
+    out.push(
+      fileDiagnostic(
+        this.file,
+        this.omittedErrors ? "error" : "warning",
+        "too-many-problems",
+        `${this.omitted} more problem${this.omitted === 1 ? " in this file is" : "s in this file are"} not shown (only the first ${MAX_FINDINGS_PER_FILE} are): fix those and validate again`,
+      ),
+    );
     this.omitted = 0;
   }
 }
 
 /** A diagnostic about a file (or folder) as a whole. */
-export function fileDiagnostic(file: string, severity: Severity, code: string, message: string, line = 0, col = 0): Diagnostic {
+export function fileDiagnostic(
+  file: string,
+  severity: Severity,
+  code: string,
+  message: string,
+  line = 0,
+  col = 0,
+): Diagnostic {
   return { file, line, col, severity, code, message };
 }
 

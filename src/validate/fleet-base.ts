@@ -33,12 +33,25 @@ export function loadFleetBase(realRoot: string): LoadedFleetBase {
   }
   const known = new Set(base.groups.map((g) => g.name));
   for (const g of [...base.groupValues].sort()) {
-    if (!known.has(g)) diagnostics.push(fileDiagnostic(`${FLEET_DIR}/values.${g}.yaml`, "warning", "unknown-group", `no group "${g}" in ${GROUPS_FILE}: this base applies to no cluster`));
+    if (!known.has(g))
+      diagnostics.push(
+        fileDiagnostic(
+          `${FLEET_DIR}/values.${g}.yaml`,
+          "warning",
+          "unknown-group",
+          `no group "${g}" in ${GROUPS_FILE}: this base applies to no cluster`,
+        ),
+      );
   }
   return { base, diagnostics, broken };
 }
 
 /** The error a cluster gets while fleet/groups.yaml is invalid. */
 export function brokenGroupsDiagnostic(dir: string): Diagnostic {
-  return fileDiagnostic(dir, "error", "fleet-groups", `${GROUPS_FILE} is invalid (see its errors): this cluster's base layers are unknown, so it is not applied`);
+  return fileDiagnostic(
+    dir,
+    "error",
+    "fleet-groups",
+    `${GROUPS_FILE} is invalid (see its errors): this cluster's base layers are unknown, so it is not applied`,
+  );
 }

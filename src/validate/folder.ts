@@ -16,7 +16,15 @@ import { markPinned } from "./pinned.js";
  * folder's files when the caller listed them already (the pool does, to hand out the largest folders first).
  * `baseRoot`: the folder of the base snapshot a rollout pins the cluster to (its fleet/ layers), when not the repository's.
  */
-export function validateFolder(realRoot: string, name: string, cache: ValidationCache | undefined, detail: Detail, policy?: LoadedPolicy, listed?: ClusterFiles, baseRoot?: string): ClusterResult {
+export function validateFolder(
+  realRoot: string,
+  name: string,
+  cache: ValidationCache | undefined,
+  detail: Detail,
+  policy?: LoadedPolicy,
+  listed?: ClusterFiles,
+  baseRoot?: string,
+): ClusterResult {
   try {
     const budget = folderBudget(policy?.policy?.folderBudget);
     const own = listed ?? listClusterFiles(realRoot, name, budget.files);

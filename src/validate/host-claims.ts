@@ -26,9 +26,19 @@ export function folderClaims(spec: ClusterSpec): FolderClaim[] {
     const claiming = claimingPart(m.object);
     if (!claiming || claiming.apiVersion !== MESH_API_VERSION || !meshKindEnabled(spec.values, claiming.kind)) continue;
     // Only the spec decides claims: translated as rendering translates it (the naming contract), nothing else rendered.
-    const scope = { cluster: spec.name, virtualNamespace: virtualNamespaceOf(claiming), hostNamespace: spec.settings.namespace, namespaces };
+    const scope = {
+      cluster: spec.name,
+      virtualNamespace: virtualNamespaceOf(claiming),
+      hostNamespace: spec.settings.namespace,
+      namespaces,
+    };
     const hostSpec = translateMeshSpec(claiming.kind, claiming.spec, scope);
-    const host: KubeObject = { apiVersion: claiming.apiVersion, kind: claiming.kind, metadata: { name: claiming.metadata.name }, ...(hostSpec ? { spec: hostSpec } : {}) };
+    const host: KubeObject = {
+      apiVersion: claiming.apiVersion,
+      kind: claiming.kind,
+      metadata: { name: claiming.metadata.name },
+      ...(hostSpec ? { spec: hostSpec } : {}),
+    };
     for (const c of claimedHostPaths(host)) out.push({ host: c.host, file: m.file, doc: m.index, path: c.path });
   }
   return out;
@@ -44,7 +54,9 @@ function claimingPart(obj: KubeObject): KubeObject | undefined {
   const spec = isObject(obj.spec) ? obj.spec : undefined;
   if (!spec) return undefined;
   if (obj.kind === "Gateway") {
-    const servers = Array.isArray(spec.servers) ? spec.servers.map((s) => (isObject(s) ? { hosts: s.hosts } : s)) : spec.servers;
+    const servers = Array.isArray(spec.servers)
+      ? spec.servers.map((s) => (isObject(s) ? { hosts: s.hosts } : s))
+      : spec.servers;
     return { ...obj, spec: { servers } };
   }
   if (obj.kind === "VirtualService") {
@@ -65,7 +77,9 @@ interface Claimant {
  * Exact hosts are matched through an index; only wildcard claims are compared with every claim.
  */
 export function claimConflicts(realRoot: string, clusters: readonly ClusterResult[]): void {
-  const ordered = clusters.filter((c) => c.valid && (c.claims?.length ?? 0) > 0).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ordered = clusters
+    .filter((c) => c.valid && (c.claims?.length ?? 0) > 0)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (ordered.length < 2) return;
   const exact = new Map<string, Claimant>();
   const wildcards: Claimant[] = [];
@@ -96,7 +110,16 @@ export function claimConflicts(realRoot: string, clusters: readonly ClusterResul
       sources.set(claim.file, loaded.ok ? new SourceFile(claim.file, loaded.text, loaded.events) : undefined);
     }
     const source = sources.get(claim.file);
-    return source ? source.diagnostic({ doc: claim.doc, path: claim.path, at: "value", severity: "error", code: "public-host-claimed", message }) : fileDiagnostic(claim.file, "error", "public-host-claimed", message);
+    return source
+      ? source.diagnostic({
+          doc: claim.doc,
+          path: claim.path,
+          at: "value",
+          severity: "error",
+          code: "public-host-claimed",
+          message,
+        })
+      : fileDiagnostic(claim.file, "error", "public-host-claimed", message);
   };
   for (const [cluster, found] of conflicts) {
     for (const { mine, holder } of found) {

@@ -11,16 +11,25 @@ const INTEGRATION_NAMESPACES: readonly string[] = ["istio-system", "cert-manager
  * Leases there: in the reconciler's namespace it would read the reconciler's credentials and take its leader Lease.
  */
 export function reservedNamespaceProblem(ns: string, reconcilerNamespace = recordsNamespace()): string | undefined {
-  if (ns.startsWith("kube-")) return `host namespace "${ns}" belongs to the host cluster itself (kube-*): choose a namespace of the virtual cluster's own`;
-  if (ns === "default") return 'host namespace "default" is shared with everything else on the host: give the cluster a namespace of its own (the default vc-<name>)';
-  if (ns === reconcilerNamespace || ns === "vc-system") return `host namespace "${ns}" is the reconciler's own namespace (its credentials, its leader Lease, vc's records): choose a namespace of the virtual cluster's own`;
-  if (INTEGRATION_NAMESPACES.includes(ns)) return `host namespace "${ns}" belongs to a platform integration (the mesh or cert-manager): choose a namespace of the virtual cluster's own`;
+  if (ns.startsWith("kube-"))
+    return `host namespace "${ns}" belongs to the host cluster itself (kube-*): choose a namespace of the virtual cluster's own`;
+  if (ns === "default")
+    return 'host namespace "default" is shared with everything else on the host: give the cluster a namespace of its own (the default vc-<name>)';
+  if (ns === reconcilerNamespace || ns === "vc-system")
+    return `host namespace "${ns}" is the reconciler's own namespace (its credentials, its leader Lease, vc's records): choose a namespace of the virtual cluster's own`;
+  if (INTEGRATION_NAMESPACES.includes(ns))
+    return `host namespace "${ns}" belongs to a platform integration (the mesh or cert-manager): choose a namespace of the virtual cluster's own`;
   return undefined;
 }
 
 /** `vc-*`-style glob (only `*` is special, matching any characters) against a namespace. */
 function namespaceMatches(ns: string, pattern: string): boolean {
-  const re = new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\-]/g, "\\$&")).join(".*")}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split("*")
+      .map((p) => p.replace(/[.+?^${}()|[\]\\-]/g, "\\$&"))
+      .join(".*")}$`,
+  );
   return re.test(ns);
 }
 
@@ -33,10 +42,15 @@ export function hostNamespaceRules(realRoot: string, clusters: ClusterResult[], 
     if (!c.valid) continue;
     const ns = c.settings?.namespace ?? defaultHostNamespace(c.name);
     const reserved = reservedNamespaceProblem(ns);
-    const outside = !reserved && pattern !== undefined && !namespaceMatches(ns, pattern) ? `host namespace "${ns}" is outside the fleet policy's hostNamespaces.pattern "${pattern}" (policy.yaml)` : undefined;
+    const outside =
+      !reserved && pattern !== undefined && !namespaceMatches(ns, pattern)
+        ? `host namespace "${ns}" is outside the fleet policy's hostNamespaces.pattern "${pattern}" (policy.yaml)`
+        : undefined;
     const message = reserved ?? outside;
     if (!message) continue;
-    c.diagnostics.push(namespaceDiagnostic(realRoot, c, reserved ? "reserved-namespace" : "policy-host-namespace", message));
+    c.diagnostics.push(
+      namespaceDiagnostic(realRoot, c, reserved ? "reserved-namespace" : "policy-host-namespace", message),
+    );
     delete c.spec;
     c.valid = false;
   }

@@ -17,8 +17,6 @@ import { loadFleetBase } from "./fleet-base.js";
 import { FLEET_DIR } from "../repo/fleet-base.js";
 import { loadRollout } from "./rollout-file.js";
 
-;
-
 export interface RepoValidation {
   root: string;
   clusters: ClusterResult[];
@@ -68,14 +66,18 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   if (realRoot === undefined) throw new Error(`repository path ${root} does not exist`);
   const some = opts.clusters !== undefined && opts.clusters.length > 0;
   // A chunk of a fleet loaded chunk by chunk looks up its own folders: the run's index listed clusters/ once.
-  const listing = some && opts.namespaceClaims ? namedClusterFolders(realRoot, opts.clusters!) : listClusterFolders(realRoot);
+  const listing =
+    some && opts.namespaceClaims ? namedClusterFolders(realRoot, opts.clusters!) : listClusterFolders(realRoot);
   const diagnostics: Diagnostic[] = [...listing.diagnostics];
   let names = listing.names;
   if (some) {
     const wanted = new Set(opts.clusters);
     const found = new Set(names);
     for (const w of [...wanted].sort()) {
-      if (!found.has(w)) diagnostics.push(fileDiagnostic(`${CLUSTERS_DIR}/${w}`, "error", "unknown-cluster", `no cluster folder ${CLUSTERS_DIR}/${w}`));
+      if (!found.has(w))
+        diagnostics.push(
+          fileDiagnostic(`${CLUSTERS_DIR}/${w}`, "error", "unknown-cluster", `no cluster folder ${CLUSTERS_DIR}/${w}`),
+        );
     }
     names = names.filter((n) => wanted.has(n));
   }
@@ -89,10 +91,20 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   let cacheDir = opts.cacheDir;
   const opened = cacheDir === undefined ? undefined : openCacheDir(cacheDir);
   if (opened && "problem" in opened) {
-    diagnostics.push(fileDiagnostic(cacheDir!, "warning", "cache-refused", `${opened.problem}; validating without a cache`));
+    diagnostics.push(
+      fileDiagnostic(cacheDir!, "warning", "cache-refused", `${opened.problem}; validating without a cache`),
+    );
     cacheDir = undefined;
   }
-  const clusters = (await validateFolders(realRoot, names, { jobs, detail, cacheDir, policy, ...(opts.bases ? { bases: opts.bases } : {}) })).results;
+  const clusters = (
+    await validateFolders(realRoot, names, {
+      jobs,
+      detail,
+      cacheDir,
+      policy,
+      ...(opts.bases ? { bases: opts.bases } : {}),
+    })
+  ).results;
   if (cacheDir !== undefined) pruneCache(cacheDir);
   crossClusterRules(realRoot, clusters, opts.namespaceClaims);
   hostNamespaceRules(realRoot, clusters, loadedPolicy.policy?.hostNamespaces?.pattern);
@@ -105,7 +117,8 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
   diagnostics.push(...onceForTheFleet(clusters));
   // A message may quote a value: no credential recognisable by its shape (a URL's password, a token) leaves the
   // validator, in any output format, whether listed for the repository or under its cluster.
-  for (const d of [...diagnostics, ...clusters.flatMap((c) => c.diagnostics)]) d.message = maskShapedCredentials(d.message);
+  for (const d of [...diagnostics, ...clusters.flatMap((c) => c.diagnostics)])
+    d.message = maskShapedCredentials(d.message);
   diagnostics.sort(compareDiagnostics);
   return { root: realRoot, clusters, diagnostics };
 }
@@ -127,7 +140,10 @@ function onceForTheFleet(clusters: readonly ClusterResult[]): Diagnostic[] {
       else reached.set(key, { d, clusters: [c.name] });
     }
   }
-  return [...reached.values()].map(({ d, clusters: names }) => ({ ...d, message: `${d.message} (reaches ${names.length} cluster${names.length === 1 ? "" : "s"}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""})` }));
+  return [...reached.values()].map(({ d, clusters: names }) => ({
+    ...d,
+    message: `${d.message} (reaches ${names.length} cluster${names.length === 1 ? "" : "s"}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""})`,
+  }));
 }
 
 /**
@@ -135,7 +151,11 @@ function onceForTheFleet(clusters: readonly ClusterResult[]): Diagnostic[] {
  * cannot tell which came first); a command that sees the host admits the one whose record holds the namespace there.
  * `claims` adds the valid clusters of the fleet outside this load (a chunk of a streamed fleet), by namespace.
  */
-function crossClusterRules(realRoot: string, clusters: ClusterResult[], claims?: ReadonlyMap<string, readonly string[]>): void {
+function crossClusterRules(
+  realRoot: string,
+  clusters: ClusterResult[],
+  claims?: ReadonlyMap<string, readonly string[]>,
+): void {
   const byNamespace = new Map<string, ClusterResult[]>();
   for (const c of clusters) {
     const ns = c.valid ? c.settings?.namespace : undefined;
@@ -147,7 +167,14 @@ function crossClusterRules(realRoot: string, clusters: ClusterResult[], claims?:
     if (group.length + outside.length < 2) continue;
     for (const c of group) {
       const others = [...group.filter((o) => o !== c).map((o) => o.name), ...outside].sort().join(", ");
-      c.diagnostics.push(namespaceDiagnostic(realRoot, c, NAMESPACE_CONFLICT, `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`));
+      c.diagnostics.push(
+        namespaceDiagnostic(
+          realRoot,
+          c,
+          NAMESPACE_CONFLICT,
+          `host namespace "${ns}" is also used by cluster ${others}: each cluster needs its own namespace`,
+        ),
+      );
       if (c.spec) c.contested = c.spec;
       delete c.spec;
       c.valid = false;

@@ -29,17 +29,41 @@ export interface ManifestFamily {
 }
 
 /** Findings of one document; `object` is set when it is an object of the family without errors (namespace defaulted). */
-export function checkManifest(family: ManifestFamily, doc: unknown, index: number): { findings: Finding[]; object?: KubeObject } {
-  const kindError = (message: string, path: Finding["path"] = [], code = family.kindCode): Finding => ({ doc: index, path, at: "key", severity: "error", code, message });
-  if (!isMapping(doc)) return { findings: [{ ...kindError(`${family.what} must be a mapping, found ${kindOf(doc)}`, [], "not-a-mapping"), at: "value" }] };
+export function checkManifest(
+  family: ManifestFamily,
+  doc: unknown,
+  index: number,
+): { findings: Finding[]; object?: KubeObject } {
+  const kindError = (message: string, path: Finding["path"] = [], code = family.kindCode): Finding => ({
+    doc: index,
+    path,
+    at: "key",
+    severity: "error",
+    code,
+    message,
+  });
+  if (!isMapping(doc))
+    return {
+      findings: [
+        { ...kindError(`${family.what} must be a mapping, found ${kindOf(doc)}`, [], "not-a-mapping"), at: "value" },
+      ],
+    };
   const { apiVersion, kind } = doc;
-  if (typeof kind !== "string" || kind === "") return { findings: [kindError(`missing kind: use ${family.kindsHint}`)] };
-  if (typeof apiVersion !== "string" || apiVersion === "") return { findings: [kindError(`missing apiVersion: use ${family.apiVersion}`)] };
+  if (typeof kind !== "string" || kind === "")
+    return { findings: [kindError(`missing kind: use ${family.kindsHint}`)] };
+  if (typeof apiVersion !== "string" || apiVersion === "")
+    return { findings: [kindError(`missing apiVersion: use ${family.apiVersion}`)] };
   if (!Object.hasOwn(family.kinds, kind)) return { findings: [kindError(family.unsupportedKind(kind), ["kind"])] };
-  if (apiVersion !== family.apiVersion) return { findings: [kindError(family.wrongApiVersion(apiVersion), ["apiVersion"])] };
+  if (apiVersion !== family.apiVersion)
+    return { findings: [kindError(family.wrongApiVersion(apiVersion), ["apiVersion"])] };
   const schema = family.kinds[kind]!;
   const validate = validatorFor(schema);
-  const findings = validate(doc) ? [] : schemaFindings(schema, index, doc, validate.errors ?? [], { unknownKeysWarn: family.unknownKeysWarn, what: kind });
+  const findings = validate(doc)
+    ? []
+    : schemaFindings(schema, index, doc, validate.errors ?? [], {
+        unknownKeysWarn: family.unknownKeysWarn,
+        what: kind,
+      });
   family.rules(kind, isMapping(doc.spec) ? doc.spec : {}, index, findings);
   for (const f of findings) if (f.severity === "error") return { findings };
   const object = doc as unknown as KubeObject;

@@ -24,7 +24,12 @@ const SWITCH: Record<MeshKind, "virtualServices" | "destinationRules" | "gateway
  * `complete` is false when some mesh document was rejected (then dangling references are not reported:
  * the rejected document may be the one they name).
  */
-export function meshRules(cluster: string, objects: readonly PlacedObject[], values?: Values, complete = true): PlacedFinding[] {
+export function meshRules(
+  cluster: string,
+  objects: readonly PlacedObject[],
+  values?: Values,
+  complete = true,
+): PlacedFinding[] {
   const { out, at } = collector();
   const byKey = identityRules(cluster, objects, at);
   if (values) switchWarnings(objects, values, at);
@@ -34,12 +39,22 @@ export function meshRules(cluster: string, objects: readonly PlacedObject[], val
 }
 
 /** Reports a finding at a path of a placed object's document. */
-export type At = (o: PlacedObject, path: Finding["path"], severity: Finding["severity"], code: string, message: string) => void;
+export type At = (
+  o: PlacedObject,
+  path: Finding["path"],
+  severity: Finding["severity"],
+  code: string,
+  message: string,
+) => void;
 
 /** A findings list and the function that adds to it. */
 export function collector(): { out: PlacedFinding[]; at: At } {
   const out: PlacedFinding[] = [];
-  return { out, at: (o, path, severity, code, message) => void out.push({ file: o.file, doc: o.index, path, at: "key", severity, code, message }) };
+  return {
+    out,
+    at: (o, path, severity, code, message) =>
+      void out.push({ file: o.file, doc: o.index, path, at: "key", severity, code, message }),
+  };
 }
 
 /**
@@ -55,8 +70,17 @@ export function identityRules(cluster: string, objects: readonly PlacedObject[],
     const key = `${kind}/${ns}/${metadata.name}`;
     const first = byKey.get(key);
     if (first) {
-      for (const [p, q] of [[o, first], [first, o]] as const) {
-        at(p, ["metadata", "name"], "error", "duplicate", `${kind} ${ns}/${metadata.name} is defined twice (also at ${q.file}, document ${q.index + 1})`);
+      for (const [p, q] of [
+        [o, first],
+        [first, o],
+      ] as const) {
+        at(
+          p,
+          ["metadata", "name"],
+          "error",
+          "duplicate",
+          `${kind} ${ns}/${metadata.name} is defined twice (also at ${q.file}, document ${q.index + 1})`,
+        );
       }
       continue;
     }
@@ -65,9 +89,17 @@ export function identityRules(cluster: string, objects: readonly PlacedObject[],
     const clash = byHostName.get(host);
     if (clash) {
       const hn = host.slice(kind.length + 1);
-      for (const [p, q] of [[o, clash], [clash, o]] as const) {
-        at(p, ["metadata", "name"], "error", "host-name-collision",
-          `${kind} ${p.object.metadata.namespace}/${p.object.metadata.name} and ${q.object.metadata.namespace}/${q.object.metadata.name} (${q.file}) both become "${hn}" on the host: rename one`);
+      for (const [p, q] of [
+        [o, clash],
+        [clash, o],
+      ] as const) {
+        at(
+          p,
+          ["metadata", "name"],
+          "error",
+          "host-name-collision",
+          `${kind} ${p.object.metadata.namespace}/${p.object.metadata.name} and ${q.object.metadata.namespace}/${q.object.metadata.name} (${q.file}) both become "${hn}" on the host: rename one`,
+        );
       }
     } else {
       byHostName.set(host, o);
@@ -82,18 +114,26 @@ function switchWarnings(objects: readonly PlacedObject[], values: Values, at: At
     const kind = o.object.kind as MeshKind;
     const what = `${kind} ${o.object.metadata.namespace}/${o.object.metadata.name}`;
     if (!mesh.enabled) {
-      at(o, ["kind"], "warning", "mesh-disabled", `${what} is never applied: the mesh integration is off (set integrations.mesh.enabled: true)`);
+      at(
+        o,
+        ["kind"],
+        "warning",
+        "mesh-disabled",
+        `${what} is never applied: the mesh integration is off (set integrations.mesh.enabled: true)`,
+      );
     } else if (!mesh.sync.toHost[SWITCH[kind]].enabled) {
-      at(o, ["kind"], "warning", "mesh-disabled", `${what} is never applied: integrations.mesh.sync.toHost.${SWITCH[kind]}.enabled is false`);
+      at(
+        o,
+        ["kind"],
+        "warning",
+        "mesh-disabled",
+        `${what} is never applied: integrations.mesh.sync.toHost.${SWITCH[kind]}.enabled is false`,
+      );
     }
   }
 }
 
-function referenceWarnings(
-  objects: readonly PlacedObject[],
-  byKey: Map<string, PlacedObject>,
-  at: At,
-): void {
+function referenceWarnings(objects: readonly PlacedObject[], byKey: Map<string, PlacedObject>, at: At): void {
   const subsets = new Map<string, Set<string>>();
   const namespaces = meshNamespaces(objects.map((o) => o.object));
   for (const o of objects) {
@@ -108,12 +148,21 @@ function referenceWarnings(
   for (const o of objects) {
     if (o.object.kind !== "VirtualService") continue;
     const ns = o.object.metadata.namespace!;
-    const spec = o.object.spec as { gateways?: string[]; http?: Array<{ route?: Array<{ destination: { host: string; subset?: string } }> }> };
+    const spec = o.object.spec as {
+      gateways?: string[];
+      http?: Array<{ route?: Array<{ destination: { host: string; subset?: string } }> }>;
+    };
     (spec.gateways ?? []).forEach((g, i) => {
       if (g === "mesh") return;
       const [gns, gname] = g.includes("/") ? (g.split("/", 2) as [string, string]) : [ns, g];
       if (!byKey.has(`Gateway/${gns}/${gname}`)) {
-        at(o, ["spec", "gateways", i], "warning", "dangling-reference", `gateway "${g}" is not defined in this cluster's mesh manifests (Gateway ${gns}/${gname})`);
+        at(
+          o,
+          ["spec", "gateways", i],
+          "warning",
+          "dangling-reference",
+          `gateway "${g}" is not defined in this cluster's mesh manifests (Gateway ${gns}/${gname})`,
+        );
       }
     });
     (spec.http ?? []).forEach((h, i) =>
@@ -124,8 +173,15 @@ function referenceWarnings(
         if (!svc) return;
         const known = subsets.get(`${svc.namespace}/${svc.service}`);
         if (!known?.has(subset)) {
-          at(o, ["spec", "http", i, "route", j, "destination", "subset"], "warning", "dangling-reference",
-            known ? `subset "${subset}" is not defined in the DestinationRule for ${svc.service}.${svc.namespace}` : `subset "${subset}": no DestinationRule in this cluster defines subsets for ${svc.service}.${svc.namespace}`);
+          at(
+            o,
+            ["spec", "http", i, "route", j, "destination", "subset"],
+            "warning",
+            "dangling-reference",
+            known
+              ? `subset "${subset}" is not defined in the DestinationRule for ${svc.service}.${svc.namespace}`
+              : `subset "${subset}": no DestinationRule in this cluster defines subsets for ${svc.service}.${svc.namespace}`,
+          );
         }
       }),
     );

@@ -6,10 +6,12 @@ import type { Finding } from "./finding.js";
 import { checkManifest, type ManifestFamily } from "./manifest.js";
 import type { SchemaName } from "./schemas.js";
 
-const MESH_KINDS = { VirtualService: "mesh/virtualservice", DestinationRule: "mesh/destinationrule", Gateway: "mesh/gateway" } as const satisfies Record<string, SchemaName>;
+const MESH_KINDS = {
+  VirtualService: "mesh/virtualservice",
+  DestinationRule: "mesh/destinationrule",
+  Gateway: "mesh/gateway",
+} as const satisfies Record<string, SchemaName>;
 export type MeshKind = keyof typeof MESH_KINDS;
-
-;
 
 const MESH: ManifestFamily = {
   what: "a mesh manifest",
@@ -17,7 +19,8 @@ const MESH: ManifestFamily = {
   kinds: MESH_KINDS,
   kindCode: "mesh-kind",
   kindsHint: "VirtualService, DestinationRule or Gateway",
-  unsupportedKind: (kind) => `unsupported kind "${kind}" under mesh/: only VirtualService, DestinationRule and Gateway of ${MESH_API_VERSION} are synced`,
+  unsupportedKind: (kind) =>
+    `unsupported kind "${kind}" under mesh/: only VirtualService, DestinationRule and Gateway of ${MESH_API_VERSION} are synced`,
   wrongApiVersion: (apiVersion) =>
     `apiVersion "${apiVersion}" is not accepted: mesh resources are accepted as ${MESH_API_VERSION}${apiVersion.startsWith(`${MESH_GROUP}/`) ? "" : " (the mesh's resources use the group networking.mesh.io)"}`,
   unknownKeysWarn: true,
@@ -33,14 +36,28 @@ export function checkMeshDocument(doc: unknown, index: number): { findings: Find
   return checkManifest(MESH, doc, index);
 }
 
-function rule(out: Finding[], index: number, path: Finding["path"], message: string, severity: Finding["severity"] = "error"): void {
+function rule(
+  out: Finding[],
+  index: number,
+  path: Finding["path"],
+  message: string,
+  severity: Finding["severity"] = "error",
+): void {
   out.push({ doc: index, path, at: "key", severity, code: "mesh-rule", message });
 }
 
 function destinationRuleRules(spec: Record<string, unknown>, index: number, out: Finding[]): void {
-  const lb = isMapping(spec.trafficPolicy) && isMapping(spec.trafficPolicy.loadBalancer) ? spec.trafficPolicy.loadBalancer : undefined;
+  const lb =
+    isMapping(spec.trafficPolicy) && isMapping(spec.trafficPolicy.loadBalancer)
+      ? spec.trafficPolicy.loadBalancer
+      : undefined;
   if (lb && lb.simple !== undefined && lb.consistentHash !== undefined) {
-    rule(out, index, ["spec", "trafficPolicy", "loadBalancer"], "set either loadBalancer.simple or loadBalancer.consistentHash, not both");
+    rule(
+      out,
+      index,
+      ["spec", "trafficPolicy", "loadBalancer"],
+      "set either loadBalancer.simple or loadBalancer.consistentHash, not both",
+    );
   }
   const subsets = Array.isArray(spec.subsets) ? spec.subsets : [];
   const seen = new Set<string>();
@@ -59,10 +76,21 @@ function gatewayRules(spec: Record<string, unknown>, index: number, out: Finding
     if (!isMapping(s) || !isMapping(s.port)) continue;
     const tls = isMapping(s.tls) ? s.tls : undefined;
     if (s.port.protocol === "HTTPS" && !tls) {
-      rule(out, index, ["spec", "servers", i, "port", "protocol"], `server on port ${String(s.port.number)} uses HTTPS but has no tls: add tls.mode (SIMPLE) and tls.credentialName`);
+      rule(
+        out,
+        index,
+        ["spec", "servers", i, "port", "protocol"],
+        `server on port ${String(s.port.number)} uses HTTPS but has no tls: add tls.mode (SIMPLE) and tls.credentialName`,
+      );
     }
     if (tls && (tls.mode === "SIMPLE" || tls.mode === "MUTUAL") && tls.credentialName === undefined) {
-      rule(out, index, ["spec", "servers", i, "tls"], `tls.mode ${String(tls.mode)} without tls.credentialName: name the certificate secret`, "warning");
+      rule(
+        out,
+        index,
+        ["spec", "servers", i, "tls"],
+        `tls.mode ${String(tls.mode)} without tls.credentialName: name the certificate secret`,
+        "warning",
+      );
     }
   }
 }
@@ -78,6 +106,7 @@ function virtualServiceRules(spec: Record<string, unknown>, index: number, out: 
       if (isMapping(r) && typeof r.weight === "number") sum += r.weight;
       else weighted = false;
     }
-    if (weighted && sum !== 100) rule(out, index, ["spec", "http", i, "route"], `route weights add up to ${sum}, not 100`, "warning");
+    if (weighted && sum !== 100)
+      rule(out, index, ["spec", "http", i, "route"], `route weights add up to ${sum}, not 100`, "warning");
   }
 }

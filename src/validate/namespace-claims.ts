@@ -21,7 +21,10 @@ export function namespaceClaims(clusters: Iterable<NamespaceClaimant>): Map<stri
   const claims = new Map<string, string[]>();
   for (const c of clusters) {
     const errors = (c.diagnostics ?? []).filter((d) => d.severity === "error");
-    const claiming = c.spec !== undefined || c.valid === true || (errors.length > 0 && errors.every((d) => d.code === NAMESPACE_CONFLICT));
+    const claiming =
+      c.spec !== undefined ||
+      c.valid === true ||
+      (errors.length > 0 && errors.every((d) => d.code === NAMESPACE_CONFLICT));
     const ns = c.spec?.settings.namespace ?? c.settings?.namespace;
     if (!claiming || ns === undefined) continue;
     const names = claims.get(ns);

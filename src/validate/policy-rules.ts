@@ -32,19 +32,29 @@ export interface PolicyManifestInput {
 
 /** A policy violation: in the values (`values` path) or in a manifest document (`file`, `doc`, `path`). */
 export type PolicyFinding =
-  | { where: "values"; paths: string[][]; message: string; /** point at the key rather than its value */ at?: "key" }
+  | { where: "values"; paths: string[][]; message: string /** point at the key rather than its value */; at?: "key" }
   | { where: "manifest"; file: string; doc: number; path: PathSegment[]; message: string };
 
 /** Whether `name` matches the glob `pattern` (`*` stands for any characters, nothing else is special). */
 export function nameAllowed(name: string, pattern: string): boolean {
-  const re = new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
   return re.test(name);
 }
 
 const list = (patterns: readonly string[]): string => (patterns.length === 0 ? "(none)" : patterns.join(", "));
 
 /** Every bound of `policy` that the cluster's effective values, mesh manifests and certificates cross. */
-export function policyFindings(policy: Policy, values: Values, mesh: readonly PolicyManifestInput[], certificates: readonly PolicyManifestInput[] = []): PolicyFinding[] {
+export function policyFindings(
+  policy: Policy,
+  values: Values,
+  mesh: readonly PolicyManifestInput[],
+  certificates: readonly PolicyManifestInput[] = [],
+): PolicyFinding[] {
   const out: PolicyFinding[] = [];
   quotaFindings(policy, values, out);
   databaseFindings(policy, values, out);
@@ -61,18 +71,39 @@ function quotaFindings(policy: Policy, values: Values, out: PolicyFinding[]): vo
   const bounded = Object.keys(max).sort();
   const required = policy.quota?.required === true;
   if (!rq.enabled) {
-    if (required) out.push({ where: "values", paths: [["policies", "resourceQuota", "enabled"], ["policies", "resourceQuota"]], message: `the fleet policy (${POLICY_FILE} quota.required) requires a resource quota: set policies.resourceQuota.enabled: true with ${bounded.join(", ")} at most ${bounded.map((k) => max[k]).join(", ")}` });
+    if (required)
+      out.push({
+        where: "values",
+        paths: [
+          ["policies", "resourceQuota", "enabled"],
+          ["policies", "resourceQuota"],
+        ],
+        message: `the fleet policy (${POLICY_FILE} quota.required) requires a resource quota: set policies.resourceQuota.enabled: true with ${bounded.join(", ")} at most ${bounded.map((k) => max[k]).join(", ")}`,
+      });
     return;
   }
   for (const key of bounded) {
     const set = rq.quota[key];
     if (set === undefined) {
-      if (required) out.push({ where: "values", paths: [["policies", "resourceQuota", "quota"], ["policies", "resourceQuota", "enabled"]], at: "key", message: `the fleet policy (${POLICY_FILE} quota.required) requires policies.resourceQuota.quota["${key}"] (at most ${max[key]})` });
+      if (required)
+        out.push({
+          where: "values",
+          paths: [
+            ["policies", "resourceQuota", "quota"],
+            ["policies", "resourceQuota", "enabled"],
+          ],
+          at: "key",
+          message: `the fleet policy (${POLICY_FILE} quota.required) requires policies.resourceQuota.quota["${key}"] (at most ${max[key]})`,
+        });
       continue;
     }
     const order = compareQuantities(String(set), max[key]!);
     if (order === undefined || order > 0) {
-      out.push({ where: "values", paths: [["policies", "resourceQuota", "quota", key]], message: `quota ${key}: ${set} is more than the fleet policy allows (${POLICY_FILE} quota.max: ${max[key]})` });
+      out.push({
+        where: "values",
+        paths: [["policies", "resourceQuota", "quota", key]],
+        message: `quota ${key}: ${set} is more than the fleet policy allows (${POLICY_FILE} quota.max: ${max[key]})`,
+      });
     }
   }
 }
@@ -83,10 +114,19 @@ function databaseFindings(policy: Policy, values: Values, out: PolicyFinding[]):
   if (!allowed || !ext.enabled || ext.endpoint === "") return;
   const paths = [["controlPlane", "backingStore", "database", "external", "endpoint"]];
   const { hosts, refusals } = databaseTargets(ext.endpoint);
-  for (const why of refusals) out.push({ where: "values", paths, message: `the database endpoint cannot be checked against the fleet policy (${POLICY_FILE} database.hosts): ${why}` });
+  for (const why of refusals)
+    out.push({
+      where: "values",
+      paths,
+      message: `the database endpoint cannot be checked against the fleet policy (${POLICY_FILE} database.hosts): ${why}`,
+    });
   for (const host of hosts) {
     if (!allowed.some((p) => hostAllowed(host, p))) {
-      out.push({ where: "values", paths, message: `database host "${host}" is not allowed by the fleet policy (${POLICY_FILE} database.hosts: ${list(allowed)})` });
+      out.push({
+        where: "values",
+        paths,
+        message: `database host "${host}" is not allowed by the fleet policy (${POLICY_FILE} database.hosts: ${list(allowed)})`,
+      });
     }
   }
 }
@@ -94,11 +134,17 @@ function databaseFindings(policy: Policy, values: Values, out: PolicyFinding[]):
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-function meshFindings(policy: Policy, m: PolicyManifestInput, namespaces: ReadonlySet<string>, out: PolicyFinding[]): void {
+function meshFindings(
+  policy: Policy,
+  m: PolicyManifestInput,
+  namespaces: ReadonlySet<string>,
+  out: PolicyFinding[],
+): void {
   const { kind, metadata, spec } = m.object;
   if (!isObject(spec)) return;
   const what = `${kind} ${metadata.namespace ?? "default"}/${metadata.name}`;
-  const at = (path: PathSegment[], message: string): void => void out.push({ where: "manifest", file: m.file, doc: m.index, path, message });
+  const at = (path: PathSegment[], message: string): void =>
+    void out.push({ where: "manifest", file: m.file, doc: m.index, path, message });
   if (kind === "VirtualService" || kind === "DestinationRule") {
     // Every host it names (served hosts, route destinations, mirrors, a DestinationRule's host) that is not a service
     // of this cluster is an external host, kept as written: bounded by hosts.virtualServices (refused forms are mesh errors).
@@ -107,16 +153,36 @@ function meshFindings(policy: Policy, m: PolicyManifestInput, namespaces: Readon
     for (const f of hostFields(m.object)) {
       if (classifyHost(f.host, metadata.namespace ?? "default", namespaces).form !== "external") continue;
       const name = f.host.endsWith(".") ? f.host.slice(0, -1) : f.host;
-      const label = f.role === "hosts" ? "host" : f.path.includes("mirror") || f.path.includes("mirrors") ? "mirror host" : kind === "DestinationRule" ? "host" : "destination host";
-      if (!allowed.some((p) => hostAllowed(name, p))) at(f.path, `${what}: ${label} "${f.host}" is not allowed by the fleet policy (${POLICY_FILE} hosts.virtualServices: ${list(allowed)})`);
+      const label =
+        f.role === "hosts"
+          ? "host"
+          : f.path.includes("mirror") || f.path.includes("mirrors")
+            ? "mirror host"
+            : kind === "DestinationRule"
+              ? "host"
+              : "destination host";
+      if (!allowed.some((p) => hostAllowed(name, p)))
+        at(
+          f.path,
+          `${what}: ${label} "${f.host}" is not allowed by the fleet policy (${POLICY_FILE} hosts.virtualServices: ${list(allowed)})`,
+        );
     }
   } else if (kind === "Gateway") {
     const selectors = policy.gateways?.selectors;
     if (selectors) {
       const sel = isObject(spec.selector) ? spec.selector : {};
       if (!selectors.some((s) => Object.entries(s).every(([k, v]) => sel[k] === v))) {
-        const shown = selectors.map((s) => Object.entries(s).map(([k, v]) => `${k}=${v}`).join(",")).map((s) => `{${s}}`);
-        at(isObject(spec.selector) ? ["spec", "selector"] : ["spec"], `${what}: selector ${JSON.stringify(sel)} does not select an ingress gateway the fleet policy allows (${POLICY_FILE} gateways.selectors: ${list(shown)})`);
+        const shown = selectors
+          .map((s) =>
+            Object.entries(s)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(","),
+          )
+          .map((s) => `{${s}}`);
+        at(
+          isObject(spec.selector) ? ["spec", "selector"] : ["spec"],
+          `${what}: selector ${JSON.stringify(sel)} does not select an ingress gateway the fleet policy allows (${POLICY_FILE} gateways.selectors: ${list(shown)})`,
+        );
       }
     }
     if (!Array.isArray(spec.servers)) return;
@@ -128,12 +194,19 @@ function meshFindings(policy: Policy, m: PolicyManifestInput, namespaces: Readon
         server.hosts.forEach((h, j) => {
           if (typeof h !== "string") return;
           const dns = h.slice(h.indexOf("/") + 1);
-          if (!hostPatterns.some((p) => hostAllowed(dns, p))) at(["spec", "servers", i, "hosts", j], `${what}: host "${dns}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ${list(hostPatterns)})`);
+          if (!hostPatterns.some((p) => hostAllowed(dns, p)))
+            at(
+              ["spec", "servers", i, "hosts", j],
+              `${what}: host "${dns}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ${list(hostPatterns)})`,
+            );
         });
       }
       const cred = isObject(server.tls) ? server.tls.credentialName : undefined;
       if (credentials && typeof cred === "string" && cred !== "" && !credentials.some((p) => nameAllowed(cred, p))) {
-        at(["spec", "servers", i, "tls", "credentialName"], `${what}: tls.credentialName "${cred}" is not allowed by the fleet policy (${POLICY_FILE} gateways.credentialNames: ${list(credentials)})`);
+        at(
+          ["spec", "servers", i, "tls", "credentialName"],
+          `${what}: tls.credentialName "${cred}" is not allowed by the fleet policy (${POLICY_FILE} gateways.credentialNames: ${list(credentials)})`,
+        );
       }
     });
   }
@@ -151,20 +224,28 @@ function certificateFindings(policy: Policy, c: PolicyManifestInput, out: Policy
   const { metadata, spec } = c.object;
   if (!isObject(spec)) return;
   const what = `Certificate ${metadata.namespace ?? "default"}/${metadata.name}`;
-  const at = (path: PathSegment[], message: string): void => void out.push({ where: "manifest", file: c.file, doc: c.index, path, message });
+  const at = (path: PathSegment[], message: string): void =>
+    void out.push({ where: "manifest", file: c.file, doc: c.index, path, message });
   const hostPatterns = policy.hosts?.gateways;
   if (hostPatterns) {
     const claim = (name: unknown, path: PathSegment[], label: string): void => {
       if (typeof name === "string" && !hostPatterns.some((p) => hostAllowed(name, p))) {
-        at(path, `${what}: ${label} "${name}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ${list(hostPatterns)})`);
+        at(
+          path,
+          `${what}: ${label} "${name}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ${list(hostPatterns)})`,
+        );
       }
     };
     if (Array.isArray(spec.dnsNames)) spec.dnsNames.forEach((h, i) => claim(h, ["spec", "dnsNames", i], "DNS name"));
-    if (typeof spec.commonName === "string" && DNS_LIKE.test(spec.commonName)) claim(spec.commonName, ["spec", "commonName"], "commonName");
+    if (typeof spec.commonName === "string" && DNS_LIKE.test(spec.commonName))
+      claim(spec.commonName, ["spec", "commonName"], "commonName");
   }
   const credentials = policy.gateways?.credentialNames;
   const secret = spec.secretName;
   if (credentials && typeof secret === "string" && !credentials.some((p) => nameAllowed(secret, p))) {
-    at(["spec", "secretName"], `${what}: secretName "${secret}" is not allowed by the fleet policy (${POLICY_FILE} gateways.credentialNames: ${list(credentials)})`);
+    at(
+      ["spec", "secretName"],
+      `${what}: secretName "${secret}" is not allowed by the fleet policy (${POLICY_FILE} gateways.credentialNames: ${list(credentials)})`,
+    );
   }
 }

@@ -11,8 +11,6 @@ import { schemaFindings } from "./schema-errors.js";
 import { validatorFor } from "./schemas.js";
 import { kindOf } from "./values.js";
 
-;
-
 export interface LoadedPolicy {
   /** The policy when the file exists and is valid. */
   policy?: Policy;
@@ -32,13 +30,42 @@ export function loadPolicy(realRoot: string): LoadedPolicy {
   if (!loaded.ok) return { broken: true, diagnostics: [loaded.diagnostic] };
   const source = new SourceFile(POLICY_FILE, loaded.text, loaded.events);
   const docs = loaded.docs.filter((d) => d !== null);
-  if (docs.length === 0) return { policy: {}, broken: false, diagnostics: [fileDiagnostic(POLICY_FILE, "warning", "empty-file", "empty fleet policy: it bounds nothing")] };
+  if (docs.length === 0)
+    return {
+      policy: {},
+      broken: false,
+      diagnostics: [fileDiagnostic(POLICY_FILE, "warning", "empty-file", "empty fleet policy: it bounds nothing")],
+    };
   if (loaded.docs.length > 1) {
-    return { broken: true, diagnostics: [source.diagnostic({ doc: 1, path: [], at: "value", severity: "error", code: "documents", message: `the fleet policy holds one document, found ${loaded.docs.length}` })] };
+    return {
+      broken: true,
+      diagnostics: [
+        source.diagnostic({
+          doc: 1,
+          path: [],
+          at: "value",
+          severity: "error",
+          code: "documents",
+          message: `the fleet policy holds one document, found ${loaded.docs.length}`,
+        }),
+      ],
+    };
   }
   const doc = loaded.docs[0];
   if (!isMapping(doc)) {
-    return { broken: true, diagnostics: [source.diagnostic({ doc: 0, path: [], at: "value", severity: "error", code: "not-a-mapping", message: `the fleet policy must be a mapping, found ${kindOf(doc)}` })] };
+    return {
+      broken: true,
+      diagnostics: [
+        source.diagnostic({
+          doc: 0,
+          path: [],
+          at: "value",
+          severity: "error",
+          code: "not-a-mapping",
+          message: `the fleet policy must be a mapping, found ${kindOf(doc)}`,
+        }),
+      ],
+    };
   }
   const validate = validatorFor("policy");
   if (validate(doc)) return { policy: doc as Policy, broken: false, diagnostics: [] };
@@ -56,7 +83,14 @@ export function loadPolicy(realRoot: string): LoadedPolicy {
 export function enforcePolicy(realRoot: string, result: ClusterResult, loaded: LoadedPolicy): void {
   if (!result.spec) return;
   if (loaded.broken) {
-    result.diagnostics.push(fileDiagnostic(result.dir, "error", "policy-invalid", `not applied: the fleet policy ${POLICY_FILE} is invalid and cannot be enforced; fix its errors first`));
+    result.diagnostics.push(
+      fileDiagnostic(
+        result.dir,
+        "error",
+        "policy-invalid",
+        `not applied: the fleet policy ${POLICY_FILE} is invalid and cannot be enforced; fix its errors first`,
+      ),
+    );
     delete result.spec;
     result.valid = false;
     return;
@@ -76,7 +110,18 @@ export function enforcePolicy(realRoot: string, result: ClusterResult, loaded: L
   for (const f of findings) {
     if (f.where === "manifest") {
       const source = fileOf(f.file)?.source;
-      result.diagnostics.push(source ? source.diagnostic({ doc: f.doc, path: f.path, at: "value", severity: "error", code: "policy", message: f.message }) : fileDiagnostic(f.file, "error", "policy", f.message));
+      result.diagnostics.push(
+        source
+          ? source.diagnostic({
+              doc: f.doc,
+              path: f.path,
+              at: "value",
+              severity: "error",
+              code: "policy",
+              message: f.message,
+            })
+          : fileDiagnostic(f.file, "error", "policy", f.message),
+      );
       continue;
     }
     // A values finding points into the last values file that sets the key (as the values rules do).
@@ -85,10 +130,19 @@ export function enforcePolicy(realRoot: string, result: ClusterResult, loaded: L
     for (const path of f.paths) {
       const i = layerSetting(docs, path);
       if (i < 0) continue;
-      placed = fileOf(valuesFiles[i]!)!.source.diagnostic({ doc: 0, path, at: f.at ?? "value", severity: "error", code: "policy", message: f.message });
+      placed = fileOf(valuesFiles[i]!)!.source.diagnostic({
+        doc: 0,
+        path,
+        at: f.at ?? "value",
+        severity: "error",
+        code: "policy",
+        message: f.message,
+      });
       break;
     }
-    result.diagnostics.push(placed ?? fileDiagnostic(valuesFiles[0] ?? `${result.dir}/values.yaml`, "error", "policy", f.message));
+    result.diagnostics.push(
+      placed ?? fileDiagnostic(valuesFiles[0] ?? `${result.dir}/values.yaml`, "error", "policy", f.message),
+    );
   }
   delete result.spec;
   result.valid = false;

@@ -99,13 +99,18 @@ export interface PoolResult {
  * worker never waits for this thread to hand it work, and the last folders, the smallest, end together; folders a
  * failed worker claimed but did not answer are validated here.
  */
-export async function validateFolders(realRoot: string, names: readonly string[], opts: PoolOptions): Promise<PoolResult> {
+export async function validateFolders(
+  realRoot: string,
+  names: readonly string[],
+  opts: PoolOptions,
+): Promise<PoolResult> {
   const { detail, cacheDir, policy } = opts;
   const always = opts.workers === "always";
   const threads = Math.min(opts.jobs, names.length);
   const maxFiles = folderBudget(policy?.policy?.folderBudget).files;
   const queue = names.map((n) => listed(realRoot, n, maxFiles));
-  const parallel = threads > 1 && (always || queue.reduce((n, f) => n + fileCount(f), 0) >= (opts.minFiles ?? MIN_FILES_FOR_WORKERS));
+  const parallel =
+    threads > 1 && (always || queue.reduce((n, f) => n + fileCount(f), 0) >= (opts.minFiles ?? MIN_FILES_FOR_WORKERS));
 
   const claims = new Int32Array(new SharedArrayBuffer(4));
   const claim = (): number => Atomics.add(claims, 0, 1);
@@ -116,7 +121,12 @@ export async function validateFolders(realRoot: string, names: readonly string[]
     const f = queue[i]!;
     results[i] = validateFolder(realRoot, f.name, cache, detail, policy, f.files, opts.bases?.[f.name]);
   };
-  const pool = new Workers(realRoot, queue, claims, results, { cacheDir, detail, policy, ...(opts.bases ? { bases: opts.bases } : {}) });
+  const pool = new Workers(realRoot, queue, claims, results, {
+    cacheDir,
+    detail,
+    policy,
+    ...(opts.bases ? { bases: opts.bases } : {}),
+  });
   // The folders not claimed yet are sized and put largest first just before the workers start (never in a warm run).
   const startWorkers = (from: number): void => {
     queue.splice(from, queue.length - from, ...largestFirst(realRoot, queue.slice(from)));
@@ -187,7 +197,12 @@ class Workers {
         worker.on("exit", finish);
       });
       // Sent at once: the worker starts claiming as soon as it has loaded, without waiting for this (busy) thread.
-      worker.postMessage({ realRoot: this.realRoot, folders, claims: this.claims.buffer as SharedArrayBuffer, ...this.settings } satisfies WorkRequest);
+      worker.postMessage({
+        realRoot: this.realRoot,
+        folders,
+        claims: this.claims.buffer as SharedArrayBuffer,
+        ...this.settings,
+      } satisfies WorkRequest);
       this.running.push({ worker, ready, done });
     }
   }

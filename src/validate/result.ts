@@ -50,7 +50,12 @@ export function rememberSettingsSource(result: ClusterResult, source: SourceFile
  * Where a cluster's host namespace is set: the `namespace` key of its cluster.yaml, else the folder. A result
  * from the cache has no parsed cluster.yaml: the file is read again (only when there is something to report).
  */
-export function namespaceDiagnostic(realRoot: string, result: ClusterResult, code: string, message: string): Diagnostic {
+export function namespaceDiagnostic(
+  realRoot: string,
+  result: ClusterResult,
+  code: string,
+  message: string,
+): Diagnostic {
   let source = settingsSources.get(result);
   if (!source && result.clusterFile) {
     const loaded = loadYamlFile(realRoot, result.clusterFile);

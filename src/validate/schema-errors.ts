@@ -20,20 +20,43 @@ export interface SchemaErrorOptions {
  * Findings of one document's ajv errors. Only the first MAX_FINDINGS_PER_FILE get a message (the rest are
  * counted, not shown: see SourceFile.report), so a document with 45,000 unknown keys costs little.
  */
-export function schemaFindings(schema: SchemaName, doc: number, value: unknown, errors: readonly ErrorObject[], opts: SchemaErrorOptions = {}): Finding[] {
+export function schemaFindings(
+  schema: SchemaName,
+  doc: number,
+  value: unknown,
+  errors: readonly ErrorObject[],
+  opts: SchemaErrorOptions = {},
+): Finding[] {
   const out: Finding[] = [];
   for (const e of errors) {
     // propertyNames reports each bad name twice (the inner keyword and propertyNames itself): keep one.
     if (e.schemaPath.includes("/propertyNames/")) continue;
     if (out.length >= MAX_FINDINGS_PER_FILE) {
       const unknownKey = e.keyword === "additionalProperties" || e.keyword === "additionalProperty";
-      out.push({ doc, path: [], at: "key", severity: unknownKey && opts.unknownKeysWarn ? "warning" : "error", code: "schema", message: "" });
+      out.push({
+        doc,
+        path: [],
+        at: "key",
+        severity: unknownKey && opts.unknownKeysWarn ? "warning" : "error",
+        code: "schema",
+        message: "",
+      });
       continue;
     }
     const path = instancePath(e.instancePath);
     const where = showPath(path);
-    const f = (message: string, p: PathSegment[] = path, at: Finding["at"] = "key", severity: Finding["severity"] = "error"): Finding => ({
-      doc, path: p, at, severity, code: "schema", message,
+    const f = (
+      message: string,
+      p: PathSegment[] = path,
+      at: Finding["at"] = "key",
+      severity: Finding["severity"] = "error",
+    ): Finding => ({
+      doc,
+      path: p,
+      at,
+      severity,
+      code: "schema",
+      message,
     });
     switch (e.keyword) {
       case "additionalProperty":
@@ -43,9 +66,21 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
         const hint = suggest(key, known) ?? nestedKey(schemaDoc(schema), e.schemaPath, key);
         const level = path.length === 0 ? "at the top level" : `in ${where}`;
         if (opts.unknownKeysWarn) {
-          out.push(f(`field "${key}" ${level} is not in the checked shape of ${opts.what ?? "this kind"}: kept as written, not validated${hint ? ` (did you mean "${hint}"?)` : ""}`, [...path, key], "key", "warning"));
+          out.push(
+            f(
+              `field "${key}" ${level} is not in the checked shape of ${opts.what ?? "this kind"}: kept as written, not validated${hint ? ` (did you mean "${hint}"?)` : ""}`,
+              [...path, key],
+              "key",
+              "warning",
+            ),
+          );
         } else {
-          out.push(f(`unknown key "${key}" ${level}${hint ? `: did you mean "${hint}"?` : known.length ? ` (known keys: ${known.join(", ")})` : ""}`, [...path, key]));
+          out.push(
+            f(
+              `unknown key "${key}" ${level}${hint ? `: did you mean "${hint}"?` : known.length ? ` (known keys: ${known.join(", ")})` : ""}`,
+              [...path, key],
+            ),
+          );
         }
         break;
       }
@@ -56,17 +91,39 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
       }
       case "propertyNames": {
         const name = (e.params as { propertyName: string }).propertyName;
-        if (defName(e.schemaPath) === "labels") out.push(f(`invalid label key "${name}" in ${where}: use [prefix/]name, the name at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit`, [...path, name]));
-        else if (schema === "policy") out.push(f(`invalid key "${name}" in ${where}: use one of requests.cpu, requests.memory, limits.cpu, limits.memory`, [...path, name]));
-        else out.push(f(`invalid key "${name}" in ${where}: use <plural>.<group>, e.g. "certificates.cert-manager.io"`, [...path, name]));
+        if (defName(e.schemaPath) === "labels")
+          out.push(
+            f(
+              `invalid label key "${name}" in ${where}: use [prefix/]name, the name at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit`,
+              [...path, name],
+            ),
+          );
+        else if (schema === "policy")
+          out.push(
+            f(
+              `invalid key "${name}" in ${where}: use one of requests.cpu, requests.memory, limits.cpu, limits.memory`,
+              [...path, name],
+            ),
+          );
+        else
+          out.push(
+            f(`invalid key "${name}" in ${where}: use <plural>.<group>, e.g. "certificates.cert-manager.io"`, [
+              ...path,
+              name,
+            ]),
+          );
         break;
       }
       case "type": {
         const want = (e.params as { type: string }).type;
         const def = defName(e.schemaPath);
         const got = describe(valueAt(value, path), isSecretValuesPath(value, path));
-        if (def === "quantity") out.push(f(`${where} must be a quantity string such as "200m", "512Mi" or "2Gi", got ${got} (quote numbers)`));
-        else if (def === "duration") out.push(f(`${where} must be a duration string such as "100ms" or "5s", got ${got}`));
+        if (def === "quantity")
+          out.push(
+            f(`${where} must be a quantity string such as "200m", "512Mi" or "2Gi", got ${got} (quote numbers)`),
+          );
+        else if (def === "duration")
+          out.push(f(`${where} must be a duration string such as "100ms" or "5s", got ${got}`));
         else out.push(f(`${where} must be ${article(want)}, got ${got}${want === "string" ? " (quote it)" : ""}`));
         break;
       }
@@ -75,12 +132,34 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
         const got = show(value, path);
         const def = defName(e.schemaPath);
         if (def === "quantity") out.push(f(`invalid quantity ${got} at ${where}: use forms like 200m, 1, 512Mi, 2Gi`));
-        else if (def === "duration") out.push(f(`invalid duration ${got} at ${where}: use forms like 100ms, 5s, 1m30s`));
-        else if (def === "labels") out.push(f(`invalid label value ${got} at ${where}: at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`));
-        else if (def === "dnsName") out.push(f(`invalid DNS name ${got} at ${where}: lower-case labels of letters, digits and "-" separated by ".", optionally starting with "*."`));
-        else if (def === "gatewayRef") out.push(f(`invalid gateway ${got} at ${where}: use mesh, a Gateway name, or namespace/name`));
-        else if (def === "dns1123Label" || pattern === LABEL_PATTERN) out.push(f(`invalid name ${got} at ${where}: must be a DNS-1123 label (lower-case letters, digits and "-", starting and ending with a letter or digit)`));
-        else if (pattern === SUBDOMAIN_PATTERN) out.push(f(`invalid name ${got} at ${where}: must be a DNS-1123 subdomain (lower-case letters, digits, "-" and ".")`));
+        else if (def === "duration")
+          out.push(f(`invalid duration ${got} at ${where}: use forms like 100ms, 5s, 1m30s`));
+        else if (def === "labels")
+          out.push(
+            f(
+              `invalid label value ${got} at ${where}: at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`,
+            ),
+          );
+        else if (def === "dnsName")
+          out.push(
+            f(
+              `invalid DNS name ${got} at ${where}: lower-case labels of letters, digits and "-" separated by ".", optionally starting with "*."`,
+            ),
+          );
+        else if (def === "gatewayRef")
+          out.push(f(`invalid gateway ${got} at ${where}: use mesh, a Gateway name, or namespace/name`));
+        else if (def === "dns1123Label" || pattern === LABEL_PATTERN)
+          out.push(
+            f(
+              `invalid name ${got} at ${where}: must be a DNS-1123 label (lower-case letters, digits and "-", starting and ending with a letter or digit)`,
+            ),
+          );
+        else if (pattern === SUBDOMAIN_PATTERN)
+          out.push(
+            f(
+              `invalid name ${got} at ${where}: must be a DNS-1123 subdomain (lower-case letters, digits, "-" and ".")`,
+            ),
+          );
         else out.push(f(`invalid value ${got} at ${where}: must match ${pattern}`));
         break;
       }
@@ -88,7 +167,11 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
         const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map(String);
         const got = valueAt(value, path);
         const hint = typeof got === "string" ? suggest(got, allowed) : undefined;
-        out.push(f(`invalid value ${show(value, path)} at ${where}: ${hint ? `did you mean "${hint}"? ` : ""}use one of ${allowed.join(", ")}`));
+        out.push(
+          f(
+            `invalid value ${show(value, path)} at ${where}: ${hint ? `did you mean "${hint}"? ` : ""}use one of ${allowed.join(", ")}`,
+          ),
+        );
         break;
       }
       case "const": {
@@ -105,7 +188,11 @@ export function schemaFindings(schema: SchemaName, doc: number, value: unknown, 
         break;
       }
       case "minItems":
-        out.push(f(`${where} must have at least ${(e.params as { limit: number }).limit} entr${(e.params as { limit: number }).limit === 1 ? "y" : "ies"}`));
+        out.push(
+          f(
+            `${where} must have at least ${(e.params as { limit: number }).limit} entr${(e.params as { limit: number }).limit === 1 ? "y" : "ies"}`,
+          ),
+        );
         break;
       case "minLength":
         out.push(f(`${where} must not be empty`));
@@ -156,7 +243,11 @@ function nestedKey(root: SchemaDoc, schemaPath: string, key: string): string | u
 function schemaNode(root: SchemaDoc, schemaPath: string): SchemaDoc | undefined {
   const parts = schemaPath.replace(/^#\//, "").split("/").slice(0, -1);
   let node: unknown = root;
-  for (const p of parts) node = node && typeof node === "object" ? (node as Record<string, unknown>)[p.replaceAll("~1", "/").replaceAll("~0", "~")] : undefined;
+  for (const p of parts)
+    node =
+      node && typeof node === "object"
+        ? (node as Record<string, unknown>)[p.replaceAll("~1", "/").replaceAll("~0", "~")]
+        : undefined;
   return node && typeof node === "object" ? (node as SchemaDoc) : undefined;
 }
 
@@ -166,7 +257,8 @@ function defName(schemaPath: string): string | undefined {
 
 function valueAt(value: unknown, path: readonly PathSegment[]): unknown {
   let node = value;
-  for (const seg of path) node = node !== null && typeof node === "object" ? (node as Record<string, unknown>)[String(seg)] : undefined;
+  for (const seg of path)
+    node = node !== null && typeof node === "object" ? (node as Record<string, unknown>)[String(seg)] : undefined;
   return node;
 }
 

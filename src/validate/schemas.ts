@@ -11,8 +11,27 @@ export const SCHEMAS_DIR = new URL("../../schemas/", import.meta.url);
 /** Where `npm run build` writes the precompiled validators. */
 export const COMPILED_SCHEMAS_DIR = new URL("../../dist/schemas/", import.meta.url);
 
-export type SchemaName = "values" | "cluster" | "policy" | "groups" | "rollout" | "mesh/virtualservice" | "mesh/destinationrule" | "mesh/gateway" | "certmanager/certificate";
-export const SCHEMA_NAMES: readonly SchemaName[] = ["values", "cluster", "policy", "groups", "rollout", "mesh/virtualservice", "mesh/destinationrule", "mesh/gateway", "certmanager/certificate"];
+export type SchemaName =
+  | "values"
+  | "cluster"
+  | "policy"
+  | "groups"
+  | "rollout"
+  | "mesh/virtualservice"
+  | "mesh/destinationrule"
+  | "mesh/gateway"
+  | "certmanager/certificate";
+export const SCHEMA_NAMES: readonly SchemaName[] = [
+  "values",
+  "cluster",
+  "policy",
+  "groups",
+  "rollout",
+  "mesh/virtualservice",
+  "mesh/destinationrule",
+  "mesh/gateway",
+  "certmanager/certificate",
+];
 
 /** A strict validator reports every error and never changes its input; a defaulting one also fills in defaults. */
 export type ValidatorMode = "strict" | "defaulting";
@@ -29,7 +48,10 @@ export interface SchemaDoc {
 
 const texts = new Map<SchemaName, string>();
 const raw = new Map<SchemaName, SchemaDoc>();
-const validators: Record<ValidatorMode, Map<SchemaName, ValidateFunction>> = { strict: new Map(), defaulting: new Map() };
+const validators: Record<ValidatorMode, Map<SchemaName, ValidateFunction>> = {
+  strict: new Map(),
+  defaulting: new Map(),
+};
 
 function schemaText(name: SchemaName): string {
   let text = texts.get(name);
@@ -52,13 +74,22 @@ export function schemaDoc(name: SchemaName): SchemaDoc {
 
 /** The ajv options of a mode (`source` keeps the generated code, for standalone output). */
 export function ajvOptions(mode: ValidatorMode, source = false): Options {
-  return { allErrors: true, strict: true, strictTypes: false, useDefaults: mode === "defaulting", allowUnionTypes: true, ...(source ? { code: { source: true } } : {}) };
+  return {
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    useDefaults: mode === "defaulting",
+    allowUnionTypes: true,
+    ...(source ? { code: { source: true } } : {}),
+  };
 }
 
 /** What a precompiled validator must have been generated from: the schema text, the options and ajv's version. */
 export function compiledKey(name: SchemaName, mode: ValidatorMode): string {
   const ajvVersion = (createRequire(import.meta.url)("ajv/package.json") as { version: string }).version;
-  return createHash("sha256").update(JSON.stringify([schemaText(name), ajvOptions(mode), ajvVersion])).digest("hex");
+  return createHash("sha256")
+    .update(JSON.stringify([schemaText(name), ajvOptions(mode), ajvVersion]))
+    .digest("hex");
 }
 
 /** File name of a precompiled validator in COMPILED_SCHEMAS_DIR. */

@@ -31,10 +31,14 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
     }
     if (v.privateNodes.enabled) {
       out.push({
-        paths: [["integrations", "mesh", "enabled"], ["privateNodes", "enabled"]],
+        paths: [
+          ["integrations", "mesh", "enabled"],
+          ["privateNodes", "enabled"],
+        ],
         severity: "error",
         code: "mesh-private-nodes",
-        message: "the mesh integration is not supported in private nodes mode (privateNodes.enabled is true): it needs workloads running as pods in the host cluster; turn one of them off",
+        message:
+          "the mesh integration is not supported in private nodes mode (privateNodes.enabled is true): it needs workloads running as pods in the host cluster; turn one of them off",
       });
     }
   }
@@ -53,10 +57,14 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
   const metrics = v.integrations.metricsServer;
   if (metrics.enabled && v.deploy.metricsServer.enabled) {
     out.push({
-      paths: [["deploy", "metricsServer", "enabled"], ["integrations", "metricsServer", "enabled"]],
+      paths: [
+        ["deploy", "metricsServer", "enabled"],
+        ["integrations", "metricsServer", "enabled"],
+      ],
       severity: "error",
       code: "metrics-conflict",
-      message: "the metrics integration (integrations.metricsServer.enabled) and the built-in metrics server (deploy.metricsServer.enabled) cannot both be on: deploying both is not supported; turn off deploy.metricsServer",
+      message:
+        "the metrics integration (integrations.metricsServer.enabled) and the built-in metrics server (deploy.metricsServer.enabled) cannot both be on: deploying both is not supported; turn off deploy.metricsServer",
     });
   }
   if (metrics.enabled && v.privateNodes.enabled && !v.deploy.metricsServer.enabled) {
@@ -64,7 +72,8 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
       paths: [["integrations", "metricsServer", "enabled"]],
       severity: "warning",
       code: "metrics-private-nodes",
-      message: "in private nodes mode the built-in metrics server (deploy.metricsServer.enabled) is preferred to the metrics integration",
+      message:
+        "in private nodes mode the built-in metrics server (deploy.metricsServer.enabled) is preferred to the metrics integration",
     });
   }
   if (metrics.enabled && !metrics.pods && !metrics.nodes) {
@@ -72,7 +81,8 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
       paths: [["integrations", "metricsServer", "enabled"]],
       severity: "warning",
       code: "metrics-empty",
-      message: "the metrics integration is enabled but proxies neither pods nor nodes (integrations.metricsServer.pods and .nodes are false)",
+      message:
+        "the metrics integration is enabled but proxies neither pods nor nodes (integrations.metricsServer.pods and .nodes are false)",
     });
   }
   const external = v.controlPlane.backingStore.database.external;
@@ -84,7 +94,8 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
         paths: [["controlPlane", "backingStore", "database", "external", "enabled"]],
         severity: "error",
         code: "database-endpoint",
-        message: "the external database is enabled without a connection: set controlPlane.backingStore.database.external.endpoint or .endpointSecretRef",
+        message:
+          "the external database is enabled without a connection: set controlPlane.backingStore.database.external.endpoint or .endpointSecretRef",
       });
     } else if (hasEndpoint && external.endpointSecretRef) {
       out.push({
@@ -116,17 +127,32 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
 }
 
 const ENDPOINT = ["controlPlane", "backingStore", "database", "external", "endpoint"];
-const SECRET_REF_FORM = "controlPlane.backingStore.database.external.endpointSecretRef: {name: <Secret in the host namespace>, key: <key holding the URL>}";
+const SECRET_REF_FORM =
+  "controlPlane.backingStore.database.external.endpointSecretRef: {name: <Secret in the host namespace>, key: <key holding the URL>}";
 
 /** An inline endpoint must be a URL (an error otherwise) and should hold no password (a warning naming the reference form). */
 function endpointRules(endpoint: string): RuleFinding[] {
   if (endpoint === "") return [];
   if (!isUrl(endpoint)) {
     // The value is not quoted: whatever it is, it may be a credential.
-    return [{ paths: [ENDPOINT], severity: "error", code: "database-endpoint", message: `the external database endpoint is not a URL: write it as scheme://[user@]host[:port]/database (e.g. postgres://vc@db.example.com:5432/vc), or keep it in a Secret with ${SECRET_REF_FORM}` }];
+    return [
+      {
+        paths: [ENDPOINT],
+        severity: "error",
+        code: "database-endpoint",
+        message: `the external database endpoint is not a URL: write it as scheme://[user@]host[:port]/database (e.g. postgres://vc@db.example.com:5432/vc), or keep it in a Secret with ${SECRET_REF_FORM}`,
+      },
+    ];
   }
   if (hasUrlCredential(endpoint) || urlPassword(endpoint) !== "") {
-    return [{ paths: [ENDPOINT], severity: "warning", code: "credential-in-git", message: `the external database endpoint holds a password, which is then in git: keep it in a Secret of the host namespace and write ${SECRET_REF_FORM} instead of endpoint` }];
+    return [
+      {
+        paths: [ENDPOINT],
+        severity: "warning",
+        code: "credential-in-git",
+        message: `the external database endpoint holds a password, which is then in git: keep it in a Secret of the host namespace and write ${SECRET_REF_FORM} instead of endpoint`,
+      },
+    ];
   }
   return [];
 }

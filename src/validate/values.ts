@@ -52,7 +52,9 @@ export function layerValues(layers: readonly ValuesLayer[]): { values?: Values; 
     values = effectiveValues(merged);
   } catch (err) {
     const last = layers[layers.length - 1];
-    return { diagnostics: [fileDiagnostic(last?.source.file ?? "values.yaml", "error", "schema", (err as Error).message)] };
+    return {
+      diagnostics: [fileDiagnostic(last?.source.file ?? "values.yaml", "error", "schema", (err as Error).message)],
+    };
   }
   const diagnostics = valuesRules(values, merged).map((r) => ruleDiagnostic(layers, r));
   return { values, diagnostics };
@@ -61,8 +63,19 @@ export function layerValues(layers: readonly ValuesLayer[]): { values?: Values; 
 function ruleDiagnostic(layers: readonly ValuesLayer[], r: RuleFinding): Diagnostic {
   let i = -1;
   for (const path of r.paths) {
-    i = layerSetting(layers.map((l) => l.doc), path);
-    if (i >= 0) return layers[i]!.source.diagnostic({ doc: 0, path: path, at: "key", severity: r.severity, code: r.code, message: r.message });
+    i = layerSetting(
+      layers.map((l) => l.doc),
+      path,
+    );
+    if (i >= 0)
+      return layers[i]!.source.diagnostic({
+        doc: 0,
+        path: path,
+        at: "key",
+        severity: r.severity,
+        code: r.code,
+        message: r.message,
+      });
   }
   const last = layers[layers.length - 1];
   return fileDiagnostic(last?.source.file ?? "values.yaml", r.severity, r.code, r.message);
@@ -71,15 +84,31 @@ function ruleDiagnostic(layers: readonly ValuesLayer[], r: RuleFinding): Diagnos
 /** Every problem of a standalone values file (`vc create -f values.yaml`): YAML, schema and rules, located. */
 export function validateValuesDocument(text: string, file: string): Diagnostic[] {
   const parsed = parseYaml(text);
-  if (!parsed.ok) return [fileDiagnostic(file, "error", parsed.error.code, parsed.error.message, parsed.error.line, parsed.error.col)];
+  if (!parsed.ok)
+    return [
+      fileDiagnostic(file, "error", parsed.error.code, parsed.error.message, parsed.error.line, parsed.error.col),
+    ];
   const source = new SourceFile(file, text, parsed.events);
   const docs = parsed.docs;
   if (docs.length === 0 || (docs.length === 1 && docs[0] === null)) {
     return [fileDiagnostic(file, "warning", "empty-file", "empty values file: every default applies")];
   }
-  if (docs.length > 1) return [fileDiagnostic(file, "error", "values-documents", `a values file holds one document, found ${docs.length}`)];
+  if (docs.length > 1)
+    return [
+      fileDiagnostic(file, "error", "values-documents", `a values file holds one document, found ${docs.length}`),
+    ];
   const doc = docs[0];
-  if (!isMapping(doc)) return [source.diagnostic({ doc: 0, path: [], at: "value", severity: "error", code: "not-a-mapping", message: `a values file must be a mapping, found ${kindOf(doc)}` })];
+  if (!isMapping(doc))
+    return [
+      source.diagnostic({
+        doc: 0,
+        path: [],
+        at: "value",
+        severity: "error",
+        code: "not-a-mapping",
+        message: `a values file must be a mapping, found ${kindOf(doc)}`,
+      }),
+    ];
   const findings = checkValuesDocument(doc);
   if (findings.length === 0) return layerValues([{ source, doc }]).diagnostics.sort(compareDiagnostics);
   const diagnostics: Diagnostic[] = [];

@@ -6,7 +6,16 @@ import { overlaps } from "../../src/claims/hosts.js";
 import { liveClaimsOf } from "../../src/claims/host-claims.js";
 import type { KubeObject } from "../../src/kube/object.js";
 
-const HOSTS = ["shop.example.com", "pay.example.com", "a.pay.example.com", "*.pay.example.com", "*.example.com", "*", "other.test", "*.test"];
+const HOSTS = [
+  "shop.example.com",
+  "pay.example.com",
+  "a.pay.example.com",
+  "*.pay.example.com",
+  "*.example.com",
+  "*",
+  "other.test",
+  "*.test",
+];
 
 /** A small deterministic generator (mulberry32), so that a failure names its seed. */
 function random(seed: number): () => number {
@@ -22,7 +31,12 @@ function random(seed: number): () => number {
 const gateway = (cluster: string, name: string, hosts: string[], created: string): KubeObject => ({
   apiVersion: "networking.mesh.io/v1beta1",
   kind: "Gateway",
-  metadata: { name, namespace: `vc-${cluster}`, labels: { "vc.orch.io/inventory": cluster }, creationTimestamp: created },
+  metadata: {
+    name,
+    namespace: `vc-${cluster}`,
+    labels: { "vc.orch.io/inventory": cluster },
+    creationTimestamp: created,
+  },
   spec: { servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts }] },
 });
 
@@ -31,16 +45,35 @@ describe("claims/index", () => {
     for (let seed = 1; seed <= 200; seed++) {
       const next = random(seed);
       const pick = () => HOSTS[Math.floor(next() * HOSTS.length)]!;
-      const claims: LiveClaim[] = Array.from({ length: Math.floor(next() * 12) }, (_, i) => ({ cluster: `c${Math.floor(next() * 4)}`, host: pick(), since: Math.floor(next() * 3), object: `Gateway vc/g${i}` }));
+      const claims: LiveClaim[] = Array.from({ length: Math.floor(next() * 12) }, (_, i) => ({
+        cluster: `c${Math.floor(next() * 4)}`,
+        host: pick(),
+        since: Math.floor(next() * 3),
+        object: `Gateway vc/g${i}`,
+      }));
       const index = ClaimIndex.ofClaims(claims);
       for (const host of HOSTS) {
-        const scanned = claims.filter((c) => overlaps(c.host, host)).map((c) => c.object).sort();
-        expect(index.overlapping(host).map((c) => c.object).sort(), `seed ${seed}, host ${host}`).to.deep.equal(scanned);
+        const scanned = claims
+          .filter((c) => overlaps(c.host, host))
+          .map((c) => c.object)
+          .sort();
+        expect(
+          index
+            .overlapping(host)
+            .map((c) => c.object)
+            .sort(),
+          `seed ${seed}, host ${host}`,
+        ).to.deep.equal(scanned);
       }
-      const peers = new Map(Array.from({ length: 5 }, (_, i) => [`p${i}`, Array.from({ length: Math.floor(next() * 3) }, pick)] as const));
+      const peers = new Map(
+        Array.from({ length: 5 }, (_, i) => [`p${i}`, Array.from({ length: Math.floor(next() * 3) }, pick)] as const),
+      );
       const peerIndex = new PeerIndex(peers);
       for (const host of HOSTS) {
-        const scanned = [...peers].filter(([, hosts]) => hosts.some((h) => overlaps(h, host))).map(([name]) => name).sort();
+        const scanned = [...peers]
+          .filter(([, hosts]) => hosts.some((h) => overlaps(h, host)))
+          .map(([name]) => name)
+          .sort();
         expect(peerIndex.claimants(host).sort(), `seed ${seed}, peers of ${host}`).to.deep.equal(scanned);
       }
     }
@@ -50,14 +83,26 @@ describe("claims/index", () => {
     const a = gateway("a", "public", ["shop.example.com"], "2026-01-01T00:00:00Z");
     const b = gateway("b", "public", ["*.example.com"], "2026-02-01T00:00:00Z");
     const index = ClaimIndex.ofObjects([a, b], liveClaimsOf);
-    expect(index.overlapping("shop.example.com").map((c) => c.cluster).sort()).to.deep.equal(["a", "b"]);
+    expect(
+      index
+        .overlapping("shop.example.com")
+        .map((c) => c.cluster)
+        .sort(),
+    ).to.deep.equal(["a", "b"]);
     index.put(gateway("a", "public", ["pay.example.com"], "2026-01-01T00:00:00Z"));
     expect(index.overlapping("shop.example.com").map((c) => c.cluster)).to.deep.equal(["b"]);
-    expect(index.overlapping("pay.example.com").map((c) => c.cluster).sort()).to.deep.equal(["a", "b"]);
+    expect(
+      index
+        .overlapping("pay.example.com")
+        .map((c) => c.cluster)
+        .sort(),
+    ).to.deep.equal(["a", "b"]);
     index.remove("networking.mesh.io/Gateway/vc-b/public");
     expect(index.overlapping("pay.example.com").map((c) => c.cluster)).to.deep.equal(["a"]);
     expect(index.objects().map((o) => o.metadata.namespace)).to.deep.equal(["vc-a"]);
     // Of the objects only their references are kept, not their specs (a fleet's would stay in memory for a run).
-    expect(index.objects()).to.deep.equal([{ apiVersion: "networking.mesh.io/v1beta1", kind: "Gateway", metadata: { name: "public", namespace: "vc-a" } }]);
+    expect(index.objects()).to.deep.equal([
+      { apiVersion: "networking.mesh.io/v1beta1", kind: "Gateway", metadata: { name: "public", namespace: "vc-a" } },
+    ]);
   });
 });

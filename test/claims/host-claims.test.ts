@@ -11,8 +11,16 @@ const API = "networking.mesh.io/v1beta1";
 const gw = (cluster: string, hosts: string[], created?: string): KubeObject => ({
   apiVersion: API,
   kind: "Gateway",
-  metadata: { name: `gw-x-web-x-${cluster}`, namespace: `vc-${cluster}`, labels: { "vc.orch.io/inventory": cluster }, ...(created ? { creationTimestamp: created } : {}) },
-  spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: hosts.map((h) => `vc-${cluster}/${h}`) }] },
+  metadata: {
+    name: `gw-x-web-x-${cluster}`,
+    namespace: `vc-${cluster}`,
+    labels: { "vc.orch.io/inventory": cluster },
+    ...(created ? { creationTimestamp: created } : {}),
+  },
+  spec: {
+    selector: { istio: "ingressgateway" },
+    servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: hosts.map((h) => `vc-${cluster}/${h}`) }],
+  },
 });
 const vs = (cluster: string, hosts: string[], gateways: string[]): KubeObject => ({
   apiVersion: API,
@@ -23,8 +31,13 @@ const vs = (cluster: string, hosts: string[], gateways: string[]): KubeObject =>
 
 describe("claims/host-claims: one cluster per public host, the older claim wins", () => {
   it("reads the public hosts of Gateways and of VirtualServices bound to a gateway (not cluster services, not mesh-only)", () => {
-    expect(publicHosts(gw("a", ["Shop.Example.com.", "*.api.example.com"]))).to.deep.equal(["shop.example.com", "*.api.example.com"]);
-    expect(publicHosts(vs("a", ["shop.example.com", "web-x-shop-x-a.vc-a.svc.cluster.local"], ["vc-a/gw"]))).to.deep.equal(["shop.example.com"]);
+    expect(publicHosts(gw("a", ["Shop.Example.com.", "*.api.example.com"]))).to.deep.equal([
+      "shop.example.com",
+      "*.api.example.com",
+    ]);
+    expect(
+      publicHosts(vs("a", ["shop.example.com", "web-x-shop-x-a.vc-a.svc.cluster.local"], ["vc-a/gw"])),
+    ).to.deep.equal(["shop.example.com"]);
     expect(publicHosts(vs("a", ["shop.example.com"], ["mesh"]))).to.deep.equal([]);
     expect(publicHosts(vs("a", ["shop.example.com"], []))).to.deep.equal([]);
   });
@@ -33,7 +46,10 @@ describe("claims/host-claims: one cluster per public host, the older claim wins"
     const live = liveClaimsOf(gw("victim", ["shop.example.com", "*.pay.example.com"], "2026-01-01T00:00:00Z"));
     for (const host of ["shop.example.com", "SHOP.example.com.", "*.example.com", "*", "eu.pay.example.com"]) {
       const lost = lostClaims("attacker", [gw("attacker", [host])], live);
-      expect(lost.map((c) => c.holder), host).to.deep.equal(["victim"]);
+      expect(
+        lost.map((c) => c.holder),
+        host,
+      ).to.deep.equal(["victim"]);
     }
     expect(lostClaims("attacker", [vs("attacker", ["shop.example.com"], ["vc-attacker/gw"])], live)).to.have.length(1);
     expect(lostClaims("attacker", [gw("attacker", ["other.example.com"])], live)).to.deep.equal([]);
@@ -47,16 +63,27 @@ describe("claims/host-claims: one cluster per public host, the older claim wins"
     ];
     expect(lostClaims("a", [gw("a", ["x.example.com"])], live).map((c) => c.holder)).to.deep.equal(["b"]);
     expect(lostClaims("b", [gw("b", ["x.example.com"])], live)).to.deep.equal([]);
-    const tie = [...liveClaimsOf(gw("b", ["x.example.com"], "2026-01-01T00:00:00Z")), ...liveClaimsOf(gw("a", ["x.example.com"], "2026-01-01T00:00:00Z"))];
+    const tie = [
+      ...liveClaimsOf(gw("b", ["x.example.com"], "2026-01-01T00:00:00Z")),
+      ...liveClaimsOf(gw("a", ["x.example.com"], "2026-01-01T00:00:00Z")),
+    ];
     expect(lostClaims("b", [gw("b", ["x.example.com"])], tie).map((c) => c.holder)).to.deep.equal(["a"]);
     expect(lostClaims("a", [gw("a", ["x.example.com"])], tie)).to.deep.equal([]);
-    const peers = new Map([["a", ["y.example.com"]], ["b", ["y.example.com"]]]);
+    const peers = new Map([
+      ["a", ["y.example.com"]],
+      ["b", ["y.example.com"]],
+    ]);
     expect(lostClaims("a", [gw("a", ["y.example.com"])], [], peers).map((c) => c.holder)).to.deep.equal(["b"]);
     expect(lostClaims("b", [gw("b", ["y.example.com"])], [], peers).map((c) => c.holder)).to.deep.equal(["a"]);
     // The reconciler's pass: of claims nobody holds live, the name that sorts first wins, so exactly one is applied.
     expect(lostClaims("a", [gw("a", ["y.example.com"])], [], peers, "first-name")).to.deep.equal([]);
-    expect(lostClaims("b", [gw("b", ["y.example.com"])], [], peers, "first-name").map((c) => c.holder)).to.deep.equal(["a"]);
-    expect(lostClaims("a", [gw("a", ["x.example.com"])], live, peers, "first-name").map((c) => c.holder), "a live claim still wins over a name").to.deep.equal(["b"]);
+    expect(lostClaims("b", [gw("b", ["y.example.com"])], [], peers, "first-name").map((c) => c.holder)).to.deep.equal([
+      "a",
+    ]);
+    expect(
+      lostClaims("a", [gw("a", ["x.example.com"])], live, peers, "first-name").map((c) => c.holder),
+      "a live claim still wins over a name",
+    ).to.deep.equal(["b"]);
   });
 });
 
@@ -65,15 +92,38 @@ describe("claims/host-claims against the test API server", () => {
   let target: KubeTarget;
   beforeEach(async () => {
     server = await startKubeServer();
-    target = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 } }));
+    target = new KubeTarget(
+      KubeClient.open({
+        kubeconfig: server.kubeconfigPath,
+        context: "test",
+        retry: { baseDelayMs: 5, maxDelayMs: 20 },
+      }),
+    );
   });
   afterEach(async () => {
     await target.close();
     await server.close();
   });
-  const ns = (c: string): KubeObject => ({ apiVersion: "v1", kind: "Namespace", metadata: { name: `vc-${c}`, labels: { "vc.orch.io/inventory": c } } });
-  const sync = (c: string, hosts: string[], dryRun = false) => syncCluster(target, { cluster: c, hostNamespace: `vc-${c}`, desired: [ns(c), gw(c, hosts)] }, { prune: true, dryRun, allowMassPrune: false });
-  const claimLists = () => server.requests.filter((r) => r.method === "GET" && (r.resource === "gateways" || r.resource === "virtualservices") && !r.namespace && decodeURIComponent(r.query).includes("labelSelector=vc.orch.io/inventory") && !decodeURIComponent(r.query).includes("labelSelector=vc.orch.io/inventory=")).length;
+  const ns = (c: string): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: `vc-${c}`, labels: { "vc.orch.io/inventory": c } },
+  });
+  const sync = (c: string, hosts: string[], dryRun = false) =>
+    syncCluster(
+      target,
+      { cluster: c, hostNamespace: `vc-${c}`, desired: [ns(c), gw(c, hosts)] },
+      { prune: true, dryRun, allowMassPrune: false },
+    );
+  const claimLists = () =>
+    server.requests.filter(
+      (r) =>
+        r.method === "GET" &&
+        (r.resource === "gateways" || r.resource === "virtualservices") &&
+        !r.namespace &&
+        decodeURIComponent(r.query).includes("labelSelector=vc.orch.io/inventory") &&
+        !decodeURIComponent(r.query).includes("labelSelector=vc.orch.io/inventory="),
+    ).length;
 
   it("blocks the newcomer, and reads the live claims once: vc's own writes of Gateways and VirtualServices are folded in", async () => {
     expect((await sync("a", ["shop.example.com"])).ok).to.equal(true);
@@ -100,7 +150,12 @@ describe("claims/host-claims against the test API server", () => {
     // A claim held by a record on the server is what a fresh target reads too.
     const fresh = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" }));
     try {
-      expect((await fresh.hostClaimIndex()).objects().map((o) => o.metadata.namespace).sort()).to.deep.equal(clusters.map((c) => `vc-${c}`));
+      expect(
+        (await fresh.hostClaimIndex())
+          .objects()
+          .map((o) => o.metadata.namespace)
+          .sort(),
+      ).to.deep.equal(clusters.map((c) => `vc-${c}`));
     } finally {
       await fresh.close();
     }

@@ -18,15 +18,29 @@ describe("vc apply: memory bound", function () {
     try {
       const repo = join(root, "repo");
       await generateFleet(repo, { clusters: CLUSTERS, meshPerCluster: 5 });
-      const child = spawn(process.execPath, [`--max-old-space-size=${HEAP_MIB}`, "--max-semi-space-size=2", resolve("bin/vc.js"), "apply", repo, "--target", `dir:${join(root, "out")}`], {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, MALLOC_ARENA_MAX: "2", NO_COLOR: "1" },
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          `--max-old-space-size=${HEAP_MIB}`,
+          "--max-semi-space-size=2",
+          resolve("bin/vc.js"),
+          "apply",
+          repo,
+          "--target",
+          `dir:${join(root, "out")}`,
+        ],
+        {
+          stdio: ["ignore", "pipe", "pipe"],
+          env: { ...process.env, MALLOC_ARENA_MAX: "2", NO_COLOR: "1" },
+        },
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) => child.once("exit", (c, s) => r([c, s])));
+      const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) =>
+        child.once("exit", (c, s) => r([c, s])),
+      );
       expect(stderr).to.not.match(/heap out of memory|Allocation failed/);
       expect(signal, stderr.slice(-2000)).to.equal(null);
       expect(code, stderr.slice(-2000)).to.equal(0);

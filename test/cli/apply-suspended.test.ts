@@ -22,15 +22,24 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
   let bookinfoAsLive: string;
 
   /** Writes to a namespace or to the Namespace itself. */
-  const writesTo = (ns: string) => server.requests.filter((r) => WRITES.has(r.method) && (r.namespace === ns || (r.resource === "namespaces" && r.name === ns)));
+  const writesTo = (ns: string) =>
+    server.requests.filter(
+      (r) => WRITES.has(r.method) && (r.namespace === ns || (r.resource === "namespaces" && r.name === ns)),
+    );
   const statusOf = (cluster: string): ClusterStatus | undefined => fromData(recordData(server, cluster));
-  const cpuOf = (ns: string, name: string) => /"requests":\{"cpu":"(\w+)"/.exec(JSON.stringify(server.get("apps/v1", "StatefulSet", ns, name)?.spec))?.[1];
+  const cpuOf = (ns: string, name: string) =>
+    /"requests":\{"cpu":"(\w+)"/.exec(JSON.stringify(server.get("apps/v1", "StatefulSet", ns, name)?.spec))?.[1];
   /** Changes the CPU request of a cluster, so that an apply has something to write. */
   const setCpu = (cluster: string, cpu: string) => {
     const file = join(repo, "clusters", cluster, "values.yaml");
     const text = readFileSync(file, "utf8");
     // bookinfo takes its resources from the fleet's prod base (not copied here): it gets a request of its own.
-    writeFileSync(file, /cpu: \d+m/.test(text) ? text.replace(/cpu: \d+m/, `cpu: ${cpu}`) : text.replace("  statefulSet:\n", `  statefulSet:\n    resources:\n      requests:\n        cpu: ${cpu}\n`));
+    writeFileSync(
+      file,
+      /cpu: \d+m/.test(text)
+        ? text.replace(/cpu: \d+m/, `cpu: ${cpu}`)
+        : text.replace("  statefulSet:\n", `  statefulSet:\n    resources:\n      requests:\n        cpu: ${cpu}\n`),
+    );
   };
 
   beforeEach(async () => {
@@ -74,7 +83,9 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
     // The statuses were read from the records (LISTs) before planning, and not again by the record step: whether
     // bookinfo has a record before its status is written is answered by the LIST that read its chunk's records (no
     // GET of a record at all); nothing in a host namespace is read as a status.
-    expect(server.requests.filter((r) => r.method === "GET" && RECORD_PATH.test(r.path)).map((r) => r.name!)).to.deep.equal([]);
+    expect(
+      server.requests.filter((r) => r.method === "GET" && RECORD_PATH.test(r.path)).map((r) => r.name!),
+    ).to.deep.equal([]);
     expect(server.requests.filter((r) => r.namespace === "vc-system" && r.verb === "list").length).to.be.greaterThan(0);
     expect(server.countRequests({ method: "GET", path: /\/configmaps\/vc-status$/ })).to.equal(0);
   });
@@ -82,7 +93,12 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
   it("JSON output carries it", async () => {
     const res = await runVc(["apply", repo, ...kube, "-o", "json"]);
     expect(res.code).to.equal(1);
-    const json = JSON.parse(res.stdout) as { clusters: Array<{ cluster: string }>; suspendedAtRunTime: unknown; suspended: string[]; record: { clusters: Array<{ cluster: string }> } };
+    const json = JSON.parse(res.stdout) as {
+      clusters: Array<{ cluster: string }>;
+      suspendedAtRunTime: unknown;
+      suspended: string[];
+      record: { clusters: Array<{ cluster: string }> };
+    };
     expect(json.suspendedAtRunTime).to.deep.equal([{ cluster: "minimal", by: REASON }]);
     expect(json.suspended).to.deep.equal([]);
     expect(json.clusters.map((c) => c.cluster)).to.deep.equal(["bookinfo"]);
@@ -92,10 +108,17 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
 
   it("records nothing for it when its folder is invalid or suspended in cluster.yaml either: its status is the restore's", async () => {
     const recordBefore = recordConfigMap(server, "minimal")!.metadata.resourceVersion;
-    writeFileSync(join(repo, "clusters", "minimal", "values.yaml"), "controlPlane:\n  statefulSet:\n    resourcs: {}\n");
+    writeFileSync(
+      join(repo, "clusters", "minimal", "values.yaml"),
+      "controlPlane:\n  statefulSet:\n    resourcs: {}\n",
+    );
     const invalid = await runVc(["apply", repo, ...kube, "-o", "json"]);
     expect(invalid.code).to.equal(1);
-    const left = { cluster: "minimal", outcome: "suspended", message: `suspended by ${REASON} (run-time): its status is left to that operation` };
+    const left = {
+      cluster: "minimal",
+      outcome: "suspended",
+      message: `suspended by ${REASON} (run-time): its status is left to that operation`,
+    };
     expect((JSON.parse(invalid.stdout) as { record: { clusters: unknown[] } }).record.clusters).to.deep.include(left);
     writeFileSync(join(repo, "clusters", "minimal", "values.yaml"), "{}\n");
     writeFileSync(join(repo, "clusters", "minimal", "cluster.yaml"), "suspend: true\n");
@@ -117,7 +140,9 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
   it("--ignore-suspension applies it anyway, warns on stderr and records the run; the suspension stays", async () => {
     const res = await runVc(["apply", repo, ...kube, "--ignore-suspension"]);
     expect(res.code, res.stdout + res.stderr).to.equal(0);
-    expect(res.stderr).to.include(`warning: cluster minimal is suspended by ${REASON} (run-time); applying it anyway (--ignore-suspension)`);
+    expect(res.stderr).to.include(
+      `warning: cluster minimal is suspended by ${REASON} (run-time); applying it anyway (--ignore-suspension)`,
+    );
     expect(res.stdout).to.not.include("left alone");
     expect(cpuOf("vc-minimal", "minimal")).to.equal("310m");
     expect(statusOf("minimal")!.history[0]).to.deep.include({ result: "applied", via: "apply" });
@@ -138,14 +163,18 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
     server.faults.add({ method: "GET", path: /^\/api\/v1\/namespaces\/vc-system\/configmaps/, status: 403 });
     const res = await runVc(["apply", repo, ...kube, "--cluster", "minimal"]);
     expect(res.code).to.equal(2);
-    expect(res.stderr).to.match(/cannot read vc's records \(ConfigMaps in namespace vc-system\): GET \S+: 403 .*vc needs get, list, create and patch on ConfigMaps in the records namespace/);
+    expect(res.stderr).to.match(
+      /cannot read vc's records \(ConfigMaps in namespace vc-system\): GET \S+: 403 .*vc needs get, list, create and patch on ConfigMaps in the records namespace/,
+    );
     expect(server.requests.filter((r) => WRITES.has(r.method))).to.deep.equal([]);
   });
 
   it("vc adopt leaves it alone too", async () => {
     const res = await runVc(["adopt", "minimal", repo, ...kube, "--from", "someone-else"]);
     expect(res.code, res.stdout + res.stderr).to.equal(1);
-    expect(res.stdout).to.include(`cluster minimal: suspended by ${REASON} (run-time), left alone; vc adopt --ignore-suspension to apply anyway`);
+    expect(res.stdout).to.include(
+      `cluster minimal: suspended by ${REASON} (run-time), left alone; vc adopt --ignore-suspension to apply anyway`,
+    );
     expect(res.stdout).to.not.include("is now owned by");
     expect(writesTo("vc-minimal")).to.deep.equal([]);
   });
@@ -154,12 +183,21 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
     writeFileSync(join(repo, "clusters", "bookinfo", "values.yaml"), bookinfoAsLive); // bookinfo as live: only minimal differs from the host
     const res = await runVc(["diff", repo, ...kube, "--exit-code"]);
     expect(res.code, res.stdout + res.stderr).to.equal(0);
-    expect(res.stdout.split("\n")).to.include(`cluster minimal: suspended by ${REASON} (run-time), not planned: vc apply leaves it alone`);
-    expect(res.stdout).to.not.match(/^cluster minimal: \d+ to create/m).and.not.include("310m");
-    const json = JSON.parse((await runVc(["diff", repo, ...kube, "-o", "json"])).stdout) as { suspendedAtRunTime: unknown; clusters: Array<{ cluster: string }> };
+    expect(res.stdout.split("\n")).to.include(
+      `cluster minimal: suspended by ${REASON} (run-time), not planned: vc apply leaves it alone`,
+    );
+    expect(res.stdout)
+      .to.not.match(/^cluster minimal: \d+ to create/m)
+      .and.not.include("310m");
+    const json = JSON.parse((await runVc(["diff", repo, ...kube, "-o", "json"])).stdout) as {
+      suspendedAtRunTime: unknown;
+      clusters: Array<{ cluster: string }>;
+    };
     expect(json.suspendedAtRunTime).to.deep.equal([{ cluster: "minimal", by: REASON }]);
     expect(json.clusters.map((c) => c.cluster)).to.deep.equal(["bookinfo"]);
     const md = await runVc(["diff", repo, ...kube, "-o", "markdown"]);
-    expect(md.stdout).to.include(`> :pause_button: cluster \`minimal\`: suspended by ${REASON} (run-time), not planned: vc apply leaves it alone`);
+    expect(md.stdout).to.include(
+      `> :pause_button: cluster \`minimal\`: suspended by ${REASON} (run-time), not planned: vc apply leaves it alone`,
+    );
   });
 });

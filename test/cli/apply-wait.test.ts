@@ -45,7 +45,11 @@ describe("cli: vc apply --wait of a whole fleet, streamed", function () {
   });
 
   /** The command's output with its durations and times made equal (two runs never take the same time). */
-  const steady = (text: string) => text.replace(/"durationMs": \d+/g, '"durationMs": 0').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "(time)").replace(/in [\d.]+m?s/g, "in (time)");
+  const steady = (text: string) =>
+    text
+      .replace(/"durationMs": \d+/g, '"durationMs": 0')
+      .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "(time)")
+      .replace(/in [\d.]+m?s/g, "in (time)");
 
   it("waits for the clusters it applied as applying them by name does: the same output and exit status", async () => {
     const kube = ["--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"];
@@ -55,12 +59,30 @@ describe("cli: vc apply --wait of a whole fleet, streamed", function () {
     // No controller reports the StatefulSets: every cluster stays Progressing and the wait runs out.
     for (const format of ["json", "text"]) {
       const whole = await runVc(["apply", repo, ...kube, "--wait", "--timeout", "1s", "-o", format]);
-      const named = await runVc(["apply", repo, ...kube, "--wait", "--timeout", "1s", "-o", format, ...names.flatMap((n) => ["--cluster", n])]);
+      const named = await runVc([
+        "apply",
+        repo,
+        ...kube,
+        "--wait",
+        "--timeout",
+        "1s",
+        "-o",
+        format,
+        ...names.flatMap((n) => ["--cluster", n]),
+      ]);
       expect(whole.code, whole.stderr).to.equal(1);
       expect(named.code, named.stderr).to.equal(1);
-      expect(whole.stderr).to.match(new RegExp(`timed out after 1s waiting for cluster ${names[0]} \\(Progressing: StatefulSet vc-${names[0]}/${names[0]}`));
+      expect(whole.stderr).to.match(
+        new RegExp(
+          `timed out after 1s waiting for cluster ${names[0]} \\(Progressing: StatefulSet vc-${names[0]}/${names[0]}`,
+        ),
+      );
       expect(steady(whole.stdout)).to.equal(steady(named.stdout));
-      if (format === "json") expect((JSON.parse(whole.stdout) as { wait: { result: string; clusters: unknown[] } }).wait).to.deep.include({ result: "timeout", cluster: names[0] });
+      if (format === "json")
+        expect((JSON.parse(whole.stdout) as { wait: { result: string; clusters: unknown[] } }).wait).to.deep.include({
+          result: "timeout",
+          cluster: names[0],
+        });
     }
   });
 });

@@ -7,9 +7,13 @@ import { exampleRepo, runVc } from "../support/cli-repo.js";
 import { generateFleet } from "../../bench/fleet.js";
 import { RECORD_PATH, recordData } from "../support/records.js";
 
-const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
+const writes = (s: KubeServer) =>
+  ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
 /** Writes of anything but the clusters' records (in the records namespace, and the self-review that says who wrote them). */
-const objectWrites = (s: KubeServer) => writes(s) - s.countRequests({ method: "PATCH", path: RECORD_PATH }) - s.countRequests({ method: "POST", resource: "selfsubjectreviews" });
+const objectWrites = (s: KubeServer) =>
+  writes(s) -
+  s.countRequests({ method: "PATCH", path: RECORD_PATH }) -
+  s.countRequests({ method: "POST", resource: "selfsubjectreviews" });
 const TOTAL = /^(\d+) created, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) failed, (\d+) skipped/;
 
 function total(stdout: string): number[] {
@@ -37,7 +41,9 @@ describe("vc apply", () => {
     const [created, ...rest] = total(first.stdout);
     expect(created).to.be.greaterThan(10);
     expect(rest).to.deep.equal([0, 0, 0, 0, 0]);
-    expect(first.stdout).to.include("created Namespace vc-minimal").and.match(/cluster minimal: \d+ created/);
+    expect(first.stdout)
+      .to.include("created Namespace vc-minimal")
+      .and.match(/cluster minimal: \d+ created/);
     // One server-side apply per object, and two per cluster for its record (its inventory, its status); the first
     // record write finds no records namespace (404), which is created (one apply) before it is written again.
     expect(server.countRequests({ method: "PATCH" })).to.equal(created + 4 + 2);
@@ -65,16 +71,27 @@ describe("vc apply", () => {
     const objects = lines.filter((l) => /^would (create|update|fail) |would be created/.test(l));
     expect(objects).to.include("would create Namespace vc-minimal");
     // A dry run never prints a line that reads as done.
-    expect(lines.filter((l) => /^(created|updated|deleted|recreated) /.test(l) || /\b\d+ (created|updated|deleted)\b/.test(l))).to.deep.equal([]);
+    expect(
+      lines.filter(
+        (l) => /^(created|updated|deleted|recreated) /.test(l) || /\b\d+ (created|updated|deleted)\b/.test(l),
+      ),
+    ).to.deep.equal([]);
     const unchecked = objects.filter((l) => l.includes("would be created"));
     expect(unchecked.length).to.be.greaterThan(5);
-    for (const l of unchecked) expect(l).to.match(/^\S+ vc-minimal\/\S+ would be created \(namespace vc-minimal does not exist yet, not checked by the server\)$/);
+    for (const l of unchecked)
+      expect(l).to.match(
+        /^\S+ vc-minimal\/\S+ would be created \(namespace vc-minimal does not exist yet, not checked by the server\)$/,
+      );
     // Every object of the cluster was sent with dryRun=All; none was reported created without an answer.
     const patches = server.requests.filter((r) => r.method === "PATCH");
     expect(patches.every((r) => /dryRun=All/.test(r.query))).to.equal(true);
     expect(patches.length).to.equal(objects.length);
-    expect(lines.find((l) => l.startsWith("cluster minimal:"))).to.equal(`cluster minimal: ${objects.length} to create, 0 to update, 0 to delete, 0 unchanged, 0 refused, 0 to skip (dry run; ${unchecked.length} not checked by the server: namespace vc-minimal does not exist yet)`);
-    const json = JSON.parse((await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal", "-o", "json"])).stdout);
+    expect(lines.find((l) => l.startsWith("cluster minimal:"))).to.equal(
+      `cluster minimal: ${objects.length} to create, 0 to update, 0 to delete, 0 unchanged, 0 refused, 0 to skip (dry run; ${unchecked.length} not checked by the server: namespace vc-minimal does not exist yet)`,
+    );
+    const json = JSON.parse(
+      (await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal", "-o", "json"])).stdout,
+    );
     const results = json.clusters[0].results as Array<{ kind: string; checked?: boolean; message?: string }>;
     expect(results.filter((r) => r.checked === false)).to.have.length(unchecked.length);
     expect(results.find((r) => r.kind === "Namespace")).to.not.have.property("checked");
@@ -106,7 +123,9 @@ describe("vc apply", () => {
     server.resetRequests();
     const guarded = await runVc(["apply", repo, ...kube, "--prune"]);
     expect(guarded.code).to.equal(1);
-    expect(guarded.stdout).to.match(/! prune guard: cluster minimal would delete all \d+ of the objects vc applied for it; nothing was changed/);
+    expect(guarded.stdout).to.match(
+      /! prune guard: cluster minimal would delete all \d+ of the objects vc applied for it; nothing was changed/,
+    );
     // Nothing but the record that says so.
     expect(objectWrites(server)).to.equal(0);
     expect(recordData(server, "minimal")!.result).to.equal("blocked");
@@ -117,7 +136,9 @@ describe("vc apply", () => {
     expect(allowed.stdout).to.include("kept Namespace vc-minimal: namespaces are never pruned");
     expect(allowed.stdout).to.not.include("deleted Namespace");
     expect(server.get("v1", "Namespace", undefined, "vc-minimal")).to.not.equal(undefined);
-    expect(server.list("v1", "Secret", "vc-minimal").filter((s) => s.metadata.labels?.[LABELS.inventory] === "minimal")).to.have.length(0);
+    expect(
+      server.list("v1", "Secret", "vc-minimal").filter((s) => s.metadata.labels?.[LABELS.inventory] === "minimal"),
+    ).to.have.length(0);
 
     // Only the kept Namespace is left: later runs are not stopped by the guard (and change nothing).
     server.resetRequests();
@@ -130,7 +151,9 @@ describe("vc apply", () => {
     expect(diff.code, diff.stdout).to.equal(0);
     expect(diff.stdout).to.not.include("prune guard");
     const named = await runVc(["apply", repo, ...kube, "--cluster", "minimal"]);
-    expect(named.stdout).to.include("! cluster minimal: no cluster folder clusters/minimal; only its kept Namespace vc-minimal is left (delete it by hand once it is empty)");
+    expect(named.stdout).to.include(
+      "! cluster minimal: no cluster folder clusters/minimal; only its kept Namespace vc-minimal is left (delete it by hand once it is empty)",
+    );
   });
 
   it("never prunes a cluster whose folder is invalid: it is reported and left as it is", async () => {
@@ -156,7 +179,9 @@ describe("vc apply", () => {
     const res = await runVc(["apply", repo, ...kube, "--prune", "--cluster", "minimal", "--cluster", "bookinfo"]);
     expect(res.code).to.equal(2);
     expect(res.stdout).to.match(/failed StatefulSet team-bookinfo\/bookinfo: PATCH \S+: 403/);
-    expect(res.stdout).to.include("skipped VirtualService team-bookinfo/ratings-x-bookinfo-x-bookinfo: not pruned: an apply failed in this run");
+    expect(res.stdout).to.include(
+      "skipped VirtualService team-bookinfo/ratings-x-bookinfo-x-bookinfo: not pruned: an apply failed in this run",
+    );
     expect(server.countRequests({ method: "DELETE" })).to.equal(0);
   });
 
@@ -184,7 +209,9 @@ describe("vc apply", () => {
     const res = await runVc(["apply", repo, "--target", `dir:${out}`, "--cluster", "minimal"]);
     expect(res.code).to.equal(0);
     expect(total(res.stdout)[0]).to.be.greaterThan(5);
-    expect(total((await runVc(["apply", repo, "--target", `dir:${out}`, "--cluster", "minimal"])).stdout)[0]).to.equal(0);
+    expect(total((await runVc(["apply", repo, "--target", `dir:${out}`, "--cluster", "minimal"])).stdout)[0]).to.equal(
+      0,
+    );
   });
 
   it("refuses a bad --concurrency", async () => {

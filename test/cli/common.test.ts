@@ -20,9 +20,13 @@ describe("cli/common: parseDuration", () => {
 
 describe("cli/common: formatColumns", () => {
   it("aligns columns three spaces apart, leaves the last one unpadded, and prints nothing for no rows", () => {
-    expect(formatColumns([["NAME", "STATE", "NOTE"], ["a-long-name", "ok", "x"], ["b", "pending", ""]])).to.equal(
-      "NAME          STATE     NOTE\na-long-name   ok        x\nb             pending\n",
-    );
+    expect(
+      formatColumns([
+        ["NAME", "STATE", "NOTE"],
+        ["a-long-name", "ok", "x"],
+        ["b", "pending", ""],
+      ]),
+    ).to.equal("NAME          STATE     NOTE\na-long-name   ok        x\nb             pending\n");
     expect(formatColumns([])).to.equal("");
   });
 });

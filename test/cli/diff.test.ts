@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { exampleRepo, runVc } from "../support/cli-repo.js";
 
-const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
+const writes = (s: KubeServer) =>
+  ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
 const SUMMARY = /^(\d+) to create, (\d+) to update, (\d+) to delete, (\d+) unchanged$/;
 
 function lastLine(text: string): string {
@@ -63,9 +64,13 @@ describe("vc diff", () => {
     expect(res.code).to.equal(1);
     expect(res.stdout).to.include("~ update Secret vc-minimal/vc-config-minimal");
     expect(res.stdout).to.include("-  values.yaml: <masked, before>").and.include("+  values.yaml: <masked, changed>");
-    expect(res.stdout).to.not.include(leaked).and.not.include("hunter2").and.not.include(secret.data!["values.yaml" as never] as string);
+    expect(res.stdout)
+      .to.not.include(leaked)
+      .and.not.include("hunter2")
+      .and.not.include(secret.data!["values.yaml" as never] as string);
     expect(lastLine(res.stdout)).to.match(/^0 to create, 1 to update, 0 to delete/);
-    for (const o of ["json", "markdown"]) expect((await runVc(["diff", repo, ...kube, "-o", o])).stdout).to.not.include(leaked);
+    for (const o of ["json", "markdown"])
+      expect((await runVc(["diff", repo, ...kube, "-o", o])).stdout).to.not.include(leaked);
     expect((await runVc(["apply", repo, ...kube])).code).to.equal(0);
     expect((await runVc(["diff", repo, ...kube, "--exit-code"])).code).to.equal(0);
   });
@@ -93,7 +98,9 @@ describe("vc diff", () => {
     expect(load(yaml.stdout)).to.deep.equal(JSON.parse(whole.stdout));
     expect(yaml.stdout).to.match(/^clusters:\n {2}- changes:\n/m);
     const md = await runVc(["diff", repo, ...kube, "-o", "markdown"]);
-    expect(md.stdout).to.match(/^### vc plan\n/).and.include("```diff");
+    expect(md.stdout)
+      .to.match(/^### vc plan\n/)
+      .and.include("```diff");
   });
 
   it("reports an invalid cluster, plans the others, and exits 1 (2 with --exit-code)", async () => {
@@ -101,7 +108,9 @@ describe("vc diff", () => {
     try {
       const res = await runVc(["diff", bad, ...kube]);
       expect(res.code).to.equal(1);
-      expect(res.stdout).to.include("cluster minimal:").and.match(/! cluster broken: clusters\/broken\/values.yaml:\d+/);
+      expect(res.stdout)
+        .to.include("cluster minimal:")
+        .and.match(/! cluster broken: clusters\/broken\/values.yaml:\d+/);
       expect((await runVc(["diff", bad, ...kube, "--exit-code"])).code).to.equal(2);
     } finally {
       rmSync(bad, { recursive: true, force: true });
@@ -118,7 +127,10 @@ describe("vc diff", () => {
   it("fails clearly, without a stack trace, on bad input", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["diff", repo, "--target", "kubernetes"], /unknown target "kubernetes": use kube or dir:PATH/],
-      [["diff", repo, "--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "nope"], /context "nope" not found in kubeconfig \(contexts: test\)/],
+      [
+        ["diff", repo, "--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "nope"],
+        /context "nope" not found in kubeconfig \(contexts: test\)/,
+      ],
       [["diff", repo, "-o", "xml"], /unknown output format "xml"/],
       [["diff", join(repo, "..", "no-such-repo-here")], /no clusters\/ folder in .* or any folder above it/],
       [["diff", repo, "--repo", "http://127.0.0.1:1/x.git"], /either a PATH or --repo/],
@@ -126,7 +138,9 @@ describe("vc diff", () => {
     for (const [args, message] of cases) {
       const res = await runVc(args);
       expect(res.code, args.join(" ")).to.equal(2);
-      expect(res.stderr).to.match(message).and.not.match(/\n\s+at /);
+      expect(res.stderr)
+        .to.match(message)
+        .and.not.match(/\n\s+at /);
     }
   });
 
@@ -147,7 +161,9 @@ describe("vc diff", () => {
     const previous = process.env.XDG_CACHE_HOME;
     process.env.XDG_CACHE_HOME = cache;
     try {
-      remote.write({ "clusters/minimal/values.yaml": readFileSync(join(repo, "clusters", "minimal", "values.yaml"), "utf8") });
+      remote.write({
+        "clusters/minimal/values.yaml": readFileSync(join(repo, "clusters", "minimal", "values.yaml"), "utf8"),
+      });
       const sha = remote.commit("minimal cluster");
       const out = join(cache, "out");
       const url = `${git.url}/${remote.path}`;

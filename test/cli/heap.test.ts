@@ -11,7 +11,11 @@ interface Growth {
 }
 
 function child(nodeFlags: string[], mode: "bound" | "none"): Growth {
-  const out = execFileSync(process.execPath, [...nodeFlags, "--expose-gc", "--import", "tsx", resolve("test/support/heap-growth-child.ts"), mode], { encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" } });
+  const out = execFileSync(
+    process.execPath,
+    [...nodeFlags, "--expose-gc", "--import", "tsx", resolve("test/support/heap-growth-child.ts"), mode],
+    { encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" } },
+  );
   return JSON.parse(out.trim().split("\n").pop()!) as Growth;
 }
 

@@ -30,7 +30,10 @@ describe("help text", () => {
     const description = piped.stdout.split("\n").find((l) => l.startsWith("check a virtual cluster"))!;
     expect(description).to.include("0 otherwise");
     expect(description.length).to.be.greaterThan(200);
-    const narrow = spawnSync(process.execPath, [join(ROOT, "bin/vc.js"), "doctor", "--help"], { encoding: "utf8", env: { ...env, COLUMNS: "100" } });
+    const narrow = spawnSync(process.execPath, [join(ROOT, "bin/vc.js"), "doctor", "--help"], {
+      encoding: "utf8",
+      env: { ...env, COLUMNS: "100" },
+    });
     const lines = narrow.stdout.split("\n");
     expect(Math.max(...lines.map((l) => l.length))).to.be.at.most(100);
     expect(lines.length).to.be.greaterThan(piped.stdout.split("\n").length);
@@ -41,12 +44,15 @@ describe("help text", () => {
     const paths: string[] = [];
     for (const c of commands) {
       const text = c.helpInformation().replace(/https:\/\/\S+/g, "");
-      for (const m of text.matchAll(/[\w./-]*\b(?:docs|src|test|scripts)\/[\w./-]+|[\w./-]+\.(?:md|ts)\b/g)) paths.push(`${c.name()}: ${m[0]}`);
+      for (const m of text.matchAll(/[\w./-]*\b(?:docs|src|test|scripts)\/[\w./-]+|[\w./-]+\.(?:md|ts)\b/g))
+        paths.push(`${c.name()}: ${m[0]}`);
     }
     expect(paths).to.deep.equal([]);
     const doctor = commands.find((c) => c.name() === "doctor")!;
     expect(doctor.helpInformation().replace(/\s+/g, " ")).to.include(docsUrl("troubleshooting.md"));
-    expect(docsUrl("troubleshooting.md")).to.equal(`${PROJECT_URL}/blob/v${packageInfo().version}/docs/troubleshooting.md`);
+    expect(docsUrl("troubleshooting.md")).to.equal(
+      `${PROJECT_URL}/blob/v${packageInfo().version}/docs/troubleshooting.md`,
+    );
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { repository: { url: string } };
     expect(pkg.repository.url).to.equal(`git+${PROJECT_URL}.git`);
   });

@@ -15,7 +15,9 @@ describe("vc --records-namespace", () => {
   const recordsRead = async (args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> => {
     const silent = await silentServer();
     try {
-      const res = await runVc([...args, "--request-timeout", "1s", "--kubeconfig", kubeconfigFor(dir, silent.url)], { env });
+      const res = await runVc([...args, "--request-timeout", "1s", "--kubeconfig", kubeconfigFor(dir, silent.url)], {
+        env,
+      });
       expect(res.code, res.stderr).to.equal(2);
       return /GET \/api\/v1\/namespaces\/([^/]+)\/configmaps/.exec(res.stderr)?.[1] ?? res.stderr;
     } finally {
@@ -24,9 +26,17 @@ describe("vc --records-namespace", () => {
   };
 
   it("is read before and after the command, and wins over $VC_RECORDS_NAMESPACE", async () => {
-    expect(await recordsRead(["--records-namespace", "platform-records", "status", "--target", "kube"])).to.equal("platform-records");
-    expect(await recordsRead(["status", "--target", "kube", "--records-namespace", "platform-records"], { VC_RECORDS_NAMESPACE: "from-env" })).to.equal("platform-records");
-    expect(await recordsRead(["status", "--target", "kube"], { VC_RECORDS_NAMESPACE: "from-env" })).to.equal("from-env");
+    expect(await recordsRead(["--records-namespace", "platform-records", "status", "--target", "kube"])).to.equal(
+      "platform-records",
+    );
+    expect(
+      await recordsRead(["status", "--target", "kube", "--records-namespace", "platform-records"], {
+        VC_RECORDS_NAMESPACE: "from-env",
+      }),
+    ).to.equal("platform-records");
+    expect(await recordsRead(["status", "--target", "kube"], { VC_RECORDS_NAMESPACE: "from-env" })).to.equal(
+      "from-env",
+    );
   });
 
   it("refuses a name that is not a namespace name, before reading anything", async () => {

@@ -32,8 +32,14 @@ describe("vc --request-timeout", () => {
         // own timeout catches a hang); how long the process took to start and stop is the machine's, not vc's.
         const res = await runVc([...args, "--kubeconfig", kubeconfigFor(dir, silent.url)]);
         expect(res.code).to.equal(2);
-        expect(res.stderr).to.match(new RegExp(`^error: the API server ${silent.url.replace(/\./g, "\\.")} did not answer GET /api/v1/namespaces/vc-system/configmaps\\S* within 1s`));
-        expect(res.stderr).to.include("--request-timeout").and.not.match(/\n\s+at /);
+        expect(res.stderr).to.match(
+          new RegExp(
+            `^error: the API server ${silent.url.replace(/\./g, "\\.")} did not answer GET /api/v1/namespaces/vc-system/configmaps\\S* within 1s`,
+          ),
+        );
+        expect(res.stderr)
+          .to.include("--request-timeout")
+          .and.not.match(/\n\s+at /);
       } finally {
         await silent.close();
       }
@@ -50,6 +56,8 @@ describe("vc --request-timeout", () => {
   it("refuses a value it cannot read, with the syntax it wants", async () => {
     const res = await runVc(["--request-timeout", "soon", "status"]);
     expect(res.code).to.equal(2);
-    expect(res.stderr).to.equal('error: invalid --request-timeout "soon": use seconds (30), a duration (30s, 2m) or 0 for no limit\n');
+    expect(res.stderr).to.equal(
+      'error: invalid --request-timeout "soon": use seconds (30), a duration (30s, 2m) or 0 for no limit\n',
+    );
   });
 });

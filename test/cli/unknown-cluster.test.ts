@@ -54,7 +54,24 @@ describe("cli: an unknown cluster name gives the same exit code and message shap
     ["restore", ["restore", "nope", "localhost:1/backups/nope:1", ...host]],
   ];
 
-  const NAMES = ["validate", "render", "diff", "apply", "apply --dry-run", "adopt", "status", "history", "describe", "describe --config-only", "doctor", "connect", "connect --print", "debug collect", "debug shell", "restore"];
+  const NAMES = [
+    "validate",
+    "render",
+    "diff",
+    "apply",
+    "apply --dry-run",
+    "adopt",
+    "status",
+    "history",
+    "describe",
+    "describe --config-only",
+    "doctor",
+    "connect",
+    "connect --print",
+    "debug collect",
+    "debug shell",
+    "restore",
+  ];
   it("covers every command that takes a cluster name", () => {
     expect(commands().map(([n]) => n)).to.deep.equal(NAMES);
   });
@@ -74,11 +91,19 @@ describe("cli: an unknown cluster name gives the same exit code and message shap
 
   it("names what was looked at: the repository's folders, the target, the host namespace", async () => {
     const validate = await runVc(["validate", repo, "--cluster", "nope"]);
-    expect(validate.stderr).to.equal(`error: unknown cluster "nope": no folder clusters/nope in ${repo}; cluster folders: bookinfo, minimal\n`);
+    expect(validate.stderr).to.equal(
+      `error: unknown cluster "nope": no folder clusters/nope in ${repo}; cluster folders: bookinfo, minimal\n`,
+    );
     const apply = await runVc(["apply", repo, "--cluster", "nope", ...kube]);
-    expect(apply.stderr).to.match(new RegExp(`^error: unknown cluster "nope": no folder clusters/nope in ${repo} and nothing of it on kube context test \\(http://127\\.0\\.0\\.1:\\d+\\); cluster folders: bookinfo, minimal\\n$`));
+    expect(apply.stderr).to.match(
+      new RegExp(
+        `^error: unknown cluster "nope": no folder clusters/nope in ${repo} and nothing of it on kube context test \\(http://127\\.0\\.0\\.1:\\d+\\); cluster folders: bookinfo, minimal\\n$`,
+      ),
+    );
     const doctor = await runVc(["doctor", "nope", ...host]);
-    expect(doctor.stderr).to.equal(`error: unknown cluster "nope": no folder clusters/nope in ${repo} and no host namespace vc-nope on context "test" (pass --namespace if it lives elsewhere); cluster folders: bookinfo, minimal\n`);
+    expect(doctor.stderr).to.equal(
+      `error: unknown cluster "nope": no folder clusters/nope in ${repo} and no host namespace vc-nope on context "test" (pass --namespace if it lives elsewhere); cluster folders: bookinfo, minimal\n`,
+    );
   });
 
   it("a known name beside an unknown one: nothing is applied", async () => {
@@ -93,7 +118,9 @@ describe("cli: an unknown cluster name gives the same exit code and message shap
   it("is not unknown when the repository has its folder, or the host its objects or namespace", async () => {
     const status = await runVc(["status", "--cluster", "minimal", ...kube], { cwd: repo });
     expect(status.code).to.equal(1);
-    expect(status.stderr).to.match(/^error: cluster minimal has no status on kube context test .*: it has not been reconciled there\n$/);
+    expect(status.stderr).to.match(
+      /^error: cluster minimal has no status on kube context test .*: it has not been reconciled there\n$/,
+    );
     const describe = await runVc(["describe", "minimal", ...host]);
     expect(describe.code, describe.stderr).to.equal(0);
     expect(describe.stdout).to.contain("Control plane:   absent");

@@ -24,7 +24,7 @@ describe("cli: vc validate", () => {
     const code = await runValidate(root, { format: "text", cluster: [] }, c);
     expect(code).to.equal(1);
     expect(c.out).to.equal(
-      'clusters/a/notes.txt: warning: not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored\n' +
+      "clusters/a/notes.txt: warning: not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored\n" +
         'clusters/a/values.yaml:3:5: error: unknown key "enabeld" in integrations.mesh: did you mean "enabled"?\n',
     );
     expect(c.err).to.equal("2 clusters, 1 error, 1 warning\n");
@@ -60,11 +60,21 @@ describe("cli: vc validate", () => {
       { name: "a", valid: false, errors: 1, warnings: 1 },
       { name: "b", valid: true, errors: 0, warnings: 0 },
     ]);
-    expect(j.diagnostics[1]).to.deep.include({ file: "clusters/a/values.yaml", line: 3, col: 5, severity: "error", code: "schema" });
+    expect(j.diagnostics[1]).to.deep.include({
+      file: "clusters/a/values.yaml",
+      line: 3,
+      col: 5,
+      severity: "error",
+      code: "schema",
+    });
   });
 
   it("fails with exit 2 for a missing path and a folder without clusters/, exit 1 for an unknown --cluster", async () => {
-    for (const [path, cluster, code] of [["/nonexistent/x", [], 2], ["/", [], 2], [makeRepo({ "clusters/a/values.yaml": "{}\n" }), ["zz"], 1]] as const) {
+    for (const [path, cluster, code] of [
+      ["/nonexistent/x", [], 2],
+      ["/", [], 2],
+      [makeRepo({ "clusters/a/values.yaml": "{}\n" }), ["zz"], 1],
+    ] as const) {
       let err: { exitCode?: number; message?: string } = {};
       try {
         await runValidate(path, { format: "text", cluster: [...cluster] }, capture());
@@ -114,7 +124,9 @@ describe("cli: vc validate", () => {
     expect(byOutput.code).to.equal(1);
     expect(byOutput.stdout).to.equal(byFormat.stdout);
     expect((JSON.parse(byOutput.stdout) as { valid: boolean }).valid).to.equal(false);
-    expect((await runVc(["validate", repo, "--output", "github"])).stdout).to.match(/^::error file=clusters\/a\/values.yaml/m);
+    expect((await runVc(["validate", repo, "--output", "github"])).stdout).to.match(
+      /^::error file=clusters\/a\/values.yaml/m,
+    );
     const both = await runVc(["validate", repo, "-o", "text", "--format", "json"]);
     expect(both.code).to.equal(2);
     expect(both.stderr).to.include("--output text and --format json disagree");

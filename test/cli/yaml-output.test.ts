@@ -10,7 +10,12 @@ import { runVc } from "../support/vc.js";
 import { startKubeServer } from "../support/kube-server/index.js";
 
 /** Durations and times differ from run to run. */
-const steady = (data: unknown): unknown => JSON.parse(JSON.stringify(data, (k, v) => (k === "durationMs" ? 0 : typeof v === "string" && /^\d{4}-\d\d-\d\dT/.test(v) ? "(time)" : v)));
+const steady = (data: unknown): unknown =>
+  JSON.parse(
+    JSON.stringify(data, (k, v) =>
+      k === "durationMs" ? 0 : typeof v === "string" && /^\d{4}-\d\d-\d\dT/.test(v) ? "(time)" : v,
+    ),
+  );
 
 async function both(args: string[], code: number): Promise<{ json: unknown; yaml: unknown }> {
   const json = await runVc([...args, "-o", "json"]);
@@ -38,7 +43,10 @@ describe("cli: -o yaml gives -o json's data", function () {
     const whole = await both(["apply", repo, "--target", `dir:${join(tmp, "out")}`, "--dry-run"], 0);
     expect(whole.yaml).to.deep.equal(whole.json);
     expect((whole.json as { clusters: unknown[] }).clusters).to.have.length(3);
-    const named = await both(["apply", repo, "--target", `dir:${join(tmp, "out")}`, "--dry-run", ...names.flatMap((n) => ["--cluster", n])], 0);
+    const named = await both(
+      ["apply", repo, "--target", `dir:${join(tmp, "out")}`, "--dry-run", ...names.flatMap((n) => ["--cluster", n])],
+      0,
+    );
     expect(named.yaml).to.deep.equal(named.json);
     const diff = await both(["diff", repo, "--target", `dir:${join(tmp, "out")}`], 0);
     expect(diff.yaml).to.deep.equal(diff.json);
@@ -53,7 +61,10 @@ describe("cli: -o yaml gives -o json's data", function () {
       const kube = ["--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"];
       const first = await runVc(["apply", repo, ...kube, "--owner", "team-a", "--cluster", names[0]!]);
       expect(first.code, first.stdout + first.stderr).to.equal(0);
-      const adopt = await both(["adopt", names[0]!, repo, ...kube, "--owner", "team-b", "--from", "team-a", "--dry-run"], 0);
+      const adopt = await both(
+        ["adopt", names[0]!, repo, ...kube, "--owner", "team-b", "--from", "team-a", "--dry-run"],
+        0,
+      );
       expect(adopt.yaml).to.deep.equal(adopt.json);
       expect(adopt.json).to.deep.include({ owner: "team-b", from: "team-a" });
     } finally {

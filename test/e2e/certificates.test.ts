@@ -17,7 +17,12 @@ describe("e2e: cert-manager Certificates", function () {
   let repo: string;
 
   const setReady = async (status: "True" | "False", reason: string, message: string): Promise<void> => {
-    const res = await host.request("PATCH", `/apis/cert-manager.io/v1/namespaces/${NS}/certificates/${CERT}/status`, { status: { conditions: [{ type: "Ready", status, reason, message }] } }, { contentType: "application/merge-patch+json" });
+    const res = await host.request(
+      "PATCH",
+      `/apis/cert-manager.io/v1/namespaces/${NS}/certificates/${CERT}/status`,
+      { status: { conditions: [{ type: "Ready", status, reason, message }] } },
+      { contentType: "application/merge-patch+json" },
+    );
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
   };
   const doctor = () => runVc(["doctor", "bookinfo", "--kubeconfig", host.kubeconfigPath, "--repo", repo]);
@@ -45,9 +50,21 @@ describe("e2e: cert-manager Certificates", function () {
   it("the syncer's ServiceAccount may manage certificates, in its host namespace only", async () => {
     const sa = `system:serviceaccount:${NS}:vc-bookinfo`;
     for (const verb of ["create", "get", "list", "watch", "update", "patch", "delete"]) {
-      expect((await kubectl(host, ["auth", "can-i", verb, "certificates.cert-manager.io", "-n", NS, "--as", sa])).trim(), verb).to.equal("yes");
+      expect(
+        (await kubectl(host, ["auth", "can-i", verb, "certificates.cert-manager.io", "-n", NS, "--as", sa])).trim(),
+        verb,
+      ).to.equal("yes");
     }
-    const elsewhere = await host.kubectl(["auth", "can-i", "create", "certificates.cert-manager.io", "-n", "default", "--as", sa]);
+    const elsewhere = await host.kubectl([
+      "auth",
+      "can-i",
+      "create",
+      "certificates.cert-manager.io",
+      "-n",
+      "default",
+      "--as",
+      sa,
+    ]);
     expect(elsewhere.stdout.trim()).to.equal("no");
   });
 
@@ -57,9 +74,15 @@ describe("e2e: cert-manager Certificates", function () {
     expect(diff.code, diff.stdout).to.equal(0);
     const notReady = await doctor();
     expect(notReady.code, notReady.stdout + notReady.stderr).to.equal(1);
-    expect(notReady.stdout).to.include(`ERROR [certificate-not-ready] Gateway ${NS}/${GATEWAY}: the Certificate ${NS}/${CERT} that issues tls.credentialName ${CERT} (port 443) is not Ready: Ready is False (Pending): Issuing certificate as Secret does not exist`);
-    expect(notReady.stdout).to.include("fix: verify the secret named in `tls.credentialName` exists; enable `integrations.certManager`; recreate the gateway after the certificate is ready; ");
-    expect(notReady.stdout).to.include(`kubectl -n ${NS} describe certificate ${CERT} shows why cert-manager has not issued it`);
+    expect(notReady.stdout).to.include(
+      `ERROR [certificate-not-ready] Gateway ${NS}/${GATEWAY}: the Certificate ${NS}/${CERT} that issues tls.credentialName ${CERT} (port 443) is not Ready: Ready is False (Pending): Issuing certificate as Secret does not exist`,
+    );
+    expect(notReady.stdout).to.include(
+      "fix: verify the secret named in `tls.credentialName` exists; enable `integrations.certManager`; recreate the gateway after the certificate is ready; ",
+    );
+    expect(notReady.stdout).to.include(
+      `kubectl -n ${NS} describe certificate ${CERT} shows why cert-manager has not issued it`,
+    );
 
     await setReady("True", "Ready", "Certificate is up to date and has not expired");
     const ready = await doctor();

@@ -20,7 +20,15 @@ describe("e2e: vc connect to a virtual cluster served by a second real API serve
     kubeconfig = join(dir, "config");
     copyFileSync(host().kubeconfigPath, kubeconfig);
     expect((await host().kubectl(["create", "namespace", "vc-team-a"])).code).to.equal(0);
-    const secret = await host().kubectl(["-n", "vc-team-a", "create", "secret", "generic", "vc-team-a", `--from-file=config=${virtual().kubeconfigPath}`]);
+    const secret = await host().kubectl([
+      "-n",
+      "vc-team-a",
+      "create",
+      "secret",
+      "generic",
+      "vc-team-a",
+      `--from-file=config=${virtual().kubeconfigPath}`,
+    ]);
     expect(secret.code, secret.stderr).to.equal(0);
     expect((await virtual().kubectl(["create", "namespace", "only-in-the-virtual-cluster"])).code).to.equal(0);
   });
@@ -29,11 +37,14 @@ describe("e2e: vc connect to a virtual cluster served by a second real API serve
   const kubectlWith = (args: string[]) => host().kubectl(["--kubeconfig", kubeconfig, ...args]);
 
   it("connect switches the kubeconfig to the virtual cluster: kubectl reaches the second server", async () => {
-    const res = await runVc(["connect", "team-a", "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], { env: { KUBECONFIG: kubeconfig } });
+    const res = await runVc(["connect", "team-a", "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], {
+      env: { KUBECONFIG: kubeconfig },
+    });
     expect(res.code, res.stdout + res.stderr).to.equal(0);
     // Both branches, by the virtual server's discovery: a server with SelfSubjectReview (1.27+) says who the user is; one
     // without (1.20) is asked with a TokenReview, which the admin may make, and the server names the token's user.
-    if (await servesSelfSubjectReview(virtual())) expect(res.stdout).to.contain('the virtual API server answers: you are "admin" (SelfSubjectReview)');
+    if (await servesSelfSubjectReview(virtual()))
+      expect(res.stdout).to.contain('the virtual API server answers: you are "admin" (SelfSubjectReview)');
     else expect(res.stdout).to.contain('the virtual API server answers: you are "admin" (TokenReview)');
     const namespaces = await kubectlWith(["get", "namespaces", "-o", "name"]);
     expect(namespaces.code, namespaces.stderr).to.equal(0);
@@ -56,29 +67,68 @@ describe("e2e: vc connect to a virtual cluster served by a second real API serve
 
   it("refuses a virtual API server that does not answer, leaving the kubeconfig as it was and saying how to reach it", async () => {
     const far = join(dir, "far-config");
-    writeFileSync(far, readFileSync(virtual().kubeconfigPath, "utf8").replace(/server: \S+/, "server: https://far.vc-team-a.svc.cluster.invalid:443"));
-    const secret = await host().kubectl(["-n", "vc-team-a", "create", "secret", "generic", "vc-far", `--from-file=config=${far}`]);
+    writeFileSync(
+      far,
+      readFileSync(virtual().kubeconfigPath, "utf8").replace(
+        /server: \S+/,
+        "server: https://far.vc-team-a.svc.cluster.invalid:443",
+      ),
+    );
+    const secret = await host().kubectl([
+      "-n",
+      "vc-team-a",
+      "create",
+      "secret",
+      "generic",
+      "vc-far",
+      `--from-file=config=${far}`,
+    ]);
     expect(secret.code, secret.stderr).to.equal(0);
     const before = readFileSync(kubeconfig, "utf8");
-    const res = await runVc(["connect", "far", "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], { env: { KUBECONFIG: kubeconfig } });
+    const res = await runVc(["connect", "far", "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], {
+      env: { KUBECONFIG: kubeconfig },
+    });
     expect(res.code, res.stdout + res.stderr).to.equal(2);
-    expect(res.stderr).to.contain("does not answer").and.contain("your kubeconfig was not changed").and.contain("kubectl port-forward").and.contain("--server https://localhost:8443");
+    expect(res.stderr)
+      .to.contain("does not answer")
+      .and.contain("your kubeconfig was not changed")
+      .and.contain("kubectl port-forward")
+      .and.contain("--server https://localhost:8443");
     expect(readFileSync(kubeconfig, "utf8")).to.equal(before);
   });
 
   it("disconnect after connecting to two virtual clusters removes every entry vc added", async () => {
-    const original = load(readFileSync(kubeconfig, "utf8")) as Record<"contexts" | "clusters" | "users", Array<{ name: string }>>;
-    const secret = await host().kubectl(["-n", "vc-team-a", "create", "secret", "generic", "vc-team-b", `--from-file=config=${virtual().kubeconfigPath}`]);
+    const original = load(readFileSync(kubeconfig, "utf8")) as Record<
+      "contexts" | "clusters" | "users",
+      Array<{ name: string }>
+    >;
+    const secret = await host().kubectl([
+      "-n",
+      "vc-team-a",
+      "create",
+      "secret",
+      "generic",
+      "vc-team-b",
+      `--from-file=config=${virtual().kubeconfigPath}`,
+    ]);
     expect(secret.code, secret.stderr).to.equal(0);
     for (const name of ["team-a", "team-b"]) {
-      const res = await runVc(["connect", name, "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], { env: { KUBECONFIG: kubeconfig } });
+      const res = await runVc(["connect", name, "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], {
+        env: { KUBECONFIG: kubeconfig },
+      });
       expect(res.code, res.stdout + res.stderr).to.equal(0);
     }
-    expect((await kubectlWith(["config", "get-contexts", "-o", "name"])).stdout.trim().split("\n")).to.have.length(original.contexts.length + 2);
+    expect((await kubectlWith(["config", "get-contexts", "-o", "name"])).stdout.trim().split("\n")).to.have.length(
+      original.contexts.length + 2,
+    );
     const res = await runVc(["disconnect", "--kubeconfig", kubeconfig], { env: { KUBECONFIG: kubeconfig } });
     expect(res.code, res.stdout + res.stderr).to.equal(0);
     const after = load(readFileSync(kubeconfig, "utf8")) as typeof original;
-    for (const section of ["contexts", "clusters", "users"] as const) expect(after[section].map((e) => e.name), section).to.deep.equal(original[section].map((e) => e.name));
+    for (const section of ["contexts", "clusters", "users"] as const)
+      expect(
+        after[section].map((e) => e.name),
+        section,
+      ).to.deep.equal(original[section].map((e) => e.name));
     const namespaces = await kubectlWith(["get", "namespaces", "-o", "name"]);
     expect(namespaces.stdout).to.include("namespace/vc-team-a");
   });

@@ -42,7 +42,16 @@ const PLANTED = {
 const container = (name: string) => ({
   name,
   image: "ghcr.io/example/syncer:v0.19.4",
-  args: [`--db-pass=${PLANTED.argDbPass}`, "--token", PLANTED.argToken, `--aws-access-key-id=${PLANTED.argAwsKeyId}`, "--aws-secret-access-key", PLANTED.argAwsSecret, "--log-level=4", "--service-cidr=10.96.0.0/12"],
+  args: [
+    `--db-pass=${PLANTED.argDbPass}`,
+    "--token",
+    PLANTED.argToken,
+    `--aws-access-key-id=${PLANTED.argAwsKeyId}`,
+    "--aws-secret-access-key",
+    PLANTED.argAwsSecret,
+    "--log-level=4",
+    "--service-cidr=10.96.0.0/12",
+  ],
   command: ["sh", "-c", `exec /syncer --api-key ${PLANTED.shellGithubToken} --name leaky`],
   env: [
     { name: "DB_PWD", value: PLANTED.envDbPwd },
@@ -81,7 +90,15 @@ const HOST_OBJECTS = [
       selector: { matchLabels: { app: "vcluster", release: "leaky" } },
       template: {
         metadata: { labels: { app: "vcluster", release: "leaky" } },
-        spec: { containers: [{ ...container("syncer"), args: ["--password", PLANTED.stsArgPassword], env: [{ name: "ADMIN_PW", value: PLANTED.stsEnvPw }] }] },
+        spec: {
+          containers: [
+            {
+              ...container("syncer"),
+              args: ["--password", PLANTED.stsArgPassword],
+              env: [{ name: "ADMIN_PW", value: PLANTED.stsEnvPw }],
+            },
+          ],
+        },
       },
     },
   },
@@ -116,7 +133,11 @@ const HOST_OBJECTS = [
         "example.com/owner": "team-leaky",
       },
     },
-    spec: { clusterIP: "10.0.0.77", ports: [{ name: "https", port: 443, targetPort: 8443 }], selector: { app: "vcluster", release: "leaky" } },
+    spec: {
+      clusterIP: "10.0.0.77",
+      ports: [{ name: "https", port: 443, targetPort: 8443 }],
+      selector: { app: "vcluster", release: "leaky" },
+    },
   },
   event("leaky-0.pull", "Failed", `Failed to pull image: unauthorized: token=${PLANTED.eventToken}`),
   event("leaky-0.backoff", "BackOff", `container exited: request had Authorization: Bearer ${PLANTED.eventBearer}`),
@@ -124,7 +145,9 @@ const HOST_OBJECTS = [
 ];
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? filesUnder(join(dir, f)) : [join(dir, f)]));
+  return readdirSync(dir).flatMap((f) =>
+    statSync(join(dir, f)).isDirectory() ? filesUnder(join(dir, f)) : [join(dir, f)],
+  );
 }
 
 describe("e2e: vc debug collect masks every planted credential", function () {
@@ -141,7 +164,19 @@ describe("e2e: vc debug collect masks every planted credential", function () {
       expect(r.code, r.stderr).to.equal(0);
     }
     const out = join(dir, "bundle.tar.gz");
-    const r = await runVc(["debug", "collect", "leaky", "--namespace", NS, "--output-filename", out, "--kubeconfig", kube().kubeconfigPath, "--repo", join(dir, "repo")]);
+    const r = await runVc([
+      "debug",
+      "collect",
+      "leaky",
+      "--namespace",
+      NS,
+      "--output-filename",
+      out,
+      "--kubeconfig",
+      kube().kubeconfigPath,
+      "--repo",
+      join(dir, "repo"),
+    ]);
     expect(r.code, r.stdout + r.stderr).to.equal(0);
     bundle = join(dir, "x");
     mkdirSync(bundle);
@@ -158,12 +193,19 @@ describe("e2e: vc debug collect masks every planted credential", function () {
 
   it(`no file of the extracted bundle holds any of the ${Object.keys(PLANTED).length} planted credentials, nor their base64 forms`, () => {
     const files = filesUnder(join(bundle, "debug"));
-    expect(files.map((f) => f.slice(bundle.length + 1)).sort()).to.include.members(["debug/pods.yaml", "debug/events.yaml", "debug/services.yaml", "debug/statefulset.yaml", "debug/summary"]);
+    expect(files.map((f) => f.slice(bundle.length + 1)).sort()).to.include.members([
+      "debug/pods.yaml",
+      "debug/events.yaml",
+      "debug/services.yaml",
+      "debug/statefulset.yaml",
+      "debug/summary",
+    ]);
     const found: string[] = [];
     for (const file of files) {
       const text = readFileSync(file, "utf8");
       for (const [where, value] of Object.entries(PLANTED)) {
-        if (text.includes(value) || text.includes(Buffer.from(value).toString("base64"))) found.push(`${where} in ${file.slice(bundle.length + 1)}`);
+        if (text.includes(value) || text.includes(Buffer.from(value).toString("base64")))
+          found.push(`${where} in ${file.slice(bundle.length + 1)}`);
       }
     }
     expect(found).to.deep.equal([]);
@@ -172,11 +214,28 @@ describe("e2e: vc debug collect masks every planted credential", function () {
   it("what is not a credential reads as written: names, namespace, image tag, addresses, flags, ordinary annotations", () => {
     const read = (f: string) => readFileSync(join(bundle, "debug", f), "utf8");
     const pods = read("pods.yaml");
-    for (const s of ["name: leaky-0", `namespace: ${NS}`, "image: ghcr.io/example/syncer:v0.19.4", "--log-level=4", "--service-cidr=10.96.0.0/12", "name: DB_PWD", "value: debug", "checksum/config: 4f1c2a9e", "vault.hashicorp.com/agent-inject-token: <masked>", "Password=<masked>;Encrypt=true", "--db-pass=<masked>"]) {
+    for (const s of [
+      "name: leaky-0",
+      `namespace: ${NS}`,
+      "image: ghcr.io/example/syncer:v0.19.4",
+      "--log-level=4",
+      "--service-cidr=10.96.0.0/12",
+      "name: DB_PWD",
+      "value: debug",
+      "checksum/config: 4f1c2a9e",
+      "vault.hashicorp.com/agent-inject-token: <masked>",
+      "Password=<masked>;Encrypt=true",
+      "--db-pass=<masked>",
+    ]) {
       expect(pods, s).to.contain(s);
     }
     const services = read("services.yaml");
-    expect(services).to.contain("clusterIP: 10.0.0.77").and.contain("example.com/owner: team-leaky").and.contain("https://hooks:<masked>@hooks.example/notify");
-    expect(read("events.yaml")).to.contain("Failed to pull image: unauthorized: token=<masked>").and.contain("on 10.0.0.77:443");
+    expect(services)
+      .to.contain("clusterIP: 10.0.0.77")
+      .and.contain("example.com/owner: team-leaky")
+      .and.contain("https://hooks:<masked>@hooks.example/notify");
+    expect(read("events.yaml"))
+      .to.contain("Failed to pull image: unauthorized: token=<masked>")
+      .and.contain("on 10.0.0.77:443");
   });
 });

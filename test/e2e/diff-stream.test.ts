@@ -30,7 +30,11 @@ describe("e2e: a whole-fleet diff read by paged fleet-wide LISTs and chunk by ch
     await installExampleCrds(kube());
     expect((await kube().kubectl(["create", "namespace", "vc-system"])).code).to.equal(0);
     await generateFleet(repo, { clusters: 9, meshPerCluster: 1 });
-    const applied = await applyFleet(target(), await loadDesiredIndex(repo, REV), { prune: true, allowMassPrune: false, dryRun: false });
+    const applied = await applyFleet(target(), await loadDesiredIndex(repo, REV), {
+      prune: true,
+      allowMassPrune: false,
+      dryRun: false,
+    });
     expect(applied.results.filter((r) => !r.ok).map((r) => r.cluster)).to.deep.equal([]);
     const values = join(repo, "clusters", sorted[3]!, "values.yaml");
     writeFileSync(values, readFileSync(values, "utf8").replace(/cpu: \d+m/, "cpu: 999m"));
@@ -44,14 +48,28 @@ describe("e2e: a whole-fleet diff read by paged fleet-wide LISTs and chunk by ch
 
   it("plans what the fleet at once plans (with --prune), the fleet's LISTs read in pages of 2 to the end", async () => {
     const opts = { prune: true, allowMassPrune: true, selected: [] };
-    const whole = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }), "json");
+    const whole = formatPlanReport(
+      await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }),
+      "json",
+    );
     const fellBack: string[] = [];
-    const fleetWide = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 2, onFallBack: (why) => fellBack.push(why) }), "json");
-    const chunked = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads: "chunk" }), "json");
+    const fleetWide = formatPlanReport(
+      await planFleet(target(), await loadDesiredIndex(repo, REV), opts, {
+        chunkSize: 2,
+        pageSize: 2,
+        onFallBack: (why) => fellBack.push(why),
+      }),
+      "json",
+    );
+    const chunked = formatPlanReport(
+      await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads: "chunk" }),
+      "json",
+    );
     expect(fellBack, "the server lists each kind in its key order, page after page").to.deep.equal([]);
     expect(fleetWide).to.equal(whole);
     expect(chunked).to.equal(whole);
-    const clusters = (JSON.parse(chunked) as { clusters: Array<{ cluster: string; counts: Record<string, number> }> }).clusters;
+    const clusters = (JSON.parse(chunked) as { clusters: Array<{ cluster: string; counts: Record<string, number> }> })
+      .clusters;
     // The drifted cluster has an update; the removed one is pruned.
     expect(clusters.find((c) => c.cluster === sorted[3])!.counts.update).to.be.greaterThan(0);
     expect(clusters.find((c) => c.cluster === sorted[5])!.counts.delete).to.be.greaterThan(0);

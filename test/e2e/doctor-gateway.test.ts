@@ -30,7 +30,9 @@ describe("e2e: vc doctor checks what serves a Gateway", function () {
   const gatewayFindings = async (): Promise<string[]> => {
     const res = await runVc(["doctor", "edge", "-o", "json", "--kubeconfig", kube().kubeconfigPath, "--repo", repo]);
     expect(res.stderr).to.equal("");
-    return (JSON.parse(res.stdout) as Report).findings.filter((f) => /^(gateway|tls)-/.test(f.check)).map((f) => `${f.check} ${f.severity}: ${f.message}`);
+    return (JSON.parse(res.stdout) as Report).findings
+      .filter((f) => /^(gateway|tls)-/.test(f.check))
+      .map((f) => `${f.check} ${f.severity}: ${f.message}`);
   };
   const post = async (path: string, body: unknown) => {
     const res = await kube().request("POST", path, body);
@@ -51,7 +53,12 @@ describe("e2e: vc doctor checks what serves a Gateway", function () {
     const applied = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
     expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
     await post("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: "mesh-system" } });
-    await post("/api/v1/namespaces/mesh-system/pods", { apiVersion: "v1", kind: "Pod", metadata: { name: "ingress-1", labels: { istio: "ingressgateway" } }, spec: { containers: [{ name: "proxy", image: "mesh/proxy:1" }] } });
+    await post("/api/v1/namespaces/mesh-system/pods", {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "ingress-1", labels: { istio: "ingressgateway" } },
+      spec: { containers: [{ name: "proxy", image: "mesh/proxy:1" }] },
+    });
     await status(INGRESS_POD, { status: { phase: "Pending" } });
   });
   after(() => repo && rmSync(repo, { recursive: true, force: true }));
@@ -65,9 +72,21 @@ describe("e2e: vc doctor checks what serves a Gateway", function () {
   });
 
   it("the Secret in the cluster's namespace only does not count for a shared ingress; a Ready pod and a ClusterIP Service leave no external address", async () => {
-    await post("/api/v1/namespaces/vc-edge/secrets", tlsSecret("vc-edge", SECRET, servingCertificate(["a.example.com"], 90)));
+    await post(
+      "/api/v1/namespaces/vc-edge/secrets",
+      tlsSecret("vc-edge", SECRET, servingCertificate(["a.example.com"], 90)),
+    );
     await status(INGRESS_POD, { status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } });
-    await post("/api/v1/namespaces/mesh-system/services", { apiVersion: "v1", kind: "Service", metadata: { name: "ingressgateway" }, spec: { type: "ClusterIP", selector: { istio: "ingressgateway" }, ports: [{ name: "http", port: 80, targetPort: 8080 }] } });
+    await post("/api/v1/namespaces/mesh-system/services", {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "ingressgateway" },
+      spec: {
+        type: "ClusterIP",
+        selector: { istio: "ingressgateway" },
+        ports: [{ name: "http", port: 80, targetPort: 8080 }],
+      },
+    });
     expect(await gatewayFindings()).to.deep.equal([
       "gateway-service error: the ingress gateway Service mesh-system/ingressgateway exposes no port 443 of the Gateway's servers",
       `tls-secret error: tls.credentialName ${SECRET} (port 443) names a Secret that does not exist in mesh-system (the gateway pods run in mesh-system: the Secret must be there, a copy in vc-edge is not read)`,
@@ -76,20 +95,40 @@ describe("e2e: vc doctor checks what serves a Gateway", function () {
   });
 
   it("a certificate for other names, close to expiry: an error for the hosts and a warning for the date", async () => {
-    await post("/api/v1/namespaces/mesh-system/secrets", tlsSecret("mesh-system", SECRET, servingCertificate(["b.example.com"], 5)));
+    await post(
+      "/api/v1/namespaces/mesh-system/secrets",
+      tlsSecret("mesh-system", SECRET, servingCertificate(["b.example.com"], 5)),
+    );
     const found = await gatewayFindings();
-    expect(found.filter((f) => f.startsWith("tls-")), found.join("\n")).to.have.length(2);
-    expect(found, found.join("\n")).to.include(`tls-certificate error: the certificate in Secret mesh-system/${SECRET} (port 443) does not name a.example.com (it names b.example.com): clients refuse the handshake`);
-    expect(found.find((f) => f.startsWith("tls-certificate warning"))).to.match(new RegExp(`^tls-certificate warning: the certificate in Secret mesh-system/${SECRET} \\(port 443\\) expires on \\S+, within 14 days$`));
+    expect(
+      found.filter((f) => f.startsWith("tls-")),
+      found.join("\n"),
+    ).to.have.length(2);
+    expect(found, found.join("\n")).to.include(
+      `tls-certificate error: the certificate in Secret mesh-system/${SECRET} (port 443) does not name a.example.com (it names b.example.com): clients refuse the handshake`,
+    );
+    expect(found.find((f) => f.startsWith("tls-certificate warning"))).to.match(
+      new RegExp(
+        `^tls-certificate warning: the certificate in Secret mesh-system/${SECRET} \\(port 443\\) expires on \\S+, within 14 days$`,
+      ),
+    );
   });
 
   it("quiet once the Service is a LoadBalancer with an address on the Gateway's port and the certificate is right", async () => {
     const svc = "/api/v1/namespaces/mesh-system/services/ingressgateway";
-    const patched = await kube().request("PATCH", svc, { spec: { type: "LoadBalancer", ports: [{ name: "https", port: 443, targetPort: 8443 }] } }, { contentType: "application/merge-patch+json" });
+    const patched = await kube().request(
+      "PATCH",
+      svc,
+      { spec: { type: "LoadBalancer", ports: [{ name: "https", port: 443, targetPort: 8443 }] } },
+      { contentType: "application/merge-patch+json" },
+    );
     expect(patched.status, JSON.stringify(patched.body)).to.equal(200);
     await status(svc, { status: { loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } } });
     expect((await kube().request("DELETE", `/api/v1/namespaces/mesh-system/secrets/${SECRET}`)).status).to.equal(200);
-    await post("/api/v1/namespaces/mesh-system/secrets", tlsSecret("mesh-system", SECRET, servingCertificate(["a.example.com"], 90)));
+    await post(
+      "/api/v1/namespaces/mesh-system/secrets",
+      tlsSecret("mesh-system", SECRET, servingCertificate(["a.example.com"], 90)),
+    );
     expect(await gatewayFindings()).to.deep.equal([]);
   });
 });

@@ -35,7 +35,9 @@ describe("e2e: vc doctor compares the repository's mesh objects with the host", 
   const meshFindings = async (): Promise<string[]> => {
     const res = await runVc(["doctor", "routes", "-o", "json", "--kubeconfig", kube().kubeconfigPath, "--repo", repo]);
     expect(res.stderr).to.equal("");
-    return (JSON.parse(res.stdout) as Report).findings.filter((f) => f.check.startsWith("mesh-")).map((f) => `${f.check} ${f.object}: ${f.message}`);
+    return (JSON.parse(res.stdout) as Report).findings
+      .filter((f) => f.check.startsWith("mesh-"))
+      .map((f) => `${f.check} ${f.object}: ${f.message}`);
   };
   const k = async (args: string[]) => {
     const res = await kube().kubectl(args);
@@ -61,16 +63,33 @@ describe("e2e: vc doctor compares the repository's mesh objects with the host", 
   });
 
   it("a DestinationRule edited on the host: the difference by path, and the route's subset it no longer defines", async () => {
-    await k(["-n", "vc-routes", "patch", "destinationrules.networking.mesh.io", "reviews-x-default-x-routes", "--type=merge", "-p", '{"spec":{"subsets":[{"name":"v2","labels":{"version":"v2"}}]}}']);
+    await k([
+      "-n",
+      "vc-routes",
+      "patch",
+      "destinationrules.networking.mesh.io",
+      "reviews-x-default-x-routes",
+      "--type=merge",
+      "-p",
+      '{"spec":{"subsets":[{"name":"v2","labels":{"version":"v2"}}]}}',
+    ]);
     const found = await meshFindings();
-    expect(found[0]).to.match(/^mesh-not-synced DestinationRule vc-routes\/reviews-x-default-x-routes: the host's DestinationRule differs from the repository's \(from clusters\/routes\/mesh\/reviews\.yaml\) at spec\.subsets\[0\]\.\S+: the mesh applies the host's$/);
+    expect(found[0]).to.match(
+      /^mesh-not-synced DestinationRule vc-routes\/reviews-x-default-x-routes: the host's DestinationRule differs from the repository's \(from clusters\/routes\/mesh\/reviews\.yaml\) at spec\.subsets\[0\]\.\S+: the mesh applies the host's$/,
+    );
     expect(found.slice(1)).to.deep.equal([
       "mesh-subset VirtualService vc-routes/reviews-x-default-x-routes: route to reviews-x-default-x-routes.vc-routes.svc.cluster.local subset v1: the DestinationRule for reviews-x-default-x-routes.vc-routes.svc.cluster.local on the host defines no subset v1; the mesh rejects the route (no healthy upstream)",
     ]);
   });
 
   it("the synced VirtualService and every DestinationRule deleted: each reported by its translated name", async () => {
-    await k(["-n", "vc-routes", "delete", "virtualservices.networking.mesh.io,destinationrules.networking.mesh.io", "--all"]);
+    await k([
+      "-n",
+      "vc-routes",
+      "delete",
+      "virtualservices.networking.mesh.io,destinationrules.networking.mesh.io",
+      "--all",
+    ]);
     expect(await meshFindings()).to.deep.equal([
       "mesh-not-synced DestinationRule vc-routes/reviews-x-default-x-routes: the repository's DestinationRule (from clusters/routes/mesh/reviews.yaml) is not on the host under its translated name reviews-x-default-x-routes: the rule is not applied",
       "mesh-not-synced VirtualService vc-routes/reviews-x-default-x-routes: the repository's VirtualService (from clusters/routes/mesh/reviews.yaml) is not on the host under its translated name reviews-x-default-x-routes: the rule is not applied",

@@ -7,13 +7,18 @@ import { breakDoctorHost, SHOP_FINDINGS, writeDoctorRepo } from "../ops/doctor-h
 import { installMeshCrds, useRealKube } from "../support/real-kube.js";
 import { runVc } from "../support/vc.js";
 
-type Report = { problems: number; counts: Record<string, number>; findings: Array<{ check: string; severity: string; object: string; message: string; resolution: string }> };
+type Report = {
+  problems: number;
+  counts: Record<string, number>;
+  findings: Array<{ check: string; severity: string; object: string; message: string; resolution: string }>;
+};
 
 describe("e2e: vc doctor on a broken host", function () {
   this.timeout(120_000);
   const kube = useRealKube();
   let repo: string;
-  const doctor = (...args: string[]) => runVc(["doctor", ...args, "--kubeconfig", kube().kubeconfigPath, "--repo", repo]);
+  const doctor = (...args: string[]) =>
+    runVc(["doctor", ...args, "--kubeconfig", kube().kubeconfigPath, "--repo", repo]);
 
   before(async () => {
     await installMeshCrds(kube());
@@ -26,25 +31,62 @@ describe("e2e: vc doctor on a broken host", function () {
     const res = await doctor("shop", "-o", "json");
     expect(res.code, res.stdout + res.stderr).to.equal(1);
     const report = JSON.parse(res.stdout) as Report;
-    expect(report.findings.map((f) => `${f.check} ${f.severity} ${f.object}`).sort()).to.deep.equal([...SHOP_FINDINGS].sort());
+    expect(report.findings.map((f) => `${f.check} ${f.severity} ${f.object}`).sort()).to.deep.equal(
+      [...SHOP_FINDINGS].sort(),
+    );
     expect(report.counts).to.deep.equal({ error: 8, warning: 1, note: 2 });
     const by = (check: string) => report.findings.find((f) => f.check === check)!;
-    expect(by("control-plane-pod").message).to.match(/^the StatefulSet wants 1 replica\(s\) but pod shop-0 does not exist/);
-    expect(by("control-plane-pod").resolution).to.match(/^restart the stateful set, check service account, network policies, resource constraints; /);
-    expect(by("mesh-destination").message).to.equal("route destination reviews-x-default-x-shop.vc-shop.svc.cluster.local names Service vc-shop/reviews-x-default-x-shop, which does not exist on the host (the virtual cluster's service reviews in namespace default: not synced)");
-    expect(by("metrics-forbidden").message).to.equal("HTTP 403 Forbidden: system:serviceaccount:vc-shop:vc-metrics-proxy-shop may not get, list pods.metrics.k8s.io in vc-shop");
-    expect(by("metrics-proxy-tls").resolution).to.include("kubectl -n vc-shop create secret tls vc-metrics-proxy-tls-shop");
-    expect(by("pod-requests").message).to.equal("containers without resource requests: app (cpu, memory): an autoscaler shows <unknown> for their utilisation");
-    expect(by("mesh-custom-resource").message).to.include('also set in sync.toHost.customResources: "virtualservices.networking.mesh.io"');
+    expect(by("control-plane-pod").message).to.match(
+      /^the StatefulSet wants 1 replica\(s\) but pod shop-0 does not exist/,
+    );
+    expect(by("control-plane-pod").resolution).to.match(
+      /^restart the stateful set, check service account, network policies, resource constraints; /,
+    );
+    expect(by("mesh-destination").message).to.equal(
+      "route destination reviews-x-default-x-shop.vc-shop.svc.cluster.local names Service vc-shop/reviews-x-default-x-shop, which does not exist on the host (the virtual cluster's service reviews in namespace default: not synced)",
+    );
+    expect(by("metrics-forbidden").message).to.equal(
+      "HTTP 403 Forbidden: system:serviceaccount:vc-shop:vc-metrics-proxy-shop may not get, list pods.metrics.k8s.io in vc-shop",
+    );
+    expect(by("metrics-proxy-tls").resolution).to.include(
+      "kubectl -n vc-shop create secret tls vc-metrics-proxy-tls-shop",
+    );
+    expect(by("pod-requests").message).to.equal(
+      "containers without resource requests: app (cpu, memory): an autoscaler shows <unknown> for their utilisation",
+    );
+    expect(by("mesh-custom-resource").message).to.include(
+      'also set in sync.toHost.customResources: "virtualservices.networking.mesh.io"',
+    );
     const text = await doctor("shop");
-    expect(text.stdout.split("\n")[0]).to.equal("virtual cluster shop (namespace vc-shop): 8 errors, 1 warning, 2 notes");
-    expect(text.stdout).to.contain("\nerrors:\nERROR [").and.contain("\nwarnings:\nWARNING [pod-requests]").and.contain("\nnotes:\nNOTE [");
+    expect(text.stdout.split("\n")[0]).to.equal(
+      "virtual cluster shop (namespace vc-shop): 8 errors, 1 warning, 2 notes",
+    );
+    expect(text.stdout)
+      .to.contain("\nerrors:\nERROR [")
+      .and.contain("\nwarnings:\nWARNING [pod-requests]")
+      .and.contain("\nnotes:\nNOTE [");
   });
 
   it("once the faults are fixed with kubectl, their findings go", async () => {
     const k = (args: string[]) => kube().kubectl(args);
-    expect((await k(["-n", "vc-shop", "create", "service", "clusterip", "reviews-x-default-x-shop", "--tcp=9080:9080"])).code).to.equal(0);
-    expect((await k(["-n", "vc-shop", "create", "secret", "generic", "vc-metrics-proxy-tls-shop", "--from-literal=tls.crt=x", "--from-literal=tls.key=y"])).code).to.equal(0);
+    expect(
+      (await k(["-n", "vc-shop", "create", "service", "clusterip", "reviews-x-default-x-shop", "--tcp=9080:9080"]))
+        .code,
+    ).to.equal(0);
+    expect(
+      (
+        await k([
+          "-n",
+          "vc-shop",
+          "create",
+          "secret",
+          "generic",
+          "vc-metrics-proxy-tls-shop",
+          "--from-literal=tls.crt=x",
+          "--from-literal=tls.key=y",
+        ])
+      ).code,
+    ).to.equal(0);
     const res = await doctor("shop", "-o", "json");
     const checks = (JSON.parse(res.stdout) as Report).findings.map((f) => f.check);
     expect(checks).to.not.include("mesh-destination");

@@ -40,7 +40,13 @@ describe("e2e: a first vc apply killed half way", function () {
     if (repo) rmSync(repo, { recursive: true, force: true });
   });
 
-  const records = async () => (await admin.list(resourceFor("v1", "ConfigMap")!, { namespace: "vc-system", labelSelector: "vc.orch.io/record=record" })).map((cm) => ({ ...cm, data: (cm.data ?? {}) as Record<string, string> }));
+  const records = async () =>
+    (
+      await admin.list(resourceFor("v1", "ConfigMap")!, {
+        namespace: "vc-system",
+        labelSelector: "vc.orch.io/record=record",
+      })
+    ).map((cm) => ({ ...cm, data: (cm.data ?? {}) as Record<string, string> }));
 
   it("leaves a record naming what it made; the syncer's planted status, history and inventory change nothing", async () => {
     // The run, as its own process, held at its first StatefulSet (after the RBAC stage: the syncer's Role and binding
@@ -51,27 +57,55 @@ describe("e2e: a first vc apply killed half way", function () {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingWebhookConfiguration",
       metadata: { name: "hold-statefulsets" },
-      webhooks: [{
-        name: "hold.statefulsets.e2e.test",
-        rules: [{ operations: ["CREATE"], apiGroups: ["apps"], apiVersions: ["v1"], resources: ["statefulsets"] }],
-        clientConfig: { url: `https://127.0.0.1:${port}/validate` },
-        sideEffects: "None",
-        admissionReviewVersions: ["v1"],
-        timeoutSeconds: 30,
-        failurePolicy: "Fail",
-      }],
+      webhooks: [
+        {
+          name: "hold.statefulsets.e2e.test",
+          rules: [{ operations: ["CREATE"], apiGroups: ["apps"], apiVersions: ["v1"], resources: ["statefulsets"] }],
+          clientConfig: { url: `https://127.0.0.1:${port}/validate` },
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+          timeoutSeconds: 30,
+          failurePolicy: "Fail",
+        },
+      ],
     };
-    expect((await kube().request("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", hold)).status).to.equal(201);
-    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli/main.ts"), "apply", repo, "--target", "kube", "--kubeconfig", kc, "--owner", "team-a"], { cwd: ROOT, stdio: "ignore" });
+    expect(
+      (await kube().request("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", hold))
+        .status,
+    ).to.equal(201);
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        join(ROOT, "src/cli/main.ts"),
+        "apply",
+        repo,
+        "--target",
+        "kube",
+        "--kubeconfig",
+        kc,
+        "--owner",
+        "team-a",
+      ],
+      { cwd: ROOT, stdio: "ignore" },
+    );
     let exited = false;
     child.on("exit", () => (exited = true));
     try {
-      await waitFor(() => exited || webhook.connections() > 0, "the API server to call the webhook for the StatefulSet", 120_000);
+      await waitFor(
+        () => exited || webhook.connections() > 0,
+        "the API server to call the webhook for the StatefulSet",
+        120_000,
+      );
       expect(exited, "the run is held at its StatefulSet").to.equal(false);
       child.kill("SIGKILL");
       await new Promise<void>((done) => (exited ? done() : child.once("exit", () => done())));
     } finally {
-      await kube().request("DELETE", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hold-statefulsets");
+      await kube().request(
+        "DELETE",
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hold-statefulsets",
+      );
       await webhook.close();
     }
 
@@ -79,20 +113,54 @@ describe("e2e: a first vc apply killed half way", function () {
     const [record] = await records();
     expect(record, "a record written before the first object").to.not.equal(undefined);
     expect(record!.data?.result, "the run was cut before its status").to.equal(undefined);
-    expect(await admin.get({ apiVersion: "apps/v1", kind: "StatefulSet", namespace: "vc-minimal", name: "minimal" })).to.equal(undefined);
+    expect(
+      await admin.get({ apiVersion: "apps/v1", kind: "StatefulSet", namespace: "vc-minimal", name: "minimal" }),
+    ).to.equal(undefined);
     const inventory = new Set(JSON.parse(record!.data!.inventory!) as string[]);
-    const made = ["Namespace//vc-minimal", "ServiceAccount/vc-minimal/vc-minimal", "rbac.authorization.k8s.io/RoleBinding/vc-minimal/vc-minimal"];
+    const made = [
+      "Namespace//vc-minimal",
+      "ServiceAccount/vc-minimal/vc-minimal",
+      "rbac.authorization.k8s.io/RoleBinding/vc-minimal/vc-minimal",
+    ];
     for (const key of made) expect(inventory.has(key), key).to.equal(true);
 
     // The attacker plants, as minimal's syncer.
-    const syncer = KubeClient.open({ kubeconfig: await kube().serviceAccountKubeconfig("vc-minimal", "vc-minimal"), retry: { attempts: 1 } });
-    const configMap = (name: string, labels: Record<string, string>, data: Record<string, string>, annotations?: Record<string, string>): KubeObject => ({
-      apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "vc-minimal", labels, ...(annotations ? { annotations } : {}) }, data,
+    const syncer = KubeClient.open({
+      kubeconfig: await kube().serviceAccountKubeconfig("vc-minimal", "vc-minimal"),
+      retry: { attempts: 1 },
+    });
+    const configMap = (
+      name: string,
+      labels: Record<string, string>,
+      data: Record<string, string>,
+      annotations?: Record<string, string>,
+    ): KubeObject => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace: "vc-minimal", labels, ...(annotations ? { annotations } : {}) },
+      data,
     });
     try {
-      await syncer.apply(configMap("vc-status", { [LABELS.managedBy]: "minimal", [LABELS.status]: "true" }, {
-        cluster: "minimal", hostNamespace: "vc-minimal", result: "failed", history: JSON.stringify([{ revision: "f".repeat(40), time: "2020-01-01T00:00:00Z", result: "applied", message: "forged by the tenant" }]),
-      }, { "vc.orch.io/suspended-by": "the tenant" }));
+      await syncer.apply(
+        configMap(
+          "vc-status",
+          { [LABELS.managedBy]: "minimal", [LABELS.status]: "true" },
+          {
+            cluster: "minimal",
+            hostNamespace: "vc-minimal",
+            result: "failed",
+            history: JSON.stringify([
+              {
+                revision: "f".repeat(40),
+                time: "2020-01-01T00:00:00Z",
+                result: "applied",
+                message: "forged by the tenant",
+              },
+            ]),
+          },
+          { "vc.orch.io/suspended-by": "the tenant" },
+        ),
+      );
       await syncer.apply(configMap("planted", { [LABELS.inventory]: "minimal", [LABELS.owner]: "team-a" }, { x: "1" }));
     } finally {
       syncer.close();
@@ -107,10 +175,24 @@ describe("e2e: a first vc apply killed half way", function () {
     expect(after!.data?.history ?? "").to.not.include("forged by the tenant");
     expect(JSON.parse(after!.data!.inventory!) as string[]).to.not.include("ConfigMap/vc-minimal/planted");
     // The planted objects are the tenant's: neither pruned nor rewritten.
-    expect((await admin.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "vc-minimal", name: "planted" }))?.data).to.deep.equal({ x: "1" });
-    expect(await admin.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "vc-minimal", name: "vc-status" })).to.not.equal(undefined);
+    expect(
+      (await admin.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "vc-minimal", name: "planted" }))?.data,
+    ).to.deep.equal({ x: "1" });
+    expect(
+      await admin.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "vc-minimal", name: "vc-status" }),
+    ).to.not.equal(undefined);
     // Nothing left to apply.
-    const diff = await runVc(["diff", repo, "--target", "kube", "--kubeconfig", kc, "--owner", "team-a", "--exit-code"]);
+    const diff = await runVc([
+      "diff",
+      repo,
+      "--target",
+      "kube",
+      "--kubeconfig",
+      kc,
+      "--owner",
+      "team-a",
+      "--exit-code",
+    ]);
     expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
   });
 });

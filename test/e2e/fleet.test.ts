@@ -13,7 +13,8 @@ describe("e2e: the example fleet on a real API server", function () {
   this.timeout(120_000);
   const kube = useRealKube();
   let repo: string;
-  const vc = (command: string, ...args: string[]) => runVc([command, repo, "--target", "kube", "--kubeconfig", kube().kubeconfigPath, ...args]);
+  const vc = (command: string, ...args: string[]) =>
+    runVc([command, repo, "--target", "kube", "--kubeconfig", kube().kubeconfigPath, ...args]);
   const adminWrites = () => kube().writes("admin").length;
 
   before(async () => {
@@ -39,35 +40,72 @@ describe("e2e: the example fleet on a real API server", function () {
   });
 
   it("detects drift made with kubectl (scale, a route weight, a deleted object) and converges it", async () => {
-    expect((await kube().kubectl(["-n", "vc-platform", "scale", "statefulset", "platform", "--replicas=3"])).code).to.equal(0);
-    const weight = await kube().kubectl(["-n", "team-bookinfo", "patch", "virtualservices.networking.mesh.io", "reviews-x-bookinfo-x-bookinfo", "--type=json", "-p", '[{"op":"replace","path":"/spec/http/1/route/0/weight","value":50}]']);
+    expect(
+      (await kube().kubectl(["-n", "vc-platform", "scale", "statefulset", "platform", "--replicas=3"])).code,
+    ).to.equal(0);
+    const weight = await kube().kubectl([
+      "-n",
+      "team-bookinfo",
+      "patch",
+      "virtualservices.networking.mesh.io",
+      "reviews-x-bookinfo-x-bookinfo",
+      "--type=json",
+      "-p",
+      '[{"op":"replace","path":"/spec/http/1/route/0/weight","value":50}]',
+    ]);
     expect(weight.code, weight.stderr).to.equal(0);
     const removed = await kube().kubectl(["-n", "vc-minimal", "delete", "service", "minimal-headless"]);
     expect(removed.code, removed.stderr).to.equal(0);
 
     const drift = await vc("diff", "--exit-code");
     expect(drift.code, drift.stderr).to.equal(1);
-    expect(drift.stdout).to.match(/replicas/).and.to.match(/weight/).and.to.contain("minimal-headless");
+    expect(drift.stdout)
+      .to.match(/replicas/)
+      .and.to.match(/weight/)
+      .and.to.contain("minimal-headless");
 
     const applied = await vc("apply");
     expect(applied.code, applied.stderr).to.equal(0);
     const clean = await vc("diff", "--exit-code");
     expect(clean.code, clean.stdout).to.equal(0);
-    const replicas = await kube().kubectl(["-n", "vc-platform", "get", "statefulset", "platform", "-o", "jsonpath={.spec.replicas}"]);
+    const replicas = await kube().kubectl([
+      "-n",
+      "vc-platform",
+      "get",
+      "statefulset",
+      "platform",
+      "-o",
+      "jsonpath={.spec.replicas}",
+    ]);
     expect(replicas.stdout).to.equal("1");
   });
 
   it("fields and list items of other writers (an env var, an annotation, a container) are not drift and cause no writes", async () => {
-    expect((await kube().kubectl(["-n", "vc-platform", "set", "env", "statefulset/platform", "FOO=bar"])).code).to.equal(0);
-    expect((await kube().kubectl(["-n", "vc-platform", "annotate", "statefulset/platform", "team.example.com/owner=db-team"])).code).to.equal(0);
-    const sidecar = await kube().kubectl(["apply", "--server-side", "--field-manager=sidecar-injector", "--validate=false", "-f", "-"], {
-      input: JSON.stringify({
-        apiVersion: "apps/v1",
-        kind: "StatefulSet",
-        metadata: { name: "platform", namespace: "vc-platform" },
-        spec: { template: { spec: { containers: [{ name: "log-shipper", image: "example.com/shipper:1" }] } } },
-      }),
-    });
+    expect(
+      (await kube().kubectl(["-n", "vc-platform", "set", "env", "statefulset/platform", "FOO=bar"])).code,
+    ).to.equal(0);
+    expect(
+      (
+        await kube().kubectl([
+          "-n",
+          "vc-platform",
+          "annotate",
+          "statefulset/platform",
+          "team.example.com/owner=db-team",
+        ])
+      ).code,
+    ).to.equal(0);
+    const sidecar = await kube().kubectl(
+      ["apply", "--server-side", "--field-manager=sidecar-injector", "--validate=false", "-f", "-"],
+      {
+        input: JSON.stringify({
+          apiVersion: "apps/v1",
+          kind: "StatefulSet",
+          metadata: { name: "platform", namespace: "vc-platform" },
+          spec: { template: { spec: { containers: [{ name: "log-shipper", image: "example.com/shipper:1" }] } } },
+        }),
+      },
+    );
     expect(sidecar.code, sidecar.stderr).to.equal(0);
 
     const before = adminWrites();
@@ -76,7 +114,15 @@ describe("e2e: the example fleet on a real API server", function () {
     const applied = await vc("apply");
     expect(applied.code, applied.stderr).to.equal(0);
     expect(adminWrites() - before, JSON.stringify(kube().writes("admin").slice(before))).to.equal(0);
-    const containers = await kube().kubectl(["-n", "vc-platform", "get", "statefulset", "platform", "-o", "jsonpath={.spec.template.spec.containers[*].name}"]);
+    const containers = await kube().kubectl([
+      "-n",
+      "vc-platform",
+      "get",
+      "statefulset",
+      "platform",
+      "-o",
+      "jsonpath={.spec.template.spec.containers[*].name}",
+    ]);
     expect(containers.stdout.split(" ")).to.include("log-shipper");
   });
 
@@ -84,7 +130,17 @@ describe("e2e: the example fleet on a real API server", function () {
     const foreign = await kube().kubectl(["-n", "vc-minimal", "create", "configmap", "not-ours", "--from-literal=a=b"]);
     expect(foreign.code, foreign.stderr).to.equal(0);
     rmSync(join(repo, "clusters", "bookinfo", "mesh", "ratings.yaml"));
-    const pruned = await runVc(["apply", repo, "--cluster", "bookinfo", "--prune", "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
+    const pruned = await runVc([
+      "apply",
+      repo,
+      "--cluster",
+      "bookinfo",
+      "--prune",
+      "--target",
+      "kube",
+      "--kubeconfig",
+      kube().kubeconfigPath,
+    ]);
     expect(pruned.code, pruned.stdout + pruned.stderr).to.equal(0);
 
     const vs = await kube().kubectl(["-n", "team-bookinfo", "get", "virtualservices.networking.mesh.io", "-o", "name"]);

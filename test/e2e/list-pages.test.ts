@@ -24,7 +24,8 @@ describe("e2e: a host's records and public-host claims are read a page at a time
     const host = kube();
     await installExampleCrds(host);
     client = KubeClient.open({ kubeconfig: host.kubeconfigPath });
-    for (const ns of ["vc-system", ...Array.from({ length: NAMESPACES }, (_, i) => `vc-pages-${i}`)]) await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    for (const ns of ["vc-system", ...Array.from({ length: NAMESPACES }, (_, i) => `vc-pages-${i}`)])
+      await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
     await mapLimit(
       Array.from({ length: CLUSTERS }, (_, i) => i),
       16,
@@ -34,12 +35,18 @@ describe("e2e: a host's records and public-host claims are read a page at a time
           apiVersion: "networking.mesh.io/v1beta1",
           kind: "Gateway",
           metadata: { name: `gw-${c}`, namespace: namespaceOf(i), labels: { "vc.orch.io/inventory": c } },
-          spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: [`${namespaceOf(i)}/${c}.example.com`] }] },
+          spec: {
+            selector: { istio: "ingressgateway" },
+            servers: [
+              { port: { number: 80, name: "http", protocol: "HTTP" }, hosts: [`${namespaceOf(i)}/${c}.example.com`] },
+            ],
+          },
         };
         await client.apply(gw);
         // Every cluster's record holds its Gateway, but the last one's: a Gateway no record holds claims nothing.
         const record = recordBase("vc-system", "src", c, namespaceOf(i));
-        if (i < CLUSTERS - 1) record.data = { ...(record.data as Record<string, string>), [INVENTORY_KEY]: inventoryText([objectKey(gw)]) };
+        if (i < CLUSTERS - 1)
+          record.data = { ...(record.data as Record<string, string>), [INVENTORY_KEY]: inventoryText([objectKey(gw)]) };
         await client.apply(record);
       },
     );
@@ -54,7 +61,11 @@ describe("e2e: a host's records and public-host claims are read a page at a time
   it("every claim a record holds, across its pages, and none a record does not hold", async () => {
     const index = await new KubeTarget(client, new RecordStore(client, "vc-system")).hostClaimIndex();
     expect(index.objects()).to.have.length(CLUSTERS - 1);
-    for (const i of [0, MAPPED_PAGE, 2 * MAPPED_PAGE, CLUSTERS - 2]) expect(index.overlapping(`${name(i)}.example.com`).map((c) => c.cluster), name(i)).to.deep.equal([name(i)]);
+    for (const i of [0, MAPPED_PAGE, 2 * MAPPED_PAGE, CLUSTERS - 2])
+      expect(
+        index.overlapping(`${name(i)}.example.com`).map((c) => c.cluster),
+        name(i),
+      ).to.deep.equal([name(i)]);
     expect(index.overlapping(`${name(CLUSTERS - 1)}.example.com`), "the Gateway no record holds").to.deep.equal([]);
   });
 });

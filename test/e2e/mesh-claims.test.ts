@@ -58,7 +58,10 @@ describe("e2e: public hosts are fleet-wide claims; mesh objects stay in the tena
     repos.push(r);
     return r;
   };
-  const gateways = async (ns: string): Promise<string[]> => (await getJson(host, ["-n", ns, "gateways.networking.mesh.io"])).items.map((g: { metadata: { name: string } }) => g.metadata.name);
+  const gateways = async (ns: string): Promise<string[]> =>
+    (await getJson(host, ["-n", ns, "gateways.networking.mesh.io"])).items.map(
+      (g: { metadata: { name: string } }) => g.metadata.name,
+    );
 
   before(async () => {
     host = kube();
@@ -78,23 +81,52 @@ describe("e2e: public hosts are fleet-wide claims; mesh objects stay in the tena
   });
 
   it("a cluster that would serve bookinfo.example.com (exactly or by a wildcard) is not applied; bookinfo keeps its host", async () => {
-    const before = await getJson(host, ["-n", "team-bookinfo", "gateways.networking.mesh.io", "bookinfo-gateway-x-bookinfo-x-bookinfo"]);
+    const before = await getJson(host, [
+      "-n",
+      "team-bookinfo",
+      "gateways.networking.mesh.io",
+      "bookinfo-gateway-x-bookinfo-x-bookinfo",
+    ]);
     for (const claim of ["bookinfo.example.com", "*.example.com"]) {
       const r = repo(["bookinfo"], intruder("intruder", [claim]));
       const diff = await vcOn(host, "diff", r, "--owner", "fleet");
-      expect(diff.stdout).to.include(`! public host "${claim}" belongs to cluster bookinfo (`).and.include('has served "bookinfo.example.com" since');
+      expect(diff.stdout)
+        .to.include(`! public host "${claim}" belongs to cluster bookinfo (`)
+        .and.include('has served "bookinfo.example.com" since');
       const apply = await vcOn(host, "apply", r, "--owner", "fleet");
       expect(apply.code, apply.stdout + apply.stderr).to.equal(1);
-      expect(apply.stdout).to.include(`public host "${claim}" belongs to cluster bookinfo`).and.include("nothing of cluster intruder is applied");
+      expect(apply.stdout)
+        .to.include(`public host "${claim}" belongs to cluster bookinfo`)
+        .and.include("nothing of cluster intruder is applied");
       expect(await gateways("vc-intruder").catch(() => [])).to.deep.equal([]);
     }
-    const after = await getJson(host, ["-n", "team-bookinfo", "gateways.networking.mesh.io", "bookinfo-gateway-x-bookinfo-x-bookinfo"]);
+    const after = await getJson(host, [
+      "-n",
+      "team-bookinfo",
+      "gateways.networking.mesh.io",
+      "bookinfo-gateway-x-bookinfo-x-bookinfo",
+    ]);
     expect(after.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
   });
 
   it("the reconciler refuses the newcomer the same way, and applies a cluster whose host nobody holds", async () => {
-    const r = repo(["bookinfo"], { ...intruder("intruder", ["bookinfo.example.com"]), ...intruder("newshop", ["shop.example.com"]) });
-    const res = await reconcileOnce({ repo: r, branch: "main", target: "kube", kubeconfig: host.kubeconfigPath, intervalMs: 60_000, resyncMs: 60_000, leaderElect: false, allowMassPrune: false, owner: "fleet", logger: silentLogger, cacheDir: join(r, ".cache") });
+    const r = repo(["bookinfo"], {
+      ...intruder("intruder", ["bookinfo.example.com"]),
+      ...intruder("newshop", ["shop.example.com"]),
+    });
+    const res = await reconcileOnce({
+      repo: r,
+      branch: "main",
+      target: "kube",
+      kubeconfig: host.kubeconfigPath,
+      intervalMs: 60_000,
+      resyncMs: 60_000,
+      leaderElect: false,
+      allowMassPrune: false,
+      owner: "fleet",
+      logger: silentLogger,
+      cacheDir: join(r, ".cache"),
+    });
     const by = new Map(res.clusters.map((c) => [c.cluster, c]));
     expect(by.get("intruder")!.result).to.equal("blocked");
     expect(by.get("intruder")!.message).to.include('public host "bookinfo.example.com" belongs to cluster bookinfo');
@@ -103,7 +135,9 @@ describe("e2e: public hosts are fleet-wide claims; mesh objects stay in the tena
     expect(await gateways("vc-newshop")).to.deep.equal(["edge-x-web-x-newshop"]);
     const vs = await getJson(host, ["-n", "vc-newshop", "virtualservices.networking.mesh.io", "front-x-web-x-newshop"]);
     expect(vs.spec.exportTo).to.deep.equal(["."]);
-    expect(vs.spec.http[0].mirror.host, "an external host stays external, never an in-cluster name").to.equal("example.com");
+    expect(vs.spec.http[0].mirror.host, "an external host stays external, never an in-cluster name").to.equal(
+      "example.com",
+    );
     expect(await gateways("vc-intruder").catch(() => [])).to.deep.equal([]);
   });
 
@@ -111,15 +145,34 @@ describe("e2e: public hosts are fleet-wide claims; mesh objects stay in the tena
     const r = repo([], { ...intruder("left", ["both.example.com"]), ...intruder("right", ["both.example.com"]) });
     const apply = await vcOn(host, "apply", r, "--owner", "fleet");
     expect(apply.code).to.equal(1);
-    expect(apply.stdout).to.include('public host "both.example.com" belongs to cluster right (cluster right claims it in the same run and neither claim is live yet');
-    expect(apply.stdout).to.include('public host "both.example.com" belongs to cluster left (cluster left claims it in the same run');
-    for (const ns of ["vc-left", "vc-right"]) expect((await kubectl(host, ["get", "gateways.networking.mesh.io", "-A", "-o", "name"])).includes(ns)).to.equal(false);
+    expect(apply.stdout).to.include(
+      'public host "both.example.com" belongs to cluster right (cluster right claims it in the same run and neither claim is live yet',
+    );
+    expect(apply.stdout).to.include(
+      'public host "both.example.com" belongs to cluster left (cluster left claims it in the same run',
+    );
+    for (const ns of ["vc-left", "vc-right"])
+      expect((await kubectl(host, ["get", "gateways.networking.mesh.io", "-A", "-o", "name"])).includes(ns)).to.equal(
+        false,
+      );
   });
 
   it("two clusters new in one reconciler pass that claim one host: exactly one is applied (the name that sorts first), the other writes no Gateway", async () => {
     const r = repo([], { ...intruder("pass-b", ["race.example.com"]), ...intruder("pass-a", ["race.example.com"]) });
     for (const round of [1, 2]) {
-      const res = await reconcileOnce({ repo: r, branch: "main", target: "kube", kubeconfig: host.kubeconfigPath, intervalMs: 60_000, resyncMs: 60_000, leaderElect: false, allowMassPrune: false, owner: "fleet", logger: silentLogger, cacheDir: join(r, ".cache") });
+      const res = await reconcileOnce({
+        repo: r,
+        branch: "main",
+        target: "kube",
+        kubeconfig: host.kubeconfigPath,
+        intervalMs: 60_000,
+        resyncMs: 60_000,
+        leaderElect: false,
+        allowMassPrune: false,
+        owner: "fleet",
+        logger: silentLogger,
+        cacheDir: join(r, ".cache"),
+      });
       const by = new Map(res.clusters.map((c) => [c.cluster, c]));
       expect(by.get("pass-a")!.result, `round ${round}: ${by.get("pass-a")!.message}`).to.equal("applied");
       expect(by.get("pass-b")!.result, `round ${round}`).to.equal("blocked");
@@ -135,7 +188,10 @@ describe("e2e: public hosts are fleet-wide claims; mesh objects stay in the tena
       apiVersion: "networking.mesh.io/v1beta1",
       kind: "Gateway",
       metadata: { name: "planted", namespace: "team-bookinfo", labels: { "vc.orch.io/inventory": "bookinfo" } },
-      spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["planted.example.com"] }] },
+      spec: {
+        selector: { istio: "ingressgateway" },
+        servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["planted.example.com"] }],
+      },
     };
     const made = await host.kubectl(["apply", "-f", "-", "--as", syncer], { input: JSON.stringify(planted) });
     expect(made.code, `the syncer may write Gateways in its namespace: ${made.stderr}`).to.equal(0);

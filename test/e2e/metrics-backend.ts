@@ -38,34 +38,55 @@ export function metricsBackend(dir: string): Server {
   const now = new Date().toISOString();
   const metrics: HostPodMetrics[] = PODS.map((p) => {
     const pod = hostPod(p) as { metadata: { name: string; namespace: string; labels: Record<string, string> } };
-    return { metadata: pod.metadata, timestamp: now, window: "30s", containers: [{ name: "main", usage: { cpu: p.cpu, memory: "20Mi" } }] };
+    return {
+      metadata: pod.metadata,
+      timestamp: now,
+      window: "30s",
+      containers: [{ name: "main", usage: { cpu: p.cpu, memory: "20Mi" } }],
+    };
   });
   const cert = selfSignedCertificate(dir);
   return createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
     const url = new URL(req.url ?? "/", "https://backend");
-    const send = (status: number, body: unknown) => res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
+    const send = (status: number, body: unknown) =>
+      res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
     const base = "/apis/metrics.k8s.io/v1beta1";
     if (url.pathname === base) {
-      return send(200, { kind: "APIResourceList", apiVersion: "v1", groupVersion: "metrics.k8s.io/v1beta1", resources: [
-        { name: "pods", namespaced: true, kind: "PodMetrics", verbs: ["get", "list"] },
-        { name: "nodes", namespaced: false, kind: "NodeMetrics", verbs: ["get", "list"] },
-      ] });
+      return send(200, {
+        kind: "APIResourceList",
+        apiVersion: "v1",
+        groupVersion: "metrics.k8s.io/v1beta1",
+        resources: [
+          { name: "pods", namespaced: true, kind: "PodMetrics", verbs: ["get", "list"] },
+          { name: "nodes", namespaced: false, kind: "NodeMetrics", verbs: ["get", "list"] },
+        ],
+      });
     }
     const m = /^\/apis\/metrics\.k8s\.io\/v1beta1\/(?:namespaces\/([^/]+)\/)?pods(?:\/([^/]+))?$/.exec(url.pathname);
     if (m) {
       const [, ns, name] = m;
-      const selected = metrics.filter((x) => (!ns || x.metadata.namespace === ns) && matches(x.metadata.labels, url.searchParams.get("labelSelector")));
+      const selected = metrics.filter(
+        (x) =>
+          (!ns || x.metadata.namespace === ns) && matches(x.metadata.labels, url.searchParams.get("labelSelector")),
+      );
       if (name) {
         const one = selected.find((x) => x.metadata.name === name);
-        return one ? send(200, { kind: "PodMetrics", apiVersion: "metrics.k8s.io/v1beta1", ...one }) : send(404, { kind: "Status", code: 404, message: `podmetrics "${name}" not found` });
+        return one
+          ? send(200, { kind: "PodMetrics", apiVersion: "metrics.k8s.io/v1beta1", ...one })
+          : send(404, { kind: "Status", code: 404, message: `podmetrics "${name}" not found` });
       }
-      return send(200, { kind: "PodMetricsList", apiVersion: "metrics.k8s.io/v1beta1", metadata: {}, items: selected.map((x) => ({ kind: "PodMetrics", apiVersion: "metrics.k8s.io/v1beta1", ...x })) });
+      return send(200, {
+        kind: "PodMetricsList",
+        apiVersion: "metrics.k8s.io/v1beta1",
+        metadata: {},
+        items: selected.map((x) => ({ kind: "PodMetrics", apiVersion: "metrics.k8s.io/v1beta1", ...x })),
+      });
     }
-    if (url.pathname === `${base}/nodes`) return send(200, { kind: "NodeMetricsList", apiVersion: "metrics.k8s.io/v1beta1", metadata: {}, items: [] });
+    if (url.pathname === `${base}/nodes`)
+      return send(200, { kind: "NodeMetricsList", apiVersion: "metrics.k8s.io/v1beta1", metadata: {}, items: [] });
     send(404, { kind: "Status", code: 404, message: "not found" });
   });
 }
-
 
 /** Creates the host namespace, the pods of PODS and the host's metrics API served by `backend` (already listening). */
 export async function installHostMetrics(kube: RealKube, backend: Server): Promise<void> {
@@ -79,12 +100,28 @@ export async function installHostMetrics(kube: RealKube, backend: Server): Promi
   // The host's metrics API, as a metrics server registers it: an APIService backed by a Service. Endpoints may not
   // hold loopback addresses, so the Service is of type ExternalName (localhost), which the aggregator resolves to
   // the name and the Service's port (without --enable-aggregator-routing: endpoint routing refuses ExternalName).
-  await create("/api/v1/namespaces/kube-system/services", { apiVersion: "v1", kind: "Service", metadata: { name: "metrics-backend", namespace: "kube-system" }, spec: { type: "ExternalName", externalName: "localhost", ports: [{ port }] } });
+  await create("/api/v1/namespaces/kube-system/services", {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "metrics-backend", namespace: "kube-system" },
+    spec: { type: "ExternalName", externalName: "localhost", ports: [{ port }] },
+  });
   await create("/apis/apiregistration.k8s.io/v1/apiservices", {
     apiVersion: "apiregistration.k8s.io/v1",
     kind: "APIService",
     metadata: { name: "v1beta1.metrics.k8s.io" },
-    spec: { group: "metrics.k8s.io", version: "v1beta1", service: { namespace: "kube-system", name: "metrics-backend", port }, insecureSkipTLSVerify: true, groupPriorityMinimum: 100, versionPriority: 100 },
+    spec: {
+      group: "metrics.k8s.io",
+      version: "v1beta1",
+      service: { namespace: "kube-system", name: "metrics-backend", port },
+      insecureSkipTLSVerify: true,
+      groupPriorityMinimum: 100,
+      versionPriority: 100,
+    },
   });
-  await waitFor(async () => (await kube.request("GET", `/apis/metrics.k8s.io/v1beta1/namespaces/${HOST_NS}/pods`)).status === 200, "the host metrics API to be served through the aggregator", 60_000);
+  await waitFor(
+    async () => (await kube.request("GET", `/apis/metrics.k8s.io/v1beta1/namespaces/${HOST_NS}/pods`)).status === 200,
+    "the host metrics API to be served through the aggregator",
+    60_000,
+  );
 }

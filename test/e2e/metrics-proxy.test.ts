@@ -24,7 +24,18 @@ describe("e2e: the metrics proxy against a real host API server", function () {
     backend = metricsBackend(dir);
     await new Promise<void>((r) => backend.listen(0, "127.0.0.1", r));
     await installHostMetrics(kube(), backend);
-    const config = parseFlags(["--cluster", "a", "--host-namespace", HOST_NS, "--kubeconfig", kube().kubeconfigPath, "--listen", "127.0.0.1:0", "--host-api-group", "metrics.k8s.io"]);
+    const config = parseFlags([
+      "--cluster",
+      "a",
+      "--host-namespace",
+      HOST_NS,
+      "--kubeconfig",
+      kube().kubeconfigPath,
+      "--listen",
+      "127.0.0.1:0",
+      "--host-api-group",
+      "metrics.k8s.io",
+    ]);
     proxy = await startProxy(config, { log: silentLogger, processMetrics: false, retryMs: 100, syncWaitMs: 5000 });
     expect(await proxy.informer.waitSynced(10_000)).to.equal(true);
   });
@@ -37,9 +48,15 @@ describe("e2e: the metrics proxy against a real host API server", function () {
   it("answers a namespace's pod metrics with virtual names, only the cluster's pods, from the real host", async () => {
     const res = await get(proxy!, "/apis/metrics.orch.io/v1beta1/namespaces/default/pods");
     expect(res.status, res.text).to.equal(200);
-    const items = res.body.items as Array<{ metadata: { name: string; namespace: string; labels: Record<string, string> }; containers: Array<{ usage: { cpu: string } }> }>;
-    expect(items.map((i) => `${i.metadata.namespace}/${i.metadata.name}=${i.containers[0]!.usage.cpu}`).sort()).to.deep.equal(["default/db=12m", "default/web=11m"]);
-    for (const i of items) expect(Object.keys(i.metadata.labels).some((k) => k.startsWith("vc.orch.io/"))).to.equal(false);
+    const items = res.body.items as Array<{
+      metadata: { name: string; namespace: string; labels: Record<string, string> };
+      containers: Array<{ usage: { cpu: string } }>;
+    }>;
+    expect(
+      items.map((i) => `${i.metadata.namespace}/${i.metadata.name}=${i.containers[0]!.usage.cpu}`).sort(),
+    ).to.deep.equal(["default/db=12m", "default/web=11m"]);
+    for (const i of items)
+      expect(Object.keys(i.metadata.labels).some((k) => k.startsWith("vc.orch.io/"))).to.equal(false);
   });
 
   it("a single pod, all namespaces, and 404 for another cluster's or an unsynced pod", async () => {
@@ -56,8 +73,15 @@ describe("e2e: the metrics proxy against a real host API server", function () {
     const late: PodSpec = { cluster: "a", namespace: "default", name: "late", labels: { app: "late" } };
     const created = await kube().request("POST", `/api/v1/namespaces/${HOST_NS}/pods`, hostPod(late));
     expect(created.status).to.equal(201);
-    const gone = await kube().request("DELETE", `/api/v1/namespaces/${HOST_NS}/pods/${hostNameOf(PODS[1]!)}?gracePeriodSeconds=0`);
+    const gone = await kube().request(
+      "DELETE",
+      `/api/v1/namespaces/${HOST_NS}/pods/${hostNameOf(PODS[1]!)}?gracePeriodSeconds=0`,
+    );
     expect(gone.status).to.equal(200);
-    await waitFor(async () => (await get(proxy!, "/apis/metrics.orch.io/v1beta1/namespaces/default/pods/db")).status === 404, "the deleted pod to leave the index", 30_000);
+    await waitFor(
+      async () => (await get(proxy!, "/apis/metrics.orch.io/v1beta1/namespaces/default/pods/db")).status === 404,
+      "the deleted pod to leave the index",
+      30_000,
+    );
   });
 });

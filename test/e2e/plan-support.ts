@@ -39,16 +39,37 @@ export function editRepo(repo: string, file: string, from: string, to: string): 
  * adds: this stands in for the garbage collector, removing it from the named StatefulSet once it is being deleted.
  * `finalizers` records what the deleting object carried (["orphan"] for a delete with propagationPolicy=Orphan).
  */
-export function garbageCollector(host: Host, namespace: string, name: string): { finalizers: string[]; stop(): Promise<void> } {
+export function garbageCollector(
+  host: Host,
+  namespace: string,
+  name: string,
+): { finalizers: string[]; stop(): Promise<void> } {
   let stopped = false;
   const finalizers: string[] = [];
   const loop = (async () => {
     while (!stopped) {
-      const r = await runKubectl(host, ["-n", namespace, "get", "statefulset", name, "-o", "jsonpath={.metadata.deletionTimestamp} {.metadata.finalizers}"]);
+      const r = await runKubectl(host, [
+        "-n",
+        namespace,
+        "get",
+        "statefulset",
+        name,
+        "-o",
+        "jsonpath={.metadata.deletionTimestamp} {.metadata.finalizers}",
+      ]);
       const [deleting, list] = r.stdout.trim().split(" ");
       if (r.code === 0 && deleting) {
         if (list) finalizers.push(...(JSON.parse(list) as string[]));
-        await runKubectl(host, ["-n", namespace, "patch", "statefulset", name, "--type=merge", "-p", '{"metadata":{"finalizers":null}}']);
+        await runKubectl(host, [
+          "-n",
+          namespace,
+          "patch",
+          "statefulset",
+          name,
+          "--type=merge",
+          "-p",
+          '{"metadata":{"finalizers":null}}',
+        ]);
       }
       await new Promise((res) => setTimeout(res, 200));
     }

@@ -23,15 +23,93 @@ function readPrinted(text: string): Quantity {
   return { mantissa, exponent, digits: (mantissa < 0n ? -mantissa : mantissa).toString().length };
 }
 
-const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
+const digits = (min: number, max: number) =>
+  fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
 const SUFFIXES = ["", "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
 
 /** Quantity-shaped strings, well-formed and not: signs, leading zeros, fractions, every suffix, signed exponents, stray characters. */
 const quantityLike = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(fc.constantFrom("", "", "+", "-"), digits(0, 22), fc.option(digits(0, 12)), fc.constantFrom(...SUFFIXES)).map(([s, i, f, x]) => `${s}${i}${f === null ? "" : `.${f}`}${x}`) },
-  { weight: 3, arbitrary: fc.tuple(fc.constantFrom("", "-", "+"), digits(0, 8), fc.option(digits(0, 6)), fc.constantFrom("e", "E"), fc.constantFrom("", "+", "-"), digits(0, 2)).map(([s, i, f, e, es, ed]) => `${s}${i}${f === null ? "" : `.${f}`}${e}${es}${ed}`) },
-  { weight: 2, arbitrary: fc.tuple(digits(1, 4), fc.constantFrom("ki", "KI", "K", "i", "mi", "Ei3", "e3e", "k3", "x", " ", ".", "..", "1", "Gi ", " Mi", "e+", "ee3", "-3", "\t", "\u00a0", "\n")).map(([d, x]) => `${d}${x}`) },
-  { weight: 1, arbitrary: fc.constantFrom("0", "", ".", "+", "-", "m", "Ki", "e3", "e-10", "-e-10", ".e-10", "1.e-10", " 1", "1 ", "\u00a01\u3000", "\t1", "0.0", "00", "1.G", "8Ei", "16Ei", "7.99Ei", "1.5n", "0.1n", "9223372036854775807", "9223372036854775808Ki") },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(fc.constantFrom("", "", "+", "-"), digits(0, 22), fc.option(digits(0, 12)), fc.constantFrom(...SUFFIXES))
+      .map(([s, i, f, x]) => `${s}${i}${f === null ? "" : `.${f}`}${x}`),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom("", "-", "+"),
+        digits(0, 8),
+        fc.option(digits(0, 6)),
+        fc.constantFrom("e", "E"),
+        fc.constantFrom("", "+", "-"),
+        digits(0, 2),
+      )
+      .map(([s, i, f, e, es, ed]) => `${s}${i}${f === null ? "" : `.${f}`}${e}${es}${ed}`),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(
+        digits(1, 4),
+        fc.constantFrom(
+          "ki",
+          "KI",
+          "K",
+          "i",
+          "mi",
+          "Ei3",
+          "e3e",
+          "k3",
+          "x",
+          " ",
+          ".",
+          "..",
+          "1",
+          "Gi ",
+          " Mi",
+          "e+",
+          "ee3",
+          "-3",
+          "\t",
+          "\u00a0",
+          "\n",
+        ),
+      )
+      .map(([d, x]) => `${d}${x}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "0",
+      "",
+      ".",
+      "+",
+      "-",
+      "m",
+      "Ki",
+      "e3",
+      "e-10",
+      "-e-10",
+      ".e-10",
+      "1.e-10",
+      " 1",
+      "1 ",
+      "\u00a01\u3000",
+      "\t1",
+      "0.0",
+      "00",
+      "1.G",
+      "8Ei",
+      "16Ei",
+      "7.99Ei",
+      "1.5n",
+      "0.1n",
+      "9223372036854775807",
+      "9223372036854775808Ki",
+    ),
+  },
 );
 
 describe("e2e: quantities read as the real API server reads them", function () {
@@ -40,14 +118,27 @@ describe("e2e: quantities read as the real API server reads them", function () {
   const ns = "quantities";
 
   before(async () => {
-    const r = await kube().request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    const r = await kube().request("POST", "/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: ns },
+    });
     expect(r.status).to.equal(201);
   });
 
   /** The server's verdict: the amount it stores, "refused" when it cannot parse the string, "invalid" when it parses but fails validation. */
   async function serverReads(text: string): Promise<Quantity | "refused" | "invalid"> {
-    const body = { apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "q" }, spec: { hard: { "requests.memory": text } } };
-    const r = await kube().request<{ spec?: { hard?: Record<string, string> } }>("POST", `/api/v1/namespaces/${ns}/resourcequotas?dryRun=All`, body);
+    const body = {
+      apiVersion: "v1",
+      kind: "ResourceQuota",
+      metadata: { name: "q" },
+      spec: { hard: { "requests.memory": text } },
+    };
+    const r = await kube().request<{ spec?: { hard?: Record<string, string> } }>(
+      "POST",
+      `/api/v1/namespaces/${ns}/resourcequotas?dryRun=All`,
+      body,
+    );
     if (r.status === 400) return "refused";
     if (r.status === 422) return "invalid";
     expect(r.status, JSON.stringify(r.body)).to.equal(201);
@@ -73,7 +164,10 @@ describe("e2e: quantities read as the real API server reads them", function () {
           return;
         }
         // A resource list stores its amounts rounded up to 10^-3 (the server's defaulting of ResourceList).
-        expect(compareQuantity(parseResourceListQuantity(text)!, server), `${JSON.stringify(text)}: ours ${ours!.mantissa}e${ours!.exponent}, server ${server.mantissa}e${server.exponent}`).to.equal(0);
+        expect(
+          compareQuantity(parseResourceListQuantity(text)!, server),
+          `${JSON.stringify(text)}: ours ${ours!.mantissa}e${ours!.exponent}, server ${server.mantissa}e${server.exponent}`,
+        ).to.equal(0);
         seen.accepted++;
       }),
       { numRuns: 400, seed: 2126 },
@@ -86,7 +180,8 @@ describe("e2e: quantities read as the real API server reads them", function () {
   it("1Ei is more than 64Gi on the server as in vc: the bound the fleet policy compares", async () => {
     const ei = await serverReads("1Ei");
     const gi = await serverReads("64Gi");
-    if (ei === "refused" || ei === "invalid" || gi === "refused" || gi === "invalid") throw new Error("the server refused a plain quantity");
+    if (ei === "refused" || ei === "invalid" || gi === "refused" || gi === "invalid")
+      throw new Error("the server refused a plain quantity");
     expect(compareQuantity(ei, gi)).to.equal(1);
     expect(compareQuantity(parseQuantity("1Ei")!, parseQuantity("64Gi")!)).to.equal(1);
   });

@@ -30,7 +30,10 @@ describe("e2e: vc against an API server that stopped answering", function () {
       const res = await runVc(["--request-timeout", "3s", ...args, ...host()]);
       const waited = (Date.now() - t0) / 1000;
       expect(res.code, res.stdout + res.stderr).to.equal(2);
-      expect(res.stderr).to.include(`the API server ${kube().url} did not answer`).and.include("within 3s").and.include("--request-timeout");
+      expect(res.stderr)
+        .to.include(`the API server ${kube().url} did not answer`)
+        .and.include("within 3s")
+        .and.include("--request-timeout");
       // It gave up at the budget, not before (a lower bound: load only makes it later; the test's timeout bounds a hang).
       expect(waited).to.be.at.least(2.9);
     });
@@ -54,10 +57,20 @@ describe("e2e: vc against an API server that stopped answering", function () {
       expect(newSockets(before), "the answered request's connection, kept for the next").to.have.length(1);
       kube().freeze();
       for (let i = 0; i < 5; i++) {
-        const err = await client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e);
+        const err = await client.request("GET", "/api/v1/namespaces").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(err, String(err)).to.be.instanceOf(RequestTimeoutError);
       }
-      const errors = await Promise.all(Array.from({ length: MAX_SOCKETS + 8 }, () => client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e)));
+      const errors = await Promise.all(
+        Array.from({ length: MAX_SOCKETS + 8 }, () =>
+          client.request("GET", "/api/v1/namespaces").then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        ),
+      );
       expect(errors.every((e) => e instanceof RequestTimeoutError)).to.equal(true);
       expect(newSockets(before), "sockets the client still holds to the stopped server").to.deep.equal([]);
       kube().thaw();

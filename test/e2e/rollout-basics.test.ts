@@ -41,7 +41,8 @@ describe("e2e: a progressive rollout on a real API server", function () {
     const res = await kube().request("PUT", `${path}/status`, { ...live, status: status(live) });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
   };
-  const record = async (): Promise<RolloutRecord> => JSON.parse(((await get<KubeObject>(RECORD)).data as Record<string, string>).rollout!) as RolloutRecord;
+  const record = async (): Promise<RolloutRecord> =>
+    JSON.parse(((await get<KubeObject>(RECORD)).data as Record<string, string>).rollout!) as RolloutRecord;
   const tagOf = async (c: string) => /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify((await get(sts(c))).spec))![1];
 
   before(async () => {
@@ -50,11 +51,15 @@ describe("e2e: a progressive rollout on a real API server", function () {
       expect(applied.code, applied.stderr).to.equal(0);
     }
     repo = new TestRepo();
-    for (const c of ["canary", ...later]) cpSync(resolve(ROOT, "clusters/minimal"), join(repo.work, "clusters", c), { recursive: true });
+    for (const c of ["canary", ...later])
+      cpSync(resolve(ROOT, "clusters/minimal"), join(repo.work, "clusters", c), { recursive: true });
     writeFileSync(join(repo.work, "clusters/canary/cluster.yaml"), 'labels:\n  canary: "true"\n');
     mkdirSync(join(repo.work, "fleet"));
     writeFileSync(join(repo.work, "fleet/values.yaml"), tag("0.1.0"));
-    writeFileSync(join(repo.work, "fleet/rollout.yaml"), 'waves:\n  - name: canary\n    selector: {matchLabels: {canary: "true"}}\n  - name: rest\nhealthGate: {timeout: 10m}\n');
+    writeFileSync(
+      join(repo.work, "fleet/rollout.yaml"),
+      'waves:\n  - name: canary\n    selector: {matchLabels: {canary: "true"}}\n  - name: rest\nhealthGate: {timeout: 10m}\n',
+    );
     repo.commit("three clusters, a base and a rollout");
     // The reconciler as deployed: its own ServiceAccount and ClusterRole.
     client = KubeClient.open({ kubeconfig: await kube().serviceAccountKubeconfig("vc-system", "vc-reconciler") });
@@ -89,14 +94,43 @@ describe("e2e: a progressive rollout on a real API server", function () {
     await runPass(deps, state, { kind: "full" });
     let r = await record();
     expect(r).to.deep.include({ phase: "Progressing", wave: 0 });
-    expect(r.waves).to.deep.equal([{ name: "canary", clusters: ["canary"] }, { name: "rest", clusters: ["east", "west"] }]);
+    expect(r.waves).to.deep.equal([
+      { name: "canary", clusters: ["canary"] },
+      { name: "rest", clusters: ["east", "west"] },
+    ]);
     expect(await tagOf("canary")).to.equal("0.2.0");
 
     // The canary's controller reports its new revision, and its pod crashes.
-    await setStatus(sts("canary"), (live) => ({ observedGeneration: live.metadata.generation, replicas: 1, readyReplicas: 0, currentReplicas: 1, updatedReplicas: 1, currentRevision: "canary-2", updateRevision: "canary-2" }));
-    const pod = await kube().request("POST", "/api/v1/namespaces/vc-canary/pods", { apiVersion: "v1", kind: "Pod", metadata: { name: "canary-0", labels: { app: "vc", release: "canary", "controller-revision-hash": "canary-2" } }, spec: { containers: [{ name: "syncer", image: "registry.invalid/syncer:1" }] } });
+    await setStatus(sts("canary"), (live) => ({
+      observedGeneration: live.metadata.generation,
+      replicas: 1,
+      readyReplicas: 0,
+      currentReplicas: 1,
+      updatedReplicas: 1,
+      currentRevision: "canary-2",
+      updateRevision: "canary-2",
+    }));
+    const pod = await kube().request("POST", "/api/v1/namespaces/vc-canary/pods", {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "canary-0", labels: { app: "vc", release: "canary", "controller-revision-hash": "canary-2" } },
+      spec: { containers: [{ name: "syncer", image: "registry.invalid/syncer:1" }] },
+    });
     expect(pod.status, JSON.stringify(pod.body)).to.equal(201);
-    await setStatus("/api/v1/namespaces/vc-canary/pods/canary-0", () => ({ phase: "Running", conditions: [{ type: "Ready", status: "False" }], containerStatuses: [{ name: "syncer", ready: false, restartCount: 4, image: "x", imageID: "", state: { waiting: { reason: "CrashLoopBackOff" } } }] }));
+    await setStatus("/api/v1/namespaces/vc-canary/pods/canary-0", () => ({
+      phase: "Running",
+      conditions: [{ type: "Ready", status: "False" }],
+      containerStatuses: [
+        {
+          name: "syncer",
+          ready: false,
+          restartCount: 4,
+          image: "x",
+          imageID: "",
+          state: { waiting: { reason: "CrashLoopBackOff" } },
+        },
+      ],
+    }));
     for (let i = 0; i < 3 && (await record()).phase !== "Halted"; i++) await runPass(deps, state, { kind: "full" });
     r = await record();
     expect(r.phase).to.equal("Halted");
@@ -106,27 +140,64 @@ describe("e2e: a progressive rollout on a real API server", function () {
     const after = await Promise.all(later.map((c) => get(sts(c))));
     expect(after.map((s) => s.metadata.resourceVersion)).to.deep.equal(before.map((s) => s.metadata.resourceVersion));
     expect(after.map((s) => JSON.stringify(s.spec))).to.deep.equal(before.map((s) => JSON.stringify(s.spec)));
-    expect(kube().writes().slice(mark).filter((w) => later.some((c) => w.namespace === `vc-${c}`))).to.deep.equal([]);
+    expect(
+      kube()
+        .writes()
+        .slice(mark)
+        .filter((w) => later.some((c) => w.namespace === `vc-${c}`)),
+    ).to.deep.equal([]);
   });
 
   it("the canary's syncer (a TokenRequest token of its real ServiceAccount) gets 403 reading or writing the rollout record", async () => {
-    const syncer = KubeClient.open({ kubeconfig: await kube().serviceAccountKubeconfig("vc-canary", "vc-canary"), retry: { attempts: 1 } });
+    const syncer = KubeClient.open({
+      kubeconfig: await kube().serviceAccountKubeconfig("vc-canary", "vc-canary"),
+      retry: { attempts: 1 },
+    });
     try {
       const record = await get<KubeObject>(RECORD);
-      const forged = { ...record, data: { ...(record.data as object), request: JSON.stringify({ action: "resume", by: "tenant", at: "2026-01-01T00:00:00Z" }) } };
+      const forged = {
+        ...record,
+        data: {
+          ...(record.data as object),
+          request: JSON.stringify({ action: "resume", by: "tenant", at: "2026-01-01T00:00:00Z" }),
+        },
+      };
       const tries: Array<[string, string, unknown, string?]> = [
         ["GET", RECORD, undefined],
         ["PUT", RECORD, forged],
-        ["PATCH", `${RECORD}?fieldManager=vc-rollout&force=true`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: record.metadata.name, namespace: "vc-system" }, data: { request: "{}" } }, "application/apply-patch+yaml"],
+        [
+          "PATCH",
+          `${RECORD}?fieldManager=vc-rollout&force=true`,
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: record.metadata.name, namespace: "vc-system" },
+            data: { request: "{}" },
+          },
+          "application/apply-patch+yaml",
+        ],
         ["DELETE", RECORD, undefined],
-        ["POST", "/api/v1/namespaces/vc-system/configmaps", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "vc-base-0000000000000000", labels: { "vc.orch.io/record": "base" } }, data: {} }],
+        [
+          "POST",
+          "/api/v1/namespaces/vc-system/configmaps",
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: "vc-base-0000000000000000", labels: { "vc.orch.io/record": "base" } },
+            data: {},
+          },
+        ],
       ];
       for (const [method, path, body, contentType] of tries) {
-        const err = await syncer.request(method, path, { ...(body ? { body } : {}), ...(contentType ? { contentType } : {}) }).catch((e: unknown) => e);
+        const err = await syncer
+          .request(method, path, { ...(body ? { body } : {}), ...(contentType ? { contentType } : {}) })
+          .catch((e: unknown) => e);
         expect(err, `${method} ${path}`).to.be.instanceOf(KubeApiError);
         expect((err as KubeApiError).status, `${method} ${path}`).to.equal(403);
       }
-      expect((await record).metadata.resourceVersion).to.equal((await get<KubeObject>(RECORD)).metadata.resourceVersion);
+      expect((await record).metadata.resourceVersion).to.equal(
+        (await get<KubeObject>(RECORD)).metadata.resourceVersion,
+      );
     } finally {
       syncer.close();
     }

@@ -9,8 +9,17 @@ import { useRealKube, waitFor } from "../support/real-kube.js";
 import { runVc } from "../support/vc.js";
 import { ANNOTATIONS } from "../../src/translate/keys.js";
 import {
-  generateRolloutFleet, liveImage, rewrittenObjects, snapshotClusters, snapshotDifferences, startReconciler, THREE_WAVES,
-  type ClusterSnapshot, type FleetCluster, type ReconcilerProcess, type RolloutFleet,
+  generateRolloutFleet,
+  liveImage,
+  rewrittenObjects,
+  snapshotClusters,
+  snapshotDifferences,
+  startReconciler,
+  THREE_WAVES,
+  type ClusterSnapshot,
+  type FleetCluster,
+  type ReconcilerProcess,
+  type RolloutFleet,
 } from "./support-rollout.js";
 
 const RECONCILER = "reconciler";
@@ -22,7 +31,14 @@ interface RolloutStatus {
   phase: string;
   message: string;
   wave: { index: number; name: string; of: number } | null;
-  waves: Array<{ name: string; state: string; count: number; moved: number; healthy: number; clusters: Array<{ name: string; base: "to" | "from"; health: string | null; reason?: string }> }>;
+  waves: Array<{
+    name: string;
+    state: string;
+    count: number;
+    moved: number;
+    healthy: number;
+    clusters: Array<{ name: string; base: "to" | "from"; health: string | null; reason?: string }>;
+  }>;
 }
 
 describe("e2e: progressive rollouts over 30 clusters on a real API server", function () {
@@ -33,13 +49,25 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
   const health = async () => {
     const list = await runVc(["list", "--repo", fleet.dir, "--kubeconfig", kube().kubeconfigPath, "-o", "json"]);
     expect(list.code, list.stderr).to.equal(0);
-    return new Map((JSON.parse(list.stdout) as Array<{ name: string; health: string; healthReason?: string }>).map((r) => [r.name, r]));
+    return new Map(
+      (JSON.parse(list.stdout) as Array<{ name: string; health: string; healthReason?: string }>).map((r) => [
+        r.name,
+        r,
+      ]),
+    );
   };
 
   before(async () => {
     fleet = generateRolloutFleet({ clusters: 30 });
     hosts = new StandInControllers(kube());
-    const applied = await runVc(["apply", fleet.dir, "--target", "kube", "--kubeconfig", kube().kubeconfigFor(RECONCILER)]);
+    const applied = await runVc([
+      "apply",
+      fleet.dir,
+      "--target",
+      "kube",
+      "--kubeconfig",
+      kube().kubeconfigFor(RECONCILER),
+    ]);
     expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
   });
   after(async () => {
@@ -53,9 +81,15 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       const first = await hosts.settle();
       expect(first.reported).to.have.length(30);
       const healthy = await health();
-      expect([...healthy.values()].filter((r) => r.health !== "Healthy"), "clusters not Healthy").to.deep.equal([]);
+      expect(
+        [...healthy.values()].filter((r) => r.health !== "Healthy"),
+        "clusters not Healthy",
+      ).to.deep.equal([]);
       // A prod cluster has a metrics-proxy Deployment and a bound claim, both read for its health.
-      const claim = await kube().request<KubeObject>("GET", "/api/v1/namespaces/vc-c03/persistentvolumeclaims/data-c03-0");
+      const claim = await kube().request<KubeObject>(
+        "GET",
+        "/api/v1/namespaces/vc-c03/persistentvolumeclaims/data-c03-0",
+      );
       expect((claim.body.status as { phase: string }).phase).to.equal("Bound");
 
       hosts.degrade("vc-c00");
@@ -70,7 +104,14 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
     it("a snapshot is equal byte for byte across a no-op apply, and names what a base change rewrote", async () => {
       const before = await snapshotClusters(kube(), fleet.clusters);
       expect(before.objects.size).to.be.greaterThan(30 * 8);
-      const noop = await runVc(["apply", fleet.dir, "--target", "kube", "--kubeconfig", kube().kubeconfigFor(RECONCILER)]);
+      const noop = await runVc([
+        "apply",
+        fleet.dir,
+        "--target",
+        "kube",
+        "--kubeconfig",
+        kube().kubeconfigFor(RECONCILER),
+      ]);
       expect(noop.code, noop.stdout).to.equal(0);
       await hosts.settle();
       const same = await snapshotClusters(kube(), fleet.clusters);
@@ -79,16 +120,44 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
 
       fleet.setBaseTag("0.1.1");
       fleet.commit("base: 0.1.1");
-      const one = await runVc(["apply", fleet.dir, "--cluster", "c05", "--target", "kube", "--kubeconfig", kube().kubeconfigFor(RECONCILER)]);
+      const one = await runVc([
+        "apply",
+        fleet.dir,
+        "--cluster",
+        "c05",
+        "--target",
+        "kube",
+        "--kubeconfig",
+        kube().kubeconfigFor(RECONCILER),
+      ]);
       expect(one.code, one.stdout).to.equal(0);
       const after = await snapshotClusters(kube(), fleet.clusters);
-      expect(snapshotDifferences(before, after)).to.deep.equal(["Secret vc-c05/vc-config-c05", "StatefulSet vc-c05/c05"]);
+      expect(snapshotDifferences(before, after)).to.deep.equal([
+        "Secret vc-c05/vc-config-c05",
+        "StatefulSet vc-c05/c05",
+      ]);
       await hosts.settle();
       expect((await health()).get("c05")!.health).to.equal("Healthy");
       fleet.setBaseTag("0.1.0");
       fleet.commit("base: back to 0.1.0");
-      expect((await runVc(["apply", fleet.dir, "--cluster", "c05", "--target", "kube", "--kubeconfig", kube().kubeconfigFor(RECONCILER)])).code).to.equal(0);
-      await waitFor(async () => (await liveImage(kube(), fleet.clusters[5]!))?.endsWith(":0.1.0") === true, "c05 back at 0.1.0");
+      expect(
+        (
+          await runVc([
+            "apply",
+            fleet.dir,
+            "--cluster",
+            "c05",
+            "--target",
+            "kube",
+            "--kubeconfig",
+            kube().kubeconfigFor(RECONCILER),
+          ])
+        ).code,
+      ).to.equal(0);
+      await waitFor(
+        async () => (await liveImage(kube(), fleet.clusters[5]!))?.endsWith(":0.1.0") === true,
+        "c05 back at 0.1.0",
+      );
     });
   });
 
@@ -97,7 +166,8 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
     let waves: { canary: FleetCluster[]; early: FleetCluster[]; rest: FleetCluster[] };
     let atOld: ClusterSnapshot;
     const byName = (names: string[]) => names.map((n) => fleet.clusters.find((c) => c.name === n)!);
-    const rollout = async (...args: string[]) => runVc(["rollout", ...args, "--repo", fleet.dir, "--kubeconfig", kube().kubeconfigPath]);
+    const rollout = async (...args: string[]) =>
+      runVc(["rollout", ...args, "--repo", fleet.dir, "--kubeconfig", kube().kubeconfigPath]);
     const status = async (): Promise<RolloutStatus | undefined> => {
       const res = await rollout("status", "-o", "json");
       if (res.code === 1) return undefined;
@@ -106,19 +176,31 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
     };
     const waitPhase = async (phase: string, wave: number, what: string) => {
       let last: RolloutStatus | undefined;
-      await waitFor(async () => {
-        last = await status();
-        return last?.phase === phase && last.wave?.index === wave;
-      }, `${what} (last: ${JSON.stringify(last && { phase: last.phase, wave: last.wave, message: last.message })}):\n${reconciler.log().slice(-3000)}`, 180_000);
+      await waitFor(
+        async () => {
+          last = await status();
+          return last?.phase === phase && last.wave?.index === wave;
+        },
+        `${what} (last: ${JSON.stringify(last && { phase: last.phase, wave: last.wave, message: last.message })}):\n${reconciler.log().slice(-3000)}`,
+        180_000,
+      );
       return last!;
     };
     /** Writes the reconciler made since `mark` to the objects of `clusters` (their namespaces and cluster-scoped RBAC). */
     const writesTo = (mark: number, clusters: readonly FleetCluster[]) => {
       const ns = new Set(clusters.map((c) => c.hostNamespace));
-      return kube().writes(RECONCILER).slice(mark)
-        .filter((w) => (w.namespace !== undefined && ns.has(w.namespace)) || (w.resource === "namespaces" && ns.has(w.name ?? "")) || [...ns].some((n) => w.name?.endsWith(`-x-${n}`)));
+      return kube()
+        .writes(RECONCILER)
+        .slice(mark)
+        .filter(
+          (w) =>
+            (w.namespace !== undefined && ns.has(w.namespace)) ||
+            (w.resource === "namespaces" && ns.has(w.name ?? "")) ||
+            [...ns].some((n) => w.name?.endsWith(`-x-${n}`)),
+        );
     };
-    const imageTags = async (clusters: readonly FleetCluster[]) => new Set(await Promise.all(clusters.map(async (c) => (await liveImage(kube(), c))?.replace(/^.*:/, ""))));
+    const imageTags = async (clusters: readonly FleetCluster[]) =>
+      new Set(await Promise.all(clusters.map(async (c) => (await liveImage(kube(), c))?.replace(/^.*:/, ""))));
 
     before(async () => {
       await hosts.settle();
@@ -135,10 +217,22 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
     it("the first pass that sees fleet/rollout.yaml pins every cluster at its base, writing none of their objects", async () => {
       const before = await snapshotClusters(kube(), fleet.clusters);
       const mark = kube().writes(RECONCILER).length;
-      await waitFor(async () => {
-        const records = await kube().request<{ items: KubeObject[] }>("GET", `/api/v1/namespaces/${RECORDS}/configmaps?labelSelector=${encodeURIComponent("vc.orch.io/record=record")}`);
-        return records.body.items.length === 30 && records.body.items.every((r) => /^[0-9a-f]{64}$/.test((r as { data?: Record<string, string> }).data?.base ?? ""));
-      }, `every record to carry its base:\n${reconciler.log().slice(-3000)}`, 120_000);
+      await waitFor(
+        async () => {
+          const records = await kube().request<{ items: KubeObject[] }>(
+            "GET",
+            `/api/v1/namespaces/${RECORDS}/configmaps?labelSelector=${encodeURIComponent("vc.orch.io/record=record")}`,
+          );
+          return (
+            records.body.items.length === 30 &&
+            records.body.items.every((r) =>
+              /^[0-9a-f]{64}$/.test((r as { data?: Record<string, string> }).data?.base ?? ""),
+            )
+          );
+        },
+        `every record to carry its base:\n${reconciler.log().slice(-3000)}`,
+        120_000,
+      );
       const after = await snapshotClusters(kube(), fleet.clusters);
       expect(snapshotDifferences(before, after)).to.deep.equal([]);
       expect(writesTo(mark, fleet.clusters)).to.deep.equal([]);
@@ -164,8 +258,19 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       };
       expect(waves.canary.map((c) => c.name)).to.deep.equal(["c00"]);
       expect(halted.message).to.include("cluster c00 is Degraded: pod c00-0 CrashLoopBackOff");
-      expect(halted.waves[0]!.clusters[0]).to.deep.include({ name: "c00", base: "to", health: "Degraded", reason: "pod c00-0 CrashLoopBackOff" });
-      expect(halted.waves.slice(1).flatMap((w) => w.clusters).filter((c) => c.base !== "from" || c.health !== null), "later waves untouched").to.deep.equal([]);
+      expect(halted.waves[0]!.clusters[0]).to.deep.include({
+        name: "c00",
+        base: "to",
+        health: "Degraded",
+        reason: "pod c00-0 CrashLoopBackOff",
+      });
+      expect(
+        halted.waves
+          .slice(1)
+          .flatMap((w) => w.clusters)
+          .filter((c) => c.base !== "from" || c.health !== null),
+        "later waves untouched",
+      ).to.deep.equal([]);
       expect(await imageTags(waves.canary)).to.deep.equal(new Set(["0.2.0"]));
       // Some ticks later nothing else has moved.
       await new Promise((r) => setTimeout(r, 4000));
@@ -175,9 +280,19 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       expect(snapshotDifferences(restrict(atOld, later), now), "later-wave objects changed").to.deep.equal([]);
       expect(rewrittenObjects(restrict(atOld, later), now), "later-wave objects rewritten").to.deep.equal([]);
       expect(writesTo(mark, later), "the reconciler's writes to later-wave clusters").to.deep.equal([]);
-      expect(snapshotDifferences(restrict(atOld, waves.canary), await snapshotClusters(kube(), waves.canary))).to.include("StatefulSet vc-c00/c00");
+      expect(
+        snapshotDifferences(restrict(atOld, waves.canary), await snapshotClusters(kube(), waves.canary)),
+      ).to.include("StatefulSet vc-c00/c00");
       // vc diff renders where the reconciler does: no drift, and it names why the later waves do not change.
-      const diff = await runVc(["diff", fleet.dir, "--target", "kube", "--kubeconfig", kube().kubeconfigPath, "--exit-code"]);
+      const diff = await runVc([
+        "diff",
+        fleet.dir,
+        "--target",
+        "kube",
+        "--kubeconfig",
+        kube().kubeconfigPath,
+        "--exit-code",
+      ]);
       expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
       expect(diff.stderr).to.include(`cluster ${waves.early[0]!.name}: held by rollout ${halted.id}: wave 2/3 (early)`);
       expect(diff.stderr).to.include(`cluster ${waves.rest[0]!.name}: held by rollout ${halted.id}: wave 3/3 (rest)`);
@@ -192,16 +307,47 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       expect(base, "a base snapshot").to.not.equal(undefined);
       const syncer = await kube().serviceAccountKubeconfig("vc-c00", "vc-c00");
       const as = (args: string[]) => kubectl(kube(), args, { kubeconfig: syncer });
-      const token = (await kube().request<{ status: { token: string } }>("POST", "/api/v1/namespaces/vc-c00/serviceaccounts/vc-c00/token", {
-        apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { audiences: ["https://kubernetes.default.svc.cluster.local"], expirationSeconds: 600 },
-      })).body.status.token;
+      const token = (
+        await kube().request<{ status: { token: string } }>(
+          "POST",
+          "/api/v1/namespaces/vc-c00/serviceaccounts/vc-c00/token",
+          {
+            apiVersion: "authentication.k8s.io/v1",
+            kind: "TokenRequest",
+            spec: { audiences: ["https://kubernetes.default.svc.cluster.local"], expirationSeconds: 600 },
+          },
+        )
+      ).body.status.token;
       const mark = kube().writes().length;
       const tries: Array<[string, string, unknown, string?]> = [
-        ["PATCH", `/api/v1/namespaces/${RECORDS}/configmaps/${record.metadata.name}`, { data: { request: JSON.stringify({ action: "resume", by: "tenant", at: new Date().toISOString() }) } }, "application/merge-patch+json"],
-        ["PUT", `/api/v1/namespaces/${RECORDS}/configmaps/${record.metadata.name}`, { ...record, data: { ...(record as { data?: Record<string, string> }).data, rollout: "{}" } }],
+        [
+          "PATCH",
+          `/api/v1/namespaces/${RECORDS}/configmaps/${record.metadata.name}`,
+          { data: { request: JSON.stringify({ action: "resume", by: "tenant", at: new Date().toISOString() }) } },
+          "application/merge-patch+json",
+        ],
+        [
+          "PUT",
+          `/api/v1/namespaces/${RECORDS}/configmaps/${record.metadata.name}`,
+          { ...record, data: { ...(record as { data?: Record<string, string> }).data, rollout: "{}" } },
+        ],
         ["DELETE", `/api/v1/namespaces/${RECORDS}/configmaps/${record.metadata.name}`, undefined],
-        ["PATCH", `/api/v1/namespaces/${RECORDS}/configmaps/${base.metadata.name}`, { data: { "fleet__values.yaml": "controlPlane: {}\n" } }, "application/merge-patch+json"],
-        ["POST", `/api/v1/namespaces/${RECORDS}/configmaps`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "vc-base-0000000000000000", labels: { "vc.orch.io/record": "base" } }, data: {} }],
+        [
+          "PATCH",
+          `/api/v1/namespaces/${RECORDS}/configmaps/${base.metadata.name}`,
+          { data: { "fleet__values.yaml": "controlPlane: {}\n" } },
+          "application/merge-patch+json",
+        ],
+        [
+          "POST",
+          `/api/v1/namespaces/${RECORDS}/configmaps`,
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: "vc-base-0000000000000000", labels: { "vc.orch.io/record": "base" } },
+            data: {},
+          },
+        ],
         ["GET", `/api/v1/namespaces/${RECORDS}/configmaps/${record.metadata.name}`, undefined],
       ];
       for (const [method, path, body, contentType] of tries) {
@@ -212,7 +358,13 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       const kc = await as(["-n", RECORDS, "annotate", "configmap", record.metadata.name, "x=y"]);
       expect(kc.code).to.not.equal(0);
       expect(kc.stderr).to.match(/forbidden/i);
-      expect(kube().writes().slice(mark).filter((w) => w.code < 400 && w.namespace === RECORDS), "writes that got through").to.deep.equal([]);
+      expect(
+        kube()
+          .writes()
+          .slice(mark)
+          .filter((w) => w.code < 400 && w.namespace === RECORDS),
+        "writes that got through",
+      ).to.deep.equal([]);
     });
 
     it("vc rollout resume after the fix: the canary passes, the early wave moves, the rest stays where it was", async () => {
@@ -230,7 +382,11 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       // The table form names the phase and each wave.
       const table = await rollout("status");
       expect(table.code, table.stderr).to.equal(0);
-      expect(table.stdout).to.match(/Waiting/).and.match(/canary/).and.match(/early/).and.match(/rest/);
+      expect(table.stdout)
+        .to.match(/Waiting/)
+        .and.match(/canary/)
+        .and.match(/early/)
+        .and.match(/rest/);
     });
 
     it("a reconciler killed (SIGKILL) mid-wave and restarted resumes in the same wave, and completes the rollout", async () => {
@@ -238,19 +394,29 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       const resumed = await rollout("resume");
       expect(resumed.code, resumed.stdout + resumed.stderr).to.equal(0);
       let mid: RolloutStatus | undefined;
-      await waitFor(async () => {
-        mid = await status();
-        return mid?.phase === "Progressing" && mid.wave?.index === 2 && mid.waves[2]!.moved === 5;
-      }, `five clusters of the rest to move:\n${reconciler.log().slice(-3000)}`, 120_000);
+      await waitFor(
+        async () => {
+          mid = await status();
+          return mid?.phase === "Progressing" && mid.wave?.index === 2 && mid.waves[2]!.moved === 5;
+        },
+        `five clusters of the rest to move:\n${reconciler.log().slice(-3000)}`,
+        120_000,
+      );
       await reconciler.kill();
       // Read again once it is dead: the status read above may be one step older than what the killed process left.
       mid = await status();
-      const movedBefore = mid!.waves[2]!.clusters.filter((c) => c.base === "to").map((c) => c.name).sort();
+      const movedBefore = mid!.waves[2]!.clusters.filter((c) => c.base === "to")
+        .map((c) => c.name)
+        .sort();
       const notMoved = byName(mid!.waves[2]!.clusters.filter((c) => c.base !== "to").map((c) => c.name));
       const mark = kube().writes(RECONCILER).length;
       reconciler = startReconciler(fleet.dir, kube().kubeconfigFor(RECONCILER), ["--interval", "1s"]);
       // Its first pass is full: every cluster reconciled once (the moved ones at the target, the others at their pins).
-      await waitFor(() => (reconciler.log().match(/"msg":"reconciled"/g) ?? []).length >= 30, `the restarted reconciler's full pass:\n${reconciler.log().slice(-3000)}`, 120_000);
+      await waitFor(
+        () => (reconciler.log().match(/"msg":"reconciled"/g) ?? []).length >= 30,
+        `the restarted reconciler's full pass:\n${reconciler.log().slice(-3000)}`,
+        120_000,
+      );
       await new Promise((r) => setTimeout(r, 3000));
       try {
         const again = (await status())!;
@@ -264,7 +430,9 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
         // The clusters the wave has not reached are still at the old base, untouched by the restarted reconciler.
         const untouched = notMoved.filter((c) => !movedAfter.some((m) => m.name === c.name));
         expect(untouched.length).to.be.greaterThan(0);
-        expect(snapshotDifferences(restrict(atOld, untouched), await snapshotClusters(kube(), untouched))).to.deep.equal([]);
+        expect(
+          snapshotDifferences(restrict(atOld, untouched), await snapshotClusters(kube(), untouched)),
+        ).to.deep.equal([]);
         expect(writesTo(mark, untouched)).to.deep.equal([]);
       } finally {
         // The controllers come back whatever happened, so the next case starts from a fleet that can settle.
@@ -284,9 +452,16 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       const aborted = await rollout("abort");
       expect(aborted.code, aborted.stdout + aborted.stderr).to.equal(0);
       const done = await waitPhase("Aborted", 1, "the rollout to be aborted");
-      const images = Object.fromEntries(await Promise.all(fleet.clusters.map(async (c) => [c.name, (await liveImage(kube(), c))?.replace(/^.*:/, "")])));
-      expect(new Set(Object.values(images)), `${done.message}: ${JSON.stringify(images)}\n${reconciler.log().slice(-4000)}`).to.deep.equal(new Set(["0.2.0"]));
-      expect(snapshotDifferences(at02, await snapshotClusters(kube(), fleet.clusters, { ignoreAnnotations: ignore }))).to.deep.equal([]);
+      const images = Object.fromEntries(
+        await Promise.all(fleet.clusters.map(async (c) => [c.name, (await liveImage(kube(), c))?.replace(/^.*:/, "")])),
+      );
+      expect(
+        new Set(Object.values(images)),
+        `${done.message}: ${JSON.stringify(images)}\n${reconciler.log().slice(-4000)}`,
+      ).to.deep.equal(new Set(["0.2.0"]));
+      expect(
+        snapshotDifferences(at02, await snapshotClusters(kube(), fleet.clusters, { ignoreAnnotations: ignore })),
+      ).to.deep.equal([]);
       const again = await rollout("abort");
       expect(again.code, "nothing to act on").to.equal(1);
     });

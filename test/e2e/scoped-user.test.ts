@@ -23,9 +23,25 @@ describe("e2e: vc list, describe and doctor as a namespace-scoped user", functio
     const applied = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
     expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
     // The user reads everything in vc-minimal and nothing else (the view of a tenant's on-call engineer).
-    const role = await kube().kubectl(["-n", "vc-minimal", "create", "role", "reader", "--verb=get,list,watch", "--resource=pods,pods/log,services,endpoints,configmaps,secrets,events,statefulsets,deployments,persistentvolumeclaims,serviceaccounts,roles,rolebindings,resourcequotas,limitranges"]);
+    const role = await kube().kubectl([
+      "-n",
+      "vc-minimal",
+      "create",
+      "role",
+      "reader",
+      "--verb=get,list,watch",
+      "--resource=pods,pods/log,services,endpoints,configmaps,secrets,events,statefulsets,deployments,persistentvolumeclaims,serviceaccounts,roles,rolebindings,resourcequotas,limitranges",
+    ]);
     expect(role.code, role.stderr).to.equal(0);
-    const binding = await kube().kubectl(["-n", "vc-minimal", "create", "rolebinding", "reader", "--role=reader", `--user=${USER}`]);
+    const binding = await kube().kubectl([
+      "-n",
+      "vc-minimal",
+      "create",
+      "rolebinding",
+      "reader",
+      "--role=reader",
+      `--user=${USER}`,
+    ]);
     expect(binding.code, binding.stderr).to.equal(0);
   });
   after(() => repo && rmSync(repo, { recursive: true, force: true }));
@@ -53,7 +69,9 @@ describe("e2e: vc list, describe and doctor as a namespace-scoped user", functio
     expect(res.stdout).to.include("ERROR [control-plane-pod] StatefulSet vc-minimal/minimal");
     expect(res.stdout).to.include("NOTE [persistence] StatefulSet vc-minimal/minimal");
     // Permissions are asked of the server, and this user may not ask: said, not guessed.
-    expect(res.stdout).to.include("not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made");
+    expect(res.stdout).to.include(
+      "not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made",
+    );
     expect(res.stdout + res.stderr, res.stdout + res.stderr).to.not.match(/forbidden/i);
     const other = await asUser("doctor", "platform");
     expect(other.code, other.stdout + other.stderr).to.equal(0);

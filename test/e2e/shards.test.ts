@@ -11,18 +11,32 @@ import { fleetClusterName, generateFleet } from "../../bench/fleet.js";
 import { shardOf } from "../../src/reconciler/shard.js";
 import { runVc } from "../support/vc.js";
 import { installExampleCrds, useRealKube, waitFor } from "../support/real-kube.js";
-import { appliedClusters, checkShards, leaseHolder, listRecords, startReplica, type Replica } from "../support/shards.js";
+import {
+  appliedClusters,
+  checkShards,
+  leaseHolder,
+  listRecords,
+  startReplica,
+  type Replica,
+} from "../support/shards.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const CLUSTERS = 60;
 const SHARDS = 3;
-const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@example.com", ...args], { cwd, encoding: "utf8" }).trim();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@example.com", ...args], {
+    cwd,
+    encoding: "utf8",
+  }).trim();
 
 describe("e2e: sharded reconcilers on a real API server, one killed mid-pass", function () {
   this.timeout(600_000);
   const users = ["shard-0", "shard-1", "shard-2", "standby"];
   // Two ClusterIPs per cluster: more than the default /24 holds.
-  const kube = useRealKube({ users: users.map((name) => ({ name, groups: ["system:masters"] })), extraArgs: ["--service-cluster-ip-range=10.0.0.0/20"] });
+  const kube = useRealKube({
+    users: users.map((name) => ({ name, groups: ["system:masters"] })),
+    extraArgs: ["--service-cluster-ip-range=10.0.0.0/20"],
+  });
   let parent: string;
   let repo: string;
   let head: string;
@@ -68,29 +82,64 @@ describe("e2e: sharded reconcilers on a real API server, one killed mid-pass", f
     expect(Math.min(...[0, 1, 2].map((s) => shardNames(s).length))).to.be.greaterThan(0);
     const leaders = [0, 1, 2].map((s) => start(`shard-${s}`, s, s === victim ? 1 : 4));
     const dying = leaders[victim]!;
-    await waitFor(async () => (await leaseHolder(kube(), victim, SHARDS)) === dying.identity, `shard ${victim}'s leader to take its Lease:\n${dying.log()}`, 120_000);
+    await waitFor(
+      async () => (await leaseHolder(kube(), victim, SHARDS)) === dying.identity,
+      `shard ${victim}'s leader to take its Lease:\n${dying.log()}`,
+      120_000,
+    );
     const standby = start("standby", victim);
 
     // Kill the victim once it has reconciled a few of its clusters, while others remain.
-    await waitFor(() => dying.reconciled() >= 3 || !dying.alive(), `shard ${victim}'s leader to reconcile three clusters:\n${dying.log()}`, 300_000);
+    await waitFor(
+      () => dying.reconciled() >= 3 || !dying.alive(),
+      `shard ${victim}'s leader to reconcile three clusters:\n${dying.log()}`,
+      300_000,
+    );
     const killedAt = new Date();
     await dying.kill();
-    const doneAtKill = (await appliedClusters(kube(), head));
+    const doneAtKill = await appliedClusters(kube(), head);
     const victimDone = shardNames(victim).filter((c) => doneAtKill.has(c));
-    expect(victimDone.length, "the kill must land in the middle of the pass").to.be.greaterThan(0).and.lessThan(shardNames(victim).length);
+    expect(victimDone.length, "the kill must land in the middle of the pass")
+      .to.be.greaterThan(0)
+      .and.lessThan(shardNames(victim).length);
 
-    await waitFor(async () => (await leaseHolder(kube(), victim, SHARDS)) === "standby", `the standby to take shard ${victim}'s Lease over:\n${standby.log()}`, 120_000);
-    await waitFor(async () => (await appliedClusters(kube(), head)).size === CLUSTERS, "every cluster to be applied", 300_000);
+    await waitFor(
+      async () => (await leaseHolder(kube(), victim, SHARDS)) === "standby",
+      `the standby to take shard ${victim}'s Lease over:\n${standby.log()}`,
+      120_000,
+    );
+    await waitFor(
+      async () => (await appliedClusters(kube(), head)).size === CLUSTERS,
+      "every cluster to be applied",
+      300_000,
+    );
     for (const r of replicas.filter((r) => r.alive())) expect(r.alive(), r.log()).to.equal(true);
 
-    const found = await checkShards(kube(), { clusters: names, shardCount: SHARDS, revision: head, shardOfUser: new Map([["shard-0", 0], ["shard-1", 1], ["shard-2", 2], ["standby", victim]]), killed: { user: dying.identity, at: killedAt } });
+    const found = await checkShards(kube(), {
+      clusters: names,
+      shardCount: SHARDS,
+      revision: head,
+      shardOfUser: new Map([
+        ["shard-0", 0],
+        ["shard-1", 1],
+        ["shard-2", 2],
+        ["standby", victim],
+      ]),
+      killed: { user: dying.identity, at: killedAt },
+    });
     expect(found.notApplied).to.deep.equal([]);
     expect(found.twoRecords).to.deep.equal([]);
     expect(found.owners).to.have.length(1);
     expect(found.objects).to.be.greaterThan(CLUSTERS * 10);
     expect(found.missing).to.deep.equal([]);
-    expect(found.createdTwice, `the audit trail of the objects created twice:\n${found.createdTwiceTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`).to.deep.equal([]);
-    expect(found.neverCreated, `the audit trail of the objects never created:\n${found.neverCreatedTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`).to.deep.equal([]);
+    expect(
+      found.createdTwice,
+      `the audit trail of the objects created twice:\n${found.createdTwiceTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`,
+    ).to.deep.equal([]);
+    expect(
+      found.neverCreated,
+      `the audit trail of the objects never created:\n${found.neverCreatedTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`,
+    ).to.deep.equal([]);
     expect(found.conflicts).to.equal(0);
     expect(found.crossShard).to.deep.equal([]);
     // The takeover wrote: the standby finished what the killed leader left.

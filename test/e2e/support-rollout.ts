@@ -77,7 +77,11 @@ const GROUPS = `groups:
 `;
 
 const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@example.com", "-c", "commit.gpgsign=false", ...args], { cwd, encoding: "utf8" }).trim();
+  execFileSync(
+    "git",
+    ["-c", "user.name=e2e", "-c", "user.email=e2e@example.com", "-c", "commit.gpgsign=false", ...args],
+    { cwd, encoding: "utf8" },
+  ).trim();
 
 /** The i-th cluster: `c00` is the canary; every third cluster is `tier: prod`, the others `tier: dev`. */
 function fleetCluster(i: number): FleetCluster {
@@ -101,9 +105,14 @@ export function generateRolloutFleet(opts: { clusters?: number; rollout?: string
   write("fleet/values.prod.yaml", PROD_VALUES);
   if (opts.rollout !== undefined) write("fleet/rollout.yaml", opts.rollout);
   for (const c of clusters) {
-    const labels = Object.entries(c.labels).map(([k, v]) => `  ${k}: "${v}"\n`).join("");
+    const labels = Object.entries(c.labels)
+      .map(([k, v]) => `  ${k}: "${v}"\n`)
+      .join("");
     write(`clusters/${c.name}/cluster.yaml`, `labels:\n${labels}`);
-    write(`clusters/${c.name}/values.yaml`, "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: 100m\n");
+    write(
+      `clusters/${c.name}/values.yaml`,
+      "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: 100m\n",
+    );
   }
   git(dir, "init", "-q", "-b", "main");
   const commit = (message: string) => {
@@ -125,11 +134,21 @@ export function generateRolloutFleet(opts: { clusters?: number; rollout?: string
 
 /** The namespaced kinds vc renders for a cluster (pods, claims and events are the controllers', not vc's). */
 const NAMESPACED = [
-  "/api/v1/serviceaccounts", "/api/v1/secrets", "/api/v1/configmaps", "/api/v1/services", "/api/v1/resourcequotas", "/api/v1/limitranges",
-  "/apis/apps/v1/statefulsets", "/apis/apps/v1/deployments",
-  "/apis/rbac.authorization.k8s.io/v1/roles", "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+  "/api/v1/serviceaccounts",
+  "/api/v1/secrets",
+  "/api/v1/configmaps",
+  "/api/v1/services",
+  "/api/v1/resourcequotas",
+  "/api/v1/limitranges",
+  "/apis/apps/v1/statefulsets",
+  "/apis/apps/v1/deployments",
+  "/apis/rbac.authorization.k8s.io/v1/roles",
+  "/apis/rbac.authorization.k8s.io/v1/rolebindings",
 ];
-const CLUSTER_SCOPED = ["/apis/rbac.authorization.k8s.io/v1/clusterroles", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"];
+const CLUSTER_SCOPED = [
+  "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+  "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+];
 
 /**
  * A live object as vc wrote it: without status and the server's metadata (resourceVersion, managedFields, uid, times),
@@ -154,7 +173,11 @@ export interface ClusterSnapshot {
  * Every live object vc applied for `clusters`: the Namespace, the namespaced kinds vc renders in each host namespace,
  * and the cluster-scoped RBAC labelled `managed-by` the cluster. One LIST per kind for the whole set.
  */
-export async function snapshotClusters(kube: RealKube, clusters: readonly FleetCluster[], opts: { ignoreAnnotations?: readonly string[] } = {}): Promise<ClusterSnapshot> {
+export async function snapshotClusters(
+  kube: RealKube,
+  clusters: readonly FleetCluster[],
+  opts: { ignoreAnnotations?: readonly string[] } = {},
+): Promise<ClusterSnapshot> {
   const namespaces = new Set(clusters.map((c) => c.hostNamespace));
   const names = new Set(clusters.map((c) => c.name));
   const objects = new Map<string, string>();
@@ -190,14 +213,20 @@ export function snapshotDifferences(before: ClusterSnapshot, after: ClusterSnaps
 
 /** The keys whose resourceVersion moved (a write happened, whatever it changed). */
 export function rewrittenObjects(before: ClusterSnapshot, after: ClusterSnapshot): string[] {
-  return [...before.versions.keys()].filter((k) => after.versions.has(k) && before.versions.get(k) !== after.versions.get(k)).sort();
+  return [...before.versions.keys()]
+    .filter((k) => after.versions.has(k) && before.versions.get(k) !== after.versions.get(k))
+    .sort();
 }
 
 /** The control-plane image of cluster `name` as live: `<repository>:<tag>` of its StatefulSet's first container. */
 export async function liveImage(kube: RealKube, c: FleetCluster): Promise<string | undefined> {
-  const res = await kube.request<KubeObject>("GET", `/apis/apps/v1/namespaces/${c.hostNamespace}/statefulsets/${c.name}`);
+  const res = await kube.request<KubeObject>(
+    "GET",
+    `/apis/apps/v1/namespaces/${c.hostNamespace}/statefulsets/${c.name}`,
+  );
   if (res.status !== 200) return undefined;
-  return (res.body.spec as { template: { spec: { containers: Array<{ image: string }> } } }).template.spec.containers[0]?.image;
+  return (res.body.spec as { template: { spec: { containers: Array<{ image: string }> } } }).template.spec.containers[0]
+    ?.image;
 }
 
 /** A `vc reconcile` process (the real binary's code path, in a process of its own) following the fleet's repository. */
@@ -216,8 +245,23 @@ const ROOT = join(import.meta.dirname, "..", "..");
 export function startReconciler(repo: string, kubeconfig: string, extra: string[] = []): ReconcilerProcess {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", join(ROOT, "src/cli/main.ts"), "reconcile", "--repo", repo, "--target", "kube", "--kubeconfig", kubeconfig,
-      "--resync", "1h", "--cache-dir", join(repo, "..", "cache"), ...extra],
+    [
+      "--import",
+      "tsx",
+      join(ROOT, "src/cli/main.ts"),
+      "reconcile",
+      "--repo",
+      repo,
+      "--target",
+      "kube",
+      "--kubeconfig",
+      kubeconfig,
+      "--resync",
+      "1h",
+      "--cache-dir",
+      join(repo, "..", "cache"),
+      ...extra,
+    ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } },
   );
   let out = "";

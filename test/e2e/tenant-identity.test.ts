@@ -24,7 +24,10 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
 
   /** A kubeconfig for a token user whose user entry carries any name it likes. */
   const named = (user: string, entry: string): string => {
-    const doc = load(readFileSync(kube().kubeconfigFor(user), "utf8")) as { users: Array<{ name: string }>; contexts: Array<{ context: { user: string } }> };
+    const doc = load(readFileSync(kube().kubeconfigFor(user), "utf8")) as {
+      users: Array<{ name: string }>;
+      contexts: Array<{ context: { user: string } }>;
+    };
     doc.users[0]!.name = entry;
     doc.contexts[0]!.context.user = entry;
     const path = join(dir, `kubeconfig-${user}-${Math.random().toString(36).slice(2)}`);
@@ -42,7 +45,17 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
   };
   const status = async (): Promise<ClusterStatus> => {
-    const res = await runVc(["status", "--target", "kube", "--kubeconfig", kube().kubeconfigPath, "--cluster", "evil", "-o", "json"]);
+    const res = await runVc([
+      "status",
+      "--target",
+      "kube",
+      "--kubeconfig",
+      kube().kubeconfigPath,
+      "--cluster",
+      "evil",
+      "-o",
+      "json",
+    ]);
     expect(res.code, res.stderr).to.equal(0);
     return JSON.parse(res.stdout) as ClusterStatus;
   };
@@ -73,20 +86,45 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
       apiVersion: "v1",
       kind: "Config",
       clusters: [{ name: "v", cluster: { server: kube().url, "insecure-skip-tls-verify": true } }],
-      users: [{ name: "v", user: { exec: { apiVersion: "client.authentication.k8s.io/v1beta1", command: "sh", args: ["-c", `touch ${marker}`] } } }],
+      users: [
+        {
+          name: "v",
+          user: {
+            exec: {
+              apiVersion: "client.authentication.k8s.io/v1beta1",
+              command: "sh",
+              args: ["-c", `touch ${marker}`],
+            },
+          },
+        },
+      ],
       contexts: [{ name: "v", context: { cluster: "v", user: "v" } }],
       "current-context": "v",
     });
     writeFileSync(join(dir, "evil-config"), evil);
     // The attacker: the cluster's own syncer ServiceAccount, with the token the server issues it.
     const syncer = await kube().serviceAccountKubeconfig("vc-evil", "vc-evil");
-    const wrote = await kube().kubectl(["--kubeconfig", syncer, "-n", "vc-evil", "create", "secret", "generic", "vc-evil", `--from-file=config=${join(dir, "evil-config")}`]);
+    const wrote = await kube().kubectl([
+      "--kubeconfig",
+      syncer,
+      "-n",
+      "vc-evil",
+      "create",
+      "secret",
+      "generic",
+      "vc-evil",
+      `--from-file=config=${join(dir, "evil-config")}`,
+    ]);
     expect(wrote.code, wrote.stderr).to.equal(0);
     const before = readFileSync(userConfig, "utf8");
     for (const extra of [[], ["--no-check"], ["--print"]]) {
-      const res = await runVc(["connect", "evil", "--repo", repo, "--kubeconfig", userConfig, ...extra], { env: { KUBECONFIG: userConfig } });
+      const res = await runVc(["connect", "evil", "--repo", repo, "--kubeconfig", userConfig, ...extra], {
+        env: { KUBECONFIG: userConfig },
+      });
       expect(res.code, res.stdout + res.stderr).to.equal(2);
-      expect(res.stderr).to.contain("secret vc-evil/vc-evil holds a kubeconfig vc will not use: user.exec (runs a program)");
+      expect(res.stderr).to.contain(
+        "secret vc-evil/vc-evil holds a kubeconfig vc will not use: user.exec (runs a program)",
+      );
       expect(existsSync(marker), `vc connect ${extra.join(" ")} ran the plugin`).to.equal(false);
       expect(readFileSync(userConfig, "utf8")).to.equal(before);
     }
@@ -95,19 +133,37 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
   it("a kubeconfig user entry calling itself reconciler is recorded as unverified; the server's TokenReview names a user who may ask", async () => {
     const values = join(repo, "clusters", "evil", "values.yaml");
     writeFileSync(values, "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: 210m\n");
-    const asReconciler = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", named("mallory", "reconciler")]);
+    const asReconciler = await runVc([
+      "apply",
+      repo,
+      "--target",
+      "kube",
+      "--kubeconfig",
+      named("mallory", "reconciler"),
+    ]);
     expect(asReconciler.code, asReconciler.stdout + asReconciler.stderr).to.equal(0);
     expect(asReconciler.stdout).to.include("by unverified: reconciler (kubeconfig user)");
     let s = await status();
     expect(s.history[0]).to.deep.include({ by: "unverified: reconciler", byFrom: "kubeconfig user", via: "apply" });
     expect(s.lastAppliedBy).to.equal("unverified: reconciler");
     // No refused request was sent to find out (the SelfSubjectAccessReview asked whether a TokenReview is allowed).
-    expect(kube().writes("mallory").filter((w) => w.resource === "tokenreviews" || w.resource === "selfsubjectreviews")).to.deep.equal([]);
+    expect(
+      kube()
+        .writes("mallory")
+        .filter((w) => w.resource === "tokenreviews" || w.resource === "selfsubjectreviews"),
+    ).to.deep.equal([]);
     const table = await runVc(["status", "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
     expect(table.stdout).to.match(/evil\s+vc-evil\s+applied\s+\S+\s+unverified: reconciler \(vc apply\)/);
 
     writeFileSync(values, readFileSync(values, "utf8").replace("cpu: 210m", "cpu: 220m"));
-    const confirmed = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", named("admin-like", "reconciler")]);
+    const confirmed = await runVc([
+      "apply",
+      repo,
+      "--target",
+      "kube",
+      "--kubeconfig",
+      named("admin-like", "reconciler"),
+    ]);
     expect(confirmed.code, confirmed.stdout + confirmed.stderr).to.equal(0);
     expect(confirmed.stdout).to.include("by admin-like (TokenReview)");
     s = await status();
@@ -124,13 +180,31 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
     expect(s.history[0]!.by).to.equal(`unverified: ${FORGED}`);
     const table = await runVc(["status", "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
     expect(table.stdout).to.not.match(RAW);
-    expect(table.stdout.trimEnd().split("\n").filter((l) => /^evil\s/.test(l))).to.have.length(1);
-    expect(table.stdout).to.include("unverified: mallory\\nevil   vc-evil").and.include("\\x1b[31m FAKE \\x1b[0m\\x1b[2J\\u202e");
-    const history = await runVc(["status", "--target", "kube", "--kubeconfig", kube().kubeconfigPath, "--cluster", "evil"]);
+    expect(
+      table.stdout
+        .trimEnd()
+        .split("\n")
+        .filter((l) => /^evil\s/.test(l)),
+    ).to.have.length(1);
+    expect(table.stdout)
+      .to.include("unverified: mallory\\nevil   vc-evil")
+      .and.include("\\x1b[31m FAKE \\x1b[0m\\x1b[2J\\u202e");
+    const history = await runVc([
+      "status",
+      "--target",
+      "kube",
+      "--kubeconfig",
+      kube().kubeconfigPath,
+      "--cluster",
+      "evil",
+    ]);
     expect(history.stdout).to.not.match(RAW);
     expect(history.stdout.split("\n").filter((l) => /^evil\s/.test(l))).to.have.length(0);
     // The stored record is the exact string (JSON-escaped in the ConfigMap).
-    const cm = await kube().request<{ data?: Record<string, string> }>("GET", "/api/v1/namespaces/vc-evil/configmaps/vc-status");
+    const cm = await kube().request<{ data?: Record<string, string> }>(
+      "GET",
+      "/api/v1/namespaces/vc-evil/configmaps/vc-status",
+    );
     if (cm.status === 200) expect(fromData(cm.body.data)!.history[0]!.by).to.equal(`unverified: ${FORGED}`);
   });
 });

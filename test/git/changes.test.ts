@@ -44,7 +44,11 @@ describe("git changes and folder log", () => {
     const gone = repo.commit("remove a");
     repo.write({ "clusters/b/values.yaml": "3\n" });
     repo.commit("change b again");
-    expect((await folderLog({ dir: repo.work, path: "clusters/a" })).map((e) => e.commit)).to.deep.equal([gone, c3, c1]);
+    expect((await folderLog({ dir: repo.work, path: "clusters/a" })).map((e) => e.commit)).to.deep.equal([
+      gone,
+      c3,
+      c1,
+    ]);
     expect(await headCommit(repo.work)).to.equal(repo.head());
   });
 });

@@ -13,12 +13,24 @@ describe("git: the revision a local fleet is recorded at", () => {
   let repo: TestRepo;
   beforeEach(() => {
     repo = new TestRepo();
-    repo.write({ "clusters/a/values.yaml": "controlPlane: {}\n", "policy.yaml": "# policy\n", "README.md": "fleet\n", ".gitignore": "hydrated/\n" }).commit("fleet");
+    repo
+      .write({
+        "clusters/a/values.yaml": "controlPlane: {}\n",
+        "policy.yaml": "# policy\n",
+        "README.md": "fleet\n",
+        ".gitignore": "hydrated/\n",
+      })
+      .commit("fleet");
   });
   afterEach(() => repo.dispose());
 
   it("is HEAD while clusters/ and policy.yaml are as committed, whatever else changed (other files, ignored output, a look-alike clusters-old/)", async () => {
-    repo.write({ "README.md": "changed\n", "notes.txt": "untracked\n", "hydrated/a/x.yaml": "kind: X\n", "clusters-old/z/values.yaml": "x: 1\n" });
+    repo.write({
+      "README.md": "changed\n",
+      "notes.txt": "untracked\n",
+      "hydrated/a/x.yaml": "kind: X\n",
+      "clusters-old/z/values.yaml": "x: 1\n",
+    });
     expect(await fleetDiffersFromHead(repo.work)).to.equal(false);
     expect((await resolveSource({ path: repo.work, markDirty: true })).revision).to.equal(repo.head());
   });
@@ -51,11 +63,18 @@ describe("git: the revision a local fleet is recorded at", () => {
   it("looks at the fleet's own folder when clusters/ sits below the repository's root", async () => {
     const sub = new TestRepo();
     try {
-      sub.write({ "fleets/prod/clusters/a/values.yaml": "controlPlane: {}\n", "fleets/dev/clusters/b/values.yaml": "controlPlane: {}\n" }).commit("two fleets");
+      sub
+        .write({
+          "fleets/prod/clusters/a/values.yaml": "controlPlane: {}\n",
+          "fleets/dev/clusters/b/values.yaml": "controlPlane: {}\n",
+        })
+        .commit("two fleets");
       sub.write({ "fleets/dev/clusters/b/values.yaml": "controlPlane: {statefulSet: {}}\n" });
       const prod = await resolveSource({ path: join(sub.work, "fleets/prod"), markDirty: true });
       expect(prod.revision).to.equal(sub.head()); // the subfolder finds HEAD of the repository holding it
-      expect((await resolveSource({ path: join(sub.work, "fleets/dev"), markDirty: true })).revision).to.equal(dirtyRevision(sub.head()));
+      expect((await resolveSource({ path: join(sub.work, "fleets/dev"), markDirty: true })).revision).to.equal(
+        dirtyRevision(sub.head()),
+      );
     } finally {
       sub.dispose();
     }

@@ -83,7 +83,10 @@ describe("git mirror", () => {
     server = await startGitServer(repo.root, { authorization: cred.headers().Authorization });
     const url = `${server.url}/${repo.path}`;
     const refused = new GitMirror({ url, dir: join(local, "no") });
-    const err = await refused.sync().then(() => undefined, (e: unknown) => e);
+    const err = await refused.sync().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(GitRemoteError);
     expect((err as Error).message).to.match(/HTTP 401/);
 
@@ -98,7 +101,10 @@ describe("git mirror", () => {
     const m = new GitMirror({ url: `${server.url}/${repo.path}`, dir: join(local, "m") });
     const first = await m.sync();
     await server.stop();
-    const err = await m.sync().then(() => undefined, (e: unknown) => e);
+    const err = await m.sync().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(GitRemoteError);
     expect((err as Error).message).to.match(/ECONNREFUSED/);
     expect(m.commit).to.equal(first.commit);
@@ -110,7 +116,10 @@ describe("git mirror", () => {
 
   it("refuses a branch that does not exist", async () => {
     const m = new GitMirror({ url: `${server.url}/${repo.path}`, dir: join(local, "m"), ref: "nope" });
-    const err = await m.sync().then(() => undefined, (e: unknown) => e);
+    const err = await m.sync().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(GitRemoteError);
   });
 });
@@ -121,12 +130,20 @@ describe("git credentials", () => {
     writeFileSync(join(dir, "token"), "tok123\n");
     writeFileSync(join(dir, "basic"), "alice:pw\n");
     const b64 = (s: string) => `Basic ${Buffer.from(s).toString("base64")}`;
-    expect(loadGitCredential({ file: join(dir, "token"), env: {} })!.headers().Authorization).to.equal(b64("x-access-token:tok123"));
+    expect(loadGitCredential({ file: join(dir, "token"), env: {} })!.headers().Authorization).to.equal(
+      b64("x-access-token:tok123"),
+    );
     expect(loadGitCredential({ file: join(dir, "basic"), env: {} })!.headers().Authorization).to.equal(b64("alice:pw"));
-    expect(loadGitCredential({ env: { VC_GIT_TOKEN: "t" } })!.headers().Authorization).to.equal(b64("x-access-token:t"));
-    expect(loadGitCredential({ env: { VC_GIT_USERNAME: "u", VC_GIT_PASSWORD: "p" } })!.headers().Authorization).to.equal(b64("u:p"));
+    expect(loadGitCredential({ env: { VC_GIT_TOKEN: "t" } })!.headers().Authorization).to.equal(
+      b64("x-access-token:t"),
+    );
+    expect(
+      loadGitCredential({ env: { VC_GIT_USERNAME: "u", VC_GIT_PASSWORD: "p" } })!.headers().Authorization,
+    ).to.equal(b64("u:p"));
     expect(loadGitCredential({ env: {} })).to.equal(undefined);
-    expect(() => loadGitCredential({ file: join(dir, "missing"), env: {} })).to.throw(/cannot read git credentials file/);
+    expect(() => loadGitCredential({ file: join(dir, "missing"), env: {} })).to.throw(
+      /cannot read git credentials file/,
+    );
     rmSync(dir, { recursive: true, force: true });
   });
 });
@@ -139,7 +156,9 @@ describe("git mirror: credentials in the repository URL", function () {
     writeFileSync(join(repo.work, "README.md"), "hello\n");
     repo.commit("first");
     const password = "pw-Zx81-never-on-disk";
-    const server = await startGitServer(repo.root, { authorization: `Basic ${Buffer.from(`deploy:${password}`).toString("base64")}` });
+    const server = await startGitServer(repo.root, {
+      authorization: `Basic ${Buffer.from(`deploy:${password}`).toString("base64")}`,
+    });
     const local = mkdtempSync(join(tmpdir(), "vc-mirror-cred-"));
     try {
       const withCreds = server.url.replace("://", `://deploy:${password}@`);
@@ -147,7 +166,8 @@ describe("git mirror: credentials in the repository URL", function () {
       expect(String(m.url)).to.not.include(password);
       const res = await m.sync();
       expect(res.commit).to.match(/^[0-9a-f]{40}$/);
-      const files = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]));
+      const files = (dir: string): string[] =>
+        readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]));
       const leaking = files(local).filter((f) => readFileSync(f).includes(password) || f.includes(password));
       expect(leaking).to.deep.equal([]);
       expect(readFileSync(join(local, "m", ".git", "config"), "utf8")).to.include(`${server.url}/${repo.path}`);

@@ -63,17 +63,36 @@ describe("host/client: connections", () => {
     // same kept-alive connection) the server never answers; the burst after them mixes both.
     let hung = true;
     const server = await countingServer((n) => (!hung ? 200 : n % 2 === 1 ? 503 : "hold"));
-    const client = KubeClient.open({ kubeconfig: kubeconfigFor(dir, server.url), budget: { timeoutMs: 400 }, retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 2 } });
+    const client = KubeClient.open({
+      kubeconfig: kubeconfigFor(dir, server.url),
+      budget: { timeoutMs: 400 },
+      retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 2 },
+    });
     try {
       for (let i = 0; i < 5; i++) {
-        const err = await client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e);
+        const err = await client.request("GET", "/api/v1/namespaces").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(err, String(err)).to.be.instanceOf(RequestTimeoutError);
       }
       // More at once than the client keeps connections.
-      const errors = await Promise.all(Array.from({ length: MAX_SOCKETS + 8 }, () => client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e)));
-      expect(errors.every((e) => e instanceof RequestTimeoutError), String(errors.find((e) => !(e instanceof RequestTimeoutError)))).to.equal(true);
+      const errors = await Promise.all(
+        Array.from({ length: MAX_SOCKETS + 8 }, () =>
+          client.request("GET", "/api/v1/namespaces").then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        ),
+      );
+      expect(
+        errors.every((e) => e instanceof RequestTimeoutError),
+        String(errors.find((e) => !(e instanceof RequestTimeoutError))),
+      ).to.equal(true);
       expect(client.stats.retries, "each of the first five was a 503 and a held retry").to.be.at.least(5);
-      expect(server.taken(), "one connection for each of the first five, then MAX_SOCKETS at once").to.be.at.least(5 + MAX_SOCKETS);
+      expect(server.taken(), "one connection for each of the first five, then MAX_SOCKETS at once").to.be.at.least(
+        5 + MAX_SOCKETS,
+      );
       // Closed by the client, not by the server (it holds every request) nor by client.close().
       await waitFor(() => server.open() === 0, "the client closing the connections of its timed-out requests", 10_000);
 
@@ -81,7 +100,9 @@ describe("host/client: connections", () => {
       hung = false;
       const before = server.taken();
       await Promise.all(Array.from({ length: 100 }, () => client.request("GET", "/api/v1/namespaces")));
-      expect(server.taken() - before).to.be.at.least(1).and.at.most(MAX_SOCKETS);
+      expect(server.taken() - before)
+        .to.be.at.least(1)
+        .and.at.most(MAX_SOCKETS);
     } finally {
       client.close();
       await server.close();
@@ -93,7 +114,10 @@ describe("host/client: connections", () => {
     const client = KubeClient.open({ kubeconfig: kubeconfigFor(dir, server.url), budget: { timeoutMs: 300 } });
     try {
       for (let i = 0; i < 5; i++) {
-        const err = await client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e);
+        const err = await client.request("GET", "/api/v1/namespaces").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(err, String(err)).to.be.instanceOf(RequestTimeoutError);
       }
       expect(server.taken()).to.equal(5);
@@ -108,9 +132,12 @@ describe("host/client: connections", () => {
     const server = await countingServer(() => 200);
     const client = KubeClient.open({ kubeconfig: kubeconfigFor(dir, server.url), budget: { timeoutMs: 10_000 } });
     try {
-      for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 10 }, () => client.request("GET", "/api/v1/namespaces")));
+      for (let round = 0; round < 5; round++)
+        await Promise.all(Array.from({ length: 10 }, () => client.request("GET", "/api/v1/namespaces")));
       expect(server.requests()).to.equal(50);
-      expect(server.taken(), "50 requests, 10 at a time, on the connections of the first round").to.be.at.least(1).and.at.most(10);
+      expect(server.taken(), "50 requests, 10 at a time, on the connections of the first round")
+        .to.be.at.least(1)
+        .and.at.most(10);
       expect(server.open(), "kept open between rounds").to.equal(server.taken());
       client.close();
       await waitFor(() => server.open() === 0, "client.close() closing its kept connections", 10_000);

@@ -22,7 +22,13 @@ describe("host: the host context while connected to a virtual cluster", () => {
     doc.clusters.push({ name: "virtual", cluster: { server: "http://127.0.0.1:1", "insecure-skip-tls-verify": true } });
     doc.contexts.push({
       name: "vc_shop",
-      context: { cluster: "virtual", user: doc.contexts[0].context.user, extensions: [{ name: CONNECT_EXTENSION, extension: { previousContext: "test", cluster: "shop", namespace: "vc-shop" } }] },
+      context: {
+        cluster: "virtual",
+        user: doc.contexts[0].context.user,
+        extensions: [
+          { name: CONNECT_EXTENSION, extension: { previousContext: "test", cluster: "shop", namespace: "vc-shop" } },
+        ],
+      },
     });
     doc["current-context"] = "vc_shop";
     kubeconfig = join(dir, "config");

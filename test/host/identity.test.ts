@@ -5,11 +5,21 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubeClient } from "../../src/host/client.js";
-import { askServer, kubeconfigIdentity, localIdentity, recordedName, serviceAccountSubject, whoAmI } from "../../src/host/identity.js";
+import {
+  askServer,
+  kubeconfigIdentity,
+  localIdentity,
+  recordedName,
+  serviceAccountSubject,
+  whoAmI,
+} from "../../src/host/identity.js";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 
 const FULL = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];
-const jwt = (claims: object) => ["{\"alg\":\"RS256\"}", JSON.stringify(claims), "signature"].map((p, i) => (i < 2 ? Buffer.from(p).toString("base64url") : p)).join(".");
+const jwt = (claims: object) =>
+  ['{"alg":"RS256"}', JSON.stringify(claims), "signature"]
+    .map((p, i) => (i < 2 ? Buffer.from(p).toString("base64url") : p))
+    .join(".");
 
 function kubeconfig(user: Record<string, unknown>, name = "me"): KubeConfig {
   const kc = new KubeConfig();
@@ -44,7 +54,10 @@ describe("who vc acts as on a host", () => {
   });
 
   it("where the server serves no SelfSubjectReview (before 1.27) and reviews no tokens, keeps the kubeconfig's name as unverified, without sending a SelfSubjectReview", async () => {
-    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], unservedGroups: ["authentication.k8s.io"] });
+    server = await startKubeServer({
+      users: [{ token: "t-alice", rules: FULL, name: "alice" }],
+      unservedGroups: ["authentication.k8s.io"],
+    });
     const client = KubeClient.open({ kubeconfig: server.writeKubeconfig({ token: "t-alice" }), context: "test" });
     try {
       // A static token carries no name: the user entry's name is what there is, and the server did not confirm it.
@@ -61,15 +74,22 @@ describe("who vc acts as on a host", () => {
   });
 
   it("a kubeconfig user entry calling itself reconciler is recorded as unverified, never as the reconciler", async () => {
-    server = await startKubeServer({ users: [{ token: "t-mallory", rules: FULL, name: "mallory" }], unservedGroups: ["authentication.k8s.io"] });
+    server = await startKubeServer({
+      users: [{ token: "t-mallory", rules: FULL, name: "mallory" }],
+      unservedGroups: ["authentication.k8s.io"],
+    });
     const path = join(tmp, "config");
-    writeFileSync(path, JSON.stringify({
-      apiVersion: "v1", kind: "Config",
-      clusters: [{ name: "c", cluster: { server: server.url, "insecure-skip-tls-verify": true } }],
-      users: [{ name: "reconciler", user: { token: "t-mallory" } }],
-      contexts: [{ name: "x", context: { cluster: "c", user: "reconciler" } }],
-      "current-context": "x",
-    }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "c", cluster: { server: server.url, "insecure-skip-tls-verify": true } }],
+        users: [{ name: "reconciler", user: { token: "t-mallory" } }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "reconciler" } }],
+        "current-context": "x",
+      }),
+    );
     const client = KubeClient.open({ kubeconfig: path });
     try {
       const id = await whoAmI(client);
@@ -81,7 +101,10 @@ describe("who vc acts as on a host", () => {
   });
 
   it("an answer the server refuses (anonymous) or cannot give leaves the claim unverified", async () => {
-    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], unservedGroups: ["authentication.k8s.io"] });
+    server = await startKubeServer({
+      users: [{ token: "t-alice", rules: FULL, name: "alice" }],
+      unservedGroups: ["authentication.k8s.io"],
+    });
     const client = KubeClient.open({ kubeconfig: server.writeKubeconfig({ token: "t-alice" }), context: "test" });
     server.faults.add({ method: "POST", path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", status: 403 });
     try {
@@ -96,25 +119,71 @@ describe("who vc acts as on a host", () => {
   it("reads a client certificate's CN, from inline data or a file", () => {
     const key = join(tmp, "k.pem");
     const crt = join(tmp, "c.pem");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt, "-days", "1", "-subj", "/O=devs/CN=carol"], { stdio: "pipe" });
-    expect(kubeconfigIdentity(kubeconfig({ certData: readFileSync(crt).toString("base64"), keyData: readFileSync(key).toString("base64") }))).to.deep.equal({ name: "carol", from: "client certificate", verified: false });
-    expect(kubeconfigIdentity(kubeconfig({ certFile: crt, keyFile: key }))).to.deep.equal({ name: "carol", from: "client certificate", verified: false });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        crt,
+        "-days",
+        "1",
+        "-subj",
+        "/O=devs/CN=carol",
+      ],
+      { stdio: "pipe" },
+    );
+    expect(
+      kubeconfigIdentity(
+        kubeconfig({ certData: readFileSync(crt).toString("base64"), keyData: readFileSync(key).toString("base64") }),
+      ),
+    ).to.deep.equal({ name: "carol", from: "client certificate", verified: false });
+    expect(kubeconfigIdentity(kubeconfig({ certFile: crt, keyFile: key }))).to.deep.equal({
+      name: "carol",
+      from: "client certificate",
+      verified: false,
+    });
   });
 
   it("reads a ServiceAccount token's subject (inline, or the in-cluster token file), and nothing from other tokens", () => {
     const sa = jwt({ iss: "https://kubernetes.default.svc", sub: "system:serviceaccount:ci:deployer" });
-    expect(kubeconfigIdentity(kubeconfig({ token: sa }))).to.deep.equal({ name: "system:serviceaccount:ci:deployer", from: "token subject", verified: false });
+    expect(kubeconfigIdentity(kubeconfig({ token: sa }))).to.deep.equal({
+      name: "system:serviceaccount:ci:deployer",
+      from: "token subject",
+      verified: false,
+    });
     const file = join(tmp, "token");
     writeFileSync(file, `${sa}\n`);
-    expect(kubeconfigIdentity(kubeconfig({ authProvider: { name: "tokenFile", config: { tokenFile: file } } }, "inClusterUser"))).to.deep.equal({ name: "system:serviceaccount:ci:deployer", from: "token subject", verified: false });
+    expect(
+      kubeconfigIdentity(
+        kubeconfig({ authProvider: { name: "tokenFile", config: { tokenFile: file } } }, "inClusterUser"),
+      ),
+    ).to.deep.equal({ name: "system:serviceaccount:ci:deployer", from: "token subject", verified: false });
     // An OIDC token's subject is no Kubernetes user name, and a static token has none.
-    expect(kubeconfigIdentity(kubeconfig({ token: jwt({ sub: "248289761001" }) }, "dana"))).to.deep.equal({ name: "dana", from: "kubeconfig user", verified: false });
-    expect(kubeconfigIdentity(kubeconfig({ token: "0123abcd" }, "erin"))).to.deep.equal({ name: "erin", from: "kubeconfig user", verified: false });
+    expect(kubeconfigIdentity(kubeconfig({ token: jwt({ sub: "248289761001" }) }, "dana"))).to.deep.equal({
+      name: "dana",
+      from: "kubeconfig user",
+      verified: false,
+    });
+    expect(kubeconfigIdentity(kubeconfig({ token: "0123abcd" }, "erin"))).to.deep.equal({
+      name: "erin",
+      from: "kubeconfig user",
+      verified: false,
+    });
     expect(serviceAccountSubject("not.a.jwt")).to.equal(undefined);
   });
 
   it("names the impersonated user (as:) first: the server acts as that user", () => {
-    expect(kubeconfigIdentity(kubeconfig({ token: "x", impersonateUser: "frank" }))).to.deep.equal({ name: "frank", from: "impersonation", verified: false });
+    expect(kubeconfigIdentity(kubeconfig({ token: "x", impersonateUser: "frank" }))).to.deep.equal({
+      name: "frank",
+      from: "impersonation",
+      verified: false,
+    });
   });
 
   it("names the local account for a target without a server", () => {

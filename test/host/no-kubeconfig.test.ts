@@ -16,7 +16,9 @@ describe("host/kubeconfig-file: no kubeconfig at all", () => {
 
   it("names what is missing and how to fix it", () => {
     const msg = missingKubeconfig(undefined, {}, home, join(home, "no-token"));
-    expect(msg).to.match(/^no kubeconfig found: KUBECONFIG is not set, .*\.kube\/config does not exist and vc is not running in a cluster/);
+    expect(msg).to.match(
+      /^no kubeconfig found: KUBECONFIG is not set, .*\.kube\/config does not exist and vc is not running in a cluster/,
+    );
     expect(msg).to.contain("--kubeconfig");
   });
 
@@ -30,7 +32,9 @@ describe("host/kubeconfig-file: no kubeconfig at all", () => {
   });
 
   it("says when the file given by --kubeconfig does not exist", () => {
-    expect(missingKubeconfig(join(home, "nope"), {}, home)).to.match(/kubeconfig .*nope \(--kubeconfig\) does not exist/);
+    expect(missingKubeconfig(join(home, "nope"), {}, home)).to.match(
+      /kubeconfig .*nope \(--kubeconfig\) does not exist/,
+    );
   });
 
   it("makes vc list fail with exit 2 and the message, without trying localhost:8080", () => {

@@ -17,9 +17,16 @@ describe("host/client: the request budget", () => {
     const silent = await silentServer();
     const client = KubeClient.open({ kubeconfig: kubeconfigFor(dir, silent.url), budget: { timeoutMs: 400 } });
     try {
-      const err = await client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e);
+      const err = await client.request("GET", "/api/v1/namespaces").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(RequestTimeoutError);
-      expect((err as Error).message).to.include(silent.url).and.include("GET /api/v1/namespaces").and.include("within 0.4s").and.include("--request-timeout");
+      expect((err as Error).message)
+        .to.include(silent.url)
+        .and.include("GET /api/v1/namespaces")
+        .and.include("within 0.4s")
+        .and.include("--request-timeout");
       expect(silent.connections(), "one request, held open by the server until the budget ran out").to.equal(1);
     } finally {
       client.close();
@@ -40,7 +47,10 @@ describe("host/client: the request budget", () => {
           ),
         ),
       );
-      expect(errors.every((e) => e instanceof RequestTimeoutError && e.message.includes("within 1s")), String(errors[0])).to.equal(true);
+      expect(
+        errors.every((e) => e instanceof RequestTimeoutError && e.message.includes("within 1s")),
+        String(errors[0]),
+      ).to.equal(true);
       expect(atFirstFailure, "requests sent before the first ran out of its budget").to.equal(32);
       // The 8 requests beyond the first 32 were sent, each on its own connection, once those gave up: none failed
       // while it waited behind the others.
@@ -54,9 +64,17 @@ describe("host/client: the request budget", () => {
   it("bounds the retries of a server that keeps failing by the same budget, and says what it last answered", async () => {
     const server: KubeServer = await startKubeServer();
     server.faults.add({ path: "/api/v1/namespaces", status: 503 });
-    const client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", budget: { timeoutMs: 700 }, retry: { attempts: 100, baseDelayMs: 50, maxDelayMs: 100 } });
+    const client = KubeClient.open({
+      kubeconfig: server.kubeconfigPath,
+      context: "test",
+      budget: { timeoutMs: 700 },
+      retry: { attempts: 100, baseDelayMs: 50, maxDelayMs: 100 },
+    });
     try {
-      const err = await client.request("GET", "/api/v1/namespaces").then(() => undefined, (e: unknown) => e);
+      const err = await client.request("GET", "/api/v1/namespaces").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(RequestTimeoutError);
       expect((err as Error).message).to.include("last answer: 503");
       const tries = server.countRequests({ path: "/api/v1/namespaces" });
@@ -84,12 +102,22 @@ describe("host/client: the request budget", () => {
     const port = await freePort();
     const kubeconfig = kubeconfigFor(dir, `http://127.0.0.1:${port}`);
     const interactive = KubeClient.open({ kubeconfig, budget: { timeoutMs: 30_000, retryRefused: false } });
-    const err = await interactive.request("GET", "/version").then(() => undefined, (e: unknown) => e);
-    expect((err as Error).message).to.match(/^cannot reach the API server http:\/\/127\.0\.0\.1:\d+: connection refused/);
+    const err = await interactive.request("GET", "/version").then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).to.match(
+      /^cannot reach the API server http:\/\/127\.0\.0\.1:\d+: connection refused/,
+    );
     expect(interactive.stats.retries).to.equal(0);
 
     const retried: string[] = [];
-    const reconciler = KubeClient.open({ kubeconfig, budget: { timeoutMs: 30_000, retryRefused: true }, retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 }, onRetry: (r) => retried.push(r.reason) });
+    const reconciler = KubeClient.open({
+      kubeconfig,
+      budget: { timeoutMs: 30_000, retryRefused: true },
+      retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+      onRetry: (r) => retried.push(r.reason),
+    });
     await reconciler.request("GET", "/version").catch(() => undefined);
     expect(retried).to.deep.equal(["ECONNREFUSED", "ECONNREFUSED"]);
   });

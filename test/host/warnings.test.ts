@@ -1,10 +1,18 @@
 import { expect } from "chai";
-import { objectOfPath, resetServerWarnings, serverWarnings, WarningTeller, type ServerWarning } from "../../src/host/warnings.js";
+import {
+  objectOfPath,
+  resetServerWarnings,
+  serverWarnings,
+  WarningTeller,
+  type ServerWarning,
+} from "../../src/host/warnings.js";
 
 describe("host/warnings: a client's own teller", () => {
   it("names the object of a request path, not of a collection", () => {
     expect(objectOfPath("/apis/apps/v1/namespaces/vc-a/statefulsets/a")).to.equal("statefulsets vc-a/a");
-    expect(objectOfPath("/api/v1/namespaces/vc-a/configmaps/vc-status?fieldManager=vc")).to.equal("configmaps vc-a/vc-status");
+    expect(objectOfPath("/api/v1/namespaces/vc-a/configmaps/vc-status?fieldManager=vc")).to.equal(
+      "configmaps vc-a/vc-status",
+    );
     expect(objectOfPath("/api/v1/namespaces/vc-a/pods/p/log")).to.equal("pods vc-a/p");
     expect(objectOfPath("/api/v1/namespaces/vc-a")).to.equal("namespaces vc-a");
     expect(objectOfPath("/apis/rbac.authorization.k8s.io/v1/clusterroles/r")).to.equal("clusterroles r");

@@ -55,14 +55,19 @@ describe("vc init", () => {
     expect(report.clusters).to.have.length(1);
     const rendered = await runVc(["render", dir]);
     expect(rendered.code, rendered.stderr).to.equal(0);
-    const names = (loadAll(rendered.stdout) as Array<{ kind: string; metadata: { name: string; namespace?: string } }>).map((o) => `${o.kind}/${o.metadata.name}`);
+    const names = (
+      loadAll(rendered.stdout) as Array<{ kind: string; metadata: { name: string; namespace?: string } }>
+    ).map((o) => `${o.kind}/${o.metadata.name}`);
     expect(names).to.include.members(["Namespace/vc-example", "StatefulSet/example"]);
   });
 
   it("writes exactly the listed files: workflows, CODEOWNERS, the example cluster, deploy/ and package.json", async () => {
     const dir = join(tmp, "fleet");
     const r = await init(dir, ["--cluster", "team-a"]);
-    const listed = r.stdout.trim().split("\n").map((l) => l.replace(/^wrote /, ""));
+    const listed = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.replace(/^wrote /, ""));
     expect(tree(dir)).to.deep.equal([...listed].sort());
     expect(listed).to.include.members([
       ".github/CODEOWNERS",
@@ -79,7 +84,9 @@ describe("vc init", () => {
       "policy.yaml",
     ]);
     expect(readFileSync(join(dir, ".github/CODEOWNERS"), "utf8")).to.match(/^\/policy\.yaml\s+@/m);
-    expect(readFileSync(join(dir, "policy.yaml"), "utf8").split("\n")[0]).to.equal(`# yaml-language-server: $schema=./node_modules/${packageName}/schemas/policy.schema.json`);
+    expect(readFileSync(join(dir, "policy.yaml"), "utf8").split("\n")[0]).to.equal(
+      `# yaml-language-server: $schema=./node_modules/${packageName}/schemas/policy.schema.json`,
+    );
     expect(listed.some((f) => f.includes("@@") || f.includes("dot-"))).to.equal(false);
     for (const f of listed) expect(readFileSync(join(dir, f), "utf8"), f).to.not.include("@@");
   });
@@ -88,13 +95,17 @@ describe("vc init", () => {
     const dir = join(tmp, "fleet");
     await init(dir);
     const values = readFileSync(join(dir, "clusters/example/values.yaml"), "utf8");
-    expect(values.split("\n")[0]).to.equal(`# yaml-language-server: $schema=../../node_modules/${packageName}/schemas/values.schema.json`);
+    expect(values.split("\n")[0]).to.equal(
+      `# yaml-language-server: $schema=../../node_modules/${packageName}/schemas/values.schema.json`,
+    );
     expect(readFileSync(join(dir, "clusters/example/cluster.yaml"), "utf8").split("\n")[0]).to.equal(
       `# yaml-language-server: $schema=../../node_modules/${packageName}/schemas/cluster.schema.json`,
     );
     // The schema the line names is the one this vc validates with (what npm install puts under node_modules/).
     expect(existsSync(join(import.meta.dirname, "../../schemas/values.schema.json"))).to.equal(true);
-    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+      devDependencies: Record<string, string>;
+    };
     expect(pkg.devDependencies).to.deep.equal({ [packageName]: version });
     let vcSteps = 0;
     for (const f of readdirSync(join(dir, ".github/workflows"))) {
@@ -120,7 +131,8 @@ describe("vc init", () => {
   });
 
   it("the linters do find problems (a check that cannot fail proves nothing)", async () => {
-    const bad = "on: pull_request\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.event.pull_request.title }}\n";
+    const bad =
+      "on: pull_request\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.event.pull_request.title }}\n";
     expect((await lintWorkflow("bad.yml", bad)).join("\n")).to.match(/potentially untrusted/);
     expect(await lintWorkflow("bad2.yml", "on: push\njobs:\n  a:\n    steps: 3\n")).to.not.deep.equal([]);
   });
@@ -136,7 +148,8 @@ describe("vc init", () => {
         if (step.run) expect(step.run, `${f}: run`).to.not.include("${{");
         if (step.with?.script) expect(step.with.script, `${f}: script`).to.not.include("${{");
         if (step.uses?.startsWith("actions/checkout")) expect(step.with?.["persist-credentials"], f).to.equal(false);
-        if (step.with?.kubeconfig) expect(step.uses, `${f}: the kubeconfig goes only to the pinned action`).to.equal(ACTION);
+        if (step.with?.kubeconfig)
+          expect(step.uses, `${f}: the kubeconfig goes only to the pinned action`).to.equal(ACTION);
       }
     }
   });
@@ -155,15 +168,32 @@ describe("vc init", () => {
 
   it("makes the folder a git repository on the followed branch and commits nothing; its closing words say so and what to run", async () => {
     const dir = join(tmp, "fleet");
-    const r = await runVc(["init", dir, "--repo-url", "https://github.com/acme/fleet.git", "--owners", "@acme/platform", "--branch", "trunk"], {
-      env: { npm_command: "" },
-      cwd: tmp,
-    });
+    const r = await runVc(
+      [
+        "init",
+        dir,
+        "--repo-url",
+        "https://github.com/acme/fleet.git",
+        "--owners",
+        "@acme/platform",
+        "--branch",
+        "trunk",
+      ],
+      {
+        env: { npm_command: "" },
+        cwd: tmp,
+      },
+    );
     expect(r.code, r.stderr).to.equal(0);
-    expect(execFileSync("git", ["-C", dir, "symbolic-ref", "HEAD"], { encoding: "utf8" }).trim()).to.equal("refs/heads/trunk");
+    expect(execFileSync("git", ["-C", dir, "symbolic-ref", "HEAD"], { encoding: "utf8" }).trim()).to.equal(
+      "refs/heads/trunk",
+    );
     expect(spawnSync("git", ["-C", dir, "rev-parse", "--verify", "-q", "HEAD"]).status).to.not.equal(0);
     expect(r.stderr).to.include(`files in ${dir}; made it a new git repository (branch trunk) and committed nothing.`);
-    const next = r.stderr.split("\n").filter((l) => l.startsWith("  ")).map((l) => l.split(" #")[0]!.trim());
+    const next = r.stderr
+      .split("\n")
+      .filter((l) => l.startsWith("  "))
+      .map((l) => l.split(" #")[0]!.trim());
     expect(next).to.deep.equal([
       "cd fleet",
       "vc validate",
@@ -186,7 +216,10 @@ describe("vc init", () => {
     expect(r.code, r.stderr).to.equal(0);
     expect(readFileSync(join(dir, ".git/HEAD"), "utf8")).to.equal(head);
     expect(r.stderr).to.include("in an existing git repository, committed nothing.");
-    const next = r.stderr.split("\n").filter((l) => l.startsWith("  ")).map((l) => l.split(" #")[0]!.trim());
+    const next = r.stderr
+      .split("\n")
+      .filter((l) => l.startsWith("  "))
+      .map((l) => l.split(" #")[0]!.trim());
     expect(next).to.deep.equal([
       `npx ${packageName} validate`,
       `npx ${packageName} render`,
@@ -215,7 +248,16 @@ describe("vc init", () => {
       ["--action-ref", "evil$(id)@v1", /invalid --action-ref/],
       ["--branch", "-x", /invalid --branch/],
     ] as const) {
-      const r = await runVc(["init", join(tmp, "f"), "--repo-url", "https://github.com/a/b.git", "--owners", "@a/b", flag, value]);
+      const r = await runVc([
+        "init",
+        join(tmp, "f"),
+        "--repo-url",
+        "https://github.com/a/b.git",
+        "--owners",
+        "@a/b",
+        flag,
+        value,
+      ]);
       expect(r.code, `${flag} ${value}`).to.equal(1);
       expect(r.stderr).to.match(message);
     }
@@ -228,7 +270,9 @@ describe("vc init", () => {
     execFileSync("git", ["-C", dir, "remote", "add", "origin", "git@github.com:acme/fleet.git"]);
     const r = await runVc(["init", dir]);
     expect(r.code, r.stderr).to.equal(0);
-    expect(readFileSync(join(dir, "deploy/kustomization.yaml"), "utf8")).to.include('value: "https://github.com/acme/fleet.git"');
+    expect(readFileSync(join(dir, "deploy/kustomization.yaml"), "utf8")).to.include(
+      'value: "https://github.com/acme/fleet.git"',
+    );
     expect(r.stderr).to.include("no --owners");
     const bare = await runVc(["init", join(tmp, "plain"), "--owners", "@a/b"]);
     expect(bare.stderr).to.include("no --repo-url and no git remote");
@@ -241,7 +285,9 @@ describe("vc init", () => {
     this.timeout(60000);
     const dir = join(tmp, "fleet");
     await init(dir, ["--branch", "production"]);
-    const objects = loadAll(execFileSync("kubectl", ["kustomize", join(dir, "deploy")], { encoding: "utf8" })) as Array<{
+    const objects = loadAll(
+      execFileSync("kubectl", ["kustomize", join(dir, "deploy")], { encoding: "utf8" }),
+    ) as Array<{
       kind: string;
       metadata: { name: string };
       spec?: { template: { spec: { containers: Array<{ args: string[] }> } } };
@@ -249,19 +295,29 @@ describe("vc init", () => {
     }>;
     const deployment = objects.find((o) => o.kind === "Deployment" && o.metadata.name === "vc-reconciler")!;
     const args = deployment.spec!.template.spec.containers[0]!.args;
-    expect(args.slice(0, 5)).to.deep.equal(["reconcile", "--repo", "https://github.com/acme/fleet.git", "--branch", "production"]);
+    expect(args.slice(0, 5)).to.deep.equal([
+      "reconcile",
+      "--repo",
+      "https://github.com/acme/fleet.git",
+      "--branch",
+      "production",
+    ]);
     const reader = objects.find((o) => o.kind === "ClusterRole" && o.metadata.name === "vc-ci-reader")!;
     const writer = objects.find((o) => o.kind === "ClusterRole" && o.metadata.name === "vc-reconciler")!;
     expect(reader.rules!.flatMap((r) => r.resources)).to.deep.equal(writer.rules!.flatMap((r) => r.resources));
     expect([...new Set(reader.rules!.flatMap((r) => r.verbs))].sort()).to.deep.equal(["get", "list", "watch"]);
-    expect(objects.filter((o) => o.kind === "ClusterRoleBinding").map((o) => o.metadata.name).sort()).to.deep.equal([
-      "vc-ci-reader",
-      "vc-reconciler",
-      "vc-reconciler-grants",
-    ]);
+    expect(
+      objects
+        .filter((o) => o.kind === "ClusterRoleBinding")
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).to.deep.equal(["vc-ci-reader", "vc-reconciler", "vc-reconciler-grants"]);
     // A newer copy of the manifests that moved the arguments makes kustomize stop instead of patching the wrong one.
     const deploymentFile = join(dir, "deploy/vc-reconciler/deployment.yaml");
-    writeFileSync(deploymentFile, readFileSync(deploymentFile, "utf8").replace("- reconcile\n", "- reconcile\n            - --once\n"));
+    writeFileSync(
+      deploymentFile,
+      readFileSync(deploymentFile, "utf8").replace("- reconcile\n", "- reconcile\n            - --once\n"),
+    );
     const moved = spawnSync("kubectl", ["kustomize", join(dir, "deploy")], { encoding: "utf8" });
     expect(moved.status).to.not.equal(0);
     expect(moved.stderr).to.match(/test/i);
@@ -277,8 +333,15 @@ describe("vc init: the CI identity of deploy/ci-reader.yaml", () => {
     try {
       const dir = join(tmp, "fleet");
       await runVc(["init", dir, "--repo-url", "https://github.com/acme/fleet.git", "--owners", "@acme/platform"]);
-      const objects = loadAll(readFileSync(join(dir, "deploy/ci-reader.yaml"), "utf8")) as Array<{ kind: string; rules?: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }> }>;
-      server.addUser("ci", objects.find((o) => o.kind === "ClusterRole")!.rules!, "system:serviceaccount:vc-system:vc-ci-reader");
+      const objects = loadAll(readFileSync(join(dir, "deploy/ci-reader.yaml"), "utf8")) as Array<{
+        kind: string;
+        rules?: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+      }>;
+      server.addUser(
+        "ci",
+        objects.find((o) => o.kind === "ClusterRole")!.rules!,
+        "system:serviceaccount:vc-system:vc-ci-reader",
+      );
       const ci = server.writeKubeconfig({ token: "ci" });
       const applied = await runVc(["apply", dir, "--target", "kube", "--kubeconfig", server.kubeconfigPath]);
       expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
@@ -286,7 +349,13 @@ describe("vc init: the CI identity of deploy/ci-reader.yaml", () => {
       expect(clean.code, clean.stdout + clean.stderr).to.equal(0);
       expect(server.countRequests({ user: "system:serviceaccount:vc-system:vc-ci-reader" })).to.be.greaterThan(0);
       const valuesFile = join(dir, "clusters/example/values.yaml");
-      writeFileSync(valuesFile, readFileSync(valuesFile, "utf8").replace("controlPlane:\n  statefulSet:\n", "controlPlane:\n  statefulSet:\n    replicas: 2\n"));
+      writeFileSync(
+        valuesFile,
+        readFileSync(valuesFile, "utf8").replace(
+          "controlPlane:\n  statefulSet:\n",
+          "controlPlane:\n  statefulSet:\n    replicas: 2\n",
+        ),
+      );
       const drift = await runVc(["diff", dir, "--prune", "--target", "kube", "--kubeconfig", ci, "--exit-code"]);
       expect(drift.code, drift.stderr).to.equal(1);
       const write = await runVc(["apply", dir, "--target", "kube", "--kubeconfig", ci]);
@@ -305,7 +374,8 @@ describe("vc init: the plan workflow's changed-clusters step", () => {
     try {
       const dir = join(tmp, "fleet");
       await runVc(["init", dir, "--repo-url", "https://github.com/a/b.git", "--owners", "@a/b", "--cluster", "gone"]);
-      const git = (...args: string[]) => execFileSync("git", ["-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", ...args], { encoding: "utf8" });
+      const git = (...args: string[]) =>
+        execFileSync("git", ["-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", ...args], { encoding: "utf8" });
       git("init", "-q");
       git("add", "-A");
       git("commit", "-qm", "base");

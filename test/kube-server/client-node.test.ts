@@ -15,8 +15,17 @@ describe("kube-server: @kubernetes/client-node", function () {
   after(async () => server.close());
 
   it("reads and lists typed objects with selectors, sending the kubeconfig's token", async () => {
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "default", labels: { app: "x" } }, data: { k: "v" } });
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "b", namespace: "default", labels: { app: "y" } } });
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "a", namespace: "default", labels: { app: "x" } },
+      data: { k: "v" },
+    });
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "b", namespace: "default", labels: { app: "y" } },
+    });
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const list = await core.listNamespacedConfigMap({ namespace: "default", labelSelector: "app=x" });
     expect(list.items.map((i) => i.metadata?.name)).to.deep.equal(["a"]);
@@ -53,7 +62,13 @@ describe("kube-server: @kubernetes/client-node", function () {
   });
 
   it("runs client-node's Exec against the exec handler, with stdin and the exit status", async () => {
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "sh", namespace: "default" }, spec: { containers: [{ name: "c", image: "i" }] }, status: { phase: "Running" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "sh", namespace: "default" },
+      spec: { containers: [{ name: "c", image: "i" }] },
+      status: { phase: "Running" },
+    });
     server.onExec((s) => {
       s.stdin?.on("data", (d: Buffer) => s.stdout.write(`got ${d.toString()}`));
       s.stdin?.on("end", () => s.exit(4));
@@ -64,7 +79,9 @@ describe("kube-server: @kubernetes/client-node", function () {
     let out = "";
     stdout.on("data", (d: Buffer) => (out += d.toString()));
     const status = await new Promise<k8s.V1Status>((resolve, reject) => {
-      new k8s.Exec(kc).exec("default", "sh", "c", ["sh"], stdout, null, stdin, false, (st) => resolve(st)).catch(reject);
+      new k8s.Exec(kc)
+        .exec("default", "sh", "c", ["sh"], stdout, null, stdin, false, (st) => resolve(st))
+        .catch(reject);
       setTimeout(() => stdin.end("hello"), 100);
     });
     expect(out).to.equal("got hello");
@@ -73,7 +90,12 @@ describe("kube-server: @kubernetes/client-node", function () {
   });
 
   it("reads pod metrics with client-node's Metrics (metrics.k8s.io)", async () => {
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "default" }, spec: { containers: [{ name: "c", image: "i" }] } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p", namespace: "default" },
+      spec: { containers: [{ name: "c", image: "i" }] },
+    });
     server.setPodMetrics("default", "p", [{ name: "c", usage: { cpu: "5m", memory: "7Mi" } }]);
     const metrics = await new k8s.Metrics(kc).getPodMetrics("default");
     expect(metrics.items.map((m) => [m.metadata.name, m.containers[0]!.usage.cpu])).to.deep.equal([["p", "5m"]]);

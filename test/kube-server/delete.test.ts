@@ -11,17 +11,45 @@ describe("kube-server: delete", () => {
   afterEach(async () => server.close());
 
   function owned(owner: { metadata: { name: string; uid?: string } }, name: string) {
-    return { ...configMap(name), metadata: { name, namespace: "default", ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: owner.metadata.name, uid: owner.metadata.uid! }] } };
+    return {
+      ...configMap(name),
+      metadata: {
+        name,
+        namespace: "default",
+        ownerReferences: [
+          { apiVersion: "apps/v1", kind: "StatefulSet", name: owner.metadata.name, uid: owner.metadata.uid! },
+        ],
+      },
+    };
   }
 
-  const sts = { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "db", namespace: "default" }, spec: { selector: { matchLabels: { app: "db" } }, template: { metadata: { labels: { app: "db" } }, spec: { containers: [{ name: "db", image: "pg" }] } } } };
+  const sts = {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: "db", namespace: "default" },
+    spec: {
+      selector: { matchLabels: { app: "db" } },
+      template: { metadata: { labels: { app: "db" } }, spec: { containers: [{ name: "db", image: "pg" }] } },
+    },
+  };
 
   it("deletes dependents with Background propagation (the default), recursively", async () => {
     const owner = server.put(sts);
     const child = server.put(owned(owner, "child"));
-    server.put({ ...configMap("grandchild"), metadata: { name: "grandchild", namespace: "default", ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "child", uid: child.metadata.uid! }] } });
+    server.put({
+      ...configMap("grandchild"),
+      metadata: {
+        name: "grandchild",
+        namespace: "default",
+        ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "child", uid: child.metadata.uid! }],
+      },
+    });
     server.put(configMap("unrelated"));
-    const r = await call(server, "DELETE", "/apis/apps/v1/namespaces/default/statefulsets/db", { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background" });
+    const r = await call(server, "DELETE", "/apis/apps/v1/namespaces/default/statefulsets/db", {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      propagationPolicy: "Background",
+    });
     expect(r.status).to.equal(200);
     expect(server.list("v1", "ConfigMap", "default").map((o) => o.metadata.name)).to.deep.equal(["unrelated"]);
   });
@@ -49,11 +77,19 @@ describe("kube-server: delete", () => {
 
   it("checks preconditions and rejects an unknown propagation policy", async () => {
     const cm = server.put(configMap("a"));
-    const wrongUid = await call(server, "DELETE", "/api/v1/namespaces/default/configmaps/a", { preconditions: { uid: "not-it" } });
+    const wrongUid = await call(server, "DELETE", "/api/v1/namespaces/default/configmaps/a", {
+      preconditions: { uid: "not-it" },
+    });
     expect(wrongUid.status).to.equal(409);
-    const badPolicy = await call(server, "DELETE", "/api/v1/namespaces/default/configmaps/a?propagationPolicy=Sometimes");
+    const badPolicy = await call(
+      server,
+      "DELETE",
+      "/api/v1/namespaces/default/configmaps/a?propagationPolicy=Sometimes",
+    );
     expect(badPolicy.status).to.equal(422);
-    const ok = await call(server, "DELETE", "/api/v1/namespaces/default/configmaps/a", { preconditions: { uid: cm.metadata.uid, resourceVersion: cm.metadata.resourceVersion } });
+    const ok = await call(server, "DELETE", "/api/v1/namespaces/default/configmaps/a", {
+      preconditions: { uid: cm.metadata.uid, resourceVersion: cm.metadata.resourceVersion },
+    });
     expect(ok.status).to.equal(200);
     expect((await call(server, "DELETE", "/api/v1/namespaces/default/configmaps/a")).status).to.equal(404);
   });

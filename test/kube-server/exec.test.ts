@@ -10,7 +10,18 @@ describe("kube-server: exec", function () {
   const sessions: ExecSession[] = [];
   before(async () => {
     server = await startKubeServer();
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "box", namespace: "default" }, spec: { containers: [{ name: "main", image: "busybox" }, { name: "debug", image: "busybox" }] }, status: { phase: "Running" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "box", namespace: "default" },
+      spec: {
+        containers: [
+          { name: "main", image: "busybox" },
+          { name: "debug", image: "busybox" },
+        ],
+      },
+      status: { phase: "Running" },
+    });
     server.onExec(handler);
   });
   after(async () => server.close());
@@ -39,7 +50,9 @@ describe("kube-server: exec", function () {
   }
 
   it("runs a command in the chosen container and streams stdin to the handler", async () => {
-    const r = await kubectl(server, ["exec", "-i", "box", "-c", "debug", "--", "tr", "a-z", "A-Z"], { input: "hello\n" });
+    const r = await kubectl(server, ["exec", "-i", "box", "-c", "debug", "--", "tr", "a-z", "A-Z"], {
+      input: "hello\n",
+    });
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.equal("debug: tr a-z A-Z\nHELLO\n");
     const s = sessions.at(-1)!;
@@ -70,7 +83,10 @@ describe("kube-server: exec", function () {
     ws.send(Buffer.concat([Buffer.from([4]), Buffer.from(JSON.stringify({ width: 120, height: 40 }))]));
     await new Promise((resolve) => ws.once("close", resolve));
     server.onExec(handler);
-    expect(sizes).to.deep.equal([{ width: 80, height: 24 }, { width: 120, height: 40 }]);
+    expect(sizes).to.deep.equal([
+      { width: 80, height: 24 },
+      { width: 120, height: 40 },
+    ]);
   });
 
   it("refuses an unknown container", async () => {

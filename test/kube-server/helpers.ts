@@ -8,14 +8,24 @@ export interface Reply {
   text: string;
 }
 
-export async function call(server: KubeServer, method: string, path: string, body?: unknown, opts: { contentType?: string; token?: string | null; accept?: string } = {}): Promise<Reply> {
+export async function call(
+  server: KubeServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { contentType?: string; token?: string | null; accept?: string } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = {};
   if (opts.token !== null) headers.Authorization = `Bearer ${opts.token ?? "admin"}`;
   if (body !== undefined) headers["Content-Type"] = opts.contentType ?? "application/json";
   if (opts.accept) headers.Accept = opts.accept;
-  const res = await fetch(server.url + path, { method, headers, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
+  const res = await fetch(server.url + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
   const text = await res.text();
-  let parsed: unknown ;
+  let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
@@ -24,6 +34,11 @@ export async function call(server: KubeServer, method: string, path: string, bod
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
-export function configMap(name: string, data: Record<string, string> = {}, labels?: Record<string, string>, namespace = "default") {
+export function configMap(
+  name: string,
+  data: Record<string, string> = {},
+  labels?: Record<string, string>,
+  namespace = "default",
+) {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace, ...(labels ? { labels } : {}) }, data };
 }

@@ -39,10 +39,15 @@ describe("kube-server: the real kubectl", function () {
     expect(obj.data).to.deep.equal({ mode: "b" });
     expect(obj.metadata.uid).to.equal(server.get("v1", "ConfigMap", "default", "settings")!.metadata.uid);
 
-    const managed = JSON.parse((await kubectl(server, ["get", "cm", "settings", "-o", "json", "--show-managed-fields"])).stdout).metadata.managedFields;
+    const managed = JSON.parse(
+      (await kubectl(server, ["get", "cm", "settings", "-o", "json", "--show-managed-fields"])).stdout,
+    ).metadata.managedFields;
     expect(managed).to.have.length(1);
     expect(managed[0]).to.include({ manager: "kubectl", operation: "Apply", fieldsType: "FieldsV1" });
-    expect(managed[0].fieldsV1).to.deep.equal({ "f:data": { "f:mode": {} }, "f:metadata": { "f:labels": { "f:app": {} } } });
+    expect(managed[0].fieldsV1).to.deep.equal({
+      "f:data": { "f:mode": {} },
+      "f:metadata": { "f:labels": { "f:app": {} } },
+    });
 
     const deleted = await kubectl(server, ["delete", "configmap", "settings"]);
     expect(deleted.stdout).to.equal('configmap "settings" deleted\n');
@@ -53,19 +58,32 @@ describe("kube-server: the real kubectl", function () {
   });
 
   it("shows an apply conflict between two field managers and resolves it with --force-conflicts", async () => {
-    expect((await kubectl(server, ["apply", "--server-side", "--field-manager=team-a", "-f", "-"], { input: cm("a") })).code).to.equal(0);
-    const clash = await kubectl(server, ["apply", "--server-side", "--field-manager=team-b", "-f", "-"], { input: cm("b") });
+    expect(
+      (await kubectl(server, ["apply", "--server-side", "--field-manager=team-a", "-f", "-"], { input: cm("a") })).code,
+    ).to.equal(0);
+    const clash = await kubectl(server, ["apply", "--server-side", "--field-manager=team-b", "-f", "-"], {
+      input: cm("b"),
+    });
     expect(clash.code).to.equal(1);
     expect(clash.stderr).to.include('Apply failed with 1 conflict: conflict with "team-a": .data.mode');
     expect(clash.stderr).to.include("--force-conflicts");
     expect(server.get("v1", "ConfigMap", "default", "settings")!.data).to.deep.equal({ mode: "a" });
 
-    const forced = await kubectl(server, ["apply", "--server-side", "--field-manager=team-b", "--force-conflicts", "-f", "-"], { input: cm("b") });
+    const forced = await kubectl(
+      server,
+      ["apply", "--server-side", "--field-manager=team-b", "--force-conflicts", "-f", "-"],
+      { input: cm("b") },
+    );
     expect(forced.code, forced.stderr).to.equal(0);
     const live = server.get("v1", "ConfigMap", "default", "settings")!;
     expect(live.data).to.deep.equal({ mode: "b" });
-    const owners = Object.fromEntries((live.metadata.managedFields as Array<{ manager: string; fieldsV1: object }>).map((m) => [m.manager, m.fieldsV1]));
-    expect(owners["team-b"]).to.deep.equal({ "f:data": { "f:mode": {} }, "f:metadata": { "f:labels": { "f:app": {} } } });
+    const owners = Object.fromEntries(
+      (live.metadata.managedFields as Array<{ manager: string; fieldsV1: object }>).map((m) => [m.manager, m.fieldsV1]),
+    );
+    expect(owners["team-b"]).to.deep.equal({
+      "f:data": { "f:mode": {} },
+      "f:metadata": { "f:labels": { "f:app": {} } },
+    });
     expect(owners["team-a"]).to.deep.equal({ "f:metadata": { "f:labels": { "f:app": {} } } });
     await kubectl(server, ["delete", "configmap", "settings"]);
   });
@@ -94,9 +112,15 @@ describe("kube-server: the real kubectl", function () {
       ["api-1", { app: "api", tier: "back" }],
       ["bare", {}],
     ] as const) {
-      server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default", labels: { ...labels } }, data: {} });
+      server.put({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: "default", labels: { ...labels } },
+        data: {},
+      });
     }
-    const names = async (selector: string) => (await kubectl(server, ["get", "cm", "-l", selector, "-o", "name"])).stdout.trim().split("\n").filter(Boolean);
+    const names = async (selector: string) =>
+      (await kubectl(server, ["get", "cm", "-l", selector, "-o", "name"])).stdout.trim().split("\n").filter(Boolean);
     expect(await names("app=web")).to.deep.equal(["configmap/web-1", "configmap/web-2"]);
     expect(await names("app in (web,api),tier!=front")).to.deep.equal(["configmap/api-1", "configmap/web-2"]);
     expect(await names("!app")).to.deep.equal(["configmap/bare"]);
@@ -109,16 +133,44 @@ describe("kube-server: the real kubectl", function () {
   it("reads discovery and the metrics API with get --raw, and kubectl top shows the metrics", async () => {
     const apis = JSON.parse((await kubectl(server, ["get", "--raw", "/apis"])).stdout);
     expect(apis.kind).to.equal("APIGroupList");
-    expect(apis.groups.map((g: { name: string }) => g.name)).to.include.members(["apps", "metrics.orch.io", "metrics.k8s.io", "networking.mesh.io"]);
+    expect(apis.groups.map((g: { name: string }) => g.name)).to.include.members([
+      "apps",
+      "metrics.orch.io",
+      "metrics.k8s.io",
+      "networking.mesh.io",
+    ]);
     const core = JSON.parse((await kubectl(server, ["get", "--raw", "/api/v1"])).stdout);
-    expect(core.resources.find((r: { name: string }) => r.name === "pods")).to.deep.include({ kind: "Pod", namespaced: true, shortNames: ["po"] });
+    expect(core.resources.find((r: { name: string }) => r.name === "pods")).to.deep.include({
+      kind: "Pod",
+      namespaced: true,
+      shortNames: ["po"],
+    });
 
-    server.put({ apiVersion: "v1", kind: "Node", metadata: { name: "node-1", labels: { zone: "a" } }, status: { allocatable: { cpu: "4", memory: "8Gi" }, capacity: { cpu: "4", memory: "8Gi" } } });
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", namespace: "default", labels: { app: "web" } }, spec: { containers: [{ name: "app", image: "nginx" }] }, status: { phase: "Running" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: "node-1", labels: { zone: "a" } },
+      status: { allocatable: { cpu: "4", memory: "8Gi" }, capacity: { cpu: "4", memory: "8Gi" } },
+    });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "web-1", namespace: "default", labels: { app: "web" } },
+      spec: { containers: [{ name: "app", image: "nginx" }] },
+      status: { phase: "Running" },
+    });
     server.setPodMetrics("default", "web-1", [{ name: "app", usage: { cpu: "15m", memory: "20Mi" } }]);
     server.setNodeMetrics("node-1", { cpu: "500m", memory: "2Gi" });
 
-    const raw = JSON.parse((await kubectl(server, ["get", "--raw", "/apis/metrics.orch.io/v1beta1/namespaces/default/pods?labelSelector=app%3Dweb"])).stdout);
+    const raw = JSON.parse(
+      (
+        await kubectl(server, [
+          "get",
+          "--raw",
+          "/apis/metrics.orch.io/v1beta1/namespaces/default/pods?labelSelector=app%3Dweb",
+        ])
+      ).stdout,
+    );
     expect(raw.kind).to.equal("PodMetricsList");
     expect(raw.items[0]).to.deep.include({ kind: "PodMetrics", apiVersion: "metrics.orch.io/v1beta1", window: "30s" });
     expect(raw.items[0].metadata).to.include({ name: "web-1", namespace: "default" });
@@ -156,17 +208,48 @@ spec:
     metadata: {labels: {app: api}}
     spec: {containers: [{name: api, image: "${image}", env: [{name: A, value: "1"}]}]}
 `;
-    expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v1", "api:1") })).stdout).to.equal("virtualservice.networking.mesh.io/reviews created\ndeployment.apps/api created\n");
+    expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v1", "api:1") })).stdout).to.equal(
+      "virtualservice.networking.mesh.io/reviews created\ndeployment.apps/api created\n",
+    );
     const changed = await kubectl(server, ["apply", "-f", "-"], { input: manifest("v2", "api:2") });
-    expect(changed.stdout, changed.stderr).to.equal("virtualservice.networking.mesh.io/reviews configured\ndeployment.apps/api configured\n");
-    expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v2", "api:2") })).stdout).to.equal("virtualservice.networking.mesh.io/reviews unchanged\ndeployment.apps/api unchanged\n");
+    expect(changed.stdout, changed.stderr).to.equal(
+      "virtualservice.networking.mesh.io/reviews configured\ndeployment.apps/api configured\n",
+    );
+    expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v2", "api:2") })).stdout).to.equal(
+      "virtualservice.networking.mesh.io/reviews unchanged\ndeployment.apps/api unchanged\n",
+    );
     const dep = server.get("apps/v1", "Deployment", "default", "api")! as any;
-    expect(dep.spec.template.spec.containers).to.deep.equal([{ name: "api", image: "api:2", env: [{ name: "A", value: "1" }] }]);
+    expect(dep.spec.template.spec.containers).to.deep.equal([
+      { name: "api", image: "api:2", env: [{ name: "A", value: "1" }] },
+    ]);
     expect(dep.metadata.generation).to.equal(2);
-    expect((server.get("networking.mesh.io/v1beta1", "VirtualService", "default", "reviews") as any).spec.http[0].route[0].destination.subset).to.equal("v2");
+    expect(
+      (server.get("networking.mesh.io/v1beta1", "VirtualService", "default", "reviews") as any).spec.http[0].route[0]
+        .destination.subset,
+    ).to.equal("v2");
 
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "api-1", namespace: "default", uid: "ignored" }, spec: { nodeName: "node-1", containers: [{ name: "api", image: "api:2" }] }, status: { phase: "Running" } });
-    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "api-1.1", namespace: "default" }, involvedObject: { kind: "Pod", name: "api-1", namespace: "default", uid: server.get("v1", "Pod", "default", "api-1")!.metadata.uid }, reason: "BackOff", message: "Back-off restarting failed container", type: "Warning", count: 3 });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "api-1", namespace: "default", uid: "ignored" },
+      spec: { nodeName: "node-1", containers: [{ name: "api", image: "api:2" }] },
+      status: { phase: "Running" },
+    });
+    server.put({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "api-1.1", namespace: "default" },
+      involvedObject: {
+        kind: "Pod",
+        name: "api-1",
+        namespace: "default",
+        uid: server.get("v1", "Pod", "default", "api-1")!.metadata.uid,
+      },
+      reason: "BackOff",
+      message: "Back-off restarting failed container",
+      type: "Warning",
+      count: 3,
+    });
     const described = await kubectl(server, ["describe", "pod", "api-1"]);
     expect(described.code, described.stderr).to.equal(0);
     expect(described.stdout).to.match(/Warning\s+BackOff\s+.*Back-off restarting failed container/);
@@ -175,7 +258,18 @@ spec:
   });
 
   it("reads pod logs by container, previous and tail", async () => {
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "two", namespace: "default" }, spec: { containers: [{ name: "app", image: "a" }, { name: "side", image: "b" }] }, status: { phase: "Running" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "two", namespace: "default" },
+      spec: {
+        containers: [
+          { name: "app", image: "a" },
+          { name: "side", image: "b" },
+        ],
+      },
+      status: { phase: "Running" },
+    });
     server.setPodLog("default", "two", "app", "one\ntwo\nthree\n");
     server.setPodLog("default", "two", "side", "before crash\n", { previous: true });
     expect((await kubectl(server, ["logs", "two", "-c", "app", "--tail=2"])).stdout).to.equal("two\nthree\n");
@@ -184,9 +278,25 @@ spec:
 
   it("creates namespaces, config maps and secrets with the typed (protobuf) kubectl create commands", async () => {
     expect((await kubectl(server, ["create", "namespace", "made"])).code).to.equal(0);
-    const c = await kubectl(server, ["create", "configmap", "conf", "-n", "made", "--from-literal=a=1", "--from-literal=b=2"]);
+    const c = await kubectl(server, [
+      "create",
+      "configmap",
+      "conf",
+      "-n",
+      "made",
+      "--from-literal=a=1",
+      "--from-literal=b=2",
+    ]);
     expect(c.code, c.stderr).to.equal(0);
-    const s = await kubectl(server, ["create", "secret", "generic", "pw", "-n", "made", "--from-literal=password=hunter2"]);
+    const s = await kubectl(server, [
+      "create",
+      "secret",
+      "generic",
+      "pw",
+      "-n",
+      "made",
+      "--from-literal=password=hunter2",
+    ]);
     expect(s.code, s.stderr).to.equal(0);
     expect(server.get("v1", "ConfigMap", "made", "conf")!.data).to.deep.equal({ a: "1", b: "2" });
     const secret = server.get("v1", "Secret", "made", "pw")!;
@@ -200,21 +310,45 @@ spec:
   });
 
   it("watches with get -w: a table row per change, ending when the server ends the watch", async () => {
-    const watching = kubectl(server, ["get", "configmaps", "-l", "watched=yes", "-w", "--output-watch-events"], { timeoutMs: 20_000 });
+    const watching = kubectl(server, ["get", "configmaps", "-l", "watched=yes", "-w", "--output-watch-events"], {
+      timeoutMs: 20_000,
+    });
     for (let i = 0; i < 200 && server.openWatches === 0; i++) await new Promise((r) => setTimeout(r, 25));
     expect(server.openWatches).to.equal(1);
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "w1", namespace: "default", labels: { watched: "yes" } }, data: { a: "1" } });
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "w1", namespace: "default", labels: { watched: "yes" } }, data: { a: "1", b: "2" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "w1", namespace: "default", labels: { watched: "yes" } },
+      data: { a: "1" },
+    });
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "w1", namespace: "default", labels: { watched: "yes" } },
+      data: { a: "1", b: "2" },
+    });
     server.remove("v1", "ConfigMap", "default", "w1");
     await new Promise((r) => setTimeout(r, 300));
     server.closeWatches();
     const r = await watching;
-    const rows = r.stdout.trim().split("\n").map((l) => l.split(/\s+/).slice(0, 3).join(" "));
+    const rows = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split(/\s+/).slice(0, 3).join(" "));
     expect(rows, r.stdout + r.stderr).to.deep.equal(["EVENT NAME DATA", "ADDED w1 1", "MODIFIED w1 2", "DELETED w1 2"]);
   });
 
   it("scales a deployment through the scale subresource", async () => {
-    const dep = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "default" }, spec: { replicas: 1, selector: { matchLabels: { app: "web" } }, template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "i" }] } } } };
+    const dep = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "web", namespace: "default" },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: "web" } },
+        template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "i" }] } },
+      },
+    };
     server.put(dep);
     const r = await kubectl(server, ["scale", "deployment", "web", "--replicas=4"]);
     expect(r.code, r.stderr).to.equal(0);

@@ -3,13 +3,15 @@ import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { call, configMap } from "./helpers.js";
 
-const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+const TABLE =
+  "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
 
 describe("kube-server: list", () => {
   let server: KubeServer;
   before(async () => {
     server = await startKubeServer({ namespaces: ["default", "other"] });
-    for (let i = 0; i < 25; i++) server.put(configMap(`cm-${String(i).padStart(2, "0")}`, {}, { idx: String(i), parity: i % 2 ? "odd" : "even" }));
+    for (let i = 0; i < 25; i++)
+      server.put(configMap(`cm-${String(i).padStart(2, "0")}`, {}, { idx: String(i), parity: i % 2 ? "odd" : "even" }));
     server.put(configMap("elsewhere", {}, { parity: "odd" }, "other"));
   });
   after(async () => server.close());
@@ -30,7 +32,8 @@ describe("kube-server: list", () => {
   });
 
   it("applies set-based and numeric label selectors and metadata field selectors", async () => {
-    const q = (sel: string) => call(server, "GET", `/api/v1/namespaces/default/configmaps?labelSelector=${encodeURIComponent(sel)}`);
+    const q = (sel: string) =>
+      call(server, "GET", `/api/v1/namespaces/default/configmaps?labelSelector=${encodeURIComponent(sel)}`);
     expect(names((await q("idx in (1,2,3),parity!=odd")).body)).to.deep.equal(["cm-02"]);
     expect(names((await q("idx>22")).body)).to.deep.equal(["cm-23", "cm-24"]);
     expect((await q("parity notin (odd),!missing")).body.items).to.have.length(13);
@@ -41,13 +44,47 @@ describe("kube-server: list", () => {
   });
 
   it("supports upstream's per-kind field selectors (pods by node and phase, events by involved object)", async () => {
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "p1", namespace: "default" }, spec: { nodeName: "n1", containers: [] }, status: { phase: "Running" } });
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "p2", namespace: "default" }, spec: { nodeName: "n2", containers: [] }, status: { phase: "Succeeded" } });
-    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "e1", namespace: "default" }, involvedObject: { kind: "Pod", name: "p1", namespace: "default" }, reason: "Started", type: "Normal" });
-    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "e2", namespace: "default" }, involvedObject: { kind: "Pod", name: "p2", namespace: "default" }, reason: "Failed", type: "Warning" });
-    const pods = await call(server, "GET", `/api/v1/pods?fieldSelector=${encodeURIComponent("spec.nodeName=n1,status.phase!=Succeeded")}`);
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p1", namespace: "default" },
+      spec: { nodeName: "n1", containers: [] },
+      status: { phase: "Running" },
+    });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p2", namespace: "default" },
+      spec: { nodeName: "n2", containers: [] },
+      status: { phase: "Succeeded" },
+    });
+    server.put({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "e1", namespace: "default" },
+      involvedObject: { kind: "Pod", name: "p1", namespace: "default" },
+      reason: "Started",
+      type: "Normal",
+    });
+    server.put({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "e2", namespace: "default" },
+      involvedObject: { kind: "Pod", name: "p2", namespace: "default" },
+      reason: "Failed",
+      type: "Warning",
+    });
+    const pods = await call(
+      server,
+      "GET",
+      `/api/v1/pods?fieldSelector=${encodeURIComponent("spec.nodeName=n1,status.phase!=Succeeded")}`,
+    );
     expect(names(pods.body)).to.deep.equal(["p1"]);
-    const events = await call(server, "GET", `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent("involvedObject.name=p2,type=Warning")}`);
+    const events = await call(
+      server,
+      "GET",
+      `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent("involvedObject.name=p2,type=Warning")}`,
+    );
     expect(names(events.body)).to.deep.equal(["e2"]);
     expect((await call(server, "GET", "/api/v1/configmaps?fieldSelector=spec.nodeName%3Dn1")).status).to.equal(400);
   });
@@ -66,7 +103,11 @@ describe("kube-server: list", () => {
     let token: string | undefined;
     let pages = 0;
     do {
-      const r = await call(server, "GET", `/api/v1/namespaces/default/configmaps?limit=10${token ? `&continue=${encodeURIComponent(token)}` : ""}`);
+      const r = await call(
+        server,
+        "GET",
+        `/api/v1/namespaces/default/configmaps?limit=10${token ? `&continue=${encodeURIComponent(token)}` : ""}`,
+      );
       expect(r.status).to.equal(200);
       seen.push(...names(r.body));
       token = r.body.metadata.continue;
@@ -79,7 +120,9 @@ describe("kube-server: list", () => {
   });
 
   it("answers a Table when kubectl asks for one, with partial object metadata in the rows", async () => {
-    const r = await call(server, "GET", "/api/v1/namespaces/default/configmaps?labelSelector=idx%3D3", undefined, { accept: TABLE });
+    const r = await call(server, "GET", "/api/v1/namespaces/default/configmaps?labelSelector=idx%3D3", undefined, {
+      accept: TABLE,
+    });
     expect(r.body.kind).to.equal("Table");
     expect(r.body.apiVersion).to.equal("meta.k8s.io/v1");
     expect(r.body.columnDefinitions.map((c: any) => c.name)).to.deep.equal(["Name", "Data", "Age"]);
@@ -90,13 +133,61 @@ describe("kube-server: list", () => {
   });
 
   it("gives pods upstream's columns, the wide ones at priority 1, and events a LAST SEEN table", async () => {
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "tp", namespace: "default", labels: { t: "1" } }, spec: { nodeName: "n7", containers: [{ name: "a" }, { name: "b" }] }, status: { phase: "Running", podIP: "10.0.0.9", containerStatuses: [{ ready: true, restartCount: 2 }, { ready: false, restartCount: 1 }] } });
-    const pods = (await call(server, "GET", "/api/v1/namespaces/default/pods?labelSelector=t%3D1", undefined, { accept: TABLE })).body;
-    expect(pods.columnDefinitions.map((c: any) => `${c.name}:${c.priority}`)).to.deep.equal(["Name:0", "Ready:0", "Status:0", "Restarts:0", "Age:0", "IP:1", "Node:1"]);
-    expect(pods.rows[0].cells.filter((_: unknown, i: number) => i !== 4)).to.deep.equal(["tp", "1/2", "Running", 3, "10.0.0.9", "n7"]);
-    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "tp.1", namespace: "default" }, involvedObject: { kind: "Pod", name: "tp", namespace: "default" }, reason: "Killing", message: "stopping", type: "Normal" });
-    const events = (await call(server, "GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dtp", undefined, { accept: TABLE })).body;
-    expect(events.columnDefinitions.map((c: any) => c.name)).to.deep.equal(["Last Seen", "Type", "Reason", "Object", "Message"]);
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "tp", namespace: "default", labels: { t: "1" } },
+      spec: { nodeName: "n7", containers: [{ name: "a" }, { name: "b" }] },
+      status: {
+        phase: "Running",
+        podIP: "10.0.0.9",
+        containerStatuses: [
+          { ready: true, restartCount: 2 },
+          { ready: false, restartCount: 1 },
+        ],
+      },
+    });
+    const pods = (
+      await call(server, "GET", "/api/v1/namespaces/default/pods?labelSelector=t%3D1", undefined, { accept: TABLE })
+    ).body;
+    expect(pods.columnDefinitions.map((c: any) => `${c.name}:${c.priority}`)).to.deep.equal([
+      "Name:0",
+      "Ready:0",
+      "Status:0",
+      "Restarts:0",
+      "Age:0",
+      "IP:1",
+      "Node:1",
+    ]);
+    expect(pods.rows[0].cells.filter((_: unknown, i: number) => i !== 4)).to.deep.equal([
+      "tp",
+      "1/2",
+      "Running",
+      3,
+      "10.0.0.9",
+      "n7",
+    ]);
+    server.put({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "tp.1", namespace: "default" },
+      involvedObject: { kind: "Pod", name: "tp", namespace: "default" },
+      reason: "Killing",
+      message: "stopping",
+      type: "Normal",
+    });
+    const events = (
+      await call(server, "GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dtp", undefined, {
+        accept: TABLE,
+      })
+    ).body;
+    expect(events.columnDefinitions.map((c: any) => c.name)).to.deep.equal([
+      "Last Seen",
+      "Type",
+      "Reason",
+      "Object",
+      "Message",
+    ]);
     expect(events.rows[0].cells.slice(1)).to.deep.equal(["Normal", "Killing", "pod/tp", "stopping"]);
   });
 

@@ -9,8 +9,23 @@ describe("kube-server: pod logs", () => {
   let server: KubeServer;
   before(async () => {
     server = await startKubeServer();
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "one", namespace: "default" }, spec: { containers: [{ name: "app", image: "x" }] } });
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "two", namespace: "default" }, spec: { containers: [{ name: "a", image: "x" }, { name: "b", image: "x" }] } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "one", namespace: "default" },
+      spec: { containers: [{ name: "app", image: "x" }] },
+    });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "two", namespace: "default" },
+      spec: {
+        containers: [
+          { name: "a", image: "x" },
+          { name: "b", image: "x" },
+        ],
+      },
+    });
     server.setPodLog("default", "one", "app", "1\n2\n3\n");
     server.setPodLog("default", "two", "b", "old\n", { previous: true });
   });
@@ -31,7 +46,9 @@ describe("kube-server: pod logs", () => {
     expect((await call(server, "GET", `${LOG}/two/log?container=b&previous=true`)).text).to.equal("old\n");
     expect((await call(server, "GET", `${LOG}/two/log?container=a`)).text).to.equal("");
     expect((await call(server, "GET", `${LOG}/two/log?container=a&previous=true`)).status).to.equal(400);
-    expect((await call(server, "GET", `${LOG}/two/log?container=zzz`)).body.message).to.equal("container zzz is not valid for pod two");
+    expect((await call(server, "GET", `${LOG}/two/log?container=zzz`)).body.message).to.equal(
+      "container zzz is not valid for pod two",
+    );
   });
 
   it("answers 404 for a missing pod", async () => {

@@ -5,7 +5,12 @@ import { decode, fieldPaths, fromFieldsV1, getAt, humanPath, toFieldsV1 } from "
 import { startKubeServer } from "../support/kube-server/index.js";
 import { Store } from "../support/kube-server/store.js";
 
-const cm = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "ns" }, ...extra });
+const cm = (name: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: "ns" },
+  ...extra,
+});
 
 describe("kube-server: store", () => {
   it("stamps increasing resourceVersions and replays history after a version", () => {
@@ -34,7 +39,14 @@ describe("kube-server: store", () => {
 
   it("tracks dependents by owner uid", () => {
     const store = new Store();
-    store.commit("v1/ConfigMap", "ADDED", { ...cm("child"), metadata: { name: "child", namespace: "ns", ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "o", uid: "u1" }] } });
+    store.commit("v1/ConfigMap", "ADDED", {
+      ...cm("child"),
+      metadata: {
+        name: "child",
+        namespace: "ns",
+        ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "o", uid: "u1" }],
+      },
+    });
     expect(store.dependents("u1")).to.deep.equal([["v1/ConfigMap", "ns", "child"]]);
     store.commit("v1/ConfigMap", "MODIFIED", cm("child"));
     expect(store.dependents("u1")).to.deep.equal([]);
@@ -45,13 +57,22 @@ describe("kube-server: store", () => {
     try {
       const first = server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" }, data: { k: "1" } });
       expect(first.metadata.namespace).to.equal("default");
-      const second = server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "default" }, data: { k: "2" } });
+      const second = server.put({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "a", namespace: "default" },
+        data: { k: "2" },
+      });
       expect(second.metadata.uid).to.equal(first.metadata.uid);
       expect(second.metadata.creationTimestamp).to.equal(first.metadata.creationTimestamp);
       const copy = server.get("v1", "ConfigMap", "default", "a")!;
       (copy.data as Record<string, string>).k = "mutated";
-      expect(server.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "a" })!.data).to.deep.equal({ k: "2" });
-      expect(() => server.put({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w" } })).to.throw(/does not store example.com\/v1 Widget/);
+      expect(server.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "a" })!.data).to.deep.equal({
+        k: "2",
+      });
+      expect(() => server.put({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w" } })).to.throw(
+        /does not store example.com\/v1 Widget/,
+      );
       expect(server.remove("v1", "ConfigMap", "default", "a")).to.equal(true);
       expect(server.remove("v1", "ConfigMap", "default", "a")).to.equal(false);
     } finally {
@@ -65,16 +86,36 @@ describe("kube-server: field paths", () => {
     const paths = [...fieldPaths({ spec: { containers: [{ name: "app", image: "x" }], replicas: 2 } })].map(decode);
     expect(paths).to.deep.include(["f:spec", "f:containers", 'k:{"name":"app"}', "f:image"]);
     expect(paths).to.deep.include(["f:spec", "f:containers", 'k:{"name":"app"}', "."]);
-    expect(humanPath(["f:spec", "f:containers", 'k:{"name":"app"}', "f:image"])).to.equal('.spec.containers[name="app"].image');
-    expect(getAt({ spec: { containers: [{ name: "app", image: "x" }] } }, ["f:spec", "f:containers", 'k:{"name":"app"}', "f:image"])).to.equal("x");
+    expect(humanPath(["f:spec", "f:containers", 'k:{"name":"app"}', "f:image"])).to.equal(
+      '.spec.containers[name="app"].image',
+    );
+    expect(
+      getAt({ spec: { containers: [{ name: "app", image: "x" }] } }, [
+        "f:spec",
+        "f:containers",
+        'k:{"name":"app"}',
+        "f:image",
+      ]),
+    ).to.equal("x");
   });
 
   it("treats lists without merge keys as atomic", () => {
-    expect([...fieldPaths({ args: ["a", "b"], tolerations: [{ key: "k" }] })].map(decode)).to.deep.equal([["f:args"], ["f:tolerations"]]);
+    expect([...fieldPaths({ args: ["a", "b"], tolerations: [{ key: "k" }] })].map(decode)).to.deep.equal([
+      ["f:args"],
+      ["f:tolerations"],
+    ]);
   });
 
   it("round-trips any path set through fieldsV1", () => {
-    const obj = fc.dictionary(fc.stringMatching(/^[a-z]{1,4}$/), fc.oneof(fc.string(), fc.integer(), fc.dictionary(fc.stringMatching(/^[a-z]{1,3}$/), fc.string(), { minKeys: 1, maxKeys: 3 })), { maxKeys: 5 });
+    const obj = fc.dictionary(
+      fc.stringMatching(/^[a-z]{1,4}$/),
+      fc.oneof(
+        fc.string(),
+        fc.integer(),
+        fc.dictionary(fc.stringMatching(/^[a-z]{1,3}$/), fc.string(), { minKeys: 1, maxKeys: 3 }),
+      ),
+      { maxKeys: 5 },
+    );
     fc.assert(
       fc.property(obj, (o) => {
         const set = fieldPaths(o as never);

@@ -9,7 +9,12 @@ interface WatchEvent {
 }
 
 /** Opens a watch and collects events until `count` arrived (or the timeout). */
-async function collect(server: KubeServer, path: string, count: number, during: () => Promise<void> = async () => {}): Promise<WatchEvent[]> {
+async function collect(
+  server: KubeServer,
+  path: string,
+  count: number,
+  during: () => Promise<void> = async () => {},
+): Promise<WatchEvent[]> {
   const ctrl = new AbortController();
   const res = await fetch(server.url + path, { headers: { Authorization: "Bearer admin" }, signal: ctrl.signal });
   expect(res.status).to.equal(200);
@@ -52,11 +57,21 @@ describe("kube-server: watch", () => {
     const start = server.resourceVersion;
     server.put(configMap("a", { v: "1" }));
     server.put(configMap("a", { v: "2" }));
-    const events = await collect(server, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${start}`, 4, async () => {
-      await call(server, "POST", "/api/v1/namespaces/default/configmaps", configMap("b"));
-      await call(server, "DELETE", "/api/v1/namespaces/default/configmaps/a");
-    });
-    expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).to.deep.equal(["ADDED a", "MODIFIED a", "ADDED b", "DELETED a"]);
+    const events = await collect(
+      server,
+      `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${start}`,
+      4,
+      async () => {
+        await call(server, "POST", "/api/v1/namespaces/default/configmaps", configMap("b"));
+        await call(server, "DELETE", "/api/v1/namespaces/default/configmaps/a");
+      },
+    );
+    expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).to.deep.equal([
+      "ADDED a",
+      "MODIFIED a",
+      "ADDED b",
+      "DELETED a",
+    ]);
     expect(events[1]!.object.data).to.deep.equal({ v: "2" });
     const rvs = events.map((e) => Number(e.object.metadata.resourceVersion));
     expect([...rvs].sort((x, y) => x - y)).to.deep.equal(rvs);
@@ -81,10 +96,15 @@ describe("kube-server: watch", () => {
 
   it("streams initial events and an initial-events-end bookmark for sendInitialEvents", async () => {
     server.put(configMap("x"));
-    const events = await collect(server, "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan", 3, async () => {
-      await new Promise((r) => setTimeout(r, 50));
-      server.put(configMap("y"));
-    });
+    const events = await collect(
+      server,
+      "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
+      3,
+      async () => {
+        await new Promise((r) => setTimeout(r, 50));
+        server.put(configMap("y"));
+      },
+    );
     expect(events.map((e) => e.type)).to.deep.equal(["ADDED", "BOOKMARK", "ADDED"]);
     expect(events[1]!.object.metadata.annotations).to.deep.equal({ "k8s.io/initial-events-end": "true" });
     expect(events[1]!.object.kind).to.equal("ConfigMap");
@@ -97,8 +117,16 @@ describe("kube-server: watch", () => {
     server.put(configMap("other", {}, { app: "db" }));
     server.put(configMap("a", {}, { app: "db" }));
     server.put(configMap("a", {}, { app: "web" }));
-    const events = await collect(server, `/api/v1/namespaces/default/configmaps?watch=true&labelSelector=app%3Dweb&resourceVersion=${start}`, 3);
-    expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.labels.app}`)).to.deep.equal(["ADDED a web", "DELETED a db", "ADDED a web"]);
+    const events = await collect(
+      server,
+      `/api/v1/namespaces/default/configmaps?watch=true&labelSelector=app%3Dweb&resourceVersion=${start}`,
+      3,
+    );
+    expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.labels.app}`)).to.deep.equal([
+      "ADDED a web",
+      "DELETED a db",
+      "ADDED a web",
+    ]);
   });
 
   it("sends a 410 Expired ERROR event for a resourceVersion older than the history", async () => {
@@ -106,13 +134,21 @@ describe("kube-server: watch", () => {
     server = await startKubeServer({ watchHistory: 100 });
     const start = server.resourceVersion;
     for (let i = 0; i < 200; i++) server.put(configMap(`c${i % 10}`, { i: String(i) }));
-    const events = await collect(server, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${start}`, 1);
+    const events = await collect(
+      server,
+      `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${start}`,
+      1,
+    );
     expect(events).to.have.length(1);
     expect(events[0]!.type).to.equal("ERROR");
     expect(events[0]!.object).to.include({ kind: "Status", code: 410, reason: "Expired" });
     expect(events[0]!.object.message).to.match(/^too old resource version: \d+ \(\d+\)$/);
     const recent = String(Number(server.resourceVersion) - 50);
-    const replay = await collect(server, `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${recent}`, 50);
+    const replay = await collect(
+      server,
+      `/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=${recent}`,
+      50,
+    );
     expect(replay.map((e) => e.type)).to.deep.equal(Array(50).fill("MODIFIED"));
   });
 });

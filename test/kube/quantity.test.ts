@@ -24,11 +24,13 @@ describe("kube/quantity", () => {
     expect(amount("1e-3")).to.equal("1e-3");
     expect(amount("5E+2")).to.equal("5e2");
     expect(amount("123456789012345678901234567890")).to.equal("12345678901234567890123456789e1");
-    for (const bad of ["", "1x", "1 Gi", "abc", "1.2.3", "1ki", "1KI", "1e", "1Ei3", "1e3e", "1k3", "e-10", "1\t"]) expect(parseQuantity(bad), bad).to.equal(undefined);
+    for (const bad of ["", "1x", "1 Gi", "abc", "1.2.3", "1ki", "1KI", "1e", "1Ei3", "1e3e", "1k3", "e-10", "1\t"])
+      expect(parseQuantity(bad), bad).to.equal(undefined);
   });
 
   it("keeps the server's quirks: digit-less numbers are 0, 10^-9 rounding away from zero, the binary cap, 32-bit exponents", () => {
-    for (const zero of ["m", "-", "+", "Ki", ".", "00", "1e4294967296".replace("1", "0")]) expect(amount(zero), zero).to.equal("0e0");
+    for (const zero of ["m", "-", "+", "Ki", ".", "00", "1e4294967296".replace("1", "0")])
+      expect(amount(zero), zero).to.equal("0e0");
     expect(amount("1.")).to.equal("1e0");
     expect(amount("0.0000000001")).to.equal("1e-9");
     expect(amount("-1.5n")).to.equal("-2e-9");
@@ -62,14 +64,26 @@ describe("kube/quantity", () => {
   it("finds no change when the server stored resources and quota in canonical form, and a real change still", () => {
     const desired = clusterObjects("a");
     const sts = desired.find((o) => o.kind === "StatefulSet")!;
-    (sts.spec as any).template.spec.containers[0].resources = { limits: { cpu: "1000m", memory: "2048Mi" }, requests: { cpu: "200m" } };
+    (sts.spec as any).template.spec.containers[0].resources = {
+      limits: { cpu: "1000m", memory: "2048Mi" },
+      requests: { cpu: "200m" },
+    };
     const live = desired.map((o) => asLive(o));
     const liveSts = live.find((o) => o.kind === "StatefulSet")!;
-    (liveSts.spec as any).template.spec.containers[0].resources = { limits: { cpu: "1", memory: "2Gi" }, requests: { cpu: "200m" } };
+    (liveSts.spec as any).template.spec.containers[0].resources = {
+      limits: { cpu: "1", memory: "2Gi" },
+      requests: { cpu: "200m" },
+    };
     expect(buildPlan("a", desired, live, { prune: false, allowMassPrune: false }).counts.update).to.equal(0);
     (liveSts.spec as any).template.spec.containers[0].resources.limits.cpu = "2";
-    const change = buildPlan("a", desired, live, { prune: false, allowMassPrune: false }).changes.find((c) => c.action === "update")!;
-    expect(change.diff).to.include("-              cpu: '2'").and.include("+              cpu: 1000m").and.include(" memory: 2048Mi").and.not.include("2Gi");
+    const change = buildPlan("a", desired, live, { prune: false, allowMassPrune: false }).changes.find(
+      (c) => c.action === "update",
+    )!;
+    expect(change.diff)
+      .to.include("-              cpu: '2'")
+      .and.include("+              cpu: 1000m")
+      .and.include(" memory: 2048Mi")
+      .and.not.include("2Gi");
   });
 
   it("does not treat equal amounts as equal outside quantity maps", () => {

@@ -96,11 +96,15 @@ describe("kube/selector", () => {
       const key = fc.stringMatching(/^[a-z]([a-z0-9.-]{0,8}[a-z0-9])?$/);
       const value = fc.stringMatching(/^([a-z0-9]([a-z0-9._-]{0,8}[a-z0-9])?)?$/);
       fc.assert(
-        fc.property(fc.dictionary(key, value, { maxKeys: 4 }), fc.dictionary(key, value, { maxKeys: 6 }), (want, have) => {
-          const matcher = labelMatcher(formatMatchLabels(want));
-          const expected = Object.entries(want).every(([k, v]) => Object.hasOwn(have, k) && have[k] === v);
-          expect(matcher(have)).to.equal(expected);
-        }),
+        fc.property(
+          fc.dictionary(key, value, { maxKeys: 4 }),
+          fc.dictionary(key, value, { maxKeys: 6 }),
+          (want, have) => {
+            const matcher = labelMatcher(formatMatchLabels(want));
+            const expected = Object.entries(want).every(([k, v]) => Object.hasOwn(have, k) && have[k] === v);
+            expect(matcher(have)).to.equal(expected);
+          },
+        ),
       );
     });
   });

@@ -5,7 +5,11 @@ describe("metrics-proxy cache", () => {
   it("shares one load among concurrent misses and serves hits until the TTL", async () => {
     let now = 0;
     const counts = { hit: 0, miss: 0, shared: 0 };
-    const cache = new TtlCache<number>(1000, { hit: () => counts.hit++, miss: () => counts.miss++, shared: () => counts.shared++ }, () => now);
+    const cache = new TtlCache<number>(
+      1000,
+      { hit: () => counts.hit++, miss: () => counts.miss++, shared: () => counts.shared++ },
+      () => now,
+    );
     let loads = 0;
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -70,7 +74,9 @@ describe("metrics-proxy cache", () => {
       calls++;
       throw new Error("down");
     };
-    await Promise.all([cache.get("k", failing), cache.get("k", failing)].map((p) => Promise.resolve(p).catch((e: Error) => e.message)));
+    await Promise.all(
+      [cache.get("k", failing), cache.get("k", failing)].map((p) => Promise.resolve(p).catch((e: Error) => e.message)),
+    );
     expect(calls).to.equal(1);
     expect(await cache.get("k", async () => 7)).to.equal(7);
   });

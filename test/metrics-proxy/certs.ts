@@ -21,12 +21,57 @@ function openssl(dir: string, ...args: string[]): void {
 }
 
 function ca(dir: string, name: string): void {
-  openssl(dir, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.crt`, "-days", "2", "-subj", `/CN=${name}`);
+  openssl(
+    dir,
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.crt`,
+    "-days",
+    "2",
+    "-subj",
+    `/CN=${name}`,
+  );
 }
 
 function signed(dir: string, name: string, caName: string, subject: string, ext?: string): void {
-  openssl(dir, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject);
-  const args = ["x509", "-req", "-in", `${name}.csr`, "-CA", `${caName}.crt`, "-CAkey", `${caName}.key`, "-CAcreateserial", "-out", `${name}.crt`, "-days", "2"];
+  openssl(
+    dir,
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.csr`,
+    "-subj",
+    subject,
+  );
+  const args = [
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    `${caName}.crt`,
+    "-CAkey",
+    `${caName}.key`,
+    "-CAcreateserial",
+    "-out",
+    `${name}.crt`,
+    "-days",
+    "2",
+  ];
   if (ext) {
     writeFileSync(join(dir, `${name}.ext`), ext);
     args.push("-extfile", `${name}.ext`);
@@ -42,7 +87,13 @@ export function makeCerts(): CertSet {
   const dir = mkdtempSync(join(tmpdir(), "vc-mp-certs-"));
   ca(dir, "ca");
   ca(dir, "other-ca");
-  signed(dir, "server", "ca", "/CN=vc-metrics-proxy", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+  signed(
+    dir,
+    "server",
+    "ca",
+    "/CN=vc-metrics-proxy",
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+  );
   signed(dir, "client", "ca", "/CN=aggregator/O=system:masters", "extendedKeyUsage=clientAuth\n");
   signed(dir, "stranger", "other-ca", "/CN=stranger", "extendedKeyUsage=clientAuth\n");
   const p = (f: string) => join(dir, f);

@@ -25,11 +25,17 @@ const AGGREGATOR_CURRENT = `${ACCEPT_V2},${ACCEPT_V2BETA1}`;
 function contentTypeIsGVK(contentType: string, version: string): boolean {
   const [base, ...params] = contentType.split(";").map((p) => p.trim());
   const p = Object.fromEntries(params.map((x) => x.split("=").map((s) => s.trim()) as [string, string]));
-  return base === "application/json" && p.g === "apidiscovery.k8s.io" && p.v === version && p.as === "APIGroupDiscoveryList";
+  return (
+    base === "application/json" && p.g === "apidiscovery.k8s.io" && p.v === version && p.as === "APIGroupDiscoveryList"
+  );
 }
 
 /** client-go's SplitGroupsAndResources: group versions (stale ones failed) and the resources a client keeps. */
-function split(list: any): { groups: Record<string, string[]>; resources: Record<string, Array<{ name: string; namespaced: boolean; kind: string; verbs: string[] }>>; failed: string[] } {
+function split(list: any): {
+  groups: Record<string, string[]>;
+  resources: Record<string, Array<{ name: string; namespaced: boolean; kind: string; verbs: string[] }>>;
+  failed: string[];
+} {
   const groups: Record<string, string[]> = {};
   const resources: Record<string, Array<{ name: string; namespaced: boolean; kind: string; verbs: string[] }>> = {};
   const failed: string[] = [];
@@ -45,7 +51,12 @@ function split(list: any): { groups: Record<string, string[]>; resources: Record
       groups[name]!.push(v.version);
       resources[gv] = (v.resources ?? [])
         .filter((r: any) => r.responseKind && (r.responseKind.group || r.responseKind.version || r.responseKind.kind))
-        .map((r: any) => ({ name: r.resource, namespaced: r.scope === "Namespaced", kind: r.responseKind.kind, verbs: r.verbs }));
+        .map((r: any) => ({
+          name: r.resource,
+          namespaced: r.scope === "Namespaced",
+          kind: r.responseKind.kind,
+          verbs: r.verbs,
+        }));
     }
   }
   return { groups, resources, failed };
@@ -54,7 +65,10 @@ function split(list: any): { groups: Record<string, string[]>; resources: Record
 describe("metrics-proxy discovery: content negotiation", () => {
   it("reads client-go's and the aggregators' Accept headers as they mean them", () => {
     expect(negotiateDiscovery(CLIENT_GO, true)).to.equal("v2");
-    expect(negotiateDiscovery(`${ACCEPT_V2_NOPEER},${CLIENT_GO}`, true), "no peers here: the nopeer profile is the whole document").to.equal("v2");
+    expect(
+      negotiateDiscovery(`${ACCEPT_V2_NOPEER},${CLIENT_GO}`, true),
+      "no peers here: the nopeer profile is the whole document",
+    ).to.equal("v2");
     expect(negotiateDiscovery(AGGREGATOR_CURRENT, true)).to.equal("v2");
     expect(negotiateDiscovery(AGGREGATOR_126, true)).to.equal("v2beta1");
     expect(negotiateDiscovery(ACCEPT_V1, true), "the aggregator's legacy fallback and kubectl 1.20").to.equal("legacy");
@@ -68,31 +82,76 @@ describe("metrics-proxy discovery: content negotiation", () => {
     expect(negotiateDiscovery(`${ACCEPT_V1};q=0.5,${ACCEPT_V2};q=0.9`, true)).to.equal("v2");
     expect(negotiateDiscovery(`${ACCEPT_V2};q=0,${ACCEPT_V1}`, true)).to.equal("legacy");
     expect(negotiateDiscovery(`${ACCEPT_V2};q=0`, true)).to.equal(undefined);
-    expect(negotiateDiscovery(`application/vnd.kubernetes.protobuf,${ACCEPT_V2BETA1}`, true), "protobuf is not served; the next is").to.equal("v2beta1");
-    expect(negotiateDiscovery(`application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList,${ACCEPT_V1}`, true), "an unknown version is skipped").to.equal("legacy");
-    expect(parseAccept(" application/json ; q=0.3 , */*;q=0.1").map((r) => [`${r.type}/${r.subtype}`, r.q])).to.deep.equal([["application/json", 0.3], ["*/*", 0.1]]);
+    expect(
+      negotiateDiscovery(`application/vnd.kubernetes.protobuf,${ACCEPT_V2BETA1}`, true),
+      "protobuf is not served; the next is",
+    ).to.equal("v2beta1");
+    expect(
+      negotiateDiscovery(`application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList,${ACCEPT_V1}`, true),
+      "an unknown version is skipped",
+    ).to.equal("legacy");
+    expect(
+      parseAccept(" application/json ; q=0.3 , */*;q=0.1").map((r) => [`${r.type}/${r.subtype}`, r.q]),
+    ).to.deep.equal([
+      ["application/json", 0.3],
+      ["*/*", 0.1],
+    ]);
   });
 
   it("offers the aggregated forms only where they exist, and nothing it cannot serve", () => {
     expect(negotiateDiscovery(ACCEPT_V2, false), "/apis/<group> has no aggregated form").to.equal(undefined);
     expect(negotiateDiscovery(CLIENT_GO, false), "with a fallback it answers legacy").to.equal("legacy");
-    expect(negotiateDiscovery("application/json;as=Table;g=meta.k8s.io;v=v1", true), "discovery is not a Table").to.equal(undefined);
+    expect(
+      negotiateDiscovery("application/json;as=Table;g=meta.k8s.io;v=v1", true),
+      "discovery is not a Table",
+    ).to.equal(undefined);
     expect(negotiateDiscovery("application/yaml", true)).to.equal(undefined);
     expect(negotiateDiscovery("application/vnd.kubernetes.protobuf", true)).to.equal(undefined);
-    expect(() => discoveryAnswer("application/yaml", undefined, () => ({}), () => [])).to.throw().with.property("code", 406);
+    expect(() =>
+      discoveryAnswer(
+        "application/yaml",
+        undefined,
+        () => ({}),
+        () => [],
+      ),
+    )
+      .to.throw()
+      .with.property("code", 406);
   });
 
   it("tags aggregated answers with a quoted SHA-512 ETag and answers 304 to it; legacy answers carry none", () => {
-    const first = discoveryAnswer(ACCEPT_V2, undefined, () => ({ legacy: true }), () => aggregatedGroups("metrics.k8s.io"));
+    const first = discoveryAnswer(
+      ACCEPT_V2,
+      undefined,
+      () => ({ legacy: true }),
+      () => aggregatedGroups("metrics.k8s.io"),
+    );
     expect(first.status).to.equal(200);
-    expect(first.headers.ETag).to.equal(etagOf(first.body)).and.match(/^"[0-9A-F]{128}"$/);
+    expect(first.headers.ETag)
+      .to.equal(etagOf(first.body))
+      .and.match(/^"[0-9A-F]{128}"$/);
     expect(first.headers.Vary).to.equal("Accept");
-    const again = discoveryAnswer(ACCEPT_V2, first.headers.ETag, () => ({}), () => aggregatedGroups("metrics.k8s.io"));
+    const again = discoveryAnswer(
+      ACCEPT_V2,
+      first.headers.ETag,
+      () => ({}),
+      () => aggregatedGroups("metrics.k8s.io"),
+    );
     expect(again.status).to.equal(304);
     expect(again.body).to.equal("");
-    const beta = discoveryAnswer(ACCEPT_V2BETA1, first.headers.ETag, () => ({}), () => aggregatedGroups("metrics.k8s.io"));
+    const beta = discoveryAnswer(
+      ACCEPT_V2BETA1,
+      first.headers.ETag,
+      () => ({}),
+      () => aggregatedGroups("metrics.k8s.io"),
+    );
     expect(beta.status, "another form is another body, another tag").to.equal(200);
-    const legacy = discoveryAnswer(ACCEPT_V1, first.headers.ETag, () => ({ legacy: true }), () => aggregatedGroups("metrics.k8s.io"));
+    const legacy = discoveryAnswer(
+      ACCEPT_V1,
+      first.headers.ETag,
+      () => ({ legacy: true }),
+      () => aggregatedGroups("metrics.k8s.io"),
+    );
     expect(legacy.status).to.equal(200);
     expect(legacy.headers.ETag).to.equal(undefined);
     expect(legacy.headers.Vary).to.equal("Accept");
@@ -109,7 +168,19 @@ describe("metrics-proxy discovery: content negotiation", () => {
     // The json tags of APIGroupDiscovery, APIVersionDiscovery and APIResourceDiscovery in types.go; required: no omitempty.
     const GROUP = ["apiVersion", "kind", "metadata", "versions"];
     const VERSION = { all: ["version", "resources", "freshness"], required: ["version"] };
-    const RESOURCE = { all: ["resource", "responseKind", "scope", "singularResource", "verbs", "shortNames", "categories", "subresources"], required: ["resource", "scope", "singularResource", "verbs"] };
+    const RESOURCE = {
+      all: [
+        "resource",
+        "responseKind",
+        "scope",
+        "singularResource",
+        "verbs",
+        "shortNames",
+        "categories",
+        "subresources",
+      ],
+      required: ["resource", "scope", "singularResource", "verbs"],
+    };
     for (const g of [...aggregatedCore(), ...aggregatedGroups("metrics.k8s.io")] as any[]) {
       expect(GROUP).to.include.members(Object.keys(g));
       for (const v of g.versions) {
@@ -129,8 +200,14 @@ describe("metrics-proxy discovery: content negotiation", () => {
   it("builds the aggregated items from the same resources as the legacy lists", () => {
     const { groups, resources } = split({ items: [...aggregatedCore(), ...aggregatedGroups("metrics.orch.io")] });
     expect(groups).to.deep.equal({ "": ["v1"], "metrics.orch.io": ["v1beta1"] });
-    expect(resources.v1!.map((r) => `${r.name}:${r.kind}:${r.namespaced}`)).to.deep.equal(["nodes:Node:false", "pods:Pod:true"]);
-    expect(resources["metrics.orch.io/v1beta1"]!.map((r) => `${r.name}:${r.kind}:${r.namespaced}`)).to.deep.equal(["nodes:NodeMetrics:false", "pods:PodMetrics:true"]);
+    expect(resources.v1!.map((r) => `${r.name}:${r.kind}:${r.namespaced}`)).to.deep.equal([
+      "nodes:Node:false",
+      "pods:Pod:true",
+    ]);
+    expect(resources["metrics.orch.io/v1beta1"]!.map((r) => `${r.name}:${r.kind}:${r.namespaced}`)).to.deep.equal([
+      "nodes:NodeMetrics:false",
+      "pods:PodMetrics:true",
+    ]);
   });
 });
 
@@ -206,7 +283,12 @@ describe("metrics-proxy discovery over HTTP", function () {
   });
 
   it("refuses with a 406 Status what it does not serve", async () => {
-    for (const [path, accept] of [["/apis", "application/vnd.kubernetes.protobuf"], ["/apis/metrics.k8s.io", ACCEPT_V2], ["/apis/metrics.k8s.io/v1beta1", "application/yaml"], ["/api", "application/json;as=Table;g=meta.k8s.io;v=v1"]] as const) {
+    for (const [path, accept] of [
+      ["/apis", "application/vnd.kubernetes.protobuf"],
+      ["/apis/metrics.k8s.io", ACCEPT_V2],
+      ["/apis/metrics.k8s.io/v1beta1", "application/yaml"],
+      ["/api", "application/json;as=Table;g=meta.k8s.io;v=v1"],
+    ] as const) {
       const res = await ask(path, { Accept: accept });
       expect(res.status, `${path} ${accept}`).to.equal(406);
       expect(res.body).to.include({ kind: "Status", reason: "NotAcceptable", code: 406 });

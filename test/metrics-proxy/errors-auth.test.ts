@@ -2,12 +2,25 @@ import { expect } from "chai";
 import https from "node:https";
 import type { RunningProxy } from "../../src/metrics-proxy/proxy.js";
 import { makeCerts, read } from "./certs.js";
-import { addNode, addPod, eventually, get, HOST_NS, proxyFor, startHost, tempFile, type KubeServer } from "./fixture.js";
+import {
+  addNode,
+  addPod,
+  eventually,
+  get,
+  HOST_NS,
+  proxyFor,
+  startHost,
+  tempFile,
+  type KubeServer,
+} from "./fixture.js";
 
 const G = "/apis/metrics.orch.io/v1beta1";
 
 /** GET over HTTPS with the proxy's CA, optionally with a client certificate. */
-function httpsGet(url: string, opts: { cert?: string; key?: string; token?: string } = {}): Promise<{ status: number; body: any }> {
+function httpsGet(
+  url: string,
+  opts: { cert?: string; key?: string; token?: string } = {},
+): Promise<{ status: number; body: any }> {
   const certs = makeCerts();
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -90,10 +103,14 @@ describe("metrics-proxy errors, cache, authentication and metrics", () => {
         const pods = await get(p, `${G}/pods`);
         expect(pods.status).to.equal(403);
         expect(pods.body).to.include({ kind: "Status", reason: "Forbidden", code: 403 });
-        expect(pods.body.message).to.contain(`list resource "pods" in API group "metrics.orch.io" in the namespace "${HOST_NS}"`);
+        expect(pods.body.message).to.contain(
+          `list resource "pods" in API group "metrics.orch.io" in the namespace "${HOST_NS}"`,
+        );
         const nodes = await get(p, `${G}/nodes`);
         expect(nodes.status).to.equal(403);
-        expect(nodes.body.message).to.contain('list resource "nodes" in API group "metrics.orch.io" at the cluster scope');
+        expect(nodes.body.message).to.contain(
+          'list resource "nodes" in API group "metrics.orch.io" at the cluster scope',
+        );
       } finally {
         await p.close();
       }
@@ -150,13 +167,20 @@ describe("metrics-proxy errors, cache, authentication and metrics", () => {
       const hostPath = `${G}/namespaces/${HOST_NS}/pods`;
       try {
         const before = server.countRequests({ path: hostPath });
-        const answers = await Promise.all(Array.from({ length: 25 }, (_, i) => get(p, i % 2 ? `${G}/pods` : `${G}/namespaces/default/pods/web`)));
+        const answers = await Promise.all(
+          Array.from({ length: 25 }, (_, i) => get(p, i % 2 ? `${G}/pods` : `${G}/namespaces/default/pods/web`)),
+        );
         expect(answers.every((r) => r.status === 200)).to.equal(true);
         expect(server.countRequests({ path: hostPath }) - before).to.equal(1);
         for (let i = 0; i < 5; i++) await get(p, `${G}/namespaces/default/pods`);
         expect(server.countRequests({ path: hostPath }) - before).to.equal(1);
         const metrics = (await get(p, "/metrics")).text;
-        const count = (result: string) => Number(new RegExp(`vc_metrics_proxy_cache_requests_total\\{cache="pods",result="${result}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+        const count = (result: string) =>
+          Number(
+            new RegExp(`vc_metrics_proxy_cache_requests_total\\{cache="pods",result="${result}"\\} (\\d+)`).exec(
+              metrics,
+            )?.[1] ?? 0,
+          );
         expect(count("miss")).to.equal(1);
         expect(count("hit") + count("shared")).to.equal(29);
         expect(count("hit")).to.be.at.least(5);
@@ -191,11 +215,21 @@ describe("metrics-proxy errors, cache, authentication and metrics", () => {
         await get(p, `${G}/nodes`);
         const res = await get(p, "/metrics");
         expect(res.status).to.equal(200);
-        expect(res.text).to.contain('apiserver_request_duration_seconds_count{verb="LIST",group="metrics.orch.io",resource="pods"} 1');
-        expect(res.text).to.contain('apiserver_request_duration_seconds_count{verb="GET",group="metrics.orch.io",resource="pods"} 1');
-        expect(res.text).to.contain('apiserver_request_duration_seconds_count{verb="LIST",group="metrics.orch.io",resource="nodes"} 1');
-        expect(res.text).to.contain('apiserver_request_total{verb="GET",group="metrics.orch.io",resource="pods",code="200"} 1');
-        expect(res.text).to.match(/vc_metrics_proxy_host_request_duration_seconds_count\{resource="pods",code="200"\} [1-9]/);
+        expect(res.text).to.contain(
+          'apiserver_request_duration_seconds_count{verb="LIST",group="metrics.orch.io",resource="pods"} 1',
+        );
+        expect(res.text).to.contain(
+          'apiserver_request_duration_seconds_count{verb="GET",group="metrics.orch.io",resource="pods"} 1',
+        );
+        expect(res.text).to.contain(
+          'apiserver_request_duration_seconds_count{verb="LIST",group="metrics.orch.io",resource="nodes"} 1',
+        );
+        expect(res.text).to.contain(
+          'apiserver_request_total{verb="GET",group="metrics.orch.io",resource="pods",code="200"} 1',
+        );
+        expect(res.text).to.match(
+          /vc_metrics_proxy_host_request_duration_seconds_count\{resource="pods",code="200"\} [1-9]/,
+        );
         expect(res.text).to.contain("vc_metrics_proxy_indexed_pods 2");
       } finally {
         await p.close();
@@ -214,13 +248,29 @@ describe("metrics-proxy errors, cache, authentication and metrics", () => {
     });
 
     it("accepts listed bearer tokens only, with 401 Status otherwise; probes stay open", async () => {
-      const tokens = tempFile("tokens.csv", "# static tokens\nsecret-one,aggregator,1,\"system:masters\"\n\nsecret-two\n");
+      const tokens = tempFile(
+        "tokens.csv",
+        '# static tokens\nsecret-one,aggregator,1,"system:masters"\n\nsecret-two\n',
+      );
       const p = await proxyFor(server, "a", ["--token-file", tokens]);
       try {
-        for (const headers of [{} as Record<string, string>, { Authorization: "Bearer wrong" }, { Authorization: "Basic c2VjcmV0LW9uZQ==" }, { Authorization: "Bearer secret-one-and-more" }]) {
+        for (const headers of [
+          {} as Record<string, string>,
+          { Authorization: "Bearer wrong" },
+          { Authorization: "Basic c2VjcmV0LW9uZQ==" },
+          { Authorization: "Bearer secret-one-and-more" },
+        ]) {
           const res = await get(p, `${G}/pods`, headers);
           expect(res.status).to.equal(401);
-          expect(res.body).to.deep.equal({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "Unauthorized", reason: "Unauthorized", code: 401 });
+          expect(res.body).to.deep.equal({
+            kind: "Status",
+            apiVersion: "v1",
+            metadata: {},
+            status: "Failure",
+            message: "Unauthorized",
+            reason: "Unauthorized",
+            code: 401,
+          });
         }
         expect((await get(p, "/apis", {})).status).to.equal(401);
         expect((await get(p, "/metrics", {})).status).to.equal(401);
@@ -236,11 +286,22 @@ describe("metrics-proxy errors, cache, authentication and metrics", () => {
     it("serves HTTPS and accepts client certificates signed by --client-ca, alongside tokens", async () => {
       const c = makeCerts();
       const tokens = tempFile("tokens", "tok\n");
-      const p = await proxyFor(server, "a", ["--tls-cert", c.serverCert, "--tls-key", c.serverKey, "--client-ca", c.caCert, "--token-file", tokens]);
+      const p = await proxyFor(server, "a", [
+        "--tls-cert",
+        c.serverCert,
+        "--tls-key",
+        c.serverKey,
+        "--client-ca",
+        c.caCert,
+        "--token-file",
+        tokens,
+      ]);
       try {
         expect(p.url).to.match(/^https:/);
         expect((await httpsGet(`${p.url}${G}/pods`)).status).to.equal(401);
-        expect((await httpsGet(`${p.url}${G}/pods`, { cert: c.strangerCert, key: c.strangerKey })).status).to.equal(401);
+        expect((await httpsGet(`${p.url}${G}/pods`, { cert: c.strangerCert, key: c.strangerKey })).status).to.equal(
+          401,
+        );
         const ok = await httpsGet(`${p.url}${G}/pods`, { cert: c.clientCert, key: c.clientKey });
         expect(ok.status).to.equal(200);
         expect(ok.body.items).to.have.length(2);
@@ -255,7 +316,13 @@ describe("metrics-proxy errors, cache, authentication and metrics", () => {
     it("answers unknown paths 404, writes 405 and watch 405, as Status bodies", async () => {
       const p = await proxyFor(server, "a");
       try {
-        for (const path of ["/apis/metrics.k8s.io/v1beta1/pods", "/apis/metrics.orch.io/v1/pods", `${G}/namespaces/default/pods/web/extra`, "/nope", "/api/v2"]) {
+        for (const path of [
+          "/apis/metrics.k8s.io/v1beta1/pods",
+          "/apis/metrics.orch.io/v1/pods",
+          `${G}/namespaces/default/pods/web/extra`,
+          "/nope",
+          "/api/v2",
+        ]) {
           const res = await get(p, path);
           expect(res.status, path).to.equal(404);
           expect(res.body.kind).to.equal("Status");

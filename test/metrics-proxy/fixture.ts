@@ -52,15 +52,25 @@ export function hostNameOf(p: PodSpec): string {
 /** Puts the host pod and its metrics on the host. */
 export async function addPod(server: KubeServer, p: PodSpec): Promise<void> {
   server.put(hostPod(p) as any);
-  server.setPodMetrics(p.hostNamespace ?? HOST_NS, hostNameOf(p), [{ name: "main", usage: { cpu: p.cpu ?? "1m", memory: p.memory ?? "1Mi" } }]);
+  server.setPodMetrics(p.hostNamespace ?? HOST_NS, hostNameOf(p), [
+    { name: "main", usage: { cpu: p.cpu ?? "1m", memory: p.memory ?? "1Mi" } },
+  ]);
 }
 
-export async function addNode(server: KubeServer, name: string, cpu: string, labels: Record<string, string> = {}): Promise<void> {
+export async function addNode(
+  server: KubeServer,
+  name: string,
+  cpu: string,
+  labels: Record<string, string> = {},
+): Promise<void> {
   server.put({
     apiVersion: "v1",
     kind: "Node",
     metadata: { name, labels: { "kubernetes.io/hostname": name, ...labels } },
-    status: { capacity: { cpu: "4", memory: "8Gi", pods: "110" }, allocatable: { cpu: "4", memory: "8Gi", pods: "110" } },
+    status: {
+      capacity: { cpu: "4", memory: "8Gi", pods: "110" },
+      allocatable: { cpu: "4", memory: "8Gi", pods: "110" },
+    },
   } as any);
   server.setNodeMetrics(name, { cpu, memory: "1Gi" });
 }
@@ -73,12 +83,21 @@ export function startHost(): Promise<KubeServer> {
 }
 
 /** Starts an in-process proxy for `cluster` against `server`, on a free loopback port, and waits for its index. */
-export async function proxyFor(server: KubeServer, cluster: string, extra: string[] = [], opts: { kubeconfig?: string; wait?: boolean } = {}): Promise<RunningProxy> {
+export async function proxyFor(
+  server: KubeServer,
+  cluster: string,
+  extra: string[] = [],
+  opts: { kubeconfig?: string; wait?: boolean } = {},
+): Promise<RunningProxy> {
   const config: ProxyConfig = parseFlags([
-    "--cluster", cluster,
-    "--host-namespace", HOST_NS,
-    "--kubeconfig", opts.kubeconfig ?? server.kubeconfigPath,
-    "--listen", "127.0.0.1:0",
+    "--cluster",
+    cluster,
+    "--host-namespace",
+    HOST_NS,
+    "--kubeconfig",
+    opts.kubeconfig ?? server.kubeconfigPath,
+    "--listen",
+    "127.0.0.1:0",
     ...extra,
   ]);
   const proxy = await startProxy(config, { log: silentLogger, processMetrics: false, retryMs: 100, syncWaitMs: 1000 });
@@ -93,7 +112,11 @@ export interface Answer {
 }
 
 /** GETs a proxy path; JSON bodies are parsed. */
-export async function get(proxy: RunningProxy | string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+export async function get(
+  proxy: RunningProxy | string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const base = typeof proxy === "string" ? proxy : proxy.url;
   const res = await fetch(`${base}${path}`, { headers });
   const text = await res.text();
@@ -126,5 +149,7 @@ export function tempFile(name: string, content: string): string {
 
 /** Names of list items as `namespace/name` (or `name`). */
 export function names(list: any): string[] {
-  return (list?.items ?? []).map((i: any) => (i.metadata.namespace ? `${i.metadata.namespace}/${i.metadata.name}` : i.metadata.name));
+  return (list?.items ?? []).map((i: any) =>
+    i.metadata.namespace ? `${i.metadata.namespace}/${i.metadata.name}` : i.metadata.name,
+  );
 }

@@ -14,7 +14,15 @@ const podArb = fc.record({
   app: fc.option(fc.constantFrom("web", "db"), { nil: undefined }),
   tier: fc.option(fc.constantFrom("front", "back"), { nil: undefined }),
 });
-const SELECTORS = ["", "app=web", "app in (web,db)", "tier notin (front)", "!tier", "app,tier!=back", "vc.orch.io/managed-by=a"];
+const SELECTORS = [
+  "",
+  "app=web",
+  "app in (web,db)",
+  "tier notin (front)",
+  "!tier",
+  "app,tier!=back",
+  "vc.orch.io/managed-by=a",
+];
 
 describe("metrics-proxy isolation (property over random fleets)", function () {
   this.timeout(120_000);
@@ -38,9 +46,21 @@ describe("metrics-proxy isolation (property over random fleets)", function () {
           const labels: Record<string, string> = {};
           if (p.app) labels.app = p.app;
           if (p.tier) labels.tier = p.tier;
-          const spec: PodSpec & { owner: Owner } = { owner: p.owner, namespace: p.namespace, name: p.name, labels, cpu: `${i + 1}m`, hostNamespace: ns };
+          const spec: PodSpec & { owner: Owner } = {
+            owner: p.owner,
+            namespace: p.namespace,
+            name: p.name,
+            labels,
+            cpu: `${i + 1}m`,
+            hostNamespace: ns,
+          };
           if (p.owner === "a" || p.owner === "b") spec.cluster = p.owner;
-          if (p.owner === "a-unannotated") Object.assign(spec, { cluster: "a", noAnnotations: true, hostName: `u-${p.name.slice(0, 20)}-${p.namespace}` });
+          if (p.owner === "a-unannotated")
+            Object.assign(spec, {
+              cluster: "a",
+              noAnnotations: true,
+              hostName: `u-${p.name.slice(0, 20)}-${p.namespace}`,
+            });
           if (p.owner === "none") spec.hostName = `plain-${p.name.slice(0, 20)}-${p.namespace}`;
           const key = spec.hostName ?? `${p.owner}/${p.namespace}/${p.name}`;
           hostPods.set(key, spec); // a later pod of the same host name replaces the earlier one, as on the host
@@ -57,18 +77,24 @@ describe("metrics-proxy isolation (property over random fleets)", function () {
           const q = selector ? `?labelSelector=${encodeURIComponent(selector)}` : "";
           const list = await get(proxy, `${G}/pods${q}`);
           expect(list.status).to.equal(200);
-          const got = list.body.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}=${i.containers[0].usage.cpu}`);
+          const got = list.body.items.map(
+            (i: any) => `${i.metadata.namespace}/${i.metadata.name}=${i.containers[0].usage.cpu}`,
+          );
           expect(got).to.deep.equal(expected);
           for (const item of list.body.items) {
             expect(Object.keys(item.metadata.labels ?? {}).every((k) => k === "app" || k === "tier")).to.equal(true);
           }
           // Every identity that is not a's answers 404 on a single read.
-          const ownA = new Set([...hostPods.values()].filter((p) => p.owner === "a").map((p) => `${p.namespace}/${p.name}`));
+          const ownA = new Set(
+            [...hostPods.values()].filter((p) => p.owner === "a").map((p) => `${p.namespace}/${p.name}`),
+          );
           for (const p of hostPods.values()) {
             const res = await get(proxy, `${G}/namespaces/${p.namespace}/pods/${p.name}`);
             if (ownA.has(`${p.namespace}/${p.name}`)) {
               expect(res.status).to.equal(200);
-              const source = [...hostPods.values()].find((h) => h.owner === "a" && h.namespace === p.namespace && h.name === p.name)!;
+              const source = [...hostPods.values()].find(
+                (h) => h.owner === "a" && h.namespace === p.namespace && h.name === p.name,
+              )!;
               expect(res.body.containers[0].usage.cpu).to.equal(source.cpu);
             } else {
               expect(res.status).to.equal(404);

@@ -26,7 +26,11 @@ describe("metrics-proxy host transport", () => {
   it("reads server, CA, client certificate and token of the current context; relative files resolve beside it", async () => {
     writeFileSync(join(dir, "ca.crt"), "CA");
     const t = await fromKubeconfig(
-      kubeconfig(dir, `server: "https://10.0.0.1:6443", certificate-authority: ca.crt, tls-server-name: api`, `token: abc, client-certificate-data: ${Buffer.from("CERT").toString("base64")}, client-key-data: ${Buffer.from("KEY").toString("base64")}`),
+      kubeconfig(
+        dir,
+        `server: "https://10.0.0.1:6443", certificate-authority: ca.crt, tls-server-name: api`,
+        `token: abc, client-certificate-data: ${Buffer.from("CERT").toString("base64")}, client-key-data: ${Buffer.from("KEY").toString("base64")}`,
+      ),
     );
     expect(t.server.toString()).to.equal("https://10.0.0.1:6443/");
     expect(t.tls.ca?.toString()).to.equal("CA");
@@ -38,7 +42,9 @@ describe("metrics-proxy host transport", () => {
 
   it("re-reads a token file on every request and supports insecure-skip-tls-verify and basic auth", async () => {
     writeFileSync(join(dir, "token"), "one\n");
-    const t = await fromKubeconfig(kubeconfig(dir, `server: "https://h", insecure-skip-tls-verify: true`, "tokenFile: token"));
+    const t = await fromKubeconfig(
+      kubeconfig(dir, `server: "https://h", insecure-skip-tls-verify: true`, "tokenFile: token"),
+    );
     expect(t.tls.rejectUnauthorized).to.equal(false);
     expect(await t.headers()).to.deep.equal({ Authorization: "Bearer one" });
     writeFileSync(join(dir, "token"), "two\n");
@@ -88,7 +94,11 @@ describe("metrics-proxy host transport", () => {
     });
 
     it("runs a kubeconfig's exec credential plugin through client-node", async () => {
-      const credential = JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1beta1", kind: "ExecCredential", status: { token: "admin" } });
+      const credential = JSON.stringify({
+        apiVersion: "client.authentication.k8s.io/v1beta1",
+        kind: "ExecCredential",
+        status: { token: "admin" },
+      });
       const path = join(mkdtempSync(join(tmpdir(), "vc-mp-exec-")), "config");
       writeFileSync(
         path,
@@ -98,14 +108,28 @@ describe("metrics-proxy host transport", () => {
           "current-context": "c",
           contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
           clusters: [{ name: "k", cluster: { server: server.url, "insecure-skip-tls-verify": true } }],
-          users: [{ name: "u", user: { exec: { apiVersion: "client.authentication.k8s.io/v1beta1", command: "sh", args: ["-c", `echo '${credential}'`], interactiveMode: "Never" } } }],
+          users: [
+            {
+              name: "u",
+              user: {
+                exec: {
+                  apiVersion: "client.authentication.k8s.io/v1beta1",
+                  command: "sh",
+                  args: ["-c", `echo '${credential}'`],
+                  interactiveMode: "Never",
+                },
+              },
+            },
+          ],
         }),
       );
       const t = await fromKubeconfig(path);
       expect(await t.headers()).to.deep.equal({ Authorization: "Bearer admin" });
       const proxy = await proxyFor(server, "a", [], { kubeconfig: path });
       try {
-        expect((await get(proxy, "/apis/metrics.orch.io/v1beta1/namespaces/default/pods/web")).body.containers[0].usage.cpu).to.equal("11m");
+        expect(
+          (await get(proxy, "/apis/metrics.orch.io/v1beta1/namespaces/default/pods/web")).body.containers[0].usage.cpu,
+        ).to.equal("11m");
       } finally {
         await proxy.close();
       }

@@ -15,7 +15,8 @@ const run = promisify(execFile);
 function kubeconfigFor(proxy: RunningProxy, user: { token: string } | { cert: string; key: string }): string {
   const path = tempFile("kubeconfig", "");
   const ca = proxy.url.startsWith("https:") ? `, certificate-authority: "${makeCerts().caCert}"` : "";
-  const creds = "token" in user ? `token: "${user.token}"` : `client-certificate: "${user.cert}", client-key: "${user.key}"`;
+  const creds =
+    "token" in user ? `token: "${user.token}"` : `client-certificate: "${user.cert}", client-key: "${user.key}"`;
   writeFileSync(
     path,
     `apiVersion: v1
@@ -30,7 +31,10 @@ current-context: virtual
 }
 
 /** Runs the real kubectl (asynchronously: the proxy answers from this process). */
-async function kubectl(kubeconfig: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function kubectl(
+  kubeconfig: string,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const r = await run("kubectl", ["--kubeconfig", kubeconfig, ...args], { encoding: "utf8" });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
@@ -41,7 +45,11 @@ async function kubectl(kubeconfig: string, ...args: string[]): Promise<{ code: n
 
 /** Rows of a kubectl table without the header, columns split on runs of spaces. */
 function rows(out: string): string[][] {
-  return out.trim().split("\n").slice(1).map((l) => l.trim().split(/\s+/));
+  return out
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/));
 }
 
 describe("metrics-proxy with the real kubectl", function () {
@@ -53,10 +61,40 @@ describe("metrics-proxy with the real kubectl", function () {
     await addNode(server, "node-1", "100m");
     await addNode(server, "node-2", "250m");
     await addNode(server, "node-9", "900m");
-    await addPod(server, { cluster: "a", namespace: "default", name: "web", labels: { app: "web" }, node: "node-1", cpu: "11m", memory: "20Mi" });
-    await addPod(server, { cluster: "a", namespace: "default", name: "db", labels: { app: "db" }, node: "node-2", cpu: "12m", memory: "30Mi" });
-    await addPod(server, { cluster: "a", namespace: "team", name: "web", labels: { app: "web" }, node: "node-1", cpu: "13m" });
-    await addPod(server, { cluster: "b", namespace: "default", name: "web", labels: { app: "web" }, node: "node-9", cpu: "99m" });
+    await addPod(server, {
+      cluster: "a",
+      namespace: "default",
+      name: "web",
+      labels: { app: "web" },
+      node: "node-1",
+      cpu: "11m",
+      memory: "20Mi",
+    });
+    await addPod(server, {
+      cluster: "a",
+      namespace: "default",
+      name: "db",
+      labels: { app: "db" },
+      node: "node-2",
+      cpu: "12m",
+      memory: "30Mi",
+    });
+    await addPod(server, {
+      cluster: "a",
+      namespace: "team",
+      name: "web",
+      labels: { app: "web" },
+      node: "node-1",
+      cpu: "13m",
+    });
+    await addPod(server, {
+      cluster: "b",
+      namespace: "default",
+      name: "web",
+      labels: { app: "web" },
+      node: "node-9",
+      cpu: "99m",
+    });
     await addPod(server, { cluster: "b", namespace: "default", name: "other", node: "node-9", cpu: "98m" });
   });
 
@@ -70,7 +108,13 @@ describe("metrics-proxy with the real kubectl", function () {
     before(async () => {
       const c = makeCerts();
       const tls = ["--tls-cert", c.serverCert, "--tls-key", c.serverKey, "--client-ca", c.caCert];
-      proxy = await proxyFor(server, "a", ["--api-group", "metrics.k8s.io", "--token-file", tempFile("tokens", "t0ken\n"), ...tls]);
+      proxy = await proxyFor(server, "a", [
+        "--api-group",
+        "metrics.k8s.io",
+        "--token-file",
+        tempFile("tokens", "t0ken\n"),
+        ...tls,
+      ]);
       kc = kubeconfigFor(proxy, { token: "t0ken" });
     });
     after(async () => {
@@ -81,9 +125,16 @@ describe("metrics-proxy with the real kubectl", function () {
     it("kubectl top pod shows the virtual pods of a namespace, of all namespaces, by name and by set-based selector", async () => {
       const ns = await kubectl(kc, "top", "pod");
       expect(ns.code, ns.stderr).to.equal(0);
-      expect(rows(ns.stdout)).to.deep.equal([["db", "12m", "30Mi"], ["web", "11m", "20Mi"]]);
+      expect(rows(ns.stdout)).to.deep.equal([
+        ["db", "12m", "30Mi"],
+        ["web", "11m", "20Mi"],
+      ]);
       const all = await kubectl(kc, "top", "pod", "-A");
-      expect(rows(all.stdout).map((r) => `${r[0]}/${r[1]}/${r[2]}`)).to.deep.equal(["default/db/12m", "default/web/11m", "team/web/13m"]);
+      expect(rows(all.stdout).map((r) => `${r[0]}/${r[1]}/${r[2]}`)).to.deep.equal([
+        "default/db/12m",
+        "default/web/11m",
+        "team/web/13m",
+      ]);
       const one = await kubectl(kc, "top", "pod", "web", "-n", "team");
       expect(rows(one.stdout)).to.deep.equal([["web", "13m", "1Mi"]]);
       const sel = await kubectl(kc, "top", "pod", "-A", "-l", "app in (web)");
@@ -97,10 +148,19 @@ describe("metrics-proxy with the real kubectl", function () {
       // kubectl's -v=8 trace: the URLs it asked, the Accept it sent and the Content-Type it got.
       const asked = [...res.stderr.matchAll(/\bGET https?:\/\/[^/\s]+(\/[^?\s]*)/g)].map((m) => m[1]);
       expect(asked, "discovery came whole from /api and /apis").to.deep.equal(["/api", "/apis"]);
-      const header = (name: string) => [...res.stderr.matchAll(new RegExp(`^\\S+ +\\S+ +\\d+ \\S+\\] +${name}: (.*)$`, "gm"))].map((m) => m[1]!.trim());
+      const header = (name: string) =>
+        [...res.stderr.matchAll(new RegExp(`^\\S+ +\\S+ +\\d+ \\S+\\] +${name}: (.*)$`, "gm"))].map((m) =>
+          m[1]!.trim(),
+        );
       expect(header("Accept")[0]).to.match(/^application\/json;g=apidiscovery\.k8s\.io;v=v2;as=APIGroupDiscoveryList,/);
-      expect(header("Content-Type")).to.deep.equal(Array(2).fill("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"));
-      const listed = res.stdout.trim().split("\n").slice(1).map((l) => l.trim().split(/\s+/).join(" "));
+      expect(header("Content-Type")).to.deep.equal(
+        Array(2).fill("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"),
+      );
+      const listed = res.stdout
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((l) => l.trim().split(/\s+/).join(" "));
       expect(listed).to.deep.equal([
         "nodes no v1 false Node get,list",
         "pods po v1 true Pod get,list",
@@ -112,7 +172,7 @@ describe("metrics-proxy with the real kubectl", function () {
     it("kubectl top pod says NotFound for another tenant's pod and 'No resources found' for an empty namespace", async () => {
       const other = await kubectl(kc, "top", "pod", "other");
       expect(other.code).to.not.equal(0);
-      expect(other.stderr).to.contain('NotFound').and.to.contain('podmetrics.metrics.k8s.io "other" not found');
+      expect(other.stderr).to.contain("NotFound").and.to.contain('podmetrics.metrics.k8s.io "other" not found');
       const empty = await kubectl(kc, "top", "pod", "-n", "nothing-here");
       expect(empty.code, empty.stderr).to.equal(0);
       expect(empty.stderr).to.contain("No resources found in nothing-here namespace.");
@@ -170,18 +230,56 @@ describe("metrics-proxy with the real kubectl", function () {
       ["/api/v1", (b) => expect(b.resources.map((r: any) => r.name)).to.deep.equal(["nodes", "pods"])],
       ["/apis", (b) => expect(b.groups.map((g: any) => g.name)).to.deep.equal(["metrics.orch.io"])],
       ["/apis/metrics.orch.io", (b) => expect(b.preferredVersion.groupVersion).to.equal("metrics.orch.io/v1beta1")],
-      [G, (b) => expect(b.resources.map((r: any) => `${r.name}:${r.kind}:${r.namespaced}:${r.verbs.join("+")}`)).to.deep.equal(["nodes:NodeMetrics:false:get+list", "pods:PodMetrics:true:get+list"])],
-      [`${G}/pods`, (b) => expect(b.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`)).to.deep.equal(["default/db", "default/web", "team/web"])],
+      [
+        G,
+        (b) =>
+          expect(b.resources.map((r: any) => `${r.name}:${r.kind}:${r.namespaced}:${r.verbs.join("+")}`)).to.deep.equal(
+            ["nodes:NodeMetrics:false:get+list", "pods:PodMetrics:true:get+list"],
+          ),
+      ],
+      [
+        `${G}/pods`,
+        (b) =>
+          expect(b.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`)).to.deep.equal([
+            "default/db",
+            "default/web",
+            "team/web",
+          ]),
+      ],
       [`${G}/namespaces/team/pods`, (b) => expect(b.items).to.have.length(1)],
-      [`${G}/namespaces/default/pods/web`, (b) => expect(b.containers[0].usage).to.deep.equal({ cpu: "11m", memory: "20Mi" })],
-      [`${G}/pods?labelSelector=app%20notin%20(web)`, (b) => expect(b.items.map((i: any) => i.metadata.name)).to.deep.equal(["db"])],
+      [
+        `${G}/namespaces/default/pods/web`,
+        (b) => expect(b.containers[0].usage).to.deep.equal({ cpu: "11m", memory: "20Mi" }),
+      ],
+      [
+        `${G}/pods?labelSelector=app%20notin%20(web)`,
+        (b) => expect(b.items.map((i: any) => i.metadata.name)).to.deep.equal(["db"]),
+      ],
       [`${G}/nodes`, (b) => expect(b.items.map((i: any) => i.metadata.name)).to.deep.equal(["node-1", "node-2"])],
       [`${G}/nodes/node-2`, (b) => expect(b.usage.cpu).to.equal("250m")],
       ["/version", (b) => expect(b.major).to.equal("1")],
-      ["/api/v1/nodes", (b) => expect(b.items.map((i: any) => `${i.metadata.name}:${i.status.allocatable.cpu}`)).to.deep.equal(["node-1:4", "node-2:4"])],
+      [
+        "/api/v1/nodes",
+        (b) =>
+          expect(b.items.map((i: any) => `${i.metadata.name}:${i.status.allocatable.cpu}`)).to.deep.equal([
+            "node-1:4",
+            "node-2:4",
+          ]),
+      ],
       ["/api/v1/nodes/node-1", (b) => expect(b.kind).to.equal("Node")],
-      ["/api/v1/pods", (b) => expect(b.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`)).to.deep.equal(["default/db", "default/web", "team/web"])],
-      ["/api/v1/namespaces/default/pods?labelSelector=app%3Dweb", (b) => expect(b.items.map((i: any) => i.metadata.name)).to.deep.equal(["web"])],
+      [
+        "/api/v1/pods",
+        (b) =>
+          expect(b.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`)).to.deep.equal([
+            "default/db",
+            "default/web",
+            "team/web",
+          ]),
+      ],
+      [
+        "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb",
+        (b) => expect(b.items.map((i: any) => i.metadata.name)).to.deep.equal(["web"]),
+      ],
       ["/api/v1/namespaces/team/pods/web", (b) => expect(b.metadata).to.include({ name: "web", namespace: "team" })],
     ];
     for (const [path, check] of cases) {
@@ -210,7 +308,9 @@ describe("metrics-proxy with the real kubectl", function () {
     it("GET /healthz, /readyz and /metrics", async () => {
       expect((await kubectl(kc, "get", "--raw", "/healthz")).stdout).to.equal("ok");
       expect((await kubectl(kc, "get", "--raw", "/readyz")).stdout).to.equal("ok");
-      expect((await kubectl(kc, "get", "--raw", "/metrics")).stdout).to.contain("# TYPE apiserver_request_duration_seconds histogram");
+      expect((await kubectl(kc, "get", "--raw", "/metrics")).stdout).to.contain(
+        "# TYPE apiserver_request_duration_seconds histogram",
+      );
     });
 
     it("GET of another tenant's pod is NotFound", async () => {

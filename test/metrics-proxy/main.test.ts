@@ -19,7 +19,21 @@ describe("vc-metrics-proxy (the bin, as a process)", function () {
   });
 
   it("serves with JSON logs, warns about plain HTTP and open access on stderr, and stops on SIGTERM", async () => {
-    const child = spawn(process.execPath, [BIN, "--cluster", "a", "--host-namespace", HOST_NS, "--kubeconfig", server.kubeconfigPath, "--listen", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        "--cluster",
+        "a",
+        "--host-namespace",
+        HOST_NS,
+        "--kubeconfig",
+        server.kubeconfigPath,
+        "--listen",
+        "127.0.0.1:0",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stderr = "";
     let stdout = "";
     child.stdout!.on("data", (c) => (stdout += c));
@@ -36,8 +50,13 @@ describe("vc-metrics-proxy (the bin, as a process)", function () {
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
     expect(await exited).to.equal(0);
-    const lines = stderr.trim().split("\n").map((l) => JSON.parse(l));
-    expect(lines.every((l) => typeof l.time === "string" && typeof l.level === "string" && typeof l.msg === "string")).to.equal(true);
+    const lines = stderr
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(
+      lines.every((l) => typeof l.time === "string" && typeof l.level === "string" && typeof l.msg === "string"),
+    ).to.equal(true);
     expect(lines.some((l) => l.level === "warn" && /plain HTTP/.test(l.msg))).to.equal(true);
     expect(lines.some((l) => l.level === "warn" && /authentication is off/.test(l.msg))).to.equal(true);
     expect(stdout).to.equal("");

@@ -2,7 +2,12 @@ import { expect } from "chai";
 import { PodIndex, virtualPodOf, type HostPod } from "../../src/metrics-proxy/pod-index.js";
 import { ANNOTATIONS, LABELS, hostName } from "../../src/translate/index.js";
 
-function pod(cluster: string | undefined, ns: string, name: string, opts: { labels?: Record<string, string>; node?: string; host?: string } = {}): HostPod {
+function pod(
+  cluster: string | undefined,
+  ns: string,
+  name: string,
+  opts: { labels?: Record<string, string>; node?: string; host?: string } = {},
+): HostPod {
   const labels: Record<string, string> = { ...opts.labels };
   if (cluster) labels[LABELS.managedBy] = cluster;
   return {
@@ -18,8 +23,17 @@ function pod(cluster: string | undefined, ns: string, name: string, opts: { labe
 
 describe("metrics-proxy pod index", () => {
   it("maps a host pod to its virtual identity from label and annotations, stripping vc's labels", () => {
-    const vp = virtualPodOf(pod("a", "default", "web", { labels: { app: "web", "vc.orch.io/inventory": "a" }, node: "n1" }), "a");
-    expect(vp).to.deep.equal({ hostName: "web-x-default-x-a", namespace: "default", name: "web", labels: { app: "web" }, nodeName: "n1" });
+    const vp = virtualPodOf(
+      pod("a", "default", "web", { labels: { app: "web", "vc.orch.io/inventory": "a" }, node: "n1" }),
+      "a",
+    );
+    expect(vp).to.deep.equal({
+      hostName: "web-x-default-x-a",
+      namespace: "default",
+      name: "web",
+      labels: { app: "web" },
+      nodeName: "n1",
+    });
   });
 
   it("ignores pods of other clusters, unlabelled pods and pods without both annotations", () => {
@@ -61,7 +75,13 @@ describe("metrics-proxy pod index", () => {
 
   it("sorts by namespace then name and answers duplicates deterministically", () => {
     const index = new PodIndex("a");
-    index.replace([pod("a", "b", "z"), pod("a", "a", "y"), pod("a", "b", "a"), pod("a", "a", "y", { host: "zzz-dup" }), pod("a", "a", "y", { host: "aaa-dup" })]);
+    index.replace([
+      pod("a", "b", "z"),
+      pod("a", "a", "y"),
+      pod("a", "b", "a"),
+      pod("a", "a", "y", { host: "zzz-dup" }),
+      pod("a", "a", "y", { host: "aaa-dup" }),
+    ]);
     expect(index.sorted().map((p) => `${p.namespace}/${p.name}`)).to.deep.equal(["a/y", "b/a", "b/z"]);
     expect(index.get("a", "y")?.hostName).to.equal("aaa-dup");
     expect(index.byHostName("zzz-dup")).to.equal(undefined);

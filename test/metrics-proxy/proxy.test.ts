@@ -1,6 +1,17 @@
 import { expect } from "chai";
 import type { RunningProxy } from "../../src/metrics-proxy/proxy.js";
-import { addNode, addPod, eventually, get, HOST_NS, hostNameOf, names, proxyFor, startHost, type KubeServer } from "./fixture.js";
+import {
+  addNode,
+  addPod,
+  eventually,
+  get,
+  HOST_NS,
+  hostNameOf,
+  names,
+  proxyFor,
+  startHost,
+  type KubeServer,
+} from "./fixture.js";
 
 const G = "/apis/metrics.orch.io/v1beta1";
 const LONG = "a-pod-name-long-enough-that-the-naming-contract-hashes-its-host-name";
@@ -15,16 +26,71 @@ describe("metrics-proxy against the host test server", () => {
     await addNode(server, "node-2", "200m", { zone: "z2" });
     await addNode(server, "node-3", "300m", { zone: "z3" });
     // Cluster a and b share virtual names (default/web, default/db); b runs on node-3 only.
-    await addPod(server, { cluster: "a", namespace: "default", name: "web", labels: { app: "web", tier: "front" }, node: "node-1", cpu: "11m" });
-    await addPod(server, { cluster: "a", namespace: "default", name: "db", labels: { app: "db", tier: "back" }, node: "node-2", cpu: "12m" });
-    await addPod(server, { cluster: "a", namespace: "team", name: "web", labels: { app: "web", release: "canary" }, node: "node-1", cpu: "13m" });
-    await addPod(server, { cluster: "a", namespace: "team", name: LONG, labels: { app: "long" }, node: "node-1", cpu: "14m" });
-    await addPod(server, { cluster: "b", namespace: "default", name: "web", labels: { app: "web", tier: "front" }, node: "node-3", cpu: "21m" });
-    await addPod(server, { cluster: "b", namespace: "default", name: "db", labels: { app: "db" }, node: "node-3", cpu: "22m" });
+    await addPod(server, {
+      cluster: "a",
+      namespace: "default",
+      name: "web",
+      labels: { app: "web", tier: "front" },
+      node: "node-1",
+      cpu: "11m",
+    });
+    await addPod(server, {
+      cluster: "a",
+      namespace: "default",
+      name: "db",
+      labels: { app: "db", tier: "back" },
+      node: "node-2",
+      cpu: "12m",
+    });
+    await addPod(server, {
+      cluster: "a",
+      namespace: "team",
+      name: "web",
+      labels: { app: "web", release: "canary" },
+      node: "node-1",
+      cpu: "13m",
+    });
+    await addPod(server, {
+      cluster: "a",
+      namespace: "team",
+      name: LONG,
+      labels: { app: "long" },
+      node: "node-1",
+      cpu: "14m",
+    });
+    await addPod(server, {
+      cluster: "b",
+      namespace: "default",
+      name: "web",
+      labels: { app: "web", tier: "front" },
+      node: "node-3",
+      cpu: "21m",
+    });
+    await addPod(server, {
+      cluster: "b",
+      namespace: "default",
+      name: "db",
+      labels: { app: "db" },
+      node: "node-3",
+      cpu: "22m",
+    });
     await addPod(server, { cluster: "b", namespace: "only-b", name: "x", node: "node-3", cpu: "23m" });
     // Unsynced host pods: no ownership label; and one claiming cluster a without the virtual name annotations.
-    await addPod(server, { namespace: "default", name: "host-daemon", hostName: "host-daemon", node: "node-3", cpu: "31m" });
-    await addPod(server, { namespace: "default", name: "sneaky", cluster: "a", noAnnotations: true, node: "node-3", cpu: "32m" });
+    await addPod(server, {
+      namespace: "default",
+      name: "host-daemon",
+      hostName: "host-daemon",
+      node: "node-3",
+      cpu: "31m",
+    });
+    await addPod(server, {
+      namespace: "default",
+      name: "sneaky",
+      cluster: "a",
+      noAnnotations: true,
+      node: "node-3",
+      cpu: "32m",
+    });
     a = await proxyFor(server, "a");
   });
 
@@ -126,11 +192,19 @@ describe("metrics-proxy against the host test server", () => {
     }
 
     it("applies selectors on namespace lists too", async () => {
-      expect(names((await get(a, `${G}/namespaces/team/pods?labelSelector=app%20in%20(web)`)).body)).to.deep.equal(["team/web"]);
+      expect(names((await get(a, `${G}/namespaces/team/pods?labelSelector=app%20in%20(web)`)).body)).to.deep.equal([
+        "team/web",
+      ]);
     });
 
     it("answers malformed selectors with a 400 Status, never a 500", async () => {
-      for (const q of ["labelSelector=app%20in%20web", "labelSelector=a%3Db%3Dc", "labelSelector=%2C", "fieldSelector=spec.nodeName%3Dn", "fieldSelector=metadata.name"]) {
+      for (const q of [
+        "labelSelector=app%20in%20web",
+        "labelSelector=a%3Db%3Dc",
+        "labelSelector=%2C",
+        "fieldSelector=spec.nodeName%3Dn",
+        "fieldSelector=metadata.name",
+      ]) {
         const res = await get(a, `${G}/pods?${q}`);
         expect(res.status, q).to.equal(400);
         expect(res.body).to.include({ kind: "Status", reason: "BadRequest", code: 400 });
@@ -182,7 +256,14 @@ describe("metrics-proxy against the host test server", () => {
 
   describe("the pod index follows the host watch", () => {
     it("adds, moves and removes pods and nodes as the host changes", async () => {
-      await addPod(server, { cluster: "a", namespace: "late", name: "p", labels: { app: "late" }, node: "node-3", cpu: "41m" });
+      await addPod(server, {
+        cluster: "a",
+        namespace: "late",
+        name: "p",
+        labels: { app: "late" },
+        node: "node-3",
+        cpu: "41m",
+      });
       a.cache.clear();
       await eventually(async () => (await get(a, `${G}/namespaces/late/pods/p`)).status === 200);
       expect(names((await get(a, `${G}/nodes`)).body)).to.deep.equal(["node-1", "node-2", "node-3"]);
@@ -194,7 +275,9 @@ describe("metrics-proxy against the host test server", () => {
       moved.metadata.labels!["vc.orch.io/managed-by"] = "a";
       server.put(moved);
       await eventually(async () => (await get(a, `${G}/namespaces/late/pods/p`)).status === 200);
-      expect(server.remove("v1", "Pod", HOST_NS, hostNameOf({ cluster: "a", namespace: "late", name: "p" }))).to.equal(true);
+      expect(server.remove("v1", "Pod", HOST_NS, hostNameOf({ cluster: "a", namespace: "late", name: "p" }))).to.equal(
+        true,
+      );
       await eventually(async () => (await get(a, `${G}/namespaces/late/pods/p`)).status === 404);
       expect(names((await get(a, `${G}/nodes`)).body)).to.deep.equal(["node-1", "node-2"]);
     });

@@ -25,9 +25,19 @@ describe("metrics-proxy list query", () => {
   });
 
   it("answers bad selectors and watch with ApiErrors (400, 405), never a crash", () => {
-    for (const bad of ["labelSelector=app%20in%20web", "labelSelector=%3D%3D", "labelSelector=a%3Db%3Dc", "fieldSelector=spec.nodeName%3Dx", "fieldSelector=metadata.name"]) {
-      expect(() => q(bad), bad).to.throw(ApiError).with.property("code", 400);
+    for (const bad of [
+      "labelSelector=app%20in%20web",
+      "labelSelector=%3D%3D",
+      "labelSelector=a%3Db%3Dc",
+      "fieldSelector=spec.nodeName%3Dx",
+      "fieldSelector=metadata.name",
+    ]) {
+      expect(() => q(bad), bad)
+        .to.throw(ApiError)
+        .with.property("code", 400);
     }
-    expect(() => q("watch=true")).to.throw(ApiError).with.property("code", 405);
+    expect(() => q("watch=true"))
+      .to.throw(ApiError)
+      .with.property("code", 405);
   });
 });

@@ -20,13 +20,28 @@ const ctx = { apiGroup: GROUP, serverAddress: "127.0.0.1:1" } as unknown as Rout
 
 describe("metrics proxy: one parser for authorization and routing", () => {
   it("reads an encoded resource name as that resource for both (`p%6Fds` is pods, not a non-resource path)", () => {
-    for (const path of [`/apis/${GROUP}/v1beta1/namespaces/a/p%6Fds`, `/apis/${GROUP}/v1beta1/namespaces/a/%70%6f%64%73`, `/apis/${GROUP}/v1beta1/namespaces/a/pods/`]) {
+    for (const path of [
+      `/apis/${GROUP}/v1beta1/namespaces/a/p%6Fds`,
+      `/apis/${GROUP}/v1beta1/namespaces/a/%70%6f%64%73`,
+      `/apis/${GROUP}/v1beta1/namespaces/a/pods/`,
+    ]) {
       const parsed = parseRequestPath(path);
       expect(parsed.path).to.equal(`/apis/${GROUP}/v1beta1/namespaces/a/pods`);
-      expect(requestAttributes(parsed, GROUP)).to.deep.equal({ kind: "resource", verb: "list", group: GROUP, version: "v1beta1", resource: "pods", namespace: "a" });
+      expect(requestAttributes(parsed, GROUP)).to.deep.equal({
+        kind: "resource",
+        verb: "list",
+        group: GROUP,
+        version: "v1beta1",
+        resource: "pods",
+        namespace: "a",
+      });
       expect(route(ctx, parsed, new URLSearchParams())).to.include({ verb: "LIST", resource: "pods", group: GROUP });
     }
-    expect(requestAttributes(`/api/v1/namespaces/a/p%6fds/x`, GROUP)).to.include({ kind: "resource", resource: "pods", name: "x" });
+    expect(requestAttributes(`/api/v1/namespaces/a/p%6fds/x`, GROUP)).to.include({
+      kind: "resource",
+      resource: "pods",
+      name: "x",
+    });
   });
 
   it("refuses ambiguous forms with 400: encoded slashes, dot segments, empty segments, double encoding, control characters, bad escapes", () => {
@@ -57,26 +72,45 @@ describe("metrics proxy: one parser for authorization and routing", () => {
   });
 
   it("any percent-encoding of an accepted path is authorized and routed as the plain path (property)", () => {
-    const segment = fc.constantFrom("apis", GROUP, "v1beta1", "namespaces", "default", "pods", "nodes", "n1", "api", "v1", "p-0");
-    const encodeSome = (s: string, mask: number[]) => [...s].map((c, i) => (mask[i % mask.length]! % 3 === 0 ? `%${c.charCodeAt(0).toString(16).padStart(2, "0")}` : c)).join("");
+    const segment = fc.constantFrom(
+      "apis",
+      GROUP,
+      "v1beta1",
+      "namespaces",
+      "default",
+      "pods",
+      "nodes",
+      "n1",
+      "api",
+      "v1",
+      "p-0",
+    );
+    const encodeSome = (s: string, mask: number[]) =>
+      [...s]
+        .map((c, i) => (mask[i % mask.length]! % 3 === 0 ? `%${c.charCodeAt(0).toString(16).padStart(2, "0")}` : c))
+        .join("");
     fc.assert(
-      fc.property(fc.array(segment, { minLength: 1, maxLength: 7 }), fc.array(fc.nat(5), { minLength: 1, maxLength: 8 }), (segments, mask) => {
-        const plain = `/${segments.join("/")}`;
-        const encoded = `/${segments.map((s) => encodeSome(s, mask)).join("/")}`;
-        const a = parseRequestPath(plain);
-        const b = parseRequestPath(encoded);
-        expect(b).to.deep.equal(a);
-        expect(requestAttributes(b, GROUP)).to.deep.equal(requestAttributes(plain, GROUP));
-        const routed = (p: string) => {
-          try {
-            const r = route(ctx, p, new URLSearchParams());
-            return { verb: r.verb, group: r.group, resource: r.resource };
-          } catch (e) {
-            return (e as ApiError).code;
-          }
-        };
-        expect(routed(encoded)).to.deep.equal(routed(plain));
-      }),
+      fc.property(
+        fc.array(segment, { minLength: 1, maxLength: 7 }),
+        fc.array(fc.nat(5), { minLength: 1, maxLength: 8 }),
+        (segments, mask) => {
+          const plain = `/${segments.join("/")}`;
+          const encoded = `/${segments.map((s) => encodeSome(s, mask)).join("/")}`;
+          const a = parseRequestPath(plain);
+          const b = parseRequestPath(encoded);
+          expect(b).to.deep.equal(a);
+          expect(requestAttributes(b, GROUP)).to.deep.equal(requestAttributes(plain, GROUP));
+          const routed = (p: string) => {
+            try {
+              const r = route(ctx, p, new URLSearchParams());
+              return { verb: r.verb, group: r.group, resource: r.resource };
+            } catch (e) {
+              return (e as ApiError).code;
+            }
+          };
+          expect(routed(encoded)).to.deep.equal(routed(plain));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -95,9 +129,12 @@ describe("metrics proxy: authorization bounded when the virtual API server stall
       received++;
       req.resume();
       if (mode === "stall") return void stalled.push(res);
-      if (mode === "fail") return void res.writeHead(500, { "Content-Type": "application/json" }).end('{"kind":"Status","code":500}');
+      if (mode === "fail")
+        return void res.writeHead(500, { "Content-Type": "application/json" }).end('{"kind":"Status","code":500}');
       const status = mode === "allow" ? { allowed: true } : { allowed: false, reason: "no RBAC" };
-      res.writeHead(201, { "Content-Type": "application/json" }).end(JSON.stringify({ kind: "SubjectAccessReview", apiVersion: "authorization.k8s.io/v1", status }));
+      res
+        .writeHead(201, { "Content-Type": "application/json" })
+        .end(JSON.stringify({ kind: "SubjectAccessReview", apiVersion: "authorization.k8s.io/v1", status }));
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const port = (server.address() as AddressInfo).port;

@@ -26,7 +26,14 @@ describe("metrics-proxy tables", () => {
     const table: any = toTable({
       kind: "PodMetricsList",
       items: [
-        { metadata: { name: "web", namespace: "ns" }, window: "30s", containers: [{ name: "a", usage: { cpu: "11m", memory: "1Mi" } }, { name: "b", usage: { cpu: "5m", memory: "512Ki" } }] },
+        {
+          metadata: { name: "web", namespace: "ns" },
+          window: "30s",
+          containers: [
+            { name: "a", usage: { cpu: "11m", memory: "1Mi" } },
+            { name: "b", usage: { cpu: "5m", memory: "512Ki" } },
+          ],
+        },
       ],
     });
     expect(table.kind).to.equal("Table");

@@ -27,7 +27,14 @@ describe("metrics proxy: the virtual kubeconfig from a tenant-writable Secret", 
   const start = async (virtualUser: Record<string, unknown>): Promise<Error> => {
     writeFileSync(join(dir, "host"), kubeconfig({ token: "host-token" }));
     writeFileSync(join(dir, "virtual"), kubeconfig(virtualUser));
-    const config = { cluster: "a", hostNamespace: "vc-a", kubeconfig: join(dir, "host"), virtualKubeconfig: join(dir, "virtual"), apiService: "", listen: { host: "127.0.0.1", port: 0 } } as unknown as ProxyConfig;
+    const config = {
+      cluster: "a",
+      hostNamespace: "vc-a",
+      kubeconfig: join(dir, "host"),
+      virtualKubeconfig: join(dir, "virtual"),
+      apiService: "",
+      listen: { host: "127.0.0.1", port: 0 },
+    } as unknown as ProxyConfig;
     try {
       const proxy = await startProxy(config);
       await (proxy as unknown as { close(): Promise<void> }).close?.();
@@ -39,7 +46,9 @@ describe("metrics proxy: the virtual kubeconfig from a tenant-writable Secret", 
 
   it("refuses an exec plugin without running it, and a token file (its own ServiceAccount token) without reading it", async () => {
     const marker = join(dir, "ran");
-    const exec = await start({ exec: { apiVersion: "client.authentication.k8s.io/v1beta1", command: "sh", args: ["-c", `touch ${marker}`] } });
+    const exec = await start({
+      exec: { apiVersion: "client.authentication.k8s.io/v1beta1", command: "sh", args: ["-c", `touch ${marker}`] },
+    });
     expect(exec).to.be.instanceOf(UserError);
     expect(exec.message).to.contain("user.exec (runs a program)");
     expect(existsSync(marker)).to.equal(false);

@@ -13,11 +13,14 @@ describe("model: escapeControls", () => {
 
   it("shows bidi overrides, isolates and marks, line and paragraph separators", () => {
     expect(escapeControls("abc\u202etxt.exe")).to.equal("abc\\u202etxt.exe");
-    expect(escapeControls("\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029\ufeff")).to.equal("\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c\\u2028\\u2029\\ufeff");
+    expect(escapeControls("\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029\ufeff")).to.equal(
+      "\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c\\u2028\\u2029\\ufeff",
+    );
   });
 
   it("leaves printable text alone, non-ASCII and emoji included", () => {
-    for (const s of ["vc-team-a", "Zoë Ångström", "東京", "ok ✓ 🚀", "a\\nb (a backslash and n)"]) expect(escapeControls(s)).to.equal(s);
+    for (const s of ["vc-team-a", "Zoë Ångström", "東京", "ok ✓ 🚀", "a\\nb (a backslash and n)"])
+      expect(escapeControls(s)).to.equal(s);
   });
 
   it("escapeLines keeps the line breaks of a multi-line text and escapes the rest", () => {
@@ -36,7 +39,15 @@ describe("model: escapeControls", () => {
 
 describe("cli: formatData -o yaml", () => {
   it("double-quotes and escapes strings with bidi, separators and C1 controls, keys included, and reads back the same data", () => {
-    const data = { "k\u202ey": "a\u202eb", m: "line1\nline2\u2066", n: 5, p: "plain", c: "x\u0085y\u009bz", l: ["\u200f", "ok"], bom: "\ufeffhead" };
+    const data = {
+      "k\u202ey": "a\u202eb",
+      m: "line1\nline2\u2066",
+      n: 5,
+      p: "plain",
+      c: "x\u0085y\u009bz",
+      l: ["\u200f", "ok"],
+      bom: "\ufeffhead",
+    };
     const text = formatData(data, "yaml");
     expect(text).to.not.match(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/);
     expect(load(text)).to.deep.equal(data);

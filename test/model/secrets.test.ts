@@ -1,18 +1,32 @@
 import { expect } from "chai";
-import { credentialsDeep, credentialsInText, isCredentialEnvName, isCredentialName, isSecretValuesPath, maskCredentialsDeep, maskCredentialsInText, SECRET_ENV_NAME, valuesCredentials } from "../../src/model/secrets.js";
+import {
+  credentialsDeep,
+  credentialsInText,
+  isCredentialEnvName,
+  isCredentialName,
+  isSecretValuesPath,
+  maskCredentialsDeep,
+  maskCredentialsInText,
+  SECRET_ENV_NAME,
+  valuesCredentials,
+} from "../../src/model/secrets.js";
 import { validateValuesDocument } from "../../src/validate/values.js";
 
 describe("model/secrets: which configuration values are credentials", () => {
   const doc = {
     controlPlane: {
-      statefulSet: { env: [{ name: "DEBUG", value: "true" }, { name: "DB_PASSWORD", value: "x" }, { value: "no name" }] },
+      statefulSet: {
+        env: [{ name: "DEBUG", value: "true" }, { name: "DB_PASSWORD", value: "x" }, { value: "no name" }],
+      },
       backingStore: { database: { external: { endpoint: "postgres://u:p@db" } } },
     },
   };
   const env = (i: number) => ["controlPlane", "statefulSet", "env", i, "value"];
 
   it("is the external database endpoint, and env values whose name looks secret (or is missing)", () => {
-    expect(isSecretValuesPath(doc, ["controlPlane", "backingStore", "database", "external", "endpoint"])).to.equal(true);
+    expect(isSecretValuesPath(doc, ["controlPlane", "backingStore", "database", "external", "endpoint"])).to.equal(
+      true,
+    );
     expect(isSecretValuesPath(doc, env(1))).to.equal(true);
     expect(isSecretValuesPath(doc, env(2))).to.equal(true);
     expect(isSecretValuesPath(doc, env(0))).to.equal(false);
@@ -20,7 +34,8 @@ describe("model/secrets: which configuration values are credentials", () => {
   });
 
   it("applies to validation messages: a secret value is masked, an ordinary one is shown", () => {
-    const text = "controlPlane:\n  statefulSet:\n    env:\n      - name: DEBUG\n        value: 1234\n      - name: API_TOKEN\n        value: 98765\n";
+    const text =
+      "controlPlane:\n  statefulSet:\n    env:\n      - name: DEBUG\n        value: 1234\n      - name: API_TOKEN\n        value: 98765\n";
     const messages = validateValuesDocument(text, "clusters/a/values.yaml").map((d) => d.message);
     expect(messages).to.have.length(2);
     expect(messages[0]).to.contain("1234");
@@ -28,17 +43,46 @@ describe("model/secrets: which configuration values are credentials", () => {
   });
 
   it("names a credential in free text by the same words as env names: the last word decides, a bare key/secret/auth/endpoint does not", () => {
-    for (const name of ["DB_PASSWORD", "password", "passwd", "PGPASSWORD", "apiToken", "x-auth-token", "clientSecret", "SECRET_KEY", "api_key", "privateKey", "DSN", "credentials"]) {
+    for (const name of [
+      "DB_PASSWORD",
+      "password",
+      "passwd",
+      "PGPASSWORD",
+      "apiToken",
+      "x-auth-token",
+      "clientSecret",
+      "SECRET_KEY",
+      "api_key",
+      "privateKey",
+      "DSN",
+      "credentials",
+    ]) {
       expect(isCredentialName(name), name).to.equal(true);
       expect(SECRET_ENV_NAME.test(name), name).to.equal(true);
     }
-    for (const name of ["key", "secret", "auth", "endpoint", "private", "secretName", "secretKeyRef", "tokenFile", "keyPath", "monkeyBusiness", "LOG_LEVEL", "Authorization"]) {
+    for (const name of [
+      "key",
+      "secret",
+      "auth",
+      "endpoint",
+      "private",
+      "secretName",
+      "secretKeyRef",
+      "tokenFile",
+      "keyPath",
+      "monkeyBusiness",
+      "LOG_LEVEL",
+      "Authorization",
+    ]) {
       expect(isCredentialName(name), name).to.equal(false);
     }
   });
 
   it("finds the credentials of a text and of a values document (what the masks hide)", () => {
-    expect(credentialsInText("DB_PASSWORD=hunter2x url=postgres://u:pw-9@db/x key=ns/name")).to.deep.equal(["hunter2x", "pw-9"]);
+    expect(credentialsInText("DB_PASSWORD=hunter2x url=postgres://u:pw-9@db/x key=ns/name")).to.deep.equal([
+      "hunter2x",
+      "pw-9",
+    ]);
     expect(valuesCredentials(doc)).to.deep.equal(["x", "no name", "postgres://u:p@db", "p"]);
   });
 });
@@ -54,15 +98,35 @@ describe("model/secrets: credentials recognised by their shape, in text and in e
     ["signed URL query", "https://store.example/blob?sv=2022&sig=azSig05Q%3D&se=2030", "azSig05Q%3D"],
     ["--flag=value", "/app --db-pass=flagPass-06 --verbose", "flagPass-06"],
     ["--flag value", "/app --token tokArg-07 --port 80", "tokArg-07"],
-    ["Password= in a connection string", "Server=db.internal;User Id=sa;Password=Conn-Str-08;Encrypt=true", "Conn-Str-08"],
+    [
+      "Password= in a connection string",
+      "Server=db.internal;User Id=sa;Password=Conn-Str-08;Encrypt=true",
+      "Conn-Str-08",
+    ],
     ["Pwd= in an ODBC string", "Driver={PostgreSQL};Server=db;Uid=app;Pwd=odbcPw-09;", "odbcPw-09"],
-    ["PEM private key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA10\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAA10"],
-    ["PGP private key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBGPgpPrivate11xx\n-----END PGP PRIVATE KEY BLOCK-----", "lQOYBGPgpPrivate11xx"],
-    ["JWT alone", "token header eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnMTItand0LXNpZw", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnMTItand0LXNpZw"],
+    [
+      "PEM private key",
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA10\n-----END OPENSSH PRIVATE KEY-----",
+      "b3BlbnNzaC1rZXktdjEAAAAA10",
+    ],
+    [
+      "PGP private key",
+      "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBGPgpPrivate11xx\n-----END PGP PRIVATE KEY BLOCK-----",
+      "lQOYBGPgpPrivate11xx",
+    ],
+    [
+      "JWT alone",
+      "token header eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnMTItand0LXNpZw",
+      "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnMTItand0LXNpZw",
+    ],
     ["AWS access key", "aws configure set id AKIAIOSFODNN7PLANT13", "AKIAIOSFODNN7PLANT13"],
     ["AWS session key", "sts gave ASIAY34FZKBOKMUTVV14", "ASIAY34FZKBOKMUTVV14"],
     ["GitHub token", "clone with ghp_0123456789abcdefghijABCDEFGHIJ012345", "ghp_0123456789abcdefghijABCDEFGHIJ012345"],
-    ["GitHub fine-grained token", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz16", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz16"],
+    [
+      "GitHub fine-grained token",
+      "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz16",
+      "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz16",
+    ],
     ["GitLab token", "glpat-Ab1Cd2Ef3Gh4Ij5Kl6Mn17", "glpat-Ab1Cd2Ef3Gh4Ij5Kl6Mn17"],
     ["Slack token", "notify xoxb-123456789012-1234567890-slack18x", "xoxb-123456789012-1234567890-slack18x"],
     ["Stripe key", "charge via sk_live_51Hstripe0123456789AB", "sk_live_51Hstripe0123456789AB"],
@@ -95,8 +159,20 @@ describe("model/secrets: credentials recognised by their shape, in text and in e
   });
 
   it("names a credential by an abbreviation only as a whole word", () => {
-    for (const name of ["DB_PWD", "MYSQL_PW", "JWT", "SESSION_COOKIE_SIG", "--db-pass", "dbPwd", "webhookSignature", "ADMIN_CREDS", "passphrase"]) expect(isCredentialName(name), name).to.equal(true);
-    for (const name of ["SIGNAL", "DESIGN", "UPWARD", "PWD_FILE", "jwtIssuer", "sigterm"]) expect(isCredentialName(name), name).to.equal(false);
+    for (const name of [
+      "DB_PWD",
+      "MYSQL_PW",
+      "JWT",
+      "SESSION_COOKIE_SIG",
+      "--db-pass",
+      "dbPwd",
+      "webhookSignature",
+      "ADMIN_CREDS",
+      "passphrase",
+    ])
+      expect(isCredentialName(name), name).to.equal(true);
+    for (const name of ["SIGNAL", "DESIGN", "UPWARD", "PWD_FILE", "jwtIssuer", "sigterm"])
+      expect(isCredentialName(name), name).to.equal(false);
     expect(isCredentialEnvName("DB_PWD")).to.equal(true);
     expect(isCredentialEnvName("SIGNAL_HANDLER")).to.equal(false);
   });
@@ -108,7 +184,11 @@ describe("model/secrets: credentials recognised by their shape, in text and in e
       metadata: {
         name: "team-a-0",
         namespace: "vc-team-a",
-        annotations: { "vault.hashicorp.com/agent-inject-token": "s.injector-Tok-1", "checksum/secret": "3f2a91", "note": "rotate with token tk-0123456789" },
+        annotations: {
+          "vault.hashicorp.com/agent-inject-token": "s.injector-Tok-1",
+          "checksum/secret": "3f2a91",
+          note: "rotate with token tk-0123456789",
+        },
       },
       spec: {
         containers: [
@@ -129,17 +209,49 @@ describe("model/secrets: credentials recognised by their shape, in text and in e
       },
     };
     const masked = JSON.stringify(maskCredentialsDeep(pod));
-    for (const s of ["injector-Tok-1", "tk-0123456789", "argPass-2", "argTok-3", "AKIAIOSFODNN7EXAMPLE", "envPwd-4", "envJwt-5", "envMysql-6", "envSig-7", "envConn-8"]) {
+    for (const s of [
+      "injector-Tok-1",
+      "tk-0123456789",
+      "argPass-2",
+      "argTok-3",
+      "AKIAIOSFODNN7EXAMPLE",
+      "envPwd-4",
+      "envJwt-5",
+      "envMysql-6",
+      "envSig-7",
+      "envConn-8",
+    ]) {
       expect(masked, s).not.to.contain(s);
     }
-    for (const s of ["team-a-0", "vc-team-a", "ghcr.io/org/secret:2024.01", "3f2a91", "--verbose", "debug", "Host=db;Username=app;Password=<masked>;"]) expect(masked, s).to.contain(s);
+    for (const s of [
+      "team-a-0",
+      "vc-team-a",
+      "ghcr.io/org/secret:2024.01",
+      "3f2a91",
+      "--verbose",
+      "debug",
+      "Host=db;Username=app;Password=<masked>;",
+    ])
+      expect(masked, s).to.contain(s);
     expect(credentialsDeep(pod)).to.include.members(["s.injector-Tok-1", "argTok-3", "envConn-8", "envPwd-4"]);
   });
 
   it("in a diff, a credential that changed shows as changed on both sides, an equal one alike", () => {
     const live = { env: [{ name: "DB_PWD", value: "old-1" }], args: ["--token", "same-2"], note: "Password=old-3;x" };
-    const desired = { env: [{ name: "DB_PWD", value: "new-1" }], args: ["--token", "same-2"], note: "Password=new-3;x" };
-    expect(maskCredentialsDeep(desired, live, "<masked, changed>")).to.deep.equal({ env: [{ name: "DB_PWD", value: "<masked, changed>" }], args: ["--token", "<masked>"], note: "Password=<masked, changed>;x" });
-    expect(maskCredentialsDeep(live, desired, "<masked, before>")).to.deep.equal({ env: [{ name: "DB_PWD", value: "<masked, before>" }], args: ["--token", "<masked>"], note: "Password=<masked, before>;x" });
+    const desired = {
+      env: [{ name: "DB_PWD", value: "new-1" }],
+      args: ["--token", "same-2"],
+      note: "Password=new-3;x",
+    };
+    expect(maskCredentialsDeep(desired, live, "<masked, changed>")).to.deep.equal({
+      env: [{ name: "DB_PWD", value: "<masked, changed>" }],
+      args: ["--token", "<masked>"],
+      note: "Password=<masked, changed>;x",
+    });
+    expect(maskCredentialsDeep(live, desired, "<masked, before>")).to.deep.equal({
+      env: [{ name: "DB_PWD", value: "<masked, before>" }],
+      args: ["--token", "<masked>"],
+      note: "Password=<masked, before>;x",
+    });
   });
 });

@@ -6,7 +6,9 @@ import { dump, load } from "js-yaml";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { b64, clientCert, kubectl, tempDir, vc, vcProcess } from "./helpers.js";
 
-type KubeconfigShape = Record<"contexts" | "clusters" | "users", Array<{ name: string }>> & { "current-context"?: string };
+type KubeconfigShape = Record<"contexts" | "clusters" | "users", Array<{ name: string }>> & {
+  "current-context"?: string;
+};
 
 function virtualKubeconfig(server: string, cert?: { cert: string; key: string }): string {
   const user: Record<string, string> = { token: "vtoken" };
@@ -31,13 +33,31 @@ describe("ops: vc connect / disconnect", function () {
 
   before(async () => {
     host = await startKubeServer();
-    virtual = await startKubeServer({ profile: "current", users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
+    virtual = await startKubeServer({
+      profile: "current",
+      users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }],
+    });
     virtual.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "inside-the-virtual-cluster" } });
     host.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-team-a" } });
     host.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tenants" } });
-    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-team-a", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig(virtual.url, clientCert(3))) } });
-    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-team-b", namespace: "tenants" }, data: { config: b64(virtualKubeconfig(virtual.url, clientCert(365))) } });
-    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-empty", namespace: "vc-team-a" }, data: { other: b64("x") } });
+    host.put({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "vc-team-a", namespace: "vc-team-a" },
+      data: { config: b64(virtualKubeconfig(virtual.url, clientCert(3))) },
+    });
+    host.put({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "vc-team-b", namespace: "tenants" },
+      data: { config: b64(virtualKubeconfig(virtual.url, clientCert(365))) },
+    });
+    host.put({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "vc-empty", namespace: "vc-team-a" },
+      data: { other: b64("x") },
+    });
   });
   after(async () => {
     await host?.close();
@@ -61,7 +81,9 @@ describe("ops: vc connect / disconnect", function () {
     expect(r.stderr).to.contain("debug: reading secret vc-team-a/vc-team-a");
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.contain(`connected to virtual cluster team-a (namespace vc-team-a) at ${virtual.url}`);
-    expect(r.stderr).to.match(/warning: the client certificate \(CN=admin, O=system:masters\) expires at .*, in 2 day\(s\)/);
+    expect(r.stderr).to.match(
+      /warning: the client certificate \(CN=admin, O=system:masters\) expires at .*, in 2 day\(s\)/,
+    );
 
     const ctx = (await kubectl(["config", "current-context"], env)).stdout.trim();
     expect(ctx).to.equal("vc_team-a_vc-team-a_test");
@@ -76,7 +98,10 @@ describe("ops: vc connect / disconnect", function () {
     expect((await kubectl(["config", "current-context"], env)).stdout.trim()).to.equal("test");
     const hostNs = await kubectl(["get", "namespaces", "-o", "name"], env);
     expect(hostNs.stdout).to.contain("namespace/vc-team-a");
-    const doc = load(readFileSync(userConfig, "utf8")) as { contexts: Array<{ name: string }>; users: Array<{ name: string }> };
+    const doc = load(readFileSync(userConfig, "utf8")) as {
+      contexts: Array<{ name: string }>;
+      users: Array<{ name: string }>;
+    };
     expect(doc.contexts.map((c) => c.name)).to.deep.equal(["test"]);
     expect(doc.users.map((u) => u.name)).to.deep.equal(["user-admin"]);
   });
@@ -100,12 +125,23 @@ describe("ops: vc connect / disconnect", function () {
     expect((await vc(["connect", "team-b", "--namespace", "tenants"], { env })).code).to.equal(0);
     expect((await vc(["connect", "team-a", "--context-name", "team-a-again"], { env })).code).to.equal(0);
     const connected = load(readFileSync(userConfig, "utf8")) as KubeconfigShape;
-    expect(connected.contexts.map((c) => c.name).sort()).to.deep.equal(["team-a-again", "test", "vc_team-a_vc-team-a_test", "vc_team-b_tenants_test"]);
+    expect(connected.contexts.map((c) => c.name).sort()).to.deep.equal([
+      "team-a-again",
+      "test",
+      "vc_team-a_vc-team-a_test",
+      "vc_team-b_tenants_test",
+    ]);
     const d = await vc(["disconnect"], { env });
     expect(d.code, d.stderr).to.equal(0);
-    expect(d.stdout).to.equal('switched from "team-a-again" to "test"; removed contexts "vc_team-a_vc-team-a_test", "vc_team-b_tenants_test", "team-a-again" (with their cluster and user entries)\n');
+    expect(d.stdout).to.equal(
+      'switched from "team-a-again" to "test"; removed contexts "vc_team-a_vc-team-a_test", "vc_team-b_tenants_test", "team-a-again" (with their cluster and user entries)\n',
+    );
     const after = load(readFileSync(userConfig, "utf8")) as KubeconfigShape;
-    for (const section of ["contexts", "clusters", "users"] as const) expect(after[section].map((e) => e.name), section).to.deep.equal(original[section].map((e) => e.name));
+    for (const section of ["contexts", "clusters", "users"] as const)
+      expect(
+        after[section].map((e) => e.name),
+        section,
+      ).to.deep.equal(original[section].map((e) => e.name));
     expect(after["current-context"]).to.equal("test");
   });
 
@@ -114,7 +150,9 @@ describe("ops: vc connect / disconnect", function () {
     expect((await kubectl(["config", "use-context", "test"], env)).code).to.equal(0);
     const d = await vc(["disconnect"], { env });
     expect(d.code, d.stderr).to.equal(0);
-    expect(d.stdout).to.equal('current context "test" was not made by vc connect: left as it is; removed context "vc_team-a_vc-team-a_test" (with their cluster and user entries)\n');
+    expect(d.stdout).to.equal(
+      'current context "test" was not made by vc connect: left as it is; removed context "vc_team-a_vc-team-a_test" (with their cluster and user entries)\n',
+    );
     expect((await kubectl(["config", "get-contexts", "-o", "name"], env)).stdout.trim()).to.equal("test");
     const again = await vc(["disconnect"], { env });
     expect(again.code).to.equal(1);
@@ -126,30 +164,51 @@ describe("ops: vc connect / disconnect", function () {
     const r = await vc(["connect", "team-a"], { env });
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.contain('the virtual API server answers: you are "vc-admin" (SelfSubjectReview)');
-    expect(virtual.countRequests({ method: "POST", path: "/apis/authentication.k8s.io/v1/selfsubjectreviews" })).to.equal(1);
+    expect(
+      virtual.countRequests({ method: "POST", path: "/apis/authentication.k8s.io/v1/selfsubjectreviews" }),
+    ).to.equal(1);
   });
 
   it("on a server without SelfSubjectReview (1.20), checks with a SelfSubjectAccessReview and shows the kubeconfig's claim as unverified", async () => {
-    const old = await startKubeServer({ unservedGroups: ["authentication.k8s.io"], users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }] });
+    const old = await startKubeServer({
+      unservedGroups: ["authentication.k8s.io"],
+      users: [{ token: "vtoken", rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }], name: "vc-admin" }],
+    });
     try {
-      host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-old", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig(old.url, clientCert(30, "vc-old-admin"))) } });
+      host.put({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "vc-old", namespace: "vc-team-a" },
+        data: { config: b64(virtualKubeconfig(old.url, clientCert(30, "vc-old-admin"))) },
+      });
       const r = await vc(["connect", "old", "-n", "vc-team-a"], { env });
       expect(r.code, r.stderr).to.equal(0);
       // The kubeconfig sends a token and a certificate: which one the server went by cannot be told.
-      expect(r.stdout).to.contain("the virtual API server answers: authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview and did not confirm who you are: unverified: vc-old-admin, client certificate)");
-      expect(old.countRequests({ method: "POST", path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" })).to.equal(1);
+      expect(r.stdout).to.contain(
+        "the virtual API server answers: authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview and did not confirm who you are: unverified: vc-old-admin, client certificate)",
+      );
+      expect(
+        old.countRequests({ method: "POST", path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" }),
+      ).to.equal(1);
     } finally {
       await old.close();
     }
   });
 
   it("refuses when the virtual API server does not answer: exit 2, how to reach it, the kubeconfig untouched; --no-check writes it anyway", async () => {
-    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-far", namespace: "vc-team-a" }, data: { config: b64(virtualKubeconfig("https://far.vc-team-a.svc.cluster.invalid:443")) } });
+    host.put({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "vc-far", namespace: "vc-team-a" },
+      data: { config: b64(virtualKubeconfig("https://far.vc-team-a.svc.cluster.invalid:443")) },
+    });
     const before = readFileSync(userConfig, "utf8");
     const r = await vc(["connect", "far", "-n", "vc-team-a"], { env });
     expect(r.code).to.equal(2);
     expect(r.stdout).to.equal("");
-    expect(r.stderr).to.match(/^error: the virtual API server https:\/\/far\.vc-team-a\.svc\.cluster\.invalid:443 does not answer \(.+\): your kubeconfig was not changed\./);
+    expect(r.stderr).to.match(
+      /^error: the virtual API server https:\/\/far\.vc-team-a\.svc\.cluster\.invalid:443 does not answer \(.+\): your kubeconfig was not changed\./,
+    );
     expect(r.stderr).to.contain("kubectl port-forward --context test -n vc-team-a svc/far 8443:443");
     expect(r.stderr).to.contain("vc connect far -n vc-team-a --server https://localhost:8443");
     expect(r.stderr).to.contain("--no-check");
@@ -164,17 +223,26 @@ describe("ops: vc connect / disconnect", function () {
 
   it("refuses when the virtual API server refuses the credentials (401), kubeconfig untouched", async () => {
     const bad = virtualKubeconfig(virtual.url).replace("token: vtoken", "token: not-a-known-token");
-    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-stale", namespace: "vc-team-a" }, data: { config: b64(bad) } });
+    host.put({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "vc-stale", namespace: "vc-team-a" },
+      data: { config: b64(bad) },
+    });
     const before = readFileSync(userConfig, "utf8");
     const r = await vc(["connect", "stale", "-n", "vc-team-a"], { env });
     expect(r.code).to.equal(2);
-    expect(r.stderr).to.match(/^error: the virtual API server http:\/\/127\.0\.0\.1:\d+ refused the credentials of secret vc-team-a\/vc-stale \(401 Unauthorized\): your kubeconfig was not changed\./);
+    expect(r.stderr).to.match(
+      /^error: the virtual API server http:\/\/127\.0\.0\.1:\d+ refused the credentials of secret vc-team-a\/vc-stale \(401 Unauthorized\): your kubeconfig was not changed\./,
+    );
     expect(readFileSync(userConfig, "utf8")).to.equal(before);
   });
 
   it("--print writes the kubeconfig to stdout and changes nothing; --server replaces the address", async () => {
     const before = readFileSync(userConfig, "utf8");
-    const r = await vc(["connect", "team-a", "--print", "--server", virtual.url.replace("127.0.0.1", "localhost")], { env });
+    const r = await vc(["connect", "team-a", "--print", "--server", virtual.url.replace("127.0.0.1", "localhost")], {
+      env,
+    });
     expect(r.code, r.stderr).to.equal(0);
     expect(readFileSync(userConfig, "utf8")).to.equal(before);
     const printed = join(dir, "printed");
@@ -186,8 +254,16 @@ describe("ops: vc connect / disconnect", function () {
   });
 
   it("connects even when the certificate cannot be read, saying so with --debug", async () => {
-    const broken = virtualKubeconfig(virtual.url).replace("token: vtoken", "token: vtoken\n      client-certificate-data: bm90IGEgY2VydA==");
-    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-team-c", namespace: "vc-team-a" }, data: { config: b64(broken) } });
+    const broken = virtualKubeconfig(virtual.url).replace(
+      "token: vtoken",
+      "token: vtoken\n      client-certificate-data: bm90IGEgY2VydA==",
+    );
+    host.put({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "vc-team-c", namespace: "vc-team-a" },
+      data: { config: b64(broken) },
+    });
     const r = await vc(["connect", "team-c", "-n", "vc-team-a", "--debug"], { env });
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stderr).to.contain("debug: cannot read the client certificate to show its expiry");
@@ -208,11 +284,15 @@ describe("ops: vc connect / disconnect", function () {
   it("fails clearly when the secret or its key is missing, and disconnect without connect", async () => {
     const unknown = await vc(["connect", "nope"], { env });
     expect(unknown.code).to.equal(1);
-    expect(unknown.stderr).to.match(/^error: unknown cluster "nope": no folder clusters\/nope in .* and no host namespace vc-nope on context "test"/);
+    expect(unknown.stderr).to.match(
+      /^error: unknown cluster "nope": no folder clusters\/nope in .* and no host namespace vc-nope on context "test"/,
+    );
     // Its namespace exists, the control plane has not written its kubeconfig Secret.
     const missing = await vc(["connect", "nope", "-n", "vc-team-a"], { env });
     expect(missing.code).to.equal(2);
-    expect(missing.stderr).to.contain("error: secret vc-nope not found in namespace vc-team-a: is the virtual cluster \"nope\" running there?");
+    expect(missing.stderr).to.contain(
+      'error: secret vc-nope not found in namespace vc-team-a: is the virtual cluster "nope" running there?',
+    );
     expect(missing.stderr).not.to.contain("    at ");
     const noKey = await vc(["connect", "empty", "-n", "vc-team-a"], { env });
     expect(noKey.stderr).to.contain('has no key "config"');
@@ -225,14 +305,30 @@ describe("ops: vc connect / disconnect", function () {
   it("never runs an exec plugin or reads a file a host Secret names: refused before any client exists, kubeconfig unchanged", async () => {
     const marker = join(dir, "ran");
     const evil = load(virtualKubeconfig(virtual.url)) as { users: Array<{ user: Record<string, unknown> }> };
-    evil.users[0]!.user = { exec: { apiVersion: "client.authentication.k8s.io/v1beta1", command: "sh", args: ["-c", `touch ${marker}; echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"vtoken"}}'`] } };
-    host.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-evil", namespace: "vc-team-a" }, data: { config: b64(dump(evil)) } });
+    evil.users[0]!.user = {
+      exec: {
+        apiVersion: "client.authentication.k8s.io/v1beta1",
+        command: "sh",
+        args: [
+          "-c",
+          `touch ${marker}; echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"vtoken"}}'`,
+        ],
+      },
+    };
+    host.put({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "vc-evil", namespace: "vc-team-a" },
+      data: { config: b64(dump(evil)) },
+    });
     const before = readFileSync(userConfig, "utf8");
     const asked = virtual.requests.length;
     for (const extra of [[], ["--no-check"], ["--print"]]) {
       const r = await vc(["connect", "evil", "-n", "vc-team-a", ...extra], { env });
       expect(r.code, r.stdout + r.stderr).to.equal(2);
-      expect(r.stderr).to.contain("secret vc-team-a/vc-evil holds a kubeconfig vc will not use: user.exec (runs a program)").and.contain("your kubeconfig was not changed");
+      expect(r.stderr)
+        .to.contain("secret vc-team-a/vc-evil holds a kubeconfig vc will not use: user.exec (runs a program)")
+        .and.contain("your kubeconfig was not changed");
       expect(r.stdout).to.not.contain("exec");
       expect(existsSync(marker), `ran with ${extra.join(" ")}`).to.equal(false);
       expect(readFileSync(userConfig, "utf8")).to.equal(before);

@@ -30,7 +30,10 @@ describe("ops: vc create", function () {
     server = await startKubeServer();
     const dir = tempDir();
     values = join(dir, "values.yaml");
-    writeFileSync(values, "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: 200m\n        memory: 512Mi\n");
+    writeFileSync(
+      values,
+      "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: 200m\n        memory: 512Mi\n",
+    );
     writeFileSync(join(dir, "bad.yaml"), "controlPlane:\n  statefulSet:\n    replicas: many\n");
   });
   after(async () => server?.close());
@@ -42,7 +45,9 @@ describe("ops: vc create", function () {
     git(repo, "add", "staged.txt");
     const r = await vc(["create", "team-c", "-n", "tenants-c", "-f", values, "--repo", repo]);
     expect(r.code, r.stderr).to.equal(0);
-    expect(r.stdout).to.match(/^committed clusters\/team-c\/values.yaml and clusters\/team-c\/cluster.yaml on branch create\/team-c \(commit [0-9a-f]{12}\); your checked-out branch was not switched: git switch create\/team-c to see the files\n/);
+    expect(r.stdout).to.match(
+      /^committed clusters\/team-c\/values.yaml and clusters\/team-c\/cluster.yaml on branch create\/team-c \(commit [0-9a-f]{12}\); your checked-out branch was not switched: git switch create\/team-c to see the files\n/,
+    );
     expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).to.equal("main");
     expect(git(repo, "status", "--porcelain")).to.equal("A  staged.txt\n?? notes.txt");
     expect(existsSync(join(repo, "clusters/team-c"))).to.equal(false);
@@ -55,8 +60,12 @@ describe("ops: vc create", function () {
     ]);
     expect(git(repo, "rev-parse", "create/team-c~1")).to.equal(git(repo, "rev-parse", "main"));
     // The rest of the tree is main's, unchanged.
-    expect(git(repo, "diff", "--name-only", "main", "create/team-c")).to.equal("clusters/team-c/cluster.yaml\nclusters/team-c/values.yaml");
-    expect(git(repo, "show", "create/team-c:clusters/team-c/values.yaml")).to.equal(readFileSync(values, "utf8").trimEnd());
+    expect(git(repo, "diff", "--name-only", "main", "create/team-c")).to.equal(
+      "clusters/team-c/cluster.yaml\nclusters/team-c/values.yaml",
+    );
+    expect(git(repo, "show", "create/team-c:clusters/team-c/values.yaml")).to.equal(
+      readFileSync(values, "utf8").trimEnd(),
+    );
     expect(git(repo, "show", "create/team-c:clusters/team-c/cluster.yaml")).to.contain("namespace: tenants-c");
     git(repo, "stash", "-q");
     git(repo, "switch", "-q", "create/team-c");
@@ -84,7 +93,9 @@ describe("ops: vc create", function () {
     const head = git(repo, "rev-parse", "HEAD");
     const existing = await vc(["create", "team-a", "-n", "other", "-f", values, "--repo", repo]);
     expect(existing.code).to.equal(1);
-    expect(existing.stderr).to.equal("error: clusters/team-a already exists: choose another name (vc list shows the clusters)\n");
+    expect(existing.stderr).to.equal(
+      "error: clusters/team-a already exists: choose another name (vc list shows the clusters)\n",
+    );
     const taken = await vc(["create", "team-z", "-n", "vc-team-a", "-f", values, "--repo", repo]);
     expect(taken.stderr).to.contain("namespace vc-team-a is already the host namespace of team-a");
     const bad = await vc(["create", "team-d", "-n", "tenants-d", "-f", join(values, "../bad.yaml"), "--repo", repo]);
@@ -100,7 +111,19 @@ describe("ops: vc create", function () {
 
   it("--apply applies the committed cluster to the host at once, the checked-out branch unchanged", async () => {
     const repo = gitRepo();
-    const r = await vc(["create", "team-g", "-n", "tenants-g", "-f", values, "--repo", repo, "--apply", "--kubeconfig", server.kubeconfigPath]);
+    const r = await vc([
+      "create",
+      "team-g",
+      "-n",
+      "tenants-g",
+      "-f",
+      values,
+      "--repo",
+      repo,
+      "--apply",
+      "--kubeconfig",
+      server.kubeconfigPath,
+    ]);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.match(/applied \d+ object\(s\) of team-g to test/);
     const sts = server.get("apps/v1", "StatefulSet", "tenants-g", "team-g");

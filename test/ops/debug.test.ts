@@ -27,11 +27,29 @@ function seed(server: KubeServer): void {
   server.put({
     apiVersion: "apps/v1",
     kind: "StatefulSet",
-    metadata: { name: "team-a", namespace: NS, annotations: { "kubectl.kubernetes.io/last-applied-configuration": `{"password":"${ENV_SECRET}"}` } },
+    metadata: {
+      name: "team-a",
+      namespace: NS,
+      annotations: { "kubectl.kubernetes.io/last-applied-configuration": `{"password":"${ENV_SECRET}"}` },
+    },
     spec: {
       replicas: 1,
       selector: { matchLabels: { release: "team-a", app: "vc" } },
-      template: { metadata: { labels: { release: "team-a", app: "vc" } }, spec: { containers: [{ name: "syncer", image: "vc/syncer:1", env: [{ name: "DB_PASSWORD", value: ENV_SECRET }, { name: "LOG_LEVEL", value: "debug" }] }] } },
+      template: {
+        metadata: { labels: { release: "team-a", app: "vc" } },
+        spec: {
+          containers: [
+            {
+              name: "syncer",
+              image: "vc/syncer:1",
+              env: [
+                { name: "DB_PASSWORD", value: ENV_SECRET },
+                { name: "LOG_LEVEL", value: "debug" },
+              ],
+            },
+          ],
+        },
+      },
     },
     status: { replicas: 1, readyReplicas: 1 },
   });
@@ -40,20 +58,74 @@ function seed(server: KubeServer): void {
     kind: "Pod",
     metadata: { name: "team-a-0", namespace: NS, labels: { release: "team-a", app: "vc" } },
     spec: { containers: [{ name: "syncer", image: "vc/syncer:1", env: [{ name: "API_TOKEN", value: ENV_SECRET }] }] },
-    status: { phase: "Running", containerStatuses: [{ name: "syncer", restartCount: 2, ready: true, image: "vc/syncer:1", imageID: "", state: { running: { startedAt: "2026-11-21T10:00:00Z" } }, lastState: { terminated: { reason: "Error", exitCode: 1 } } }] },
+    status: {
+      phase: "Running",
+      containerStatuses: [
+        {
+          name: "syncer",
+          restartCount: 2,
+          ready: true,
+          image: "vc/syncer:1",
+          imageID: "",
+          state: { running: { startedAt: "2026-11-21T10:00:00Z" } },
+          lastState: { terminated: { reason: "Error", exitCode: 1 } },
+        },
+      ],
+    },
   });
   server.setPodLog(NS, "team-a-0", "syncer", `started\nconnecting with token ${PLANTED_SECRET}\n`);
   server.setPodLog(NS, "team-a-0", "syncer", "panic: before restart\n", { previous: true });
-  server.put({ apiVersion: "v1", kind: "Secret", metadata: { name: "vc-team-a", namespace: NS }, data: { config: Buffer.from(PLANTED_SECRET).toString("base64") } });
-  for (const [name, time] of [["late", "2026-11-21T10:05:00Z"], ["early", "2026-11-21T09:00:00Z"], ["middle", "2026-11-21T09:30:00Z"]]) {
-    server.put({ apiVersion: "v1", kind: "Event", metadata: { name, namespace: NS }, involvedObject: { kind: "Pod", name: "team-a-0", namespace: NS }, reason: name, message: `event ${name}`, lastTimestamp: time, type: "Normal" });
+  server.put({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "vc-team-a", namespace: NS },
+    data: { config: Buffer.from(PLANTED_SECRET).toString("base64") },
+  });
+  for (const [name, time] of [
+    ["late", "2026-11-21T10:05:00Z"],
+    ["early", "2026-11-21T09:00:00Z"],
+    ["middle", "2026-11-21T09:30:00Z"],
+  ]) {
+    server.put({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name, namespace: NS },
+      involvedObject: { kind: "Pod", name: "team-a-0", namespace: NS },
+      reason: name,
+      message: `event ${name}`,
+      lastTimestamp: time,
+      type: "Normal",
+    });
   }
-  server.put({ apiVersion: "v1", kind: "Service", metadata: { name: "team-a", namespace: NS }, spec: { selector: { release: "team-a" }, ports: [{ port: 443, targetPort: 8443 }] } });
-  server.put({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name: "data-team-a-0", namespace: NS }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "10Gi" } } }, status: { phase: "Bound" } });
+  server.put({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "team-a", namespace: NS },
+    spec: { selector: { release: "team-a" }, ports: [{ port: 443, targetPort: 8443 }] },
+  });
+  server.put({
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name: "data-team-a-0", namespace: NS },
+    spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "10Gi" } } },
+    status: { phase: "Bound" },
+  });
   putRecord(server, {
     cluster: "team-a",
     hostNamespace: NS,
-    data: { lastAppliedRevision: "abc123", result: "applied", history: JSON.stringify([{ revision: "abc123", time: "2026-11-21T10:00:00Z", durationMs: 40, result: "applied", counts: { created: 3, updated: 0, deleted: 0, unchanged: 0, failed: 0 } }]) },
+    data: {
+      lastAppliedRevision: "abc123",
+      result: "applied",
+      history: JSON.stringify([
+        {
+          revision: "abc123",
+          time: "2026-11-21T10:00:00Z",
+          durationMs: 40,
+          result: "applied",
+          counts: { created: 3, updated: 0, deleted: 0, unchanged: 0, failed: 0 },
+        },
+      ]),
+    },
   });
 }
 
@@ -77,7 +149,17 @@ describe("ops: vc debug collect", function () {
 
   it("writes a gzip tar with debug/ holding every part, events sorted, and no secret value anywhere", async () => {
     const out = join(dir, "bundle.tar.gz");
-    const r = await vc(["debug", "collect", "team-a", "--output-filename", out, "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
+    const r = await vc([
+      "debug",
+      "collect",
+      "team-a",
+      "--output-filename",
+      out,
+      "--kubeconfig",
+      server.kubeconfigPath,
+      "--repo",
+      join(dir, "repo"),
+    ]);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.match(/^wrote .*bundle.tar.gz \(\d+ files\)\n$/);
     expect(readFileSync(out).subarray(0, 2)).to.deep.equal(Buffer.from([0x1f, 0x8b]));
@@ -100,13 +182,20 @@ describe("ops: vc debug collect", function () {
       "summary",
     ]);
     const read = (f: string) => readFileSync(join(x, "debug", f), "utf8");
-    expect((load(read("events.yaml")) as Array<{ reason: string }>).map((e) => e.reason)).to.deep.equal(["early", "middle", "late"]);
+    expect((load(read("events.yaml")) as Array<{ reason: string }>).map((e) => e.reason)).to.deep.equal([
+      "early",
+      "middle",
+      "late",
+    ]);
     expect(read("logs/team-a-0/syncer.previous.log")).to.equal("panic: before restart\n");
     expect(read("logs/team-a-0/syncer.log")).to.equal("started\nconnecting with token <masked>\n");
     expect(load(read("status.yaml"))).to.deep.include({ lastAppliedRevision: "abc123", result: "applied" });
     expect(read("config.yaml")).to.contain("endpoint: <masked>");
     expect(read("metrics-apiservice.yaml")).to.contain("is absent");
-    expect(read("summary")).to.contain("virtual cluster: team-a").and.contain("team-a-0: Running, 2 restart(s)").and.contain("last applied:    abc123");
+    expect(read("summary"))
+      .to.contain("virtual cluster: team-a")
+      .and.contain("team-a-0: Running, 2 restart(s)")
+      .and.contain("last applied:    abc123");
     expect(read("statefulset.yaml")).to.contain("value: debug");
     for (const f of files(x)) {
       const text = readFileSync(join(x, f), "utf8");
@@ -118,7 +207,22 @@ describe("ops: vc debug collect", function () {
 
   it("still writes the bundle for a user who may not read Secrets, saying what was not collected", async () => {
     server.addUser("no-secrets", [
-      { verbs: ["get", "list"], apiGroups: ["", "apps", "networking.mesh.io"], resources: ["pods", "pods/log", "events", "services", "persistentvolumeclaims", "configmaps", "statefulsets", "deployments", "gateways"], namespaces: [NS] },
+      {
+        verbs: ["get", "list"],
+        apiGroups: ["", "apps", "networking.mesh.io"],
+        resources: [
+          "pods",
+          "pods/log",
+          "events",
+          "services",
+          "persistentvolumeclaims",
+          "configmaps",
+          "statefulsets",
+          "deployments",
+          "gateways",
+        ],
+        namespaces: [NS],
+      },
     ]);
     const limited = server.writeKubeconfig({ token: "no-secrets", context: "no-secrets" });
     const out = join(dir, "limited.tar.gz");
@@ -130,20 +234,52 @@ describe("ops: vc debug collect", function () {
     execFileSync("tar", ["xzf", out, "-C", x]);
     const summary = readFileSync(join(x, "debug/summary"), "utf8");
     expect(summary).to.contain("not collected:\n  secrets could not be listed");
-    expect(summary).to.contain("not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made").and.contain("not checked (config): not visible to you");
+    expect(summary)
+      .to.contain(
+        "not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made",
+      )
+      .and.contain("not checked (config): not visible to you");
     expect(summary).to.contain("Credentials are never collected");
-    expect(readFileSync(join(x, "debug/config.yaml"), "utf8")).to.match(/^# effective values unknown: no folder clusters\/team-a/);
+    expect(readFileSync(join(x, "debug/config.yaml"), "utf8")).to.match(
+      /^# effective values unknown: no folder clusters\/team-a/,
+    );
     // The Secret could not be read, yet the token in the log is still recognised and masked.
-    expect(readFileSync(join(x, "debug/logs/team-a-0/syncer.log"), "utf8")).to.equal("started\nconnecting with token <masked>\n");
+    expect(readFileSync(join(x, "debug/logs/team-a-0/syncer.log"), "utf8")).to.equal(
+      "started\nconnecting with token <masked>\n",
+    );
   });
 
   it("fails clearly when the namespace does not exist: a cluster of the repository not applied, an unknown cluster", async () => {
-    const r = await vc(["debug", "collect", "team-b", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
+    const r = await vc([
+      "debug",
+      "collect",
+      "team-b",
+      "--output-filename",
+      join(dir, "n.tar.gz"),
+      "--kubeconfig",
+      server.kubeconfigPath,
+      "--repo",
+      join(dir, "repo"),
+    ]);
     expect(r.code).to.equal(1);
-    expect(r.stderr).to.equal('error: host namespace vc-team-b not found (context "test"): is team-b applied? pass --namespace if it lives elsewhere\n');
-    const unknown = await vc(["debug", "collect", "nope", "--output-filename", join(dir, "n.tar.gz"), "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
+    expect(r.stderr).to.equal(
+      'error: host namespace vc-team-b not found (context "test"): is team-b applied? pass --namespace if it lives elsewhere\n',
+    );
+    const unknown = await vc([
+      "debug",
+      "collect",
+      "nope",
+      "--output-filename",
+      join(dir, "n.tar.gz"),
+      "--kubeconfig",
+      server.kubeconfigPath,
+      "--repo",
+      join(dir, "repo"),
+    ]);
     expect(unknown.code).to.equal(1);
-    expect(unknown.stderr).to.equal(`error: unknown cluster "nope": no folder clusters/nope in ${join(dir, "repo")} and no host namespace vc-nope on context "test" (pass --namespace if it lives elsewhere); cluster folders: team-a, team-b\n`);
+    expect(unknown.stderr).to.equal(
+      `error: unknown cluster "nope": no folder clusters/nope in ${join(dir, "repo")} and no host namespace vc-nope on context "test" (pass --namespace if it lives elsewhere); cluster folders: team-a, team-b\n`,
+    );
   });
 });
 
@@ -158,7 +294,8 @@ describe("ops: vc debug collect masks credentials only", function () {
   const VIRTUAL_CERT = clientCert(30, "vc-admin");
   const TLS = clientCert(30, "gateway.example");
   const BASIC_PASSWORD = "basic-Auth-9911";
-  const SA_TOKEN = "eyJhbGciOiJSUzI1NiIsImtpZCI6InRlc3QifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJlLXZhbHVlLTEyMzQ";
+  const SA_TOKEN =
+    "eyJhbGciOiJSUzI1NiIsImtpZCI6InRlc3QifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJlLXZhbHVlLTEyMzQ";
   const pemBody = (pem: string) => pem.split("\n").filter((l) => l && !l.startsWith("-----"));
   let server: KubeServer;
   let dir: string;
@@ -206,25 +343,59 @@ describe("ops: vc debug collect masks credentials only", function () {
     const kubeconfig = dump({
       apiVersion: "v1",
       kind: "Config",
-      clusters: [{ name: "vc", cluster: { server: "https://team-a.vc-team-a.svc:443", "certificate-authority-data": b64(TLS.cert) } }],
-      users: [{ name: "vc-admin", user: { token: KUBE_TOKEN, "client-certificate-data": b64(VIRTUAL_CERT.cert), "client-key-data": b64(VIRTUAL_CERT.key) } }],
+      clusters: [
+        {
+          name: "vc",
+          cluster: { server: "https://team-a.vc-team-a.svc:443", "certificate-authority-data": b64(TLS.cert) },
+        },
+      ],
+      users: [
+        {
+          name: "vc-admin",
+          user: {
+            token: KUBE_TOKEN,
+            "client-certificate-data": b64(VIRTUAL_CERT.cert),
+            "client-key-data": b64(VIRTUAL_CERT.key),
+          },
+        },
+      ],
       contexts: [{ name: "vc", context: { cluster: "vc", user: "vc-admin" } }],
       "current-context": "vc",
     });
     const secret = (name: string, data: Record<string, string>, type = "Opaque") =>
-      server.put({ apiVersion: "v1", kind: "Secret", metadata: { name, namespace: NS }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
+      server.put({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name, namespace: NS },
+        type,
+        data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+      });
     secret("vc-team-a", { config: kubeconfig });
     secret("vc-config-team-a", { "values.yaml": configText(effectiveValues(values), "team-a") });
     secret("vc-database-team-a", { endpoint: DB_ENDPOINT });
     secret("gateway-cert", { "tls.crt": TLS.cert, "tls.key": TLS.key }, "kubernetes.io/tls");
     secret("registry-login", { username: "vc", password: BASIC_PASSWORD }, "kubernetes.io/basic-auth");
-    secret("default-token-x1", { token: SA_TOKEN, namespace: NS, "ca.crt": TLS.cert }, "kubernetes.io/service-account-token");
+    secret(
+      "default-token-x1",
+      { token: SA_TOKEN, namespace: NS, "ca.crt": TLS.cert },
+      "kubernetes.io/service-account-token",
+    );
     server.setPodLog(NS, "team-a-0", "syncer", `${[...LOG, ...LEAKS].join("\n")}\n`);
     dir = tempDir();
     mkdirSync(join(dir, "repo/clusters/team-a"), { recursive: true });
     writeFileSync(join(dir, "repo/clusters/team-a/values.yaml"), dump(values));
     const out = join(dir, "bundle.tar.gz");
-    const r = await vc(["debug", "collect", "team-a", "--output-filename", out, "--kubeconfig", server.kubeconfigPath, "--repo", join(dir, "repo")]);
+    const r = await vc([
+      "debug",
+      "collect",
+      "team-a",
+      "--output-filename",
+      out,
+      "--kubeconfig",
+      server.kubeconfigPath,
+      "--repo",
+      join(dir, "repo"),
+    ]);
     expect(r.code, r.stderr).to.equal(0);
     x = join(dir, "x");
     mkdirSync(x);
@@ -237,7 +408,9 @@ describe("ops: vc debug collect masks credentials only", function () {
     const { effectiveValues } = await import("../../src/validate/values.js");
     const { maskValues } = await import("../../src/model/secrets.js");
     expect(read("config.yaml")).not.to.contain("<masked>:");
-    const config = load(read("config.yaml")) as { controlPlane: { statefulSet: { env: unknown[] }; backingStore: unknown } };
+    const config = load(read("config.yaml")) as {
+      controlPlane: { statefulSet: { env: unknown[] }; backingStore: unknown };
+    };
     expect(config).to.deep.equal(JSON.parse(JSON.stringify(maskValues(effectiveValues(values)))));
     expect(config.controlPlane.statefulSet.env).to.deep.equal([
       { name: "LOG_LEVEL", value: "debug" },
@@ -258,7 +431,19 @@ describe("ops: vc debug collect masks credentials only", function () {
   });
 
   it("no planted credential (nor its base64 form) is anywhere in the bundle", () => {
-    const planted = [ENV_PASSWORD, ENV_TOKEN, DB_URL_PASSWORD, DB_ENDPOINT, KUBE_TOKEN, BASIC_PASSWORD, SA_TOKEN, b64(VIRTUAL_CERT.cert), b64(VIRTUAL_CERT.key), ...pemBody(VIRTUAL_CERT.key), ...pemBody(TLS.key)];
+    const planted = [
+      ENV_PASSWORD,
+      ENV_TOKEN,
+      DB_URL_PASSWORD,
+      DB_ENDPOINT,
+      KUBE_TOKEN,
+      BASIC_PASSWORD,
+      SA_TOKEN,
+      b64(VIRTUAL_CERT.cert),
+      b64(VIRTUAL_CERT.key),
+      ...pemBody(VIRTUAL_CERT.key),
+      ...pemBody(TLS.key),
+    ];
     for (const f of files(x)) {
       const text = readFileSync(join(x, f), "utf8");
       for (const secret of planted) {
@@ -305,8 +490,18 @@ describe("ops: vc debug shell", function () {
     });
     const stdin = new PassThrough();
     let output = "";
-    const terminal = Object.assign(new Writable({ write: (c, _e, cb) => ((output += String(c)), cb()) }), { columns: 80, rows: 24 });
-    const done = debugShell(host, { cluster: "team-a", namespace: NS, command: ["sh"], stdin, stdout: terminal, tty: true });
+    const terminal = Object.assign(new Writable({ write: (c, _e, cb) => ((output += String(c)), cb()) }), {
+      columns: 80,
+      rows: 24,
+    });
+    const done = debugShell(host, {
+      cluster: "team-a",
+      namespace: NS,
+      command: ["sh"],
+      stdin,
+      stdout: terminal,
+      tty: true,
+    });
     await waitFor(() => output.includes("$ "));
     stdin.write("hello\n");
     await waitFor(() => output.includes("you said hello"));
@@ -316,8 +511,17 @@ describe("ops: vc debug shell", function () {
     await waitFor(() => sizes.length === 2);
     stdin.write("exit 3\n");
     expect(await done).to.equal(3);
-    expect(sessions[0]).to.deep.include({ namespace: NS, pod: "team-a-0", container: "syncer", command: ["sh"], tty: true });
-    expect(sizes).to.deep.equal([{ width: 80, height: 24 }, { width: 120, height: 40 }]);
+    expect(sessions[0]).to.deep.include({
+      namespace: NS,
+      pod: "team-a-0",
+      container: "syncer",
+      command: ["sh"],
+      tty: true,
+    });
+    expect(sizes).to.deep.equal([
+      { width: 80, height: 24 },
+      { width: 120, height: 40 },
+    ]);
   });
 
   it("as the vc process with piped stdin: no TTY, stdout and stderr apart, the shell's exit code", async () => {
@@ -330,21 +534,42 @@ describe("ops: vc debug shell", function () {
         s.exit(4);
       });
     });
-    const r = await vcProcess(["debug", "shell", "team-a", "-n", NS, "--kubeconfig", server.kubeconfigPath], { input: "ls /data\n" });
+    const r = await vcProcess(["debug", "shell", "team-a", "-n", NS, "--kubeconfig", server.kubeconfigPath], {
+      input: "ls /data\n",
+    });
     expect(r.stdout).to.equal("ran: ls /data (tty false)\n");
     expect(r.stderr).to.equal("a warning\n");
     expect(r.code).to.equal(4);
   });
 
   it("refuses clearly when the pod is not running or absent", async () => {
-    server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: "team-b-0", namespace: NS }, spec: { containers: [{ name: "syncer", image: "x" }] }, status: { phase: "Pending", containerStatuses: [{ name: "syncer", state: { waiting: { reason: "ImagePullBackOff" } } }] } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "team-b-0", namespace: NS },
+      spec: { containers: [{ name: "syncer", image: "x" }] },
+      status: {
+        phase: "Pending",
+        containerStatuses: [{ name: "syncer", state: { waiting: { reason: "ImagePullBackOff" } } }],
+      },
+    });
     let err: unknown;
-    await debugShell(host, { cluster: "team-b", namespace: NS, command: ["sh"], stdin: new PassThrough(), stdout: new PassThrough() }).catch((e) => (err = e));
+    await debugShell(host, {
+      cluster: "team-b",
+      namespace: NS,
+      command: ["sh"],
+      stdin: new PassThrough(),
+      stdout: new PassThrough(),
+    }).catch((e) => (err = e));
     expect(err).to.be.instanceOf(ShellError);
-    expect((err as Error).message).to.equal("pod vc-team-a/team-b-0 is Pending (syncer: ImagePullBackOff), not Running: no shell possible; run vc doctor team-b");
+    expect((err as Error).message).to.equal(
+      "pod vc-team-a/team-b-0 is Pending (syncer: ImagePullBackOff), not Running: no shell possible; run vc doctor team-b",
+    );
     const r = await vc(["debug", "shell", "team-c", "-n", NS, "--kubeconfig", server.kubeconfigPath]);
     expect(r.code).to.equal(2);
-    expect(r.stderr).to.equal(`error: pod ${NS}/team-c-0 not found: the control plane of team-c is not running (scaled to 0, or not applied); run vc doctor team-c\n`);
+    expect(r.stderr).to.equal(
+      `error: pod ${NS}/team-c-0 not found: the control plane of team-c is not running (scaled to 0, or not applied); run vc doctor team-c\n`,
+    );
   });
 });
 

@@ -16,10 +16,23 @@ const gateway = (credentialName = SECRET, port = 443): KubeObject => ({
   apiVersion: "networking.mesh.io/v1beta1",
   kind: "Gateway",
   metadata: { name: "public-x-edge-x-shop", namespace: NS },
-  spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: port, name: "https", protocol: "HTTPS" }, hosts: [`${NS}/web.example.com`], tls: { mode: "SIMPLE", credentialName } }] },
+  spec: {
+    selector: { istio: "ingressgateway" },
+    servers: [
+      {
+        port: { number: port, name: "https", protocol: "HTTPS" },
+        hosts: [`${NS}/web.example.com`],
+        tls: { mode: "SIMPLE", credentialName },
+      },
+    ],
+  },
 });
 
-const certificate = (ready?: { status: string; reason?: string; message?: string }, secretName = SECRET, namespace = NS): KubeObject => ({
+const certificate = (
+  ready?: { status: string; reason?: string; message?: string },
+  secretName = SECRET,
+  namespace = NS,
+): KubeObject => ({
   apiVersion: "cert-manager.io/v1",
   kind: "Certificate",
   metadata: { name: "web-x-edge-x-shop", namespace },
@@ -27,7 +40,11 @@ const certificate = (ready?: { status: string; reason?: string; message?: string
   ...(ready ? { status: { conditions: [{ type: "Ready", ...ready }] } } : {}),
 });
 
-function snapshot(certificates: KubeObject[] | undefined, gateways: KubeObject[] = [gateway()], existingSecrets: string[] = []): HostSnapshot {
+function snapshot(
+  certificates: KubeObject[] | undefined,
+  gateways: KubeObject[] = [gateway()],
+  existingSecrets: string[] = [],
+): HostSnapshot {
   return {
     cluster: "shop",
     namespace: NS,
@@ -91,7 +108,11 @@ describe("ops/doctor: gateway certificates", () => {
 
   it("reports a Gateway once per certificate, however many of its servers use it", () => {
     const gw = gateway();
-    (gw.spec as { servers: unknown[] }).servers.push({ port: { number: 8443, name: "https-alt", protocol: "HTTPS" }, hosts: ["x"], tls: { mode: "SIMPLE", credentialName: SECRET } });
+    (gw.spec as { servers: unknown[] }).servers.push({
+      port: { number: 8443, name: "https-alt", protocol: "HTTPS" },
+      hosts: ["x"],
+      tls: { mode: "SIMPLE", credentialName: SECRET },
+    });
     expect(gatewayCertificates(snapshot([certificate(NOT_READY)], [gw]))).to.have.length(1);
   });
 });
@@ -102,13 +123,29 @@ describe("ops: vc doctor reads certificates (live host)", function () {
   const repo = (certManager: boolean): string => {
     const dir = tempDir();
     mkdirSync(join(dir, "clusters/shop"), { recursive: true });
-    writeFileSync(join(dir, "clusters/shop/values.yaml"), `integrations:\n  mesh:\n    enabled: true\n  certManager:\n    enabled: ${certManager}\ncontrolPlane:\n  backingStore:\n    kvstore:\n      persistence:\n        enabled: true\n`);
+    writeFileSync(
+      join(dir, "clusters/shop/values.yaml"),
+      `integrations:\n  mesh:\n    enabled: true\n  certManager:\n    enabled: ${certManager}\ncontrolPlane:\n  backingStore:\n    kvstore:\n      persistence:\n        enabled: true\n`,
+    );
     return dir;
   };
   before(async () => {
     server = await startKubeServer({ namespaces: ["default", NS] });
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS, labels: { "mesh-injection": "enabled" } } });
-    server.put({ apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "shop", namespace: NS }, spec: { replicas: 1, selector: { matchLabels: { release: "shop" } }, template: { metadata: { labels: { release: "shop" } }, spec: { containers: [{ name: "syncer", image: "x" }] } } } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: NS, labels: { "mesh-injection": "enabled" } },
+    });
+    server.put({
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      metadata: { name: "shop", namespace: NS },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { release: "shop" } },
+        template: { metadata: { labels: { release: "shop" } }, spec: { containers: [{ name: "syncer", image: "x" }] } },
+      },
+    });
     server.put(gateway());
     server.put(certificate(NOT_READY));
   });
@@ -122,8 +159,19 @@ describe("ops: vc doctor reads certificates (live host)", function () {
     expect(found[0]!.message).to.include("Ready is False (Failed): ACME challenge failed");
     expect(on.code).to.equal(1);
     server.resetRequests();
-    const off = await vc(["doctor", "shop", "--kubeconfig", server.kubeconfigPath, "--repo", repo(false), "-o", "json"]);
-    expect((JSON.parse(off.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check)).to.not.include("certificate-not-ready");
+    const off = await vc([
+      "doctor",
+      "shop",
+      "--kubeconfig",
+      server.kubeconfigPath,
+      "--repo",
+      repo(false),
+      "-o",
+      "json",
+    ]);
+    expect(
+      (JSON.parse(off.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check),
+    ).to.not.include("certificate-not-ready");
     expect(server.countRequests({ resource: "certificates" })).to.equal(0);
   });
 });

@@ -11,7 +11,10 @@ import { runVc } from "../support/vc.js";
 
 /** `shop`: metrics (host group metrics.k8s.io) and mesh on. `calm`: the defaults. */
 const SHOP_VALUES = {
-  integrations: { mesh: { enabled: true }, metricsServer: { enabled: true, proxy: { hostApiGroup: "metrics.k8s.io" } } },
+  integrations: {
+    mesh: { enabled: true },
+    metricsServer: { enabled: true, proxy: { hostApiGroup: "metrics.k8s.io" } },
+  },
 };
 
 const REVIEWS_ROUTE = `apiVersion: networking.mesh.io/v1beta1
@@ -36,7 +39,12 @@ export function writeDoctorRepo(): string {
   return repo;
 }
 
-async function podWithPhase(kubeconfig: string, namespace: string, pod: Record<string, unknown>, phase: string): Promise<void> {
+async function podWithPhase(
+  kubeconfig: string,
+  namespace: string,
+  pod: Record<string, unknown>,
+  phase: string,
+): Promise<void> {
   const host = openHost({ kubeconfig });
   try {
     const name = (pod.metadata as { name: string }).name;
@@ -59,9 +67,19 @@ export async function breakDoctorHost(kubeconfig: string, repo: string): Promise
   const host = openHost({ kubeconfig });
   try {
     const role = `${pathOf("rbac.authorization.k8s.io/v1", "Role", "vc-shop")}/vc-metrics-proxy-shop`;
-    await host.mergePatch(role, { rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }, { apiGroups: ["metrics.orch.io"], resources: ["pods"], verbs: ["get", "list", "watch"] }] });
-    const live = effectiveValues({ ...SHOP_VALUES, sync: { toHost: { customResources: { "virtualservices.networking.mesh.io": { enabled: true } } } } });
-    await host.mergePatch(P.secrets("vc-shop", "vc-config-shop"), { data: { "values.yaml": Buffer.from(JSON.stringify(live)).toString("base64") } });
+    await host.mergePatch(role, {
+      rules: [
+        { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+        { apiGroups: ["metrics.orch.io"], resources: ["pods"], verbs: ["get", "list", "watch"] },
+      ],
+    });
+    const live = effectiveValues({
+      ...SHOP_VALUES,
+      sync: { toHost: { customResources: { "virtualservices.networking.mesh.io": { enabled: true } } } },
+    });
+    await host.mergePatch(P.secrets("vc-shop", "vc-config-shop"), {
+      data: { "values.yaml": Buffer.from(JSON.stringify(live)).toString("base64") },
+    });
   } finally {
     host.close();
   }
@@ -70,8 +88,21 @@ export async function breakDoctorHost(kubeconfig: string, repo: string): Promise
     { name: "app", image: "nginx:1.27" },
     { name: "mesh-proxy", image: "mesh/proxy:1", resources: { requests: { cpu: "10m", memory: "32Mi" } } },
   ];
-  await podWithPhase(kubeconfig, "vc-shop", { metadata: { name: "web-x-default-x-shop", labels: managed }, spec: { containers } }, "Running");
-  await podWithPhase(kubeconfig, "vc-calm", { metadata: { name: "calm-0", labels: { release: "calm", app: "vc" } }, spec: { serviceAccountName: "vc-calm", containers: [{ name: "syncer", image: "vc/syncer:1" }] } }, "Pending");
+  await podWithPhase(
+    kubeconfig,
+    "vc-shop",
+    { metadata: { name: "web-x-default-x-shop", labels: managed }, spec: { containers } },
+    "Running",
+  );
+  await podWithPhase(
+    kubeconfig,
+    "vc-calm",
+    {
+      metadata: { name: "calm-0", labels: { release: "calm", app: "vc" } },
+      spec: { serviceAccountName: "vc-calm", containers: [{ name: "syncer", image: "vc/syncer:1" }] },
+    },
+    "Pending",
+  );
 }
 
 /** What `vc doctor shop` reports on that host, as `check severity object`, whatever the server. */

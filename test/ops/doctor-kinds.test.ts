@@ -25,19 +25,32 @@ function snapshot(missingKinds: string[] | undefined, mesh = true, apiServiceAva
     virtualServices: [],
     destinationRules: [],
     slowReads: [],
-    metricsApiService: { apiVersion: "apiregistration.k8s.io/v1", kind: "APIService", metadata: { name: "v1beta1.metrics.orch.io" }, status: { conditions: [{ type: "Available", status: apiServiceAvailable ? "True" : "False" }] } },
+    metricsApiService: {
+      apiVersion: "apiregistration.k8s.io/v1",
+      kind: "APIService",
+      metadata: { name: "v1beta1.metrics.orch.io" },
+      status: { conditions: [{ type: "Available", status: apiServiceAvailable ? "True" : "False" }] },
+    },
     values: effectiveValues({ integrations: { mesh: { enabled: mesh }, metricsServer: { enabled: true } } }),
     ...(missingKinds ? { missingKinds } : {}),
   };
 }
 
-const MESH = ["networking.mesh.io/v1beta1/DestinationRule", "networking.mesh.io/v1beta1/Gateway", "networking.mesh.io/v1beta1/VirtualService"];
+const MESH = [
+  "networking.mesh.io/v1beta1/DestinationRule",
+  "networking.mesh.io/v1beta1/Gateway",
+  "networking.mesh.io/v1beta1/VirtualService",
+];
 
 describe("ops: doctor served-kinds check", () => {
   it("one error naming the missing mesh kinds and the prerequisite when the mesh integration is on", () => {
     const findings = servedKinds(snapshot(MESH));
     expect(findings).to.have.length(1);
-    expect(findings[0]).to.include({ check: "mesh-crds", severity: "error", object: "APIGroup networking.mesh.io/v1beta1" });
+    expect(findings[0]).to.include({
+      check: "mesh-crds",
+      severity: "error",
+      object: "APIGroup networking.mesh.io/v1beta1",
+    });
     expect(findings[0]!.message).to.include("DestinationRule, Gateway, VirtualService");
     expect(findings[0]!.resolution).to.include("CRDs (group suffix mesh.io)");
   });

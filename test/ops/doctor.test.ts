@@ -19,7 +19,10 @@ function broken(name: string): HostSnapshot {
 }
 
 /** The coverage entries a finding may stand for: same check and severity, and the row's resolution leads its resolution. */
-const rowsOf = (f: Finding) => COVERAGE.filter((c) => c.check === f.check && c.severity === f.severity && f.resolution.startsWith(ROWS[c.row].resolution));
+const rowsOf = (f: Finding) =>
+  COVERAGE.filter(
+    (c) => c.check === f.check && c.severity === f.severity && f.resolution.startsWith(ROWS[c.row].resolution),
+  );
 
 describe("ops/doctor", () => {
   it("finds nothing on a healthy cluster", () => {
@@ -46,8 +49,16 @@ describe("ops/doctor", () => {
     expect(Object.keys(SCENARIOS).filter((k) => !entries.has(k))).to.deep.equal([]);
     const rows = Object.entries(ROWS);
     expect(rows.filter(([, r]) => r.section === "7")).to.have.length(13);
-    for (const [row] of rows) expect(COVERAGE.some((c) => c.row === row), row).to.equal(true);
-    for (const state of ["`Pending`", "`CrashLoopBackOff`", "`OOMKilled`", "restart"]) expect(rows.some(([, r]) => r.section === "3" && r.condition.includes(state)), state).to.equal(true);
+    for (const [row] of rows)
+      expect(
+        COVERAGE.some((c) => c.row === row),
+        row,
+      ).to.equal(true);
+    for (const state of ["`Pending`", "`CrashLoopBackOff`", "`OOMKilled`", "restart"])
+      expect(
+        rows.some(([, r]) => r.section === "3" && r.condition.includes(state)),
+        state,
+      ).to.equal(true);
   });
 
   it("every resolution the spec lists for a row is performed by a check or named as not performed, with the reason", () => {
@@ -63,7 +74,11 @@ describe("ops/doctor", () => {
       }
       expect(rest, `${row}: steps not accounted for`).to.match(/^[\s,;]*$/);
       // Every check that reports under the row performs one of its steps.
-      for (const c of COVERAGE.filter((x) => x.row === row)) expect(steps.some((s) => s.by?.includes(c.check)), `${row}: ${c.check} performs none of its steps`).to.equal(true);
+      for (const c of COVERAGE.filter((x) => x.row === row))
+        expect(
+          steps.some((s) => s.by?.includes(c.check)),
+          `${row}: ${c.check} performs none of its steps`,
+        ).to.equal(true);
     }
   });
 
@@ -82,50 +97,89 @@ describe("ops/doctor", () => {
   it("sees an unbound claim through the claim's phase", () => {
     const s = healthy();
     s.pvcs = [obj("v1", "PersistentVolumeClaim", "data-team-a-0", { status: { phase: "Pending" } })];
-    const p = pod("team-a-0", { spec: { containers: [{ name: "syncer" }], volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data-team-a-0" } }] }, status: { phase: "Pending" } });
-    expect(pendingCauses(s, p as unknown as PodLike)).to.deep.equal([{ cause: "unbound-volume-claim", detail: "volume claim data-team-a-0 is Pending" }]);
+    const p = pod("team-a-0", {
+      spec: {
+        containers: [{ name: "syncer" }],
+        volumes: [{ name: "data", persistentVolumeClaim: { claimName: "data-team-a-0" } }],
+      },
+      status: { phase: "Pending" },
+    });
+    expect(pendingCauses(s, p as unknown as PodLike)).to.deep.equal([
+      { cause: "unbound-volume-claim", detail: "volume claim data-team-a-0 is Pending" },
+    ]);
   });
 
   it("tells the causes of CrashLoopBackOff apart, with the memory limit for memory exhaustion", () => {
     const s = broken("crash-memory|crash-loop|error");
-    (s.pods[1] as unknown as { spec: { containers: Array<Record<string, unknown>> } }).spec.containers[0]!.resources = { requests: { cpu: "1", memory: "1Gi" }, limits: { memory: "256Mi" } };
+    (s.pods[1] as unknown as { spec: { containers: Array<Record<string, unknown>> } }).spec.containers[0]!.resources = {
+      requests: { cpu: "1", memory: "1Gi" },
+      limits: { memory: "256Mi" },
+    };
     const [f] = diagnose(s);
     expect(f).to.include({ check: "crash-loop", severity: "error", object: `Pod ${NS}/web-x-default-x-team-a` });
     expect(f!.message).to.equal("container app in CrashLoopBackOff after 9 restarts, last terminated OOMKilled");
-    expect(f!.resolution).to.match(/^memory exhaustion: raise the memory limit .*limits cpu 1000m \/ memory 2Gi.*; the memory limit is now 256Mi$/);
+    expect(f!.resolution).to.match(
+      /^memory exhaustion: raise the memory limit .*limits cpu 1000m \/ memory 2Gi.*; the memory limit is now 256Mi$/,
+    );
     const cause = (scenario: string) => diagnose(broken(scenario)).find((x) => x.check === "crash-loop")!.message;
-    expect(cause("crash-liveness|crash-loop|error")).to.equal("container app in CrashLoopBackOff after 9 restarts, killed by its liveness probe: Container app failed liveness probe, will be restarted");
-    expect(cause("crash-node-pressure|crash-loop|error")).to.equal("container app in CrashLoopBackOff after 9 restarts, node pressure: Evicted: The node was low on resource: memory.");
-    expect(cause("crash-application|crash-loop|error")).to.equal("container app in CrashLoopBackOff after 9 restarts, application error, last terminated Error (exit code 1)");
+    expect(cause("crash-liveness|crash-loop|error")).to.equal(
+      "container app in CrashLoopBackOff after 9 restarts, killed by its liveness probe: Container app failed liveness probe, will be restarted",
+    );
+    expect(cause("crash-node-pressure|crash-loop|error")).to.equal(
+      "container app in CrashLoopBackOff after 9 restarts, node pressure: Evicted: The node was low on resource: memory.",
+    );
+    expect(cause("crash-application|crash-loop|error")).to.equal(
+      "container app in CrashLoopBackOff after 9 restarts, application error, last terminated Error (exit code 1)",
+    );
   });
 
   it("reports high restarts only from 5 on, and not again for a container already reported as looping or OOMKilled", () => {
     const s = broken("high-restarts|high-restarts|warning");
-    expect(diagnose(s).map((f) => f.message)).to.deep.equal(["container app restarted 7 times, last terminated Error (exit code 2)"]);
-    (s.pods[1] as unknown as { status: { containerStatuses: Array<{ restartCount: number }> } }).status.containerStatuses[0]!.restartCount = 4;
+    expect(diagnose(s).map((f) => f.message)).to.deep.equal([
+      "container app restarted 7 times, last terminated Error (exit code 2)",
+    ]);
+    (s.pods[1] as unknown as { status: { containerStatuses: Array<{ restartCount: number }> } }).status
+      .containerStatuses[0]!.restartCount = 4;
     expect(diagnose(s)).to.deep.equal([]);
     expect(diagnose(broken("crash-application|crash-loop|error")).map((f) => f.check)).to.deep.equal(["crash-loop"]);
   });
 
   it("checks the metrics API of the configured hostApiGroup and suggests RBAC on that group", () => {
     const f = diagnose(broken("metrics-forbidden|metrics-forbidden|error"));
-    expect(f.map((x) => x.message)).to.deep.equal([`HTTP 403 Forbidden: system:serviceaccount:${NS}:vc-metrics-proxy-team-a may not get, list pods.metrics.k8s.io in ${NS}`]);
+    expect(f.map((x) => x.message)).to.deep.equal([
+      `HTTP 403 Forbidden: system:serviceaccount:${NS}:vc-metrics-proxy-team-a may not get, list pods.metrics.k8s.io in ${NS}`,
+    ]);
     expect(f[0]!.resolution).to.equal(
       `grant RBAC to the service account; kubectl -n ${NS} create role vc-metrics-reader --verb=get,list --resource=pods.metrics.k8s.io && kubectl -n ${NS} create rolebinding vc-metrics-reader --role=vc-metrics-reader --serviceaccount=${NS}:vc-metrics-proxy-team-a`,
     );
     const missing = diagnose(broken("metrics-not-available|metrics-host-api|error"))[0]!;
     expect(missing).to.include({ object: "APIService v1beta1.metrics.k8s.io" });
-    expect(missing.message).to.equal("metrics not available: the host has no APIService v1beta1.metrics.k8s.io, so no metrics server serves metrics.k8s.io there");
+    expect(missing.message).to.equal(
+      "metrics not available: the host has no APIService v1beta1.metrics.k8s.io, so no metrics server serves metrics.k8s.io there",
+    );
     const s = healthy();
-    s.metricsApiService = obj("apiregistration.k8s.io/v1", "APIService", "v1beta1.metrics.k8s.io", { status: { conditions: [{ type: "Available", status: "False", reason: "FailedDiscoveryCheck" }] } }, undefined);
-    expect(diagnose(s).map((x) => [x.message, x.resolution])).to.deep.equal([["metrics not available (FailedDiscoveryCheck)", "verify host metrics server runs, verify integration is enabled, restart the control plane"]]);
+    s.metricsApiService = obj(
+      "apiregistration.k8s.io/v1",
+      "APIService",
+      "v1beta1.metrics.k8s.io",
+      { status: { conditions: [{ type: "Available", status: "False", reason: "FailedDiscoveryCheck" }] } },
+      undefined,
+    );
+    expect(diagnose(s).map((x) => [x.message, x.resolution])).to.deep.equal([
+      [
+        "metrics not available (FailedDiscoveryCheck)",
+        "verify host metrics server runs, verify integration is enabled, restart the control plane",
+      ],
+    ]);
   });
 
   it("without values, reads the host group from the metrics proxy's --host-api-group", () => {
     const s = broken("metrics-forbidden|metrics-forbidden|error");
     s.values = undefined;
     s.liveValues = undefined;
-    (s.deployments[0] as unknown as { spec: { template: { spec: Record<string, unknown> } } }).spec.template.spec.containers = [{ name: "metrics-proxy", args: ["--host-api-group", "metrics.k8s.io"] }];
+    (
+      s.deployments[0] as unknown as { spec: { template: { spec: Record<string, unknown> } } }
+    ).spec.template.spec.containers = [{ name: "metrics-proxy", args: ["--host-api-group", "metrics.k8s.io"] }];
     expect(diagnose(s).find((x) => x.check === "metrics-forbidden")!.message).to.contain("pods.metrics.k8s.io");
   });
 
@@ -144,39 +198,71 @@ describe("ops/doctor", () => {
   it("the live configuration's mesh conflict is reported with the spec's error text", () => {
     const [f] = diagnose(broken("mesh-custom-resource|mesh-custom-resource|error"));
     expect(f).to.include({ object: `Secret ${NS}/vc-config-team-a` });
-    expect(f!.message).to.equal('the mesh integration is enabled but the mesh custom resource is also set in sync.toHost.customResources: "virtualservices.networking.mesh.io" (in the configuration the control plane runs with)');
+    expect(f!.message).to.equal(
+      'the mesh integration is enabled but the mesh custom resource is also set in sync.toHost.customResources: "virtualservices.networking.mesh.io" (in the configuration the control plane runs with)',
+    );
   });
 
   it("a VirtualService routing to a missing service names the virtual service behind the host name; external hosts are not checked", () => {
     const s = broken("mesh-not-effective|mesh-destination|error");
-    for (const vs of [s.virtualServices[0]!, s.rendered![0]!]) (vs.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: "api.example.com" } }] });
+    for (const vs of [s.virtualServices[0]!, s.rendered![0]!])
+      (vs.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: "api.example.com" } }] });
     const [f] = diagnose(s);
-    expect(f!.message).to.equal(`route destination ${"reviews-x-default-x-team-a"}.${NS}.svc.cluster.local names Service ${NS}/reviews-x-default-x-team-a, which does not exist on the host (the virtual cluster's service reviews in namespace default: not synced)`);
+    expect(f!.message).to.equal(
+      `route destination ${"reviews-x-default-x-team-a"}.${NS}.svc.cluster.local names Service ${NS}/reviews-x-default-x-team-a, which does not exist on the host (the virtual cluster's service reviews in namespace default: not synced)`,
+    );
     expect(diagnose(s)).to.have.length(1);
   });
 
   it("reads svc.ns as a Service only where ns is a namespace of the cluster's mesh objects (the renderer's rule): example.com is an external host", () => {
     const s = broken("mesh-not-effective|mesh-destination|error");
     const both = [s.virtualServices[0]!, s.rendered![0]!]; // the host's and the repository's (else it is reported as not synced)
-    for (const vs of both) (vs.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: "example.com" } }], mirror: { host: "shop.io" } });
-    expect(diagnose(s).map((f) => f.message).join("\n")).to.not.include("example.com").and.not.include("shop.io");
+    for (const vs of both)
+      (vs.spec as { http: unknown[] }).http.push({
+        route: [{ destination: { host: "example.com" } }],
+        mirror: { host: "shop.io" },
+      });
+    expect(
+      diagnose(s)
+        .map((f) => f.message)
+        .join("\n"),
+    )
+      .to.not.include("example.com")
+      .and.not.include("shop.io");
     expect(diagnose(s)).to.have.length(1);
     // A two-label host in a namespace the mesh objects use (the host namespace, or the virtual namespace they were rendered from) is a Service.
     for (const vs of both) {
       vs.metadata.annotations = { ...vs.metadata.annotations, "vc.orch.io/object-namespace": "default" }; // as vc renders it from namespace default
-      (vs.spec as { http: unknown[] }).http.push({ route: [{ destination: { host: `ghost.${NS}` } }, { destination: { host: "phantom.default" } }] });
+      (vs.spec as { http: unknown[] }).http.push({
+        route: [{ destination: { host: `ghost.${NS}` } }, { destination: { host: "phantom.default" } }],
+      });
     }
     const messages = diagnose(s).map((f) => f.message);
-    expect(messages.some((m) => m.includes(`names Service ${NS}/ghost,`)), messages.join("\n")).to.equal(true);
-    expect(messages.some((m) => m.includes("names Service default/phantom,")), messages.join("\n")).to.equal(true);
+    expect(
+      messages.some((m) => m.includes(`names Service ${NS}/ghost,`)),
+      messages.join("\n"),
+    ).to.equal(true);
+    expect(
+      messages.some((m) => m.includes("names Service default/phantom,")),
+      messages.join("\n"),
+    ).to.equal(true);
     expect(messages).to.have.length(3);
   });
 
   it("the control plane without its pod quotes the StatefulSet's FailedCreate event", () => {
     const s = broken("connection|control-plane-pod|error");
-    s.events.push(obj("v1", "Event", "sts.1", { involvedObject: { kind: "StatefulSet", name: "team-a" }, reason: "FailedCreate", message: 'create Pod team-a-0 in StatefulSet team-a failed error: pods "team-a-0" is forbidden: exceeded quota: vc-team-a' }));
+    s.events.push(
+      obj("v1", "Event", "sts.1", {
+        involvedObject: { kind: "StatefulSet", name: "team-a" },
+        reason: "FailedCreate",
+        message:
+          'create Pod team-a-0 in StatefulSet team-a failed error: pods "team-a-0" is forbidden: exceeded quota: vc-team-a',
+      }),
+    );
     const [f] = diagnose(s);
-    expect(f!.message).to.equal('the StatefulSet wants 1 replica(s) but pod team-a-0 does not exist: the virtual API server does not answer (last FailedCreate: create Pod team-a-0 in StatefulSet team-a failed error: pods "team-a-0" is forbidden: exceeded quota: vc-team-a)');
+    expect(f!.message).to.equal(
+      'the StatefulSet wants 1 replica(s) but pod team-a-0 does not exist: the virtual API server does not answer (last FailedCreate: create Pod team-a-0 in StatefulSet team-a failed error: pods "team-a-0" is forbidden: exceeded quota: vc-team-a)',
+    );
     (s.statefulSet!.spec as { replicas: number }).replicas = 0;
     expect(diagnose(s)).to.deep.equal([]);
   });
@@ -184,14 +270,23 @@ describe("ops/doctor", () => {
   it("reports a syncer service account that may not manage pods in the host namespace, unless pod sync is off", () => {
     const s = broken("connection|syncer-rbac|error");
     const [f] = diagnose(s);
-    expect(f!.message).to.equal(`system:serviceaccount:${NS}:vc-team-a may not create, delete pods in ${NS}: pod sync cannot work`);
+    expect(f!.message).to.equal(
+      `system:serviceaccount:${NS}:vc-team-a may not create, delete pods in ${NS}: pod sync cannot work`,
+    );
     s.values!.sync.toHost.pods.enabled = false;
     expect(diagnose(s)).to.deep.equal([]);
   });
 
   it("asks the authorizer only what the configuration needs; no answer (could not ask) is never a denial", () => {
     const s = healthy();
-    expect(s.access!.map((a) => `${a.serviceAccount.name} ${a.verb} ${a.resource}${a.group ? `.${a.group}` : ""}${a.namespace ? ` in ${a.namespace}` : ""}`).sort()).to.deep.equal([
+    expect(
+      s
+        .access!.map(
+          (a) =>
+            `${a.serviceAccount.name} ${a.verb} ${a.resource}${a.group ? `.${a.group}` : ""}${a.namespace ? ` in ${a.namespace}` : ""}`,
+        )
+        .sort(),
+    ).to.deep.equal([
       "vc-metrics-proxy-team-a get nodes.metrics.k8s.io",
       "vc-metrics-proxy-team-a get pods.metrics.k8s.io in vc-team-a",
       "vc-metrics-proxy-team-a list nodes.metrics.k8s.io",
@@ -206,7 +301,9 @@ describe("ops/doctor", () => {
     s.access = undefined;
     s.unreadable = { access: "you may not create SubjectAccessReviews, so the permission checks could not be made" };
     expect(diagnose(s)).to.deep.equal([]);
-    expect(formatFindings("team-a", NS, diagnose(s), s.unreadable)).to.contain("not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made");
+    expect(formatFindings("team-a", NS, diagnose(s), s.unreadable)).to.contain(
+      "not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made",
+    );
   });
 
   it("persistence off is a note until the control plane's pod was recreated (not on a container restart); an external database needs none", () => {
@@ -215,12 +312,22 @@ describe("ops/doctor", () => {
       "the embedded kvstore has no persistent volume and the control plane's pod was recreated (team-a-0 was created 60 min after its StatefulSet): it began with an empty store, so the virtual cluster's state was reset",
     );
     const restarted = broken("state-loss|persistence|note");
-    (restarted.pods[0] as unknown as { status: { containerStatuses: unknown[] } }).status.containerStatuses = [{ name: "syncer", restartCount: 2, state: { running: {} } }];
+    (restarted.pods[0] as unknown as { status: { containerStatuses: unknown[] } }).status.containerStatuses = [
+      { name: "syncer", restartCount: 2, state: { running: {} } },
+    ];
     const [kept] = diagnose(restarted);
     expect(kept).to.include({ severity: "note" });
     expect(kept!.message).to.contain("its container restarted 2 time(s), which keeps the store");
     const twice = broken("state-loss|persistence|note");
-    for (const n of [1, 2]) twice.events.push(obj("v1", "Event", `sts.${n}`, { involvedObject: { kind: "StatefulSet", name: "team-a" }, reason: "SuccessfulCreate", message: "create Pod team-a-0 in StatefulSet team-a successful", lastTimestamp: `2026-01-01T1${n}:00:00Z` }));
+    for (const n of [1, 2])
+      twice.events.push(
+        obj("v1", "Event", `sts.${n}`, {
+          involvedObject: { kind: "StatefulSet", name: "team-a" },
+          reason: "SuccessfulCreate",
+          message: "create Pod team-a-0 in StatefulSet team-a successful",
+          lastTimestamp: `2026-01-01T1${n}:00:00Z`,
+        }),
+      );
     expect(diagnose(twice)[0]!.message).to.contain("(the StatefulSet created team-a-0 2 times)");
     const s = broken("state-loss|persistence|note");
     s.statefulSet = undefined;
@@ -235,12 +342,46 @@ describe("ops/doctor", () => {
     const s = healthy();
     const web = s.pods[1] as unknown as { spec: { initContainers?: unknown[] }; status: Record<string, unknown> };
     web.spec.initContainers = [{ name: "migrate", resources: { limits: { memory: "64Mi" } } }];
-    web.status = { phase: "Pending", initContainerStatuses: [{ name: "migrate", restartCount: 6, state: { waiting: { reason: "CrashLoopBackOff" } }, lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } } }] };
+    web.status = {
+      phase: "Pending",
+      initContainerStatuses: [
+        {
+          name: "migrate",
+          restartCount: 6,
+          state: { waiting: { reason: "CrashLoopBackOff" } },
+          lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } },
+        },
+      ],
+    };
     const found = diagnose(s).filter((f) => f.check === "crash-loop");
-    expect(found.map((f) => [f.message, f.resolution.split("; ").pop()])).to.deep.equal([["init container migrate in CrashLoopBackOff after 6 restarts, last terminated OOMKilled", "the memory limit is now 64Mi"]]);
-    web.status = { phase: "Pending", initContainerStatuses: [{ name: "migrate", restartCount: 1, state: { running: {} }, lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } } }] };
-    expect(diagnose(s).filter((f) => f.check === "oom-killed").map((f) => f.message)).to.deep.equal(["init container migrate was OOMKilled (1 restarts)"]);
-    web.status = { phase: "Running", initContainerStatuses: [{ name: "migrate", restartCount: 0, state: { terminated: { reason: "Completed", exitCode: 0 } } }] };
+    expect(found.map((f) => [f.message, f.resolution.split("; ").pop()])).to.deep.equal([
+      [
+        "init container migrate in CrashLoopBackOff after 6 restarts, last terminated OOMKilled",
+        "the memory limit is now 64Mi",
+      ],
+    ]);
+    web.status = {
+      phase: "Pending",
+      initContainerStatuses: [
+        {
+          name: "migrate",
+          restartCount: 1,
+          state: { running: {} },
+          lastState: { terminated: { reason: "OOMKilled", exitCode: 137 } },
+        },
+      ],
+    };
+    expect(
+      diagnose(s)
+        .filter((f) => f.check === "oom-killed")
+        .map((f) => f.message),
+    ).to.deep.equal(["init container migrate was OOMKilled (1 restarts)"]);
+    web.status = {
+      phase: "Running",
+      initContainerStatuses: [
+        { name: "migrate", restartCount: 0, state: { terminated: { reason: "Completed", exitCode: 0 } } },
+      ],
+    };
     expect(diagnose(s)).to.deep.equal([]);
   });
 
@@ -249,7 +390,10 @@ describe("ops/doctor", () => {
     SCENARIOS["sidecar-missing|sidecar-missing|error"]!(s);
     s.suspendedBy = "vc restore from registry.example/backup:1";
     const found = diagnose(s);
-    expect(found.map((f) => `${f.check} ${f.severity}`)).to.deep.equal(["sidecar-missing error", "control-plane-pod note"]);
+    expect(found.map((f) => `${f.check} ${f.severity}`)).to.deep.equal([
+      "sidecar-missing error",
+      "control-plane-pod note",
+    ]);
     expect(found[1]!.message).to.match(/^expected during the restore: the StatefulSet wants 1 replica/);
     expect(remarks(s)).to.deep.equal([
       "suspended for a restore (vc restore from registry.example/backup:1): reconciliation is paused and the control plane is being replaced; its symptoms are expected until the restore ends and are reported as notes",
@@ -264,7 +408,9 @@ describe("ops/doctor", () => {
       "the repository's values of clusters/team-a are invalid (clusters/team-a/values.yaml:3:5: bad): checked against the configuration the control plane runs with (Secret vc-config-team-a) instead",
     ]);
     s.liveValues = undefined;
-    expect(remarks(s, "bad")[0]).to.contain("could not be read: checks that depend on values judge from the host's objects alone");
+    expect(remarks(s, "bad")[0]).to.contain(
+      "could not be read: checks that depend on values judge from the host's objects alone",
+    );
     expect(remarks(healthy(), "bad")).to.deep.equal([]);
   });
 
@@ -275,7 +421,9 @@ describe("ops/doctor", () => {
     const s = broken("metrics-not-available|metrics-host-api|error");
     s.values!.integrations.metricsServer.proxy.hostApiGroup = "metrics.orch.io";
     s.liveValues = undefined;
-    expect(diagnose(s).find((f) => f.check === "metrics-host-api")!.resolution).to.contain("(metrics.k8s.io for the upstream metrics server; metrics.orch.io is in use now)");
+    expect(diagnose(s).find((f) => f.check === "metrics-host-api")!.resolution).to.contain(
+      "(metrics.k8s.io for the upstream metrics server; metrics.orch.io is in use now)",
+    );
   });
 
   it("certificate names cover Gateway hosts: exact, one-label wildcards, namespace prefixes dropped", () => {
@@ -288,7 +436,9 @@ describe("ops/doctor", () => {
 
   it("reads a TLS Secret's certificate with node's X509Certificate: window and DNS names; never the key", () => {
     const pem = servingCertificate(["a.example.com", "*.shop.example.com"], 30);
-    const facts = certificateFacts({ data: { "tls.crt": Buffer.from(pem.cert).toString("base64"), "tls.key": Buffer.from(pem.key).toString("base64") } });
+    const facts = certificateFacts({
+      data: { "tls.crt": Buffer.from(pem.cert).toString("base64"), "tls.key": Buffer.from(pem.key).toString("base64") },
+    });
     expect(facts.dnsNames).to.deep.equal(["a.example.com", "*.shop.example.com"]);
     expect(Date.parse(facts.validTo!) - Date.parse(facts.validFrom!)).to.equal(30 * 86_400_000);
     expect(JSON.stringify(facts)).to.not.contain("PRIVATE");
@@ -309,15 +459,31 @@ describe("ops/doctor", () => {
     expect(diagnose(s).map((f) => f.message)).to.deep.equal([
       "NetworkPolicies control-plane select the control plane's pod and admit no connection to the host API server (10.0.0.1:6443): the syncer cannot sync, and its calls hang",
     ]);
-    s.networkPolicies!.push(obj("networking.k8s.io/v1", "NetworkPolicy", "api", { spec: { podSelector: { matchExpressions: [{ key: "app", operator: "In", values: ["vc"] }] }, policyTypes: ["Egress"], egress: [{ to: [{ ipBlock: { cidr: "10.0.0.0/8", except: ["10.0.0.0/30"] } }] }] } }));
+    s.networkPolicies!.push(
+      obj("networking.k8s.io/v1", "NetworkPolicy", "api", {
+        spec: {
+          podSelector: { matchExpressions: [{ key: "app", operator: "In", values: ["vc"] }] },
+          policyTypes: ["Egress"],
+          egress: [{ to: [{ ipBlock: { cidr: "10.0.0.0/8", except: ["10.0.0.0/30"] } }] }],
+        },
+      }),
+    );
     expect(diagnose(s)).to.have.length(1);
-    (s.networkPolicies![1]!.spec as { egress: Array<{ to: unknown[] }> }).egress[0]!.to = [{ ipBlock: { cidr: "10.0.0.0/8" } }];
+    (s.networkPolicies![1]!.spec as { egress: Array<{ to: unknown[] }> }).egress[0]!.to = [
+      { ipBlock: { cidr: "10.0.0.0/8" } },
+    ];
     expect(diagnose(s)).to.deep.equal([]);
     const other = healthy();
-    other.networkPolicies!.push(obj("networking.k8s.io/v1", "NetworkPolicy", "web-only", { spec: { podSelector: { matchLabels: { app: "web" } }, policyTypes: ["Ingress", "Egress"] } }));
+    other.networkPolicies!.push(
+      obj("networking.k8s.io/v1", "NetworkPolicy", "web-only", {
+        spec: { podSelector: { matchLabels: { app: "web" } }, policyTypes: ["Ingress", "Egress"] },
+      }),
+    );
     expect(diagnose(other)).to.deep.equal([]);
     const none = healthy();
-    none.networkPolicies = [obj("networking.k8s.io/v1", "NetworkPolicy", "deny-all", { spec: { podSelector: {}, policyTypes: ["Ingress"] } })];
+    none.networkPolicies = [
+      obj("networking.k8s.io/v1", "NetworkPolicy", "deny-all", { spec: { podSelector: {}, policyTypes: ["Ingress"] } }),
+    ];
     expect(diagnose(none).map((f) => `${f.severity} ${f.message}`)).to.deep.equal([
       "error NetworkPolicies deny-all select the control plane's pod and admit no connection to the virtual API server's port 8443: vc connect, kubectl and the metrics proxy hang",
     ]);
@@ -326,7 +492,9 @@ describe("ops/doctor", () => {
   it("a liveness probe differing from 60/20/5 is a note naming each value", () => {
     const [f] = diagnose(broken("crash-liveness|liveness-probe|note"));
     expect(f).to.include({ check: "liveness-probe", severity: "note" });
-    expect(f!.message).to.equal("liveness probe differs from the suggested values: initialDelaySeconds 10 (suggested 60), failureThreshold 3 (suggested 5); a tighter probe restarts a slow control plane");
+    expect(f!.message).to.equal(
+      "liveness probe differs from the suggested values: initialDelaySeconds 10 (suggested 60), failureThreshold 3 (suggested 5); a tighter probe restarts a slow control plane",
+    );
   });
 
   it("exit codes: notes and warnings 0, warnings with --strict 1, errors 1", () => {

@@ -33,11 +33,28 @@ describe("ops: vc list's requests", function () {
     expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
     const names = Array.from({ length: n }, (_, i) => fleetClusterName(i)).sort();
     const pod = (i: number, status: unknown) =>
-      server.put({ apiVersion: "v1", kind: "Pod", metadata: { name: `${names[i]}-0`, namespace: `vc-${names[i]}`, labels: { release: names[i]!, app: "vc" } }, spec: { containers: [{ name: "syncer", image: "x" }] }, status });
+      server.put({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: `${names[i]}-0`, namespace: `vc-${names[i]}`, labels: { release: names[i]!, app: "vc" } },
+        spec: { containers: [{ name: "syncer", image: "x" }] },
+        status,
+      });
     pod(0, { phase: "Running", conditions: [{ type: "Ready", status: "True" }] });
-    pod(1, { phase: "Running", conditions: [{ type: "Ready", status: "False" }], containerStatuses: [{ name: "syncer", restartCount: 3, state: { waiting: { reason: "CrashLoopBackOff" } } }] });
+    pod(1, {
+      phase: "Running",
+      conditions: [{ type: "Ready", status: "False" }],
+      containerStatuses: [{ name: "syncer", restartCount: 3, state: { waiting: { reason: "CrashLoopBackOff" } } }],
+    });
     pod(2, { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable" }] });
-    server.put({ apiVersion: "v1", kind: "Event", metadata: { name: "e1", namespace: `vc-${names[2]}` }, involvedObject: { kind: "Pod", name: `${names[2]}-0`, namespace: `vc-${names[2]}` }, reason: "FailedScheduling", message: "0/3 nodes are available: 3 Insufficient memory." });
+    server.put({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "e1", namespace: `vc-${names[2]}` },
+      involvedObject: { kind: "Pod", name: `${names[2]}-0`, namespace: `vc-${names[2]}` },
+      reason: "FailedScheduling",
+      message: "0/3 nodes are available: 3 Insufficient memory.",
+    });
   }
 
   async function list(): Promise<{ rows: ListRow[]; requests: number; table: string }> {
@@ -60,7 +77,12 @@ describe("ops: vc list's requests", function () {
     // and health; the plan's own LIST reads the inventory.
     server.resetRequests();
     expect((await vc(["list", "--repo", repo, "-o", "json", ...kc])).code).to.equal(0);
-    const controlPlaneLists = server.requests.filter((r) => r.verb === "list" && r.resource === "statefulsets" && decodeURIComponent(r.query).includes("vc.orch.io/managed-by"));
+    const controlPlaneLists = server.requests.filter(
+      (r) =>
+        r.verb === "list" &&
+        r.resource === "statefulsets" &&
+        decodeURIComponent(r.query).includes("vc.orch.io/managed-by"),
+    );
     expect(controlPlaneLists).to.have.length(1);
     // The health each cluster has when read on its own, cluster by cluster.
     const client = KubeClient.open({ kubeconfig: server.kubeconfigPath });
@@ -69,14 +91,21 @@ describe("ops: vc list's requests", function () {
       for (const c of desired.clusters) {
         const own = await readClusterHealth(client, c.hostNamespace, c.objects);
         const row = large.rows.find((r) => r.name === c.name)!;
-        expect({ health: row.health, reason: row.healthReason }, c.name).to.deep.equal({ health: own.status, reason: own.reason });
+        expect({ health: row.health, reason: row.healthReason }, c.name).to.deep.equal({
+          health: own.status,
+          reason: own.reason,
+        });
       }
     } finally {
       client.close();
     }
     const health = new Map(large.rows.map((r) => [r.name, r.health]));
     const names = large.rows.map((r) => r.name);
-    expect([health.get(names[0]!), health.get(names[1]!), health.get(names[2]!)]).to.deep.equal(["Progressing", "Degraded", "Degraded"]);
+    expect([health.get(names[0]!), health.get(names[1]!), health.get(names[2]!)]).to.deep.equal([
+      "Progressing",
+      "Degraded",
+      "Degraded",
+    ]);
     expect(large.rows[1]!.healthReason).to.equal(`pod ${names[1]}-0 CrashLoopBackOff`);
     expect(large.rows[2]!.healthReason).to.match(/Unschedulable \(.*Insufficient memory/);
     expect(large.table).to.match(new RegExp(`${names[1]}\\s+vc-${names[1]}\\s+.*\\s+Degraded\\n`));
@@ -86,7 +115,11 @@ describe("ops: vc list's requests", function () {
     await fleet(3);
     const names = Array.from({ length: 3 }, (_, i) => fleetClusterName(i)).sort();
     // A user who may read only the three host namespaces, and not vc's records.
-    server.addUser("tenant-reader", [{ verbs: ["get", "list"], apiGroups: ["*"], resources: ["*"], namespaces: names.map((n) => `vc-${n}`) }], "tenant-reader");
+    server.addUser(
+      "tenant-reader",
+      [{ verbs: ["get", "list"], apiGroups: ["*"], resources: ["*"], namespaces: names.map((n) => `vc-${n}`) }],
+      "tenant-reader",
+    );
     const kubeconfig = server.writeKubeconfig({ token: "tenant-reader" });
     const r = await vc(["list", "--repo", repo, "-o", "json", "--kubeconfig", kubeconfig]);
     expect(r.code, r.stderr).to.equal(0);

@@ -3,7 +3,14 @@ import { expect } from "chai";
 import fc from "fast-check";
 import { requireRegistry, startRegistry, type TestRegistry } from "../support/oci-registry.js";
 import { RegistryClient, sha256 } from "../../src/ops/oci/client.js";
-import { BACKUP_ARTIFACT_TYPE, BACKUP_CONFIG_TYPE, BackupError, OCI_MANIFEST, pushBackup, verifyBackup } from "../../src/ops/oci/backup.js";
+import {
+  BACKUP_ARTIFACT_TYPE,
+  BACKUP_CONFIG_TYPE,
+  BackupError,
+  OCI_MANIFEST,
+  pushBackup,
+  verifyBackup,
+} from "../../src/ops/oci/backup.js";
 import { parseReference, formatReference } from "../../src/ops/oci/reference.js";
 import { parseChallenge } from "../../src/ops/oci/auth.js";
 
@@ -12,9 +19,18 @@ const snapshot = Buffer.from("pretend gzip tar of a kvstore snapshot ".repeat(10
 
 describe("ops/oci references", () => {
   it("parses oci:// and plain references with tags and digests", () => {
-    expect(parseReference("oci://127.0.0.1:5000/backups/team-a:v1")).to.deep.equal({ registry: "127.0.0.1:5000", repository: "backups/team-a", tag: "v1", digest: undefined });
+    expect(parseReference("oci://127.0.0.1:5000/backups/team-a:v1")).to.deep.equal({
+      registry: "127.0.0.1:5000",
+      repository: "backups/team-a",
+      tag: "v1",
+      digest: undefined,
+    });
     const d = `sha256:${"a".repeat(64)}`;
-    expect(parseReference(`reg.example.com/b@${d}`)).to.deep.include({ registry: "reg.example.com", repository: "b", digest: d });
+    expect(parseReference(`reg.example.com/b@${d}`)).to.deep.include({
+      registry: "reg.example.com",
+      repository: "b",
+      digest: d,
+    });
     expect(formatReference(parseReference(`oci://r:1/x/y:t@${d}`), true)).to.equal(`r:1/x/y@${d}`);
   });
   it("rejects references without registry, tag or with a bad digest", () => {
@@ -25,16 +41,25 @@ describe("ops/oci references", () => {
   });
   it("round-trips formatted references (property)", () => {
     const label = fc.stringMatching(/^[a-z0-9]{1,8}$/);
-    const ref = fc.record({
-      registry: fc.tuple(label, fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined })).map(([h, p]) => (p ? `${h}.io:${p}` : `${h}.io`)),
-      repository: fc.array(label, { minLength: 1, maxLength: 3 }).map((a) => a.join("/")),
-      tag: fc.option(fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,20}$/), { nil: undefined }),
-      digest: fc.option(fc.stringMatching(/^[a-f0-9]{64}$/).map((h) => `sha256:${h}`), { nil: undefined }),
-    }).filter((r) => r.tag !== undefined || r.digest !== undefined);
-    fc.assert(fc.property(ref, fc.boolean(), (r, scheme) => {
-      const text = `${scheme ? "oci://" : ""}${formatReference(r)}`;
-      expect(parseReference(text)).to.deep.equal(r);
-    }));
+    const ref = fc
+      .record({
+        registry: fc
+          .tuple(label, fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }))
+          .map(([h, p]) => (p ? `${h}.io:${p}` : `${h}.io`)),
+        repository: fc.array(label, { minLength: 1, maxLength: 3 }).map((a) => a.join("/")),
+        tag: fc.option(fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,20}$/), { nil: undefined }),
+        digest: fc.option(
+          fc.stringMatching(/^[a-f0-9]{64}$/).map((h) => `sha256:${h}`),
+          { nil: undefined },
+        ),
+      })
+      .filter((r) => r.tag !== undefined || r.digest !== undefined);
+    fc.assert(
+      fc.property(ref, fc.boolean(), (r, scheme) => {
+        const text = `${scheme ? "oci://" : ""}${formatReference(r)}`;
+        expect(parseReference(text)).to.deep.equal(r);
+      }),
+    );
   });
 
   it("parses bearer challenges with quoted commas", () => {
@@ -61,7 +86,10 @@ for (const auth of ["none", "basic", "token"] as const) {
     it("pushes a backup and verifies it by tag and by digest", async () => {
       const client = new RegistryClient(reg.host, { credentials: auth === "none" ? undefined : credentials });
       const digest = await pushBackup(client, "backups/team-a", "v1", config, snapshot);
-      const byTag = await verifyBackup(new RegistryClient(reg.host, { credentials: auth === "none" ? undefined : credentials }), parseReference(`oci://${reg.host}/backups/team-a:v1`));
+      const byTag = await verifyBackup(
+        new RegistryClient(reg.host, { credentials: auth === "none" ? undefined : credentials }),
+        parseReference(`oci://${reg.host}/backups/team-a:v1`),
+      );
       expect(byTag.manifestDigest).to.equal(digest);
       expect(byTag.pinned).to.equal(`${reg.host}/backups/team-a@${digest}`);
       expect(byTag.config).to.deep.equal(config);
@@ -74,9 +102,13 @@ for (const auth of ["none", "basic", "token"] as const) {
     if (auth !== "none") {
       it("fails with a clear message without or with wrong credentials", async () => {
         const ref = parseReference(`${reg.host}/backups/team-a:v1`);
-        const wrong = verifyBackup(new RegistryClient(reg.host, { credentials: { username: "backup", password: "nope" } }), ref);
+        const wrong = verifyBackup(
+          new RegistryClient(reg.host, { credentials: { username: "backup", password: "nope" } }),
+          ref,
+        );
         await expectReject(wrong, auth === "token" ? /token request .* failed: 401/ : /refused the credentials/);
-        if (auth === "basic") await expectReject(verifyBackup(new RegistryClient(reg.host), ref), /requires credentials/);
+        if (auth === "basic")
+          await expectReject(verifyBackup(new RegistryClient(reg.host), ref), /requires credentials/);
       });
     }
   });
@@ -97,7 +129,10 @@ describe("ops/oci backup verification failures", function () {
 
   it("reports a missing tag", async () => {
     await pushBackup(client, "backups/x", "v1", config, snapshot);
-    await expectReject(verifyBackup(client, parseReference(`${reg.host}/backups/x:nope`)), /not found in the registry: check the repository and tag/);
+    await expectReject(
+      verifyBackup(client, parseReference(`${reg.host}/backups/x:nope`)),
+      /not found in the registry: check the repository and tag/,
+    );
   });
 
   it("reports a digest that does not match the manifest", async () => {
@@ -109,19 +144,45 @@ describe("ops/oci backup verification failures", function () {
     const cfg = Buffer.from("{}");
     const cfgDigest = await client.pushBlob("backups/y", cfg);
     const layerDigest = await client.pushBlob("backups/y", snapshot);
-    const image = { schemaVersion: 2, mediaType: OCI_MANIFEST, config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: cfgDigest, size: 2 }, layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: layerDigest, size: snapshot.length }] };
+    const image = {
+      schemaVersion: 2,
+      mediaType: OCI_MANIFEST,
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: cfgDigest, size: 2 },
+      layers: [
+        { mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: layerDigest, size: snapshot.length },
+      ],
+    };
     await client.pushManifest("backups/y", "image", Buffer.from(JSON.stringify(image)), OCI_MANIFEST);
     await expectReject(verifyBackup(client, parseReference(`${reg.host}/backups/y:image`)), /not a vc backup/);
-    const wrongLayer = { ...image, artifactType: BACKUP_ARTIFACT_TYPE, config: { mediaType: BACKUP_CONFIG_TYPE, digest: cfgDigest, size: 2 } };
+    const wrongLayer = {
+      ...image,
+      artifactType: BACKUP_ARTIFACT_TYPE,
+      config: { mediaType: BACKUP_CONFIG_TYPE, digest: cfgDigest, size: 2 },
+    };
     await client.pushManifest("backups/y", "wrong-layer", Buffer.from(JSON.stringify(wrongLayer)), OCI_MANIFEST);
-    await expectReject(verifyBackup(client, parseReference(`${reg.host}/backups/y:wrong-layer`)), /layer media type "application\/vnd.oci.image.layer.v1.tar\+gzip" is not a vc snapshot/);
+    await expectReject(
+      verifyBackup(client, parseReference(`${reg.host}/backups/y:wrong-layer`)),
+      /layer media type "application\/vnd.oci.image.layer.v1.tar\+gzip" is not a vc snapshot/,
+    );
   });
 
   it("reports a layer whose size does not match the manifest", async () => {
     const cfg = Buffer.from(JSON.stringify(config));
     const cfgDigest = await client.pushBlob("backups/z", cfg);
     const layerDigest = await client.pushBlob("backups/z", snapshot);
-    const m = { schemaVersion: 2, mediaType: OCI_MANIFEST, artifactType: BACKUP_ARTIFACT_TYPE, config: { mediaType: BACKUP_CONFIG_TYPE, digest: cfgDigest, size: cfg.length }, layers: [{ mediaType: "application/vnd.vc.orch.io.backup.snapshot.v1.tar+gzip", digest: layerDigest, size: snapshot.length + 5 }] };
+    const m = {
+      schemaVersion: 2,
+      mediaType: OCI_MANIFEST,
+      artifactType: BACKUP_ARTIFACT_TYPE,
+      config: { mediaType: BACKUP_CONFIG_TYPE, digest: cfgDigest, size: cfg.length },
+      layers: [
+        {
+          mediaType: "application/vnd.vc.orch.io.backup.snapshot.v1.tar+gzip",
+          digest: layerDigest,
+          size: snapshot.length + 5,
+        },
+      ],
+    };
     const pushed = client.pushManifest("backups/z", "v1", Buffer.from(JSON.stringify(m)), OCI_MANIFEST);
     // The registry itself may refuse a manifest whose sizes are wrong; if it takes it, verification must catch it.
     try {
@@ -130,7 +191,10 @@ describe("ops/oci backup verification failures", function () {
       expect((err as Error).message).to.match(/400|MANIFEST|size/i);
       return;
     }
-    await expectReject(verifyBackup(client, parseReference(`${reg.host}/backups/z:v1`)), /has \d+ bytes, the manifest says/);
+    await expectReject(
+      verifyBackup(client, parseReference(`${reg.host}/backups/z:v1`)),
+      /has \d+ bytes, the manifest says/,
+    );
   });
 });
 

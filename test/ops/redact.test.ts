@@ -16,21 +16,49 @@ describe("ops/redact", () => {
 
   it("takes from a Secret its credentials only: what its type makes public, a kubeconfig's clusters and vc's values stay readable", () => {
     const enc = (v: string) => Buffer.from(v).toString("base64");
-    const creds = (type: string | undefined, data: Record<string, string>) => credentialsOfSecret({ type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, enc(v)])) });
-    expect(creds("kubernetes.io/tls", { "tls.crt": "-----BEGIN CERTIFICATE-----\nQ0VSVElGSUNBVEUtQk9EWQ==\n-----END CERTIFICATE-----\n", "tls.key": "-----BEGIN PRIVATE KEY-----\nS0VZLUJPRFktTElORS0x\n-----END PRIVATE KEY-----\n" })).to.deep.equal([
+    const creds = (type: string | undefined, data: Record<string, string>) =>
+      credentialsOfSecret({ type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, enc(v)])) });
+    expect(
+      creds("kubernetes.io/tls", {
+        "tls.crt": "-----BEGIN CERTIFICATE-----\nQ0VSVElGSUNBVEUtQk9EWQ==\n-----END CERTIFICATE-----\n",
+        "tls.key": "-----BEGIN PRIVATE KEY-----\nS0VZLUJPRFktTElORS0x\n-----END PRIVATE KEY-----\n",
+      }),
+    ).to.deep.equal([
       "-----BEGIN PRIVATE KEY-----\nS0VZLUJPRFktTElORS0x\n-----END PRIVATE KEY-----\n",
       "S0VZLUJPRFktTElORS0x",
     ]);
-    expect(creds("kubernetes.io/service-account-token", { namespace: "vc-team-a", "ca.crt": "CA", token: "eyJ0b2tlbg" })).to.deep.equal(["eyJ0b2tlbg"]);
-    expect(creds("kubernetes.io/basic-auth", { username: "postgres", password: "s3cret-pw" })).to.deep.equal(["s3cret-pw"]);
+    expect(
+      creds("kubernetes.io/service-account-token", { namespace: "vc-team-a", "ca.crt": "CA", token: "eyJ0b2tlbg" }),
+    ).to.deep.equal(["eyJ0b2tlbg"]);
+    expect(creds("kubernetes.io/basic-auth", { username: "postgres", password: "s3cret-pw" })).to.deep.equal([
+      "s3cret-pw",
+    ]);
     const kubeconfig = `apiVersion: v1\nkind: Config\nclusters:\n- name: vc\n  cluster:\n    server: https://team-a.vc-team-a.svc:443\nusers:\n- name: admin\n  user:\n    token: tok-0123456789\n    client-key-data: ${enc("-----BEGIN EC PRIVATE KEY-----\nQUJDREVGR0hJSktMTU5PUA==\n-----END EC PRIVATE KEY-----\n")}\n`;
     const fromKubeconfig = creds(undefined, { config: kubeconfig });
     expect(fromKubeconfig).to.include("tok-0123456789").and.include("QUJDREVGR0hJSktMTU5PUA==");
     expect(fromKubeconfig.join("\n")).not.to.contain("team-a.vc-team-a.svc");
-    const values = JSON.stringify({ controlPlane: { statefulSet: { env: [{ name: "LOG_LEVEL", value: "debug" }, { name: "DB_PASSWORD", value: "env-pw-1" }] }, backingStore: { database: { external: { enabled: true, endpoint: "", endpointSecretRef: { name: "db", key: "endpoint" } } } } } });
+    const values = JSON.stringify({
+      controlPlane: {
+        statefulSet: {
+          env: [
+            { name: "LOG_LEVEL", value: "debug" },
+            { name: "DB_PASSWORD", value: "env-pw-1" },
+          ],
+        },
+        backingStore: {
+          database: { external: { enabled: true, endpoint: "", endpointSecretRef: { name: "db", key: "endpoint" } } },
+        },
+      },
+    });
     expect(creds(undefined, { "values.yaml": values })).to.deep.equal(["env-pw-1"]);
     // Any other value counts whole, with what the free-text rule finds inside it (a .env file's password, a URL's).
-    expect(creds(undefined, { ".env": "DB_HOST=db\nDB_PASSWORD=Hunter2-x\nDSN=postgres://u:Pw-9@db/x\n" })).to.deep.equal(["DB_HOST=db\nDB_PASSWORD=Hunter2-x\nDSN=postgres://u:Pw-9@db/x\n", "Hunter2-x", "postgres://u:Pw-9@db/x"]);
+    expect(
+      creds(undefined, { ".env": "DB_HOST=db\nDB_PASSWORD=Hunter2-x\nDSN=postgres://u:Pw-9@db/x\n" }),
+    ).to.deep.equal([
+      "DB_HOST=db\nDB_PASSWORD=Hunter2-x\nDSN=postgres://u:Pw-9@db/x\n",
+      "Hunter2-x",
+      "postgres://u:Pw-9@db/x",
+    ]);
   });
 
   it("masks credentials it does not know in free text: JWTs, bearer tokens, URL passwords, private keys, values named like credentials", () => {
@@ -86,8 +114,23 @@ describe("ops/redact", () => {
     const out = sanitize({
       apiVersion: "v1",
       kind: "Pod",
-      metadata: { name: "p", managedFields: [{}], annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{...}", keep: "me" } },
-      spec: { containers: [{ name: "c", env: [{ name: "DB_PASSWORD", value: "x1" }, { name: "LOG_LEVEL", value: "debug" }, { name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }] },
+      metadata: {
+        name: "p",
+        managedFields: [{}],
+        annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{...}", keep: "me" },
+      },
+      spec: {
+        containers: [
+          {
+            name: "c",
+            env: [
+              { name: "DB_PASSWORD", value: "x1" },
+              { name: "LOG_LEVEL", value: "debug" },
+              { name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "s", key: "k" } } },
+            ],
+          },
+        ],
+      },
     });
     expect(out.metadata).to.deep.equal({ name: "p", annotations: { keep: "me" } });
     expect((out.spec as { containers: Array<{ env: unknown[] }> }).containers[0]!.env).to.deep.equal([
@@ -95,20 +138,37 @@ describe("ops/redact", () => {
       { name: "LOG_LEVEL", value: "debug" },
       { name: "API_TOKEN", valueFrom: { secretKeyRef: { name: "s", key: "k" } } },
     ]);
-    expect(sanitize({ apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { a: "eA==" } }).data).to.deep.equal({ a: "<masked>" });
-    expect(sanitize({ apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { args: ["--db=postgres://u:pw-1@db/x", "--v=4"] } }).spec).to.deep.equal({ args: ["--db=postgres://u:<masked>@db/x", "--v=4"] });
+    expect(
+      sanitize({ apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { a: "eA==" } }).data,
+    ).to.deep.equal({ a: "<masked>" });
+    expect(
+      sanitize({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "p" },
+        spec: { args: ["--db=postgres://u:pw-1@db/x", "--v=4"] },
+      }).spec,
+    ).to.deep.equal({ args: ["--db=postgres://u:<masked>@db/x", "--v=4"] });
   });
 
   it("masks the database endpoint and secret-looking env values of the effective values, leaving the input intact", () => {
     const v = effectiveValues({
       controlPlane: {
         backingStore: { database: { external: { enabled: true, endpoint: "postgres://u:p@db/vc" } } },
-        statefulSet: { env: [{ name: "DEBUG", value: "true" }, { name: "S3_SECRET", value: "k" }] },
+        statefulSet: {
+          env: [
+            { name: "DEBUG", value: "true" },
+            { name: "S3_SECRET", value: "k" },
+          ],
+        },
       },
     });
     const m = maskValues(v);
     expect(m.controlPlane.backingStore.database.external.endpoint).to.equal("<masked>");
-    expect(m.controlPlane.statefulSet.env).to.deep.equal([{ name: "DEBUG", value: "true" }, { name: "S3_SECRET", value: "<masked>" }]);
+    expect(m.controlPlane.statefulSet.env).to.deep.equal([
+      { name: "DEBUG", value: "true" },
+      { name: "S3_SECRET", value: "<masked>" },
+    ]);
     expect(v.controlPlane.backingStore.database.external.endpoint).to.equal("postgres://u:p@db/vc");
   });
 });

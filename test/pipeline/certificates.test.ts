@@ -29,7 +29,12 @@ describe("pipeline: cert-manager Certificates", function () {
     expect(apply.code, apply.stdout + apply.stderr).to.equal(0);
     const cert = server.get(...CERT) as { spec: { secretName: string } } | undefined;
     expect(cert?.spec.secretName).to.equal("bookinfo-cert-x-bookinfo-x-bookinfo");
-    const gw = server.get("networking.mesh.io/v1beta1", "Gateway", "team-bookinfo", "bookinfo-gateway-x-bookinfo-x-bookinfo") as unknown as { spec: { servers: Array<{ tls?: { credentialName: string } }> } };
+    const gw = server.get(
+      "networking.mesh.io/v1beta1",
+      "Gateway",
+      "team-bookinfo",
+      "bookinfo-gateway-x-bookinfo-x-bookinfo",
+    ) as unknown as { spec: { servers: Array<{ tls?: { credentialName: string } }> } };
     expect(gw.spec.servers[1]!.tls!.credentialName).to.equal(cert!.spec.secretName);
     const writes = server.requests.filter((r) => r.method === "PATCH");
     const at = (resource: string) => writes.findIndex((r) => r.resource === resource);
@@ -54,9 +59,17 @@ describe("pipeline: cert-manager Certificates", function () {
     expect(res.code).to.equal(1);
     const errors = res.stdout.split("\n").filter((l) => l.startsWith("! "));
     expect(errors).to.have.length(1);
-    expect(errors[0]).to.include("cluster bookinfo").and.include("the host does not serve Certificate (cert-manager.io/v1): cert-manager's custom resource definitions are missing");
-    expect(errors[0]).to.include("set integrations.certManager.enabled: false in clusters/bookinfo/values.yaml and remove clusters/bookinfo/certificates/");
+    expect(errors[0])
+      .to.include("cluster bookinfo")
+      .and.include(
+        "the host does not serve Certificate (cert-manager.io/v1): cert-manager's custom resource definitions are missing",
+      );
+    expect(errors[0]).to.include(
+      "set integrations.certManager.enabled: false in clusters/bookinfo/values.yaml and remove clusters/bookinfo/certificates/",
+    );
     expect(res.stdout + res.stderr).to.not.include("404");
-    expect(server.list("v1", "Namespace").map((n) => n.metadata.name)).to.include("vc-minimal").and.not.include("team-bookinfo");
+    expect(server.list("v1", "Namespace").map((n) => n.metadata.name))
+      .to.include("vc-minimal")
+      .and.not.include("team-bookinfo");
   });
 });

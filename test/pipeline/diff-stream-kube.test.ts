@@ -24,7 +24,14 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
   let tmp: string;
   let repo: string;
   let server: KubeServer;
-  const target = () => new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 } }));
+  const target = () =>
+    new KubeTarget(
+      KubeClient.open({
+        kubeconfig: server.kubeconfigPath,
+        context: "test",
+        retry: { baseDelayMs: 5, maxDelayMs: 20 },
+      }),
+    );
 
   before(async function () {
     this.timeout(180_000);
@@ -33,7 +40,11 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
     server = await startKubeServer({ profile });
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
     await generateFleet(repo, { clusters: 9, meshPerCluster: 1 });
-    const applied = await applyFleet(target(), await loadDesiredIndex(repo, REV), { prune: true, allowMassPrune: false, dryRun: false });
+    const applied = await applyFleet(target(), await loadDesiredIndex(repo, REV), {
+      prune: true,
+      allowMassPrune: false,
+      dryRun: false,
+    });
     expect(applied.results.every((r) => r.ok)).to.equal(true);
     // Drift in one cluster, one folder removed, one invalid, and the first and last (in name order) claiming one namespace.
     const values = join(repo, "clusters", sorted[3]!, "values.yaml");
@@ -54,22 +65,48 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
     await run();
     return server.requests
       .slice(from)
-      .filter((r) => r.verb === "list" && plurals.has(r.resource ?? "") && r.namespace !== "vc-system" && decodeURIComponent(r.query).includes("vc.orch.io/inventory"))
+      .filter(
+        (r) =>
+          r.verb === "list" &&
+          plurals.has(r.resource ?? "") &&
+          r.namespace !== "vc-system" &&
+          decodeURIComponent(r.query).includes("vc.orch.io/inventory"),
+      )
       .map((r) => ({ resource: r.resource!, query: decodeURIComponent(r.query) }));
   }
 
   /** The LIST pages asked for, by resource: each page's query. */
-  const pagesOf = (lists: Array<{ resource: string; query: string }>) => lists.filter((l) => l.query.includes("limit="));
+  const pagesOf = (lists: Array<{ resource: string; query: string }>) =>
+    lists.filter((l) => l.query.includes("limit="));
 
   for (const prune of [false, true]) {
     it(`plans what planning the fleet at once plans, reading the live objects fleet-wide or chunk by chunk${prune ? " (--prune)" : ""}`, async () => {
       const opts = { prune, allowMassPrune: true, selected: [] };
-      const whole = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }), "json");
+      const whole = formatPlanReport(
+        await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }),
+        "json",
+      );
       let fleetWide = "";
       let chunked = "";
       const fellBack: string[] = [];
-      const wide = await inventoryLists(async () => (fleetWide = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 2, onFallBack: (why) => fellBack.push(why) }), "json")));
-      const chunks = await inventoryLists(async () => (chunked = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads: "chunk" }), "json")));
+      const wide = await inventoryLists(
+        async () =>
+          (fleetWide = formatPlanReport(
+            await planFleet(target(), await loadDesiredIndex(repo, REV), opts, {
+              chunkSize: 2,
+              pageSize: 2,
+              onFallBack: (why) => fellBack.push(why),
+            }),
+            "json",
+          )),
+      );
+      const chunks = await inventoryLists(
+        async () =>
+          (chunked = formatPlanReport(
+            await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads: "chunk" }),
+            "json",
+          )),
+      );
       expect(fleetWide).to.equal(whole);
       expect(chunked).to.equal(whole);
       expect(fellBack).to.deep.equal([]);
@@ -77,20 +114,26 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
       // Fleet-wide: one LIST per kind (the claims' kinds have a LIST of their own besides), followed page by page, from the store.
       const paged = pagesOf(wide);
       const starts = new Map<string, number>();
-      for (const l of paged.filter((l) => !l.query.includes("continue="))) starts.set(l.resource, (starts.get(l.resource) ?? 0) + 1);
-      for (const [resource, n] of starts) expect(n, resource).to.be.at.most(["gateways", "virtualservices"].includes(resource) ? 2 : 1);
+      for (const l of paged.filter((l) => !l.query.includes("continue=")))
+        starts.set(l.resource, (starts.get(l.resource) ?? 0) + 1);
+      for (const [resource, n] of starts)
+        expect(n, resource).to.be.at.most(["gateways", "virtualservices"].includes(resource) ? 2 : 1);
       expect(starts.get("statefulsets")).to.equal(1);
       expect(paged.filter((l) => l.resource === "statefulsets").length, "9 StatefulSets, 2 a page").to.be.at.least(4);
       expect(paged.every((l) => !l.query.includes(" in (") && !l.query.includes("resourceVersion=0"))).to.equal(true);
       // Only the removed cluster (live objects, no folder) is read by name, with --prune; the invalid folder's objects are not read.
       const named = wide.filter((l) => l.query.includes(" in ("));
-      expect(named.every((l) => / in \(([^)]*)\)/.exec(l.query)![1] === sorted[5]), named.map((l) => l.query).join("\n")).to.equal(true);
+      expect(
+        named.every((l) => / in \(([^)]*)\)/.exec(l.query)![1] === sorted[5]),
+        named.map((l) => l.query).join("\n"),
+      ).to.equal(true);
       // Chunk by chunk: each LIST selects a chunk's clusters (at most 2 here), from the watch cache; no fleet-wide LIST of them.
       const kinds = new Set(paged.map((l) => l.resource));
       const selected = chunks.filter((l) => l.query.includes(" in ("));
       expect(selected.length).to.be.greaterThan(kinds.size);
       expect(selected.every((l) => l.query.includes("resourceVersion=0"))).to.equal(true);
-      for (const l of selected) expect(/ in \(([^)]*)\)/.exec(l.query)![1]!.split(",").length, l.query).to.be.at.most(2);
+      for (const l of selected)
+        expect(/ in \(([^)]*)\)/.exec(l.query)![1]!.split(",").length, l.query).to.be.at.most(2);
       const bare = chunks.filter((l) => !l.query.includes(" in ("));
       // The claims' LISTs (Gateways, VirtualServices) select by label alone: they are fleet-wide by design.
       expect(new Set(bare.map((l) => l.resource)).size).to.be.at.most(2);
@@ -99,17 +142,33 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
 
   it("reads the rest chunk by chunk, to the same report, when a continue token expires between two pages", async () => {
     const opts = { prune: true, allowMassPrune: true, selected: [] };
-    const whole = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }), "json");
+    const whole = formatPlanReport(
+      await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }),
+      "json",
+    );
     const expired = server.faults.add({ method: "GET", path: "/apis/apps/v1/statefulsets", nth: 2, status: 410 });
     const fellBack: string[] = [];
     try {
       let report = "";
-      const lists = await inventoryLists(async () => (report = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 2, onFallBack: (why) => fellBack.push(why) }), "json")));
+      const lists = await inventoryLists(
+        async () =>
+          (report = formatPlanReport(
+            await planFleet(target(), await loadDesiredIndex(repo, REV), opts, {
+              chunkSize: 2,
+              pageSize: 2,
+              onFallBack: (why) => fellBack.push(why),
+            }),
+            "json",
+          )),
+      );
       expect(expired.fired).to.equal(1);
       expect(report).to.equal(whole);
       expect(fellBack).to.have.length(1);
       expect(fellBack[0]).to.match(/continue token expired/);
-      expect(lists.filter((l) => l.query.includes(" in (") && l.query.includes("resourceVersion=0")).length, "the chunks after the expiry, by name").to.be.greaterThan(0);
+      expect(
+        lists.filter((l) => l.query.includes(" in (") && l.query.includes("resourceVersion=0")).length,
+        "the chunks after the expiry, by name",
+      ).to.be.greaterThan(0);
     } finally {
       expired.remove();
     }
@@ -117,7 +176,10 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
 
   it("plans the fleet again chunk by chunk, to the same report, when a server lists out of its key order", async () => {
     const opts = { prune: true, allowMassPrune: true, selected: [] };
-    const whole = formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }), "json");
+    const whole = formatPlanReport(
+      await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }),
+      "json",
+    );
     // No server here lists out of order: a client that reverses each page of StatefulSets stands in for one.
     const client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" });
     const page = client.listPage.bind(client);
@@ -126,24 +188,43 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
       return type.kind === "StatefulSet" ? { ...read, items: [...read.items].reverse() } : read;
     };
     const fellBack: string[] = [];
-    const report = formatPlanReport(await planFleet(new KubeTarget(client), await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, pageSize: 3, onFallBack: (why) => fellBack.push(why) }), "json");
+    const report = formatPlanReport(
+      await planFleet(new KubeTarget(client), await loadDesiredIndex(repo, REV), opts, {
+        chunkSize: 2,
+        pageSize: 3,
+        onFallBack: (why) => fellBack.push(why),
+      }),
+      "json",
+    );
     expect(report).to.equal(whole);
     expect(fellBack).to.have.length(1);
     expect(fellBack[0]).to.match(/key order/);
   });
 
-  for (const liveReads of ["fleet", "chunk"] as const) it(`reads the host's records once for the whole plan and checks each chunk's claims against their claimants alone (live objects read by ${liveReads})`, async () => {
-    const opts = { prune: true, allowMassPrune: true, selected: [] };
-    // As a command names its source (pipeline/prepare.ts): the records were written without an owner name.
-    const t = target();
-    t.source = "";
-    const from = server.requests.length;
-    const report = formatPlanReport(await planFleet(t, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads }), "json");
-    const records = server.requests.slice(from).filter((r) => r.verb === "list" && r.namespace === "vc-system" && r.resource === "configmaps").map((r) => decodeURIComponent(r.query));
-    // One LIST of every record for the run (the host's size, the removed clusters, the claims, each chunk's records).
-    expect(records, records.join("\n")).to.have.length(1);
-    expect(records[0]).to.not.match(/ in \(/);
-    // The same report as without a source: no chunk's cluster or namespace is held by another record.
-    expect(report).to.equal(formatPlanReport(await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }), "json"));
-  });
+  for (const liveReads of ["fleet", "chunk"] as const)
+    it(`reads the host's records once for the whole plan and checks each chunk's claims against their claimants alone (live objects read by ${liveReads})`, async () => {
+      const opts = { prune: true, allowMassPrune: true, selected: [] };
+      // As a command names its source (pipeline/prepare.ts): the records were written without an owner name.
+      const t = target();
+      t.source = "";
+      const from = server.requests.length;
+      const report = formatPlanReport(
+        await planFleet(t, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, liveReads }),
+        "json",
+      );
+      const records = server.requests
+        .slice(from)
+        .filter((r) => r.verb === "list" && r.namespace === "vc-system" && r.resource === "configmaps")
+        .map((r) => decodeURIComponent(r.query));
+      // One LIST of every record for the run (the host's size, the removed clusters, the claims, each chunk's records).
+      expect(records, records.join("\n")).to.have.length(1);
+      expect(records[0]).to.not.match(/ in \(/);
+      // The same report as without a source: no chunk's cluster or namespace is held by another record.
+      expect(report).to.equal(
+        formatPlanReport(
+          await planFleet(target(), await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER }),
+          "json",
+        ),
+      );
+    });
 });

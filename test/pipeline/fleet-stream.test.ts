@@ -27,7 +27,12 @@ describe("pipeline/fleet: a streamed diff", function () {
     await generateFleet(repo, { clusters: 9, meshPerCluster: 1 });
     await applyFleet(target, await loadDesiredIndex(repo, REV), { prune: true, allowMassPrune: false, dryRun: false });
     // Drift in one cluster, one folder removed, one invalid, and the first and last (in name order) claiming one namespace.
-    writeFileSync(join(repo, "clusters", sorted[3]!, "values.yaml"), (await import("node:fs")).readFileSync(join(repo, "clusters", sorted[3]!, "values.yaml"), "utf8").replace(/cpu: \d+m/, "cpu: 999m"));
+    writeFileSync(
+      join(repo, "clusters", sorted[3]!, "values.yaml"),
+      (await import("node:fs"))
+        .readFileSync(join(repo, "clusters", sorted[3]!, "values.yaml"), "utf8")
+        .replace(/cpu: \d+m/, "cpu: 999m"),
+    );
     rmSync(join(repo, "clusters", sorted[5]!), { recursive: true });
     writeFileSync(join(repo, "clusters", sorted[6]!, "values.yaml"), "controlPlane: [not, a, mapping]\n");
     writeFileSync(join(repo, "clusters", sorted[8]!, "cluster.yaml"), `namespace: vc-${sorted[0]}\n`);
@@ -37,7 +42,9 @@ describe("pipeline/fleet: a streamed diff", function () {
   for (const prune of [false, true]) {
     it(`plans chunk by chunk what planning the fleet at once plans${prune ? " (--prune)" : ""}`, async () => {
       const opts = { prune, allowMassPrune: true, selected: [] };
-      const whole = await planFleet(target, await loadDesiredIndex(repo, REV), opts, { chunkSize: Number.MAX_SAFE_INTEGER });
+      const whole = await planFleet(target, await loadDesiredIndex(repo, REV), opts, {
+        chunkSize: Number.MAX_SAFE_INTEGER,
+      });
       const streamed = await planFleet(target, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2 });
       expect(formatPlanReport(streamed, "json")).to.equal(formatPlanReport(whole, "json"));
       expect(streamed.plans.map((p) => p.cluster)).to.include(sorted[3]);
@@ -56,7 +63,8 @@ describe("pipeline/fleet: a streamed diff", function () {
       const spilled = await planFleet(empty, await loadDesiredIndex(repo, REV), opts, { chunkSize: 2, spill });
       expect(spill.bytes.memory).to.be.at.most(4096);
       expect(spill.bytes.file).to.be.greaterThan(10 * 4096);
-      for (const format of ["json", "text", "markdown", "yaml"] as const) expect(formatPlanReport(spilled, format), format).to.equal(formatPlanReport(held, format));
+      for (const format of ["json", "text", "markdown", "yaml"] as const)
+        expect(formatPlanReport(spilled, format), format).to.equal(formatPlanReport(held, format));
     } finally {
       spill.close();
     }
@@ -64,9 +72,17 @@ describe("pipeline/fleet: a streamed diff", function () {
 
   it("vc diff of the whole fleet goes through it: the same text as a diff of the fleet at once", async () => {
     const res = await runVc(["diff", repo, "--target", `dir:${target.root}`, "--prune", "-o", "json"]);
-    const whole = await planFleet(target, await loadDesiredIndex(repo, REV), { prune: true, allowMassPrune: false, selected: [] }, { chunkSize: Number.MAX_SAFE_INTEGER });
+    const whole = await planFleet(
+      target,
+      await loadDesiredIndex(repo, REV),
+      { prune: true, allowMassPrune: false, selected: [] },
+      { chunkSize: Number.MAX_SAFE_INTEGER },
+    );
     expect(res.code).to.equal(1);
-    const parsed = JSON.parse(res.stdout) as { clusters: Array<{ cluster: string }>; errors: Array<{ cluster: string }> };
+    const parsed = JSON.parse(res.stdout) as {
+      clusters: Array<{ cluster: string }>;
+      errors: Array<{ cluster: string }>;
+    };
     expect(parsed.clusters.map((c) => c.cluster)).to.deep.equal(whole.plans.map((p) => p.cluster));
     expect(parsed.errors.map((e) => e.cluster)).to.deep.equal(whole.errors.map((e) => e.cluster));
   });

@@ -20,8 +20,10 @@ import { recordConfigMap, recordConfigMaps, recordData } from "../support/record
 
 const OWNER = LABELS.owner;
 /** Every object of the kinds vc applies, on the test server. */
-const allObjects = (s: KubeServer): KubeObject[] => INVENTORY_TYPES.flatMap((t) => s.list(t.group ? `${t.group}/${t.version}` : t.version, t.kind));
-const writesIn = (s: KubeServer, ns: string) => s.requests.filter((r) => ["PATCH", "PUT", "POST", "DELETE"].includes(r.method) && r.namespace === ns).length;
+const allObjects = (s: KubeServer): KubeObject[] =>
+  INVENTORY_TYPES.flatMap((t) => s.list(t.group ? `${t.group}/${t.version}` : t.version, t.kind));
+const writesIn = (s: KubeServer, ns: string) =>
+  s.requests.filter((r) => ["PATCH", "PUT", "POST", "DELETE"].includes(r.method) && r.namespace === ns).length;
 const deletes = (s: KubeServer) => s.requests.filter((r) => r.method === "DELETE").length;
 
 describe("owner names", () => {
@@ -29,13 +31,20 @@ describe("owner names", () => {
     const a = defaultOwner("https://github.com/acme/fleet.git");
     expect(a).to.match(/^fleet-[0-9a-f]{10}$/);
     expect(ownerProblem(a)).to.equal(undefined);
-    for (const same of ["https://token:x@GitHub.com/acme/fleet", "git@github.com:acme/fleet.git", "http://github.com/acme/fleet/", "ssh://github.com/acme/fleet.git".replace("ssh://", "https://")]) {
+    for (const same of [
+      "https://token:x@GitHub.com/acme/fleet",
+      "git@github.com:acme/fleet.git",
+      "http://github.com/acme/fleet/",
+      "ssh://github.com/acme/fleet.git".replace("ssh://", "https://"),
+    ]) {
       expect(defaultOwner(same), same).to.equal(a);
     }
     expect(canonicalRepo("git@github.com:acme/fleet.git")).to.equal("github.com/acme/fleet");
     expect(defaultOwner("https://github.com/acme/other")).to.not.equal(a);
     expect(defaultOwner("https://github.com/acme/fleet", "envs/prod")).to.match(/^fleet-envs-prod-[0-9a-f]{10}$/);
-    expect(defaultOwner("https://github.com/acme/fleet", "envs/prod")).to.not.equal(defaultOwner("https://github.com/acme/fleet", "envs/stage"));
+    expect(defaultOwner("https://github.com/acme/fleet", "envs/prod")).to.not.equal(
+      defaultOwner("https://github.com/acme/fleet", "envs/stage"),
+    );
     expect(ownerProblem(defaultOwner(`https://example.com/${"x".repeat(200)}`, "y".repeat(100)))).to.equal(undefined);
   });
 
@@ -60,7 +69,10 @@ describe("owner names", () => {
     try {
       execFileSync("git", ["init", "-q", dir]);
       execFileSync("mkdir", ["-p", join(dir, "fleets", "prod", "clusters")]);
-      expect(await fleetLocation(join(dir, "fleets", "prod"))).to.deep.equal({ repo: `file:${dir}`, subdir: "fleets/prod" });
+      expect(await fleetLocation(join(dir, "fleets", "prod"))).to.deep.equal({
+        repo: `file:${dir}`,
+        subdir: "fleets/prod",
+      });
       execFileSync("git", ["-C", dir, "remote", "add", "origin", "git@github.com:acme/fleet.git"]);
       const loc = await fleetLocation(join(dir, "fleets", "prod"));
       expect(defaultOwner(loc.repo, loc.subdir)).to.equal(defaultOwner("https://github.com/acme/fleet", "fleets/prod"));
@@ -80,16 +92,35 @@ describe("plan: ownership (pure)", () => {
   it("labels what it applies, refuses a cluster another owner holds (empty plan), keeps unowned objects from prune, and adopts when told", () => {
     const mine = buildPlan("c", [obj("x")], [obj("x", "a")], { prune: true, allowMassPrune: true, owner: "a" });
     expect(mine.counts).to.deep.include({ unchanged: 1 });
-    const theirs = buildPlan("c", [obj("x")], [obj("x", "b"), obj("y", "a")], { prune: true, allowMassPrune: true, owner: "a" });
+    const theirs = buildPlan("c", [obj("x")], [obj("x", "b"), obj("y", "a")], {
+      prune: true,
+      allowMassPrune: true,
+      owner: "a",
+    });
     expect(theirs.changes).to.deep.equal([]);
     expect(theirs.ownerConflict).to.deep.equal(["b"]);
-    expect(theirs.blocked).to.include("cluster c is owned by another source: its live objects carry vc.orch.io/owner=b (this source is a)").and.include("vc adopt c --from b");
-    const legacy = buildPlan("c", [obj("x")], [obj("x"), obj("old")], { prune: true, allowMassPrune: true, owner: "a" });
+    expect(theirs.blocked)
+      .to.include("cluster c is owned by another source: its live objects carry vc.orch.io/owner=b (this source is a)")
+      .and.include("vc adopt c --from b");
+    const legacy = buildPlan("c", [obj("x")], [obj("x"), obj("old")], {
+      prune: true,
+      allowMassPrune: true,
+      owner: "a",
+    });
     expect(legacy.changes.map((c) => `${c.action} ${c.ref.name}`)).to.deep.equal(["update x"]);
     expect(legacy.changes[0]!.desired!.metadata.labels![OWNER]).to.equal("a");
     expect(legacy.retained!.map((r) => r.ref.name)).to.deep.equal(["old"]);
-    const adopt = buildPlan("c", [obj("x")], [obj("x", "b"), obj("old", "b"), obj("older")], { prune: true, allowMassPrune: true, owner: "a", adoptFrom: ["b"] });
-    expect(adopt.changes.map((c) => `${c.action} ${c.ref.name}`)).to.deep.equal(["update x", "delete older", "delete old"]);
+    const adopt = buildPlan("c", [obj("x")], [obj("x", "b"), obj("old", "b"), obj("older")], {
+      prune: true,
+      allowMassPrune: true,
+      owner: "a",
+      adoptFrom: ["b"],
+    });
+    expect(adopt.changes.map((c) => `${c.action} ${c.ref.name}`)).to.deep.equal([
+      "update x",
+      "delete older",
+      "delete old",
+    ]);
     const neutral = buildPlan("c", [obj("x")], [obj("x", "b")], { prune: true, allowMassPrune: true });
     expect(neutral.counts.unchanged, "without an owner of its own a run keeps the live owner").to.equal(1);
   });
@@ -107,7 +138,9 @@ describe("two sources on one host", function () {
     kube = ["--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"];
     a = exampleRepo(["minimal", "bookinfo"]);
     // B claims minimal too (other values), and has platform.
-    b = exampleRepo(["platform"], { "clusters/minimal/values.yaml": "controlPlane:\n  statefulSet:\n    replicas: 2\n" });
+    b = exampleRepo(["platform"], {
+      "clusters/minimal/values.yaml": "controlPlane:\n  statefulSet:\n    replicas: 2\n",
+    });
   });
   afterEach(async () => {
     await server.close();
@@ -115,8 +148,14 @@ describe("two sources on one host", function () {
     rmSync(b, { recursive: true, force: true });
   });
 
-  const apply = (repo: string, owner: string, ...extra: string[]) => runVc(["apply", repo, ...kube, "--owner", owner, ...extra]);
-  const liveOwners = (ns: string) => new Set(allObjects(server).filter((o) => o.metadata.namespace === ns || o.metadata.name === ns).map((o) => o.metadata.labels?.[OWNER]));
+  const apply = (repo: string, owner: string, ...extra: string[]) =>
+    runVc(["apply", repo, ...kube, "--owner", owner, ...extra]);
+  const liveOwners = (ns: string) =>
+    new Set(
+      allObjects(server)
+        .filter((o) => o.metadata.namespace === ns || o.metadata.name === ns)
+        .map((o) => o.metadata.labels?.[OWNER]),
+    );
 
   it("records the owner on every object; the other source neither updates nor prunes it and reports the conflict; other clusters go on", async () => {
     expect((await apply(a, "team-a")).code).to.equal(0);
@@ -127,7 +166,9 @@ describe("two sources on one host", function () {
     server.resetRequests();
     const bRun = await apply(b, "team-b", "--prune", "--allow-mass-prune");
     expect(bRun.code).to.equal(1);
-    expect(bRun.stdout).to.include("! cluster minimal is held by source team-a (its record since").and.include("this source (team-b) is refused");
+    expect(bRun.stdout)
+      .to.include("! cluster minimal is held by source team-a (its record since")
+      .and.include("this source (team-b) is refused");
     expect(bRun.stdout).to.include("vc adopt minimal --from team-a");
     expect(bRun.stdout).to.match(/cluster platform: \d+ created/);
     expect(bRun.stdout, "A's bookinfo is not B's to prune, nor to report").to.not.include("bookinfo");
@@ -174,26 +215,54 @@ describe("two sources on one host", function () {
   it("objects applied before owners and records: vc's own are migrated into the record, a look-alike is neither taken nor pruned", async () => {
     expect((await runVc(["apply", a, ...kube, "--cluster", "minimal"], { env: { VC_OWNER: "" } })).code).to.equal(0);
     // A host as an older vc left it: no records, no owner labels.
-    for (const c of server.list("v1", "ConfigMap", "vc-system")) server.remove("v1", "ConfigMap", "vc-system", c.metadata.name);
+    for (const c of server.list("v1", "ConfigMap", "vc-system"))
+      server.remove("v1", "ConfigMap", "vc-system", c.metadata.name);
     for (const o of allObjects(server).filter((x) => x.metadata.labels?.[LABELS.inventory] === "minimal")) {
       const { [OWNER]: _gone, ...labels } = o.metadata.labels!;
       server.put({ ...o, metadata: { ...o.metadata, labels } });
     }
     // Someone else's ConfigMap carrying the inventory label (vc's field manager never wrote it).
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "leftover", namespace: "vc-minimal", labels: { [LABELS.inventory]: "minimal", [LABELS.managedBy]: "minimal" } }, data: {} });
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: "leftover",
+        namespace: "vc-minimal",
+        labels: { [LABELS.inventory]: "minimal", [LABELS.managedBy]: "minimal" },
+      },
+      data: {},
+    });
     const run = await apply(a, "team-a", "--cluster", "minimal", "--prune");
     expect(run.code, run.stdout + run.stderr).to.equal(0);
     expect(run.stderr).to.include("cluster minimal: migrated vc's record from host namespace vc-minimal");
     expect(run.stdout).to.not.include("leftover");
     expect(server.get("v1", "ConfigMap", "vc-minimal", "leftover")).to.not.equal(undefined);
-    expect((recordData(server, "minimal")!.inventory as string)).to.not.include("leftover");
-    expect((server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal") as KubeObject).metadata.labels![OWNER]).to.equal("team-a");
+    expect(recordData(server, "minimal")!.inventory as string).to.not.include("leftover");
+    expect(
+      (server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal") as KubeObject).metadata.labels![OWNER],
+    ).to.equal("team-a");
   });
 
   it("reconcilers of two sources: B's never rewrites A's status nor prunes A's clusters, and reports the conflict", async () => {
-    const cfg = (repo: string, owner: string) => ({ repo, branch: "main", target: "kube", kubeconfig: server.kubeconfigPath, context: "test", intervalMs: 60_000, resyncMs: 60_000, leaderElect: false, allowMassPrune: true, owner, logger: silentLogger, cacheDir: join(repo, ".cache") });
+    const cfg = (repo: string, owner: string) => ({
+      repo,
+      branch: "main",
+      target: "kube",
+      kubeconfig: server.kubeconfigPath,
+      context: "test",
+      intervalMs: 60_000,
+      resyncMs: 60_000,
+      leaderElect: false,
+      allowMassPrune: true,
+      owner,
+      logger: silentLogger,
+      cacheDir: join(repo, ".cache"),
+    });
     const first = await reconcileOnce(cfg(a, "team-a"));
-    expect(first.clusters.map((c) => `${c.cluster}:${c.result}`)).to.deep.equal(["bookinfo:applied", "minimal:applied"]);
+    expect(first.clusters.map((c) => `${c.cluster}:${c.result}`)).to.deep.equal([
+      "bookinfo:applied",
+      "minimal:applied",
+    ]);
     const status = recordConfigMap(server, "minimal")!;
     expect(status.metadata.labels![OWNER]).to.equal("team-a");
     server.resetRequests();

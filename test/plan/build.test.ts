@@ -12,13 +12,25 @@ describe("plan/build", () => {
   it("creates everything when nothing is live, in apply order", () => {
     const plan = buildPlan("a", clusterObjects("a"), [], opts);
     expect(plan.counts).to.deep.equal({ create: 6, update: 0, delete: 0, unchanged: 0 });
-    expect(plan.changes.map((c) => c.ref.kind)).to.deep.equal(["Namespace", "ServiceAccount", "Secret", "ConfigMap", "StatefulSet", "VirtualService"]);
+    expect(plan.changes.map((c) => c.ref.kind)).to.deep.equal([
+      "Namespace",
+      "ServiceAccount",
+      "Secret",
+      "ConfigMap",
+      "StatefulSet",
+      "VirtualService",
+    ]);
     expect(plan.changes[0]!.diff).to.match(/^--- \/dev\/null\n\+\+\+ desired\/Namespace vc-a\n/);
   });
 
   it("finds no change against live objects with server fields, defaults and status", () => {
     const desired = clusterObjects("a");
-    const plan = buildPlan("a", desired, desired.map((o) => asLive(o)), opts);
+    const plan = buildPlan(
+      "a",
+      desired,
+      desired.map((o) => asLive(o)),
+      opts,
+    );
     expect(plan.counts).to.deep.equal({ create: 0, update: 0, delete: 0, unchanged: 6 });
     expect(plan.changes.every((c) => !c.diff)).to.equal(true);
   });
@@ -58,7 +70,9 @@ describe("plan/build", () => {
   it("treats a change of the revision annotation alone as unchanged, unless asked not to", () => {
     const live = clusterObjects("a", "rev1").map((o) => asLive(o));
     expect(buildPlan("a", clusterObjects("a", "rev2"), live, opts).counts.unchanged).to.equal(6);
-    expect(buildPlan("a", clusterObjects("a", "rev2"), live, { ...opts, ignoreRevisionOnly: false }).counts.update).to.equal(6);
+    expect(
+      buildPlan("a", clusterObjects("a", "rev2"), live, { ...opts, ignoreRevisionOnly: false }).counts.update,
+    ).to.equal(6);
     const changed = clusterObjects("a", "rev2");
     changed.find((o) => o.kind === "ConfigMap")!.data = { a: "2" };
     const change = buildPlan("a", changed, live, opts).changes.find((c) => c.action === "update")!;
@@ -68,10 +82,20 @@ describe("plan/build", () => {
   it("prunes only inventory objects of the cluster, deletes in reverse order, and only with prune", () => {
     const desired = clusterObjects("a").filter((o) => o.kind !== "VirtualService" && o.kind !== "ConfigMap");
     const live = clusterObjects("a").map((o) => asLive(o));
-    const foreign: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a-status", namespace: "vc-a", labels: { app: "x" } } };
-    const other = asLive({ ...clusterObjects("b")[4]!, metadata: { ...clusterObjects("b")[4]!.metadata, namespace: "vc-a" } });
+    const foreign: KubeObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "a-status", namespace: "vc-a", labels: { app: "x" } },
+    };
+    const other = asLive({
+      ...clusterObjects("b")[4]!,
+      metadata: { ...clusterObjects("b")[4]!.metadata, namespace: "vc-a" },
+    });
     const plan = buildPlan("a", desired, [...live, foreign, other], opts);
-    expect(plan.changes.filter((c) => c.action === "delete").map((c) => c.ref.kind)).to.deep.equal(["VirtualService", "ConfigMap"]);
+    expect(plan.changes.filter((c) => c.action === "delete").map((c) => c.ref.kind)).to.deep.equal([
+      "VirtualService",
+      "ConfigMap",
+    ]);
     expect(plan.changes.at(-1)!.ref.name).to.equal("a-config");
     expect(plan.blocked).to.equal(undefined);
     expect(buildPlan("a", desired, live, { ...opts, prune: false }).counts.delete).to.equal(0);
@@ -83,7 +107,9 @@ describe("plan/build", () => {
     const plan = buildPlan("a", few, live, opts);
     expect(plan.counts.delete).to.equal(3); // and the Namespace, kept
     expect(plan.retained!.map((r) => r.ref.kind)).to.deep.equal(["Namespace"]);
-    expect(plan.blocked).to.match(/prune guard: cluster a would delete 4 of 6/).and.match(/--allow-mass-prune/);
+    expect(plan.blocked)
+      .to.match(/prune guard: cluster a would delete 4 of 6/)
+      .and.match(/--allow-mass-prune/);
     expect(buildPlan("a", [], live, opts).blocked).to.match(/delete all 6/);
     expect(buildPlan("a", few, live, { ...opts, allowMassPrune: true }).blocked).to.equal(undefined);
     expect(buildPlan("a", clusterObjects("a").slice(0, 3), live, opts).blocked).to.equal(undefined);
@@ -130,7 +156,13 @@ describe("plan/build", () => {
   });
 
   it("orders applies exactly as compareRefs and deletes exactly in reverse, whatever the input order", () => {
-    const all = [...clusterObjects("a"), ...clusterObjects("a").map((o) => ({ ...o, metadata: { ...o.metadata, name: `${o.metadata.name}-2`, namespace: o.metadata.namespace && "vc-b" } }))];
+    const all = [
+      ...clusterObjects("a"),
+      ...clusterObjects("a").map((o) => ({
+        ...o,
+        metadata: { ...o.metadata, name: `${o.metadata.name}-2`, namespace: o.metadata.namespace && "vc-b" },
+      })),
+    ];
     fc.assert(
       fc.property(fc.shuffledSubarray(all), fc.shuffledSubarray(all), (desired, gone) => {
         const keep = desired;

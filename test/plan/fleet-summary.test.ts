@@ -18,7 +18,11 @@ describe("plan: fleet-wide summary of a base change", function () {
   };
   before(async () => {
     root = mkdtempSync(join(tmpdir(), "vc-fleet-summary-"));
-    write({ "fleet/values.yaml": tag("1.0.0"), "fleet/groups.yaml": "groups:\n  prod:\n    matchLabels:\n      tier: prod\n", "clusters/c/cluster.yaml": "labels:\n  tier: prod\n" });
+    write({
+      "fleet/values.yaml": tag("1.0.0"),
+      "fleet/groups.yaml": "groups:\n  prod:\n    matchLabels:\n      tier: prod\n",
+      "clusters/c/cluster.yaml": "labels:\n  tier: prod\n",
+    });
     for (const c of ["a", "b", "c", "d"]) write({ [`clusters/${c}/values.yaml`]: "{}\n" });
     const applied = await runVc(["apply", root, "--target", `dir:${join(root, "out")}`]);
     expect(applied.code, applied.stderr).to.equal(0);
@@ -26,11 +30,16 @@ describe("plan: fleet-wide summary of a base change", function () {
   after(() => rmSync(root, { recursive: true, force: true }));
 
   it("groups clusters by the same change: the image tag for all, replicas for the prod group", async () => {
-    write({ "fleet/values.yaml": tag("1.1.0"), "fleet/values.prod.yaml": "controlPlane:\n  statefulSet:\n    replicas: 2\n" });
+    write({
+      "fleet/values.yaml": tag("1.1.0"),
+      "fleet/values.prod.yaml": "controlPlane:\n  statefulSet:\n    replicas: 2\n",
+    });
     const text = await runVc(["diff", root, "--target", `dir:${join(root, "out")}`]);
     expect(text.code, text.stderr).to.equal(0);
     const first = text.stdout.split("\n")[0]!;
-    expect(first).to.match(/^changes 4 clusters: 3 × update Secret data\["values\.yaml"\]; update StatefulSet spec\.template\.spec\.containers\[\]\.image, 1 × .*update StatefulSet spec\.replicas, spec\.template\.spec\.containers\[\]\.image$/);
+    expect(first).to.match(
+      /^changes 4 clusters: 3 × update Secret data\["values\.yaml"\]; update StatefulSet spec\.template\.spec\.containers\[\]\.image, 1 × .*update StatefulSet spec\.replicas, spec\.template\.spec\.containers\[\]\.image$/,
+    );
     // Then the per-cluster detail.
     expect(text.stdout.indexOf("cluster a:")).to.be.greaterThan(first.length);
 
@@ -39,9 +48,14 @@ describe("plan: fleet-wide summary of a base change", function () {
     expect(md.stdout).to.match(/- 3 × update Secret .* \(`a`, `b`, `d`\)/);
     expect(md.stdout.indexOf("Changes 4 clusters:")).to.be.lessThan(md.stdout.indexOf("#### cluster"));
 
-    const json = JSON.parse((await runVc(["diff", root, "--target", `dir:${join(root, "out")}`, "-o", "json"])).stdout) as { changes: { clusters: number; groups: Array<{ count: number; clusters: string[] }> } };
+    const json = JSON.parse(
+      (await runVc(["diff", root, "--target", `dir:${join(root, "out")}`, "-o", "json"])).stdout,
+    ) as { changes: { clusters: number; groups: Array<{ count: number; clusters: string[] }> } };
     expect(json.changes.clusters).to.equal(4);
-    expect(json.changes.groups.map((g) => [g.count, g.clusters])).to.deep.equal([[3, ["a", "b", "d"]], [1, ["c"]]]);
+    expect(json.changes.groups.map((g) => [g.count, g.clusters])).to.deep.equal([
+      [3, ["a", "b", "d"]],
+      [1, ["c"]],
+    ]);
   });
 
   it("one cluster's own change prints no fleet line", async () => {

@@ -48,7 +48,14 @@ const VC_FIELDS = {
             "f:name": {},
             "f:image": {},
             "f:env": { 'k:{"name":"A"}': { ".": {}, "f:name": {}, "f:value": {} } },
-            "f:ports": { 'k:{"containerPort":8443,"protocol":"TCP"}': { ".": {}, "f:containerPort": {}, "f:name": {}, "f:protocol": {} } },
+            "f:ports": {
+              'k:{"containerPort":8443,"protocol":"TCP"}': {
+                ".": {},
+                "f:containerPort": {},
+                "f:name": {},
+                "f:protocol": {},
+              },
+            },
             "f:volumeMounts": { 'k:{"mountPath":"/data"}': { ".": {}, "f:mountPath": {}, "f:name": {} } },
           },
         },
@@ -62,7 +69,9 @@ const VC_FIELDS = {
 function liveSts(edit: (spec: any, managed: any[]) => void = () => {}): KubeObject {
   const live = structuredClone(desiredSts()) as any;
   live.metadata.uid = "u1";
-  live.metadata.managedFields = [{ manager: "vc", operation: "Apply", fieldsType: "FieldsV1", fieldsV1: structuredClone(VC_FIELDS) }];
+  live.metadata.managedFields = [
+    { manager: "vc", operation: "Apply", fieldsType: "FieldsV1", fieldsV1: structuredClone(VC_FIELDS) },
+  ];
   const c = live.spec.template.spec.containers[0];
   c.terminationMessagePath = "/dev/termination-log";
   c.imagePullPolicy = "IfNotPresent";
@@ -96,18 +105,33 @@ describe("plan/managed view: keyed lists and foreign fields", () => {
   it("builds the table from an OpenAPI document: list-map-keys first, else the patch merge key, following $refs", () => {
     const doc = {
       definitions: {
-        "x.Kind": { "x-kubernetes-group-version-kind": [{ group: "g", version: "v1", kind: "Kind" }], properties: { spec: { $ref: "#/definitions/x.Spec" } } },
+        "x.Kind": {
+          "x-kubernetes-group-version-kind": [{ group: "g", version: "v1", kind: "Kind" }],
+          properties: { spec: { $ref: "#/definitions/x.Spec" } },
+        },
         "x.Spec": {
           properties: {
             a: { type: "array", "x-kubernetes-patch-merge-key": "name", items: { $ref: "#/definitions/x.Item" } },
-            b: { type: "array", "x-kubernetes-list-map-keys": ["port", "protocol"], "x-kubernetes-patch-merge-key": "port", items: { type: "object" } },
+            b: {
+              type: "array",
+              "x-kubernetes-list-map-keys": ["port", "protocol"],
+              "x-kubernetes-patch-merge-key": "port",
+              items: { type: "object" },
+            },
             c: { type: "array", items: { type: "string" } },
           },
         },
-        "x.Item": { properties: { inner: { type: "array", "x-kubernetes-patch-merge-key": "k", items: { type: "object" } }, self: { $ref: "#/definitions/x.Item" } } },
+        "x.Item": {
+          properties: {
+            inner: { type: "array", "x-kubernetes-patch-merge-key": "k", items: { type: "object" } },
+            self: { $ref: "#/definitions/x.Item" },
+          },
+        },
       },
     };
-    expect(extractListKeys(doc, ["g/v1/Kind"])).to.deep.equal({ "g/v1/Kind": { spec: { a: { "=": ["name"], inner: { "=": ["k"] } }, b: { "=": ["port", "protocol"] } } } });
+    expect(extractListKeys(doc, ["g/v1/Kind"])).to.deep.equal({
+      "g/v1/Kind": { spec: { a: { "=": ["name"], inner: { "=": ["k"] } }, b: { "=": ["port", "protocol"] } } },
+    });
   });
 
   it("finds no drift against the live object vc applied", () => {
@@ -117,7 +141,21 @@ describe("plan/managed view: keyed lists and foreign fields", () => {
   it("an env var another writer added (kubectl set env) is not drift", () => {
     const live = liveSts((spec, managed) => {
       syncer(spec).env.push({ name: "FOO", value: "bar" });
-      managed.push({ manager: "kubectl-set", operation: "Update", fieldsV1: { "f:spec": { "f:template": { "f:spec": { "f:containers": { 'k:{"name":"syncer"}': { "f:env": { 'k:{"name":"FOO"}': { ".": {}, "f:name": {}, "f:value": {} } } } } } } } } });
+      managed.push({
+        manager: "kubectl-set",
+        operation: "Update",
+        fieldsV1: {
+          "f:spec": {
+            "f:template": {
+              "f:spec": {
+                "f:containers": {
+                  'k:{"name":"syncer"}': { "f:env": { 'k:{"name":"FOO"}': { ".": {}, "f:name": {}, "f:value": {} } } },
+                },
+              },
+            },
+          },
+        },
+      });
     });
     expect(planOf(live).action).to.equal("unchanged");
   });
@@ -131,7 +169,11 @@ describe("plan/managed view: keyed lists and foreign fields", () => {
     const live = liveSts((spec) => {
       syncer(spec).ports.push({ containerPort: 9090, protocol: "TCP" });
       syncer(spec).volumeMounts.push({ name: "extra", mountPath: "/extra" });
-      spec.template.spec.containers.unshift({ name: "sidecar", image: "busybox", terminationMessagePath: "/dev/termination-log" });
+      spec.template.spec.containers.unshift({
+        name: "sidecar",
+        image: "busybox",
+        terminationMessagePath: "/dev/termination-log",
+      });
       spec.template.spec.volumes.push({ name: "extra", emptyDir: {} });
     });
     expect(planOf(live).action).to.equal("unchanged");
@@ -141,27 +183,35 @@ describe("plan/managed view: keyed lists and foreign fields", () => {
     const live = liveSts((spec) => (syncer(spec).env[0].value = "2"));
     const change = planOf(live);
     expect(change.action).to.equal("update");
-    expect(change.diff).to.match(/^-\s+value: '2'$/m).and.match(/^\+\s+value: '1'$/m);
+    expect(change.diff)
+      .to.match(/^-\s+value: '2'$/m)
+      .and.match(/^\+\s+value: '1'$/m);
   });
 
   it("an env var of vc's removed by another writer is drift, and a foreign one beside it still is not shown", () => {
     const live = liveSts((spec) => (syncer(spec).env = [{ name: "FOO", value: "bar" }]));
     const change = planOf(live);
     expect(change.action).to.equal("update");
-    expect(change.diff).to.match(/^\+\s+- name: A$/m).and.not.include("FOO");
+    expect(change.diff)
+      .to.match(/^\+\s+- name: A$/m)
+      .and.not.include("FOO");
   });
 
   it("vc's container removed by another writer is drift", () => {
     const live = liveSts((spec) => (spec.template.spec.containers = [{ name: "sidecar", image: "busybox" }]));
     const change = planOf(live);
     expect(change.action).to.equal("update");
-    expect(change.diff).to.match(/^\+\s+- env:$/m).and.not.include("sidecar");
+    expect(change.diff)
+      .to.match(/^\+\s+- env:$/m)
+      .and.not.include("sidecar");
   });
 
   it("an item vc applied and no longer renders is shown as a removal (vc's field manager owns it)", () => {
     const live = liveSts((spec, managed) => {
       syncer(spec).env.push({ name: "OLD", value: "x" });
-      managed[0].fieldsV1["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"syncer"}']["f:env"]['k:{"name":"OLD"}'] = { ".": {}, "f:name": {}, "f:value": {} };
+      managed[0].fieldsV1["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"syncer"}']["f:env"][
+        'k:{"name":"OLD"}'
+      ] = { ".": {}, "f:name": {}, "f:value": {} };
     });
     const change = planOf(live);
     expect(change.action).to.equal("update");
@@ -196,9 +246,22 @@ describe("plan/managed view: keyed lists and foreign fields", () => {
 
   it("managedView shows vc's items in desired order whatever the live order", () => {
     const desired = desiredSts() as any;
-    syncer(desired.spec).env = [{ name: "A", value: "1" }, { name: "B", value: "2" }];
-    const live = liveSts((spec) => (syncer(spec).env = [{ name: "B", value: "2" }, { name: "X", value: "x" }, { name: "A", value: "1" }]));
+    syncer(desired.spec).env = [
+      { name: "A", value: "1" },
+      { name: "B", value: "2" },
+    ];
+    const live = liveSts(
+      (spec) =>
+        (syncer(spec).env = [
+          { name: "B", value: "2" },
+          { name: "X", value: "x" },
+          { name: "A", value: "1" },
+        ]),
+    );
     const view = managedView(live, desired) as any;
-    expect(syncer(view.spec).env).to.deep.equal([{ name: "A", value: "1" }, { name: "B", value: "2" }]);
+    expect(syncer(view.spec).env).to.deep.equal([
+      { name: "A", value: "1" },
+      { name: "B", value: "2" },
+    ]);
   });
 });

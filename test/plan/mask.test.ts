@@ -8,17 +8,39 @@ const SECRET_B64 = Buffer.from("postgres://u:hunter2@db/x").toString("base64");
 
 describe("plan/mask", () => {
   it("masks every Secret value and the last-applied copy, and leaves other kinds alone", () => {
-    const s = maskSecret({ apiVersion: "v1", kind: "Secret", metadata: { name: "s", annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{\"data\":{\"p\":\"eA==\"}}", keep: "k" } }, data: { p: "eA==" }, stringData: { q: "x" } });
+    const s = maskSecret({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "s",
+        annotations: { "kubectl.kubernetes.io/last-applied-configuration": '{"data":{"p":"eA=="}}', keep: "k" },
+      },
+      data: { p: "eA==" },
+      stringData: { q: "x" },
+    });
     expect(s.data).to.deep.equal({ p: MASK });
     expect(s.stringData).to.deep.equal({ q: MASK });
-    expect(s.metadata.annotations).to.deep.equal({ "kubectl.kubernetes.io/last-applied-configuration": MASK, keep: "k" });
+    expect(s.metadata.annotations).to.deep.equal({
+      "kubectl.kubernetes.io/last-applied-configuration": MASK,
+      keep: "k",
+    });
     const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { p: "x" } };
     expect(maskSecret(cm)).to.equal(cm);
   });
 
   it("masks equal values alike and differing values differently", () => {
-    const live = { apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { same: "YQ==", diff: "Yg==", gone: "Yw==" } };
-    const desired = { apiVersion: "v1", kind: "Secret", metadata: { name: "s" }, data: { same: "YQ==", diff: "ZA==", added: "ZQ==" } };
+    const live = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "s" },
+      data: { same: "YQ==", diff: "Yg==", gone: "Yw==" },
+    };
+    const desired = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "s" },
+      data: { same: "YQ==", diff: "ZA==", added: "ZQ==" },
+    };
     const [d, l] = maskSecretPair(desired, live);
     expect(d!.data).to.deep.equal({ same: MASK, diff: "<masked, changed>", added: MASK });
     expect(l!.data).to.deep.equal({ same: MASK, diff: "<masked, before>", gone: MASK });
@@ -38,6 +60,10 @@ describe("plan/mask", () => {
       expect(out).to.not.include(Buffer.from("postgres://u:NEWPASS@db/x").toString("base64"));
       expect(out).to.include("<masked, changed>");
     }
-    expect(buildPlan("a", clusterObjects("a"), [], { prune: false, allowMassPrune: false }).changes.map((c) => c.diff).join("")).to.not.include("hunter2");
+    expect(
+      buildPlan("a", clusterObjects("a"), [], { prune: false, allowMassPrune: false })
+        .changes.map((c) => c.diff)
+        .join(""),
+    ).to.not.include("hunter2");
   });
 });

@@ -1,6 +1,6 @@
 // `vc apply` on the record: the status and history the reconciler keeps, written by apply with who and which commit.
 import { expect } from "chai";
-import { cpSync, existsSync, readFileSync, rmSync, } from "node:fs";
+import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import type { ClusterStatus, Reconciliation } from "../../src/records/status.js";
@@ -23,12 +23,17 @@ describe("vc apply on the record (status and history, as the reconciler writes t
 
   // The host answers as the current release (SelfSubjectReview) unless a test asks for 1.20.
   async function start(opts: { profile?: "1.20" | "current" } = {}): Promise<void> {
-    server = await startKubeServer({ users: [{ token: "t-alice", rules: FULL, name: "alice" }], profile: "current", ...opts });
+    server = await startKubeServer({
+      users: [{ token: "t-alice", rules: FULL, name: "alice" }],
+      profile: "current",
+      ...opts,
+    });
     kube = ["--target", "kube", "--kubeconfig", server.writeKubeconfig({ token: "t-alice" }), "--context", "test"];
   }
   beforeEach(async () => {
     repo = new TestRepo();
-    for (const c of ["minimal", "bookinfo"]) cpSync(resolve("clusters", c), join(repo.work, "clusters", c), { recursive: true });
+    for (const c of ["minimal", "bookinfo"])
+      cpSync(resolve("clusters", c), join(repo.work, "clusters", c), { recursive: true });
     repo.commit("fleet");
     await start();
   });
@@ -45,10 +50,14 @@ describe("vc apply on the record (status and history, as the reconciler writes t
       .map(fromRecordConfigMap)
       .filter((r) => r?.hostNamespace === ns)
       .sort((a, b) => olderFirst(a!, b!))[0];
-  const recordWrites = () => server.countRequests({ method: "PATCH", path: RECORD_PATH }) + server.countRequests({ method: "POST", path: /\/configmaps$/ });
+  const recordWrites = () =>
+    server.countRequests({ method: "PATCH", path: RECORD_PATH }) +
+    server.countRequests({ method: "POST", path: /\/configmaps$/ });
   /** A commit that changes minimal's rendered StatefulSet (its CPU request). */
   const changeMinimal = (cpu: number, commit = true) => {
-    repo.write({ [MINIMAL_VALUES]: `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${cpu}m\n        memory: 512Mi\n` });
+    repo.write({
+      [MINIMAL_VALUES]: `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${cpu}m\n        memory: 512Mi\n`,
+    });
     return commit ? repo.commit(`minimal: cpu ${cpu}m`) : repo.head();
   };
 
@@ -56,27 +65,63 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     const head = repo.head();
     const res = await runVc(["apply", repo.work, ...kube]);
     expect(res.code, res.stdout + res.stderr).to.equal(0);
-    expect(res.stdout).to.include(`recorded 2 cluster(s) at revision ${head.slice(0, 12)} by alice (SelfSubjectReview)`);
+    expect(res.stdout).to.include(
+      `recorded 2 cluster(s) at revision ${head.slice(0, 12)} by alice (SelfSubjectReview)`,
+    );
     for (const ns of ["vc-minimal", "team-bookinfo"]) {
       const s = statusOf(ns)!;
-      expect(s).to.deep.include({ result: "applied", lastAppliedRevision: head, lastAttemptedRevision: head, lastAppliedBy: "alice", lastAppliedVia: "apply" });
+      expect(s).to.deep.include({
+        result: "applied",
+        lastAppliedRevision: head,
+        lastAttemptedRevision: head,
+        lastAppliedBy: "alice",
+        lastAppliedVia: "apply",
+      });
       expect(s.history).to.have.length(1);
-      expect(s.history[0]).to.deep.include({ revision: head, result: "applied", via: "apply", by: "alice", byFrom: "SelfSubjectReview" });
+      expect(s.history[0]).to.deep.include({
+        revision: head,
+        result: "applied",
+        via: "apply",
+        by: "alice",
+        byFrom: "SelfSubjectReview",
+      });
       expect(s.history[0]!.counts.created).to.be.greaterThan(5);
       expect(s.owner).to.be.a("string").and.not.equal("");
     }
 
     const status = await runVc(["status", ...kube]);
-    expect(status.stdout).to.match(new RegExp(`minimal\\s+vc-minimal\\s+applied\\s+${head.slice(0, 12)}\\s+alice \\(vc apply\\)\\s+${head.slice(0, 12)}`));
+    expect(status.stdout).to.match(
+      new RegExp(
+        `minimal\\s+vc-minimal\\s+applied\\s+${head.slice(0, 12)}\\s+alice \\(vc apply\\)\\s+${head.slice(0, 12)}`,
+      ),
+    );
     const detail = await runVc(["status", ...kube, "--cluster", "minimal"]);
-    expect(detail.stdout).to.include("applied by:        alice (vc apply)").and.match(/applied\s+alice \(vc apply\)\s+\d+\s+0\s+0\s+0\s+0/);
+    expect(detail.stdout)
+      .to.include("applied by:        alice (vc apply)")
+      .and.match(/applied\s+alice \(vc apply\)\s+\d+\s+0\s+0\s+0\s+0/);
 
-    const list = await runVc(["list", "--repo", repo.work, "--kubeconfig", kube[3]!, "--context", "test", "-o", "json"]);
+    const list = await runVc([
+      "list",
+      "--repo",
+      repo.work,
+      "--kubeconfig",
+      kube[3]!,
+      "--context",
+      "test",
+      "-o",
+      "json",
+    ]);
     expect(list.code, list.stderr).to.equal(0);
     const rows = JSON.parse(list.stdout) as ListRow[];
-    expect(rows.find((r) => r.name === "minimal")).to.deep.include({ lastAppliedRevision: head, lastAppliedBy: "alice (vc apply)", result: "applied" });
+    expect(rows.find((r) => r.name === "minimal")).to.deep.include({
+      lastAppliedRevision: head,
+      lastAppliedBy: "alice (vc apply)",
+      result: "applied",
+    });
     const table = await runVc(["list", "--repo", repo.work, "--kubeconfig", kube[3]!, "--context", "test"]);
-    expect(table.stdout).to.match(new RegExp(`minimal\\s+vc-minimal\\s+\\S+\\s+\\S+\\s+${head.slice(0, 12)}\\s+alice \\(vc apply\\)\\s+applied`));
+    expect(table.stdout).to.match(
+      new RegExp(`minimal\\s+vc-minimal\\s+\\S+\\s+\\S+\\s+${head.slice(0, 12)}\\s+alice \\(vc apply\\)\\s+applied`),
+    );
 
     const history = await runVc(["history", "minimal", "--repo", repo.work, ...kube]);
     expect(history.code, history.stderr).to.equal(0);
@@ -100,7 +145,10 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     const changed = await runVc(["apply", repo.work, ...kube]);
     expect(changed.stdout).to.include(`recorded 1 cluster(s) at revision ${second.slice(0, 12)}`);
     const s = statusOf("vc-minimal")!;
-    expect(s.history.map((r) => [r.revision, r.counts.updated > 0])).to.deep.equal([[second, true], [first, false]]);
+    expect(s.history.map((r) => [r.revision, r.counts.updated > 0])).to.deep.equal([
+      [second, true],
+      [first, false],
+    ]);
     expect(statusOf("team-bookinfo")!.history).to.have.length(1);
   });
 
@@ -115,12 +163,17 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     const sts = server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal")!;
     expect(sts.metadata.annotations?.["vc.orch.io/revision"]).to.equal(`${head}-dirty`);
     const hist = await runVc(["history", "minimal", "--repo", repo.work, ...kube, "-o", "json"]);
-    const h = JSON.parse(hist.stdout) as { lastAppliedRevision: string; entries: Array<{ commit: string; live: boolean; reconciliations: Reconciliation[] }> };
+    const h = JSON.parse(hist.stdout) as {
+      lastAppliedRevision: string;
+      entries: Array<{ commit: string; live: boolean; reconciliations: Reconciliation[] }>;
+    };
     expect(h.lastAppliedRevision).to.equal(`${head}-dirty`);
     expect(h.entries[0]).to.deep.include({ commit: head, live: true });
     expect(h.entries[0]!.reconciliations.map((r) => r.revision)).to.deep.equal([`${head}-dirty`, head]);
     const table = await runVc(["history", "minimal", "--repo", repo.work, ...kube]);
-    expect(table.stdout).to.include(`live revision ${head.slice(0, 12)}-dirty`).and.include(`at ${head.slice(0, 12)}-dirty`);
+    expect(table.stdout)
+      .to.include(`live revision ${head.slice(0, 12)}-dirty`)
+      .and.include(`at ${head.slice(0, 12)}-dirty`);
   });
 
   it("on a host without SelfSubjectReview (Kubernetes before 1.27) that confirms nothing, records the kubeconfig's user as unverified, and says so", async () => {
@@ -129,7 +182,11 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     const res = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
     expect(res.code, res.stdout).to.equal(0);
     expect(res.stdout).to.include("by unverified: user-t-alice (kubeconfig user)");
-    expect(statusOf("vc-minimal")!.history[0]).to.deep.include({ by: "unverified: user-t-alice", byFrom: "kubeconfig user", via: "apply" });
+    expect(statusOf("vc-minimal")!.history[0]).to.deep.include({
+      by: "unverified: user-t-alice",
+      byFrom: "kubeconfig user",
+      via: "apply",
+    });
   });
 
   it("--dry-run writes no record, on a host or in a dir: target", async () => {
@@ -151,10 +208,16 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     // The local account is no identity a server confirmed.
     expect(res.stdout).to.include(`by unverified: ${me} (local user)`);
     const s = JSON.parse(readFileSync(join(out, ".vc-status", "minimal.json"), "utf8")) as ClusterStatus;
-    expect(s).to.deep.include({ lastAppliedRevision: repo.head(), lastAppliedBy: `unverified: ${me}`, lastAppliedVia: "apply" });
+    expect(s).to.deep.include({
+      lastAppliedRevision: repo.head(),
+      lastAppliedBy: `unverified: ${me}`,
+      lastAppliedVia: "apply",
+    });
     expect(s.history[0]).to.deep.include({ via: "apply", by: `unverified: ${me}`, byFrom: "local user" });
     const status = await runVc(["status", "--target", `dir:${out}`]);
-    expect(status.stdout).to.match(new RegExp(`minimal\\s+vc-minimal\\s+applied\\s+[0-9a-f]{12}\\s+unverified: ${me} \\(vc apply\\)`));
+    expect(status.stdout).to.match(
+      new RegExp(`minimal\\s+vc-minimal\\s+applied\\s+[0-9a-f]{12}\\s+unverified: ${me} \\(vc apply\\)`),
+    );
   });
 
   it("never rewrites another owner's status: a cluster another source holds, or whose status it wrote; vc adopt takes both over", async () => {
@@ -169,9 +232,25 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     expect(recordConfigMap(server, "minimal")!.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
 
     // A record C holds of bookinfo, none of whose objects are live: B is refused, C's record stays as C wrote it.
-    const cHistory = [{ revision: "c0ffee", time: "2030-01-01T00:00:00.000Z", durationMs: 1, result: "applied", counts: { created: 1, updated: 0, deleted: 0, unchanged: 0, failed: 0 } }];
+    const cHistory = [
+      {
+        revision: "c0ffee",
+        time: "2030-01-01T00:00:00.000Z",
+        durationMs: 1,
+        result: "applied",
+        counts: { created: 1, updated: 0, deleted: 0, unchanged: 0, failed: 0 },
+      },
+    ];
     const cRecord = recordBase(DEFAULT_RECORDS_NAMESPACE, "src-c", "bookinfo", "team-bookinfo");
-    server.put({ ...cRecord, data: { ...(cRecord.data as Record<string, string>), result: "applied", lastAppliedRevision: "c0ffee", history: JSON.stringify(cHistory) } });
+    server.put({
+      ...cRecord,
+      data: {
+        ...(cRecord.data as Record<string, string>),
+        result: "applied",
+        lastAppliedRevision: "c0ffee",
+        history: JSON.stringify(cHistory),
+      },
+    });
     const rv = recordConfigMap(server, "bookinfo")!.metadata.resourceVersion;
     const onC = await runVc(["apply", repo.work, ...kube, "--owner", "src-b", "--cluster", "bookinfo"]);
     expect(onC.code, onC.stdout).to.equal(1);
@@ -186,7 +265,9 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     expect(adopted.owner).to.equal("src-b");
     expect(adopted.history[0]).to.deep.include({ via: "adopt", by: "alice" });
     expect(adopted.history[1]).to.deep.include({ via: "apply", by: "alice" });
-    expect(recordConfigMaps(server, "minimal").map((c) => c.metadata.labels?.["vc.orch.io/owner"])).to.deep.equal(["src-b"]);
+    expect(recordConfigMaps(server, "minimal").map((c) => c.metadata.labels?.["vc.orch.io/owner"])).to.deep.equal([
+      "src-b",
+    ]);
   });
 
   it("a record that cannot be written fails the run (exit 2) and says what to grant; nothing is applied", async () => {
@@ -194,7 +275,9 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     const res = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
     expect(res.code).to.equal(2);
     // The record of what the run will create is written before any object: it fails, and nothing is created.
-    expect(res.stdout).to.match(/failed ConfigMap record of cluster minimal: vc's record of the cluster could not be written: .*403.*\(vc needs get, create and patch on ConfigMaps in the records namespace vc-system\)/);
+    expect(res.stdout).to.match(
+      /failed ConfigMap record of cluster minimal: vc's record of the cluster could not be written: .*403.*\(vc needs get, create and patch on ConfigMaps in the records namespace vc-system\)/,
+    );
     expect(server.get("v1", "Namespace", undefined, "vc-minimal")).to.equal(undefined);
     expect(server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal")).to.equal(undefined);
   });
@@ -202,7 +285,10 @@ describe("vc apply on the record (status and history, as the reconciler writes t
   it("an invalid folder is recorded where the cluster is live (its revision stays), and never creates a namespace for a cluster with nothing on the host", async () => {
     await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
     const live = repo.head();
-    repo.write({ [MINIMAL_VALUES]: "controlPlane:\n  statefulSet:\n    resourcs: {}\n", "clusters/fresh/values.yaml": "controlPlane:\n  statefulSet:\n    resourcs: {}\n" });
+    repo.write({
+      [MINIMAL_VALUES]: "controlPlane:\n  statefulSet:\n    resourcs: {}\n",
+      "clusters/fresh/values.yaml": "controlPlane:\n  statefulSet:\n    resourcs: {}\n",
+    });
     const res = await runVc(["apply", repo.work, ...kube]);
     expect(res.code).to.equal(1);
     const s = statusOf("vc-minimal")!;

@@ -15,7 +15,10 @@ describe("reconciler: validation cache between passes", function () {
 
   it("stores one entry per cluster, reuses them, and adds one for the one cluster a commit changed", async () => {
     const cacheDir = join(bed.tmp, "validated");
-    const entries = (): string[] => readdirSync(cacheDir).filter((n) => n.endsWith(".vcv")).sort();
+    const entries = (): string[] =>
+      readdirSync(cacheDir)
+        .filter((n) => n.endsWith(".vcv"))
+        .sort();
     const deps = bed.deps({ engine: cachingEngine(cacheDir) });
     const state = newPassState();
     const first = await runPass(deps, state, { kind: "full" });

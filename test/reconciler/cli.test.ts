@@ -17,9 +17,14 @@ const vc = (cwd: string, ...args: string[]) => runVc(args, { cwd });
 /** The real command line in a child process. */
 function vcProcess(cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((res) => {
-    execFile(process.execPath, ["--import", TSX, MAIN, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" } }, (err, stdout, stderr) => {
-      res({ code: err ? ((err as { code?: number }).code ?? 2) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ["--import", TSX, MAIN, ...args],
+      { cwd, env: { ...process.env, NO_COLOR: "1" } },
+      (err, stdout, stderr) => {
+        res({ code: err ? ((err as { code?: number }).code ?? 2) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -39,10 +44,16 @@ describe("vc reconcile --once, vc status, vc history", function () {
     expect(first.stdout).to.match(/\+ create StatefulSet vc-minimal\/minimal/);
     expect(first.stdout).to.match(/minimal: applied at [0-9a-f]{12}: \d+ created/);
     expect(first.stdout).to.match(/reconciled 3 clusters at [0-9a-f]{12} in \d+ ms: 3 applied/);
-    const results = first.stdout.split("\n").filter((l) => /^[a-z]+: applied at /.test(l)).map((l) => l.split(":")[0]);
+    const results = first.stdout
+      .split("\n")
+      .filter((l) => /^[a-z]+: applied at /.test(l))
+      .map((l) => l.split(":")[0]);
     expect(results).to.deep.equal(["bookinfo", "minimal", "platform"]); // sorted, whatever order they finished in
     const second = await vc(repo.work, "reconcile", "--once", "--target", "dir:out", "-o", "json");
-    const data = JSON.parse(second.stdout) as { revision: string; clusters: Array<{ cluster: string; result: string; changes: unknown[] }> };
+    const data = JSON.parse(second.stdout) as {
+      revision: string;
+      clusters: Array<{ cluster: string; result: string; changes: unknown[] }>;
+    };
     expect(data.revision).to.equal(repo.head());
     expect(data.clusters.map((c) => [c.cluster, c.result, c.changes.length])).to.deep.equal([
       ["bookinfo", "applied", 0],
@@ -59,7 +70,9 @@ describe("vc reconcile --once, vc status, vc history", function () {
     const res = await vc(repo.work, "reconcile", "--once", "--target", "dir:out");
     expect(res.code).to.equal(1);
     expect(res.stdout).to.match(/minimal: invalid at [0-9a-f]{12}: invalid: clusters\/minimal\/values.yaml:\d+:\d+/);
-    expect(readFileSync(join(repo.work, "out/minimal/vc-minimal/statefulset.apps_minimal.yaml"), "utf8")).to.include("cpu: 200m");
+    expect(readFileSync(join(repo.work, "out/minimal/vc-minimal/statefulset.apps_minimal.yaml"), "utf8")).to.include(
+      "cpu: 200m",
+    );
 
     const table = await vc(repo.work, "status", "--target", "dir:out");
     expect(table.code).to.equal(1);
@@ -70,7 +83,9 @@ describe("vc reconcile --once, vc status, vc history", function () {
 
     const hist = await vc(repo.work, "history", "minimal", "--target", "dir:out", "-o", "json");
     expect(hist.code, hist.stderr).to.equal(0);
-    const h = JSON.parse(hist.stdout) as { entries: Array<{ subject: string; live: boolean; reconciliations: Array<{ result: string }> }> };
+    const h = JSON.parse(hist.stdout) as {
+      entries: Array<{ subject: string; live: boolean; reconciliations: Array<{ result: string }> }>;
+    };
     expect(h.entries.map((e) => [e.subject, e.live, e.reconciliations.map((r) => r.result)])).to.deep.equal([
       ["break minimal", false, ["invalid"]],
       ["example fleet", true, ["applied"]],
@@ -79,7 +94,17 @@ describe("vc reconcile --once, vc status, vc history", function () {
     const server = await startGitServer(repo.root);
     try {
       const tmp = mkdtempSync(join(tmpdir(), "vc-hist-"));
-      const remote = await vc(repo.work, "history", "minimal", "--repo", `${server.url}/${repo.path}`, "--cache-dir", join(tmp, "cache"), "--target", "dir:out");
+      const remote = await vc(
+        repo.work,
+        "history",
+        "minimal",
+        "--repo",
+        `${server.url}/${repo.path}`,
+        "--cache-dir",
+        join(tmp, "cache"),
+        "--target",
+        "dir:out",
+      );
       expect(remote.code, remote.stderr).to.equal(0);
       expect(remote.stdout).to.match(/^minimal: live revision [0-9a-f]{12}\n/);
       expect(remote.stdout).to.match(/break minimal\s+invalid /);
@@ -104,12 +129,25 @@ describe("vc reconcile --once, vc status, vc history", function () {
       expect(noRepo.stderr).to.match(/^error: no clusters\/ folder/);
       const dur = await vc(repo.work, "reconcile", "--interval", "soon");
       expect(dur.stderr).to.match(/^error: invalid duration "soon"/);
-      const remote = await vcProcess(repo.work, "reconcile", "--once", "--repo", "http://127.0.0.1:1/x.git", "--cache-dir", join(tmp, "c"), "--target", "dir:out");
+      const remote = await vcProcess(
+        repo.work,
+        "reconcile",
+        "--once",
+        "--repo",
+        "http://127.0.0.1:1/x.git",
+        "--cache-dir",
+        join(tmp, "c"),
+        "--target",
+        "dir:out",
+      );
       expect(remote.code).to.equal(2);
       expect(remote.stderr).to.match(/^error: cannot fetch main from http:\/\/127.0.0.1:1\/x.git: ECONNREFUSED/);
       for (const r of [bad, noRepo, dur, remote]) expect(r.stderr).to.not.match(/\n\s+at /);
       const help = await vc(repo.work, "reconcile", "--help");
-      expect(help.stdout).to.include("--leader-elect").and.to.include("--webhook-secret-file").and.to.include("--shard");
+      expect(help.stdout)
+        .to.include("--leader-elect")
+        .and.to.include("--webhook-secret-file")
+        .and.to.include("--shard");
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

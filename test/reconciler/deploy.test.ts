@@ -57,7 +57,9 @@ function allows(rules: Rule[], group: string, resource: string, verb: string): b
 describe("deploy/reconciler", function () {
   this.timeout(60_000);
   const objs = docs();
-  const clusterRules = objs.filter((o) => o.kind === "ClusterRole").flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
+  const clusterRules = objs
+    .filter((o) => o.kind === "ClusterRole")
+    .flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
 
   it("grants every verb the reconciler uses on every kind it applies, lists and prunes", () => {
     for (const t of INVENTORY_TYPES) {
@@ -65,8 +67,11 @@ describe("deploy/reconciler", function () {
         expect(allows(clusterRules, t.group, t.plural, verb), `${verb} ${t.group}/${t.plural}`).to.equal(true);
       }
     }
-    const lease = objs.find((o) => o.kind === "Role" && o.metadata.name === "vc-reconciler-leader-election") as unknown as { rules: Rule[]; metadata: { namespace: string } };
-    for (const verb of ["get", "create", "update"]) expect(allows(lease.rules, "coordination.k8s.io", "leases", verb)).to.equal(true);
+    const lease = objs.find(
+      (o) => o.kind === "Role" && o.metadata.name === "vc-reconciler-leader-election",
+    ) as unknown as { rules: Rule[]; metadata: { namespace: string } };
+    for (const verb of ["get", "create", "update"])
+      expect(allows(lease.rules, "coordination.k8s.io", "leases", verb)).to.equal(true);
   });
 
   it("holds every permission the Roles vc renders grant, so it needs no escalate and no bind (and has neither, nor a wildcard)", async () => {
@@ -75,7 +80,10 @@ describe("deploy/reconciler", function () {
     const repo = mkdtempSync(join(tmpdir(), "vc-deploy-rbac-"));
     try {
       cpSync("clusters", join(repo, "clusters"), { recursive: true });
-      for (const [name, group] of [["all-on", "metrics.orch.io"], ["all-on-k8s", "metrics.k8s.io"]] as const) {
+      for (const [name, group] of [
+        ["all-on", "metrics.orch.io"],
+        ["all-on-k8s", "metrics.k8s.io"],
+      ] as const) {
         mkdirSync(join(repo, "clusters", name));
         writeFileSync(join(repo, "clusters", name, "values.yaml"), ALL_ON.replace("GROUP", group));
       }
@@ -84,15 +92,34 @@ describe("deploy/reconciler", function () {
       expect(errors, JSON.stringify(errors)).to.deep.equal([]);
       expect(validSpecs(v).map((spec) => spec.name)).to.include.members(["all-on", "all-on-k8s"]);
       const rendered = validSpecs(v).flatMap((spec) => renderCluster(spec, "x"));
-      const roles = rendered.filter((o) => o.kind === "Role" || o.kind === "ClusterRole") as unknown as Array<{ kind: string; metadata: { name: string }; rules: Rule[] }>;
+      const roles = rendered.filter((o) => o.kind === "Role" || o.kind === "ClusterRole") as unknown as Array<{
+        kind: string;
+        metadata: { name: string };
+        rules: Rule[];
+      }>;
       expect(roles.length).to.be.greaterThan(6);
       const granted = JSON.stringify(roles.map((r) => r.rules));
-      for (const what of ["networking.mesh.io", "cert-manager.io", "leases", "nodes", "metrics.k8s.io", "metrics.orch.io", "endpoints", "persistentvolumeclaims"]) expect(granted).to.include(what);
+      for (const what of [
+        "networking.mesh.io",
+        "cert-manager.io",
+        "leases",
+        "nodes",
+        "metrics.k8s.io",
+        "metrics.orch.io",
+        "endpoints",
+        "persistentvolumeclaims",
+      ])
+        expect(granted).to.include(what);
       for (const role of roles) {
         for (const rule of role.rules) {
-          for (const group of rule.apiGroups) for (const resource of rule.resources) for (const verb of rule.verbs) {
-            expect(allows(clusterRules, group, resource, verb), `${role.kind} ${role.metadata.name}: ${verb} ${group}/${resource}`).to.equal(true);
-          }
+          for (const group of rule.apiGroups)
+            for (const resource of rule.resources)
+              for (const verb of rule.verbs) {
+                expect(
+                  allows(clusterRules, group, resource, verb),
+                  `${role.kind} ${role.metadata.name}: ${verb} ${group}/${resource}`,
+                ).to.equal(true);
+              }
         }
       }
     } finally {
@@ -101,7 +128,20 @@ describe("deploy/reconciler", function () {
   });
 
   it("runs vc reconcile with flags that exist, leader election, probes on the served paths", async () => {
-    const dep = objs.find((o) => o.kind === "Deployment") as unknown as { spec: { replicas: number; template: { spec: { containers: Array<{ args: string[]; livenessProbe: { httpGet: { path: string } }; readinessProbe: { httpGet: { path: string } } }> } } } };
+    const dep = objs.find((o) => o.kind === "Deployment") as unknown as {
+      spec: {
+        replicas: number;
+        template: {
+          spec: {
+            containers: Array<{
+              args: string[];
+              livenessProbe: { httpGet: { path: string } };
+              readinessProbe: { httpGet: { path: string } };
+            }>;
+          };
+        };
+      };
+    };
     const c = dep.spec.template.spec.containers[0]!;
     expect(c.args[0]).to.equal("reconcile");
     const cmd = (await buildProgram()).commands.find((x) => x.name() === "reconcile")!;
@@ -117,10 +157,16 @@ describe("deploy/reconciler", function () {
     const server = await startKubeServer();
     try {
       // Asynchronously: the test server runs in this process and must answer while kubectl waits.
-      const { stdout: out } = await promisify(execFile)("kubectl", ["--kubeconfig", server.kubeconfigPath, "apply", "-k", DIR], { encoding: "utf8" });
+      const { stdout: out } = await promisify(execFile)(
+        "kubectl",
+        ["--kubeconfig", server.kubeconfigPath, "apply", "-k", DIR],
+        { encoding: "utf8" },
+      );
       expect(out).to.include("deployment.apps/vc-reconciler created");
       expect(server.get("apps/v1", "Deployment", "vc-system", "vc-reconciler")).to.not.equal(undefined);
-      expect(server.get("rbac.authorization.k8s.io/v1", "ClusterRole", undefined, "vc-reconciler-grants")).to.not.equal(undefined);
+      expect(server.get("rbac.authorization.k8s.io/v1", "ClusterRole", undefined, "vc-reconciler-grants")).to.not.equal(
+        undefined,
+      );
     } finally {
       await server.close();
     }

@@ -22,7 +22,8 @@ const name = fleetClusterName;
 /** What a plan changes, comparable across plans: per cluster, each object's action. */
 function changesOf(plans: Iterable<Plan>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const p of plans) out[p.cluster] = p.changes.map((c) => `${c.action} ${c.ref.kind} ${c.ref.namespace ?? ""}/${c.ref.name}`);
+  for (const p of plans)
+    out[p.cluster] = p.changes.map((c) => `${c.action} ${c.ref.kind} ${c.ref.namespace ?? ""}/${c.ref.name}`);
   return out;
 }
 
@@ -61,7 +62,15 @@ describe("reconciler: a full pass over a dir: target", function () {
   });
   const plansOf = (runs: ClusterRun[]): Plan[] => runs.filter((r) => r.sync).map((r) => r.sync!.plan);
   /** vc diff's plans of the same repository and files (the whole fleet's inventory read first). */
-  const diffPlans = async (prune = true): Promise<Plan[]> => (await planFleet(target, await loadDesiredIndex(repo, "local"), { prune, allowMassPrune: true }, { keepPlans: true })).plans;
+  const diffPlans = async (prune = true): Promise<Plan[]> =>
+    (
+      await planFleet(
+        target,
+        await loadDesiredIndex(repo, "local"),
+        { prune, allowMassPrune: true },
+        { keepPlans: true },
+      )
+    ).plans;
   const file = (cluster: string, kind: string, objName: string, apiVersion: string): string =>
     join(target.root, manifestPath(cluster, { apiVersion, kind, name: objName, namespace: `vc-${cluster}` }));
 
@@ -87,7 +96,10 @@ describe("reconciler: a full pass over a dir: target", function () {
     rmSync(gone);
     // An object vc did not render, carrying the cluster's inventory label: pruned.
     const extra = join(target.root, name(5), `vc-${name(5)}`, "configmap_stray.yaml");
-    writeFileSync(extra, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: vc-${name(5)}\n  labels:\n    vc.orch.io/inventory: ${name(5)}\ndata:\n  a: "1"\n`);
+    writeFileSync(
+      extra,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: vc-${name(5)}\n  labels:\n    vc.orch.io/inventory: ${name(5)}\ndata:\n  a: "1"\n`,
+    );
 
     const expected = changesOf(await diffPlans());
     const res = await runPass(deps({ allowMassPrune: true }), newPassState(), { kind: "full" });

@@ -21,7 +21,9 @@ describe("reconciler: immutable changes", function () {
     bed.kube.resetRequests();
     const blocked = await runPass(deps, state, { kind: "incremental" });
     expect(blocked.clusters.map((r) => [r.cluster, r.result])).to.deep.equal([[c, "blocked"]]);
-    expect(blocked.clusters[0]!.message).to.include(`StatefulSet vc-${c}/${c} (spec.volumeClaimTemplates)`).and.include(`force: true in clusters/${c}/cluster.yaml`);
+    expect(blocked.clusters[0]!.message)
+      .to.include(`StatefulSet vc-${c}/${c} (spec.volumeClaimTemplates)`)
+      .and.include(`force: true in clusters/${c}/cluster.yaml`);
     // Only the status ConfigMap was written: not the config Secret, not the StatefulSet.
     const writes = bed.kube.requests.filter((r) => ["PATCH", "PUT", "POST", "DELETE"].includes(r.method));
     expect(writes.map((r) => r.resource)).to.deep.equal(["configmaps"]);
@@ -42,7 +44,9 @@ describe("reconciler: immutable changes", function () {
     bed.kube.faults.add({ path: /^\/apis\/networking\.mesh\.io\//, status: 404 });
     const res = await runPass(bed.deps(), newPassState(), { kind: "full" });
     expect(res.clusters.map((r) => r.result)).to.deep.equal(["blocked", "blocked"]);
-    expect(res.clusters[0]!.message).to.match(/^the host does not serve DestinationRule, Gateway, VirtualService \(networking\.mesh\.io\/v1beta1\): the mesh's custom resource definitions are missing/);
+    expect(res.clusters[0]!.message).to.match(
+      /^the host does not serve DestinationRule, Gateway, VirtualService \(networking\.mesh\.io\/v1beta1\): the mesh's custom resource definitions are missing/,
+    );
     expect(bed.statefulSet(name(0))).to.equal(undefined);
   });
 });

@@ -8,7 +8,7 @@ import { KubeTarget } from "../../src/sinks/kube/target.js";
 import { defaultEngine } from "../../src/pipeline/engine.js";
 import { silentLogger } from "../../src/model/log.js";
 import { createMetrics } from "../../src/reconciler/metrics.js";
-import { newPassState, runPass, type PassDeps, } from "../../src/reconciler/pass.js";
+import { newPassState, runPass, type PassDeps } from "../../src/reconciler/pass.js";
 import { GitSource } from "../../src/reconciler/source.js";
 import { KubeStatusStore } from "../../src/records/status-store.js";
 import { recordName } from "../../src/records/record.js";
@@ -41,7 +41,11 @@ export class Bed {
   }
 
   client(): KubeClient {
-    const c = KubeClient.open({ kubeconfig: this.kube.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20, attempts: 2 } });
+    const c = KubeClient.open({
+      kubeconfig: this.kube.kubeconfigPath,
+      context: "test",
+      retry: { baseDelayMs: 5, maxDelayMs: 20, attempts: 2 },
+    });
     this.clients.push(c);
     return c;
   }
@@ -102,4 +106,4 @@ export class Bed {
   }
 }
 
-export { newPassState, runPass,  };
+export { newPassState, runPass };

@@ -18,7 +18,8 @@ describe("reconciler: public host claims within one pass", function () {
     const host = "s0000.example.com";
     const [winner, ...losers] = [name(0), name(1), name(2)].sort();
     expect(winner).to.equal(name(2));
-    for (const i of [1, 2]) bed.edit(`clusters/${name(i)}/mesh/gateway.yaml`, new RegExp(`s000${i}\\.example\\.com`, "g"), host);
+    for (const i of [1, 2])
+      bed.edit(`clusters/${name(i)}/mesh/gateway.yaml`, new RegExp(`s000${i}\\.example\\.com`, "g"), host);
     bed.repo.commit("three new clusters claim one public host");
     const state = newPassState();
     for (const concurrency of [4, 1]) {
@@ -49,8 +50,12 @@ describe("reconciler: public host claims within one pass", function () {
     // name(2) (checkout-…) sorts before name(0) (payments-…).
     expect(by.get(name(2))!.result, by.get(name(2))!.message).to.equal("applied");
     expect(by.get(name(0))!.result).to.equal("blocked");
-    expect(by.get(name(0))!.message, by.get(name(0))!.message).to.include(`public host "new.example.com" belongs to cluster ${name(2)}`);
+    expect(by.get(name(0))!.message, by.get(name(0))!.message).to.include(
+      `public host "new.example.com" belongs to cluster ${name(2)}`,
+    );
     const live = JSON.stringify(bed.kube.list(API, "Gateway", `vc-${name(0)}`));
-    expect(live, "the loser's Gateway keeps its old host").to.include("s0000.example.com").and.not.include("new.example.com");
+    expect(live, "the loser's Gateway keeps its old host")
+      .to.include("s0000.example.com")
+      .and.not.include("new.example.com");
   });
 });

@@ -141,7 +141,13 @@ describe("reconciler loop", function () {
     await a.stop();
     expect(a.isLeader).to.equal(false);
     expect(await b.tick()).to.equal(true);
-    expect((bed.kube.get("coordination.k8s.io/v1", "Lease", "default", "vc-reconciler")!.spec as { leaseTransitions: number }).leaseTransitions).to.equal(1);
+    expect(
+      (
+        bed.kube.get("coordination.k8s.io/v1", "Lease", "default", "vc-reconciler")!.spec as {
+          leaseTransitions: number;
+        }
+      ).leaseTransitions,
+    ).to.equal(1);
     await b.stop();
   });
 
@@ -204,11 +210,19 @@ describe("reconciler loop", function () {
       const pushed = bed.repo.commit("pushed");
       const body = JSON.stringify({ ref: "refs/heads/main", after: pushed });
       const fetchesBefore = bed.git.requests.length;
-      const bad = await fetch(`${r.server!.url}/webhook`, { method: "POST", body, headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("guess", body) } });
+      const bad = await fetch(`${r.server!.url}/webhook`, {
+        method: "POST",
+        body,
+        headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("guess", body) },
+      });
       expect(bad.status).to.equal(401);
       await new Promise((res) => setTimeout(res, 200));
       expect(bed.git.requests.length).to.equal(fetchesBefore);
-      const good = await fetch(`${r.server!.url}/webhook`, { method: "POST", body, headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("topsecret", body) } });
+      const good = await fetch(`${r.server!.url}/webhook`, {
+        method: "POST",
+        body,
+        headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("topsecret", body) },
+      });
       expect(good.status).to.equal(202);
       const pass = (await waitFor(events, (e) => !isError(e) && e.revision === pushed)) as PassResult;
       expect(pass.kind).to.equal("incremental");
@@ -235,8 +249,21 @@ describe("reconciler: local folder source", function () {
     const events: PassResult[] = [];
     const { defaultEngine } = await import("../../src/pipeline/engine.js");
     const loop = new ReconcileLoop(
-      { engine: defaultEngine, target, store: new DirStatusStore(target.root), allowMassPrune: false, mayWrite: () => true, source: new FolderSource(repo), logger: silentLogger },
-      { intervalMs: 3_600_000, resyncMs: 3_600_000, watch: true, onPass: (e) => void (!("error" in e) && events.push(e)) },
+      {
+        engine: defaultEngine,
+        target,
+        store: new DirStatusStore(target.root),
+        allowMassPrune: false,
+        mayWrite: () => true,
+        source: new FolderSource(repo),
+        logger: silentLogger,
+      },
+      {
+        intervalMs: 3_600_000,
+        resyncMs: 3_600_000,
+        watch: true,
+        onPass: (e) => void (!("error" in e) && events.push(e)),
+      },
     );
     try {
       await loop.start();
@@ -244,7 +271,10 @@ describe("reconciler: local folder source", function () {
       expect(events[0]!.clusters.map((c) => c.result)).to.deep.equal(["applied", "applied", "applied"]);
       const file = join(repo, "clusters/minimal/values.yaml");
       writeFileSync(file, readFileSync(file, "utf8").replace(/cpu: 200m/, "cpu: 250m"));
-      const pass = (await waitFor(events, (e) => (e as PassResult).kind === "incremental" && (e as PassResult).clusters.length > 0)) as PassResult;
+      const pass = (await waitFor(
+        events,
+        (e) => (e as PassResult).kind === "incremental" && (e as PassResult).clusters.length > 0,
+      )) as PassResult;
       expect(pass.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([["minimal", "applied"]]);
       const sts = readFileSync(join(tmp, "out/minimal/vc-minimal/statefulset.apps_minimal.yaml"), "utf8");
       expect(sts).to.include("cpu: 250m");

@@ -10,7 +10,13 @@ import { fromData, HISTORY_LIMIT, record, toData, ZERO_COUNTS, type Reconciliati
 describe("reconciler: affected clusters", () => {
   it("maps changed paths to the cluster folders they are in", () => {
     expect(
-      affectedClusters(["clusters/b/values.yaml", "clusters/a/mesh/x/vs.yaml", "clusters/b/cluster.yaml", "README.md", "schemas/values.json"]),
+      affectedClusters([
+        "clusters/b/values.yaml",
+        "clusters/a/mesh/x/vs.yaml",
+        "clusters/b/cluster.yaml",
+        "README.md",
+        "schemas/values.json",
+      ]),
     ).to.deep.equal(["a", "b"]);
   });
   it("ignores files directly in clusters/ and dot-folders, as the loader does", () => {
@@ -25,7 +31,11 @@ describe("reconciler: webhook", () => {
   const req = (headers: Record<string, string>, b = body, method = "POST") => ({ method, headers, body: b });
 
   it("accepts a correctly signed push to the followed branch", () => {
-    const d = decideWebhook(req({ "x-hub-signature-256": sign(secret, body), "x-github-event": "push" }), secret, "main");
+    const d = decideWebhook(
+      req({ "x-hub-signature-256": sign(secret, body), "x-github-event": "push" }),
+      secret,
+      "main",
+    );
     expect(d).to.deep.equal({ status: 202, trigger: true, reason: "push to refs/heads/main", commit: "abc123" });
   });
   it("refuses a bad, truncated or missing signature, and any request when no secret is configured", () => {
@@ -34,12 +44,19 @@ describe("reconciler: webhook", () => {
     expect(decideWebhook(req({ "x-hub-signature-256": good.slice(0, -2) }), secret, "main").status).to.equal(401);
     expect(decideWebhook(req({}), secret, "main").status).to.equal(401);
     expect(decideWebhook(req({ "x-hub-signature-256": good }), undefined, "main").status).to.equal(401);
-    expect(decideWebhook(req({ "x-hub-signature-256": good }, Buffer.from(`${body.toString()} `)), secret, "main").status).to.equal(401);
+    expect(
+      decideWebhook(req({ "x-hub-signature-256": good }, Buffer.from(`${body.toString()} `)), secret, "main").status,
+    ).to.equal(401);
   });
   it("ignores pushes to other refs, pings and other events; refuses GET", () => {
     const other = Buffer.from(JSON.stringify({ ref: "refs/heads/dev", after: "x" }));
-    expect(decideWebhook(req({ "x-hub-signature-256": sign(secret, other) }, other), secret, "main")).to.include({ status: 200, trigger: false });
-    expect(decideWebhook(req({ "x-hub-signature-256": sign(secret, body), "x-github-event": "ping" }), secret, "main")).to.include({ status: 200, trigger: false });
+    expect(decideWebhook(req({ "x-hub-signature-256": sign(secret, other) }, other), secret, "main")).to.include({
+      status: 200,
+      trigger: false,
+    });
+    expect(
+      decideWebhook(req({ "x-hub-signature-256": sign(secret, body), "x-github-event": "ping" }), secret, "main"),
+    ).to.include({ status: 200, trigger: false });
     expect(decideWebhook(req({}, body, "GET"), secret, "main").status).to.equal(405);
     const tag = Buffer.from(JSON.stringify({ ref: "refs/tags/v1", after: "y" }));
     expect(decideWebhook(req({ "x-hub-signature-256": sign(secret, tag) }, tag), secret, "v1").trigger).to.equal(true);
@@ -103,7 +120,12 @@ describe("reconciler: status", () => {
     expect(s).to.include({ lastAppliedRevision: "c1", lastAttemptedRevision: "c1", result: "applied" });
     expect(s.message).to.equal("2 created, 0 updated, 0 deleted, 0 unchanged");
     s = record(s, "a", "vc-a", r("c2", "invalid", "values.yaml:3:5: bad"));
-    expect(s).to.include({ lastAppliedRevision: "c1", lastAttemptedRevision: "c2", result: "invalid", message: "values.yaml:3:5: bad" });
+    expect(s).to.include({
+      lastAppliedRevision: "c1",
+      lastAttemptedRevision: "c2",
+      result: "invalid",
+      message: "values.yaml:3:5: bad",
+    });
     for (let i = 3; i < 20; i++) s = record(s, "a", "vc-a", r(`c${i}`, "applied"));
     expect(s.history).to.have.length(HISTORY_LIMIT);
     expect(s.history[0]!.revision).to.equal("c19");
@@ -112,7 +134,12 @@ describe("reconciler: status", () => {
     const s = record(record(undefined, "a", "vc-a", r("c1", "applied")), "a", "vc-a", r("c2", "failed", "boom"));
     expect(fromData(toData(s))).to.deep.equal(s);
     expect(Object.values(toData(s)).every((v) => typeof v === "string")).to.equal(true);
-    expect(fromData({ history: "{not json", result: "weird" }, "b", "vc-b")).to.deep.equal({ cluster: "b", hostNamespace: "vc-b", history: [], damagedHistory: 1 });
+    expect(fromData({ history: "{not json", result: "weird" }, "b", "vc-b")).to.deep.equal({
+      cluster: "b",
+      hostNamespace: "vc-b",
+      history: [],
+      damagedHistory: 1,
+    });
   });
 });
 
@@ -127,7 +154,10 @@ describe("reconciler: JSON logs and redaction", () => {
     log.debug("hidden");
     log.info("reconciled", { cluster: "a", result: "applied" });
     log.error("boom");
-    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).to.deep.equal([
       { time: "2026-01-01T00:00:00.000Z", level: "info", msg: "reconciled", cluster: "a", result: "applied" },
       { time: "2026-01-01T00:00:00.000Z", level: "error", msg: "boom" },
@@ -137,6 +167,8 @@ describe("reconciler: JSON logs and redaction", () => {
     const { redactUrl } = await import("../../src/git/auth.js");
     const { GitSource } = await import("../../src/reconciler/source.js");
     expect(redactUrl("https://bot:s3cret@git.example.com/fleet.git")).to.equal("https://***@git.example.com/fleet.git");
-    expect(new GitSource({ url: "https://bot:s3cret@git.example.com/fleet.git", dir: "/nonexistent" }).description).to.not.include("s3cret");
+    expect(
+      new GitSource({ url: "https://bot:s3cret@git.example.com/fleet.git", dir: "/nonexistent" }).description,
+    ).to.not.include("s3cret");
   });
 });

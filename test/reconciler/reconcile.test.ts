@@ -43,23 +43,34 @@ describe("reconciler against a git server and the API test server", function () 
     // cluster, records/store.ts: no GET) and one LIST of the records claiming its namespace; the host's public-host claims (the cluster serves a
     // Gateway host): two LISTs and one of the records holding them; one apply per changed object, one status write:
     // nothing for the 7 other clusters.
-    const claims = bed.kube.requests.filter((r) => new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)));
+    const claims = bed.kube.requests.filter((r) =>
+      new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)),
+    );
     expect(claims.map((r) => r.resource).sort()).to.deep.equal(["gateways", "virtualservices"]);
     // The objects vc plans on are LISTed from the server's watch cache; the claims and vc's records from its store, a
     // page at a time (each page reduced before the next: a fleet's Gateways are never all held at once).
     const lists = bed.kube.requests.filter((r) => r.verb === "list");
     const fromCache = (r: { query: string }) => new URLSearchParams(r.query).get("resourceVersion") === "0";
     const paged = (r: { query: string }) => Number(new URLSearchParams(r.query).get("limit")) > 0;
-    const fromStore = (r: { resource?: string; namespace?: string }) => (r.resource === "configmaps" && r.namespace === "vc-system") || claims.includes(r as (typeof claims)[number]);
+    const fromStore = (r: { resource?: string; namespace?: string }) =>
+      (r.resource === "configmaps" && r.namespace === "vc-system") || claims.includes(r as (typeof claims)[number]);
     expect(lists.filter((r) => !fromStore(r)).every(fromCache)).to.equal(true);
     expect(lists.filter(fromStore).some(fromCache)).to.equal(false);
     expect(claims.every(paged), "the claims are LISTed a page at a time").to.equal(true);
     expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 2 + 3);
-    expect(bed.kube.requests.filter((r) => r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`))).to.have.length(0);
+    expect(
+      bed.kube.requests.filter(
+        (r) => r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`),
+      ),
+    ).to.have.length(0);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
     expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 2 + 3 + updated + 1);
     // The records holding those claims: one LIST of every record (claims are held by any cluster of any source).
-    const claimRecords = bed.kube.requests.filter((r) => r.resource === "configmaps" && decodeURIComponent(r.query).startsWith("labelSelector=vc.orch.io/record=record&"));
+    const claimRecords = bed.kube.requests.filter(
+      (r) =>
+        r.resource === "configmaps" &&
+        decodeURIComponent(r.query).startsWith("labelSelector=vc.orch.io/record=record&"),
+    );
     expect(claimRecords.length).to.equal(1);
     for (const r of bed.kube.requests.filter((x) => !claims.includes(x) && !claimRecords.includes(x))) {
       const text = decodeURIComponent(`${r.path}?${r.query}`);
@@ -141,7 +152,9 @@ describe("reconciler against a git server and the API test server", function () 
     bed.edit(`clusters/${name(6)}/values.yaml`, /cpu: \d+m/, "cpu: 550m");
     bed.repo.commit("change a cluster being restored");
     const during = await runPass(deps, state, { kind: "incremental" });
-    expect(during.clusters.map((c) => [c.cluster, c.result, c.message])).to.deep.equal([[name(6), "suspended", "suspended by vc restore oci://registry/backup:1"]]);
+    expect(during.clusters.map((c) => [c.cluster, c.result, c.message])).to.deep.equal([
+      [name(6), "suspended", "suspended by vc restore oci://registry/backup:1"],
+    ]);
     expect(JSON.stringify(bed.statefulSet(name(6)))).to.not.include("550m");
     await resumeCluster(client, name(6), `vc-${name(6)}`);
     const cm = bed.record(name(6))!;
@@ -160,7 +173,9 @@ describe("reconciler against a git server and the API test server", function () 
     const gone = bed.repo.commit("remove a cluster");
     const res = await runPass(deps, state, { kind: "incremental" });
     expect(res.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([[name(2), "blocked"]]);
-    expect(res.clusters[0]!.message).to.match(/prune guard/).and.to.include("--allow-mass-prune");
+    expect(res.clusters[0]!.message)
+      .to.match(/prune guard/)
+      .and.to.include("--allow-mass-prune");
     expect(bed.statefulSet(name(2))).to.not.equal(undefined);
     expect(bed.statusData(name(2))).to.include({ result: "blocked", lastAttemptedRevision: gone });
 
@@ -176,7 +191,9 @@ describe("reconciler against a git server and the API test server", function () 
     expect(res2.clusters.filter((c) => c.cluster !== name(2)).every((c) => c.result === "applied")).to.equal(true);
 
     // Only its kept Namespace is left: later passes, without --allow-mass-prune, neither block nor write a status.
-    expect(bed.kube.get("v1", "Namespace", undefined, `vc-${name(2)}`)?.metadata.labels?.[LABELS.inventory]).to.equal(name(2));
+    expect(bed.kube.get("v1", "Namespace", undefined, `vc-${name(2)}`)?.metadata.labels?.[LABELS.inventory]).to.equal(
+      name(2),
+    );
     for (const kind of ["full", "full"] as const) {
       bed.kube.resetRequests();
       const later = await runPass(deps, state, { kind });
@@ -225,7 +242,9 @@ describe("reconciler against a git server and the API test server", function () 
     bed.repo.commit("remove one");
     bed.kube.resetRequests();
     const res = await runPass({ ...deps, allowMassPrune: true }, newPassState(), { kind: "full" });
-    expect(res.clusters.map((c) => [c.cluster, c.result])).to.have.deep.members(Array.from({ length: 8 }, (_, i) => [name(i), i === 7 ? "deleted" : "applied"]));
+    expect(res.clusters.map((c) => [c.cluster, c.result])).to.have.deep.members(
+      Array.from({ length: 8 }, (_, i) => [name(i), i === 7 ? "deleted" : "applied"]),
+    );
     // One LIST of the records for the pass's start (statuses, migration check, clusters on the host: the pass's memo,
     // records/store.ts) + labelled namespaces (legacy clusters to migrate), then ceil(8 / 3) = 3 chunks of one LIST
     // per kind and two of the records, each naming the chunk's clusters or their host namespaces (the chunk's
@@ -238,11 +257,21 @@ describe("reconciler against a git server and the API test server", function () 
     // then read nothing more for rollouts (the first test's idle pass).
     expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * (INVENTORY_TYPES.length + 2) + 2 * 3 + 1);
     expect(bed.kube.requests.filter((r) => r.path.includes("/configmaps/vc-rollout-"))).to.have.length(1);
-    const records = bed.kube.requests.filter((r) => r.method === "GET" && r.resource === "configmaps" && r.path.startsWith("/api/v1/namespaces/vc-system/") && !r.path.includes("/vc-rollout-"));
+    const records = bed.kube.requests.filter(
+      (r) =>
+        r.method === "GET" &&
+        r.resource === "configmaps" &&
+        r.path.startsWith("/api/v1/namespaces/vc-system/") &&
+        !r.path.includes("/vc-rollout-"),
+    );
     const recordSelectors = records.map((r) => decodeURIComponent(r.query).replace(/&limit=\d+$/, ""));
     expect(recordSelectors.filter((q) => q === `labelSelector=${RECORD_LABEL}=record`)).to.have.length(3);
-    expect(recordSelectors.filter((q) => q.startsWith(`labelSelector=${RECORD_LABEL}=record,${LABELS.managedBy} in (`))).to.have.length(3);
-    expect(recordSelectors.filter((q) => q.startsWith(`labelSelector=${RECORD_LABEL}=record,${HOST_NAMESPACE_LABEL} in (`))).to.have.length(3);
+    expect(
+      recordSelectors.filter((q) => q.startsWith(`labelSelector=${RECORD_LABEL}=record,${LABELS.managedBy} in (`)),
+    ).to.have.length(3);
+    expect(
+      recordSelectors.filter((q) => q.startsWith(`labelSelector=${RECORD_LABEL}=record,${HOST_NAMESPACE_LABEL} in (`)),
+    ).to.have.length(3);
     expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(2);
     const selectors = bed.kube.requests.filter((r) => r.method === "GET").map((r) => decodeURIComponent(r.query));
     expect(selectors.filter((q) => q.includes(`${LABELS.inventory} in (`))).to.have.length(3 * INVENTORY_TYPES.length);

@@ -16,9 +16,18 @@ interface Rule {
 }
 const ROOT = resolve(import.meta.dirname, "..", "..");
 const RECONCILER = "system:serviceaccount:vc-system:vc-reconciler";
-const roles = loadAll(readFileSync(join(ROOT, "deploy", "reconciler", "rbac.yaml"), "utf8")) as Array<{ kind: string; rules?: Rule[] }>;
+const roles = loadAll(readFileSync(join(ROOT, "deploy", "reconciler", "rbac.yaml"), "utf8")) as Array<{
+  kind: string;
+  rules?: Rule[];
+}>;
 const HELD = roles.filter((o) => o.kind === "ClusterRole").flatMap((o) => o.rules ?? []);
-const CUSTOM: Rule[] = [{ apiGroups: ["example.com"], resources: ["widgets"], verbs: ["get", "list", "watch", "create", "patch", "update", "delete"] }];
+const CUSTOM: Rule[] = [
+  {
+    apiGroups: ["example.com"],
+    resources: ["widgets"],
+    verbs: ["get", "list", "watch", "create", "patch", "update", "delete"],
+  },
+];
 
 describe("reconciler RBAC (in-memory server, escalation prevention)", function () {
   this.timeout(60_000);
@@ -29,14 +38,22 @@ describe("reconciler RBAC (in-memory server, escalation prevention)", function (
     // The bootstrap role the real server has, which this server does not seed. Without it a binding to cluster-admin
     // would be refused as a binding to a missing role (the role's 404, as the real server answers it), never reaching
     // the escalation check this file proves.
-    server.put({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "cluster-admin" }, rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }] } as never);
+    server.put({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "cluster-admin" },
+      rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }],
+    } as never);
     return server.writeKubeconfig({ token: "t-reconciler" });
   };
   before(() => {
     repo = mkdtempSync(join(tmpdir(), "vc-reconciler-rbac-"));
     cpSync(join(ROOT, "clusters"), join(repo, "clusters"), { recursive: true });
     mkdirSync(join(repo, "clusters", "extras"));
-    writeFileSync(join(repo, "clusters", "extras", "values.yaml"), "sync:\n  toHost:\n    customResources:\n      widgets.example.com:\n        enabled: true\n");
+    writeFileSync(
+      join(repo, "clusters", "extras", "values.yaml"),
+      "sync:\n  toHost:\n    customResources:\n      widgets.example.com:\n        enabled: true\n",
+    );
   });
   afterEach(async () => server?.close());
   after(() => rmSync(repo, { recursive: true, force: true }));
@@ -47,7 +64,10 @@ describe("reconciler RBAC (in-memory server, escalation prevention)", function (
     expect(first.code, first.stdout + first.stderr).to.equal(2);
     const refused = server.requests.filter((r) => r.status === 403);
     expect(refused.length).to.be.greaterThan(0);
-    expect(refused.every((r) => r.namespace === "vc-extras"), JSON.stringify(refused)).to.equal(true);
+    expect(
+      refused.every((r) => r.namespace === "vc-extras"),
+      JSON.stringify(refused),
+    ).to.equal(true);
     await server.close();
 
     kubeconfig = await start([...HELD, ...CUSTOM]);
@@ -61,19 +81,80 @@ describe("reconciler RBAC (in-memory server, escalation prevention)", function (
     await start(HELD);
     const rbac = `${server.url}/apis/rbac.authorization.k8s.io/v1`;
     const post = (path: string, body: object) =>
-      fetch(`${rbac}${path}`, { method: "POST", headers: { Authorization: "Bearer t-reconciler", "Content-Type": "application/json" }, body: JSON.stringify(body) });
-    const role = (name: string, rules: object[]) => ({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: "kube-system" }, rules });
+      fetch(`${rbac}${path}`, {
+        method: "POST",
+        headers: { Authorization: "Bearer t-reconciler", "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const role = (name: string, rules: object[]) => ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name, namespace: "kube-system" },
+      rules,
+    });
     const tenant = { kind: "ServiceAccount", name: "vc-extras", namespace: "vc-extras" };
     const attempts: Array<[string, object]> = [
-      ["/clusterrolebindings", { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "evil" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [tenant] }],
-      ["/namespaces/kube-system/rolebindings", { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "evil", namespace: "kube-system" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" }, subjects: [tenant] }],
+      [
+        "/clusterrolebindings",
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: "evil" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+          subjects: [tenant],
+        },
+      ],
+      [
+        "/namespaces/kube-system/rolebindings",
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "RoleBinding",
+          metadata: { name: "evil", namespace: "kube-system" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+          subjects: [tenant],
+        },
+      ],
       ["/namespaces/kube-system/roles", role("evil-all", [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }])],
-      ["/namespaces/kube-system/roles", role("evil-secrets", [{ apiGroups: [""], resources: ["secrets"], verbs: ["*"] }])],
-      ["/namespaces/kube-system/roles", role("evil-exec", [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }])],
-      ["/namespaces/kube-system/roles", role("evil-rbac", [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "clusterroles"], verbs: ["escalate", "bind"] }])],
-      ["/clusterroles", { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "evil-impersonate" }, rules: [{ apiGroups: [""], resources: ["users", "groups", "serviceaccounts"], verbs: ["impersonate"] }] }],
-      ["/namespaces/kube-system/roles", role("evil-token", [{ apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] }])],
-      ["/clusterroles", { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "evil-nodes" }, rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["patch", "delete"] }] }],
+      [
+        "/namespaces/kube-system/roles",
+        role("evil-secrets", [{ apiGroups: [""], resources: ["secrets"], verbs: ["*"] }]),
+      ],
+      [
+        "/namespaces/kube-system/roles",
+        role("evil-exec", [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }]),
+      ],
+      [
+        "/namespaces/kube-system/roles",
+        role("evil-rbac", [
+          {
+            apiGroups: ["rbac.authorization.k8s.io"],
+            resources: ["roles", "clusterroles"],
+            verbs: ["escalate", "bind"],
+          },
+        ]),
+      ],
+      [
+        "/clusterroles",
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: { name: "evil-impersonate" },
+          rules: [{ apiGroups: [""], resources: ["users", "groups", "serviceaccounts"], verbs: ["impersonate"] }],
+        },
+      ],
+      [
+        "/namespaces/kube-system/roles",
+        role("evil-token", [{ apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] }]),
+      ],
+      [
+        "/clusterroles",
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRole",
+          metadata: { name: "evil-nodes" },
+          rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["patch", "delete"] }],
+        },
+      ],
     ];
     for (const [path, body] of attempts) {
       const res = await post(path, body);

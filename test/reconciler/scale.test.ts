@@ -132,7 +132,9 @@ describe("reconciler at fleet scale", function () {
     const firstInOrder = Array.from({ length: 7 }, (_, i) => fleetClusterName(i)).sort()[0];
     expect(events.slice(1, 3)).to.deep.equal([`change during ${firstInOrder}`, `incremental ${changed}:applied`]);
     expect(events[3]).to.match(/^full /);
-    const manifests = readdirSync(join(out, changed), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    const manifests = readdirSync(join(out, changed), { recursive: true, withFileTypes: true }).filter((e) =>
+      e.isFile(),
+    );
     expect(manifests.some((e) => readFileSync(join(e.parentPath, e.name), "utf8").includes("777m"))).to.equal(true);
   });
 
@@ -206,8 +208,28 @@ describe("reconciler: SIGTERM", function () {
       const out = join(tmp, "out");
       const n = 150;
       await generateFleet(repo, { clusters: n, meshPerCluster: 1 });
-      const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli/main.ts"), "reconcile", "--repo", repo, "--target", `dir:${out}`,
-        "--interval", "1h", "--resync", "1h", "--concurrency", "2", "--cache-dir", join(tmp, "cache")], { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          join(ROOT, "src/cli/main.ts"),
+          "reconcile",
+          "--repo",
+          repo,
+          "--target",
+          `dir:${out}`,
+          "--interval",
+          "1h",
+          "--resync",
+          "1h",
+          "--concurrency",
+          "2",
+          "--cache-dir",
+          join(tmp, "cache"),
+        ],
+        { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+      );
       let log = "";
       let signalled = false;
       const exited = new Promise<number | null>((r) => child.once("exit", r));
@@ -224,9 +246,14 @@ describe("reconciler: SIGTERM", function () {
       expect(log).to.include('"msg":"stopped"');
       const reconciled = [...log.matchAll(/"msg":"reconciled","cluster":"([^"]+)"/g)].map((m) => m[1]!).sort();
       expect(reconciled.length).to.be.greaterThan(0);
-      expect(reconciled.length, "the pass stopped: clusters not started were left for the next start").to.be.lessThan(n);
+      expect(reconciled.length, "the pass stopped: clusters not started were left for the next start").to.be.lessThan(
+        n,
+      );
       // Every cluster reconciled before the exit has its status recorded; no other has one.
-      const statuses = readdirSync(join(out, ".vc-status")).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5)).sort();
+      const statuses = readdirSync(join(out, ".vc-status"))
+        .filter((f) => f.endsWith(".json"))
+        .map((f) => f.slice(0, -5))
+        .sort();
       expect(statuses).to.deep.equal(reconciled);
       expect(existsSync(join(out, fleetClusterName(n - 1)))).to.equal(false);
     } finally {
@@ -239,7 +266,10 @@ describe("deploy/reconciler: the shutdown fits the grace period", () => {
   it("terminationGracePeriodSeconds leaves room after the reconciler's shutdown deadline", async () => {
     const { loadAll } = await import("js-yaml");
     const { SHUTDOWN_DEADLINE_MS } = await import("../../src/reconciler/service.js");
-    const docs = loadAll(readFileSync(join(ROOT, "deploy/reconciler/deployment.yaml"), "utf8")) as Array<{ kind: string; spec: { template: { spec: { terminationGracePeriodSeconds?: number } } } }>;
+    const docs = loadAll(readFileSync(join(ROOT, "deploy/reconciler/deployment.yaml"), "utf8")) as Array<{
+      kind: string;
+      spec: { template: { spec: { terminationGracePeriodSeconds?: number } } };
+    }>;
     const grace = docs.find((d) => d.kind === "Deployment")!.spec.template.spec.terminationGracePeriodSeconds;
     expect(grace, "set explicitly").to.be.a("number");
     expect(grace! * 1000).to.be.greaterThan(SHUTDOWN_DEADLINE_MS);

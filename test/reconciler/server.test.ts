@@ -48,10 +48,18 @@ describe("reconciler: http server", () => {
 
   it("refuses a webhook with a bad signature and triggers on a good one", async () => {
     const body = JSON.stringify({ ref: "refs/heads/main", after: "deadbeef" });
-    const bad = await fetch(`${srv.url}${WEBHOOK_PATH}`, { method: "POST", body, headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("wrong", body) } });
+    const bad = await fetch(`${srv.url}${WEBHOOK_PATH}`, {
+      method: "POST",
+      body,
+      headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("wrong", body) },
+    });
     expect(bad.status).to.equal(401);
     expect(pushes).to.deep.equal([]);
-    const good = await fetch(`${srv.url}${WEBHOOK_PATH}`, { method: "POST", body, headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("s3cret", body) } });
+    const good = await fetch(`${srv.url}${WEBHOOK_PATH}`, {
+      method: "POST",
+      body,
+      headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("s3cret", body) },
+    });
     expect(good.status).to.equal(202);
     expect(pushes).to.deep.equal(["deadbeef"]);
   });

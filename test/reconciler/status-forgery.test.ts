@@ -27,10 +27,20 @@ describe("reconciler: status cannot be forged", function () {
       bed.kube.put({
         apiVersion: "v1",
         kind: "ConfigMap",
-        metadata: { name: STATUS_CONFIGMAP, namespace: ns, labels: { [STATUS_LABEL]: "true", [LABELS.managedBy]: victim }, annotations: { [SUSPENDED_BY_ANNOTATION]: "an attacker" } },
+        metadata: {
+          name: STATUS_CONFIGMAP,
+          namespace: ns,
+          labels: { [STATUS_LABEL]: "true", [LABELS.managedBy]: victim },
+          annotations: { [SUSPENDED_BY_ANNOTATION]: "an attacker" },
+        },
         data: forged,
       });
-      bed.kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "vc-history", namespace: ns, labels: { [LABELS.managedBy]: victim } }, data: { cluster: victim, history: "[]" } });
+      bed.kube.put({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "vc-history", namespace: ns, labels: { [LABELS.managedBy]: victim } },
+        data: { cluster: victim, history: "[]" },
+      });
       const second = await runPass(bed.deps(), newPassState(), { kind: "full" });
       expect(second.clusters.find((c) => c.cluster === victim)!.result).to.equal("applied");
       const after = JSON.parse(bed.statusData(victim)!.history) as unknown[];
@@ -43,7 +53,11 @@ describe("reconciler: status cannot be forged", function () {
 
   it("a damaged history ([null], entries of the wrong shape, not JSON) is left out, and the rest still reads", () => {
     const good = { revision: "abc", time: "2026-11-24T00:00:00Z", result: "applied" };
-    const s = fromData({ cluster: "x", hostNamespace: "vc-x", history: JSON.stringify([null, good, 7, { revision: 1 }]) })!;
+    const s = fromData({
+      cluster: "x",
+      hostNamespace: "vc-x",
+      history: JSON.stringify([null, good, 7, { revision: 1 }]),
+    })!;
     expect(s.history).to.deep.equal([good]);
     expect(s.damagedHistory).to.equal(3);
     expect(fromData({ cluster: "x", history: "not json" })!.history).to.deep.equal([]);

@@ -15,7 +15,8 @@ function firstCall(): { promise: Promise<string[]>; onChange: (paths: string[]) 
   return { promise, onChange: (paths) => resolve(paths) };
 }
 
-const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd, stdio: "pipe" });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd, stdio: "pipe" });
 
 describe("reconciler: folder watch modes", function () {
   this.timeout(60_000);
@@ -95,7 +96,11 @@ describe("reconciler: folder watch modes", function () {
       writeFileSync(join(tmp, "clusters", `c${i}`, "values.yaml"), "controlPlane: {}\n");
       writeFileSync(join(tmp, "clusters", `c${i}`, "mesh", "vs.yaml"), "kind: VirtualService\n");
     }
-    const child = spawn(process.execPath, ["--max-old-space-size=24", "--import", "tsx", resolve("test/support/top-watch-child.ts"), tmp], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      ["--max-old-space-size=24", "--import", "tsx", resolve("test/support/top-watch-child.ts"), tmp],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((r) => child.once("exit", r));

@@ -7,7 +7,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMetrics } from "../../src/reconciler/metrics.js";
-import { startServer, WEBHOOK_KEEP_BYTES, WEBHOOK_MAX_PENDING, WEBHOOK_PATH, type RunningServer } from "../../src/reconciler/server.js";
+import {
+  startServer,
+  WEBHOOK_KEEP_BYTES,
+  WEBHOOK_MAX_PENDING,
+  WEBHOOK_PATH,
+  type RunningServer,
+} from "../../src/reconciler/server.js";
 import { webhookSecret } from "../../src/reconciler/service.js";
 import { sign } from "../../src/reconciler/webhook.js";
 import { UserError } from "../../src/model/errors.js";
@@ -47,7 +53,9 @@ describe("reconciler: the webhook front door", () => {
   });
 
   it("refuses a request without a well-formed signature before reading its body", async () => {
-    for (const headers of [{}, { "X-Hub-Signature-256": "sha256=zz" }, { "X-Hub-Signature-256": "sha1=abc" }] as Array<Record<string, string>>) {
+    for (const headers of [{}, { "X-Hub-Signature-256": "sha256=zz" }, { "X-Hub-Signature-256": "sha1=abc" }] as Array<
+      Record<string, string>
+    >) {
       const res = await post("x".repeat(1024), headers);
       expect(res.status).to.equal(401);
     }
@@ -68,7 +76,12 @@ describe("reconciler: the webhook front door", () => {
   it(`caps requests being read at ${WEBHOOK_MAX_PENDING}: one more, from an address not holding one already, gets 503 with Retry-After`, async () => {
     // One sender per address: nobody holds more than its share, so nothing is given to the newcomer.
     const held = Array.from({ length: WEBHOOK_MAX_PENDING }, (_, i) => {
-      const req = request(`${srv.url}${WEBHOOK_PATH}`, { method: "POST", localAddress: `127.0.3.${i + 1}`, agent: false, headers: { "X-Hub-Signature-256": `sha256=${"0".repeat(64)}`, "Content-Length": "1000000" } });
+      const req = request(`${srv.url}${WEBHOOK_PATH}`, {
+        method: "POST",
+        localAddress: `127.0.3.${i + 1}`,
+        agent: false,
+        headers: { "X-Hub-Signature-256": `sha256=${"0".repeat(64)}`, "Content-Length": "1000000" },
+      });
       req.on("error", () => {});
       req.write("x".repeat(1000));
       return req;
@@ -82,7 +95,7 @@ describe("reconciler: the webhook front door", () => {
     expect((await signed(JSON.stringify({ ref: "refs/heads/main", after: "later" }))).status).to.equal(202);
   });
 
-  it("a blank or whitespace-only secret (file or environment) is a start-up error, never the key \"\"", () => {
+  it('a blank or whitespace-only secret (file or environment) is a start-up error, never the key ""', () => {
     const dir = mkdtempSync(join(tmpdir(), "vc-secret-"));
     try {
       for (const content of ["", "  \n\t\n"]) {

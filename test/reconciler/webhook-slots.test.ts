@@ -12,7 +12,14 @@ const SECRET = "s3cret";
 const WRONG = `sha256=${"0".repeat(64)}`;
 
 describe("reconciler: webhook slots (table)", () => {
-  const limits: WebhookLimits = { ...DEFAULT_WEBHOOK_LIMITS, maxPending: 4, perAddress: 2, bodyTimeoutMs: 10_000, rateGraceMs: 1_000, minBytesPerSecond: 100 };
+  const limits: WebhookLimits = {
+    ...DEFAULT_WEBHOOK_LIMITS,
+    maxPending: 4,
+    perAddress: 2,
+    bodyTimeoutMs: 10_000,
+    rateGraceMs: 1_000,
+    minBytesPerSecond: 100,
+  };
 
   it("refuses an address past its cap; when full, a newcomer takes the oldest slot of the heaviest address, never of an equal one", () => {
     let t = 0;
@@ -85,7 +92,12 @@ describe("reconciler: webhook slots under a slow-body flood (real sockets)", fun
   /** A sender that sends headers with a wrong signature and one byte of a 1000-byte body, then holds on; resolves with the status it gets. */
   const dribble = (url: string, localAddress: string): Promise<number> =>
     new Promise((resolve) => {
-      const req = request(`${url}${WEBHOOK_PATH}`, { method: "POST", agent: false, localAddress, headers: { "X-Hub-Signature-256": WRONG, "Content-Length": "1000" } });
+      const req = request(`${url}${WEBHOOK_PATH}`, {
+        method: "POST",
+        agent: false,
+        localAddress,
+        headers: { "X-Hub-Signature-256": WRONG, "Content-Length": "1000" },
+      });
       req.on("response", (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
@@ -100,10 +112,23 @@ describe("reconciler: webhook slots under a slow-body flood (real sockets)", fun
   const push = (url: string, localAddress: string, after: string): Promise<number> =>
     new Promise((resolve, reject) => {
       const body = JSON.stringify({ ref: "refs/heads/main", after });
-      const req = request(`${url}${WEBHOOK_PATH}`, { method: "POST", agent: false, localAddress, headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign(SECRET, body), "Content-Type": "application/json" } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        `${url}${WEBHOOK_PATH}`,
+        {
+          method: "POST",
+          agent: false,
+          localAddress,
+          headers: {
+            "X-GitHub-Event": "push",
+            "X-Hub-Signature-256": sign(SECRET, body),
+            "Content-Type": "application/json",
+          },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on("error", reject);
       req.end(body);
     });
@@ -172,7 +197,16 @@ describe("reconciler: webhook limit flags", () => {
       ["--webhook-body-timeout", "soon", /invalid duration "soon"/],
       ["--webhook-header-timeout", "0s", /must be longer than 0/],
     ] as const) {
-      const res = await runVc(["reconcile", "--repo", repo, "--target", "dir:/nonexistent-vc-out", "--once", flag, value]);
+      const res = await runVc([
+        "reconcile",
+        "--repo",
+        repo,
+        "--target",
+        "dir:/nonexistent-vc-out",
+        "--once",
+        flag,
+        value,
+      ]);
       expect(res.code, res.stderr).to.equal(2);
       expect(res.stderr).to.match(message);
     }

@@ -12,7 +12,9 @@ interface Workflow {
   jobs: Record<string, { steps: Array<{ run?: string; uses?: string; if?: string }> }>;
 }
 
-const workflows = Object.fromEntries(readdirSync(DIR).map((f) => [f, load(readFileSync(join(DIR, f), "utf8")) as Workflow]));
+const workflows = Object.fromEntries(
+  readdirSync(DIR).map((f) => [f, load(readFileSync(join(DIR, f), "utf8")) as Workflow]),
+);
 const runs = (w: Workflow): string[] => Object.values(w.jobs).flatMap((j) => j.steps.map((s) => s.run ?? ""));
 
 describe(".github/workflows", () => {
@@ -31,7 +33,9 @@ describe(".github/workflows", () => {
     const pr = runs(workflows["pull-request.yml"]!).join("\n");
     expect(pr).to.include("vc validate --format github");
     expect(pr).to.match(/vc(\.js)? diff .*-o markdown/);
-    expect(pr).to.match(/--target kube/).and.to.match(/--target "dir:/);
+    expect(pr)
+      .to.match(/--target kube/)
+      .and.to.match(/--target "dir:/);
     const drift = workflows["drift.yml"]!;
     expect(Object.keys(drift.on as object)).to.include("schedule");
     expect(runs(drift).join("\n")).to.match(/vc diff .*--exit-code/);

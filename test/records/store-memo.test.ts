@@ -18,7 +18,12 @@ describe("records/store: the memo of a unit of work", () => {
 
   beforeEach(async () => {
     server = await startKubeServer();
-    const open = () => KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+    const open = () =>
+      KubeClient.open({
+        kubeconfig: server.kubeconfigPath,
+        context: "test",
+        retry: { baseDelayMs: 5, maxDelayMs: 20 },
+      });
     store = new RecordStore(open(), "vc-system");
     rival = new RecordStore(open(), "vc-system");
     await store.writeInventory("mine", "a", "vc-a", ["Namespace//vc-a"]);
@@ -35,7 +40,10 @@ describe("records/store: the memo of a unit of work", () => {
     store.memoize({ fleet: true });
     expect((await store.list()).map((r) => r.cluster)).to.deep.equal(["a", "b"]);
     expect((await store.list(`${LABELS.managedBy} in (b)`)).map((r) => r.cluster)).to.deep.equal(["b"]);
-    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-b" }])).map((r) => r.cluster)).to.deep.equal(["a", "b"]);
+    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-b" }])).map((r) => r.cluster)).to.deep.equal([
+      "a",
+      "b",
+    ]);
     expect((await store.read("mine", "a"))?.inventory).to.deep.equal(["Namespace//vc-a"]);
     expect(await store.read("mine", "c")).to.equal(undefined);
     expect([lists(), gets()]).to.deep.equal([1, 0]);
@@ -53,7 +61,10 @@ describe("records/store: the memo of a unit of work", () => {
     await store.writeInventory("mine", "a", "vc-a", ["Namespace//vc-a", "v1/ConfigMap/vc-a/x"]);
     await store.forget("mine", "b");
     const listed = await store.list();
-    expect(listed.map((r) => [r.cluster, r.inventory.length])).to.deep.equal([["a", 2], ["c", 1]]);
+    expect(listed.map((r) => [r.cluster, r.inventory.length])).to.deep.equal([
+      ["a", 2],
+      ["c", 1],
+    ]);
     // The created record has the server's creationTimestamp: its claim's age, for the older-record rule.
     expect(listed.find((r) => r.cluster === "c")!.since).to.match(/^\d{4}-/);
     expect((await store.read("mine", "c"))?.hostNamespace).to.equal("vc-c");
@@ -62,13 +73,20 @@ describe("records/store: the memo of a unit of work", () => {
 
   it("sees a rival's record created since in the next unit of work, and without a LIST keeps each record read by name", async () => {
     store.memoize({ fleet: true });
-    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal(["mine"]);
+    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal([
+      "mine",
+    ]);
     await rival.writeInventory("theirs", "a", "vc-a", []);
     // Within the unit the memo stands (the chunk started from that LIST, as it did before the memo)...
-    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal(["mine"]);
+    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal([
+      "mine",
+    ]);
     // ...the next unit LISTs again and sees the rival (older first: mine).
     store.memoize({ fleet: true });
-    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal(["mine", "theirs"]);
+    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal([
+      "mine",
+      "theirs",
+    ]);
     expect(lists()).to.equal(2);
 
     // A unit that is not the fleet's (an incremental pass): narrowed LISTs go to the server, a record is read once.
@@ -77,9 +95,17 @@ describe("records/store: the memo of a unit of work", () => {
     await store.claimants([{ cluster: "b", hostNamespace: "vc-b" }]);
     await store.read("mine", "b");
     await store.read("mine", "b");
-    await store.writeStatus("mine", { cluster: "b", hostNamespace: "vc-b", result: "applied", message: "", history: [] } as never, 0);
+    await store.writeStatus(
+      "mine",
+      { cluster: "b", hostNamespace: "vc-b", result: "applied", message: "", history: [] } as never,
+      0,
+    );
     expect((await store.read("mine", "b"))?.status?.result).to.equal("applied");
-    expect(server.requests.filter((r) => r.method === "GET").map((r) => r.path)).to.deep.equal([RECORDS, RECORDS, `${RECORDS}/${recordName("mine", "b")}`]);
+    expect(server.requests.filter((r) => r.method === "GET").map((r) => r.path)).to.deep.equal([
+      RECORDS,
+      RECORDS,
+      `${RECORDS}/${recordName("mine", "b")}`,
+    ]);
   });
 
   it("drops a LIST in flight when it writes meanwhile: the next read LISTs again and sees the write", async () => {
@@ -103,8 +129,14 @@ describe("records/store: the memo of a unit of work", () => {
       { cluster: "b", hostNamespace: "vc-b" },
     ]);
     expect(claimed.map((r) => `${r.source}/${r.cluster}`)).to.deep.equal(["mine/a", "theirs/a", "mine/b"]);
-    const selectors = () => server.requests.filter((r) => r.method === "GET" && r.path === RECORDS).map((r) => decodeURIComponent(r.query).replace(/&limit=\d+$/, ""));
-    expect(selectors()).to.deep.equal([`labelSelector=vc.orch.io/record=record,${LABELS.managedBy} in (a,b)`, "labelSelector=vc.orch.io/record=record,vc.orch.io/host-namespace in (vc-a,vc-b)"]);
+    const selectors = () =>
+      server.requests
+        .filter((r) => r.method === "GET" && r.path === RECORDS)
+        .map((r) => decodeURIComponent(r.query).replace(/&limit=\d+$/, ""));
+    expect(selectors()).to.deep.equal([
+      `labelSelector=vc.orch.io/record=record,${LABELS.managedBy} in (a,b)`,
+      "labelSelector=vc.orch.io/record=record,vc.orch.io/host-namespace in (vc-a,vc-b)",
+    ]);
     // A cluster the LIST did not name is asked of the server.
     await store.claimants([{ cluster: "c", hostNamespace: "vc-c" }]);
     expect(selectors().filter((q) => q.includes(`${LABELS.managedBy} in (c)`))).to.have.length(1);
@@ -123,7 +155,9 @@ describe("records/store: the memo of a unit of work", () => {
     await store.writeInventory("mine", "a", "vc-a", []);
     await listing;
     server.resetRequests();
-    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).find((r) => r.source === "mine")!.inventory).to.deep.equal([]);
+    expect(
+      (await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).find((r) => r.source === "mine")!.inventory,
+    ).to.deep.equal([]);
     expect(server.requests.filter((r) => r.method === "GET" && r.path === RECORDS)).to.have.length(2);
   });
 });

@@ -8,11 +8,19 @@ import { startKubeServer, type KubeServer } from "../support/kube-server/index.j
 describe("records/store: the records namespace", () => {
   let server: KubeServer;
   let store: RecordStore;
-  const namespaceRequests = () => server.requests.filter((r) => r.resource === "namespaces" && r.name === "vc-records").map((r) => r.method);
+  const namespaceRequests = () =>
+    server.requests.filter((r) => r.resource === "namespaces" && r.name === "vc-records").map((r) => r.method);
 
   beforeEach(async () => {
     server = await startKubeServer();
-    store = new RecordStore(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 } }), "vc-records");
+    store = new RecordStore(
+      KubeClient.open({
+        kubeconfig: server.kubeconfigPath,
+        context: "test",
+        retry: { baseDelayMs: 5, maxDelayMs: 20 },
+      }),
+      "vc-records",
+    );
   });
   afterEach(async () => {
     store.client.close();
@@ -20,7 +28,9 @@ describe("records/store: the records namespace", () => {
   });
 
   it("is looked up and created once for writes that find it missing at once, and created again once deleted", async () => {
-    await Promise.all(Array.from({ length: 8 }, (_, i) => store.writeInventory("mine", `c${i}`, `vc-c${i}`, [`Namespace//vc-c${i}`])));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) => store.writeInventory("mine", `c${i}`, `vc-c${i}`, [`Namespace//vc-c${i}`])),
+    );
     expect(namespaceRequests()).to.deep.equal(["GET", "PATCH"]);
     expect((await store.list()).map((r) => r.cluster)).to.deep.equal(["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"]);
 

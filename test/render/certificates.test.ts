@@ -11,14 +11,28 @@ const certificate = (name: string, namespace: string, secretName: string): KubeO
   apiVersion: "cert-manager.io/v1",
   kind: "Certificate",
   metadata: { name, namespace, labels: { app: "web" }, annotations: { note: "kept" } },
-  spec: { secretName, dnsNames: ["web.example.com"], duration: "2160h", issuerRef: { name: "letsencrypt", kind: "ClusterIssuer", group: "cert-manager.io" } },
+  spec: {
+    secretName,
+    dnsNames: ["web.example.com"],
+    duration: "2160h",
+    issuerRef: { name: "letsencrypt", kind: "ClusterIssuer", group: "cert-manager.io" },
+  },
 });
 
 const gateway = (name: string, namespace: string, credentialName: string): KubeObject => ({
   apiVersion: "networking.mesh.io/v1beta1",
   kind: "Gateway",
   metadata: { name, namespace },
-  spec: { selector: { istio: "ingressgateway" }, servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["web.example.com"], tls: { mode: "SIMPLE", credentialName } }] },
+  spec: {
+    selector: { istio: "ingressgateway" },
+    servers: [
+      {
+        port: { number: 443, name: "https", protocol: "HTTPS" },
+        hosts: ["web.example.com"],
+        tls: { mode: "SIMPLE", credentialName },
+      },
+    ],
+  },
 });
 
 function render(certs: KubeObject[], gateways: KubeObject[] = [], certManager = true): KubeObject[] {
@@ -34,7 +48,8 @@ function render(certs: KubeObject[], gateways: KubeObject[] = [], certManager = 
   return renderCluster(spec, "rev1");
 }
 
-const credentialOf = (gw: KubeObject): string => (gw.spec as { servers: Array<{ tls: { credentialName: string } }> }).servers[0]!.tls.credentialName;
+const credentialOf = (gw: KubeObject): string =>
+  (gw.spec as { servers: Array<{ tls: { credentialName: string } }> }).servers[0]!.tls.credentialName;
 const secretOf = (cert: KubeObject): string => (cert.spec as { secretName: string }).secretName;
 
 describe("render/certificates", () => {
@@ -63,12 +78,18 @@ describe("render/certificates", () => {
 
   it("translates spec.secretName exactly as the Gateway of the same namespace translates tls.credentialName (long names hashed alike)", () => {
     const long = `tls-${"x".repeat(70)}`;
-    for (const [ns, secret] of [["edge", "web-cert"], ["default", long], ["a-very-long-virtual-namespace-name", "cert"]] as const) {
+    for (const [ns, secret] of [
+      ["edge", "web-cert"],
+      ["default", long],
+      ["a-very-long-virtual-namespace-name", "cert"],
+    ] as const) {
       const objs = render([certificate("web", ns, secret)], [gateway("public", ns, secret)]);
       const cert = must(objs, "Certificate");
       const gw = must(objs, "Gateway");
       expect(secretOf(cert), `${ns}/${secret}`).to.equal(credentialOf(gw));
-      expect(secretOf(cert)).to.equal(hostName(secret, ns, C)).and.have.length.at.most(63);
+      expect(secretOf(cert))
+        .to.equal(hostName(secret, ns, C))
+        .and.have.length.at.most(63);
     }
     // A Gateway of another virtual namespace names another Secret.
     const other = render([certificate("web", "edge", "web-cert")], [gateway("public", "web", "web-cert")]);
@@ -80,7 +101,9 @@ describe("render/certificates", () => {
   });
 
   it("applies Certificates a stage before the Gateways that read their Secrets", () => {
-    const kinds = render([certificate("web", "edge", "web-cert")], [gateway("public", "edge", "web-cert")]).map((o) => o.kind);
+    const kinds = render([certificate("web", "edge", "web-cert")], [gateway("public", "edge", "web-cert")]).map(
+      (o) => o.kind,
+    );
     expect(kinds.indexOf("StatefulSet")).to.be.lessThan(kinds.indexOf("Certificate"));
     expect(kinds.indexOf("Certificate")).to.be.lessThan(kinds.indexOf("Gateway"));
   });

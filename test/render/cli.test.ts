@@ -12,7 +12,6 @@ import { ANNOTATIONS } from "../../src/translate/index.js";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-
 function writeRepo(root: string, files: Record<string, string>): void {
   for (const [rel, text] of Object.entries(files)) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });
@@ -81,7 +80,9 @@ describe("cli/render", function () {
 
   it("renders the cluster whose folder PATH points into", async () => {
     writeRepo(root, GOOD);
-    const docs = loadAll((await run(["render", join(root, "clusters", "alpha"), "--revision", "r"])).stdout) as KubeObject[];
+    const docs = loadAll(
+      (await run(["render", join(root, "clusters", "alpha"), "--revision", "r"])).stdout,
+    ) as KubeObject[];
     expect(docs.length).to.be.greaterThan(0);
     expect(docs.every((d) => d.metadata.labels?.["vc.orch.io/managed-by"] === "alpha")).to.equal(true);
   });
@@ -99,7 +100,9 @@ describe("cli/render", function () {
     const r = await run(["render", root, "-o", "json", "--revision", "r"]);
     const list = JSON.parse(r.stdout);
     expect(list.kind).to.equal("List");
-    expect(list.items.length).to.equal((loadAll((await run(["render", root, "--revision", "r"])).stdout) as unknown[]).length);
+    expect(list.items.length).to.equal(
+      (loadAll((await run(["render", root, "--revision", "r"])).stdout) as unknown[]).length,
+    );
   });
 
   it("writes one file per object under --out", async () => {
@@ -125,8 +128,13 @@ describe("cli/render", function () {
   });
 
   it("does not render a cluster whose mesh names translate to one host name", async () => {
-    const dup = (name: string, ns: string) => VS.split("---")[0]!.replace("name: reviews", `name: ${name}`).replace("namespace: shop", `namespace: ${ns}`);
-    writeRepo(root, { ...GOOD, "clusters/alpha/mesh/a.yaml": dup("a-x-b", "c"), "clusters/alpha/mesh/b.yaml": dup("a", "b-x-c") });
+    const dup = (name: string, ns: string) =>
+      VS.split("---")[0]!.replace("name: reviews", `name: ${name}`).replace("namespace: shop", `namespace: ${ns}`);
+    writeRepo(root, {
+      ...GOOD,
+      "clusters/alpha/mesh/a.yaml": dup("a-x-b", "c"),
+      "clusters/alpha/mesh/b.yaml": dup("a", "b-x-c"),
+    });
     const r = await run(["render", root, "--revision", "r"]);
     expect(r.code).to.equal(1);
     expect(r.stderr).to.include("a-x-b-x-c-x-alpha");
@@ -135,9 +143,11 @@ describe("cli/render", function () {
 
   it("records the git HEAD of the repository by default, and unknown outside git", async () => {
     writeRepo(root, GOOD);
-    const first = (r: { stdout: string }) => (loadAll(r.stdout) as KubeObject[])[0]!.metadata.annotations![ANNOTATIONS.revision];
+    const first = (r: { stdout: string }) =>
+      (loadAll(r.stdout) as KubeObject[])[0]!.metadata.annotations![ANNOTATIONS.revision];
     expect(first(await run(["render", root]))).to.equal("unknown");
-    const git = (...a: string[]) => execFileSync("git", ["-C", root, "-c", "user.name=t", "-c", "user.email=t@e", ...a], { encoding: "utf8" }).trim();
+    const git = (...a: string[]) =>
+      execFileSync("git", ["-C", root, "-c", "user.name=t", "-c", "user.email=t@e", ...a], { encoding: "utf8" }).trim();
     git("init", "-q", "-b", "main");
     git("add", "clusters");
     git("commit", "-q", "-m", "c1");
@@ -147,7 +157,8 @@ describe("cli/render", function () {
   it("records the HEAD of a git repository that holds the repository in a subfolder", async () => {
     const sub = join(root, "platform", "gitops");
     writeRepo(sub, GOOD);
-    const git = (...a: string[]) => execFileSync("git", ["-C", root, "-c", "user.name=t", "-c", "user.email=t@e", ...a], { encoding: "utf8" }).trim();
+    const git = (...a: string[]) =>
+      execFileSync("git", ["-C", root, "-c", "user.name=t", "-c", "user.email=t@e", ...a], { encoding: "utf8" }).trim();
     git("init", "-q", "-b", "main");
     git("add", ".");
     git("commit", "-q", "-m", "c1");
@@ -157,7 +168,9 @@ describe("cli/render", function () {
 
   it("stops quietly when stdout is closed early (vc render | head)", async () => {
     await generateFleet(root, { clusters: 30, meshPerCluster: 20 });
-    const child = spawn(process.execPath, [join(REPO, "bin", "vc.js"), "render", root, "--revision", "r"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(REPO, "bin", "vc.js"), "render", root, "--revision", "r"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (c) => (stderr += String(c)));
     child.stdout.once("data", () => child.stdout.destroy());

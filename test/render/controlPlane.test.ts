@@ -48,7 +48,9 @@ describe("render/control plane", () => {
       spec.settings.namespace = "tenants-a";
       const objs = renderCluster(spec, "r");
       expect(must(objs, "Namespace").metadata.name).to.equal("tenants-a");
-      expect(objs.filter((o) => o.kind !== "Namespace").every((o) => o.metadata.namespace === "tenants-a")).to.equal(true);
+      expect(objs.filter((o) => o.kind !== "Namespace").every((o) => o.metadata.namespace === "tenants-a")).to.equal(
+        true,
+      );
     });
   });
 
@@ -56,9 +58,16 @@ describe("render/control plane", () => {
     it("runs the syncer with the values' image, replicas, resources, env, probe and service links", () => {
       const objs = render((v) => {
         v.controlPlane.statefulSet.replicas = 3;
-        v.controlPlane.statefulSet.env = [{ name: "DEBUG", value: "true" }, { name: "LOG_LEVEL", value: "debug" }];
+        v.controlPlane.statefulSet.env = [
+          { name: "DEBUG", value: "true" },
+          { name: "LOG_LEVEL", value: "debug" },
+        ];
         v.controlPlane.statefulSet.enableServiceLinks = false;
-        v.controlPlane.statefulSet.probes.livenessProbe = { initialDelaySeconds: 30, periodSeconds: 10, failureThreshold: 3 };
+        v.controlPlane.statefulSet.probes.livenessProbe = {
+          initialDelaySeconds: 30,
+          periodSeconds: 10,
+          failureThreshold: 3,
+        };
         v.controlPlane.statefulSet.resources = { requests: { cpu: "500m", memory: "1Gi" }, limits: { memory: "4Gi" } };
       });
       const sts = must(objs, "StatefulSet", C);
@@ -73,7 +82,10 @@ describe("render/control plane", () => {
       expect(c.name).to.equal("syncer");
       expect(c.image).to.equal("ghcr.io/vc-project/control-plane:0.1.0");
       expect(c.resources).to.deep.equal({ requests: { cpu: "500m", memory: "1Gi" }, limits: { memory: "4Gi" } });
-      expect(c.env).to.deep.equal([{ name: "DEBUG", value: "true" }, { name: "LOG_LEVEL", value: "debug" }]);
+      expect(c.env).to.deep.equal([
+        { name: "DEBUG", value: "true" },
+        { name: "LOG_LEVEL", value: "debug" },
+      ]);
       expect(c.livenessProbe).to.deep.include({ initialDelaySeconds: 30, periodSeconds: 10, failureThreshold: 3 });
       expect(c.livenessProbe.httpGet).to.deep.equal({ path: "/healthz", port: 8443, scheme: "HTTPS" });
     });
@@ -82,23 +94,53 @@ describe("render/control plane", () => {
       const off = must(render(), "StatefulSet");
       expect(at(off, "spec.volumeClaimTemplates")).to.equal(undefined);
       expect(at(off, "spec.template.spec.volumes")).to.deep.include({ name: "data", emptyDir: {} });
-      const on = must(render((v) => (v.controlPlane.backingStore.kvstore.persistence = { enabled: true, size: "20Gi", storageClass: "fast-ssd" })), "StatefulSet");
+      const on = must(
+        render(
+          (v) =>
+            (v.controlPlane.backingStore.kvstore.persistence = {
+              enabled: true,
+              size: "20Gi",
+              storageClass: "fast-ssd",
+            }),
+        ),
+        "StatefulSet",
+      );
       expect(at(on, "spec.volumeClaimTemplates")).to.deep.equal([
-        { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "20Gi" } }, storageClassName: "fast-ssd" } },
+        {
+          metadata: { name: "data" },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            resources: { requests: { storage: "20Gi" } },
+            storageClassName: "fast-ssd",
+          },
+        },
       ]);
       expect(at(on, "spec.template.spec.volumes").some((v: any) => v.name === "data")).to.equal(false);
-      expect(at(on, "spec.template.spec.containers.0.volumeMounts")).to.deep.include({ name: "data", mountPath: "/data" });
+      expect(at(on, "spec.template.spec.containers.0.volumeMounts")).to.deep.include({
+        name: "data",
+        mountPath: "/data",
+      });
     });
 
     it("leaves storageClassName out when the storage class is empty (the host's default class)", () => {
-      const on = must(render((v) => (v.controlPlane.backingStore.kvstore.persistence = { enabled: true, size: "10Gi", storageClass: "" })), "StatefulSet");
+      const on = must(
+        render(
+          (v) => (v.controlPlane.backingStore.kvstore.persistence = { enabled: true, size: "10Gi", storageClass: "" }),
+        ),
+        "StatefulSet",
+      );
       expect(at(on, "spec.volumeClaimTemplates.0.spec")).to.not.have.property("storageClassName");
     });
 
     it("passes the backing store: embedded kvstore and the migration flag", () => {
-      expect(syncer(render()).args).to.include.members(["--backing-store=embedded-kvstore", "--kvstore-data-dir=/data"]);
+      expect(syncer(render()).args).to.include.members([
+        "--backing-store=embedded-kvstore",
+        "--kvstore-data-dir=/data",
+      ]);
       expect(syncer(render()).args).to.not.include("--migrate-from-deployed-kvstore");
-      const mig = syncer(render((v) => (v.controlPlane.backingStore.kvstore.embedded.migrateFromDeployedKvstore = true)));
+      const mig = syncer(
+        render((v) => (v.controlPlane.backingStore.kvstore.embedded.migrateFromDeployedKvstore = true)),
+      );
       expect(mig.args).to.include("--migrate-from-deployed-kvstore");
       const deployed = syncer(render((v) => (v.controlPlane.backingStore.kvstore.embedded.enabled = false)));
       expect(deployed.args).to.include("--backing-store=deployed-kvstore");
@@ -112,7 +154,10 @@ describe("render/control plane", () => {
       });
       const c = syncer(objs);
       expect(c.args).to.include("--backing-store=external-database");
-      expect(c.env).to.deep.include({ name: "VC_DATABASE_ENDPOINT", valueFrom: { secretKeyRef: { name: `vc-database-${C}`, key: "endpoint" } } });
+      expect(c.env).to.deep.include({
+        name: "VC_DATABASE_ENDPOINT",
+        valueFrom: { secretKeyRef: { name: `vc-database-${C}`, key: "endpoint" } },
+      });
       const secret = must(objs, "Secret", `vc-database-${C}`);
       expect(decode(at(secret, "data.endpoint"))).to.equal(url);
       const config = decode((must(objs, "Secret", `vc-config-${C}`).data as Record<string, string>)["values.yaml"]!);
@@ -122,18 +167,28 @@ describe("render/control plane", () => {
 
     it("refers to an existing Secret by endpointSecretRef and renders none of its own", () => {
       const objs = render((v) => {
-        v.controlPlane.backingStore.database.external = { enabled: true, endpoint: "", endpointSecretRef: { name: "db-url", key: "url" } };
+        v.controlPlane.backingStore.database.external = {
+          enabled: true,
+          endpoint: "",
+          endpointSecretRef: { name: "db-url", key: "url" },
+        };
       });
-      expect(syncer(objs).env).to.deep.include({ name: "VC_DATABASE_ENDPOINT", valueFrom: { secretKeyRef: { name: "db-url", key: "url" } } });
+      expect(syncer(objs).env).to.deep.include({
+        name: "VC_DATABASE_ENDPOINT",
+        valueFrom: { secretKeyRef: { name: "db-url", key: "url" } },
+      });
       expect(find(objs, "Secret", `vc-database-${C}`)).to.equal(undefined);
     });
 
     it("rolls the pods when the mounted configuration changes", () => {
-      const hash = (objs: KubeObject[]) => at(must(objs, "StatefulSet"), "spec.template.metadata.annotations")[ANNOTATIONS.configHash];
+      const hash = (objs: KubeObject[]) =>
+        at(must(objs, "StatefulSet"), "spec.template.metadata.annotations")[ANNOTATIONS.configHash];
       const a = hash(render());
       expect(a).to.match(/^[0-9a-f]{64}$/);
       expect(hash(render())).to.equal(a);
-      expect(hash(render((v) => (v.policies.resourceQuota = { enabled: true, quota: { "limits.cpu": "8" } })))).to.not.equal(a);
+      expect(
+        hash(render((v) => (v.policies.resourceQuota = { enabled: true, quota: { "limits.cpu": "8" } }))),
+      ).to.not.equal(a);
     });
   });
 
@@ -158,13 +213,21 @@ describe("render/control plane", () => {
   it("renders a ResourceQuota only when policies.resourceQuota.enabled", () => {
     expect(find(render(), "ResourceQuota")).to.equal(undefined);
     const quota = { "requests.cpu": "4", "requests.memory": "8Gi", "limits.cpu": "8", "limits.memory": "16Gi" };
-    const rq = must(render((v) => (v.policies.resourceQuota = { enabled: true, quota })), "ResourceQuota", `vc-${C}`);
+    const rq = must(
+      render((v) => (v.policies.resourceQuota = { enabled: true, quota })),
+      "ResourceQuota",
+      `vc-${C}`,
+    );
     expect(at(rq, "spec.hard")).to.deep.equal(quota);
   });
 
   it("puts a LimitRange with container defaults beside the quota, so pods without requests or limits are not refused", () => {
     expect(find(render(), "LimitRange")).to.equal(undefined);
-    const lr = must(render((v) => (v.policies.resourceQuota = { enabled: true, quota: { "limits.memory": "16Gi" } })), "LimitRange", `vc-${C}`);
+    const lr = must(
+      render((v) => (v.policies.resourceQuota = { enabled: true, quota: { "limits.memory": "16Gi" } })),
+      "LimitRange",
+      `vc-${C}`,
+    );
     expect(lr.metadata.namespace).to.equal(HNS);
     expect(at(lr, "spec.limits")).to.deep.equal([
       { type: "Container", default: { cpu: "1", memory: "512Mi" }, defaultRequest: { cpu: "100m", memory: "128Mi" } },

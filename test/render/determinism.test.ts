@@ -17,21 +17,59 @@ function meshSet(): MeshManifest[] {
   const docs: MeshManifest[] = [];
   for (const ns of ["shop", "edge"]) {
     for (const svc of ["reviews", "ratings", "details"]) {
-      docs.push(meshDoc(C, `${ns}/${svc}.yaml`, { apiVersion: API, kind: "VirtualService", metadata: { name: svc, namespace: ns }, spec: { http: [{ route: [{ destination: { host: svc }, weight: 100 }] }], hosts: [svc] } }, 0));
-      docs.push(meshDoc(C, `${ns}/${svc}.yaml`, { apiVersion: API, kind: "DestinationRule", metadata: { namespace: ns, name: svc }, spec: { subsets: [{ labels: { version: "v1" }, name: "v1" }], host: svc } }, 1));
+      docs.push(
+        meshDoc(
+          C,
+          `${ns}/${svc}.yaml`,
+          {
+            apiVersion: API,
+            kind: "VirtualService",
+            metadata: { name: svc, namespace: ns },
+            spec: { http: [{ route: [{ destination: { host: svc }, weight: 100 }] }], hosts: [svc] },
+          },
+          0,
+        ),
+      );
+      docs.push(
+        meshDoc(
+          C,
+          `${ns}/${svc}.yaml`,
+          {
+            apiVersion: API,
+            kind: "DestinationRule",
+            metadata: { namespace: ns, name: svc },
+            spec: { subsets: [{ labels: { version: "v1" }, name: "v1" }], host: svc },
+          },
+          1,
+        ),
+      );
     }
-    docs.push(meshDoc(C, `${ns}/gw.yaml`, { apiVersion: API, kind: "Gateway", metadata: { name: "gw", namespace: ns }, spec: { selector: { istio: "ingress" }, servers: [] } }));
+    docs.push(
+      meshDoc(C, `${ns}/gw.yaml`, {
+        apiVersion: API,
+        kind: "Gateway",
+        metadata: { name: "gw", namespace: ns },
+        spec: { selector: { istio: "ingress" }, servers: [] },
+      }),
+    );
   }
   return docs;
 }
 
 function full(mesh: MeshManifest[]) {
-  return makeSpec(C, (v) => {
-    withMesh(v);
-    v.integrations.metricsServer.enabled = true;
-    v.policies.resourceQuota = { enabled: true, quota: { "limits.memory": "16Gi", "limits.cpu": "8" } };
-    v.sync.toHost.customResources = { "widgets.example.com": { enabled: true }, "certificates.cert-manager.io": { enabled: true } };
-  }, mesh);
+  return makeSpec(
+    C,
+    (v) => {
+      withMesh(v);
+      v.integrations.metricsServer.enabled = true;
+      v.policies.resourceQuota = { enabled: true, quota: { "limits.memory": "16Gi", "limits.cpu": "8" } };
+      v.sync.toHost.customResources = {
+        "widgets.example.com": { enabled: true },
+        "certificates.cert-manager.io": { enabled: true },
+      };
+    },
+    mesh,
+  );
 }
 
 const bytes = (objs: KubeObject[]) => objs.map((o) => dump(o, { lineWidth: -1 })).join("---\n");
@@ -60,7 +98,10 @@ describe("render/determinism", () => {
 
   it("orders objects in apply order (kinds, then namespace and name), with every object's keys sorted", () => {
     const objs = renderCluster(full(meshSet()), "abc");
-    expect(objs.every((o) => stageOf(o) < 6), "every rendered kind has a place in the apply order").to.equal(true);
+    expect(
+      objs.every((o) => stageOf(o) < 6),
+      "every rendered kind has a place in the apply order",
+    ).to.equal(true);
     for (let i = 1; i < objs.length; i++) {
       const a = refOf(objs[i - 1]!);
       const b = refOf(objs[i]!);
@@ -81,8 +122,18 @@ describe("render/determinism", () => {
   });
 
   const docs = [
-    meshDoc(C, "a.yaml", { apiVersion: API, kind: "VirtualService", metadata: { name: "a-x-b", namespace: "c" }, spec: {} }),
-    meshDoc(C, "b.yaml", { apiVersion: API, kind: "VirtualService", metadata: { name: "a", namespace: "b-x-c" }, spec: {} }),
+    meshDoc(C, "a.yaml", {
+      apiVersion: API,
+      kind: "VirtualService",
+      metadata: { name: "a-x-b", namespace: "c" },
+      spec: {},
+    }),
+    meshDoc(C, "b.yaml", {
+      apiVersion: API,
+      kind: "VirtualService",
+      metadata: { name: "a", namespace: "b-x-c" },
+      spec: {},
+    }),
   ];
 
   it("reports mesh objects whose names translate alike", () => {

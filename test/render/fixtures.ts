@@ -36,13 +36,24 @@ export function defaultValues(): Values {
       certManager: { enabled: false },
       mesh: {
         enabled: false,
-        sync: { toHost: { destinationRules: { enabled: true }, gateways: { enabled: true }, virtualServices: { enabled: true } } },
+        sync: {
+          toHost: {
+            destinationRules: { enabled: true },
+            gateways: { enabled: true },
+            virtualServices: { enabled: true },
+          },
+        },
       },
       metricsServer: {
         enabled: false,
         pods: true,
         nodes: true,
-        proxy: { image: { repository: "ghcr.io/vc-project/metrics-proxy", tag: "0.1.0", pullPolicy: "IfNotPresent" }, replicas: 1, cacheTTL: "15s", hostApiGroup: "metrics.orch.io" },
+        proxy: {
+          image: { repository: "ghcr.io/vc-project/metrics-proxy", tag: "0.1.0", pullPolicy: "IfNotPresent" },
+          replicas: 1,
+          cacheTTL: "15s",
+          hostApiGroup: "metrics.orch.io",
+        },
       },
     },
     deploy: { metricsServer: { enabled: false } },
@@ -60,7 +71,12 @@ export function certificateDoc(cluster: string, file: string, object: KubeObject
   return { file: `clusters/${cluster}/certificates/${file}`, index, object };
 }
 
-export function makeSpec(name: string, edit: (v: Values) => void = () => {}, mesh: MeshManifest[] = [], certificates: CertificateManifest[] = []): ClusterSpec {
+export function makeSpec(
+  name: string,
+  edit: (v: Values) => void = () => {},
+  mesh: MeshManifest[] = [],
+  certificates: CertificateManifest[] = [],
+): ClusterSpec {
   const values = defaultValues();
   edit(values);
   return {
@@ -84,7 +100,8 @@ export function find(objects: readonly KubeObject[], kind: string, name?: string
 
 export function must(objects: readonly KubeObject[], kind: string, name?: string): KubeObject {
   const o = find(objects, kind, name);
-  if (!o) throw new Error(`no ${kind} ${name ?? ""} among ${objects.map((x) => `${x.kind}/${x.metadata.name}`).join(", ")}`);
+  if (!o)
+    throw new Error(`no ${kind} ${name ?? ""} among ${objects.map((x) => `${x.kind}/${x.metadata.name}`).join(", ")}`);
   return o;
 }
 

@@ -37,7 +37,10 @@ function everything(): ClusterSpec {
       withMesh(v);
       v.integrations.metricsServer.enabled = true;
       v.integrations.certManager.enabled = true;
-      v.policies.resourceQuota = { enabled: true, quota: { "requests.cpu": "4", "requests.memory": "8Gi", "limits.cpu": "8", "limits.memory": "16Gi" } };
+      v.policies.resourceQuota = {
+        enabled: true,
+        quota: { "requests.cpu": "4", "requests.memory": "8Gi", "limits.cpu": "8", "limits.memory": "16Gi" },
+      };
       v.controlPlane.backingStore.kvstore.persistence = { enabled: true, size: "10Gi", storageClass: "fast" };
       v.controlPlane.backingStore.kvstore.embedded.enabled = false;
       v.controlPlane.backingStore.database.external = { enabled: true, endpoint: "postgres://vc:pw@db.example.com/vc" };
@@ -47,39 +50,86 @@ function everything(): ClusterSpec {
     },
     [
       meshDoc(c, "gateway.yaml", {
-        apiVersion: API, kind: "Gateway", metadata: { name: "public", namespace: "edge" },
+        apiVersion: API,
+        kind: "Gateway",
+        metadata: { name: "public", namespace: "edge" },
         spec: {
           selector: { istio: "ingressgateway" },
-          servers: [{ port: { number: 443, name: "https", protocol: "HTTPS" }, hosts: ["shop/shop.example.com"], tls: { mode: "SIMPLE", credentialName: "shop-cert" } }],
-        },
-      }),
-      meshDoc(c, "reviews.yaml", {
-        apiVersion: API, kind: "VirtualService", metadata: { name: "reviews", namespace: "shop", labels: { app: "reviews" } },
-        spec: {
-          hosts: ["reviews", "shop.example.com"],
-          gateways: ["edge/public", "mesh"],
-          http: [
-            { match: [{ headers: { "end-user": { exact: "jason" } }, gateways: ["mesh"] }], fault: { delay: { percentage: { value: 100 }, fixedDelay: "7s" } }, route: [{ destination: { host: "reviews", subset: "v2" } }] },
-            { mirror: { host: "reviews-shadow" }, route: [{ destination: { host: "reviews", subset: "v1", port: { number: 9080 } }, weight: 90 }, { destination: { host: "ratings.shop.svc.cluster.local" }, weight: 10 }] },
+          servers: [
+            {
+              port: { number: 443, name: "https", protocol: "HTTPS" },
+              hosts: ["shop/shop.example.com"],
+              tls: { mode: "SIMPLE", credentialName: "shop-cert" },
+            },
           ],
         },
       }),
       meshDoc(c, "reviews.yaml", {
-        apiVersion: API, kind: "DestinationRule", metadata: { name: "reviews", namespace: "shop" },
+        apiVersion: API,
+        kind: "VirtualService",
+        metadata: { name: "reviews", namespace: "shop", labels: { app: "reviews" } },
         spec: {
-          host: "reviews",
-          trafficPolicy: { connectionPool: { tcp: { maxConnections: 100 } }, outlierDetection: { consecutive5xxErrors: 5, interval: "10s", baseEjectionTime: "30s", maxEjectionPercent: 50 } },
-          subsets: [{ name: "v1", labels: { version: "v1" } }, { name: "v2", labels: { version: "v2" } }],
+          hosts: ["reviews", "shop.example.com"],
+          gateways: ["edge/public", "mesh"],
+          http: [
+            {
+              match: [{ headers: { "end-user": { exact: "jason" } }, gateways: ["mesh"] }],
+              fault: { delay: { percentage: { value: 100 }, fixedDelay: "7s" } },
+              route: [{ destination: { host: "reviews", subset: "v2" } }],
+            },
+            {
+              mirror: { host: "reviews-shadow" },
+              route: [
+                { destination: { host: "reviews", subset: "v1", port: { number: 9080 } }, weight: 90 },
+                { destination: { host: "ratings.shop.svc.cluster.local" }, weight: 10 },
+              ],
+            },
+          ],
         },
-      }, 1),
+      }),
+      meshDoc(
+        c,
+        "reviews.yaml",
+        {
+          apiVersion: API,
+          kind: "DestinationRule",
+          metadata: { name: "reviews", namespace: "shop" },
+          spec: {
+            host: "reviews",
+            trafficPolicy: {
+              connectionPool: { tcp: { maxConnections: 100 } },
+              outlierDetection: {
+                consecutive5xxErrors: 5,
+                interval: "10s",
+                baseEjectionTime: "30s",
+                maxEjectionPercent: 50,
+              },
+            },
+            subsets: [
+              { name: "v1", labels: { version: "v1" } },
+              { name: "v2", labels: { version: "v2" } },
+            ],
+          },
+        },
+        1,
+      ),
     ],
     [
       certificateDoc(c, "shop.yaml", {
-        apiVersion: "cert-manager.io/v1", kind: "Certificate", metadata: { name: "shop", namespace: "edge", labels: { app: "shop" } },
+        apiVersion: "cert-manager.io/v1",
+        kind: "Certificate",
+        metadata: { name: "shop", namespace: "edge", labels: { app: "shop" } },
         spec: {
-          secretName: "shop-cert", dnsNames: ["shop.example.com"], commonName: "shop.example.com", duration: "2160h", renewBefore: "360h",
-          usages: ["digital signature", "key encipherment", "server auth"], privateKey: { algorithm: "RSA", encoding: "PKCS8", size: 2048, rotationPolicy: "Always" },
-          subject: { organizations: ["Shop Inc"] }, revisionHistoryLimit: 2, issuerRef: { name: "letsencrypt", kind: "ClusterIssuer" },
+          secretName: "shop-cert",
+          dnsNames: ["shop.example.com"],
+          commonName: "shop.example.com",
+          duration: "2160h",
+          renewBefore: "360h",
+          usages: ["digital signature", "key encipherment", "server auth"],
+          privateKey: { algorithm: "RSA", encoding: "PKCS8", size: 2048, rotationPolicy: "Always" },
+          subject: { organizations: ["Shop Inc"] },
+          revisionHistoryLimit: 2,
+          issuerRef: { name: "letsencrypt", kind: "ClusterIssuer" },
         },
       }),
     ],

@@ -19,7 +19,11 @@ describe("render/metrics proxy", () => {
     expect(find(objs, "Deployment")).to.equal(undefined);
     expect(find(objs, "ConfigMap")).to.equal(undefined);
     expect(objs.some((o) => o.metadata.name.startsWith("vc-metrics-proxy"))).to.equal(false);
-    expect(at(must(objs, "StatefulSet"), "spec.template.spec.containers.0.args").some((a: string) => a.startsWith("--init-manifests"))).to.equal(false);
+    expect(
+      at(must(objs, "StatefulSet"), "spec.template.spec.containers.0.args").some((a: string) =>
+        a.startsWith("--init-manifests"),
+      ),
+    ).to.equal(false);
   });
 
   it("runs the proxy with its documented flags", () => {
@@ -33,17 +37,28 @@ describe("render/metrics proxy", () => {
     const c = at(dep, "spec.template.spec.containers.0");
     expect(c.image).to.equal("ghcr.io/vc-project/metrics-proxy:0.1.0");
     expect(c.args).to.deep.equal([
-      "--cluster", C,
-      "--host-namespace", HNS,
-      "--listen", ":9001",
-      "--tls-cert", "/etc/vc-metrics-proxy/tls/tls.crt",
-      "--tls-key", "/etc/vc-metrics-proxy/tls/tls.key",
-      "--virtual-kubeconfig", "/etc/vc-metrics-proxy/virtual/config",
-      "--virtual-server", `https://${C}.${HNS}.svc:443`,
-      "--api-group", "metrics.orch.io",
-      "--host-api-group", "metrics.orch.io",
-      "--cache-ttl", "30s",
-      "--nodes", "synced",
+      "--cluster",
+      C,
+      "--host-namespace",
+      HNS,
+      "--listen",
+      ":9001",
+      "--tls-cert",
+      "/etc/vc-metrics-proxy/tls/tls.crt",
+      "--tls-key",
+      "/etc/vc-metrics-proxy/tls/tls.key",
+      "--virtual-kubeconfig",
+      "/etc/vc-metrics-proxy/virtual/config",
+      "--virtual-server",
+      `https://${C}.${HNS}.svc:443`,
+      "--api-group",
+      "metrics.orch.io",
+      "--host-api-group",
+      "metrics.orch.io",
+      "--cache-ttl",
+      "30s",
+      "--nodes",
+      "synced",
     ]);
     expect(at(dep, "spec.template.spec.volumes")).to.deep.equal([
       { name: "tls", secret: { secretName: `vc-metrics-proxy-tls-${C}` } },
@@ -51,7 +66,10 @@ describe("render/metrics proxy", () => {
     ]);
     // The proxy accepts its rendered command line, in the authenticated (front-proxy) form.
     const config = parseFlags(c.args);
-    expect(config).to.include({ virtualKubeconfig: "/etc/vc-metrics-proxy/virtual/config", apiService: "v1beta1.metrics.orch.io" });
+    expect(config).to.include({
+      virtualKubeconfig: "/etc/vc-metrics-proxy/virtual/config",
+      apiService: "v1beta1.metrics.orch.io",
+    });
     expect(config.clientCA).to.equal(undefined);
     expect(config.tokenFile).to.equal(undefined);
     expect(at(dep, "spec.template.spec.serviceAccountName")).to.equal(P);
@@ -60,10 +78,17 @@ describe("render/metrics proxy", () => {
 
   it("always declares requests and limits (a quota'd host namespace rejects pods without them) and the measured V8 options", () => {
     const container = (quota: boolean) =>
-      at(must(render((v) => {
-        metricsOn(v);
-        v.policies.resourceQuota = { enabled: quota, quota: { "limits.cpu": "8", "requests.memory": "8Gi" } };
-      }), "Deployment", P), "spec.template.spec.containers.0");
+      at(
+        must(
+          render((v) => {
+            metricsOn(v);
+            v.policies.resourceQuota = { enabled: quota, quota: { "limits.cpu": "8", "requests.memory": "8Gi" } };
+          }),
+          "Deployment",
+          P,
+        ),
+        "spec.template.spec.containers.0",
+      );
     const resources = { requests: { cpu: "50m", memory: "80Mi" }, limits: { cpu: "500m", memory: "160Mi" } };
     expect(container(true).resources).to.deep.equal(resources);
     expect(container(false).resources).to.deep.equal(resources);
@@ -86,7 +111,9 @@ describe("render/metrics proxy", () => {
 
   it("exposes port 9001 and grants reads of host pods, nodes and the host metrics API", () => {
     const objs = render(metricsOn);
-    expect(at(must(objs, "Service", P), "spec.ports")).to.deep.equal([{ name: "https", port: 9001, targetPort: 9001, protocol: "TCP" }]);
+    expect(at(must(objs, "Service", P), "spec.ports")).to.deep.equal([
+      { name: "https", port: 9001, targetPort: 9001, protocol: "TCP" },
+    ]);
     expect(must(objs, "ServiceAccount", P).metadata.namespace).to.equal(HNS);
     expect(must(objs, "Role", P).rules).to.deep.equal([
       { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
@@ -98,7 +125,10 @@ describe("render/metrics proxy", () => {
       { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
       { apiGroups: ["metrics.orch.io"], resources: ["nodes"], verbs: ["get", "list", "watch"] },
     ]);
-    expect(must(objs, "ClusterRoleBinding", `${P}-x-${HNS}`).roleRef).to.deep.include({ kind: "ClusterRole", name: `${P}-x-${HNS}` });
+    expect(must(objs, "ClusterRoleBinding", `${P}-x-${HNS}`).roleRef).to.deep.include({
+      kind: "ClusterRole",
+      name: `${P}-x-${HNS}`,
+    });
   });
 
   it("reads (and is granted) the host metrics API group of the values, e.g. the upstream metrics.k8s.io", () => {
@@ -109,8 +139,16 @@ describe("render/metrics proxy", () => {
     const args: string[] = at(must(objs, "Deployment", P), "spec.template.spec.containers.0.args");
     expect(args[args.indexOf("--host-api-group") + 1]).to.equal("metrics.k8s.io");
     expect(args[args.indexOf("--api-group") + 1]).to.equal("metrics.orch.io");
-    expect(at(must(objs, "Role", P), "rules.1")).to.deep.equal({ apiGroups: ["metrics.k8s.io"], resources: ["pods"], verbs: ["get", "list", "watch"] });
-    expect(at(must(objs, "ClusterRole", `${P}-x-${HNS}`), "rules.1")).to.deep.equal({ apiGroups: ["metrics.k8s.io"], resources: ["nodes"], verbs: ["get", "list", "watch"] });
+    expect(at(must(objs, "Role", P), "rules.1")).to.deep.equal({
+      apiGroups: ["metrics.k8s.io"],
+      resources: ["pods"],
+      verbs: ["get", "list", "watch"],
+    });
+    expect(at(must(objs, "ClusterRole", `${P}-x-${HNS}`), "rules.1")).to.deep.equal({
+      apiGroups: ["metrics.k8s.io"],
+      resources: ["nodes"],
+      verbs: ["get", "list", "watch"],
+    });
   });
 
   it("carries the APIService for the virtual side inside a ConfigMap, never as a host object", () => {
@@ -135,9 +173,20 @@ describe("render/metrics proxy", () => {
   it("is exported on its own for the deploy/ examples, without source annotations unless given", () => {
     const values = defaultValues();
     const bare = renderMetricsProxy("demo", "vc-demo", values);
-    expect(bare.map((o) => o.kind).sort()).to.deep.equal(["ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "RoleBinding", "Service", "ServiceAccount"]);
+    expect(bare.map((o) => o.kind).sort()).to.deep.equal([
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Deployment",
+      "Role",
+      "RoleBinding",
+      "Service",
+      "ServiceAccount",
+    ]);
     expect(bare.every((o) => o.metadata.annotations === undefined)).to.equal(true);
-    const sourced = renderMetricsProxy("demo", "vc-demo", values, { sourceFile: "clusters/demo/values.yaml", revision: "r" });
+    const sourced = renderMetricsProxy("demo", "vc-demo", values, {
+      sourceFile: "clusters/demo/values.yaml",
+      revision: "r",
+    });
     expect(sourced.every((o) => o.metadata.annotations?.[ANNOTATIONS.revision] === "r")).to.equal(true);
   });
 });

@@ -9,7 +9,10 @@ const rules = (edit?: Parameters<typeof makeSpec>[1]) => must(render(edit), "Rol
 
 /** Every (group, resource) pair granted with the given verb. */
 function granted(rs: PolicyRule[], verb: string): string[] {
-  return rs.filter((r) => r.verbs.includes(verb)).flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort();
+  return rs
+    .filter((r) => r.verbs.includes(verb))
+    .flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`)))
+    .sort();
 }
 
 describe("render/rbac", () => {
@@ -21,7 +24,12 @@ describe("render/rbac", () => {
 
   it("lets the syncer create and manage pods while pod sync is on (spec 5.3)", () => {
     expect(granted(rules(), "create")).to.include.members(["/pods", "/pods/status"]);
-    expect(granted(rules((v) => (v.sync.toHost.pods.enabled = false)), "create")).to.not.include("/pods");
+    expect(
+      granted(
+        rules((v) => (v.sync.toHost.pods.enabled = false)),
+        "create",
+      ),
+    ).to.not.include("/pods");
   });
 
   it("grants services and volume claims only while their switches are on", () => {
@@ -63,7 +71,8 @@ describe("render/rbac", () => {
   it("lets the syncer manage cert-manager certificates and read secrets only while the certificate-manager integration is on", () => {
     expect(granted(rules(), "get").filter((g) => g.startsWith("cert-manager.io"))).to.deep.equal([]);
     const on = rules((v) => (v.integrations.certManager.enabled = true));
-    for (const verb of ["create", "get", "list", "watch", "update", "patch", "delete"]) expect(granted(on, verb), verb).to.include("cert-manager.io/certificates");
+    for (const verb of ["create", "get", "list", "watch", "update", "patch", "delete"])
+      expect(granted(on, verb), verb).to.include("cert-manager.io/certificates");
     // Pod sync already manages secrets; without it the syncer still reads the Secrets cert-manager issues, and no more.
     expect(granted(on, "create")).to.include("/secrets");
     const noPods = rules((v) => {
@@ -72,7 +81,12 @@ describe("render/rbac", () => {
     });
     expect(granted(noPods, "get")).to.include("/secrets");
     expect(granted(noPods, "create")).to.not.include("/secrets");
-    expect(granted(rules((v) => (v.sync.toHost.pods.enabled = false)), "get")).to.not.include("/secrets");
+    expect(
+      granted(
+        rules((v) => (v.sync.toHost.pods.enabled = false)),
+        "get",
+      ),
+    ).to.not.include("/secrets");
   });
 
   it("lets the control plane read the metrics API only while the metrics integration is on", () => {
@@ -93,6 +107,8 @@ describe("render/rbac", () => {
     const objs = render((v) => (v.sync.fromHost.nodes.enabled = true));
     const cr = must(objs, "ClusterRole", `vc-${C}-x-vc-${C}`);
     expect(cr.rules).to.deep.equal([{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] }]);
-    expect(must(objs, "ClusterRoleBinding", `vc-${C}-x-vc-${C}`).subjects).to.deep.equal([{ kind: "ServiceAccount", name: `vc-${C}`, namespace: `vc-${C}` }]);
+    expect(must(objs, "ClusterRoleBinding", `vc-${C}-x-vc-${C}`).subjects).to.deep.equal([
+      { kind: "ServiceAccount", name: `vc-${C}`, namespace: `vc-${C}` },
+    ]);
   });
 });

@@ -43,7 +43,12 @@ describe("render: streamed output", function () {
 
   it("JsonListWriter writes toJsonList's bytes, for none, one and many objects", () => {
     const objs: KubeObject[] = [
-      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", labels: { x: "1" } }, data: { "k.yaml": "line one\nline two\n" } },
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "a", labels: { x: "1" } },
+        data: { "k.yaml": "line one\nline two\n" },
+      },
       { apiVersion: "v1", kind: "Namespace", metadata: { name: "b" } },
     ];
     for (const set of [[], objs.slice(0, 1), objs]) {
@@ -62,7 +67,9 @@ describe("render: streamed output", function () {
       expect(res.code).to.equal(1);
       expect(res.pieces.length, "one piece per chunk at least").to.be.at.least(2);
       const whole = await loadAndValidate(repo);
-      const objects = renderSpecs(validSpecs(whole), "abc").clusters.flatMap((c) => c.objects).map(withholdCredentials);
+      const objects = renderSpecs(validSpecs(whole), "abc")
+        .clusters.flatMap((c) => c.objects)
+        .map(withholdCredentials);
       expect(res.pieces.join("")).to.equal(format === "json" ? toJsonList(objects) : toYamlStream(objects));
       const sorted = Array.from({ length: n }, (_, i) => fleetClusterName(i)).sort();
       expect(res.stderr).to.include(`is also used by cluster ${sorted[n - 1]}`);

@@ -26,7 +26,14 @@ describe("repo: a symlinked clusters/ folder", () => {
   });
 
   it("the reconciler's pass fails instead of reading the folder as empty (nothing applied, nothing pruned)", async () => {
-    const res = await runVc(["reconcile", "--once", "--repo", join(tmp, "repo"), "--target", `dir:${join(tmp, "out")}`]);
+    const res = await runVc([
+      "reconcile",
+      "--once",
+      "--repo",
+      join(tmp, "repo"),
+      "--target",
+      `dir:${join(tmp, "out")}`,
+    ]);
     expect(res.code).to.not.equal(0);
     expect(res.stdout + res.stderr).to.match(/clusters\/ is a symlink/);
   });

@@ -8,7 +8,10 @@ import { loadAndValidate } from "../../src/validate/index.js";
 import { writeBudgetFolder } from "../support/budget-folder.js";
 
 const SMALL: FolderBudget = { files: 6, bytes: 40_000, objects: 30 };
-const policy = (b: Partial<FolderBudget>) => `folderBudget:\n${Object.entries(b).map(([k, v]) => `  ${k}: ${v}\n`).join("")}`;
+const policy = (b: Partial<FolderBudget>) =>
+  `folderBudget:\n${Object.entries(b)
+    .map(([k, v]) => `  ${k}: ${v}\n`)
+    .join("")}`;
 
 describe("repo: folder budgets", () => {
   let root: string;
@@ -72,7 +75,8 @@ describe("repo: folder budgets", () => {
     let n = 0;
     for (let f = 0; f < 8; f++) {
       let s = "";
-      while (s.length < 1024 * 1024 - 200) s += `---\napiVersion: networking.mesh.io/v1beta1\nkind: VirtualService\nmetadata: {name: v${n}}\nspec: {hosts: [h${n++}]}\n`;
+      while (s.length < 1024 * 1024 - 200)
+        s += `---\napiVersion: networking.mesh.io/v1beta1\nkind: VirtualService\nmetadata: {name: v${n}}\nspec: {hosts: [h${n++}]}\n`;
       writeFileSync(join(dir, `f${f}.yaml`), s);
     }
     expect(n).to.be.greaterThan(70_000);

@@ -73,7 +73,11 @@ describe("repo/read", () => {
 
   it("refuses a FIFO inside the repository without blocking on it", () => {
     execFileSync("mkfifo", [join(root, "clusters/a/pipe.yaml")]);
-    expect(readRepoFile(root, "clusters/a/pipe.yaml")).to.deep.equal({ ok: false, code: "read", message: "not a regular file" });
+    expect(readRepoFile(root, "clusters/a/pipe.yaml")).to.deep.equal({
+      ok: false,
+      code: "read",
+      message: "not a regular file",
+    });
   });
 
   it("reports a dangling symlink and a missing file as errors", () => {

@@ -18,7 +18,8 @@ const error = (text: string): YamlError => {
 };
 const flow = (n: number, inner = "1") => "[".repeat(n) + inner + "]".repeat(n);
 /** `n` nested block mappings under the document's own (n + 1 levels). */
-const block = (n: number) => `${Array.from({ length: n }, (_, i) => `${"  ".repeat(i)}k${i}:\n`).join("")}${"  ".repeat(n)}v: 1\n`;
+const block = (n: number) =>
+  `${Array.from({ length: n }, (_, i) => `${"  ".repeat(i)}k${i}:\n`).join("")}${"  ".repeat(n)}v: 1\n`;
 
 describe("repo: loader defects of #21", () => {
   const tmp: string[] = [];
@@ -30,17 +31,29 @@ describe("repo: loader defects of #21", () => {
   after(() => tmp.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
   it("names a duplicate quoted key as written, without a stray quote, at its opening quote", () => {
-    expect(error('a:\n  "controlPlane": 1\n  "controlPlane": 2\n')).to.deep.equal({ code: "yaml-duplicate-key", message: 'duplicate key "controlPlane" in a mapping: keep one', line: 3, col: 3 });
+    expect(error('a:\n  "controlPlane": 1\n  "controlPlane": 2\n')).to.deep.equal({
+      code: "yaml-duplicate-key",
+      message: 'duplicate key "controlPlane" in a mapping: keep one',
+      line: 3,
+      col: 3,
+    });
     expect(error('a:\n  "1\'": 1\n  "1\'": 2\n').message).to.equal('duplicate key "1\'" in a mapping: keep one');
     expect(error("a:\n  'it''s': 1\n  'it''s': 2\n").message).to.equal('duplicate key "it\'s" in a mapping: keep one');
     expect(error('a:\n  "q\\"x": 1\n  "q\\"x": 2\n').message).to.equal('duplicate key "q\\"x" in a mapping: keep one');
-    expect(error("a:\n  plain: 1\n  plain: 2\n")).to.include({ message: 'duplicate key "plain" in a mapping: keep one', line: 3, col: 3 });
+    expect(error("a:\n  plain: 1\n  plain: 2\n")).to.include({
+      message: 'duplicate key "plain" in a mapping: keep one',
+      line: 3,
+      col: 3,
+    });
   });
 
   it("reports .nan, .inf and -.inf as written, not as null", async () => {
     const root = tempDir();
     mkdirSync(join(root, "clusters", "a"), { recursive: true });
-    writeFileSync(join(root, "clusters", "a", "values.yaml"), "controlPlane:\n  statefulSet:\n    replicas: .nan\n    image:\n      tag: -.inf\n");
+    writeFileSync(
+      join(root, "clusters", "a", "values.yaml"),
+      "controlPlane:\n  statefulSet:\n    replicas: .nan\n    image:\n      tag: -.inf\n",
+    );
     const r = await loadAndValidate(root);
     const messages = r.diagnostics.map((d) => d.message);
     expect(messages).to.include("controlPlane.statefulSet.replicas must be an integer, got number .nan");
@@ -66,8 +79,17 @@ describe("repo: loader defects of #21", () => {
   it(`refuses nesting deeper than ${MAX_EXPANDED_DEPTH} once aliases are expanded, each level of the text within the limit`, () => {
     // Five anchors, each 60 levels deep around an alias of the one before: 300 levels once expanded, 61 written.
     let text = `a: &a ${flow(60)}\n`;
-    for (const [k, prev] of [["b", "a"], ["c", "b"], ["d", "c"], ["e", "d"]]) text += `${k}: &${k} ${flow(60, `*${prev}`)}\n`;
-    expect(error(text)).to.include({ code: "yaml-alias-bomb", message: `YAML aliases nest collections deeper than ${MAX_EXPANDED_DEPTH} levels once expanded: refused` });
+    for (const [k, prev] of [
+      ["b", "a"],
+      ["c", "b"],
+      ["d", "c"],
+      ["e", "d"],
+    ])
+      text += `${k}: &${k} ${flow(60, `*${prev}`)}\n`;
+    expect(error(text)).to.include({
+      code: "yaml-alias-bomb",
+      message: `YAML aliases nest collections deeper than ${MAX_EXPANDED_DEPTH} levels once expanded: refused`,
+    });
     // Three of them: 181 levels, within the limit.
     expect(parseYaml(`a: &a ${flow(60)}\nb: &b ${flow(60, "*a")}\nc: ${flow(60, "*b")}\n`).ok).to.equal(true);
   });
@@ -77,7 +99,10 @@ describe("repo: loader defects of #21", () => {
     expect(new YamlPositions("a: 1\r\nb: 2\r\n").position(6)).to.deep.equal({ line: 2, col: 1 });
     const root = tempDir();
     mkdirSync(join(root, "clusters", "a"), { recursive: true });
-    writeFileSync(join(root, "clusters", "a", "values.yaml"), "controlPlane:\r  statefulSet:\r    replicas: 1\r    resourcs: {}\r");
+    writeFileSync(
+      join(root, "clusters", "a", "values.yaml"),
+      "controlPlane:\r  statefulSet:\r    replicas: 1\r    resourcs: {}\r",
+    );
     const r = await loadAndValidate(root);
     const d = r.diagnostics.find((x) => x.message.includes("resourcs"))!;
     expect(d).to.include({ line: 4, col: 5 });
@@ -93,7 +118,10 @@ describe("repo: loader defects of #21", () => {
     const good = { revision: "abc", time: "2026-11-24T00:00:00Z", result: "applied", durationMs: 1, counts: {} };
     const status = join(root, "out", ".vc-status");
     mkdirSync(join(status, "history"), { recursive: true });
-    writeFileSync(join(status, "a.json"), JSON.stringify({ cluster: "a", hostNamespace: 7, result: { x: 1 }, history: [null, 7, { revision: 1 }, good] }));
+    writeFileSync(
+      join(status, "a.json"),
+      JSON.stringify({ cluster: "a", hostNamespace: 7, result: { x: 1 }, history: [null, 7, { revision: 1 }, good] }),
+    );
     writeFileSync(join(status, "history", "a.json"), JSON.stringify([null, { revision: 2 }]));
     writeFileSync(join(status, "b.json"), "[1, 2]");
     writeFileSync(join(status, "c.json"), "{not json");
@@ -105,7 +133,11 @@ describe("repo: loader defects of #21", () => {
     expect(a.result).to.equal(undefined);
     expect((await store.read("b"))!).to.include({ cluster: "b", damagedHistory: 1 });
     expect((await store.read("c"))!.history).to.deep.equal([]);
-    for (const args of [["status", "--target", "dir:out"], ["history", "a", "--target", "dir:out"], ["status", "--target", "dir:out", "-o", "json"]]) {
+    for (const args of [
+      ["status", "--target", "dir:out"],
+      ["history", "a", "--target", "dir:out"],
+      ["status", "--target", "dir:out", "-o", "json"],
+    ]) {
       const run = await runVc(args, { cwd: root });
       expect(run.stderr + run.stdout, args.join(" ")).to.not.match(/TypeError|Cannot read properties/);
       expect(run.code, args.join(" ") + run.stderr).to.equal(0);

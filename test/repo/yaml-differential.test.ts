@@ -68,7 +68,11 @@ describe("repo/yaml: differential against js-yaml on public YAML", function () {
   it("the whole public corpus named by VC_YAML_CORPUS (.tar.xz or folder): same values and types in every file", function () {
     const corpus = process.env.VC_YAML_CORPUS;
     // .ci/run sets it: there a missing corpus fails. Locally: VC_YAML_CORPUS=path/to/public-yaml.tar.xz npx mocha test/repo/yaml-differential.test.ts
-    requireOrSkip(this, corpus ? undefined : "the public YAML corpus", "set VC_YAML_CORPUS to its .tar.xz or folder: scripts/fetch-yaml-corpus.sh writes it and prints the path (docs/testing.md)");
+    requireOrSkip(
+      this,
+      corpus ? undefined : "the public YAML corpus",
+      "set VC_YAML_CORPUS to its .tar.xz or folder: scripts/fetch-yaml-corpus.sh writes it and prints the path (docs/testing.md)",
+    );
     let root = corpus!;
     let unpacked: string | undefined;
     if (statSync(corpus!).isFile()) {

@@ -4,7 +4,12 @@ import { MAX_ALIASES, MAX_FILE_ALIAS_NODES, parseYaml } from "../../src/repo/yam
 
 function bomb(levels: number, width: number): string {
   const lines = [`l0: &l0 [${Array(width).fill("lol").join(", ")}]`];
-  for (let i = 1; i < levels; i++) lines.push(`l${i}: &l${i} [${Array(width).fill(`*l${i - 1}`).join(", ")}]`);
+  for (let i = 1; i < levels; i++)
+    lines.push(
+      `l${i}: &l${i} [${Array(width)
+        .fill(`*l${i - 1}`)
+        .join(", ")}]`,
+    );
   return `${lines.join("\n")}\n`;
 }
 
@@ -53,14 +58,19 @@ describe("repo/yaml", () => {
   });
 
   it("refuses more aliases than the limit in one document", () => {
-    const text = `a: &a 1\nb: [${Array(MAX_ALIASES + 1).fill("*a").join(", ")}]\n`;
+    const text = `a: &a 1\nb: [${Array(MAX_ALIASES + 1)
+      .fill("*a")
+      .join(", ")}]\n`;
     const r = parseYaml(text);
     expect(r.ok).to.equal(false);
     if (!r.ok) expect(r.error.code).to.equal("yaml-alias-bomb");
   });
 
   it("accepts a few harmless aliases", () => {
-    expect(parsed("base: &b {cpu: 1}\nother: *b\n")).to.deep.equal({ docs: [{ base: { cpu: 1 }, other: { cpu: 1 } }], aliasNodes: 2 });
+    expect(parsed("base: &b {cpu: 1}\nother: *b\n")).to.deep.equal({
+      docs: [{ base: { cpu: 1 }, other: { cpu: 1 } }],
+      aliasNodes: 2,
+    });
   });
 
   it("refuses absurd nesting instead of overflowing the stack", () => {
@@ -72,7 +82,12 @@ describe("repo/yaml", () => {
     const r = parseYaml("kind: X\na: &x\n  b: *x\n");
     expect(r).to.deep.equal({
       ok: false,
-      error: { code: "yaml-alias-cycle", message: "a YAML alias refers to the collection that contains it (a self-referencing alias): refused", line: 3, col: 6 },
+      error: {
+        code: "yaml-alias-cycle",
+        message: "a YAML alias refers to the collection that contains it (a self-referencing alias): refused",
+        line: 3,
+        col: 6,
+      },
     });
   });
 
@@ -80,7 +95,12 @@ describe("repo/yaml", () => {
     // One small bomb: 10 + 10 * 10 + ... nodes, about 7,400 once expanded (the hostile file of issue 16 repeats it ~3,600 times).
     const names = "abcd";
     const one = [`a: &a [${Array(10).fill("x").join(", ")}]`];
-    for (let k = 1; k < 4; k++) one.push(`${names[k]}: &${names[k]} [${Array(10).fill(`*${names[k - 1]}`).join(", ")}]`);
+    for (let k = 1; k < 4; k++)
+      one.push(
+        `${names[k]}: &${names[k]} [${Array(10)
+          .fill(`*${names[k - 1]}`)
+          .join(", ")}]`,
+      );
     const docs = Array.from({ length: 40 }, () => one.join("\n"));
     const text = `${docs.join("\n---\n")}\n`;
     for (const d of docs) expect(parseYaml(d).ok).to.equal(true);

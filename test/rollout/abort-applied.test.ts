@@ -9,7 +9,8 @@ import type { PassDeps, PassState } from "../../src/reconciler/pass.js";
 import { Bed, name, newPassState, runPass } from "../reconciler/harness.js";
 
 const tagValues = (tag: string) => `controlPlane:\n  statefulSet:\n    image:\n      tag: "${tag}"\n`;
-const ROLLOUT = "waves:\n  - name: canary\n    selector: {matchLabels: {canary: \"true\"}}\n  - name: rest\nhealthGate: {timeout: 1h}\n";
+const ROLLOUT =
+  'waves:\n  - name: canary\n    selector: {matchLabels: {canary: "true"}}\n  - name: rest\nhealthGate: {timeout: 1h}\n';
 
 describe("rollout: abort waits for the moved clusters to be back", function () {
   this.timeout(60_000);
@@ -17,14 +18,18 @@ describe("rollout: abort waits for the moved clusters to be back", function () {
   let deps: PassDeps;
   let state: PassState;
   const canary = name(0);
-  const record = (): RolloutRecord => JSON.parse((bed.kube.get("v1", "ConfigMap", DEFAULT_RECORDS_NAMESPACE, rolloutName(""))!.data as Record<string, string>).rollout!) as RolloutRecord;
+  const record = (): RolloutRecord =>
+    JSON.parse(
+      (bed.kube.get("v1", "ConfigMap", DEFAULT_RECORDS_NAMESPACE, rolloutName(""))!.data as Record<string, string>)
+        .rollout!,
+    ) as RolloutRecord;
   const tagOf = (c: string): string => /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify(bed.statefulSet(c)!.spec))![1]!;
   const pass = () => runPass(deps, state, { kind: "incremental" });
 
   before(async () => {
     bed = await Bed.start(2, 0);
     bed.repo.write({ "fleet/values.yaml": tagValues("1.0"), "fleet/rollout.yaml": ROLLOUT });
-    bed.edit(`clusters/${canary}/cluster.yaml`, /$/, "labels:\n  canary: \"true\"\n");
+    bed.edit(`clusters/${canary}/cluster.yaml`, /$/, 'labels:\n  canary: "true"\n');
     bed.repo.commit("fleet base and rollout");
     const client = bed.client();
     deps = bed.deps({ health: (ns, desired) => readClusterHealth(client, ns, desired) });
@@ -39,7 +44,11 @@ describe("rollout: abort waits for the moved clusters to be back", function () {
   after(() => bed?.close());
 
   it("a move back the server refuses leaves the rollout Aborting (the cluster is still at the target), and a later pass brings it back", async () => {
-    await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", { action: "abort", by: "alice", at: new Date().toISOString() });
+    await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", {
+      action: "abort",
+      by: "alice",
+      at: new Date().toISOString(),
+    });
     // Every write to the canary's namespace fails while the abort's move back runs.
     const fault = bed.kube.faults.add({ path: new RegExp(`/namespaces/vc-${canary}/`), method: "PATCH", status: 500 });
     const aborting = await pass();

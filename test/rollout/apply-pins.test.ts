@@ -19,14 +19,20 @@ describe("rollout: vc diff and vc apply honour pins", function () {
   let client: KubeClient;
   let repo: string;
   let host: string[];
-  const tagOf = (c: string) => /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify(kube.get("apps/v1", "StatefulSet", `vc-${c}`, c)!.spec))![1];
+  const tagOf = (c: string) =>
+    /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify(kube.get("apps/v1", "StatefulSet", `vc-${c}`, c)!.spec))![1];
   const snap = (): BaseSnapshot => readBase(repo) as BaseSnapshot;
 
   before(async () => {
     kube = await startKubeServer();
     client = KubeClient.open({ kubeconfig: kube.kubeconfigPath, context: "test" });
     host = ["--target", "kube", "--kubeconfig", kube.kubeconfigPath, "--context", "test", "--owner", "platform"];
-    repo = makeRepo({ "fleet/values.yaml": tag("1.0"), "fleet/rollout.yaml": "waves:\n  - name: canary\n  - name: rest\n", "clusters/a/values.yaml": "{}\n", "clusters/b/values.yaml": "{}\n" });
+    repo = makeRepo({
+      "fleet/values.yaml": tag("1.0"),
+      "fleet/rollout.yaml": "waves:\n  - name: canary\n  - name: rest\n",
+      "clusters/a/values.yaml": "{}\n",
+      "clusters/b/values.yaml": "{}\n",
+    });
   });
   after(async () => {
     client.close();
@@ -43,25 +49,42 @@ describe("rollout: vc diff and vc apply honour pins", function () {
     await store.writeSnapshot("platform", old);
     writeFileSync(join(repo, "fleet/values.yaml"), tag("2.0"));
     const next = snap();
-    const r = begin({ source: "platform", to: { digest: next.digest }, waves: [{ name: "canary", clusters: ["a"] }, { name: "rest", clusters: ["b"] }], from: { a: old.digest, b: old.digest }, now: Date.now() });
+    const r = begin({
+      source: "platform",
+      to: { digest: next.digest },
+      waves: [
+        { name: "canary", clusters: ["a"] },
+        { name: "rest", clusters: ["b"] },
+      ],
+      from: { a: old.digest, b: old.digest },
+      now: Date.now(),
+    });
     r.moved.a = { from: old.digest, at: "to", health: "Unknown", movedAt: r.started };
     await store.write(r, undefined);
     const recordBefore = JSON.stringify(kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!.data);
 
     const diff = await runVc(["diff", repo, ...host, "--exit-code"]);
     expect(diff.code).to.equal(1);
-    expect(diff.stderr).to.contain(`rollout ${r.id} is Progressing (wave 1/2, canary): 1 cluster(s) shown at the base they are pinned to`);
+    expect(diff.stderr).to.contain(
+      `rollout ${r.id} is Progressing (wave 1/2, canary): 1 cluster(s) shown at the base they are pinned to`,
+    );
     expect(diff.stderr).to.contain(`cluster b: held by rollout ${r.id}: wave 2/2 (rest)`);
     expect(diff.stdout).to.contain("vc-a/a").and.not.contain("vc-b/b");
-    const json = JSON.parse((await runVc(["diff", repo, ...host, "-o", "json"])).stdout) as { held?: Record<string, string> };
+    const json = JSON.parse((await runVc(["diff", repo, ...host, "-o", "json"])).stdout) as {
+      held?: Record<string, string>;
+    };
     expect(json.held).to.deep.equal({ b: `held by rollout ${r.id}: wave 2/2 (rest)` });
-    expect((await runVc(["diff", repo, ...host, "-o", "markdown"])).stdout).to.contain(`> :hourglass: cluster \`b\`: held by rollout ${r.id}: wave 2/2 (rest)`);
+    expect((await runVc(["diff", repo, ...host, "-o", "markdown"])).stdout).to.contain(
+      `> :hourglass: cluster \`b\`: held by rollout ${r.id}: wave 2/2 (rest)`,
+    );
 
     const apply = await runVc(["apply", repo, ...host]);
     expect(apply.code, apply.stderr).to.equal(0);
     expect([tagOf("a"), tagOf("b")]).to.deep.equal(["2.0", "1.0"]);
     // Never advanced: the record is as it was.
-    expect(JSON.stringify(kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!.data)).to.equal(recordBefore);
+    expect(JSON.stringify(kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!.data)).to.equal(
+      recordBefore,
+    );
 
     // Completed (b moved too): nothing held; b is planned at the new base.
     const stored = await store.read("platform");
@@ -81,7 +104,9 @@ describe("rollout: vc diff and vc apply honour pins", function () {
     const newest = snap();
     const pending = await runVc(["diff", repo, ...host, "--exit-code"]);
     expect(pending.code, pending.stdout).to.equal(0);
-    expect(pending.stderr).to.contain(`cluster a: base ${newest.digest.slice(0, 12)} is not rolled out yet: it stays at base ${next.digest.slice(0, 12)}`);
+    expect(pending.stderr).to.contain(
+      `cluster a: base ${newest.digest.slice(0, 12)} is not rolled out yet: it stays at base ${next.digest.slice(0, 12)}`,
+    );
     expect((await runVc(["apply", repo, ...host])).code).to.equal(0);
     expect([tagOf("a"), tagOf("b")]).to.deep.equal(["2.0", "2.0"]);
   });

@@ -37,7 +37,16 @@ describe("vc rollout", function () {
   });
 
   it("shows phase, waves, clusters and health as a table, with --clusters, and as JSON and YAML", async () => {
-    const r = begin({ source: "platform", to: { digest: D, revision: "abc123" }, waves: [{ name: "canary", clusters: ["shop"] }, { name: "rest", clusters: ["a", "b"] }], from: { shop: O, a: O, b: O }, now: Date.parse("2026-11-25T10:00:00Z") });
+    const r = begin({
+      source: "platform",
+      to: { digest: D, revision: "abc123" },
+      waves: [
+        { name: "canary", clusters: ["shop"] },
+        { name: "rest", clusters: ["a", "b"] },
+      ],
+      from: { shop: O, a: O, b: O },
+      now: Date.parse("2026-11-25T10:00:00Z"),
+    });
     r.moved.shop = { from: O, at: "to", health: "Degraded", reason: "pod shop-0 CrashLoopBackOff", movedAt: r.started };
     r.phase = "Halted";
     r.message = "wave canary halted: cluster shop is Degraded: pod shop-0 CrashLoopBackOff";
@@ -46,13 +55,24 @@ describe("vc rollout", function () {
     expect(table.code).to.equal(0);
     expect(table.stdout).to.contain(`rollout ${D.slice(0, 12)}: Halted, wave 1/2 (canary)`);
     expect(table.stdout).to.contain("wave canary halted: cluster shop is Degraded: pod shop-0 CrashLoopBackOff");
-    expect(table.stdout).to.match(/canary\s+current\s+1\s+1\s+0/).and.match(/rest\s+pending\s+2\s+0\s+0/);
+    expect(table.stdout)
+      .to.match(/canary\s+current\s+1\s+1\s+0/)
+      .and.match(/rest\s+pending\s+2\s+0\s+0/);
     expect(table.stdout).to.not.match(/CLUSTER\s+BASE/);
     const listed = await runVc(["rollout", "status", "--clusters", ...host()]);
-    expect(listed.stdout).to.match(/canary\s+shop\s+to\s+Degraded\s+pod shop-0 CrashLoopBackOff/).and.match(/rest\s+a\s+from\s+-/);
+    expect(listed.stdout)
+      .to.match(/canary\s+shop\s+to\s+Degraded\s+pod shop-0 CrashLoopBackOff/)
+      .and.match(/rest\s+a\s+from\s+-/);
     const json = JSON.parse((await runVc(["rollout", "status", "-o", "json", ...host()])).stdout);
     expect(json).to.deep.include({ id: D.slice(0, 12), phase: "Halted", wave: { index: 0, name: "canary", of: 2 } });
-    expect(json.waves[0]).to.deep.equal({ name: "canary", state: "current", count: 1, moved: 1, healthy: 0, clusters: [{ name: "shop", base: "to", health: "Degraded", reason: "pod shop-0 CrashLoopBackOff" }] });
+    expect(json.waves[0]).to.deep.equal({
+      name: "canary",
+      state: "current",
+      count: 1,
+      moved: 1,
+      healthy: 0,
+      clusters: [{ name: "shop", base: "to", health: "Degraded", reason: "pod shop-0 CrashLoopBackOff" }],
+    });
     const yaml = await runVc(["rollout", "status", "-o", "yaml", ...host()]);
     expect(yaml.stdout).to.contain("phase: Halted");
   });
@@ -83,7 +103,9 @@ describe("vc rollout", function () {
     expect(r.code).to.equal(1);
     expect(r.stderr).to.contain("is already Completed");
     expect((await runVc(["rollout", "status", "-o", "xml", ...host()])).code).to.equal(2);
-    expect((await runVc(["rollout", "status", "--owner", "not a label", "--kubeconfig", kube.kubeconfigPath])).code).to.equal(2);
+    expect(
+      (await runVc(["rollout", "status", "--owner", "not a label", "--kubeconfig", kube.kubeconfigPath])).code,
+    ).to.equal(2);
   });
 
   it("has --help on each command", async () => {

@@ -14,8 +14,10 @@ import { settle as settleCluster } from "./settle.js";
 import { ReconcileLoop } from "../../src/reconciler/loop.js";
 
 const N = 4;
-const tagValues = (tag: string, extra = "") => `controlPlane:\n  statefulSet:\n    image:\n      tag: "${tag}"\n${extra}`;
-const ROLLOUT = "waves:\n  - name: canary\n    selector: {matchLabels: {canary: \"true\"}}\n  - name: rest\nmaxUnavailable: 2\nhealthGate: {timeout: 1h}\n";
+const tagValues = (tag: string, extra = "") =>
+  `controlPlane:\n  statefulSet:\n    image:\n      tag: "${tag}"\n${extra}`;
+const ROLLOUT =
+  'waves:\n  - name: canary\n    selector: {matchLabels: {canary: "true"}}\n  - name: rest\nmaxUnavailable: 2\nhealthGate: {timeout: 1h}\n';
 
 describe("rollout: the reconciler drives it", function () {
   this.timeout(120_000);
@@ -33,13 +35,14 @@ describe("rollout: the reconciler drives it", function () {
   const tagOf = (c: string): string => /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify(bed.statefulSet(c)!.spec))![1]!;
   const settle = (c: string, pod: "ready" | "crashing" = "ready"): Promise<void> => settleCluster(bed, admin, c, pod);
   const specs = (cs: string[]) => cs.map((c) => JSON.stringify(bed.statefulSet(c)!.spec));
-  const writesTo = (cs: string[]) => bed.kube.requests.filter((r) => r.method !== "GET" && cs.some((c) => r.path.includes(`/namespaces/vc-${c}/`)));
+  const writesTo = (cs: string[]) =>
+    bed.kube.requests.filter((r) => r.method !== "GET" && cs.some((c) => r.path.includes(`/namespaces/vc-${c}/`)));
   const pass = (kind: "full" | "incremental" = "incremental") => runPass(deps, state, { kind });
 
   beforeEach(async () => {
     bed = await Bed.start(N, 0);
     bed.repo.write({ "fleet/values.yaml": tagValues("1.0"), "fleet/rollout.yaml": ROLLOUT });
-    bed.edit(`clusters/${canary}/cluster.yaml`, /$/, "labels:\n  canary: \"true\"\n");
+    bed.edit(`clusters/${canary}/cluster.yaml`, /$/, 'labels:\n  canary: "true"\n');
     bed.repo.commit("fleet base and rollout");
     const client = bed.client();
     admin = bed.client();
@@ -68,7 +71,10 @@ describe("rollout: the reconciler drives it", function () {
     await pass();
     let r = record()!;
     expect(r).to.deep.include({ phase: "Progressing", wave: 0 });
-    expect(r.waves).to.deep.equal([{ name: "canary", clusters: [canary] }, { name: "rest", clusters: [...later].sort() }]);
+    expect(r.waves).to.deep.equal([
+      { name: "canary", clusters: [canary] },
+      { name: "rest", clusters: [...later].sort() },
+    ]);
     expect(tagOf(canary)).to.equal("2.0");
     expect(bed.statusData(canary)).to.include({ base: r.to.digest, previousBase: d0 });
     // Later waves: byte for byte as they were, nothing written in their namespaces, their records still at the old base.
@@ -89,7 +95,11 @@ describe("rollout: the reconciler drives it", function () {
 
     // Fixed on the host, then resumed: the wave is checked again and the rollout goes on to the end.
     await settle(canary);
-    await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", { action: "resume", by: "alice", at: new Date().toISOString() });
+    await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", {
+      action: "resume",
+      by: "alice",
+      at: new Date().toISOString(),
+    });
     for (let i = 0; i < 10 && record()!.phase !== "Completed"; i++) {
       await pass();
       for (const c of later) if (tagOf(c) === "2.0") await settle(c);
@@ -115,7 +125,11 @@ describe("rollout: the reconciler drives it", function () {
     expect(writesTo(later)).to.deep.equal([]);
     expect(tagOf(canary)).to.equal("2.0");
 
-    await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", { action: "abort", by: "alice", at: new Date().toISOString() });
+    await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", {
+      action: "abort",
+      by: "alice",
+      at: new Date().toISOString(),
+    });
     await pass();
     expect(record()!.phase).to.equal("Aborting");
     expect(tagOf(canary)).to.equal("1.0");
@@ -129,15 +143,26 @@ describe("rollout: the reconciler drives it", function () {
   it("costs one GET per idle incremental pass with fleet/rollout.yaml and no running rollout", async () => {
     bed.kube.resetRequests();
     await pass();
-    expect(bed.kube.requests.map((r) => `${r.method} ${r.path}`)).to.deep.equal([`GET /api/v1/namespaces/vc-system/configmaps/${rolloutName("")}`]);
+    expect(bed.kube.requests.map((r) => `${r.method} ${r.path}`)).to.deep.equal([
+      `GET /api/v1/namespaces/vc-system/configmaps/${rolloutName("")}`,
+    ]);
   });
 
   it("the loop ticks every rolloutIntervalMs while a rollout runs, and goes back to its poll interval once it is over", async () => {
     bed.repo.write({ "fleet/values.yaml": tagValues("2.0") });
     bed.repo.commit("new control-plane tag");
     const delays: number[] = [];
-    const clock = { setTimeout: (fn: () => void, ms: number) => (delays.push(ms), setTimeout(fn, ms > 60_000 ? 1_000_000_000 : ms)), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
-    const loop = new ReconcileLoop(deps, { intervalMs: 3_600_000, resyncMs: 3_600_000, watch: false, rolloutIntervalMs: 50, clock });
+    const clock = {
+      setTimeout: (fn: () => void, ms: number) => (delays.push(ms), setTimeout(fn, ms > 60_000 ? 1_000_000_000 : ms)),
+      clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout),
+    };
+    const loop = new ReconcileLoop(deps, {
+      intervalMs: 3_600_000,
+      resyncMs: 3_600_000,
+      watch: false,
+      rolloutIntervalMs: 50,
+      clock,
+    });
     const before = record()!.id;
     await loop.start();
     try {
@@ -167,7 +192,11 @@ describe("rollout: the reconciler drives it", function () {
     // pass acts on it before the full pass reaches the canary's chunk.
     const abortNow = async (): Promise<string> => {
       inner = true;
-      await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", { action: "abort", by: "alice", at: new Date().toISOString() });
+      await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", {
+        action: "abort",
+        by: "alice",
+        at: new Date().toISOString(),
+      });
       return (await runPass(deps, state, { kind: "incremental" })).revision;
     };
     const full = { ...deps, chunkSize: 1, betweenChunks: async () => (inner ? undefined : abortNow()) };
@@ -197,17 +226,26 @@ describe("rollout: the reconciler drives it", function () {
   it("decides a held cluster's own change: valid over its pinned base applies now; needing the new base waits; invalid over both is invalid", async () => {
     const [a, b, c] = later as [string, string, string];
     // The old base runs the built-in metrics server for the group of b; the new one turns it off (and moves the tag).
-    bed.repo.write({ "fleet/groups.yaml": "groups:\n  builtin:\n    matchLabels:\n      metrics: builtin\n", "fleet/values.builtin.yaml": "deploy:\n  metricsServer:\n    enabled: true\n" });
+    bed.repo.write({
+      "fleet/groups.yaml": "groups:\n  builtin:\n    matchLabels:\n      metrics: builtin\n",
+      "fleet/values.builtin.yaml": "deploy:\n  metricsServer:\n    enabled: true\n",
+    });
     bed.edit(`clusters/${b}/cluster.yaml`, /$/, "labels:\n  metrics: builtin\n");
     bed.repo.commit("built-in metrics server for one group");
     await pass();
-    expect(record()!.waves).to.deep.equal([{ name: "canary", clusters: [] }, { name: "rest", clusters: [b] }]);
+    expect(record()!.waves).to.deep.equal([
+      { name: "canary", clusters: [] },
+      { name: "rest", clusters: [b] },
+    ]);
     for (let i = 0; i < 6 && record()!.phase !== "Completed"; i++) {
       await settle(b);
       await pass();
     }
     expect(record()!.phase).to.equal("Completed");
-    bed.repo.write({ "fleet/values.yaml": tagValues("2.0"), "fleet/values.builtin.yaml": "deploy:\n  metricsServer:\n    enabled: false\n" });
+    bed.repo.write({
+      "fleet/values.yaml": tagValues("2.0"),
+      "fleet/values.builtin.yaml": "deploy:\n  metricsServer:\n    enabled: false\n",
+    });
     bed.repo.commit("new tag, no built-in metrics server");
     await pass();
     expect(record()).to.deep.include({ phase: "Progressing", wave: 0 });
@@ -224,7 +262,9 @@ describe("rollout: the reconciler drives it", function () {
     expect(tagOf(a)).to.equal("1.0");
     const id = record()!.id;
     expect(run(b).result, run(b).message).to.equal("invalid");
-    expect(run(b).message, run(b).message).to.match(new RegExp(`^waiting for rollout ${id} \\(wave 2, rest\\): its folder needs the base being rolled out`));
+    expect(run(b).message, run(b).message).to.match(
+      new RegExp(`^waiting for rollout ${id} \\(wave 2, rest\\): its folder needs the base being rolled out`),
+    );
     expect(run(c).result).to.equal("invalid");
     expect(run(c).message).to.not.include("waiting for rollout");
     expect(run(c).message).to.match(new RegExp(`clusters/${c}/values.yaml:\\d+:\\d+`));

@@ -13,16 +13,24 @@ import { settle as settleCluster } from "./settle.js";
 
 const N = 6;
 const tagValues = (tag: string) => `controlPlane:\n  statefulSet:\n    image:\n      tag: "${tag}"\n`;
-const ROLLOUT = "waves:\n  - name: canary\n    selector: {matchLabels: {canary: \"true\"}}\n  - name: rest\nmaxUnavailable: 10\nhealthGate: {timeout: 1h}\n";
+const ROLLOUT =
+  'waves:\n  - name: canary\n    selector: {matchLabels: {canary: "true"}}\n  - name: rest\nmaxUnavailable: 10\nhealthGate: {timeout: 1h}\n';
 
 describe("rollout: a sharded fleet", function () {
   this.timeout(120_000);
   let bed: Bed;
   let admin: KubeClient;
-  const shards: Shard[] = [{ index: 0, count: 2 }, { index: 1, count: 2 }];
+  const shards: Shard[] = [
+    { index: 0, count: 2 },
+    { index: 1, count: 2 },
+  ];
   const all = Array.from({ length: N }, (_, i) => name(i));
 
-  const record = (): RolloutRecord => JSON.parse((bed.kube.get("v1", "ConfigMap", DEFAULT_RECORDS_NAMESPACE, rolloutName(""))!.data as Record<string, string>).rollout!) as RolloutRecord;
+  const record = (): RolloutRecord =>
+    JSON.parse(
+      (bed.kube.get("v1", "ConfigMap", DEFAULT_RECORDS_NAMESPACE, rolloutName(""))!.data as Record<string, string>)
+        .rollout!,
+    ) as RolloutRecord;
   const tagOf = (c: string): string => /"image":"[^"]*:([^"]+)"/.exec(JSON.stringify(bed.statefulSet(c)!.spec))![1]!;
   const settle = (c: string): Promise<void> => settleCluster(bed, admin, c);
 
@@ -38,11 +46,14 @@ describe("rollout: a sharded fleet", function () {
     const own = all.filter((c) => inShard(c, shards[0]));
     expect(own.length, "both shards hold clusters").to.be.greaterThan(0);
     bed.repo.write({ "fleet/values.yaml": tagValues("1.0"), "fleet/rollout.yaml": ROLLOUT });
-    bed.edit(`clusters/${canary}/cluster.yaml`, /$/, "labels:\n  canary: \"true\"\n");
+    bed.edit(`clusters/${canary}/cluster.yaml`, /$/, 'labels:\n  canary: "true"\n');
     bed.repo.commit("fleet base and rollout");
     const client = bed.client();
     const base = bed.deps({ health: (ns, desired) => readClusterHealth(client, ns, desired) });
-    const replicas: Array<{ deps: PassDeps; state: PassState }> = shards.map((shard) => ({ deps: { ...base, shard }, state: newPassState() }));
+    const replicas: Array<{ deps: PassDeps; state: PassState }> = shards.map((shard) => ({
+      deps: { ...base, shard },
+      state: newPassState(),
+    }));
     const passAll = async (kind: "full" | "incremental" = "incremental") => {
       for (const r of replicas) await runPass(r.deps, r.state, { kind });
     };
@@ -56,7 +67,10 @@ describe("rollout: a sharded fleet", function () {
     await passAll();
     // Every cluster of both shards is a member; only the canary (the other shard's) moved.
     const started = record();
-    expect(started.waves.map((w) => [w.name, w.clusters.length])).to.deep.equal([["canary", 1], ["rest", N - 1]]);
+    expect(started.waves.map((w) => [w.name, w.clusters.length])).to.deep.equal([
+      ["canary", 1],
+      ["rest", N - 1],
+    ]);
     expect(started.waves[0]!.clusters).to.deep.equal([canary]);
     expect(all.map((c) => [c, tagOf(c)])).to.deep.equal(all.map((c) => [c, c === canary ? "2.0" : "1.0"]));
 

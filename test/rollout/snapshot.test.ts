@@ -4,7 +4,18 @@ import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAndValidate } from "../../src/validate/index.js";
-import { baseDigest, effectiveLayers, fromSnapshotConfigMap, materialise, MAX_BASE_BYTES, readBase, removeBasesDir, snapshotConfigMap, snapshotName, type BaseSnapshot } from "../../src/rollout/snapshot.js";
+import {
+  baseDigest,
+  effectiveLayers,
+  fromSnapshotConfigMap,
+  materialise,
+  MAX_BASE_BYTES,
+  readBase,
+  removeBasesDir,
+  snapshotConfigMap,
+  snapshotName,
+  type BaseSnapshot,
+} from "../../src/rollout/snapshot.js";
 import { readFleetBase } from "../../src/repo/fleet-base.js";
 import { cleanupRepos, makeRepo } from "../validate/fixture.js";
 
@@ -31,7 +42,12 @@ describe("rollout: base snapshots", () => {
   });
 
   it("digests the sorted (path, bytes) pairs of the base files, not rollout.yaml nor a cluster's", () => {
-    const root = makeRepo({ "fleet/values.yaml": tag("1.0"), "fleet/groups.yaml": GROUPS, "fleet/rollout.yaml": "waves: [{name: all}]\n", "clusters/a/values.yaml": "{}\n" });
+    const root = makeRepo({
+      "fleet/values.yaml": tag("1.0"),
+      "fleet/groups.yaml": GROUPS,
+      "fleet/rollout.yaml": "waves: [{name: all}]\n",
+      "clusters/a/values.yaml": "{}\n",
+    });
     const s = snap(root);
     expect(Object.keys(s.files).sort()).to.deep.equal(["fleet/groups.yaml", "fleet/values.yaml"]);
     expect(s.digest).to.equal(baseDigest({ "fleet/values.yaml": tag("1.0"), "fleet/groups.yaml": GROUPS }));
@@ -43,17 +59,33 @@ describe("rollout: base snapshots", () => {
   });
 
   it("refuses a base above 512 KiB", () => {
-    const root = makeRepo({ "fleet/values.yaml": `# ${"x".repeat(MAX_BASE_BYTES)}\n{}\n`, "clusters/a/values.yaml": "{}\n" });
+    const root = makeRepo({
+      "fleet/values.yaml": `# ${"x".repeat(MAX_BASE_BYTES)}\n{}\n`,
+      "clusters/a/values.yaml": "{}\n",
+    });
     const s = readBase(root);
     expect(s).to.have.property("error").that.contains("512 KiB");
   });
 
   it("round-trips through its ConfigMap, and refuses one whose content does not match its digest", () => {
-    const s = snap(makeRepo({ "fleet/values.yaml": tag("1.0"), "fleet/values.prod.yaml": cpu("1"), "clusters/a/values.yaml": "{}\n" }));
+    const s = snap(
+      makeRepo({
+        "fleet/values.yaml": tag("1.0"),
+        "fleet/values.prod.yaml": cpu("1"),
+        "clusters/a/values.yaml": "{}\n",
+      }),
+    );
     const cm = snapshotConfigMap("vc-system", "platform", s);
-    expect(cm.metadata.name).to.equal(snapshotName(s.digest)).and.match(/^vc-base-[0-9a-f]{16}$/);
+    expect(cm.metadata.name)
+      .to.equal(snapshotName(s.digest))
+      .and.match(/^vc-base-[0-9a-f]{16}$/);
     expect(cm.metadata.labels).to.deep.equal({ "vc.orch.io/record": "base", "vc.orch.io/owner": "platform" });
-    expect(Object.keys(cm.data as object).sort()).to.deep.equal(["digest", "fleet__values.prod.yaml", "fleet__values.yaml", "revision"]);
+    expect(Object.keys(cm.data as object).sort()).to.deep.equal([
+      "digest",
+      "fleet__values.prod.yaml",
+      "fleet__values.yaml",
+      "revision",
+    ]);
     expect(fromSnapshotConfigMap(cm)).to.deep.equal(s);
     const forged = structuredClone(cm);
     (forged.data as Record<string, string>)["fleet__values.yaml"] = tag("evil");
@@ -61,7 +93,12 @@ describe("rollout: base snapshots", () => {
   });
 
   it("materialises read-only once, and compares clusters' effective layers between snapshots", () => {
-    const oldRoot = makeRepo({ "fleet/values.yaml": tag("1.0"), "fleet/groups.yaml": GROUPS, "fleet/values.prod.yaml": cpu("1"), "clusters/a/values.yaml": "{}\n" });
+    const oldRoot = makeRepo({
+      "fleet/values.yaml": tag("1.0"),
+      "fleet/groups.yaml": GROUPS,
+      "fleet/values.prod.yaml": cpu("1"),
+      "clusters/a/values.yaml": "{}\n",
+    });
     const oldSnap = snap(oldRoot);
     const newSnap = { ...oldSnap, files: { ...oldSnap.files, "fleet/values.prod.yaml": cpu("2") } };
     newSnap.digest = baseDigest(newSnap.files);
@@ -70,7 +107,8 @@ describe("rollout: base snapshots", () => {
     expect(materialise(cache, oldSnap)).to.equal(dirOld);
     expect(statSync(join(dirOld, "fleet/values.yaml")).mode & 0o777).to.equal(0o444);
     const dirNew = materialise(cache, newSnap);
-    const eff = (dir: string, s: BaseSnapshot, labels: Record<string, string>) => effectiveLayers(readFleetBase(dir).base, s, labels);
+    const eff = (dir: string, s: BaseSnapshot, labels: Record<string, string>) =>
+      effectiveLayers(readFleetBase(dir).base, s, labels);
     expect(eff(dirOld, oldSnap, {})).to.equal(eff(dirNew, newSnap, {})); // not in the prod group: unchanged
     expect(eff(dirOld, oldSnap, { tier: "prod" })).to.not.equal(eff(dirNew, newSnap, { tier: "prod" }));
   });
@@ -83,17 +121,25 @@ describe("rollout: base snapshots", () => {
   });
 
   it("loads a cluster over its pinned snapshot while others read the repository's newest base", async () => {
-    const root = makeRepo({ "fleet/values.yaml": tag("1.0"), "clusters/held/values.yaml": "{}\n", "clusters/moved/values.yaml": "{}\n" });
+    const root = makeRepo({
+      "fleet/values.yaml": tag("1.0"),
+      "clusters/held/values.yaml": "{}\n",
+      "clusters/moved/values.yaml": "{}\n",
+    });
     const pinned = materialise(cacheDir(), snap(root));
     writeFileSync(join(root, "fleet/values.yaml"), tag("2.0"));
     const v = await loadAndValidate(root, { bases: { held: pinned } });
-    const tagOf = (name: string) => v.clusters.find((c) => c.name === name)!.spec!.values.controlPlane.statefulSet.image.tag;
+    const tagOf = (name: string) =>
+      v.clusters.find((c) => c.name === name)!.spec!.values.controlPlane.statefulSet.image.tag;
     expect(tagOf("held")).to.equal("1.0");
     expect(tagOf("moved")).to.equal("2.0");
   });
 
   it("locates an error of a pinned base in fleet/<file> and names the snapshot", async () => {
-    const root = makeRepo({ "fleet/values.yaml": "controlPlane:\n  statefulSet:\n    replicas: lots\n", "clusters/held/values.yaml": "{}\n" });
+    const root = makeRepo({
+      "fleet/values.yaml": "controlPlane:\n  statefulSet:\n    replicas: lots\n",
+      "clusters/held/values.yaml": "{}\n",
+    });
     const s = snap(root);
     const pinned = materialise(cacheDir(), s);
     writeFileSync(join(root, "fleet/values.yaml"), tag("2.0"));

@@ -8,19 +8,34 @@ import type { HealthStatus } from "../../src/model/health.js";
 const OLD = "a".repeat(64);
 const NEW = "b".repeat(64);
 const T0 = Date.parse("2026-11-25T10:00:00Z");
-const file: RolloutFile = { waves: [{ name: "canary" }, { name: "early" }, { name: "rest" }], healthGate: { timeout: "10m" } };
+const file: RolloutFile = {
+  waves: [{ name: "canary" }, { name: "early" }, { name: "rest" }],
+  healthGate: { timeout: "10m" },
+};
 const waves = [
   { name: "canary", clusters: ["shop"] },
   { name: "early", clusters: ["a", "b", "c"] },
   { name: "rest", clusters: ["d"] },
 ];
 const from = Object.fromEntries(["shop", "a", "b", "c", "d"].map((c) => [c, OLD]));
-const start = (): RolloutRecord => begin({ source: "platform", to: { digest: NEW, revision: "r2" }, waves: structuredClone(waves), from: { ...from }, now: T0 });
+const start = (): RolloutRecord =>
+  begin({
+    source: "platform",
+    to: { digest: NEW, revision: "r2" },
+    waves: structuredClone(waves),
+    from: { ...from },
+    now: T0,
+  });
 const obs = (now: number, health: Record<string, HealthStatus> = {}, reason?: string): Observations => ({
   now,
-  health: Object.fromEntries(Object.entries(health).map(([c, s]) => [c, { status: s, ...(reason && s !== "Healthy" ? { reason } : {}) }])),
+  health: Object.fromEntries(
+    Object.entries(health).map(([c, s]) => [c, { status: s, ...(reason && s !== "Healthy" ? { reason } : {}) }]),
+  ),
 });
-const ask = (r: RolloutRecord, action: RolloutRequest["action"]): RolloutRecord => ({ ...r, request: { action, by: "alice", at: "2026-11-25T10:00:00Z" } });
+const ask = (r: RolloutRecord, action: RolloutRequest["action"]): RolloutRecord => ({
+  ...r,
+  request: { action, by: "alice", at: "2026-11-25T10:00:00Z" },
+});
 const min = 60_000;
 
 describe("rollout: the step", () => {
@@ -29,7 +44,13 @@ describe("rollout: the step", () => {
   it("starts at the first wave, and a rollout without clusters is Completed at once", () => {
     const r = start();
     expect(r).to.deep.include({ id: NEW.slice(0, 12), phase: "Progressing", wave: 0 });
-    const empty = begin({ source: "p", to: { digest: NEW }, waves: [{ name: "canary", clusters: [] }], from: {}, now: T0 });
+    const empty = begin({
+      source: "p",
+      to: { digest: NEW },
+      waves: [{ name: "canary", clusters: [] }],
+      from: {},
+      now: T0,
+    });
     expect(empty.phase).to.equal("Completed");
   });
 
@@ -73,7 +94,11 @@ describe("rollout: the step", () => {
   });
 
   it("waits out the pause between waves, and a manual pause until resume", () => {
-    const paused = rolloutSettings({ ...file, pause: "2m", waves: [{ name: "canary", pause: "manual" }, { name: "early" }, { name: "rest" }] });
+    const paused = rolloutSettings({
+      ...file,
+      pause: "2m",
+      waves: [{ name: "canary", pause: "manual" }, { name: "early" }, { name: "rest" }],
+    });
     let out = step(start(), paused, obs(T0));
     out = step(out.record, paused, obs(T0 + 1000, { shop: "Healthy" }));
     expect(out.record.phase).to.equal("Waiting");
@@ -111,9 +136,17 @@ describe("rollout: the step", () => {
     const restore = rolloutSettings({ ...file, onFailure: "restore", maxUnavailable: 3 });
     let out = step(step(start(), restore, obs(T0)).record, restore, obs(T0 + 1, { shop: "Healthy" }));
     expect(out.moves.map((m) => m.cluster)).to.deep.equal(["a", "b", "c"]);
-    out = step(out.record, restore, obs(T0 + 2, { a: "Healthy", b: "Degraded", c: "Progressing" }, "pod b-0 ImagePullBackOff"));
+    out = step(
+      out.record,
+      restore,
+      obs(T0 + 2, { a: "Healthy", b: "Degraded", c: "Progressing" }, "pod b-0 ImagePullBackOff"),
+    );
     expect(out.record.phase).to.equal("Halted");
-    expect(out.moves).to.deep.equal([{ cluster: "a", base: OLD }, { cluster: "b", base: OLD }, { cluster: "c", base: OLD }]);
+    expect(out.moves).to.deep.equal([
+      { cluster: "a", base: OLD },
+      { cluster: "b", base: OLD },
+      { cluster: "c", base: OLD },
+    ]);
     expect(out.record.moved.shop!.at).to.equal("to"); // an earlier wave is not restored
     expect(out.record.moved.b!.at).to.equal("back");
     // Resume after a fix: the restored clusters move again under a fresh gate.
@@ -128,7 +161,9 @@ describe("rollout: the step", () => {
     expect(out.record.phase).to.equal("Progressing");
     out = step(out.record, s, obs(T0 + 10 * min + 1));
     expect(out.record.phase).to.equal("Halted");
-    expect(out.record.message).to.equal("wave canary halted: health gate timed out after 600s: cluster shop is Progressing: StatefulSet vc-shop/shop: ready 0/1");
+    expect(out.record.message).to.equal(
+      "wave canary halted: health gate timed out after 600s: cluster shop is Progressing: StatefulSet vc-shop/shop: ready 0/1",
+    );
   });
 
   it("resume of a Halted rollout checks the failed wave again: still Degraded halts again, Healthy goes on", () => {
@@ -175,7 +210,10 @@ describe("rollout: the step", () => {
     out = step(ask(out.record, "abort"), s, obs(T0 + 2));
     expect(out.record.phase).to.equal("Aborting");
     expect(out.record.message).to.contain("aborted by alice");
-    expect(out.moves).to.deep.equal([{ cluster: "a", base: OLD }, { cluster: "shop", base: OLD }]);
+    expect(out.moves).to.deep.equal([
+      { cluster: "a", base: OLD },
+      { cluster: "shop", base: OLD },
+    ]);
     // Only once every moved cluster was applied back at its previous base does the abort end.
     out = step(out.record, s, obs(T0 + 3));
     expect(out.record.phase).to.equal("Aborting");
@@ -189,7 +227,14 @@ describe("rollout: the step", () => {
   it("a new base replacing a running rollout starts from the first wave, each cluster's current pin its from", () => {
     const running = step(start(), s, obs(T0)).record;
     const NEWER = "c".repeat(64);
-    const next = begin({ source: "platform", to: { digest: NEWER }, waves: structuredClone(waves), from: { ...from, shop: NEW }, now: T0 + 5, replaces: running });
+    const next = begin({
+      source: "platform",
+      to: { digest: NEWER },
+      waves: structuredClone(waves),
+      from: { ...from, shop: NEW },
+      now: T0 + 5,
+      replaces: running,
+    });
     expect(next).to.deep.include({ id: NEWER.slice(0, 12), phase: "Progressing", wave: 0, moved: {} });
     expect(next.message).to.contain(`replaces rollout ${NEW.slice(0, 12)} (Progressing)`);
     const out = step(next, s, obs(T0 + 6));

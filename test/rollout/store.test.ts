@@ -12,11 +12,22 @@ describe("rollout: the record store", () => {
   let client: KubeClient;
   let store: RolloutStore;
   const files = { "fleet/values.yaml": "a: 1\n" };
-  const record = () => begin({ source: "platform", to: { digest: baseDigest(files), revision: "r1" }, waves: [{ name: "all", clusters: ["a"] }], from: { a: "0".repeat(64) }, now: Date.parse("2026-11-25T10:00:00Z") });
+  const record = () =>
+    begin({
+      source: "platform",
+      to: { digest: baseDigest(files), revision: "r1" },
+      waves: [{ name: "all", clusters: ["a"] }],
+      from: { a: "0".repeat(64) },
+      now: Date.parse("2026-11-25T10:00:00Z"),
+    });
 
   before(async () => {
     kube = await startKubeServer();
-    client = KubeClient.open({ kubeconfig: kube.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20, attempts: 2 } });
+    client = KubeClient.open({
+      kubeconfig: kube.kubeconfigPath,
+      context: "test",
+      retry: { baseDelayMs: 5, maxDelayMs: 20, attempts: 2 },
+    });
     store = new RolloutStore(client, "vc-system");
   });
   after(async () => {
@@ -39,7 +50,9 @@ describe("rollout: the record store", () => {
     const read = await store.read("platform");
     await store.request("platform", { action: "pause", by: "alice", at: "2026-11-25T10:05:00Z" });
     const cm = kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!;
-    const managers = (cm.metadata.managedFields as Array<{ manager: string; fieldsV1?: unknown }>).map((m) => m.manager);
+    const managers = (cm.metadata.managedFields as Array<{ manager: string; fieldsV1?: unknown }>).map(
+      (m) => m.manager,
+    );
     expect(managers).to.include(REQUEST_FIELD_MANAGER);
     expect(JSON.parse((cm.data as Record<string, string>).rollout!).phase).to.equal("Progressing"); // untouched
     const err = await store.write({ ...read.record!, message: "stale" }, read.resourceVersion).catch((e: unknown) => e);
@@ -55,7 +68,12 @@ describe("rollout: the record store", () => {
   });
 
   it("reads data it did not write as damaged, never as a record", () => {
-    const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: rolloutName("platform"), labels: { "vc.orch.io/record": "rollout" } }, data: { rollout: '{"phase":"Completed"}' } };
+    const cm = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: rolloutName("platform"), labels: { "vc.orch.io/record": "rollout" } },
+      data: { rollout: '{"phase":"Completed"}' },
+    };
     expect(fromRolloutConfigMap(cm, "platform").damaged).to.be.a("string");
     expect(fromRolloutConfigMap({ ...cm, data: { rollout: "not json" } }, "platform").damaged).to.be.a("string");
     expect(fromRolloutConfigMap(cm, "other").damaged).to.equal("not a rollout record");

@@ -12,14 +12,21 @@ const SCRIPT = join(ROOT, "scripts/fetch-yaml-corpus.sh");
 
 /** The repositories and commits the script pins, read from the script itself. */
 function pinned(): Array<{ repo: string; commit: string }> {
-  return [...readFileSync(SCRIPT, "utf8").matchAll(/^ {2}"([\w.-]+\/[\w.-]+) ([0-9a-f]{40}) \d+"$/gm)].map((m) => ({ repo: m[1]!, commit: m[2]! }));
+  return [...readFileSync(SCRIPT, "utf8").matchAll(/^ {2}"([\w.-]+\/[\w.-]+) ([0-9a-f]{40}) \d+"$/gm)].map((m) => ({
+    repo: m[1]!,
+    commit: m[2]!,
+  }));
 }
 
 describe("scripts/fetch-yaml-corpus.sh", function () {
   this.timeout(60000);
   let tmp: string;
   before(function () {
-    requireOrSkip(this, ["curl", "xz"].find((t) => !findExecutable(t)), "install curl and xz-utils");
+    requireOrSkip(
+      this,
+      ["curl", "xz"].find((t) => !findExecutable(t)),
+      "install curl and xz-utils",
+    );
   });
   beforeEach(() => {
     tmp = mkdtempSync(join(tmpdir(), "vc-corpus-script-"));
@@ -65,8 +72,14 @@ describe("scripts/fetch-yaml-corpus.sh", function () {
     });
     expect(r.status, r.stderr).to.equal(0);
     expect(r.stdout.trim()).to.equal(out);
-    const listed = execFileSync("tar", ["-tJf", out], { encoding: "utf8" }).split("\n").filter((l) => l && !l.endsWith("/"));
-    const expected = pinned().flatMap(({ repo }) => ["deep/er/b.yml", "chart/values.yaml", "deploy/a.yaml", "with space/e.yaml"].map((f) => `${repo.replace("/", "+")}/${f}`));
+    const listed = execFileSync("tar", ["-tJf", out], { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l && !l.endsWith("/"));
+    const expected = pinned().flatMap(({ repo }) =>
+      ["deep/er/b.yml", "chart/values.yaml", "deploy/a.yaml", "with space/e.yaml"].map(
+        (f) => `${repo.replace("/", "+")}/${f}`,
+      ),
+    );
     expect([...listed].sort()).to.deep.equal([...expected].sort());
     expect(r.stderr).to.include("gave 4 files, the corpus the test was written against has");
   });

@@ -29,14 +29,27 @@ describe("security: hostile input in bulk", function () {
       logger: silentLogger,
     });
     try {
-      const bodies = fc.sample(fc.oneof(fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v) ?? "null"), fc.string({ maxLength: 200 })), { numRuns: WEBHOOK_INPUTS, seed: 20261124 });
+      const bodies = fc.sample(
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v) ?? "null"),
+          fc.string({ maxLength: 200 }),
+        ),
+        { numRuns: WEBHOOK_INPUTS, seed: 20261124 },
+      );
       const statuses = new Map<number, number>();
       for (const body of bodies) {
-        const res = await fetch(`${srv.url}${WEBHOOK_PATH}`, { method: "POST", body, headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("s3cret", body) } });
+        const res = await fetch(`${srv.url}${WEBHOOK_PATH}`, {
+          method: "POST",
+          body,
+          headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("s3cret", body) },
+        });
         await res.text();
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       }
-      expect([...statuses.keys()].every((s) => s === 200 || s === 202 || s === 400), JSON.stringify([...statuses])).to.equal(true);
+      expect(
+        [...statuses.keys()].every((s) => s === 200 || s === 202 || s === 400),
+        JSON.stringify([...statuses]),
+      ).to.equal(true);
       expect((await fetch(`${srv.url}/healthz`)).status).to.equal(200);
     } finally {
       await srv.close();
@@ -50,7 +63,13 @@ describe("security: hostile input in bulk", function () {
       const yamlish = fc.oneof(
         fc.string({ maxLength: 300 }),
         fc.jsonValue({ maxDepth: 5 }).map((v) => JSON.stringify(v) ?? ""),
-        fc.constantFrom("a: &x\n  b: *x\n", "__proto__: {polluted: true}\n", "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n", "- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - x\n", `controlPlane: {backingStore: {database: {external: {enabled: true, endpoint: "postgres://u:${secret}@db/x"}}}}\n`),
+        fc.constantFrom(
+          "a: &x\n  b: *x\n",
+          "__proto__: {polluted: true}\n",
+          "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n",
+          "- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - x\n",
+          `controlPlane: {backingStore: {database: {external: {enabled: true, endpoint: "postgres://u:${secret}@db/x"}}}}\n`,
+        ),
       );
       const inputs = fc.sample(fc.tuple(yamlish, yamlish), { numRuns: YAML_INPUTS, seed: 20261124 });
       for (let i = 0; i < inputs.length; i += 25) {

@@ -14,7 +14,8 @@ import { formatFindings } from "../../src/ops/doctor/format.js";
 
 const FULL = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];
 /** A user entry name that tries to end its row, print a row of its own in red, clear the screen and reverse text. */
-const FORGED = "mallory\nminimal   vc-minimal   applied   0123456789ab   reconciler\u001b[31m FAKE \u001b[0m\u001b[2J\u009b2J\u202eslfa";
+const FORGED =
+  "mallory\nminimal   vc-minimal   applied   0123456789ab   reconciler\u001b[31m FAKE \u001b[0m\u001b[2J\u009b2J\u202eslfa";
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 describe("security: control characters from the host are printed escaped", function () {
@@ -26,29 +27,46 @@ describe("security: control characters from the host are printed escaped", funct
 
   before(async () => {
     // A server without SelfSubjectReview that cannot review tokens (1.20 as most users see it): the user entry's name is the claim.
-    server = await startKubeServer({ users: [{ token: "t-mallory", rules: FULL, name: "mallory" }], unservedGroups: ["authentication.k8s.io"] });
+    server = await startKubeServer({
+      users: [{ token: "t-mallory", rules: FULL, name: "mallory" }],
+      unservedGroups: ["authentication.k8s.io"],
+    });
     repo = new TestRepo();
     cpSync(resolve("clusters", "minimal"), join(repo.work, "clusters", "minimal"), { recursive: true });
     repo.commit("fleet");
     mallory = join(repo.work, "..", `kubeconfig-mallory-${process.pid}`);
-    writeFileSync(mallory, dump({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "c", cluster: { server: server.url, "insecure-skip-tls-verify": true } }],
-      users: [{ name: FORGED, user: { token: "t-mallory" } }],
-      contexts: [{ name: "test", context: { cluster: "c", user: FORGED } }],
-      "current-context": "test",
-    }));
+    writeFileSync(
+      mallory,
+      dump({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "c", cluster: { server: server.url, "insecure-skip-tls-verify": true } }],
+        users: [{ name: FORGED, user: { token: "t-mallory" } }],
+        contexts: [{ name: "test", context: { cluster: "c", user: FORGED } }],
+        "current-context": "test",
+      }),
+    );
     kube = ["--kubeconfig", mallory, "--context", "test"];
     const applied = await runVc(["apply", repo.work, "--target", "kube", ...kube]);
     expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
     expect(applied.stdout).to.not.match(RAW);
-    expect(applied.stdout).to.include("by unverified: mallory\\nminimal   vc-minimal").and.include("\\x1b[31m FAKE \\x1b[0m\\x1b[2J\\x9b2J\\u202eslfa (kubeconfig user)");
+    expect(applied.stdout)
+      .to.include("by unverified: mallory\\nminimal   vc-minimal")
+      .and.include("\\x1b[31m FAKE \\x1b[0m\\x1b[2J\\x9b2J\\u202eslfa (kubeconfig user)");
     // And a message of the same kind in the stored status (vc's record), as whoever can write it would plant it.
-    const stored = server.list("v1", "ConfigMap").find((c) => c.metadata.labels?.["vc.orch.io/record"] === "record" && (c as { data?: Record<string, string> }).data?.cluster === "minimal")!;
+    const stored = server
+      .list("v1", "ConfigMap")
+      .find(
+        (c) =>
+          c.metadata.labels?.["vc.orch.io/record"] === "record" &&
+          (c as { data?: Record<string, string> }).data?.cluster === "minimal",
+      )!;
     expect(stored, "the cluster's record").to.not.equal(undefined);
     const data = (stored as unknown as { data: Record<string, string> }).data;
-    server.put({ ...stored, data: { ...data, message: `ok\nbookinfo   team-bookinfo   applied   \u001b]0;pwned\u0007` } });
+    server.put({
+      ...stored,
+      data: { ...data, message: `ok\nbookinfo   team-bookinfo   applied   \u001b]0;pwned\u0007` },
+    });
   });
   after(async () => {
     await server?.close();
@@ -62,7 +80,10 @@ describe("security: control characters from the host are printed escaped", funct
     const lines = table.stdout.trimEnd().split("\n");
     expect(lines).to.have.length(2);
     expect(lines.filter((l) => /^(minimal|bookinfo)\s/.test(l))).to.have.length(1);
-    expect(lines[1]).to.include("unverified: mallory\\nminimal").and.include("ok\\nbookinfo").and.include("\\x1b]0;pwned\\x07");
+    expect(lines[1])
+      .to.include("unverified: mallory\\nminimal")
+      .and.include("ok\\nbookinfo")
+      .and.include("\\x1b]0;pwned\\x07");
 
     const detail = await runVc(["status", "--target", "kube", "--cluster", "minimal", ...kube]);
     expect(detail.stdout).to.not.match(RAW);
@@ -90,7 +111,12 @@ describe("security: control characters from the host are printed escaped", funct
     const list = await runVc(["list", "--repo", repo.work, ...kube]);
     expect(list.code, list.stderr).to.equal(0);
     expect(list.stdout).to.not.match(RAW);
-    expect(list.stdout.trimEnd().split("\n").filter((l) => /^minimal\s/.test(l))).to.have.length(1);
+    expect(
+      list.stdout
+        .trimEnd()
+        .split("\n")
+        .filter((l) => /^minimal\s/.test(l)),
+    ).to.have.length(1);
     const describe = await runVc(["describe", "minimal", "--repo", repo.work, ...kube]);
     expect(describe.code, describe.stderr).to.equal(0);
     expect(describe.stdout).to.not.match(RAW);
@@ -111,7 +137,15 @@ describe("security: control characters from the host are printed escaped", funct
         expect(bare.split("\n").filter((l) => /^minimal\s/.test(l))).to.have.length(0);
       }
     }
-    const doctor = formatFindings("minimal", "vc-minimal", [{ severity: "error", check: "pods", object: `Pod ${FORGED}`, message: "x\u001b[31m", resolution: "fix\nERROR [forged] row" }] as never);
+    const doctor = formatFindings("minimal", "vc-minimal", [
+      {
+        severity: "error",
+        check: "pods",
+        object: `Pod ${FORGED}`,
+        message: "x\u001b[31m",
+        resolution: "fix\nERROR [forged] row",
+      },
+    ] as never);
     expect(doctor).to.not.match(RAW);
     expect(doctor.split("\n").filter((l) => l.startsWith("ERROR"))).to.have.length(1);
   });

@@ -29,7 +29,9 @@ function leaks(text: string, pw: string): string[] {
   if (text.includes(pw)) found.push("raw");
   const b64 = (s: string) => Buffer.from(s).toString("base64");
   for (let shift = 0; shift < 3; shift++) {
-    const enc = b64("xx".slice(0, shift) + endpoint(pw)).slice(shift === 0 ? 0 : 4).slice(0, 20);
+    const enc = b64("xx".slice(0, shift) + endpoint(pw))
+      .slice(shift === 0 ? 0 : 4)
+      .slice(0, 20);
     if (text.includes(enc)) found.push(`base64/${shift}`);
   }
   // Any base64 value in the text that decodes to something holding the password.
@@ -40,7 +42,9 @@ function leaks(text: string, pw: string): string[] {
 }
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
 }
 
 describe("security: no credentials in git or in hydrated output", function () {
@@ -69,20 +73,30 @@ describe("security: no credentials in git or in hydrated output", function () {
       expect(leaks(all, PASSWORD), format).to.deep.equal([]);
     }
     const text = await runVc(["validate", repo]);
-    expect(text.stdout + text.stderr).to.match(/clusters\/db\/values\.yaml:9:9: warning: the external database endpoint holds a password/);
+    expect(text.stdout + text.stderr).to.match(
+      /clusters\/db\/values\.yaml:9:9: warning: the external database endpoint holds a password/,
+    );
   });
 
   it("an endpoint that is not a URL is an error that does not quote it", async () => {
-    writeFileSync(join(repo, "clusters/db/values.yaml"), VALUES(PASSWORD).replace(endpoint(PASSWORD), `vc:${PASSWORD}@db.example.com`));
+    writeFileSync(
+      join(repo, "clusters/db/values.yaml"),
+      VALUES(PASSWORD).replace(endpoint(PASSWORD), `vc:${PASSWORD}@db.example.com`),
+    );
     const res = await runVc(["validate", repo]);
     expect(res.code).to.equal(1);
-    expect(res.stdout + res.stderr).to.match(/clusters\/db\/values\.yaml:9:9: error: the external database endpoint is not a URL: write it as scheme:\/\/.*endpointSecretRef/);
+    expect(res.stdout + res.stderr).to.match(
+      /clusters\/db\/values\.yaml:9:9: error: the external database endpoint is not a URL: write it as scheme:\/\/.*endpointSecretRef/,
+    );
     expect(res.stdout + res.stderr).to.not.include(PASSWORD);
     for (const bad of ["db.example.com:5432", "just words", "postgres://"]) {
       writeFileSync(join(repo, "clusters/db/values.yaml"), VALUES(PASSWORD).replace(endpoint(PASSWORD), bad));
       expect((await runVc(["validate", repo])).code, bad).to.equal(1);
     }
-    writeFileSync(join(repo, "clusters/db/values.yaml"), VALUES(PASSWORD).replace(endpoint(PASSWORD), "postgres://vc@db.example.com/vc"));
+    writeFileSync(
+      join(repo, "clusters/db/values.yaml"),
+      VALUES(PASSWORD).replace(endpoint(PASSWORD), "postgres://vc@db.example.com/vc"),
+    );
     const clean = await runVc(["validate", repo]);
     expect(clean.code).to.equal(0);
     expect(clean.stdout + clean.stderr).to.include("0 warnings");
@@ -93,10 +107,18 @@ describe("security: no credentials in git or in hydrated output", function () {
       const res = await runVc(["render", repo, "--cluster", "db", ...args]);
       expect(res.code, res.stderr).to.equal(0);
       expect(leaks(res.stdout + res.stderr, PASSWORD), args.join(" ")).to.deep.equal([]);
-      expect(res.stderr).to.include("note: Secret vc-db/vc-database-db holds a credential written inline in the repository");
+      expect(res.stderr).to.include(
+        "note: Secret vc-db/vc-database-db holds a credential written inline in the repository",
+      );
     }
     const yaml = (await runVc(["render", repo, "--cluster", "db"])).stdout;
-    const secret = (loadAll(yaml) as Array<{ kind: string; metadata: { name: string; annotations: Record<string, string> }; data?: unknown }>).find((o) => o.kind === "Secret" && o.metadata.name === "vc-database-db")!;
+    const secret = (
+      loadAll(yaml) as Array<{
+        kind: string;
+        metadata: { name: string; annotations: Record<string, string> };
+        data?: unknown;
+      }>
+    ).find((o) => o.kind === "Secret" && o.metadata.name === "vc-database-db")!;
     expect(secret.data).to.equal(undefined);
     expect(secret.metadata.annotations[ANNOTATIONS.inlineCredential]).to.equal("true");
     const files = join(out, "render");

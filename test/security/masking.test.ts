@@ -12,10 +12,20 @@ import { record } from "../../src/records/status.js";
 import { runVc } from "../support/vc.js";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "clusters");
-const PLANTED = ["enc-Key-0ld-1111", "enc-Key-N3w-2222", "AKIAOLD0000000000001", "AKIANEW0000000000002", "urlPw-Old-3333", "urlPw-New-4444"];
+const PLANTED = [
+  "enc-Key-0ld-1111",
+  "enc-Key-N3w-2222",
+  "AKIAOLD0000000000001",
+  "AKIANEW0000000000002",
+  "urlPw-Old-3333",
+  "urlPw-New-4444",
+];
 /** Credentials under names outside the substring words, and inside a connection string: old and new of each. */
 const ABBREVIATED = ["DB_PWD", "MYSQL_PW", "JWT", "SESSION_COOKIE_SIG"];
-const abbreviated = (round: "old" | "new") => [...ABBREVIATED.map((name, i) => `${name.toLowerCase()}-${round}-${i}x`), `conn-${round}-pw9`];
+const abbreviated = (round: "old" | "new") => [
+  ...ABBREVIATED.map((name, i) => `${name.toLowerCase()}-${round}-${i}x`),
+  `conn-${round}-pw9`,
+];
 PLANTED.push(...abbreviated("old"), ...abbreviated("new"));
 
 const envValues = (encryption: string, access: string, urlPassword: string, round: "old" | "new") => `controlPlane:
@@ -41,16 +51,31 @@ describe("security: credentials masked in every output", function () {
     tmp = mkdtempSync(join(tmpdir(), "vc-mask-"));
     repo = join(tmp, "repo");
     cpSync(EXAMPLE, join(repo, "clusters"), { recursive: true });
-    writeFileSync(join(repo, "clusters", "minimal", "values.env.yaml"), envValues(PLANTED[0]!, PLANTED[2]!, PLANTED[4]!, "old"));
+    writeFileSync(
+      join(repo, "clusters", "minimal", "values.env.yaml"),
+      envValues(PLANTED[0]!, PLANTED[2]!, PLANTED[4]!, "old"),
+    );
     const applied = await runVc(["apply", repo, "--target", `dir:${join(tmp, "out")}`]);
     expect(applied.code, applied.stderr).to.equal(0);
-    writeFileSync(join(repo, "clusters", "minimal", "values.env.yaml"), envValues(PLANTED[1]!, PLANTED[3]!, PLANTED[5]!, "new"));
+    writeFileSync(
+      join(repo, "clusters", "minimal", "values.env.yaml"),
+      envValues(PLANTED[1]!, PLANTED[3]!, PLANTED[5]!, "new"),
+    );
   });
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
   for (const output of ["text", "json", "markdown"]) {
     it(`vc diff -o ${output}: no planted value on either side; changed credentials show as changed`, async () => {
-      const res = await runVc(["diff", repo, "--cluster", "minimal", "--target", `dir:${join(tmp, "out")}`, "-o", output]);
+      const res = await runVc([
+        "diff",
+        repo,
+        "--cluster",
+        "minimal",
+        "--target",
+        `dir:${join(tmp, "out")}`,
+        "-o",
+        output,
+      ]);
       expect(res.code, res.stderr).to.equal(0);
       const all = res.stdout + res.stderr;
       for (const p of PLANTED) expect(all, p).to.not.include(p);
@@ -64,15 +89,46 @@ describe("security: credentials masked in every output", function () {
   });
 
   it("validation messages, describe's values, status records and log lines mask URL passwords and secret env values", () => {
-    expect(formatDiagnostic({ file: "f", line: 1, col: 1, severity: "error", code: "x", message: `bad endpoint postgres://u:${PLANTED[4]}@db/x` })).to.not.include(PLANTED[4]);
+    expect(
+      formatDiagnostic({
+        file: "f",
+        line: 1,
+        col: 1,
+        severity: "error",
+        code: "x",
+        message: `bad endpoint postgres://u:${PLANTED[4]}@db/x`,
+      }),
+    ).to.not.include(PLANTED[4]);
     expect(maskUrlCredentials(`a redis://:${PLANTED[5]}@r:6379 b`)).to.equal("a redis://:<masked>@r:6379 b");
-    const values = { controlPlane: { statefulSet: { env: [{ name: "ENCRYPTION_KEY", value: PLANTED[0] }, { name: "HOOK", value: `https://u:${PLANTED[4]}@h` }, ...ABBREVIATED.map((name, i) => ({ name, value: abbreviated("old")[i] })), { name: "CONN", value: `Server=db;Password=${abbreviated("old")[4]};` }] }, backingStore: { database: { external: { endpoint: "" } } } } };
+    const values = {
+      controlPlane: {
+        statefulSet: {
+          env: [
+            { name: "ENCRYPTION_KEY", value: PLANTED[0] },
+            { name: "HOOK", value: `https://u:${PLANTED[4]}@h` },
+            ...ABBREVIATED.map((name, i) => ({ name, value: abbreviated("old")[i] })),
+            { name: "CONN", value: `Server=db;Password=${abbreviated("old")[4]};` },
+          ],
+        },
+        backingStore: { database: { external: { endpoint: "" } } },
+      },
+    };
     const masked = JSON.stringify(maskValues(values as never));
     for (const p of PLANTED) expect(masked).to.not.include(p);
-    const status = record(undefined, "c", "vc-c", { revision: "r", time: "t", durationMs: 1, result: "failed", counts: { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 1 }, message: `cannot fetch https://u:${PLANTED[5]}@git/x; server said Password=${abbreviated("new")[4]}; rejected` });
+    const status = record(undefined, "c", "vc-c", {
+      revision: "r",
+      time: "t",
+      durationMs: 1,
+      result: "failed",
+      counts: { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 1 },
+      message: `cannot fetch https://u:${PLANTED[5]}@git/x; server said Password=${abbreviated("new")[4]}; rejected`,
+    });
     expect(JSON.stringify(status)).to.not.include(PLANTED[5]).and.not.include(abbreviated("new")[4]);
     const lines: string[] = [];
-    jsonLogger({ out: { write: (l: string) => lines.push(l) } }).warn("fetch failed", { url: `https://u:${PLANTED[5]}@git/x`, JWT: abbreviated("new")[2] });
+    jsonLogger({ out: { write: (l: string) => lines.push(l) } }).warn("fetch failed", {
+      url: `https://u:${PLANTED[5]}@git/x`,
+      JWT: abbreviated("new")[2],
+    });
     expect(lines.join("")).to.not.include(PLANTED[5]).and.not.include(abbreviated("new")[2]);
   });
 });
@@ -84,7 +140,10 @@ describe("security: vc validate never prints a URL password, in any format", () 
       const dir = join(tmp, "clusters", "x");
       cpSync(join(EXAMPLE, "minimal"), dir, { recursive: true });
       // A value pasted into the wrong key: the schema's message quotes it.
-      writeFileSync(join(dir, "values.extra.yaml"), "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: \"postgres://u:Pl4nted-Pw@db/vc\"\n");
+      writeFileSync(
+        join(dir, "values.extra.yaml"),
+        'controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: "postgres://u:Pl4nted-Pw@db/vc"\n',
+      );
       for (const format of ["text", "json", "github"]) {
         const res = await runVc(["validate", tmp, "--format", format]);
         expect(res.code, format).to.equal(1);

@@ -1,7 +1,17 @@
 // The dir: target reads back what it wrote as carefully as the repository: loader limits, no symlinks followed,
 // temporary files of a crashed run removed, Secret manifests readable by their owner only.
 import { expect } from "chai";
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runVc } from "../support/vc.js";
@@ -25,7 +35,10 @@ describe("sinks/dir: hardened reads and writes", function () {
   });
   afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 
-  const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+    );
 
   it("writes Secret manifests 0600 and others 0644", () => {
     const secrets = files(out).filter((f) => /\/secret_[^/]+\.yaml$/.test(f));
@@ -58,7 +71,14 @@ describe("sinks/dir: hardened reads and writes", function () {
 
   it("reads manifests with the loader's limits: an alias bomb is a located error, not an out-of-memory", async () => {
     const target = files(join(out, "minimal")).find((f) => /\/service_[^/]+\.yaml$/.test(f))!;
-    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]", ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`)].join("\n");
+    const bomb = [
+      "a: &a [x, x, x, x, x, x, x, x, x]",
+      ...Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`,
+      ),
+    ].join("\n");
     writeFileSync(target, `${bomb}\n`);
     const res = await runVc(["diff", repo, "--target", `dir:${out}`]);
     expect(res.code).to.equal(2);

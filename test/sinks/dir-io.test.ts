@@ -13,7 +13,11 @@ describe("sinks/dir: I/O at scale", () => {
   let dir: string;
   let target: DirTarget;
   const sync = (t: DirTarget, cluster: string, desired = clusterObjects(cluster), prune = true) =>
-    syncCluster(t, { cluster, hostNamespace: `vc-${cluster}`, desired }, { prune, dryRun: false, allowMassPrune: true });
+    syncCluster(
+      t,
+      { cluster, hostNamespace: `vc-${cluster}`, desired },
+      { prune, dryRun: false, allowMassPrune: true },
+    );
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "vc-dir-io-"));
@@ -61,7 +65,8 @@ describe("sinks/dir: I/O at scale", () => {
     await mkdir(join(dir, "outside"));
     await symlink(join(dir, "outside"), join(dir, "out", "a", "vc-a"));
     let err: Error | undefined;
-    for (const o of clusterObjects("a").filter((o) => o.metadata.namespace)) await fresh.apply(o, { dryRun: false }).catch((e: Error) => (err ??= e));
+    for (const o of clusterObjects("a").filter((o) => o.metadata.namespace))
+      await fresh.apply(o, { dryRun: false }).catch((e: Error) => (err ??= e));
     expect(err?.message).to.match(/leads outside the target folder/);
     expect(await readdir(join(dir, "outside"))).to.deep.equal([]);
   });

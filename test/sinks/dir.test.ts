@@ -11,8 +11,16 @@ import { clusterObjects } from "../plan/fixtures.js";
 describe("sinks/dir", () => {
   let dir: string;
   let target: DirTarget;
-  const sync = (cluster: string, desired = clusterObjects(cluster), opts: Partial<{ prune: boolean; dryRun: boolean; allowMassPrune: boolean }> = {}) =>
-    syncCluster(target, { cluster, hostNamespace: `vc-${cluster}`, desired }, { prune: true, dryRun: false, allowMassPrune: false, ...opts });
+  const sync = (
+    cluster: string,
+    desired = clusterObjects(cluster),
+    opts: Partial<{ prune: boolean; dryRun: boolean; allowMassPrune: boolean }> = {},
+  ) =>
+    syncCluster(
+      target,
+      { cluster, hostNamespace: `vc-${cluster}`, desired },
+      { prune: true, dryRun: false, allowMassPrune: false, ...opts },
+    );
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "vc-dir-"));
@@ -52,7 +60,11 @@ describe("sinks/dir", () => {
   it("never deletes a file whose object lacks the cluster's inventory label", async () => {
     await sync("a");
     const [live] = (await target.listInventory("a")).filter((o) => o.kind === "ConfigMap");
-    const file = join(dir, "out", manifestPath("a", { apiVersion: "v1", kind: "ConfigMap", namespace: "vc-a", name: "a-config" }));
+    const file = join(
+      dir,
+      "out",
+      manifestPath("a", { apiVersion: "v1", kind: "ConfigMap", namespace: "vc-a", name: "a-config" }),
+    );
     await writeFile(file, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a-config\n  namespace: vc-a\n");
     expect(await target.delete(live!, "a", { dryRun: false })).to.equal("not-owned");
     expect(await readFile(file, "utf8")).to.include("a-config");
@@ -66,7 +78,9 @@ describe("sinks/dir", () => {
 
   it("refuses names that are not safe file names, and unreadable YAML with the file's name", async () => {
     const bad = clusterObjects("a")[4]!;
-    expect(() => manifestPath("a", { ...bad.metadata, apiVersion: "v1", kind: "ConfigMap", name: "../../etc" })).to.throw(/not a DNS-1123 name/);
+    expect(() =>
+      manifestPath("a", { ...bad.metadata, apiVersion: "v1", kind: "ConfigMap", name: "../../etc" }),
+    ).to.throw(/not a DNS-1123 name/);
     await mkdir(join(dir, "out", "a", "vc-a"), { recursive: true });
     await writeFile(join(dir, "out", "a", "vc-a", "broken.yaml"), "a: [\n");
     try {

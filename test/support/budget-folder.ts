@@ -12,7 +12,8 @@ export interface WrittenFolder {
 /** One VirtualService of about `size` bytes: routes of real content, then a comment for the last few bytes. */
 function virtualService(name: string, size: number): string {
   let doc = `---\napiVersion: networking.mesh.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: ${name}\nspec:\n  hosts:\n    - ${name}\n  http:\n`;
-  const route = (i: number) => `    - match:\n        - uri:\n            prefix: /p${i}\n      route:\n        - destination:\n            host: ${name}\n            port:\n              number: 80\n`;
+  const route = (i: number) =>
+    `    - match:\n        - uri:\n            prefix: /p${i}\n      route:\n        - destination:\n            host: ${name}\n            port:\n              number: 80\n`;
   for (let i = 0; doc.length + route(i).length + 4 <= size; i++) doc += route(i);
   if (!doc.includes("match")) doc += route(0);
   const pad = size - doc.length - 2;
@@ -25,7 +26,12 @@ function virtualService(name: string, size: number): string {
  * VirtualServices that together come to `budget.bytes` (all three limits met exactly). `past` passes one of them
  * by one: one more document, one more byte, or one more file.
  */
-export function writeBudgetFolder(root: string, name: string, budget: FolderBudget, past?: keyof FolderBudget): WrittenFolder {
+export function writeBudgetFolder(
+  root: string,
+  name: string,
+  budget: FolderBudget,
+  past?: keyof FolderBudget,
+): WrittenFolder {
   const dir = join(root, "clusters", name);
   mkdirSync(join(dir, "mesh"), { recursive: true });
   const values = "integrations:\n  mesh:\n    enabled: true\n";

@@ -11,7 +11,29 @@ export function servingCertificate(dnsNames: readonly string[], days: number): {
     const key = join(dir, "tls.key");
     const cert = join(dir, "tls.crt");
     const san = `subjectAltName=${dnsNames.map((d) => `DNS:${d}`).join(",")}`;
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", String(days), "-subj", `/CN=${dnsNames[0]}`, "-addext", san], { stdio: "pipe" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        String(days),
+        "-subj",
+        `/CN=${dnsNames[0]}`,
+        "-addext",
+        san,
+      ],
+      { stdio: "pipe" },
+    );
     return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -19,7 +41,23 @@ export function servingCertificate(dnsNames: readonly string[], days: number): {
 }
 
 /** A `kubernetes.io/tls` Secret holding that certificate. */
-export function tlsSecret(namespace: string, name: string, pem: { cert: string; key: string }): { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; type: string; data: Record<string, string> } {
+export function tlsSecret(
+  namespace: string,
+  name: string,
+  pem: { cert: string; key: string },
+): {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string };
+  type: string;
+  data: Record<string, string>;
+} {
   const b64 = (s: string) => Buffer.from(s).toString("base64");
-  return { apiVersion: "v1", kind: "Secret", type: "kubernetes.io/tls", metadata: { name, namespace }, data: { "tls.crt": b64(pem.cert), "tls.key": b64(pem.key) } };
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    type: "kubernetes.io/tls",
+    metadata: { name, namespace },
+    data: { "tls.crt": b64(pem.cert), "tls.key": b64(pem.key) },
+  };
 }

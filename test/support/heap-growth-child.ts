@@ -11,7 +11,8 @@ let chunk: object[] = [];
 for (let round = 0; round < 30; round++) {
   // A chunk lives across many young collections (it is promoted), then the next one replaces it.
   chunk = [];
-  for (let i = 0; i < 60_000; i++) chunk.push({ kind: "VirtualService", spec: { hosts: [`h${round}-${i}`], http: [{ route: i }] } });
+  for (let i = 0; i < 60_000; i++)
+    chunk.push({ kind: "VirtualService", spec: { hosts: [`h${round}-${i}`], http: [{ route: i }] } });
   maxTotal = Math.max(maxTotal, v8.getHeapStatistics().total_heap_size);
 }
 chunk = [];

@@ -26,7 +26,11 @@ describe("support: stand-in controllers on the API test server", function () {
     desired = (JSON.parse((await runVc(["render", repo, "-o", "json"])).stdout) as { items: KubeObject[] }).items;
     hosts = new StandInControllers({
       request: async (method, path, body) => {
-        const res = await fetch(server.url + path, { method, headers: { Authorization: "Bearer controllers", "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const res = await fetch(server.url + path, {
+          method,
+          headers: { Authorization: "Bearer controllers", "Content-Type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         return { status: res.status, body: (await res.json()) as never };
       },
     });
@@ -41,7 +45,10 @@ describe("support: stand-in controllers on the API test server", function () {
     expect((await hosts.settle()).reported).to.deep.equal(["vc-platform"]);
     const h = await readClusterHealth(client, "vc-platform", desired);
     expect(h.status, JSON.stringify(h)).to.equal("Healthy");
-    expect(h.objects.map((o) => o.object)).to.include.members(["Pod vc-platform/platform-0", "PersistentVolumeClaim vc-platform/data-platform-0"]);
+    expect(h.objects.map((o) => o.object)).to.include.members([
+      "Pod vc-platform/platform-0",
+      "PersistentVolumeClaim vc-platform/data-platform-0",
+    ]);
     expect(h.objects.some((o) => o.object.startsWith("Pod vc-platform/vc-metrics-proxy-platform-"))).to.equal(true);
     // Nothing changed: the next pass writes nothing.
     const mark = server.requests.length;
@@ -52,7 +59,10 @@ describe("support: stand-in controllers on the API test server", function () {
   it("a fault makes the pod of the update revision CrashLoopBackOff (Degraded); healed, Healthy again", async () => {
     hosts.degrade("vc-platform");
     await hosts.settle();
-    expect(await readClusterHealth(client, "vc-platform", desired)).to.deep.include({ status: "Degraded", reason: "pod platform-0 CrashLoopBackOff" });
+    expect(await readClusterHealth(client, "vc-platform", desired)).to.deep.include({
+      status: "Degraded",
+      reason: "pod platform-0 CrashLoopBackOff",
+    });
     hosts.heal("vc-platform");
     await hosts.settle();
     expect((await readClusterHealth(client, "vc-platform", desired)).status).to.equal("Healthy");
@@ -61,15 +71,26 @@ describe("support: stand-in controllers on the API test server", function () {
   it("a changed pod template: the old revision's pod is replaced by one of the new revision, the set reports it", async () => {
     const before = server.get("v1", "Pod", "vc-platform", "platform-0")!;
     const sts = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")!;
-    const changed = structuredClone(sts) as KubeObject & { spec: { template: { metadata: { annotations?: Record<string, string> } } } };
-    changed.spec.template.metadata.annotations = { ...changed.spec.template.metadata.annotations, "example.com/restart": "1" };
+    const changed = structuredClone(sts) as KubeObject & {
+      spec: { template: { metadata: { annotations?: Record<string, string> } } };
+    };
+    changed.spec.template.metadata.annotations = {
+      ...changed.spec.template.metadata.annotations,
+      "example.com/restart": "1",
+    };
     await client.request("PUT", "/apis/apps/v1/namespaces/vc-platform/statefulsets/platform", { body: changed });
     await hosts.settle();
     const live = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")!;
     const pod = server.get("v1", "Pod", "vc-platform", "platform-0")!;
     expect(pod.metadata.uid).to.not.equal(before.metadata.uid);
-    expect(pod.metadata.labels?.["controller-revision-hash"]).to.equal(templateRevision(live)).and.not.equal(before.metadata.labels?.["controller-revision-hash"]);
-    expect(live.status).to.deep.include({ updateRevision: templateRevision(live), currentRevision: templateRevision(live), observedGeneration: live.metadata.generation });
+    expect(pod.metadata.labels?.["controller-revision-hash"])
+      .to.equal(templateRevision(live))
+      .and.not.equal(before.metadata.labels?.["controller-revision-hash"]);
+    expect(live.status).to.deep.include({
+      updateRevision: templateRevision(live),
+      currentRevision: templateRevision(live),
+      observedGeneration: live.metadata.generation,
+    });
     expect((await readClusterHealth(client, "vc-platform", desired)).status).to.equal("Healthy");
   });
 });

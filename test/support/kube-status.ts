@@ -15,7 +15,11 @@ import type { RealKube } from "./real-kube.js";
 export type StatusWriter = Pick<RealKube, "request">;
 
 /** Reads the object at `path`, sets `status` and writes it back through `<path>/status` (the way a controller reports). */
-export async function setStatus(kube: StatusWriter, path: string, status: (live: KubeObject) => unknown): Promise<KubeObject> {
+export async function setStatus(
+  kube: StatusWriter,
+  path: string,
+  status: (live: KubeObject) => unknown,
+): Promise<KubeObject> {
   const live = await kube.request<KubeObject>("GET", path);
   if (live.status !== 200) throw new Error(`GET ${path}: ${live.status} ${JSON.stringify(live.body)}`);
   const res = await kube.request<KubeObject>("PUT", `${path}/status`, { ...live.body, status: status(live.body) });
@@ -35,10 +39,16 @@ export function runningPodStatus(waiting?: string, container = "syncer"): Record
   return {
     phase: "Running",
     conditions: [{ type: "Ready", status: waiting ? "False" : "True" }],
-    containerStatuses: [{
-      name: container, ready: !waiting, restartCount: waiting ? 4 : 0, image: "x", imageID: "",
-      state: waiting ? { waiting: { reason: waiting } } : { running: { startedAt: "2026-01-01T00:00:00Z" } },
-    }],
+    containerStatuses: [
+      {
+        name: container,
+        ready: !waiting,
+        restartCount: waiting ? 4 : 0,
+        image: "x",
+        imageID: "",
+        state: waiting ? { waiting: { reason: waiting } } : { running: { startedAt: "2026-01-01T00:00:00Z" } },
+      },
+    ],
   };
 }
 
@@ -52,7 +62,10 @@ export function templateRevision(o: KubeObject): string {
 export function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`;
   if (v && typeof v === "object") {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(",")}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
   }
   return JSON.stringify(v);
 }
@@ -60,7 +73,10 @@ export function stableJson(v: unknown): string {
 interface WorkloadSpec {
   replicas?: number;
   selector?: { matchLabels?: Record<string, string> };
-  template?: { metadata?: { labels?: Record<string, string> }; spec?: { containers?: Array<{ name: string; image?: string }> } };
+  template?: {
+    metadata?: { labels?: Record<string, string> };
+    spec?: { containers?: Array<{ name: string; image?: string }> };
+  };
   volumeClaimTemplates?: Array<{ metadata?: { name?: string }; spec?: Record<string, unknown> }>;
 }
 
@@ -112,7 +128,11 @@ export class StandInControllers {
       const list = await this.kube.request<{ items: KubeObject[] }>("GET", `/apis/apps/v1/${kind}`);
       if (list.status !== 200) throw new Error(`LIST ${kind}: ${list.status}`);
       for (const item of list.body.items) {
-        const o = { ...item, apiVersion: "apps/v1", kind: kind === "statefulsets" ? "StatefulSet" : "Deployment" } as KubeObject;
+        const o = {
+          ...item,
+          apiVersion: "apps/v1",
+          kind: kind === "statefulsets" ? "StatefulSet" : "Deployment",
+        } as KubeObject;
         const ns = o.metadata.namespace!;
         const key = `${ns}/${o.kind}/${o.metadata.name}`;
         const state = `${o.metadata.generation}/${templateRevision(o)}/${this.faults.get(ns) ?? ""}`;
@@ -158,9 +178,21 @@ export class StandInControllers {
     const container = spec.template?.spec?.containers?.[0]?.name ?? "syncer";
     for (let i = 0; i < replicas; i++) {
       const podName = `${name}-${i}`;
-      await this.ensurePod(ns, podName, { ...spec.template?.metadata?.labels, "controller-revision-hash": revision, "statefulset.kubernetes.io/pod-name": podName }, spec, "controller-revision-hash", revision);
+      await this.ensurePod(
+        ns,
+        podName,
+        {
+          ...spec.template?.metadata?.labels,
+          "controller-revision-hash": revision,
+          "statefulset.kubernetes.io/pod-name": podName,
+        },
+        spec,
+        "controller-revision-hash",
+        revision,
+      );
       await setStatus(this.kube, podPath(ns, podName), () => runningPodStatus(fault, container));
-      for (const t of spec.volumeClaimTemplates ?? []) await this.ensureBoundClaim(ns, `${t.metadata?.name}-${name}-${i}`, t.spec ?? {});
+      for (const t of spec.volumeClaimTemplates ?? [])
+        await this.ensureBoundClaim(ns, `${t.metadata?.name}-${name}-${i}`, t.spec ?? {});
     }
     const previous = (o.status as { currentRevision?: string } | undefined)?.currentRevision;
     await setStatus(this.kube, `/apis/apps/v1/namespaces/${ns}/statefulsets/${name}`, (live) => ({
@@ -185,15 +217,36 @@ export class StandInControllers {
     const container = spec.template?.spec?.containers?.[0]?.name ?? "proxy";
     for (let i = 0; i < replicas; i++) {
       const podName = `${o.metadata.name}-${hash}-${i}`;
-      await this.ensurePod(ns, podName, { ...spec.template?.metadata?.labels, "pod-template-hash": hash }, spec, "pod-template-hash", hash, `${o.metadata.name}-`);
+      await this.ensurePod(
+        ns,
+        podName,
+        { ...spec.template?.metadata?.labels, "pod-template-hash": hash },
+        spec,
+        "pod-template-hash",
+        hash,
+        `${o.metadata.name}-`,
+      );
       await setStatus(this.kube, podPath(ns, podName), () => runningPodStatus(undefined, container));
     }
     await setStatus(this.kube, `/apis/apps/v1/namespaces/${ns}/deployments/${o.metadata.name}`, (live) => ({
       observedGeneration: live.metadata.generation,
-      replicas, updatedReplicas: replicas, readyReplicas: replicas, availableReplicas: replicas,
+      replicas,
+      updatedReplicas: replicas,
+      readyReplicas: replicas,
+      availableReplicas: replicas,
       conditions: [
-        { type: "Available", status: "True", reason: "MinimumReplicasAvailable", message: "Deployment has minimum availability." },
-        { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable", message: "ReplicaSet has successfully progressed." },
+        {
+          type: "Available",
+          status: "True",
+          reason: "MinimumReplicasAvailable",
+          message: "Deployment has minimum availability.",
+        },
+        {
+          type: "Progressing",
+          status: "True",
+          reason: "NewReplicaSetAvailable",
+          message: "ReplicaSet has successfully progressed.",
+        },
       ],
     }));
   }
@@ -202,9 +255,22 @@ export class StandInControllers {
    * Creates the pod unless it exists with `revisionLabel` at `revision`; pods of the workload (by `prefix`, default the
    * pod's own name) at another revision are deleted first, as the controller replaces them.
    */
-  private async ensurePod(ns: string, podName: string, labels: Record<string, string>, spec: WorkloadSpec, revisionLabel: string, revision: string, prefix?: string): Promise<void> {
-    const selector = Object.entries(spec.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(",");
-    const pods = await this.kube.request<{ items: KubeObject[] }>("GET", `${podPath(ns)}?labelSelector=${encodeURIComponent(selector)}`);
+  private async ensurePod(
+    ns: string,
+    podName: string,
+    labels: Record<string, string>,
+    spec: WorkloadSpec,
+    revisionLabel: string,
+    revision: string,
+    prefix?: string,
+  ): Promise<void> {
+    const selector = Object.entries(spec.selector?.matchLabels ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+    const pods = await this.kube.request<{ items: KubeObject[] }>(
+      "GET",
+      `${podPath(ns)}?labelSelector=${encodeURIComponent(selector)}`,
+    );
     let current = false;
     for (const p of pods.body.items ?? []) {
       const mine = prefix ? p.metadata.name.startsWith(prefix) : p.metadata.name === podName;
@@ -212,22 +278,44 @@ export class StandInControllers {
       if (p.metadata.name === podName && p.metadata.labels?.[revisionLabel] === revision) current = true;
       else if (!prefix || p.metadata.labels?.[revisionLabel] !== revision) {
         // With DeleteOptions as the controller sends them (real-kube.ts gives a DELETE's body its length).
-        const del = await this.kube.request("DELETE", podPath(ns, p.metadata.name), { apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds: 0 });
-        if (del.status !== 200 && del.status !== 404) throw new Error(`DELETE pod ${ns}/${p.metadata.name}: ${del.status}`);
+        const del = await this.kube.request("DELETE", podPath(ns, p.metadata.name), {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          gracePeriodSeconds: 0,
+        });
+        if (del.status !== 200 && del.status !== 404)
+          throw new Error(`DELETE pod ${ns}/${p.metadata.name}: ${del.status}`);
       }
     }
     if (current) return;
-    const containers = (spec.template?.spec?.containers ?? [{ name: "syncer", image: "registry.invalid/syncer:1" }]).map((c) => ({ name: c.name, image: c.image ?? "registry.invalid/x:1" }));
-    await createObject(this.kube, podPath(ns), { apiVersion: "v1", kind: "Pod", metadata: { name: podName, namespace: ns, labels }, spec: { containers } });
+    const containers = (
+      spec.template?.spec?.containers ?? [{ name: "syncer", image: "registry.invalid/syncer:1" }]
+    ).map((c) => ({ name: c.name, image: c.image ?? "registry.invalid/x:1" }));
+    await createObject(this.kube, podPath(ns), {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: podName, namespace: ns, labels },
+      spec: { containers },
+    });
   }
 
   /** The claim the StatefulSet controller creates from a volumeClaimTemplate, reported Bound as a provisioner would. */
   private async ensureBoundClaim(ns: string, name: string, templateSpec: Record<string, unknown>): Promise<void> {
     const path = `/api/v1/namespaces/${ns}/persistentvolumeclaims`;
     const live = await this.kube.request<KubeObject>("GET", `${path}/${name}`);
-    if (live.status === 404) await createObject(this.kube, path, { apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { name, namespace: ns }, spec: templateSpec });
+    if (live.status === 404)
+      await createObject(this.kube, path, {
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name, namespace: ns },
+        spec: templateSpec,
+      });
     else if ((live.body.status as { phase?: string } | undefined)?.phase === "Bound") return;
     const requests = (templateSpec.resources as { requests?: { storage?: string } } | undefined)?.requests;
-    await setStatus(this.kube, `${path}/${name}`, () => ({ phase: "Bound", accessModes: templateSpec.accessModes ?? ["ReadWriteOnce"], capacity: { storage: requests?.storage ?? "1Gi" } }));
+    await setStatus(this.kube, `${path}/${name}`, () => ({
+      phase: "Bound",
+      accessModes: templateSpec.accessModes ?? ["ReadWriteOnce"],
+      capacity: { storage: requests?.storage ?? "1Gi" },
+    }));
   }
 }

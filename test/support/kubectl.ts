@@ -19,7 +19,11 @@ export interface KubectlOptions {
 }
 
 /** Runs `kubectl <args>`; resolves with the exit code and output (never rejects on a non-zero exit). */
-export function kubectl(server: { kubeconfigPath: string }, args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
+export function kubectl(
+  server: { kubeconfigPath: string },
+  args: string[],
+  opts: KubectlOptions = {},
+): Promise<KubectlResult> {
   const kubeconfig = opts.kubeconfig ?? server.kubeconfigPath;
   const cacheDir = join(dirname(server.kubeconfigPath), "kubectl-cache");
   mkdirSync(cacheDir, { recursive: true });
@@ -33,8 +37,13 @@ export function kubectl(server: { kubeconfigPath: string }, args: string[], opts
         env: { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: cacheDir, NO_COLOR: "1", ...(opts.env ?? {}) },
       },
       (err, stdout, stderr) => {
-        if (err && typeof (err as NodeJS.ErrnoException).code === "string") return reject(new Error(`cannot run kubectl: ${err.message}`));
-        const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 1) : 0;
+        if (err && typeof (err as NodeJS.ErrnoException).code === "string")
+          return reject(new Error(`cannot run kubectl: ${err.message}`));
+        const code = err
+          ? typeof (err as { code?: unknown }).code === "number"
+            ? (err as { code: number }).code
+            : 1
+          : 0;
         resolve({ code, stdout, stderr });
       },
     );

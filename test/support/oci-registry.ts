@@ -30,7 +30,11 @@ export interface TestRegistry {
 
 /** In a mocha `before` hook of a suite that needs the registry: skipped with how to install it, failed in CI. */
 export function requireRegistry(ctx: Mocha.Context): void {
-  requireOrSkip(ctx, findExecutable(BINARY) ? undefined : "docker-registry", "install Debian's docker-registry package (apt-get install docker-registry)");
+  requireOrSkip(
+    ctx,
+    findExecutable(BINARY) ? undefined : "docker-registry",
+    "install Debian's docker-registry package (apt-get install docker-registry)",
+  );
 }
 
 const BCRYPT_ALPHABET = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -38,7 +42,9 @@ const BCRYPT_ALPHABET = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 /** A bcrypt hash (the only htpasswd format the registry accepts) through the system crypt(3) via perl. */
 function bcrypt(password: string): string {
   const salt = Array.from(randomBytes(22), (b) => BCRYPT_ALPHABET[b % 64]).join("");
-  return execFileSync("perl", ["-e", 'print crypt($ARGV[0], $ARGV[1])', password, `$2b$05$${salt}`], { encoding: "utf8" });
+  return execFileSync("perl", ["-e", "print crypt($ARGV[0], $ARGV[1])", password, `$2b$05$${salt}`], {
+    encoding: "utf8",
+  });
 }
 
 function b64url(data: Buffer | string): string {
@@ -46,10 +52,32 @@ function b64url(data: Buffer | string): string {
 }
 
 /** A token service: checks basic credentials, signs an RS256 JWT carrying the certificate in `x5c`. */
-async function startTokenService(dir: string, opts: Required<Pick<RegistryOptions, "username" | "password">>, scopes: string[]) {
+async function startTokenService(
+  dir: string,
+  opts: Required<Pick<RegistryOptions, "username" | "password">>,
+  scopes: string[],
+) {
   const key = join(dir, "token.key");
   const cert = join(dir, "token.crt");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=vc-test-token"], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=vc-test-token",
+    ],
+    { stdio: "ignore" },
+  );
   const keyPem = readFileSync(key, "utf8");
   const der = execFileSync("openssl", ["x509", "-in", cert, "-outform", "DER"]);
   const server: Server = createServer((req, res) => {
@@ -66,9 +94,22 @@ async function startTokenService(dir: string, opts: Required<Pick<RegistryOption
       : [];
     const now = Math.floor(Date.now() / 1000);
     const header = b64url(JSON.stringify({ alg: "RS256", typ: "JWT", x5c: [der.toString("base64")] }));
-    const claims = b64url(JSON.stringify({ iss: "vc-test", sub: opts.username, aud: "vc-test-registry", exp: now + 300, nbf: now - 10, iat: now, jti: randomBytes(8).toString("hex"), access }));
+    const claims = b64url(
+      JSON.stringify({
+        iss: "vc-test",
+        sub: opts.username,
+        aud: "vc-test-registry",
+        exp: now + 300,
+        nbf: now - 10,
+        iat: now,
+        jti: randomBytes(8).toString("hex"),
+        access,
+      }),
+    );
     const signature = createSign("RSA-SHA256").update(`${header}.${claims}`).sign(keyPem);
-    res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ token: `${header}.${claims}.${b64url(signature)}` }));
+    res
+      .writeHead(200, { "Content-Type": "application/json" })
+      .end(JSON.stringify({ token: `${header}.${claims}.${b64url(signature)}` }));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   return { server, cert, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/token` };
@@ -97,7 +138,9 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
     ...(auth ? { auth } : {}),
   };
   writeFileSync(join(dir, "config.yml"), dump(config));
-  const child: ChildProcess = spawn(BINARY, ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", "pipe"] });
+  const child: ChildProcess = spawn(BINARY, ["serve", join(dir, "config.yml")], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += String(d)));
   // Not installed: say how to get it instead of an unhandled spawn error.

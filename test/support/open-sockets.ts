@@ -6,7 +6,8 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
  * from its descriptors even while the kernel finishes the close). Linux only, as the real-server tier's binaries.
  */
 export function openSocketsTo(port: number): Set<string> {
-  if (!existsSync("/proc/self/fd") || !existsSync("/proc/net/tcp")) throw new Error("counting a process's sockets needs Linux /proc");
+  if (!existsSync("/proc/self/fd") || !existsSync("/proc/net/tcp"))
+    throw new Error("counting a process's sockets needs Linux /proc");
   const mine = new Set<string>();
   for (const fd of readdirSync("/proc/self/fd")) {
     let link: string;

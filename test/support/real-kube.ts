@@ -57,7 +57,12 @@ export interface RealKube {
   kubeconfigFor(user: string): string;
   tokenOf(user: string): string;
   kubectl(args: string[], opts?: { as?: string; input?: string; timeoutMs?: number }): Promise<KubectlResult>;
-  request<T = unknown>(method: string, path: string, body?: unknown, opts?: RequestOptions): Promise<{ status: number; body: T }>;
+  request<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts?: RequestOptions,
+  ): Promise<{ status: number; body: T }>;
   serviceAccountKubeconfig(namespace: string, name: string): Promise<string>;
   /** Writes the server has audited so far (optionally only by `user`); take a count before and after a command. */
   writes(user?: string): AuditedWrite[];
@@ -114,23 +119,110 @@ function openssl(args: string[]): void {
 /** A CA, a serving certificate for 127.0.0.1, the service-account key pair and a front-proxy CA with its client pair. */
 function makePki(dir: string): void {
   const p = (f: string) => join(dir, f);
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", p("ca.key"), "-out", p("ca.crt"), "-days", "2", "-subj", "/CN=vc-e2e-ca"]);
-  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", p("apiserver.key"), "-out", p("apiserver.csr"), "-subj", "/CN=kube-apiserver"]);
-  writeFileSync(p("serving.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n");
-  openssl(["x509", "-req", "-in", p("apiserver.csr"), "-CA", p("ca.crt"), "-CAkey", p("ca.key"), "-CAcreateserial", "-out", p("apiserver.crt"), "-days", "2", "-extfile", p("serving.cnf")]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    p("ca.key"),
+    "-out",
+    p("ca.crt"),
+    "-days",
+    "2",
+    "-subj",
+    "/CN=vc-e2e-ca",
+  ]);
+  openssl([
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    p("apiserver.key"),
+    "-out",
+    p("apiserver.csr"),
+    "-subj",
+    "/CN=kube-apiserver",
+  ]);
+  writeFileSync(
+    p("serving.cnf"),
+    "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n",
+  );
+  openssl([
+    "x509",
+    "-req",
+    "-in",
+    p("apiserver.csr"),
+    "-CA",
+    p("ca.crt"),
+    "-CAkey",
+    p("ca.key"),
+    "-CAcreateserial",
+    "-out",
+    p("apiserver.crt"),
+    "-days",
+    "2",
+    "-extfile",
+    p("serving.cnf"),
+  ]);
   openssl(["genrsa", "-out", p("sa.key"), "2048"]);
   openssl(["rsa", "-in", p("sa.key"), "-pubout", "-out", p("sa.pub")]);
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", p("front-proxy-ca.key"), "-out", p("front-proxy-ca.crt"), "-days", "2", "-subj", "/CN=vc-e2e-front-proxy-ca"]);
-  openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", p("front-proxy-client.key"), "-out", p("front-proxy-client.csr"), "-subj", "/CN=front-proxy-client"]);
+  openssl([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    p("front-proxy-ca.key"),
+    "-out",
+    p("front-proxy-ca.crt"),
+    "-days",
+    "2",
+    "-subj",
+    "/CN=vc-e2e-front-proxy-ca",
+  ]);
+  openssl([
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    p("front-proxy-client.key"),
+    "-out",
+    p("front-proxy-client.csr"),
+    "-subj",
+    "/CN=front-proxy-client",
+  ]);
   writeFileSync(p("client.cnf"), "extendedKeyUsage=clientAuth\n");
-  openssl(["x509", "-req", "-in", p("front-proxy-client.csr"), "-CA", p("front-proxy-ca.crt"), "-CAkey", p("front-proxy-ca.key"), "-CAcreateserial", "-out", p("front-proxy-client.crt"), "-days", "2", "-extfile", p("client.cnf")]);
+  openssl([
+    "x509",
+    "-req",
+    "-in",
+    p("front-proxy-client.csr"),
+    "-CA",
+    p("front-proxy-ca.crt"),
+    "-CAkey",
+    p("front-proxy-ca.key"),
+    "-CAcreateserial",
+    "-out",
+    p("front-proxy-client.crt"),
+    "-days",
+    "2",
+    "-extfile",
+    p("client.cnf"),
+  ]);
 }
 
 function kubeconfigText(url: string, caCert: string, user: string, token: string): string {
   return dump({
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name: "e2e", cluster: { server: url, "certificate-authority-data": Buffer.from(caCert).toString("base64") } }],
+    clusters: [
+      { name: "e2e", cluster: { server: url, "certificate-authority-data": Buffer.from(caCert).toString("base64") } },
+    ],
     users: [{ name: user, user: { token } }],
     contexts: [{ name: "e2e", context: { cluster: "e2e", user } }],
     "current-context": "e2e",
@@ -172,12 +264,31 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-function jsonRequest<T>(url: string, ca: string, token: string, method: string, path: string, body?: unknown, contentType = "application/json", headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+function jsonRequest<T>(
+  url: string,
+  ca: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = "application/json",
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: T }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
     const req = httpsRequest(
       new URL(path, url),
-      { method, ca, headers: { Authorization: `Bearer ${token}`, Accept: "application/json", ...(payload ? { "Content-Type": contentType, "Content-Length": String(Buffer.byteLength(payload)) } : {}), ...headers }, timeout: 30_000 },
+      {
+        method,
+        ca,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          Accept: "application/json",
+          ...(payload ? { "Content-Type": contentType, "Content-Length": String(Buffer.byteLength(payload)) } : {}),
+          ...headers,
+        },
+        timeout: 30_000,
+      },
       (res) => {
         let text = "";
         res.setEncoding("utf8");
@@ -231,10 +342,22 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
   const etcd = spawnLogged(
     join(assets, "etcd"),
     [
-      "--name", "e2e", "--data-dir", join(dir, "etcd"),
-      "--listen-client-urls", `http://127.0.0.1:${etcdClient}`, "--advertise-client-urls", `http://127.0.0.1:${etcdClient}`,
-      "--listen-peer-urls", `http://127.0.0.1:${etcdPeer}`, "--initial-advertise-peer-urls", `http://127.0.0.1:${etcdPeer}`,
-      "--initial-cluster", `e2e=http://127.0.0.1:${etcdPeer}`, "--initial-cluster-state", "new",
+      "--name",
+      "e2e",
+      "--data-dir",
+      join(dir, "etcd"),
+      "--listen-client-urls",
+      `http://127.0.0.1:${etcdClient}`,
+      "--advertise-client-urls",
+      `http://127.0.0.1:${etcdClient}`,
+      "--listen-peer-urls",
+      `http://127.0.0.1:${etcdPeer}`,
+      "--initial-advertise-peer-urls",
+      `http://127.0.0.1:${etcdPeer}`,
+      "--initial-cluster",
+      `e2e=http://127.0.0.1:${etcdPeer}`,
+      "--initial-cluster-state",
+      "new",
     ],
     join(dir, "etcd.log"),
   );
@@ -243,21 +366,32 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
     join(assets, "kube-apiserver"),
     [
       `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
-      `--tls-cert-file=${p("apiserver.crt")}`, `--tls-private-key-file=${p("apiserver.key")}`,
-      `--client-ca-file=${p("ca.crt")}`, `--token-auth-file=${join(dir, "tokens.csv")}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${apiPort}`,
+      `--tls-cert-file=${p("apiserver.crt")}`,
+      `--tls-private-key-file=${p("apiserver.key")}`,
+      `--client-ca-file=${p("ca.crt")}`,
+      `--token-auth-file=${join(dir, "tokens.csv")}`,
       "--authorization-mode=RBAC",
       "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-      `--service-account-key-file=${p("sa.pub")}`, `--service-account-signing-key-file=${p("sa.key")}`,
+      `--service-account-key-file=${p("sa.pub")}`,
+      `--service-account-signing-key-file=${p("sa.key")}`,
       "--api-audiences=https://kubernetes.default.svc.cluster.local",
-      "--service-cluster-ip-range=10.0.0.0/24", "--allow-privileged=true",
+      "--service-cluster-ip-range=10.0.0.0/24",
+      "--allow-privileged=true",
       `--cert-dir=${join(dir, "generated")}`,
-      `--audit-policy-file=${join(dir, "audit-policy.yaml")}`, `--audit-log-path=${join(dir, "audit.log")}`, "--audit-log-mode=blocking",
+      `--audit-policy-file=${join(dir, "audit-policy.yaml")}`,
+      `--audit-log-path=${join(dir, "audit.log")}`,
+      "--audit-log-mode=blocking",
       "--disable-admission-plugins=ServiceAccount",
-      `--requestheader-client-ca-file=${p("front-proxy-ca.crt")}`, "--requestheader-allowed-names=front-proxy-client",
-      "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+      `--requestheader-client-ca-file=${p("front-proxy-ca.crt")}`,
+      "--requestheader-allowed-names=front-proxy-client",
+      "--requestheader-username-headers=X-Remote-User",
+      "--requestheader-group-headers=X-Remote-Group",
       "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-      `--proxy-client-cert-file=${p("front-proxy-client.crt")}`, `--proxy-client-key-file=${p("front-proxy-client.key")}`,
+      `--proxy-client-cert-file=${p("front-proxy-client.crt")}`,
+      `--proxy-client-key-file=${p("front-proxy-client.key")}`,
       ...(options.extraArgs ?? []),
     ],
     join(dir, "apiserver.log"),
@@ -275,7 +409,10 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
   const deadline = Date.now() + bound;
   let last = "no answer yet";
   for (;;) {
-    for (const [name, child] of [["kube-apiserver", apiserver], ["etcd", etcd]] as const) {
+    for (const [name, child] of [
+      ["kube-apiserver", apiserver],
+      ["etcd", etcd],
+    ] as const) {
       if (child.exitCode !== null || child.signalCode !== null) {
         const tail = outputOf(child);
         await stop();
@@ -283,13 +420,23 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
       }
     }
     // /readyz?verbose lists each check, so a server that stays unready says which check it waits for.
-    const ready = await jsonRequest<string>(url, caCert, adminToken, "GET", "/readyz?verbose").catch((err: Error) => ({ status: 0, body: err.message }));
+    const ready = await jsonRequest<string>(url, caCert, adminToken, "GET", "/readyz?verbose").catch((err: Error) => ({
+      status: 0,
+      body: err.message,
+    }));
     if (ready.status === 200) break;
-    last = `${ready.status || "no answer"}: ${String(ready.body).split("\n").filter((l) => /failed|^\[-\]|refused|ECONN/.test(l)).join("; ") || String(ready.body).slice(0, 200)}`;
+    last = `${ready.status || "no answer"}: ${
+      String(ready.body)
+        .split("\n")
+        .filter((l) => /failed|^\[-\]|refused|ECONN/.test(l))
+        .join("; ") || String(ready.body).slice(0, 200)
+    }`;
     if (Date.now() > deadline) {
       const tail = outputOf(apiserver);
       await stop();
-      throw new Error(`kube-apiserver's /readyz did not answer 200 within the ${bound / 1000} s bound (VC_KUBE_READY_TIMEOUT); last answer ${last}:\n${tail}`);
+      throw new Error(
+        `kube-apiserver's /readyz did not answer 200 within the ${bound / 1000} s bound (VC_KUBE_READY_TIMEOUT); last answer ${last}:\n${tail}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -317,7 +464,12 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
     kubeconfigPath,
     adminToken,
     startSeconds: (Date.now() - t0) / 1000,
-    pki: { caCert: p("ca.crt"), frontProxyCaCert: p("front-proxy-ca.crt"), frontProxyClientCert: p("front-proxy-client.crt"), frontProxyClientKey: p("front-proxy-client.key") },
+    pki: {
+      caCert: p("ca.crt"),
+      frontProxyCaCert: p("front-proxy-ca.crt"),
+      frontProxyClientCert: p("front-proxy-client.crt"),
+      frontProxyClientKey: p("front-proxy-client.key"),
+    },
     kubeconfigFor,
     tokenOf: (user) => {
       const token = tokens.get(user);
@@ -325,32 +477,71 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
       return token;
     },
     kubectl: (args, opts = {}) =>
-      kubectl({ kubeconfigPath }, args, { kubeconfig: opts.as ? kubeconfigFor(opts.as) : kubeconfigPath, input: opts.input, timeoutMs: opts.timeoutMs ?? 60_000 }),
+      kubectl({ kubeconfigPath }, args, {
+        kubeconfig: opts.as ? kubeconfigFor(opts.as) : kubeconfigPath,
+        input: opts.input,
+        timeoutMs: opts.timeoutMs ?? 60_000,
+      }),
     request,
     async serviceAccountKubeconfig(namespace, name) {
-      await request("POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } });
-      const issued = await request<{ status?: { token?: string } }>("POST", `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-        apiVersion: "authentication.k8s.io/v1",
-        kind: "TokenRequest",
-        spec: { audiences: ["https://kubernetes.default.svc.cluster.local"], expirationSeconds: 3600 },
+      await request("POST", `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name, namespace },
       });
+      const issued = await request<{ status?: { token?: string } }>(
+        "POST",
+        `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+        {
+          apiVersion: "authentication.k8s.io/v1",
+          kind: "TokenRequest",
+          spec: { audiences: ["https://kubernetes.default.svc.cluster.local"], expirationSeconds: 3600 },
+        },
+      );
       const token = issued.body.status?.token;
-      if (!token) throw new Error(`TokenRequest for ${namespace}/${name} failed: ${issued.status} ${JSON.stringify(issued.body)}`);
+      if (!token)
+        throw new Error(
+          `TokenRequest for ${namespace}/${name} failed: ${issued.status} ${JSON.stringify(issued.body)}`,
+        );
       const path = join(dir, `kubeconfig-sa-${namespace}-${name}`);
-      writeFileSync(path, kubeconfigText(url, caCert, `system:serviceaccount:${namespace}:${name}`, token), { mode: 0o600 });
+      writeFileSync(path, kubeconfigText(url, caCert, `system:serviceaccount:${namespace}:${name}`, token), {
+        mode: 0o600,
+      });
       return path;
     },
     writes(user) {
       const log = join(dir, "audit.log");
       if (!existsSync(log)) return [];
-      const events = readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as {
-        verb: string; requestURI: string; user: { username: string }; responseStatus?: { code: number };
-        objectRef?: { resource?: string; namespace?: string; name?: string }; auditID?: string; stage?: string; stageTimestamp?: string;
-      });
+      const events = readFileSync(log, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              verb: string;
+              requestURI: string;
+              user: { username: string };
+              responseStatus?: { code: number };
+              objectRef?: { resource?: string; namespace?: string; name?: string };
+              auditID?: string;
+              stage?: string;
+              stageTimestamp?: string;
+            },
+        );
       return events
         .filter((e) => user === undefined || e.user.username === user)
-        .map((e) => ({ verb: e.verb, user: e.user.username, uri: e.requestURI, code: e.responseStatus?.code ?? 0, resource: e.objectRef?.resource, namespace: e.objectRef?.namespace, name: e.objectRef?.name,
-          auditId: e.auditID, stage: e.stage, time: e.stageTimestamp }));
+        .map((e) => ({
+          verb: e.verb,
+          user: e.user.username,
+          uri: e.requestURI,
+          code: e.responseStatus?.code ?? 0,
+          resource: e.objectRef?.resource,
+          namespace: e.objectRef?.namespace,
+          name: e.objectRef?.name,
+          auditId: e.auditID,
+          stage: e.stage,
+          time: e.stageTimestamp,
+        }));
     },
     freeze: () => void apiserver.kill("SIGSTOP"),
     thaw: () => void apiserver.kill("SIGCONT"),
@@ -398,15 +589,20 @@ async function installCrds(
         group,
         scope: "Namespaced",
         names: { kind, plural, singular, listKind: `${kind}List` },
-        versions: [{
-          name: version, served: true, storage: true,
-          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-          ...(opts.status ? { subresources: { status: {} } } : {}),
-        }],
+        versions: [
+          {
+            name: version,
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            ...(opts.status ? { subresources: { status: {} } } : {}),
+          },
+        ],
       },
     };
     const created = await kube.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
-    if (created.status !== 201 && created.status !== 409) throw new Error(`cannot create the ${kind} CRD: ${created.status} ${JSON.stringify(created.body)}`);
+    if (created.status !== 201 && created.status !== 409)
+      throw new Error(`cannot create the ${kind} CRD: ${created.status} ${JSON.stringify(created.body)}`);
   }
   await waitFor(async () => {
     const served = await kube.request<{ resources?: Array<{ name: string }> }>("GET", `/apis/${group}/${version}`);
@@ -437,14 +633,21 @@ export async function installExampleCrds(kube: RealKube): Promise<void> {
 /** Whether the server's discovery lists SelfSubjectReview (authentication.k8s.io v1 from 1.28, v1beta1 in 1.27). */
 export async function servesSelfSubjectReview(kube: RealKube): Promise<boolean> {
   for (const version of ["v1", "v1beta1"]) {
-    const res = await kube.request<{ resources?: Array<{ name: string }> }>("GET", `/apis/authentication.k8s.io/${version}`);
+    const res = await kube.request<{ resources?: Array<{ name: string }> }>(
+      "GET",
+      `/apis/authentication.k8s.io/${version}`,
+    );
     if (res.status === 200 && res.body.resources?.some((r) => r.name === "selfsubjectreviews")) return true;
   }
   return false;
 }
 
 /** Polls `check` every 100 ms until it holds, for at most `timeoutMs` (a bound on a wait for a state, never a measure of speed). */
-export async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 60_000): Promise<void> {
+export async function waitFor(
+  check: () => Promise<boolean> | boolean,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

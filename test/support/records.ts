@@ -36,21 +36,47 @@ interface Puts extends Lists {
 }
 
 /** Puts a record of (source, cluster) on the server as vc writes it (the records namespace created when missing). */
-export function putRecord(server: Puts, o: { cluster: string; hostNamespace: string; source?: string; data?: Record<string, string>; annotations?: Record<string, string> }): KubeObject {
-  if (!server.get("v1", "Namespace", undefined, DEFAULT_RECORDS_NAMESPACE)) server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: DEFAULT_RECORDS_NAMESPACE } });
+export function putRecord(
+  server: Puts,
+  o: {
+    cluster: string;
+    hostNamespace: string;
+    source?: string;
+    data?: Record<string, string>;
+    annotations?: Record<string, string>;
+  },
+): KubeObject {
+  if (!server.get("v1", "Namespace", undefined, DEFAULT_RECORDS_NAMESPACE))
+    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: DEFAULT_RECORDS_NAMESPACE } });
   const base = recordBase(DEFAULT_RECORDS_NAMESPACE, o.source ?? "", o.cluster, o.hostNamespace);
-  const cm: KubeObject = { ...base, metadata: { ...base.metadata, ...(o.annotations ? { annotations: o.annotations } : {}) }, data: { ...(base.data as Record<string, string>), ...o.data } };
+  const cm: KubeObject = {
+    ...base,
+    metadata: { ...base.metadata, ...(o.annotations ? { annotations: o.annotations } : {}) },
+    data: { ...(base.data as Record<string, string>), ...o.data },
+  };
   server.put(cm);
   return cm;
 }
 
 /** Changes the data (a key given undefined is removed) and annotations of a cluster's one record as vc would write them. */
-export function editRecord(server: Puts, cluster: string, data: Record<string, string | undefined>, annotations?: Record<string, string>): KubeObject {
+export function editRecord(
+  server: Puts,
+  cluster: string,
+  data: Record<string, string | undefined>,
+  annotations?: Record<string, string>,
+): KubeObject {
   const cm = recordConfigMap(server, cluster);
   if (!cm) throw new Error(`no record of cluster ${cluster}`);
   const merged: Record<string, string | undefined> = { ...(cm.data as Record<string, string>), ...data };
   for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
-  const next: KubeObject = { ...cm, metadata: { ...cm.metadata, ...(annotations ? { annotations: { ...cm.metadata.annotations, ...annotations } } : {}) }, data: merged };
+  const next: KubeObject = {
+    ...cm,
+    metadata: {
+      ...cm.metadata,
+      ...(annotations ? { annotations: { ...cm.metadata.annotations, ...annotations } } : {}),
+    },
+    data: merged,
+  };
   server.put(next);
   return next;
 }

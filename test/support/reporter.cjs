@@ -22,7 +22,8 @@ function closingCounts(results) {
   const counted = new Set();
   for (const hook of failedHooks) {
     const before = /^"before (all|each)" hook/.test(hook.title);
-    const kept = before && hook.parent ? testsUnder(hook.parent).filter((t) => !ran.has(t) && !counted.has(t) && selected(t)) : [];
+    const kept =
+      before && hook.parent ? testsUnder(hook.parent).filter((t) => !ran.has(t) && !counted.has(t) && selected(t)) : [];
     for (const t of kept) counted.add(t);
     lost += kept.length > 0 ? kept.length : 1;
   }

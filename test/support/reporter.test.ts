@@ -13,11 +13,15 @@ function runFixture(extra: string[], env: NodeJS.ProcessEnv) {
   const base: NodeJS.ProcessEnv = { ...process.env };
   delete base.VC_TEST_COUNTS;
   delete base.NO_COLOR;
-  return spawnSync(process.execPath, [MOCHA, "--no-config", "--reporter", "test/support/reporter.cjs", ...extra, "test/fixtures/reporter/hooks.cjs"], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...base, ...env },
-  });
+  return spawnSync(
+    process.execPath,
+    [MOCHA, "--no-config", "--reporter", "test/support/reporter.cjs", ...extra, "test/fixtures/reporter/hooks.cjs"],
+    {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...base, ...env },
+    },
+  );
 }
 
 describe("the test reporter", function () {

@@ -5,7 +5,12 @@ import { createServer, type AddressInfo } from "node:net";
 
 /** The full path of an executable on PATH (or the absolute path given), or undefined. */
 export function findExecutable(name: string): string | undefined {
-  const candidates = name.includes("/") ? [name] : (process.env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join(d, name));
+  const candidates = name.includes("/")
+    ? [name]
+    : (process.env.PATH ?? "")
+        .split(delimiter)
+        .filter(Boolean)
+        .map((d) => join(d, name));
   for (const file of candidates) {
     try {
       accessSync(file, constants.X_OK);

@@ -44,8 +44,30 @@ export interface Replica {
 export function startReplica(o: ReplicaOptions): Replica {
   const child = spawn(
     process.execPath,
-    [...o.cli, "reconcile", "--repo", o.repo, "--target", "kube", "--kubeconfig", o.kubeconfig, "--leader-elect", "--lease-namespace", "vc-system",
-      "--identity", o.identity, "--shard", o.shard, "--resync", "1h", "--cache-dir", o.cacheDir, "--concurrency", String(o.concurrency ?? 4), ...(o.extraArgs ?? [])],
+    [
+      ...o.cli,
+      "reconcile",
+      "--repo",
+      o.repo,
+      "--target",
+      "kube",
+      "--kubeconfig",
+      o.kubeconfig,
+      "--leader-elect",
+      "--lease-namespace",
+      "vc-system",
+      "--identity",
+      o.identity,
+      "--shard",
+      o.shard,
+      "--resync",
+      "1h",
+      "--cache-dir",
+      o.cacheDir,
+      "--concurrency",
+      String(o.concurrency ?? 4),
+      ...(o.extraArgs ?? []),
+    ],
     { cwd: o.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", ...o.env } },
   );
   const lines: string[] = [];
@@ -101,7 +123,10 @@ function leaseName(index: number, count: number): string {
 }
 
 export async function leaseHolder(kube: RealKube, index: number, count: number): Promise<string | undefined> {
-  const res = await kube.request<{ spec?: { holderIdentity?: string } }>("GET", `/apis/coordination.k8s.io/v1/namespaces/vc-system/leases/${leaseName(index, count)}`);
+  const res = await kube.request<{ spec?: { holderIdentity?: string } }>(
+    "GET",
+    `/apis/coordination.k8s.io/v1/namespaces/vc-system/leases/${leaseName(index, count)}`,
+  );
   return res.status === 200 ? res.body.spec?.holderIdentity || undefined : undefined;
 }
 
@@ -112,7 +137,10 @@ interface RecordMap {
 
 /** vc's records (not their history) in vc-system, by one LIST. */
 export async function listRecords(kube: RealKube): Promise<RecordMap[]> {
-  const res = await kube.request<{ items?: RecordMap[] }>("GET", "/api/v1/namespaces/vc-system/configmaps?labelSelector=vc.orch.io%2Frecord%3Drecord");
+  const res = await kube.request<{ items?: RecordMap[] }>(
+    "GET",
+    "/api/v1/namespaces/vc-system/configmaps?labelSelector=vc.orch.io%2Frecord%3Drecord",
+  );
   if (res.status !== 200) throw new Error(`cannot list records: ${res.status}`);
   return res.body.items ?? [];
 }
@@ -120,7 +148,9 @@ export async function listRecords(kube: RealKube): Promise<RecordMap[]> {
 /** Clusters whose record says `applied` at `revision`. */
 export async function appliedClusters(kube: RealKube, revision: string): Promise<Set<string>> {
   const done = new Set<string>();
-  for (const r of await listRecords(kube)) if (r.data?.result === "applied" && r.data.lastAppliedRevision === revision && r.data.cluster) done.add(r.data.cluster);
+  for (const r of await listRecords(kube))
+    if (r.data?.result === "applied" && r.data.lastAppliedRevision === revision && r.data.cluster)
+      done.add(r.data.cluster);
   return done;
 }
 
@@ -158,7 +188,10 @@ export interface ProofFindings {
 }
 
 /** The cluster an audited write belongs to: its host namespace `vc-<cluster>`, or its record's name; undefined otherwise. */
-function clusterOfWrite(w: { resource?: string; namespace?: string; name?: string }, known: Set<string>): string | undefined {
+function clusterOfWrite(
+  w: { resource?: string; namespace?: string; name?: string },
+  known: Set<string>,
+): string | undefined {
   if (w.namespace === "vc-system" && w.name?.startsWith("vc-record-")) {
     const m = /^vc-record-(.+)-[0-9a-f]{12}(-history)?$/.exec(w.name);
     return m && known.has(m[1]!) ? m[1] : undefined;
@@ -176,7 +209,13 @@ const PLURALS = new Map(RESOURCES.map((r) => [`${r.group}/${r.kind}`, r]));
  */
 export async function checkShards(
   kube: RealKube,
-  o: { clusters: string[]; shardCount: number; revision: string; shardOfUser: Map<string, number>; killed?: { user: string; at: Date } },
+  o: {
+    clusters: string[];
+    shardCount: number;
+    revision: string;
+    shardOfUser: Map<string, number>;
+    killed?: { user: string; at: Date };
+  },
 ): Promise<ProofFindings> {
   const known = new Set(o.clusters);
   const records = await listRecords(kube);
@@ -204,8 +243,13 @@ export async function checkShards(
     const base = type.group === "" ? `/api/${type.version}` : `/apis/${apiVersionOf(type)}`;
     let cont = "";
     do {
-      const res = await kube.request<{ items?: Array<{ metadata: { name: string; namespace?: string } }>; metadata?: { continue?: string } }>(
-        "GET", `${base}/${type.plural}?labelSelector=vc.orch.io%2Finventory&limit=5000${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`);
+      const res = await kube.request<{
+        items?: Array<{ metadata: { name: string; namespace?: string } }>;
+        metadata?: { continue?: string };
+      }>(
+        "GET",
+        `${base}/${type.plural}?labelSelector=vc.orch.io%2Finventory&limit=5000${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`,
+      );
       if (res.status !== 200) throw new Error(`cannot list ${type.plural}: ${res.status}`);
       for (const item of res.body.items ?? []) live.add(`${gk}/${item.metadata.namespace ?? ""}/${item.metadata.name}`);
       cont = res.body.metadata?.continue ?? "";
@@ -231,9 +275,13 @@ export async function checkShards(
       cut.add(writtenObject(w));
     }
     const cluster = clusterOfWrite(w, known);
-    if (cluster !== undefined && shardOf(cluster, o.shardCount) !== o.shardOfUser.get(w.user)) crossShard.add(`${w.user} ${w.verb} ${w.resource} ${w.namespace ?? ""}/${w.name}`);
+    if (cluster !== undefined && shardOf(cluster, o.shardCount) !== o.shardOfUser.get(w.user))
+      crossShard.add(`${w.user} ${w.verb} ${w.resource} ${w.namespace ?? ""}/${w.name}`);
   }
-  const createdTwice = [...created].filter(([, n]) => n > 1).map(([k]) => k).sort();
+  const createdTwice = [...created]
+    .filter(([, n]) => n > 1)
+    .map(([k]) => k)
+    .sort();
   const neverCreated = [...listed]
     .map((k) => {
       const parts = k.split("/");
@@ -246,8 +294,20 @@ export async function checkShards(
     .sort();
   const uncreated = neverCreated.filter((k) => !cut.has(k));
   return {
-    clusters: o.clusters.length, objects: listed.size, notApplied, twoRecords, owners, missing, createdTwice, createdTwiceTrail: trailOf(kube, createdTwice),
-    neverCreated: uncreated, neverCreatedTrail: trailOf(kube, uncreated), cutByKill: neverCreated.filter((k) => cut.has(k)), conflicts, crossShard: [...crossShard].sort(), writesBy,
+    clusters: o.clusters.length,
+    objects: listed.size,
+    notApplied,
+    twoRecords,
+    owners,
+    missing,
+    createdTwice,
+    createdTwiceTrail: trailOf(kube, createdTwice),
+    neverCreated: uncreated,
+    neverCreatedTrail: trailOf(kube, uncreated),
+    cutByKill: neverCreated.filter((k) => cut.has(k)),
+    conflicts,
+    crossShard: [...crossShard].sort(),
+    writesBy,
   };
 }
 
@@ -259,7 +319,11 @@ function writtenObject(w: AuditedWrite): string {
 /** Every audited write (every stage logged) to the objects `keys` (writtenObject), in order. */
 function trailOf(kube: RealKube, keys: string[]): string[] {
   const wanted = new Set(keys);
-  return kube.writes()
+  return kube
+    .writes()
     .filter((w) => wanted.has(writtenObject(w)))
-    .map((w) => `${w.time ?? ""} ${w.auditId ?? ""} ${w.stage ?? ""} ${w.user} ${w.verb} ${w.code} ${w.resource} ${w.namespace ?? ""}/${w.name ?? ""}`);
+    .map(
+      (w) =>
+        `${w.time ?? ""} ${w.auditId ?? ""} ${w.stage ?? ""} ${w.user} ${w.verb} ${w.code} ${w.resource} ${w.namespace ?? ""}/${w.name ?? ""}`,
+    );
 }

@@ -21,7 +21,12 @@ export function kubeconfigFor(dir: string, url: string): string {
 }
 
 /** A server that takes connections and never answers, as an API server stopped with SIGSTOP looks to a client. */
-export async function silentServer(): Promise<{ url: string; connections: () => number; open: () => number; close(): Promise<void> }> {
+export async function silentServer(): Promise<{
+  url: string;
+  connections: () => number;
+  open: () => number;
+  close(): Promise<void>;
+}> {
   const sockets = new Set<Socket>();
   let count = 0;
   const server: Server = createServer((s) => {

@@ -13,7 +13,10 @@ function inotifyWatches(): number {
     } catch {
       continue;
     }
-    if (link === "anon_inode:inotify") n += readFileSync(`/proc/self/fdinfo/${fd}`, "utf8").split("\n").filter((l) => l.startsWith("inotify wd:")).length;
+    if (link === "anon_inode:inotify")
+      n += readFileSync(`/proc/self/fdinfo/${fd}`, "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("inotify wd:")).length;
   }
   return n;
 }
@@ -28,4 +31,6 @@ stop = await new FolderSource(repo).watch(
   50,
   "top",
 );
-process.stdout.write(`${JSON.stringify({ watches: inotifyWatches(), heapMiB: process.memoryUsage().heapUsed / 1048576 })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ watches: inotifyWatches(), heapMiB: process.memoryUsage().heapUsed / 1048576 })}\n`,
+);

@@ -19,8 +19,12 @@ export async function runVc(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd
   let stderr = "";
   Object.assign(process.env, { NO_COLOR: "1", ...opts.env });
   if (opts.cwd) process.chdir(opts.cwd);
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
+  process.stdout.write = ((chunk: string | Uint8Array) => (
+    (stdout += String(chunk)), true
+  )) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => (
+    (stderr += String(chunk)), true
+  )) as typeof process.stderr.write;
   try {
     process.exitCode = undefined;
     const code = await main(args);

@@ -6,7 +6,9 @@ import { validateAction, validateWorkflow, type ValidationState } from "@action-
 let linter: Awaited<ReturnType<typeof createLinter>> | undefined;
 
 function schemaFindings(file: string, state: ValidationState): string[] {
-  return state.errors.map((e) => `${file}: schema: ${"path" in e ? e.path : ""} ${e.title}${e.detail ? `: ${e.detail}` : ""}`);
+  return state.errors.map(
+    (e) => `${file}: schema: ${"path" in e ? e.path : ""} ${e.title}${e.detail ? `: ${e.detail}` : ""}`,
+  );
 }
 
 /** Runs fn with console.warn/log silenced (action-validator prints notes such as "Glob validation is not yet supported"). */
@@ -27,10 +29,19 @@ export async function lintWorkflow(file: string, text: string): Promise<string[]
   linter ??= await createLinter();
   const lint = linter;
   const findings = quietly(() => lint(text, file)).map((r) => `${file}:${r.line}:${r.column}: ${r.kind}: ${r.message}`);
-  return [...findings, ...schemaFindings(file, quietly(() => validateWorkflow(text)))];
+  return [
+    ...findings,
+    ...schemaFindings(
+      file,
+      quietly(() => validateWorkflow(text)),
+    ),
+  ];
 }
 
 /** The action metadata schema over an action.yml. */
 export function lintAction(file: string, text: string): string[] {
-  return schemaFindings(file, quietly(() => validateAction(text)));
+  return schemaFindings(
+    file,
+    quietly(() => validateAction(text)),
+  );
 }

@@ -66,11 +66,7 @@ describe("translate/names", () => {
     });
 
     it("separates the same virtual name in different namespaces and clusters", () => {
-      const names = new Set([
-        hostName("web", "a", "c1"),
-        hostName("web", "b", "c1"),
-        hostName("web", "a", "c2"),
-      ]);
+      const names = new Set([hostName("web", "a", "c1"), hostName("web", "b", "c1"), hostName("web", "a", "c2")]);
       expect(names.size).to.equal(3);
     });
 
@@ -87,7 +83,8 @@ describe("translate/names", () => {
         expect(out.length).to.be.at.most(MAX_NAME_LENGTH);
         expect(out).to.match(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
         expect(hostName(name, ns, cluster)).to.equal(out);
-        if (`${name}-x-${ns}-x-${cluster}`.length <= MAX_NAME_LENGTH) expect(out).to.equal(`${name}-x-${ns}-x-${cluster}`);
+        if (`${name}-x-${ns}-x-${cluster}`.length <= MAX_NAME_LENGTH)
+          expect(out).to.equal(`${name}-x-${ns}-x-${cluster}`);
       }),
       { numRuns: 500 },
     );
@@ -146,15 +143,22 @@ describe("translate/names", () => {
     const ns = new Set(["shop", "web"]);
     const c = (h: string) => classifyHost(h, "shop", ns);
     it("translates trailing-dot FQDNs and svc.ns of the cluster's own namespaces", () => {
-      expect(c("reviews.shop.svc.cluster.local.")).to.deep.equal({ form: "service", service: "reviews", namespace: "shop" });
+      expect(c("reviews.shop.svc.cluster.local.")).to.deep.equal({
+        form: "service",
+        service: "reviews",
+        namespace: "shop",
+      });
       expect(c("reviews.")).to.deep.equal({ form: "service", service: "reviews", namespace: "shop" });
       expect(c("api.web")).to.deep.equal({ form: "service", service: "api", namespace: "web" });
-      expect(translateServiceHost("reviews.team-x.svc.cluster.local.", "shop", "team-a", "vc-team-a", ns)).to.equal("reviews-x-team-x-x-team-a.vc-team-a.svc.cluster.local");
+      expect(translateServiceHost("reviews.team-x.svc.cluster.local.", "shop", "team-a", "vc-team-a", ns)).to.equal(
+        "reviews-x-team-x-x-team-a.vc-team-a.svc.cluster.local",
+      );
     });
     it("keeps a two-label external domain (example.com) as an external host, never an in-cluster name", () => {
       expect(c("example.com")).to.deep.equal({ form: "external", host: "example.com" });
       expect(translateServiceHost("example.com", "shop", "team-a", "vc-team-a", ns)).to.equal("example.com");
-      for (const h of ["api.example.com", "*.example.com", "*", "10.0.0.1", "2001:db8::1", "*.com"]) expect(c(h).form, h).to.equal("external");
+      for (const h of ["api.example.com", "*.example.com", "*", "10.0.0.1", "2001:db8::1", "*.com"])
+        expect(c(h).form, h).to.equal("external");
     });
     it("refuses wildcards over services, other cluster domains, four-label and other cluster-local names", () => {
       for (const h of [
@@ -171,7 +175,8 @@ describe("translate/names", () => {
         "a..b",
         "",
         "a.*.example.com",
-      ]) expect(c(h).form, h).to.equal("refused");
+      ])
+        expect(c(h).form, h).to.equal("refused");
     });
   });
 

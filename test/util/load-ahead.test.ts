@@ -39,7 +39,11 @@ describe("util/pool loadAhead", () => {
 
   it("gives every item in order when loads end out of order", async () => {
     const seen: Array<[number, number]> = [];
-    for await (const pair of loadAhead([30, 1, 20, 2], (n) => new Promise<number>((r) => setTimeout(() => r(n * 10), n)))) seen.push(pair);
+    for await (const pair of loadAhead(
+      [30, 1, 20, 2],
+      (n) => new Promise<number>((r) => setTimeout(() => r(n * 10), n)),
+    ))
+      seen.push(pair);
     expect(seen).to.deep.equal([
       [30, 300],
       [1, 10],

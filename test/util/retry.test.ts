@@ -1,6 +1,12 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { DEFAULT_RETRY, isRetryableStatus, isTransientNetworkError, parseRetryAfter, retryDelay } from "../../src/util/retry.js";
+import {
+  DEFAULT_RETRY,
+  isRetryableStatus,
+  isTransientNetworkError,
+  parseRetryAfter,
+  retryDelay,
+} from "../../src/util/retry.js";
 
 describe("util/retry", () => {
   it("retries 429 and 5xx always, 409 only when asked, nothing else", () => {
@@ -14,8 +20,12 @@ describe("util/retry", () => {
     const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
     expect(isTransientNetworkError(reset)).to.equal(true);
     expect(isTransientNetworkError(new Error("request to http://x failed, reason: socket hang up"))).to.equal(true);
-    expect(isTransientNetworkError(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }))).to.equal(true);
-    expect(isTransientNetworkError(new Error("Invalid response body while trying to fetch http://x: Premature close"))).to.equal(true);
+    expect(
+      isTransientNetworkError(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" })),
+    ).to.equal(true);
+    expect(
+      isTransientNetworkError(new Error("Invalid response body while trying to fetch http://x: Premature close")),
+    ).to.equal(true);
     expect(isTransientNetworkError(new Error("Unexpected token < in JSON"))).to.equal(false);
     expect(isTransientNetworkError("ECONNRESET")).to.equal(false);
   });
@@ -35,7 +45,9 @@ describe("util/retry", () => {
       fc.property(fc.integer({ min: 1, max: 20 }), fc.double({ min: 0, max: 0.9999, noNaN: true }), (retry, r) => {
         const cap = Math.min(DEFAULT_RETRY.maxDelayMs, DEFAULT_RETRY.baseDelayMs * 2 ** (retry - 1));
         const d = retryDelay(DEFAULT_RETRY, retry, undefined, () => r);
-        expect(d).to.be.at.least(Math.floor(cap / 2)).and.at.most(cap);
+        expect(d)
+          .to.be.at.least(Math.floor(cap / 2))
+          .and.at.most(cap);
       }),
     );
   });

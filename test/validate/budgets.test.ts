@@ -61,7 +61,11 @@ describe("validate: budgets", () => {
     const loop = r.clusters.find((c) => c.name === "loop")!;
     expect(loop.spec).to.equal(undefined);
     expect(loop.diagnostics).to.deep.include({
-      file: "clusters/loop/mesh/vs.yaml", line: 13, col: 8, severity: "error", code: "yaml-alias-cycle",
+      file: "clusters/loop/mesh/vs.yaml",
+      line: 13,
+      col: 8,
+      severity: "error",
+      code: "yaml-alias-cycle",
       message: "a YAML alias refers to the collection that contains it (a self-referencing alias): refused",
     });
     expect(r.clusters.find((c) => c.name === "other")!.spec).to.not.equal(undefined);
@@ -74,16 +78,23 @@ describe("validate: budgets", () => {
     const more = r.diagnostics.find((d) => d.code === "too-many-problems")!;
     expect(more).to.include({ file: "clusters/big/values.yaml", severity: "error" });
     expect(more.message).to.match(/^44900 more problems in this file are not shown/);
-    expect(r.diagnostics.filter((d) => d.code === "schema").map((d) => d.line)).to.deep.equal(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(r.diagnostics.filter((d) => d.code === "schema").map((d) => d.line)).to.deep.equal(
+      Array.from({ length: 100 }, (_, i) => i + 1),
+    );
     // The standalone check (vc create -f) is bounded the same way.
     expect(validateValuesDocument(text, "v.yaml")).to.have.length(MAX_FINDINGS_PER_FILE + 1);
   });
 
   it("bounds the findings of a mesh file across its documents", async () => {
     const doc = (i: number): string => `${VS(`s${i}`)}  unknownField${i}: 1\n`;
-    const r = await loadAndValidate(makeRepo({ "clusters/m/values.yaml": MESH_ON, "clusters/m/mesh/many.yaml": stream(250, doc) }));
+    const r = await loadAndValidate(
+      makeRepo({ "clusters/m/values.yaml": MESH_ON, "clusters/m/mesh/many.yaml": stream(250, doc) }),
+    );
     const file = r.diagnostics.filter((d) => d.file === "clusters/m/mesh/many.yaml");
     expect(file).to.have.length(MAX_FINDINGS_PER_FILE + 1);
-    expect(file.find((d) => d.code === "too-many-problems")).to.include({ severity: "warning", message: "150 more problems in this file are not shown (only the first 100 are): fix those and validate again" });
+    expect(file.find((d) => d.code === "too-many-problems")).to.include({
+      severity: "warning",
+      message: "150 more problems in this file are not shown (only the first 100 are): fix those and validate again",
+    });
   });
 });

@@ -1,6 +1,17 @@
 // The validation cache trusts only what it wrote: entries are authenticated, folders others may write are refused, pruning removes only vc's own files.
 import { expect } from "chai";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
@@ -16,7 +27,8 @@ const entries = (dir: string): string[] => readdirSync(dir).filter((n) => n.ends
 /** Every file below `dir`, read as text. */
 function allText(dir: string): string {
   let out = "";
-  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) out += readFileSync(join(e.parentPath, e.name), "utf8");
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) out += readFileSync(join(e.parentPath, e.name), "utf8");
   return out;
 }
 
@@ -60,7 +72,9 @@ describe("validate: cache trust", function () {
       writeFileSync(join(repo.work, "clusters", "team", "values.yaml"), "{}\n");
       repo.commit("one cluster");
       const cache = join(tempDir(), "cache");
-      const first = await runVc(["reconcile", "--once", "--target", "dir:out", "--cache-dir", cache], { cwd: repo.work });
+      const first = await runVc(["reconcile", "--once", "--target", "dir:out", "--cache-dir", cache], {
+        cwd: repo.work,
+      });
       expect(first.code, first.stderr).to.equal(0);
       const validated = join(cache, "validated");
       const [entry] = entries(validated);
@@ -74,7 +88,9 @@ describe("validate: cache trust", function () {
       ]) {
         writeFileSync(path, planted);
         rmSync(join(repo.work, "out"), { recursive: true, force: true });
-        const run = await runVc(["reconcile", "--once", "--target", "dir:out", "--cache-dir", cache], { cwd: repo.work });
+        const run = await runVc(["reconcile", "--once", "--target", "dir:out", "--cache-dir", cache], {
+          cwd: repo.work,
+        });
         expect(run.code, run.stderr).to.equal(0);
         expect(allText(join(repo.work, "out"))).to.not.contain("kube-system");
         expect(allText(join(repo.work, "out"))).to.contain("vc-team");
@@ -185,10 +201,15 @@ describe("validate: cache trust", function () {
     const open = join(tempDir(), "open");
     mkdirSync(open);
     chmodSync(open, 0o777);
-    for (const [dir, why] of [[link, "symlink"], [open, "writable by its group and others"]] as const) {
+    for (const [dir, why] of [
+      [link, "symlink"],
+      [open, "writable by its group and others"],
+    ] as const) {
       const r = await runVc(["validate", "--cache-dir", dir], { cwd: root });
       expect(r.code, r.stdout + r.stderr).to.equal(0);
-      expect(r.stdout + r.stderr).to.contain(`validation cache ${dir} not used`).and.to.contain(why);
+      expect(r.stdout + r.stderr)
+        .to.contain(`validation cache ${dir} not used`)
+        .and.to.contain(why);
       expect(pruneCache(dir, CACHE_MAX_AGE_MS, Date.now() + 2 * 3600_000)).to.equal(0);
     }
     expect(readdirSync(target)).to.deep.equal([`${"b".repeat(64)}.vcv`]);

@@ -33,7 +33,9 @@ function tempDir(): string {
 }
 
 function entries(dir: string): string[] {
-  return readdirSync(dir).filter((n) => n.endsWith(".vcv")).sort();
+  return readdirSync(dir)
+    .filter((n) => n.endsWith(".vcv"))
+    .sort();
 }
 
 describe("validate: cache and worker pool", function () {
@@ -55,10 +57,9 @@ describe("validate: cache and worker pool", function () {
       expect(r.clusters).to.deep.equal(plain.clusters);
     }
     // The namespace conflict is found across clusters, located in cluster.yaml, from cached results too.
-    expect(warm.diagnostics.filter((d) => d.code === "namespace-conflict").map((d) => `${d.file}:${d.line}:${d.col}`)).to.deep.equal([
-      "clusters/c/cluster.yaml:2:1",
-      "clusters/d/cluster.yaml:1:1",
-    ]);
+    expect(
+      warm.diagnostics.filter((d) => d.code === "namespace-conflict").map((d) => `${d.file}:${d.line}:${d.col}`),
+    ).to.deep.equal(["clusters/c/cluster.yaml:2:1", "clusters/d/cluster.yaml:1:1"]);
     expect(plain.diagnostics.some((d) => d.code === "yaml-alias-cycle")).to.equal(true);
   });
 
@@ -69,7 +70,10 @@ describe("validate: cache and worker pool", function () {
     await loadAndValidate(dir, { jobs: 1, cacheDir });
     const before = entries(cacheDir);
     expect(before).to.have.length(6);
-    writeFileSync(join(dir, "clusters", "search-0001", "values.yaml"), "controlPlane: {statefulSet: {resources: {requests: {cpu: lots}}}}\n");
+    writeFileSync(
+      join(dir, "clusters", "search-0001", "values.yaml"),
+      "controlPlane: {statefulSet: {resources: {requests: {cpu: lots}}}}\n",
+    );
     const r = await loadAndValidate(dir, { jobs: 1, cacheDir });
     const added = entries(cacheDir).filter((n) => !before.includes(n));
     expect(added).to.have.length(1);
@@ -105,7 +109,9 @@ describe("validate: cache and worker pool", function () {
     const two = await loadAndValidate(dir, { jobs: 2 });
     expect(two.clusters).to.deep.equal(one.clusters);
     expect(two.diagnostics).to.deep.equal(one.diagnostics);
-    expect(one.diagnostics.map((d) => `${d.file}:${d.line}:${d.col}`)).to.deep.equal(["clusters/payments-0008/values.yaml:1:16"]);
+    expect(one.diagnostics.map((d) => `${d.file}:${d.line}:${d.col}`)).to.deep.equal([
+      "clusters/payments-0008/values.yaml:1:16",
+    ]);
     // Summary results carry no spec; the direct pool call keeps the order of the names it was given.
     const names = one.clusters.map((c) => c.name).reverse();
     const summary = await validateFolders(dir, names, { jobs: 2, detail: "summary", workers: "always" });
@@ -118,8 +124,14 @@ describe("validate: cache and worker pool", function () {
     const dir = tempDir();
     await generateFleet(dir, { clusters: 30, meshPerCluster: 1, style: "flow" });
     const names = readdirSync(join(dir, "clusters")).sort();
-    expect((await validateFolders(dir, names, { jobs: 2, detail: "summary" })).workers, "under MIN_FILES_FOR_WORKERS").to.equal(0);
-    expect((await validateFolders(dir, names, { jobs: 2, detail: "summary", minFiles: 1 })).workers, "no cache: at once").to.equal(1);
+    expect(
+      (await validateFolders(dir, names, { jobs: 2, detail: "summary" })).workers,
+      "under MIN_FILES_FOR_WORKERS",
+    ).to.equal(0);
+    expect(
+      (await validateFolders(dir, names, { jobs: 2, detail: "summary", minFiles: 1 })).workers,
+      "no cache: at once",
+    ).to.equal(1);
     const cacheDir = join(tempDir(), "cache");
     const cold = await validateFolders(dir, names, { jobs: 2, detail: "summary", cacheDir, minFiles: 1 });
     expect(cold.workers, "a cold cache: once folders missed it").to.equal(1);
@@ -130,12 +142,19 @@ describe("validate: cache and worker pool", function () {
 
   it("hands out the largest folders first", () => {
     const dir = tempDir();
-    for (const [name, bytes] of [["small", 10], ["large", 5000], ["middle", 300]] as const) {
+    for (const [name, bytes] of [
+      ["small", 10],
+      ["large", 5000],
+      ["middle", 300],
+    ] as const) {
       mkdirSync(join(dir, "clusters", name, "mesh"), { recursive: true });
       writeFileSync(join(dir, "clusters", name, "values.yaml"), "# values\n");
       writeFileSync(join(dir, "clusters", name, "mesh", "a.yaml"), `# ${"x".repeat(bytes)}\n`);
     }
-    const order = largestFirst(dir, ["small", "large", "middle"].map((name) => ({ name, files: listClusterFiles(dir, name), bytes: 0 })));
+    const order = largestFirst(
+      dir,
+      ["small", "large", "middle"].map((name) => ({ name, files: listClusterFiles(dir, name), bytes: 0 })),
+    );
     expect(order.map((f) => f.name)).to.deep.equal(["large", "middle", "small"]);
     expect(order.every((f) => f.files !== undefined)).to.equal(true);
   });
@@ -144,7 +163,12 @@ describe("validate: cache and worker pool", function () {
     const root = makeRepo(MIXED);
     const cacheDir = join(tempDir(), "ci-cache");
     const run = async (): Promise<{ code: number; out: string; err: string }> => {
-      const c: Output & { out: string; err: string } = { out: "", err: "", stdout: (t) => void (c.out += t), stderr: (t) => void (c.err += t) };
+      const c: Output & { out: string; err: string } = {
+        out: "",
+        err: "",
+        stdout: (t) => void (c.out += t),
+        stderr: (t) => void (c.err += t),
+      };
       const code = await runValidate(root, { format: "text", cluster: [], cacheDir }, c);
       return { code, out: c.out, err: c.err };
     };
@@ -154,6 +178,8 @@ describe("validate: cache and worker pool", function () {
     expect(cold.code).to.equal(1);
     expect(plain).to.equal(1);
     expect(warm).to.deep.equal(cold);
-    expect(cold.out).to.contain("clusters/e/mesh/loop.yaml:3:10: error: a YAML alias refers to the collection that contains it");
+    expect(cold.out).to.contain(
+      "clusters/e/mesh/loop.yaml:3:10: error: a YAML alias refers to the collection that contains it",
+    );
   });
 });

@@ -7,7 +7,15 @@ import { pathToFileURL } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { loadAll } from "js-yaml";
 import { writeCompiledSchemas } from "../../src/validate/compile-schemas.js";
-import { ajvOptions, compiledFileName, precompiled, SCHEMA_NAMES, schemaDoc, type SchemaName, type ValidatorMode } from "../../src/validate/schemas.js";
+import {
+  ajvOptions,
+  compiledFileName,
+  precompiled,
+  SCHEMA_NAMES,
+  schemaDoc,
+  type SchemaName,
+  type ValidatorMode,
+} from "../../src/validate/schemas.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -17,26 +25,74 @@ function samples(name: SchemaName): unknown[] {
   const clusters = join(ROOT, "clusters");
   for (const cluster of readdirSync(clusters)) {
     const dir = join(clusters, cluster);
-    const files = readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith(".yaml"));
+    const files = readdirSync(dir, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(".yaml"));
     for (const f of files) {
-      const kind = f.startsWith("mesh/") ? "mesh" : f.startsWith("certificates/") ? "certmanager" : f === "cluster.yaml" ? "cluster" : f.startsWith("values") ? "values" : "other";
+      const kind = f.startsWith("mesh/")
+        ? "mesh"
+        : f.startsWith("certificates/")
+          ? "certmanager"
+          : f === "cluster.yaml"
+            ? "cluster"
+            : f.startsWith("values")
+              ? "values"
+              : "other";
       for (const doc of loadAll(readFileSync(join(dir, f), "utf8"))) {
-        const target = kind === "mesh" || kind === "certmanager" ? `${kind}/${String((doc as { kind?: string }).kind ?? "").toLowerCase()}` : kind;
+        const target =
+          kind === "mesh" || kind === "certmanager"
+            ? `${kind}/${String((doc as { kind?: string }).kind ?? "").toLowerCase()}`
+            : kind;
         if (target !== name) continue;
         docs.push(doc);
         docs.push({ ...(doc as object), unexpected: true });
         const spec = (doc as { spec?: unknown }).spec;
-        if (spec && typeof spec === "object") docs.push({ ...(doc as object), spec: { ...spec, hosts: 7, servers: "x", http: [{ route: [{ weight: "heavy" }] }] } });
-        if (spec && typeof spec === "object" && target === "certmanager/certificate") docs.push({ ...(doc as object), spec: { ...spec, dnsNames: ["Not A Host"], duration: "90 days", usages: ["server-auth"], privateKey: { size: "big" } } });
+        if (spec && typeof spec === "object")
+          docs.push({
+            ...(doc as object),
+            spec: { ...spec, hosts: 7, servers: "x", http: [{ route: [{ weight: "heavy" }] }] },
+          });
+        if (spec && typeof spec === "object" && target === "certmanager/certificate")
+          docs.push({
+            ...(doc as object),
+            spec: {
+              ...spec,
+              dnsNames: ["Not A Host"],
+              duration: "90 days",
+              usages: ["server-auth"],
+              privateKey: { size: "big" },
+            },
+          });
         const cp = (doc as { controlPlane?: unknown }).controlPlane;
-        if (cp && typeof cp === "object") docs.push({ ...(doc as object), controlPlane: { ...cp, statefulSet: { replicas: "two", resources: { requests: { cpu: 5 } } } } });
+        if (cp && typeof cp === "object")
+          docs.push({
+            ...(doc as object),
+            controlPlane: { ...cp, statefulSet: { replicas: "two", resources: { requests: { cpu: 5 } } } },
+          });
       }
     }
   }
   if (name === "cluster") docs.push({ namespace: "ns", suspend: "yes" }, { namespace: "Bad_NS" });
   if (name === "policy") docs.push({ hosts: ["*.example.com"] }, { clusters: 3 });
-  if (name === "groups") docs.push({ groups: { prod: { matchLabels: { tier: "prod" } } } }, { groups: { Bad: { matchLabels: {} } } }, { groups: { prod: { selector: {} } } });
-  if (name === "rollout") docs.push({ waves: [{ name: "canary", selector: { matchLabels: { canary: "true" } } }, { name: "rest", percent: 50 }], maxUnavailable: "25%", pause: "manual" }, { waves: [] }, { waves: [{ name: "a" }], maxUnavailable: 0, onFailure: "retry" });
+  if (name === "groups")
+    docs.push(
+      { groups: { prod: { matchLabels: { tier: "prod" } } } },
+      { groups: { Bad: { matchLabels: {} } } },
+      { groups: { prod: { selector: {} } } },
+    );
+  if (name === "rollout")
+    docs.push(
+      {
+        waves: [
+          { name: "canary", selector: { matchLabels: { canary: "true" } } },
+          { name: "rest", percent: 50 },
+        ],
+        maxUnavailable: "25%",
+        pause: "manual",
+      },
+      { waves: [] },
+      { waves: [{ name: "a" }], maxUnavailable: 0, onFailure: "retry" },
+    );
   if (name === "cluster") docs.push({ labels: { tier: "prod", region: "eu" } }, { labels: { tier: ["prod"] } });
   return docs;
 }
@@ -85,7 +141,13 @@ describe("validate: precompiled schemas", function () {
       const otherUrl = pathToFileURL(`${other}/`);
       writeCompiledSchemas(otherUrl);
       const stale = join(other, compiledFileName("values", "strict"));
-      writeFileSync(stale, readFileSync(stale, "utf8").replace(/module\.exports\.compiledKey = "[0-9a-f]+"/, 'module.exports.compiledKey = "0000"'));
+      writeFileSync(
+        stale,
+        readFileSync(stale, "utf8").replace(
+          /module\.exports\.compiledKey = "[0-9a-f]+"/,
+          'module.exports.compiledKey = "0000"',
+        ),
+      );
       expect(precompiled("values", "strict", otherUrl)).to.equal(undefined);
       writeFileSync(join(other, compiledFileName("cluster", "strict")), "this is not javascript {");
       expect(precompiled("cluster", "strict", otherUrl)).to.equal(undefined);

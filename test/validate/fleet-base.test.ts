@@ -34,10 +34,19 @@ describe("validate: shared fleet bases", () => {
     const v = await loadAndValidate(fleet());
     expect(v.diagnostics.filter((d) => d.severity === "error")).to.deep.equal([]);
     const by = new Map(v.clusters.map((c) => [c.name, c.spec!]));
-    expect(by.get("shop")!.valuesFiles).to.deep.equal(["fleet/values.yaml", "fleet/values.eu.yaml", "fleet/values.prod.yaml", "clusters/shop/values.yaml"]);
+    expect(by.get("shop")!.valuesFiles).to.deep.equal([
+      "fleet/values.yaml",
+      "fleet/values.eu.yaml",
+      "fleet/values.prod.yaml",
+      "clusters/shop/values.yaml",
+    ]);
     expect(by.get("shop")!.values.controlPlane.statefulSet.image.tag).to.equal("1.2.1-eu");
     expect(by.get("shop")!.values.controlPlane.statefulSet.resources.requests.cpu).to.equal("500m");
-    expect(by.get("pay")!.valuesFiles).to.deep.equal(["fleet/values.yaml", "fleet/values.prod.yaml", "clusters/pay/values.yaml"]);
+    expect(by.get("pay")!.valuesFiles).to.deep.equal([
+      "fleet/values.yaml",
+      "fleet/values.prod.yaml",
+      "clusters/pay/values.yaml",
+    ]);
     expect(by.get("pay")!.values.controlPlane.statefulSet.resources.requests.cpu).to.equal("750m");
     expect(by.get("pay")!.values.controlPlane.statefulSet.image.tag).to.equal("1.2.0");
     expect(by.get("dev")!.valuesFiles).to.deep.equal(["fleet/values.yaml", "clusters/dev/values.yaml"]);
@@ -53,20 +62,31 @@ describe("validate: shared fleet bases", () => {
     expect(errors[0]!.message).to.match(/\(reaches 2 clusters: pay, shop\)$/);
     const valid = Object.fromEntries(v.clusters.map((c) => [c.name, c.valid]));
     expect(valid).to.deep.equal({ dev: true, pay: false, shop: false });
-    expect(v.clusters.find((c) => c.name === "shop")!.diagnostics.some((d) => d.file === "fleet/values.prod.yaml")).to.equal(true);
+    expect(
+      v.clusters.find((c) => c.name === "shop")!.diagnostics.some((d) => d.file === "fleet/values.prod.yaml"),
+    ).to.equal(true);
   });
 
   it("a bad fleet/groups.yaml is located there and no cluster is valid; a group file without its group is a warning", async () => {
-    const v = await loadAndValidate(fleet({ "fleet/groups.yaml": "groups:\n  prod:\n    selector:\n      tier: prod\n" }));
-    expect(v.diagnostics.find((d) => d.file === "fleet/groups.yaml" && d.severity === "error")).to.include({ code: "schema" });
+    const v = await loadAndValidate(
+      fleet({ "fleet/groups.yaml": "groups:\n  prod:\n    selector:\n      tier: prod\n" }),
+    );
+    expect(v.diagnostics.find((d) => d.file === "fleet/groups.yaml" && d.severity === "error")).to.include({
+      code: "schema",
+    });
     expect(v.clusters.every((c) => !c.valid)).to.equal(true);
     const w = await loadAndValidate(fleet({ "fleet/values.staging.yaml": cpu("1") }));
-    expect(w.diagnostics.find((d) => d.file === "fleet/values.staging.yaml")).to.include({ severity: "warning", code: "unknown-group" });
+    expect(w.diagnostics.find((d) => d.file === "fleet/values.staging.yaml")).to.include({
+      severity: "warning",
+      code: "unknown-group",
+    });
   });
 
   it("labels in cluster.yaml are checked against the schema", async () => {
     const v = await loadAndValidate(fleet({ "clusters/pay/cluster.yaml": "labels:\n  tier: [prod]\n" }));
-    expect(v.diagnostics.find((d) => d.file === "clusters/pay/cluster.yaml" && d.severity === "error")).to.include({ line: 2 });
+    expect(v.diagnostics.find((d) => d.file === "clusters/pay/cluster.yaml" && d.severity === "error")).to.include({
+      line: 2,
+    });
   });
 
   it("a base change reaches its clusters: fleet/values.yaml and groups.yaml all, a group's file its members", () => {
@@ -77,13 +97,21 @@ describe("validate: shared fleet bases", () => {
     expect(affectedClusters(["fleet/values.yaml"], "clusters", reach)).to.deep.equal(folders);
     expect(affectedClusters(["fleet/groups.yaml"], "clusters", reach)).to.deep.equal(folders);
     expect(affectedClusters(["fleet/values.eu.yaml"], "clusters", reach)).to.deep.equal(["shop"]);
-    expect(affectedClusters(["fleet/values.prod.yaml", "clusters/dev/values.yaml"], "clusters", reach)).to.deep.equal(["dev", "pay", "shop"]);
+    expect(affectedClusters(["fleet/values.prod.yaml", "clusters/dev/values.yaml"], "clusters", reach)).to.deep.equal([
+      "dev",
+      "pay",
+      "shop",
+    ]);
     expect(affectedClusters(["fleet/README.md", "unrelated.txt"], "clusters", reach)).to.deep.equal([]);
   });
 });
 
 describe("fleet bases: when a cluster's labels matter", () => {
-  const base = (groups: string[], groupValues: string[], hasValues = false): FleetBase => ({ groups: groups.map((name) => ({ name, matchLabels: { tier: name } })), groupValues: new Set(groupValues), hasValues });
+  const base = (groups: string[], groupValues: string[], hasValues = false): FleetBase => ({
+    groups: groups.map((name) => ({ name, matchLabels: { tier: name } })),
+    groupValues: new Set(groupValues),
+    hasValues,
+  });
 
   it("only when some group has a values file: otherwise every cluster's layers are the same whatever its labels", () => {
     expect(labelsChooseLayers(base([], []))).to.equal(false);

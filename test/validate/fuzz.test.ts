@@ -16,7 +16,15 @@ function yamlFiles(dir: string): string[] {
 
 describe("validate: damaged input never crashes", () => {
   const texts = yamlFiles(EXAMPLES).map((f) => readFileSync(f, "utf8"));
-  const edit = fc.record({ file: fc.nat(), at: fc.nat(), kind: fc.nat({ max: 3 }), text: fc.oneof(fc.constantFrom("- ", ": ", "[", "{", "&a ", "*a", "!!int ", "'", "\n  ", "null", "---\n", "1", "true"), fc.string({ maxLength: 4 })) });
+  const edit = fc.record({
+    file: fc.nat(),
+    at: fc.nat(),
+    kind: fc.nat({ max: 3 }),
+    text: fc.oneof(
+      fc.constantFrom("- ", ": ", "[", "{", "&a ", "*a", "!!int ", "'", "\n  ", "null", "---\n", "1", "true"),
+      fc.string({ maxLength: 4 }),
+    ),
+  });
 
   it("turns every damaged values file or mesh manifest into diagnostics, each with a position inside the file", () => {
     fc.assert(
@@ -24,7 +32,10 @@ describe("validate: damaged input never crashes", () => {
         let text = texts[edits[0]!.file % texts.length]!;
         for (const e of edits) {
           const at = e.at % (text.length + 1);
-          text = e.kind === 0 ? text.slice(0, at) + text.slice(at + e.text.length) : text.slice(0, at) + e.text + text.slice(at);
+          text =
+            e.kind === 0
+              ? text.slice(0, at) + text.slice(at + e.text.length)
+              : text.slice(0, at) + e.text + text.slice(at);
         }
         const lines = text.split("\n").length;
         for (const d of validateValuesDocument(text, "v.yaml")) {
@@ -36,7 +47,8 @@ describe("validate: damaged input never crashes", () => {
           const source = new SourceFile("m.yaml", text);
           parsed.docs.forEach((doc, i) => {
             if (doc === null) return;
-            for (const f of checkMeshDocument(doc, i).findings) expect(source.diagnostic(f).line).to.be.within(1, lines);
+            for (const f of checkMeshDocument(doc, i).findings)
+              expect(source.diagnostic(f).line).to.be.within(1, lines);
           });
         }
       }),

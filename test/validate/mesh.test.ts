@@ -11,7 +11,9 @@ describe("validate/mesh", () => {
   after(cleanupRepos);
 
   it("accepts a valid VirtualService and defaults its namespace to default", async () => {
-    const r = await loadAndValidate(makeRepo({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/vs.yaml": VS("reviews") }));
+    const r = await loadAndValidate(
+      makeRepo({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/vs.yaml": VS("reviews") }),
+    );
     expect(r.diagnostics).to.deep.equal([]);
     const m = r.clusters[0]!.spec!.mesh;
     expect(m).to.have.length(1);
@@ -24,8 +26,16 @@ describe("validate/mesh", () => {
     const text = vs.replace("http:\n", "http:\n").replace("    - route:\n", "    - timeout: 5s\n      route:\n");
     const r = await loadAndValidate(makeRepo({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/vs.yaml": text }));
     expect(r.diagnostics.map((d) => [d.line, d.severity, d.message])).to.deep.equal([
-      [10, "warning", 'field "timeout" in spec.http[0] is not in the checked shape of VirtualService: kept as written, not validated'],
-      [14, "warning", 'field "tcp" in spec is not in the checked shape of VirtualService: kept as written, not validated'],
+      [
+        10,
+        "warning",
+        'field "timeout" in spec.http[0] is not in the checked shape of VirtualService: kept as written, not validated',
+      ],
+      [
+        14,
+        "warning",
+        'field "tcp" in spec is not in the checked shape of VirtualService: kept as written, not validated',
+      ],
     ]);
     expect(r.clusters[0]!.spec!.mesh[0]!.object.spec).to.have.property("tcp");
   });
@@ -59,10 +69,28 @@ spec:
         protocol: HTTP
       hosts: [a.example.com]
 `;
-    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/dr.yaml": dr, "clusters/a/mesh/gw.yaml": gw });
+    const d = await check({
+      "clusters/a/values.yaml": MESH_ON,
+      "clusters/a/mesh/dr.yaml": dr,
+      "clusters/a/mesh/gw.yaml": gw,
+    });
     expect(d).to.deep.equal([
-      ["mesh/dr.yaml", 9, 7, "error", "schema", 'invalid value "LEAST_REQUESTS" at spec.trafficPolicy.loadBalancer.simple: did you mean "LEAST_REQUEST"? use one of UNSPECIFIED, RANDOM, PASSTHROUGH, ROUND_ROBIN, LEAST_REQUEST, LEAST_CONN'],
-      ["mesh/dr.yaml", 11, 7, "error", "schema", 'invalid duration "30 seconds" at spec.trafficPolicy.outlierDetection.interval: use forms like 100ms, 5s, 1m30s'],
+      [
+        "mesh/dr.yaml",
+        9,
+        7,
+        "error",
+        "schema",
+        'invalid value "LEAST_REQUESTS" at spec.trafficPolicy.loadBalancer.simple: did you mean "LEAST_REQUEST"? use one of UNSPECIFIED, RANDOM, PASSTHROUGH, ROUND_ROBIN, LEAST_REQUEST, LEAST_CONN',
+      ],
+      [
+        "mesh/dr.yaml",
+        11,
+        7,
+        "error",
+        "schema",
+        'invalid duration "30 seconds" at spec.trafficPolicy.outlierDetection.interval: use forms like 100ms, 5s, 1m30s',
+      ],
       ["mesh/gw.yaml", 10, 9, "error", "schema", 'spec.servers[0].port.number must be an integer, got string "80"'],
     ]);
   });
@@ -99,7 +127,9 @@ metadata: {name: a}
       ["mesh/one.yaml", 4, "duplicate"],
       ["mesh/two.yaml", 16, "duplicate"],
     ]);
-    expect(d[0]![5]).to.equal("VirtualService shop/reviews is defined twice (also at clusters/a/mesh/two.yaml, document 2)");
+    expect(d[0]![5]).to.equal(
+      "VirtualService shop/reviews is defined twice (also at clusters/a/mesh/two.yaml, document 2)",
+    );
   });
 
   it("reports two objects whose host names collide", async () => {
@@ -137,7 +167,10 @@ spec:
     - port: {number: 443, name: https, protocol: HTTPS}
       hosts: [a.example.com]
 `;
-    const vs = VS("reviews", undefined, "            subset: v9\n").replace("spec:\n", "spec:\n  gateways: [missing]\n");
+    const vs = VS("reviews", undefined, "            subset: v9\n").replace(
+      "spec:\n",
+      "spec:\n  gateways: [missing]\n",
+    );
     const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/gw.yaml": gw });
     expect(d.map((x) => [x[0], x[1], x[3], x[4]])).to.deep.equal([
       ["mesh/gw.yaml", 3, "error", "schema"],
@@ -146,8 +179,20 @@ spec:
     expect(d[0]![5]).to.contain("DNS-1123 subdomain");
     const refs = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/vs.yaml": vs });
     expect(refs.map((x) => [x[0], x[1], x[3], x[4], x[5]])).to.deep.equal([
-      ["mesh/vs.yaml", 6, "warning", "dangling-reference", 'gateway "missing" is not defined in this cluster\'s mesh manifests (Gateway default/missing)'],
-      ["mesh/vs.yaml", 13, "warning", "dangling-reference", 'subset "v9": no DestinationRule in this cluster defines subsets for reviews.default'],
+      [
+        "mesh/vs.yaml",
+        6,
+        "warning",
+        "dangling-reference",
+        'gateway "missing" is not defined in this cluster\'s mesh manifests (Gateway default/missing)',
+      ],
+      [
+        "mesh/vs.yaml",
+        13,
+        "warning",
+        "dangling-reference",
+        'subset "v9": no DestinationRule in this cluster defines subsets for reviews.default',
+      ],
     ]);
   });
 
@@ -165,8 +210,15 @@ spec:
     - {name: v1, labels: {version: v1}}
     - {name: v1, labels: {version: v2}}
 `;
-    const vs = VS("ratings").replace("    - route:\n        - destination:\n            host: ratings\n", "    - route:\n        - destination: {host: ratings}\n          weight: 70\n        - destination: {host: ratings}\n          weight: 20\n");
-    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/dr.yaml": dr, "clusters/a/mesh/vs.yaml": vs });
+    const vs = VS("ratings").replace(
+      "    - route:\n        - destination:\n            host: ratings\n",
+      "    - route:\n        - destination: {host: ratings}\n          weight: 70\n        - destination: {host: ratings}\n          weight: 20\n",
+    );
+    const d = await check({
+      "clusters/a/values.yaml": MESH_ON,
+      "clusters/a/mesh/dr.yaml": dr,
+      "clusters/a/mesh/vs.yaml": vs,
+    });
     expect(d.map((x) => [x[0], x[1], x[3], x[5]])).to.deep.equal([
       ["mesh/dr.yaml", 7, "error", "set either loadBalancer.simple or loadBalancer.consistentHash, not both"],
       ["mesh/dr.yaml", 12, "error", 'subset "v1" is defined twice'],
@@ -175,9 +227,14 @@ spec:
   });
 
   it("does not report references to a document that was rejected", async () => {
-    const dr = "apiVersion: networking.mesh.io/v1beta1\nkind: DestinationRule\nmetadata: {name: reviews}\nspec:\n  host: reviews\n  subsets: [{name: v9, labels: {version: v9}}]\n  bogus: {trafficPolicy: 1}\n  trafficPolicy: {tls: {mode: NOPE}}\n";
+    const dr =
+      "apiVersion: networking.mesh.io/v1beta1\nkind: DestinationRule\nmetadata: {name: reviews}\nspec:\n  host: reviews\n  subsets: [{name: v9, labels: {version: v9}}]\n  bogus: {trafficPolicy: 1}\n  trafficPolicy: {tls: {mode: NOPE}}\n";
     const vs = VS("reviews", undefined, "            subset: v9\n");
-    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/dr.yaml": dr, "clusters/a/mesh/vs.yaml": vs });
+    const d = await check({
+      "clusters/a/values.yaml": MESH_ON,
+      "clusters/a/mesh/dr.yaml": dr,
+      "clusters/a/mesh/vs.yaml": vs,
+    });
     expect(d.map((x) => [x[0], x[4]])).to.deep.equal([
       ["mesh/dr.yaml", "schema"],
       ["mesh/dr.yaml", "schema"],
@@ -197,10 +254,22 @@ spec:
       hosts: [a.example.com]
 `;
     const vs = VS("reviews").replace("spec:\n", "spec:\n  gateways: [mesh, shop/public, Public]\n");
-    const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/gw.yaml": gw, "clusters/a/mesh/vs.yaml": vs });
+    const d = await check({
+      "clusters/a/values.yaml": MESH_ON,
+      "clusters/a/mesh/gw.yaml": gw,
+      "clusters/a/mesh/vs.yaml": vs,
+    });
     expect(d.map((x) => [x[0], x[1], x[5]])).to.deep.equal([
-      ["mesh/gw.yaml", 5, 'invalid label key "-bad" in metadata.labels: use [prefix/]name, the name at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit'],
-      ["mesh/gw.yaml", 7, 'invalid label value "ingress gateway" at spec.selector.istio: at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit'],
+      [
+        "mesh/gw.yaml",
+        5,
+        'invalid label key "-bad" in metadata.labels: use [prefix/]name, the name at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit',
+      ],
+      [
+        "mesh/gw.yaml",
+        7,
+        'invalid label value "ingress gateway" at spec.selector.istio: at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit',
+      ],
       ["mesh/vs.yaml", 6, 'invalid gateway "Public" at spec.gateways[2]: use mesh, a Gateway name, or namespace/name'],
     ]);
   });
@@ -218,7 +287,11 @@ spec:
 `;
     const d = await check({ "clusters/a/values.yaml": MESH_ON, "clusters/a/mesh/gw.yaml": gw });
     expect(d.map((x) => [x[1], x[4], x[5]])).to.deep.equal([
-      [9, "schema", 'invalid name "My_Cert" at spec.servers[0].tls.credentialName: must be a DNS-1123 subdomain (lower-case letters, digits, "-" and ".")'],
+      [
+        9,
+        "schema",
+        'invalid name "My_Cert" at spec.servers[0].tls.credentialName: must be a DNS-1123 subdomain (lower-case letters, digits, "-" and ".")',
+      ],
     ]);
   });
 

@@ -45,7 +45,8 @@ ${hosts.map((h) => `        - ${h}`).join("\n")}
         credentialName: ${cred}
 `;
 
-const lines = (r: { diagnostics: Parameters<typeof formatDiagnostic>[0][] }): string[] => r.diagnostics.map(formatDiagnostic);
+const lines = (r: { diagnostics: Parameters<typeof formatDiagnostic>[0][] }): string[] =>
+  r.diagnostics.map(formatDiagnostic);
 
 describe("validate: fleet policy (policy.yaml)", () => {
   after(cleanupRepos);
@@ -79,11 +80,25 @@ describe("validate: fleet policy (policy.yaml)", () => {
     const root = makeRepo({
       "policy.yaml": POLICY,
       "clusters/ok/values.yaml": `${MESH_ON}policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      requests.cpu: 4000m\n`,
-      "clusters/ok/mesh/vs.yaml": `${VS("reviews")}`.replace("    - reviews\n", "    - reviews\n    - shop.apps.example.com\n"),
-      "clusters/ok/mesh/gw.yaml": GATEWAY("    istio: ingressgateway\n    extra: narrower", ["web/a.apps.example.com", "exact.example.com"], "team-ok-cert"),
+      "clusters/ok/mesh/vs.yaml": `${VS("reviews")}`.replace(
+        "    - reviews\n",
+        "    - reviews\n    - shop.apps.example.com\n",
+      ),
+      "clusters/ok/mesh/gw.yaml": GATEWAY(
+        "    istio: ingressgateway\n    extra: narrower",
+        ["web/a.apps.example.com", "exact.example.com"],
+        "team-ok-cert",
+      ),
       "clusters/bad/values.yaml": `${MESH_ON}policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      requests.cpu: "5"\n      limits.memory: 8Gi\ncontrolPlane:\n  backingStore:\n    kvstore:\n      embedded:\n        enabled: false\n    database:\n      external:\n        enabled: true\n        endpoint: postgres://pg.elsewhere.com:5432/vc\n`,
-      "clusters/bad/mesh/vs.yaml": `${VS("reviews")}`.replace("    - reviews\n", "    - reviews\n    - bank.example.com\n"),
-      "clusters/bad/mesh/gw.yaml": GATEWAY("    app: other-ingress", ['"*/bank.example.com"', "ok.apps.example.com"], "stolen-cert"),
+      "clusters/bad/mesh/vs.yaml": `${VS("reviews")}`.replace(
+        "    - reviews\n",
+        "    - reviews\n    - bank.example.com\n",
+      ),
+      "clusters/bad/mesh/gw.yaml": GATEWAY(
+        "    app: other-ingress",
+        ['"*/bank.example.com"', "ok.apps.example.com"],
+        "stolen-cert",
+      ),
     });
     const r = await loadAndValidate(root);
     expect(r.clusters.find((c) => c.name === "ok")!.valid).to.equal(true);
@@ -95,33 +110,42 @@ describe("validate: fleet policy (policy.yaml)", () => {
       'clusters/bad/mesh/gw.yaml:12:11: error: Gateway web/gw: host "bank.example.com" is not allowed by the fleet policy (policy.yaml hosts.gateways: *.apps.example.com, exact.example.com)',
       'clusters/bad/mesh/gw.yaml:16:25: error: Gateway web/gw: tls.credentialName "stolen-cert" is not allowed by the fleet policy (policy.yaml gateways.credentialNames: team-*-cert)',
       'clusters/bad/mesh/vs.yaml:8:7: error: VirtualService default/reviews: host "bank.example.com" is not allowed by the fleet policy (policy.yaml hosts.virtualServices: *.apps.example.com)',
-      'clusters/bad/values.yaml:8:21: error: quota requests.cpu: 5 is more than the fleet policy allows (policy.yaml quota.max: 4)',
+      "clusters/bad/values.yaml:8:21: error: quota requests.cpu: 5 is more than the fleet policy allows (policy.yaml quota.max: 4)",
       'clusters/bad/values.yaml:18:19: error: database host "pg.elsewhere.com" is not allowed by the fleet policy (policy.yaml database.hosts: *.db.internal)',
     ]);
   });
 
   it("quota.required demands a quota of every cluster; without it a cluster without a quota passes", async () => {
-    const files = { "clusters/none/values.yaml": "{}\n", "clusters/partial/values.yaml": "policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      requests.cpu: \"1\"\n" };
+    const files = {
+      "clusters/none/values.yaml": "{}\n",
+      "clusters/partial/values.yaml":
+        'policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      requests.cpu: "1"\n',
+    };
     const loose = await loadAndValidate(makeRepo({ ...files, "policy.yaml": POLICY }));
     expect(loose.diagnostics).to.deep.equal([]);
-    const strict = await loadAndValidate(makeRepo({ ...files, "policy.yaml": `${POLICY.replace("quota:\n", "quota:\n  required: true\n")}` }));
+    const strict = await loadAndValidate(
+      makeRepo({ ...files, "policy.yaml": `${POLICY.replace("quota:\n", "quota:\n  required: true\n")}` }),
+    );
     expect(lines(strict)).to.deep.equal([
-      'clusters/none/values.yaml: error: the fleet policy (policy.yaml quota.required) requires a resource quota: set policies.resourceQuota.enabled: true with limits.memory, requests.cpu at most 8Gi, 4',
+      "clusters/none/values.yaml: error: the fleet policy (policy.yaml quota.required) requires a resource quota: set policies.resourceQuota.enabled: true with limits.memory, requests.cpu at most 8Gi, 4",
       'clusters/partial/values.yaml:4:5: error: the fleet policy (policy.yaml quota.required) requires policies.resourceQuota.quota["limits.memory"] (at most 8Gi)',
     ]);
   });
 
   it("compares quotas exactly as Kubernetes reads them: 1Ei and 9E are over 8Gi, 8192Mi and 8589934592 are not", async () => {
-    const quota = (memory: string) => `policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      limits.memory: ${memory}\n`;
-    const r = await loadAndValidate(makeRepo({
-      "policy.yaml": POLICY,
-      "clusters/ei/values.yaml": quota("1Ei"),
-      "clusters/exa/values.yaml": quota("9E"),
-      "clusters/exp/values.yaml": quota('"1e12"'),
-      "clusters/mi/values.yaml": quota("8192Mi"),
-      "clusters/plain/values.yaml": quota('"8589934592"'),
-      "clusters/one-more/values.yaml": quota('"8589934593"'),
-    }));
+    const quota = (memory: string) =>
+      `policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      limits.memory: ${memory}\n`;
+    const r = await loadAndValidate(
+      makeRepo({
+        "policy.yaml": POLICY,
+        "clusters/ei/values.yaml": quota("1Ei"),
+        "clusters/exa/values.yaml": quota("9E"),
+        "clusters/exp/values.yaml": quota('"1e12"'),
+        "clusters/mi/values.yaml": quota("8192Mi"),
+        "clusters/plain/values.yaml": quota('"8589934592"'),
+        "clusters/one-more/values.yaml": quota('"8589934593"'),
+      }),
+    );
     expect(lines(r)).to.deep.equal([
       "clusters/ei/values.yaml:5:22: error: quota limits.memory: 1Ei is more than the fleet policy allows (policy.yaml quota.max: 8Gi)",
       "clusters/exa/values.yaml:5:22: error: quota limits.memory: 9E is more than the fleet policy allows (policy.yaml quota.max: 8Gi)",
@@ -131,7 +155,10 @@ describe("validate: fleet policy (policy.yaml)", () => {
   });
 
   it("an invalid policy.yaml is a located error and no cluster is applied (its bounds could not be enforced)", async () => {
-    const root = makeRepo({ "policy.yaml": "hosts:\n  virtualService: [\"*.x.com\"]\nquota:\n  max:\n    requests.cpu: lots\n    cpu: \"1\"\n", "clusters/a/values.yaml": "{}\n" });
+    const root = makeRepo({
+      "policy.yaml": 'hosts:\n  virtualService: ["*.x.com"]\nquota:\n  max:\n    requests.cpu: lots\n    cpu: "1"\n',
+      "clusters/a/values.yaml": "{}\n",
+    });
     const r = await loadAndValidate(root);
     expect(lines(r)).to.deep.equal([
       "clusters/a: error: not applied: the fleet policy policy.yaml is invalid and cannot be enforced; fix its errors first",
@@ -148,19 +175,30 @@ describe("validate: fleet policy (policy.yaml)", () => {
   it("is enforced on cached results and in worker threads, and the cache keeps no policy finding", async () => {
     const cacheDir = mkdtempSync(join(tmpdir(), "vc-policy-cache-"));
     try {
-      const files = { "clusters/a/values.yaml": "policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      requests.cpu: \"9\"\n" };
+      const files = {
+        "clusters/a/values.yaml":
+          'policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      requests.cpu: "9"\n',
+      };
       const plain = makeRepo(files);
       expect((await loadAndValidate(plain, { cacheDir })).clusters[0]!.valid).to.equal(true);
       const root = makeRepo({ ...files, "policy.yaml": POLICY });
       for (const detail of ["summary", "full"] as const) {
         const r = await loadAndValidate(root, { cacheDir, detail });
-        expect(lines(r), detail).to.deep.equal(["clusters/a/values.yaml:5:21: error: quota requests.cpu: 9 is more than the fleet policy allows (policy.yaml quota.max: 4)"]);
+        expect(lines(r), detail).to.deep.equal([
+          "clusters/a/values.yaml:5:21: error: quota requests.cpu: 9 is more than the fleet policy allows (policy.yaml quota.max: 4)",
+        ]);
       }
       expect((await loadAndValidate(plain, { cacheDir })).clusters[0]!.valid).to.equal(true);
       // The same cluster many times over, so that the worker takes some: each copy is held to the policy there too.
-      for (let i = 0; i < 40; i++) cpSync(join(root, "clusters", "a"), join(root, "clusters", `a${i}`), { recursive: true });
+      for (let i = 0; i < 40; i++)
+        cpSync(join(root, "clusters", "a"), join(root, "clusters", `a${i}`), { recursive: true });
       const names = Array.from({ length: 40 }, (_, i) => `a${i}`);
-      const inWorkers = await validateFolders(root, names, { jobs: 2, detail: "summary", policy: loadPolicy(root), workers: "always" });
+      const inWorkers = await validateFolders(root, names, {
+        jobs: 2,
+        detail: "summary",
+        policy: loadPolicy(root),
+        workers: "always",
+      });
       expect(inWorkers.byWorkers, "every folder went to the worker").to.equal(names.length);
       for (const r of inWorkers.results) {
         expect(r.valid).to.equal(false);
@@ -172,8 +210,15 @@ describe("validate: fleet policy (policy.yaml)", () => {
   });
 
   it("vc validate --format github shows policy errors as annotations with file, line and column", async () => {
-    const root = makeRepo({ "policy.yaml": POLICY, "clusters/a/values.yaml": "policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      requests.cpu: \"9\"\n" });
-    const out: Output & { out: string } = { out: "", stdout: (t) => void (out.out += t), stderr: (t) => void (out.out += t) };
+    const root = makeRepo({
+      "policy.yaml": POLICY,
+      "clusters/a/values.yaml": 'policies:\n  resourceQuota:\n    enabled: true\n    quota:\n      requests.cpu: "9"\n',
+    });
+    const out: Output & { out: string } = {
+      out: "",
+      stdout: (t) => void (out.out += t),
+      stderr: (t) => void (out.out += t),
+    };
     const code = await runValidate(root, { format: "github", cluster: [] }, out);
     expect(code).to.equal(1);
     expect(out.out).to.include("::error file=clusters/a/values.yaml,line=5,col=21");

@@ -21,7 +21,12 @@ describe("validate: worker heap limits", function () {
       expect(inWorkers.workers).to.equal(2);
       expect(inWorkers.byWorkers).to.equal(names.length);
       const here = await validateFolders(root, names, { jobs: 1, detail: "full" });
-      const view = (r: (typeof here.results)[number]) => ({ name: r.name, valid: r.valid, errors: r.diagnostics.filter((d) => d.severity === "error").length, objects: r.spec?.mesh.length });
+      const view = (r: (typeof here.results)[number]) => ({
+        name: r.name,
+        valid: r.valid,
+        errors: r.diagnostics.filter((d) => d.severity === "error").length,
+        objects: r.spec?.mesh.length,
+      });
       expect(inWorkers.results.map(view)).to.deep.equal(here.results.map(view));
       expect(here.results.every((r) => r.valid && r.spec !== undefined)).to.equal(true);
     } finally {

@@ -19,10 +19,17 @@ describe("validate: whole repository", () => {
     const bookinfo = r.clusters.find((c) => c.name === "bookinfo")!.spec!;
     expect(bookinfo.settings).to.deep.equal({ namespace: "team-bookinfo", suspend: false, prune: true });
     // The fleet base, the prod group's base (its cluster.yaml labels), then its own files.
-    expect(bookinfo.valuesFiles).to.deep.equal(["fleet/values.yaml", "fleet/values.prod.yaml", "clusters/bookinfo/values.yaml", "clusters/bookinfo/values.debug.yaml"]);
+    expect(bookinfo.valuesFiles).to.deep.equal([
+      "fleet/values.yaml",
+      "fleet/values.prod.yaml",
+      "clusters/bookinfo/values.yaml",
+      "clusters/bookinfo/values.debug.yaml",
+    ]);
     expect(bookinfo.values.controlPlane.statefulSet.env.map((e) => e.name)).to.deep.equal(["DEBUG", "LOG_LEVEL"]);
     expect(bookinfo.values.controlPlane.statefulSet.resources.requests.cpu).to.equal("500m");
-    expect(new Set(bookinfo.mesh.map((m) => m.object.kind))).to.deep.equal(new Set(["Gateway", "VirtualService", "DestinationRule"]));
+    expect(new Set(bookinfo.mesh.map((m) => m.object.kind))).to.deep.equal(
+      new Set(["Gateway", "VirtualService", "DestinationRule"]),
+    );
     const minimal = r.clusters.find((c) => c.name === "minimal")!.spec!;
     expect(minimal.settings.namespace).to.equal("vc-minimal");
     const platform = r.clusters.find((c) => c.name === "platform")!.spec!;
@@ -92,17 +99,25 @@ describe("validate: whole repository", () => {
     const bad = await loadAndValidate(
       makeRepo({
         "clusters/a/values.yaml": MESH_ON,
-        "clusters/a/values.prod.yaml": "\nsync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io: {enabled: true}\n",
+        "clusters/a/values.prod.yaml":
+          "\nsync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io: {enabled: true}\n",
       }),
     );
-    expect(bad.diagnostics.map((d) => [d.file, d.line, d.code])).to.deep.equal([["clusters/a/values.prod.yaml", 5, "mesh-conflict"]]);
+    expect(bad.diagnostics.map((d) => [d.file, d.line, d.code])).to.deep.equal([
+      ["clusters/a/values.prod.yaml", 5, "mesh-conflict"],
+    ]);
   });
 
   it("refuses bad files without crashing: binary, too large, not UTF-8, alias bomb, symlink out, not a mapping, empty", async () => {
     const outside = mkdtempSync(join(tmpdir(), "vc-out-"));
     writeFileSync(join(outside, "values.yaml"), "{}\n");
     const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];
-    for (let i = 1; i < 9; i++) bomb.push(`${"abcdefghij"[i]}: &${"abcdefghij"[i]} [${Array(9).fill(`*${"abcdefghij"[i - 1]}`).join(", ")}]`);
+    for (let i = 1; i < 9; i++)
+      bomb.push(
+        `${"abcdefghij"[i]}: &${"abcdefghij"[i]} [${Array(9)
+          .fill(`*${"abcdefghij"[i - 1]}`)
+          .join(", ")}]`,
+      );
     const root = makeRepo({
       "clusters/bin/values.yaml": new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x01]),
       "clusters/big/values.yaml": `a: ${"x".repeat(MAX_FILE_BYTES)}\n`,
@@ -169,26 +184,45 @@ describe("validate: whole repository", () => {
       ["clusters/e/cluster.yaml", 1, 1, "error", "reserved-namespace"],
       ["clusters/f/cluster.yaml", 1, 1, "error", "reserved-namespace"],
     ]);
-    expect(r.diagnostics.find((d) => d.file === "clusters/c/cluster.yaml")!.message).to.include("the reconciler's own namespace");
+    expect(r.diagnostics.find((d) => d.file === "clusters/c/cluster.yaml")!.message).to.include(
+      "the reconciler's own namespace",
+    );
     expect(r.diagnostics.find((d) => d.file === "clusters/d/cluster.yaml")!.message).to.include("platform integration");
-    expect(r.clusters.map((c) => [c.name, c.valid])).to.deep.equal([["a", false], ["b", false], ["c", false], ["d", false], ["e", false], ["f", false], ["ok", true]]);
+    expect(r.clusters.map((c) => [c.name, c.valid])).to.deep.equal([
+      ["a", false],
+      ["b", false],
+      ["c", false],
+      ["d", false],
+      ["e", false],
+      ["f", false],
+      ["ok", true],
+    ]);
     // No cluster.yaml: the default vc-<name> of a folder named system is the reconciler's namespace.
     const byDefault = await loadAndValidate(makeRepo({ "clusters/system/values.yaml": "{}\n" }));
-    expect(byDefault.diagnostics.map((d) => [d.file, d.severity, d.code])).to.deep.equal([["clusters/system", "error", "reserved-namespace"]]);
+    expect(byDefault.diagnostics.map((d) => [d.file, d.severity, d.code])).to.deep.equal([
+      ["clusters/system", "error", "reserved-namespace"],
+    ]);
   });
 
   it("the fleet policy's hostNamespaces.pattern bounds every cluster's namespace, its default too", async () => {
     const r = await loadAndValidate(
       makeRepo({
-        "policy.yaml": "hostNamespaces:\n  pattern: \"vc-*\"\n",
+        "policy.yaml": 'hostNamespaces:\n  pattern: "vc-*"\n',
         "clusters/a/values.yaml": "{}\n",
         "clusters/b/values.yaml": "{}\n",
         "clusters/b/cluster.yaml": "namespace: team-b\n",
       }),
     );
-    expect(r.diagnostics.map((d) => [d.file, d.line, d.severity, d.code])).to.deep.equal([["clusters/b/cluster.yaml", 1, "error", "policy-host-namespace"]]);
-    expect(r.diagnostics[0]!.message).to.equal('host namespace "team-b" is outside the fleet policy\'s hostNamespaces.pattern "vc-*" (policy.yaml)');
-    expect(r.clusters.map((c) => [c.name, c.valid])).to.deep.equal([["a", true], ["b", false]]);
+    expect(r.diagnostics.map((d) => [d.file, d.line, d.severity, d.code])).to.deep.equal([
+      ["clusters/b/cluster.yaml", 1, "error", "policy-host-namespace"],
+    ]);
+    expect(r.diagnostics[0]!.message).to.equal(
+      'host namespace "team-b" is outside the fleet policy\'s hostNamespaces.pattern "vc-*" (policy.yaml)',
+    );
+    expect(r.clusters.map((c) => [c.name, c.valid])).to.deep.equal([
+      ["a", true],
+      ["b", false],
+    ]);
   });
 
   it("limits validation to the named clusters and reports unknown names", async () => {
@@ -218,7 +252,9 @@ describe("validate: whole repository", () => {
       ["clusters/d", 0, "namespace-conflict"],
       ["clusters/e/cluster.yaml", 1, "namespace-conflict"],
     ]);
-    expect(r.diagnostics[0]!.message).to.equal('host namespace "shared" is also used by cluster b: each cluster needs its own namespace');
+    expect(r.diagnostics[0]!.message).to.equal(
+      'host namespace "shared" is also used by cluster b: each cluster needs its own namespace',
+    );
     expect(r.clusters.map((c) => Boolean(c.spec))).to.deep.equal([false, false, true, false, false]);
     const empty = mkdtempSync(join(tmpdir(), "vc-empty-"));
     try {

@@ -4,21 +4,31 @@ import { loadRollout } from "../../src/validate/rollout-file.js";
 import { runVc } from "../support/vc.js";
 import { cleanupRepos, makeRepo } from "./fixture.js";
 
-const fleet = (rollout: string) => makeRepo({ "clusters/a/values.yaml": "{}\n", "fleet/values.yaml": "{}\n", "fleet/rollout.yaml": rollout });
+const fleet = (rollout: string) =>
+  makeRepo({ "clusters/a/values.yaml": "{}\n", "fleet/values.yaml": "{}\n", "fleet/rollout.yaml": rollout });
 
 describe("rollout: fleet/rollout.yaml", () => {
   after(cleanupRepos);
 
   it("is optional, and a valid one gives its settings", () => {
-    expect(loadRollout(makeRepo({ "clusters/a/values.yaml": "{}\n" }))).to.deep.equal({ present: false, diagnostics: [] });
-    const r = loadRollout(fleet("waves:\n  - name: canary\n    selector: {matchLabels: {canary: \"true\"}}\n  - name: rest\npause: manual\nonFailure: restore\n"));
+    expect(loadRollout(makeRepo({ "clusters/a/values.yaml": "{}\n" }))).to.deep.equal({
+      present: false,
+      diagnostics: [],
+    });
+    const r = loadRollout(
+      fleet(
+        'waves:\n  - name: canary\n    selector: {matchLabels: {canary: "true"}}\n  - name: rest\npause: manual\nonFailure: restore\n',
+      ),
+    );
     expect(r.diagnostics).to.deep.equal([]);
     expect(r.settings).to.deep.include({ onFailure: "restore", maxUnavailable: 1 });
     expect(r.settings!.waves[0]).to.deep.include({ name: "canary", pause: "manual", gateTimeoutMs: 600_000 });
   });
 
   it("vc validate locates each error in fleet/rollout.yaml and exits 1; a valid file exits 0", async () => {
-    const bad = fleet("waves:\n  - name: canary\n    percent: 150\n  - name: Rest\nmaxUnavailable: 0\npause: soon\nonFailure: retry\n");
+    const bad = fleet(
+      "waves:\n  - name: canary\n    percent: 150\n  - name: Rest\nmaxUnavailable: 0\npause: soon\nonFailure: retry\n",
+    );
     const run = await runVc(["validate", bad]);
     expect(run.code).to.equal(1);
     const lines = run.stdout.split("\n").filter((l) => l.startsWith("fleet/rollout.yaml:"));

@@ -8,7 +8,11 @@ describe("validate/values", () => {
     const v = effectiveValues({});
     expect(v.integrations.mesh.enabled).to.equal(false);
     expect(v.integrations.mesh.sync.toHost.gateways.enabled).to.equal(true);
-    expect(v.controlPlane.statefulSet.probes.livenessProbe).to.deep.equal({ initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5 });
+    expect(v.controlPlane.statefulSet.probes.livenessProbe).to.deep.equal({
+      initialDelaySeconds: 60,
+      periodSeconds: 20,
+      failureThreshold: 5,
+    });
     expect(v.controlPlane.statefulSet.resources.requests).to.deep.equal({ cpu: "200m", memory: "512Mi" });
     expect(v.controlPlane.backingStore.kvstore.persistence.size).to.equal("10Gi");
     expect(v.integrations.metricsServer.proxy.replicas).to.equal(1);
@@ -25,19 +29,33 @@ describe("validate/values", () => {
   });
 
   it("throws on invalid input", () => {
-    expect(() => effectiveValues({ controlPlane: { statefulSet: { replicas: "two" } } })).to.throw(/replicas must be an integer/);
+    expect(() => effectiveValues({ controlPlane: { statefulSet: { replicas: "two" } } })).to.throw(
+      /replicas must be an integer/,
+    );
   });
 
   it("reports an unknown key at its line with a did-you-mean", () => {
     const d = validateValuesDocument("integrations:\n  mesh:\n    enabeld: true\n", F);
     expect(d).to.deep.equal([
-      { file: F, line: 3, col: 5, severity: "error", code: "schema", message: 'unknown key "enabeld" in integrations.mesh: did you mean "enabled"?' },
+      {
+        file: F,
+        line: 3,
+        col: 5,
+        severity: "error",
+        code: "schema",
+        message: 'unknown key "enabeld" in integrations.mesh: did you mean "enabled"?',
+      },
     ]);
   });
 
   it("suggests the full path of a key written one or more levels too high", () => {
-    const [d] = validateValuesDocument("integrations:\n  mesh:\n    enabled: true\n    virtualServices:\n      enabled: false\n", F);
-    expect(d!.message).to.equal('unknown key "virtualServices" in integrations.mesh: did you mean "sync.toHost.virtualServices"?');
+    const [d] = validateValuesDocument(
+      "integrations:\n  mesh:\n    enabled: true\n    virtualServices:\n      enabled: false\n",
+      F,
+    );
+    expect(d!.message).to.equal(
+      'unknown key "virtualServices" in integrations.mesh: did you mean "sync.toHost.virtualServices"?',
+    );
     expect(d!.line).to.equal(4);
   });
 
@@ -59,8 +77,14 @@ describe("validate/values", () => {
 `;
     const d = validateValuesDocument(text, F).map((x) => [x.line, x.message]);
     expect(d).to.deep.equal([
-      [5, 'invalid quantity "2 cores" at controlPlane.statefulSet.resources.requests.cpu: use forms like 200m, 1, 512Mi, 2Gi'],
-      [6, 'controlPlane.statefulSet.resources.requests.memory must be a quantity string such as "200m", "512Mi" or "2Gi", got number 512 (quote numbers)'],
+      [
+        5,
+        'invalid quantity "2 cores" at controlPlane.statefulSet.resources.requests.cpu: use forms like 200m, 1, 512Mi, 2Gi',
+      ],
+      [
+        6,
+        'controlPlane.statefulSet.resources.requests.memory must be a quantity string such as "200m", "512Mi" or "2Gi", got number 512 (quote numbers)',
+      ],
       [8, 'missing required key "value" in controlPlane.statefulSet.env[0]'],
       [9, "controlPlane.statefulSet.replicas must be >= 1, got 0"],
     ]);
@@ -79,38 +103,75 @@ sync:
     const d = validateValuesDocument(text, F);
     expect(d).to.have.length(1);
     expect(d[0]).to.include({ line: 7, col: 7, severity: "error", code: "mesh-conflict" });
-    expect(d[0]!.message).to.contain("the mesh integration is enabled but the mesh custom resource is also set in `sync.toHost.customResources`");
+    expect(d[0]!.message).to.contain(
+      "the mesh integration is enabled but the mesh custom resource is also set in `sync.toHost.customResources`",
+    );
     expect(d[0]!.message).to.contain('"virtualservices.networking.mesh.io"');
     expect(d[0]!.message).to.contain("remove the entry and use `integrations.mesh`");
   });
 
   it("matches a mesh resource in customResources however it is spelled: singular, plural or short name, with a version; other spellings are schema errors", () => {
-    const text = (key: string) => `integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {${JSON.stringify(key)}: {enabled: true}}}}\n`;
-    for (const key of ["virtualservice.networking.mesh.io", "virtualservices.v1beta1.networking.mesh.io", "vs.networking.mesh.io", "destinationrule.networking.mesh.io", "dr.v1beta1.networking.mesh.io", "gateway.networking.mesh.io", "gw.networking.mesh.io"]) {
+    const text = (key: string) =>
+      `integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {${JSON.stringify(key)}: {enabled: true}}}}\n`;
+    for (const key of [
+      "virtualservice.networking.mesh.io",
+      "virtualservices.v1beta1.networking.mesh.io",
+      "vs.networking.mesh.io",
+      "destinationrule.networking.mesh.io",
+      "dr.v1beta1.networking.mesh.io",
+      "gateway.networking.mesh.io",
+      "gw.networking.mesh.io",
+    ]) {
       const d = validateValuesDocument(text(key), F);
-      expect(d.map((x) => x.code), key).to.deep.equal(["mesh-conflict"]);
+      expect(
+        d.map((x) => x.code),
+        key,
+      ).to.deep.equal(["mesh-conflict"]);
       expect(d[0]!.message).to.contain(`"${key}"`);
     }
     // Not of the <plural>.<group> form: refused by the schema, never silently synced.
     for (const key of ["virtualservices", "VirtualService", "VirtualService.networking.mesh.io"]) {
-      expect(validateValuesDocument(text(key), F).map((x) => x.severity), key).to.deep.equal(["error"]);
+      expect(
+        validateValuesDocument(text(key), F).map((x) => x.severity),
+        key,
+      ).to.deep.equal(["error"]);
     }
-    for (const other of ["virtualservices.networking.other.io", "gatewayclasses.gateway.networking.k8s.io", "vs.example.com"]) {
-      expect(validateValuesDocument(text(other), F).map((x) => x.code), other).to.deep.equal([]);
+    for (const other of [
+      "virtualservices.networking.other.io",
+      "gatewayclasses.gateway.networking.k8s.io",
+      "vs.example.com",
+    ]) {
+      expect(
+        validateValuesDocument(text(other), F).map((x) => x.code),
+        other,
+      ).to.deep.equal([]);
     }
   });
 
   it("warns that certificates.cert-manager.io in customResources is redundant while the certificate-manager integration is on", () => {
-    const text = (on: boolean) => `integrations: {certManager: {enabled: ${on}}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}, widgets.example.com: {enabled: true}}}}\n`;
+    const text = (on: boolean) =>
+      `integrations: {certManager: {enabled: ${on}}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}, widgets.example.com: {enabled: true}}}}\n`;
     const d = validateValuesDocument(text(true), F);
     expect(d.map((x) => [x.line, x.severity, x.code])).to.deep.equal([[2, "warning", "certmanager-conflict"]]);
-    expect(d[0]!.message).to.contain('"certificates.cert-manager.io" is redundant; remove it and use `integrations.certManager`');
+    expect(d[0]!.message).to.contain(
+      '"certificates.cert-manager.io" is redundant; remove it and use `integrations.certManager`',
+    );
     expect(validateValuesDocument(text(false), F)).to.deep.equal([]);
   });
 
   it("accepts the same custom resource while the mesh integration is off, and other resources while it is on", () => {
-    expect(validateValuesDocument("sync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io:\n        enabled: true\n", F)).to.deep.equal([]);
-    expect(validateValuesDocument(`integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}}}}\n`, F)).to.deep.equal([]);
+    expect(
+      validateValuesDocument(
+        "sync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io:\n        enabled: true\n",
+        F,
+      ),
+    ).to.deep.equal([]);
+    expect(
+      validateValuesDocument(
+        `integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}}}}\n`,
+        F,
+      ),
+    ).to.deep.equal([]);
   });
 
   it("rejects the mesh integration in private nodes mode", () => {
@@ -120,12 +181,18 @@ sync:
   });
 
   it("rejects the metrics integration together with the built-in metrics server", () => {
-    const d = validateValuesDocument("integrations:\n  metricsServer:\n    enabled: true\ndeploy:\n  metricsServer:\n    enabled: true\n", F);
+    const d = validateValuesDocument(
+      "integrations:\n  metricsServer:\n    enabled: true\ndeploy:\n  metricsServer:\n    enabled: true\n",
+      F,
+    );
     expect(d.map((x) => [x.line, x.code])).to.deep.equal([[6, "metrics-conflict"]]);
   });
 
   it("warns on the metrics integration in private nodes mode, and when it proxies nothing", () => {
-    const d = validateValuesDocument("privateNodes: {enabled: true}\nintegrations:\n  metricsServer:\n    enabled: true\n    pods: false\n    nodes: false\n", F);
+    const d = validateValuesDocument(
+      "privateNodes: {enabled: true}\nintegrations:\n  metricsServer:\n    enabled: true\n    pods: false\n    nodes: false\n",
+      F,
+    );
     expect(d.map((x) => [x.line, x.severity, x.code])).to.deep.equal([
       [4, "warning", "metrics-private-nodes"],
       [4, "warning", "metrics-empty"],
@@ -133,7 +200,10 @@ sync:
   });
 
   it("requires a connection for the external database and one backing store", () => {
-    const none = validateValuesDocument("controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n", F);
+    const none = validateValuesDocument(
+      "controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n",
+      F,
+    );
     expect(none.map((x) => x.code)).to.deep.equal(["database-endpoint"]);
     const both = validateValuesDocument(
       "controlPlane:\n  backingStore:\n    kvstore:\n      embedded:\n        enabled: true\n    database:\n      external:\n        enabled: true\n        endpoint: postgres://db\n",
@@ -143,7 +213,8 @@ sync:
   });
 
   it("never repeats the database endpoint or secret-looking env values in messages", () => {
-    const text = "controlPlane:\n  statefulSet:\n    env:\n      - name: DB_PASSWORD\n        value: 912873465\n  backingStore:\n    database:\n      external:\n        enabled: true\n        endpoint: 4242424242\n";
+    const text =
+      "controlPlane:\n  statefulSet:\n    env:\n      - name: DB_PASSWORD\n        value: 912873465\n  backingStore:\n    database:\n      external:\n        enabled: true\n        endpoint: 4242424242\n";
     const d = validateValuesDocument(text, F);
     expect(d.map((x) => x.line)).to.deep.equal([5, 10]);
     for (const x of d) {

@@ -24,17 +24,25 @@ const REVIEW_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
 /** The user name and groups the API server authenticates a service account's token as. */
 function serviceAccountIdentity(sa: { namespace: string; name: string }): { user: string; groups: string[] } {
-  return { user: `system:serviceaccount:${sa.namespace}:${sa.name}`, groups: ["system:serviceaccounts", `system:serviceaccounts:${sa.namespace}`, "system:authenticated"] };
+  return {
+    user: `system:serviceaccount:${sa.namespace}:${sa.name}`,
+    groups: ["system:serviceaccounts", `system:serviceaccounts:${sa.namespace}`, "system:authenticated"],
+  };
 }
 
-const keyOf = (q: AccessQuestion) => [q.serviceAccount.namespace, q.serviceAccount.name, q.verb, q.group, q.resource, q.namespace ?? ""].join("\u0000");
+const keyOf = (q: AccessQuestion) =>
+  [q.serviceAccount.namespace, q.serviceAccount.name, q.verb, q.group, q.resource, q.namespace ?? ""].join("\u0000");
 
 /** The SubjectAccessReview that asks one question. */
 function reviewOf(q: AccessQuestion): Record<string, unknown> {
   const { user, groups } = serviceAccountIdentity(q.serviceAccount);
   const resourceAttributes: Record<string, string> = { verb: q.verb, group: q.group, resource: q.resource };
   if (q.namespace !== undefined) resourceAttributes.namespace = q.namespace;
-  return { apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec: { user, groups, resourceAttributes } };
+  return {
+    apiVersion: "authorization.k8s.io/v1",
+    kind: "SubjectAccessReview",
+    spec: { user, groups, resourceAttributes },
+  };
 }
 
 /** Why the questions could not be asked, said so that "not checked (access): ..." reads well. */
@@ -44,7 +52,10 @@ export class AccessUnknown extends Error {}
  * Asks the host each distinct question. Throws AccessUnknown when the caller may not create SubjectAccessReviews (403)
  * or the host does not serve them: the checks that need the answers then say they could not be made.
  */
-export async function reviewAccess(host: Pick<Host, "create">, questions: readonly AccessQuestion[]): Promise<AccessAnswer[]> {
+export async function reviewAccess(
+  host: Pick<Host, "create">,
+  questions: readonly AccessQuestion[],
+): Promise<AccessAnswer[]> {
   const distinct = new Map(questions.map((q) => [keyOf(q), q]));
   const out: AccessAnswer[] = [];
   for (const q of distinct.values()) {
@@ -52,8 +63,10 @@ export async function reviewAccess(host: Pick<Host, "create">, questions: readon
     try {
       status = (await host.create<{ status?: typeof status }>(REVIEW_PATH, reviewOf(q))).status;
     } catch (err) {
-      if (isForbidden(err)) throw new AccessUnknown("you may not create SubjectAccessReviews, so the permission checks could not be made");
-      if (err instanceof HostError && (err.status === 404 || err.status === 405)) throw new AccessUnknown("the host serves no SubjectAccessReview, so the permission checks could not be made");
+      if (isForbidden(err))
+        throw new AccessUnknown("you may not create SubjectAccessReviews, so the permission checks could not be made");
+      if (err instanceof HostError && (err.status === 404 || err.status === 405))
+        throw new AccessUnknown("the host serves no SubjectAccessReview, so the permission checks could not be made");
       throw err;
     }
     const reason = status?.reason || status?.evaluationError;
@@ -69,6 +82,10 @@ function answerTo(answers: readonly AccessAnswer[] | undefined, q: AccessQuestio
 }
 
 /** Of `verbs`, those the authorizer denied (unasked verbs are not reported: no answer is not a denial). */
-export function deniedVerbs(answers: readonly AccessAnswer[] | undefined, q: Omit<AccessQuestion, "verb">, verbs: readonly string[]): string[] {
+export function deniedVerbs(
+  answers: readonly AccessAnswer[] | undefined,
+  q: Omit<AccessQuestion, "verb">,
+  verbs: readonly string[],
+): string[] {
   return verbs.filter((verb) => answerTo(answers, { ...q, verb })?.allowed === false);
 }

@@ -18,7 +18,10 @@ interface GatewayServers {
 
 /** The Certificate of the host namespace that issues the Secret `secretName`, if any. */
 function issuing(certificates: readonly KubeObject[], namespace: string, secretName: string): KubeObject | undefined {
-  return certificates.find((c) => c.metadata.namespace === namespace && (c.spec as { secretName?: unknown } | undefined)?.secretName === secretName);
+  return certificates.find(
+    (c) =>
+      c.metadata.namespace === namespace && (c.spec as { secretName?: unknown } | undefined)?.secretName === secretName,
+  );
 }
 
 function readyOf(certificate: KubeObject): Condition | undefined {
@@ -44,11 +47,25 @@ export const gatewayCertificates: Check = (s: HostSnapshot) => {
       const ready = readyOf(cert);
       if (ready?.status === "True" || seen.has(key)) continue;
       seen.add(key);
-      const why = ready ? `Ready is ${ready.status ?? "unknown"}${ready.reason ? ` (${ready.reason})` : ""}${ready.message ? `: ${ready.message}` : ""}` : "it has no Ready condition yet";
-      const served = !s.unreadable?.secrets && secretNamespaces(s, gw).some((ns) => s.existingSecrets.includes(`${ns}/${secret}`));
+      const why = ready
+        ? `Ready is ${ready.status ?? "unknown"}${ready.reason ? ` (${ready.reason})` : ""}${ready.message ? `: ${ready.message}` : ""}`
+        : "it has no Ready condition yet";
+      const served =
+        !s.unreadable?.secrets && secretNamespaces(s, gw).some((ns) => s.existingSecrets.includes(`${ns}/${secret}`));
       const message = `the Certificate ${cert.metadata.namespace}/${cert.metadata.name} that issues tls.credentialName ${secret} (port ${server.port?.number ?? "?"}) is not Ready: ${why}${served ? "; the Secret holds an earlier certificate" : ""}`;
       const how = `kubectl -n ${s.namespace} describe certificate ${cert.metadata.name} shows why cert-manager has not issued it`;
-      out.push(finding("https-certificate", { check: "certificate-not-ready", severity: served ? "warning" : "error", object: `Gateway ${gw.metadata.namespace}/${gw.metadata.name}`, message }, how));
+      out.push(
+        finding(
+          "https-certificate",
+          {
+            check: "certificate-not-ready",
+            severity: served ? "warning" : "error",
+            object: `Gateway ${gw.metadata.namespace}/${gw.metadata.name}`,
+            message,
+          },
+          how,
+        ),
+      );
     }
   }
   return out;
@@ -78,28 +95,59 @@ export const gatewaySecrets: Check = (s: HostSnapshot) => {
       for (const ns of namespaces) {
         const ref = `${ns}/${name}`;
         if (!s.existingSecrets.includes(ref)) {
-          const shared = ns !== s.namespace ? ` (the gateway pods run in ${ns}: the Secret must be there, a copy in ${s.namespace} is not read)` : "";
+          const shared =
+            ns !== s.namespace
+              ? ` (the gateway pods run in ${ns}: the Secret must be there, a copy in ${s.namespace} is not read)`
+              : "";
           // A Certificate still being issued is the certificate-not-ready finding.
           if (issuing(s.certificates ?? [], s.namespace, name) && ns === s.namespace) continue;
-          out.push(finding("https-certificate", { check: "tls-secret", severity: "error", object, message: `tls.credentialName ${name} (${port}) names a Secret that does not exist in ${ns}${shared}` }));
+          out.push(
+            finding("https-certificate", {
+              check: "tls-secret",
+              severity: "error",
+              object,
+              message: `tls.credentialName ${name} (${port}) names a Secret that does not exist in ${ns}${shared}`,
+            }),
+          );
           continue;
         }
         const cert = s.tlsCertificates?.[ref];
         if (!cert) continue;
         const what = `the certificate in Secret ${ref} (${port})`;
-        const add = (severity: "error" | "warning", message: string, how?: string) => out.push(finding("https-certificate", { check: "tls-certificate", severity, object, message }, how));
+        const add = (severity: "error" | "warning", message: string, how?: string) =>
+          out.push(finding("https-certificate", { check: "tls-certificate", severity, object, message }, how));
         if (cert.error) {
           add("error", `the Secret ${ref} (${port}) holds no usable certificate: ${cert.error}`);
           continue;
         }
         const from = Date.parse(cert.validFrom ?? "");
         const to = Date.parse(cert.validTo ?? "");
-        if (Number.isFinite(now) && Number.isFinite(to) && to <= now) add("error", `${what} expired on ${cert.validTo}`, "renew the certificate (cert-manager renews what it issues: check its Certificate)");
-        else if (Number.isFinite(now) && Number.isFinite(from) && from > now) add("error", `${what} is not valid before ${cert.validFrom}`, "check the clock of the issuer and of the host");
-        else if (Number.isFinite(now) && Number.isFinite(to) && to - now < EXPIRY_WARNING_DAYS * DAY_MS) add("warning", `${what} expires on ${cert.validTo}, within ${EXPIRY_WARNING_DAYS} days`, "renew it before then");
+        if (Number.isFinite(now) && Number.isFinite(to) && to <= now)
+          add(
+            "error",
+            `${what} expired on ${cert.validTo}`,
+            "renew the certificate (cert-manager renews what it issues: check its Certificate)",
+          );
+        else if (Number.isFinite(now) && Number.isFinite(from) && from > now)
+          add(
+            "error",
+            `${what} is not valid before ${cert.validFrom}`,
+            "check the clock of the issuer and of the host",
+          );
+        else if (Number.isFinite(now) && Number.isFinite(to) && to - now < EXPIRY_WARNING_DAYS * DAY_MS)
+          add(
+            "warning",
+            `${what} expires on ${cert.validTo}, within ${EXPIRY_WARNING_DAYS} days`,
+            "renew it before then",
+          );
         const hosts = (server.hosts ?? []).map(bareHost).filter((h) => h !== "*");
         const uncovered = hosts.filter((h) => !covers(cert.dnsNames ?? [], h));
-        if (uncovered.length) add("error", `${what} does not name ${uncovered.join(", ")} (it names ${(cert.dnsNames ?? []).join(", ") || "no DNS name"}): clients refuse the handshake`, "issue the certificate for the Gateway's hosts (dnsNames of its Certificate)");
+        if (uncovered.length)
+          add(
+            "error",
+            `${what} does not name ${uncovered.join(", ")} (it names ${(cert.dnsNames ?? []).join(", ") || "no DNS name"}): clients refuse the handshake`,
+            "issue the certificate for the Gateway's hosts (dnsNames of its Certificate)",
+          );
       }
     }
   }

@@ -7,10 +7,15 @@ import { isControlPlane } from "./facts.js";
 import type { Finding, HostSnapshot } from "./types.js";
 
 /** Lines printed under the headline (and as `remarks` in -o json|yaml). `valuesNote`: why the repository's values were not used. */
-export function remarks(s: Pick<HostSnapshot, "cluster" | "values" | "liveValues" | "suspendedBy">, valuesNote?: string): string[] {
+export function remarks(
+  s: Pick<HostSnapshot, "cluster" | "values" | "liveValues" | "suspendedBy">,
+  valuesNote?: string,
+): string[] {
   const out: string[] = [];
   if (s.suspendedBy !== undefined) {
-    out.push(`suspended for a restore (${s.suspendedBy || "no reason given"}): reconciliation is paused and the control plane is being replaced; its symptoms are expected until the restore ends and are reported as notes`);
+    out.push(
+      `suspended for a restore (${s.suspendedBy || "no reason given"}): reconciliation is paused and the control plane is being replaced; its symptoms are expected until the restore ends and are reported as notes`,
+    );
   }
   if (valuesNote && !s.values) {
     const secret = names.configSecret(s.cluster);
@@ -26,8 +31,10 @@ export function remarks(s: Pick<HostSnapshot, "cluster" | "values" | "liveValues
 /** Whether a finding is about the control plane's own objects (its StatefulSet, pods, claims, the restore pod). */
 function aboutControlPlane(s: HostSnapshot, f: Finding): boolean {
   const ns = s.namespace;
-  if (f.object === `StatefulSet ${ns}/${s.cluster}` || f.object === `Pod ${ns}/${restorePodName(s.cluster)}`) return true;
-  if (f.object.startsWith(`PersistentVolumeClaim ${ns}/`) && f.object.endsWith(`-${names.statefulSet(s.cluster)}-0`)) return true;
+  if (f.object === `StatefulSet ${ns}/${s.cluster}` || f.object === `Pod ${ns}/${restorePodName(s.cluster)}`)
+    return true;
+  if (f.object.startsWith(`PersistentVolumeClaim ${ns}/`) && f.object.endsWith(`-${names.statefulSet(s.cluster)}-0`))
+    return true;
   if (!f.object.startsWith(`Pod ${ns}/`)) return false;
   const pod = s.pods.find((p) => `Pod ${ns}/${p.metadata.name}` === f.object);
   return !!pod && isControlPlane(pod.metadata.labels, s.cluster);
@@ -37,6 +44,8 @@ function aboutControlPlane(s: HostSnapshot, f: Finding): boolean {
 export function duringRestore(s: HostSnapshot, findings: Finding[]): Finding[] {
   if (s.suspendedBy === undefined) return findings;
   return findings.map((f) =>
-    f.severity !== "note" && aboutControlPlane(s, f) ? { ...f, severity: "note", message: `expected during the restore: ${f.message}` } : f,
+    f.severity !== "note" && aboutControlPlane(s, f)
+      ? { ...f, severity: "note", message: `expected during the restore: ${f.message}` }
+      : f,
   );
 }

@@ -30,7 +30,10 @@ export const persistence: Check = (s) => {
     return [finding("state-loss", { check: "persistence", severity: "warning", object, message }, how)];
   }
   const restarts = controlPlanePod(s)?.status?.containerStatuses?.find((c) => c.name === "syncer")?.restartCount ?? 0;
-  const kept = restarts > 0 ? `; its container restarted ${restarts} time(s), which keeps the store (an emptyDir outlasts a container restart)` : "";
+  const kept =
+    restarts > 0
+      ? `; its container restarted ${restarts} time(s), which keeps the store (an emptyDir outlasts a container restart)`
+      : "";
   const message = `the embedded kvstore has no persistent volume (the default): recreating the control plane's pod loses the virtual cluster's state${kept}`;
   return [finding("state-loss", { check: "persistence", severity: "note", object, message }, how)];
 };
@@ -42,11 +45,16 @@ const RECREATED_AFTER_MS = 120_000;
 function podRecreated(s: Parameters<typeof controlPlanePod>[0]): string | undefined {
   const pod = controlPlanePod(s);
   if (!pod || !s.statefulSet) return undefined;
-  if (eventsAbout(s, "StatefulSet", s.statefulSet.metadata.name).some((e) => e.reason === "FailedCreate")) return undefined; // created late, not again
-  const creates = eventsAbout(s, "StatefulSet", s.statefulSet.metadata.name).filter((e) => e.reason === "SuccessfulCreate" && e.message.includes(` ${pod.metadata.name} `));
+  if (eventsAbout(s, "StatefulSet", s.statefulSet.metadata.name).some((e) => e.reason === "FailedCreate"))
+    return undefined; // created late, not again
+  const creates = eventsAbout(s, "StatefulSet", s.statefulSet.metadata.name).filter(
+    (e) => e.reason === "SuccessfulCreate" && e.message.includes(` ${pod.metadata.name} `),
+  );
   if (creates.length > 1) return `the StatefulSet created ${pod.metadata.name} ${creates.length} times`;
   const born = Date.parse(String((pod.metadata as { creationTimestamp?: unknown }).creationTimestamp ?? ""));
-  const setBorn = Date.parse(String((s.statefulSet.metadata as { creationTimestamp?: unknown }).creationTimestamp ?? ""));
+  const setBorn = Date.parse(
+    String((s.statefulSet.metadata as { creationTimestamp?: unknown }).creationTimestamp ?? ""),
+  );
   if (Number.isFinite(born) && Number.isFinite(setBorn) && born - setBorn > RECREATED_AFTER_MS) {
     return `${pod.metadata.name} was created ${Math.round((born - setBorn) / 60_000)} min after its StatefulSet`;
   }
@@ -61,7 +69,9 @@ export const volumeClaims: Check = (s) => {
   for (let i = 0; i < (spec.replicas ?? 1); i++) {
     for (const tpl of spec.volumeClaimTemplates) {
       const name = `${tpl.metadata?.name ?? "data"}-${s.statefulSet.metadata.name}-${i}`;
-      const pvc = s.pvcs.find((p) => p.metadata.name === name) as { spec?: { storageClassName?: string }; status?: { phase?: string } } | undefined;
+      const pvc = s.pvcs.find((p) => p.metadata.name === name) as
+        | { spec?: { storageClassName?: string }; status?: { phase?: string } }
+        | undefined;
       const phase = pvc?.status?.phase;
       if (!pvc || phase === "Bound") continue;
       const storageClass = pvc.spec?.storageClassName ?? tpl.spec?.storageClassName;
@@ -69,8 +79,17 @@ export const volumeClaims: Check = (s) => {
         phase === "Lost"
           ? `the control plane's volume claim ${name} is Lost: its volume is gone and the store with it`
           : `the control plane's volume claim ${name} is ${phase ?? "not bound"}${storageClass ? ` (storage class ${storageClass})` : " (the default storage class)"}`;
-      const how = phase === "Lost" ? `restore from backup (vc restore ${s.cluster} <oci_reference>)` : `kubectl -n ${s.namespace} describe pvc ${name}; kubectl get storageclass`;
-      out.push(finding("state-loss", { check: "volume-claim", severity: "error", object: `PersistentVolumeClaim ${s.namespace}/${name}`, message }, how));
+      const how =
+        phase === "Lost"
+          ? `restore from backup (vc restore ${s.cluster} <oci_reference>)`
+          : `kubectl -n ${s.namespace} describe pvc ${name}; kubectl get storageclass`;
+      out.push(
+        finding(
+          "state-loss",
+          { check: "volume-claim", severity: "error", object: `PersistentVolumeClaim ${s.namespace}/${name}`, message },
+          how,
+        ),
+      );
     }
   }
   return out;
@@ -85,5 +104,11 @@ export const livenessProbe: Check = (s) => {
   if (differing.length === 0) return [];
   const tighter = differing.some((k) => probe[k]! < SUGGESTED_LIVENESS[k]);
   const message = `liveness probe differs from the suggested values: ${differing.map((k) => `${k} ${probe[k]} (suggested ${SUGGESTED_LIVENESS[k]})`).join(", ")}${tighter ? "; a tighter probe restarts a slow control plane" : ""}`;
-  return [finding("crash-liveness", { check: "liveness-probe", severity: "note", object: `StatefulSet ${s.namespace}/${s.cluster}` , message }, "set controlPlane.statefulSet.probes.livenessProbe")];
+  return [
+    finding(
+      "crash-liveness",
+      { check: "liveness-probe", severity: "note", object: `StatefulSet ${s.namespace}/${s.cluster}`, message },
+      "set controlPlane.statefulSet.probes.livenessProbe",
+    ),
+  ];
 };

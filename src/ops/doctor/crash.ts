@@ -28,7 +28,8 @@ function crashCause(s: HostSnapshot, pod: PodLike, cs: ContainerStatus): { row: 
 }
 
 function memoryLimit(pod: PodLike, container: string, init = false): string | undefined {
-  const limit = (init ? pod.spec?.initContainers : pod.spec?.containers)?.find((c) => c.name === container)?.resources?.limits?.memory;
+  const limit = (init ? pod.spec?.initContainers : pod.spec?.containers)?.find((c) => c.name === container)?.resources
+    ?.limits?.memory;
   return limit ? `the memory limit is now ${limit}` : undefined;
 }
 
@@ -37,7 +38,10 @@ export const crashingPods: Check = (s) => {
   for (const o of s.pods) {
     const pod = asPod(o);
     // Init containers loop and run out of memory too: the pod then never starts its containers.
-    const statuses = [...(pod.status?.initContainerStatuses ?? []).map((cs) => ({ cs, init: true })), ...(pod.status?.containerStatuses ?? []).map((cs) => ({ cs, init: false }))];
+    const statuses = [
+      ...(pod.status?.initContainerStatuses ?? []).map((cs) => ({ cs, init: true })),
+      ...(pod.status?.containerStatuses ?? []).map((cs) => ({ cs, init: false })),
+    ];
     for (const { cs, init } of statuses) {
       const restarts = cs.restartCount ?? 0;
       const object = podRef(pod);
@@ -45,11 +49,35 @@ export const crashingPods: Check = (s) => {
       if (cs.state?.waiting?.reason === "CrashLoopBackOff") {
         const { row, detail } = crashCause(s, pod, cs);
         const message = `${what} in CrashLoopBackOff after ${restarts} restarts, ${detail}`;
-        out.push(finding(row, { check: "crash-loop", severity: "error", object, message }, row === "crash-memory" ? memoryLimit(pod, cs.name, init) : undefined));
+        out.push(
+          finding(
+            row,
+            { check: "crash-loop", severity: "error", object, message },
+            row === "crash-memory" ? memoryLimit(pod, cs.name, init) : undefined,
+          ),
+        );
       } else if (oomKilled(cs)) {
-        out.push(finding("oom-killed", { check: "oom-killed", severity: "warning", object, message: `${what} was OOMKilled (${restarts} restarts)` }, memoryLimit(pod, cs.name, init)));
+        out.push(
+          finding(
+            "oom-killed",
+            {
+              check: "oom-killed",
+              severity: "warning",
+              object,
+              message: `${what} was OOMKilled (${restarts} restarts)`,
+            },
+            memoryLimit(pod, cs.name, init),
+          ),
+        );
       } else if (restarts >= HIGH_RESTARTS) {
-        out.push(finding("high-restarts", { check: "high-restarts", severity: "warning", object, message: `${what} restarted ${restarts} times, ${lastTermination(cs)}` }));
+        out.push(
+          finding("high-restarts", {
+            check: "high-restarts",
+            severity: "warning",
+            object,
+            message: `${what} restarted ${restarts} times, ${lastTermination(cs)}`,
+          }),
+        );
       }
     }
   }

@@ -39,8 +39,14 @@ export function syncerContainer(s: HostSnapshot): SyncerContainer | undefined {
 }
 
 /** The service account the control plane runs as: the StatefulSet's, else `vc-<name>`. */
-export function syncerServiceAccount(s: Pick<HostSnapshot, "statefulSet" | "namespace" | "cluster">): { namespace: string; name: string } {
-  return { namespace: s.namespace, name: statefulSetSpec(s)?.template?.spec?.serviceAccountName ?? names.serviceAccount(s.cluster) };
+export function syncerServiceAccount(s: Pick<HostSnapshot, "statefulSet" | "namespace" | "cluster">): {
+  namespace: string;
+  name: string;
+} {
+  return {
+    namespace: s.namespace,
+    name: statefulSetSpec(s)?.template?.spec?.serviceAccountName ?? names.serviceAccount(s.cluster),
+  };
 }
 
 /** Control-plane pods carry `release=<name>` and `app=<chart app label>` (spec 1.2). */
@@ -56,7 +62,11 @@ export function controlPlanePod(s: HostSnapshot, ordinal = 0): PodLike | undefin
 
 /** The virtual cluster's workload pods the syncer put on the host (owned by the cluster, not the control plane). */
 export function syncedPods(s: HostSnapshot): PodLike[] {
-  return s.pods.map(asPod).filter((p) => p.metadata.labels?.[LABELS.managedBy] === s.cluster && !isControlPlane(p.metadata.labels, s.cluster));
+  return s.pods
+    .map(asPod)
+    .filter(
+      (p) => p.metadata.labels?.[LABELS.managedBy] === s.cluster && !isControlPlane(p.metadata.labels, s.cluster),
+    );
 }
 
 export function meshEnabled(s: HostSnapshot): boolean {
@@ -71,14 +81,17 @@ export function metricsProxyDeployment(s: Pick<HostSnapshot, "deployments" | "cl
 }
 
 /** Whether the metrics integration is on: from the values when known, else from a deployed metrics proxy. */
-export function metricsIntegrationEnabled(s: Pick<HostSnapshot, "values" | "liveValues" | "deployments" | "cluster">): boolean {
+export function metricsIntegrationEnabled(
+  s: Pick<HostSnapshot, "values" | "liveValues" | "deployments" | "cluster">,
+): boolean {
   const values = configOf(s);
   if (values) return values.integrations.metricsServer.enabled;
   return metricsProxyDeployment(s) !== undefined;
 }
 
 function proxyContainer(d: KubeObject | undefined): { args?: string[] } | undefined {
-  return (d as { spec?: { template?: { spec?: { containers?: Array<{ args?: string[] }> } } } } | undefined)?.spec?.template?.spec?.containers?.[0];
+  return (d as { spec?: { template?: { spec?: { containers?: Array<{ args?: string[] }> } } } } | undefined)?.spec
+    ?.template?.spec?.containers?.[0];
 }
 
 /**
@@ -90,13 +103,16 @@ export function hostApiGroupOf(s: Pick<HostSnapshot, "values" | "liveValues" | "
   if (values) return values.integrations.metricsServer.proxy.hostApiGroup;
   const args = proxyContainer(metricsProxyDeployment(s))?.args ?? [];
   const at = args.indexOf("--host-api-group");
-  return (at >= 0 ? args[at + 1] : args.find((a) => a.startsWith("--host-api-group="))?.slice("--host-api-group=".length)) || METRICS_GROUP;
+  return (
+    (at >= 0 ? args[at + 1] : args.find((a) => a.startsWith("--host-api-group="))?.slice("--host-api-group=".length)) ||
+    METRICS_GROUP
+  );
 }
 
 /** The service account that reads host metrics: the metrics proxy's when it is deployed, else the control plane's `vc-<name>`. */
 export function metricsServiceAccount(s: Pick<HostSnapshot, "deployments" | "cluster">): string {
   const proxy = metricsProxyDeployment(s);
-  const sa = (proxy as { spec?: { template?: { spec?: { serviceAccountName?: string } } } } | undefined)?.spec?.template?.spec?.serviceAccountName;
+  const sa = (proxy as { spec?: { template?: { spec?: { serviceAccountName?: string } } } } | undefined)?.spec?.template
+    ?.spec?.serviceAccountName;
   return sa ?? names.serviceAccount(s.cluster);
 }
-

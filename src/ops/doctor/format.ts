@@ -8,14 +8,23 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
-export function formatFindings(cluster: string, namespace: string, findings: readonly Finding[], unreadable: Record<string, string | undefined> = {}, remarks: readonly string[] = []): string {
+export function formatFindings(
+  cluster: string,
+  namespace: string,
+  findings: readonly Finding[],
+  unreadable: Record<string, string | undefined> = {},
+  remarks: readonly string[] = [],
+): string {
   const skipped = Object.entries(unreadable)
     .filter(([, why]) => why)
     .map(([what, why]) => escapeControls(`not checked (${what}): ${why}`));
   const tail = skipped.length ? `${skipped.join("\n")}\n` : "";
   const of = (severity: Severity) => findings.filter((f) => f.severity === severity);
   const problems = of("error").length + of("warning").length;
-  const summary = problems === 0 ? `no problems found${of("note").length ? `, ${plural(of("note").length, "note")}` : ""}` : SEVERITIES.map((s) => plural(of(s).length, s)).join(", ");
+  const summary =
+    problems === 0
+      ? `no problems found${of("note").length ? `, ${plural(of("note").length, "note")}` : ""}`
+      : SEVERITIES.map((s) => plural(of(s).length, s)).join(", ");
   const lines = [`virtual cluster ${cluster} (namespace ${namespace}): ${summary}`, ...remarks];
   for (const severity of SEVERITIES) {
     const group = of(severity);

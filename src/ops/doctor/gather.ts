@@ -54,7 +54,11 @@ function liveValuesOf(secret: KubeObject | undefined): Values | undefined {
  * Times reads with `now` (milliseconds; tests pass their own clock) and records in `slowReads` each read of `path` that
  * took at least `slowMs`, failed or not.
  */
-export function readTimer(slowReads: HostSnapshot["slowReads"], slowMs: number, now: () => number = () => performance.now()) {
+export function readTimer(
+  slowReads: HostSnapshot["slowReads"],
+  slowMs: number,
+  now: () => number = () => performance.now(),
+) {
   return async <T>(path: string, read: Promise<T>): Promise<T> => {
     const start = now();
     try {
@@ -66,18 +70,32 @@ export function readTimer(slowReads: HostSnapshot["slowReads"], slowMs: number, 
   };
 }
 
-export async function gatherSnapshot(host: Host, cluster: string, namespace: string, values?: Values, options: GatherOptions = {}): Promise<HostSnapshot> {
+export async function gatherSnapshot(
+  host: Host,
+  cluster: string,
+  namespace: string,
+  values?: Values,
+  options: GatherOptions = {},
+): Promise<HostSnapshot> {
   const unreadable: Partial<Record<Readable, string>> = {};
   const slowReads: HostSnapshot["slowReads"] = [];
   const timed = readTimer(slowReads, options.slowReadMs ?? SLOW_READ_MS);
   const get = (path: string) => timed(path, host.get(path));
-  const list = (path: string, labelSelector?: string) => timed(path, host.list(path, labelSelector ? { labelSelector } : {}));
+  const list = (path: string, labelSelector?: string) =>
+    timed(path, host.list(path, labelSelector ? { labelSelector } : {}));
   /** Reads what only some checks need; a failure (often 403 for a namespace-scoped user) skips those checks. */
   const optional = async <T>(part: Readable, fallback: T, read: () => Promise<T>): Promise<T> => {
     try {
       return await read();
     } catch (err) {
-      unreadable[part] ??= err instanceof AccessUnknown ? err.message : isForbidden(err) ? NOT_VISIBLE : err instanceof HostError ? err.message : (err as Error).message;
+      unreadable[part] ??=
+        err instanceof AccessUnknown
+          ? err.message
+          : isForbidden(err)
+            ? NOT_VISIBLE
+            : err instanceof HostError
+              ? err.message
+              : (err as Error).message;
       return fallback;
     }
   };
@@ -102,35 +120,62 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   const metricsOn = metricsIntegrationEnabled(facts);
   // Mesh objects are read while the mesh integration is on, or not known to be off.
   const meshOn = configOf(facts)?.integrations.mesh.enabled ?? true;
-  const mesh = (kind: "VirtualService" | "DestinationRule" | "Gateway", part: Readable) => (meshOn ? optional(part, none, () => list(P.mesh(kind, namespace))) : none);
-  const [metricsApiService, initManifests, gateways, serviceAccounts, localServices, virtualServices, destinationRules] = await Promise.all([
+  const mesh = (kind: "VirtualService" | "DestinationRule" | "Gateway", part: Readable) =>
+    meshOn ? optional(part, none, () => list(P.mesh(kind, namespace))) : none;
+  const [
+    metricsApiService,
+    initManifests,
+    gateways,
+    serviceAccounts,
+    localServices,
+    virtualServices,
+    destinationRules,
+  ] = await Promise.all([
     metricsOn ? optional("apiService", undefined, () => get(P.apiService(hostMetricsApiService(facts)))) : undefined,
-    metricsOn ? optional("initManifests", undefined, () => get(P.configMaps(namespace, names.initManifests(cluster)))) : undefined,
+    metricsOn
+      ? optional("initManifests", undefined, () => get(P.configMaps(namespace, names.initManifests(cluster))))
+      : undefined,
     mesh("Gateway", "gateways"),
     optional("serviceAccounts", none, () => list(pathOf("v1", "ServiceAccount", namespace))),
     optional("services", none, () => list(P.services(namespace))),
     mesh("VirtualService", "mesh"),
     mesh("DestinationRule", "mesh"),
   ]);
-  const questions = [...metricsAccessQuestions({ ...facts, namespace, statefulSet }), ...syncerAccessQuestions({ ...facts, namespace, statefulSet })];
-  const access = questions.length ? await optional("access", undefined, () => reviewAccess(host, questions)) : undefined;
+  const questions = [
+    ...metricsAccessQuestions({ ...facts, namespace, statefulSet }),
+    ...syncerAccessQuestions({ ...facts, namespace, statefulSet }),
+  ];
+  const access = questions.length
+    ? await optional("access", undefined, () => reviewAccess(host, questions))
+    : undefined;
   const networkPolicies = await optional("networkPolicies", undefined, () => list(networkPoliciesPath(namespace)));
   // The syncer's egress is judged only against addresses known; who may not read them gets no egress finding.
-  const endpoints = networkPolicies?.length ? await optional("networkPolicies", undefined, () => get(API_ENDPOINTS_PATH)) : undefined;
+  const endpoints = networkPolicies?.length
+    ? await optional("networkPolicies", undefined, () => get(API_ENDPOINTS_PATH))
+    : undefined;
   // Inside the virtual cluster, while a metrics source serves it: its APIService list and the autoscalers' pod metrics.
   const metricsServed = metricsOn || (configOf(facts)?.deploy.metricsServer.enabled ?? false);
-  const virtual = metricsServed && !options.skipVirtual && statefulSet ? await optional("virtual", undefined, () => readVirtual(host, cluster, namespace, options.virtualServer)) : undefined;
+  const virtual =
+    metricsServed && !options.skipVirtual && statefulSet
+      ? await optional("virtual", undefined, () => readVirtual(host, cluster, namespace, options.virtualServer))
+      : undefined;
   // Suspension is read through vc's status store (wherever it keeps the cluster's records).
   const status = await optional("status", undefined, () =>
     new KubeStatusStore(host.client).read(cluster, namespace).catch((err: unknown) => {
       throw err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err;
     }),
   );
-  const missing = await optional("discovery", undefined, () => new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))));
+  const missing = await optional("discovery", undefined, () =>
+    new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))),
+  );
   // Services in other namespaces that routes name: looked up by name.
   const services = [...localServices];
   const meshNamespaces = meshNamespacesOnHost(namespace, [...virtualServices, ...destinationRules, ...gateways]);
-  const elsewhere = new Set(virtualServices.flatMap((vs) => destinationHosts(vs).map((h) => serviceRef(h, vs.metadata.namespace ?? namespace, meshNamespaces) ?? "")));
+  const elsewhere = new Set(
+    virtualServices.flatMap((vs) =>
+      destinationHosts(vs).map((h) => serviceRef(h, vs.metadata.namespace ?? namespace, meshNamespaces) ?? ""),
+    ),
+  );
   for (const ref of [...elsewhere].sort()) {
     const [ns, name] = ref.split("/") as [string, string];
     if (!ref || ns === namespace) continue;
@@ -139,9 +184,16 @@ export async function gatherSnapshot(host: Host, cluster: string, namespace: str
   }
   // Certificates matter only for Gateways that name a TLS Secret, while the cluster's configuration (when known) has the
   // certificate-manager integration on; a host without cert-manager answers 404: none.
-  const namesSecret = gateways.some((gw) => ((gw.spec as { servers?: Array<{ tls?: { credentialName?: string } }> } | undefined)?.servers ?? []).some((sv) => sv.tls?.credentialName));
+  const namesSecret = gateways.some((gw) =>
+    ((gw.spec as { servers?: Array<{ tls?: { credentialName?: string } }> } | undefined)?.servers ?? []).some(
+      (sv) => sv.tls?.credentialName,
+    ),
+  );
   const certManager = configOf(facts)?.integrations.certManager.enabled ?? true;
-  const certificates = namesSecret && certManager ? await optional("certificates", undefined, () => list(P.certificates(namespace))) : undefined;
+  const certificates =
+    namesSecret && certManager
+      ? await optional("certificates", undefined, () => list(P.certificates(namespace)))
+      : undefined;
   const ingressPods: KubeObject[] = [];
   const seen = new Set<string>();
   for (const gw of gateways) {

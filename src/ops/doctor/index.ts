@@ -19,7 +19,7 @@ import { gatewayCertificates, gatewaySecrets } from "./certificates.js";
 import { duringRestore } from "./context.js";
 import { SEVERITIES, type Check, type Finding, type HostSnapshot } from "./types.js";
 
-export type { Finding, HostSnapshot,  } from "./types.js";
+export type { Finding, HostSnapshot } from "./types.js";
 
 /** One line per check function (several may report under one check id: see coverage.ts). */
 export const CHECKS: ReadonlyArray<[string, Check]> = [
@@ -57,9 +57,18 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
 
 /** Runs every check; findings sorted by severity (errors, warnings, notes), then object and check. Pure. */
 export function diagnose(s: HostSnapshot): Finding[] {
-  const all = duringRestore(s, CHECKS.flatMap(([, check]) => check(s)));
+  const all = duringRestore(
+    s,
+    CHECKS.flatMap(([, check]) => check(s)),
+  );
   const rank = (f: Finding) => SEVERITIES.indexOf(f.severity);
-  return all.sort((a, b) => rank(a) - rank(b) || a.object.localeCompare(b.object) || a.check.localeCompare(b.check) || a.message.localeCompare(b.message));
+  return all.sort(
+    (a, b) =>
+      rank(a) - rank(b) ||
+      a.object.localeCompare(b.object) ||
+      a.check.localeCompare(b.check) ||
+      a.message.localeCompare(b.message),
+  );
 }
 
 /** How many findings of each severity. */

@@ -21,7 +21,8 @@ export function meshObjectsOf(objects: readonly KubeObject[]): KubeObject[] {
 function firstDifference(want: unknown, have: unknown, path = "spec"): string | undefined {
   if (isDeepStrictEqual(want, have)) return undefined;
   if (Array.isArray(want) && Array.isArray(have)) {
-    if (want.length !== have.length) return `${path} (${want.length} item(s) in the repository, ${have.length} on the host)`;
+    if (want.length !== have.length)
+      return `${path} (${want.length} item(s) in the repository, ${have.length} on the host)`;
     for (let i = 0; i < want.length; i++) {
       const d = firstDifference(want[i], have[i], `${path}[${i}]`);
       if (d) return d;
@@ -41,7 +42,12 @@ const sourceOf = (o: KubeObject) => o.metadata.annotations?.[ANNOTATIONS.sourceF
 /** Each mesh object the repository renders for the cluster is on the host, with the repository's spec. */
 export const meshSynced: Check = (s) => {
   if (!s.rendered || s.unreadable?.mesh || s.unreadable?.gateways) return [];
-  const live = new Map([...s.virtualServices, ...s.destinationRules, ...s.gateways].map((o) => [`${o.kind}/${o.metadata.namespace}/${o.metadata.name}`, o]));
+  const live = new Map(
+    [...s.virtualServices, ...s.destinationRules, ...s.gateways].map((o) => [
+      `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`,
+      o,
+    ]),
+  );
   const out: Finding[] = [];
   for (const want of meshObjectsOf(s.rendered)) {
     const ns = want.metadata.namespace ?? s.namespace;
@@ -50,13 +56,25 @@ export const meshSynced: Check = (s) => {
     const have = live.get(`${want.kind}/${ns}/${want.metadata.name}`);
     if (!have) {
       const message = `the repository's ${want.kind}${from} is not on the host under its translated name ${want.metadata.name}: the rule is not applied`;
-      out.push(finding("mesh-not-effective", { check: "mesh-not-synced", severity: "error", object, message }, `apply the cluster (vc apply --cluster ${s.cluster}); vc diff shows what is missing`));
+      out.push(
+        finding(
+          "mesh-not-effective",
+          { check: "mesh-not-synced", severity: "error", object, message },
+          `apply the cluster (vc apply --cluster ${s.cluster}); vc diff shows what is missing`,
+        ),
+      );
       continue;
     }
     const diff = firstDifference(want.spec, have.spec);
     if (diff) {
       const message = `the host's ${want.kind} differs from the repository's${from} at ${diff}: the mesh applies the host's`;
-      out.push(finding("mesh-not-effective", { check: "mesh-not-synced", severity: "error", object, message }, `vc diff --cluster ${s.cluster} shows the difference; vc apply --cluster ${s.cluster} restores the repository's`));
+      out.push(
+        finding(
+          "mesh-not-effective",
+          { check: "mesh-not-synced", severity: "error", object, message },
+          `vc diff --cluster ${s.cluster} shows the difference; vc apply --cluster ${s.cluster} restores the repository's`,
+        ),
+      );
     }
   }
   return out;
@@ -95,9 +113,17 @@ export const meshSubsets: Check = (s) => {
           const key = serviceRef(d.host, ns, namespaces) ?? d.host;
           if (defined.get(key)?.has(d.subset) || seen.has(`${key}/${d.subset}`)) continue;
           seen.add(`${key}/${d.subset}`);
-          const rule = defined.has(key) ? `the DestinationRule for ${d.host} on the host defines no subset ${d.subset}` : `no DestinationRule for ${d.host} exists on the host`;
+          const rule = defined.has(key)
+            ? `the DestinationRule for ${d.host} on the host defines no subset ${d.subset}`
+            : `no DestinationRule for ${d.host} exists on the host`;
           const message = `route to ${d.host} subset ${d.subset}: ${rule}; the mesh rejects the route (no healthy upstream)`;
-          out.push(finding("mesh-not-effective", { check: "mesh-subset", severity: "error", object: `VirtualService ${ns}/${vs.metadata.name}`, message }, "add the subset to the service's DestinationRule in the virtual cluster (or remove it from the route), then apply"));
+          out.push(
+            finding(
+              "mesh-not-effective",
+              { check: "mesh-subset", severity: "error", object: `VirtualService ${ns}/${vs.metadata.name}`, message },
+              "add the subset to the service's DestinationRule in the virtual cluster (or remove it from the route), then apply",
+            ),
+          );
         }
       }
     }

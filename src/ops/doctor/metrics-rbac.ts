@@ -2,7 +2,13 @@
 // asked of the host's authorizer with a SubjectAccessReview for the exact service account and verb (access.ts).
 import { deniedVerbs, type AccessQuestion } from "./access.js";
 import { finding } from "./coverage.js";
-import { configOf, hostApiGroupOf, metricsIntegrationEnabled, metricsServiceAccount, syncerServiceAccount } from "./facts.js";
+import {
+  configOf,
+  hostApiGroupOf,
+  metricsIntegrationEnabled,
+  metricsServiceAccount,
+  syncerServiceAccount,
+} from "./facts.js";
 import type { Check, Finding, HostSnapshot } from "./types.js";
 
 type Facts = Pick<HostSnapshot, "cluster" | "namespace" | "values" | "liveValues" | "deployments" | "statefulSet">;
@@ -16,7 +22,8 @@ function metricsWants(s: Facts): Array<Omit<AccessQuestion, "verb">> {
   const serviceAccount = { namespace: s.namespace, name: metricsServiceAccount(s) };
   const values = configOf(s);
   const out: Array<Omit<AccessQuestion, "verb">> = [];
-  if (values ? values.integrations.metricsServer.pods : true) out.push({ serviceAccount, group, resource: "pods", namespace: s.namespace });
+  if (values ? values.integrations.metricsServer.pods : true)
+    out.push({ serviceAccount, group, resource: "pods", namespace: s.namespace });
   if (values ? values.integrations.metricsServer.nodes : true) out.push({ serviceAccount, group, resource: "nodes" });
   return out;
 }
@@ -24,7 +31,13 @@ function metricsWants(s: Facts): Array<Omit<AccessQuestion, "verb">> {
 /** With node syncing on, the control plane's service account must read host nodes. */
 function nodeWants(s: Facts): Array<Omit<AccessQuestion, "verb">> {
   const values = configOf(s);
-  if (!values?.integrations.metricsServer.enabled || !values.integrations.metricsServer.nodes || !values.sync.fromHost.nodes.enabled || !s.statefulSet) return [];
+  if (
+    !values?.integrations.metricsServer.enabled ||
+    !values.integrations.metricsServer.nodes ||
+    !values.sync.fromHost.nodes.enabled ||
+    !s.statefulSet
+  )
+    return [];
   return [{ serviceAccount: syncerServiceAccount(s), group: "", resource: "nodes" }];
 }
 
@@ -59,8 +72,15 @@ export const nodeMetrics: Check = (s) => {
   const values = configOf(s);
   if (!values?.integrations.metricsServer.enabled || !values.integrations.metricsServer.nodes) return [];
   if (!values.sync.fromHost.nodes.enabled) {
-    const message = "node syncing is off (sync.fromHost.nodes.enabled: false): the virtual cluster has fake nodes and its node metrics list only the nodes its pods run on";
-    return [finding("node-metrics", { check: "node-metrics", severity: "note", object: `StatefulSet ${s.namespace}/${s.cluster}`, message }, "set sync.fromHost.nodes.enabled: true (and all: true for every host node)")];
+    const message =
+      "node syncing is off (sync.fromHost.nodes.enabled: false): the virtual cluster has fake nodes and its node metrics list only the nodes its pods run on";
+    return [
+      finding(
+        "node-metrics",
+        { check: "node-metrics", severity: "note", object: `StatefulSet ${s.namespace}/${s.cluster}`, message },
+        "set sync.fromHost.nodes.enabled: true (and all: true for every host node)",
+      ),
+    ];
   }
   if (s.unreadable?.access) return [];
   const out: Finding[] = [];
@@ -70,7 +90,13 @@ export const nodeMetrics: Check = (s) => {
     const sa = q.serviceAccount;
     const message = `node syncing is on but system:serviceaccount:${sa.namespace}:${sa.name} may not ${missing.join(", ")} host nodes: no node is synced`;
     const how = `apply the cluster (vc apply --cluster ${s.cluster}) to restore its node ClusterRole and binding`;
-    out.push(finding("node-metrics", { check: "node-metrics", severity: "error", object: `ServiceAccount ${sa.namespace}/${sa.name}`, message }, how));
+    out.push(
+      finding(
+        "node-metrics",
+        { check: "node-metrics", severity: "error", object: `ServiceAccount ${sa.namespace}/${sa.name}`, message },
+        how,
+      ),
+    );
   }
   return out;
 };

@@ -7,23 +7,35 @@ import { names } from "../../render/meta.js";
 import { ANNOTATIONS } from "../../translate/keys.js";
 import { METRICS_API_SERVICE } from "../paths.js";
 import { finding } from "./coverage.js";
-import { controlPlanePod, hostApiGroupOf, metricsIntegrationEnabled, metricsProxyDeployment, statefulSetSpec, syncerContainer } from "./facts.js";
+import {
+  controlPlanePod,
+  hostApiGroupOf,
+  metricsIntegrationEnabled,
+  metricsProxyDeployment,
+  statefulSetSpec,
+  syncerContainer,
+} from "./facts.js";
 import type { Check, Finding, HostSnapshot } from "./types.js";
 
 /** The host's APIService of the metrics group the proxy reads. */
-export function hostMetricsApiService(s: Pick<HostSnapshot, "values" | "liveValues" | "deployments" | "cluster">): string {
+export function hostMetricsApiService(
+  s: Pick<HostSnapshot, "values" | "liveValues" | "deployments" | "cluster">,
+): string {
   return `${METRICS_VERSION}.${hostApiGroupOf(s)}`;
 }
 
 /** Whether an APIService reports `Available: True`. */
 export function apiServiceAvailable(o: unknown): boolean {
-  return ((o as { status?: { conditions?: Array<{ type: string; status: string }> } } | undefined)?.status?.conditions ?? []).some((c) => c.type === "Available" && c.status === "True");
+  return (
+    (o as { status?: { conditions?: Array<{ type: string; status: string }> } } | undefined)?.status?.conditions ?? []
+  ).some((c) => c.type === "Available" && c.status === "True");
 }
 
 /** What to do when the host serves no metrics in `group`: never the setting already in use. */
 function hostApiFix(group: string): string {
   const install = "install the host's metrics server";
-  if (group === UPSTREAM_METRICS_GROUP) return `${install} (the configured hostApiGroup ${group} is the upstream metrics server's group), or set integrations.metricsServer.proxy.hostApiGroup to the group your host's metrics server serves`;
+  if (group === UPSTREAM_METRICS_GROUP)
+    return `${install} (the configured hostApiGroup ${group} is the upstream metrics server's group), or set integrations.metricsServer.proxy.hostApiGroup to the group your host's metrics server serves`;
   return `${install}, or set integrations.metricsServer.proxy.hostApiGroup to the group it serves (${UPSTREAM_METRICS_GROUP} for the upstream metrics server; ${group} is in use now)`;
 }
 
@@ -37,13 +49,33 @@ export const metricsHostApi: Check = (s) => {
   const object = `APIService ${name}`;
   if (!s.metricsApiService) {
     const message = `metrics not available: the host has no APIService ${name}, so no metrics server serves ${hostApiGroupOf(s)} there`;
-    return [finding("metrics-not-available", { check: "metrics-host-api", severity: "error", object, message }, hostApiFix(hostApiGroupOf(s)))];
+    return [
+      finding(
+        "metrics-not-available",
+        { check: "metrics-host-api", severity: "error", object, message },
+        hostApiFix(hostApiGroupOf(s)),
+      ),
+    ];
   }
   if (apiServiceAvailable(s.metricsApiService)) return [];
-  const conditions = (s.metricsApiService as { status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } }).status?.conditions ?? [];
+  const conditions =
+    (
+      s.metricsApiService as {
+        status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+      }
+    ).status?.conditions ?? [];
   const available = conditions.find((c) => c.type === "Available");
-  const why = available ? `${available.reason ?? available.status}${available.message ? `: ${available.message}` : ""}` : "no Available condition";
-  return [finding("metrics-not-available", { check: "metrics-host-api", severity: "error", object, message: `metrics not available (${why})` })];
+  const why = available
+    ? `${available.reason ?? available.status}${available.message ? `: ${available.message}` : ""}`
+    : "no Available condition";
+  return [
+    finding("metrics-not-available", {
+      check: "metrics-host-api",
+      severity: "error",
+      object,
+      message: `metrics not available (${why})`,
+    }),
+  ];
 };
 
 /** The metrics proxy runs: its Deployment has an available replica and its TLS Secret exists. */
@@ -52,22 +84,59 @@ export const metricsProxy: Check = (s) => {
   const out: Finding[] = [];
   const name = names.metricsProxy(s.cluster);
   const object = `Deployment ${s.namespace}/${name}`;
-  const deployment = metricsProxyDeployment(s) as { spec?: { replicas?: number }; status?: { availableReplicas?: number } } | undefined;
+  const deployment = metricsProxyDeployment(s) as
+    | { spec?: { replicas?: number }; status?: { availableReplicas?: number } }
+    | undefined;
   const apply = `apply the cluster (vc apply --cluster ${s.cluster})`;
   if (!deployment) {
-    out.push(finding("metrics-not-available", { check: "metrics-proxy", severity: "error", object, message: "the metrics proxy's Deployment does not exist: nothing answers the virtual cluster's metrics API" }, apply));
+    out.push(
+      finding(
+        "metrics-not-available",
+        {
+          check: "metrics-proxy",
+          severity: "error",
+          object,
+          message: "the metrics proxy's Deployment does not exist: nothing answers the virtual cluster's metrics API",
+        },
+        apply,
+      ),
+    );
   } else {
     const want = deployment.spec?.replicas ?? 1;
     const available = deployment.status?.availableReplicas ?? 0;
-    if (want === 0) out.push(finding("metrics-not-available", { check: "metrics-proxy", severity: "error", object, message: "the metrics proxy is scaled to 0 replicas" }, apply));
-    else if (available === 0) out.push(finding("metrics-not-available", { check: "metrics-proxy", severity: "error", object, message: `none of the metrics proxy's ${want} replica(s) is available` }, `read its pods' state and logs (kubectl -n ${s.namespace} describe deployment ${name})`));
+    if (want === 0)
+      out.push(
+        finding(
+          "metrics-not-available",
+          { check: "metrics-proxy", severity: "error", object, message: "the metrics proxy is scaled to 0 replicas" },
+          apply,
+        ),
+      );
+    else if (available === 0)
+      out.push(
+        finding(
+          "metrics-not-available",
+          {
+            check: "metrics-proxy",
+            severity: "error",
+            object,
+            message: `none of the metrics proxy's ${want} replica(s) is available`,
+          },
+          `read its pods' state and logs (kubectl -n ${s.namespace} describe deployment ${name})`,
+        ),
+      );
   }
   const tls = names.metricsProxyTls(s.cluster);
   if (!s.unreadable?.secrets && !s.existingSecrets.includes(`${s.namespace}/${tls}`)) {
     out.push(
       finding(
         "metrics-not-available",
-        { check: "metrics-proxy-tls", severity: "error", object: `Secret ${s.namespace}/${tls}`, message: `the metrics proxy's TLS Secret ${tls} does not exist: the proxy's pods cannot start (vc does not render it: it holds key material)` },
+        {
+          check: "metrics-proxy-tls",
+          severity: "error",
+          object: `Secret ${s.namespace}/${tls}`,
+          message: `the metrics proxy's TLS Secret ${tls} does not exist: the proxy's pods cannot start (vc does not render it: it holds key material)`,
+        },
         `create it with cert-manager or by hand: kubectl -n ${s.namespace} create secret tls ${tls} --cert=tls.crt --key=tls.key`,
       ),
     );
@@ -79,7 +148,11 @@ export const metricsProxy: Check = (s) => {
 function registersMetricsApi(configMap: unknown): boolean {
   const text = (configMap as { data?: Record<string, string> } | undefined)?.data?.[INIT_MANIFESTS_KEY] ?? "";
   try {
-    return loadAll(text, { maxAliases: 100 }).some((d) => (d as { kind?: string; metadata?: { name?: string } } | null)?.kind === "APIService" && (d as { metadata?: { name?: string } }).metadata?.name === METRICS_API_SERVICE);
+    return loadAll(text, { maxAliases: 100 }).some(
+      (d) =>
+        (d as { kind?: string; metadata?: { name?: string } } | null)?.kind === "APIService" &&
+        (d as { metadata?: { name?: string } }).metadata?.name === METRICS_API_SERVICE,
+    );
   } catch {
     return false;
   }
@@ -91,20 +164,43 @@ export const metricsApiService: Check = (s) => {
   const out: Finding[] = [];
   const cm = names.initManifests(s.cluster);
   const apply = `apply the cluster (vc apply --cluster ${s.cluster}), then restart the control plane (kubectl -n ${s.namespace} delete pod ${s.cluster}-0)`;
-  const add = (severity: "error" | "warning", object: string, message: string, how: string) => out.push(finding("metrics-api-service", { check: "metrics-api-service", severity, object, message }, how));
+  const add = (severity: "error" | "warning", object: string, message: string, how: string) =>
+    out.push(finding("metrics-api-service", { check: "metrics-api-service", severity, object, message }, how));
   if (!s.unreadable?.initManifests) {
-    if (!s.initManifests) add("error", `ConfigMap ${s.namespace}/${cm}`, `the ConfigMap ${cm} does not exist: the control plane registers the metrics API service (${METRICS_API_SERVICE}) from it when it starts`, apply);
-    else if (!registersMetricsApi(s.initManifests)) add("error", `ConfigMap ${s.namespace}/${cm}`, `the ConfigMap ${cm} (key ${INIT_MANIFESTS_KEY}) holds no APIService ${METRICS_API_SERVICE}: the control plane has nothing to register`, apply);
+    if (!s.initManifests)
+      add(
+        "error",
+        `ConfigMap ${s.namespace}/${cm}`,
+        `the ConfigMap ${cm} does not exist: the control plane registers the metrics API service (${METRICS_API_SERVICE}) from it when it starts`,
+        apply,
+      );
+    else if (!registersMetricsApi(s.initManifests))
+      add(
+        "error",
+        `ConfigMap ${s.namespace}/${cm}`,
+        `the ConfigMap ${cm} (key ${INIT_MANIFESTS_KEY}) holds no APIService ${METRICS_API_SERVICE}: the control plane has nothing to register`,
+        apply,
+      );
   }
   const syncer = syncerContainer(s);
   if (syncer && !(syncer.args ?? []).some((a) => a.startsWith("--init-manifests"))) {
-    add("error", `StatefulSet ${s.namespace}/${s.cluster}`, "the control plane is not started with --init-manifests: it registers no metrics API service", apply);
+    add(
+      "error",
+      `StatefulSet ${s.namespace}/${s.cluster}`,
+      "the control plane is not started with --init-manifests: it registers no metrics API service",
+      apply,
+    );
   }
   const want = statefulSetSpec(s)?.template?.metadata?.annotations?.[ANNOTATIONS.configHash];
   const pod = controlPlanePod(s);
   const has = pod?.metadata.annotations?.[ANNOTATIONS.configHash];
   if (pod && want && has && want !== has) {
-    add("warning", `Pod ${s.namespace}/${pod.metadata.name}`, `the control plane's pod started with an older configuration (${has.slice(0, 12)}) than its StatefulSet's (${want.slice(0, 12)}): the metrics API service is registered only at start`, `restart the control plane: kubectl -n ${s.namespace} delete pod ${pod.metadata.name}`);
+    add(
+      "warning",
+      `Pod ${s.namespace}/${pod.metadata.name}`,
+      `the control plane's pod started with an older configuration (${has.slice(0, 12)}) than its StatefulSet's (${want.slice(0, 12)}): the metrics API service is registered only at start`,
+      `restart the control plane: kubectl -n ${s.namespace} delete pod ${pod.metadata.name}`,
+    );
   }
   return out;
 };
@@ -123,8 +219,22 @@ export const virtualMetricsApi: Check = (s) => {
     return [finding("metrics-api-service", { check: "metrics-api-service", severity: "error", object, message }, logs)];
   }
   if (apiServiceAvailable(registered)) return [];
-  const available = ((registered as { status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } }).status?.conditions ?? []).find((c) => c.type === "Available");
-  const why = available ? `${available.reason ?? available.status}${available.message ? `: ${available.message}` : ""}` : "no Available condition";
+  const available = (
+    (
+      registered as {
+        status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+      }
+    ).status?.conditions ?? []
+  ).find((c) => c.type === "Available");
+  const why = available
+    ? `${available.reason ?? available.status}${available.message ? `: ${available.message}` : ""}`
+    : "no Available condition";
   const message = `metrics not available: the virtual cluster's ${METRICS_API_SERVICE} is not Available (${why})`;
-  return [finding("metrics-not-available", { check: "metrics-virtual-api", severity: "error", object, message }, `the metrics proxy (${names.metricsProxy(s.cluster)}) does not answer the virtual API server: see the metrics-proxy findings, and its logs`)];
+  return [
+    finding(
+      "metrics-not-available",
+      { check: "metrics-virtual-api", severity: "error", object, message },
+      `the metrics proxy (${names.metricsProxy(s.cluster)}) does not answer the virtual API server: see the metrics-proxy findings, and its logs`,
+    ),
+  ];
 };

@@ -56,7 +56,14 @@ function selects(sel: LabelSelector | undefined, labels: Record<string, string> 
 /** Whether a rule's ports admit TCP `port` (named ports are matched by name; no ports: every port). */
 function portAdmitted(ports: Port[] | undefined, port: number, name?: string): boolean {
   if (!ports || ports.length === 0) return true;
-  return ports.some((p) => (p.protocol ?? "TCP") === "TCP" && (p.port === undefined || p.port === port || (name !== undefined && p.port === name) || (typeof p.port === "number" && p.endPort !== undefined && port >= p.port && port <= p.endPort)));
+  return ports.some(
+    (p) =>
+      (p.protocol ?? "TCP") === "TCP" &&
+      (p.port === undefined ||
+        p.port === port ||
+        (name !== undefined && p.port === name) ||
+        (typeof p.port === "number" && p.endPort !== undefined && port >= p.port && port <= p.endPort)),
+  );
 }
 
 function inBlock(ip: string, block: { cidr: string; except?: string[] }): boolean {
@@ -77,8 +84,14 @@ const spec = (np: KubeObject) => (np.spec ?? {}) as PolicySpec;
 const types = (np: KubeObject) => spec(np).policyTypes ?? ["Ingress", ...(spec(np).egress ? ["Egress"] : [])];
 
 /** The NetworkPolicies of the host namespace that select the control plane's pod, and restrict `direction`. */
-function restricting(s: HostSnapshot, labels: Record<string, string> | undefined, direction: "Ingress" | "Egress"): KubeObject[] {
-  return (s.networkPolicies ?? []).filter((np) => selects(spec(np).podSelector, labels) && types(np).includes(direction));
+function restricting(
+  s: HostSnapshot,
+  labels: Record<string, string> | undefined,
+  direction: "Ingress" | "Egress",
+): KubeObject[] {
+  return (s.networkPolicies ?? []).filter(
+    (np) => selects(spec(np).podSelector, labels) && types(np).includes(direction),
+  );
 }
 
 export const networkPolicies: Check = (s) => {
@@ -88,17 +101,35 @@ export const networkPolicies: Check = (s) => {
   if (!labels) return [];
   const out: Finding[] = [];
   const object = (np: KubeObject) => `NetworkPolicy ${np.metadata.namespace ?? s.namespace}/${np.metadata.name}`;
-  const named = (nps: KubeObject[]) => nps.map((np) => np.metadata.name).sort().join(", ");
+  const named = (nps: KubeObject[]) =>
+    nps
+      .map((np) => np.metadata.name)
+      .sort()
+      .join(", ");
 
   const ingress = restricting(s, labels, "Ingress");
   if (ingress.length) {
-    const rules = ingress.flatMap((np) => spec(np).ingress ?? []).filter((r) => portAdmitted(r.ports, API_SERVER_PORT, "https"));
+    const rules = ingress
+      .flatMap((np) => spec(np).ingress ?? [])
+      .filter((r) => portAdmitted(r.ports, API_SERVER_PORT, "https"));
     if (rules.length === 0) {
       const message = `NetworkPolicies ${named(ingress)} select the control plane's pod and admit no connection to the virtual API server's port ${API_SERVER_PORT}: vc connect, kubectl and the metrics proxy hang`;
-      out.push(finding("connection", { check: "network-policy", severity: "error", object: object(ingress[0]!), message }, `admit TCP ${API_SERVER_PORT} to pods release=${s.cluster},app=vc in a NetworkPolicy of ${s.namespace}`));
+      out.push(
+        finding(
+          "connection",
+          { check: "network-policy", severity: "error", object: object(ingress[0]!), message },
+          `admit TCP ${API_SERVER_PORT} to pods release=${s.cluster},app=vc in a NetworkPolicy of ${s.namespace}`,
+        ),
+      );
     } else if (!rules.some((r) => !r.from || r.from.length === 0)) {
       const message = `NetworkPolicies ${named(ingress)} admit connections to the virtual API server's port ${API_SERVER_PORT} only from the sources their rules list: clients elsewhere hang`;
-      out.push(finding("connection", { check: "network-policy", severity: "warning", object: object(ingress[0]!), message }, "make sure the clients (vc connect's users, the metrics proxy) are among the admitted sources"));
+      out.push(
+        finding(
+          "connection",
+          { check: "network-policy", severity: "warning", object: object(ingress[0]!), message },
+          "make sure the clients (vc connect's users, the metrics proxy) are among the admitted sources",
+        ),
+      );
     }
   }
 
@@ -107,12 +138,25 @@ export const networkPolicies: Check = (s) => {
   if (egress.length && endpoints.length) {
     const rules = egress.flatMap((np) => spec(np).egress ?? []);
     const blocked = endpoints.filter(
-      (ep) => !rules.some((r) => portAdmitted(r.ports, ep.port) && (!r.to || r.to.length === 0 || r.to.some((peer) => peer.ipBlock !== undefined && inBlock(ep.ip, peer.ipBlock)))),
+      (ep) =>
+        !rules.some(
+          (r) =>
+            portAdmitted(r.ports, ep.port) &&
+            (!r.to ||
+              r.to.length === 0 ||
+              r.to.some((peer) => peer.ipBlock !== undefined && inBlock(ep.ip, peer.ipBlock))),
+        ),
     );
     if (blocked.length === endpoints.length) {
       const where = blocked.map((ep) => `${ep.ip}:${ep.port}`).join(", ");
       const message = `NetworkPolicies ${named(egress)} select the control plane's pod and admit no connection to the host API server (${where}): the syncer cannot sync, and its calls hang`;
-      out.push(finding("connection", { check: "network-policy", severity: "error", object: object(egress[0]!), message }, `admit egress to ${where} (an ipBlock with the port) in a NetworkPolicy of ${s.namespace}`));
+      out.push(
+        finding(
+          "connection",
+          { check: "network-policy", severity: "error", object: object(egress[0]!), message },
+          `admit egress to ${where} (an ipBlock with the port) in a NetworkPolicy of ${s.namespace}`,
+        ),
+      );
     }
   }
   return out;
@@ -120,6 +164,13 @@ export const networkPolicies: Check = (s) => {
 
 /** The host API server's addresses from the `kubernetes` Endpoints. */
 export function apiServerEndpoints(endpoints: unknown): Array<{ ip: string; port: number }> {
-  const subsets = (endpoints as { subsets?: Array<{ addresses?: Array<{ ip: string }>; ports?: Array<{ port: number }> }> } | undefined)?.subsets ?? [];
-  return subsets.flatMap((ss) => (ss.addresses ?? []).flatMap((a) => (ss.ports ?? []).map((p) => ({ ip: a.ip, port: p.port }))));
+  const subsets =
+    (
+      endpoints as
+        | { subsets?: Array<{ addresses?: Array<{ ip: string }>; ports?: Array<{ port: number }> }> }
+        | undefined
+    )?.subsets ?? [];
+  return subsets.flatMap((ss) =>
+    (ss.addresses ?? []).flatMap((a) => (ss.ports ?? []).map((p) => ({ ip: a.ip, port: p.port }))),
+  );
 }

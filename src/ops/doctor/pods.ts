@@ -17,12 +17,28 @@ export const pendingPods: Check = (s) => {
     if (pod.status?.phase !== "Pending") continue;
     const causes = pendingCauses(s, pod);
     // A pod whose init container crash-loops is Pending too: the crash check reports that, with its cause.
-    const initLooping = (pod.status?.initContainerStatuses ?? []).some((cs) => cs.state?.waiting?.reason === "CrashLoopBackOff");
+    const initLooping = (pod.status?.initContainerStatuses ?? []).some(
+      (cs) => cs.state?.waiting?.reason === "CrashLoopBackOff",
+    );
     if (causes.length === 0 && !initLooping) {
-      out.push(finding("pending-unreported", { check: "pod-pending", severity: "warning", object: podRef(pod), message: "Pending, cause not yet visible (no scheduling or pull failure reported)" }));
+      out.push(
+        finding("pending-unreported", {
+          check: "pod-pending",
+          severity: "warning",
+          object: podRef(pod),
+          message: "Pending, cause not yet visible (no scheduling or pull failure reported)",
+        }),
+      );
     }
     for (const c of causes) {
-      out.push(finding(ROW[c.cause], { check: "pod-pending", severity: "error", object: podRef(pod), message: `Pending: ${c.cause} (${c.detail})` }));
+      out.push(
+        finding(ROW[c.cause], {
+          check: "pod-pending",
+          severity: "error",
+          object: podRef(pod),
+          message: `Pending: ${c.cause} (${c.detail})`,
+        }),
+      );
     }
   }
   return out;

@@ -20,7 +20,9 @@ export const podRequests: Check = (s) => {
     });
     if (lacking.length === 0) continue;
     const message = `containers without resource requests: ${lacking.join(", ")}: an autoscaler shows <unknown> for their utilisation`;
-    out.push(finding("autoscaler-unknown", { check: "pod-requests", severity: "warning", object: podRef(pod), message }));
+    out.push(
+      finding("autoscaler-unknown", { check: "pod-requests", severity: "warning", object: podRef(pod), message }),
+    );
   }
   return out;
 };
@@ -34,11 +36,27 @@ export const podMetrics: Check = (s) => {
   return s.virtual.autoscalers.map((a) => {
     const object = `HorizontalPodAutoscaler ${a.autoscaler} (virtual cluster)`;
     const without = a.pods.filter((p) => !a.withMetrics.includes(p));
-    if (a.error) return finding("autoscaler-unknown", { check: "pod-metrics", severity: "warning", object, message: `shows <unknown>: ${a.workload}: ${a.error}` });
-    if (a.pods.length === 0) return finding("autoscaler-unknown", { check: "pod-metrics", severity: "warning", object, message: `shows <unknown>: ${a.workload} has no pods to measure` });
+    if (a.error)
+      return finding("autoscaler-unknown", {
+        check: "pod-metrics",
+        severity: "warning",
+        object,
+        message: `shows <unknown>: ${a.workload}: ${a.error}`,
+      });
+    if (a.pods.length === 0)
+      return finding("autoscaler-unknown", {
+        check: "pod-metrics",
+        severity: "warning",
+        object,
+        message: `shows <unknown>: ${a.workload} has no pods to measure`,
+      });
     if (without.length > 0) {
       const message = `shows <unknown>: ${without.length} of ${a.pods.length} pod(s) of ${a.workload} have no pod metrics (${without.join(", ")})`;
-      return finding("autoscaler-unknown", { check: "pod-metrics", severity: "warning", object, message }, "new pods get metrics after the host metrics server's next scrape (1-2 minutes); pods that never do are not synced or not running on the host");
+      return finding(
+        "autoscaler-unknown",
+        { check: "pod-metrics", severity: "warning", object, message },
+        "new pods get metrics after the host metrics server's next scrape (1-2 minutes); pods that never do are not synced or not running on the host",
+      );
     }
     const message = `shows <unknown> although every pod of ${a.workload} has pod metrics (${a.pods.join(", ")}): the autoscaler picks them up within 1-2 minutes, unless its pods lack the requests its target is a percentage of`;
     return finding("autoscaler-unknown", { check: "pod-metrics", severity: "note", object, message });

@@ -43,7 +43,9 @@ export function meshNamespacesOnHost(hostNamespace: string, objects: readonly Ku
 }
 
 /** The namespaces of the snapshot's mesh objects (see meshNamespacesOnHost). */
-export function snapshotMeshNamespaces(s: Pick<HostSnapshot, "namespace" | "virtualServices" | "destinationRules" | "gateways">): Set<string> {
+export function snapshotMeshNamespaces(
+  s: Pick<HostSnapshot, "namespace" | "virtualServices" | "destinationRules" | "gateways">,
+): Set<string> {
   return meshNamespacesOnHost(s.namespace, [...s.virtualServices, ...s.destinationRules, ...s.gateways]);
 }
 
@@ -79,8 +81,16 @@ export const meshDestinations: Check = (s) => {
       const name = ref.slice(ref.indexOf("/") + 1);
       const origin = virtualOrigin(name, s.cluster);
       const message = `route destination ${host} names Service ${ref}, which does not exist on the host${origin ? ` (the virtual cluster's service ${origin}: not synced)` : ""}`;
-      const how = origin ? "create the service in the virtual cluster and keep sync.toHost.services enabled, or fix the route's destination.host" : "create the Service or fix the route's destination.host";
-      out.push(finding("mesh-not-effective", { check: "mesh-destination", severity: "error", object: `VirtualService ${ns}/${vs.metadata.name}`, message }, how));
+      const how = origin
+        ? "create the service in the virtual cluster and keep sync.toHost.services enabled, or fix the route's destination.host"
+        : "create the Service or fix the route's destination.host";
+      out.push(
+        finding(
+          "mesh-not-effective",
+          { check: "mesh-destination", severity: "error", object: `VirtualService ${ns}/${vs.metadata.name}`, message },
+          how,
+        ),
+      );
     }
   }
   return out;
@@ -90,7 +100,10 @@ export const meshDestinations: Check = (s) => {
 function conflicts(claims: Array<[key: string, name: string]>): Array<[string, string[]]> {
   const by = new Map<string, Set<string>>();
   for (const [key, name] of claims) by.set(key, (by.get(key) ?? new Set()).add(name));
-  return [...by].filter(([, names]) => names.size > 1).map(([key, names]) => [key, [...names].sort()] as [string, string[]]).sort((a, b) => a[0].localeCompare(b[0]));
+  return [...by]
+    .filter(([, names]) => names.size > 1)
+    .map(([key, names]) => [key, [...names].sort()] as [string, string[]])
+    .sort((a, b) => a[0].localeCompare(b[0]));
 }
 
 /** Two DestinationRules for one host, or two VirtualServices binding one host on one gateway: the mesh applies only one. */
@@ -108,13 +121,26 @@ export const meshHostConflicts: Check = (s) => {
     const gateways = list(spec.gateways).filter((g): g is string => typeof g === "string");
     return list(spec.hosts)
       .filter((h): h is string => typeof h === "string")
-      .flatMap((h) => (gateways.length ? gateways : ["mesh"]).map((g) => [`${key(h, ns)} on gateway ${g}`, vs.metadata.name] as [string, string]));
+      .flatMap((h) =>
+        (gateways.length ? gateways : ["mesh"]).map(
+          (g) => [`${key(h, ns)} on gateway ${g}`, vs.metadata.name] as [string, string],
+        ),
+      );
   });
   const out: Finding[] = [];
-  for (const [kind, claims] of [["DestinationRule", rules], ["VirtualService", routes]] as const) {
+  for (const [kind, claims] of [
+    ["DestinationRule", rules],
+    ["VirtualService", routes],
+  ] as const) {
     for (const [host, objects] of conflicts(claims)) {
       const message = `${objects.length} ${kind}s claim host ${host}: ${objects.join(", ")}; the mesh applies only one of them`;
-      out.push(finding("mesh-not-effective", { check: "mesh-host-conflict", severity: "warning", object: `${kind} ${s.namespace}/${objects[0]}` , message }, "merge them into one, or give each its own host"));
+      out.push(
+        finding(
+          "mesh-not-effective",
+          { check: "mesh-host-conflict", severity: "warning", object: `${kind} ${s.namespace}/${objects[0]}`, message },
+          "merge them into one, or give each its own host",
+        ),
+      );
     }
   }
   return out;

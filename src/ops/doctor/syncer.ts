@@ -32,5 +32,11 @@ export const syncerRbac: Check = (s) => {
   const how =
     `grant the missing bindings: kubectl -n ${s.namespace} create role vc-syncer-pods --verb=create,delete,get,list,watch,update,patch --resource=pods && ` +
     `kubectl -n ${s.namespace} create rolebinding vc-syncer-pods --role=vc-syncer-pods --serviceaccount=${sa.namespace}:${sa.name}`;
-  return [finding("connection", { check: "syncer-rbac", severity: "error", object: `ServiceAccount ${sa.namespace}/${sa.name}`, message }, how)];
+  return [
+    finding(
+      "connection",
+      { check: "syncer-rbac", severity: "error", object: `ServiceAccount ${sa.namespace}/${sa.name}`, message },
+      how,
+    ),
+  ];
 };

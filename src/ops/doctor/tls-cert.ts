@@ -25,7 +25,11 @@ export function certificateFacts(secret: unknown): CertificateFacts {
       .filter((x) => x.startsWith("DNS:"))
       .map((x) => x.slice(4).toLowerCase());
     const cn = /(?:^|\n)CN=([^\n]+)/.exec(cert.subject)?.[1];
-    return { validFrom: new Date(cert.validFrom).toISOString(), validTo: new Date(cert.validTo).toISOString(), dnsNames: sans.length ? sans : cn ? [cn.toLowerCase()] : [] };
+    return {
+      validFrom: new Date(cert.validFrom).toISOString(),
+      validTo: new Date(cert.validTo).toISOString(),
+      dnsNames: sans.length ? sans : cn ? [cn.toLowerCase()] : [],
+    };
   } catch (err) {
     return { error: `its tls.crt is not a PEM certificate (${(err as Error).message})` };
   }
@@ -39,5 +43,12 @@ export function bareHost(host: string): string {
 /** Whether a certificate name (`a.example.com`, `*.example.com`) covers a Gateway host (`ns/` prefix dropped). */
 export function covers(names: readonly string[], host: string): boolean {
   const h = bareHost(host);
-  return names.some((n) => n === h || (n.startsWith("*.") && h.endsWith(n.slice(1)) && !h.slice(0, -(n.length - 1)).includes(".") && h.length > n.length - 1));
+  return names.some(
+    (n) =>
+      n === h ||
+      (n.startsWith("*.") &&
+        h.endsWith(n.slice(1)) &&
+        !h.slice(0, -(n.length - 1)).includes(".") &&
+        h.length > n.length - 1),
+  );
 }

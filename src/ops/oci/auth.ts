@@ -51,6 +51,7 @@ export function parseChallenge(header: string | null): Challenge | undefined {
   if (!m) return undefined;
   const params: Record<string, string> = {};
   const re = /(\w+)=(?:"((?:[^"\\]|\\.)*)"|([^,\s]*))\s*,?\s*/g;
-  for (const p of m[2]!.matchAll(re)) params[p[1]!.toLowerCase()] = p[2] !== undefined ? p[2].replace(/\\(.)/g, "$1") : p[3]!;
+  for (const p of m[2]!.matchAll(re))
+    params[p[1]!.toLowerCase()] = p[2] !== undefined ? p[2].replace(/\\(.)/g, "$1") : p[3]!;
   return { scheme: m[1]!.toLowerCase(), params };
 }

@@ -52,7 +52,8 @@ function checkDescriptor(d: unknown, where: string): Descriptor {
   if (!x || typeof x.mediaType !== "string" || typeof x.digest !== "string" || typeof x.size !== "number") {
     throw new BackupError(`${where} is not a descriptor (mediaType, digest, size)`);
   }
-  if (!DIGEST.test(x.digest)) throw new BackupError(`${where} has an invalid digest "${x.digest}" (expected sha256:<64 hex>)`);
+  if (!DIGEST.test(x.digest))
+    throw new BackupError(`${where} has an invalid digest "${x.digest}" (expected sha256:<64 hex>)`);
   if (!Number.isInteger(x.size) || x.size < 0) throw new BackupError(`${where} has an invalid size ${x.size}`);
   return x as Descriptor;
 }
@@ -61,17 +62,26 @@ function checkDescriptor(d: unknown, where: string): Descriptor {
 function checkBackupManifest(manifest: unknown, mediaType: string): { config: Descriptor; snapshot: Descriptor } {
   const m = manifest as Partial<BackupManifest> & { mediaType?: string; artifactType?: string };
   const type = mediaType || m.mediaType;
-  if (type !== OCI_MANIFEST) throw new BackupError(`the reference is a "${type}", not an OCI image manifest (${OCI_MANIFEST}): is it a backup artifact?`);
-  if (m.schemaVersion !== 2) throw new BackupError(`the manifest has schemaVersion ${String(m.schemaVersion)}, expected 2`);
+  if (type !== OCI_MANIFEST)
+    throw new BackupError(
+      `the reference is a "${type}", not an OCI image manifest (${OCI_MANIFEST}): is it a backup artifact?`,
+    );
+  if (m.schemaVersion !== 2)
+    throw new BackupError(`the manifest has schemaVersion ${String(m.schemaVersion)}, expected 2`);
   const config = checkDescriptor(m.config, "the manifest's config");
   if (m.artifactType !== BACKUP_ARTIFACT_TYPE && config.mediaType !== BACKUP_CONFIG_TYPE) {
-    throw new BackupError(`the artifact type is "${m.artifactType ?? config.mediaType}", not a vc backup (${BACKUP_ARTIFACT_TYPE})`);
+    throw new BackupError(
+      `the artifact type is "${m.artifactType ?? config.mediaType}", not a vc backup (${BACKUP_ARTIFACT_TYPE})`,
+    );
   }
-  if (config.mediaType !== BACKUP_CONFIG_TYPE) throw new BackupError(`the config media type is "${config.mediaType}", expected ${BACKUP_CONFIG_TYPE}`);
+  if (config.mediaType !== BACKUP_CONFIG_TYPE)
+    throw new BackupError(`the config media type is "${config.mediaType}", expected ${BACKUP_CONFIG_TYPE}`);
   const layers = Array.isArray(m.layers) ? m.layers.map((l, i) => checkDescriptor(l, `layer ${i}`)) : [];
   const wrong = layers.filter((l) => l.mediaType !== BACKUP_LAYER_TYPE);
-  if (wrong.length) throw new BackupError(`layer media type "${wrong[0]!.mediaType}" is not a vc snapshot (${BACKUP_LAYER_TYPE})`);
-  if (layers.length !== 1) throw new BackupError(`a backup has exactly one snapshot layer; this one has ${layers.length}`);
+  if (wrong.length)
+    throw new BackupError(`layer media type "${wrong[0]!.mediaType}" is not a vc snapshot (${BACKUP_LAYER_TYPE})`);
+  if (layers.length !== 1)
+    throw new BackupError(`a backup has exactly one snapshot layer; this one has ${layers.length}`);
   return { config, snapshot: layers[0]! };
 }
 
@@ -82,7 +92,11 @@ function parseConfig(bytes: Buffer): BackupConfig {
   } catch {
     throw new BackupError("the backup config blob is not JSON");
   }
-  if (typeof c.cluster !== "string" || typeof c.createdAt !== "string" || (c.store !== "kvstore" && c.store !== "database")) {
+  if (
+    typeof c.cluster !== "string" ||
+    typeof c.createdAt !== "string" ||
+    (c.store !== "kvstore" && c.store !== "database")
+  ) {
     throw new BackupError("the backup config blob lacks cluster, createdAt or store (kvstore|database)");
   }
   return c as BackupConfig;
@@ -95,7 +109,9 @@ export async function verifyBackup(client: RegistryClient, ref: OciReference): P
     fetched = await client.getManifest(ref.repository, manifestRef(ref), [OCI_MANIFEST]);
   } catch (err) {
     if (err instanceof RegistryError && err.status === 404) {
-      throw new BackupError(`${formatReference(ref)} not found in the registry: check the repository and ${ref.digest ? "digest" : "tag"}`);
+      throw new BackupError(
+        `${formatReference(ref)} not found in the registry: check the repository and ${ref.digest ? "digest" : "tag"}`,
+      );
     }
     throw err;
   }
@@ -125,7 +141,13 @@ export async function verifyBackup(client: RegistryClient, ref: OciReference): P
 }
 
 /** Builds and pushes a backup artifact (used by backup tooling and by the tests); returns the manifest digest. */
-export async function pushBackup(client: RegistryClient, repository: string, tag: string, config: BackupConfig, snapshot: Buffer): Promise<string> {
+export async function pushBackup(
+  client: RegistryClient,
+  repository: string,
+  tag: string,
+  config: BackupConfig,
+  snapshot: Buffer,
+): Promise<string> {
   const configBytes = Buffer.from(JSON.stringify(config));
   const configDigest = await client.pushBlob(repository, configBytes);
   const layerDigest = await client.pushBlob(repository, snapshot);

@@ -48,7 +48,11 @@ export class RegistryClient {
   }
 
   /** A request with the auth dance: on 401, answer the challenge (bearer token or basic) once and resend. */
-  async request(method: string, path: string, init: { headers?: Record<string, string>; body?: Buffer; scope: string }): Promise<Response> {
+  async request(
+    method: string,
+    path: string,
+    init: { headers?: Record<string, string>; body?: Buffer; scope: string },
+  ): Promise<Response> {
     const send = () => {
       const headers: Record<string, string> = { ...init.headers };
       const token = this.tokens.get(init.scope);
@@ -63,7 +67,11 @@ export class RegistryClient {
     if (challenge?.scheme === "bearer") {
       this.tokens.set(init.scope, await this.fetchToken(challenge.params, init.scope));
     } else if (challenge?.scheme === "basic") {
-      if (!this.options.credentials) throw new RegistryError(`${this.registry} requires credentials: set VC_REGISTRY_USERNAME and VC_REGISTRY_PASSWORD, or docker login`, 401);
+      if (!this.options.credentials)
+        throw new RegistryError(
+          `${this.registry} requires credentials: set VC_REGISTRY_USERNAME and VC_REGISTRY_PASSWORD, or docker login`,
+          401,
+        );
       if (this.basic) throw new RegistryError(`${this.registry} refused the credentials (401)`, 401);
       this.basic = true;
     } else {
@@ -77,7 +85,12 @@ export class RegistryClient {
     return res;
   }
 
-  private async fetch(method: string, pathOrUrl: string, headers: Record<string, string>, body?: Buffer): Promise<Response> {
+  private async fetch(
+    method: string,
+    pathOrUrl: string,
+    headers: Record<string, string>,
+    body?: Buffer,
+  ): Promise<Response> {
     const url = /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : `${this.base}${pathOrUrl}`;
     try {
       return await fetch(url, { method, headers, body, redirect: "follow" });
@@ -97,7 +110,11 @@ export class RegistryClient {
     if (this.options.credentials) headers.Authorization = basicHeader(this.options.credentials);
     const res = await this.fetch("GET", url.toString(), headers);
     const text = await res.text();
-    if (!res.ok) throw new RegistryError(`token request to ${url.origin}${url.pathname} failed: ${res.status} ${text.slice(0, 200)}`, res.status);
+    if (!res.ok)
+      throw new RegistryError(
+        `token request to ${url.origin}${url.pathname} failed: ${res.status} ${text.slice(0, 200)}`,
+        res.status,
+      );
     let body: { token?: string; access_token?: string };
     try {
       body = JSON.parse(text);
@@ -129,12 +146,20 @@ export class RegistryClient {
     });
     if (!res.ok) return this.failed(res, `manifest ${repository}:${reference}`);
     const bytes = Buffer.from(await res.arrayBuffer());
-    return { status: res.status, mediaType: (res.headers.get("content-type") ?? "").split(";")[0]!.trim(), bytes, digest: sha256(bytes), headers: res.headers };
+    return {
+      status: res.status,
+      mediaType: (res.headers.get("content-type") ?? "").split(";")[0]!.trim(),
+      bytes,
+      digest: sha256(bytes),
+      headers: res.headers,
+    };
   }
 
   /** Downloads a blob and checks its digest and size while streaming; returns the bytes when `keep`. */
   async getBlob(repository: string, digest: string, size: number, keep: boolean): Promise<Buffer | undefined> {
-    const res = await this.request("GET", `/v2/${repository}/blobs/${digest}`, { scope: `repository:${repository}:pull` });
+    const res = await this.request("GET", `/v2/${repository}/blobs/${digest}`, {
+      scope: `repository:${repository}:pull`,
+    });
     if (!res.ok) return this.failed(res, `blob ${digest}`);
     const hash = createHash("sha256");
     const chunks: Buffer[] = [];

@@ -19,7 +19,10 @@ const REPO = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|
 export function parseReference(text: string): OciReference {
   const input = text.trim().replace(/^oci:\/\//, "");
   const slash = input.indexOf("/");
-  if (slash <= 0) throw new OciReferenceError(`invalid OCI reference "${text}": expected [oci://]registry/repository[:tag|@sha256:digest]`);
+  if (slash <= 0)
+    throw new OciReferenceError(
+      `invalid OCI reference "${text}": expected [oci://]registry/repository[:tag|@sha256:digest]`,
+    );
   const registry = input.slice(0, slash);
   if (!/^[a-zA-Z0-9.-]+(:\d+)?$/.test(registry) && !/^\[[0-9a-fA-F:]+\](:\d+)?$/.test(registry)) {
     throw new OciReferenceError(`invalid registry "${registry}" in OCI reference "${text}"`);
@@ -31,7 +34,8 @@ export function parseReference(text: string): OciReference {
   if (at >= 0) {
     digest = rest.slice(at + 1);
     rest = rest.slice(0, at);
-    if (!DIGEST.test(digest)) throw new OciReferenceError(`invalid digest "${digest}" in OCI reference "${text}": expected sha256:<64 hex>`);
+    if (!DIGEST.test(digest))
+      throw new OciReferenceError(`invalid digest "${digest}" in OCI reference "${text}": expected sha256:<64 hex>`);
   }
   const colon = rest.lastIndexOf(":");
   if (colon >= 0) {

@@ -9,11 +9,26 @@ import type { MeshScope } from "../../translate/mesh/refs.js";
 import { isMeshKind, translateMeshSpec, virtualNamespaceOf } from "../../translate/mesh/spec.js";
 
 /** One mesh manifest as its host object, or undefined when its kind is not synced. */
-function renderMeshObject(manifest: MeshManifest, values: Values, ctx: RenderContext, namespaces?: ReadonlySet<string>): KubeObject | undefined {
+function renderMeshObject(
+  manifest: MeshManifest,
+  values: Values,
+  ctx: RenderContext,
+  namespaces?: ReadonlySet<string>,
+): KubeObject | undefined {
   const obj = manifest.object;
-  if (!isMeshKind(obj.kind) || obj.apiVersion !== MESH_API_VERSION || !meshKindEnabled(values, obj.kind)) return undefined;
-  const scope: MeshScope = { cluster: ctx.cluster, virtualNamespace: virtualNamespaceOf(obj), hostNamespace: ctx.hostNamespace, namespaces };
-  const out: KubeObject = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: manifestMeta(obj, manifest.file, ctx) };
+  if (!isMeshKind(obj.kind) || obj.apiVersion !== MESH_API_VERSION || !meshKindEnabled(values, obj.kind))
+    return undefined;
+  const scope: MeshScope = {
+    cluster: ctx.cluster,
+    virtualNamespace: virtualNamespaceOf(obj),
+    hostNamespace: ctx.hostNamespace,
+    namespaces,
+  };
+  const out: KubeObject = {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata: manifestMeta(obj, manifest.file, ctx),
+  };
   const spec = translateMeshSpec(obj.kind, obj.spec, scope);
   if (spec) out.spec = spec;
   return out;

@@ -24,7 +24,6 @@ const FLEET_PAGE = 250;
 /** Kinds whose pages are read at once: each page is parsed whole before it is sorted into chunks. */
 const KINDS_AT_ONCE = 4;
 
-
 /** More objects wait for later chunks than AHEAD_MAX: the reads stop where they are. */
 class TooFarAhead extends Error {}
 
@@ -47,7 +46,9 @@ class KindCursor {
   /** The next page's continue token (none before the first page). */
   private next: string | undefined;
 
-  constructor(private readonly read: (cont: string | undefined) => Promise<{ items: KubeObject[]; continue?: string }>) {}
+  constructor(
+    private readonly read: (cont: string | undefined) => Promise<{ items: KubeObject[]; continue?: string }>,
+  ) {}
 
   /**
    * Reads pages until an object at or past `bound` has been read, the list has ended or `stopped` says so, each object
@@ -71,7 +72,10 @@ class KindCursor {
       }
       for (const o of items) {
         const at = positionOf(o);
-        if (at <= this.last) throw new ReadOrderError(`the server listed ${o.kind} ${at} after ${this.last}: not in its store's key order`);
+        if (at <= this.last)
+          throw new ReadOrderError(
+            `the server listed ${o.kind} ${at} after ${this.last}: not in its store's key order`,
+          );
         this.last = at;
         route(o);
       }
@@ -132,11 +136,14 @@ export class FleetInventoryReader {
       this.heldForChunk += this.ahead.get(c)?.length ?? 0;
       for (const key of this.records.get(c)?.inventory ?? []) {
         const at = splitKey(key);
-        if (at && this.types.has(at.kind) && at.position > (bounds.get(at.kind) ?? "")) bounds.set(at.kind, at.position);
+        if (at && this.types.has(at.kind) && at.position > (bounds.get(at.kind) ?? ""))
+          bounds.set(at.kind, at.position);
       }
     }
     try {
-      await mapLimit([...bounds], KINDS_AT_ONCE, ([kind, bound]) => this.cursor(kind).readTo(bound, this.route, () => this.fellBack !== undefined));
+      await mapLimit([...bounds], KINDS_AT_ONCE, ([kind, bound]) =>
+        this.cursor(kind).readTo(bound, this.route, () => this.fellBack !== undefined),
+      );
     } catch (err) {
       if (err instanceof ExpiredContinue) this.fallBack("a LIST's continue token expired");
       else if (!(err instanceof TooFarAhead)) throw err;
@@ -198,7 +205,10 @@ export class FleetInventoryReader {
  * The clusters in the order their objects come in a LIST from the store: by the namespace their record holds them in
  * (the repository's host namespace for a cluster without a record), then by name.
  */
-export function inNamespaceOrder(clusters: readonly string[], namespaceOf: (cluster: string) => string | undefined): string[] {
+export function inNamespaceOrder(
+  clusters: readonly string[],
+  namespaceOf: (cluster: string) => string | undefined,
+): string[] {
   const keyed = clusters.map((c) => [`${namespaceOf(c) ?? ""}/`, c] as const);
   keyed.sort(([a, an], [b, bn]) => (a < b ? -1 : a > b ? 1 : an < bn ? -1 : an > bn ? 1 : 0));
   return keyed.map(([, c]) => c);

@@ -54,8 +54,16 @@ export async function migrateRecords(
   if (todo.length === 0) return [];
   // Only a Namespace carrying a cluster's inventory label can hold a legacy record: one LIST of those (selecting
   // these clusters, up to 100 of them), instead of a GET of each cluster's namespace.
-  const selector = selectorIn(LABELS.inventory, todo.map((c) => c.cluster));
-  const labelled = new Map((await target.client.list(resourceFor("v1", "Namespace")!, { labelSelector: selector })).map((ns) => [ns.metadata.name, ns]));
+  const selector = selectorIn(
+    LABELS.inventory,
+    todo.map((c) => c.cluster),
+  );
+  const labelled = new Map(
+    (await target.client.list(resourceFor("v1", "Namespace")!, { labelSelector: selector })).map((ns) => [
+      ns.metadata.name,
+      ns,
+    ]),
+  );
   const found = await mapLimit(todo, 8, async (c) => {
     const ns = labelled.get(c.hostNamespace);
     return ns ? legacyRecord(target, source, c.cluster, ns) : undefined;
@@ -64,7 +72,13 @@ export async function migrateRecords(
   for (const m of found) {
     if (!m) continue;
     const { record, archived } = m;
-    out.push({ cluster: record.cluster, hostNamespace: record.hostNamespace, objects: record.inventory.length, reconciliations: mergeEntries(record.status?.history ?? [], archived).length, suspended: !!record.suspendedBy });
+    out.push({
+      cluster: record.cluster,
+      hostNamespace: record.hostNamespace,
+      objects: record.inventory.length,
+      reconciliations: mergeEntries(record.status?.history ?? [], archived).length,
+      suspended: !!record.suspendedBy,
+    });
     if (opts.dryRun) {
       target.pending.set(record.cluster, record);
       continue;
@@ -76,7 +90,8 @@ export async function migrateRecords(
     if (record.status) await store.writeStatus(source, record.status, depth);
     await store.writeInventory(source, record.cluster, record.hostNamespace, record.inventory);
     if (record.suspendedBy) await store.setSuspension(source, record.cluster, record.hostNamespace, record.suspendedBy);
-    for (const name of [LEGACY_STATUS, LEGACY_HISTORY]) await target.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: record.hostNamespace, name });
+    for (const name of [LEGACY_STATUS, LEGACY_HISTORY])
+      await target.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: record.hostNamespace, name });
   }
   return out;
 }
@@ -87,13 +102,27 @@ export function migrationLine(m: Migration, dryRun: boolean): string {
   return `cluster ${m.cluster}: ${dryRun ? "would migrate" : "migrated"} vc's record from host namespace ${m.hostNamespace} (vc-status, vc-history, inventory labels: ${what}) to the records namespace`;
 }
 
-async function legacyRecord(target: LegacyHost, source: string, cluster: string, ns: KubeObject): Promise<{ record: ClusterRecord; archived: Reconciliation[] } | undefined> {
+async function legacyRecord(
+  target: LegacyHost,
+  source: string,
+  cluster: string,
+  ns: KubeObject,
+): Promise<{ record: ClusterRecord; archived: Reconciliation[] } | undefined> {
   if (!ours(ns, cluster, source)) return undefined;
   const hostNamespace = ns.metadata.name;
   const labelled = await target.listBySelector(`${LABELS.inventory}=${cluster}`);
-  const inventory = labelled.filter((o) => (o.metadata.namespace === undefined || o.metadata.namespace === hostNamespace) && ours(o, cluster, source)).map((o) => objectKey(o));
+  const inventory = labelled
+    .filter(
+      (o) => (o.metadata.namespace === undefined || o.metadata.namespace === hostNamespace) && ours(o, cluster, source),
+    )
+    .map((o) => objectKey(o));
   const record: ClusterRecord = { source, cluster, hostNamespace, inventory: [...new Set(inventory)].sort() };
-  const statusCm = await target.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: hostNamespace, name: LEGACY_STATUS });
+  const statusCm = await target.client.get({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    namespace: hostNamespace,
+    name: LEGACY_STATUS,
+  });
   let status: ClusterStatus | undefined;
   if (statusCm && statusCm.metadata.labels?.[LABELS.managedBy] === cluster) {
     status = fromData(statusCm.data as Record<string, string> | undefined, cluster, hostNamespace);
@@ -106,8 +135,16 @@ async function legacyRecord(target: LegacyHost, source: string, cluster: string,
     const by = statusCm.metadata.annotations?.[ANNOTATIONS.suspendedBy];
     if (by) record.suspendedBy = by;
   }
-  const historyCm = await target.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: hostNamespace, name: LEGACY_HISTORY });
-  const archived = historyCm && historyCm.metadata.labels?.[LABELS.managedBy] === cluster ? parseHistory((historyCm.data as Record<string, string> | undefined)?.history).entries : [];
+  const historyCm = await target.client.get({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    namespace: hostNamespace,
+    name: LEGACY_HISTORY,
+  });
+  const archived =
+    historyCm && historyCm.metadata.labels?.[LABELS.managedBy] === cluster
+      ? parseHistory((historyCm.data as Record<string, string> | undefined)?.history).entries
+      : [];
   if (record.status && record.suspendedBy) record.status.suspendedBy = record.suspendedBy;
   return { record, archived };
 }

@@ -26,11 +26,16 @@ import { DEFAULT_RECREATE_WAIT, recreateObject, type RecreateWait } from "./recr
 const NOT_APPLIED = new Set(["Node", "Pod", "Event", "Lease"]);
 
 /** The kinds vc may have applied, listed to find a cluster's inventory: one LIST each. */
-export const INVENTORY_TYPES: readonly ResourceType[] = RESOURCES.filter((r) => !r.readOnly && !NOT_APPLIED.has(r.kind));
+export const INVENTORY_TYPES: readonly ResourceType[] = RESOURCES.filter(
+  (r) => !r.readOnly && !NOT_APPLIED.has(r.kind),
+);
 
 /** The kinds that claim public hosts (claims/host-claims.ts). */
-const CLAIM_TYPES: readonly ResourceType[] = INVENTORY_TYPES.filter((t) => t.group === MESH_GROUP && (t.kind === "Gateway" || t.kind === "VirtualService"));
-const isClaimKind = (o: KubeObject): boolean => o.apiVersion.startsWith(`${MESH_GROUP}/`) && (o.kind === "Gateway" || o.kind === "VirtualService");
+const CLAIM_TYPES: readonly ResourceType[] = INVENTORY_TYPES.filter(
+  (t) => t.group === MESH_GROUP && (t.kind === "Gateway" || t.kind === "VirtualService"),
+);
+const isClaimKind = (o: KubeObject): boolean =>
+  o.apiVersion.startsWith(`${MESH_GROUP}/`) && (o.kind === "Gateway" || o.kind === "VirtualService");
 /** How long read claims are reused when nothing else renews them (a long-running reconciler between full passes). */
 const CLAIMS_MAX_AGE_MS = 30_000;
 
@@ -68,7 +73,8 @@ export class KubeTarget implements Target {
    */
   async recordsByCluster(only?: readonly string[]): Promise<Map<string, ClusterRecord>> {
     // A few clusters: one LIST naming them, whose answer the unit of work remembers (RecordStore.listClusters).
-    if (only && only.length > 0 && new Set(only).size <= MAX_SELECTED_VALUES) return this.readRecords(await this.records.listClusters(only, this.source));
+    if (only && only.length > 0 && new Set(only).size <= MAX_SELECTED_VALUES)
+      return this.readRecords(await this.records.listClusters(only, this.source));
     return this.readRecords(await this.records.list());
   }
 
@@ -85,7 +91,10 @@ export class KubeTarget implements Target {
   /** The live objects of one cluster that its record holds (label-selected LISTs, kept to the record). */
   async listInventory(cluster: string, hostNamespace?: string): Promise<KubeObject[]> {
     const selector = inventorySelector(cluster);
-    const [lists, record] = await Promise.all([Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, selector, t.namespaced ? hostNamespace : undefined))), this.recordOf(cluster)]);
+    const [lists, record] = await Promise.all([
+      Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, selector, t.namespaced ? hostNamespace : undefined))),
+      this.recordOf(cluster),
+    ]);
     return keptToRecord(lists.flat(), cluster, record);
   }
 
@@ -120,10 +129,24 @@ export class KubeTarget implements Target {
       // from the watch cache the fleet's Gateways and VirtualServices come in one page, parsed whole (about 100 MiB at
       // 10,000 clusters, for each refresh). The records are read beside them: only objects a record of their cluster
       // holds are claims.
-      const claimed = (o: KubeObject) => ({ cluster: o.metadata.labels?.[LABELS.inventory] ?? "", object: refObject(refOf(o)), claims: liveClaimsOf(o) });
-      const [lists, records] = await Promise.all([Promise.all(CLAIM_TYPES.map((t) => this.client.listMapped(t, { labelSelector: LABELS.inventory }, claimed).catch(notServed))), this.records.list()]);
+      const claimed = (o: KubeObject) => ({
+        cluster: o.metadata.labels?.[LABELS.inventory] ?? "",
+        object: refObject(refOf(o)),
+        claims: liveClaimsOf(o),
+      });
+      const [lists, records] = await Promise.all([
+        Promise.all(
+          CLAIM_TYPES.map((t) =>
+            this.client.listMapped(t, { labelSelector: LABELS.inventory }, claimed).catch(notServed),
+          ),
+        ),
+        this.records.list(),
+      ]);
       const held = heldByCluster(records);
-      return ClaimIndex.ofClaimed(lists.flat().filter((c) => isHeld(held, c.cluster, c.object)), liveClaimsOf);
+      return ClaimIndex.ofClaimed(
+        lists.flat().filter((c) => isHeld(held, c.cluster, c.object)),
+        liveClaimsOf,
+      );
     })();
     this.claims = { at, index };
     index.catch(() => {
@@ -147,11 +170,28 @@ export class KubeTarget implements Target {
    * The fleet's live objects by one paged LIST per kind from the store, handed out a chunk at a time in the order the
    * store lists them: by the host namespace each cluster's record names (the repository's for one without a record).
    */
-  async fleetReader(clusters: readonly string[], known: ReadonlyMap<string, string>, opts: { pageSize?: number } = {}): Promise<FleetReader> {
+  async fleetReader(
+    clusters: readonly string[],
+    known: ReadonlyMap<string, string>,
+    opts: { pageSize?: number } = {},
+  ): Promise<FleetReader> {
     const records = await this.recordsByCluster();
     const order = inNamespaceOrder(clusters, (c) => records.get(c)?.hostNamespace ?? known.get(c));
-    const reader = new FleetInventoryReader(this.client, INVENTORY_TYPES, records, order, (names) => this.listInventories(names), opts);
-    return { order, take: (names) => reader.take(names), get fellBack() { return reader.fellBack; } };
+    const reader = new FleetInventoryReader(
+      this.client,
+      INVENTORY_TYPES,
+      records,
+      order,
+      (names) => this.listInventories(names),
+      opts,
+    );
+    return {
+      order,
+      take: (names) => reader.take(names),
+      get fellBack() {
+        return reader.fellBack;
+      },
+    };
   }
 
   actor(): Promise<Identity> {
@@ -168,12 +208,21 @@ export class KubeTarget implements Target {
    */
   async legacyClusters(): Promise<Array<{ cluster: string; hostNamespace: string }>> {
     const namespaces = await this.client.list(resourceFor("v1", "Namespace")!, { labelSelector: LABELS.inventory });
-    return namespaces.map((n) => ({ cluster: n.metadata.labels![LABELS.inventory]!, hostNamespace: n.metadata.name })).sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+    return namespaces
+      .map((n) => ({ cluster: n.metadata.labels![LABELS.inventory]!, hostNamespace: n.metadata.name }))
+      .sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
   }
 
-  async migrateRecords(clusters: ReadonlyArray<{ cluster: string; hostNamespace: string }>, opts: { dryRun?: boolean; historyLimit?: number } = {}): Promise<Array<{ cluster: string; hostNamespace: string; message: string }>> {
+  async migrateRecords(
+    clusters: ReadonlyArray<{ cluster: string; hostNamespace: string }>,
+    opts: { dryRun?: boolean; historyLimit?: number } = {},
+  ): Promise<Array<{ cluster: string; hostNamespace: string; message: string }>> {
     const done = await migrateRecords(this, clusters, opts);
-    return done.map((m) => ({ cluster: m.cluster, hostNamespace: m.hostNamespace, message: migrationLine(m, !!opts.dryRun) }));
+    return done.map((m) => ({
+      cluster: m.cluster,
+      hostNamespace: m.hostNamespace,
+      message: migrationLine(m, !!opts.dryRun),
+    }));
   }
 
   startUnit(opts: { fleet?: boolean; forgetClaims?: boolean } = {}): void {
@@ -191,15 +240,24 @@ export class KubeTarget implements Target {
 
   /** The recorded live inventory of the named clusters (one LIST per kind selecting them, one LIST of records). */
   async listRecordedInventory(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
-    const [labelled, records] = await Promise.all([this.listBySelector(selectorIn(LABELS.inventory, clusters)), this.recordsByCluster(clusters)]);
+    const [labelled, records] = await Promise.all([
+      this.listBySelector(selectorIn(LABELS.inventory, clusters)),
+      this.recordsByCluster(clusters),
+    ]);
     return keptToRecords(labelled, clusters, records);
   }
 
   /** Every recorded cluster's live inventory: the objects carrying its inventory label that its record holds. */
   async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
-    const [lists, all] = await Promise.all([Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory))), this.records.list()]);
+    const [lists, all] = await Promise.all([
+      Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory))),
+      this.records.list(),
+    ]);
     const labelled = lists.flat();
-    this.claims = { at: Date.now(), index: Promise.resolve(ClaimIndex.ofObjects(heldByARecord(labelled.filter(isClaimKind), all), liveClaimsOf)) };
+    this.claims = {
+      at: Date.now(),
+      index: Promise.resolve(ClaimIndex.ofObjects(heldByARecord(labelled.filter(isClaimKind), all), liveClaimsOf)),
+    };
     const records = this.readRecords(all);
     return keptToRecords(labelled, [...records.keys()].sort(), records);
   }
@@ -209,7 +267,10 @@ export class KubeTarget implements Target {
 
   readonly recorded = true;
 
-  async existingUnrecorded(cluster: string, refs: readonly ObjectRef[]): Promise<{ foreign: KubeObject[]; taken: KubeObject[] }> {
+  async existingUnrecorded(
+    cluster: string,
+    refs: readonly ObjectRef[],
+  ): Promise<{ foreign: KubeObject[]; taken: KubeObject[] }> {
     const record = await this.recordOf(cluster);
     const held = new Set(record?.inventory ?? []);
     const todo = refs.filter((r) => !held.has(objectKey(r)));
@@ -222,7 +283,9 @@ export class KubeTarget implements Target {
       else absent.add(r.name);
     }
     await mapLimit(
-      todo.filter((r) => !(r.kind === "Namespace" && r.apiVersion === "v1") && !(r.namespace && absent.has(r.namespace))),
+      todo.filter(
+        (r) => !(r.kind === "Namespace" && r.apiVersion === "v1") && !(r.namespace && absent.has(r.namespace)),
+      ),
       8,
       async (r) => {
         const live = await this.getServed(r);
@@ -247,11 +310,15 @@ export class KubeTarget implements Target {
     for (const c of claims) this.primed.set(`${c.cluster}\n${c.hostNamespace}`, held.get(c.cluster) ?? null);
   }
 
-  async heldElsewhere(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>, adoptFrom: readonly string[] = []): Promise<Map<string, { message: string; sources: string[] }>> {
+  async heldElsewhere(
+    claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>,
+    adoptFrom: readonly string[] = [],
+  ): Promise<Map<string, { message: string; sources: string[] }>> {
     const out = new Map<string, { message: string; sources: string[] }>();
     // Without a source (vc list of a platform user) every cluster is read as its holder's: nobody to refuse.
     if (claims.length === 0 || this.source === undefined) return out;
-    const key = claims.length === 1 && adoptFrom.length === 0 ? `${claims[0]!.cluster}\n${claims[0]!.hostNamespace}` : undefined;
+    const key =
+      claims.length === 1 && adoptFrom.length === 0 ? `${claims[0]!.cluster}\n${claims[0]!.hostNamespace}` : undefined;
     if (key !== undefined && this.primed.has(key)) {
       const held = this.primed.get(key);
       this.primed.delete(key);
@@ -267,7 +334,11 @@ export class KubeTarget implements Target {
   }
 
   /** The claims an older record of `listed` holds for someone else (heldElsewhere). */
-  private checkClaims(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>, adoptFrom: readonly string[], listed: readonly ClusterRecord[]): Map<string, { message: string; sources: string[] }> {
+  private checkClaims(
+    claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>,
+    adoptFrom: readonly string[],
+    listed: readonly ClusterRecord[],
+  ): Map<string, { message: string; sources: string[] }> {
     const out = new Map<string, { message: string; sources: string[] }>();
     const source = this.source ?? "";
     const all = listed.filter((r) => !adoptFrom.includes(r.source));
@@ -279,12 +350,20 @@ export class KubeTarget implements Target {
     const byNamespace = groupBy(all, (r) => r.hostNamespace);
     const order = new Map(all.map((r, i) => [r, i]));
     for (const claim of claims) {
-      const own = mine.get(claim.cluster) ?? { source, cluster: claim.cluster, hostNamespace: claim.hostNamespace, inventory: [] };
-      const candidates = [...new Set([...(byCluster.get(claim.cluster) ?? []), ...(byNamespace.get(claim.hostNamespace) ?? [])])].sort((a, b) => order.get(a)! - order.get(b)!);
+      const own = mine.get(claim.cluster) ?? {
+        source,
+        cluster: claim.cluster,
+        hostNamespace: claim.hostNamespace,
+        inventory: [],
+      };
+      const candidates = [
+        ...new Set([...(byCluster.get(claim.cluster) ?? []), ...(byNamespace.get(claim.hostNamespace) ?? [])]),
+      ].sort((a, b) => order.get(a)! - order.get(b)!);
       const rival = candidates.find(
         (r) =>
-          (r.source !== source ? r.cluster === claim.cluster || r.hostNamespace === claim.hostNamespace : r.cluster !== claim.cluster && r.hostNamespace === claim.hostNamespace) &&
-          olderFirst(r, own) < 0,
+          (r.source !== source
+            ? r.cluster === claim.cluster || r.hostNamespace === claim.hostNamespace
+            : r.cluster !== claim.cluster && r.hostNamespace === claim.hostNamespace) && olderFirst(r, own) < 0,
       );
       if (!rival) continue;
       const since = rival.since ? ` since ${rival.since}` : "";
@@ -295,12 +374,17 @@ export class KubeTarget implements Target {
         });
         continue;
       }
-      const what = rival.cluster === claim.cluster ? `cluster ${claim.cluster}` : `host namespace ${claim.hostNamespace} (as cluster ${rival.cluster})`;
+      const what =
+        rival.cluster === claim.cluster
+          ? `cluster ${claim.cluster}`
+          : `host namespace ${claim.hostNamespace} (as cluster ${rival.cluster})`;
       out.set(claim.cluster, {
         sources: [rival.source],
         message:
           `${what} is held by source ${rival.source || "(unnamed)"} (its record${since} is older than this source's claim); this source (${source || "unnamed"}) is refused and nothing of cluster ${claim.cluster} is changed or pruned. ` +
-          (rival.cluster === claim.cluster ? `To hand it over, run vc adopt ${claim.cluster} --from ${rival.source} with this source (see docs/security-model.md)` : `Choose another host namespace in clusters/${claim.cluster}/cluster.yaml`),
+          (rival.cluster === claim.cluster
+            ? `To hand it over, run vc adopt ${claim.cluster} --from ${rival.source} with this source (see docs/security-model.md)`
+            : `Choose another host namespace in clusters/${claim.cluster}/cluster.yaml`),
       });
     }
     return out;
@@ -316,7 +400,9 @@ export class KubeTarget implements Target {
       await this.records.writeInventory(this.source ?? "", cluster, hostNamespace, keys);
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 403)) throw err;
-      throw new Error(`${err.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${this.records.namespace})`);
+      throw new Error(
+        `${err.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${this.records.namespace})`,
+      );
     }
     this.pending.delete(cluster);
   }
@@ -346,7 +432,10 @@ export class KubeTarget implements Target {
       return;
     }
     // In place: the index answers the checks that follow (an applied claim replaces what it held for the object).
-    void cached.index.then((index) => index.put(applied), () => undefined);
+    void cached.index.then(
+      (index) => index.put(applied),
+      () => undefined,
+    );
   }
 
   async delete(live: KubeObject, cluster: string, opts: WriteOptions): Promise<"deleted" | "gone" | "not-owned"> {
@@ -358,7 +447,10 @@ export class KubeTarget implements Target {
       if (current.metadata.labels?.[LABELS.inventory] !== cluster) return "not-owned";
       try {
         const uid = current.metadata.uid;
-        const deleted = await this.client.delete(refOf(current), { dryRun: opts.dryRun, preconditions: uid ? { uid } : undefined });
+        const deleted = await this.client.delete(refOf(current), {
+          dryRun: opts.dryRun,
+          preconditions: uid ? { uid } : undefined,
+        });
         return deleted ? "deleted" : "gone";
       } catch (err) {
         if (!(err instanceof KubeApiError && err.status === 409) || attempt === 1) throw err;
@@ -373,7 +465,9 @@ export class KubeTarget implements Target {
     return recreateObject(this.client, live, desired, opts, this.recreateWait);
   }
 
-  async missingKinds(kinds: ReadonlyArray<{ apiVersion: string; kind: string }>): Promise<Array<{ apiVersion: string; kind: string }>> {
+  async missingKinds(
+    kinds: ReadonlyArray<{ apiVersion: string; kind: string }>,
+  ): Promise<Array<{ apiVersion: string; kind: string }>> {
     return this.discovery.missing(kinds);
   }
 
@@ -448,7 +542,11 @@ function notServed(err: unknown): never[] {
  * The objects labelled for `cluster` that its record holds. A label is only where vc looks; the record says what is
  * vc's: a labelled object the record does not hold (planted by whoever may write the namespace) is never planned on.
  */
-export function keptToRecord(labelled: readonly KubeObject[], cluster: string, record: ClusterRecord | undefined): KubeObject[] {
+export function keptToRecord(
+  labelled: readonly KubeObject[],
+  cluster: string,
+  record: ClusterRecord | undefined,
+): KubeObject[] {
   if (!record) return [];
   const held = new Set(record.inventory);
   return labelled.filter((o) => o.metadata.labels?.[LABELS.inventory] === cluster && held.has(objectKey(o)));
@@ -459,7 +557,11 @@ export function keptToRecord(labelled: readonly KubeObject[], cluster: string, r
  * so a fleet's objects are walked once, not once per cluster (which made reading 1,000 clusters' inventory cost
  * 20 million label lookups).
  */
-export function keptToRecords(labelled: readonly KubeObject[], clusters: readonly string[], records: ReadonlyMap<string, ClusterRecord>): Map<string, KubeObject[]> {
+export function keptToRecords(
+  labelled: readonly KubeObject[],
+  clusters: readonly string[],
+  records: ReadonlyMap<string, ClusterRecord>,
+): Map<string, KubeObject[]> {
   const byCluster = groupBy(labelled, (o) => o.metadata.labels?.[LABELS.inventory]);
   return new Map(clusters.map((c) => [c, keptToRecord(byCluster.get(c) ?? [], c, records.get(c))]));
 }

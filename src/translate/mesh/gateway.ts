@@ -19,7 +19,10 @@ function translateServer(server: unknown, scope: MeshScope): unknown {
   const out: Json = { ...server };
   if ("hosts" in server) out.hosts = mapArray(server.hosts, (h) => tenantBoundHost(h, scope.hostNamespace));
   if (isObject(server.tls) && typeof server.tls.credentialName === "string" && server.tls.credentialName !== "") {
-    out.tls = { ...server.tls, credentialName: hostSecretName(server.tls.credentialName, scope.virtualNamespace, scope.cluster) };
+    out.tls = {
+      ...server.tls,
+      credentialName: hostSecretName(server.tls.credentialName, scope.virtualNamespace, scope.cluster),
+    };
   }
   return out;
 }

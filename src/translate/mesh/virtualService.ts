@@ -1,6 +1,15 @@
 // VirtualService spec translation: hosts, route destinations, mirrors, gateways and delegates.
 import { hostName } from "../index.js";
-import { type Json, type MeshScope, OWN_NAMESPACE_ONLY, gatewayRef, isObject, mapArray, routeDestination, serviceHost } from "./refs.js";
+import {
+  type Json,
+  type MeshScope,
+  OWN_NAMESPACE_ONLY,
+  gatewayRef,
+  isObject,
+  mapArray,
+  routeDestination,
+  serviceHost,
+} from "./refs.js";
 
 function translateMatch(match: unknown, scope: MeshScope): unknown {
   if (!isObject(match) || !Array.isArray(match.gateways)) return match;
@@ -17,7 +26,11 @@ function translateRoute(route: unknown, scope: MeshScope): unknown {
   if ("mirrors" in route) out.mirrors = mapArray(route.mirrors, (m) => routeDestination(m, scope));
   if (isObject(route.delegate) && typeof route.delegate.name === "string") {
     const ns = typeof route.delegate.namespace === "string" ? route.delegate.namespace : scope.virtualNamespace;
-    out.delegate = { ...route.delegate, name: hostName(route.delegate.name, ns, scope.cluster), namespace: scope.hostNamespace };
+    out.delegate = {
+      ...route.delegate,
+      name: hostName(route.delegate.name, ns, scope.cluster),
+      namespace: scope.hostNamespace,
+    };
   }
   return out;
 }

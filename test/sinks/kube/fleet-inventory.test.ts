@@ -32,7 +32,11 @@ describe("sinks/kube: the fleet's live objects by one paged LIST per kind (Fleet
   let target: KubeTarget;
   before(async () => {
     server = await startKubeServer();
-    client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+    client = KubeClient.open({
+      kubeconfig: server.kubeconfigPath,
+      context: "test",
+      retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    });
     target = new KubeTarget(client, new RecordStore(client, "vc-system"));
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
     for (let i = 0; i < CLUSTERS; i++) {
@@ -55,9 +59,19 @@ describe("sinks/kube: the fleet's live objects by one paged LIST per kind (Fleet
   beforeEach(() => server.resetRequests());
 
   const all = Array.from({ length: CLUSTERS }, (_, i) => name(i));
-  const pagesAsked = (resource: string) => server.requests.filter((r) => r.method === "GET" && r.resource === resource && new URLSearchParams(r.query).has("limit")).map((r) => new URLSearchParams(r.query));
+  const pagesAsked = (resource: string) =>
+    server.requests
+      .filter((r) => r.method === "GET" && r.resource === resource && new URLSearchParams(r.query).has("limit"))
+      .map((r) => new URLSearchParams(r.query));
   const reader = async (clusters: readonly string[], limits: { pageSize?: number; aheadMax?: number }) =>
-    new FleetInventoryReader(client, TYPES, await target.recordsByCluster(), clusters, (names) => target.listRecordedInventory(names), limits);
+    new FleetInventoryReader(
+      client,
+      TYPES,
+      await target.recordsByCluster(),
+      clusters,
+      (names) => target.listRecordedInventory(names),
+      limits,
+    );
 
   it("hands out each cluster's held objects, reading each kind only as far as the chunk in hand needs", async () => {
     const records = await target.recordsByCluster();
@@ -79,7 +93,8 @@ describe("sinks/kube: the fleet's live objects by one paged LIST per kind (Fleet
     for (const chunk of chunks.slice(1)) for (const [c, objs] of await r.take(chunk)) seen.set(c, objs);
     expect(r.fellBack).to.equal(undefined);
     expect([...seen.keys()].sort()).to.deep.equal(all);
-    for (const [c, objs] of seen) expect(objs.map((o) => o.metadata.name).sort(), c).to.deep.equal(c === "c29" ? [] : ["sa", "svc"]);
+    for (const [c, objs] of seen)
+      expect(objs.map((o) => o.metadata.name).sort(), c).to.deep.equal(c === "c29" ? [] : ["sa", "svc"]);
     // One LIST per kind for the whole fleet, followed to its end page by page: 60 labelled ServiceAccounts in pages of 6.
     const sa = pagesAsked("serviceaccounts");
     expect(sa.filter((q) => !q.has("continue"))).to.have.length(1);
@@ -98,7 +113,9 @@ describe("sinks/kube: the fleet's live objects by one paged LIST per kind (Fleet
     const read = pagesAsked("serviceaccounts").length + pagesAsked("services").length;
     expect(read).to.be.at.least(3).and.at.most(10);
     const expected = await target.listRecordedInventory(byName[0]!);
-    expect([...first].map(([c, o]) => [c, o.map(objectKey).sort()])).to.deep.equal([...expected].map(([c, o]) => [c, o.map(objectKey).sort()]));
+    expect([...first].map(([c, o]) => [c, o.map(objectKey).sort()])).to.deep.equal(
+      [...expected].map(([c, o]) => [c, o.map(objectKey).sort()]),
+    );
     server.resetRequests();
     const second = await r.take(byName[1]!);
     expect([...second.values()].every((objs) => objs.length === 2)).to.equal(true);

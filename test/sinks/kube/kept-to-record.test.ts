@@ -8,9 +8,18 @@ import type { ClusterRecord } from "../../../src/records/record.js";
 const object = (kind: string, name: string, cluster: string | undefined): KubeObject => ({
   apiVersion: "v1",
   kind,
-  metadata: { name, namespace: "vc-shared", ...(cluster === undefined ? {} : { labels: { "vc.orch.io/inventory": cluster } }) },
+  metadata: {
+    name,
+    namespace: "vc-shared",
+    ...(cluster === undefined ? {} : { labels: { "vc.orch.io/inventory": cluster } }),
+  },
 });
-const record = (cluster: string, inventory: string[]): ClusterRecord => ({ source: "", cluster, hostNamespace: `vc-${cluster}`, inventory });
+const record = (cluster: string, inventory: string[]): ClusterRecord => ({
+  source: "",
+  cluster,
+  hostNamespace: `vc-${cluster}`,
+  inventory,
+});
 
 describe("sinks/kube keptToRecords", () => {
   it("keeps each cluster's labelled objects that its record holds, as keptToRecord does one cluster at a time", () => {

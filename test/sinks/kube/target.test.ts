@@ -10,9 +10,18 @@ import { clusterObjects } from "../../plan/fixtures.js";
 import { describeProfiles } from "../../support/profiles.js";
 import { recordName } from "../../../src/records/record.js";
 
-const writes = (s: KubeServer) => ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
-const sync = (t: KubeTarget, desired: KubeObject[], opts: Partial<{ prune: boolean; dryRun: boolean; allowMassPrune: boolean }> = {}) =>
-  syncCluster(t, { cluster: "a", hostNamespace: "vc-a", desired }, { prune: true, dryRun: false, allowMassPrune: false, ...opts });
+const writes = (s: KubeServer) =>
+  ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
+const sync = (
+  t: KubeTarget,
+  desired: KubeObject[],
+  opts: Partial<{ prune: boolean; dryRun: boolean; allowMassPrune: boolean }> = {},
+) =>
+  syncCluster(
+    t,
+    { cluster: "a", hostNamespace: "vc-a", desired },
+    { prune: true, dryRun: false, allowMassPrune: false, ...opts },
+  );
 
 describeProfiles("target/kube against the test API server", (profile) => {
   let server: KubeServer;
@@ -21,7 +30,11 @@ describeProfiles("target/kube against the test API server", (profile) => {
 
   beforeEach(async () => {
     server = await startKubeServer({ profile });
-    client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+    client = KubeClient.open({
+      kubeconfig: server.kubeconfigPath,
+      context: "test",
+      retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    });
     target = new KubeTarget(client);
   });
   afterEach(async () => {
@@ -34,10 +47,16 @@ describeProfiles("target/kube against the test API server", (profile) => {
     expect(result.ok).to.equal(true);
     expect(result.counts.created).to.equal(6);
     // Six objects, then the cluster's record: its first write finds no records namespace (404), which is created.
-    const patches = server.requests.filter((r) => r.method === "PATCH" && r.namespace !== "vc-system" && r.name !== "vc-system");
+    const patches = server.requests.filter(
+      (r) => r.method === "PATCH" && r.namespace !== "vc-system" && r.name !== "vc-system",
+    );
     expect(patches).to.have.length(6);
     expect(server.countRequests({ method: "PATCH" })).to.equal(6 + 3);
-    expect(JSON.parse((server.get("v1", "ConfigMap", "vc-system", recordName("", "a"))!.data as Record<string, string>).inventory!)).to.have.length(6);
+    expect(
+      JSON.parse(
+        (server.get("v1", "ConfigMap", "vc-system", recordName("", "a"))!.data as Record<string, string>).inventory!,
+      ),
+    ).to.have.length(6);
     expect(patches[0]!.resource).to.equal("namespaces");
     expect(patches.every((r) => /fieldManager=vc/.test(r.query) && /force=true/.test(r.query))).to.equal(true);
     const sts = server.get("apps/v1", "StatefulSet", "vc-a", "a")!;
@@ -57,7 +76,9 @@ describeProfiles("target/kube against the test API server", (profile) => {
     expect(server.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 1);
     const inventory = server.requests.filter((r) => r.namespace !== "vc-system");
     expect(inventory).to.have.length(INVENTORY_TYPES.length);
-    expect(inventory.every((r) => decodeURIComponent(r.query).includes(`labelSelector=${LABELS.inventory}=a`))).to.equal(true);
+    expect(
+      inventory.every((r) => decodeURIComponent(r.query).includes(`labelSelector=${LABELS.inventory}=a`)),
+    ).to.equal(true);
   });
 
   it("updates only the object that changed", async () => {
@@ -102,8 +123,18 @@ describeProfiles("target/kube against the test API server", (profile) => {
 
   it("prunes what the repository dropped, never a foreign object of the same name, never the unlabelled status ConfigMap", async () => {
     await sync(target, clusterObjects("a"));
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a-config", namespace: "default" }, data: { mine: "yes" } });
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "vc-status-a", namespace: "vc-a", labels: { [LABELS.managedBy]: "a" } }, data: {} });
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "a-config", namespace: "default" },
+      data: { mine: "yes" },
+    });
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "vc-status-a", namespace: "vc-a", labels: { [LABELS.managedBy]: "a" } },
+      data: {},
+    });
     const desired = clusterObjects("a").filter((o) => o.kind !== "ConfigMap");
     const result = await sync(target, desired);
     expect(result.counts.deleted).to.equal(1);
@@ -116,7 +147,12 @@ describeProfiles("target/kube against the test API server", (profile) => {
     await sync(target, clusterObjects("a"));
     const live = (await target.listInventory("a", "vc-a")).find((o) => o.kind === "ConfigMap")!;
     server.remove("v1", "ConfigMap", "vc-a", "a-config");
-    server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a-config", namespace: "vc-a" }, data: { foreign: "1" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "a-config", namespace: "vc-a" },
+      data: { foreign: "1" },
+    });
     expect(await target.delete(live, "a", { dryRun: false })).to.equal("not-owned");
     expect(server.get("v1", "ConfigMap", "vc-a", "a-config")!.data).to.deep.equal({ foreign: "1" });
     expect(server.countRequests({ method: "DELETE" })).to.equal(1); // refused by the uid precondition
@@ -140,7 +176,10 @@ describeProfiles("target/kube against the test API server", (profile) => {
   });
 
   it("a dry run asks the server (dryRun=All) and stores nothing", async () => {
-    await sync(target, clusterObjects("a").filter((o) => o.kind === "Namespace"));
+    await sync(
+      target,
+      clusterObjects("a").filter((o) => o.kind === "Namespace"),
+    );
     const result = await sync(target, clusterObjects("a"), { dryRun: true, prune: false });
     expect(result.counts.created).to.equal(5);
     expect(server.requests.filter((r) => r.method === "PATCH" && /dryRun=All/.test(r.query))).to.have.length(5);
@@ -167,7 +206,12 @@ describeProfiles("target/kube against the test API server", (profile) => {
   it("honours Retry-After on a 429", async () => {
     server.faults.add({ method: "PATCH", nth: 2, status: 429, retryAfterSeconds: 1 });
     const delays: number[] = [];
-    const waiting = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test", retry: { baseDelayMs: 5, maxDelayMs: 20 }, onRetry: (r) => delays.push(r.delayMs) });
+    const waiting = KubeClient.open({
+      kubeconfig: server.kubeconfigPath,
+      context: "test",
+      retry: { baseDelayMs: 5, maxDelayMs: 20 },
+      onRetry: (r) => delays.push(r.delayMs),
+    });
     try {
       const result = await sync(new KubeTarget(waiting), clusterObjects("a"));
       expect(result.ok).to.equal(true);
@@ -182,7 +226,10 @@ describeProfiles("target/kube against the test API server", (profile) => {
     await sync(target, clusterObjects("a"));
     const next = clusterObjects("a").filter((o) => o.kind !== "VirtualService");
     next.find((o) => o.kind === "ConfigMap")!.data = { a: "2" };
-    next.find((o) => o.kind === "StatefulSet")!.spec = { replicas: 2, template: { spec: { containers: [{ name: "syncer", image: "vc:2" }] } } };
+    next.find((o) => o.kind === "StatefulSet")!.spec = {
+      replicas: 2,
+      template: { spec: { containers: [{ name: "syncer", image: "vc:2" }] } },
+    };
     const down = server.faults.add({ method: "PATCH", path: /statefulsets/, status: 500 });
     const cut = await sync(target, next);
     expect(cut.ok).to.equal(false);
@@ -206,7 +253,12 @@ describeProfiles("target/kube against the test API server", (profile) => {
   });
 
   it("reads a whole fleet's inventory with one LIST per kind", async () => {
-    for (const c of ["a", "b", "c"]) await syncCluster(target, { cluster: c, hostNamespace: `vc-${c}`, desired: clusterObjects(c) }, { prune: true, dryRun: false, allowMassPrune: false });
+    for (const c of ["a", "b", "c"])
+      await syncCluster(
+        target,
+        { cluster: c, hostNamespace: `vc-${c}`, desired: clusterObjects(c) },
+        { prune: true, dryRun: false, allowMassPrune: false },
+      );
     server.resetRequests();
     const fleet = await target.listFleetInventory();
     expect([...fleet.keys()].sort()).to.deep.equal(["a", "b", "c"]);
@@ -216,12 +268,19 @@ describeProfiles("target/kube against the test API server", (profile) => {
   });
 
   it("masks a Secret's values in an error message the server echoes them in", async () => {
-    const body = JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code: 422, reason: "Invalid", message: 'Secret "a-db" is invalid: stringData[url]: Invalid value: "postgres://u:hunter2@db/x"' });
+    const body = JSON.stringify({
+      kind: "Status",
+      apiVersion: "v1",
+      status: "Failure",
+      code: 422,
+      reason: "Invalid",
+      message: 'Secret "a-db" is invalid: stringData[url]: Invalid value: "postgres://u:hunter2@db/x"',
+    });
     server.faults.add({ method: "PATCH", path: /secrets/, status: 422, body });
     const result = await sync(target, clusterObjects("a"));
     const failed = result.results.find((r) => r.outcome === "failed")!;
     expect(failed.ref.kind).to.equal("Secret");
-    expect(failed.message).to.include("Invalid value: \"<masked>\"").and.not.include("hunter2");
+    expect(failed.message).to.include('Invalid value: "<masked>"').and.not.include("hunter2");
   });
 
   it("finds and prunes what was left in the old namespace when a cluster moves to another one", async () => {
@@ -232,12 +291,22 @@ describeProfiles("target/kube against the test API server", (profile) => {
       else m.metadata.namespace = "vc-a2";
       return m;
     });
-    const blocked = await syncCluster(target, { cluster: "a", hostNamespace: "vc-a2", desired: moved }, { prune: true, dryRun: false, allowMassPrune: false });
+    const blocked = await syncCluster(
+      target,
+      { cluster: "a", hostNamespace: "vc-a2", desired: moved },
+      { prune: true, dryRun: false, allowMassPrune: false },
+    );
     expect(blocked.plan.blocked).to.match(/would delete all 6/);
-    const result = await syncCluster(target, { cluster: "a", hostNamespace: "vc-a2", desired: moved }, { prune: true, dryRun: false, allowMassPrune: true });
+    const result = await syncCluster(
+      target,
+      { cluster: "a", hostNamespace: "vc-a2", desired: moved },
+      { prune: true, dryRun: false, allowMassPrune: true },
+    );
     expect(result.counts).to.include({ created: 6, deleted: 5 });
     expect(server.list("v1", "ConfigMap", "vc-a2")).to.have.length(1);
-    expect(server.list("v1", "ConfigMap", "vc-a").filter((c) => c.metadata.labels?.[LABELS.inventory] === "a")).to.have.length(0);
+    expect(
+      server.list("v1", "ConfigMap", "vc-a").filter((c) => c.metadata.labels?.[LABELS.inventory] === "a"),
+    ).to.have.length(0);
     // The old namespace is kept (it may hold volume claims and objects vc does not own) and reported.
     expect(server.get("v1", "Namespace", undefined, "vc-a")).to.not.equal(undefined);
     expect(result.plan.retained!.map((r) => r.ref.name)).to.deep.equal(["vc-a"]);

@@ -1,6 +1,20 @@
 // Server-side apply: merge an applied configuration into the live object, with field ownership and conflicts.
 import type { KubeObject } from "../../../src/kube/object.js";
-import { decode, deepEqual, encode, fieldPaths, findItem, getAt, humanPath, isMap, keyElement, listKeys, removeAt, type Json, type JsonMap } from "./fieldpath.js";
+import {
+  decode,
+  deepEqual,
+  encode,
+  fieldPaths,
+  findItem,
+  getAt,
+  humanPath,
+  isMap,
+  keyElement,
+  listKeys,
+  removeAt,
+  type Json,
+  type JsonMap,
+} from "./fieldpath.js";
 import { findManager, nowTime, ownedView, readManagers, writeManagers, type Manager } from "./managed.js";
 import { ApiError } from "./status.js";
 
@@ -32,7 +46,11 @@ function printManager(m: Manager): string {
 
 /** The 409 upstream answers, worded the same way (kubectl prints it and suggests --force-conflicts). */
 function conflictError(conflicts: Conflict[]): ApiError {
-  const causes = conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with ${printManager(c.manager)}`, field: humanPath(decode(c.path)) }));
+  const causes = conflicts.map((c) => ({
+    reason: "FieldManagerConflict",
+    message: `conflict with ${printManager(c.manager)}`,
+    field: humanPath(decode(c.path)),
+  }));
   let message: string;
   if (conflicts.length === 1) {
     message = `Apply failed with 1 conflict: conflict with ${printManager(conflicts[0]!.manager)}: ${humanPath(decode(conflicts[0]!.path))}`;
@@ -89,11 +107,25 @@ function mergeApplied(base: Json | undefined, patch: Json): Json {
 export function serverSideApply(current: KubeObject | undefined, applied: KubeObject, opts: ApplyOptions): KubeObject {
   const base: KubeObject = current
     ? structuredClone(current)
-    : { apiVersion: applied.apiVersion, kind: applied.kind, metadata: { name: applied.metadata.name, ...(applied.metadata.namespace ? { namespace: applied.metadata.namespace } : {}) } };
+    : {
+        apiVersion: applied.apiVersion,
+        kind: applied.kind,
+        metadata: {
+          name: applied.metadata.name,
+          ...(applied.metadata.namespace ? { namespace: applied.metadata.namespace } : {}),
+        },
+      };
   const managers = readManagers(current);
   // An object nobody manages yet (e.g. seeded with server.put) is owned by "before-first-apply", as upstream.
   if (current && managers.length === 0) {
-    managers.push({ manager: "before-first-apply", operation: "Update", apiVersion: current.apiVersion, time: nowTime(), fields: fieldPaths(appliedPart(current, opts.subresource)), ...(opts.subresource ? { subresource: opts.subresource } : {}) });
+    managers.push({
+      manager: "before-first-apply",
+      operation: "Update",
+      apiVersion: current.apiVersion,
+      time: nowTime(),
+      fields: fieldPaths(appliedPart(current, opts.subresource)),
+      ...(opts.subresource ? { subresource: opts.subresource } : {}),
+    });
   }
   const appliedView = appliedPart(applied, opts.subresource);
   const newSet = fieldPaths(appliedView);
@@ -113,7 +145,8 @@ export function serverSideApply(current: KubeObject | undefined, applied: KubeOb
   for (const c of conflicts) c.manager.fields.delete(c.path);
 
   const others = managers.filter((m) => m !== me);
-  const ownedByOthers = (p: string): boolean => others.some((m) => [...m.fields].some((q) => q === p || q.startsWith(`${p}\n`) || p.startsWith(`${q}\n`)));
+  const ownedByOthers = (p: string): boolean =>
+    others.some((m) => [...m.fields].some((q) => q === p || q.startsWith(`${p}\n`) || p.startsWith(`${q}\n`)));
   const dropped = [...oldSet].filter((p) => !newSet.has(p));
   // Deepest first, so that emptied parents can go too.
   dropped.sort((a, b) => decode(b).length - decode(a).length);
@@ -132,7 +165,13 @@ export function serverSideApply(current: KubeObject | undefined, applied: KubeOb
     else delete merged.metadata[k];
   }
   if (!me) {
-    me = { manager: opts.manager, operation: "Apply", apiVersion: applied.apiVersion, time: nowTime(), fields: new Set() };
+    me = {
+      manager: opts.manager,
+      operation: "Apply",
+      apiVersion: applied.apiVersion,
+      time: nowTime(),
+      fields: new Set(),
+    };
     if (opts.subresource) me.subresource = opts.subresource;
     managers.push(me);
   }

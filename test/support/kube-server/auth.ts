@@ -87,7 +87,9 @@ export class Auth {
       (r) =>
         (r.verbs.includes("*") || r.verbs.includes(a.verb)) &&
         (r.apiGroups.includes("*") || r.apiGroups.includes(a.group)) &&
-        (r.resources.includes("*") || r.resources.includes(resource) || (a.subresource !== undefined && r.resources.includes(`${a.resource}/*`))) &&
+        (r.resources.includes("*") ||
+          r.resources.includes(resource) ||
+          (a.subresource !== undefined && r.resources.includes(`${a.resource}/*`))) &&
         (r.namespaces === undefined || (a.namespace !== undefined && r.namespaces.includes(a.namespace))),
     );
   }

@@ -1,5 +1,11 @@
 // The resources the test server serves: the shared kind catalogue plus verbs, categories and the metrics.k8s.io alias.
-import { RESOURCES, apiVersionOf, METRICS_GROUP, METRICS_VERSION, type ResourceType } from "../../../src/kube/resources.js";
+import {
+  RESOURCES,
+  apiVersionOf,
+  METRICS_GROUP,
+  METRICS_VERSION,
+  type ResourceType,
+} from "../../../src/kube/resources.js";
 
 export interface Served extends ResourceType {
   apiVersion: string;
@@ -18,7 +24,12 @@ const ALL_CATEGORY = new Set(["Pod", "Service", "Deployment", "StatefulSet"]);
 const METRICS_K8S_GROUP = "metrics.k8s.io";
 
 function served(r: ResourceType): Served {
-  const s: Served = { ...r, apiVersion: apiVersionOf(r), verbs: r.readOnly ? READ_VERBS : WRITE_VERBS, listKind: `${r.kind}List` };
+  const s: Served = {
+    ...r,
+    apiVersion: apiVersionOf(r),
+    verbs: r.readOnly ? READ_VERBS : WRITE_VERBS,
+    listKind: `${r.kind}List`,
+  };
   if (ALL_CATEGORY.has(r.kind) && r.group !== METRICS_GROUP) s.categories = ["all"];
   return s;
 }
@@ -73,7 +84,9 @@ const SELF_REVIEW: Served = {
 /** Every served resource; the metrics kinds appear under both metrics.orch.io and metrics.k8s.io. */
 const SERVED: readonly Served[] = [
   ...RESOURCES.map(served),
-  ...RESOURCES.filter((r) => r.group === METRICS_GROUP).map((r) => served({ ...r, group: METRICS_K8S_GROUP, version: METRICS_VERSION })),
+  ...RESOURCES.filter((r) => r.group === METRICS_GROUP).map((r) =>
+    served({ ...r, group: METRICS_K8S_GROUP, version: METRICS_VERSION }),
+  ),
   ACCESS_REVIEW,
   SUBJECT_ACCESS_REVIEW,
   LOCAL_SUBJECT_ACCESS_REVIEW,

@@ -29,7 +29,11 @@ function groupDoc(name: string, versions: string[]): Record<string, unknown> {
 }
 
 export function apiVersions(hostPort: string): Record<string, unknown> {
-  return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: hostPort }] };
+  return {
+    kind: "APIVersions",
+    versions: ["v1"],
+    serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: hostPort }],
+  };
 }
 
 export function apiGroupList(serves: Serves): Record<string, unknown> {
@@ -54,13 +58,25 @@ export function apiResourceList(group: string, version: string, serves: Serves):
   if (rs.length === 0) return undefined;
   const resources: Array<Record<string, unknown>> = [];
   for (const r of rs) {
-    const doc: Record<string, unknown> = { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: r.verbs };
+    const doc: Record<string, unknown> = {
+      name: r.plural,
+      singularName: r.singular,
+      namespaced: r.namespaced,
+      kind: r.kind,
+      verbs: r.verbs,
+    };
     if (r.shortNames) doc.shortNames = r.shortNames;
     if (r.categories) doc.categories = r.categories;
     resources.push(doc);
     for (const sub of r.subresources ?? []) {
       const k = subKind(r, sub);
-      const s: Record<string, unknown> = { name: `${r.plural}/${sub}`, singularName: "", namespaced: r.namespaced, kind: k.kind, verbs: [...SUB_VERBS[sub]] };
+      const s: Record<string, unknown> = {
+        name: `${r.plural}/${sub}`,
+        singularName: "",
+        namespaced: r.namespaced,
+        kind: k.kind,
+        verbs: [...SUB_VERBS[sub]],
+      };
       if (sub === "scale") {
         s.group = k.group;
         s.version = k.version;
@@ -68,7 +84,12 @@ export function apiResourceList(group: string, version: string, serves: Serves):
       resources.push(s);
     }
   }
-  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: group === "" ? version : `${group}/${version}`, resources };
+  return {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion: group === "" ? version : `${group}/${version}`,
+    resources,
+  };
 }
 
 function aggregatedResource(r: Served): Record<string, unknown> {
@@ -82,7 +103,11 @@ function aggregatedResource(r: Served): Record<string, unknown> {
   if (r.shortNames) doc.shortNames = r.shortNames;
   if (r.categories) doc.categories = r.categories;
   if (r.subresources?.length) {
-    doc.subresources = r.subresources.map((sub) => ({ subresource: sub, responseKind: subKind(r, sub), verbs: [...SUB_VERBS[sub]] }));
+    doc.subresources = r.subresources.map((sub) => ({
+      subresource: sub,
+      responseKind: subKind(r, sub),
+      verbs: [...SUB_VERBS[sub]],
+    }));
   }
   return doc;
 }
@@ -92,7 +117,11 @@ export function aggregatedDiscovery(legacy: boolean, serves: Serves): Record<str
   const entries = legacy ? [["", ["v1"]] as [string, string[]]] : groups(serves);
   const items = entries.map(([g, versions]) => ({
     metadata: legacy ? { creationTimestamp: null } : { name: g, creationTimestamp: null },
-    versions: versions.map((v) => ({ version: v, resources: resourcesIn(g, v).map(aggregatedResource), freshness: "Current" })),
+    versions: versions.map((v) => ({
+      version: v,
+      resources: resourcesIn(g, v).map(aggregatedResource),
+      freshness: "Current",
+    })),
   }));
   return { kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2", metadata: {}, items };
 }

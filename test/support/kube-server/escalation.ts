@@ -41,12 +41,24 @@ export function checkEscalation(auth: Auth, user: User, served: Served, obj: Kub
   const namespace = served.namespaced ? obj.metadata.namespace : undefined;
   let rules: PolicyRule[];
   if (served.kind === "Role" || served.kind === "ClusterRole") {
-    if (auth.allowed(user, { verb: "escalate", group: RBAC, resource: served.plural, namespace, name: obj.metadata.name })) return;
-    rules = ((obj as { rules?: PolicyRule[] }).rules ?? []);
+    if (
+      auth.allowed(user, { verb: "escalate", group: RBAC, resource: served.plural, namespace, name: obj.metadata.name })
+    )
+      return;
+    rules = (obj as { rules?: PolicyRule[] }).rules ?? [];
   } else if (served.kind === "RoleBinding" || served.kind === "ClusterRoleBinding") {
     const ref = (obj as { roleRef?: { kind?: string; name?: string } }).roleRef ?? {};
     const plural = ref.kind === "Role" ? "roles" : "clusterroles";
-    if (auth.allowed(user, { verb: "bind", group: RBAC, resource: plural, namespace: ref.kind === "Role" ? namespace : undefined, name: ref.name })) return;
+    if (
+      auth.allowed(user, {
+        verb: "bind",
+        group: RBAC,
+        resource: plural,
+        namespace: ref.kind === "Role" ? namespace : undefined,
+        name: ref.name,
+      })
+    )
+      return;
     const resolved = roleRules(ref.kind ?? "", ref.kind === "Role" ? namespace : undefined, ref.name ?? "");
     // The real server looks the role up to resolve its rules: a missing one is its 404, naming the role, not the binding.
     if (resolved === undefined) throw notFound(plural, RBAC, ref.name ?? "");

@@ -58,13 +58,18 @@ function channelWriter(ws: WebSocket, channel: number): Writable {
 
 function rejectUpgrade(socket: Duplex, err: ApiError): void {
   const body = JSON.stringify(err.toStatus());
-  socket.end(`HTTP/1.1 ${err.code} ${err.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${err.code} ${err.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** How long after the upgrade an exec's command starts (see run). */
 const EXEC_START_MS = 50;
 
-export function attachExec(server: Server, deps: { auth: Auth; store: Store; log: RequestLog; faults: Faults }): { setHandler(h: ExecHandler): void; close(): void } {
+export function attachExec(
+  server: Server,
+  deps: { auth: Auth; store: Store; log: RequestLog; faults: Faults },
+): { setHandler(h: ExecHandler): void; close(): void } {
   let handler: ExecHandler | undefined;
   const wss = new WebSocketServer({
     noServer: true,
@@ -74,7 +79,15 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = requestUrl(req.url);
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(exec|attach)$/.exec(url.pathname);
-    const entry: LoggedRequest = { method: "GET", path: url.pathname, query: url.search.replace(/^\?/, ""), status: 0, verb: "create", resource: "pods", subresource: "exec" };
+    const entry: LoggedRequest = {
+      method: "GET",
+      path: url.pathname,
+      query: url.search.replace(/^\?/, ""),
+      status: 0,
+      verb: "create",
+      resource: "pods",
+      subresource: "exec",
+    };
     deps.log.add(entry);
     try {
       for (const f of deps.faults.match("GET", url.pathname)) {
@@ -87,17 +100,34 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
       entry.name = pod;
       const user = deps.auth.authenticate(req.headers.authorization);
       entry.user = user.name;
-      deps.auth.authorize(user, { verb: "create", group: "", resource: "pods", subresource: "exec", namespace: ns, name: pod });
+      deps.auth.authorize(user, {
+        verb: "create",
+        group: "",
+        resource: "pods",
+        subresource: "exec",
+        namespace: ns,
+        name: pod,
+      });
       const live = deps.store.get("v1/Pod", ns, pod);
       if (!live) throw notFound("pods", "", pod);
-      const containers = ((live.obj.spec as { containers?: Array<{ name: string }> } | undefined)?.containers ?? []).map((c) => c.name);
+      const containers = (
+        (live.obj.spec as { containers?: Array<{ name: string }> } | undefined)?.containers ?? []
+      ).map((c) => c.name);
       const container = url.searchParams.get("container") ?? containers[0] ?? "";
-      if (!containers.includes(container)) throw new ApiError(400, `container ${container} is not valid for pod ${pod}`, "BadRequest");
+      if (!containers.includes(container))
+        throw new ApiError(400, `container ${container} is not valid for pod ${pod}`, "BadRequest");
       const command = url.searchParams.getAll("command");
       if (command.length === 0) throw new ApiError(400, "you must specify at least 1 command", "BadRequest");
       wss.handleUpgrade(req, socket, head, (ws) => {
         entry.status = 101;
-        run(ws, { namespace: ns, pod, container, command, tty: url.searchParams.get("tty") === "true", stdin: url.searchParams.get("stdin") === "true" });
+        run(ws, {
+          namespace: ns,
+          pod,
+          container,
+          command,
+          tty: url.searchParams.get("tty") === "true",
+          stdin: url.searchParams.get("stdin") === "true",
+        });
       });
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError(500, String(err));
@@ -106,7 +136,10 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
     }
   });
 
-  function run(ws: WebSocket, p: { namespace: string; pod: string; container: string; command: string[]; tty: boolean; stdin: boolean }): void {
+  function run(
+    ws: WebSocket,
+    p: { namespace: string; pod: string; container: string; command: string[]; tty: boolean; stdin: boolean },
+  ): void {
     const stdin = p.stdin ? new PassThrough() : null;
     const resizeListeners: Array<(s: { width: number; height: number }) => void> = [];
     const earlySizes: Array<{ width: number; height: number }> = [];
@@ -129,7 +162,10 @@ export function attachExec(server: Server, deps: { auth: Auth; store: Store; log
         if (done) return;
         done = true;
         const finish = () => {
-          if (ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([ERROR]), Buffer.from(exitStatus(code, p.command))]), () => ws.close(1000));
+          if (ws.readyState === ws.OPEN)
+            ws.send(Buffer.concat([Buffer.from([ERROR]), Buffer.from(exitStatus(code, p.command))]), () =>
+              ws.close(1000),
+            );
         };
         // Let pending stdout/stderr writes go out first.
         setImmediate(finish);

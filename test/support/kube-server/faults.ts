@@ -43,8 +43,10 @@ export class Faults {
   private faults: Fault[] = [];
 
   add(spec: FaultSpec): FaultHandle {
-    if (spec.nth !== undefined && (!Number.isInteger(spec.nth) || spec.nth < 1)) throw new Error(`fault nth must be a positive integer, got ${spec.nth}`);
-    if (spec.status === undefined && !spec.reset && spec.latencyMs === undefined && spec.warning === undefined) throw new Error("a fault needs status, reset, latencyMs or warning");
+    if (spec.nth !== undefined && (!Number.isInteger(spec.nth) || spec.nth < 1))
+      throw new Error(`fault nth must be a positive integer, got ${spec.nth}`);
+    if (spec.status === undefined && !spec.reset && spec.latencyMs === undefined && spec.warning === undefined)
+      throw new Error("a fault needs status, reset, latencyMs or warning");
     const f: Fault = { spec, matched: 0, fired: 0 };
     this.faults.push(f);
     return {

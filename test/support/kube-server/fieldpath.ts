@@ -31,7 +31,16 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 export function listKeys(items: readonly Json[]): string[] | undefined {
   if (items.length === 0 || !items.every(isMap)) return undefined;
   const maps = items as JsonMap[];
-  const candidates: string[][] = [["name"], ["containerPort", "protocol"], ["containerPort"], ["port", "protocol"], ["port"], ["mountPath"], ["devicePath"], ["ip"]];
+  const candidates: string[][] = [
+    ["name"],
+    ["containerPort", "protocol"],
+    ["containerPort"],
+    ["port", "protocol"],
+    ["port"],
+    ["mountPath"],
+    ["devicePath"],
+    ["ip"],
+  ];
   for (const keys of candidates) {
     if (!maps.every((m) => keys.every((k) => typeof m[k] === "string" || typeof m[k] === "number"))) continue;
     const seen = new Set(maps.map((m) => keyElement(m, keys)));
@@ -133,7 +142,9 @@ export function removeAt(root: JsonMap, path: Path, keep: (p: Path) => boolean):
     const el = p[depth]!;
     if (depth < p.length - 1) {
       const child = getAt(parent, [el]);
-      const empty = child !== undefined && ((isMap(child) && Object.keys(child).length === 0) || (Array.isArray(child) && child.length === 0));
+      const empty =
+        child !== undefined &&
+        ((isMap(child) && Object.keys(child).length === 0) || (Array.isArray(child) && child.length === 0));
       if (!empty || keep(p.slice(0, depth + 1))) return;
     }
     if (isMap(parent) && el.startsWith("f:")) delete parent[el.slice(2)];
@@ -186,4 +197,3 @@ export function fromFieldsV1(tree: unknown, prefix: Path = [], out: Set<string> 
   }
   return out;
 }
-

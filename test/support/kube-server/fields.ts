@@ -1,11 +1,38 @@
 // Field selectors per kind, as upstream supports them (metadata.name/namespace everywhere, plus a few per kind).
 import type { KubeObject } from "../../../src/kube/object.js";
-import { labelMatcher, matchesFields, parseFieldSelector, SelectorError, type FieldRequirement } from "../../../src/kube/selector.js";
+import {
+  labelMatcher,
+  matchesFields,
+  parseFieldSelector,
+  SelectorError,
+  type FieldRequirement,
+} from "../../../src/kube/selector.js";
 import { badRequest } from "./status.js";
 
 const PER_KIND: Record<string, string[]> = {
-  Pod: ["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"],
-  Event: ["involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"],
+  Pod: [
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+  ],
+  Event: [
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+  ],
   Secret: ["type"],
   Namespace: ["status.phase"],
   Node: ["spec.unschedulable"],
@@ -22,7 +49,8 @@ function valueAt(obj: KubeObject, field: string): string {
     if (cur === null || typeof cur !== "object") return "";
     cur = (cur as Record<string, unknown>)[part];
   }
-  if (cur === undefined || cur === null) return field === "spec.hostNetwork" || field === "spec.unschedulable" ? "false" : "";
+  if (cur === undefined || cur === null)
+    return field === "spec.hostNetwork" || field === "spec.unschedulable" ? "false" : "";
   return String(cur);
 }
 

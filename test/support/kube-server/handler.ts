@@ -3,10 +3,29 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { KubeObject } from "../../../src/kube/object.js";
 import type { Auth, User } from "./auth.js";
 import { isMetricsGroup, servedByPlural, type Served } from "./catalog.js";
-import { aggregatedDiscovery, AGGREGATED_CONTENT_TYPE, apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo, type Serves } from "./discovery.js";
+import {
+  aggregatedDiscovery,
+  AGGREGATED_CONTENT_TYPE,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  versionInfo,
+  type Serves,
+} from "./discovery.js";
 import { checkEscalation } from "./escalation.js";
 import type { Faults } from "./faults.js";
-import { parseBody, readBody, readRaw, requestUrl, sendError, sendJson, sendText, wantsAggregatedDiscovery, wantsTable } from "./http.js";
+import {
+  parseBody,
+  readBody,
+  readRaw,
+  requestUrl,
+  sendError,
+  sendJson,
+  sendText,
+  wantsAggregatedDiscovery,
+  wantsTable,
+} from "./http.js";
 import type { PodLogs } from "./logs.js";
 import { defaultManager } from "./managed.js";
 import type { MetricsApi } from "./metrics-api.js";
@@ -52,7 +71,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     handle(deps, req, res).catch((err: unknown) => {
-      const e = err instanceof ApiError ? err : new ApiError(500, `Internal error occurred: ${(err as Error)?.message ?? String(err)}`, "InternalError");
+      const e =
+        err instanceof ApiError
+          ? err
+          : new ApiError(500, `Internal error occurred: ${(err as Error)?.message ?? String(err)}`, "InternalError");
       if (!res.headersSent) sendError(res, e);
       else res.end();
     });
@@ -62,7 +84,13 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
 async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = requestUrl(req.url);
   const method = (req.method ?? "GET").toUpperCase();
-  const entry: LoggedRequest = { method, path: url.pathname, query: url.search.replace(/^\?/, ""), status: 0, verb: method.toLowerCase() };
+  const entry: LoggedRequest = {
+    method,
+    path: url.pathname,
+    query: url.search.replace(/^\?/, ""),
+    status: 0,
+    verb: method.toLowerCase(),
+  };
   if (req.headers["user-agent"]) entry.userAgent = req.headers["user-agent"];
   deps.log.add(entry);
   const started = process.hrtime.bigint();
@@ -95,8 +123,12 @@ async function handle(deps: HandlerDeps, req: IncomingMessage, res: ServerRespon
         sendText(res, fault.status, fault.body, "application/json");
         return;
       }
-      const message = fault.status === 429 ? "Too many requests, please try again later." : `injected fault: ${REASONS[fault.status] ?? fault.status}`;
-      const details = fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
+      const message =
+        fault.status === 429
+          ? "Too many requests, please try again later."
+          : `injected fault: ${REASONS[fault.status] ?? fault.status}`;
+      const details =
+        fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
       sendError(res, new ApiError(fault.status, message, REASONS[fault.status] ?? "Unknown", details), headers);
       return;
     }
@@ -116,18 +148,29 @@ function impersonated(deps: HandlerDeps, user: User, req: IncomingMessage, info:
   const auth = deps.auth;
   const target = req.headers["impersonate-user"];
   if (typeof target !== "string" || target === "") return user;
-  if (deps.profile === "1.20" || auth.allowed(user, { verb: "impersonate", group: "", resource: "users", name: target })) {
+  if (
+    deps.profile === "1.20" ||
+    auth.allowed(user, { verb: "impersonate", group: "", resource: "users", name: target })
+  ) {
     auth.authorize(user, { verb: "impersonate", group: "", resource: "users", name: target });
     return auth.byName(target);
   }
   const resource = info.resource ?? "";
   const scope = info.namespace !== undefined ? `in the namespace "${info.namespace}"` : "at the cluster scope";
-  throw new ApiError(403, `${resource} is forbidden: User "${user.name}" cannot impersonate-on:user-info:${info.verb} resource "${resource}" in API group "${info.group}" ${scope}`, "Forbidden", { kind: resource, ...(info.group ? { group: info.group } : {}) });
+  throw new ApiError(
+    403,
+    `${resource} is forbidden: User "${user.name}" cannot impersonate-on:user-info:${info.verb} resource "${resource}" in API group "${info.group}" ${scope}`,
+    "Forbidden",
+    { kind: resource, ...(info.group ? { group: info.group } : {}) },
+  );
 }
 
 function serving(deps: HandlerDeps): Serves {
   const selfReview = FACTS[deps.profile].selfSubjectReview;
-  return (group) => !deps.unserved.has(group) && (deps.metrics.available || !isMetricsGroup(group)) && (selfReview || group !== SELF_REVIEW_GROUP);
+  return (group) =>
+    !deps.unserved.has(group) &&
+    (deps.metrics.available || !isMetricsGroup(group)) &&
+    (selfReview || group !== SELF_REVIEW_GROUP);
 }
 
 /** The group of SelfSubjectReview, the only kind of it served here (absent before 1.28). */
@@ -142,17 +185,37 @@ function acceptsLegacy(accept: string | undefined): boolean {
   return accept.split(",").some((c) => {
     const [type = "", ...params] = c.split(";").map((x) => x.trim());
     if (params.some((p) => /^q=0(\.0*)?$/.test(p))) return false;
-    return (type === "*/*" || type === "application/*" || type === "application/json") && !params.some((p) => /^(as|g|v)=/.test(p));
+    return (
+      (type === "*/*" || type === "application/*" || type === "application/json") &&
+      !params.some((p) => /^(as|g|v)=/.test(p))
+    );
   });
 }
 
-function discovery(deps: HandlerDeps, res: ServerResponse, accept: string | undefined, aggregated: () => unknown, legacy: () => unknown): void {
-  if (FACTS[deps.profile].aggregatedDiscovery && wantsAggregatedDiscovery(accept)) return sendJson(res, 200, aggregated(), AGGREGATED_CONTENT_TYPE);
-  if (!acceptsLegacy(accept)) throw new ApiError(406, "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf", "NotAcceptable");
+function discovery(
+  deps: HandlerDeps,
+  res: ServerResponse,
+  accept: string | undefined,
+  aggregated: () => unknown,
+  legacy: () => unknown,
+): void {
+  if (FACTS[deps.profile].aggregatedDiscovery && wantsAggregatedDiscovery(accept))
+    return sendJson(res, 200, aggregated(), AGGREGATED_CONTENT_TYPE);
+  if (!acceptsLegacy(accept))
+    throw new ApiError(
+      406,
+      "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+      "NotAcceptable",
+    );
   return sendJson(res, 200, legacy());
 }
 
-async function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+async function serveNonResource(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<void> {
   const p = path.replace(/\/+$/, "") || "/";
   const accept = req.headers.accept;
   const metricsOn = deps.metrics.available;
@@ -160,8 +223,22 @@ async function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: Se
   if (p === "/version") return sendJson(res, 200, versionInfo(deps.profile));
   if (p === "/healthz" || p === "/livez" || p === "/readyz") return sendText(res, 200, "ok");
   if (p === "/metrics") return sendText(res, 200, await deps.serverMetrics.text(), deps.serverMetrics.contentType);
-  if (p === "/api") return discovery(deps, res, accept, () => aggregatedDiscovery(true, serves), () => apiVersions(deps.hostPort()));
-  if (p === "/apis") return discovery(deps, res, accept, () => aggregatedDiscovery(false, serves), () => apiGroupList(serves));
+  if (p === "/api")
+    return discovery(
+      deps,
+      res,
+      accept,
+      () => aggregatedDiscovery(true, serves),
+      () => apiVersions(deps.hostPort()),
+    );
+  if (p === "/apis")
+    return discovery(
+      deps,
+      res,
+      accept,
+      () => aggregatedDiscovery(false, serves),
+      () => apiGroupList(serves),
+    );
   const parts = p.split("/").filter(Boolean);
   if (parts[0] === "api" && parts.length === 2) {
     const doc = apiResourceList("", parts[1]!, serves);
@@ -174,7 +251,8 @@ async function serveNonResource(deps: HandlerDeps, req: IncomingMessage, res: Se
   if (parts[0] === "apis" && parts.length === 3) {
     const doc = apiResourceList(parts[1]!, parts[2]!, serves);
     if (doc) return sendJson(res, 200, doc);
-    if (!metricsOn && isMetricsGroup(parts[1]!)) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
+    if (!metricsOn && isMetricsGroup(parts[1]!))
+      throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
   }
   // OpenAPI v3 is served from 1.23 (beta 1.24): 1.20 answers 404, and kubectl falls back to v2.
   if (parts[0] === "openapi" && (parts[1] !== "v3" || FACTS[deps.profile].openApiV3)) {
@@ -194,7 +272,11 @@ async function readObject(req: IncomingMessage): Promise<unknown> {
   const type = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
   if (type === "application/vnd.kubernetes.protobuf") return decodeProtobuf(await readRaw(req));
   if (type.includes("protobuf") || type.includes("cbor")) {
-    throw new ApiError(415, `the test server accepts application/json and application/yaml bodies, not ${type}`, "UnsupportedMediaType");
+    throw new ApiError(
+      415,
+      `the test server accepts application/json and application/yaml bodies, not ${type}`,
+      "UnsupportedMediaType",
+    );
   }
   return parseBody(await readBody(req), type.includes("yaml"));
 }
@@ -208,23 +290,46 @@ function listMeta(rv: string, cont?: string, remaining?: number): Record<string,
 
 function writeOptions(req: IncomingMessage, query: URLSearchParams): WriteOptions {
   const dryRun = query.getAll("dryRun");
-  if (dryRun.some((d) => d !== "All")) throw badRequest(`Invalid dryRun value: ${dryRun.join(",")}; only "All" is supported`);
+  if (dryRun.some((d) => d !== "All"))
+    throw badRequest(`Invalid dryRun value: ${dryRun.join(",")}; only "All" is supported`);
   return { manager: defaultManager(query.get("fieldManager"), req.headers["user-agent"]), dryRun: dryRun.length > 0 };
 }
 
-async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, info: RequestInfo, query: URLSearchParams, user: User): Promise<void> {
+async function serveResource(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  info: RequestInfo,
+  query: URLSearchParams,
+  user: User,
+): Promise<void> {
   const served = servedByPlural(info.group, info.version, info.resource ?? "");
-  if (!served || deps.unserved.has(served.group) || (served.group === SELF_REVIEW_GROUP && !FACTS[deps.profile].selfSubjectReview)) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
-  if (isMetricsGroup(served.group) && !deps.metrics.available) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
+  if (
+    !served ||
+    deps.unserved.has(served.group) ||
+    (served.group === SELF_REVIEW_GROUP && !FACTS[deps.profile].selfSubjectReview)
+  )
+    throw new ApiError(404, "the server could not find the requested resource", "NotFound");
+  if (isMetricsGroup(served.group) && !deps.metrics.available)
+    throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
   const ns = served.namespaced ? info.namespace : undefined;
   // Every authenticated user may review its own access (upstream's system:basic-user role); reviews of others need
   // `create` on them.
-  if (!SELF_REVIEWS.has(served.kind)) deps.auth.authorize(user, { verb: info.verb, group: served.group, resource: served.plural, subresource: info.subresource, namespace: ns, name: info.name });
+  if (!SELF_REVIEWS.has(served.kind))
+    deps.auth.authorize(user, {
+      verb: info.verb,
+      group: served.group,
+      resource: served.plural,
+      subresource: info.subresource,
+      namespace: ns,
+      name: info.name,
+    });
   const method = (req.method ?? "GET").toUpperCase();
-  const admit = (obj: KubeObject) => checkEscalation(deps.auth, user, served, obj, (kind, namespace, name) => {
-    const role = deps.store.get(`${RBAC_V1}/${kind}`, namespace ?? "", name)?.obj as { rules?: [] } | undefined;
-    return role ? (role.rules ?? []) : undefined;
-  });
+  const admit = (obj: KubeObject) =>
+    checkEscalation(deps.auth, user, served, obj, (kind, namespace, name) => {
+      const role = deps.store.get(`${RBAC_V1}/${kind}`, namespace ?? "", name)?.obj as { rules?: [] } | undefined;
+      return role ? (role.rules ?? []) : undefined;
+    });
 
   if (served.createOnly) {
     if (info.verb !== "create" || info.name !== undefined) throw methodNotAllowed(served, info.verb);
@@ -239,7 +344,8 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
   }
 
   const sub = info.subresource;
-  if (sub !== undefined && !(served.subresources ?? []).includes(sub as never)) throw new ApiError(404, "the server could not find the requested resource", "NotFound");
+  if (sub !== undefined && !(served.subresources ?? []).includes(sub as never))
+    throw new ApiError(404, "the server could not find the requested resource", "NotFound");
   if (sub === "log") {
     if (info.verb !== "get") throw methodNotAllowed(served, info.verb);
     return sendText(res, 200, deps.logs.read(ns ?? "", info.name!, query));
@@ -248,13 +354,31 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
     if (info.verb === "get") return sendJson(res, 200, scaleOf(deps.objects.get(served, ns, info.name!).obj));
     if (method !== "PUT" && method !== "PATCH") throw methodNotAllowed(served, info.verb);
     const text = await readBody(req);
-    return sendJson(res, 200, writeScale(deps.objects, served, ns, info.name!, method, req.headers["content-type"] ?? "", text, writeOptions(req, query)));
+    return sendJson(
+      res,
+      200,
+      writeScale(
+        deps.objects,
+        served,
+        ns,
+        info.name!,
+        method,
+        req.headers["content-type"] ?? "",
+        text,
+        writeOptions(req, query),
+      ),
+    );
   }
 
   switch (info.verb) {
     case "get": {
       const e = deps.objects.get(served, ns, info.name!);
-      if (wantsTable(req.headers.accept)) return sendJson(res, 200, toTable(served, [e.obj], { resourceVersion: e.obj.metadata.resourceVersion }, query.get("includeObject")));
+      if (wantsTable(req.headers.accept))
+        return sendJson(
+          res,
+          200,
+          toTable(served, [e.obj], { resourceVersion: e.obj.metadata.resourceVersion }, query.get("includeObject")),
+        );
       return sendJson(res, 200, sub === undefined ? jsonOf(e) : e.obj);
     }
     case "list":
@@ -266,7 +390,8 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
         served,
         namespace: ns,
         query,
-        wire: (o, first) => (table ? toTable(served, [o], { resourceVersion: o.metadata.resourceVersion }, include, first) : o),
+        wire: (o, first) =>
+          table ? toTable(served, [o], { resourceVersion: o.metadata.resourceVersion }, include, first) : o,
       });
       deps.watches.add(stop);
       res.on("close", () => deps.watches.delete(stop));
@@ -286,19 +411,51 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
       return sendJson(res, 200, deps.objects.update(served, ns, info.name!, body, opts));
     }
     case "patch": {
-      const opts = { ...writeOptions(req, query), subresource: sub, force: query.get("force") === "true", fieldManager: query.get("fieldManager"), admit };
+      const opts = {
+        ...writeOptions(req, query),
+        subresource: sub,
+        force: query.get("force") === "true",
+        fieldManager: query.get("fieldManager"),
+        admit,
+      };
       const text = validatedPatch(deps, res, served, req.headers["content-type"] ?? "", await readBody(req), query);
-      const { obj, created } = deps.objects.patch(served, ns, info.name!, req.headers["content-type"] ?? "", text, opts);
+      const { obj, created } = deps.objects.patch(
+        served,
+        ns,
+        info.name!,
+        req.headers["content-type"] ?? "",
+        text,
+        opts,
+      );
       return sendJson(res, created ? 201 : 200, obj);
     }
     case "delete": {
       const text = await readBody(req);
-      const body = (text.trim() ? parseBody(text) : {}) as { propagationPolicy?: string; dryRun?: string[]; preconditions?: { uid?: string; resourceVersion?: string }; orphanDependents?: boolean };
-      const policy = query.get("propagationPolicy") ?? body.propagationPolicy ?? (body.orphanDependents ? "Orphan" : undefined);
+      const body = (text.trim() ? parseBody(text) : {}) as {
+        propagationPolicy?: string;
+        dryRun?: string[];
+        preconditions?: { uid?: string; resourceVersion?: string };
+        orphanDependents?: boolean;
+      };
+      const policy =
+        query.get("propagationPolicy") ?? body.propagationPolicy ?? (body.orphanDependents ? "Orphan" : undefined);
       const dryRun = writeOptions(req, query).dryRun || (body.dryRun ?? []).includes("All");
-      const deleted = deps.objects.delete(served, ns, info.name!, { propagationPolicy: policy, dryRun, preconditions: body.preconditions });
+      const deleted = deps.objects.delete(served, ns, info.name!, {
+        propagationPolicy: policy,
+        dryRun,
+        preconditions: body.preconditions,
+      });
       if (served.kind === "Namespace" || served.kind === "Pod") return sendJson(res, 200, deleted);
-      return sendJson(res, 200, successStatus({ name: deleted.metadata.name, group: served.group, kind: served.plural, uid: String(deleted.metadata.uid) }));
+      return sendJson(
+        res,
+        200,
+        successStatus({
+          name: deleted.metadata.name,
+          group: served.group,
+          kind: served.plural,
+          uid: String(deleted.metadata.uid),
+        }),
+      );
     }
     case "deletecollection": {
       const dryRun = writeOptions(req, query).dryRun;
@@ -306,9 +463,19 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
       const deleted: KubeObject[] = [];
       for (const e of entries) {
         if (!deps.store.get(e.kindKey, e.obj.metadata.namespace ?? "", e.obj.metadata.name)) continue;
-        deleted.push(deps.objects.delete(served, e.obj.metadata.namespace, e.obj.metadata.name, { propagationPolicy: query.get("propagationPolicy") ?? undefined, dryRun }));
+        deleted.push(
+          deps.objects.delete(served, e.obj.metadata.namespace, e.obj.metadata.name, {
+            propagationPolicy: query.get("propagationPolicy") ?? undefined,
+            dryRun,
+          }),
+        );
       }
-      return sendJson(res, 200, { kind: served.listKind, apiVersion: served.apiVersion, metadata: { resourceVersion: String(deps.store.resourceVersion) }, items: deleted });
+      return sendJson(res, 200, {
+        kind: served.listKind,
+        apiVersion: served.apiVersion,
+        metadata: { resourceVersion: String(deps.store.resourceVersion) },
+        items: deleted,
+      });
     }
     default:
       throw methodNotAllowed(served, info.verb);
@@ -316,17 +483,31 @@ async function serveResource(deps: HandlerDeps, req: IncomingMessage, res: Serve
 }
 
 /** Server-side field validation of a write body (current profile; 1.20 ignores `fieldValidation`); warnings become headers. */
-function fieldValidation(deps: HandlerDeps, res: ServerResponse, served: Served, body: unknown, query: URLSearchParams): void {
+function fieldValidation(
+  deps: HandlerDeps,
+  res: ServerResponse,
+  served: Served,
+  body: unknown,
+  query: URLSearchParams,
+): void {
   // 1.20 ignores the parameter and drops unknown fields without a word.
   if (!FACTS[deps.profile].fieldValidation) return void validateFields(served, body, "Ignore");
   const mode = query.get("fieldValidation");
-  if (mode !== null && !["Ignore", "Warn", "Strict"].includes(mode)) throw badRequest(`Invalid fieldValidation value: ${mode}; must be one of Ignore, Warn, Strict`);
+  if (mode !== null && !["Ignore", "Warn", "Strict"].includes(mode))
+    throw badRequest(`Invalid fieldValidation value: ${mode}; must be one of Ignore, Warn, Strict`);
   const warnings = validateFields(served, body, mode);
   for (const w of warnings) res.appendHeader("Warning", warningHeader(w));
 }
 
 /** A patch body with its unknown fields validated (apply and merge patches: whole objects or parts of one). */
-function validatedPatch(deps: HandlerDeps, res: ServerResponse, served: Served, contentType: string, text: string, query: URLSearchParams): string {
+function validatedPatch(
+  deps: HandlerDeps,
+  res: ServerResponse,
+  served: Served,
+  contentType: string,
+  text: string,
+  query: URLSearchParams,
+): string {
   if (/json-patch/.test(contentType)) return text;
   let body: unknown;
   try {
@@ -339,11 +520,27 @@ function validatedPatch(deps: HandlerDeps, res: ServerResponse, served: Served, 
   return JSON.stringify(body) === before ? text : JSON.stringify(body);
 }
 
-function serveList(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse, served: Served, ns: string | undefined, query: URLSearchParams): void {
+function serveList(
+  deps: HandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  served: Served,
+  ns: string | undefined,
+  query: URLSearchParams,
+): void {
   const result = deps.objects.list(served, ns, query);
   const meta = listMeta(result.resourceVersion, result.continue, result.remainingItemCount);
   if (wantsTable(req.headers.accept)) {
-    return sendJson(res, 200, toTable(served, result.entries.map((e) => e.obj), meta, query.get("includeObject")));
+    return sendJson(
+      res,
+      200,
+      toTable(
+        served,
+        result.entries.map((e) => e.obj),
+        meta,
+        query.get("includeObject"),
+      ),
+    );
   }
   // Serialise each stored object once (cached on the entry) and splice the strings together.
   const head = `{"kind":${JSON.stringify(served.listKind)},"apiVersion":${JSON.stringify(served.apiVersion)},"metadata":${JSON.stringify(meta)},"items":[`;

@@ -45,7 +45,11 @@ export function sendText(res: ServerResponse, code: number, text: string, conten
     return;
   }
   const buf = Buffer.from(text, "utf8");
-  res.writeHead(code, { "Content-Type": contentType, "Content-Length": buf.length, "Cache-Control": "no-cache, private" });
+  res.writeHead(code, {
+    "Content-Type": contentType,
+    "Content-Length": buf.length,
+    "Cache-Control": "no-cache, private",
+  });
   res.end(buf);
 }
 
@@ -61,7 +65,12 @@ export function wantsTable(accept: string | undefined): boolean {
 
 /** True when the Accept header asks for aggregated discovery v2. */
 export function wantsAggregatedDiscovery(accept: string | undefined): boolean {
-  return !!accept && /as=APIGroupDiscoveryList/.test(accept) && /v=v2(?![a-z0-9])/.test(accept) && /g=apidiscovery\.k8s\.io/.test(accept);
+  return (
+    !!accept &&
+    /as=APIGroupDiscoveryList/.test(accept) &&
+    /v=v2(?![a-z0-9])/.test(accept) &&
+    /g=apidiscovery\.k8s\.io/.test(accept)
+  );
 }
 
 /** The request URL; "//x/y" is a path here, not a protocol-relative URL. */

@@ -8,10 +8,20 @@ import { FACTS, type Profile } from "./profile.js";
 /** 'a', 'b' and 'c' / 'a', 'b', ... and 'g', as the API server lists the updatable StatefulSet fields. */
 function listed(fields: string[]): string {
   const q = fields.map((f) => `'${f}'`);
-  return q.length < 3 ? q.join(" and ") : fields.length === 3 ? `${q.slice(0, -1).join(", ")}, and ${q.at(-1)}` : `${q.slice(0, -1).join(", ")} and ${q.at(-1)}`;
+  return q.length < 3
+    ? q.join(" and ")
+    : fields.length === 3
+      ? `${q.slice(0, -1).join(", ")}, and ${q.at(-1)}`
+      : `${q.slice(0, -1).join(", ")} and ${q.at(-1)}`;
 }
 
-function invalid(served: Served, name: string, field: string, message: string, reason = "FieldValueForbidden"): ApiError {
+function invalid(
+  served: Served,
+  name: string,
+  field: string,
+  message: string,
+  reason = "FieldValueForbidden",
+): ApiError {
   const kind = served.group ? `${served.kind}.${served.group}` : served.kind;
   return new ApiError(422, `${kind} "${name}" is invalid: ${field}: ${message}`, "Invalid", {
     name,
@@ -31,21 +41,47 @@ export function checkImmutable(served: Served, next: KubeObject, live: KubeObjec
     const keys = new Set([...Object.keys(spec), ...Object.keys(liveSpec)]);
     for (const key of keys) {
       if (!updatable.includes(key) && !deepEqual(spec[key], liveSpec[key])) {
-        throw invalid(served, name, "spec", `Forbidden: updates to statefulset spec for fields other than ${listed(updatable)} are forbidden`);
+        throw invalid(
+          served,
+          name,
+          "spec",
+          `Forbidden: updates to statefulset spec for fields other than ${listed(updatable)} are forbidden`,
+        );
       }
     }
   }
-  if ((served.kind === "Deployment" && served.group === "apps") && !deepEqual(spec.selector, liveSpec.selector)) {
-    throw invalid(served, name, "spec.selector", `Invalid value: ${JSON.stringify(spec.selector)}: field is immutable`, "FieldValueInvalid");
+  if (served.kind === "Deployment" && served.group === "apps" && !deepEqual(spec.selector, liveSpec.selector)) {
+    throw invalid(
+      served,
+      name,
+      "spec.selector",
+      `Invalid value: ${JSON.stringify(spec.selector)}: field is immutable`,
+      "FieldValueInvalid",
+    );
   }
   if (served.kind === "Service" && served.group === "") {
-    const ips = (s: Record<string, unknown>) => (Array.isArray(s.clusterIPs) ? (s.clusterIPs as string[]) : s.clusterIP !== undefined ? [s.clusterIP as string] : []);
+    const ips = (s: Record<string, unknown>) =>
+      Array.isArray(s.clusterIPs)
+        ? (s.clusterIPs as string[])
+        : s.clusterIP !== undefined
+          ? [s.clusterIP as string]
+          : [];
     const [was, now] = [ips(liveSpec), ips(spec)];
     if (was.length > 0 && was[0] !== "None" && now[0] !== was[0]) {
-      throw invalid(served, name, "spec.clusterIPs[0]", `Invalid value: ${profile === "1.20" ? `[]string{${now.map((ip) => JSON.stringify(ip)).join(", ")}}` : JSON.stringify(now)}: may not change once set`, "FieldValueInvalid");
+      throw invalid(
+        served,
+        name,
+        "spec.clusterIPs[0]",
+        `Invalid value: ${profile === "1.20" ? `[]string{${now.map((ip) => JSON.stringify(ip)).join(", ")}}` : JSON.stringify(now)}: may not change once set`,
+        "FieldValueInvalid",
+      );
     }
   }
-  if ((served.kind === "Secret" || served.kind === "ConfigMap") && served.group === "" && (live as { immutable?: boolean }).immutable === true) {
+  if (
+    (served.kind === "Secret" || served.kind === "ConfigMap") &&
+    served.group === "" &&
+    (live as { immutable?: boolean }).immutable === true
+  ) {
     for (const field of ["data", "stringData", "binaryData"] as const) {
       if (!deepEqual((next as Record<string, unknown>)[field], (live as Record<string, unknown>)[field])) {
         throw invalid(served, name, field, "Forbidden: field is immutable when `immutable` is set");

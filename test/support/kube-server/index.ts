@@ -74,10 +74,7 @@ import { defaultProfile, type Profile } from "./profile.js";
 export { PROFILES, type Profile } from "./profile.js";
 
 export type { Rule } from "./auth.js";
-;
-;
-export type {  ExecSession } from "./exec.js";
-;
+export type { ExecSession } from "./exec.js";
 
 export interface KubeServerOptions {
   /** 0 (default): a free port. */
@@ -109,8 +106,17 @@ export interface KubeServer {
   list(apiVersion: string, kind: string, namespace?: string): KubeObject[];
   remove(apiVersion: string, kind: string, namespace: string | undefined, name: string): boolean;
   remove(ref: ObjectRef): boolean;
-  setPodMetrics(namespace: string, name: string, containers: ContainerUsage[], opts?: { timestamp?: string; window?: string }): void;
-  setNodeMetrics(name: string, usage: { cpu: string; memory: string }, opts?: { timestamp?: string; window?: string }): void;
+  setPodMetrics(
+    namespace: string,
+    name: string,
+    containers: ContainerUsage[],
+    opts?: { timestamp?: string; window?: string },
+  ): void;
+  setNodeMetrics(
+    name: string,
+    usage: { cpu: string; memory: string },
+    opts?: { timestamp?: string; window?: string },
+  ): void;
   setMetricsAvailable(available: boolean): void;
   setPodLog(namespace: string, pod: string, container: string, text: string, opts?: { previous?: boolean }): void;
   readonly faults: Faults;
@@ -127,7 +133,12 @@ export interface KubeServer {
 }
 
 /** get/remove take (apiVersion, kind, namespace, name) or one ObjectRef. */
-function refArgs(a: string | ObjectRef, kind?: string, namespace?: string, name?: string): { apiVersion: string; k: string; ns: string | undefined; n: string } {
+function refArgs(
+  a: string | ObjectRef,
+  kind?: string,
+  namespace?: string,
+  name?: string,
+): { apiVersion: string; k: string; ns: string | undefined; n: string } {
   if (typeof a === "string") return { apiVersion: a, k: kind ?? "", ns: namespace, n: name ?? "" };
   return { apiVersion: a.apiVersion, k: a.kind, ns: a.namespace, n: a.name };
 }
@@ -155,9 +166,25 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
   const dir = mkdtempSync(join(tmpdir(), "kube-server-"));
   let port = 0;
 
-  const handler = createHandler({ store, objects, auth, faults, log, metrics, logs, openapi: new OpenApi(), serverMetrics: new ServerMetrics(), hostPort: () => `127.0.0.1:${port}`, watches, unserved: new Set(options.unservedGroups ?? []), profile });
+  const handler = createHandler({
+    store,
+    objects,
+    auth,
+    faults,
+    log,
+    metrics,
+    logs,
+    openapi: new OpenApi(),
+    serverMetrics: new ServerMetrics(),
+    hostPort: () => `127.0.0.1:${port}`,
+    watches,
+    unserved: new Set(options.unservedGroups ?? []),
+    profile,
+  });
   const cert = options.tls ? selfSignedCertificate(dir) : undefined;
-  const server: Server = cert ? createTlsServer({ cert: cert.cert, key: cert.key, keepAliveTimeout: 30_000 }, handler) : createServer({ keepAliveTimeout: 30_000 }, handler);
+  const server: Server = cert
+    ? createTlsServer({ cert: cert.cert, key: cert.key, keepAliveTimeout: 30_000 }, handler)
+    : createServer({ keepAliveTimeout: 30_000 }, handler);
   const sockets = new Set<Socket>();
   server.on("connection", (s: Socket) => {
     sockets.add(s);
@@ -193,7 +220,8 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
     return JSON.parse(jsonOf(store.commit(kindKey(served), "ADDED", obj))) as KubeObject;
   };
 
-  for (const ns of options.namespaces ?? DEFAULT_NAMESPACES) put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  for (const ns of options.namespaces ?? DEFAULT_NAMESPACES)
+    put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
 
   const writeKubeconfig = (opts: { token?: string; context?: string; path?: string } = {}): string => {
     const context = opts.context ?? "test";
@@ -201,9 +229,18 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
     const config = {
       apiVersion: "v1",
       kind: "Config",
-      clusters: [{ name: "test", cluster: cert ? { server: url, "certificate-authority-data": Buffer.from(cert.cert).toString("base64") } : { server: url, "insecure-skip-tls-verify": true } }],
+      clusters: [
+        {
+          name: "test",
+          cluster: cert
+            ? { server: url, "certificate-authority-data": Buffer.from(cert.cert).toString("base64") }
+            : { server: url, "insecure-skip-tls-verify": true },
+        },
+      ],
       users: [{ name: `user-${opts.token ?? "admin"}`, user: { token: opts.token ?? "admin" } }],
-      contexts: [{ name: context, context: { cluster: "test", user: `user-${opts.token ?? "admin"}`, namespace: "default" } }],
+      contexts: [
+        { name: context, context: { cluster: "test", user: `user-${opts.token ?? "admin"}`, namespace: "default" } },
+      ],
       "current-context": context,
       preferences: {},
     };
@@ -228,7 +265,11 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
     list(apiVersion, kind, namespace) {
       const served = servedOrThrow(apiVersion, kind);
       return [...store.entries(kindKey(served), served.namespaced ? namespace : undefined)]
-        .sort((a, b) => `${a.obj.metadata.namespace ?? ""}/${a.obj.metadata.name}`.localeCompare(`${b.obj.metadata.namespace ?? ""}/${b.obj.metadata.name}`))
+        .sort((a, b) =>
+          `${a.obj.metadata.namespace ?? ""}/${a.obj.metadata.name}`.localeCompare(
+            `${b.obj.metadata.namespace ?? ""}/${b.obj.metadata.name}`,
+          ),
+        )
         .map((e) => JSON.parse(jsonOf(e)) as KubeObject);
     },
     remove(a: string | ObjectRef, kind?: string, namespace?: string, name?: string) {

@@ -15,7 +15,10 @@ export class PodLogs {
   read(namespace: string, pod: string, query: URLSearchParams): string {
     const entry = this.store.get("v1/Pod", namespace, pod);
     if (!entry) throw notFound("pods", "", pod);
-    const spec = (entry.obj.spec ?? {}) as { containers?: Array<{ name: string }>; initContainers?: Array<{ name: string }> };
+    const spec = (entry.obj.spec ?? {}) as {
+      containers?: Array<{ name: string }>;
+      initContainers?: Array<{ name: string }>;
+    };
     const names = (spec.containers ?? []).map((c) => c.name);
     const all = [...names, ...(spec.initContainers ?? []).map((c) => c.name)];
     let container = query.get("container");
@@ -37,7 +40,8 @@ export class PodLogs {
     const tail = query.get("tailLines");
     if (tail !== null) {
       const n = Number(tail);
-      if (!Number.isInteger(n) || n < 0) throw new ApiError(422, `tailLines: Invalid value: ${tail}: must be greater than or equal to 0`, "Invalid");
+      if (!Number.isInteger(n) || n < 0)
+        throw new ApiError(422, `tailLines: Invalid value: ${tail}: must be greater than or equal to 0`, "Invalid");
       const lines = out.endsWith("\n") ? out.slice(0, -1).split("\n") : out.split("\n");
       out = n === 0 ? "" : lines.slice(-n).join("\n") + (out.endsWith("\n") ? "\n" : "");
     }

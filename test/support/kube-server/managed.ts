@@ -1,6 +1,15 @@
 // managedFields bookkeeping: which manager owns which fields, read from and written to metadata.managedFields.
 import type { KubeObject } from "../../../src/kube/object.js";
-import { decode, deepEqual, fieldPaths, fromFieldsV1, getAt, toFieldsV1, type Json, type JsonMap } from "./fieldpath.js";
+import {
+  decode,
+  deepEqual,
+  fieldPaths,
+  fromFieldsV1,
+  getAt,
+  toFieldsV1,
+  type Json,
+  type JsonMap,
+} from "./fieldpath.js";
 
 export interface Manager {
   manager: string;
@@ -11,7 +20,18 @@ export interface Manager {
   fields: Set<string>;
 }
 
-const SERVER_META = ["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"];
+const SERVER_META = [
+  "name",
+  "namespace",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "managedFields",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "selfLink",
+];
 
 /** The part of an object whose fields are owned: no apiVersion/kind, no server-set metadata. */
 export function ownedView(obj: KubeObject, opts: { dropStatus?: boolean } = {}): JsonMap {
@@ -20,7 +40,8 @@ export function ownedView(obj: KubeObject, opts: { dropStatus?: boolean } = {}):
     if (k === "apiVersion" || k === "kind" || (k === "status" && opts.dropStatus)) continue;
     if (k === "metadata") {
       const meta: JsonMap = {};
-      for (const [mk, mv] of Object.entries(obj.metadata)) if (!SERVER_META.includes(mk) && mv !== undefined) meta[mk] = mv as Json;
+      for (const [mk, mv] of Object.entries(obj.metadata))
+        if (!SERVER_META.includes(mk) && mv !== undefined) meta[mk] = mv as Json;
       if (Object.keys(meta).length > 0) view.metadata = meta;
       continue;
     }
@@ -53,7 +74,14 @@ export function writeManagers(obj: KubeObject, managers: Manager[]): void {
   const entries = managers
     .filter((m) => m.fields.size > 0)
     .map((m) => {
-      const e: Record<string, unknown> = { manager: m.manager, operation: m.operation, apiVersion: m.apiVersion, time: m.time, fieldsType: "FieldsV1", fieldsV1: toFieldsV1(m.fields) };
+      const e: Record<string, unknown> = {
+        manager: m.manager,
+        operation: m.operation,
+        apiVersion: m.apiVersion,
+        time: m.time,
+        fieldsType: "FieldsV1",
+        fieldsV1: toFieldsV1(m.fields),
+      };
       if (m.subresource) e.subresource = m.subresource;
       return e;
     });
@@ -61,15 +89,27 @@ export function writeManagers(obj: KubeObject, managers: Manager[]): void {
   else delete obj.metadata.managedFields;
 }
 
-export function findManager(managers: Manager[], name: string, operation: Manager["operation"], subresource?: string): Manager | undefined {
-  return managers.find((m) => m.manager === name && m.operation === operation && (m.subresource ?? "") === (subresource ?? ""));
+export function findManager(
+  managers: Manager[],
+  name: string,
+  operation: Manager["operation"],
+  subresource?: string,
+): Manager | undefined {
+  return managers.find(
+    (m) => m.manager === name && m.operation === operation && (m.subresource ?? "") === (subresource ?? ""),
+  );
 }
 
 /**
  * Records a non-apply write (create, update, patch): the writing manager takes the fields whose values
  * it changed, other managers lose them, and fields that no longer exist are owned by no one.
  */
-export function trackUpdate(oldObj: KubeObject | undefined, newObj: KubeObject, manager: string, subresource?: string): void {
+export function trackUpdate(
+  oldObj: KubeObject | undefined,
+  newObj: KubeObject,
+  manager: string,
+  subresource?: string,
+): void {
   const managers = readManagers(oldObj);
   const newView = ownedView(newObj);
   const oldView = oldObj ? ownedView(oldObj) : {};
@@ -78,7 +118,8 @@ export function trackUpdate(oldObj: KubeObject | undefined, newObj: KubeObject, 
   for (const p of newPaths) {
     const path = decode(p);
     const before = getAt(oldView, path);
-    if (before === undefined || (path[path.length - 1] !== "." && !deepEqual(before, getAt(newView, path)))) changed.add(p);
+    if (before === undefined || (path[path.length - 1] !== "." && !deepEqual(before, getAt(newView, path))))
+      changed.add(p);
   }
   let me = findManager(managers, manager, "Update", subresource);
   for (const m of managers) {

@@ -17,7 +17,13 @@ function nowStamp(): string {
   return new Date().toISOString().replace(/\.\d+Z$/, "Z");
 }
 
-const BUILT_IN_GROUPS = new Set(["", "apps", "rbac.authorization.k8s.io", "coordination.k8s.io", "apiregistration.k8s.io"]);
+const BUILT_IN_GROUPS = new Set([
+  "",
+  "apps",
+  "rbac.authorization.k8s.io",
+  "coordination.k8s.io",
+  "apiregistration.k8s.io",
+]);
 
 function isEmpty(v: unknown): boolean {
   return v !== null && typeof v === "object" && Object.keys(v).length === 0;
@@ -28,8 +34,10 @@ function isEmpty(v: unknown): boolean {
  * (kubectl's client-side apply sends `annotations: {}`, which a real server never stores).
  */
 function normalize(obj: KubeObject, served: Served): KubeObject {
-  for (const k of ["labels", "annotations", "ownerReferences", "finalizers", "managedFields"]) if (isEmpty(obj.metadata[k])) delete obj.metadata[k];
-  if (BUILT_IN_GROUPS.has(served.group)) for (const k of ["data", "binaryData", "stringData"]) if (isEmpty(obj[k])) delete obj[k];
+  for (const k of ["labels", "annotations", "ownerReferences", "finalizers", "managedFields"])
+    if (isEmpty(obj.metadata[k])) delete obj.metadata[k];
+  if (BUILT_IN_GROUPS.has(served.group))
+    for (const k of ["data", "binaryData", "stringData"]) if (isEmpty(obj[k])) delete obj[k];
   return obj;
 }
 

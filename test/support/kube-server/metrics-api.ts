@@ -38,12 +38,34 @@ export class MetricsApi {
 
   constructor(private readonly store: Store) {}
 
-  setPod(namespace: string, name: string, containers: ContainerUsage[], opts: { timestamp?: string; window?: string } = {}): void {
-    this.pods.set(`${namespace}/${name}`, { namespace, name, containers: structuredClone(containers), timestamp: opts.timestamp ?? stamp(), window: opts.window ?? "30s", created: stamp() });
+  setPod(
+    namespace: string,
+    name: string,
+    containers: ContainerUsage[],
+    opts: { timestamp?: string; window?: string } = {},
+  ): void {
+    this.pods.set(`${namespace}/${name}`, {
+      namespace,
+      name,
+      containers: structuredClone(containers),
+      timestamp: opts.timestamp ?? stamp(),
+      window: opts.window ?? "30s",
+      created: stamp(),
+    });
   }
 
-  setNode(name: string, usage: { cpu: string; memory: string }, opts: { timestamp?: string; window?: string } = {}): void {
-    this.nodes.set(name, { name, usage: { ...usage }, timestamp: opts.timestamp ?? stamp(), window: opts.window ?? "30s", created: stamp() });
+  setNode(
+    name: string,
+    usage: { cpu: string; memory: string },
+    opts: { timestamp?: string; window?: string } = {},
+  ): void {
+    this.nodes.set(name, {
+      name,
+      usage: { ...usage },
+      timestamp: opts.timestamp ?? stamp(),
+      window: opts.window ?? "30s",
+      created: stamp(),
+    });
   }
 
   removePod(namespace: string, name: string): boolean {
@@ -63,7 +85,12 @@ export class MetricsApi {
     return {
       kind: "PodMetrics",
       apiVersion,
-      metadata: { name: r.name, namespace: r.namespace, creationTimestamp: r.created, ...(labels ? { labels: { ...labels } } : {}) },
+      metadata: {
+        name: r.name,
+        namespace: r.namespace,
+        creationTimestamp: r.created,
+        ...(labels ? { labels: { ...labels } } : {}),
+      },
       timestamp: r.timestamp,
       window: r.window,
       containers: structuredClone(r.containers),
@@ -83,14 +110,28 @@ export class MetricsApi {
   }
 
   /** Answers a get or list; throws 503 while unavailable, 404 for unknown objects, 400 for bad selectors. */
-  serve(served: Served, verb: string, namespace: string | undefined, name: string | undefined, query: URLSearchParams): unknown {
-    if (!this.available) throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
-    if (verb !== "get" && verb !== "list") throw new ApiError(405, `the server does not allow this method on the requested resource`, "MethodNotAllowed");
+  serve(
+    served: Served,
+    verb: string,
+    namespace: string | undefined,
+    name: string | undefined,
+    query: URLSearchParams,
+  ): unknown {
+    if (!this.available)
+      throw new ApiError(503, "the server is currently unable to handle the request", "ServiceUnavailable");
+    if (verb !== "get" && verb !== "list")
+      throw new ApiError(405, `the server does not allow this method on the requested resource`, "MethodNotAllowed");
     const apiVersion = served.apiVersion;
     const isPod = served.kind === "PodMetrics";
     if (verb === "get") {
       const rec = isPod ? this.pods.get(`${namespace}/${name}`) : this.nodes.get(name!);
-      if (!rec) throw new ApiError(404, `${isPod ? "podmetrics" : "nodemetrics"}.metrics.k8s.io "${name}" not found`, "NotFound", { name, group: served.group, kind: served.plural });
+      if (!rec)
+        throw new ApiError(
+          404,
+          `${isPod ? "podmetrics" : "nodemetrics"}.metrics.k8s.io "${name}" not found`,
+          "NotFound",
+          { name, group: served.group, kind: served.plural },
+        );
       return isPod ? this.podObject(apiVersion, rec as PodRecord) : this.nodeObject(apiVersion, rec as NodeRecord);
     }
     let match: ReturnType<typeof labelMatcher>;
@@ -103,11 +144,21 @@ export class MetricsApi {
       throw err;
     }
     const items = isPod
-      ? [...this.pods.values()].filter((r) => namespace === undefined || r.namespace === namespace).map((r) => this.podObject(apiVersion, r))
+      ? [...this.pods.values()]
+          .filter((r) => namespace === undefined || r.namespace === namespace)
+          .map((r) => this.podObject(apiVersion, r))
       : [...this.nodes.values()].map((r) => this.nodeObject(apiVersion, r));
     const selected = items
-      .filter((o) => match(o.metadata.labels) && matchesFields(fields, { "metadata.name": o.metadata.name, "metadata.namespace": o.metadata.namespace ?? "" }))
-      .sort((a, b) => `${a.metadata.namespace ?? ""}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ""}/${b.metadata.name}`));
+      .filter(
+        (o) =>
+          match(o.metadata.labels) &&
+          matchesFields(fields, { "metadata.name": o.metadata.name, "metadata.namespace": o.metadata.namespace ?? "" }),
+      )
+      .sort((a, b) =>
+        `${a.metadata.namespace ?? ""}/${a.metadata.name}`.localeCompare(
+          `${b.metadata.namespace ?? ""}/${b.metadata.name}`,
+        ),
+      );
     return { kind: `${served.kind}List`, apiVersion, metadata: {}, items: selected };
   }
 }

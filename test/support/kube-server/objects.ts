@@ -34,7 +34,13 @@ export interface ListResult {
   remainingItemCount?: number;
 }
 
-const PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml", "application/apply-patch+cbor"];
+const PATCH_TYPES = [
+  "application/json-patch+json",
+  "application/merge-patch+json",
+  "application/strategic-merge-patch+json",
+  "application/apply-patch+yaml",
+  "application/apply-patch+cbor",
+];
 
 function sortKey(e: Entry): string {
   return `${e.obj.metadata.namespace ?? ""}/${e.obj.metadata.name}`;
@@ -50,7 +56,11 @@ function sameButVolatile(a: KubeObject, b: KubeObject): boolean {
     if (k === "managedFields") {
       const ma = (a.metadata.managedFields ?? []) as Array<Record<string, unknown>>;
       const mb = (b.metadata.managedFields ?? []) as Array<Record<string, unknown>>;
-      if (ma.length !== mb.length || ma.some((m, i) => !deepEqual({ ...m, time: undefined }, { ...mb[i], time: undefined }))) return false;
+      if (
+        ma.length !== mb.length ||
+        ma.some((m, i) => !deepEqual({ ...m, time: undefined }, { ...mb[i], time: undefined }))
+      )
+        return false;
     } else if (!deepEqual(a.metadata[k], b.metadata[k])) return false;
   }
   return true;
@@ -90,7 +100,8 @@ export class Objects {
       } catch {
         throw badRequest("continue key is not valid: illegal base64 data");
       }
-      if (typeof decoded !== "object" || decoded === null || typeof decoded.start !== "string") throw badRequest("continue key is not valid: missing start key");
+      if (typeof decoded !== "object" || decoded === null || typeof decoded.start !== "string")
+        throw badRequest("continue key is not valid: missing start key");
       rv = decoded.rv ?? rv;
       after = decoded.start;
       const snap = decoded.snap ? this.snapshots.get(decoded.snap) : undefined;
@@ -111,14 +122,19 @@ export class Objects {
       start = lo;
     }
     const end = limit > 0 ? Math.min(keyed.length, start + limit) : keyed.length;
-    const result: ListResult = { entries: start === 0 && end === keyed.length ? keyed : keyed.slice(start, end), resourceVersion: rv };
+    const result: ListResult = {
+      entries: start === 0 && end === keyed.length ? keyed : keyed.slice(start, end),
+      resourceVersion: rv,
+    };
     if (end < keyed.length) {
       if (!snapshotId) {
         snapshotId = randomUUID();
         this.snapshots.set(snapshotId, { query: scopeKey, keyed });
         if (this.snapshots.size > 16) this.snapshots.delete(this.snapshots.keys().next().value!);
       }
-      result.continue = Buffer.from(JSON.stringify({ rv, start: sortKey(keyed[end - 1]!), snap: snapshotId })).toString("base64url");
+      result.continue = Buffer.from(JSON.stringify({ rv, start: sortKey(keyed[end - 1]!), snap: snapshotId })).toString(
+        "base64url",
+      );
       result.remainingItemCount = keyed.length - end;
     } else if (snapshotId) this.snapshots.delete(snapshotId);
     return result;
@@ -143,13 +159,15 @@ export class Objects {
   create(served: Served, ns: string | undefined, body: unknown, opts: WriteOptions): KubeObject {
     if (body && typeof body === "object" && !Array.isArray(body)) {
       const meta = (body as KubeObject).metadata;
-      if (meta && !meta.name && typeof meta.generateName === "string") meta.name = `${meta.generateName}${Math.random().toString(36).slice(2, 7)}`;
+      if (meta && !meta.name && typeof meta.generateName === "string")
+        meta.name = `${meta.generateName}${Math.random().toString(36).slice(2, 7)}`;
     }
     validateObject(body, served, served.namespaced ? ns : undefined);
     const obj = structuredClone(body);
     if (served.namespaced) obj.metadata.namespace = ns ?? obj.metadata.namespace;
     this.requireNamespace(served, obj.metadata.namespace);
-    if (this.store.get(kindKey(served), obj.metadata.namespace ?? "", obj.metadata.name)) throw alreadyExists(served.plural, served.group, obj.metadata.name);
+    if (this.store.get(kindKey(served), obj.metadata.namespace ?? "", obj.metadata.name))
+      throw alreadyExists(served.plural, served.group, obj.metadata.name);
     prepareCreate(obj, served);
     delete obj.metadata.managedFields;
     trackUpdate(undefined, obj, opts.manager);
@@ -165,16 +183,32 @@ export class Objects {
     const next = structuredClone(body);
     const rv = next.metadata.resourceVersion;
     if (rv !== undefined && rv !== "" && rv !== live.metadata.resourceVersion) {
-      throw conflict(served.plural, served.group, name, "the object has been modified; please apply your changes to the latest version and try again");
+      throw conflict(
+        served.plural,
+        served.group,
+        name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+      );
     }
     if (next.metadata.uid !== undefined && next.metadata.uid !== live.metadata.uid) {
-      throw conflict(served.plural, served.group, name, `Precondition failed: UID in precondition: ${String(next.metadata.uid)}, UID in object meta: ${live.metadata.uid}`);
+      throw conflict(
+        served.plural,
+        served.group,
+        name,
+        `Precondition failed: UID in precondition: ${String(next.metadata.uid)}, UID in object meta: ${live.metadata.uid}`,
+      );
     }
     if (next.metadata.managedFields === undefined) next.metadata.managedFields = live.metadata.managedFields;
     return this.commitUpdate(served, live, next, opts, true);
   }
 
-  private commitUpdate(served: Served, live: KubeObject, next: KubeObject, opts: WriteOptions, track: boolean): KubeObject {
+  private commitUpdate(
+    served: Served,
+    live: KubeObject,
+    next: KubeObject,
+    opts: WriteOptions,
+    track: boolean,
+  ): KubeObject {
     const prepared = prepareUpdate(next, live, served, opts.subresource);
     if (opts.subresource === undefined) checkImmutable(served, prepared, live, this.profile);
     if (track) trackUpdate(live, prepared, opts.manager, opts.subresource);
@@ -186,9 +220,21 @@ export class Objects {
   }
 
   /** PATCH of every kind; apply creates a missing object. Returns the object and whether it was created. */
-  patch(served: Served, ns: string | undefined, name: string, contentType: string, text: string, opts: WriteOptions & { force?: boolean; fieldManager?: string | null }): { obj: KubeObject; created: boolean } {
+  patch(
+    served: Served,
+    ns: string | undefined,
+    name: string,
+    contentType: string,
+    text: string,
+    opts: WriteOptions & { force?: boolean; fieldManager?: string | null },
+  ): { obj: KubeObject; created: boolean } {
     const type = contentType.split(";")[0]!.trim().toLowerCase();
-    if (!PATCH_TYPES.includes(type)) throw new ApiError(415, `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.slice(0, 4).join(", ")}`, "UnsupportedMediaType");
+    if (!PATCH_TYPES.includes(type))
+      throw new ApiError(
+        415,
+        `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.slice(0, 4).join(", ")}`,
+        "UnsupportedMediaType",
+      );
     if (type === "application/apply-patch+yaml" || type === "application/apply-patch+cbor") {
       if (!opts.fieldManager) throw badRequest("PATCH, application/apply-patch+yaml requires fieldManager to be set");
       return this.apply(served, ns, name, parseBody(text, true), { ...opts, manager: opts.fieldManager });
@@ -197,20 +243,42 @@ export class Objects {
     const live = this.get(served, ns, name).obj;
     let patched: Json;
     if (type === "application/json-patch+json") patched = jsonPatch(live as unknown as Json, body);
-    else if (type === "application/merge-patch+json") patched = mergePatch(structuredClone(live) as unknown as Json, body as Json);
+    else if (type === "application/merge-patch+json")
+      patched = mergePatch(structuredClone(live) as unknown as Json, body as Json);
     else patched = strategicMergePatch(structuredClone(live) as unknown as Json, body as Json);
     const next = patched as unknown as KubeObject;
-    if (typeof next !== "object" || next === null || Array.isArray(next) || typeof next.metadata !== "object" || next.metadata === null) throw badRequest("the patch produced an object without metadata");
+    if (
+      typeof next !== "object" ||
+      next === null ||
+      Array.isArray(next) ||
+      typeof next.metadata !== "object" ||
+      next.metadata === null
+    )
+      throw badRequest("the patch produced an object without metadata");
     if (next.metadata.name !== name) throw badRequest("the name of the object cannot be changed by a patch");
-    if (served.namespaced && next.metadata.namespace !== live.metadata.namespace) throw badRequest("the namespace of the object cannot be changed by a patch");
+    if (served.namespaced && next.metadata.namespace !== live.metadata.namespace)
+      throw badRequest("the namespace of the object cannot be changed by a patch");
     validateObject(next, served, served.namespaced ? ns : undefined, name);
     const rv = next.metadata.resourceVersion;
-    if (rv !== undefined && rv !== live.metadata.resourceVersion) throw conflict(served.plural, served.group, name, "the object has been modified; please apply your changes to the latest version and try again");
+    if (rv !== undefined && rv !== live.metadata.resourceVersion)
+      throw conflict(
+        served.plural,
+        served.group,
+        name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+      );
     return { obj: this.commitUpdate(served, live, next, opts, true), created: false };
   }
 
-  private apply(served: Served, ns: string | undefined, name: string, body: unknown, opts: WriteOptions & { force?: boolean }): { obj: KubeObject; created: boolean } {
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("the applied configuration must be an object");
+  private apply(
+    served: Served,
+    ns: string | undefined,
+    name: string,
+    body: unknown,
+    opts: WriteOptions & { force?: boolean },
+  ): { obj: KubeObject; created: boolean } {
+    if (typeof body !== "object" || body === null || Array.isArray(body))
+      throw badRequest("the applied configuration must be an object");
     const cfg = body as KubeObject;
     if (!cfg.apiVersion || !cfg.kind) throw badRequest("apiVersion and kind are required in an applied configuration");
     if (cfg.metadata && cfg.metadata.name === undefined) cfg.metadata.name = name;
@@ -218,11 +286,24 @@ export class Objects {
     if (served.namespaced) cfg.metadata.namespace = ns;
     const entry = this.store.get(kindKey(served), served.namespaced ? (ns ?? "") : "", name);
     const live = entry?.obj;
-    if (live && cfg.metadata.resourceVersion !== undefined && cfg.metadata.resourceVersion !== live.metadata.resourceVersion) {
-      throw conflict(served.plural, served.group, name, "the object has been modified; please apply your changes to the latest version and try again");
+    if (
+      live &&
+      cfg.metadata.resourceVersion !== undefined &&
+      cfg.metadata.resourceVersion !== live.metadata.resourceVersion
+    ) {
+      throw conflict(
+        served.plural,
+        served.group,
+        name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+      );
     }
     if (!live && opts.subresource) throw notFound(served.plural, served.group, name);
-    const merged = serverSideApply(live, cfg, { manager: opts.manager, force: !!opts.force, subresource: opts.subresource });
+    const merged = serverSideApply(live, cfg, {
+      manager: opts.manager,
+      force: !!opts.force,
+      subresource: opts.subresource,
+    });
     checkDataSize(merged, served);
     if (!live) {
       this.requireNamespace(served, ns);
@@ -237,15 +318,36 @@ export class Objects {
   }
 
   /** Deletes an object with propagation (Background/Foreground: dependents too, synchronously; Orphan: owner references dropped). */
-  delete(served: Served, ns: string | undefined, name: string, opts: { propagationPolicy?: string; dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string } }): KubeObject {
+  delete(
+    served: Served,
+    ns: string | undefined,
+    name: string,
+    opts: { propagationPolicy?: string; dryRun?: boolean; preconditions?: { uid?: string; resourceVersion?: string } },
+  ): KubeObject {
     const live = this.get(served, ns, name).obj;
     const pre = opts.preconditions ?? {};
-    if (pre.uid && pre.uid !== live.metadata.uid) throw conflict(served.plural, served.group, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${live.metadata.uid}`);
+    if (pre.uid && pre.uid !== live.metadata.uid)
+      throw conflict(
+        served.plural,
+        served.group,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${live.metadata.uid}`,
+      );
     if (pre.resourceVersion && pre.resourceVersion !== live.metadata.resourceVersion) {
-      throw conflict(served.plural, served.group, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${live.metadata.resourceVersion}`);
+      throw conflict(
+        served.plural,
+        served.group,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${live.metadata.resourceVersion}`,
+      );
     }
     const policy = opts.propagationPolicy ?? "Background";
-    if (!["Background", "Foreground", "Orphan"].includes(policy)) throw new ApiError(422, `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`, "Invalid");
+    if (!["Background", "Foreground", "Orphan"].includes(policy))
+      throw new ApiError(
+        422,
+        `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`,
+        "Invalid",
+      );
     if (opts.dryRun) return live;
     this.deleteTree(kindKey(served), live, policy);
     return live;
@@ -268,7 +370,9 @@ export class Objects {
         if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences;
         this.store.commit(depKey, "MODIFIED", next);
       } else {
-        const remaining = (dep.obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid && this.ownerExists(r, depNs));
+        const remaining = (dep.obj.metadata.ownerReferences ?? []).filter(
+          (r) => r.uid !== uid && this.ownerExists(r, depNs),
+        );
         if (remaining.length === 0) this.deleteTree(depKey, dep.obj, policy);
         else {
           const next = structuredClone(dep.obj);

@@ -18,7 +18,11 @@ function gvPath(group: string, version: string): string {
 function patchOperation(r: Served): Record<string, unknown> {
   return {
     operationId: `patch${r.namespaced ? "Namespaced" : ""}${r.kind}`,
-    parameters: QUERY_PARAMS.map((name) => ({ name, in: "query", schema: { type: name === "force" ? "boolean" : "string", uniqueItems: true } })),
+    parameters: QUERY_PARAMS.map((name) => ({
+      name,
+      in: "query",
+      schema: { type: name === "force" ? "boolean" : "string", uniqueItems: true },
+    })),
     responses: { "200": { description: "OK" }, "201": { description: "Created" } },
     "x-kubernetes-action": "patch",
     "x-kubernetes-group-version-kind": { group: r.group, version: r.version, kind: r.kind },
@@ -76,7 +80,8 @@ export class OpenApi {
 
   /** The document at an /openapi path, or undefined (404). */
   serve(path: string): Document | undefined {
-    if (path === "/openapi/v2") return { contentType: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", body: openApiV2Protobuf() };
+    if (path === "/openapi/v2")
+      return { contentType: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", body: openApiV2Protobuf() };
     if (path === "/openapi/v3") {
       const paths: Record<string, unknown> = {};
       for (const [key, doc] of this.docs) {

@@ -17,7 +17,8 @@ function unescapePointer(token: string): string {
 }
 
 function parsePointer(pointer: unknown): string[] {
-  if (typeof pointer !== "string" || (pointer !== "" && !pointer.startsWith("/"))) throw badRequest(`invalid JSON pointer: ${JSON.stringify(pointer)}`);
+  if (typeof pointer !== "string" || (pointer !== "" && !pointer.startsWith("/")))
+    throw badRequest(`invalid JSON pointer: ${JSON.stringify(pointer)}`);
   return pointer === "" ? [] : pointer.slice(1).split("/").map(unescapePointer);
 }
 
@@ -25,7 +26,12 @@ function resolveParent(doc: Json, tokens: string[], op: string): [Json, string] 
   let cur: Json = doc;
   for (const t of tokens.slice(0, -1)) {
     const next: Json | undefined = Array.isArray(cur) ? cur[Number(t)] : isMap(cur) ? cur[t] : undefined;
-    if (next === undefined || next === null || typeof next !== "object") throw new ApiError(422, `the server rejected our request due to an error in our request: ${op}: missing path /${tokens.join("/")}`, "Invalid");
+    if (next === undefined || next === null || typeof next !== "object")
+      throw new ApiError(
+        422,
+        `the server rejected our request due to an error in our request: ${op}: missing path /${tokens.join("/")}`,
+        "Invalid",
+      );
     cur = next;
   }
   return [cur, tokens[tokens.length - 1]!];
@@ -45,7 +51,8 @@ function addAt(doc: Json, tokens: string[], value: Json): Json {
   const [parent, last] = resolveParent(doc, tokens, "add");
   if (Array.isArray(parent)) {
     const idx = last === "-" ? parent.length : Number(last);
-    if (!Number.isInteger(idx) || idx < 0 || idx > parent.length) throw new ApiError(422, `add: index ${last} out of bounds`, "Invalid");
+    if (!Number.isInteger(idx) || idx < 0 || idx > parent.length)
+      throw new ApiError(422, `add: index ${last} out of bounds`, "Invalid");
     parent.splice(idx, 0, value);
   } else (parent as JsonMap)[last] = value;
   return doc;
@@ -70,7 +77,8 @@ export function jsonPatch(doc: Json, ops: unknown): Json {
   if (!Array.isArray(ops)) throw badRequest("json patch must be a JSON array of operations");
   let out: Json = structuredClone(doc);
   for (const op of ops) {
-    if (!isMap(op) || typeof op.op !== "string") throw badRequest(`invalid JSON patch operation: ${JSON.stringify(op)}`);
+    if (!isMap(op) || typeof op.op !== "string")
+      throw badRequest(`invalid JSON patch operation: ${JSON.stringify(op)}`);
     const path = parsePointer(op.path);
     switch (op.op) {
       case "add":
@@ -96,7 +104,8 @@ export function jsonPatch(doc: Json, ops: unknown): Json {
         out = addAt(out, path, structuredClone(getPointer(out, parsePointer(op.from), "copy")));
         break;
       case "test":
-        if (JSON.stringify(getPointer(out, path, "test")) !== JSON.stringify(op.value)) throw new ApiError(422, `test operation failed at ${String(op.path)}`, "Invalid");
+        if (JSON.stringify(getPointer(out, path, "test")) !== JSON.stringify(op.value))
+          throw new ApiError(422, `test operation failed at ${String(op.path)}`, "Invalid");
         break;
       default:
         throw badRequest(`unknown JSON patch operation "${op.op}"`);
@@ -151,13 +160,19 @@ export function strategicMergePatch(target: Json | undefined, patch: Json): Json
 function stripDirectives(v: Json): Json {
   if (Array.isArray(v)) return v.map(stripDirectives);
   if (!isMap(v)) return v;
-  return Object.fromEntries(Object.entries(v).filter(([k]) => !k.startsWith("$")).map(([k, x]) => [k, stripDirectives(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([k]) => !k.startsWith("$"))
+      .map(([k, x]) => [k, stripDirectives(x)]),
+  );
 }
 
 function mergeList(base: Json | undefined, patch: Json[], order: Json[] | undefined): Json {
   const baseList = Array.isArray(base) ? base : [];
   const sample = [...patch.filter((p) => !(isMap(p) && p.$patch === "delete")), ...baseList, ...(order ?? [])];
-  const keys = listKeys(sample.filter(isMap).length === sample.length ? sample : []) ?? (order?.length ? listKeys(order) : undefined);
+  const keys =
+    listKeys(sample.filter(isMap).length === sample.length ? sample : []) ??
+    (order?.length ? listKeys(order) : undefined);
   if (!keys) {
     if (patch.length === 1 && isMap(patch[0]) && patch[0].$patch === "replace") return [];
     return stripDirectives(patch);
@@ -165,7 +180,10 @@ function mergeList(base: Json | undefined, patch: Json[], order: Json[] | undefi
   let out: Json[] = baseList.slice();
   for (const item of patch) {
     if (!isMap(item)) continue;
-    const el = keyElement(item, keys.filter((k) => k in item));
+    const el = keyElement(
+      item,
+      keys.filter((k) => k in item),
+    );
     const existing = findItem(out, el);
     if (item.$patch === "delete") {
       if (existing !== undefined) out = out.filter((x) => x !== existing);
@@ -179,7 +197,10 @@ function mergeList(base: Json | undefined, patch: Json[], order: Json[] | undefi
       const i = order.findIndex((o) => isMap(o) && isMap(x) && keys.every((k) => !(k in o) || o[k] === x[k]));
       return i < 0 ? order.length : i;
     };
-    out = out.map((x, i) => [x, i] as const).sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1]).map(([x]) => x);
+    out = out
+      .map((x, i) => [x, i] as const)
+      .sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1])
+      .map(([x]) => x);
   }
   return out;
 }

@@ -1,4 +1,3 @@
-
 import type { Served } from "./catalog.js";
 import { badRequest } from "./status.js";
 
@@ -44,7 +43,15 @@ export const FACTS: Record<Profile, ProfileFacts> = {
     fieldValidation: true,
     openApiV3: true,
     openApiV2ContentType: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
-    statefulSetUpdatable: ["replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy", "minReadySeconds"],
+    statefulSetUpdatable: [
+      "replicas",
+      "ordinals",
+      "template",
+      "updateStrategy",
+      "revisionHistoryLimit",
+      "persistentVolumeClaimRetentionPolicy",
+      "minReadySeconds",
+    ],
   },
 };
 
@@ -57,9 +64,40 @@ const TOP_LEVEL: Record<string, string[]> = {
   ClusterRole: ["rules", "aggregationRule"],
   RoleBinding: ["subjects", "roleRef"],
   ClusterRoleBinding: ["subjects", "roleRef"],
-  Event: ["involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp", "count", "type", "eventTime", "series", "action", "related", "reportingComponent", "reportingInstance"],
+  Event: [
+    "involvedObject",
+    "reason",
+    "message",
+    "source",
+    "firstTimestamp",
+    "lastTimestamp",
+    "count",
+    "type",
+    "eventTime",
+    "series",
+    "action",
+    "related",
+    "reportingComponent",
+    "reportingInstance",
+  ],
 };
-const METADATA = new Set(["name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers", "managedFields"]);
+const METADATA = new Set([
+  "name",
+  "generateName",
+  "namespace",
+  "selfLink",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "labels",
+  "annotations",
+  "ownerReferences",
+  "finalizers",
+  "managedFields",
+]);
 
 /** Custom resources (the mesh's and cert-manager's kinds, served here without a CRD object) word unknown fields by path. */
 const CUSTOM_GROUPS = new Set(["networking.mesh.io", "cert-manager.io"]);
@@ -105,5 +143,3 @@ export function validateFields(served: Served, obj: unknown, mode: string | null
 export function warningHeader(text: string): string {
   return `299 - ${JSON.stringify(text)}`;
 }
-
-;

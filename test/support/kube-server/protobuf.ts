@@ -62,14 +62,19 @@ function objectMeta(buf: Buffer): Record<string, unknown> {
     if (f.num === 1) meta.name = str(f);
     else if (f.num === 2) meta.generateName = str(f);
     else if (f.num === 3) meta.namespace = str(f);
-    else if (f.num === 11) ((meta.labels ??= {}) as Record<string, string>)[mapEntry(f, false)[0]] = mapEntry(f, false)[1];
-    else if (f.num === 12) ((meta.annotations ??= {}) as Record<string, string>)[mapEntry(f, false)[0]] = mapEntry(f, false)[1];
+    else if (f.num === 11)
+      ((meta.labels ??= {}) as Record<string, string>)[mapEntry(f, false)[0]] = mapEntry(f, false)[1];
+    else if (f.num === 12)
+      ((meta.annotations ??= {}) as Record<string, string>)[mapEntry(f, false)[0]] = mapEntry(f, false)[1];
   }
   return meta;
 }
 
 /** Field numbers of the string and bytes maps per kind (see k8s.io/api/core/v1/generated.proto). */
-const KINDS: Record<string, { strings?: Record<number, string>; bytes?: Record<number, string>; scalars?: Record<number, string> }> = {
+const KINDS: Record<
+  string,
+  { strings?: Record<number, string>; bytes?: Record<number, string>; scalars?: Record<number, string> }
+> = {
   Namespace: {},
   ServiceAccount: {},
   ConfigMap: { strings: { 2: "data" }, bytes: { 3: "binaryData" } },
@@ -99,30 +104,44 @@ function accessReview(raw: Buffer): KubeObject {
 /** The JSON form of a `k8s\0` protobuf envelope, or a 415 for kinds the server cannot decode. */
 export function decodeProtobuf(body: Buffer): KubeObject {
   const unsupported = (why: string) =>
-    new ApiError(415, `the test server decodes protobuf bodies only for Namespace, ConfigMap, Secret and ServiceAccount (${why}): send JSON, e.g. kubectl create -f or kubectl apply`, "UnsupportedMediaType");
-  if (body.length < 4 || body.subarray(0, 4).toString("latin1") !== "k8s\u0000") throw unsupported("no k8s protobuf envelope");
+    new ApiError(
+      415,
+      `the test server decodes protobuf bodies only for Namespace, ConfigMap, Secret and ServiceAccount (${why}): send JSON, e.g. kubectl create -f or kubectl apply`,
+      "UnsupportedMediaType",
+    );
+  if (body.length < 4 || body.subarray(0, 4).toString("latin1") !== "k8s\u0000")
+    throw unsupported("no k8s protobuf envelope");
   try {
     let apiVersion = "";
     let kind = "";
     let raw: Buffer = Buffer.alloc(0);
     for (const f of fields(body.subarray(4))) {
-      if (f.num === 1) for (const t of fields(f.value as Buffer)) (t.num === 1 ? (apiVersion = str(t)) : t.num === 2 ? (kind = str(t)) : undefined);
+      if (f.num === 1)
+        for (const t of fields(f.value as Buffer))
+          t.num === 1 ? (apiVersion = str(t)) : t.num === 2 ? (kind = str(t)) : undefined;
       if (f.num === 2) raw = f.value as Buffer;
     }
     if (apiVersion === "authorization.k8s.io/v1" && kind === "SelfSubjectAccessReview") return accessReview(raw);
-    if (apiVersion === "authentication.k8s.io/v1" && kind === "SelfSubjectReview") return { apiVersion, kind, metadata: { name: "" } };
+    if (apiVersion === "authentication.k8s.io/v1" && kind === "SelfSubjectReview")
+      return { apiVersion, kind, metadata: { name: "" } };
     const shape = KINDS[kind];
     if (apiVersion !== "v1" || !shape) throw unsupported(`got ${apiVersion} ${kind}`);
     const obj: KubeObject = { apiVersion, kind, metadata: { name: "" } };
     for (const f of fields(raw)) {
       if (f.num === 1) obj.metadata = objectMeta(f.value as Buffer) as KubeObject["metadata"];
-      else if (shape.strings?.[f.num]) ((obj[shape.strings[f.num]!] ??= {}) as Record<string, string>)[mapEntry(f, false)[0]] = mapEntry(f, false)[1];
-      else if (shape.bytes?.[f.num]) ((obj[shape.bytes[f.num]!] ??= {}) as Record<string, string>)[mapEntry(f, true)[0]] = mapEntry(f, true)[1];
+      else if (shape.strings?.[f.num])
+        ((obj[shape.strings[f.num]!] ??= {}) as Record<string, string>)[mapEntry(f, false)[0]] = mapEntry(f, false)[1];
+      else if (shape.bytes?.[f.num])
+        ((obj[shape.bytes[f.num]!] ??= {}) as Record<string, string>)[mapEntry(f, true)[0]] = mapEntry(f, true)[1];
       else if (shape.scalars?.[f.num]) obj[shape.scalars[f.num]!] = str(f);
     }
     return obj;
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    throw new ApiError(400, `the body of the request could not be decoded as protobuf: ${(err as Error).message}`, "BadRequest");
+    throw new ApiError(
+      400,
+      `the body of the request could not be decoded as protobuf: ${(err as Error).message}`,
+      "BadRequest",
+    );
   }
 }

@@ -38,10 +38,17 @@ interface Binding {
 /** The name and groups the API server authenticates a ServiceAccount token as. */
 export function serviceAccountGroups(user: string): string[] {
   const m = /^system:serviceaccount:([^:]+):[^:]+$/.exec(user);
-  return m ? ["system:serviceaccounts", `system:serviceaccounts:${m[1]}`, "system:authenticated"] : ["system:authenticated"];
+  return m
+    ? ["system:serviceaccounts", `system:serviceaccounts:${m[1]}`, "system:authenticated"]
+    : ["system:authenticated"];
 }
 
-function appliesTo(subject: Subject, user: string, groups: readonly string[], bindingNamespace: string | undefined): boolean {
+function appliesTo(
+  subject: Subject,
+  user: string,
+  groups: readonly string[],
+  bindingNamespace: string | undefined,
+): boolean {
   if (subject.kind === "User") return subject.name === user;
   if (subject.kind === "Group") return groups.includes(subject.name ?? "");
   if (subject.kind === "ServiceAccount") {
@@ -60,12 +67,16 @@ function has(list: readonly string[] | undefined, value: string): boolean {
 function ruleAllows(rule: PolicyRule, a: Attributes): boolean {
   if (!has(rule.verbs, a.verb)) return false;
   if (a.resource === undefined) {
-    return (rule.nonResourceURLs ?? []).some((u) => u === "*" || u === a.path || (u.endsWith("*") && (a.path ?? "").startsWith(u.slice(0, -1))));
+    return (rule.nonResourceURLs ?? []).some(
+      (u) => u === "*" || u === a.path || (u.endsWith("*") && (a.path ?? "").startsWith(u.slice(0, -1))),
+    );
   }
   if (!has(rule.apiGroups, a.group ?? "")) return false;
   const resources = rule.resources ?? [];
   const combined = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-  const resourceOk = resources.some((r) => r === "*" || r === combined || (a.subresource !== undefined && r === `*/${a.subresource}`));
+  const resourceOk = resources.some(
+    (r) => r === "*" || r === combined || (a.subresource !== undefined && r === `*/${a.subresource}`),
+  );
   if (!resourceOk) return false;
   const names = rule.resourceNames ?? [];
   return names.length === 0 || (a.name !== undefined && names.includes(a.name));
@@ -75,7 +86,12 @@ function ruleAllows(rule: PolicyRule, a: Attributes): boolean {
  * Whether stored RBAC allows `user` (with `groups`) the request, and upstream's reason when it does (`RBAC: allowed by
  * RoleBinding "name/ns" of Role "role" to User "user"`). A denial has no reason, as RBAC gives none.
  */
-export function rbacAllows(store: Store, user: string, groups: readonly string[], a: Attributes): { allowed: boolean; reason?: string } {
+export function rbacAllows(
+  store: Store,
+  user: string,
+  groups: readonly string[],
+  a: Attributes,
+): { allowed: boolean; reason?: string } {
   const scopes: Array<[string, string]> = [[`${RBAC_V1}/ClusterRoleBinding`, ""]];
   if (a.namespace && a.resource !== undefined) scopes.push([`${RBAC_V1}/RoleBinding`, a.namespace]);
   for (const [key, ns] of scopes) {
@@ -85,14 +101,23 @@ export function rbacAllows(store: Store, user: string, groups: readonly string[]
       const subject = (binding.subjects ?? []).find((s) => appliesTo(s, user, groups, bindingNs));
       if (!subject) continue;
       const ref = binding.roleRef ?? {};
-      const role = ref.kind === "Role" ? store.get(`${RBAC_V1}/Role`, bindingNs ?? "", ref.name ?? "") : ref.kind === "ClusterRole" ? store.get(`${RBAC_V1}/ClusterRole`, "", ref.name ?? "") : undefined;
-      const rules = ((role?.obj as { rules?: PolicyRule[] } | undefined)?.rules ?? []);
+      const role =
+        ref.kind === "Role"
+          ? store.get(`${RBAC_V1}/Role`, bindingNs ?? "", ref.name ?? "")
+          : ref.kind === "ClusterRole"
+            ? store.get(`${RBAC_V1}/ClusterRole`, "", ref.name ?? "")
+            : undefined;
+      const rules = (role?.obj as { rules?: PolicyRule[] } | undefined)?.rules ?? [];
       if (!rules.some((r) => ruleAllows(r, a))) continue;
       const bindingName = bindingNs ? `${binding.metadata.name}/${bindingNs}` : binding.metadata.name;
       const roleName = ref.kind === "Role" ? `${ref.name}/${bindingNs}` : ref.name;
-      const subjectName = subject.kind === "ServiceAccount" ? `${subject.name}/${subject.namespace || bindingNs}` : subject.name;
+      const subjectName =
+        subject.kind === "ServiceAccount" ? `${subject.name}/${subject.namespace || bindingNs}` : subject.name;
       const kind = ns === "" ? "ClusterRoleBinding" : "RoleBinding";
-      return { allowed: true, reason: `RBAC: allowed by ${kind} "${bindingName}" of ${ref.kind} "${roleName}" to ${subject.kind} "${subjectName}"` };
+      return {
+        allowed: true,
+        reason: `RBAC: allowed by ${kind} "${bindingName}" of ${ref.kind} "${roleName}" to ${subject.kind} "${subjectName}"`,
+      };
     }
   }
   return { allowed: false };

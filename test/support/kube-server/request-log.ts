@@ -37,7 +37,9 @@ export class RequestLog {
         (filter.user === undefined || r.user === filter.user) &&
         (filter.method === undefined || r.method === filter.method.toUpperCase()) &&
         (filter.verb === undefined || r.verb === filter.verb) &&
-        (filter.resource === undefined || r.resource === filter.resource || (r.subresource !== undefined && `${r.resource}/${r.subresource}` === filter.resource)) &&
+        (filter.resource === undefined ||
+          r.resource === filter.resource ||
+          (r.subresource !== undefined && `${r.resource}/${r.subresource}` === filter.resource)) &&
         (filter.path === undefined || pathMatches(filter.path, r.path)),
     ).length;
   }

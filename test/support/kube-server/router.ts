@@ -19,7 +19,10 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   const nonResource: RequestInfo = { isResource: false, verb: method.toLowerCase(), path, group: "", version: "" };
   let parts: string[];
   try {
-    parts = path.split("/").filter((p) => p !== "").map(decodeURIComponent);
+    parts = path
+      .split("/")
+      .filter((p) => p !== "")
+      .map(decodeURIComponent);
   } catch {
     throw badRequest(`malformed URL path: ${path}`);
   }
@@ -50,7 +53,8 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
     if (rest.length > 2) info.subresource = rest[2];
   }
   const m = method.toUpperCase();
-  if (m === "GET" || m === "HEAD") info.verb = info.name ? "get" : query.get("watch") === "true" || query.get("watch") === "1" ? "watch" : "list";
+  if (m === "GET" || m === "HEAD")
+    info.verb = info.name ? "get" : query.get("watch") === "true" || query.get("watch") === "1" ? "watch" : "list";
   else if (m === "POST") info.verb = "create";
   else if (m === "PUT") info.verb = "update";
   else if (m === "PATCH") info.verb = "patch";

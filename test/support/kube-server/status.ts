@@ -54,7 +54,15 @@ export class ApiError extends Error {
   }
 
   toStatus(): Status {
-    const s: Status = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: this.message, reason: this.reason, code: this.code };
+    const s: Status = {
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: this.message,
+      reason: this.reason,
+      code: this.code,
+    };
     if (this.details) s.details = this.details;
     return s;
   }
@@ -66,15 +74,28 @@ export function qualified(plural: string, group: string): string {
 }
 
 export function notFound(plural: string, group: string, name: string): ApiError {
-  return new ApiError(404, `${qualified(plural, group)} "${name}" not found`, "NotFound", { name, group: group || undefined, kind: plural });
+  return new ApiError(404, `${qualified(plural, group)} "${name}" not found`, "NotFound", {
+    name,
+    group: group || undefined,
+    kind: plural,
+  });
 }
 
 export function alreadyExists(plural: string, group: string, name: string): ApiError {
-  return new ApiError(409, `${qualified(plural, group)} "${name}" already exists`, "AlreadyExists", { name, group: group || undefined, kind: plural });
+  return new ApiError(409, `${qualified(plural, group)} "${name}" already exists`, "AlreadyExists", {
+    name,
+    group: group || undefined,
+    kind: plural,
+  });
 }
 
 export function conflict(plural: string, group: string, name: string, why: string): ApiError {
-  return new ApiError(409, `Operation cannot be fulfilled on ${qualified(plural, group)} "${name}": ${why}`, "Conflict", { name, group: group || undefined, kind: plural });
+  return new ApiError(
+    409,
+    `Operation cannot be fulfilled on ${qualified(plural, group)} "${name}": ${why}`,
+    "Conflict",
+    { name, group: group || undefined, kind: plural },
+  );
 }
 
 export function badRequest(message: string): ApiError {
@@ -85,7 +106,12 @@ export function badRequest(message: string): ApiError {
 export function invalid(kind: string, group: string, name: string, causes: StatusCause[]): ApiError {
   const text = causes.map((c) => `${c.field ? `${c.field}: ` : ""}${c.message}`);
   const summary = text.length === 1 ? text[0] : `[${text.join(", ")}]`;
-  return new ApiError(422, `${kind} "${name}" is invalid: ${summary}`, "Invalid", { name, group: group || undefined, kind, causes });
+  return new ApiError(422, `${kind} "${name}" is invalid: ${summary}`, "Invalid", {
+    name,
+    group: group || undefined,
+    kind,
+    causes,
+  });
 }
 
 export function successStatus(details: StatusDetails): Record<string, unknown> {

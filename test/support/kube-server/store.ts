@@ -79,7 +79,9 @@ export class Store {
     const scope = ns ?? "\u0000all";
     let list = byScope.get(scope);
     if (!list) {
-      const keyed = [...this.entries(kindKey, ns)].map((e) => [`${e.obj.metadata.namespace ?? ""}/${e.obj.metadata.name}`, e] as const);
+      const keyed = [...this.entries(kindKey, ns)].map(
+        (e) => [`${e.obj.metadata.namespace ?? ""}/${e.obj.metadata.name}`, e] as const,
+      );
       keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
       list = keyed.map(([, e]) => e);
       byScope.set(scope, list);
@@ -125,7 +127,8 @@ export class Store {
     if (type === "MODIFIED" && previous) ev.old = previous.obj;
     this.history.push(ev);
     // Trim in batches: dropping one event per commit would shift the whole array every time.
-    if (this.history.length > Math.ceil(this.historySize * 1.5)) this.history.splice(0, this.history.length - this.historySize);
+    if (this.history.length > Math.ceil(this.historySize * 1.5))
+      this.history.splice(0, this.history.length - this.historySize);
     for (const l of this.listeners) l(ev);
     return entry;
   }

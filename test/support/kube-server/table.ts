@@ -34,9 +34,28 @@ function age(o: KubeObject): string {
   return Number.isNaN(t) ? "<unknown>" : humanDuration(Date.now() - t);
 }
 
-const col = (name: string, cell: Column["cell"], type = "string", priority = 0, description = name): Column => ({ name, type, description, priority, cell });
-const NAME: Column = { name: "Name", type: "string", format: "name", description: "Name must be unique within a namespace.", priority: 0, cell: (o) => o.metadata.name };
-const AGE = col("Age", age, "string", 0, "CreationTimestamp is a timestamp representing the server time when this object was created.");
+const col = (name: string, cell: Column["cell"], type = "string", priority = 0, description = name): Column => ({
+  name,
+  type,
+  description,
+  priority,
+  cell,
+});
+const NAME: Column = {
+  name: "Name",
+  type: "string",
+  format: "name",
+  description: "Name must be unique within a namespace.",
+  priority: 0,
+  cell: (o) => o.metadata.name,
+};
+const AGE = col(
+  "Age",
+  age,
+  "string",
+  0,
+  "CreationTimestamp is a timestamp representing the server time when this object was created.",
+);
 
 function podReady(o: Any): string {
   const statuses: Any[] = o.status?.containerStatuses ?? [];
@@ -54,7 +73,11 @@ const EXTRA: Record<string, Column[]> = {
   Pod: [
     col("Ready", podReady),
     col("Status", (o: Any) => o.status?.phase ?? "Pending"),
-    col("Restarts", (o: Any) => (o.status?.containerStatuses ?? []).reduce((n: number, s: Any) => n + (s.restartCount ?? 0), 0), "integer"),
+    col(
+      "Restarts",
+      (o: Any) => (o.status?.containerStatuses ?? []).reduce((n: number, s: Any) => n + (s.restartCount ?? 0), 0),
+      "integer",
+    ),
     col("IP", (o: Any) => o.status?.podIP ?? "<none>", "string", 1),
     col("Node", (o: Any) => o.spec?.nodeName ?? "<none>", "string", 1),
   ],
@@ -65,15 +88,25 @@ const EXTRA: Record<string, Column[]> = {
     col("Message", (o: Any) => o.message ?? ""),
   ],
   Namespace: [col("Status", (o: Any) => o.status?.phase ?? "Active")],
-  Node: [col("Status", (o: Any) => ((o.status?.conditions ?? []).some((c: Any) => c.type === "Ready" && c.status === "True") ? "Ready" : "NotReady")), col("Roles", () => "<none>")],
+  Node: [
+    col("Status", (o: Any) =>
+      (o.status?.conditions ?? []).some((c: Any) => c.type === "Ready" && c.status === "True") ? "Ready" : "NotReady",
+    ),
+    col("Roles", () => "<none>"),
+  ],
   Service: [
     col("Type", (o: Any) => o.spec?.type ?? "ClusterIP"),
     col("Cluster-IP", (o: Any) => o.spec?.clusterIP ?? "<none>"),
     col("External-IP", (o: Any) => (o.spec?.externalIPs ?? []).join(",") || "<none>"),
     col("Port(s)", servicePorts),
   ],
-  ConfigMap: [col("Data", (o: Any) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, "integer")],
-  Secret: [col("Type", (o: Any) => o.type ?? "Opaque"), col("Data", (o: Any) => Object.keys(o.data ?? {}).length, "integer")],
+  ConfigMap: [
+    col("Data", (o: Any) => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, "integer"),
+  ],
+  Secret: [
+    col("Type", (o: Any) => o.type ?? "Opaque"),
+    col("Data", (o: Any) => Object.keys(o.data ?? {}).length, "integer"),
+  ],
   ServiceAccount: [],
   Deployment: [
     col("Ready", (o: Any) => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`),
@@ -81,7 +114,10 @@ const EXTRA: Record<string, Column[]> = {
     col("Available", (o: Any) => o.status?.availableReplicas ?? 0, "integer"),
   ],
   StatefulSet: [col("Ready", (o: Any) => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`)],
-  PersistentVolumeClaim: [col("Status", (o: Any) => o.status?.phase ?? "Pending"), col("Volume", (o: Any) => o.spec?.volumeName ?? "")],
+  PersistentVolumeClaim: [
+    col("Status", (o: Any) => o.status?.phase ?? "Pending"),
+    col("Volume", (o: Any) => o.spec?.volumeName ?? ""),
+  ],
   Lease: [col("Holder", (o: Any) => o.spec?.holderIdentity ?? "")],
 };
 
@@ -105,7 +141,13 @@ function rowObject(o: KubeObject, include: string | null): unknown {
   return { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: o.metadata };
 }
 
-export function toTable(served: Served, objects: readonly KubeObject[], listMeta: Record<string, unknown>, includeObject: string | null, withColumns = true): Record<string, unknown> {
+export function toTable(
+  served: Served,
+  objects: readonly KubeObject[],
+  listMeta: Record<string, unknown>,
+  includeObject: string | null,
+  withColumns = true,
+): Record<string, unknown> {
   const columns = columnsFor(served);
   const rows = objects.map((o) => {
     const row: Record<string, unknown> = { cells: columns.map((c) => c.cell(o)) };

@@ -13,7 +13,25 @@ export function selfSignedCertificate(dir: string): Certificate {
   const cert = join(dir, "tls.crt");
   execFileSync(
     "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=kube-test-server", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "2",
+      "-subj",
+      "/CN=kube-test-server",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1,DNS:localhost",
+    ],
     { stdio: "pipe" },
   );
   return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };

@@ -24,15 +24,18 @@ export function startWatch(store: Store, res: ServerResponse, opts: WatchOptions
   const rv = rvText === null || rvText === "" ? undefined : Number(rvText);
   if (rv !== undefined && (!Number.isInteger(rv) || rv < 0)) throw badRequest(`invalid resource version: ${rvText}`);
   const initialEvents = query.get("sendInitialEvents") === "true";
-  if (initialEvents && query.get("allowWatchBookmarks") !== "true") throw badRequest("sendInitialEvents requires allowWatchBookmarks=true");
+  if (initialEvents && query.get("allowWatchBookmarks") !== "true")
+    throw badRequest("sendInitialEvents requires allowWatchBookmarks=true");
   const key = kindKey(served);
   const ns = served.namespaced ? opts.namespace : undefined;
   const selected = (o: KubeObject): boolean =>
-    (ns === undefined || o.metadata.namespace === ns) &&
-    match(o.metadata.labels) &&
-    fields(o);
+    (ns === undefined || o.metadata.namespace === ns) && match(o.metadata.labels) && fields(o);
 
-  res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked", "Cache-Control": "no-cache, private" });
+  res.writeHead(200, {
+    "Content-Type": "application/json",
+    "Transfer-Encoding": "chunked",
+    "Cache-Control": "no-cache, private",
+  });
   // Send the headers now: clients (client-node's Watch, client-go) wait for them before the first event.
   res.flushHeaders();
   let first = true;
@@ -68,11 +71,22 @@ export function startWatch(store: Store, res: ServerResponse, opts: WatchOptions
 
   if (rv === undefined || rv === 0 || initialEvents) {
     const current = [...store.entries(key, ns)].map((e) => e.obj).filter(selected);
-    current.sort((a, b) => `${a.metadata.namespace ?? ""}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ""}/${b.metadata.name}`));
+    current.sort((a, b) =>
+      `${a.metadata.namespace ?? ""}/${a.metadata.name}`.localeCompare(
+        `${b.metadata.namespace ?? ""}/${b.metadata.name}`,
+      ),
+    );
     for (const o of current) emit("ADDED", o);
     // The streaming-list protocol (client-go's WatchList): a bookmark marks the end of the initial events.
     if (initialEvents) {
-      send("BOOKMARK", { kind: served.kind, apiVersion: served.apiVersion, metadata: { resourceVersion: String(store.resourceVersion), annotations: { "k8s.io/initial-events-end": "true" } } });
+      send("BOOKMARK", {
+        kind: served.kind,
+        apiVersion: served.apiVersion,
+        metadata: {
+          resourceVersion: String(store.resourceVersion),
+          annotations: { "k8s.io/initial-events-end": "true" },
+        },
+      });
     }
   } else {
     const history = store.eventsSince(rv);
