@@ -1,6 +1,6 @@
 // The long-running reconciler: schedules passes (poll with jitter, webhook, folder watch, periodic full resync), one at a
 // time, with backoff; changes before chores: a full pass lets pending changes run between its chunks.
-import { Backoff, jitter } from "./backoff.js";
+import { Backoff, jitter } from "../util/retry.js";
 import { newPassState, runPass, type PassDeps, type PassRequest, type PassResult, type PassState } from "./pass.js";
 
 export interface LoopOptions {

@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Backoff } from "../../src/reconciler/backoff.js";
+import { Backoff } from "../../src/util/retry.js";
 import { LeaderElector } from "../../src/reconciler/leader.js";
 import { ReconcileLoop } from "../../src/reconciler/loop.js";
 import type { PassResult } from "../../src/reconciler/pass.js";

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { affectedClusters } from "../../src/reconciler/affected.js";
 import { decideWebhook, sign, verifySignature } from "../../src/reconciler/webhook.js";
 import { inShard, parseShard, shardOf } from "../../src/reconciler/shard.js";
-import { Backoff, jitter } from "../../src/reconciler/backoff.js";
+import { Backoff, jitter } from "../../src/util/retry.js";
 import { fromData, HISTORY_LIMIT, record, toData, ZERO_COUNTS, type Reconciliation } from "../../src/records/status.js";
 
 describe("reconciler: affected clusters", () => {
