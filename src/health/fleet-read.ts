@@ -83,6 +83,35 @@ export async function readFleetHealth(
   clusters: readonly FleetHealthCluster[],
   listed: AlreadyListed = {},
 ): Promise<Map<string, ClusterHealth>> {
+  const objectsOf = await readObjects(client, clusters, listed);
+  const workloadsOf = new Map(clusters.map((c) => [c.name, workloads(objectsOf.get(c.name)!)]));
+  const read = await readPods(client, workloadsOf, listed);
+  const parts = podsOfClusters(clusters, workloadsOf, read);
+  const events = await readPendingEvents(client, clusters, parts);
+  const out = new Map<string, ClusterHealth>();
+  for (const c of clusters) {
+    const objects = objectsOf.get(c.name)!;
+    if (read.failed !== undefined && workloadsOf.get(c.name)!.length > 0) {
+      const unreadablePods: LiveOf = {
+        ref: { apiVersion: "v1", kind: "Pod", namespace: c.hostNamespace, name: "*" },
+        unreadable: read.failed,
+      };
+      out.set(c.name, clusterHealth({ objects: [...objects, unreadablePods], pods: [], claims: [] }));
+      continue;
+    }
+    const p = parts.get(c.name)!;
+    const own = events.pending.has(c.hostNamespace) ? (events.byNamespace.get(c.hostNamespace) ?? []) : [];
+    out.set(c.name, clusterHealth({ objects, pods: p.pods, claims: p.claims, events: own }));
+  }
+  return out;
+}
+
+/** Each cluster's health-bearing objects as live: one LIST per kind for the fleet (or why a kind could not be read). */
+async function readObjects(
+  client: KubeClient,
+  clusters: readonly FleetHealthCluster[],
+  listed: AlreadyListed,
+): Promise<Map<string, LiveOf[]>> {
   const wanted = new Map(clusters.map((c) => [c.name, c.objects.filter(hasHealthRules)]));
   // The live objects of each health-bearing kind, by apiVersion/kind/namespace/name (or why the kind could not be read).
   const kinds = new Map<string, { apiVersion: string; kind: string }>();
@@ -126,25 +155,32 @@ export async function readFleetHealth(
     );
   }
 
-  // Pods: one LIST per shape of selector (its keys), reusing pods the caller listed with the same selector.
-  const workloadsOf = new Map<string, KubeObject[]>();
+  return objectsOf;
+}
+
+/** The live StatefulSets and Deployments among a cluster's objects. */
+function workloads(objects: readonly LiveOf[]): KubeObject[] {
+  return objects
+    .map((o) => o.live)
+    .filter((o): o is KubeObject => !!o && (o.kind === "StatefulSet" || o.kind === "Deployment"));
+}
+
+/** The pods of the workloads (one LIST per shape of selector, reusing pods the caller listed) and, when needed, the claims. */
+async function readPods(
+  client: KubeClient,
+  workloadsOf: ReadonlyMap<string, KubeObject[]>,
+  listed: AlreadyListed,
+): Promise<{ pods: KubeObject[]; claims: KubeObject[]; failed?: string }> {
   const shapes = new Map<string, Array<Record<string, string>>>();
-  for (const c of clusters) {
-    const workloads = objectsOf
-      .get(c.name)!
-      .map((o) => o.live)
-      .filter((o): o is KubeObject => !!o && (o.kind === "StatefulSet" || o.kind === "Deployment"));
-    workloadsOf.set(c.name, workloads);
-    for (const w of workloads) {
+  for (const ws of workloadsOf.values()) {
+    for (const w of ws) {
       const labels = selectorLabels(w);
       if (!labels) continue;
       const shape = Object.keys(labels).sort().join(",");
       shapes.set(shape, [...(shapes.get(shape) ?? []), labels]);
     }
   }
-  let pods: KubeObject[] = [];
-  let claims: KubeObject[] = [];
-  let podsFailed: string | undefined;
+  const pods: KubeObject[] = [];
   try {
     for (const selectors of shapes.values()) {
       const selector = podSelector(selectors);
@@ -154,16 +190,21 @@ export async function readFleetHealth(
     const claimed = [...workloadsOf.values()].some((ws) =>
       ws.some((w) => w.kind === "StatefulSet" && claimNames(w).size > 0),
     );
-    claims = claimed ? await listAll(client, "v1", "PersistentVolumeClaim") : [];
+    return { pods, claims: claimed ? await listAll(client, "v1", "PersistentVolumeClaim") : [] };
   } catch (err) {
     if (err instanceof FleetReadForbidden) throw err;
-    podsFailed = why(err);
-    pods = [];
-    claims = [];
+    return { pods: [], claims: [], failed: why(err) };
   }
-  const podsByNamespace = groupBy(pods, namespaceOf);
-  const claimsByNamespace = groupBy(claims, namespaceOf);
+}
 
+/** Each cluster's share of the pods (those its workloads select, in their namespace) and of the claims. */
+function podsOfClusters(
+  clusters: readonly FleetHealthCluster[],
+  workloadsOf: ReadonlyMap<string, KubeObject[]>,
+  read: { pods: KubeObject[]; claims: KubeObject[] },
+): Map<string, { pods: KubeObject[]; claims: KubeObject[] }> {
+  const podsByNamespace = groupBy(read.pods, namespaceOf);
+  const claimsByNamespace = groupBy(read.claims, namespaceOf);
   const parts = new Map<string, { pods: KubeObject[]; claims: KubeObject[] }>();
   for (const c of clusters) {
     const mine: KubeObject[] = [];
@@ -193,7 +234,15 @@ export async function readFleetHealth(
     });
   }
 
-  // Events only for the causes of a Pending pod: one LIST of pod events, when some pod is Pending.
+  return parts;
+}
+
+/** Events only for the causes of a Pending pod: one LIST of pod events, when some pod is Pending. */
+async function readPendingEvents(
+  client: KubeClient,
+  clusters: readonly FleetHealthCluster[],
+  parts: ReadonlyMap<string, { pods: KubeObject[] }>,
+): Promise<{ pending: Set<string>; byNamespace: Map<string, KubeObject[]> }> {
   const pendingIn = new Set<string>();
   for (const c of clusters)
     if (parts.get(c.name)!.pods.some((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending"))
@@ -208,35 +257,7 @@ export async function readFleetHealth(
           namespaceOf,
         );
 
-  const out = new Map<string, ClusterHealth>();
-  for (const c of clusters) {
-    const objects = objectsOf.get(c.name)!;
-    if (podsFailed !== undefined && workloadsOf.get(c.name)!.length > 0) {
-      out.set(
-        c.name,
-        clusterHealth({
-          objects: [
-            ...objects,
-            { ref: { apiVersion: "v1", kind: "Pod", namespace: c.hostNamespace, name: "*" }, unreadable: podsFailed },
-          ],
-          pods: [],
-          claims: [],
-        }),
-      );
-      continue;
-    }
-    const p = parts.get(c.name)!;
-    out.set(
-      c.name,
-      clusterHealth({
-        objects,
-        pods: p.pods,
-        claims: p.claims,
-        events: pendingIn.has(c.hostNamespace) ? (events.get(c.hostNamespace) ?? []) : [],
-      }),
-    );
-  }
-  return out;
+  return { pending: pendingIn, byNamespace: events };
 }
 
 const namespaceOf = (o: KubeObject): string => o.metadata.namespace ?? "";

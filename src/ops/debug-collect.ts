@@ -17,7 +17,7 @@ import { hostMetricsApiService } from "./doctor/metrics.js";
 import { maskCredentialsDeep, maskValues, valuesCredentials } from "../model/secrets.js";
 import { credentialsOfObject, sanitize, Scrubber } from "./redact.js";
 import { gatherSnapshot } from "./doctor/gather.js";
-import { diagnose } from "./doctor/index.js";
+import { diagnose, type HostSnapshot } from "./doctor/index.js";
 import { formatFindings } from "./doctor/format.js";
 
 export interface CollectOptions {
@@ -63,13 +63,29 @@ export function defaultBundleName(cluster: string, now = new Date()): string {
 
 export async function collectDebug(host: Host, o: CollectOptions): Promise<CollectResult> {
   const log = o.log ?? (() => {});
-  const now = o.now ?? new Date();
   const files = new Map<string, string>();
   const notes: string[] = [];
+  const scrubber = await scrubberFor(host, o, notes);
+  const safe = async <T>(what: string, fn: () => Promise<T>, fallback: T): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      notes.push(`${what}: ${err instanceof HostError ? err.message : (err as Error).message}`);
+      return fallback;
+    }
+  };
+  const { snapshot, status } = await collectObjects(host, o, files, scrubber, safe, log);
+  await collectLogs(host, o, snapshot, files, notes, safe, log);
+  files.set("summary", summaryOf(host, o, snapshot, status, notes));
+  return writeBundle(o, files, scrubber, notes, log);
+}
+
+type Safe = <T>(what: string, fn: () => Promise<T>, fallback: T) => Promise<T>;
+
+/** The credentials to scrub from every file: those among the namespace's Secrets (read, never written) and the values'. */
+async function scrubberFor(host: Host, o: CollectOptions, notes: string[]): Promise<Scrubber> {
   const scrubber = new Scrubber();
   const ns = o.namespace;
-
-  // The credentials among the namespace's Secrets are read only to scrub them from every file; they are never written.
   try {
     for (const s of await host.list<{ type?: string; data?: Record<string, string> }>(P.secrets(ns)))
       scrubber.addSecret(s);
@@ -80,15 +96,19 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
   }
   if (o.values) for (const c of valuesCredentials(o.values)) scrubber.add(c);
 
-  const safe = async <T>(what: string, fn: () => Promise<T>, fallback: T): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      notes.push(`${what}: ${err instanceof HostError ? err.message : (err as Error).message}`);
-      return fallback;
-    }
-  };
+  return scrubber;
+}
 
+/** The host objects of the bundle, each sanitized by the one credential rule, and the cluster's status. */
+async function collectObjects(
+  host: Host,
+  o: CollectOptions,
+  files: Map<string, string>,
+  scrubber: Scrubber,
+  safe: Safe,
+  log: (line: string) => void,
+) {
+  const ns = o.namespace;
   log(`reading the host namespace ${ns}`);
   const snapshot = await gatherSnapshot(host, o.cluster, ns, o.values);
   const services = await safe("services", () => host.list(P.services(ns)), []);
@@ -130,6 +150,20 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
       : `# no reconcile status (no record of the cluster in namespace ${recordsNamespace()}): vc has not reconciled this cluster here\n`,
   );
 
+  return { snapshot, status };
+}
+
+/** The syncer's logs of the control-plane pods, this run's and the previous one. */
+async function collectLogs(
+  host: Host,
+  o: CollectOptions,
+  snapshot: HostSnapshot,
+  files: Map<string, string>,
+  notes: string[],
+  safe: Safe,
+  log: (line: string) => void,
+): Promise<void> {
+  const ns = o.namespace;
   const controlPlane = snapshot.pods.filter(
     (p) => p.metadata.labels?.release === o.cluster && p.metadata.labels?.app === CHART_APP_LABEL,
   );
@@ -151,7 +185,18 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
       else notes.push(`${file}: no ${previous ? "previous " : ""}log (container not started or never restarted)`);
     }
   }
+}
 
+/** The summary: the cluster, its control plane and pods, doctor's findings, and what was not collected. */
+function summaryOf(
+  host: Host,
+  o: CollectOptions,
+  snapshot: HostSnapshot,
+  status: ReturnType<typeof fromData>,
+  notes: readonly string[],
+): string {
+  const ns = o.namespace;
+  const now = o.now ?? new Date();
   const findings = diagnose(snapshot);
   const summary = [
     `virtual cluster: ${o.cluster}`,
@@ -177,8 +222,17 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
     "",
     "Credentials are never collected: Secret objects are not included; env values, annotations and flags named like credentials, URL passwords, tokens and keys recognised by their shape, and the database endpoint are masked in every file; the credentials among the namespace's Secrets are scrubbed from every file. Everything else reads as written.",
   ];
-  files.set("summary", `${summary.join("\n")}\n`);
+  return `${summary.join("\n")}\n`;
+}
 
+/** Writes the bundle: every file scrubbed, under `debug/`, as a gzipped tar readable by its owner only. */
+async function writeBundle(
+  o: CollectOptions,
+  files: ReadonlyMap<string, string>,
+  scrubber: Scrubber,
+  notes: string[],
+  log: (line: string) => void,
+): Promise<CollectResult> {
   const dir = mkdtempSync(join(tmpdir(), "vc-debug-"));
   try {
     for (const [rel, text] of files) {

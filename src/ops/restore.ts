@@ -129,10 +129,26 @@ function phaseOf(pod: KubeObject | undefined): string | undefined {
 
 export async function restore(host: Host, o: RestoreOptions): Promise<RestoreReport> {
   const log = o.log ?? (() => {});
-  const ns = o.namespace;
-  const pollMs = o.pollMs ?? 1000;
+  const checked = await checkFirst(host, o, log);
+  const paused = await pauseAndStop(host, o, checked, log);
+  const logs = await runRestorePod(host, o, checked, paused, log);
+  await bringBack(host, o, checked, paused, log);
+  return { backup: checked.backup, pod: checked.podName, logs, replicas: checked.replicas };
+}
 
-  // 1. Everything is checked before anything on the host changes.
+/** What the checks before any change found: the backup, the control plane's replicas and image, the pod's name. */
+interface Checked {
+  ref: ReturnType<typeof parseReference>;
+  backup: VerifiedBackup;
+  sts: KubeObject;
+  replicas: number;
+  image: string;
+  podName: string;
+}
+
+/** Everything is checked before anything on the host changes: the backup, the control plane, an earlier restore pod. */
+async function checkFirst(host: Host, o: RestoreOptions, log: (line: string) => void): Promise<Checked> {
+  const ns = o.namespace;
   const ref = parseReference(o.reference);
   log(`verifying ${o.reference} (manifest, config and snapshot digests, media types)`);
   const backup = await verifyBackup(
@@ -181,7 +197,22 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
     await host.remove(P.pods(ns, podName));
   }
 
-  // 2. Pause vc, stop the control plane.
+  return { ref, backup, sts, replicas, image, podName };
+}
+
+/** How the pause is undone: the StatefulSet's scale path and the suspension to put back. */
+interface Paused {
+  scalePath: string;
+  before: string | undefined;
+  release: () => Promise<unknown>;
+  undo: (why: string) => Promise<never>;
+}
+
+/** Pauses vc's reconciliation of the cluster and stops its control plane; a failure undoes what was done. */
+async function pauseAndStop(host: Host, o: RestoreOptions, c: Checked, log: (line: string) => void): Promise<Paused> {
+  const ns = o.namespace;
+  const { backup, replicas } = c;
+  const pollMs = o.pollMs ?? 1000;
   // A suspension that was there before (someone paused the cluster on purpose) is put back afterwards, not lifted.
   const before = suspendedBy((await new RecordStore(host.client).holderConfigMaps(o.cluster)).get(o.cluster));
   const release = () => (before ? suspend(host, o.cluster, ns, before) : resume(host, o.cluster, ns));
@@ -231,7 +262,21 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
   }
   log("control plane stopped");
 
-  // 3. The restore pod.
+  return { scalePath, before, release, undo };
+}
+
+/** Runs the restore pod (with the registry's credentials when there are) and waits for it; its logs. */
+async function runRestorePod(
+  host: Host,
+  o: RestoreOptions,
+  c: Checked,
+  p: Paused,
+  log: (line: string) => void,
+): Promise<string> {
+  const ns = o.namespace;
+  const { ref, backup, sts, image, podName, replicas } = c;
+  const { undo } = p;
+  const pollMs = o.pollMs ?? 1000;
   const withRegistrySecret = !!o.credentials;
   try {
     if (withRegistrySecret) {
@@ -280,7 +325,20 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
   log(`restore pod succeeded; logs:\n${logs}`);
   await host.remove(P.pods(ns, podName));
 
-  // 4. Back to running.
+  return logs;
+}
+
+/** Scales the control plane back and lifts (or puts back) the suspension. */
+async function bringBack(
+  host: Host,
+  o: RestoreOptions,
+  c: Checked,
+  p: Paused,
+  log: (line: string) => void,
+): Promise<void> {
+  const ns = o.namespace;
+  const { replicas } = c;
+  const { scalePath, before, release } = p;
   try {
     log(`scaling StatefulSet ${o.cluster} back to ${replicas}`);
     await host.mergePatch(scalePath, { spec: { replicas } });
@@ -291,5 +349,4 @@ export async function restore(host: Host, o: RestoreOptions): Promise<RestoreRep
       `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ${LABELS.managedBy}=${o.cluster})`,
     );
   }
-  return { backup, pod: podName, logs, replicas };
 }

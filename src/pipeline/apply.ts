@@ -37,47 +37,59 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
   const started = Date.now();
   const plan = await blockPlan(target, planned, opts.peers, opts.peerTies);
   const results: ObjectResult[] = [];
-  const total = plan.changes.length;
   const record = (r: ObjectResult) => {
     results.push(r);
-    opts.onProgress?.(results.length, total, r);
+    opts.onProgress?.(results.length, plan.changes.length, r);
   };
-  const concurrency = opts.concurrency ?? 8;
-  const writes = { dryRun: opts.dryRun };
-
   if (plan.blocked) {
-    const why = plan.unserved
-      ? "not applied: the host does not serve some of the cluster's kinds (see the cluster's message)"
-      : plan.hostClaims
-        ? "not applied: another cluster holds one of its public hosts (see the cluster's message)"
-        : plan.changes.some((c) => c.immutable && !c.recreate)
-          ? "not applied: the plan changes immutable fields (see the cluster's message)"
-          : "stopped by the prune guard";
-    for (const c of plan.changes)
-      record({
-        ref: c.ref,
-        action: c.action,
-        outcome: c.action === "unchanged" ? "unchanged" : "skipped",
-        message: c.action === "unchanged" ? undefined : why,
-      });
+    skipAll(plan, blockedWhy(plan), record);
     return finish(plan, results, started, false);
   }
-
-  const applies = plan.changes.filter((c) => c.action !== "delete");
-  const deletes = plan.changes.filter((c) => c.action === "delete");
   const recorded = await recordCreates(target, plan, opts);
   if (recorded instanceof Error) {
     const failure = recordFailure(plan.cluster, recorded);
-    for (const c of plan.changes)
-      record({
-        ref: c.ref,
-        action: c.action,
-        outcome: c.action === "unchanged" ? "unchanged" : "skipped",
-        message: c.action === "unchanged" ? undefined : `not applied: ${failure.message}`,
-      });
+    skipAll(plan, `not applied: ${failure.message}`, record);
     record(failure);
     return finish(plan, results, started, false);
   }
+  await applyStages(target, plan, opts, record);
+  const deletes = plan.changes.filter((c) => c.action === "delete");
+  if (results.some((r) => r.outcome === "failed")) {
+    for (const c of deletes)
+      record({ ref: c.ref, action: c.action, outcome: "skipped", message: "not pruned: an apply failed in this run" });
+  } else {
+    await deleteStages(target, plan, deletes, opts, record);
+  }
+  await recordInventory(target, plan, results, opts, record, recorded);
+  return finish(plan, results, started, !results.some((r) => r.outcome === "failed"));
+}
+
+type Tell = (r: ObjectResult) => void;
+
+/** Why nothing of a blocked plan is applied, in a word for each skipped object. */
+function blockedWhy(plan: Plan): string {
+  if (plan.unserved)
+    return "not applied: the host does not serve some of the cluster's kinds (see the cluster's message)";
+  if (plan.hostClaims) return "not applied: another cluster holds one of its public hosts (see the cluster's message)";
+  if (plan.changes.some((c) => c.immutable && !c.recreate))
+    return "not applied: the plan changes immutable fields (see the cluster's message)";
+  return "stopped by the prune guard";
+}
+
+/** Every change skipped for one reason (unchanged objects stay unchanged). */
+function skipAll(plan: Plan, why: string, record: Tell): void {
+  for (const c of plan.changes)
+    record({
+      ref: c.ref,
+      action: c.action,
+      outcome: c.action === "unchanged" ? "unchanged" : "skipped",
+      message: c.action === "unchanged" ? undefined : why,
+    });
+}
+
+/** Creates and updates, stage by stage, `concurrency` at a time within a stage. */
+async function applyStages(target: Target, plan: Plan, opts: SyncOptions, record: Tell): Promise<void> {
+  const applies = plan.changes.filter((c) => c.action !== "delete");
   // Namespaces this run creates: in a dry run they do not exist yet, and the server answers NotFound for objects in them.
   const newNamespaces = new Set(
     applies.filter((c) => c.action === "create" && isNamespaceRef(c.ref)).map((c) => c.ref.name),
@@ -87,53 +99,55 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
     for (const c of stage) if (c.action === "unchanged") record({ ref: c.ref, action: c.action, outcome: "unchanged" });
     const writesOfStage = stage.filter((c) => c.action !== "unchanged");
     if (writesOfStage.length === 0) continue;
-    await mapLimit(writesOfStage, concurrency, async (c) => {
-      const outcome: Outcome = c.action === "create" ? "created" : "updated";
-      try {
-        if (c.recreate) {
-          const notes = await target.recreate(c.live as KubeObject, c.desired as KubeObject, writes);
-          return record({
-            ref: c.ref,
-            action: c.action,
-            outcome,
-            message: [
-              `${opts.dryRun ? "would be recreated" : "recreated"} (immutable ${c.immutable!.join(", ")})`,
-              ...notes,
-            ].join("; "),
-          });
-        }
-        await target.apply(c.desired as KubeObject, writes);
-        record({ ref: c.ref, action: c.action, outcome });
-      } catch (err) {
-        const ns = c.ref.namespace;
-        if (opts.dryRun && ns && newNamespaces.has(ns) && isNamespaceNotFound(err, ns)) {
-          return record({
-            ref: c.ref,
-            action: c.action,
-            outcome,
-            checked: false,
-            message: `would be created (namespace ${ns} does not exist yet, not checked by the server)`,
-          });
-        }
-        record({
-          ref: c.ref,
-          action: c.action,
-          outcome: "failed",
-          message: maskCredentialsInText(maskSecretValuesIn(messageOf(err), c.desired)),
-        });
-      }
-    });
+    await mapLimit(writesOfStage, opts.concurrency ?? 8, (c) => applyOne(target, c, opts, newNamespaces, record));
   }
+}
 
-  const applyFailed = results.some((r) => r.outcome === "failed");
-  if (applyFailed) {
-    for (const c of deletes)
-      record({ ref: c.ref, action: c.action, outcome: "skipped", message: "not pruned: an apply failed in this run" });
-    await recordInventory(target, plan, results, opts, record, recorded);
-    return finish(plan, results, started, false);
+/** One create or update (or recreate), its result recorded; a failure's message masked. */
+async function applyOne(
+  target: Target,
+  c: PlannedChange,
+  opts: SyncOptions,
+  newNamespaces: ReadonlySet<string>,
+  record: Tell,
+): Promise<void> {
+  const outcome: Outcome = c.action === "create" ? "created" : "updated";
+  const writes = { dryRun: opts.dryRun };
+  try {
+    if (c.recreate) {
+      const notes = await target.recreate(c.live as KubeObject, c.desired as KubeObject, writes);
+      const what = `${opts.dryRun ? "would be recreated" : "recreated"} (immutable ${c.immutable!.join(", ")})`;
+      return record({ ref: c.ref, action: c.action, outcome, message: [what, ...notes].join("; ") });
+    }
+    await target.apply(c.desired as KubeObject, writes);
+    record({ ref: c.ref, action: c.action, outcome });
+  } catch (err) {
+    const ns = c.ref.namespace;
+    if (opts.dryRun && ns && newNamespaces.has(ns) && isNamespaceNotFound(err, ns)) {
+      return record({
+        ref: c.ref,
+        action: c.action,
+        outcome,
+        checked: false,
+        message: `would be created (namespace ${ns} does not exist yet, not checked by the server)`,
+      });
+    }
+    const message = maskCredentialsInText(maskSecretValuesIn(messageOf(err), c.desired));
+    record({ ref: c.ref, action: c.action, outcome: "failed", message });
   }
-  for (const stage of stages(deletes)) {
-    await mapLimit(stage, concurrency, async (c) => {
+}
+
+/** Deletes in reverse stage order, `concurrency` at a time within a stage; an object no longer labelled ours is kept. */
+async function deleteStages(
+  target: Target,
+  plan: Plan,
+  deletes: readonly PlannedChange[],
+  opts: SyncOptions,
+  record: Tell,
+): Promise<void> {
+  const writes = { dryRun: opts.dryRun };
+  for (const stage of stages([...deletes])) {
+    await mapLimit(stage, opts.concurrency ?? 8, async (c) => {
       try {
         const done = await target.delete(c.live as KubeObject, plan.cluster, writes);
         if (done === "not-owned")
@@ -159,8 +173,6 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
       }
     });
   }
-  await recordInventory(target, plan, results, opts, record, recorded);
-  return finish(plan, results, started, !results.some((r) => r.outcome === "failed"));
 }
 
 /**

@@ -15,6 +15,7 @@ import { effectiveLayers, materialise, privateBasesDir, readBase, type BaseSnaps
 import { begin, isFinal, step } from "./step.js";
 import { RolloutStore } from "./store.js";
 import type { RolloutRecord } from "./types.js";
+import type { RolloutSettings } from "../model/rollout-file.js";
 
 /** What the reconciler keeps of rollouts between passes (in its pass state). */
 export interface RolloutMemory {
@@ -108,42 +109,60 @@ export async function rolloutForPass(
   const stored = await store.read(source);
   mem.last = stored.record ?? null;
   if (stored.damaged) deps.logger.warn("ignoring a rollout record vc did not write", { reason: stored.damaged });
-  let rec = stored.record;
   const drives = (deps.drives ?? true) && deps.mayWrite();
-
   const current = readBase(root, revision);
   if (!file.present || "error" in current) {
-    if ("error" in current && file.present && mem.notedLarge !== revision)
-      deps.logger.warn("cannot roll out this base", { error: current.error });
-    if ("error" in current) mem.notedLarge = revision;
-    // Without fleet/rollout.yaml the newest base applies to every cluster; a running rollout ends there.
-    if (rec && !isFinal(rec) && drives) {
-      const ended: RolloutRecord = {
-        ...rec,
-        phase: "Completed",
-        since: new Date(now).toISOString(),
-        message: `rollout ${rec.id} ended: ${file.present ? "the base cannot be rolled out" : "fleet/rollout.yaml was removed"}; the newest base applies to every cluster`,
-      };
-      await store
-        .write(ended, stored.resourceVersion)
-        .catch((err: unknown) =>
-          deps.logger.warn("cannot write the rollout record", { error: (err as Error).message }),
-        );
-    }
-    mem.active = false;
+    await endWithoutRollout(deps, mem, store, stored, current, file.present, revision, now, drives);
     return UNPINNED;
   }
   mem.basesDir ??= deps.basesDir ?? privateBasesDir();
-  const basesDir = mem.basesDir;
+  const snapshotOf = snapshots(mem, store, mem.basesDir);
   const currentFleet = readFleetBase(root).base;
   // Pinned clusters read a snapshot's own folder, never a checkout (the next revision's files replace the checkout's).
   if (!mem.snapshots.has(current.digest))
-    mem.snapshots.set(current.digest, { snap: current, root: materialise(basesDir, current), fleet: currentFleet });
+    mem.snapshots.set(current.digest, { snap: current, root: materialise(mem.basesDir, current), fleet: currentFleet });
   if (drives && !mem.stored.has(current.digest)) {
     if (!(await store.readSnapshot(current.digest))) await store.writeSnapshot(source, current);
     mem.stored.add(current.digest);
   }
-  const snapshotOf = async (digest: string) => {
+  let rec = stored.record;
+  let moves: string[] = [];
+  if (drives && file.settings) {
+    const seen = deps.sharded ? await fleetStatuses(deps.target, source, statuses) : statuses;
+    const driven = await drive(
+      deps,
+      rec,
+      file.settings,
+      { root, revision, current, currentFleet, now, source, folders, snapshotOf },
+      seen,
+    );
+    if (driven.changed) {
+      try {
+        await store.write(driven.record!, stored.resourceVersion);
+        rec = driven.record;
+        moves = driven.moves;
+      } catch (err) {
+        // A request arrived since the read (409), or the write failed: this pass renders by the record as stored.
+        deps.logger[err instanceof KubeApiError && err.status === 409 ? "info" : "warn"](
+          "rollout record changed since it was read: next tick",
+          { error: (err as Error).message },
+        );
+      }
+    } else moves = driven.moves;
+  } else if (file.present && !file.settings && drives) {
+    deps.logger.warn("fleet/rollout.yaml is invalid: the rollout holds where it is (vc validate shows why)", {});
+  }
+  mem.active = !!rec && !isFinal(rec);
+  mem.last = rec ?? null;
+  mem.current = current.digest;
+  return passView(deps, mem, current.digest, rec, moves, snapshotOf);
+}
+
+type SnapshotOf = (digest: string) => Promise<{ snap: BaseSnapshot; root: string; fleet: FleetBase } | undefined>;
+
+/** A base snapshot by digest: from memory, else read from the records namespace and materialised once. */
+function snapshots(mem: RolloutMemory, store: RolloutStore, basesDir: string): SnapshotOf {
+  return async (digest) => {
     let s = mem.snapshots.get(digest);
     if (!s) {
       const snap = await store.readSnapshot(digest);
@@ -154,83 +173,138 @@ export async function rolloutForPass(
     }
     return s;
   };
+}
 
+/**
+ * Without fleet/rollout.yaml (or with a base that cannot be rolled out) the newest base applies to every cluster: a
+ * running rollout ends there, its record says why.
+ */
+async function endWithoutRollout(
+  deps: DriverDeps,
+  mem: RolloutMemory,
+  store: RolloutStore,
+  stored: Awaited<ReturnType<RolloutStore["read"]>>,
+  current: ReturnType<typeof readBase>,
+  present: boolean,
+  revision: string,
+  now: number,
+  drives: boolean,
+): Promise<void> {
+  if ("error" in current && present && mem.notedLarge !== revision)
+    deps.logger.warn("cannot roll out this base", { error: current.error });
+  if ("error" in current) mem.notedLarge = revision;
+  const rec = stored.record;
+  if (rec && !isFinal(rec) && drives) {
+    const ended: RolloutRecord = {
+      ...rec,
+      phase: "Completed",
+      since: new Date(now).toISOString(),
+      message: `rollout ${rec.id} ended: ${present ? "the base cannot be rolled out" : "fleet/rollout.yaml was removed"}; the newest base applies to every cluster`,
+    };
+    await store
+      .write(ended, stored.resourceVersion)
+      .catch((err: unknown) => deps.logger.warn("cannot write the rollout record", { error: (err as Error).message }));
+  }
+  mem.active = false;
+}
+
+interface DriveContext {
+  root: string;
+  revision: string;
+  current: BaseSnapshot;
+  currentFleet: FleetBase;
+  now: number;
+  source: string;
+  folders: () => string[];
+  snapshotOf: SnapshotOf;
+}
+
+/** Begins a rollout on a base change, then steps it: the record as it should be stored, and the clusters it moves. */
+async function drive(
+  deps: DriverDeps,
+  stored: RolloutRecord | undefined,
+  settings: RolloutSettings,
+  ctx: DriveContext,
+  statuses: ReadonlyMap<string, ClusterStatus>,
+): Promise<{ record?: RolloutRecord; changed: boolean; moves: string[] }> {
+  let rec = stored;
   let changed = false;
-  let moves: string[] = [];
-  if (drives && file.settings && deps.sharded) statuses = await fleetStatuses(deps.target, source, statuses);
-  if (drives && file.settings) {
-    if (!rec || rec.to.digest !== current.digest) {
-      // A base change (or the first pass that sees fleet/rollout.yaml): who is where, and whose layers change.
-      const members: Member[] = [];
-      const from: Record<string, string> = {};
-      for (const c of folders()) {
-        const at = startingPin(rec, c, current.digest, statuses.get(c)?.base);
-        if (at === current.digest) continue;
-        const old = await snapshotOf(at);
-        if (!old) {
-          deps.logger.warn("the base snapshot a cluster is pinned to is gone: it moves to the newest base at once", {
-            cluster: c,
-            base: at.slice(0, 12),
-          });
-          continue;
-        }
-        const labels = labelsOf(root, c);
-        if (effectiveLayers(old.fleet, old.snap, labels) === effectiveLayers(currentFleet, current, labels)) continue;
-        members.push({ name: c, labels });
-        from[c] = at;
-      }
-      rec = begin({
-        source,
-        to: { digest: current.digest, revision },
-        waves: planWaves(file.settings, members),
-        from,
-        now,
-        ...(rec ? { replaces: rec } : {}),
-      });
-      changed = true;
-      deps.logger.info("rollout", { id: rec.id, phase: rec.phase, message: rec.message });
-    }
-    if (!isFinal(rec)) {
-      const out = step(rec, file.settings, {
-        health: observedHealth(rec, statuses),
-        returned: returnedClusters(rec, statuses),
-        now,
-      });
-      if (out.changed) {
-        if (out.record.phase !== rec.phase || out.record.wave !== rec.wave)
-          deps.logger.info("rollout", {
-            id: out.record.id,
-            phase: out.record.phase,
-            wave: out.record.waves[out.record.wave]?.name,
-            message: out.record.message,
-          });
-        rec = out.record;
-        changed = true;
-      }
-      moves = out.moves.map((m) => m.cluster);
-    }
-  } else if (file.present && !file.settings && drives) {
-    deps.logger.warn("fleet/rollout.yaml is invalid: the rollout holds where it is (vc validate shows why)", {});
+  if (!rec || rec.to.digest !== ctx.current.digest) {
+    rec = await begun(deps, rec, settings, ctx, statuses);
+    changed = true;
+    deps.logger.info("rollout", { id: rec.id, phase: rec.phase, message: rec.message });
   }
-  if (changed) {
-    try {
-      await store.write(rec!, stored.resourceVersion);
-    } catch (err) {
-      // A request arrived since the read (409), or the write failed: this pass renders by the record as stored.
-      deps.logger[err instanceof KubeApiError && err.status === 409 ? "info" : "warn"](
-        "rollout record changed since it was read: next tick",
-        { error: (err as Error).message },
-      );
-      rec = stored.record;
-      moves = [];
-    }
+  if (isFinal(rec)) return { record: rec, changed, moves: [] };
+  const out = step(rec, settings, {
+    health: observedHealth(rec, statuses),
+    returned: returnedClusters(rec, statuses),
+    now: ctx.now,
+  });
+  if (out.changed) {
+    if (out.record.phase !== rec.phase || out.record.wave !== rec.wave)
+      deps.logger.info("rollout", {
+        id: out.record.id,
+        phase: out.record.phase,
+        wave: out.record.waves[out.record.wave]?.name,
+        message: out.record.message,
+      });
+    rec = out.record;
+    changed = true;
   }
-  mem.active = !!rec && !isFinal(rec);
-  mem.last = rec ?? null;
-  mem.current = current.digest;
-  // Pins follow the newest record this process knows: an incremental pass run between the chunks of a full pass may
-  // step the rollout, and the full pass's later chunks must not render a cluster it moved at its old base.
-  const latest = () => ({ record: mem.last ?? undefined, digest: mem.current ?? current.digest });
+  return { record: rec, changed, moves: out.moves.map((m) => m.cluster) };
+}
+
+/** A new rollout (a base change, or the first pass that sees fleet/rollout.yaml): who is where, whose layers change. */
+async function begun(
+  deps: DriverDeps,
+  rec: RolloutRecord | undefined,
+  settings: RolloutSettings,
+  ctx: DriveContext,
+  statuses: ReadonlyMap<string, ClusterStatus>,
+): Promise<RolloutRecord> {
+  const members: Member[] = [];
+  const from: Record<string, string> = {};
+  for (const c of ctx.folders()) {
+    const at = startingPin(rec, c, ctx.current.digest, statuses.get(c)?.base);
+    if (at === ctx.current.digest) continue;
+    const old = await ctx.snapshotOf(at);
+    if (!old) {
+      deps.logger.warn("the base snapshot a cluster is pinned to is gone: it moves to the newest base at once", {
+        cluster: c,
+        base: at.slice(0, 12),
+      });
+      continue;
+    }
+    const labels = labelsOf(ctx.root, c);
+    if (effectiveLayers(old.fleet, old.snap, labels) === effectiveLayers(ctx.currentFleet, ctx.current, labels))
+      continue;
+    members.push({ name: c, labels });
+    from[c] = at;
+  }
+  return begin({
+    source: ctx.source,
+    to: { digest: ctx.current.digest, revision: ctx.revision },
+    waves: planWaves(settings, members),
+    from,
+    now: ctx.now,
+    ...(rec ? { replaces: rec } : {}),
+  });
+}
+
+/**
+ * The pass's view of the rollout. Pins follow the newest record this process knows: an incremental pass run between
+ * the chunks of a full pass may step the rollout, and the full pass's later chunks must not render a cluster it moved
+ * at its old base.
+ */
+function passView(
+  deps: DriverDeps,
+  mem: RolloutMemory,
+  digest: string,
+  rec: RolloutRecord | undefined,
+  moves: string[],
+  snapshotOf: SnapshotOf,
+): PassRollout {
+  const latest = () => ({ record: mem.last ?? undefined, digest: mem.current ?? digest });
   const pinned = (c: string) => pinOf(latest().record, c, latest().digest);
   return {
     extra: [...new Set([...moves, ...inFlight(rec)])].sort(),
@@ -251,7 +325,7 @@ export async function rolloutForPass(
       return out;
     },
     async annotate(loaded, reload) {
-      const { record, digest } = latest();
+      const { record, digest: newest } = latest();
       for (const c of loaded) {
         const previousBase = previousOf(record, c.name);
         c.rollout = { base: pinned(c.name), ...(previousBase ? { previousBase } : {}) };
@@ -260,7 +334,7 @@ export async function rolloutForPass(
       // invalid over it but valid over the newest base: it depends on the base being rolled out and waits for its wave;
       // invalid over both: invalid as always.
       if (!record || isFinal(record)) return;
-      const held = loaded.filter((c) => !c.spec && !c.contested && pinned(c.name) !== digest);
+      const held = loaded.filter((c) => !c.spec && !c.contested && pinned(c.name) !== newest);
       if (held.length === 0) return;
       const over = new Map((await reload(held.map((c) => c.name))).map((c) => [c.name, c]));
       for (const c of held)

@@ -70,6 +70,44 @@ export function readTimer(
   };
 }
 
+/** The reads of one snapshot: timed, and those only some checks need tolerated (their failure noted as `unreadable`). */
+interface Reader {
+  get(path: string): Promise<KubeObject | undefined>;
+  list(path: string, labelSelector?: string): Promise<KubeObject[]>;
+  /** Reads what only some checks need; a failure (often 403 for a namespace-scoped user) skips those checks. */
+  optional<T>(part: Readable, fallback: T, read: () => Promise<T>): Promise<T>;
+  unreadable: Partial<Record<Readable, string>>;
+  slowReads: HostSnapshot["slowReads"];
+}
+
+function readerOf(host: Host, options: GatherOptions): Reader {
+  const unreadable: Partial<Record<Readable, string>> = {};
+  const slowReads: HostSnapshot["slowReads"] = [];
+  const timed = readTimer(slowReads, options.slowReadMs ?? SLOW_READ_MS);
+  return {
+    unreadable,
+    slowReads,
+    get: (path) => timed(path, host.get(path)),
+    list: (path, labelSelector) => timed(path, host.list(path, labelSelector ? { labelSelector } : {})),
+    async optional(part, fallback, read) {
+      try {
+        return await read();
+      } catch (err) {
+        unreadable[part] ??=
+          err instanceof AccessUnknown ? err.message : isForbidden(err) ? NOT_VISIBLE : (err as Error).message;
+        return fallback;
+      }
+    },
+  };
+}
+
+const NONE: KubeObject[] = [];
+
+/**
+ * Reads the host snapshot of one cluster: the control plane and its namespace first, then what its configuration
+ * turns on (metrics, mesh), access, the network, inside the virtual cluster, the record, and what mesh routes and
+ * Gateways name elsewhere (services, ingress pods, TLS Secrets).
+ */
 export async function gatherSnapshot(
   host: Host,
   cluster: string,
@@ -77,51 +115,74 @@ export async function gatherSnapshot(
   values?: Values,
   options: GatherOptions = {},
 ): Promise<HostSnapshot> {
-  const unreadable: Partial<Record<Readable, string>> = {};
-  const slowReads: HostSnapshot["slowReads"] = [];
-  const timed = readTimer(slowReads, options.slowReadMs ?? SLOW_READ_MS);
-  const get = (path: string) => timed(path, host.get(path));
-  const list = (path: string, labelSelector?: string) =>
-    timed(path, host.list(path, labelSelector ? { labelSelector } : {}));
-  /** Reads what only some checks need; a failure (often 403 for a namespace-scoped user) skips those checks. */
-  const optional = async <T>(part: Readable, fallback: T, read: () => Promise<T>): Promise<T> => {
-    try {
-      return await read();
-    } catch (err) {
-      unreadable[part] ??=
-        err instanceof AccessUnknown
-          ? err.message
-          : isForbidden(err)
-            ? NOT_VISIBLE
-            : err instanceof HostError
-              ? err.message
-              : (err as Error).message;
-      return fallback;
-    }
+  const r = readerOf(host, options);
+  const core = await readControlPlane(r, cluster, namespace);
+  const facts = { cluster, values, liveValues: core.liveValues, deployments: core.deployments };
+  const configured = await readConfigured(r, cluster, namespace, facts);
+  const around = await readAround(host, r, cluster, namespace, facts, core.statefulSet, options);
+  const services = await readRouteServices(r, namespace, configured);
+  const ingress = await readIngress(r, configured.gateways);
+  const secrets = await readSecrets(r, cluster, namespace, facts, configured.gateways, ingress.pods);
+  return {
+    cluster,
+    namespace,
+    ...core,
+    metricsApiService: configured.metricsApiService,
+    initManifests: configured.initManifests,
+    serviceAccounts: configured.serviceAccounts,
+    services,
+    virtualServices: configured.virtualServices,
+    destinationRules: configured.destinationRules,
+    ...(around.access ? { access: around.access } : {}),
+    gateways: configured.gateways,
+    ingressPods: ingress.pods,
+    ingressServices: ingress.services,
+    tlsCertificates: secrets.tlsCertificates,
+    checkedAt: new Date(options.now ?? Date.now()).toISOString(),
+    existingSecrets: secrets.existing,
+    slowReads: r.slowReads,
+    ...(secrets.certificates ? { certificates: secrets.certificates } : {}),
+    ...(around.missing ? { missingKinds: around.missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
+    ...(options.rendered ? { rendered: options.rendered } : {}),
+    ...(around.networkPolicies ? { networkPolicies: around.networkPolicies } : {}),
+    ...(around.virtual ? { virtual: around.virtual } : {}),
+    ...(around.endpoints ? { apiServerEndpoints: apiServerEndpoints(around.endpoints) } : {}),
+    ...(around.status?.suspendedBy !== undefined ? { suspendedBy: around.status.suspendedBy } : {}),
+    values,
+    unreadable: r.unreadable,
   };
-  const none: KubeObject[] = [];
+}
+
+/** The control plane, its namespace, pods, events, claims and Deployments, and the values it runs with. */
+async function readControlPlane(r: Reader, cluster: string, namespace: string) {
   const [namespaceObject, statefulSet, pods, events, pvcs, deployments, liveValues] = await Promise.all([
-    optional("namespace", undefined, () => get(P.namespace(namespace))),
-    visibleOrThrow(namespace, "statefulsets", get(P.statefulSets(namespace, cluster))),
-    visibleOrThrow(namespace, "pods", list(P.pods(namespace))),
-    visibleOrThrow(namespace, "events", list(P.events(namespace))),
-    visibleOrThrow(namespace, "persistentvolumeclaims", list(P.pvcs(namespace))),
-    visibleOrThrow(namespace, "deployments", list(P.deployments(namespace))),
-    optional("config", undefined, async () => {
+    r.optional("namespace", undefined, () => r.get(P.namespace(namespace))),
+    visibleOrThrow(namespace, "statefulsets", r.get(P.statefulSets(namespace, cluster))),
+    visibleOrThrow(namespace, "pods", r.list(P.pods(namespace))),
+    visibleOrThrow(namespace, "events", r.list(P.events(namespace))),
+    visibleOrThrow(namespace, "persistentvolumeclaims", r.list(P.pvcs(namespace))),
+    visibleOrThrow(namespace, "deployments", r.list(P.deployments(namespace))),
+    r.optional("config", undefined, async () => {
       try {
-        return liveValuesOf(await get(P.secrets(namespace, names.configSecret(cluster))));
+        return liveValuesOf(await r.get(P.secrets(namespace, names.configSecret(cluster))));
       } catch (err) {
         if (err instanceof HostError) throw err;
         throw new Error(`the control plane's config Secret ${names.configSecret(cluster)} holds no valid values`);
       }
     }),
   ]);
-  const facts = { cluster, values, liveValues, deployments };
+  return { namespaceObject, statefulSet, pods, events, pvcs, deployments, liveValues };
+}
+
+type Facts = Parameters<typeof metricsIntegrationEnabled>[0] & Parameters<typeof configOf>[0];
+
+/** What the configuration turns on: the metrics API service and init manifests, mesh objects; accounts and services. */
+async function readConfigured(r: Reader, cluster: string, namespace: string, facts: Facts) {
   const metricsOn = metricsIntegrationEnabled(facts);
   // Mesh objects are read while the mesh integration is on, or not known to be off.
   const meshOn = configOf(facts)?.integrations.mesh.enabled ?? true;
   const mesh = (kind: "VirtualService" | "DestinationRule" | "Gateway", part: Readable) =>
-    meshOn ? optional(part, none, () => list(P.mesh(kind, namespace))) : none;
+    meshOn ? r.optional(part, NONE, () => r.list(P.mesh(kind, namespace))) : NONE;
   const [
     metricsApiService,
     initManifests,
@@ -131,59 +192,127 @@ export async function gatherSnapshot(
     virtualServices,
     destinationRules,
   ] = await Promise.all([
-    metricsOn ? optional("apiService", undefined, () => get(P.apiService(hostMetricsApiService(facts)))) : undefined,
     metricsOn
-      ? optional("initManifests", undefined, () => get(P.configMaps(namespace, names.initManifests(cluster))))
+      ? r.optional("apiService", undefined, () => r.get(P.apiService(hostMetricsApiService(facts))))
+      : undefined,
+    metricsOn
+      ? r.optional("initManifests", undefined, () => r.get(P.configMaps(namespace, names.initManifests(cluster))))
       : undefined,
     mesh("Gateway", "gateways"),
-    optional("serviceAccounts", none, () => list(pathOf("v1", "ServiceAccount", namespace))),
-    optional("services", none, () => list(P.services(namespace))),
+    r.optional("serviceAccounts", NONE, () => r.list(pathOf("v1", "ServiceAccount", namespace))),
+    r.optional("services", NONE, () => r.list(P.services(namespace))),
     mesh("VirtualService", "mesh"),
     mesh("DestinationRule", "mesh"),
   ]);
+  return {
+    metricsOn,
+    metricsApiService,
+    initManifests,
+    gateways,
+    serviceAccounts,
+    localServices,
+    virtualServices,
+    destinationRules,
+  };
+}
+
+/** Access reviews, the network, inside the virtual cluster, the cluster's record and the kinds the host serves. */
+async function readAround(
+  host: Host,
+  r: Reader,
+  cluster: string,
+  namespace: string,
+  facts: Facts,
+  statefulSet: KubeObject | undefined,
+  options: GatherOptions,
+) {
   const questions = [
     ...metricsAccessQuestions({ ...facts, namespace, statefulSet }),
     ...syncerAccessQuestions({ ...facts, namespace, statefulSet }),
   ];
   const access = questions.length
-    ? await optional("access", undefined, () => reviewAccess(host, questions))
+    ? await r.optional("access", undefined, () => reviewAccess(host, questions))
     : undefined;
-  const networkPolicies = await optional("networkPolicies", undefined, () => list(networkPoliciesPath(namespace)));
+  const networkPolicies = await r.optional("networkPolicies", undefined, () => r.list(networkPoliciesPath(namespace)));
   // The syncer's egress is judged only against addresses known; who may not read them gets no egress finding.
   const endpoints = networkPolicies?.length
-    ? await optional("networkPolicies", undefined, () => get(API_ENDPOINTS_PATH))
+    ? await r.optional("networkPolicies", undefined, () => r.get(API_ENDPOINTS_PATH))
     : undefined;
   // Inside the virtual cluster, while a metrics source serves it: its APIService list and the autoscalers' pod metrics.
-  const metricsServed = metricsOn || (configOf(facts)?.deploy.metricsServer.enabled ?? false);
+  const metricsServed = metricsIntegrationEnabled(facts) || (configOf(facts)?.deploy.metricsServer.enabled ?? false);
   const virtual =
     metricsServed && !options.skipVirtual && statefulSet
-      ? await optional("virtual", undefined, () => readVirtual(host, cluster, namespace, options.virtualServer))
+      ? await r.optional("virtual", undefined, () => readVirtual(host, cluster, namespace, options.virtualServer))
       : undefined;
   // Suspension is read through vc's status store (wherever it keeps the cluster's records).
-  const status = await optional("status", undefined, () =>
+  const status = await r.optional("status", undefined, () =>
     new KubeStatusStore(host.client).read(cluster, namespace).catch((err: unknown) => {
       throw err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err;
     }),
   );
-  const missing = await optional("discovery", undefined, () =>
+  const missing = await r.optional("discovery", undefined, () =>
     new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))),
   );
-  // Services in other namespaces that routes name: looked up by name.
-  const services = [...localServices];
-  const meshNamespaces = meshNamespacesOnHost(namespace, [...virtualServices, ...destinationRules, ...gateways]);
+  return { access, networkPolicies, endpoints, virtual, status, missing };
+}
+
+/** The namespace's Services, and those of other namespaces that mesh routes name (looked up by name). */
+async function readRouteServices(
+  r: Reader,
+  namespace: string,
+  c: Awaited<ReturnType<typeof readConfigured>>,
+): Promise<KubeObject[]> {
+  const services = [...c.localServices];
+  const meshNamespaces = meshNamespacesOnHost(namespace, [...c.virtualServices, ...c.destinationRules, ...c.gateways]);
   const elsewhere = new Set(
-    virtualServices.flatMap((vs) =>
+    c.virtualServices.flatMap((vs) =>
       destinationHosts(vs).map((h) => serviceRef(h, vs.metadata.namespace ?? namespace, meshNamespaces) ?? ""),
     ),
   );
   for (const ref of [...elsewhere].sort()) {
     const [ns, name] = ref.split("/") as [string, string];
     if (!ref || ns === namespace) continue;
-    const svc = await optional("services", undefined, () => get(P.services(ns, name)));
+    const svc = await r.optional("services", undefined, () => r.get(P.services(ns, name)));
     if (svc) services.push(svc);
   }
-  // Certificates matter only for Gateways that name a TLS Secret, while the cluster's configuration (when known) has the
-  // certificate-manager integration on; a host without cert-manager answers 404: none.
+  return services;
+}
+
+/** The pods the Gateways' selectors match, in any namespace, and the Services of their namespaces. */
+async function readIngress(
+  r: Reader,
+  gateways: readonly KubeObject[],
+): Promise<{ pods: KubeObject[]; services: KubeObject[] }> {
+  const pods: KubeObject[] = [];
+  const seen = new Set<string>();
+  for (const gw of gateways) {
+    const selector = (gw as { spec?: { selector?: Record<string, string> } }).spec?.selector;
+    if (!selector || Object.keys(selector).length === 0) continue;
+    for (const p of await r.optional("ingressPods", NONE, () => r.list(P.allPods(), formatMatchLabels(selector)))) {
+      const key = `${p.metadata.namespace}/${p.metadata.name}`;
+      if (!seen.has(key)) pods.push(p), seen.add(key);
+    }
+  }
+  const services: KubeObject[] = [];
+  for (const ns of [...new Set(pods.map((p) => p.metadata.namespace ?? ""))].sort()) {
+    services.push(...(await r.optional("ingressServices", NONE, () => r.list(P.services(ns)))));
+  }
+  return { pods, services };
+}
+
+/**
+ * The Secrets the checks name: a Gateway's TLS Secret (only its certificate's facts are kept, never the key) and the
+ * proxy's; of the others, existence. The Certificates, when a Gateway names a Secret and cert-manager is on.
+ */
+async function readSecrets(
+  r: Reader,
+  cluster: string,
+  namespace: string,
+  facts: Facts,
+  gateways: readonly KubeObject[],
+  ingressPods: KubeObject[],
+) {
+  // A host without cert-manager answers 404: none.
   const namesSecret = gateways.some((gw) =>
     ((gw.spec as { servers?: Array<{ tls?: { credentialName?: string } }> } | undefined)?.servers ?? []).some(
       (sv) => sv.tls?.credentialName,
@@ -192,67 +321,19 @@ export async function gatherSnapshot(
   const certManager = configOf(facts)?.integrations.certManager.enabled ?? true;
   const certificates =
     namesSecret && certManager
-      ? await optional("certificates", undefined, () => list(P.certificates(namespace)))
+      ? await r.optional("certificates", undefined, () => r.list(P.certificates(namespace)))
       : undefined;
-  const ingressPods: KubeObject[] = [];
-  const seen = new Set<string>();
-  for (const gw of gateways) {
-    const selector = (gw as { spec?: { selector?: Record<string, string> } }).spec?.selector;
-    if (!selector || Object.keys(selector).length === 0) continue;
-    for (const p of await optional("ingressPods", none, () => list(P.allPods(), formatMatchLabels(selector)))) {
-      const key = `${p.metadata.namespace}/${p.metadata.name}`;
-      if (!seen.has(key)) ingressPods.push(p), seen.add(key);
-    }
-  }
-  const ingressServices: KubeObject[] = [];
-  for (const ns of [...new Set(ingressPods.map((p) => p.metadata.namespace ?? ""))].sort()) {
-    ingressServices.push(...(await optional("ingressServices", none, () => list(P.services(ns)))));
-  }
-  const credentials = credentialLookups({ namespace, gateways, ingressPods });
+  const credentials = credentialLookups({ namespace, gateways: [...gateways], ingressPods });
   const lookups = [...credentials];
-  if (metricsOn) lookups.push(`${namespace}/${names.metricsProxyTls(cluster)}`);
-  const existingSecrets: string[] = [];
+  if (metricsIntegrationEnabled(facts)) lookups.push(`${namespace}/${names.metricsProxyTls(cluster)}`);
+  const existing: string[] = [];
   const tlsCertificates: Record<string, CertificateFacts> = {};
   for (const ref of lookups) {
     const [ns, name] = ref.split("/") as [string, string];
-    // Of a Gateway's Secret only the certificate's facts are kept (never the key); of the others, existence.
-    const secret = await optional("secrets", undefined, () => get(P.secrets(ns, name)));
+    const secret = await r.optional("secrets", undefined, () => r.get(P.secrets(ns, name)));
     if (secret === undefined) continue;
-    existingSecrets.push(ref);
+    existing.push(ref);
     if (credentials.includes(ref)) tlsCertificates[ref] = certificateFacts(secret);
   }
-  return {
-    cluster,
-    namespace,
-    namespaceObject,
-    statefulSet,
-    pods,
-    events,
-    pvcs,
-    metricsApiService,
-    initManifests,
-    liveValues,
-    deployments,
-    serviceAccounts,
-    services,
-    virtualServices,
-    destinationRules,
-    ...(access ? { access } : {}),
-    gateways,
-    ingressPods,
-    ingressServices,
-    tlsCertificates,
-    checkedAt: new Date(options.now ?? Date.now()).toISOString(),
-    existingSecrets,
-    slowReads,
-    ...(certificates ? { certificates } : {}),
-    ...(missing ? { missingKinds: missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
-    ...(options.rendered ? { rendered: options.rendered } : {}),
-    ...(networkPolicies ? { networkPolicies } : {}),
-    ...(virtual ? { virtual } : {}),
-    ...(endpoints ? { apiServerEndpoints: apiServerEndpoints(endpoints) } : {}),
-    ...(status?.suspendedBy !== undefined ? { suspendedBy: status.suspendedBy } : {}),
-    values,
-    unreadable,
-  };
+  return { certificates, existing, tlsCertificates };
 }
