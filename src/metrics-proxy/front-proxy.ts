@@ -25,8 +25,9 @@ export interface RequestUser {
   extra: Record<string, string[]>;
 }
 
-function jsonList(text: string | undefined, what: string): string[] {
+function jsonList(text: unknown, what: string): string[] {
   if (text === undefined || text === "") return [];
+  if (typeof text !== "string") throw new Error(`${what} is not a JSON list`);
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -38,9 +39,9 @@ function jsonList(text: string | undefined, what: string): string[] {
 }
 
 /** The request-header settings of the ConfigMap's data; throws when it has no request-header CA (no front proxy configured). */
-export function requestHeaderConfig(data: Record<string, string> | undefined): RequestHeaderConfig {
+export function requestHeaderConfig(data: Record<string, unknown> | undefined): RequestHeaderConfig {
   const clientCA = data?.["requestheader-client-ca-file"];
-  if (data === undefined || !clientCA?.includes("BEGIN CERTIFICATE")) {
+  if (data === undefined || typeof clientCA !== "string" || !clientCA.includes("BEGIN CERTIFICATE")) {
     throw new Error(
       `${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} has no requestheader-client-ca-file: start the virtual API server with --requestheader-client-ca-file (and --proxy-client-cert-file)`,
     );

@@ -6,7 +6,7 @@ import type { HostTransport } from "./kubeconfig.js";
 export interface HostResponse {
   status: number;
   /** Parsed JSON body, or undefined when the body was not JSON. */
-  body: any;
+  body: unknown;
   text: string;
 }
 
@@ -99,7 +99,7 @@ export class HostClient {
         res.on("error", (err) => reject(new HostUnreachable(err.message)));
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
-          let body: any;
+          let body: unknown;
           try {
             body = text ? JSON.parse(text) : undefined;
           } catch {
@@ -118,7 +118,7 @@ export class HostClient {
    * HTTP status when the stream ends (200 for a normal end); the body of a non-200 answer goes to `onEvent`
    * once. `signal` aborts the stream.
    */
-  async watch(path: string, onEvent: (event: any) => void, signal: AbortSignal): Promise<number> {
+  async watch(path: string, onEvent: (event: unknown) => void, signal: AbortSignal): Promise<number> {
     const headers = await this.headers();
     return new Promise<number>((resolve, reject) => {
       if (signal.aborted) return resolve(0);

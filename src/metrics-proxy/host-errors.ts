@@ -1,6 +1,7 @@
 // Maps failed host requests to the proxy's Status errors: 403 naming the missing permission, 503 "metrics not available".
 import { ApiError, unavailable } from "./status.js";
 import { HostUnreachable, type HostResponse } from "./host-client.js";
+import { stringAt } from "./json.js";
 
 /** The host request that failed, as an RBAC rule would name it. */
 export interface HostAccess {
@@ -17,7 +18,7 @@ function describeAccess(a: HostAccess): string {
 }
 
 function hostMessage(res: HostResponse): string {
-  const m = res.body && typeof res.body.message === "string" ? res.body.message : res.text.slice(0, 200).trim();
+  const m = stringAt(res.body, "message") ?? res.text.slice(0, 200).trim();
   return m ? ` (host said: ${m})` : "";
 }
 

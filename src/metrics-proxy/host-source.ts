@@ -3,6 +3,7 @@ import { LABELS } from "../translate/keys.js";
 import type { TtlCache } from "./cache.js";
 import type { HostClient } from "./host-client.js";
 import { errorFromFailure, errorFromHost, type HostAccess } from "./host-errors.js";
+import { at } from "./json.js";
 import type { HostMetrics } from "./translate.js";
 
 /** A host Node as far as the proxy reads it. */
@@ -35,8 +36,9 @@ export class HostSource {
       throw errorFromFailure(err, access);
     });
     if (res.status !== 200) throw errorFromHost(res, access, metricsApi);
-    if (!Array.isArray(res.body?.items)) throw errorFromHost({ ...res, status: 502 }, access, metricsApi);
-    return res.body.items as T[];
+    const items = at(res.body, "items");
+    if (!Array.isArray(items)) throw errorFromHost({ ...res, status: 502 }, access, metricsApi);
+    return items as T[];
   }
 
   /**

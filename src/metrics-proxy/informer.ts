@@ -1,6 +1,7 @@
 // Keeps the pod index in step with the host: LIST the cluster's pods in the host namespace, then WATCH from that version.
 import { LABELS } from "../translate/keys.js";
 import type { HostClient } from "./host-client.js";
+import { asRecord, at, stringAt } from "./json.js";
 import { errorFromFailure, errorFromHost, type HostAccess } from "./host-errors.js";
 import type { Logger } from "../model/log.js";
 import type { HostPod, PodIndex } from "./pod-index.js";
@@ -82,9 +83,10 @@ export class PodInformer {
         throw errorFromFailure(err, this.access("list"));
       });
       if (res.status !== 200) throw errorFromHost(res, this.access("list"), false);
-      pods.push(...((res.body?.items ?? []) as HostPod[]));
-      resourceVersion = res.body?.metadata?.resourceVersion ?? "";
-      cont = res.body?.metadata?.continue ?? "";
+      const items = at(res.body, "items");
+      if (Array.isArray(items)) pods.push(...(items as HostPod[]));
+      resourceVersion = stringAt(res.body, "metadata", "resourceVersion") ?? "";
+      cont = stringAt(res.body, "metadata", "continue") ?? "";
     } while (cont);
     this.index.replace(pods);
     return resourceVersion;
@@ -115,20 +117,22 @@ export class PodInformer {
       let refused: ApiError | undefined;
       while (!signal.aborted && !relist) {
         const path = `${this.basePath}?watch=1&labelSelector=${this.selector}&resourceVersion=${encodeURIComponent(rv)}&allowWatchBookmarks=true&timeoutSeconds=300`;
-        let statusBody: any;
+        let statusBody: unknown;
         try {
           const status = await this.client.watch(
             path,
-            (ev) => {
+            (event) => {
+              const ev = asRecord(event);
               if (ev?.kind === "Status") statusBody = ev;
               if (ev?.type === "ERROR" || ev?.kind === "Status") {
                 relist = true;
                 return;
               }
-              const newRv = ev?.object?.metadata?.resourceVersion;
+              const newRv = stringAt(ev, "object", "metadata", "resourceVersion");
               if (newRv) rv = newRv;
-              if (ev?.type === "ADDED" || ev?.type === "MODIFIED" || ev?.type === "DELETED")
-                this.index.apply(ev.type, ev.object);
+              const object = asRecord(ev?.object);
+              if (object && (ev?.type === "ADDED" || ev?.type === "MODIFIED" || ev?.type === "DELETED"))
+                this.index.apply(ev.type, object as unknown as HostPod);
             },
             signal,
           );

@@ -2,8 +2,10 @@
 // client-node costs ~75 MiB of resident memory when imported, so token/certificate kubeconfigs and the in-cluster
 // account are read here; kubeconfigs with exec or auth-provider plugins fall back to client-node's KubeConfig.
 import { readFileSync } from "node:fs";
+import type https from "node:https";
 import { dirname, isAbsolute, join } from "node:path";
 import { load } from "js-yaml";
+import { asRecord, stringAt, type JsonRecord } from "./json.js";
 
 export interface HostTransport {
   server: URL;
@@ -36,28 +38,33 @@ export function inCluster(dir = SA_DIR): HostTransport {
   };
 }
 
-type Named<T> = Array<{ name: string } & T>;
+/** The entry named `name` of a kubeconfig list (clusters, users, contexts), as a JSON object. */
+function named(list: unknown, name: unknown, field: string): JsonRecord | undefined {
+  if (!Array.isArray(list)) return undefined;
+  const entry = list.map(asRecord).find((e) => e?.name === name);
+  return asRecord(entry?.[field]);
+}
 
 /** The transport of a kubeconfig file's current context. */
 export async function fromKubeconfig(path: string): Promise<HostTransport> {
-  const doc = load(readFileSync(path, "utf8")) as any;
+  const doc = asRecord(load(readFileSync(path, "utf8")));
   const base = dirname(path);
   const contextName = doc?.["current-context"];
-  const context = (doc?.contexts as Named<{ context: any }> | undefined)?.find((c) => c.name === contextName)?.context;
-  if (!context) throw new Error(`no current context${contextName ? ` "${contextName}"` : ""}`);
-  const cluster = (doc.clusters as Named<{ cluster: any }> | undefined)?.find(
-    (c) => c.name === context.cluster,
-  )?.cluster;
-  if (!cluster?.server) throw new Error(`context "${contextName}" names no cluster with a server`);
-  const user = (doc.users as Named<{ user: any }> | undefined)?.find((u) => u.name === context.user)?.user ?? {};
+  const context = named(doc?.contexts, contextName, "context");
+  if (!context) throw new Error(`no current context${typeof contextName === "string" ? ` "${contextName}"` : ""}`);
+  const cluster = named(doc?.clusters, context.cluster, "cluster");
+  const serverText = stringAt(cluster, "server");
+  if (!cluster || !serverText) throw new Error(`context "${contextName}" names no cluster with a server`);
+  const user = named(doc?.users, context.user, "user") ?? {};
   if (user.exec || user["auth-provider"]) return viaClientNode(path);
 
-  const server = new URL(cluster.server);
+  const server = new URL(serverText);
   const tls: HostTransport["tls"] = {};
   const ca = fileOrData(base, cluster["certificate-authority"], cluster["certificate-authority-data"]);
   if (ca) tls.ca = ca;
   if (cluster["insecure-skip-tls-verify"] === true) tls.rejectUnauthorized = false;
-  if (cluster["tls-server-name"]) tls.servername = cluster["tls-server-name"];
+  const serverName = stringAt(cluster, "tls-server-name");
+  if (serverName) tls.servername = serverName;
   const cert = fileOrData(base, user["client-certificate"], user["client-certificate-data"]);
   const key = fileOrData(base, user["client-key"], user["client-key-data"]);
   if (cert) tls.cert = cert;
@@ -68,14 +75,17 @@ export async function fromKubeconfig(path: string): Promise<HostTransport> {
         ? user.tokenFile
         : join(base, user.tokenFile)
       : undefined;
+  const token = typeof user.token === "string" ? user.token : "";
+  const username = typeof user.username === "string" ? user.username : undefined;
+  const password = typeof user.password === "string" ? user.password : "";
   return {
     server,
     tls,
     async headers(): Promise<Record<string, string>> {
-      if (typeof user.token === "string" && user.token) return { Authorization: `Bearer ${user.token}` };
+      if (token) return { Authorization: `Bearer ${token}` };
       if (tokenFile) return { Authorization: `Bearer ${readFileSync(tokenFile, "utf8").trim()}` };
-      if (user.username !== undefined)
-        return { Authorization: `Basic ${Buffer.from(`${user.username}:${user.password ?? ""}`).toString("base64")}` };
+      if (username !== undefined)
+        return { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` };
       return {};
     },
   };
@@ -87,16 +97,19 @@ async function viaClientNode(path: string): Promise<HostTransport> {
   const kc = new KubeConfig();
   kc.loadFromFile(path);
   const cluster = kc.getCurrentCluster()!;
-  const first: Record<string, any> = {};
+  const first: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(first);
   const tls: HostTransport["tls"] = {};
-  for (const k of ["ca", "cert", "key", "rejectUnauthorized", "servername"] as const)
-    if (first[k] !== undefined) (tls as any)[k] = first[k];
+  if (Buffer.isBuffer(first.ca)) tls.ca = first.ca;
+  if (Buffer.isBuffer(first.cert)) tls.cert = first.cert;
+  if (Buffer.isBuffer(first.key)) tls.key = first.key;
+  if (first.rejectUnauthorized !== undefined) tls.rejectUnauthorized = first.rejectUnauthorized;
+  if (first.servername !== undefined) tls.servername = first.servername;
   return {
     server: new URL(cluster.server),
     tls,
     async headers() {
-      const opts: Record<string, any> = {};
+      const opts: https.RequestOptions = {};
       await kc.applyToHTTPSOptions(opts);
       const h: Record<string, string> = {};
       for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === "string") h[k] = v;

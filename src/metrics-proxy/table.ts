@@ -1,4 +1,5 @@
 // Server-side Tables (`Accept: ...;as=Table`) for metrics objects, as the upstream metrics server prints them in `kubectl get`.
+import { asRecord, at, stringAt, type JsonRecord } from "./json.js";
 import { RawJson } from "./serialize.js";
 
 /** True when the client asked for a meta.k8s.io Table (kubectl get does). */
@@ -58,23 +59,24 @@ const COLUMNS = [
   { name: "Window", type: "string", format: "", description: "Time window of the usage figures", priority: 0 },
 ];
 
-function usageOf(obj: any): { cpu: number; memory: number } {
-  const usages: Array<Record<string, string>> = obj.containers
-    ? obj.containers.map((c: any) => c.usage ?? {})
-    : [obj.usage ?? {}];
+function usageOf(obj: JsonRecord): { cpu: number; memory: number } {
+  const containers = obj.containers;
+  const usages = Array.isArray(containers)
+    ? containers.map((c) => asRecord(at(c, "usage")) ?? {})
+    : [asRecord(obj.usage) ?? {}];
   let cpu = 0;
   let memory = 0;
   for (const u of usages) {
-    cpu += u.cpu ? quantityValue(u.cpu) || 0 : 0;
-    memory += u.memory ? quantityValue(u.memory) || 0 : 0;
+    cpu += typeof u.cpu === "string" ? quantityValue(u.cpu) || 0 : 0;
+    memory += typeof u.memory === "string" ? quantityValue(u.memory) || 0 : 0;
   }
   return { cpu, memory };
 }
 
 /** A PodMetrics/NodeMetrics object or list (object or RawJson) as a Table with CPU, memory and window. */
 export function toTable(body: unknown): Record<string, unknown> {
-  const obj: any = body instanceof RawJson ? JSON.parse(body.json) : body;
-  const items: any[] = Array.isArray(obj.items) ? obj.items : [obj];
+  const obj = asRecord(body instanceof RawJson ? JSON.parse(body.json) : body) ?? {};
+  const items = (Array.isArray(obj.items) ? obj.items : [obj]).map((i) => asRecord(i) ?? {});
   return {
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",
@@ -83,7 +85,7 @@ export function toTable(body: unknown): Record<string, unknown> {
     rows: items.map((i) => {
       const u = usageOf(i);
       return {
-        cells: [i.metadata.name, formatCpu(u.cpu), formatMemory(u.memory), i.window ?? ""],
+        cells: [stringAt(i, "metadata", "name") ?? "", formatCpu(u.cpu), formatMemory(u.memory), i.window ?? ""],
         object: { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: i.metadata },
       };
     }),

@@ -10,6 +10,7 @@ import {
   type RequestHeaderConfig,
 } from "./front-proxy.js";
 import type { HostClient, HostResponse } from "./host-client.js";
+import { asRecord, at, stringAt } from "./json.js";
 
 export interface VirtualClusterOptions {
   /** Name of the APIService whose caBundle the proxy keeps current (e.g. `v1beta1.metrics.orch.io`); absent: left alone. */
@@ -18,7 +19,7 @@ export interface VirtualClusterOptions {
 }
 
 function failure(what: string, res: HostResponse): Error {
-  const message = typeof res.body?.message === "string" ? res.body.message : res.text.slice(0, 200);
+  const message = stringAt(res.body, "message") ?? res.text.slice(0, 200);
   return new Error(`${what}: HTTP ${res.status}${message ? `: ${message}` : ""}`);
 }
 
@@ -70,7 +71,7 @@ export class VirtualCluster {
         `cannot read ${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} from the virtual API server ${this.server}`,
         res,
       );
-    const config = requestHeaderConfig(res.body?.data);
+    const config = requestHeaderConfig(asRecord(at(res.body, "data")));
     const before = this.requestHeader;
     this.requestHeader = config;
     if (before === undefined || JSON.stringify(before) !== JSON.stringify(config)) {
@@ -90,7 +91,8 @@ export class VirtualCluster {
       throw new Error(`APIService ${name} does not exist in the virtual cluster yet (the control plane creates it)`);
     if (res.status !== 200) throw failure(`cannot read APIService ${name}`, res);
     const wanted = caBundle.toString("base64");
-    if (res.body?.spec?.caBundle === wanted && res.body?.spec?.insecureSkipTLSVerify !== true) return;
+    if (stringAt(res.body, "spec", "caBundle") === wanted && at(res.body, "spec", "insecureSkipTLSVerify") !== true)
+      return;
     const patch = { spec: { caBundle: wanted, insecureSkipTLSVerify: null } };
     const patched = await this.client.send("PATCH", path, "apiservices", patch, "application/merge-patch+json");
     if (patched.status !== 200) throw failure(`cannot update the caBundle of APIService ${name}`, patched);
@@ -109,6 +111,14 @@ export class VirtualCluster {
       signal,
     );
     if (res.status !== 201 && res.status !== 200) throw failure("SubjectAccessReview", res);
-    return (res.body?.status ?? {}) as Awaited<ReturnType<ReviewSender>>;
+    const status = asRecord(at(res.body, "status")) ?? {};
+    const reason = typeof status.reason === "string" ? status.reason : undefined;
+    const evaluationError = typeof status.evaluationError === "string" ? status.evaluationError : undefined;
+    return {
+      allowed: status.allowed === true,
+      denied: status.denied === true,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(evaluationError !== undefined ? { evaluationError } : {}),
+    };
   };
 }
