@@ -19,8 +19,8 @@ import { jsonLogger, type Logger } from "../model/log.js";
 import { ProxyMetrics } from "./metrics.js";
 import { PodIndex } from "./pod-index.js";
 import { PodMetricsJson } from "./serialize.js";
-import { requestHandler, type ServerDeps } from "./server.js";
-import { readServingMaterial, servingChanged, type ServingMaterial } from "./serving-cert.js";
+import { requestHandler } from "./server.js";
+import { readServingMaterial, servingChanged, type ServingFiles, type ServingMaterial } from "./serving-cert.js";
 import { VirtualCluster } from "./virtual-cluster.js";
 
 export interface RunningProxy {
@@ -85,10 +85,17 @@ function read(path: string, flag: string): Buffer {
   }
 }
 
-/** Starts a proxy for `config`; resolves once it listens (the pod index fills in the background). */
-export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): Promise<RunningProxy> {
-  const log = opts.log ?? jsonLogger({ min: config.logLevel });
-  const transport = await hostTransport(config.kubeconfig);
+/** The credentials a request may carry, read from the flags: the virtual cluster's link or static ones. */
+interface Credentials {
+  auth: RequestAuthenticator;
+  virtual?: VirtualCluster;
+  reviewer?: SubjectAccessReviewer;
+  /** PEM of the CA that signs accepted client certificates (--client-ca). */
+  clientCA?: Buffer;
+}
+
+/** Phase 1: how requests are authenticated and authorized (the virtual API server's front proxy, or static files). */
+async function openCredentials(config: ProxyConfig, log: Logger): Promise<Credentials> {
   let tokens: string[] | undefined;
   if (config.tokenFile) {
     try {
@@ -97,87 +104,121 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
       throw new UserError(`cannot use --token-file: ${err instanceof Error ? err.message : err}`);
     }
   }
-  const servingFiles = config.tlsCert
-    ? { cert: config.tlsCert, key: config.tlsKey!, ...(config.tlsCA ? { ca: config.tlsCA } : {}) }
-    : undefined;
-  let serving: ServingMaterial | undefined = servingFiles ? readServingMaterial(servingFiles) : undefined;
   const clientCA = config.clientCA ? read(config.clientCA, "--client-ca") : undefined;
-  const virtual = config.virtualKubeconfig
-    ? new VirtualCluster(new HostClient(await virtualTransport(config.virtualKubeconfig, config.virtualServer)), {
-        log,
-        ...(config.apiService ? { apiService: config.apiService } : {}),
-      })
-    : undefined;
+  if (!config.virtualKubeconfig)
+    return {
+      auth: new Authenticator({ tokens, clientCertificates: Boolean(clientCA) }),
+      ...(clientCA ? { clientCA } : {}),
+    };
+  const virtual = new VirtualCluster(
+    new HostClient(await virtualTransport(config.virtualKubeconfig, config.virtualServer)),
+    { log, ...(config.apiService ? { apiService: config.apiService } : {}) },
+  );
+  const reviewer = new SubjectAccessReviewer(virtual.review, {
+    ttlMs: config.authzCacheTtlMs,
+    timeoutMs: config.authzTimeoutMs,
+    maxInFlight: config.authzMaxInFlight,
+    maxQueued: config.authzMaxQueued,
+  });
+  return { auth: new FrontProxyAuthenticator(() => virtual.requestHeader), virtual, reviewer };
+}
 
+/** What the data path is made of: the host client, the pod index and its informer, the cache and the metrics. */
+interface DataPath {
+  client: HostClient;
+  index: PodIndex;
+  informer: PodInformer;
+  cache: TtlCache<unknown>;
+  source: HostSource;
+  metrics: ProxyMetrics;
+}
+
+/** Phase 2: the host side, from the host transport to the index and the cached host reads. */
+function openDataPath(config: ProxyConfig, transport: HostTransport, log: Logger, opts: StartOptions): DataPath {
   const index = new PodIndex(config.cluster);
   const metrics = new ProxyMetrics(() => index.size, opts.processMetrics ?? true);
   const client = new HostClient(transport, metrics.observeHost);
   const cache = new TtlCache<unknown>(config.cacheTtlMs, metrics.cacheStats());
   const source = new HostSource(client, cache, config);
   const informer = new PodInformer(client, config.hostNamespace, index, log, opts.retryMs);
-  const auth: RequestAuthenticator = virtual
-    ? new FrontProxyAuthenticator(() => virtual.requestHeader)
-    : new Authenticator({ tokens, clientCertificates: Boolean(clientCA) });
-  const reviewer = virtual
-    ? new SubjectAccessReviewer(virtual.review, {
-        ttlMs: config.authzCacheTtlMs,
-        timeoutMs: config.authzTimeoutMs,
-        maxInFlight: config.authzMaxInFlight,
-        maxQueued: config.authzMaxQueued,
-      })
-    : undefined;
-  const authorize: Pick<ServerDeps, "authorize"> = reviewer
-    ? { authorize: (user, attrs) => reviewer.authorize(user, attrs) }
-    : {};
+  return { client, index, informer, cache, source, metrics };
+}
 
-  let serverAddress = "";
-  const handler = requestHandler({
-    ctx: {
-      apiGroup: config.apiGroup,
-      nodes: config.nodes,
-      index,
-      informer,
-      source,
-      syncWaitMs: opts.syncWaitMs ?? 5000,
-      podJson: new PodMetricsJson(`${config.apiGroup}/v1beta1`),
-      get serverAddress() {
-        return serverAddress;
-      },
-    },
-    auth,
-    ...authorize,
-    metrics,
-    log,
-    readiness() {
-      const reasons: string[] = [];
-      if (virtual && !virtual.requestHeader)
-        reasons.push(
-          `front proxy CA not loaded from ${virtual.server}${virtual.lastError ? `: ${virtual.lastError.message}` : ""}`,
-        );
-      if (!informer.isSynced) reasons.push("pod index not synced");
-      if (!informer.isHealthy)
-        reasons.push(`host not reachable${informer.lastError ? `: ${informer.lastError.message}` : ""}`);
-      return reasons;
-    },
-  });
-  // Client certificates are asked for but checked per request (socket.authorized), so that a request without one gets a
-  // 401 Status rather than a failed handshake.
-  const clientCertificates = clientCA !== undefined || virtual !== undefined;
+/** Why the proxy is not ready (empty when it is): the front proxy's CA, the pod index, the host. */
+function readinessOf(credentials: Credentials, data: DataPath): () => string[] {
+  const { virtual } = credentials;
+  const { informer } = data;
+  return () => {
+    const reasons: string[] = [];
+    if (virtual && !virtual.requestHeader)
+      reasons.push(
+        `front proxy CA not loaded from ${virtual.server}${virtual.lastError ? `: ${virtual.lastError.message}` : ""}`,
+      );
+    if (!informer.isSynced) reasons.push("pod index not synced");
+    if (!informer.isHealthy)
+      reasons.push(`host not reachable${informer.lastError ? `: ${informer.lastError.message}` : ""}`);
+    return reasons;
+  };
+}
+
+/** The serving side: the HTTP(S) server and how its TLS context is made again when a CA or the serving pair changes. */
+interface Serving {
+  server: http.Server | https.Server;
+  /** The serving files, when HTTPS. */
+  files?: ServingFiles;
+  /** The serving pair and CA bundle in use. */
+  material?: ServingMaterial;
+  /** Makes the TLS context again from the current material and CAs. */
+  renew(): void;
+}
+
+/** Phase 3: the server answering requests (HTTPS with the serving files, asking for client certificates when needed). */
+function openServer(
+  config: ProxyConfig,
+  credentials: Credentials,
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  log: Logger,
+): Serving {
+  const files: ServingFiles | undefined = config.tlsCert
+    ? { cert: config.tlsCert, key: config.tlsKey!, ...(config.tlsCA ? { ca: config.tlsCA } : {}) }
+    : undefined;
+  const { clientCA, virtual } = credentials;
+  if (!files) {
+    log.warn("serving plain HTTP: no --tls-cert/--tls-key given; use HTTPS outside of tests");
+    const server = http.createServer(handler);
+    server.keepAliveTimeout = 65_000;
+    return { server, renew() {} };
+  }
+  let material = readServingMaterial(files);
   const secureContext = () => ({
-    cert: serving!.cert,
-    key: serving!.key,
+    cert: material.cert,
+    key: material.key,
     ...(clientCA ? { ca: clientCA } : virtual?.requestHeader ? { ca: virtual.requestHeader.clientCA } : {}),
   });
-  const server = serving
-    ? https.createServer(
-        { ...secureContext(), ...(clientCertificates ? { requestCert: true, rejectUnauthorized: false } : {}) },
-        handler,
-      )
-    : http.createServer(handler);
+  // Client certificates are asked for but checked per request (socket.authorized), so that a request without one gets
+  // a 401 Status rather than a failed handshake.
+  const clientCertificates = clientCA !== undefined || virtual !== undefined;
+  const server = https.createServer(
+    { ...secureContext(), ...(clientCertificates ? { requestCert: true, rejectUnauthorized: false } : {}) },
+    handler,
+  );
   server.keepAliveTimeout = 65_000;
-  if (!serving) log.warn("serving plain HTTP: no --tls-cert/--tls-key given; use HTTPS outside of tests");
-  if (auth.open) log.warn("authentication is off: no --client-ca or --token-file given; every client can read metrics");
+  return {
+    server,
+    files,
+    get material() {
+      return material;
+    },
+    set material(next: ServingMaterial) {
+      material = next;
+    },
+    renew: () => server.setSecureContext(secureContext()),
+  };
+}
 
+/** Phase 4: listens on --listen; resolves with the address to report and the URL to reach the proxy at. */
+async function listen(config: ProxyConfig, serving: Serving): Promise<{ address: string; url: string }> {
+  const { server } = serving;
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err) =>
       reject(new UserError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${err.message}`)),
@@ -186,70 +227,117 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-  serverAddress = `${host}:${addr.port}`;
   const connectHost = addr.address === "::" || addr.address === "0.0.0.0" ? "127.0.0.1" : host;
-  const url = `${serving ? "https" : "http"}://${connectHost}:${addr.port}`;
-  informer.start();
+  return {
+    address: `${host}:${addr.port}`,
+    url: `${serving.files ? "https" : "http"}://${connectHost}:${addr.port}`,
+  };
+}
 
-  // With a virtual cluster: load its front proxy's CA (retrying quickly until it is loaded), then check it, the serving
-  // files and the APIService's caBundle every --refresh-interval; a change of either CA or the pair renews the TLS context.
-  let refreshTimer: NodeJS.Timeout | undefined;
-  let refreshing: Promise<unknown> = Promise.resolve();
+/** A background loop that can be stopped, waiting for its round in hand. */
+interface Loop {
+  stop(): Promise<void>;
+}
+
+/**
+ * Phase 5 (with a virtual cluster): loads its front proxy's CA (retrying quickly until it is loaded), then checks it,
+ * the serving files and the APIService's caBundle every --refresh-interval; a change of either CA or of the pair
+ * renews the TLS context.
+ */
+function startRefresh(config: ProxyConfig, virtual: VirtualCluster, serving: Serving, log: Logger, retryMs?: number) {
+  let timer: NodeJS.Timeout | undefined;
+  let round: Promise<unknown> = Promise.resolve();
   let closed = false;
-  if (virtual && server instanceof https.Server) {
-    const tlsServer = server;
-    virtual.onRequestHeaderChange(() => tlsServer.setSecureContext(secureContext()));
-    const tick = async () => {
-      if (servingFiles) {
-        try {
-          const next = readServingMaterial(servingFiles);
-          if (servingChanged(serving!, next)) {
-            serving = next;
-            tlsServer.setSecureContext(secureContext());
-            log.info("serving certificate reloaded", { cert: servingFiles.cert });
-          }
-        } catch (err) {
-          log.warn("cannot reload the serving certificate; keeping the current one", {
-            error: err instanceof Error ? err.message : String(err),
-          });
-        }
-      }
-      const ok = await virtual.refresh(serving?.caBundle);
-      if (closed) return;
-      refreshTimer = setTimeout(
-        () => (refreshing = tick()),
-        ok ? config.refreshMs : Math.min(config.refreshMs, opts.retryMs ?? 5000),
-      );
-      refreshTimer.unref();
-    };
-    refreshing = tick();
+  virtual.onRequestHeaderChange(() => serving.renew());
+  const tick = async () => {
+    if (serving.files) reloadServing(serving, log);
+    const ok = await virtual.refresh(serving.material?.caBundle);
+    if (closed) return;
+    timer = setTimeout(() => (round = tick()), ok ? config.refreshMs : Math.min(config.refreshMs, retryMs ?? 5000));
+    timer.unref();
+  };
+  round = tick();
+  return {
+    async stop() {
+      closed = true;
+      clearTimeout(timer);
+      await round;
+    },
+  } satisfies Loop;
+}
+
+/** Reads the serving files again and renews the TLS context when they changed; a broken reading keeps the current. */
+function reloadServing(serving: Serving, log: Logger): void {
+  try {
+    const next = readServingMaterial(serving.files!);
+    if (serving.material && !servingChanged(serving.material, next)) return;
+    serving.material = next;
+    serving.renew();
+    log.info("serving certificate reloaded", { cert: serving.files!.cert });
+  } catch (err) {
+    log.warn("cannot reload the serving certificate; keeping the current one", {
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
+}
+
+/** Starts a proxy for `config`; resolves once it listens (the pod index fills in the background). */
+export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): Promise<RunningProxy> {
+  const log = opts.log ?? jsonLogger({ min: config.logLevel });
+  const transport = await hostTransport(config.kubeconfig);
+  const credentials = await openCredentials(config, log);
+  const data = openDataPath(config, transport, log, opts);
+  const { virtual, reviewer, auth } = credentials;
+  let serverAddress = "";
+  const handler = requestHandler({
+    ctx: {
+      apiGroup: config.apiGroup,
+      nodes: config.nodes,
+      index: data.index,
+      informer: data.informer,
+      source: data.source,
+      syncWaitMs: opts.syncWaitMs ?? 5000,
+      podJson: new PodMetricsJson(`${config.apiGroup}/v1beta1`),
+      get serverAddress() {
+        return serverAddress;
+      },
+    },
+    auth,
+    ...(reviewer ? { authorize: (user, attrs) => reviewer.authorize(user, attrs) } : {}),
+    metrics: data.metrics,
+    log,
+    readiness: readinessOf(credentials, data),
+  });
+  const serving = openServer(config, credentials, handler, log);
+  if (auth.open) log.warn("authentication is off: no --client-ca or --token-file given; every client can read metrics");
+  const { address, url } = await listen(config, serving);
+  serverAddress = address;
+  data.informer.start();
+  const refresh = virtual && serving.files ? startRefresh(config, virtual, serving, log, opts.retryMs) : undefined;
   log.info("listening", {
     url,
     cluster: config.cluster,
     hostNamespace: config.hostNamespace,
-    host: client.server,
+    host: data.client.server,
     apiGroup: config.apiGroup,
   });
 
   return {
     url,
-    index,
-    informer,
+    index: data.index,
+    informer: data.informer,
     ...(virtual ? { virtual } : {}),
     ...(reviewer ? { reviewer } : {}),
-    metrics,
-    cache,
+    metrics: data.metrics,
+    cache: data.cache,
     async close() {
-      closed = true;
-      clearTimeout(refreshTimer);
-      await refreshing;
-      await informer.stop();
+      await refresh?.stop();
+      await data.informer.stop();
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+        serving.server.close(() => resolve());
+        serving.server.closeAllConnections();
       });
-      client.close();
+      data.client.close();
     },
   };
 }
