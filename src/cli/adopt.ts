@@ -32,6 +32,7 @@ interface AdoptFlags extends TargetFlags {
 export function register(program: Command): void {
   const cmd = program
     .command("adopt")
+    .summary("take a cluster or host objects over from another owner")
     .argument("<cluster>", "the cluster to take over (a folder clusters/<cluster> of this repository)")
     .description(
       "take a cluster, or objects on the host, over on purpose: with --from, apply this repository's version of a cluster another source " +

@@ -83,6 +83,7 @@ export function register(program: Command): void {
   withTargetOptions(
     program
       .command("apply")
+      .summary("apply the repository's clusters to a target")
       .description(
         "apply the repository's clusters to a target: server-side apply (field manager vc) of objects that differ, " +
           "namespaces first and mesh last, retrying 409/429/5xx/connection resets; with --prune, deletes what vc applied " +

@@ -30,6 +30,7 @@ export function register(program: Command): void {
   withHostOptions(
     program
       .command("connect <name>")
+      .summary("point your kubeconfig at a virtual cluster")
       .description(
         'point your kubeconfig at a virtual cluster: reads its kubeconfig from host secret vc-<name> (key "config"), ' +
           "checks that its API server answers (whoami), adds a context for it, switches to it and remembers the previous context for vc disconnect. " +
@@ -104,6 +105,7 @@ export function register(program: Command): void {
 
   program
     .command("disconnect")
+    .summary("return your kubeconfig to its context before vc connect")
     .description(
       "return your kubeconfig to the context that was current before vc connect, and remove every context vc connect added (with their cluster and user entries)",
     )

@@ -27,6 +27,7 @@ interface CreateFlags {
 export function register(program: Command): void {
   program
     .command("create <name>")
+    .summary("create a virtual cluster's folder from a values file")
     .description(
       "create a virtual cluster from a values file: validates it and commits clusters/<name>/values.yaml and cluster.yaml " +
         "on a new branch create/<name>, ready for a pull request, without switching to it (your checked-out branch, index and files stay as they are); " +

@@ -28,11 +28,13 @@ interface ShellFlags extends HostFlags {
 export function register(program: Command): void {
   const debug = program
     .command("debug")
+    .summary("collect a debug bundle, or open a shell in a control plane")
     .description("diagnose a virtual cluster: collect a debug bundle, open a shell in its control plane");
 
   withHostOptions(
     debug
       .command("collect <name>")
+      .summary("collect a debug bundle of a virtual cluster (secrets masked)")
       .description(
         "write a gzip tar whose top-level folder is debug/: the stateful set, pods, syncer logs (current and previous), namespace events " +
           "sorted by .lastTimestamp, services, volume claims, effective config (masked), reconcile status and history, the metrics API service, and a summary. " +
@@ -68,6 +70,7 @@ export function register(program: Command): void {
   withHostOptions(
     debug
       .command("shell <name>")
+      .summary("open a shell in a virtual cluster's control plane")
       .description(
         "open an interactive shell in the control-plane pod <name>-0, container syncer (exec API over websocket, with a TTY when stdin is a terminal)",
       ),

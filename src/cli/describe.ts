@@ -24,6 +24,7 @@ export function register(program: Command): void {
   withHostOptions(
     program
       .command("describe <name>")
+      .summary("show a virtual cluster: values, objects, health, events")
       .description(
         "show a virtual cluster: with --config-only its effective values (defaults merged, secrets masked) as YAML; otherwise also its host namespace, " +
           "images, control-plane state, health, reconcile status and revisions, synced mesh objects with their host names, and the metrics API service state",

@@ -157,6 +157,7 @@ export function register(program: Command): void {
   withTargetOptions(
     program
       .command("diff")
+      .summary("show what vc apply would change on the target")
       .description(
         "show what vc apply would change: a unified diff per object between the live target and the repository " +
           "(fields vc manages only; Secret values masked), then 'N to create, N to update, N to delete, N unchanged'",

@@ -29,6 +29,7 @@ export function register(program: Command): void {
   withHostOptions(
     program
       .command("doctor <name>")
+      .summary("check a virtual cluster on the host for known failures")
       .description(
         `check a virtual cluster on the host for every failure the service documents (${docsUrl("troubleshooting.md")}): pods Pending and why, ` +
           "crash loops and their cause, the metrics integration, mesh routing, the control plane's pod, service account and storage; " +

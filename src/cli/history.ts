@@ -31,6 +31,7 @@ interface HistoryFlags {
 export function register(program: Command): void {
   program
     .command("history")
+    .summary("show a cluster's commits and what was applied from each")
     .description(
       "show the commits of a cluster's folder with what was applied from each: when, by whom (the reconciler, or vc apply and its user) and the result",
     )

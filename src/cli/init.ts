@@ -17,6 +17,7 @@ interface InitFlags {
 export function register(program: Command): void {
   program
     .command("init")
+    .summary("scaffold a fleet repository")
     .description(
       "scaffold a fleet repository: an example clusters/<name>/ folder, GitHub workflows (validate, plan comment, drift) pinned to this vc " +
         "version, CODEOWNERS for the platform-owned files and deploy/ with the reconciler pointed at the repository; never overwrites a file",

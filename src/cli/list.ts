@@ -17,6 +17,7 @@ interface ListFlags extends HostFlags {
 export function register(program: Command): void {
   program
     .command("list")
+    .summary("list virtual clusters with their state, drift and health")
     .description(
       "list the virtual clusters the host knows (vc's status records and control planes with vc's managed label) with their live state: host namespace, control-plane state " +
         "(running, pending, scaled down, restoring, absent), ready replicas, last applied revision, who applied it and the result; " +

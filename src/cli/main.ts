@@ -34,7 +34,12 @@ const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Pr
   [["restore"], () => import("./restore.js")],
   [["doctor"], () => import("./doctor.js")],
   [["init"], () => import("./init.js")],
+  [["version"], () => import("./version.js")],
+  [["completion"], () => import("./completion.js")],
 ];
+
+/** Commands that read the whole command tree: every module is loaded for them, as for help. */
+const WHOLE_TREE = new Set(["completion", "help"]);
 
 /** A records namespace given on the command line, checked as the server would check it (a DNS-1123 label). */
 function parseRecordsNamespace(text: string): string {
@@ -51,18 +56,18 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   const program = new Command("vc")
     .description("GitOps for virtual clusters: validate, render, diff, apply and reconcile them from a git repository")
     .version(packageInfo().version)
-    .option(
-      "--request-timeout <duration>",
-      "longest wait for one API request, its retries included: seconds (30), a duration (30s, 2m), or 0 for no limit",
-      "30s",
-    )
-    .option(
-      "--records-namespace <ns>",
-      "namespace of vc's records on the host (default: $VC_RECORDS_NAMESPACE, else $POD_NAMESPACE, else vc-system)",
+    .option("--request-timeout <duration>", "per API request, retries included; 0: no limit", "30s")
+    .option("--records-namespace <ns>", "namespace of vc's records on the host (default: below)")
+    .addHelpText(
+      "after",
+      "\nThe records namespace is --records-namespace, else $VC_RECORDS_NAMESPACE, else $POD_NAMESPACE, else " +
+        "vc-system.\nRun vc <command> --help for a command's flags.",
     )
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   wrapHelpToTerminal(program);
+  // Commands listed as kubectl lists them: the name and its arguments, then one line of summary.
+  program.configureHelp({ subcommandTerm: commandTerm });
   // Read before any command runs: every client the command opens gets the budget.
   program.hook("preAction", async (root) => {
     const timeoutMs = parseRequestTimeout(String(root.opts().requestTimeout));
@@ -71,15 +76,33 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
     const records = root.opts().recordsNamespace as string | undefined;
     if (records !== undefined) process.env[RECORDS_NAMESPACE_ENV] = parseRecordsNamespace(records);
   });
-  const invoked = argv.find((a, i) => !a.startsWith("-") && !VALUED_ROOT_OPTIONS.includes(argv[i - 1] ?? ""));
-  const only = COMMANDS.find(([names]) => invoked !== undefined && names.includes(invoked));
+  const invoked = invokedWord(argv);
+  const only = COMMANDS.find(([names]) => invoked !== undefined && !WHOLE_TREE.has(invoked) && names.includes(invoked));
   for (const [, load] of only ? [only] : COMMANDS) (await load()).register(program);
   return program;
+}
+
+/** A command's name and arguments, without `[options]` (its own help lists them). */
+function commandTerm(cmd: Command): string {
+  const args = cmd.registeredArguments.map((a) => {
+    const name = `${a.name()}${a.variadic ? "..." : ""}`;
+    return a.required ? `<${name}>` : `[${name}]`;
+  });
+  return [cmd.name(), ...args].join(" ");
+}
+
+/** The first word of `argv` that names a command (not a root option or its value). */
+function invokedWord(argv: readonly string[]): string | undefined {
+  return argv.find((a, i) => !a.startsWith("-") && !VALUED_ROOT_OPTIONS.includes(argv[i - 1] ?? ""));
 }
 
 export async function main(argv: string[]): Promise<number> {
   exitQuietlyOnClosedStdout();
   boundHeapGrowth();
+  const invoked = invokedWord(argv);
+  // `vc nosuch --help` is an unknown command, not a request for the top-level help: commander says so (exit 2).
+  if (invoked !== undefined && !WHOLE_TREE.has(invoked) && !COMMANDS.some(([names]) => names.includes(invoked)))
+    argv = argv.filter((a) => a !== "--help" && a !== "-h");
   const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv, { from: "user" });

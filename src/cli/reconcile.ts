@@ -54,6 +54,7 @@ interface ReconcileFlags {
 export function register(program: Command): void {
   program
     .command("reconcile")
+    .summary("follow a repository and keep the target in step with it")
     .description(
       "follow a repository and keep the target in step: incremental by changed paths, full resync at an interval, invalid clusters never applied",
     )

@@ -87,6 +87,7 @@ function printable(rendered: KubeObject[]): KubeObject[] {
 export function register(program: Command): void {
   program
     .command("render [path]")
+    .summary("render the host objects of the repository's clusters")
     .description(
       "render the host objects of every valid cluster of the repository at PATH (default .): a multi-document YAML stream " +
         "on stdout, a JSON List with -o json, or one file per object under --out DIR (<namespace>/<kind>/<name>.yaml, " +

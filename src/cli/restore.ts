@@ -21,6 +21,7 @@ export function register(program: Command): void {
   withHostOptions(
     program
       .command("restore <name> <oci_reference>")
+      .summary("restore a virtual cluster from a backup in an OCI registry")
       .description(
         "restore a virtual cluster from a backup in an OCI registry ([oci://]registry/repo:tag or @sha256:...): checks the artifact first, " +
           "then suspends vc's reconciliation of the cluster, scales the control plane to 0, runs a restore pod, scales back and resumes. " +

@@ -39,25 +39,37 @@ function common(cmd: Command): Command {
 export function register(program: Command): void {
   const rollout = program
     .command("rollout")
+    .summary("show and steer the rollout of a fleet base change")
     .description(
       `show and steer the progressive rollout of a fleet base change (fleet/rollout.yaml; see ${docsUrl("rollouts.md")})`,
     );
   common(rollout.command("status"))
+    .summary("show the rollout: its phase, waves, clusters and their health")
     .description("show the rollout: its phase, the message, each wave with its clusters and their health")
     .option("--clusters", "list each wave's clusters by name with their health")
     .addOption(new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table"))
     .addHelpText("after", EXIT_HELP)
     .action(action(async (flags: RolloutFlags) => runStatus(flags)));
-  const verbs: Array<[RolloutRequest["action"], string]> = [
-    ["pause", "ask the reconciler to pause the rollout: nothing more moves until vc rollout resume"],
+  const verbs: Array<[RolloutRequest["action"], string, string]> = [
+    [
+      "pause",
+      "pause the rollout",
+      "ask the reconciler to pause the rollout: nothing more moves until vc rollout resume",
+    ],
     [
       "resume",
+      "resume a paused or halted rollout",
       "ask the reconciler to resume a paused or halted rollout (a halted wave's health is checked again first) or to end a manual pause between waves",
     ],
-    ["abort", "ask the reconciler to abort the rollout: every moved cluster returns to the base it was at before"],
+    [
+      "abort",
+      "abort the rollout: moved clusters return to their base",
+      "ask the reconciler to abort the rollout: every moved cluster returns to the base it was at before",
+    ],
   ];
-  for (const [verb, description] of verbs) {
+  for (const [verb, summary, description] of verbs) {
     common(rollout.command(verb))
+      .summary(summary)
       .description(description)
       .addOption(new Option("-o, --output <format>", "output format").choices(["text", "json", "yaml"]).default("text"))
       .addHelpText(

@@ -27,6 +27,7 @@ interface StatusFlags {
 export function register(program: Command): void {
   program
     .command("status")
+    .summary("show each cluster's reconcile status")
     .description(
       "show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, or vc apply and its user), result, the health its last reconciliation saw, message",
     )

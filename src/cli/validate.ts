@@ -28,6 +28,7 @@ const FORMATS = ["text", "json", "yaml", "github"];
 export function register(program: Command): void {
   program
     .command("validate")
+    .summary("validate the repository's cluster folders")
     .description(
       "validate the repository's cluster folders (values files, cluster.yaml, mesh manifests) and report every problem as file:line:col",
     )
