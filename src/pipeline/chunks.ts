@@ -58,6 +58,11 @@ export interface ChunkOptions {
   betweenChunks?: () => Promise<string | undefined>;
   /** True once the run is stopping: no further chunk is started. */
   stopping?: () => boolean;
+  /**
+   * Clusters the run leaves out when it reaches them (the reconciler's: reconciled by changes run between chunks, at
+   * the revision the run follows). Asked as each chunk is loaded, and again after `betweenChunks`.
+   */
+  skip?: (name: string) => boolean;
   /** The removed clusters go in name order among the repository's, not after them. */
   interleave?: boolean;
   /** Each chunk is a unit of work of its own (Target.startUnit): its records read afresh, with its live objects. */
@@ -80,6 +85,8 @@ export interface Chunk {
   live: Map<string, KubeObject[]>;
   /** Clusters contesting a namespace whose record holds it on the host: valid for this run. */
   admitted: string[];
+  /** The clusters of the chunk the run left out (ChunkOptions.skip): neither loaded nor run. */
+  skipped: string[];
 }
 
 /** The clusters a run goes through by default: the index's valid ones, then those contesting a namespace, in order. */
@@ -121,42 +128,56 @@ export async function* fleetChunks(target: Target, index: DesiredIndex, opts: Ch
     : [...chunksOf(present, size), ...chunksOf(removed, size)];
   const state = index.state;
   let revision = state.revision;
+  const skipped = (i: number): string[] => (opts.skip ? groups[i]!.filter((n) => opts.skip!(n)) : []);
   // Chunk k+1 loads while the caller works on chunk k; a load that fails is thrown where the caller reaches it.
   const start = (i: number) => {
     if (i >= groups.length) return undefined;
-    const names = groups[i]!.filter((n) => !gone.has(n));
+    const left = skipped(i);
+    const names = groups[i]!.filter((n) => !gone.has(n) && !left.includes(n));
     const p =
       names.length > 0
         ? loadChunk(target, { ...index, state: { ...state, revision } }, names, opts)
         : Promise.resolve(noneLoaded({ ...state, revision }));
     p.catch(() => undefined);
-    return p;
+    return { p, skipped: left };
   };
   let next = start(0);
   for (let i = 0; i < groups.length; i++) {
     if (i > 0) {
       const moved = await opts.betweenChunks?.();
-      // The repository moved: the chunk loaded ahead is of the old revision.
-      if (moved !== undefined && moved !== revision) {
-        revision = moved;
-        next = start(i);
-      }
+      // The repository moved (the chunk loaded ahead is of the old revision), or the work between chunks reconciled
+      // clusters of the chunk loaded ahead (it would apply what they were before the change): loaded again.
+      const stale = moved !== undefined && moved !== revision;
+      if (stale) revision = moved;
+      if (stale || skipped(i).join() !== next!.skipped.join()) next = start(i);
       if (opts.stopping?.()) return;
     }
-    const loaded = await next!;
+    const ahead = next!;
+    const loaded = await ahead.p;
     next = start(i + 1);
     if (opts.unitPerChunk) target.startUnit?.();
-    const names = groups[i]!;
+    const names = groups[i]!.filter((n) => !ahead.skipped.includes(n));
     const chunkRemoved = names.filter((n) => gone.has(n));
     const live =
-      opts.reader && chunkRemoved.length === 0 ? await opts.reader.take(names) : await target.listInventories(names);
+      names.length === 0
+        ? new Map<string, KubeObject[]>()
+        : opts.reader && chunkRemoved.length === 0
+          ? await opts.reader.take(names)
+          : await target.listInventories(names);
     const missing = chunkRemoved.filter((n) => state.missing.includes(n));
-    yield { ...loaded, names, desired: { ...loaded.desired, revision, missing }, removed: chunkRemoved, live };
+    yield {
+      ...loaded,
+      names,
+      desired: { ...loaded.desired, revision, missing },
+      removed: chunkRemoved,
+      live,
+      skipped: ahead.skipped,
+    };
   }
 }
 
 /** A chunk with no folder to load (only removed clusters). */
-function noneLoaded(state: DesiredState): Omit<Chunk, "names" | "removed" | "live"> {
+function noneLoaded(state: DesiredState): Omit<Chunk, "names" | "removed" | "live" | "skipped"> {
   return { loaded: [], desired: { ...state, clusters: [], errors: [], missing: [] }, admitted: [] };
 }
 
@@ -166,7 +187,7 @@ async function loadChunk(
   index: DesiredIndex,
   names: string[],
   opts: ChunkOptions,
-): Promise<Omit<Chunk, "names" | "removed" | "live">> {
+): Promise<Omit<Chunk, "names" | "removed" | "live" | "skipped">> {
   const engine = opts.engine ?? defaultEngine;
   const { root, revision } = index.state;
   const bases = opts.pins ? await opts.pins.basesFor(names) : index.state.bases;

@@ -274,7 +274,7 @@ export async function applyFleet(
       await hooks.onChunk?.(outcomes);
       for (const o of outcomes) collect(run, o, !!hooks.keepResults);
       run.errors.push(...chunkErrors(chunk, index), ...errors);
-      progress.done += chunk.names.length;
+      progress.done += chunk.names.length + chunk.skipped.length;
       hooks.onChunkDone?.(progress.done, progress.total, progress.objects);
     }
   } finally {

@@ -1,5 +1,5 @@
-// The long-running reconciler: schedules passes (poll with jitter, webhook, folder watch, periodic full resync), one at a
-// time, with backoff; changes before chores: a full pass lets pending changes run between its chunks.
+// The long-running reconciler: schedules passes (poll with jitter, webhook, folder watch, periodic full resync), one
+// at a time, with backoff; changes before chores: a full pass lets pending changes run between its chunks.
 import { Backoff, jitter } from "../util/retry.js";
 import { newPassState, runPass, type PassDeps, type PassRequest, type PassResult, type PassState } from "./pass.js";
 
@@ -15,7 +15,7 @@ export interface LoopOptions {
   onPass?: (r: PassResult | { error: Error; retryInMs: number }) => void;
   /** Timers (tests inject a clock); default the process's. */
   clock?: Clock;
-  /** While a rollout runs, the next pass comes after at most this long (default 10 s): it reads the wave's health and steps. */
+  /** While a rollout runs, the next pass comes within this long (default 10 s): it reads the wave's health. */
   rolloutIntervalMs?: number;
 }
 
@@ -123,6 +123,8 @@ export class ReconcileLoop {
       this.#pending = undefined;
       this.#clock.clearTimeout(this.#timer);
       const req: PassRequest = p.full ? { kind: "full" } : { kind: "incremental", paths: p.paths };
+      // A full pass takes long on a large fleet: polls go on meanwhile, and what they find runs between its chunks.
+      if (req.kind === "full") this.#schedulePoll(jitter(this.opts.intervalMs));
       let delay: number;
       if (!this.deps.mayWrite()) {
         // A standby replica: nothing to do until it leads (becoming leader triggers a full pass).
@@ -160,18 +162,18 @@ export class ReconcileLoop {
 
   /** The pass dependencies with the loop's hooks: stop requests, and changes run between the chunks of a full pass. */
   #passDeps(): PassDeps {
-    return { ...this.deps, stopping: () => this.#stopped, betweenChunks: () => this.#changesFirst() };
+    return { ...this.deps, stopping: () => this.#stopped, betweenChunks: (rev) => this.#changesFirst(rev) };
   }
 
   /**
-   * Runs the pending changes (an incremental pass) in the middle of a full pass; the full request stays pending.
-   * Not before the first pass has completed (no revision to count changes from: the incremental pass would be a
-   * full one), and not while stopping. Returns the revision reached.
+   * Runs the pending changes in the middle of a full pass: an incremental pass counting the changes from `revision`,
+   * the one the full pass follows (so the start-up pass, before any pass has completed, lets changes in too); the
+   * full request stays pending. Not while stopping. Returns that pass; a full pass is asked for when it could not
+   * count the changes.
    */
-  async #changesFirst(): Promise<string | undefined> {
+  async #changesFirst(revision: string): Promise<PassResult | undefined> {
     const p = this.#pending;
-    if (!p?.incremental || this.#stopped || this.state.lastRevision === undefined || !this.deps.mayWrite())
-      return undefined;
+    if (!p?.incremental || this.#stopped || !this.deps.mayWrite()) return undefined;
     const paths = p.paths;
     p.incremental = false;
     p.paths = [];
@@ -180,10 +182,13 @@ export class ReconcileLoop {
       const res = await runPass({ ...this.deps, stopping: () => this.#stopped }, this.state, {
         kind: "incremental",
         paths,
+        from: revision,
       });
       this.#lastProgress = Date.now();
       this.opts.onPass?.(res);
-      return res.revision;
+      if (res.uncounted) this.trigger({ kind: "full" });
+      this.#schedulePoll(jitter(this.opts.intervalMs));
+      return res;
     } catch (err) {
       // Left for after the full pass (retried with it, with backoff if it fails again).
       const again = this.#pending ?? { full: false, incremental: false, paths: [] };

@@ -23,8 +23,12 @@ import { forCluster } from "./warning-log.js";
 export type PassRequest =
   /** Every cluster of the repository, plus clusters known on the host whose folder is gone. */
   | { kind: "full" }
-  /** The clusters touched since the last pass (changed paths between revisions, plus `paths` from a watcher). */
-  | { kind: "incremental"; paths?: string[] };
+  /**
+   * The clusters touched since the last pass (changed paths between revisions, plus `paths` from a watcher). `from`:
+   * count the changes from this revision instead, the one a full pass in hand follows (changes run between its chunks,
+   * before any pass has completed too); such a pass never turns into a full one, and leaves `lastRevision` as it is.
+   */
+  | { kind: "incremental"; paths?: string[]; from?: string };
 
 export interface PassResult {
   revision: string;
@@ -36,6 +40,11 @@ export interface PassResult {
   durationMs: number;
   /** The reconciler began stopping during the pass: clusters not yet started were left for the next start. */
   interrupted?: boolean;
+  /**
+   * An incremental pass `from` a revision could not list what changed since (the source no longer knows it): only the
+   * watcher's paths and the clusters to retry were reconciled, and a full pass is due.
+   */
+  uncounted?: boolean;
 }
 
 export interface PassState {
@@ -68,10 +77,11 @@ export interface PassDeps extends ClusterContext {
   /** Called with each chunk's runs (sorted by cluster, plans still held) before they are let go: --once prints as it goes. */
   onChunk?: (runs: ClusterRun[]) => void;
   /**
-   * Called between the chunks of a full pass: work that must not wait for the pass (a commit's changed clusters)
-   * runs here. Returns the revision that work reached, which the rest of the pass follows; undefined when none ran.
+   * Called between the chunks of a full pass with the revision it follows: work that must not wait for the pass (a
+   * commit's changed clusters, an incremental pass `from` that revision) runs here. Returns that pass, whose revision
+   * the rest of the full pass follows, skipping the clusters it reconciled; undefined when none ran.
    */
-  betweenChunks?: () => Promise<string | undefined>;
+  betweenChunks?: (revision: string) => Promise<PassResult | undefined>;
   /** True once the reconciler is stopping: no further cluster is started; those in hand finish and record their status. */
   stopping?: () => boolean;
   /** Where rollouts materialise base snapshots (default: a private folder of the process). */
@@ -108,9 +118,17 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   const snap = await timedSync(deps);
   let kind = req.kind;
   let names: string[] | undefined;
+  const nested = req.kind === "incremental" && req.from !== undefined;
+  let uncounted = false;
   if (req.kind === "incremental") {
-    const changed =
-      state.lastRevision === undefined ? undefined : await deps.source.changes(state.lastRevision, snap.revision);
+    const from = req.from ?? state.lastRevision;
+    let changed = from === undefined ? undefined : await deps.source.changes(from, snap.revision);
+    // Inside a full pass, a change that cannot be counted is never a second full pass: the watcher's paths go now, and
+    // the rest waits for the full pass the loop asks for next (uncounted).
+    if (changed === undefined && nested) {
+      uncounted = true;
+      changed = [];
+    }
     if (changed === undefined) kind = "full";
     else
       names = [
@@ -126,7 +144,9 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
   deps.target.startUnit?.({ fleet: kind === "full", forgetClaims: true });
   try {
     if (kind === "full") return await fullPass(deps, state, snap, started);
-    return await incrementalPass(deps, state, snap, started, names ?? []);
+    const res = await incrementalPass(deps, state, snap, started, names ?? [], nested);
+    if (uncounted) res.uncounted = true;
+    return res;
   } finally {
     deps.target.endUnit?.();
   }
@@ -138,6 +158,7 @@ async function incrementalPass(
   snap: Snapshot,
   started: number,
   changed: string[],
+  nested: boolean,
 ): Promise<PassResult> {
   // A rollout adds the clusters it moves (and those in flight) and pins each cluster to its base (src/rollout/).
   const rollout = await passRollout(deps, state, snap, () => clusterFolders(snap.root), "incremental");
@@ -172,7 +193,7 @@ async function incrementalPass(
     full: false,
     peers: passClaims(index.folders, statuses(prev)),
   });
-  return done(state, snap, "incremental", runs.runs, started, runs.interrupted);
+  return done(state, snap, "incremental", runs.runs, started, runs.interrupted, nested);
 }
 
 /**
@@ -251,6 +272,8 @@ async function reconcile(
   let snap = first;
   const runs: ClusterRun[] = [];
   const chunk: ClusterRun[] = [];
+  // Clusters that passes run between this full pass's chunks reconciled, and the revision they are reconciled at.
+  const between = new Map<string, string>();
   const suspendedAtRunTime = new Map<string, string>();
   for (const [cluster, s] of run.prev) if (s?.suspendedBy) suspendedAtRunTime.set(cluster, s.suspendedBy);
   const report = await applyFleet(
@@ -281,10 +304,14 @@ async function reconcile(
       warn: (message, fields) => deps.logger.warn(message, fields),
       around: forCluster,
       betweenChunks: async () => {
-        const revision = await deps.betweenChunks?.();
-        if (revision !== undefined) snap = { root: snap.root, revision };
-        return revision;
+        const res = await deps.betweenChunks?.(snap.revision);
+        if (res === undefined) return undefined;
+        reconciledBetween(between, snap.revision, res);
+        snap = { root: snap.root, revision: res.revision };
+        return res.revision;
       },
+      // What a pass between the chunks reconciled at the revision this pass follows is not done again.
+      skip: (name) => between.get(name) === snap.revision,
       onOutcome: async (o) => {
         const r = await settleOutcome(
           deps,
@@ -315,6 +342,23 @@ async function reconcile(
     },
   );
   return { runs: runs.sort(byCluster), interrupted: !!report.interrupted };
+}
+
+/**
+ * Keeps `between` (cluster -> revision it was reconciled at, by passes run between a full pass's chunks) up to date
+ * with one more such pass, run from `from` (the revision the full pass followed) to `res.revision`: what it reconciled
+ * is at its revision; what it did not consider did not change since `from`, so what was reconciled at `from` holds at
+ * `res.revision` too, unless it could not count the changes. A cluster that failed or was skipped is the full pass's.
+ */
+function reconciledBetween(between: Map<string, string>, from: string, res: PassResult): void {
+  const considered = new Set(res.clusters.map((r) => r.cluster));
+  for (const [name, revision] of between) {
+    if (revision === from && !res.uncounted && !considered.has(name)) between.set(name, res.revision);
+    else between.delete(name);
+  }
+  for (const r of res.clusters)
+    if (r.result === "failed" || r.result === "skipped") between.delete(r.cluster);
+    else between.set(r.cluster, res.revision);
 }
 
 /** The host namespace a loaded cluster claims: its settings' when it is valid (with or without a spec). */
@@ -497,8 +541,9 @@ function done(
   runs: ClusterRun[],
   started: number,
   interrupted = false,
+  nested = false,
 ): PassResult {
-  if (!interrupted && !runs.some((r) => r.result === "skipped")) state.lastRevision = snap.revision;
+  if (!nested && !interrupted && !runs.some((r) => r.result === "skipped")) state.lastRevision = snap.revision;
   const res: PassResult = {
     revision: snap.revision,
     kind,

@@ -190,16 +190,16 @@ describe("rollout: the reconciler drives it", function () {
     let inner = false;
     // The full pass reads the record first (canary moved); its first chunk done, an abort arrives and an incremental
     // pass acts on it before the full pass reaches the canary's chunk.
-    const abortNow = async (): Promise<string> => {
+    const abortNow = async (from: string) => {
       inner = true;
       await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", {
         action: "abort",
         by: "alice",
         at: new Date().toISOString(),
       });
-      return (await runPass(deps, state, { kind: "incremental" })).revision;
+      return runPass(deps, state, { kind: "incremental", from });
     };
-    const full = { ...deps, chunkSize: 1, betweenChunks: async () => (inner ? undefined : abortNow()) };
+    const full = { ...deps, chunkSize: 1, betweenChunks: async (rev: string) => (inner ? undefined : abortNow(rev)) };
     await runPass(full, state, { kind: "full" });
     expect(inner).to.equal(true);
     expect(record()!.phase).to.equal("Aborting");
