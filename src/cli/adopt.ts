@@ -6,6 +6,9 @@ import { useColour } from "../plan/format.js";
 import { recordOnTarget } from "../pipeline/record-run.js";
 import { readRunTimeSuspension } from "../pipeline/run-suspension.js";
 import { applyFleet } from "../pipeline/fleet.js";
+import { loadIndexedChunk, type DesiredIndex } from "../pipeline/load.js";
+import { takeOwnershipName } from "../plan/gates.js";
+import { refOf } from "../kube/object.js";
 import { KubeTarget } from "../sinks/kube/target.js";
 import { HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHistoryLimit } from "./apply.js";
 import { toJson, toText } from "./apply-report.js";
@@ -75,6 +78,7 @@ export function register(program: Command): void {
         );
         if (owner === flags.from)
           throw new UserError(`--from ${flags.from} is this source's own owner name: nothing to hand over`);
+        if (takeOver.length > 0) await requireRendered(index, cluster, takeOver);
         const target = await openTargetForCommand(flags);
         const started = new Date();
         try {
@@ -155,6 +159,23 @@ function parseObjectName(text: string): string {
       EXIT.failure,
     );
   return text;
+}
+
+/**
+ * Refuses --take-ownership of an object the cluster does not render (before anything is written): taking over what
+ * the cluster would never apply records nothing and would only hide a typo.
+ */
+async function requireRendered(index: DesiredIndex, cluster: string, takeOver: readonly string[]): Promise<void> {
+  if (!index.valid.includes(cluster) && !index.contested.includes(cluster)) return;
+  const desired = await loadIndexedChunk(index, [cluster]);
+  const objects = [...desired.clusters, ...(desired.contested ?? [])].find((c) => c.name === cluster)?.objects ?? [];
+  const rendered = new Set(objects.map((o) => takeOwnershipName(refOf(o))));
+  const unknown = takeOver.filter((name) => !rendered.has(name));
+  if (unknown.length === 0) return;
+  throw new UserError(
+    `--take-ownership ${unknown.join(" ")}: cluster ${cluster} does not render ${unknown.length === 1 ? "it" : "them"}, ` +
+      `so there is nothing to take over (vc render ${cluster} lists its objects as Kind/namespace/name)`,
+  );
 }
 
 /**
