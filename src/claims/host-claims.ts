@@ -120,7 +120,10 @@ export function lostClaims(
       out.push({
         host,
         holder: older.cluster,
-        why: `${older.object} has served "${older.host}" since ${new Date(older.since).toISOString()}`,
+        why:
+          older.since < Number.MAX_SAFE_INTEGER
+            ? `${older.object} has served "${older.host}" since ${new Date(older.since).toISOString()}`
+            : `${older.object} claims "${older.host}" since an earlier run`,
       });
       continue;
     }

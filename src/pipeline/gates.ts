@@ -1,5 +1,6 @@
 // The gates of a cluster's plan, asked of the target: kinds it does not serve, public hosts an older claim holds, and
 // objects on it that the cluster's record does not hold (plan/gates.ts decides; one chain for every caller).
+import { ClaimIndex } from "../claims/claim-index.js";
 import { lostClaims, type PeerTies } from "../claims/host-claims.js";
 import { blockContests, blockForeign, blockUnserved, claimingObjects, writtenKinds } from "../plan/gates.js";
 import type { Plan } from "../plan/types.js";
@@ -22,17 +23,21 @@ async function unservedKinds(target: Target, plan: Plan): Promise<Plan> {
   return kinds.length === 0 ? plan : blockUnserved(plan, await target.missingKinds(kinds));
 }
 
-/** Reads the live claims only when the plan claims a public host and the target can list them (a host can; dir: cannot). */
+/**
+ * Reads the target's claims only when the plan claims a public host; a target without claims of its own still has the
+ * run's (`peers`): every target enforces one cluster per public host.
+ */
 async function lostHosts(
   target: Target,
   plan: Plan,
   peers?: ReadonlyMap<string, readonly string[]>,
   ties?: PeerTies,
 ): Promise<Plan> {
-  if (plan.blocked || !target.hostClaimIndex) return plan;
+  if (plan.blocked) return plan;
   const claiming = claimingObjects(plan);
   if (claiming.length === 0) return plan;
-  return blockContests(plan, lostClaims(plan.cluster, claiming, await target.hostClaimIndex(), peers, ties));
+  const index = target.hostClaimIndex ? await target.hostClaimIndex() : new ClaimIndex();
+  return blockContests(plan, lostClaims(plan.cluster, claiming, index, peers, ties));
 }
 
 /** Asks a target that keeps records which of the plan's creates already exist outside the record (no creates: no request). */

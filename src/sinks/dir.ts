@@ -4,7 +4,7 @@ import { lstat, mkdir, open, readdir, rename, rm, rmdir, writeFile } from "node:
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { loadYamlText } from "../repo/load.js";
 import type { KubeObject, ObjectRef } from "../kube/object.js";
-import { refOf } from "../kube/object.js";
+import { objectKey, refOf } from "../kube/object.js";
 import { LABELS } from "../translate/keys.js";
 import { toYaml } from "../plan/diff.js";
 import { stripServerFields } from "../plan/normalize.js";
@@ -12,12 +12,18 @@ import { withholdCredentials } from "../render/secrets.js";
 import { DirStatusStore } from "../records/dir-store.js";
 import { localIdentity, type Identity } from "../host/identity.js";
 import type { StatusStoreOptions } from "../records/status-store.js";
+import { ClaimIndex } from "../claims/claim-index.js";
+import { liveClaimsOf } from "../claims/host-claims.js";
+import { MESH_GROUP } from "../kube/resources.js";
 import type { Target, WriteOptions } from "./types.js";
 
 /** Folder of cluster-scoped objects inside a cluster's folder (a namespace name never starts with "_"). */
 const CLUSTER_SCOPED = "_cluster";
 /** Files a write in progress leaves behind when the process dies between writing and renaming. */
 const TEMP_FILE = /\.yaml\.tmp-(\d+)$/;
+/** File names of the kinds that claim public hosts (claims/host-claims.ts): Gateways and VirtualServices of the mesh. */
+const CLAIM_FILE = new RegExp(`^(gateway|virtualservice)\\.${MESH_GROUP.replaceAll(".", "\\.")}_[^/]+\\.yaml$`);
+
 /** Largest manifest file read back (as the repository loader's limit). */
 const MAX_FILE_BYTES = 1024 * 1024;
 
@@ -65,6 +71,31 @@ export class DirTarget implements Target {
   /** Hydrated manifests never carry a credential written inline in the repository (render/secrets.ts). */
   prepare(obj: KubeObject): KubeObject {
     return withholdCredentials(obj);
+  }
+
+  /** The claims of the manifests written here (read once per target, then kept in step with its writes). */
+  #claims: Promise<ClaimIndex> | undefined;
+
+  /**
+   * The public-host claims of the Gateways and VirtualServices this folder holds, by host: a folder holds only what vc
+   * wrote, so its manifests are the claims of the clusters written before (the same fleet-wide rule as a host's, with
+   * the run's new claims decided among themselves). Manifests carry no creation time: of two written claims on one host
+   * the cluster name that sorts first wins, and a written claim is older than any new one.
+   */
+  hostClaimIndex(): Promise<ClaimIndex> {
+    this.#claims ??= (async () => {
+      const objects: KubeObject[] = [];
+      for (const cluster of await this.#clusterFolderNames()) {
+        const dir = join(this.root, cluster);
+        for (const file of yamlFiles(dir, [])) {
+          if (!CLAIM_FILE.test(file.slice(file.lastIndexOf(sep) + 1))) continue;
+          const obj = this.read(file);
+          if (obj && obj.metadata.labels?.[LABELS.inventory] === cluster) objects.push(obj);
+        }
+      }
+      return ClaimIndex.ofObjects(objects, liveClaimsOf);
+    })();
+    return this.#claims;
   }
 
   async listInventory(cluster: string): Promise<KubeObject[]> {
@@ -152,6 +183,7 @@ export class DirTarget implements Target {
     const tmp = `${file}.tmp-${process.pid}`;
     await writeFile(tmp, text, { mode });
     await rename(tmp, file);
+    if (this.#claims) void this.#claims.then((index) => index.put(clean));
     return clean;
   }
 
@@ -162,6 +194,7 @@ export class DirTarget implements Target {
     if (current.metadata.labels?.[LABELS.inventory] !== cluster) return "not-owned";
     if (opts.dryRun) return "deleted";
     await rm(file, { force: true });
+    if (this.#claims) void this.#claims.then((index) => index.remove(objectKey(current)));
     // The namespace folder, then the cluster's, when now empty (a removed cluster leaves no folder behind).
     for (const dir of [dirname(file), dirname(dirname(file))]) {
       if (

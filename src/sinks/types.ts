@@ -59,9 +59,8 @@ export interface Target {
     kinds: ReadonlyArray<{ apiVersion: string; kind: string }>,
   ): Promise<Array<{ apiVersion: string; kind: string }>>;
   /**
-   * The public-host claims of the live mesh objects vc applied (Gateways, VirtualServices, across namespaces: one LIST
-   * per kind), indexed by host (claims/claim-index.ts). Absent where a target cannot tell (dir:); then claims are not
-   * checked against the host.
+   * The public-host claims of the mesh objects vc wrote (a host: those its records hold; dir: the folder's manifests),
+   * indexed by host (claims/claim-index.ts). Absent: only the run's own claims are checked among themselves.
    */
   hostClaimIndex?(): Promise<ClaimIndex>;
   /** Who writes to the target: the host's confirmation for a live host (else the kubeconfig's claim), the local account for a folder. */
