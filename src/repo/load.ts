@@ -9,8 +9,12 @@ export type LoadedFile =
       ok: true;
       file: string;
       text: string;
-      docs: unknown[] /** nodes aliases add once expanded */;
-      aliasNodes: number /** the parser's events, for positions */;
+      docs: unknown[];
+      /** Nodes aliases add once expanded. */
+      aliasNodes: number;
+      /** Bytes of keys and scalars aliases add once expanded. */
+      aliasBytes: number;
+      /** The parser's events, for positions. */
       events: Event[];
     }
   | { ok: false; diagnostic: Diagnostic };
@@ -39,5 +43,6 @@ export function loadYamlText(file: string, text: string): LoadedFile {
       diagnostic: { file, line: e.line, col: e.col, severity: "error", code: e.code, message: e.message },
     };
   }
-  return { ok: true, file, text, docs: parsed.docs, aliasNodes: parsed.aliasNodes, events: parsed.events };
+  const { docs, aliasNodes, aliasBytes, events } = parsed;
+  return { ok: true, file, text, docs, aliasNodes, aliasBytes, events };
 }

@@ -23,6 +23,14 @@ export const MAX_ALIASES = 100;
 export const MAX_FILE_ALIAS_NODES = 100_000;
 /** The same budget for all files of one cluster folder together (checked by the validator). */
 export const MAX_CLUSTER_ALIAS_NODES = 250_000;
+/**
+ * Bytes that aliases may add to one file once expanded: an alias of a scalar repeats its text, an alias of a collection
+ * its keys and scalars (what a copy, a render or a serialisation of the documents holds). A count of nodes alone let
+ * one long anchored string, repeated by thousands of aliases, expand a 2 MiB folder to over 100 MiB downstream.
+ */
+export const MAX_FILE_ALIAS_BYTES = 1024 * 1024;
+/** The same budget for all files of one cluster folder together (checked by the validator). */
+export const MAX_CLUSTER_ALIAS_BYTES = 1024 * 1024;
 /** Deepest nesting of collections once aliases are expanded (an alias adds the depth of the collection it names). */
 export const MAX_EXPANDED_DEPTH = MAX_DEPTH * 4;
 /** Keys that would reach an object's prototype machinery once the data is merged or copied: refused everywhere. */
@@ -42,6 +50,8 @@ export type ParseResult =
       docs: unknown[];
       /** Nodes aliases add once expanded (0 without aliases). */
       aliasNodes: number;
+      /** Bytes of keys and scalars aliases add once expanded (0 without aliases). */
+      aliasBytes: number;
       /** The parser's events (what js-yaml's loadAll constructs the documents from): positions of findings come from them. */
       events: Event[];
     }
@@ -69,27 +79,42 @@ export function parseYaml(text: string): ParseResult {
     return { ok: false, error: reservedError(scan.reservedKey.key, line, col) };
   }
   // Only aliases can expand or loop: a file without any skips the walk over its documents.
-  if (!scan.alias) return { ok: true, docs, aliasNodes: 0, events };
+  if (!scan.alias) return { ok: true, docs, aliasNodes: 0, aliasBytes: 0, events };
   // An alias may also stand for a key (its anchor's text possibly escaped): the walk checks every key.
-  const walk = new Walk();
+  const walk = new Walk(scan.scalarAliases, scan.scalarAliasBytes);
+  if (walk.aliasBytes > MAX_FILE_ALIAS_BYTES) return { ok: false, error: locate({ kind: "bytes" }, 0, text, events) };
   for (let d = 0; d < docs.length; d++) {
     const problem = walk.doc(docs[d]);
     if (problem) return { ok: false, error: locate(problem, d, text, events) };
   }
-  return { ok: true, docs, aliasNodes: walk.aliasNodes, events };
+  return { ok: true, docs, aliasNodes: walk.aliasNodes, aliasBytes: walk.aliasBytes, events };
 }
 
 const depthMessage = (): string => `YAML nests collections deeper than ${MAX_DEPTH} levels: refused`;
 
+/** What one pass over the events finds (scanEvents). */
+interface Scan {
+  alias: boolean;
+  /** Aliases of scalars, and the bytes of the scalars they repeat (a scalar's text as written, an upper bound). */
+  scalarAliases: number;
+  scalarAliasBytes: number;
+  reservedKey?: { key: string; offset: number };
+  tooDeep?: number;
+}
+
 /**
- * Whether the events hold an alias, the first mapping key (written out, not aliased) that is a reserved word, and
- * the offset of the first collection nested deeper than MAX_DEPTH.
+ * Whether the events hold an alias (and what aliases of scalars repeat), the first mapping key (written out, not
+ * aliased) that is a reserved word, and the offset of the first collection nested deeper than MAX_DEPTH.
  */
-function scanEvents(
-  text: string,
-  events: readonly Event[],
-): { alias: boolean; reservedKey?: { key: string; offset: number }; tooDeep?: number } {
+function scanEvents(text: string, events: readonly Event[]): Scan {
   let alias = false;
+  let scalarAliases = 0;
+  let scalarAliasBytes = 0;
+  // Anchors of scalars by name, with the length of their text; an anchor of a collection maps to undefined.
+  const anchors = new Map<string, number | undefined>();
+  const anchorOf = (ev: { anchorStart?: number; anchorEnd?: number }): string | undefined =>
+    ev.anchorStart !== undefined && ev.anchorStart >= 0 ? text.slice(ev.anchorStart, ev.anchorEnd) : undefined;
+  const stop = (more: Partial<Scan>): Scan => ({ alias, scalarAliases, scalarAliasBytes, ...more });
   // Per open collection: whether it is a mapping and how many nodes it has seen (keys are the even ones).
   const mapping: boolean[] = [];
   const seen: number[] = [];
@@ -103,17 +128,29 @@ function scanEvents(
       case EVENT_ID.MAPPING:
         mapping.push(ev.type === EVENT_ID.MAPPING);
         seen.push(0);
+        if (ev.type !== EVENT_ID.DOCUMENT) {
+          const name = anchorOf(ev);
+          if (name !== undefined) anchors.set(name, undefined);
+        }
         // The stack holds the document and its open collections.
-        if (mapping.length - 1 > MAX_DEPTH) return { alias, tooDeep: (ev as { start: number }).start };
+        if (mapping.length - 1 > MAX_DEPTH) return stop({ tooDeep: (ev as { start: number }).start });
         break;
       case EVENT_ID.POP:
         mapping.pop();
         seen.pop();
         break;
-      case EVENT_ID.ALIAS:
+      case EVENT_ID.ALIAS: {
         alias = true;
+        const bytes = anchors.get(anchorOf(ev) ?? "");
+        if (bytes !== undefined) {
+          scalarAliases++;
+          scalarAliasBytes += bytes;
+        }
         break;
+      }
       case EVENT_ID.SCALAR: {
+        const name = anchorOf(ev);
+        if (name !== undefined) anchors.set(name, Math.max(1, ev.valueEnd - ev.valueStart));
         if (!isKey) break;
         const length = ev.valueEnd - ev.valueStart;
         // Plain keys are their own text: only the lengths of the reserved words need a look. Quoted ones may hold escapes.
@@ -121,13 +158,13 @@ function scanEvents(
         const key = getScalarValue(text, ev);
         if (RESERVED_KEYS.includes(key)) {
           const quoted = ev.style === SCALAR_STYLE.SINGLE_QUOTED || ev.style === SCALAR_STYLE.DOUBLE_QUOTED;
-          return { alias, reservedKey: { key, offset: quoted ? ev.valueStart - 1 : ev.valueStart } };
+          return stop({ reservedKey: { key, offset: quoted ? ev.valueStart - 1 : ev.valueStart } });
         }
         break;
       }
     }
   }
-  return { alias };
+  return stop({});
 }
 
 function reservedError(key: string, line: number, col: number): YamlError {
@@ -140,7 +177,7 @@ function reservedError(key: string, line: number, col: number): YamlError {
 }
 
 type Problem =
-  | { kind: "budget" | "depth" }
+  | { kind: "budget" | "depth" | "bytes" }
   | { kind: "cycle" }
   | { kind: "reserved"; path: PathSegment[]; key: string };
 
@@ -149,8 +186,19 @@ type Problem =
  * collections that contain themselves and reserved keys. Each shared collection is walked once.
  */
 class Walk {
-  aliasNodes = 0;
+  aliasNodes: number;
+  /** Bytes of keys and scalars that repeats add (aliases of scalars counted by scanEvents to begin with). */
+  aliasBytes: number;
   private readonly sizes = new Map<object, number>();
+  /** Bytes of keys and scalars in each shared collection, once expanded. */
+  private readonly bytes = new Map<object, number>();
+  /** Bytes of the value `size` last returned for. */
+  private lastBytes = 0;
+
+  constructor(scalarAliases: number, scalarAliasBytes: number) {
+    this.aliasNodes = scalarAliases;
+    this.aliasBytes = scalarAliasBytes;
+  }
   /** Levels of collections in each shared collection, itself included (its height once expanded). */
   private readonly heights = new Map<object, number>();
   /** Height of the value `size` last returned for (0 for a scalar). */
@@ -174,12 +222,18 @@ class Walk {
    */
   private size(value: unknown, depth: number): number {
     this.height = 0;
-    if (value === null || typeof value !== "object") return 1;
+    if (value === null || typeof value !== "object") {
+      this.lastBytes = typeof value === "string" ? value.length : 8;
+      return 1;
+    }
     if (this.open.has(value)) throw new Stop({ kind: "cycle" });
     const known = this.sizes.get(value);
     if (known !== undefined) {
       this.aliasNodes += known;
+      this.lastBytes = this.bytes.get(value)!;
+      this.aliasBytes += this.lastBytes;
       if (this.aliasNodes > MAX_FILE_ALIAS_NODES) throw new Stop({ kind: "budget" });
+      if (this.aliasBytes > MAX_FILE_ALIAS_BYTES) throw new Stop({ kind: "bytes" });
       this.height = this.heights.get(value)!;
       if (depth + this.height > MAX_EXPANDED_DEPTH) throw new Stop({ kind: "depth" });
       return known;
@@ -187,11 +241,13 @@ class Walk {
     if (depth + 1 > MAX_EXPANDED_DEPTH) throw new Stop({ kind: "depth" });
     this.open.add(value);
     let size = 1;
+    let bytes = 0;
     let below = 0;
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         this.path.push(i);
         size += this.size(value[i], depth + 1);
+        bytes += this.lastBytes;
         below = Math.max(below, this.height);
         this.path.pop();
       }
@@ -200,14 +256,17 @@ class Walk {
         this.path.push(key);
         if (RESERVED_KEYS.includes(key)) throw new Stop({ kind: "reserved", path: [...this.path], key });
         size += this.size((value as Record<string, unknown>)[key], depth + 1);
+        bytes += key.length + this.lastBytes;
         below = Math.max(below, this.height);
         this.path.pop();
       }
     }
     this.open.delete(value);
     this.sizes.set(value, size);
+    this.bytes.set(value, bytes);
     this.heights.set(value, below + 1);
     this.height = below + 1;
+    this.lastBytes = bytes;
     return size;
   }
 }
@@ -240,6 +299,14 @@ function locate(problem: Problem, doc: number, text: string, events: Event[]): Y
       return {
         code: "yaml-alias-bomb",
         message: `YAML aliases nest collections deeper than ${MAX_EXPANDED_DEPTH} levels once expanded: refused`,
+        ...at,
+      };
+    }
+    case "bytes": {
+      const at = positions.locate(doc, [], "value");
+      return {
+        code: "yaml-alias-bomb",
+        message: `YAML aliases in this file expand to more than ${MAX_FILE_ALIAS_BYTES} extra bytes once repeated, past the budget in document ${doc + 1}: refused (an alias bomb?)`,
         ...at,
       };
     }

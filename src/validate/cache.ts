@@ -21,7 +21,7 @@ import { cacheDirProblem, openCacheDir } from "./cache-dir.js";
 import { SCHEMA_NAMES, SCHEMAS_DIR } from "./schemas.js";
 
 /** Bumped when the shape of an entry or the meaning of a key changes. */
-const CACHE_FORMAT = "vc-validate-cache/4"; // 4: summaries carry the public host claims
+const CACHE_FORMAT = "vc-validate-cache/5"; // 5: alias expansion is bounded in bytes too
 
 /** What a caller needs of a cluster: its diagnostics and settings only (`vc validate`), or also its spec and values. */
 export type Detail = "summary" | "full";

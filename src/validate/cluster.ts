@@ -7,7 +7,7 @@ import type { Values } from "../model/values.js";
 import { VALUES_FILE, type ClusterFiles } from "../repo/layout.js";
 import { loadYamlFile, loadYamlText, type LoadedFile } from "../repo/load.js";
 import type { ReadResult } from "../repo/read.js";
-import { MAX_CLUSTER_ALIAS_NODES } from "../repo/yaml.js";
+import { MAX_CLUSTER_ALIAS_BYTES, MAX_CLUSTER_ALIAS_NODES } from "../repo/yaml.js";
 import { folderBudget, objectsOverBudget, type FolderBudget } from "../repo/budget.js";
 import { YamlPositions } from "../repo/positions.js";
 import { isMapping, type Mapping } from "../repo/merge.js";
@@ -229,7 +229,7 @@ export function reservedNamespaceRule(ns: string): { severity: "error" | "warnin
 
 /**
  * The loader of one cluster folder: each file within the per-file limits of the YAML loader, all of them
- * together within MAX_CLUSTER_ALIAS_NODES of alias expansion (a file that crosses it is refused) and within the
+ * together within MAX_CLUSTER_ALIAS_NODES and MAX_CLUSTER_ALIAS_BYTES of alias expansion (a file that crosses it is refused) and within the
  * folder's budget of documents (OverBudget is thrown at the first document past it).
  */
 function folderLoader(
@@ -239,6 +239,7 @@ function folderLoader(
   budget: FolderBudget,
 ): (file: string) => LoadedFile {
   let used = 0;
+  let usedBytes = 0;
   let objects = 0;
   const manifests = new Set([...files.mesh, ...files.certificates]);
   return (file) => {
@@ -255,10 +256,14 @@ function folderLoader(
       const at = new YamlPositions(loaded.text, loaded.events).locate(d, [], "value");
       throw new OverBudget(objectsOverBudget(file, at.line, at.col, files.dir, budget));
     }
-    if (loaded.aliasNodes === 0) return loaded;
+    if (loaded.aliasNodes === 0 && loaded.aliasBytes === 0) return loaded;
     used += loaded.aliasNodes;
-    if (used <= MAX_CLUSTER_ALIAS_NODES) return loaded;
-    const message = `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_NODES} extra nodes together (this file crosses the budget): refused (an alias bomb?)`;
+    usedBytes += loaded.aliasBytes;
+    if (used <= MAX_CLUSTER_ALIAS_NODES && usedBytes <= MAX_CLUSTER_ALIAS_BYTES) return loaded;
+    const message =
+      used > MAX_CLUSTER_ALIAS_NODES
+        ? `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_NODES} extra nodes together (this file crosses the budget): refused (an alias bomb?)`
+        : `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_BYTES} extra bytes together once repeated (this file crosses the budget): refused (an alias bomb?)`;
     return { ok: false, diagnostic: fileDiagnostic(file, "error", "yaml-alias-bomb", message) };
   };
 }

@@ -60,3 +60,34 @@ export function writeBudgetFolder(
   }
   return { files, bytes: written, objects };
 }
+
+/**
+ * Writes `clusters/<name>/` under `root` whose mesh files repeat long strings through aliases: `files` files of `docs`
+ * VirtualServices, each anchoring one string of `anchorBytes` characters and aliasing it `aliases` times (issue #38's
+ * folder is 10 × 125 documents, 1,000 characters, 99 aliases: 2 MiB of text that expands to over 100 MiB).
+ */
+export function writeAliasFolder(
+  root: string,
+  name: string,
+  shape: { files: number; docs: number; anchorBytes: number; aliases: number },
+): WrittenFolder {
+  const dir = join(root, "clusters", name);
+  mkdirSync(join(dir, "mesh"), { recursive: true });
+  const values = "integrations:\n  mesh:\n    enabled: true\n";
+  writeFileSync(join(dir, "values.yaml"), values);
+  let bytes = values.length;
+  for (let f = 0; f < shape.files; f++) {
+    let text = "";
+    for (let d = 0; d < shape.docs; d++) {
+      const vs = `vs-${f}-${d}`;
+      const repeats = Array.from({ length: shape.aliases }, () => "*s").join(", ");
+      text +=
+        `---\napiVersion: networking.mesh.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: ${vs}\n` +
+        `  annotations: {note: &s "${"y".repeat(shape.anchorBytes)}"}\n  finalizers: [${repeats}]\n` +
+        `spec:\n  hosts: [${vs}]\n  http:\n    - route:\n        - destination: {host: ${vs}}\n`;
+    }
+    writeFileSync(join(dir, "mesh", `a${f}.yaml`), text);
+    bytes += text.length;
+  }
+  return { files: shape.files + 1, bytes, objects: shape.files * shape.docs };
+}

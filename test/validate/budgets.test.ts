@@ -1,7 +1,16 @@
 // Work a hostile repository can cause is bounded: alias expansion per file and per cluster, findings per file, failures per cluster.
 import { expect } from "chai";
 import { MAX_FILE_BYTES } from "../../src/repo/read.js";
-import { MAX_CLUSTER_ALIAS_NODES, MAX_FILE_ALIAS_NODES } from "../../src/repo/yaml.js";
+import {
+  MAX_CLUSTER_ALIAS_BYTES,
+  MAX_CLUSTER_ALIAS_NODES,
+  MAX_FILE_ALIAS_BYTES,
+  MAX_FILE_ALIAS_NODES,
+} from "../../src/repo/yaml.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { writeAliasFolder } from "../support/budget-folder.js";
 import { MAX_FINDINGS_PER_FILE } from "../../src/validate/finding.js";
 import { loadAndValidate } from "../../src/validate/index.js";
 import { validateValuesDocument } from "../../src/validate/values.js";
@@ -32,6 +41,33 @@ describe("validate: budgets", () => {
     expect(d.line).to.be.greaterThan(1);
     expect(d.message).to.contain(String(MAX_FILE_ALIAS_NODES));
     expect(r.clusters.find((c) => c.name === "fine")!.spec).to.not.equal(undefined);
+  });
+
+  it("#38.2: bounds the bytes aliases repeat: issue #38's 2 MiB folder of long aliased strings is refused, one under the budget is valid", async () => {
+    const root = mkdtempSync(join(tmpdir(), "vc-alias-bytes-"));
+    try {
+      // Within the file, byte, document and alias-node budgets; 123,750 aliases of a 1,000-character string.
+      const issue = writeAliasFolder(root, "issue", { files: 10, docs: 125, anchorBytes: 1000, aliases: 99 });
+      expect(issue.bytes).to.be.below(2 * 1024 * 1024);
+      // Under both budgets: 1,000 aliases of 1,000 characters, over two files.
+      writeAliasFolder(root, "under", { files: 2, docs: 5, anchorBytes: 1000, aliases: 100 });
+      const r = await loadAndValidate(root);
+      const bomb = r.clusters.find((c) => c.name === "issue")!;
+      expect(bomb.valid).to.equal(false);
+      const d = bomb.diagnostics.find((x) => x.code === "yaml-alias-bomb")!;
+      expect(d.message).to.contain(String(MAX_FILE_ALIAS_BYTES)).and.contain("bytes");
+      expect(d.file).to.match(/^clusters\/issue\/mesh\/a\d\.yaml$/);
+      expect(r.clusters.find((c) => c.name === "under")!.valid, JSON.stringify(r.diagnostics)).to.equal(true);
+      // Every file under the per-file budget, together over the cluster's: the file that crosses it is refused.
+      writeAliasFolder(root, "spread", { files: 3, docs: 5, anchorBytes: 1000, aliases: 80 });
+      const spread = (await loadAndValidate(root, { clusters: ["spread"] })).clusters[0]!;
+      expect(spread.valid).to.equal(false);
+      expect(spread.diagnostics.find((x) => x.code === "yaml-alias-bomb")!.message).to.contain(
+        String(MAX_CLUSTER_ALIAS_BYTES),
+      );
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it("counts alias expansion across the files of a cluster: the file crossing the cluster's budget is refused", async () => {
