@@ -6,7 +6,8 @@ import { resourceFor } from "../kube/resources.js";
 import { KubeApiError, type KubeClient } from "../host/client.js";
 import { clusterHealth, type LiveOf } from "./cluster.js";
 import { hasHealthRules } from "./object.js";
-import { claimNames, selectorLabels, why } from "./read.js";
+import { claimNames, why } from "./read.js";
+import { isControlledBy, POD_PAGE, readControlledPods, ReadBoundExceeded, selectorLabels } from "./owned-pods.js";
 import type { ClusterHealth } from "../model/health.js";
 import { groupBy } from "../util/group.js";
 
@@ -41,7 +42,7 @@ async function listAll(
   client: KubeClient,
   apiVersion: string,
   kind: string,
-  opts: { labelSelector?: string; fieldSelector?: string } = {},
+  opts: { labelSelector?: string; fieldSelector?: string; limit?: number } = {},
   keep: (o: KubeObject) => boolean = () => true,
 ): Promise<KubeObject[]> {
   const type = resourceFor(apiVersion, kind);
@@ -91,10 +92,11 @@ export async function readFleetHealth(
   const out = new Map<string, ClusterHealth>();
   for (const c of clusters) {
     const objects = objectsOf.get(c.name)!;
-    if (read.failed !== undefined && workloadsOf.get(c.name)!.length > 0) {
+    const failed = read.failed ?? read.failedOf?.get(c.name);
+    if (failed !== undefined && workloadsOf.get(c.name)!.length > 0) {
       const unreadablePods: LiveOf = {
         ref: { apiVersion: "v1", kind: "Pod", namespace: c.hostNamespace, name: "*" },
-        unreadable: read.failed,
+        unreadable: failed,
       };
       out.set(c.name, clusterHealth({ objects: [...objects, unreadablePods], pods: [], claims: [] }));
       continue;
@@ -165,36 +167,127 @@ function workloads(objects: readonly LiveOf[]): KubeObject[] {
     .filter((o): o is KubeObject => !!o && (o.kind === "StatefulSet" || o.kind === "Deployment"));
 }
 
-/** The pods of the workloads (one LIST per shape of selector, reusing pods the caller listed) and, when needed, the claims. */
+/**
+ * The pods the workloads control (one LIST per shape of selector, a page of POD_PAGE at a time, each pod kept only when
+ * a workload vc applied controls it, directly or through a ReplicaSet of its Deployment, by UID: a tenant's pods with
+ * the control plane's labels are let go as they are read) and, when needed, the claims. Past the pods the workloads
+ * may have (MAX_PODS_SCANNED more), the fleet's LIST stops and each cluster's pods are read on their own (by name for
+ * StatefulSets), so a tenant's pods cost a bounded read.
+ */
 async function readPods(
   client: KubeClient,
   workloadsOf: ReadonlyMap<string, KubeObject[]>,
   listed: AlreadyListed,
-): Promise<{ pods: KubeObject[]; claims: KubeObject[]; failed?: string }> {
+): Promise<{ pods: KubeObject[]; claims: KubeObject[]; failed?: string; failedOf?: Map<string, string> }> {
   const shapes = new Map<string, Array<Record<string, string>>>();
-  for (const ws of workloadsOf.values()) {
-    for (const w of ws) {
-      const labels = selectorLabels(w);
-      if (!labels) continue;
-      const shape = Object.keys(labels).sort().join(",");
-      shapes.set(shape, [...(shapes.get(shape) ?? []), labels]);
-    }
+  const failedOf = new Map<string, string>();
+  const all = [...workloadsOf.values()].flat();
+  for (const w of all) {
+    const labels = selectorLabels(w);
+    if (!labels) continue;
+    const shape = Object.keys(labels).sort().join(",");
+    shapes.set(shape, [...(shapes.get(shape) ?? []), labels]);
   }
-  const pods: KubeObject[] = [];
   try {
-    for (const selectors of shapes.values()) {
-      const selector = podSelector(selectors);
-      const given = listed.pods?.find((p) => normalSelector(p.selector) === normalSelector(selector));
-      pods.push(...(given ? given.items : await listAll(client, "v1", "Pod", { labelSelector: selector })));
+    const owners = await controllingUids(client, all, shapes);
+    const expected = all.reduce((n, w) => n + ((w.spec as { replicas?: number } | undefined)?.replicas ?? 1), 0);
+    const bound = expected * 2 + MAX_FLEET_PODS_OVER;
+    let scanned = 0;
+    const pods: KubeObject[] = [];
+    try {
+      for (const selectors of shapes.values()) {
+        const selector = podSelector(selectors);
+        const given = listed.pods?.find((p) => normalSelector(p.selector) === normalSelector(selector));
+        const keep = (p: KubeObject) => {
+          if (++scanned > bound) throw new ReadBoundExceeded("too many pods carry the workloads' labels");
+          return owners.has(controllerOf(p) ?? "");
+        };
+        pods.push(
+          ...(given
+            ? given.items.filter((p) => owners.has(controllerOf(p) ?? ""))
+            : await listAll(client, "v1", "Pod", { labelSelector: selector, limit: POD_PAGE }, keep)),
+        );
+      }
+    } catch (err) {
+      if (!(err instanceof ReadBoundExceeded)) throw err;
+      // A tenant's pods carry the workloads' labels: each cluster's own pods, read on their own and bounded.
+      pods.length = 0;
+      for (const [cluster, ws] of workloadsOf) {
+        const ns = ws[0]?.metadata.namespace;
+        if (!ns) continue;
+        try {
+          pods.push(...(await readControlledPods(client, ns, ws)));
+        } catch (e) {
+          if (!(e instanceof ReadBoundExceeded)) throw e;
+          failedOf.set(cluster, e.message);
+        }
+      }
     }
-    const claimed = [...workloadsOf.values()].some((ws) =>
-      ws.some((w) => w.kind === "StatefulSet" && claimNames(w).size > 0),
-    );
-    return { pods, claims: claimed ? await listAll(client, "v1", "PersistentVolumeClaim") : [] };
+    const claimed = all.some((w) => w.kind === "StatefulSet" && claimNames(w).size > 0);
+    return { pods, claims: claimed ? await readClaims(client, all) : [], failedOf };
   } catch (err) {
     if (err instanceof FleetReadForbidden) throw err;
     return { pods: [], claims: [], failed: why(err) };
   }
+}
+
+/** Pods the fleet's LIST reads past twice the workloads' replicas before it stops (fleetRead's bound). */
+const MAX_FLEET_PODS_OVER = 500;
+
+/** The UID of a pod's controller (its ownerReference with `controller: true`). */
+function controllerOf(p: KubeObject): string | undefined {
+  const refs = (p.metadata as { ownerReferences?: Array<{ uid?: string; controller?: boolean }> }).ownerReferences;
+  return Array.isArray(refs) ? refs.find((r) => r?.controller === true)?.uid : undefined;
+}
+
+/**
+ * The UIDs that control the workloads' pods: each StatefulSet's own, and those of the ReplicaSets each Deployment
+ * controls (one LIST of ReplicaSets per shape of selector; ReplicaSets are not the syncer's to write).
+ */
+async function controllingUids(
+  client: KubeClient,
+  workloads: readonly KubeObject[],
+  shapes: ReadonlyMap<string, Array<Record<string, string>>>,
+): Promise<Set<string>> {
+  const out = new Set<string>();
+  const deployments = new Set<string>();
+  for (const w of workloads) {
+    const uid = w.metadata.uid;
+    if (!uid) continue;
+    if (w.kind === "StatefulSet") out.add(uid);
+    else deployments.add(uid);
+  }
+  if (deployments.size === 0) return out;
+  for (const selectors of shapes.values()) {
+    const sets = await client
+      .listPathMapped<KubeObject, string>(
+        "/apis/apps/v1/replicasets",
+        { labelSelector: podSelector(selectors), limit: POD_PAGE },
+        (rs) => (deployments.has(controllerOf(rs) ?? "") ? rs.metadata.uid : undefined),
+      )
+      .catch((err: unknown) => {
+        if (err instanceof KubeApiError && err.status === 404) return [];
+        if (err instanceof KubeApiError && err.status === 403) throw new FleetReadForbidden(err.message);
+        throw err;
+      });
+    for (const uid of sets) out.add(uid);
+  }
+  return out;
+}
+
+/**
+ * The StatefulSets' claims: one LIST across namespaces, a page at a time, keeping only the claims the StatefulSets name
+ * (the tenant's syncer may create claims too: none of them is held).
+ */
+async function readClaims(client: KubeClient, workloads: readonly KubeObject[]): Promise<KubeObject[]> {
+  const wanted = new Set(
+    workloads
+      .filter((w) => w.kind === "StatefulSet")
+      .flatMap((w) => [...claimNames(w)].map((name) => `${w.metadata.namespace ?? ""}/${name}`)),
+  );
+  return listAll(client, "v1", "PersistentVolumeClaim", { limit: POD_PAGE }, (c) =>
+    wanted.has(`${c.metadata.namespace ?? ""}/${c.metadata.name}`),
+  );
 }
 
 /** Each cluster's share of the pods (those its workloads select, in their namespace) and of the claims. */
@@ -215,6 +308,7 @@ function podsOfClusters(
       for (const p of podsByNamespace.get(w.metadata.namespace ?? c.hostNamespace) ?? []) {
         if (seen.has(p.metadata.name) || !Object.entries(labels).every(([k, v]) => p.metadata.labels?.[k] === v))
           continue;
+        if (w.kind === "StatefulSet" && !isControlledBy(p, w.metadata.uid)) continue;
         mine.push(p);
         seen.add(p.metadata.name);
       }
@@ -247,16 +341,29 @@ async function readPendingEvents(
   for (const c of clusters)
     if (parts.get(c.name)!.pods.some((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending"))
       pendingIn.add(c.hostNamespace);
+  // One LIST of pod events across namespaces, a page at a time, keeping only the Pending pods' own: the syncer may
+  // create events too, about any name.
+  const pendingPods = new Set(
+    clusters.flatMap((c) =>
+      parts
+        .get(c.name)!
+        .pods.filter((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending")
+        .map((p) => `${p.metadata.namespace ?? ""}/${p.metadata.name}`),
+    ),
+  );
+  const about = (e: KubeObject) => {
+    const o = (e as { involvedObject?: { namespace?: string; name?: string } }).involvedObject;
+    return `${e.metadata.namespace ?? ""}/${o?.name ?? ""}`;
+  };
   const events =
-    pendingIn.size === 0
+    pendingPods.size === 0
       ? new Map<string, KubeObject[]>()
       : groupBy(
-          await listAll(client, "v1", "Event", { fieldSelector: "involvedObject.kind=Pod" }).catch(
-            (): KubeObject[] => [],
-          ),
+          await listAll(client, "v1", "Event", { fieldSelector: "involvedObject.kind=Pod", limit: POD_PAGE }, (e) =>
+            pendingPods.has(about(e)),
+          ).catch((): KubeObject[] => []),
           namespaceOf,
         );
-
   return { pending: pendingIn, byNamespace: events };
 }
 

@@ -2,33 +2,23 @@
 import type { KubeObject } from "../kube/object.js";
 import { refOf } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
-import { formatMatchLabels } from "../kube/selector.js";
 import { KubeApiError, type KubeClient } from "../host/client.js";
 import { mapLimit } from "../util/pool.js";
 import { clusterHealth, type LiveOf } from "./cluster.js";
 import { hasHealthRules } from "./object.js";
+import { readControlledPods } from "./owned-pods.js";
 import type { ClusterHealth } from "../model/health.js";
 
 /** Reads at once per cluster. */
 const READS = 4;
+/** Events read about one Pending pod (for its causes): one page. */
+const MAX_EVENTS = 100;
 
 /** Why a read failed, as a health reason says it. */
 export function why(err: unknown): string {
   if (err instanceof KubeApiError)
     return err.status === 403 ? "not visible to you (forbidden)" : `read failed (${err.status})`;
   return `read failed: ${(err as Error).message}`;
-}
-
-/** The pod selector's labels of a workload (matchLabels only; vc renders no expressions); undefined when it has none. */
-export function selectorLabels(o: KubeObject): Record<string, string> | undefined {
-  const labels = (o.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
-  return labels && Object.keys(labels).length > 0 ? labels : undefined;
-}
-
-/** The pod selector of a workload, as a LIST takes it. */
-function selectorOf(o: KubeObject): string | undefined {
-  const labels = selectorLabels(o);
-  return labels ? formatMatchLabels(labels) : undefined;
 }
 
 /** Names of a StatefulSet's claims: `<template>-<set>-<ordinal>` for each replica. */
@@ -83,29 +73,29 @@ async function readPodsAndClaims(
   const workloads = objects
     .map((o) => o.live)
     .filter((o): o is KubeObject => !!o && (o.kind === "StatefulSet" || o.kind === "Deployment"));
-  const pods: KubeObject[] = [];
-  const seen = new Set<string>();
-  const podType = resourceFor("v1", "Pod")!;
-  for (const w of workloads) {
-    const selector = selectorOf(w);
-    if (!selector) continue;
-    for (const p of await client.list(podType, {
-      namespace: w.metadata.namespace ?? hostNamespace,
-      labelSelector: selector,
-    })) {
-      if (!seen.has(p.metadata.name)) pods.push(p), seen.add(p.metadata.name);
-    }
-  }
-  const wantedClaims = new Set(workloads.filter((w) => w.kind === "StatefulSet").flatMap((w) => [...claimNames(w)]));
-  const claims =
-    wantedClaims.size === 0
-      ? []
-      : (await client.list(resourceFor("v1", "PersistentVolumeClaim")!, { namespace: hostNamespace })).filter((c) =>
-          wantedClaims.has(c.metadata.name),
-        );
-  const pending = pods.some((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending");
-  const events = pending
-    ? await client.list(resourceFor("v1", "Event")!, { namespace: hostNamespace }).catch(() => [])
-    : [];
+  const pods = await readControlledPods(client, hostNamespace, workloads);
+  // The claims by name (a StatefulSet names them), never a LIST of what the tenant's syncer may also create.
+  const wanted = [...new Set(workloads.filter((w) => w.kind === "StatefulSet").flatMap((w) => [...claimNames(w)]))];
+  const claims = (
+    await mapLimit(wanted, READS, (name) =>
+      client.get({ apiVersion: "v1", kind: "PersistentVolumeClaim", namespace: hostNamespace, name }),
+    )
+  ).filter((c): c is KubeObject => c !== undefined);
+  const pending = pods.filter((p) => (p.status as { phase?: string } | undefined)?.phase === "Pending");
+  const events = (await mapLimit(pending, READS, (p) => podEvents(client, hostNamespace, p.metadata.name))).flat();
   return { pods, claims, events };
+}
+
+/** The events about one pod: one page of at most MAX_EVENTS (the tenant's syncer may create events too). */
+function podEvents(client: KubeClient, namespace: string, pod: string): Promise<KubeObject[]> {
+  return client
+    .listPage(resourceFor("v1", "Event")!, {
+      namespace,
+      fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${pod}`,
+      limit: MAX_EVENTS,
+    })
+    .then(
+      (page) => page.items,
+      () => [],
+    );
 }

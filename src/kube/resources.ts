@@ -139,6 +139,16 @@ export const RESOURCES: readonly ResourceType[] = [
   {
     group: "apps",
     version: "v1",
+    kind: "ReplicaSet",
+    plural: "replicasets",
+    singular: "replicaset",
+    namespaced: true,
+    shortNames: ["rs"],
+    subresources: ["status", "scale"],
+  },
+  {
+    group: "apps",
+    version: "v1",
     kind: "Deployment",
     plural: "deployments",
     singular: "deployment",

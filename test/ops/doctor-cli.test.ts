@@ -46,7 +46,20 @@ describe("ops: vc doctor (live host)", function () {
     server.put({
       apiVersion: "v1",
       kind: "Pod",
-      metadata: { name: "team-a-0", namespace: NS, labels: { release: "team-a", app: "vc" } },
+      metadata: {
+        name: "team-a-0",
+        namespace: NS,
+        labels: { release: "team-a", app: "vc" },
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "StatefulSet",
+            name: "team-a",
+            uid: server.get("apps/v1", "StatefulSet", NS, "team-a")!.metadata.uid!,
+            controller: true,
+          },
+        ],
+      },
       spec: { containers: [{ name: "syncer", image: "vc/syncer:1" }] },
       status: { phase: "Running" },
     });

@@ -39,6 +39,17 @@ export function writeDoctorRepo(): string {
   return repo;
 }
 
+/** The controller reference of a StatefulSet, as its controller puts it on the pods it creates. */
+async function statefulSetRef(kubeconfig: string, namespace: string, name: string): Promise<Record<string, unknown>> {
+  const host = openHost({ kubeconfig });
+  try {
+    const sts = await host.get(P.statefulSets(namespace, name));
+    return { apiVersion: "apps/v1", kind: "StatefulSet", name, uid: sts?.metadata.uid, controller: true };
+  } finally {
+    host.close();
+  }
+}
+
 async function podWithPhase(
   kubeconfig: string,
   namespace: string,
@@ -98,7 +109,11 @@ export async function breakDoctorHost(kubeconfig: string, repo: string): Promise
     kubeconfig,
     "vc-calm",
     {
-      metadata: { name: "calm-0", labels: { release: "calm", app: "vc" } },
+      metadata: {
+        name: "calm-0",
+        labels: { release: "calm", app: "vc" },
+        ownerReferences: [await statefulSetRef(kubeconfig, "vc-calm", "calm")],
+      },
       spec: { serviceAccountName: "vc-calm", containers: [{ name: "syncer", image: "vc/syncer:1" }] },
     },
     "Pending",

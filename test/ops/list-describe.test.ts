@@ -1,6 +1,7 @@
 // vc list and vc describe against the API test server, with a repository applied by vc apply.
 import { editRecord } from "../support/records.js";
 import { expect } from "chai";
+import { controlledBy } from "../support/owner.js";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { load } from "js-yaml";
@@ -87,6 +88,7 @@ describe("ops: vc list and vc describe", function () {
         metadata: {
           name: "team-a-0",
           labels: { release: "team-a", app: "vc", "controller-revision-hash": "team-a-1" },
+          ownerReferences: [await controlledBy(client, "vc-team-a", "team-a")],
         },
         spec: { containers: [{ name: "syncer", image: "x" }] },
       },

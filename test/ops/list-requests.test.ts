@@ -36,7 +36,20 @@ describe("ops: vc list's requests", function () {
       server.put({
         apiVersion: "v1",
         kind: "Pod",
-        metadata: { name: `${names[i]}-0`, namespace: `vc-${names[i]}`, labels: { release: names[i]!, app: "vc" } },
+        metadata: {
+          name: `${names[i]}-0`,
+          namespace: `vc-${names[i]}`,
+          labels: { release: names[i]!, app: "vc" },
+          ownerReferences: [
+            {
+              apiVersion: "apps/v1",
+              kind: "StatefulSet",
+              name: names[i]!,
+              uid: server.get("apps/v1", "StatefulSet", `vc-${names[i]}`, names[i]!)!.metadata.uid!,
+              controller: true,
+            },
+          ],
+        },
         spec: { containers: [{ name: "syncer", image: "x" }] },
         status,
       });

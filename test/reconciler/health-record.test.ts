@@ -84,6 +84,9 @@ describe("reconciler: health on the record", function () {
           name: `${c}-0`,
           namespace: `vc-${c}`,
           labels: { app: "vc", release: c, "controller-revision-hash": "r1" },
+          ownerReferences: [
+            { apiVersion: "apps/v1", kind: "StatefulSet", name: c, uid: sts.metadata.uid!, controller: true },
+          ],
         },
         spec: { containers: [{ name: "syncer", image: "x" }] },
       };

@@ -1,5 +1,6 @@
 // A controller's view of a cluster on the API test server, written through the status subresource: its StatefulSet
 // caught up, its pod Ready (or crashing), its Deployments available. Shared by the rollout tests.
+import { controlledBy } from "../support/owner.js";
 import type { KubeObject } from "../../src/kube/object.js";
 import type { KubeClient } from "../../src/host/client.js";
 import type { Bed } from "../reconciler/harness.js";
@@ -29,7 +30,11 @@ export async function settle(
       body: {
         apiVersion: "v1",
         kind: "Pod",
-        metadata: { name: `${c}-0`, labels: { app: "vc", release: c, "controller-revision-hash": "r1" } },
+        metadata: {
+          name: `${c}-0`,
+          labels: { app: "vc", release: c, "controller-revision-hash": "r1" },
+          ownerReferences: [await controlledBy(admin, ns, c)],
+        },
         spec: { containers: [{ name: "syncer", image: "x" }] },
       },
     });

@@ -5,6 +5,9 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import type { Rule } from "../support/kube-server/auth.js";
+import { KubeClient } from "../../src/host/client.js";
+import type { KubeObject } from "../../src/kube/object.js";
 import { exampleRepo, runVc } from "../support/cli-repo.js";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -15,6 +18,24 @@ describe("tenant steering (in-memory API server)", function () {
   let repo: string;
   let kube: string[];
   const vc = (command: string, ...args: string[]) => runVc([command, ...args, ...kube, "--owner", "team-a"]);
+  /** minimal's syncer: exactly the rules of the Role vc rendered for it, in its host namespace only. */
+  const syncer = (): KubeClient => {
+    const role = server.get("rbac.authorization.k8s.io/v1", "Role", "vc-minimal", "vc-minimal")!;
+    const rules = (role.rules as Array<{ verbs: string[]; apiGroups?: string[]; resources?: string[] }>).map(
+      (r): Rule => ({
+        verbs: r.verbs,
+        apiGroups: r.apiGroups ?? [""],
+        resources: r.resources ?? [],
+        namespaces: ["vc-minimal"],
+      }),
+    );
+    server.addUser("syncer-token", rules, "system:serviceaccount:vc-minimal:vc-minimal");
+    return KubeClient.open({
+      kubeconfig: server.writeKubeconfig({ token: "syncer-token", context: "syncer" }),
+      context: "syncer",
+      retry: { attempts: 1 },
+    });
+  };
 
   beforeEach(async () => {
     server = await startKubeServer();
@@ -26,6 +47,54 @@ describe("tenant steering (in-memory API server)", function () {
   afterEach(async () => {
     await server.close();
     rmSync(repo, { recursive: true, force: true });
+  });
+
+  it("#38.6: pods the syncer makes with the control plane's labels and name, crash-looping, are not the cluster's health", async () => {
+    const tenant = syncer();
+    try {
+      const crashing = (name: string): KubeObject => ({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: "vc-minimal", labels: { release: "minimal", app: "vc" } },
+        spec: { containers: [{ name: "syncer", image: "x" }] },
+      });
+      for (const name of ["minimal-0", "planted"]) {
+        await tenant.request("POST", "/api/v1/namespaces/vc-minimal/pods", { body: crashing(name) });
+        const live = await tenant.get({ apiVersion: "v1", kind: "Pod", namespace: "vc-minimal", name });
+        await tenant.request("PUT", `/api/v1/namespaces/vc-minimal/pods/${name}/status`, {
+          body: {
+            ...live,
+            status: {
+              phase: "Running",
+              containerStatuses: [
+                { name: "syncer", restartCount: 9, state: { waiting: { reason: "CrashLoopBackOff" } } },
+              ],
+            },
+          },
+        });
+      }
+    } finally {
+      tenant.close();
+    }
+    const listed = await runVc(["list", "--repo", repo, "-o", "json", "--kubeconfig", server.kubeconfigPath]);
+    const row = (JSON.parse(listed.stdout) as Array<{ name: string; health: string; healthReason?: string }>)[0]!;
+    expect(row.health, JSON.stringify(row)).to.not.equal("Degraded");
+    expect(row.healthReason ?? "").to.not.include("CrashLoopBackOff");
+    const doctor = await runVc([
+      "doctor",
+      "minimal",
+      "--repo",
+      repo,
+      "-o",
+      "json",
+      "--kubeconfig",
+      server.kubeconfigPath,
+    ]);
+    const findings = (JSON.parse(doctor.stdout) as { findings: Array<{ check: string; message: string }> }).findings;
+    // Reported as pods of the namespace, never as the control plane's: its pod does not run.
+    const controlPlane = findings.filter((f) => f.check === "control-plane-pod");
+    expect(controlPlane).to.have.length(1);
+    expect(controlPlane[0]!.message).to.include("does not exist").and.not.include("CrashLoopBackOff");
   });
 
   it("#38.12: vc adopt --take-ownership of an object the cluster does not render is an error and writes nothing", async () => {

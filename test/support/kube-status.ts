@@ -189,6 +189,8 @@ export class StandInControllers {
         spec,
         "controller-revision-hash",
         revision,
+        undefined,
+        controllerRef("apps/v1", "StatefulSet", o),
       );
       await setStatus(this.kube, podPath(ns, podName), () => runningPodStatus(fault, container));
       for (const t of spec.volumeClaimTemplates ?? [])
@@ -215,6 +217,7 @@ export class StandInControllers {
     const replicas = spec.replicas ?? 1;
     const hash = templateRevision(o).slice(-10);
     const container = spec.template?.spec?.containers?.[0]?.name ?? "proxy";
+    const replicaSet = await this.ensureReplicaSet(o, hash);
     for (let i = 0; i < replicas; i++) {
       const podName = `${o.metadata.name}-${hash}-${i}`;
       await this.ensurePod(
@@ -225,6 +228,7 @@ export class StandInControllers {
         "pod-template-hash",
         hash,
         `${o.metadata.name}-`,
+        controllerRef("apps/v1", "ReplicaSet", replicaSet),
       );
       await setStatus(this.kube, podPath(ns, podName), () => runningPodStatus(undefined, container));
     }
@@ -263,6 +267,7 @@ export class StandInControllers {
     revisionLabel: string,
     revision: string,
     prefix?: string,
+    owner?: Record<string, unknown>,
   ): Promise<void> {
     const selector = Object.entries(spec.selector?.matchLabels ?? {})
       .map(([k, v]) => `${k}=${v}`)
@@ -294,9 +299,31 @@ export class StandInControllers {
     await createObject(this.kube, podPath(ns), {
       apiVersion: "v1",
       kind: "Pod",
-      metadata: { name: podName, namespace: ns, labels },
+      metadata: { name: podName, namespace: ns, labels, ...(owner ? { ownerReferences: [owner] } : {}) },
       spec: { containers },
     });
+  }
+
+  /** The Deployment's ReplicaSet of a template (`<name>-<hash>`), controlled by it, as the Deployment controller makes it. */
+  private async ensureReplicaSet(o: KubeObject, hash: string): Promise<KubeObject> {
+    const ns = o.metadata.namespace!;
+    const path = `/apis/apps/v1/namespaces/${ns}/replicasets`;
+    const name = `${o.metadata.name}-${hash}`;
+    const live = await this.kube.request<KubeObject>("GET", `${path}/${name}`);
+    if (live.status === 200) return live.body;
+    const spec = specOf(o);
+    const labels = { ...spec.template?.metadata?.labels, "pod-template-hash": hash };
+    await createObject(this.kube, path, {
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      metadata: { name, namespace: ns, labels, ownerReferences: [controllerRef("apps/v1", "Deployment", o)] },
+      spec: {
+        replicas: spec.replicas ?? 1,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: spec.template?.spec?.containers ?? [] } },
+      },
+    });
+    return (await this.kube.request<KubeObject>("GET", `${path}/${name}`)).body;
   }
 
   /** The claim the StatefulSet controller creates from a volumeClaimTemplate, reported Bound as a provisioner would. */
@@ -318,4 +345,9 @@ export class StandInControllers {
       capacity: { storage: requests?.storage ?? "1Gi" },
     }));
   }
+}
+
+/** The controller reference a controller puts on what it creates (its kind, name and UID). */
+function controllerRef(apiVersion: string, kind: string, o: KubeObject): Record<string, unknown> {
+  return { apiVersion, kind, name: o.metadata.name, uid: o.metadata.uid, controller: true, blockOwnerDeletion: true };
 }

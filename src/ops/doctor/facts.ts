@@ -1,4 +1,5 @@
 // What several doctor checks derive from one snapshot: the configuration in effect, the control plane and the metrics proxy.
+import { isControlledBy } from "../../health/owned-pods.js";
 import type { KubeObject } from "../../kube/object.js";
 import { METRICS_GROUP } from "../../kube/resources.js";
 import type { Values } from "../../model/values.js";
@@ -56,7 +57,12 @@ export function isControlPlane(labels: Record<string, string> | undefined, clust
 
 /** The control plane's pod `<name>-<ordinal>`. */
 export function controlPlanePod(s: HostSnapshot, ordinal = 0): PodLike | undefined {
-  const o = s.pods.find((p) => p.metadata.name === `${names.statefulSet(s.cluster)}-${ordinal}`);
+  // The StatefulSet's own pod (its UID controls it): the syncer may create a pod of that name while none runs.
+  const o = s.pods.find(
+    (p) =>
+      p.metadata.name === `${names.statefulSet(s.cluster)}-${ordinal}` &&
+      (!s.statefulSet?.metadata.uid || isControlledBy(p, s.statefulSet.metadata.uid)),
+  );
   return o ? asPod(o) : undefined;
 }
 

@@ -22,8 +22,11 @@ import { MAX_SELECTED_VALUES, selectorIn } from "../../kube/selector.js";
 import { groupBy } from "../../util/group.js";
 import { DEFAULT_RECREATE_WAIT, recreateObject, type RecreateWait } from "./recreate.js";
 
-/** Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, or the reconciler's own (leases). */
-const NOT_APPLIED = new Set(["Node", "Pod", "Event", "Lease"]);
+/**
+ * Kinds never in vc's inventory: synced by the syncer (pods, events), read-only, the reconciler's own (leases), or a
+ * controller's (ReplicaSets, read for the pods a Deployment controls).
+ */
+const NOT_APPLIED = new Set(["Node", "Pod", "Event", "Lease", "ReplicaSet"]);
 
 /** The kinds vc may have applied, listed to find a cluster's inventory: one LIST each. */
 export const INVENTORY_TYPES: readonly ResourceType[] = RESOURCES.filter(
