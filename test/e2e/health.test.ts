@@ -64,6 +64,9 @@ describe("e2e: health and vc apply --wait, on a real API server", function () {
       metadata: {
         name: "minimal-0",
         labels: { app: "vc", release: "minimal", "controller-revision-hash": "minimal-1" },
+        ownerReferences: [
+          { apiVersion: "apps/v1", kind: "StatefulSet", name: "minimal", uid: sts.metadata.uid, controller: true },
+        ],
       },
       spec: { containers: [{ name: "syncer", image: "registry.invalid/syncer:1" }] },
     });

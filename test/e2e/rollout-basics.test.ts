@@ -113,7 +113,19 @@ describe("e2e: a progressive rollout on a real API server", function () {
     const pod = await kube().request("POST", "/api/v1/namespaces/vc-canary/pods", {
       apiVersion: "v1",
       kind: "Pod",
-      metadata: { name: "canary-0", labels: { app: "vc", release: "canary", "controller-revision-hash": "canary-2" } },
+      metadata: {
+        name: "canary-0",
+        labels: { app: "vc", release: "canary", "controller-revision-hash": "canary-2" },
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "StatefulSet",
+            name: "canary",
+            uid: (await get(sts("canary"))).metadata.uid,
+            controller: true,
+          },
+        ],
+      },
       spec: { containers: [{ name: "syncer", image: "registry.invalid/syncer:1" }] },
     });
     expect(pod.status, JSON.stringify(pod.body)).to.equal(201);
