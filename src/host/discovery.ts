@@ -51,6 +51,11 @@ export class Discovery {
     return out;
   }
 
+  /** Whether the host serves a kind in a group version, built-in groups included (asked, never assumed). */
+  async serves(apiVersion: string, kind: string): Promise<boolean> {
+    return (await this.groupVersion(apiVersion))?.has(kind) ?? false;
+  }
+
   /** The kinds served in a group version, or undefined when the host does not serve it. */
   private async groupVersion(gv: string): Promise<Set<string> | undefined> {
     if (!(await this.groupVersions()).has(gv)) return undefined;

@@ -161,15 +161,29 @@ describe("e2e: vc doctor's states and remarks", function () {
         .map((f) => `${f.severity} ${f.message}`);
     expect(await policyFindings()).to.deep.equal([]);
     expect((await netpol("deny-all", { podSelector: {}, policyTypes: ["Ingress", "Egress"] })).status).to.equal(201);
-    // This server advertises 127.0.0.1, which Endpoints may not hold: the address a cluster's API server publishes is written as it would be.
+    // This server advertises 127.0.0.1, which Endpoints may not hold: the address a cluster's API server publishes is
+    // written as it would be, where discovery says the server lists it (EndpointSlices from 1.21, else Endpoints).
     const [ip, port] = ["192.0.2.10", 6443];
-    const endpoints = {
-      apiVersion: "v1",
-      kind: "Endpoints",
-      metadata: { name: "kubernetes", namespace: "default" },
-      subsets: [{ addresses: [{ ip }], ports: [{ name: "https", port, protocol: "TCP" }] }],
-    };
-    const written = await kube().request("PUT", "/api/v1/namespaces/default/endpoints/kubernetes", endpoints);
+    const slices = await kube().request<{ resources?: Array<{ name: string }> }>("GET", "/apis/discovery.k8s.io/v1");
+    const written = slices.body.resources?.some((r) => r.name === "endpointslices")
+      ? await kube().request("POST", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", {
+          apiVersion: "discovery.k8s.io/v1",
+          kind: "EndpointSlice",
+          metadata: {
+            name: "kubernetes",
+            namespace: "default",
+            labels: { "kubernetes.io/service-name": "kubernetes" },
+          },
+          addressType: "IPv4",
+          endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+          ports: [{ name: "https", port, protocol: "TCP" }],
+        })
+      : await kube().request("PUT", "/api/v1/namespaces/default/endpoints/kubernetes", {
+          apiVersion: "v1",
+          kind: "Endpoints",
+          metadata: { name: "kubernetes", namespace: "default" },
+          subsets: [{ addresses: [{ ip }], ports: [{ name: "https", port, protocol: "TCP" }] }],
+        });
     expect(written.status, JSON.stringify(written.body)).to.be.oneOf([200, 201]);
     expect(await policyFindings()).to.deep.equal([
       `error NetworkPolicies deny-all select the control plane's pod and admit no connection to the host API server (${ip}:${port}): the syncer cannot sync, and its calls hang`,

@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { dump, load } from "js-yaml";
 import { fromData, type ClusterStatus } from "../../src/records/status.js";
 import { runVc } from "../support/vc.js";
-import { useRealKube } from "../support/real-kube.js";
+import { servesSelfSubjectReview, useRealKube } from "../support/real-kube.js";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
 const FORGED = "mallory\nevil   vc-evil   applied   0123456789ab   reconciler\u001b[31m FAKE \u001b[0m\u001b[2J\u202e";
@@ -130,7 +130,9 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
     }
   });
 
-  it("a kubeconfig user entry calling itself reconciler is recorded as unverified; the server's TokenReview names a user who may ask", async () => {
+  it("a kubeconfig user entry calling itself reconciler is never recorded as the reconciler: unverified on 1.20, the server's own name where it serves SelfSubjectReview; the server's TokenReview names a user who may ask", async () => {
+    // Discovery decides: a server with SelfSubjectReview names the caller itself, one without leaves the claim unverified.
+    const selfReview = await servesSelfSubjectReview(kube());
     const values = join(repo, "clusters", "evil", "values.yaml");
     writeFileSync(values, "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: 210m\n");
     const asReconciler = await runVc([
@@ -142,18 +144,21 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
       named("mallory", "reconciler"),
     ]);
     expect(asReconciler.code, asReconciler.stdout + asReconciler.stderr).to.equal(0);
-    expect(asReconciler.stdout).to.include("by unverified: reconciler (kubeconfig user)");
+    const by = selfReview ? "mallory" : "unverified: reconciler";
+    const byFrom = selfReview ? "SelfSubjectReview" : "kubeconfig user";
+    expect(asReconciler.stdout).to.include(`by ${by} (${byFrom})`);
     let s = await status();
-    expect(s.history[0]).to.deep.include({ by: "unverified: reconciler", byFrom: "kubeconfig user", via: "apply" });
-    expect(s.lastAppliedBy).to.equal("unverified: reconciler");
-    // No refused request was sent to find out (the SelfSubjectAccessReview asked whether a TokenReview is allowed).
-    expect(
-      kube()
-        .writes("mallory")
-        .filter((w) => w.resource === "tokenreviews" || w.resource === "selfsubjectreviews"),
-    ).to.deep.equal([]);
+    expect(s.history[0]).to.deep.include({ by, byFrom, via: "apply" });
+    expect(s.lastAppliedBy).to.equal(by);
+    // No refused request was sent to find out (on 1.20 the SelfSubjectAccessReview asked whether a TokenReview is
+    // allowed; a SelfSubjectReview is asked only where discovery lists it, and answered).
+    const asked = kube()
+      .writes("mallory")
+      .filter((w) => w.resource === "tokenreviews" || w.resource === "selfsubjectreviews");
+    expect(asked.filter((w) => w.resource === "tokenreviews" || w.code >= 400)).to.deep.equal([]);
+    if (!selfReview) expect(asked).to.deep.equal([]);
     const table = await runVc(["status", "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
-    expect(table.stdout).to.match(/evil\s+vc-evil\s+applied\s+\S+\s+unverified: reconciler \(vc apply\)/);
+    expect(table.stdout).to.match(new RegExp(`evil\\s+vc-evil\\s+applied\\s+\\S+\\s+${by} \\(vc apply\\)`));
 
     writeFileSync(values, readFileSync(values, "utf8").replace("cpu: 210m", "cpu: 220m"));
     const confirmed = await runVc([
@@ -165,19 +170,23 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
       named("admin-like", "reconciler"),
     ]);
     expect(confirmed.code, confirmed.stdout + confirmed.stderr).to.equal(0);
-    expect(confirmed.stdout).to.include("by admin-like (TokenReview)");
+    const reviewed = selfReview ? "SelfSubjectReview" : "TokenReview";
+    expect(confirmed.stdout).to.include(`by admin-like (${reviewed})`);
     s = await status();
-    expect(s.history[0]).to.deep.include({ by: "admin-like", byFrom: "TokenReview" });
+    expect(s.history[0]).to.deep.include({ by: "admin-like", byFrom: reviewed });
   });
 
-  it("a name with a newline and ANSI codes is recorded as unverified and printed escaped: no forged row, no colour", async () => {
+  it("a user entry named with a newline and ANSI codes: recorded unverified and printed escaped on 1.20, never recorded where the server serves SelfSubjectReview; no forged row, no colour", async () => {
     const values = join(repo, "clusters", "evil", "values.yaml");
     writeFileSync(values, readFileSync(values, "utf8").replace("cpu: 220m", "cpu: 230m"));
+    // Where the server names the caller (SelfSubjectReview) the entry's name is never used: its own name is recorded.
+    // (No server confirms such a name: a header, which impersonation would need, cannot carry a newline.)
+    const selfReview = await servesSelfSubjectReview(kube());
     const res = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", named("mallory", FORGED)]);
     expect(res.code, res.stdout + res.stderr).to.equal(0);
     expect(res.stdout).to.not.match(RAW);
     const s = await status();
-    expect(s.history[0]!.by).to.equal(`unverified: ${FORGED}`);
+    expect(s.history[0]!.by).to.equal(selfReview ? "mallory" : `unverified: ${FORGED}`);
     const table = await runVc(["status", "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
     expect(table.stdout).to.not.match(RAW);
     expect(
@@ -186,9 +195,11 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
         .split("\n")
         .filter((l) => /^evil\s/.test(l)),
     ).to.have.length(1);
-    expect(table.stdout)
-      .to.include("unverified: mallory\\nevil   vc-evil")
-      .and.include("\\x1b[31m FAKE \\x1b[0m\\x1b[2J\\u202e");
+    if (selfReview) expect(table.stdout).to.match(/evil\s+vc-evil\s+applied\s+\S+\s+mallory \(vc apply\)/);
+    else
+      expect(table.stdout)
+        .to.include("unverified: mallory\\nevil   vc-evil")
+        .and.include("\\x1b[31m FAKE \\x1b[0m\\x1b[2J\\u202e");
     const history = await runVc([
       "status",
       "--target",
@@ -205,6 +216,7 @@ describe("e2e: the tenant boundary of vc connect and of apply records (real API 
       "GET",
       "/api/v1/namespaces/vc-evil/configmaps/vc-status",
     );
-    if (cm.status === 200) expect(fromData(cm.body.data)!.history[0]!.by).to.equal(`unverified: ${FORGED}`);
+    if (cm.status === 200)
+      expect(fromData(cm.body.data)!.history[0]!.by).to.equal(selfReview ? "mallory" : `unverified: ${FORGED}`);
   });
 });

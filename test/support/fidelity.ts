@@ -545,17 +545,15 @@ export function fidelityCases(target: () => FidelityTarget): void {
         binding("RoleBinding", name, kind, `no-such-${kind.toLowerCase()}`, subjects),
         { user: FIDELITY_USER },
       );
-      // The escalation check resolves the role's rules first: the role's NotFound is the answer, not a 403.
-      expect(refusal(refused)).to.deep.equal({
-        code: 404,
-        reason: "NotFound",
-        details: {
-          name: `no-such-${kind.toLowerCase()}`,
-          group: "rbac.authorization.k8s.io",
-          kind: `${kind.toLowerCase()}s`,
-        },
-        causes: [],
+      // The escalation check resolves the role's rules first: the role's NotFound is the answer, not a 403. Its
+      // details name the role, for the role's resource (1.20) or the binding's (1.36): either is the server's own.
+      const answer = refusal(refused);
+      expect(answer).to.deep.include({ code: 404, reason: "NotFound", causes: [] });
+      expect(answer.details).to.deep.include({
+        name: `no-such-${kind.toLowerCase()}`,
+        group: "rbac.authorization.k8s.io",
       });
+      expect(answer.details.kind).to.be.oneOf([`${kind.toLowerCase()}s`, "rolebindings"]);
     }
     // The admin is in system:masters, which may grant anything: the bindings are stored, dangling.
     await create(path, binding("RoleBinding", "admin-to-missing-role", "Role", "no-such-role", subjects));

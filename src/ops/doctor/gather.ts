@@ -18,7 +18,14 @@ import { configOf, hostApiGroupOf, metricsIntegrationEnabled } from "./facts.js"
 import { AccessUnknown, reviewAccess } from "./access.js";
 import { discoveredKinds } from "./kinds.js";
 import { readVirtual } from "./virtual.js";
-import { API_ENDPOINTS_PATH, apiServerEndpoints, networkPoliciesPath } from "./network.js";
+import {
+  API_ENDPOINT_SLICES_PATH,
+  API_ENDPOINTS_PATH,
+  apiServerEndpoints,
+  apiServerSliceAddresses,
+  networkPoliciesPath,
+  SERVICE_NAME_LABEL,
+} from "./network.js";
 import { metricsAccessQuestions } from "./metrics-rbac.js";
 import { syncerAccessQuestions } from "./syncer.js";
 import { credentialLookups } from "./mesh.js";
@@ -146,7 +153,7 @@ export async function gatherSnapshot(
     ...(options.rendered ? { rendered: options.rendered } : {}),
     ...(around.networkPolicies ? { networkPolicies: around.networkPolicies } : {}),
     ...(around.virtual ? { virtual: around.virtual } : {}),
-    ...(around.endpoints ? { apiServerEndpoints: apiServerEndpoints(around.endpoints) } : {}),
+    ...(around.endpoints ? { apiServerEndpoints: around.endpoints } : {}),
     ...(around.status?.suspendedBy !== undefined ? { suspendedBy: around.status.suspendedBy } : {}),
     values,
     unreadable: r.unreadable,
@@ -236,7 +243,7 @@ async function readAround(
   const networkPolicies = await r.optional("networkPolicies", undefined, () => r.list(networkPoliciesPath(namespace)));
   // The syncer's egress is judged only against addresses known; who may not read them gets no egress finding.
   const endpoints = networkPolicies?.length
-    ? await r.optional("networkPolicies", undefined, () => r.get(API_ENDPOINTS_PATH))
+    ? await r.optional("networkPolicies", undefined, () => apiServerAddresses(host, r))
     : undefined;
   // Inside the virtual cluster, while a metrics source serves it: its APIService list and the autoscalers' pod metrics.
   const metricsServed = metricsIntegrationEnabled(facts) || (configOf(facts)?.deploy.metricsServer.enabled ?? false);
@@ -254,6 +261,16 @@ async function readAround(
     new Discovery(host.client).missing(discoveredKinds(hostApiGroupOf(facts))),
   );
   return { access, networkPolicies, endpoints, virtual, status, missing };
+}
+
+/**
+ * The host API server's addresses: the `kubernetes` Service's EndpointSlices where discovery lists discovery.k8s.io/v1
+ * EndpointSlice (v1 Endpoints are deprecated from 1.33), else its Endpoints (1.20).
+ */
+async function apiServerAddresses(host: Host, r: Reader): Promise<Array<{ ip: string; port: number }>> {
+  if (await new Discovery(host.client).serves("discovery.k8s.io/v1", "EndpointSlice"))
+    return apiServerSliceAddresses(await r.list(API_ENDPOINT_SLICES_PATH, `${SERVICE_NAME_LABEL}=kubernetes`));
+  return apiServerEndpoints(await r.get(API_ENDPOINTS_PATH));
 }
 
 /** The namespace's Services, and those of other namespaces that mesh routes name (looked up by name). */

@@ -1,6 +1,6 @@
 // Doctor check of NetworkPolicies in the host namespace (row "Connection hangs"): those that select the control plane's
 // pod must admit what vc and the syncer need: connections to the virtual API server's port, and the syncer's
-// connections to the host API server (its endpoints, as the `kubernetes` Endpoints list them).
+// connections to the host API server (its addresses, as the `kubernetes` Service's EndpointSlices or Endpoints list them).
 import { BlockList, isIPv4, isIPv6 } from "node:net";
 import type { KubeObject } from "../../kube/object.js";
 import { API_SERVER_PORT } from "../../render/statefulSet.js";
@@ -10,6 +10,10 @@ import type { Check, Finding, HostSnapshot } from "./types.js";
 
 export const networkPoliciesPath = (ns: string) => `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
 export const API_ENDPOINTS_PATH = "/api/v1/namespaces/default/endpoints/kubernetes";
+/** The EndpointSlices of the `kubernetes` Service (discovery.k8s.io/v1, where discovery lists it: v1 Endpoints are deprecated). */
+export const API_ENDPOINT_SLICES_PATH = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices";
+/** The label naming an EndpointSlice's Service. */
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
 interface LabelSelector {
   matchLabels?: Record<string, string>;
@@ -161,6 +165,20 @@ export const networkPolicies: Check = (s) => {
   }
   return out;
 };
+
+/** The host API server's addresses from the `kubernetes` Service's EndpointSlices (those not known unready). */
+export function apiServerSliceAddresses(slices: readonly unknown[]): Array<{ ip: string; port: number }> {
+  return slices.flatMap((slice) => {
+    const s = slice as {
+      endpoints?: Array<{ addresses?: string[]; conditions?: { ready?: boolean } }>;
+      ports?: Array<{ port?: number }>;
+    };
+    const ports = (s.ports ?? []).flatMap((p) => (typeof p.port === "number" ? [p.port] : []));
+    return (s.endpoints ?? [])
+      .filter((e) => e.conditions?.ready !== false)
+      .flatMap((e) => (e.addresses ?? []).flatMap((ip) => ports.map((port) => ({ ip, port }))));
+  });
+}
 
 /** The host API server's addresses from the `kubernetes` Endpoints. */
 export function apiServerEndpoints(endpoints: unknown): Array<{ ip: string; port: number }> {

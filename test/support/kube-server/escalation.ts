@@ -36,7 +36,14 @@ function format(rule: PolicyRule): string {
 }
 
 /** Throws the API server's 403 when `user` would grant, through `obj`, permissions it does not hold. */
-export function checkEscalation(auth: Auth, user: User, served: Served, obj: KubeObject, roleRules: RoleRules): void {
+export function checkEscalation(
+  auth: Auth,
+  user: User,
+  served: Served,
+  obj: KubeObject,
+  roleRules: RoleRules,
+  missingRoleNames: "role" | "binding" = "role",
+): void {
   if (!user.rules || served.group !== RBAC) return;
   const namespace = served.namespaced ? obj.metadata.namespace : undefined;
   let rules: PolicyRule[];
@@ -60,8 +67,10 @@ export function checkEscalation(auth: Auth, user: User, served: Served, obj: Kub
     )
       return;
     const resolved = roleRules(ref.kind ?? "", ref.kind === "Role" ? namespace : undefined, ref.name ?? "");
-    // The real server looks the role up to resolve its rules: a missing one is its 404, naming the role, not the binding.
-    if (resolved === undefined) throw notFound(plural, RBAC, ref.name ?? "");
+    // The real server looks the role up to resolve its rules: a missing one is a 404 naming the role, for the role's
+    // resource (1.20) or the binding's (1.36).
+    if (resolved === undefined)
+      throw notFound(missingRoleNames === "role" ? plural : served.plural, RBAC, ref.name ?? "");
     rules = resolved;
   } else return;
   const missing = rules.filter((r) => !held(auth, user, r, namespace));

@@ -326,10 +326,17 @@ async function serveResource(
     });
   const method = (req.method ?? "GET").toUpperCase();
   const admit = (obj: KubeObject) =>
-    checkEscalation(deps.auth, user, served, obj, (kind, namespace, name) => {
-      const role = deps.store.get(`${RBAC_V1}/${kind}`, namespace ?? "", name)?.obj as { rules?: [] } | undefined;
-      return role ? (role.rules ?? []) : undefined;
-    });
+    checkEscalation(
+      deps.auth,
+      user,
+      served,
+      obj,
+      (kind, namespace, name) => {
+        const role = deps.store.get(`${RBAC_V1}/${kind}`, namespace ?? "", name)?.obj as { rules?: [] } | undefined;
+        return role ? (role.rules ?? []) : undefined;
+      },
+      FACTS[deps.profile].missingRoleNames,
+    );
 
   if (served.createOnly) {
     if (info.verb !== "create" || info.name !== undefined) throw methodNotAllowed(served, info.verb);

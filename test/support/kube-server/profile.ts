@@ -24,6 +24,11 @@ export interface ProfileFacts {
   openApiV2ContentType: string;
   /** The updatable StatefulSet spec fields its 422 lists (1.20: three; 1.36: seven). */
   statefulSetUpdatable: string[];
+  /**
+   * The resource a binding to a missing role is refused for (404 NotFound, `details.kind`): 1.20 names the role's
+   * resource (`roles`, `clusterroles`), 1.36 the binding's (`rolebindings`, `clusterrolebindings`).
+   */
+  missingRoleNames: "role" | "binding";
 }
 
 export const FACTS: Record<Profile, ProfileFacts> = {
@@ -35,6 +40,7 @@ export const FACTS: Record<Profile, ProfileFacts> = {
     openApiV3: false,
     openApiV2ContentType: "application/octet-stream",
     statefulSetUpdatable: ["replicas", "template", "updateStrategy"],
+    missingRoleNames: "role",
   },
   current: {
     version: { major: "1", minor: "36", gitVersion: "v1.36.2" },
@@ -52,6 +58,7 @@ export const FACTS: Record<Profile, ProfileFacts> = {
       "persistentVolumeClaimRetentionPolicy",
       "minReadySeconds",
     ],
+    missingRoleNames: "binding",
   },
 };
 
