@@ -191,7 +191,7 @@ describe(".github/workflows of this repository", () => {
     expect(Object.keys(ci.on)).to.include.members(["push", "pull_request"]);
     const runs = (job: Job) => job.steps.map((s) => s.run ?? "").join("\n");
     const ciRun = readFileSync(join(ROOT, ".ci/run"), "utf8");
-    for (const tier of ["npm test", "npm run test:e2e"]) {
+    for (const tier of ["npm test", "npm run test:browser", "npm run test:e2e"]) {
       expect(ciRun, `.ci/run: ${tier}`).to.include(tier);
       expect(
         Object.values(ci.jobs).some((j) => runs(j).split("\n").includes(tier)),

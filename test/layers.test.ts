@@ -21,7 +21,9 @@ const LAYERS: ReadonlyArray<readonly string[]> = [
   ["pipeline"], // load -> validate -> render -> plan -> apply, for a cluster and a fleet: the only driver
   ["health"], // health rules of a cluster's objects
   ["rollout"], // progressive rollouts of the fleet's bases
-  ["reconciler", "ops", "init", "metrics-proxy"], // the loop; operations and doctor; vc init; the proxy deployable
+  ["ops", "init", "metrics-proxy"], // operations and doctor; vc init; the proxy deployable
+  ["ui"], // the fleet page: its model, API, event stream and server; vc ui's reads of a target
+  ["reconciler"], // the loop (it serves the fleet page too)
   ["cli"], // entry: one file per command
 ];
 

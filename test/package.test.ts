@@ -115,6 +115,9 @@ describe("the npm package", function () {
 
   it("holds the bundle, the schemas, the templates and the Apache-2.0 LICENSE, and no sources", () => {
     expect(existsSync(join(installed, "dist/app/vc.js"))).to.equal(true);
+    // The fleet page ships whole: vc ui and the reconciler serve it with no request to a third party.
+    expect(existsSync(join(installed, "dist/ui/app.js"))).to.equal(true);
+    expect(existsSync(join(installed, "dist/ui/app.css"))).to.equal(true);
     expect(existsSync(join(installed, "schemas/values.schema.json"))).to.equal(true);
     expect(existsSync(join(installed, "templates/fleet/dot-github/workflows/vc-plan.yml"))).to.equal(true);
     const license = readFileSync(join(installed, "LICENSE"), "utf8");

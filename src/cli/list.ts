@@ -5,7 +5,8 @@ import { escapeControls } from "../model/escape.js";
 import { action, EXIT, formatColumns, formatData, parseOutputFormat, UserError } from "./common.js";
 import { hostFrom, userErrors, type HostFlags } from "./host-options.js";
 import { KubeHost } from "../ops/host.js";
-import { listClusters, type ListRow } from "../ops/list.js";
+import type { ListRow } from "../ops/list.js";
+import { listHostFleet } from "../ops/fleet-rows.js";
 import { resolveSource, SourceError } from "../pipeline/source.js";
 import { findRepoRoot } from "../repo/layout.js";
 
@@ -47,7 +48,7 @@ export function register(program: Command): void {
           }
           const host = hostFrom(flags);
           if (!(host instanceof KubeHost)) throw new Error("vc list needs a Kubernetes host");
-          const { rows, notes } = await listClusters(host, repo);
+          const { rows, notes } = await listHostFleet(host, repo);
           for (const note of notes) process.stderr.write(`note: ${note}\n`);
           if (rows.length === 0 && format === "table") {
             process.stdout.write(

@@ -34,6 +34,7 @@ const COMMANDS: ReadonlyArray<readonly [names: readonly string[], load: () => Pr
   [["restore"], () => import("./restore.js")],
   [["doctor"], () => import("./doctor.js")],
   [["init"], () => import("./init.js")],
+  [["ui"], () => import("./ui.js")],
   [["version"], () => import("./version.js")],
   [["completion"], () => import("./completion.js")],
 ];

@@ -10,6 +10,7 @@ import { findRepoRoot } from "../repo/layout.js";
 import { isRemote } from "../reconciler/source.js";
 import { isFinal } from "../rollout/step.js";
 import { RolloutStore, type StoredRollout } from "../rollout/store.js";
+import { rolloutView } from "../rollout/view.js";
 import type { RolloutRecord, RolloutRequest } from "../rollout/types.js";
 import { askServer, recordedName } from "../host/identity.js";
 import { KubeClient } from "../host/client.js";
@@ -107,38 +108,6 @@ function open(flags: RolloutFlags): { target: KubeTarget; store: RolloutStore } 
   }
   const target = new KubeTarget(client);
   return { target, store: new RolloutStore(client, target.records.namespace) };
-}
-
-/** What `status -o json|yaml` prints: the record's facts and each wave with its clusters. */
-export function rolloutView(r: RolloutRecord) {
-  return {
-    id: r.id,
-    source: r.source,
-    phase: r.phase,
-    message: r.message,
-    to: r.to,
-    started: r.started,
-    since: r.since,
-    ...(r.request ? { request: r.request } : {}),
-    wave: r.waves.length === 0 ? null : { index: r.wave, name: r.waves[r.wave]?.name ?? null, of: r.waves.length },
-    waves: r.waves.map((w, i) => ({
-      name: w.name,
-      state:
-        r.phase === "Completed" || i < r.wave ? "done" : i === r.wave && r.phase !== "Aborted" ? "current" : "pending",
-      count: w.clusters.length,
-      moved: w.clusters.filter((c) => r.moved[c]?.at === "to").length,
-      healthy: w.clusters.filter((c) => r.moved[c]?.at === "to" && r.moved[c]!.health === "Healthy").length,
-      clusters: w.clusters.map((c) => {
-        const m = r.moved[c];
-        return {
-          name: c,
-          base: m?.at === "to" ? "to" : "from",
-          health: m ? m.health : null,
-          ...(m?.reason ? { reason: m.reason } : {}),
-        };
-      }),
-    })),
-  };
 }
 
 function formatStatus(r: RolloutRecord, withClusters: boolean): string {

@@ -58,3 +58,34 @@ export async function headCommit(dir: string): Promise<string | undefined> {
     return undefined;
   }
 }
+
+/**
+ * The subject, author and time of each commit of `revisions` the repository holding `dir` has (`<sha>-dirty` read as
+ * its commit), by the revision as given; revisions it does not have (or `local`) are left out.
+ */
+export async function commitsOf(dir: string, revisions: Iterable<string>): Promise<Map<string, FolderCommit>> {
+  const out = new Map<string, FolderCommit>();
+  let top: string;
+  try {
+    top = await git.findRoot({ fs, filepath: dir });
+  } catch {
+    return out;
+  }
+  const cache = {};
+  for (const revision of new Set(revisions)) {
+    const oid = revision.replace(/-dirty$/, "");
+    if (!/^[0-9a-f]{40}$/.test(oid)) continue;
+    try {
+      const { commit } = await git.readCommit({ fs, dir: top, oid, cache });
+      out.set(revision, {
+        commit: oid,
+        subject: commit.message.split("\n")[0]!,
+        author: commit.author.name,
+        time: new Date(commit.committer.timestamp * 1000).toISOString(),
+      });
+    } catch {
+      // a revision this copy of the repository does not have
+    }
+  }
+  return out;
+}

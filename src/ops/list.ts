@@ -21,6 +21,8 @@ import { FleetReadForbidden, readFleetHealth, type FleetHealthCluster } from "..
 import { healthRefs } from "../health/fleet.js";
 import type { ClusterHealth, HealthStatus } from "../model/health.js";
 import { mapLimit } from "../util/pool.js";
+import type { ClusterWave } from "../rollout/view.js";
+import type { Plan } from "../plan/types.js";
 
 export interface ListRow {
   name: string;
@@ -32,12 +34,22 @@ export interface ListRow {
   lastAppliedRevision?: string;
   /** Who applied it: `reconciler`, or the user of a vc apply (`alice (vc apply)`). */
   lastAppliedBy?: string;
+  /** When it was applied (ISO 8601). */
+  lastAppliedTime?: string;
+  /** The applied commit's subject and author, when the repository has it. */
+  commit?: { subject: string; author: string; time: string };
   result?: string;
   /**
    * yes: the host differs from the repository; no: in sync; invalid: the folder fails validation; unknown: could not
    * plan; "-": not compared (no repository, or the repository has no folder for this cluster).
    */
   drift: "yes" | "no" | "invalid" | "unknown" | "-";
+  /** With drift "yes": how many objects differ (to create, update or delete). */
+  driftObjects?: number;
+  /** The cluster's labels (its cluster.yaml), when the repository has its folder. */
+  labels: Record<string, string>;
+  /** Its wave in the fleet's rollout, while one holds it (rollout/view.ts). */
+  wave?: ClusterWave;
   /** Where the cluster is known: the repository, the host, or both. */
   source: "repository" | "host" | "both";
   /** The cluster's health on the host (src/health), and the first reason when not Healthy; outside a repository the recorded one. */
@@ -184,6 +196,7 @@ export async function listClusters(
         drift: inRepo ? "unknown" : "-",
         source,
         health: "Unknown",
+        labels: {},
         note: `${NOT_VISIBLE} (namespace ${ns})`,
       } satisfies ListRow;
     const status = statuses.get(name);
@@ -213,13 +226,16 @@ export async function listClusters(
       controlPlane: cp.state,
       ready: `${cp.ready}/${cp.desired}`,
       drift,
+      ...(drift === "yes" && plan ? { driftObjects: differing(plan) } : {}),
       source,
       health: health?.status ?? "Unknown",
+      labels: {},
     };
     if (health?.reason) row.healthReason = health.reason;
     if (status?.lastAppliedRevision) {
       row.lastAppliedRevision = status.lastAppliedRevision;
       row.lastAppliedBy = appliedBy(status);
+      if (status.lastAppliedTime) row.lastAppliedTime = status.lastAppliedTime;
     }
     if (status?.result) row.result = status.result;
     const error = errors.get(name);
@@ -231,6 +247,11 @@ export async function listClusters(
     return row;
   });
   return { rows, notes: known.notes };
+}
+
+/** How many objects a plan would create, update or delete. */
+export function differing(plan: Plan): number {
+  return plan.changes.filter((c) => c.action !== "unchanged").length;
 }
 
 /** Renders the indexed repository a chunk at a time, handing each chunk to `keep`. */

@@ -62,6 +62,11 @@ export class Auth {
     return false;
   }
 
+  /** The user a bearer token names (a TokenReview), or undefined for a token no user has. */
+  ofToken(token: string): User | undefined {
+    return this.users.get(token);
+  }
+
   /** The user of an Authorization header; throws 401 when unknown (or missing, unless anonymous requests act as admin). */
   authenticate(header: string | undefined): User {
     if (header === undefined && this.anonymous === "admin") return this.users.get(this.adminToken)!;

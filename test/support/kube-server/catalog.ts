@@ -81,6 +81,15 @@ const SELF_REVIEW: Served = {
   createOnly: true,
 };
 
+/** TokenReview (who does this token name?), which servers that take bearer tokens create; needs `create` on it. */
+const TOKEN_REVIEW: Served = {
+  ...SELF_REVIEW,
+  kind: "TokenReview",
+  plural: "tokenreviews",
+  singular: "tokenreview",
+  listKind: "TokenReviewList",
+};
+
 /** Every served resource; the metrics kinds appear under both metrics.orch.io and metrics.k8s.io. */
 const SERVED: readonly Served[] = [
   ...RESOURCES.map(served),
@@ -91,6 +100,7 @@ const SERVED: readonly Served[] = [
   SUBJECT_ACCESS_REVIEW,
   LOCAL_SUBJECT_ACCESS_REVIEW,
   SELF_REVIEW,
+  TOKEN_REVIEW,
 ];
 
 export function isMetricsGroup(group: string): boolean {

@@ -34,7 +34,7 @@ import type { OpenApi } from "./openapi.js";
 import { decodeProtobuf } from "./protobuf.js";
 import type { RequestLog, LoggedRequest } from "./request-log.js";
 import { requestInfo, type RequestInfo } from "./router.js";
-import { accessReview, selfReview, subjectAccessReview } from "./review.js";
+import { accessReview, selfReview, subjectAccessReview, tokenReview } from "./review.js";
 import { scaleOf, writeScale } from "./scale.js";
 import type { ServerMetrics } from "./server-metrics.js";
 import { ApiError, badRequest, REASONS, successStatus } from "./status.js";
@@ -57,6 +57,8 @@ export interface HandlerDeps {
   hostPort: () => string;
   /** API groups not served (as on a host without those CRDs installed): absent from discovery, their paths 404. */
   unserved: ReadonlySet<string>;
+  /** Whether TokenReviews are answered (else 404). */
+  tokenReviews: boolean;
   /** Open watch streams, ended on close. */
   watches: Set<() => void>;
   /** The release answered as (profile.ts). */
@@ -173,7 +175,10 @@ function serving(deps: HandlerDeps): Serves {
     (selfReview || group !== SELF_REVIEW_GROUP);
 }
 
-/** The group of SelfSubjectReview, the only kind of it served here (absent before 1.28). */
+/**
+ * The group of SelfSubjectReview (absent before 1.28) and TokenReview: listed in discovery only where SelfSubjectReview
+ * is served; a TokenReview, which every release serves, is answered on either profile.
+ */
 const SELF_REVIEW_GROUP = "authentication.k8s.io";
 
 /**
@@ -307,7 +312,8 @@ async function serveResource(
   if (
     !served ||
     deps.unserved.has(served.group) ||
-    (served.group === SELF_REVIEW_GROUP && !FACTS[deps.profile].selfSubjectReview)
+    (served.kind === "SelfSubjectReview" && !FACTS[deps.profile].selfSubjectReview) ||
+    (served.kind === "TokenReview" && !deps.tokenReviews)
   )
     throw new ApiError(404, "the server could not find the requested resource", "NotFound");
   if (isMetricsGroup(served.group) && !deps.metrics.available)
@@ -342,6 +348,7 @@ async function serveResource(
     if (info.verb !== "create" || info.name !== undefined) throw methodNotAllowed(served, info.verb);
     const body = await readObject(req);
     if (served.kind === "SelfSubjectReview") return sendJson(res, 201, selfReview(user));
+    if (served.kind === "TokenReview") return sendJson(res, 201, tokenReview(deps.auth, body));
     if (served.kind === "SelfSubjectAccessReview") return sendJson(res, 201, accessReview(deps.auth, user, body));
     return sendJson(res, 201, subjectAccessReview(deps.auth, deps.store, served.kind, body, ns));
   }

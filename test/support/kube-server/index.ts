@@ -90,6 +90,11 @@ export interface KubeServerOptions {
   anonymous?: "admin" | "reject";
   /** API groups not served, as on a host where those CRDs are not installed (e.g. ["networking.mesh.io"]). */
   unservedGroups?: string[];
+  /**
+   * Answer TokenReviews (who does a bearer token name?), as a server whose callers may ask; default: 404, a host that
+   * confirms no token (what vc's identity falls back from).
+   */
+  tokenReviews?: boolean;
   /** The release answered as: "1.20" or "current" (default: `VC_KUBE_PROFILE`, else current); see profile.ts. */
   profile?: Profile;
 }
@@ -179,6 +184,7 @@ export async function startKubeServer(options: KubeServerOptions = {}): Promise<
     hostPort: () => `127.0.0.1:${port}`,
     watches,
     unserved: new Set(options.unservedGroups ?? []),
+    tokenReviews: options.tokenReviews ?? false,
     profile,
   });
   const cert = options.tls ? selfSignedCertificate(dir) : undefined;

@@ -46,6 +46,20 @@ export function accessReview(auth: Auth, user: User, body: unknown): Record<stri
   };
 }
 
+/** A TokenReview: the user a token names, with the groups the real server gives (an unknown token: not authenticated). */
+export function tokenReview(auth: Auth, body: unknown): Record<string, unknown> {
+  const token = (body as { spec?: { token?: string } } | null)?.spec?.token ?? "";
+  const user = token ? auth.ofToken(token) : undefined;
+  const groups = user && !user.rules ? ["system:masters", "system:authenticated"] : ["system:authenticated"];
+  return {
+    kind: "TokenReview",
+    apiVersion: "authentication.k8s.io/v1",
+    metadata: { creationTimestamp: null },
+    spec: { token },
+    status: user ? { authenticated: true, user: { username: user.name, groups } } : { authenticated: false },
+  };
+}
+
 export function selfReview(user: User): Record<string, unknown> {
   const groups = user.rules ? ["system:authenticated"] : ["system:masters", "system:authenticated"];
   return {
