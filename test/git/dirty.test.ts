@@ -9,6 +9,12 @@ import { TestRepo } from "../support/git-server.js";
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" });
 
+/** Both ways of asking: the git command, and isomorphic-git (where git is not installed, as in vc's image). */
+const WAYS = [
+  ["git status", {}],
+  ["isomorphic-git", { git: false }],
+] as const;
+
 describe("git: the revision a local fleet is recorded at", () => {
   let repo: TestRepo;
   beforeEach(() => {
@@ -31,7 +37,7 @@ describe("git: the revision a local fleet is recorded at", () => {
       "hydrated/a/x.yaml": "kind: X\n",
       "clusters-old/z/values.yaml": "x: 1\n",
     });
-    expect(await fleetDiffersFromHead(repo.work)).to.equal(false);
+    for (const [way, opts] of WAYS) expect(await fleetDiffersFromHead(repo.work, opts), way).to.equal(false);
     expect((await resolveSource({ path: repo.work, markDirty: true })).revision).to.equal(repo.head());
   });
 
@@ -44,7 +50,7 @@ describe("git: the revision a local fleet is recorded at", () => {
   ] as const) {
     it(`is HEAD-dirty with ${what}`, async () => {
       repo.write(change);
-      expect(await fleetDiffersFromHead(repo.work)).to.equal(true);
+      for (const [way, opts] of WAYS) expect(await fleetDiffersFromHead(repo.work, opts), way).to.equal(true);
       const source = await resolveSource({ path: repo.work, markDirty: true });
       expect(source.revision).to.equal(dirtyRevision(repo.head()));
       // Only when asked for: vc diff and vc list keep the commit.
@@ -55,7 +61,7 @@ describe("git: the revision a local fleet is recorded at", () => {
   it("is HEAD-dirty with a change staged but not committed, and HEAD again once committed", async () => {
     repo.write({ "clusters/a/values.yaml": "controlPlane: {statefulSet: {}}\n" });
     git(repo.work, "add", "-A");
-    expect(await fleetDiffersFromHead(repo.work)).to.equal(true);
+    for (const [way, opts] of WAYS) expect(await fleetDiffersFromHead(repo.work, opts), way).to.equal(true);
     const head = repo.commit("change a");
     expect((await resolveSource({ path: repo.work, markDirty: true })).revision).to.equal(head);
   });
@@ -84,11 +90,23 @@ describe("git: the revision a local fleet is recorded at", () => {
     const dir = mkdtempSync(join(tmpdir(), "vc-dirty-"));
     try {
       execFileSync("mkdir", ["-p", join(dir, "clusters/a")]);
-      expect(await fleetDiffersFromHead(dir)).to.equal(false);
+      for (const [way, opts] of WAYS) expect(await fleetDiffersFromHead(dir, opts), way).to.equal(false);
       expect((await resolveSource({ path: dir, markDirty: true })).revision).to.equal("local");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("is never dirty before the first commit, either way; a git that cannot be run leaves it to isomorphic-git", async () => {
+    const fresh = new TestRepo();
+    try {
+      fresh.write({ "clusters/a/values.yaml": "controlPlane: {}\n" });
+      for (const [way, opts] of WAYS) expect(await fleetDiffersFromHead(fresh.work, opts), way).to.equal(false);
+    } finally {
+      fresh.dispose();
+    }
+    repo.write({ "clusters/a/values.yaml": "controlPlane: {statefulSet: {}}\n" });
+    expect(await fleetDiffersFromHead(repo.work, { git: "/nonexistent/git" })).to.equal(true);
   });
 
   it("shows and resolves a dirty revision by its commit", () => {
