@@ -1,5 +1,5 @@
 // `vc doctor <name>`: reads the host and reports known problems of a virtual cluster with their resolutions.
-import { NOT_VISIBLE, NotVisibleError } from "../ops/visible.js";
+import { NOT_VISIBLE } from "../ops/visible.js";
 import type { Command } from "commander";
 import { action, EXIT, formatData, parseOutputFormat } from "./common.js";
 import {
@@ -11,12 +11,10 @@ import {
   type HostFlags,
 } from "./host-options.js";
 import { findCluster } from "../ops/cluster-ref.js";
-import { gatherSnapshot } from "../ops/doctor/gather.js";
-import { countBySeverity, diagnose, doctorExitCode } from "../ops/doctor/index.js";
+import { doctorExitCode } from "../ops/doctor/index.js";
+import { doctorReport } from "../ops/doctor/report.js";
 import { formatFindings } from "../ops/doctor/format.js";
 import { docsUrl } from "../model/package.js";
-import { remarks } from "../ops/doctor/context.js";
-import { meshObjectsOf } from "../ops/doctor/mesh-sync.js";
 
 interface DoctorFlags extends HostFlags {
   output: string;
@@ -52,22 +50,9 @@ export function register(program: Command): void {
           const host = hostFrom(flags);
           await requireKnownCluster(host, cluster, flags.repo);
           await requireNamespace(host, namespace, name);
-          const snapshot = await gatherSnapshot(host, name, namespace, cluster.values, {
-            ...(cluster.rendered ? { rendered: meshObjectsOf(cluster.rendered) } : {}),
-            ...(flags.server ? { virtualServer: flags.server } : {}),
-          }).catch((err: unknown) => {
-            if (err instanceof NotVisibleError) return undefined;
-            throw err;
-          });
-          if (!snapshot) {
-            const note = {
-              cluster: name,
-              namespace,
-              problems: 0,
-              counts: countBySeverity([]),
-              findings: [],
-              notVisible: NOT_VISIBLE,
-            };
+          const report = await doctorReport(host, cluster, flags.server ? { virtualServer: flags.server } : {});
+          if (report.notVisible) {
+            const { remarks: _r, notChecked: _n, ...note } = report;
             process.stdout.write(
               format === "text"
                 ? `virtual cluster ${name} (namespace ${namespace}): ${NOT_VISIBLE}, nothing checked\n`
@@ -75,27 +60,12 @@ export function register(program: Command): void {
             );
             return EXIT.ok;
           }
-          const findings = diagnose(snapshot);
-          const unreadable = snapshot.unreadable ?? {};
-          const said = remarks(snapshot, cluster.found ? cluster.valuesNote : undefined);
-          if (format === "text") process.stdout.write(formatFindings(name, namespace, findings, unreadable, said));
-          else {
-            const counts = countBySeverity(findings);
+          const findings = report.findings;
+          if (format === "text")
             process.stdout.write(
-              formatData(
-                {
-                  cluster: name,
-                  namespace,
-                  problems: counts.error + counts.warning,
-                  counts,
-                  remarks: said,
-                  findings,
-                  notChecked: unreadable,
-                },
-                format,
-              ),
+              formatFindings(name, namespace, findings, report.notChecked ?? {}, report.remarks ?? []),
             );
-          }
+          else process.stdout.write(formatData(report, format));
           return doctorExitCode(findings, flags.strict === true) === 1 ? EXIT.invalid : EXIT.ok;
         }, [Error]);
       }),

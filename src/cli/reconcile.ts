@@ -70,7 +70,8 @@ export function register(program: Command): void {
     .option("--resync <duration>", "interval of full resyncs that correct drift on the host", "10m")
     .option(
       "--listen <addr>",
-      "serve /healthz, /readyz, /metrics and the webhook (POST /webhook) on [HOST]:PORT, e.g. :8080",
+      "serve /healthz, /readyz, /metrics, the webhook (POST /webhook) and the fleet page (/, /api/v1; a bearer " +
+        "token the host reviews) on [HOST]:PORT, e.g. :8080",
     )
     .option(
       "--webhook-secret-file <file>",

@@ -107,7 +107,7 @@ export async function withRepositoryFacts(
 }
 
 /** A cluster's labels as its cluster.yaml in the repository at `root` says (none without the file). */
-function labelsOf(root: string, cluster: string): Record<string, string> {
+export function labelsOf(root: string, cluster: string): Record<string, string> {
   const file = `${CLUSTERS_DIR}/${cluster}/cluster.yaml`;
   return existsSync(join(root, file)) ? peekLabels(root, file) : {};
 }

@@ -13,6 +13,8 @@ export interface LoopOptions {
   backoff?: Backoff;
   /** Called after every pass or failed attempt (tests and the CLI). */
   onPass?: (r: PassResult | { error: Error; retryInMs: number }) => void;
+  /** Called as a pass starts (the fleet page's progress). */
+  onPassStart?: (req: PassRequest) => void;
   /** Timers (tests inject a clock); default the process's. */
   clock?: Clock;
   /** While a rollout runs, the next pass comes within this long (default 10 s): it reads the wave's health. */
@@ -112,6 +114,12 @@ export class ReconcileLoop {
     if (!this.#running) this.#running = this.#drain().finally(() => (this.#running = undefined));
   }
 
+  /** What waits for the next pass, as a copy: a full resync, and the changed paths a watcher reported. */
+  get pending(): { full: boolean; paths: string[] } | undefined {
+    const p = this.#pending;
+    return p && { full: p.full, paths: [...p.paths] };
+  }
+
   /** Resolves when no pass is running or pending. */
   async idle(): Promise<void> {
     while (this.#running) await this.#running;
@@ -133,6 +141,7 @@ export class ReconcileLoop {
         continue;
       }
       try {
+        this.opts.onPassStart?.(req);
         const res = await runPass(this.#passDeps(), this.state, req);
         this.backoff.reset();
         if (!res.interrupted) this.#firstPassDone = true;

@@ -5,6 +5,7 @@ import type { Registry } from "prom-client";
 import { decideVerified, looksSigned, StreamedBody } from "./webhook.js";
 import { DEFAULT_WEBHOOK_LIMITS, WebhookSlots, type Slot, type WebhookLimits } from "./webhook-slots.js";
 import type { Logger } from "../model/log.js";
+import type { UiHandler } from "../ui/server.js";
 
 export const WEBHOOK_PATH = "/webhook";
 /** Bytes of a webhook body kept in memory; longer bodies are only hashed (GitHub's push payloads are far smaller). */
@@ -29,6 +30,8 @@ export interface ServerHooks {
   logger: Logger;
   /** Bounds of webhook reading (deadlines, minimum rate, slots per address); DEFAULT_WEBHOOK_LIMITS for those not given. */
   webhookLimits?: Partial<WebhookLimits>;
+  /** The fleet page (its paths under /, /clusters, /rollout, /ui and /api/v1); absent: not served. */
+  ui?: UiHandler;
   /** Clock of the slot table (tests). */
   now?: () => number;
 }
@@ -173,6 +176,7 @@ export async function startServer(listen: string, hooks: ServerHooks): Promise<R
       return;
     }
     if (path === WEBHOOK_PATH) return receiveWebhook(req, res, hooks, text, door);
+    if (hooks.ui?.(req, res)) return;
     text(404, "not found\n");
   };
   const server = createServer(
@@ -197,6 +201,7 @@ export async function startServer(listen: string, hooks: ServerHooks): Promise<R
     close: () =>
       new Promise<void>((resolve) => {
         clearInterval(sweep);
+        hooks.ui?.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

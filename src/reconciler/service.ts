@@ -20,9 +20,12 @@ import { LeaderElector } from "./leader.js";
 import { jsonLogger, type Logger } from "../model/log.js";
 import { ReconcileLoop } from "./loop.js";
 import { createMetrics, type ReconcilerMetrics } from "./metrics.js";
-import { newPassState, runPass, type PassDeps, type PassResult } from "./pass.js";
+import { newPassState, runPass, type PassDeps, type PassRequest, type PassResult } from "./pass.js";
 import type { ClusterRun } from "./cluster.js";
-import { startServer, type RunningServer } from "./server.js";
+import { parseListen, startServer, type RunningServer } from "./server.js";
+import { observedSource, ReconcilerFleet } from "./fleet-page.js";
+import { uiHandler, type UiHandler } from "../ui/server.js";
+import { fleetAccess, tokenAuthorizer } from "../ui/auth.js";
 import type { Shard } from "./shard.js";
 import { FolderSource, GitSource, isRemote, type Source } from "./source.js";
 
@@ -87,6 +90,8 @@ export interface Reconciler {
   loop: ReconcileLoop;
   elector?: LeaderElector;
   server?: RunningServer;
+  /** The fleet page's view of this reconciler, when it listens. */
+  fleet?: ReconcilerFleet;
   close(): Promise<void>;
 }
 
@@ -190,15 +195,33 @@ export function webhookSecret(file: string | undefined): string | undefined {
 export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler> {
   const metrics = createMetrics();
   const { deps, target, elector, hooks } = await assemble(cfg, metrics);
+  // The fleet page reads what the loop keeps; it is told of each sync, pass and settled cluster.
+  const fleet = cfg.listen
+    ? new ReconcilerFleet({
+        target: target.description,
+        ...(target instanceof KubeTarget ? { client: target.client } : {}),
+      })
+    : undefined;
+  if (fleet) {
+    deps.source = observedSource(deps.source, (s) => fleet.onSync(s));
+    const onCluster = deps.onCluster;
+    deps.onCluster = (run) => {
+      fleet.onCluster(run);
+      onCluster?.(run);
+    };
+  }
   const loop = new ReconcileLoop(deps, {
     intervalMs: cfg.intervalMs,
     resyncMs: cfg.resyncMs,
     watch: !isRemote(cfg.repo),
     onPass: (r) => {
       updateResultGauge(metrics, loop);
+      fleet?.onPass(r);
       cfg.onPass?.(r);
     },
+    ...(fleet ? { onPassStart: (req: PassRequest) => fleet.onPassStart(req) } : {}),
   });
+  fleet?.attach(loop);
   let server: RunningServer | undefined;
   if (cfg.listen) {
     const secret = webhookSecret(cfg.webhookSecretFile);
@@ -217,6 +240,7 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
           .catch((err: Error) => deps.logger.warn("cannot hand the push to the leader", { error: err.message }));
       },
       logger: deps.logger,
+      ...(fleet ? { ui: fleetPage(fleet, target, cfg.listen, deps.logger) } : {}),
     });
     deps.logger.info("listening", { url: server.url });
   }
@@ -243,13 +267,32 @@ export async function startReconciler(cfg: ReconcilerConfig): Promise<Reconciler
     loop,
     elector,
     server,
+    ...(fleet ? { fleet } : {}),
     async close() {
       await loop.stop();
       await elector?.stop();
       await server?.close();
+      fleet?.close();
       await target.close();
     },
   };
+}
+
+/**
+ * The fleet page of a listening reconciler: on a host, every API request needs a bearer token the host's TokenReview
+ * accepts and whose user may list vc's records (SubjectAccessReview); on a dir: target there is no host to ask, so
+ * the page is served only on a loopback address.
+ */
+function fleetPage(fleet: ReconcilerFleet, target: Target, listen: string, logger: Logger): UiHandler | undefined {
+  if (target instanceof KubeTarget)
+    return uiHandler({
+      provider: fleet,
+      authorize: tokenAuthorizer(target.client, fleetAccess(target.records.namespace)),
+    });
+  const { host } = parseListen(listen);
+  if (host === "127.0.0.1" || host === "::1" || host === "localhost") return uiHandler({ provider: fleet });
+  logger.info("the fleet page is not served: a dir: target has no host to check tokens with; listen on 127.0.0.1");
+  return undefined;
 }
 
 function updateResultGauge(metrics: ReconcilerMetrics, loop: ReconcileLoop): void {

@@ -6,6 +6,8 @@ import { KubeClient } from "../host/client.js";
 import { healthOfRepoCluster } from "../health/fleet.js";
 import type { ListRow } from "../ops/list.js";
 import { KubeHost } from "../ops/host.js";
+import { findCluster } from "../ops/cluster-ref.js";
+import { doctorReport, type DoctorReport } from "../ops/doctor/report.js";
 import { listHostFleet, listTargetClusters, withRepositoryFacts } from "../ops/fleet-rows.js";
 import { loadDesiredIndex } from "../pipeline/load.js";
 import { planFleet } from "../pipeline/fleet.js";
@@ -185,6 +187,12 @@ export class LocalFleet implements FleetProvider {
     const commits = await commitsOf(this.#root, status?.history.map((h) => h.revision) ?? []);
     for (const [rev, c] of commits) detail.commits[rev] = { subject: c.subject, author: c.author, time: c.time };
     return detail;
+  }
+
+  /** vc doctor's report of one cluster, on a host (read with the user's kubeconfig); undefined on a folder target. */
+  async doctor(name: string): Promise<DoctorReport | undefined> {
+    if (!(this.target instanceof KubeTarget)) return undefined;
+    return doctorReport(new KubeHost(this.target.client), await findCluster(name, { repo: this.#root }));
   }
 
   async close(): Promise<void> {

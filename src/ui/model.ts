@@ -6,7 +6,7 @@ import type { RolloutView } from "../rollout/view.js";
 import type { ListRow } from "../ops/list.js";
 
 /** What the fleet follows and where the reconciler is. */
-interface FleetProgress {
+export interface FleetProgress {
   /** The revision followed and when it was fetched (ISO 8601). */
   revision?: string;
   fetchedAt?: string;
@@ -72,7 +72,7 @@ export interface FleetProvider {
   summary(): FleetSummary;
   rollout(): RolloutView | undefined;
   cluster(name: string): Promise<ClusterDetail | undefined>;
-  /** vc doctor's findings of one cluster, when the source can run it. */
+  /** vc doctor's findings of one cluster; undefined where the source cannot run it. */
   doctor?(name: string): Promise<unknown>;
   /** Calls `listener` with each event; returns how to stop. */
   subscribe(listener: (e: FleetEvent) => void): () => void;

@@ -153,9 +153,13 @@ export function uiHandler(opts: UiOptions): UiHandler {
     if (m) {
       const name = decodeURIComponent(m[1]!);
       if (m[2]) {
-        if (!p.doctor) return sendJson(req, res, 501, { error: "vc doctor needs a live host: use --target kube" });
         if (!p.rows().some((r) => r.name === name)) return sendJson(req, res, 404, { error: `no cluster ${name}` });
-        return sendJson(req, res, 200, await p.doctor(name));
+        const report = p.doctor ? await p.doctor(name) : undefined;
+        if (report === undefined)
+          return sendJson(req, res, 501, {
+            error: `vc doctor needs a live host read with your credentials: run vc doctor ${name}, or vc ui --target kube`,
+          });
+        return sendJson(req, res, 200, report);
       }
       const detail = await p.cluster(name);
       return detail ? sendJson(req, res, 200, detail) : sendJson(req, res, 404, { error: `no cluster ${name}` });
