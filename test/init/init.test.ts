@@ -311,7 +311,7 @@ describe("vc init", () => {
         .filter((o) => o.kind === "ClusterRoleBinding")
         .map((o) => o.metadata.name)
         .sort(),
-    ).to.deep.equal(["vc-ci-reader", "vc-reconciler", "vc-reconciler-grants"]);
+    ).to.deep.equal(["vc-ci-reader", "vc-reconciler", "vc-reconciler-auth-delegator", "vc-reconciler-grants"]);
     // A newer copy of the manifests that moved the arguments makes kustomize stop instead of patching the wrong one.
     const deploymentFile = join(dir, "deploy/vc-reconciler/deployment.yaml");
     writeFileSync(
