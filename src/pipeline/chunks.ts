@@ -87,6 +87,11 @@ export interface Chunk {
   admitted: string[];
   /** The clusters of the chunk the run left out (ChunkOptions.skip): neither loaded nor run. */
   skipped: string[];
+  /**
+   * Runs the work between chunks now, in the middle of this chunk (ChunkOptions.betweenChunks): the next chunk is then
+   * loaded again if the revision moved or it holds clusters that work reconciled.
+   */
+  interject: () => Promise<void>;
 }
 
 /** The clusters a run goes through by default: the index's valid ones, then those contesting a namespace, in order. */
@@ -129,6 +134,10 @@ export async function* fleetChunks(target: Target, index: DesiredIndex, opts: Ch
   const state = index.state;
   let revision = state.revision;
   const skipped = (i: number): string[] => (opts.skip ? groups[i]!.filter((n) => opts.skip!(n)) : []);
+  const interject = async (): Promise<void> => {
+    const moved = await opts.betweenChunks?.();
+    if (moved !== undefined) revision = moved;
+  };
   // Chunk k+1 loads while the caller works on chunk k; a load that fails is thrown where the caller reaches it.
   const start = (i: number) => {
     if (i >= groups.length) return undefined;
@@ -139,17 +148,15 @@ export async function* fleetChunks(target: Target, index: DesiredIndex, opts: Ch
         ? loadChunk(target, { ...index, state: { ...state, revision } }, names, opts)
         : Promise.resolve(noneLoaded({ ...state, revision }));
     p.catch(() => undefined);
-    return { p, skipped: left };
+    return { p, skipped: left, revision };
   };
   let next = start(0);
   for (let i = 0; i < groups.length; i++) {
     if (i > 0) {
-      const moved = await opts.betweenChunks?.();
-      // The repository moved (the chunk loaded ahead is of the old revision), or the work between chunks reconciled
-      // clusters of the chunk loaded ahead (it would apply what they were before the change): loaded again.
-      const stale = moved !== undefined && moved !== revision;
-      if (stale) revision = moved;
-      if (stale || skipped(i).join() !== next!.skipped.join()) next = start(i);
+      await interject();
+      // The repository moved since the chunk loaded ahead was (it is of the old revision), or the work between chunks
+      // reconciled clusters of it (it would apply what they were before the change): loaded again.
+      if (next!.revision !== revision || skipped(i).join() !== next!.skipped.join()) next = start(i);
       if (opts.stopping?.()) return;
     }
     const ahead = next!;
@@ -172,12 +179,13 @@ export async function* fleetChunks(target: Target, index: DesiredIndex, opts: Ch
       removed: chunkRemoved,
       live,
       skipped: ahead.skipped,
+      interject,
     };
   }
 }
 
 /** A chunk with no folder to load (only removed clusters). */
-function noneLoaded(state: DesiredState): Omit<Chunk, "names" | "removed" | "live" | "skipped"> {
+function noneLoaded(state: DesiredState): Omit<Chunk, "names" | "removed" | "live" | "skipped" | "interject"> {
   return { loaded: [], desired: { ...state, clusters: [], errors: [], missing: [] }, admitted: [] };
 }
 
@@ -187,7 +195,7 @@ async function loadChunk(
   index: DesiredIndex,
   names: string[],
   opts: ChunkOptions,
-): Promise<Omit<Chunk, "names" | "removed" | "live" | "skipped">> {
+): Promise<Omit<Chunk, "names" | "removed" | "live" | "skipped" | "interject">> {
   const engine = opts.engine ?? defaultEngine;
   const { root, revision } = index.state;
   const bases = opts.pins ? await opts.pins.basesFor(names) : index.state.bases;

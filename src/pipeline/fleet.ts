@@ -221,6 +221,12 @@ export interface ApplyHooks extends Omit<ChunkOptions, "reader" | "names" | "rem
   onOutcome?: (outcome: ClusterOutcome) => Promise<void>;
   /** Each chunk's outcomes, plans and per-object results still held, before they are let go. */
   onChunk?: (outcomes: ClusterOutcome[]) => Promise<void> | void;
+  /**
+   * True while work waits that must not wait for the chunk's end (a change, for the reconciler): no further cluster of
+   * the chunk starts; once those in hand are done, `betweenChunks` runs, then the chunk goes on without the clusters
+   * that work reconciled (`skip`).
+   */
+  pending?: () => boolean;
   /** Runs a cluster's work in its context (the reconciler's log of warnings by cluster). */
   around?: <T>(cluster: string, work: () => Promise<T>) => Promise<T>;
   /** After each chunk: clusters done of the clusters to run, and objects changed so far. */
@@ -370,11 +376,8 @@ async function applyChunk(
     else if (!plans.has(name)) fixed({ ...base, state: "failed", error: planErrors.get(name) ?? "cannot be planned" });
     else jobs.push({ base, run: () => applyOne(target, plans.get(name)!, c, base, opts, hooks, peers, progress) });
   }
-  return {
-    outcomes: await runPool(jobs, opts.clusterConcurrency ?? 4, hooks),
-    errors: units.errors,
-    expected: jobs.length,
-  };
+  const pool = await runPool(jobs, opts.clusterConcurrency ?? 4, hooks, chunk.interject);
+  return { outcomes: pool.outcomes, errors: units.errors, expected: jobs.length - pool.skipped };
 }
 
 /** One planned cluster carried out, unless this run may not write. */
@@ -411,19 +414,49 @@ async function applyOne(
 
 /**
  * Runs the chunk's jobs `limit` at a time; once the run is stopping no further job starts (those in hand finish). A
- * job that throws ends as `failed` and the others go on; each outcome is told (onOutcome) in its slot.
+ * job that throws ends as `failed` and the others go on; each outcome is told (onOutcome) in its slot. While work is
+ * pending (ApplyHooks.pending), no job starts: once those in hand are done it runs (`interject`), and jobs of clusters
+ * it reconciled (ApplyHooks.skip) are not run.
  */
-async function runPool(jobs: readonly Job[], limit: number, hooks: ApplyHooks): Promise<ClusterOutcome[]> {
+async function runPool(
+  jobs: readonly Job[],
+  limit: number,
+  hooks: ApplyHooks,
+  interject: () => Promise<void>,
+): Promise<{ outcomes: ClusterOutcome[]; skipped: number }> {
   const out: Array<ClusterOutcome | undefined> = new Array(jobs.length);
   let next = 0;
+  let skipped = 0;
+  let active = 0;
+  let idle: (() => void) | undefined;
+  let gate: Promise<void> | undefined;
+  const pause = (): Promise<void> => {
+    gate ??= (async () => {
+      while (active > 0) await new Promise<void>((resolve) => (idle = resolve));
+      await interject();
+    })().finally(() => (gate = undefined));
+    return gate;
+  };
   const worker = async (): Promise<void> => {
-    while (next < jobs.length && !hooks.stopping?.()) {
+    for (;;) {
+      if (hooks.pending?.()) await pause();
+      if (next >= jobs.length || hooks.stopping?.()) return;
       const i = next++;
-      out[i] = await safely(jobs[i]!, hooks);
+      if (hooks.skip?.(jobs[i]!.base.cluster)) {
+        skipped++;
+        continue;
+      }
+      active++;
+      try {
+        out[i] = await safely(jobs[i]!, hooks);
+      } finally {
+        active--;
+        if (active === 0) idle?.();
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, jobs.length)) }, worker));
-  return out.filter((o): o is ClusterOutcome => o !== undefined);
+  return { outcomes: out.filter((o): o is ClusterOutcome => o !== undefined), skipped };
 }
 
 /** One cluster of a chunk: what is known of it before it runs, and its run. */

@@ -171,7 +171,12 @@ export class ReconcileLoop {
 
   /** The pass dependencies with the loop's hooks: stop requests, and changes run between the chunks of a full pass. */
   #passDeps(): PassDeps {
-    return { ...this.deps, stopping: () => this.#stopped, betweenChunks: (rev) => this.#changesFirst(rev) };
+    return {
+      ...this.deps,
+      stopping: () => this.#stopped,
+      betweenChunks: (rev) => this.#changesFirst(rev),
+      pending: () => !!this.#pending?.incremental && !this.#stopped && this.deps.mayWrite(),
+    };
   }
 
   /**

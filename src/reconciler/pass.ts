@@ -82,6 +82,8 @@ export interface PassDeps extends ClusterContext {
    * the rest of the full pass follows, skipping the clusters it reconciled; undefined when none ran.
    */
   betweenChunks?: (revision: string) => Promise<PassResult | undefined>;
+  /** True while a change waits for betweenChunks: a full pass runs it between two clusters, not at its chunk's end. */
+  pending?: () => boolean;
   /** True once the reconciler is stopping: no further cluster is started; those in hand finish and record their status. */
   stopping?: () => boolean;
   /** Where rollouts materialise base snapshots (default: a private folder of the process). */
@@ -312,6 +314,8 @@ async function reconcile(
       },
       // What a pass between the chunks reconciled at the revision this pass follows is not done again.
       skip: (name) => between.get(name) === snap.revision,
+      // A change does not wait for the chunk in hand: it runs between two of its clusters.
+      ...(run.full && deps.pending ? { pending: deps.pending } : {}),
       onOutcome: async (o) => {
         const r = await settleOutcome(
           deps,

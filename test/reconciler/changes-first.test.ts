@@ -42,7 +42,56 @@ describe("reconciler: changes before chores during the start-up pass", function 
         expect(changesFirstProblems(run)).to.deep.equal([]);
         expect(statefulSet(run.changed)).to.include(`cpu: ${run.cpu}`);
         expect(run.passes).to.deep.equal(["incremental", "full"]);
+        // Noticed before the chunk's first cluster started: it does not wait for the chunk's end either.
+        const order = run.events.map((e) => e.cluster);
+        expect(order.indexOf(run.changed)).to.be.lessThan(order.indexOf(run.chunks[1]![0]!));
       });
+
+    it("a change to a cluster of the chunk in hand, not yet run, is applied, not what was loaded", async () => {
+      const target = new DirTarget(tmp);
+      let made = false;
+      const run = await changesFirst({
+        mode: "top",
+        chunkSize: 4,
+        clusters: 12,
+        at: 0,
+        which: "same",
+        context: { target, store: target.statusStore(), allowMassPrune: false, mayWrite: () => true },
+        during: async (cluster, chunks, change) => {
+          if (made || cluster !== chunks[0]![1]) return;
+          made = true;
+          await change();
+        },
+      });
+      const chunk = run.chunks[0]!;
+      expect(run.changed).to.equal(chunk[2]);
+      expect(run.events.map((e) => e.cluster).slice(0, 4)).to.deep.equal(chunk);
+      expect(changesFirstProblems(run, 0)).to.deep.equal([]);
+      expect(statefulSet(run.changed)).to.include(`cpu: ${run.cpu}`);
+    });
+
+    it("a change noticed in the middle of a chunk runs once the clusters in hand are done", async () => {
+      const target = new DirTarget(tmp);
+      let made = false;
+      const run = await changesFirst({
+        mode: "top",
+        chunkSize: 4,
+        clusters: 12,
+        at: 0,
+        context: { target, store: target.statusStore(), allowMassPrune: false, mayWrite: () => true },
+        // The chunk's second cluster is in hand when the change lands (held until the watcher has told the loop).
+        during: async (cluster, chunks, change) => {
+          if (made || cluster !== chunks[0]![1]) return;
+          made = true;
+          await change();
+        },
+      });
+      const order = run.events.map((e) => e.cluster);
+      const chunk = run.chunks[0]!;
+      // The first two of the chunk, then the change, then the rest of the chunk.
+      expect(order.slice(0, 5)).to.deep.equal([chunk[0], chunk[1], run.changed, chunk[2], chunk[3]]);
+      expect(changesFirstProblems(run, 0)).to.deep.equal([]);
+    });
 
     for (const mode of ["top", "git"] as const)
       it(`${mode}: a change to a cluster of the chunk loaded ahead is applied, not its older content`, async () => {

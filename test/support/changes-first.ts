@@ -72,10 +72,17 @@ export interface ChangesFirstOptions {
   shard?: Shard;
   meshPerCluster?: number;
   /**
-   * Which cluster changes: the last of the pass (default), or `ahead`, the first of the chunk after `at`, which the
-   * pass has already loaded (at the content before the change) when the change is made.
+   * Which cluster changes: the last of the pass (default); `ahead`, the first of the chunk after `at`, which the pass
+   * has already loaded (at the content before the change) when the change is made; `same`, the third of chunk `at`,
+   * loaded and not yet run.
    */
-  which?: "last" | "ahead";
+  which?: "last" | "ahead" | "same";
+  /**
+   * Called before each status write of the run (inside a cluster's job: the cluster is in hand) with `change`, which
+   * makes the change and resolves once the loop has been told: when given, it decides when the change lands, instead
+   * of the start of chunk `at`.
+   */
+  during?: (cluster: string, chunks: string[][], change: () => Promise<void>) => Promise<void>;
 }
 
 export interface ChangesFirstRun {
@@ -116,7 +123,8 @@ export async function changesFirst(opts: ChangesFirstOptions): Promise<ChangesFi
     const chunks: string[][] = [];
     for (let i = 0; i < names.length; i += size) chunks.push(names.slice(i, i + size));
     if (at + 1 >= chunks.length) throw new Error(`the change must come before the last chunk: ${chunks.length} chunks`);
-    const changed = opts.which === "ahead" ? chunks[at + 1]![0]! : names.at(-1)!;
+    const changed =
+      opts.which === "ahead" ? chunks[at + 1]![0]! : opts.which === "same" ? chunks[at]![2]! : names.at(-1)!;
     const cpu = "777m";
     let revision = "local";
     const watched = opts.mode === "remote" ? undefined : new WatchedFolder(repo, opts.mode);
@@ -144,8 +152,20 @@ export async function changesFirst(opts: ChangesFirstOptions): Promise<ChangesFi
       get(t, p) {
         if (p === "listInventories")
           return async (batch: string[]) => {
-            if (!made && batch.join() === chunks[at]!.join()) await change();
+            if (!made && !opts.during && batch.join() === chunks[at]!.join()) await change();
             return t.listInventories(batch);
+          };
+        const v = Reflect.get(t, p, t) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+      },
+    });
+    const store = opts.context.store;
+    const watchedStore = new Proxy(store, {
+      get(t, p) {
+        if (p === "write" && opts.during)
+          return async (...a: Parameters<typeof store.write>) => {
+            await opts.during!(a[0].cluster, chunks, change);
+            return t.write(...a);
           };
         const v = Reflect.get(t, p, t) as unknown;
         return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(t) : v;
@@ -157,6 +177,7 @@ export async function changesFirst(opts: ChangesFirstOptions): Promise<ChangesFi
       {
         ...opts.context,
         target,
+        store: watchedStore,
         engine: defaultEngine,
         source,
         logger: silentLogger,
