@@ -7,10 +7,40 @@ import { dump, loadAll } from "js-yaml";
 export interface FleetOptions {
   /** Number of cluster folders. */
   clusters: number;
-  /** Mesh documents per cluster: one Gateway, then VirtualService + DestinationRule pairs per service. */
+  /** Mesh documents per cluster: the Gateways, then VirtualService + DestinationRule pairs per service. */
   meshPerCluster: number;
   /** "flow": mesh documents written with flow collections under their top-level keys (`metadata: {name: x}`). Default "block". */
   style?: "block" | "flow";
+  /** Gateways per cluster (default 1), each serving public hosts of its own; counted in meshPerCluster. */
+  gateways?: number;
+  /** HTTP routes per VirtualService (default 2): the size of a mesh manifest. */
+  routes?: number;
+  /** Each VirtualService and DestinationRule in a file of its own (default: a service's pair in one file). */
+  filePerDocument?: boolean;
+  /** Cluster names of 40 to 45 characters and longer service names (fleetClusterName's when false). */
+  longNames?: boolean;
+}
+
+/** Fleet shapes the benches measure by name (`--shape=`): the generator's options but the cluster count. */
+export const FLEET_SHAPES = {
+  /** The bench's fleet since issue #26: 5 mesh documents in 3 files (a Gateway, two services), short names. */
+  bench: { meshPerCluster: 5 },
+  /**
+   * A fleet shaped otherwise: 8 mesh documents, each in a file of its own (two Gateways, three services whose
+   * VirtualServices have 4 routes, with their DestinationRules), names of 40 to 45 characters: 23 host objects and
+   * 9 KB of YAML a cluster, twice the bench's (20 and 4.2 KB).
+   */
+  wide: { meshPerCluster: 8, gateways: 2, routes: 4, filePerDocument: true, longNames: true },
+} satisfies Record<string, Omit<FleetOptions, "clusters">>;
+
+export type FleetShape = keyof typeof FLEET_SHAPES;
+
+const REGIONS = ["europe-west4", "us-central1", "asia-southeast1", "southamerica-east1"];
+
+/** The cluster folder name of the i-th cluster of a fleet generated with these options. */
+export function clusterNameOf(i: number, opts: Pick<FleetOptions, "longNames"> = {}): string {
+  if (!opts.longNames) return fleetClusterName(i);
+  return `${TEAMS[i % TEAMS.length]}-${REGIONS[i % REGIONS.length]}-production-${String(i).padStart(5, "0")}`;
 }
 
 const TEAMS = ["payments", "search", "checkout", "catalog", "identity", "billing", "media", "ledger"];
@@ -40,12 +70,12 @@ export async function generateFleet(dir: string, opts: FleetOptions): Promise<vo
   await rm(root, { recursive: true, force: true });
   await mkdir(root, { recursive: true });
   for (let i = 0; i < opts.clusters; i++) {
-    const name = fleetClusterName(i);
+    const name = clusterNameOf(i, opts);
     const cdir = join(root, name);
     await mkdir(join(cdir, "mesh"), { recursive: true });
     await writeFile(join(cdir, "cluster.yaml"), clusterYaml(name, i));
     await writeFile(join(cdir, "values.yaml"), valuesYaml(i));
-    for (const [file, text] of meshFiles(i, opts.meshPerCluster))
+    for (const [file, text] of meshFiles(i, opts))
       await writeFile(join(cdir, "mesh", file), opts.style === "flow" ? toFlow(text) : text);
   }
 }
@@ -113,35 +143,42 @@ integrations:
 `;
 }
 
-function meshFiles(i: number, count: number): Array<[string, string]> {
+function meshFiles(i: number, opts: FleetOptions): Array<[string, string]> {
   const files: Array<[string, string]> = [];
+  const count = opts.meshPerCluster;
   if (count <= 0) return files;
   const ns = i % 2 === 0 ? "default" : "shop";
-  // Each cluster serves a public host of its own: a public host is a fleet-wide claim (one cluster per host).
-  files.push(["gateway.yaml", gateway(ns, `s${String(i).padStart(4, "0")}.example.com`)]);
-  let left = count - 1;
+  const gateways = Math.max(1, Math.min(opts.gateways ?? 1, count));
+  // Each cluster serves public hosts of its own: a public host is a fleet-wide claim (one cluster per host).
+  for (let g = 0; g < gateways; g++) {
+    const name = g === 0 ? "public" : `public-${g}`;
+    const host = `${g === 0 ? "s" : `g${g}-`}${String(i).padStart(opts.longNames ? 5 : 4, "0")}.example.com`;
+    files.push([`${name === "public" ? "gateway" : `gateway-${g}`}.yaml`, gateway(ns, host, name)]);
+  }
+  let left = count - gateways;
   for (let s = 0; left > 0; s++) {
-    const svc =
-      s < SERVICES.length ? SERVICES[s]! : `${SERVICES[s % SERVICES.length]}-${Math.floor(s / SERVICES.length)}`;
+    const base = opts.longNames ? `${SERVICES[s % SERVICES.length]}-frontend-api` : SERVICES[s % SERVICES.length]!;
+    const svc = s < SERVICES.length ? base : `${base}-${Math.floor(s / SERVICES.length)}`;
     const withRule = left > 1;
     // A VirtualService without its DestinationRule routes without subsets (there would be none to name).
-    const vs = virtualService(svc, ns, s);
+    const vs = virtualService(svc, ns, s, opts.routes ?? 2);
     const docs = [withRule ? vs : vs.replace(/^ *subset: .*\n/gm, "")];
     left--;
     if (withRule) {
       docs.push(destinationRule(svc, ns, s));
       left--;
     }
-    files.push([`${svc}.yaml`, docs.join("---\n")]);
+    if (opts.filePerDocument) docs.forEach((doc, d) => files.push([`${svc}-${d === 0 ? "routes" : "rule"}.yaml`, doc]));
+    else files.push([`${svc}.yaml`, docs.join("---\n")]);
   }
   return files;
 }
 
-function gateway(ns: string, host: string): string {
+function gateway(ns: string, host: string, name = "public"): string {
   return `apiVersion: networking.mesh.io/v1beta1
 kind: Gateway
 metadata:
-  name: public
+  name: ${name}
   namespace: ${ns}
 spec:
   selector:
@@ -165,7 +202,8 @@ spec:
 `;
 }
 
-function virtualService(svc: string, ns: string, s: number): string {
+/** A VirtualService of `routes` HTTP routes (at least 2: a header match, then prefix matches splitting by weight). */
+function virtualService(svc: string, ns: string, s: number, routes = 2): string {
   const fault =
     s % 4 === 1
       ? `      fault:
@@ -203,7 +241,7 @@ spec:
             subset: v2
             port:
               number: 9080
-    - match:
+${extraRoutes(svc, ns, routes - 2)}    - match:
         - uri:
             prefix: /api/${svc}
       route:
@@ -216,6 +254,31 @@ spec:
             subset: v2
           weight: 20
 ${fault}`;
+}
+
+/** `n` more routes of a VirtualService: a versioned prefix and a header each, split between the subsets. */
+function extraRoutes(svc: string, ns: string, n: number): string {
+  let out = "";
+  for (let k = 0; k < n; k++)
+    out += `    - match:
+        - uri:
+            prefix: /v${k + 2}/${svc}
+          headers:
+            x-tenant-tier:
+              exact: tier-${k}
+      route:
+        - destination:
+            host: ${svc}.${ns}.svc.cluster.local
+            subset: ${k % 2 === 0 ? "v1" : "v2"}
+            port:
+              number: 9080
+          weight: ${90 - k}
+        - destination:
+            host: ${svc}
+            subset: ${k % 2 === 0 ? "v2" : "v1"}
+          weight: ${10 + k}
+`;
+  return out;
 }
 
 function destinationRule(svc: string, ns: string, s: number): string {
