@@ -46,7 +46,13 @@ export function bashScript(nodes: Node[]): string {
       const values = valued
         .map((f) => `        ${f.names.join("|")}) ${f.choices ? `words=${quote(f.choices.join(" "))}` : "words="};;`)
         .join("\n");
-      return `    ${quote(n.path.join(" "))})\n      subs=${quote(n.subcommands.join(" "))}; all=${quote(words)}\n      case "$prev" in\n${values}\n      esac;;`;
+      return [
+        `    ${quote(n.path.join(" "))})`,
+        `      subs=${quote(n.subcommands.join(" "))}; all=${quote(words)}`,
+        '      case "$prev" in',
+        values,
+        "      esac;;",
+      ].join("\n");
     })
     .join("\n");
   return `# bash completion for vc: source <(vc completion bash)
@@ -92,7 +98,13 @@ export function zshScript(nodes: Node[]): string {
             `        ${f.names.join("|")}) ${f.choices ? `compadd -- ${f.choices.join(" ")}` : "_files"}; return;;`,
         )
         .join("\n");
-      return `    ${quote(n.path.join(" "))})\n      case "$prev" in\n${values}\n      esac\n      subs=(${subs.join(" ")}); flags=(${flags});;`;
+      return [
+        `    ${quote(n.path.join(" "))})`,
+        '      case "$prev" in',
+        values,
+        "      esac",
+        `      subs=(${subs.join(" ")}); flags=(${flags});;`,
+      ].join("\n");
     })
     .join("\n");
   return `#compdef vc

@@ -1,5 +1,6 @@
 // The fleet's rows on any target, as `vc list -o json`, `vc ui` and the fleet page's API show them: a host's through
-// listClusters, a folder target's from its status files and a plan; then the repository's facts and the rollout's waves.
+// listClusters, a folder target's from its status files and a plan; then the repository's facts and the rollout's
+// waves.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fleetLocation } from "../git/origin.js";

@@ -93,7 +93,9 @@ export function tokenAuthorizer(
       return {
         allowed: false,
         status: 403,
-        message: `user "${user.username}" may not ${access.verb} ${access.resource} in namespace ${access.namespace} (vc's records), which seeing the fleet needs`,
+        message:
+          `user "${user.username}" may not ${access.verb} ${access.resource} in namespace ${access.namespace} ` +
+          "(vc's records), which seeing the fleet needs",
       };
     } catch (err) {
       return { allowed: false, status: 503, message: `cannot check the token's access: ${(err as Error).message}` };

@@ -149,7 +149,7 @@ export class LocalFleet implements FleetProvider {
     return () => this.#listeners.delete(listener);
   }
 
-  /** One cluster: its row, its status and history on the target, its objects' health (a host), a fresh plan in summary. */
+  /** One cluster: its row, status and history on the target, its objects' health (a host), a fresh plan in summary. */
   async cluster(name: string): Promise<ClusterDetail | undefined> {
     const row = this.#rows.find((r) => r.name === name);
     if (!row) return undefined;
@@ -164,7 +164,7 @@ export class LocalFleet implements FleetProvider {
       if (h.objects) detail.objects = h.objects;
       else detail.objectsNote = `the objects' health could not be read: ${"error" in h ? h.error : ""}`;
     } else if (!(this.target instanceof KubeTarget))
-      detail.objectsNote = `${this.target.description} is a folder of manifests: it has no live objects to read health from`;
+      detail.objectsNote = `${this.target.description} is a folder of manifests: no live objects to read health from`;
     if (row.source !== "host") {
       const index = await loadDesiredIndex(this.#root, this.#revision, { clusters: [name] });
       const report = await planFleet(this.target, index, { prune: true, allowMassPrune: true, selected: [name] });

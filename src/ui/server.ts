@@ -5,7 +5,8 @@ import { gzipSync } from "node:zlib";
 import { jsonEscapeControls } from "../model/escape.js";
 import { maskCredentialsDeep } from "../model/secrets.js";
 import { loadAssets, type Assets } from "./assets.js";
-import { parseQuery, QueryError, queryRows, type FleetEvent, type FleetProvider } from "./model.js";
+import { parseQuery, QueryError, queryRows, type ClusterPage, type FleetEvent, type FleetProvider } from "./model.js";
+import type { ListRow } from "../ops/list.js";
 
 /** The page's policy: its own scripts, styles and API only; nothing inline, no frame, no form, no third party. */
 const CONTENT_SECURITY_POLICY =
@@ -26,7 +27,7 @@ export type Decision = { allowed: true } | { allowed: false; status: 401 | 403 |
 
 export interface UiOptions {
   provider: FleetProvider;
-  /** Decides each API request (the reconciler's TokenReview and SubjectAccessReview); absent: every request is allowed. */
+  /** Decides each API request (the reconciler's TokenReview and SubjectAccessReview); absent: all are allowed. */
   authorize?: (req: IncomingMessage) => Promise<Decision>;
   /** The built page (dist/ui); default: the package's. */
   assets?: Assets;
@@ -52,8 +53,29 @@ function isUiPath(path: string): boolean {
 }
 
 /** The JSON of an answer: every credential masked (the one masker), control characters escaped. */
-function jsonBody(data: unknown): string {
-  return jsonEscapeControls(JSON.stringify(maskCredentialsDeep(data ?? null)));
+function jsonBody(data: unknown, masked = false): string {
+  return jsonEscapeControls(JSON.stringify(masked ? data : maskCredentialsDeep(data ?? null)));
+}
+
+/** Each row as the masker leaves it, kept while the row is (a provider replaces a row that changes). */
+const maskedRows = new WeakMap<ListRow, unknown>();
+
+function maskedRow(row: ListRow): unknown {
+  let m = maskedRows.get(row);
+  if (m === undefined) {
+    m = maskCredentialsDeep(row);
+    maskedRows.set(row, m);
+  }
+  return m;
+}
+
+/** An event's data: a row through the per-row cache, anything else through the masker. */
+const eventBody = (e: FleetEvent): string =>
+  e.type === "cluster" ? jsonBody({ type: e.type, row: maskedRow(e.row) }, true) : jsonBody(e);
+
+/** A page of rows masked: its rows through the per-row cache, the rest of it through the masker. */
+function maskedPage(page: ClusterPage): unknown {
+  return { ...(maskCredentialsDeep({ ...page, items: [] }) as object), items: page.items.map(maskedRow) };
 }
 
 function send(
@@ -78,8 +100,8 @@ function send(
   res.end(req.method === "HEAD" ? undefined : out);
 }
 
-const sendJson = (req: IncomingMessage, res: ServerResponse, status: number, data: unknown): void =>
-  send(req, res, status, "application/json; charset=utf-8", jsonBody(data), { "Cache-Control": "no-store" });
+const sendJson = (req: IncomingMessage, res: ServerResponse, status: number, data: unknown, masked = false): void =>
+  send(req, res, status, "application/json; charset=utf-8", jsonBody(data, masked), { "Cache-Control": "no-store" });
 
 interface Stream {
   res: ServerResponse;
@@ -95,7 +117,7 @@ export function uiHandler(opts: UiOptions): UiHandler {
   // The last events, numbered, for streams that come back with Last-Event-ID.
   const recent: Array<{ id: number; text: string }> = [];
   let nextId = 1;
-  const frame = (id: number, e: FleetEvent): string => `id: ${id}\nevent: ${e.type}\ndata: ${jsonBody(e)}\n\n`;
+  const frame = (id: number, e: FleetEvent): string => `id: ${id}\nevent: ${e.type}\ndata: ${eventBody(e)}\n\n`;
   const unsubscribe = opts.provider.subscribe((e) => {
     const id = nextId++;
     const text = frame(id, e);
@@ -148,7 +170,8 @@ export function uiHandler(opts: UiOptions): UiHandler {
     if (path === "/api/v1/fleet") return sendJson(req, res, 200, p.summary());
     if (path === "/api/v1/rollout") return sendJson(req, res, 200, p.rollout() ?? null);
     if (path === "/api/v1/events") return events(req, res);
-    if (path === "/api/v1/clusters") return sendJson(req, res, 200, queryRows(p.rows(), parseQuery(params)));
+    if (path === "/api/v1/clusters")
+      return sendJson(req, res, 200, maskedPage(queryRows(p.rows(), parseQuery(params))), true);
     const m = /^\/api\/v1\/clusters\/([^/]+)(\/doctor)?$/.exec(path);
     if (m) {
       const name = decodeURIComponent(m[1]!);
@@ -157,7 +180,7 @@ export function uiHandler(opts: UiOptions): UiHandler {
         const report = p.doctor ? await p.doctor(name) : undefined;
         if (report === undefined)
           return sendJson(req, res, 501, {
-            error: `vc doctor needs a live host read with your credentials: run vc doctor ${name}, or vc ui --target kube`,
+            error: `vc doctor needs a host read with your credentials: run vc doctor ${name}, or vc ui --target kube`,
           });
         return sendJson(req, res, 200, report);
       }

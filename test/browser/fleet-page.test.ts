@@ -135,6 +135,31 @@ describe("the fleet page in a real browser", function () {
     expect(await page.locator('tr[data-cluster="bookinfo"] .subject').textContent()).to.equal(HOSTILE_SUBJECT);
   });
 
+  it("keeps 8 tabs live on one stream (a browser keeps 6 connections to a host)", async () => {
+    const tabs = await Promise.all(Array.from({ length: 8 }, () => browser.context.newPage()));
+    try {
+      for (const tab of tabs) {
+        await tab.goto(ui.url);
+        await tab.waitForSelector('tr[data-cluster="minimal"]');
+      }
+      writeFileSync(join(repo, "clusters/minimal/values.yaml"), "controlPlane:\n  statefulSet:\n    replicas: 3\n");
+      git(repo, "commit", "-q", "-am", "minimal: three replicas");
+      const applied = await runVc(["apply", "--target", `dir:${join(repo, "hydrated")}`, "--cluster", "minimal"], {
+        cwd: repo,
+      });
+      expect(applied.code, applied.stderr).to.equal(0);
+      for (const tab of tabs)
+        await tab.waitForFunction(
+          () =>
+            document.querySelector('tr[data-cluster="minimal"] .subject')?.textContent === "minimal: three replicas",
+          undefined,
+          { timeout: 60_000 },
+        );
+    } finally {
+      await Promise.all(tabs.map((tab) => tab.close()));
+    }
+  });
+
   it("renders a hostile commit subject and cluster label as text: no element made, no script run", async () => {
     await page.goto(ui.url);
     await page.waitForSelector('tr[data-cluster="hostile"]');
@@ -176,7 +201,7 @@ describe("the fleet page in a real browser", function () {
       await kube?.close();
     });
 
-    it("asks for a token, keeps it in the tab's session storage, and says clearly when the token may not read", async () => {
+    it("asks for a token, keeps it in the tab's session storage, says clearly when it may not read", async () => {
       const p = await browser.context.newPage();
       await p.goto(guarded.url);
       await p.waitForSelector("form.login");

@@ -68,7 +68,7 @@ describe("e2e: the reconciler's fleet page, behind the host's TokenReview and Su
     expect((await get("/api/v1/clusters", "not-a-token")).status).to.equal(401);
   });
 
-  it("refuses the tenant's syncer ServiceAccount (its real token) and a user without list on vc's records", async () => {
+  it("refuses the tenant's syncer ServiceAccount (its real token), and a user who may not list records", async () => {
     const syncer = tokenIn(await kube().serviceAccountKubeconfig("vc-evil", "vc-evil"));
     const refused = await get("/api/v1/clusters", syncer);
     expect(refused.status).to.equal(403);

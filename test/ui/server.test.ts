@@ -111,7 +111,7 @@ describe("ui: the fleet API's server", () => {
   });
   after(() => ui.close());
 
-  it("answers GET and HEAD only: anything else is 405 with Allow, and every answer carries the strict CSP", async () => {
+  it("answers GET and HEAD only (else 405 with Allow), each answer with the strict CSP", async () => {
     for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
       const res = await fetch(`${ui.url}api/v1/clusters`, { method });
       expect(res.status, method).to.equal(405);
@@ -202,7 +202,7 @@ describe("ui: tokens decided by the host's TokenReview and SubjectAccessReview",
   });
   const req = (auth?: string) => ({ headers: auth ? { authorization: auth } : {} }) as IncomingMessage;
 
-  it("401 without a token or with one the server does not know, 403 without list on vc's records, else allowed", async () => {
+  it("401 without a token or with an unknown one, 403 without list on vc's records, else allowed", async () => {
     const decide = tokenAuthorizer(client, fleetAccess("vc-system"));
     expect(await decide(req())).to.include({ allowed: false, status: 401 });
     expect(await decide(req("Bearer nobody-knows"))).to.include({ allowed: false, status: 401 });

@@ -1,5 +1,6 @@
 // The fleet page in the browser: the fleet, a cluster and the rollout, read from the read-only API and kept live by its
-// event stream. Every text from the API is rendered as text (preact escapes it); the token lives in sessionStorage only.
+// event stream. Every text from the API is rendered as text (preact escapes it); the token lives in sessionStorage
+// only.
 import { html } from "htm/preact";
 import { render } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
@@ -174,15 +175,44 @@ function useLocation(): { path: string; search: string } {
 }
 
 // ---- the live stream: SSE read with fetch (so that the token goes in a header, never in the URL) ----
+// One tab of the page's origin reads the stream (it holds a Web Lock) and passes each event to the others on a
+// BroadcastChannel: a browser keeps 6 connections to a host, and tabs each holding a stream would use them all up.
 
 type Listener = (type: string, data: unknown) => void;
 const listeners = new Set<Listener>();
 let streamState = "connecting";
 const stateListeners = new Set<(s: string) => void>();
+const channel = typeof BroadcastChannel === "undefined" ? undefined : new BroadcastChannel("vc-fleet-events");
 
-function setStreamState(s: string): void {
+function showState(s: string): void {
   streamState = s;
   for (const l of stateListeners) l(s);
+}
+
+function setStreamState(s: string): void {
+  showState(s);
+  channel?.postMessage({ state: s });
+}
+
+function deliver(type: string, data: unknown): void {
+  for (const l of listeners) l(type, data);
+  channel?.postMessage({ type, data });
+}
+
+if (channel)
+  channel.onmessage = (m: MessageEvent<{ state?: string; type?: string; data?: unknown }>) => {
+    if (m.data.state) showState(m.data.state);
+    else if (m.data.type) {
+      showState("live");
+      for (const l of listeners) l(m.data.type, m.data.data);
+    }
+  };
+
+/** Reads the stream in the one tab that holds the lock; the others hear it through the channel. */
+async function stream(): Promise<void> {
+  if (!navigator.locks || !channel) return runStream();
+  showState("shared");
+  await navigator.locks.request("vc-fleet-stream", () => runStream());
 }
 
 async function runStream(): Promise<void> {
@@ -228,7 +258,7 @@ async function runStream(): Promise<void> {
           } catch {
             continue;
           }
-          for (const l of listeners) l(type, parsed);
+          deliver(type, parsed);
         }
       }
     } catch {
@@ -279,6 +309,35 @@ function Health(props: { status: string; reason?: string }) {
   }`;
 }
 
+/** A commit's subject and author. */
+function Commit(props: { c: { subject: string; author: string } }) {
+  return html`<span class="subject">${props.c.subject}</span>${" "}<span class="author">${props.c.author}</span>`;
+}
+
+/** Why a plan is blocked, when it is. */
+function Blocked(props: { text?: string }) {
+  return props.text ? html`${" "}<span class="problem-inline">${props.text}</span>` : null;
+}
+
+const passText = (p: { kind: string; since: string; settled: number }) =>
+  `pass in flight: ${p.kind} since ${p.since}, ${p.settled} settled`;
+const changeText = (c: { kind: string; namespace?: string; name: string; change: string }) =>
+  ` ${c.kind} ${c.namespace ? `${c.namespace}/` : ""}${c.name}: ${c.change}`;
+const memberText = (c: { base: string; health: string | null }) => ` at ${c.base} base: ${c.health ?? "not moved"}`;
+const fetched = (at?: string) => (at ? `, fetched ${at}` : "");
+const waveText = (w: Wave) => `${w.name} (${w.index + 1}/${w.of}, ${w.state}) `;
+
+function lastPassText(l: {
+  kind: string;
+  revision: string;
+  clusters: number;
+  problems: number;
+  ended: string;
+}): string {
+  const counts = `${l.clusters} clusters, ${l.problems} problems`;
+  return `last pass: ${l.kind} at ${short(l.revision)}, ${counts}, ended ${l.ended}`;
+}
+
 function Labels(props: { labels: Record<string, string> }) {
   return html`${Object.entries(props.labels).map(([k, v]) => html`<span class="label">${k}=${v}</span> `)}`;
 }
@@ -305,7 +364,8 @@ function Problem(props: { error: unknown }) {
       <p>Ask for a role that allows it (docs/ui.md names the verb and resource), or use another token.</p>
       <button onClick=${signOut}>Use another token</button>
     </div>`;
-  return html`<div class="problem" role="alert"><h2>Cannot read the fleet</h2><p>${String((e as Error).message ?? e)}</p></div>`;
+  const message = String((e as Error).message ?? e);
+  return html`<div class="problem" role="alert"><h2>Cannot read the fleet</h2><p>${message}</p></div>`;
 }
 
 function signOut(): void {
@@ -389,12 +449,8 @@ function FleetHeader(props: { s: Summary; setFilter: (k: string, v: string) => v
     </div>
     <div class="facts">
       <span>served by ${s.served.by} from ${s.served.target}</span>
-      ${p?.revision ? html`<span>following <code>${short(p.revision)}</code>${p.fetchedAt ? `, fetched ${p.fetchedAt}` : ""}</span>` : null}
-      ${
-        p?.pass
-          ? html`<span class="pass">pass in flight: ${p.pass.kind} since ${p.pass.since}, ${p.pass.settled} settled</span>`
-          : null
-      }
+      ${p?.revision ? html`<span>following <code>${short(p.revision)}</code>${fetched(p.fetchedAt)}</span>` : null}
+      ${p?.pass ? html`<span class="pass">${passText(p.pass)}</span>` : null}
       ${
         p && (p.queue.full || p.queue.changes.length || p.queue.retry.length)
           ? html`<span class="queue">queued: ${[
@@ -406,7 +462,7 @@ function FleetHeader(props: { s: Summary; setFilter: (k: string, v: string) => v
               .join("; ")}</span>`
           : null
       }
-      ${p?.lastPass ? html`<span>last pass: ${p.lastPass.kind} at ${short(p.lastPass.revision)}, ${p.lastPass.clusters} clusters, ${p.lastPass.problems} problems, ended ${p.lastPass.ended}</span>` : null}
+      ${p?.lastPass ? html`<span>${lastPassText(p.lastPass)}</span>` : null}
       ${p?.error ? html`<span class="problem-inline">${p.error}</span>` : null}
     </div>
     ${
@@ -480,7 +536,8 @@ function Fleet(props: { search: string }) {
         ${SORTS.map(([v, t]) => html`<option value=${v}>${t}</option>`)}
       </select></label>
       <label><input type="checkbox" name="desc" checked=${params.get("order") === "desc"}
-        onChange=${(e: Event) => setFilter("order", (e.target as HTMLInputElement).checked ? "desc" : "")} /> descending</label>
+        onChange=${(e: Event) => setFilter("order", (e.target as HTMLInputElement).checked ? "desc" : "")} />
+        descending</label>
       ${
         params.get("revision")
           ? html`<span class="chip">applied revision ${params.get("revision")}
@@ -495,12 +552,22 @@ function Fleet(props: { search: string }) {
       }
       ${props.search ? html`<${Link} href="/">clear filters</${Link}>` : null}
     </form>
-    ${page.data ? html`<${ClusterTable} page=${page.data} setFilter=${setFilter} />` : error ? null : html`<p class="loading">Loading…</p>`}
+    ${
+      page.data
+        ? html`<${ClusterTable} page=${page.data} setFilter=${setFilter} />`
+        : error
+          ? null
+          : html`<p class="loading">Loading…</p>`
+    }
     ${
       page.data
         ? html`<nav class="pager">
         ${cursors.length ? html`<button onClick=${() => setCursors(cursors.slice(0, -1))}>Previous</button>` : null}
-        ${page.data.next ? html`<button onClick=${() => setCursors([...cursors, page.data!.next!])}>Next</button>` : null}
+        ${
+          page.data.next
+            ? html`<button onClick=${() => setCursors([...cursors, page.data!.next!])}>Next</button>`
+            : null
+        }
       </nav>`
         : null
     }`;
@@ -508,9 +575,13 @@ function Fleet(props: { search: string }) {
 
 function ClusterTable(props: { page: Page; setFilter: (k: string, v: string) => void }) {
   const p = props.page;
-  return html`<p class="matched">${p.matched} of ${p.total} clusters match${p.items.length < p.matched ? `; showing ${p.items.length}` : ""}</p>
+  const showing = p.items.length < p.matched ? `; showing ${p.items.length}` : "";
+  return html`<p class="matched">${p.matched} of ${p.total} clusters match${showing}</p>
   <table class="clusters">
-    <thead><tr><th>Cluster</th><th>Namespace</th><th>Labels</th><th>Health</th><th>Last applied</th><th>Applied by</th><th>Result</th><th>Drift</th><th>Wave</th></tr></thead>
+    <thead><tr>
+      <th>Cluster</th><th>Namespace</th><th>Labels</th><th>Health</th><th>Last applied</th><th>Applied by</th>
+      <th>Result</th><th>Drift</th><th>Wave</th>
+    </tr></thead>
     <tbody>
       ${p.items.map(
         (r) => html`<tr data-cluster=${r.name}>
@@ -521,14 +592,20 @@ function ClusterTable(props: { page: Page; setFilter: (k: string, v: string) => 
           <td>${
             r.lastAppliedRevision
               ? html`<button class="linkish" title="clusters at this revision"
-                  onClick=${() => props.setFilter("revision", r.lastAppliedRevision!.slice(0, 12))}><code>${short(r.lastAppliedRevision)}</code></button>
-                ${r.commit ? html` <span class="subject">${r.commit.subject}</span> <span class="author">${r.commit.author}</span>` : null}`
+                  onClick=${() => props.setFilter("revision", r.lastAppliedRevision!.slice(0, 12))}>
+                  <code>${short(r.lastAppliedRevision)}</code></button>
+                ${r.commit ? html`${" "}<${Commit} c=${r.commit} />` : null}`
               : "-"
           }</td>
           <td>${r.lastAppliedBy ?? "-"}</td>
           <td>${r.result ?? "-"}</td>
           <td><${Drift} row=${r} /></td>
-          <td>${r.wave ? html`<button class="linkish" onClick=${() => props.setFilter("wave", r.wave!.name)}>${r.wave.name} (${r.wave.state})</button>` : "-"}</td>
+          <td>${
+            r.wave
+              ? html`<button class="linkish" onClick=${() => props.setFilter("wave", r.wave!.name)}>
+                  ${`${r.wave.name} (${r.wave.state})`}</button>`
+              : "-"
+          }</td>
         </tr>`,
       )}
     </tbody>
@@ -567,9 +644,13 @@ function Cluster(props: { name: string }) {
         ${r.commit ? html` <span class="subject">${r.commit.subject}</span> by ${r.commit.author}` : null}
         ${r.lastAppliedTime ? html` at ${r.lastAppliedTime}` : null}</dd>
       <dt>Applied by</dt><dd>${r.lastAppliedBy ?? "-"}</dd>
-      <dt>Result</dt><dd>${r.result ?? "-"}${status?.message ? html` <span class="reason">${status.message}</span>` : null}</dd>
+      <dt>Result</dt><dd>${r.result ?? "-"}${
+        status?.message ? html`${" "}<span class="reason">${status.message}</span>` : null
+      }</dd>
       <dt>Drift</dt><dd><${Drift} row=${r} /></dd>
-      <dt>Wave</dt><dd>${r.wave ? html`${r.wave.name} (${r.wave.index + 1}/${r.wave.of}, ${r.wave.state}) <${Link} href="/rollout">rollout</${Link}>` : "not in a rollout"}</dd>
+      <dt>Wave</dt><dd>${
+        r.wave ? html`${waveText(r.wave)}<${Link} href="/rollout">rollout</${Link}>` : "not in a rollout"
+      }</dd>
       ${status?.suspendedBy ? html`<dt>Suspended by</dt><dd>${status.suspendedBy}</dd>` : null}
       ${r.note ? html`<dt>Note</dt><dd>${r.note}</dd>` : null}
     </dl>
@@ -577,7 +658,9 @@ function Cluster(props: { name: string }) {
     ${
       objects
         ? html`<table class="objects"><thead><tr><th>Object</th><th>Health</th></tr></thead><tbody>
-        ${objects.map((o) => html`<tr><td>${o.object}</td><td><${Health} status=${o.status} reason=${o.reason} /></td></tr>`)}
+        ${objects.map(
+          (o) => html`<tr><td>${o.object}</td><td><${Health} status=${o.status} reason=${o.reason} /></td></tr>`,
+        )}
       </tbody></table>`
         : html`<p class="note">${d.data.objectsNote ?? "not read"}</p>`
     }
@@ -585,19 +668,21 @@ function Cluster(props: { name: string }) {
     ${
       diff
         ? diff.changes.length === 0
-          ? html`<p>in sync at ${diff.at}${diff.blocked ? html` <span class="problem-inline">${diff.blocked}</span>` : null}</p>`
-          : html`<p>${diff.changes.length} object(s) differ (${diff.at})${diff.blocked ? html` <span class="problem-inline">${diff.blocked}</span>` : null}</p>
-            <ul class="changes">${diff.changes.map((c) => html`<li><b>${c.action}</b> ${c.kind} ${c.namespace ? `${c.namespace}/` : ""}${c.name}: ${c.change}</li>`)}</ul>`
+          ? html`<p>in sync at ${diff.at}<${Blocked} text=${diff.blocked} /></p>`
+          : html`<p>${diff.changes.length} object(s) differ (${diff.at})<${Blocked} text=${diff.blocked} /></p>
+            <ul class="changes">${diff.changes.map((c) => html`<li><b>${c.action}</b>${changeText(c)}</li>`)}</ul>`
         : html`<p class="note">no plan</p>`
     }
     <h3>History</h3>
     ${
       status?.history.length
-        ? html`<table class="history"><thead><tr><th>Revision</th><th>Commit</th><th>Result</th><th>By</th><th>When</th><th>Health</th><th>Message</th></tr></thead><tbody>
+        ? html`<table class="history"><thead><tr>
+          <th>Revision</th><th>Commit</th><th>Result</th><th>By</th><th>When</th><th>Health</th><th>Message</th>
+        </tr></thead><tbody>
         ${status.history.map(
           (h) => html`<tr>
             <td><code>${short(h.revision)}</code></td>
-            <td>${commits[h.revision] ? html`<span class="subject">${commits[h.revision]!.subject}</span> <span class="author">${commits[h.revision]!.author}</span>` : "-"}</td>
+            <td>${commits[h.revision] ? html`<${Commit} c=${commits[h.revision]} />` : "-"}</td>
             <td>${h.result}</td>
             <td>${h.via ? `${h.by ?? "unknown user"} (vc ${h.via})` : "reconciler"}</td>
             <td>${h.time}</td>
@@ -616,7 +701,9 @@ function Cluster(props: { name: string }) {
           ? html`<p class="problem-inline">${String((doctor.error as Error).message)}</p>`
           : findings
             ? findings.length
-              ? html`<ul class="findings">${findings.map((f) => html`<li class=${`sev-${f.severity}`}><b>${f.severity}</b> ${f.message}</li>`)}</ul>`
+              ? html`<ul class="findings">${findings.map(
+                  (f) => html`<li class=${`sev-${f.severity}`}><b>${f.severity}</b>${` ${f.message}`}</li>`,
+                )}</ul>`
               : html`<p>no findings</p>`
             : html`<button onClick=${runDoctor}>Run vc doctor</button>`
     }
@@ -636,15 +723,18 @@ function Rollout() {
   return html`<article class="rollout">
     <h2>Rollout ${r.id}: ${r.phase}</h2>
     <p>${r.wave ? `wave ${r.wave.index + 1} of ${r.wave.of} (${r.wave.name})` : "no waves"}; started ${r.started};
-      to base <code>${r.to.digest.slice(0, 12)}</code>${r.to.revision ? html` (revision <code>${short(r.to.revision)}</code>)` : null}</p>
+      to base <code>${r.to.digest.slice(0, 12)}</code>${
+        r.to.revision ? html`${" (revision "}<code>${short(r.to.revision)}</code>)` : null
+      }</p>
     <p class="message">${r.message}</p>
     ${r.waves.map(
       (w) => html`<section class=${`wave wave-${w.state}`} data-wave=${w.name}>
         <h3>${w.name} <span class="badge">${w.state}</span></h3>
-        <p>${w.count} clusters, ${w.moved} moved, ${w.healthy} healthy (the gate passes when every moved cluster is Healthy)</p>
+        <p>${`${w.count} clusters, ${w.moved} moved, ${w.healthy} healthy`}
+          (the gate passes when every moved cluster is Healthy)</p>
         <details><summary>clusters</summary><ul>${w.clusters.map(
           (c) =>
-            html`<li><${Link} href=${clusterHref(c.name)}>${c.name}</${Link}> at ${c.base} base: ${c.health ?? "not moved"}${
+            html`<li><${Link} href=${clusterHref(c.name)}>${c.name}</${Link}>${memberText(c)}${
               c.reason ? html` <span class="reason">${c.reason}</span>` : null
             }</li>`,
         )}</ul></details>
@@ -675,4 +765,4 @@ function App() {
 const root = document.getElementById("app")!;
 root.textContent = ""; // the shell's "Loading" line
 render(html`<${App} />`, root);
-void runStream();
+void stream();
