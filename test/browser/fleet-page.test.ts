@@ -14,6 +14,35 @@ import { KubeClient } from "../../src/host/client.js";
 import { serveLocalUi, type ServedUi } from "../../src/ui/serve.js";
 import { startUiServer, uiHandler, type RunningUi } from "../../src/ui/server.js";
 import { fleetAccess, tokenAuthorizer } from "../../src/ui/auth.js";
+import type { FleetProvider } from "../../src/ui/model.js";
+import type { RolloutRecord } from "../../src/rollout/types.js";
+import { rolloutView } from "../../src/rollout/view.js";
+
+/** A rollout in its second wave: canary (minimal) done, rest (platform) moving. */
+function rolloutRecord(): RolloutRecord {
+  const moved = {
+    from: "f".repeat(64),
+    at: "to" as const,
+    health: "Healthy" as const,
+    movedAt: "2026-01-01T00:00:00Z",
+  };
+  return {
+    id: "0123456789ab",
+    source: "fleet",
+    to: { digest: "d".repeat(64) },
+    phase: "Progressing",
+    wave: 1,
+    waves: [
+      { name: "canary", clusters: ["minimal"] },
+      { name: "rest", clusters: ["platform"] },
+    ],
+    from: {},
+    moved: { minimal: moved, platform: moved },
+    started: "2026-01-01T00:00:00Z",
+    since: "2026-01-01T00:05:00Z",
+    message: "wave rest: waiting for its gate",
+  };
+}
 
 const ROOT = join(import.meta.dirname, "../..");
 
@@ -172,6 +201,33 @@ describe("the fleet page in a real browser", function () {
     expect(await page.locator("article.cluster .label").textContent()).to.equal(`team=${HOSTILE_LABEL}`);
     await page.waitForTimeout(500);
     expect(dialogs).to.deep.equal([]);
+  });
+
+  it("shows the rollout's waves and their gate, and links a wave's clusters", async () => {
+    const record = rolloutRecord();
+    const provider: FleetProvider = {
+      rows: () => ui.fleet.rows(),
+      summary: () => ({
+        ...ui.fleet.summary(),
+        rollout: { id: record.id, phase: record.phase, wave: rolloutView(record).wave, message: record.message },
+      }),
+      rollout: () => rolloutView(record),
+      cluster: (name) => ui.fleet.cluster(name),
+      subscribe: (l) => ui.fleet.subscribe(l),
+    };
+    const server = await startUiServer(uiHandler({ provider }), "127.0.0.1", 0);
+    try {
+      await page.goto(server.url);
+      await page.waitForSelector(".rollout-line");
+      expect(await page.locator(".rollout-line").textContent()).to.include("Progressing, wave 2/2 (rest)");
+      await page.click('.rollout-line a[href="/rollout"]');
+      await page.waitForSelector('section.wave[data-wave="rest"]');
+      expect(await page.locator('section.wave[data-wave="canary"] .badge').textContent()).to.equal("done");
+      expect(await page.locator('section.wave[data-wave="rest"] .badge').textContent()).to.equal("current");
+      expect(await page.locator('section.wave[data-wave="rest"] p').textContent()).to.include("1 clusters, 1 moved");
+    } finally {
+      await server.close();
+    }
   });
 
   describe("behind the host's TokenReview and SubjectAccessReview", () => {

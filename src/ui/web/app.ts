@@ -598,7 +598,7 @@ function ClusterTable(props: { page: Page; setFilter: (k: string, v: string) => 
               : "-"
           }</td>
           <td>${r.lastAppliedBy ?? "-"}</td>
-          <td>${r.result ?? "-"}</td>
+          <td>${r.result ?? "-"}${r.note ? html`<div class="reason note-inline">${r.note}</div>` : null}</td>
           <td><${Drift} row=${r} /></td>
           <td>${
             r.wave
