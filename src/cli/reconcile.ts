@@ -113,7 +113,7 @@ export function register(program: Command): void {
     )
     .option(
       "--cache-dir <dir>",
-      "where remote repositories are cloned (and, in DIR/validated, the validation cache); default $XDG_CACHE_HOME/vc/git or ~/.cache/vc/git, outside the checkout",
+      "where remote repositories are cloned; default $XDG_CACHE_HOME/vc/git or ~/.cache/vc/git, outside the checkout",
     )
     .option(
       "--allow-mass-prune",

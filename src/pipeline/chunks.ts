@@ -67,6 +67,8 @@ export interface ChunkOptions {
   interleave?: boolean;
   /** Each chunk is a unit of work of its own (Target.startUnit): its records read afresh, with its live objects. */
   unitPerChunk?: boolean;
+  /** Each loaded folder carries the digest of its validation inputs (LoadedCluster.digest): for runs that record it. */
+  digests?: boolean;
   /** Told of a fall-back worth a log line (a chunk loaded folder by folder). */
   warn?: (message: string, fields: Record<string, unknown>) => void;
 }
@@ -203,7 +205,7 @@ async function loadChunk(
     engine,
     root,
     names,
-    { namespaceClaims: index.claims, ...(bases ? { bases } : {}) },
+    { namespaceClaims: index.claims, ...(bases ? { bases } : {}), ...(opts.digests ? { validated: true } : {}) },
     opts.warn,
   );
   const loaded = attribute(res);

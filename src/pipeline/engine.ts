@@ -6,6 +6,7 @@ import type { Diagnostic } from "../model/diagnostic.js";
 import { renderCluster } from "../render/index.js";
 import { CLUSTERS_DIR } from "../repo/layout.js";
 import { loadAndValidate } from "../validate/index.js";
+import type { ValidatedFolder } from "../validate/digest.js";
 
 /** One cluster folder as loaded and validated; `spec` is absent when it has errors. */
 export interface LoadedCluster {
@@ -26,6 +27,10 @@ export interface LoadedCluster {
    * record's `base`; none: unpinned), the one it came from while a rollout moved it, and why it waits for its wave.
    */
   rollout?: { base?: string; previousBase?: string; waiting?: string };
+  /** The digest of the folder's validation inputs (validate/digest.ts), when the load was asked for digests. */
+  digest?: string;
+  /** A summary taken from the cluster's record, its digest matching: the folder was not validated again. */
+  recorded?: true;
 }
 
 export interface LoadOptions {
@@ -36,6 +41,11 @@ export interface LoadOptions {
   namespaceClaims?: ReadonlyMap<string, readonly string[]>;
   /** Clusters a rollout pins to a base snapshot: the folder of its fleet/ files, by cluster (src/rollout/). */
   bases?: Readonly<Record<string, string>>;
+  /**
+   * Digests of the folders' validation inputs: with the records' summaries (a summary load takes a folder's from its
+   * record when the digest matches, validate/digest.ts), or `true` for the digests alone.
+   */
+  validated?: ReadonlyMap<string, ValidatedFolder> | true;
 }
 
 export interface LoadResult {
@@ -56,11 +66,6 @@ export const defaultEngine: Engine = {
   load: (root, opts) => loadAndValidate(root, opts),
   render: renderCluster,
 };
-
-/** The stages with the validation cache in `cacheDir`: between runs, only changed cluster folders are parsed again. */
-export function cachingEngine(cacheDir: string): Engine {
-  return { ...defaultEngine, load: (root, opts) => loadAndValidate(root, { ...opts, cacheDir }) };
-}
 
 /**
  * Loads the named clusters together; when that throws (a loader bug, a file no limit foresaw), loads them one by one so

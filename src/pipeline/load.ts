@@ -5,7 +5,15 @@ import { defaultHostNamespace } from "../model/cluster.js";
 import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import type { ClusterError } from "../plan/format.js";
 import { NAMESPACE_CONFLICT, namespaceClaims } from "../validate/namespace-claims.js";
-import { attribute, defaultEngine, loadIsolated, type Engine, type LoadedCluster, type LoadResult } from "./engine.js";
+import {
+  attribute,
+  defaultEngine,
+  loadIsolated,
+  type Engine,
+  type LoadedCluster,
+  type LoadOptions,
+  type LoadResult,
+} from "./engine.js";
 
 interface DesiredCluster {
   name: string;
@@ -166,14 +174,18 @@ export function loadIndexedChunk(
 
 /**
  * Validates the fleet in summary (no spec, no render): its errors, known clusters and namespace index. With
- * `clusters`, only those folders: the index of a selection, whose names without a folder are `missing`.
+ * `clusters`, only those folders: the index of a selection, whose names without a folder are `missing`. With
+ * `validated`, a folder whose digest matches what its record kept is not validated again.
  */
 export async function loadDesiredIndex(
   root: string,
   revision: string,
-  opts: { clusters?: string[]; engine?: Engine } = {},
+  opts: { clusters?: string[]; engine?: Engine; validated?: LoadOptions["validated"] } = {},
 ): Promise<DesiredIndex> {
-  const res = await loadIsolated(opts.engine ?? defaultEngine, root, opts.clusters ?? [], { detail: "summary" });
+  const res = await loadIsolated(opts.engine ?? defaultEngine, root, opts.clusters ?? [], {
+    detail: "summary",
+    ...(opts.validated ? { validated: opts.validated } : {}),
+  });
   const folders = attribute(res);
   const errors: ClusterError[] = [];
   const known = new Map<string, string>();

@@ -17,6 +17,8 @@ import type { StatusStore } from "../records/status-store.js";
 import type { Engine } from "../pipeline/engine.js";
 import type { Target } from "../sinks/types.js";
 import { LABELS } from "../translate/keys.js";
+import { validatedOf } from "../validate/digest.js";
+import { folderClaims } from "../validate/host-claims.js";
 
 export interface ClusterContext {
   engine: Engine;
@@ -182,6 +184,15 @@ async function finish(
   const pin = o.loaded?.rollout;
   if (pin && entry.result === "applied") pinStatus(status, pin);
   const pinMoved = status.base !== prev?.base || status.previousBase !== prev?.previousBase;
+  // What the folder's validation gave, with the digest of its inputs: the next reconciler's index takes it from here
+  // while the digest matches. A new one is worth a write on its own (once per folder change, or vc upgrade).
+  const spec = o.loaded?.valid ? o.loaded.spec : undefined;
+  const validated = spec
+    ? validatedOf(o.loaded?.digest, spec.settings, spec.mesh.length ? folderClaims(spec) : [])
+    : undefined;
+  if (validated) status.validated = validated;
+  else delete status.validated;
+  const validatedMoved = JSON.stringify(status.validated) !== JSON.stringify(prev?.validated);
   if (prev?.suspendedBy) status.suspendedBy = prev.suspendedBy;
   if (ctx.owner) status.owner = ctx.owner;
   let statusWritten = false;
@@ -189,7 +200,7 @@ async function finish(
   const othersStatus =
     sync?.plan.ownerConflict !== undefined ||
     (sync === undefined && ctx.owner !== undefined && prev?.owner !== undefined && prev.owner !== ctx.owner);
-  if (!othersStatus && (worthWriting(prev, entry, recordRevision) || pinMoved) && ctx.mayWrite()) {
+  if (!othersStatus && (worthWriting(prev, entry, recordRevision) || pinMoved || validatedMoved) && ctx.mayWrite()) {
     await ctx.store.write(status);
     statusWritten = true;
   }

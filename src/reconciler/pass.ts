@@ -10,6 +10,7 @@ import type { LoadedCluster } from "../pipeline/engine.js";
 import { applyFleet } from "../pipeline/fleet.js";
 import { loadDesiredIndex, type DesiredIndex } from "../pipeline/load.js";
 import type { ClusterStatus } from "../records/status.js";
+import type { ValidatedFolder } from "../validate/digest.js";
 import { clustersReachedBy } from "../repo/fleet-base.js";
 import { newRolloutMemory, rolloutForPass, type PassRollout, type RolloutMemory } from "../rollout/driver.js";
 import type { Target } from "../sinks/types.js";
@@ -206,17 +207,28 @@ async function incrementalPass(
 async function fullPass(deps: PassDeps, state: PassState, snap: Snapshot, started: number): Promise<PassResult> {
   const folders = clusterFolders(snap.root);
   const mine = folders.filter((n) => inShard(n, deps.shard));
+  // The records first (one LIST): a folder whose digest matches what its record kept is not validated again in the
+  // index (its record's summary is taken; the rules across clusters still run; every chunk is rendered and planned).
+  const listed = await listStatuses(deps);
   const index =
     mine.length > 0
-      ? await loadDesiredIndex(snap.root, snap.revision, { clusters: mine, engine: deps.engine })
+      ? await loadDesiredIndex(snap.root, snap.revision, {
+          clusters: mine,
+          engine: deps.engine,
+          validated: validatedFolders(deps, listed ?? []),
+        })
       : emptyIndex(snap);
+  deps.logger.info("shard indexed", {
+    folders: index.folders.length,
+    fromRecords: index.folders.filter((c) => c.recorded).length,
+  });
   const hostNamespaces = new Map<string, string>();
   for (const c of index.folders) {
     const ns = validNamespace(c);
     if (ns !== undefined) hostNamespaces.set(c.name, ns);
   }
   await migrate(deps, await legacyOf(deps.target));
-  await refreshStatuses(deps, state, hostNamespaces);
+  if (listed) keepStatuses(deps, state, listed, hostNamespaces);
   // The rollout is read and stepped once the statuses (each cluster's pinned base) are known; the summary index above
   // is of the newest base (validity and host namespaces), each chunk is loaded at its clusters' pins.
   const rollout = await passRollout(deps, state, snap, () => folders, "full");
@@ -300,6 +312,8 @@ async function reconcile(
       interleave: true,
       // A full pass reads each chunk's records afresh (a rival's record created meanwhile is seen); an incremental one once.
       unitPerChunk: run.full,
+      // Each folder's digest goes on its record (settle), for the next reconciler's index.
+      digests: true,
       mayWrite: deps.mayWrite,
       stopping: deps.stopping,
       ...(run.rollout ? { pins: run.rollout } : {}),
@@ -429,44 +443,62 @@ async function knownStatus(
   }
 }
 
-/**
- * Replaces the statuses in memory with those on the target (one LIST); keeps memory when the list fails. A status is
- * a cluster's only when it sits in that cluster's host namespace (`hostNamespaces`, from the repository): a
- * look-alike ConfigMap elsewhere is ignored, so no namespace can suspend another cluster or rewrite its history.
- */
-async function refreshStatuses(
-  deps: PassDeps,
-  state: PassState,
-  hostNamespaces: ReadonlyMap<string, string>,
-): Promise<void> {
+/** Every status on the target (one LIST), or undefined when it cannot be listed (the pass keeps those in memory). */
+async function listStatuses(deps: PassDeps): Promise<ClusterStatus[] | undefined> {
   try {
-    const all = await deps.store.list();
-    state.statuses.clear();
-    for (const s of all) {
-      if (!inShard(s.cluster, deps.shard)) continue;
-      const expected = hostNamespaces.get(s.cluster);
-      if (expected !== undefined && s.hostNamespace !== expected) {
-        deps.logger.warn("ignoring a status outside the cluster's host namespace", {
-          cluster: s.cluster,
-          namespace: s.hostNamespace,
-          hostNamespace: expected,
-        });
-        continue;
-      }
-      if (s.damagedHistory)
-        deps.logger.warn("ignoring damaged entries of a stored history", {
-          cluster: s.cluster,
-          entries: s.damagedHistory,
-        });
-      if (state.statuses.has(s.cluster))
-        deps.logger.warn("two statuses claim one cluster: keeping the first", {
-          cluster: s.cluster,
-          namespace: s.hostNamespace,
-        });
-      else state.statuses.set(s.cluster, s);
-    }
+    return await deps.store.list();
   } catch (err) {
     deps.logger.warn("cannot list statuses", { error: (err as Error).message });
+    return undefined;
+  }
+}
+
+/**
+ * What the records of this shard's clusters kept of their folders' last validations (the first record of a cluster,
+ * and only one that names the record's own host namespace).
+ */
+function validatedFolders(deps: PassDeps, listed: readonly ClusterStatus[]): Map<string, ValidatedFolder> {
+  const out = new Map<string, ValidatedFolder>();
+  for (const s of listed)
+    if (s.validated && !out.has(s.cluster) && inShard(s.cluster, deps.shard))
+      if (s.validated.settings.namespace === s.hostNamespace) out.set(s.cluster, s.validated);
+  return out;
+}
+
+/**
+ * Replaces the statuses in memory with those listed on the target. A status is a cluster's only when it sits in that
+ * cluster's host namespace (`hostNamespaces`, from the repository): a look-alike ConfigMap elsewhere is ignored, so no
+ * namespace can suspend another cluster or rewrite its history.
+ */
+function keepStatuses(
+  deps: PassDeps,
+  state: PassState,
+  all: readonly ClusterStatus[],
+  hostNamespaces: ReadonlyMap<string, string>,
+): void {
+  state.statuses.clear();
+  for (const s of all) {
+    if (!inShard(s.cluster, deps.shard)) continue;
+    const expected = hostNamespaces.get(s.cluster);
+    if (expected !== undefined && s.hostNamespace !== expected) {
+      deps.logger.warn("ignoring a status outside the cluster's host namespace", {
+        cluster: s.cluster,
+        namespace: s.hostNamespace,
+        hostNamespace: expected,
+      });
+      continue;
+    }
+    if (s.damagedHistory)
+      deps.logger.warn("ignoring damaged entries of a stored history", {
+        cluster: s.cluster,
+        entries: s.damagedHistory,
+      });
+    if (state.statuses.has(s.cluster))
+      deps.logger.warn("two statuses claim one cluster: keeping the first", {
+        cluster: s.cluster,
+        namespace: s.hostNamespace,
+      });
+    else state.statuses.set(s.cluster, s);
   }
 }
 

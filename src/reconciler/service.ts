@@ -13,7 +13,7 @@ import { KubeTarget } from "../sinks/kube/target.js";
 import { readClusterHealth } from "../health/read.js";
 import type { KubeObject } from "../kube/object.js";
 import type { Target } from "../sinks/types.js";
-import { cachingEngine } from "../pipeline/engine.js";
+import { defaultEngine } from "../pipeline/engine.js";
 import { warningLog } from "./warning-log.js";
 import type { Engine } from "../pipeline/engine.js";
 import { LeaderElector } from "./leader.js";
@@ -40,7 +40,7 @@ export interface ReconcilerConfig {
   context?: string;
   /** Token or `user:password` file for the remote (else VC_GIT_TOKEN / VC_GIT_USERNAME + VC_GIT_PASSWORD). */
   gitCredentialsFile?: string;
-  /** Where remotes are mirrored, and in its `validated` folder the validation cache (default `git` in defaultCacheRoot, outside the checkout). */
+  /** Where remotes are mirrored (default `git` in defaultCacheRoot, outside the checkout). */
   cacheDir?: string;
   intervalMs: number;
   resyncMs: number;
@@ -135,7 +135,9 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
     });
   }
   const deps: PassDeps = {
-    engine: cfg.engine ?? cachingEngine(join(resolve(cfg.cacheDir ?? defaultGitCache()), "validated")),
+    // No validation cache on disk: a folder's record keeps the digest of its validation (validate/digest.ts), which a
+    // new pod's index takes; each chunk validates its folders once.
+    engine: cfg.engine ?? defaultEngine,
     target,
     store: target.statusStore({ historyLimit: cfg.historyLimit }),
     allowMassPrune: cfg.allowMassPrune,

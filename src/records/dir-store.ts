@@ -97,6 +97,8 @@ function parseStatusFile(text: string, cluster: string): ClusterStatus {
   const data: Record<string, string> = {};
   for (const [k, v] of Object.entries(fields ?? {})) if (typeof v === "string") data[k] = v;
   data.history = fields === undefined ? "null" : JSON.stringify(fields.history ?? []);
+  // Written as an object (stored), read back through the same check as a record's (status.ts fromData).
+  if (fields?.validated !== undefined) data.validated = JSON.stringify(fields.validated);
   return fromData(data, cluster)!;
 }
 

@@ -1,6 +1,7 @@
 // The reconcile status of one cluster and its last reconciliations; how it is folded and (de)serialised (pure).
 import { maskCredentialsInText } from "../model/secrets.js";
 import { HEALTH_STATUSES, type HealthStatus } from "../model/health.js";
+import { parseValidated, type ValidatedFolder } from "../validate/digest.js";
 
 /** How a reconciliation of one cluster ended. */
 export type Result =
@@ -81,6 +82,12 @@ export interface ClusterStatus {
   base?: string;
   /** While a rollout has moved the cluster: the digest it was at before. */
   previousBase?: string;
+  /**
+   * The last validation of the cluster's folder a reconciler recorded: the digest of its inputs and the summary they
+   * gave (a valid folder's settings and public-host claims), so that a new reconciler skips validating the folder in
+   * its index while the digest matches (validate/digest.ts). Kept only where tenants cannot write: the record.
+   */
+  validated?: ValidatedFolder;
   /**
    * Not stored in the status: reconciliations that `record` pushed out of `history` (past HISTORY_LIMIT), for the
    * store to keep in the cluster's longer history (status-store.ts) before the status is written.
@@ -212,6 +219,7 @@ export function toData(s: ClusterStatus): Record<string, string> {
     const v = s[k];
     if (v !== undefined) data[k] = v;
   }
+  if (s.validated) data.validated = JSON.stringify(s.validated);
   return data;
 }
 
@@ -241,6 +249,10 @@ export function fromData(
     if (data[k] !== undefined) s[k] = data[k];
   }
   for (const k of ["base", "previousBase"] as const) if (/^[0-9a-f]{64}$/.test(data[k] ?? "")) s[k] = data[k];
+  if (data.validated !== undefined) {
+    const validated = parseValidated(parseJson(data.validated));
+    if (validated) s.validated = validated;
+  }
   if (data.result && (RESULTS as readonly string[]).includes(data.result)) s.result = data.result as Result;
   if (data.lastAppliedVia === "apply" || data.lastAppliedVia === "adopt") s.lastAppliedVia = data.lastAppliedVia;
   if ((HEALTH_STATUSES as readonly string[]).includes(data.health ?? "")) {
@@ -248,6 +260,14 @@ export function fromData(
     if (data.healthReason !== undefined) s.healthReason = data.healthReason;
   }
   return s;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A stored history (JSON array, newest first): the entries vc can read, and how many it could not (damaged or hand-edited). */

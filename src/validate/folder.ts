@@ -9,12 +9,23 @@ import { enforcePolicy, type LoadedPolicy } from "./policy.js";
 import { baseLayers, labelsChooseLayers, peekLabels } from "../repo/fleet-base.js";
 import { brokenGroupsDiagnostic, loadFleetBase } from "./fleet-base.js";
 import { markPinned } from "./pinned.js";
+import { folderDigest, summaryOf, type ValidatedFolder } from "./digest.js";
+
+/** What a folder's validation may take from earlier runs: the record's summary and digest, and the shared inputs. */
+export interface Known {
+  /** The digest of policy.yaml and the fleet bases (digest.ts sharedInputs): part of every folder's digest. */
+  shared: string;
+  /** What the cluster's record kept of the folder's last validation, when it has one. */
+  validated?: ValidatedFolder;
+}
 
 /**
  * `policy`: the loaded fleet policy, when the repository has one. The cache holds results before the policy
  * (its key is the folder's content only); the policy is applied to every result, cached or not. `listed`: the
  * folder's files when the caller listed them already (the pool does, to hand out the largest folders first).
  * `baseRoot`: the folder of the base snapshot a rollout pins the cluster to (its fleet/ layers), when not the repository's.
+ * `known`: with it the result carries its digest, and a summary whose digest matches the record's is the record's
+ * (validated when it was recorded: the policy applied, valid), not validated again.
  */
 export function validateFolder(
   realRoot: string,
@@ -24,6 +35,7 @@ export function validateFolder(
   policy?: LoadedPolicy,
   listed?: ClusterFiles,
   baseRoot?: string,
+  known?: Known,
 ): ClusterResult {
   try {
     const budget = folderBudget(policy?.policy?.folderBudget);
@@ -50,14 +62,20 @@ export function validateFolder(
     const read = readWithinBudget(realRoot, files, budget, baseRoot);
     if (!read.ok) return { name, dir: files.dir, valid: false, diagnostics: [...files.diagnostics, read.diagnostic] };
     const reads = read.reads;
-    if (!cache) return held(validateCluster(realRoot, files, reads, budget));
+    if (!cache && !known) return held(validateCluster(realRoot, files, reads, budget));
     const key = clusterKey(files, reads, budget);
+    const digest = known ? folderDigest(key, known.shared) : undefined;
+    const digested = (r: ClusterResult): ClusterResult => (digest === undefined ? r : { ...r, digest });
+    if (detail === "summary" && digest !== undefined && known?.validated?.digest === digest)
+      return summaryOf(name, files.dir, files.clusterFile, known.validated);
+    if (!cache) return digested(held(validateCluster(realRoot, files, reads, budget)));
     // The policy needs the spec: a summary is asked of the cache only when there is no policy to apply.
     const hit = cache.get(key, policy ? "full" : detail);
-    if (hit) return held(hit);
+    if (hit) return digested(held(hit));
     const result = validateCluster(realRoot, files, reads, budget);
     cache.set(key, result);
-    return held(policy ? structuredClone(result) : result); // the cache keeps what the folder says, not the policy
+    // The cache keeps what the folder says, not the policy.
+    return digested(held(policy ? structuredClone(result) : result));
   } catch (err) {
     // An unexpected failure (a bug, a file no limit foresaw) makes this cluster invalid with its own error, never the whole run.
     const dir = `${CLUSTERS_DIR}/${name}`;

@@ -16,6 +16,7 @@ import { claimConflicts } from "./host-claims.js";
 import { loadFleetBase } from "./fleet-base.js";
 import { FLEET_DIR } from "../repo/fleet-base.js";
 import { loadRollout } from "./rollout-file.js";
+import { sharedInputs, type ValidatedFolder } from "./digest.js";
 
 export interface RepoValidation {
   root: string;
@@ -50,6 +51,12 @@ export interface ValidateOptions {
   hostClaims?: boolean;
   /** Clusters pinned by a rollout to a base snapshot: the folder holding its fleet/ files, by cluster (src/rollout/). */
   bases?: Readonly<Record<string, string>>;
+  /**
+   * What the records kept of the folders' last validations (digest.ts ValidatedFolder), by cluster: every result then
+   * carries its digest, and in a summary a folder whose digest matches is not validated again (its record's summary
+   * is taken; the rules across clusters still run). `true`: digests without a record (a run that records them).
+   */
+  validated?: ReadonlyMap<string, ValidatedFolder> | true;
 }
 
 /** The cluster names given to loadAndValidate that have no folder (its `unknown-cluster` diagnostics), sorted. */
@@ -96,6 +103,9 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
     );
     cacheDir = undefined;
   }
+  const known = opts.validated
+    ? { shared: sharedInputs(realRoot), validated: opts.validated === true ? new Map() : opts.validated }
+    : undefined;
   const clusters = (
     await validateFolders(realRoot, names, {
       jobs,
@@ -103,6 +113,7 @@ export async function loadAndValidate(root: string, opts: ValidateOptions = {}):
       cacheDir,
       policy,
       ...(opts.bases ? { bases: opts.bases } : {}),
+      ...(known ? { known } : {}),
     })
   ).results;
   if (cacheDir !== undefined) pruneCache(cacheDir);

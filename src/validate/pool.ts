@@ -10,6 +10,7 @@ import { folderFiles, listClusterFiles, type ClusterFiles } from "../repo/layout
 import { validateFolder } from "./folder.js";
 import type { LoadedPolicy } from "./policy.js";
 import type { WorkMessage, WorkRequest } from "./worker.js";
+import type { ValidatedFolder } from "./digest.js";
 
 /**
  * Files a run must have before workers are started. A worker is a second V8 isolate: it loads vc (about 0.1 s) and
@@ -83,6 +84,12 @@ export interface PoolOptions {
   minFiles?: number;
   /** Clusters pinned by a rollout: the folder of the base snapshot each reads its fleet/ layers from (src/rollout/). */
   bases?: Readonly<Record<string, string>>;
+  /**
+   * The shared inputs' digest and what the records kept of the folders: each result carries its digest, and a
+   * summary whose digest matches is the record's (validateFolder). Workers then start as with a cache: once this thread
+   * has met MISSES_BEFORE_WORKERS folders it had to validate.
+   */
+  known?: { shared: string; validated: ReadonlyMap<string, ValidatedFolder> };
 }
 
 export interface PoolResult {
@@ -117,27 +124,37 @@ export async function validateFolders(
   const results: Array<ClusterResult | undefined> = new Array(queue.length);
   const opened = cacheDir === undefined ? undefined : DirCache.open(cacheDir);
   const cache = opened && "cache" in opened ? opened.cache : undefined;
+  const known = opts.known;
+  // Folders this thread had to validate although the records knew of them (or had none): like cache misses.
+  let unknown = 0;
   const validate = (i: number): void => {
     const f = queue[i]!;
-    results[i] = validateFolder(realRoot, f.name, cache, detail, policy, f.files, opts.bases?.[f.name]);
+    const validated = known?.validated.get(f.name);
+    const k = known && { shared: known.shared, ...(validated ? { validated } : {}) };
+    const r = validateFolder(realRoot, f.name, cache, detail, policy, f.files, opts.bases?.[f.name], k);
+    if (known && (validated === undefined || r.digest !== validated.digest)) unknown++;
+    results[i] = r;
   };
   const pool = new Workers(realRoot, queue, claims, results, {
     cacheDir,
     detail,
     policy,
     ...(opts.bases ? { bases: opts.bases } : {}),
+    ...(known ? { known: { shared: known.shared, validated: recordOf(known.validated, names) } } : {}),
   });
   // The folders not claimed yet are sized and put largest first just before the workers start (never in a warm run).
   const startWorkers = (from: number): void => {
     queue.splice(from, queue.length - from, ...largestFirst(realRoot, queue.slice(from)));
     pool.start(threads - 1);
   };
-  if (parallel && (always || cache === undefined)) startWorkers(0);
+  const lazy = cache !== undefined || known !== undefined;
+  const misses = (): number => (known ? unknown : (cache?.misses ?? 0));
+  if (parallel && (always || !lazy)) startWorkers(0);
   if (always && parallel) await pool.ready();
 
   for (let i = always && pool.started ? queue.length : claim(); i < queue.length; i = claim()) {
     validate(i);
-    if (parallel && !pool.started && (cache?.misses ?? 0) >= MISSES_BEFORE_WORKERS) startWorkers(i + 1);
+    if (parallel && !pool.started && misses() >= MISSES_BEFORE_WORKERS) startWorkers(i + 1);
     // Let the workers' answers in (and, for a service such as the reconciler, timers and sockets).
     if (pool.started || i % 10 === 9) await new Promise((r) => setImmediate(r));
   }
@@ -149,6 +166,19 @@ export async function validateFolders(
   await cache?.flush();
   const byName = new Map(queue.map((f, i) => [f.name, results[i]!]));
   return { results: names.map((n) => byName.get(n)!), byWorkers: pool.answered, workers: pool.count };
+}
+
+/** What the records kept of the named folders, as a plain object a worker can be sent. */
+function recordOf(
+  validated: ReadonlyMap<string, ValidatedFolder>,
+  names: readonly string[],
+): Record<string, ValidatedFolder> {
+  const out: Record<string, ValidatedFolder> = {};
+  for (const n of names) {
+    const v = validated.get(n);
+    if (v) out[n] = v;
+  }
+  return out;
 }
 
 /** The worker threads of one run; each gets the whole queue and the shared counter, and claims from it once loaded. */
@@ -163,7 +193,7 @@ class Workers {
     private readonly queue: readonly Folder[],
     private readonly claims: Int32Array,
     private readonly results: Array<ClusterResult | undefined>,
-    private readonly settings: Pick<WorkRequest, "cacheDir" | "detail" | "policy" | "bases">,
+    private readonly settings: Pick<WorkRequest, "cacheDir" | "detail" | "policy" | "bases" | "known">,
   ) {}
 
   get started(): boolean {

@@ -36,6 +36,10 @@ export interface ClusterResult {
    * for a command that sees the host to admit the cluster that already holds the namespace there (records/holders.ts).
    */
   contested?: ClusterSpec;
+  /** SHA-256 of the folder's validation inputs (digest.ts folderDigest), when the folder's files could be read. */
+  digest?: string;
+  /** The summary is the one the cluster's record kept for this digest: the folder was not validated again. */
+  recorded?: true;
 }
 
 /** The parsed cluster.yaml of each result that has one, for rules across clusters to point into. */

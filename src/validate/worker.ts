@@ -5,6 +5,7 @@ import { validateFolder } from "./folder.js";
 import type { ClusterResult } from "./result.js";
 import type { ClusterFiles } from "../repo/layout.js";
 import type { LoadedPolicy } from "./policy.js";
+import type { ValidatedFolder } from "./digest.js";
 
 export interface WorkRequest {
   realRoot: string;
@@ -18,6 +19,8 @@ export interface WorkRequest {
   policy?: LoadedPolicy;
   /** Clusters pinned by a rollout: the folder of each one's base snapshot. */
   bases?: Readonly<Record<string, string>>;
+  /** The shared inputs' digest and what the records kept of the folders (pool.ts PoolOptions.known). */
+  known?: { shared: string; validated: Readonly<Record<string, ValidatedFolder>> };
 }
 
 /** A folder's result (by its index in `folders`), or the end of this worker's share once its cache entries are written. */
@@ -29,7 +32,17 @@ parentPort?.on("message", async (req: WorkRequest) => {
   const cache = opened && "cache" in opened ? opened.cache : undefined;
   for (let i = Atomics.add(claims, 0, 1); i < req.folders.length; i = Atomics.add(claims, 0, 1)) {
     const f = req.folders[i]!;
-    const result = validateFolder(req.realRoot, f.name, cache, req.detail, req.policy, f.files, req.bases?.[f.name]);
+    const known = req.known && { shared: req.known.shared, validated: req.known.validated[f.name] };
+    const result = validateFolder(
+      req.realRoot,
+      f.name,
+      cache,
+      req.detail,
+      req.policy,
+      f.files,
+      req.bases?.[f.name],
+      known,
+    );
     parentPort!.postMessage({ index: i, result } satisfies WorkMessage);
   }
   await cache?.flush(); // the entries are on disk before the caller hears back (and may exit)
