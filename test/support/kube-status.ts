@@ -293,9 +293,7 @@ export class StandInControllers {
       }
     }
     if (current) return;
-    const containers = (
-      spec.template?.spec?.containers ?? [{ name: "syncer", image: "registry.invalid/syncer:1" }]
-    ).map((c) => ({ name: c.name, image: c.image ?? "registry.invalid/x:1" }));
+    const containers = podContainers(spec);
     await createObject(this.kube, podPath(ns), {
       apiVersion: "v1",
       kind: "Pod",
@@ -320,7 +318,8 @@ export class StandInControllers {
       spec: {
         replicas: spec.replicas ?? 1,
         selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: spec.template?.spec?.containers ?? [] } },
+        // Name and image only, as the pods below: the template's mounts would need its volumes too.
+        template: { metadata: { labels }, spec: { containers: podContainers(spec) } },
       },
     });
     return (await this.kube.request<KubeObject>("GET", `${path}/${name}`)).body;
@@ -350,4 +349,12 @@ export class StandInControllers {
 /** The controller reference a controller puts on what it creates (its kind, name and UID). */
 function controllerRef(apiVersion: string, kind: string, o: KubeObject): Record<string, unknown> {
   return { apiVersion, kind, name: o.metadata.name, uid: o.metadata.uid, controller: true, blockOwnerDeletion: true };
+}
+
+/** The template's containers by name and image, enough for a pod the server accepts. */
+function podContainers(spec: WorkloadSpec): { name: string; image: string }[] {
+  return (spec.template?.spec?.containers ?? [{ name: "syncer", image: "registry.invalid/syncer:1" }]).map((c) => ({
+    name: c.name,
+    image: c.image ?? "registry.invalid/x:1",
+  }));
 }
