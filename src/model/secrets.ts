@@ -1,4 +1,5 @@
 // Which values of a cluster's configuration are credentials, and how a masked value is shown: one rule for every output.
+import { rules } from "@secretlint/secretlint-rule-preset-recommend";
 import type { Values } from "./values.js";
 
 /** What a secret value is replaced with, in diffs, messages, descriptions and debug bundles. */
@@ -18,10 +19,11 @@ const CREDENTIAL_WORDS = [
 ];
 
 /**
- * Abbreviations that name a credential as a whole word only (`DB_PWD`, `MYSQL_PW`, `JWT`, `SESSION_COOKIE_SIG`,
- * `sig=` in a signed URL): inside a word they would match `SIGNAL`, `DESIGN` or `UPWARD`.
+ * Abbreviations (and words) that name a credential as a whole word only (`DB_PWD`, `MYSQL_PW`, `JWT`,
+ * `SESSION_COOKIE_SIG`, `sig=` in a signed URL, `session=…`, `cookie=…`): inside a word they would match `SIGNAL`,
+ * `DESIGN` or `UPWARD`.
  */
-const CREDENTIAL_ABBREVIATIONS = ["pwd", "pw", "sig", "signature", "jwt", "hmac", "otp", "creds?"];
+const CREDENTIAL_ABBREVIATIONS = ["pwd", "pw", "sig", "signature", "jwt", "hmac", "otp", "creds?", "session", "cookie"];
 
 /** Env var names whose literal values are credentials (`*PASSWORD*`, `*TOKEN*`, `*SECRET*`, `*KEY*`, `*ENDPOINT*`, `*DSN*`, ...). */
 export const SECRET_ENV_NAME = new RegExp(`(${CREDENTIAL_WORDS.join("|")})`, "i");
@@ -46,9 +48,19 @@ const QUALIFIED_ONLY = /^(keys?|secrets?|auth|endpoints?|private)$/i;
 /** `scheme://user:password@`: the password of a URL's userinfo. */
 const URL_CREDENTIAL = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@"']*):([^\s@/"']+)@/gi;
 
-/** A text with the password of every `scheme://user:password@` URL in it replaced by `mask`. */
+/** `scheme://token@`: a URL's userinfo without a password, a credential unless it reads as a plain user name. */
+const URL_USER = /\b([a-z][a-z0-9+.-]*:\/\/)(?!<masked)([^\s:/@"'<>]+)@/gi;
+
+/** A URL's user (no password) that is a credential: not a plain lower-case name such as `git` or `deploy-bot`. */
+function isTokenUser(user: string): boolean {
+  return !/^[a-z][a-z._-]{0,15}$/.test(user);
+}
+
+/** A text with the password of every `scheme://user:password@` URL in it, and a token given as its user, masked. */
 export function maskUrlCredentials(text: string, mask = MASK): string {
-  return text.replace(URL_CREDENTIAL, (_m, head: string) => `${head}:${mask}@`);
+  return text
+    .replace(URL_CREDENTIAL, (_m, head: string) => `${head}:${mask}@`)
+    .replace(URL_USER, (m, scheme: string, user: string) => (isTokenUser(user) ? `${scheme}${mask}@` : m));
 }
 
 /** True when a text holds a URL with a password. */
@@ -108,12 +120,26 @@ function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
 /** True when a key names a credential: its last word (split at `_ - .` and lower-to-upper case) ends in a credential word (QUALIFIED_ONLY ones need a word before). */
 export function isCredentialName(name: string): boolean {
   const words = name.split(/[_.-]+|(?<=[a-z0-9])(?=[A-Z])/).filter(Boolean);
+  // `private_key_id`, `AWS_ACCESS_KEY_ID`: the id of a key is read as the key.
+  if (words.length > 2 && /^id$/i.test(words[words.length - 1]!)) words.pop();
   const last = words[words.length - 1];
   if (last === undefined || !CREDENTIAL_LAST_WORD.test(last)) return false;
   return words.length > 1 || !QUALIFIED_ONLY.test(last);
 }
 
-/** Credentials recognisable by their shape alone: JWTs, bearer/basic tokens, PEM private keys, the prefixes of well-known tokens. */
+/**
+ * A token whose prefix names its issuer, in the form issuers share (`dop_v1_…`, `npm_…`, `glpat-…`, `sk_live_…`,
+ * `hvs.…`, `sk-proj-…`): a prefix of 2 to 10 letters, at most two short segments (`_v1`, `_live`, `-proj`), a separator
+ * and a body of 16 letters and digits or more with both among them. Kubernetes names (`pvc-<uid>`,
+ * `web-7d9f8c6b5-x2k4p`) have no such body: theirs are cut by dashes into shorter parts.
+ */
+const PREFIXED_TOKEN =
+  /(?<![\w.-])[A-Za-z]{2,10}(?:[_-][A-Za-z0-9]{1,8}){0,2}[_.-](?=[A-Za-z_]*\d)(?=[0-9_]*[A-Za-z])[A-Za-z0-9_]{16,}(?![\w-])/g;
+
+/**
+ * Credentials recognisable by their shape alone, besides the kept rule set (secretlintSecrets): JWTs, bearer/basic
+ * tokens, PEM private keys (their body only), HTTP cookie headers, and tokens whose prefix names their issuer.
+ */
 const CREDENTIAL_SHAPES: ReadonlyArray<{
   pattern: RegExp;
   secret: (m: RegExpMatchArray) => string;
@@ -134,38 +160,87 @@ const CREDENTIAL_SHAPES: ReadonlyArray<{
     secret: (m) => m[4]!.trim(),
     masked: (m, mask) => `${m[1]}\n${mask}\n${m[5]}`,
   },
-  { pattern: TOKEN_PREFIXES(), secret: (m) => m[0], masked: (_m, mask) => mask },
+  {
+    pattern: /\b((?:Set-)?Cookie:[ \t]*)(?!<masked)([^\r\n"]*[^\s"])/gi,
+    secret: (m) => m[2]!,
+    masked: (m, mask) => `${m[1]}${mask}`,
+  },
+  { pattern: PREFIXED_TOKEN, secret: (m) => m[0], masked: (_m, mask) => mask },
 ];
 
+/** The rules of secretlint's recommended preset, each run as its `file` handler over one text (secretlintSecrets). */
+interface SecretlintRule {
+  meta: { id: string; type: string };
+  messages?: unknown;
+  create(
+    context: {
+      createTranslator: (messages: unknown) => (id: string, props?: unknown) => string;
+      report: (d: { range: readonly [number, number] }) => void;
+      ignore: () => void;
+    },
+    options: Record<string, unknown>,
+  ): { file?: (source: SecretlintSource) => unknown };
+}
+interface SecretlintSource {
+  content: string;
+  filePath: string;
+  ext: string;
+  contentType: "text";
+}
+
+/** Ranges the kept rule set reported for the text being scanned (secretlintSecrets). */
+let reported: Array<readonly [number, number]> = [];
+
 /**
- * Tokens whose prefix names their issuer: AWS access keys (AKIA, ASIA), GitHub (ghp_, gho_, ghu_, ghs_, ghr_,
- * github_pat_), GitLab (glpat-), Slack (xoxb-, xoxp-, ...), Stripe (sk_live_, rk_live_, ...), Google API keys
- * (AIza), npm (npm_), Vault (hvs., hvb.), SendGrid (SG.), OpenAI/Anthropic style (sk-...).
+ * The scanners of secretlint's recommended preset (its comment filter aside: a text may not switch masking off), each
+ * created once. AWS access key ids are scanned too; the npm rule reads every text as an `.npmrc` (`_authToken=`).
  */
-function TOKEN_PREFIXES(): RegExp {
-  return new RegExp(
-    [
-      String.raw`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`,
-      String.raw`\bgh[pousr]_[A-Za-z0-9]{30,}`,
-      String.raw`\bgithub_pat_[A-Za-z0-9_]{22,}`,
-      String.raw`\bglpat-[A-Za-z0-9_-]{20,}`,
-      String.raw`\bxox[abposr]-[A-Za-z0-9-]{10,}`,
-      String.raw`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`,
-      String.raw`\bAIza[0-9A-Za-z_-]{35}`,
-      String.raw`\bnpm_[A-Za-z0-9]{36}`,
-      String.raw`\bhv[bsr]\.[A-Za-z0-9_-]{20,}`,
-      String.raw`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`,
-      String.raw`\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}`,
-    ].join("|"),
-    "g",
+const SECRETLINT = (rules as unknown as SecretlintRule[])
+  .filter((r) => r.meta.type === "scanner" && !r.meta.id.endsWith("/secretlint-rule-filter-comments"))
+  .map((r) =>
+    r.create(
+      {
+        createTranslator: () => (id) => id,
+        report: (d) => reported.push(d.range),
+        ignore: () => undefined,
+      },
+      r.meta.id.endsWith("/secretlint-rule-aws") ? { enableIDScanRule: true } : {},
+    ),
   );
+
+/**
+ * The credentials secretlint's recommended scanners find in a text, as the strings they are (synchronously: no scanner
+ * here awaits). A scan costs about 40 µs whatever the text's length, so an object's strings are scanned together
+ * (maskCredentialsDeep), not one by one.
+ */
+function secretlintSecrets(text: string): string[] {
+  reported = [];
+  const source: SecretlintSource = { content: text, filePath: "text.npmrc", ext: ".txt", contentType: "text" };
+  for (const scanner of SECRETLINT) scanner.file?.(source);
+  const found = reported.map(([start, end]) => text.slice(start, end)).filter((f) => f.length >= MIN_KNOWN);
+  reported = [];
+  return found;
+}
+
+/** Shortest credential looked for by its value (shorter findings would mask ordinary words). */
+const MIN_KNOWN = 6;
+
+/** Where known credentials (found by a scan of the text they came from) occur in a text. */
+function knownIn(text: string, known: readonly string[]): TextCredential[] {
+  const found: TextCredential[] = [];
+  for (const secret of known) {
+    for (let at = text.indexOf(secret); at >= 0; at = text.indexOf(secret, at + secret.length))
+      found.push({ start: at, end: at + secret.length, secret, masked: (mask) => mask });
+  }
+  return found;
 }
 
 /**
  * `name=value`, `name: value`, `"name":"value"`, `name value`, `--name=value` or `--name value`; the name is checked
  * with isCredentialName. A name right after `/` is part of a path or an image (`org/token:v1`), not a key.
  */
-const NAMED_VALUE = /(?<![\w./-])(-{0,2}[A-Za-z][\w.-]*)(["']?[ \t]*[=:][ \t]*["']?|[ \t]+)(?!<masked)([^\s"',;]{4,})/g;
+const NAMED_VALUE =
+  /(?<![\w./-])(-{0,2}_?[A-Za-z][\w.-]*)(["']?[ \t]*[=:][ \t]*["']?|[ \t]+)(?!<masked)([^\s"',;]{4,})/g;
 
 /** After a bare space (`token abc`) a value counts only when it looks generated: 8 characters or more, a digit among them. */
 function looksGenerated(value: string): boolean {
@@ -189,11 +264,27 @@ interface TextCredential {
   masked: (mask: string) => string;
 }
 
-/** Where free text holds credentials: URL passwords, JWTs, bearer tokens, private keys, known token prefixes, values named like credentials. */
-function findTextCredentials(text: string, byName = true): TextCredential[] {
+/** What a text needs for any rule of findTextCredentials to find something in it. */
+const MAY_HOLD = /[=:\s]|\w{16}/;
+
+/**
+ * Where free text holds credentials: URL passwords and token users, JWTs, bearer tokens, private keys, cookie
+ * headers, prefixed tokens, values named like credentials, and whatever secretlint's recommended preset finds.
+ */
+function findTextCredentials(
+  text: string,
+  byName = true,
+  known: readonly string[] = secretlintSecrets(text),
+): TextCredential[] {
+  // Every rule below needs a separator (`=`, `:` or a space) or a token of 16 word characters: a name, a label value or
+  // a path without either is looked at for the known credentials only.
+  if (!MAY_HOLD.test(text)) return known.length === 0 ? [] : earliestFirst(knownIn(text, known));
   const found: TextCredential[] = [];
   for (const m of text.matchAll(URL_CREDENTIAL))
     found.push({ start: m.index!, end: m.index! + m[0].length, secret: m[2]!, masked: (mask) => `${m[1]}:${mask}@` });
+  for (const m of text.matchAll(URL_USER))
+    if (isTokenUser(m[2]!))
+      found.push({ start: m.index!, end: m.index! + m[0].length, secret: m[2]!, masked: (mask) => `${m[1]}${mask}@` });
   for (const shape of CREDENTIAL_SHAPES) {
     for (const m of text.matchAll(shape.pattern))
       found.push({
@@ -204,6 +295,8 @@ function findTextCredentials(text: string, byName = true): TextCredential[] {
       });
   }
   if (byName) findNamedCredentials(text, found);
+  // The kept rule set's findings where none of the rules above found one (theirs mask less of the text around it).
+  for (const f of knownIn(text, known)) if (!found.some((o) => o.start < f.end && f.start < o.end)) found.push(f);
   return earliestFirst(found);
 }
 
@@ -288,17 +381,46 @@ function isCredentialKey(key: string): boolean {
  * from the twin's but masks alike shows as `changed`, so a diff tells that a credential changed, never what it is.
  */
 export function maskCredentialsDeep(node: unknown, twin?: unknown, changed = MASK, found?: string[]): unknown {
+  const known = new Set(secretlintSecrets(stringsOf(node)));
+  if (twin !== undefined) for (const k of secretlintSecrets(stringsOf(twin))) known.add(k);
+  return maskDeep(node, twin, changed, found, [...known]);
+}
+
+/** Every string of a JSON-like value, one per line: what an object's scan by the kept rule set reads. */
+function stringsOf(node: unknown): string {
+  const out: string[] = [];
+  const walk = (n: unknown): void => {
+    if (typeof n === "string") out.push(n);
+    else if (Array.isArray(n)) for (const item of n) walk(item);
+    else if (isPlainRecord(n)) for (const v of Object.values(n)) walk(v);
+  };
+  walk(node);
+  return out.join("\n\n");
+}
+
+/** maskCredentialsDeep with the credentials the kept rule set found in the value and its twin (`known`). */
+function maskDeep(
+  node: unknown,
+  twin: unknown,
+  changed: string,
+  found: string[] | undefined,
+  known: string[],
+): unknown {
   const whole = (value: string, other: unknown): string => {
     if (value.startsWith("<masked")) return value;
     found?.push(value);
     return other === undefined || other === value ? MASK : changed;
   };
   if (typeof node === "string") {
-    const masked = maskCredentialsInText(node);
-    if (masked === node) return node;
-    found?.push(...credentialsInText(node));
-    const differs = typeof twin === "string" && twin !== node && maskCredentialsInText(twin) === masked;
-    return differs ? maskCredentialsInText(node, changed) : masked;
+    const credentials = findTextCredentials(node, true, known);
+    if (credentials.length === 0) return node;
+    const masked = maskFound(node, credentials, MASK);
+    found?.push(...credentials.map((c) => c.secret));
+    const differs =
+      typeof twin === "string" &&
+      twin !== node &&
+      maskFound(twin, findTextCredentials(twin, true, known), MASK) === masked;
+    return differs ? maskFound(node, credentials, changed) : masked;
   }
   if (Array.isArray(node)) {
     const twins = Array.isArray(twin) ? twin : [];
@@ -308,10 +430,10 @@ export function maskCredentialsDeep(node: unknown, twin?: unknown, changed = MAS
       if (typeof item === "string" && item !== "" && !item.startsWith("-") && i > 0 && isCredentialFlag(node[i - 1]))
         return whole(item, other);
       if (named && typeof item.value === "string" && item.value !== "" && isCredentialEnvName(item.name as string)) {
-        const rest = maskCredentialsDeep({ ...item, value: "" }, other, changed, found) as Record<string, unknown>;
+        const rest = maskDeep({ ...item, value: "" }, other, changed, found, known) as Record<string, unknown>;
         return { ...rest, value: whole(item.value, isPlainRecord(other) ? other.value : undefined) };
       }
-      return maskCredentialsDeep(item, other, changed, found);
+      return maskDeep(item, other, changed, found, known);
     });
   }
   if (isPlainRecord(node)) {
@@ -321,7 +443,7 @@ export function maskCredentialsDeep(node: unknown, twin?: unknown, changed = MAS
         k,
         typeof v === "string" && v !== "" && isCredentialKey(k)
           ? whole(v, other[k])
-          : maskCredentialsDeep(v, other[k], changed, found),
+          : maskDeep(v, other[k], changed, found, known),
       ]),
     );
   }

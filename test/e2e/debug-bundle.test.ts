@@ -37,6 +37,20 @@ const PLANTED = {
   serviceStripe: "sk_live_Plant22Plant22Plant22",
   stsArgPassword: "plantStsPw-23",
   stsEnvPw: "plantStsEnv-24",
+  // Issue #38 case 10: the shapes the hand-grown list missed, and more of the kinds a kept rule set knows.
+  repoUserToken: "f00dTok3nAsUser25",
+  slackWebhook: "https://hooks.slack.com/services/T0PLANT26/B0PLANT26/PlantWebhook26Secret01",
+  digitalOcean: "dop_v1_2727272727272727272727272727272727272727272727272727272727272727",
+  gcpKeyId: "9f8e7d6c5b4a39281706f5e4d3c2b1a28",
+  cookie: "PlantCookie29Value",
+  eventSession: "7f3a9c1e5b2d4f30",
+  npmLong: "npm_Plant31Plant31Plant31Plant31Plant31x",
+  npmrcToken: "PlantNpmrc-32",
+  openAi: "sk-proj-Plant33Plant33Plant33Plant33Plant33",
+  basicHeader: "UGxhbnQzNDpwYXNzd29yZA==",
+  sentryDsnKey: "PlantDsnKey35abcdef",
+  apiKeyHeader: "PlantApiKey36-abc",
+  anthropic: "sk-ant-api03-Plant37Plant37Plant37Plant37Plant37Plant37Plant37Plant37Plant37Plant37Plant37Plant37AA",
 };
 
 const container = (name: string) => ({
@@ -60,6 +74,9 @@ const container = (name: string) => ({
     { name: "SESSION_COOKIE_SIG", value: PLANTED.envCookieSig },
     { name: "CONN", value: `Server=db.leaky.svc;User Id=sa;Password=${PLANTED.envConnString};Encrypt=true` },
     { name: "DATABASE_URL", value: `postgres://app:${PLANTED.envUrlPassword}@db.leaky.svc:5432/app` },
+    { name: "DOCTL_ARGS", value: `-t ${PLANTED.digitalOcean}` },
+    { name: "NPM_CONFIG_USERCONFIG_TEXT", value: `//registry.npmjs.org/:_authToken=${PLANTED.npmrcToken}` },
+    { name: "SENTRY", value: `https://${PLANTED.sentryDsnKey}@o0.ingest.example/1` },
     { name: "LOG_LEVEL", value: "debug" },
   ],
 });
@@ -115,6 +132,9 @@ const HOST_OBJECTS = [
         "example.com/startup": `connect with password=${PLANTED.annotationPassword}`,
         "example.com/ssh": `-----BEGIN OPENSSH PRIVATE KEY-----\n${PLANTED.podPem}\n-----END OPENSSH PRIVATE KEY-----\n`,
         "checksum/config": "4f1c2a9e",
+        "example.com/repo": `https://${PLANTED.repoUserToken}@git.example.com/org/app.git`,
+        "example.com/sa.json": `{"type":"service_account","private_key_id":"${PLANTED.gcpKeyId}"}`,
+        "example.com/publish": `npm publish --registry r.example with ${PLANTED.npmLong}`,
       },
     },
     spec: { containers: [container("syncer")] },
@@ -131,6 +151,8 @@ const HOST_OBJECTS = [
         "example.com/config": `GITLAB_TOKEN=${PLANTED.serviceGitlab}`,
         "billing.example.com/stripe": PLANTED.serviceStripe,
         "example.com/owner": "team-leaky",
+        "example.com/alerts": PLANTED.slackWebhook,
+        "example.com/llm": `OPENAI=${PLANTED.openAi} ANTHROPIC=${PLANTED.anthropic}`,
       },
     },
     spec: {
@@ -142,6 +164,10 @@ const HOST_OBJECTS = [
   event("leaky-0.pull", "Failed", `Failed to pull image: unauthorized: token=${PLANTED.eventToken}`),
   event("leaky-0.backoff", "BackOff", `container exited: request had Authorization: Bearer ${PLANTED.eventBearer}`),
   event("leaky-0.notify", "Notify", `auth failed for ${PLANTED.eventSlack} on 10.0.0.77:443`),
+  event("leaky-0.cookie", "Probe", `probe sent Cookie: sid=${PLANTED.cookie}; path=/`),
+  event("leaky-0.session", "Login", `login refused for session ${PLANTED.eventSession} from 10.0.0.4`),
+  event("leaky-0.basic", "Probe", `probe sent Authorization: Basic ${PLANTED.basicHeader}`),
+  event("leaky-0.apikey", "Probe", `probe sent x-api-key: ${PLANTED.apiKeyHeader}`),
 ];
 
 function filesUnder(dir: string): string[] {
@@ -190,6 +216,8 @@ describe("e2e: vc debug collect masks every planted credential", function () {
     ].join("\n");
     for (const [where, value] of Object.entries(PLANTED)) expect(live, where).to.contain(value);
   });
+
+  it("plants 37 credentials, as issue #38 did", () => expect(Object.keys(PLANTED)).to.have.length(37));
 
   it(`no file of the extracted bundle holds any of the ${Object.keys(PLANTED).length} planted credentials, nor their base64 forms`, () => {
     const files = filesUnder(join(bundle, "debug"));

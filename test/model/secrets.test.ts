@@ -133,6 +133,31 @@ describe("model/secrets: credentials recognised by their shape, in text and in e
     ["Google API key", "maps AIzaSyA-0123456789abcdefghijklmnopqrstu", "AIzaSyA-0123456789abcdefghijklmnopqrstu"],
     ["Vault token", "vault hvs.CAESIVaultTokenPlanted21xyz", "hvs.CAESIVaultTokenPlanted21xyz"],
     ["Bearer", "Authorization: Bearer bearer-0123-abcd", "bearer-0123-abcd"],
+    // Issue #38 case 10: shapes the hand-grown list missed.
+    ["a token as a URL's user", "git clone https://f00dTok3nAsUser9@git.example.com/org/a.git", "f00dTok3nAsUser9"],
+    [
+      "a Slack webhook URL",
+      "post to https://hooks.slack.com/services/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",
+      "PlantedWebhookSecret0123",
+    ],
+    [
+      "a DigitalOcean token",
+      "doctl auth init -t dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    ],
+    [
+      "a private_key_id",
+      '{"type":"service_account","private_key_id":"9f8e7d6c5b4a39281706f5e4d3c2b1a0"}',
+      "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+    ],
+    ["a Cookie header", "GET / HTTP/1.1\nCookie: session=PlantCookie0042; theme=dark\n", "PlantCookie0042"],
+    ["a session in an event", "login refused for session 7f3a9c1e5b2d4f60 from 10.0.0.4", "7f3a9c1e5b2d4f60"],
+    [
+      "an npm token, every character",
+      "token npm_abcdefghijklmnopqrstuvwxyz0123456789AB end",
+      "npm_abcdefghijklmnopqrstuvwxyz0123456789AB",
+    ],
+    ["an .npmrc auth token", "//registry.npmjs.org/:_authToken=PlantedNpmrc-0043", "PlantedNpmrc-0043"],
   ];
   for (const [what, text, secret] of shapes) {
     it(`masks ${what}`, () => {
@@ -154,6 +179,10 @@ describe("model/secrets: credentials recognised by their shape, in text and in e
       "the --token flag names a file; see --password docs",
       "checksum/secret: 3f2a sessionAffinity: ClientIP",
       "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2VydGlmaWNhdGU=\n-----END CERTIFICATE-----",
+      "fetch ssh://git@github.com/org/repo and https://deploy-bot@git.example.com/org/repo",
+      "volume pvc-3f2a9c1e-1b2c-4d5e-8f90-123456789abc of pod web-7d9f8c6b5-x2k4p, kube-root-ca.crt",
+      "image ghcr.io/org/app@sha256:0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
+      "host vc-metrics-proxy-a-x-x-b, service shop-x-default-x-shop.vc-shop.svc.cluster.local",
     ];
     for (const p of plain) expect(maskCredentialsInText(p), p).to.equal(p);
   });
@@ -195,7 +224,7 @@ describe("model/secrets: credentials recognised by their shape, in text and in e
           {
             name: "syncer",
             image: "ghcr.io/org/secret:2024.01",
-            args: ["--db-pass=argPass-2", "--token", "argTok-3", "--verbose", "--key-id", "AKIAIOSFODNN7EXAMPLE"],
+            args: ["--db-pass=argPass-2", "--token", "argTok-3", "--verbose", "--key-id", "AKIAIOSFODNN7PLANT22"],
             env: [
               { name: "DB_PWD", value: "envPwd-4" },
               { name: "JWT", value: "envJwt-5" },
@@ -214,7 +243,7 @@ describe("model/secrets: credentials recognised by their shape, in text and in e
       "tk-0123456789",
       "argPass-2",
       "argTok-3",
-      "AKIAIOSFODNN7EXAMPLE",
+      "AKIAIOSFODNN7PLANT22",
       "envPwd-4",
       "envJwt-5",
       "envMysql-6",

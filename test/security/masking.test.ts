@@ -155,3 +155,71 @@ describe("security: vc validate never prints a URL password, in any format", () 
     }
   });
 });
+
+/** Issue #38 case 10: the ten values planted through diff and describe, under names that say nothing. */
+const CASE10: Record<string, string> = {
+  NPMRC: "//registry.npmjs.org/:_authToken=PlantD01-npmrc",
+  GIT_REMOTE: "https://f00dTok3nUser02@git.example.com/org/a.git",
+  ALERTS: "https://hooks.slack.com/services/T0PLANT03/B0PLANT03/PlantWebhook03Secret01",
+  DOCTL: "-t dop_v1_0404040404040404040404040404040404040404040404040404040404040404",
+  SA_JSON: '{"type":"service_account","private_key_id":"05f8e7d6c5b4a39281706f5e4d3c2b1a"}',
+  HEADERS: "Cookie: sid=PlantCookie06",
+  PUBLISH: "npm_Plant07Plant07Plant07Plant07Plant07x",
+  CLONE: "ghp_Plant08Plant08Plant08Plant08Plant08",
+  DB: "postgres://app:PlantDbPw09@db.example/x",
+  LLM: "sk-proj-Plant10Plant10Plant10Plant10Plant10",
+};
+/** The part of each planted value that is the credential. */
+const CASE10_SECRETS = [
+  "PlantD01-npmrc",
+  "f00dTok3nUser02",
+  "PlantWebhook03Secret01",
+  "0404040404040404040404040404040404040404040404040404040404040404",
+  "05f8e7d6c5b4a39281706f5e4d3c2b1a",
+  "PlantCookie06",
+  "Plant07Plant07Plant07",
+  "Plant08Plant08Plant08",
+  "PlantDbPw09",
+  "Plant10Plant10Plant10",
+];
+
+describe("security: issue #38 case 10, ten credentials by shape through diff and describe", function () {
+  this.timeout(60_000);
+  let tmp: string;
+  let repo: string;
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), "vc-mask10-"));
+    repo = join(tmp, "repo");
+    cpSync(EXAMPLE, join(repo, "clusters"), { recursive: true });
+    const applied = await runVc(["apply", repo, "--target", `dir:${join(tmp, "out")}`]);
+    expect(applied.code, applied.stderr).to.equal(0);
+    const env = Object.entries(CASE10)
+      .map(([name, value]) => `      - name: ${name}\n        value: ${JSON.stringify(value)}\n`)
+      .join("");
+    writeFileSync(
+      join(repo, "clusters", "minimal", "values.env.yaml"),
+      `controlPlane:\n  statefulSet:\n    env:\n${env}      - name: LOG_LEVEL\n        value: debug\n`,
+    );
+  });
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  for (const output of ["text", "json", "markdown"]) {
+    it(`vc diff -o ${output} shows none of the 10`, async () => {
+      const args = ["diff", repo, "--cluster", "minimal", "--target", `dir:${join(tmp, "out")}`, "-o", output];
+      const res = await runVc(args);
+      expect(res.code, res.stderr).to.equal(0);
+      const all = res.stdout + res.stderr;
+      expect(all).to.include("LOG_LEVEL");
+      expect(CASE10_SECRETS.filter((s) => all.includes(s))).to.deep.equal([]);
+    });
+  }
+
+  for (const output of ["yaml", "json"]) {
+    it(`vc describe --config-only -o ${output} shows none of the 10`, async () => {
+      const res = await runVc(["describe", "minimal", "--config-only", "--repo", repo, "-o", output]);
+      expect(res.code, res.stderr).to.equal(0);
+      expect(res.stdout).to.include("LOG_LEVEL");
+      expect(CASE10_SECRETS.filter((s) => res.stdout.includes(s))).to.deep.equal([]);
+    });
+  }
+});
