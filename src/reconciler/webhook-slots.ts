@@ -41,7 +41,8 @@ export type Overdue = "body deadline passed" | "body slower than the minimum rat
 /**
  * The table of slots. Admission is max-min fair per source address: an address holding `perAddress` slots is refused;
  * when every slot is taken, a newcomer takes the oldest slot of the address holding the most, if that address holds
- * at least two more than the newcomer's; otherwise it is refused. So one address (or a few) can never hold every slot.
+ * at least two more than the newcomer's; otherwise the slot of the slowest sender (slowest()). So no address, and no
+ * set of addresses, can hold every slot against a sender that delivers its body.
  */
 export class WebhookSlots {
   readonly #slots = new Set<Slot>();
@@ -70,13 +71,38 @@ export class WebhookSlots {
       for (const s of this.#slots) counts.set(s.address, (counts.get(s.address) ?? 0) + 1);
       let heaviest: string | undefined;
       for (const [a, n] of counts) if (heaviest === undefined || n > counts.get(heaviest)!) heaviest = a;
-      if (heaviest === undefined || counts.get(heaviest)! < mine + 2) return { refused: "full" };
-      for (const s of this.#slots) if (s.address === heaviest && (!evicted || s.since < evicted.since)) evicted = s;
-      this.#slots.delete(evicted!);
+      if (heaviest !== undefined && counts.get(heaviest)! >= mine + 2) {
+        for (const s of this.#slots) if (s.address === heaviest && (!evicted || s.since < evicted.since)) evicted = s;
+      } else evicted = this.slowest();
+      if (!evicted) return { refused: "full" };
+      this.#slots.delete(evicted);
     }
     const admitted: Slot = { address, since: this.now(), bytes: 0 };
     this.#slots.add(admitted);
     return { admitted, evicted };
+  }
+
+  /**
+   * The slot a newcomer takes when no address holds more than its share: of those past the grace period the one with
+   * the lowest average rate, else the oldest. A genuine push sends its body at once and is read within moments, so it
+   * is never the slowest and seldom the oldest: no set of senders, from however many addresses, keeps one out.
+   */
+  private slowest(): Slot | undefined {
+    const now = this.now();
+    let pick: Slot | undefined;
+    let pickRate = Number.POSITIVE_INFINITY;
+    for (const s of this.#slots) {
+      const elapsed = now - s.since;
+      if (elapsed < this.limits.rateGraceMs) continue;
+      const rate = (s.bytes * 1000) / Math.max(1, elapsed);
+      if (rate < pickRate || (rate === pickRate && pick !== undefined && s.since < pick.since)) {
+        pick = s;
+        pickRate = rate;
+      }
+    }
+    if (pick) return pick;
+    for (const s of this.#slots) if (!pick || s.since < pick.since) pick = s;
+    return pick;
   }
 
   release(slot: Slot): void {

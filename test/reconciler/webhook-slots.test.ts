@@ -35,9 +35,27 @@ describe("reconciler: webhook slots (table)", () => {
     const d = slots.admit("d");
     expect("admitted" in d && d.evicted).to.equal("admitted" in a1 && a1.admitted);
     expect(slots.held("a")).to.equal(1);
-    // Now every address holds one: a fifth address is refused, nobody is evicted.
-    expect(slots.admit("e")).to.deep.equal({ refused: "full" });
+    // Now every address holds one: a fifth address takes the oldest slot (none is past the grace period yet).
+    const e = slots.admit("e");
+    expect("admitted" in e && e.evicted?.address).to.equal("a");
     expect(slots.size).to.equal(4);
+  });
+
+  it("issue #38 case 11: when every address holds one, a newcomer takes the slot of the slowest sender past the grace", () => {
+    let t = 0;
+    const slots = new WebhookSlots(limits, () => t);
+    const held = ["a", "b", "c", "d"].map((a) => slots.admit(a));
+    const rates = [300, 120, 200, 5_000];
+    t = 2_000;
+    held.forEach((h, i) => {
+      if ("admitted" in h) h.admitted.bytes = rates[i]! * 2;
+    });
+    const e = slots.admit("e");
+    expect("admitted" in e && e.evicted?.address).to.equal("b");
+    // The newcomer is within its grace: the next one takes the next slowest, never the newcomer.
+    const f = slots.admit("f");
+    expect("admitted" in f && f.evicted?.address).to.equal("c");
+    expect(slots.held("e") + slots.held("f")).to.equal(2);
   });
 
   it("gives up a slot past the body deadline, or below the minimum rate once the grace period is over", () => {
@@ -168,6 +186,46 @@ describe("reconciler: webhook slots under a slow-body flood (real sockets)", fun
     const flood = Array.from({ length: 16 }, (_, i) => dribble(url, `127.0.2.${i + 1}`));
     expect(await settled(flood, 16)).to.deep.equal(Array(16).fill(408));
     expect(await push(url, "127.0.0.2", "after-flood")).to.equal(202);
+  });
+
+  /** A sender with a wrong signature that sends 64 bytes every 20 ms (above the minimum rate) of a 1 MB body. */
+  const trickle = (url: string, localAddress: string): Promise<number> =>
+    new Promise((resolve) => {
+      const req = request(`${url}${WEBHOOK_PATH}`, {
+        method: "POST",
+        agent: false,
+        localAddress,
+        headers: { "X-Hub-Signature-256": WRONG, "Content-Length": String(1 << 20) },
+      });
+      const timer = setInterval(() => req.write("x".repeat(64)), 20);
+      const done = (status: number) => {
+        clearInterval(timer);
+        resolve(status);
+      };
+      req.on("response", (res) => {
+        res.resume();
+        done(res.statusCode ?? 0);
+      });
+      req.on("error", () => done(-1));
+      req.on("close", () => done(-1));
+      req.write("x".repeat(64));
+      held.push(req);
+    });
+
+  it("issue #38 case 11: sixteen addresses each trickling one badly signed body above the minimum rate refuse no genuine push", async () => {
+    const { url } = await start({ bodyTimeoutMs: 600_000, rateGraceMs: 100, minBytesPerSecond: 1024 });
+    const flood = Array.from({ length: 16 }, (_, i) => trickle(url, `127.0.3.${i + 1}`));
+    // Every slot is held once the sixteenth sender has been read from.
+    await new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (held.length === 16) clearInterval(check), resolve();
+      }, 10);
+    });
+    const statuses: number[] = [];
+    for (let n = 1; n <= 37; n++) statuses.push(await push(url, "127.0.0.2", `genuine-${n}`));
+    expect(statuses.filter((s) => s !== 202)).to.deep.equal([]);
+    expect(pushes.slice(-37)).to.deep.equal(Array.from({ length: 37 }, (_, i) => `genuine-${i + 1}`));
+    void flood;
   });
 
   it("a sender that never finishes its headers is disconnected at the header deadline", async () => {
