@@ -9,7 +9,6 @@ import { applyFleet } from "../pipeline/fleet.js";
 import { loadIndexedChunk, type DesiredIndex } from "../pipeline/load.js";
 import { takeOwnershipName } from "../plan/gates.js";
 import { refOf } from "../kube/object.js";
-import { KubeTarget } from "../sinks/kube/target.js";
 import { HISTORY_LIMIT_OPTION, IGNORE_SUSPENSION_OPTION, leaveSuspended, parseHistoryLimit } from "./apply.js";
 import { toJson, toText } from "./apply-report.js";
 import { applyExitCode } from "../ops/apply.js";
@@ -85,10 +84,8 @@ export function register(program: Command): void {
           await requireKnownClusters(target, desired, flags);
           for (const line of await prepareRecords(target, desired, owner, { dryRun: !!flags.dryRun, historyLimit }))
             process.stderr.write(`${line}\n`);
-          if (target instanceof KubeTarget) {
-            for (const name of takeOver) target.takeOver.add(name);
-            if (flags.from !== undefined) await beginHandOver(target, cluster, flags.from, !!flags.dryRun);
-          }
+          if (takeOver.length > 0) target.takeOwnership?.(takeOver);
+          if (flags.from !== undefined) await target.beginHandOver?.(cluster, flags.from, { dryRun: !!flags.dryRun });
           if (!index.valid.includes(cluster) && !index.contested.includes(cluster)) {
             const why =
               desired.errors.find((e) => e.cluster === cluster)?.message ??
@@ -136,8 +133,7 @@ export function register(program: Command): void {
           );
           const code = applyExitCode(report, run);
           if (code !== EXIT.ok) return code;
-          if (flags.from !== undefined && target instanceof KubeTarget && !flags.dryRun)
-            await target.records.forget(flags.from, cluster);
+          if (flags.from !== undefined && !flags.dryRun) await target.endHandOver?.(cluster, flags.from);
           if (format === "text")
             process.stdout.write(
               `cluster ${cluster} is now owned by ${owner}${flags.dryRun ? " (dry run: not yet)" : ""}\n`,
@@ -176,26 +172,4 @@ async function requireRendered(index: DesiredIndex, cluster: string, takeOver: r
     `--take-ownership ${unknown.join(" ")}: cluster ${cluster} does not render ${unknown.length === 1 ? "it" : "them"}, ` +
       `so there is nothing to take over (vc render ${cluster} lists its objects as Kind/namespace/name)`,
   );
-}
-
-/**
- * Starts a hand-over from source `from`: its record of the cluster (inventory, status, older history) becomes this
- * source's for the run, so that the plan updates what it holds; once the run is recorded, its record is removed.
- */
-async function beginHandOver(target: KubeTarget, cluster: string, from: string, dryRun: boolean): Promise<void> {
-  const theirs = await target.records.read(from, cluster);
-  if (!theirs) return;
-  const source = target.source ?? "";
-  const mine = await target.records.read(source, cluster);
-  const status = theirs.status ? { ...theirs.status, owner: from } : undefined;
-  target.pending.set(cluster, {
-    ...theirs,
-    source,
-    inventory: [...new Set([...(mine?.inventory ?? []), ...theirs.inventory])].sort(),
-    status,
-    suspendedBy: undefined,
-  });
-  if (dryRun || !status) return;
-  const older = await target.records.history(from, { ...status, history: [] });
-  if (older.length > 0) await target.records.archive(source, cluster, older, Number.MAX_SAFE_INTEGER);
 }

@@ -117,6 +117,18 @@ export interface Target {
     refs: readonly ObjectRef[],
   ): Promise<{ foreign: KubeObject[]; taken: KubeObject[] }>;
   /**
+   * Takes the named objects (`Kind/namespace/name`, `Kind/name` cluster-scoped) into this run's clusters' records even
+   * though they exist outside them (`vc adopt --take-ownership`): a target that keeps records.
+   */
+  takeOwnership?(names: readonly string[]): void;
+  /**
+   * Starts handing a cluster over from source `from` (`vc adopt --from`): its record (inventory, status, older history)
+   * becomes this source's for the run. A target that keeps records.
+   */
+  beginHandOver?(cluster: string, from: string, opts: { dryRun: boolean }): Promise<void>;
+  /** Ends a hand-over once the run is recorded: source `from`'s record of the cluster is removed. */
+  endHandOver?(cluster: string, from: string): Promise<void>;
+  /**
    * The clusters among `claims` that an older record holds for someone else: another source's record of the same
    * cluster or host namespace, or another cluster of this source in the same host namespace (cluster -> why, and the
    * other sources holding it). Sources in `adoptFrom` are being taken over and hold nothing.

@@ -268,6 +268,36 @@ export class KubeTarget implements Target {
   /** Objects taken over on purpose by this run (`vc adopt --take-ownership`), named `Kind/namespace/name` or `Kind/name`. */
   readonly takeOver = new Set<string>();
 
+  takeOwnership(names: readonly string[]): void {
+    for (const name of names) this.takeOver.add(name);
+  }
+
+  /**
+   * Starts a hand-over from source `from`: its record of the cluster (inventory, status, older history) becomes this
+   * source's for the run, so that the plan updates what it holds; once the run is recorded, its record is removed.
+   */
+  async beginHandOver(cluster: string, from: string, opts: { dryRun: boolean }): Promise<void> {
+    const theirs = await this.records.read(from, cluster);
+    if (!theirs) return;
+    const source = this.source ?? "";
+    const mine = await this.records.read(source, cluster);
+    const status = theirs.status ? { ...theirs.status, owner: from } : undefined;
+    this.pending.set(cluster, {
+      ...theirs,
+      source,
+      inventory: [...new Set([...(mine?.inventory ?? []), ...theirs.inventory])].sort(),
+      status,
+      suspendedBy: undefined,
+    });
+    if (opts.dryRun || !status) return;
+    const older = await this.records.history(from, { ...status, history: [] });
+    if (older.length > 0) await this.records.archive(source, cluster, older, Number.MAX_SAFE_INTEGER);
+  }
+
+  async endHandOver(cluster: string, from: string): Promise<void> {
+    await this.records.forget(from, cluster);
+  }
+
   readonly recorded = true;
 
   async existingUnrecorded(
