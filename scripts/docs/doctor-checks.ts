@@ -4,7 +4,7 @@ import { COVERAGE, RESOLUTIONS, ROWS, type Coverage, type RowKey } from "../../s
 const cell = (text: string) => text.replace(/\|/g, "\\|");
 
 /** Coverage entries of one section, grouped by row in table order. */
-function groups(section: "3" | "7"): Array<[string, Coverage[]]> {
+function groups(section: "3" | "7" | "vc"): Array<[string, Coverage[]]> {
   const out = new Map<string, Coverage[]>();
   for (const c of COVERAGE) if (ROWS[c.row].section === section) out.set(c.row, [...(out.get(c.row) ?? []), c]);
   return [...out];
@@ -57,7 +57,7 @@ function resolutionTable(section: "3" | "7"): string {
 
 /** docs/troubleshooting.md's tables: rows, checks, severities, when each fires, and what to do. */
 export function troubleshootingTables(): string {
-  const table = (section: "3" | "7", heading: string) => {
+  const table = (section: "3" | "7" | "vc", heading: string) => {
     const lines = [`| ${heading} | check | severity | reported when | what to do |`, "|---|---|---|---|---|"];
     for (const [, entries] of groups(section)) {
       entries.forEach((c, i) => {
@@ -77,6 +77,10 @@ export function troubleshootingTables(): string {
     "States of the virtual cluster's pods:",
     "",
     table("3", "state"),
+    "",
+    "What a tenant wrote in its host namespace (vc's own, beside the spec's tables):",
+    "",
+    table("vc", "condition"),
     "",
     "How each step of the errors table's resolutions is carried out: the checks that perform it (find the fault it fixes and say what to do), or why vc doctor does not:",
     "",

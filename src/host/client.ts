@@ -83,7 +83,7 @@ export class KubeApiError extends Error {
   }
 }
 
-type Query = Record<string, string | number | boolean | undefined>;
+export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface RequestOptions {
   query?: Query;
@@ -94,6 +94,20 @@ export interface RequestOptions {
   retryConflict?: boolean;
   /** `text` returns the body as it came (pod logs); default: parsed JSON. */
   response?: "json" | "text";
+  /** The answer's body is read up to this many bytes; a longer one is cut off and ResponseTooLarge thrown (no retry). */
+  maxBytes?: number;
+  /** Accept header (a metadata-only LIST asks for PartialObjectMetadataList); default application/json (text: any). */
+  accept?: string;
+}
+
+/** An answer longer than the request's `maxBytes`: its body was cut off where it passed the bound. */
+export class ResponseTooLarge extends Error {
+  constructor(
+    readonly path: string,
+    readonly maxBytes: number,
+  ) {
+    super(`the answer to GET ${path} is longer than ${maxBytes} bytes`);
+  }
 }
 
 export interface ListOptions {
@@ -245,7 +259,7 @@ export class KubeClient {
       try {
         const { headers: base, agent } = await this.transport();
         const headers = new Headers(base);
-        headers.set("Accept", opts.response === "text" ? "*/*" : "application/json");
+        headers.set("Accept", opts.accept ?? (opts.response === "text" ? "*/*" : "application/json"));
         if (body !== undefined) headers.set("Content-Type", opts.contentType ?? "application/json");
         const { res, text } = await this.inFlight(() => {
           if (!started) {
@@ -255,7 +269,9 @@ export class KubeClient {
           this.stats.requests++;
           return withDeadline(deadline, async (signal) => {
             const answer = await fetch(url, { method, headers, body, agent, signal });
-            return { res: answer, text: await answer.text() };
+            const text =
+              opts.maxBytes === undefined ? await answer.text() : await cappedText(answer, path, opts.maxBytes);
+            return { res: answer, text };
           });
         });
         const texts = parseWarningHeaders(res.headers.raw().warning ?? []);
@@ -270,7 +286,7 @@ export class KubeClient {
         reason = `${res.status}`;
         retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
       } catch (err) {
-        if (err instanceof KubeApiError) throw err;
+        if (err instanceof KubeApiError || err instanceof ResponseTooLarge) throw err;
         if (isTimeout(err) || Date.now() >= deadline) throw this.timedOut(method, path, reason);
         const code = (err as { code?: string }).code;
         if (code === "ECONNREFUSED" && !retryRefused) {
@@ -496,6 +512,26 @@ function queryString(query: Query | undefined): string {
 
 /** Thrown when a request's deadline passed before its answer was read whole. */
 class DeadlineExceeded extends Error {}
+
+/** The body of an answer read up to `maxBytes`: past it the connection is let go and ResponseTooLarge thrown. */
+async function cappedText(answer: Awaited<ReturnType<typeof fetch>>, path: string, maxBytes: number): Promise<string> {
+  if (Number(answer.headers.get("content-length") ?? 0) > maxBytes) {
+    answer.body.resume();
+    (answer.body as unknown as { destroy(): void }).destroy();
+    throw new ResponseTooLarge(path, maxBytes);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      (answer.body as unknown as { destroy(): void }).destroy();
+      throw new ResponseTooLarge(path, maxBytes);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
 
 /**
  * Runs one fetch and its body read under an abort signal that fires at `deadline` (never, when it is Infinity). The

@@ -2,6 +2,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { withoutManagedFields, type KubeObject } from "../kube/object.js";
 import { KubeApiError, KubeClient, type RequestOptions } from "../host/client.js";
+import { listBounded, type BoundedList, type ListBounds } from "../host/bounded-list.js";
 
 /** How to reach the host: a kubeconfig file (default: KUBECONFIG or ~/.kube/config) and a context. */
 export interface HostOptions {
@@ -32,6 +33,8 @@ export interface Host {
   /** The object, or undefined on 404. */
   get<T = KubeObject>(path: string): Promise<T | undefined>;
   list<T = KubeObject>(path: string, options?: ListOptions): Promise<T[]>;
+  /** A LIST of what a tenant may write, stopped at `bounds` (objects and bytes); `stopped` says why when it was. */
+  listBounded<T = KubeObject>(path: string, options: ListOptions, bounds: ListBounds): Promise<BoundedList<T>>;
   create<T = KubeObject>(path: string, body: unknown): Promise<T>;
   mergePatch<T = KubeObject>(path: string, patch: unknown): Promise<T>;
   /** Deletes; true when it existed. */
@@ -80,6 +83,14 @@ export class KubeHost implements Host {
       const e = hostError(err, path);
       if (e.status === 404) return [];
       throw e;
+    }
+  }
+
+  async listBounded<T>(path: string, options: ListOptions, bounds: ListBounds): Promise<BoundedList<T>> {
+    try {
+      return await listBounded<T, T>(this.client, path, options, bounds, withoutManagedFields);
+    } catch (err) {
+      throw hostError(err, path);
     }
   }
 

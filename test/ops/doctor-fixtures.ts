@@ -366,6 +366,8 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
     ),
   "api-timeouts|host-api-slow|warning": (s) =>
     void (s.slowReads = [{ path: `/api/v1/namespaces/${NS}/events`, ms: 6400 }]),
+  "tenant-writes|host-reads-bounded|warning": (s) =>
+    void (s.boundedReads = [{ path: `/api/v1/namespaces/${NS}/pods`, why: "more than 500 objects", read: 500 }]),
   "state-loss|persistence|note": (s) => void delete (s.statefulSet as unknown as Spec).spec.volumeClaimTemplates,
   // The control plane's pod was created an hour after its StatefulSet: it was recreated (deleted, evicted, its node lost).
   "state-loss|persistence|warning": (s) => {

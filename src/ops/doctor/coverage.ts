@@ -3,7 +3,8 @@
 import type { Finding, Severity } from "./types.js";
 
 export interface SpecRow {
-  section: "3" | "7";
+  /** The spec's section (7: errors, 3: pod states), or `vc`: conditions of the tenant boundary vc adds to them. */
+  section: "3" | "7" | "vc";
   /** The condition as the spec names it. */
   condition: string;
   /** What the user sees (section 7's result column). */
@@ -153,6 +154,13 @@ export const ROWS = {
       "causes are memory exhaustion, a liveness probe that is too aggressive, application errors or node pressure: read the previous logs and the last termination (vc debug collect)",
   },
   "oom-killed": { section: "3", condition: "`OOMKilled` (last termination state)", resolution: MEMORY_HINT },
+  "tenant-writes": {
+    section: "vc",
+    condition:
+      "What a tenant wrote in its host namespace: more objects than vc reads at once, or mesh objects vc did not render",
+    resolution:
+      "read the namespace with kubectl (vc doctor reads at most 500 objects or 32 MiB of a kind); remove what the tenant's syncer should not have written",
+  },
 } as const satisfies Record<string, SpecRow>;
 
 export type RowKey = keyof typeof ROWS;
@@ -479,6 +487,12 @@ export const COVERAGE: readonly Coverage[] = [
     severity: "warning",
     when: "a container's last termination was OOMKilled (not in CrashLoopBackOff now)",
   },
+  {
+    row: "tenant-writes",
+    check: "host-reads-bounded",
+    severity: "warning",
+    when: "a LIST of the namespace stopped at 500 objects or 32 MiB: the checks saw what was read up to there",
+  },
 ];
 
 /**
@@ -625,6 +639,17 @@ export const RESOLUTIONS: Record<RowKey, ResolutionStep[]> = {
   "crash-node-pressure": [{ step: ROWS["crash-node-pressure"].resolution, by: ["crash-loop"] }],
   "high-restarts": [{ step: ROWS["high-restarts"].resolution, by: ["high-restarts"] }],
   "oom-killed": [{ step: ROWS["oom-killed"].resolution, by: ["oom-killed"] }],
+  "tenant-writes": [
+    {
+      step: "read the namespace with kubectl (vc doctor reads at most 500 objects or 32 MiB of a kind)",
+      by: ["host-reads-bounded"],
+      not: `${NEVER_WRITES}; the finding names the collection whose read stopped`,
+    },
+    {
+      step: "remove what the tenant's syncer should not have written",
+      not: `${NEVER_WRITES}: what a tenant wrote is the tenant's to remove, or the platform's to decide`,
+    },
+  ],
 };
 
 /** Restarts from which a container's restart count is reported as high. */

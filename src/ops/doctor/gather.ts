@@ -46,6 +46,8 @@ export interface GatherOptions {
   rendered?: KubeObject[];
   /** Reads that take at least this long are recorded as slow (default `SLOW_READ_MS`). */
   slowReadMs?: number;
+  /** How much of a collection is read (default DOCTOR_LIST_BOUNDS; tests make it small). */
+  listBounds?: typeof DOCTOR_LIST_BOUNDS;
 }
 
 /** The effective values in the control plane's config Secret; the database endpoint is blanked (only switches are checked). */
@@ -77,10 +79,18 @@ export function readTimer(
   };
 }
 
+/**
+ * How much of a collection doctor reads: a namespace's pods, events and objects are written by its tenant, so every
+ * LIST stops at 500 objects or 32 MiB (what was read is checked, and the finding `host-reads-bounded` says so).
+ */
+const DOCTOR_LIST_BOUNDS = { maxObjects: 500, maxBytes: 32 * 1024 * 1024, pageSize: 100 };
+
 /** The reads of one snapshot: timed, and those only some checks need tolerated (their failure noted as `unreadable`). */
 interface Reader {
   get(path: string): Promise<KubeObject | undefined>;
+  /** A bounded LIST (DOCTOR_LIST_BOUNDS): one stopped at the bound is noted in `bounded`. */
   list(path: string, labelSelector?: string): Promise<KubeObject[]>;
+  bounded: NonNullable<HostSnapshot["boundedReads"]>;
   /** Reads what only some checks need; a failure (often 403 for a namespace-scoped user) skips those checks. */
   optional<T>(part: Readable, fallback: T, read: () => Promise<T>): Promise<T>;
   unreadable: Partial<Record<Readable, string>>;
@@ -90,12 +100,22 @@ interface Reader {
 function readerOf(host: Host, options: GatherOptions): Reader {
   const unreadable: Partial<Record<Readable, string>> = {};
   const slowReads: HostSnapshot["slowReads"] = [];
+  const bounded: NonNullable<HostSnapshot["boundedReads"]> = [];
   const timed = readTimer(slowReads, options.slowReadMs ?? SLOW_READ_MS);
+  const bounds = options.listBounds ?? DOCTOR_LIST_BOUNDS;
   return {
     unreadable,
     slowReads,
+    bounded,
     get: (path) => timed(path, host.get(path)),
-    list: (path, labelSelector) => timed(path, host.list(path, labelSelector ? { labelSelector } : {})),
+    list: async (path, labelSelector) => {
+      const read = await timed(
+        path,
+        host.listBounded<KubeObject>(path, labelSelector ? { labelSelector } : {}, bounds),
+      );
+      if (read.stopped) bounded.push({ path, why: read.stopped, read: read.items.length });
+      return read.items;
+    },
     async optional(part, fallback, read) {
       try {
         return await read();
@@ -148,6 +168,7 @@ export async function gatherSnapshot(
     checkedAt: new Date(options.now ?? Date.now()).toISOString(),
     existingSecrets: secrets.existing,
     slowReads: r.slowReads,
+    boundedReads: r.bounded,
     ...(secrets.certificates ? { certificates: secrets.certificates } : {}),
     ...(around.missing ? { missingKinds: around.missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
     ...(options.rendered ? { rendered: options.rendered } : {}),
@@ -178,7 +199,36 @@ async function readControlPlane(r: Reader, cluster: string, namespace: string) {
       }
     }),
   ]);
-  return { namespaceObject, statefulSet, pods, events, pvcs, deployments, liveValues };
+  return {
+    namespaceObject,
+    statefulSet,
+    pods: await withOwnPods(r, namespace, statefulSet, pods),
+    events,
+    pvcs,
+    deployments,
+    liveValues,
+  };
+}
+
+/**
+ * The namespace's pods with the StatefulSet's own read by name (`<name>-<ordinal>`): a bounded LIST of a namespace
+ * full of the tenant's pods may stop before them.
+ */
+async function withOwnPods(
+  r: Reader,
+  namespace: string,
+  statefulSet: KubeObject | undefined,
+  pods: KubeObject[],
+): Promise<KubeObject[]> {
+  if (!statefulSet) return pods;
+  const replicas = Number((statefulSet.spec as { replicas?: number } | undefined)?.replicas ?? 1);
+  const have = new Set(pods.map((p) => p.metadata.name));
+  const want = Array.from(
+    { length: Math.min(Math.max(replicas, 1), 5) },
+    (_, i) => `${statefulSet.metadata.name}-${i}`,
+  );
+  const more = await Promise.all(want.filter((n) => !have.has(n)).map((n) => r.get(P.pods(namespace, n))));
+  return [...pods, ...more.filter((p): p is KubeObject => p !== undefined)];
 }
 
 type Facts = Parameters<typeof metricsIntegrationEnabled>[0] & Parameters<typeof configOf>[0];

@@ -17,6 +17,7 @@ import { networkPolicies } from "./network.js";
 import { servedKinds } from "./kinds.js";
 import { gatewayCertificates, gatewaySecrets } from "./certificates.js";
 import { duringRestore } from "./context.js";
+import { hostReadsBounded } from "./tenant.js";
 import { SEVERITIES, type Check, type Finding, type HostSnapshot } from "./types.js";
 
 export type { Finding, HostSnapshot } from "./types.js";
@@ -53,6 +54,7 @@ export const CHECKS: ReadonlyArray<[string, Check]> = [
   ["volume claims", volumeClaims],
   ["liveness probe", livenessProbe],
   ["served kinds", servedKinds],
+  ["host reads bounded", hostReadsBounded],
 ];
 
 /** Runs every check; findings sorted by severity (errors, warnings, notes), then object and check. Pure. */

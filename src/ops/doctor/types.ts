@@ -51,6 +51,8 @@ export interface HostSnapshot {
   destinationRules: KubeObject[];
   /** Reads of the host that took longer than the slow-read threshold while the snapshot was gathered. */
   slowReads: Array<{ path: string; ms: number }>;
+  /** LISTs that stopped at their bound (objects or bytes a tenant wrote), with why and how many objects were read. */
+  boundedReads?: Array<{ path: string; why: string; read: number }>;
   /** Deployments of the host namespace (the metrics proxy). */
   deployments: KubeObject[];
   /** The host authorizer's answers to the permission questions of the checks (SubjectAccessReviews); undefined when not asked. */

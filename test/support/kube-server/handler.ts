@@ -24,6 +24,7 @@ import {
   sendJson,
   sendText,
   wantsAggregatedDiscovery,
+  wantsPartialMetadata,
   wantsTable,
 } from "./http.js";
 import type { PodLogs } from "./logs.js";
@@ -555,6 +556,19 @@ function serveList(
         query.get("includeObject"),
       ),
     );
+  }
+  if (wantsPartialMetadata(req.headers.accept)) {
+    const items = result.entries.map((e) => ({
+      kind: "PartialObjectMetadata",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: e.obj.metadata,
+    }));
+    return sendJson(res, 200, {
+      kind: "PartialObjectMetadataList",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: meta,
+      items,
+    });
   }
   // Serialise each stored object once (cached on the entry) and splice the strings together.
   const head = `{"kind":${JSON.stringify(served.listKind)},"apiVersion":${JSON.stringify(served.apiVersion)},"metadata":${JSON.stringify(meta)},"items":[`;

@@ -58,6 +58,11 @@ export function sendError(res: ServerResponse, err: ApiError, headers: Record<st
   sendJson(res, err.code, err.toStatus());
 }
 
+/** True when the Accept header asks for a LIST's items as metadata alone (meta.k8s.io PartialObjectMetadataList). */
+export function wantsPartialMetadata(accept: string | undefined): boolean {
+  return !!accept && /as=PartialObjectMetadataList/.test(accept) && /g=meta\.k8s\.io/.test(accept);
+}
+
 /** True when the Accept header asks for a meta.k8s.io Table. */
 export function wantsTable(accept: string | undefined): boolean {
   return !!accept && /as=Table/.test(accept) && /g=meta\.k8s\.io/.test(accept);
