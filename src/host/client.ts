@@ -123,6 +123,8 @@ export interface ListOptions {
    * delete guarded by uid), never for vc's records.
    */
   fromCache?: boolean;
+  /** Bytes each page's answer may hold; a longer one throws ResponseTooLarge (lists of what a tenant may write). */
+  maxBytes?: number;
 }
 
 /** Objects a mapped LIST (listMapped) asks for per page: each page is reduced before the next is asked for. */
@@ -350,11 +352,12 @@ export class KubeClient {
           limit: opts.limit ?? MAPPED_PAGE,
           continue: cont,
         };
-    const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, { query }).catch(
-      (err: unknown) => {
-        throw cont !== undefined && err instanceof KubeApiError && err.status === 410 ? new ExpiredContinue(err) : err;
-      },
-    );
+    const page = await this.request<{ items?: T[]; metadata?: { continue?: string } }>("GET", path, {
+      query,
+      maxBytes: opts.maxBytes,
+    }).catch((err: unknown) => {
+      throw cont !== undefined && err instanceof KubeApiError && err.status === 410 ? new ExpiredContinue(err) : err;
+    });
     return { items: page.items ?? [], continue: page.metadata?.continue || undefined };
   }
 

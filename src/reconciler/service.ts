@@ -110,6 +110,7 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
   // Server warnings go to this reconciler's log (its own clients' sink), never to stderr nor to another run's log.
   const onWarning = cfg.serverWarnings === "process" ? undefined : warningLog(logger);
   const target = await openTarget(cfg.target, { kubeconfig: cfg.kubeconfig, context: cfg.context, onWarning });
+  target.tell = (message) => logger.warn(message);
   // The reconciler reads and writes this source's records (records/store.ts), in its own namespace unless told otherwise.
   if (target instanceof KubeTarget) target.source = cfg.owner ?? "";
   let elector: LeaderElector | undefined;

@@ -16,11 +16,8 @@ export interface WriteOptions {
 export interface Target {
   /** Human description: "kube context test (http://127.0.0.1:1234)", "dir:out". */
   readonly description: string;
-  /**
-   * Live objects vc applied for one cluster: label-selected LISTs by the inventory label, one per kind
-   * (namespaced kinds in `hostNamespace` when given, else across namespaces). Never one request per object.
-   */
-  listInventory(cluster: string, hostNamespace?: string): Promise<KubeObject[]>;
+  /** Live objects vc applied for one cluster (on a host: those its record holds, read as a chunk of one). */
+  listInventory(cluster: string): Promise<KubeObject[]>;
   /** Live objects vc applied for every cluster, grouped by cluster name: one LIST per kind for the whole fleet. */
   listFleetInventory(): Promise<Map<string, KubeObject[]>>;
   /**
@@ -94,6 +91,8 @@ export interface Target {
   ): Promise<Array<{ cluster: string; hostNamespace: string; message: string }>>;
   /** Releases connections. */
   close(): Promise<void>;
+  /** Where the target tells what it did instead of what it was asked (a read past its bound); a host: stderr. */
+  tell?: (message: string) => void;
   /**
    * The form a desired object takes in this target, applied before planning (so a plan compares like with
    * like): the dir: target withholds inline credentials. Absent: objects go as rendered.

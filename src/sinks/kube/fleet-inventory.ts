@@ -5,7 +5,7 @@ import { apiVersionOf, type ResourceType } from "../../kube/resources.js";
 import type { ClusterRecord } from "../../records/record.js";
 import { LABELS } from "../../translate/keys.js";
 import { mapLimit } from "../../util/pool.js";
-import { ExpiredContinue, KubeApiError, type KubeClient } from "../../host/client.js";
+import { ExpiredContinue, KubeApiError, ResponseTooLarge, type KubeClient } from "../../host/client.js";
 import { ReadOrderError } from "../types.js";
 
 /**
@@ -20,6 +20,12 @@ const AHEAD_MAX = 10_000;
  * a page reaches one to three chunks ahead, and what it holds of later chunks waits for them.
  */
 const FLEET_PAGE = 250;
+
+/**
+ * Bytes of one page's answer (FLEET_PAGE objects of vc's are well under a MiB): a longer page holds objects someone else
+ * labelled as a cluster's inventory, and the reader goes back to a chunk at a time (whose reads are bounded too).
+ */
+const FLEET_PAGE_BYTES = 8 * 1024 * 1024;
 
 /** Kinds whose pages are read at once: each page is parsed whole before it is sorted into chunks. */
 const KINDS_AT_ONCE = 4;
@@ -119,7 +125,7 @@ export class FleetInventoryReader {
     private readonly records: ReadonlyMap<string, ClusterRecord>,
     clusters: Iterable<string>,
     private readonly byChunk: (clusters: readonly string[]) => Promise<Map<string, KubeObject[]>>,
-    private readonly limits: { pageSize?: number; aheadMax?: number } = {},
+    private readonly limits: { pageSize?: number; aheadMax?: number; pageBytes?: number } = {},
   ) {
     this.types = new Map(types.map((t) => [groupKind(apiVersionOf(t), t.kind), t]));
     this.aheadMax = limits.aheadMax ?? AHEAD_MAX;
@@ -146,6 +152,8 @@ export class FleetInventoryReader {
       );
     } catch (err) {
       if (err instanceof ExpiredContinue) this.fallBack("a LIST's continue token expired");
+      else if (err instanceof ResponseTooLarge)
+        this.fallBack(`a page of ${err.path} was longer than ${err.maxBytes} bytes (objects someone else labelled)`);
       else if (!(err instanceof TooFarAhead)) throw err;
       return this.byChunk(clusters);
     }
@@ -164,7 +172,11 @@ export class FleetInventoryReader {
     let cursor = this.cursors.get(kind);
     if (!cursor) {
       const type = this.types.get(kind)!;
-      const opts = { labelSelector: LABELS.inventory, limit: this.limits.pageSize ?? FLEET_PAGE };
+      const opts = {
+        labelSelector: LABELS.inventory,
+        limit: this.limits.pageSize ?? FLEET_PAGE,
+        maxBytes: this.limits.pageBytes ?? FLEET_PAGE_BYTES,
+      };
       this.cursors.set(kind, (cursor = new KindCursor((cont) => this.client.listPage(type, opts, cont))));
     }
     return cursor;

@@ -31,7 +31,7 @@ export interface LegacyHost {
   readonly source?: string;
   readonly pending: Map<string, ClusterRecord>;
   recordsByCluster(only?: readonly string[]): Promise<Map<string, ClusterRecord>>;
-  listBySelector(labelSelector: string): Promise<KubeObject[]>;
+  listLegacyInventory(cluster: string, hostNamespace: string): Promise<KubeObject[]>;
 }
 
 /**
@@ -110,7 +110,7 @@ async function legacyRecord(
 ): Promise<{ record: ClusterRecord; archived: Reconciliation[] } | undefined> {
   if (!ours(ns, cluster, source)) return undefined;
   const hostNamespace = ns.metadata.name;
-  const labelled = await target.listBySelector(`${LABELS.inventory}=${cluster}`);
+  const labelled = await target.listLegacyInventory(cluster, hostNamespace);
   const inventory = labelled
     .filter(
       (o) => (o.metadata.namespace === undefined || o.metadata.namespace === hostNamespace) && ours(o, cluster, source),

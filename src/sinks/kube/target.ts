@@ -1,12 +1,12 @@
 // The `kube` target: a live host through the kubeconfig; inventory by label-selected LISTs kept to vc's records, server-side apply, guarded deletes.
 import type { KubeObject, ObjectRef } from "../../kube/object.js";
-import { objectKey, refObject, refOf } from "../../kube/object.js";
+import { groupKind, objectKey, refObject, refOf } from "../../kube/object.js";
 import { takeOwnershipName } from "../../plan/gates.js";
 import { mapLimit } from "../../util/pool.js";
 import { olderFirst, type ClusterRecord } from "../../records/record.js";
 import { RecordStore } from "../../records/store.js";
 import { KubeStatusStore, type StatusStoreOptions } from "../../records/status-store.js";
-import { MESH_GROUP, RESOURCES, type ResourceType } from "../../kube/resources.js";
+import { apiVersionOf, MESH_GROUP, RESOURCES, resourcePath, type ResourceType } from "../../kube/resources.js";
 import { inventorySelector, LABELS } from "../../translate/keys.js";
 import { stripServerFields } from "../../plan/normalize.js";
 import type { FleetReader, Target, WriteOptions } from "../types.js";
@@ -14,7 +14,8 @@ import { FleetInventoryReader, inNamespaceOrder } from "./fleet-inventory.js";
 import { migrateRecords, migrationLine } from "./migrate.js";
 import { resourceFor } from "../../kube/resources.js";
 import { whoAmI, type Identity } from "../../host/identity.js";
-import { KubeApiError, type KubeClient } from "../../host/client.js";
+import { KubeApiError, ResponseTooLarge, type KubeClient } from "../../host/client.js";
+import { listBounded } from "../../host/bounded-list.js";
 import { Discovery } from "../../host/discovery.js";
 import { ClaimIndex } from "../../claims/claim-index.js";
 import { liveClaimsOf } from "../../claims/host-claims.js";
@@ -39,6 +40,17 @@ const CLAIM_TYPES: readonly ResourceType[] = INVENTORY_TYPES.filter(
 );
 const isClaimKind = (o: KubeObject): boolean =>
   o.apiVersion.startsWith(`${MESH_GROUP}/`) && (o.kind === "Gateway" || o.kind === "VirtualService");
+/**
+ * Bytes of one LIST of a chunk's objects of one kind (from the watch cache, one answer): a chunk of 100 clusters' own
+ * objects of a kind are a few MiB at most; past this, someone else labelled objects as theirs.
+ */
+const CHUNK_LIST_BYTES = 8 * 1024 * 1024;
+/** Namespaced kinds listed at once for a chunk: at most this many answers of CHUNK_LIST_BYTES are read at a time. */
+const KINDS_AT_ONCE = 4;
+/** How a read of recorded inventory selects: one cluster (`inventory=c`), a chunk (`inventory in (…)`), every one. */
+type Reach = "one" | "chunk" | "fleet";
+/** A migration's read of one kind's objects labelled as a cluster's (metadata only). */
+const LEGACY_LIST_BOUNDS = { maxObjects: 5_000, maxBytes: 16 * 1024 * 1024, pageSize: 500 };
 /** How long read claims are reused when nothing else renews them (a long-running reconciler between full passes). */
 const CLAIMS_MAX_AGE_MS = 30_000;
 
@@ -91,14 +103,12 @@ export class KubeTarget implements Target {
     return out;
   }
 
-  /** The live objects of one cluster that its record holds (label-selected LISTs, kept to the record). */
-  async listInventory(cluster: string, hostNamespace?: string): Promise<KubeObject[]> {
-    const selector = inventorySelector(cluster);
-    const [lists, record] = await Promise.all([
-      Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, selector, t.namespaced ? hostNamespace : undefined))),
-      this.recordOf(cluster),
-    ]);
-    return keptToRecord(lists.flat(), cluster, record);
+  /**
+   * The live objects of one cluster that its record holds: the LISTs of a chunk of one (listRecordedInventory), so that
+   * objects labelled as the cluster's elsewhere are read only within their bound.
+   */
+  async listInventory(cluster: string): Promise<KubeObject[]> {
+    return (await this.listRecordedInventory([cluster], undefined, "one")).get(cluster) ?? [];
   }
 
   /** This source's record of a cluster (one GET; a pending migration when none is written), or the holder's without a source. */
@@ -107,9 +117,28 @@ export class KubeTarget implements Target {
     return (await this.records.read(this.source, cluster)) ?? this.pending.get(cluster);
   }
 
-  /** Objects of every inventory kind matching a label selector, across namespaces (one LIST per kind; unserved kinds hold nothing). */
-  async listBySelector(labelSelector: string): Promise<KubeObject[]> {
-    return (await Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, labelSelector)))).flat();
+  /**
+   * The metadata of the objects of every inventory kind labelled as `cluster`'s, cluster-scoped and in `hostNamespace`
+   * (migrations of what vc applied before records): bounded per kind (LEGACY_LIST_BOUNDS); a read past its bound
+   * throws, and the migration of that cluster waits.
+   */
+  async listLegacyInventory(cluster: string, hostNamespace: string): Promise<KubeObject[]> {
+    const lists = await mapLimit(INVENTORY_TYPES, KINDS_AT_ONCE, async (t) => {
+      const path = resourcePath(t, t.namespaced ? hostNamespace : undefined);
+      const read = await listBounded<KubeObject, KubeObject>(
+        this.client,
+        path,
+        { labelSelector: inventorySelector(cluster) },
+        { ...LEGACY_LIST_BOUNDS, metadataOnly: true },
+        (o) => ({ ...o, apiVersion: apiVersionOf(t), kind: t.kind }),
+      );
+      if (read.stopped)
+        throw new Error(
+          `the ${t.plural} labelled as cluster ${cluster}'s in ${hostNamespace} are ${read.stopped}: not migrated; remove the ones vc did not apply`,
+        );
+      return read.items;
+    });
+    return lists.flat();
   }
 
   /** Forgets the claims read so far: a new unit of work (a reconciler pass) reads the host's claims afresh, so a rival's claim made since is seen. */
@@ -241,29 +270,88 @@ export class KubeTarget implements Target {
     return this.records.memoized;
   }
 
-  /** The recorded live inventory of the named clusters (one LIST per kind selecting them, one LIST of records). */
-  async listRecordedInventory(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
-    const [labelled, records] = await Promise.all([
-      this.listBySelector(selectorIn(LABELS.inventory, clusters)),
-      this.recordsByCluster(clusters),
+  /**
+   * The recorded live inventory of the named clusters: one LIST per kind selecting them (from the watch cache), each
+   * answer read up to CHUNK_LIST_BYTES for every hundred clusters. A LIST past it holds objects someone labelled as
+   * these clusters' (whoever may write a host namespace may label what it writes there): that kind is then read a
+   * hundred clusters at a time, and for a hundred by name, the objects the records hold one GET each, nothing else.
+   */
+  async listRecordedInventory(
+    clusters: readonly string[],
+    known?: ReadonlyMap<string, ClusterRecord>,
+    reach: Reach = "chunk",
+  ): Promise<Map<string, KubeObject[]>> {
+    const records = known ? Promise.resolve(known) : this.recordsByCluster(clusters);
+    records.catch(() => undefined);
+    const read = (t: ResourceType) => this.recordedKind(t, clusters, records, reach);
+    // Cluster-scoped kinds only the platform writes: all at once; namespaced ones KINDS_AT_ONCE at a time.
+    const lists = await Promise.all([
+      Promise.all(INVENTORY_TYPES.filter((t) => !t.namespaced).map(read)),
+      mapLimit(
+        INVENTORY_TYPES.filter((t) => t.namespaced),
+        KINDS_AT_ONCE,
+        read,
+      ),
     ]);
-    return keptToRecords(labelled, clusters, records);
+    return keptToRecords(lists.flat(2), clusters, await records);
   }
 
-  /** Every recorded cluster's live inventory: the objects carrying its inventory label that its record holds. */
-  async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
-    const [lists, all] = await Promise.all([
-      Promise.all(INVENTORY_TYPES.map((t) => this.listKind(t, LABELS.inventory))),
-      this.records.list(),
-    ]);
-    const labelled = lists.flat();
-    this.claims = {
-      at: Date.now(),
-      index: Promise.resolve(ClaimIndex.ofObjects(heldByARecord(labelled.filter(isClaimKind), all), liveClaimsOf)),
-    };
-    const records = this.readRecords(all);
-    return keptToRecords(labelled, [...records.keys()].sort(), records);
+  /** One kind of listRecordedInventory, its LIST selecting as `reach` says. */
+  private async recordedKind(
+    t: ResourceType,
+    clusters: readonly string[],
+    records: Promise<ReadonlyMap<string, ClusterRecord>>,
+    reach: Reach,
+  ): Promise<KubeObject[]> {
+    const selector =
+      reach === "fleet"
+        ? LABELS.inventory
+        : reach === "one"
+          ? inventorySelector(clusters[0]!)
+          : selectorIn(LABELS.inventory, clusters);
+    const maxBytes = CHUNK_LIST_BYTES * Math.max(1, Math.ceil(clusters.length / MAX_SELECTED_VALUES));
+    try {
+      return await this.listKind(t, selector, undefined, maxBytes);
+    } catch (err) {
+      if (!(err instanceof ResponseTooLarge)) throw err;
+    }
+    this.tell(
+      `the LIST of ${t.plural} labelled as the inventory of ${clusters.length} cluster(s) is longer than ${maxBytes} bytes (objects someone else labelled): read ${clusters.length > MAX_SELECTED_VALUES ? "a hundred clusters at a time" : "by name"} instead`,
+    );
+    if (clusters.length <= MAX_SELECTED_VALUES) return this.recordedByName(t, clusters, await records);
+    const out: KubeObject[] = [];
+    for (let i = 0; i < clusters.length; i += MAX_SELECTED_VALUES)
+      out.push(...(await this.recordedKind(t, clusters.slice(i, i + MAX_SELECTED_VALUES), records, "chunk")));
+    return out;
   }
+
+  /** The objects of kind `t` the records of `clusters` hold, one GET each (absent ones left out). */
+  private async recordedByName(
+    t: ResourceType,
+    clusters: readonly string[],
+    records: ReadonlyMap<string, ClusterRecord>,
+  ): Promise<KubeObject[]> {
+    const kind = groupKind(apiVersionOf(t), t.kind);
+    const refs: ObjectRef[] = [];
+    for (const c of clusters)
+      for (const key of records.get(c)?.inventory ?? []) {
+        const ref = refOfKey(key, kind, apiVersionOf(t));
+        if (ref) refs.push(ref);
+      }
+    const found = await mapLimit(refs, 8, (r) => this.getServed(r));
+    return found
+      .filter((o): o is KubeObject => o !== undefined)
+      .map((o) => ({ ...o, apiVersion: apiVersionOf(t), kind: t.kind }));
+  }
+
+  /** Every recorded cluster's live inventory: one LIST per kind for the fleet, bounded as listRecordedInventory's. */
+  async listFleetInventory(): Promise<Map<string, KubeObject[]>> {
+    const records = await this.recordsByCluster();
+    return this.listRecordedInventory([...records.keys()].sort(), records, "fleet");
+  }
+
+  /** Where the target tells what it did instead of what it was asked (a read past its bound); stderr by default. */
+  tell: (message: string) => void = (message) => process.stderr.write(`vc: ${message}\n`);
 
   /** Objects taken over on purpose by this run (`vc adopt --take-ownership`), named `Kind/namespace/name` or `Kind/name`. */
   readonly takeOver = new Set<string>();
@@ -530,20 +618,19 @@ export class KubeTarget implements Target {
    * from it is safe to be moments old: an apply is idempotent, a delete names the uid it saw, and what changed since is
    * seen by the next pass. A kind the server does not serve (404) holds nothing. vc's records are read from the store.
    */
-  private async listKind(type: ResourceType, labelSelector: string, namespace?: string): Promise<KubeObject[]> {
+  private async listKind(
+    type: ResourceType,
+    labelSelector: string,
+    namespace?: string,
+    maxBytes?: number,
+  ): Promise<KubeObject[]> {
     try {
-      return await this.client.list(type, { labelSelector, namespace, fromCache: true });
+      return await this.client.list(type, { labelSelector, namespace, fromCache: true, maxBytes });
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 404) return [];
       throw err;
     }
   }
-}
-
-/** The labelled objects that the record of their cluster holds, in any source (public host claims count across sources). */
-function heldByARecord(labelled: readonly KubeObject[], records: readonly ClusterRecord[]): KubeObject[] {
-  const held = heldByCluster(records);
-  return labelled.filter((o) => isHeld(held, o.metadata.labels?.[LABELS.inventory] ?? "", o));
 }
 
 /**
@@ -597,4 +684,16 @@ export function keptToRecords(
 ): Map<string, KubeObject[]> {
   const byCluster = groupBy(labelled, (o) => o.metadata.labels?.[LABELS.inventory]);
   return new Map(clusters.map((c) => [c, keptToRecord(byCluster.get(c) ?? [], c, records.get(c))]));
+}
+
+/** The reference of a record's key (objectKey: `group/Kind/namespace/name`) when it is of `kind` (groupKind). */
+function refOfKey(key: string, kind: string, apiVersion: string): ObjectRef | undefined {
+  if (!key.startsWith(`${kind}/`)) return undefined;
+  const rest = key.slice(kind.length + 1);
+  const slash = rest.indexOf("/");
+  if (slash < 0 || rest.indexOf("/", slash + 1) >= 0) return undefined;
+  const namespace = rest.slice(0, slash);
+  const name = rest.slice(slash + 1);
+  if (name === "") return undefined;
+  return { apiVersion, kind: kind.slice(kind.lastIndexOf("/") + 1), name, ...(namespace ? { namespace } : {}) };
 }

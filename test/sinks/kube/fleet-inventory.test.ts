@@ -121,4 +121,78 @@ describe("sinks/kube: the fleet's live objects by one paged LIST per kind (Fleet
     expect([...second.values()].every((objs) => objs.length === 2)).to.equal(true);
     expect(pagesAsked("serviceaccounts"), "read by name, from the watch cache").to.have.length(0);
   });
+
+  it("#38.1: a page longer than its bytes (objects someone labelled as a cluster's) makes the reader read a chunk at a time, bounded too", async () => {
+    const records = await target.recordsByCluster();
+    const order = inNamespaceOrder(all, (c) => records.get(c)?.hostNamespace);
+    const r = new FleetInventoryReader(client, TYPES, records, order, (names) => target.listRecordedInventory(names), {
+      pageSize: 50,
+      pageBytes: 2_000,
+    });
+    const first = await r.take(chunksOf(order, 3)[0]!);
+    expect(r.fellBack).to.match(/longer than 2000 bytes/);
+    expect(
+      first
+        .get("c28")!
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).to.deep.equal(["sa", "svc"]);
+  });
+});
+
+describe("sinks/kube: a chunk's LIST past its bytes is read by name (#38.1)", function () {
+  this.timeout(60_000);
+  let server: KubeServer;
+  let client: KubeClient;
+  let target: KubeTarget;
+  const told: string[] = [];
+  before(async () => {
+    server = await startKubeServer();
+    client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" });
+    target = new KubeTarget(client, new RecordStore(client, "vc-system"));
+    target.tell = (m) => told.push(m);
+    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
+    for (const [i, ns] of ["ns-a", "ns-b"].entries()) {
+      server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+      const cluster = ["a", "b"][i]!;
+      const held: KubeObject = {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "cfg", namespace: ns, labels: { "vc.orch.io/inventory": cluster } },
+        data: { k: "v" },
+      };
+      server.put(held);
+      const record = recordBase("vc-system", "", cluster, ns);
+      record.data = { ...(record.data as Record<string, string>), [INVENTORY_KEY]: inventoryText([objectKey(held)]) };
+      server.put(record);
+    }
+    // b's tenant plants 10 ConfigMaps of 900 KB labelled as a's inventory, in its own namespace.
+    const pad = "x".repeat(900 * 1024);
+    for (let i = 0; i < 10; i++)
+      server.put({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `planted-${i}`, namespace: "ns-b", labels: { "vc.orch.io/inventory": "a" } },
+        data: { pad },
+      });
+  });
+  after(async () => {
+    client.close();
+    await server.close();
+  });
+
+  for (const [what, read] of [
+    ["a chunk", () => target.listRecordedInventory(["a", "b"])],
+    ["one cluster", async () => new Map([["a", await target.listInventory("a")]])],
+    ["the fleet", () => target.listFleetInventory()],
+  ] as const) {
+    it(`${what}: the records' objects, one GET each; nothing planted`, async () => {
+      server.resetRequests();
+      told.length = 0;
+      const live = await read();
+      expect(live.get("a")!.map(objectKey)).to.deep.equal(["ConfigMap/ns-a/cfg"]);
+      expect(told.join("\n")).to.match(/configmaps .* longer than \d+ bytes/);
+      expect(server.countRequests({ verb: "get", resource: "configmaps" })).to.be.at.least(1);
+    });
+  }
 });

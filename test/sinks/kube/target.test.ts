@@ -99,7 +99,7 @@ describeProfiles("target/kube against the test API server", (profile) => {
       contentType: "application/merge-patch+json",
       body: { metadata: { labels: { team: "x" } }, data: { a: "hand-edited" } },
     });
-    const live = await target.listInventory("a", "vc-a");
+    const live = await target.listInventory("a");
     const plan = buildPlan("a", clusterObjects("a"), live, { prune: true, allowMassPrune: false });
     const change = plan.changes.find((c) => c.ref.kind === "ConfigMap")!;
     expect(change.action).to.equal("update");
@@ -145,7 +145,7 @@ describeProfiles("target/kube against the test API server", (profile) => {
 
   it("does not delete an object replaced, between the LIST and the delete, by one without vc's label", async () => {
     await sync(target, clusterObjects("a"));
-    const live = (await target.listInventory("a", "vc-a")).find((o) => o.kind === "ConfigMap")!;
+    const live = (await target.listInventory("a")).find((o) => o.kind === "ConfigMap")!;
     server.remove("v1", "ConfigMap", "vc-a", "a-config");
     server.put({
       apiVersion: "v1",
