@@ -95,6 +95,9 @@ export class ReconcilerFleet implements FleetProvider {
   #commits = new Map<string, { subject: string; author: string; time: string } | null>();
   #rows = new Map<string, { status: ClusterStatus; run?: LastRun; row: ListRow; json: string }>();
   #listeners = new Set<(e: FleetEvent) => void>();
+  /** The rows sorted by name, as last handed out (by name, and as an array). */
+  #sorted?: Map<string, ListRow>;
+  #sortedRows: ListRow[] = [];
   #summaryTimer?: NodeJS.Timeout;
   #rolloutFor?: { record: unknown; view?: RolloutView; waves?: ReturnType<typeof wavesByCluster> };
 
@@ -235,8 +238,15 @@ export class ReconcilerFleet implements FleetProvider {
 
   rows(): readonly ListRow[] {
     const statuses = this.#statuses();
-    for (const name of this.#rows.keys()) if (!statuses.has(name)) this.#rows.delete(name);
-    return [...statuses].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, s]) => this.#row(name, s).row);
+    let changed = this.#sorted === undefined || this.#sorted.size !== statuses.size;
+    for (const [name, s] of statuses) if (this.#sorted?.get(name) !== this.#row(name, s).row) changed = true;
+    if (changed) {
+      for (const name of this.#rows.keys()) if (!statuses.has(name)) this.#rows.delete(name);
+      const names = [...statuses.keys()].sort();
+      this.#sorted = new Map(names.map((name) => [name, this.#rows.get(name)!.row]));
+      this.#sortedRows = [...this.#sorted.values()];
+    }
+    return this.#sortedRows;
   }
 
   summary(): FleetSummary {

@@ -67,7 +67,7 @@ export type FleetEvent =
 
 /** Where the page's data comes from: `vc ui`'s reads of a target, or the reconciler's state. */
 export interface FleetProvider {
-  /** The rows, sorted by name. */
+  /** The rows, sorted by name (the same array while nothing changed). */
   rows(): readonly ListRow[];
   summary(): FleetSummary;
   rollout(): RolloutView | undefined;
@@ -174,21 +174,29 @@ function sortValue(r: ListRow, key: SortKey): string {
   }
 }
 
-/** The text a row is searched by. */
+/** The text each row is searched by, kept while the row is (a provider replaces a row that changes). */
+const haystacks = new WeakMap<ListRow, string>();
+
+/** The text a row is searched by: name, namespace, labels, reason, revision, who applied it, commit, note. */
 function haystack(r: ListRow): string {
-  return [
-    r.name,
-    r.namespace,
-    ...Object.entries(r.labels).map(([k, v]) => `${k}=${v}`),
-    r.healthReason ?? "",
-    r.lastAppliedRevision ?? "",
-    r.lastAppliedBy ?? "",
-    r.commit?.subject ?? "",
-    r.commit?.author ?? "",
-    r.note ?? "",
-  ]
-    .join("\n")
-    .toLowerCase();
+  let text = haystacks.get(r);
+  if (text === undefined) {
+    text = [
+      r.name,
+      r.namespace,
+      ...Object.entries(r.labels).map(([k, v]) => `${k}=${v}`),
+      r.healthReason ?? "",
+      r.lastAppliedRevision ?? "",
+      r.lastAppliedBy ?? "",
+      r.commit?.subject ?? "",
+      r.commit?.author ?? "",
+      r.note ?? "",
+    ]
+      .join("\n")
+      .toLowerCase();
+    haystacks.set(r, text);
+  }
+  return text;
 }
 
 export interface ClusterPage {
@@ -214,8 +222,8 @@ function decodeCursor(cursor: string): [string, string] {
 }
 
 /**
- * One page of the rows a query matches, sorted by its key then name; the cursor names the last row's key, so a page
- * after a change of the fleet starts where the previous one ended (keyset paging).
+ * One page of the rows a query matches (`rows` sorted by name), sorted by its key then name; the cursor names the last
+ * row's key, so a page after a change of the fleet starts where the previous one ended (keyset paging).
  */
 export function queryRows(rows: readonly ListRow[], q: ClusterQuery): ClusterPage {
   let matchLabels: ((labels: Record<string, string>) => boolean) | undefined;
@@ -237,12 +245,13 @@ export function queryRows(rows: readonly ListRow[], q: ClusterQuery): ClusterPag
       (!text || haystack(r).includes(text)),
   );
   const sign = q.order === "desc" ? -1 : 1;
-  const keyed = matched.map((r) => ({ r, k: sortValue(r, q.sort) }));
-  const cmp = (a: [string, string], b: [string, string]): number =>
-    sign * (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0) || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
-  keyed.sort((a, b) => cmp([a.k, a.r.name], [b.k, b.r.name]));
+  const keyed = matched.map((r) => ({ r, k: q.sort === "name" ? r.name : sortValue(r, q.sort) }));
+  const cmp = (ak: string, an: string, bk: string, bn: string): number =>
+    sign * (ak < bk ? -1 : ak > bk ? 1 : 0) || (an < bn ? -1 : an > bn ? 1 : 0);
+  // The rows come sorted by name: by name ascending there is nothing to sort.
+  if (q.sort !== "name" || q.order === "desc") keyed.sort((a, b) => cmp(a.k, a.r.name, b.k, b.r.name));
   const after = q.cursor ? decodeCursor(q.cursor) : undefined;
-  const start = after ? keyed.findIndex((x) => cmp([x.k, x.r.name], after) > 0) : 0;
+  const start = after ? keyed.findIndex((x) => cmp(x.k, x.r.name, after[0], after[1]) > 0) : 0;
   const from = start < 0 ? keyed.length : start;
   const page = keyed.slice(from, from + q.limit);
   const last = page.at(-1);
