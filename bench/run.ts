@@ -28,6 +28,7 @@ const SUITES: Suite[] = [
   { name: "shards", load: () => import("./shards.js") },
   { name: "ssa", load: () => import("./ssa.js") },
   { name: "rollout", load: () => import("./rollout.js") },
+  { name: "ui", load: () => import("./ui.js") },
 ];
 
 async function median(runs: number, fn: () => unknown | Promise<unknown>): Promise<number> {
