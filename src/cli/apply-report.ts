@@ -153,6 +153,7 @@ function tailLines(
       ),
     );
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
+  for (const b of report.busy ?? []) out.push(style("red", `! ${b.message}`));
   if (run) out.push(...recordLines(report, run, style));
   out.push(`${outcomeLine(total, dryRun)}${dryRun ? " (dry run: nothing was changed)" : ""}`);
   return out;
@@ -235,6 +236,7 @@ function tailJson(report: FleetApplyReport, run?: RunRecord): unknown {
     suspended: report.suspended,
     suspendedAtRunTime: report.suspendedAtRunTime,
     errors: report.errors,
+    ...(report.busy ? { busy: report.busy } : {}),
     ...(run
       ? {
           record: {

@@ -34,6 +34,21 @@ interface ApplyFlags extends TargetFlags {
   historyLimit: string;
   wait?: boolean;
   timeout: string;
+  lockTimeout: string;
+}
+
+/** The `--lock-timeout` option of the commands that apply (vc apply, vc adopt, vc create --apply). */
+export const LOCK_TIMEOUT_OPTION = [
+  "--lock-timeout <duration>",
+  "how long to wait for another run writing a cluster (its apply lease on the cluster's record) to end or lapse; past it " +
+    "that cluster is left alone and the run exits 2 (0: at once). A lease whose run died lapses 15 s after its last " +
+    "renewal, at once when its process ran on this machine",
+  "2m",
+] as const;
+
+/** Tells on stderr, once per cluster, that it waits for another run writing the cluster. */
+export function tellWait(cluster: string, holder: string): void {
+  process.stderr.write(`cluster ${cluster}: waiting for another run writing it (${escapeControls(holder)})\n`);
 }
 
 /** The `--history-limit` option of the commands that record runs (vc apply, vc adopt, vc reconcile). */
@@ -109,6 +124,7 @@ export function register(program: Command): void {
       "after applying, wait until every applied cluster is Healthy on the host (exit 0), or one is Degraded or --timeout passes (exit 1, naming the cluster and why); kube target only",
     )
     .option("--timeout <duration>", "how long --wait waits (e.g. 90s, 5m)", "5m")
+    .option(...LOCK_TIMEOUT_OPTION)
     .option("-o, --output <format>", "output format: text, json, yaml", "text")
     .addHelpText(
       "after",
@@ -128,6 +144,7 @@ export function register(program: Command): void {
           throw new UserError(`--concurrency must be a positive integer, not "${flags.concurrency}"`);
         const historyLimit = parseHistoryLimit(flags.historyLimit);
         const timeoutMs = parseDuration(flags.timeout);
+        const lockWaitMs = parseDuration(flags.lockTimeout);
         if (flags.wait && flags.dryRun)
           throw new UserError("--wait waits for what an apply changed: it cannot be used with --dry-run");
         // The run is applied a chunk at a time: memory follows the chunk (with --wait, each cluster's references of
@@ -155,6 +172,8 @@ export function register(program: Command): void {
             owner,
             clusterConcurrency,
             suspendedAtRunTime: leaveSuspended(suspension, index, !!flags.ignoreSuspension),
+            lockWaitMs,
+            onWait: tellWait,
           };
           const record = {
             revision: desired.revision,

@@ -98,6 +98,11 @@ export interface RequestOptions {
   maxBytes?: number;
   /** Accept header (a metadata-only LIST asks for PartialObjectMetadataList); default application/json (text: any). */
   accept?: string;
+  /**
+   * A write fenced in time: no attempt (first or retry) is sent at or after this moment (epoch ms), and one in flight is
+   * cut off then (FencedWriteError): a reconciler past its Lease's renew deadline writes nothing more.
+   */
+  fence?: () => number;
 }
 
 /** An answer longer than the request's `maxBytes`: its body was cut off where it passed the bound. */
@@ -110,6 +115,9 @@ export class ResponseTooLarge extends Error {
   }
 }
 
+/** A fenced write was not sent: its writer's time to write (a Lease, an apply lease) ran out before it could be. */
+class FencedWriteError extends Error {}
+
 export interface ListOptions {
   namespace?: string;
   labelSelector?: string;
@@ -119,8 +127,8 @@ export interface ListOptions {
   /**
    * Served from the API server's watch cache (`resourceVersion=0`: what it has seen, at most moments behind its store,
    * in one page) instead of a read of its store: a selected LIST of a kind then costs the server a filter of what it
-   * holds in memory, not decoding every object of the kind. For the objects vc plans on (an apply is idempotent, a
-   * delete guarded by uid), never for vc's records.
+   * holds in memory, not decoding every object of the kind. For the objects vc plans on (each write carries the
+   * resourceVersion it was planned against), never for vc's records.
    */
   fromCache?: boolean;
   /** Bytes each page's answer may hold; a longer one throws ResponseTooLarge (lists of what a tenant may write). */
@@ -258,6 +266,7 @@ export class KubeClient {
     let reason = "";
     for (let attempt = 1; ; attempt++) {
       let retryAfterMs: number | undefined;
+      let fencedAt = Infinity;
       try {
         const { headers: base, agent } = await this.transport();
         const headers = new Headers(base);
@@ -268,8 +277,11 @@ export class KubeClient {
             started = true;
             if (timeoutMs > 0) deadline = Date.now() + timeoutMs;
           }
+          // A fenced write is sent only before its fence, and cut off at it (what the server already took, it keeps).
+          fencedAt = opts.fence?.() ?? Infinity;
+          if (Date.now() >= fencedAt) throw new FencedWriteError(`${method} ${path}: ${FENCE_PASSED}`);
           this.stats.requests++;
-          return withDeadline(deadline, async (signal) => {
+          return withDeadline(Math.min(deadline, fencedAt), async (signal) => {
             const answer = await fetch(url, { method, headers, body, agent, signal });
             const text =
               opts.maxBytes === undefined ? await answer.text() : await cappedText(answer, path, opts.maxBytes);
@@ -288,7 +300,10 @@ export class KubeClient {
         reason = `${res.status}`;
         retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
       } catch (err) {
-        if (err instanceof KubeApiError || err instanceof ResponseTooLarge) throw err;
+        if (err instanceof KubeApiError || err instanceof ResponseTooLarge || err instanceof FencedWriteError)
+          throw err;
+        if (Date.now() >= fencedAt && fencedAt < deadline)
+          throw new FencedWriteError(`${method} ${path}: ${FENCE_PASSED} (cut off before the answer came)`);
         if (isTimeout(err) || Date.now() >= deadline) throw this.timedOut(method, path, reason);
         const code = (err as { code?: string }).code;
         if (code === "ECONNREFUSED" && !retryRefused) {
@@ -420,20 +435,33 @@ export class KubeClient {
     }
   }
 
-  /** Server-side apply of the whole object (field manager "vc" unless given, conflicts forced). */
+  /**
+   * Server-side apply of the whole object (field manager "vc" unless given, conflicts forced). `resourceVersion`: the
+   * apply carries it, and the server refuses it (409, not retried) when the object has changed since it was read.
+   */
   async apply(
     obj: KubeObject,
-    opts: { dryRun?: boolean; fieldManager?: string; force?: boolean } = {},
+    opts: {
+      dryRun?: boolean;
+      fieldManager?: string;
+      force?: boolean;
+      resourceVersion?: string;
+      fence?: () => number;
+    } = {},
   ): Promise<KubeObject> {
+    const fenced = opts.resourceVersion !== undefined;
+    const body = fenced ? { ...obj, metadata: { ...obj.metadata, resourceVersion: opts.resourceVersion } } : obj;
     return this.request<KubeObject>("PATCH", objectPath(obj), {
       query: {
         fieldManager: opts.fieldManager ?? FIELD_MANAGER,
         force: opts.force ?? true,
         dryRun: opts.dryRun ? "All" : undefined,
       },
-      body: obj,
+      body,
       contentType: "application/apply-patch+yaml",
-      retryConflict: opts.force ?? true,
+      // A forced apply's 409 is a race, safe to resend; a fenced one's says the object changed since it was planned.
+      retryConflict: !fenced && (opts.force ?? true),
+      ...(opts.fence ? { fence: opts.fence } : {}),
     });
   }
 
@@ -444,10 +472,12 @@ export class KubeClient {
       dryRun?: boolean;
       preconditions?: { uid?: string; resourceVersion?: string };
       propagationPolicy?: string;
+      fence?: () => number;
     } = {},
   ): Promise<boolean> {
     try {
       await this.request("DELETE", objectPath(ref), {
+        ...(opts.fence ? { fence: opts.fence } : {}),
         query: { dryRun: opts.dryRun ? "All" : undefined },
         body: {
           apiVersion: "v1",
@@ -496,6 +526,9 @@ export function objectPath(ref: ObjectRef | KubeObject): string {
   if (type.namespaced && !r.namespace) throw new Error(`${r.kind} ${r.name} needs a namespace`);
   return resourcePath(type, r.namespace, r.name);
 }
+
+/** Why a fenced write was not sent. */
+const FENCE_PASSED = "not written: this run's time to write ran out (it lost its Lease or its apply lease)";
 
 /** Writes ask the server to refuse unknown and duplicate fields (honoured from 1.25, ignored before) instead of dropping them. */
 const WRITES = new Set(["POST", "PUT", "PATCH"]);

@@ -36,16 +36,32 @@ export async function applyRepository(target: Target, index: DesiredIndex, opts:
   const recorder = opts.record ? runRecorder(target, opts.record) : undefined;
   // A target that keeps no records has no statuses read ahead: each chunk's are read one by one, never the whole fleet's.
   const oneByOne = !target.recorded;
-  const report = await applyFleet(target, index, opts.fleet, {
-    unitPerChunk: true,
-    onChunk: async (outcomes) => {
-      const results = outcomes.filter((o) => o.state === "synced").map((o) => o.sync!);
-      await recorder?.record({ results, suspended: [] }, desired, { oneByOne });
-      opts.onResults?.(results);
-      if (opts.waitMs !== undefined) for (const r of results) if (r.ok) healthTargets.push(healthTargetOf(r));
+  // Each cluster's apply lease names this run; each cluster is recorded as it ends, its lease given up by the write.
+  const run =
+    opts.fleet.run ?? (opts.record ? { via: `vc ${opts.record.via}`, revision: opts.record.revision } : undefined);
+  const report = await applyFleet(
+    target,
+    index,
+    { ...opts.fleet, ...(run ? { run } : {}) },
+    {
+      unitPerChunk: true,
+      onOutcome: async (o) => {
+        try {
+          if (o.state === "synced")
+            await recorder?.record({ results: [o.sync!], suspended: [] }, { ...desired, errors: [] }, { oneByOne });
+        } finally {
+          // A lease the record did not take back (nothing worth recording, a record that failed) is given up here.
+          await target.release?.(o.cluster).catch(() => undefined);
+        }
+      },
+      onChunk: async (outcomes) => {
+        const results = outcomes.filter((o) => o.state === "synced").map((o) => o.sync!);
+        opts.onResults?.(results);
+        if (opts.waitMs !== undefined) for (const r of results) if (r.ok) healthTargets.push(healthTargetOf(r));
+      },
+      onChunkDone: (done, total) => opts.onChunkDone?.(done, total),
     },
-    onChunkDone: (done, total) => opts.onChunkDone?.(done, total),
-  });
+  );
   // The clusters recorded with no sync: suspended in cluster.yaml, and invalid (the repository's errors).
   const synced = new Set(report.results.map((r) => r.cluster));
   await recorder?.record(
@@ -53,9 +69,9 @@ export async function applyRepository(target: Target, index: DesiredIndex, opts:
     { ...desired, errors: (report.invalid ?? []).filter((e) => !synced.has(e.cluster)) },
     { oneByOne },
   );
-  const run = recorder?.run();
+  const recorded = recorder?.run();
   // Only a clean apply is waited for: a failed or blocked one already says what went wrong.
-  const clean = applyExitCode(report, run) === EXIT.ok;
+  const clean = applyExitCode(report, recorded) === EXIT.ok;
   const waited =
     opts.waitMs !== undefined && clean && target instanceof KubeTarget
       ? await waitForClusters(
@@ -66,15 +82,20 @@ export async function applyRepository(target: Target, index: DesiredIndex, opts:
           { timeoutMs: opts.waitMs },
         )
       : undefined;
-  return { report, ...(run ? { run } : {}), ...(waited ? { waited } : {}) };
+  return { report, ...(recorded ? { run: recorded } : {}), ...(waited ? { waited } : {}) };
 }
 
 /**
- * 2 when an object or a record failed; 1 when a cluster is invalid or blocked, or suspended at run time (the
- * repository asks for it, but it was not applied); else 0 (a cluster suspended in cluster.yaml included).
+ * 2 when an object or a record failed, or another run was writing a cluster; 1 when a cluster is invalid or blocked,
+ * or suspended at run time (the repository asks for it, but it was not applied); else 0 (a cluster suspended in
+ * cluster.yaml included).
  */
 export function applyExitCode(report: FleetApplyReport, run: RunRecord | undefined): number {
-  if (report.results.some((r) => r.counts.failed > 0) || run?.clusters.some((c) => c.outcome === "failed"))
+  if (
+    report.results.some((r) => r.counts.failed > 0) ||
+    run?.clusters.some((c) => c.outcome === "failed") ||
+    (report.busy?.length ?? 0) > 0
+  )
     return EXIT.failure;
   if (report.errors.length > 0 || report.results.some((r) => r.plan.blocked) || report.suspendedAtRunTime.length > 0)
     return EXIT.invalid;

@@ -9,6 +9,8 @@ import { mapLimit } from "../util/pool.js";
 import { OUTCOMES, type ObjectResult, type Outcome, type SyncResult } from "../plan/types.js";
 import type { Target } from "../sinks/types.js";
 import type { PeerTies } from "../claims/host-claims.js";
+import { replanChange } from "../plan/build.js";
+import { describeLease } from "../records/lease.js";
 
 export interface SyncOptions {
   prune: boolean;
@@ -26,7 +28,38 @@ export interface SyncOptions {
   peers?: ReadonlyMap<string, readonly string[]>;
   /** How `peers` that nobody holds live are decided (default "refuse-all"; the reconciler's pass uses "first-name"). */
   peerTies?: PeerTies;
+  /** What this run is, as the apply lease on each cluster's record names it (`vc apply` of a revision, the reconciler). */
+  run?: { via: string; revision?: string };
+  /** How long to wait for another run's apply lease on a cluster to end or lapse (default 0: busy at once). */
+  lockWaitMs?: number;
+  /** Told once when a cluster waits for another run's apply lease, and whose. */
+  onWait?: (cluster: string, holder: string) => void;
 }
+
+/** The cluster's record changed since its plan was computed (another run wrote it): plan it again, write nothing. */
+export class StalePlanError extends Error {
+  constructor(readonly cluster: string) {
+    super(`cluster ${cluster}: its record changed since it was planned (another run wrote it): planned again`);
+  }
+}
+
+/** Another run holds the cluster's apply lease (it is writing the cluster): nothing of it was written. */
+export class ClusterBusyError extends Error {
+  constructor(
+    readonly cluster: string,
+    readonly holder: string,
+  ) {
+    super(
+      `cluster ${cluster} is being applied by another run (${holder}): nothing of it was written; run again once that run has ended (its lease lapses ${APPLY_LEASE_NOTE})`,
+    );
+  }
+}
+
+/** How a lease of a run that died is seen to have ended, for messages. */
+const APPLY_LEASE_NOTE = "15 s after its last renewal, at once when its process on this machine is gone";
+
+/** Tries of one object whose write was refused because it changed since it was planned (each planned again). */
+const REPLAN_TRIES = 3;
 
 /**
  * Carries out a plan: creates and updates in order, stage by stage (namespaces, RBAC, config, workloads, mesh),
@@ -45,7 +78,7 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
     skipAll(plan, blockedWhy(plan), record);
     return finish(plan, results, started, false);
   }
-  const recorded = await recordCreates(target, plan, opts);
+  const recorded = await claimCluster(target, plan, opts);
   if (recorded instanceof Error) {
     const failure = recordFailure(plan.cluster, recorded);
     skipAll(plan, `not applied: ${failure.message}`, record);
@@ -60,7 +93,7 @@ export async function applyPlan(target: Target, planned: Plan, opts: SyncOptions
   } else {
     await deleteStages(target, plan, deletes, opts, record);
   }
-  await recordInventory(target, plan, results, opts, record, recorded);
+  await recordInventory(target, plan, results, opts, record, recorded !== undefined);
   return finish(plan, results, started, !results.some((r) => r.outcome === "failed"));
 }
 
@@ -99,42 +132,83 @@ async function applyStages(target: Target, plan: Plan, opts: SyncOptions, record
     for (const c of stage) if (c.action === "unchanged") record({ ref: c.ref, action: c.action, outcome: "unchanged" });
     const writesOfStage = stage.filter((c) => c.action !== "unchanged");
     if (writesOfStage.length === 0) continue;
-    await mapLimit(writesOfStage, opts.concurrency ?? 8, (c) => applyOne(target, c, opts, newNamespaces, record));
+    await mapLimit(writesOfStage, opts.concurrency ?? 8, (c) =>
+      applyOne(target, c, opts, newNamespaces, record, plan.cluster),
+    );
   }
 }
 
-/** One create or update (or recreate), its result recorded; a failure's message masked. */
+/**
+ * One create or update (or recreate), its result recorded; a failure's message masked. An update carries the live
+ * object's resourceVersion it was planned against: refused because the object changed since (409), it is planned again
+ * against the object as it is now, never written blind.
+ */
 async function applyOne(
   target: Target,
-  c: PlannedChange,
+  planned: PlannedChange,
   opts: SyncOptions,
   newNamespaces: ReadonlySet<string>,
   record: Tell,
+  cluster: string,
 ): Promise<void> {
+  let c = planned;
   const outcome: Outcome = c.action === "create" ? "created" : "updated";
-  const writes = { dryRun: opts.dryRun };
-  try {
-    if (c.recreate) {
-      const notes = await target.recreate(c.live as KubeObject, c.desired as KubeObject, writes);
-      const what = `${opts.dryRun ? "would be recreated" : "recreated"} (immutable ${c.immutable!.join(", ")})`;
-      return record({ ref: c.ref, action: c.action, outcome, message: [what, ...notes].join("; ") });
+  for (let attempt = 1; ; attempt++) {
+    // A create carries nothing: a server-side apply's create path refuses a resourceVersion for some kinds (1.20's
+    // Services); it is fenced by the cluster's apply lease alone.
+    const precondition = c.action !== "create" && c.resourceVersion ? { resourceVersion: c.resourceVersion } : {};
+    const writes = { dryRun: opts.dryRun, cluster, ...precondition };
+    try {
+      if (c.recreate) {
+        const notes = await target.recreate(c.live as KubeObject, c.desired as KubeObject, writes);
+        const what = `${opts.dryRun ? "would be recreated" : "recreated"} (immutable ${c.immutable!.join(", ")})`;
+        return record({ ref: c.ref, action: planned.action, outcome, message: [what, ...notes].join("; ") });
+      }
+      await target.apply(c.desired as KubeObject, writes);
+      record({ ref: c.ref, action: planned.action, outcome });
+      return;
+    } catch (err) {
+      if (!opts.dryRun && isConflict(err) && target.readObject && attempt < REPLAN_TRIES) {
+        // Planned on a state that has changed since: planned again on the object as it is now.
+        c = replanChange(c, await target.readObject(c.ref), { force: opts.force || !!planned.recreate });
+        const changedSince = "changed since it was planned, by another writer";
+        if (c.action === "unchanged")
+          return record({
+            ref: c.ref,
+            action: planned.action,
+            outcome: "unchanged",
+            message: `${changedSince}: now as desired`,
+          });
+        if (c.immutable && !c.recreate)
+          return record({
+            ref: c.ref,
+            action: planned.action,
+            outcome: "failed",
+            message: `${changedSince}: the change now needs immutable fields changed (${c.immutable.join(", ")}); run again`,
+          });
+        continue;
+      }
+      const ns = c.ref.namespace;
+      if (opts.dryRun && ns && newNamespaces.has(ns) && isNamespaceNotFound(err, ns)) {
+        return record({
+          ref: c.ref,
+          action: planned.action,
+          outcome,
+          checked: false,
+          message: `would be created (namespace ${ns} does not exist yet, not checked by the server)`,
+        });
+      }
+      const message = maskCredentialsInText(maskSecretValuesIn(messageOf(err), c.desired));
+      record({ ref: c.ref, action: planned.action, outcome: "failed", message });
+      return;
     }
-    await target.apply(c.desired as KubeObject, writes);
-    record({ ref: c.ref, action: c.action, outcome });
-  } catch (err) {
-    const ns = c.ref.namespace;
-    if (opts.dryRun && ns && newNamespaces.has(ns) && isNamespaceNotFound(err, ns)) {
-      return record({
-        ref: c.ref,
-        action: c.action,
-        outcome,
-        checked: false,
-        message: `would be created (namespace ${ns} does not exist yet, not checked by the server)`,
-      });
-    }
-    const message = maskCredentialsInText(maskSecretValuesIn(messageOf(err), c.desired));
-    record({ ref: c.ref, action: c.action, outcome: "failed", message });
   }
+}
+
+/** A write the server refused because the object changed (or was created) since it was planned. */
+function isConflict(err: unknown): boolean {
+  const e = err as { status?: unknown; body?: { reason?: unknown } };
+  return e?.status === 409 && (e.body?.reason === "Conflict" || e.body?.reason === "AlreadyExists");
 }
 
 /** Deletes in reverse stage order, `concurrency` at a time within a stage; an object no longer labelled ours is kept. */
@@ -145,7 +219,7 @@ async function deleteStages(
   opts: SyncOptions,
   record: Tell,
 ): Promise<void> {
-  const writes = { dryRun: opts.dryRun };
+  const writes = { dryRun: opts.dryRun, cluster: plan.cluster };
   for (const stage of stages([...deletes])) {
     await mapLimit(stage, opts.concurrency ?? 8, async (c) => {
       try {
@@ -176,29 +250,53 @@ async function deleteStages(
 }
 
 /**
- * Before anything is created, puts what the run will create on the cluster's record (with what it already holds), so
- * that a run cut off half way (a killed process, a lost node) leaves a record naming every object it made: the next
- * run finds them its own, not foreign, and never reads the host namespace, which the tenant writes, as a record
- * (sinks/kube/migrate.ts reads only clusters without one). The record as written (undefined: nothing to write, or a
- * target without records), or why it could not be written: then nothing is applied.
+ * Before anything is written, takes the cluster's apply lease on its record (Target.claim), by compare-and-swap on the
+ * record the plan was computed against, and in the same write puts what the run will create on the record (with what
+ * it already holds), so that a run cut off half way (a killed process, a lost node) leaves a record naming every
+ * object it made and saying that a run never ended: the next run finds the objects its own, not foreign, never reads
+ * the host namespace, which the tenant writes, as a record (sinks/kube/migrate.ts reads only clusters without one),
+ * and records what the host then has. A plan with nothing to write takes the lease only when the record shows another
+ * run's (to wait for it, or take over one whose run is gone). The record changed since the plan: StalePlanError;
+ * another run's lease is live: ClusterBusyError. Returns the inventory as written (undefined: no lease taken, or a
+ * target without records), or why the record could not be written: then nothing is applied. A target that keeps
+ * records without leases gets the inventory written before the creates.
  */
-async function recordCreates(target: Target, plan: Plan, opts: SyncOptions): Promise<Set<string> | Error | undefined> {
-  if (opts.dryRun || !target.recordInventory || !plan.inventory) return undefined;
+async function claimCluster(target: Target, plan: Plan, opts: SyncOptions): Promise<Set<string> | Error | undefined> {
+  if (opts.dryRun || !plan.inventory) return undefined;
   const creates = plan.changes.filter((c) => c.action === "create").map((c) => objectKey(c.ref));
-  if (creates.length === 0) return undefined;
   const keys = new Set([...plan.inventory, ...creates]);
+  if (!target.claim || plan.recordVersion === undefined) {
+    if (!target.recordInventory || creates.length === 0) return undefined;
+    try {
+      await target.recordInventory(plan.cluster, hostNamespaceOf(plan), keys);
+      return keys;
+    } catch (err) {
+      return err instanceof Error ? err : new Error(String(err));
+    }
+  }
+  if (!plan.changes.some((c) => c.action !== "unchanged") && !plan.recordLeased) return undefined;
+  let claim: Awaited<ReturnType<NonNullable<Target["claim"]>>>;
   try {
-    await target.recordInventory(plan.cluster, hostNamespaceOf(plan), keys);
-    return keys;
+    claim = await target.claim(plan.cluster, hostNamespaceOf(plan), {
+      basedOn: plan.recordVersion,
+      add: creates,
+      run: opts.run ?? { via: "vc" },
+      waitMs: opts.lockWaitMs,
+      onWait: (holder) => opts.onWait?.(plan.cluster, holder),
+    });
   } catch (err) {
     return err instanceof Error ? err : new Error(String(err));
   }
+  if (claim.state === "stale") throw new StalePlanError(plan.cluster);
+  if (claim.state === "busy") throw new ClusterBusyError(plan.cluster, describeLease(claim.lease));
+  return keys;
 }
 
 /**
  * Puts what the run changed on the cluster's record: the inventory it started from, less what was deleted, plus what
- * was created or taken over (creates that failed are taken out of the record recordCreates wrote). Only a target that
- * keeps records, only when the set differs from the record as last written, never in a dry run.
+ * was created or taken over (creates that failed are taken out of the record claimCluster wrote; keys of objects the
+ * plan did not find live are dropped). Only a target that keeps records, never in a dry run; after a claim always (the
+ * store writes only a set that differs from the record as it is), else only when the set differs from the plan's.
  */
 async function recordInventory(
   target: Target,
@@ -206,7 +304,7 @@ async function recordInventory(
   results: readonly ObjectResult[],
   opts: SyncOptions,
   record: (r: ObjectResult) => void,
-  written?: ReadonlySet<string>,
+  claimed: boolean,
 ): Promise<void> {
   if (opts.dryRun || !target.recordInventory || !plan.inventory) return;
   const before = new Set(plan.inventory);
@@ -216,11 +314,11 @@ async function recordInventory(
     if (r.outcome === "deleted") after.delete(key);
     else if (r.outcome === "created" || r.outcome === "updated" || r.outcome === "unchanged") after.add(key);
   }
-  const stored = written ?? before;
   if (
-    after.size === stored.size &&
-    [...after].every((k) => stored.has(k)) &&
-    (written || !target.unwrittenRecord?.(plan.cluster))
+    !claimed &&
+    after.size === before.size &&
+    [...after].every((k) => before.has(k)) &&
+    !target.unwrittenRecord?.(plan.cluster)
   )
     return;
   try {

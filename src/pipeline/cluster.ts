@@ -25,6 +25,8 @@ export interface FleetCluster {
   removed: boolean;
   /** Its host namespace, where the repository names it. */
   hostNamespace?: string;
+  /** Its record as read with its live objects (a target that keeps records): version (null: none) and a run's lease. */
+  record?: { version: string | null; leased: boolean };
 }
 
 export interface ClusterPlanOptions {
@@ -73,6 +75,10 @@ export function planClusters(
         recorded: opts.recorded,
       });
       if (c.hostNamespace !== undefined) plan.hostNamespace = c.hostNamespace;
+      if (c.record) {
+        plan.recordVersion = c.record.version;
+        if (c.record.leased) plan.recordLeased = true;
+      }
       plans.push(plan);
     } catch (err) {
       if (!(err instanceof PlanError)) throw err;
@@ -91,9 +97,23 @@ export interface SyncInput {
   live?: KubeObject[];
 }
 
-/** One cluster through plan and apply: reads its live objects (unless given), plans and carries the plan out. */
+/**
+ * One cluster through plan and apply: reads its live objects (unless given), plans and carries the plan out (from
+ * the cluster's record as read with them, on a target that keeps records), then gives up its apply lease.
+ */
 export async function syncCluster(target: Target, input: SyncInput, opts: SyncOptions): Promise<SyncResult> {
   const started = Date.now();
+  // One unit of work: the record read with the live objects is the one the plan carries (read once).
+  const own = !target.unitOpen;
+  if (own) target.startUnit?.();
+  try {
+    return await syncUnit(target, input, opts, started);
+  } finally {
+    if (own) target.endUnit?.();
+  }
+}
+
+async function syncUnit(target: Target, input: SyncInput, opts: SyncOptions, started: number): Promise<SyncResult> {
   // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
   const live = input.live ?? (await target.listInventory(input.cluster));
   const desired = target.prepare ? input.desired.map((o) => target.prepare!(o)) : input.desired;
@@ -102,6 +122,7 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
     target.heldElsewhere && input.desired.length > 0
       ? (await target.heldElsewhere([claim])).get(input.cluster)
       : undefined;
+  const record = target.recorded ? (await target.recordsByCluster?.([input.cluster]))?.get(input.cluster) : undefined;
   const plan: Plan = held
     ? heldPlan(input.cluster, held)
     : buildPlan(input.cluster, desired, live, {
@@ -112,6 +133,15 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
         recorded: target.recorded,
       });
   plan.hostNamespace ??= input.hostNamespace;
-  const result = await applyPlan(target, plan, opts);
-  return { ...result, durationMs: Date.now() - started };
+  if (target.recorded && target.recordsByCluster && !held) {
+    plan.recordVersion = record?.resourceVersion ?? null;
+    if (record?.applying) plan.recordLeased = true;
+  }
+  try {
+    const result = await applyPlan(target, plan, opts);
+    return { ...result, durationMs: Date.now() - started };
+  } finally {
+    // Nothing records this run's status: the cluster's apply lease is given up here.
+    if (!opts.dryRun) await target.release?.(input.cluster);
+  }
 }

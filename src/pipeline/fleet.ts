@@ -6,7 +6,7 @@ import type { ObjectResult, Plan, SyncResult } from "../plan/types.js";
 import type { PeerTies } from "../claims/host-claims.js";
 import { ReadOrderError, type Target } from "../sinks/types.js";
 import { mapLimit } from "../util/pool.js";
-import { applyPlan } from "./apply.js";
+import { applyPlan, ClusterBusyError, StalePlanError, type SyncOptions } from "./apply.js";
 import {
   fleetChunks,
   fleetClusters,
@@ -154,11 +154,17 @@ interface Units {
   errors: ClusterError[];
 }
 
-async function unitsOf(target: Target, chunk: Chunk, opts: FleetOptions & { forget?: boolean }): Promise<Units> {
+async function unitsOf(
+  target: Target,
+  chunk: Chunk,
+  opts: FleetOptions & { forget?: boolean; records?: boolean },
+): Promise<Units> {
   const prepared = preparedFor(target, chunk.desired);
   // Plans decide by the target's records, and clusters another source holds are blocked (read for the chunk).
   const held = await heldInChunk(target, prepared, opts);
   const all = fleetClusters(prepared, chunk.live, { ...opts, recorded: target.recorded }, chunk.removed);
+  // A plan that will be carried out carries the version of the record it was computed against (read with the chunk).
+  if (opts.records) await withRecords(target, all.clusters);
   const set = setAsideSuspended(all.clusters, opts);
   return {
     all: new Map(all.clusters.map((c) => [c.name, c])),
@@ -170,7 +176,7 @@ async function unitsOf(target: Target, chunk: Chunk, opts: FleetOptions & { forg
   };
 }
 
-export interface ApplyFleetOptions extends FleetOptions {
+export interface ApplyFleetOptions extends FleetOptions, Pick<SyncOptions, "run" | "lockWaitMs" | "onWait"> {
   dryRun: boolean;
   /** Clusters synced at once (default 4); objects within a stage of one cluster go 8 at a time. */
   clusterConcurrency?: number;
@@ -185,10 +191,10 @@ export interface ClusterOutcome {
   removed: boolean;
   /**
    * `synced`: planned and carried out (`sync`); `invalid`: its folder has errors (`error`); `suspended`: cluster.yaml says
-   * so; `suspended-at-run-time`: an operation suspended it (`by`); `skipped`: this run may not write; `failed`: the
-   * unit broke (`error`).
+   * so; `suspended-at-run-time`: an operation suspended it (`by`); `skipped`: this run may not write; `busy`: another
+   * run holds the cluster's apply lease, nothing written (`error`); `failed`: the unit broke (`error`).
    */
-  state: "synced" | "invalid" | "suspended" | "suspended-at-run-time" | "skipped" | "failed";
+  state: "synced" | "invalid" | "suspended" | "suspended-at-run-time" | "skipped" | "busy" | "failed";
   sync?: SyncResult;
   /** The folder as loaded (the repository's clusters). */
   loaded?: LoadedCluster;
@@ -217,7 +223,11 @@ export interface ApplyHooks extends Omit<ChunkOptions, "reader" | "names" | "rem
   keepResults?: boolean;
   /** Removed clusters with nothing live are units too, so that their record is forgotten. */
   forget?: boolean;
-  /** Each cluster's outcome, in its slot as it ends (the reconciler reads health and writes the status here). */
+  /**
+   * Each cluster's outcome, in its slot as it ends (the reconciler reads health and writes the status here, vc apply its
+   * record): while it runs the cluster's apply lease is still held, so a run cut off before its status is written
+   * leaves the record saying so.
+   */
   onOutcome?: (outcome: ClusterOutcome) => Promise<void>;
   /** Each chunk's outcomes, plans and per-object results still held, before they are let go. */
   onChunk?: (outcomes: ClusterOutcome[]) => Promise<void> | void;
@@ -245,6 +255,8 @@ export interface FleetApplyReport {
   invalid?: ClusterError[];
   /** The run stopped before its end (ApplyHooks.stopping). */
   interrupted?: boolean;
+  /** Clusters another run was writing (their apply lease held): nothing of them written by this run. */
+  busy?: ClusterError[];
 }
 
 /**
@@ -267,6 +279,7 @@ export async function applyFleet(
     errors: [] as ClusterError[],
     suspended: [] as string[],
     suspendedAtRunTime: [] as SuspendedCluster[],
+    busy: [] as ClusterError[],
     admitted: new Set<string>(),
   };
   const progress = { total: names.length + removed.length, done: 0, objects: 0, planned: 0, applied: 0 };
@@ -295,15 +308,23 @@ export async function applyFleet(
     suspendedAtRunTime: run.suspendedAtRunTime,
     invalid,
     ...(interrupted ? { interrupted } : {}),
+    ...(run.busy.length > 0 ? { busy: run.busy } : {}),
   };
 }
 
 /** Adds an outcome to the report, kept as a report keeps it. */
 function collect(
-  run: { results: SyncResult[]; errors: ClusterError[]; suspended: string[]; suspendedAtRunTime: SuspendedCluster[] },
+  run: {
+    results: SyncResult[];
+    errors: ClusterError[];
+    suspended: string[];
+    suspendedAtRunTime: SuspendedCluster[];
+    busy: ClusterError[];
+  },
   o: ClusterOutcome,
   keep: boolean,
 ): void {
+  if (o.state === "busy") run.busy.push({ cluster: o.cluster, message: o.error ?? "busy" });
   if (o.state === "synced") run.results.push(keep ? o.sync! : compact(o.sync!));
   else if (o.state === "suspended") run.suspended.push(o.cluster);
   else if (o.state === "suspended-at-run-time") run.suspendedAtRunTime.push({ cluster: o.cluster, by: o.by ?? "" });
@@ -337,7 +358,7 @@ async function applyChunk(
   peers: ReadonlyMap<string, readonly string[]>,
   progress: { planned: number; applied: number; objects: number },
 ): Promise<{ outcomes: ClusterOutcome[]; errors: ClusterError[]; expected: number }> {
-  const units = await unitsOf(target, chunk, { ...opts, forget: hooks.forget });
+  const units = await unitsOf(target, chunk, { ...opts, forget: hooks.forget, records: !opts.dryRun });
   const planned = planClusters(units.plannable, { ...opts, recorded: target.recorded, held: units.held });
   const plans = new Map(planned.plans.map((p) => [p.cluster, p]));
   const planErrors = new Map(planned.errors.map((e) => [e.cluster, e.message]));
@@ -376,14 +397,21 @@ async function applyChunk(
     else if (!plans.has(name)) fixed({ ...base, state: "failed", error: planErrors.get(name) ?? "cannot be planned" });
     else jobs.push({ base, run: () => applyOne(target, plans.get(name)!, c, base, opts, hooks, peers, progress) });
   }
-  const pool = await runPool(jobs, opts.clusterConcurrency ?? 4, hooks, chunk.interject);
+  const pool = await runPool(target, jobs, opts.clusterConcurrency ?? 4, hooks, chunk.interject);
   return { outcomes: pool.outcomes, errors: units.errors, expected: jobs.length - pool.skipped };
 }
 
-/** One planned cluster carried out, unless this run may not write. */
+/** Times a cluster is planned again because its record changed since its plan (another run wrote it meanwhile). */
+const REPLANS = 3;
+
+/**
+ * One planned cluster carried out, unless this run may not write. A plan whose record changed before its first write
+ * (another run wrote the cluster meanwhile) is computed again on what is live now; a cluster another run is writing
+ * is `busy`.
+ */
 async function applyOne(
   target: Target,
-  plan: Plan,
+  first: Plan,
   c: FleetCluster,
   base: Pick<ClusterOutcome, "cluster" | "hostNamespace" | "removed" | "loaded">,
   opts: ApplyFleetOptions,
@@ -393,23 +421,66 @@ async function applyOne(
 ): Promise<ClusterOutcome> {
   const started = Date.now();
   if (hooks.mayWrite && !hooks.mayWrite()) return { ...base, state: "skipped", error: "not the leader", durationMs: 0 };
-  const sync = await applyPlan(target, plan, {
-    prune: c.removed || opts.prune,
-    dryRun: opts.dryRun,
-    allowMassPrune: opts.allowMassPrune,
-    peers,
-    ...(hooks.ties ? { peerTies: hooks.ties } : {}),
-    onProgress: (_d, _t, r) => opts.onProgress?.(++progress.applied, progress.planned, plan.cluster, r),
-  });
+  let plan = first;
+  let unit = c;
+  let sync: SyncResult;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      sync = await applyPlan(target, plan, {
+        prune: c.removed || opts.prune,
+        dryRun: opts.dryRun,
+        allowMassPrune: opts.allowMassPrune,
+        force: c.force,
+        peers,
+        run: opts.run,
+        lockWaitMs: opts.lockWaitMs,
+        onWait: opts.onWait,
+        ...(hooks.ties ? { peerTies: hooks.ties } : {}),
+        onProgress: (_d, _t, r) => opts.onProgress?.(++progress.applied, progress.planned, plan.cluster, r),
+      });
+      break;
+    } catch (err) {
+      if (err instanceof ClusterBusyError)
+        return { ...base, state: "busy", error: err.message, durationMs: Date.now() - started };
+      if (!(err instanceof StalePlanError) || attempt >= REPLANS || (hooks.mayWrite && !hooks.mayWrite())) throw err;
+      ({ plan, unit } = await replan(target, unit, opts));
+    }
+  }
   progress.objects += sync.counts.created + sync.counts.updated + sync.counts.deleted;
   return {
     ...base,
     state: "synced",
     sync: { ...sync, durationMs: Date.now() - started },
-    desired: c.desired,
-    live: c.live,
+    desired: unit.desired,
+    live: unit.live,
     durationMs: Date.now() - started,
   };
+}
+
+/** A cluster planned again on what is live now and its record as it is now (after its record changed). */
+async function replan(
+  target: Target,
+  c: FleetCluster,
+  opts: ApplyFleetOptions,
+): Promise<{ plan: Plan; unit: FleetCluster }> {
+  // From the store: another run just wrote the cluster, and the watch cache may be moments behind its writes.
+  const live = (await target.listInventories([c.name], { fresh: true })).get(c.name) ?? [];
+  const unit = { ...c, live };
+  await withRecords(target, [unit]);
+  const planned = planClusters([unit], { ...opts, recorded: target.recorded });
+  const plan = planned.plans[0];
+  if (!plan) throw new Error(planned.errors[0]?.message ?? `cluster ${c.name} cannot be planned`);
+  return { plan, unit };
+}
+
+/** Gives each cluster the version of its record as read with its live objects (none on a target without records). */
+async function withRecords(target: Target, clusters: FleetCluster[]): Promise<void> {
+  if (!target.recorded || !target.recordsByCluster || clusters.length === 0) return;
+  const records = await target.recordsByCluster(clusters.map((c) => c.name));
+  for (const c of clusters) {
+    const r = records.get(c.name);
+    c.record = { version: r?.resourceVersion ?? null, leased: r?.applying !== undefined };
+  }
 }
 
 /**
@@ -419,6 +490,7 @@ async function applyOne(
  * it reconciled (ApplyHooks.skip) are not run.
  */
 async function runPool(
+  target: Target,
   jobs: readonly Job[],
   limit: number,
   hooks: ApplyHooks,
@@ -448,7 +520,7 @@ async function runPool(
       }
       active++;
       try {
-        out[i] = await safely(jobs[i]!, hooks);
+        out[i] = await safely(target, jobs[i]!, hooks);
       } finally {
         active--;
         if (active === 0) idle?.();
@@ -465,8 +537,11 @@ interface Job {
   run: () => Promise<ClusterOutcome>;
 }
 
-/** A job and its telling, in the cluster's context (ApplyHooks.around); what throws ends the job as `failed`. */
-function safely(job: Job, hooks: ApplyHooks): Promise<ClusterOutcome> {
+/**
+ * A job and its telling, in the cluster's context (ApplyHooks.around); what throws ends the job as `failed`. The
+ * cluster's apply lease is given up once its outcome is told (recorded), if the record did not take it back.
+ */
+function safely(target: Target, job: Job, hooks: ApplyHooks): Promise<ClusterOutcome> {
   const around = hooks.around ?? (<T>(_cluster: string, work: () => Promise<T>) => work());
   return around(job.base.cluster, async () => {
     const started = Date.now();
@@ -482,7 +557,12 @@ function safely(job: Job, hooks: ApplyHooks): Promise<ClusterOutcome> {
         durationMs: Date.now() - started,
       };
     }
-    await hooks.onOutcome?.(outcome);
+    try {
+      await hooks.onOutcome?.(outcome);
+    } finally {
+      // The cluster's apply lease, unless its status write gave it up (the caller records in onOutcome).
+      if (outcome.state === "synced") await target.release?.(outcome.cluster).catch(() => undefined);
+    }
     return outcome;
   });
 }

@@ -6,7 +6,7 @@ import { recordedName, type Identity } from "../host/identity.js";
 import { mapLimit } from "../util/pool.js";
 import type { SyncResult } from "../plan/types.js";
 import type { Target } from "../sinks/types.js";
-import { removedOutcome, syncOutcome, worthWriting } from "../records/outcome.js";
+import { interrupted, removedOutcome, syncOutcome, worthWriting } from "../records/outcome.js";
 import {
   record,
   ZERO_COUNTS,
@@ -100,8 +100,8 @@ export async function recordOnTarget(
 }
 
 /**
- * Records a run in parts (a streamed `vc apply` records each chunk as it ends): who ran it is asked once, and the
- * run's record lists every part's clusters in the order they were recorded.
+ * Records a run in parts (a streamed `vc apply` records each cluster as it ends): who ran it is asked once, and the
+ * run's record lists every part's clusters by name.
  */
 export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "store" | "actor"> & StatusStoreOptions) {
   let asked: Promise<Identity> | undefined;
@@ -117,8 +117,10 @@ export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "stor
     ): Promise<void> {
       clusters.push(...(await recordApply(report, desired, { ...opts, ...extra, store, actor: ask })));
     },
+    /** The run's record; its clusters by name (they are recorded as each ends, in any order). */
     run(): RunRecord {
-      return { revision: opts.revision, actor, clusters };
+      const byName = [...clusters].sort((a, b) => (a.cluster < b.cluster ? -1 : a.cluster > b.cluster ? 1 : 0));
+      return { revision: opts.revision, actor, clusters: byName };
     },
   };
 }
@@ -214,14 +216,31 @@ async function recordOne(u: Unit, prev: ClusterStatus | undefined, opts: ApplyRe
     if (u.result === "invalid")
       entry.message += `; ${prev?.lastAppliedRevision ? `revision ${shortRevision(prev.lastAppliedRevision)} stays live` : "nothing applied"}`;
     // As a full resync: a newer commit that changed nothing of the cluster is no new record (CI applying every merge
-    // would otherwise push every meaningful entry out of the history).
-    if (!worthWriting(prev, entry, false)) return { cluster, outcome: "unchanged" };
+    // would otherwise push every meaningful entry out of the history), unless a run that held the cluster never ended:
+    // its writes may have landed, and the host is now verified at this revision. Who ran it is asked only when the
+    // status read before the run says something may be written (the write itself decides on the status as stored).
+    if (!prev?.applying && !worthWriting(prev, entry, false)) return { cluster, outcome: "unchanged" };
     const actor = await opts.actor();
-    const status = record(prev, cluster, u.hostNamespace, { ...entry, by: recordedName(actor), byFrom: actor.from });
-    if (opts.owner !== undefined) status.owner = opts.owner;
-    // vc apply never creates a host namespace only to hold the record of a run that applied nothing there.
-    if (!(await opts.store.write(status, { createNamespace: false }))) return { cluster, outcome: "nothing-live" };
-    return { cluster, outcome: "recorded" };
+    const by = { by: recordedName(actor), byFrom: actor.from };
+    let folded = false;
+    const written = await opts.store.update(
+      cluster,
+      u.hostNamespace,
+      (stored, seen) => {
+        folded = true;
+        // A hand-over (vc adopt --from) writes this source's first status over the other source's, read before the run.
+        const current = stored ?? (opts.adoptFrom?.length ? prev : undefined);
+        if (!seen.gone && !worthWriting(current, entry, false)) return undefined;
+        const e = seen.gone ? { ...entry, message: `${entry.message}; ${interrupted(seen.gone)}` } : entry;
+        const status = record(current, cluster, u.hostNamespace, { ...e, ...by });
+        if (opts.owner !== undefined) status.owner = opts.owner;
+        return status;
+      },
+      // vc apply never creates a host namespace only to hold the record of a run that applied nothing there.
+      { createNamespace: false },
+    );
+    if (written) return { cluster, outcome: "recorded" };
+    return { cluster, outcome: folded ? "unchanged" : "nothing-live" };
   } catch (err) {
     return { cluster, outcome: "failed", message: (err as Error).message };
   }

@@ -62,25 +62,7 @@ export function buildPlan(
     // Without an owner of its own, a run neither records nor changes ownership: the live object's owner stays.
     const liveOwner = owner === undefined && twin ? ownerOf(twin) : undefined;
     const obj = liveOwner === undefined ? given : withOwner(given, liveOwner);
-    const ref = refOf(obj);
-    const want = normalizeDesired(obj);
-    if (!twin) {
-      applies.push(withDiff({ action: "create", ref, desired: obj }, () => objectDiff(ref, want, undefined)));
-      continue;
-    }
-    const have = managedView(twin, want, { normalized: true });
-    const same = deepEqual(want, have) || (ignoreRevision && deepEqual(withoutRevision(want), withoutRevision(have)));
-    if (same) {
-      applies.push({ action: "unchanged", ref, desired: obj, live: twin });
-      continue;
-    }
-    const change = withDiff({ action: "update", ref, desired: obj, live: twin }, () => objectDiff(ref, want, have));
-    const immutable = immutableChanges(want, have, twin);
-    if (immutable.length > 0) {
-      change.immutable = immutable;
-      if (opts.force) change.recreate = true;
-    }
-    applies.push(change);
+    applies.push(changeOf(obj, twin, { ignoreRevision, force: opts.force }));
   }
   sortChanges(applies, false);
 
@@ -98,8 +80,11 @@ export function buildPlan(
         retained.push({ ref, reason: UNOWNED_KEPT });
         continue;
       }
+      const versioned = obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {};
       deletes.push(
-        withDiff({ action: "delete", ref, live: obj }, () => objectDiff(ref, undefined, normalizeLive(obj))),
+        withDiff({ action: "delete", ref, live: obj, ...versioned }, () =>
+          objectDiff(ref, undefined, normalizeLive(obj)),
+        ),
       );
     }
     sortChanges(deletes, true);
@@ -121,6 +106,50 @@ export function buildPlan(
   ].filter(Boolean);
   if (blocked.length > 0) plan.blocked = blocked.join("; ");
   return plan;
+}
+
+/**
+ * The change that brings one live object (undefined: none) to the desired one: create, unchanged or update (with the
+ * immutable fields it changes, recreated with force), carrying the live object's resourceVersion.
+ */
+function changeOf(
+  obj: KubeObject,
+  twin: KubeObject | undefined,
+  opts: { ignoreRevision: boolean; force?: boolean },
+): PlannedChange {
+  const ref = refOf(obj);
+  const want = normalizeDesired(obj);
+  if (!twin) return withDiff({ action: "create", ref, desired: obj }, () => objectDiff(ref, want, undefined));
+  const resourceVersion = twin.metadata.resourceVersion;
+  const versioned = resourceVersion ? { resourceVersion } : {};
+  const have = managedView(twin, want, { normalized: true });
+  const same =
+    deepEqual(want, have) || (opts.ignoreRevision && deepEqual(withoutRevision(want), withoutRevision(have)));
+  if (same) return { action: "unchanged", ref, desired: obj, live: twin, ...versioned };
+  const change = withDiff({ action: "update", ref, desired: obj, live: twin, ...versioned }, () =>
+    objectDiff(ref, want, have),
+  );
+  const immutable = immutableChanges(want, have, twin);
+  if (immutable.length > 0) {
+    change.immutable = immutable;
+    if (opts.force) change.recreate = true;
+  }
+  return change;
+}
+
+/**
+ * A create or update planned again against the object as it is now (its write was refused: the object changed since
+ * it was planned, or was created meanwhile): what it takes now, against the new resourceVersion.
+ */
+export function replanChange(
+  change: PlannedChange,
+  live: KubeObject | undefined,
+  opts: { ignoreRevisionOnly?: boolean; force?: boolean } = {},
+): PlannedChange {
+  return changeOf(change.desired as KubeObject, live, {
+    ignoreRevision: opts.ignoreRevisionOnly ?? true,
+    force: opts.force,
+  });
 }
 
 /** Why a plan with updates the server would refuse is not applied, naming each object and field, and the way out. */

@@ -10,6 +10,11 @@ export interface PlannedChange {
   desired?: KubeObject;
   /** The live object as read from the target (update, delete, unchanged). */
   live?: KubeObject;
+  /**
+   * The live object's resourceVersion the change was planned against (update, delete, unchanged): the write carries
+   * it, so that the server refuses it (409) once the object has changed since, and the change is planned again.
+   */
+  resourceVersion?: string;
   /** What the change is as the fleet summary says it (plan/fleet-summary.ts), kept where `desired` and `live` are let go (a streamed report). */
   summary?: string;
   /** Unified diff of the fields vc manages, secret values masked; empty for unchanged. */
@@ -46,6 +51,14 @@ export interface Plan {
   inventory?: string[];
   /** The cluster's host namespace, where the fleet knows it (the record keeps it). */
   hostNamespace?: string;
+  /**
+   * On a target that keeps records: the resourceVersion of the cluster's record the plan was computed against (null: it
+   * had none). The first write of the run compares and swaps on it: a record changed since (another run) is planned
+   * again, never written over.
+   */
+  recordVersion?: string | null;
+  /** The record showed a run writing the cluster (or one that never ended): the run takes it over or waits. */
+  recordLeased?: boolean;
   /**
    * Objects vc would create that already exist on the host without being in the cluster's record: never written
    * nor pruned (set with `blocked`); `managers` are the field managers of the live object (managedFields).

@@ -3,7 +3,8 @@ import type { KubeObject } from "../kube/object.js";
 import type { Health } from "../model/health.js";
 import type { SyncResult } from "../plan/types.js";
 import type { ClusterOutcome } from "../pipeline/fleet.js";
-import { describeErrors, removedOutcome, syncOutcome, worthWriting } from "../records/outcome.js";
+import type { ApplyLease } from "../records/lease.js";
+import { describeErrors, interrupted, removedOutcome, syncOutcome, worthWriting } from "../records/outcome.js";
 import {
   pinStatus,
   record,
@@ -78,6 +79,8 @@ export async function settleOutcome(
   switch (o.state) {
     case "skipped":
       return { ...base, result: "skipped", message: o.error ?? "", durationMs: o.durationMs, statusWritten: false };
+    case "busy":
+    // Another run is writing the cluster (its apply lease): nothing written, retried by the next pass.
     case "failed":
       return {
         ...base,
@@ -179,32 +182,45 @@ async function finish(
   recordRevision: boolean,
   o: ClusterOutcome,
 ): Promise<ClusterRun> {
-  const status = record(prev, base.cluster, base.hostNamespace, entry);
-  // The base snapshot the cluster is now applied with (rollouts): a pin that moved is worth a write on its own.
-  const pin = o.loaded?.rollout;
-  if (pin && entry.result === "applied") pinStatus(status, pin);
-  const pinMoved = status.base !== prev?.base || status.previousBase !== prev?.previousBase;
   // What the folder's validation gave, with the digest of its inputs: the next reconciler's index takes it from here
   // while the digest matches. A new one is worth a write on its own (once per folder change, or vc upgrade).
   const spec = o.loaded?.valid ? o.loaded.spec : undefined;
   const validated = spec
     ? validatedOf(o.loaded?.digest, spec.settings, spec.mesh.length ? folderClaims(spec) : [])
     : undefined;
-  if (validated) status.validated = validated;
-  else delete status.validated;
-  const validatedMoved = JSON.stringify(status.validated) !== JSON.stringify(prev?.validated);
-  if (prev?.suspendedBy) status.suspendedBy = prev.suspendedBy;
-  if (ctx.owner) status.owner = ctx.owner;
+  // The status as this run would write it over `prev`; the write folds the run over the status as stored then.
+  const fold = (current: ClusterStatus | undefined, gone?: ApplyLease): { status: ClusterStatus; worth: boolean } => {
+    const e = gone ? { ...entry, message: `${entry.message ?? ""}; ${interrupted(gone)}` } : entry;
+    const status = record(current, base.cluster, base.hostNamespace, e);
+    // The base snapshot the cluster is now applied with (rollouts): a pin that moved is worth a write on its own.
+    const pin = o.loaded?.rollout;
+    if (pin && entry.result === "applied") pinStatus(status, pin);
+    const pinMoved = status.base !== current?.base || status.previousBase !== current?.previousBase;
+    if (validated) status.validated = validated;
+    else delete status.validated;
+    const validatedMoved = JSON.stringify(status.validated) !== JSON.stringify(current?.validated);
+    if (current?.suspendedBy) status.suspendedBy = current.suspendedBy;
+    if (ctx.owner) status.owner = ctx.owner;
+    const worth = !!gone || worthWriting(current, entry, recordRevision) || pinMoved || validatedMoved;
+    return { status, worth };
+  };
+  const planned = fold(prev);
   let statusWritten = false;
+  let kept = prev ?? planned.status;
   // Another source's cluster: its status is never rewritten (after a sync without conflict, the cluster is ours).
   const othersStatus =
     sync?.plan.ownerConflict !== undefined ||
     (sync === undefined && ctx.owner !== undefined && prev?.owner !== undefined && prev.owner !== ctx.owner);
-  if (!othersStatus && (worthWriting(prev, entry, recordRevision) || pinMoved || validatedMoved) && ctx.mayWrite()) {
-    await ctx.store.write(status);
-    statusWritten = true;
+  if (!othersStatus && (planned.worth || prev?.applying) && ctx.mayWrite()) {
+    const written = await ctx.store.update(base.cluster, base.hostNamespace, (current, seen) => {
+      const next = fold(current, seen.gone);
+      return next.worth ? next.status : undefined;
+    });
+    if (written) {
+      statusWritten = true;
+      kept = written;
+    }
   }
-  const kept = statusWritten ? status : (prev ?? status);
   return {
     ...base,
     result: entry.result,

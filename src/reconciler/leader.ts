@@ -80,6 +80,19 @@ export class LeaderElector {
     return true;
   }
 
+  /**
+   * Until when this replica may write (epoch ms): its last successful renewal plus the renew deadline while it leads,
+   * else a moment already past. Every write of a leading reconciler is fenced by it (sinks/kube/target.ts fence).
+   */
+  writeDeadline(): number {
+    return this.isLeader ? this.#lastRenew + (this.#o.renewDeadlineMs ?? 10_000) : 0;
+  }
+
+  /** The Lease (`namespace/name`) and this replica's identity, as its writes name them. */
+  get holder(): { lease: string; identity: string } {
+    return { lease: `${this.#o.namespace}/${this.name}`, identity: this.#o.identity };
+  }
+
   /** One attempt to acquire or renew the lease; returns whether we lead afterwards. */
   async tick(): Promise<boolean> {
     const now = this.#now();

@@ -300,6 +300,12 @@ async function reconcile(
       owner: deps.owner,
       suspendedAtRunTime,
       clusterConcurrency: deps.concurrency ?? 4,
+      run: {
+        via: "the reconciler",
+        get revision() {
+          return snap.revision;
+        },
+      },
     },
     {
       engine: deps.engine,

@@ -135,6 +135,14 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
       onPush: () => hooks.onPush(),
     });
   }
+  if (elector && target instanceof KubeTarget) {
+    // Every write is fenced by the Lease (not sent past its renew deadline), and a cluster's apply lease taken by
+    // another replica of this Lease is void while this one leads (that replica may write no more).
+    const leader = elector;
+    target.fence = () => leader.writeDeadline();
+    target.records.leader = leader.holder;
+    target.records.leading = () => leader.isLeader;
+  }
   const deps: PassDeps = {
     // No validation cache on disk: a folder's record keeps the digest of its validation (validate/digest.ts), which a
     // new pod's index takes; each chunk validates its folders once.

@@ -4,7 +4,15 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT, mergeEntries, nextArchive } from "./archive.js";
 import { fromData, parseHistory, type ClusterStatus, type Reconciliation } from "./status.js";
-import { HISTORY_DIR, STATUS_DIR, stored, type StatusStore, type StatusStoreOptions } from "./status-store.js";
+import {
+  HISTORY_DIR,
+  STATUS_DIR,
+  stored,
+  type StatusFold,
+  type StatusStore,
+  type StatusStoreOptions,
+  type WriteStatusOptions,
+} from "./status-store.js";
 
 export class DirStatusStore implements StatusStore {
   readonly dir: string;
@@ -53,6 +61,19 @@ export class DirStatusStore implements StatusStore {
     }
     writeAtomically(join(this.dir, `${status.cluster}.json`), `${JSON.stringify(stored(status), null, 2)}\n`);
     return true;
+  }
+
+  /** Read, fold, write: a dir: target has one writer at a time (the command that writes the folder). */
+  async update(
+    cluster: string,
+    _hostNamespace: string,
+    fold: StatusFold,
+    _opts: WriteStatusOptions = {},
+  ): Promise<ClusterStatus | undefined> {
+    const next = fold(await this.read(cluster), {});
+    if (!next) return undefined;
+    await this.write(next);
+    return next;
   }
 
   async remove(cluster: string): Promise<void> {

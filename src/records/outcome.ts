@@ -1,6 +1,7 @@
 // How a cluster's run reads on its record (pure): its result, counts and message, and whether it is worth a write.
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { SyncResult } from "../plan/types.js";
+import { describeLease, type ApplyLease } from "./lease.js";
 import type { ClusterStatus, Counts, Reconciliation, Result } from "./status.js";
 
 /** Formats the first errors of a folder as `file:line:col: message`. */
@@ -71,4 +72,9 @@ export function worthWriting(prev: ClusterStatus | undefined, r: Reconciliation,
     return true;
   if (recordRevision && last.revision !== r.revision) return true;
   return r.result !== "applied" && last.message !== r.message;
+}
+
+/** What a run's entry adds when a run that held the cluster never ended (its lease is gone): recorded over. */
+export function interrupted(lease: ApplyLease): string {
+  return `the run that held the cluster never ended (${describeLease(lease)}): the host is verified at this revision`;
 }

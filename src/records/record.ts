@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/object.js";
 import { ANNOTATIONS, LABELS, PREFIX } from "../translate/keys.js";
+import { APPLYING_ANNOTATION, parseLease, type ApplyLease } from "./lease.js";
 import { fromData, toData, type ClusterStatus } from "./status.js";
 
 /** Label on every record ConfigMap: "record" (the record itself) or "history" (its older reconciliations). */
@@ -23,6 +24,10 @@ export interface ClusterRecord {
   status?: ClusterStatus;
   /** Who suspended the cluster at run time and why (`vc restore`); absent: not suspended. */
   suspendedBy?: string;
+  /** The run writing the cluster's objects now, or the last one that never finished (lease.ts); absent: none. */
+  applying?: ApplyLease;
+  /** The record ConfigMap's resourceVersion as read: every write of the record compares and swaps on it. */
+  resourceVersion?: string;
 }
 
 /**
@@ -93,12 +98,18 @@ export function fromRecordConfigMap(cm: KubeObject): ClusterRecord | undefined {
     rec.suspendedBy = by;
     if (rec.status) rec.status.suspendedBy = by;
   }
+  const applying = parseLease(cm.metadata.annotations?.[APPLYING_ANNOTATION]);
+  if (applying) {
+    rec.applying = applying;
+    if (rec.status) rec.status.applying = applying;
+  }
+  if (cm.metadata.resourceVersion) rec.resourceVersion = cm.metadata.resourceVersion;
   return rec;
 }
 
 /** The status data a record ConfigMap holds for a status (without run-time suspension or spilled entries). */
 export function statusData(status: ClusterStatus): Record<string, string> {
-  const { suspendedBy: _s, spilled: _p, ...rest } = status;
+  const { suspendedBy: _s, spilled: _p, applying: _a, ...rest } = status;
   const data = toData(rest);
   delete data.owner;
   return data;

@@ -4,6 +4,7 @@ import { KubeApiError, type KubeClient } from "../host/client.js";
 import { mapLimit } from "../util/pool.js";
 import { RecordStore } from "./store.js";
 import { archiveDepth, DEFAULT_HISTORY_LIMIT } from "./archive.js";
+import type { ApplyLease } from "./lease.js";
 import type { ClusterStatus, Reconciliation } from "./status.js";
 
 /** Annotation on a cluster's record: while present, the reconciler skips the cluster; its value says who and why (suspend.ts). */
@@ -28,6 +29,13 @@ export interface WriteStatusOptions {
   createNamespace?: boolean;
 }
 
+/**
+ * Folds a run into a cluster's status: `prev` is the status as stored when the write is made (read again after a lost
+ * race: the fold may be called more than once), `seen.gone` the lease of a run that never finished on the cluster (an
+ * interrupted run, whose writes may have landed). Returns the status to store, or undefined to store nothing.
+ */
+export type StatusFold = (prev: ClusterStatus | undefined, seen: { gone?: ApplyLease }) => ClusterStatus | undefined;
+
 export interface StatusStoreOptions {
   /** Reconciliations kept per cluster, the status's own included (default DEFAULT_HISTORY_LIMIT); always within HISTORY_BYTES. */
   historyLimit?: number;
@@ -38,10 +46,21 @@ export interface StatusStore {
   /** Every cluster's status, sorted by cluster name. */
   list(): Promise<ClusterStatus[]>;
   /**
-   * Writes the status; `suspendedBy` is never written (it belongs to whoever suspended the cluster). Reconciliations
-   * the status pushed out (`spilled`) are added to the cluster's longer history first, so none is lost between the two.
+   * Writes the status as given (a test, a hand-over); `suspendedBy` is never written (it belongs to whoever suspended
+   * the cluster). Reconciliations the status pushed out (`spilled`) are added to the cluster's longer history first.
    */
   write(status: ClusterStatus, opts?: WriteStatusOptions): Promise<boolean>;
+  /**
+   * Folds a run into the stored status by compare-and-swap (StatusFold): a writer that raced this one is read and
+   * folded over, never overwritten, so no reconciliation is lost. Returns the status stored, or undefined when the fold
+   * stored nothing (or, with createNamespace false, the cluster has no record yet).
+   */
+  update(
+    cluster: string,
+    hostNamespace: string,
+    fold: StatusFold,
+    opts?: WriteStatusOptions,
+  ): Promise<ClusterStatus | undefined>;
   /** Forgets a cluster whose folder was removed and whose objects were pruned (its status and its longer history). */
   remove(cluster: string, hostNamespace: string): Promise<void>;
   /** Every reconciliation kept of a cluster, newest first: the status's own and the older ones (none stored: the status's). */
@@ -117,13 +136,22 @@ export class KubeStatusStore implements StatusStore {
     return out;
   }
 
-  /** One server-side apply of the record's status part (after the history's GET and write when entries spilled). */
   async write(status: ClusterStatus, opts: WriteStatusOptions = {}): Promise<boolean> {
-    const source = this.source ?? status.owner ?? "";
+    return (await this.update(status.cluster, status.hostNamespace, () => status, opts)) !== undefined;
+  }
+
+  /** One compare-and-swap of the record's status part (after the history's GET and write when entries spilled). */
+  async update(
+    cluster: string,
+    hostNamespace: string,
+    fold: StatusFold,
+    opts: WriteStatusOptions = {},
+  ): Promise<ClusterStatus | undefined> {
+    const source = this.source ?? "";
     // Only where the cluster is live: a cluster with no record yet gets none for a run that applied nothing.
-    if (opts.createNamespace === false && !(await this.records.read(source, status.cluster))) return false;
-    await this.records.writeStatus(source, status, this.depth);
-    return true;
+    return this.records.updateStatus(source, cluster, hostNamespace, fold, this.depth, {
+      create: opts.createNamespace !== false,
+    });
   }
 
   async remove(cluster: string, _hostNamespace: string): Promise<void> {

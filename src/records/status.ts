@@ -2,6 +2,7 @@
 import { maskCredentialsInText } from "../model/secrets.js";
 import { HEALTH_STATUSES, type HealthStatus } from "../model/health.js";
 import { parseValidated, type ValidatedFolder } from "../validate/digest.js";
+import type { ApplyLease } from "./lease.js";
 
 /** How a reconciliation of one cluster ended. */
 export type Result =
@@ -68,6 +69,8 @@ export interface ClusterStatus {
   history: Reconciliation[];
   /** Set when an operation (e.g. `vc restore`) suspended reconciliation at run time: who and why. */
   suspendedBy?: string;
+  /** Not stored in the status: the apply lease on the record (a run writing the cluster, or one that never ended). */
+  applying?: ApplyLease;
   /** Entries of a stored history that were not reconciliations (damaged or hand-edited) and were left out. */
   damagedHistory?: number;
   /** The owner name of the source that wrote it (model/owner.ts); another source never rewrites it. */
@@ -127,7 +130,12 @@ export function record(
   hostNamespace: string,
   r: Reconciliation,
 ): ClusterStatus {
-  const { damagedHistory: _damaged, spilled: _spilled, ...kept } = prev ?? { cluster, hostNamespace, history: [] };
+  const {
+    damagedHistory: _damaged,
+    spilled: _spilled,
+    applying: _applying,
+    ...kept
+  } = prev ?? { cluster, hostNamespace, history: [] };
   const entry = cleanEntry(r);
   const all = [entry, ...(prev?.history ?? [])];
   const next: ClusterStatus = {
@@ -194,6 +202,26 @@ function defaultMessage(r: Reconciliation): string {
   return `${c.created} created, ${c.updated} updated, ${c.deleted} deleted, ${c.unchanged} unchanged${c.failed ? `, ${c.failed} failed` : ""}`;
 }
 
+/** The keys a status may hold in its ConfigMap's `data` (and the dir target's status file), besides `history`. */
+const STATUS_FIELDS = [
+  "lastAppliedRevision",
+  "lastAppliedTime",
+  "lastAttemptedRevision",
+  "lastAttemptTime",
+  "result",
+  "message",
+  "owner",
+  "lastAppliedBy",
+  "lastAppliedVia",
+  "health",
+  "healthReason",
+  "base",
+  "previousBase",
+] as const;
+
+/** Every data key of a stored status (a write of a status removes those its new status lacks). */
+export const STATUS_KEYS: readonly string[] = ["cluster", "hostNamespace", "history", ...STATUS_FIELDS];
+
 /** The string map stored in the status ConfigMap's `data` (and the dir target's status file). */
 export function toData(s: ClusterStatus): Record<string, string> {
   const data: Record<string, string> = {
@@ -201,21 +229,7 @@ export function toData(s: ClusterStatus): Record<string, string> {
     hostNamespace: s.hostNamespace,
     history: JSON.stringify(s.history),
   };
-  for (const k of [
-    "lastAppliedRevision",
-    "lastAppliedTime",
-    "lastAttemptedRevision",
-    "lastAttemptTime",
-    "result",
-    "message",
-    "owner",
-    "lastAppliedBy",
-    "lastAppliedVia",
-    "health",
-    "healthReason",
-    "base",
-    "previousBase",
-  ] as const) {
+  for (const k of STATUS_FIELDS) {
     const v = s[k];
     if (v !== undefined) data[k] = v;
   }

@@ -4,9 +4,21 @@ import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
 import { labelMatcher, selectorIn } from "../kube/selector.js";
 import { KubeApiError, objectPath, type KubeClient } from "../host/client.js";
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
 import { ANNOTATIONS, FIELD_MANAGER, LABELS, recordsNamespace } from "../translate/keys.js";
+import { sleep } from "../util/retry.js";
+import {
+  APPLY_LEASE_RENEW_DEADLINE_MS,
+  APPLY_LEASE_RENEW_MS,
+  APPLY_LEASE_SECONDS,
+  APPLYING_ANNOTATION,
+  describeLease,
+  leaseText,
+  type ApplyLease,
+} from "./lease.js";
 import { mergeEntries, nextArchive } from "./archive.js";
-import { parseHistory, type ClusterStatus, type Reconciliation } from "./status.js";
+import { parseHistory, STATUS_KEYS, type ClusterStatus, type Reconciliation } from "./status.js";
 import {
   byClusterThenAge,
   fromRecordConfigMap,
@@ -48,12 +60,81 @@ function emptyMemo(on: boolean, fleet: boolean): Memo {
   return { on, fleet, reads: new Map(), clusters: new Map(), writes: 0 };
 }
 
-/** Field manager of the inventory key, apart from the status's ("vc"), so that a status write never drops the inventory. */
-const INVENTORY_FIELD_MANAGER = "vc-inventory";
-/** Field manager of run-time suspension, apart from the reconciler's, so that its status writes never remove it. */
-const SUSPEND_FIELD_MANAGER = "vc-suspend";
-/** Tries of a history write that lost a race with another writer (409) before giving up. */
-const HISTORY_WRITE_TRIES = 5;
+/** A change of a record: data keys and annotations set (a string) or removed (null). */
+interface RecordChange {
+  data?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+}
+
+/** The outcome of RecordStore.claim. */
+export type Claim =
+  | { state: "claimed"; waited?: boolean; over?: ApplyLease }
+  | { state: "stale" }
+  | { state: "busy"; lease: ApplyLease };
+
+/** A lease this run holds: its record, when it was last renewed, and, once another run took it over, that run's. */
+interface HeldLease {
+  source: string;
+  cluster: string;
+  hostNamespace: string;
+  run: { via: string; revision?: string };
+  renewedAt: number;
+  lost?: ApplyLease;
+  /** The lease of a run that never ended, taken over by this claim: the status written next says so. */
+  over?: ApplyLease;
+}
+
+/** Marks a lease found given up (not another run's) when renewed. */
+const LEASE_GIVEN_UP: ApplyLease = {
+  holder: "",
+  host: "",
+  pid: 0,
+  via: "nobody (the lease was removed)",
+  renewTime: "",
+  durationSeconds: APPLY_LEASE_SECONDS,
+};
+
+/** Tries of a compare-and-swap of a record (or its history) that lost races (409) before giving up. */
+const CAS_TRIES = 20;
+/** How far two machines' clocks may differ when a lease's renewal time is judged by this machine's clock. */
+const MAX_CLOCK_SKEW_MS = 60_000;
+
+/** A run lost a cluster's apply lease to another run: it writes nothing more of the cluster, its status included. */
+class LeaseLostError extends Error {
+  constructor(
+    readonly cluster: string,
+    readonly to: ApplyLease | undefined,
+  ) {
+    super(
+      `cluster ${cluster}: this run lost its apply lease${to?.holder ? ` to ${describeLease(to)}` : ""}: it writes nothing more of the cluster, its status included`,
+    );
+  }
+}
+
+/** The data keys set to null: a status write removes the status keys its new status lacks (`all`: every one). */
+function removed(current: ClusterRecord | undefined, all = false): Record<string, null> {
+  const out: Record<string, null> = {};
+  if (!current?.status && !all) return out;
+  for (const k of STATUS_KEYS) if (k !== "cluster" && k !== "hostNamespace") out[k] = null;
+  return out;
+}
+
+/** The entries of a change that set something (a new ConfigMap has nothing to remove). */
+function present(values: Record<string, string | null> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(values ?? {})) if (v !== null) out[k] = v;
+  return out;
+}
+
+/** Whether a process of this machine runs (signal 0: EPERM means it runs under another user). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 /**
  * vc's records on a live host. One ConfigMap per (source, cluster) in the records namespace holds the inventory, the
@@ -113,18 +194,23 @@ export class RecordStore {
     return listing;
   }
 
-  /** Puts what a write of this store left on the server into the memo (`cm` undefined: the record is gone). */
-  private noteWrite(name: string, cm: KubeObject | undefined): void {
+  /**
+   * Puts what a write of this store left on the server into the memo (`cm` undefined: the record is gone). `wrote`
+   * false: a fresh read, not a write of this store. `unknown`: the next read of the record asks the server.
+   */
+  private noteWrite(name: string, cm: KubeObject | undefined, wrote = true, unknown = false): void {
     const memo = this.memo;
     if (!memo.on) return;
     const rec = cm ? fromRecordConfigMap(cm) : undefined;
-    memo.reads.set(name, rec);
-    memo.writes++;
+    if (unknown) memo.reads.delete(name);
+    else memo.reads.set(name, rec);
+    if (wrote) memo.writes++;
     memo.clusters.clear();
     if (!memo.listing) return;
-    if (!memo.listed) {
+    if (!memo.listed || unknown) {
       // The LIST in flight may or may not hold this write: the next read LISTs again.
       memo.listing = undefined;
+      memo.listed = undefined;
       return;
     }
     if (cm && rec) memo.listed.set(name, { labels: cm.metadata.labels ?? {}, rec });
@@ -263,32 +349,358 @@ export class RecordStore {
     }
   }
 
-  /** Writes the status part of a record (field manager "vc"); reconciliations the status pushed out go to its history first. */
+  /**
+   * Writes a record by compare-and-swap: `decide` sees the record as last read (the memo's, then the server's after a
+   * lost race) and says what to change; the change is a merge patch carrying the resourceVersion read (a POST when
+   * there is no record yet), so a write of another run in between is a 409, read again and decided again, never
+   * overwritten. Returns the record as written (or as read when `decide` changed nothing).
+   */
+  private async swap(
+    source: string,
+    cluster: string,
+    hostNamespace: string,
+    decide: (current: ClusterRecord | undefined) => Promise<RecordChange | undefined> | RecordChange | undefined,
+  ): Promise<ClusterRecord | undefined> {
+    const name = recordName(source, cluster);
+    for (let attempt = 1; ; attempt++) {
+      const read = attempt === 1 ? await this.readByName(name) : await this.fetch(name);
+      const current = read && read.source === source && read.cluster === cluster ? read : undefined;
+      const change = await decide(current);
+      if (!change) return current;
+      try {
+        const cm = current?.resourceVersion
+          ? await this.patchRecord(
+              name,
+              current.resourceVersion,
+              recordBase(this.namespace, source, cluster, hostNamespace || current.hostNamespace),
+              change,
+            )
+          : await this.createRecord(recordBase(this.namespace, source, cluster, hostNamespace), change);
+        this.noteWrite(name, cm);
+        return fromRecordConfigMap(cm);
+      } catch (err) {
+        if (!(err instanceof KubeApiError && err.status === 409) || attempt >= CAS_TRIES) throw err;
+        await sleep(Math.floor(Math.random() * 50 * attempt));
+      }
+    }
+  }
+
+  /** The record ConfigMap as the server has it now (one GET), put into the memo. */
+  private async fetch(name: string): Promise<ClusterRecord | undefined> {
+    const cm = await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name });
+    this.noteWrite(name, cm, false);
+    return cm ? fromRecordConfigMap(cm) : undefined;
+  }
+
+  /** A merge patch of the record's identity (labels, keys) and `change`, on the resourceVersion it was decided on. */
+  private patchRecord(
+    name: string,
+    resourceVersion: string,
+    base: KubeObject,
+    change: RecordChange,
+  ): Promise<KubeObject> {
+    const body = {
+      metadata: {
+        resourceVersion,
+        labels: base.metadata.labels,
+        ...(change.annotations ? { annotations: change.annotations } : {}),
+      },
+      data: { ...(base.data as Record<string, string>), ...change.data },
+    };
+    return this.client.request<KubeObject>("PATCH", objectPath({ ...base, metadata: { ...base.metadata, name } }), {
+      body,
+      contentType: "application/merge-patch+json",
+      query: { fieldManager: FIELD_MANAGER },
+    });
+  }
+
+  /** Creates a record (its namespace too when missing); a record created meanwhile by another run is a 409. */
+  private async createRecord(base: KubeObject, change: RecordChange): Promise<KubeObject> {
+    const cm: KubeObject = {
+      ...base,
+      metadata: { ...base.metadata, annotations: present(change.annotations) },
+      data: { ...(base.data as Record<string, string>), ...present(change.data) },
+    };
+    if (Object.keys(cm.metadata.annotations!).length === 0) delete cm.metadata.annotations;
+    const post = () =>
+      this.client.request<KubeObject>("POST", `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`, {
+        body: cm,
+        query: { fieldManager: FIELD_MANAGER },
+      });
+    try {
+      return await post();
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.status === 404)) throw err;
+      await this.ensureNamespace();
+      return post();
+    }
+  }
+
+  /**
+   * Folds a run into the status part of a record, by compare-and-swap: `fold` gets the status as stored now (its
+   * apply lease with it) and returns the status to store, or undefined to write nothing; after a lost race it is asked
+   * again with what the other writer stored, so no reconciliation is ever dropped. Reconciliations the status pushed
+   * out go to its history first (a repeat is stored once). The write gives up this run's apply lease on the cluster,
+   * and clears a lease whose run is gone (an interrupted run, now recorded over). A run that held the cluster's lease
+   * and lost it to another run writes nothing (LeaseLostError). `create: false`: no record yet, nothing written.
+   */
+  async updateStatus(
+    source: string,
+    cluster: string,
+    hostNamespace: string,
+    fold: (prev: ClusterStatus | undefined, seen: { gone?: ApplyLease }) => ClusterStatus | undefined,
+    depth: number,
+    opts: { create?: boolean } = {},
+  ): Promise<ClusterStatus | undefined> {
+    const name = recordName(source, cluster);
+    let written: ClusterStatus | undefined;
+    await this.swap(source, cluster, hostNamespace, async (current) => {
+      written = undefined;
+      if (!current && opts.create === false) return undefined;
+      const lease = current?.applying;
+      const mine = lease?.holder === this.runId;
+      const held = this.held.get(name);
+      if (held && !mine) throw new LeaseLostError(cluster, lease);
+      const gone = lease && !mine && this.isGone(name, lease) ? lease : held?.over;
+      const prev = current?.status;
+      const next = fold(prev, gone ? { gone } : {});
+      if (!next) return mine || gone ? { annotations: { [APPLYING_ANNOTATION]: null } } : undefined;
+      if (next.spilled?.length && depth > 0) await this.archive(source, cluster, next.spilled, depth);
+      written = next;
+      return {
+        data: { ...removed(current), ...statusData(next) },
+        ...(mine || gone ? { annotations: { [APPLYING_ANNOTATION]: null } } : {}),
+      };
+    });
+    this.forgetLease(name);
+    return written;
+  }
+
+  /** Writes the status part of a record as given (a migration's), by compare-and-swap. */
   async writeStatus(source: string, status: ClusterStatus, depth: number): Promise<void> {
-    if (status.spilled?.length && depth > 0) await this.archive(source, status.cluster, status.spilled, depth);
-    const cm = recordBase(this.namespace, source, status.cluster, status.hostNamespace);
-    cm.data = { ...(cm.data as Record<string, string>), ...statusData(status) };
-    await this.applyCreatingNamespace(cm, FIELD_MANAGER);
+    await this.updateStatus(source, status.cluster, status.hostNamespace, () => status, depth);
   }
 
   /** Writes the inventory part of a record: the keys (objectKey) of the host objects vc applied for the cluster. */
   async writeInventory(source: string, cluster: string, hostNamespace: string, keys: Iterable<string>): Promise<void> {
-    const cm = recordBase(this.namespace, source, cluster, hostNamespace);
-    (cm.data as Record<string, string>)[INVENTORY_KEY] = inventoryText(keys);
-    await this.applyCreatingNamespace(cm, INVENTORY_FIELD_MANAGER);
+    const text = inventoryText(keys);
+    await this.updateInventory(source, cluster, hostNamespace, () => text);
   }
 
-  /** Suspends (reason) or resumes (undefined) a cluster's reconciliation at run time: an annotation of its own field manager. */
+  /**
+   * Changes the inventory part of a record by compare-and-swap: `next` gets the inventory as stored now and returns
+   * the new one (keys, or their stored text), or undefined to keep it.
+   */
+  async updateInventory(
+    source: string,
+    cluster: string,
+    hostNamespace: string,
+    next: (stored: readonly string[]) => Iterable<string> | string | undefined,
+  ): Promise<void> {
+    await this.swap(source, cluster, hostNamespace, (current) => {
+      const keys = next(current?.inventory ?? []);
+      if (keys === undefined) return current ? undefined : { data: { [INVENTORY_KEY]: "[]" } };
+      const text = typeof keys === "string" ? keys : inventoryText(keys);
+      if (current && inventoryText(current.inventory) === text) return undefined;
+      return { data: { [INVENTORY_KEY]: text } };
+    });
+  }
+
+  /** Suspends (reason) or resumes (undefined) a cluster's reconciliation at run time: an annotation of the record. */
   async setSuspension(
     source: string,
     cluster: string,
     hostNamespace: string,
     reason: string | undefined,
   ): Promise<void> {
-    const cm = recordBase(this.namespace, source, cluster, hostNamespace);
-    if (reason !== undefined) cm.metadata.annotations = { [ANNOTATIONS.suspendedBy]: reason };
-    else if (!(await this.read(source, cluster))) return; // nothing recorded: nothing suspended
-    await this.applyCreatingNamespace(cm, SUSPEND_FIELD_MANAGER);
+    await this.swap(source, cluster, hostNamespace, (current) => {
+      if (reason === undefined)
+        return current?.suspendedBy !== undefined ? { annotations: { [ANNOTATIONS.suspendedBy]: null } } : undefined;
+      return current?.suspendedBy === reason ? undefined : { annotations: { [ANNOTATIONS.suspendedBy]: reason } };
+    });
+  }
+
+  // ---- apply leases: which run writes a cluster's objects (lease.ts) ----
+
+  /** This store's run: the holder its apply leases name. */
+  readonly runId = `${hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`;
+  /** The leader Lease this store's run writes under (a reconciler with leader election): its leases name it. */
+  leader?: { lease: string; identity: string };
+  /**
+   * Set by a reconciler with leader election: a lease held under the same leader Lease by another identity is void
+   * while this replica leads (that replica lost the Lease and may write no more).
+   */
+  leading?: () => boolean;
+  /** The leases this run holds, by record name: when last renewed (local clock), and why one was lost. */
+  private readonly held = new Map<string, HeldLease>();
+  /** Other runs' leases as first seen unchanged (local clock): a lease unchanged for its duration is gone. */
+  private readonly observed = new Map<string, { text: string; at: number }>();
+  private renewer?: NodeJS.Timeout;
+
+  /**
+   * Takes the apply lease of a cluster before its objects are written, by compare-and-swap on `basedOn`: the
+   * resourceVersion of the record the run's plan was computed against (null: the plan saw no record). `add`: keys put
+   * on the record's inventory in the same write (the objects the run is about to create). Answers "stale" when the
+   * record changed since (plan again), "busy" while another run's lease is live (after waiting up to `waitMs` for it
+   * to end or lapse), else "claimed": the lease is renewed until the status write or release() gives it up.
+   */
+  async claim(
+    source: string,
+    cluster: string,
+    hostNamespace: string,
+    opts: {
+      basedOn?: string | null;
+      add?: Iterable<string>;
+      run?: { via: string; revision?: string };
+      waitMs?: number;
+      onWait?: (lease: ApplyLease) => void;
+    },
+  ): Promise<Claim> {
+    const run = opts.run ?? { via: "vc" };
+    const name = recordName(source, cluster);
+    const until = Date.now() + (opts.waitMs ?? 0);
+    const add = opts.add ? [...opts.add] : [];
+    let waited = false;
+    for (;;) {
+      let outcome: Claim | undefined;
+      try {
+        await this.swap(source, cluster, hostNamespace, (current) => {
+          if (opts.basedOn !== undefined && (current?.resourceVersion ?? null) !== opts.basedOn) {
+            outcome = { state: "stale" };
+            return undefined;
+          }
+          const lease = current?.applying;
+          if (lease && lease.holder !== this.runId && !this.isGone(name, lease)) {
+            outcome = { state: "busy", lease };
+            return undefined;
+          }
+          outcome = lease && lease.holder !== this.runId ? { state: "claimed", over: lease } : { state: "claimed" };
+          const data: Record<string, string> = {};
+          if (add.length > 0) data[INVENTORY_KEY] = inventoryText([...(current?.inventory ?? []), ...add]);
+          return { annotations: { [APPLYING_ANNOTATION]: leaseText(this.lease(run)) }, data };
+        });
+      } catch (err) {
+        // A race lost more than once: the record is being written; plan again.
+        if (err instanceof KubeApiError && err.status === 409) return { state: "stale" };
+        throw err;
+      }
+      if (outcome?.state === "claimed") {
+        const over = outcome.over ?? this.held.get(name)?.over;
+        this.held.set(name, { source, cluster, hostNamespace, run, renewedAt: Date.now(), ...(over ? { over } : {}) });
+        this.startRenewing();
+        return { ...outcome, ...(over ? { over } : {}), ...(waited ? { waited } : {}) };
+      }
+      if (outcome?.state !== "busy" || Date.now() >= until) return outcome ?? { state: "stale" };
+      if (!waited) opts.onWait?.(outcome.lease);
+      waited = true;
+      await sleep(Math.min(1000, Math.max(0, until - Date.now())));
+      // The next read asks the server: the other run's lease renewed, released or lapsed.
+      this.noteWrite(name, undefined, false, true);
+      opts.basedOn = undefined;
+    }
+  }
+
+  /**
+   * Until when this run may go on writing a cluster's objects: the lease's last renewal plus the renew deadline
+   * (Infinity when the run holds no lease of it). Throws LeaseLostError once another run took the lease over.
+   */
+  writeDeadline(source: string, cluster: string): number {
+    const held = this.held.get(recordName(source, cluster));
+    if (!held) return Infinity;
+    if (held.lost) throw new LeaseLostError(cluster, held.lost);
+    return held.renewedAt + APPLY_LEASE_RENEW_DEADLINE_MS;
+  }
+
+  /** Gives up this run's lease of a cluster (the run wrote nothing, or its status is not this store's to write). */
+  async release(source: string, cluster: string): Promise<void> {
+    const name = recordName(source, cluster);
+    if (!this.held.has(name)) return;
+    this.forgetLease(name);
+    await this.swap(source, cluster, "", (current) =>
+      current?.applying?.holder === this.runId ? { annotations: { [APPLYING_ANNOTATION]: null } } : undefined,
+    );
+  }
+
+  /** Gives up every lease this run still holds (the end of a run; failures are the next run's to clear). */
+  async releaseAll(): Promise<void> {
+    for (const h of [...this.held.values()]) await this.release(h.source, h.cluster).catch(() => undefined);
+    this.stopRenewing();
+  }
+
+  /** Whether another run's lease is gone: its process on this machine ended, it lapsed, or its replica lost the lead. */
+  isGone(name: string, lease: ApplyLease, now = Date.now()): boolean {
+    if (lease.holder === this.runId) return false;
+    if (lease.host === hostname() && lease.pid > 0 && lease.pid !== process.pid && !processAlive(lease.pid))
+      return true;
+    const mine = this.leader;
+    if (
+      mine &&
+      lease.leader?.lease === mine.lease &&
+      lease.leader.identity !== mine.identity &&
+      (this.leading?.() ?? false)
+    )
+      return true;
+    // A renewal older than the lease by more than clocks may differ is gone at once; else after it was seen unchanged
+    // for the lease's duration (this machine's clock only, as client-go's leader election judges a Lease).
+    const renewed = Date.parse(lease.renewTime);
+    if (Number.isFinite(renewed) && now - renewed > lease.durationSeconds * 1000 + MAX_CLOCK_SKEW_MS) return true;
+    const text = leaseText(lease);
+    const seen = this.observed.get(name);
+    if (!seen || seen.text !== text) {
+      this.observed.set(name, { text, at: now });
+      return false;
+    }
+    return now - seen.at >= lease.durationSeconds * 1000;
+  }
+
+  /** The lease this run writes now. */
+  private lease(run: { via: string; revision?: string }): ApplyLease {
+    return {
+      holder: this.runId,
+      host: hostname(),
+      pid: process.pid,
+      via: run.via,
+      ...(run.revision ? { revision: run.revision } : {}),
+      ...(this.leader ? { leader: this.leader } : {}),
+      renewTime: new Date().toISOString(),
+      durationSeconds: APPLY_LEASE_SECONDS,
+    };
+  }
+
+  private forgetLease(name: string): void {
+    this.held.delete(name);
+    if (this.held.size === 0) this.stopRenewing();
+  }
+
+  private startRenewing(): void {
+    if (this.renewer) return;
+    this.renewer = setInterval(() => void this.renewAll(), APPLY_LEASE_RENEW_MS);
+    this.renewer.unref();
+  }
+
+  private stopRenewing(): void {
+    if (this.renewer) clearInterval(this.renewer);
+    this.renewer = undefined;
+  }
+
+  /** Renews every held lease (compare-and-swap); one another run took over is marked lost: its writes stop. */
+  private async renewAll(): Promise<void> {
+    for (const [name, h] of [...this.held]) {
+      if (h.lost) continue;
+      const at = Date.now();
+      try {
+        await this.swap(h.source, h.cluster, "", (current) => {
+          if (current?.applying?.holder !== this.runId) {
+            h.lost = current?.applying ?? LEASE_GIVEN_UP;
+            return undefined;
+          }
+          return { annotations: { [APPLYING_ANNOTATION]: leaseText(this.lease(h.run)) } };
+        });
+        if (!h.lost && this.held.get(name) === h) h.renewedAt = at;
+      } catch {
+        // Not renewed this time: the renew deadline decides whether the run may still write.
+      }
+    }
   }
 
   /** The older reconciliations kept of (source, cluster), newest first, merged with the status's own. */
@@ -298,19 +710,8 @@ export class RecordStore {
 
   /** Deletes a record and its history outright (a hand-over to another source: vc adopt --from). */
   async forget(source: string, cluster: string): Promise<void> {
-    await this.client.delete({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      namespace: this.namespace,
-      name: recordName(source, cluster),
-    });
-    this.noteWrite(recordName(source, cluster), undefined);
-    await this.client.delete({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      namespace: this.namespace,
-      name: historyName(source, cluster),
-    });
+    await this.deleteRecord(source, cluster);
+    await this.deleteHistory(source, cluster);
   }
 
   /**
@@ -318,30 +719,24 @@ export class RecordStore {
    * holds objects (a kept Namespace), the record stays with them, so that the namespace stays claimed.
    */
   async remove(source: string, cluster: string): Promise<void> {
-    const rec = await this.read(source, cluster);
-    if (rec && rec.inventory.length > 0) {
-      // The status's field manager applies the identity alone: the status keys it owned are dropped.
-      this.noteWrite(
-        recordName(source, cluster),
-        await this.client.apply(recordBase(this.namespace, source, cluster, rec.hostNamespace), {
-          fieldManager: FIELD_MANAGER,
-        }),
-      );
-      await this.client.delete({
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        namespace: this.namespace,
-        name: historyName(source, cluster),
-      });
-      return;
-    }
-    await this.client.delete({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      namespace: this.namespace,
-      name: recordName(source, cluster),
-    });
-    this.noteWrite(recordName(source, cluster), undefined);
+    const kept = await this.swap(source, cluster, "", (current) =>
+      current && current.inventory.length > 0
+        ? { data: removed(current, true), annotations: { [APPLYING_ANNOTATION]: null } }
+        : undefined,
+    );
+    if (!kept || kept.inventory.length === 0) await this.deleteRecord(source, cluster);
+    this.forgetLease(recordName(source, cluster));
+    await this.deleteHistory(source, cluster);
+  }
+
+  /** Deletes a record ConfigMap (gone already is fine). */
+  private async deleteRecord(source: string, cluster: string): Promise<void> {
+    const name = recordName(source, cluster);
+    await this.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name });
+    this.noteWrite(name, undefined);
+  }
+
+  private async deleteHistory(source: string, cluster: string): Promise<void> {
     await this.client.delete({
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -382,7 +777,10 @@ export class RecordStore {
         }
         return;
       } catch (err) {
-        if (err instanceof KubeApiError && err.status === 409 && attempt < HISTORY_WRITE_TRIES) continue;
+        if (err instanceof KubeApiError && err.status === 409 && attempt < CAS_TRIES) {
+          await sleep(Math.floor(Math.random() * 50 * attempt));
+          continue;
+        }
         throw err;
       }
     }
@@ -402,19 +800,6 @@ export class RecordStore {
   private entriesOf(cm: KubeObject | undefined): Reconciliation[] {
     if (cm?.metadata.labels?.[RECORD_LABEL] !== "history") return [];
     return parseHistory((cm.data as Record<string, string> | undefined)?.history).entries;
-  }
-
-  /** Server-side apply under `fieldManager`; the records namespace is created when it does not exist yet. */
-  private async applyCreatingNamespace(cm: KubeObject, fieldManager: string): Promise<void> {
-    let applied: KubeObject;
-    try {
-      applied = await this.client.apply(cm, { fieldManager });
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.status === 404)) throw err;
-      await this.ensureNamespace();
-      applied = await this.client.apply(cm, { fieldManager });
-    }
-    this.noteWrite(cm.metadata.name, applied);
   }
 
   /** The records namespace being created, shared by the writes that found it missing at once (a first run's chunk). */

@@ -4,6 +4,7 @@ import type { ClaimIndex } from "../claims/claim-index.js";
 import type { Identity } from "../host/identity.js";
 import type { ClusterRecord } from "../records/record.js";
 import type { StatusStore, StatusStoreOptions } from "../records/status-store.js";
+import type { Claim } from "../records/store.js";
 
 /** The target used when none is given: hydrated manifests in `./hydrated` (relative to the working directory). */
 export const DEFAULT_TARGET = "dir:hydrated";
@@ -11,6 +12,13 @@ export const DEFAULT_TARGET = "dir:hydrated";
 export interface WriteOptions {
   /** Ask the target to validate without persisting (server-side `dryRun=All`; dir: writes nothing). */
   dryRun: boolean;
+  /**
+   * The live object's resourceVersion the write was planned against: a host refuses the write (409) once the object
+   * has changed since. Absent: written as it is.
+   */
+  resourceVersion?: string;
+  /** The cluster the write is for: it is fenced by the cluster's apply lease (and the run's Lease, where it has one). */
+  cluster?: string;
 }
 
 export interface Target {
@@ -22,9 +30,10 @@ export interface Target {
   listFleetInventory(): Promise<Map<string, KubeObject[]>>;
   /**
    * The live objects of each named cluster (an empty list for one with nothing on the target): on a host one LIST per
-   * kind selecting them all, kept to their records; on dir: each cluster's folder.
+   * kind selecting them all, kept to their records; on dir: each cluster's folder. `fresh`: a host reads them from its
+   * store, not from its watch cache (a cluster planned again because another run just wrote it).
    */
-  listInventories(clusters: readonly string[]): Promise<Map<string, KubeObject[]>>;
+  listInventories(clusters: readonly string[], opts?: { fresh?: boolean }): Promise<Map<string, KubeObject[]>>;
   /** The clusters with objects on the target, sorted: on a host those this source has records of; on dir: the folders. */
   clusterNames(): Promise<string[]>;
   /**
@@ -105,6 +114,28 @@ export interface Target {
   readonly recorded?: boolean;
   /** Records the keys (objectKey) of the objects vc now holds for a cluster, after a run changed them. */
   recordInventory?(cluster: string, hostNamespace: string, keys: Iterable<string>): Promise<void>;
+  /**
+   * Takes the cluster's apply lease before its objects are written (a host: an annotation of its record), by
+   * compare-and-swap on `basedOn`, the record the plan was computed against (Plan.recordVersion), putting `add` on the
+   * record's inventory in the same write. "stale": the record changed since (plan again); "busy": another run's lease
+   * is live (after waiting up to `waitMs`). Writes of the cluster are fenced by the lease until its status is written
+   * or release() gives it up.
+   */
+  claim?(
+    cluster: string,
+    hostNamespace: string,
+    opts: {
+      basedOn: string | null;
+      add: readonly string[];
+      run: { via: string; revision?: string };
+      waitMs?: number;
+      onWait?: (holder: string) => void;
+    },
+  ): Promise<Claim>;
+  /** Gives up the cluster's apply lease when this run still holds it (nothing else to record). */
+  release?(cluster: string): Promise<void>;
+  /** One object as the target holds it now (not from a cache), or undefined: what a refused write is planned again on. */
+  readObject?(ref: ObjectRef): Promise<KubeObject | undefined>;
   /** True while the cluster's record this run reads is not written yet (a migration kept in memory, a hand-over). */
   unwrittenRecord?(cluster: string): boolean;
   /**

@@ -5,7 +5,7 @@ import { startKubeServer, type KubeServer } from "../support/kube-server/index.j
 import { LABELS } from "../../src/translate/keys.js";
 import { exampleRepo, runVc } from "../support/cli-repo.js";
 import { generateFleet } from "../../bench/fleet.js";
-import { RECORD_PATH, recordData } from "../support/records.js";
+import { RECORD_PATH, RECORDS_COLLECTION, recordData } from "../support/records.js";
 
 const writes = (s: KubeServer) =>
   ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
@@ -13,6 +13,7 @@ const writes = (s: KubeServer) =>
 const objectWrites = (s: KubeServer) =>
   writes(s) -
   s.countRequests({ method: "PATCH", path: RECORD_PATH }) -
+  s.countRequests({ method: "POST", path: RECORDS_COLLECTION }) -
   s.countRequests({ method: "POST", resource: "selfsubjectreviews" });
 const TOTAL = /^(\d+) created, (\d+) updated, (\d+) deleted, (\d+) unchanged, (\d+) failed, (\d+) skipped/;
 
@@ -44,10 +45,12 @@ describe("vc apply", () => {
     expect(first.stdout)
       .to.include("created Namespace vc-minimal")
       .and.match(/cluster minimal: \d+ created/);
-    // One server-side apply per object, and two per cluster for its record (its inventory, its status); the first
-    // record write finds no records namespace (404), which is created (one apply) before it is written again.
-    expect(server.countRequests({ method: "PATCH" })).to.equal(created + 4 + 2);
-    expect(server.countRequests({ method: "PATCH", path: RECORD_PATH })).to.equal(4 + 1);
+    // One server-side apply per object, and two writes per cluster for its record: created with the run's apply lease
+    // and what it will create (a POST), then its status, the lease given up (a PATCH); the first record write finds no
+    // records namespace (404), which is created (one apply) before it is written again.
+    expect(server.countRequests({ method: "PATCH" })).to.equal(created + 2 + 1);
+    expect(server.countRequests({ method: "PATCH", path: RECORD_PATH })).to.equal(2);
+    expect(server.countRequests({ method: "POST", path: RECORDS_COLLECTION })).to.equal(2 + 1);
     expect(server.get("v1", "Namespace", undefined, "vc-system")).to.not.equal(undefined);
     expect(server.list("v1", "Namespace").filter((n) => n.metadata.labels?.[LABELS.inventory])).to.have.length(2);
     server.resetRequests();

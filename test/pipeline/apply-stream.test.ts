@@ -222,7 +222,7 @@ describe("pipeline/fleet: a streamed apply", function () {
     });
   });
 
-  it("a first vc apply on a host costs each cluster one apply per object, one GET of its namespace (is it someone else's) and its record's two writes: no GET of a record, no migration GET", async () => {
+  it("a first vc apply on a host costs each cluster one apply per object, one GET of its namespace (is it someone else's) and its record's two writes (created with the run's lease, then its status): no GET of a record, no migration GET", async () => {
     const server = await startKubeServer();
     // The records namespace exists, as where the reconciler is deployed.
     server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
@@ -257,7 +257,9 @@ describe("pipeline/fleet: a streamed apply", function () {
         objectGets.every((r) => ["namespaces", "clusterroles", "clusterrolebindings"].includes(r.resource!)),
         objectGets.map((r) => r.path).join("\n"),
       ).to.equal(true);
-      expect(server.requests.filter((r) => records(r) && r.method === "PATCH")).to.have.length(2 * 9);
+      // Each record: created with the run's apply lease and what it will create (POST), then its status (PATCH).
+      expect(server.requests.filter((r) => records(r) && r.method === "POST")).to.have.length(9);
+      expect(server.requests.filter((r) => records(r) && r.method === "PATCH")).to.have.length(9);
       expect(server.requests.filter((r) => !records(r) && r.method === "PATCH")).to.have.length(objects);
     } finally {
       await server.close();

@@ -1,7 +1,9 @@
 // `vc apply` on the record: the status and history the reconciler keeps, written by apply with who and which commit.
 import { expect } from "chai";
 import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
-import { userInfo } from "node:os";
+import { spawnSync } from "node:child_process";
+import { hostname, userInfo } from "node:os";
+import { APPLYING_ANNOTATION } from "../../src/records/lease.js";
 import { join, resolve } from "node:path";
 import type { ClusterStatus, Reconciliation } from "../../src/records/status.js";
 import type { ListRow } from "../../src/ops/list.js";
@@ -10,7 +12,7 @@ import { TestRepo } from "../support/git-server.js";
 import { runVc } from "../support/vc.js";
 import { fromRecordConfigMap, olderFirst, recordBase } from "../../src/records/record.js";
 import { DEFAULT_RECORDS_NAMESPACE } from "../../src/translate/keys.js";
-import { RECORD_PATH, recordConfigMap, recordConfigMaps } from "../support/records.js";
+import { RECORD_PATH, RECORDS_COLLECTION, recordConfigMap, recordConfigMaps } from "../support/records.js";
 
 const FULL = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];
 const MINIMAL_VALUES = "clusters/minimal/values.yaml";
@@ -270,11 +272,52 @@ describe("vc apply on the record (status and history, as the reconciler writes t
     ]);
   });
 
+  it("a run that never ended (its apply lease left on the record, its process gone): the next run records the revision as live even with nothing to change, and clears the lease", async () => {
+    const old = repo.head();
+    await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
+    const head = changeMinimal(410);
+    // The run of `head` wrote every object and was killed before its status: its lease is on the record.
+    const applied = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
+    expect(applied.code).to.equal(0);
+    const dead = spawnSync(process.execPath, ["-e", "0"]).pid!;
+    const cm = recordConfigMap(server, "minimal")!;
+    const lease = {
+      holder: `${hostname()}/${dead}/gone`,
+      host: hostname(),
+      pid: dead,
+      via: "vc apply",
+      revision: head,
+      renewTime: new Date().toISOString(),
+      durationSeconds: 15,
+    };
+    const rewound = fromRecordConfigMap(cm)!.status!;
+    server.put({
+      ...cm,
+      metadata: { ...cm.metadata, annotations: { [APPLYING_ANNOTATION]: JSON.stringify(lease) } },
+      data: {
+        ...(cm.data as Record<string, string>),
+        lastAppliedRevision: old,
+        lastAttemptedRevision: old,
+        history: JSON.stringify(rewound.history.slice(1)),
+      },
+    });
+    const rerun = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
+    expect(rerun.code, rerun.stdout + rerun.stderr).to.equal(0);
+    expect(rerun.stdout).to.match(/0 created, 0 updated, 0 deleted/);
+    const s = statusOf("vc-minimal")!;
+    expect(s.lastAppliedRevision).to.equal(head);
+    expect(s.history[0]).to.deep.include({ revision: head, result: "applied" });
+    expect(s.history[0]!.message).to.match(/never ended \(vc apply of [0-9a-f]{12}.*\): the host is verified/);
+    expect(recordConfigMap(server, "minimal")!.metadata.annotations?.[APPLYING_ANNOTATION]).to.equal(undefined);
+  });
+
   it("a record that cannot be written fails the run (exit 2) and says what to grant; nothing is applied", async () => {
     server.faults.add({ method: "PATCH", path: RECORD_PATH, status: 403 });
+    server.faults.add({ method: "POST", path: RECORDS_COLLECTION, status: 403 });
     const res = await runVc(["apply", repo.work, ...kube, "--cluster", "minimal"]);
     expect(res.code).to.equal(2);
-    // The record of what the run will create is written before any object: it fails, and nothing is created.
+    // The record of what the run will create (with the run's apply lease) is written before any object: it fails, and
+    // nothing is created.
     expect(res.stdout).to.match(
       /failed ConfigMap record of cluster minimal: vc's record of the cluster could not be written: .*403.*\(vc needs get, create and patch on ConfigMaps in the records namespace vc-system\)/,
     );

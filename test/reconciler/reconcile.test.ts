@@ -41,8 +41,8 @@ describe("reconciler against a git server and the API test server", function () 
     // One LIST per inventory kind; vc's records of the cluster: one LIST naming it (is it migrated; the pass's memo
     // keeps what it found and answers the inventory and status reads that follow, and the records claiming the
     // cluster, records/store.ts: no GET) and one LIST of the records claiming its namespace; the host's public-host claims (the cluster serves a
-    // Gateway host): two LISTs and one of the records holding them; one apply per changed object, one status write:
-    // nothing for the 7 other clusters.
+    // Gateway host): two LISTs and one of the records holding them; one apply per changed object, one write of its record
+    // before them (the run's apply lease) and one after (the status, the lease given up): nothing for the 7 others.
     const claims = bed.kube.requests.filter((r) =>
       new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)),
     );
@@ -63,8 +63,8 @@ describe("reconciler against a git server and the API test server", function () 
         (r) => r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`),
       ),
     ).to.have.length(0);
-    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 1);
-    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 2 + 3 + updated + 1);
+    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 2);
+    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 2 + 3 + updated + 2);
     // The records holding those claims: one LIST of every record (claims are held by any cluster of any source).
     const claimRecords = bed.kube.requests.filter(
       (r) =>
@@ -252,7 +252,8 @@ describe("reconciler against a git server and the API test server", function () 
     // forgotten: from them), never every record of the host per chunk (O(N²) in a pass at 10,000 clusters); the live
     // public-host claims (two LISTs and one of every record, for the records holding them) read by the first chunk and
     // read again once the prune deleted a Gateway (a claim gone); the writes are the prune and, on its record, the
-    // inventory left (its kept Namespace) and the status forgotten: no status of another cluster. A full pass also
+    // run's apply lease before it, the inventory left (its kept Namespace) and the status forgotten: no status of
+    // another cluster. A full pass also
     // reads the rollout record once (one GET, none there: this fleet has no fleet/rollout.yaml), and incremental passes
     // then read nothing more for rollouts (the first test's idle pass).
     expect(bed.kube.countRequests({ method: "GET" })).to.equal(2 + 3 * (INVENTORY_TYPES.length + 2) + 2 * 3 + 1);
@@ -272,7 +273,7 @@ describe("reconciler against a git server and the API test server", function () 
     expect(
       recordSelectors.filter((q) => q.startsWith(`labelSelector=${RECORD_LABEL}=record,${HOST_NAMESPACE_LABEL} in (`)),
     ).to.have.length(3);
-    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(2);
+    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(3);
     const selectors = bed.kube.requests.filter((r) => r.method === "GET").map((r) => decodeURIComponent(r.query));
     expect(selectors.filter((q) => q.includes(`${LABELS.inventory} in (`))).to.have.length(3 * INVENTORY_TYPES.length);
   });

@@ -78,7 +78,7 @@ export interface ChangesFirstOptions {
    */
   which?: "last" | "ahead" | "same";
   /**
-   * Called before each status write of the run (inside a cluster's job: the cluster is in hand) with `change`, which
+   * Called before each status write or update of the run (inside a cluster's job: the cluster is in hand) with `change`, which
    * makes the change and resolves once the loop has been told: when given, it decides when the change lands, instead
    * of the start of chunk `at`.
    */
@@ -166,6 +166,11 @@ export async function changesFirst(opts: ChangesFirstOptions): Promise<ChangesFi
           return async (...a: Parameters<typeof store.write>) => {
             await opts.during!(a[0].cluster, chunks, change);
             return t.write(...a);
+          };
+        if (p === "update" && opts.during)
+          return async (...a: Parameters<typeof store.update>) => {
+            await opts.during!(a[0], chunks, change);
+            return t.update(...a);
           };
         const v = Reflect.get(t, p, t) as unknown;
         return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(t) : v;

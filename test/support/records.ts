@@ -29,6 +29,8 @@ export function recordData(server: Lists, cluster: string): Record<string, strin
 
 /** Path pattern of a record's requests (PATCH /api/v1/namespaces/vc-system/configmaps/vc-record-<cluster>-<hash>). */
 export const RECORD_PATH = /\/namespaces\/vc-system\/configmaps\/vc-record-[a-z0-9-]+-[0-9a-f]{12}$/;
+/** Path of the records namespace's ConfigMaps: a record's first write is a POST there (its later ones, PATCH RECORD_PATH). */
+export const RECORDS_COLLECTION = "/api/v1/namespaces/vc-system/configmaps";
 
 interface Puts extends Lists {
   put(obj: KubeObject): unknown;

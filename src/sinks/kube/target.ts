@@ -4,7 +4,8 @@ import { groupKind, objectKey, refObject, refOf } from "../../kube/object.js";
 import { takeOwnershipName } from "../../plan/gates.js";
 import { mapLimit } from "../../util/pool.js";
 import { olderFirst, type ClusterRecord } from "../../records/record.js";
-import { RecordStore } from "../../records/store.js";
+import { RecordStore, type Claim } from "../../records/store.js";
+import { describeLease } from "../../records/lease.js";
 import { KubeStatusStore, type StatusStoreOptions } from "../../records/status-store.js";
 import { apiVersionOf, MESH_GROUP, RESOURCES, resourcePath, type ResourceType } from "../../kube/resources.js";
 import { inventorySelector, LABELS } from "../../translate/keys.js";
@@ -187,10 +188,10 @@ export class KubeTarget implements Target {
     return index;
   }
 
-  async listInventories(clusters: readonly string[]): Promise<Map<string, KubeObject[]>> {
+  async listInventories(clusters: readonly string[], opts?: { fresh?: boolean }): Promise<Map<string, KubeObject[]>> {
     if (clusters.length === 0) return new Map();
     // A kind the host does not serve (mesh CRDs not installed: 404) holds nothing; the plan then says what is missing.
-    return this.listRecordedInventory(clusters);
+    return this.listRecordedInventory(clusters, undefined, "chunk", opts?.fresh);
   }
 
   /** The clusters this source has records of (one LIST of the records namespace). */
@@ -275,15 +276,18 @@ export class KubeTarget implements Target {
    * answer read up to CHUNK_LIST_BYTES for every hundred clusters. A LIST past it holds objects someone labelled as
    * these clusters' (whoever may write a host namespace may label what it writes there): that kind is then read a
    * hundred clusters at a time, and for a hundred by name, the objects the records hold one GET each, nothing else.
+   * `fresh`: the objects read from the server's store, not its watch cache (a cluster planned again after another run
+   * wrote it).
    */
   async listRecordedInventory(
     clusters: readonly string[],
     known?: ReadonlyMap<string, ClusterRecord>,
     reach: Reach = "chunk",
+    fresh = false,
   ): Promise<Map<string, KubeObject[]>> {
     const records = known ? Promise.resolve(known) : this.recordsByCluster(clusters);
     records.catch(() => undefined);
-    const read = (t: ResourceType) => this.recordedKind(t, clusters, records, reach);
+    const read = (t: ResourceType) => this.recordedKind(t, clusters, records, reach, fresh);
     // Cluster-scoped kinds only the platform writes: all at once; namespaced ones KINDS_AT_ONCE at a time.
     const lists = await Promise.all([
       Promise.all(INVENTORY_TYPES.filter((t) => !t.namespaced).map(read)),
@@ -302,6 +306,7 @@ export class KubeTarget implements Target {
     clusters: readonly string[],
     records: Promise<ReadonlyMap<string, ClusterRecord>>,
     reach: Reach,
+    fresh = false,
   ): Promise<KubeObject[]> {
     const selector =
       reach === "fleet"
@@ -311,7 +316,7 @@ export class KubeTarget implements Target {
           : selectorIn(LABELS.inventory, clusters);
     const maxBytes = CHUNK_LIST_BYTES * Math.max(1, Math.ceil(clusters.length / MAX_SELECTED_VALUES));
     try {
-      return await this.listKind(t, selector, undefined, maxBytes);
+      return await this.listKind(t, selector, undefined, maxBytes, fresh);
     } catch (err) {
       if (!(err instanceof ResponseTooLarge)) throw err;
     }
@@ -321,7 +326,7 @@ export class KubeTarget implements Target {
     if (clusters.length <= MAX_SELECTED_VALUES) return this.recordedByName(t, clusters, await records);
     const out: KubeObject[] = [];
     for (let i = 0; i < clusters.length; i += MAX_SELECTED_VALUES)
-      out.push(...(await this.recordedKind(t, clusters.slice(i, i + MAX_SELECTED_VALUES), records, "chunk")));
+      out.push(...(await this.recordedKind(t, clusters.slice(i, i + MAX_SELECTED_VALUES), records, "chunk", fresh)));
     return out;
   }
 
@@ -370,12 +375,16 @@ export class KubeTarget implements Target {
     const source = this.source ?? "";
     const mine = await this.records.read(source, cluster);
     const status = theirs.status ? { ...theirs.status, owner: from } : undefined;
+    const { resourceVersion: _theirs, applying: _lease, ...record } = theirs;
     this.pending.set(cluster, {
-      ...theirs,
+      ...record,
       source,
       inventory: [...new Set([...(mine?.inventory ?? []), ...theirs.inventory])].sort(),
       status,
       suspendedBy: undefined,
+      // The version and lease of this source's own record, which the run's writes compare and swap on.
+      ...(mine?.resourceVersion ? { resourceVersion: mine.resourceVersion } : {}),
+      ...(mine?.applying ? { applying: mine.applying } : {}),
     });
     if (opts.dryRun || !status) return;
     const older = await this.records.history(from, { ...status, history: [] });
@@ -520,18 +529,69 @@ export class KubeTarget implements Target {
     try {
       await this.records.writeInventory(this.source ?? "", cluster, hostNamespace, keys);
     } catch (err) {
-      if (!(err instanceof KubeApiError && err.status === 403)) throw err;
-      throw new Error(
-        `${err.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${this.records.namespace})`,
-      );
+      throw recordsForbidden(err, this.records.namespace);
     }
     this.pending.delete(cluster);
   }
 
-  async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
-    if (opts.dryRun || !isClaimKind(obj)) return this.client.apply(stripServerFields(obj), { dryRun: opts.dryRun });
+  /**
+   * Set by a reconciler with leader election: until when this replica may write (its Lease's last renewal plus the
+   * renew deadline); every write is fenced by it (host/client.ts RequestOptions.fence) beside the cluster's apply lease.
+   */
+  fence?: () => number;
+
+  async claim(
+    cluster: string,
+    hostNamespace: string,
+    opts: {
+      basedOn: string | null;
+      add: readonly string[];
+      run: { via: string; revision?: string };
+      waitMs?: number;
+      onWait?: (holder: string) => void;
+    },
+  ): Promise<Claim> {
     try {
-      const applied = await this.client.apply(stripServerFields(obj), {});
+      return await this.records.claim(this.source ?? "", cluster, hostNamespace, {
+        basedOn: opts.basedOn,
+        add: opts.add,
+        run: opts.run,
+        waitMs: opts.waitMs,
+        onWait: (lease) => opts.onWait?.(describeLease(lease)),
+      });
+    } catch (err) {
+      throw recordsForbidden(err, this.records.namespace);
+    }
+  }
+
+  async release(cluster: string): Promise<void> {
+    await this.records.release(this.source ?? "", cluster);
+  }
+
+  /** Until when a write for `cluster` may be sent: its apply lease's and this replica's Lease's renew deadlines. */
+  private writeFence(cluster: string | undefined): (() => number) | undefined {
+    if (cluster === undefined && !this.fence) return undefined;
+    return () =>
+      Math.min(
+        this.fence?.() ?? Infinity,
+        cluster === undefined ? Infinity : this.records.writeDeadline(this.source ?? "", cluster),
+      );
+  }
+
+  readObject(ref: ObjectRef): Promise<KubeObject | undefined> {
+    return this.getServed(ref);
+  }
+
+  async apply(obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    const resourceVersion = opts.resourceVersion;
+    const writes = {
+      ...(resourceVersion !== undefined && !opts.dryRun ? { resourceVersion } : {}),
+      ...(opts.dryRun ? {} : { fence: this.writeFence(opts.cluster) }),
+    };
+    if (opts.dryRun || !isClaimKind(obj))
+      return this.client.apply(stripServerFields(obj), { dryRun: opts.dryRun, ...writes });
+    try {
+      const applied = await this.client.apply(stripServerFields(obj), writes);
       this.foldClaim(applied);
       return applied;
     } catch (err) {
@@ -562,19 +622,23 @@ export class KubeTarget implements Target {
   async delete(live: KubeObject, cluster: string, opts: WriteOptions): Promise<"deleted" | "gone" | "not-owned"> {
     if (!opts.dryRun && isClaimKind(live)) this.claims = undefined;
     let current: KubeObject | undefined = live;
-    // Two tries: a 409 means the uid precondition failed (the object was replaced): re-read and decide again.
-    for (let attempt = 0; attempt < 2; attempt++) {
+    const fence = opts.dryRun ? undefined : this.writeFence(cluster);
+    // Three tries: a 409 means a precondition failed (the object was replaced, or changed since it was read): read it
+    // again and decide again (still this cluster's, by its label).
+    for (let attempt = 0; attempt < 3; attempt++) {
       if (!current) return "gone";
       if (current.metadata.labels?.[LABELS.inventory] !== cluster) return "not-owned";
       try {
-        const uid = current.metadata.uid;
+        const { uid, resourceVersion } = current.metadata;
+        const preconditions = uid || resourceVersion ? { uid, resourceVersion } : undefined;
         const deleted = await this.client.delete(refOf(current), {
           dryRun: opts.dryRun,
-          preconditions: uid ? { uid } : undefined,
+          preconditions,
+          ...(fence ? { fence } : {}),
         });
         return deleted ? "deleted" : "gone";
       } catch (err) {
-        if (!(err instanceof KubeApiError && err.status === 409) || attempt === 1) throw err;
+        if (!(err instanceof KubeApiError && err.status === 409) || attempt === 2) throw err;
         current = await this.client.get(refOf(current));
       }
     }
@@ -615,17 +679,20 @@ export class KubeTarget implements Target {
    * informer is, but a filter of what the server holds in memory instead of a read and decode of every object of the
    * kind from its store (a fleet's chunk selects a hundred clusters of thousands: from the store each chunk cost the
    * whole kind, and under a first apply's writes such a LIST took longer than the request budget). What vc plans on
-   * from it is safe to be moments old: an apply is idempotent, a delete names the uid it saw, and what changed since is
-   * seen by the next pass. A kind the server does not serve (404) holds nothing. vc's records are read from the store.
+   * from it may be moments old: each write carries the resourceVersion it was planned against (a 409 plans the object
+   * again on what is live), a delete names the uid and resourceVersion it saw, the first write of a cluster compares
+   * and swaps on its record, and a cluster planned again because another run wrote it is read from the store (`fresh`).
+   * A kind the server does not serve (404) holds nothing. vc's records are read from the store.
    */
   private async listKind(
     type: ResourceType,
     labelSelector: string,
     namespace?: string,
     maxBytes?: number,
+    fresh = false,
   ): Promise<KubeObject[]> {
     try {
-      return await this.client.list(type, { labelSelector, namespace, fromCache: true, maxBytes });
+      return await this.client.list(type, { labelSelector, namespace, fromCache: !fresh, maxBytes });
     } catch (err) {
       if (err instanceof KubeApiError && err.status === 404) return [];
       throw err;
@@ -650,6 +717,14 @@ function heldByCluster(records: readonly ClusterRecord[]): Map<string, Set<strin
 /** Whether a record of `cluster` (the object's inventory label) holds the object. */
 function isHeld(held: ReadonlyMap<string, ReadonlySet<string>>, cluster: string, o: KubeObject): boolean {
   return held.get(cluster)?.has(objectKey(o)) ?? false;
+}
+
+/** A refusal to write the records namespace, saying what vc needs there. */
+function recordsForbidden(err: unknown, namespace: string): unknown {
+  if (!(err instanceof KubeApiError && err.status === 403)) return err;
+  return new Error(
+    `${err.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${namespace})`,
+  );
 }
 
 /** A kind the server does not serve (404: its CRD is not installed) holds nothing. */

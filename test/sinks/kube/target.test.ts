@@ -46,12 +46,14 @@ describeProfiles("target/kube against the test API server", (profile) => {
     const result = await sync(target, clusterObjects("a"));
     expect(result.ok).to.equal(true);
     expect(result.counts.created).to.equal(6);
-    // Six objects, then the cluster's record: its first write finds no records namespace (404), which is created.
+    // The cluster's record first, created with the run's apply lease and what it will create: its first write finds no
+    // records namespace (404), which is created. Then six objects; then the lease is given up.
     const patches = server.requests.filter(
       (r) => r.method === "PATCH" && r.namespace !== "vc-system" && r.name !== "vc-system",
     );
     expect(patches).to.have.length(6);
-    expect(server.countRequests({ method: "PATCH" })).to.equal(6 + 3);
+    expect(server.countRequests({ method: "POST", path: "/api/v1/namespaces/vc-system/configmaps" })).to.equal(2);
+    expect(server.countRequests({ method: "PATCH" })).to.equal(6 + 1 + 1);
     expect(
       JSON.parse(
         (server.get("v1", "ConfigMap", "vc-system", recordName("", "a"))!.data as Record<string, string>).inventory!,
@@ -88,7 +90,9 @@ describeProfiles("target/kube against the test API server", (profile) => {
     next.find((o) => o.kind === "ConfigMap")!.data = { a: "2", b: "3" };
     const result = await sync(target, next);
     expect(result.counts).to.include({ updated: 1, unchanged: 5 });
-    expect(server.countRequests({ method: "PATCH" })).to.equal(1);
+    // The one object, fenced by the resourceVersion it was planned against; the record: the apply lease taken, given up.
+    expect(server.countRequests({ method: "PATCH", path: "/api/v1/namespaces/vc-a/configmaps/a-config" })).to.equal(1);
+    expect(server.countRequests({ method: "PATCH" })).to.equal(1 + 2);
     expect(server.get("v1", "ConfigMap", "vc-a", "a-config")!.data).to.deep.equal({ a: "2", b: "3" });
   });
 
