@@ -1,14 +1,27 @@
-// Authentication of clients. Deployed, the proxy trusts only the virtual API server's front proxy (front-proxy.ts);
-// without a virtual cluster to delegate to (tests, a standalone proxy) it takes a bearer token from --token-file and/or
-// a client certificate signed by --client-ca.
+// Authentication of clients: who asks, for which cluster. Deployed, the proxy trusts only the front proxies of the
+// virtual API servers (front-proxy.ts; the shared proxy tells their clusters apart by the CA that signed the front
+// proxy's certificate, clusters.ts); a proxy of one cluster without a virtual cluster to delegate to (tests,
+// standalone) takes a bearer token from --token-file and/or a client certificate signed by --client-ca.
 import { timingSafeEqual, createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
-import { frontProxyUser, type RequestHeaderConfig, type RequestUser } from "./front-proxy.js";
+import type { Decision, RequestAttributes } from "./authorizer.js";
+import { frontProxyUser, peerOf, type RequestHeaderConfig, type RequestUser } from "./front-proxy.js";
+import type { ClusterScope } from "./scope.js";
 
-/** The outcome of authenticating a request: who it is (when the method tells), or why it is refused. */
-export type Authentication = { ok: true; user?: RequestUser } | { ok: false; reason: string };
+/**
+ * Who a request comes from: the cluster it is answered for, the user (when the method tells) and who decides for it.
+ */
+export interface Caller {
+  scope: ClusterScope;
+  user?: RequestUser;
+  /** Decides whether the user may make a request (the cluster's API server); absent: every request is allowed. */
+  authorize?: (user: RequestUser, attrs: RequestAttributes) => Promise<Decision>;
+}
+
+/** The outcome of authenticating a request: who asks, or why it is refused. */
+export type Authentication = { ok: true; caller: Caller } | { ok: false; reason: string };
 
 export interface RequestAuthenticator {
   /** True when every request is let in. */
@@ -48,7 +61,10 @@ const digest = (s: string) => createHash("sha256").update(s).digest();
 /** Static credentials: --token-file tokens and --client-ca certificates (no user identity, so no authorization). */
 export class Authenticator implements RequestAuthenticator {
   private readonly digests: Buffer[];
-  constructor(private readonly opts: AuthOptions) {
+  constructor(
+    private readonly scope: ClusterScope,
+    private readonly opts: AuthOptions,
+  ) {
     this.digests = (opts.tokens ?? []).map(digest);
   }
 
@@ -59,7 +75,7 @@ export class Authenticator implements RequestAuthenticator {
 
   authenticate(req: IncomingMessage): Authentication {
     return this.accepts(req)
-      ? { ok: true }
+      ? { ok: true, caller: { scope: this.scope } }
       : { ok: false, reason: "no known bearer token or verified client certificate" };
   }
 
@@ -68,7 +84,8 @@ export class Authenticator implements RequestAuthenticator {
     if (this.open) return true;
     if (this.opts.clientCertificates) {
       const socket = req.socket as TLSSocket;
-      if (socket.authorized === true && socket.getPeerCertificate?.()?.subject) return true;
+      if (socket.authorized === true && typeof socket.getPeerCertificate === "function" && peerOf(socket).presented)
+        return true;
     }
     const header = req.headers.authorization;
     if (this.digests.length > 0 && header && /^bearer /i.test(header)) {
@@ -83,17 +100,22 @@ export class Authenticator implements RequestAuthenticator {
 }
 
 /**
- * The front proxy of the virtual API server, with the request-header settings read from the virtual cluster
+ * The front proxy of one virtual API server, with the request-header settings read from the virtual cluster
  * (`current()` is undefined until they are loaded: every request is refused then).
  */
 export class FrontProxyAuthenticator implements RequestAuthenticator {
   readonly open = false;
-  constructor(private readonly current: () => RequestHeaderConfig | undefined) {}
+  constructor(
+    private readonly scope: ClusterScope,
+    private readonly current: () => RequestHeaderConfig | undefined,
+    private readonly authorize: Caller["authorize"],
+  ) {}
 
   authenticate(req: IncomingMessage): Authentication {
     const config = this.current();
     if (!config) return { ok: false, reason: "the front proxy's client CA is not loaded yet" };
     const user = frontProxyUser(req, config);
-    return typeof user === "string" ? { ok: false, reason: user } : { ok: true, user };
+    if (typeof user === "string") return { ok: false, reason: user };
+    return { ok: true, caller: { scope: this.scope, user, ...(this.authorize ? { authorize: this.authorize } : {}) } };
   }
 }

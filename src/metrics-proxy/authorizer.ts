@@ -51,7 +51,10 @@ export function requestAttributes(path: string | RequestPath, apiGroup: string):
 export interface Decision {
   allowed: boolean;
   reason: string;
-  /** True when no decision could be had (the virtual API server failed or was too slow, the queue was full): not a denial. */
+  /**
+   * True when no decision could be had (the virtual API server failed or was too slow, the queue was full): not a
+   * denial.
+   */
   undecided?: boolean;
 }
 
@@ -124,7 +127,9 @@ export class SubjectAccessReviewer {
     }
   }
 
-  /** One review within the deadline: waits for a sending slot in a bounded queue, then sends, aborting at the deadline. */
+  /**
+   * One review within the deadline: waits for a sending slot in a bounded queue, then sends, aborting at the deadline.
+   */
   private async bounded(
     user: RequestUser,
     attrs: RequestAttributes,
@@ -209,12 +214,18 @@ export class SubjectAccessReviewer {
   }
 }
 
-/** The API server's wording of a denial, e.g. `pods.metrics.orch.io is forbidden: User "u" cannot list resource "pods" ...`. */
+/**
+ * The API server's wording of a denial, e.g. `pods.metrics.orch.io is forbidden: User "u" cannot list resource "pods"
+ * ...`.
+ */
 export function forbiddenMessage(user: string, attrs: RequestAttributes, reason: string): string {
   const why = reason ? `: ${reason}` : "";
   if (attrs.kind === "nonResource") return `forbidden: User "${user}" cannot get path "${attrs.path}"${why}`;
   const what = attrs.group ? `${attrs.resource}.${attrs.group}` : attrs.resource;
   const name = attrs.name !== undefined ? ` "${attrs.name}"` : "";
   const scope = attrs.namespace !== undefined ? ` in the namespace "${attrs.namespace}"` : " at the cluster scope";
-  return `${what}${name} is forbidden: User "${user}" cannot ${attrs.verb} resource "${attrs.resource}" in API group "${attrs.group}"${scope}${why}`;
+  return (
+    `${what}${name} is forbidden: User "${user}" cannot ${attrs.verb} resource "${attrs.resource}" ` +
+    `in API group "${attrs.group}"${scope}${why}`
+  );
 }

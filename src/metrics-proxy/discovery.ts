@@ -1,5 +1,7 @@
-// The discovery documents clients read before calling the metrics API: /api, /api/v1, /apis, /apis/<group>, /apis/<group>/v1beta1,
-// /version, and /api and /apis as aggregated discovery (apidiscovery.k8s.io v2 and v2beta1 APIGroupDiscoveryList), which
+// The discovery documents clients read before calling the metrics API: /api, /api/v1, /apis, /apis/<group>,
+// /apis/<group>/v1beta1,
+// /version, and /api and /apis as aggregated discovery (apidiscovery.k8s.io v2 and v2beta1 APIGroupDiscoveryList),
+// which
 // aggregators from 1.26 on fetch from every APIService's server and kubectl reads instead of the per-version lists.
 
 export const METRICS_VERSION = "v1beta1";
@@ -93,7 +95,10 @@ function resourceDiscovery(r: LegacyResource) {
   };
 }
 
-/** An APIGroupDiscovery: the group's name ("" for the core group) and its one version, fresh (this server answers it itself). */
+/**
+ * An APIGroupDiscovery: the group's name ("" for the core group) and its one version, fresh (this server answers it
+ * itself).
+ */
 function groupDiscovery(group: string, version: string, resources: LegacyResource[]) {
   return {
     metadata: group === "" ? {} : { name: group },

@@ -38,12 +38,16 @@ function jsonList(text: unknown, what: string): string[] {
   return v as string[];
 }
 
-/** The request-header settings of the ConfigMap's data; throws when it has no request-header CA (no front proxy configured). */
+/**
+ * The request-header settings of the ConfigMap's data; throws when it has no request-header CA (no front proxy
+ * configured).
+ */
 export function requestHeaderConfig(data: Record<string, unknown> | undefined): RequestHeaderConfig {
   const clientCA = data?.["requestheader-client-ca-file"];
   if (data === undefined || typeof clientCA !== "string" || !clientCA.includes("BEGIN CERTIFICATE")) {
     throw new Error(
-      `${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} has no requestheader-client-ca-file: start the virtual API server with --requestheader-client-ca-file (and --proxy-client-cert-file)`,
+      `${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} has no requestheader-client-ca-file: start the virtual ` +
+        "API server with --requestheader-client-ca-file (and --proxy-client-cert-file)",
     );
   }
   const usernameHeaders = jsonList(data["requestheader-username-headers"], "requestheader-username-headers");
@@ -67,16 +71,11 @@ export type Refusal = string;
 export function frontProxyUser(req: IncomingMessage, cfg: RequestHeaderConfig): RequestUser | Refusal {
   const socket = req.socket as TLSSocket;
   if (typeof socket.getPeerCertificate !== "function") return "not a TLS connection";
-  const peer = socket.getPeerCertificate();
-  if (!peer?.subject) return "no client certificate";
+  const peer = peerOf(socket);
+  if (!peer.presented) return "no client certificate";
   if (socket.authorized !== true)
     return `client certificate not signed by the front proxy's CA (${socket.authorizationError ?? "unverified"})`;
-  const cn =
-    typeof peer.subject.CN === "string"
-      ? peer.subject.CN
-      : Array.isArray(peer.subject.CN)
-        ? peer.subject.CN[0]
-        : undefined;
+  const cn = peer.commonName;
   if (cfg.allowedNames.length > 0 && (cn === undefined || !cfg.allowedNames.includes(cn)))
     return `client certificate name "${cn ?? ""}" is not an allowed front proxy name`;
   const values = (header: string): string[] => {
@@ -94,6 +93,22 @@ export function frontProxyUser(req: IncomingMessage, cfg: RequestHeaderConfig): 
     extra[key] = [...(extra[key] ?? []), ...v];
   }
   return { name, groups, extra };
+}
+
+/** What a connection's peer presented: read once per connection (reading it builds a new object every time). */
+const peers = new WeakMap<TLSSocket, { presented: boolean; commonName?: string }>();
+
+/** Whether the peer of a TLS connection presented a certificate, and its common name. */
+export function peerOf(socket: TLSSocket): { presented: boolean; commonName?: string } {
+  let peer = peers.get(socket);
+  if (!peer) {
+    const cert = socket.getPeerCertificate();
+    const cn = cert?.subject?.CN;
+    const commonName = typeof cn === "string" ? cn : Array.isArray(cn) ? cn[0] : undefined;
+    peer = { presented: Boolean(cert?.subject), ...(commonName !== undefined ? { commonName } : {}) };
+    peers.set(socket, peer);
+  }
+  return peer;
 }
 
 /**

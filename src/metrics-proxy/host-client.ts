@@ -1,4 +1,5 @@
-// HTTP client of an API server (the host's, or the virtual cluster's) over a HostTransport (kubeconfig or in-cluster): JSON requests and line-delimited watch streams.
+// HTTP client of an API server (the host's, or the virtual cluster's) over a HostTransport (kubeconfig or in-cluster):
+// JSON requests and line-delimited watch streams.
 import http from "node:http";
 import https from "node:https";
 import type { HostTransport } from "./kubeconfig.js";
@@ -16,19 +17,54 @@ export type HostObserver = (resource: string, code: string, seconds: number) => 
 /** A transport failure (connection refused, reset, timeout): the host was not reached or did not answer. */
 export class HostUnreachable extends Error {}
 
+/** An answer longer than the request allowed (`maxBytes`): it was not read to its end. */
+export class AnswerTooLarge extends Error {}
+
+/** How one request is sent and how much of its answer is read. */
+export interface RequestOptions {
+  /** A JSON body (sent with `contentType`). */
+  body?: unknown;
+  /** Content type of the body (default application/json; patches name theirs). */
+  contentType?: string;
+  /** The Accept header (default application/json). */
+  accept?: string;
+  /** Most bytes of the answer read; past them the request is aborted with AnswerTooLarge (default 64 MiB). */
+  maxBytes?: number;
+  signal?: AbortSignal;
+}
+
+/** How the client keeps its connections. */
+export interface ClientOptions {
+  /** Connections to the server at once (default 16). */
+  maxSockets?: number;
+  /** How long an idle kept-alive connection stays open (default 60 s). */
+  idleMs?: number;
+  /** How long a request may wait for its answer (default 10 s). */
+  timeoutMs?: number;
+}
+
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+
 export class HostClient {
   private readonly base: URL;
   private readonly agent: http.Agent;
   private readonly tls: https.RequestOptions;
+  private readonly timeoutMs: number;
 
   constructor(
     private readonly transport: HostTransport,
     private readonly observe: HostObserver = () => {},
-    private readonly timeoutMs = 10_000,
+    opts: ClientOptions = {},
   ) {
     this.base = transport.server;
     this.tls = transport.tls;
-    const agentOptions = { keepAlive: true, maxSockets: 16 };
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    const agentOptions = {
+      keepAlive: true,
+      maxSockets: opts.maxSockets ?? 16,
+      maxFreeSockets: Math.min(opts.maxSockets ?? 16, 4),
+      timeout: opts.idleMs ?? 60_000,
+    };
     this.agent =
       this.base.protocol === "https:"
         ? new https.Agent({ ...agentOptions, ...(this.tls as https.AgentOptions) })
@@ -39,8 +75,8 @@ export class HostClient {
     return this.base.toString();
   }
 
-  private async headers(): Promise<Record<string, string>> {
-    return { Accept: "application/json", "User-Agent": "vc-metrics-proxy", ...(await this.transport.headers()) };
+  private async headers(accept = "application/json"): Promise<Record<string, string>> {
+    return { Accept: accept, "User-Agent": "vc-metrics-proxy", ...(await this.transport.headers()) };
   }
 
   private open(path: string, headers: Record<string, string>, timeoutMs: number, method = "GET"): http.ClientRequest {
@@ -61,23 +97,24 @@ export class HostClient {
   }
 
   /** GETs `path` (with query) and returns status and parsed body; throws HostUnreachable on transport failure. */
-  get(path: string, resource: string): Promise<HostResponse> {
-    return this.send("GET", path, resource);
+  get(path: string, resource: string, opts: Omit<RequestOptions, "body" | "contentType"> = {}): Promise<HostResponse> {
+    return this.send("GET", path, resource, opts);
   }
 
-  /** Sends a request with an optional JSON body (`contentType` for patches) and returns status and parsed body; `signal` aborts it. */
-  async send(
-    method: string,
-    path: string,
-    resource: string,
-    body?: unknown,
-    contentType = "application/json",
-    signal?: AbortSignal,
-  ): Promise<HostResponse> {
-    const headers = await this.headers();
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+  /**
+   * Sends a request and returns status and parsed body. Throws HostUnreachable on transport failure (or abort) and
+   * AnswerTooLarge when the answer is longer than `maxBytes`.
+   */
+  async send(method: string, path: string, resource: string, opts: RequestOptions = {}): Promise<HostResponse> {
+    const headers = await this.headers(opts.accept);
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     if (payload !== undefined)
-      Object.assign(headers, { "Content-Type": contentType, "Content-Length": String(Buffer.byteLength(payload)) });
+      Object.assign(headers, {
+        "Content-Type": opts.contentType ?? "application/json",
+        "Content-Length": String(Buffer.byteLength(payload)),
+      });
+    const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+    const signal = opts.signal;
     const start = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
     return new Promise<HostResponse>((resolve, reject) => {
@@ -91,11 +128,18 @@ export class HostClient {
       }
       req.on("error", (err) => {
         this.observe(resource, "error", seconds());
-        reject(err instanceof HostUnreachable ? err : new HostUnreachable(err.message));
+        reject(
+          err instanceof HostUnreachable || err instanceof AnswerTooLarge ? err : new HostUnreachable(err.message),
+        );
       });
       req.on("response", (res) => {
         const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
+        let size = 0;
+        res.on("data", (c: Buffer) => {
+          size += c.length;
+          if (size > maxBytes) req.destroy(new AnswerTooLarge(`the answer is longer than ${maxBytes} bytes`));
+          else chunks.push(c);
+        });
         res.on("error", (err) => reject(new HostUnreachable(err.message)));
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
@@ -114,12 +158,18 @@ export class HostClient {
   }
 
   /**
-   * Opens a watch on `path` (query included) and calls `onEvent` for each JSON line. Resolves with the
-   * HTTP status when the stream ends (200 for a normal end); the body of a non-200 answer goes to `onEvent`
-   * once. `signal` aborts the stream.
+   * Opens a watch on `path` (query included) and calls `onEvent` for each JSON line. Resolves with the HTTP status when
+   * the stream ends (200 for a normal end); the body of a non-200 answer goes to `onEvent` once. `signal` aborts the
+   * stream; a line longer than `maxLineBytes` ends it (rejected with AnswerTooLarge: the caller lists again).
    */
-  async watch(path: string, onEvent: (event: unknown) => void, signal: AbortSignal): Promise<number> {
-    const headers = await this.headers();
+  async watch(
+    path: string,
+    onEvent: (event: unknown) => void,
+    signal: AbortSignal,
+    opts: { accept?: string; maxLineBytes?: number } = {},
+  ): Promise<number> {
+    const headers = await this.headers(opts.accept);
+    const maxLine = opts.maxLineBytes ?? 4 * 1024 * 1024;
     return new Promise<number>((resolve, reject) => {
       if (signal.aborted) return resolve(0);
       // A silent connection (no bytes for longer than the server-side timeoutSeconds of 300) is a dead one.
@@ -131,10 +181,21 @@ export class HostClient {
         signal.removeEventListener("abort", abort);
         fn();
       };
-      req.on("error", (err) => done(() => (signal.aborted ? resolve(0) : reject(new HostUnreachable(err.message)))));
+      req.on("error", (err) =>
+        done(() =>
+          signal.aborted ? resolve(0) : reject(err instanceof AnswerTooLarge ? err : new HostUnreachable(err.message)),
+        ),
+      );
       req.on("response", (res) => {
         let buffer = "";
         res.setEncoding("utf8");
+        const emit = (line: string) => {
+          try {
+            onEvent(JSON.parse(line));
+          } catch {
+            // a malformed line is skipped; the next relist repairs the index
+          }
+        };
         res.on("data", (chunk: string) => {
           buffer += chunk;
           let nl: number;
@@ -143,14 +204,8 @@ export class HostClient {
             buffer = buffer.slice(nl + 1);
             if (line) emit(line);
           }
+          if (buffer.length > maxLine) req.destroy(new AnswerTooLarge(`a watch event is longer than ${maxLine} bytes`));
         });
-        const emit = (line: string) => {
-          try {
-            onEvent(JSON.parse(line));
-          } catch {
-            // a malformed line is skipped; the next relist repairs the index
-          }
-        };
         res.on("error", () => done(() => resolve(signal.aborted ? 0 : (res.statusCode ?? 0))));
         res.on("end", () => {
           if (buffer.trim()) emit(buffer.trim());

@@ -1,4 +1,5 @@
-// Maps failed host requests to the proxy's Status errors: 403 naming the missing permission, 503 "metrics not available".
+// Maps failed host requests to the proxy's Status errors: 403 naming the missing permission, 503 "metrics not
+// available".
 import { ApiError, unavailable } from "./status.js";
 import { HostUnreachable, type HostResponse } from "./host-client.js";
 import { stringAt } from "./json.js";
@@ -30,7 +31,8 @@ export function errorFromHost(res: HostResponse, access: HostAccess, metricsApi:
   if (res.status === 403) {
     return new ApiError(
       "Forbidden",
-      `the host refused the metrics proxy's service account: it needs permission to ${describeAccess(access)}; grant it with RBAC${hostMessage(res)}`,
+      "the host refused the metrics proxy's service account: " +
+        `it needs permission to ${describeAccess(access)}; grant it with RBAC${hostMessage(res)}`,
     );
   }
   if (res.status === 401) {
@@ -40,7 +42,8 @@ export function errorFromHost(res: HostResponse, access: HostAccess, metricsApi:
   }
   if (metricsApi && (res.status === 404 || res.status === 503)) {
     return unavailable(
-      `the host metrics API ${access.group} answered ${res.status}: it is not registered or its server is down${hostMessage(res)}`,
+      `the host metrics API ${access.group} answered ${res.status}: ` +
+        `it is not registered or its server is down${hostMessage(res)}`,
     );
   }
   return unavailable(

@@ -1,10 +1,12 @@
-// Loads how to reach the host: a kubeconfig file or the in-cluster service account, without client-node in the common case.
+// Loads how to reach the host: a kubeconfig file or the in-cluster service account, without client-node in the common
+// case.
 // client-node costs ~75 MiB of resident memory when imported, so token/certificate kubeconfigs and the in-cluster
 // account are read here; kubeconfigs with exec or auth-provider plugins fall back to client-node's KubeConfig.
 import { readFileSync } from "node:fs";
 import type https from "node:https";
 import { dirname, isAbsolute, join } from "node:path";
 import { load } from "js-yaml";
+import type { SafeEntries } from "../host/inline-kubeconfig.js";
 import { asRecord, stringAt, type JsonRecord } from "./json.js";
 
 export interface HostTransport {
@@ -87,6 +89,32 @@ export async function fromKubeconfig(path: string): Promise<HostTransport> {
       if (username !== undefined)
         return { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` };
       return {};
+    },
+  };
+}
+
+/**
+ * The transport of a kubeconfig's entries already checked to hold inline credentials only (host/inline-kubeconfig.ts
+ * safeEntries: a token or a certificate and key, a server with inline trust): nothing is read from disk, nothing run.
+ * `server` replaces the entry's address.
+ */
+export function fromSafeEntries(entries: SafeEntries, server?: URL): HostTransport {
+  const { cluster, user } = entries;
+  const data = (v: unknown) => (typeof v === "string" && v ? Buffer.from(v, "base64") : undefined);
+  const tls: HostTransport["tls"] = {};
+  const ca = data(cluster["certificate-authority-data"]);
+  if (ca) tls.ca = ca;
+  if (cluster["insecure-skip-tls-verify"] === true) tls.rejectUnauthorized = false;
+  if (typeof cluster["tls-server-name"] === "string") tls.servername = cluster["tls-server-name"];
+  const cert = data(user["client-certificate-data"]);
+  const key = data(user["client-key-data"]);
+  if (cert && key) Object.assign(tls, { cert, key });
+  const token = typeof user.token === "string" ? user.token : "";
+  return {
+    server: server ?? new URL(String(cluster.server)),
+    tls,
+    async headers(): Promise<Record<string, string>> {
+      return token ? { Authorization: `Bearer ${token}` } : {};
     },
   };
 }

@@ -1,4 +1,5 @@
-// The proxy's own Prometheus metrics (prom-client, one registry per proxy): request durations, cache hits, host latency.
+// The proxy's own Prometheus metrics (prom-client, one registry per proxy): request durations, cache hits, host
+// latency.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { CacheStats } from "./cache.js";
 
@@ -27,7 +28,9 @@ export class ProxyMetrics {
     });
     this.cache = new Counter({
       name: "vc_metrics_proxy_cache_requests_total",
-      help: "Reads of the host metrics cache by cache (pods, nodes, core-nodes) and result (hit: fresh entry; miss: started a host request; shared: joined one in flight).",
+      help:
+        "Reads of the host metrics cache by cache (pods, pod, nodes, node, core-nodes, core-node, pod-nodes) and " +
+        "result (hit: fresh entry; miss: started a host request; shared: joined one in flight).",
       labelNames: ["cache", "result"],
       registers,
     });

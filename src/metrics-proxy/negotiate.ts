@@ -1,4 +1,5 @@
-// Content negotiation of discovery answers: which form an Accept header asks for (legacy JSON, aggregated v2 or v2beta1),
+// Content negotiation of discovery answers: which form an Accept header asks for (legacy JSON, aggregated v2 or
+// v2beta1),
 // the Content-Type of each, ETags and If-None-Match, and the 406 for an Accept that names nothing the proxy serves.
 import { createHash } from "node:crypto";
 import {

@@ -1,18 +1,19 @@
-// The index of this virtual cluster's pods, keyed by host name and by virtual (namespace, name), fed by a host watch.
+// The index of the host pods vc's clusters sync, by host namespace and cluster, fed by one host LIST + WATCH.
 import { ANNOTATIONS, LABELS } from "../translate/keys.js";
+import type { WatchEventType } from "./list-watch.js";
+import type { ClusterScope } from "./scope.js";
 import { virtualLabels } from "./translate.js";
 
-/** What the proxy knows of one synced pod. */
+/** What the proxy knows of one synced pod: its virtual identity, from the host object's metadata. */
 export interface VirtualPod {
   hostName: string;
   namespace: string;
   name: string;
   labels: Record<string, string>;
-  nodeName?: string;
   creationTimestamp?: string;
 }
 
-/** The minimal host pod shape the index reads. */
+/** The host pod as the index reads it: metadata only (what a PartialObjectMetadata LIST or WATCH carries). */
 export interface HostPod {
   metadata: {
     name: string;
@@ -21,66 +22,72 @@ export interface HostPod {
     annotations?: Record<string, string>;
     creationTimestamp?: string;
   };
-  spec?: { nodeName?: string };
 }
 
 /**
- * The virtual pod a host pod stands for, or undefined when it does not belong to `cluster`: it must carry
- * the ownership label with the cluster's name and both virtual name and namespace annotations. Names are
- * never parsed: hashing makes them irreversible.
+ * The virtual pod a host pod stands for, or undefined when it does not belong to `cluster`: it must carry the
+ * ownership label with the cluster's name and both virtual name and namespace annotations. Names are never parsed:
+ * hashing makes them irreversible. (Which host namespace counts as the cluster's is the caller's to check.)
  */
 export function virtualPodOf(pod: HostPod, cluster: string): VirtualPod | undefined {
   const meta = pod.metadata;
   if (meta?.labels?.[LABELS.managedBy] !== cluster) return undefined;
   const name = meta.annotations?.[ANNOTATIONS.objectName];
   const namespace = meta.annotations?.[ANNOTATIONS.objectNamespace];
-  if (!name || !namespace) return undefined;
+  if (typeof name !== "string" || typeof namespace !== "string" || !name || !namespace) return undefined;
   const vp: VirtualPod = { hostName: meta.name, namespace, name, labels: virtualLabels(meta.labels) };
-  if (pod.spec?.nodeName) vp.nodeName = pod.spec.nodeName;
   if (meta.creationTimestamp) vp.creationTimestamp = String(meta.creationTimestamp);
   return vp;
 }
 
 const vkey = (namespace: string, name: string) => `${namespace}\u0000${name}`;
 
-export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED";
+/** How much the index holds at most: tenants create pods, so what they create is bounded in objects and bytes. */
+export interface IndexBounds {
+  /** Pods in the whole index. */
+  maxPods: number;
+  /** Pods of one host namespace (what one tenant's syncer can create). */
+  maxPodsPerNamespace: number;
+  /** Bytes of one pod's virtual labels (keys and values); a pod with more is not indexed. */
+  maxLabelBytes: number;
+}
 
-export class PodIndex {
-  private readonly byHost = new Map<string, VirtualPod>();
-  /** Virtual key to the host names claiming it; the smallest host name wins, so a duplicate is deterministic. */
+export const DEFAULT_INDEX_BOUNDS: IndexBounds = {
+  maxPods: 250_000,
+  maxPodsPerNamespace: 10_000,
+  maxLabelBytes: 16 * 1024,
+};
+
+/** The pods of one cluster, as a request reads them. */
+export interface ClusterPods {
+  /** The pod with this virtual namespace and name. */
+  get(namespace: string, name: string): VirtualPod | undefined;
+  /** Every pod (one per virtual name), sorted by namespace then name. */
+  sorted(): readonly VirtualPod[];
+  readonly size: number;
+}
+
+const NO_PODS: ClusterPods = { get: () => undefined, sorted: () => [], size: 0 };
+
+/** One cluster's pods: by host name, and by virtual (namespace, name); the smallest host name wins a duplicate. */
+class PodsOfCluster implements ClusterPods {
+  readonly byHost = new Map<string, VirtualPod>();
   private readonly byVirtual = new Map<string, string[]>();
-  private readonly nodes = new Map<string, number>();
   private sortedCache: VirtualPod[] | undefined;
 
-  constructor(readonly cluster: string) {}
-
-  /** Replaces the whole content (after a LIST). */
-  replace(pods: readonly HostPod[]): void {
-    this.byHost.clear();
-    this.byVirtual.clear();
-    this.nodes.clear();
-    this.sortedCache = undefined;
-    for (const pod of pods) this.apply("ADDED", pod);
-  }
-
-  /** Applies one watch event. A pod that stops belonging to the cluster is removed. */
-  apply(type: WatchEventType, pod: HostPod): void {
-    const hostName = pod.metadata.name;
-    this.remove(hostName);
-    if (type === "DELETED") return;
-    const vp = virtualPodOf(pod, this.cluster);
-    if (!vp) return;
-    this.byHost.set(hostName, vp);
+  add(vp: VirtualPod): void {
+    this.byHost.set(vp.hostName, vp);
     const key = vkey(vp.namespace, vp.name);
-    const claims = this.byVirtual.get(key) ?? [];
-    claims.push(hostName);
-    claims.sort();
-    this.byVirtual.set(key, claims);
-    if (vp.nodeName) this.nodes.set(vp.nodeName, (this.nodes.get(vp.nodeName) ?? 0) + 1);
+    const claims = this.byVirtual.get(key);
+    if (!claims) this.byVirtual.set(key, [vp.hostName]);
+    else {
+      claims.push(vp.hostName);
+      claims.sort();
+    }
     this.sortedCache = undefined;
   }
 
-  private remove(hostName: string): void {
+  remove(hostName: string): void {
     const old = this.byHost.get(hostName);
     if (!old) return;
     this.byHost.delete(hostName);
@@ -88,28 +95,14 @@ export class PodIndex {
     const claims = (this.byVirtual.get(key) ?? []).filter((h) => h !== hostName);
     if (claims.length > 0) this.byVirtual.set(key, claims);
     else this.byVirtual.delete(key);
-    if (old.nodeName) {
-      const n = (this.nodes.get(old.nodeName) ?? 1) - 1;
-      if (n > 0) this.nodes.set(old.nodeName, n);
-      else this.nodes.delete(old.nodeName);
-    }
     this.sortedCache = undefined;
   }
 
-  /** The pod with this virtual namespace and name. */
   get(namespace: string, name: string): VirtualPod | undefined {
     const claims = this.byVirtual.get(vkey(namespace, name));
     return claims ? this.byHost.get(claims[0]!) : undefined;
   }
 
-  /** The pod whose host object has this name, when it is the one its virtual name resolves to. */
-  byHostName(hostName: string): VirtualPod | undefined {
-    const vp = this.byHost.get(hostName);
-    if (!vp) return undefined;
-    return this.byVirtual.get(vkey(vp.namespace, vp.name))![0] === hostName ? vp : undefined;
-  }
-
-  /** Every pod (one per virtual name), sorted by namespace then name. */
   sorted(): readonly VirtualPod[] {
     if (!this.sortedCache) {
       const list: VirtualPod[] = [];
@@ -120,18 +113,114 @@ export class PodIndex {
     return this.sortedCache;
   }
 
-  /** Names of the host nodes this cluster's pods run on. */
-  nodeNames(): ReadonlySet<string> {
-    return new Set(this.nodes.keys());
-  }
-
-  hasNode(name: string): boolean {
-    return this.nodes.has(name);
-  }
-
   get size(): number {
     return this.byVirtual.size;
   }
+}
+
+/** The pods of one host namespace, grouped by the cluster their label names; and what the bounds kept out. */
+class NamespacePods {
+  readonly clusters = new Map<string, PodsOfCluster>();
+  /** Host name to the cluster whose group holds it. */
+  readonly owners = new Map<string, string>();
+  /** Pods refused by a bound since the last LIST (counted per event, so an estimate). */
+  refused = 0;
+}
+
+/**
+ * Every host pod vc's clusters sync that the bounds admit, grouped by host namespace and by the cluster its
+ * `vc.orch.io/managed-by` label names. A request for a cluster reads only the group of that label in that cluster's
+ * own host namespace: a pod another tenant labels with a foreign cluster's name stays in its own namespace's groups.
+ */
+export class PodIndex {
+  private namespaces = new Map<string, NamespacePods>();
+  private total = 0;
+
+  constructor(private readonly bounds: IndexBounds = DEFAULT_INDEX_BOUNDS) {}
+
+  /** Builds the content anew (from a LIST, page by page): the current content answers until `commit`. */
+  rebuild(): { add(pod: HostPod): void; commit(): void } {
+    const next = new PodIndex(this.bounds);
+    return {
+      add: (pod) => next.apply("ADDED", pod),
+      commit: () => {
+        this.namespaces = next.namespaces;
+        this.total = next.total;
+      },
+    };
+  }
+
+  /** Replaces the whole content. */
+  replace(pods: readonly HostPod[]): void {
+    const next = this.rebuild();
+    for (const pod of pods) next.add(pod);
+    next.commit();
+  }
+
+  /** Applies one watch event. A pod that stops carrying its virtual identity is removed. */
+  apply(type: WatchEventType, pod: HostPod): void {
+    const hostNamespace = pod.metadata?.namespace;
+    const cluster = pod.metadata?.labels?.[LABELS.managedBy];
+    if (!hostNamespace || typeof pod.metadata.name !== "string") return;
+    let ns = this.namespaces.get(hostNamespace);
+    this.remove(ns, pod.metadata.name);
+    if (type === "DELETED" || !cluster) return;
+    const vp = virtualPodOf(pod, cluster);
+    if (!vp) return;
+    if (!ns) this.namespaces.set(hostNamespace, (ns = new NamespacePods()));
+    if (
+      this.total >= this.bounds.maxPods ||
+      ns.owners.size >= this.bounds.maxPodsPerNamespace ||
+      labelBytes(vp.labels) > this.bounds.maxLabelBytes
+    ) {
+      ns.refused++;
+      return;
+    }
+    let group = ns.clusters.get(cluster);
+    if (!group) ns.clusters.set(cluster, (group = new PodsOfCluster()));
+    group.add(vp);
+    ns.owners.set(vp.hostName, cluster);
+    this.total++;
+  }
+
+  private remove(ns: NamespacePods | undefined, hostName: string): void {
+    const cluster = ns?.owners.get(hostName);
+    if (!ns || cluster === undefined) return;
+    ns.owners.delete(hostName);
+    const group = ns.clusters.get(cluster)!;
+    group.remove(hostName);
+    if (group.byHost.size === 0) ns.clusters.delete(cluster);
+    this.total--;
+  }
+
+  /** The pods of a cluster: those in its host namespace that carry its name. */
+  view(scope: Pick<ClusterScope, "name" | "hostNamespace">): ClusterPods {
+    return this.namespaces.get(scope.hostNamespace)?.clusters.get(scope.name) ?? NO_PODS;
+  }
+
+  /** Pods the bounds kept out of a host namespace since the last LIST (0 when none). */
+  refusedIn(hostNamespace: string): number {
+    return this.namespaces.get(hostNamespace)?.refused ?? 0;
+  }
+
+  /** Host namespaces some of whose pods the bounds kept out, with how many (an estimate: counted per event). */
+  overBound(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [name, ns] of this.namespaces) if (ns.refused > 0) out.set(name, ns.refused);
+    return out;
+  }
+
+  /** Pods in the index. */
+  get size(): number {
+    return this.total;
+  }
+}
+
+/** Bytes of a label map's keys and values. */
+function labelBytes(labels: Record<string, string>): number {
+  let n = 0;
+  for (const [k, v] of Object.entries(labels)) n += k.length + v.length;
+  return n;
 }
 
 function cmp(a: string, b: string): number {

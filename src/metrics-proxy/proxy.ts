@@ -1,4 +1,5 @@
-// Wires the proxy together and runs it: host client, pod informer, cache, auth, metrics and the HTTP(S) server.
+// Wires the proxy together and runs it: host client, pod index and its informer, cache, the clusters it answers for
+// and how it authenticates their callers, metrics, and the HTTP(S) server.
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
@@ -14,10 +15,15 @@ import { fromKubeconfig, inCluster, type HostTransport } from "./kubeconfig.js";
 import { safeEntries } from "../host/inline-kubeconfig.js";
 import type { KubeconfigDoc } from "../host/kubeconfig-file.js";
 import { HostSource } from "./host-source.js";
-import { PodInformer } from "./informer.js";
+import { podInformer } from "./informer.js";
+import type { ListWatch } from "./list-watch.js";
+import { ClusterRegistry } from "./clusters.js";
+import type { SingleCluster } from "./config.js";
+import { startStatusReport } from "./status-report.js";
+import type { ClusterScope } from "./scope.js";
 import { jsonLogger, type Logger } from "../model/log.js";
 import { ProxyMetrics } from "./metrics.js";
-import { PodIndex } from "./pod-index.js";
+import { DEFAULT_INDEX_BOUNDS, PodIndex } from "./pod-index.js";
 import { PodMetricsJson } from "./serialize.js";
 import { requestHandler } from "./server.js";
 import { readServingMaterial, servingChanged, type ServingFiles, type ServingMaterial } from "./serving-cert.js";
@@ -27,10 +33,12 @@ export interface RunningProxy {
   /** Base URL, e.g. `http://127.0.0.1:9001`. */
   url: string;
   index: PodIndex;
-  informer: PodInformer;
-  /** The link to the virtual API server (with --virtual-kubeconfig). */
+  informer: ListWatch;
+  /** The clusters the shared proxy answers for (without --cluster). */
+  registry?: ClusterRegistry;
+  /** The link to the virtual API server (with --cluster and --virtual-kubeconfig). */
   virtual?: VirtualCluster;
-  /** The authorizer asking the virtual API server (with --virtual-kubeconfig). */
+  /** The authorizer asking the virtual API server (with --cluster and --virtual-kubeconfig). */
   reviewer?: SubjectAccessReviewer;
   metrics: ProxyMetrics;
   cache: TtlCache<unknown>;
@@ -45,6 +53,8 @@ export interface StartOptions {
   syncWaitMs?: number;
   /** Delay before retrying a failed host LIST (default 1 s). */
   retryMs?: number;
+  /** How long close() lets requests in hand finish before it cuts their connections (default 5 s). */
+  closeGraceMs?: number;
 }
 
 /**
@@ -85,80 +95,33 @@ function read(path: string, flag: string): Buffer {
   }
 }
 
-/** The credentials a request may carry, read from the flags: the virtual cluster's link or static ones. */
-interface Credentials {
-  auth: RequestAuthenticator;
-  virtual?: VirtualCluster;
-  reviewer?: SubjectAccessReviewer;
-  /** PEM of the CA that signs accepted client certificates (--client-ca). */
-  clientCA?: Buffer;
-}
-
-/** Phase 1: how requests are authenticated and authorized (the virtual API server's front proxy, or static files). */
-async function openCredentials(config: ProxyConfig, log: Logger): Promise<Credentials> {
-  let tokens: string[] | undefined;
-  if (config.tokenFile) {
-    try {
-      tokens = readTokenFile(config.tokenFile);
-    } catch (err) {
-      throw new UserError(`cannot use --token-file: ${err instanceof Error ? err.message : err}`);
-    }
-  }
-  const clientCA = config.clientCA ? read(config.clientCA, "--client-ca") : undefined;
-  if (!config.virtualKubeconfig)
-    return {
-      auth: new Authenticator({ tokens, clientCertificates: Boolean(clientCA) }),
-      ...(clientCA ? { clientCA } : {}),
-    };
-  const virtual = new VirtualCluster(
-    new HostClient(await virtualTransport(config.virtualKubeconfig, config.virtualServer)),
-    { log, ...(config.apiService ? { apiService: config.apiService } : {}) },
-  );
-  const reviewer = new SubjectAccessReviewer(virtual.review, {
-    ttlMs: config.authzCacheTtlMs,
-    timeoutMs: config.authzTimeoutMs,
-    maxInFlight: config.authzMaxInFlight,
-    maxQueued: config.authzMaxQueued,
-  });
-  return { auth: new FrontProxyAuthenticator(() => virtual.requestHeader), virtual, reviewer };
-}
-
 /** What the data path is made of: the host client, the pod index and its informer, the cache and the metrics. */
 interface DataPath {
   client: HostClient;
   index: PodIndex;
-  informer: PodInformer;
+  informer: ListWatch;
   cache: TtlCache<unknown>;
   source: HostSource;
   metrics: ProxyMetrics;
 }
 
-/** Phase 2: the host side, from the host transport to the index and the cached host reads. */
+/** Phase 1: the host side, from the host transport to the index and the cached host reads. */
 function openDataPath(config: ProxyConfig, transport: HostTransport, log: Logger, opts: StartOptions): DataPath {
-  const index = new PodIndex(config.cluster);
+  const index = new PodIndex({
+    maxPods: config.maxPods,
+    maxPodsPerNamespace: config.maxPodsPerNamespace,
+    maxLabelBytes: DEFAULT_INDEX_BOUNDS.maxLabelBytes,
+  });
   const metrics = new ProxyMetrics(() => index.size, opts.processMetrics ?? true);
   const client = new HostClient(transport, metrics.observeHost);
   const cache = new TtlCache<unknown>(config.cacheTtlMs, metrics.cacheStats());
   const source = new HostSource(client, cache, config);
-  const informer = new PodInformer(client, config.hostNamespace, index, log, opts.retryMs);
+  const single = config.mode.kind === "single" ? config.mode.single : undefined;
+  const selection = single
+    ? { kind: "cluster" as const, cluster: single.cluster, hostNamespace: single.hostNamespace }
+    : { kind: "host" as const };
+  const informer = podInformer(client, selection, index, log, { retryMs: opts.retryMs ?? 1000 });
   return { client, index, informer, cache, source, metrics };
-}
-
-/** Why the proxy is not ready (empty when it is): the front proxy's CA, the pod index, the host. */
-function readinessOf(credentials: Credentials, data: DataPath): () => string[] {
-  const { virtual } = credentials;
-  const { informer } = data;
-  return () => {
-    const reasons: string[] = [];
-    if (virtual && !virtual.requestHeader)
-      reasons.push(
-        `front proxy CA not loaded from ${virtual.server}${virtual.lastError ? `: ${virtual.lastError.message}` : ""}`,
-      );
-    if (!informer.isSynced) reasons.push("pod index not synced");
-    if (!informer.isHealthy)
-      reasons.push(`host not reachable${informer.lastError ? `: ${informer.lastError.message}` : ""}`);
-    return reasons;
-  };
 }
 
 /** The serving side: the HTTP(S) server and how its TLS context is made again when a CA or the serving pair changes. */
@@ -172,7 +135,161 @@ interface Serving {
   renew(): void;
 }
 
-/** Phase 3: the server answering requests (HTTPS with the serving files, asking for client certificates when needed). */
+/** How callers are told apart and let in, and what runs in the background for it. */
+interface Credentials {
+  auth: RequestAuthenticator;
+  /** The CAs client certificates are verified with (undefined: none are asked for). */
+  clientCAs?: () => Array<string | Buffer>;
+  registry?: ClusterRegistry;
+  virtual?: VirtualCluster;
+  reviewer?: SubjectAccessReviewer;
+  /** Why requests cannot be authenticated yet (empty when they can). */
+  readiness(): string[];
+  /** Starts what keeps the credentials current, once the server listens. */
+  start(serving: Serving): Loop;
+}
+
+/** A background loop that can be stopped, waiting for its round in hand. */
+interface Loop {
+  stop(): Promise<void>;
+}
+
+/** Phase 2, a proxy of one cluster: its virtual API server's front proxy, or static tokens and client CA. */
+async function singleCredentials(
+  config: ProxyConfig,
+  single: SingleCluster,
+  log: Logger,
+  opts: StartOptions,
+): Promise<Credentials> {
+  const scope: ClusterScope = { name: single.cluster, hostNamespace: single.hostNamespace, nodes: single.nodes };
+  let tokens: string[] | undefined;
+  if (single.tokenFile) {
+    try {
+      tokens = readTokenFile(single.tokenFile);
+    } catch (err) {
+      throw new UserError(`cannot use --token-file: ${err instanceof Error ? err.message : err}`);
+    }
+  }
+  const clientCA = single.clientCA ? read(single.clientCA, "--client-ca") : undefined;
+  if (!single.virtualKubeconfig)
+    return {
+      auth: new Authenticator(scope, { tokens, clientCertificates: Boolean(clientCA) }),
+      ...(clientCA ? { clientCAs: () => [clientCA] } : {}),
+      readiness: () => [],
+      start: (serving: Serving) => startServingReload(config, serving, log),
+    } satisfies Credentials;
+  const virtual = new VirtualCluster(
+    new HostClient(await virtualTransport(single.virtualKubeconfig, single.virtualServer)),
+    { log, ...(config.apiService ? { apiService: config.apiService } : {}) },
+  );
+  const reviewer = new SubjectAccessReviewer(virtual.review, authzOptions(config));
+  return {
+    auth: new FrontProxyAuthenticator(
+      scope,
+      () => virtual.requestHeader,
+      (user, attrs) => reviewer.authorize(user, attrs),
+    ),
+    clientCAs: () => (virtual.requestHeader ? [virtual.requestHeader.clientCA] : []),
+    virtual,
+    reviewer,
+    readiness: () =>
+      virtual.requestHeader
+        ? []
+        : [
+            `front proxy CA not loaded from ${virtual.server}` +
+              (virtual.lastError ? `: ${virtual.lastError.message}` : ""),
+          ],
+    start: (serving: Serving) => startRefresh(config, virtual, serving, log, opts.retryMs),
+  } satisfies Credentials;
+}
+
+function authzOptions(config: ProxyConfig) {
+  return {
+    ttlMs: config.authzCacheTtlMs,
+    timeoutMs: config.authzTimeoutMs,
+    maxInFlight: config.authzMaxInFlight,
+    maxQueued: config.authzMaxQueued,
+  };
+}
+
+/** Phase 2, the shared proxy: every cluster the host marks, each told apart by its front proxy's CA. */
+function sharedCredentials(config: ProxyConfig, data: DataPath, log: Logger, opts: StartOptions): Credentials {
+  let serving: Serving | undefined;
+  let renewing: NodeJS.Timeout | undefined;
+  const registry = new ClusterRegistry(data.client, {
+    log,
+    refreshMs: config.refreshMs,
+    retryMs: opts.retryMs ?? 1000,
+    apiService: config.apiService,
+    virtualServer: config.mode.kind === "shared" ? config.mode.shared.virtualServer : "",
+    authz: { ...authzOptions(config), maxEntries: 1000 },
+    caBundle: () => serving?.material?.caBundle,
+    // Making the TLS context costs in the number of CAs: the clusters loaded at start go into it together, once
+    // they are all loaded (the proxy is not ready before); later changes at once.
+    onTrustChange: () => {
+      if (registry.isSynced && !renewing) return serving?.renew();
+      const once = () => {
+        if (!registry.isSynced) return void (renewing = setTimeout(once, 200));
+        renewing = undefined;
+        serving?.renew();
+      };
+      renewing ??= setTimeout(once, 200);
+    },
+    maxClusters: config.mode.kind === "shared" ? config.mode.shared.maxClusters : 0,
+  });
+  return {
+    auth: registry.authenticator(),
+    clientCAs: () => registry.issuers.pems(),
+    registry,
+    readiness: () => (registry.isSynced && !renewing ? [] : ["the clusters to answer for are not loaded yet"]),
+    start(s) {
+      serving = s;
+      registry.start();
+      const reload = startServingReload(config, s, log);
+      const shared = config.mode.kind === "shared" ? config.mode.shared : undefined;
+      const report = shared?.statusConfigMap
+        ? startStatusReport(data.client, {
+            configMap: shared.statusConfigMap,
+            replica: shared.replica,
+            intervalMs: config.refreshMs,
+            report: () => {
+              const overBound = data.index.overBound();
+              return {
+                ...registry.report(),
+                ...(overBound.size > 0 ? { overBound: Object.fromEntries(overBound) } : {}),
+              };
+            },
+            ready: () => registry.isSynced,
+            log,
+          })
+        : undefined;
+      return {
+        async stop() {
+          clearTimeout(renewing);
+          await report?.stop();
+          await reload.stop();
+          await registry.stop();
+        },
+      };
+    },
+  };
+}
+
+/** Why the proxy is not ready (empty when it is): the clusters' or front proxy's CAs, the pod index, the host. */
+function readinessOf(credentials: Credentials, data: DataPath): () => string[] {
+  const { informer } = data;
+  return () => {
+    const reasons = credentials.readiness();
+    if (!informer.isSynced) reasons.push("pod index not synced");
+    if (!informer.isHealthy)
+      reasons.push(`host not reachable${informer.lastError ? `: ${informer.lastError.message}` : ""}`);
+    return reasons;
+  };
+}
+
+/**
+ * Phase 3: the server answering requests (HTTPS with the serving files, asking for client certificates when needed).
+ */
 function openServer(
   config: ProxyConfig,
   credentials: Credentials,
@@ -182,7 +299,6 @@ function openServer(
   const files: ServingFiles | undefined = config.tlsCert
     ? { cert: config.tlsCert, key: config.tlsKey!, ...(config.tlsCA ? { ca: config.tlsCA } : {}) }
     : undefined;
-  const { clientCA, virtual } = credentials;
   if (!files) {
     log.warn("serving plain HTTP: no --tls-cert/--tls-key given; use HTTPS outside of tests");
     const server = http.createServer(handler);
@@ -190,16 +306,13 @@ function openServer(
     return { server, renew() {} };
   }
   let material = readServingMaterial(files);
-  const secureContext = () => ({
-    cert: material.cert,
-    key: material.key,
-    ...(clientCA ? { ca: clientCA } : virtual?.requestHeader ? { ca: virtual.requestHeader.clientCA } : {}),
-  });
+  const { clientCAs } = credentials;
+  // An empty list trusts nothing (no list at all would trust the public roots).
+  const secureContext = () => ({ cert: material.cert, key: material.key, ...(clientCAs ? { ca: clientCAs() } : {}) });
   // Client certificates are asked for but checked per request (socket.authorized), so that a request without one gets
   // a 401 Status rather than a failed handshake.
-  const clientCertificates = clientCA !== undefined || virtual !== undefined;
   const server = https.createServer(
-    { ...secureContext(), ...(clientCertificates ? { requestCert: true, rejectUnauthorized: false } : {}) },
+    { ...secureContext(), ...(clientCAs ? { requestCert: true, rejectUnauthorized: false } : {}) },
     handler,
   );
   server.keepAliveTimeout = 65_000;
@@ -234,17 +347,18 @@ async function listen(config: ProxyConfig, serving: Serving): Promise<{ address:
   };
 }
 
-/** A background loop that can be stopped, waiting for its round in hand. */
-interface Loop {
-  stop(): Promise<void>;
-}
-
 /**
- * Phase 5 (with a virtual cluster): loads its front proxy's CA (retrying quickly until it is loaded), then checks it,
- * the serving files and the APIService's caBundle every --refresh-interval; a change of either CA or of the pair
- * renews the TLS context.
+ * Phase 5 (one cluster with its virtual API server): loads its front proxy's CA (retrying quickly until it is loaded),
+ * then checks it, the serving files and the APIService's caBundle every --refresh-interval; a change of either CA or
+ * of the pair renews the TLS context.
  */
-function startRefresh(config: ProxyConfig, virtual: VirtualCluster, serving: Serving, log: Logger, retryMs?: number) {
+function startRefresh(
+  config: ProxyConfig,
+  virtual: VirtualCluster,
+  serving: Serving,
+  log: Logger,
+  retryMs?: number,
+): Loop {
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<unknown> = Promise.resolve();
   let closed = false;
@@ -263,7 +377,15 @@ function startRefresh(config: ProxyConfig, virtual: VirtualCluster, serving: Ser
       clearTimeout(timer);
       await round;
     },
-  } satisfies Loop;
+  };
+}
+
+/** Phase 5 (otherwise): checks the serving files every --refresh-interval. */
+function startServingReload(config: ProxyConfig, serving: Serving, log: Logger): Loop {
+  if (!serving.files) return { stop: async () => {} };
+  const timer = setInterval(() => reloadServing(serving, log), config.refreshMs);
+  timer.unref();
+  return { stop: async () => clearInterval(timer) };
 }
 
 /** Reads the serving files again and renews the TLS context when they changed; a broken reading keeps the current. */
@@ -281,18 +403,18 @@ function reloadServing(serving: Serving, log: Logger): void {
   }
 }
 
-/** Starts a proxy for `config`; resolves once it listens (the pod index fills in the background). */
+/** Starts a proxy for `config`; resolves once it listens (the pod index and the clusters load in the background). */
 export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): Promise<RunningProxy> {
   const log = opts.log ?? jsonLogger({ min: config.logLevel });
-  const transport = await hostTransport(config.kubeconfig);
-  const credentials = await openCredentials(config, log);
-  const data = openDataPath(config, transport, log, opts);
-  const { virtual, reviewer, auth } = credentials;
+  const data = openDataPath(config, await hostTransport(config.kubeconfig), log, opts);
+  const credentials: Credentials =
+    config.mode.kind === "single"
+      ? await singleCredentials(config, config.mode.single, log, opts)
+      : sharedCredentials(config, data, log, opts);
   let serverAddress = "";
   const handler = requestHandler({
     ctx: {
       apiGroup: config.apiGroup,
-      nodes: config.nodes,
       index: data.index,
       informer: data.informer,
       source: data.source,
@@ -302,22 +424,22 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
         return serverAddress;
       },
     },
-    auth,
-    ...(reviewer ? { authorize: (user, attrs) => reviewer.authorize(user, attrs) } : {}),
+    auth: credentials.auth,
     metrics: data.metrics,
     log,
     readiness: readinessOf(credentials, data),
   });
   const serving = openServer(config, credentials, handler, log);
-  if (auth.open) log.warn("authentication is off: no --client-ca or --token-file given; every client can read metrics");
+  if (credentials.auth.open)
+    log.warn("authentication is off: no --client-ca or --token-file given; every client can read metrics");
   const { address, url } = await listen(config, serving);
   serverAddress = address;
   data.informer.start();
-  const refresh = virtual && serving.files ? startRefresh(config, virtual, serving, log, opts.retryMs) : undefined;
+  const background = credentials.start(serving);
+  const single = config.mode.kind === "single" ? config.mode.single : undefined;
   log.info("listening", {
     url,
-    cluster: config.cluster,
-    hostNamespace: config.hostNamespace,
+    ...(single ? { cluster: single.cluster, hostNamespace: single.hostNamespace } : { clusters: "shared" }),
     host: data.client.server,
     apiGroup: config.apiGroup,
   });
@@ -326,17 +448,24 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
     url,
     index: data.index,
     informer: data.informer,
-    ...(virtual ? { virtual } : {}),
-    ...(reviewer ? { reviewer } : {}),
+    ...(credentials.registry ? { registry: credentials.registry } : {}),
+    ...(credentials.virtual ? { virtual: credentials.virtual } : {}),
+    ...(credentials.reviewer ? { reviewer: credentials.reviewer } : {}),
     metrics: data.metrics,
     cache: data.cache,
     async close() {
-      await refresh?.stop();
+      await background.stop();
       await data.informer.stop();
+      // Requests in hand are answered (idle connections close at once), those left after the grace are cut.
       await new Promise<void>((resolve) => {
-        serving.server.close(() => resolve());
-        serving.server.closeAllConnections();
+        const cut = setTimeout(() => serving.server.closeAllConnections(), opts.closeGraceMs ?? 5_000);
+        serving.server.close(() => {
+          clearTimeout(cut);
+          resolve();
+        });
+        serving.server.closeIdleConnections();
       });
+      credentials.virtual?.close();
       data.client.close();
     },
   };

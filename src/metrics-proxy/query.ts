@@ -1,4 +1,5 @@
-// Parses a list request's query (labelSelector, fieldSelector, watch) into a filter over virtual objects; bad input is a 400.
+// Parses a list request's query (labelSelector, fieldSelector, watch) into a filter over virtual objects; bad input is
+// a 400.
 import {
   matchesFields,
   matchesRequirements,

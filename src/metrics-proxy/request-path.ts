@@ -3,7 +3,10 @@ import { ApiError } from "./status.js";
 
 /** A request path as the proxy understands it: its decoded segments and the normalised path they spell. */
 export interface RequestPath {
-  /** Decoded segments, none empty (`/apis/metrics.k8s.io/v1beta1/pods` → `["apis", "metrics.k8s.io", "v1beta1", "pods"]`). */
+  /**
+   * Decoded segments, none empty (`/apis/metrics.k8s.io/v1beta1/pods` → `["apis", "metrics.k8s.io", "v1beta1",
+   * "pods"]`).
+   */
   readonly segments: readonly string[];
   /** `/` and the segments joined by `/`: what authorization names and routing serves. */
   readonly path: string;

@@ -3,6 +3,7 @@ import * as discovery from "./discovery.js";
 import * as h from "./handlers.js";
 import { parseListQuery } from "./query.js";
 import { parseRequestPath, type RequestPath } from "./request-path.js";
+import type { ClusterScope } from "./scope.js";
 import { ApiError } from "./status.js";
 import { toTable, wantsTable } from "./table.js";
 
@@ -31,14 +32,20 @@ function pathNotFound(path: string): ApiError {
  * A string is read with parseRequestPath, the parser authorization uses. Health and Prometheus paths are handled by
  * the server before this.
  */
-export function route(ctx: RouterContext, path: string | RequestPath, params: URLSearchParams, accept?: string): Route {
-  const r = resolve(ctx, typeof path === "string" ? parseRequestPath(path) : path, params);
+export function route(
+  ctx: RouterContext,
+  scope: ClusterScope,
+  path: string | RequestPath,
+  params: URLSearchParams,
+  accept?: string,
+): Route {
+  const r = resolve(ctx, scope, typeof path === "string" ? parseRequestPath(path) : path, params);
   if (r.group !== ctx.apiGroup || !wantsTable(accept)) return r;
   const run = r.run;
   return { ...r, run: async () => toTable(await run()) };
 }
 
-function resolve(ctx: RouterContext, parsed: RequestPath, params: URLSearchParams): Route {
+function resolve(ctx: RouterContext, scope: ClusterScope, parsed: RequestPath, params: URLSearchParams): Route {
   const parts = parsed.segments;
   const path = parsed.path;
   const group = ctx.apiGroup;
@@ -57,21 +64,21 @@ function resolve(ctx: RouterContext, parsed: RequestPath, params: URLSearchParam
       if (parts.length === 2) return doc(discovery.coreResources);
       if (parts[2] === "nodes" && parts.length === 3) {
         const filter = parseListQuery(params);
-        return { verb: "LIST", group: "", resource: "nodes", run: () => h.listNodes(ctx, filter) };
+        return { verb: "LIST", group: "", resource: "nodes", run: () => h.listNodes(ctx, scope, filter) };
       }
       if (parts[2] === "nodes" && parts.length === 4) {
-        return { verb: "GET", group: "", resource: "nodes", run: () => h.getNode(ctx, parts[3]!) };
+        return { verb: "GET", group: "", resource: "nodes", run: () => h.getNode(ctx, scope, parts[3]!) };
       }
       if (parts[2] === "pods" && parts.length === 3) {
         const filter = parseListQuery(params);
-        return { verb: "LIST", group: "", resource: "pods", run: () => h.listPods(ctx, undefined, filter) };
+        return { verb: "LIST", group: "", resource: "pods", run: () => h.listPods(ctx, scope, undefined, filter) };
       }
       if (parts[2] === "namespaces" && parts[4] === "pods" && parts.length === 5) {
         const filter = parseListQuery(params);
-        return { verb: "LIST", group: "", resource: "pods", run: () => h.listPods(ctx, parts[3]!, filter) };
+        return { verb: "LIST", group: "", resource: "pods", run: () => h.listPods(ctx, scope, parts[3]!, filter) };
       }
       if (parts[2] === "namespaces" && parts[4] === "pods" && parts.length === 6) {
-        return { verb: "GET", group: "", resource: "pods", run: () => h.getPod(ctx, parts[3]!, parts[5]!) };
+        return { verb: "GET", group: "", resource: "pods", run: () => h.getPod(ctx, scope, parts[3]!, parts[5]!) };
       }
     }
     throw pathNotFound(path);
@@ -90,22 +97,22 @@ function resolve(ctx: RouterContext, parsed: RequestPath, params: URLSearchParam
   const rest = parts.slice(3);
   if (rest[0] === "pods" && rest.length === 1) {
     const filter = parseListQuery(params);
-    return { verb: "LIST", group, resource: "pods", run: () => h.listPodMetrics(ctx, undefined, filter) };
+    return { verb: "LIST", group, resource: "pods", run: () => h.listPodMetrics(ctx, scope, undefined, filter) };
   }
   if (rest[0] === "namespaces" && rest.length >= 3 && rest[2] === "pods") {
     const ns = rest[1]!;
     if (rest.length === 3) {
       const filter = parseListQuery(params);
-      return { verb: "LIST", group, resource: "pods", run: () => h.listPodMetrics(ctx, ns, filter) };
+      return { verb: "LIST", group, resource: "pods", run: () => h.listPodMetrics(ctx, scope, ns, filter) };
     }
     if (rest.length === 4)
-      return { verb: "GET", group, resource: "pods", run: () => h.getPodMetrics(ctx, ns, rest[3]!) };
+      return { verb: "GET", group, resource: "pods", run: () => h.getPodMetrics(ctx, scope, ns, rest[3]!) };
   }
   if (rest[0] === "nodes" && rest.length === 1) {
     const filter = parseListQuery(params);
-    return { verb: "LIST", group, resource: "nodes", run: () => h.listNodeMetrics(ctx, filter) };
+    return { verb: "LIST", group, resource: "nodes", run: () => h.listNodeMetrics(ctx, scope, filter) };
   }
   if (rest[0] === "nodes" && rest.length === 2)
-    return { verb: "GET", group, resource: "nodes", run: () => h.getNodeMetrics(ctx, rest[1]!) };
+    return { verb: "GET", group, resource: "nodes", run: () => h.getNodeMetrics(ctx, scope, rest[1]!) };
   throw pathNotFound(path);
 }

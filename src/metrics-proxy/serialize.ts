@@ -1,4 +1,5 @@
-// Pre-serialised JSON answers: each PodMetrics item is stringified once per host metrics load, lists are joined strings.
+// Pre-serialised JSON answers: each PodMetrics item is stringified once per host metrics load, lists are joined
+// strings.
 import type { VirtualPod } from "./pod-index.js";
 import { toVirtualPodMetrics, type HostMetrics } from "./translate.js";
 
@@ -10,7 +11,8 @@ export class RawJson {
 /** A list object of the upstream shape from serialised items. */
 export function rawList(kind: string, apiVersion: string, items: readonly string[]): RawJson {
   return new RawJson(
-    `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":{},"items":[${items.join(",")}]}`,
+    `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":{},` +
+      `"items":[${items.join(",")}]}`,
   );
 }
 

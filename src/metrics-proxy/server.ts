@@ -1,21 +1,20 @@
-// The HTTP request pipeline: health paths, authentication, authorization, routing, JSON or Status answers, request metrics.
+// The HTTP request pipeline: health paths, authentication, authorization, routing, JSON or Status answers, request
+// metrics.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RequestAuthenticator } from "./auth.js";
-import { forbiddenMessage, requestAttributes, type Decision, type RequestAttributes } from "./authorizer.js";
-import type { RequestUser } from "./front-proxy.js";
+import { forbiddenMessage, requestAttributes } from "./authorizer.js";
 import type { Logger } from "../model/log.js";
 import type { ProxyMetrics } from "./metrics.js";
 import { discoveryAnswer } from "./negotiate.js";
 import { parseRequestPath, type RequestPath } from "./request-path.js";
 import { route, type RouterContext } from "./router.js";
+import type { ClusterScope } from "./scope.js";
 import { RawJson } from "./serialize.js";
 import { ApiError, toApiError, unauthorized } from "./status.js";
 
 export interface ServerDeps {
   ctx: RouterContext;
   auth: RequestAuthenticator;
-  /** Decides whether an authenticated user may make a request; absent: every authenticated request is allowed. */
-  authorize?: (user: RequestUser, attrs: RequestAttributes) => Promise<Decision>;
   metrics: ProxyMetrics;
   log: Logger;
   /** Empty when ready, else the reasons it is not. */
@@ -62,7 +61,8 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     const authn = auth.authenticate(req);
     if (!authn.ok) {
       log.warn("request failed authentication", { path, remote: req.socket.remoteAddress, reason: authn.reason });
-      return sendError(res, unauthorized());
+      // The next request opens a new connection: one verified against CAs loaded since this one's handshake.
+      return sendError(res, unauthorized(), { Connection: "close" });
     }
     if (req.method !== "GET" && req.method !== "HEAD") {
       return sendError(
@@ -78,12 +78,13 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       return sendError(res, toApiError(err));
     }
     const query = q < 0 ? "" : raw.slice(q + 1);
-    if (!deps.authorize || !authn.user) return serve(parsed, query, req, res, start);
-    const user = authn.user;
+    const { caller } = authn;
+    if (!caller.authorize || !caller.user) return serve(caller.scope, parsed, query, req, res, start);
+    const user = caller.user;
     const attrs = requestAttributes(parsed, ctx.apiGroup);
-    deps.authorize(user, attrs).then(
+    caller.authorize(user, attrs).then(
       (decision) => {
-        if (decision.allowed) return serve(parsed, query, req, res, start);
+        if (decision.allowed) return serve(caller.scope, parsed, query, req, res, start);
         if (decision.undecided) {
           // Not a denial: the virtual API server did not answer in time (or the queue is full). Ask again shortly.
           log.warn("request not authorized: authorization unavailable", {
@@ -102,7 +103,14 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
     );
   };
 
-  function serve(parsed: RequestPath, query: string, req: IncomingMessage, res: ServerResponse, start: bigint): void {
+  function serve(
+    scope: ClusterScope,
+    parsed: RequestPath,
+    query: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    start: bigint,
+  ): void {
     const path = parsed.path;
     if (path === "/metrics") {
       metrics.registry.metrics().then(
@@ -125,10 +133,11 @@ export function requestHandler(deps: ServerDeps): (req: IncomingMessage, res: Se
       finish(e.code);
     };
     try {
-      const r = route(ctx, parsed, new URLSearchParams(query), req.headers.accept);
+      const r = route(ctx, scope, parsed, new URLSearchParams(query), req.headers.accept);
       labels = { verb: r.verb, group: r.group, resource: r.resource };
       if (r.resource === "discovery") {
-        // Discovery is negotiated: legacy documents, aggregated lists on /api and /apis, 304 for a held ETag, 406 otherwise.
+        // Discovery is negotiated: legacy documents, aggregated lists on /api and /apis, 304 for a held ETag, 406
+        // otherwise.
         const answer = discoveryAnswer(req.headers.accept, req.headers["if-none-match"], r.run, r.aggregated);
         res.writeHead(answer.status, { ...answer.headers, "Content-Length": Buffer.byteLength(answer.body) });
         res.end(answer.body);

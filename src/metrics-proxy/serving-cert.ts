@@ -7,7 +7,10 @@ import { UserError } from "../model/errors.js";
 export interface ServingFiles {
   cert: string;
   key: string;
-  /** CA certificate(s) that signed the serving certificate; absent: the chain's own root (or the self-signed certificate). */
+  /**
+   * CA certificate(s) that signed the serving certificate; absent: the chain's own root (or the self-signed
+   * certificate).
+   */
   ca?: string;
 }
 
@@ -20,13 +23,23 @@ export interface ServingMaterial {
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
+/** The certificates of a PEM bundle, each as its PEM block. */
+export function pemCertificates(pem: string): string[] {
+  return pem.match(PEM_CERTIFICATE) ?? [];
+}
+
+/** A certificate's identity for comparing bundles: its PEM body without line breaks. */
+export function certificateBody(pem: string): string {
+  return pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s/g, "");
+}
+
 /**
  * The CA bundle for a serving certificate chain: `ca` when given, else the last certificate of the chain (a
  * self-signed certificate trusts itself; a chain ends at the certificate nearest its root).
  */
 export function caBundleOf(certPem: string, caPem?: string): Buffer {
   const source = caPem ?? certPem;
-  const certificates = source.match(PEM_CERTIFICATE) ?? [];
+  const certificates = pemCertificates(source);
   if (certificates.length === 0)
     throw new Error(
       caPem !== undefined ? "the CA file holds no PEM certificate" : "the certificate file holds no PEM certificate",

@@ -1,4 +1,5 @@
-// Server-side Tables (`Accept: ...;as=Table`) for metrics objects, as the upstream metrics server prints them in `kubectl get`.
+// Server-side Tables (`Accept: ...;as=Table`) for metrics objects, as the upstream metrics server prints them in
+// `kubectl get`.
 import { asRecord, at, stringAt, type JsonRecord } from "./json.js";
 import { RawJson } from "./serialize.js";
 

@@ -1,4 +1,5 @@
-// Translation between host and virtual objects: which host labels are virtual, and metrics objects back to virtual names.
+// Translation between host and virtual objects: which host labels are virtual, and metrics objects back to virtual
+// names.
 import { PREFIX } from "../translate/keys.js";
 
 /**

@@ -1,6 +1,7 @@
-// The proxy's link to the virtual API server it serves, as an aggregated API server has with its cluster: it reads how
+// The proxy's link to a virtual API server it serves, as an aggregated API server has with its cluster: it reads how
 // the server's front proxy authenticates (kube-system/extension-apiserver-authentication), asks it to authorize each
-// user (SubjectAccessReview), and keeps the caBundle of the APIService that routes to the proxy equal to the proxy's CA.
+// user (SubjectAccessReview), and keeps the caBundle of the APIService that routes to the proxy trusting the proxy's
+// CA.
 import type { Logger } from "../model/log.js";
 import type { ReviewSender } from "./authorizer.js";
 import {
@@ -11,17 +12,30 @@ import {
 } from "./front-proxy.js";
 import type { HostClient, HostResponse } from "./host-client.js";
 import { asRecord, at, stringAt } from "./json.js";
+import { certificateBody, pemCertificates } from "./serving-cert.js";
 
 export interface VirtualClusterOptions {
-  /** Name of the APIService whose caBundle the proxy keeps current (e.g. `v1beta1.metrics.orch.io`); absent: left alone. */
+  /**
+   * Name of the APIService whose caBundle the proxy keeps current (e.g. `v1beta1.metrics.orch.io`); absent: left alone.
+   */
   apiService?: string;
   log: Logger;
 }
+
+/**
+ * How the proxy's CA goes into the APIService's caBundle: `exact`, the bundle is the proxy's CA and nothing else;
+ * `contain`, the proxy's CA is added and the certificates already there stay (another proxy still serves the cluster:
+ * the hand-over from a cluster's own proxy to the shared one).
+ */
+export type CaBundleMode = "exact" | "contain";
 
 function failure(what: string, res: HostResponse): Error {
   const message = stringAt(res.body, "message") ?? res.text.slice(0, 200);
   return new Error(`${what}: HTTP ${res.status}${message ? `: ${message}` : ""}`);
 }
+
+/** Bytes of the ConfigMap and APIService read from a virtual API server (whose tenant writes them). */
+const MAX_OBJECT_BYTES = 1024 * 1024;
 
 export class VirtualCluster {
   /** The front proxy's settings, once read. */
@@ -30,6 +44,8 @@ export class VirtualCluster {
   lastError: Error | undefined;
   /** Times the APIService's caBundle was written (for tests and logs). */
   caBundleWrites = 0;
+  /** True when the last refresh found (or made) the APIService's caBundle trusting the proxy's CA. */
+  caBundleHolds = false;
   private readonly listeners: Array<(config: RequestHeaderConfig) => void> = [];
 
   constructor(
@@ -46,11 +62,20 @@ export class VirtualCluster {
     this.listeners.push(listener);
   }
 
-  /** Reads the front proxy's settings and brings the APIService's caBundle to `caBundle`; records (never throws) a failure. */
-  async refresh(caBundle: Buffer | undefined): Promise<boolean> {
+  /**
+   * Reads the front proxy's settings (telling `onLoaded`) and brings the APIService's caBundle to hold `caBundle`
+   * (`mode`); records (never throws) a failure. True when both succeeded.
+   */
+  async refresh(
+    caBundle: Buffer | undefined,
+    mode: CaBundleMode = "exact",
+    onLoaded?: (config: RequestHeaderConfig) => void,
+  ): Promise<boolean> {
     try {
       await this.loadRequestHeader();
-      if (caBundle && this.opts.apiService) await this.ensureCaBundle(this.opts.apiService, caBundle);
+      // The front proxy's CA is trusted before the APIService routes the aggregator here with the proxy's CA.
+      onLoaded?.(this.requestHeader!);
+      if (caBundle && this.opts.apiService) await this.ensureCaBundle(this.opts.apiService, caBundle, mode);
       this.lastError = undefined;
       return true;
     } catch (err) {
@@ -65,7 +90,7 @@ export class VirtualCluster {
 
   private async loadRequestHeader(): Promise<void> {
     const path = `/api/v1/namespaces/${AUTH_CONFIGMAP_NAMESPACE}/configmaps/${AUTH_CONFIGMAP_NAME}`;
-    const res = await this.client.get(path, "configmaps");
+    const res = await this.client.get(path, "configmaps", { maxBytes: MAX_OBJECT_BYTES });
     if (res.status !== 200)
       throw failure(
         `cannot read ${AUTH_CONFIGMAP_NAMESPACE}/${AUTH_CONFIGMAP_NAME} from the virtual API server ${this.server}`,
@@ -76,6 +101,7 @@ export class VirtualCluster {
     this.requestHeader = config;
     if (before === undefined || JSON.stringify(before) !== JSON.stringify(config)) {
       this.opts.log.info("front proxy settings loaded", {
+        server: this.server,
         allowedNames: config.allowedNames,
         usernameHeaders: config.usernameHeaders,
       });
@@ -83,21 +109,32 @@ export class VirtualCluster {
     }
   }
 
-  /** Writes `caBundle` (and clears insecureSkipTLSVerify) on the APIService unless it already holds exactly that. */
-  private async ensureCaBundle(name: string, caBundle: Buffer): Promise<void> {
+  /**
+   * Writes the caBundle (and clears insecureSkipTLSVerify) on the APIService unless it already holds what `mode` asks.
+   */
+  private async ensureCaBundle(name: string, caBundle: Buffer, mode: CaBundleMode): Promise<void> {
+    this.caBundleHolds = false;
     const path = `/apis/apiregistration.k8s.io/v1/apiservices/${name}`;
-    const res = await this.client.get(path, "apiservices");
+    const res = await this.client.get(path, "apiservices", { maxBytes: MAX_OBJECT_BYTES });
     if (res.status === 404)
       throw new Error(`APIService ${name} does not exist in the virtual cluster yet (the control plane creates it)`);
     if (res.status !== 200) throw failure(`cannot read APIService ${name}`, res);
-    const wanted = caBundle.toString("base64");
-    if (stringAt(res.body, "spec", "caBundle") === wanted && at(res.body, "spec", "insecureSkipTLSVerify") !== true)
+    const current = stringAt(res.body, "spec", "caBundle") ?? "";
+    const wanted = mode === "exact" ? caBundle.toString("base64") : union(current, caBundle);
+    if (current === wanted && at(res.body, "spec", "insecureSkipTLSVerify") !== true) {
+      this.caBundleHolds = true;
       return;
+    }
     const patch = { spec: { caBundle: wanted, insecureSkipTLSVerify: null } };
-    const patched = await this.client.send("PATCH", path, "apiservices", patch, "application/merge-patch+json");
+    const patched = await this.client.send("PATCH", path, "apiservices", {
+      body: patch,
+      contentType: "application/merge-patch+json",
+      maxBytes: MAX_OBJECT_BYTES,
+    });
     if (patched.status !== 200) throw failure(`cannot update the caBundle of APIService ${name}`, patched);
     this.caBundleWrites++;
-    this.opts.log.info("APIService caBundle updated", { apiService: name });
+    this.caBundleHolds = true;
+    this.opts.log.info("APIService caBundle updated", { server: this.server, apiService: name, mode });
   }
 
   /** Sends a SubjectAccessReview to the virtual API server; throws when it does not answer with one. */
@@ -106,9 +143,7 @@ export class VirtualCluster {
       "POST",
       "/apis/authorization.k8s.io/v1/subjectaccessreviews",
       "subjectaccessreviews",
-      review,
-      "application/json",
-      signal,
+      { body: review, maxBytes: MAX_OBJECT_BYTES, ...(signal ? { signal } : {}) },
     );
     if (res.status !== 201 && res.status !== 200) throw failure("SubjectAccessReview", res);
     const status = asRecord(at(res.body, "status")) ?? {};
@@ -121,4 +156,21 @@ export class VirtualCluster {
       ...(evaluationError !== undefined ? { evaluationError } : {}),
     };
   };
+
+  /** Releases the link's connections. */
+  close(): void {
+    this.client.close();
+  }
+}
+
+/**
+ * The base64 caBundle holding the certificates of `current` (base64 of PEM) and those of `ours` not already in it:
+ * `current` itself when it holds them all. A current value that is not PEM is replaced.
+ */
+function union(current: string, ours: Buffer): string {
+  const have = pemCertificates(Buffer.from(current, "base64").toString("utf8"));
+  const seen = new Set(have.map(certificateBody));
+  const add = pemCertificates(ours.toString("utf8")).filter((c) => !seen.has(certificateBody(c)));
+  if (add.length === 0 && have.length > 0) return current;
+  return Buffer.from(`${[...have, ...add].join("\n")}\n`).toString("base64");
 }

@@ -72,8 +72,15 @@ export const names = {
   configSecret: (cluster: string) => safeConcatName("vc-config", cluster),
   databaseSecret: (cluster: string) => safeConcatName("vc-database", cluster),
   initManifests: (cluster: string) => safeConcatName("vc-init", cluster),
+  /**
+   * The cluster's Service that its virtual API server reaches the shared metrics proxy through (an ExternalName); before
+   * the shared proxy, also its own proxy's Deployment, ServiceAccount, Role and RoleBinding (the hand-over prunes them).
+   */
   metricsProxy: (cluster: string) => safeConcatName("vc-metrics-proxy", cluster),
+  /** The Role and RoleBinding that let the shared metrics proxy read the cluster's kubeconfig Secret. */
+  metricsProxyAccess: (cluster: string) => safeConcatName("vc-metrics-proxy-access", cluster),
   metricsProxyTls: (cluster: string) => safeConcatName("vc-metrics-proxy-tls", cluster),
+  /** Before the shared proxy: the ClusterRole and binding of the cluster's own proxy (the hand-over prunes them). */
   metricsProxyClusterRole: (cluster: string, hostNamespace: string) =>
     safeConcatName("vc-metrics-proxy", cluster, "x", hostNamespace),
 } as const;

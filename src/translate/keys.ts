@@ -27,6 +27,12 @@ export const LABELS = {
    * adopts or prunes what carries another owner (plan/owner.ts), until `vc adopt --from` hands the cluster over.
    */
   owner: `${PREFIX}/owner`,
+  /**
+   * On a cluster's host Namespace while its metrics integration is on: the host's shared metrics proxy answers for the
+   * cluster (it lists Namespaces by this label, which only the platform writes). The value says which nodes' metrics
+   * the cluster sees: `synced` (those its pods run on) or `all`.
+   */
+  metricsProxy: `${PREFIX}/metrics-proxy`,
 } as const;
 
 export const ANNOTATIONS = {

@@ -1,4 +1,5 @@
-// LIST over HTTP: label and field selectors, limit/continue paging, Table answers, cluster-wide lists.
+// LIST over HTTP: label and field selectors, limit/continue paging, Table and metadata-only answers, cluster-wide
+// lists.
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { call, configMap } from "./helpers.js";
@@ -30,6 +31,29 @@ describe("kube-server: list", () => {
     expect(all.body.items[0].metadata.namespace).to.equal("default");
     expect(names(all.body)).to.include("elsewhere");
   });
+
+  it(
+    "answers metadata only when asked for PartialObjectMetadata " + "(as a metadata informer asks), list and get",
+    async () => {
+      const accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+      const r = await call(server, "GET", "/api/v1/namespaces/default/configmaps?labelSelector=idx%3D3", undefined, {
+        accept,
+      });
+      expect(r.body.kind).to.equal("PartialObjectMetadataList");
+      expect(r.body.metadata.resourceVersion).to.equal(server.resourceVersion);
+      expect(r.body.items).to.deep.equal([
+        {
+          kind: "PartialObjectMetadata",
+          apiVersion: "meta.k8s.io/v1",
+          metadata: (await call(server, "GET", "/api/v1/namespaces/default/configmaps/cm-03")).body.metadata,
+        },
+      ]);
+      const one = await call(server, "GET", "/api/v1/namespaces/default/configmaps/cm-03", undefined, {
+        accept: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+      });
+      expect(Object.keys(one.body).sort()).to.deep.equal(["apiVersion", "kind", "metadata"]);
+    },
+  );
 
   it("applies set-based and numeric label selectors and metadata field selectors", async () => {
     const q = (sel: string) =>

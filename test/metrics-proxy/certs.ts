@@ -20,7 +20,7 @@ function openssl(dir: string, ...args: string[]): void {
   execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
 }
 
-function ca(dir: string, name: string): void {
+function ca(dir: string, name: string, subject = `/CN=${name}`): void {
   openssl(
     dir,
     "req",
@@ -37,7 +37,7 @@ function ca(dir: string, name: string): void {
     "-days",
     "2",
     "-subj",
-    `/CN=${name}`,
+    subject,
   );
 }
 
@@ -111,3 +111,40 @@ export function makeCerts(): CertSet {
 }
 
 export const read = (path: string) => readFileSync(path);
+
+/** A virtual API server's front-proxy PKI: its CA and the client pair its front proxy presents. */
+export interface FrontProxyPki {
+  caCert: string;
+  caKey: string;
+  clientCert: string;
+  clientKey: string;
+  /** PEM of the CA, as the server publishes it in extension-apiserver-authentication. */
+  caPem: string;
+}
+
+/**
+ * A front-proxy CA named `/CN=<caName>` (clusters' CAs often share one name) and a client certificate `cn` it signs,
+ * in a folder of their own.
+ */
+export function frontProxyPki(caName = "front-proxy-ca", cn = "front-proxy-client"): FrontProxyPki {
+  const dir = mkdtempSync(join(tmpdir(), "vc-mp-fp-"));
+  ca(dir, "fp-ca", `/CN=${caName}`);
+  signed(dir, "fp-client", "fp-ca", `/CN=${cn}`, "extendedKeyUsage=clientAuth\n");
+  const p = (f: string) => join(dir, f);
+  return {
+    caCert: p("fp-ca.crt"),
+    caKey: p("fp-ca.key"),
+    clientCert: p("fp-client.crt"),
+    clientKey: p("fp-client.key"),
+    caPem: readFileSync(p("fp-ca.crt"), "utf8"),
+  };
+}
+
+/** Another client certificate `cn` signed by a PKI's CA. */
+export function clientOf(pki: FrontProxyPki, cn: string): { cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), "vc-mp-fpc-"));
+  writeFileSync(join(dir, "fp-ca.crt"), readFileSync(pki.caCert));
+  writeFileSync(join(dir, "fp-ca.key"), readFileSync(pki.caKey));
+  signed(dir, "c", "fp-ca", `/CN=${cn}`, "extendedKeyUsage=clientAuth\n");
+  return { cert: join(dir, "c.crt"), key: join(dir, "c.key") };
+}

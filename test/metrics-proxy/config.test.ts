@@ -7,10 +7,20 @@ const base = ["--cluster", "a", "--host-namespace", "host"];
 
 describe("metrics-proxy flags", () => {
   it("has the documented defaults", () => {
-    expect(parseFlags(base)).to.deep.equal({
-      cluster: "a",
-      hostNamespace: "host",
+    const shared = parseFlags(["--tls-cert", "c", "--tls-key", "k", "--replica-name", "r"]);
+    expect(shared).to.deep.equal({
+      mode: {
+        kind: "shared",
+        shared: {
+          virtualServer: "https://{cluster}.{namespace}.svc:443",
+          statusConfigMap: { namespace: "vc-system", name: "vc-metrics-proxy-status" },
+          replica: "r",
+          maxClusters: 10_000,
+        },
+      },
       listen: { host: "", port: 9001 },
+      tlsCert: "c",
+      tlsKey: "k",
       apiGroup: "metrics.orch.io",
       hostApiGroup: "metrics.orch.io",
       cacheTtlMs: 15_000,
@@ -20,8 +30,13 @@ describe("metrics-proxy flags", () => {
       authzMaxInFlight: 16,
       authzMaxQueued: 256,
       refreshMs: 60_000,
-      nodes: "synced",
+      maxPods: 250_000,
+      maxPodsPerNamespace: 10_000,
       logLevel: "info",
+    });
+    expect(parseFlags(base).mode).to.deep.equal({
+      kind: "single",
+      single: { cluster: "a", hostNamespace: "host", nodes: "synced" },
     });
   });
 
@@ -48,17 +63,24 @@ describe("metrics-proxy flags", () => {
       "1m30s",
       "--nodes",
       "all",
+      "--max-pods",
+      "7",
+      "--max-pods-per-namespace",
+      "3",
     ]);
     expect(c).to.include({
       kubeconfig: "k",
       tlsCert: "c",
       tlsKey: "k2",
-      clientCA: "ca",
-      tokenFile: "t",
       apiGroup: "metrics.k8s.io",
       hostApiGroup: "metrics.k8s.io",
       cacheTtlMs: 90_000,
-      nodes: "all",
+      maxPods: 7,
+      maxPodsPerNamespace: 3,
+    });
+    expect(c.mode).to.deep.equal({
+      kind: "single",
+      single: { cluster: "a", hostNamespace: "host", nodes: "all", clientCA: "ca", tokenFile: "t" },
     });
     expect(c.listen).to.deep.equal({ host: "127.0.0.1", port: 0 });
     const v = parseFlags([
@@ -82,12 +104,30 @@ describe("metrics-proxy flags", () => {
     ]);
     expect(v).to.include({
       tlsCA: "ca",
-      virtualKubeconfig: "vk",
-      virtualServer: "https://a.vc-a.svc:443",
       apiService: "v1beta1.metrics.k8s.io",
       authzCacheTtlMs: 30_000,
       refreshMs: 120_000,
     });
+    expect(v.mode).to.deep.include({
+      single: {
+        cluster: "a",
+        hostNamespace: "host",
+        nodes: "synced",
+        virtualKubeconfig: "vk",
+        virtualServer: "https://a.vc-a.svc:443",
+      },
+    });
+    const shared = parseFlags([
+      ...["--tls-cert", "c", "--tls-key", "k", "--virtual-server", "kubeconfig", "--status-configmap", ""],
+      ...["--max-clusters", "5", "--replica-name", "p-1"],
+    ]);
+    expect(shared.mode).to.deep.equal({
+      kind: "shared",
+      shared: { virtualServer: "kubeconfig", replica: "p-1", maxClusters: 5 },
+    });
+    expect(
+      parseFlags(["--tls-cert", "c", "--tls-key", "k", "--status-configmap", "ops/status"]).mode,
+    ).to.have.nested.property("shared.statusConfigMap.namespace", "ops");
     expect(parseFlags([...base, "--apiservice", ""]).apiService).to.equal("");
     expect(
       parseFlags([...base, "--authz-timeout", "750ms", "--authz-max-in-flight", "4", "--authz-max-queued", "0"]),
@@ -101,6 +141,24 @@ describe("metrics-proxy flags", () => {
       /invalid --authz-max-queued "-1"/,
     );
     expect(() => parseFlags([...base, "--authz-timeout", "0s"])).to.throw(UserError, /invalid --authz-timeout "0s"/);
+  });
+
+  it("the shared form: HTTPS required, no flags of one cluster, a virtual-server naming each cluster", () => {
+    const tls = ["--tls-cert", "c", "--tls-key", "k"];
+    expect(() => parseFlags([])).to.throw(UserError, /needs HTTPS/);
+    for (const flag of ["--host-namespace", "--virtual-kubeconfig", "--client-ca", "--token-file"])
+      expect(() => parseFlags([...tls, flag, "x"]), flag).to.throw(
+        UserError,
+        new RegExp(`${flag} goes with --cluster`),
+      );
+    expect(() => parseFlags([...tls, "--nodes", "all"])).to.throw(UserError, /--nodes goes with --cluster/);
+    expect(() => parseFlags([...tls, "--virtual-server", "https://one.example:443"])).to.throw(
+      UserError,
+      /\{cluster\} and \{namespace\}/,
+    );
+    expect(() => parseFlags([...tls, "--virtual-server", "http://{cluster}:80"])).to.throw(UserError, /https/);
+    expect(() => parseFlags([...tls, "--status-configmap", "just-a-name"])).to.throw(UserError, /NAMESPACE\/NAME/);
+    expect(() => parseFlags([...tls, "--max-clusters", "0"])).to.throw(UserError, /--max-clusters/);
   });
 
   it("the front-proxy form: HTTPS required, no static credentials beside it, an https --virtual-server", () => {
@@ -119,7 +177,7 @@ describe("metrics-proxy flags", () => {
     );
     expect(() => parseFlags([...base, ...tls, "--virtual-server", "https://x"])).to.throw(
       UserError,
-      /goes with --virtual-kubeconfig/,
+      /with --cluster, --virtual-server goes with --virtual-kubeconfig/,
     );
     expect(() =>
       parseFlags([...base, ...tls, "--virtual-kubeconfig", "vk", "--virtual-server", "http://x:80"]),
@@ -146,7 +204,7 @@ describe("metrics-proxy flags", () => {
   it("fails on missing required flags and unknown choices through commander, and has --help", () => {
     const quiet = (cmd: ReturnType<typeof buildCommand>) =>
       cmd.configureOutput({ writeErr: () => {}, writeOut: () => {} });
-    expect(() => parseFlags(["--cluster", "a"], quiet)).to.throw(CommanderError, /host-namespace/);
+    expect(() => parseFlags(["--cluster", "a"], quiet)).to.throw(UserError, /--cluster needs --host-namespace/);
     expect(() => parseFlags([...base, "--nodes", "some"], quiet)).to.throw(CommanderError, /synced/);
     let help = "";
     expect(() => parseFlags(["--help"], (cmd) => cmd.configureOutput({ writeOut: (s) => (help += s) }))).to.throw(
@@ -170,6 +228,11 @@ describe("metrics-proxy flags", () => {
       "--apiservice",
       "--authz-cache-ttl",
       "--refresh-interval",
+      "--status-configmap",
+      "--replica-name",
+      "--max-clusters",
+      "--max-pods",
+      "--max-pods-per-namespace",
     ]) {
       expect(help).to.contain(flag);
     }

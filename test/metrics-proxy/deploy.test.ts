@@ -19,7 +19,8 @@ describe("metrics-proxy deploy manifests", () => {
     const config = parseFlags(container.args);
     expect(config.listen.port).to.equal(9001);
     expect(config.tlsCert).to.be.a("string");
-    expect(config.cluster).to.equal("example");
+    expect(config.mode).to.deep.include({ kind: "single" });
+    expect(config.mode.kind === "single" && config.mode.single.cluster).to.equal("example");
     expect(container.livenessProbe.httpGet.path).to.equal("/healthz");
     expect(container.readinessProbe.httpGet.path).to.equal("/readyz");
     const [service] = loadAll(readFileSync(new URL("service.yaml", dir), "utf8")) as any[];

@@ -164,34 +164,45 @@ describe("metrics-proxy errors, cache, authentication and metrics", () => {
   describe("cache", () => {
     it("answers from the cache within the TTL and shares concurrent misses in one host request", async () => {
       const p = await proxyFor(server, "a", ["--cache-ttl", "1h"]);
-      const hostPath = `${G}/namespaces/${HOST_NS}/pods`;
+      const listPath = new RegExp(`^${G}/namespaces/${HOST_NS}/pods$`.replaceAll(".", "\\."));
+      const podPath = new RegExp(`^${G}/namespaces/${HOST_NS}/pods/[^/]+$`.replaceAll(".", "\\."));
       try {
-        const before = server.countRequests({ path: hostPath });
-        const answers = await Promise.all(
-          Array.from({ length: 25 }, (_, i) => get(p, i % 2 ? `${G}/pods` : `${G}/namespaces/default/pods/web`)),
-        );
-        expect(answers.every((r) => r.status === 200)).to.equal(true);
-        expect(server.countRequests({ path: hostPath }) - before).to.equal(1);
+        const lists = server.countRequests({ path: listPath });
+        const pods = server.countRequests({ path: podPath });
+        // A single pod is read on its own (the host's per-pod path), concurrent reads of it sharing one request.
+        const one = await Promise.all(Array.from({ length: 12 }, () => get(p, `${G}/namespaces/default/pods/web`)));
+        expect(one.every((r) => r.status === 200)).to.equal(true);
+        expect(server.countRequests({ path: podPath }) - pods).to.equal(1);
+        expect(server.countRequests({ path: listPath }) - lists).to.equal(0);
+        // Lists read the cluster's host namespace once, concurrent ones sharing it.
+        const all = await Promise.all(Array.from({ length: 13 }, () => get(p, `${G}/pods`)));
+        expect(all.every((r) => r.status === 200)).to.equal(true);
+        expect(server.countRequests({ path: listPath }) - lists).to.equal(1);
+        // While that list is cached, a single pod (another one too) comes from it: no host request.
         for (let i = 0; i < 5; i++) await get(p, `${G}/namespaces/default/pods`);
-        expect(server.countRequests({ path: hostPath }) - before).to.equal(1);
+        expect((await get(p, `${G}/namespaces/default/pods/db`)).status).to.equal(200);
+        expect(server.countRequests({ path: listPath }) - lists).to.equal(1);
+        expect(server.countRequests({ path: podPath }) - pods).to.equal(1);
         const metrics = (await get(p, "/metrics")).text;
-        const count = (result: string) =>
+        const count = (cache: string, result: string) =>
           Number(
-            new RegExp(`vc_metrics_proxy_cache_requests_total\\{cache="pods",result="${result}"\\} (\\d+)`).exec(
+            new RegExp(`vc_metrics_proxy_cache_requests_total\\{cache="${cache}",result="${result}"\\} (\\d+)`).exec(
               metrics,
             )?.[1] ?? 0,
           );
-        expect(count("miss")).to.equal(1);
-        expect(count("hit") + count("shared")).to.equal(29);
-        expect(count("hit")).to.be.at.least(5);
+        expect(count("pod", "miss")).to.equal(1);
+        expect(count("pod", "hit") + count("pod", "shared")).to.equal(11);
+        expect(count("pods", "miss")).to.equal(1);
+        expect(count("pods", "hit") + count("pods", "shared")).to.equal(17);
+        expect(count("pods", "hit")).to.be.at.least(5);
       } finally {
         await p.close();
       }
     });
 
-    it("asks the host again once the TTL has passed", async () => {
+    it("asks the host again once the TTL has passed; with a TTL of 0 every request asks it", async () => {
       const p = await proxyFor(server, "a", ["--cache-ttl", "1s"]);
-      const hostPath = `${G}/namespaces/${HOST_NS}/pods`;
+      const hostPath = new RegExp(`^${G}/namespaces/${HOST_NS}/pods$`.replaceAll(".", "\\."));
       try {
         const before = server.countRequests({ path: hostPath });
         await get(p, `${G}/pods`);
@@ -202,6 +213,15 @@ describe("metrics-proxy errors, cache, authentication and metrics", () => {
         expect(server.countRequests({ path: hostPath }) - before).to.equal(2);
       } finally {
         await p.close();
+      }
+      const uncached = await proxyFor(server, "a", ["--cache-ttl", "0s"]);
+      try {
+        const before = server.countRequests({ path: hostPath });
+        for (let i = 0; i < 3; i++) expect((await get(uncached, `${G}/pods`)).status).to.equal(200);
+        expect(server.countRequests({ path: hostPath }) - before).to.equal(3);
+        expect(uncached.cache.size).to.equal(0);
+      } finally {
+        await uncached.close();
       }
     });
   });

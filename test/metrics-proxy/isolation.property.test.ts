@@ -1,7 +1,9 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import { labelMatcher } from "../../src/kube/selector.js";
-import { addPod, get, proxyFor, startHost, type KubeServer, type PodSpec } from "./fixture.js";
+import type { RunningProxy } from "../../src/metrics-proxy/proxy.js";
+import { addPod, eventually, get, proxyFor, startHost, type KubeServer, type PodSpec } from "./fixture.js";
+import { addCluster, asFrontProxy, frontProxyOf, sharedProxy, type TestCluster } from "./shared-fixture.js";
 
 const G = "/apis/metrics.orch.io/v1beta1";
 const LONG = "a-pod-name-long-enough-that-the-naming-contract-hashes-its-host-name";
@@ -107,4 +109,81 @@ describe("metrics-proxy isolation (property over random fleets)", function () {
       { numRuns: 40 },
     );
   });
+});
+
+describe("metrics-proxy isolation: the shared proxy over many clusters (property)", function () {
+  this.timeout(180_000);
+  const CLUSTERS = 12;
+  let host: KubeServer;
+  let proxy: RunningProxy;
+  const clusters: TestCluster[] = [];
+  /** Every host pod added, with who planted it where. */
+  const planted: Array<{ label: string; hostNamespace: string; namespace: string; name: string; cpu: string }> = [];
+  let serial = 0;
+
+  before(async () => {
+    host = await startHost();
+    host.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } } as never);
+    for (let i = 0; i < CLUSTERS; i++) clusters.push(await addCluster(host, `c${i}`));
+    proxy = await sharedProxy(host);
+    await eventually(async () => (await asFrontProxy(proxy, "/readyz", undefined)).status === 200);
+  });
+  after(async () => {
+    await proxy?.close();
+    for (const c of clusters) await c.virtual.close();
+    await host?.close();
+  });
+
+  it(
+    "each cluster reads exactly its own pods: nothing another " + "tenant planted, nothing of another cluster",
+    async () => {
+      const podArb = fc.record({
+        // The syncer of `writer` writes in its own namespace, labelling the pod with `label`'s name.
+        writer: fc.nat(CLUSTERS - 1),
+        label: fc.oneof(fc.nat(CLUSTERS - 1), fc.constant(-1)),
+        namespace: fc.constantFrom("default", "team", "x"),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(podArb, { minLength: 1, maxLength: 20 }), async (fleet) => {
+          for (const p of fleet) {
+            const n = ++serial;
+            const writer = clusters[p.writer]!;
+            const label = p.label < 0 ? "" : `c${p.label}`;
+            const spec = { namespace: p.namespace, name: `p${n}`, cpu: `${n}m`, hostNamespace: writer.hostNamespace };
+            await addPod(host, label ? { ...spec, cluster: label } : { ...spec, hostName: `plain-${n}` });
+            planted.push({
+              label,
+              hostNamespace: writer.hostNamespace,
+              namespace: p.namespace,
+              name: `p${n}`,
+              cpu: `${n}m`,
+            });
+          }
+          await proxy.cache.clear();
+          for (const c of clusters) {
+            const own = planted
+              .filter((p) => p.label === c.name && p.hostNamespace === c.hostNamespace)
+              .map((p) => `${p.namespace}/${p.name}=${p.cpu}`)
+              .sort();
+            await eventually(async () => {
+              const res = await asFrontProxy(proxy, `${G}/pods`, frontProxyOf(c));
+              return res.status === 200 && res.body.items.length === own.length;
+            });
+            const res = await asFrontProxy(proxy, `${G}/pods`, frontProxyOf(c));
+            const got = res.body.items
+              .map((i: any) => `${i.metadata.namespace}/${i.metadata.name}=${i.containers[0].usage.cpu}`)
+              .sort();
+            expect(got, c.name).to.deep.equal(own);
+            // Single reads of every pod planted anywhere: only its own are found.
+            for (const p of planted.slice(-fleet.length)) {
+              const one = await asFrontProxy(proxy, `${G}/namespaces/${p.namespace}/pods/${p.name}`, frontProxyOf(c));
+              const mine = p.label === c.name && p.hostNamespace === c.hostNamespace;
+              expect(one.status, `${c.name} reads ${p.hostNamespace}/${p.label}/${p.name}`).to.equal(mine ? 200 : 404);
+            }
+          }
+        }),
+        { numRuns: 6 },
+      );
+    },
+  );
 });

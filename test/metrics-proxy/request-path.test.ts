@@ -17,6 +17,7 @@ import { silentLogger } from "../../src/model/log.js";
 
 const GROUP = "metrics.orch.io";
 const ctx = { apiGroup: GROUP, serverAddress: "127.0.0.1:1" } as unknown as RouterContext;
+const scope = { name: "a", hostNamespace: "vc-a", nodes: "synced" } as const;
 
 describe("metrics proxy: one parser for authorization and routing", () => {
   it("reads an encoded resource name as that resource for both (`p%6Fds` is pods, not a non-resource path)", () => {
@@ -35,7 +36,11 @@ describe("metrics proxy: one parser for authorization and routing", () => {
         resource: "pods",
         namespace: "a",
       });
-      expect(route(ctx, parsed, new URLSearchParams())).to.include({ verb: "LIST", resource: "pods", group: GROUP });
+      expect(route(ctx, scope, parsed, new URLSearchParams())).to.include({
+        verb: "LIST",
+        resource: "pods",
+        group: GROUP,
+      });
     }
     expect(requestAttributes(`/api/v1/namespaces/a/p%6fds/x`, GROUP)).to.include({
       kind: "resource",
@@ -67,7 +72,7 @@ describe("metrics proxy: one parser for authorization and routing", () => {
       expect(err, path).to.be.instanceOf(ApiError);
       expect((err as ApiError).code, path).to.equal(400);
       expect(() => requestAttributes(path, GROUP), path).to.throw(ApiError);
-      expect(() => route(ctx, path, new URLSearchParams()), path).to.throw(ApiError);
+      expect(() => route(ctx, scope, path, new URLSearchParams()), path).to.throw(ApiError);
     }
   });
 
@@ -102,7 +107,7 @@ describe("metrics proxy: one parser for authorization and routing", () => {
           expect(requestAttributes(b, GROUP)).to.deep.equal(requestAttributes(plain, GROUP));
           const routed = (p: string) => {
             try {
-              const r = route(ctx, p, new URLSearchParams());
+              const r = route(ctx, scope, p, new URLSearchParams());
               return { verb: r.verb, group: r.group, resource: r.resource };
             } catch (e) {
               return (e as ApiError).code;
@@ -192,8 +197,17 @@ describe("metrics proxy: authorization bounded when the virtual API server stall
     const r = reviewer({ timeoutMs: 3_000, maxInFlight: 4, maxQueued: 4 });
     const handler = requestHandler({
       ctx: { ...ctx, apiGroup: GROUP } as RouterContext,
-      auth: { open: false, authenticate: (req) => ({ ok: true, user: user(String(req.headers["x-user"])) }) },
-      authorize: (u, a) => r.authorize(u, a),
+      auth: {
+        open: false,
+        authenticate: (req) => ({
+          ok: true,
+          caller: {
+            scope,
+            user: user(String(req.headers["x-user"])),
+            authorize: (u, a) => r.authorize(u, a),
+          },
+        }),
+      },
       metrics: new ProxyMetrics(() => 0, false),
       log: silentLogger,
       readiness: () => [],

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dump } from "js-yaml";
 import { startProxy } from "../../src/metrics-proxy/proxy.js";
-import type { ProxyConfig } from "../../src/metrics-proxy/config.js";
+import { parseFlags } from "../../src/metrics-proxy/config.js";
+import { makeCerts } from "./certs.js";
 import { UserError } from "../../src/model/errors.js";
 
 const kubeconfig = (user: Record<string, unknown>) =>
@@ -27,14 +28,12 @@ describe("metrics proxy: the virtual kubeconfig from a tenant-writable Secret", 
   const start = async (virtualUser: Record<string, unknown>): Promise<Error> => {
     writeFileSync(join(dir, "host"), kubeconfig({ token: "host-token" }));
     writeFileSync(join(dir, "virtual"), kubeconfig(virtualUser));
-    const config = {
-      cluster: "a",
-      hostNamespace: "vc-a",
-      kubeconfig: join(dir, "host"),
-      virtualKubeconfig: join(dir, "virtual"),
-      apiService: "",
-      listen: { host: "127.0.0.1", port: 0 },
-    } as unknown as ProxyConfig;
+    const certs = makeCerts();
+    const config = parseFlags([
+      ...["--cluster", "a", "--host-namespace", "vc-a", "--kubeconfig", join(dir, "host")],
+      ...["--virtual-kubeconfig", join(dir, "virtual"), "--apiservice", "", "--listen", "127.0.0.1:0"],
+      ...["--tls-cert", certs.serverCert, "--tls-key", certs.serverKey],
+    ]);
     try {
       const proxy = await startProxy(config);
       await (proxy as unknown as { close(): Promise<void> }).close?.();

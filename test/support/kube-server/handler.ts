@@ -24,7 +24,8 @@ import {
   sendJson,
   sendText,
   wantsAggregatedDiscovery,
-  wantsPartialMetadata,
+  partialMetadata,
+  wantsMetadataOnly,
   wantsTable,
 } from "./http.js";
 import type { PodLogs } from "./logs.js";
@@ -394,19 +395,25 @@ async function serveResource(
           200,
           toTable(served, [e.obj], { resourceVersion: e.obj.metadata.resourceVersion }, query.get("includeObject")),
         );
+      if (sub === undefined && wantsMetadataOnly(req.headers.accept)) return sendJson(res, 200, partialMetadata(e.obj));
       return sendJson(res, 200, sub === undefined ? jsonOf(e) : e.obj);
     }
     case "list":
       return serveList(deps, req, res, served, ns, query);
     case "watch": {
       const table = wantsTable(req.headers.accept);
+      const metadataOnly = !table && wantsMetadataOnly(req.headers.accept);
       const include = query.get("includeObject");
       const stop = startWatch(deps.store, res, {
         served,
         namespace: ns,
         query,
         wire: (o, first) =>
-          table ? toTable(served, [o], { resourceVersion: o.metadata.resourceVersion }, include, first) : o,
+          table
+            ? toTable(served, [o], { resourceVersion: o.metadata.resourceVersion }, include, first)
+            : metadataOnly
+              ? partialMetadata(o)
+              : o,
       });
       deps.watches.add(stop);
       res.on("close", () => deps.watches.delete(stop));
@@ -557,17 +564,12 @@ function serveList(
       ),
     );
   }
-  if (wantsPartialMetadata(req.headers.accept)) {
-    const items = result.entries.map((e) => ({
-      kind: "PartialObjectMetadata",
-      apiVersion: "meta.k8s.io/v1",
-      metadata: e.obj.metadata,
-    }));
+  if (wantsMetadataOnly(req.headers.accept)) {
     return sendJson(res, 200, {
       kind: "PartialObjectMetadataList",
       apiVersion: "meta.k8s.io/v1",
       metadata: meta,
-      items,
+      items: result.entries.map((e) => partialMetadata(e.obj)),
     });
   }
   // Serialise each stored object once (cached on the entry) and splice the strings together.

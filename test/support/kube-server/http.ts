@@ -58,14 +58,19 @@ export function sendError(res: ServerResponse, err: ApiError, headers: Record<st
   sendJson(res, err.code, err.toStatus());
 }
 
-/** True when the Accept header asks for a LIST's items as metadata alone (meta.k8s.io PartialObjectMetadataList). */
-export function wantsPartialMetadata(accept: string | undefined): boolean {
-  return !!accept && /as=PartialObjectMetadataList/.test(accept) && /g=meta\.k8s\.io/.test(accept);
-}
-
 /** True when the Accept header asks for a meta.k8s.io Table. */
 export function wantsTable(accept: string | undefined): boolean {
   return !!accept && /as=Table/.test(accept) && /g=meta\.k8s\.io/.test(accept);
+}
+
+/** True when the Accept header asks for metadata only (meta.k8s.io PartialObjectMetadata or its list). */
+export function wantsMetadataOnly(accept: string | undefined): boolean {
+  return !!accept && /as=PartialObjectMetadata(List)?\b/.test(accept) && /g=meta\.k8s\.io/.test(accept);
+}
+
+/** An object as a PartialObjectMetadata: its metadata only. */
+export function partialMetadata(o: { metadata: unknown }): Record<string, unknown> {
+  return { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: o.metadata };
 }
 
 /** True when the Accept header asks for aggregated discovery v2. */
