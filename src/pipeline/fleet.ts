@@ -24,6 +24,7 @@ import { planClusters, type FleetCluster } from "./cluster.js";
 import type { Engine, LoadedCluster } from "./engine.js";
 import { blockPlan } from "./gates.js";
 import { firstError, type DesiredIndex, type DesiredState } from "./load.js";
+import { holdMetricsHandover } from "./metrics-handover.js";
 import { compact, forReport, KeptStrings } from "./report.js";
 import type { DiffSpill } from "../plan/spill.js";
 
@@ -165,7 +166,7 @@ async function unitsOf(
   const all = fleetClusters(prepared, chunk.live, { ...opts, recorded: target.recorded }, chunk.removed);
   // A plan that will be carried out carries the version of the record it was computed against (read with the chunk).
   if (opts.records) await withRecords(target, all.clusters);
-  const set = setAsideSuspended(all.clusters, opts);
+  const set = setAsideSuspended(await holdMetricsHandover(target, all.clusters), opts);
   return {
     all: new Map(all.clusters.map((c) => [c.name, c])),
     plannable: set.clusters.filter((c) => !c.suspend),

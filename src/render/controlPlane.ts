@@ -3,14 +3,22 @@ import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
 import { type RenderContext, controlPlaneMeta, names } from "./meta.js";
 import { API_SERVER_PORT, controlPlanePodLabels } from "./statefulSet.js";
+import { metricsNodesMode } from "./metricsProxy.js";
+import { LABELS } from "../translate/keys.js";
 
 /** Spec 2.3 rule 3: the label that turns on sidecar injection in the host namespace. */
 const MESH_INJECTION_LABEL = "mesh-injection";
 /** Port of the Service in front of the virtual API server. */
 export const API_SERVICE_PORT = 443;
 
+/**
+ * The host Namespace. With the metrics integration on it carries `vc.orch.io/metrics-proxy` (the node mode): the label
+ * by which the host's shared metrics proxy finds the cluster, which only the platform writes.
+ */
 export function renderNamespace(values: Values, ctx: RenderContext, source: string): KubeObject {
-  const labels = values.integrations.mesh.enabled ? { [MESH_INJECTION_LABEL]: "enabled" } : undefined;
+  const labels: Record<string, string> = {};
+  if (values.integrations.mesh.enabled) labels[MESH_INJECTION_LABEL] = "enabled";
+  if (values.integrations.metricsServer.enabled) labels[LABELS.metricsProxy] = metricsNodesMode(values);
   return {
     apiVersion: "v1",
     kind: "Namespace",

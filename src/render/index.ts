@@ -62,9 +62,7 @@ function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeObject[]
   }
   if (metricsOn) {
     objects.push(renderInitManifests(init, ctx, source));
-    objects.push(
-      ...renderMetricsProxy(ctx.cluster, ctx.hostNamespace, values, { sourceFile: source, revision: ctx.revision }),
-    );
+    objects.push(...renderMetricsProxy(ctx.cluster, ctx.hostNamespace, { sourceFile: source, revision: ctx.revision }));
   }
   return objects;
 }

@@ -98,6 +98,11 @@ export interface Target {
     clusters: ReadonlyArray<{ cluster: string; hostNamespace: string }>,
     opts: { dryRun?: boolean; historyLimit?: number },
   ): Promise<Array<{ cluster: string; hostNamespace: string; message: string }>>;
+  /**
+   * The clusters (`<host namespace>/<cluster>`) the host's shared metrics proxy is ready to take over from their own
+   * proxy of before (its status ConfigMap, model/proxy-status.ts). Absent where a target has no host (dir:).
+   */
+  metricsProxyReady?(): Promise<ReadonlySet<string>>;
   /** Releases connections. */
   close(): Promise<void>;
   /** Where the target tells what it did instead of what it was asked (a read past its bound); a host: stderr. */

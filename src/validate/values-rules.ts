@@ -85,6 +85,21 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
         "the metrics integration is enabled but proxies neither pods nor nodes (integrations.metricsServer.pods and .nodes are false)",
     });
   }
+  // The host's one shared metrics proxy (deploy/metrics-proxy) runs with its own image, replicas and cache TTL.
+  const ignored = [["image"], ["replicas"], ["cacheTTL"]].filter((k) =>
+    isSet(raw, ["integrations", "metricsServer", "proxy", ...k]),
+  );
+  if (ignored.length > 0) {
+    out.push({
+      paths: ignored.map((k) => ["integrations", "metricsServer", "proxy", ...k]),
+      severity: "warning",
+      code: "metrics-proxy-shared",
+      message:
+        `integrations.metricsServer.proxy.${ignored.map((k) => k.join(".")).join(", .")} no longer apply: ` +
+        "one shared metrics proxy serves every cluster of the host, with the image, replicas and cache TTL " +
+        "of its Deployment (deploy/metrics-proxy); remove them",
+    });
+  }
   const external = v.controlPlane.backingStore.database.external;
   out.push(...endpointRules(external.endpoint));
   if (external.enabled) {
@@ -177,6 +192,16 @@ function urlPassword(text: string): string {
     const user = /^[a-z][a-z0-9+.-]*:\/\/([^/@]*)@/i.exec(text)?.[1] ?? "";
     return user.includes(":") ? user.slice(user.indexOf(":") + 1) : "";
   }
+}
+
+/** True when the values as written (before defaults) set the key at `path`. */
+function isSet(raw: Mapping, path: string[]): boolean {
+  let node: unknown = raw;
+  for (const key of path) {
+    if (!isMapping(node) || !(key in node)) return false;
+    node = node[key];
+  }
+  return true;
 }
 
 function explicitlyTrue(raw: Mapping, path: string[]): boolean {

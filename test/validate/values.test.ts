@@ -199,6 +199,17 @@ sync:
     ]);
   });
 
+  it("warns that the proxy's image, replicas and cache TTL no longer apply (one shared proxy serves the host)", () => {
+    const d = validateValuesDocument(
+      "integrations:\n  metricsServer:\n    enabled: true\n    proxy:\n      replicas: 2\n      cacheTTL: 30s\n" +
+        "      hostApiGroup: metrics.k8s.io\n",
+      F,
+    );
+    expect(d.map((x) => [x.line, x.severity, x.code])).to.deep.equal([[5, "warning", "metrics-proxy-shared"]]);
+    expect(d[0]!.message).to.match(/^integrations\.metricsServer\.proxy\.replicas, \.cacheTTL no longer apply/);
+    expect(validateValuesDocument("integrations:\n  metricsServer:\n    enabled: true\n", F)).to.deep.equal([]);
+  });
+
   it("requires a connection for the external database and one backing store", () => {
     const none = validateValuesDocument(
       "controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n",

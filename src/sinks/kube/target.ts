@@ -9,6 +9,8 @@ import { describeLease } from "../../records/lease.js";
 import { KubeStatusStore, type StatusStoreOptions } from "../../records/status-store.js";
 import { apiVersionOf, MESH_GROUP, RESOURCES, resourcePath, type ResourceType } from "../../kube/resources.js";
 import { inventorySelector, LABELS } from "../../translate/keys.js";
+import { SHARED_METRICS_PROXY } from "../../translate/metrics-proxy.js";
+import { freshStatuses, readyClusters } from "../../model/proxy-status.js";
 import { stripServerFields } from "../../plan/normalize.js";
 import type { FleetReader, Target, WriteOptions } from "../types.js";
 import { FleetInventoryReader, inNamespaceOrder } from "./fleet-inventory.js";
@@ -658,6 +660,16 @@ export class KubeTarget implements Target {
 
   statusStore(opts: StatusStoreOptions = {}): KubeStatusStore {
     return new KubeStatusStore(this.client, { ...opts, source: this.source, records: this.records });
+  }
+
+  async metricsProxyReady(): Promise<ReadonlySet<string>> {
+    const status = await this.getServed({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: SHARED_METRICS_PROXY.namespace,
+      name: SHARED_METRICS_PROXY.statusConfigMap,
+    });
+    return readyClusters(freshStatuses(status?.data as Record<string, unknown> | undefined, Date.now()));
   }
 
   async close(): Promise<void> {
