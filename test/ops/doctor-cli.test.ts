@@ -238,10 +238,13 @@ describe("ops: vc doctor (live host)", function () {
       "access",
       "apiService",
       "namespace",
+      "sharedProxy",
       "status",
       "virtual",
     ]);
     expect(out.notChecked.apiService).to.equal("not visible to you");
+    // The shared metrics proxy lives in vc-system, which such a user may not read either.
+    expect(out.notChecked.sharedProxy).to.equal("not visible to you");
     // The caller may not create SubjectAccessReviews: the permission checks say so and guess no 403.
     expect(out.notChecked.access).to.equal(
       "you may not create SubjectAccessReviews, so the permission checks could not be made",

@@ -4,6 +4,7 @@ import type { PodLike } from "../../src/health/pod-causes.js";
 import type { HostSnapshot } from "../../src/ops/doctor/types.js";
 import { initManifestsText } from "../../src/render/initManifests.js";
 import { metricsVirtualObjects } from "../../src/render/metricsProxy.js";
+import { formatReplicaStatus } from "../../src/model/proxy-status.js";
 import { LABELS } from "../../src/translate/keys.js";
 import { metricsAccessQuestions } from "../../src/ops/doctor/metrics-rbac.js";
 import { syncerAccessQuestions } from "../../src/ops/doctor/syncer.js";
@@ -52,6 +53,19 @@ const REVIEWS = "reviews-x-default-x-team-a";
 const REVIEWS_HOST = `${REVIEWS}.${NS}.svc.cluster.local`;
 const PROXY = "vc-metrics-proxy-team-a";
 
+/** A replica's status of the shared proxy, written at the snapshot's time, failing for `failed`. */
+function proxyStatus(failed: Record<string, string>): string {
+  return formatReplicaStatus({
+    at: "2026-02-01T00:00:00.000Z",
+    intervalSeconds: 60,
+    clusters: 1,
+    loaded: 1,
+    ready: [],
+    waiting: {},
+    failed,
+  });
+}
+
 /**
  * A healthy cluster with the metrics integration (host group metrics.k8s.io), node syncing, the mesh integration and
  * persistence on: every check has something to look at and finds nothing.
@@ -85,7 +99,13 @@ function healthyWithoutAccess(): HostSnapshot {
   return {
     cluster: "team-a",
     namespace: NS,
-    namespaceObject: obj("v1", "Namespace", NS, { metadata: { labels: { "mesh-injection": "enabled" } } }, undefined),
+    namespaceObject: obj(
+      "v1",
+      "Namespace",
+      NS,
+      { metadata: { labels: { "mesh-injection": "enabled", [LABELS.metricsProxy]: "synced" } } },
+      undefined,
+    ),
     statefulSet: obj("apps/v1", "StatefulSet", "team-a", {
       spec: {
         replicas: 1,
@@ -132,12 +152,30 @@ function healthyWithoutAccess(): HostSnapshot {
       data: { "manifests.yaml": initManifestsText(metricsVirtualObjects("team-a", NS)) },
     }),
     liveValues: effectiveValues(raw),
-    deployments: [
-      obj("apps/v1", "Deployment", PROXY, {
-        spec: { replicas: 1, template: { spec: { serviceAccountName: PROXY } } },
-        status: { availableReplicas: 1 },
-      }),
-    ],
+    deployments: [],
+    sharedProxy: {
+      deployment: obj(
+        "apps/v1",
+        "Deployment",
+        "vc-metrics-proxy",
+        {
+          spec: {
+            replicas: 2,
+            template: { spec: { containers: [{ args: ["--listen", ":9001", "--host-api-group", "metrics.k8s.io"] }] } },
+          },
+          status: { availableReplicas: 2 },
+        },
+        "vc-system",
+      ),
+      status: obj(
+        "v1",
+        "ConfigMap",
+        "vc-metrics-proxy-status",
+        { data: { "vc-metrics-proxy-0": proxyStatus({}) } },
+        "vc-system",
+      ),
+      tlsSecret: true,
+    },
     serviceAccounts: [obj("v1", "ServiceAccount", "vc-team-a"), obj("v1", "ServiceAccount", PROXY)],
     services: [obj("v1", "Service", REVIEWS)],
     virtualServices: [
@@ -225,7 +263,7 @@ function healthyWithoutAccess(): HostSnapshot {
       ],
       autoscalers: [],
     },
-    existingSecrets: ["mesh-system/a-cert", `${NS}/vc-metrics-proxy-tls-team-a`],
+    existingSecrets: ["mesh-system/a-cert"],
     slowReads: [],
     missingKinds: [],
     values: effectiveValues(raw),
@@ -266,9 +304,17 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "metrics-not-available|metrics-api-group|error": (s) =>
     void (s.missingKinds = ["metrics.k8s.io/v1beta1/NodeMetrics", "metrics.k8s.io/v1beta1/PodMetrics"]),
   "metrics-not-available|metrics-proxy|error": (s) =>
-    void ((s.deployments[0] as unknown as Status).status = { availableReplicas: 0 }),
-  "metrics-not-available|metrics-proxy-tls|error": (s) =>
-    void (s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("tls"))),
+    void ((s.sharedProxy!.deployment as unknown as Status).status = { availableReplicas: 0 }),
+  "metrics-not-available|metrics-proxy|warning": (s) => void (s.sharedProxy!.status = undefined),
+  // The cluster's own proxy of before still runs, its hand-over waiting.
+  "metrics-not-available|metrics-proxy|note": (s) =>
+    void s.deployments.push(
+      obj("apps/v1", "Deployment", PROXY, {
+        spec: { replicas: 1, template: { spec: { serviceAccountName: PROXY } } },
+        status: { availableReplicas: 1 },
+      }),
+    ),
+  "metrics-not-available|metrics-proxy-tls|error": (s) => void (s.sharedProxy!.tlsSecret = false),
   "node-metrics|node-metrics|note": (s) => void (s.values!.sync.fromHost.nodes.enabled = false),
   "node-metrics|node-metrics|error": (s) => deny(s, "vc-team-a", "", "nodes", ["get", "list"]),
   "autoscaler-unknown|pod-requests|warning": (s) =>
@@ -295,7 +341,8 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "metrics-api-service|metrics-api-service|warning": (s) =>
     void (controlPlane(s).metadata.annotations = { "vc.orch.io/config-hash": "0ld" }),
   // The host's authorizer denies the metrics reader pod metrics of the configured host group metrics.k8s.io.
-  "metrics-forbidden|metrics-forbidden|error": (s) => deny(s, PROXY, "metrics.k8s.io", "pods", ["get", "list"]),
+  "metrics-forbidden|metrics-forbidden|error": (s) =>
+    deny(s, "vc-metrics-proxy", "metrics.k8s.io", "pods", ["get", "list"]),
   "mesh-custom-resource|mesh-custom-resource|error": (s) =>
     void (s.liveValues!.sync.toHost.customResources = { "virtualservices.networking.mesh.io": { enabled: true } }),
   "sidecar-missing|sidecar-missing|error": (s) =>

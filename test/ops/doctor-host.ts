@@ -67,22 +67,33 @@ async function podWithPhase(
 }
 
 /**
- * Applies the repository, then: the metrics proxy's Role reads `metrics.orch.io` instead of the configured
- * `metrics.k8s.io`; a synced pod without requests; the control plane's config Secret syncs VirtualServices as a custom
- * resource besides the mesh integration. Nothing creates `shop-0`, the Service `reviews` or the proxy's TLS Secret.
- * `calm` gets a hand-made `calm-0` pod that stays Pending.
+ * Applies the repository, then: the shared metrics proxy's ClusterRole (made by hand, its Deployment never deployed)
+ * lets it read pod metrics of `metrics.orch.io` instead of the `metrics.k8s.io` the host serves; a synced pod without
+ * requests; the control plane's config Secret syncs VirtualServices as a custom resource besides the mesh integration.
+ * Nothing creates `shop-0`, the Service `reviews` or the shared proxy's TLS Secret. `calm` gets a hand-made `calm-0`
+ * pod that stays Pending.
  */
 export async function breakDoctorHost(kubeconfig: string, repo: string): Promise<void> {
   const applied = await runVc(["apply", repo, "--target", "kube", "--kubeconfig", kubeconfig]);
   expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
   const host = openHost({ kubeconfig });
   try {
-    const role = `${pathOf("rbac.authorization.k8s.io/v1", "Role", "vc-shop")}/vc-metrics-proxy-shop`;
-    await host.mergePatch(role, {
+    const rbac = "rbac.authorization.k8s.io/v1";
+    await host.create(pathOf(rbac, "ClusterRole"), {
+      apiVersion: rbac,
+      kind: "ClusterRole",
+      metadata: { name: "vc-metrics-proxy" },
       rules: [
-        { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
-        { apiGroups: ["metrics.orch.io"], resources: ["pods"], verbs: ["get", "list", "watch"] },
+        { apiGroups: ["metrics.orch.io"], resources: ["pods"], verbs: ["get", "list"] },
+        { apiGroups: ["metrics.k8s.io"], resources: ["nodes"], verbs: ["get", "list"] },
       ],
+    });
+    await host.create(pathOf(rbac, "ClusterRoleBinding"), {
+      apiVersion: rbac,
+      kind: "ClusterRoleBinding",
+      metadata: { name: "vc-metrics-proxy" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "vc-metrics-proxy" },
+      subjects: [{ kind: "ServiceAccount", name: "vc-metrics-proxy", namespace: "vc-system" }],
     });
     const live = effectiveValues({
       ...SHOP_VALUES,
@@ -124,10 +135,10 @@ export async function breakDoctorHost(kubeconfig: string, repo: string): Promise
 export const SHOP_FINDINGS = [
   "control-plane-pod error StatefulSet vc-shop/shop",
   "mesh-custom-resource error Secret vc-shop/vc-config-shop",
-  "metrics-forbidden error ServiceAccount vc-shop/vc-metrics-proxy-shop",
+  "metrics-forbidden error ServiceAccount vc-system/vc-metrics-proxy",
   "metrics-host-api error APIService v1beta1.metrics.k8s.io",
-  "metrics-proxy error Deployment vc-shop/vc-metrics-proxy-shop",
-  "metrics-proxy-tls error Secret vc-shop/vc-metrics-proxy-tls-shop",
+  "metrics-proxy error Deployment vc-system/vc-metrics-proxy",
+  "metrics-proxy-tls error Secret vc-system/vc-metrics-proxy-tls",
   "mesh-destination error VirtualService vc-shop/reviews-x-default-x-shop",
   "mesh-subset error VirtualService vc-shop/reviews-x-default-x-shop",
   "pod-requests warning Pod vc-shop/web-x-default-x-shop",

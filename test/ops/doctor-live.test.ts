@@ -49,7 +49,7 @@ describe("ops: vc doctor on a broken host (API test server)", function () {
         (f) => f.check === "metrics-forbidden" || f.check === "syncer-rbac",
       );
     expect((await checks()).map((f) => f.message)).to.deep.equal([
-      "HTTP 403 Forbidden: system:serviceaccount:vc-shop:vc-metrics-proxy-shop may not get, list pods.metrics.k8s.io in vc-shop",
+      "HTTP 403 Forbidden: system:serviceaccount:vc-system:vc-metrics-proxy may not get, list pods.metrics.k8s.io in vc-shop",
     ]);
     const rbac = "rbac.authorization.k8s.io/v1";
     const syncerBindings = server

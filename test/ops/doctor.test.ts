@@ -9,6 +9,8 @@ import { servingCertificate } from "../support/certs.js";
 import { pendingCauses, type PodLike } from "../../src/health/pod-causes.js";
 import type { Finding, HostSnapshot } from "../../src/ops/doctor/types.js";
 import { healthy, NS, obj, pod, SCENARIOS } from "./doctor-fixtures.js";
+import { metricsAccessQuestions } from "../../src/ops/doctor/metrics-rbac.js";
+import { hostApiGroupOf } from "../../src/ops/doctor/facts.js";
 
 const key = (c: { row: string; check: string; severity: string }) => `${c.row}|${c.check}|${c.severity}`;
 
@@ -147,11 +149,25 @@ describe("ops/doctor", () => {
   it("checks the metrics API of the configured hostApiGroup and suggests RBAC on that group", () => {
     const f = diagnose(broken("metrics-forbidden|metrics-forbidden|error"));
     expect(f.map((x) => x.message)).to.deep.equal([
-      `HTTP 403 Forbidden: system:serviceaccount:${NS}:vc-metrics-proxy-team-a may not get, list pods.metrics.k8s.io in ${NS}`,
+      `HTTP 403 Forbidden: system:serviceaccount:vc-system:vc-metrics-proxy may not get, list pods.metrics.k8s.io in ${NS}`,
     ]);
-    expect(f[0]!.resolution).to.equal(
-      `grant RBAC to the service account; kubectl -n ${NS} create role vc-metrics-reader --verb=get,list --resource=pods.metrics.k8s.io && kubectl -n ${NS} create rolebinding vc-metrics-reader --role=vc-metrics-reader --serviceaccount=${NS}:vc-metrics-proxy-team-a`,
-    );
+    expect(f[0]!.resolution).to.match(/^grant RBAC to the service account; apply deploy\/metrics-proxy\/rbac.yaml/);
+    // The cluster's own proxy of before, while it runs, is the reader asked about, and told how to grant it.
+    const legacy = broken("metrics-not-available|metrics-proxy|note");
+    legacy.access = [...metricsAccessQuestions(legacy)].map((q) => ({
+      ...q,
+      allowed: !(q.group === "metrics.k8s.io" && q.resource === "pods"),
+    }));
+    const own = diagnose(legacy).find((x) => x.check === "metrics-forbidden")!;
+    expect(own.message).to.contain(`system:serviceaccount:${NS}:vc-metrics-proxy-team-a`);
+    expect(own.resolution).to.contain(`--serviceaccount=${NS}:vc-metrics-proxy-team-a`);
+    // The shared proxy may not read the cluster's kubeconfig Secret: its Role is the cluster's to apply.
+    const secret = healthy();
+    for (const a of secret.access!) if (a.resource === "secrets") a.allowed = false;
+    expect(diagnose(secret).map((x) => [x.check, x.object])).to.deep.equal([
+      ["metrics-forbidden", `Secret ${NS}/vc-team-a`],
+    ]);
+    expect(diagnose(secret)[0]!.resolution).to.contain("vc-metrics-proxy-access-team-a");
     const missing = diagnose(broken("metrics-not-available|metrics-host-api|error"))[0]!;
     expect(missing).to.include({ object: "APIService v1beta1.metrics.k8s.io" });
     expect(missing.message).to.equal(
@@ -173,14 +189,20 @@ describe("ops/doctor", () => {
     ]);
   });
 
-  it("without values, reads the host group from the metrics proxy's --host-api-group", () => {
+  it("without values, reads the host group from the shared proxy's --host-api-group, else its old proxy's", () => {
     const s = broken("metrics-forbidden|metrics-forbidden|error");
     s.values = undefined;
     s.liveValues = undefined;
-    (
-      s.deployments[0] as unknown as { spec: { template: { spec: Record<string, unknown> } } }
-    ).spec.template.spec.containers = [{ name: "metrics-proxy", args: ["--host-api-group", "metrics.k8s.io"] }];
     expect(diagnose(s).find((x) => x.check === "metrics-forbidden")!.message).to.contain("pods.metrics.k8s.io");
+    // Neither values nor a shared proxy read: the group of the cluster's own proxy of before.
+    const old = broken("metrics-not-available|metrics-proxy|note");
+    old.values = undefined;
+    old.liveValues = undefined;
+    old.sharedProxy = undefined;
+    (
+      old.deployments[0] as unknown as { spec: { template: { spec: Record<string, unknown> } } }
+    ).spec.template.spec.containers = [{ name: "metrics-proxy", args: ["--host-api-group", "metrics.example.io"] }];
+    expect(hostApiGroupOf(old)).to.equal("metrics.example.io");
   });
 
   it("skips the metrics checks when the integration is off", () => {
@@ -287,10 +309,11 @@ describe("ops/doctor", () => {
         )
         .sort(),
     ).to.deep.equal([
-      "vc-metrics-proxy-team-a get nodes.metrics.k8s.io",
-      "vc-metrics-proxy-team-a get pods.metrics.k8s.io in vc-team-a",
-      "vc-metrics-proxy-team-a list nodes.metrics.k8s.io",
-      "vc-metrics-proxy-team-a list pods.metrics.k8s.io in vc-team-a",
+      "vc-metrics-proxy get nodes.metrics.k8s.io",
+      "vc-metrics-proxy get pods.metrics.k8s.io in vc-team-a",
+      "vc-metrics-proxy get secrets in vc-team-a",
+      "vc-metrics-proxy list nodes.metrics.k8s.io",
+      "vc-metrics-proxy list pods.metrics.k8s.io in vc-team-a",
       "vc-team-a create pods in vc-team-a",
       "vc-team-a delete pods in vc-team-a",
       "vc-team-a get nodes",
@@ -419,8 +442,11 @@ describe("ops/doctor", () => {
     expect(upstream).to.not.contain("to the group it serves (metrics.k8s.io");
     expect(upstream).to.contain("the configured hostApiGroup metrics.k8s.io is the upstream metrics server's group");
     const s = broken("metrics-not-available|metrics-host-api|error");
-    s.values!.integrations.metricsServer.proxy.hostApiGroup = "metrics.orch.io";
-    s.liveValues = undefined;
+    (
+      s.sharedProxy!.deployment as unknown as {
+        spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+      }
+    ).spec.template.spec.containers[0]!.args = ["--host-api-group", "metrics.orch.io"];
     expect(diagnose(s).find((f) => f.check === "metrics-host-api")!.resolution).to.contain(
       "(metrics.k8s.io for the upstream metrics server; metrics.orch.io is in use now)",
     );

@@ -12,6 +12,8 @@ export interface AccessQuestion {
   resource: string;
   /** Absent: cluster-wide. */
   namespace?: string;
+  /** One object of that name (a Role may grant it by name only); absent: any. */
+  name?: string;
 }
 
 export interface AccessAnswer extends AccessQuestion {
@@ -31,13 +33,22 @@ function serviceAccountIdentity(sa: { namespace: string; name: string }): { user
 }
 
 const keyOf = (q: AccessQuestion) =>
-  [q.serviceAccount.namespace, q.serviceAccount.name, q.verb, q.group, q.resource, q.namespace ?? ""].join("\u0000");
+  [
+    q.serviceAccount.namespace,
+    q.serviceAccount.name,
+    q.verb,
+    q.group,
+    q.resource,
+    q.namespace ?? "",
+    q.name ?? "",
+  ].join("\u0000");
 
 /** The SubjectAccessReview that asks one question. */
 function reviewOf(q: AccessQuestion): Record<string, unknown> {
   const { user, groups } = serviceAccountIdentity(q.serviceAccount);
   const resourceAttributes: Record<string, string> = { verb: q.verb, group: q.group, resource: q.resource };
   if (q.namespace !== undefined) resourceAttributes.namespace = q.namespace;
+  if (q.name !== undefined) resourceAttributes.name = q.name;
   return {
     apiVersion: "authorization.k8s.io/v1",
     kind: "SubjectAccessReview",

@@ -190,7 +190,19 @@ export const COVERAGE: readonly Coverage[] = [
     row: "metrics-not-available",
     check: "metrics-proxy",
     severity: "error",
-    when: "the metrics proxy's Deployment is absent or has no available replica",
+    when: "the host's shared metrics proxy (Deployment `vc-system/vc-metrics-proxy`) is absent or has no available replica, or its replicas' status says it cannot answer for the cluster (and why)",
+  },
+  {
+    row: "metrics-not-available",
+    check: "metrics-proxy",
+    severity: "warning",
+    when: "the shared proxy runs but publishes no current status (ConfigMap `vc-system/vc-metrics-proxy-status`)",
+  },
+  {
+    row: "metrics-not-available",
+    check: "metrics-proxy",
+    severity: "note",
+    when: "the cluster's own proxy of before (Deployment `vc-metrics-proxy-<name>`) still runs: its hand-over to the shared proxy is pending, and what it waits for",
   },
   {
     row: "metrics-not-available",
@@ -202,7 +214,7 @@ export const COVERAGE: readonly Coverage[] = [
     row: "metrics-not-available",
     check: "metrics-proxy-tls",
     severity: "error",
-    when: "the proxy's TLS Secret `vc-metrics-proxy-tls-<name>` does not exist: its pods cannot start",
+    when: "the shared proxy's TLS Secret `vc-system/vc-metrics-proxy-tls` does not exist: its pods cannot start",
   },
   {
     row: "node-metrics",

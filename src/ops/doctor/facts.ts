@@ -1,14 +1,19 @@
-// What several doctor checks derive from one snapshot: the configuration in effect, the control plane and the metrics proxy.
+// What several doctor checks derive from one snapshot: the configuration in effect, the control plane and the metrics
+// proxy.
 import { isControlledBy } from "../../health/owned-pods.js";
 import type { KubeObject } from "../../kube/object.js";
 import { METRICS_GROUP } from "../../kube/resources.js";
 import type { Values } from "../../model/values.js";
 import { names } from "../../render/meta.js";
 import { CHART_APP_LABEL, LABELS } from "../../translate/keys.js";
+import { SHARED_METRICS_PROXY } from "../../translate/metrics-proxy.js";
 import { asPod, type PodLike } from "../../health/pod-causes.js";
 import type { HostSnapshot } from "./types.js";
 
-/** The values the checks go by: the repository's when the cluster folder was found, else those the control plane runs with. */
+/**
+ * The values the checks go by: the repository's when the cluster folder was found, else those the control plane runs
+ * with.
+ */
 export function configOf(s: Pick<HostSnapshot, "values" | "liveValues">): Values | undefined {
   return s.values ?? s.liveValues;
 }
@@ -81,18 +86,24 @@ export function meshEnabled(s: HostSnapshot): boolean {
   return s.gateways.length > 0 || s.virtualServices.length > 0;
 }
 
-/** The metrics proxy's Deployment `vc-metrics-proxy-<name>`, when it exists. */
+/** The cluster's own metrics proxy of before the shared one (Deployment `vc-metrics-proxy-<name>`), while it runs. */
 export function metricsProxyDeployment(s: Pick<HostSnapshot, "deployments" | "cluster">): KubeObject | undefined {
   return s.deployments.find((d) => d.metadata.name === names.metricsProxy(s.cluster));
 }
 
-/** Whether the metrics integration is on: from the values when known, else from a deployed metrics proxy. */
-export function metricsIntegrationEnabled(
-  s: Pick<HostSnapshot, "values" | "liveValues" | "deployments" | "cluster">,
-): boolean {
+type MetricsFacts = Pick<HostSnapshot, "values" | "liveValues" | "deployments" | "cluster"> &
+  Partial<Pick<HostSnapshot, "namespaceObject" | "sharedProxy">>;
+
+/**
+ * Whether the metrics integration is on: from the values when known, else from the host Namespace's mark for the shared
+ * proxy or a cluster's own proxy still running.
+ */
+export function metricsIntegrationEnabled(s: MetricsFacts): boolean {
   const values = configOf(s);
   if (values) return values.integrations.metricsServer.enabled;
-  return metricsProxyDeployment(s) !== undefined;
+  return (
+    s.namespaceObject?.metadata.labels?.[LABELS.metricsProxy] !== undefined || metricsProxyDeployment(s) !== undefined
+  );
 }
 
 function proxyContainer(d: KubeObject | undefined): { args?: string[] } | undefined {
@@ -100,25 +111,37 @@ function proxyContainer(d: KubeObject | undefined): { args?: string[] } | undefi
     ?.template?.spec?.containers?.[0];
 }
 
+/** A flag's value in a proxy Deployment's arguments (`--flag value` or `--flag=value`). */
+function flagOf(d: KubeObject | undefined, flag: string): string | undefined {
+  const args = proxyContainer(d)?.args ?? [];
+  const at = args.indexOf(flag);
+  return at >= 0 ? args[at + 1] : args.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
+}
+
 /**
- * The host's metrics API group the proxy reads (`integrations.metricsServer.proxy.hostApiGroup`): from the values,
- * else the deployed proxy's `--host-api-group`, else the default.
+ * The host's metrics API group the proxy reads: the shared proxy's `--host-api-group` when it was read, else that of
+ * the cluster's own proxy of before, else the values' `integrations.metricsServer.proxy.hostApiGroup`, else the default.
  */
-export function hostApiGroupOf(s: Pick<HostSnapshot, "values" | "liveValues" | "deployments" | "cluster">): string {
-  const values = configOf(s);
-  if (values) return values.integrations.metricsServer.proxy.hostApiGroup;
-  const args = proxyContainer(metricsProxyDeployment(s))?.args ?? [];
-  const at = args.indexOf("--host-api-group");
+export function hostApiGroupOf(s: MetricsFacts): string {
   return (
-    (at >= 0 ? args[at + 1] : args.find((a) => a.startsWith("--host-api-group="))?.slice("--host-api-group=".length)) ||
+    flagOf(s.sharedProxy?.deployment, "--host-api-group") ||
+    flagOf(metricsProxyDeployment(s), "--host-api-group") ||
+    configOf(s)?.integrations.metricsServer.proxy.hostApiGroup ||
     METRICS_GROUP
   );
 }
 
-/** The service account that reads host metrics: the metrics proxy's when it is deployed, else the control plane's `vc-<name>`. */
-export function metricsServiceAccount(s: Pick<HostSnapshot, "deployments" | "cluster">): string {
+/**
+ * The service account that reads host metrics: the cluster's own proxy's while it runs, else the shared proxy's
+ * (deploy/metrics-proxy/serviceaccount.yaml).
+ */
+export function metricsServiceAccount(s: Pick<HostSnapshot, "deployments" | "cluster" | "namespace">): {
+  namespace: string;
+  name: string;
+} {
   const proxy = metricsProxyDeployment(s);
   const sa = (proxy as { spec?: { template?: { spec?: { serviceAccountName?: string } } } } | undefined)?.spec?.template
     ?.spec?.serviceAccountName;
-  return sa ?? names.serviceAccount(s.cluster);
+  if (sa) return { namespace: s.namespace, name: sa };
+  return { namespace: SHARED_METRICS_PROXY.namespace, name: SHARED_METRICS_PROXY.name };
 }

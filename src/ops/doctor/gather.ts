@@ -5,6 +5,7 @@ import type { KubeObject } from "../../kube/object.js";
 import { formatMatchLabels } from "../../kube/selector.js";
 import type { Values } from "../../model/values.js";
 import { names } from "../../render/meta.js";
+import { SHARED_METRICS_PROXY } from "../../translate/metrics-proxy.js";
 import { CONFIG_KEY } from "../../render/secrets.js";
 import { KubeStatusStore } from "../../records/status-store.js";
 import { KubeApiError } from "../../host/client.js";
@@ -38,7 +39,10 @@ import type { HostSnapshot, Readable } from "./types.js";
 export interface GatherOptions {
   /** The time certificates are judged at (ms since the epoch; default now). */
   now?: number;
-  /** Read inside the virtual cluster (its APIServices, autoscalers' pod metrics) through this server address (default: its kubeconfig's). */
+  /**
+   * Read inside the virtual cluster (its APIServices, autoscalers' pod metrics) through this server address (default:
+   * its kubeconfig's).
+   */
   virtualServer?: string;
   /** Skip the reads inside the virtual cluster. */
   skipVirtual?: boolean;
@@ -50,7 +54,10 @@ export interface GatherOptions {
   listBounds?: typeof DOCTOR_LIST_BOUNDS;
 }
 
-/** The effective values in the control plane's config Secret; the database endpoint is blanked (only switches are checked). */
+/**
+ * The effective values in the control plane's config Secret; the database endpoint is blanked (only switches are
+ * checked).
+ */
 function liveValuesOf(secret: KubeObject | undefined): Values | undefined {
   const data = (secret as { data?: Record<string, string> } | undefined)?.data?.[CONFIG_KEY];
   if (data === undefined) return undefined;
@@ -144,17 +151,26 @@ export async function gatherSnapshot(
 ): Promise<HostSnapshot> {
   const r = readerOf(host, options);
   const core = await readControlPlane(r, cluster, namespace);
-  const facts = { cluster, values, liveValues: core.liveValues, deployments: core.deployments };
+  const base = {
+    cluster,
+    values,
+    liveValues: core.liveValues,
+    deployments: core.deployments,
+    namespaceObject: core.namespaceObject,
+  };
+  const sharedProxy = metricsIntegrationEnabled(base) ? await readSharedProxy(r) : undefined;
+  const facts = { ...base, ...(sharedProxy ? { sharedProxy } : {}) };
   const configured = await readConfigured(r, cluster, namespace, facts);
   const around = await readAround(host, r, cluster, namespace, facts, core.statefulSet, options);
   const services = await readRouteServices(r, namespace, configured);
   const ingress = await readIngress(r, configured.gateways);
-  const secrets = await readSecrets(r, cluster, namespace, facts, configured.gateways, ingress.pods);
+  const secrets = await readSecrets(r, namespace, facts, configured.gateways, ingress.pods);
   return {
     cluster,
     namespace,
     ...core,
     metricsApiService: configured.metricsApiService,
+    ...(sharedProxy ? { sharedProxy } : {}),
     initManifests: configured.initManifests,
     serviceAccounts: configured.serviceAccounts,
     services,
@@ -229,6 +245,22 @@ async function withOwnPods(
   );
   const more = await Promise.all(want.filter((n) => !have.has(n)).map((n) => r.get(P.pods(namespace, n))));
   return [...pods, ...more.filter((p): p is KubeObject => p !== undefined)];
+}
+
+/**
+ * The host's shared metrics proxy: its Deployment and status ConfigMap in vc-system (who may not read there: not read).
+ */
+async function readSharedProxy(r: Reader): Promise<HostSnapshot["sharedProxy"]> {
+  const ns = SHARED_METRICS_PROXY.namespace;
+  return r.optional("sharedProxy", undefined, async () => {
+    const [deployment, status, tls] = await Promise.all([
+      r.get(P.deployments(ns, SHARED_METRICS_PROXY.name)),
+      r.get(P.configMaps(ns, SHARED_METRICS_PROXY.statusConfigMap)),
+      // Whether it exists; nothing of its content is kept.
+      r.get(P.secrets(ns, SHARED_METRICS_PROXY.tlsSecret)),
+    ]);
+    return { ...(deployment ? { deployment } : {}), ...(status ? { status } : {}), tlsSecret: tls !== undefined };
+  });
 }
 
 type Facts = Parameters<typeof metricsIntegrationEnabled>[0] & Parameters<typeof configOf>[0];
@@ -368,12 +400,11 @@ async function readIngress(
 }
 
 /**
- * The Secrets the checks name: a Gateway's TLS Secret (only its certificate's facts are kept, never the key) and the
- * proxy's; of the others, existence. The Certificates, when a Gateway names a Secret and cert-manager is on.
+ * The Secrets the checks name: a Gateway's TLS Secret (only its certificate's facts are kept, never the key); of the
+ * others, existence. The Certificates, when a Gateway names a Secret and cert-manager is on.
  */
 async function readSecrets(
   r: Reader,
-  cluster: string,
   namespace: string,
   facts: Facts,
   gateways: readonly KubeObject[],
@@ -392,7 +423,6 @@ async function readSecrets(
       : undefined;
   const credentials = credentialLookups({ namespace, gateways: [...gateways], ingressPods });
   const lookups = [...credentials];
-  if (metricsIntegrationEnabled(facts)) lookups.push(`${namespace}/${names.metricsProxyTls(cluster)}`);
   const existing: string[] = [];
   const tlsCertificates: Record<string, CertificateFacts> = {};
   for (const ref of lookups) {

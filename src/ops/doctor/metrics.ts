@@ -1,10 +1,13 @@
-// Doctor checks of the metrics integration on the host: the host's metrics API, the metrics proxy and its TLS Secret,
-// the registration of the metrics API service by the control plane.
+// Doctor checks of the metrics integration on the host: the host's metrics API, the shared metrics proxy (its
+// Deployment, TLS Secret and what it says of the cluster), the registration of the metrics API service by the control
+// plane.
 import { loadAll } from "js-yaml";
 import { METRICS_VERSION } from "../../kube/resources.js";
 import { INIT_MANIFESTS_KEY } from "../../render/initManifests.js";
 import { names } from "../../render/meta.js";
+import { freshStatuses } from "../../model/proxy-status.js";
 import { ANNOTATIONS } from "../../translate/keys.js";
+import { SHARED_METRICS_PROXY } from "../../translate/metrics-proxy.js";
 import { METRICS_API_SERVICE } from "../paths.js";
 import { finding } from "./coverage.js";
 import {
@@ -34,9 +37,16 @@ export function apiServiceAvailable(o: unknown): boolean {
 /** What to do when the host serves no metrics in `group`: never the setting already in use. */
 function hostApiFix(group: string): string {
   const install = "install the host's metrics server";
+  const flag = "the shared metrics proxy's --host-api-group (deploy/metrics-proxy/deployment.yaml)";
   if (group === UPSTREAM_METRICS_GROUP)
-    return `${install} (the configured hostApiGroup ${group} is the upstream metrics server's group), or set integrations.metricsServer.proxy.hostApiGroup to the group your host's metrics server serves`;
-  return `${install}, or set integrations.metricsServer.proxy.hostApiGroup to the group it serves (${UPSTREAM_METRICS_GROUP} for the upstream metrics server; ${group} is in use now)`;
+    return (
+      `${install} (the configured hostApiGroup ${group} is the upstream metrics server's group), ` +
+      `or set ${flag} to the group your host's metrics server serves`
+    );
+  return (
+    `${install}, or set ${flag} to the group it serves ` +
+    `(${UPSTREAM_METRICS_GROUP} for the upstream metrics server; ${group} is in use now)`
+  );
 }
 
 /** The group the upstream metrics server registers. */
@@ -78,66 +88,91 @@ export const metricsHostApi: Check = (s) => {
   ];
 };
 
-/** The metrics proxy runs: its Deployment has an available replica and its TLS Secret exists. */
+/**
+ * The metrics proxy answers for the cluster: the host's shared proxy has an available replica, its TLS Secret exists,
+ * and its replicas' status does not say it cannot answer for the cluster (and why); a cluster's own proxy of before
+ * that still runs is noted with what its hand-over waits for.
+ */
 export const metricsProxy: Check = (s) => {
   if (!metricsIntegrationEnabled(s)) return [];
   const out: Finding[] = [];
-  const name = names.metricsProxy(s.cluster);
-  const object = `Deployment ${s.namespace}/${name}`;
-  const deployment = metricsProxyDeployment(s) as
-    | { spec?: { replicas?: number }; status?: { availableReplicas?: number } }
-    | undefined;
-  const apply = `apply the cluster (vc apply --cluster ${s.cluster})`;
-  if (!deployment) {
-    out.push(
-      finding(
-        "metrics-not-available",
-        {
-          check: "metrics-proxy",
-          severity: "error",
-          object,
-          message: "the metrics proxy's Deployment does not exist: nothing answers the virtual cluster's metrics API",
-        },
-        apply,
-      ),
-    );
-  } else {
-    const want = deployment.spec?.replicas ?? 1;
-    const available = deployment.status?.availableReplicas ?? 0;
-    if (want === 0)
-      out.push(
-        finding(
-          "metrics-not-available",
-          { check: "metrics-proxy", severity: "error", object, message: "the metrics proxy is scaled to 0 replicas" },
-          apply,
-        ),
+  const { namespace: ns, name } = SHARED_METRICS_PROXY;
+  const object = `Deployment ${ns}/${name}`;
+  const key = `${s.namespace}/${s.cluster}`;
+  const shared = s.unreadable?.sharedProxy ? undefined : s.sharedProxy;
+  const statuses = freshStatuses(
+    (shared?.status as { data?: Record<string, unknown> } | undefined)?.data,
+    Date.parse(s.checkedAt ?? "") || Date.now(),
+  );
+  const error = (check: string, what: string, message: string, how: string) =>
+    out.push(finding("metrics-not-available", { check, severity: "error", object: what, message }, how));
+  if (shared) {
+    const deployment = shared.deployment as
+      | { spec?: { replicas?: number }; status?: { availableReplicas?: number } }
+      | undefined;
+    if (!deployment)
+      error(
+        "metrics-proxy",
+        object,
+        "the host's shared metrics proxy does not exist: nothing answers the virtual cluster's metrics API",
+        "deploy it: kubectl apply -k deploy/metrics-proxy (docs/metrics-proxy.md)",
       );
-    else if (available === 0)
+    else if ((deployment.spec?.replicas ?? 1) === 0)
+      error("metrics-proxy", object, "the host's shared metrics proxy is scaled to 0 replicas", "scale it to 2");
+    else if ((deployment.status?.availableReplicas ?? 0) === 0)
+      error(
+        "metrics-proxy",
+        object,
+        `none of the shared metrics proxy's ${deployment.spec?.replicas ?? 1} replica(s) is available`,
+        `read its pods' state and logs (kubectl -n ${ns} describe deployment ${name})`,
+      );
+    else if (statuses.length === 0)
       out.push(
         finding(
           "metrics-not-available",
           {
             check: "metrics-proxy",
-            severity: "error",
-            object,
-            message: `none of the metrics proxy's ${want} replica(s) is available`,
+            severity: "warning",
+            object: `ConfigMap ${ns}/${SHARED_METRICS_PROXY.statusConfigMap}`,
+            message:
+              "the shared metrics proxy publishes no current status: whether it answers for the cluster is not known",
           },
-          `read its pods' state and logs (kubectl -n ${s.namespace} describe deployment ${name})`,
+          `read its logs (kubectl -n ${ns} logs deployment/${name}); it needs get and patch of that ConfigMap`,
         ),
       );
+    for (const why of new Set(statuses.map((st) => st.failed[key]).filter((w) => w !== undefined)))
+      error(
+        "metrics-proxy",
+        object,
+        `the shared metrics proxy cannot answer for the cluster: ${why}`,
+        "fix what it names; it tries again every minute",
+      );
+    if (!shared.tlsSecret)
+      error(
+        "metrics-proxy-tls",
+        `Secret ${ns}/${SHARED_METRICS_PROXY.tlsSecret}`,
+        `the shared metrics proxy's TLS Secret ${SHARED_METRICS_PROXY.tlsSecret} does not exist: ` +
+          "its pods cannot start (vc does not render it: it holds key material)",
+        "create it with cert-manager or by hand, naming vc-metrics-proxy.kube-system.svc: " +
+          `kubectl -n ${ns} create secret tls ${SHARED_METRICS_PROXY.tlsSecret} --cert=tls.crt --key=tls.key`,
+      );
   }
-  const tls = names.metricsProxyTls(s.cluster);
-  if (!s.unreadable?.secrets && !s.existingSecrets.includes(`${s.namespace}/${tls}`)) {
+  const legacy = metricsProxyDeployment(s);
+  if (legacy) {
+    const waiting = statuses.map((st) => st.waiting[key]).find((w) => w !== undefined);
     out.push(
       finding(
         "metrics-not-available",
         {
-          check: "metrics-proxy-tls",
-          severity: "error",
-          object: `Secret ${s.namespace}/${tls}`,
-          message: `the metrics proxy's TLS Secret ${tls} does not exist: the proxy's pods cannot start (vc does not render it: it holds key material)`,
+          check: "metrics-proxy",
+          severity: "note",
+          object: `Deployment ${s.namespace}/${legacy.metadata.name}`,
+          message:
+            "the cluster's own metrics proxy of before still runs: vc hands the cluster over to the shared proxy " +
+            `once that answers for it${waiting ? ` (waiting: ${waiting})` : ""}`,
         },
-        `create it with cert-manager or by hand: kubectl -n ${s.namespace} create secret tls ${tls} --cert=tls.crt --key=tls.key`,
+        "apply the cluster with --prune once the shared proxy is deployed " +
+          `(vc apply --cluster ${s.cluster} --prune); nothing else is needed`,
       ),
     );
   }
@@ -234,7 +269,8 @@ export const virtualMetricsApi: Check = (s) => {
     finding(
       "metrics-not-available",
       { check: "metrics-virtual-api", severity: "error", object, message },
-      `the metrics proxy (${names.metricsProxy(s.cluster)}) does not answer the virtual API server: see the metrics-proxy findings, and its logs`,
+      `the shared metrics proxy (${SHARED_METRICS_PROXY.namespace}/${SHARED_METRICS_PROXY.name}) does not answer ` +
+        "the virtual API server: see the metrics-proxy findings, and its logs",
     ),
   ];
 };

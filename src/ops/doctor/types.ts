@@ -53,9 +53,17 @@ export interface HostSnapshot {
   slowReads: Array<{ path: string; ms: number }>;
   /** LISTs that stopped at their bound (objects or bytes a tenant wrote), with why and how many objects were read. */
   boundedReads?: Array<{ path: string; why: string; read: number }>;
-  /** Deployments of the host namespace (the metrics proxy). */
+  /** Deployments of the host namespace (a cluster's own metrics proxy of before the shared one). */
   deployments: KubeObject[];
-  /** The host authorizer's answers to the permission questions of the checks (SubjectAccessReviews); undefined when not asked. */
+  /**
+   * The host's shared metrics proxy (deploy/metrics-proxy/, in vc-system): its Deployment and the ConfigMap in which its
+   * replicas say which clusters they answer for; undefined when not read (see unreadable.sharedProxy).
+   */
+  sharedProxy?: { deployment?: KubeObject; status?: KubeObject; tlsSecret: boolean };
+  /**
+   * The host authorizer's answers to the permission questions of the checks (SubjectAccessReviews); undefined when not
+   * asked.
+   */
   access?: AccessAnswer[];
   gateways: KubeObject[];
   /** Pods in any namespace matched by some Gateway selector. */
@@ -66,17 +74,32 @@ export interface HostSnapshot {
   tlsCertificates?: Record<string, CertificateFacts>;
   /** When the snapshot was read (ISO): certificate validity is judged at this time. */
   checkedAt?: string;
-  /** cert-manager Certificates of the host namespace, read only when a Gateway names a TLS Secret; undefined when not read. */
+  /**
+   * cert-manager Certificates of the host namespace, read only when a Gateway names a TLS Secret; undefined when not
+   * read.
+   */
   certificates?: KubeObject[];
-  /** `namespace/name` of the secrets that exist among those looked up (`tls.credentialName`, the metrics proxy's TLS). */
+  /**
+   * `namespace/name` of the secrets that exist among those looked up (`tls.credentialName`, the shared proxy's TLS).
+   */
   existingSecrets: string[];
-  /** `apiVersion/Kind` of the mesh and metrics kinds the host does not serve (API discovery); undefined when not read. */
+  /**
+   * `apiVersion/Kind` of the mesh and metrics kinds the host does not serve (API discovery); undefined when not read.
+   */
   missingKinds?: string[];
-  /** Who suspended the cluster's reconciliation at run time and why (a restore), from vc's status record; undefined when not. */
+  /**
+   * Who suspended the cluster's reconciliation at run time and why (a restore), from vc's status record; undefined when
+   * not.
+   */
   suspendedBy?: string;
-  /** The mesh objects the repository renders for the cluster (translated names), when its folder is valid; undefined otherwise. */
+  /**
+   * The mesh objects the repository renders for the cluster (translated names), when its folder is valid; undefined
+   * otherwise.
+   */
   rendered?: KubeObject[];
-  /** What was read inside the virtual cluster through its API server; undefined when not read (see unreadable.virtual). */
+  /**
+   * What was read inside the virtual cluster through its API server; undefined when not read (see unreadable.virtual).
+   */
   virtual?: VirtualSnapshot;
   /** NetworkPolicies of the host namespace; undefined when not read. */
   networkPolicies?: KubeObject[];
@@ -92,6 +115,7 @@ export interface HostSnapshot {
 export type Readable =
   | "namespace"
   | "apiService"
+  | "sharedProxy"
   | "access"
   | "status"
   | "networkPolicies"
