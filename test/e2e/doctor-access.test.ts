@@ -37,7 +37,7 @@ describe("e2e: vc doctor asks the server's authorizer", function () {
   it("a metrics reader denied by the server is reported; granted through a binding to system:authenticated it is not", async () => {
     const before = await doctor();
     expect(before.findings.filter((f) => f.check === "metrics-forbidden").map((f) => f.message)).to.deep.equal([
-      "HTTP 403 Forbidden: system:serviceaccount:vc-shop:vc-metrics-proxy-shop may not get, list pods.metrics.k8s.io in vc-shop",
+      "HTTP 403 Forbidden: system:serviceaccount:vc-system:vc-metrics-proxy may not get, list pods.metrics.k8s.io in vc-shop",
     ]);
     // kubectl validates resources by discovery and this host serves no metrics.k8s.io: the role is posted as it is.
     const role = {

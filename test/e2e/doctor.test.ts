@@ -46,10 +46,10 @@ describe("e2e: vc doctor on a broken host", function () {
       "route destination reviews-x-default-x-shop.vc-shop.svc.cluster.local names Service vc-shop/reviews-x-default-x-shop, which does not exist on the host (the virtual cluster's service reviews in namespace default: not synced)",
     );
     expect(by("metrics-forbidden").message).to.equal(
-      "HTTP 403 Forbidden: system:serviceaccount:vc-shop:vc-metrics-proxy-shop may not get, list pods.metrics.k8s.io in vc-shop",
+      "HTTP 403 Forbidden: system:serviceaccount:vc-system:vc-metrics-proxy may not get, list pods.metrics.k8s.io in vc-shop",
     );
     expect(by("metrics-proxy-tls").resolution).to.include(
-      "kubectl -n vc-shop create secret tls vc-metrics-proxy-tls-shop",
+      "kubectl -n vc-system create secret tls vc-metrics-proxy-tls",
     );
     expect(by("pod-requests").message).to.equal(
       "containers without resource requests: app (cpu, memory): an autoscaler shows <unknown> for their utilisation",
@@ -77,11 +77,11 @@ describe("e2e: vc doctor on a broken host", function () {
       (
         await k([
           "-n",
-          "vc-shop",
+          "vc-system",
           "create",
           "secret",
           "generic",
-          "vc-metrics-proxy-tls-shop",
+          "vc-metrics-proxy-tls",
           "--from-literal=tls.crt=x",
           "--from-literal=tls.key=y",
         ])

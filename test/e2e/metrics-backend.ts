@@ -9,7 +9,10 @@ import { selfSignedCertificate } from "../support/kube-server/tls.js";
 import { waitFor, type RealKube } from "../support/real-kube.js";
 import { HOST_NS, hostPod, type PodSpec } from "../metrics-proxy/fixture.js";
 
-export const PODS: Array<PodSpec & { cpu: string }> = [
+/** A host pod and the CPU figure its metrics show. */
+export type BackendPod = PodSpec & { cpu: string };
+
+export const PODS: BackendPod[] = [
   { cluster: "a", namespace: "default", name: "web", labels: { app: "web" }, cpu: "11m" },
   { cluster: "a", namespace: "default", name: "db", labels: { app: "db" }, cpu: "12m" },
   { cluster: "a", namespace: "team", name: "web", labels: { app: "web" }, cpu: "13m" },
@@ -33,10 +36,10 @@ function matches(labels: Record<string, string>, selector: string | null): boole
   });
 }
 
-/** The host's metrics API backend (what metrics-server answers), for the pods of PODS. */
-export function metricsBackend(dir: string): Server {
+/** The host's metrics API backend (what metrics-server answers), for the pods `pods()` gives (PODS by default). */
+export function metricsBackend(dir: string, pods: () => readonly BackendPod[] = () => PODS): Server {
   const now = new Date().toISOString();
-  const metrics: HostPodMetrics[] = PODS.map((p) => {
+  const metricsOf = (p: BackendPod): HostPodMetrics => {
     const pod = hostPod(p) as { metadata: { name: string; namespace: string; labels: Record<string, string> } };
     return {
       metadata: pod.metadata,
@@ -44,7 +47,7 @@ export function metricsBackend(dir: string): Server {
       window: "30s",
       containers: [{ name: "main", usage: { cpu: p.cpu, memory: "20Mi" } }],
     };
-  });
+  };
   const cert = selfSignedCertificate(dir);
   return createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
     const url = new URL(req.url ?? "/", "https://backend");
@@ -65,15 +68,23 @@ export function metricsBackend(dir: string): Server {
     const m = /^\/apis\/metrics\.k8s\.io\/v1beta1\/(?:namespaces\/([^/]+)\/)?pods(?:\/([^/]+))?$/.exec(url.pathname);
     if (m) {
       const [, ns, name] = m;
-      const selected = metrics.filter(
-        (x) =>
-          (!ns || x.metadata.namespace === ns) && matches(x.metadata.labels, url.searchParams.get("labelSelector")),
-      );
+      const selected = pods()
+        .map(metricsOf)
+        .filter(
+          (x) =>
+            (!ns || x.metadata.namespace === ns) && matches(x.metadata.labels, url.searchParams.get("labelSelector")),
+        );
       if (name) {
         const one = selected.find((x) => x.metadata.name === name);
         return one
           ? send(200, { kind: "PodMetrics", apiVersion: "metrics.k8s.io/v1beta1", ...one })
-          : send(404, { kind: "Status", code: 404, message: `podmetrics "${name}" not found` });
+          : send(404, {
+              kind: "Status",
+              code: 404,
+              reason: "NotFound",
+              message: `podmetrics.metrics.k8s.io "${name}" not found`,
+              details: { name, group: "metrics.k8s.io", kind: "pods" },
+            });
       }
       return send(200, {
         kind: "PodMetricsList",
@@ -82,31 +93,51 @@ export function metricsBackend(dir: string): Server {
         items: selected.map((x) => ({ kind: "PodMetrics", apiVersion: "metrics.k8s.io/v1beta1", ...x })),
       });
     }
+    const node = /^\/apis\/metrics\.k8s\.io\/v1beta1\/nodes\/([^/]+)$/.exec(url.pathname);
+    if (node)
+      return send(404, {
+        kind: "Status",
+        code: 404,
+        reason: "NotFound",
+        details: { name: node[1], group: "metrics.k8s.io", kind: "nodes" },
+      });
     if (url.pathname === `${base}/nodes`)
       return send(200, { kind: "NodeMetricsList", apiVersion: "metrics.k8s.io/v1beta1", metadata: {}, items: [] });
     send(404, { kind: "Status", code: 404, message: "not found" });
   });
 }
 
-/** Creates the host namespace, the pods of PODS and the host's metrics API served by `backend` (already listening). */
-export async function installHostMetrics(kube: RealKube, backend: Server): Promise<void> {
+async function create(kube: RealKube, path: string, body: unknown, exists = false): Promise<void> {
+  const res = await kube.request("POST", path, body);
+  if (exists && res.status === 409) return;
+  expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(201);
+}
+
+/** Creates the pods' host namespaces (those missing) and the pods. */
+export async function createPods(kube: RealKube, pods: readonly BackendPod[]): Promise<void> {
+  for (const ns of new Set(pods.map((p) => p.hostNamespace ?? HOST_NS)))
+    await create(kube, "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, true);
+  for (const p of pods) await create(kube, `/api/v1/namespaces/${p.hostNamespace ?? HOST_NS}/pods`, hostPod(p));
+}
+
+/** Creates the pods (createPods) and the host's metrics API served by `backend` (already listening). */
+export async function installHostMetrics(
+  kube: RealKube,
+  backend: Server,
+  pods: readonly BackendPod[] = PODS,
+): Promise<void> {
   const port = (backend.address() as AddressInfo).port;
-  const create = async (path: string, body: unknown) => {
-    const res = await kube.request("POST", path, body);
-    expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(201);
-  };
-  await create("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: HOST_NS } });
-  for (const p of PODS) await create(`/api/v1/namespaces/${HOST_NS}/pods`, hostPod(p));
+  await createPods(kube, pods);
   // The host's metrics API, as a metrics server registers it: an APIService backed by a Service. Endpoints may not
   // hold loopback addresses, so the Service is of type ExternalName (localhost), which the aggregator resolves to
   // the name and the Service's port (without --enable-aggregator-routing: endpoint routing refuses ExternalName).
-  await create("/api/v1/namespaces/kube-system/services", {
+  await create(kube, "/api/v1/namespaces/kube-system/services", {
     apiVersion: "v1",
     kind: "Service",
     metadata: { name: "metrics-backend", namespace: "kube-system" },
     spec: { type: "ExternalName", externalName: "localhost", ports: [{ port }] },
   });
-  await create("/apis/apiregistration.k8s.io/v1/apiservices", {
+  await create(kube, "/apis/apiregistration.k8s.io/v1/apiservices", {
     apiVersion: "apiregistration.k8s.io/v1",
     kind: "APIService",
     metadata: { name: "v1beta1.metrics.k8s.io" },
