@@ -1,0 +1,107 @@
+// `kill -9` of `vc apply` mid-write, then a rerun, on a real API server: the issue's first fault row. An admission
+// webhook holds a write so the kill lands provably where the test says (a cluster's objects half written; every
+// object written and every status write in flight). After the rerun every record says the revision the host has, and
+// every reconciliation is kept exactly once.
+import { expect } from "chai";
+import type { TestRepo } from "../support/git-server.js";
+import { useRealKube, waitFor } from "../support/real-kube.js";
+import { duplicates, holdingWebhook, hostOf, recordsOf, smallFleet, vcProcess } from "../support/record-faults.js";
+import { runVc } from "../support/vc.js";
+
+describe("e2e: vc apply killed mid-write, then run again", function () {
+  this.timeout(300_000);
+  const kube = useRealKube();
+  let fleet: ReturnType<typeof smallFleet>;
+  let repo: TestRepo;
+  let first: string;
+
+  const args = () => [repo.work, "--target", "kube", "--kubeconfig", kube().kubeconfigPath, "--owner", "team-a"];
+
+  before(async () => {
+    fleet = smallFleet(3, 200);
+    repo = fleet.repo;
+    first = repo.head();
+    const applied = await runVc(["apply", ...args()]);
+    expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
+  });
+  after(() => repo?.dispose());
+
+  /** Starts `vc apply` of the work tree as its own process and kills it (-9) once `ready` holds. */
+  const killWhen = async (ready: () => Promise<boolean>, what: string) => {
+    const run = vcProcess(["apply", ...args()]);
+    let code: number | null | undefined;
+    void run.exited().then((c) => (code = c));
+    await waitFor(async () => code !== undefined || (await ready()), what, 120_000);
+    expect(code, `the run is held, not ended:\n${run.output()}`).to.equal(undefined);
+    run.child.kill("SIGKILL");
+    await run.exited();
+  };
+
+  /** After the rerun: every record at the revision every cluster's objects are at, each entry kept once. */
+  const expectRecordsAtHost = async (revision: string, cpu: string) => {
+    const again = await runVc(["apply", ...args()]);
+    expect(again.code, again.stdout + again.stderr).to.equal(0);
+    const records = await recordsOf(kube());
+    for (const cluster of fleet.clusters) {
+      const host = await hostOf(kube(), cluster);
+      expect(host, `${cluster}'s objects`).to.deep.equal({ revision, cpu });
+      const record = records.get(cluster);
+      expect(record?.lastAppliedRevision, `${cluster}'s record`).to.equal(revision);
+      expect(record?.result, cluster).to.equal("applied");
+      expect(record?.applying, `${cluster}'s apply lease`).to.equal(undefined);
+      expect(duplicates(record!.entries), `${cluster}: entries stored twice`).to.deep.equal([]);
+      expect(
+        record!.entries.filter((e) => e.revision === first),
+        `${cluster}: the first apply's entry`,
+      ).to.have.length(1);
+      expect(record!.entries.at(-1)?.revision, `${cluster}: the newest entry`).to.equal(revision);
+    }
+    const diff = await runVc(["diff", ...args(), "--exit-code"]);
+    expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
+  };
+
+  it("killed while one cluster's objects are written, the others done: the rerun records what the host has", async () => {
+    const revision = fleet.commit(210);
+    const webhook = await holdingWebhook(kube(), {
+      name: "hold-c2-statefulset",
+      rule: { operations: ["UPDATE"], apiGroups: ["apps"], apiVersions: ["v1"], resources: ["statefulsets"] },
+      objectSelector: { "vc.orch.io/inventory": "c2" },
+      hold: () => true,
+    });
+    try {
+      await killWhen(
+        async () =>
+          webhook.held() > 0 &&
+          (await hostOf(kube(), "c1")).revision === revision &&
+          (await hostOf(kube(), "c3")).revision === revision,
+        "c2's StatefulSet held, c1's and c3's written",
+      );
+    } finally {
+      await webhook.close();
+    }
+    expect((await hostOf(kube(), "c2")).revision, "c2 was cut before its StatefulSet").to.equal(first);
+    await expectRecordsAtHost(revision, "210m");
+  });
+
+  it("killed with every object written and every status write in flight: the rerun records them", async () => {
+    const revision = fleet.commit(220);
+    const webhook = await holdingWebhook(kube(), {
+      name: "hold-status-writes",
+      rule: { operations: ["UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] },
+      objectSelector: { "vc.orch.io/record": "record" },
+      // The write that records the run: it changes lastAttemptedRevision to the new revision.
+      hold: (r) =>
+        r.object?.data?.lastAttemptedRevision === revision && r.oldObject?.data?.lastAttemptedRevision !== revision,
+    });
+    try {
+      await killWhen(async () => webhook.held() === fleet.clusters.length, "every cluster's status write held");
+    } finally {
+      await webhook.close();
+    }
+    for (const cluster of fleet.clusters) {
+      expect((await hostOf(kube(), cluster)).revision, `${cluster}'s objects written`).to.equal(revision);
+      expect((await recordsOf(kube())).get(cluster)?.lastAppliedRevision, "no status written").to.not.equal(revision);
+    }
+    await expectRecordsAtHost(revision, "220m");
+  });
+});
