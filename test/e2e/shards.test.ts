@@ -140,7 +140,7 @@ describe("e2e: sharded reconcilers on a real API server, one killed mid-pass", f
       found.neverCreated,
       `the audit trail of the objects never created:\n${found.neverCreatedTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`,
     ).to.deep.equal([]);
-    expect(found.conflicts).to.equal(0);
+    expect(found.conflicts, found.conflictTrail.join("\n")).to.equal(0);
     expect(found.crossShard).to.deep.equal([]);
     // The takeover wrote: the standby finished what the killed leader left.
     expect(found.writesBy.standby ?? 0).to.be.greaterThan(0);

@@ -179,8 +179,13 @@ export interface ProofFindings {
   cutByKill: string[];
   /** Every audited write to the objects in neverCreated, in order. */
   neverCreatedTrail: string[];
-  /** Writes answered 409 (leases apart: losing a lease race is how election works). */
+  /**
+   * Writes to host objects answered 409 (leases apart: losing a lease race is how election works; records apart: a
+   * record write is a compare-and-swap retried on 409, which is how concurrent writers of one record keep every entry).
+   */
   conflicts: number;
+  /** Each write answered 409: who, what, where. */
+  conflictTrail: string[];
   /** Writes into a cluster's objects or record by a replica of another shard. */
   crossShard: string[];
   /** Writes (leases apart) per replica user. */
@@ -264,9 +269,13 @@ export async function checkShards(
   const writesBy: Record<string, number> = {};
   const crossShard = new Set<string>();
   let conflicts = 0;
+  const conflictTrail: string[] = [];
   for (const w of writes) {
     writesBy[w.user] = (writesBy[w.user] ?? 0) + 1;
-    if (w.code === 409) conflicts++;
+    if (w.code === 409 && !(w.namespace === "vc-system" && w.name?.startsWith("vc-record-"))) {
+      conflicts++;
+      conflictTrail.push(`${w.time ?? ""} ${w.user} ${w.verb} ${w.resource} ${w.namespace ?? ""}/${w.name}`);
+    }
     if (w.code === 201) {
       const key = writtenObject(w);
       created.set(key, (created.get(key) ?? 0) + 1);
@@ -306,6 +315,7 @@ export async function checkShards(
     neverCreatedTrail: trailOf(kube, uncreated),
     cutByKill: neverCreated.filter((k) => cut.has(k)),
     conflicts,
+    conflictTrail,
     crossShard: [...crossShard].sort(),
     writesBy,
   };
