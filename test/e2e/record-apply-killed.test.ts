@@ -60,7 +60,7 @@ describe("e2e: vc apply killed mid-write, then run again", function () {
     expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
   };
 
-  it("killed while one cluster's objects are written, the others done: the rerun records what the host has", async () => {
+  it("killed while one cluster's objects are written, the others done: the rerun records the host", async () => {
     const revision = fleet.commit(210);
     const webhook = await holdingWebhook(kube(), {
       name: "hold-c2-statefulset",

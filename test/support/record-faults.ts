@@ -1,6 +1,6 @@
-// Support of the fault tests of vc's records on a real API server (test/e2e/record-*.test.ts): a fleet of small clusters
-// in a git repository, an admission webhook that holds the writes a test picks (so a fault lands provably mid-write),
-// and what the records and the host say, to compare them.
+// Support of the fault tests of vc's records on a real API server (test/e2e/record-*.test.ts): a fleet of small
+// clusters in a git repository, an admission webhook that holds the writes a test picks (so a fault lands provably
+// mid-write), and what the records and the host say, to compare them.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { ServerResponse } from "node:http";
@@ -24,7 +24,7 @@ export function smallFleet(
     for (const c of clusters) {
       cpSync(join(ROOT, "clusters", "minimal"), join(repo.work, "clusters", c), { recursive: true });
       repo.write({
-        [`clusters/${c}/values.yaml`]: `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${millis}m\n`,
+        [`clusters/${c}/values.yaml`]: `controlPlane: {statefulSet: {resources: {requests: {cpu: ${millis}m}}}}\n`,
       });
     }
   };
@@ -195,7 +195,7 @@ export function vcProcess(args: string[]): { child: ChildProcess; output(): stri
   return { child, output: () => out, exited: () => exit };
 }
 
-/** What vc's record of a cluster says: its status, its apply lease, and every reconciliation kept (record + history). */
+/** What vc's record of a cluster says: its status, its apply lease, every reconciliation kept (record + history). */
 export interface RecordView {
   lastAppliedRevision?: string;
   result?: string;
@@ -213,7 +213,8 @@ interface ConfigMapItem {
 export async function recordsOf(kube: RealKube): Promise<Map<string, RecordView>> {
   const list = await kube.request<{ items: ConfigMapItem[] }>(
     "GET",
-    `/api/v1/namespaces/vc-system/configmaps?labelSelector=${encodeURIComponent("vc.orch.io/record in (record,history)")}`,
+    "/api/v1/namespaces/vc-system/configmaps?labelSelector=" +
+      encodeURIComponent("vc.orch.io/record in (record,history)"),
   );
   if (list.status !== 200) throw new Error(`cannot list the records: ${list.status}`);
   const parse = (text: string | undefined): Reconciliation[] => (text ? (JSON.parse(text) as Reconciliation[]) : []);
