@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { defaultOwner } from "../../src/model/owner.js";
 import { tempDir, vc } from "./helpers.js";
 
 const EXAMPLES = resolve(import.meta.dirname, "../../clusters");
@@ -129,5 +130,52 @@ describe("ops: vc create", function () {
     const sts = server.get("apps/v1", "StatefulSet", "tenants-g", "team-g");
     expect(sts?.metadata.annotations?.["vc.orch.io/revision"]).to.equal(git(repo, "rev-parse", "create/team-g"));
     expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).to.equal("main");
+  });
+
+  /** A repository with an origin, so that its owner name is derived as in CI. */
+  const ORIGIN = "https://git.example.com/acme/fleet.git";
+  function originRepo(): { repo: string; g: (...args: string[]) => string } {
+    const repo = gitRepo();
+    const g = (...args: string[]) => git(repo, ...args);
+    g("remote", "add", "origin", ORIGIN);
+    return { repo, g };
+  }
+
+  /** Merges create/<name> and commits a change of the cluster's values on main, as the pull request's next change. */
+  function mergeAndChange(repo: string, g: (...args: string[]) => string, name: string): void {
+    g("merge", "-q", `create/${name}`);
+    writeFileSync(
+      join(repo, `clusters/${name}/values.yaml`),
+      "controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: 300m\n        memory: 512Mi\n",
+    );
+    g("commit", "-q", "-am", `more cpu for ${name}`);
+  }
+
+  /** The data of the records of `cluster` in the records namespace. */
+  const records = (cluster: string): Array<Record<string, string>> =>
+    server
+      .list("v1", "ConfigMap", "vc-system")
+      .filter((c) => c.metadata.labels?.["vc.orch.io/record"] === "record")
+      .map((c) => (c.data ?? {}) as Record<string, string>)
+      .filter((d) => d.cluster === cluster);
+
+  it("--apply records the cluster under this source as vc apply does: the merged branch's apply finds it", async () => {
+    const { repo, g } = originRepo();
+    const kc = ["--kubeconfig", server.kubeconfigPath];
+    const kube = ["--target", "kube", ...kc];
+    const created = await vc(["create", "x4", "-n", "vc-x4", "-f", values, "--repo", repo, "--apply", ...kc]);
+    expect(created.code, created.stdout + created.stderr).to.equal(0);
+    const owner = defaultOwner(ORIGIN);
+    // One record, this source's, in the records namespace; nothing of vc's in the cluster's own host namespace.
+    expect(records("x4").map((d) => d.source)).to.deep.equal([owner]);
+    expect(server.list("v1", "ConfigMap", "vc-x4").map((c) => c.metadata.name)).to.deep.equal([]);
+    const status = await vc(["status", "--cluster", "x4", "--target", "kube", ...kube, "-o", "json"]);
+    expect(status.code, status.stderr).to.equal(0);
+    expect(status.stdout).to.contain(g("rev-parse", "create/x4"));
+    mergeAndChange(repo, g, "x4");
+    const applied = await vc(["apply", repo, "--cluster", "x4", ...kube]);
+    expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
+    expect(applied.stdout).to.contain("updated StatefulSet vc-x4/x4");
+    expect(records("x4").map((d) => d.source)).to.deep.equal([owner]);
   });
 });
