@@ -44,7 +44,11 @@ export function register(program: Command): void {
         "being in the cluster's record (vc diff shows them as conflicts) are written and recorded as the cluster's",
     );
   withTargetOptions(cmd)
-    .option("--from <owner>", "the source whose record holds the cluster now (vc diff names it)")
+    .option(
+      "--from <owner>",
+      "the source whose record holds the cluster now (vc diff names it); " +
+        "--from '' takes over a record with no source name",
+    )
     .option(
       "--take-ownership <object...>",
       "existing host objects to take into the cluster's record, as Kind/namespace/name (Kind/name cluster-scoped; vc diff lists them)",
@@ -66,7 +70,8 @@ export function register(program: Command): void {
             "vc adopt needs --from <owner> (a cluster another source holds) or --take-ownership <object...> (existing objects)",
             EXIT.failure,
           );
-        const problem = flags.from === undefined ? undefined : ownerProblem(flags.from);
+        // --from '' names a record written without a source name (an older vc create --apply): taken over too.
+        const problem = flags.from === undefined || flags.from === "" ? undefined : ownerProblem(flags.from);
         if (problem) throw new UserError(`invalid --from "${flags.from}": ${problem}`);
         const takeOver = (flags.takeOwnership ?? []).map(parseObjectName);
         const historyLimit = parseHistoryLimit(flags.historyLimit);

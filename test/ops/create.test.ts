@@ -4,6 +4,8 @@ import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
+import { KubeClient } from "../../src/host/client.js";
+import { RecordStore } from "../../src/records/store.js";
 import { defaultOwner } from "../../src/model/owner.js";
 import { tempDir, vc } from "./helpers.js";
 
@@ -177,5 +179,37 @@ describe("ops: vc create", function () {
     expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
     expect(applied.stdout).to.contain("updated StatefulSet vc-x4/x4");
     expect(records("x4").map((d) => d.source)).to.deep.equal([owner]);
+  });
+
+  it("vc adopt --from '' takes over a record written with no source name, which held the cluster", async () => {
+    const { repo, g } = originRepo();
+    const kc = ["--kubeconfig", server.kubeconfigPath];
+    const kube = ["--target", "kube", ...kc];
+    const created = await vc(["create", "x5", "-n", "vc-x5", "-f", values, "--repo", repo, "--apply", ...kc]);
+    expect(created.code, created.stdout + created.stderr).to.equal(0);
+    const owner = defaultOwner(ORIGIN);
+    // The record an older vc create --apply left: the same inventory under no source name, and none of this source.
+    const client = KubeClient.open({ kubeconfig: server.kubeconfigPath });
+    try {
+      const store = new RecordStore(client);
+      const mine = ((await store.read(owner, "x5")) ?? (await store.read("", "x5")))!;
+      await store.writeInventory("", "x5", "vc-x5", mine.inventory);
+      await store.forget(owner, "x5");
+    } finally {
+      client.close();
+    }
+    expect(records("x5").map((d) => d.source)).to.deep.equal([""]);
+    mergeAndChange(repo, g, "x5");
+    const adopted = await vc(["adopt", "x5", repo, "--from", "", ...kube]);
+    expect(adopted.code, adopted.stdout + adopted.stderr).to.equal(0);
+    expect(adopted.stdout).to.contain(`cluster x5 is now owned by ${owner}`);
+    // The record without a source is gone; this source's holds every object the other held.
+    expect(records("x5").map((d) => d.source)).to.deep.equal([owner]);
+    expect(JSON.parse(records("x5")[0]!.inventory!)).to.include("apps/StatefulSet/vc-x5/x5");
+    const again = await vc(["apply", repo, "--cluster", "x5", ...kube]);
+    expect(again.code, again.stdout + again.stderr).to.equal(0);
+    expect(server.get("apps/v1", "StatefulSet", "vc-x5", "x5")?.metadata.annotations?.["vc.orch.io/revision"]).to.equal(
+      g("rev-parse", "HEAD"),
+    );
   });
 });

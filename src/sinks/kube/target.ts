@@ -515,7 +515,8 @@ export class KubeTarget implements Target {
         message:
           `${what} is held by source ${rival.source || "(unnamed)"} (its record${since} is older than this source's claim); this source (${source || "unnamed"}) is refused and nothing of cluster ${claim.cluster} is changed or pruned. ` +
           (rival.cluster === claim.cluster
-            ? `To hand it over, run vc adopt ${claim.cluster} --from ${rival.source} with this source (see docs/security-model.md)`
+            ? `To hand it over, run vc adopt ${claim.cluster} --from ${rival.source || "''"} with this source ` +
+              "(see docs/security-model.md)"
             : `Choose another host namespace in clusters/${claim.cluster}/cluster.yaml`),
       });
     }
