@@ -50,13 +50,3 @@ export class NotVisibleError extends Error {
     super(`namespace ${namespace}: ${NOT_VISIBLE} (no permission to read ${what})`);
   }
 }
-
-/** The answer; a 403 becomes NotVisibleError (for reads without which there is nothing to show). */
-export async function visibleOrThrow<T>(namespace: string, what: string, read: Promise<T>): Promise<T> {
-  try {
-    return await read;
-  } catch (err) {
-    if (isForbidden(err)) throw new NotVisibleError(namespace, what);
-    throw err;
-  }
-}

@@ -9,10 +9,12 @@ import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const USER = "team-minimal";
+/** A user who may read the control plane's StatefulSet, pods, events and claims in vc-minimal, not its Deployments. */
+const PARTIAL = "minimal-oncall";
 
 describe("e2e: vc list, describe and doctor as a namespace-scoped user", function () {
   this.timeout(120_000);
-  const kube = useRealKube({ users: [{ name: USER }] });
+  const kube = useRealKube({ users: [{ name: USER }, { name: PARTIAL }] });
   let repo: string;
   const asUser = (...args: string[]) => runVc([...args, "--kubeconfig", kube().kubeconfigFor(USER)], { cwd: repo });
 
@@ -43,6 +45,14 @@ describe("e2e: vc list, describe and doctor as a namespace-scoped user", functio
       `--user=${USER}`,
     ]);
     expect(binding.code, binding.stderr).to.equal(0);
+    const partial = [
+      ["-n", "vc-minimal", "create", "role", "oncall", "--verb=get,list", "--resource=pods,statefulsets,events,pvc"],
+      ["-n", "vc-minimal", "create", "rolebinding", "oncall", "--role=oncall", `--user=${PARTIAL}`],
+    ];
+    for (const args of partial) {
+      const res = await kube().kubectl(args);
+      expect(res.code, res.stderr).to.equal(0);
+    }
   });
   after(() => repo && rmSync(repo, { recursive: true, force: true }));
 
@@ -76,5 +86,22 @@ describe("e2e: vc list, describe and doctor as a namespace-scoped user", functio
     const other = await asUser("doctor", "platform");
     expect(other.code, other.stdout + other.stderr).to.equal(0);
     expect(other.stdout).to.include("virtual cluster platform (namespace vc-platform): not visible to you");
+  });
+
+  it("vc doctor as a user who may not read Deployments runs the other checks, says what it skipped, exits 1 on an error", async () => {
+    const res = await runVc(["doctor", "minimal", "--kubeconfig", kube().kubeconfigFor(PARTIAL)], { cwd: repo });
+    expect(res.code, res.stdout + res.stderr).to.equal(1);
+    expect(res.stdout).to.not.include("nothing checked");
+    // The control plane's missing pod is found from the StatefulSet and the pods, which this user may read.
+    expect(res.stdout).to.include("ERROR [control-plane-pod] StatefulSet vc-minimal/minimal");
+    expect(res.stdout).to.include("not checked (deployments): not visible to you");
+    const json = await runVc(["doctor", "minimal", "-o", "json", "--kubeconfig", kube().kubeconfigFor(PARTIAL)], {
+      cwd: repo,
+    });
+    expect(json.code, json.stderr).to.equal(1);
+    const report = JSON.parse(json.stdout) as { notVisible?: string; notChecked: Record<string, string> };
+    expect(report.notVisible).to.equal(undefined);
+    expect(report.notChecked.deployments).to.equal("not visible to you");
+    expect(report.notChecked).to.not.have.property("pods");
   });
 });

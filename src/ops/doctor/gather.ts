@@ -14,7 +14,7 @@ import { effectiveValues } from "../../validate/values.js";
 import type { Host } from "../host.js";
 import { HostError } from "../host.js";
 import { P, pathOf } from "../paths.js";
-import { isForbidden, NOT_VISIBLE, visibleOrThrow } from "../visible.js";
+import { isForbidden, NOT_VISIBLE, NotVisibleError } from "../visible.js";
 import { configOf, hostApiGroupOf, metricsIntegrationEnabled } from "./facts.js";
 import { AccessUnknown, reviewAccess } from "./access.js";
 import { discoveredKinds } from "./kinds.js";
@@ -197,15 +197,42 @@ export async function gatherSnapshot(
   };
 }
 
-/** The control plane, its namespace, pods, events, claims and Deployments, and the values it runs with. */
+/**
+ * A read of the control plane's namespace: a 403 is noted as `part` not visible (the checks needing it skip) and
+ * `fallback` returned; any other failure throws.
+ */
+async function visibleOr<T>(r: Reader, part: Readable, fallback: T, read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (err) {
+    if (!isForbidden(err)) throw err;
+    r.unreadable[part] ??= NOT_VISIBLE;
+    return fallback;
+  }
+}
+
+/** The control plane's reads noted by visibleOr, and the resources they read (for the error when none is visible). */
+const CONTROL_PLANE_READS: ReadonlyArray<[Readable, string]> = [
+  ["statefulSet", "statefulsets"],
+  ["pods", "pods"],
+  ["events", "events"],
+  ["volumeClaims", "persistentvolumeclaims"],
+  ["deployments", "deployments"],
+];
+
+/**
+ * The control plane, its namespace, pods, events, claims and Deployments, and the values it runs with. Each of those
+ * the caller may not read is noted (unreadable) and the checks that need it skip; only when none is visible is
+ * nothing checked (NotVisibleError).
+ */
 async function readControlPlane(r: Reader, cluster: string, namespace: string) {
   const [namespaceObject, statefulSet, pods, events, pvcs, deployments, liveValues] = await Promise.all([
     r.optional("namespace", undefined, () => r.get(P.namespace(namespace))),
-    visibleOrThrow(namespace, "statefulsets", r.get(P.statefulSets(namespace, cluster))),
-    visibleOrThrow(namespace, "pods", r.list(P.pods(namespace))),
-    visibleOrThrow(namespace, "events", r.list(P.events(namespace))),
-    visibleOrThrow(namespace, "persistentvolumeclaims", r.list(P.pvcs(namespace))),
-    visibleOrThrow(namespace, "deployments", r.list(P.deployments(namespace))),
+    visibleOr(r, "statefulSet", undefined, r.get(P.statefulSets(namespace, cluster))),
+    visibleOr(r, "pods", NONE, r.list(P.pods(namespace))),
+    visibleOr(r, "events", NONE, r.list(P.events(namespace))),
+    visibleOr(r, "volumeClaims", NONE, r.list(P.pvcs(namespace))),
+    visibleOr(r, "deployments", NONE, r.list(P.deployments(namespace))),
     r.optional("config", undefined, async () => {
       try {
         return liveValuesOf(await r.get(P.secrets(namespace, names.configSecret(cluster))));
@@ -215,10 +242,12 @@ async function readControlPlane(r: Reader, cluster: string, namespace: string) {
       }
     }),
   ]);
+  if (CONTROL_PLANE_READS.every(([part]) => r.unreadable[part] !== undefined))
+    throw new NotVisibleError(namespace, CONTROL_PLANE_READS.map(([, resource]) => resource).join(", "));
   return {
     namespaceObject,
     statefulSet,
-    pods: await withOwnPods(r, namespace, statefulSet, pods),
+    pods: r.unreadable.pods ? pods : await withOwnPods(r, namespace, statefulSet, pods),
     events,
     pvcs,
     deployments,

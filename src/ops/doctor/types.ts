@@ -114,6 +114,11 @@ export interface HostSnapshot {
 /** Parts of the snapshot a check may depend on. */
 export type Readable =
   | "namespace"
+  | "statefulSet"
+  | "pods"
+  | "events"
+  | "volumeClaims"
+  | "deployments"
   | "apiService"
   | "sharedProxy"
   | "access"
