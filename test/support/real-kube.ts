@@ -9,6 +9,7 @@
 //   kube().serviceAccountKubeconfig(ns, name)        a kubeconfig holding a TokenRequest token of a real ServiceAccount
 //   kube().pki                                       paths of the CA, the front-proxy CA and the front-proxy client pair
 //   kube().freeze() / thaw()                         SIGSTOP / SIGCONT the API server (it takes connections, answers nothing)
+//   kube().kill() / restart()                        the API server down (connections refused) and up again, etcd kept
 //
 // Nothing runs but the API server: no controllers, no scheduler, no kubelet, so no pods run and namespaces never
 // finish deleting. Start one server per test file; stop() ends exactly the processes it started.
@@ -70,6 +71,10 @@ export interface RealKube {
   freeze(): void;
   /** Lets a frozen API server go on (SIGCONT). */
   thaw(): void;
+  /** Kills the API server (SIGKILL): connections are refused until restart(); etcd keeps what was stored. */
+  kill(): Promise<void>;
+  /** Starts a killed API server again on its port, with its flags, and waits until it is ready. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -362,40 +367,38 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
     join(dir, "etcd.log"),
   );
   const p = (f: string) => join(pkiDir, f);
-  const apiserver = spawnLogged(
-    join(assets, "kube-apiserver"),
-    [
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
-      `--secure-port=${apiPort}`,
-      `--tls-cert-file=${p("apiserver.crt")}`,
-      `--tls-private-key-file=${p("apiserver.key")}`,
-      `--client-ca-file=${p("ca.crt")}`,
-      `--token-auth-file=${join(dir, "tokens.csv")}`,
-      "--authorization-mode=RBAC",
-      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-      `--service-account-key-file=${p("sa.pub")}`,
-      `--service-account-signing-key-file=${p("sa.key")}`,
-      "--api-audiences=https://kubernetes.default.svc.cluster.local",
-      "--service-cluster-ip-range=10.0.0.0/24",
-      "--allow-privileged=true",
-      `--cert-dir=${join(dir, "generated")}`,
-      `--audit-policy-file=${join(dir, "audit-policy.yaml")}`,
-      `--audit-log-path=${join(dir, "audit.log")}`,
-      "--audit-log-mode=blocking",
-      "--disable-admission-plugins=ServiceAccount",
-      `--requestheader-client-ca-file=${p("front-proxy-ca.crt")}`,
-      "--requestheader-allowed-names=front-proxy-client",
-      "--requestheader-username-headers=X-Remote-User",
-      "--requestheader-group-headers=X-Remote-Group",
-      "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-      `--proxy-client-cert-file=${p("front-proxy-client.crt")}`,
-      `--proxy-client-key-file=${p("front-proxy-client.key")}`,
-      ...(options.extraArgs ?? []),
-    ],
-    join(dir, "apiserver.log"),
-  );
+  const apiserverArgs = [
+    `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    `--secure-port=${apiPort}`,
+    `--tls-cert-file=${p("apiserver.crt")}`,
+    `--tls-private-key-file=${p("apiserver.key")}`,
+    `--client-ca-file=${p("ca.crt")}`,
+    `--token-auth-file=${join(dir, "tokens.csv")}`,
+    "--authorization-mode=RBAC",
+    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+    `--service-account-key-file=${p("sa.pub")}`,
+    `--service-account-signing-key-file=${p("sa.key")}`,
+    "--api-audiences=https://kubernetes.default.svc.cluster.local",
+    "--service-cluster-ip-range=10.0.0.0/24",
+    "--allow-privileged=true",
+    `--cert-dir=${join(dir, "generated")}`,
+    `--audit-policy-file=${join(dir, "audit-policy.yaml")}`,
+    `--audit-log-path=${join(dir, "audit.log")}`,
+    "--audit-log-mode=blocking",
+    "--disable-admission-plugins=ServiceAccount",
+    `--requestheader-client-ca-file=${p("front-proxy-ca.crt")}`,
+    "--requestheader-allowed-names=front-proxy-client",
+    "--requestheader-username-headers=X-Remote-User",
+    "--requestheader-group-headers=X-Remote-Group",
+    "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+    `--proxy-client-cert-file=${p("front-proxy-client.crt")}`,
+    `--proxy-client-key-file=${p("front-proxy-client.key")}`,
+    ...(options.extraArgs ?? []),
+  ];
+  const spawnApiserver = () => spawnLogged(join(assets, "kube-apiserver"), apiserverArgs, join(dir, "apiserver.log"));
+  let apiserver = spawnApiserver();
   const url = `https://127.0.0.1:${apiPort}`;
   const caCert = readFileSync(p("ca.crt"), "utf8");
   const stop = async () => {
@@ -545,6 +548,26 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
     },
     freeze: () => void apiserver.kill("SIGSTOP"),
     thaw: () => void apiserver.kill("SIGCONT"),
+    async kill() {
+      if (apiserver.exitCode !== null || apiserver.signalCode !== null) return;
+      const gone = new Promise((resolve) => apiserver.once("exit", resolve));
+      apiserver.kill("SIGCONT");
+      apiserver.kill("SIGKILL");
+      await gone;
+    },
+    async restart() {
+      apiserver = spawnApiserver();
+      const until = Date.now() + bound;
+      for (;;) {
+        if (apiserver.exitCode !== null || apiserver.signalCode !== null)
+          throw new Error(`kube-apiserver exited on restart:\n${outputOf(apiserver)}`);
+        const ready = await request("GET", "/readyz").catch(() => ({ status: 0 }));
+        if (ready.status === 200) return;
+        if (Date.now() > until)
+          throw new Error(`kube-apiserver not ready ${bound / 1000} s after its restart:\n${outputOf(apiserver)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
     stop,
   };
 }
