@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import { join } from "node:path";
 import git from "isomorphic-git";
-import http from "isomorphic-git/http/node";
+import { DEFAULT_GIT_IDLE_MS, GitStalledError, progressTimedHttp, type ProgressTimedHttp } from "./http.js";
 import type { GitCredential } from "./auth.js";
 import { redactUrl, splitUrlCredential } from "./auth.js";
 import { changedPaths } from "./changes.js";
@@ -15,6 +15,8 @@ export interface MirrorOptions {
   /** Branch or tag to follow; default `main`. */
   ref?: string;
   credential?: GitCredential;
+  /** How long a request may go without a byte from the server (default DEFAULT_GIT_IDLE_MS); no total limit. */
+  idleTimeoutMs?: number;
 }
 
 export interface SyncResult {
@@ -48,6 +50,7 @@ export class GitMirror {
   readonly #credential?: GitCredential;
   readonly cache: object = {};
   #current?: string;
+  readonly #http: ProgressTimedHttp;
 
   constructor(opts: MirrorOptions) {
     const { url, credential } = splitUrlCredential(opts.url);
@@ -55,6 +58,7 @@ export class GitMirror {
     this.dir = opts.dir;
     this.ref = opts.ref ?? "main";
     this.#credential = opts.credential ?? credential;
+    this.#http = progressTimedHttp(opts.idleTimeoutMs ?? DEFAULT_GIT_IDLE_MS);
   }
 
   /** The commit currently checked out, if any. */
@@ -68,6 +72,9 @@ export class GitMirror {
     const previous = this.#current ?? (await this.#localHead());
     const cloned = !fs.existsSync(join(this.dir, ".git"));
     let fetched: string | null | undefined;
+    const cannot = (why: unknown) =>
+      new GitRemoteError(`cannot fetch ${this.ref} from ${redactUrl(this.url)}: ${describeGitError(why)}`, why);
+    this.#http.stalled = undefined;
     try {
       if (cloned) {
         fs.mkdirSync(this.dir, { recursive: true });
@@ -79,7 +86,7 @@ export class GitMirror {
       }
       const res = await git.fetch({
         fs,
-        http,
+        http: this.#http,
         dir: this.dir,
         remote: "origin",
         ref: this.ref,
@@ -90,8 +97,10 @@ export class GitMirror {
       });
       fetched = res.fetchHead;
     } catch (err) {
-      throw new GitRemoteError(`cannot fetch ${this.ref} from ${redactUrl(this.url)}: ${describeGitError(err)}`, err);
+      throw cannot(this.#http.stalled ?? err);
     }
+    // isomorphic-git reads a body that failed as one that ended (no refs, a short pack): a stall is the true cause.
+    if (this.#http.stalled) throw cannot(this.#http.stalled);
     if (!fetched) throw new GitRemoteError(`${redactUrl(this.url)} has no branch or tag "${this.ref}"`);
     const commit = await this.#peel(fetched);
     if (commit !== previous) await this.#checkout(previous, commit);
@@ -142,8 +151,12 @@ export class GitMirror {
 
 /** A short reason for a failed git request, without URLs that could carry credentials. */
 function describeGitError(err: unknown): string {
+  if (err instanceof GitStalledError) return err.message;
   const e = err as { code?: string; message?: string; data?: { statusCode?: number; statusMessage?: string } };
   if (e?.data?.statusCode) return `HTTP ${e.data.statusCode}${e.data.statusMessage ? ` ${e.data.statusMessage}` : ""}`;
-  if (e?.code && /^E[A-Z]+$/.test(e.code)) return e.code;
-  return redactUrl(String(e?.message ?? err)).split("\n")[0]!;
+  const message = redactUrl(String(e?.message ?? err)).split("\n")[0]!;
+  // A system error's code with what Node says of it: "ECONNRESET: socket hang up" (a close before any answer) and a
+  // reset by the peer read apart.
+  if (e?.code && /^E[A-Z]+$/.test(e.code)) return message && message !== e.code ? `${e.code} (${message})` : e.code;
+  return message;
 }

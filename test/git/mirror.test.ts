@@ -1,6 +1,7 @@
 // GitMirror against a real `git http-backend`: clone, fetch, force-push, tags, auth header, unreachable remote.
 import { expect } from "chai";
 import { mkdtempSync, readFileSync, existsSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GitMirror, GitRemoteError } from "../../src/git/mirror.js";
@@ -122,6 +123,76 @@ describe("git mirror", () => {
     );
     expect(err).to.be.instanceOf(GitRemoteError);
   });
+});
+
+describe("git mirror over a slow link", () => {
+  let repo: TestRepo;
+  let local: string;
+  const servers: GitServer[] = [];
+
+  beforeEach(() => {
+    repo = new TestRepo();
+    // Incompressible content, so that the pack takes many pieces of the slow link.
+    repo.write({ "clusters/a/values.yaml": `a: ${randomBytes(6144).toString("base64")}\n` });
+    repo.commit("first");
+    local = mkdtempSync(join(tmpdir(), "vc-mirror-slow-"));
+  });
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+    repo.dispose();
+    rmSync(local, { recursive: true, force: true });
+  });
+
+  it("fetches over a link slower than the idle timeout in total, that never goes silent that long", async () => {
+    const server = await startGitServer(repo.root, { link: { bytes: 512, everyMs: 100 } });
+    servers.push(server);
+    const m = new GitMirror({ url: `${server.url}/${repo.path}`, dir: join(local, "m"), idleTimeoutMs: 1000 });
+    const started = Date.now();
+    const res = await m.sync();
+    expect(res.commit).to.equal(repo.head());
+    expect(readFileSync(join(local, "m/clusters/a/values.yaml"), "utf8")).to.match(/^a: /);
+    // The link's own delay (the pack alone is over 8 KiB, 512 bytes a tenth of a second): longer than the idle
+    // timeout, so a limit on each request's total time would have failed this fetch.
+    expect(Date.now() - started).to.be.at.least(1000);
+  });
+
+  it("waits out a link silent longer than Node's global agent's 5 s socket timeout", async () => {
+    // Every response pauses 6 s after its first 1,000 bytes (the pack, in the middle), then goes on.
+    const server = await startGitServer(repo.root, {
+      link: { bytes: 1024, everyMs: 20, stallAfter: 1000, resumeAfterMs: 6000 },
+    });
+    servers.push(server);
+    const m = new GitMirror({ url: `${server.url}/${repo.path}`, dir: join(local, "m"), idleTimeoutMs: 20_000 });
+    const res = await m.sync();
+    expect(res.commit).to.equal(repo.head());
+  });
+
+  // A stall in the ref advertisement (its first 100 bytes) and in the pack (the advertisement is shorter than 1,000).
+  for (const stallAfter of [100, 1000])
+    it(`gives up when the server stops sending after ${stallAfter} bytes, says it stalled`, async () => {
+      const good = await startGitServer(repo.root);
+      servers.push(good);
+      const dir = join(local, "m");
+      const first = await new GitMirror({ url: `${good.url}/${repo.path}`, dir }).sync();
+      repo.write({ "clusters/a/values.yaml": `a: ${randomBytes(6144).toString("base64")}\n` });
+      repo.commit("next");
+      const stalled = await startGitServer(repo.root, { link: { bytes: 64, everyMs: 20, stallAfter } });
+      servers.push(stalled);
+      const m = new GitMirror({ url: `${stalled.url}/${repo.path}`, dir, idleTimeoutMs: 500 });
+      const err = await m.sync().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(GitRemoteError);
+      expect((err as Error).message).to.equal(
+        `cannot fetch main from ${stalled.url}/${repo.path}: the server sent nothing for 500 ms (the link stalled; ` +
+          "a slow link that still sends is waited for); the request was given up",
+      );
+      expect(readFileSync(join(dir, ".git/vc-checkout"), "utf8").trim()).to.equal(first.commit);
+      // The link back: the next sync fetches the new commit.
+      const back = await new GitMirror({ url: `${good.url}/${repo.path}`, dir }).sync();
+      expect(back.commit).to.equal(repo.head());
+    });
 });
 
 describe("git credentials", () => {

@@ -13,6 +13,12 @@ export interface GitServerOptions {
   authorization?: string;
   /** Listen on this port (to come back on the same URL after stop()). */
   port?: number;
+  /**
+   * A slow link: every response body is sent `bytes` at a time, one piece every `everyMs` (alive, never silent
+   * longer than that); with `stallAfter`, a response stops after that many bytes and the connection stays open, for
+   * good or, with `resumeAfterMs`, for that long before it goes on (a link silent for a while, not dead).
+   */
+  link?: { bytes: number; everyMs: number; stallAfter?: number; resumeAfterMs?: number };
 }
 
 export interface GitServer {
@@ -65,9 +71,10 @@ export async function startGitServer(root: string, opts: GitServerOptions = {}):
     req.pipe(child.stdin);
     let head = Buffer.alloc(0);
     let headersDone = false;
+    const out = opts.link ? slowLink(res, opts.link) : { write: (b: Buffer) => res.write(b), end: () => res.end() };
     child.stdout.on("data", (chunk: Buffer) => {
       if (headersDone) {
-        res.write(chunk);
+        out.write(chunk);
         return;
       }
       head = Buffer.concat([head, chunk]);
@@ -90,10 +97,10 @@ export async function startGitServer(root: string, opts: GitServerOptions = {}):
         else headers[k] = v;
       }
       res.writeHead(status, headers);
-      res.write(head.subarray(sep + sepLen));
+      out.write(head.subarray(sep + sepLen));
     });
     child.stderr.resume();
-    child.on("close", () => res.end());
+    child.on("close", () => out.end());
     child.on("error", () => {
       if (!res.headersSent) res.writeHead(500);
       res.end();
@@ -132,6 +139,44 @@ export async function startGitServer(root: string, opts: GitServerOptions = {}):
     close: stop,
   };
   return self;
+}
+
+/** A response body sent through a slow link (GitServerOptions.link): queued, then written a piece at a time. */
+function slowLink(
+  res: ServerResponse,
+  link: NonNullable<GitServerOptions["link"]>,
+): { write(b: Buffer): void; end(): void } {
+  let queued = Buffer.alloc(0);
+  let sent = 0;
+  let ended = false;
+  let stallAfter = link.stallAfter;
+  let resumeAt: number | undefined;
+  const timer = setInterval(() => {
+    if (res.destroyed) return clearInterval(timer);
+    if (stallAfter !== undefined && sent >= stallAfter) {
+      // Stalled: silent, the connection open; for good, or until resumeAfterMs have passed.
+      if (link.resumeAfterMs === undefined) return;
+      resumeAt ??= Date.now() + link.resumeAfterMs;
+      if (Date.now() < resumeAt) return;
+      stallAfter = undefined;
+    }
+    const room = stallAfter === undefined ? link.bytes : Math.min(link.bytes, stallAfter - sent);
+    const piece = queued.subarray(0, room);
+    queued = queued.subarray(piece.length);
+    if (piece.length > 0) {
+      res.write(piece);
+      sent += piece.length;
+    }
+    if (ended && queued.length === 0) {
+      clearInterval(timer);
+      res.end();
+    }
+  }, link.everyMs);
+  res.on("close", () => clearInterval(timer));
+  return {
+    write: (b) => void (queued = Buffer.concat([queued, b])),
+    end: () => void (ended = true),
+  };
 }
 
 /** A working repository pushed to a bare one under a served root: write files, commit, push. */
