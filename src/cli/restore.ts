@@ -17,6 +17,9 @@ interface RestoreFlags extends HostFlags {
   repo: string;
 }
 
+/** The signals that interrupt a restore with its clean-up (ops/restore.ts RestoreOptions.signal). */
+const INTERRUPTS = ["SIGINT", "SIGTERM"] as const;
+
 export function register(program: Command): void {
   withHostOptions(
     program
@@ -43,10 +46,11 @@ export function register(program: Command): void {
           const ref = parseReference(reference);
           const host = hostFrom(flags);
           await requireKnownCluster(host, cluster, flags.repo);
-          // Ctrl-C ends the waits with the right clean-up instead of killing vc mid-way.
+          // Ctrl-C, and SIGTERM (a CI job cancelled, kill, a pod stopped), end the waits with the right clean-up
+          // instead of killing vc mid-way; a second signal kills it as usual.
           const interrupt = new AbortController();
-          const onSigint = () => interrupt.abort();
-          process.once("SIGINT", onSigint);
+          const onSignal = () => interrupt.abort();
+          for (const sig of INTERRUPTS) process.once(sig, onSignal);
           const report = await restore(host, {
             signal: interrupt.signal,
             cluster: name,
@@ -58,7 +62,9 @@ export function register(program: Command): void {
             stopTimeoutMs,
             restoreTimeoutMs,
             log: (line) => process.stderr.write(`${line}\n`),
-          }).finally(() => process.off("SIGINT", onSigint));
+          }).finally(() => {
+            for (const sig of INTERRUPTS) process.off(sig, onSignal);
+          });
           process.stdout.write(
             `restored ${name} (namespace ${namespace}) from ${report.backup.pinned}; control plane back at ${report.replicas} replica(s)\n`,
           );

@@ -11,6 +11,10 @@ import { KubeClient } from "../../src/host/client.js";
 import { restore, RestoreError } from "../../src/ops/restore.js";
 import { SUSPEND_ANNOTATION } from "../../src/ops/suspend.js";
 import { vc } from "./helpers.js";
+import { spawn } from "node:child_process";
+import { join, resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dirname, "../..");
 
 const NS = "vc-team-a";
 
@@ -309,6 +313,36 @@ describe("ops: vc restore", function () {
       /^interrupted while the control plane was stopping; scaled back to 1, reconciliation left suspended as before \(vc restore from /,
     );
     expect(replicas()).to.equal(1);
+  });
+
+  it("SIGTERM while the control plane is stopping undoes the steps as Ctrl-C does, and says so", async () => {
+    sim = kubelet(server, "never-stop");
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        join(ROOT, "src/cli/main.ts"),
+        "restore",
+        "team-a",
+        ref,
+        "--kubeconfig",
+        server.kubeconfigPath,
+      ],
+      { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.on("data", (b: Buffer) => void (stderr += b.toString()));
+    child.stdout.resume();
+    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+    while (replicas() !== 0) await new Promise((r) => setTimeout(r, 20));
+    expect(suspended()).to.match(/^vc restore from /);
+    child.kill("SIGTERM");
+    const code = await exited;
+    expect(stderr).to.match(/interrupted while the control plane was stopping; scaled back to 1/);
+    expect(code, stderr).to.equal(2);
+    expect(replicas()).to.equal(1);
+    expect(suspended()).to.equal(undefined);
   });
 
   it("refuses while another restore pod runs", async () => {
