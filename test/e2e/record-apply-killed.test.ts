@@ -104,4 +104,41 @@ describe("e2e: vc apply killed mid-write, then run again", function () {
     }
     await expectRecordsAtHost(revision, "220m");
   });
+
+  it("killed between moving an entry to the history and writing the status: each entry kept once", async () => {
+    // Runs until every status holds its 10 newest reconciliations: the next one moves the oldest to the history.
+    for (let cpu = 230; [...(await recordsOf(kube())).values()].some((r) => r.entries.length < 10); cpu += 10) {
+      expect(cpu, "statuses filled within 12 runs").to.be.below(350);
+      fleet.commit(cpu);
+      const applied = await runVc(["apply", ...args()]);
+      expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
+    }
+    const before = await recordsOf(kube());
+    const revision = fleet.commit(400);
+    const webhook = await holdingWebhook(kube(), {
+      name: "hold-status-writes",
+      rule: { operations: ["UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] },
+      objectSelector: { "vc.orch.io/record": "record" },
+      hold: (r) =>
+        r.object?.data?.lastAttemptedRevision === revision && r.oldObject?.data?.lastAttemptedRevision !== revision,
+    });
+    try {
+      await killWhen(async () => webhook.held() === fleet.clusters.length, "every cluster's status write held");
+    } finally {
+      await webhook.close();
+    }
+    // Cut between the two writes: the oldest entry of each status is in its history ConfigMap and still in the status.
+    const cut = await recordsOf(kube());
+    for (const cluster of fleet.clusters)
+      expect(
+        duplicates(cut.get(cluster)!.entries),
+        `${cluster}: the entry moved, the status not written`,
+      ).to.have.length(1);
+    await expectRecordsAtHost(revision, "400m");
+    const after = await recordsOf(kube());
+    for (const cluster of fleet.clusters) {
+      // Every entry kept before, in order, and the rerun's: none lost, none twice.
+      expect(after.get(cluster)!.entries.slice(0, -1), cluster).to.deep.equal(before.get(cluster)!.entries);
+    }
+  });
 });
