@@ -148,6 +148,13 @@ export function schemaFindings(
           );
         else if (def === "gatewayRef")
           out.push(f(`invalid gateway ${got} at ${where}: use mesh, a Gateway name, or namespace/name`));
+        else if (def === "storageClassName")
+          out.push(
+            f(
+              `invalid storage class ${got} at ${where}: a StorageClass name is a DNS-1123 subdomain (lower-case ` +
+                `letters, digits, "-" and "."; kubectl get storageclass lists them), or empty for the default class`,
+            ),
+          );
         else if (def === "dns1123Label" || pattern === LABEL_PATTERN)
           out.push(
             f(

@@ -90,6 +90,28 @@ describe("validate/values", () => {
     ]);
   });
 
+  it("checks the storage class as a StorageClass name, which the server would refuse; empty is the default", () => {
+    const at = (storageClass: string) =>
+      validateValuesDocument(
+        `controlPlane:\n  backingStore:\n    kvstore:\n      persistence:\n        enabled: true\n` +
+          `        storageClass: ${JSON.stringify(storageClass)}\n`,
+        F,
+      ).map((x) => [x.line, x.severity, x.message]);
+    expect(at("Not_A_Name")).to.deep.equal([
+      [
+        6,
+        "error",
+        'invalid storage class "Not_A_Name" at controlPlane.backingStore.kvstore.persistence.storageClass: ' +
+          'a StorageClass name is a DNS-1123 subdomain (lower-case letters, digits, "-" and "."; ' +
+          "kubectl get storageclass lists them), or empty for the default class",
+      ],
+    ]);
+    expect(at("fast-ssd")).to.deep.equal([]);
+    expect(at("ebs.csi.aws.com-gp3")).to.deep.equal([]);
+    expect(at("")).to.deep.equal([]);
+    expect(at(`a${".b".repeat(130)}`).map(([line]) => line)).to.deep.equal([6]);
+  });
+
   it("rejects a mesh resource in customResources while the mesh integration is on, with the spec's text", () => {
     const text = `integrations:
   mesh:
