@@ -141,4 +141,47 @@ describe("e2e: vc apply killed mid-write, then run again", function () {
       expect(after.get(cluster)!.entries.slice(0, -1), cluster).to.deep.equal(before.get(cluster)!.entries);
     }
   });
+
+  it("killed mid-delete of a cluster removed from the repository (--prune): the rerun prunes, forgets it", async () => {
+    const kept = await recordsOf(kube());
+    repo.write({ "clusters/c3": null });
+    repo.commit("remove c3");
+    const prune = ["--prune", "--allow-mass-prune"];
+    const webhook = await holdingWebhook(kube(), {
+      name: "hold-c3-delete",
+      rule: { operations: ["DELETE"], apiGroups: ["apps"], apiVersions: ["v1"], resources: ["statefulsets"] },
+      objectSelector: { "vc.orch.io/inventory": "c3" },
+      hold: () => true,
+    });
+    try {
+      const run = vcProcess(["apply", ...args(), ...prune]);
+      let code: number | null | undefined;
+      void run.exited().then((c) => (code = c));
+      await waitFor(() => code !== undefined || webhook.held() > 0, "c3's StatefulSet delete held", 120_000);
+      expect(code, `the run is held, not ended:\n${run.output()}`).to.equal(undefined);
+      run.child.kill("SIGKILL");
+      await run.exited();
+    } finally {
+      await webhook.close();
+    }
+    expect((await hostOf(kube(), "c3")).revision, "c3's StatefulSet is still there").to.not.equal(undefined);
+    const again = await runVc(["apply", ...args(), ...prune]);
+    expect(again.code, again.stdout + again.stderr).to.equal(0);
+    expect(await hostOf(kube(), "c3"), "c3's StatefulSet pruned").to.deep.equal({});
+    const records = await recordsOf(kube());
+    // The removed cluster's record is forgotten but for its kept Namespace; no lease of the killed run is left.
+    expect(records.get("c3")?.lastAppliedRevision, "c3's status forgotten").to.equal(undefined);
+    expect(records.get("c3")?.applying, "c3's apply lease").to.equal(undefined);
+    expect(records.get("c3")?.inventory ?? [], "c3's record holds its kept Namespace only").to.deep.equal([
+      "Namespace//vc-c3",
+    ]);
+    // The others had nothing to change: their records as before, at what their objects are at.
+    for (const cluster of ["c1", "c2"]) {
+      expect(records.get(cluster)?.entries, cluster).to.deep.equal(kept.get(cluster)!.entries);
+      expect(records.get(cluster)?.lastAppliedRevision).to.equal((await hostOf(kube(), cluster)).revision);
+      expect(records.get(cluster)?.applying, `${cluster}'s apply lease`).to.equal(undefined);
+    }
+    const diff = await runVc(["diff", ...args(), ...prune.slice(0, 1), "--exit-code"]);
+    expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
+  });
 });

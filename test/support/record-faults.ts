@@ -200,6 +200,8 @@ export interface RecordView {
   lastAppliedRevision?: string;
   result?: string;
   applying?: string;
+  /** The objects the record names (`group/Kind/namespace/name`). */
+  inventory: string[];
   /** Oldest first: the history ConfigMap's, then the record's own. */
   entries: Reconciliation[];
 }
@@ -231,6 +233,7 @@ export async function recordsOf(kube: RealKube): Promise<Map<string, RecordView>
       lastAppliedRevision: cm.data?.lastAppliedRevision,
       result: cm.data?.result,
       applying: cm.metadata.annotations?.["vc.orch.io/applying"],
+      inventory: cm.data?.inventory ? (JSON.parse(cm.data.inventory) as string[]) : [],
       // The record keeps the newest first.
       entries: parse(cm.data?.history).reverse(),
     });
