@@ -1,6 +1,10 @@
 // `vc debug shell`: an interactive shell in the control-plane pod `<name>-0`, container `syncer`, over the exec API.
 import { Writable, type Readable } from "node:stream";
+import type { IncomingMessage } from "node:http";
 import { Exec } from "@kubernetes/client-node";
+// Not re-exported by the package index: the handler that takes a socket factory.
+import { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js";
+import WebSocket from "ws";
 import type { Host } from "./host.js";
 import { P } from "./paths.js";
 import type { PodLike } from "../health/pod-causes.js";
@@ -50,6 +54,43 @@ function notRunning(pod: PodLike | undefined, name: string, namespace: string, c
   return undefined;
 }
 
+/** Bytes of a refused upgrade's answer read for its reason (a Status is a few hundred). */
+const REFUSAL_BYTES = 16 * 1024;
+
+/**
+ * The exec connection's WebSocket, whose refusal (an answer other than 101) fails with the server's reason, as kubectl
+ * shows it ("pods \"x\" is forbidden: …"), instead of ws's "Unexpected server response: 403".
+ */
+function socketWithReason(uri: string, protocols: string[], opts: WebSocket.ClientOptions): WebSocket {
+  const ws = new WebSocket(uri, protocols, opts);
+  ws.on("unexpected-response", (req, res: IncomingMessage) => {
+    let body = "";
+    res.setEncoding("utf8");
+    res.on("data", (chunk: string) => {
+      if (body.length < REFUSAL_BYTES) body += chunk;
+    });
+    res.on("end", () => {
+      req.destroy();
+      ws.emit("error", new Error(refusalReason(res.statusCode ?? 0, body)));
+      ws.emit("close", 1006, Buffer.alloc(0));
+    });
+    res.on("error", () => undefined);
+  });
+  return ws;
+}
+
+/** HTTP status and the server's message: a Status's `message`, else the answer's first line. */
+function refusalReason(status: number, body: string): string {
+  let message: string | undefined;
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown };
+    if (typeof parsed.message === "string") message = parsed.message;
+  } catch {
+    message = body.trim().split("\n")[0];
+  }
+  return `HTTP ${status}${message ? `: ${message.slice(0, 500)}` : ""}`;
+}
+
 interface ExecStatus {
   status?: string;
   message?: string;
@@ -81,7 +122,7 @@ export async function debugShell(host: Host, o: ShellOptions): Promise<number> {
     // Resizes are sent here (capitalised keys, as the API server's TerminalSize), so client-node gets a plain sink.
     const terminal = tty && isTerminal(stdout) ? stdout : undefined;
     const sink = terminal ? new Writable({ write: (chunk, _enc, cb) => void stdout.write(chunk, cb) }) : stdout;
-    const ws = await new Exec(host.config)
+    const ws = await new Exec(host.config, new WebSocketHandler(host.config, socketWithReason))
       .exec(o.namespace, podName, SHELL_CONTAINER, o.command, sink, tty ? null : stderr, stdin, tty, (s) => {
         status = s as ExecStatus;
       })

@@ -571,6 +571,17 @@ describe("ops: vc debug shell", function () {
       `error: pod ${NS}/team-c-0 not found: the control plane of team-c is not running (scaled to 0, or not applied); run vc doctor team-c\n`,
     );
   });
+
+  it("says the server's reason when it refuses the exec, as kubectl does, not only its HTTP status", async () => {
+    server.addUser("pod-reader", [{ verbs: ["get", "list"], apiGroups: [""], resources: ["pods"], namespaces: [NS] }]);
+    const kubeconfig = server.writeKubeconfig({ token: "pod-reader", context: "pod-reader" });
+    const r = await vc(["debug", "shell", "team-a", "-n", NS, "--kubeconfig", kubeconfig], { env: {} });
+    expect(r.code, r.stderr).to.equal(2);
+    expect(r.stderr).to.match(
+      new RegExp(`^error: cannot open a shell in ${NS}/team-a-0: HTTP 403: pods "team-a-0" is forbidden: .*exec`),
+    );
+    expect(r.stderr).to.not.contain("Unexpected server response");
+  });
 });
 
 async function waitFor(cond: () => boolean, ms = 15_000): Promise<void> {
