@@ -377,6 +377,19 @@ async function startProxyProcess(
 
 // --- the measuring client -------------------------------------------------------------------------------------------
 
+/** Longest wait for one answer: a request the proxy never finishes fails (counted) instead of stalling the bench. */
+const ANSWER_TIMEOUT_MS = 30_000;
+
+/** Fails `req` when no answer comes within ANSWER_TIMEOUT_MS, and when its answer is cut off. */
+function bounded(req: http.ClientRequest, url: string, reject: (err: Error) => void): void {
+  req.on("error", reject);
+  req.setTimeout(ANSWER_TIMEOUT_MS, () => req.destroy(new Error(`${url}: no answer within ${ANSWER_TIMEOUT_MS} ms`)));
+  req.on("response", (res: http.IncomingMessage) => {
+    res.on("error", reject);
+    res.on("close", () => res.complete || reject(new Error(`${url}: answer cut off`)));
+  });
+}
+
 /** One cluster's front proxy: its client certificate, on keep-alive connections of its own. */
 class FrontProxy {
   private readonly agent: https.Agent;
@@ -394,29 +407,25 @@ class FrontProxy {
   get(url: string): Promise<number> {
     const start = process.hrtime.bigint();
     return new Promise((resolve, reject) => {
-      https
-        .get(url, { agent: this.agent, headers: USER }, (res) => {
-          res.on("data", () => {});
-          res.on("end", () => {
-            if (res.statusCode !== 200) reject(new Error(`${url}: ${res.statusCode}`));
-            else resolve(Number(process.hrtime.bigint() - start) / 1e6);
-          });
-        })
-        .on("error", reject);
+      const req = https.get(url, { agent: this.agent, headers: USER }, (res) => {
+        res.on("data", () => {});
+        res.on("end", () => {
+          if (res.statusCode !== 200) reject(new Error(`${url}: ${res.statusCode}`));
+          else resolve(Number(process.hrtime.bigint() - start) / 1e6);
+        });
+      });
+      bounded(req, url, reject);
     });
   }
   /** One GET's body. */
   text(url: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      https
-        .get(url, { agent: this.agent, headers: USER }, (res) => {
-          let text = "";
-          res.on("data", (c) => (text += c));
-          res.on("end", () =>
-            res.statusCode === 200 ? resolve(text) : reject(new Error(`${url}: ${res.statusCode}`)),
-          );
-        })
-        .on("error", reject);
+      const req = https.get(url, { agent: this.agent, headers: USER }, (res) => {
+        let text = "";
+        res.on("data", (c) => (text += c));
+        res.on("end", () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${url}: ${res.statusCode}`))));
+      });
+      bounded(req, url, reject);
     });
   }
   close(): void {
@@ -430,36 +439,28 @@ const hostAgent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 function hostGet(url: string): Promise<number> {
   const start = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent: hostAgent, headers: { Authorization: "Bearer admin" } }, (res) => {
-        res.on("data", () => {});
-        res.on("end", () => {
-          if (res.statusCode !== 200) reject(new Error(`${url}: ${res.statusCode}`));
-          else resolve(Number(process.hrtime.bigint() - start) / 1e6);
-        });
-      })
-      .on("error", reject);
+    const req = http.get(url, { agent: hostAgent, headers: { Authorization: "Bearer admin" } }, (res) => {
+      res.on("data", () => {});
+      res.on("end", () => {
+        if (res.statusCode !== 200) reject(new Error(`${url}: ${res.statusCode}`));
+        else resolve(Number(process.hrtime.bigint() - start) / 1e6);
+      });
+    });
+    bounded(req, url, reject);
   });
 }
 
 /** The replica's status in the host's ConfigMap (what it answers for), or undefined. */
 async function statusOf(hostUrl: string): Promise<ReplicaStatus | undefined> {
-  const body = await new Promise<string>((resolve, reject) =>
-    http
-      .get(
-        `${hostUrl}/api/v1/namespaces/vc-system/configmaps/vc-metrics-proxy-status`,
-        {
-          agent: hostAgent,
-          headers: { Authorization: "Bearer admin" },
-        },
-        (res) => {
-          let text = "";
-          res.on("data", (c) => (text += c));
-          res.on("end", () => resolve(text));
-        },
-      )
-      .on("error", reject),
-  );
+  const url = `${hostUrl}/api/v1/namespaces/vc-system/configmaps/vc-metrics-proxy-status`;
+  const body = await new Promise<string>((resolve, reject) => {
+    const req = http.get(url, { agent: hostAgent, headers: { Authorization: "Bearer admin" } }, (res) => {
+      let text = "";
+      res.on("data", (c) => (text += c));
+      res.on("end", () => resolve(text));
+    });
+    bounded(req, url, reject);
+  });
   return parseReplicaStatus((JSON.parse(body) as { data?: Record<string, string> }).data?.["bench-0"]);
 }
 
