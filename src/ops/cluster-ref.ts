@@ -2,7 +2,7 @@
 import type { KubeObject } from "../kube/object.js";
 import { defaultHostNamespace } from "../model/cluster.js";
 import { renderCluster } from "../render/index.js";
-import { formatDiagnostic } from "../model/diagnostic.js";
+import { formatDiagnostic, type Diagnostic } from "../model/diagnostic.js";
 import type { Values } from "../model/values.js";
 import { safeRealpath } from "../repo/read.js";
 import { loadAndValidate } from "../validate/index.js";
@@ -27,6 +27,8 @@ export interface ClusterRef {
   rendered?: KubeObject[];
   /** Why there are no values: no folder, or the first error of its values files. */
   valuesNote?: string;
+  /** The errors of its values files, when they do not validate (vc doctor reports those it diagnoses). */
+  valuesErrors?: Diagnostic[];
 }
 
 /**
@@ -57,9 +59,11 @@ export async function findCluster(name: string, opts: { repo: string; namespace?
       // A folder that does not render (name collisions) has nothing to compare: vc validate says why.
     }
   } else {
-    const error = result.diagnostics.find(
+    const errors = result.diagnostics.filter(
       (d) => d.severity === "error" && /(^|\/)values(\.[^/]*)?\.yaml$/.test(d.file),
     );
+    const error = errors[0];
+    if (errors.length > 0) ref.valuesErrors = errors;
     ref.valuesNote = error
       ? `${formatDiagnostic(error)} (run vc validate)`
       : "its values could not be read (run vc validate)";

@@ -142,6 +142,24 @@ describe("ops: vc doctor (live host)", function () {
     expect(ok.stdout).to.equal(`virtual cluster team-a (namespace ${NS}): no problems found\n`);
   });
 
+  it("reports the repository's mesh resource in customResources with the mesh integration on (spec 7)", async () => {
+    const conflicted = tempDir();
+    mkdirSync(join(conflicted, "clusters/team-a"), { recursive: true });
+    writeFileSync(
+      join(conflicted, "clusters/team-a/values.yaml"),
+      "integrations:\n  mesh:\n    enabled: true\nsync:\n  toHost:\n    customResources:\n" +
+        "      virtualservices.networking.mesh.io:\n        enabled: true\n",
+    );
+    const r = await vc(["doctor", "team-a", "--kubeconfig", server.kubeconfigPath, "--repo", conflicted]);
+    expect(r.code, r.stdout + r.stderr).to.equal(1);
+    expect(r.stdout).to.contain(
+      "ERROR [mesh-custom-resource] clusters/team-a/values.yaml:7:7: the mesh integration is enabled but the mesh " +
+        'custom resource is also set in sync.toHost.customResources: "virtualservices.networking.mesh.io"; remove ' +
+        "the entry and use integrations.mesh\n",
+    );
+    expect(r.stdout).to.not.contain("no problems found");
+  });
+
   it("a warning exits 0, and 1 with --strict; -o json carries the severity and the counts", async () => {
     server.put({
       apiVersion: "v1",

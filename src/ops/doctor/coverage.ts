@@ -268,7 +268,9 @@ export const COVERAGE: readonly Coverage[] = [
     row: "mesh-custom-resource",
     check: "mesh-custom-resource",
     severity: "error",
-    when: "the configuration the control plane runs with (its config Secret) has both",
+    when:
+      "the repository's values of the cluster (reported at their file and line, as vc validate does) or the " +
+      "configuration the control plane runs with (its config Secret) have both",
   },
   {
     row: "sidecar-missing",

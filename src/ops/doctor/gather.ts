@@ -2,6 +2,7 @@
 // control plane's own configuration (rendered without credentials), and how long each read took.
 import { load } from "js-yaml";
 import type { KubeObject } from "../../kube/object.js";
+import type { Diagnostic } from "../../model/diagnostic.js";
 import { formatMatchLabels } from "../../kube/selector.js";
 import type { Values } from "../../model/values.js";
 import { names } from "../../render/meta.js";
@@ -48,6 +49,8 @@ export interface GatherOptions {
   skipVirtual?: boolean;
   /** The mesh objects the repository renders for the cluster, to compare with the host's. */
   rendered?: KubeObject[];
+  /** The errors of the repository's values files of the cluster, when they do not validate. */
+  valuesErrors?: Diagnostic[];
   /** Reads that take at least this long are recorded as slow (default `SLOW_READ_MS`). */
   slowReadMs?: number;
   /** How much of a collection is read (default DOCTOR_LIST_BOUNDS; tests make it small). */
@@ -188,6 +191,7 @@ export async function gatherSnapshot(
     ...(secrets.certificates ? { certificates: secrets.certificates } : {}),
     ...(around.missing ? { missingKinds: around.missing.map((k) => `${k.apiVersion}/${k.kind}`) } : {}),
     ...(options.rendered ? { rendered: options.rendered } : {}),
+    ...(options.valuesErrors?.length ? { valuesErrors: options.valuesErrors } : {}),
     ...(around.networkPolicies ? { networkPolicies: around.networkPolicies } : {}),
     ...(around.virtual ? { virtual: around.virtual } : {}),
     ...(around.endpoints ? { apiServerEndpoints: around.endpoints } : {}),

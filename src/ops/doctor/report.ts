@@ -29,6 +29,7 @@ export async function doctorReport(
   const { name, namespace } = cluster;
   const snapshot = await gatherSnapshot(host, name, namespace, cluster.values, {
     ...(cluster.rendered ? { rendered: meshObjectsOf(cluster.rendered) } : {}),
+    ...(cluster.valuesErrors ? { valuesErrors: cluster.valuesErrors } : {}),
     ...(opts.virtualServer ? { virtualServer: opts.virtualServer } : {}),
   }).catch((err: unknown) => {
     if (err instanceof NotVisibleError) return undefined;

@@ -1,5 +1,6 @@
 // What `vc doctor` reads from the host (a snapshot) and what it reports (findings with the spec's resolutions).
 import type { KubeObject } from "../../kube/object.js";
+import type { Diagnostic } from "../../model/diagnostic.js";
 import type { Values } from "../../model/values.js";
 import type { AccessAnswer } from "./access.js";
 import type { CertificateFacts } from "./tls-cert.js";
@@ -97,6 +98,8 @@ export interface HostSnapshot {
    * otherwise.
    */
   rendered?: KubeObject[];
+  /** The errors of the repository's values files of the cluster, when they do not validate. */
+  valuesErrors?: Diagnostic[];
   /**
    * What was read inside the virtual cluster through its API server; undefined when not read (see unreadable.virtual).
    */
