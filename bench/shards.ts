@@ -129,7 +129,7 @@ export async function run(ctx: BenchContext): Promise<void> {
     const ns = await kube.request("POST", "/api/v1/namespaces", {
       apiVersion: "v1",
       kind: "Namespace",
-      metadata: { name: "vc-system" },
+      metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
     });
     if (ns.status !== 201) throw new Error(`cannot create vc-system: ${ns.status}`);
     const start = (user: string, shard: number) => {

@@ -146,7 +146,7 @@ async function freshServer(assets: string): Promise<RealKube> {
   const ns = await kube.request("POST", "/api/v1/namespaces", {
     apiVersion: "v1",
     kind: "Namespace",
-    metadata: { name: "vc-system" },
+    metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
   });
   if (ns.status !== 201) throw new Error(`cannot create vc-system: ${ns.status}`);
   return kube;

@@ -107,7 +107,7 @@ function open(flags: RolloutFlags): { target: KubeTarget; store: RolloutStore } 
     throw new UserError(`cannot load the host kubeconfig: ${(err as Error).message}`, EXIT.failure);
   }
   const target = new KubeTarget(client);
-  return { target, store: new RolloutStore(client, target.records.namespace) };
+  return { target, store: new RolloutStore(client, target.records.namespace, target.records.guard) };
 }
 
 function formatStatus(r: RolloutRecord, withClusters: boolean): string {

@@ -4,6 +4,7 @@ import { ANNOTATIONS } from "../translate/keys.js";
 import { KubeApiError, type KubeClient } from "../host/client.js";
 import type { Logger } from "../model/log.js";
 import { silentLogger } from "../model/log.js";
+import { PlatformNamespaceError, verifyPlatformNamespace } from "../records/platform-namespace.js";
 
 interface LeaseSpec {
   holderIdentity?: string;
@@ -61,6 +62,8 @@ export class LeaderElector {
   #timer?: NodeJS.Timeout;
   #stopped = false;
   #lastPush?: string;
+  /** The lease namespace was verified a platform namespace (records/platform-namespace.ts) before the first Lease. */
+  #verified = false;
 
   constructor(opts: ElectorOptions) {
     this.#o = opts;
@@ -98,6 +101,10 @@ export class LeaderElector {
     const now = this.#now();
     const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.#o.namespace)}/leases/${encodeURIComponent(this.name)}`;
     try {
+      if (!this.#verified) {
+        await verifyPlatformNamespace(this.#o.client, this.#o.namespace, "Leases", { create: true });
+        this.#verified = true;
+      }
       let lease: LeaseObject | undefined;
       try {
         lease = await this.#o.client.request<LeaseObject>("GET", path);
@@ -143,6 +150,12 @@ export class LeaderElector {
       if (!firstLook && push && push !== pushSeen) this.#o.onPush?.(push.split("@")[0] || undefined);
       return true;
     } catch (err) {
+      if (err instanceof PlatformNamespaceError) {
+        // Whoever may write a namespace that is not the platform's may hold the Lease: never lead from one.
+        this.#log.error("lease namespace refused", { lease: this.name, error: err.message });
+        this.#set(false);
+        return false;
+      }
       const lost = err instanceof KubeApiError && err.status === 409;
       if (!lost) this.#log.warn("lease request failed", { lease: this.name, error: (err as Error).message });
       if (lost) this.#set(false);

@@ -18,6 +18,7 @@ import {
   type ApplyLease,
 } from "./lease.js";
 import { mergeEntries, nextArchive } from "./archive.js";
+import { PlatformNamespaceGuard } from "./platform-namespace.js";
 import { parseHistory, STATUS_KEYS, type ClusterStatus, type Reconciliation } from "./status.js";
 import {
   byClusterThenAge,
@@ -142,10 +143,15 @@ function processAlive(pid: number): boolean {
  * role, a platform user's kubeconfig) may write there: nothing in a host namespace is ever read as a record.
  */
 export class RecordStore {
+  /** The records namespace, verified a platform namespace before the first read or write (platform-namespace.ts). */
+  readonly guard: PlatformNamespaceGuard;
+
   constructor(
     readonly client: KubeClient,
     readonly namespace: string = recordsNamespace(),
-  ) {}
+  ) {
+    this.guard = new PlatformNamespaceGuard(client, namespace, "records");
+  }
 
   /**
    * The memo of one unit of work (a reconciler pass, a chunk of a full pass), on from memoize() to unmemoize(). A LIST
@@ -228,6 +234,7 @@ export class RecordStore {
     const memo = this.memo;
     if (memo.on && memo.listing) return (await memo.listing).get(name)?.rec;
     if (memo.on && memo.reads.has(name)) return memo.reads.get(name);
+    if (!(await this.guard.readable())) return undefined;
     const cm = await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name });
     const rec = cm ? fromRecordConfigMap(cm) : undefined;
     if (memo.on && this.memo === memo && !memo.reads.has(name)) memo.reads.set(name, rec);
@@ -241,6 +248,7 @@ export class RecordStore {
    */
   async holderConfigMaps(cluster?: string): Promise<Map<string, KubeObject>> {
     let items: KubeObject[];
+    if (!(await this.guard.readable())) return new Map();
     try {
       items = await this.client.list(resourceFor("v1", "ConfigMap")!, {
         namespace: this.namespace,
@@ -334,6 +342,7 @@ export class RecordStore {
    * fleet's record ConfigMaps are never all parsed at once. A missing namespace holds none.
    */
   private async listRecords(selector?: string): Promise<Array<Remembered & { name: string }>> {
+    if (!(await this.guard.readable())) return [];
     try {
       return await this.client.listMapped(
         resourceFor("v1", "ConfigMap")!,
@@ -387,6 +396,7 @@ export class RecordStore {
 
   /** The record ConfigMap as the server has it now (one GET), put into the memo. */
   private async fetch(name: string): Promise<ClusterRecord | undefined> {
+    if (!(await this.guard.readable())) return undefined;
     const cm = await this.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name });
     this.noteWrite(name, cm, false);
     return cm ? fromRecordConfigMap(cm) : undefined;
@@ -414,7 +424,7 @@ export class RecordStore {
     });
   }
 
-  /** Creates a record (its namespace too when missing); a record created meanwhile by another run is a 409. */
+  /** Creates a record (its namespace, marked, too when missing); one created meanwhile by another run is a 409. */
   private async createRecord(base: KubeObject, change: RecordChange): Promise<KubeObject> {
     const cm: KubeObject = {
       ...base,
@@ -427,11 +437,13 @@ export class RecordStore {
         body: cm,
         query: { fieldManager: FIELD_MANAGER },
       });
+    await this.guard.ensure();
     try {
       return await post();
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 404)) throw err;
-      await this.ensureNamespace();
+      this.guard.forget();
+      await this.guard.ensure();
       return post();
     }
   }
@@ -750,6 +762,7 @@ export class RecordStore {
    * that two writers (the reconciler and a vc apply) never drop each other's entries: a lost race reads again.
    */
   async archive(source: string, cluster: string, spilled: readonly Reconciliation[], depth: number): Promise<void> {
+    await this.guard.ensure();
     const name = historyName(source, cluster);
     const ref = { apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name };
     for (let attempt = 1; ; attempt++) {
@@ -769,7 +782,6 @@ export class RecordStore {
             contentType: "application/apply-patch+yaml",
           });
         } else {
-          await this.ensureNamespace();
           await this.client.request("POST", `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps`, {
             query: { fieldManager: FIELD_MANAGER },
             body: cm,
@@ -787,6 +799,7 @@ export class RecordStore {
   }
 
   private async archived(source: string, cluster: string): Promise<Reconciliation[]> {
+    if (!(await this.guard.readable())) return [];
     return this.entriesOf(
       await this.client.get({
         apiVersion: "v1",
@@ -800,17 +813,5 @@ export class RecordStore {
   private entriesOf(cm: KubeObject | undefined): Reconciliation[] {
     if (cm?.metadata.labels?.[RECORD_LABEL] !== "history") return [];
     return parseHistory((cm.data as Record<string, string> | undefined)?.history).entries;
-  }
-
-  /** The records namespace being created, shared by the writes that found it missing at once (a first run's chunk). */
-  private ensuring?: Promise<void>;
-
-  /** Creates the records namespace unless it exists: once for every write waiting on it, again if it is gone later. */
-  private ensureNamespace(): Promise<void> {
-    this.ensuring ??= (async () => {
-      if (await this.client.get({ apiVersion: "v1", kind: "Namespace", name: this.namespace })) return;
-      await this.client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: this.namespace } });
-    })().finally(() => (this.ensuring = undefined));
-    return this.ensuring;
   }
 }

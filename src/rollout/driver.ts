@@ -100,7 +100,8 @@ export async function rolloutForPass(
     return undefined;
   }
   const source = deps.owner ?? "";
-  const store = new RolloutStore(deps.target.records.client, deps.target.records.namespace);
+  const { records } = deps.target;
+  const store = new RolloutStore(records.client, records.namespace, records.guard);
   const now = (deps.now ?? (() => new Date()))().getTime();
   // An incremental pass with nothing to drive reads nothing: no fleet/rollout.yaml and no running rollout (nothing but
   // a pass writes a record, and a request to a final rollout changes nothing). A full pass always reads the record.

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/object.js";
 import { KubeApiError, objectPath, type KubeClient } from "../host/client.js";
 import { FIELD_MANAGER, LABELS } from "../translate/keys.js";
+import { PlatformNamespaceGuard } from "../records/platform-namespace.js";
 import { RECORD_LABEL } from "../records/record.js";
 import { recordsNamespace } from "../translate/keys.js";
 import { fromSnapshotConfigMap, snapshotConfigMap, snapshotName, type BaseSnapshot } from "./snapshot.js";
@@ -68,10 +69,17 @@ export function fromRolloutConfigMap(cm: KubeObject, source: string): StoredRoll
 }
 
 export class RolloutStore {
+  /** The records namespace, verified a platform namespace before the first read or write. */
+  private readonly guard: PlatformNamespaceGuard;
+
+  /** `guard`: the records namespace's verification to share (a RecordStore's), else one of its own. */
   constructor(
     readonly client: KubeClient,
     readonly namespace: string = recordsNamespace(),
-  ) {}
+    guard?: PlatformNamespaceGuard,
+  ) {
+    this.guard = guard ?? new PlatformNamespaceGuard(client, namespace, "records");
+  }
 
   private ref(source: string) {
     return { apiVersion: "v1", kind: "ConfigMap", namespace: this.namespace, name: rolloutName(source) };
@@ -79,6 +87,7 @@ export class RolloutStore {
 
   /** The rollout of a source (one GET); empty when there is none. */
   async read(source: string): Promise<StoredRollout> {
+    if (!(await this.guard.readable())) return {};
     const cm = await this.client.get(this.ref(source));
     return cm ? fromRolloutConfigMap(cm, source) : {};
   }
@@ -99,6 +108,7 @@ export class RolloutStore {
       },
       data: { rollout: JSON.stringify(stored) },
     };
+    await this.guard.ensure();
     if (resourceVersion !== undefined) {
       cm.metadata.resourceVersion = resourceVersion;
       const out = await this.client.request<KubeObject>("PUT", objectPath(cm), {
@@ -116,7 +126,8 @@ export class RolloutStore {
       return (await post()).metadata.resourceVersion;
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 404)) throw err;
-      await this.ensureNamespace();
+      this.guard.forget();
+      await this.guard.ensure();
       return (await post()).metadata.resourceVersion;
     }
   }
@@ -129,11 +140,13 @@ export class RolloutStore {
       metadata: { name: rolloutName(source), namespace: this.namespace },
       data: { request: JSON.stringify(req) },
     };
+    await this.guard.readable();
     await this.client.apply(cm, { fieldManager: REQUEST_FIELD_MANAGER });
   }
 
   /** A stored base snapshot (one GET), checked against its digest; undefined when absent or not matching. */
   async readSnapshot(digest: string): Promise<BaseSnapshot | undefined> {
+    if (!(await this.guard.readable())) return undefined;
     const cm = await this.client.get({
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -147,17 +160,14 @@ export class RolloutStore {
   /** Stores a base snapshot (server-side apply: writing the same content again changes nothing). */
   async writeSnapshot(source: string, snap: BaseSnapshot): Promise<void> {
     const cm = snapshotConfigMap(this.namespace, source, snap);
+    await this.guard.ensure();
     try {
       await this.client.apply(cm);
     } catch (err) {
       if (!(err instanceof KubeApiError && err.status === 404)) throw err;
-      await this.ensureNamespace();
+      this.guard.forget();
+      await this.guard.ensure();
       await this.client.apply(cm);
     }
-  }
-
-  private async ensureNamespace(): Promise<void> {
-    if (await this.client.get({ apiVersion: "v1", kind: "Namespace", name: this.namespace })) return;
-    await this.client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: this.namespace } });
   }
 }

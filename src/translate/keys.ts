@@ -33,6 +33,12 @@ export const LABELS = {
    * the cluster sees: `synced` (those its pods run on) or `all`.
    */
   metricsProxy: `${PREFIX}/metrics-proxy`,
+  /**
+   * Marks a platform namespace (value "true"): vc keeps its records and its Leases only in a namespace that carries it,
+   * and never applies a cluster into one. Only the platform may label a Namespace (cluster-scoped); vc puts it on a
+   * platform namespace only when it creates the namespace itself, never on one that exists.
+   */
+  platformNamespace: `${PREFIX}/platform-namespace`,
 } as const;
 
 export const ANNOTATIONS = {

@@ -46,12 +46,15 @@ describe("vc apply", () => {
       .to.include("created Namespace vc-minimal")
       .and.match(/cluster minimal: \d+ created/);
     // One server-side apply per object, and two writes per cluster for its record: created with the run's apply lease
-    // and what it will create (a POST), then its status, the lease given up (a PATCH); the first record write finds no
-    // records namespace (404), which is created (one apply) before it is written again.
-    expect(server.countRequests({ method: "PATCH" })).to.equal(created + 2 + 1);
+    // and what it will create (a POST), then its status, the lease given up (a PATCH); before the first record write
+    // the records namespace is looked up, found missing and made with the platform mark (a POST).
+    expect(server.countRequests({ method: "PATCH" })).to.equal(created + 2);
     expect(server.countRequests({ method: "PATCH", path: RECORD_PATH })).to.equal(2);
-    expect(server.countRequests({ method: "POST", path: RECORDS_COLLECTION })).to.equal(2 + 1);
-    expect(server.get("v1", "Namespace", undefined, "vc-system")).to.not.equal(undefined);
+    expect(server.countRequests({ method: "POST", path: RECORDS_COLLECTION })).to.equal(2);
+    expect(server.countRequests({ method: "POST", resource: "namespaces" })).to.equal(1);
+    expect(server.get("v1", "Namespace", undefined, "vc-system")?.metadata.labels).to.deep.include({
+      [LABELS.platformNamespace]: "true",
+    });
     expect(server.list("v1", "Namespace").filter((n) => n.metadata.labels?.[LABELS.inventory])).to.have.length(2);
     server.resetRequests();
     const second = await runVc(["apply", repo, ...kube]);

@@ -29,6 +29,9 @@ describe("e2e: a whole-fleet diff read by paged fleet-wide LISTs and chunk by ch
     repo = join(tmp, "repo");
     await installExampleCrds(kube());
     expect((await kube().kubectl(["create", "namespace", "vc-system"])).code).to.equal(0);
+    expect(
+      (await kube().kubectl(["label", "namespace", "vc-system", "vc.orch.io/platform-namespace=true"])).code,
+    ).to.equal(0);
     await generateFleet(repo, { clusters: 9, meshPerCluster: 1 });
     const applied = await applyFleet(target(), await loadDesiredIndex(repo, REV), {
       prune: true,

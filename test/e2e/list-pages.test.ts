@@ -8,6 +8,7 @@ import { RecordStore } from "../../src/records/store.js";
 import { KubeClient, MAPPED_PAGE } from "../../src/host/client.js";
 import { KubeTarget } from "../../src/sinks/kube/target.js";
 import { mapLimit } from "../../src/util/pool.js";
+import { LABELS } from "../../src/translate/keys.js";
 import { installExampleCrds, useRealKube } from "../support/real-kube.js";
 
 const CLUSTERS = 2 * MAPPED_PAGE + 7;
@@ -24,8 +25,14 @@ describe("e2e: a host's records and public-host claims are read a page at a time
     const host = kube();
     await installExampleCrds(host);
     client = KubeClient.open({ kubeconfig: host.kubeconfigPath });
+    // vc-system as deploy/reconciler/namespace.yaml makes it: a platform namespace, where records may be kept.
+    const platform = { [LABELS.platformNamespace]: "true" };
     for (const ns of ["vc-system", ...Array.from({ length: NAMESPACES }, (_, i) => `vc-pages-${i}`)])
-      await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+      await client.apply({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: ns, ...(ns === "vc-system" ? { labels: platform } : {}) },
+      });
     await mapLimit(
       Array.from({ length: CLUSTERS }, (_, i) => i),
       16,

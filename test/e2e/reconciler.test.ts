@@ -90,6 +90,9 @@ describe("e2e: the reconciler with two replicas on a real API server", function 
     git(repo, "commit", "-q", "-m", "fleet");
     await installExampleCrds(kube());
     expect((await kube().kubectl(["create", "namespace", "vc-system"])).code).to.equal(0);
+    expect(
+      (await kube().kubectl(["label", "namespace", "vc-system", "vc.orch.io/platform-namespace=true"])).code,
+    ).to.equal(0);
   });
   after(async () => {
     for (const r of replicas) await stop(r);

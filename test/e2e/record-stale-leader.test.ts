@@ -71,6 +71,9 @@ describe("e2e: a stale leader resumed after the standby applied HEAD", function 
     git = await startGitServer(fleet.repo.root);
     cache = mkdtempSync(join(tmpdir(), "vc-e2e-stale-leader-"));
     expect((await kube().kubectl(["create", "namespace", "vc-system"])).code).to.equal(0);
+    expect(
+      (await kube().kubectl(["label", "namespace", "vc-system", "vc.orch.io/platform-namespace=true"])).code,
+    ).to.equal(0);
   });
   after(async () => {
     for (const r of replicas) {

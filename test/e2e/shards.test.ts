@@ -71,6 +71,9 @@ describe("e2e: sharded reconcilers on a real API server, one killed mid-pass", f
     head = git(repo, "rev-parse", "HEAD");
     await installExampleCrds(kube());
     expect((await kube().kubectl(["create", "namespace", "vc-system"])).code).to.equal(0);
+    expect(
+      (await kube().kubectl(["label", "namespace", "vc-system", "vc.orch.io/platform-namespace=true"])).code,
+    ).to.equal(0);
   });
   after(async () => {
     for (const r of replicas) await r.stop();

@@ -189,6 +189,12 @@ describeProfiles("host: field validation and server warnings", (profile) => {
 
   it("a vc command prints the server's warnings on stderr, its output unchanged", async () => {
     try {
+      // The records namespace exists (a platform namespace), so vc status lists its ConfigMaps.
+      server.put({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
+      });
       server.faults.add({ path: /\/configmaps$/, warning: "the host says: mind the gap" });
       setWarningSink(previous); // the command's own sink (runVc runs vc in this process)
       const res = await runVc(["status", "--target", "kube", "--kubeconfig", server.kubeconfigPath, "-o", "json"]);

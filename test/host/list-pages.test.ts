@@ -39,7 +39,11 @@ describe("sinks/kube: the fleet-wide LISTs are read a page at a time", () => {
       context: "test",
       retry: { baseDelayMs: 5, maxDelayMs: 20 },
     });
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
+    });
     for (let i = 0; i < CLUSTERS; i++) {
       const c = name(i);
       const gw = gateway(c);

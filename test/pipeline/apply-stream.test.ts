@@ -225,7 +225,11 @@ describe("pipeline/fleet: a streamed apply", function () {
   it("a first vc apply on a host costs each cluster one apply per object, one GET of its namespace (is it someone else's) and its record's two writes (created with the run's lease, then its status): no GET of a record, no migration GET", async () => {
     const server = await startKubeServer();
     // The records namespace exists, as where the reconciler is deployed.
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
+    });
     try {
       const res = await runVc([
         "apply",
@@ -244,14 +248,15 @@ describe("pipeline/fleet: a streamed apply", function () {
         r.namespace === "vc-system" && r.resource === "configmaps";
       const gets = server.requests.filter((r) => r.verb === "get");
       expect(gets.filter(records), "GETs of a record").to.deep.equal([]);
-      // The namespace of each cluster once (the foreign-object check); cluster-scoped objects of a cluster are looked
-      // up one by one (the metrics proxy's ClusterRole and binding), nothing else.
+      // The namespace of each cluster once (the foreign-object check), and the records namespace once (its platform
+      // mark verified); cluster-scoped objects of a cluster are looked up one by one (the metrics proxy's ClusterRole
+      // and binding), nothing else.
       expect(
         gets
           .filter((r) => r.resource === "namespaces")
           .map((r) => r.name)
           .sort(),
-      ).to.deep.equal(sorted.map((c) => `vc-${c}`));
+      ).to.deep.equal([...sorted.map((c) => `vc-${c}`), "vc-system"].sort());
       const objectGets = gets.filter((r) => r.resource !== undefined);
       expect(
         objectGets.every((r) => ["namespaces", "clusterroles", "clusterrolebindings"].includes(r.resource!)),

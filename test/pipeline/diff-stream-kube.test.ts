@@ -38,7 +38,11 @@ describeProfiles("pipeline/fleet: a streamed diff against a host", (profile) => 
     tmp = mkdtempSync(join(tmpdir(), "vc-diff-stream-kube-"));
     repo = join(tmp, "repo");
     server = await startKubeServer({ profile });
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
+    });
     await generateFleet(repo, { clusters: 9, meshPerCluster: 1 });
     const applied = await applyFleet(target(), await loadDesiredIndex(repo, REV), {
       prune: true,

@@ -77,7 +77,12 @@ describe("pipeline: the hand-over from a cluster's own metrics proxy to the shar
     tmp = mkdtempSync(join(tmpdir(), "vc-handover-"));
     repo = join(tmp, "repo");
     server = await startKubeServer();
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
+    // vc-system as deploy/reconciler/namespace.yaml makes it: a platform namespace (records and the proxy's status).
+    server.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
+    });
     await generateFleet(repo, { clusters: 2, meshPerCluster: 1 });
     expect((await apply(true)).results.every((r) => r.ok)).to.equal(true);
     // The state an earlier vc left: the cluster's own proxy, recorded; no access Role, no mark on the Namespace.

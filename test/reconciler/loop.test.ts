@@ -115,13 +115,13 @@ describe("reconciler loop", function () {
   });
 
   it("two replicas: only the lease holder writes, and the other takes over when it leaves", async () => {
-    const opts = { namespace: "default", leaseDurationMs: 30_000, renewDeadlineMs: 20_000 };
+    const opts = { namespace: "vc-system", leaseDurationMs: 30_000, renewDeadlineMs: 20_000 };
     const a = new LeaderElector({ ...opts, client: bed.client(), identity: "replica-a" });
     const b = new LeaderElector({ ...opts, client: bed.client(), identity: "replica-b" });
     expect(await a.tick()).to.equal(true);
     expect(await b.tick()).to.equal(false);
     expect(a.isLeader && !b.isLeader).to.equal(true);
-    const lease = bed.kube.get("coordination.k8s.io/v1", "Lease", "default", "vc-reconciler")!;
+    const lease = bed.kube.get("coordination.k8s.io/v1", "Lease", "vc-system", "vc-reconciler")!;
     expect((lease.spec as { holderIdentity: string }).holderIdentity).to.equal("replica-a");
 
     const depsA = bed.deps({ mayWrite: () => a.isLeader }, "mirror-a");
@@ -144,7 +144,7 @@ describe("reconciler loop", function () {
     expect(await b.tick()).to.equal(true);
     expect(
       (
-        bed.kube.get("coordination.k8s.io/v1", "Lease", "default", "vc-reconciler")!.spec as {
+        bed.kube.get("coordination.k8s.io/v1", "Lease", "vc-system", "vc-reconciler")!.spec as {
           leaseTransitions: number;
         }
       ).leaseTransitions,
@@ -154,7 +154,7 @@ describe("reconciler loop", function () {
 
   it("a standby hands a webhook push to the leader through the Lease", async () => {
     const pushes: Array<string | undefined> = [];
-    const opts = { namespace: "default", leaseDurationMs: 30_000, renewDeadlineMs: 20_000 };
+    const opts = { namespace: "vc-system", leaseDurationMs: 30_000, renewDeadlineMs: 20_000 };
     const a = new LeaderElector({ ...opts, client: bed.client(), identity: "a", onPush: (c) => pushes.push(c) });
     const b = new LeaderElector({ ...opts, client: bed.client(), identity: "b" });
     await a.tick();
@@ -169,9 +169,35 @@ describe("reconciler loop", function () {
     expect(a.isLeader && !b.isLeader).to.equal(true);
   });
 
+  it("#38.4: never leads from a lease namespace without the platform mark, or a cluster's", async () => {
+    bed.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tenant-made" } });
+    bed.kube.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: {
+        name: "host-ns",
+        labels: { "vc.orch.io/platform-namespace": "true", "vc.orch.io/inventory": "shop" },
+      },
+    });
+    for (const namespace of ["tenant-made", "host-ns"]) {
+      const errors: string[] = [];
+      const logger = {
+        ...silentLogger,
+        error: (_m: string, f?: Record<string, unknown>) => errors.push(String(f?.error)),
+      };
+      const elector = new LeaderElector({ namespace, client: bed.client(), identity: "a", logger });
+      expect(await elector.tick(), namespace).to.equal(false);
+      expect(elector.isLeader).to.equal(false);
+      expect(errors.join("\n"), namespace).to.match(/without the platform mark|host namespace of cluster shop/);
+      expect(bed.kube.get("coordination.k8s.io/v1", "Lease", namespace, "vc-reconciler"), namespace).to.equal(
+        undefined,
+      );
+    }
+  });
+
   it("a leader that stops renewing loses the lease to the other replica after the lease duration", async () => {
     let now = 1_000_000;
-    const opts = { namespace: "default", leaseDurationMs: 15_000, now: () => now };
+    const opts = { namespace: "vc-system", leaseDurationMs: 15_000, now: () => now };
     const a = new LeaderElector({ ...opts, client: bed.client(), identity: "a" });
     const b = new LeaderElector({ ...opts, client: bed.client(), identity: "b" });
     expect(await a.tick()).to.equal(true);

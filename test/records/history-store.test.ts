@@ -119,7 +119,11 @@ describe("history beyond the status: vc-history, bounded by count and bytes", fu
       if (s.spilled) archive = nextArchive(archive, s.spilled, 100_000);
     }
     s = { ...s!, owner: "fleet", spilled: undefined };
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: DEFAULT_RECORDS_NAMESPACE } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: DEFAULT_RECORDS_NAMESPACE, labels: { "vc.orch.io/platform-namespace": "true" } },
+    });
     const base = recordBase(DEFAULT_RECORDS_NAMESPACE, "fleet", "minimal", "vc-minimal");
     server.put({ ...base, data: { ...(base.data as Record<string, string>), ...statusData(s) } });
     server.put({

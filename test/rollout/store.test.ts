@@ -41,9 +41,32 @@ describe("rollout: the record store", () => {
     expect(rv).to.be.a("string");
     const cm = kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!;
     expect(cm.metadata.labels).to.deep.equal({ "vc.orch.io/record": "rollout", "vc.orch.io/owner": "platform" });
+    expect(kube.get("v1", "Namespace", "", "vc-system")!.metadata.labels).to.deep.include({
+      "vc.orch.io/platform-namespace": "true",
+    });
     const back = await store.read("platform");
     expect(back.record).to.deep.equal(record());
     expect(back.resourceVersion).to.equal(rv);
+  });
+
+  it("#38.4: in a namespace without the platform mark reads, writes and requests nothing", async () => {
+    kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tenant-made" } });
+    const planted = { ...kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))! };
+    planted.metadata = { ...planted.metadata, namespace: "tenant-made", resourceVersion: undefined, uid: undefined };
+    kube.put(planted);
+    kube.resetRequests();
+    const other = new RolloutStore(client, "tenant-made");
+    for (const use of [
+      () => other.read("platform"),
+      () => other.write(record(), undefined),
+      () => other.request("platform", { action: "abort", by: "tenant", at: "" }),
+      () => other.readSnapshot(baseDigest(files)),
+    ])
+      await use().then(
+        () => expect.fail("used a namespace without the platform mark"),
+        (err: Error) => expect(err.message).to.match(/namespace tenant-made exists without the platform mark/),
+      );
+    expect(kube.requests.filter((r) => r.resource === "configmaps")).to.deep.equal([]);
   });
 
   it("a request is written alone under its own field manager; a write at an older resourceVersion conflicts; the next write clears it", async () => {

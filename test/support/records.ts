@@ -49,7 +49,11 @@ export function putRecord(
   },
 ): KubeObject {
   if (!server.get("v1", "Namespace", undefined, DEFAULT_RECORDS_NAMESPACE))
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: DEFAULT_RECORDS_NAMESPACE } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: DEFAULT_RECORDS_NAMESPACE, labels: { "vc.orch.io/platform-namespace": "true" } },
+    });
   const base = recordBase(DEFAULT_RECORDS_NAMESPACE, o.source ?? "", o.cluster, o.hostNamespace);
   const cm: KubeObject = {
     ...base,

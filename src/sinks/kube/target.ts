@@ -19,6 +19,7 @@ import { resourceFor } from "../../kube/resources.js";
 import { whoAmI, type Identity } from "../../host/identity.js";
 import { KubeApiError, ResponseTooLarge, type KubeClient } from "../../host/client.js";
 import { listBounded } from "../../host/bounded-list.js";
+import { isPlatformNamespace } from "../../records/platform-namespace.js";
 import { Discovery } from "../../host/discovery.js";
 import { ClaimIndex } from "../../claims/claim-index.js";
 import { liveClaimsOf } from "../../claims/host-claims.js";
@@ -426,7 +427,12 @@ export class KubeTarget implements Target {
     );
     const foreign: KubeObject[] = [];
     const taken: KubeObject[] = [];
-    for (const live of found.values()) (this.takeOver.has(takeOwnershipName(refOf(live))) ? taken : foreign).push(live);
+    // A platform namespace (records, Leases) is never a cluster's, not even taken over on purpose.
+    for (const live of found.values())
+      (this.takeOver.has(takeOwnershipName(refOf(live))) && !(live.kind === "Namespace" && isPlatformNamespace(live))
+        ? taken
+        : foreign
+      ).push(live);
     return { foreign, taken };
   }
 

@@ -38,7 +38,11 @@ describe("sinks/kube: the fleet's live objects by one paged LIST per kind (Fleet
       retry: { baseDelayMs: 5, maxDelayMs: 20 },
     });
     target = new KubeTarget(client, new RecordStore(client, "vc-system"));
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
+    });
     for (let i = 0; i < CLUSTERS; i++) {
       server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespaceOf(i) } });
       const held = [labelled("ServiceAccount", "sa", i), labelled("Service", "svc", i)];
@@ -151,7 +155,11 @@ describe("sinks/kube: a chunk's LIST past its bytes is read by name (#38.1)", fu
     client = KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" });
     target = new KubeTarget(client, new RecordStore(client, "vc-system"));
     target.tell = (m) => told.push(m);
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-system" } });
+    server.put({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
+    });
     for (const [i, ns] of ["ns-a", "ns-b"].entries()) {
       server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
       const cluster = ["a", "b"][i]!;

@@ -46,14 +46,19 @@ describeProfiles("target/kube against the test API server", (profile) => {
     const result = await sync(target, clusterObjects("a"));
     expect(result.ok).to.equal(true);
     expect(result.counts.created).to.equal(6);
-    // The cluster's record first, created with the run's apply lease and what it will create: its first write finds no
-    // records namespace (404), which is created. Then six objects; then the lease is given up.
+    // The cluster's record first, created with the run's apply lease and what it will create: before its first write
+    // the records namespace is looked up, found missing and made with the platform mark (a POST that fails if someone
+    // made it meanwhile). Then six objects; then the lease is given up.
     const patches = server.requests.filter(
       (r) => r.method === "PATCH" && r.namespace !== "vc-system" && r.name !== "vc-system",
     );
     expect(patches).to.have.length(6);
-    expect(server.countRequests({ method: "POST", path: "/api/v1/namespaces/vc-system/configmaps" })).to.equal(2);
-    expect(server.countRequests({ method: "PATCH" })).to.equal(6 + 1 + 1);
+    expect(server.countRequests({ method: "POST", path: "/api/v1/namespaces/vc-system/configmaps" })).to.equal(1);
+    expect(server.countRequests({ method: "PATCH" })).to.equal(6 + 1);
+    expect(server.countRequests({ method: "POST", resource: "namespaces" })).to.equal(1);
+    expect(server.get("v1", "Namespace", "", "vc-system")!.metadata.labels).to.deep.include({
+      "vc.orch.io/platform-namespace": "true",
+    });
     expect(
       JSON.parse(
         (server.get("v1", "ConfigMap", "vc-system", recordName("", "a"))!.data as Record<string, string>).inventory!,
