@@ -169,6 +169,57 @@ describe("e2e: two vc apply at once on two commits", function () {
     );
   });
 
+  it("the reconciler's status write in flight while a vc apply reaches the cluster: both entries kept", async () => {
+    const { x, y } = twoCommits();
+    const since = kube().writes().length;
+    const webhook = await holdingWebhook(kube(), {
+      name: "hold-reconciler-c1-status",
+      rule: { operations: ["UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] },
+      objectSelector: { "vc.orch.io/record": "record", "vc.orch.io/managed-by": "c1" },
+      hold: (r) =>
+        r.userInfo?.username === "runner-x" &&
+        r.object?.data?.lastAttemptedRevision === x &&
+        r.oldObject?.data?.lastAttemptedRevision !== x,
+    });
+    // The reconciler's one pass of X (the work tree checked out at X), under runner-x.
+    const pass = vcProcess(["reconcile", "--once", "--repo", older, ...common(kube().kubeconfigFor("runner-x"))]);
+    let codes: Array<number | null> = [];
+    try {
+      let passCode: number | null | undefined;
+      void pass.exited().then((c) => (passCode = c));
+      await waitFor(() => passCode !== undefined || webhook.held() > 0, "the pass's status write of c1", 120_000);
+      expect(passCode, pass.output()).to.equal(undefined);
+      const runY = start("runner-y", fleet.repo.work);
+      let yCode: number | null | undefined;
+      void runY.exited().then((c) => (yCode = c));
+      await waitFor(
+        async () =>
+          yCode !== undefined ||
+          runY.output().includes("cluster c1: waiting for another run") ||
+          !!(await recordsOf(kube())).get("c1")?.entries.some((e) => e.revision === y),
+        "Y's run to wait for c1 or record it",
+        120_000,
+      );
+      webhook.release();
+      webhook.stopHolding();
+      codes = [await pass.exited(), await runY.exited()];
+      expect(codes[0], pass.output()).to.equal(0);
+      expect(codes[1], runY.output()).to.equal(0);
+    } finally {
+      await webhook.close();
+      if (pass.child.exitCode === null && pass.child.signalCode === null) pass.child.kill("SIGKILL");
+      await pass.exited();
+      dropOlder();
+    }
+    await expectNothingLost(
+      [
+        { runner: "runner-x", revision: x, code: codes[0] },
+        { runner: "runner-y", revision: y, code: codes[1] },
+      ],
+      since,
+    );
+  });
+
   it("both started at once: each waits for the other's lease or exits 2, never an entry lost", async () => {
     const { x, y } = twoCommits();
     const since = kube().writes().length;
