@@ -78,9 +78,15 @@ function rssMiB(pid: number): number {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function until(what: string, ok: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function until(
+  what: string,
+  ok: () => Promise<boolean>,
+  timeoutMs: number,
+  alive: () => void = () => {},
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await ok().catch(() => false))) {
+    alive();
     if (Date.now() > end) throw new Error(`waited ${timeoutMs} ms for ${what}`);
     await sleep(500);
   }
@@ -168,12 +174,26 @@ async function runShape(ctx: BenchContext, shape: Shape, clusters: number): Prom
       "--cache-dir",
       join(dir, "cache"),
     ],
-    { env: { ...process.env, ...CHILD_ENV }, stdio: "ignore" },
+    { env: { ...process.env, ...CHILD_ENV }, stdio: ["ignore", "ignore", "pipe"] },
   );
+  // The reconciler's own account of an end nobody asked for (its log goes nowhere; its errors are kept, bounded).
+  let stderr = "";
+  child.stderr?.on("data", (b: Buffer) => {
+    stderr = (stderr + b.toString()).slice(-4000);
+  });
+  const alive = () => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the reconciler ended (${child.exitCode ?? child.signalCode}) before the bench did:\n${stderr}`);
+  };
   const profile = mkdtempSync(join(tmpdir(), "vc-bench-chromium-"));
   let context: BrowserContext | undefined;
   try {
-    await until("the reconciler's first pass", async () => (await fetch(`${url}readyz`)).status === 200, 3_600_000);
+    await until(
+      "the reconciler's first pass",
+      async () => (await fetch(`${url}readyz`)).status === 200,
+      3_600_000,
+      alive,
+    );
     ctx.report(`${clusters} clusters, first pass`, (Date.now() - started) / 1000, "s", shape.name);
     ctx.report("load average of the machine (1 min) before the measures", loadavg()[0]!, "", `${cpus().length} cores`);
     await sleep(3000);
@@ -221,6 +241,7 @@ async function runShape(ctx: BenchContext, shape: Shape, clusters: number): Prom
           return f.progress?.lastPass?.revision === git(repo, "rev-parse", "HEAD").trim();
         },
         600_000,
+        alive,
       );
       await sleep(3000);
       const withPages = rssMiB(pid);
