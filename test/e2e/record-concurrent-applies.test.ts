@@ -93,11 +93,18 @@ describe("e2e: two vc apply at once on two commits", function () {
       void runX.exited().then((c) => (xCode = c));
       await waitFor(() => xCode !== undefined || webhook.held() > 0, "X's run held at c2", 120_000);
       expect(xCode, runX.output()).to.equal(undefined);
-      const runY = start("runner-y", fleet.repo.work, "--lock-timeout", "2s");
-      const yCode = await runY.exited();
-      expect(yCode, runY.output()).to.equal(2);
-      expect(runY.output()).to.include("cluster c2 is being applied by another run");
-      expect(runY.output(), "the message names the run").to.include(`vc apply of ${x.slice(0, 12)}`);
+      // Y in this process (no start-up to wait for: X's write is held for at most the webhook's 30 s).
+      const runY = await runVc([
+        "apply",
+        fleet.repo.work,
+        ...common(kube().kubeconfigFor("runner-y")),
+        "--lock-timeout",
+        "2s",
+      ]);
+      const yOutput = runY.stdout + runY.stderr;
+      expect(runY.code, yOutput).to.equal(2);
+      expect(yOutput).to.include("cluster c2 is being applied by another run");
+      expect(yOutput, "the message names the run").to.include(`vc apply of ${x.slice(0, 12)}`);
       webhook.release();
       webhook.stopHolding();
       expect(await runX.exited(), runX.output()).to.equal(0);
@@ -228,8 +235,8 @@ describe("e2e: two vc apply at once on two commits", function () {
       const runX = start("runner-x", older);
       const runY = start("runner-y", fleet.repo.work);
       codes = await Promise.all([runX.exited(), runY.exited()]);
-      expect([0, 2], runX.output()).to.include(codes[0]);
-      expect([0, 2], runY.output()).to.include(codes[1]);
+      expect([0, 2], `X exited ${codes[0]}:\n${runX.output()}`).to.include(codes[0]);
+      expect([0, 2], `Y exited ${codes[1]}:\n${runY.output()}`).to.include(codes[1]);
       expect(codes, "at least one run applies").to.include(0);
     } finally {
       dropOlder();
