@@ -58,14 +58,16 @@ describe("host/client: connections", () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "vc-sockets-"))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("closes the connection of every request that ran out of its budget, retries included, so a hung server holds none", async () => {
+  it("closes the connection of every request that ran out of its budget, retries included, so a hung server holds none", async function () {
+    // A budget that a 503 and its retry fit in on a loaded machine: the held requests take all of it, six times.
+    this.timeout(60_000);
     // Odd requests get a 503, even ones are held: each of the first five client requests is a 503 and a retry (on the
     // same kept-alive connection) the server never answers; the burst after them mixes both.
     let hung = true;
     const server = await countingServer((n) => (!hung ? 200 : n % 2 === 1 ? 503 : "hold"));
     const client = KubeClient.open({
       kubeconfig: kubeconfigFor(dir, server.url),
-      budget: { timeoutMs: 400 },
+      budget: { timeoutMs: 2_000 },
       retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 2 },
     });
     try {
