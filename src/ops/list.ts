@@ -22,6 +22,11 @@ import { healthRefs } from "../health/fleet.js";
 import type { ClusterHealth, HealthStatus } from "../model/health.js";
 import { mapLimit } from "../util/pool.js";
 import type { ClusterWave } from "../rollout/view.js";
+import { commandPins } from "../rollout/command.js";
+import { removeBasesDir } from "../rollout/snapshot.js";
+import { dirname } from "node:path";
+import { chooseOwner } from "../model/owner.js";
+import { fleetLocation } from "../git/origin.js";
 import type { Plan } from "../plan/types.js";
 
 export interface ListRow {
@@ -103,6 +108,17 @@ export async function listClusters(
   const known = await hostKnownClusters(host);
   // The repository in summary; its clusters are rendered a chunk at a time with the plan, never all at once.
   const index = repo ? await loadDesiredIndex(repo.root, repo.revision) : undefined;
+  // A running rollout's held clusters planned at their pinned base, as vc diff plans them (rollout/command.ts); a
+  // user who may not read the rollout's records gets the plan at the newest base.
+  let basesDirs: string[] = [];
+  if (index && repo) {
+    const owner = chooseOwner(undefined, await fleetLocation(repo.root));
+    const pins = await commandPins(repo.root, "kube", owner, host.client).catch(() => undefined);
+    if (pins) index.state.bases = pins.bases;
+    // Each pinned base is materialised at <folder>/bases/<digest>; the folder goes once the plan is made (a vc ui
+    // session lists again and again).
+    basesDirs = [...new Set(Object.values(pins?.bases ?? {}).map((b) => dirname(dirname(b))))];
+  }
   const desired = index?.state;
   const all = new Map(known.clusters);
   for (const [name, ns] of desired?.known ?? []) all.set(name, ns);
@@ -134,6 +150,7 @@ export async function listClusters(
   ]);
   // Without a plan the clusters are rendered for their health alone.
   if (index && !planned) await renderEach(index, keep);
+  for (const dir of basesDirs) removeBasesDir(dir);
   // Records the fleet-wide LIST did not give (the user may not list across namespaces): one read per cluster.
   const missing = [...all]
     .filter(([name]) => !known.statuses.has(name))

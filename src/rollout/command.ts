@@ -33,12 +33,14 @@ export async function commandPins(
   root: string,
   target: string,
   owner: string,
-  client: OpenClientOptions,
+  client: OpenClientOptions | KubeClient,
 ): Promise<CommandPins> {
   if (target !== "kube" || !loadRollout(root).present) return NONE;
   const current = readBase(root);
   if ("error" in current) return NONE;
-  const kube = KubeClient.open(client);
+  // A client given is the caller's (not closed here); options open one for the pins alone.
+  const own = !(client instanceof KubeClient);
+  const kube = client instanceof KubeClient ? client : KubeClient.open(client);
   try {
     const store = new RolloutStore(kube, recordsNamespace());
     const { record } = await store.read(owner);
@@ -82,7 +84,7 @@ export async function commandPins(
     }
     return out;
   } finally {
-    kube.close();
+    if (own) kube.close();
   }
 }
 

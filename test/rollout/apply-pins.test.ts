@@ -110,4 +110,50 @@ describe("rollout: vc diff and vc apply honour pins", function () {
     expect((await runVc(["apply", repo, ...host])).code).to.equal(0);
     expect([tagOf("a"), tagOf("b")]).to.deep.equal(["2.0", "2.0"]);
   });
+
+  it("vc list's drift agrees with vc diff: a base not rolled out yet, a rollout holding a cluster, an abort", async () => {
+    // Where the test above left the host: a and b at 2.0, base 3.0 in the repository not rolled out yet.
+    const drift = async () => {
+      const list = await runVc(
+        ["list", "--repo", repo, "--kubeconfig", kube.kubeconfigPath, "--context", "test", "-o", "json"],
+        {
+          env: { VC_OWNER: "platform" },
+        },
+      );
+      expect(list.code, list.stderr).to.equal(0);
+      const rows = JSON.parse(list.stdout) as Array<{ name: string; drift: string }>;
+      return Object.fromEntries(rows.map((row) => [row.name, row.drift]));
+    };
+    const diffCode = async () => (await runVc(["diff", repo, ...host, "--exit-code"])).code;
+    expect([tagOf("a"), tagOf("b")]).to.deep.equal(["2.0", "2.0"]);
+    expect(await diffCode()).to.equal(0);
+    expect(await drift()).to.deep.equal({ a: "no", b: "no" });
+
+    // A rollout to 3.0 that moved a and holds b: applied so, vc diff plans nothing, nor does vc list.
+    const store = new RolloutStore(client, "vc-system");
+    const stored = await store.read("platform");
+    const from = stored.record!.to.digest;
+    const r = begin({
+      source: "platform",
+      to: { digest: snap().digest },
+      waves: [
+        { name: "canary", clusters: ["a"] },
+        { name: "rest", clusters: ["b"] },
+      ],
+      from: { a: from, b: from },
+      now: Date.now(),
+    });
+    r.moved.a = { from, at: "to", health: "Unknown", movedAt: r.started };
+    await store.write(r, stored.resourceVersion);
+    expect((await runVc(["apply", repo, ...host])).code).to.equal(0);
+    expect([tagOf("a"), tagOf("b")]).to.deep.equal(["3.0", "2.0"]);
+    expect(await diffCode()).to.equal(0);
+    expect(await drift()).to.deep.equal({ a: "no", b: "no" });
+
+    // Aborted: b stays at its base until the next base change; still nothing to plan either way.
+    const progressing = await store.read("platform");
+    await store.write({ ...progressing.record!, phase: "Aborted" }, progressing.resourceVersion);
+    expect(await diffCode()).to.equal(0);
+    expect(await drift()).to.deep.equal({ a: "no", b: "no" });
+  });
 });
