@@ -108,9 +108,22 @@ export class DirTarget implements Target {
     const files = yamlFiles(dir, folders);
     this.#clusterFolders.set(cluster, folders);
     for (const f of folders) this.#folders.add(f);
-    const objs = files.map((file) => this.read(file));
-    return objs.filter((obj): obj is KubeObject => !!obj && obj.metadata.labels?.[LABELS.inventory] === cluster);
+    const out: KubeObject[] = [];
+    for (const file of files) {
+      const obj = this.read(file);
+      if (obj && obj.metadata.labels?.[LABELS.inventory] === cluster && whole(obj, cluster, relative(this.root, file)))
+        out.push(obj);
+      else
+        this.tell(
+          `${relative(process.cwd(), file)}: unreadable, not a whole manifest vc wrote (cut short?): it is replaced by ` +
+            "what the repository renders, or left as it is when the repository renders nothing there",
+        );
+    }
+    return out;
   }
+
+  /** Where the target tells what it did instead of what it was asked; stderr by default. */
+  tell: (message: string) => void = (message) => process.stderr.write(`vc: ${message}\n`);
 
   /**
    * The clusters that have a folder holding something, from the listing alone (no manifest read): what a full pass
@@ -272,6 +285,16 @@ export class DirTarget implements Target {
     )
       return undefined;
     return obj as KubeObject;
+  }
+}
+
+/** Whether `obj` is a whole manifest of `cluster` as vc writes it: its kind and name, filed where they say. */
+function whole(obj: KubeObject, cluster: string, file: string): boolean {
+  if (typeof obj.apiVersion !== "string") return false;
+  try {
+    return manifestPath(cluster, refOf(obj)) === file;
+  } catch {
+    return false;
   }
 }
 

@@ -76,6 +76,28 @@ describe("sinks/dir", () => {
     expect(await target.listFleetInventory()).to.have.property("size", 0);
   });
 
+  it("says a manifest cut in half is unreadable and replaced, instead of a silent create", async () => {
+    await sync("a");
+    const file = join(dir, "out", "a", "vc-a", "statefulset.apps_a.yaml");
+    const text = await readFile(file, "utf8");
+    // Cut at a line boundary before its labels: still YAML, no longer the whole object (a write cut short).
+    const lines = text.split("\n");
+    const cut = lines.findIndex((l) => l.trim() === "labels:");
+    expect(cut).to.be.greaterThan(0);
+    await writeFile(file, `${lines.slice(0, cut).join("\n")}\n`);
+    const told: string[] = [];
+    target.tell = (m) => told.push(m);
+    const again = await sync("a");
+    expect(told).to.have.length(1);
+    expect(told[0]).to.match(/statefulset\.apps_a\.yaml: unreadable, not a whole manifest vc wrote \(cut short\?\)/);
+    expect(told[0]).to.contain("replaced by what the repository renders");
+    expect(again.counts.created).to.equal(1);
+    expect(await readFile(file, "utf8")).to.equal(text);
+    told.length = 0;
+    expect((await sync("a")).counts.unchanged).to.equal(6);
+    expect(told).to.deep.equal([]);
+  });
+
   it("refuses names that are not safe file names, and unreadable YAML with the file's name", async () => {
     const bad = clusterObjects("a")[4]!;
     expect(() =>
