@@ -1,5 +1,6 @@
 // The API test server in a process of its own for bench/apply.ts, as a real API server is: JSON lines on stdin/stdout.
-// Prints {"url","kubeconfigPath"} once started; then answers {"op":"count","filter":{...}} | {"op":"reset"} | {"op":"close"}.
+// Prints {"url","kubeconfigPath"} once started; then answers {"op":"count","filter":{...}} | {"op":"reset"} |
+// {"op":"close"}.
 import { createInterface } from "node:readline";
 import { startKubeServer } from "../test/support/kube-server/index.js";
 

@@ -86,7 +86,8 @@ export async function run(ctx: BenchContext): Promise<void> {
       "no-op diff: LIST requests",
       lists,
       "",
-      `${INVENTORY_TYPES.length} kinds, at most ${maxPerKind} per kind (pages of 5,000); ${writes} writes; ${all} requests in all per run`,
+      `${INVENTORY_TYPES.length} kinds, at most ${maxPerKind} per kind (pages of 5,000); ${writes} writes; ${all} ` +
+        `requests in all per run`,
     );
     ctx.report("load+validate+render fleet (baseline)", renderMs, "ms", `median of ${RUNS}`);
     ctx.report("no-op vc diff (load+render+LIST+plan)", diffMs, "ms", `median of ${RUNS}`);

@@ -1,4 +1,5 @@
-// Benchmark: the reconciler's peak resident memory (`vc reconcile --once`, deployed V8 flags) on folders at the folder budget, past it, and on a small fleet.
+// Benchmark: the reconciler's peak resident memory (`vc reconcile --once`, deployed V8 flags) on folders at the folder
+// budget, past it, and on a small fleet.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -10,12 +11,17 @@ import { writeBudgetFolder } from "../test/support/budget-folder.js";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const RUNS = Number(process.env.VC_BENCH_RUNS ?? 3);
-/** V8 flags of the measured process; the default is what deploy/reconciler/deployment.yaml had before it was sized (192). */
+/**
+ * V8 flags of the measured process; the default is what deploy/reconciler/deployment.yaml had before it was sized
+ * (192).
+ */
 const V8_FLAGS = (process.env.VC_BENCH_V8_FLAGS ?? "--max-old-space-size=192 --max-semi-space-size=2")
   .split(" ")
   .filter(Boolean);
 /** Prints the process's own peak resident memory (getrusage, KiB) as it exits. */
-const PEAK = `data:text/javascript,process.on("exit",()=>process.stderr.write("vc-bench-maxrss "+process.resourceUsage().maxRSS+"\\n"))`;
+const PEAK =
+  `data:text/javascript,process.on("exit",()=>process.stderr.write("vc-bench-maxrss ` +
+  `"+process.resourceUsage().maxRSS+"\\n"))`;
 
 function commit(repo: string): void {
   const git = (...args: string[]) =>
@@ -91,7 +97,9 @@ export async function run(ctx: BenchContext): Promise<void> {
     for (let f = 0, n = 0; f < 8; f++) {
       let s = "";
       while (s.length < 1024 * 1024 - 200)
-        s += `---\napiVersion: networking.mesh.io/v1beta1\nkind: VirtualService\nmetadata: {name: v${n}}\nspec: {hosts: [h${n++}]}\n`;
+        s +=
+          `---\napiVersion: networking.mesh.io/v1beta1\nkind: VirtualService\nmetadata: {name: v${n}}\nspec: ` +
+          `{hosts: [h${n++}]}\n`;
       writeFileSync(join(r, "clusters", "issue", "mesh", `f${f}.yaml`), s);
     }
   });

@@ -1,4 +1,5 @@
-// Generates a deterministic, valid fleet repository (clusters/<name>/{values.yaml,cluster.yaml,mesh/*.yaml}) for benchmarks.
+// Generates a deterministic, valid fleet repository (clusters/<name>/{values.yaml,cluster.yaml,mesh/*.yaml}) for
+// benchmarks.
 import { readdirSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -9,7 +10,10 @@ export interface FleetOptions {
   clusters: number;
   /** Mesh documents per cluster: the Gateways, then VirtualService + DestinationRule pairs per service. */
   meshPerCluster: number;
-  /** "flow": mesh documents written with flow collections under their top-level keys (`metadata: {name: x}`). Default "block". */
+  /**
+   * "flow": mesh documents written with flow collections under their top-level keys (`metadata: {name: x}`). Default
+   * "block".
+   */
   style?: "block" | "flow";
   /** Gateways per cluster (default 1), each serving public hosts of its own; counted in meshPerCluster. */
   gateways?: number;
@@ -64,7 +68,9 @@ export function fleetClusterName(i: number): string {
   return `${TEAMS[i % TEAMS.length]}-${String(i).padStart(4, "0")}`;
 }
 
-/** Writes the fleet under `dir` (creating `dir/clusters`, replacing any earlier one). Same options give the same bytes. */
+/**
+ * Writes the fleet under `dir` (creating `dir/clusters`, replacing any earlier one). Same options give the same bytes.
+ */
 export async function generateFleet(dir: string, opts: FleetOptions): Promise<void> {
   const root = join(dir, "clusters");
   await rm(root, { recursive: true, force: true });

@@ -1,4 +1,5 @@
-// Benchmark of the Kubernetes API test server: load 100,000 objects, memory, and a label-selected LIST of 10,000 over HTTP.
+// Benchmark of the Kubernetes API test server: load 100,000 objects, memory, and a label-selected LIST of 10,000 over
+// HTTP.
 import type { BenchContext } from "./run.js";
 import { startKubeServer } from "../test/support/kube-server/index.js";
 

@@ -71,7 +71,8 @@ export function bundle(): string | undefined {
         "--format=esm",
         `--outfile=${out}`,
         "--log-level=error",
-        "--banner:js=import { createRequire as benchCreateRequire } from 'node:module'; const require = benchCreateRequire(import.meta.url);",
+        "--banner:js=import { createRequire as benchCreateRequire } from 'node:module'; const require = " +
+          "benchCreateRequire(import.meta.url);",
       ],
       { stdio: "pipe" },
     );
@@ -227,7 +228,8 @@ async function measure(
       `[${mode}] API requests per one-cluster commit`,
       requests[Math.floor(requests.length / 2)]!,
       "",
-      `all for that cluster (status GET, one LIST per kind, applies of the changed objects, status write); the fleet has ${CLUSTERS} clusters`,
+      `all for that cluster (status GET, one LIST per kind, applies of the changed objects, status write); the ` +
+        `fleet has ${CLUSTERS} clusters`,
     );
     const rss = rssMiB(child!.pid!);
     const metrics = await (await fetch(`${url}/metrics`)).text();
@@ -236,7 +238,9 @@ async function measure(
       `[${mode}] reconciler resident memory, fleet loaded`,
       rss,
       "MiB",
-      `peak ${Math.max(peak, peakFirst).toFixed(0)} MiB during the first full pass; JS heap in use ${heap.toFixed(0)} MiB; Flux kustomize-controller: ${FLUX_KUSTOMIZE_CONTROLLER_MIB} MiB for 1,000 Kustomizations`,
+      `peak ${Math.max(peak, peakFirst).toFixed(0)} MiB during the first full pass; JS heap in use ` +
+        `${heap.toFixed(0)} MiB; Flux kustomize-controller: ${FLUX_KUSTOMIZE_CONTROLLER_MIB} MiB for 1,000 ` +
+        `Kustomizations`,
     );
 
     // A restart over the populated host: the mirror is reused, and the startup full resync lists the whole

@@ -1,4 +1,5 @@
-// Benchmark: validate + render of a 1,000-cluster fleet (20 mesh manifests each) against bare js-yaml parsing of the same files.
+// Benchmark: validate + render of a 1,000-cluster fleet (20 mesh manifests each) against bare js-yaml parsing of the
+// same files.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";

@@ -26,7 +26,10 @@ const HOOK = join(ROOT, "bench/usage-hook.mjs");
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const baseValues = (tag: string) => `controlPlane:\n  statefulSet:\n    image:\n      tag: "${tag}"\n`;
 
-/** The rollout of the bench: the canary, then 1 % of the fleet, then 11 % (each wave waiting for resume after its gate), then the rest. */
+/**
+ * The rollout of the bench: the canary, then 1 % of the fleet, then 11 % (each wave waiting for resume after its gate),
+ * then the rest.
+ */
 export const BENCH_WAVES = `waves:
   - name: canary
     selector:
@@ -46,7 +49,9 @@ healthGate:
 onFailure: halt
 `;
 
-/** The fleet: bench/fleet.ts's clusters with labels (the first one the canary, tiers by thirds), a base and the rollout. */
+/**
+ * The fleet: bench/fleet.ts's clusters with labels (the first one the canary, tiers by thirds), a base and the rollout.
+ */
 export async function generateRolloutFleet(root: string, clusters: number): Promise<void> {
   await generateFleet(root, { clusters, meshPerCluster: MESH });
   for (let i = 0; i < clusters; i++) {
@@ -65,7 +70,10 @@ export async function generateRolloutFleet(root: string, clusters: number): Prom
   writeFileSync(join(root, "fleet/rollout.yaml"), BENCH_WAVES);
 }
 
-/** How `vc` is started: the bundled CLI, as an image or an installed package runs it (tsx's loader only without esbuild). */
+/**
+ * How `vc` is started: the bundled CLI, as an image or an installed package runs it (tsx's loader only without
+ * esbuild).
+ */
 let cliArgs: string[] | undefined;
 function cli(): string[] {
   if (!cliArgs) {
@@ -187,11 +195,11 @@ function recordOf(server: Server): RolloutRecord | undefined {
 }
 
 /**
- * Part 2: the reconciler (a process polling every second: `--interval 1s`, so a rollout ticks every second) drives a rollout of a base change; each wave is held
- * Progressing (no controller reports its moved clusters) for a few ticks, whose requests are counted
- * at the server, per tick (a tick reads the rollout record once: its GETs of the record count the ticks). Then the
- * stand-in controllers report, the wave passes its gate and waits for resume. Writes outside the moved clusters are
- * counted over the whole rollout.
+ * Part 2: the reconciler (a process polling every second: `--interval 1s`, so a rollout ticks every second) drives a
+ * rollout of a base change; each wave is held Progressing (no controller reports its moved clusters) for a few ticks,
+ * whose requests are counted at the server, per tick (a tick reads the rollout record once: its GETs of the record
+ * count the ticks). Then the stand-in controllers report, the wave passes its gate and waits for resume. Writes outside
+ * the moved clusters are counted over the whole rollout.
  */
 async function waveBookkeeping(ctx: BenchContext, root: string, server: Server): Promise<void> {
   server.addUser("controllers", FULL, "controllers");
@@ -282,7 +290,9 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
         if (process.env.VC_BENCH_DEBUG) {
           const h = new Map<string, number>();
           for (const q of window) {
-            const k = `${q.verb} ${q.resource ?? q.path}${q.subresource ? `/${q.subresource}` : ""} ns=${q.namespace ?? "-"} ${q.name ? "named" : ""} ${q.query.slice(0, 80)}`;
+            const k =
+              `${q.verb} ${q.resource ?? q.path}${q.subresource ? `/${q.subresource}` : ""} ` +
+              `ns=${q.namespace ?? "-"} ${q.name ? "named" : ""} ${q.query.slice(0, 80)}`;
             h.set(k, (h.get(k) ?? 0) + 1);
           }
           process.stderr.write(
@@ -357,7 +367,8 @@ async function waveBookkeeping(ctx: BenchContext, root: string, server: Server):
       "writes to vc's records (rollout record, snapshots, cluster records), whole rollout",
       writes.filter((q) => q.namespace === "vc-system").length,
       "requests",
-      `${recordsOutside.length} to records of clusters outside the waves moved: the commit's pass, as for any base change`,
+      `${recordsOutside.length} to records of clusters outside the waves moved: the commit's pass, as for any ` +
+        `base change`,
     );
     const aborted = await vc(["rollout", "abort", "--repo", root, "--kubeconfig", server.kubeconfigPath]);
     if (aborted.code !== 0) throw new Error(`vc rollout abort: ${aborted.code} ${aborted.stdout}${aborted.stderr}`);
@@ -389,7 +400,9 @@ async function ticksOf(
   return { perTick: window.length / n, ticks: n, window };
 }
 
-/** A JSON request to the API test server as `token` (the stand-in controllers' identity, apart from the reconciler's). */
+/**
+ * A JSON request to the API test server as `token` (the stand-in controllers' identity, apart from the reconciler's).
+ */
 async function jsonRequest<T>(
   url: string,
   token: string,
@@ -418,9 +431,9 @@ async function jsonRequest<T>(
 }
 
 /**
- * Part 1: `vc diff` of a base change against `vc render` of the fleet, all as processes. With fleet/rollout.yaml the plan
- * renders each cluster where the reconciler would: the new base has no rollout on the host yet, so every cluster is
- * held at its recorded base (rendered from its snapshot) and the plan changes nothing. Without it (the file removed
+ * Part 1: `vc diff` of a base change against `vc render` of the fleet, all as processes. With fleet/rollout.yaml the
+ * plan renders each cluster where the reconciler would: the new base has no rollout on the host yet, so every cluster
+ * is held at its recorded base (rendered from its snapshot) and the plan changes nothing. Without it (the file removed
  * from the work tree) the plan is of every cluster at the new base.
  */
 async function planVersusRender(ctx: BenchContext, root: string, server: Server): Promise<void> {
@@ -441,7 +454,8 @@ async function planVersusRender(ctx: BenchContext, root: string, server: Server)
     const p = await vc(["diff", root, ...kc, "--exit-code"]);
     if (p.code !== 0)
       throw new Error(
-        `vc diff (pinned): expected exit 0 (every cluster held at its base), got ${p.code}\n${p.stdout.slice(0, 2000)}${p.stderr.slice(-2000)}`,
+        `vc diff (pinned): expected exit 0 (every cluster held at its base), got ` +
+          `${p.code}\n${p.stdout.slice(0, 2000)}${p.stderr.slice(-2000)}`,
       );
     pinned.push(p.ms);
     cpu.pinned.push(p.cpuMs);
@@ -480,7 +494,8 @@ async function planVersusRender(ctx: BenchContext, root: string, server: Server)
     "vc diff of a fleet/values.yaml change with fleet/rollout.yaml: every cluster held at its pinned base",
     p,
     "ms",
-    `median of ${RUNS}; ${runsOf(pinned)}; CPU ${Math.round(med(cpu.pinned))} ms; ${held} clusters held, no change planned`,
+    `median of ${RUNS}; ${runsOf(pinned)}; CPU ${Math.round(med(cpu.pinned))} ms; ${held} clusters held, no change ` +
+      `planned`,
   );
   ctx.report(
     "  pinned plan / render",

@@ -1,5 +1,5 @@
-// `npm run bench`: runs every benchmark suite (or those named: `npm run bench -- validate proxy`) and prints their figures.
-// Each suite is a module exporting `run(ctx)`; figures are medians of several runs, ratios against a baseline
+// `npm run bench`: runs every benchmark suite (or those named: `npm run bench -- validate proxy`) and prints their
+// figures. Each suite is a module exporting `run(ctx)`; figures are medians of several runs, ratios against a baseline
 // measured in the same run where one exists, and exact API request counts.
 
 export interface BenchContext {
@@ -70,7 +70,8 @@ async function main(): Promise<void> {
       await mod.run(ctx);
     }
   } finally {
-    // A scratch folder of its own is deleted (a 10,000-cluster fleet and its target are over a GB); VC_BENCH_DIR is kept.
+    // A scratch folder of its own is deleted (a 10,000-cluster fleet and its target are over a GB); VC_BENCH_DIR is
+    // kept.
     if (!process.env.VC_BENCH_DIR) await rm(workDir, { recursive: true, force: true });
   }
 }

@@ -9,9 +9,9 @@
 // file write for a cluster near the end of the pass's order, until its StatefulSet manifest changed), the reconciler
 // launched as deploy/reconciler/deployment.yaml runs it (bench/scale-reconciler.ts); and, on the API test server, a
 // no-op `vc diff --target kube`, `vc list` in the repository and `vc reconcile --once` (`host`).
-// `--only=apply,diff,firstdiff,watch,startup,latency,host` runs those parts (default: all; the fleet and one first apply are
-// always made, since every other part needs the target); `--runs=N` runs each measure N times (3 at 1,000, 1 at
-// 10,000 by default). VC_BENCH_SEMI_SPACE=2,4,8 or VC_BENCH_V8_FLAGS="set;set" runs the start-up pass once per flag
+// `--only=apply,diff,firstdiff,watch,startup,latency,host` runs those parts (default: all; the fleet and one first
+// apply are always made, since every other part needs the target); `--runs=N` runs each measure N times (3 at 1,000, 1
+// at 10,000 by default). VC_BENCH_SEMI_SPACE=2,4,8 or VC_BENCH_V8_FLAGS="set;set" runs the start-up pass once per flag
 // set instead of the Deployment's node flags.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -373,7 +373,8 @@ async function onHost(
       const usages: Usage[] = [];
       // LISTs of every record of the host (no selector beyond the records' own label) each run makes.
       const wholeRecordLists: number[] = [];
-      // LISTs of live objects (the inventory kinds, selected by the inventory label): each LIST's first request, and every request.
+      // LISTs of live objects (the inventory kinds, selected by the inventory label): each LIST's first request, and
+      // every request.
       const liveLists: number[] = [];
       const liveRequests: number[] = [];
       for (let i = 0; i < runs; i++) {
@@ -403,7 +404,9 @@ async function onHost(
         `${what} CPU`,
         med(usages.map((u) => u.cpuMs)) / 1000,
         "s",
-        `median of ${runs}: ${usages.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ${(med(usages.map((u) => u.wallMs)) / 1000).toFixed(1)} s; ${n} clusters; ${med(wholeRecordLists)} LISTs of every record`,
+        `median of ${runs}: ${usages.map((u) => (u.cpuMs / 1000).toFixed(1)).join(", ")}; wall ` +
+          `${(med(usages.map((u) => u.wallMs)) / 1000).toFixed(1)} s; ${n} clusters; ${med(wholeRecordLists)} ` +
+          `LISTs of every record`,
       );
       ctx.report(
         `${what} LISTs of live objects`,

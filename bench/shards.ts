@@ -35,7 +35,10 @@ export interface DeploymentRuntime {
   limitMiB: number;
 }
 
-/** The reconciler container's NODE_OPTIONS, MALLOC_ARENA_MAX and memory limit, read from deploy/reconciler/deployment.yaml. */
+/**
+ * The reconciler container's NODE_OPTIONS, MALLOC_ARENA_MAX and memory limit, read from
+ * deploy/reconciler/deployment.yaml.
+ */
 export function deploymentRuntime(): DeploymentRuntime {
   type Container = {
     name: string;
@@ -214,7 +217,8 @@ export async function run(ctx: BenchContext): Promise<void> {
         (doneAt.get(s)! - t0) / 1000,
         "s",
         s === victim
-          ? `killed at ${((tKill - t0) / 1000).toFixed(0)} s, finished by the standby ${((doneAt.get(s)! - tTakeover) / 1000).toFixed(0)} s after taking over`
+          ? `killed at ${((tKill - t0) / 1000).toFixed(0)} s, finished by the standby ` +
+              `${((doneAt.get(s)! - tTakeover) / 1000).toFixed(0)} s after taking over`
           : `${shardNames(s).length} clusters`,
       );
     }
@@ -235,7 +239,8 @@ export async function run(ctx: BenchContext): Promise<void> {
         `replica ${r.identity} (shard ${r.shard}) peak RSS`,
         r.peakRssMiB(),
         "MiB",
-        `limit ${runtime.limitMiB} MiB; ${r.alive() ? `steady RSS ${med.toFixed(0)} MiB, heap in use ${heap.toFixed(0)} MiB` : "killed"}`,
+        `limit ${runtime.limitMiB} MiB; ` +
+          `${r.alive() ? `steady RSS ${med.toFixed(0)} MiB, heap in use ${heap.toFixed(0)} MiB` : "killed"}`,
       );
     }
 
@@ -273,8 +278,8 @@ export async function run(ctx: BenchContext): Promise<void> {
         .join(", "),
     );
 
-    // Nothing left to apply: a no-op diff of the whole fleet, as its own process. One LIST of 6,000 objects of a kind on a
-    // loaded two-core server has taken longer than the default 30 s budget: give it five minutes.
+    // Nothing left to apply: a no-op diff of the whole fleet, as its own process. One LIST of 6,000 objects of a kind
+    // on a loaded two-core server has taken longer than the default 30 s budget: give it five minutes.
     const t1 = Date.now();
     const diff = spawn(
       process.execPath,

@@ -1,9 +1,9 @@
 // Benchmark: the first apply's throughput on the real API server against the server's own limit (issue #26). A bare
-// client (node:https, no vc code: one keep-alive connection per worker, one PATCH application/apply-patch+yaml in flight
-// on each) applies the objects vc renders for a generated fleet with 1, 4 and 16 connections; then `vc apply --target
-// kube` applies the whole fleet (1,000 clusters; `--clusters=N`) onto a fresh server. Reports requests per second of
-// each, and vc's rate as a fraction of the best bare rate. Medians of 3 (`--runs=N`; `--vc-runs=N` for vc alone).
-// VC_BENCH_CPU_PROF=DIR writes a CPU profile of each vc run there (node --cpu-prof).
+// client (node:https, no vc code: one keep-alive connection per worker, one PATCH application/apply-patch+yaml in
+// flight on each) applies the objects vc renders for a generated fleet with 1, 4 and 16 connections; then `vc apply
+// --target kube` applies the whole fleet (1,000 clusters; `--clusters=N`) onto a fresh server. Reports requests per
+// second of each, and vc's rate as a fraction of the best bare rate. Medians of 3 (`--runs=N`; `--vc-runs=N` for vc
+// alone). VC_BENCH_CPU_PROF=DIR writes a CPU profile of each vc run there (node --cpu-prof).
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import https from "node:https";
@@ -49,7 +49,10 @@ async function discover(
   return out;
 }
 
-/** The objects with every namespace and cluster-scoped name suffixed, so that each run creates objects anew on one server. */
+/**
+ * The objects with every namespace and cluster-scoped name suffixed, so that each run creates objects anew on one
+ * server.
+ */
 function suffixed(objs: Obj[], kinds: Map<string, { namespaced: boolean }>, suffix: string): Obj[] {
   return objs.map((o) => {
     const namespaced = kinds.get(`${o.apiVersion}/${o.kind}`)!.namespaced;
@@ -60,7 +63,10 @@ function suffixed(objs: Obj[], kinds: Map<string, { namespaced: boolean }>, suff
   });
 }
 
-/** Applies `objs` with `connections` workers over as many keep-alive connections; cluster-scoped objects (namespaces) first. Requests per second. */
+/**
+ * Applies `objs` with `connections` workers over as many keep-alive connections; cluster-scoped objects (namespaces)
+ * first. Requests per second.
+ */
 async function bareApply(
   kube: RealKube,
   objs: Obj[],
@@ -210,7 +216,8 @@ export async function run(ctx: BenchContext): Promise<void> {
       },
     );
 
-  // What vc renders for the fleet: the bare client's objects (of the first `bareClusters` clusters) and vc's object count.
+  // What vc renders for the fleet: the bare client's objects (of the first `bareClusters` clusters) and vc's object
+  // count.
   const rendered = await vc(["render", repo, "-o", "json"]);
   if (rendered.code !== 0) throw new Error(`vc render failed: ${rendered.stderr}`);
   const all = (JSON.parse(rendered.stdout) as { items: Obj[] }).items;
@@ -286,10 +293,12 @@ export async function run(ctx: BenchContext): Promise<void> {
         `vc apply run ${i + 1}`,
         res.seconds,
         "s",
-        `${created} objects created, ${records} record writes, ${events.length} writes in all; writes from first to last ${((last - first) / 1000).toFixed(1)} s; vc's own CPU ${res.cpuSeconds.toFixed(1)} s`,
+        `${created} objects created, ${records} record writes, ${events.length} writes in all; writes from first ` +
+          `to last ${((last - first) / 1000).toFixed(1)} s; vc's own CPU ${res.cpuSeconds.toFixed(1)} s`,
       );
       if (i === 0) {
-        // What the apply cost the server per cluster, by verb and resource (the server's own count; includes its own loopback requests).
+        // What the apply cost the server per cluster, by verb and resource (the server's own count; includes its own
+        // loopback requests).
         const spent = [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
         const total = spent.reduce((t, [, v]) => t + v, 0);
         const notApplies = spent
@@ -300,7 +309,8 @@ export async function run(ctx: BenchContext): Promise<void> {
           "server requests per cluster, first apply",
           total / n,
           "",
-          `${(all.length / n).toFixed(0)} objects each; besides applies: ${notApplies.map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(", ")}`,
+          `${(all.length / n).toFixed(0)} objects each; besides applies: ` +
+            `${notApplies.map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(", ")}`,
         );
       }
     } finally {

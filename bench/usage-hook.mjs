@@ -1,4 +1,5 @@
-// Loaded with `node --import` into a benchmarked child: on exit, writes its own peak RSS and CPU to $VC_BENCH_USAGE_FILE.
+// Loaded with `node --import` into a benchmarked child: on exit, writes its own peak RSS and CPU to
+// $VC_BENCH_USAGE_FILE.
 import { writeFileSync } from "node:fs";
 
 const out = process.env.VC_BENCH_USAGE_FILE;

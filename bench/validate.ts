@@ -1,5 +1,6 @@
-// Benchmark: `vc validate` against bare js-yaml `loadAll` of the same files, on one and two threads and with a warm cache,
-// over a generated flow-style fleet (1,000 clusters x 20 mesh documents) and the public YAML corpus (VC_BENCH_CORPUS).
+// Benchmark: `vc validate` against bare js-yaml `loadAll` of the same files, on one and two threads and with a warm
+// cache, over a generated flow-style fleet (1,000 clusters x 20 mesh documents) and the public YAML corpus
+// (VC_BENCH_CORPUS).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   copyFileSync,
@@ -69,7 +70,9 @@ export async function run(ctx: BenchContext): Promise<void> {
   );
 }
 
-/** The figures of one repository: in-process ratio against bare parsing, then the CLI on 1 and 2 threads, cold and warm. */
+/**
+ * The figures of one repository: in-process ratio against bare parsing, then the CLI on 1 and 2 threads, cold and warm.
+ */
 async function measure(ctx: BenchContext, title: string, root: string, expectValid: boolean): Promise<void> {
   process.stdout.write(`  -- ${title}\n`);
   const files = fleetYamlFiles(root);
@@ -145,7 +148,8 @@ async function measure(ctx: BenchContext, title: string, root: string, expectVal
     if (r.status !== 0 && r.status !== 1) throw new Error(`vc validate failed (${r.status}): ${r.stderr}`);
     return Number(process.hrtime.bigint() - start) / 1e6;
   };
-  // The same for bare js-yaml: a fresh process reading and parsing every file (start-up and cold JIT alike), on one core.
+  // The same for bare js-yaml: a fresh process reading and parsing every file (start-up and cold JIT alike), on one
+  // core.
   const bareScript = join(root, "..", "bare-loadall.mjs");
   writeFileSync(
     bareScript,
@@ -220,7 +224,8 @@ async function measure(ctx: BenchContext, title: string, root: string, expectVal
     "bare js-yaml, the files split over 2 processes at once, every core",
     med(split),
     "ms",
-    `${(med(bareCold) / med(split)).toFixed(2)}x faster than one process on one core: the machine's ceiling for two cores`,
+    `${(med(bareCold) / med(split)).toFixed(2)}x faster than one process on one core: the machine's ceiling for ` +
+      `two cores`,
   );
   ctx.report(
     `vc validate, ${availableParallelism()} cores (default --jobs ${availableParallelism()})`,
@@ -278,7 +283,8 @@ async function limits(ctx: BenchContext): Promise<void> {
     "ms",
   );
   const small = (i: number): string =>
-    `kind: VirtualService\nmetadata: {name: v${i}}\nspec:\n  a: &a [${Array(20).fill("x")}]\n  b: &b [${Array(20).fill("*a")}]\n  c: [${Array(17).fill("*b")}]\n`;
+    `kind: VirtualService\nmetadata: {name: v${i}}\nspec:\n  a: &a [${Array(20).fill("x")}]\n  b: &b ` +
+    `[${Array(20).fill("*a")}]\n  c: [${Array(17).fill("*b")}]\n`;
   const many = Array.from({ length: 3600 }, (_, i) => small(i)).join("---\n");
   ctx.report(
     `${many.length} bytes of 3,600 small alias bombs (~7,600 nodes each) refused in`,
@@ -308,7 +314,10 @@ function mustFail(text: string): void {
   if (parseYaml(text).ok) throw new Error("hostile YAML accepted");
 }
 
-/** Copies every YAML file of the corpus into cluster folders of MESH files each (`mesh/<path with __>.yaml`); returns the file count. */
+/**
+ * Copies every YAML file of the corpus into cluster folders of MESH files each (`mesh/<path with __>.yaml`); returns
+ * the file count.
+ */
 function wrapCorpus(corpus: string, root: string, scratch: string): number {
   let src = corpus;
   if (statSync(corpus).isFile()) {

@@ -159,7 +159,8 @@ async function pushLatency(ctx: BenchContext): Promise<void> {
       `genuine push latency, ${SLOW} slow connections from ${addresses} address(es)`,
       flood.median,
       "ms",
-      `median of ${PUSHES}; ${(flood.median / quiet.median).toFixed(2)}x the quiet one; ${flood.held} slow bodies held by the server at the start, genuine pushes refused ${flood.refused}`,
+      `median of ${PUSHES}; ${(flood.median / quiet.median).toFixed(2)}x the quiet one; ${flood.held} slow bodies ` +
+        `held by the server at the start, genuine pushes refused ${flood.refused}`,
     );
   }
 }

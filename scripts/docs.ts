@@ -1,4 +1,5 @@
-// `npm run docs`: writes the generated files (docs/values-reference.md, docs/cli-reference.md, the doctor tables of README.md and docs/troubleshooting.md, deploy/ci/readonly-rbac.yaml); `--check` only compares.
+// `npm run docs`: writes the generated files (docs/values-reference.md, docs/cli-reference.md, the doctor tables of
+// README.md and docs/troubleshooting.md, deploy/ci/readonly-rbac.yaml); `--check` only compares.
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { generatedDocs } from "./docs/generate.js";

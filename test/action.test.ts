@@ -50,18 +50,22 @@ describe("action.yml", () => {
   });
   afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it("is a composite action accepted by the action metadata schema, with inputs for the command, kubeconfig and output", () => {
-    expect(lintAction("action.yml", actionText)).to.deep.equal([]);
-    expect(action.runs.using).to.equal("composite");
-    expect(Object.keys(action.inputs)).to.include.members([
-      "command",
-      "version",
-      "kubeconfig",
-      "output",
-      "ok-exit-codes",
-    ]);
-    expect(action.inputs.command!.required).to.equal(true);
-  });
+  it(
+    "is a composite action accepted by the action metadata schema, with inputs for the command, kubeconfig " +
+      "and output",
+    () => {
+      expect(lintAction("action.yml", actionText)).to.deep.equal([]);
+      expect(action.runs.using).to.equal("composite");
+      expect(Object.keys(action.inputs)).to.include.members([
+        "command",
+        "version",
+        "kubeconfig",
+        "output",
+        "ok-exit-codes",
+      ]);
+      expect(action.inputs.command!.required).to.equal(true);
+    },
+  );
 
   it("installs by default the release of the package it belongs to", () => {
     expect(action.inputs.version!.default).to.equal(packageInfo().version);
@@ -179,33 +183,37 @@ describe(".github/workflows of this repository", () => {
     }
   });
 
-  it("ci.yml runs the tiers .ci/run runs, on every push and pull request: unit with the corpus, e2e with envtest's oldest and newest", () => {
-    type Job = {
-      strategy?: { matrix?: Record<string, unknown[]> };
-      steps: Array<{ run?: string; env?: Record<string, string> }>;
-    };
-    const ci = load(readFileSync(join(ROOT, ".github/workflows/ci.yml"), "utf8")) as {
-      on: Record<string, unknown>;
-      jobs: Record<string, Job>;
-    };
-    expect(Object.keys(ci.on)).to.include.members(["push", "pull_request"]);
-    const runs = (job: Job) => job.steps.map((s) => s.run ?? "").join("\n");
-    const ciRun = readFileSync(join(ROOT, ".ci/run"), "utf8");
-    for (const tier of ["npm test", "npm run test:browser", "npm run test:e2e"]) {
-      expect(ciRun, `.ci/run: ${tier}`).to.include(tier);
-      expect(
-        Object.values(ci.jobs).some((j) => runs(j).split("\n").includes(tier)),
-        `ci.yml: ${tier}`,
-      ).to.equal(true);
-    }
-    const unit = Object.values(ci.jobs).find((j) => runs(j).includes("npm test"))!;
-    expect(runs(unit)).to.include("scripts/fetch-yaml-corpus.sh").and.to.include("VC_YAML_CORPUS=");
-    expect(ciRun).to.include("VC_YAML_CORPUS=");
-    const e2e = Object.values(ci.jobs).find((j) => runs(j).includes("npm run test:e2e"))!;
-    expect(runs(e2e)).to.include("scripts/fetch-kube-assets.sh").and.to.include("VC_KUBE_ASSETS=");
-    expect(e2e.strategy?.matrix?.kubernetes).to.deep.equal(["1.24.x", ""]);
-    expect(ciRun).to.include("VC_KUBE_ASSETS=");
-  });
+  it(
+    "ci.yml runs the tiers .ci/run runs, on every push and pull request: unit with the corpus, e2e with envtest's " +
+      "oldest and newest",
+    () => {
+      type Job = {
+        strategy?: { matrix?: Record<string, unknown[]> };
+        steps: Array<{ run?: string; env?: Record<string, string> }>;
+      };
+      const ci = load(readFileSync(join(ROOT, ".github/workflows/ci.yml"), "utf8")) as {
+        on: Record<string, unknown>;
+        jobs: Record<string, Job>;
+      };
+      expect(Object.keys(ci.on)).to.include.members(["push", "pull_request"]);
+      const runs = (job: Job) => job.steps.map((s) => s.run ?? "").join("\n");
+      const ciRun = readFileSync(join(ROOT, ".ci/run"), "utf8");
+      for (const tier of ["npm test", "npm run test:browser", "npm run test:e2e"]) {
+        expect(ciRun, `.ci/run: ${tier}`).to.include(tier);
+        expect(
+          Object.values(ci.jobs).some((j) => runs(j).split("\n").includes(tier)),
+          `ci.yml: ${tier}`,
+        ).to.equal(true);
+      }
+      const unit = Object.values(ci.jobs).find((j) => runs(j).includes("npm test"))!;
+      expect(runs(unit)).to.include("scripts/fetch-yaml-corpus.sh").and.to.include("VC_YAML_CORPUS=");
+      expect(ciRun).to.include("VC_YAML_CORPUS=");
+      const e2e = Object.values(ci.jobs).find((j) => runs(j).includes("npm run test:e2e"))!;
+      expect(runs(e2e)).to.include("scripts/fetch-kube-assets.sh").and.to.include("VC_KUBE_ASSETS=");
+      expect(e2e.strategy?.matrix?.kubernetes).to.deep.equal(["1.24.x", ""]);
+      expect(ciRun).to.include("VC_KUBE_ASSETS=");
+    },
+  );
 
   it("pass actionlint and the GitHub workflow schema", async () => {
     const dir = join(ROOT, ".github/workflows");

@@ -140,74 +140,78 @@ describe("the npm package", function () {
     expect(lookups).to.not.include("vc");
   });
 
-  it("vc init, then every command its closing words print, as printed: a validated, applied (dir:), committed and pushed fleet", () => {
-    const work = join(tmp, "work");
-    mkdirSync(work);
-    // The push goes to a local bare repository standing in for the URL given (git's own url.<base>.insteadOf).
-    const bare = join(tmp, "remote.git");
-    execFileSync("git", ["init", "--bare", "-q", bare]);
-    execFileSync("git", [
-      "config",
-      "--file",
-      join(env.HOME!, ".gitconfig"),
-      `url.${bare}.insteadOf`,
-      "https://github.com/acme/fleet.git",
-    ]);
-    const run = (command: string, cwd: string): SpawnSyncReturns<string> =>
-      spawnSync("bash", ["--noprofile", "--norc", "-c", command], { cwd, encoding: "utf8", env });
+  it(
+    "vc init, then every command its closing words print, as printed: a validated, applied (dir:), committed and " +
+      "pushed fleet",
+    () => {
+      const work = join(tmp, "work");
+      mkdirSync(work);
+      // The push goes to a local bare repository standing in for the URL given (git's own url.<base>.insteadOf).
+      const bare = join(tmp, "remote.git");
+      execFileSync("git", ["init", "--bare", "-q", bare]);
+      execFileSync("git", [
+        "config",
+        "--file",
+        join(env.HOME!, ".gitconfig"),
+        `url.${bare}.insteadOf`,
+        "https://github.com/acme/fleet.git",
+      ]);
+      const run = (command: string, cwd: string): SpawnSyncReturns<string> =>
+        spawnSync("bash", ["--noprofile", "--norc", "-c", command], { cwd, encoding: "utf8", env });
 
-    const init = run("vc init fleet --repo-url https://github.com/acme/fleet.git --owners @acme/platform", work);
-    expect(init.status, init.stderr).to.equal(0);
-    const fleet = join(work, "fleet");
-    expect(init.stderr).to.include(
-      `18 files in ${fleet}; made it a new git repository (branch main) and committed nothing.`,
-    );
-    expect(run("git rev-parse --verify -q HEAD", fleet).status, "vc init made no commit").to.not.equal(0);
-    const pkg = JSON.parse(readFileSync(join(fleet, "package.json"), "utf8")) as {
-      devDependencies: Record<string, string>;
-    };
-    expect(pkg.devDependencies).to.deep.equal({ [NAME]: VERSION });
-    expect(readFileSync(join(fleet, "README.md"), "utf8")).to.include(`npx ${NAME} <command>`);
+      const init = run("vc init fleet --repo-url https://github.com/acme/fleet.git --owners @acme/platform", work);
+      expect(init.status, init.stderr).to.equal(0);
+      const fleet = join(work, "fleet");
+      expect(init.stderr).to.include(
+        `18 files in ${fleet}; made it a new git repository (branch main) and committed nothing.`,
+      );
+      expect(run("git rev-parse --verify -q HEAD", fleet).status, "vc init made no commit").to.not.equal(0);
+      const pkg = JSON.parse(readFileSync(join(fleet, "package.json"), "utf8")) as {
+        devDependencies: Record<string, string>;
+      };
+      expect(pkg.devDependencies).to.deep.equal({ [NAME]: VERSION });
+      expect(readFileSync(join(fleet, "README.md"), "utf8")).to.include(`npx ${NAME} <command>`);
 
-    const commands = nextCommands(init.stderr);
-    expect(commands.map((c) => c.split(/\s+#/)[0]!.trim())).to.deep.equal([
-      "cd fleet",
-      "vc validate",
-      "vc render",
-      "vc apply",
-      "vc diff",
-      "git add -A",
-      'git commit -m "A fleet of virtual clusters"',
-      "git remote add origin https://github.com/acme/fleet.git",
-      "git push -u origin main",
-    ]);
-    let cwd = work;
-    const results = new Map<string, SpawnSyncReturns<string>>();
-    for (const command of commands) {
-      const word = command.split(/\s+#/)[0]!.trim();
-      if (word.startsWith("cd ")) {
-        cwd = resolve(cwd, word.slice(3));
-        continue;
+      const commands = nextCommands(init.stderr);
+      expect(commands.map((c) => c.split(/\s+#/)[0]!.trim())).to.deep.equal([
+        "cd fleet",
+        "vc validate",
+        "vc render",
+        "vc apply",
+        "vc diff",
+        "git add -A",
+        'git commit -m "A fleet of virtual clusters"',
+        "git remote add origin https://github.com/acme/fleet.git",
+        "git push -u origin main",
+      ]);
+      let cwd = work;
+      const results = new Map<string, SpawnSyncReturns<string>>();
+      for (const command of commands) {
+        const word = command.split(/\s+#/)[0]!.trim();
+        if (word.startsWith("cd ")) {
+          cwd = resolve(cwd, word.slice(3));
+          continue;
+        }
+        const r = run(command, cwd);
+        expect(r.status, `${word}: ${r.stdout}${r.stderr}`).to.equal(0);
+        results.set(word, r);
       }
-      const r = run(command, cwd);
-      expect(r.status, `${word}: ${r.stdout}${r.stderr}`).to.equal(0);
-      results.set(word, r);
-    }
-    expect(results.get("vc validate")!.stderr).to.include("1 cluster, 0 errors, 0 warnings");
-    expect(results.get("vc render")!.stdout).to.include("kind: StatefulSet");
-    expect(results.get("vc apply")!.stdout).to.match(/cluster example: \d+ created/);
-    expect(existsSync(join(fleet, "hydrated/example"))).to.equal(true);
-    expect(results.get("vc diff")!.stdout).to.match(/0 to create, 0 to update, 0 to delete, \d+ unchanged/);
-    const pushed = execFileSync("git", ["--git-dir", bare, "ls-tree", "-r", "--name-only", "main"], {
-      encoding: "utf8",
-    }).split("\n");
-    expect(pushed).to.include.members([
-      "clusters/example/values.yaml",
-      "deploy/kustomization.yaml",
-      ".github/workflows/vc-validate.yml",
-    ]);
-    expect(pushed.filter((p) => p.startsWith("hydrated/") || p.startsWith("node_modules/"))).to.deep.equal([]);
-  });
+      expect(results.get("vc validate")!.stderr).to.include("1 cluster, 0 errors, 0 warnings");
+      expect(results.get("vc render")!.stdout).to.include("kind: StatefulSet");
+      expect(results.get("vc apply")!.stdout).to.match(/cluster example: \d+ created/);
+      expect(existsSync(join(fleet, "hydrated/example"))).to.equal(true);
+      expect(results.get("vc diff")!.stdout).to.match(/0 to create, 0 to update, 0 to delete, \d+ unchanged/);
+      const pushed = execFileSync("git", ["--git-dir", bare, "ls-tree", "-r", "--name-only", "main"], {
+        encoding: "utf8",
+      }).split("\n");
+      expect(pushed).to.include.members([
+        "clusters/example/values.yaml",
+        "deploy/kustomization.yaml",
+        ".github/workflows/vc-validate.yml",
+      ]);
+      expect(pushed.filter((p) => p.startsWith("hydrated/") || p.startsWith("node_modules/"))).to.deep.equal([]);
+    },
+  );
 
   it("vc-metrics-proxy starts (its usage)", () => {
     const r = spawnSync(join(prefix, "bin", "vc-metrics-proxy"), ["--help"], { encoding: "utf8", env });
@@ -265,21 +269,24 @@ describe("bin/ without the bundle and without the sources", () => {
 });
 
 describe("install scripts in this repository", () => {
-  it("package.json's allowScripts decides every dependency with an install script (npm 11 warns about the others)", () => {
-    const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
-      packages: Record<string, { hasInstallScript?: boolean }>;
-    };
-    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
-      allowScripts?: Record<string, boolean>;
-      scripts: Record<string, string>;
-    };
-    const withScripts = Object.entries(lock.packages)
-      .filter(([path, p]) => path !== "" && p.hasInstallScript)
-      .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length));
-    expect(withScripts).to.include("esbuild");
-    expect(withScripts.filter((name) => !(name in (pkg.allowScripts ?? {})))).to.deep.equal([]);
-    // vc itself builds when packed, never on a user's install.
-    expect(["prepare", "preinstall", "install", "postinstall"].filter((k) => k in pkg.scripts)).to.deep.equal([]);
-    expect(pkg.scripts.prepack).to.equal("npm run build");
-  });
+  it(
+    "package.json's allowScripts decides every dependency with an install script (npm 11 warns about the " + "others)",
+    () => {
+      const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+        packages: Record<string, { hasInstallScript?: boolean }>;
+      };
+      const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+        allowScripts?: Record<string, boolean>;
+        scripts: Record<string, string>;
+      };
+      const withScripts = Object.entries(lock.packages)
+        .filter(([path, p]) => path !== "" && p.hasInstallScript)
+        .map(([path]) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length));
+      expect(withScripts).to.include("esbuild");
+      expect(withScripts.filter((name) => !(name in (pkg.allowScripts ?? {})))).to.deep.equal([]);
+      // vc itself builds when packed, never on a user's install.
+      expect(["prepare", "preinstall", "install", "postinstall"].filter((k) => k in pkg.scripts)).to.deep.equal([]);
+      expect(pkg.scripts.prepack).to.equal("npm run build");
+    },
+  );
 });

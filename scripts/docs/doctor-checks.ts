@@ -1,4 +1,5 @@
-// Generates the tables of vc doctor's checks (README.md, docs/troubleshooting.md) from the coverage table in src/ops/doctor/coverage.ts.
+// Generates the tables of vc doctor's checks (README.md, docs/troubleshooting.md) from the coverage table in
+// src/ops/doctor/coverage.ts.
 import { COVERAGE, RESOLUTIONS, ROWS, type Coverage, type RowKey } from "../../src/ops/doctor/coverage.js";
 
 const cell = (text: string) => text.replace(/\|/g, "\\|");
@@ -23,7 +24,10 @@ function performedCell(row: RowKey): string {
   ].join("; ");
 }
 
-/** The README's table: each row of spec section 7 with the checks that find it, their severities, and how much of the resolution they perform. */
+/**
+ * The README's table: each row of spec section 7 with the checks that find it, their severities, and how much of the
+ * resolution they perform.
+ */
 export function readmeDoctorTable(): string {
   const lines = [
     "| failure the service documents | `vc doctor` check | severity | resolution steps performed |",
@@ -32,7 +36,8 @@ export function readmeDoctorTable(): string {
   for (const [row, entries] of groups("7")) {
     entries.forEach((c, i) =>
       lines.push(
-        `| ${i === 0 ? cell(ROWS[c.row].condition) : ""} | \`${c.check}\` | ${c.severity} | ${i === 0 ? cell(performedCell(row as RowKey)) : ""} |`,
+        `| ${i === 0 ? cell(ROWS[c.row].condition) : ""} | \`${c.check}\` | ${c.severity} | ` +
+          `${i === 0 ? cell(performedCell(row as RowKey)) : ""} |`,
       ),
     );
   }
@@ -48,7 +53,8 @@ function resolutionTable(section: "3" | "7"): string {
   for (const [row] of groups(section)) {
     RESOLUTIONS[row as RowKey].forEach((s, i) => {
       lines.push(
-        `| ${i === 0 ? cell(ROWS[row as RowKey].condition) : ""} | ${cell(s.step)} | ${s.by?.length ? s.by.map((b) => `\`${b}\``).join(", ") : "-"} | ${s.not ? cell(s.not) : ""} |`,
+        `| ${i === 0 ? cell(ROWS[row as RowKey].condition) : ""} | ${cell(s.step)} | ` +
+          `${s.by?.length ? s.by.map((b) => `\`${b}\``).join(", ") : "-"} | ${s.not ? cell(s.not) : ""} |`,
       );
     });
   }
@@ -63,7 +69,8 @@ export function troubleshootingTables(): string {
       entries.forEach((c, i) => {
         const row = ROWS[c.row];
         lines.push(
-          `| ${i === 0 ? cell(row.condition) : ""} | \`${c.check}\` | ${c.severity} | ${cell(c.when)} | ${i === 0 ? cell(row.resolution) : ""} |`,
+          `| ${i === 0 ? cell(row.condition) : ""} | \`${c.check}\` | ${c.severity} | ${cell(c.when)} | ` +
+            `${i === 0 ? cell(row.resolution) : ""} |`,
         );
       });
     }
@@ -82,7 +89,8 @@ export function troubleshootingTables(): string {
     "",
     table("vc", "condition"),
     "",
-    "How each step of the errors table's resolutions is carried out: the checks that perform it (find the fault it fixes and say what to do), or why vc doctor does not:",
+    "How each step of the errors table's resolutions is carried out: the checks that perform it (find the fault it " +
+      "fixes and say what to do), or why vc doctor does not:",
     "",
     resolutionTable("7"),
   ].join("\n");

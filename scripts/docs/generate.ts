@@ -1,4 +1,5 @@
-// The generated files (references, vc doctor's check tables, the CI reader's RBAC): path (relative to the project root) -> content. Deterministic for a given tree.
+// The generated files (references, vc doctor's check tables, the CI reader's RBAC): path (relative to the project root)
+// -> content. Deterministic for a given tree.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ciReaderManifests } from "../../src/init/ci-reader.js";
@@ -12,8 +13,8 @@ export async function generatedDocs(root: string): Promise<Map<string, string>> 
   return new Map([
     ["docs/values-reference.md", valuesReference(join(root, "schemas"))],
     ["docs/cli-reference.md", cliReference(await buildProgram(), buildCommand())],
-    // The read-only identity for VC_KUBECONFIG of the plan and drift workflows: the reconciler's kinds, read verbs only.
-    // The tables of vc doctor's checks, from src/ops/doctor/coverage.ts, in the regions marked in these pages.
+    // The read-only identity for VC_KUBECONFIG of the plan and drift workflows: the reconciler's kinds, read verbs
+    // only. The tables of vc doctor's checks, from src/ops/doctor/coverage.ts, in the regions marked in these pages.
     ["README.md", replaceRegion(readFileSync(join(root, "README.md"), "utf8"), "doctor-checks", readmeDoctorTable())],
     [
       "docs/troubleshooting.md",

@@ -1,4 +1,5 @@
-// Generates docs/values-reference.md from schemas/: every key of the values file, cluster.yaml, the mesh kinds and Certificates.
+// Generates docs/values-reference.md from schemas/: every key of the values file, cluster.yaml, the mesh kinds and
+// Certificates.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -38,7 +39,9 @@ export const SCHEMA_FILES: ReadonlyArray<{ file: string; describes: string }> = 
   },
 ];
 
-/** Text for a table cell: pipes escaped, one line, and \`<name>\` outside code spans kept visible (not read as HTML). */
+/**
+ * Text for a table cell: pipes escaped, one line, and \`<name>\` outside code spans kept visible (not read as HTML).
+ */
 const cell = (text: string): string =>
   text
     .replace(/\|/g, "\\|")

@@ -32,7 +32,10 @@ export class ClaimIndex {
     return index;
   }
 
-  /** An index of claims read already, each with the reference (refObject) of the object that carries them (a paged read reduces each page so). */
+  /**
+   * An index of claims read already, each with the reference (refObject) of the object that carries them (a paged read
+   * reduces each page so).
+   */
   static ofClaimed(
     entries: Iterable<{ object: KubeObject; claims: LiveClaim[] }>,
     claimsOf?: (object: KubeObject) => LiveClaim[],

@@ -17,7 +17,9 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const norm = (host: string): string => (host.endsWith(".") ? host.slice(0, -1) : host).toLowerCase();
 
-/** The gateway name that means "the sidecars", not a gateway: a VirtualService bound only to it serves no public host. */
+/**
+ * The gateway name that means "the sidecars", not a gateway: a VirtualService bound only to it serves no public host.
+ */
 const MESH_GATEWAY = "mesh";
 
 /** One public host an object claims and where it sits in the object (`["spec", "hosts", 0]`). */
@@ -28,7 +30,8 @@ export interface ClaimedHostPath {
 
 /**
  * The public hosts a host object claims, each with its place: the DNS names of a Gateway's `servers[].hosts` (after
- * `namespace/`), and the `hosts` of a VirtualService bound to a gateway (not only `mesh`) that are not cluster services.
+ * `namespace/`), and the `hosts` of a VirtualService bound to a gateway (not only `mesh`) that are not cluster
+ * services.
  */
 export function claimedHostPaths(obj: KubeObject): ClaimedHostPath[] {
   if (obj.apiVersion !== MESH_API_VERSION || !isObject(obj.spec)) return [];
@@ -78,7 +81,10 @@ export function liveClaimsOf(o: KubeObject): LiveClaim[] {
   }));
 }
 
-/** A host this cluster would serve that an older claim of another cluster holds (or that another cluster of the run also claims first). */
+/**
+ * A host this cluster would serve that an older claim of another cluster holds (or that another cluster of the run also
+ * claims first).
+ */
 export interface Contest {
   host: string;
   holder: string;
@@ -87,14 +93,16 @@ export interface Contest {
 }
 
 /**
- * How claims of one run that nobody holds live are decided: "refuse-all" (`vc apply`: neither is older, all are refused)
- * or "first-name" (the reconciler's pass: the cluster whose name sorts first wins, the same tie rule as equal ages).
+ * How claims of one run that nobody holds live are decided: "refuse-all" (`vc apply`: neither is older, all are
+ * refused) or "first-name" (the reconciler's pass: the cluster whose name sorts first wins, the same tie rule as equal
+ * ages).
  */
 export type PeerTies = "refuse-all" | "first-name";
 
 /**
  * The hosts of `cluster`'s desired objects whose claim loses: to an older live claim of another cluster, or, where no
- * cluster holds the host live, to another cluster of the same run (`peers`: each other cluster's claimed hosts; `ties`).
+ * cluster holds the host live, to another cluster of the same run (`peers`: each other cluster's claimed hosts;
+ * `ties`).
  */
 export function lostClaims(
   cluster: string,
@@ -136,7 +144,8 @@ export function lostClaims(
     const why =
       ties === "refuse-all"
         ? `cluster ${peer} claims it in the same run and neither claim is live yet, so neither is older`
-        : `cluster ${peer} claims it in the same pass and neither claim is live yet: of equal claims the cluster name that sorts first wins`;
+        : `cluster ${peer} claims it in the same pass and neither claim is live yet: of equal claims the cluster ` +
+          `name that sorts first wins`;
     out.push({ host, holder: peer, why });
   }
   return out;
@@ -145,5 +154,9 @@ export function lostClaims(
 /** The message of a plan blocked by lost claims. */
 export function contestMessage(cluster: string, contests: readonly Contest[]): string {
   const parts = contests.map((c) => `"${c.host}" belongs to cluster ${c.holder} (${c.why})`);
-  return `public host${contests.length > 1 ? "s" : ""} ${parts.join("; ")}: one cluster per public host, the older claim wins; nothing of cluster ${cluster} is applied until its mesh manifests stop claiming ${contests.length > 1 ? "them" : "it"}`;
+  return (
+    `public host${contests.length > 1 ? "s" : ""} ${parts.join("; ")}: one cluster per public host, the older ` +
+    `claim wins; nothing of cluster ${cluster} is applied until its mesh manifests stop claiming ` +
+    `${contests.length > 1 ? "them" : "it"}`
+  );
 }

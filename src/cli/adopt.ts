@@ -1,4 +1,5 @@
-// `vc adopt`: hands one cluster over from another source to this one: applies this repository's version of it, taking over the objects the named owner holds.
+// `vc adopt`: hands one cluster over from another source to this one: applies this repository's version of it, taking
+// over the objects the named owner holds.
 import type { Command } from "commander";
 import { prepareRecords } from "../pipeline/prepare.js";
 import { ownerProblem } from "../model/owner.js";
@@ -37,10 +38,14 @@ export function register(program: Command): void {
     .summary("take a cluster or host objects over from another owner")
     .argument("<cluster>", "the cluster to take over (a folder clusters/<cluster> of this repository)")
     .description(
-      "take a cluster, or objects on the host, over on purpose: with --from, apply this repository's version of a cluster another source " +
-        "holds, moving that source's record of it (inventory, status, history) to this source (--owner). Until then every run of this source " +
-        "leaves the cluster alone and reports the conflict; afterwards the old source does (remove the folder there). With --prune, objects " +
-        "of the old source that this repository does not render are deleted. With --take-ownership, objects that exist on the host without " +
+      "take a cluster, or objects on the host, over on purpose: with --from, apply this repository's version of a " +
+        "cluster another source " +
+        "holds, moving that source's record of it (inventory, status, history) to this source (--owner). Until " +
+        "then every run of this source " +
+        "leaves the cluster alone and reports the conflict; afterwards the old source does (remove the folder " +
+        "there). With --prune, objects " +
+        "of the old source that this repository does not render are deleted. With --take-ownership, objects that " +
+        "exist on the host without " +
         "being in the cluster's record (vc diff shows them as conflicts) are written and recorded as the cluster's",
     );
   withTargetOptions(cmd)
@@ -51,7 +56,8 @@ export function register(program: Command): void {
     )
     .option(
       "--take-ownership <object...>",
-      "existing host objects to take into the cluster's record, as Kind/namespace/name (Kind/name cluster-scoped; vc diff lists them)",
+      "existing host objects to take into the cluster's record, as Kind/namespace/name (Kind/name cluster-scoped; " +
+        "vc diff lists them)",
     )
     .option("--dry-run", "ask the server to check every write without persisting it (dryRun=All); dir: writes nothing")
     .option("--allow-mass-prune", "let --prune delete more than half of the cluster's objects")
@@ -60,14 +66,16 @@ export function register(program: Command): void {
     .option("-o, --output <format>", "output format: text, json, yaml", "text")
     .addHelpText(
       "after",
-      "\nThe hand-over is recorded in the cluster's status as vc apply records a run (via adopt); the status becomes this source's.",
+      "\nThe hand-over is recorded in the cluster's status as vc apply records a run (via adopt); the status " +
+        "becomes this source's.",
     )
     .action(
       action(async (cluster: string, path: string | undefined, flags: AdoptFlags) => {
         const format = parseOutputFormat(flags.output, ["text", "json", "yaml"] as const);
         if (flags.from === undefined && !flags.takeOwnership?.length)
           throw new UserError(
-            "vc adopt needs --from <owner> (a cluster another source holds) or --take-ownership <object...> (existing objects)",
+            "vc adopt needs --from <owner> (a cluster another source holds) or --take-ownership <object...> " +
+              "(existing objects)",
             EXIT.failure,
           );
         // --from '' names a record written without a source name (an older vc create --apply): taken over too.
@@ -174,7 +182,8 @@ async function requireRendered(index: DesiredIndex, cluster: string, takeOver: r
   const unknown = takeOver.filter((name) => !rendered.has(name));
   if (unknown.length === 0) return;
   throw new UserError(
-    `--take-ownership ${unknown.join(" ")}: cluster ${cluster} does not render ${unknown.length === 1 ? "it" : "them"}, ` +
+    `--take-ownership ${unknown.join(" ")}: cluster ${cluster} does not render ` +
+      `${unknown.length === 1 ? "it" : "them"}, ` +
       `so there is nothing to take over (vc render ${cluster} lists its objects as Kind/namespace/name)`,
   );
 }

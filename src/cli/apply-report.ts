@@ -21,7 +21,8 @@ export function waitedCode(waited: WaitOutcome | undefined, timeout: string): nu
   process.stderr.write(
     waited.result === "degraded"
       ? `error: cluster ${waited.cluster} is Degraded: ${escapeControls(waited.reason ?? "")}\n`
-      : `error: timed out after ${timeout} waiting for cluster ${waited.cluster} (${escapeControls(waited.reason ?? "")})\n`,
+      : `error: timed out after ${timeout} waiting for cluster ${waited.cluster} ` +
+          `(${escapeControls(waited.reason ?? "")})\n`,
   );
   return EXIT.invalid;
 }
@@ -54,7 +55,8 @@ export function progressPrinter(suffix: () => string = () => "") {
       if (now - last < 1000 && done < total) return;
       last = now;
       shown = true;
-      const line = `progress: ${done}/${total} objects (${Math.floor((done * 100) / total)}%), cluster ${cluster}${suffix()}`;
+      const line =
+        `progress: ${done}/${total} objects (${Math.floor((done * 100) / total)}%), cluster ` + `${cluster}${suffix()}`;
       process.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`);
     },
     end() {
@@ -94,7 +96,10 @@ function outcomeLine(counts: Record<Outcome, number>, dryRun = false): string {
   return OUTCOMES.map((o) => `${counts[o]} ${(dryRun ? WOULD_COUNT : PAST)[o]}`).join(", ");
 }
 
-/** The text report. Every line may carry host text (names, server messages): escaped (model/escape.ts) before any colour is added. */
+/**
+ * The text report. Every line may carry host text (names, server messages): escaped (model/escape.ts) before any colour
+ * is added.
+ */
 export function toText(
   report: FleetApplyReport,
   dryRun: boolean,
@@ -149,7 +154,8 @@ function tailLines(
     out.push(
       style(
         "yellow",
-        `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, left alone; ${command} --ignore-suspension to apply anyway`,
+        `cluster ${s.cluster}: ${suspendedAtRunTimeNote(s)}, left alone; ${command} --ignore-suspension to ` +
+          `apply anyway`,
       ),
     );
   for (const e of report.errors) out.push(style("red", `! cluster ${e.cluster}: ${e.message}`));
@@ -176,7 +182,8 @@ function recordLines(report: FleetApplyReport, run: RunRecord, style: Style): st
       out.push(
         style(
           "red",
-          `! cluster ${c.cluster}: applied, but its record could not be written: ${c.message} (vc needs get, create and patch on ConfigMaps in the records namespace ${recordsNamespace()})`,
+          `! cluster ${c.cluster}: applied, but its record could not be written: ${c.message} (vc needs get, ` +
+            `create and patch on ConfigMaps in the records namespace ${recordsNamespace()})`,
         ),
       );
     else if (c.outcome === "not-owned" && !blockedByOwner.has(c.cluster))
@@ -187,7 +194,8 @@ function recordLines(report: FleetApplyReport, run: RunRecord, style: Style): st
     out.push(
       style(
         undefined,
-        `recorded ${recorded} cluster(s) at revision ${shortRevision(run.revision)} by ${recordedName(run.actor)} (${run.actor.from})`,
+        `recorded ${recorded} cluster(s) at revision ${shortRevision(run.revision)} by ${recordedName(run.actor)} ` +
+          `(${run.actor.from})`,
       ),
     );
   return out;

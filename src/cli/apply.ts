@@ -40,7 +40,8 @@ interface ApplyFlags extends TargetFlags {
 /** The `--lock-timeout` option of the commands that apply (vc apply, vc adopt, vc create --apply). */
 export const LOCK_TIMEOUT_OPTION = [
   "--lock-timeout <duration>",
-  "how long to wait for another run writing a cluster (its apply lease on the cluster's record) to end or lapse; past it " +
+  "how long to wait for another run writing a cluster (its apply lease on the cluster's record) to end or lapse; " +
+    "past it " +
     "that cluster is left alone and the run exits 2 (0: at once). A lease whose run died lapses 15 s after its last " +
     "renewal, at once when its process ran on this machine",
   "2m",
@@ -54,15 +55,18 @@ export function tellWait(cluster: string, holder: string): void {
 /** The `--history-limit` option of the commands that record runs (vc apply, vc adopt, vc reconcile). */
 export const HISTORY_LIMIT_OPTION = [
   "--history-limit <n>",
-  `reconciliations kept per cluster on the target (at least ${HISTORY_LIMIT}; the oldest dropped first, and always within ${HISTORY_BYTES / 1024} KiB)`,
+  `reconciliations kept per cluster on the target (at least ${HISTORY_LIMIT}; the oldest dropped first, and always ` +
+    `within ${HISTORY_BYTES / 1024} KiB)`,
   String(DEFAULT_HISTORY_LIMIT),
 ] as const;
 
 /** The `--ignore-suspension` option of vc apply and vc adopt. */
 export const IGNORE_SUSPENSION_OPTION = [
   "--ignore-suspension",
-  "apply clusters suspended at run time (annotation vc.orch.io/suspended-by on their record, set by vc restore) all the same. " +
-    "Dangerous while a restore runs: the apply can scale the control plane back up and write to it in the middle of the restore",
+  "apply clusters suspended at run time (annotation vc.orch.io/suspended-by on their record, set by vc restore) " +
+    "all the same. " +
+    "Dangerous while a restore runs: the apply can scale the control plane back up and write to it in the middle " +
+    "of the restore",
 ] as const;
 
 /**
@@ -80,7 +84,8 @@ export function leaveSuspended(
   for (const [cluster, by] of suspension?.suspended ?? []) {
     if (applied(cluster))
       process.stderr.write(
-        `warning: cluster ${cluster} is suspended by ${escapeControls(by)} (run-time); applying it anyway (--ignore-suspension)\n`,
+        `warning: cluster ${cluster} is suspended by ${escapeControls(by)} (run-time); applying it anyway ` +
+          `(--ignore-suspension)\n`,
       );
   }
   return undefined;
@@ -101,39 +106,49 @@ export function register(program: Command): void {
       .summary("apply the repository's clusters to a target")
       .description(
         "apply the repository's clusters to a target: server-side apply (field manager vc) of objects that differ, " +
-          "namespaces first and mesh last, retrying 409/429/5xx/connection resets; with --prune, deletes what vc applied " +
+          "namespaces first and mesh last, retrying 409/429/5xx/connection resets; with --prune, deletes what vc " +
+          "applied " +
           "and the repository no longer has, in reverse order",
       ),
   )
     .option("--dry-run", "ask the server to check every write without persisting it (dryRun=All); dir: writes nothing")
     .option(
       "--allow-mass-prune",
-      "let --prune delete more than half (or all) of a cluster's objects, e.g. for a cluster removed from the repository",
+      "let --prune delete more than half (or all) of a cluster's objects, e.g. for a cluster removed from the " +
+        "repository",
     )
     .option(
       "--force",
-      "recreate objects whose change the API server refuses in place (immutable fields, e.g. a StatefulSet's volumeClaimTemplates): " +
-        "a StatefulSet or Deployment is deleted with propagationPolicy=Orphan, keeping its pods and volume claims, and created anew; " +
-        "claims that grow are expanded where the storage class allows it. Without it such a cluster is not applied at all",
+      "recreate objects whose change the API server refuses in place (immutable fields, e.g. a StatefulSet's " +
+        "volumeClaimTemplates): " +
+        "a StatefulSet or Deployment is deleted with propagationPolicy=Orphan, keeping its pods and volume claims, " +
+        "and created anew; " +
+        "claims that grow are expanded where the storage class allows it. Without it such a cluster is not " +
+        "applied at all",
     )
     .option(...IGNORE_SUSPENSION_OPTION)
     .option("--concurrency <n>", "clusters applied at once", "4")
     .option(...HISTORY_LIMIT_OPTION)
     .option(
       "--wait",
-      "after applying, wait until every applied cluster is Healthy on the host (exit 0), or one is Degraded or --timeout passes (exit 1, naming the cluster and why); kube target only",
+      "after applying, wait until every applied cluster is Healthy on the host (exit 0), or one is Degraded or " +
+        "--timeout passes (exit 1, naming the cluster and why); kube target only",
     )
     .option("--timeout <duration>", "how long --wait waits (e.g. 90s, 5m)", "5m")
     .option(...LOCK_TIMEOUT_OPTION)
     .option("-o, --output <format>", "output format: text, json, yaml", "text")
     .addHelpText(
       "after",
-      "\nEvery run but a dry run is recorded in each cluster's status on the target, as the reconciler records its passes:\n" +
-        "the revision (HEAD, with -dirty when clusters/, policy.yaml or fleet/ differ from it; the fetched commit with --repo), the\n" +
-        "result, and who ran it (the host's SelfSubjectReview, else the kubeconfig's user; on dir: the local account).\n" +
+      "\nEvery run but a dry run is recorded in each cluster's status on the target, as the reconciler records its " +
+        "passes:\n" +
+        "the revision (HEAD, with -dirty when clusters/, policy.yaml or fleet/ differ from it; the fetched commit " +
+        "with --repo), the\n" +
+        "result, and who ran it (the host's SelfSubjectReview, else the kubeconfig's user; on dir: the local " +
+        "account).\n" +
         "vc status, vc list and vc history show it. Exit status 2 when a record cannot be written.\n\n" +
         "A cluster suspended at run time (vc restore annotates its record) is left alone and nothing of it is\n" +
-        "recorded: exit status 1, as the repository's version of it was not applied. A cluster suspended in cluster.yaml\n" +
+        "recorded: exit status 1, as the repository's version of it was not applied. A cluster suspended in " +
+        "cluster.yaml\n" +
         "(suspend: true) is left alone too, with exit status 0: that is what the repository asks for.",
     )
     .action(
@@ -187,7 +202,8 @@ export function register(program: Command): void {
           };
           const dryRun = !!flags.dryRun;
           const writer = reportWriter(format, dryRun, format === "text" && useColour(process.stdout));
-          // Objects as they are applied (of those planned so far), and past the first chunk the clusters done of the fleet's.
+          // Objects as they are applied (of those planned so far), and past the first chunk the clusters done of the
+          // fleet's.
           let clusters = "";
           const progress = progressPrinter(() => clusters);
           const { report, run, waited } = await applyRepository(target, index, {

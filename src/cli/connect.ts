@@ -33,8 +33,10 @@ export function register(program: Command): void {
       .summary("point your kubeconfig at a virtual cluster")
       .description(
         'point your kubeconfig at a virtual cluster: reads its kubeconfig from host secret vc-<name> (key "config"), ' +
-          "checks that its API server answers (whoami), adds a context for it, switches to it and remembers the previous context for vc disconnect. " +
-          "A server that does not answer changes nothing (exit 2) and the message says how to reach it (--server, kubectl port-forward)",
+          "checks that its API server answers (whoami), adds a context for it, switches to it and remembers the " +
+          "previous context for vc disconnect. " +
+          "A server that does not answer changes nothing (exit 2) and the message says how to reach it (--server, " +
+          "kubectl port-forward)",
       ),
   )
     .option("--debug", "print each step")
@@ -107,7 +109,8 @@ export function register(program: Command): void {
     .command("disconnect")
     .summary("return your kubeconfig to its context before vc connect")
     .description(
-      "return your kubeconfig to the context that was current before vc connect, and remove every context vc connect added (with their cluster and user entries)",
+      "return your kubeconfig to the context that was current before vc connect, and remove every context vc " +
+        "connect added (with their cluster and user entries)",
     )
     .option("--kubeconfig <file>", "the kubeconfig file vc connect edited (default: KUBECONFIG, else ~/.kube/config)")
     .option("--keep", "keep the contexts, clusters and users vc connect added")
@@ -117,7 +120,8 @@ export function register(program: Command): void {
         try {
           const r = disconnect(path, flags.keep);
           const removed = r.removed.length
-            ? `removed ${r.removed.length === 1 ? "context" : "contexts"} ${r.removed.map((c) => `"${c}"`).join(", ")} (with their cluster and user entries)`
+            ? `removed ${r.removed.length === 1 ? "context" : "contexts"} ` +
+              `${r.removed.map((c) => `"${c}"`).join(", ")} (with their cluster and user entries)`
             : "";
           const switched = r.switched
             ? `switched from "${r.from}" to "${r.to || "(no context)"}"`

@@ -1,4 +1,5 @@
-// `vc create <name> -n <namespace> -f <values_file>`: a new cluster folder committed on a branch; --apply applies it too.
+// `vc create <name> -n <namespace> -f <values_file>`: a new cluster folder committed on a branch; --apply applies it
+// too.
 import type { Command } from "commander";
 import { action, EXIT, UserError } from "./common.js";
 import { formatDiagnostic } from "../model/diagnostic.js";
@@ -36,8 +37,10 @@ export function register(program: Command): void {
     .command("create <name>")
     .summary("create a virtual cluster's folder from a values file")
     .description(
-      "create a virtual cluster from a values file: validates it and commits clusters/<name>/values.yaml and cluster.yaml " +
-        "on a new branch create/<name>, ready for a pull request, without switching to it (your checked-out branch, index and files stay as they are); " +
+      "create a virtual cluster from a values file: validates it and commits clusters/<name>/values.yaml and " +
+        "cluster.yaml " +
+        "on a new branch create/<name>, ready for a pull request, without switching to it (your checked-out " +
+        "branch, index and files stay as they are); " +
         "refuses an existing name; --apply also applies the committed cluster to the host at once",
     )
     .requiredOption("-n, --namespace <ns>", "host namespace of the new virtual cluster")
@@ -75,7 +78,9 @@ export function register(program: Command): void {
         }
         for (const d of result.diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
         process.stdout.write(
-          `committed ${result.files.join(" and ")} on branch ${result.branch} (commit ${result.commit.slice(0, 12)}); your checked-out branch was not switched: git switch ${result.branch} to see the files\n`,
+          `committed ${result.files.join(" and ")} on branch ${result.branch} (commit ` +
+            `${result.commit.slice(0, 12)}); your checked-out branch was not switched: git switch ${result.branch} ` +
+            `to see the files\n`,
         );
         process.stdout.write(`open a pull request: git push -u origin ${result.branch}\n`);
         if (!flags.apply) return EXIT.ok;
@@ -95,7 +100,8 @@ export function register(program: Command): void {
           }
           client = KubeClient.open({ kubeconfig: flags.kubeconfig, context: flags.context });
           target = new KubeTarget(client);
-          // What was committed is applied (the work tree does not hold it): the commit's files, written to a scratch folder.
+          // What was committed is applied (the work tree does not hold it): the commit's files, written to a scratch
+          // folder.
           scratch = mkdtempSync(join(tmpdir(), "vc-create-"));
           await exportCommit(flags.repo, result.commit, scratch);
           const index = await loadDesiredIndex(scratch, result.commit, { clusters: [name] });
@@ -152,7 +158,8 @@ export function register(program: Command): void {
         } catch (err) {
           if (err instanceof UserError) throw err;
           throw new UserError(
-            `the cluster was committed but applying it failed: ${(err as Error).message}; run vc apply --cluster ${name} --target kube`,
+            `the cluster was committed but applying it failed: ${(err as Error).message}; run vc apply --cluster ` +
+              `${name} --target kube`,
             EXIT.failure,
           );
         } finally {

@@ -36,8 +36,10 @@ export function register(program: Command): void {
       .command("collect <name>")
       .summary("collect a debug bundle of a virtual cluster (secrets masked)")
       .description(
-        "write a gzip tar whose top-level folder is debug/: the stateful set, pods, syncer logs (current and previous), namespace events " +
-          "sorted by .lastTimestamp, services, volume claims, effective config (masked), reconcile status and history, the metrics API service, and a summary. " +
+        "write a gzip tar whose top-level folder is debug/: the stateful set, pods, syncer logs (current and " +
+          "previous), namespace events " +
+          "sorted by .lastTimestamp, services, volume claims, effective config (masked), reconcile status and " +
+          "history, the metrics API service, and a summary. " +
           "Secret values never enter it",
       ),
   )
@@ -72,7 +74,8 @@ export function register(program: Command): void {
       .command("shell <name>")
       .summary("open a shell in a virtual cluster's control plane")
       .description(
-        "open an interactive shell in the control-plane pod <name>-0, container syncer (exec API over websocket, with a TTY when stdin is a terminal)",
+        "open an interactive shell in the control-plane pod <name>-0, container syncer (exec API over websocket, " +
+          "with a TTY when stdin is a terminal)",
       ),
   )
     .option("--shell <command>", "the shell to run", "sh")

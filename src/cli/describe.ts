@@ -1,4 +1,5 @@
-// `vc describe <name>`: a virtual cluster's effective configuration and, unless --config-only, its live state on the host.
+// `vc describe <name>`: a virtual cluster's effective configuration and, unless --config-only, its live state on the
+// host.
 import { escapeLines } from "../model/escape.js";
 import type { Command } from "commander";
 import { dump } from "js-yaml";
@@ -26,13 +27,16 @@ export function register(program: Command): void {
       .command("describe <name>")
       .summary("show a virtual cluster: values, objects, health, events")
       .description(
-        "show a virtual cluster: with --config-only its effective values (defaults merged, secrets masked) as YAML; otherwise also its host namespace, " +
-          "images, control-plane state, health, reconcile status and revisions, synced mesh objects with their host names, and the metrics API service state",
+        "show a virtual cluster: with --config-only its effective values (defaults merged, secrets masked) as " +
+          "YAML; otherwise also its host namespace, " +
+          "images, control-plane state, health, reconcile status and revisions, synced mesh objects with their " +
+          "host names, and the metrics API service state",
       ),
   )
     .option(
       "--config-only",
-      "only the effective values: inside a repository from its folder (the host is not contacted); outside one the configuration the control plane runs with, from its config Secret vc-config-<name> on the host",
+      "only the effective values: inside a repository from its folder (the host is not contacted); outside one the " +
+        "configuration the control plane runs with, from its config Secret vc-config-<name> on the host",
     )
     .option("--repo <dir>", "repository root holding clusters/<name>", ".")
     .option("-o, --output <format>", "text, yaml or json (--config-only: yaml or json)", "text")
@@ -46,7 +50,8 @@ export function register(program: Command): void {
               throw new UnknownClusterError(
                 [name],
                 (n) => [
-                  `no folder clusters/${n} in ${resolve(flags.repo)} (inside a repository --config-only reads the repository only)`,
+                  `no folder clusters/${n} in ${resolve(flags.repo)} (inside a repository --config-only reads the ` +
+                    `repository only)`,
                 ],
                 clusterFolderNames(flags.repo),
               );
@@ -59,13 +64,16 @@ export function register(program: Command): void {
                 throw new UnknownClusterError(
                   [name],
                   (n) => [
-                    `no repository at ${resolve(flags.repo)}, and no config Secret ${names.configSecret(n)} in namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it runs elsewhere)`,
+                    `no repository at ${resolve(flags.repo)}, and no config Secret ${names.configSecret(n)} in ` +
+                      `namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it ` +
+                      `runs elsewhere)`,
                   ],
                   clusterFolderNames(flags.repo),
                 );
               }
               process.stderr.write(
-                `note: no folder clusters/${name} here: the configuration the control plane runs with, from Secret ${cluster.namespace}/${names.configSecret(name)} on context "${host.contextName}"\n`,
+                `note: no folder clusters/${name} here: the configuration the control plane runs with, from Secret ` +
+                  `${cluster.namespace}/${names.configSecret(name)} on context "${host.contextName}"\n`,
               );
               process.stdout.write(formatData(live, format === "json" ? "json" : "yaml"));
               return EXIT.ok;

@@ -1,4 +1,5 @@
-// `vc diff`: the plan of the repository's clusters against a target, as a unified diff per object; --exit-code for drift checks.
+// `vc diff`: the plan of the repository's clusters against a target, as a unified diff per object; --exit-code for
+// drift checks.
 import { escapeControls } from "../model/escape.js";
 import type { Command } from "commander";
 import { prepareRecords } from "../pipeline/prepare.js";
@@ -60,11 +61,13 @@ export function withTargetOptions(cmd: Command): Command {
     .option("--context <name>", "kubeconfig context for --target kube")
     .option(
       "--prune",
-      "include deletes of objects vc applied that the repository no longer has (clusters with prune: false are never pruned)",
+      "include deletes of objects vc applied that the repository no longer has (clusters with prune: false are " +
+        "never pruned)",
     )
     .option(
       "--owner <name>",
-      `the owner name this source records on every object (default $${OWNER_ENV}, else derived from the repository's URL and the folder of clusters/); clusters another owner holds are left alone`,
+      `the owner name this source records on every object (default $${OWNER_ENV}, else derived from the ` +
+        `repository's URL and the folder of clusters/); clusters another owner holds are left alone`,
     );
 }
 
@@ -166,7 +169,8 @@ export function register(program: Command): void {
     .option("--exit-code", "exit 0 when nothing would change, 1 when something would (drift), 2 on errors")
     .option(
       "--force",
-      "plan as vc apply --force would: objects whose change the API server refuses in place are shown as recreated instead of blocking their cluster",
+      "plan as vc apply --force would: objects whose change the API server refuses in place are shown as recreated " +
+        "instead of blocking their cluster",
     )
     .option(
       "-o, --output <format>",
@@ -197,7 +201,8 @@ export function register(program: Command): void {
             suspendedAtRunTime,
           };
           // A fleet's report keeps its diffs in memory up to a bound, then in a temporary file until printed.
-          // The host's live objects come from one paged LIST per kind; why the rest had to be read chunk by chunk is said.
+          // The host's live objects come from one paged LIST per kind; why the rest had to be read chunk by chunk is
+          // said.
           const onFallBack = (why: string) =>
             process.stderr.write(
               `warning: ${escapeControls(why)}; reading the live objects a chunk of clusters at a time instead\n`,

@@ -29,8 +29,10 @@ export function register(program: Command): void {
       .command("doctor <name>")
       .summary("check a virtual cluster on the host for known failures")
       .description(
-        `check a virtual cluster on the host for every failure the service documents (${docsUrl("troubleshooting.md")}): pods Pending and why, ` +
-          "crash loops and their cause, the metrics integration, mesh routing, the control plane's pod, service account and storage; " +
+        `check a virtual cluster on the host for every failure the service documents ` +
+          `(${docsUrl("troubleshooting.md")}): pods Pending and why, ` +
+          "crash loops and their cause, the metrics integration, mesh routing, the control plane's pod, service " +
+          "account and storage; " +
           "findings are errors, warnings or notes; exit 1 on errors (with --strict on warnings too), 0 otherwise",
       ),
   )
@@ -39,7 +41,8 @@ export function register(program: Command): void {
     .option("--strict", "exit 1 on warnings too (notes never fail)")
     .option(
       "--server <url>",
-      "address of the virtual API server for the checks made inside the virtual cluster (its APIService list, autoscalers' pod metrics); default: the server in its kubeconfig (Secret vc-<name>), as vc connect uses it",
+      "address of the virtual API server for the checks made inside the virtual cluster (its APIService list, " +
+        "autoscalers' pod metrics); default: the server in its kubeconfig (Secret vc-<name>), as vc connect uses it",
     )
     .action(
       action(async (name: string, flags: DoctorFlags) => {

@@ -1,4 +1,5 @@
-// How far the CLI's JS heap grows past what it holds: twice what survives a collection, unless a heap flag says otherwise.
+// How far the CLI's JS heap grows past what it holds: twice what survives a collection, unless a heap flag says
+// otherwise.
 import v8 from "node:v8";
 
 /**

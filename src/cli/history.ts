@@ -1,4 +1,5 @@
-// `vc history <cluster>`: the commits of clusters/<cluster>/ joined with what the reconciler applied, when, and how it ended.
+// `vc history <cluster>`: the commits of clusters/<cluster>/ joined with what the reconciler applied, when, and how it
+// ended.
 import { relative, sep } from "node:path";
 import { Option, type Command } from "commander";
 import { existsSync } from "node:fs";
@@ -33,7 +34,8 @@ export function register(program: Command): void {
     .command("history")
     .summary("show a cluster's commits and what was applied from each")
     .description(
-      "show the commits of a cluster's folder with what was applied from each: when, by whom (the reconciler, or vc apply and its user) and the result",
+      "show the commits of a cluster's folder with what was applied from each: when, by whom (the reconciler, or " +
+        "vc apply and its user) and the result",
     )
     .argument("<cluster>", "cluster name (folder clusters/<cluster>)")
     .option("--repo <url|path>", "remote git repository (http/https) or local folder", ".")

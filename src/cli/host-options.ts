@@ -69,7 +69,8 @@ export async function userErrors<T>(
 export async function requireNamespace(host: Host, namespace: string, cluster: string): Promise<void> {
   if ((await namespaceExists(host, namespace)) === false) {
     throw new UserError(
-      `host namespace ${namespace} not found (context "${host.contextName}"): is ${cluster} applied? pass --namespace if it lives elsewhere`,
+      `host namespace ${namespace} not found (context "${host.contextName}"): is ${cluster} applied? pass ` +
+        `--namespace if it lives elsewhere`,
       EXIT.invalid,
     );
   }
@@ -87,7 +88,8 @@ export async function requireKnownCluster(host: Host, cluster: ClusterRef, repo:
     [cluster.name],
     (n) => [
       `no folder clusters/${n} in ${resolve(repo)}`,
-      `no host namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it lives elsewhere)`,
+      `no host namespace ${cluster.namespace} on context "${host.contextName}" (pass --namespace if it lives ` +
+        `elsewhere)`,
     ],
     clusterFolderNames(repo),
   );

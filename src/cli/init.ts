@@ -19,8 +19,10 @@ export function register(program: Command): void {
     .command("init")
     .summary("scaffold a fleet repository")
     .description(
-      "scaffold a fleet repository: an example clusters/<name>/ folder, GitHub workflows (validate, plan comment, drift) pinned to this vc " +
-        "version, CODEOWNERS for the platform-owned files and deploy/ with the reconciler pointed at the repository; never overwrites a file",
+      "scaffold a fleet repository: an example clusters/<name>/ folder, GitHub workflows (validate, plan comment, " +
+        "drift) pinned to this vc " +
+        "version, CODEOWNERS for the platform-owned files and deploy/ with the reconciler pointed at the " +
+        "repository; never overwrites a file",
     )
     .argument("[dir]", "folder of the fleet repository (created when missing)", ".")
     .option("--cluster <name>", "name of the example cluster", "example")

@@ -20,16 +20,20 @@ export function register(program: Command): void {
     .command("list")
     .summary("list virtual clusters with their state, drift and health")
     .description(
-      "list the virtual clusters the host knows (vc's status records and control planes with vc's managed label) with their live state: host namespace, control-plane state " +
-        "(running, pending, scaled down, restoring, absent), ready replicas, last applied revision, who applied it and the result; " +
-        "inside a fleet repository (or with --repo) also the repository's clusters the host does not have yet, and whether the host has drifted from the repository; " +
+      "list the virtual clusters the host knows (vc's status records and control planes with vc's managed label) " +
+        "with their live state: host namespace, control-plane state " +
+        "(running, pending, scaled down, restoring, absent), ready replicas, last applied revision, who applied it " +
+        "and the result; " +
+        "inside a fleet repository (or with --repo) also the repository's clusters the host does not have yet, and " +
+        "whether the host has drifted from the repository; " +
         "and each cluster's health (Healthy, Progressing, Degraded with the first reason, Unknown)",
     )
     .option("--kubeconfig <file>", "kubeconfig of the host cluster (default: KUBECONFIG, else ~/.kube/config)")
     .option("--context <name>", "kubeconfig context of the host cluster (default: the current context)")
     .option(
       "--repo <dir>",
-      "repository root holding clusters/ (default: the current directory when it is in one; outside a repository only the host is listed)",
+      "repository root holding clusters/ (default: the current directory when it is in one; outside a repository " +
+        "only the host is listed)",
     )
     .option("-o, --output <format>", "table, json or yaml", "table")
     .action(
@@ -54,7 +58,8 @@ export function register(program: Command): void {
             process.stdout.write(
               repo
                 ? "no virtual clusters in the repository or on the host\n"
-                : `no virtual clusters on the host (context "${host.contextName}"); vc's records and control planes are read from the host, run vc list in a fleet repository to see its clusters too\n`,
+                : `no virtual clusters on the host (context "${host.contextName}"); vc's records and control ` +
+                    `planes are read from the host, run vc list in a fleet repository to see its clusters too\n`,
             );
             return EXIT.ok;
           }

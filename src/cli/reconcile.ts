@@ -1,4 +1,5 @@
-// `vc reconcile`: follows a repository (remote git or local folder) and keeps a target in step with it; --once for one pass.
+// `vc reconcile`: follows a repository (remote git or local folder) and keeps a target in step with it; --once for one
+// pass.
 import { escapeControls } from "../model/escape.js";
 import { existsSync } from "node:fs";
 import { Option, type Command } from "commander";
@@ -56,7 +57,8 @@ export function register(program: Command): void {
     .command("reconcile")
     .summary("follow a repository and keep the target in step with it")
     .description(
-      "follow a repository and keep the target in step: incremental by changed paths, full resync at an interval, invalid clusters never applied",
+      "follow a repository and keep the target in step: incremental by changed paths, full resync at an interval, " +
+        "invalid clusters never applied",
     )
     .option("--repo <url|path>", "remote git repository (http/https) or local folder", ".")
     .option("--branch <name>", "branch or tag of a remote repository", "main")
@@ -121,7 +123,8 @@ export function register(program: Command): void {
     )
     .option(
       "--owner <name>",
-      `the owner name this source records on every object and status (default $${OWNER_ENV}, else derived from the repository's URL and the folder of clusters/); clusters another owner holds are left alone`,
+      `the owner name this source records on every object and status (default $${OWNER_ENV}, else derived from the ` +
+        `repository's URL and the folder of clusters/); clusters another owner holds are left alone`,
     )
     .option("--concurrency <n>", "clusters reconciled at once", "4")
     .option(...HISTORY_LIMIT_OPTION)
@@ -131,8 +134,10 @@ export function register(program: Command): void {
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  vc reconcile --once --target dir:out\n  vc reconcile --repo https://github.com/org/fleet.git --target kube --listen :8080 --leader-elect\n" +
-        "\nExit status with --once: 0 all clusters applied (or suspended), 1 a cluster is invalid or failed, 2 runtime failure.",
+      "\nExamples:\n  vc reconcile --once --target dir:out\n  vc reconcile --repo https://github.com/org/fleet.git " +
+        "--target kube --listen :8080 --leader-elect\n" +
+        "\nExit status with --once: 0 all clusters applied (or suspended), 1 a cluster is invalid or failed, 2 " +
+        "runtime failure.",
     )
     .action(action(async (flags: ReconcileFlags) => runReconcile(flags)));
 }
@@ -246,7 +251,8 @@ async function runReconcile(flags: ReconcileFlags): Promise<number> {
     return res.problems > 0 ? EXIT.invalid : EXIT.ok;
   }
   cfg.logger = jsonLogger();
-  // A long-running reconciler outlives API server restarts: a refused connection is retried (within the request budget).
+  // A long-running reconciler outlives API server restarts: a refused connection is retried (within the request
+  // budget).
   setRequestBudget({ retryRefused: true });
   let r;
   try {
@@ -304,7 +310,10 @@ export function formatSummary(res: PassResult): string {
   const by = new Map<string, number>();
   for (const c of res.clusters) by.set(c.result, (by.get(c.result) ?? 0) + 1);
   const parts = [...by].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `${n} ${k}`);
-  return `\nreconciled ${res.clusters.length} cluster${res.clusters.length === 1 ? "" : "s"} at ${res.revision.slice(0, 12)} in ${res.durationMs} ms: ${parts.join(", ") || "nothing to do"}\n`;
+  return (
+    `\nreconciled ${res.clusters.length} cluster${res.clusters.length === 1 ? "" : "s"} at ` +
+    `${res.revision.slice(0, 12)} in ${res.durationMs} ms: ${parts.join(", ") || "nothing to do"}\n`
+  );
 }
 
 type ClusterEntry = ReturnType<typeof clusterEntry>;

@@ -78,7 +78,8 @@ async function printStreamed(
 function printable(rendered: KubeObject[]): KubeObject[] {
   for (const o of rendered.filter(holdsInlineCredential)) {
     process.stderr.write(
-      `note: Secret ${o.metadata.namespace}/${o.metadata.name} holds a credential written inline in the repository: its data is left out of this output (use endpointSecretRef)\n`,
+      `note: Secret ${o.metadata.namespace}/${o.metadata.name} holds a credential written inline in the ` +
+        `repository: its data is left out of this output (use endpointSecretRef)\n`,
     );
   }
   return rendered.map(withholdCredentials);
@@ -89,9 +90,12 @@ export function register(program: Command): void {
     .command("render [path]")
     .summary("render the host objects of the repository's clusters")
     .description(
-      "render the host objects of every valid cluster of the repository at PATH (default .): a multi-document YAML stream " +
-        "on stdout, a JSON List with -o json, or one file per object under --out DIR (<namespace>/<kind>/<name>.yaml, " +
-        "cluster-scoped objects under _cluster/). Diagnostics go to stderr; an invalid cluster is not rendered and the exit code is 1",
+      "render the host objects of every valid cluster of the repository at PATH (default .): a multi-document YAML " +
+        "stream " +
+        "on stdout, a JSON List with -o json, or one file per object under --out DIR " +
+        "(<namespace>/<kind>/<name>.yaml, " +
+        "cluster-scoped objects under _cluster/). Diagnostics go to stderr; an invalid cluster is not rendered and " +
+        "the exit code is 1",
     )
     .option("--cluster <name...>", "render only these clusters (folder names under clusters/)")
     .option("-o, --output <format>", "yaml or json (stdout only)", "yaml")

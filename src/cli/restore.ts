@@ -26,8 +26,10 @@ export function register(program: Command): void {
       .command("restore <name> <oci_reference>")
       .summary("restore a virtual cluster from a backup in an OCI registry")
       .description(
-        "restore a virtual cluster from a backup in an OCI registry ([oci://]registry/repo:tag or @sha256:...): checks the artifact first, " +
-          "then suspends vc's reconciliation of the cluster, scales the control plane to 0, runs a restore pod, scales back and resumes. " +
+        "restore a virtual cluster from a backup in an OCI registry ([oci://]registry/repo:tag or @sha256:...): " +
+          "checks the artifact first, " +
+          "then suspends vc's reconciliation of the cluster, scales the control plane to 0, runs a restore pod, " +
+          "scales back and resumes. " +
           "Registry credentials: VC_REGISTRY_USERNAME/VC_REGISTRY_PASSWORD or the docker config",
       ),
   )
@@ -66,7 +68,8 @@ export function register(program: Command): void {
             for (const sig of INTERRUPTS) process.off(sig, onSignal);
           });
           process.stdout.write(
-            `restored ${name} (namespace ${namespace}) from ${report.backup.pinned}; control plane back at ${report.replicas} replica(s)\n`,
+            `restored ${name} (namespace ${namespace}) from ${report.backup.pinned}; control plane back at ` +
+              `${report.replicas} replica(s)\n`,
           );
           return EXIT.ok;
         }, [RestoreError, OciReferenceError, BackupError, RegistryError]);

@@ -1,4 +1,5 @@
-// `vc rollout status|pause|resume|abort`: show a fleet's progressive rollout, and ask the reconciler to pause, resume or abort it.
+// `vc rollout status|pause|resume|abort`: show a fleet's progressive rollout, and ask the reconciler to pause, resume
+// or abort it.
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { Option, type Command } from "commander";
@@ -27,7 +28,8 @@ interface RolloutFlags {
 }
 
 const EXIT_HELP =
-  "\nExit status: 0 done, 1 nothing to act on (no rollout, or it is already Completed or Aborted), 2 usage or runtime failure.";
+  "\nExit status: 0 done, 1 nothing to act on (no rollout, or it is already Completed or Aborted), 2 usage or " +
+  "runtime failure.";
 
 function common(cmd: Command): Command {
   return cmd
@@ -42,7 +44,8 @@ export function register(program: Command): void {
     .command("rollout")
     .summary("show and steer the rollout of a fleet base change")
     .description(
-      `show and steer the progressive rollout of a fleet base change (fleet/rollout.yaml; see ${docsUrl("rollouts.md")})`,
+      `show and steer the progressive rollout of a fleet base change (fleet/rollout.yaml; see ` +
+        `${docsUrl("rollouts.md")})`,
     );
   common(rollout.command("status"))
     .summary("show the rollout: its phase, waves, clusters and their health")
@@ -60,7 +63,8 @@ export function register(program: Command): void {
     [
       "resume",
       "resume a paused or halted rollout",
-      "ask the reconciler to resume a paused or halted rollout (a halted wave's health is checked again first) or to end a manual pause between waves",
+      "ask the reconciler to resume a paused or halted rollout (a halted wave's health is checked again first) or " +
+        "to end a manual pause between waves",
     ],
     [
       "abort",
@@ -75,7 +79,8 @@ export function register(program: Command): void {
       .addOption(new Option("-o, --output <format>", "output format").choices(["text", "json", "yaml"]).default("text"))
       .addHelpText(
         "after",
-        `\nThe request is written to vc's rollout record in the records namespace (field manager vc-rollout); the reconciler acts on it at its next tick and clears it.${EXIT_HELP}`,
+        `\nThe request is written to vc's rollout record in the records namespace (field manager vc-rollout); the ` +
+          `reconciler acts on it at its next tick and clears it.${EXIT_HELP}`,
       )
       .action(action(async (flags: RolloutFlags) => runRequest(verb, flags)));
   }
@@ -114,7 +119,8 @@ function formatStatus(r: RolloutRecord, withClusters: boolean): string {
   const v = rolloutView(r);
   const lines = [
     `rollout ${r.id}: ${r.phase}${v.wave ? `, wave ${v.wave.index + 1}/${v.wave.of} (${v.wave.name})` : ""}`,
-    `to base ${r.to.digest.slice(0, 12)}${r.to.revision ? ` (revision ${r.to.revision.slice(0, 12)})` : ""}, started ${r.started}`,
+    `to base ${r.to.digest.slice(0, 12)}${r.to.revision ? ` (revision ${r.to.revision.slice(0, 12)})` : ""}, ` +
+      `started ${r.started}`,
     escapeControls(r.message),
   ];
   if (r.request)
@@ -182,7 +188,8 @@ async function runRequest(verb: RolloutRequest["action"], flags: RolloutFlags): 
     await store.request(source, req);
     if (format === "text")
       process.stdout.write(
-        `asked the reconciler to ${verb} rollout ${r.id} (now ${r.phase}, wave ${r.wave + 1}/${r.waves.length} ${r.waves[r.wave]?.name ?? ""}): it acts at its next tick\n`,
+        `asked the reconciler to ${verb} rollout ${r.id} (now ${r.phase}, wave ${r.wave + 1}/${r.waves.length} ` +
+          `${r.waves[r.wave]?.name ?? ""}): it acts at its next tick\n`,
       );
     else process.stdout.write(formatData({ requested: true, rollout: r.id, phase: r.phase, request: req }, format));
     return EXIT.ok;

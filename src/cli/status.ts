@@ -1,4 +1,5 @@
-// `vc status [--cluster NAME]`: the reconcile status of each cluster as kept on the target (its record in the records namespace, or a dir: file).
+// `vc status [--cluster NAME]`: the reconcile status of each cluster as kept on the target (its record in the records
+// namespace, or a dir: file).
 import { Option, type Command } from "commander";
 import { shortRevision } from "../git/dirty.js";
 import { actorOf, appliedBy, type ClusterStatus } from "../records/status.js";
@@ -29,7 +30,8 @@ export function register(program: Command): void {
     .command("status")
     .summary("show each cluster's reconcile status")
     .description(
-      "show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, or vc apply and its user), result, the health its last reconciliation saw, message",
+      "show each cluster's reconcile status: last applied and attempted revision, who applied it (the reconciler, " +
+        "or vc apply and its user), result, the health its last reconciliation saw, message",
     )
     .option(
       "--cluster <name>",
@@ -41,7 +43,8 @@ export function register(program: Command): void {
     .addOption(new Option("-o, --output <format>", "output format").choices(["table", "json", "yaml"]).default("table"))
     .addHelpText(
       "after",
-      "\nExit status: 0 every cluster applied or suspended, 1 a cluster is invalid, failed or blocked (or --cluster names one without a status), 2 runtime failure.",
+      "\nExit status: 0 every cluster applied or suspended, 1 a cluster is invalid, failed or blocked (or " +
+        "--cluster names one without a status), 2 runtime failure.",
     )
     .action(action(async (flags: StatusFlags) => runStatus(flags)));
 }
@@ -119,11 +122,17 @@ export function formatTable(statuses: ClusterStatus[]): string {
 
 export function formatDetail(s: ClusterStatus): string {
   const e = escapeControls;
-  let out = `cluster:           ${e(s.cluster)}\nhost namespace:    ${e(s.hostNamespace)}\nresult:            ${s.result ?? "-"}\nmessage:           ${e(s.message ?? "")}\n`;
+  let out =
+    `cluster:           ${e(s.cluster)}\nhost namespace:    ${e(s.hostNamespace)}\nresult:            ` +
+    `${s.result ?? "-"}\nmessage:           ${e(s.message ?? "")}\n`;
   if (s.health) out += `health:            ${s.health}${s.healthReason ? `: ${e(s.healthReason)}` : ""}\n`;
-  out += `applied revision:  ${e(s.lastAppliedRevision ?? "-")}${s.lastAppliedTime ? ` (${e(s.lastAppliedTime)})` : ""}\n`;
+  out +=
+    `applied revision:  ` +
+    `${e(s.lastAppliedRevision ?? "-")}${s.lastAppliedTime ? ` (${e(s.lastAppliedTime)})` : ""}\n`;
   if (s.lastAppliedRevision) out += `applied by:        ${e(appliedBy(s))}\n`;
-  out += `attempted:         ${e(s.lastAttemptedRevision ?? "-")}${s.lastAttemptTime ? ` (${e(s.lastAttemptTime)})` : ""}\n`;
+  out +=
+    `attempted:         ` +
+    `${e(s.lastAttemptedRevision ?? "-")}${s.lastAttemptTime ? ` (${e(s.lastAttemptTime)})` : ""}\n`;
   if (s.suspendedBy) out += `suspended by:      ${e(s.suspendedBy)}\n`;
   if (s.history.length === 0) return out;
   const rows = [

@@ -30,11 +30,13 @@ export function register(program: Command): void {
     .command("validate")
     .summary("validate the repository's cluster folders")
     .description(
-      "validate the repository's cluster folders (values files, cluster.yaml, mesh manifests) and report every problem as file:line:col",
+      "validate the repository's cluster folders (values files, cluster.yaml, mesh manifests) and report every " +
+        "problem as file:line:col",
     )
     .argument(
       "[path]",
-      "repository root, its clusters/ folder, or a cluster folder (default: the current directory or the nearest parent holding clusters/)",
+      "repository root, its clusters/ folder, or a cluster folder (default: the current directory or the nearest " +
+        "parent holding clusters/)",
     )
     .addOption(
       new Option("-o, --output <format>", "output format (github: GitHub Actions annotations)")
@@ -49,7 +51,8 @@ export function register(program: Command): void {
     )
     .option(
       "--cache-dir <dir>",
-      "keep validated cluster folders in DIR by content hash (and vc version): a later run re-reads only folders whose files changed",
+      "keep validated cluster folders in DIR by content hash (and vc version): a later run re-reads only folders " +
+        "whose files changed",
     )
     .addOption(
       new Option("--jobs <n>", "threads to validate on (runs of 6,000 files or more; the others use one)")
@@ -103,7 +106,8 @@ export async function runValidate(path: string, opts: ValidateCommandOptions, ou
   out.stdout(formatReport(result, opts.format));
   const s = summary(result);
   out.stderr(
-    `${s.clusters} cluster${s.clusters === 1 ? "" : "s"}, ${s.errors} error${s.errors === 1 ? "" : "s"}, ${s.warnings} warning${s.warnings === 1 ? "" : "s"}\n`,
+    `${s.clusters} cluster${s.clusters === 1 ? "" : "s"}, ${s.errors} error${s.errors === 1 ? "" : "s"}, ` +
+      `${s.warnings} warning${s.warnings === 1 ? "" : "s"}\n`,
   );
   return s.errors > 0 ? EXIT.invalid : EXIT.ok;
 }

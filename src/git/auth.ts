@@ -1,4 +1,5 @@
-// Credentials for a remote git repository, read from a file or the environment and turned into an HTTP header; never printed.
+// Credentials for a remote git repository, read from a file or the environment and turned into an HTTP header; never
+// printed.
 import { readFileSync } from "node:fs";
 
 /** Where credentials come from. Environment: VC_GIT_TOKEN, or VC_GIT_USERNAME + VC_GIT_PASSWORD. */

@@ -49,7 +49,10 @@ export async function folderLog(opts: FolderLogOptions): Promise<FolderCommit[]>
   }));
 }
 
-/** The commit HEAD points to in the git repository holding `dir` (also from a subfolder), or undefined outside git or before a first commit. */
+/**
+ * The commit HEAD points to in the git repository holding `dir` (also from a subfolder), or undefined outside git or
+ * before a first commit.
+ */
 export async function headCommit(dir: string): Promise<string | undefined> {
   try {
     const top = await git.findRoot({ fs, filepath: dir });

@@ -1,4 +1,5 @@
-// Where a local fleet comes from: the git repository holding it, its origin remote and the folder of clusters/ within it (for the default owner name).
+// Where a local fleet comes from: the git repository holding it, its origin remote and the folder of clusters/ within
+// it (for the default owner name).
 import fs from "node:fs";
 import { relative, sep } from "node:path";
 import git from "isomorphic-git";

@@ -1,4 +1,5 @@
-// Writes a commit's files to a plain folder: everything once, then only the paths a new commit changed (no index, no full-tree scan).
+// Writes a commit's files to a plain folder: everything once, then only the paths a new commit changed (no index, no
+// full-tree scan).
 import fs from "node:fs";
 import { mkdir, readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";

@@ -1,4 +1,5 @@
-// A cluster's health from its live objects and pods (pure): the worst object wins, with the first reason of that health.
+// A cluster's health from its live objects and pods (pure): the worst object wins, with the first reason of that
+// health.
 import { objectName, worse, type ClusterHealth, type HealthStatus, type ObjectHealth } from "../model/health.js";
 import type { KubeObject, ObjectRef } from "../kube/object.js";
 import { objectHealth } from "./object.js";

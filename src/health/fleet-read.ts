@@ -20,7 +20,10 @@ export interface FleetHealthCluster {
 
 /** What the caller already listed across namespaces, reused instead of listed again. */
 export interface AlreadyListed {
-  /** Every live object of a kind (`apiVersion/kind`) that the clusters render, e.g. StatefulSets by a label each rendered one carries. */
+  /**
+   * Every live object of a kind (`apiVersion/kind`) that the clusters render, e.g. StatefulSets by a label each
+   * rendered one carries.
+   */
   kinds?: ReadonlyMap<string, readonly KubeObject[]>;
   /** Pods listed across namespaces with a label selector (the workloads' selectors are matched in memory). */
   pods?: ReadonlyArray<{ selector: string; items: readonly KubeObject[] }>;
@@ -115,7 +118,8 @@ async function readObjects(
   listed: AlreadyListed,
 ): Promise<Map<string, LiveOf[]>> {
   const wanted = new Map(clusters.map((c) => [c.name, c.objects.filter(hasHealthRules)]));
-  // The live objects of each health-bearing kind, by apiVersion/kind/namespace/name (or why the kind could not be read).
+  // The live objects of each health-bearing kind, by apiVersion/kind/namespace/name (or why the kind could not be
+  // read).
   const kinds = new Map<string, { apiVersion: string; kind: string }>();
   const wantedKeys = new Set<string>();
   for (const objs of wanted.values()) {

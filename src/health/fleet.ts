@@ -7,7 +7,9 @@ import { readClusterHealth } from "./read.js";
 import type { ClusterHealth } from "../model/health.js";
 import { waitForHealth, type WaitClock, type WaitOptions, type WaitOutcome } from "./wait.js";
 
-/** What reading a cluster's health needs of it: its host namespace and its rendered objects (their references will do). */
+/**
+ * What reading a cluster's health needs of it: its host namespace and its rendered objects (their references will do).
+ */
 export interface HealthTarget {
   name: string;
   hostNamespace: string;
@@ -19,7 +21,10 @@ export function healthRefs(refs: readonly ObjectRef[]): KubeObject[] {
   return refs.filter(hasHealthRules).map(refObject);
 }
 
-/** A function that reads one cluster's health from the host, for the clusters given (a desired state's, or their references). */
+/**
+ * A function that reads one cluster's health from the host, for the clusters given (a desired state's, or their
+ * references).
+ */
 function healthReader(
   client: KubeClient,
   clusters: readonly HealthTarget[],
@@ -44,8 +49,8 @@ export function waitForClusters(
 }
 
 /**
- * One cluster's health, its rendered objects read from the repository at `root` (vc describe): Unknown when the folder is
- * invalid or missing, as vc then does not know what the host should hold.
+ * One cluster's health, its rendered objects read from the repository at `root` (vc describe): Unknown when the folder
+ * is invalid or missing, as vc then does not know what the host should hold.
  */
 export async function healthOfRepoCluster(
   client: KubeClient,

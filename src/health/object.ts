@@ -1,4 +1,5 @@
-// Health of one live object from its status (pure), after kstatus' rules: generation observed, rollout complete, conditions.
+// Health of one live object from its status (pure), after kstatus' rules: generation observed, rollout complete,
+// conditions.
 import type { KubeObject } from "../kube/object.js";
 import type { Health } from "../model/health.js";
 

@@ -40,7 +40,9 @@ export function isControlledBy(o: KubeObject, uid: string | undefined): boolean 
   return uid !== undefined && uid !== "" && controllerUid(o) === uid;
 }
 
-/** The pod selector's labels of a workload (matchLabels only; vc renders no expressions); undefined when it has none. */
+/**
+ * The pod selector's labels of a workload (matchLabels only; vc renders no expressions); undefined when it has none.
+ */
 export function selectorLabels(o: KubeObject): Record<string, string> | undefined {
   const labels = (o.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector?.matchLabels;
   return labels && Object.keys(labels).length > 0 ? labels : undefined;
@@ -116,5 +118,8 @@ export async function readControlledPods(
 
 /** Why a read of a workload's pods stopped. */
 function tooMany(namespace: string, w: KubeObject): string {
-  return `more than ${MAX_PODS_SCANNED} pods in ${namespace} carry the selector of ${w.kind} ${w.metadata.name}: the read stopped there (pods its ReplicaSets do not control are not its own)`;
+  return (
+    `more than ${MAX_PODS_SCANNED} pods in ${namespace} carry the selector of ${w.kind} ${w.metadata.name}: ` +
+    `the read stopped there (pods its ReplicaSets do not control are not its own)`
+  );
 }

@@ -1,4 +1,5 @@
-// What a pod's state says (pure): its shape as the checks read it, and the causes that keep it Pending (spec section 3).
+// What a pod's state says (pure): its shape as the checks read it, and the causes that keep it Pending (spec section
+// 3).
 import type { KubeObject } from "../kube/object.js";
 
 /** What the causes of a pod's state are read from: the events and volume claims of its namespace. */

@@ -1,9 +1,12 @@
-// Health of a pod of the cluster (pure), with what `vc doctor` knows of pod states: crash loops, image pulls, scheduling.
+// Health of a pod of the cluster (pure), with what `vc doctor` knows of pod states: crash loops, image pulls,
+// scheduling.
 import type { KubeObject } from "../kube/object.js";
 import { asPod, pendingCauses } from "./pod-causes.js";
 import type { Health } from "../model/health.js";
 
-/** Waiting reasons that do not clear by themselves: the pod needs a change (image, config, command) or a fix elsewhere. */
+/**
+ * Waiting reasons that do not clear by themselves: the pod needs a change (image, config, command) or a fix elsewhere.
+ */
 const STUCK_WAITING = new Set([
   "CrashLoopBackOff",
   "ErrImagePull",
@@ -17,8 +20,8 @@ const STUCK_WAITING = new Set([
 
 /**
  * A pod's health: Degraded with `pod NAME REASON` when a container is stuck (CrashLoopBackOff, image pull, config), the
- * pod failed, or the scheduler reported it unschedulable (with doctor's cause); Progressing while it starts; Healthy when
- * Running and Ready (or Succeeded). `events` and `claims` are the namespace's, for the causes of a Pending pod.
+ * pod failed, or the scheduler reported it unschedulable (with doctor's cause); Progressing while it starts; Healthy
+ * when Running and Ready (or Succeeded). `events` and `claims` are the namespace's, for the causes of a Pending pod.
  */
 export function podHealth(o: KubeObject, events: KubeObject[] = [], claims: KubeObject[] = []): Health {
   const pod = asPod(o);

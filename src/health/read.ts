@@ -1,4 +1,5 @@
-// Reads what a cluster's health needs from a live host (the I/O edge): its health-bearing objects, their pods and claims.
+// Reads what a cluster's health needs from a live host (the I/O edge): its health-bearing objects, their pods and
+// claims.
 import type { KubeObject } from "../kube/object.js";
 import { refOf } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
@@ -33,7 +34,8 @@ export function claimNames(o: KubeObject): Set<string> {
 
 /**
  * The health of one cluster: one GET per rendered object with health rules (StatefulSet, Deployment, APIService,
- * Certificate, Namespace), one LIST of pods per workload selector, one LIST of claims, and events only when a pod is Pending.
+ * Certificate, Namespace), one LIST of pods per workload selector, one LIST of claims, and events only when a pod is
+ * Pending.
  */
 export async function readClusterHealth(
   client: KubeClient,

@@ -28,8 +28,8 @@ export type WaitOutcome =
   | { result: "degraded" | "timeout"; cluster: string; reason: string; health: Map<string, ClusterHealth> };
 
 /**
- * Looks at each cluster's health until every one is Healthy (a Healthy cluster is not looked at again), any is Degraded,
- * or `timeoutMs` has passed; the last look is made at the deadline, never after it.
+ * Looks at each cluster's health until every one is Healthy (a Healthy cluster is not looked at again), any is
+ * Degraded, or `timeoutMs` has passed; the last look is made at the deadline, never after it.
  */
 export async function waitForHealth(
   clusters: readonly string[],

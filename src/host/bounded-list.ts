@@ -1,4 +1,5 @@
-// A LIST of objects someone else may write, bounded in objects and in bytes: paged from the store, stopped at the bound.
+// A LIST of objects someone else may write, bounded in objects and in bytes: paged from the store, stopped at the
+// bound.
 import { ExpiredContinue, KubeApiError, ResponseTooLarge, type KubeClient, type Query } from "./client.js";
 
 /** Accept header of a metadata-only LIST: each item its metadata alone (kind PartialObjectMetadata). */

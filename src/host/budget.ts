@@ -1,5 +1,6 @@
 // How long a command waits for the API server: one budget per request, retries included (the global --request-timeout).
-// Kept apart from the client so that setting it loads nothing else (commands that never reach a host stay fast to start).
+// Kept apart from the client so that setting it loads nothing else (commands that never reach a host stay fast to
+// start).
 
 /**
  * How long a command waits for the API server. One budget covers a request and all its retries: a server that
@@ -16,7 +17,10 @@ export interface RequestBudget {
 export const DEFAULT_BUDGET: RequestBudget = { timeoutMs: 30_000, retryRefused: false };
 let processBudget: RequestBudget = { ...DEFAULT_BUDGET };
 
-/** Sets the budget of every client this process opens from now on (the global `--request-timeout`; the reconciler's retries). */
+/**
+ * Sets the budget of every client this process opens from now on (the global `--request-timeout`; the reconciler's
+ * retries).
+ */
 export function setRequestBudget(budget: Partial<RequestBudget>): void {
   processBudget = { ...processBudget, ...budget };
 }

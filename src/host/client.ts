@@ -1,4 +1,5 @@
-// A small Kubernetes API client over node-fetch and the kubeconfig's transport: raw JSON in and out, retries in one place.
+// A small Kubernetes API client over node-fetch and the kubeconfig's transport: raw JSON in and out, retries in one
+// place.
 import http from "node:http";
 import https from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -23,7 +24,10 @@ import { parseWarningHeaders, tellWarnings, WarningTeller, type WarningSink } fr
 
 export type { RequestBudget } from "./budget.js";
 
-/** What vc says of each cause `reason` of a Status (metav1.CauseType); the server's own wording changes between releases. */
+/**
+ * What vc says of each cause `reason` of a Status (metav1.CauseType); the server's own wording changes between
+ * releases.
+ */
 const CAUSE_WORDS: Record<string, string> = {
   FieldValueInvalid: "invalid value",
   FieldValueForbidden: "may not be set or changed",
@@ -94,13 +98,15 @@ export interface RequestOptions {
   retryConflict?: boolean;
   /** `text` returns the body as it came (pod logs); default: parsed JSON. */
   response?: "json" | "text";
-  /** The answer's body is read up to this many bytes; a longer one is cut off and ResponseTooLarge thrown (no retry). */
+  /**
+   * The answer's body is read up to this many bytes; a longer one is cut off and ResponseTooLarge thrown (no retry).
+   */
   maxBytes?: number;
   /** Accept header (a metadata-only LIST asks for PartialObjectMetadataList); default application/json (text: any). */
   accept?: string;
   /**
-   * A write fenced in time: no attempt (first or retry) is sent at or after this moment (epoch ms), and one in flight is
-   * cut off then (FencedWriteError): a reconciler past its Lease's renew deadline writes nothing more.
+   * A write fenced in time: no attempt (first or retry) is sent at or after this moment (epoch ms), and one in flight
+   * is cut off then (FencedWriteError): a reconciler past its Lease's renew deadline writes nothing more.
    */
   fence?: () => number;
 }
@@ -143,7 +149,9 @@ export interface ClientStats {
   retries: number;
 }
 
-/** Connections a client keeps to its server, and its requests in flight: the others wait for one (KubeClient.inFlight). */
+/**
+ * Connections a client keeps to its server, and its requests in flight: the others wait for one (KubeClient.inFlight).
+ */
 export const MAX_SOCKETS = 32;
 
 /** The request timed out or ran out of its budget: names the server and how to change the wait. */
@@ -191,7 +199,9 @@ export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }):
   return kc;
 }
 
-/** A plain-http server has no TLS to verify; client-node refuses it unless skipTLSVerify is set on its cluster entry. */
+/**
+ * A plain-http server has no TLS to verify; client-node refuses it unless skipTLSVerify is set on its cluster entry.
+ */
 export function allowPlainHttp(kc: KubeConfig): void {
   const cluster = kc.getCurrentCluster();
   if (cluster?.server.startsWith("http:") && !cluster.skipTLSVerify) {
@@ -308,7 +318,8 @@ export class KubeClient {
         const code = (err as { code?: string }).code;
         if (code === "ECONNREFUSED" && !retryRefused) {
           throw new Error(
-            `cannot reach the API server ${this.server}: connection refused (${method} ${path}); is the cluster up, and are --context and --kubeconfig the right ones?`,
+            `cannot reach the API server ${this.server}: connection refused (${method} ${path}); is the cluster ` +
+              `up, and are --context and --kubeconfig the right ones?`,
           );
         }
         if (!isTransientNetworkError(err) || attempt >= this.policy.attempts) {
@@ -339,7 +350,9 @@ export class KubeClient {
     return this.listPathMapped<T, T>(path, { ...opts, limit: opts.limit ?? 5000 }, (item) => item);
   }
 
-  /** Calls `onPage` with the items of each page of the collection at `path` as it arrives, following `continue` tokens. */
+  /**
+   * Calls `onPage` with the items of each page of the collection at `path` as it arrives, following `continue` tokens.
+   */
   private async eachPage<T>(
     path: string,
     opts: Omit<ListOptions, "namespace">,
@@ -353,7 +366,10 @@ export class KubeClient {
     } while (cont);
   }
 
-  /** One page of the collection at `path`: from `cont` on, or the first. An expired continue token throws ExpiredContinue. */
+  /**
+   * One page of the collection at `path`: from `cont` on, or the first. An expired continue token throws
+   * ExpiredContinue.
+   */
   private async page<T>(
     path: string,
     opts: Omit<ListOptions, "namespace">,
@@ -465,7 +481,9 @@ export class KubeClient {
     });
   }
 
-  /** Deletes an object; false when it was already gone. `preconditions` guard against deleting a replaced object (409). */
+  /**
+   * Deletes an object; false when it was already gone. `preconditions` guard against deleting a replaced object (409).
+   */
   async delete(
     ref: ObjectRef,
     opts: {
@@ -493,14 +511,18 @@ export class KubeClient {
     }
   }
 
-  /** The budget ran out; `lastFailure` is what the tries before got (a status, a network error), empty when none came back. */
+  /**
+   * The budget ran out; `lastFailure` is what the tries before got (a status, a network error), empty when none came
+   * back.
+   */
   private timedOut(method: string, path: string, lastFailure: string): RequestTimeoutError {
     const seconds = `${this.budget.timeoutMs / 1000}s`;
     const what = lastFailure
       ? `did not answer ${method} ${path} successfully within ${seconds} (last answer: ${lastFailure})`
       : `did not answer ${method} ${path} within ${seconds}`;
     return new RequestTimeoutError(
-      `the API server ${this.server} ${what}: it may be down or overloaded; wait longer with --request-timeout (e.g. --request-timeout 2m, 0 for no limit)`,
+      `the API server ${this.server} ${what}: it may be down or overloaded; wait longer with --request-timeout ` +
+        `(e.g. --request-timeout 2m, 0 for no limit)`,
     );
   }
 
@@ -530,7 +552,10 @@ export function objectPath(ref: ObjectRef | KubeObject): string {
 /** Why a fenced write was not sent. */
 const FENCE_PASSED = "not written: this run's time to write ran out (it lost its Lease or its apply lease)";
 
-/** Writes ask the server to refuse unknown and duplicate fields (honoured from 1.25, ignored before) instead of dropping them. */
+/**
+ * Writes ask the server to refuse unknown and duplicate fields (honoured from 1.25, ignored before) instead of dropping
+ * them.
+ */
 const WRITES = new Set(["POST", "PUT", "PATCH"]);
 
 function withStrictFields(method: string, query: Query | undefined): Query | undefined {

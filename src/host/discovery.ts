@@ -40,7 +40,9 @@ export class Discovery {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The kinds of the list the host does not serve, in the order given. Built-in kinds are taken as served (no request). */
+  /**
+   * The kinds of the list the host does not serve, in the order given. Built-in kinds are taken as served (no request).
+   */
   async missing(kinds: readonly Kind[]): Promise<Kind[]> {
     const out: Kind[] = [];
     for (const k of kinds) {

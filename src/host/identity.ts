@@ -1,4 +1,5 @@
-// Who vc acts as on a host, for the record of a `vc apply` and the check of `vc connect`: only what the server confirms counts as verified.
+// Who vc acts as on a host, for the record of a `vc apply` and the check of `vc connect`: only what the server confirms
+// counts as verified.
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
@@ -93,7 +94,8 @@ export interface ServerAnswer {
  * credential is a client certificate, the certificate's CN (x509 authentication names the user by it), and with `as:`
  * that the server lets vc act as that user; where it says TokenReviews are allowed, a TokenReview of the bearer token
  * vc sends (when nothing else is sent that could authenticate it) names the token's user. Anything else stays the
- * kubeconfig's unverified claim. Failures other than 403/404 (the server does not answer, refuses the credentials) are thrown.
+ * kubeconfig's unverified claim. Failures other than 403/404 (the server does not answer, refuses the credentials) are
+ * thrown.
  */
 export async function askServer(client: KubeClient, log: (line: string) => void = () => {}): Promise<ServerAnswer> {
   const claimed = kubeconfigIdentity(client.kc);
@@ -137,7 +139,10 @@ export async function askServer(client: KubeClient, log: (line: string) => void 
   return { identity: certOnly ? { ...claimed, verified: true } : claimed, via: "SelfSubjectAccessReview" };
 }
 
-/** The user the server says a token belongs to (TokenReview); undefined when vc may not ask (403), the server serves none (404) or it does not know the token. */
+/**
+ * The user the server says a token belongs to (TokenReview); undefined when vc may not ask (403), the server serves
+ * none (404) or it does not know the token.
+ */
 async function tokenReview(
   client: KubeClient,
   token: string,
@@ -228,7 +233,10 @@ function certificateName(certData: string | undefined, certFile: string | undefi
   }
 }
 
-/** `sub` of a ServiceAccount JWT (`system:serviceaccount:NS:NAME`); undefined for any other token. Not verified: the server did that. */
+/**
+ * `sub` of a ServiceAccount JWT (`system:serviceaccount:NS:NAME`); undefined for any other token. Not verified: the
+ * server did that.
+ */
 export function serviceAccountSubject(token: string | undefined): string | undefined {
   const parts = token?.trim().split(".");
   if (parts?.length !== 3) return undefined;

@@ -1,4 +1,5 @@
-// What a kubeconfig read from a host Secret may hold before vc builds a client from it or copies it into the user's kubeconfig: inline credentials only.
+// What a kubeconfig read from a host Secret may hold before vc builds a client from it or copies it into the user's
+// kubeconfig: inline credentials only.
 //
 // The Secret `vc-<name>` lives in the tenant's host namespace, where its syncer ServiceAccount may write Secrets; vc
 // connect reads it, and the metrics proxy mounts it. An `exec` or `auth-provider` user would run a program on the
@@ -61,15 +62,19 @@ export function safeEntries(doc: KubeconfigDoc, source: string): SafeEntries {
     refused.push("context.namespace (not a string)");
   if (refused.length) {
     throw new UnsafeKubeconfigError(
-      `${source} holds a kubeconfig vc will not use: ${refused.join(", ")}. vc accepts only a token or an inline client certificate and key ` +
-        `(client-certificate-data, client-key-data) and never runs a program or reads a file a host Secret names: nothing was run. ` +
-        `The control plane writes it; something else in the namespace may have rewritten it: check who did (kubectl get secret --show-managed-fields)`,
+      `${source} holds a kubeconfig vc will not use: ${refused.join(", ")}. vc accepts only a token or an inline ` +
+        `client certificate and key ` +
+        `(client-certificate-data, client-key-data) and never runs a program or reads a file a host Secret names: ` +
+        `nothing was run. ` +
+        `The control plane writes it; something else in the namespace may have rewritten it: check who did ` +
+        `(kubectl get secret --show-managed-fields)`,
     );
   }
   const hasCert = typeof user["client-certificate-data"] === "string" && typeof user["client-key-data"] === "string";
   if (!hasCert && typeof user.token !== "string") {
     throw new UnsafeKubeconfigError(
-      `${source} holds a kubeconfig whose user has neither a token nor an inline client certificate and key: vc connect needs one of them`,
+      `${source} holds a kubeconfig whose user has neither a token nor an inline client certificate and key: vc ` +
+        `connect needs one of them`,
     );
   }
   if (typeof cluster.server !== "string" || !/^https?:\/\//.test(cluster.server)) {

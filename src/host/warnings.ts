@@ -59,7 +59,10 @@ export function parseWarningHeaders(values: readonly string[]): string[] {
   return out;
 }
 
-/** The object an API path names: `configmaps ns/name` for `/api/v1/namespaces/ns/configmaps/name`; undefined for a collection. */
+/**
+ * The object an API path names: `configmaps ns/name` for `/api/v1/namespaces/ns/configmaps/name`; undefined for a
+ * collection.
+ */
 export function objectOfPath(path: string): string | undefined {
   const parts = path
     .split("?")[0]!

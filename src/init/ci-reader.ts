@@ -1,4 +1,5 @@
-// A read-only identity for CI (vc diff, drift detection), derived from the reconciler's ClusterRole: same kinds, no writes.
+// A read-only identity for CI (vc diff, drift detection), derived from the reconciler's ClusterRole: same kinds, no
+// writes.
 import { dump, loadAll } from "js-yaml";
 
 interface PolicyRule {

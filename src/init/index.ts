@@ -49,7 +49,9 @@ function readTree(dir: string): Map<string, string> {
   return out;
 }
 
-/** An http(s) URL the reconciler can fetch, from a git remote URL (`git@host:org/repo.git` and `ssh://` become https). */
+/**
+ * An http(s) URL the reconciler can fetch, from a git remote URL (`git@host:org/repo.git` and `ssh://` become https).
+ */
 export function httpsRemote(url: string): string | undefined {
   const scp = /^[\w.-]+@([\w.-]+):(.+)$/.exec(url);
   if (scp) return `https://${scp[1]}/${scp[2]}`;
@@ -90,7 +92,8 @@ function checkOptions(o: {
   if (problem) throw new UserError(`invalid --cluster "${o.cluster}": ${problem}`, EXIT.invalid);
   if (!/^https?:\/\/[^\s"'\\@]+$/.test(o.repoUrl)) {
     throw new UserError(
-      `invalid --repo-url "${o.repoUrl}": an http(s) URL of the fleet repository without credentials (the reconciler reads the token from a Secret)`,
+      `invalid --repo-url "${o.repoUrl}": an http(s) URL of the fleet repository without credentials (the ` +
+        `reconciler reads the token from a Secret)`,
       EXIT.invalid,
     );
   }
@@ -104,7 +107,8 @@ function checkOptions(o: {
   }
   if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+(\/[A-Za-z0-9_./-]+)?@[A-Za-z0-9_./-]+$/.test(o.actionRef)) {
     throw new UserError(
-      `invalid --action-ref "${o.actionRef}": owner/repo@ref, e.g. ${ACTION_REPOSITORY}@v${packageInfo().version} or a commit SHA`,
+      `invalid --action-ref "${o.actionRef}": owner/repo@ref, e.g. ${ACTION_REPOSITORY}@v${packageInfo().version} ` +
+        `or a commit SHA`,
       EXIT.invalid,
     );
   }
@@ -121,7 +125,8 @@ export async function initFleet(opts: InitOptions): Promise<InitResult> {
   if (!repoUrl) {
     repoUrl = PLACEHOLDER_REPO_URL;
     notes.push(
-      `no --repo-url and no git remote "origin": set this repository's URL in deploy/kustomization.yaml (now ${PLACEHOLDER_REPO_URL})`,
+      `no --repo-url and no git remote "origin": set this repository's URL in deploy/kustomization.yaml (now ` +
+        `${PLACEHOLDER_REPO_URL})`,
     );
   }
   const owners = opts.owners ?? DEFAULT_OWNERS;
@@ -143,7 +148,8 @@ export async function initFleet(opts: InitOptions): Promise<InitResult> {
   const existing = files.filter((f) => pathTaken(join(root, f.path)));
   if (existing.length > 0) {
     throw new UserError(
-      `refusing to overwrite ${existing.length} existing file${existing.length === 1 ? "" : "s"} in ${opts.dir}: ${existing.map((f) => f.path).join(", ")}` +
+      `refusing to overwrite ${existing.length} existing file${existing.length === 1 ? "" : "s"} in ${opts.dir}: ` +
+        `${existing.map((f) => f.path).join(", ")}` +
         " (vc init only creates files; move them away or init another folder)",
       EXIT.invalid,
     );

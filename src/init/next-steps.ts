@@ -61,7 +61,8 @@ export function nextStepsText(input: NextStepsInput): string {
     `${input.filesWritten} files in ${input.root}; ${made}.`,
     "Next:",
     ...steps.map((s) => `  ${s.command.padEnd(width)}   # ${s.why}`),
-    `package.json pins ${input.packageName}@${input.version}: after npm install, npx vc runs that version here and in CI.`,
+    `package.json pins ${input.packageName}@${input.version}: after npm install, npx vc runs that version here ` +
+      `and in CI.`,
     "",
   ].join("\n");
 }

@@ -1,4 +1,5 @@
-// What `vc init` writes, as a pure function: the fleet templates filled in, vc's reconciler manifests and the CI identity.
+// What `vc init` writes, as a pure function: the fleet templates filled in, vc's reconciler manifests and the CI
+// identity.
 import { ciReaderManifests } from "./ci-reader.js";
 
 export interface FleetFile {
@@ -8,7 +9,9 @@ export interface FleetFile {
 }
 
 export interface ScaffoldParams {
-  /** npm package name and version of the vc that writes the fleet: the workflows, schema lines and package.json pin it. */
+  /**
+   * npm package name and version of the vc that writes the fleet: the workflows, schema lines and package.json pin it.
+   */
   packageName: string;
   version: string;
   /** The GitHub Action the workflows use, `owner/repo@ref`. */
@@ -68,7 +71,9 @@ export function scaffoldFleet(params: ScaffoldParams, inputs: ScaffoldInputs): F
       content: fillPlaceholders(text, values, path),
     });
   }
-  const origin = `# Copied from vc ${params.version} (deploy/reconciler/) by vc init; deploy/kustomization.yaml points it at this repository.\n`;
+  const origin =
+    `# Copied from vc ${params.version} (deploy/reconciler/) by vc init; deploy/kustomization.yaml ` +
+    `points it at this repository.\n`;
   for (const [name, text] of inputs.reconciler)
     files.push({ path: `deploy/vc-reconciler/${name}`, content: origin + text });
   const rbac = inputs.reconciler.get("rbac.yaml");

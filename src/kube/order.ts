@@ -34,7 +34,10 @@ const RANKS: Record<string, number> = {
 
 const UNKNOWN_RANK = 60;
 
-/** The stage of a kind: 0 namespaces, 1 accounts and roles, 2 role bindings, 3 secrets and config, 4 services, workloads and certificates, 5 mesh, 6 other. */
+/**
+ * The stage of a kind: 0 namespaces, 1 accounts and roles, 2 role bindings, 3 secrets and config, 4 services, workloads
+ * and certificates, 5 mesh, 6 other.
+ */
 export function stageOf(ref: Pick<ObjectRef, "apiVersion" | "kind">): number {
   return Math.floor(rankOf(ref) / 10);
 }

@@ -34,7 +34,10 @@ const SPACE =
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= "0" && c <= "9";
 const int32 = (n: number): number => n | 0;
 
-/** A normalised amount (trailing zeros of the mantissa moved into the exponent); `text` is the mantissa's decimal form when known. */
+/**
+ * A normalised amount (trailing zeros of the mantissa moved into the exponent); `text` is the mantissa's decimal form
+ * when known.
+ */
 function amount(mantissa: bigint, exponent: number, text: string = mantissa.toString()): Quantity {
   if (mantissa === 0n) return { mantissa: 0n, exponent: 0, digits: 1 };
   const zeros = text.length - text.replace(/0+$/, "").length;
@@ -219,5 +222,8 @@ export function compareQuantities(a: unknown, b: unknown): number | undefined {
   return x === undefined || y === undefined ? undefined : compareQuantity(x, y);
 }
 
-/** Keys whose map values are quantities: container `resources.limits/requests`, ResourceQuota `spec.hard`, PVC `capacity`. */
+/**
+ * Keys whose map values are quantities: container `resources.limits/requests`, ResourceQuota `spec.hard`, PVC
+ * `capacity`.
+ */
 export const QUANTITY_MAPS = new Set(["limits", "requests", "hard", "capacity"]);

@@ -10,7 +10,10 @@ export interface ClusterSettings {
   suspend: boolean;
   /** Delete host objects vc applied for this cluster that are no longer in the repository. */
   prune: boolean;
-  /** Recreate objects whose change the API server refuses in place (immutable fields); set only when cluster.yaml says `force: true`. */
+  /**
+   * Recreate objects whose change the API server refuses in place (immutable fields); set only when cluster.yaml says
+   * `force: true`.
+   */
   force?: boolean;
 }
 

@@ -1,4 +1,5 @@
-// Text from a host (names, messages, who applied) made safe to print on a terminal: control characters shown, never obeyed.
+// Text from a host (names, messages, who applied) made safe to print on a terminal: control characters shown, never
+// obeyed.
 //
 // A host string is data a tenant may have written. Printed raw, a newline forges a table row, an ANSI escape colours
 // or clears the terminal, a bidi override reverses what the reader sees. `escapeControls` renders each such character

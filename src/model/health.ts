@@ -1,13 +1,18 @@
 // The health vocabulary shared by objects and clusters: Healthy, Progressing, Degraded, Unknown, with the first reason.
 
-/** How an object or a cluster is doing on the host (kstatus semantics: Current → Healthy, InProgress → Progressing, Failed → Degraded). */
+/**
+ * How an object or a cluster is doing on the host (kstatus semantics: Current → Healthy, InProgress → Progressing,
+ * Failed → Degraded).
+ */
 export type HealthStatus = "Healthy" | "Progressing" | "Degraded" | "Unknown";
 
 export const HEALTH_STATUSES: readonly HealthStatus[] = ["Healthy", "Progressing", "Degraded", "Unknown"];
 
 export interface Health {
   status: HealthStatus;
-  /** Why it is not Healthy (absent when Healthy): `pod shop-0 CrashLoopBackOff`, `StatefulSet vc-shop/shop: ready 0/1`. */
+  /**
+   * Why it is not Healthy (absent when Healthy): `pod shop-0 CrashLoopBackOff`, `StatefulSet vc-shop/shop: ready 0/1`.
+   */
   reason?: string;
 }
 

@@ -1,4 +1,5 @@
-// Which source owns a cluster on the host: the owner name (a label value) every object and status vc writes carries, and its default from the repository.
+// Which source owns a cluster on the host: the owner name (a label value) every object and status vc writes carries,
+// and its default from the repository.
 import { createHash } from "node:crypto";
 
 /** An owner name that is not a label value. */
@@ -9,10 +10,16 @@ export const OWNER_ENV = "VC_OWNER";
 
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
-/** Why `name` cannot be an owner name (it must be a label value: at most 63 letters, digits, "-", "_", "."), or undefined. */
+/**
+ * Why `name` cannot be an owner name (it must be a label value: at most 63 letters, digits, "-", "_", "."), or
+ * undefined.
+ */
 export function ownerProblem(name: string): string | undefined {
   if (LABEL_VALUE.test(name)) return undefined;
-  return "an owner name is a label value: 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit";
+  return (
+    "an owner name is a label value: 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter " +
+    "or digit"
+  );
 }
 
 /**
@@ -62,7 +69,10 @@ export function defaultOwner(repo: string, subdir = ""): string {
   return slug ? `${slug}-${digest}` : digest;
 }
 
-/** The owner name to use: `flag` (--owner), else $VC_OWNER, else the default of the fleet's location. Throws on an invalid name. */
+/**
+ * The owner name to use: `flag` (--owner), else $VC_OWNER, else the default of the fleet's location. Throws on an
+ * invalid name.
+ */
 export function chooseOwner(flag: string | undefined, location: { repo: string; subdir: string }): string {
   const given = flag ?? (process.env[OWNER_ENV] || undefined);
   if (given !== undefined) {

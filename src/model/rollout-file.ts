@@ -1,4 +1,5 @@
-// fleet/rollout.yaml as written and as read (pure): its shapes, its defaults, and its settings with every default resolved.
+// fleet/rollout.yaml as written and as read (pure): its shapes, its defaults, and its settings with every default
+// resolved.
 import { parseDuration } from "./duration.js";
 
 /** The path of the rollout settings in a fleet repository (read from the newest revision, never pinned). */

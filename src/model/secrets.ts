@@ -1,4 +1,5 @@
-// Which values of a cluster's configuration are credentials, and how a masked value is shown: one rule for every output.
+// Which values of a cluster's configuration are credentials, and how a masked value is shown: one rule for every
+// output.
 import { rules } from "@secretlint/secretlint-rule-preset-recommend";
 import type { Values } from "./values.js";
 
@@ -25,23 +26,33 @@ const CREDENTIAL_WORDS = [
  */
 const CREDENTIAL_ABBREVIATIONS = ["pwd", "pw", "sig", "signature", "jwt", "hmac", "otp", "creds?", "session", "cookie"];
 
-/** Env var names whose literal values are credentials (`*PASSWORD*`, `*TOKEN*`, `*SECRET*`, `*KEY*`, `*ENDPOINT*`, `*DSN*`, ...). */
+/**
+ * Env var names whose literal values are credentials (`*PASSWORD*`, `*TOKEN*`, `*SECRET*`, `*KEY*`, `*ENDPOINT*`,
+ * `*DSN*`, ...).
+ */
 export const SECRET_ENV_NAME = new RegExp(`(${CREDENTIAL_WORDS.join("|")})`, "i");
 
-/** The last word of a key in free text that names a credential (`DB_PASSWORD`, `apiToken`, `x-auth-token`, `PGPASSWORD`, `DB_PWD`). */
+/**
+ * The last word of a key in free text that names a credential (`DB_PASSWORD`, `apiToken`, `x-auth-token`, `PGPASSWORD`,
+ * `DB_PWD`).
+ */
 const CREDENTIAL_LAST_WORD = new RegExp(
   `(?:${CREDENTIAL_WORDS.join("|")})s?$|^(?:${CREDENTIAL_ABBREVIATIONS.join("|")})$`,
   "i",
 );
 
-/** True when an env entry's name makes its literal value a credential: SECRET_ENV_NAME anywhere in it, or a credential name by its last word (`DB_PWD`, `JWT`). */
+/**
+ * True when an env entry's name makes its literal value a credential: SECRET_ENV_NAME anywhere in it, or a credential
+ * name by its last word (`DB_PWD`, `JWT`).
+ */
 export function isCredentialEnvName(name: string): boolean {
   return SECRET_ENV_NAME.test(name) || isCredentialName(name);
 }
 
 /**
- * Credential words that name a credential in free text only after another word (`apiKey`, `SECRET_KEY`, `clientSecret`):
- * alone (`key=ns/name`, `secret=vc-config`, `endpoint=10.0.0.1:443`) they name a queue key, an object or an address in most logs.
+ * Credential words that name a credential in free text only after another word (`apiKey`, `SECRET_KEY`,
+ * `clientSecret`): alone (`key=ns/name`, `secret=vc-config`, `endpoint=10.0.0.1:443`) they name a queue key, an object
+ * or an address in most logs.
  */
 const QUALIFIED_ONLY = /^(keys?|secrets?|auth|endpoints?|private)$/i;
 
@@ -85,7 +96,9 @@ export function isSecretValuesPath(root: unknown, path: readonly (string | numbe
   return false;
 }
 
-/** The credentials of a values document (what maskValues masks): the values at isSecretValuesPath, and URL passwords. */
+/**
+ * The credentials of a values document (what maskValues masks): the values at isSecretValuesPath, and URL passwords.
+ */
 export function valuesCredentials(root: unknown): string[] {
   const out: string[] = [];
   const walk = (node: unknown, path: Array<string | number>): void => {
@@ -100,7 +113,9 @@ export function valuesCredentials(root: unknown): string[] {
   return out;
 }
 
-/** A copy of effective values with every credential (isSecretValuesPath, and whatever maskCredentialsDeep finds) masked. */
+/**
+ * A copy of effective values with every credential (isSecretValuesPath, and whatever maskCredentialsDeep finds) masked.
+ */
 export function maskValues(values: Values): Values {
   const copy = structuredClone(values);
   const ext = copy.controlPlane.backingStore.database.external;
@@ -117,7 +132,10 @@ function valueAt(root: unknown, path: readonly (string | number)[]): unknown {
 
 // ---- credentials in free text (logs): the same rule, applied to text whose structure is unknown ----
 
-/** True when a key names a credential: its last word (split at `_ - .` and lower-to-upper case) ends in a credential word (QUALIFIED_ONLY ones need a word before). */
+/**
+ * True when a key names a credential: its last word (split at `_ - .` and lower-to-upper case) ends in a credential
+ * word (QUALIFIED_ONLY ones need a word before).
+ */
 export function isCredentialName(name: string): boolean {
   const words = name.split(/[_.-]+|(?<=[a-z0-9])(?=[A-Z])/).filter(Boolean);
   // `private_key_id`, `AWS_ACCESS_KEY_ID`: the id of a key is read as the key.
@@ -242,12 +260,18 @@ function knownIn(text: string, known: readonly string[]): TextCredential[] {
 const NAMED_VALUE =
   /(?<![\w./-])(-{0,2}_?[A-Za-z][\w.-]*)(["']?[ \t]*[=:][ \t]*["']?|[ \t]+)(?!<masked)([^\s"',;]{4,})/g;
 
-/** After a bare space (`token abc`) a value counts only when it looks generated: 8 characters or more, a digit among them. */
+/**
+ * After a bare space (`token abc`) a value counts only when it looks generated: 8 characters or more, a digit among
+ * them.
+ */
 function looksGenerated(value: string): boolean {
   return value.length >= 8 && /\d/.test(value);
 }
 
-/** Values after a credential's name that are not credentials: references (`$(DB_PASSWORD)`, `${TOKEN}`), absolute file paths, booleans, another flag. */
+/**
+ * Values after a credential's name that are not credentials: references (`$(DB_PASSWORD)`, `${TOKEN}`), absolute file
+ * paths, booleans, another flag.
+ */
 function isReference(value: string): boolean {
   return (
     /^\$[({]/.test(value) ||
@@ -368,7 +392,10 @@ function isCredentialFlag(arg: unknown): boolean {
   return typeof arg === "string" && /^-{1,2}[A-Za-z][\w.-]*$/.test(arg) && isCredentialName(arg);
 }
 
-/** A map key naming a credential: the part after the last `/` of an annotation or label key (`vault.hashicorp.com/agent-inject-token`). */
+/**
+ * A map key naming a credential: the part after the last `/` of an annotation or label key
+ * (`vault.hashicorp.com/agent-inject-token`).
+ */
 function isCredentialKey(key: string): boolean {
   return isCredentialName(key.slice(key.lastIndexOf("/") + 1));
 }

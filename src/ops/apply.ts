@@ -34,7 +34,8 @@ export async function applyRepository(target: Target, index: DesiredIndex, opts:
   // With a wait, each applied cluster as its health is read: its host namespace and the references of its objects.
   const healthTargets: HealthTarget[] = [];
   const recorder = opts.record ? runRecorder(target, opts.record) : undefined;
-  // A target that keeps no records has no statuses read ahead: each chunk's are read one by one, never the whole fleet's.
+  // A target that keeps no records has no statuses read ahead: each chunk's are read one by one, never the whole
+  // fleet's.
   const oneByOne = !target.recorded;
   // Each cluster's apply lease names this run; each cluster is recorded as it ends, its lease given up by the write.
   const run =
@@ -102,7 +103,9 @@ export function applyExitCode(report: FleetApplyReport, run: RunRecord | undefin
   return EXIT.ok;
 }
 
-/** A synced cluster as its health is read: the references of the objects it holds after the run (what was not deleted). */
+/**
+ * A synced cluster as its health is read: the references of the objects it holds after the run (what was not deleted).
+ */
 function healthTargetOf(r: SyncResult): HealthTarget {
   return {
     name: r.cluster,

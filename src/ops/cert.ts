@@ -27,7 +27,10 @@ export function certInfo(pem: string | Buffer | undefined, now = new Date()): Ce
 export function certLine(info: CertInfo): string {
   const when = info.notAfter.toISOString();
   if (info.state === "expired")
-    return `warning: the client certificate (${info.subject}) expired at ${when}: reconnect after the control plane renews it (vc disconnect, vc connect)`;
+    return (
+      `warning: the client certificate (${info.subject}) expired at ${when}: reconnect after the control ` +
+      `plane renews it (vc disconnect, vc connect)`
+    );
   if (info.state === "expiring")
     return `warning: the client certificate (${info.subject}) expires at ${when}, in ${info.daysLeft} day(s)`;
   return `client certificate (${info.subject}) valid until ${when} (${info.daysLeft} days)`;

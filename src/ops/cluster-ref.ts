@@ -23,7 +23,10 @@ export interface ClusterRef {
   found: boolean;
   /** The effective values, when every values file of the folder is valid. */
   values?: Values;
-  /** The host objects the folder renders, when the whole folder is valid (revision "doctor": only names and specs are compared). */
+  /**
+   * The host objects the folder renders, when the whole folder is valid (revision "doctor": only names and specs are
+   * compared).
+   */
   rendered?: KubeObject[];
   /** Why there are no values: no folder, or the first error of its values files. */
   valuesNote?: string;

@@ -13,7 +13,10 @@ export interface ServerAnswer {
   user?: string;
   /** The last review vc sent. */
   via: "SelfSubjectReview" | "TokenReview" | "SelfSubjectAccessReview";
-  /** One line for the person: who they are there, or what the kubeconfig claims (unverified) when the server cannot tell. */
+  /**
+   * One line for the person: who they are there, or what the kubeconfig claims (unverified) when the server cannot
+   * tell.
+   */
   line: string;
 }
 
@@ -49,11 +52,15 @@ export async function checkVirtualServer(standalone: KubeconfigDoc, ctx: CheckCo
     if (answer.refused)
       return {
         via: answer.via,
-        line: `answered, but refused the self-review (403): the server may take you as anonymous (the kubeconfig claims ${shown(recordedName(id))})`,
+        line:
+          `answered, but refused the self-review (403): the server may take you as anonymous (the kubeconfig ` +
+          `claims ${shown(recordedName(id))})`,
       };
     return {
       via: answer.via,
-      line: `authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview and did not confirm who you are: ${shown(recordedName(id))}, ${id.from})`,
+      line:
+        `authenticated (SelfSubjectAccessReview; this server has no SelfSubjectReview and did not confirm who ` +
+        `you are: ${shown(recordedName(id))}, ${id.from})`,
     };
   } catch (err) {
     throw explain(err, client.server, ctx);
@@ -62,7 +69,9 @@ export async function checkVirtualServer(standalone: KubeconfigDoc, ctx: CheckCo
   }
 }
 
-/** A client of the virtual cluster's kubeconfig: two tries, a refused connection not retried, the process's time budget. */
+/**
+ * A client of the virtual cluster's kubeconfig: two tries, a refused connection not retried, the process's time budget.
+ */
 function clientFor(standalone: KubeconfigDoc): KubeClient {
   const kc = new KubeConfig();
   kc.loadFromString(printKubeconfig(standalone));
@@ -73,9 +82,12 @@ function clientFor(standalone: KubeconfigDoc): KubeClient {
 function explain(err: unknown, server: string, ctx: CheckContext): ConnectError {
   if (err instanceof KubeApiError && err.status === 401) {
     return new ConnectError(
-      `the virtual API server ${server} refused the credentials of secret ${ctx.namespace}/${ctx.secret} (401 Unauthorized): your kubeconfig was not changed. ` +
-        `The control plane may not have renewed its kubeconfig yet, or its client certificate expired: check it with vc connect ${ctx.name} -n ${ctx.namespace} --print, ` +
-        `restart the control plane (kubectl rollout restart statefulset/${ctx.name} -n ${ctx.namespace}), then connect again`,
+      `the virtual API server ${server} refused the credentials of secret ${ctx.namespace}/${ctx.secret} (401 ` +
+        `Unauthorized): your kubeconfig was not changed. ` +
+        `The control plane may not have renewed its kubeconfig yet, or its client certificate expired: check it ` +
+        `with vc connect ${ctx.name} -n ${ctx.namespace} --print, ` +
+        `restart the control plane (kubectl rollout restart statefulset/${ctx.name} -n ${ctx.namespace}), then ` +
+        `connect again`,
     );
   }
   const reason = err instanceof KubeApiError ? `${err.status} ${err.reason}` : shortReason(err);
@@ -83,8 +95,10 @@ function explain(err: unknown, server: string, ctx: CheckContext): ConnectError 
   return new ConnectError(
     `the virtual API server ${server} does not answer (${reason}): your kubeconfig was not changed. ` +
       `If that is the address inside the host cluster, reach it from here through a port-forward ` +
-      `(kubectl port-forward --context ${ctx.hostContext} -n ${ctx.namespace} svc/${service} 8443:${API_SERVICE_PORT}) and connect with ` +
-      `vc connect ${ctx.name} -n ${ctx.namespace} --server https://localhost:8443, or pass --server with an address that reaches it (an ingress or load balancer). ` +
+      `(kubectl port-forward --context ${ctx.hostContext} -n ${ctx.namespace} svc/${service} ` +
+      `8443:${API_SERVICE_PORT}) and connect with ` +
+      `vc connect ${ctx.name} -n ${ctx.namespace} --server https://localhost:8443, or pass --server with an ` +
+      `address that reaches it (an ingress or load balancer). ` +
       `If the control plane is down, see vc doctor ${ctx.name}. --no-check writes the context without this check`,
   );
 }

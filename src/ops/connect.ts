@@ -51,18 +51,21 @@ export async function readVirtualKubeconfig(
 ): Promise<KubeconfigDoc> {
   const secretName = kubeconfigSecretName(name);
   log(
-    `reading secret ${namespace}/${secretName} key "${KUBECONFIG_SECRET_KEY}" through host context "${host.contextName}"`,
+    `reading secret ${namespace}/${secretName} key "${KUBECONFIG_SECRET_KEY}" through host context ` +
+      `"${host.contextName}"`,
   );
   const secret = await host.get<{ data?: Record<string, string> }>(P.secrets(namespace, secretName));
   if (!secret) {
     throw new ConnectError(
-      `secret ${secretName} not found in namespace ${namespace}: is the virtual cluster "${name}" running there? (check with vc list, or pass --namespace)`,
+      `secret ${secretName} not found in namespace ${namespace}: is the virtual cluster "${name}" running there? ` +
+        `(check with vc list, or pass --namespace)`,
     );
   }
   const encoded = secret.data?.[KUBECONFIG_SECRET_KEY];
   if (!encoded)
     throw new ConnectError(
-      `secret ${namespace}/${secretName} has no key "${KUBECONFIG_SECRET_KEY}": the control plane has not written its kubeconfig yet`,
+      `secret ${namespace}/${secretName} has no key "${KUBECONFIG_SECRET_KEY}": the control plane has not written ` +
+        `its kubeconfig yet`,
     );
   const source = `secret ${namespace}/${secretName}`;
   const doc = parseKubeconfig(Buffer.from(encoded, "base64").toString("utf8"), source);
@@ -72,9 +75,9 @@ export async function readVirtualKubeconfig(
 }
 
 /**
- * The cluster and user of a kubeconfig's current (or only) context, once host/inline-kubeconfig.ts accepted them (inline
- * credentials only): what vc copies into a kubeconfig or builds a client from can never carry an exec plugin, an
- * auth provider or a file reference.
+ * The cluster and user of a kubeconfig's current (or only) context, once host/inline-kubeconfig.ts accepted them
+ * (inline credentials only): what vc copies into a kubeconfig or builds a client from can never carry an exec plugin,
+ * an auth provider or a file reference.
  */
 function pickContext(doc: KubeconfigDoc, source: string): VirtualKubeconfig {
   try {

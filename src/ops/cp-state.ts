@@ -23,7 +23,10 @@ function isReady(pod: KubeObject): boolean {
   );
 }
 
-/** Pure: from the StatefulSet, its pods, the restore pod (if any) and the status ConfigMap (or who suspended the cluster, as the status store reads it). */
+/**
+ * Pure: from the StatefulSet, its pods, the restore pod (if any) and the status ConfigMap (or who suspended the
+ * cluster, as the status store reads it).
+ */
 export function controlPlaneState(
   sts: KubeObject | undefined,
   pods: KubeObject[],

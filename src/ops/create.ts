@@ -51,7 +51,9 @@ async function author(dir: string): Promise<{ name: string; email: string }> {
   return { name: name ?? "vc", email: email ?? "vc@localhost" };
 }
 
-/** Other clusters of the repository already living in that host namespace (as the validator reads their cluster.yaml). */
+/**
+ * Other clusters of the repository already living in that host namespace (as the validator reads their cluster.yaml).
+ */
 async function namespaceUsers(root: string, namespace: string): Promise<string[]> {
   if (!existsSync(join(root, CLUSTERS_DIR))) return [];
   const { clusters } = await loadAndValidate(root);
@@ -99,7 +101,8 @@ export async function createCluster(o: CreateOptions): Promise<CreateResult> {
   const branch = o.branch ?? `create/${o.name}`;
   if ((await git.listBranches({ fs, dir: root })).includes(branch))
     throw new CreateError(`branch ${branch} already exists: delete it or pass --branch`);
-  // The branch is made and committed to without checking it out: the user's branch, index and work tree stay as they were.
+  // The branch is made and committed to without checking it out: the user's branch, index and work tree stay as they
+  // were.
   const head = await git.resolveRef({ fs, dir: root, ref: "HEAD" }).catch(() => undefined);
   const files = [`${dir}/${VALUES_FILE}`, `${dir}/${CLUSTER_FILE}`];
   const contents = [
@@ -122,7 +125,8 @@ export async function createCluster(o: CreateOptions): Promise<CreateResult> {
     ref: `refs/heads/${branch}`,
     parent: head ? [head] : [],
     tree,
-    message: `Add virtual cluster ${o.name} (namespace ${o.namespace})\n\nCreated with vc create from ${o.valuesFile}.\n`,
+    message:
+      `Add virtual cluster ${o.name} (namespace ${o.namespace})\n\nCreated with vc create from ` + `${o.valuesFile}.\n`,
     author: await author(root),
   });
   if (reserved)

@@ -82,7 +82,9 @@ export async function collectDebug(host: Host, o: CollectOptions): Promise<Colle
 
 type Safe = <T>(what: string, fn: () => Promise<T>, fallback: T) => Promise<T>;
 
-/** The credentials to scrub from every file: those among the namespace's Secrets (read, never written) and the values'. */
+/**
+ * The credentials to scrub from every file: those among the namespace's Secrets (read, never written) and the values'.
+ */
 async function scrubberFor(host: Host, o: CollectOptions, notes: string[]): Promise<Scrubber> {
   const scrubber = new Scrubber();
   const ns = o.namespace;
@@ -91,7 +93,8 @@ async function scrubberFor(host: Host, o: CollectOptions, notes: string[]): Prom
       scrubber.addSecret(s);
   } catch (err) {
     notes.push(
-      `secrets could not be listed to scrub their values from logs (${(err as Error).message}); objects are still sanitized`,
+      `secrets could not be listed to scrub their values from logs (${(err as Error).message}); objects are still ` +
+        `sanitized`,
     );
   }
   if (o.values) for (const c of valuesCredentials(o.values)) scrubber.add(c);
@@ -112,7 +115,8 @@ async function collectObjects(
   log(`reading the host namespace ${ns}`);
   const snapshot = await gatherSnapshot(host, o.cluster, ns, o.values);
   const services = await safe("services", () => host.list(P.services(ns)), []);
-  // Credentials written literally into the live objects (env values, annotations, flags, tokens) may show up in the logs too.
+  // Credentials written literally into the live objects (env values, annotations, flags, tokens) may show up in the
+  // logs too.
   for (const obj of [snapshot.statefulSet, ...snapshot.pods, ...snapshot.events, ...services].filter(
     (x) => x !== undefined,
   ))
@@ -147,7 +151,8 @@ async function collectObjects(
     "status.yaml",
     status
       ? yaml(maskCredentialsDeep(status))
-      : `# no reconcile status (no record of the cluster in namespace ${recordsNamespace()}): vc has not reconciled this cluster here\n`,
+      : `# no reconcile status (no record of the cluster in namespace ${recordsNamespace()}): vc has not ` +
+          `reconciled this cluster here\n`,
   );
 
   return { snapshot, status };
@@ -203,8 +208,10 @@ function summaryOf(
     `host namespace:  ${ns}`,
     `host context:    ${host.contextName}`,
     `collected at:    ${now.toISOString()}`,
-    `statefulset:     ${snapshot.statefulSet ? `replicas ${String((snapshot.statefulSet.spec as { replicas?: number } | undefined)?.replicas ?? "?")}, ready ${String((snapshot.statefulSet.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0)}` : "absent"}`,
-    `last applied:    ${status?.lastAppliedRevision ?? "(none)"}${status?.result ? ` (last result ${status.result})` : ""}`,
+    `statefulset:     ` +
+      `${snapshot.statefulSet ? `replicas ${String((snapshot.statefulSet.spec as { replicas?: number } | undefined)?.replicas ?? "?")}, ready ${String((snapshot.statefulSet.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0)}` : "absent"}`,
+    `last applied:    ` +
+      `${status?.lastAppliedRevision ?? "(none)"}${status?.result ? ` (last result ${status.result})` : ""}`,
     "",
     "pods:",
     ...snapshot.pods.map((p) => {
@@ -220,7 +227,10 @@ function summaryOf(
     "not collected:",
     ...(notes.length ? notes.map((n) => `  ${n}`) : ["  (nothing)"]),
     "",
-    "Credentials are never collected: Secret objects are not included; env values, annotations and flags named like credentials, URL passwords, tokens and keys recognised by their shape, and the database endpoint are masked in every file; the credentials among the namespace's Secrets are scrubbed from every file. Everything else reads as written.",
+    "Credentials are never collected: Secret objects are not included; env values, annotations and flags named " +
+      "like credentials, URL passwords, tokens and keys recognised by their shape, and the database endpoint are " +
+      "masked in every file; the credentials among the namespace's Secrets are scrubbed from every file. " +
+      "Everything else reads as written.",
   ];
   return `${summary.join("\n")}\n`;
 }

@@ -38,18 +38,27 @@ function isTerminal(w: Writable): w is Terminal {
 /** Why the pod cannot take a shell, or undefined when it can. */
 function notRunning(pod: PodLike | undefined, name: string, namespace: string, cluster: string): string | undefined {
   if (!pod)
-    return `pod ${namespace}/${name} not found: the control plane of ${cluster} is not running (scaled to 0, or not applied); run vc doctor ${cluster}`;
+    return (
+      `pod ${namespace}/${name} not found: the control plane of ${cluster} is not running (scaled to 0, or ` +
+      `not applied); run vc doctor ${cluster}`
+    );
   const phase = pod.status?.phase ?? "Unknown";
   const cs = pod.status?.containerStatuses?.find((c) => c.name === SHELL_CONTAINER);
   if (phase !== "Running") {
     const waiting = cs?.state?.waiting?.reason;
-    return `pod ${namespace}/${name} is ${phase}${waiting ? ` (${SHELL_CONTAINER}: ${waiting})` : ""}, not Running: no shell possible; run vc doctor ${cluster}`;
+    return (
+      `pod ${namespace}/${name} is ${phase}${waiting ? ` (${SHELL_CONTAINER}: ${waiting})` : ""}, not ` +
+      `Running: no shell possible; run vc doctor ${cluster}`
+    );
   }
   if (!(pod.spec?.containers ?? []).some((c) => c.name === SHELL_CONTAINER))
     return `pod ${namespace}/${name} has no container ${SHELL_CONTAINER}`;
   if (cs && !cs.state?.running) {
     const reason = cs.state?.waiting?.reason ?? cs.state?.terminated?.reason ?? "not running";
-    return `container ${SHELL_CONTAINER} of pod ${namespace}/${name} is ${reason}: no shell possible; run vc doctor ${cluster}`;
+    return (
+      `container ${SHELL_CONTAINER} of pod ${namespace}/${name} is ${reason}: no shell possible; run vc ` +
+      `doctor ${cluster}`
+    );
   }
   return undefined;
 }

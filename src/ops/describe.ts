@@ -200,7 +200,9 @@ export function compact<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-/** The human-readable form: one line per fact, host text with its control characters shown escaped (model/escape.ts). */
+/**
+ * The human-readable form: one line per fact, host text with its control characters shown escaped (model/escape.ts).
+ */
 export function formatDescription(d: Description): string {
   const short = (rev?: string) => (rev ? shortRevision(rev) : "(none)");
   const lines = [
@@ -220,7 +222,8 @@ export function formatDescription(d: Description): string {
     `Images:`,
     ...(d.images.length ? d.images.map((i) => `  ${i}`) : ["  (none)"]),
     `Reconcile:`,
-    `  last applied:  ${short(d.reconcile.lastAppliedRevision)}${d.reconcile.lastAppliedTime ? ` at ${d.reconcile.lastAppliedTime}` : ""}${d.reconcile.lastAppliedBy ? ` by ${d.reconcile.lastAppliedBy}` : ""}`,
+    `  last applied:  ` +
+      `${short(d.reconcile.lastAppliedRevision)}${d.reconcile.lastAppliedTime ? ` at ${d.reconcile.lastAppliedTime}` : ""}${d.reconcile.lastAppliedBy ? ` by ${d.reconcile.lastAppliedBy}` : ""}`,
     `  last result:   ${d.reconcile.result ?? "(none)"}${d.reconcile.message ? `: ${d.reconcile.message}` : ""}`,
     ...(d.reconcile.suspendedBy ? [`  suspended:     ${d.reconcile.suspendedBy}`] : []),
     `Revisions:`,
@@ -231,11 +234,13 @@ export function formatDescription(d: Description): string {
     ...(d.mesh.length
       ? d.mesh.map(
           (m) =>
-            `  ${m.kind} ${m.hostName}${m.virtualName ? ` <- ${m.virtualNamespace ?? "?"}/${m.virtualName}` : ""}${m.sourceFile ? ` (${m.sourceFile})` : ""}`,
+            `  ${m.kind} ` +
+            `${m.hostName}${m.virtualName ? ` <- ${m.virtualNamespace ?? "?"}/${m.virtualName}` : ""}${m.sourceFile ? ` (${m.sourceFile})` : ""}`,
         )
       : ["  (none)"]),
     `Metrics API:     ${d.metricsApi.service} ${d.metricsApi.state}`,
-    `Config:          ${d.config ? "effective values below (secrets masked)" : `unknown: ${d.configNote ?? "no repository folder"}`}`,
+    `Config:          ` +
+      `${d.config ? "effective values below (secrets masked)" : `unknown: ${d.configNote ?? "no repository folder"}`}`,
     ...(d.notVisible.length ? [`Not visible to you (no permission to read): ${d.notVisible.join(", ")}`] : []),
   ];
   return `${lines.map(escapeControls).join("\n")}\n`;

@@ -57,7 +57,10 @@ export interface ListRow {
   wave?: ClusterWave;
   /** Where the cluster is known: the repository, the host, or both. */
   source: "repository" | "host" | "both";
-  /** The cluster's health on the host (src/health), and the first reason when not Healthy; outside a repository the recorded one. */
+  /**
+   * The cluster's health on the host (src/health), and the first reason when not Healthy; outside a repository the
+   * recorded one.
+   */
   health: HealthStatus;
   healthReason?: string;
   note?: string;
@@ -69,7 +72,10 @@ const CONTROL_PLANE_PODS = `app=${CHART_APP_LABEL},release`;
 const key = (o: KubeObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
 const toHostError = (err: unknown) => (err instanceof KubeApiError ? new HostError(err.status, "", err.message) : err);
 
-/** The clusters the host knows: vc's status records (through the status store) and control planes with vc's managed label. */
+/**
+ * The clusters the host knows: vc's status records (through the status store) and control planes with vc's managed
+ * label.
+ */
 interface HostKnown {
   clusters: Map<string, string>;
   statuses: Map<string, ClusterStatus>;

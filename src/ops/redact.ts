@@ -128,7 +128,10 @@ function isKubeconfig(doc: unknown): doc is { users: unknown[] } {
   return isObject(doc) && Array.isArray(doc.users) && (doc.kind === "Config" || Array.isArray(doc.clusters));
 }
 
-/** The credentials literal in an object (what sanitize masks in it: env values, annotations, flag arguments, credential shapes in any string). */
+/**
+ * The credentials literal in an object (what sanitize masks in it: env values, annotations, flag arguments, credential
+ * shapes in any string).
+ */
 export function credentialsOfObject(obj: KubeObject): string[] {
   return credentialsDeep(withoutDropped(obj));
 }

@@ -27,7 +27,9 @@ export interface RestoreOptions {
   restoreTimeoutMs?: number;
   pollMs?: number;
   log?: (line: string) => void;
-  /** Interrupts the waits (Ctrl-C): before the restore pod runs, undone; while it runs, left scaled down and suspended. */
+  /**
+   * Interrupts the waits (Ctrl-C): before the restore pod runs, undone; while it runs, left scaled down and suspended.
+   */
   signal?: AbortSignal;
 }
 
@@ -156,7 +158,8 @@ async function checkFirst(host: Host, o: RestoreOptions, log: (line: string) => 
     ref,
   );
   log(
-    `backup ${backup.pinned}: cluster ${backup.config.cluster}, taken ${backup.config.createdAt}, ${backup.config.store} snapshot of ${backup.snapshot.size} bytes`,
+    `backup ${backup.pinned}: cluster ${backup.config.cluster}, taken ${backup.config.createdAt}, ` +
+      `${backup.config.store} snapshot of ${backup.snapshot.size} bytes`,
   );
   if (backup.config.cluster !== o.cluster)
     log(`note: the backup was taken from cluster ${backup.config.cluster}, restoring into ${o.cluster}`);
@@ -171,7 +174,8 @@ async function checkFirst(host: Host, o: RestoreOptions, log: (line: string) => 
   const hasVolume = (spec.volumeClaimTemplates ?? []).some((t) => t.metadata?.name === "data");
   if (backup.config.store === "kvstore" && !hasVolume) {
     throw new RestoreError(
-      `the control plane of ${o.cluster} has no persistent volume (persistence off): a restored kvstore would be lost at the next restart; enable controlPlane.backingStore.kvstore.persistence first. Nothing was changed.`,
+      `the control plane of ${o.cluster} has no persistent volume (persistence off): a restored kvstore would be ` +
+        `lost at the next restart; enable controlPlane.backingStore.kvstore.persistence first. Nothing was changed.`,
     );
   }
   if (
@@ -191,7 +195,8 @@ async function checkFirst(host: Host, o: RestoreOptions, log: (line: string) => 
     const phase = phaseOf(leftover);
     if (phase !== "Succeeded" && phase !== "Failed")
       throw new RestoreError(
-        `a restore pod ${ns}/${podName} is already ${phase ?? "present"}: wait for it or delete it. Nothing was changed.`,
+        `a restore pod ${ns}/${podName} is already ${phase ?? "present"}: wait for it or delete it. Nothing was ` +
+          `changed.`,
       );
     log(`deleting the finished restore pod ${podName} of an earlier run (${phase})`);
     await host.remove(P.pods(ns, podName));
@@ -232,7 +237,10 @@ async function pauseAndStop(host: Host, o: RestoreOptions, c: Checked, log: (lin
       done.push(before ? `reconciliation left suspended as before (${before})` : "reconciliation resumed");
     } catch (err) {
       throw new RestoreError(
-        `${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ${LABELS.managedBy}=${o.cluster})`,
+        `${why}; then undoing failed (${(err as Error).message}) after: ${done.join(", ") || "nothing"}. Run: ` +
+          `kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ` +
+          `${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap ` +
+          `-l ${LABELS.managedBy}=${o.cluster})`,
       );
     }
     throw new RestoreError(`${why}; ${done.join(", ")}: the cluster runs on its previous data, nothing was restored`);
@@ -308,8 +316,13 @@ async function runRestorePod(
     if (phase === "Succeeded" || phase === "Failed") break;
     if (Date.now() > doneBy || o.signal?.aborted) {
       throw new RestoreError(
-        `${o.signal?.aborted ? "interrupted: " : ""}the restore pod ${ns}/${podName} has not finished (phase ${phase ?? "unknown"}). The control plane stays at 0 replicas and reconciliation suspended so that the restore can finish safely. ` +
-          `Watch it with kubectl -n ${ns} get pod ${podName}; when it has Succeeded run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ${LABELS.managedBy}=${o.cluster}) (or run vc restore again).`,
+        `${o.signal?.aborted ? "interrupted: " : ""}the restore pod ${ns}/${podName} has not finished (phase ` +
+          `${phase ?? "unknown"}). The control plane stays at 0 replicas and reconciliation suspended so that the ` +
+          `restore can finish safely. ` +
+          `Watch it with kubectl -n ${ns} get pod ${podName}; when it has Succeeded run kubectl -n ${ns} scale ` +
+          `statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from ` +
+          `the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ` +
+          `${LABELS.managedBy}=${o.cluster}) (or run vc restore again).`,
       );
     }
     await sleep(pollMs, o.signal);
@@ -319,7 +332,8 @@ async function runRestorePod(
   if (phase === "Failed") {
     log(`restore pod failed; logs:\n${logs}`);
     return undo(
-      `the restore pod ${ns}/${podName} failed (kept for inspection: kubectl -n ${ns} logs ${podName}; delete it before retrying). The restore program leaves the data untouched when it fails`,
+      `the restore pod ${ns}/${podName} failed (kept for inspection: kubectl -n ${ns} logs ${podName}; delete it ` +
+        `before retrying). The restore program leaves the data untouched when it fails`,
     );
   }
   log(`restore pod succeeded; logs:\n${logs}`);
@@ -346,7 +360,10 @@ async function bringBack(
     log(before ? `reconciliation left suspended as before (${before})` : "reconciliation resumed");
   } catch (err) {
     throw new RestoreError(
-      `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl -n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ${LABELS.managedBy}=${o.cluster})`,
+      `the data was restored but bringing the control plane back failed (${(err as Error).message}): run kubectl ` +
+        `-n ${ns} scale statefulset ${o.cluster} --replicas=${replicas} and remove annotation ` +
+        `${ANNOTATIONS.suspendedBy} from the cluster's record (kubectl -n ${recordsNamespace()} get configmap -l ` +
+        `${LABELS.managedBy}=${o.cluster})`,
     );
   }
 }

@@ -5,7 +5,8 @@ import type { Host } from "./host.js";
 
 /**
  * The reconciler's run-time switch: annotation `vc.orch.io/suspended-by` on the cluster's status ConfigMap
- * record in the records namespace (records/store.ts), owned by field manager `vc-suspend`; while present the reconciler skips the cluster.
+ * record in the records namespace (records/store.ts), owned by field manager `vc-suspend`; while present the reconciler
+ * skips the cluster.
  */
 export const SUSPEND_ANNOTATION = SUSPENDED_BY_ANNOTATION;
 

@@ -22,13 +22,17 @@ export interface SyncOptions {
   concurrency?: number;
   /** Called after each object is done (progress of long runs). */
   onProgress?: (done: number, total: number, result: ObjectResult) => void;
-  /** This source's owner name: recorded on every object; a cluster another source owns is blocked (plan.ownerConflict). */
+  /**
+   * This source's owner name: recorded on every object; a cluster another source owns is blocked (plan.ownerConflict).
+   */
   owner?: string;
   /** The public hosts other clusters of the same run claim (claims/host-claims.ts runClaims). */
   peers?: ReadonlyMap<string, readonly string[]>;
   /** How `peers` that nobody holds live are decided (default "refuse-all"; the reconciler's pass uses "first-name"). */
   peerTies?: PeerTies;
-  /** What this run is, as the apply lease on each cluster's record names it (`vc apply` of a revision, the reconciler). */
+  /**
+   * What this run is, as the apply lease on each cluster's record names it (`vc apply` of a revision, the reconciler).
+   */
   run?: { via: string; revision?: string };
   /** How long to wait for another run's apply lease on a cluster to end or lapse (default 0: busy at once). */
   lockWaitMs?: number;
@@ -50,7 +54,8 @@ export class ClusterBusyError extends Error {
     readonly holder: string,
   ) {
     super(
-      `cluster ${cluster} is being applied by another run (${holder}): nothing of it was written; run again once that run has ended (its lease lapses ${APPLY_LEASE_NOTE})`,
+      `cluster ${cluster} is being applied by another run (${holder}): nothing of it was written; run again once ` +
+        `that run has ended (its lease lapses ${APPLY_LEASE_NOTE})`,
     );
   }
 }
@@ -123,7 +128,8 @@ function skipAll(plan: Plan, why: string, record: Tell): void {
 /** Creates and updates, stage by stage, `concurrency` at a time within a stage. */
 async function applyStages(target: Target, plan: Plan, opts: SyncOptions, record: Tell): Promise<void> {
   const applies = plan.changes.filter((c) => c.action !== "delete");
-  // Namespaces this run creates: in a dry run they do not exist yet, and the server answers NotFound for objects in them.
+  // Namespaces this run creates: in a dry run they do not exist yet, and the server answers NotFound for objects in
+  // them.
   const newNamespaces = new Set(
     applies.filter((c) => c.action === "create" && isNamespaceRef(c.ref)).map((c) => c.ref.name),
   );
@@ -184,7 +190,9 @@ async function applyOne(
             ref: c.ref,
             action: planned.action,
             outcome: "failed",
-            message: `${changedSince}: the change now needs immutable fields changed (${c.immutable.join(", ")}); run again`,
+            message:
+              `${changedSince}: the change now needs immutable fields changed (${c.immutable.join(", ")}); ` +
+              `run again`,
           });
         continue;
       }
@@ -211,7 +219,9 @@ function isConflict(err: unknown): boolean {
   return e?.status === 409 && (e.body?.reason === "Conflict" || e.body?.reason === "AlreadyExists");
 }
 
-/** Deletes in reverse stage order, `concurrency` at a time within a stage; an object no longer labelled ours is kept. */
+/**
+ * Deletes in reverse stage order, `concurrency` at a time within a stage; an object no longer labelled ours is kept.
+ */
 async function deleteStages(
   target: Target,
   plan: Plan,

@@ -1,5 +1,5 @@
-// A run's fleet a chunk at a time: each chunk's folders loaded, validated and rendered (the next one ahead of the one in
-// hand), its live objects read, and its clusters made into units of work; the clusters whose folder is gone last.
+// A run's fleet a chunk at a time: each chunk's folders loaded, validated and rendered (the next one ahead of the one
+// in hand), its live objects read, and its clusters made into units of work; the clusters whose folder is gone last.
 import type { KubeObject } from "../kube/object.js";
 import type { ClusterError, SuspendedCluster } from "../plan/format.js";
 import { otherOwners } from "../plan/owner.js";
@@ -18,15 +18,24 @@ export interface FleetOptions {
   /** Delete what is no longer desired (clusters whose cluster.yaml says `prune: false` are never pruned). */
   prune: boolean;
   allowMassPrune: boolean;
-  /** Recreate objects whose change the server refuses in place, in every cluster (clusters with cluster.yaml `force: true` always do). */
+  /**
+   * Recreate objects whose change the server refuses in place, in every cluster (clusters with cluster.yaml `force:
+   * true` always do).
+   */
   force?: boolean;
   /** Clusters named by the user: only they (and those of them that are gone from the repository) are run. */
   selected?: string[];
-  /** This source's owner name (plan/owner.ts): recorded on every object, and clusters another source owns are left alone. */
+  /**
+   * This source's owner name (plan/owner.ts): recorded on every object, and clusters another source owns are left
+   * alone.
+   */
   owner?: string;
   /** Owners whose clusters this run takes over (`vc adopt --from`). */
   adoptFrom?: string[];
-  /** Clusters of the repository suspended at run time (cluster -> who and why, pipeline/run-suspension.ts): neither planned nor applied. */
+  /**
+   * Clusters of the repository suspended at run time (cluster -> who and why, pipeline/run-suspension.ts): neither
+   * planned nor applied.
+   */
   suspendedAtRunTime?: ReadonlyMap<string, string>;
 }
 
@@ -43,7 +52,9 @@ export interface ChunkOptions {
   engine?: Engine;
   /** Clusters loaded, planned and let go together (default INVENTORY_CHUNK). */
   chunkSize?: number;
-  /** The repository's clusters to run, in order (default: the index's valid ones, then those contesting a namespace). */
+  /**
+   * The repository's clusters to run, in order (default: the index's valid ones, then those contesting a namespace).
+   */
   names?: readonly string[];
   /** Clusters whose folder is gone, run after the repository's (default: those on the target the repository lacks). */
   removed?: readonly string[];
@@ -191,7 +202,10 @@ function noneLoaded(state: DesiredState): Omit<Chunk, "names" | "removed" | "liv
   return { loaded: [], desired: { ...state, clusters: [], errors: [], missing: [] }, admitted: [] };
 }
 
-/** Loads, validates and renders a chunk: pinned by a rollout, contested folders whose record holds the namespace admitted. */
+/**
+ * Loads, validates and renders a chunk: pinned by a rollout, contested folders whose record holds the namespace
+ * admitted.
+ */
 async function loadChunk(
   target: Target,
   index: DesiredIndex,
@@ -307,7 +321,9 @@ export function fleetClusters(
     else if (objs.every(isNamespace))
       errors.push({
         cluster: name,
-        message: `no cluster folder clusters/${name}; only its kept Namespace ${objs.map((o) => o.metadata.name).join(", ")} is left (delete it by hand once it is empty)`,
+        message:
+          `no cluster folder clusters/${name}; only its kept Namespace ` +
+          `${objs.map((o) => o.metadata.name).join(", ")} is left (delete it by hand once it is empty)`,
       });
     else if (!opts.prune)
       errors.push({

@@ -31,13 +31,18 @@ export interface FleetCluster {
 
 export interface ClusterPlanOptions {
   allowMassPrune: boolean;
-  /** This source's owner name (plan/owner.ts): recorded on every object, and clusters another source owns are left alone. */
+  /**
+   * This source's owner name (plan/owner.ts): recorded on every object, and clusters another source owns are left
+   * alone.
+   */
   owner?: string;
   /** Owners whose clusters this run takes over (`vc adopt --from`). */
   adoptFrom?: string[];
   /** The live objects are the target's records (Target.recorded): plans decide by them, not by labels. */
   recorded?: boolean;
-  /** Clusters an older record holds for someone else (Target.heldElsewhere): blocked with the message, nothing planned. */
+  /**
+   * Clusters an older record holds for someone else (Target.heldElsewhere): blocked with the message, nothing planned.
+   */
   held?: ReadonlyMap<string, Held>;
 }
 
@@ -114,7 +119,8 @@ export async function syncCluster(target: Target, input: SyncInput, opts: SyncOp
 }
 
 async function syncUnit(target: Target, input: SyncInput, opts: SyncOptions, started: number): Promise<SyncResult> {
-  // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found and pruned.
+  // Across namespaces, not only the host namespace: objects left in a namespace the cluster moved away from are found
+  // and pruned.
   const live = input.live ?? (await target.listInventory(input.cluster));
   const desired = target.prepare ? input.desired.map((o) => target.prepare!(o)) : input.desired;
   const claim = { cluster: input.cluster, hostNamespace: input.hostNamespace };

@@ -42,11 +42,17 @@ export interface StreamOptions {
   liveReads?: "fleet" | "chunk";
   /** Objects a page of the fleet's LISTs holds (default FLEET_PAGE). */
   pageSize?: number;
-  /** Each chunk's desired state as loaded and rendered, before it is planned and let go (vc list keeps what health needs). */
+  /**
+   * Each chunk's desired state as loaded and rendered, before it is planned and let go (vc list keeps what health
+   * needs).
+   */
   onChunk?: (desired: DesiredState) => void;
   /** Where the report's diff texts are kept until printed (vc diff): in memory up to a bound, then in a file. */
   spill?: DiffSpill;
-  /** Keep each plan whole, objects and unchanged objects included (a small run that reads them); else as a report shows it. */
+  /**
+   * Keep each plan whole, objects and unchanged objects included (a small run that reads them); else as a report shows
+   * it.
+   */
   keepPlans?: boolean;
   /** Told when the fleet's LISTs could not be used to the end and the rest was read chunk by chunk, and why. */
   onFallBack?: (why: string) => void;
@@ -69,7 +75,8 @@ export async function planFleet(
     try {
       return await planRun(target, index, opts, stream);
     } catch (err) {
-      // A LIST out of its store's key order: a chunk may have been planned short of an object; planned again chunk by chunk.
+      // A LIST out of its store's key order: a chunk may have been planned short of an object; planned again chunk by
+      // chunk.
       if (!(err instanceof ReadOrderError)) throw err;
       stream.onFallBack?.(err.message);
       return await planRun(target, index, opts, { ...stream, liveReads: "chunk" });
@@ -144,7 +151,9 @@ function chunkErrors(chunk: Chunk, index: DesiredIndex): ClusterError[] {
   return chunk.desired.errors.filter((e) => valid.has(e.cluster) && chunk.loaded.some((l) => l.name === e.cluster));
 }
 
-/** What a chunk holds, sorted into units of work: planned, suspended in cluster.yaml, suspended at run time, and errors. */
+/**
+ * What a chunk holds, sorted into units of work: planned, suspended in cluster.yaml, suspended at run time, and errors.
+ */
 interface Units {
   /** Every unit of the chunk, by name. */
   all: Map<string, FleetCluster>;
@@ -191,9 +200,9 @@ export interface ClusterOutcome {
   /** The cluster's folder is gone from the repository. */
   removed: boolean;
   /**
-   * `synced`: planned and carried out (`sync`); `invalid`: its folder has errors (`error`); `suspended`: cluster.yaml says
-   * so; `suspended-at-run-time`: an operation suspended it (`by`); `skipped`: this run may not write; `busy`: another
-   * run holds the cluster's apply lease, nothing written (`error`); `failed`: the unit broke (`error`).
+   * `synced`: planned and carried out (`sync`); `invalid`: its folder has errors (`error`); `suspended`: cluster.yaml
+   * says so; `suspended-at-run-time`: an operation suspended it (`by`); `skipped`: this run may not write; `busy`:
+   * another run holds the cluster's apply lease, nothing written (`error`); `failed`: the unit broke (`error`).
    */
   state: "synced" | "invalid" | "suspended" | "suspended-at-run-time" | "skipped" | "busy" | "failed";
   sync?: SyncResult;
@@ -210,7 +219,9 @@ export interface ClusterOutcome {
 
 /** How applyFleet goes through the fleet, and what it tells its caller. */
 export interface ApplyHooks extends Omit<ChunkOptions, "reader" | "names" | "removed"> {
-  /** The repository's clusters to run, in order (default: the index's valid ones, then those contesting a namespace). */
+  /**
+   * The repository's clusters to run, in order (default: the index's valid ones, then those contesting a namespace).
+   */
   names?: readonly string[];
   /** Clusters whose folder is gone (default: with --prune those on the target the repository lacks; the named ones). */
   removed?: readonly string[];
@@ -225,8 +236,8 @@ export interface ApplyHooks extends Omit<ChunkOptions, "reader" | "names" | "rem
   /** Removed clusters with nothing live are units too, so that their record is forgotten. */
   forget?: boolean;
   /**
-   * Each cluster's outcome, in its slot as it ends (the reconciler reads health and writes the status here, vc apply its
-   * record): while it runs the cluster's apply lease is still held, so a run cut off before its status is written
+   * Each cluster's outcome, in its slot as it ends (the reconciler reads health and writes the status here, vc apply
+   * its record): while it runs the cluster's apply lease is still held, so a run cut off before its status is written
    * leaves the record saying so.
    */
   onOutcome?: (outcome: ClusterOutcome) => Promise<void>;
@@ -245,7 +256,10 @@ export interface ApplyHooks extends Omit<ChunkOptions, "reader" | "names" | "rem
 }
 
 export interface FleetApplyReport {
-  /** Each synced cluster, reduced to what a report shows (no objects, no per-object results: onChunk sees them whole) unless kept. */
+  /**
+   * Each synced cluster, reduced to what a report shows (no objects, no per-object results: onChunk sees them whole)
+   * unless kept.
+   */
   results: SyncResult[];
   errors: ClusterError[];
   /** Clusters suspended in cluster.yaml, left alone. */
@@ -332,7 +346,10 @@ function collect(
   else if (o.state === "failed") run.errors.push({ cluster: o.cluster, message: o.error ?? "failed" });
 }
 
-/** The errors of the repository's folders (those admitted by their record excepted): each cluster's in order, then the repository's own. */
+/**
+ * The errors of the repository's folders (those admitted by their record excepted): each cluster's in order, then the
+ * repository's own.
+ */
 function repositoryErrors(index: DesiredIndex, admitted: ReadonlySet<string>): ClusterError[] {
   const byCluster = new Map<string, ClusterError>();
   const repository: ClusterError[] = [];

@@ -40,7 +40,10 @@ async function lostHosts(
   return blockContests(plan, lostClaims(plan.cluster, claiming, index, peers, ties));
 }
 
-/** Asks a target that keeps records which of the plan's creates already exist outside the record (no creates: no request). */
+/**
+ * Asks a target that keeps records which of the plan's creates already exist outside the record (no creates: no
+ * request).
+ */
 async function foreignObjects(target: Target, plan: Plan): Promise<Plan> {
   if (plan.blocked || !target.existingUnrecorded) return plan;
   const creates = plan.changes.filter((c) => c.action === "create");

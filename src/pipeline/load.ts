@@ -42,14 +42,21 @@ export interface DesiredState {
   missing: string[];
   /**
    * Clusters refused only because another cluster of the repository claims their host namespace, rendered: a command
-   * that sees the host admits the one whose record holds the namespace there (records/holders.ts); they stay in `errors` until then.
+   * that sees the host admits the one whose record holds the namespace there (records/holders.ts); they stay in
+   * `errors` until then.
    */
   contested?: DesiredCluster[];
-  /** Clusters a running rollout holds at an older base: the folder of that base's snapshot, by cluster (src/rollout/command.ts). */
+  /**
+   * Clusters a running rollout holds at an older base: the folder of that base's snapshot, by cluster
+   * (src/rollout/command.ts).
+   */
   bases?: Readonly<Record<string, string>>;
 }
 
-/** What a run keeps of the whole fleet: validated in summary, nothing rendered (its clusters are loaded a chunk at a time). */
+/**
+ * What a run keeps of the whole fleet: validated in summary, nothing rendered (its clusters are loaded a chunk at a
+ * time).
+ */
 export interface DesiredIndex {
   /** `clusters` is empty; `errors`, `known` and `missing` are the fleet's (or the selection's). */
   state: DesiredState;
@@ -57,13 +64,21 @@ export interface DesiredIndex {
   valid: string[];
   /** The namespace index of the cross-cluster rule (validate/namespace-claims.ts). */
   claims: Map<string, string[]>;
-  /** Clusters refused only because another folder claims their host namespace (a command that sees the host may admit one, records/holders.ts). */
+  /**
+   * Clusters refused only because another folder claims their host namespace (a command that sees the host may admit
+   * one, records/holders.ts).
+   */
   contested: string[];
-  /** The public hosts each valid or contested folder claims (validate/host-claims.ts), sorted: the host claims of the run. */
+  /**
+   * The public hosts each valid or contested folder claims (validate/host-claims.ts), sorted: the host claims of the
+   * run.
+   */
   hosts: Map<string, string[]>;
   /** Clusters whose cluster.yaml says `suspend: true`. */
   suspended: Set<string>;
-  /** Every folder the index read, as loaded in summary (validity, settings, claims): what the reconciler's pass records. */
+  /**
+   * Every folder the index read, as loaded in summary (validity, settings, claims): what the reconciler's pass records.
+   */
   folders: LoadedCluster[];
 }
 
@@ -88,7 +103,9 @@ export async function loadDesired(
   return renderLoaded(engine, { ...res, clusters: attribute(res) }, root, revision);
 }
 
-/** A loaded chunk as a desired state: each valid cluster rendered, the others (and the repository's problems) as errors. */
+/**
+ * A loaded chunk as a desired state: each valid cluster rendered, the others (and the repository's problems) as errors.
+ */
 export async function renderLoaded(
   engine: Engine,
   res: LoadResult,
@@ -162,7 +179,10 @@ export function firstError(diagnostics: readonly Diagnostic[]): string {
   return `${formatDiagnostic(errs[0]!)}${errs.length > 1 ? ` (and ${errs.length - 1} more: run vc validate)` : ""}`;
 }
 
-/** The named clusters of an indexed fleet, loaded and rendered as one chunk (the index's namespace claims, its rollout pins). */
+/**
+ * The named clusters of an indexed fleet, loaded and rendered as one chunk (the index's namespace claims, its rollout
+ * pins).
+ */
 export function loadIndexedChunk(
   index: DesiredIndex,
   names: string[],

@@ -38,6 +38,7 @@ export function forbidden(target: Target, err: unknown): unknown {
 function recordsForbidden(namespace: string, err: Error): string {
   return (
     `cannot read vc's records (ConfigMaps in namespace ${namespace}): ${err.message} ` +
-    `(vc needs get, list, create and patch on ConfigMaps in the records namespace; set ${RECORDS_NAMESPACE_ENV} if the reconciler keeps them elsewhere)`
+    `(vc needs get, list, create and patch on ConfigMaps in the records namespace; set ${RECORDS_NAMESPACE_ENV} if ` +
+    `the reconciler keeps them elsewhere)`
   );
 }

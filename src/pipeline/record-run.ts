@@ -1,4 +1,5 @@
-// Puts a `vc apply` (or `vc adopt`) on the record: per cluster, the status and history entry the reconciler writes, with who ran it and from which commit.
+// Puts a `vc apply` (or `vc adopt`) on the record: per cluster, the status and history entry the reconciler writes,
+// with who ran it and from which commit.
 import { defaultHostNamespace } from "../model/cluster.js";
 import type { DesiredState } from "./load.js";
 import { shortRevision } from "../git/dirty.js";
@@ -56,9 +57,14 @@ type RecordOutcome =
   | "forgotten"
   /** Another source owns the cluster or its status: left as it is. */
   | "not-owned"
-  /** Nothing of the cluster is on the host (no host namespace) and this run created nothing: reported by the command only. */
+  /**
+   * Nothing of the cluster is on the host (no host namespace) and this run created nothing: reported by the command
+   * only.
+   */
   | "nothing-live"
-  /** Suspended at run time (`vc restore`): its status belongs to the operation that suspended it, nothing is recorded. */
+  /**
+   * Suspended at run time (`vc restore`): its status belongs to the operation that suspended it, nothing is recorded.
+   */
   | "suspended"
   /** The status could not be written (`message` says why). */
   | "failed";
@@ -87,7 +93,10 @@ export interface RunRecord {
   clusters: ClusterRecord[];
 }
 
-/** Records a run on the target's own status store (ConfigMaps on a host, files in a dir: folder), as the identity Target.actor finds. */
+/**
+ * Records a run on the target's own status store (ConfigMaps on a host, files in a dir: folder), as the identity
+ * Target.actor finds.
+ */
 export async function recordOnTarget(
   target: Target,
   report: RunPart,
@@ -125,7 +134,10 @@ export function runRecorder(target: Target, opts: Omit<ApplyRecordOptions, "stor
   };
 }
 
-/** Records every cluster the run planned, left suspended, or found invalid; clusters outside the repository and dry runs are the caller's to leave out. */
+/**
+ * Records every cluster the run planned, left suspended, or found invalid; clusters outside the repository and dry runs
+ * are the caller's to leave out.
+ */
 async function recordApply(report: RunPart, desired: DesiredState, opts: ApplyRecordOptions): Promise<ClusterRecord[]> {
   const namespaceOf = (cluster: string, sync?: SyncResult): string =>
     desired.known.get(cluster) ??

@@ -1,4 +1,5 @@
-// What a fleet's report keeps of each cluster once it is planned or applied: no objects, copies of the strings it shows.
+// What a fleet's report keeps of each cluster once it is planned or applied: no objects, copies of the strings it
+// shows.
 import type { ObjectRef } from "../kube/object.js";
 import { describeChange } from "../plan/fleet-summary.js";
 import type { DiffSpill } from "../plan/spill.js";
@@ -46,7 +47,10 @@ export class KeptStrings {
 /** A string of its own (not a slice of a longer one). */
 const copied = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
 
-/** A cluster's sync as a report keeps it once it is printed and recorded: no objects, and only the results that are not unchanged. */
+/**
+ * A cluster's sync as a report keeps it once it is printed and recorded: no objects, and only the results that are not
+ * unchanged.
+ */
 export function compact(s: SyncResult): SyncResult {
   const { changes: _changes, inventory: _inventory, ...plan } = s.plan;
   return { ...s, plan: { ...plan, changes: [] }, results: [] };

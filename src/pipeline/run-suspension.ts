@@ -1,4 +1,5 @@
-// What `vc apply`, `vc adopt` and `vc diff` learn from a live host before they plan: the clusters an operation (`vc restore`) suspended at run time.
+// What `vc apply`, `vc adopt` and `vc diff` learn from a live host before they plan: the clusters an operation (`vc
+// restore`) suspended at run time.
 import type { DesiredState } from "./load.js";
 import type { ClusterRecord } from "../records/record.js";
 import type { Target } from "../sinks/types.js";
@@ -13,9 +14,9 @@ export interface RunTimeSuspension {
 }
 
 /**
- * Reads the statuses of the repository's clusters from this source's records (one LIST of the records namespace) and which
- * of them are suspended at run time. Only a live host has run-time suspension (an annotation on the cluster's record
- * in the records namespace): for a dir: target it is undefined, and nothing is read.
+ * Reads the statuses of the repository's clusters from this source's records (one LIST of the records namespace) and
+ * which of them are suspended at run time. Only a live host has run-time suspension (an annotation on the cluster's
+ * record in the records namespace): for a dir: target it is undefined, and nothing is read.
  */
 export async function readRunTimeSuspension(
   target: Target,

@@ -1,4 +1,5 @@
-// Where the desired state comes from for `vc diff` / `vc apply`: a local folder, or a remote repository cloned with isomorphic-git.
+// Where the desired state comes from for `vc diff` / `vc apply`: a local folder, or a remote repository cloned with
+// isomorphic-git.
 import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +21,10 @@ export interface SourceOptions {
   credentialsFile?: string;
   /** Where remote clones are kept (default $XDG_CACHE_HOME/vc/repos or ~/.cache/vc/repos). */
   cacheDir?: string;
-  /** A local folder's revision gets the `-dirty` marker when what vc reads differs from HEAD (git/dirty.ts): for records of what was applied. */
+  /**
+   * A local folder's revision gets the `-dirty` marker when what vc reads differs from HEAD (git/dirty.ts): for records
+   * of what was applied.
+   */
   markDirty?: boolean;
 }
 

@@ -16,7 +16,9 @@ export function emptyCounts(): Record<Action, number> {
   return { create: 0, update: 0, delete: 0, unchanged: 0 };
 }
 
-/** True when the object carries the inventory label of `cluster`: vc applied it for that cluster, so it may prune it. */
+/**
+ * True when the object carries the inventory label of `cluster`: vc applied it for that cluster, so it may prune it.
+ */
 function inInventory(obj: KubeObject, cluster: string): boolean {
   return obj.metadata.labels?.[LABELS.inventory] === cluster;
 }
@@ -156,8 +158,10 @@ export function replanChange(
 function refusedMessage(cluster: string, refused: readonly PlannedChange[]): string {
   const what = refused.map((c) => `${describeRef(c.ref)} (${c.immutable!.join(", ")})`).join(", ");
   return (
-    `cannot update in place: the API server refuses changes of immutable fields of ${what}; vc applies nothing of cluster ${cluster} while it stands. ` +
-    `Run vc apply --force to recreate ${refused.length === 1 ? "it" : "them"} (a StatefulSet or Deployment is deleted with propagationPolicy=Orphan: ` +
+    `cannot update in place: the API server refuses changes of immutable fields of ${what}; vc applies nothing of ` +
+    `cluster ${cluster} while it stands. ` +
+    `Run vc apply --force to recreate ${refused.length === 1 ? "it" : "them"} (a StatefulSet or Deployment is ` +
+    `deleted with propagationPolicy=Orphan: ` +
     `its pods and volume claims stay; claims that grow are expanded where the storage class allows it), ` +
     `or set force: true in clusters/${cluster}/cluster.yaml to let the reconciler do so`
   );
@@ -165,7 +169,8 @@ function refusedMessage(cluster: string, refused: readonly PlannedChange[]): str
 
 /** Why prune never deletes a namespace, shown with each one it keeps. */
 const NAMESPACE_KEPT =
-  "namespaces are never pruned: deleting one would delete what vc does not own in it (the control plane's volume claims, synced pods, other tools' objects); delete it by hand once it is empty";
+  "namespaces are never pruned: deleting one would delete what vc does not own in it (the control plane's volume " +
+  "claims, synced pods, other tools' objects); delete it by hand once it is empty";
 
 function isNamespace(ref: { apiVersion: string; kind: string }): boolean {
   return ref.kind === "Namespace" && ref.apiVersion === "v1";

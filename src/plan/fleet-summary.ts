@@ -25,7 +25,10 @@ const KEY = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const step = (path: string, key: string) =>
   KEY.test(key) ? (path ? `${path}.${key}` : key) : `${path}[${JSON.stringify(key)}]`;
 
-/** Leaf paths where `want` differs from `have`, over the fields `want` sets; list items as `[]`. vc's own labels and annotations (revision, source, config hash) are left out. */
+/**
+ * Leaf paths where `want` differs from `have`, over the fields `want` sets; list items as `[]`. vc's own labels and
+ * annotations (revision, source, config hash) are left out.
+ */
 function changedPaths(want: unknown, have: unknown, path: string, out: Set<string>): void {
   if (isMapping(want) && isMapping(have)) {
     for (const k of Object.keys(want)) {
@@ -50,7 +53,10 @@ export function describeChange(c: PlannedChange): string {
   changedPaths(want, managedView(c.live, want, { normalized: true }), "", fields);
   const list = [...fields].sort();
   if (list.length === 0) return `update ${c.ref.kind} (${PREFIX} metadata only)`;
-  return `update ${c.ref.kind} ${list.slice(0, MAX_FIELDS).join(", ")}${list.length > MAX_FIELDS ? `, … (${list.length} fields)` : ""}`;
+  return (
+    `update ${c.ref.kind} ` +
+    `${list.slice(0, MAX_FIELDS).join(", ")}${list.length > MAX_FIELDS ? `, … (${list.length} fields)` : ""}`
+  );
 }
 
 /** The fleet's plans grouped by what they change. */
@@ -70,7 +76,10 @@ export function summariseFleet(plans: readonly Plan[]): FleetSummary {
   return { changed, groups: out };
 }
 
-/** `changes 412 clusters: 410 × <change>, 2 × <change>`; undefined unless two or more clusters change (a fleet-wide change). */
+/**
+ * `changes 412 clusters: 410 × <change>, 2 × <change>`; undefined unless two or more clusters change (a fleet-wide
+ * change).
+ */
 export function fleetSummaryLine(s: FleetSummary): string | undefined {
   if (s.changed < 2) return undefined;
   return `changes ${s.changed} clusters: ${s.groups.map((g) => `${g.clusters.length} × ${g.change}`).join(", ")}`;

@@ -28,7 +28,10 @@ export interface PlanReport {
   errors: ClusterError[];
   /** Clusters left out of the plan because they are suspended at run time. */
   suspendedAtRunTime?: SuspendedCluster[];
-  /** Clusters planned at the base a rollout pins them to, and why (`held by rollout <id>: wave 2/3 (early)`): docs/rollouts.md. */
+  /**
+   * Clusters planned at the base a rollout pins them to, and why (`held by rollout <id>: wave 2/3 (early)`):
+   * docs/rollouts.md.
+   */
   held?: Record<string, string>;
 }
 
@@ -44,7 +47,10 @@ const VERB: Record<Action, string> = { create: "create", update: "update", delet
 const SIGN: Record<Action, string> = { create: "+", update: "~", delete: "-", unchanged: "=" };
 
 export function summaryLine(counts: Record<Action, number>): string {
-  return `${counts.create} to create, ${counts.update} to update, ${counts.delete} to delete, ${counts.unchanged} unchanged`;
+  return (
+    `${counts.create} to create, ${counts.update} to update, ${counts.delete} to delete, ${counts.unchanged} ` +
+    `unchanged`
+  );
 }
 
 export function totalCounts(plans: readonly Plan[]): Record<Action, number> {
@@ -170,7 +176,9 @@ function writeYaml(report: PlanReport, put: (text: string) => void): void {
   });
 }
 
-/** Where the clusters go in the rest of the report, serialised: a string no value of the report can be where it stands. */
+/**
+ * Where the clusters go in the rest of the report, serialised: a string no value of the report can be where it stands.
+ */
 const CLUSTERS_STAND_IN = "vc-plan-report-clusters";
 
 /** Puts `whole` with what `clusters` puts in place of `marker` (the stand-in's key and value, found once). */
@@ -255,7 +263,8 @@ function toMarkdown(report: PlanReport): string {
     head.push(`Changes ${fleet.changed} clusters:`, "");
     for (const g of fleet.groups.slice(0, 20))
       head.push(
-        `- ${g.clusters.length} × ${escapeMd(g.change)}${g.clusters.length <= 5 ? ` (${g.clusters.map((c) => `\`${c}\``).join(", ")})` : ""}`,
+        `- ${g.clusters.length} × ` +
+          `${escapeMd(g.change)}${g.clusters.length <= 5 ? ` (${g.clusters.map((c) => `\`${c}\``).join(", ")})` : ""}`,
       );
     if (fleet.groups.length > 20) head.push(`- … ${fleet.groups.length - 20} more kinds of change`);
     head.push("");
@@ -264,7 +273,8 @@ function toMarkdown(report: PlanReport): string {
     head.push(`> :hourglass: cluster \`${c}\`: ${escapeMd(why)}`, "");
   for (const s of report.suspendedAtRunTime ?? [])
     head.push(
-      `> :pause_button: cluster \`${s.cluster}\`: ${escapeMd(suspendedAtRunTimeNote(s))}, not planned: vc apply leaves it alone`,
+      `> :pause_button: cluster \`${s.cluster}\`: ${escapeMd(suspendedAtRunTimeNote(s))}, not planned: vc apply ` +
+        `leaves it alone`,
       "",
     );
   for (const e of report.errors) head.push(`> :x: cluster \`${e.cluster}\`: ${escapeMd(e.message)}`, "");

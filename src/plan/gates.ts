@@ -1,5 +1,6 @@
-// The checks that refuse a cluster's plan before anything is written (pure): given what the target says, the plan blocked
-// with the reason, or as it was. pipeline/gates.ts asks the target and applies them in one chain for every caller.
+// The checks that refuse a cluster's plan before anything is written (pure): given what the target says, the plan
+// blocked with the reason, or as it was. pipeline/gates.ts asks the target and applies them in one chain for every
+// caller.
 import { describeRef, objectKey, refOf, type KubeObject } from "../kube/object.js";
 import { CERT_MANAGER_GROUP, MESH_GROUP } from "../kube/resources.js";
 import { contestMessage, publicHosts, type Contest } from "../claims/host-claims.js";
@@ -41,26 +42,39 @@ function unservedMessage(cluster: string, missing: readonly Kind[]): string {
   const parts = [...byGroup]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([group, kinds]) => {
-      const names = `${[...new Set(kinds.map((k) => k.kind))].sort().join(", ")} (${[...new Set(kinds.map((k) => k.apiVersion))].join(", ")})`;
+      const names =
+        `${[...new Set(kinds.map((k) => k.kind))].sort().join(", ")} ` +
+        `(${[...new Set(kinds.map((k) => k.apiVersion))].join(", ")})`;
       return `${names}: ${prerequisite(group, cluster)}`;
     });
-  return `the host does not serve ${parts.join("; ")}; nothing of cluster ${cluster} is applied until the host serves them`;
+  return (
+    `the host does not serve ${parts.join("; ")}; nothing of cluster ${cluster} is applied until the host ` +
+    `serves them`
+  );
 }
 
 function prerequisite(group: string, cluster: string): string {
   if (group === MESH_GROUP || group.endsWith(".mesh.io") || group === "mesh.io") {
     return (
-      "the mesh's custom resource definitions are missing. The mesh integration needs the mesh installed on the host with its CRDs " +
-      `(group suffix mesh.io) present, and the host namespace preferably labelled mesh-injection=enabled; install the mesh, or set integrations.mesh.enabled: false in clusters/${cluster}/values.yaml`
+      "the mesh's custom resource definitions are missing. The mesh integration needs the mesh installed on the " +
+      "host with its CRDs " +
+      `(group suffix mesh.io) present, and the host namespace preferably labelled mesh-injection=enabled; install ` +
+      `the mesh, or set integrations.mesh.enabled: false in clusters/${cluster}/values.yaml`
     );
   }
   if (group === CERT_MANAGER_GROUP) {
     return (
-      "cert-manager's custom resource definitions are missing. The certificate-manager integration needs cert-manager installed on the host " +
-      `with its CRDs (group ${CERT_MANAGER_GROUP}) and a ClusterIssuer; install cert-manager, or set integrations.certManager.enabled: false in clusters/${cluster}/values.yaml and remove clusters/${cluster}/certificates/`
+      "cert-manager's custom resource definitions are missing. The certificate-manager integration needs " +
+      "cert-manager installed on the host " +
+      `with its CRDs (group ${CERT_MANAGER_GROUP}) and a ClusterIssuer; install cert-manager, or set ` +
+      `integrations.certManager.enabled: false in clusters/${cluster}/values.yaml and remove ` +
+      `clusters/${cluster}/certificates/`
     );
   }
-  return `no CRD or API service on the host provides the group ${group}: install what serves it (its CRDs or aggregated API) first`;
+  return (
+    `no CRD or API service on the host provides the group ${group}: install what serves it (its CRDs or ` +
+    `aggregated API) first`
+  );
 }
 
 /** The objects a plan would write that claim public hosts (its creates and updates). */
@@ -121,13 +135,17 @@ function managersOf(obj: KubeObject): string[] {
   return names.length > 0 ? names : ["unknown"];
 }
 
-/** Why nothing of the cluster is applied, naming each foreign object and its managers, and the way to take them over. */
+/**
+ * Why nothing of the cluster is applied, naming each foreign object and its managers, and the way to take them over.
+ */
 function conflictMessage(cluster: string, conflicts: NonNullable<Plan["conflicts"]>): string {
   const what = conflicts.map((c) => `${describeRef(c.ref)} (managed by ${c.managers.join(", ")})`).join(", ");
   const names = conflicts.map((c) => takeOwnershipName(c.ref)).join(" ");
   return (
-    `conflict: ${what} already exist${conflicts.length === 1 ? "s" : ""} on the host and ${conflicts.length === 1 ? "is" : "are"} not in cluster ${cluster}'s record; ` +
-    `vc neither writes nor prunes what it did not create, and applies nothing of cluster ${cluster} while ${conflicts.length === 1 ? "it stands" : "they stand"}. ` +
+    `conflict: ${what} already exist${conflicts.length === 1 ? "s" : ""} on the host and ` +
+    `${conflicts.length === 1 ? "is" : "are"} not in cluster ${cluster}'s record; ` +
+    `vc neither writes nor prunes what it did not create, and applies nothing of cluster ${cluster} while ` +
+    `${conflicts.length === 1 ? "it stands" : "they stand"}. ` +
     `To take ${conflicts.length === 1 ? "it" : "them"} over on purpose: vc adopt ${cluster} --take-ownership ${names}`
   );
 }

@@ -1,4 +1,5 @@
-// Which lists of a kind are keyed (associative) and by what, read from the Kubernetes OpenAPI; the committed table and its lookup.
+// Which lists of a kind are keyed (associative) and by what, read from the Kubernetes OpenAPI; the committed table and
+// its lookup.
 import { LIST_KEYS } from "./list-keys.generated.js";
 
 /**
@@ -10,7 +11,10 @@ export interface ListKeyNode {
   [field: string]: ListKeyNode | readonly string[] | undefined;
 }
 
-/** The list-key tree of a kind (`apps/v1` + `StatefulSet`), or undefined when the kind has no keyed lists (or is not built in). */
+/**
+ * The list-key tree of a kind (`apps/v1` + `StatefulSet`), or undefined when the kind has no keyed lists (or is not
+ * built in).
+ */
 export function listKeysOf(apiVersion: string, kind: string): ListKeyNode | undefined {
   return (LIST_KEYS as Record<string, ListKeyNode>)[`${apiVersion}/${kind}`];
 }

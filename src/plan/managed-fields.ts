@@ -40,7 +40,10 @@ export function ownedChild(tree: FieldTree | undefined, name: string): FieldTree
   return sub && typeof sub === "object" ? (sub as FieldTree) : undefined;
 }
 
-/** Calls fn with each map field owned directly under a tree (`k:` list items are read by normalize.ts's keyed-list projection). */
+/**
+ * Calls fn with each map field owned directly under a tree (`k:` list items are read by normalize.ts's keyed-list
+ * projection).
+ */
 export function forEachOwnedName(tree: FieldTree, fn: (name: string) => void): void {
   for (const k in tree) if (k.charCodeAt(0) === 102 /* f */ && k.charCodeAt(1) === 58 /* : */) fn(k.slice(2));
 }

@@ -16,7 +16,10 @@ function isSecret(obj: KubeObject | undefined): boolean {
   return !!obj && obj.apiVersion === "v1" && obj.kind === "Secret";
 }
 
-/** A copy of a Secret with every value of data and stringData (and copies of them in annotations) masked. Other kinds unchanged. */
+/**
+ * A copy of a Secret with every value of data and stringData (and copies of them in annotations) masked. Other kinds
+ * unchanged.
+ */
 export function maskSecret(obj: KubeObject): KubeObject {
   if (!isSecret(obj)) return obj;
   return maskFields(obj, (_field, _key, _value) => MASK);

@@ -1,4 +1,5 @@
-// Normalise objects for comparison: drop what the server fills in, and view a live object through the fields vc manages.
+// Normalise objects for comparison: drop what the server fills in, and view a live object through the fields vc
+// manages.
 import type { KubeObject } from "../kube/object.js";
 import { FIELD_MANAGER } from "../translate/keys.js";
 import { forEachOwnedName, ownedChild, ownedFields, type FieldTree } from "./managed-fields.js";
@@ -55,7 +56,10 @@ function foldStringData(obj: KubeObject): KubeObject {
   return { ...rest, data };
 }
 
-/** The desired object as it compares: server fields dropped, stringData folded, empties removed (no copy when already so). */
+/**
+ * The desired object as it compares: server fields dropped, stringData folded, empties removed (no copy when already
+ * so).
+ */
 export function normalizeDesired(desired: KubeObject): KubeObject {
   const clean =
     !("status" in desired) &&

@@ -1,4 +1,5 @@
-// Ownership of a cluster by one source (pure): the owner label on desired objects, the owners live objects carry, the conflict message.
+// Ownership of a cluster by one source (pure): the owner label on desired objects, the owners live objects carry, the
+// conflict message.
 import type { KubeObject } from "../kube/object.js";
 import { LABELS } from "../translate/keys.js";
 
@@ -32,7 +33,8 @@ export function otherOwners(
 export function ownerConflictMessage(cluster: string, owner: string, others: readonly string[]): string {
   const labels = others.map((o) => `${LABELS.owner}=${o}`).join(", ");
   return (
-    `cluster ${cluster} is owned by another source: its live objects carry ${labels} (this source is ${owner}); nothing of it is changed or pruned. ` +
+    `cluster ${cluster} is owned by another source: its live objects carry ${labels} (this source is ${owner}); ` +
+    `nothing of it is changed or pruned. ` +
     `To hand it over, run vc adopt ${cluster} --from ${others[0]} with this source (see docs/security-model.md)`
   );
 }

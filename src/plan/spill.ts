@@ -1,4 +1,5 @@
-// Where a fleet report keeps its diff texts: in memory up to a bound, past it in a temporary file read back when printed.
+// Where a fleet report keeps its diff texts: in memory up to a bound, past it in a temporary file read back when
+// printed.
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

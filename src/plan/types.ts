@@ -15,7 +15,10 @@ export interface PlannedChange {
    * it, so that the server refuses it (409) once the object has changed since, and the change is planned again.
    */
   resourceVersion?: string;
-  /** What the change is as the fleet summary says it (plan/fleet-summary.ts), kept where `desired` and `live` are let go (a streamed report). */
+  /**
+   * What the change is as the fleet summary says it (plan/fleet-summary.ts), kept where `desired` and `live` are let go
+   * (a streamed report).
+   */
   summary?: string;
   /** Unified diff of the fields vc manages, secret values masked; empty for unchanged. */
   diff?: string;
@@ -45,7 +48,10 @@ export interface Plan {
   unserved?: string[];
   /** Other sources whose owner label the cluster's live objects carry: set with `blocked`, and the plan is empty. */
   ownerConflict?: string[];
-  /** Public hosts the cluster claims that an older claim of another cluster holds (claims/host-claims.ts): set with `blocked`. */
+  /**
+   * Public hosts the cluster claims that an older claim of another cluster holds (claims/host-claims.ts): set with
+   * `blocked`.
+   */
   hostClaims?: string[];
   /** Keys (objectKey) of the live objects the plan started from: the cluster's recorded inventory on a live host. */
   inventory?: string[];

@@ -1,4 +1,5 @@
-// The public host claims of the clusters of one reconcile pass, read from their specs before any write (host-claims.ts decides them).
+// The public host claims of the clusters of one reconcile pass, read from their specs before any write (host-claims.ts
+// decides them).
 import { folderClaims } from "../validate/host-claims.js";
 import type { LoadedCluster } from "../pipeline/engine.js";
 import type { ClusterStatus } from "../records/status.js";

@@ -1,4 +1,5 @@
-// What the reconciler keeps of one cluster's outcome in a pass: its health after a change, and its status on the record.
+// What the reconciler keeps of one cluster's outcome in a pass: its health after a change, and its status on the
+// record.
 import type { KubeObject } from "../kube/object.js";
 import type { Health } from "../model/health.js";
 import type { SyncResult } from "../plan/types.js";

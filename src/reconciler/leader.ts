@@ -1,4 +1,5 @@
-// Leader election over a coordination.k8s.io/v1 Lease, as client-go does it: acquire, renew, take over an expired lease.
+// Leader election over a coordination.k8s.io/v1 Lease, as client-go does it: acquire, renew, take over an expired
+// lease.
 import type { KubeObject } from "../kube/object.js";
 import { ANNOTATIONS } from "../translate/keys.js";
 import { KubeApiError, type KubeClient } from "../host/client.js";

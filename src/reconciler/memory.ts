@@ -1,4 +1,5 @@
-// The reconciler's memory bound: its JS heap as a formula of the folder budget, the bytes of its shard's folders and its concurrency.
+// The reconciler's memory bound: its JS heap as a formula of the folder budget, the bytes of its shard's folders and
+// its concurrency.
 import type { FolderBudget } from "../repo/budget.js";
 
 /**
@@ -13,7 +14,10 @@ const HEAP_COEFFICIENTS = Object.freeze({
   baseMiB: 40,
   /** Per byte of YAML of every valid folder of the shard: its spec is held from validation to its chunk's end. */
   heldPerByte: 2.5,
-  /** Per byte of the folder budget, for each folder in flight (parsed, rendered, planned and applied): `--concurrency` of them. */
+  /**
+   * Per byte of the folder budget, for each folder in flight (parsed, rendered, planned and applied): `--concurrency`
+   * of them.
+   */
   inFlightPerByte: 12,
 });
 /** The heap limit to give beyond the bound: a full old space collects too late to stay within it. */
@@ -64,5 +68,8 @@ export function shardBytesWithin(limitMiB: number, budget: Pick<FolderBudget, "b
  * `--max-old-space-size=256`; resident memory is the heap plus about 100 MiB (code, buffers, young generation).
  */
 export const DEPLOYED_SHARD_BYTES = 24 * MiB;
-/** Resident memory beyond the old space, measured: 70-100 MiB (RSS minus peak heap); the deployment's limit keeps 128 MiB. */
+/**
+ * Resident memory beyond the old space, measured: 70-100 MiB (RSS minus peak heap); the deployment's limit keeps 128
+ * MiB.
+ */
 export const NON_HEAP_MIB = 128;

@@ -64,7 +64,9 @@ export function createMetrics(opts: { defaults?: boolean } = {}): ReconcilerMetr
     }),
     clusterHealth: new Gauge({
       name: "vc_cluster_health",
-      help: "Health of each cluster as its last reconciliation saw it: 1 for its health (Healthy, Progressing, Degraded, Unknown), 0 for the others.",
+      help:
+        "Health of each cluster as its last reconciliation saw it: 1 for its health (Healthy, Progressing, " +
+        "Degraded, Unknown), 0 for the others.",
       labelNames: ["cluster", "health"],
       registers: [registry],
     }),

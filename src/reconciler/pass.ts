@@ -75,7 +75,10 @@ export interface PassDeps extends ClusterContext {
   keepPlans?: boolean;
   /** Clusters per chunk of a full pass (default INVENTORY_CHUNK): loaded, listed, reconciled and let go together. */
   chunkSize?: number;
-  /** Called with each chunk's runs (sorted by cluster, plans still held) before they are let go: --once prints as it goes. */
+  /**
+   * Called with each chunk's runs (sorted by cluster, plans still held) before they are let go: --once prints as it
+   * goes.
+   */
   onChunk?: (runs: ClusterRun[]) => void;
   /**
    * Called between the chunks of a full pass with the revision it follows: work that must not wait for the pass (a
@@ -85,7 +88,9 @@ export interface PassDeps extends ClusterContext {
   betweenChunks?: (revision: string) => Promise<PassResult | undefined>;
   /** True while a change waits for betweenChunks: a full pass runs it between two clusters, not at its chunk's end. */
   pending?: () => boolean;
-  /** True once the reconciler is stopping: no further cluster is started; those in hand finish and record their status. */
+  /**
+   * True once the reconciler is stopping: no further cluster is started; those in hand finish and record their status.
+   */
   stopping?: () => boolean;
   /** Where rollouts materialise base snapshots (default: a private folder of the process). */
   basesDir?: string;
@@ -143,7 +148,8 @@ export async function runPass(deps: PassDeps, state: PassState, req: PassRequest
         ]),
       ].sort();
   }
-  // The records are read once per pass (a full pass: once per chunk) and kept up to date with its own writes (records/store.ts).
+  // The records are read once per pass (a full pass: once per chunk) and kept up to date with its own writes
+  // (records/store.ts).
   deps.target.startUnit?.({ fleet: kind === "full", forgetClaims: true });
   try {
     if (kind === "full") return await fullPass(deps, state, snap, started);
@@ -316,7 +322,8 @@ async function reconcile(
       peers: run.peers,
       forget: true,
       interleave: true,
-      // A full pass reads each chunk's records afresh (a rival's record created meanwhile is seen); an incremental one once.
+      // A full pass reads each chunk's records afresh (a rival's record created meanwhile is seen); an incremental one
+      // once.
       unitPerChunk: run.full,
       // Each folder's digest goes on its record (settle), for the next reconciler's index.
       digests: true,
@@ -398,8 +405,8 @@ async function legacyOf(target: Target): Promise<Array<{ cluster: string; hostNa
 }
 
 /**
- * Moves the records vc kept in host namespaces before records into the records namespace (sinks/kube/migrate.ts), saying
- * so in the log. Clusters that have a record are left alone; a failure is logged and retried by the next pass.
+ * Moves the records vc kept in host namespaces before records into the records namespace (sinks/kube/migrate.ts),
+ * saying so in the log. Clusters that have a record are left alone; a failure is logged and retried by the next pass.
  */
 async function migrate(deps: PassDeps, legacy: Array<{ cluster: string; hostNamespace: string }>): Promise<void> {
   if (!deps.target.migrateRecords || legacy.length === 0 || !deps.mayWrite()) return;
@@ -525,7 +532,8 @@ function hasFiles(dir: string): boolean {
 /** Folder names under clusters/ (what the loader would read), sorted. */
 function clusterFolders(root: string): string[] {
   const base = join(root, CLUSTERS_DIR);
-  // Never followed, and never read as "no clusters" (that would prune the fleet): the pass fails, the last good state stays.
+  // Never followed, and never read as "no clusters" (that would prune the fleet): the pass fails, the last good state
+  // stays.
   if (lstatSync(base, { throwIfNoEntry: false })?.isSymbolicLink())
     throw new Error("clusters/ is a symlink: refused, not followed");
   if (!existsSync(base)) return [];
@@ -551,7 +559,8 @@ function settle(deps: PassDeps, state: PassState, run: ClusterRun): void {
   const health = run.status?.health;
   if (health && m)
     for (const h of HEALTH_STATUSES) m.clusterHealth.set({ cluster: run.cluster, health: h }, h === health ? 1 : 0);
-  // Degraded right after this run changed something: the change did not work. Its entry is on the record; say it here too.
+  // Degraded right after this run changed something: the change did not work. Its entry is on the record; say it here
+  // too.
   const changed = run.sync ? run.sync.counts.created + run.sync.counts.updated + run.sync.counts.deleted > 0 : false;
   if (health === "Degraded" && run.statusWritten && (changed || run.status?.history[1]?.health !== "Degraded")) {
     deps.logger.warn("cluster degraded", {

@@ -28,7 +28,9 @@ export interface ServerHooks {
   /** Called for a verified push to the followed ref. */
   onPush(commit: string | undefined): void;
   logger: Logger;
-  /** Bounds of webhook reading (deadlines, minimum rate, slots per address); DEFAULT_WEBHOOK_LIMITS for those not given. */
+  /**
+   * Bounds of webhook reading (deadlines, minimum rate, slots per address); DEFAULT_WEBHOOK_LIMITS for those not given.
+   */
   webhookLimits?: Partial<WebhookLimits>;
   /** The fleet page (its paths under /, /clusters, /rollout, /ui and /api/v1); absent: not served. */
   ui?: UiHandler;
@@ -36,7 +38,9 @@ export interface ServerHooks {
   now?: () => number;
 }
 
-/** The address a sender's slots are counted under: an IPv4 address as is (also IPv4-mapped), an IPv6 address by its /64. */
+/**
+ * The address a sender's slots are counted under: an IPv4 address as is (also IPv4-mapped), an IPv6 address by its /64.
+ */
 export function sourceOf(remote: string | undefined): string {
   const addr = (remote ?? "unknown").replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
   if (!addr.includes(":")) return addr;

@@ -59,11 +59,16 @@ export interface ReconcilerConfig {
   historyLimit?: number;
   concurrency?: number;
   logger?: Logger;
-  /** Where server `Warning` headers go: the reconciler's log (default), or the process sink (stderr, as every vc command: `--once`). */
+  /**
+   * Where server `Warning` headers go: the reconciler's log (default), or the process sink (stderr, as every vc
+   * command: `--once`).
+   */
   serverWarnings?: "log" | "process";
   engine?: Engine;
   onCluster?: (run: ClusterRun) => void;
-  /** With `reconcileOnce`: each chunk's runs, plans included, before they are let go (the pass keeps summaries only). */
+  /**
+   * With `reconcileOnce`: each chunk's runs, plans included, before they are let go (the pass keeps summaries only).
+   */
   onChunk?: (runs: ClusterRun[]) => void;
   onPass?: ConstructorParameters<typeof ReconcileLoop>[1]["onPass"];
 }
@@ -111,7 +116,8 @@ async function assemble(cfg: ReconcilerConfig, metrics: ReconcilerMetrics): Prom
   const onWarning = cfg.serverWarnings === "process" ? undefined : warningLog(logger);
   const target = await openTarget(cfg.target, { kubeconfig: cfg.kubeconfig, context: cfg.context, onWarning });
   target.tell = (message) => logger.warn(message);
-  // The reconciler reads and writes this source's records (records/store.ts), in its own namespace unless told otherwise.
+  // The reconciler reads and writes this source's records (records/store.ts), in its own namespace unless told
+  // otherwise.
   if (target instanceof KubeTarget) target.source = cfg.owner ?? "";
   let elector: LeaderElector | undefined;
   if (cfg.leaderElect) {

@@ -118,7 +118,9 @@ export class FolderSource implements Source {
       return undefined;
     }
   }
-  /** The watch mode for this folder (WatchMode), from whether it is a git checkout and how many cluster folders it has. */
+  /**
+   * The watch mode for this folder (WatchMode), from whether it is a git checkout and how many cluster folders it has.
+   */
   async watchMode(): Promise<WatchMode> {
     let folders = 0;
     try {
@@ -179,7 +181,10 @@ export class FolderSource implements Source {
   }
 }
 
-/** Inside a git directory: the paths a commit or checkout changes (HEAD, packed-refs, refs/heads/**), and the folders leading to them. */
+/**
+ * Inside a git directory: the paths a commit or checkout changes (HEAD, packed-refs, refs/heads/**), and the folders
+ * leading to them.
+ */
 function isRefPath(parts: string[]): boolean {
   const [top, second] = parts;
   return (

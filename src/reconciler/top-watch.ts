@@ -1,4 +1,5 @@
-// The "top" folder watch of a large fleet outside git: one fs.watch on clusters/ and one on each cluster folder, nothing deeper.
+// The "top" folder watch of a large fleet outside git: one fs.watch on clusters/ and one on each cluster folder,
+// nothing deeper.
 import fs, { type FSWatcher } from "node:fs";
 import { join } from "node:path";
 
@@ -29,7 +30,8 @@ export function watchTop(base: string, note: (path: string) => void): { close():
       const code = (err as NodeJS.ErrnoException).code;
       if (!strict || code === "ENOENT" || code === "ENOTDIR") return; // gone since it was listed: the base watch saw it
       throw new Error(
-        `cannot watch ${dir}: ${(err as Error).message}${code === "ENOSPC" ? " (raise fs.inotify.max_user_watches, or keep the fleet in git)" : ""}`,
+        `cannot watch ${dir}: ` +
+          `${(err as Error).message}${code === "ENOSPC" ? " (raise fs.inotify.max_user_watches, or keep the fleet in git)" : ""}`,
       );
     }
     // A folder removed while watched: its own watch ends; the base watch reports the folder.

@@ -9,7 +9,10 @@ export const DEFAULT_HISTORY_LIMIT = 50;
  */
 export const HISTORY_BYTES = 512 * 1024;
 
-/** Entries the archive keeps for a history of `limit` reconciliations in all (the status holds the newest HISTORY_LIMIT). */
+/**
+ * Entries the archive keeps for a history of `limit` reconciliations in all (the status holds the newest
+ * HISTORY_LIMIT).
+ */
 export function archiveDepth(limit: number): number {
   return Math.max(0, limit - HISTORY_LIMIT);
 }

@@ -1,4 +1,5 @@
-// Where cluster status lives in a dir: target: `.vc-status/<cluster>.json`, older history in `.vc-status/history/<cluster>.json`.
+// Where cluster status lives in a dir: target: `.vc-status/<cluster>.json`, older history in
+// `.vc-status/history/<cluster>.json`.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -51,7 +52,10 @@ export class DirStatusStore implements StatusStore {
     return out;
   }
 
-  /** Written to a temporary file and renamed, so a reader never sees half a status; older entries go to history/<cluster>.json first. */
+  /**
+   * Written to a temporary file and renamed, so a reader never sees half a status; older entries go to
+   * history/<cluster>.json first.
+   */
   async write(status: ClusterStatus): Promise<boolean> {
     mkdirSync(this.dir, { recursive: true });
     if (status.spilled?.length && this.depth > 0) {

@@ -1,4 +1,5 @@
-// Within one repository, two folders claiming one host namespace: the cluster whose record holds it on the host stays valid, only the newcomer is refused.
+// Within one repository, two folders claiming one host namespace: the cluster whose record holds it on the host stays
+// valid, only the newcomer is refused.
 import type { ClusterRecord } from "./record.js";
 
 /** The contested clusters to admit: those whose record (this source's) holds the very namespace they claim. */

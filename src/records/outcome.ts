@@ -25,12 +25,16 @@ export function syncOutcome(sync: SyncResult): { result: Result; counts: Counts;
   const message = sync.plan.blocked
     ? sync.plan.blocked
     : !sync.ok
-      ? `${counts.failed} object(s) failed: ${sync.results.find((r) => r.outcome === "failed")?.message ?? "unknown error"}`
-      : `${counts.created} created, ${counts.updated} updated, ${counts.deleted} deleted, ${counts.unchanged} unchanged`;
+      ? `${counts.failed} object(s) failed: ` +
+        `${sync.results.find((r) => r.outcome === "failed")?.message ?? "unknown error"}`
+      : `${counts.created} created, ${counts.updated} updated, ${counts.deleted} deleted, ${counts.unchanged} ` +
+        `unchanged`;
   return { result, counts, message };
 }
 
-/** How the sync of a cluster whose folder was removed ended (prune through the guard); `deleted` means it is forgotten. */
+/**
+ * How the sync of a cluster whose folder was removed ended (prune through the guard); `deleted` means it is forgotten.
+ */
 export function removedOutcome(
   sync: SyncResult,
   revision: string,
@@ -40,7 +44,8 @@ export function removedOutcome(
     const kept = (sync.plan.retained ?? []).filter((k) => k.ref.kind === "Namespace").map((k) => k.ref.name);
     const message =
       sync.plan.changes.length === 0 && kept.length > 0
-        ? `cluster folder removed: only its kept Namespace ${kept.join(", ")} is left (namespaces are never pruned: delete it by hand once it is empty)`
+        ? `cluster folder removed: only its kept Namespace ${kept.join(", ")} is left (namespaces are never ` +
+          `pruned: delete it by hand once it is empty)`
         : `cluster folder removed: ${counts.deleted} object(s) pruned`;
     return { result: "deleted", counts, message };
   }

@@ -1,4 +1,5 @@
-// The record vc keeps of one cluster of one source (inventory, status, suspension) and its ConfigMap form in the records namespace (pure).
+// The record vc keeps of one cluster of one source (inventory, status, suspension) and its ConfigMap form in the
+// records namespace (pure).
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/object.js";
 import { ANNOTATIONS, LABELS, PREFIX } from "../translate/keys.js";
@@ -7,7 +8,9 @@ import { fromData, toData, type ClusterStatus } from "./status.js";
 
 /** Label on every record ConfigMap: "record" (the record itself) or "history" (its older reconciliations). */
 export const RECORD_LABEL = `${PREFIX}/record`;
-/** Label of a record ConfigMap naming the cluster's host namespace, so that the claims on one namespace are one LIST. */
+/**
+ * Label of a record ConfigMap naming the cluster's host namespace, so that the claims on one namespace are one LIST.
+ */
 export const HOST_NAMESPACE_LABEL = `${PREFIX}/host-namespace`;
 
 /** One cluster's record: what vc applied for it, where, its status; the authority for every decision about it. */

@@ -1,4 +1,5 @@
-// Where cluster status lives on a live host: vc's record of the cluster in the records namespace (records/store.ts; dir target: dir-status-store.ts).
+// Where cluster status lives on a live host: vc's record of the cluster in the records namespace (records/store.ts; dir
+// target: dir-status-store.ts).
 import { ANNOTATIONS, LABELS } from "../translate/keys.js";
 import { KubeApiError, type KubeClient } from "../host/client.js";
 import { mapLimit } from "../util/pool.js";
@@ -7,10 +8,16 @@ import { archiveDepth, DEFAULT_HISTORY_LIMIT } from "./archive.js";
 import type { ApplyLease } from "./lease.js";
 import type { ClusterStatus, Reconciliation } from "./status.js";
 
-/** Annotation on a cluster's record: while present, the reconciler skips the cluster; its value says who and why (suspend.ts). */
+/**
+ * Annotation on a cluster's record: while present, the reconciler skips the cluster; its value says who and why
+ * (suspend.ts).
+ */
 export const SUSPENDED_BY_ANNOTATION = ANNOTATIONS.suspendedBy;
 
-/** Name of the status ConfigMap vc kept in each cluster's host namespace before records (migrated from: sinks/kube/migrate.ts). */
+/**
+ * Name of the status ConfigMap vc kept in each cluster's host namespace before records (migrated from:
+ * sinks/kube/migrate.ts).
+ */
 export const STATUS_CONFIGMAP = "vc-status";
 /** Label marking the status ConfigMap (value "true"); see LABELS.status. */
 export const STATUS_LABEL = LABELS.status;
@@ -37,7 +44,10 @@ export interface WriteStatusOptions {
 export type StatusFold = (prev: ClusterStatus | undefined, seen: { gone?: ApplyLease }) => ClusterStatus | undefined;
 
 export interface StatusStoreOptions {
-  /** Reconciliations kept per cluster, the status's own included (default DEFAULT_HISTORY_LIMIT); always within HISTORY_BYTES. */
+  /**
+   * Reconciliations kept per cluster, the status's own included (default DEFAULT_HISTORY_LIMIT); always within
+   * HISTORY_BYTES.
+   */
   historyLimit?: number;
 }
 
@@ -63,7 +73,10 @@ export interface StatusStore {
   ): Promise<ClusterStatus | undefined>;
   /** Forgets a cluster whose folder was removed and whose objects were pruned (its status and its longer history). */
   remove(cluster: string, hostNamespace: string): Promise<void>;
-  /** Every reconciliation kept of a cluster, newest first: the status's own and the older ones (none stored: the status's). */
+  /**
+   * Every reconciliation kept of a cluster, newest first: the status's own and the older ones (none stored: the
+   * status's).
+   */
   history(status: ClusterStatus): Promise<Reconciliation[]>;
 }
 

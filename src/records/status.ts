@@ -36,7 +36,10 @@ export type RecordedVia = "apply" | "adopt";
 
 /** One reconciliation of one cluster. */
 export interface Reconciliation {
-  /** Commit SHA; `<sha>-dirty` when `vc apply` read a work tree that differed from it (git/dirty.ts); `local` outside git. */
+  /**
+   * Commit SHA; `<sha>-dirty` when `vc apply` read a work tree that differed from it (git/dirty.ts); `local` outside
+   * git.
+   */
   revision: string;
   /** ISO 8601 start time. */
   time: string;
@@ -81,7 +84,10 @@ export interface ClusterStatus {
   /** The health the last reconciliation that looked at the host saw (its entry's). */
   health?: HealthStatus;
   healthReason?: string;
-  /** Digest of the fleet base snapshot the cluster was last applied with, while the fleet has a rollout (docs/rollouts.md). */
+  /**
+   * Digest of the fleet base snapshot the cluster was last applied with, while the fleet has a rollout
+   * (docs/rollouts.md).
+   */
   base?: string;
   /** While a rollout has moved the cluster: the digest it was at before. */
   previousBase?: string;
@@ -113,7 +119,9 @@ function isReconciliation(x: unknown): x is Reconciliation {
 /** Reconciliations kept in the status itself (the newest); older ones go to the history store (archive.ts). */
 export const HISTORY_LIMIT = 10;
 
-/** Longest message kept in a status or history entry (characters): one runaway server message cannot fill the ConfigMap. */
+/**
+ * Longest message kept in a status or history entry (characters): one runaway server message cannot fill the ConfigMap.
+ */
 export const MESSAGE_LIMIT = 2048;
 /** Longest `by` kept. */
 const BY_LIMIT = 256;
@@ -199,7 +207,10 @@ export function appliedBy(s: ClusterStatus): string {
 
 function defaultMessage(r: Reconciliation): string {
   const c = r.counts;
-  return `${c.created} created, ${c.updated} updated, ${c.deleted} deleted, ${c.unchanged} unchanged${c.failed ? `, ${c.failed} failed` : ""}`;
+  return (
+    `${c.created} created, ${c.updated} updated, ${c.deleted} deleted, ${c.unchanged} ` +
+    `unchanged${c.failed ? `, ${c.failed} failed` : ""}`
+  );
 }
 
 /** The keys a status may hold in its ConfigMap's `data` (and the dir target's status file), besides `history`. */
@@ -284,7 +295,10 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** A stored history (JSON array, newest first): the entries vc can read, and how many it could not (damaged or hand-edited). */
+/**
+ * A stored history (JSON array, newest first): the entries vc can read, and how many it could not (damaged or
+ * hand-edited).
+ */
 export function parseHistory(text: string | undefined): { entries: Reconciliation[]; damaged: number } {
   try {
     const parsed = JSON.parse(text ?? "[]") as unknown;

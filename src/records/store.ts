@@ -1,4 +1,5 @@
-// The records store: read, write and list vc's records of (source, cluster) in the records namespace, where no tenant identity may write.
+// The records store: read, write and list vc's records of (source, cluster) in the records namespace, where no tenant
+// identity may write.
 import { groupBy } from "../util/group.js";
 import type { KubeObject } from "../kube/object.js";
 import { resourceFor } from "../kube/resources.js";
@@ -107,7 +108,8 @@ class LeaseLostError extends Error {
     readonly to: ApplyLease | undefined,
   ) {
     super(
-      `cluster ${cluster}: this run lost its apply lease${to?.holder ? ` to ${describeLease(to)}` : ""}: it writes nothing more of the cluster, its status included`,
+      `cluster ${cluster}: this run lost its apply lease${to?.holder ? ` to ${describeLease(to)}` : ""}: it writes ` +
+        `nothing more of the cluster, its status included`,
     );
   }
 }
@@ -242,9 +244,9 @@ export class RecordStore {
   }
 
   /**
-   * The record ConfigMaps that hold each cluster (the oldest claim of each), by cluster name; `cluster` narrows the LIST
-   * to one. For the commands that show a record as it is stored (vc describe, vc list, vc debug): its data holds the
-   * status keys (status.ts fromData) and its annotations the run-time suspension.
+   * The record ConfigMaps that hold each cluster (the oldest claim of each), by cluster name; `cluster` narrows the
+   * LIST to one. For the commands that show a record as it is stored (vc describe, vc list, vc debug): its data holds
+   * the status keys (status.ts fromData) and its annotations the run-time suspension.
    */
   async holderConfigMaps(cluster?: string): Promise<Map<string, KubeObject>> {
     let items: KubeObject[];
@@ -297,7 +299,10 @@ export class RecordStore {
       .sort(byClusterThenAge);
   }
 
-  /** Every record of every source (one LIST; `selector` narrows it), sorted by cluster, older claim first. A missing namespace holds none. */
+  /**
+   * Every record of every source (one LIST; `selector` narrows it), sorted by cluster, older claim first. A missing
+   * namespace holds none.
+   */
   async list(selector?: string): Promise<ClusterRecord[]> {
     if (this.memo.on && (selector === undefined || this.memo.fleet || this.memo.listing)) {
       const matches = labelMatcher(selector);
@@ -639,7 +644,9 @@ export class RecordStore {
     this.stopRenewing();
   }
 
-  /** Whether another run's lease is gone: its process on this machine ended, it lapsed, or its replica lost the lead. */
+  /**
+   * Whether another run's lease is gone: its process on this machine ended, it lapsed, or its replica lost the lead.
+   */
   isGone(name: string, lease: ApplyLease, now = Date.now()): boolean {
     if (lease.holder === this.runId) return false;
     if (lease.host === hostname() && lease.pid > 0 && lease.pid !== process.pid && !processAlive(lease.pid))

@@ -1,4 +1,5 @@
-// Suspending a cluster's reconciliation at run time (e.g. during `vc restore`) without a commit: an annotation on its record in the records namespace.
+// Suspending a cluster's reconciliation at run time (e.g. during `vc restore`) without a commit: an annotation on its
+// record in the records namespace.
 import type { KubeClient } from "../host/client.js";
 import { RecordStore } from "./store.js";
 import { SUSPENDED_BY_ANNOTATION } from "./status-store.js";

@@ -1,4 +1,5 @@
-// cert-manager Certificates of a cluster as host objects: translated name in the host namespace, ownership, and the Secret named as its Gateway names it.
+// cert-manager Certificates of a cluster as host objects: translated name in the host namespace, ownership, and the
+// Secret named as its Gateway names it.
 import type { KubeObject } from "../kube/object.js";
 import type { CertificateManifest } from "../model/cluster.js";
 import type { Values } from "../model/values.js";

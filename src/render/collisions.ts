@@ -28,7 +28,9 @@ export function findCollisions(objects: readonly KubeObject[]): Diagnostic[] {
       col: 0,
       severity: "error",
       code: "host-name-collision",
-      message: `${describeRef(o)} would be rendered twice: from ${origin(first)} and from ${origin(o)}; rename one of them (names or namespaces containing "-x-" can translate to the same host name)`,
+      message:
+        `${describeRef(o)} would be rendered twice: from ${origin(first)} and from ${origin(o)}; rename one ` +
+        `of them (names or namespaces containing "-x-" can translate to the same host name)`,
     });
   }
   return out;

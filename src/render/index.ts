@@ -67,7 +67,9 @@ function renderControlPlane(spec: ClusterSpec, ctx: RenderContext): KubeObject[]
   return objects;
 }
 
-/** Every host object of a validated cluster, sorted, without the collision check (see `renderSpecs` for diagnostics). */
+/**
+ * Every host object of a validated cluster, sorted, without the collision check (see `renderSpecs` for diagnostics).
+ */
 export function renderObjects(spec: ClusterSpec, revision: string): KubeObject[] {
   const ctx: RenderContext = { cluster: spec.name, hostNamespace: spec.settings.namespace, revision };
   return sortObjects([

@@ -1,4 +1,5 @@
-// Objects for the virtual side, carried in a host ConfigMap that the control plane applies into the virtual cluster at start.
+// Objects for the virtual side, carried in a host ConfigMap that the control plane applies into the virtual cluster at
+// start.
 import { dump } from "js-yaml";
 import type { KubeObject } from "../kube/object.js";
 import { type RenderContext, controlPlaneMeta, names } from "./meta.js";

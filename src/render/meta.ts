@@ -73,8 +73,9 @@ export const names = {
   databaseSecret: (cluster: string) => safeConcatName("vc-database", cluster),
   initManifests: (cluster: string) => safeConcatName("vc-init", cluster),
   /**
-   * The cluster's Service that its virtual API server reaches the shared metrics proxy through (an ExternalName); before
-   * the shared proxy, also its own proxy's Deployment, ServiceAccount, Role and RoleBinding (the hand-over prunes them).
+   * The cluster's Service that its virtual API server reaches the shared metrics proxy through (an ExternalName);
+   * before the shared proxy, also its own proxy's Deployment, ServiceAccount, Role and RoleBinding (the hand-over
+   * prunes them).
    */
   metricsProxy: (cluster: string) => safeConcatName("vc-metrics-proxy", cluster),
   /** The Role and RoleBinding that let the shared metrics proxy read the cluster's kubeconfig Secret. */

@@ -1,4 +1,5 @@
-// The source revision recorded on rendered objects: the git HEAD of the repository holding the path (the one I/O of rendering, kept apart).
+// The source revision recorded on rendered objects: the git HEAD of the repository holding the path (the one I/O of
+// rendering, kept apart).
 import fs from "node:fs";
 import git from "isomorphic-git";
 import { headCommit } from "../git/log.js";

@@ -1,9 +1,13 @@
-// The budget of one cluster folder (files, bytes, YAML documents): the defaults, the fleet policy's override, and the reads that stop once it is spent.
+// The budget of one cluster folder (files, bytes, YAML documents): the defaults, the fleet policy's override, and the
+// reads that stop once it is spent.
 import type { Diagnostic } from "../model/diagnostic.js";
 import { folderFiles, type ClusterFiles } from "./layout.js";
 import { readRepoFile, type ReadResult } from "./read.js";
 
-/** What one cluster folder may hold: files vc reads, their bytes together, and the YAML documents (objects) of its mesh/ and certificates/ manifests. */
+/**
+ * What one cluster folder may hold: files vc reads, their bytes together, and the YAML documents (objects) of its mesh/
+ * and certificates/ manifests.
+ */
 export interface FolderBudget {
   files: number;
   bytes: number;
@@ -31,7 +35,8 @@ export type BudgetedReads = { ok: true; reads: Map<string, ReadResult> } | { ok:
 /**
  * Reads a folder's files in the order vc reads them, within the budget's files and bytes: a folder with too many
  * files is refused before anything is read, and reading stops at the first file that would pass the bytes left
- * (its size is known before its content is read). `baseRoot`: where the fleet/ layers are read from, when not the repository.
+ * (its size is known before its content is read). `baseRoot`: where the fleet/ layers are read from, when not the
+ * repository.
  */
 export function readWithinBudget(
   realRoot: string,
@@ -46,7 +51,8 @@ export function readWithinBudget(
       ok: false,
       diagnostic: over(
         first,
-        `cluster folder ${files.dir} holds more than ${budget.files} files, its budget (folderBudget.files in policy.yaml): this file is past it; split the cluster or raise the budget`,
+        `cluster folder ${files.dir} holds more than ${budget.files} files, its budget (folderBudget.files in ` +
+          `policy.yaml): this file is past it; split the cluster or raise the budget`,
       ),
     };
   }
@@ -64,7 +70,8 @@ export function readWithinBudget(
         ok: false,
         diagnostic: over(
           file,
-          `cluster folder ${files.dir} holds more than ${budget.bytes} bytes, its budget (folderBudget.bytes in policy.yaml): ${read.message}; split the cluster or raise the budget`,
+          `cluster folder ${files.dir} holds more than ${budget.bytes} bytes, its budget (folderBudget.bytes in ` +
+            `policy.yaml): ${read.message}; split the cluster or raise the budget`,
         ),
       };
     }
@@ -88,7 +95,10 @@ export function objectsOverBudget(
     col,
     severity: "error",
     code: "folder-budget",
-    message: `cluster folder ${dir} holds more than ${budget.objects} manifest documents (mesh/, certificates/), its budget (folderBudget.objects in policy.yaml): this document is past it and the rest of the folder was not read; split the cluster or raise the budget`,
+    message:
+      `cluster folder ${dir} holds more than ${budget.objects} manifest documents (mesh/, certificates/), ` +
+      `its budget (folderBudget.objects in policy.yaml): this document is past it and the rest of the folder was ` +
+      `not read; split the cluster or raise the budget`,
   };
 }
 

@@ -1,4 +1,5 @@
-// The fleet's shared bases: fleet/values.yaml for every cluster, fleet/values.<group>.yaml for the groups (fleet/groups.yaml) a cluster's labels select.
+// The fleet's shared bases: fleet/values.yaml for every cluster, fleet/values.<group>.yaml for the groups
+// (fleet/groups.yaml) a cluster's labels select.
 import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Diagnostic } from "../model/diagnostic.js";
@@ -22,7 +23,9 @@ export interface FleetBase {
   hasValues: boolean;
   /** Groups that have a fleet/values.<group>.yaml. */
   groupValues: Set<string>;
-  /** The raw groups document when it parsed as a mapping (validated by the caller against schemas/groups.schema.json). */
+  /**
+   * The raw groups document when it parsed as a mapping (validated by the caller against schemas/groups.schema.json).
+   */
   groupsDoc?: unknown;
 }
 
@@ -119,8 +122,9 @@ export function peekLabels(realRoot: string, clusterFile: string | undefined): R
 }
 
 /**
- * The clusters (of `folders`) a change to a base file reaches: every cluster for fleet/values.yaml and fleet/groups.yaml
- * (a groups change can move any cluster in or out of a group), the group's members for fleet/values.<group>.yaml.
+ * The clusters (of `folders`) a change to a base file reaches: every cluster for fleet/values.yaml and
+ * fleet/groups.yaml (a groups change can move any cluster in or out of a group), the group's members for
+ * fleet/values.<group>.yaml.
  */
 export function clustersReachedBy(realRoot: string, file: string, folders: readonly string[]): string[] {
   const group = groupOfFile(file);

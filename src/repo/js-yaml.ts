@@ -1,4 +1,5 @@
-// js-yaml's loader as the repository reads YAML with: the library's CommonJS build, whose parser runs faster on Node 20.
+// js-yaml's loader as the repository reads YAML with: the library's CommonJS build, whose parser runs faster on Node
+// 20.
 import { createRequire } from "node:module";
 
 /**

@@ -1,4 +1,5 @@
-// The repository layout: finds the repository root and each cluster folder's values files, cluster.yaml, mesh and certificate manifests.
+// The repository layout: finds the repository root and each cluster folder's values files, cluster.yaml, mesh and
+// certificate manifests.
 import { existsSync, lstatSync, readdirSync, statSync, type Dirent } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { Diagnostic } from "../model/diagnostic.js";
@@ -113,7 +114,10 @@ export function namedClusterFolders(
   return { names, diagnostics };
 }
 
-/** The cluster folder names of the repository at `root`, for messages naming what exists; undefined without a clusters/ folder. */
+/**
+ * The cluster folder names of the repository at `root`, for messages naming what exists; undefined without a clusters/
+ * folder.
+ */
 export function clusterFolderNames(root: string): string[] | undefined {
   const real = safeRealpath(root);
   if (real === undefined || !isDir(join(real, CLUSTERS_DIR))) return undefined;
@@ -196,7 +200,10 @@ function take(room: { left: number; out: ClusterFiles }, rel: string): boolean {
   return true;
 }
 
-/** The YAML files below a manifest folder (mesh/, certificates/) into `files`, in sorted order; symlinked folders are not followed. */
+/**
+ * The YAML files below a manifest folder (mesh/, certificates/) into `files`, in sorted order; symlinked folders are
+ * not followed.
+ */
 function walkManifests(
   realRoot: string,
   rel: string,

@@ -1,4 +1,5 @@
-// Reads and parses one YAML file (the safe read, then js-yaml within the limits of yaml.ts); any failure is a located diagnostic.
+// Reads and parses one YAML file (the safe read, then js-yaml within the limits of yaml.ts); any failure is a located
+// diagnostic.
 import type { Event } from "js-yaml";
 import type { Diagnostic } from "../model/diagnostic.js";
 import { readRepoFile } from "./read.js";
@@ -19,7 +20,10 @@ export type LoadedFile =
     }
   | { ok: false; diagnostic: Diagnostic };
 
-/** A repository file (`/`-separated `file` under the real path `realRoot`): size, symlink and encoding checks, then the parse. */
+/**
+ * A repository file (`/`-separated `file` under the real path `realRoot`): size, symlink and encoding checks, then the
+ * parse.
+ */
 export function loadYamlFile(realRoot: string, file: string): LoadedFile {
   const read = readRepoFile(realRoot, file);
   if (!read.ok)

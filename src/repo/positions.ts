@@ -16,7 +16,10 @@ type YNode =
   | { kind: "scalar"; at: number }
   | { kind: "alias"; at: number };
 
-/** Positions within one file's text: parses its events on first use and builds the node tree of a document only when asked about it. */
+/**
+ * Positions within one file's text: parses its events on first use and builds the node tree of a document only when
+ * asked about it.
+ */
 export class YamlPositions {
   /** Index of each document's DOCUMENT event. */
   private docStarts: number[] | undefined;
@@ -29,7 +32,9 @@ export class YamlPositions {
     private events?: Event[],
   ) {}
 
-  /** Drops the events (documents already located keep their tree); a later question about another document parses again. */
+  /**
+   * Drops the events (documents already located keep their tree); a later question about another document parses again.
+   */
   release(): void {
     this.events = undefined;
     this.docStarts = undefined;
@@ -140,7 +145,9 @@ export class YamlPositions {
   }
 }
 
-/** Offsets where lines start: after each line break, CR LF, LF or a CR alone (YAML counts all three, as js-yaml does). */
+/**
+ * Offsets where lines start: after each line break, CR LF, LF or a CR alone (YAML counts all three, as js-yaml does).
+ */
 function lineStarts(text: string): number[] {
   const starts = [0];
   for (const m of text.matchAll(/\r\n?|\n/g)) starts.push(m.index + m[0].length);

@@ -1,4 +1,5 @@
-// Reads one repository file safely: size limit, symlinks leaving the repository refused, binary and non-UTF-8 content rejected.
+// Reads one repository file safely: size limit, symlinks leaving the repository refused, binary and non-UTF-8 content
+// rejected.
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 import { join, sep } from "node:path";
 
@@ -59,7 +60,9 @@ function tryOpen(path: string, flags: number): number | string {
   }
 }
 
-/** Text of a buffer, or why it is not YAML text: a NUL byte means binary; invalid UTF-8 is refused. A BOM is dropped. */
+/**
+ * Text of a buffer, or why it is not YAML text: a NUL byte means binary; invalid UTF-8 is refused. A BOM is dropped.
+ */
 function decode(buf: Uint8Array): ReadResult {
   if (buf.indexOf(0) >= 0) return fail("binary", "binary content (a NUL byte): not a YAML text file");
   try {

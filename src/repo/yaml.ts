@@ -1,4 +1,5 @@
-// Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file, nesting, reserved keys.
+// Parses YAML text into documents with js-yaml's plain loader, within limits: aliases, alias expansion per file,
+// nesting, reserved keys.
 import {
   constructFromEvents,
   EVENT_ID,
@@ -52,7 +53,10 @@ export type ParseResult =
       aliasNodes: number;
       /** Bytes of keys and scalars aliases add once expanded (0 without aliases). */
       aliasBytes: number;
-      /** The parser's events (what js-yaml's loadAll constructs the documents from): positions of findings come from them. */
+      /**
+       * The parser's events (what js-yaml's loadAll constructs the documents from): positions of findings come from
+       * them.
+       */
       events: Event[];
     }
   | { ok: false; error: YamlError };
@@ -68,7 +72,8 @@ export function parseYaml(text: string): ParseResult {
   } catch (err) {
     return { ok: false, error: toYamlError(err, text) };
   }
-  // One pass over the events finds nesting past MAX_DEPTH, reserved keys written out and whether there is any alias at all.
+  // One pass over the events finds nesting past MAX_DEPTH, reserved keys written out and whether there is any alias at
+  // all.
   const scan = scanEvents(text, events);
   if (scan.tooDeep !== undefined) {
     const { line, col } = new YamlPositions(text, events).position(scan.tooDeep);
@@ -153,7 +158,8 @@ function scanEvents(text: string, events: readonly Event[]): Scan {
         if (name !== undefined) anchors.set(name, Math.max(1, ev.valueEnd - ev.valueStart));
         if (!isKey) break;
         const length = ev.valueEnd - ev.valueStart;
-        // Plain keys are their own text: only the lengths of the reserved words need a look. Quoted ones may hold escapes.
+        // Plain keys are their own text: only the lengths of the reserved words need a look. Quoted ones may hold
+        // escapes.
         if (ev.style === SCALAR_STYLE.PLAIN && length !== 9 && length !== 11) break;
         const key = getScalarValue(text, ev);
         if (RESERVED_KEYS.includes(key)) {
@@ -170,7 +176,9 @@ function scanEvents(text: string, events: readonly Event[]): Scan {
 function reservedError(key: string, line: number, col: number): YamlError {
   return {
     code: "yaml-reserved-key",
-    message: `key "${key}" is not allowed (it names JavaScript object machinery and could change how the data behaves): rename or remove it`,
+    message:
+      `key "${key}" is not allowed (it names JavaScript object machinery and could change how the data ` +
+      `behaves): rename or remove it`,
     line,
     col,
   };
@@ -306,7 +314,9 @@ function locate(problem: Problem, doc: number, text: string, events: Event[]): Y
       const at = positions.locate(doc, [], "value");
       return {
         code: "yaml-alias-bomb",
-        message: `YAML aliases in this file expand to more than ${MAX_FILE_ALIAS_BYTES} extra bytes once repeated, past the budget in document ${doc + 1}: refused (an alias bomb?)`,
+        message:
+          `YAML aliases in this file expand to more than ${MAX_FILE_ALIAS_BYTES} extra bytes once repeated, ` +
+          `past the budget in document ${doc + 1}: refused (an alias bomb?)`,
         ...at,
       };
     }
@@ -314,7 +324,9 @@ function locate(problem: Problem, doc: number, text: string, events: Event[]): Y
       const at = positions.locate(doc, [], "value");
       return {
         code: "yaml-alias-bomb",
-        message: `YAML aliases in this file expand to more than ${MAX_FILE_ALIAS_NODES} extra nodes, past the budget in document ${doc + 1}: refused (an alias bomb?)`,
+        message:
+          `YAML aliases in this file expand to more than ${MAX_FILE_ALIAS_NODES} extra nodes, past the ` +
+          `budget in document ${doc + 1}: refused (an alias bomb?)`,
         ...at,
       };
     }

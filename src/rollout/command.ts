@@ -1,4 +1,5 @@
-// What vc apply and vc diff take from a running rollout (I/O edge): the clusters it holds at an older base, and their snapshots' folders.
+// What vc apply and vc diff take from a running rollout (I/O edge): the clusters it holds at an older base, and their
+// snapshots' folders.
 import { KubeClient, type OpenClientOptions } from "../host/client.js";
 import { recordsNamespace } from "../translate/keys.js";
 import { loadRollout } from "../validate/rollout-file.js";
@@ -67,7 +68,8 @@ export async function commandPins(
         dirs.set(at, snap ? materialise(basesDir, snap) : undefined);
         if (!snap)
           out.notes.push(
-            `the base snapshot ${at.slice(0, 12)} is gone from ${store.namespace}: its clusters are shown at the newest base`,
+            `the base snapshot ${at.slice(0, 12)} is gone from ${store.namespace}: its clusters are shown at the ` +
+              `newest base`,
           );
       }
       const dir = dirs.get(at);
@@ -79,7 +81,8 @@ export async function commandPins(
           ? heldBy(record, c)!
           : record && record.to.digest === current.digest
             ? `rollout ${record.id} was ${record.phase}: it stays at base ${at.slice(0, 12)} until the next base change`
-            : `base ${current.digest.slice(0, 12)} is not rolled out yet: it stays at base ${at.slice(0, 12)} until the reconciler's rollout reaches it`,
+            : `base ${current.digest.slice(0, 12)} is not rolled out yet: it stays at base ${at.slice(0, 12)} ` +
+              `until the reconciler's rollout reaches it`,
       );
     }
     return out;

@@ -1,4 +1,5 @@
-// The reconciler's side of rollouts (I/O edge): each pass reads the rollout record, starts or steps the rollout, writes it, and pins every cluster it loads.
+// The reconciler's side of rollouts (I/O edge): each pass reads the rollout record, starts or steps the rollout, writes
+// it, and pins every cluster it loads.
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../model/log.js";
@@ -63,7 +64,10 @@ export interface PassRollout {
   extra: string[];
   /** The `bases` load option for these clusters: the snapshot folder of each cluster pinned to an older base. */
   basesFor(names: readonly string[]): Promise<Record<string, string>>;
-  /** Sets each loaded cluster's pin; a cluster invalid over its pinned base and valid over the newest waits for its wave. */
+  /**
+   * Sets each loaded cluster's pin; a cluster invalid over its pinned base and valid over the newest waits for its
+   * wave.
+   */
   annotate(loaded: LoadedCluster[], reload: (names: string[]) => Promise<LoadedCluster[]>): Promise<void>;
   record?: RolloutRecord;
 }
@@ -94,7 +98,8 @@ export async function rolloutForPass(
   if (!(deps.target instanceof KubeTarget)) {
     if (file.present && !mem.notedDir)
       deps.logger.info(
-        "fleet/rollout.yaml is not driven on this target: rollouts need a kube target (the base applies to every cluster at once)",
+        "fleet/rollout.yaml is not driven on this target: rollouts need a kube target (the base applies to every " +
+          "cluster at once)",
       );
     mem.notedDir = true;
     return undefined;
@@ -200,7 +205,10 @@ async function endWithoutRollout(
       ...rec,
       phase: "Completed",
       since: new Date(now).toISOString(),
-      message: `rollout ${rec.id} ended: ${present ? "the base cannot be rolled out" : "fleet/rollout.yaml was removed"}; the newest base applies to every cluster`,
+      message:
+        `rollout ${rec.id} ended: ` +
+        `${present ? "the base cannot be rolled out" : "fleet/rollout.yaml was removed"}; the newest base applies ` +
+        `to every cluster`,
     };
     await store
       .write(ended, stored.resourceVersion)

@@ -8,7 +8,9 @@ export function unavailableBudget(maxUnavailable: RolloutSettings["maxUnavailabl
   return Math.max(1, Math.floor((pct * size) / 100));
 }
 
-/** Whether labels match a LabelSelector (every matchLabels pair and every expression; an empty selector matches all). */
+/**
+ * Whether labels match a LabelSelector (every matchLabels pair and every expression; an empty selector matches all).
+ */
 export function selects(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
   for (const e of selector.matchExpressions ?? []) {

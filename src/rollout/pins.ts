@@ -1,4 +1,5 @@
-// Which base each cluster is rendered at under a rollout record, why a cluster is held, and the health the step may trust (pure).
+// Which base each cluster is rendered at under a rollout record, why a cluster is held, and the health the step may
+// trust (pure).
 import { isApplied, type ClusterStatus } from "../records/status.js";
 import type { Observations, RolloutRecord } from "./types.js";
 import { isFinal } from "./step.js";
@@ -42,7 +43,10 @@ function waveOf(record: RolloutRecord, cluster: string): number {
   return record.waves.findIndex((w) => w.clusters.includes(cluster));
 }
 
-/** Why a running rollout holds a cluster at an older base: `held by rollout <id>: wave 2/3 (early)`; undefined when it does not. */
+/**
+ * Why a running rollout holds a cluster at an older base: `held by rollout <id>: wave 2/3 (early)`; undefined when it
+ * does not.
+ */
 export function heldBy(record: RolloutRecord | undefined, cluster: string): string | undefined {
   if (!record || isFinal(record) || record.moved[cluster]?.at === "to") return undefined;
   const w = waveOf(record, cluster);

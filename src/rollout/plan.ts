@@ -1,4 +1,5 @@
-// The wave planner: which clusters of a rollout go in which wave, by selector and cumulative percentage in a stable order (pure).
+// The wave planner: which clusters of a rollout go in which wave, by selector and cumulative percentage in a stable
+// order (pure).
 import { createHash } from "node:crypto";
 import { selects } from "./model.js";
 import type { RolloutSettings } from "../model/rollout-file.js";

@@ -1,4 +1,5 @@
-// Base snapshots: the fleet base files of a revision, content-addressed (digest), as a records ConfigMap, and materialised read-only for the loader.
+// Base snapshots: the fleet base files of a revision, content-addressed (digest), as a records ConfigMap, and
+// materialised read-only for the loader.
 import { createHash } from "node:crypto";
 import {
   chmodSync,
@@ -42,7 +43,10 @@ export function baseDigest(files: Readonly<Record<string, string>>): string {
   return h.digest("hex");
 }
 
-/** The base files of the repository at `realRoot` (fleet/values.yaml, fleet/values.<group>.yaml, fleet/groups.yaml; not rollout.yaml). */
+/**
+ * The base files of the repository at `realRoot` (fleet/values.yaml, fleet/values.<group>.yaml, fleet/groups.yaml; not
+ * rollout.yaml).
+ */
 export function readBase(realRoot: string, revision?: string): BaseSnapshot | { error: string } {
   const files: Record<string, string> = {};
   const dir = join(realRoot, FLEET_DIR);
@@ -58,7 +62,9 @@ export function readBase(realRoot: string, revision?: string): BaseSnapshot | { 
   const bytes = Object.values(files).reduce((n, t) => n + Buffer.byteLength(t), 0);
   if (bytes > MAX_BASE_BYTES)
     return {
-      error: `the fleet base is ${bytes} bytes, over the ${MAX_BASE_BYTES} bytes (512 KiB) a rollout can pin: it is applied at once`,
+      error:
+        `the fleet base is ${bytes} bytes, over the ${MAX_BASE_BYTES} bytes (512 KiB) a rollout can pin: it ` +
+        `is applied at once`,
     };
   return { digest: baseDigest(files), files, ...(revision ? { revision } : {}) };
 }
@@ -122,8 +128,9 @@ export function materialise(cacheDir: string, snap: BaseSnapshot): string {
 }
 
 /**
- * What a cluster with these labels takes from a snapshot (`fleet`: readFleetBase of its folder): its base layers (paths and text, in merge order). Two
- * snapshots giving a cluster the same effective layers render it the same: it is not part of a rollout between them.
+ * What a cluster with these labels takes from a snapshot (`fleet`: readFleetBase of its folder): its base layers (paths
+ * and text, in merge order). Two snapshots giving a cluster the same effective layers render it the same: it is not
+ * part of a rollout between them.
  */
 export function effectiveLayers(
   fleet: FleetBase,

@@ -1,4 +1,5 @@
-// The rollout step (pure): from the record, the settings, the current wave's health and the time, the next record and the clusters to move.
+// The rollout step (pure): from the record, the settings, the current wave's health and the time, the next record and
+// the clusters to move.
 import { unavailableBudget } from "./model.js";
 import type { RolloutSettings, Wave } from "../model/rollout-file.js";
 import type { Move, MovedCluster, Observations, RolloutRecord, RolloutWave, StepResult } from "./types.js";
@@ -40,7 +41,8 @@ export function begin(b: Begin): RolloutRecord {
     message:
       count === 0
         ? `rollout ${id}: no cluster's base layers change${replaced}`
-        : `rollout ${id} started: ${count} cluster${count === 1 ? "" : "s"} in ${b.waves.length} wave${b.waves.length === 1 ? "" : "s"}${replaced}`,
+        : `rollout ${id} started: ${count} cluster${count === 1 ? "" : "s"} in ${b.waves.length} ` +
+          `wave${b.waves.length === 1 ? "" : "s"}${replaced}`,
   };
   return rec;
 }
@@ -162,7 +164,8 @@ export function step(record: RolloutRecord, settings: RolloutSettings, obs: Obse
     } else {
       enter(
         "Waiting",
-        `wave ${r.waves[r.wave]!.name} passed its health gate; ${pause === "manual" ? "waiting for vc rollout resume" : `next wave in ${Math.ceil(pause / 1000)}s`}`,
+        `wave ${r.waves[r.wave]!.name} passed its health gate; ` +
+          `${pause === "manual" ? "waiting for vc rollout resume" : `next wave in ${Math.ceil(pause / 1000)}s`}`,
       );
     }
   }

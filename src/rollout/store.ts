@@ -1,4 +1,5 @@
-// The rollout record and base snapshots in the records namespace: read, write (guarded by resourceVersion), requests of vc rollout.
+// The rollout record and base snapshots in the records namespace: read, write (guarded by resourceVersion), requests of
+// vc rollout.
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/object.js";
 import { KubeApiError, objectPath, type KubeClient } from "../host/client.js";

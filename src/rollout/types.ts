@@ -1,4 +1,5 @@
-// The shapes of progressive rollouts: fleet/rollout.yaml as read, the rollout record vc keeps, its phases and requests (docs/rollouts.md).
+// The shapes of progressive rollouts: fleet/rollout.yaml as read, the rollout record vc keeps, its phases and requests
+// (docs/rollouts.md).
 import type { HealthStatus } from "../model/health.js";
 
 /** Where a rollout is. */
@@ -7,7 +8,9 @@ export type RolloutPhase =
   | "Progressing"
   /** Stopped by `vc rollout pause`: nothing moves until `vc rollout resume`. */
   | "Paused"
-  /** The current wave passed its gate: waiting out the pause before the next (or for resume when the pause is manual). */
+  /**
+   * The current wave passed its gate: waiting out the pause before the next (or for resume when the pause is manual).
+   */
   | "Waiting"
   /** A wave failed its gate (a Degraded cluster, or the gate timed out): nothing moves until resume or abort. */
   | "Halted"

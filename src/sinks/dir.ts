@@ -1,4 +1,5 @@
-// The `dir:PATH` target: hydrated manifests, one YAML file per object, `<cluster>/<namespace|_cluster>/<kind>[.<group>]_<name>.yaml`.
+// The `dir:PATH` target: hydrated manifests, one YAML file per object,
+// `<cluster>/<namespace|_cluster>/<kind>[.<group>]_<name>.yaml`.
 import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync, rmSync, type Dirent } from "node:fs";
 import { lstat, mkdir, open, readdir, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -21,7 +22,9 @@ import type { Target, WriteOptions } from "./types.js";
 const CLUSTER_SCOPED = "_cluster";
 /** Files a write in progress leaves behind when the process dies between writing and renaming. */
 const TEMP_FILE = /\.yaml\.tmp-(\d+)$/;
-/** File names of the kinds that claim public hosts (claims/host-claims.ts): Gateways and VirtualServices of the mesh. */
+/**
+ * File names of the kinds that claim public hosts (claims/host-claims.ts): Gateways and VirtualServices of the mesh.
+ */
 const CLAIM_FILE = new RegExp(`^(gateway|virtualservice)\\.${MESH_GROUP.replaceAll(".", "\\.")}_[^/]+\\.yaml$`);
 
 /** Largest manifest file read back (as the repository loader's limit). */
@@ -115,7 +118,8 @@ export class DirTarget implements Target {
         out.push(obj);
       else
         this.tell(
-          `${relative(process.cwd(), file)}: unreadable, not a whole manifest vc wrote (cut short?): it is replaced by ` +
+          `${relative(process.cwd(), file)}: unreadable, not a whole manifest vc wrote (cut short?): it is ` +
+            `replaced by ` +
             "what the repository renders, or left as it is when the repository renders nothing there",
         );
     }
@@ -266,7 +270,9 @@ export class DirTarget implements Target {
     this.#clusterFolders.set(cluster, [...(this.#clusterFolders.get(cluster) ?? []), dir]);
   }
 
-  /** A manifest read back with the repository loader's limits; a symlink or an oversized file is refused, not followed. */
+  /**
+   * A manifest read back with the repository loader's limits; a symlink or an oversized file is refused, not followed.
+   */
   private read(file: string): KubeObject | undefined {
     const shown = relative(process.cwd(), file);
     const text = readManifest(file, shown);
@@ -339,7 +345,10 @@ async function sameFile(file: string, text: string, mode: number): Promise<boole
   }
 }
 
-/** The manifest files under `dir`, sorted; every folder walked (all real folders: a symlink is refused) lands in `folders`. */
+/**
+ * The manifest files under `dir`, sorted; every folder walked (all real folders: a symlink is refused) lands in
+ * `folders`.
+ */
 function yamlFiles(dir: string, folders: string[]): string[] {
   let entries: Dirent[];
   try {

@@ -17,7 +17,9 @@ export interface WriteOptions {
    * has changed since. Absent: written as it is.
    */
   resourceVersion?: string;
-  /** The cluster the write is for: it is fenced by the cluster's apply lease (and the run's Lease, where it has one). */
+  /**
+   * The cluster the write is for: it is fenced by the cluster's apply lease (and the run's Lease, where it has one).
+   */
   cluster?: string;
 }
 
@@ -34,7 +36,9 @@ export interface Target {
    * store, not from its watch cache (a cluster planned again because another run just wrote it).
    */
   listInventories(clusters: readonly string[], opts?: { fresh?: boolean }): Promise<Map<string, KubeObject[]>>;
-  /** The clusters with objects on the target, sorted: on a host those this source has records of; on dir: the folders. */
+  /**
+   * The clusters with objects on the target, sorted: on a host those this source has records of; on dir: the folders.
+   */
   clusterNames(): Promise<string[]>;
   /**
    * A reader of the fleet's live objects in the order the target holds them (a host: one paged LIST per kind for the
@@ -60,7 +64,9 @@ export interface Target {
    * Returns notes for the person (claims expanded, or why not). A dry run changes nothing.
    */
   recreate(live: KubeObject, desired: KubeObject, opts: WriteOptions): Promise<string[]>;
-  /** The kinds of the list the target cannot store (a host without the mesh CRDs); discovery answers are cached per run. */
+  /**
+   * The kinds of the list the target cannot store (a host without the mesh CRDs); discovery answers are cached per run.
+   */
   missingKinds(
     kinds: ReadonlyArray<{ apiVersion: string; kind: string }>,
   ): Promise<Array<{ apiVersion: string; kind: string }>>;
@@ -69,7 +75,10 @@ export interface Target {
    * indexed by host (claims/claim-index.ts). Absent: only the run's own claims are checked among themselves.
    */
   hostClaimIndex?(): Promise<ClaimIndex>;
-  /** Who writes to the target: the host's confirmation for a live host (else the kubeconfig's claim), the local account for a folder. */
+  /**
+   * Who writes to the target: the host's confirmation for a live host (else the kubeconfig's claim), the local account
+   * for a folder.
+   */
   actor(): Promise<Identity>;
   /** Where the target keeps each cluster's status and history: vc's records on a host, files in a dir: folder. */
   statusStore(opts?: StatusStoreOptions): StatusStore;
@@ -86,9 +95,15 @@ export interface Target {
   recordsByCluster?(only?: readonly string[]): Promise<Map<string, ClusterRecord>>;
   /** Where the target keeps its records (a host's records namespace). */
   readonly recordsNamespace?: string;
-  /** The source whose records this run reads and writes (its owner name; "" without one), on a target that keeps records. */
+  /**
+   * The source whose records this run reads and writes (its owner name; "" without one), on a target that keeps
+   * records.
+   */
   source?: string;
-  /** The clusters vc applied before it kept records (a host: an inventory-labelled Namespace each), with their host namespace. */
+  /**
+   * The clusters vc applied before it kept records (a host: an inventory-labelled Namespace each), with their host
+   * namespace.
+   */
   legacyClusters?(): Promise<Array<{ cluster: string; hostNamespace: string }>>;
   /**
    * Moves what vc kept in host namespaces before records into records (a host), for those of `clusters` without a
@@ -139,7 +154,9 @@ export interface Target {
   ): Promise<Claim>;
   /** Gives up the cluster's apply lease when this run still holds it (nothing else to record). */
   release?(cluster: string): Promise<void>;
-  /** One object as the target holds it now (not from a cache), or undefined: what a refused write is planned again on. */
+  /**
+   * One object as the target holds it now (not from a cache), or undefined: what a refused write is planned again on.
+   */
   readObject?(ref: ObjectRef): Promise<KubeObject | undefined>;
   /** True while the cluster's record this run reads is not written yet (a migration kept in memory, a hand-over). */
   unwrittenRecord?(cluster: string): boolean;
@@ -184,5 +201,7 @@ export interface FleetReader {
   readonly fellBack: string | undefined;
 }
 
-/** A fleet reader found the target listing out of its own order: a chunk may have been handed out short of an object. */
+/**
+ * A fleet reader found the target listing out of its own order: a chunk may have been handed out short of an object.
+ */
 export class ReadOrderError extends Error {}

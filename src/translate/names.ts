@@ -55,7 +55,10 @@ export type HostForm =
 
 const CLUSTER_LOCAL = ["svc", ...CLUSTER_DOMAIN.split(".")];
 
-/** Whether `labels` (a DNS name's labels) end a cluster-local name: `…svc.cluster.local`, `…cluster.local`, `…local`, `svc`. */
+/**
+ * Whether `labels` (a DNS name's labels) end a cluster-local name: `…svc.cluster.local`, `…cluster.local`, `…local`,
+ * `svc`.
+ */
 function clusterLocalSuffix(labels: readonly string[]): boolean {
   const n = labels.length;
   for (let k = 1; k <= CLUSTER_LOCAL.length; k++) {
@@ -77,7 +80,9 @@ export function classifyHost(host: string, virtualNamespace: string, namespaces?
     if (clusterLocalSuffix(rest) || (rest.length === 1 && (namespaces === undefined || namespaces.has(rest[0]!)))) {
       return {
         form: "refused",
-        reason: `the wildcard "${host}" spans cluster services, which cannot be translated to this cluster's host names: name each service`,
+        reason:
+          `the wildcard "${host}" spans cluster services, which cannot be translated to this cluster's host ` +
+          `names: name each service`,
       };
     }
     if (labels.slice(1).some((l) => l.includes("*")))
@@ -103,7 +108,9 @@ export function classifyHost(host: string, virtualNamespace: string, namespaces?
       return { form: "service", service: labels[0]!, namespace: labels[1]! };
     return {
       form: "refused",
-      reason: `"${host}" names service ${labels[0]} in namespace ${labels[1]} under the domain "${domain}", which vc does not translate: write ${labels[0]}.${labels[1]}.svc.${CLUSTER_DOMAIN}`,
+      reason:
+        `"${host}" names service ${labels[0]} in namespace ${labels[1]} under the domain "${domain}", which ` +
+        `vc does not translate: write ${labels[0]}.${labels[1]}.svc.${CLUSTER_DOMAIN}`,
     };
   }
   if (clusterLocalSuffix(labels))

@@ -1,4 +1,5 @@
-// How wide help text may be: a terminal's own width; in a file or a pipe no wrapping at all (commander's default is 80).
+// How wide help text may be: a terminal's own width; in a file or a pipe no wrapping at all (commander's default is
+// 80).
 import type { Command } from "commander";
 
 /** The wrap width for a stream: its columns on a terminal, else $COLUMNS when set, else unlimited. */

@@ -49,7 +49,10 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-/** The wait before retry number `retry` (1-based): Retry-After when the server gave one, else exponential backoff with jitter. */
+/**
+ * The wait before retry number `retry` (1-based): Retry-After when the server gave one, else exponential backoff with
+ * jitter.
+ */
 export function retryDelay(policy: RetryPolicy, retry: number, retryAfterMs?: number, random = Math.random): number {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxRetryAfterMs);
   const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));

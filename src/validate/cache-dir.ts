@@ -1,4 +1,5 @@
-// Where vc keeps its caches (outside the checkout), whether a cache folder may be trusted, and the per-installation key that authenticates validation cache entries.
+// Where vc keeps its caches (outside the checkout), whether a cache folder may be trusted, and the per-installation key
+// that authenticates validation cache entries.
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
@@ -40,11 +41,16 @@ export function cacheDirProblem(dir: string): string | undefined {
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) return `it is owned by user ${st.uid}, not by this user (${uid})`;
   if ((st.mode & 0o022) !== 0)
-    return `it is writable by ${st.mode & 0o020 ? "its group" : ""}${(st.mode & 0o022) === 0o022 ? " and " : ""}${st.mode & 0o002 ? "others" : ""} (mode ${(st.mode & 0o777).toString(8)}): chmod go-w`;
+    return (
+      `it is writable by ` +
+      `${st.mode & 0o020 ? "its group" : ""}${(st.mode & 0o022) === 0o022 ? " and " : ""}${st.mode & 0o002 ? "others" : ""} (mode ${(st.mode & 0o777).toString(8)}): chmod go-w`
+    );
   return undefined;
 }
 
-/** The folder made (0700, parents as needed) when missing, then checked: the problem, or undefined when it may be used. */
+/**
+ * The folder made (0700, parents as needed) when missing, then checked: the problem, or undefined when it may be used.
+ */
 function prepareCacheDir(dir: string): string | undefined {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -57,7 +63,8 @@ function prepareCacheDir(dir: string): string | undefined {
 /**
  * The secret of the cache folder `dir` (already checked by cacheDirProblem): read from CACHE_KEY_FILE, or created
  * there (0600, exclusively) when absent. A key file that is a symlink, not a regular file, owned by another user,
- * readable or writable by anyone else (as no file git checks out is) or of the wrong size is refused: a string says why.
+ * readable or writable by anyone else (as no file git checks out is) or of the wrong size is refused: a string says
+ * why.
  */
 function cacheSecret(dir: string): Buffer | string {
   const path = join(dir, CACHE_KEY_FILE);
@@ -78,7 +85,10 @@ function cacheSecret(dir: string): Buffer | string {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    return `its key ${CACHE_KEY_FILE} cannot be read (${(err as NodeJS.ErrnoException).code === "ELOOP" ? "a symlink" : ((err as NodeJS.ErrnoException).code ?? String(err))})`;
+    return (
+      `its key ${CACHE_KEY_FILE} cannot be read ` +
+      `(${(err as NodeJS.ErrnoException).code === "ELOOP" ? "a symlink" : ((err as NodeJS.ErrnoException).code ?? String(err))})`
+    );
   }
   try {
     const st = fstatSync(fd);

@@ -1,4 +1,5 @@
-// The content-addressed cache of validated cluster folders: key from vc's version, the schemas and every file's content; entries on disk, authenticated.
+// The content-addressed cache of validated cluster folders: key from vc's version, the schemas and every file's
+// content; entries on disk, authenticated.
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import {
   closeSync,
@@ -52,7 +53,10 @@ function codeIdentity(): string {
   return versionAndSchemas;
 }
 
-/** The key of a cluster folder: its name, its layout findings, the content of each of its files (as read) and its budget, with vc's identity. */
+/**
+ * The key of a cluster folder: its name, its layout findings, the content of each of its files (as read) and its
+ * budget, with vc's identity.
+ */
 export function clusterKey(files: ClusterFiles, reads: ReadonlyMap<string, ReadResult>, budget: FolderBudget): string {
   const h = createHash("sha256");
   h.update(codeIdentity());
@@ -142,7 +146,9 @@ export class DirCache implements ValidationCache {
   async flush(): Promise<void> {}
 }
 
-/** Writes a new entry file whole, or leaves none (a file of that name already there is kept: written by another run). */
+/**
+ * Writes a new entry file whole, or leaves none (a file of that name already there is kept: written by another run).
+ */
 function writeEntry(path: string, data: Uint8Array): void {
   let fd: number;
   try {

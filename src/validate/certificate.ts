@@ -1,4 +1,5 @@
-// cert-manager Certificates of certificates/: kind and schema checks per document, rules of one document and across a cluster's certificates.
+// cert-manager Certificates of certificates/: kind and schema checks per document, rules of one document and across a
+// cluster's certificates.
 import { parseDuration } from "../model/duration.js";
 import type { KubeObject } from "../kube/object.js";
 import { CERT_MANAGER_API_VERSION, CERT_MANAGER_GROUP } from "../kube/resources.js";
@@ -15,7 +16,8 @@ const SCHEMA: SchemaName = "certmanager/certificate";
 /** The one error of a certificates/ document while integrations.certManager.enabled is false (at its `kind`). */
 export function certManagerOffFinding(doc: unknown, index: number): Finding {
   const message =
-    "certificates/ holds cert-manager Certificates, but the certificate-manager integration is off: set integrations.certManager.enabled: true in the cluster's values (or remove the file)";
+    "certificates/ holds cert-manager Certificates, but the certificate-manager integration is off: set " +
+    "integrations.certManager.enabled: true in the cluster's values (or remove the file)";
   return isMapping(doc) && "kind" in doc
     ? { doc: index, path: ["kind"], at: "key", severity: "error", code: "certmanager-disabled", message }
     : { doc: index, path: [], at: "value", severity: "error", code: "certmanager-disabled", message };
@@ -28,7 +30,8 @@ const CERTIFICATES: ManifestFamily = {
   kindCode: "certificate-kind",
   kindsHint: "Certificate",
   unsupportedKind: (kind) =>
-    `unsupported kind "${kind}" under certificates/: only Certificate of ${CERT_MANAGER_API_VERSION} is synced${kind === "Issuer" || kind === "ClusterIssuer" ? ": issuers are not synced; name a ClusterIssuer of the host in a Certificate's spec.issuerRef" : ""}`,
+    `unsupported kind "${kind}" under certificates/: only Certificate of ${CERT_MANAGER_API_VERSION} is ` +
+    `synced${kind === "Issuer" || kind === "ClusterIssuer" ? ": issuers are not synced; name a ClusterIssuer of the host in a Certificate's spec.issuerRef" : ""}`,
   wrongApiVersion: (apiVersion) =>
     `apiVersion "${apiVersion}" is not accepted: Certificates are accepted as ${CERT_MANAGER_API_VERSION}`,
   rules: (_kind, spec, index, out) => specRules(spec, index, out),
@@ -62,13 +65,16 @@ function specRules(spec: Record<string, unknown>, index: number, out: Finding[])
     const kind = typeof ref.kind === "string" ? ref.kind : undefined;
     rule(
       ["spec", "issuerRef", kind === undefined ? "name" : "kind"],
-      `issuerRef names a namespaced ${kind ?? "Issuer (the kind cert-manager assumes when none is given)"}: it would be looked up in the host namespace, where vc syncs no issuers; use a ClusterIssuer of the host (issuerRef.kind: ClusterIssuer)`,
+      `issuerRef names a namespaced ${kind ?? "Issuer (the kind cert-manager assumes when none is given)"}: it ` +
+        `would be looked up in the host namespace, where vc syncs no issuers; use a ClusterIssuer of the host ` +
+        `(issuerRef.kind: ClusterIssuer)`,
     );
   }
   if (spec.isCA === true) {
     rule(
       ["spec", "isCA"],
-      "isCA: true is refused: a CA certificate issued by a ClusterIssuer the host trusts could sign names the fleet policy does not allow; a Gateway needs a leaf certificate (leave isCA out)",
+      "isCA: true is refused: a CA certificate issued by a ClusterIssuer the host trusts could sign names the " +
+        "fleet policy does not allow; a Gateway needs a leaf certificate (leave isCA out)",
     );
   }
   const ms = (v: unknown): number | undefined => {
@@ -83,7 +89,8 @@ function specRules(spec: Record<string, unknown>, index: number, out: Finding[])
   if (renewBefore !== undefined && renewBefore >= duration) {
     rule(
       ["spec", "renewBefore"],
-      `renewBefore ${String(spec.renewBefore)} is not shorter than the certificate's duration ${typeof spec.duration === "string" ? spec.duration : "(default 2160h)"}: cert-manager refuses it`,
+      `renewBefore ${String(spec.renewBefore)} is not shorter than the certificate's duration ` +
+        `${typeof spec.duration === "string" ? spec.duration : "(default 2160h)"}: cert-manager refuses it`,
     );
   }
 }
@@ -114,7 +121,9 @@ export function certificateRules(cluster: string, objects: readonly PlacedObject
         ["spec", "secretName"],
         "error",
         "secret-collision",
-        `Certificates ${p.object.metadata.namespace}/${p.object.metadata.name} and ${q.object.metadata.namespace}/${q.object.metadata.name} (${q.file}) both write the Secret "${secret}" on the host: give each its own secretName`,
+        `Certificates ${p.object.metadata.namespace}/${p.object.metadata.name} and ` +
+          `${q.object.metadata.namespace}/${q.object.metadata.name} (${q.file}) both write the Secret "${secret}" ` +
+          `on the host: give each its own secretName`,
       );
     }
   }

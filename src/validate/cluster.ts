@@ -1,4 +1,5 @@
-// Validates one cluster folder: its name, values files, cluster.yaml, mesh and certificate manifests, into a ClusterSpec when valid.
+// Validates one cluster folder: its name, values files, cluster.yaml, mesh and certificate manifests, into a
+// ClusterSpec when valid.
 import { reservedNamespaceProblem } from "./host-namespace.js";
 import type { KubeObject } from "../kube/object.js";
 import { defaultHostNamespace, type ClusterSettings, type FolderManifest } from "../model/cluster.js";
@@ -135,7 +136,8 @@ function validateWithin(
     }
   }
 
-  // Reserved namespaces are refused after the cache (validate/host-namespace.ts): the reconciler's namespace may be configured.
+  // Reserved namespaces are refused after the cache (validate/host-namespace.ts): the reconciler's namespace may be
+  // configured.
   if (settings) result.settings = settings;
   if (values) result.values = values;
 
@@ -221,7 +223,10 @@ function loadManifests(
   };
 }
 
-/** The host's, the platform's and `default` are never a virtual cluster's home (host-namespace.ts; also used by vc create). */
+/**
+ * The host's, the platform's and `default` are never a virtual cluster's home (host-namespace.ts; also used by vc
+ * create).
+ */
 export function reservedNamespaceRule(ns: string): { severity: "error" | "warning"; message: string } | undefined {
   const message = reservedNamespaceProblem(ns);
   return message ? { severity: "error", message } : undefined;
@@ -229,8 +234,8 @@ export function reservedNamespaceRule(ns: string): { severity: "error" | "warnin
 
 /**
  * The loader of one cluster folder: each file within the per-file limits of the YAML loader, all of them
- * together within MAX_CLUSTER_ALIAS_NODES and MAX_CLUSTER_ALIAS_BYTES of alias expansion (a file that crosses it is refused) and within the
- * folder's budget of documents (OverBudget is thrown at the first document past it).
+ * together within MAX_CLUSTER_ALIAS_NODES and MAX_CLUSTER_ALIAS_BYTES of alias expansion (a file that crosses it is
+ * refused) and within the folder's budget of documents (OverBudget is thrown at the first document past it).
  */
 function folderLoader(
   realRoot: string,
@@ -262,8 +267,10 @@ function folderLoader(
     if (used <= MAX_CLUSTER_ALIAS_NODES && usedBytes <= MAX_CLUSTER_ALIAS_BYTES) return loaded;
     const message =
       used > MAX_CLUSTER_ALIAS_NODES
-        ? `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_NODES} extra nodes together (this file crosses the budget): refused (an alias bomb?)`
-        : `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_BYTES} extra bytes together once repeated (this file crosses the budget): refused (an alias bomb?)`;
+        ? `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_NODES} extra nodes ` +
+          `together (this file crosses the budget): refused (an alias bomb?)`
+        : `YAML aliases in this cluster's files expand to more than ${MAX_CLUSTER_ALIAS_BYTES} extra bytes ` +
+          `together once repeated (this file crosses the budget): refused (an alias bomb?)`;
     return { ok: false, diagnostic: fileDiagnostic(file, "error", "yaml-alias-bomb", message) };
   };
 }

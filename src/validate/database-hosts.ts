@@ -44,7 +44,8 @@ export function databaseTargets(endpoint: string): DatabaseTargets {
     return {
       hosts,
       refusals: [
-        "it holds a space, a control character, `\\` or `#`, which database clients read differently: percent-encode them",
+        "it holds a space, a control character, `\\` or `#`, which database clients read differently: " +
+          "percent-encode them",
       ],
     };
   }
@@ -97,7 +98,8 @@ export function databaseTargets(endpoint: string): DatabaseTargets {
       addHostList(raw, `the parameter ${key}`);
     } else if (SERVICE_PARAMS.has(key)) {
       refusals.push(
-        `the parameter ${key} takes the hosts from a connection service file outside the repository: write the hosts in the URL`,
+        `the parameter ${key} takes the hosts from a connection service file outside the repository: write the ` +
+          `hosts in the URL`,
       );
     } else if (key === "dbname" && isConnectionString(decode(raw) ?? "=")) {
       refusals.push("the parameter dbname is itself a connection string: name the database only");

@@ -1,4 +1,5 @@
-// A problem inside a parsed file, located by document and path; turned into a Diagnostic (with line and column) only when reported.
+// A problem inside a parsed file, located by document and path; turned into a Diagnostic (with line and column) only
+// when reported.
 import type { Event } from "js-yaml";
 import type { Diagnostic, Severity } from "../model/diagnostic.js";
 import { YamlPositions, type PathSegment } from "../repo/positions.js";
@@ -17,7 +18,10 @@ export interface Finding {
 /** A finding of a rule across a cluster's files, with the file it points into. */
 export type PlacedFinding = Finding & { file: string };
 
-/** Problems reported per file; past this, one line says how many more there are (bounds the work a hostile file can cause). */
+/**
+ * Problems reported per file; past this, one line says how many more there are (bounds the work a hostile file can
+ * cause).
+ */
 export const MAX_FINDINGS_PER_FILE = 100;
 
 /** One parsed file: its text (for positions, computed lazily) and where its diagnostics go. */
@@ -34,13 +38,17 @@ export class SourceFile {
     private events?: Event[],
   ) {}
 
-  /** The diagnostic of a finding, with the line and column of its path (the document's node tree built on first use). */
+  /**
+   * The diagnostic of a finding, with the line and column of its path (the document's node tree built on first use).
+   */
   diagnostic(f: Finding): Diagnostic {
     const pos = (this.positions ??= new YamlPositions(this.text, this.events)).locate(f.doc, f.path, f.at);
     return { file: this.file, line: pos.line, col: pos.col, severity: f.severity, code: f.code, message: f.message };
   }
 
-  /** Adds the diagnostics of `findings` to `out`, up to MAX_FINDINGS_PER_FILE for this file; the rest are only counted. */
+  /**
+   * Adds the diagnostics of `findings` to `out`, up to MAX_FINDINGS_PER_FILE for this file; the rest are only counted.
+   */
   report(findings: readonly Finding[], out: Diagnostic[]): void {
     for (const f of findings) {
       if (this.reported < MAX_FINDINGS_PER_FILE) {
@@ -67,7 +75,8 @@ export class SourceFile {
         this.file,
         this.omittedErrors ? "error" : "warning",
         "too-many-problems",
-        `${this.omitted} more problem${this.omitted === 1 ? " in this file is" : "s in this file are"} not shown (only the first ${MAX_FINDINGS_PER_FILE} are): fix those and validate again`,
+        `${this.omitted} more problem${this.omitted === 1 ? " in this file is" : "s in this file are"} not shown ` +
+          `(only the first ${MAX_FINDINGS_PER_FILE} are): fix those and validate again`,
       ),
     );
     this.omitted = 0;

@@ -1,4 +1,5 @@
-// The fleet's shared bases as validation sees them: fleet/groups.yaml checked against its schema, each cluster's base layers.
+// The fleet's shared bases as validation sees them: fleet/groups.yaml checked against its schema, each cluster's base
+// layers.
 import type { Diagnostic } from "../model/diagnostic.js";
 import { readFleetBase, GROUPS_FILE, FLEET_DIR, type FleetBase } from "../repo/fleet-base.js";
 import { loadYamlFile } from "../repo/load.js";
@@ -14,7 +15,10 @@ export interface LoadedFleetBase {
   broken: boolean;
 }
 
-/** fleet/ with fleet/groups.yaml validated; a group values file without its group is a warning (it applies to no cluster). */
+/**
+ * fleet/ with fleet/groups.yaml validated; a group values file without its group is a warning (it applies to no
+ * cluster).
+ */
 export function loadFleetBase(realRoot: string): LoadedFleetBase {
   const { base, diagnostics } = readFleetBase(realRoot);
   let broken = diagnostics.some((d) => d.severity === "error");

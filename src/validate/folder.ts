@@ -1,4 +1,5 @@
-// One cluster folder from the cache when its content is known, else validated (and stored), then held to the fleet policy; a failure stays that folder's own.
+// One cluster folder from the cache when its content is known, else validated (and stored), then held to the fleet
+// policy; a failure stays that folder's own.
 import { CLUSTERS_DIR, listClusterFiles, type ClusterFiles } from "../repo/layout.js";
 import { folderBudget, readWithinBudget } from "../repo/budget.js";
 import { clusterKey, type Detail, type ValidationCache } from "./cache.js";
@@ -23,9 +24,9 @@ export interface Known {
  * `policy`: the loaded fleet policy, when the repository has one. The cache holds results before the policy
  * (its key is the folder's content only); the policy is applied to every result, cached or not. `listed`: the
  * folder's files when the caller listed them already (the pool does, to hand out the largest folders first).
- * `baseRoot`: the folder of the base snapshot a rollout pins the cluster to (its fleet/ layers), when not the repository's.
- * `known`: with it the result carries its digest, and a summary whose digest matches the record's is the record's
- * (validated when it was recorded: the policy applied, valid), not validated again.
+ * `baseRoot`: the folder of the base snapshot a rollout pins the cluster to (its fleet/ layers), when not the
+ * repository's. `known`: with it the result carries its digest, and a summary whose digest matches the record's is the
+ * record's (validated when it was recorded: the policy applied, valid), not validated again.
  */
 export function validateFolder(
   realRoot: string,
@@ -42,7 +43,8 @@ export function validateFolder(
     const own = listed ?? listClusterFiles(realRoot, name, budget.files);
     // The fleet's base layers come first (fleet/values.yaml, then the groups its labels select), as values files of the
     // folder: read within its budget, part of its cache key, merged by the same rules, errors located in the base file.
-    // A cluster pinned by a rollout takes its base layers (and groups) from the snapshot's folder (src/validate/pinned.ts).
+    // A cluster pinned by a rollout takes its base layers (and groups) from the snapshot's folder
+    // (src/validate/pinned.ts).
     const fleet = loadFleetBase(baseRoot ?? realRoot);
     // cluster.yaml is read (and parsed) for its labels only when they can choose a group's layers: a fleet without
     // group values files reads it once, with the folder's other files.
@@ -77,7 +79,8 @@ export function validateFolder(
     // The cache keeps what the folder says, not the policy.
     return digested(held(policy ? structuredClone(result) : result));
   } catch (err) {
-    // An unexpected failure (a bug, a file no limit foresaw) makes this cluster invalid with its own error, never the whole run.
+    // An unexpected failure (a bug, a file no limit foresaw) makes this cluster invalid with its own error, never the
+    // whole run.
     const dir = `${CLUSTERS_DIR}/${name}`;
     const message = `cannot validate this cluster folder: ${err instanceof Error ? err.message : String(err)}`;
     return { name, dir, valid: false, diagnostics: [fileDiagnostic(dir, "error", "internal", message)] };

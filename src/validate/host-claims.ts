@@ -125,9 +125,12 @@ export function claimConflicts(realRoot: string, clusters: readonly ClusterResul
     for (const { mine, holder } of found) {
       const at = locate(holder.claim, "");
       const message =
-        `public host "${mine.host}" is also claimed by cluster ${holder.cluster.name} ("${holder.claim.host}" at ${at.file}:${at.line}:${at.col}): one cluster per public host. ` +
-        `Without the host, the cluster whose name sorts later is reported (the reconciler applies the first name of claims nobody serves yet); ` +
-        `on the host the older live claim wins whatever the names (vc diff shows which): remove the host from one of them`;
+        `public host "${mine.host}" is also claimed by cluster ${holder.cluster.name} ("${holder.claim.host}" at ` +
+        `${at.file}:${at.line}:${at.col}): one cluster per public host. ` +
+        `Without the host, the cluster whose name sorts later is reported (the reconciler applies the first name ` +
+        `of claims nobody serves yet); ` +
+        `on the host the older live claim wins whatever the names (vc diff shows which): remove the host from one ` +
+        `of them`;
       cluster.diagnostics.push(locate(mine, message));
     }
     delete cluster.spec;

@@ -1,4 +1,5 @@
-// Which host namespaces a cluster may live in: never the host's, the platform's (reconciler, mesh, cert-manager) or `default`; within the fleet policy's pattern when it sets one.
+// Which host namespaces a cluster may live in: never the host's, the platform's (reconciler, mesh, cert-manager) or
+// `default`; within the fleet policy's pattern when it sets one.
 import { defaultHostNamespace } from "../model/cluster.js";
 import { recordsNamespace } from "../translate/keys.js";
 import { namespaceDiagnostic, type ClusterResult } from "./result.js";
@@ -12,13 +13,22 @@ const INTEGRATION_NAMESPACES: readonly string[] = ["istio-system", "cert-manager
  */
 export function reservedNamespaceProblem(ns: string, reconcilerNamespace = recordsNamespace()): string | undefined {
   if (ns.startsWith("kube-"))
-    return `host namespace "${ns}" belongs to the host cluster itself (kube-*): choose a namespace of the virtual cluster's own`;
+    return (
+      `host namespace "${ns}" belongs to the host cluster itself (kube-*): choose a namespace of the virtual ` +
+      `cluster's own`
+    );
   if (ns === "default")
     return 'host namespace "default" is shared with everything else on the host: give the cluster a namespace of its own (the default vc-<name>)';
   if (ns === reconcilerNamespace || ns === "vc-system")
-    return `host namespace "${ns}" is the reconciler's own namespace (its credentials, its leader Lease, vc's records): choose a namespace of the virtual cluster's own`;
+    return (
+      `host namespace "${ns}" is the reconciler's own namespace (its credentials, its leader Lease, vc's ` +
+      `records): choose a namespace of the virtual cluster's own`
+    );
   if (INTEGRATION_NAMESPACES.includes(ns))
-    return `host namespace "${ns}" belongs to a platform integration (the mesh or cert-manager): choose a namespace of the virtual cluster's own`;
+    return (
+      `host namespace "${ns}" belongs to a platform integration (the mesh or cert-manager): choose a ` +
+      `namespace of the virtual cluster's own`
+    );
   return undefined;
 }
 
@@ -35,7 +45,8 @@ function namespaceMatches(ns: string, pattern: string): boolean {
 
 /**
  * Refuses clusters whose host namespace is reserved, or outside the fleet policy's `hostNamespaces.pattern`: a located
- * error on cluster.yaml's `namespace` (or on the folder, for the default vc-<name>); the cluster is invalid, the others go on.
+ * error on cluster.yaml's `namespace` (or on the folder, for the default vc-<name>); the cluster is invalid, the others
+ * go on.
  */
 export function hostNamespaceRules(realRoot: string, clusters: ClusterResult[], pattern: string | undefined): void {
   for (const c of clusters) {

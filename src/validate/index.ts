@@ -1,4 +1,5 @@
-// Validation of a whole repository: every selected cluster folder, plus rules across clusters; the entry point other stages call.
+// Validation of a whole repository: every selected cluster folder, plus rules across clusters; the entry point other
+// stages call.
 import { hostNamespaceRules } from "./host-namespace.js";
 import { maskShapedCredentials } from "../model/secrets.js";
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
@@ -49,7 +50,9 @@ export interface ValidateOptions {
    * no host. Commands that reach the host (apply, diff, the reconciler) leave it off and decide by the live claims.
    */
   hostClaims?: boolean;
-  /** Clusters pinned by a rollout to a base snapshot: the folder holding its fleet/ files, by cluster (src/rollout/). */
+  /**
+   * Clusters pinned by a rollout to a base snapshot: the folder holding its fleet/ files, by cluster (src/rollout/).
+   */
   bases?: Readonly<Record<string, string>>;
   /**
    * What the records kept of the folders' last validations (digest.ts ValidatedFolder), by cluster: every result then
@@ -153,7 +156,9 @@ function onceForTheFleet(clusters: readonly ClusterResult[]): Diagnostic[] {
   }
   return [...reached.values()].map(({ d, clusters: names }) => ({
     ...d,
-    message: `${d.message} (reaches ${names.length} cluster${names.length === 1 ? "" : "s"}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""})`,
+    message:
+      `${d.message} (reaches ${names.length} cluster${names.length === 1 ? "" : "s"}: ` +
+      `${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""})`,
   }));
 }
 

@@ -1,4 +1,5 @@
-// One document of a cluster folder's manifest folders (mesh/, certificates/): a mapping, a kind and apiVersion the folder takes, its schema and rules.
+// One document of a cluster folder's manifest folders (mesh/, certificates/): a mapping, a kind and apiVersion the
+// folder takes, its schema and rules.
 import type { KubeObject } from "../kube/object.js";
 import { isMapping } from "../repo/merge.js";
 import type { Finding } from "./finding.js";
@@ -28,7 +29,9 @@ export interface ManifestFamily {
   rules(kind: string, spec: Record<string, unknown>, index: number, out: Finding[]): void;
 }
 
-/** Findings of one document; `object` is set when it is an object of the family without errors (namespace defaulted). */
+/**
+ * Findings of one document; `object` is set when it is an object of the family without errors (namespace defaulted).
+ */
 export function checkManifest(
   family: ManifestFamily,
   doc: unknown,

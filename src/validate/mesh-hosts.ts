@@ -1,4 +1,5 @@
-// The service hosts a mesh object names (VirtualService hosts, route destinations and mirrors; DestinationRule host) and the rule every one of them obeys: translated, kept as an external host, or refused.
+// The service hosts a mesh object names (VirtualService hosts, route destinations and mirrors; DestinationRule host)
+// and the rule every one of them obeys: translated, kept as an external host, or refused.
 import type { KubeObject } from "../kube/object.js";
 import type { PathSegment } from "../repo/positions.js";
 import { classifyHost, meshNamespaces } from "../translate/names.js";
@@ -12,7 +13,10 @@ const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 export interface HostField {
   path: PathSegment[];
   host: string;
-  /** `hosts` (what a VirtualService serves) or `destination` (where traffic goes: routes, mirrors, a DestinationRule's host). */
+  /**
+   * `hosts` (what a VirtualService serves) or `destination` (where traffic goes: routes, mirrors, a DestinationRule's
+   * host).
+   */
   role: "hosts" | "destination";
 }
 
@@ -75,7 +79,9 @@ export function hostFormRules(
         at(
           "warning",
           "external-host",
-          `"${f.host}" is kept as an external host: "${second}" is none of this cluster's namespaces (${[...namespaces].sort().join(", ")}); for the service ${svc} of namespace ${second} write ${svc}.${second}.svc.cluster.local`,
+          `"${f.host}" is kept as an external host: "${second}" is none of this cluster's namespaces ` +
+            `(${[...namespaces].sort().join(", ")}); for the service ${svc} of namespace ${second} write ` +
+            `${svc}.${second}.svc.cluster.local`,
         );
       }
     }

@@ -98,7 +98,9 @@ export function identityRules(cluster: string, objects: readonly PlacedObject[],
           ["metadata", "name"],
           "error",
           "host-name-collision",
-          `${kind} ${p.object.metadata.namespace}/${p.object.metadata.name} and ${q.object.metadata.namespace}/${q.object.metadata.name} (${q.file}) both become "${hn}" on the host: rename one`,
+          `${kind} ${p.object.metadata.namespace}/${p.object.metadata.name} and ` +
+            `${q.object.metadata.namespace}/${q.object.metadata.name} (${q.file}) both become "${hn}" on the host: ` +
+            `rename one`,
         );
       }
     } else {
@@ -180,7 +182,8 @@ function referenceWarnings(objects: readonly PlacedObject[], byKey: Map<string, 
             "dangling-reference",
             known
               ? `subset "${subset}" is not defined in the DestinationRule for ${svc.service}.${svc.namespace}`
-              : `subset "${subset}": no DestinationRule in this cluster defines subsets for ${svc.service}.${svc.namespace}`,
+              : `subset "${subset}": no DestinationRule in this cluster defines subsets for ` +
+                  `${svc.service}.${svc.namespace}`,
           );
         }
       }),

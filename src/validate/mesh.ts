@@ -20,9 +20,11 @@ const MESH: ManifestFamily = {
   kindCode: "mesh-kind",
   kindsHint: "VirtualService, DestinationRule or Gateway",
   unsupportedKind: (kind) =>
-    `unsupported kind "${kind}" under mesh/: only VirtualService, DestinationRule and Gateway of ${MESH_API_VERSION} are synced`,
+    `unsupported kind "${kind}" under mesh/: only VirtualService, DestinationRule and Gateway of ` +
+    `${MESH_API_VERSION} are synced`,
   wrongApiVersion: (apiVersion) =>
-    `apiVersion "${apiVersion}" is not accepted: mesh resources are accepted as ${MESH_API_VERSION}${apiVersion.startsWith(`${MESH_GROUP}/`) ? "" : " (the mesh's resources use the group networking.mesh.io)"}`,
+    `apiVersion "${apiVersion}" is not accepted: mesh resources are accepted as ` +
+    `${MESH_API_VERSION}${apiVersion.startsWith(`${MESH_GROUP}/`) ? "" : " (the mesh's resources use the group networking.mesh.io)"}`,
   unknownKeysWarn: true,
   rules: (kind, spec, index, out) => {
     if (kind === "DestinationRule") destinationRuleRules(spec, index, out);
@@ -80,7 +82,8 @@ function gatewayRules(spec: Record<string, unknown>, index: number, out: Finding
         out,
         index,
         ["spec", "servers", i, "port", "protocol"],
-        `server on port ${String(s.port.number)} uses HTTPS but has no tls: add tls.mode (SIMPLE) and tls.credentialName`,
+        `server on port ${String(s.port.number)} uses HTTPS but has no tls: add tls.mode (SIMPLE) and ` +
+          `tls.credentialName`,
       );
     }
     if (tls && (tls.mode === "SIMPLE" || tls.mode === "MUTUAL") && tls.credentialName === undefined) {

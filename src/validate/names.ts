@@ -29,7 +29,10 @@ export function clusterNameProblem(name: string): string | undefined {
   if (!isDns1123Label(name)) return `it must be a DNS-1123 label (${labelProblem(name)})`;
   if (!/^[a-z]/.test(name)) return "it must start with a letter: it also names the Service of the virtual API server";
   if (name.length > MAX_CLUSTER_NAME) {
-    return `it is ${name.length} characters long, over ${MAX_CLUSTER_NAME}: the control-plane pods' controller-revision-hash label would exceed 63`;
+    return (
+      `it is ${name.length} characters long, over ${MAX_CLUSTER_NAME}: the control-plane pods' ` +
+      `controller-revision-hash label would exceed 63`
+    );
   }
   return undefined;
 }

@@ -1,4 +1,5 @@
-// The compact index a fleet streamed chunk by chunk keeps for its cross-cluster rules: host namespace -> the clusters claiming it.
+// The compact index a fleet streamed chunk by chunk keeps for its cross-cluster rules: host namespace -> the clusters
+// claiming it.
 import type { Diagnostic } from "../model/diagnostic.js";
 
 /** The code of the cross-cluster rule's finding (validate/index.ts). */

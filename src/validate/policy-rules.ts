@@ -1,4 +1,5 @@
-// The fleet policy's bounds on one cluster (pure): hosts its mesh objects and certificates claim, gateway selectors and credentials, quota, database host.
+// The fleet policy's bounds on one cluster (pure): hosts its mesh objects and certificates claim, gateway selectors and
+// credentials, quota, database host.
 import type { KubeObject } from "../kube/object.js";
 import type { Values } from "../model/values.js";
 import { compareQuantities } from "../kube/quantity.js";
@@ -78,7 +79,10 @@ function quotaFindings(policy: Policy, values: Values, out: PolicyFinding[]): vo
           ["policies", "resourceQuota", "enabled"],
           ["policies", "resourceQuota"],
         ],
-        message: `the fleet policy (${POLICY_FILE} quota.required) requires a resource quota: set policies.resourceQuota.enabled: true with ${bounded.join(", ")} at most ${bounded.map((k) => max[k]).join(", ")}`,
+        message:
+          `the fleet policy (${POLICY_FILE} quota.required) requires a resource quota: set ` +
+          `policies.resourceQuota.enabled: true with ${bounded.join(", ")} at most ` +
+          `${bounded.map((k) => max[k]).join(", ")}`,
       });
     return;
   }
@@ -93,7 +97,9 @@ function quotaFindings(policy: Policy, values: Values, out: PolicyFinding[]): vo
             ["policies", "resourceQuota", "enabled"],
           ],
           at: "key",
-          message: `the fleet policy (${POLICY_FILE} quota.required) requires policies.resourceQuota.quota["${key}"] (at most ${max[key]})`,
+          message:
+            `the fleet policy (${POLICY_FILE} quota.required) requires ` +
+            `policies.resourceQuota.quota["${key}"] (at most ${max[key]})`,
         });
       continue;
     }
@@ -118,14 +124,17 @@ function databaseFindings(policy: Policy, values: Values, out: PolicyFinding[]):
     out.push({
       where: "values",
       paths,
-      message: `the database endpoint cannot be checked against the fleet policy (${POLICY_FILE} database.hosts): ${why}`,
+      message:
+        `the database endpoint cannot be checked against the fleet policy (${POLICY_FILE} ` + `database.hosts): ${why}`,
     });
   for (const host of hosts) {
     if (!allowed.some((p) => hostAllowed(host, p))) {
       out.push({
         where: "values",
         paths,
-        message: `database host "${host}" is not allowed by the fleet policy (${POLICY_FILE} database.hosts: ${list(allowed)})`,
+        message:
+          `database host "${host}" is not allowed by the fleet policy (${POLICY_FILE} database.hosts: ` +
+          `${list(allowed)})`,
       });
     }
   }
@@ -147,7 +156,8 @@ function meshFindings(
     void out.push({ where: "manifest", file: m.file, doc: m.index, path, message });
   if (kind === "VirtualService" || kind === "DestinationRule") {
     // Every host it names (served hosts, route destinations, mirrors, a DestinationRule's host) that is not a service
-    // of this cluster is an external host, kept as written: bounded by hosts.virtualServices (refused forms are mesh errors).
+    // of this cluster is an external host, kept as written: bounded by hosts.virtualServices (refused forms are mesh
+    // errors).
     const allowed = policy.hosts?.virtualServices;
     if (!allowed) return;
     for (const f of hostFields(m.object)) {
@@ -164,7 +174,8 @@ function meshFindings(
       if (!allowed.some((p) => hostAllowed(name, p)))
         at(
           f.path,
-          `${what}: ${label} "${f.host}" is not allowed by the fleet policy (${POLICY_FILE} hosts.virtualServices: ${list(allowed)})`,
+          `${what}: ${label} "${f.host}" is not allowed by the fleet policy (${POLICY_FILE} hosts.virtualServices: ` +
+            `${list(allowed)})`,
         );
     }
   } else if (kind === "Gateway") {
@@ -181,7 +192,8 @@ function meshFindings(
           .map((s) => `{${s}}`);
         at(
           isObject(spec.selector) ? ["spec", "selector"] : ["spec"],
-          `${what}: selector ${JSON.stringify(sel)} does not select an ingress gateway the fleet policy allows (${POLICY_FILE} gateways.selectors: ${list(shown)})`,
+          `${what}: selector ${JSON.stringify(sel)} does not select an ingress gateway the fleet policy allows ` +
+            `(${POLICY_FILE} gateways.selectors: ${list(shown)})`,
         );
       }
     }
@@ -197,7 +209,8 @@ function meshFindings(
           if (!hostPatterns.some((p) => hostAllowed(dns, p)))
             at(
               ["spec", "servers", i, "hosts", j],
-              `${what}: host "${dns}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ${list(hostPatterns)})`,
+              `${what}: host "${dns}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ` +
+                `${list(hostPatterns)})`,
             );
         });
       }
@@ -205,7 +218,8 @@ function meshFindings(
       if (credentials && typeof cred === "string" && cred !== "" && !credentials.some((p) => nameAllowed(cred, p))) {
         at(
           ["spec", "servers", i, "tls", "credentialName"],
-          `${what}: tls.credentialName "${cred}" is not allowed by the fleet policy (${POLICY_FILE} gateways.credentialNames: ${list(credentials)})`,
+          `${what}: tls.credentialName "${cred}" is not allowed by the fleet policy (${POLICY_FILE} ` +
+            `gateways.credentialNames: ${list(credentials)})`,
         );
       }
     });
@@ -232,7 +246,8 @@ function certificateFindings(policy: Policy, c: PolicyManifestInput, out: Policy
       if (typeof name === "string" && !hostPatterns.some((p) => hostAllowed(name, p))) {
         at(
           path,
-          `${what}: ${label} "${name}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ${list(hostPatterns)})`,
+          `${what}: ${label} "${name}" is not allowed by the fleet policy (${POLICY_FILE} hosts.gateways: ` +
+            `${list(hostPatterns)})`,
         );
       }
     };
@@ -245,7 +260,8 @@ function certificateFindings(policy: Policy, c: PolicyManifestInput, out: Policy
   if (credentials && typeof secret === "string" && !credentials.some((p) => nameAllowed(secret, p))) {
     at(
       ["spec", "secretName"],
-      `${what}: secretName "${secret}" is not allowed by the fleet policy (${POLICY_FILE} gateways.credentialNames: ${list(credentials)})`,
+      `${what}: secretName "${secret}" is not allowed by the fleet policy (${POLICY_FILE} ` +
+        `gateways.credentialNames: ${list(credentials)})`,
     );
   }
 }

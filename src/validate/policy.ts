@@ -1,4 +1,5 @@
-// The fleet policy file (policy.yaml at the repository root): loaded and checked against its schema, then enforced on each valid cluster with located errors.
+// The fleet policy file (policy.yaml at the repository root): loaded and checked against its schema, then enforced on
+// each valid cluster with located errors.
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import type { Diagnostic } from "../model/diagnostic.js";

@@ -1,4 +1,5 @@
-// Validates the cluster folders of a run: on this thread, and for large runs also on worker threads (one per further core) that claim folders one by one, largest first.
+// Validates the cluster folders of a run: on this thread, and for large runs also on worker threads (one per further
+// core) that claim folders one by one, largest first.
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -20,7 +21,10 @@ import type { ValidatedFolder } from "./digest.js";
  * fleets of 400 folders (5,200 files): see docs/yaml-loading.md.
  */
 const MIN_FILES_FOR_WORKERS = 6000;
-/** With a cache, workers start only once this thread has met this many folders the cache did not know: a warm run needs none. */
+/**
+ * With a cache, workers start only once this thread has met this many folders the cache did not know: a warm run needs
+ * none.
+ */
 const MISSES_BEFORE_WORKERS = 8;
 
 /**
@@ -37,7 +41,10 @@ export function defaultJobs(): number {
   return availableParallelism();
 }
 
-/** A folder to validate: its listing (undefined when listing failed: validateFolder reports it) and its bytes (0 until sized). */
+/**
+ * A folder to validate: its listing (undefined when listing failed: validateFolder reports it) and its bytes (0 until
+ * sized).
+ */
 export interface Folder {
   name: string;
   files?: ClusterFiles;

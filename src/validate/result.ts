@@ -28,7 +28,10 @@ export interface ClusterResult {
   settings?: ClusterSettings;
   /** The effective values when every values file is valid, even if other files are not: for diagnosis. */
   values?: Values;
-  /** The public hosts a valid folder's mesh manifests claim (host-claims.ts): kept in summaries, for rules across clusters. */
+  /**
+   * The public hosts a valid folder's mesh manifests claim (host-claims.ts): kept in summaries, for rules across
+   * clusters.
+   */
   claims?: FolderClaim[];
   diagnostics: Diagnostic[];
   /**

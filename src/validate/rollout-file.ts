@@ -1,4 +1,5 @@
-// Reads fleet/rollout.yaml from a repository: parsed, checked against schemas/rollout.schema.json with located errors, settings resolved.
+// Reads fleet/rollout.yaml from a repository: parsed, checked against schemas/rollout.schema.json with located errors,
+// settings resolved.
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import type { Diagnostic } from "../model/diagnostic.js";
@@ -64,7 +65,9 @@ export function loadRollout(realRoot: string): LoadedRollout {
             at: "value",
             severity: "error",
             code: "rollout",
-            message: `percent ${w.percent} is below an earlier wave's ${lastPercent}: percentages are cumulative (the share reached by the end of the wave)`,
+            message:
+              `percent ${w.percent} is below an earlier wave's ${lastPercent}: percentages are cumulative ` +
+              `(the share reached by the end of the wave)`,
           }),
         );
       lastPercent = Math.max(lastPercent, w.percent);

@@ -68,7 +68,8 @@ export function schemaFindings(
         if (opts.unknownKeysWarn) {
           out.push(
             f(
-              `field "${key}" ${level} is not in the checked shape of ${opts.what ?? "this kind"}: kept as written, not validated${hint ? ` (did you mean "${hint}"?)` : ""}`,
+              `field "${key}" ${level} is not in the checked shape of ${opts.what ?? "this kind"}: kept as ` +
+                `written, not validated${hint ? ` (did you mean "${hint}"?)` : ""}`,
               [...path, key],
               "key",
               "warning",
@@ -77,7 +78,8 @@ export function schemaFindings(
         } else {
           out.push(
             f(
-              `unknown key "${key}" ${level}${hint ? `: did you mean "${hint}"?` : known.length ? ` (known keys: ${known.join(", ")})` : ""}`,
+              `unknown key "${key}" ` +
+                `${level}${hint ? `: did you mean "${hint}"?` : known.length ? ` (known keys: ${known.join(", ")})` : ""}`,
               [...path, key],
             ),
           );
@@ -94,7 +96,8 @@ export function schemaFindings(
         if (defName(e.schemaPath) === "labels")
           out.push(
             f(
-              `invalid label key "${name}" in ${where}: use [prefix/]name, the name at most 63 letters, digits, "-", "_" or "." starting and ending with a letter or digit`,
+              `invalid label key "${name}" in ${where}: use [prefix/]name, the name at most 63 letters, digits, ` +
+                `"-", "_" or "." starting and ending with a letter or digit`,
               [...path, name],
             ),
           );
@@ -137,13 +140,15 @@ export function schemaFindings(
         else if (def === "labels")
           out.push(
             f(
-              `invalid label value ${got} at ${where}: at most 63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit`,
+              `invalid label value ${got} at ${where}: at most 63 letters, digits, "-", "_" or ".", starting and ` +
+                `ending with a letter or digit`,
             ),
           );
         else if (def === "dnsName")
           out.push(
             f(
-              `invalid DNS name ${got} at ${where}: lower-case labels of letters, digits and "-" separated by ".", optionally starting with "*."`,
+              `invalid DNS name ${got} at ${where}: lower-case labels of letters, digits and "-" separated by ".", ` +
+                `optionally starting with "*."`,
             ),
           );
         else if (def === "gatewayRef")
@@ -158,7 +163,8 @@ export function schemaFindings(
         else if (def === "dns1123Label" || pattern === LABEL_PATTERN)
           out.push(
             f(
-              `invalid name ${got} at ${where}: must be a DNS-1123 label (lower-case letters, digits and "-", starting and ending with a letter or digit)`,
+              `invalid name ${got} at ${where}: must be a DNS-1123 label (lower-case letters, digits and "-", ` +
+                `starting and ending with a letter or digit)`,
             ),
           );
         else if (pattern === SUBDOMAIN_PATTERN)
@@ -176,7 +182,8 @@ export function schemaFindings(
         const hint = typeof got === "string" ? suggest(got, allowed) : undefined;
         out.push(
           f(
-            `invalid value ${show(value, path)} at ${where}: ${hint ? `did you mean "${hint}"? ` : ""}use one of ${allowed.join(", ")}`,
+            `invalid value ${show(value, path)} at ${where}: ${hint ? `did you mean "${hint}"? ` : ""}use one of ` +
+              `${allowed.join(", ")}`,
           ),
         );
         break;
@@ -197,7 +204,8 @@ export function schemaFindings(
       case "minItems":
         out.push(
           f(
-            `${where} must have at least ${(e.params as { limit: number }).limit} entr${(e.params as { limit: number }).limit === 1 ? "y" : "ies"}`,
+            `${where} must have at least ${(e.params as { limit: number }).limit} ` +
+              `entr${(e.params as { limit: number }).limit === 1 ? "y" : "ies"}`,
           ),
         );
         break;
@@ -230,7 +238,10 @@ function knownKeys(root: SchemaDoc, schemaPath: string): string[] {
   return props ? Object.keys(props).sort() : [];
 }
 
-/** A key one to three levels below the error's level with the same name: "sync.toHost.virtualServices" for "virtualServices". */
+/**
+ * A key one to three levels below the error's level with the same name: "sync.toHost.virtualServices" for
+ * "virtualServices".
+ */
 function nestedKey(root: SchemaDoc, schemaPath: string, key: string): string | undefined {
   const start = schemaNode(root, schemaPath);
   let level: Array<[string, SchemaDoc]> = Object.entries(start?.properties ?? {});
@@ -276,7 +287,9 @@ function describe(v: unknown, secret = false): string {
   return `${typeof v} ${secret ? MASK : literal(v)}`;
 }
 
-/** A value as the YAML that gives it: JSON for most, `.nan`, `.inf` and `-.inf` for the numbers JSON has no text for. */
+/**
+ * A value as the YAML that gives it: JSON for most, `.nan`, `.inf` and `-.inf` for the numbers JSON has no text for.
+ */
 function literal(v: unknown): string {
   if (typeof v === "number" && !Number.isFinite(v)) return Number.isNaN(v) ? ".nan" : v > 0 ? ".inf" : "-.inf";
   return JSON.stringify(v) ?? String(v);

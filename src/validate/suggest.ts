@@ -23,7 +23,10 @@ export function editDistance(a: string, b: string): number {
   return prev[n]!;
 }
 
-/** The closest candidate within a small distance (1 for words up to 4 characters, else a third of the word, at least 2), or undefined. */
+/**
+ * The closest candidate within a small distance (1 for words up to 4 characters, else a third of the word, at least 2),
+ * or undefined.
+ */
 export function suggest(word: string, candidates: Iterable<string>): string | undefined {
   const limit = word.length <= 4 ? 1 : Math.max(2, Math.floor(word.length / 3));
   let best: string | undefined;

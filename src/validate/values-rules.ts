@@ -1,4 +1,5 @@
-// Rules on effective values beyond the schema: mesh (and cert-manager) and custom-resource conflicts, private nodes, metrics servers, backing store.
+// Rules on effective values beyond the schema: mesh (and cert-manager) and custom-resource conflicts, private nodes,
+// metrics servers, backing store.
 import type { Severity } from "../model/diagnostic.js";
 import { hasUrlCredential } from "../model/secrets.js";
 import { meshResourceOf, type Values } from "../model/values.js";
@@ -25,7 +26,9 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
           paths: [["sync", "toHost", "customResources", key]],
           severity: "error",
           code: "mesh-conflict",
-          message: `the mesh integration is enabled but the mesh custom resource is also set in \`sync.toHost.customResources\`: "${key}"; remove the entry and use \`integrations.mesh\``,
+          message:
+            `the mesh integration is enabled but the mesh custom resource is also set in ` +
+            `\`sync.toHost.customResources\`: "${key}"; remove the entry and use \`integrations.mesh\``,
         });
       }
     }
@@ -38,7 +41,8 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
         severity: "error",
         code: "mesh-private-nodes",
         message:
-          "the mesh integration is not supported in private nodes mode (privateNodes.enabled is true): it needs workloads running as pods in the host cluster; turn one of them off",
+          "the mesh integration is not supported in private nodes mode (privateNodes.enabled is true): it needs " +
+          "workloads running as pods in the host cluster; turn one of them off",
       });
     }
   }
@@ -49,7 +53,10 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
           paths: [["sync", "toHost", "customResources", key]],
           severity: "warning",
           code: "certmanager-conflict",
-          message: `the certificate-manager integration is enabled and already lets the syncer manage certificates.cert-manager.io: the \`sync.toHost.customResources\` entry "${key}" is redundant; remove it and use \`integrations.certManager\``,
+          message:
+            `the certificate-manager integration is enabled and already lets the syncer manage ` +
+            `certificates.cert-manager.io: the \`sync.toHost.customResources\` entry "${key}" is redundant; remove ` +
+            `it and use \`integrations.certManager\``,
         });
       }
     }
@@ -64,7 +71,9 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
       severity: "error",
       code: "metrics-conflict",
       message:
-        "the metrics integration (integrations.metricsServer.enabled) and the built-in metrics server (deploy.metricsServer.enabled) cannot both be on: deploying both is not supported; turn off deploy.metricsServer",
+        "the metrics integration (integrations.metricsServer.enabled) and the built-in metrics server " +
+        "(deploy.metricsServer.enabled) cannot both be on: deploying both is not supported; turn off " +
+        "deploy.metricsServer",
     });
   }
   if (metrics.enabled && v.privateNodes.enabled && !v.deploy.metricsServer.enabled) {
@@ -73,7 +82,8 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
       severity: "warning",
       code: "metrics-private-nodes",
       message:
-        "in private nodes mode the built-in metrics server (deploy.metricsServer.enabled) is preferred to the metrics integration",
+        "in private nodes mode the built-in metrics server (deploy.metricsServer.enabled) is preferred to the " +
+        "metrics integration",
     });
   }
   if (metrics.enabled && !metrics.pods && !metrics.nodes) {
@@ -82,7 +92,8 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
       severity: "warning",
       code: "metrics-empty",
       message:
-        "the metrics integration is enabled but proxies neither pods nor nodes (integrations.metricsServer.pods and .nodes are false)",
+        "the metrics integration is enabled but proxies neither pods nor nodes (integrations.metricsServer.pods " +
+        "and .nodes are false)",
     });
   }
   // The host's one shared metrics proxy (deploy/metrics-proxy) runs with its own image, replicas and cache TTL.
@@ -110,7 +121,8 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
         severity: "error",
         code: "database-endpoint",
         message:
-          "the external database is enabled without a connection: set controlPlane.backingStore.database.external.endpoint or .endpointSecretRef",
+          "the external database is enabled without a connection: set " +
+          "controlPlane.backingStore.database.external.endpoint or .endpointSecretRef",
       });
     } else if (hasEndpoint && external.endpointSecretRef) {
       out.push({
@@ -143,9 +155,13 @@ export function valuesRules(v: Values, raw: Mapping): RuleFinding[] {
 
 const ENDPOINT = ["controlPlane", "backingStore", "database", "external", "endpoint"];
 const SECRET_REF_FORM =
-  "controlPlane.backingStore.database.external.endpointSecretRef: {name: <Secret in the host namespace>, key: <key holding the URL>}";
+  "controlPlane.backingStore.database.external.endpointSecretRef: {name: <Secret in the host namespace>, key: <key " +
+  "holding the URL>}";
 
-/** An inline endpoint must be a URL (an error otherwise) and should hold no password (a warning naming the reference form). */
+/**
+ * An inline endpoint must be a URL (an error otherwise) and should hold no password (a warning naming the reference
+ * form).
+ */
 function endpointRules(endpoint: string): RuleFinding[] {
   if (endpoint === "") return [];
   if (!isUrl(endpoint)) {
@@ -155,7 +171,9 @@ function endpointRules(endpoint: string): RuleFinding[] {
         paths: [ENDPOINT],
         severity: "error",
         code: "database-endpoint",
-        message: `the external database endpoint is not a URL: write it as scheme://[user@]host[:port]/database (e.g. postgres://vc@db.example.com:5432/vc), or keep it in a Secret with ${SECRET_REF_FORM}`,
+        message:
+          `the external database endpoint is not a URL: write it as scheme://[user@]host[:port]/database ` +
+          `(e.g. postgres://vc@db.example.com:5432/vc), or keep it in a Secret with ${SECRET_REF_FORM}`,
       },
     ];
   }
@@ -165,7 +183,9 @@ function endpointRules(endpoint: string): RuleFinding[] {
         paths: [ENDPOINT],
         severity: "warning",
         code: "credential-in-git",
-        message: `the external database endpoint holds a password, which is then in git: keep it in a Secret of the host namespace and write ${SECRET_REF_FORM} instead of endpoint`,
+        message:
+          `the external database endpoint holds a password, which is then in git: keep it in a Secret of ` +
+          `the host namespace and write ${SECRET_REF_FORM} instead of endpoint`,
       },
     ];
   }

@@ -1,4 +1,5 @@
-// Values files: schema checks per file, layering into effective values with the schema's defaults, and the standalone check for `vc create -f`.
+// Values files: schema checks per file, layering into effective values with the schema's defaults, and the standalone
+// check for `vc create -f`.
 import { compareDiagnostics, type Diagnostic } from "../model/diagnostic.js";
 import type { Values } from "../model/values.js";
 import { deepMerge, isMapping, layerSetting, type Mapping } from "../repo/merge.js";
@@ -29,7 +30,9 @@ export function effectiveValues(raw: unknown): Values {
   return copy as Values;
 }
 
-/** A deep copy of parsed YAML data (mappings, lists, scalars): much cheaper than structuredClone for small documents. */
+/**
+ * A deep copy of parsed YAML data (mappings, lists, scalars): much cheaper than structuredClone for small documents.
+ */
 function copyData(v: unknown): unknown {
   if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) return v.map(copyData);
@@ -43,7 +46,9 @@ export interface ValuesLayer {
   doc: Mapping;
 }
 
-/** Merges checked layers in order and applies the rules beyond the schema; findings point at the layer setting the key. */
+/**
+ * Merges checked layers in order and applies the rules beyond the schema; findings point at the layer setting the key.
+ */
 export function layerValues(layers: readonly ValuesLayer[]): { values?: Values; diagnostics: Diagnostic[] } {
   let merged: Mapping = {};
   for (const l of layers) merged = deepMerge(merged, l.doc);

@@ -1,4 +1,5 @@
-// The worker thread of the validation pool: claims cluster folders from the shared counter, validates them and posts each result back.
+// The worker thread of the validation pool: claims cluster folders from the shared counter, validates them and posts
+// each result back.
 import { parentPort } from "node:worker_threads";
 import { DirCache, type Detail } from "./cache.js";
 import { validateFolder } from "./folder.js";
@@ -9,7 +10,10 @@ import type { ValidatedFolder } from "./digest.js";
 
 export interface WorkRequest {
   realRoot: string;
-  /** Every folder of the run, in the order they are claimed (largest first), with the files the pool listed (absent where listing failed). */
+  /**
+   * Every folder of the run, in the order they are claimed (largest first), with the files the pool listed (absent
+   * where listing failed).
+   */
   folders: Array<{ name: string; files?: ClusterFiles }>;
   /** One Int32 shared by every thread of the run: the index of the next folder to claim (Atomics.add). */
   claims: SharedArrayBuffer;
@@ -23,7 +27,9 @@ export interface WorkRequest {
   known?: { shared: string; validated: Readonly<Record<string, ValidatedFolder>> };
 }
 
-/** A folder's result (by its index in `folders`), or the end of this worker's share once its cache entries are written. */
+/**
+ * A folder's result (by its index in `folders`), or the end of this worker's share once its cache entries are written.
+ */
 export type WorkMessage = { index: number; result: ClusterResult } | { done: true };
 
 parentPort?.on("message", async (req: WorkRequest) => {

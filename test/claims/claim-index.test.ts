@@ -41,43 +41,47 @@ const gateway = (cluster: string, name: string, hosts: string[], created: string
 });
 
 describe("claims/index", () => {
-  it("finds the claims overlapping a host as a scan of every claim does (exact and wildcard hosts, 200 random fleets)", () => {
-    for (let seed = 1; seed <= 200; seed++) {
-      const next = random(seed);
-      const pick = () => HOSTS[Math.floor(next() * HOSTS.length)]!;
-      const claims: LiveClaim[] = Array.from({ length: Math.floor(next() * 12) }, (_, i) => ({
-        cluster: `c${Math.floor(next() * 4)}`,
-        host: pick(),
-        since: Math.floor(next() * 3),
-        object: `Gateway vc/g${i}`,
-      }));
-      const index = ClaimIndex.ofClaims(claims);
-      for (const host of HOSTS) {
-        const scanned = claims
-          .filter((c) => overlaps(c.host, host))
-          .map((c) => c.object)
-          .sort();
-        expect(
-          index
-            .overlapping(host)
+  it(
+    "finds the claims overlapping a host as a scan of every claim does (exact and wildcard hosts, 200 random " +
+      "fleets)",
+    () => {
+      for (let seed = 1; seed <= 200; seed++) {
+        const next = random(seed);
+        const pick = () => HOSTS[Math.floor(next() * HOSTS.length)]!;
+        const claims: LiveClaim[] = Array.from({ length: Math.floor(next() * 12) }, (_, i) => ({
+          cluster: `c${Math.floor(next() * 4)}`,
+          host: pick(),
+          since: Math.floor(next() * 3),
+          object: `Gateway vc/g${i}`,
+        }));
+        const index = ClaimIndex.ofClaims(claims);
+        for (const host of HOSTS) {
+          const scanned = claims
+            .filter((c) => overlaps(c.host, host))
             .map((c) => c.object)
-            .sort(),
-          `seed ${seed}, host ${host}`,
-        ).to.deep.equal(scanned);
+            .sort();
+          expect(
+            index
+              .overlapping(host)
+              .map((c) => c.object)
+              .sort(),
+            `seed ${seed}, host ${host}`,
+          ).to.deep.equal(scanned);
+        }
+        const peers = new Map(
+          Array.from({ length: 5 }, (_, i) => [`p${i}`, Array.from({ length: Math.floor(next() * 3) }, pick)] as const),
+        );
+        const peerIndex = new PeerIndex(peers);
+        for (const host of HOSTS) {
+          const scanned = [...peers]
+            .filter(([, hosts]) => hosts.some((h) => overlaps(h, host)))
+            .map(([name]) => name)
+            .sort();
+          expect(peerIndex.claimants(host).sort(), `seed ${seed}, peers of ${host}`).to.deep.equal(scanned);
+        }
       }
-      const peers = new Map(
-        Array.from({ length: 5 }, (_, i) => [`p${i}`, Array.from({ length: Math.floor(next() * 3) }, pick)] as const),
-      );
-      const peerIndex = new PeerIndex(peers);
-      for (const host of HOSTS) {
-        const scanned = [...peers]
-          .filter(([, hosts]) => hosts.some((h) => overlaps(h, host)))
-          .map(([name]) => name)
-          .sort();
-        expect(peerIndex.claimants(host).sort(), `seed ${seed}, peers of ${host}`).to.deep.equal(scanned);
-      }
-    }
-  });
+    },
+  );
 
   it("an object put again replaces its claims; a removed one has none; other objects' claims stay", () => {
     const a = gateway("a", "public", ["shop.example.com"], "2026-01-01T00:00:00Z");

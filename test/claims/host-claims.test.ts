@@ -30,17 +30,21 @@ const vs = (cluster: string, hosts: string[], gateways: string[]): KubeObject =>
 });
 
 describe("claims/host-claims: one cluster per public host, the older claim wins", () => {
-  it("reads the public hosts of Gateways and of VirtualServices bound to a gateway (not cluster services, not mesh-only)", () => {
-    expect(publicHosts(gw("a", ["Shop.Example.com.", "*.api.example.com"]))).to.deep.equal([
-      "shop.example.com",
-      "*.api.example.com",
-    ]);
-    expect(
-      publicHosts(vs("a", ["shop.example.com", "web-x-shop-x-a.vc-a.svc.cluster.local"], ["vc-a/gw"])),
-    ).to.deep.equal(["shop.example.com"]);
-    expect(publicHosts(vs("a", ["shop.example.com"], ["mesh"]))).to.deep.equal([]);
-    expect(publicHosts(vs("a", ["shop.example.com"], []))).to.deep.equal([]);
-  });
+  it(
+    "reads the public hosts of Gateways and of VirtualServices bound to a gateway (not cluster services, not " +
+      "mesh-only)",
+    () => {
+      expect(publicHosts(gw("a", ["Shop.Example.com.", "*.api.example.com"]))).to.deep.equal([
+        "shop.example.com",
+        "*.api.example.com",
+      ]);
+      expect(
+        publicHosts(vs("a", ["shop.example.com", "web-x-shop-x-a.vc-a.svc.cluster.local"], ["vc-a/gw"])),
+      ).to.deep.equal(["shop.example.com"]);
+      expect(publicHosts(vs("a", ["shop.example.com"], ["mesh"]))).to.deep.equal([]);
+      expect(publicHosts(vs("a", ["shop.example.com"], []))).to.deep.equal([]);
+    },
+  );
 
   it("refuses a newcomer's claim on a host another cluster serves, exact or overlapping by wildcard", () => {
     const live = liveClaimsOf(gw("victim", ["shop.example.com", "*.pay.example.com"], "2026-01-01T00:00:00Z"));
@@ -125,53 +129,66 @@ describe("claims/host-claims against the test API server", () => {
         !decodeURIComponent(r.query).includes("labelSelector=vc.orch.io/inventory="),
     ).length;
 
-  it("blocks the newcomer, and reads the live claims once: vc's own writes of Gateways and VirtualServices are folded in", async () => {
-    expect((await sync("a", ["shop.example.com"])).ok).to.equal(true);
-    expect(claimLists()).to.equal(2);
-    server.resetRequests();
-    const b = await sync("b", ["shop.example.com"]);
-    expect(b.plan.blocked).to.include('public host "shop.example.com" belongs to cluster a');
-    expect(b.plan.hostClaims).to.deep.equal(["shop.example.com"]);
-    expect(b.results.every((r) => r.outcome === "skipped")).to.equal(true);
-    expect(server.list(API, "Gateway", "vc-b")).to.have.length(0);
-    expect(claimLists(), "a's applied Gateway was folded into the claims read before: no second read").to.equal(0);
-    server.resetRequests();
-    for (const c of ["c", "d"]) expect((await sync(c, [`${c}.example.com`], true)).plan.blocked).to.equal(undefined);
-    expect(claimLists(), "dry runs write nothing: the claims read before are reused").to.equal(0);
-  });
+  it(
+    "blocks the newcomer, and reads the live claims once: vc's own writes of Gateways and VirtualServices are " +
+      "folded in",
+    async () => {
+      expect((await sync("a", ["shop.example.com"])).ok).to.equal(true);
+      expect(claimLists()).to.equal(2);
+      server.resetRequests();
+      const b = await sync("b", ["shop.example.com"]);
+      expect(b.plan.blocked).to.include('public host "shop.example.com" belongs to cluster a');
+      expect(b.plan.hostClaims).to.deep.equal(["shop.example.com"]);
+      expect(b.results.every((r) => r.outcome === "skipped")).to.equal(true);
+      expect(server.list(API, "Gateway", "vc-b")).to.have.length(0);
+      expect(claimLists(), "a's applied Gateway was folded into the claims read before: no second read").to.equal(0);
+      server.resetRequests();
+      for (const c of ["c", "d"]) expect((await sync(c, [`${c}.example.com`], true)).plan.blocked).to.equal(undefined);
+      expect(claimLists(), "dry runs write nothing: the claims read before are reused").to.equal(0);
+    },
+  );
 
-  it("a first apply of many clusters with Gateways reads the claims once, not once per cluster, and still sees each claim it applied", async () => {
-    const clusters = ["c1", "c2", "c3", "c4", "c5", "c6"];
-    for (const c of clusters) expect((await sync(c, [`${c}.example.com`])).ok, c).to.equal(true);
-    expect(claimLists(), "one LIST of Gateways and one of VirtualServices for the whole run").to.equal(2);
-    const late = await sync("late", ["c4.example.com"]);
-    expect(late.plan.blocked).to.include('public host "c4.example.com" belongs to cluster c4');
-    expect(claimLists()).to.equal(2);
-    // A claim held by a record on the server is what a fresh target reads too.
-    const fresh = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" }));
-    try {
-      expect(
-        (await fresh.hostClaimIndex())
-          .objects()
-          .map((o) => o.metadata.namespace)
-          .sort(),
-      ).to.deep.equal(clusters.map((c) => `vc-${c}`));
-    } finally {
-      await fresh.close();
-    }
-  });
+  it(
+    "a first apply of many clusters with Gateways reads the claims once, not once per cluster, and still sees " +
+      "each claim it applied",
+    async () => {
+      const clusters = ["c1", "c2", "c3", "c4", "c5", "c6"];
+      for (const c of clusters) expect((await sync(c, [`${c}.example.com`])).ok, c).to.equal(true);
+      expect(claimLists(), "one LIST of Gateways and one of VirtualServices for the whole run").to.equal(2);
+      const late = await sync("late", ["c4.example.com"]);
+      expect(late.plan.blocked).to.include('public host "c4.example.com" belongs to cluster c4');
+      expect(claimLists()).to.equal(2);
+      // A claim held by a record on the server is what a fresh target reads too.
+      const fresh = new KubeTarget(KubeClient.open({ kubeconfig: server.kubeconfigPath, context: "test" }));
+      try {
+        expect(
+          (await fresh.hostClaimIndex())
+            .objects()
+            .map((o) => o.metadata.namespace)
+            .sort(),
+        ).to.deep.equal(clusters.map((c) => `vc-${c}`));
+      } finally {
+        await fresh.close();
+      }
+    },
+  );
 
-  it("a Gateway that no record holds claims nothing: a syncer labelling its own Gateway cannot take a host from the fleet", async () => {
-    // What a tenant's syncer can write in its own namespace: a Gateway carrying vc's inventory label, older than any claim.
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-tenant" } });
-    server.put(gw("tenant", ["shop.example.com", "*.example.com"], "2020-01-01T00:00:00Z"));
-    expect((await target.hostClaimIndex()).objects()).to.deep.equal([]);
-    const b = await sync("b", ["shop.example.com"]);
-    expect(b.plan.blocked, "no vc record holds the planted Gateway").to.equal(undefined);
-    expect(b.ok).to.equal(true);
-    expect(server.list(API, "Gateway", "vc-b")).to.have.length(1);
-    // Once vc applied b's Gateway its record holds it: that claim counts.
-    const c = await sync("c", ["shop.example.com"]);
-    expect(c.plan.blocked).to.include('public host "shop.example.com" belongs to cluster b');
-  });
+  it(
+    "a Gateway that no record holds claims nothing: a syncer labelling its own Gateway cannot take a host from " +
+      "the fleet",
+    async () => {
+      // What a tenant's syncer can write in its own namespace: a Gateway carrying vc's inventory label, older than any
+      // claim.
+      server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-tenant" } });
+      server.put(gw("tenant", ["shop.example.com", "*.example.com"], "2020-01-01T00:00:00Z"));
+      expect((await target.hostClaimIndex()).objects()).to.deep.equal([]);
+      const b = await sync("b", ["shop.example.com"]);
+      expect(b.plan.blocked, "no vc record holds the planted Gateway").to.equal(undefined);
+      expect(b.ok).to.equal(true);
+      expect(server.list(API, "Gateway", "vc-b")).to.have.length(1);
+      // Once vc applied b's Gateway its record holds it: that claim counts.
+      const c = await sync("c", ["shop.example.com"]);
+      expect(c.plan.blocked).to.include('public host "shop.example.com" belongs to cluster b');
+    },
+  );
 });

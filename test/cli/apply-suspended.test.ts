@@ -1,4 +1,5 @@
-// vc apply, vc adopt and vc diff leave alone a cluster suspended at run time, as vc restore suspends it, unless --ignore-suspension.
+// vc apply, vc adopt and vc diff leave alone a cluster suspended at run time, as vc restore suspends it, unless
+// --ignore-suspension.
 import { expect } from "chai";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,7 +11,8 @@ import { startKubeServer, type KubeServer } from "../support/kube-server/index.j
 import { exampleRepo, runVc } from "../support/cli-repo.js";
 
 const REASON = "vc restore oci://registry.example/backups/minimal:1 at 2030-01-01T00:00:00Z";
-const LEFT_ALONE = `cluster minimal: suspended by ${REASON} (run-time), left alone; vc apply --ignore-suspension to apply anyway`;
+const LEFT_ALONE =
+  `cluster minimal: suspended by ${REASON} (run-time), left alone; vc apply --ignore-suspension ` + `to apply anyway`;
 const WRITES = new Set(["PATCH", "PUT", "POST", "DELETE"]);
 
 describe("vc apply and a cluster suspended at run time (vc restore)", function () {
@@ -61,34 +63,39 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
     rmSync(repo, { recursive: true, force: true });
   });
 
-  it("writes nothing to it (no apply, no prune, no record), says so and exits 1; the other clusters are applied", async () => {
-    const recordBefore = recordConfigMap(server, "minimal")!.metadata.resourceVersion;
-    rmSync(join(repo, "clusters", "bookinfo", "mesh", "ratings.yaml"));
-    const res = await runVc(["apply", repo, ...kube, "--prune"]);
-    expect(res.code, res.stdout + res.stderr).to.equal(1);
-    expect(res.stdout.split("\n")).to.include(LEFT_ALONE);
-    expect(res.stdout).to.not.match(/^cluster minimal: \d+ created/m);
-    expect(writesTo("vc-minimal"), "writes to the suspended cluster").to.deep.equal([]);
-    expect(cpuOf("vc-minimal", "minimal")).to.not.equal("310m");
-    const cm = recordConfigMap(server, "minimal")!;
-    expect(cm.metadata.resourceVersion, "its record is the restore's").to.equal(recordBefore);
-    expect(cm.metadata.annotations?.["vc.orch.io/suspended-by"]).to.equal(REASON);
+  it(
+    "writes nothing to it (no apply, no prune, no record), says so and exits 1; the other clusters are " + "applied",
+    async () => {
+      const recordBefore = recordConfigMap(server, "minimal")!.metadata.resourceVersion;
+      rmSync(join(repo, "clusters", "bookinfo", "mesh", "ratings.yaml"));
+      const res = await runVc(["apply", repo, ...kube, "--prune"]);
+      expect(res.code, res.stdout + res.stderr).to.equal(1);
+      expect(res.stdout.split("\n")).to.include(LEFT_ALONE);
+      expect(res.stdout).to.not.match(/^cluster minimal: \d+ created/m);
+      expect(writesTo("vc-minimal"), "writes to the suspended cluster").to.deep.equal([]);
+      expect(cpuOf("vc-minimal", "minimal")).to.not.equal("310m");
+      const cm = recordConfigMap(server, "minimal")!;
+      expect(cm.metadata.resourceVersion, "its record is the restore's").to.equal(recordBefore);
+      expect(cm.metadata.annotations?.["vc.orch.io/suspended-by"]).to.equal(REASON);
 
-    // bookinfo is applied, pruned and recorded as usual.
-    expect(cpuOf("team-bookinfo", "bookinfo")).to.equal("320m");
-    expect(res.stdout).to.include("deleted VirtualService team-bookinfo/ratings-x-bookinfo-x-bookinfo");
-    expect(statusOf("bookinfo")!.history[0]).to.deep.include({ result: "applied", via: "apply" });
-    expect(res.stdout).to.include("recorded 1 cluster(s)");
+      // bookinfo is applied, pruned and recorded as usual.
+      expect(cpuOf("team-bookinfo", "bookinfo")).to.equal("320m");
+      expect(res.stdout).to.include("deleted VirtualService team-bookinfo/ratings-x-bookinfo-x-bookinfo");
+      expect(statusOf("bookinfo")!.history[0]).to.deep.include({ result: "applied", via: "apply" });
+      expect(res.stdout).to.include("recorded 1 cluster(s)");
 
-    // The statuses were read from the records (LISTs) before planning, and not again by the record step: whether
-    // bookinfo has a record before its status is written is answered by the LIST that read its chunk's records (no
-    // GET of a record at all); nothing in a host namespace is read as a status.
-    expect(
-      server.requests.filter((r) => r.method === "GET" && RECORD_PATH.test(r.path)).map((r) => r.name!),
-    ).to.deep.equal([]);
-    expect(server.requests.filter((r) => r.namespace === "vc-system" && r.verb === "list").length).to.be.greaterThan(0);
-    expect(server.countRequests({ method: "GET", path: /\/configmaps\/vc-status$/ })).to.equal(0);
-  });
+      // The statuses were read from the records (LISTs) before planning, and not again by the record step: whether
+      // bookinfo has a record before its status is written is answered by the LIST that read its chunk's records (no
+      // GET of a record at all); nothing in a host namespace is read as a status.
+      expect(
+        server.requests.filter((r) => r.method === "GET" && RECORD_PATH.test(r.path)).map((r) => r.name!),
+      ).to.deep.equal([]);
+      expect(server.requests.filter((r) => r.namespace === "vc-system" && r.verb === "list").length).to.be.greaterThan(
+        0,
+      );
+      expect(server.countRequests({ method: "GET", path: /\/configmaps\/vc-status$/ })).to.equal(0);
+    },
+  );
 
   it("JSON output carries it", async () => {
     const res = await runVc(["apply", repo, ...kube, "-o", "json"]);
@@ -106,28 +113,34 @@ describe("vc apply and a cluster suspended at run time (vc restore)", function (
     expect(writesTo("vc-minimal")).to.deep.equal([]);
   });
 
-  it("records nothing for it when its folder is invalid or suspended in cluster.yaml either: its status is the restore's", async () => {
-    const recordBefore = recordConfigMap(server, "minimal")!.metadata.resourceVersion;
-    writeFileSync(
-      join(repo, "clusters", "minimal", "values.yaml"),
-      "controlPlane:\n  statefulSet:\n    resourcs: {}\n",
-    );
-    const invalid = await runVc(["apply", repo, ...kube, "-o", "json"]);
-    expect(invalid.code).to.equal(1);
-    const left = {
-      cluster: "minimal",
-      outcome: "suspended",
-      message: `suspended by ${REASON} (run-time): its status is left to that operation`,
-    };
-    expect((JSON.parse(invalid.stdout) as { record: { clusters: unknown[] } }).record.clusters).to.deep.include(left);
-    writeFileSync(join(repo, "clusters", "minimal", "values.yaml"), "{}\n");
-    writeFileSync(join(repo, "clusters", "minimal", "cluster.yaml"), "suspend: true\n");
-    const suspended = await runVc(["apply", repo, ...kube, "-o", "json"]);
-    expect(suspended.code, suspended.stdout).to.equal(0);
-    expect((JSON.parse(suspended.stdout) as { record: { clusters: unknown[] } }).record.clusters).to.deep.include(left);
-    expect(recordConfigMap(server, "minimal")!.metadata.resourceVersion).to.equal(recordBefore);
-    expect(writesTo("vc-minimal")).to.deep.equal([]);
-  });
+  it(
+    "records nothing for it when its folder is invalid or suspended in cluster.yaml either: its status is the " +
+      "restore's",
+    async () => {
+      const recordBefore = recordConfigMap(server, "minimal")!.metadata.resourceVersion;
+      writeFileSync(
+        join(repo, "clusters", "minimal", "values.yaml"),
+        "controlPlane:\n  statefulSet:\n    resourcs: {}\n",
+      );
+      const invalid = await runVc(["apply", repo, ...kube, "-o", "json"]);
+      expect(invalid.code).to.equal(1);
+      const left = {
+        cluster: "minimal",
+        outcome: "suspended",
+        message: `suspended by ${REASON} (run-time): its status is left to that operation`,
+      };
+      expect((JSON.parse(invalid.stdout) as { record: { clusters: unknown[] } }).record.clusters).to.deep.include(left);
+      writeFileSync(join(repo, "clusters", "minimal", "values.yaml"), "{}\n");
+      writeFileSync(join(repo, "clusters", "minimal", "cluster.yaml"), "suspend: true\n");
+      const suspended = await runVc(["apply", repo, ...kube, "-o", "json"]);
+      expect(suspended.code, suspended.stdout).to.equal(0);
+      expect((JSON.parse(suspended.stdout) as { record: { clusters: unknown[] } }).record.clusters).to.deep.include(
+        left,
+      );
+      expect(recordConfigMap(server, "minimal")!.metadata.resourceVersion).to.equal(recordBefore);
+      expect(writesTo("vc-minimal")).to.deep.equal([]);
+    },
+  );
 
   it("--cluster reads that cluster's status from its record, and a --dry-run leaves it alone too", async () => {
     const res = await runVc(["apply", repo, ...kube, "--cluster", "minimal", "--dry-run"]);

@@ -9,7 +9,10 @@ import { RECORD_PATH, RECORDS_COLLECTION, recordData } from "../support/records.
 
 const writes = (s: KubeServer) =>
   ["PATCH", "PUT", "POST", "DELETE"].reduce((n, method) => n + s.countRequests({ method }), 0);
-/** Writes of anything but the clusters' records (in the records namespace, and the self-review that says who wrote them). */
+/**
+ * Writes of anything but the clusters' records (in the records namespace, and the self-review that says who wrote
+ * them).
+ */
 const objectWrites = (s: KubeServer) =>
   writes(s) -
   s.countRequests({ method: "PATCH", path: RECORD_PATH }) -
@@ -70,51 +73,56 @@ describe("vc apply", () => {
     expect(server.requests.filter((r) => r.method === "PATCH").every((r) => /dryRun=All/.test(r.query))).to.equal(true);
   });
 
-  it("--dry-run asks the server about every object, and says which it could not check because their namespace does not exist yet", async () => {
-    const res = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
-    expect(res.code, res.stdout).to.equal(0);
-    const lines = res.stdout.trimEnd().split("\n");
-    const objects = lines.filter((l) => /^would (create|update|fail) |would be created/.test(l));
-    expect(objects).to.include("would create Namespace vc-minimal");
-    // A dry run never prints a line that reads as done.
-    expect(
-      lines.filter(
-        (l) => /^(created|updated|deleted|recreated) /.test(l) || /\b\d+ (created|updated|deleted)\b/.test(l),
-      ),
-    ).to.deep.equal([]);
-    const unchecked = objects.filter((l) => l.includes("would be created"));
-    expect(unchecked.length).to.be.greaterThan(5);
-    for (const l of unchecked)
-      expect(l).to.match(
-        /^\S+ vc-minimal\/\S+ would be created \(namespace vc-minimal does not exist yet, not checked by the server\)$/,
+  it(
+    "--dry-run asks the server about every object, and says which it could not check because their namespace does " +
+      "not exist yet",
+    async () => {
+      const res = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
+      expect(res.code, res.stdout).to.equal(0);
+      const lines = res.stdout.trimEnd().split("\n");
+      const objects = lines.filter((l) => /^would (create|update|fail) |would be created/.test(l));
+      expect(objects).to.include("would create Namespace vc-minimal");
+      // A dry run never prints a line that reads as done.
+      expect(
+        lines.filter(
+          (l) => /^(created|updated|deleted|recreated) /.test(l) || /\b\d+ (created|updated|deleted)\b/.test(l),
+        ),
+      ).to.deep.equal([]);
+      const unchecked = objects.filter((l) => l.includes("would be created"));
+      expect(unchecked.length).to.be.greaterThan(5);
+      for (const l of unchecked)
+        expect(l).to.match(
+          /^\S+ vc-minimal\/\S+ would be created \(namespace vc-minimal does not exist yet, not checked by the server\)$/,
+        );
+      // Every object of the cluster was sent with dryRun=All; none was reported created without an answer.
+      const patches = server.requests.filter((r) => r.method === "PATCH");
+      expect(patches.every((r) => /dryRun=All/.test(r.query))).to.equal(true);
+      expect(patches.length).to.equal(objects.length);
+      expect(lines.find((l) => l.startsWith("cluster minimal:"))).to.equal(
+        `cluster minimal: ${objects.length} to create, 0 to update, 0 to delete, 0 unchanged, 0 refused, 0 to skip ` +
+          `(dry run; ${unchecked.length} not checked by the server: namespace vc-minimal does not exist yet)`,
       );
-    // Every object of the cluster was sent with dryRun=All; none was reported created without an answer.
-    const patches = server.requests.filter((r) => r.method === "PATCH");
-    expect(patches.every((r) => /dryRun=All/.test(r.query))).to.equal(true);
-    expect(patches.length).to.equal(objects.length);
-    expect(lines.find((l) => l.startsWith("cluster minimal:"))).to.equal(
-      `cluster minimal: ${objects.length} to create, 0 to update, 0 to delete, 0 unchanged, 0 refused, 0 to skip (dry run; ${unchecked.length} not checked by the server: namespace vc-minimal does not exist yet)`,
-    );
-    const json = JSON.parse(
-      (await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal", "-o", "json"])).stdout,
-    );
-    const results = json.clusters[0].results as Array<{ kind: string; checked?: boolean; message?: string }>;
-    expect(results.filter((r) => r.checked === false)).to.have.length(unchecked.length);
-    expect(results.find((r) => r.kind === "Namespace")).to.not.have.property("checked");
+      const json = JSON.parse(
+        (await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal", "-o", "json"])).stdout,
+      );
+      const results = json.clusters[0].results as Array<{ kind: string; checked?: boolean; message?: string }>;
+      expect(results.filter((r) => r.checked === false)).to.have.length(unchecked.length);
+      expect(results.find((r) => r.kind === "Namespace")).to.not.have.property("checked");
 
-    // A namespace someone else made is not vc's to fill: the dry run reports the conflict and checks nothing.
-    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-minimal" } });
-    const foreign = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
-    expect(foreign.code, foreign.stdout).to.equal(1);
-    expect(foreign.stdout).to.include("! conflict: Namespace vc-minimal (managed by");
-    server.remove("v1", "Namespace", undefined, "vc-minimal");
+      // A namespace someone else made is not vc's to fill: the dry run reports the conflict and checks nothing.
+      server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "vc-minimal" } });
+      const foreign = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
+      expect(foreign.code, foreign.stdout).to.equal(1);
+      expect(foreign.stdout).to.include("! conflict: Namespace vc-minimal (managed by");
+      server.remove("v1", "Namespace", undefined, "vc-minimal");
 
-    // Once vc made the namespace (its record holds it), every object is checked by the server.
-    expect((await runVc(["apply", repo, ...kube, "--cluster", "minimal"])).code).to.equal(0);
-    const again = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
-    expect(again.code, again.stdout).to.equal(0);
-    expect(again.stdout).to.not.include("not checked");
-  });
+      // Once vc made the namespace (its record holds it), every object is checked by the server.
+      expect((await runVc(["apply", repo, ...kube, "--cluster", "minimal"])).code).to.equal(0);
+      const again = await runVc(["apply", repo, ...kube, "--dry-run", "--cluster", "minimal"]);
+      expect(again.code, again.stdout).to.equal(0);
+      expect(again.stdout).to.not.include("not checked");
+    },
+  );
 
   it("prunes with --prune only, and the prune guard stops a removed cluster unless --allow-mass-prune", async () => {
     await runVc(["apply", repo, ...kube]);
@@ -158,7 +166,8 @@ describe("vc apply", () => {
     expect(diff.stdout).to.not.include("prune guard");
     const named = await runVc(["apply", repo, ...kube, "--cluster", "minimal"]);
     expect(named.stdout).to.include(
-      "! cluster minimal: no cluster folder clusters/minimal; only its kept Namespace vc-minimal is left (delete it by hand once it is empty)",
+      "! cluster minimal: no cluster folder clusters/minimal; only its kept Namespace vc-minimal is left (delete " +
+        "it by hand once it is empty)",
     );
   });
 

@@ -1,4 +1,5 @@
-// The CLI's heap growth bound (src/cli/heap.ts): without a heap flag the heap grows to about twice what it holds; a given flag is left alone.
+// The CLI's heap growth bound (src/cli/heap.ts): without a heap flag the heap grows to about twice what it holds; a
+// given flag is left alone.
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { resolve } from "node:path";
@@ -31,14 +32,17 @@ describe("cli: heap growth", function () {
     expect(heapFlagsGiven([], "--heap-growing-percent=50")).to.equal(true);
   });
 
-  it("without a heap flag, a program that holds data and churns chunks gets a heap of about twice what it holds", () => {
-    expect(HEAP_GROWING_PERCENT).to.be.at.most(100);
-    const g = child([], "bound");
-    expect(g.bound).to.equal(true);
-    // Twice what survives, plus the young generation (32 MiB by default) and a chunk in flight; V8's own sizing on a
-    // large machine went to four times (311-340 MiB here for these 58 MiB).
-    expect(g.maxTotalMiB).to.be.at.most(2 * g.heldMiB + 96);
-  });
+  it(
+    "without a heap flag, a program that holds data and churns chunks gets a heap of about twice what " + "it holds",
+    () => {
+      expect(HEAP_GROWING_PERCENT).to.be.at.most(100);
+      const g = child([], "bound");
+      expect(g.bound).to.equal(true);
+      // Twice what survives, plus the young generation (32 MiB by default) and a chunk in flight; V8's own sizing on a
+      // large machine went to four times (311-340 MiB here for these 58 MiB).
+      expect(g.maxTotalMiB).to.be.at.most(2 * g.heldMiB + 96);
+    },
+  );
 
   it("a heap flag given is left as told", () => {
     expect(child(["--max-old-space-size=512"], "bound").bound).to.equal(false);

@@ -1,4 +1,5 @@
-// The global --request-timeout: every command that reads the host fails within it, and says which server and which flag.
+// The global --request-timeout: every command that reads the host fails within it, and says which server and which
+// flag.
 import { expect } from "chai";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -97,12 +97,14 @@ describe("cli: an unknown cluster name gives the same exit code and message shap
     const apply = await runVc(["apply", repo, "--cluster", "nope", ...kube]);
     expect(apply.stderr).to.match(
       new RegExp(
-        `^error: unknown cluster "nope": no folder clusters/nope in ${repo} and nothing of it on kube context test \\(http://127\\.0\\.0\\.1:\\d+\\); cluster folders: bookinfo, minimal\\n$`,
+        `^error: unknown cluster "nope": no folder clusters/nope in ${repo} and nothing of it on kube context test ` +
+          `\\(http://127\\.0\\.0\\.1:\\d+\\); cluster folders: bookinfo, minimal\\n$`,
       ),
     );
     const doctor = await runVc(["doctor", "nope", ...host]);
     expect(doctor.stderr).to.equal(
-      `error: unknown cluster "nope": no folder clusters/nope in ${repo} and no host namespace vc-nope on context "test" (pass --namespace if it lives elsewhere); cluster folders: bookinfo, minimal\n`,
+      `error: unknown cluster "nope": no folder clusters/nope in ${repo} and no host namespace vc-nope on context ` +
+        `"test" (pass --namespace if it lives elsewhere); cluster folders: bookinfo, minimal\n`,
     );
   });
 

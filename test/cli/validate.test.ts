@@ -24,7 +24,8 @@ describe("cli: vc validate", () => {
     const code = await runValidate(root, { format: "text", cluster: [] }, c);
     expect(code).to.equal(1);
     expect(c.out).to.equal(
-      "clusters/a/notes.txt: warning: not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored\n" +
+      "clusters/a/notes.txt: warning: not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, " +
+        "mesh/, certificates/): ignored\n" +
         'clusters/a/values.yaml:3:5: error: unknown key "enabeld" in integrations.mesh: did you mean "enabled"?\n',
     );
     expect(c.err).to.equal("2 clusters, 1 error, 1 warning\n");
@@ -44,7 +45,8 @@ describe("cli: vc validate", () => {
     const c = capture();
     await runValidate(makeRepo(BROKEN), { format: "github", cluster: [] }, c);
     expect(c.out.split("\n")).to.deep.equal([
-      "::warning file=clusters/a/notes.txt,title=vc validate (layout)::not part of the cluster layout (values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored",
+      "::warning file=clusters/a/notes.txt,title=vc validate (layout)::not part of the cluster layout " +
+        "(values.yaml, values.*.yaml, cluster.yaml, mesh/, certificates/): ignored",
       '::error file=clusters/a/values.yaml,line=3,col=5,title=vc validate (schema)::unknown key "enabeld" in integrations.mesh: did you mean "enabled"?',
       "",
     ]);
@@ -69,21 +71,24 @@ describe("cli: vc validate", () => {
     });
   });
 
-  it("fails with exit 2 for a missing path and a folder without clusters/, exit 1 for an unknown --cluster", async () => {
-    for (const [path, cluster, code] of [
-      ["/nonexistent/x", [], 2],
-      ["/", [], 2],
-      [makeRepo({ "clusters/a/values.yaml": "{}\n" }), ["zz"], 1],
-    ] as const) {
-      let err: { exitCode?: number; message?: string } = {};
-      try {
-        await runValidate(path, { format: "text", cluster: [...cluster] }, capture());
-      } catch (e) {
-        err = e as typeof err;
+  it(
+    "fails with exit 2 for a missing path and a folder without clusters/, exit 1 for an unknown " + "--cluster",
+    async () => {
+      for (const [path, cluster, code] of [
+        ["/nonexistent/x", [], 2],
+        ["/", [], 2],
+        [makeRepo({ "clusters/a/values.yaml": "{}\n" }), ["zz"], 1],
+      ] as const) {
+        let err: { exitCode?: number; message?: string } = {};
+        try {
+          await runValidate(path, { format: "text", cluster: [...cluster] }, capture());
+        } catch (e) {
+          err = e as typeof err;
+        }
+        expect(err.exitCode, path).to.equal(code);
       }
-      expect(err.exitCode, path).to.equal(code);
-    }
-  });
+    },
+  );
 
   it("runs as a registered command: exit codes through action(), summary on stderr, no stack trace", async () => {
     const root = makeRepo(BROKEN);
@@ -116,20 +121,24 @@ describe("cli: vc validate", () => {
     expect(missing.err).to.equal("error: path /nonexistent/x does not exist\n");
   });
 
-  it("-o/--output names the format as every other command does; --format, the older spelling, still works; the two must agree", async () => {
-    const { runVc } = await import("../support/vc.js");
-    const repo = makeRepo(BROKEN);
-    const byOutput = await runVc(["validate", repo, "-o", "json"]);
-    const byFormat = await runVc(["validate", repo, "--format", "json"]);
-    expect(byOutput.code).to.equal(1);
-    expect(byOutput.stdout).to.equal(byFormat.stdout);
-    expect((JSON.parse(byOutput.stdout) as { valid: boolean }).valid).to.equal(false);
-    expect((await runVc(["validate", repo, "--output", "github"])).stdout).to.match(
-      /^::error file=clusters\/a\/values.yaml/m,
-    );
-    const both = await runVc(["validate", repo, "-o", "text", "--format", "json"]);
-    expect(both.code).to.equal(2);
-    expect(both.stderr).to.include("--output text and --format json disagree");
-    expect((await runVc(["validate", repo, "-o", "json", "--format", "json"])).code).to.equal(1);
-  });
+  it(
+    "-o/--output names the format as every other command does; --format, the older spelling, still works; the two " +
+      "must agree",
+    async () => {
+      const { runVc } = await import("../support/vc.js");
+      const repo = makeRepo(BROKEN);
+      const byOutput = await runVc(["validate", repo, "-o", "json"]);
+      const byFormat = await runVc(["validate", repo, "--format", "json"]);
+      expect(byOutput.code).to.equal(1);
+      expect(byOutput.stdout).to.equal(byFormat.stdout);
+      expect((JSON.parse(byOutput.stdout) as { valid: boolean }).valid).to.equal(false);
+      expect((await runVc(["validate", repo, "--output", "github"])).stdout).to.match(
+        /^::error file=clusters\/a\/values.yaml/m,
+      );
+      const both = await runVc(["validate", repo, "-o", "text", "--format", "json"]);
+      expect(both.code).to.equal(2);
+      expect(both.stderr).to.include("--output text and --format json disagree");
+      expect((await runVc(["validate", repo, "-o", "json", "--format", "json"])).code).to.equal(1);
+    },
+  );
 });

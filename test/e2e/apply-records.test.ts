@@ -50,7 +50,8 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     runVc(["apply", repo.work, "--target", "kube", "--kubeconfig", kubeconfig, ...args]);
   const changeMinimal = (cpu: number) =>
     repo.write({
-      "clusters/minimal/values.yaml": `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${cpu}m\n`,
+      "clusters/minimal/values.yaml":
+        `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        ` + `cpu: ${cpu}m\n`,
     });
 
   before(async () => {
@@ -62,58 +63,61 @@ describe("e2e: vc apply on the record, on a real API server", function () {
   });
   after(() => repo?.dispose());
 
-  it("vc apply as a token user records the user and the commit; vc history, vc list and vc status show them", async () => {
-    const head = repo.head();
-    const res = await apply(kube().kubeconfigFor("alice"));
-    expect(res.code, res.stdout + res.stderr).to.equal(0);
-    // Kubernetes 1.20 serves no SelfSubjectReview: alice (cluster-admin) may create a TokenReview of her own token.
-    const from = selfReview ? "SelfSubjectReview" : "TokenReview";
-    expect(res.stdout).to.include(`recorded 1 cluster(s) at revision ${head.slice(0, 12)} by alice (${from})`);
-    const s = (await statusOf("vc-minimal"))!;
-    expect(s).to.deep.include({
-      result: "applied",
-      lastAppliedRevision: head,
-      lastAppliedBy: "alice",
-      lastAppliedVia: "apply",
-    });
-    expect(s.history[0]).to.deep.include({ revision: head, via: "apply", by: "alice", byFrom: from });
-    // Discovery first: no self-review is sent to a server that does not serve one (it would be a 403 for alice).
-    const reviews = kube()
-      .writes("alice")
-      .filter((w) => w.resource === "selfsubjectreviews");
-    expect(reviews.map((w) => w.code)).to.deep.equal(selfReview ? [201] : []);
-    // And nothing refused on the way: the TokenReview was sent because a SelfSubjectAccessReview said it is allowed.
-    expect(
-      kube()
+  it(
+    "vc apply as a token user records the user and the commit; vc history, vc list and vc status " + "show them",
+    async () => {
+      const head = repo.head();
+      const res = await apply(kube().kubeconfigFor("alice"));
+      expect(res.code, res.stdout + res.stderr).to.equal(0);
+      // Kubernetes 1.20 serves no SelfSubjectReview: alice (cluster-admin) may create a TokenReview of her own token.
+      const from = selfReview ? "SelfSubjectReview" : "TokenReview";
+      expect(res.stdout).to.include(`recorded 1 cluster(s) at revision ${head.slice(0, 12)} by alice (${from})`);
+      const s = (await statusOf("vc-minimal"))!;
+      expect(s).to.deep.include({
+        result: "applied",
+        lastAppliedRevision: head,
+        lastAppliedBy: "alice",
+        lastAppliedVia: "apply",
+      });
+      expect(s.history[0]).to.deep.include({ revision: head, via: "apply", by: "alice", byFrom: from });
+      // Discovery first: no self-review is sent to a server that does not serve one (it would be a 403 for alice).
+      const reviews = kube()
         .writes("alice")
-        .filter((w) => /review/.test(w.resource ?? "") && w.code >= 400),
-    ).to.deep.equal([]);
+        .filter((w) => w.resource === "selfsubjectreviews");
+      expect(reviews.map((w) => w.code)).to.deep.equal(selfReview ? [201] : []);
+      // And nothing refused on the way: the TokenReview was sent because a SelfSubjectAccessReview said it is allowed.
+      expect(
+        kube()
+          .writes("alice")
+          .filter((w) => /review/.test(w.resource ?? "") && w.code >= 400),
+      ).to.deep.equal([]);
 
-    const history = await runVc([
-      "history",
-      "minimal",
-      "--repo",
-      repo.work,
-      "--target",
-      "kube",
-      "--kubeconfig",
-      kube().kubeconfigPath,
-    ]);
-    expect(history.code, history.stderr).to.equal(0);
-    expect(history.stdout).to.match(new RegExp(`${head.slice(0, 12)} .*LIVE applied \\S+ by alice \\(vc apply\\)`));
-    const list = await runVc(["list", "--repo", repo.work, "--kubeconfig", kube().kubeconfigPath, "-o", "json"]);
-    expect(list.code, list.stderr).to.equal(0);
-    expect((JSON.parse(list.stdout) as ListRow[]).find((r) => r.name === "minimal")).to.deep.include({
-      lastAppliedRevision: head,
-      lastAppliedBy: "alice (vc apply)",
-    });
-    const table = await runVc(["list", "--repo", repo.work, "--kubeconfig", kube().kubeconfigPath]);
-    expect(table.stdout).to.match(
-      new RegExp(`minimal\\s+vc-minimal\\s+.*${head.slice(0, 12)}\\s+alice \\(vc apply\\)\\s+applied`),
-    );
-    const status = await runVc(["status", "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
-    expect(status.stdout).to.match(/minimal\s+vc-minimal\s+applied\s+[0-9a-f]{12}\s+alice \(vc apply\)/);
-  });
+      const history = await runVc([
+        "history",
+        "minimal",
+        "--repo",
+        repo.work,
+        "--target",
+        "kube",
+        "--kubeconfig",
+        kube().kubeconfigPath,
+      ]);
+      expect(history.code, history.stderr).to.equal(0);
+      expect(history.stdout).to.match(new RegExp(`${head.slice(0, 12)} .*LIVE applied \\S+ by alice \\(vc apply\\)`));
+      const list = await runVc(["list", "--repo", repo.work, "--kubeconfig", kube().kubeconfigPath, "-o", "json"]);
+      expect(list.code, list.stderr).to.equal(0);
+      expect((JSON.parse(list.stdout) as ListRow[]).find((r) => r.name === "minimal")).to.deep.include({
+        lastAppliedRevision: head,
+        lastAppliedBy: "alice (vc apply)",
+      });
+      const table = await runVc(["list", "--repo", repo.work, "--kubeconfig", kube().kubeconfigPath]);
+      expect(table.stdout).to.match(
+        new RegExp(`minimal\\s+vc-minimal\\s+.*${head.slice(0, 12)}\\s+alice \\(vc apply\\)\\s+applied`),
+      );
+      const status = await runVc(["status", "--target", "kube", "--kubeconfig", kube().kubeconfigPath]);
+      expect(status.stdout).to.match(/minimal\s+vc-minimal\s+applied\s+[0-9a-f]{12}\s+alice \(vc apply\)/);
+    },
+  );
 
   it("a differing work tree is recorded as HEAD-dirty; another source's run leaves the record as it is", async () => {
     changeMinimal(250);
@@ -225,38 +229,41 @@ describe("e2e: vc apply on the record, on a real API server", function () {
     });
   });
 
-  it("keeps the history beyond 10 runs beside the record, within --history-limit; vc status --cluster reads it all", async () => {
-    const before = (await statusOf("vc-minimal"))!.history.length;
-    for (let i = 0; i < 12 - before; i++) {
-      changeMinimal(300 + i);
-      repo.commit(`cpu ${300 + i}m`);
-      const res = await apply(kube().kubeconfigFor("alice"), "--history-limit", "11");
-      expect(res.code, res.stdout).to.equal(0);
-    }
-    const archives = await kube().request<{ items: Array<{ data: Record<string, string> }> }>(
-      "GET",
-      `/api/v1/namespaces/vc-system/configmaps?labelSelector=${encodeURIComponent("vc.orch.io/record=history,vc.orch.io/managed-by=minimal")}`,
-    );
-    expect(archives.status).to.equal(200);
-    expect(archives.body.items).to.have.length(1);
-    expect(JSON.parse(archives.body.items[0]!.data.history!) as Reconciliation[]).to.have.length(1);
-    // Nothing of vc's record in the host namespace, where the syncer writes.
-    expect((await kube().request("GET", "/api/v1/namespaces/vc-minimal/configmaps/vc-history")).status).to.equal(404);
-    const status = await runVc([
-      "status",
-      "--target",
-      "kube",
-      "--kubeconfig",
-      kube().kubeconfigPath,
-      "--cluster",
-      "minimal",
-      "-o",
-      "json",
-    ]);
-    const s = JSON.parse(status.stdout) as ClusterStatus;
-    expect(s.history).to.have.length(11);
-    expect(s.history[0]).to.deep.include({ revision: repo.head(), by: "alice" });
-  });
+  it(
+    "keeps the history beyond 10 runs beside the record, within --history-limit; vc status --cluster " + "reads it all",
+    async () => {
+      const before = (await statusOf("vc-minimal"))!.history.length;
+      for (let i = 0; i < 12 - before; i++) {
+        changeMinimal(300 + i);
+        repo.commit(`cpu ${300 + i}m`);
+        const res = await apply(kube().kubeconfigFor("alice"), "--history-limit", "11");
+        expect(res.code, res.stdout).to.equal(0);
+      }
+      const archives = await kube().request<{ items: Array<{ data: Record<string, string> }> }>(
+        "GET",
+        `/api/v1/namespaces/vc-system/configmaps?labelSelector=${encodeURIComponent("vc.orch.io/record=history,vc.orch.io/managed-by=minimal")}`,
+      );
+      expect(archives.status).to.equal(200);
+      expect(archives.body.items).to.have.length(1);
+      expect(JSON.parse(archives.body.items[0]!.data.history!) as Reconciliation[]).to.have.length(1);
+      // Nothing of vc's record in the host namespace, where the syncer writes.
+      expect((await kube().request("GET", "/api/v1/namespaces/vc-minimal/configmaps/vc-history")).status).to.equal(404);
+      const status = await runVc([
+        "status",
+        "--target",
+        "kube",
+        "--kubeconfig",
+        kube().kubeconfigPath,
+        "--cluster",
+        "minimal",
+        "-o",
+        "json",
+      ]);
+      const s = JSON.parse(status.stdout) as ClusterStatus;
+      expect(s.history).to.have.length(11);
+      expect(s.history[0]).to.deep.include({ revision: repo.head(), by: "alice" });
+    },
+  );
 
   it("a reconciler pass after vc apply keeps the history and adds its own run", async () => {
     const before = (
@@ -321,46 +328,50 @@ describe("e2e: vc apply on the record, on a real API server", function () {
       .and.match(/by alice \(vc apply\)/);
   });
 
-  it("leaves a cluster suspended at run time (as vc restore does) alone: no write at all, exit 1; once resumed, vc apply applies it", async () => {
-    const reason = "vc restore oci://registry.example/backups/minimal:1 at 2030-01-01T00:00:00Z";
-    const client = KubeClient.open({ kubeconfig: kube().kubeconfigPath });
-    try {
-      await suspendCluster(client, "minimal", "vc-minimal", reason);
-      changeMinimal(450);
-      const commit = repo.commit("cpu 450m");
-      const before = kube().writes("alice").length;
-      const res = await apply(kube().kubeconfigFor("alice"));
-      expect(res.code, res.stdout + res.stderr).to.equal(1);
-      expect(res.stdout).to.include(
-        `cluster minimal: suspended by ${reason} (run-time), left alone; vc apply --ignore-suspension to apply anyway`,
-      );
-      expect(kube().writes("alice").slice(before), "writes of a run that left the cluster alone").to.deep.equal([]);
-      const diff = await runVc([
-        "diff",
-        repo.work,
-        "--target",
-        "kube",
-        "--kubeconfig",
-        kube().kubeconfigFor("alice"),
-        "--exit-code",
-      ]);
-      expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
-      expect(diff.stdout).to.include(`cluster minimal: suspended by ${reason} (run-time), not planned`);
+  it(
+    "leaves a cluster suspended at run time (as vc restore does) alone: no write at all, exit 1; once resumed, vc " +
+      "apply applies it",
+    async () => {
+      const reason = "vc restore oci://registry.example/backups/minimal:1 at 2030-01-01T00:00:00Z";
+      const client = KubeClient.open({ kubeconfig: kube().kubeconfigPath });
+      try {
+        await suspendCluster(client, "minimal", "vc-minimal", reason);
+        changeMinimal(450);
+        const commit = repo.commit("cpu 450m");
+        const before = kube().writes("alice").length;
+        const res = await apply(kube().kubeconfigFor("alice"));
+        expect(res.code, res.stdout + res.stderr).to.equal(1);
+        expect(res.stdout).to.include(
+          `cluster minimal: suspended by ${reason} (run-time), left alone; vc apply --ignore-suspension to apply anyway`,
+        );
+        expect(kube().writes("alice").slice(before), "writes of a run that left the cluster alone").to.deep.equal([]);
+        const diff = await runVc([
+          "diff",
+          repo.work,
+          "--target",
+          "kube",
+          "--kubeconfig",
+          kube().kubeconfigFor("alice"),
+          "--exit-code",
+        ]);
+        expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
+        expect(diff.stdout).to.include(`cluster minimal: suspended by ${reason} (run-time), not planned`);
 
-      await resumeCluster(client, "minimal", "vc-minimal");
-      const resumed = await apply(kube().kubeconfigFor("alice"));
-      expect(resumed.code, resumed.stdout + resumed.stderr).to.equal(0);
-      const written = kube().writes("alice").slice(before);
-      expect(
-        written.filter((w) => w.resource === "statefulsets" && w.namespace === "vc-minimal" && w.code === 200),
-      ).to.have.length(1);
-      expect((await statusOf("vc-minimal"))!.history[0]).to.deep.include({
-        revision: commit,
-        result: "applied",
-        by: "alice",
-      });
-    } finally {
-      client.close();
-    }
-  });
+        await resumeCluster(client, "minimal", "vc-minimal");
+        const resumed = await apply(kube().kubeconfigFor("alice"));
+        expect(resumed.code, resumed.stdout + resumed.stderr).to.equal(0);
+        const written = kube().writes("alice").slice(before);
+        expect(
+          written.filter((w) => w.resource === "statefulsets" && w.namespace === "vc-minimal" && w.code === 200),
+        ).to.have.length(1);
+        expect((await statusOf("vc-minimal"))!.history[0]).to.deep.include({
+          revision: commit,
+          result: "applied",
+          by: "alice",
+        });
+      } finally {
+        client.close();
+      }
+    },
+  );
 });

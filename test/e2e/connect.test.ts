@@ -41,8 +41,8 @@ describe("e2e: vc connect to a virtual cluster served by a second real API serve
       env: { KUBECONFIG: kubeconfig },
     });
     expect(res.code, res.stdout + res.stderr).to.equal(0);
-    // Both branches, by the virtual server's discovery: a server with SelfSubjectReview (1.27+) says who the user is; one
-    // without (1.20) is asked with a TokenReview, which the admin may make, and the server names the token's user.
+    // Both branches, by the virtual server's discovery: a server with SelfSubjectReview (1.27+) says who the user is;
+    // one without (1.20) is asked with a TokenReview, which the admin may make, and the server names the token's user.
     if (await servesSelfSubjectReview(virtual()))
       expect(res.stdout).to.contain('the virtual API server answers: you are "admin" (SelfSubjectReview)');
     else expect(res.stdout).to.contain('the virtual API server answers: you are "admin" (TokenReview)');
@@ -65,37 +65,41 @@ describe("e2e: vc connect to a virtual cluster served by a second real API serve
     expect(namespaces.stdout).to.not.include("namespace/only-in-the-virtual-cluster");
   });
 
-  it("refuses a virtual API server that does not answer, leaving the kubeconfig as it was and saying how to reach it", async () => {
-    const far = join(dir, "far-config");
-    writeFileSync(
-      far,
-      readFileSync(virtual().kubeconfigPath, "utf8").replace(
-        /server: \S+/,
-        "server: https://far.vc-team-a.svc.cluster.invalid:443",
-      ),
-    );
-    const secret = await host().kubectl([
-      "-n",
-      "vc-team-a",
-      "create",
-      "secret",
-      "generic",
-      "vc-far",
-      `--from-file=config=${far}`,
-    ]);
-    expect(secret.code, secret.stderr).to.equal(0);
-    const before = readFileSync(kubeconfig, "utf8");
-    const res = await runVc(["connect", "far", "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], {
-      env: { KUBECONFIG: kubeconfig },
-    });
-    expect(res.code, res.stdout + res.stderr).to.equal(2);
-    expect(res.stderr)
-      .to.contain("does not answer")
-      .and.contain("your kubeconfig was not changed")
-      .and.contain("kubectl port-forward")
-      .and.contain("--server https://localhost:8443");
-    expect(readFileSync(kubeconfig, "utf8")).to.equal(before);
-  });
+  it(
+    "refuses a virtual API server that does not answer, leaving the kubeconfig as it was and saying how to " +
+      "reach it",
+    async () => {
+      const far = join(dir, "far-config");
+      writeFileSync(
+        far,
+        readFileSync(virtual().kubeconfigPath, "utf8").replace(
+          /server: \S+/,
+          "server: https://far.vc-team-a.svc.cluster.invalid:443",
+        ),
+      );
+      const secret = await host().kubectl([
+        "-n",
+        "vc-team-a",
+        "create",
+        "secret",
+        "generic",
+        "vc-far",
+        `--from-file=config=${far}`,
+      ]);
+      expect(secret.code, secret.stderr).to.equal(0);
+      const before = readFileSync(kubeconfig, "utf8");
+      const res = await runVc(["connect", "far", "--kubeconfig", kubeconfig, "--namespace", "vc-team-a"], {
+        env: { KUBECONFIG: kubeconfig },
+      });
+      expect(res.code, res.stdout + res.stderr).to.equal(2);
+      expect(res.stderr)
+        .to.contain("does not answer")
+        .and.contain("your kubeconfig was not changed")
+        .and.contain("kubectl port-forward")
+        .and.contain("--server https://localhost:8443");
+      expect(readFileSync(kubeconfig, "utf8")).to.equal(before);
+    },
+  );
 
   it("disconnect after connecting to two virtual clusters removes every entry vc added", async () => {
     const original = load(readFileSync(kubeconfig, "utf8")) as Record<

@@ -130,7 +130,8 @@ const HOST_OBJECTS = [
         "vault.hashicorp.com/agent-inject-token": PLANTED.injectorToken,
         "injector.example.com/token": PLANTED.injectorToken2,
         "example.com/startup": `connect with password=${PLANTED.annotationPassword}`,
-        "example.com/ssh": `-----BEGIN OPENSSH PRIVATE KEY-----\n${PLANTED.podPem}\n-----END OPENSSH PRIVATE KEY-----\n`,
+        "example.com/ssh":
+          `-----BEGIN OPENSSH PRIVATE KEY-----\n${PLANTED.podPem}\n-----END OPENSSH PRIVATE ` + `KEY-----\n`,
         "checksum/config": "4f1c2a9e",
         "example.com/repo": `https://${PLANTED.repoUserToken}@git.example.com/org/app.git`,
         "example.com/sa.json": `{"type":"service_account","private_key_id":"${PLANTED.gcpKeyId}"}`,
@@ -219,51 +220,59 @@ describe("e2e: vc debug collect masks every planted credential", function () {
 
   it("plants 37 credentials, as issue #38 did", () => expect(Object.keys(PLANTED)).to.have.length(37));
 
-  it(`no file of the extracted bundle holds any of the ${Object.keys(PLANTED).length} planted credentials, nor their base64 forms`, () => {
-    const files = filesUnder(join(bundle, "debug"));
-    expect(files.map((f) => f.slice(bundle.length + 1)).sort()).to.include.members([
-      "debug/pods.yaml",
-      "debug/events.yaml",
-      "debug/services.yaml",
-      "debug/statefulset.yaml",
-      "debug/summary",
-    ]);
-    const found: string[] = [];
-    for (const file of files) {
-      const text = readFileSync(file, "utf8");
-      for (const [where, value] of Object.entries(PLANTED)) {
-        if (text.includes(value) || text.includes(Buffer.from(value).toString("base64")))
-          found.push(`${where} in ${file.slice(bundle.length + 1)}`);
+  it(
+    `no file of the extracted bundle holds any of the ${Object.keys(PLANTED).length} planted credentials, nor ` +
+      `their base64 forms`,
+    () => {
+      const files = filesUnder(join(bundle, "debug"));
+      expect(files.map((f) => f.slice(bundle.length + 1)).sort()).to.include.members([
+        "debug/pods.yaml",
+        "debug/events.yaml",
+        "debug/services.yaml",
+        "debug/statefulset.yaml",
+        "debug/summary",
+      ]);
+      const found: string[] = [];
+      for (const file of files) {
+        const text = readFileSync(file, "utf8");
+        for (const [where, value] of Object.entries(PLANTED)) {
+          if (text.includes(value) || text.includes(Buffer.from(value).toString("base64")))
+            found.push(`${where} in ${file.slice(bundle.length + 1)}`);
+        }
       }
-    }
-    expect(found).to.deep.equal([]);
-  });
+      expect(found).to.deep.equal([]);
+    },
+  );
 
-  it("what is not a credential reads as written: names, namespace, image tag, addresses, flags, ordinary annotations", () => {
-    const read = (f: string) => readFileSync(join(bundle, "debug", f), "utf8");
-    const pods = read("pods.yaml");
-    for (const s of [
-      "name: leaky-0",
-      `namespace: ${NS}`,
-      "image: ghcr.io/example/syncer:v0.19.4",
-      "--log-level=4",
-      "--service-cidr=10.96.0.0/12",
-      "name: DB_PWD",
-      "value: debug",
-      "checksum/config: 4f1c2a9e",
-      "vault.hashicorp.com/agent-inject-token: <masked>",
-      "Password=<masked>;Encrypt=true",
-      "--db-pass=<masked>",
-    ]) {
-      expect(pods, s).to.contain(s);
-    }
-    const services = read("services.yaml");
-    expect(services)
-      .to.contain("clusterIP: 10.0.0.77")
-      .and.contain("example.com/owner: team-leaky")
-      .and.contain("https://hooks:<masked>@hooks.example/notify");
-    expect(read("events.yaml"))
-      .to.contain("Failed to pull image: unauthorized: token=<masked>")
-      .and.contain("on 10.0.0.77:443");
-  });
+  it(
+    "what is not a credential reads as written: names, namespace, image tag, addresses, flags, ordinary " +
+      "annotations",
+    () => {
+      const read = (f: string) => readFileSync(join(bundle, "debug", f), "utf8");
+      const pods = read("pods.yaml");
+      for (const s of [
+        "name: leaky-0",
+        `namespace: ${NS}`,
+        "image: ghcr.io/example/syncer:v0.19.4",
+        "--log-level=4",
+        "--service-cidr=10.96.0.0/12",
+        "name: DB_PWD",
+        "value: debug",
+        "checksum/config: 4f1c2a9e",
+        "vault.hashicorp.com/agent-inject-token: <masked>",
+        "Password=<masked>;Encrypt=true",
+        "--db-pass=<masked>",
+      ]) {
+        expect(pods, s).to.contain(s);
+      }
+      const services = read("services.yaml");
+      expect(services)
+        .to.contain("clusterIP: 10.0.0.77")
+        .and.contain("example.com/owner: team-leaky")
+        .and.contain("https://hooks:<masked>@hooks.example/notify");
+      expect(read("events.yaml"))
+        .to.contain("Failed to pull image: unauthorized: token=<masked>")
+        .and.contain("on 10.0.0.77:443");
+    },
+  );
 });

@@ -33,10 +33,13 @@ describe("e2e: vc debug shell refused by the server", function () {
     await k(["-n", NS, "create", "rolebinding", "pod-reader", "--role=pod-reader", `--user=${USER}`]);
   });
 
-  it("a user who may read the pod but not exec into it gets the server's reason, not an HTTP status alone", async () => {
-    const res = await runVc(["debug", "shell", "shop", "-n", NS, "--kubeconfig", kube().kubeconfigFor(USER)]);
-    expect(res.code, res.stdout + res.stderr).to.equal(2);
-    expect(res.stderr).to.match(new RegExp(`^error: cannot open a shell in ${NS}/shop-0: HTTP 403: .*pods/exec`));
-    expect(res.stderr).to.not.contain("Unexpected server response");
-  });
+  it(
+    "a user who may read the pod but not exec into it gets the server's reason, not an HTTP " + "status alone",
+    async () => {
+      const res = await runVc(["debug", "shell", "shop", "-n", NS, "--kubeconfig", kube().kubeconfigFor(USER)]);
+      expect(res.code, res.stdout + res.stderr).to.equal(2);
+      expect(res.stderr).to.match(new RegExp(`^error: cannot open a shell in ${NS}/shop-0: HTTP 403: .*pods/exec`));
+      expect(res.stderr).to.not.contain("Unexpected server response");
+    },
+  );
 });

@@ -1,6 +1,7 @@
 // vc doctor's Gateway checks on a real API server: the ingress gateway pods a Gateway selects must be Ready (status
 // written through the status subresource, as a kubelet would), a Service must expose them on the Gateway's ports with
-// an external address, and the TLS Secret must be where the gateway pods read it, with a valid certificate for the hosts.
+// an external address, and the TLS Secret must be where the gateway pods read it, with a valid certificate for the
+// hosts.
 import { expect } from "chai";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -65,34 +66,44 @@ describe("e2e: vc doctor checks what serves a Gateway", function () {
 
   it("a Pending gateway pod, no Service and no Secret where the pods run: each reported", async () => {
     expect(await gatewayFindings()).to.deep.equal([
-      "gateway-pods-ready error: selector istio=ingressgateway matches 1 ingress gateway pod(s), none Ready (mesh-system/ingress-1 Pending): nothing serves the Gateway",
-      "gateway-service error: no Service in mesh-system selects the ingress gateway pods the selector istio=ingressgateway matches: nothing routes traffic to them",
-      `tls-secret error: tls.credentialName ${SECRET} (port 443) names a Secret that does not exist in mesh-system (the gateway pods run in mesh-system: the Secret must be there, a copy in vc-edge is not read)`,
+      "gateway-pods-ready error: selector istio=ingressgateway matches 1 ingress gateway pod(s), none Ready " +
+        "(mesh-system/ingress-1 Pending): nothing serves the Gateway",
+      "gateway-service error: no Service in mesh-system selects the ingress gateway pods the selector " +
+        "istio=ingressgateway matches: nothing routes traffic to them",
+      `tls-secret error: tls.credentialName ${SECRET} (port 443) names a Secret that does not exist in mesh-system ` +
+        `(the gateway pods run in mesh-system: the Secret must be there, a copy in vc-edge is not read)`,
     ]);
   });
 
-  it("the Secret in the cluster's namespace only does not count for a shared ingress; a Ready pod and a ClusterIP Service leave no external address", async () => {
-    await post(
-      "/api/v1/namespaces/vc-edge/secrets",
-      tlsSecret("vc-edge", SECRET, servingCertificate(["a.example.com"], 90)),
-    );
-    await status(INGRESS_POD, { status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } });
-    await post("/api/v1/namespaces/mesh-system/services", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "ingressgateway" },
-      spec: {
-        type: "ClusterIP",
-        selector: { istio: "ingressgateway" },
-        ports: [{ name: "http", port: 80, targetPort: 8080 }],
-      },
-    });
-    expect(await gatewayFindings()).to.deep.equal([
-      "gateway-service error: the ingress gateway Service mesh-system/ingressgateway exposes no port 443 of the Gateway's servers",
-      `tls-secret error: tls.credentialName ${SECRET} (port 443) names a Secret that does not exist in mesh-system (the gateway pods run in mesh-system: the Secret must be there, a copy in vc-edge is not read)`,
-      "gateway-external-address warning: the ingress gateway Service mesh-system/ingressgateway has no external address (ingressgateway is ClusterIP): only clients inside the cluster reach the Gateway",
-    ]);
-  });
+  it(
+    "the Secret in the cluster's namespace only does not count for a shared ingress; a Ready pod and a ClusterIP " +
+      "Service leave no external address",
+    async () => {
+      await post(
+        "/api/v1/namespaces/vc-edge/secrets",
+        tlsSecret("vc-edge", SECRET, servingCertificate(["a.example.com"], 90)),
+      );
+      await status(INGRESS_POD, { status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } });
+      await post("/api/v1/namespaces/mesh-system/services", {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "ingressgateway" },
+        spec: {
+          type: "ClusterIP",
+          selector: { istio: "ingressgateway" },
+          ports: [{ name: "http", port: 80, targetPort: 8080 }],
+        },
+      });
+      expect(await gatewayFindings()).to.deep.equal([
+        "gateway-service error: the ingress gateway Service mesh-system/ingressgateway exposes no port 443 of the " +
+          "Gateway's servers",
+        `tls-secret error: tls.credentialName ${SECRET} (port 443) names a Secret that does not exist in mesh-system ` +
+          `(the gateway pods run in mesh-system: the Secret must be there, a copy in vc-edge is not read)`,
+        "gateway-external-address warning: the ingress gateway Service mesh-system/ingressgateway has no external " +
+          "address (ingressgateway is ClusterIP): only clients inside the cluster reach the Gateway",
+      ]);
+    },
+  );
 
   it("a certificate for other names, close to expiry: an error for the hosts and a warning for the date", async () => {
     await post(
@@ -105,30 +116,35 @@ describe("e2e: vc doctor checks what serves a Gateway", function () {
       found.join("\n"),
     ).to.have.length(2);
     expect(found, found.join("\n")).to.include(
-      `tls-certificate error: the certificate in Secret mesh-system/${SECRET} (port 443) does not name a.example.com (it names b.example.com): clients refuse the handshake`,
+      `tls-certificate error: the certificate in Secret mesh-system/${SECRET} (port 443) does not name ` +
+        `a.example.com (it names b.example.com): clients refuse the handshake`,
     );
     expect(found.find((f) => f.startsWith("tls-certificate warning"))).to.match(
       new RegExp(
-        `^tls-certificate warning: the certificate in Secret mesh-system/${SECRET} \\(port 443\\) expires on \\S+, within 14 days$`,
+        `^tls-certificate warning: the certificate in Secret mesh-system/${SECRET} \\(port 443\\) expires on \\S+, ` +
+          `within 14 days$`,
       ),
     );
   });
 
-  it("quiet once the Service is a LoadBalancer with an address on the Gateway's port and the certificate is right", async () => {
-    const svc = "/api/v1/namespaces/mesh-system/services/ingressgateway";
-    const patched = await kube().request(
-      "PATCH",
-      svc,
-      { spec: { type: "LoadBalancer", ports: [{ name: "https", port: 443, targetPort: 8443 }] } },
-      { contentType: "application/merge-patch+json" },
-    );
-    expect(patched.status, JSON.stringify(patched.body)).to.equal(200);
-    await status(svc, { status: { loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } } });
-    expect((await kube().request("DELETE", `/api/v1/namespaces/mesh-system/secrets/${SECRET}`)).status).to.equal(200);
-    await post(
-      "/api/v1/namespaces/mesh-system/secrets",
-      tlsSecret("mesh-system", SECRET, servingCertificate(["a.example.com"], 90)),
-    );
-    expect(await gatewayFindings()).to.deep.equal([]);
-  });
+  it(
+    "quiet once the Service is a LoadBalancer with an address on the Gateway's port and the certificate " + "is right",
+    async () => {
+      const svc = "/api/v1/namespaces/mesh-system/services/ingressgateway";
+      const patched = await kube().request(
+        "PATCH",
+        svc,
+        { spec: { type: "LoadBalancer", ports: [{ name: "https", port: 443, targetPort: 8443 }] } },
+        { contentType: "application/merge-patch+json" },
+      );
+      expect(patched.status, JSON.stringify(patched.body)).to.equal(200);
+      await status(svc, { status: { loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } } });
+      expect((await kube().request("DELETE", `/api/v1/namespaces/mesh-system/secrets/${SECRET}`)).status).to.equal(200);
+      await post(
+        "/api/v1/namespaces/mesh-system/secrets",
+        tlsSecret("mesh-system", SECRET, servingCertificate(["a.example.com"], 90)),
+      );
+      expect(await gatewayFindings()).to.deep.equal([]);
+    },
+  );
 });

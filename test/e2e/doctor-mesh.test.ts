@@ -1,6 +1,6 @@
 // vc doctor's mesh checks on a real API server: the mesh objects the repository renders for a cluster compared with
-// the host's under their translated names (a deleted VirtualService and DestinationRule, a DestinationRule edited on the
-// host), and each route's subset looked up in the host's DestinationRules; a synced cluster is quiet.
+// the host's under their translated names (a deleted VirtualService and DestinationRule, a DestinationRule edited on
+// the host), and each route's subset looked up in the host's DestinationRules; a synced cluster is quiet.
 import { expect } from "chai";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -62,25 +62,31 @@ describe("e2e: vc doctor compares the repository's mesh objects with the host", 
     expect(await meshFindings()).to.deep.equal([]);
   });
 
-  it("a DestinationRule edited on the host: the difference by path, and the route's subset it no longer defines", async () => {
-    await k([
-      "-n",
-      "vc-routes",
-      "patch",
-      "destinationrules.networking.mesh.io",
-      "reviews-x-default-x-routes",
-      "--type=merge",
-      "-p",
-      '{"spec":{"subsets":[{"name":"v2","labels":{"version":"v2"}}]}}',
-    ]);
-    const found = await meshFindings();
-    expect(found[0]).to.match(
-      /^mesh-not-synced DestinationRule vc-routes\/reviews-x-default-x-routes: the host's DestinationRule differs from the repository's \(from clusters\/routes\/mesh\/reviews\.yaml\) at spec\.subsets\[0\]\.\S+: the mesh applies the host's$/,
-    );
-    expect(found.slice(1)).to.deep.equal([
-      "mesh-subset VirtualService vc-routes/reviews-x-default-x-routes: route to reviews-x-default-x-routes.vc-routes.svc.cluster.local subset v1: the DestinationRule for reviews-x-default-x-routes.vc-routes.svc.cluster.local on the host defines no subset v1; the mesh rejects the route (no healthy upstream)",
-    ]);
-  });
+  it(
+    "a DestinationRule edited on the host: the difference by path, and the route's subset it no longer " + "defines",
+    async () => {
+      await k([
+        "-n",
+        "vc-routes",
+        "patch",
+        "destinationrules.networking.mesh.io",
+        "reviews-x-default-x-routes",
+        "--type=merge",
+        "-p",
+        '{"spec":{"subsets":[{"name":"v2","labels":{"version":"v2"}}]}}',
+      ]);
+      const found = await meshFindings();
+      expect(found[0]).to.match(
+        /^mesh-not-synced DestinationRule vc-routes\/reviews-x-default-x-routes: the host's DestinationRule differs from the repository's \(from clusters\/routes\/mesh\/reviews\.yaml\) at spec\.subsets\[0\]\.\S+: the mesh applies the host's$/,
+      );
+      expect(found.slice(1)).to.deep.equal([
+        "mesh-subset VirtualService vc-routes/reviews-x-default-x-routes: route to " +
+          "reviews-x-default-x-routes.vc-routes.svc.cluster.local subset v1: the DestinationRule for " +
+          "reviews-x-default-x-routes.vc-routes.svc.cluster.local on the host defines no subset v1; the mesh " +
+          "rejects the route (no healthy upstream)",
+      ]);
+    },
+  );
 
   it("the synced VirtualService and every DestinationRule deleted: each reported by its translated name", async () => {
     await k([
@@ -91,8 +97,12 @@ describe("e2e: vc doctor compares the repository's mesh objects with the host", 
       "--all",
     ]);
     expect(await meshFindings()).to.deep.equal([
-      "mesh-not-synced DestinationRule vc-routes/reviews-x-default-x-routes: the repository's DestinationRule (from clusters/routes/mesh/reviews.yaml) is not on the host under its translated name reviews-x-default-x-routes: the rule is not applied",
-      "mesh-not-synced VirtualService vc-routes/reviews-x-default-x-routes: the repository's VirtualService (from clusters/routes/mesh/reviews.yaml) is not on the host under its translated name reviews-x-default-x-routes: the rule is not applied",
+      "mesh-not-synced DestinationRule vc-routes/reviews-x-default-x-routes: the repository's DestinationRule " +
+        "(from clusters/routes/mesh/reviews.yaml) is not on the host under its translated name " +
+        "reviews-x-default-x-routes: the rule is not applied",
+      "mesh-not-synced VirtualService vc-routes/reviews-x-default-x-routes: the repository's VirtualService (from " +
+        "clusters/routes/mesh/reviews.yaml) is not on the host under its translated name " +
+        "reviews-x-default-x-routes: the rule is not applied",
     ]);
   });
 });

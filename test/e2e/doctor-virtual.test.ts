@@ -17,7 +17,9 @@ type Report = {
   notChecked: Record<string, string>;
 };
 
-/** The metrics API of the virtual cluster as the metrics proxy serves it, with metrics for `pods` of namespace default. */
+/**
+ * The metrics API of the virtual cluster as the metrics proxy serves it, with metrics for `pods` of namespace default.
+ */
 function podMetricsBackend(dir: string, pods: string[]): Server {
   const cert = selfSignedCertificate(dir);
   return createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
@@ -102,80 +104,86 @@ describe("e2e: vc doctor reads inside the virtual cluster (a second real API ser
 
   it("the virtual cluster's APIService list without the metrics API service is reported", async () => {
     expect(of(await doctor(), "metrics-api-service", "metrics-virtual-api")).to.deep.equal([
-      `metrics-api-service error APIService v1beta1.metrics.orch.io (virtual cluster): the virtual cluster's API service list has no v1beta1.metrics.orch.io (asked ${virtual().url}): metrics.orch.io is missing there`,
+      `metrics-api-service error APIService v1beta1.metrics.orch.io (virtual cluster): the virtual cluster's API ` +
+        `service list has no v1beta1.metrics.orch.io (asked ${virtual().url}): metrics.orch.io is missing there`,
     ]);
   });
 
-  it("an autoscaler showing <unknown>: the pods of its workload without pod metrics are named; with its metrics, quiet", async () => {
-    const port = (backend.address() as AddressInfo).port;
-    await create("/api/v1/namespaces/kube-system/services", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "vc-metrics-proxy" },
-      spec: { type: "ExternalName", externalName: "localhost", ports: [{ port }] },
-    });
-    await create("/apis/apiregistration.k8s.io/v1/apiservices", {
-      apiVersion: "apiregistration.k8s.io/v1",
-      kind: "APIService",
-      metadata: { name: "v1beta1.metrics.orch.io" },
-      spec: {
-        group: "metrics.orch.io",
-        version: "v1beta1",
-        service: { namespace: "kube-system", name: "vc-metrics-proxy", port },
-        insecureSkipTLSVerify: true,
-        groupPriorityMinimum: 100,
-        versionPriority: 100,
-      },
-    });
-    await waitFor(
-      async () =>
-        (await virtual().request("GET", "/apis/metrics.orch.io/v1beta1/namespaces/default/pods")).status === 200,
-      "the virtual metrics API to be served",
-      60_000,
-    );
-    const labels = { app: "web" };
-    await create("/apis/apps/v1/namespaces/default/deployments", {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "web" },
-      spec: {
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: "web", image: "web:1" }] } },
-      },
-    });
-    for (const name of ["web-1", "web-2"])
-      await create("/api/v1/namespaces/default/pods", {
+  it(
+    "an autoscaler showing <unknown>: the pods of its workload without pod metrics are named; with its " +
+      "metrics, quiet",
+    async () => {
+      const port = (backend.address() as AddressInfo).port;
+      await create("/api/v1/namespaces/kube-system/services", {
         apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name, labels },
-        spec: { containers: [{ name: "web", image: "web:1" }] },
+        kind: "Service",
+        metadata: { name: "vc-metrics-proxy" },
+        spec: { type: "ExternalName", externalName: "localhost", ports: [{ port }] },
       });
-    await create("/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers", {
-      apiVersion: "autoscaling/v1",
-      kind: "HorizontalPodAutoscaler",
-      metadata: { name: "web" },
-      spec: {
-        scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" },
-        minReplicas: 1,
-        maxReplicas: 3,
-        targetCPUUtilizationPercentage: 75,
-      },
-    });
-    const report = await doctor();
-    expect(of(report, "metrics-api-service", "metrics-virtual-api")).to.deep.equal([]);
-    expect(of(report, "pod-metrics")).to.deep.equal([
-      "pod-metrics warning HorizontalPodAutoscaler default/web (virtual cluster): shows <unknown>: 1 of 2 pod(s) of Deployment default/web have no pod metrics (web-2)",
-    ]);
-    // The autoscaler's controller reports a current value (through the status subresource): no longer <unknown>.
-    const status = await virtual().request(
-      "PATCH",
-      "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web/status",
-      { status: { currentReplicas: 2, desiredReplicas: 2, currentCPUUtilizationPercentage: 40 } },
-      { contentType: "application/merge-patch+json" },
-    );
-    expect(status.status, JSON.stringify(status.body)).to.equal(200);
-    expect(of(await doctor(), "pod-metrics")).to.deep.equal([]);
-  });
+      await create("/apis/apiregistration.k8s.io/v1/apiservices", {
+        apiVersion: "apiregistration.k8s.io/v1",
+        kind: "APIService",
+        metadata: { name: "v1beta1.metrics.orch.io" },
+        spec: {
+          group: "metrics.orch.io",
+          version: "v1beta1",
+          service: { namespace: "kube-system", name: "vc-metrics-proxy", port },
+          insecureSkipTLSVerify: true,
+          groupPriorityMinimum: 100,
+          versionPriority: 100,
+        },
+      });
+      await waitFor(
+        async () =>
+          (await virtual().request("GET", "/apis/metrics.orch.io/v1beta1/namespaces/default/pods")).status === 200,
+        "the virtual metrics API to be served",
+        60_000,
+      );
+      const labels = { app: "web" };
+      await create("/apis/apps/v1/namespaces/default/deployments", {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "web" },
+        spec: {
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [{ name: "web", image: "web:1" }] } },
+        },
+      });
+      for (const name of ["web-1", "web-2"])
+        await create("/api/v1/namespaces/default/pods", {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name, labels },
+          spec: { containers: [{ name: "web", image: "web:1" }] },
+        });
+      await create("/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers", {
+        apiVersion: "autoscaling/v1",
+        kind: "HorizontalPodAutoscaler",
+        metadata: { name: "web" },
+        spec: {
+          scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" },
+          minReplicas: 1,
+          maxReplicas: 3,
+          targetCPUUtilizationPercentage: 75,
+        },
+      });
+      const report = await doctor();
+      expect(of(report, "metrics-api-service", "metrics-virtual-api")).to.deep.equal([]);
+      expect(of(report, "pod-metrics")).to.deep.equal([
+        "pod-metrics warning HorizontalPodAutoscaler default/web (virtual cluster): shows <unknown>: 1 of 2 pod(s) " +
+          "of Deployment default/web have no pod metrics (web-2)",
+      ]);
+      // The autoscaler's controller reports a current value (through the status subresource): no longer <unknown>.
+      const status = await virtual().request(
+        "PATCH",
+        "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/web/status",
+        { status: { currentReplicas: 2, desiredReplicas: 2, currentCPUUtilizationPercentage: 40 } },
+        { contentType: "application/merge-patch+json" },
+      );
+      expect(status.status, JSON.stringify(status.body)).to.equal(200);
+      expect(of(await doctor(), "pod-metrics")).to.deep.equal([]);
+    },
+  );
 
   it("a virtual API server that does not answer from here is listed as not checked, with how to reach it", async () => {
     const report = await doctor("--server", "https://127.0.0.1:1");

@@ -1,6 +1,6 @@
 // vc doctor on a real API server: a host vc applied and an operator broke (no control-plane pod, a route to a missing
-// Service, a pod without requests, no TLS Secret for the metrics proxy, metrics RBAC on the wrong group, a mesh conflict
-// in the live configuration); the findings, their severities and the exit codes of errors, warnings and notes.
+// Service, a pod without requests, no TLS Secret for the metrics proxy, metrics RBAC on the wrong group, a mesh
+// conflict in the live configuration); the findings, their severities and the exit codes of errors, warnings and notes.
 import { expect } from "chai";
 import { rmSync } from "node:fs";
 import { breakDoctorHost, SHOP_FINDINGS, writeDoctorRepo } from "../ops/doctor-host.js";
@@ -43,10 +43,13 @@ describe("e2e: vc doctor on a broken host", function () {
       /^restart the stateful set, check service account, network policies, resource constraints; /,
     );
     expect(by("mesh-destination").message).to.equal(
-      "route destination reviews-x-default-x-shop.vc-shop.svc.cluster.local names Service vc-shop/reviews-x-default-x-shop, which does not exist on the host (the virtual cluster's service reviews in namespace default: not synced)",
+      "route destination reviews-x-default-x-shop.vc-shop.svc.cluster.local names Service " +
+        "vc-shop/reviews-x-default-x-shop, which does not exist on the host (the virtual cluster's service reviews " +
+        "in namespace default: not synced)",
     );
     expect(by("metrics-forbidden").message).to.equal(
-      "HTTP 403 Forbidden: system:serviceaccount:vc-system:vc-metrics-proxy may not get, list pods.metrics.k8s.io in vc-shop",
+      "HTTP 403 Forbidden: system:serviceaccount:vc-system:vc-metrics-proxy may not get, list pods.metrics.k8s.io " +
+        "in vc-shop",
     );
     expect(by("metrics-proxy-tls").resolution).to.include(
       "kubectl -n vc-system create secret tls vc-metrics-proxy-tls",

@@ -43,43 +43,49 @@ describe("e2e: writes fenced by resourceVersion on a real API server", function 
       { contentType: "application/apply-patch+yaml" },
     );
 
-  it("server-side apply carrying metadata.resourceVersion: 409 Conflict once the object changed, else applied", async () => {
-    const rv = await create("ssa");
-    const fresh = await apply("ssa", rv, "2");
-    expect(fresh.status, JSON.stringify(fresh.body)).to.equal(200);
-    // Planned against `rv`, but the object has changed since (the apply above): refused, nothing written.
-    await touch("ssa");
-    const stale = await apply("ssa", rv, "3");
-    expect(stale.status).to.equal(409);
-    expect(stale.body.reason).to.equal("Conflict");
-    const live = await kube().request<{ data: Record<string, string> }>("GET", `${CM}/ssa`);
-    expect(live.body.data.v).to.equal("2");
-  });
+  it(
+    "server-side apply carrying metadata.resourceVersion: 409 Conflict once the object changed, else " + "applied",
+    async () => {
+      const rv = await create("ssa");
+      const fresh = await apply("ssa", rv, "2");
+      expect(fresh.status, JSON.stringify(fresh.body)).to.equal(200);
+      // Planned against `rv`, but the object has changed since (the apply above): refused, nothing written.
+      await touch("ssa");
+      const stale = await apply("ssa", rv, "3");
+      expect(stale.status).to.equal(409);
+      expect(stale.body.reason).to.equal("Conflict");
+      const live = await kube().request<{ data: Record<string, string> }>("GET", `${CM}/ssa`);
+      expect(live.body.data.v).to.equal("2");
+    },
+  );
 
-  it("a merge patch carrying metadata.resourceVersion: 409 once the object changed (the records' compare-and-swap)", async () => {
-    const rv = await create("merge");
-    await touch("merge");
-    const stale = await kube().request<{ reason?: string }>(
-      "PATCH",
-      `${CM}/merge`,
-      { metadata: { resourceVersion: rv }, data: { v: "2" } },
-      { contentType: "application/merge-patch+json" },
-    );
-    expect(stale.status).to.equal(409);
-    expect(stale.body.reason).to.equal("Conflict");
-    const live = await kube().request<{ metadata: { resourceVersion: string }; data: Record<string, string> }>(
-      "GET",
-      `${CM}/merge`,
-    );
-    expect(live.body.data.v).to.equal("1");
-    const current = await kube().request(
-      "PATCH",
-      `${CM}/merge`,
-      { metadata: { resourceVersion: live.body.metadata.resourceVersion }, data: { v: "2" } },
-      { contentType: "application/merge-patch+json" },
-    );
-    expect(current.status).to.equal(200);
-  });
+  it(
+    "a merge patch carrying metadata.resourceVersion: 409 once the object changed (the records' " + "compare-and-swap)",
+    async () => {
+      const rv = await create("merge");
+      await touch("merge");
+      const stale = await kube().request<{ reason?: string }>(
+        "PATCH",
+        `${CM}/merge`,
+        { metadata: { resourceVersion: rv }, data: { v: "2" } },
+        { contentType: "application/merge-patch+json" },
+      );
+      expect(stale.status).to.equal(409);
+      expect(stale.body.reason).to.equal("Conflict");
+      const live = await kube().request<{ metadata: { resourceVersion: string }; data: Record<string, string> }>(
+        "GET",
+        `${CM}/merge`,
+      );
+      expect(live.body.data.v).to.equal("1");
+      const current = await kube().request(
+        "PATCH",
+        `${CM}/merge`,
+        { metadata: { resourceVersion: live.body.metadata.resourceVersion }, data: { v: "2" } },
+        { contentType: "application/merge-patch+json" },
+      );
+      expect(current.status).to.equal(200);
+    },
+  );
 
   it("a delete with a resourceVersion precondition: 409 once the object changed, the object kept", async () => {
     const rv = await create("gone");

@@ -80,51 +80,55 @@ describe("e2e: the example fleet on a real API server", function () {
     expect(replicas.stdout).to.equal("1");
   });
 
-  it("fields and list items of other writers (an env var, an annotation, a container) are not drift and cause no writes", async () => {
-    expect(
-      (await kube().kubectl(["-n", "vc-platform", "set", "env", "statefulset/platform", "FOO=bar"])).code,
-    ).to.equal(0);
-    expect(
-      (
-        await kube().kubectl([
-          "-n",
-          "vc-platform",
-          "annotate",
-          "statefulset/platform",
-          "team.example.com/owner=db-team",
-        ])
-      ).code,
-    ).to.equal(0);
-    const sidecar = await kube().kubectl(
-      ["apply", "--server-side", "--field-manager=sidecar-injector", "--validate=false", "-f", "-"],
-      {
-        input: JSON.stringify({
-          apiVersion: "apps/v1",
-          kind: "StatefulSet",
-          metadata: { name: "platform", namespace: "vc-platform" },
-          spec: { template: { spec: { containers: [{ name: "log-shipper", image: "example.com/shipper:1" }] } } },
-        }),
-      },
-    );
-    expect(sidecar.code, sidecar.stderr).to.equal(0);
+  it(
+    "fields and list items of other writers (an env var, an annotation, a container) are not drift and cause " +
+      "no writes",
+    async () => {
+      expect(
+        (await kube().kubectl(["-n", "vc-platform", "set", "env", "statefulset/platform", "FOO=bar"])).code,
+      ).to.equal(0);
+      expect(
+        (
+          await kube().kubectl([
+            "-n",
+            "vc-platform",
+            "annotate",
+            "statefulset/platform",
+            "team.example.com/owner=db-team",
+          ])
+        ).code,
+      ).to.equal(0);
+      const sidecar = await kube().kubectl(
+        ["apply", "--server-side", "--field-manager=sidecar-injector", "--validate=false", "-f", "-"],
+        {
+          input: JSON.stringify({
+            apiVersion: "apps/v1",
+            kind: "StatefulSet",
+            metadata: { name: "platform", namespace: "vc-platform" },
+            spec: { template: { spec: { containers: [{ name: "log-shipper", image: "example.com/shipper:1" }] } } },
+          }),
+        },
+      );
+      expect(sidecar.code, sidecar.stderr).to.equal(0);
 
-    const before = adminWrites();
-    const diff = await vc("diff", "--exit-code");
-    expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
-    const applied = await vc("apply");
-    expect(applied.code, applied.stderr).to.equal(0);
-    expect(adminWrites() - before, JSON.stringify(kube().writes("admin").slice(before))).to.equal(0);
-    const containers = await kube().kubectl([
-      "-n",
-      "vc-platform",
-      "get",
-      "statefulset",
-      "platform",
-      "-o",
-      "jsonpath={.spec.template.spec.containers[*].name}",
-    ]);
-    expect(containers.stdout.split(" ")).to.include("log-shipper");
-  });
+      const before = adminWrites();
+      const diff = await vc("diff", "--exit-code");
+      expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
+      const applied = await vc("apply");
+      expect(applied.code, applied.stderr).to.equal(0);
+      expect(adminWrites() - before, JSON.stringify(kube().writes("admin").slice(before))).to.equal(0);
+      const containers = await kube().kubectl([
+        "-n",
+        "vc-platform",
+        "get",
+        "statefulset",
+        "platform",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[*].name}",
+      ]);
+      expect(containers.stdout.split(" ")).to.include("log-shipper");
+    },
+  );
 
   it("prune keeps objects vc does not own and other clusters' objects", async () => {
     const foreign = await kube().kubectl(["-n", "vc-minimal", "create", "configmap", "not-ours", "--from-literal=a=b"]);

@@ -121,7 +121,8 @@ describe("e2e: vc list and vc describe --config-only with and without a reposito
     expect(r.code, r.stderr).to.equal(0);
     expect(JSON.parse(r.stdout)).to.deep.equal([]);
     expect(r.stderr).to.equal(
-      "note: vc's records of the clusters are not visible to you\nnote: control planes across namespaces are not visible to you\n",
+      "note: vc's records of the clusters are not visible to you\nnote: control planes across namespaces are not " +
+        "visible to you\n",
     );
   });
 

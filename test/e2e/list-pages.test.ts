@@ -1,5 +1,6 @@
 // On a real API server: the records and the public-host claims, read from etcd a page at a time (limit and continue
-// with a label selector) and reduced page by page, hold every record and every claim of a host with more than two pages.
+// with a label selector) and reduced page by page, hold every record and every claim of a host with more than two
+// pages.
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { objectKey } from "../../src/kube/object.js";

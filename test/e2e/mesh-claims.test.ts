@@ -11,7 +11,10 @@ import { exampleRepo, getJson, kubectl, vcOn } from "./plan-support.js";
 
 const MESH_VALUES = "integrations:\n  mesh:\n    enabled: true\n";
 
-/** A cluster folder whose Gateway serves `hosts` and whose VirtualService (bound to it) sends traffic to example.com too. */
+/**
+ * A cluster folder whose Gateway serves `hosts` and whose VirtualService (bound to it) sends traffic to example.com
+ * too.
+ */
 function intruder(name: string, hosts: string[]): Record<string, string> {
   return {
     [`clusters/${name}/values.yaml`]: MESH_VALUES,
@@ -80,34 +83,38 @@ describe("e2e: public hosts are fleet-wide claims; mesh objects stay in the tena
     for (const o of [...vs.items, ...dr.items]) expect(o.spec.exportTo, o.metadata.name).to.deep.equal(["."]);
   });
 
-  it("a cluster that would serve bookinfo.example.com (exactly or by a wildcard) is not applied; bookinfo keeps its host", async () => {
-    const before = await getJson(host, [
-      "-n",
-      "team-bookinfo",
-      "gateways.networking.mesh.io",
-      "bookinfo-gateway-x-bookinfo-x-bookinfo",
-    ]);
-    for (const claim of ["bookinfo.example.com", "*.example.com"]) {
-      const r = repo(["bookinfo"], intruder("intruder", [claim]));
-      const diff = await vcOn(host, "diff", r, "--owner", "fleet");
-      expect(diff.stdout)
-        .to.include(`! public host "${claim}" belongs to cluster bookinfo (`)
-        .and.include('has served "bookinfo.example.com" since');
-      const apply = await vcOn(host, "apply", r, "--owner", "fleet");
-      expect(apply.code, apply.stdout + apply.stderr).to.equal(1);
-      expect(apply.stdout)
-        .to.include(`public host "${claim}" belongs to cluster bookinfo`)
-        .and.include("nothing of cluster intruder is applied");
-      expect(await gateways("vc-intruder").catch(() => [])).to.deep.equal([]);
-    }
-    const after = await getJson(host, [
-      "-n",
-      "team-bookinfo",
-      "gateways.networking.mesh.io",
-      "bookinfo-gateway-x-bookinfo-x-bookinfo",
-    ]);
-    expect(after.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
-  });
+  it(
+    "a cluster that would serve bookinfo.example.com (exactly or by a wildcard) is not applied; bookinfo keeps " +
+      "its host",
+    async () => {
+      const before = await getJson(host, [
+        "-n",
+        "team-bookinfo",
+        "gateways.networking.mesh.io",
+        "bookinfo-gateway-x-bookinfo-x-bookinfo",
+      ]);
+      for (const claim of ["bookinfo.example.com", "*.example.com"]) {
+        const r = repo(["bookinfo"], intruder("intruder", [claim]));
+        const diff = await vcOn(host, "diff", r, "--owner", "fleet");
+        expect(diff.stdout)
+          .to.include(`! public host "${claim}" belongs to cluster bookinfo (`)
+          .and.include('has served "bookinfo.example.com" since');
+        const apply = await vcOn(host, "apply", r, "--owner", "fleet");
+        expect(apply.code, apply.stdout + apply.stderr).to.equal(1);
+        expect(apply.stdout)
+          .to.include(`public host "${claim}" belongs to cluster bookinfo`)
+          .and.include("nothing of cluster intruder is applied");
+        expect(await gateways("vc-intruder").catch(() => [])).to.deep.equal([]);
+      }
+      const after = await getJson(host, [
+        "-n",
+        "team-bookinfo",
+        "gateways.networking.mesh.io",
+        "bookinfo-gateway-x-bookinfo-x-bookinfo",
+      ]);
+      expect(after.metadata.resourceVersion).to.equal(before.metadata.resourceVersion);
+    },
+  );
 
   it("the reconciler refuses the newcomer the same way, and applies a cluster whose host nobody holds", async () => {
     const r = repo(["bookinfo"], {
@@ -157,48 +164,55 @@ describe("e2e: public hosts are fleet-wide claims; mesh objects stay in the tena
       );
   });
 
-  it("two clusters new in one reconciler pass that claim one host: exactly one is applied (the name that sorts first), the other writes no Gateway", async () => {
-    const r = repo([], { ...intruder("pass-b", ["race.example.com"]), ...intruder("pass-a", ["race.example.com"]) });
-    for (const round of [1, 2]) {
-      const res = await reconcileOnce({
-        repo: r,
-        branch: "main",
-        target: "kube",
-        kubeconfig: host.kubeconfigPath,
-        intervalMs: 60_000,
-        resyncMs: 60_000,
-        leaderElect: false,
-        allowMassPrune: false,
-        owner: "fleet",
-        logger: silentLogger,
-        cacheDir: join(r, ".cache"),
-      });
-      const by = new Map(res.clusters.map((c) => [c.cluster, c]));
-      expect(by.get("pass-a")!.result, `round ${round}: ${by.get("pass-a")!.message}`).to.equal("applied");
-      expect(by.get("pass-b")!.result, `round ${round}`).to.equal("blocked");
-      expect(by.get("pass-b")!.message).to.include('public host "race.example.com" belongs to cluster pass-a');
-      expect(await gateways("vc-pass-a")).to.deep.equal(["edge-x-web-x-pass-a"]);
-      expect(await gateways("vc-pass-b").catch(() => [])).to.deep.equal([]);
-    }
-  });
+  it(
+    "two clusters new in one reconciler pass that claim one host: exactly one is applied (the name that sorts " +
+      "first), the other writes no Gateway",
+    async () => {
+      const r = repo([], { ...intruder("pass-b", ["race.example.com"]), ...intruder("pass-a", ["race.example.com"]) });
+      for (const round of [1, 2]) {
+        const res = await reconcileOnce({
+          repo: r,
+          branch: "main",
+          target: "kube",
+          kubeconfig: host.kubeconfigPath,
+          intervalMs: 60_000,
+          resyncMs: 60_000,
+          leaderElect: false,
+          allowMassPrune: false,
+          owner: "fleet",
+          logger: silentLogger,
+          cacheDir: join(r, ".cache"),
+        });
+        const by = new Map(res.clusters.map((c) => [c.cluster, c]));
+        expect(by.get("pass-a")!.result, `round ${round}: ${by.get("pass-a")!.message}`).to.equal("applied");
+        expect(by.get("pass-b")!.result, `round ${round}`).to.equal("blocked");
+        expect(by.get("pass-b")!.message).to.include('public host "race.example.com" belongs to cluster pass-a');
+        expect(await gateways("vc-pass-a")).to.deep.equal(["edge-x-web-x-pass-a"]);
+        expect(await gateways("vc-pass-b").catch(() => [])).to.deep.equal([]);
+      }
+    },
+  );
 
-  it("a Gateway the syncer plants in its host namespace, labelled as vc's and older than any claim, claims nothing", async () => {
-    const syncer = "system:serviceaccount:team-bookinfo:vc-bookinfo";
-    const planted = {
-      apiVersion: "networking.mesh.io/v1beta1",
-      kind: "Gateway",
-      metadata: { name: "planted", namespace: "team-bookinfo", labels: { "vc.orch.io/inventory": "bookinfo" } },
-      spec: {
-        selector: { istio: "ingressgateway" },
-        servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["planted.example.com"] }],
-      },
-    };
-    const made = await host.kubectl(["apply", "-f", "-", "--as", syncer], { input: JSON.stringify(planted) });
-    expect(made.code, `the syncer may write Gateways in its namespace: ${made.stderr}`).to.equal(0);
-    const r = repo(["bookinfo"], intruder("claimer", ["planted.example.com"]));
-    const apply = await vcOn(host, "apply", r, "--owner", "fleet");
-    expect(apply.code, apply.stdout + apply.stderr).to.equal(0);
-    expect(apply.stdout).to.not.include('public host "planted.example.com" belongs to');
-    expect(await gateways("vc-claimer")).to.deep.equal(["edge-x-web-x-claimer"]);
-  });
+  it(
+    "a Gateway the syncer plants in its host namespace, labelled as vc's and older than any claim, claims " + "nothing",
+    async () => {
+      const syncer = "system:serviceaccount:team-bookinfo:vc-bookinfo";
+      const planted = {
+        apiVersion: "networking.mesh.io/v1beta1",
+        kind: "Gateway",
+        metadata: { name: "planted", namespace: "team-bookinfo", labels: { "vc.orch.io/inventory": "bookinfo" } },
+        spec: {
+          selector: { istio: "ingressgateway" },
+          servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["planted.example.com"] }],
+        },
+      };
+      const made = await host.kubectl(["apply", "-f", "-", "--as", syncer], { input: JSON.stringify(planted) });
+      expect(made.code, `the syncer may write Gateways in its namespace: ${made.stderr}`).to.equal(0);
+      const r = repo(["bookinfo"], intruder("claimer", ["planted.example.com"]));
+      const apply = await vcOn(host, "apply", r, "--owner", "fleet");
+      expect(apply.code, apply.stdout + apply.stderr).to.equal(0);
+      expect(apply.stdout).to.not.include('public host "planted.example.com" belongs to');
+      expect(await gateways("vc-claimer")).to.deep.equal(["edge-x-web-x-claimer"]);
+    },
+  );
 });

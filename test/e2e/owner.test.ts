@@ -40,47 +40,51 @@ describe("e2e: one owner per cluster on a real API server", function () {
     for (const r of [a, b]) if (r) rmSync(r, { recursive: true, force: true });
   });
 
-  it("the second source writes nothing of the first's cluster, prunes nothing of it, and reports the conflict; its own cluster applies", async () => {
-    const first = await vc("apply", a, "team-a");
-    expect(first.code, first.stdout + first.stderr).to.equal(0);
-    expect(await ownerLabels("vc-minimal")).to.deep.equal(["team-a"]);
-    const before = adminWrites().length;
-    const second = await vc("apply", b, "team-b", "--prune", "--allow-mass-prune");
-    expect(second.code).to.equal(1);
-    expect(second.stdout)
-      .to.include("! cluster minimal is held by source team-a (its record since")
-      .and.include("this source (team-b) is refused");
-    expect(second.stdout).to.match(/cluster platform: \d+ created/);
-    const writes = adminWrites().slice(before);
-    expect(
-      writes.filter((w) => w.namespace === "vc-platform").length,
-      "the audit sees the writes of platform",
-    ).to.be.greaterThan(5);
-    expect(
-      writes.filter((w) => w.namespace === "vc-minimal" || w.name === "vc-minimal"),
-      JSON.stringify(writes),
-    ).to.deep.equal([]);
-    expect(writes.filter((w) => w.verb === "delete")).to.deep.equal([]);
-    const replicas = await kube().kubectl([
-      "-n",
-      "vc-minimal",
-      "get",
-      "statefulset",
-      "minimal",
-      "-o",
-      "jsonpath={.spec.replicas}",
-    ]);
-    expect(replicas.stdout).to.equal("1");
-    // The first source, pruning with the guard off, leaves the second's platform alone.
-    const mark = adminWrites().length;
-    const again = await vc("apply", a, "team-a", "--prune", "--allow-mass-prune");
-    expect(again.code, again.stdout).to.equal(0);
-    expect(
-      adminWrites()
-        .slice(mark)
-        .filter((w) => w.verb === "delete"),
-    ).to.deep.equal([]);
-  });
+  it(
+    "the second source writes nothing of the first's cluster, prunes nothing of it, and reports the conflict; its " +
+      "own cluster applies",
+    async () => {
+      const first = await vc("apply", a, "team-a");
+      expect(first.code, first.stdout + first.stderr).to.equal(0);
+      expect(await ownerLabels("vc-minimal")).to.deep.equal(["team-a"]);
+      const before = adminWrites().length;
+      const second = await vc("apply", b, "team-b", "--prune", "--allow-mass-prune");
+      expect(second.code).to.equal(1);
+      expect(second.stdout)
+        .to.include("! cluster minimal is held by source team-a (its record since")
+        .and.include("this source (team-b) is refused");
+      expect(second.stdout).to.match(/cluster platform: \d+ created/);
+      const writes = adminWrites().slice(before);
+      expect(
+        writes.filter((w) => w.namespace === "vc-platform").length,
+        "the audit sees the writes of platform",
+      ).to.be.greaterThan(5);
+      expect(
+        writes.filter((w) => w.namespace === "vc-minimal" || w.name === "vc-minimal"),
+        JSON.stringify(writes),
+      ).to.deep.equal([]);
+      expect(writes.filter((w) => w.verb === "delete")).to.deep.equal([]);
+      const replicas = await kube().kubectl([
+        "-n",
+        "vc-minimal",
+        "get",
+        "statefulset",
+        "minimal",
+        "-o",
+        "jsonpath={.spec.replicas}",
+      ]);
+      expect(replicas.stdout).to.equal("1");
+      // The first source, pruning with the guard off, leaves the second's platform alone.
+      const mark = adminWrites().length;
+      const again = await vc("apply", a, "team-a", "--prune", "--allow-mass-prune");
+      expect(again.code, again.stdout).to.equal(0);
+      expect(
+        adminWrites()
+          .slice(mark)
+          .filter((w) => w.verb === "delete"),
+      ).to.deep.equal([]);
+    },
+  );
 
   it("vc adopt hands minimal to the second source; the first then leaves it alone, folder removed or not", async () => {
     const adopted = await runVc([

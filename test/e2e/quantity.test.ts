@@ -6,7 +6,9 @@ import fc from "fast-check";
 import { compareQuantity, parseQuantity, parseResourceListQuantity, type Quantity } from "../../src/kube/quantity.js";
 import { useRealKube } from "../support/real-kube.js";
 
-/** Exact reader of what the server prints: [sign] digits [. digits] and one suffix; independent of src/kube/quantity.ts. */
+/**
+ * Exact reader of what the server prints: [sign] digits [. digits] and one suffix; independent of src/kube/quantity.ts.
+ */
 function readPrinted(text: string): Quantity {
   const m = /^([+-]?)(\d*)(?:\.(\d*))?(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/.exec(text);
   if (!m) throw new Error(`the server printed an unexpected quantity ${JSON.stringify(text)}`);
@@ -27,7 +29,10 @@ const digits = (min: number, max: number) =>
   fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
 const SUFFIXES = ["", "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
 
-/** Quantity-shaped strings, well-formed and not: signs, leading zeros, fractions, every suffix, signed exponents, stray characters. */
+/**
+ * Quantity-shaped strings, well-formed and not: signs, leading zeros, fractions, every suffix, signed exponents, stray
+ * characters.
+ */
 const quantityLike = fc.oneof(
   {
     weight: 6,
@@ -126,7 +131,10 @@ describe("e2e: quantities read as the real API server reads them", function () {
     expect(r.status).to.equal(201);
   });
 
-  /** The server's verdict: the amount it stores, "refused" when it cannot parse the string, "invalid" when it parses but fails validation. */
+  /**
+   * The server's verdict: the amount it stores, "refused" when it cannot parse the string, "invalid" when it parses but
+   * fails validation.
+   */
   async function serverReads(text: string): Promise<Quantity | "refused" | "invalid"> {
     const body = {
       apiVersion: "v1",
@@ -166,7 +174,8 @@ describe("e2e: quantities read as the real API server reads them", function () {
         // A resource list stores its amounts rounded up to 10^-3 (the server's defaulting of ResourceList).
         expect(
           compareQuantity(parseResourceListQuantity(text)!, server),
-          `${JSON.stringify(text)}: ours ${ours!.mantissa}e${ours!.exponent}, server ${server.mantissa}e${server.exponent}`,
+          `${JSON.stringify(text)}: ours ${ours!.mantissa}e${ours!.exponent}, server ` +
+            `${server.mantissa}e${server.exponent}`,
         ).to.equal(0);
         seen.accepted++;
       }),

@@ -34,7 +34,8 @@ describe("e2e: vc against an API server that stopped answering", function () {
         .to.include(`the API server ${kube().url} did not answer`)
         .and.include("within 3s")
         .and.include("--request-timeout");
-      // It gave up at the budget, not before (a lower bound: load only makes it later; the test's timeout bounds a hang).
+      // It gave up at the budget, not before (a lower bound: load only makes it later; the test's timeout bounds a
+      // hang).
       expect(waited).to.be.at.least(2.9);
     });
   }
@@ -49,37 +50,40 @@ describe("e2e: vc against an API server that stopped answering", function () {
     expect(waited).to.be.at.least(29);
   });
 
-  it("closes the sockets of requests that ran out of their budget: a client that keeps retrying holds none open", async () => {
-    const before = openSocketsTo(kube().port);
-    const client = KubeClient.open({ kubeconfig: kube().kubeconfigPath, budget: { timeoutMs: 1000 } });
-    try {
-      await client.request("GET", "/version");
-      expect(newSockets(before), "the answered request's connection, kept for the next").to.have.length(1);
-      kube().freeze();
-      for (let i = 0; i < 5; i++) {
-        const err = await client.request("GET", "/api/v1/namespaces").then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect(err, String(err)).to.be.instanceOf(RequestTimeoutError);
-      }
-      const errors = await Promise.all(
-        Array.from({ length: MAX_SOCKETS + 8 }, () =>
-          client.request("GET", "/api/v1/namespaces").then(
+  it(
+    "closes the sockets of requests that ran out of their budget: a client that keeps retrying holds " + "none open",
+    async () => {
+      const before = openSocketsTo(kube().port);
+      const client = KubeClient.open({ kubeconfig: kube().kubeconfigPath, budget: { timeoutMs: 1000 } });
+      try {
+        await client.request("GET", "/version");
+        expect(newSockets(before), "the answered request's connection, kept for the next").to.have.length(1);
+        kube().freeze();
+        for (let i = 0; i < 5; i++) {
+          const err = await client.request("GET", "/api/v1/namespaces").then(
             () => undefined,
             (e: unknown) => e,
+          );
+          expect(err, String(err)).to.be.instanceOf(RequestTimeoutError);
+        }
+        const errors = await Promise.all(
+          Array.from({ length: MAX_SOCKETS + 8 }, () =>
+            client.request("GET", "/api/v1/namespaces").then(
+              () => undefined,
+              (e: unknown) => e,
+            ),
           ),
-        ),
-      );
-      expect(errors.every((e) => e instanceof RequestTimeoutError)).to.equal(true);
-      expect(newSockets(before), "sockets the client still holds to the stopped server").to.deep.equal([]);
-      kube().thaw();
-      await client.request("GET", "/version");
-      expect(newSockets(before)).to.have.length(1);
-    } finally {
-      client.close();
-    }
-  });
+        );
+        expect(errors.every((e) => e instanceof RequestTimeoutError)).to.equal(true);
+        expect(newSockets(before), "sockets the client still holds to the stopped server").to.deep.equal([]);
+        kube().thaw();
+        await client.request("GET", "/version");
+        expect(newSockets(before)).to.have.length(1);
+      } finally {
+        client.close();
+      }
+    },
+  );
 
   it("answers again once the server goes on", async () => {
     kube().freeze();

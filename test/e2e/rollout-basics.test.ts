@@ -1,6 +1,7 @@
 // A progressive rollout on a real API server (no kubelet: the test reports status through the status subresource as a
 // controller would): three clusters, the reconciler as its real ServiceAccount; the canary moves alone, a Degraded
-// canary halts the rollout with the two later clusters not written at all, and a syncer cannot write the rollout record.
+// canary halts the rollout with the two later clusters not written at all, and a syncer cannot write the rollout
+// record.
 import { expect } from "chai";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -160,58 +161,62 @@ describe("e2e: a progressive rollout on a real API server", function () {
     ).to.deep.equal([]);
   });
 
-  it("the canary's syncer (a TokenRequest token of its real ServiceAccount) gets 403 reading or writing the rollout record", async () => {
-    const syncer = KubeClient.open({
-      kubeconfig: await kube().serviceAccountKubeconfig("vc-canary", "vc-canary"),
-      retry: { attempts: 1 },
-    });
-    try {
-      const record = await get<KubeObject>(RECORD);
-      const forged = {
-        ...record,
-        data: {
-          ...(record.data as object),
-          request: JSON.stringify({ action: "resume", by: "tenant", at: "2026-01-01T00:00:00Z" }),
-        },
-      };
-      const tries: Array<[string, string, unknown, string?]> = [
-        ["GET", RECORD, undefined],
-        ["PUT", RECORD, forged],
-        [
-          "PATCH",
-          `${RECORD}?fieldManager=vc-rollout&force=true`,
-          {
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: { name: record.metadata.name, namespace: "vc-system" },
-            data: { request: "{}" },
+  it(
+    "the canary's syncer (a TokenRequest token of its real ServiceAccount) gets 403 reading or writing the " +
+      "rollout record",
+    async () => {
+      const syncer = KubeClient.open({
+        kubeconfig: await kube().serviceAccountKubeconfig("vc-canary", "vc-canary"),
+        retry: { attempts: 1 },
+      });
+      try {
+        const record = await get<KubeObject>(RECORD);
+        const forged = {
+          ...record,
+          data: {
+            ...(record.data as object),
+            request: JSON.stringify({ action: "resume", by: "tenant", at: "2026-01-01T00:00:00Z" }),
           },
-          "application/apply-patch+yaml",
-        ],
-        ["DELETE", RECORD, undefined],
-        [
-          "POST",
-          "/api/v1/namespaces/vc-system/configmaps",
-          {
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: { name: "vc-base-0000000000000000", labels: { "vc.orch.io/record": "base" } },
-            data: {},
-          },
-        ],
-      ];
-      for (const [method, path, body, contentType] of tries) {
-        const err = await syncer
-          .request(method, path, { ...(body ? { body } : {}), ...(contentType ? { contentType } : {}) })
-          .catch((e: unknown) => e);
-        expect(err, `${method} ${path}`).to.be.instanceOf(KubeApiError);
-        expect((err as KubeApiError).status, `${method} ${path}`).to.equal(403);
+        };
+        const tries: Array<[string, string, unknown, string?]> = [
+          ["GET", RECORD, undefined],
+          ["PUT", RECORD, forged],
+          [
+            "PATCH",
+            `${RECORD}?fieldManager=vc-rollout&force=true`,
+            {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              metadata: { name: record.metadata.name, namespace: "vc-system" },
+              data: { request: "{}" },
+            },
+            "application/apply-patch+yaml",
+          ],
+          ["DELETE", RECORD, undefined],
+          [
+            "POST",
+            "/api/v1/namespaces/vc-system/configmaps",
+            {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              metadata: { name: "vc-base-0000000000000000", labels: { "vc.orch.io/record": "base" } },
+              data: {},
+            },
+          ],
+        ];
+        for (const [method, path, body, contentType] of tries) {
+          const err = await syncer
+            .request(method, path, { ...(body ? { body } : {}), ...(contentType ? { contentType } : {}) })
+            .catch((e: unknown) => e);
+          expect(err, `${method} ${path}`).to.be.instanceOf(KubeApiError);
+          expect((err as KubeApiError).status, `${method} ${path}`).to.equal(403);
+        }
+        expect((await record).metadata.resourceVersion).to.equal(
+          (await get<KubeObject>(RECORD)).metadata.resourceVersion,
+        );
+      } finally {
+        syncer.close();
       }
-      expect((await record).metadata.resourceVersion).to.equal(
-        (await get<KubeObject>(RECORD)).metadata.resourceVersion,
-      );
-    } finally {
-      syncer.close();
-    }
-  });
+    },
+  );
 });

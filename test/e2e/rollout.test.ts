@@ -181,12 +181,15 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
           last = await status();
           return last?.phase === phase && last.wave?.index === wave;
         },
-        `${what} (last: ${JSON.stringify(last && { phase: last.phase, wave: last.wave, message: last.message })}):\n${reconciler.log().slice(-3000)}`,
+        `${what} (last: ` +
+          `${JSON.stringify(last && { phase: last.phase, wave: last.wave, message: last.message })}):\n${reconciler.log().slice(-3000)}`,
         180_000,
       );
       return last!;
     };
-    /** Writes the reconciler made since `mark` to the objects of `clusters` (their namespaces and cluster-scoped RBAC). */
+    /**
+     * Writes the reconciler made since `mark` to the objects of `clusters` (their namespaces and cluster-scoped RBAC).
+     */
     const writesTo = (mark: number, clusters: readonly FleetCluster[]) => {
       const ns = new Set(clusters.map((c) => c.hostNamespace));
       return kube()
@@ -214,90 +217,99 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       await hosts.stop();
     });
 
-    it("the first pass that sees fleet/rollout.yaml pins every cluster at its base, writing none of their objects", async () => {
-      const before = await snapshotClusters(kube(), fleet.clusters);
-      const mark = kube().writes(RECONCILER).length;
-      await waitFor(
-        async () => {
-          const records = await kube().request<{ items: KubeObject[] }>(
-            "GET",
-            `/api/v1/namespaces/${RECORDS}/configmaps?labelSelector=${encodeURIComponent("vc.orch.io/record=record")}`,
-          );
-          return (
-            records.body.items.length === 30 &&
-            records.body.items.every((r) =>
-              /^[0-9a-f]{64}$/.test((r as { data?: Record<string, string> }).data?.base ?? ""),
-            )
-          );
-        },
-        `every record to carry its base:\n${reconciler.log().slice(-3000)}`,
-        120_000,
-      );
-      const after = await snapshotClusters(kube(), fleet.clusters);
-      expect(snapshotDifferences(before, after)).to.deep.equal([]);
-      expect(writesTo(mark, fleet.clusters)).to.deep.equal([]);
-      // It records a rollout with no member (no cluster's base layers change): nothing moves.
-      const none = (await status())!;
-      expect(none.phase).to.equal("Completed");
-      expect(none.waves.map((w) => w.count)).to.deep.equal([0, 0, 0]);
-    });
+    it(
+      "the first pass that sees fleet/rollout.yaml pins every cluster at its base, writing none of their " + "objects",
+      async () => {
+        const before = await snapshotClusters(kube(), fleet.clusters);
+        const mark = kube().writes(RECONCILER).length;
+        await waitFor(
+          async () => {
+            const records = await kube().request<{ items: KubeObject[] }>(
+              "GET",
+              `/api/v1/namespaces/${RECORDS}/configmaps?labelSelector=${encodeURIComponent("vc.orch.io/record=record")}`,
+            );
+            return (
+              records.body.items.length === 30 &&
+              records.body.items.every((r) =>
+                /^[0-9a-f]{64}$/.test((r as { data?: Record<string, string> }).data?.base ?? ""),
+              )
+            );
+          },
+          `every record to carry its base:\n${reconciler.log().slice(-3000)}`,
+          120_000,
+        );
+        const after = await snapshotClusters(kube(), fleet.clusters);
+        expect(snapshotDifferences(before, after)).to.deep.equal([]);
+        expect(writesTo(mark, fleet.clusters)).to.deep.equal([]);
+        // It records a rollout with no member (no cluster's base layers change): nothing moves.
+        const none = (await status())!;
+        expect(none.phase).to.equal("Completed");
+        expect(none.waves.map((w) => w.count)).to.deep.equal([0, 0, 0]);
+      },
+    );
 
-    it("a degraded canary halts the rollout: every later-wave cluster byte for byte at its old revision, none written", async () => {
-      atOld = await snapshotClusters(kube(), fleet.clusters);
-      const mark = kube().writes(RECONCILER).length;
-      hosts.degrade("vc-c00");
-      fleet.setBaseTag("0.2.0");
-      fleet.commit("base: control plane 0.2.0");
-      const halted = await waitPhase("Halted", 0, "the canary wave to halt");
-      expect(halted.waves.map((w) => w.name)).to.deep.equal(["canary", "early", "rest"]);
-      expect(halted.waves.map((w) => w.clusters.length)).to.deep.equal([1, 2, 27]);
-      waves = {
-        canary: byName(halted.waves[0]!.clusters.map((c) => c.name)),
-        early: byName(halted.waves[1]!.clusters.map((c) => c.name)),
-        rest: byName(halted.waves[2]!.clusters.map((c) => c.name)),
-      };
-      expect(waves.canary.map((c) => c.name)).to.deep.equal(["c00"]);
-      expect(halted.message).to.include("cluster c00 is Degraded: pod c00-0 CrashLoopBackOff");
-      expect(halted.waves[0]!.clusters[0]).to.deep.include({
-        name: "c00",
-        base: "to",
-        health: "Degraded",
-        reason: "pod c00-0 CrashLoopBackOff",
-      });
-      expect(
-        halted.waves
-          .slice(1)
-          .flatMap((w) => w.clusters)
-          .filter((c) => c.base !== "from" || c.health !== null),
-        "later waves untouched",
-      ).to.deep.equal([]);
-      expect(await imageTags(waves.canary)).to.deep.equal(new Set(["0.2.0"]));
-      // Some ticks later nothing else has moved.
-      await new Promise((r) => setTimeout(r, 4000));
-      expect((await status())!.phase).to.equal("Halted");
-      const later = [...waves.early, ...waves.rest];
-      const now = await snapshotClusters(kube(), later);
-      expect(snapshotDifferences(restrict(atOld, later), now), "later-wave objects changed").to.deep.equal([]);
-      expect(rewrittenObjects(restrict(atOld, later), now), "later-wave objects rewritten").to.deep.equal([]);
-      expect(writesTo(mark, later), "the reconciler's writes to later-wave clusters").to.deep.equal([]);
-      expect(
-        snapshotDifferences(restrict(atOld, waves.canary), await snapshotClusters(kube(), waves.canary)),
-      ).to.include("StatefulSet vc-c00/c00");
-      // vc diff renders where the reconciler does: no drift, and it names why the later waves do not change.
-      const diff = await runVc([
-        "diff",
-        fleet.dir,
-        "--target",
-        "kube",
-        "--kubeconfig",
-        kube().kubeconfigPath,
-        "--exit-code",
-      ]);
-      expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
-      expect(diff.stderr).to.include(`cluster ${waves.early[0]!.name}: held by rollout ${halted.id}: wave 2/3 (early)`);
-      expect(diff.stderr).to.include(`cluster ${waves.rest[0]!.name}: held by rollout ${halted.id}: wave 3/3 (rest)`);
-      expect(diff.stderr).to.not.include("cluster c00: held");
-    });
+    it(
+      "a degraded canary halts the rollout: every later-wave cluster byte for byte at its old revision, none " +
+        "written",
+      async () => {
+        atOld = await snapshotClusters(kube(), fleet.clusters);
+        const mark = kube().writes(RECONCILER).length;
+        hosts.degrade("vc-c00");
+        fleet.setBaseTag("0.2.0");
+        fleet.commit("base: control plane 0.2.0");
+        const halted = await waitPhase("Halted", 0, "the canary wave to halt");
+        expect(halted.waves.map((w) => w.name)).to.deep.equal(["canary", "early", "rest"]);
+        expect(halted.waves.map((w) => w.clusters.length)).to.deep.equal([1, 2, 27]);
+        waves = {
+          canary: byName(halted.waves[0]!.clusters.map((c) => c.name)),
+          early: byName(halted.waves[1]!.clusters.map((c) => c.name)),
+          rest: byName(halted.waves[2]!.clusters.map((c) => c.name)),
+        };
+        expect(waves.canary.map((c) => c.name)).to.deep.equal(["c00"]);
+        expect(halted.message).to.include("cluster c00 is Degraded: pod c00-0 CrashLoopBackOff");
+        expect(halted.waves[0]!.clusters[0]).to.deep.include({
+          name: "c00",
+          base: "to",
+          health: "Degraded",
+          reason: "pod c00-0 CrashLoopBackOff",
+        });
+        expect(
+          halted.waves
+            .slice(1)
+            .flatMap((w) => w.clusters)
+            .filter((c) => c.base !== "from" || c.health !== null),
+          "later waves untouched",
+        ).to.deep.equal([]);
+        expect(await imageTags(waves.canary)).to.deep.equal(new Set(["0.2.0"]));
+        // Some ticks later nothing else has moved.
+        await new Promise((r) => setTimeout(r, 4000));
+        expect((await status())!.phase).to.equal("Halted");
+        const later = [...waves.early, ...waves.rest];
+        const now = await snapshotClusters(kube(), later);
+        expect(snapshotDifferences(restrict(atOld, later), now), "later-wave objects changed").to.deep.equal([]);
+        expect(rewrittenObjects(restrict(atOld, later), now), "later-wave objects rewritten").to.deep.equal([]);
+        expect(writesTo(mark, later), "the reconciler's writes to later-wave clusters").to.deep.equal([]);
+        expect(
+          snapshotDifferences(restrict(atOld, waves.canary), await snapshotClusters(kube(), waves.canary)),
+        ).to.include("StatefulSet vc-c00/c00");
+        // vc diff renders where the reconciler does: no drift, and it names why the later waves do not change.
+        const diff = await runVc([
+          "diff",
+          fleet.dir,
+          "--target",
+          "kube",
+          "--kubeconfig",
+          kube().kubeconfigPath,
+          "--exit-code",
+        ]);
+        expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
+        expect(diff.stderr).to.include(
+          `cluster ${waves.early[0]!.name}: held by rollout ${halted.id}: wave 2/3 (early)`,
+        );
+        expect(diff.stderr).to.include(`cluster ${waves.rest[0]!.name}: held by rollout ${halted.id}: wave 3/3 (rest)`);
+        expect(diff.stderr).to.not.include("cluster c00: held");
+      },
+    );
 
     it("the syncer's ServiceAccount gets 403 writing the rollout record and the base snapshots", async () => {
       const cms = await kube().request<{ items: KubeObject[] }>("GET", `/api/v1/namespaces/${RECORDS}/configmaps`);
@@ -367,80 +379,87 @@ describe("e2e: progressive rollouts over 30 clusters on a real API server", func
       ).to.deep.equal([]);
     });
 
-    it("vc rollout resume after the fix: the canary passes, the early wave moves, the rest stays where it was", async () => {
-      const mark = kube().writes(RECONCILER).length;
-      hosts.heal("vc-c00");
-      const resumed = await rollout("resume");
-      expect(resumed.code, resumed.stdout + resumed.stderr).to.equal(0);
-      const waiting = await waitPhase("Waiting", 1, "the early wave to pass and wait for resume (pause: manual)");
-      expect(waiting.waves[1]!.clusters.map((c) => c.health)).to.deep.equal(["Healthy", "Healthy"]);
-      expect(await imageTags([...waves.canary, ...waves.early])).to.deep.equal(new Set(["0.2.0"]));
-      const rest = await snapshotClusters(kube(), waves.rest);
-      expect(snapshotDifferences(restrict(atOld, waves.rest), rest)).to.deep.equal([]);
-      expect(rewrittenObjects(restrict(atOld, waves.rest), rest)).to.deep.equal([]);
-      expect(writesTo(mark, waves.rest)).to.deep.equal([]);
-      // The table form names the phase and each wave.
-      const table = await rollout("status");
-      expect(table.code, table.stderr).to.equal(0);
-      expect(table.stdout)
-        .to.match(/Waiting/)
-        .and.match(/canary/)
-        .and.match(/early/)
-        .and.match(/rest/);
-    });
+    it(
+      "vc rollout resume after the fix: the canary passes, the early wave moves, the rest stays " + "where it was",
+      async () => {
+        const mark = kube().writes(RECONCILER).length;
+        hosts.heal("vc-c00");
+        const resumed = await rollout("resume");
+        expect(resumed.code, resumed.stdout + resumed.stderr).to.equal(0);
+        const waiting = await waitPhase("Waiting", 1, "the early wave to pass and wait for resume (pause: manual)");
+        expect(waiting.waves[1]!.clusters.map((c) => c.health)).to.deep.equal(["Healthy", "Healthy"]);
+        expect(await imageTags([...waves.canary, ...waves.early])).to.deep.equal(new Set(["0.2.0"]));
+        const rest = await snapshotClusters(kube(), waves.rest);
+        expect(snapshotDifferences(restrict(atOld, waves.rest), rest)).to.deep.equal([]);
+        expect(rewrittenObjects(restrict(atOld, waves.rest), rest)).to.deep.equal([]);
+        expect(writesTo(mark, waves.rest)).to.deep.equal([]);
+        // The table form names the phase and each wave.
+        const table = await rollout("status");
+        expect(table.code, table.stderr).to.equal(0);
+        expect(table.stdout)
+          .to.match(/Waiting/)
+          .and.match(/canary/)
+          .and.match(/early/)
+          .and.match(/rest/);
+      },
+    );
 
-    it("a reconciler killed (SIGKILL) mid-wave and restarted resumes in the same wave, and completes the rollout", async () => {
-      await hosts.stop(); // moved clusters stay Progressing: the wave cannot pass while the reconciler is killed
-      const resumed = await rollout("resume");
-      expect(resumed.code, resumed.stdout + resumed.stderr).to.equal(0);
-      let mid: RolloutStatus | undefined;
-      await waitFor(
-        async () => {
-          mid = await status();
-          return mid?.phase === "Progressing" && mid.wave?.index === 2 && mid.waves[2]!.moved === 5;
-        },
-        `five clusters of the rest to move:\n${reconciler.log().slice(-3000)}`,
-        120_000,
-      );
-      await reconciler.kill();
-      // Read again once it is dead: the status read above may be one step older than what the killed process left.
-      mid = await status();
-      const movedBefore = mid!.waves[2]!.clusters.filter((c) => c.base === "to")
-        .map((c) => c.name)
-        .sort();
-      const notMoved = byName(mid!.waves[2]!.clusters.filter((c) => c.base !== "to").map((c) => c.name));
-      const mark = kube().writes(RECONCILER).length;
-      reconciler = startReconciler(fleet.dir, kube().kubeconfigFor(RECONCILER), ["--interval", "1s"]);
-      // Its first pass is full: every cluster reconciled once (the moved ones at the target, the others at their pins).
-      await waitFor(
-        () => (reconciler.log().match(/"msg":"reconciled"/g) ?? []).length >= 30,
-        `the restarted reconciler's full pass:\n${reconciler.log().slice(-3000)}`,
-        120_000,
-      );
-      await new Promise((r) => setTimeout(r, 3000));
-      try {
-        const again = (await status())!;
-        expect(again.phase).to.equal("Progressing");
-        expect(again.wave?.index).to.equal(2);
-        // Every cluster moved before the kill is still moved; the restarted reconciler may go on moving (a moved
-        // cluster whose objects did not change is Healthy at once), never past maxUnavailable clusters not Healthy.
-        const movedAfter = again.waves[2]!.clusters.filter((c) => c.base === "to");
-        expect(movedAfter.map((c) => c.name)).to.include.members(movedBefore);
-        expect(movedAfter.filter((c) => c.health !== "Healthy").length).to.be.at.most(5);
-        // The clusters the wave has not reached are still at the old base, untouched by the restarted reconciler.
-        const untouched = notMoved.filter((c) => !movedAfter.some((m) => m.name === c.name));
-        expect(untouched.length).to.be.greaterThan(0);
-        expect(
-          snapshotDifferences(restrict(atOld, untouched), await snapshotClusters(kube(), untouched)),
-        ).to.deep.equal([]);
-        expect(writesTo(mark, untouched)).to.deep.equal([]);
-      } finally {
-        // The controllers come back whatever happened, so the next case starts from a fleet that can settle.
-        hosts.start(300);
-      }
-      await waitPhase("Completed", 2, "the rollout to complete");
-      expect(await imageTags(fleet.clusters)).to.deep.equal(new Set(["0.2.0"]));
-    });
+    it(
+      "a reconciler killed (SIGKILL) mid-wave and restarted resumes in the same wave, and completes the " + "rollout",
+      async () => {
+        await hosts.stop(); // moved clusters stay Progressing: the wave cannot pass while the reconciler is killed
+        const resumed = await rollout("resume");
+        expect(resumed.code, resumed.stdout + resumed.stderr).to.equal(0);
+        let mid: RolloutStatus | undefined;
+        await waitFor(
+          async () => {
+            mid = await status();
+            return mid?.phase === "Progressing" && mid.wave?.index === 2 && mid.waves[2]!.moved === 5;
+          },
+          `five clusters of the rest to move:\n${reconciler.log().slice(-3000)}`,
+          120_000,
+        );
+        await reconciler.kill();
+        // Read again once it is dead: the status read above may be one step older than what the killed process left.
+        mid = await status();
+        const movedBefore = mid!.waves[2]!.clusters.filter((c) => c.base === "to")
+          .map((c) => c.name)
+          .sort();
+        const notMoved = byName(mid!.waves[2]!.clusters.filter((c) => c.base !== "to").map((c) => c.name));
+        const mark = kube().writes(RECONCILER).length;
+        reconciler = startReconciler(fleet.dir, kube().kubeconfigFor(RECONCILER), ["--interval", "1s"]);
+        // Its first pass is full: every cluster reconciled once (the moved ones at the target, the others at their
+        // pins).
+        await waitFor(
+          () => (reconciler.log().match(/"msg":"reconciled"/g) ?? []).length >= 30,
+          `the restarted reconciler's full pass:\n${reconciler.log().slice(-3000)}`,
+          120_000,
+        );
+        await new Promise((r) => setTimeout(r, 3000));
+        try {
+          const again = (await status())!;
+          expect(again.phase).to.equal("Progressing");
+          expect(again.wave?.index).to.equal(2);
+          // Every cluster moved before the kill is still moved; the restarted reconciler may go on moving (a moved
+          // cluster whose objects did not change is Healthy at once), never past maxUnavailable clusters not Healthy.
+          const movedAfter = again.waves[2]!.clusters.filter((c) => c.base === "to");
+          expect(movedAfter.map((c) => c.name)).to.include.members(movedBefore);
+          expect(movedAfter.filter((c) => c.health !== "Healthy").length).to.be.at.most(5);
+          // The clusters the wave has not reached are still at the old base, untouched by the restarted reconciler.
+          const untouched = notMoved.filter((c) => !movedAfter.some((m) => m.name === c.name));
+          expect(untouched.length).to.be.greaterThan(0);
+          expect(
+            snapshotDifferences(restrict(atOld, untouched), await snapshotClusters(kube(), untouched)),
+          ).to.deep.equal([]);
+          expect(writesTo(mark, untouched)).to.deep.equal([]);
+        } finally {
+          // The controllers come back whatever happened, so the next case starts from a fleet that can settle.
+          hosts.start(300);
+        }
+        await waitPhase("Completed", 2, "the rollout to complete");
+        expect(await imageTags(fleet.clusters)).to.deep.equal(new Set(["0.2.0"]));
+      },
+    );
 
     it("vc rollout abort returns the moved clusters to the base they were at, byte for byte", async () => {
       const ignore = [ANNOTATIONS.revision];

@@ -72,36 +72,45 @@ describe("e2e: vc list, describe and doctor as a namespace-scoped user", functio
     expect(other.stdout + other.stderr).to.match(/not visible to you/i);
   });
 
-  it("vc doctor runs its checks for the visible cluster, lists what it may not read as not visible, and never exits 2", async () => {
-    const res = await asUser("doctor", "minimal");
-    // No pod ever runs on this server: the StatefulSet's missing pod is an error; persistence off (the default) a note.
-    expect(res.code, res.stdout + res.stderr).to.equal(1);
-    expect(res.stdout).to.include("ERROR [control-plane-pod] StatefulSet vc-minimal/minimal");
-    expect(res.stdout).to.include("NOTE [persistence] StatefulSet vc-minimal/minimal");
-    // Permissions are asked of the server, and this user may not ask: said, not guessed.
-    expect(res.stdout).to.include(
-      "not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made",
-    );
-    expect(res.stdout + res.stderr, res.stdout + res.stderr).to.not.match(/forbidden/i);
-    const other = await asUser("doctor", "platform");
-    expect(other.code, other.stdout + other.stderr).to.equal(0);
-    expect(other.stdout).to.include("virtual cluster platform (namespace vc-platform): not visible to you");
-  });
+  it(
+    "vc doctor runs its checks for the visible cluster, lists what it may not read as not visible, and never " +
+      "exits 2",
+    async () => {
+      const res = await asUser("doctor", "minimal");
+      // No pod ever runs on this server: the StatefulSet's missing pod is an error; persistence off (the default) a
+      // note.
+      expect(res.code, res.stdout + res.stderr).to.equal(1);
+      expect(res.stdout).to.include("ERROR [control-plane-pod] StatefulSet vc-minimal/minimal");
+      expect(res.stdout).to.include("NOTE [persistence] StatefulSet vc-minimal/minimal");
+      // Permissions are asked of the server, and this user may not ask: said, not guessed.
+      expect(res.stdout).to.include(
+        "not checked (access): you may not create SubjectAccessReviews, so the permission checks could not be made",
+      );
+      expect(res.stdout + res.stderr, res.stdout + res.stderr).to.not.match(/forbidden/i);
+      const other = await asUser("doctor", "platform");
+      expect(other.code, other.stdout + other.stderr).to.equal(0);
+      expect(other.stdout).to.include("virtual cluster platform (namespace vc-platform): not visible to you");
+    },
+  );
 
-  it("vc doctor as a user who may not read Deployments runs the other checks, says what it skipped, exits 1 on an error", async () => {
-    const res = await runVc(["doctor", "minimal", "--kubeconfig", kube().kubeconfigFor(PARTIAL)], { cwd: repo });
-    expect(res.code, res.stdout + res.stderr).to.equal(1);
-    expect(res.stdout).to.not.include("nothing checked");
-    // The control plane's missing pod is found from the StatefulSet and the pods, which this user may read.
-    expect(res.stdout).to.include("ERROR [control-plane-pod] StatefulSet vc-minimal/minimal");
-    expect(res.stdout).to.include("not checked (deployments): not visible to you");
-    const json = await runVc(["doctor", "minimal", "-o", "json", "--kubeconfig", kube().kubeconfigFor(PARTIAL)], {
-      cwd: repo,
-    });
-    expect(json.code, json.stderr).to.equal(1);
-    const report = JSON.parse(json.stdout) as { notVisible?: string; notChecked: Record<string, string> };
-    expect(report.notVisible).to.equal(undefined);
-    expect(report.notChecked.deployments).to.equal("not visible to you");
-    expect(report.notChecked).to.not.have.property("pods");
-  });
+  it(
+    "vc doctor as a user who may not read Deployments runs the other checks, says what it skipped, exits 1 on " +
+      "an error",
+    async () => {
+      const res = await runVc(["doctor", "minimal", "--kubeconfig", kube().kubeconfigFor(PARTIAL)], { cwd: repo });
+      expect(res.code, res.stdout + res.stderr).to.equal(1);
+      expect(res.stdout).to.not.include("nothing checked");
+      // The control plane's missing pod is found from the StatefulSet and the pods, which this user may read.
+      expect(res.stdout).to.include("ERROR [control-plane-pod] StatefulSet vc-minimal/minimal");
+      expect(res.stdout).to.include("not checked (deployments): not visible to you");
+      const json = await runVc(["doctor", "minimal", "-o", "json", "--kubeconfig", kube().kubeconfigFor(PARTIAL)], {
+        cwd: repo,
+      });
+      expect(json.code, json.stderr).to.equal(1);
+      const report = JSON.parse(json.stdout) as { notVisible?: string; notChecked: Record<string, string> };
+      expect(report.notVisible).to.equal(undefined);
+      expect(report.notChecked.deployments).to.equal("not visible to you");
+      expect(report.notChecked).to.not.have.property("pods");
+    },
+  );
 });

@@ -1,7 +1,7 @@
 // Three sharded reconciler replicas on a real API server (issue #26, "past one replica", at a size CI affords): a
-// generated fleet of 60 clusters over shards 0/3, 1/3 and 2/3, the leader of one shard killed (SIGKILL) in the middle of
-// its pass, its standby takes the shard's Lease over and finishes; every cluster applied and recorded once, by its own
-// shard, no object created twice, no 409 (bench/shards.ts runs the same proof with 3,000 clusters).
+// generated fleet of 60 clusters over shards 0/3, 1/3 and 2/3, the leader of one shard killed (SIGKILL) in the middle
+// of its pass, its standby takes the shard's Lease over and finishes; every cluster applied and recorded once, by its
+// own shard, no object created twice, no 409 (bench/shards.ts runs the same proof with 3,000 clusters).
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -43,7 +43,8 @@ describe("e2e: sharded reconcilers on a real API server, one killed mid-pass", f
   const replicas: Replica[] = [];
   const names = Array.from({ length: CLUSTERS }, (_, i) => fleetClusterName(i));
   const shardNames = (s: number) => names.filter((n) => shardOf(n, SHARDS) === s);
-  // The victim is the largest shard, reconciling one cluster at a time: its pass is long enough to be cut in the middle.
+  // The victim is the largest shard, reconciling one cluster at a time: its pass is long enough to be cut in the
+  // middle.
   const victim = [0, 1, 2].sort((a, b) => shardNames(b).length - shardNames(a).length)[0]!;
 
   const start = (user: string, shard: number, concurrency = 4) => {
@@ -137,11 +138,13 @@ describe("e2e: sharded reconcilers on a real API server, one killed mid-pass", f
     expect(found.missing).to.deep.equal([]);
     expect(
       found.createdTwice,
-      `the audit trail of the objects created twice:\n${found.createdTwiceTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`,
+      `the audit trail of the objects created ` +
+        `twice:\n${found.createdTwiceTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`,
     ).to.deep.equal([]);
     expect(
       found.neverCreated,
-      `the audit trail of the objects never created:\n${found.neverCreatedTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`,
+      `the audit trail of the objects never ` +
+        `created:\n${found.neverCreatedTrail.join("\n")}\n${replicas.map((r) => `${r.identity}:\n${r.log()}`).join("\n")}`,
     ).to.deep.equal([]);
     expect(found.conflicts, found.conflictTrail.join("\n")).to.equal(0);
     expect(found.crossShard).to.deep.equal([]);

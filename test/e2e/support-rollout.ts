@@ -1,6 +1,6 @@
 // The rollout proof's fleet on a real API server: a generated fleet repository (git) of N clusters with a shared base
-// (fleet/values.yaml, groups by label, one `canary: "true"` cluster), and a snapshot of every live object vc applied for
-// a set of clusters (spec and data, not status or metadata churn) to compare byte for byte before and after.
+// (fleet/values.yaml, groups by label, one `canary: "true"` cluster), and a snapshot of every live object vc applied
+// for a set of clusters (spec and data, not status or metadata churn) to compare byte for byte before and after.
 //
 //   const fleet = generateRolloutFleet({ clusters: 30, rollout: THREE_WAVES });
 //   fleet.setBaseTag("0.2.0"); const sha = fleet.commit("base: 0.2.0");
@@ -34,7 +34,10 @@ export interface RolloutFleet {
   dispose(): void;
 }
 
-/** The three waves of issue #22: the canary label first, then up to 10 % of the fleet (then wait for resume), then the rest. */
+/**
+ * The three waves of issue #22: the canary label first, then up to 10 % of the fleet (then wait for resume), then the
+ * rest.
+ */
 export const THREE_WAVES = `# canary first, then 10 % of the fleet, then (after vc rollout resume) the rest
 waves:
   - name: canary
@@ -205,7 +208,10 @@ export async function snapshotClusters(
   return { objects, versions };
 }
 
-/** The keys whose content differs between two snapshots (added, removed or changed), sorted; empty when equal byte for byte. */
+/**
+ * The keys whose content differs between two snapshots (added, removed or changed), sorted; empty when equal byte for
+ * byte.
+ */
 export function snapshotDifferences(before: ClusterSnapshot, after: ClusterSnapshot): string[] {
   const keys = new Set([...before.objects.keys(), ...after.objects.keys()]);
   return [...keys].filter((k) => before.objects.get(k) !== after.objects.get(k)).sort();

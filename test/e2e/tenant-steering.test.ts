@@ -155,136 +155,148 @@ describe("e2e: tenant steering on a real API server", function () {
       await syncer.request("DELETE", `/api/v1/namespaces/vc-minimal/pods/${name}`, { body: { gracePeriodSeconds: 0 } });
   });
 
-  it("#38.1: 1,000 pods of 100 KB with the control plane's labels: a reconciler pass under the Deployment's flags completes within its memory limit", async () => {
-    const note = "x".repeat(100 * 1024);
-    await mapLimit(
-      Array.from({ length: 1000 }, (_, i) => i),
-      16,
-      (i) => syncer.request("POST", "/api/v1/namespaces/vc-minimal/pods", { body: pod(`heavy-${i}`, { note }) }),
-    );
-    const c = deployed();
-    const nodeOptions = c.env.find((e) => e.name === "NODE_OPTIONS")!.value!;
-    const env = Object.fromEntries(
-      c.env.filter((e) => e.value !== undefined && e.name !== "NODE_OPTIONS").map((e) => [e.name, e.value!]),
-    );
-    const work = mkdtempSync(join(tmpdir(), "vc-steer-"));
-    try {
-      // A change, so that the pass reads the cluster's health afterwards.
-      execFileSync("sh", ["-c", "echo '# touched' >> clusters/minimal/values.yaml && git add -A && git commit -qm t"], {
-        cwd: repo,
-        env: {
-          ...process.env,
-          GIT_AUTHOR_NAME: "t",
-          GIT_AUTHOR_EMAIL: "t@e",
-          GIT_COMMITTER_NAME: "t",
-          GIT_COMMITTER_EMAIL: "t@e",
-        },
-      });
-      const usage = join(work, "usage.json");
-      const child = spawn(
-        process.execPath,
-        [
-          ...nodeOptions.split(/\s+/),
-          "--import",
-          resolve(ROOT, "bench/usage-hook.mjs"),
-          resolve(ROOT, "bin/vc.js"),
-          "reconcile",
-          "--once",
-          "--repo",
-          repo,
-          "--target",
-          "kube",
-          "--kubeconfig",
-          reconciler,
-          "--cache-dir",
-          join(work, "cache"),
-        ],
-        {
-          stdio: ["ignore", "pipe", "pipe"],
-          env: { ...process.env, ...env, NO_COLOR: "1", VC_BENCH_USAGE_FILE: usage },
-        },
+  it(
+    "#38.1: 1,000 pods of 100 KB with the control plane's labels: a reconciler pass under the Deployment's flags " +
+      "completes within its memory limit",
+    async () => {
+      const note = "x".repeat(100 * 1024);
+      await mapLimit(
+        Array.from({ length: 1000 }, (_, i) => i),
+        16,
+        (i) => syncer.request("POST", "/api/v1/namespaces/vc-minimal/pods", { body: pod(`heavy-${i}`, { note }) }),
       );
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-      const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) =>
-        child.once("exit", (c2, s) => r([c2, s])),
+      const c = deployed();
+      const nodeOptions = c.env.find((e) => e.name === "NODE_OPTIONS")!.value!;
+      const env = Object.fromEntries(
+        c.env.filter((e) => e.value !== undefined && e.name !== "NODE_OPTIONS").map((e) => [e.name, e.value!]),
       );
-      expect(out).to.not.match(/heap out of memory|Allocation failed/);
-      expect(signal, out.slice(-2000)).to.equal(null);
-      expect(code, out.slice(-2000)).to.equal(0);
-      expect(out).to.match(/reconciled 1 clusters? .*1 applied/);
-      const peak = (JSON.parse(readFileSync(usage, "utf8")) as { maxRssKiB: number }).maxRssKiB / 1024;
-      expect(peak, "peak resident MiB").to.be.at.most(Number(/^(\d+)Mi$/.exec(c.resources.limits.memory)![1]));
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-  });
-
-  it("#38.1: 280 ConfigMaps of 900 KB the syncer labels as another cluster's inventory: a pass, vc apply and vc diff under the Deployment's flags complete within its memory limit", async () => {
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: repo });
-    cpSync(join(ROOT, "clusters", "platform"), join(repo, "clusters", "platform"), { recursive: true });
-    git("add", "-A");
-    git("commit", "-qm", "platform");
-    const applied = await runVc([
-      "apply",
-      repo,
-      "--target",
-      "kube",
-      "--kubeconfig",
-      reconciler,
-      "--cluster",
-      "platform",
-    ]);
-    expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
-    const owner = (
-      await kube().kubectl([
-        "-n",
-        "vc-platform",
-        "get",
-        "statefulset",
-        "platform",
-        "-o",
-        "jsonpath={.metadata.labels.vc\\.orch\\.io/owner}",
-      ])
-    ).stdout.trim();
-    const pad = "x".repeat(900 * 1024);
-    await mapLimit(
-      Array.from({ length: 280 }, (_, i) => i),
-      8,
-      (i) =>
-        syncer.request("POST", "/api/v1/namespaces/vc-minimal/configmaps", {
-          body: {
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: {
-              name: `planted-${i}`,
-              namespace: "vc-minimal",
-              labels: { "vc.orch.io/inventory": "platform", ...(owner ? { "vc.orch.io/owner": owner } : {}) },
+      const work = mkdtempSync(join(tmpdir(), "vc-steer-"));
+      try {
+        // A change, so that the pass reads the cluster's health afterwards.
+        execFileSync(
+          "sh",
+          ["-c", "echo '# touched' >> clusters/minimal/values.yaml && git add -A && git commit -qm t"],
+          {
+            cwd: repo,
+            env: {
+              ...process.env,
+              GIT_AUTHOR_NAME: "t",
+              GIT_AUTHOR_EMAIL: "t@e",
+              GIT_COMMITTER_NAME: "t",
+              GIT_COMMITTER_EMAIL: "t@e",
             },
-            data: { pad },
           },
-        }),
-    );
-    const host = ["--target", "kube", "--kubeconfig", reconciler];
-    const pass = await underDeployment(["reconcile", "--once", "--repo", repo, ...host]);
-    expect(pass.code, pass.out.slice(-2000)).to.equal(0);
-    expect(pass.peakMiB, "reconcile --once peak resident MiB").to.be.at.most(memoryLimitMiB());
-    const apply = await underDeployment(["apply", repo, ...host, "--cluster", "minimal"]);
-    expect(apply.code, apply.out.slice(-2000)).to.equal(0);
-    expect(apply.peakMiB, "vc apply peak resident MiB").to.be.at.most(memoryLimitMiB());
-    const diff = await underDeployment(["diff", repo, ...host, "--exit-code"]);
-    expect(diff.code, diff.out.slice(-2000)).to.equal(0);
-    expect(diff.peakMiB, "vc diff peak resident MiB").to.be.at.most(memoryLimitMiB());
-    // Nothing planted was written, pruned or recorded.
-    const left = await syncer.request<{ items: KubeObject[] }>("GET", "/api/v1/namespaces/vc-minimal/configmaps", {
-      query: { labelSelector: "vc.orch.io/inventory=platform" },
-    });
-    expect(left.items).to.have.length(280);
-    const managers = left.items.flatMap(
-      (o) => (o.metadata.managedFields as Array<{ manager?: string }> | undefined) ?? [],
-    );
-    expect(managers.filter((m) => m.manager === "vc")).to.deep.equal([]);
-  });
+        );
+        const usage = join(work, "usage.json");
+        const child = spawn(
+          process.execPath,
+          [
+            ...nodeOptions.split(/\s+/),
+            "--import",
+            resolve(ROOT, "bench/usage-hook.mjs"),
+            resolve(ROOT, "bin/vc.js"),
+            "reconcile",
+            "--once",
+            "--repo",
+            repo,
+            "--target",
+            "kube",
+            "--kubeconfig",
+            reconciler,
+            "--cache-dir",
+            join(work, "cache"),
+          ],
+          {
+            stdio: ["ignore", "pipe", "pipe"],
+            env: { ...process.env, ...env, NO_COLOR: "1", VC_BENCH_USAGE_FILE: usage },
+          },
+        );
+        let out = "";
+        child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+        const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((r) =>
+          child.once("exit", (c2, s) => r([c2, s])),
+        );
+        expect(out).to.not.match(/heap out of memory|Allocation failed/);
+        expect(signal, out.slice(-2000)).to.equal(null);
+        expect(code, out.slice(-2000)).to.equal(0);
+        expect(out).to.match(/reconciled 1 clusters? .*1 applied/);
+        const peak = (JSON.parse(readFileSync(usage, "utf8")) as { maxRssKiB: number }).maxRssKiB / 1024;
+        expect(peak, "peak resident MiB").to.be.at.most(Number(/^(\d+)Mi$/.exec(c.resources.limits.memory)![1]));
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it(
+    "#38.1: 280 ConfigMaps of 900 KB the syncer labels as another cluster's inventory: a pass, vc apply and vc " +
+      "diff under the Deployment's flags complete within its memory limit",
+    async () => {
+      const git = (...args: string[]) =>
+        execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: repo });
+      cpSync(join(ROOT, "clusters", "platform"), join(repo, "clusters", "platform"), { recursive: true });
+      git("add", "-A");
+      git("commit", "-qm", "platform");
+      const applied = await runVc([
+        "apply",
+        repo,
+        "--target",
+        "kube",
+        "--kubeconfig",
+        reconciler,
+        "--cluster",
+        "platform",
+      ]);
+      expect(applied.code, applied.stdout + applied.stderr).to.equal(0);
+      const owner = (
+        await kube().kubectl([
+          "-n",
+          "vc-platform",
+          "get",
+          "statefulset",
+          "platform",
+          "-o",
+          "jsonpath={.metadata.labels.vc\\.orch\\.io/owner}",
+        ])
+      ).stdout.trim();
+      const pad = "x".repeat(900 * 1024);
+      await mapLimit(
+        Array.from({ length: 280 }, (_, i) => i),
+        8,
+        (i) =>
+          syncer.request("POST", "/api/v1/namespaces/vc-minimal/configmaps", {
+            body: {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              metadata: {
+                name: `planted-${i}`,
+                namespace: "vc-minimal",
+                labels: { "vc.orch.io/inventory": "platform", ...(owner ? { "vc.orch.io/owner": owner } : {}) },
+              },
+              data: { pad },
+            },
+          }),
+      );
+      const host = ["--target", "kube", "--kubeconfig", reconciler];
+      const pass = await underDeployment(["reconcile", "--once", "--repo", repo, ...host]);
+      expect(pass.code, pass.out.slice(-2000)).to.equal(0);
+      expect(pass.peakMiB, "reconcile --once peak resident MiB").to.be.at.most(memoryLimitMiB());
+      const apply = await underDeployment(["apply", repo, ...host, "--cluster", "minimal"]);
+      expect(apply.code, apply.out.slice(-2000)).to.equal(0);
+      expect(apply.peakMiB, "vc apply peak resident MiB").to.be.at.most(memoryLimitMiB());
+      const diff = await underDeployment(["diff", repo, ...host, "--exit-code"]);
+      expect(diff.code, diff.out.slice(-2000)).to.equal(0);
+      expect(diff.peakMiB, "vc diff peak resident MiB").to.be.at.most(memoryLimitMiB());
+      // Nothing planted was written, pruned or recorded.
+      const left = await syncer.request<{ items: KubeObject[] }>("GET", "/api/v1/namespaces/vc-minimal/configmaps", {
+        query: { labelSelector: "vc.orch.io/inventory=platform" },
+      });
+      expect(left.items).to.have.length(280);
+      const managers = left.items.flatMap(
+        (o) => (o.metadata.managedFields as Array<{ manager?: string }> | undefined) ?? [],
+      );
+      expect(managers.filter((m) => m.manager === "vc")).to.deep.equal([]);
+    },
+  );
 });

@@ -30,16 +30,20 @@ describe("git: the revision a local fleet is recorded at", () => {
   });
   afterEach(() => repo.dispose());
 
-  it("is HEAD while clusters/ and policy.yaml are as committed, whatever else changed (other files, ignored output, a look-alike clusters-old/)", async () => {
-    repo.write({
-      "README.md": "changed\n",
-      "notes.txt": "untracked\n",
-      "hydrated/a/x.yaml": "kind: X\n",
-      "clusters-old/z/values.yaml": "x: 1\n",
-    });
-    for (const [way, opts] of WAYS) expect(await fleetDiffersFromHead(repo.work, opts), way).to.equal(false);
-    expect((await resolveSource({ path: repo.work, markDirty: true })).revision).to.equal(repo.head());
-  });
+  it(
+    "is HEAD while clusters/ and policy.yaml are as committed, whatever else changed (other files, ignored " +
+      "output, a look-alike clusters-old/)",
+    async () => {
+      repo.write({
+        "README.md": "changed\n",
+        "notes.txt": "untracked\n",
+        "hydrated/a/x.yaml": "kind: X\n",
+        "clusters-old/z/values.yaml": "x: 1\n",
+      });
+      for (const [way, opts] of WAYS) expect(await fleetDiffersFromHead(repo.work, opts), way).to.equal(false);
+      expect((await resolveSource({ path: repo.work, markDirty: true })).revision).to.equal(repo.head());
+    },
+  );
 
   for (const [what, change] of [
     ["a changed cluster file", { "clusters/a/values.yaml": "controlPlane: {statefulSet: {}}\n" }],
@@ -97,17 +101,20 @@ describe("git: the revision a local fleet is recorded at", () => {
     }
   });
 
-  it("is never dirty before the first commit, either way; a git that cannot be run leaves it to isomorphic-git", async () => {
-    const fresh = new TestRepo();
-    try {
-      fresh.write({ "clusters/a/values.yaml": "controlPlane: {}\n" });
-      for (const [way, opts] of WAYS) expect(await fleetDiffersFromHead(fresh.work, opts), way).to.equal(false);
-    } finally {
-      fresh.dispose();
-    }
-    repo.write({ "clusters/a/values.yaml": "controlPlane: {statefulSet: {}}\n" });
-    expect(await fleetDiffersFromHead(repo.work, { git: "/nonexistent/git" })).to.equal(true);
-  });
+  it(
+    "is never dirty before the first commit, either way; a git that cannot be run leaves it to " + "isomorphic-git",
+    async () => {
+      const fresh = new TestRepo();
+      try {
+        fresh.write({ "clusters/a/values.yaml": "controlPlane: {}\n" });
+        for (const [way, opts] of WAYS) expect(await fleetDiffersFromHead(fresh.work, opts), way).to.equal(false);
+      } finally {
+        fresh.dispose();
+      }
+      repo.write({ "clusters/a/values.yaml": "controlPlane: {statefulSet: {}}\n" });
+      expect(await fleetDiffersFromHead(repo.work, { git: "/nonexistent/git" })).to.equal(true);
+    },
+  );
 
   it("shows and resolves a dirty revision by its commit", () => {
     const sha = "0123456789abcdef0123456789abcdef01234567";

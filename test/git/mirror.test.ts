@@ -221,31 +221,36 @@ describe("git credentials", () => {
 
 describe("git mirror: credentials in the repository URL", function () {
   this.timeout(30_000);
-  it("sends them in a header and writes them nowhere on disk (not in .git/config, not in the folder name)", async () => {
-    const { readdirSync, statSync } = await import("node:fs");
-    const repo = new TestRepo();
-    writeFileSync(join(repo.work, "README.md"), "hello\n");
-    repo.commit("first");
-    const password = "pw-Zx81-never-on-disk";
-    const server = await startGitServer(repo.root, {
-      authorization: `Basic ${Buffer.from(`deploy:${password}`).toString("base64")}`,
-    });
-    const local = mkdtempSync(join(tmpdir(), "vc-mirror-cred-"));
-    try {
-      const withCreds = server.url.replace("://", `://deploy:${password}@`);
-      const m = new GitMirror({ url: `${withCreds}/${repo.path}`, dir: join(local, "m") });
-      expect(String(m.url)).to.not.include(password);
-      const res = await m.sync();
-      expect(res.commit).to.match(/^[0-9a-f]{40}$/);
-      const files = (dir: string): string[] =>
-        readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)]));
-      const leaking = files(local).filter((f) => readFileSync(f).includes(password) || f.includes(password));
-      expect(leaking).to.deep.equal([]);
-      expect(readFileSync(join(local, "m", ".git", "config"), "utf8")).to.include(`${server.url}/${repo.path}`);
-    } finally {
-      await server.close();
-      repo.dispose();
-      rmSync(local, { recursive: true, force: true });
-    }
-  });
+  it(
+    "sends them in a header and writes them nowhere on disk (not in .git/config, not in the " + "folder name)",
+    async () => {
+      const { readdirSync, statSync } = await import("node:fs");
+      const repo = new TestRepo();
+      writeFileSync(join(repo.work, "README.md"), "hello\n");
+      repo.commit("first");
+      const password = "pw-Zx81-never-on-disk";
+      const server = await startGitServer(repo.root, {
+        authorization: `Basic ${Buffer.from(`deploy:${password}`).toString("base64")}`,
+      });
+      const local = mkdtempSync(join(tmpdir(), "vc-mirror-cred-"));
+      try {
+        const withCreds = server.url.replace("://", `://deploy:${password}@`);
+        const m = new GitMirror({ url: `${withCreds}/${repo.path}`, dir: join(local, "m") });
+        expect(String(m.url)).to.not.include(password);
+        const res = await m.sync();
+        expect(res.commit).to.match(/^[0-9a-f]{40}$/);
+        const files = (dir: string): string[] =>
+          readdirSync(dir).flatMap((f) =>
+            statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : [join(dir, f)],
+          );
+        const leaking = files(local).filter((f) => readFileSync(f).includes(password) || f.includes(password));
+        expect(leaking).to.deep.equal([]);
+        expect(readFileSync(join(local, "m", ".git", "config"), "utf8")).to.include(`${server.url}/${repo.path}`);
+      } finally {
+        await server.close();
+        repo.dispose();
+        rmSync(local, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -27,7 +27,8 @@ describe("health/fleet-read: the fleet's objects of a kind, a page at a time", (
     });
     for (let i = 0; i < CLUSTERS; i++) {
       server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: `vc-${name(i)}` } });
-      // Every third claim is still pending; the last cluster's claim is missing; a claim no cluster renders sits beside each tenth.
+      // Every third claim is still pending; the last cluster's claim is missing; a claim no cluster renders sits beside
+      // each tenth.
       if (i < CLUSTERS - 1) server.put({ ...claim(i), status: { phase: i % 3 === 0 ? "Pending" : "Bound" } });
       if (i % 10 === 0)
         server.put({ ...claim(i), metadata: { name: "other", namespace: `vc-${name(i)}` }, status: { phase: "Lost" } });

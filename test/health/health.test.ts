@@ -177,7 +177,8 @@ describe("health: objects", () => {
         metadata: { name: "n", deletionTimestamp: "2026-01-01T00:00:00Z" },
       }).status,
     ).to.equal("Progressing");
-    // Any kind: Stalled=True is a failure, Reconciling=True a rollout under way; a plain ConfigMap is healthy once it exists.
+    // Any kind: Stalled=True is a failure, Reconciling=True a rollout under way; a plain ConfigMap is healthy once it
+    // exists.
     expect(
       objectHealth(withCond("example.io/v1", "Thing", [{ type: "Stalled", status: "True", message: "bad spec" }])),
     ).to.deep.equal({ status: "Degraded", reason: "bad spec" });
@@ -315,30 +316,34 @@ describe("health: clusters", () => {
 });
 
 describe("health: a rollout replacing a stuck pod", () => {
-  it("a stuck pod of the old revision is Progressing while the StatefulSet rolls out; of the update revision, Degraded", () => {
-    const set: KubeObject = {
-      apiVersion: "apps/v1",
-      kind: "StatefulSet",
-      metadata: { name: "shop", namespace: "vc-shop", generation: 2 },
-      spec: { replicas: 1 },
-      status: { ...settled, observedGeneration: 2, readyReplicas: 0, updateRevision: "shop-2" },
-    };
-    const crashing = (rev: string): KubeObject => ({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "shop-0", namespace: "vc-shop", labels: { "controller-revision-hash": rev } },
-      status: {
-        phase: "Running",
-        containerStatuses: [{ name: "api", state: { waiting: { reason: "CrashLoopBackOff" } } }],
-      },
-    });
-    const ref = { apiVersion: "apps/v1", kind: "StatefulSet", namespace: "vc-shop", name: "shop" };
-    expect(clusterHealth({ objects: [{ ref, live: set }], pods: [crashing("shop-1")], claims: [] }).status).to.equal(
-      "Progressing",
-    );
-    expect(clusterHealth({ objects: [{ ref, live: set }], pods: [crashing("shop-2")], claims: [] })).to.include({
-      status: "Degraded",
-      reason: "pod shop-0 CrashLoopBackOff",
-    });
-  });
+  it(
+    "a stuck pod of the old revision is Progressing while the StatefulSet rolls out; of the update revision, " +
+      "Degraded",
+    () => {
+      const set: KubeObject = {
+        apiVersion: "apps/v1",
+        kind: "StatefulSet",
+        metadata: { name: "shop", namespace: "vc-shop", generation: 2 },
+        spec: { replicas: 1 },
+        status: { ...settled, observedGeneration: 2, readyReplicas: 0, updateRevision: "shop-2" },
+      };
+      const crashing = (rev: string): KubeObject => ({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "shop-0", namespace: "vc-shop", labels: { "controller-revision-hash": rev } },
+        status: {
+          phase: "Running",
+          containerStatuses: [{ name: "api", state: { waiting: { reason: "CrashLoopBackOff" } } }],
+        },
+      });
+      const ref = { apiVersion: "apps/v1", kind: "StatefulSet", namespace: "vc-shop", name: "shop" };
+      expect(clusterHealth({ objects: [{ ref, live: set }], pods: [crashing("shop-1")], claims: [] }).status).to.equal(
+        "Progressing",
+      );
+      expect(clusterHealth({ objects: [{ ref, live: set }], pods: [crashing("shop-2")], claims: [] })).to.include({
+        status: "Degraded",
+        reason: "pod shop-0 CrashLoopBackOff",
+      });
+    },
+  );
 });

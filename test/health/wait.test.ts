@@ -41,17 +41,21 @@ describe("health: waiting for clusters", () => {
     expect(out).to.deep.include({ result: "degraded", cluster: "b", reason: "pod b-0 CrashLoopBackOff" });
   });
 
-  it("times out at the deadline, naming the first cluster not healthy; intervals double up to the bound and never pass the deadline", async () => {
-    const clock = fakeClock();
-    const out = await waitForHealth(["a"], async () => h("Progressing", "StatefulSet vc-a/a: ready 0/1"), clock, {
-      timeoutMs: 20_000,
-    });
-    expect(out).to.deep.include({
-      result: "timeout",
-      cluster: "a",
-      reason: "Progressing: StatefulSet vc-a/a: ready 0/1",
-    });
-    expect(clock.slept).to.deep.equal([1000, 2000, 4000, 5000, 5000, 3000]);
-    expect(clock.now()).to.equal(20_000);
-  });
+  it(
+    "times out at the deadline, naming the first cluster not healthy; intervals double up to the bound and never " +
+      "pass the deadline",
+    async () => {
+      const clock = fakeClock();
+      const out = await waitForHealth(["a"], async () => h("Progressing", "StatefulSet vc-a/a: ready 0/1"), clock, {
+        timeoutMs: 20_000,
+      });
+      expect(out).to.deep.include({
+        result: "timeout",
+        cluster: "a",
+        reason: "Progressing: StatefulSet vc-a/a: ready 0/1",
+      });
+      expect(clock.slept).to.deep.equal([1000, 2000, 4000, 5000, 5000, 3000]);
+      expect(clock.now()).to.equal(20_000);
+    },
+  );
 });

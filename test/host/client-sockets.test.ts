@@ -58,58 +58,67 @@ describe("host/client: connections", () => {
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "vc-sockets-"))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("closes the connection of every request that ran out of its budget, retries included, so a hung server holds none", async function () {
-    // A budget that a 503 and its retry fit in on a loaded machine: the held requests take all of it, six times.
-    this.timeout(60_000);
-    // Odd requests get a 503, even ones are held: each of the first five client requests is a 503 and a retry (on the
-    // same kept-alive connection) the server never answers; the burst after them mixes both.
-    let hung = true;
-    const server = await countingServer((n) => (!hung ? 200 : n % 2 === 1 ? 503 : "hold"));
-    const client = KubeClient.open({
-      kubeconfig: kubeconfigFor(dir, server.url),
-      budget: { timeoutMs: 2_000 },
-      retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 2 },
-    });
-    try {
-      for (let i = 0; i < 5; i++) {
-        const err = await client.request("GET", "/api/v1/namespaces").then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect(err, String(err)).to.be.instanceOf(RequestTimeoutError);
-      }
-      // More at once than the client keeps connections.
-      const errors = await Promise.all(
-        Array.from({ length: MAX_SOCKETS + 8 }, () =>
-          client.request("GET", "/api/v1/namespaces").then(
+  it(
+    "closes the connection of every request that ran out of its budget, retries included, so a hung server " +
+      "holds none",
+    async function () {
+      // A budget that a 503 and its retry fit in on a loaded machine: the held requests take all of it, six times.
+      this.timeout(60_000);
+      // Odd requests get a 503, even ones are held: each of the first five client requests is a 503 and a retry (on the
+      // same kept-alive connection) the server never answers; the burst after them mixes both.
+      let hung = true;
+      const server = await countingServer((n) => (!hung ? 200 : n % 2 === 1 ? 503 : "hold"));
+      const client = KubeClient.open({
+        kubeconfig: kubeconfigFor(dir, server.url),
+        budget: { timeoutMs: 2_000 },
+        retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 2 },
+      });
+      try {
+        for (let i = 0; i < 5; i++) {
+          const err = await client.request("GET", "/api/v1/namespaces").then(
             () => undefined,
             (e: unknown) => e,
+          );
+          expect(err, String(err)).to.be.instanceOf(RequestTimeoutError);
+        }
+        // More at once than the client keeps connections.
+        const errors = await Promise.all(
+          Array.from({ length: MAX_SOCKETS + 8 }, () =>
+            client.request("GET", "/api/v1/namespaces").then(
+              () => undefined,
+              (e: unknown) => e,
+            ),
           ),
-        ),
-      );
-      expect(
-        errors.every((e) => e instanceof RequestTimeoutError),
-        String(errors.find((e) => !(e instanceof RequestTimeoutError))),
-      ).to.equal(true);
-      expect(client.stats.retries, "each of the first five was a 503 and a held retry").to.be.at.least(5);
-      expect(server.taken(), "one connection for each of the first five, then MAX_SOCKETS at once").to.be.at.least(
-        5 + MAX_SOCKETS,
-      );
-      // Closed by the client, not by the server (it holds every request) nor by client.close().
-      await waitFor(() => server.open() === 0, "the client closing the connections of its timed-out requests", 10_000);
+        );
+        expect(
+          errors.every((e) => e instanceof RequestTimeoutError),
+          String(errors.find((e) => !(e instanceof RequestTimeoutError))),
+        ).to.equal(true);
+        expect(client.stats.retries, "each of the first five was a 503 and a held retry").to.be.at.least(5);
+        expect(server.taken(), "one connection for each of the first five, then MAX_SOCKETS at once").to.be.at.least(
+          5 + MAX_SOCKETS,
+        );
+        // Closed by the client, not by the server (it holds every request) nor by client.close().
+        await waitFor(
+          () => server.open() === 0,
+          "the client closing the connections of its timed-out requests",
+          10_000,
+        );
 
-      // The server answers again: the client works on, on at most MAX_SOCKETS new connections, kept for the next ones.
-      hung = false;
-      const before = server.taken();
-      await Promise.all(Array.from({ length: 100 }, () => client.request("GET", "/api/v1/namespaces")));
-      expect(server.taken() - before)
-        .to.be.at.least(1)
-        .and.at.most(MAX_SOCKETS);
-    } finally {
-      client.close();
-      await server.close();
-    }
-  });
+        // The server answers again: the client works on, on at most MAX_SOCKETS new connections, kept for the next
+        // ones.
+        hung = false;
+        const before = server.taken();
+        await Promise.all(Array.from({ length: 100 }, () => client.request("GET", "/api/v1/namespaces")));
+        expect(server.taken() - before)
+          .to.be.at.least(1)
+          .and.at.most(MAX_SOCKETS);
+      } finally {
+        client.close();
+        await server.close();
+      }
+    },
+  );
 
   it("closes the connection of a request whose answer stopped halfway when its budget runs out", async () => {
     const server = await countingServer(() => "stall");

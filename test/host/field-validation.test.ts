@@ -57,14 +57,17 @@ describe("host/client: refusals in vc's words", () => {
       422,
       "Unprocessable Entity",
       refusal(
-        "StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'template', and 'updateStrategy' are forbidden",
+        'StatefulSet.apps "db" is invalid: spec: Forbidden: updates to statefulset spec for fields other than ' +
+          "'replicas', 'template', and 'updateStrategy' are forbidden",
       ),
     );
     const current = refusalMessage(
       422,
       "Unprocessable Entity",
       refusal(
-        "StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        'StatefulSet.apps "db" is invalid: spec: Forbidden: updates to statefulset spec for fields other than ' +
+          "'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', " +
+          "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
       ),
     );
     const ours = "422 Invalid: spec: may not be set or changed (the server said: ";
@@ -161,31 +164,34 @@ describeProfiles("host: field validation and server warnings", (profile) => {
     },
   );
 
-  it("tells every warning the server returns, once per server and text (a field dropped under Warn is one)", async () => {
-    await client.request("POST", "/api/v1/namespaces/default/configmaps", {
-      body: withBogus("warned"),
-      query: { fieldValidation: "Warn" },
-    });
-    await client.request("POST", "/api/v1/namespaces/default/configmaps", {
-      body: withBogus("warned-again"),
-      query: { fieldValidation: "Warn" },
-    });
-    server.faults.add({
-      path: "/api/v1/namespaces/default/configmaps",
-      warning: "v1 ConfigMap is deprecated in v9.99+",
-    });
-    await client.request("GET", "/api/v1/namespaces/default/configmaps");
-    await client.request("GET", "/api/v1/namespaces/default/configmaps");
-    const texts = told.map((w) => w.text);
-    if (profile === "current")
-      expect(texts).to.deep.equal(['unknown field "bogus"', "v1 ConfigMap is deprecated in v9.99+"]);
-    else expect(texts).to.deep.equal(["v1 ConfigMap is deprecated in v9.99+"]);
-    expect(told.at(-1)).to.include({
-      server: server.url,
-      method: "GET",
-      path: "/api/v1/namespaces/default/configmaps",
-    });
-  });
+  it(
+    "tells every warning the server returns, once per server and text (a field dropped under Warn " + "is one)",
+    async () => {
+      await client.request("POST", "/api/v1/namespaces/default/configmaps", {
+        body: withBogus("warned"),
+        query: { fieldValidation: "Warn" },
+      });
+      await client.request("POST", "/api/v1/namespaces/default/configmaps", {
+        body: withBogus("warned-again"),
+        query: { fieldValidation: "Warn" },
+      });
+      server.faults.add({
+        path: "/api/v1/namespaces/default/configmaps",
+        warning: "v1 ConfigMap is deprecated in v9.99+",
+      });
+      await client.request("GET", "/api/v1/namespaces/default/configmaps");
+      await client.request("GET", "/api/v1/namespaces/default/configmaps");
+      const texts = told.map((w) => w.text);
+      if (profile === "current")
+        expect(texts).to.deep.equal(['unknown field "bogus"', "v1 ConfigMap is deprecated in v9.99+"]);
+      else expect(texts).to.deep.equal(["v1 ConfigMap is deprecated in v9.99+"]);
+      expect(told.at(-1)).to.include({
+        server: server.url,
+        method: "GET",
+        path: "/api/v1/namespaces/default/configmaps",
+      });
+    },
+  );
 
   it("a vc command prints the server's warnings on stderr, its output unchanged", async () => {
     try {

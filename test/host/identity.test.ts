@@ -53,52 +53,62 @@ describe("who vc acts as on a host", () => {
     }
   });
 
-  it("where the server serves no SelfSubjectReview (before 1.27) and reviews no tokens, keeps the kubeconfig's name as unverified, without sending a SelfSubjectReview", async () => {
-    server = await startKubeServer({
-      users: [{ token: "t-alice", rules: FULL, name: "alice" }],
-      unservedGroups: ["authentication.k8s.io"],
-    });
-    const client = KubeClient.open({ kubeconfig: server.writeKubeconfig({ token: "t-alice" }), context: "test" });
-    try {
-      // A static token carries no name: the user entry's name is what there is, and the server did not confirm it.
-      const id = await whoAmI(client);
-      expect(id).to.deep.equal({ name: "user-t-alice", from: "kubeconfig user", verified: false });
-      expect(recordedName(id)).to.equal("unverified: user-t-alice");
-      expect(server.countRequests({ method: "POST", resource: "selfsubjectreviews" })).to.equal(0);
-      // One SelfSubjectAccessReview (authenticated? may it review tokens?: yes), then a TokenReview this server does not serve (404).
-      expect(server.countRequests({ method: "POST", resource: "selfsubjectaccessreviews" })).to.equal(1);
-      expect(server.countRequests({ method: "POST", path: "/apis/authentication.k8s.io/v1/tokenreviews" })).to.equal(1);
-    } finally {
-      client.close();
-    }
-  });
+  it(
+    "where the server serves no SelfSubjectReview (before 1.27) and reviews no tokens, keeps the kubeconfig's " +
+      "name as unverified, without sending a SelfSubjectReview",
+    async () => {
+      server = await startKubeServer({
+        users: [{ token: "t-alice", rules: FULL, name: "alice" }],
+        unservedGroups: ["authentication.k8s.io"],
+      });
+      const client = KubeClient.open({ kubeconfig: server.writeKubeconfig({ token: "t-alice" }), context: "test" });
+      try {
+        // A static token carries no name: the user entry's name is what there is, and the server did not confirm it.
+        const id = await whoAmI(client);
+        expect(id).to.deep.equal({ name: "user-t-alice", from: "kubeconfig user", verified: false });
+        expect(recordedName(id)).to.equal("unverified: user-t-alice");
+        expect(server.countRequests({ method: "POST", resource: "selfsubjectreviews" })).to.equal(0);
+        // One SelfSubjectAccessReview (authenticated? may it review tokens?: yes), then a TokenReview this server does
+        // not serve (404).
+        expect(server.countRequests({ method: "POST", resource: "selfsubjectaccessreviews" })).to.equal(1);
+        expect(server.countRequests({ method: "POST", path: "/apis/authentication.k8s.io/v1/tokenreviews" })).to.equal(
+          1,
+        );
+      } finally {
+        client.close();
+      }
+    },
+  );
 
-  it("a kubeconfig user entry calling itself reconciler is recorded as unverified, never as the reconciler", async () => {
-    server = await startKubeServer({
-      users: [{ token: "t-mallory", rules: FULL, name: "mallory" }],
-      unservedGroups: ["authentication.k8s.io"],
-    });
-    const path = join(tmp, "config");
-    writeFileSync(
-      path,
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{ name: "c", cluster: { server: server.url, "insecure-skip-tls-verify": true } }],
-        users: [{ name: "reconciler", user: { token: "t-mallory" } }],
-        contexts: [{ name: "x", context: { cluster: "c", user: "reconciler" } }],
-        "current-context": "x",
-      }),
-    );
-    const client = KubeClient.open({ kubeconfig: path });
-    try {
-      const id = await whoAmI(client);
-      expect(id.verified).to.equal(false);
-      expect(recordedName(id)).to.equal("unverified: reconciler");
-    } finally {
-      client.close();
-    }
-  });
+  it(
+    "a kubeconfig user entry calling itself reconciler is recorded as unverified, never as the " + "reconciler",
+    async () => {
+      server = await startKubeServer({
+        users: [{ token: "t-mallory", rules: FULL, name: "mallory" }],
+        unservedGroups: ["authentication.k8s.io"],
+      });
+      const path = join(tmp, "config");
+      writeFileSync(
+        path,
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          clusters: [{ name: "c", cluster: { server: server.url, "insecure-skip-tls-verify": true } }],
+          users: [{ name: "reconciler", user: { token: "t-mallory" } }],
+          contexts: [{ name: "x", context: { cluster: "c", user: "reconciler" } }],
+          "current-context": "x",
+        }),
+      );
+      const client = KubeClient.open({ kubeconfig: path });
+      try {
+        const id = await whoAmI(client);
+        expect(id.verified).to.equal(false);
+        expect(recordedName(id)).to.equal("unverified: reconciler");
+      } finally {
+        client.close();
+      }
+    },
+  );
 
   it("an answer the server refuses (anonymous) or cannot give leaves the claim unverified", async () => {
     server = await startKubeServer({
@@ -150,33 +160,36 @@ describe("who vc acts as on a host", () => {
     });
   });
 
-  it("reads a ServiceAccount token's subject (inline, or the in-cluster token file), and nothing from other tokens", () => {
-    const sa = jwt({ iss: "https://kubernetes.default.svc", sub: "system:serviceaccount:ci:deployer" });
-    expect(kubeconfigIdentity(kubeconfig({ token: sa }))).to.deep.equal({
-      name: "system:serviceaccount:ci:deployer",
-      from: "token subject",
-      verified: false,
-    });
-    const file = join(tmp, "token");
-    writeFileSync(file, `${sa}\n`);
-    expect(
-      kubeconfigIdentity(
-        kubeconfig({ authProvider: { name: "tokenFile", config: { tokenFile: file } } }, "inClusterUser"),
-      ),
-    ).to.deep.equal({ name: "system:serviceaccount:ci:deployer", from: "token subject", verified: false });
-    // An OIDC token's subject is no Kubernetes user name, and a static token has none.
-    expect(kubeconfigIdentity(kubeconfig({ token: jwt({ sub: "248289761001" }) }, "dana"))).to.deep.equal({
-      name: "dana",
-      from: "kubeconfig user",
-      verified: false,
-    });
-    expect(kubeconfigIdentity(kubeconfig({ token: "0123abcd" }, "erin"))).to.deep.equal({
-      name: "erin",
-      from: "kubeconfig user",
-      verified: false,
-    });
-    expect(serviceAccountSubject("not.a.jwt")).to.equal(undefined);
-  });
+  it(
+    "reads a ServiceAccount token's subject (inline, or the in-cluster token file), and nothing from " + "other tokens",
+    () => {
+      const sa = jwt({ iss: "https://kubernetes.default.svc", sub: "system:serviceaccount:ci:deployer" });
+      expect(kubeconfigIdentity(kubeconfig({ token: sa }))).to.deep.equal({
+        name: "system:serviceaccount:ci:deployer",
+        from: "token subject",
+        verified: false,
+      });
+      const file = join(tmp, "token");
+      writeFileSync(file, `${sa}\n`);
+      expect(
+        kubeconfigIdentity(
+          kubeconfig({ authProvider: { name: "tokenFile", config: { tokenFile: file } } }, "inClusterUser"),
+        ),
+      ).to.deep.equal({ name: "system:serviceaccount:ci:deployer", from: "token subject", verified: false });
+      // An OIDC token's subject is no Kubernetes user name, and a static token has none.
+      expect(kubeconfigIdentity(kubeconfig({ token: jwt({ sub: "248289761001" }) }, "dana"))).to.deep.equal({
+        name: "dana",
+        from: "kubeconfig user",
+        verified: false,
+      });
+      expect(kubeconfigIdentity(kubeconfig({ token: "0123abcd" }, "erin"))).to.deep.equal({
+        name: "erin",
+        from: "kubeconfig user",
+        verified: false,
+      });
+      expect(serviceAccountSubject("not.a.jwt")).to.equal(undefined);
+    },
+  );
 
   it("names the impersonated user (as:) first: the server acts as that user", () => {
     expect(kubeconfigIdentity(kubeconfig({ token: "x", impersonateUser: "frank" }))).to.deep.equal({

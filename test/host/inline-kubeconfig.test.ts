@@ -1,4 +1,5 @@
-// host/inline-kubeconfig.ts: a kubeconfig from a host Secret passes only with inline credentials; every field that runs a program or reads a file is refused by name.
+// host/inline-kubeconfig.ts: a kubeconfig from a host Secret passes only with inline credentials; every field that runs
+// a program or reads a file is refused by name.
 import { expect } from "chai";
 import { safeEntries, UnsafeKubeconfigError } from "../../src/host/inline-kubeconfig.js";
 import type { KubeconfigDoc } from "../../src/host/kubeconfig-file.js";

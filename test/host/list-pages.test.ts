@@ -1,5 +1,6 @@
 // The fleet-wide LISTs a run makes once (every record, every Gateway and VirtualService for the public-host claims) are
-// read a page at a time, each page reduced before the next is asked for: a fleet's objects are never all parsed at once.
+// read a page at a time, each page reduced before the next is asked for: a fleet's objects are never all parsed at
+// once.
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { objectKey } from "../../src/kube/object.js";

@@ -34,56 +34,63 @@ describe("host/client: the request budget", () => {
     }
   });
 
-  it("keeps at most 32 requests in flight; a request waiting for a connection gets its whole budget once it has one", async () => {
-    const silent = await silentServer();
-    const client = KubeClient.open({ kubeconfig: kubeconfigFor(dir, silent.url), budget: { timeoutMs: 1000 } });
-    try {
-      let atFirstFailure: number | undefined;
-      const errors = await Promise.all(
-        Array.from({ length: 40 }, () =>
-          client.request("GET", "/api/v1/namespaces").then(
-            () => undefined,
-            (e: unknown) => ((atFirstFailure ??= silent.connections()), e),
+  it(
+    "keeps at most 32 requests in flight; a request waiting for a connection gets its whole budget once it " +
+      "has one",
+    async () => {
+      const silent = await silentServer();
+      const client = KubeClient.open({ kubeconfig: kubeconfigFor(dir, silent.url), budget: { timeoutMs: 1000 } });
+      try {
+        let atFirstFailure: number | undefined;
+        const errors = await Promise.all(
+          Array.from({ length: 40 }, () =>
+            client.request("GET", "/api/v1/namespaces").then(
+              () => undefined,
+              (e: unknown) => ((atFirstFailure ??= silent.connections()), e),
+            ),
           ),
-        ),
-      );
-      expect(
-        errors.every((e) => e instanceof RequestTimeoutError && e.message.includes("within 1s")),
-        String(errors[0]),
-      ).to.equal(true);
-      expect(atFirstFailure, "requests sent before the first ran out of its budget").to.equal(32);
-      // The 8 requests beyond the first 32 were sent, each on its own connection, once those gave up: none failed
-      // while it waited behind the others.
-      expect(silent.connections()).to.equal(40);
-    } finally {
-      client.close();
-      await silent.close();
-    }
-  });
+        );
+        expect(
+          errors.every((e) => e instanceof RequestTimeoutError && e.message.includes("within 1s")),
+          String(errors[0]),
+        ).to.equal(true);
+        expect(atFirstFailure, "requests sent before the first ran out of its budget").to.equal(32);
+        // The 8 requests beyond the first 32 were sent, each on its own connection, once those gave up: none failed
+        // while it waited behind the others.
+        expect(silent.connections()).to.equal(40);
+      } finally {
+        client.close();
+        await silent.close();
+      }
+    },
+  );
 
-  it("bounds the retries of a server that keeps failing by the same budget, and says what it last answered", async () => {
-    const server: KubeServer = await startKubeServer();
-    server.faults.add({ path: "/api/v1/namespaces", status: 503 });
-    const client = KubeClient.open({
-      kubeconfig: server.kubeconfigPath,
-      context: "test",
-      budget: { timeoutMs: 700 },
-      retry: { attempts: 100, baseDelayMs: 50, maxDelayMs: 100 },
-    });
-    try {
-      const err = await client.request("GET", "/api/v1/namespaces").then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(err).to.be.instanceOf(RequestTimeoutError);
-      expect((err as Error).message).to.include("last answer: 503");
-      const tries = server.countRequests({ path: "/api/v1/namespaces" });
-      expect(tries).to.be.greaterThan(2).and.below(100);
-    } finally {
-      client.close();
-      await server.close();
-    }
-  });
+  it(
+    "bounds the retries of a server that keeps failing by the same budget, and says what it last " + "answered",
+    async () => {
+      const server: KubeServer = await startKubeServer();
+      server.faults.add({ path: "/api/v1/namespaces", status: 503 });
+      const client = KubeClient.open({
+        kubeconfig: server.kubeconfigPath,
+        context: "test",
+        budget: { timeoutMs: 700 },
+        retry: { attempts: 100, baseDelayMs: 50, maxDelayMs: 100 },
+      });
+      try {
+        const err = await client.request("GET", "/api/v1/namespaces").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).to.be.instanceOf(RequestTimeoutError);
+        expect((err as Error).message).to.include("last answer: 503");
+        const tries = server.countRequests({ path: "/api/v1/namespaces" });
+        expect(tries).to.be.greaterThan(2).and.below(100);
+      } finally {
+        client.close();
+        await server.close();
+      }
+    },
+  );
 
   it("waits without end with a budget of 0 (kubectl's --request-timeout=0)", async () => {
     const server: KubeServer = await startKubeServer();

@@ -1,4 +1,5 @@
-// Server-side apply over HTTP: managedFields, removal of dropped fields, shared ownership, keyed lists, conflicts and force.
+// Server-side apply over HTTP: managedFields, removal of dropped fields, shared ownership, keyed lists, conflicts and
+// force.
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { call } from "./helpers.js";
@@ -295,41 +296,44 @@ describe("kube-server: server-side apply", () => {
     ).to.equal(400);
   });
 
-  it("refuses a stale resourceVersion in the applied configuration and a kind that does not match the URL", async () => {
-    const first = await call(
-      server,
-      "PATCH",
-      `${CM}?fieldManager=ci`,
-      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" }, data: { a: "1" } },
-      APPLY,
-    );
-    await call(
-      server,
-      "PATCH",
-      `${CM}?fieldManager=ci`,
-      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" }, data: { a: "2" } },
-      APPLY,
-    );
-    const stale = await call(
-      server,
-      "PATCH",
-      `${CM}?fieldManager=ci`,
-      {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: { name: "cfg", resourceVersion: first.body.metadata.resourceVersion },
-        data: { a: "3" },
-      },
-      APPLY,
-    );
-    expect(stale.status).to.equal(409);
-    const wrongKind = await call(
-      server,
-      "PATCH",
-      `${CM}?fieldManager=ci`,
-      { apiVersion: "v1", kind: "Secret", metadata: { name: "cfg" } },
-      APPLY,
-    );
-    expect(wrongKind.status).to.equal(400);
-  });
+  it(
+    "refuses a stale resourceVersion in the applied configuration and a kind that does not match " + "the URL",
+    async () => {
+      const first = await call(
+        server,
+        "PATCH",
+        `${CM}?fieldManager=ci`,
+        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" }, data: { a: "1" } },
+        APPLY,
+      );
+      await call(
+        server,
+        "PATCH",
+        `${CM}?fieldManager=ci`,
+        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" }, data: { a: "2" } },
+        APPLY,
+      );
+      const stale = await call(
+        server,
+        "PATCH",
+        `${CM}?fieldManager=ci`,
+        {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "cfg", resourceVersion: first.body.metadata.resourceVersion },
+          data: { a: "3" },
+        },
+        APPLY,
+      );
+      expect(stale.status).to.equal(409);
+      const wrongKind = await call(
+        server,
+        "PATCH",
+        `${CM}?fieldManager=ci`,
+        { apiVersion: "v1", kind: "Secret", metadata: { name: "cfg" } },
+        APPLY,
+      );
+      expect(wrongKind.status).to.equal(400);
+    },
+  );
 });

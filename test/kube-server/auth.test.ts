@@ -1,4 +1,5 @@
-// Bearer-token users and rules: 401 for unknown tokens, 403 worded like upstream, namespaces in rules; kubectl over TLS.
+// Bearer-token users and rules: 401 for unknown tokens, 403 worded like upstream, namespaces in rules; kubectl over
+// TLS.
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { kubectl } from "../support/kubectl.js";

@@ -1,4 +1,5 @@
-// The server with @kubernetes/client-node 1.4, which vc uses: typed reads and lists, errors, watch, metrics, and the token.
+// The server with @kubernetes/client-node 1.4, which vc uses: typed reads and lists, errors, watch, metrics, and the
+// token.
 import * as k8s from "@kubernetes/client-node";
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";

@@ -12,22 +12,26 @@ describe("kube-server: CRUD", () => {
   });
   afterEach(async () => server.close());
 
-  it("creates an object with uid, resourceVersion and creationTimestamp, and answers 409 AlreadyExists on a second create", async () => {
-    const created = await call(server, "POST", CM, configMap("a", { k: "v" }));
-    expect(created.status).to.equal(201);
-    expect(created.body.metadata.uid).to.match(/^[0-9a-f-]{36}$/);
-    expect(Number(created.body.metadata.resourceVersion)).to.be.greaterThan(0);
-    expect(created.body.metadata.creationTimestamp).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    const again = await call(server, "POST", CM, configMap("a"));
-    expect(again.status).to.equal(409);
-    expect(again.body).to.include({
-      kind: "Status",
-      status: "Failure",
-      reason: "AlreadyExists",
-      code: 409,
-      message: 'configmaps "a" already exists',
-    });
-  });
+  it(
+    "creates an object with uid, resourceVersion and creationTimestamp, and answers 409 AlreadyExists on a " +
+      "second create",
+    async () => {
+      const created = await call(server, "POST", CM, configMap("a", { k: "v" }));
+      expect(created.status).to.equal(201);
+      expect(created.body.metadata.uid).to.match(/^[0-9a-f-]{36}$/);
+      expect(Number(created.body.metadata.resourceVersion)).to.be.greaterThan(0);
+      expect(created.body.metadata.creationTimestamp).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      const again = await call(server, "POST", CM, configMap("a"));
+      expect(again.status).to.equal(409);
+      expect(again.body).to.include({
+        kind: "Status",
+        status: "Failure",
+        reason: "AlreadyExists",
+        code: 409,
+        message: 'configmaps "a" already exists',
+      });
+    },
+  );
 
   it("answers 404 NotFound as a Status for a missing object", async () => {
     const r = await call(server, "GET", `${CM}/nope`);

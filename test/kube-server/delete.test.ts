@@ -1,4 +1,5 @@
-// DELETE over HTTP: propagation through ownerReferences (Background, Orphan), namespace deletion, preconditions, collections.
+// DELETE over HTTP: propagation through ownerReferences (Background, Orphan), namespace deletion, preconditions,
+// collections.
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { call, configMap } from "./helpers.js";

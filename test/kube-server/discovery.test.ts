@@ -61,35 +61,39 @@ describeProfiles("kube-server: discovery", (profile) => {
     expect(core.resources.find((r: any) => r.name === "pods/log")).to.deep.include({ kind: "Pod", verbs: ["get"] });
   });
 
-  it("serves aggregated discovery v2 when asked (current), the legacy list to the same Accept on 1.20, and 406 without a fallback", async () => {
-    if (profile === "1.20") {
-      const legacy = await call(server, "GET", "/apis", undefined, { accept: AGGREGATED });
-      expect(legacy.headers.get("content-type")).to.equal("application/json");
-      expect(legacy.body.kind).to.equal("APIGroupList");
-      const refused = await call(server, "GET", "/apis", undefined, {
-        accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+  it(
+    "serves aggregated discovery v2 when asked (current), the legacy list to the same Accept on 1.20, and 406 " +
+      "without a fallback",
+    async () => {
+      if (profile === "1.20") {
+        const legacy = await call(server, "GET", "/apis", undefined, { accept: AGGREGATED });
+        expect(legacy.headers.get("content-type")).to.equal("application/json");
+        expect(legacy.body.kind).to.equal("APIGroupList");
+        const refused = await call(server, "GET", "/apis", undefined, {
+          accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        });
+        expect(refused.status).to.equal(406);
+        expect(refused.body).to.include({ reason: "NotAcceptable" });
+        return;
+      }
+      const r = await call(server, "GET", "/apis", undefined, { accept: AGGREGATED });
+      expect(r.headers.get("content-type")).to.equal(
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+      );
+      expect(r.body).to.include({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2" });
+      const mesh = r.body.items.find((i: any) => i.metadata.name === "networking.mesh.io");
+      const vs = mesh.versions[0].resources.find((x: any) => x.resource === "virtualservices");
+      expect(vs).to.deep.include({
+        responseKind: { group: "networking.mesh.io", version: "v1beta1", kind: "VirtualService" },
+        scope: "Namespaced",
+        singularResource: "virtualservice",
+        shortNames: ["vs"],
       });
-      expect(refused.status).to.equal(406);
-      expect(refused.body).to.include({ reason: "NotAcceptable" });
-      return;
-    }
-    const r = await call(server, "GET", "/apis", undefined, { accept: AGGREGATED });
-    expect(r.headers.get("content-type")).to.equal(
-      "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-    );
-    expect(r.body).to.include({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2" });
-    const mesh = r.body.items.find((i: any) => i.metadata.name === "networking.mesh.io");
-    const vs = mesh.versions[0].resources.find((x: any) => x.resource === "virtualservices");
-    expect(vs).to.deep.include({
-      responseKind: { group: "networking.mesh.io", version: "v1beta1", kind: "VirtualService" },
-      scope: "Namespaced",
-      singularResource: "virtualservice",
-      shortNames: ["vs"],
-    });
-    const core = await call(server, "GET", "/api", undefined, { accept: AGGREGATED });
-    const pods = core.body.items[0].versions[0].resources.find((x: any) => x.resource === "pods");
-    expect(pods.subresources.map((s: any) => s.subresource)).to.deep.equal(["status", "log"]);
-  });
+      const core = await call(server, "GET", "/api", undefined, { accept: AGGREGATED });
+      const pods = core.body.items[0].versions[0].resources.find((x: any) => x.resource === "pods");
+      expect(pods.subresources.map((s: any) => s.subresource)).to.deep.equal(["status", "log"]);
+    },
+  );
 
   it("serves SelfSubjectReview from 1.28 on: listed and answered on current, absent (404) on 1.20", async () => {
     const apis = (await call(server, "GET", "/apis")).body;
@@ -125,29 +129,34 @@ describeProfiles("kube-server: discovery", (profile) => {
     );
   });
 
-  it("advertises fieldValidation on PATCH in openapi v3 (none on 1.20: 404) and serves a protobuf v2 document", async () => {
-    const v2 = await fetch(`${server.url}/openapi/v2`);
-    // 1.20 answers the protobuf document as application/octet-stream (checked with kubectl -v=8 on the real server).
-    expect(v2.headers.get("content-type")).to.equal(
-      profile === "1.20" ? "application/octet-stream" : "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
-    );
-    expect(Buffer.from(await v2.arrayBuffer()).subarray(0, 5)).to.deep.equal(
-      Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30]),
-    );
-    if (profile === "1.20") {
-      expect((await call(server, "GET", "/openapi/v3")).status).to.equal(404);
-      expect((await call(server, "GET", "/openapi/v3/apis/apps/v1")).status).to.equal(404);
-      return;
-    }
-    const root = (await call(server, "GET", "/openapi/v3")).body;
-    expect(root.paths["apis/apps/v1"].serverRelativeURL).to.match(/^\/openapi\/v3\/apis\/apps\/v1\?hash=[0-9A-F]{32}$/);
-    const doc = (await call(server, "GET", root.paths["apis/apps/v1"].serverRelativeURL)).body;
-    const patch = doc.paths["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"].patch;
-    expect(patch["x-kubernetes-group-version-kind"]).to.deep.equal({
-      group: "apps",
-      version: "v1",
-      kind: "Deployment",
-    });
-    expect(patch.parameters.map((p: any) => p.name)).to.include("fieldValidation");
-  });
+  it(
+    "advertises fieldValidation on PATCH in openapi v3 (none on 1.20: 404) and serves a protobuf v2 " + "document",
+    async () => {
+      const v2 = await fetch(`${server.url}/openapi/v2`);
+      // 1.20 answers the protobuf document as application/octet-stream (checked with kubectl -v=8 on the real server).
+      expect(v2.headers.get("content-type")).to.equal(
+        profile === "1.20" ? "application/octet-stream" : "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+      );
+      expect(Buffer.from(await v2.arrayBuffer()).subarray(0, 5)).to.deep.equal(
+        Buffer.from([0x0a, 0x03, 0x32, 0x2e, 0x30]),
+      );
+      if (profile === "1.20") {
+        expect((await call(server, "GET", "/openapi/v3")).status).to.equal(404);
+        expect((await call(server, "GET", "/openapi/v3/apis/apps/v1")).status).to.equal(404);
+        return;
+      }
+      const root = (await call(server, "GET", "/openapi/v3")).body;
+      expect(root.paths["apis/apps/v1"].serverRelativeURL).to.match(
+        /^\/openapi\/v3\/apis\/apps\/v1\?hash=[0-9A-F]{32}$/,
+      );
+      const doc = (await call(server, "GET", root.paths["apis/apps/v1"].serverRelativeURL)).body;
+      const patch = doc.paths["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"].patch;
+      expect(patch["x-kubernetes-group-version-kind"]).to.deep.equal({
+        group: "apps",
+        version: "v1",
+        kind: "Deployment",
+      });
+      expect(patch.parameters.map((p: any) => p.name)).to.include("fieldValidation");
+    },
+  );
 });

@@ -1,4 +1,5 @@
-// pods/exec: the real `kubectl exec` reaches the test's handler over the websocket channel protocol, stdin, output and exit code.
+// pods/exec: the real `kubectl exec` reaches the test's handler over the websocket channel protocol, stdin, output and
+// exit code.
 import { expect } from "chai";
 import WebSocket from "ws";
 import { startKubeServer, type ExecSession, type KubeServer } from "../support/kube-server/index.js";

@@ -1,4 +1,5 @@
-// Fault injection and the request log: status on the Nth request, connection resets, latency, 429 with Retry-After, counts.
+// Fault injection and the request log: status on the Nth request, connection resets, latency, 429 with Retry-After,
+// counts.
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { call, configMap } from "./helpers.js";

@@ -4,7 +4,8 @@ import { describeProfiles } from "../support/profiles.js";
 
 // The same cases run against a real kube-apiserver in test/e2e/fidelity.test.ts.
 describeProfiles(
-  "kube-server answers as the real API server: immutable fields, escalation, impersonation, missing kinds, access reviews, dangling bindings, OpenAPI v3",
+  "kube-server answers as the real API server: immutable fields, escalation, impersonation, missing kinds, access " +
+    "reviews, dangling bindings, OpenAPI v3",
   (profile) => {
     let server: KubeServer;
     before(async () => {

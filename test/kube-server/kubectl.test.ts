@@ -1,4 +1,5 @@
-// Proof that the test server speaks the real protocol: the real kubectl (v1.32) gets, applies, diffs, deletes, selects and tops.
+// Proof that the test server speaks the real protocol: the real kubectl (v1.32) gets, applies, diffs, deletes, selects
+// and tops.
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { kubectl } from "../support/kubectl.js";
@@ -191,8 +192,11 @@ describe("kube-server: the real kubectl", function () {
     server.setMetricsAvailable(true);
   });
 
-  it("applies client-side (create, update, unchanged) for built-in and mesh kinds, and describes a pod with its events", async () => {
-    const manifest = (subset: string, image: string) => `apiVersion: networking.mesh.io/v1beta1
+  it(
+    "applies client-side (create, update, unchanged) for built-in and mesh kinds, and describes a pod with " +
+      "its events",
+    async () => {
+      const manifest = (subset: string, image: string) => `apiVersion: networking.mesh.io/v1beta1
 kind: VirtualService
 metadata: {name: reviews, namespace: default}
 spec:
@@ -208,54 +212,55 @@ spec:
     metadata: {labels: {app: api}}
     spec: {containers: [{name: api, image: "${image}", env: [{name: A, value: "1"}]}]}
 `;
-    expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v1", "api:1") })).stdout).to.equal(
-      "virtualservice.networking.mesh.io/reviews created\ndeployment.apps/api created\n",
-    );
-    const changed = await kubectl(server, ["apply", "-f", "-"], { input: manifest("v2", "api:2") });
-    expect(changed.stdout, changed.stderr).to.equal(
-      "virtualservice.networking.mesh.io/reviews configured\ndeployment.apps/api configured\n",
-    );
-    expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v2", "api:2") })).stdout).to.equal(
-      "virtualservice.networking.mesh.io/reviews unchanged\ndeployment.apps/api unchanged\n",
-    );
-    const dep = server.get("apps/v1", "Deployment", "default", "api")! as any;
-    expect(dep.spec.template.spec.containers).to.deep.equal([
-      { name: "api", image: "api:2", env: [{ name: "A", value: "1" }] },
-    ]);
-    expect(dep.metadata.generation).to.equal(2);
-    expect(
-      (server.get("networking.mesh.io/v1beta1", "VirtualService", "default", "reviews") as any).spec.http[0].route[0]
-        .destination.subset,
-    ).to.equal("v2");
+      expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v1", "api:1") })).stdout).to.equal(
+        "virtualservice.networking.mesh.io/reviews created\ndeployment.apps/api created\n",
+      );
+      const changed = await kubectl(server, ["apply", "-f", "-"], { input: manifest("v2", "api:2") });
+      expect(changed.stdout, changed.stderr).to.equal(
+        "virtualservice.networking.mesh.io/reviews configured\ndeployment.apps/api configured\n",
+      );
+      expect((await kubectl(server, ["apply", "-f", "-"], { input: manifest("v2", "api:2") })).stdout).to.equal(
+        "virtualservice.networking.mesh.io/reviews unchanged\ndeployment.apps/api unchanged\n",
+      );
+      const dep = server.get("apps/v1", "Deployment", "default", "api")! as any;
+      expect(dep.spec.template.spec.containers).to.deep.equal([
+        { name: "api", image: "api:2", env: [{ name: "A", value: "1" }] },
+      ]);
+      expect(dep.metadata.generation).to.equal(2);
+      expect(
+        (server.get("networking.mesh.io/v1beta1", "VirtualService", "default", "reviews") as any).spec.http[0].route[0]
+          .destination.subset,
+      ).to.equal("v2");
 
-    server.put({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "api-1", namespace: "default", uid: "ignored" },
-      spec: { nodeName: "node-1", containers: [{ name: "api", image: "api:2" }] },
-      status: { phase: "Running" },
-    });
-    server.put({
-      apiVersion: "v1",
-      kind: "Event",
-      metadata: { name: "api-1.1", namespace: "default" },
-      involvedObject: {
+      server.put({
+        apiVersion: "v1",
         kind: "Pod",
-        name: "api-1",
-        namespace: "default",
-        uid: server.get("v1", "Pod", "default", "api-1")!.metadata.uid,
-      },
-      reason: "BackOff",
-      message: "Back-off restarting failed container",
-      type: "Warning",
-      count: 3,
-    });
-    const described = await kubectl(server, ["describe", "pod", "api-1"]);
-    expect(described.code, described.stderr).to.equal(0);
-    expect(described.stdout).to.match(/Warning\s+BackOff\s+.*Back-off restarting failed container/);
-    await kubectl(server, ["delete", "-f", "-"], { input: manifest("v2", "api:2") });
-    expect(server.get("apps/v1", "Deployment", "default", "api")).to.equal(undefined);
-  });
+        metadata: { name: "api-1", namespace: "default", uid: "ignored" },
+        spec: { nodeName: "node-1", containers: [{ name: "api", image: "api:2" }] },
+        status: { phase: "Running" },
+      });
+      server.put({
+        apiVersion: "v1",
+        kind: "Event",
+        metadata: { name: "api-1.1", namespace: "default" },
+        involvedObject: {
+          kind: "Pod",
+          name: "api-1",
+          namespace: "default",
+          uid: server.get("v1", "Pod", "default", "api-1")!.metadata.uid,
+        },
+        reason: "BackOff",
+        message: "Back-off restarting failed container",
+        type: "Warning",
+        count: 3,
+      });
+      const described = await kubectl(server, ["describe", "pod", "api-1"]);
+      expect(described.code, described.stderr).to.equal(0);
+      expect(described.stdout).to.match(/Warning\s+BackOff\s+.*Back-off restarting failed container/);
+      await kubectl(server, ["delete", "-f", "-"], { input: manifest("v2", "api:2") });
+      expect(server.get("apps/v1", "Deployment", "default", "api")).to.equal(undefined);
+    },
+  );
 
   it("reads pod logs by container, previous and tail", async () => {
     server.put({

@@ -1,4 +1,5 @@
-// The read-only metrics API over HTTP: both groups, pod/node labels for selectors, single gets, 404, 405, 503 and discovery.
+// The read-only metrics API over HTTP: both groups, pod/node labels for selectors, single gets, 404, 405, 503 and
+// discovery.
 import { expect } from "chai";
 import { startKubeServer, type KubeServer } from "../support/kube-server/index.js";
 import { call } from "./helpers.js";

@@ -75,34 +75,37 @@ describe("kube-server: patch", () => {
     expect(server.get("v1", "ConfigMap", "default", "cfg")!.data).to.deep.equal({ a: "9" });
   });
 
-  it("strategic merge patch merges containers by name, deletes with $patch and orders with $setElementOrder", async () => {
-    const r = await call(
-      server,
-      "PATCH",
-      DEP,
-      {
-        spec: {
-          template: {
-            spec: {
-              containers: [
-                { name: "app", image: "a:2" },
-                { name: "side", $patch: "delete" },
-                { name: "new", image: "n:1" },
-              ],
-              "$setElementOrder/containers": [{ name: "new" }, { name: "app" }],
+  it(
+    "strategic merge patch merges containers by name, deletes with $patch and orders with " + "$setElementOrder",
+    async () => {
+      const r = await call(
+        server,
+        "PATCH",
+        DEP,
+        {
+          spec: {
+            template: {
+              spec: {
+                containers: [
+                  { name: "app", image: "a:2" },
+                  { name: "side", $patch: "delete" },
+                  { name: "new", image: "n:1" },
+                ],
+                "$setElementOrder/containers": [{ name: "new" }, { name: "app" }],
+              },
             },
           },
         },
-      },
-      { contentType: "application/strategic-merge-patch+json" },
-    );
-    expect(r.status).to.equal(200);
-    expect(r.body.spec.template.spec.containers).to.deep.equal([
-      { name: "new", image: "n:1" },
-      { name: "app", image: "a:2" },
-    ]);
-    expect(r.body.metadata.generation).to.equal(2);
-  });
+        { contentType: "application/strategic-merge-patch+json" },
+      );
+      expect(r.status).to.equal(200);
+      expect(r.body.spec.template.spec.containers).to.deep.equal([
+        { name: "new", image: "n:1" },
+        { name: "app", image: "a:2" },
+      ]);
+      expect(r.body.metadata.generation).to.equal(2);
+    },
+  );
 
   it("answers 415 for an unknown patch type and 404 for a missing object", async () => {
     expect((await call(server, "PATCH", CM, { data: {} }, { contentType: "application/xml" })).status).to.equal(415);

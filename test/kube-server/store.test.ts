@@ -1,4 +1,5 @@
-// The store and field-path helpers in isolation: resourceVersions, history, owner index, put semantics, fieldsV1 round trips.
+// The store and field-path helpers in isolation: resourceVersions, history, owner index, put semantics, fieldsV1 round
+// trips.
 import { expect } from "chai";
 import fc from "fast-check";
 import { decode, fieldPaths, fromFieldsV1, getAt, humanPath, toFieldsV1 } from "../support/kube-server/fieldpath.js";

@@ -111,23 +111,26 @@ describe("kube-server: watch", () => {
     expect(events[2]!.object.metadata.name).to.equal("y");
   });
 
-  it("filters by label selector and turns objects leaving or entering the selection into DELETED and ADDED", async () => {
-    const start = server.resourceVersion;
-    server.put(configMap("a", {}, { app: "web" }));
-    server.put(configMap("other", {}, { app: "db" }));
-    server.put(configMap("a", {}, { app: "db" }));
-    server.put(configMap("a", {}, { app: "web" }));
-    const events = await collect(
-      server,
-      `/api/v1/namespaces/default/configmaps?watch=true&labelSelector=app%3Dweb&resourceVersion=${start}`,
-      3,
-    );
-    expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.labels.app}`)).to.deep.equal([
-      "ADDED a web",
-      "DELETED a db",
-      "ADDED a web",
-    ]);
-  });
+  it(
+    "filters by label selector and turns objects leaving or entering the selection into DELETED " + "and ADDED",
+    async () => {
+      const start = server.resourceVersion;
+      server.put(configMap("a", {}, { app: "web" }));
+      server.put(configMap("other", {}, { app: "db" }));
+      server.put(configMap("a", {}, { app: "db" }));
+      server.put(configMap("a", {}, { app: "web" }));
+      const events = await collect(
+        server,
+        `/api/v1/namespaces/default/configmaps?watch=true&labelSelector=app%3Dweb&resourceVersion=${start}`,
+        3,
+      );
+      expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.labels.app}`)).to.deep.equal([
+        "ADDED a web",
+        "DELETED a db",
+        "ADDED a web",
+      ]);
+    },
+  );
 
   it("sends a 410 Expired ERROR event for a resourceVersion older than the history", async () => {
     await server.close();

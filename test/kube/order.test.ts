@@ -18,31 +18,35 @@ const kinds: Array<[string, string]> = [
 ];
 
 describe("plan/order", () => {
-  it("orders namespaces, accounts and roles, role bindings (a stage after their roles), secrets and config, services, workloads and certificates, mesh, then unknown kinds", () => {
-    const refs: ObjectRef[] = kinds.map(([apiVersion, kind]) => ({
-      apiVersion,
-      kind,
-      name: "x",
-      namespace: kind === "Namespace" ? undefined : "ns",
-    }));
-    const sorted = [...refs].sort(compareRefs).map((r) => r.kind);
-    expect(sorted).to.deep.equal([
-      "Namespace",
-      "ServiceAccount",
-      "Role",
-      "RoleBinding",
-      "Secret",
-      "ConfigMap",
-      "Service",
-      "StatefulSet",
-      "Certificate",
-      "VirtualService",
-      "Widget",
-    ]);
-    expect(sorted.map((k) => stageOf(refs.find((r) => r.kind === k)!))).to.deep.equal([
-      0, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6,
-    ]);
-  });
+  it(
+    "orders namespaces, accounts and roles, role bindings (a stage after their roles), secrets and config, " +
+      "services, workloads and certificates, mesh, then unknown kinds",
+    () => {
+      const refs: ObjectRef[] = kinds.map(([apiVersion, kind]) => ({
+        apiVersion,
+        kind,
+        name: "x",
+        namespace: kind === "Namespace" ? undefined : "ns",
+      }));
+      const sorted = [...refs].sort(compareRefs).map((r) => r.kind);
+      expect(sorted).to.deep.equal([
+        "Namespace",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "Secret",
+        "ConfigMap",
+        "Service",
+        "StatefulSet",
+        "Certificate",
+        "VirtualService",
+        "Widget",
+      ]);
+      expect(sorted.map((k) => stageOf(refs.find((r) => r.kind === k)!))).to.deep.equal([
+        0, 1, 1, 2, 3, 3, 4, 4, 4, 5, 6,
+      ]);
+    },
+  );
 
   it("is a total, deterministic order and deletes go in exactly the reverse", () => {
     const ref = fc.record({

@@ -28,16 +28,20 @@ describe("kube/quantity", () => {
       expect(parseQuantity(bad), bad).to.equal(undefined);
   });
 
-  it("keeps the server's quirks: digit-less numbers are 0, 10^-9 rounding away from zero, the binary cap, 32-bit exponents", () => {
-    for (const zero of ["m", "-", "+", "Ki", ".", "00", "1e4294967296".replace("1", "0")])
-      expect(amount(zero), zero).to.equal("0e0");
-    expect(amount("1.")).to.equal("1e0");
-    expect(amount("0.0000000001")).to.equal("1e-9");
-    expect(amount("-1.5n")).to.equal("-2e-9");
-    expect(amount("16Ei")).to.equal(`${2n ** 63n - 1n}e0`);
-    expect(amount("1e4294967296")).to.equal("1e0");
-    expect(amount(" 5\u00a0")).to.equal("5e0");
-  });
+  it(
+    "keeps the server's quirks: digit-less numbers are 0, 10^-9 rounding away from zero, the binary cap, 32-bit " +
+      "exponents",
+    () => {
+      for (const zero of ["m", "-", "+", "Ki", ".", "00", "1e4294967296".replace("1", "0")])
+        expect(amount(zero), zero).to.equal("0e0");
+      expect(amount("1.")).to.equal("1e0");
+      expect(amount("0.0000000001")).to.equal("1e-9");
+      expect(amount("-1.5n")).to.equal("-2e-9");
+      expect(amount("16Ei")).to.equal(`${2n ** 63n - 1n}e0`);
+      expect(amount("1e4294967296")).to.equal("1e0");
+      expect(amount(" 5\u00a0")).to.equal("5e0");
+    },
+  );
 
   it("compares exactly, whatever the spelling and size: 1Ei is more than 64Gi", () => {
     const cmp = (a: string, b: string) => compareQuantity(parseQuantity(a)!, parseQuantity(b)!);

@@ -1,6 +1,6 @@
 // Discovery of the metrics proxy in every form a 1.20-1.36 aggregator or kubectl asks for. The Accept headers are the
-// ones client-go (discovery_client.go: AcceptV1, AcceptV2Beta1, AcceptV2, AcceptV2NoPeer and their joined order) and the
-// aggregator (handler_discovery.go: v2beta1 alone in 1.26-1.29, v2 then v2beta1 later, plain JSON for its legacy
+// ones client-go (discovery_client.go: AcceptV1, AcceptV2Beta1, AcceptV2, AcceptV2NoPeer and their joined order) and
+// the aggregator (handler_discovery.go: v2beta1 alone in 1.26-1.29, v2 then v2beta1 later, plain JSON for its legacy
 // fallback) send; answers are read the way those clients read them (the Content-Type's g/v/as parameters in any order,
 // stale versions and resources without a response kind dropped).
 import { expect } from "chai";
@@ -157,45 +157,54 @@ describe("metrics-proxy discovery: content negotiation", () => {
     expect(legacy.headers.Vary).to.equal("Accept");
   });
 
-  it("adds system:authenticated to front-proxy users as k8s.io/apiserver does (the aggregator's own requests carry no group)", () => {
-    expect(withAuthenticatedGroup([])).to.deep.equal(["system:authenticated"]);
-    expect(withAuthenticatedGroup(["system:masters"])).to.deep.equal(["system:masters", "system:authenticated"]);
-    expect(withAuthenticatedGroup(["system:authenticated", "x"])).to.deep.equal(["system:authenticated", "x"]);
-    expect(withAuthenticatedGroup(["system:unauthenticated"])).to.deep.equal(["system:unauthenticated"]);
-  });
+  it(
+    "adds system:authenticated to front-proxy users as k8s.io/apiserver does (the aggregator's own requests carry " +
+      "no group)",
+    () => {
+      expect(withAuthenticatedGroup([])).to.deep.equal(["system:authenticated"]);
+      expect(withAuthenticatedGroup(["system:masters"])).to.deep.equal(["system:masters", "system:authenticated"]);
+      expect(withAuthenticatedGroup(["system:authenticated", "x"])).to.deep.equal(["system:authenticated", "x"]);
+      expect(withAuthenticatedGroup(["system:unauthenticated"])).to.deep.equal(["system:unauthenticated"]);
+    },
+  );
 
-  it("writes only the JSON fields of k8s.io/api apidiscovery/v2 (and v2beta1, the same), with those it may not omit", () => {
-    // The json tags of APIGroupDiscovery, APIVersionDiscovery and APIResourceDiscovery in types.go; required: no omitempty.
-    const GROUP = ["apiVersion", "kind", "metadata", "versions"];
-    const VERSION = { all: ["version", "resources", "freshness"], required: ["version"] };
-    const RESOURCE = {
-      all: [
-        "resource",
-        "responseKind",
-        "scope",
-        "singularResource",
-        "verbs",
-        "shortNames",
-        "categories",
-        "subresources",
-      ],
-      required: ["resource", "scope", "singularResource", "verbs"],
-    };
-    for (const g of [...aggregatedCore(), ...aggregatedGroups("metrics.k8s.io")] as any[]) {
-      expect(GROUP).to.include.members(Object.keys(g));
-      for (const v of g.versions) {
-        expect(VERSION.all).to.include.members(Object.keys(v));
-        expect(Object.keys(v)).to.include.members(VERSION.required);
-        expect(["Current", "Stale"]).to.include(v.freshness);
-        for (const r of v.resources) {
-          expect(RESOURCE.all).to.include.members(Object.keys(r));
-          expect(Object.keys(r)).to.include.members(RESOURCE.required);
-          expect(["Cluster", "Namespaced"]).to.include(r.scope);
-          expect(Object.keys(r.responseKind).sort()).to.deep.equal(["group", "kind", "version"]);
+  it(
+    "writes only the JSON fields of k8s.io/api apidiscovery/v2 (and v2beta1, the same), with those it may " +
+      "not omit",
+    () => {
+      // The json tags of APIGroupDiscovery, APIVersionDiscovery and APIResourceDiscovery in types.go; required: no
+      // omitempty.
+      const GROUP = ["apiVersion", "kind", "metadata", "versions"];
+      const VERSION = { all: ["version", "resources", "freshness"], required: ["version"] };
+      const RESOURCE = {
+        all: [
+          "resource",
+          "responseKind",
+          "scope",
+          "singularResource",
+          "verbs",
+          "shortNames",
+          "categories",
+          "subresources",
+        ],
+        required: ["resource", "scope", "singularResource", "verbs"],
+      };
+      for (const g of [...aggregatedCore(), ...aggregatedGroups("metrics.k8s.io")] as any[]) {
+        expect(GROUP).to.include.members(Object.keys(g));
+        for (const v of g.versions) {
+          expect(VERSION.all).to.include.members(Object.keys(v));
+          expect(Object.keys(v)).to.include.members(VERSION.required);
+          expect(["Current", "Stale"]).to.include(v.freshness);
+          for (const r of v.resources) {
+            expect(RESOURCE.all).to.include.members(Object.keys(r));
+            expect(Object.keys(r)).to.include.members(RESOURCE.required);
+            expect(["Cluster", "Namespaced"]).to.include(r.scope);
+            expect(Object.keys(r.responseKind).sort()).to.deep.equal(["group", "kind", "version"]);
+          }
         }
       }
-    }
-  });
+    },
+  );
 
   it("builds the aggregated items from the same resources as the legacy lists", () => {
     const { groups, resources } = split({ items: [...aggregatedCore(), ...aggregatedGroups("metrics.orch.io")] });
@@ -231,33 +240,40 @@ describe("metrics-proxy discovery over HTTP", function () {
     return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
   };
 
-  it("answers /apis to kubectl's Accept as aggregated v2 that client-go reads into the metrics group and its resources", async () => {
-    const res = await ask("/apis", { Accept: CLIENT_GO });
-    expect(res.status).to.equal(200);
-    expect(contentTypeIsGVK(res.headers.get("content-type")!, "v2"), res.headers.get("content-type")!).to.equal(true);
-    expect(res.headers.get("vary")).to.equal("Accept");
-    expect(res.body).to.include({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2" });
-    const { groups, resources, failed } = split(res.body);
-    expect(failed).to.deep.equal([]);
-    expect(groups).to.deep.equal({ "metrics.k8s.io": ["v1beta1"] });
-    expect(resources["metrics.k8s.io/v1beta1"]).to.deep.equal([
-      { name: "nodes", namespaced: false, kind: "NodeMetrics", verbs: ["get", "list"] },
-      { name: "pods", namespaced: true, kind: "PodMetrics", verbs: ["get", "list"] },
-    ]);
-  });
+  it(
+    "answers /apis to kubectl's Accept as aggregated v2 that client-go reads into the metrics group and its " +
+      "resources",
+    async () => {
+      const res = await ask("/apis", { Accept: CLIENT_GO });
+      expect(res.status).to.equal(200);
+      expect(contentTypeIsGVK(res.headers.get("content-type")!, "v2"), res.headers.get("content-type")!).to.equal(true);
+      expect(res.headers.get("vary")).to.equal("Accept");
+      expect(res.body).to.include({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2" });
+      const { groups, resources, failed } = split(res.body);
+      expect(failed).to.deep.equal([]);
+      expect(groups).to.deep.equal({ "metrics.k8s.io": ["v1beta1"] });
+      expect(resources["metrics.k8s.io/v1beta1"]).to.deep.equal([
+        { name: "nodes", namespaced: false, kind: "NodeMetrics", verbs: ["get", "list"] },
+        { name: "pods", namespaced: true, kind: "PodMetrics", verbs: ["get", "list"] },
+      ]);
+    },
+  );
 
-  it("answers the 1.26 aggregator's v2beta1 request in v2beta1, and a repeated request with its ETag with 304", async () => {
-    const res = await ask("/apis", { Accept: AGGREGATOR_126 });
-    expect(res.status).to.equal(200);
-    expect(contentTypeIsGVK(res.headers.get("content-type")!, "v2beta1")).to.equal(true);
-    expect(res.body.apiVersion).to.equal("apidiscovery.k8s.io/v2beta1");
-    expect(split(res.body).resources["metrics.k8s.io/v1beta1"]!.map((r) => r.name)).to.deep.equal(["nodes", "pods"]);
-    const etag = res.headers.get("etag")!;
-    const again = await ask("/apis", { Accept: AGGREGATOR_126, "If-None-Match": etag });
-    expect(again.status).to.equal(304);
-    expect(again.text).to.equal("");
-    expect(again.headers.get("etag")).to.equal(etag);
-  });
+  it(
+    "answers the 1.26 aggregator's v2beta1 request in v2beta1, and a repeated request with its ETag " + "with 304",
+    async () => {
+      const res = await ask("/apis", { Accept: AGGREGATOR_126 });
+      expect(res.status).to.equal(200);
+      expect(contentTypeIsGVK(res.headers.get("content-type")!, "v2beta1")).to.equal(true);
+      expect(res.body.apiVersion).to.equal("apidiscovery.k8s.io/v2beta1");
+      expect(split(res.body).resources["metrics.k8s.io/v1beta1"]!.map((r) => r.name)).to.deep.equal(["nodes", "pods"]);
+      const etag = res.headers.get("etag")!;
+      const again = await ask("/apis", { Accept: AGGREGATOR_126, "If-None-Match": etag });
+      expect(again.status).to.equal(304);
+      expect(again.text).to.equal("");
+      expect(again.headers.get("etag")).to.equal(etag);
+    },
+  );
 
   it("answers /api in the aggregated form too (client-go keeps resources only when /api and /apis agree)", async () => {
     const res = await ask("/api", { Accept: CLIENT_GO });

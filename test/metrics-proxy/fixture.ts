@@ -1,4 +1,5 @@
-// Test fixture of the metrics proxy: a host (the Kubernetes API test server) with synced pods, and proxies started against it.
+// Test fixture of the metrics proxy: a host (the Kubernetes API test server) with synced pods, and proxies started
+// against it.
 import { writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -23,22 +23,26 @@ users: [{name: u, user: {${user}}}]
 describe("metrics-proxy host transport", () => {
   const dir = mkdtempSync(join(tmpdir(), "vc-mp-kc-"));
 
-  it("reads server, CA, client certificate and token of the current context; relative files resolve beside it", async () => {
-    writeFileSync(join(dir, "ca.crt"), "CA");
-    const t = await fromKubeconfig(
-      kubeconfig(
-        dir,
-        `server: "https://10.0.0.1:6443", certificate-authority: ca.crt, tls-server-name: api`,
-        `token: abc, client-certificate-data: ${Buffer.from("CERT").toString("base64")}, client-key-data: ${Buffer.from("KEY").toString("base64")}`,
-      ),
-    );
-    expect(t.server.toString()).to.equal("https://10.0.0.1:6443/");
-    expect(t.tls.ca?.toString()).to.equal("CA");
-    expect(t.tls.cert?.toString()).to.equal("CERT");
-    expect(t.tls.key?.toString()).to.equal("KEY");
-    expect(t.tls.servername).to.equal("api");
-    expect(await t.headers()).to.deep.equal({ Authorization: "Bearer abc" });
-  });
+  it(
+    "reads server, CA, client certificate and token of the current context; relative files resolve " + "beside it",
+    async () => {
+      writeFileSync(join(dir, "ca.crt"), "CA");
+      const t = await fromKubeconfig(
+        kubeconfig(
+          dir,
+          `server: "https://10.0.0.1:6443", certificate-authority: ca.crt, tls-server-name: api`,
+          `token: abc, client-certificate-data: ${Buffer.from("CERT").toString("base64")}, client-key-data: ` +
+            `${Buffer.from("KEY").toString("base64")}`,
+        ),
+      );
+      expect(t.server.toString()).to.equal("https://10.0.0.1:6443/");
+      expect(t.tls.ca?.toString()).to.equal("CA");
+      expect(t.tls.cert?.toString()).to.equal("CERT");
+      expect(t.tls.key?.toString()).to.equal("KEY");
+      expect(t.tls.servername).to.equal("api");
+      expect(await t.headers()).to.deep.equal({ Authorization: "Bearer abc" });
+    },
+  );
 
   it("re-reads a token file on every request and supports insecure-skip-tls-verify and basic auth", async () => {
     writeFileSync(join(dir, "token"), "one\n");

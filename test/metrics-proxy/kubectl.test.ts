@@ -122,61 +122,74 @@ describe("metrics-proxy with the real kubectl", function () {
       await proxy?.close();
     });
 
-    it("kubectl top pod shows the virtual pods of a namespace, of all namespaces, by name and by set-based selector", async () => {
-      const ns = await kubectl(kc, "top", "pod");
-      expect(ns.code, ns.stderr).to.equal(0);
-      expect(rows(ns.stdout)).to.deep.equal([
-        ["db", "12m", "30Mi"],
-        ["web", "11m", "20Mi"],
-      ]);
-      const all = await kubectl(kc, "top", "pod", "-A");
-      expect(rows(all.stdout).map((r) => `${r[0]}/${r[1]}/${r[2]}`)).to.deep.equal([
-        "default/db/12m",
-        "default/web/11m",
-        "team/web/13m",
-      ]);
-      const one = await kubectl(kc, "top", "pod", "web", "-n", "team");
-      expect(rows(one.stdout)).to.deep.equal([["web", "13m", "1Mi"]]);
-      const sel = await kubectl(kc, "top", "pod", "-A", "-l", "app in (web)");
-      expect(rows(sel.stdout).map((r) => `${r[0]}/${r[1]}`)).to.deep.equal(["default/web", "team/web"]);
-    });
+    it(
+      "kubectl top pod shows the virtual pods of a namespace, of all namespaces, by name and by set-based " +
+        "selector",
+      async () => {
+        const ns = await kubectl(kc, "top", "pod");
+        expect(ns.code, ns.stderr).to.equal(0);
+        expect(rows(ns.stdout)).to.deep.equal([
+          ["db", "12m", "30Mi"],
+          ["web", "11m", "20Mi"],
+        ]);
+        const all = await kubectl(kc, "top", "pod", "-A");
+        expect(rows(all.stdout).map((r) => `${r[0]}/${r[1]}/${r[2]}`)).to.deep.equal([
+          "default/db/12m",
+          "default/web/11m",
+          "team/web/13m",
+        ]);
+        const one = await kubectl(kc, "top", "pod", "web", "-n", "team");
+        expect(rows(one.stdout)).to.deep.equal([["web", "13m", "1Mi"]]);
+        const sel = await kubectl(kc, "top", "pod", "-A", "-l", "app in (web)");
+        expect(rows(sel.stdout).map((r) => `${r[0]}/${r[1]}`)).to.deep.equal(["default/web", "team/web"]);
+      },
+    );
 
-    it("kubectl asks /api and /apis for aggregated discovery and reads it: no per-version request, every metrics resource listed", async () => {
-      const cacheDir = `${tempFile("kubectl-cache-marker", "")}.d`; // a fresh cache: every document is fetched
-      const res = await kubectl(kc, "api-resources", "-o", "wide", "--cache-dir", cacheDir, "-v=8");
-      expect(res.code, res.stderr).to.equal(0);
-      // kubectl's -v=8 trace: the URLs it asked, the Accept it sent and the Content-Type it got.
-      const asked = [...res.stderr.matchAll(/\bGET https?:\/\/[^/\s]+(\/[^?\s]*)/g)].map((m) => m[1]);
-      expect(asked, "discovery came whole from /api and /apis").to.deep.equal(["/api", "/apis"]);
-      const header = (name: string) =>
-        [...res.stderr.matchAll(new RegExp(`^\\S+ +\\S+ +\\d+ \\S+\\] +${name}: (.*)$`, "gm"))].map((m) =>
-          m[1]!.trim(),
+    it(
+      "kubectl asks /api and /apis for aggregated discovery and reads it: no per-version request, every metrics " +
+        "resource listed",
+      async () => {
+        const cacheDir = `${tempFile("kubectl-cache-marker", "")}.d`; // a fresh cache: every document is fetched
+        const res = await kubectl(kc, "api-resources", "-o", "wide", "--cache-dir", cacheDir, "-v=8");
+        expect(res.code, res.stderr).to.equal(0);
+        // kubectl's -v=8 trace: the URLs it asked, the Accept it sent and the Content-Type it got.
+        const asked = [...res.stderr.matchAll(/\bGET https?:\/\/[^/\s]+(\/[^?\s]*)/g)].map((m) => m[1]);
+        expect(asked, "discovery came whole from /api and /apis").to.deep.equal(["/api", "/apis"]);
+        const header = (name: string) =>
+          [...res.stderr.matchAll(new RegExp(`^\\S+ +\\S+ +\\d+ \\S+\\] +${name}: (.*)$`, "gm"))].map((m) =>
+            m[1]!.trim(),
+          );
+        expect(header("Accept")[0]).to.match(
+          /^application\/json;g=apidiscovery\.k8s\.io;v=v2;as=APIGroupDiscoveryList,/,
         );
-      expect(header("Accept")[0]).to.match(/^application\/json;g=apidiscovery\.k8s\.io;v=v2;as=APIGroupDiscoveryList,/);
-      expect(header("Content-Type")).to.deep.equal(
-        Array(2).fill("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"),
-      );
-      const listed = res.stdout
-        .trim()
-        .split("\n")
-        .slice(1)
-        .map((l) => l.trim().split(/\s+/).join(" "));
-      expect(listed).to.deep.equal([
-        "nodes no v1 false Node get,list",
-        "pods po v1 true Pod get,list",
-        "nodes metrics.k8s.io/v1beta1 false NodeMetrics get,list",
-        "pods metrics.k8s.io/v1beta1 true PodMetrics get,list",
-      ]);
-    });
+        expect(header("Content-Type")).to.deep.equal(
+          Array(2).fill("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"),
+        );
+        const listed = res.stdout
+          .trim()
+          .split("\n")
+          .slice(1)
+          .map((l) => l.trim().split(/\s+/).join(" "));
+        expect(listed).to.deep.equal([
+          "nodes no v1 false Node get,list",
+          "pods po v1 true Pod get,list",
+          "nodes metrics.k8s.io/v1beta1 false NodeMetrics get,list",
+          "pods metrics.k8s.io/v1beta1 true PodMetrics get,list",
+        ]);
+      },
+    );
 
-    it("kubectl top pod says NotFound for another tenant's pod and 'No resources found' for an empty namespace", async () => {
-      const other = await kubectl(kc, "top", "pod", "other");
-      expect(other.code).to.not.equal(0);
-      expect(other.stderr).to.contain("NotFound").and.to.contain('podmetrics.metrics.k8s.io "other" not found');
-      const empty = await kubectl(kc, "top", "pod", "-n", "nothing-here");
-      expect(empty.code, empty.stderr).to.equal(0);
-      expect(empty.stderr).to.contain("No resources found in nothing-here namespace.");
-    });
+    it(
+      "kubectl top pod says NotFound for another tenant's pod and 'No resources found' for an empty " + "namespace",
+      async () => {
+        const other = await kubectl(kc, "top", "pod", "other");
+        expect(other.code).to.not.equal(0);
+        expect(other.stderr).to.contain("NotFound").and.to.contain('podmetrics.metrics.k8s.io "other" not found');
+        const empty = await kubectl(kc, "top", "pod", "-n", "nothing-here");
+        expect(empty.code, empty.stderr).to.equal(0);
+        expect(empty.stderr).to.contain("No resources found in nothing-here namespace.");
+      },
+    );
 
     it("kubectl top node shows only the synced nodes, with percentages from their capacity", async () => {
       const res = await kubectl(kc, "top", "node");
@@ -190,27 +203,37 @@ describe("metrics-proxy with the real kubectl", function () {
       expect(hidden.stderr).to.contain("NotFound");
     });
 
-    it("kubectl reports 'metrics not available' while the host metrics API is down, and 401 with a wrong token", async () => {
-      server.setMetricsAvailable(false);
-      proxy.cache.clear();
-      const down = await kubectl(kc, "top", "pod");
-      server.setMetricsAvailable(true);
-      expect(down.code).to.not.equal(0);
-      expect(down.stderr).to.contain("metrics not available");
-      const bad = await kubectl(kubeconfigFor(proxy, { token: "wrong" }), "top", "pod");
-      expect(bad.code).to.not.equal(0);
-      expect(bad.stderr).to.match(/Unauthorized|must be logged in/);
-    });
+    it(
+      "kubectl reports 'metrics not available' while the host metrics API is down, and 401 with a " + "wrong token",
+      async () => {
+        server.setMetricsAvailable(false);
+        proxy.cache.clear();
+        const down = await kubectl(kc, "top", "pod");
+        server.setMetricsAvailable(true);
+        expect(down.code).to.not.equal(0);
+        expect(down.stderr).to.contain("metrics not available");
+        const bad = await kubectl(kubeconfigFor(proxy, { token: "wrong" }), "top", "pod");
+        expect(bad.code).to.not.equal(0);
+        expect(bad.stderr).to.match(/Unauthorized|must be logged in/);
+      },
+    );
 
-    it("kubectl authenticates with a client certificate signed by --client-ca; one from another CA is refused", async () => {
-      const c = makeCerts();
-      const ok = await kubectl(kubeconfigFor(proxy, { cert: c.clientCert, key: c.clientKey }), "top", "pod", "web");
-      expect(ok.code, ok.stderr).to.equal(0);
-      expect(rows(ok.stdout)).to.deep.equal([["web", "11m", "20Mi"]]);
-      const stranger = await kubectl(kubeconfigFor(proxy, { cert: c.strangerCert, key: c.strangerKey }), "top", "pod");
-      expect(stranger.code).to.not.equal(0);
-      expect(stranger.stderr).to.match(/Unauthorized|must be logged in/);
-    });
+    it(
+      "kubectl authenticates with a client certificate signed by --client-ca; one from another CA is " + "refused",
+      async () => {
+        const c = makeCerts();
+        const ok = await kubectl(kubeconfigFor(proxy, { cert: c.clientCert, key: c.clientKey }), "top", "pod", "web");
+        expect(ok.code, ok.stderr).to.equal(0);
+        expect(rows(ok.stdout)).to.deep.equal([["web", "11m", "20Mi"]]);
+        const stranger = await kubectl(
+          kubeconfigFor(proxy, { cert: c.strangerCert, key: c.strangerKey }),
+          "top",
+          "pod",
+        );
+        expect(stranger.code).to.not.equal(0);
+        expect(stranger.stderr).to.match(/Unauthorized|must be logged in/);
+      },
+    );
   });
 
   describe("kubectl get --raw on every endpoint", () => {

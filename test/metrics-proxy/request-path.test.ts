@@ -49,32 +49,36 @@ describe("metrics proxy: one parser for authorization and routing", () => {
     });
   });
 
-  it("refuses ambiguous forms with 400: encoded slashes, dot segments, empty segments, double encoding, control characters, bad escapes", () => {
-    for (const path of [
-      `/apis/${GROUP}/v1beta1/namespaces%2Fa/pods`,
-      `/apis/${GROUP}/v1beta1/namespaces/a%2fb/pods`,
-      `/apis/${GROUP}/v1beta1/namespaces/a%5Cb/pods`,
-      `/apis/${GROUP}/v1beta1/nodes/../namespaces/a/pods`,
-      `/apis/${GROUP}/v1beta1/%2e%2e/pods`,
-      `/apis/${GROUP}/v1beta1/./pods`,
-      `/apis/${GROUP}//v1beta1/pods`,
-      `/apis/${GROUP}/v1beta1/p%256Fds`,
-      `/apis/${GROUP}/v1beta1/pods%00`,
-      `/apis/${GROUP}/v1beta1/p%zzods`,
-      "apis",
-    ]) {
-      let err: unknown;
-      try {
-        parseRequestPath(path);
-      } catch (e) {
-        err = e;
+  it(
+    "refuses ambiguous forms with 400: encoded slashes, dot segments, empty segments, double encoding, control " +
+      "characters, bad escapes",
+    () => {
+      for (const path of [
+        `/apis/${GROUP}/v1beta1/namespaces%2Fa/pods`,
+        `/apis/${GROUP}/v1beta1/namespaces/a%2fb/pods`,
+        `/apis/${GROUP}/v1beta1/namespaces/a%5Cb/pods`,
+        `/apis/${GROUP}/v1beta1/nodes/../namespaces/a/pods`,
+        `/apis/${GROUP}/v1beta1/%2e%2e/pods`,
+        `/apis/${GROUP}/v1beta1/./pods`,
+        `/apis/${GROUP}//v1beta1/pods`,
+        `/apis/${GROUP}/v1beta1/p%256Fds`,
+        `/apis/${GROUP}/v1beta1/pods%00`,
+        `/apis/${GROUP}/v1beta1/p%zzods`,
+        "apis",
+      ]) {
+        let err: unknown;
+        try {
+          parseRequestPath(path);
+        } catch (e) {
+          err = e;
+        }
+        expect(err, path).to.be.instanceOf(ApiError);
+        expect((err as ApiError).code, path).to.equal(400);
+        expect(() => requestAttributes(path, GROUP), path).to.throw(ApiError);
+        expect(() => route(ctx, scope, path, new URLSearchParams()), path).to.throw(ApiError);
       }
-      expect(err, path).to.be.instanceOf(ApiError);
-      expect((err as ApiError).code, path).to.equal(400);
-      expect(() => requestAttributes(path, GROUP), path).to.throw(ApiError);
-      expect(() => route(ctx, scope, path, new URLSearchParams()), path).to.throw(ApiError);
-    }
-  });
+    },
+  );
 
   it("any percent-encoding of an accepted path is authorized and routed as the plain path (property)", () => {
     const segment = fc.constantFrom(

@@ -43,15 +43,19 @@ describe("metrics proxy: the virtual kubeconfig from a tenant-writable Secret", 
     throw new Error("the proxy started");
   };
 
-  it("refuses an exec plugin without running it, and a token file (its own ServiceAccount token) without reading it", async () => {
-    const marker = join(dir, "ran");
-    const exec = await start({
-      exec: { apiVersion: "client.authentication.k8s.io/v1beta1", command: "sh", args: ["-c", `touch ${marker}`] },
-    });
-    expect(exec).to.be.instanceOf(UserError);
-    expect(exec.message).to.contain("user.exec (runs a program)");
-    expect(existsSync(marker)).to.equal(false);
-    const file = await start({ tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token" });
-    expect(file.message).to.contain("user.tokenFile (reads a local file)");
-  });
+  it(
+    "refuses an exec plugin without running it, and a token file (its own ServiceAccount token) without " +
+      "reading it",
+    async () => {
+      const marker = join(dir, "ran");
+      const exec = await start({
+        exec: { apiVersion: "client.authentication.k8s.io/v1beta1", command: "sh", args: ["-c", `touch ${marker}`] },
+      });
+      expect(exec).to.be.instanceOf(UserError);
+      expect(exec.message).to.contain("user.exec (runs a program)");
+      expect(existsSync(marker)).to.equal(false);
+      const file = await start({ tokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token" });
+      expect(file.message).to.contain("user.tokenFile (reads a local file)");
+    },
+  );
 });

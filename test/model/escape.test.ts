@@ -1,4 +1,5 @@
-// model/escape.ts: control, bidi and line-breaking characters shown as escapes; other text, non-ASCII included, as written.
+// model/escape.ts: control, bidi and line-breaking characters shown as escapes; other text, non-ASCII included, as
+// written.
 import { expect } from "chai";
 import { load } from "js-yaml";
 import { escapeControls, escapeLines } from "../../src/model/escape.js";
@@ -38,19 +39,23 @@ describe("model: escapeControls", () => {
 });
 
 describe("cli: formatData -o yaml", () => {
-  it("double-quotes and escapes strings with bidi, separators and C1 controls, keys included, and reads back the same data", () => {
-    const data = {
-      "k\u202ey": "a\u202eb",
-      m: "line1\nline2\u2066",
-      n: 5,
-      p: "plain",
-      c: "x\u0085y\u009bz",
-      l: ["\u200f", "ok"],
-      bom: "\ufeffhead",
-    };
-    const text = formatData(data, "yaml");
-    expect(text).to.not.match(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/);
-    expect(load(text)).to.deep.equal(data);
-    expect(text).to.contain("p: plain");
-  });
+  it(
+    "double-quotes and escapes strings with bidi, separators and C1 controls, keys included, and reads back the " +
+      "same data",
+    () => {
+      const data = {
+        "k\u202ey": "a\u202eb",
+        m: "line1\nline2\u2066",
+        n: 5,
+        p: "plain",
+        c: "x\u0085y\u009bz",
+        l: ["\u200f", "ok"],
+        bom: "\ufeffhead",
+      };
+      const text = formatData(data, "yaml");
+      expect(text).to.not.match(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/);
+      expect(load(text)).to.deep.equal(data);
+      expect(text).to.contain("p: plain");
+    },
+  );
 });

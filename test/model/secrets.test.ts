@@ -35,48 +35,53 @@ describe("model/secrets: which configuration values are credentials", () => {
 
   it("applies to validation messages: a secret value is masked, an ordinary one is shown", () => {
     const text =
-      "controlPlane:\n  statefulSet:\n    env:\n      - name: DEBUG\n        value: 1234\n      - name: API_TOKEN\n        value: 98765\n";
+      "controlPlane:\n  statefulSet:\n    env:\n      - name: DEBUG\n        value: 1234\n      - name: " +
+      "API_TOKEN\n        value: 98765\n";
     const messages = validateValuesDocument(text, "clusters/a/values.yaml").map((d) => d.message);
     expect(messages).to.have.length(2);
     expect(messages[0]).to.contain("1234");
     expect(messages[1]).to.contain("<masked>").and.not.contain("98765");
   });
 
-  it("names a credential in free text by the same words as env names: the last word decides, a bare key/secret/auth/endpoint does not", () => {
-    for (const name of [
-      "DB_PASSWORD",
-      "password",
-      "passwd",
-      "PGPASSWORD",
-      "apiToken",
-      "x-auth-token",
-      "clientSecret",
-      "SECRET_KEY",
-      "api_key",
-      "privateKey",
-      "DSN",
-      "credentials",
-    ]) {
-      expect(isCredentialName(name), name).to.equal(true);
-      expect(SECRET_ENV_NAME.test(name), name).to.equal(true);
-    }
-    for (const name of [
-      "key",
-      "secret",
-      "auth",
-      "endpoint",
-      "private",
-      "secretName",
-      "secretKeyRef",
-      "tokenFile",
-      "keyPath",
-      "monkeyBusiness",
-      "LOG_LEVEL",
-      "Authorization",
-    ]) {
-      expect(isCredentialName(name), name).to.equal(false);
-    }
-  });
+  it(
+    "names a credential in free text by the same words as env names: the last word decides, a bare " +
+      "key/secret/auth/endpoint does not",
+    () => {
+      for (const name of [
+        "DB_PASSWORD",
+        "password",
+        "passwd",
+        "PGPASSWORD",
+        "apiToken",
+        "x-auth-token",
+        "clientSecret",
+        "SECRET_KEY",
+        "api_key",
+        "privateKey",
+        "DSN",
+        "credentials",
+      ]) {
+        expect(isCredentialName(name), name).to.equal(true);
+        expect(SECRET_ENV_NAME.test(name), name).to.equal(true);
+      }
+      for (const name of [
+        "key",
+        "secret",
+        "auth",
+        "endpoint",
+        "private",
+        "secretName",
+        "secretKeyRef",
+        "tokenFile",
+        "keyPath",
+        "monkeyBusiness",
+        "LOG_LEVEL",
+        "Authorization",
+      ]) {
+        expect(isCredentialName(name), name).to.equal(false);
+      }
+    },
+  );
 
   it("finds the credentials of a text and of a values document (what the masks hide)", () => {
     expect(credentialsInText("DB_PASSWORD=hunter2x url=postgres://u:pw-9@db/x key=ns/name")).to.deep.equal([
@@ -206,64 +211,68 @@ describe("model/secrets: credentials recognised by their shape, in text and in e
     expect(isCredentialEnvName("SIGNAL_HANDLER")).to.equal(false);
   });
 
-  it("masks every string field of an object: annotations, args, env under any credential name, event messages; the rest as written", () => {
-    const pod = {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: {
-        name: "team-a-0",
-        namespace: "vc-team-a",
-        annotations: {
-          "vault.hashicorp.com/agent-inject-token": "s.injector-Tok-1",
-          "checksum/secret": "3f2a91",
-          note: "rotate with token tk-0123456789",
-        },
-      },
-      spec: {
-        containers: [
-          {
-            name: "syncer",
-            image: "ghcr.io/org/secret:2024.01",
-            args: ["--db-pass=argPass-2", "--token", "argTok-3", "--verbose", "--key-id", "AKIAIOSFODNN7PLANT22"],
-            env: [
-              { name: "DB_PWD", value: "envPwd-4" },
-              { name: "JWT", value: "envJwt-5" },
-              { name: "MYSQL_PW", value: "envMysql-6" },
-              { name: "SESSION_COOKIE_SIG", value: "envSig-7" },
-              { name: "CONN", value: "Host=db;Username=app;Password=envConn-8;" },
-              { name: "LOG_LEVEL", value: "debug" },
-            ],
+  it(
+    "masks every string field of an object: annotations, args, env under any credential name, event messages; the " +
+      "rest as written",
+    () => {
+      const pod = {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: {
+          name: "team-a-0",
+          namespace: "vc-team-a",
+          annotations: {
+            "vault.hashicorp.com/agent-inject-token": "s.injector-Tok-1",
+            "checksum/secret": "3f2a91",
+            note: "rotate with token tk-0123456789",
           },
-        ],
-      },
-    };
-    const masked = JSON.stringify(maskCredentialsDeep(pod));
-    for (const s of [
-      "injector-Tok-1",
-      "tk-0123456789",
-      "argPass-2",
-      "argTok-3",
-      "AKIAIOSFODNN7PLANT22",
-      "envPwd-4",
-      "envJwt-5",
-      "envMysql-6",
-      "envSig-7",
-      "envConn-8",
-    ]) {
-      expect(masked, s).not.to.contain(s);
-    }
-    for (const s of [
-      "team-a-0",
-      "vc-team-a",
-      "ghcr.io/org/secret:2024.01",
-      "3f2a91",
-      "--verbose",
-      "debug",
-      "Host=db;Username=app;Password=<masked>;",
-    ])
-      expect(masked, s).to.contain(s);
-    expect(credentialsDeep(pod)).to.include.members(["s.injector-Tok-1", "argTok-3", "envConn-8", "envPwd-4"]);
-  });
+        },
+        spec: {
+          containers: [
+            {
+              name: "syncer",
+              image: "ghcr.io/org/secret:2024.01",
+              args: ["--db-pass=argPass-2", "--token", "argTok-3", "--verbose", "--key-id", "AKIAIOSFODNN7PLANT22"],
+              env: [
+                { name: "DB_PWD", value: "envPwd-4" },
+                { name: "JWT", value: "envJwt-5" },
+                { name: "MYSQL_PW", value: "envMysql-6" },
+                { name: "SESSION_COOKIE_SIG", value: "envSig-7" },
+                { name: "CONN", value: "Host=db;Username=app;Password=envConn-8;" },
+                { name: "LOG_LEVEL", value: "debug" },
+              ],
+            },
+          ],
+        },
+      };
+      const masked = JSON.stringify(maskCredentialsDeep(pod));
+      for (const s of [
+        "injector-Tok-1",
+        "tk-0123456789",
+        "argPass-2",
+        "argTok-3",
+        "AKIAIOSFODNN7PLANT22",
+        "envPwd-4",
+        "envJwt-5",
+        "envMysql-6",
+        "envSig-7",
+        "envConn-8",
+      ]) {
+        expect(masked, s).not.to.contain(s);
+      }
+      for (const s of [
+        "team-a-0",
+        "vc-team-a",
+        "ghcr.io/org/secret:2024.01",
+        "3f2a91",
+        "--verbose",
+        "debug",
+        "Host=db;Username=app;Password=<masked>;",
+      ])
+        expect(masked, s).to.contain(s);
+      expect(credentialsDeep(pod)).to.include.members(["s.injector-Tok-1", "argTok-3", "envConn-8", "envPwd-4"]);
+    },
+  );
 
   it("in a diff, a credential that changed shows as changed on both sides, an equal one alike", () => {
     const live = { env: [{ name: "DB_PWD", value: "old-1" }], args: ["--token", "same-2"], note: "Password=old-3;x" };

@@ -38,12 +38,15 @@ describe("ops/cp-state", () => {
       ready: 0,
     });
   });
-  it("says restoring while a restore pod runs or a restore suspended reconciliation, not after the pod finished", () => {
-    expect(controlPlaneState(sts(0), [], pod("Running"), undefined).state).to.equal("restoring");
-    expect(controlPlaneState(sts(0), [], undefined, cm("vc restore from r/x@sha256:1 at t")).state).to.equal(
-      "restoring",
-    );
-    expect(controlPlaneState(sts(1), [pod("Running")], pod("Succeeded"), cm()).state).to.equal("running");
-    expect(controlPlaneState(sts(0), [], pod("Failed"), cm("maintenance by alice")).state).to.equal("scaled down");
-  });
+  it(
+    "says restoring while a restore pod runs or a restore suspended reconciliation, not after the pod " + "finished",
+    () => {
+      expect(controlPlaneState(sts(0), [], pod("Running"), undefined).state).to.equal("restoring");
+      expect(controlPlaneState(sts(0), [], undefined, cm("vc restore from r/x@sha256:1 at t")).state).to.equal(
+        "restoring",
+      );
+      expect(controlPlaneState(sts(1), [pod("Running")], pod("Succeeded"), cm()).state).to.equal("running");
+      expect(controlPlaneState(sts(0), [], pod("Failed"), cm("maintenance by alice")).state).to.equal("scaled down");
+    },
+  );
 });

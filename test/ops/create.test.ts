@@ -1,4 +1,5 @@
-// vc create: validation, refusal of existing names, the commit on a new branch (checked with the git CLI), --apply to the test server.
+// vc create: validation, refusal of existing names, the commit on a new branch (checked with the git CLI), --apply to
+// the test server.
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -41,40 +42,44 @@ describe("ops: vc create", function () {
   });
   after(async () => server?.close());
 
-  it("commits the folder alone on create/<name> without switching branches: the checked-out branch, index and files stay", async () => {
-    const repo = gitRepo();
-    writeFileSync(join(repo, "notes.txt"), "untracked, must stay out of the commit\n");
-    writeFileSync(join(repo, "staged.txt"), "staged, must stay out of the commit and staged\n");
-    git(repo, "add", "staged.txt");
-    const r = await vc(["create", "team-c", "-n", "tenants-c", "-f", values, "--repo", repo]);
-    expect(r.code, r.stderr).to.equal(0);
-    expect(r.stdout).to.match(
-      /^committed clusters\/team-c\/values.yaml and clusters\/team-c\/cluster.yaml on branch create\/team-c \(commit [0-9a-f]{12}\); your checked-out branch was not switched: git switch create\/team-c to see the files\n/,
-    );
-    expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).to.equal("main");
-    expect(git(repo, "status", "--porcelain")).to.equal("A  staged.txt\n?? notes.txt");
-    expect(existsSync(join(repo, "clusters/team-c"))).to.equal(false);
-    expect(git(repo, "show", "--name-only", "--format=%an <%ae>%n%s", "create/team-c").split("\n")).to.deep.equal([
-      "Platform Bot <bot@example.com>",
-      "Add virtual cluster team-c (namespace tenants-c)",
-      "",
-      "clusters/team-c/cluster.yaml",
-      "clusters/team-c/values.yaml",
-    ]);
-    expect(git(repo, "rev-parse", "create/team-c~1")).to.equal(git(repo, "rev-parse", "main"));
-    // The rest of the tree is main's, unchanged.
-    expect(git(repo, "diff", "--name-only", "main", "create/team-c")).to.equal(
-      "clusters/team-c/cluster.yaml\nclusters/team-c/values.yaml",
-    );
-    expect(git(repo, "show", "create/team-c:clusters/team-c/values.yaml")).to.equal(
-      readFileSync(values, "utf8").trimEnd(),
-    );
-    expect(git(repo, "show", "create/team-c:clusters/team-c/cluster.yaml")).to.contain("namespace: tenants-c");
-    git(repo, "stash", "-q");
-    git(repo, "switch", "-q", "create/team-c");
-    const validate = await vc(["validate", repo]);
-    expect(validate.code, validate.stdout + validate.stderr).to.equal(0);
-  });
+  it(
+    "commits the folder alone on create/<name> without switching branches: the checked-out branch, index and " +
+      "files stay",
+    async () => {
+      const repo = gitRepo();
+      writeFileSync(join(repo, "notes.txt"), "untracked, must stay out of the commit\n");
+      writeFileSync(join(repo, "staged.txt"), "staged, must stay out of the commit and staged\n");
+      git(repo, "add", "staged.txt");
+      const r = await vc(["create", "team-c", "-n", "tenants-c", "-f", values, "--repo", repo]);
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout).to.match(
+        /^committed clusters\/team-c\/values.yaml and clusters\/team-c\/cluster.yaml on branch create\/team-c \(commit [0-9a-f]{12}\); your checked-out branch was not switched: git switch create\/team-c to see the files\n/,
+      );
+      expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).to.equal("main");
+      expect(git(repo, "status", "--porcelain")).to.equal("A  staged.txt\n?? notes.txt");
+      expect(existsSync(join(repo, "clusters/team-c"))).to.equal(false);
+      expect(git(repo, "show", "--name-only", "--format=%an <%ae>%n%s", "create/team-c").split("\n")).to.deep.equal([
+        "Platform Bot <bot@example.com>",
+        "Add virtual cluster team-c (namespace tenants-c)",
+        "",
+        "clusters/team-c/cluster.yaml",
+        "clusters/team-c/values.yaml",
+      ]);
+      expect(git(repo, "rev-parse", "create/team-c~1")).to.equal(git(repo, "rev-parse", "main"));
+      // The rest of the tree is main's, unchanged.
+      expect(git(repo, "diff", "--name-only", "main", "create/team-c")).to.equal(
+        "clusters/team-c/cluster.yaml\nclusters/team-c/values.yaml",
+      );
+      expect(git(repo, "show", "create/team-c:clusters/team-c/values.yaml")).to.equal(
+        readFileSync(values, "utf8").trimEnd(),
+      );
+      expect(git(repo, "show", "create/team-c:clusters/team-c/cluster.yaml")).to.contain("namespace: tenants-c");
+      git(repo, "stash", "-q");
+      git(repo, "switch", "-q", "create/team-c");
+      const validate = await vc(["validate", repo]);
+      expect(validate.code, validate.stdout + validate.stderr).to.equal(0);
+    },
+  );
 
   it("applies vc validate's namespace rules: kube-system, default and the reconciler's refused", async () => {
     const repo = gitRepo();
@@ -91,26 +96,29 @@ describe("ops: vc create", function () {
     }
   });
 
-  it("refuses an existing name, a taken namespace and invalid values (with located messages), writing nothing", async () => {
-    const repo = gitRepo();
-    const head = git(repo, "rev-parse", "HEAD");
-    const existing = await vc(["create", "team-a", "-n", "other", "-f", values, "--repo", repo]);
-    expect(existing.code).to.equal(1);
-    expect(existing.stderr).to.equal(
-      "error: clusters/team-a already exists: choose another name (vc list shows the clusters)\n",
-    );
-    const taken = await vc(["create", "team-z", "-n", "vc-team-a", "-f", values, "--repo", repo]);
-    expect(taken.stderr).to.contain("namespace vc-team-a is already the host namespace of team-a");
-    const bad = await vc(["create", "team-d", "-n", "tenants-d", "-f", join(values, "../bad.yaml"), "--repo", repo]);
-    expect(bad.code).to.equal(1);
-    expect(bad.stderr).to.match(/bad\.yaml:3:\d+: error: .*replicas/);
-    expect(bad.stderr).to.contain("is not a valid values file; nothing was written");
-    expect(existsSync(join(repo, "clusters/team-d"))).to.equal(false);
-    expect(git(repo, "rev-parse", "HEAD")).to.equal(head);
-    expect(git(repo, "branch", "--list")).to.equal("* main");
-    const badName = await vc(["create", "Team_F", "-n", "x", "-f", values, "--repo", repo]);
-    expect(badName.code).to.equal(1);
-  });
+  it(
+    "refuses an existing name, a taken namespace and invalid values (with located messages), writing " + "nothing",
+    async () => {
+      const repo = gitRepo();
+      const head = git(repo, "rev-parse", "HEAD");
+      const existing = await vc(["create", "team-a", "-n", "other", "-f", values, "--repo", repo]);
+      expect(existing.code).to.equal(1);
+      expect(existing.stderr).to.equal(
+        "error: clusters/team-a already exists: choose another name (vc list shows the clusters)\n",
+      );
+      const taken = await vc(["create", "team-z", "-n", "vc-team-a", "-f", values, "--repo", repo]);
+      expect(taken.stderr).to.contain("namespace vc-team-a is already the host namespace of team-a");
+      const bad = await vc(["create", "team-d", "-n", "tenants-d", "-f", join(values, "../bad.yaml"), "--repo", repo]);
+      expect(bad.code).to.equal(1);
+      expect(bad.stderr).to.match(/bad\.yaml:3:\d+: error: .*replicas/);
+      expect(bad.stderr).to.contain("is not a valid values file; nothing was written");
+      expect(existsSync(join(repo, "clusters/team-d"))).to.equal(false);
+      expect(git(repo, "rev-parse", "HEAD")).to.equal(head);
+      expect(git(repo, "branch", "--list")).to.equal("* main");
+      const badName = await vc(["create", "Team_F", "-n", "x", "-f", values, "--repo", repo]);
+      expect(badName.code).to.equal(1);
+    },
+  );
 
   it("--apply applies the committed cluster to the host at once, the checked-out branch unchanged", async () => {
     const repo = gitRepo();

@@ -1,4 +1,5 @@
-// vc debug collect (bundle contents, event order, no secret values) and vc debug shell (exec, TTY, resize) against the API test server.
+// vc debug collect (bundle contents, event order, no secret values) and vc debug shell (exec, TTY, resize) against the
+// API test server.
 import { putRecord } from "../support/records.js";
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
@@ -142,7 +143,8 @@ describe("ops: vc debug collect", function () {
     writeFileSync(join(dir, "repo/clusters/team-b/values.yaml"), "{}\n");
     writeFileSync(
       join(dir, "repo/clusters/team-a/values.yaml"),
-      `controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n        endpoint: "postgres://vc:${DB_PASSWORD}@db.example:5432/vc"\n`,
+      `controlPlane:\n  backingStore:\n    database:\n      external:\n        enabled: true\n        endpoint: ` +
+        `"postgres://vc:${DB_PASSWORD}@db.example:5432/vc"\n`,
     );
   });
   after(async () => server?.close());
@@ -249,38 +251,42 @@ describe("ops: vc debug collect", function () {
     );
   });
 
-  it("fails clearly when the namespace does not exist: a cluster of the repository not applied, an unknown cluster", async () => {
-    const r = await vc([
-      "debug",
-      "collect",
-      "team-b",
-      "--output-filename",
-      join(dir, "n.tar.gz"),
-      "--kubeconfig",
-      server.kubeconfigPath,
-      "--repo",
-      join(dir, "repo"),
-    ]);
-    expect(r.code).to.equal(1);
-    expect(r.stderr).to.equal(
-      'error: host namespace vc-team-b not found (context "test"): is team-b applied? pass --namespace if it lives elsewhere\n',
-    );
-    const unknown = await vc([
-      "debug",
-      "collect",
-      "nope",
-      "--output-filename",
-      join(dir, "n.tar.gz"),
-      "--kubeconfig",
-      server.kubeconfigPath,
-      "--repo",
-      join(dir, "repo"),
-    ]);
-    expect(unknown.code).to.equal(1);
-    expect(unknown.stderr).to.equal(
-      `error: unknown cluster "nope": no folder clusters/nope in ${join(dir, "repo")} and no host namespace vc-nope on context "test" (pass --namespace if it lives elsewhere); cluster folders: team-a, team-b\n`,
-    );
-  });
+  it(
+    "fails clearly when the namespace does not exist: a cluster of the repository not applied, an unknown " + "cluster",
+    async () => {
+      const r = await vc([
+        "debug",
+        "collect",
+        "team-b",
+        "--output-filename",
+        join(dir, "n.tar.gz"),
+        "--kubeconfig",
+        server.kubeconfigPath,
+        "--repo",
+        join(dir, "repo"),
+      ]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.equal(
+        'error: host namespace vc-team-b not found (context "test"): is team-b applied? pass --namespace if it lives elsewhere\n',
+      );
+      const unknown = await vc([
+        "debug",
+        "collect",
+        "nope",
+        "--output-filename",
+        join(dir, "n.tar.gz"),
+        "--kubeconfig",
+        server.kubeconfigPath,
+        "--repo",
+        join(dir, "repo"),
+      ]);
+      expect(unknown.code).to.equal(1);
+      expect(unknown.stderr).to.equal(
+        `error: unknown cluster "nope": no folder clusters/nope in ${join(dir, "repo")} and no host namespace ` +
+          `vc-nope on context "test" (pass --namespace if it lives elsewhere); cluster folders: team-a, team-b\n`,
+      );
+    },
+  );
 });
 
 describe("ops: vc debug collect masks credentials only", function () {
@@ -316,7 +322,8 @@ describe("ops: vc debug collect masks credentials only", function () {
   };
   const LOG = [
     "I1121 10:00:00 starting syncer for virtual cluster team-a in namespace vc-team-a",
-    "I1121 10:00:01 loaded values: controlPlane.statefulSet.resources.requests.cpu=200m backingStore.database.external.enabled=true",
+    "I1121 10:00:01 loaded values: controlPlane.statefulSet.resources.requests.cpu=200m " +
+      "backingStore.database.external.enabled=true",
     "I1121 10:00:02 secretName=vc-config-team-a secretKeyRef key=values.yaml mounted at /etc/vc/values.yaml",
     "I1121 10:00:03 password reset not needed; key rotation disabled; private network 10.0.0.0/8",
     "I1121 10:00:04 LOG_LEVEL=debug FEATURE_GATES=SyncLabels=true,ControlPlaneRestarts=false",
@@ -475,54 +482,58 @@ describe("ops: vc debug shell", function () {
     await server?.close();
   });
 
-  it("runs an interactive session in <name>-0/syncer with a TTY, forwarding input, output, resizes and the exit code", async () => {
-    const sessions: ExecSession[] = [];
-    const sizes: Array<{ width: number; height: number }> = [];
-    server.onExec((s) => {
-      sessions.push(s);
-      s.onResize((size) => sizes.push(size));
-      s.stdout.write("$ ");
-      s.stdin!.on("data", (d: Buffer) => {
-        const line = d.toString().trim();
-        if (line.startsWith("exit")) s.exit(Number(line.split(" ")[1]));
-        else s.stdout.write(`you said ${line}\n$ `);
+  it(
+    "runs an interactive session in <name>-0/syncer with a TTY, forwarding input, output, resizes and the " +
+      "exit code",
+    async () => {
+      const sessions: ExecSession[] = [];
+      const sizes: Array<{ width: number; height: number }> = [];
+      server.onExec((s) => {
+        sessions.push(s);
+        s.onResize((size) => sizes.push(size));
+        s.stdout.write("$ ");
+        s.stdin!.on("data", (d: Buffer) => {
+          const line = d.toString().trim();
+          if (line.startsWith("exit")) s.exit(Number(line.split(" ")[1]));
+          else s.stdout.write(`you said ${line}\n$ `);
+        });
       });
-    });
-    const stdin = new PassThrough();
-    let output = "";
-    const terminal = Object.assign(new Writable({ write: (c, _e, cb) => ((output += String(c)), cb()) }), {
-      columns: 80,
-      rows: 24,
-    });
-    const done = debugShell(host, {
-      cluster: "team-a",
-      namespace: NS,
-      command: ["sh"],
-      stdin,
-      stdout: terminal,
-      tty: true,
-    });
-    await waitFor(() => output.includes("$ "));
-    stdin.write("hello\n");
-    await waitFor(() => output.includes("you said hello"));
-    terminal.columns = 120;
-    terminal.rows = 40;
-    terminal.emit("resize");
-    await waitFor(() => sizes.length === 2);
-    stdin.write("exit 3\n");
-    expect(await done).to.equal(3);
-    expect(sessions[0]).to.deep.include({
-      namespace: NS,
-      pod: "team-a-0",
-      container: "syncer",
-      command: ["sh"],
-      tty: true,
-    });
-    expect(sizes).to.deep.equal([
-      { width: 80, height: 24 },
-      { width: 120, height: 40 },
-    ]);
-  });
+      const stdin = new PassThrough();
+      let output = "";
+      const terminal = Object.assign(new Writable({ write: (c, _e, cb) => ((output += String(c)), cb()) }), {
+        columns: 80,
+        rows: 24,
+      });
+      const done = debugShell(host, {
+        cluster: "team-a",
+        namespace: NS,
+        command: ["sh"],
+        stdin,
+        stdout: terminal,
+        tty: true,
+      });
+      await waitFor(() => output.includes("$ "));
+      stdin.write("hello\n");
+      await waitFor(() => output.includes("you said hello"));
+      terminal.columns = 120;
+      terminal.rows = 40;
+      terminal.emit("resize");
+      await waitFor(() => sizes.length === 2);
+      stdin.write("exit 3\n");
+      expect(await done).to.equal(3);
+      expect(sessions[0]).to.deep.include({
+        namespace: NS,
+        pod: "team-a-0",
+        container: "syncer",
+        command: ["sh"],
+        tty: true,
+      });
+      expect(sizes).to.deep.equal([
+        { width: 80, height: 24 },
+        { width: 120, height: 40 },
+      ]);
+    },
+  );
 
   it("as the vc process with piped stdin: no TTY, stdout and stderr apart, the shell's exit code", async () => {
     server.onExec((s) => {
@@ -563,12 +574,14 @@ describe("ops: vc debug shell", function () {
     }).catch((e) => (err = e));
     expect(err).to.be.instanceOf(ShellError);
     expect((err as Error).message).to.equal(
-      "pod vc-team-a/team-b-0 is Pending (syncer: ImagePullBackOff), not Running: no shell possible; run vc doctor team-b",
+      "pod vc-team-a/team-b-0 is Pending (syncer: ImagePullBackOff), not Running: no shell possible; run vc " +
+        "doctor team-b",
     );
     const r = await vc(["debug", "shell", "team-c", "-n", NS, "--kubeconfig", server.kubeconfigPath]);
     expect(r.code).to.equal(2);
     expect(r.stderr).to.equal(
-      `error: pod ${NS}/team-c-0 not found: the control plane of team-c is not running (scaled to 0, or not applied); run vc doctor team-c\n`,
+      `error: pod ${NS}/team-c-0 not found: the control plane of team-c is not running (scaled to 0, or not ` +
+        `applied); run vc doctor team-c\n`,
     );
   });
 

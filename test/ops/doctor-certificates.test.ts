@@ -79,32 +79,42 @@ describe("ops/doctor: gateway certificates", () => {
         check: "certificate-not-ready",
         severity: "error",
         object: `Gateway ${NS}/public-x-edge-x-shop`,
-        message: `the Certificate ${NS}/web-x-edge-x-shop that issues tls.credentialName ${SECRET} (port 443) is not Ready: Ready is False (Failed): ACME challenge failed`,
+        message:
+          `the Certificate ${NS}/web-x-edge-x-shop that issues tls.credentialName ${SECRET} (port 443) is ` +
+          `not Ready: Ready is False (Failed): ACME challenge failed`,
         resolution:
-          "verify the secret named in `tls.credentialName` exists; enable `integrations.certManager`; recreate the gateway after the certificate is ready; " +
+          "verify the secret named in `tls.credentialName` exists; enable `integrations.certManager`; recreate the " +
+          "gateway after the certificate is ready; " +
           `kubectl -n ${NS} describe certificate web-x-edge-x-shop shows why cert-manager has not issued it`,
       },
     ]);
   });
 
-  it("a certificate without a Ready condition yet is not Ready; an earlier Secret still served makes it a warning", () => {
-    const [fresh] = gatewayCertificates(snapshot([certificate()]));
-    expect(fresh!.message).to.match(/is not Ready: it has no Ready condition yet$/);
-    expect(fresh!.severity).to.equal("error");
-    const [renewing] = gatewayCertificates(snapshot([certificate(NOT_READY)], [gateway()], [`${NS}/${SECRET}`]));
-    expect(renewing!.severity).to.equal("warning");
-    expect(renewing!.message).to.match(/; the Secret holds an earlier certificate$/);
-  });
+  it(
+    "a certificate without a Ready condition yet is not Ready; an earlier Secret still served makes it a " + "warning",
+    () => {
+      const [fresh] = gatewayCertificates(snapshot([certificate()]));
+      expect(fresh!.message).to.match(/is not Ready: it has no Ready condition yet$/);
+      expect(fresh!.severity).to.equal("error");
+      const [renewing] = gatewayCertificates(snapshot([certificate(NOT_READY)], [gateway()], [`${NS}/${SECRET}`]));
+      expect(renewing!.severity).to.equal("warning");
+      expect(renewing!.message).to.match(/; the Secret holds an earlier certificate$/);
+    },
+  );
 
-  it("is quiet for a Ready certificate, a Secret no Certificate issues, a Certificate of another namespace, and when certificates were not read", () => {
-    expect(gatewayCertificates(snapshot([certificate({ status: "True" })]))).to.deep.equal([]);
-    expect(gatewayCertificates(snapshot([certificate(NOT_READY, "other-cert")]))).to.deep.equal([]);
-    expect(gatewayCertificates(snapshot([certificate(NOT_READY, SECRET, "elsewhere")]))).to.deep.equal([]);
-    expect(gatewayCertificates(snapshot(undefined))).to.deep.equal([]);
-    const unreadable = snapshot([certificate(NOT_READY)]);
-    unreadable.unreadable = { certificates: "not visible to you" };
-    expect(gatewayCertificates(unreadable)).to.deep.equal([]);
-  });
+  it(
+    "is quiet for a Ready certificate, a Secret no Certificate issues, a Certificate of another namespace, and " +
+      "when certificates were not read",
+    () => {
+      expect(gatewayCertificates(snapshot([certificate({ status: "True" })]))).to.deep.equal([]);
+      expect(gatewayCertificates(snapshot([certificate(NOT_READY, "other-cert")]))).to.deep.equal([]);
+      expect(gatewayCertificates(snapshot([certificate(NOT_READY, SECRET, "elsewhere")]))).to.deep.equal([]);
+      expect(gatewayCertificates(snapshot(undefined))).to.deep.equal([]);
+      const unreadable = snapshot([certificate(NOT_READY)]);
+      unreadable.unreadable = { certificates: "not visible to you" };
+      expect(gatewayCertificates(unreadable)).to.deep.equal([]);
+    },
+  );
 
   it("reports a Gateway once per certificate, however many of its servers use it", () => {
     const gw = gateway();
@@ -125,7 +135,8 @@ describe("ops: vc doctor reads certificates (live host)", function () {
     mkdirSync(join(dir, "clusters/shop"), { recursive: true });
     writeFileSync(
       join(dir, "clusters/shop/values.yaml"),
-      `integrations:\n  mesh:\n    enabled: true\n  certManager:\n    enabled: ${certManager}\ncontrolPlane:\n  backingStore:\n    kvstore:\n      persistence:\n        enabled: true\n`,
+      `integrations:\n  mesh:\n    enabled: true\n  certManager:\n    enabled: ${certManager}\ncontrolPlane:\n  ` +
+        `backingStore:\n    kvstore:\n      persistence:\n        enabled: true\n`,
     );
     return dir;
   };
@@ -151,27 +162,40 @@ describe("ops: vc doctor reads certificates (live host)", function () {
   });
   after(async () => server?.close());
 
-  it("reports the not-Ready certificate of a Gateway while the integration is on; reads no certificates while it is off", async () => {
-    const on = await vc(["doctor", "shop", "--kubeconfig", server.kubeconfigPath, "--repo", repo(true), "-o", "json"]);
-    const out = JSON.parse(on.stdout) as { findings: Array<{ check: string; object: string; message: string }> };
-    const found = out.findings.filter((f) => f.check === "certificate-not-ready");
-    expect(found.map((f) => f.object)).to.deep.equal([`Gateway ${NS}/public-x-edge-x-shop`]);
-    expect(found[0]!.message).to.include("Ready is False (Failed): ACME challenge failed");
-    expect(on.code).to.equal(1);
-    server.resetRequests();
-    const off = await vc([
-      "doctor",
-      "shop",
-      "--kubeconfig",
-      server.kubeconfigPath,
-      "--repo",
-      repo(false),
-      "-o",
-      "json",
-    ]);
-    expect(
-      (JSON.parse(off.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check),
-    ).to.not.include("certificate-not-ready");
-    expect(server.countRequests({ resource: "certificates" })).to.equal(0);
-  });
+  it(
+    "reports the not-Ready certificate of a Gateway while the integration is on; reads no certificates while " +
+      "it is off",
+    async () => {
+      const on = await vc([
+        "doctor",
+        "shop",
+        "--kubeconfig",
+        server.kubeconfigPath,
+        "--repo",
+        repo(true),
+        "-o",
+        "json",
+      ]);
+      const out = JSON.parse(on.stdout) as { findings: Array<{ check: string; object: string; message: string }> };
+      const found = out.findings.filter((f) => f.check === "certificate-not-ready");
+      expect(found.map((f) => f.object)).to.deep.equal([`Gateway ${NS}/public-x-edge-x-shop`]);
+      expect(found[0]!.message).to.include("Ready is False (Failed): ACME challenge failed");
+      expect(on.code).to.equal(1);
+      server.resetRequests();
+      const off = await vc([
+        "doctor",
+        "shop",
+        "--kubeconfig",
+        server.kubeconfigPath,
+        "--repo",
+        repo(false),
+        "-o",
+        "json",
+      ]);
+      expect(
+        (JSON.parse(off.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check),
+      ).to.not.include("certificate-not-ready");
+      expect(server.countRequests({ resource: "certificates" })).to.equal(0);
+    },
+  );
 });

@@ -114,7 +114,8 @@ describe("ops: vc doctor (live host)", function () {
     mkdirSync(join(repo, "clusters/team-a"), { recursive: true });
     writeFileSync(
       join(repo, "clusters/team-a/values.yaml"),
-      "integrations:\n  mesh:\n    enabled: true\ncontrolPlane:\n  backingStore:\n    kvstore:\n      persistence:\n        enabled: true\n",
+      "integrations:\n  mesh:\n    enabled: true\ncontrolPlane:\n  backingStore:\n    kvstore:\n      " +
+        "persistence:\n        enabled: true\n",
     );
   });
   after(async () => server?.close());
@@ -122,25 +123,29 @@ describe("ops: vc doctor (live host)", function () {
   const doctor = (...extra: string[]) =>
     vc(["doctor", "team-a", "--kubeconfig", server.kubeconfigPath, "--repo", repo, ...extra]);
 
-  it("exit 0 with the injection-label note while the namespace lacks it (also with --strict); no problems once labelled", async () => {
-    for (const extra of [[], ["--strict"]]) {
-      const r = await doctor(...extra);
-      expect(r.code, r.stdout + r.stderr).to.equal(0);
-      expect(r.stdout).to.contain(`virtual cluster team-a (namespace ${NS}): no problems found, 1 note\n\nnotes:\n`);
-      expect(r.stdout).to.contain(
-        `NOTE [mesh-injection-label] Namespace ${NS}: the host namespace lacks the label mesh-injection=enabled`,
-      );
-    }
-    server.put({
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: NS, labels: { "mesh-injection": "enabled" } },
-    });
-    const ok = await doctor();
-    expect(ok.code, ok.stdout + ok.stderr).to.equal(0);
-    // The server's authorizer allows the syncer's pods through its RoleBinding: nothing to say.
-    expect(ok.stdout).to.equal(`virtual cluster team-a (namespace ${NS}): no problems found\n`);
-  });
+  it(
+    "exit 0 with the injection-label note while the namespace lacks it (also with --strict); no problems once " +
+      "labelled",
+    async () => {
+      for (const extra of [[], ["--strict"]]) {
+        const r = await doctor(...extra);
+        expect(r.code, r.stdout + r.stderr).to.equal(0);
+        expect(r.stdout).to.contain(`virtual cluster team-a (namespace ${NS}): no problems found, 1 note\n\nnotes:\n`);
+        expect(r.stdout).to.contain(
+          `NOTE [mesh-injection-label] Namespace ${NS}: the host namespace lacks the label mesh-injection=enabled`,
+        );
+      }
+      server.put({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: NS, labels: { "mesh-injection": "enabled" } },
+      });
+      const ok = await doctor();
+      expect(ok.code, ok.stdout + ok.stderr).to.equal(0);
+      // The server's authorizer allows the syncer's pods through its RoleBinding: nothing to say.
+      expect(ok.stdout).to.equal(`virtual cluster team-a (namespace ${NS}): no problems found\n`);
+    },
+  );
 
   it("reports the repository's mesh resource in customResources with the mesh integration on (spec 7)", async () => {
     const conflicted = tempDir();
@@ -177,7 +182,8 @@ describe("ops: vc doctor (live host)", function () {
       const r = await doctor();
       expect(r.code, r.stdout + r.stderr).to.equal(0);
       expect(r.stdout).to.contain(
-        `0 errors, 1 warning, 0 notes\n\nwarnings:\nWARNING [pod-pending] Pod ${NS}/job-x-default-x-team-a: Pending, cause not yet visible`,
+        `0 errors, 1 warning, 0 notes\n\nwarnings:\nWARNING [pod-pending] Pod ${NS}/job-x-default-x-team-a: ` +
+          `Pending, cause not yet visible`,
       );
       const strict = await doctor("--strict", "-o", "json");
       expect(strict.code, strict.stdout + strict.stderr).to.equal(1);
@@ -231,55 +237,58 @@ describe("ops: vc doctor (live host)", function () {
     expect(out.problems).to.equal(3);
   });
 
-  it("a namespace-scoped user: checks needing cluster-wide reads are reported as not checked, never guessed", async () => {
-    server.addUser("ns-reader", [
-      { verbs: ["get", "list"], apiGroups: ["", "apps", "networking.mesh.io"], resources: ["*"], namespaces: [NS] },
-    ]);
-    const limited = server.writeKubeconfig({ token: "ns-reader", context: "ns-reader" });
-    const metricsRepo = tempDir();
-    mkdirSync(join(metricsRepo, "clusters/team-a"), { recursive: true });
-    writeFileSync(
-      join(metricsRepo, "clusters/team-a/values.yaml"),
-      "integrations:\n  metricsServer:\n    enabled: true\n",
-    );
-    const r = await vc(["doctor", "team-a", "--kubeconfig", limited, "--repo", metricsRepo, "-o", "json"]);
-    expect(r.stderr).to.equal("");
-    const out = JSON.parse(r.stdout) as { findings: Array<{ check: string }>; notChecked: Record<string, string> };
-    expect(out.findings.map((f) => f.check)).not.to.include.members([
-      "metrics-api",
-      "metrics-forbidden",
-      "gateway-selector",
-      "tls-secret",
-    ]);
-    // vc's records live in the records namespace, which a tenant-scoped user may not read: the status is not checked.
-    expect(Object.keys(out.notChecked).sort()).to.deep.equal([
-      "access",
-      "apiService",
-      "namespace",
-      "sharedProxy",
-      "status",
-      "virtual",
-    ]);
-    expect(out.notChecked.apiService).to.equal("not visible to you");
-    // The shared metrics proxy lives in vc-system, which such a user may not read either.
-    expect(out.notChecked.sharedProxy).to.equal("not visible to you");
-    // The caller may not create SubjectAccessReviews: the permission checks say so and guess no 403.
-    expect(out.notChecked.access).to.equal(
-      "you may not create SubjectAccessReviews, so the permission checks could not be made",
-    );
-    const admin = await vc([
-      "doctor",
-      "team-a",
-      "--kubeconfig",
-      server.kubeconfigPath,
-      "--repo",
-      metricsRepo,
-      "-o",
-      "json",
-    ]);
-    const checks = (JSON.parse(admin.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check);
-    expect(checks).to.include.members(["metrics-host-api"]);
-  });
+  it(
+    "a namespace-scoped user: checks needing cluster-wide reads are reported as not checked, never " + "guessed",
+    async () => {
+      server.addUser("ns-reader", [
+        { verbs: ["get", "list"], apiGroups: ["", "apps", "networking.mesh.io"], resources: ["*"], namespaces: [NS] },
+      ]);
+      const limited = server.writeKubeconfig({ token: "ns-reader", context: "ns-reader" });
+      const metricsRepo = tempDir();
+      mkdirSync(join(metricsRepo, "clusters/team-a"), { recursive: true });
+      writeFileSync(
+        join(metricsRepo, "clusters/team-a/values.yaml"),
+        "integrations:\n  metricsServer:\n    enabled: true\n",
+      );
+      const r = await vc(["doctor", "team-a", "--kubeconfig", limited, "--repo", metricsRepo, "-o", "json"]);
+      expect(r.stderr).to.equal("");
+      const out = JSON.parse(r.stdout) as { findings: Array<{ check: string }>; notChecked: Record<string, string> };
+      expect(out.findings.map((f) => f.check)).not.to.include.members([
+        "metrics-api",
+        "metrics-forbidden",
+        "gateway-selector",
+        "tls-secret",
+      ]);
+      // vc's records live in the records namespace, which a tenant-scoped user may not read: the status is not checked.
+      expect(Object.keys(out.notChecked).sort()).to.deep.equal([
+        "access",
+        "apiService",
+        "namespace",
+        "sharedProxy",
+        "status",
+        "virtual",
+      ]);
+      expect(out.notChecked.apiService).to.equal("not visible to you");
+      // The shared metrics proxy lives in vc-system, which such a user may not read either.
+      expect(out.notChecked.sharedProxy).to.equal("not visible to you");
+      // The caller may not create SubjectAccessReviews: the permission checks say so and guess no 403.
+      expect(out.notChecked.access).to.equal(
+        "you may not create SubjectAccessReviews, so the permission checks could not be made",
+      );
+      const admin = await vc([
+        "doctor",
+        "team-a",
+        "--kubeconfig",
+        server.kubeconfigPath,
+        "--repo",
+        metricsRepo,
+        "-o",
+        "json",
+      ]);
+      const checks = (JSON.parse(admin.stdout) as { findings: Array<{ check: string }> }).findings.map((f) => f.check);
+      expect(checks).to.include.members(["metrics-host-api"]);
+    },
+  );
 
   it("exit 1 with a clear message when the namespace does not exist; exit 2 on a bad -o", async () => {
     const r = await vc(["doctor", "ghost", "--kubeconfig", server.kubeconfigPath]);

@@ -1,4 +1,5 @@
-// In-memory host snapshots for the doctor tests: one healthy cluster, and per row of the coverage table a change that breaks it.
+// In-memory host snapshots for the doctor tests: one healthy cluster, and per row of the coverage table a change that
+// breaks it.
 import type { KubeObject } from "../../src/kube/object.js";
 import type { PodLike } from "../../src/health/pod-causes.js";
 import type { HostSnapshot } from "../../src/ops/doctor/types.js";
@@ -77,7 +78,10 @@ export function healthy(): HostSnapshot {
   return s;
 }
 
-/** The host's authorizer denies these verbs to the service account `name` on `resource` of `group` (SubjectAccessReview answers). */
+/**
+ * The host's authorizer denies these verbs to the service account `name` on `resource` of `group` (SubjectAccessReview
+ * answers).
+ */
 function deny(s: HostSnapshot, name: string, group: string, resource: string, verbs: string[]): void {
   const hits = s.access!.filter(
     (a) => a.serviceAccount.name === name && a.group === group && a.resource === resource && verbs.includes(a.verb),
@@ -379,7 +383,8 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "https-certificate|tls-certificate|warning": (s) => void (s.checkedAt = "2026-05-25T00:00:00.000Z"),
   "https-certificate|tls-secret|error": (s) =>
     void (s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("a-cert"))),
-  // The Gateway's Secret comes from a Certificate that cert-manager has not issued (yet): no Secret at all, or an earlier one.
+  // The Gateway's Secret comes from a Certificate that cert-manager has not issued (yet): no Secret at all, or an
+  // earlier one.
   "https-certificate|certificate-not-ready|error": (s) => {
     s.certificates = [unreadyCertificate()];
     s.existingSecrets = s.existingSecrets.filter((x) => !x.includes("a-cert"));
@@ -416,7 +421,8 @@ export const SCENARIOS: Record<string, (s: HostSnapshot) => void> = {
   "tenant-writes|host-reads-bounded|warning": (s) =>
     void (s.boundedReads = [{ path: `/api/v1/namespaces/${NS}/pods`, why: "more than 500 objects", read: 500 }]),
   "state-loss|persistence|note": (s) => void delete (s.statefulSet as unknown as Spec).spec.volumeClaimTemplates,
-  // The control plane's pod was created an hour after its StatefulSet: it was recreated (deleted, evicted, its node lost).
+  // The control plane's pod was created an hour after its StatefulSet: it was recreated (deleted, evicted, its node
+  // lost).
   "state-loss|persistence|warning": (s) => {
     delete (s.statefulSet as unknown as Spec).spec.volumeClaimTemplates;
     Object.assign(s.statefulSet!.metadata, { creationTimestamp: "2026-01-01T09:00:00Z" });

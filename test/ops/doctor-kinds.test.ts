@@ -61,11 +61,15 @@ describe("ops: doctor served-kinds check", () => {
     expect(servedKinds(snapshot(undefined))).to.deep.equal([]);
   });
 
-  it("a metrics group missing from discovery while its APIService says Available; not again when the APIService is down", () => {
-    const missing = ["metrics.orch.io/v1beta1/NodeMetrics", "metrics.orch.io/v1beta1/PodMetrics"];
-    expect(servedKinds(snapshot(missing)).map((f) => f.check)).to.deep.equal(["metrics-api-group"]);
-    expect(servedKinds(snapshot(missing, true, false))).to.deep.equal([]);
-  });
+  it(
+    "a metrics group missing from discovery while its APIService says Available; not again when the APIService " +
+      "is down",
+    () => {
+      const missing = ["metrics.orch.io/v1beta1/NodeMetrics", "metrics.orch.io/v1beta1/PodMetrics"];
+      expect(servedKinds(snapshot(missing)).map((f) => f.check)).to.deep.equal(["metrics-api-group"]);
+      expect(servedKinds(snapshot(missing, true, false))).to.deep.equal([]);
+    },
+  );
 
   it("asks discovery about the configured hostApiGroup, and reads a missing kind there only", () => {
     expect(discoveredKinds("metrics.example.io").filter((k) => k.kind.endsWith("Metrics"))).to.deep.equal([

@@ -124,25 +124,30 @@ describe("ops: vc list's requests", function () {
     expect(large.table).to.match(new RegExp(`${names[1]}\\s+vc-${names[1]}\\s+.*\\s+Degraded\\n`));
   });
 
-  it("without the right to read the inventory across namespaces, shows each readable cluster's health and says drift was not computed", async () => {
-    await fleet(3);
-    const names = Array.from({ length: 3 }, (_, i) => fleetClusterName(i)).sort();
-    // A user who may read only the three host namespaces, and not vc's records.
-    server.addUser(
-      "tenant-reader",
-      [{ verbs: ["get", "list"], apiGroups: ["*"], resources: ["*"], namespaces: names.map((n) => `vc-${n}`) }],
-      "tenant-reader",
-    );
-    const kubeconfig = server.writeKubeconfig({ token: "tenant-reader" });
-    const r = await vc(["list", "--repo", repo, "-o", "json", "--kubeconfig", kubeconfig]);
-    expect(r.code, r.stderr).to.equal(0);
-    const rows = JSON.parse(r.stdout) as ListRow[];
-    expect(rows.map((row) => row.name)).to.deep.equal(names);
-    // The first cluster's own objects say Progressing, but its Namespace (cluster-scoped) is not readable to this user.
-    expect(rows.map((row) => row.health)).to.deep.equal(["Unknown", "Degraded", "Degraded"]);
-    expect(rows[0]!.healthReason).to.match(new RegExp(`^Namespace vc-${names[0]}: not visible to you`));
-    expect(rows[1]!.healthReason).to.equal(`pod ${names[1]}-0 CrashLoopBackOff`);
-    for (const row of rows) expect(row.note, row.name).to.match(/drift not computed/);
-    expect(rows.every((row) => row.drift === "unknown")).to.equal(true);
-  });
+  it(
+    "without the right to read the inventory across namespaces, shows each readable cluster's health and says " +
+      "drift was not computed",
+    async () => {
+      await fleet(3);
+      const names = Array.from({ length: 3 }, (_, i) => fleetClusterName(i)).sort();
+      // A user who may read only the three host namespaces, and not vc's records.
+      server.addUser(
+        "tenant-reader",
+        [{ verbs: ["get", "list"], apiGroups: ["*"], resources: ["*"], namespaces: names.map((n) => `vc-${n}`) }],
+        "tenant-reader",
+      );
+      const kubeconfig = server.writeKubeconfig({ token: "tenant-reader" });
+      const r = await vc(["list", "--repo", repo, "-o", "json", "--kubeconfig", kubeconfig]);
+      expect(r.code, r.stderr).to.equal(0);
+      const rows = JSON.parse(r.stdout) as ListRow[];
+      expect(rows.map((row) => row.name)).to.deep.equal(names);
+      // The first cluster's own objects say Progressing, but its Namespace (cluster-scoped) is not readable to this
+      // user.
+      expect(rows.map((row) => row.health)).to.deep.equal(["Unknown", "Degraded", "Degraded"]);
+      expect(rows[0]!.healthReason).to.match(new RegExp(`^Namespace vc-${names[0]}: not visible to you`));
+      expect(rows[1]!.healthReason).to.equal(`pod ${names[1]}-0 CrashLoopBackOff`);
+      for (const row of rows) expect(row.note, row.name).to.match(/drift not computed/);
+      expect(rows.every((row) => row.drift === "unknown")).to.equal(true);
+    },
+  );
 });

@@ -136,39 +136,43 @@ describe("ops: vc restore", function () {
   const suspended = () => recordConfigMap(server, "team-a")!.metadata.annotations?.[SUSPEND_ANNOTATION];
   const writes = () => server.requests.filter((r) => r.method !== "GET").length;
 
-  it("restores: suspends, scales to 0, runs the restore pod with the pinned reference, reports its logs, scales back, resumes", async () => {
-    sim = kubelet(server, "Succeeded");
-    const lines: string[] = [];
-    const report = await restore(host, {
-      cluster: "team-a",
-      namespace: NS,
-      reference: ref,
-      pollMs: 10,
-      log: (l) => lines.push(l),
-    });
-    expect(report.backup.pinned).to.equal(`${registry.host}/backups/team-a@${digest}`);
-    expect(report.logs).to.equal("restored 1234 keys\n");
-    expect(lines.join("\n")).to.contain("restore pod succeeded; logs:\nrestored 1234 keys");
-    expect(sim.seen.suspendedWhileRestoring).to.equal(true);
-    const pod = sim.seen.restorePod!;
-    const c = (pod.spec as { containers: Array<{ image: string; args: string[] }> }).containers[0]!;
-    expect(c.image).to.equal("registry.example/vc/syncer:1.2.3");
-    expect(c.args).to.deep.equal([
-      "restore",
-      `--from=${registry.host}/backups/team-a@${digest}`,
-      "--store=kvstore",
-      "--data-dir=/data",
-    ]);
-    expect((pod.spec as { volumes: unknown[] }).volumes).to.deep.equal([
-      { name: "data", persistentVolumeClaim: { claimName: "data-team-a-0" } },
-    ]);
-    expect(replicas()).to.equal(1);
-    expect(suspended()).to.equal(undefined);
-    expect(server.get("v1", "Pod", NS, "team-a-restore")).to.equal(undefined);
-    expect(
-      server.countRequests({ method: "PATCH", path: `/apis/apps/v1/namespaces/${NS}/statefulsets/team-a/scale` }),
-    ).to.equal(2);
-  });
+  it(
+    "restores: suspends, scales to 0, runs the restore pod with the pinned reference, reports its logs, scales " +
+      "back, resumes",
+    async () => {
+      sim = kubelet(server, "Succeeded");
+      const lines: string[] = [];
+      const report = await restore(host, {
+        cluster: "team-a",
+        namespace: NS,
+        reference: ref,
+        pollMs: 10,
+        log: (l) => lines.push(l),
+      });
+      expect(report.backup.pinned).to.equal(`${registry.host}/backups/team-a@${digest}`);
+      expect(report.logs).to.equal("restored 1234 keys\n");
+      expect(lines.join("\n")).to.contain("restore pod succeeded; logs:\nrestored 1234 keys");
+      expect(sim.seen.suspendedWhileRestoring).to.equal(true);
+      const pod = sim.seen.restorePod!;
+      const c = (pod.spec as { containers: Array<{ image: string; args: string[] }> }).containers[0]!;
+      expect(c.image).to.equal("registry.example/vc/syncer:1.2.3");
+      expect(c.args).to.deep.equal([
+        "restore",
+        `--from=${registry.host}/backups/team-a@${digest}`,
+        "--store=kvstore",
+        "--data-dir=/data",
+      ]);
+      expect((pod.spec as { volumes: unknown[] }).volumes).to.deep.equal([
+        { name: "data", persistentVolumeClaim: { claimName: "data-team-a-0" } },
+      ]);
+      expect(replicas()).to.equal(1);
+      expect(suspended()).to.equal(undefined);
+      expect(server.get("v1", "Pod", NS, "team-a-restore")).to.equal(undefined);
+      expect(
+        server.countRequests({ method: "PATCH", path: `/apis/apps/v1/namespaces/${NS}/statefulsets/team-a/scale` }),
+      ).to.equal(2);
+    },
+  );
 
   for (const [what, reference, message] of [
     [
@@ -269,51 +273,54 @@ describe("ops: vc restore", function () {
     expect(replicas()).to.equal(1);
   });
 
-  it("interrupted (Ctrl-C) while the restore pod runs: left scaled down and suspended; while stopping: undone", async () => {
-    sim = kubelet(server, "stuck");
-    const ctl = new AbortController();
-    const waiting = restore(host, {
-      cluster: "team-a",
-      namespace: NS,
-      reference: ref,
-      pollMs: 10,
-      signal: ctl.signal,
-    }).catch((e: Error) => e);
-    while (!server.get("v1", "Pod", NS, "team-a-restore")) await new Promise((r) => setTimeout(r, 10));
-    ctl.abort();
-    expect(((await waiting) as Error).message).to.match(
-      /^interrupted: the restore pod vc-team-a\/team-a-restore has not finished .* stays at 0 replicas/,
-    );
-    expect(replicas()).to.equal(0);
-    expect(suspended()).to.match(/^vc restore from /);
-    sim.stop();
+  it(
+    "interrupted (Ctrl-C) while the restore pod runs: left scaled down and suspended; while " + "stopping: undone",
+    async () => {
+      sim = kubelet(server, "stuck");
+      const ctl = new AbortController();
+      const waiting = restore(host, {
+        cluster: "team-a",
+        namespace: NS,
+        reference: ref,
+        pollMs: 10,
+        signal: ctl.signal,
+      }).catch((e: Error) => e);
+      while (!server.get("v1", "Pod", NS, "team-a-restore")) await new Promise((r) => setTimeout(r, 10));
+      ctl.abort();
+      expect(((await waiting) as Error).message).to.match(
+        /^interrupted: the restore pod vc-team-a\/team-a-restore has not finished .* stays at 0 replicas/,
+      );
+      expect(replicas()).to.equal(0);
+      expect(suspended()).to.match(/^vc restore from /);
+      sim.stop();
 
-    server.remove("v1", "Pod", NS, "team-a-restore");
-    const sts = server.get("apps/v1", "StatefulSet", NS, "team-a")!;
-    server.put({ ...sts, spec: { ...(sts.spec as object), replicas: 1 } });
-    server.put({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "team-a-0", namespace: NS, labels: { release: "team-a", app: "vc" } },
-      spec: { containers: [{ name: "syncer", image: "x" }] },
-      status: { phase: "Running" },
-    });
-    sim = kubelet(server, "never-stop");
-    const ctl2 = new AbortController();
-    const stopping = restore(host, {
-      cluster: "team-a",
-      namespace: NS,
-      reference: ref,
-      pollMs: 10,
-      signal: ctl2.signal,
-    }).catch((e: Error) => e);
-    while (replicas() !== 0) await new Promise((r) => setTimeout(r, 10));
-    ctl2.abort();
-    expect(((await stopping) as Error).message).to.match(
-      /^interrupted while the control plane was stopping; scaled back to 1, reconciliation left suspended as before \(vc restore from /,
-    );
-    expect(replicas()).to.equal(1);
-  });
+      server.remove("v1", "Pod", NS, "team-a-restore");
+      const sts = server.get("apps/v1", "StatefulSet", NS, "team-a")!;
+      server.put({ ...sts, spec: { ...(sts.spec as object), replicas: 1 } });
+      server.put({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "team-a-0", namespace: NS, labels: { release: "team-a", app: "vc" } },
+        spec: { containers: [{ name: "syncer", image: "x" }] },
+        status: { phase: "Running" },
+      });
+      sim = kubelet(server, "never-stop");
+      const ctl2 = new AbortController();
+      const stopping = restore(host, {
+        cluster: "team-a",
+        namespace: NS,
+        reference: ref,
+        pollMs: 10,
+        signal: ctl2.signal,
+      }).catch((e: Error) => e);
+      while (replicas() !== 0) await new Promise((r) => setTimeout(r, 10));
+      ctl2.abort();
+      expect(((await stopping) as Error).message).to.match(
+        /^interrupted while the control plane was stopping; scaled back to 1, reconciliation left suspended as before \(vc restore from /,
+      );
+      expect(replicas()).to.equal(1);
+    },
+  );
 
   it("SIGTERM while the control plane is stopping undoes the steps as Ctrl-C does, and says so", async () => {
     sim = kubelet(server, "never-stop");
@@ -367,7 +374,8 @@ describe("ops: vc restore", function () {
     const ok = await vc(["restore", "team-a", ref, "--kubeconfig", server.kubeconfigPath]);
     expect(ok.code, ok.stderr).to.equal(0);
     expect(ok.stdout).to.equal(
-      `restored team-a (namespace vc-team-a) from ${registry.host}/backups/team-a@${digest}; control plane back at 1 replica(s)\n`,
+      `restored team-a (namespace vc-team-a) from ${registry.host}/backups/team-a@${digest}; control plane back at ` +
+        `1 replica(s)\n`,
     );
     const bad = await vc(["restore", "team-a", "not a reference", "--kubeconfig", server.kubeconfigPath]);
     expect(bad.code).to.equal(2);

@@ -30,7 +30,9 @@ function printed(report: FleetApplyReport): { text: string; json: string } {
   return { text: since(toText(report, false, false)), json: since(json) };
 }
 
-/** The streamed run, with each chunk's whole results (the report keeps a compact copy of each) put back for printing. */
+/**
+ * The streamed run, with each chunk's whole results (the report keeps a compact copy of each) put back for printing.
+ */
 async function streamed(
   target: Target,
   repo: string,
@@ -73,7 +75,10 @@ describe("pipeline/fleet: a streamed apply", function () {
   });
   afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 
-  /** Drift in one cluster, one folder removed, one invalid, one suspended, and the first and last claiming one namespace. */
+  /**
+   * Drift in one cluster, one folder removed, one invalid, one suspended, and the first and last claiming one
+   * namespace.
+   */
   function change(): void {
     const values = join(repo, "clusters", sorted[3]!, "values.yaml");
     writeFileSync(values, readFileSync(values, "utf8").replace(/cpu: \d+m/, "cpu: 999m"));
@@ -84,30 +89,35 @@ describe("pipeline/fleet: a streamed apply", function () {
   }
 
   for (const prune of [false, true]) {
-    it(`on dir: writes the same files and reports the same as applying the fleet at once${prune ? " (--prune)" : ""}`, async () => {
-      const base = join(tmp, "base");
-      await applyFleet(new DirTarget(base), await loadDesiredIndex(repo, REV), {
-        prune: true,
-        allowMassPrune: false,
-        dryRun: false,
-      });
-      change();
-      cpSync(base, join(tmp, "whole"), { recursive: true });
-      cpSync(base, join(tmp, "streamed"), { recursive: true });
-      const opts = { prune, allowMassPrune: true, dryRun: false };
-      const whole = await applyFleet(new DirTarget(join(tmp, "whole")), await loadDesiredIndex(repo, REV), opts, {
-        chunkSize: Number.MAX_SAFE_INTEGER,
-        keepResults: true,
-      });
-      const chunked = await streamed(new DirTarget(join(tmp, "streamed")), repo, opts, 2);
-      expect(printed(chunked)).to.deep.equal(printed(whole));
-      expect(files(join(tmp, "streamed"))).to.deep.equal(files(join(tmp, "whole")));
-      // What the fleet has: the drifted cluster updated, the removed one pruned only with --prune, the rest left alone.
-      expect(whole.results.find((r) => r.cluster === sorted[3])!.counts.updated).to.be.greaterThan(0);
-      expect(whole.results.some((r) => r.cluster === sorted[5])).to.equal(prune);
-      expect(whole.suspended).to.deep.equal([sorted[7]]);
-      expect(whole.errors.map((e) => e.cluster).sort()).to.deep.equal([sorted[0], sorted[6], sorted[8]].sort());
-    });
+    it(
+      `on dir: writes the same files and reports the same as applying the fleet at ` +
+        `once${prune ? " (--prune)" : ""}`,
+      async () => {
+        const base = join(tmp, "base");
+        await applyFleet(new DirTarget(base), await loadDesiredIndex(repo, REV), {
+          prune: true,
+          allowMassPrune: false,
+          dryRun: false,
+        });
+        change();
+        cpSync(base, join(tmp, "whole"), { recursive: true });
+        cpSync(base, join(tmp, "streamed"), { recursive: true });
+        const opts = { prune, allowMassPrune: true, dryRun: false };
+        const whole = await applyFleet(new DirTarget(join(tmp, "whole")), await loadDesiredIndex(repo, REV), opts, {
+          chunkSize: Number.MAX_SAFE_INTEGER,
+          keepResults: true,
+        });
+        const chunked = await streamed(new DirTarget(join(tmp, "streamed")), repo, opts, 2);
+        expect(printed(chunked)).to.deep.equal(printed(whole));
+        expect(files(join(tmp, "streamed"))).to.deep.equal(files(join(tmp, "whole")));
+        // What the fleet has: the drifted cluster updated, the removed one pruned only with --prune, the rest left
+        // alone.
+        expect(whole.results.find((r) => r.cluster === sorted[3])!.counts.updated).to.be.greaterThan(0);
+        expect(whole.results.some((r) => r.cluster === sorted[5])).to.equal(prune);
+        expect(whole.suspended).to.deep.equal([sorted[7]]);
+        expect(whole.errors.map((e) => e.cluster).sort()).to.deep.equal([sorted[0], sorted[6], sorted[8]].sort());
+      },
+    );
   }
 
   describe("on a live host", () => {
@@ -142,192 +152,205 @@ describe("pipeline/fleet: a streamed apply", function () {
       );
     }
 
-    it("changes the host as applying the fleet at once does: ownership, a new public host claimed in two chunks, a removed cluster", async () => {
-      const gateway = (i: number) => join(repo, "clusters", sorted[i]!, "mesh", "gateway.yaml");
-      for (const s of servers) {
-        // One cluster held by another source first, then the fleet as it was under this source (that one refused).
-        const other = await runVc([
-          "apply",
-          repo,
-          "--target",
-          "kube",
-          "--kubeconfig",
-          s.kubeconfigPath,
-          "--context",
-          "test",
-          "--owner",
-          "other",
-          "--cluster",
-          sorted[2]!,
-        ]);
-        expect(other.code, other.stderr).to.equal(0);
-        const first = await runVc([
-          "apply",
-          repo,
-          "--target",
-          "kube",
-          "--kubeconfig",
-          s.kubeconfigPath,
-          "--context",
-          "test",
-          "--owner",
-          "mine",
-        ]);
-        expect(first.code, first.stdout).to.equal(1);
-        expect(first.stdout).to.include(`is held by source other`);
-      }
-      change();
-      // Two clusters of different chunks claim a public host nobody serves yet: neither claim is older, both refused.
-      for (const i of [1, 4])
-        writeFileSync(
-          gateway(i),
-          readFileSync(gateway(i), "utf8").replace(/s\d{4}\.example\.com/, "shared.example.com"),
-        );
-      const reports: FleetApplyReport[] = [];
-      for (const [i, s] of servers.entries()) {
-        const target = targetOf(s);
-        try {
-          const index = await loadDesiredIndex(repo, REV);
-          await prepareRecords(target, index.state, "mine");
-          reports.push(
-            i === 0
-              ? await applyFleet(
-                  target,
-                  index,
-                  { prune: true, allowMassPrune: true, dryRun: false, owner: "mine" },
-                  { chunkSize: Number.MAX_SAFE_INTEGER, keepResults: true },
-                )
-              : await streamed(target, repo, { prune: true, owner: "mine" }, 2),
-          );
-        } finally {
-          await target.close();
+    it(
+      "changes the host as applying the fleet at once does: ownership, a new public host claimed in two chunks, a " +
+        "removed cluster",
+      async () => {
+        const gateway = (i: number) => join(repo, "clusters", sorted[i]!, "mesh", "gateway.yaml");
+        for (const s of servers) {
+          // One cluster held by another source first, then the fleet as it was under this source (that one refused).
+          const other = await runVc([
+            "apply",
+            repo,
+            "--target",
+            "kube",
+            "--kubeconfig",
+            s.kubeconfigPath,
+            "--context",
+            "test",
+            "--owner",
+            "other",
+            "--cluster",
+            sorted[2]!,
+          ]);
+          expect(other.code, other.stderr).to.equal(0);
+          const first = await runVc([
+            "apply",
+            repo,
+            "--target",
+            "kube",
+            "--kubeconfig",
+            s.kubeconfigPath,
+            "--context",
+            "test",
+            "--owner",
+            "mine",
+          ]);
+          expect(first.code, first.stdout).to.equal(1);
+          expect(first.stdout).to.include(`is held by source other`);
         }
-      }
-      const [whole, chunked] = reports as [FleetApplyReport, FleetApplyReport];
-      expect(printed(chunked).text).to.equal(printed(whole).text);
-      expect(printed(chunked).json).to.equal(printed(whole).json);
-      // The records' statuses carry the time of the (earlier, identical) runs that wrote them: each host has its own.
-      const state = (s: KubeServer) =>
-        JSON.stringify(hostState(s), null, 1)
-          .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "(time)")
-          .replace(/(durationMs\\?":)\d+/g, "$1 0")
-          .split("\n");
-      expect(state(servers[1]!)).to.deep.equal(state(servers[0]!));
-      for (const i of [1, 4])
-        expect(whole.results.find((r) => r.cluster === sorted[i])!.plan.blocked).to.match(
-          /public host "shared\.example\.com" belongs to cluster/,
-        );
-      expect(whole.results.find((r) => r.cluster === sorted[5])!.counts.deleted).to.be.greaterThan(0);
-      expect(whole.results.find((r) => r.cluster === sorted[2])!.plan.ownerConflict).to.deep.equal(["other"]);
-    });
+        change();
+        // Two clusters of different chunks claim a public host nobody serves yet: neither claim is older, both refused.
+        for (const i of [1, 4])
+          writeFileSync(
+            gateway(i),
+            readFileSync(gateway(i), "utf8").replace(/s\d{4}\.example\.com/, "shared.example.com"),
+          );
+        const reports: FleetApplyReport[] = [];
+        for (const [i, s] of servers.entries()) {
+          const target = targetOf(s);
+          try {
+            const index = await loadDesiredIndex(repo, REV);
+            await prepareRecords(target, index.state, "mine");
+            reports.push(
+              i === 0
+                ? await applyFleet(
+                    target,
+                    index,
+                    { prune: true, allowMassPrune: true, dryRun: false, owner: "mine" },
+                    { chunkSize: Number.MAX_SAFE_INTEGER, keepResults: true },
+                  )
+                : await streamed(target, repo, { prune: true, owner: "mine" }, 2),
+            );
+          } finally {
+            await target.close();
+          }
+        }
+        const [whole, chunked] = reports as [FleetApplyReport, FleetApplyReport];
+        expect(printed(chunked).text).to.equal(printed(whole).text);
+        expect(printed(chunked).json).to.equal(printed(whole).json);
+        // The records' statuses carry the time of the (earlier, identical) runs that wrote them: each host has its own.
+        const state = (s: KubeServer) =>
+          JSON.stringify(hostState(s), null, 1)
+            .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "(time)")
+            .replace(/(durationMs\\?":)\d+/g, "$1 0")
+            .split("\n");
+        expect(state(servers[1]!)).to.deep.equal(state(servers[0]!));
+        for (const i of [1, 4])
+          expect(whole.results.find((r) => r.cluster === sorted[i])!.plan.blocked).to.match(
+            /public host "shared\.example\.com" belongs to cluster/,
+          );
+        expect(whole.results.find((r) => r.cluster === sorted[5])!.counts.deleted).to.be.greaterThan(0);
+        expect(whole.results.find((r) => r.cluster === sorted[2])!.plan.ownerConflict).to.deep.equal(["other"]);
+      },
+    );
   });
 
-  it("a first vc apply on a host costs each cluster one apply per object, one GET of its namespace (is it someone else's) and its record's two writes (created with the run's lease, then its status): no GET of a record, no migration GET", async () => {
-    const server = await startKubeServer();
-    // The records namespace exists, as where the reconciler is deployed.
-    server.put({
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
-    });
-    try {
-      const res = await runVc([
+  it(
+    "a first vc apply on a host costs each cluster one apply per object, one GET of its namespace (is it someone " +
+      "else's) and its record's two writes (created with the run's lease, then its status): no GET of a record, no " +
+      "migration GET",
+    async () => {
+      const server = await startKubeServer();
+      // The records namespace exists, as where the reconciler is deployed.
+      server.put({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "vc-system", labels: { "vc.orch.io/platform-namespace": "true" } },
+      });
+      try {
+        const res = await runVc([
+          "apply",
+          repo,
+          "--target",
+          "kube",
+          "--kubeconfig",
+          server.kubeconfigPath,
+          "--context",
+          "test",
+        ]);
+        expect(res.code, res.stdout + res.stderr).to.equal(0);
+        const objects = Number(/^(\d+) created/m.exec(res.stdout)?.[1]);
+        expect(objects).to.be.greaterThan(9 * 10);
+        const records = (r: { namespace?: string; resource?: string }) =>
+          r.namespace === "vc-system" && r.resource === "configmaps";
+        const gets = server.requests.filter((r) => r.verb === "get");
+        expect(gets.filter(records), "GETs of a record").to.deep.equal([]);
+        // The namespace of each cluster once (the foreign-object check), and the records namespace once (its platform
+        // mark verified); cluster-scoped objects of a cluster are looked up one by one (the metrics proxy's ClusterRole
+        // and binding), nothing else.
+        expect(
+          gets
+            .filter((r) => r.resource === "namespaces")
+            .map((r) => r.name)
+            .sort(),
+        ).to.deep.equal([...sorted.map((c) => `vc-${c}`), "vc-system"].sort());
+        const objectGets = gets.filter((r) => r.resource !== undefined);
+        expect(
+          objectGets.every((r) => ["namespaces", "clusterroles", "clusterrolebindings"].includes(r.resource!)),
+          objectGets.map((r) => r.path).join("\n"),
+        ).to.equal(true);
+        // Each record: created with the run's apply lease and what it will create (POST), then its status (PATCH).
+        expect(server.requests.filter((r) => records(r) && r.method === "POST")).to.have.length(9);
+        expect(server.requests.filter((r) => records(r) && r.method === "PATCH")).to.have.length(9);
+        expect(server.requests.filter((r) => !records(r) && r.method === "PATCH")).to.have.length(objects);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
+  it(
+    "vc apply of a fleet larger than one chunk: the same output and files as applying every cluster by name (not " +
+      "streamed), and nothing left to diff",
+    async () => {
+      await generateFleet(repo, { clusters: 101, meshPerCluster: 1 });
+      const all = readdirSync(join(repo, "clusters")).sort();
+      const chunked = await runVc(["apply", repo, "--target", `dir:${join(tmp, "streamed")}`]);
+      const named = await runVc([
         "apply",
         repo,
         "--target",
-        "kube",
-        "--kubeconfig",
-        server.kubeconfigPath,
-        "--context",
-        "test",
+        `dir:${join(tmp, "named")}`,
+        ...all.flatMap((c) => ["--cluster", c]),
       ]);
-      expect(res.code, res.stdout + res.stderr).to.equal(0);
-      const objects = Number(/^(\d+) created/m.exec(res.stdout)?.[1]);
-      expect(objects).to.be.greaterThan(9 * 10);
-      const records = (r: { namespace?: string; resource?: string }) =>
-        r.namespace === "vc-system" && r.resource === "configmaps";
-      const gets = server.requests.filter((r) => r.verb === "get");
-      expect(gets.filter(records), "GETs of a record").to.deep.equal([]);
-      // The namespace of each cluster once (the foreign-object check), and the records namespace once (its platform
-      // mark verified); cluster-scoped objects of a cluster are looked up one by one (the metrics proxy's ClusterRole
-      // and binding), nothing else.
-      expect(
-        gets
-          .filter((r) => r.resource === "namespaces")
-          .map((r) => r.name)
-          .sort(),
-      ).to.deep.equal([...sorted.map((c) => `vc-${c}`), "vc-system"].sort());
-      const objectGets = gets.filter((r) => r.resource !== undefined);
-      expect(
-        objectGets.every((r) => ["namespaces", "clusterroles", "clusterrolebindings"].includes(r.resource!)),
-        objectGets.map((r) => r.path).join("\n"),
-      ).to.equal(true);
-      // Each record: created with the run's apply lease and what it will create (POST), then its status (PATCH).
-      expect(server.requests.filter((r) => records(r) && r.method === "POST")).to.have.length(9);
-      expect(server.requests.filter((r) => records(r) && r.method === "PATCH")).to.have.length(9);
-      expect(server.requests.filter((r) => !records(r) && r.method === "PATCH")).to.have.length(objects);
-    } finally {
-      await server.close();
-    }
-  });
-
-  it("vc apply of a fleet larger than one chunk: the same output and files as applying every cluster by name (not streamed), and nothing left to diff", async () => {
-    await generateFleet(repo, { clusters: 101, meshPerCluster: 1 });
-    const all = readdirSync(join(repo, "clusters")).sort();
-    const chunked = await runVc(["apply", repo, "--target", `dir:${join(tmp, "streamed")}`]);
-    const named = await runVc([
-      "apply",
-      repo,
-      "--target",
-      `dir:${join(tmp, "named")}`,
-      ...all.flatMap((c) => ["--cluster", c]),
-    ]);
-    expect(chunked.code, chunked.stderr).to.equal(0);
-    expect(chunked.stdout).to.equal(named.stdout);
-    expect(chunked.stdout).to.match(/^recorded 101 cluster\(s\) at revision/m);
-    const strip = (m: Map<string, string>) => new Map([...m].filter(([f]) => !f.startsWith(".vc-status/")));
-    expect(strip(files(join(tmp, "streamed")))).to.deep.equal(strip(files(join(tmp, "named"))));
-    // Progress past the first chunk names the clusters done.
-    expect(chunked.stderr).to.match(/progress: \d+\/\d+ objects \(\d+%\), cluster \S+, 100\/101 clusters done/);
-    const diff = await runVc(["diff", repo, "--target", `dir:${join(tmp, "streamed")}`, "--exit-code"]);
-    expect(diff.code, diff.stdout).to.equal(0);
-    // The JSON report too, durations aside.
-    for (const d of ["streamed", "named"]) rmSync(join(tmp, d), { recursive: true });
-    const zero = (s: string) => JSON.stringify(JSON.parse(s), (k, v) => (k === "durationMs" ? 0 : v));
-    const jsonChunked = await runVc(["apply", repo, "--target", `dir:${join(tmp, "streamed")}`, "-o", "json"]);
-    const jsonNamed = await runVc([
-      "apply",
-      repo,
-      "--target",
-      `dir:${join(tmp, "named")}`,
-      "-o",
-      "json",
-      ...all.flatMap((c) => ["--cluster", c]),
-    ]);
-    expect(zero(jsonChunked.stdout)).to.equal(zero(jsonNamed.stdout));
-    expect(jsonChunked.stdout.replace(/"durationMs": \d+/g, "")).to.equal(
-      jsonNamed.stdout.replace(/"durationMs": \d+/g, ""),
-    );
-    // And the YAML report, written as the chunks end: the same bytes as the whole document, the same data as JSON.
-    for (const d of ["streamed", "named"]) rmSync(join(tmp, d), { recursive: true });
-    const yamlChunked = await runVc(["apply", repo, "--target", `dir:${join(tmp, "streamed")}`, "-o", "yaml"]);
-    const yamlNamed = await runVc([
-      "apply",
-      repo,
-      "--target",
-      `dir:${join(tmp, "named")}`,
-      "-o",
-      "yaml",
-      ...all.flatMap((c) => ["--cluster", c]),
-    ]);
-    expect(yamlChunked.code, yamlChunked.stderr).to.equal(0);
-    expect(yamlChunked.stdout.replace(/durationMs: \d+/g, "")).to.equal(
-      yamlNamed.stdout.replace(/durationMs: \d+/g, ""),
-    );
-    expect(JSON.parse(zero(JSON.stringify(load(yamlChunked.stdout))))).to.deep.equal(
-      JSON.parse(zero(jsonChunked.stdout)),
-    );
-  });
+      expect(chunked.code, chunked.stderr).to.equal(0);
+      expect(chunked.stdout).to.equal(named.stdout);
+      expect(chunked.stdout).to.match(/^recorded 101 cluster\(s\) at revision/m);
+      const strip = (m: Map<string, string>) => new Map([...m].filter(([f]) => !f.startsWith(".vc-status/")));
+      expect(strip(files(join(tmp, "streamed")))).to.deep.equal(strip(files(join(tmp, "named"))));
+      // Progress past the first chunk names the clusters done.
+      expect(chunked.stderr).to.match(/progress: \d+\/\d+ objects \(\d+%\), cluster \S+, 100\/101 clusters done/);
+      const diff = await runVc(["diff", repo, "--target", `dir:${join(tmp, "streamed")}`, "--exit-code"]);
+      expect(diff.code, diff.stdout).to.equal(0);
+      // The JSON report too, durations aside.
+      for (const d of ["streamed", "named"]) rmSync(join(tmp, d), { recursive: true });
+      const zero = (s: string) => JSON.stringify(JSON.parse(s), (k, v) => (k === "durationMs" ? 0 : v));
+      const jsonChunked = await runVc(["apply", repo, "--target", `dir:${join(tmp, "streamed")}`, "-o", "json"]);
+      const jsonNamed = await runVc([
+        "apply",
+        repo,
+        "--target",
+        `dir:${join(tmp, "named")}`,
+        "-o",
+        "json",
+        ...all.flatMap((c) => ["--cluster", c]),
+      ]);
+      expect(zero(jsonChunked.stdout)).to.equal(zero(jsonNamed.stdout));
+      expect(jsonChunked.stdout.replace(/"durationMs": \d+/g, "")).to.equal(
+        jsonNamed.stdout.replace(/"durationMs": \d+/g, ""),
+      );
+      // And the YAML report, written as the chunks end: the same bytes as the whole document, the same data as JSON.
+      for (const d of ["streamed", "named"]) rmSync(join(tmp, d), { recursive: true });
+      const yamlChunked = await runVc(["apply", repo, "--target", `dir:${join(tmp, "streamed")}`, "-o", "yaml"]);
+      const yamlNamed = await runVc([
+        "apply",
+        repo,
+        "--target",
+        `dir:${join(tmp, "named")}`,
+        "-o",
+        "yaml",
+        ...all.flatMap((c) => ["--cluster", c]),
+      ]);
+      expect(yamlChunked.code, yamlChunked.stderr).to.equal(0);
+      expect(yamlChunked.stdout.replace(/durationMs: \d+/g, "")).to.equal(
+        yamlNamed.stdout.replace(/durationMs: \d+/g, ""),
+      );
+      expect(JSON.parse(zero(JSON.stringify(load(yamlChunked.stdout))))).to.deep.equal(
+        JSON.parse(zero(jsonChunked.stdout)),
+      );
+    },
+  );
 });
 
 describe("vc apply -o yaml of a fleet with nothing applied", function () {

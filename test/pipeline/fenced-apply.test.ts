@@ -96,20 +96,23 @@ describe("pipeline/apply: fenced writes", () => {
     expect(server.requests.filter((r) => r.method === "PATCH" && r.path === CONFIG)).to.deep.equal([]);
   });
 
-  it("a delete carries the resourceVersion it saw: changed since, it is read again and deleted as it is now", async () => {
-    const live = await stale({ a: "edited" });
-    const res = await syncCluster(
-      target,
-      {
-        cluster: "a",
-        hostNamespace: "vc-a",
-        desired: clusterObjects("a").filter((o) => o.kind !== "ConfigMap"),
-        live,
-      },
-      opts,
-    );
-    expect(res.counts.deleted).to.equal(1);
-    const deletes = server.requests.filter((r) => r.method === "DELETE" && r.path === CONFIG);
-    expect(deletes.map((r) => r.status)).to.deep.equal([409, 200]);
-  });
+  it(
+    "a delete carries the resourceVersion it saw: changed since, it is read again and deleted as " + "it is now",
+    async () => {
+      const live = await stale({ a: "edited" });
+      const res = await syncCluster(
+        target,
+        {
+          cluster: "a",
+          hostNamespace: "vc-a",
+          desired: clusterObjects("a").filter((o) => o.kind !== "ConfigMap"),
+          live,
+        },
+        opts,
+      );
+      expect(res.counts.deleted).to.equal(1);
+      const deletes = server.requests.filter((r) => r.method === "DELETE" && r.path === CONFIG);
+      expect(deletes.map((r) => r.status)).to.deep.equal([409, 200]);
+    },
+  );
 });

@@ -26,7 +26,8 @@ describe("pipeline/fleet: a streamed diff", function () {
     target = new DirTarget(join(tmp, "out"));
     await generateFleet(repo, { clusters: 9, meshPerCluster: 1 });
     await applyFleet(target, await loadDesiredIndex(repo, REV), { prune: true, allowMassPrune: false, dryRun: false });
-    // Drift in one cluster, one folder removed, one invalid, and the first and last (in name order) claiming one namespace.
+    // Drift in one cluster, one folder removed, one invalid, and the first and last (in name order) claiming one
+    // namespace.
     writeFileSync(
       join(repo, "clusters", sorted[3]!, "values.yaml"),
       (await import("node:fs"))

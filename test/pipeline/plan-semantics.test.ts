@@ -93,48 +93,55 @@ describe("plan with server semantics, on the test API server", () => {
     expect((server.get("apps/v1", "StatefulSet", "vc-platform", "platform") as any).spec.replicas).to.equal(1);
   });
 
-  it("a persistence.size change is refused before any write of the cluster; other clusters go on; --force recreates with an orphan delete", async () => {
-    const values = join(repo, "clusters/platform/values.yaml");
-    writeFileSync(values, readFileSync(values, "utf8").replace("size: 10Gi", "size: 20Gi"));
-    const minimal = join(repo, "clusters/minimal/values.yaml");
-    writeFileSync(minimal, readFileSync(minimal, "utf8").replace("cpu: 200m", "cpu: 300m"));
-    const diff = await runVc(["diff", repo, ...kube]);
-    expect(diff.stdout).to.include(
-      "~ update StatefulSet vc-platform/platform (refused in place: immutable spec.volumeClaimTemplates; needs --force)",
-    );
-    expect(diff.stdout).to.include(
-      "! cannot update in place: the API server refuses changes of immutable fields of StatefulSet vc-platform/platform (spec.volumeClaimTemplates)",
-    );
-    server.resetRequests();
-    const blocked = await runVc(["apply", repo, ...kube]);
-    expect(blocked.code).to.equal(1);
-    expect(blocked.stdout)
-      .to.include("Run vc apply --force")
-      .and.include("cluster platform: 0 created, 0 updated, 0 deleted, 14 unchanged, 0 failed, 2 skipped");
-    expect(blocked.stdout).to.include("updated StatefulSet vc-minimal/minimal");
-    // Only the other cluster was written: nothing of platform (not even its config Secret) half-applied; its record says blocked.
-    expect(
-      server.requests
-        .filter((r) => ["PATCH", "DELETE"].includes(r.method) && r.namespace !== "vc-system")
-        .every((r) => r.namespace === "vc-minimal"),
-    ).to.equal(true);
-    expect(recordData(server, "platform")!.result).to.equal("blocked");
-    expect(writes(server)).to.be.greaterThan(0);
-    // The config Secret was not updated either: nothing of the cluster half-applied.
-    const uid = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")!.metadata.uid;
+  it(
+    "a persistence.size change is refused before any write of the cluster; other clusters go on; --force " +
+      "recreates with an orphan delete",
+    async () => {
+      const values = join(repo, "clusters/platform/values.yaml");
+      writeFileSync(values, readFileSync(values, "utf8").replace("size: 10Gi", "size: 20Gi"));
+      const minimal = join(repo, "clusters/minimal/values.yaml");
+      writeFileSync(minimal, readFileSync(minimal, "utf8").replace("cpu: 200m", "cpu: 300m"));
+      const diff = await runVc(["diff", repo, ...kube]);
+      expect(diff.stdout).to.include(
+        "~ update StatefulSet vc-platform/platform (refused in place: immutable spec.volumeClaimTemplates; needs " +
+          "--force)",
+      );
+      expect(diff.stdout).to.include(
+        "! cannot update in place: the API server refuses changes of immutable fields of StatefulSet " +
+          "vc-platform/platform (spec.volumeClaimTemplates)",
+      );
+      server.resetRequests();
+      const blocked = await runVc(["apply", repo, ...kube]);
+      expect(blocked.code).to.equal(1);
+      expect(blocked.stdout)
+        .to.include("Run vc apply --force")
+        .and.include("cluster platform: 0 created, 0 updated, 0 deleted, 14 unchanged, 0 failed, 2 skipped");
+      expect(blocked.stdout).to.include("updated StatefulSet vc-minimal/minimal");
+      // Only the other cluster was written: nothing of platform (not even its config Secret) half-applied; its record
+      // says blocked.
+      expect(
+        server.requests
+          .filter((r) => ["PATCH", "DELETE"].includes(r.method) && r.namespace !== "vc-system")
+          .every((r) => r.namespace === "vc-minimal"),
+      ).to.equal(true);
+      expect(recordData(server, "platform")!.result).to.equal("blocked");
+      expect(writes(server)).to.be.greaterThan(0);
+      // The config Secret was not updated either: nothing of the cluster half-applied.
+      const uid = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")!.metadata.uid;
 
-    const forced = await runVc(["apply", repo, ...kube, "--cluster", "platform", "--force"]);
-    expect(forced.code, forced.stdout).to.equal(0);
-    expect(forced.stdout).to.match(
-      /updated StatefulSet vc-platform\/platform: recreated \(immutable spec.volumeClaimTemplates\); deleted with propagationPolicy=Orphan/,
-    );
-    const del = server.requests.find((r) => r.method === "DELETE")!;
-    expect(del.resource).to.equal("statefulsets");
-    const sts = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")! as any;
-    expect(sts.metadata.uid).to.not.equal(uid);
-    expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).to.equal("20Gi");
-    expect((await runVc(["diff", repo, ...kube, "--exit-code", "--cluster", "platform"])).code).to.equal(0);
-  });
+      const forced = await runVc(["apply", repo, ...kube, "--cluster", "platform", "--force"]);
+      expect(forced.code, forced.stdout).to.equal(0);
+      expect(forced.stdout).to.match(
+        /updated StatefulSet vc-platform\/platform: recreated \(immutable spec.volumeClaimTemplates\); deleted with propagationPolicy=Orphan/,
+      );
+      const del = server.requests.find((r) => r.method === "DELETE")!;
+      expect(del.resource).to.equal("statefulsets");
+      const sts = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")! as any;
+      expect(sts.metadata.uid).to.not.equal(uid);
+      expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).to.equal("20Gi");
+      expect((await runVc(["diff", repo, ...kube, "--exit-code", "--cluster", "platform"])).code).to.equal(0);
+    },
+  );
 
   it("cluster.yaml force: true lets the plan recreate without the flag", async () => {
     const values = join(repo, "clusters/platform/values.yaml");
@@ -146,27 +153,31 @@ describe("plan with server semantics, on the test API server", () => {
       .and.not.include("! cannot update");
   });
 
-  it("missing mesh CRDs give one error per cluster naming the group and the prerequisite; nothing of that cluster is applied, others are", async () => {
-    await server.close();
-    server = await startKubeServer();
-    kube = ["--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"];
-    server.faults.add({ path: /^\/apis\/networking\.mesh\.io\//, status: 404 });
-    const res = await runVc(["apply", repo, ...kube]);
-    expect(res.code).to.equal(1);
-    const errors = res.stdout.split("\n").filter((l) => l.startsWith("! "));
-    expect(errors).to.have.length(1);
-    expect(errors[0])
-      .to.include("the host does not serve DestinationRule, Gateway, VirtualService (networking.mesh.io/v1beta1)")
-      .and.include("CRDs (group suffix mesh.io)")
-      .and.include("cluster bookinfo");
-    expect(res.stdout).to.not.include("404");
-    expect(server.list("v1", "Namespace").map((n) => n.metadata.name))
-      .to.include("vc-minimal")
-      .and.include("vc-platform")
-      .and.not.include("team-bookinfo");
-    // Discovery is asked once for the run, not per cluster or per object.
-    expect(server.requests.filter((r) => r.path === "/apis")).to.have.length(1);
-  });
+  it(
+    "missing mesh CRDs give one error per cluster naming the group and the prerequisite; nothing of that cluster " +
+      "is applied, others are",
+    async () => {
+      await server.close();
+      server = await startKubeServer();
+      kube = ["--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"];
+      server.faults.add({ path: /^\/apis\/networking\.mesh\.io\//, status: 404 });
+      const res = await runVc(["apply", repo, ...kube]);
+      expect(res.code).to.equal(1);
+      const errors = res.stdout.split("\n").filter((l) => l.startsWith("! "));
+      expect(errors).to.have.length(1);
+      expect(errors[0])
+        .to.include("the host does not serve DestinationRule, Gateway, VirtualService (networking.mesh.io/v1beta1)")
+        .and.include("CRDs (group suffix mesh.io)")
+        .and.include("cluster bookinfo");
+      expect(res.stdout).to.not.include("404");
+      expect(server.list("v1", "Namespace").map((n) => n.metadata.name))
+        .to.include("vc-minimal")
+        .and.include("vc-platform")
+        .and.not.include("team-bookinfo");
+      // Discovery is asked once for the run, not per cluster or per object.
+      expect(server.requests.filter((r) => r.path === "/apis")).to.have.length(1);
+    },
+  );
 
   it("a no-op diff asks no discovery at all", async () => {
     const res = await runVc(["diff", repo, ...kube, "--exit-code"]);

@@ -115,16 +115,20 @@ describe("plan/build", () => {
     expect(buildPlan("a", clusterObjects("a").slice(0, 3), live, opts).blocked).to.equal(undefined);
   });
 
-  it("a cluster pruned down to its kept Namespace no longer trips the guard; a Namespace with anything else left still does", () => {
-    const live = clusterObjects("a").map((o) => asLive(o));
-    const onlyNamespace = live.filter((o) => o.kind === "Namespace");
-    const plan = buildPlan("a", [], onlyNamespace, opts);
-    expect(plan.blocked).to.equal(undefined);
-    expect(plan.counts).to.deep.equal({ create: 0, update: 0, delete: 0, unchanged: 0 });
-    expect(plan.retained!.map((r) => r.ref.name)).to.deep.equal(["vc-a"]);
-    const withOne = [...onlyNamespace, live.find((o) => o.kind === "ConfigMap")!];
-    expect(buildPlan("a", [], withOne, opts).blocked).to.match(/prune guard: cluster a would delete all 2/);
-  });
+  it(
+    "a cluster pruned down to its kept Namespace no longer trips the guard; a Namespace with anything else left " +
+      "still does",
+    () => {
+      const live = clusterObjects("a").map((o) => asLive(o));
+      const onlyNamespace = live.filter((o) => o.kind === "Namespace");
+      const plan = buildPlan("a", [], onlyNamespace, opts);
+      expect(plan.blocked).to.equal(undefined);
+      expect(plan.counts).to.deep.equal({ create: 0, update: 0, delete: 0, unchanged: 0 });
+      expect(plan.retained!.map((r) => r.ref.name)).to.deep.equal(["vc-a"]);
+      const withOne = [...onlyNamespace, live.find((o) => o.kind === "ConfigMap")!];
+      expect(buildPlan("a", [], withOne, opts).blocked).to.match(/prune guard: cluster a would delete all 2/);
+    },
+  );
 
   it("never prunes a namespace: it is kept and reported, even with --allow-mass-prune", () => {
     const live = clusterObjects("a").map((o) => asLive(o));

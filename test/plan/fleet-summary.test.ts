@@ -1,4 +1,5 @@
-// A base change is summarised across the fleet before the per-cluster detail: vc diff text, markdown (the PR plan) and JSON.
+// A base change is summarised across the fleet before the per-cluster detail: vc diff text, markdown (the PR plan) and
+// JSON.
 import { expect } from "chai";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -63,48 +63,52 @@ describe("plan/format", () => {
     expect(md).to.include(":warning: prune guard: cluster a would delete all 6");
   });
 
-  it("writes text, JSON and YAML in pieces that join to the whole report: its data serialised whole, control characters escaped", () => {
-    const many = Array.from({ length: 300 }, (_, i) => clusterObjects(`c${i}`)).map((objs, i) =>
-      buildPlan(`c${i}`, objs, [], { prune: false, allowMassPrune: false }),
-    );
-    const odd = samplePlan();
-    odd.changes[0]!.diff = `${odd.changes[0]!.diff}+  note: "bell \u0007 and \u001b[31m"\n`;
-    // Block scalars as YAML writes them inside a sequence: an empty line, a first line that starts with spaces (an
-    // indentation indicator), a bidi override, a document marker and a line that looks like a top-level key.
-    const blocks = samplePlan();
-    blocks.changes[0]!.diff = "  first line indented\n\nclusters: vc-plan-report-clusters\n---\n+ \u202e reversed\n";
-    blocks.changes[1]!.diff = "line\n\n\nafter two empty lines\n";
-    const reports = [
-      { plans: [samplePlan()], errors: [] },
-      { plans: [], errors: [{ cluster: "x", message: "bad \u0007" }] },
-      {
-        plans: [odd, ...many],
-        errors: [{ cluster: "c", message: "values.yaml:3:1: bad" }],
-        held: { c1: "held by rollout r: wave 1/2" },
-        suspendedAtRunTime: [{ cluster: "s", by: "ops" }],
-      },
-      {
-        plans: [blocks, odd],
-        errors: [{ cluster: "clusters: vc-plan-report-clusters", message: "a\nclusters: vc-plan-report-clusters\n" }],
-      },
-    ];
-    for (const report of reports) {
-      const pieces: string[] = [];
-      writePlanReport(report, "json", (t) => pieces.push(t));
-      expect(pieces.join("")).to.equal(`${jsonEscapeControls(JSON.stringify(planReportData(report), null, 2))}\n`);
-      expect(pieces.join("")).to.equal(formatPlanReport(report, "json"));
-      const text: string[] = [];
-      writePlanReport(report, "text", (t) => text.push(t));
-      expect(text.join("")).to.equal(formatPlanReport(report, "text"));
-      const yaml: string[] = [];
-      writePlanReport(report, "yaml", (t) => yaml.push(t));
-      expect(yaml.join("")).to.equal(dataYaml(planReportData(report)));
-      expect(load(yaml.join(""))).to.deep.equal(JSON.parse(JSON.stringify(planReportData(report))));
-      if (report.plans.length > 100) expect(pieces.length).to.be.greaterThan(3);
-      if (report.plans.length > 100) expect(text.length).to.be.greaterThan(3);
-      if (report.plans.length > 100) expect(yaml.length).to.be.greaterThan(3);
-    }
-  });
+  it(
+    "writes text, JSON and YAML in pieces that join to the whole report: its data serialised whole, control " +
+      "characters escaped",
+    () => {
+      const many = Array.from({ length: 300 }, (_, i) => clusterObjects(`c${i}`)).map((objs, i) =>
+        buildPlan(`c${i}`, objs, [], { prune: false, allowMassPrune: false }),
+      );
+      const odd = samplePlan();
+      odd.changes[0]!.diff = `${odd.changes[0]!.diff}+  note: "bell \u0007 and \u001b[31m"\n`;
+      // Block scalars as YAML writes them inside a sequence: an empty line, a first line that starts with spaces (an
+      // indentation indicator), a bidi override, a document marker and a line that looks like a top-level key.
+      const blocks = samplePlan();
+      blocks.changes[0]!.diff = "  first line indented\n\nclusters: vc-plan-report-clusters\n---\n+ \u202e reversed\n";
+      blocks.changes[1]!.diff = "line\n\n\nafter two empty lines\n";
+      const reports = [
+        { plans: [samplePlan()], errors: [] },
+        { plans: [], errors: [{ cluster: "x", message: "bad \u0007" }] },
+        {
+          plans: [odd, ...many],
+          errors: [{ cluster: "c", message: "values.yaml:3:1: bad" }],
+          held: { c1: "held by rollout r: wave 1/2" },
+          suspendedAtRunTime: [{ cluster: "s", by: "ops" }],
+        },
+        {
+          plans: [blocks, odd],
+          errors: [{ cluster: "clusters: vc-plan-report-clusters", message: "a\nclusters: vc-plan-report-clusters\n" }],
+        },
+      ];
+      for (const report of reports) {
+        const pieces: string[] = [];
+        writePlanReport(report, "json", (t) => pieces.push(t));
+        expect(pieces.join("")).to.equal(`${jsonEscapeControls(JSON.stringify(planReportData(report), null, 2))}\n`);
+        expect(pieces.join("")).to.equal(formatPlanReport(report, "json"));
+        const text: string[] = [];
+        writePlanReport(report, "text", (t) => text.push(t));
+        expect(text.join("")).to.equal(formatPlanReport(report, "text"));
+        const yaml: string[] = [];
+        writePlanReport(report, "yaml", (t) => yaml.push(t));
+        expect(yaml.join("")).to.equal(dataYaml(planReportData(report)));
+        expect(load(yaml.join(""))).to.deep.equal(JSON.parse(JSON.stringify(planReportData(report))));
+        if (report.plans.length > 100) expect(pieces.length).to.be.greaterThan(3);
+        if (report.plans.length > 100) expect(text.length).to.be.greaterThan(3);
+        if (report.plans.length > 100) expect(yaml.length).to.be.greaterThan(3);
+      }
+    },
+  );
 
   it("keeps markdown under GitHub's comment limit", () => {
     const many = Array.from({ length: 300 }, (_, i) => clusterObjects(`c${i}`)).map((objs, i) =>

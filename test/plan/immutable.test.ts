@@ -44,23 +44,27 @@ function live(obj: KubeObject, extra: Record<string, unknown> = {}): KubeObject 
 }
 
 describe("plan/immutable: changes the API server refuses in place", () => {
-  it("StatefulSet: volumeClaimTemplates, serviceName, selector and podManagementPolicy are refused; replicas, template and updateStrategy are not", () => {
-    const base = sts();
-    const check = (edit: (s: any) => void) => immutableChanges(sts(edit), live(base), live(base));
-    expect(check((s) => (s.volumeClaimTemplates[0].spec.resources.requests.storage = "20Gi"))).to.deep.equal([
-      "spec.volumeClaimTemplates",
-    ]);
-    expect(check((s) => (s.serviceName = "other"))).to.deep.equal(["spec.serviceName"]);
-    expect(check((s) => (s.selector = { matchLabels: { app: "x" } }))).to.deep.equal(["spec.selector"]);
-    expect(check((s) => (s.podManagementPolicy = "Parallel"))).to.deep.equal(["spec.podManagementPolicy"]);
-    expect(
-      check(
-        (s) => (
-          (s.replicas = 3), (s.template.spec.containers[0].image = "vc:2"), (s.updateStrategy = { type: "OnDelete" })
+  it(
+    "StatefulSet: volumeClaimTemplates, serviceName, selector and podManagementPolicy are refused; replicas, " +
+      "template and updateStrategy are not",
+    () => {
+      const base = sts();
+      const check = (edit: (s: any) => void) => immutableChanges(sts(edit), live(base), live(base));
+      expect(check((s) => (s.volumeClaimTemplates[0].spec.resources.requests.storage = "20Gi"))).to.deep.equal([
+        "spec.volumeClaimTemplates",
+      ]);
+      expect(check((s) => (s.serviceName = "other"))).to.deep.equal(["spec.serviceName"]);
+      expect(check((s) => (s.selector = { matchLabels: { app: "x" } }))).to.deep.equal(["spec.selector"]);
+      expect(check((s) => (s.podManagementPolicy = "Parallel"))).to.deep.equal(["spec.podManagementPolicy"]);
+      expect(
+        check(
+          (s) => (
+            (s.replicas = 3), (s.template.spec.containers[0].image = "vc:2"), (s.updateStrategy = { type: "OnDelete" })
+          ),
         ),
-      ),
-    ).to.deep.equal([]);
-  });
+      ).to.deep.equal([]);
+    },
+  );
 
   it("Deployment selector, Service clusterIP, RoleBinding roleRef are refused", () => {
     const dep = (app: string): KubeObject => ({
@@ -101,31 +105,34 @@ describe("plan/immutable: changes the API server refuses in place", () => {
     expect(immutableChanges(cm("1"), cm("1"), cm("1", true))).to.deep.equal(["immutable"]);
   });
 
-  it("blocks the whole cluster's plan naming the object and field, unless forced, which marks it for recreation", () => {
-    const cm: KubeObject = {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "c", namespace: "vc-p", labels: labelled("p") },
-      data: { a: "2" },
-    };
-    const bigger = sts((s) => (s.volumeClaimTemplates[0].spec.resources.requests.storage = "20Gi"));
-    const liveObjs = [live(sts()), live({ ...cm, data: { a: "1" } })];
-    const plan = buildPlan("p", [bigger, cm], liveObjs, opts);
-    expect(plan.counts.update).to.equal(2);
-    expect(plan.blocked).to.match(
-      /^cannot update in place: the API server refuses changes of immutable fields of StatefulSet vc-p\/p \(spec.volumeClaimTemplates\); vc applies nothing of cluster p/,
-    );
-    expect(plan.blocked)
-      .to.include("vc apply --force")
-      .and.include("propagationPolicy=Orphan")
-      .and.include("force: true in clusters/p/cluster.yaml");
-    const change = plan.changes.find((c) => c.ref.kind === "StatefulSet")!;
-    expect(change.immutable).to.deep.equal(["spec.volumeClaimTemplates"]);
-    expect(change.recreate).to.equal(undefined);
-    const forced = buildPlan("p", [bigger, cm], liveObjs, { ...opts, force: true });
-    expect(forced.blocked).to.equal(undefined);
-    expect(forced.changes.find((c) => c.ref.kind === "StatefulSet")!.recreate).to.equal(true);
-  });
+  it(
+    "blocks the whole cluster's plan naming the object and field, unless forced, which marks it for " + "recreation",
+    () => {
+      const cm: KubeObject = {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "c", namespace: "vc-p", labels: labelled("p") },
+        data: { a: "2" },
+      };
+      const bigger = sts((s) => (s.volumeClaimTemplates[0].spec.resources.requests.storage = "20Gi"));
+      const liveObjs = [live(sts()), live({ ...cm, data: { a: "1" } })];
+      const plan = buildPlan("p", [bigger, cm], liveObjs, opts);
+      expect(plan.counts.update).to.equal(2);
+      expect(plan.blocked).to.match(
+        /^cannot update in place: the API server refuses changes of immutable fields of StatefulSet vc-p\/p \(spec.volumeClaimTemplates\); vc applies nothing of cluster p/,
+      );
+      expect(plan.blocked)
+        .to.include("vc apply --force")
+        .and.include("propagationPolicy=Orphan")
+        .and.include("force: true in clusters/p/cluster.yaml");
+      const change = plan.changes.find((c) => c.ref.kind === "StatefulSet")!;
+      expect(change.immutable).to.deep.equal(["spec.volumeClaimTemplates"]);
+      expect(change.recreate).to.equal(undefined);
+      const forced = buildPlan("p", [bigger, cm], liveObjs, { ...opts, force: true });
+      expect(forced.blocked).to.equal(undefined);
+      expect(forced.changes.find((c) => c.ref.kind === "StatefulSet")!.recreate).to.equal(true);
+    },
+  );
 
   it("a quantity the server canonicalised in a claim template is not a change", () => {
     const l = live(sts((s) => (s.volumeClaimTemplates[0].spec.resources.requests.storage = "10240Mi")));

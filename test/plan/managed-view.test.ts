@@ -102,37 +102,40 @@ describe("plan/managed view: keyed lists and foreign fields", () => {
     expect(sts.spec.volumeClaimTemplates?.["="]).to.equal(undefined);
   });
 
-  it("builds the table from an OpenAPI document: list-map-keys first, else the patch merge key, following $refs", () => {
-    const doc = {
-      definitions: {
-        "x.Kind": {
-          "x-kubernetes-group-version-kind": [{ group: "g", version: "v1", kind: "Kind" }],
-          properties: { spec: { $ref: "#/definitions/x.Spec" } },
-        },
-        "x.Spec": {
-          properties: {
-            a: { type: "array", "x-kubernetes-patch-merge-key": "name", items: { $ref: "#/definitions/x.Item" } },
-            b: {
-              type: "array",
-              "x-kubernetes-list-map-keys": ["port", "protocol"],
-              "x-kubernetes-patch-merge-key": "port",
-              items: { type: "object" },
+  it(
+    "builds the table from an OpenAPI document: list-map-keys first, else the patch merge key, " + "following $refs",
+    () => {
+      const doc = {
+        definitions: {
+          "x.Kind": {
+            "x-kubernetes-group-version-kind": [{ group: "g", version: "v1", kind: "Kind" }],
+            properties: { spec: { $ref: "#/definitions/x.Spec" } },
+          },
+          "x.Spec": {
+            properties: {
+              a: { type: "array", "x-kubernetes-patch-merge-key": "name", items: { $ref: "#/definitions/x.Item" } },
+              b: {
+                type: "array",
+                "x-kubernetes-list-map-keys": ["port", "protocol"],
+                "x-kubernetes-patch-merge-key": "port",
+                items: { type: "object" },
+              },
+              c: { type: "array", items: { type: "string" } },
             },
-            c: { type: "array", items: { type: "string" } },
+          },
+          "x.Item": {
+            properties: {
+              inner: { type: "array", "x-kubernetes-patch-merge-key": "k", items: { type: "object" } },
+              self: { $ref: "#/definitions/x.Item" },
+            },
           },
         },
-        "x.Item": {
-          properties: {
-            inner: { type: "array", "x-kubernetes-patch-merge-key": "k", items: { type: "object" } },
-            self: { $ref: "#/definitions/x.Item" },
-          },
-        },
-      },
-    };
-    expect(extractListKeys(doc, ["g/v1/Kind"])).to.deep.equal({
-      "g/v1/Kind": { spec: { a: { "=": ["name"], inner: { "=": ["k"] } }, b: { "=": ["port", "protocol"] } } },
-    });
-  });
+      };
+      expect(extractListKeys(doc, ["g/v1/Kind"])).to.deep.equal({
+        "g/v1/Kind": { spec: { a: { "=": ["name"], inner: { "=": ["k"] } }, b: { "=": ["port", "protocol"] } } },
+      });
+    },
+  );
 
   it("finds no drift against the live object vc applied", () => {
     expect(planOf(liveSts()).action).to.equal("unchanged");

@@ -1,4 +1,5 @@
-// `vc reconcile --once`, `vc status` and `vc history` as a user runs them: the CLI in-process, and once in a child process.
+// `vc reconcile --once`, `vc status` and `vc history` as a user runs them: the CLI in-process, and once in a child
+// process.
 import { expect } from "chai";
 import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

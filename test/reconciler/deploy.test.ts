@@ -1,4 +1,5 @@
-// deploy/reconciler: the manifests apply with the real kubectl, RBAC covers what vc writes and what it delegates, args are real flags.
+// deploy/reconciler: the manifests apply with the real kubectl, RBAC covers what vc writes and what it delegates, args
+// are real flags.
 import { expect } from "chai";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -21,7 +22,9 @@ interface Rule {
 
 const DIR = "deploy/reconciler";
 
-/** A cluster with every switch that adds to a rendered Role on (no custom resources: those are the platform's to allow). */
+/**
+ * A cluster with every switch that adds to a rendered Role on (no custom resources: those are the platform's to allow).
+ */
 const ALL_ON = `sync:
   toHost:
     pods:
@@ -74,58 +77,62 @@ describe("deploy/reconciler", function () {
       expect(allows(lease.rules, "coordination.k8s.io", "leases", verb)).to.equal(true);
   });
 
-  it("holds every permission the Roles vc renders grant, so it needs no escalate and no bind (and has neither, nor a wildcard)", async () => {
-    expect(JSON.stringify(clusterRules)).to.not.match(/"escalate"|"bind"|"impersonate"|"\*"/);
-    // Every switch that adds to a rendered Role or ClusterRole, on, with both metrics groups vc knows.
-    const repo = mkdtempSync(join(tmpdir(), "vc-deploy-rbac-"));
-    try {
-      cpSync("clusters", join(repo, "clusters"), { recursive: true });
-      for (const [name, group] of [
-        ["all-on", "metrics.orch.io"],
-        ["all-on-k8s", "metrics.k8s.io"],
-      ] as const) {
-        mkdirSync(join(repo, "clusters", name));
-        writeFileSync(join(repo, "clusters", name, "values.yaml"), ALL_ON.replace("GROUP", group));
-      }
-      const v = await loadAndValidate(repo, {});
-      const errors = v.diagnostics.filter((d) => d.severity === "error");
-      expect(errors, JSON.stringify(errors)).to.deep.equal([]);
-      expect(validSpecs(v).map((spec) => spec.name)).to.include.members(["all-on", "all-on-k8s"]);
-      const rendered = validSpecs(v).flatMap((spec) => renderCluster(spec, "x"));
-      const roles = rendered.filter((o) => o.kind === "Role" || o.kind === "ClusterRole") as unknown as Array<{
-        kind: string;
-        metadata: { name: string };
-        rules: Rule[];
-      }>;
-      expect(roles.length).to.be.greaterThan(6);
-      const granted = JSON.stringify(roles.map((r) => r.rules));
-      for (const what of [
-        "networking.mesh.io",
-        "cert-manager.io",
-        "leases",
-        "nodes",
-        "metrics.k8s.io",
-        "metrics.orch.io",
-        "endpoints",
-        "persistentvolumeclaims",
-      ])
-        expect(granted).to.include(what);
-      for (const role of roles) {
-        for (const rule of role.rules) {
-          for (const group of rule.apiGroups)
-            for (const resource of rule.resources)
-              for (const verb of rule.verbs) {
-                expect(
-                  allows(clusterRules, group, resource, verb),
-                  `${role.kind} ${role.metadata.name}: ${verb} ${group}/${resource}`,
-                ).to.equal(true);
-              }
+  it(
+    "holds every permission the Roles vc renders grant, so it needs no escalate and no bind (and has neither, nor " +
+      "a wildcard)",
+    async () => {
+      expect(JSON.stringify(clusterRules)).to.not.match(/"escalate"|"bind"|"impersonate"|"\*"/);
+      // Every switch that adds to a rendered Role or ClusterRole, on, with both metrics groups vc knows.
+      const repo = mkdtempSync(join(tmpdir(), "vc-deploy-rbac-"));
+      try {
+        cpSync("clusters", join(repo, "clusters"), { recursive: true });
+        for (const [name, group] of [
+          ["all-on", "metrics.orch.io"],
+          ["all-on-k8s", "metrics.k8s.io"],
+        ] as const) {
+          mkdirSync(join(repo, "clusters", name));
+          writeFileSync(join(repo, "clusters", name, "values.yaml"), ALL_ON.replace("GROUP", group));
         }
+        const v = await loadAndValidate(repo, {});
+        const errors = v.diagnostics.filter((d) => d.severity === "error");
+        expect(errors, JSON.stringify(errors)).to.deep.equal([]);
+        expect(validSpecs(v).map((spec) => spec.name)).to.include.members(["all-on", "all-on-k8s"]);
+        const rendered = validSpecs(v).flatMap((spec) => renderCluster(spec, "x"));
+        const roles = rendered.filter((o) => o.kind === "Role" || o.kind === "ClusterRole") as unknown as Array<{
+          kind: string;
+          metadata: { name: string };
+          rules: Rule[];
+        }>;
+        expect(roles.length).to.be.greaterThan(6);
+        const granted = JSON.stringify(roles.map((r) => r.rules));
+        for (const what of [
+          "networking.mesh.io",
+          "cert-manager.io",
+          "leases",
+          "nodes",
+          "metrics.k8s.io",
+          "metrics.orch.io",
+          "endpoints",
+          "persistentvolumeclaims",
+        ])
+          expect(granted).to.include(what);
+        for (const role of roles) {
+          for (const rule of role.rules) {
+            for (const group of rule.apiGroups)
+              for (const resource of rule.resources)
+                for (const verb of rule.verbs) {
+                  expect(
+                    allows(clusterRules, group, resource, verb),
+                    `${role.kind} ${role.metadata.name}: ${verb} ${group}/${resource}`,
+                  ).to.equal(true);
+                }
+          }
+        }
+      } finally {
+        rmSync(repo, { recursive: true, force: true });
       }
-    } finally {
-      rmSync(repo, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it("runs vc reconcile with flags that exist, leader election, probes on the served paths", async () => {
     const dep = objs.find((o) => o.kind === "Deployment") as unknown as {

@@ -1,5 +1,6 @@
 // A full pass over a dir: target: each cluster's folder is read once, and the pass plans exactly what vc diff plans
-// from the same files (the manifests read synchronously, parsed by js-yaml's CommonJS build), drift edited by hand included.
+// from the same files (the manifests read synchronously, parsed by js-yaml's CommonJS build), drift edited by hand
+// included.
 import { expect } from "chai";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -74,16 +75,20 @@ describe("reconciler: a full pass over a dir: target", function () {
   const file = (cluster: string, kind: string, objName: string, apiVersion: string): string =>
     join(target.root, manifestPath(cluster, { apiVersion, kind, name: objName, namespace: `vc-${cluster}` }));
 
-  it("reads each cluster's folder once, and an up-to-date target plans as vc diff does: nothing to change", async () => {
-    await runPass(deps(), newPassState(), { kind: "full" });
-    reads = [];
-    const res = await runPass(deps(), newPassState(), { kind: "full" });
-    const names = Array.from({ length: CLUSTERS }, (_, i) => name(i)).sort();
-    expect([...reads].sort()).to.deep.equal(names);
-    expect(res.clusters.map((c) => [c.cluster, c.result])).to.deep.equal(names.map((n) => [n, "applied"]));
-    for (const r of res.clusters) expect(r.sync!.counts).to.include({ created: 0, updated: 0, deleted: 0, failed: 0 });
-    expect(changesOf(plansOf(res.clusters))).to.deep.equal(changesOf(await diffPlans()));
-  });
+  it(
+    "reads each cluster's folder once, and an up-to-date target plans as vc diff does: nothing " + "to change",
+    async () => {
+      await runPass(deps(), newPassState(), { kind: "full" });
+      reads = [];
+      const res = await runPass(deps(), newPassState(), { kind: "full" });
+      const names = Array.from({ length: CLUSTERS }, (_, i) => name(i)).sort();
+      expect([...reads].sort()).to.deep.equal(names);
+      expect(res.clusters.map((c) => [c.cluster, c.result])).to.deep.equal(names.map((n) => [n, "applied"]));
+      for (const r of res.clusters)
+        expect(r.sync!.counts).to.include({ created: 0, updated: 0, deleted: 0, failed: 0 });
+      expect(changesOf(plansOf(res.clusters))).to.deep.equal(changesOf(await diffPlans()));
+    },
+  );
 
   it("finds drift edited by hand in the hydrated files, as vc diff does, and undoes it", async () => {
     await runPass(deps(), newPassState(), { kind: "full" });
@@ -98,7 +103,8 @@ describe("reconciler: a full pass over a dir: target", function () {
     const extra = join(target.root, name(5), `vc-${name(5)}`, "configmap_stray.yaml");
     writeFileSync(
       extra,
-      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: vc-${name(5)}\n  labels:\n    vc.orch.io/inventory: ${name(5)}\ndata:\n  a: "1"\n`,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: vc-${name(5)}\n  labels:\n    ` +
+        `vc.orch.io/inventory: ${name(5)}\ndata:\n  a: "1"\n`,
     );
 
     const expected = changesOf(await diffPlans());

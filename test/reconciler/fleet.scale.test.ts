@@ -61,24 +61,28 @@ describe("reconciler at fleet scale", function () {
   });
   afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it("streams a full pass: specs are loaded a chunk at a time, and a namespace claimed across chunks is still a conflict", async () => {
-    // Two clusters in different chunks claim one host namespace: both invalid, as when the fleet was loaded at once.
-    // Sorted, chunks of 2: [billing-0005, catalog-0003] ... [search-0001]: the pair is in the first and last chunks.
-    const [first, last] = [fleetClusterName(5), fleetClusterName(1)];
-    writeFileSync(join(repo, "clusters", last, "cluster.yaml"), `namespace: vc-${first}\n`);
-    const res = await runPass(deps(new DirTarget(out), { chunkSize: 2 }), newPassState(), { kind: "full" });
-    const full = loads.filter((l) => l.detail !== "summary");
-    expect(full.length).to.equal(4);
-    expect(Math.max(...full.map((l) => l.clusters!.length))).to.equal(2);
-    const by = new Map(res.clusters.map((c) => [c.cluster, c]));
-    expect(by.get(first)!.result).to.equal("invalid");
-    expect(by.get(last)!.result).to.equal("invalid");
-    expect(by.get(last)!.message).to.include(`is also used by cluster ${first}`);
-    expect(by.get(first)!.message).to.include(`is also used by cluster ${last}`);
-    const chunkOf = (n: string) => full.findIndex((l) => l.clusters!.includes(n));
-    expect(chunkOf(first)).to.not.equal(chunkOf(last));
-    expect(res.clusters.filter((c) => c.result === "applied")).to.have.length(5);
-  });
+  it(
+    "streams a full pass: specs are loaded a chunk at a time, and a namespace claimed across chunks is still a " +
+      "conflict",
+    async () => {
+      // Two clusters in different chunks claim one host namespace: both invalid, as when the fleet was loaded at once.
+      // Sorted, chunks of 2: [billing-0005, catalog-0003] ... [search-0001]: the pair is in the first and last chunks.
+      const [first, last] = [fleetClusterName(5), fleetClusterName(1)];
+      writeFileSync(join(repo, "clusters", last, "cluster.yaml"), `namespace: vc-${first}\n`);
+      const res = await runPass(deps(new DirTarget(out), { chunkSize: 2 }), newPassState(), { kind: "full" });
+      const full = loads.filter((l) => l.detail !== "summary");
+      expect(full.length).to.equal(4);
+      expect(Math.max(...full.map((l) => l.clusters!.length))).to.equal(2);
+      const by = new Map(res.clusters.map((c) => [c.cluster, c]));
+      expect(by.get(first)!.result).to.equal("invalid");
+      expect(by.get(last)!.result).to.equal("invalid");
+      expect(by.get(last)!.message).to.include(`is also used by cluster ${first}`);
+      expect(by.get(first)!.message).to.include(`is also used by cluster ${last}`);
+      const chunkOf = (n: string) => full.findIndex((l) => l.clusters!.includes(n));
+      expect(chunkOf(first)).to.not.equal(chunkOf(last));
+      expect(res.clusters.filter((c) => c.result === "applied")).to.have.length(5);
+    },
+  );
 
   it("reads each cluster's live objects once in a full pass over dir:, and never the whole fleet's", async () => {
     await runPass(deps(new DirTarget(out)), newPassState(), { kind: "full" });

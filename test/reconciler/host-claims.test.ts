@@ -13,29 +13,33 @@ describe("reconciler: public host claims within one pass", function () {
   });
   afterEach(() => bed.close());
 
-  it("of new clusters claiming one host in one pass exactly one is applied (first name wins); the loser writes nothing, also in the next passes", async () => {
-    // name(1) and name(2) both claim name(0)'s host; none of the three is live yet; name(2) (checkout-…) sorts first.
-    const host = "s0000.example.com";
-    const [winner, ...losers] = [name(0), name(1), name(2)].sort();
-    expect(winner).to.equal(name(2));
-    for (const i of [1, 2])
-      bed.edit(`clusters/${name(i)}/mesh/gateway.yaml`, new RegExp(`s000${i}\\.example\\.com`, "g"), host);
-    bed.repo.commit("three new clusters claim one public host");
-    const state = newPassState();
-    for (const concurrency of [4, 1]) {
-      const deps = bed.deps({ concurrency }, `mirror-${concurrency}`);
-      const res = await runPass(deps, state, { kind: "full" });
-      const by = new Map(res.clusters.map((c) => [c.cluster, c]));
-      expect(by.get(winner!)!.result, by.get(winner!)!.message).to.equal("applied");
-      for (const loser of losers) {
-        expect(by.get(loser)!.result, loser).to.equal("blocked");
-        expect(by.get(loser)!.message).to.include(`public host "${host}" belongs to cluster ${winner}`);
-        expect(bed.kube.list(API, "Gateway", `vc-${loser}`), loser).to.have.length(0);
-        expect(bed.kube.list(API, "VirtualService", `vc-${loser}`), loser).to.have.length(0);
+  it(
+    "of new clusters claiming one host in one pass exactly one is applied (first name wins); the loser writes " +
+      "nothing, also in the next passes",
+    async () => {
+      // name(1) and name(2) both claim name(0)'s host; none of the three is live yet; name(2) (checkout-…) sorts first.
+      const host = "s0000.example.com";
+      const [winner, ...losers] = [name(0), name(1), name(2)].sort();
+      expect(winner).to.equal(name(2));
+      for (const i of [1, 2])
+        bed.edit(`clusters/${name(i)}/mesh/gateway.yaml`, new RegExp(`s000${i}\\.example\\.com`, "g"), host);
+      bed.repo.commit("three new clusters claim one public host");
+      const state = newPassState();
+      for (const concurrency of [4, 1]) {
+        const deps = bed.deps({ concurrency }, `mirror-${concurrency}`);
+        const res = await runPass(deps, state, { kind: "full" });
+        const by = new Map(res.clusters.map((c) => [c.cluster, c]));
+        expect(by.get(winner!)!.result, by.get(winner!)!.message).to.equal("applied");
+        for (const loser of losers) {
+          expect(by.get(loser)!.result, loser).to.equal("blocked");
+          expect(by.get(loser)!.message).to.include(`public host "${host}" belongs to cluster ${winner}`);
+          expect(bed.kube.list(API, "Gateway", `vc-${loser}`), loser).to.have.length(0);
+          expect(bed.kube.list(API, "VirtualService", `vc-${loser}`), loser).to.have.length(0);
+        }
+        expect(bed.kube.list(API, "Gateway", `vc-${winner}`)).to.have.length(1);
       }
-      expect(bed.kube.list(API, "Gateway", `vc-${winner}`)).to.have.length(1);
-    }
-  });
+    },
+  );
 
   it("an incremental pass that brings two new claimants decides them the same way", async () => {
     const state = newPassState();

@@ -1,4 +1,5 @@
-// The long-running parts: backoff while the remote is away, leader election between replicas, the webhook, folder watching.
+// The long-running parts: backoff while the remote is away, leader election between replicas, the webhook, folder
+// watching.
 import { expect } from "chai";
 import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -95,24 +96,28 @@ describe("reconciler loop", function () {
     await loop.stop();
   });
 
-  it("a standby's loop runs the full pass it is asked for once it leads (a drain with nothing to await must not wedge the loop)", async () => {
-    const events: Event[] = [];
-    let leading = false;
-    const loop = new ReconcileLoop(bed.deps({ mayWrite: () => leading }), {
-      intervalMs: 3_600_000,
-      resyncMs: 3_600_000,
-      watch: false,
-      onPass: (e) => events.push(e),
-    });
-    await loop.start();
-    expect(events).to.deep.equal([]);
-    leading = true;
-    loop.trigger({ kind: "full" });
-    const pass = (await waitFor(events, (e) => !isError(e))) as PassResult;
-    expect(pass.kind).to.equal("full");
-    expect(pass.clusters.map((c) => c.result)).to.deep.equal(["applied", "applied", "applied", "applied"]);
-    await loop.stop();
-  });
+  it(
+    "a standby's loop runs the full pass it is asked for once it leads (a drain with nothing to await must not " +
+      "wedge the loop)",
+    async () => {
+      const events: Event[] = [];
+      let leading = false;
+      const loop = new ReconcileLoop(bed.deps({ mayWrite: () => leading }), {
+        intervalMs: 3_600_000,
+        resyncMs: 3_600_000,
+        watch: false,
+        onPass: (e) => events.push(e),
+      });
+      await loop.start();
+      expect(events).to.deep.equal([]);
+      leading = true;
+      loop.trigger({ kind: "full" });
+      const pass = (await waitFor(events, (e) => !isError(e))) as PassResult;
+      expect(pass.kind).to.equal("full");
+      expect(pass.clusters.map((c) => c.result)).to.deep.equal(["applied", "applied", "applied", "applied"]);
+      await loop.stop();
+    },
+  );
 
   it("two replicas: only the lease holder writes, and the other takes over when it leaves", async () => {
     const opts = { namespace: "vc-system", leaseDurationMs: 30_000, renewDeadlineMs: 20_000 };
@@ -210,60 +215,65 @@ describe("reconciler loop", function () {
     expect(await a.tick()).to.equal(false);
   });
 
-  it("serves the webhook: a bad signature is refused without a fetch, a good one applies the pushed commit", async () => {
-    const secretFile = join(bed.tmp, "hook-secret");
-    writeFileSync(secretFile, "topsecret\n");
-    const events: Event[] = [];
-    const r = await startReconciler({
-      repo: bed.url,
-      branch: "main",
-      target: "kube",
-      kubeconfig: bed.kube.kubeconfigPath,
-      context: "test",
-      cacheDir: join(bed.tmp, "cache"),
-      intervalMs: 3_600_000,
-      resyncMs: 3_600_000,
-      listen: "127.0.0.1:0",
-      webhookSecretFile: secretFile,
-      leaderElect: false,
-      allowMassPrune: false,
-      logger: silentLogger,
-      onPass: (e) => events.push(e),
-    });
-    try {
-      await waitFor(events, (e) => !isError(e));
-      expect((await fetch(`${r.server!.url}/readyz`)).status).to.equal(200);
-      bed.edit(`clusters/${name(2)}/values.yaml`, /cpu: \d+m/, "cpu: 444m");
-      const pushed = bed.repo.commit("pushed");
-      const body = JSON.stringify({ ref: "refs/heads/main", after: pushed });
-      const fetchesBefore = bed.git.requests.length;
-      const bad = await fetch(`${r.server!.url}/webhook`, {
-        method: "POST",
-        body,
-        headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("guess", body) },
+  it(
+    "serves the webhook: a bad signature is refused without a fetch, a good one applies the " + "pushed commit",
+    async () => {
+      const secretFile = join(bed.tmp, "hook-secret");
+      writeFileSync(secretFile, "topsecret\n");
+      const events: Event[] = [];
+      const r = await startReconciler({
+        repo: bed.url,
+        branch: "main",
+        target: "kube",
+        kubeconfig: bed.kube.kubeconfigPath,
+        context: "test",
+        cacheDir: join(bed.tmp, "cache"),
+        intervalMs: 3_600_000,
+        resyncMs: 3_600_000,
+        listen: "127.0.0.1:0",
+        webhookSecretFile: secretFile,
+        leaderElect: false,
+        allowMassPrune: false,
+        logger: silentLogger,
+        onPass: (e) => events.push(e),
       });
-      expect(bad.status).to.equal(401);
-      await new Promise((res) => setTimeout(res, 200));
-      expect(bed.git.requests.length).to.equal(fetchesBefore);
-      const good = await fetch(`${r.server!.url}/webhook`, {
-        method: "POST",
-        body,
-        headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("topsecret", body) },
-      });
-      expect(good.status).to.equal(202);
-      const pass = (await waitFor(events, (e) => !isError(e) && e.revision === pushed)) as PassResult;
-      expect(pass.kind).to.equal("incremental");
-      expect(pass.clusters.map((c) => c.cluster)).to.deep.equal([name(2)]);
-      expect(bed.git.requests.length).to.be.greaterThan(fetchesBefore);
-      expect(JSON.stringify(bed.statefulSet(name(2)))).to.include("444m");
-      const metrics = await (await fetch(`${r.server!.url}/metrics`)).text();
-      expect(metrics).to.match(new RegExp(`vc_cluster_last_success_timestamp_seconds\\{cluster="${name(2)}"\\} \\d+`));
-      expect(metrics).to.match(/vc_git_fetch_duration_seconds_count\{result="ok"\} [2-9]/);
-      expect(metrics).to.include('vc_reconcile_duration_seconds_count{result="applied"} 5');
-    } finally {
-      await r.close();
-    }
-  });
+      try {
+        await waitFor(events, (e) => !isError(e));
+        expect((await fetch(`${r.server!.url}/readyz`)).status).to.equal(200);
+        bed.edit(`clusters/${name(2)}/values.yaml`, /cpu: \d+m/, "cpu: 444m");
+        const pushed = bed.repo.commit("pushed");
+        const body = JSON.stringify({ ref: "refs/heads/main", after: pushed });
+        const fetchesBefore = bed.git.requests.length;
+        const bad = await fetch(`${r.server!.url}/webhook`, {
+          method: "POST",
+          body,
+          headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("guess", body) },
+        });
+        expect(bad.status).to.equal(401);
+        await new Promise((res) => setTimeout(res, 200));
+        expect(bed.git.requests.length).to.equal(fetchesBefore);
+        const good = await fetch(`${r.server!.url}/webhook`, {
+          method: "POST",
+          body,
+          headers: { "X-GitHub-Event": "push", "X-Hub-Signature-256": sign("topsecret", body) },
+        });
+        expect(good.status).to.equal(202);
+        const pass = (await waitFor(events, (e) => !isError(e) && e.revision === pushed)) as PassResult;
+        expect(pass.kind).to.equal("incremental");
+        expect(pass.clusters.map((c) => c.cluster)).to.deep.equal([name(2)]);
+        expect(bed.git.requests.length).to.be.greaterThan(fetchesBefore);
+        expect(JSON.stringify(bed.statefulSet(name(2)))).to.include("444m");
+        const metrics = await (await fetch(`${r.server!.url}/metrics`)).text();
+        expect(metrics).to.match(
+          new RegExp(`vc_cluster_last_success_timestamp_seconds\\{cluster="${name(2)}"\\} \\d+`),
+        );
+        expect(metrics).to.match(/vc_git_fetch_duration_seconds_count\{result="ok"\} [2-9]/);
+        expect(metrics).to.include('vc_reconcile_duration_seconds_count{result="applied"} 5');
+      } finally {
+        await r.close();
+      }
+    },
+  );
 });
 
 describe("reconciler: local folder source", function () {

@@ -15,103 +15,111 @@ describe("reconciler against a git server and the API test server", function () 
   });
   afterEach(() => bed.close());
 
-  it("applies the whole fleet once, then a commit touching one cluster costs only that cluster's requests", async () => {
-    const deps = bed.deps();
-    const state = newPassState();
-    const first = await runPass(deps, state, { kind: "full" });
-    expect(first.clusters.map((c) => c.result)).to.deep.equal(Array(8).fill("applied"));
-    const c0 = bed.repo.head();
-    expect(bed.statefulSet(name(3))!.metadata.annotations![ANNOTATIONS.revision]).to.equal(c0);
-    expect(bed.statusData(name(3))).to.include({ result: "applied", lastAppliedRevision: c0 });
+  it(
+    "applies the whole fleet once, then a commit touching one cluster costs only that cluster's " + "requests",
+    async () => {
+      const deps = bed.deps();
+      const state = newPassState();
+      const first = await runPass(deps, state, { kind: "full" });
+      expect(first.clusters.map((c) => c.result)).to.deep.equal(Array(8).fill("applied"));
+      const c0 = bed.repo.head();
+      expect(bed.statefulSet(name(3))!.metadata.annotations![ANNOTATIONS.revision]).to.equal(c0);
+      expect(bed.statusData(name(3))).to.include({ result: "applied", lastAppliedRevision: c0 });
 
-    // Nothing new: no API request at all.
-    bed.kube.resetRequests();
-    const idle = await runPass(deps, state, { kind: "incremental" });
-    expect(idle.clusters).to.deep.equal([]);
-    expect(bed.kube.requests.length).to.equal(0);
+      // Nothing new: no API request at all.
+      bed.kube.resetRequests();
+      const idle = await runPass(deps, state, { kind: "incremental" });
+      expect(idle.clusters).to.deep.equal([]);
+      expect(bed.kube.requests.length).to.equal(0);
 
-    bed.edit(`clusters/${name(3)}/values.yaml`, /cpu: \d+m/, "cpu: 300m");
-    const c1 = bed.repo.commit("more cpu for one cluster");
-    bed.kube.resetRequests();
-    const res = await runPass(deps, state, { kind: "incremental" });
-    expect(res.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([[name(3), "applied"]]);
-    // The StatefulSet and the Secret holding the values change; the other objects of the cluster do not.
-    const updated = res.clusters[0]!.sync!.counts.updated;
-    expect(updated).to.equal(2);
-    // One LIST per inventory kind; vc's records of the cluster: one LIST naming it (is it migrated; the pass's memo
-    // keeps what it found and answers the inventory and status reads that follow, and the records claiming the
-    // cluster, records/store.ts: no GET) and one LIST of the records claiming its namespace; the host's public-host claims (the cluster serves a
-    // Gateway host): two LISTs and one of the records holding them; one apply per changed object, one write of its record
-    // before them (the run's apply lease) and one after (the status, the lease given up): nothing for the 7 others.
-    const claims = bed.kube.requests.filter((r) =>
-      new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)),
-    );
-    expect(claims.map((r) => r.resource).sort()).to.deep.equal(["gateways", "virtualservices"]);
-    // The objects vc plans on are LISTed from the server's watch cache; the claims and vc's records from its store, a
-    // page at a time (each page reduced before the next: a fleet's Gateways are never all held at once).
-    const lists = bed.kube.requests.filter((r) => r.verb === "list");
-    const fromCache = (r: { query: string }) => new URLSearchParams(r.query).get("resourceVersion") === "0";
-    const paged = (r: { query: string }) => Number(new URLSearchParams(r.query).get("limit")) > 0;
-    const fromStore = (r: { resource?: string; namespace?: string }) =>
-      (r.resource === "configmaps" && r.namespace === "vc-system") || claims.includes(r as (typeof claims)[number]);
-    expect(lists.filter((r) => !fromStore(r)).every(fromCache)).to.equal(true);
-    expect(lists.filter(fromStore).some(fromCache)).to.equal(false);
-    expect(claims.every(paged), "the claims are LISTed a page at a time").to.equal(true);
-    expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 2 + 3);
-    expect(
-      bed.kube.requests.filter(
-        (r) => r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`),
-      ),
-    ).to.have.length(0);
-    expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 2);
-    expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 2 + 3 + updated + 2);
-    // The records holding those claims: one LIST of every record (claims are held by any cluster of any source).
-    const claimRecords = bed.kube.requests.filter(
-      (r) =>
-        r.resource === "configmaps" &&
-        decodeURIComponent(r.query).startsWith("labelSelector=vc.orch.io/record=record&"),
-    );
-    expect(claimRecords.length).to.equal(1);
-    for (const r of bed.kube.requests.filter((x) => !claims.includes(x) && !claimRecords.includes(x))) {
-      const text = decodeURIComponent(`${r.path}?${r.query}`);
-      expect(text.includes(name(3)), text).to.equal(true);
-    }
-    const sts = bed.statefulSet(name(3))!;
-    expect(JSON.stringify(sts)).to.include("300m");
-    expect(sts.metadata.annotations![ANNOTATIONS.revision]).to.equal(c1);
-    expect(bed.statefulSet(name(2))!.metadata.annotations![ANNOTATIONS.revision]).to.equal(c0);
-    expect(bed.statusData(name(3))).to.include({ lastAppliedRevision: c1 });
-  });
+      bed.edit(`clusters/${name(3)}/values.yaml`, /cpu: \d+m/, "cpu: 300m");
+      const c1 = bed.repo.commit("more cpu for one cluster");
+      bed.kube.resetRequests();
+      const res = await runPass(deps, state, { kind: "incremental" });
+      expect(res.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([[name(3), "applied"]]);
+      // The StatefulSet and the Secret holding the values change; the other objects of the cluster do not.
+      const updated = res.clusters[0]!.sync!.counts.updated;
+      expect(updated).to.equal(2);
+      // One LIST per inventory kind; vc's records of the cluster: one LIST naming it (is it migrated; the pass's memo
+      // keeps what it found and answers the inventory and status reads that follow, and the records claiming the
+      // cluster, records/store.ts: no GET) and one LIST of the records claiming its namespace; the host's public-host
+      // claims (the cluster serves a Gateway host): two LISTs and one of the records holding them; one apply per
+      // changed object, one write of its record before them (the run's apply lease) and one after (the status, the
+      // lease given up): nothing for the 7 others.
+      const claims = bed.kube.requests.filter((r) =>
+        new RegExp(`labelSelector=${LABELS.inventory}(&|$)`).test(decodeURIComponent(r.query)),
+      );
+      expect(claims.map((r) => r.resource).sort()).to.deep.equal(["gateways", "virtualservices"]);
+      // The objects vc plans on are LISTed from the server's watch cache; the claims and vc's records from its store, a
+      // page at a time (each page reduced before the next: a fleet's Gateways are never all held at once).
+      const lists = bed.kube.requests.filter((r) => r.verb === "list");
+      const fromCache = (r: { query: string }) => new URLSearchParams(r.query).get("resourceVersion") === "0";
+      const paged = (r: { query: string }) => Number(new URLSearchParams(r.query).get("limit")) > 0;
+      const fromStore = (r: { resource?: string; namespace?: string }) =>
+        (r.resource === "configmaps" && r.namespace === "vc-system") || claims.includes(r as (typeof claims)[number]);
+      expect(lists.filter((r) => !fromStore(r)).every(fromCache)).to.equal(true);
+      expect(lists.filter(fromStore).some(fromCache)).to.equal(false);
+      expect(claims.every(paged), "the claims are LISTed a page at a time").to.equal(true);
+      expect(bed.kube.countRequests({ method: "GET" })).to.equal(INVENTORY_TYPES.length + 2 + 3);
+      expect(
+        bed.kube.requests.filter(
+          (r) =>
+            r.method === "GET" && r.path.startsWith(`/api/v1/namespaces/vc-system/configmaps/vc-record-${name(3)}-`),
+        ),
+      ).to.have.length(0);
+      expect(bed.kube.countRequests({ method: "PATCH" })).to.equal(updated + 2);
+      expect(bed.kube.requests.length).to.equal(INVENTORY_TYPES.length + 2 + 3 + updated + 2);
+      // The records holding those claims: one LIST of every record (claims are held by any cluster of any source).
+      const claimRecords = bed.kube.requests.filter(
+        (r) =>
+          r.resource === "configmaps" &&
+          decodeURIComponent(r.query).startsWith("labelSelector=vc.orch.io/record=record&"),
+      );
+      expect(claimRecords.length).to.equal(1);
+      for (const r of bed.kube.requests.filter((x) => !claims.includes(x) && !claimRecords.includes(x))) {
+        const text = decodeURIComponent(`${r.path}?${r.query}`);
+        expect(text.includes(name(3)), text).to.equal(true);
+      }
+      const sts = bed.statefulSet(name(3))!;
+      expect(JSON.stringify(sts)).to.include("300m");
+      expect(sts.metadata.annotations![ANNOTATIONS.revision]).to.equal(c1);
+      expect(bed.statefulSet(name(2))!.metadata.annotations![ANNOTATIONS.revision]).to.equal(c0);
+      expect(bed.statusData(name(3))).to.include({ lastAppliedRevision: c1 });
+    },
+  );
 
-  it("keeps the last good revision live when a commit makes a cluster invalid, and says why; other clusters go on", async () => {
-    const deps = bed.deps();
-    const state = newPassState();
-    await runPass(deps, state, { kind: "full" });
-    const good = bed.repo.head();
-    bed.edit(`clusters/${name(1)}/values.yaml`, /cpu: \d+m/, "cpu: lots");
-    bed.edit(`clusters/${name(2)}/values.yaml`, /cpu: \d+m/, "cpu: 600m");
-    const bad = bed.repo.commit("typo in one cluster, change in another");
-    const res = await runPass(deps, state, { kind: "incremental" });
-    const byName = Object.fromEntries(res.clusters.map((c) => [c.cluster, c]));
-    expect(byName[name(1)]!.result).to.equal("invalid");
-    expect(byName[name(1)]!.message).to.match(new RegExp(`clusters/${name(1)}/values.yaml:\\d+:\\d+`));
-    expect(byName[name(1)]!.message).to.include(`${good.slice(0, 12)} stays live`);
-    expect(byName[name(2)]!.result).to.equal("applied");
-    expect(res.problems).to.equal(1);
-    const sts = bed.statefulSet(name(1))!;
-    expect(sts.metadata.annotations![ANNOTATIONS.revision]).to.equal(good);
-    expect(JSON.stringify(sts)).to.not.include("lots");
-    const status = bed.statusData(name(1))!;
-    expect(status).to.include({ result: "invalid", lastAppliedRevision: good, lastAttemptedRevision: bad });
-    expect(JSON.parse(status.history!)).to.have.length(2);
+  it(
+    "keeps the last good revision live when a commit makes a cluster invalid, and says why; other " + "clusters go on",
+    async () => {
+      const deps = bed.deps();
+      const state = newPassState();
+      await runPass(deps, state, { kind: "full" });
+      const good = bed.repo.head();
+      bed.edit(`clusters/${name(1)}/values.yaml`, /cpu: \d+m/, "cpu: lots");
+      bed.edit(`clusters/${name(2)}/values.yaml`, /cpu: \d+m/, "cpu: 600m");
+      const bad = bed.repo.commit("typo in one cluster, change in another");
+      const res = await runPass(deps, state, { kind: "incremental" });
+      const byName = Object.fromEntries(res.clusters.map((c) => [c.cluster, c]));
+      expect(byName[name(1)]!.result).to.equal("invalid");
+      expect(byName[name(1)]!.message).to.match(new RegExp(`clusters/${name(1)}/values.yaml:\\d+:\\d+`));
+      expect(byName[name(1)]!.message).to.include(`${good.slice(0, 12)} stays live`);
+      expect(byName[name(2)]!.result).to.equal("applied");
+      expect(res.problems).to.equal(1);
+      const sts = bed.statefulSet(name(1))!;
+      expect(sts.metadata.annotations![ANNOTATIONS.revision]).to.equal(good);
+      expect(JSON.stringify(sts)).to.not.include("lots");
+      const status = bed.statusData(name(1))!;
+      expect(status).to.include({ result: "invalid", lastAppliedRevision: good, lastAttemptedRevision: bad });
+      expect(JSON.parse(status.history!)).to.have.length(2);
 
-    // The fix applies.
-    bed.edit(`clusters/${name(1)}/values.yaml`, /cpu: lots/, "cpu: 250m");
-    const fixed = bed.repo.commit("fix");
-    const again = await runPass(deps, state, { kind: "incremental" });
-    expect(again.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([[name(1), "applied"]]);
-    expect(bed.statusData(name(1))).to.include({ result: "applied", lastAppliedRevision: fixed });
-  });
+      // The fix applies.
+      bed.edit(`clusters/${name(1)}/values.yaml`, /cpu: lots/, "cpu: 250m");
+      const fixed = bed.repo.commit("fix");
+      const again = await runPass(deps, state, { kind: "incremental" });
+      expect(again.clusters.map((c) => [c.cluster, c.result])).to.deep.equal([[name(1), "applied"]]);
+      expect(bed.statusData(name(1))).to.include({ result: "applied", lastAppliedRevision: fixed });
+    },
+  );
 
   it("follows a force-push: clusters changed by the discarded commit are put back", async () => {
     const deps = bed.deps();

@@ -41,41 +41,45 @@ describe("reconciler: server warnings in its JSON log", function () {
     return { res, lines, warnings };
   };
 
-  it("logs each warning of a cluster's write as one warn line naming the object and the cluster, nothing on the process sink", async () => {
-    bed.kube.faults.add({
-      method: "PATCH",
-      path: /\/statefulsets\//,
-      warning: "spec.template: the host says mind the gap",
-    });
-    const first = await run("a");
-    expect(first.res.clusters.map((c) => c.result)).to.deep.equal(["applied", "applied"]);
-    const got = first.warnings.map((w) => ({
-      cluster: w.cluster,
-      object: w.object,
-      warning: w.warning,
-      level: w.level,
-    }));
-    expect(got).to.have.deep.members(
-      [0, 1].map((i) => ({
-        cluster: name(i),
-        object: `statefulsets vc-${name(i)}/${name(i)}`,
+  it(
+    "logs each warning of a cluster's write as one warn line naming the object and the cluster, nothing on the " +
+      "process sink",
+    async () => {
+      bed.kube.faults.add({
+        method: "PATCH",
+        path: /\/statefulsets\//,
         warning: "spec.template: the host says mind the gap",
-        level: "warn",
-      })),
-    );
-    expect(first.warnings).to.have.length(2);
-    expect(String(first.warnings[0]!.request)).to.match(/^PATCH \/apis\/apps\/v1\/namespaces\//);
-    expect(serverWarnings(), "the process sink (stderr) told nothing").to.deep.equal([]);
+      });
+      const first = await run("a");
+      expect(first.res.clusters.map((c) => c.result)).to.deep.equal(["applied", "applied"]);
+      const got = first.warnings.map((w) => ({
+        cluster: w.cluster,
+        object: w.object,
+        warning: w.warning,
+        level: w.level,
+      }));
+      expect(got).to.have.deep.members(
+        [0, 1].map((i) => ({
+          cluster: name(i),
+          object: `statefulsets vc-${name(i)}/${name(i)}`,
+          warning: "spec.template: the host says mind the gap",
+          level: "warn",
+        })),
+      );
+      expect(first.warnings).to.have.length(2);
+      expect(String(first.warnings[0]!.request)).to.match(/^PATCH \/apis\/apps\/v1\/namespaces\//);
+      expect(serverWarnings(), "the process sink (stderr) told nothing").to.deep.equal([]);
 
-    // A second run in the same process tells its own warnings to its own log; the first run's log gets none of them.
-    bed.edit(`clusters/${name(0)}/values.yaml`, /cpu: \d+m/, "cpu: 300m");
-    bed.repo.commit("a change that patches name(0)'s StatefulSet again");
-    const linesBefore = first.lines.length;
-    const second = await run("b");
-    expect(second.warnings.map((w) => `${w.cluster} ${w.object}`)).to.deep.equal([
-      `${name(0)} statefulsets vc-${name(0)}/${name(0)}`,
-    ]);
-    expect(first.lines).to.have.length(linesBefore);
-    expect(serverWarnings()).to.deep.equal([]);
-  });
+      // A second run in the same process tells its own warnings to its own log; the first run's log gets none of them.
+      bed.edit(`clusters/${name(0)}/values.yaml`, /cpu: \d+m/, "cpu: 300m");
+      bed.repo.commit("a change that patches name(0)'s StatefulSet again");
+      const linesBefore = first.lines.length;
+      const second = await run("b");
+      expect(second.warnings.map((w) => `${w.cluster} ${w.object}`)).to.deep.equal([
+        `${name(0)} statefulsets vc-${name(0)}/${name(0)}`,
+      ]);
+      expect(first.lines).to.have.length(linesBefore);
+      expect(serverWarnings()).to.deep.equal([]);
+    },
+  );
 });

@@ -21,42 +21,50 @@ describe("reconciler: webhook slots (table)", () => {
     minBytesPerSecond: 100,
   };
 
-  it("refuses an address past its cap; when full, a newcomer takes the oldest slot of the heaviest address, never of an equal one", () => {
-    let t = 0;
-    const slots = new WebhookSlots(limits, () => t);
-    const a1 = slots.admit("a");
-    t = 1;
-    expect(slots.admit("a")).to.have.property("admitted");
-    expect(slots.admit("a")).to.deep.equal({ refused: "address" });
-    expect(slots.admit("b")).to.have.property("admitted");
-    expect(slots.admit("c")).to.have.property("admitted");
-    expect(slots.size).to.equal(4);
-    // Full: a holds 2, d holds 0: d takes a's oldest.
-    const d = slots.admit("d");
-    expect("admitted" in d && d.evicted).to.equal("admitted" in a1 && a1.admitted);
-    expect(slots.held("a")).to.equal(1);
-    // Now every address holds one: a fifth address takes the oldest slot (none is past the grace period yet).
-    const e = slots.admit("e");
-    expect("admitted" in e && e.evicted?.address).to.equal("a");
-    expect(slots.size).to.equal(4);
-  });
+  it(
+    "refuses an address past its cap; when full, a newcomer takes the oldest slot of the heaviest address, never " +
+      "of an equal one",
+    () => {
+      let t = 0;
+      const slots = new WebhookSlots(limits, () => t);
+      const a1 = slots.admit("a");
+      t = 1;
+      expect(slots.admit("a")).to.have.property("admitted");
+      expect(slots.admit("a")).to.deep.equal({ refused: "address" });
+      expect(slots.admit("b")).to.have.property("admitted");
+      expect(slots.admit("c")).to.have.property("admitted");
+      expect(slots.size).to.equal(4);
+      // Full: a holds 2, d holds 0: d takes a's oldest.
+      const d = slots.admit("d");
+      expect("admitted" in d && d.evicted).to.equal("admitted" in a1 && a1.admitted);
+      expect(slots.held("a")).to.equal(1);
+      // Now every address holds one: a fifth address takes the oldest slot (none is past the grace period yet).
+      const e = slots.admit("e");
+      expect("admitted" in e && e.evicted?.address).to.equal("a");
+      expect(slots.size).to.equal(4);
+    },
+  );
 
-  it("issue #38 case 11: when every address holds one, a newcomer takes the slot of the slowest sender past the grace", () => {
-    let t = 0;
-    const slots = new WebhookSlots(limits, () => t);
-    const held = ["a", "b", "c", "d"].map((a) => slots.admit(a));
-    const rates = [300, 120, 200, 5_000];
-    t = 2_000;
-    held.forEach((h, i) => {
-      if ("admitted" in h) h.admitted.bytes = rates[i]! * 2;
-    });
-    const e = slots.admit("e");
-    expect("admitted" in e && e.evicted?.address).to.equal("b");
-    // The newcomer is within its grace: the next one takes the next slowest, never the newcomer.
-    const f = slots.admit("f");
-    expect("admitted" in f && f.evicted?.address).to.equal("c");
-    expect(slots.held("e") + slots.held("f")).to.equal(2);
-  });
+  it(
+    "issue #38 case 11: when every address holds one, a newcomer takes the slot of the slowest sender past " +
+      "the grace",
+    () => {
+      let t = 0;
+      const slots = new WebhookSlots(limits, () => t);
+      const held = ["a", "b", "c", "d"].map((a) => slots.admit(a));
+      const rates = [300, 120, 200, 5_000];
+      t = 2_000;
+      held.forEach((h, i) => {
+        if ("admitted" in h) h.admitted.bytes = rates[i]! * 2;
+      });
+      const e = slots.admit("e");
+      expect("admitted" in e && e.evicted?.address).to.equal("b");
+      // The newcomer is within its grace: the next one takes the next slowest, never the newcomer.
+      const f = slots.admit("f");
+      expect("admitted" in f && f.evicted?.address).to.equal("c");
+      expect(slots.held("e") + slots.held("f")).to.equal(2);
+    },
+  );
 
   it("gives up a slot past the body deadline, or below the minimum rate once the grace period is over", () => {
     let t = 0;
@@ -107,7 +115,10 @@ describe("reconciler: webhook slots under a slow-body flood (real sockets)", fun
     srv = undefined;
   });
 
-  /** A sender that sends headers with a wrong signature and one byte of a 1000-byte body, then holds on; resolves with the status it gets. */
+  /**
+   * A sender that sends headers with a wrong signature and one byte of a 1000-byte body, then holds on; resolves with
+   * the status it gets.
+   */
   const dribble = (url: string, localAddress: string): Promise<number> =>
     new Promise((resolve) => {
       const req = request(`${url}${WEBHOOK_PATH}`, {
@@ -160,25 +171,32 @@ describe("reconciler: webhook slots under a slow-body flood (real sockets)", fun
     return got;
   };
 
-  it("100 slow connections from one address hold at most its share; a genuine push from another is accepted", async () => {
-    const { url } = await start({ bodyTimeoutMs: 600_000, rateGraceMs: 600_000 });
-    const flood = Array.from({ length: 100 }, () => dribble(url, "127.0.0.1"));
-    const refused = await settled(flood, 100 - DEFAULT_WEBHOOK_LIMITS.perAddress);
-    expect(new Set(refused)).to.deep.equal(new Set([503]));
-    const before = pushes.length;
-    expect(await push(url, "127.0.0.2", "genuine-1")).to.equal(202);
-    expect(pushes.slice(before)).to.deep.equal(["genuine-1"]);
-  });
+  it(
+    "100 slow connections from one address hold at most its share; a genuine push from another is " + "accepted",
+    async () => {
+      const { url } = await start({ bodyTimeoutMs: 600_000, rateGraceMs: 600_000 });
+      const flood = Array.from({ length: 100 }, () => dribble(url, "127.0.0.1"));
+      const refused = await settled(flood, 100 - DEFAULT_WEBHOOK_LIMITS.perAddress);
+      expect(new Set(refused)).to.deep.equal(new Set([503]));
+      const before = pushes.length;
+      expect(await push(url, "127.0.0.2", "genuine-1")).to.equal(202);
+      expect(pushes.slice(before)).to.deep.equal(["genuine-1"]);
+    },
+  );
 
-  it("100 slow connections from ten addresses filling every slot: a genuine push from an eleventh takes a slot and is accepted", async () => {
-    const { url } = await start({ bodyTimeoutMs: 600_000, rateGraceMs: 600_000 });
-    const flood = Array.from({ length: 100 }, (_, i) => dribble(url, `127.0.1.${(i % 10) + 1}`));
-    // 16 slots: each of the ten addresses holds one or two, the rest are refused.
-    const refused = await settled(flood, 100 - DEFAULT_WEBHOOK_LIMITS.maxPending);
-    expect(new Set(refused)).to.deep.equal(new Set([503]));
-    for (const n of [1, 2, 3]) expect(await push(url, "127.0.0.2", `genuine-${n}`)).to.equal(202);
-    expect(pushes.slice(-3)).to.deep.equal(["genuine-1", "genuine-2", "genuine-3"]);
-  });
+  it(
+    "100 slow connections from ten addresses filling every slot: a genuine push from an eleventh takes a slot and " +
+      "is accepted",
+    async () => {
+      const { url } = await start({ bodyTimeoutMs: 600_000, rateGraceMs: 600_000 });
+      const flood = Array.from({ length: 100 }, (_, i) => dribble(url, `127.0.1.${(i % 10) + 1}`));
+      // 16 slots: each of the ten addresses holds one or two, the rest are refused.
+      const refused = await settled(flood, 100 - DEFAULT_WEBHOOK_LIMITS.maxPending);
+      expect(new Set(refused)).to.deep.equal(new Set([503]));
+      for (const n of [1, 2, 3]) expect(await push(url, "127.0.0.2", `genuine-${n}`)).to.equal(202);
+      expect(pushes.slice(-3)).to.deep.equal(["genuine-1", "genuine-2", "genuine-3"]);
+    },
+  );
 
   it("a body below the minimum rate is cut short with 408, freeing its slot for a genuine push", async () => {
     const { url } = await start({ bodyTimeoutMs: 2_000, rateGraceMs: 50, minBytesPerSecond: 1024 });
@@ -212,21 +230,25 @@ describe("reconciler: webhook slots under a slow-body flood (real sockets)", fun
       held.push(req);
     });
 
-  it("issue #38 case 11: sixteen addresses each trickling one badly signed body above the minimum rate refuse no genuine push", async () => {
-    const { url } = await start({ bodyTimeoutMs: 600_000, rateGraceMs: 100, minBytesPerSecond: 1024 });
-    const flood = Array.from({ length: 16 }, (_, i) => trickle(url, `127.0.3.${i + 1}`));
-    // Every slot is held once the sixteenth sender has been read from.
-    await new Promise<void>((resolve) => {
-      const check = setInterval(() => {
-        if (held.length === 16) clearInterval(check), resolve();
-      }, 10);
-    });
-    const statuses: number[] = [];
-    for (let n = 1; n <= 37; n++) statuses.push(await push(url, "127.0.0.2", `genuine-${n}`));
-    expect(statuses.filter((s) => s !== 202)).to.deep.equal([]);
-    expect(pushes.slice(-37)).to.deep.equal(Array.from({ length: 37 }, (_, i) => `genuine-${i + 1}`));
-    void flood;
-  });
+  it(
+    "issue #38 case 11: sixteen addresses each trickling one badly signed body above the minimum rate refuse no " +
+      "genuine push",
+    async () => {
+      const { url } = await start({ bodyTimeoutMs: 600_000, rateGraceMs: 100, minBytesPerSecond: 1024 });
+      const flood = Array.from({ length: 16 }, (_, i) => trickle(url, `127.0.3.${i + 1}`));
+      // Every slot is held once the sixteenth sender has been read from.
+      await new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (held.length === 16) clearInterval(check), resolve();
+        }, 10);
+      });
+      const statuses: number[] = [];
+      for (let n = 1; n <= 37; n++) statuses.push(await push(url, "127.0.0.2", `genuine-${n}`));
+      expect(statuses.filter((s) => s !== 202)).to.deep.equal([]);
+      expect(pushes.slice(-37)).to.deep.equal(Array.from({ length: 37 }, (_, i) => `genuine-${i + 1}`));
+      void flood;
+    },
+  );
 
   it("a sender that never finishes its headers is disconnected at the header deadline", async () => {
     const { url } = await start({ headersTimeoutMs: 100 });

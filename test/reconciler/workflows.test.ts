@@ -29,17 +29,20 @@ describe(".github/workflows", () => {
     for (const cmd of ["npm ci", "npm run typecheck", "npm test"]) expect(text).to.include(cmd);
   });
 
-  it("pull requests validate with annotations and post a markdown plan; drift runs on a schedule with --exit-code", () => {
-    const pr = runs(workflows["pull-request.yml"]!).join("\n");
-    expect(pr).to.include("vc validate --format github");
-    expect(pr).to.match(/vc(\.js)? diff .*-o markdown/);
-    expect(pr)
-      .to.match(/--target kube/)
-      .and.to.match(/--target "dir:/);
-    const drift = workflows["drift.yml"]!;
-    expect(Object.keys(drift.on as object)).to.include("schedule");
-    expect(runs(drift).join("\n")).to.match(/vc diff .*--exit-code/);
-  });
+  it(
+    "pull requests validate with annotations and post a markdown plan; drift runs on a schedule with " + "--exit-code",
+    () => {
+      const pr = runs(workflows["pull-request.yml"]!).join("\n");
+      expect(pr).to.include("vc validate --format github");
+      expect(pr).to.match(/vc(\.js)? diff .*-o markdown/);
+      expect(pr)
+        .to.match(/--target kube/)
+        .and.to.match(/--target "dir:/);
+      const drift = workflows["drift.yml"]!;
+      expect(Object.keys(drift.on as object)).to.include("schedule");
+      expect(runs(drift).join("\n")).to.match(/vc diff .*--exit-code/);
+    },
+  );
 
   it("calls vc only with commands and options that exist", async () => {
     const program = await buildProgram();

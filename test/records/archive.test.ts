@@ -55,42 +55,46 @@ describe("status history and its archive (pure)", () => {
     expect(toData(next)).to.not.have.property("spilled");
   });
 
-  it("record cuts a runaway message (status and entry), keeps who applied the live revision, and clears it when the reconciler applies", () => {
-    const huge = `object failed: ${"x".repeat(200_000)}`;
-    let s = record(
-      undefined,
-      "a",
-      "vc-a",
-      entry(1, { result: "failed", message: huge, via: "apply", by: "alice", byFrom: "SelfSubjectReview" }),
-    );
-    expect(s.message!.length).to.equal(MESSAGE_LIMIT);
-    expect(s.message).to.match(/\.\.\. \(truncated\)$/);
-    expect(s.history[0]!.message!.length).to.equal(MESSAGE_LIMIT);
-    expect(s.lastAppliedBy).to.equal(undefined); // a failed run applied nothing
-    s = record(s, "a", "vc-a", entry(2, { via: "apply", by: "alice", byFrom: "SelfSubjectReview" }));
-    expect([s.lastAppliedRevision, s.lastAppliedBy, s.lastAppliedVia, appliedBy(s)]).to.deep.equal([
-      "c2",
-      "alice",
-      "apply",
-      "alice (vc apply)",
-    ]);
-    const back = fromData(toData(s))!;
-    expect([
-      back.lastAppliedBy,
-      back.lastAppliedVia,
-      back.history[0]!.by,
-      back.history[0]!.byFrom,
-      back.history[0]!.via,
-    ]).to.deep.equal(["alice", "apply", "alice", "SelfSubjectReview", "apply"]);
-    s = record(s, "a", "vc-a", entry(3));
-    expect([
-      s.lastAppliedBy,
-      s.lastAppliedVia,
-      appliedBy(s),
-      actorOf(s.history[0]!),
-      actorOf(s.history[1]!),
-    ]).to.deep.equal([undefined, undefined, "reconciler", "reconciler", "alice (vc apply)"]);
-  });
+  it(
+    "record cuts a runaway message (status and entry), keeps who applied the live revision, and clears it when " +
+      "the reconciler applies",
+    () => {
+      const huge = `object failed: ${"x".repeat(200_000)}`;
+      let s = record(
+        undefined,
+        "a",
+        "vc-a",
+        entry(1, { result: "failed", message: huge, via: "apply", by: "alice", byFrom: "SelfSubjectReview" }),
+      );
+      expect(s.message!.length).to.equal(MESSAGE_LIMIT);
+      expect(s.message).to.match(/\.\.\. \(truncated\)$/);
+      expect(s.history[0]!.message!.length).to.equal(MESSAGE_LIMIT);
+      expect(s.lastAppliedBy).to.equal(undefined); // a failed run applied nothing
+      s = record(s, "a", "vc-a", entry(2, { via: "apply", by: "alice", byFrom: "SelfSubjectReview" }));
+      expect([s.lastAppliedRevision, s.lastAppliedBy, s.lastAppliedVia, appliedBy(s)]).to.deep.equal([
+        "c2",
+        "alice",
+        "apply",
+        "alice (vc apply)",
+      ]);
+      const back = fromData(toData(s))!;
+      expect([
+        back.lastAppliedBy,
+        back.lastAppliedVia,
+        back.history[0]!.by,
+        back.history[0]!.byFrom,
+        back.history[0]!.via,
+      ]).to.deep.equal(["alice", "apply", "alice", "SelfSubjectReview", "apply"]);
+      s = record(s, "a", "vc-a", entry(3));
+      expect([
+        s.lastAppliedBy,
+        s.lastAppliedVia,
+        appliedBy(s),
+        actorOf(s.history[0]!),
+        actorOf(s.history[1]!),
+      ]).to.deep.equal([undefined, undefined, "reconciler", "reconciler", "alice (vc apply)"]);
+    },
+  );
 
   it("reads a status in the format the reconciler wrote before vc apply recorded runs", () => {
     const old = {
@@ -114,47 +118,56 @@ describe("status history and its archive (pure)", () => {
     expect(s.damagedHistory).to.equal(undefined);
   });
 
-  it("the archive keeps the newest entries within the depth, dropping the oldest first, each reconciliation once", () => {
-    const stored = [entry(5), entry(4), entry(3), entry(2), entry(1)];
-    const next = nextArchive(stored, [entry(6), entry(5)], 4);
-    expect(next.map((r) => r.revision)).to.deep.equal(["c6", "c5", "c4", "c3"]);
-    expect(mergeEntries([entry(3), entry(2)], [entry(2), entry(1)]).map((r) => r.revision)).to.deep.equal([
-      "c3",
-      "c2",
-      "c1",
-    ]);
-    // Record order, not clock order: a laptop's clock behind the reconciler's does not reorder the history.
-    expect(
-      mergeEntries([entry(1, { revision: "newer" })], [entry(9, { revision: "older" })]).map((r) => r.revision),
-    ).to.deep.equal(["newer", "older"]);
-    expect(archiveDepth(DEFAULT_HISTORY_LIMIT)).to.equal(DEFAULT_HISTORY_LIMIT - HISTORY_LIMIT);
-    expect(archiveDepth(HISTORY_LIMIT)).to.equal(0);
-  });
+  it(
+    "the archive keeps the newest entries within the depth, dropping the oldest first, each " + "reconciliation once",
+    () => {
+      const stored = [entry(5), entry(4), entry(3), entry(2), entry(1)];
+      const next = nextArchive(stored, [entry(6), entry(5)], 4);
+      expect(next.map((r) => r.revision)).to.deep.equal(["c6", "c5", "c4", "c3"]);
+      expect(mergeEntries([entry(3), entry(2)], [entry(2), entry(1)]).map((r) => r.revision)).to.deep.equal([
+        "c3",
+        "c2",
+        "c1",
+      ]);
+      // Record order, not clock order: a laptop's clock behind the reconciler's does not reorder the history.
+      expect(
+        mergeEntries([entry(1, { revision: "newer" })], [entry(9, { revision: "older" })]).map((r) => r.revision),
+      ).to.deep.equal(["newer", "older"]);
+      expect(archiveDepth(DEFAULT_HISTORY_LIMIT)).to.equal(DEFAULT_HISTORY_LIMIT - HISTORY_LIMIT);
+      expect(archiveDepth(HISTORY_LIMIT)).to.equal(0);
+    },
+  );
 
-  it("the archive drops the oldest entries by bytes as well as by count: 600 entries with 2 KiB messages of 4-byte characters stay within the budget", () => {
-    let archive: Reconciliation[] = [];
-    let s: ClusterStatus | undefined;
-    for (let i = 1; i <= 600; i++) {
-      // A message of emoji: 4 bytes each in UTF-8 (2 UTF-16 units), so the cut message is about 4 KiB.
-      s = record(
-        s,
-        "a",
-        "vc-a",
-        entry(i, { result: "failed", message: "\u{1F525}".repeat(5000), via: "apply", by: "b".repeat(1000) }),
+  it(
+    "the archive drops the oldest entries by bytes as well as by count: 600 entries with 2 KiB messages of 4-byte " +
+      "characters stay within the budget",
+    () => {
+      let archive: Reconciliation[] = [];
+      let s: ClusterStatus | undefined;
+      for (let i = 1; i <= 600; i++) {
+        // A message of emoji: 4 bytes each in UTF-8 (2 UTF-16 units), so the cut message is about 4 KiB.
+        s = record(
+          s,
+          "a",
+          "vc-a",
+          entry(i, { result: "failed", message: "\u{1F525}".repeat(5000), via: "apply", by: "b".repeat(1000) }),
+        );
+        if (s.spilled) archive = nextArchive(archive, s.spilled, 100_000);
+      }
+      expect(bytes(archive)).to.be.at.most(HISTORY_BYTES);
+      expect(bytes(archive)).to.be.greaterThan(HISTORY_BYTES - 10_000);
+      // The newest that fit, in order, right below the status's own 10: no gap, nothing older kept.
+      const newest = 600 - HISTORY_LIMIT;
+      expect(archive.map((r) => r.revision)).to.deep.equal(
+        Array.from({ length: archive.length }, (_, k) => `c${newest - k}`),
       );
-      if (s.spilled) archive = nextArchive(archive, s.spilled, 100_000);
-    }
-    expect(bytes(archive)).to.be.at.most(HISTORY_BYTES);
-    expect(bytes(archive)).to.be.greaterThan(HISTORY_BYTES - 10_000);
-    // The newest that fit, in order, right below the status's own 10: no gap, nothing older kept.
-    const newest = 600 - HISTORY_LIMIT;
-    expect(archive.map((r) => r.revision)).to.deep.equal(
-      Array.from({ length: archive.length }, (_, k) => `c${newest - k}`),
-    );
-    expect(archive.length).to.be.within(100, 130);
-    // A cut never splits a character.
-    expect(archive.every((r) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(r.message!))).to.equal(true);
-    // The status itself: 10 entries of at most MESSAGE_LIMIT characters each, far below a ConfigMap's 1 MiB.
-    expect(Object.values(toData(s!)).reduce((n, v) => n + Buffer.byteLength(v, "utf8"), 0)).to.be.lessThan(200 * 1024);
-  });
+      expect(archive.length).to.be.within(100, 130);
+      // A cut never splits a character.
+      expect(archive.every((r) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(r.message!))).to.equal(true);
+      // The status itself: 10 entries of at most MESSAGE_LIMIT characters each, far below a ConfigMap's 1 MiB.
+      expect(Object.values(toData(s!)).reduce((n, v) => n + Buffer.byteLength(v, "utf8"), 0)).to.be.lessThan(
+        200 * 1024,
+      );
+    },
+  );
 });

@@ -54,70 +54,81 @@ describe("records/store: the memo of a unit of work", () => {
     expect([lists(), gets()]).to.deep.equal([2, 1]);
   });
 
-  it("puts its own writes into the memo as the server answered them: created, changed and deleted records", async () => {
-    store.memoize({ fleet: true });
-    await store.list();
-    await store.writeInventory("mine", "c", "vc-c", ["Namespace//vc-c"]);
-    await store.writeInventory("mine", "a", "vc-a", ["Namespace//vc-a", "v1/ConfigMap/vc-a/x"]);
-    await store.forget("mine", "b");
-    const listed = await store.list();
-    expect(listed.map((r) => [r.cluster, r.inventory.length])).to.deep.equal([
-      ["a", 2],
-      ["c", 1],
-    ]);
-    // The created record has the server's creationTimestamp: its claim's age, for the older-record rule.
-    expect(listed.find((r) => r.cluster === "c")!.since).to.match(/^\d{4}-/);
-    expect((await store.read("mine", "c"))?.hostNamespace).to.equal("vc-c");
-    expect(lists()).to.equal(1);
-  });
+  it(
+    "puts its own writes into the memo as the server answered them: created, changed and deleted " + "records",
+    async () => {
+      store.memoize({ fleet: true });
+      await store.list();
+      await store.writeInventory("mine", "c", "vc-c", ["Namespace//vc-c"]);
+      await store.writeInventory("mine", "a", "vc-a", ["Namespace//vc-a", "v1/ConfigMap/vc-a/x"]);
+      await store.forget("mine", "b");
+      const listed = await store.list();
+      expect(listed.map((r) => [r.cluster, r.inventory.length])).to.deep.equal([
+        ["a", 2],
+        ["c", 1],
+      ]);
+      // The created record has the server's creationTimestamp: its claim's age, for the older-record rule.
+      expect(listed.find((r) => r.cluster === "c")!.since).to.match(/^\d{4}-/);
+      expect((await store.read("mine", "c"))?.hostNamespace).to.equal("vc-c");
+      expect(lists()).to.equal(1);
+    },
+  );
 
-  it("sees a rival's record created since in the next unit of work, and without a LIST keeps each record read by name", async () => {
-    store.memoize({ fleet: true });
-    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal([
-      "mine",
-    ]);
-    await rival.writeInventory("theirs", "a", "vc-a", []);
-    // Within the unit the memo stands (the chunk started from that LIST, as it did before the memo)...
-    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal([
-      "mine",
-    ]);
-    // ...the next unit LISTs again and sees the rival (older first: mine).
-    store.memoize({ fleet: true });
-    expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal([
-      "mine",
-      "theirs",
-    ]);
-    expect(lists()).to.equal(2);
+  it(
+    "sees a rival's record created since in the next unit of work, and without a LIST keeps each record read " +
+      "by name",
+    async () => {
+      store.memoize({ fleet: true });
+      expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal([
+        "mine",
+      ]);
+      await rival.writeInventory("theirs", "a", "vc-a", []);
+      // Within the unit the memo stands (the chunk started from that LIST, as it did before the memo)...
+      expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal([
+        "mine",
+      ]);
+      // ...the next unit LISTs again and sees the rival (older first: mine).
+      store.memoize({ fleet: true });
+      expect((await store.claimants([{ cluster: "a", hostNamespace: "vc-a" }])).map((r) => r.source)).to.deep.equal([
+        "mine",
+        "theirs",
+      ]);
+      expect(lists()).to.equal(2);
 
-    // A unit that is not the fleet's (an incremental pass): narrowed LISTs go to the server, a record is read once.
-    server.resetRequests();
-    store.memoize();
-    await store.claimants([{ cluster: "b", hostNamespace: "vc-b" }]);
-    await store.read("mine", "b");
-    await store.read("mine", "b");
-    await store.writeStatus(
-      "mine",
-      { cluster: "b", hostNamespace: "vc-b", result: "applied", message: "", history: [] } as never,
-      0,
-    );
-    expect((await store.read("mine", "b"))?.status?.result).to.equal("applied");
-    expect(server.requests.filter((r) => r.method === "GET").map((r) => r.path)).to.deep.equal([
-      RECORDS,
-      RECORDS,
-      `${RECORDS}/${recordName("mine", "b")}`,
-    ]);
-  });
+      // A unit that is not the fleet's (an incremental pass): narrowed LISTs go to the server, a record is read once.
+      server.resetRequests();
+      store.memoize();
+      await store.claimants([{ cluster: "b", hostNamespace: "vc-b" }]);
+      await store.read("mine", "b");
+      await store.read("mine", "b");
+      await store.writeStatus(
+        "mine",
+        { cluster: "b", hostNamespace: "vc-b", result: "applied", message: "", history: [] } as never,
+        0,
+      );
+      expect((await store.read("mine", "b"))?.status?.result).to.equal("applied");
+      expect(server.requests.filter((r) => r.method === "GET").map((r) => r.path)).to.deep.equal([
+        RECORDS,
+        RECORDS,
+        `${RECORDS}/${recordName("mine", "b")}`,
+      ]);
+    },
+  );
 
-  it("a write while a LIST is in flight compares and swaps on that LIST's record, then is put into it: the next read sees the write without another LIST", async () => {
-    store.memoize({ fleet: true });
-    server.faults.add({ path: RECORDS, latencyMs: 200, times: 1 });
-    const first = store.list();
-    await new Promise((r) => setTimeout(r, 50));
-    await store.writeInventory("mine", "d", "vc-d", []);
-    await first;
-    expect((await store.list()).map((r) => r.cluster)).to.include("d");
-    expect(lists()).to.equal(1);
-  });
+  it(
+    "a write while a LIST is in flight compares and swaps on that LIST's record, then is put into it: the next " +
+      "read sees the write without another LIST",
+    async () => {
+      store.memoize({ fleet: true });
+      server.faults.add({ path: RECORDS, latencyMs: 200, times: 1 });
+      const first = store.list();
+      await new Promise((r) => setTimeout(r, 50));
+      await store.writeInventory("mine", "d", "vc-d", []);
+      await first;
+      expect((await store.list()).map((r) => r.cluster)).to.include("d");
+      expect(lists()).to.equal(1);
+    },
+  );
   it("answers the claimants of clusters a LIST named from that LIST, every source's, until it writes", async () => {
     await rival.writeInventory("theirs", "a", "vc-x", []);
     server.resetRequests();

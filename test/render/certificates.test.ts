@@ -1,4 +1,5 @@
-// Certificates as host objects: translated name and namespace, ownership, and spec.secretName equal to what the Gateway reads.
+// Certificates as host objects: translated name and namespace, ownership, and spec.secretName equal to what the Gateway
+// reads.
 import { expect } from "chai";
 import type { KubeObject } from "../../src/kube/object.js";
 import { renderCluster } from "../../src/render/index.js";
@@ -76,25 +77,29 @@ describe("render/certificates", () => {
     });
   });
 
-  it("translates spec.secretName exactly as the Gateway of the same namespace translates tls.credentialName (long names hashed alike)", () => {
-    const long = `tls-${"x".repeat(70)}`;
-    for (const [ns, secret] of [
-      ["edge", "web-cert"],
-      ["default", long],
-      ["a-very-long-virtual-namespace-name", "cert"],
-    ] as const) {
-      const objs = render([certificate("web", ns, secret)], [gateway("public", ns, secret)]);
-      const cert = must(objs, "Certificate");
-      const gw = must(objs, "Gateway");
-      expect(secretOf(cert), `${ns}/${secret}`).to.equal(credentialOf(gw));
-      expect(secretOf(cert))
-        .to.equal(hostName(secret, ns, C))
-        .and.have.length.at.most(63);
-    }
-    // A Gateway of another virtual namespace names another Secret.
-    const other = render([certificate("web", "edge", "web-cert")], [gateway("public", "web", "web-cert")]);
-    expect(secretOf(must(other, "Certificate"))).to.not.equal(credentialOf(must(other, "Gateway")));
-  });
+  it(
+    "translates spec.secretName exactly as the Gateway of the same namespace translates tls.credentialName (long " +
+      "names hashed alike)",
+    () => {
+      const long = `tls-${"x".repeat(70)}`;
+      for (const [ns, secret] of [
+        ["edge", "web-cert"],
+        ["default", long],
+        ["a-very-long-virtual-namespace-name", "cert"],
+      ] as const) {
+        const objs = render([certificate("web", ns, secret)], [gateway("public", ns, secret)]);
+        const cert = must(objs, "Certificate");
+        const gw = must(objs, "Gateway");
+        expect(secretOf(cert), `${ns}/${secret}`).to.equal(credentialOf(gw));
+        expect(secretOf(cert))
+          .to.equal(hostName(secret, ns, C))
+          .and.have.length.at.most(63);
+      }
+      // A Gateway of another virtual namespace names another Secret.
+      const other = render([certificate("web", "edge", "web-cert")], [gateway("public", "web", "web-cert")]);
+      expect(secretOf(must(other, "Certificate"))).to.not.equal(credentialOf(must(other, "Gateway")));
+    },
+  );
 
   it("renders none while integrations.certManager.enabled is false", () => {
     expect(find(render([certificate("web", "edge", "web-cert")], [], false), "Certificate")).to.equal(undefined);

@@ -221,16 +221,20 @@ describe("render/control plane", () => {
     expect(at(rq, "spec.hard")).to.deep.equal(quota);
   });
 
-  it("puts a LimitRange with container defaults beside the quota, so pods without requests or limits are not refused", () => {
-    expect(find(render(), "LimitRange")).to.equal(undefined);
-    const lr = must(
-      render((v) => (v.policies.resourceQuota = { enabled: true, quota: { "limits.memory": "16Gi" } })),
-      "LimitRange",
-      `vc-${C}`,
-    );
-    expect(lr.metadata.namespace).to.equal(HNS);
-    expect(at(lr, "spec.limits")).to.deep.equal([
-      { type: "Container", default: { cpu: "1", memory: "512Mi" }, defaultRequest: { cpu: "100m", memory: "128Mi" } },
-    ]);
-  });
+  it(
+    "puts a LimitRange with container defaults beside the quota, so pods without requests or limits are not " +
+      "refused",
+    () => {
+      expect(find(render(), "LimitRange")).to.equal(undefined);
+      const lr = must(
+        render((v) => (v.policies.resourceQuota = { enabled: true, quota: { "limits.memory": "16Gi" } })),
+        "LimitRange",
+        `vc-${C}`,
+      );
+      expect(lr.metadata.namespace).to.equal(HNS);
+      expect(at(lr, "spec.limits")).to.deep.equal([
+        { type: "Container", default: { cpu: "1", memory: "512Mi" }, defaultRequest: { cpu: "100m", memory: "128Mi" } },
+      ]);
+    },
+  );
 });

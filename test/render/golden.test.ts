@@ -9,7 +9,8 @@ import { toYamlStream } from "../../src/render/output.js";
 import { loadAndValidate, validSpecs } from "../../src/validate/index.js";
 import { certificateDoc, makeSpec, meshDoc, withMesh } from "./fixtures.js";
 
-// Golden files: `UPDATE_GOLDEN=1 npx mocha test/render/golden.test.ts` rewrites them; review the diff before committing.
+// Golden files: `UPDATE_GOLDEN=1 npx mocha test/render/golden.test.ts` rewrites them; review the diff before
+// committing.
 const HERE = dirname(fileURLToPath(import.meta.url));
 const GOLDEN = join(HERE, "golden");
 const REPO = join(HERE, "..", "..");
@@ -28,7 +29,10 @@ function compare(file: string, actual: string): void {
 
 const API = "networking.mesh.io/v1beta1";
 
-/** Every switch on: mesh (all kinds), certificates, metrics, quota, persistence, external database, node sync, custom resources. */
+/**
+ * Every switch on: mesh (all kinds), certificates, metrics, quota, persistence, external database, node sync, custom
+ * resources.
+ */
 function everything(): ClusterSpec {
   const c = "shop";
   return makeSpec(

@@ -93,43 +93,53 @@ describe("render/mesh", () => {
       ]);
     });
 
-    it("keeps a two-label external host such as example.com as it is, in every host field (never an in-cluster name)", () => {
-      const spec = renderVs({
-        hosts: ["example.com"],
-        http: [{ route: [{ destination: { host: "example.com" } }], mirror: { host: "example.com" } }],
-      });
-      expect(spec.hosts).to.deep.equal(["example.com"]);
-      expect(spec.http[0].route[0].destination.host).to.equal("example.com");
-      expect(spec.http[0].mirror.host).to.equal("example.com");
-    });
+    it(
+      "keeps a two-label external host such as example.com as it is, in every host field (never an " +
+        "in-cluster name)",
+      () => {
+        const spec = renderVs({
+          hosts: ["example.com"],
+          http: [{ route: [{ destination: { host: "example.com" } }], mirror: { host: "example.com" } }],
+        });
+        expect(spec.hosts).to.deep.equal(["example.com"]);
+        expect(spec.http[0].route[0].destination.host).to.equal("example.com");
+        expect(spec.http[0].mirror.host).to.equal("example.com");
+      },
+    );
 
-    it("exports every VirtualService and DestinationRule to its own namespace only, whatever the manifest wrote", () => {
-      const objs = render([
-        vs({ hosts: ["reviews"], exportTo: ["*"] }),
-        {
-          apiVersion: API,
-          kind: "DestinationRule",
-          metadata: { name: "r", namespace: "shop" },
-          spec: { host: "reviews", exportTo: ["*", "team-x"] },
-        },
-      ]);
-      expect(must(objs, "VirtualService").spec).to.have.deep.property("exportTo", ["."]);
-      expect(must(objs, "DestinationRule").spec).to.have.deep.property("exportTo", ["."]);
-    });
-
-    it("translates every route destination host in http, tcp and tls routes, keeping weights, subsets and ports", () => {
-      const route = [
-        { destination: { host: "reviews", subset: "v1", port: { number: 9080 } }, weight: 90 },
-        { destination: { host: "api.example.com" }, weight: 10 },
-      ];
-      const spec = renderVs({ http: [{ route }], tcp: [{ route }], tls: [{ route }] });
-      for (const section of ["http", "tcp", "tls"]) {
-        expect(spec[section][0].route, section).to.deep.equal([
-          { destination: { host: fq("reviews"), subset: "v1", port: { number: 9080 } }, weight: 90 },
-          { destination: { host: "api.example.com" }, weight: 10 },
+    it(
+      "exports every VirtualService and DestinationRule to its own namespace only, whatever the " + "manifest wrote",
+      () => {
+        const objs = render([
+          vs({ hosts: ["reviews"], exportTo: ["*"] }),
+          {
+            apiVersion: API,
+            kind: "DestinationRule",
+            metadata: { name: "r", namespace: "shop" },
+            spec: { host: "reviews", exportTo: ["*", "team-x"] },
+          },
         ]);
-      }
-    });
+        expect(must(objs, "VirtualService").spec).to.have.deep.property("exportTo", ["."]);
+        expect(must(objs, "DestinationRule").spec).to.have.deep.property("exportTo", ["."]);
+      },
+    );
+
+    it(
+      "translates every route destination host in http, tcp and tls routes, keeping weights, subsets " + "and ports",
+      () => {
+        const route = [
+          { destination: { host: "reviews", subset: "v1", port: { number: 9080 } }, weight: 90 },
+          { destination: { host: "api.example.com" }, weight: 10 },
+        ];
+        const spec = renderVs({ http: [{ route }], tcp: [{ route }], tls: [{ route }] });
+        for (const section of ["http", "tcp", "tls"]) {
+          expect(spec[section][0].route, section).to.deep.equal([
+            { destination: { host: fq("reviews"), subset: "v1", port: { number: 9080 } }, weight: 90 },
+            { destination: { host: "api.example.com" }, weight: 10 },
+          ]);
+        }
+      },
+    );
 
     it("translates http mirror.host and mirrors[].destination.host", () => {
       const spec = renderVs({
@@ -270,15 +280,19 @@ describe("render/mesh", () => {
       expect(at(out, "spec.servers.1.hosts")).to.deep.equal([`${HNS}/secure.example.com`]);
     });
 
-    it("never renders a server host another namespace's VirtualService may bind (bare, */, ./ or another namespace)", () => {
-      const out = must(render([gw]), "Gateway");
-      const hosts = (at(out, "spec.servers") as Array<{ hosts: string[] }>).flatMap((s) => s.hosts);
-      for (const h of hosts) {
-        const [ns, name] = h.split("/");
-        expect(ns, h).to.equal(HNS);
-        expect(name, h).to.match(/^[a-z0-9.-]+$/);
-      }
-    });
+    it(
+      "never renders a server host another namespace's VirtualService may bind (bare, */, ./ or another " +
+        "namespace)",
+      () => {
+        const out = must(render([gw]), "Gateway");
+        const hosts = (at(out, "spec.servers") as Array<{ hosts: string[] }>).flatMap((s) => s.hosts);
+        for (const h of hosts) {
+          const [ns, name] = h.split("/");
+          expect(ns, h).to.equal(HNS);
+          expect(name, h).to.match(/^[a-z0-9.-]+$/);
+        }
+      },
+    );
 
     it("translates tls.credentialName to the secret's host name in the gateway's namespace", () => {
       const out = must(render([gw]), "Gateway");

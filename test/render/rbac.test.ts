@@ -68,26 +68,31 @@ describe("render/rbac", () => {
     ]);
   });
 
-  it("lets the syncer manage cert-manager certificates and read secrets only while the certificate-manager integration is on", () => {
-    expect(granted(rules(), "get").filter((g) => g.startsWith("cert-manager.io"))).to.deep.equal([]);
-    const on = rules((v) => (v.integrations.certManager.enabled = true));
-    for (const verb of ["create", "get", "list", "watch", "update", "patch", "delete"])
-      expect(granted(on, verb), verb).to.include("cert-manager.io/certificates");
-    // Pod sync already manages secrets; without it the syncer still reads the Secrets cert-manager issues, and no more.
-    expect(granted(on, "create")).to.include("/secrets");
-    const noPods = rules((v) => {
-      v.integrations.certManager.enabled = true;
-      v.sync.toHost.pods.enabled = false;
-    });
-    expect(granted(noPods, "get")).to.include("/secrets");
-    expect(granted(noPods, "create")).to.not.include("/secrets");
-    expect(
-      granted(
-        rules((v) => (v.sync.toHost.pods.enabled = false)),
-        "get",
-      ),
-    ).to.not.include("/secrets");
-  });
+  it(
+    "lets the syncer manage cert-manager certificates and read secrets only while the certificate-manager " +
+      "integration is on",
+    () => {
+      expect(granted(rules(), "get").filter((g) => g.startsWith("cert-manager.io"))).to.deep.equal([]);
+      const on = rules((v) => (v.integrations.certManager.enabled = true));
+      for (const verb of ["create", "get", "list", "watch", "update", "patch", "delete"])
+        expect(granted(on, verb), verb).to.include("cert-manager.io/certificates");
+      // Pod sync already manages secrets; without it the syncer still reads the Secrets cert-manager issues, and no
+      // more.
+      expect(granted(on, "create")).to.include("/secrets");
+      const noPods = rules((v) => {
+        v.integrations.certManager.enabled = true;
+        v.sync.toHost.pods.enabled = false;
+      });
+      expect(granted(noPods, "get")).to.include("/secrets");
+      expect(granted(noPods, "create")).to.not.include("/secrets");
+      expect(
+        granted(
+          rules((v) => (v.sync.toHost.pods.enabled = false)),
+          "get",
+        ),
+      ).to.not.include("/secrets");
+    },
+  );
 
   it("lets the control plane read the metrics API only while the metrics integration is on", () => {
     expect(granted(rules(), "get")).to.not.include("metrics.orch.io/pods");

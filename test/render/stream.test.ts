@@ -62,19 +62,23 @@ describe("render: streamed output", function () {
   });
 
   for (const format of ["json", "yaml"] as const) {
-    it(`-o ${format}: printed a chunk at a time, the same bytes as the whole fleet at once, the namespace rule across chunks`, async () => {
-      const res = await writes(["render", repo, "-o", format, "--revision", "abc"]);
-      expect(res.code).to.equal(1);
-      expect(res.pieces.length, "one piece per chunk at least").to.be.at.least(2);
-      const whole = await loadAndValidate(repo);
-      const objects = renderSpecs(validSpecs(whole), "abc")
-        .clusters.flatMap((c) => c.objects)
-        .map(withholdCredentials);
-      expect(res.pieces.join("")).to.equal(format === "json" ? toJsonList(objects) : toYamlStream(objects));
-      const sorted = Array.from({ length: n }, (_, i) => fleetClusterName(i)).sort();
-      expect(res.stderr).to.include(`is also used by cluster ${sorted[n - 1]}`);
-      expect(res.stderr).to.include(`is also used by cluster ${sorted[0]}`);
-      expect(validSpecs(whole)).to.have.length(n - 2);
-    });
+    it(
+      `-o ${format}: printed a chunk at a time, the same bytes as the whole fleet at once, the namespace rule ` +
+        `across chunks`,
+      async () => {
+        const res = await writes(["render", repo, "-o", format, "--revision", "abc"]);
+        expect(res.code).to.equal(1);
+        expect(res.pieces.length, "one piece per chunk at least").to.be.at.least(2);
+        const whole = await loadAndValidate(repo);
+        const objects = renderSpecs(validSpecs(whole), "abc")
+          .clusters.flatMap((c) => c.objects)
+          .map(withholdCredentials);
+        expect(res.pieces.join("")).to.equal(format === "json" ? toJsonList(objects) : toYamlStream(objects));
+        const sorted = Array.from({ length: n }, (_, i) => fleetClusterName(i)).sort();
+        expect(res.stderr).to.include(`is also used by cluster ${sorted[n - 1]}`);
+        expect(res.stderr).to.include(`is also used by cluster ${sorted[0]}`);
+        expect(validSpecs(whole)).to.have.length(n - 2);
+      },
+    );
   }
 });

@@ -25,16 +25,19 @@ describe("repo: a symlinked clusters/ folder", () => {
     expect(res.stdout + res.stderr).to.match(/^0 clusters, 1 error/m);
   });
 
-  it("the reconciler's pass fails instead of reading the folder as empty (nothing applied, nothing pruned)", async () => {
-    const res = await runVc([
-      "reconcile",
-      "--once",
-      "--repo",
-      join(tmp, "repo"),
-      "--target",
-      `dir:${join(tmp, "out")}`,
-    ]);
-    expect(res.code).to.not.equal(0);
-    expect(res.stdout + res.stderr).to.match(/clusters\/ is a symlink/);
-  });
+  it(
+    "the reconciler's pass fails instead of reading the folder as empty (nothing applied, nothing " + "pruned)",
+    async () => {
+      const res = await runVc([
+        "reconcile",
+        "--once",
+        "--repo",
+        join(tmp, "repo"),
+        "--target",
+        `dir:${join(tmp, "out")}`,
+      ]);
+      expect(res.code).to.not.equal(0);
+      expect(res.stdout + res.stderr).to.match(/clusters\/ is a symlink/);
+    },
+  );
 });

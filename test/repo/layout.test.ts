@@ -17,40 +17,43 @@ describe("repo/layout", () => {
     expect(findRepoRoot("/")).to.equal(undefined);
   });
 
-  it("looks up named cluster folders one by one as the listing reports them, and nothing of the rest of clusters/", async () => {
-    const root = realpathSync(
-      makeRepo({
-        "clusters/a/values.yaml": "{}\n",
-        "clusters/b/values.yaml": "{}\n",
-        "clusters/c/values.yaml": "{}\n",
-        "clusters/README.md": "",
-        "clusters/.git/x": "",
-      }),
-    );
-    symlinkSync("/etc", join(root, "clusters", "evil"));
-    const listed = listClusterFolders(root);
-    const wanted = ["c", "a", "a", "evil", "README.md", "missing", ".git", "../clusters/b", ""];
-    const named = namedClusterFolders(root, wanted);
-    expect(named.names).to.deep.equal(["a", "c"]);
-    expect(named.diagnostics).to.deep.equal(
-      listed.diagnostics.filter((d) => ["clusters/evil", "clusters/README.md"].includes(d.file)),
-    );
-    expect(named.diagnostics.map((d) => d.file).sort()).to.deep.equal(["clusters/README.md", "clusters/evil"]);
-    // Unlisted entries are not reported for a chunk; unknown names still are, as for any named load.
-    expect(namedClusterFolders(root, ["b"])).to.deep.equal({ names: ["b"], diagnostics: [] });
-    const chunk = await loadAndValidate(root, {
-      clusters: ["a", "missing"],
-      namespaceClaims: new Map(),
-      detail: "summary",
-    });
-    expect(chunk.clusters.map((c) => c.name)).to.deep.equal(["a"]);
-    expect(chunk.diagnostics.map((d) => [d.file, d.code])).to.deep.equal([["clusters/missing", "unknown-cluster"]]);
-    const whole = await loadAndValidate(root, { clusters: ["a", "missing"], detail: "summary" });
-    expect(whole.clusters).to.deep.equal(chunk.clusters);
-    expect(whole.diagnostics.map((d) => d.file))
-      .to.include("clusters/evil")
-      .and.include("clusters/README.md");
-  });
+  it(
+    "looks up named cluster folders one by one as the listing reports them, and nothing of the rest of " + "clusters/",
+    async () => {
+      const root = realpathSync(
+        makeRepo({
+          "clusters/a/values.yaml": "{}\n",
+          "clusters/b/values.yaml": "{}\n",
+          "clusters/c/values.yaml": "{}\n",
+          "clusters/README.md": "",
+          "clusters/.git/x": "",
+        }),
+      );
+      symlinkSync("/etc", join(root, "clusters", "evil"));
+      const listed = listClusterFolders(root);
+      const wanted = ["c", "a", "a", "evil", "README.md", "missing", ".git", "../clusters/b", ""];
+      const named = namedClusterFolders(root, wanted);
+      expect(named.names).to.deep.equal(["a", "c"]);
+      expect(named.diagnostics).to.deep.equal(
+        listed.diagnostics.filter((d) => ["clusters/evil", "clusters/README.md"].includes(d.file)),
+      );
+      expect(named.diagnostics.map((d) => d.file).sort()).to.deep.equal(["clusters/README.md", "clusters/evil"]);
+      // Unlisted entries are not reported for a chunk; unknown names still are, as for any named load.
+      expect(namedClusterFolders(root, ["b"])).to.deep.equal({ names: ["b"], diagnostics: [] });
+      const chunk = await loadAndValidate(root, {
+        clusters: ["a", "missing"],
+        namespaceClaims: new Map(),
+        detail: "summary",
+      });
+      expect(chunk.clusters.map((c) => c.name)).to.deep.equal(["a"]);
+      expect(chunk.diagnostics.map((d) => [d.file, d.code])).to.deep.equal([["clusters/missing", "unknown-cluster"]]);
+      const whole = await loadAndValidate(root, { clusters: ["a", "missing"], detail: "summary" });
+      expect(whole.clusters).to.deep.equal(chunk.clusters);
+      expect(whole.diagnostics.map((d) => d.file))
+        .to.include("clusters/evil")
+        .and.include("clusters/README.md");
+    },
+  );
 
   it("orders values.yaml first, then values.*.yaml by name, and lists mesh files recursively", () => {
     const root = makeRepo({

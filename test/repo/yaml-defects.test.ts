@@ -1,4 +1,5 @@
-// Small defects of the loader (#21 item 8): duplicate-key names, .nan in messages, the depth limits as documented, CR-only line breaks, damaged dir: status files.
+// Small defects of the loader (#21 item 8): duplicate-key names, .nan in messages, the depth limits as documented,
+// CR-only line breaks, damaged dir: status files.
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -76,23 +77,27 @@ describe("repo: loader defects of #21", () => {
     expect(error(`${"- ".repeat(MAX_DEPTH + 1)}1\n`)).to.include(refused);
   });
 
-  it(`refuses nesting deeper than ${MAX_EXPANDED_DEPTH} once aliases are expanded, each level of the text within the limit`, () => {
-    // Five anchors, each 60 levels deep around an alias of the one before: 300 levels once expanded, 61 written.
-    let text = `a: &a ${flow(60)}\n`;
-    for (const [k, prev] of [
-      ["b", "a"],
-      ["c", "b"],
-      ["d", "c"],
-      ["e", "d"],
-    ])
-      text += `${k}: &${k} ${flow(60, `*${prev}`)}\n`;
-    expect(error(text)).to.include({
-      code: "yaml-alias-bomb",
-      message: `YAML aliases nest collections deeper than ${MAX_EXPANDED_DEPTH} levels once expanded: refused`,
-    });
-    // Three of them: 181 levels, within the limit.
-    expect(parseYaml(`a: &a ${flow(60)}\nb: &b ${flow(60, "*a")}\nc: ${flow(60, "*b")}\n`).ok).to.equal(true);
-  });
+  it(
+    `refuses nesting deeper than ${MAX_EXPANDED_DEPTH} once aliases are expanded, each level of the text within ` +
+      `the limit`,
+    () => {
+      // Five anchors, each 60 levels deep around an alias of the one before: 300 levels once expanded, 61 written.
+      let text = `a: &a ${flow(60)}\n`;
+      for (const [k, prev] of [
+        ["b", "a"],
+        ["c", "b"],
+        ["d", "c"],
+        ["e", "d"],
+      ])
+        text += `${k}: &${k} ${flow(60, `*${prev}`)}\n`;
+      expect(error(text)).to.include({
+        code: "yaml-alias-bomb",
+        message: `YAML aliases nest collections deeper than ${MAX_EXPANDED_DEPTH} levels once expanded: refused`,
+      });
+      // Three of them: 181 levels, within the limit.
+      expect(parseYaml(`a: &a ${flow(60)}\nb: &b ${flow(60, "*a")}\nc: ${flow(60, "*b")}\n`).ok).to.equal(true);
+    },
+  );
 
   it("locates findings in files with CR-only and CR LF line breaks", async () => {
     expect(new YamlPositions("a: 1\rb: 2\rc: 3\r").position(10)).to.deep.equal({ line: 3, col: 1 });
@@ -108,39 +113,42 @@ describe("repo: loader defects of #21", () => {
     expect(d).to.include({ line: 4, col: 5 });
   });
 
-  it("dir: status files with damaged history: vc status and vc history read what is readable, no TypeError", async () => {
-    const root = tempDir();
-    mkdirSync(join(root, "clusters", "a"), { recursive: true });
-    writeFileSync(join(root, "clusters", "a", "values.yaml"), "{}\n");
-    execFileSync("git", ["init", "-q"], { cwd: root });
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "add", "-A"], { cwd: root });
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "a"], { cwd: root });
-    const good = { revision: "abc", time: "2026-11-24T00:00:00Z", result: "applied", durationMs: 1, counts: {} };
-    const status = join(root, "out", ".vc-status");
-    mkdirSync(join(status, "history"), { recursive: true });
-    writeFileSync(
-      join(status, "a.json"),
-      JSON.stringify({ cluster: "a", hostNamespace: 7, result: { x: 1 }, history: [null, 7, { revision: 1 }, good] }),
-    );
-    writeFileSync(join(status, "history", "a.json"), JSON.stringify([null, { revision: 2 }]));
-    writeFileSync(join(status, "b.json"), "[1, 2]");
-    writeFileSync(join(status, "c.json"), "{not json");
-    const store = new DirStatusStore(join(root, "out"));
-    const a = (await store.read("a"))!;
-    expect(a.history).to.deep.equal([good]);
-    expect(a.damagedHistory).to.equal(3);
-    expect(a.hostNamespace).to.equal("");
-    expect(a.result).to.equal(undefined);
-    expect((await store.read("b"))!).to.include({ cluster: "b", damagedHistory: 1 });
-    expect((await store.read("c"))!.history).to.deep.equal([]);
-    for (const args of [
-      ["status", "--target", "dir:out"],
-      ["history", "a", "--target", "dir:out"],
-      ["status", "--target", "dir:out", "-o", "json"],
-    ]) {
-      const run = await runVc(args, { cwd: root });
-      expect(run.stderr + run.stdout, args.join(" ")).to.not.match(/TypeError|Cannot read properties/);
-      expect(run.code, args.join(" ") + run.stderr).to.equal(0);
-    }
-  });
+  it(
+    "dir: status files with damaged history: vc status and vc history read what is readable, no " + "TypeError",
+    async () => {
+      const root = tempDir();
+      mkdirSync(join(root, "clusters", "a"), { recursive: true });
+      writeFileSync(join(root, "clusters", "a", "values.yaml"), "{}\n");
+      execFileSync("git", ["init", "-q"], { cwd: root });
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "add", "-A"], { cwd: root });
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "a"], { cwd: root });
+      const good = { revision: "abc", time: "2026-11-24T00:00:00Z", result: "applied", durationMs: 1, counts: {} };
+      const status = join(root, "out", ".vc-status");
+      mkdirSync(join(status, "history"), { recursive: true });
+      writeFileSync(
+        join(status, "a.json"),
+        JSON.stringify({ cluster: "a", hostNamespace: 7, result: { x: 1 }, history: [null, 7, { revision: 1 }, good] }),
+      );
+      writeFileSync(join(status, "history", "a.json"), JSON.stringify([null, { revision: 2 }]));
+      writeFileSync(join(status, "b.json"), "[1, 2]");
+      writeFileSync(join(status, "c.json"), "{not json");
+      const store = new DirStatusStore(join(root, "out"));
+      const a = (await store.read("a"))!;
+      expect(a.history).to.deep.equal([good]);
+      expect(a.damagedHistory).to.equal(3);
+      expect(a.hostNamespace).to.equal("");
+      expect(a.result).to.equal(undefined);
+      expect((await store.read("b"))!).to.include({ cluster: "b", damagedHistory: 1 });
+      expect((await store.read("c"))!.history).to.deep.equal([]);
+      for (const args of [
+        ["status", "--target", "dir:out"],
+        ["history", "a", "--target", "dir:out"],
+        ["status", "--target", "dir:out", "-o", "json"],
+      ]) {
+        const run = await runVc(args, { cwd: root });
+        expect(run.stderr + run.stdout, args.join(" ")).to.not.match(/TypeError|Cannot read properties/);
+        expect(run.code, args.join(" ") + run.stderr).to.equal(0);
+      }
+    },
+  );
 });

@@ -1,4 +1,5 @@
-// The loader against bare js-yaml on real public YAML: every file gives the same values of the same types, or both refuse it.
+// The loader against bare js-yaml on real public YAML: every file gives the same values of the same types, or both
+// refuse it.
 import { requireOrSkip } from "../support/requires.js";
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
@@ -65,27 +66,32 @@ describe("repo/yaml: differential against js-yaml on public YAML", function () {
     expect(r.documents).to.be.greaterThan(400);
   });
 
-  it("the whole public corpus named by VC_YAML_CORPUS (.tar.xz or folder): same values and types in every file", function () {
-    const corpus = process.env.VC_YAML_CORPUS;
-    // .ci/run sets it: there a missing corpus fails. Locally: VC_YAML_CORPUS=path/to/public-yaml.tar.xz npx mocha test/repo/yaml-differential.test.ts
-    requireOrSkip(
-      this,
-      corpus ? undefined : "the public YAML corpus",
-      "set VC_YAML_CORPUS to its .tar.xz or folder: scripts/fetch-yaml-corpus.sh writes it and prints the path (docs/testing.md)",
-    );
-    let root = corpus!;
-    let unpacked: string | undefined;
-    if (statSync(corpus!).isFile()) {
-      unpacked = mkdtempSync(join(tmpdir(), "vc-corpus-"));
-      execFileSync("tar", ["-xJf", corpus!, "-C", unpacked]);
-      root = unpacked;
-    }
-    try {
-      const r = differences(root);
-      expect(r.differ).to.deep.equal([]);
-      expect(r.files).to.be.greaterThan(3000);
-    } finally {
-      if (unpacked) rmSync(unpacked, { recursive: true, force: true });
-    }
-  });
+  it(
+    "the whole public corpus named by VC_YAML_CORPUS (.tar.xz or folder): same values and types in " + "every file",
+    function () {
+      const corpus = process.env.VC_YAML_CORPUS;
+      // .ci/run sets it: there a missing corpus fails. Locally: VC_YAML_CORPUS=path/to/public-yaml.tar.xz npx mocha
+      // test/repo/yaml-differential.test.ts
+      requireOrSkip(
+        this,
+        corpus ? undefined : "the public YAML corpus",
+        "set VC_YAML_CORPUS to its .tar.xz or folder: scripts/fetch-yaml-corpus.sh writes it and prints the path " +
+          "(docs/testing.md)",
+      );
+      let root = corpus!;
+      let unpacked: string | undefined;
+      if (statSync(corpus!).isFile()) {
+        unpacked = mkdtempSync(join(tmpdir(), "vc-corpus-"));
+        execFileSync("tar", ["-xJf", corpus!, "-C", unpacked]);
+        root = unpacked;
+      }
+      try {
+        const r = differences(root);
+        expect(r.differ).to.deep.equal([]);
+        expect(r.files).to.be.greaterThan(3000);
+      } finally {
+        if (unpacked) rmSync(unpacked, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -43,25 +43,33 @@ describe("rollout: abort waits for the moved clusters to be back", function () {
   });
   after(() => bed?.close());
 
-  it("a move back the server refuses leaves the rollout Aborting (the cluster is still at the target), and a later pass brings it back", async () => {
-    await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", {
-      action: "abort",
-      by: "alice",
-      at: new Date().toISOString(),
-    });
-    // Every write to the canary's namespace fails while the abort's move back runs.
-    const fault = bed.kube.faults.add({ path: new RegExp(`/namespaces/vc-${canary}/`), method: "PATCH", status: 500 });
-    const aborting = await pass();
-    expect(record().phase).to.equal("Aborting");
-    expect(aborting.clusters.find((r) => r.cluster === canary)?.result).to.equal("failed");
-    expect(tagOf(canary)).to.equal("2.0");
-    await pass();
-    // Still at the target base: the abort is not done.
-    expect(tagOf(canary)).to.equal("2.0");
-    expect(record().phase, record().message).to.equal("Aborting");
-    fault.remove();
-    for (let i = 0; i < 3 && record().phase !== "Aborted"; i++) await pass();
-    expect(tagOf(canary)).to.equal("1.0");
-    expect(record().phase).to.equal("Aborted");
-  });
+  it(
+    "a move back the server refuses leaves the rollout Aborting (the cluster is still at the target), and a later " +
+      "pass brings it back",
+    async () => {
+      await new RolloutStore(bed.client(), DEFAULT_RECORDS_NAMESPACE).request("", {
+        action: "abort",
+        by: "alice",
+        at: new Date().toISOString(),
+      });
+      // Every write to the canary's namespace fails while the abort's move back runs.
+      const fault = bed.kube.faults.add({
+        path: new RegExp(`/namespaces/vc-${canary}/`),
+        method: "PATCH",
+        status: 500,
+      });
+      const aborting = await pass();
+      expect(record().phase).to.equal("Aborting");
+      expect(aborting.clusters.find((r) => r.cluster === canary)?.result).to.equal("failed");
+      expect(tagOf(canary)).to.equal("2.0");
+      await pass();
+      // Still at the target base: the abort is not done.
+      expect(tagOf(canary)).to.equal("2.0");
+      expect(record().phase, record().message).to.equal("Aborting");
+      fault.remove();
+      for (let i = 0; i < 3 && record().phase !== "Aborted"; i++) await pass();
+      expect(tagOf(canary)).to.equal("1.0");
+      expect(record().phase).to.equal("Aborted");
+    },
+  );
 });

@@ -28,7 +28,8 @@ describe("rollout: the pass hook on a dir: target", () => {
     expect(await rolloutForPass(deps, mem, root, "r1", new Map(), () => ["a"])).to.equal(undefined);
     expect(await rolloutForPass(deps, mem, root, "r2", new Map(), () => ["a"])).to.equal(undefined);
     expect(said).to.deep.equal([
-      "fleet/rollout.yaml is not driven on this target: rollouts need a kube target (the base applies to every cluster at once)",
+      "fleet/rollout.yaml is not driven on this target: rollouts need a kube target (the base applies to every " +
+        "cluster at once)",
     ]);
     expect(mem.active).to.equal(false);
   });

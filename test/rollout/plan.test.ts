@@ -30,46 +30,52 @@ describe("rollout: wave planner", () => {
     expect(new Set(all).size).to.equal(100);
   });
 
-  it("picks the same clusters for a percentage whatever the input order (sha256 of the name), and sorts each wave", () => {
-    const members = fleet(50);
-    const a = planWaves(settings, members);
-    const b = planWaves(settings, [...members].reverse());
-    expect(b).to.deep.equal(a);
-    const expected = members
-      .map((m) => m.name)
-      .sort((x, y) => (stableKey(x) < stableKey(y) ? -1 : 1))
-      .slice(0, 5)
-      .sort();
-    expect(a[1]!.clusters).to.deep.equal(expected);
-    // A re-plan with one more cluster keeps the earlier picks unless the new one sorts before them.
-    const grown = planWaves(settings, [...members, { name: "zz-new", labels: {} }]);
-    expect(
-      grown[1]!.clusters
-        .filter((c) => c !== "zz-new")
-        .every((c) => a[1]!.clusters.includes(c) || a[2]!.clusters.includes(c)),
-    ).to.equal(true);
-  });
+  it(
+    "picks the same clusters for a percentage whatever the input order (sha256 of the name), and sorts " + "each wave",
+    () => {
+      const members = fleet(50);
+      const a = planWaves(settings, members);
+      const b = planWaves(settings, [...members].reverse());
+      expect(b).to.deep.equal(a);
+      const expected = members
+        .map((m) => m.name)
+        .sort((x, y) => (stableKey(x) < stableKey(y) ? -1 : 1))
+        .slice(0, 5)
+        .sort();
+      expect(a[1]!.clusters).to.deep.equal(expected);
+      // A re-plan with one more cluster keeps the earlier picks unless the new one sorts before them.
+      const grown = planWaves(settings, [...members, { name: "zz-new", labels: {} }]);
+      expect(
+        grown[1]!.clusters
+          .filter((c) => c !== "zz-new")
+          .every((c) => a[1]!.clusters.includes(c) || a[2]!.clusters.includes(c)),
+      ).to.equal(true);
+    },
+  );
 
-  it("rounds a percentage up, never moving more than it allows, and puts clusters left after the last wave into it", () => {
-    const s = rolloutSettings({
-      waves: [
-        { name: "one", percent: 34 },
-        { name: "two", percent: 67 },
-      ],
-    });
-    const waves = planWaves(s, fleet(3));
-    expect(waves.map((w) => w.clusters.length)).to.deep.equal([2, 1]);
-    const four = planWaves(
-      rolloutSettings({
+  it(
+    "rounds a percentage up, never moving more than it allows, and puts clusters left after the last wave " + "into it",
+    () => {
+      const s = rolloutSettings({
         waves: [
-          { name: "one", percent: 25 },
-          { name: "two", percent: 50 },
+          { name: "one", percent: 34 },
+          { name: "two", percent: 67 },
         ],
-      }),
-      fleet(4),
-    );
-    expect(four.map((w) => w.clusters.length)).to.deep.equal([1, 3]);
-  });
+      });
+      const waves = planWaves(s, fleet(3));
+      expect(waves.map((w) => w.clusters.length)).to.deep.equal([2, 1]);
+      const four = planWaves(
+        rolloutSettings({
+          waves: [
+            { name: "one", percent: 25 },
+            { name: "two", percent: 50 },
+          ],
+        }),
+        fleet(4),
+      );
+      expect(four.map((w) => w.clusters.length)).to.deep.equal([1, 3]);
+    },
+  );
 
   it("narrows a percentage by its selector and gives an empty wave when nothing matches", () => {
     const s = rolloutSettings({

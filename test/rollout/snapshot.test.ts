@@ -1,4 +1,5 @@
-// Base snapshots: the digest, the ConfigMap round trip, the materialised folder, and the loader rendering a cluster at a pinned snapshot.
+// Base snapshots: the digest, the ConfigMap round trip, the materialised folder, and the loader rendering a cluster at
+// a pinned snapshot.
 import { expect } from "chai";
 import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

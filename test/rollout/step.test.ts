@@ -1,4 +1,5 @@
-// The rollout step: every phase transition, maxUnavailable, the gate's timeout, halt against restore, pause, resume, abort, a replacing rollout.
+// The rollout step: every phase transition, maxUnavailable, the gate's timeout, halt against restore, pause, resume,
+// abort, a replacing rollout.
 import { expect } from "chai";
 import { begin, step } from "../../src/rollout/step.js";
 import { rolloutSettings, type RolloutFile } from "../../src/model/rollout-file.js";
@@ -162,7 +163,8 @@ describe("rollout: the step", () => {
     out = step(out.record, s, obs(T0 + 10 * min + 1));
     expect(out.record.phase).to.equal("Halted");
     expect(out.record.message).to.equal(
-      "wave canary halted: health gate timed out after 600s: cluster shop is Progressing: StatefulSet vc-shop/shop: ready 0/1",
+      "wave canary halted: health gate timed out after 600s: cluster shop is Progressing: StatefulSet " +
+        "vc-shop/shop: ready 0/1",
     );
   });
 

@@ -69,26 +69,32 @@ describe("rollout: the record store", () => {
     expect(kube.requests.filter((r) => r.resource === "configmaps")).to.deep.equal([]);
   });
 
-  it("a request is written alone under its own field manager; a write at an older resourceVersion conflicts; the next write clears it", async () => {
-    const read = await store.read("platform");
-    await store.request("platform", { action: "pause", by: "alice", at: "2026-11-25T10:05:00Z" });
-    const cm = kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!;
-    const managers = (cm.metadata.managedFields as Array<{ manager: string; fieldsV1?: unknown }>).map(
-      (m) => m.manager,
-    );
-    expect(managers).to.include(REQUEST_FIELD_MANAGER);
-    expect(JSON.parse((cm.data as Record<string, string>).rollout!).phase).to.equal("Progressing"); // untouched
-    const err = await store.write({ ...read.record!, message: "stale" }, read.resourceVersion).catch((e: unknown) => e);
-    expect(err).to.be.instanceOf(KubeApiError);
-    expect((err as KubeApiError).status).to.equal(409);
-    const fresh = await store.read("platform");
-    expect(fresh.request).to.deep.equal({ action: "pause", by: "alice", at: "2026-11-25T10:05:00Z" });
-    expect(fresh.record!.request).to.deep.equal(fresh.request);
-    await store.write({ ...fresh.record!, phase: "Paused" }, fresh.resourceVersion);
-    const after = await store.read("platform");
-    expect(after.request).to.equal(undefined);
-    expect(after.record!.phase).to.equal("Paused");
-  });
+  it(
+    "a request is written alone under its own field manager; a write at an older resourceVersion conflicts; the " +
+      "next write clears it",
+    async () => {
+      const read = await store.read("platform");
+      await store.request("platform", { action: "pause", by: "alice", at: "2026-11-25T10:05:00Z" });
+      const cm = kube.get("v1", "ConfigMap", "vc-system", rolloutName("platform"))!;
+      const managers = (cm.metadata.managedFields as Array<{ manager: string; fieldsV1?: unknown }>).map(
+        (m) => m.manager,
+      );
+      expect(managers).to.include(REQUEST_FIELD_MANAGER);
+      expect(JSON.parse((cm.data as Record<string, string>).rollout!).phase).to.equal("Progressing"); // untouched
+      const err = await store
+        .write({ ...read.record!, message: "stale" }, read.resourceVersion)
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(KubeApiError);
+      expect((err as KubeApiError).status).to.equal(409);
+      const fresh = await store.read("platform");
+      expect(fresh.request).to.deep.equal({ action: "pause", by: "alice", at: "2026-11-25T10:05:00Z" });
+      expect(fresh.record!.request).to.deep.equal(fresh.request);
+      await store.write({ ...fresh.record!, phase: "Paused" }, fresh.resourceVersion);
+      const after = await store.read("platform");
+      expect(after.request).to.equal(undefined);
+      expect(after.record!.phase).to.equal("Paused");
+    },
+  );
 
   it("reads data it did not write as damaged, never as a record", () => {
     const cm = {

@@ -15,7 +15,8 @@ import { formatFindings } from "../../src/ops/doctor/format.js";
 const FULL = [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }];
 /** A user entry name that tries to end its row, print a row of its own in red, clear the screen and reverse text. */
 const FORGED =
-  "mallory\nminimal   vc-minimal   applied   0123456789ab   reconciler\u001b[31m FAKE \u001b[0m\u001b[2J\u009b2J\u202eslfa";
+  "mallory\nminimal   vc-minimal   applied   0123456789ab   reconciler\u001b[31m FAKE " +
+  "\u001b[0m\u001b[2J\u009b2J\u202eslfa";
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 describe("security: control characters from the host are printed escaped", function () {
@@ -26,7 +27,8 @@ describe("security: control characters from the host are printed escaped", funct
   let mallory: string;
 
   before(async () => {
-    // A server without SelfSubjectReview that cannot review tokens (1.20 as most users see it): the user entry's name is the claim.
+    // A server without SelfSubjectReview that cannot review tokens (1.20 as most users see it): the user entry's name
+    // is the claim.
     server = await startKubeServer({
       users: [{ token: "t-mallory", rules: FULL, name: "mallory" }],
       unservedGroups: ["authentication.k8s.io"],

@@ -23,7 +23,10 @@ const VALUES = (pw: string): string => `controlPlane:
         endpoint: "${endpoint(pw)}"
 `;
 
-/** Every form a planted value could take in an output: itself, and base64 of the endpoint (at each of the three alignments). */
+/**
+ * Every form a planted value could take in an output: itself, and base64 of the endpoint (at each of the three
+ * alignments).
+ */
 function leaks(text: string, pw: string): string[] {
   const found: string[] = [];
   if (text.includes(pw)) found.push("raw");
@@ -126,43 +129,49 @@ describe("security: no credentials in git or in hydrated output", function () {
     for (const f of filesUnder(files)) expect(leaks(readFileSync(f, "utf8"), PASSWORD), f).to.deep.equal([]);
   });
 
-  it("the dir: target writes no credential, and a second diff sees no drift (the withheld data is not a change)", async () => {
-    const target = `dir:${out}`;
-    const applied = await runVc(["apply", repo, "--target", target]);
-    expect(applied.code, applied.stderr).to.equal(0);
-    expect(leaks(applied.stdout + applied.stderr, PASSWORD)).to.deep.equal([]);
-    const files = filesUnder(out);
-    expect(files.some((f) => f.endsWith("secret_vc-database-db.yaml"))).to.equal(true);
-    for (const f of files) expect(leaks(readFileSync(f, "utf8"), PASSWORD), f).to.deep.equal([]);
-    const secretFile = files.find((f) => f.endsWith("secret_vc-database-db.yaml"))!;
-    expect(statSync(secretFile).mode & 0o777).to.equal(0o600);
-    for (const output of ["text", "json", "markdown"]) {
-      const diff = await runVc(["diff", repo, "--target", target, "--exit-code", "-o", output]);
-      expect(diff.code, `${output}: ${diff.stdout}`).to.equal(0);
-    }
-  });
+  it(
+    "the dir: target writes no credential, and a second diff sees no drift (the withheld data is not a " + "change)",
+    async () => {
+      const target = `dir:${out}`;
+      const applied = await runVc(["apply", repo, "--target", target]);
+      expect(applied.code, applied.stderr).to.equal(0);
+      expect(leaks(applied.stdout + applied.stderr, PASSWORD)).to.deep.equal([]);
+      const files = filesUnder(out);
+      expect(files.some((f) => f.endsWith("secret_vc-database-db.yaml"))).to.equal(true);
+      for (const f of files) expect(leaks(readFileSync(f, "utf8"), PASSWORD), f).to.deep.equal([]);
+      const secretFile = files.find((f) => f.endsWith("secret_vc-database-db.yaml"))!;
+      expect(statSync(secretFile).mode & 0o777).to.equal(0o600);
+      for (const output of ["text", "json", "markdown"]) {
+        const diff = await runVc(["diff", repo, "--target", target, "--exit-code", "-o", output]);
+        expect(diff.code, `${output}: ${diff.stdout}`).to.equal(0);
+      }
+    },
+  );
 
-  it("only the live host gets the credential; diffs and describe against it mask it (before and after a change)", async () => {
-    const kube = ["--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"];
-    const applied = await runVc(["apply", repo, "--cluster", "db", ...kube]);
-    expect(applied.code, applied.stderr).to.equal(0);
-    expect(leaks(applied.stdout + applied.stderr, PASSWORD)).to.deep.equal([]);
-    const live = server.get("v1", "Secret", "vc-db", "vc-database-db") as unknown as { data: Record<string, string> };
-    expect(Buffer.from(live.data.endpoint!, "base64").toString()).to.equal(endpoint(PASSWORD));
-    writeFileSync(join(repo, "clusters/db/values.yaml"), VALUES(NEW_PASSWORD));
-    for (const output of ["text", "json", "markdown"]) {
-      const diff = await runVc(["diff", repo, "--cluster", "db", ...kube, "-o", output]);
-      expect(diff.code, diff.stderr).to.equal(0);
-      const all = diff.stdout + diff.stderr;
-      expect(leaks(all, PASSWORD), output).to.deep.equal([]);
-      expect(leaks(all, NEW_PASSWORD), output).to.deep.equal([]);
-      expect(all, output).to.include("vc-database-db");
-    }
-    for (const args of [["--config-only"], [], ["-o", "json"]]) {
-      const d = await runVc(["describe", "db", "--repo", repo, "--kubeconfig", server.kubeconfigPath, ...args]);
-      expect(d.code, d.stderr).to.equal(0);
-      expect(leaks(d.stdout + d.stderr, NEW_PASSWORD), args.join(" ")).to.deep.equal([]);
-      expect(leaks(d.stdout + d.stderr, PASSWORD), args.join(" ")).to.deep.equal([]);
-    }
-  });
+  it(
+    "only the live host gets the credential; diffs and describe against it mask it (before and after a " + "change)",
+    async () => {
+      const kube = ["--target", "kube", "--kubeconfig", server.kubeconfigPath, "--context", "test"];
+      const applied = await runVc(["apply", repo, "--cluster", "db", ...kube]);
+      expect(applied.code, applied.stderr).to.equal(0);
+      expect(leaks(applied.stdout + applied.stderr, PASSWORD)).to.deep.equal([]);
+      const live = server.get("v1", "Secret", "vc-db", "vc-database-db") as unknown as { data: Record<string, string> };
+      expect(Buffer.from(live.data.endpoint!, "base64").toString()).to.equal(endpoint(PASSWORD));
+      writeFileSync(join(repo, "clusters/db/values.yaml"), VALUES(NEW_PASSWORD));
+      for (const output of ["text", "json", "markdown"]) {
+        const diff = await runVc(["diff", repo, "--cluster", "db", ...kube, "-o", output]);
+        expect(diff.code, diff.stderr).to.equal(0);
+        const all = diff.stdout + diff.stderr;
+        expect(leaks(all, PASSWORD), output).to.deep.equal([]);
+        expect(leaks(all, NEW_PASSWORD), output).to.deep.equal([]);
+        expect(all, output).to.include("vc-database-db");
+      }
+      for (const args of [["--config-only"], [], ["-o", "json"]]) {
+        const d = await runVc(["describe", "db", "--repo", repo, "--kubeconfig", server.kubeconfigPath, ...args]);
+        expect(d.code, d.stderr).to.equal(0);
+        expect(leaks(d.stdout + d.stderr, NEW_PASSWORD), args.join(" ")).to.deep.equal([]);
+        expect(leaks(d.stdout + d.stderr, PASSWORD), args.join(" ")).to.deep.equal([]);
+      }
+    },
+  );
 });

@@ -37,7 +37,9 @@ const envValues = (encryption: string, access: string, urlPassword: string, roun
         value: ${access}
       - name: CALLBACK
         value: https://hook:${urlPassword}@hooks.example.com/vc
-${ABBREVIATED.map((name, i) => `      - name: ${name}\n        value: ${abbreviated(round)[i]}\n`).join("")}      - name: CONN
+${ABBREVIATED.map((name, i) => `      - name: ${name}\n        value: ` + `${abbreviated(round)[i]}\n`).join(
+  "",
+)}      - name: CONN
         value: "Host=db;Username=app;Password=${abbreviated(round)[4]};SSL Mode=Require"
       - name: LOG_LEVEL
         value: debug
@@ -88,49 +90,53 @@ describe("security: credentials masked in every output", function () {
     expect(readFileSync(join(repo, "clusters", "minimal", "values.env.yaml"), "utf8")).to.include(PLANTED[1]);
   });
 
-  it("validation messages, describe's values, status records and log lines mask URL passwords and secret env values", () => {
-    expect(
-      formatDiagnostic({
-        file: "f",
-        line: 1,
-        col: 1,
-        severity: "error",
-        code: "x",
-        message: `bad endpoint postgres://u:${PLANTED[4]}@db/x`,
-      }),
-    ).to.not.include(PLANTED[4]);
-    expect(maskUrlCredentials(`a redis://:${PLANTED[5]}@r:6379 b`)).to.equal("a redis://:<masked>@r:6379 b");
-    const values = {
-      controlPlane: {
-        statefulSet: {
-          env: [
-            { name: "ENCRYPTION_KEY", value: PLANTED[0] },
-            { name: "HOOK", value: `https://u:${PLANTED[4]}@h` },
-            ...ABBREVIATED.map((name, i) => ({ name, value: abbreviated("old")[i] })),
-            { name: "CONN", value: `Server=db;Password=${abbreviated("old")[4]};` },
-          ],
+  it(
+    "validation messages, describe's values, status records and log lines mask URL passwords and secret " +
+      "env values",
+    () => {
+      expect(
+        formatDiagnostic({
+          file: "f",
+          line: 1,
+          col: 1,
+          severity: "error",
+          code: "x",
+          message: `bad endpoint postgres://u:${PLANTED[4]}@db/x`,
+        }),
+      ).to.not.include(PLANTED[4]);
+      expect(maskUrlCredentials(`a redis://:${PLANTED[5]}@r:6379 b`)).to.equal("a redis://:<masked>@r:6379 b");
+      const values = {
+        controlPlane: {
+          statefulSet: {
+            env: [
+              { name: "ENCRYPTION_KEY", value: PLANTED[0] },
+              { name: "HOOK", value: `https://u:${PLANTED[4]}@h` },
+              ...ABBREVIATED.map((name, i) => ({ name, value: abbreviated("old")[i] })),
+              { name: "CONN", value: `Server=db;Password=${abbreviated("old")[4]};` },
+            ],
+          },
+          backingStore: { database: { external: { endpoint: "" } } },
         },
-        backingStore: { database: { external: { endpoint: "" } } },
-      },
-    };
-    const masked = JSON.stringify(maskValues(values as never));
-    for (const p of PLANTED) expect(masked).to.not.include(p);
-    const status = record(undefined, "c", "vc-c", {
-      revision: "r",
-      time: "t",
-      durationMs: 1,
-      result: "failed",
-      counts: { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 1 },
-      message: `cannot fetch https://u:${PLANTED[5]}@git/x; server said Password=${abbreviated("new")[4]}; rejected`,
-    });
-    expect(JSON.stringify(status)).to.not.include(PLANTED[5]).and.not.include(abbreviated("new")[4]);
-    const lines: string[] = [];
-    jsonLogger({ out: { write: (l: string) => lines.push(l) } }).warn("fetch failed", {
-      url: `https://u:${PLANTED[5]}@git/x`,
-      JWT: abbreviated("new")[2],
-    });
-    expect(lines.join("")).to.not.include(PLANTED[5]).and.not.include(abbreviated("new")[2]);
-  });
+      };
+      const masked = JSON.stringify(maskValues(values as never));
+      for (const p of PLANTED) expect(masked).to.not.include(p);
+      const status = record(undefined, "c", "vc-c", {
+        revision: "r",
+        time: "t",
+        durationMs: 1,
+        result: "failed",
+        counts: { created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 1 },
+        message: `cannot fetch https://u:${PLANTED[5]}@git/x; server said Password=${abbreviated("new")[4]}; rejected`,
+      });
+      expect(JSON.stringify(status)).to.not.include(PLANTED[5]).and.not.include(abbreviated("new")[4]);
+      const lines: string[] = [];
+      jsonLogger({ out: { write: (l: string) => lines.push(l) } }).warn("fetch failed", {
+        url: `https://u:${PLANTED[5]}@git/x`,
+        JWT: abbreviated("new")[2],
+      });
+      expect(lines.join("")).to.not.include(PLANTED[5]).and.not.include(abbreviated("new")[2]);
+    },
+  );
 });
 
 describe("security: vc validate never prints a URL password, in any format", () => {

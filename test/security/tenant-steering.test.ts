@@ -49,116 +49,127 @@ describe("tenant steering (in-memory API server)", function () {
     rmSync(repo, { recursive: true, force: true });
   });
 
-  it("#38.6: pods the syncer makes with the control plane's labels and name, crash-looping, are not the cluster's health", async () => {
-    const tenant = syncer();
-    try {
-      const crashing = (name: string): KubeObject => ({
+  it(
+    "#38.6: pods the syncer makes with the control plane's labels and name, crash-looping, are not the " +
+      "cluster's health",
+    async () => {
+      const tenant = syncer();
+      try {
+        const crashing = (name: string): KubeObject => ({
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name, namespace: "vc-minimal", labels: { release: "minimal", app: "vc" } },
+          spec: { containers: [{ name: "syncer", image: "x" }] },
+        });
+        for (const name of ["minimal-0", "planted"]) {
+          await tenant.request("POST", "/api/v1/namespaces/vc-minimal/pods", { body: crashing(name) });
+          const live = await tenant.get({ apiVersion: "v1", kind: "Pod", namespace: "vc-minimal", name });
+          await tenant.request("PUT", `/api/v1/namespaces/vc-minimal/pods/${name}/status`, {
+            body: {
+              ...live,
+              status: {
+                phase: "Running",
+                containerStatuses: [
+                  { name: "syncer", restartCount: 9, state: { waiting: { reason: "CrashLoopBackOff" } } },
+                ],
+              },
+            },
+          });
+        }
+      } finally {
+        tenant.close();
+      }
+      const listed = await runVc(["list", "--repo", repo, "-o", "json", "--kubeconfig", server.kubeconfigPath]);
+      const row = (JSON.parse(listed.stdout) as Array<{ name: string; health: string; healthReason?: string }>)[0]!;
+      expect(row.health, JSON.stringify(row)).to.not.equal("Degraded");
+      expect(row.healthReason ?? "").to.not.include("CrashLoopBackOff");
+      const doctor = await runVc([
+        "doctor",
+        "minimal",
+        "--repo",
+        repo,
+        "-o",
+        "json",
+        "--kubeconfig",
+        server.kubeconfigPath,
+      ]);
+      const findings = (JSON.parse(doctor.stdout) as { findings: Array<{ check: string; message: string }> }).findings;
+      // Reported as pods of the namespace, never as the control plane's: its pod does not run.
+      const controlPlane = findings.filter((f) => f.check === "control-plane-pod");
+      expect(controlPlane).to.have.length(1);
+      expect(controlPlane[0]!.message).to.include("does not exist").and.not.include("CrashLoopBackOff");
+    },
+  );
+
+  it(
+    "#38 doctor: vc doctor reads a namespace the syncer filled with pods up to its bound, and finds the control " +
+      "plane's",
+    async () => {
+      const sts = server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal")!;
+      server.put({
         apiVersion: "v1",
         kind: "Pod",
-        metadata: { name, namespace: "vc-minimal", labels: { release: "minimal", app: "vc" } },
+        metadata: {
+          name: "minimal-0",
+          namespace: "vc-minimal",
+          labels: { release: "minimal", app: "vc" },
+          ownerReferences: [
+            { apiVersion: "apps/v1", kind: "StatefulSet", name: "minimal", uid: sts.metadata.uid!, controller: true },
+          ],
+        },
         spec: { containers: [{ name: "syncer", image: "x" }] },
+        status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
       });
-      for (const name of ["minimal-0", "planted"]) {
-        await tenant.request("POST", "/api/v1/namespaces/vc-minimal/pods", { body: crashing(name) });
-        const live = await tenant.get({ apiVersion: "v1", kind: "Pod", namespace: "vc-minimal", name });
-        await tenant.request("PUT", `/api/v1/namespaces/vc-minimal/pods/${name}/status`, {
-          body: {
-            ...live,
-            status: {
-              phase: "Running",
-              containerStatuses: [
-                { name: "syncer", restartCount: 9, state: { waiting: { reason: "CrashLoopBackOff" } } },
-              ],
+      const tenant = syncer();
+      try {
+        // 140 pods of 250 KB of annotations each (35 MB): past doctor's 32 MiB, and named to be listed first.
+        const pad = "x".repeat(250 * 1024);
+        for (let i = 0; i < 140; i++) {
+          const name = `a-${String(i).padStart(3, "0")}`;
+          await tenant.request("POST", "/api/v1/namespaces/vc-minimal/pods", {
+            body: {
+              apiVersion: "v1",
+              kind: "Pod",
+              metadata: { name, namespace: "vc-minimal", annotations: { pad } },
+              spec: { containers: [{ name: "c", image: "x" }] },
             },
-          },
-        });
+          });
+        }
+      } finally {
+        tenant.close();
       }
-    } finally {
-      tenant.close();
-    }
-    const listed = await runVc(["list", "--repo", repo, "-o", "json", "--kubeconfig", server.kubeconfigPath]);
-    const row = (JSON.parse(listed.stdout) as Array<{ name: string; health: string; healthReason?: string }>)[0]!;
-    expect(row.health, JSON.stringify(row)).to.not.equal("Degraded");
-    expect(row.healthReason ?? "").to.not.include("CrashLoopBackOff");
-    const doctor = await runVc([
-      "doctor",
-      "minimal",
-      "--repo",
-      repo,
-      "-o",
-      "json",
-      "--kubeconfig",
-      server.kubeconfigPath,
-    ]);
-    const findings = (JSON.parse(doctor.stdout) as { findings: Array<{ check: string; message: string }> }).findings;
-    // Reported as pods of the namespace, never as the control plane's: its pod does not run.
-    const controlPlane = findings.filter((f) => f.check === "control-plane-pod");
-    expect(controlPlane).to.have.length(1);
-    expect(controlPlane[0]!.message).to.include("does not exist").and.not.include("CrashLoopBackOff");
-  });
+      const doctor = await runVc([
+        "doctor",
+        "minimal",
+        "--repo",
+        repo,
+        "-o",
+        "json",
+        "--kubeconfig",
+        server.kubeconfigPath,
+      ]);
+      const findings = (JSON.parse(doctor.stdout) as { findings: Array<{ check: string; message: string }> }).findings;
+      const bounded = findings.filter((f) => f.check === "host-reads-bounded");
+      expect(bounded.map((f) => f.message).join("\n"))
+        .to.include("/pods")
+        .and.include("bytes");
+      // The control plane's pod is read by name: no finding says it is missing.
+      expect(findings.filter((f) => f.check === "control-plane-pod")).to.deep.equal([]);
+    },
+  );
 
-  it("#38 doctor: vc doctor reads a namespace the syncer filled with pods up to its bound, and finds the control plane's", async () => {
-    const sts = server.get("apps/v1", "StatefulSet", "vc-minimal", "minimal")!;
-    server.put({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: {
-        name: "minimal-0",
-        namespace: "vc-minimal",
-        labels: { release: "minimal", app: "vc" },
-        ownerReferences: [
-          { apiVersion: "apps/v1", kind: "StatefulSet", name: "minimal", uid: sts.metadata.uid!, controller: true },
-        ],
-      },
-      spec: { containers: [{ name: "syncer", image: "x" }] },
-      status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
-    });
-    const tenant = syncer();
-    try {
-      // 140 pods of 250 KB of annotations each (35 MB): past doctor's 32 MiB, and named to be listed first.
-      const pad = "x".repeat(250 * 1024);
-      for (let i = 0; i < 140; i++) {
-        const name = `a-${String(i).padStart(3, "0")}`;
-        await tenant.request("POST", "/api/v1/namespaces/vc-minimal/pods", {
-          body: {
-            apiVersion: "v1",
-            kind: "Pod",
-            metadata: { name, namespace: "vc-minimal", annotations: { pad } },
-            spec: { containers: [{ name: "c", image: "x" }] },
-          },
-        });
-      }
-    } finally {
-      tenant.close();
-    }
-    const doctor = await runVc([
-      "doctor",
-      "minimal",
-      "--repo",
-      repo,
-      "-o",
-      "json",
-      "--kubeconfig",
-      server.kubeconfigPath,
-    ]);
-    const findings = (JSON.parse(doctor.stdout) as { findings: Array<{ check: string; message: string }> }).findings;
-    const bounded = findings.filter((f) => f.check === "host-reads-bounded");
-    expect(bounded.map((f) => f.message).join("\n"))
-      .to.include("/pods")
-      .and.include("bytes");
-    // The control plane's pod is read by name: no finding says it is missing.
-    expect(findings.filter((f) => f.check === "control-plane-pod")).to.deep.equal([]);
-  });
-
-  it("#38.12: vc adopt --take-ownership of an object the cluster does not render is an error and writes nothing", async () => {
-    mkdirSync(join(repo, "clusters", "fresh"), { recursive: true });
-    writeFileSync(join(repo, "clusters", "fresh", "values.yaml"), "{}\n");
-    server.resetRequests();
-    const res = await vc("adopt", "fresh", repo, "--take-ownership", "ConfigMap/vc-fresh/not-rendered");
-    expect(res.code, res.stdout + res.stderr).to.equal(2);
-    expect(res.stderr).to.include("ConfigMap/vc-fresh/not-rendered").and.include("does not render");
-    expect(server.requests.filter((r) => WRITES.has(r.method))).to.deep.equal([]);
-  });
+  it(
+    "#38.12: vc adopt --take-ownership of an object the cluster does not render is an error and writes " + "nothing",
+    async () => {
+      mkdirSync(join(repo, "clusters", "fresh"), { recursive: true });
+      writeFileSync(join(repo, "clusters", "fresh", "values.yaml"), "{}\n");
+      server.resetRequests();
+      const res = await vc("adopt", "fresh", repo, "--take-ownership", "ConfigMap/vc-fresh/not-rendered");
+      expect(res.code, res.stdout + res.stderr).to.equal(2);
+      expect(res.stderr).to.include("ConfigMap/vc-fresh/not-rendered").and.include("does not render");
+      expect(server.requests.filter((r) => WRITES.has(r.method))).to.deep.equal([]);
+    },
+  );
 });
 
 describe("tenant steering without a host (dir: target)", function () {

@@ -57,17 +57,20 @@ describe("sinks/dir: hardened reads and writes", function () {
     expect(existsSync(stale)).to.equal(false);
   });
 
-  it("refuses a symlink planted in the target folder instead of following it, and leaves its target alone", async () => {
-    const outside = join(tmp, "outside.yaml");
-    writeFileSync(outside, "precious: true\n");
-    const victim = files(join(out, "minimal")).find((f) => /\/service_[^/]+\.yaml$/.test(f))!;
-    rmSync(victim);
-    symlinkSync(outside, victim);
-    const res = await runVc(["diff", repo, "--target", `dir:${out}`]);
-    expect(res.code).to.equal(2);
-    expect(res.stdout + res.stderr).to.match(/a symlink in the target folder: refused, not followed/);
-    expect(readFileSync(outside, "utf8")).to.equal("precious: true\n");
-  });
+  it(
+    "refuses a symlink planted in the target folder instead of following it, and leaves its " + "target alone",
+    async () => {
+      const outside = join(tmp, "outside.yaml");
+      writeFileSync(outside, "precious: true\n");
+      const victim = files(join(out, "minimal")).find((f) => /\/service_[^/]+\.yaml$/.test(f))!;
+      rmSync(victim);
+      symlinkSync(outside, victim);
+      const res = await runVc(["diff", repo, "--target", `dir:${out}`]);
+      expect(res.code).to.equal(2);
+      expect(res.stdout + res.stderr).to.match(/a symlink in the target folder: refused, not followed/);
+      expect(readFileSync(outside, "utf8")).to.equal("precious: true\n");
+    },
+  );
 
   it("reads manifests with the loader's limits: an alias bomb is a located error, not an out-of-memory", async () => {
     const target = files(join(out, "minimal")).find((f) => /\/service_[^/]+\.yaml$/.test(f))!;
@@ -76,7 +79,10 @@ describe("sinks/dir: hardened reads and writes", function () {
       ...Array.from(
         { length: 8 },
         (_, i) =>
-          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`,
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, ` +
+          `*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, ` +
+          `*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, ` +
+          `*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`,
       ),
     ].join("\n");
     writeFileSync(target, `${bomb}\n`);

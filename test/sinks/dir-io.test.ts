@@ -71,28 +71,35 @@ describe("sinks/dir: I/O at scale", () => {
     expect(await readdir(join(dir, "outside"))).to.deep.equal([]);
   });
 
-  it("a folder made once is checked again after the cluster's folder is walked: a symlink planted since is refused", async () => {
-    await sync(target, "a");
-    await rm(join(dir, "out", "a", "vc-a"), { recursive: true });
-    await mkdir(join(dir, "outside"));
-    await symlink(join(dir, "outside"), join(dir, "out", "a", "vc-a"));
-    let err: Error | undefined;
-    await target.listInventory("a").catch((e: Error) => (err = e));
-    expect(err?.message).to.match(/a symlink in the target folder: refused, not followed/);
-    const ns = clusterObjects("a").find((o) => o.metadata.namespace)!;
-    await target.apply(ns, { dryRun: false }).catch((e: Error) => (err = e));
-    expect(err?.message).to.match(/leads outside the target folder/);
-    expect(await readdir(join(dir, "outside"))).to.deep.equal([]);
-  });
+  it(
+    "a folder made once is checked again after the cluster's folder is walked: a symlink planted since is " + "refused",
+    async () => {
+      await sync(target, "a");
+      await rm(join(dir, "out", "a", "vc-a"), { recursive: true });
+      await mkdir(join(dir, "outside"));
+      await symlink(join(dir, "outside"), join(dir, "out", "a", "vc-a"));
+      let err: Error | undefined;
+      await target.listInventory("a").catch((e: Error) => (err = e));
+      expect(err?.message).to.match(/a symlink in the target folder: refused, not followed/);
+      const ns = clusterObjects("a").find((o) => o.metadata.namespace)!;
+      await target.apply(ns, { dryRun: false }).catch((e: Error) => (err = e));
+      expect(err?.message).to.match(/leads outside the target folder/);
+      expect(await readdir(join(dir, "outside"))).to.deep.equal([]);
+    },
+  );
 
-  it("removes a cluster's folder once its last object is gone (prune keeps the Namespace; deleting it by hand empties the folder)", async () => {
-    await sync(target, "a");
-    await sync(target, "b");
-    await sync(target, "a", []);
-    expect(await readdir(join(dir, "out", "a"))).to.deep.equal(["_cluster"]);
-    const [ns] = await target.listInventory("a");
-    expect(await target.delete(ns!, "a", { dryRun: false })).to.equal("deleted");
-    expect(existsSync(join(dir, "out", "a"))).to.equal(false);
-    expect(await target.listClusterNames()).to.deep.equal(["b"]);
-  });
+  it(
+    "removes a cluster's folder once its last object is gone (prune keeps the Namespace; deleting it by hand " +
+      "empties the folder)",
+    async () => {
+      await sync(target, "a");
+      await sync(target, "b");
+      await sync(target, "a", []);
+      expect(await readdir(join(dir, "out", "a"))).to.deep.equal(["_cluster"]);
+      const [ns] = await target.listInventory("a");
+      expect(await target.delete(ns!, "a", { dryRun: false })).to.equal("deleted");
+      expect(existsSync(join(dir, "out", "a"))).to.equal(false);
+      expect(await target.listClusterNames()).to.deep.equal(["b"]);
+    },
+  );
 });

@@ -43,19 +43,22 @@ describe("sinks/dir", () => {
     expect(text).to.match(/^apiVersion: v1\ndata:\n {2}a: '1'\nkind: ConfigMap\n/);
   });
 
-  it("reads its files back: a second run is a no-op, a change is one update, prune deletes files it owns only", async () => {
-    await sync("a");
-    await sync("b");
-    expect((await sync("a")).counts.unchanged).to.equal(6);
-    const next = clusterObjects("a").filter((o) => o.kind !== "VirtualService");
-    next.find((o) => o.kind === "ConfigMap")!.data = { a: "2" };
-    const foreign = join(dir, "out", "a", "vc-a", "notes.yaml");
-    await writeFile(foreign, "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: notes\n");
-    const result = await sync("a", next);
-    expect(result.counts).to.include({ updated: 1, deleted: 1, unchanged: 4 });
-    expect(await readFile(foreign, "utf8")).to.include("notes");
-    expect((await target.listFleetInventory()).get("b")).to.have.length(6);
-  });
+  it(
+    "reads its files back: a second run is a no-op, a change is one update, prune deletes files it " + "owns only",
+    async () => {
+      await sync("a");
+      await sync("b");
+      expect((await sync("a")).counts.unchanged).to.equal(6);
+      const next = clusterObjects("a").filter((o) => o.kind !== "VirtualService");
+      next.find((o) => o.kind === "ConfigMap")!.data = { a: "2" };
+      const foreign = join(dir, "out", "a", "vc-a", "notes.yaml");
+      await writeFile(foreign, "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: notes\n");
+      const result = await sync("a", next);
+      expect(result.counts).to.include({ updated: 1, deleted: 1, unchanged: 4 });
+      expect(await readFile(foreign, "utf8")).to.include("notes");
+      expect((await target.listFleetInventory()).get("b")).to.have.length(6);
+    },
+  );
 
   it("never deletes a file whose object lacks the cluster's inventory label", async () => {
     await sync("a");

@@ -1,4 +1,5 @@
-// Writes a cluster folder that fills a folder budget (files, bytes and objects at once), or passes it by one, for the budget tests and the memory bench.
+// Writes a cluster folder that fills a folder budget (files, bytes and objects at once), or passes it by one, for the
+// budget tests and the memory bench.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FolderBudget } from "../../src/repo/budget.js";
@@ -11,9 +12,12 @@ export interface WrittenFolder {
 
 /** One VirtualService of about `size` bytes: routes of real content, then a comment for the last few bytes. */
 function virtualService(name: string, size: number): string {
-  let doc = `---\napiVersion: networking.mesh.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: ${name}\nspec:\n  hosts:\n    - ${name}\n  http:\n`;
+  let doc =
+    `---\napiVersion: networking.mesh.io/v1beta1\nkind: VirtualService\nmetadata:\n  name: ` +
+    `${name}\nspec:\n  hosts:\n    - ${name}\n  http:\n`;
   const route = (i: number) =>
-    `    - match:\n        - uri:\n            prefix: /p${i}\n      route:\n        - destination:\n            host: ${name}\n            port:\n              number: 80\n`;
+    `    - match:\n        - uri:\n            prefix: /p${i}\n      route:\n        - destination:\n            ` +
+    `host: ${name}\n            port:\n              number: 80\n`;
   for (let i = 0; doc.length + route(i).length + 4 <= size; i++) doc += route(i);
   if (!doc.includes("match")) doc += route(0);
   const pad = size - doc.length - 2;

@@ -1,4 +1,5 @@
-// Throwaway self-signed serving certificates for given DNS names and lifetimes (openssl CLI), as a Gateway's TLS Secret holds them.
+// Throwaway self-signed serving certificates for given DNS names and lifetimes (openssl CLI), as a Gateway's TLS Secret
+// holds them.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -78,9 +78,9 @@ export interface ChangesFirstOptions {
    */
   which?: "last" | "ahead" | "same";
   /**
-   * Called before each status write or update of the run (inside a cluster's job: the cluster is in hand) with `change`, which
-   * makes the change and resolves once the loop has been told: when given, it decides when the change lands, instead
-   * of the start of chunk `at`.
+   * Called before each status write or update of the run (inside a cluster's job: the cluster is in hand) with
+   * `change`, which makes the change and resolves once the loop has been told: when given, it decides when the change
+   * lands, instead of the start of chunk `at`.
    */
   during?: (cluster: string, chunks: string[][], change: () => Promise<void>) => Promise<void>;
 }

@@ -225,43 +225,46 @@ export function fidelityCases(target: () => FidelityTarget): void {
     });
   });
 
-  it("refuses a Role granting what its creator does not hold (escalation), and allows it with the escalate verb", async () => {
-    await target().grant(FIDELITY_USER, NS, [
-      { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["create", "get", "update", "patch"] },
-      { apiGroups: [""], resources: ["pods"], verbs: ["get"] },
-    ]);
-    const path = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`;
-    const held = await target().request(
-      "POST",
-      path,
-      role("pod-reader", [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }]),
-      { user: FIDELITY_USER },
-    );
-    expect(held.status, JSON.stringify(held.body)).to.equal(201);
-    const escalating = await target().request(
-      "POST",
-      path,
-      role("secret-deleter", [{ apiGroups: [""], resources: ["secrets"], verbs: ["delete"] }]),
-      { user: FIDELITY_USER },
-    );
-    // The user may create Roles (pod-reader above): a 403 for this one is the escalation check.
-    expect(refusal(escalating)).to.deep.equal({
-      code: 403,
-      reason: "Forbidden",
-      details: { name: "secret-deleter", group: "rbac.authorization.k8s.io", kind: "roles" },
-      causes: [],
-    });
-    await target().grant(FIDELITY_USER, NS, [
-      { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["escalate"] },
-    ]);
-    const escalated = await target().request(
-      "POST",
-      path,
-      role("secret-deleter", [{ apiGroups: [""], resources: ["secrets"], verbs: ["delete"] }]),
-      { user: FIDELITY_USER },
-    );
-    expect(escalated.status, JSON.stringify(escalated.body)).to.equal(201);
-  });
+  it(
+    "refuses a Role granting what its creator does not hold (escalation), and allows it with the " + "escalate verb",
+    async () => {
+      await target().grant(FIDELITY_USER, NS, [
+        { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["create", "get", "update", "patch"] },
+        { apiGroups: [""], resources: ["pods"], verbs: ["get"] },
+      ]);
+      const path = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`;
+      const held = await target().request(
+        "POST",
+        path,
+        role("pod-reader", [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }]),
+        { user: FIDELITY_USER },
+      );
+      expect(held.status, JSON.stringify(held.body)).to.equal(201);
+      const escalating = await target().request(
+        "POST",
+        path,
+        role("secret-deleter", [{ apiGroups: [""], resources: ["secrets"], verbs: ["delete"] }]),
+        { user: FIDELITY_USER },
+      );
+      // The user may create Roles (pod-reader above): a 403 for this one is the escalation check.
+      expect(refusal(escalating)).to.deep.equal({
+        code: 403,
+        reason: "Forbidden",
+        details: { name: "secret-deleter", group: "rbac.authorization.k8s.io", kind: "roles" },
+        causes: [],
+      });
+      await target().grant(FIDELITY_USER, NS, [
+        { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["escalate"] },
+      ]);
+      const escalated = await target().request(
+        "POST",
+        path,
+        role("secret-deleter", [{ apiGroups: [""], resources: ["secrets"], verbs: ["delete"] }]),
+        { user: FIDELITY_USER },
+      );
+      expect(escalated.status, JSON.stringify(escalated.body)).to.equal(201);
+    },
+  );
 
   it("acts as the impersonated user, and refuses impersonation to a user without the impersonate verb", async () => {
     const asLimited = await target().request("GET", `/api/v1/namespaces/${NS}/secrets`, undefined, {
@@ -287,51 +290,55 @@ export function fidelityCases(target: () => FidelityTarget): void {
     expect(refused.body.kind).to.equal("Status");
   });
 
-  it("refuses a ConfigMap whose values exceed 1 MiB with 422 (keys not counted), by create and by server-side apply", async () => {
-    const path = `/api/v1/namespaces/${NS}/configmaps`;
-    const fits = await target().request("POST", path, {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "full" },
-      data: { a: "x".repeat(512 * 1024), b: "y".repeat(512 * 1024) },
-    });
-    expect(fits.status, JSON.stringify(fits.body).slice(0, 300)).to.equal(201);
-    const over = await target().request("POST", path, {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "over" },
-      data: { a: "x".repeat(512 * 1024), b: "y".repeat(512 * 1024 + 1) },
-    });
-    expect(refusal(over)).to.deep.equal({
-      code: 422,
-      reason: "Invalid",
-      details: { name: "over", kind: "ConfigMap" },
-      causes: ["[] FieldValueTooLong"],
-    });
-    // An apply that adds a key to an existing ConfigMap is judged by the whole result.
-    expect(
-      (
-        await apply(`${path}/grows`, {
-          apiVersion: "v1",
-          kind: "ConfigMap",
-          metadata: { name: "grows" },
-          data: { a: "x".repeat(600 * 1024) },
-        })
-      ).status,
-    ).to.equal(201);
-    const grown = await target().request(
-      "PATCH",
-      `${path}/grows?fieldManager=other`,
-      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "grows" }, data: { b: "y".repeat(600 * 1024) } },
-      { contentType: "application/apply-patch+yaml" },
-    );
-    expect(refusal(grown)).to.deep.equal({
-      code: 422,
-      reason: "Invalid",
-      details: { name: "grows", kind: "ConfigMap" },
-      causes: ["[] FieldValueTooLong"],
-    });
-  });
+  it(
+    "refuses a ConfigMap whose values exceed 1 MiB with 422 (keys not counted), by create and by " +
+      "server-side apply",
+    async () => {
+      const path = `/api/v1/namespaces/${NS}/configmaps`;
+      const fits = await target().request("POST", path, {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "full" },
+        data: { a: "x".repeat(512 * 1024), b: "y".repeat(512 * 1024) },
+      });
+      expect(fits.status, JSON.stringify(fits.body).slice(0, 300)).to.equal(201);
+      const over = await target().request("POST", path, {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "over" },
+        data: { a: "x".repeat(512 * 1024), b: "y".repeat(512 * 1024 + 1) },
+      });
+      expect(refusal(over)).to.deep.equal({
+        code: 422,
+        reason: "Invalid",
+        details: { name: "over", kind: "ConfigMap" },
+        causes: ["[] FieldValueTooLong"],
+      });
+      // An apply that adds a key to an existing ConfigMap is judged by the whole result.
+      expect(
+        (
+          await apply(`${path}/grows`, {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: "grows" },
+            data: { a: "x".repeat(600 * 1024) },
+          })
+        ).status,
+      ).to.equal(201);
+      const grown = await target().request(
+        "PATCH",
+        `${path}/grows?fieldManager=other`,
+        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "grows" }, data: { b: "y".repeat(600 * 1024) } },
+        { contentType: "application/apply-patch+yaml" },
+      );
+      expect(refusal(grown)).to.deep.equal({
+        code: 422,
+        reason: "Invalid",
+        details: { name: "grows", kind: "ConfigMap" },
+        causes: ["[] FieldValueTooLong"],
+      });
+    },
+  );
 
   it("answers 404 for a kind whose group is not installed, and leaves the group out of discovery", async () => {
     const missing = await target().request("GET", `/apis/${UNSERVED_GROUP}/v1beta1/namespaces/${NS}/virtualservices`);
@@ -374,7 +381,10 @@ export function fidelityCases(target: () => FidelityTarget): void {
       },
       { user: opts.user },
     );
-  /** allowed, denied and whether a reason was given: RBAC names the binding that allows, and says nothing when it denies. */
+  /**
+   * allowed, denied and whether a reason was given: RBAC names the binding that allows, and says nothing when it
+   * denies.
+   */
   const decision = (res: { status: number; body: Record<string, unknown> }) => {
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     const status = (res.body.status ?? {}) as { allowed?: boolean; denied?: boolean; reason?: string };
@@ -390,108 +400,118 @@ export function fidelityCases(target: () => FidelityTarget): void {
     resourceAttributes: { verb, group, resource, ...(namespace ? { namespace } : {}) },
   });
 
-  it("answers SubjectAccessReviews by RBAC: bindings to ServiceAccounts (namespace defaulted), users and groups; 403 without create on them", async () => {
-    await create(
-      `${rbacPath(NS)}/roles`,
-      role("sar-pods", [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }]),
-    );
-    await create(
-      `${rbacPath(NS)}/rolebindings`,
-      binding("RoleBinding", "sar-pods", "Role", "sar-pods", [{ kind: "ServiceAccount", name: "sar-reader" }]),
-    );
-    await create(
-      `${rbacPath(NS)}/roles`,
-      role("sar-config", [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }]),
-    );
-    await create(
-      `${rbacPath(NS)}/rolebindings`,
-      binding("RoleBinding", "sar-config", "Role", "sar-config", [
-        { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" },
-        { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "sar-user" },
-      ]),
-    );
-    await create(`${rbacPath()}/clusterroles`, {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name: "fidelity-sar-nodes" },
-      rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get"] }],
-    });
-    await create(
-      `${rbacPath()}/clusterrolebindings`,
-      binding("ClusterRoleBinding", "fidelity-sar-nodes", "ClusterRole", "fidelity-sar-nodes", [
-        { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: `system:serviceaccounts:${NS}` },
-      ]),
-    );
+  it(
+    "answers SubjectAccessReviews by RBAC: bindings to ServiceAccounts (namespace defaulted), users and groups; " +
+      "403 without create on them",
+    async () => {
+      await create(
+        `${rbacPath(NS)}/roles`,
+        role("sar-pods", [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }]),
+      );
+      await create(
+        `${rbacPath(NS)}/rolebindings`,
+        binding("RoleBinding", "sar-pods", "Role", "sar-pods", [{ kind: "ServiceAccount", name: "sar-reader" }]),
+      );
+      await create(
+        `${rbacPath(NS)}/roles`,
+        role("sar-config", [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }]),
+      );
+      await create(
+        `${rbacPath(NS)}/rolebindings`,
+        binding("RoleBinding", "sar-config", "Role", "sar-config", [
+          { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" },
+          { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "sar-user" },
+        ]),
+      );
+      await create(`${rbacPath()}/clusterroles`, {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "fidelity-sar-nodes" },
+        rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["get"] }],
+      });
+      await create(
+        `${rbacPath()}/clusterrolebindings`,
+        binding("ClusterRoleBinding", "fidelity-sar-nodes", "ClusterRole", "fidelity-sar-nodes", [
+          { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: `system:serviceaccounts:${NS}` },
+        ]),
+      );
 
-    // The last RoleBinding and ClusterRoleBinding written are seen by the authorizer once these are allowed.
-    await settled(async () =>
-      expect(decision(await review({ ...sa("other"), ...attrs("get", "nodes") }))).to.deep.equal(ALLOWED),
-    );
-    await settled(async () =>
-      expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", NS) }))).to.deep.equal(ALLOWED),
-    );
-    expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }))).to.deep.equal(ALLOWED);
-    expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { local: true }))).to.deep.equal(
-      ALLOWED,
-    );
-    expect(decision(await review({ ...sa("sar-reader"), ...attrs("delete", "pods", NS) }))).to.deep.equal(NOT_ALLOWED);
-    expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", "default") }))).to.deep.equal(
-      NOT_ALLOWED,
-    );
-    expect(decision(await review({ ...sa("other"), ...attrs("get", "pods", NS) }))).to.deep.equal(NOT_ALLOWED);
-    // Through groups: every ServiceAccount of the namespace reads nodes, every authenticated user the namespace's ConfigMaps.
-    expect(decision(await review({ ...sa("other"), ...attrs("get", "nodes") }))).to.deep.equal(ALLOWED);
-    expect(
-      decision(
-        await review({
-          user: `system:serviceaccount:default:other`,
-          groups: ["system:serviceaccounts", "system:serviceaccounts:default"],
-          ...attrs("get", "nodes"),
-        }),
-      ),
-    ).to.deep.equal(NOT_ALLOWED);
-    expect(
-      decision(await review({ user: "anyone", groups: ["system:authenticated"], ...attrs("get", "configmaps", NS) })),
-    ).to.deep.equal(ALLOWED);
-    expect(decision(await review({ user: "anyone", ...attrs("get", "configmaps", NS) }))).to.deep.equal(NOT_ALLOWED);
-    expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", NS) }))).to.deep.equal(ALLOWED);
-    expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", "default") }))).to.deep.equal(
-      NOT_ALLOWED,
-    );
+      // The last RoleBinding and ClusterRoleBinding written are seen by the authorizer once these are allowed.
+      await settled(async () =>
+        expect(decision(await review({ ...sa("other"), ...attrs("get", "nodes") }))).to.deep.equal(ALLOWED),
+      );
+      await settled(async () =>
+        expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", NS) }))).to.deep.equal(ALLOWED),
+      );
+      expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }))).to.deep.equal(ALLOWED);
+      expect(
+        decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { local: true })),
+      ).to.deep.equal(ALLOWED);
+      expect(decision(await review({ ...sa("sar-reader"), ...attrs("delete", "pods", NS) }))).to.deep.equal(
+        NOT_ALLOWED,
+      );
+      expect(decision(await review({ ...sa("sar-reader"), ...attrs("get", "pods", "default") }))).to.deep.equal(
+        NOT_ALLOWED,
+      );
+      expect(decision(await review({ ...sa("other"), ...attrs("get", "pods", NS) }))).to.deep.equal(NOT_ALLOWED);
+      // Through groups: every ServiceAccount of the namespace reads nodes, every authenticated user the namespace's
+      // ConfigMaps.
+      expect(decision(await review({ ...sa("other"), ...attrs("get", "nodes") }))).to.deep.equal(ALLOWED);
+      expect(
+        decision(
+          await review({
+            user: `system:serviceaccount:default:other`,
+            groups: ["system:serviceaccounts", "system:serviceaccounts:default"],
+            ...attrs("get", "nodes"),
+          }),
+        ),
+      ).to.deep.equal(NOT_ALLOWED);
+      expect(
+        decision(await review({ user: "anyone", groups: ["system:authenticated"], ...attrs("get", "configmaps", NS) })),
+      ).to.deep.equal(ALLOWED);
+      expect(decision(await review({ user: "anyone", ...attrs("get", "configmaps", NS) }))).to.deep.equal(NOT_ALLOWED);
+      expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", NS) }))).to.deep.equal(ALLOWED);
+      expect(decision(await review({ user: "sar-user", ...attrs("get", "configmaps", "default") }))).to.deep.equal(
+        NOT_ALLOWED,
+      );
 
-    // Neither user nor groups: invalid.
-    expect(refusal(await review(attrs("get", "pods", NS)))).to.deep.equal({
-      code: 422,
-      reason: "Invalid",
-      details: { group: "authorization.k8s.io" },
-      causes: ["spec.user FieldValueInvalid"],
-    });
-    // A user without create on subjectaccessreviews is refused; a Role can grant the namespaced LocalSubjectAccessReview.
-    expect(
-      refusal(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER })),
-    ).to.deep.equal({
-      code: 403,
-      reason: "Forbidden",
-      details: { group: "authorization.k8s.io", kind: "subjectaccessreviews" },
-      causes: [],
-    });
-    expect(
-      refusal(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER, local: true })),
-    ).to.deep.equal({
-      code: 403,
-      reason: "Forbidden",
-      details: { group: "authorization.k8s.io", kind: "localsubjectaccessreviews" },
-      causes: [],
-    });
-    await target().grant(FIDELITY_USER, NS, [
-      { apiGroups: ["authorization.k8s.io"], resources: ["localsubjectaccessreviews"], verbs: ["create"] },
-    ]);
-    expect(
-      decision(
-        await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER, local: true }),
-      ),
-    ).to.deep.equal(ALLOWED);
-  });
+      // Neither user nor groups: invalid.
+      expect(refusal(await review(attrs("get", "pods", NS)))).to.deep.equal({
+        code: 422,
+        reason: "Invalid",
+        details: { group: "authorization.k8s.io" },
+        causes: ["spec.user FieldValueInvalid"],
+      });
+      // A user without create on subjectaccessreviews is refused; a Role can grant the namespaced
+      // LocalSubjectAccessReview.
+      expect(
+        refusal(await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER })),
+      ).to.deep.equal({
+        code: 403,
+        reason: "Forbidden",
+        details: { group: "authorization.k8s.io", kind: "subjectaccessreviews" },
+        causes: [],
+      });
+      expect(
+        refusal(
+          await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER, local: true }),
+        ),
+      ).to.deep.equal({
+        code: 403,
+        reason: "Forbidden",
+        details: { group: "authorization.k8s.io", kind: "localsubjectaccessreviews" },
+        causes: [],
+      });
+      await target().grant(FIDELITY_USER, NS, [
+        { apiGroups: ["authorization.k8s.io"], resources: ["localsubjectaccessreviews"], verbs: ["create"] },
+      ]);
+      expect(
+        decision(
+          await review({ ...sa("sar-reader"), ...attrs("get", "pods", NS) }, { user: FIDELITY_USER, local: true }),
+        ),
+      ).to.deep.equal(ALLOWED);
+    },
+  );
 
   it("authorises requests by stored RBAC: a RoleBinding to the user, and one to system:authenticated", async () => {
     const services = `/api/v1/namespaces/${NS}/services`;
@@ -529,67 +549,81 @@ export function fidelityCases(target: () => FidelityTarget): void {
     ).to.equal(403);
   });
 
-  it("refuses a binding to a role that does not exist to a user without bind (404 for the role its rules are looked up in); allows it to system:masters and with bind", async () => {
-    await target().grant(FIDELITY_USER, NS, [
-      { apiGroups: ["rbac.authorization.k8s.io"], resources: ["rolebindings"], verbs: ["create", "get", "delete"] },
-    ]);
-    const subjects = [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "someone" }];
-    const path = `${rbacPath(NS)}/rolebindings`;
-    for (const [name, kind] of [
-      ["to-missing-role", "Role"],
-      ["to-missing-clusterrole", "ClusterRole"],
-    ] as const) {
-      const refused = await target().request(
+  it(
+    "refuses a binding to a role that does not exist to a user without bind (404 for the role its rules are " +
+      "looked up in); allows it to system:masters and with bind",
+    async () => {
+      await target().grant(FIDELITY_USER, NS, [
+        { apiGroups: ["rbac.authorization.k8s.io"], resources: ["rolebindings"], verbs: ["create", "get", "delete"] },
+      ]);
+      const subjects = [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "someone" }];
+      const path = `${rbacPath(NS)}/rolebindings`;
+      for (const [name, kind] of [
+        ["to-missing-role", "Role"],
+        ["to-missing-clusterrole", "ClusterRole"],
+      ] as const) {
+        const refused = await target().request(
+          "POST",
+          path,
+          binding("RoleBinding", name, kind, `no-such-${kind.toLowerCase()}`, subjects),
+          { user: FIDELITY_USER },
+        );
+        // The escalation check resolves the role's rules first: the role's NotFound is the answer, not a 403. Its
+        // details name the role, for the role's resource (1.20) or the binding's (1.36): either is the server's own.
+        const answer = refusal(refused);
+        expect(answer).to.deep.include({ code: 404, reason: "NotFound", causes: [] });
+        expect(answer.details).to.deep.include({
+          name: `no-such-${kind.toLowerCase()}`,
+          group: "rbac.authorization.k8s.io",
+        });
+        expect(answer.details.kind).to.be.oneOf([`${kind.toLowerCase()}s`, "rolebindings"]);
+      }
+      // The admin is in system:masters, which may grant anything: the bindings are stored, dangling.
+      await create(path, binding("RoleBinding", "admin-to-missing-role", "Role", "no-such-role", subjects));
+      await create(
+        `${rbacPath()}/clusterrolebindings`,
+        binding(
+          "ClusterRoleBinding",
+          "fidelity-to-missing-clusterrole",
+          "ClusterRole",
+          "no-such-clusterrole",
+          subjects,
+        ),
+      );
+      // A binding to a role that exists with rules the user holds is allowed: the refusal above is for the missing
+      // role.
+      const held = await target().request(
         "POST",
         path,
-        binding("RoleBinding", name, kind, `no-such-${kind.toLowerCase()}`, subjects),
+        binding("RoleBinding", "to-held-role", "Role", "pod-reader", subjects),
         { user: FIDELITY_USER },
       );
-      // The escalation check resolves the role's rules first: the role's NotFound is the answer, not a 403. Its
-      // details name the role, for the role's resource (1.20) or the binding's (1.36): either is the server's own.
-      const answer = refusal(refused);
-      expect(answer).to.deep.include({ code: 404, reason: "NotFound", causes: [] });
-      expect(answer.details).to.deep.include({
-        name: `no-such-${kind.toLowerCase()}`,
-        group: "rbac.authorization.k8s.io",
-      });
-      expect(answer.details.kind).to.be.oneOf([`${kind.toLowerCase()}s`, "rolebindings"]);
-    }
-    // The admin is in system:masters, which may grant anything: the bindings are stored, dangling.
-    await create(path, binding("RoleBinding", "admin-to-missing-role", "Role", "no-such-role", subjects));
-    await create(
-      `${rbacPath()}/clusterrolebindings`,
-      binding("ClusterRoleBinding", "fidelity-to-missing-clusterrole", "ClusterRole", "no-such-clusterrole", subjects),
-    );
-    // A binding to a role that exists with rules the user holds is allowed: the refusal above is for the missing role.
-    const held = await target().request(
-      "POST",
-      path,
-      binding("RoleBinding", "to-held-role", "Role", "pod-reader", subjects),
-      { user: FIDELITY_USER },
-    );
-    expect(held.status, JSON.stringify(held.body)).to.equal(201);
-    await target().grant(FIDELITY_USER, NS, [
-      { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["bind"] },
-    ]);
-    const bound = await target().request(
-      "POST",
-      path,
-      binding("RoleBinding", "to-missing-role", "Role", "no-such-role", subjects),
-      { user: FIDELITY_USER },
-    );
-    expect(bound.status, JSON.stringify(bound.body)).to.equal(201);
-  });
+      expect(held.status, JSON.stringify(held.body)).to.equal(201);
+      await target().grant(FIDELITY_USER, NS, [
+        { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["bind"] },
+      ]);
+      const bound = await target().request(
+        "POST",
+        path,
+        binding("RoleBinding", "to-missing-role", "Role", "no-such-role", subjects),
+        { user: FIDELITY_USER },
+      );
+      expect(bound.status, JSON.stringify(bound.body)).to.equal(201);
+    },
+  );
 
-  it("serves /openapi/v3 from 1.23 only: 404 on 1.20, a document listing group versions on later releases", async () => {
-    const version = await target().request("GET", "/version");
-    const minor = Number.parseInt(String(version.body.minor), 10);
-    const v3 = await target().request("GET", "/openapi/v3");
-    if (minor < 23) expect(v3.status).to.equal(404);
-    else {
-      expect(v3.status).to.equal(200);
-      expect(Object.keys(v3.body.paths as object)).to.include("api/v1");
-    }
-    expect((await target().request("GET", "/openapi/v2")).status).to.equal(200);
-  });
+  it(
+    "serves /openapi/v3 from 1.23 only: 404 on 1.20, a document listing group versions on later " + "releases",
+    async () => {
+      const version = await target().request("GET", "/version");
+      const minor = Number.parseInt(String(version.body.minor), 10);
+      const v3 = await target().request("GET", "/openapi/v3");
+      if (minor < 23) expect(v3.status).to.equal(404);
+      else {
+        expect(v3.status).to.equal(200);
+        expect(Object.keys(v3.body.paths as object)).to.include("api/v1");
+      }
+      expect((await target().request("GET", "/openapi/v2")).status).to.equal(200);
+    },
+  );
 }

@@ -1,5 +1,6 @@
-// Child of test/cli/heap.scale.test.ts: holds about 40 MiB, then allocates chunks that live a while and are let go (as a
-// streamed fleet does), and prints the largest heap V8 sized for it and what it held (argv[2] "bound": with the CLI's bound).
+// Child of test/cli/heap.scale.test.ts: holds about 40 MiB, then allocates chunks that live a while and are let go (as
+// a streamed fleet does), and prints the largest heap V8 sized for it and what it held (argv[2] "bound": with the CLI's
+// bound).
 import v8 from "node:v8";
 import { boundHeapGrowth } from "../../src/cli/heap.js";
 

@@ -67,29 +67,32 @@ describe("support: stand-in controllers on the API test server", function () {
     expect((await readClusterHealth(client, "vc-platform", desired)).status).to.equal("Healthy");
   });
 
-  it("a changed pod template: the old revision's pod is replaced by one of the new revision, the set reports it", async () => {
-    const before = server.get("v1", "Pod", "vc-platform", "platform-0")!;
-    const sts = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")!;
-    const changed = structuredClone(sts) as KubeObject & {
-      spec: { template: { metadata: { annotations?: Record<string, string> } } };
-    };
-    changed.spec.template.metadata.annotations = {
-      ...changed.spec.template.metadata.annotations,
-      "example.com/restart": "1",
-    };
-    await client.request("PUT", "/apis/apps/v1/namespaces/vc-platform/statefulsets/platform", { body: changed });
-    await hosts.settle();
-    const live = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")!;
-    const pod = server.get("v1", "Pod", "vc-platform", "platform-0")!;
-    expect(pod.metadata.uid).to.not.equal(before.metadata.uid);
-    expect(pod.metadata.labels?.["controller-revision-hash"])
-      .to.equal(templateRevision(live))
-      .and.not.equal(before.metadata.labels?.["controller-revision-hash"]);
-    expect(live.status).to.deep.include({
-      updateRevision: templateRevision(live),
-      currentRevision: templateRevision(live),
-      observedGeneration: live.metadata.generation,
-    });
-    expect((await readClusterHealth(client, "vc-platform", desired)).status).to.equal("Healthy");
-  });
+  it(
+    "a changed pod template: the old revision's pod is replaced by one of the new revision, the set " + "reports it",
+    async () => {
+      const before = server.get("v1", "Pod", "vc-platform", "platform-0")!;
+      const sts = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")!;
+      const changed = structuredClone(sts) as KubeObject & {
+        spec: { template: { metadata: { annotations?: Record<string, string> } } };
+      };
+      changed.spec.template.metadata.annotations = {
+        ...changed.spec.template.metadata.annotations,
+        "example.com/restart": "1",
+      };
+      await client.request("PUT", "/apis/apps/v1/namespaces/vc-platform/statefulsets/platform", { body: changed });
+      await hosts.settle();
+      const live = server.get("apps/v1", "StatefulSet", "vc-platform", "platform")!;
+      const pod = server.get("v1", "Pod", "vc-platform", "platform-0")!;
+      expect(pod.metadata.uid).to.not.equal(before.metadata.uid);
+      expect(pod.metadata.labels?.["controller-revision-hash"])
+        .to.equal(templateRevision(live))
+        .and.not.equal(before.metadata.labels?.["controller-revision-hash"]);
+      expect(live.status).to.deep.include({
+        updateRevision: templateRevision(live),
+        currentRevision: templateRevision(live),
+        observedGeneration: live.metadata.generation,
+      });
+      expect((await readClusterHealth(client, "vc-platform", desired)).status).to.equal("Healthy");
+    },
+  );
 });

@@ -1,12 +1,12 @@
-// Stands in for the controllers and the kubelet a real API server (or the in-memory one) lacks: sets status through the status subresource
-// as the StatefulSet and Deployment controllers would, creates the pods and volume claims they would create (with
-// controller-revision-hash labels), and reports those pods Running/Ready or stuck, so a cluster is Healthy or
-// Degraded on demand.
+// Stands in for the controllers and the kubelet a real API server (or the in-memory one) lacks: sets status through the
+// status subresource as the StatefulSet and Deployment controllers would, creates the pods and volume claims they would
+// create (with controller-revision-hash labels), and reports those pods Running/Ready or stuck, so a cluster is Healthy
+// or Degraded on demand.
 //
 //   await setStatus(kube, path, (live) => ({ ... }))      one object's status, written as its controller would
 //   const hosts = new StandInControllers(kube);           the control planes of a fleet, by host namespace
 //   hosts.degrade("vc-c00", "CrashLoopBackOff")           the pods of c00's update revision will not start
-//   await hosts.settle()                                  one pass over every StatefulSet and Deployment; start()/stop() loop
+// await hosts.settle() one pass over every StatefulSet and Deployment; start()/stop() loop
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../../src/kube/object.js";
 import type { RealKube } from "./real-kube.js";
@@ -14,7 +14,9 @@ import type { RealKube } from "./real-kube.js";
 /** What these helpers need of a server: JSON requests with rights to write pods, claims and workloads' status. */
 export type StatusWriter = Pick<RealKube, "request">;
 
-/** Reads the object at `path`, sets `status` and writes it back through `<path>/status` (the way a controller reports). */
+/**
+ * Reads the object at `path`, sets `status` and writes it back through `<path>/status` (the way a controller reports).
+ */
 export async function setStatus(
   kube: StatusWriter,
   path: string,
@@ -34,7 +36,10 @@ export async function createObject(kube: StatusWriter, path: string, body: unkno
   return res.body;
 }
 
-/** A pod's status as the kubelet reports it: Running and Ready, or its container waiting for `waiting` (e.g. `CrashLoopBackOff`). */
+/**
+ * A pod's status as the kubelet reports it: Running and Ready, or its container waiting for `waiting` (e.g.
+ * `CrashLoopBackOff`).
+ */
 export function runningPodStatus(waiting?: string, container = "syncer"): Record<string, unknown> {
   return {
     phase: "Running",
@@ -302,7 +307,10 @@ export class StandInControllers {
     });
   }
 
-  /** The Deployment's ReplicaSet of a template (`<name>-<hash>`), controlled by it, as the Deployment controller makes it. */
+  /**
+   * The Deployment's ReplicaSet of a template (`<name>-<hash>`), controlled by it, as the Deployment controller makes
+   * it.
+   */
   private async ensureReplicaSet(o: KubeObject, hash: string): Promise<KubeObject> {
     const ns = o.metadata.namespace!;
     const path = `/apis/apps/v1/namespaces/${ns}/replicasets`;

@@ -1,4 +1,5 @@
-// Runs the real kubectl (on PATH, or $KUBECTL) against a test server through a kubeconfig, with its own discovery cache.
+// Runs the real kubectl (on PATH, or $KUBECTL) against a test server through a kubeconfig, with its own discovery
+// cache.
 import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -1,4 +1,5 @@
-// A real OCI registry for tests: Debian's docker-registry on a loopback port, anonymous, htpasswd (basic) or token auth.
+// A real OCI registry for tests: Debian's docker-registry on a loopback port, anonymous, htpasswd (basic) or token
+// auth.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createSign, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,7 +14,9 @@ import { findExecutable, freePort, requireOrSkip } from "./requires.js";
 const BINARY = process.env.VC_TEST_DOCKER_REGISTRY ?? "/usr/bin/docker-registry";
 
 export interface RegistryOptions {
-  /** `none` (anonymous), `basic` (htpasswd) or `token` (bearer tokens from a token service answering basic credentials). */
+  /**
+   * `none` (anonymous), `basic` (htpasswd) or `token` (bearer tokens from a token service answering basic credentials).
+   */
   auth?: "none" | "basic" | "token";
   /** The one user of the basic and token modes. */
   username?: string;

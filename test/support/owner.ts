@@ -1,7 +1,9 @@
 // The ownerReference a StatefulSet's controller puts on the pods it creates: tests that play the controller use it.
 import type { KubeClient } from "../../src/host/client.js";
 
-/** The controller reference of StatefulSet `namespace/name` (read for its UID), as the StatefulSet controller sets it. */
+/**
+ * The controller reference of StatefulSet `namespace/name` (read for its UID), as the StatefulSet controller sets it.
+ */
 export async function controlledBy(
   client: KubeClient,
   namespace: string,

@@ -1,14 +1,14 @@
-// A real Kubernetes API server for the e2e tier: etcd and kube-apiserver from VC_KUBE_ASSETS (or KUBEBUILDER_ASSETS, the
-// envtest layout), on free loopback ports with TLS, RBAC, token users and a front-proxy (request-header) CA.
+// A real Kubernetes API server for the e2e tier: etcd and kube-apiserver from VC_KUBE_ASSETS (or KUBEBUILDER_ASSETS,
+// the envtest layout), on free loopback ports with TLS, RBAC, token users and a front-proxy (request-header) CA.
 //
-//   const kube = useRealKube();                      // in a describe(): started before, stopped after (skipped without assets)
+// const kube = useRealKube(); // in a describe(): started before, stopped after (skipped without assets)
 //   kube().kubeconfigPath                            admin (system:masters) kubeconfig
-//   kube().kubeconfigFor("alice")                    a kubeconfig of a token user named in options.users (no rights until bound)
+// kube().kubeconfigFor("alice") a kubeconfig of a token user named in options.users (no rights until bound)
 //   kube().kubectl(["get", "ns"], { as? , input? })  the real kubectl as the admin (or as a named user)
 //   kube().request("GET", "/api/v1/namespaces")      a JSON request as the admin
 //   kube().serviceAccountKubeconfig(ns, name)        a kubeconfig holding a TokenRequest token of a real ServiceAccount
-//   kube().pki                                       paths of the CA, the front-proxy CA and the front-proxy client pair
-//   kube().freeze() / thaw()                         SIGSTOP / SIGCONT the API server (it takes connections, answers nothing)
+// kube().pki paths of the CA, the front-proxy CA and the front-proxy client pair
+// kube().freeze() / thaw() SIGSTOP / SIGCONT the API server (it takes connections, answers nothing)
 //   kube().kill() / restart()                        the API server down (connections refused) and up again, etcd kept
 //
 // Nothing runs but the API server: no controllers, no scheduler, no kubelet, so no pods run and namespaces never
@@ -24,7 +24,9 @@ import { kubectl, type KubectlResult } from "./kubectl.js";
 import { freePort, requireOrSkip } from "./requires.js";
 
 export interface RealKubeOptions {
-  /** Token users besides the admin, by name; each gets a token and a kubeconfig, and no rights until a test binds some. */
+  /**
+   * Token users besides the admin, by name; each gets a token and a kubeconfig, and no rights until a test binds some.
+   */
   users?: Array<{ name: string; groups?: string[] }>;
   /** More kube-apiserver flags (e.g. `--enable-aggregator-routing=true`). */
   extraArgs?: string[];
@@ -87,7 +89,8 @@ export function kubeAssets(): string | undefined {
 }
 
 const HOW_TO_GET =
-  "set VC_KUBE_ASSETS (or KUBEBUILDER_ASSETS) to a folder with kube-apiserver and etcd: scripts/fetch-kube-assets.sh prints one (docs/testing.md)";
+  "set VC_KUBE_ASSETS (or KUBEBUILDER_ASSETS) to a folder with kube-apiserver and etcd: " +
+  "scripts/fetch-kube-assets.sh prints one (docs/testing.md)";
 
 /** Every write (and nothing else) is audited, so a test can count the writes a command made. */
 const AUDIT_POLICY = {
@@ -121,7 +124,9 @@ function openssl(args: string[]): void {
   execFileSync("openssl", args, { stdio: "pipe" });
 }
 
-/** A CA, a serving certificate for 127.0.0.1, the service-account key pair and a front-proxy CA with its client pair. */
+/**
+ * A CA, a serving certificate for 127.0.0.1, the service-account key pair and a front-proxy CA with its client pair.
+ */
 function makePki(dir: string): void {
   const p = (f: string) => join(dir, f);
   openssl([
@@ -438,7 +443,8 @@ export async function startRealKube(assets: string, options: RealKubeOptions = {
       const tail = outputOf(apiserver);
       await stop();
       throw new Error(
-        `kube-apiserver's /readyz did not answer 200 within the ${bound / 1000} s bound (VC_KUBE_READY_TIMEOUT); last answer ${last}:\n${tail}`,
+        `kube-apiserver's /readyz did not answer 200 within the ${bound / 1000} s bound (VC_KUBE_READY_TIMEOUT); ` +
+          `last answer ${last}:\n${tail}`,
       );
     }
     await new Promise((r) => setTimeout(r, 200));
@@ -595,7 +601,9 @@ export function useRealKube(options: RealKubeOptions = {}): () => RealKube {
   };
 }
 
-/** Installs namespaced CustomResourceDefinitions of one group version (schemas open) and waits until they are served. */
+/**
+ * Installs namespaced CustomResourceDefinitions of one group version (schemas open) and waits until they are served.
+ */
 async function installCrds(
   kube: RealKube,
   group: string,
@@ -633,7 +641,10 @@ async function installCrds(
   }, `the ${group} CRDs to be served`);
 }
 
-/** The mesh's CustomResourceDefinitions (networking.mesh.io/v1beta1), installed as the mesh would install them on a host. */
+/**
+ * The mesh's CustomResourceDefinitions (networking.mesh.io/v1beta1), installed as the mesh would install them on a
+ * host.
+ */
 export async function installMeshCrds(kube: RealKube): Promise<void> {
   await installCrds(kube, "networking.mesh.io", "v1beta1", [
     ["VirtualService", "virtualservices", "virtualservice"],
@@ -642,7 +653,9 @@ export async function installMeshCrds(kube: RealKube): Promise<void> {
   ]);
 }
 
-/** cert-manager's Certificate CRD (cert-manager.io/v1, with the status subresource cert-manager writes Ready through). */
+/**
+ * cert-manager's Certificate CRD (cert-manager.io/v1, with the status subresource cert-manager writes Ready through).
+ */
 export async function installCertManagerCrds(kube: RealKube): Promise<void> {
   await installCrds(kube, "cert-manager.io", "v1", [["Certificate", "certificates", "certificate"]], { status: true });
 }
@@ -665,7 +678,10 @@ export async function servesSelfSubjectReview(kube: RealKube): Promise<boolean> 
   return false;
 }
 
-/** Polls `check` every 100 ms until it holds, for at most `timeoutMs` (a bound on a wait for a state, never a measure of speed). */
+/**
+ * Polls `check` every 100 ms until it holds, for at most `timeoutMs` (a bound on a wait for a state, never a measure of
+ * speed).
+ */
 export async function waitFor(
   check: () => Promise<boolean> | boolean,
   what: string,

@@ -1,4 +1,5 @@
-// vc's records as a test reads them off the in-memory server: the record ConfigMap (and its history) of a cluster, whichever source holds it.
+// vc's records as a test reads them off the in-memory server: the record ConfigMap (and its history) of a cluster,
+// whichever source holds it.
 import type { KubeObject } from "../../src/kube/object.js";
 import { RECORD_LABEL, recordBase } from "../../src/records/record.js";
 import { DEFAULT_RECORDS_NAMESPACE } from "../../src/translate/keys.js";
@@ -29,7 +30,10 @@ export function recordData(server: Lists, cluster: string): Record<string, strin
 
 /** Path pattern of a record's requests (PATCH /api/v1/namespaces/vc-system/configmaps/vc-record-<cluster>-<hash>). */
 export const RECORD_PATH = /\/namespaces\/vc-system\/configmaps\/vc-record-[a-z0-9-]+-[0-9a-f]{12}$/;
-/** Path of the records namespace's ConfigMaps: a record's first write is a POST there (its later ones, PATCH RECORD_PATH). */
+/**
+ * Path of the records namespace's ConfigMaps: a record's first write is a POST there (its later ones, PATCH
+ * RECORD_PATH).
+ */
 export const RECORDS_COLLECTION = "/api/v1/namespaces/vc-system/configmaps";
 
 interface Puts extends Lists {
@@ -64,7 +68,9 @@ export function putRecord(
   return cm;
 }
 
-/** Changes the data (a key given undefined is removed) and annotations of a cluster's one record as vc would write them. */
+/**
+ * Changes the data (a key given undefined is removed) and annotations of a cluster's one record as vc would write them.
+ */
 export function editRecord(
   server: Puts,
   cluster: string,

@@ -15,7 +15,9 @@ function testsUnder(suite) {
   return [...suite.tests, ...suite.suites.flatMap(testsUnder)];
 }
 
-/** The closing counts from what ran: tests reported, and the hooks that failed with the tests they kept from running. */
+/**
+ * The closing counts from what ran: tests reported, and the hooks that failed with the tests they kept from running.
+ */
 function closingCounts(results) {
   const { passed, failedTests, pending, failedHooks, ran, selected } = results;
   let lost = 0;

@@ -27,19 +27,22 @@ function runFixture(extra: string[], env: NodeJS.ProcessEnv) {
 describe("the test reporter", function () {
   this.timeout(60000);
 
-  it("counts the tests of a failed before-all or before-each hook as failed, an after-all hook's failure as one", () => {
-    const tmp = mkdtempSync(join(tmpdir(), "vc-reporter-"));
-    try {
-      const counts = join(tmp, "counts");
-      const r = runFixture([], { VC_TEST_COUNTS: counts, NO_COLOR: "1" });
-      expect(r.status).to.not.equal(0);
-      // passed: d, g, h; failed: a, b, c (before all), e, f (before each), the after-all hook, i; skipped: j.
-      expect(r.stdout.trimEnd().split("\n").at(-1)).to.equal("3 passed, 7 failed, 1 skipped");
-      expect(JSON.parse(readFileSync(counts, "utf8"))).to.deep.equal({ passed: 3, failed: 7, skipped: 1 });
-    } finally {
-      rmSync(tmp, { recursive: true, force: true });
-    }
-  });
+  it(
+    "counts the tests of a failed before-all or before-each hook as failed, an after-all hook's " + "failure as one",
+    () => {
+      const tmp = mkdtempSync(join(tmpdir(), "vc-reporter-"));
+      try {
+        const counts = join(tmp, "counts");
+        const r = runFixture([], { VC_TEST_COUNTS: counts, NO_COLOR: "1" });
+        expect(r.status).to.not.equal(0);
+        // passed: d, g, h; failed: a, b, c (before all), e, f (before each), the after-all hook, i; skipped: j.
+        expect(r.stdout.trimEnd().split("\n").at(-1)).to.equal("3 passed, 7 failed, 1 skipped");
+        expect(JSON.parse(readFileSync(counts, "utf8"))).to.deep.equal({ passed: 3, failed: 7, skipped: 1 });
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("with --grep, counts only the selected tests a failed hook kept from running", () => {
     const r = runFixture(["--grep", "before all fails"], { NO_COLOR: "1" });

@@ -192,7 +192,10 @@ export interface ProofFindings {
   writesBy: Record<string, number>;
 }
 
-/** The cluster an audited write belongs to: its host namespace `vc-<cluster>`, or its record's name; undefined otherwise. */
+/**
+ * The cluster an audited write belongs to: its host namespace `vc-<cluster>`, or its record's name; undefined
+ * otherwise.
+ */
 function clusterOfWrite(
   w: { resource?: string; namespace?: string; name?: string },
   known: Set<string>,
@@ -280,7 +283,8 @@ export async function checkShards(
       const key = writtenObject(w);
       created.set(key, (created.get(key) ?? 0) + 1);
     } else if (o.killed && w.user === o.killed.user && w.code >= 500 && w.time && new Date(w.time) >= o.killed.at) {
-      // The server answered after the replica died: the client's cancel reached it while it stored the object, or before.
+      // The server answered after the replica died: the client's cancel reached it while it stored the object, or
+      // before.
       cut.add(writtenObject(w));
     }
     const cluster = clusterOfWrite(w, known);
@@ -321,7 +325,10 @@ export async function checkShards(
   };
 }
 
-/** `resource/namespace/name` of an audited write; a Namespace's namespace is empty (the audit log names the Namespace itself). */
+/**
+ * `resource/namespace/name` of an audited write; a Namespace's namespace is empty (the audit log names the Namespace
+ * itself).
+ */
 function writtenObject(w: AuditedWrite): string {
   return `${w.resource}/${w.resource === "namespaces" ? "" : (w.namespace ?? "")}/${w.name}`;
 }
@@ -334,6 +341,7 @@ function trailOf(kube: RealKube, keys: string[]): string[] {
     .filter((w) => wanted.has(writtenObject(w)))
     .map(
       (w) =>
-        `${w.time ?? ""} ${w.auditId ?? ""} ${w.stage ?? ""} ${w.user} ${w.verb} ${w.code} ${w.resource} ${w.namespace ?? ""}/${w.name ?? ""}`,
+        `${w.time ?? ""} ${w.auditId ?? ""} ${w.stage ?? ""} ${w.user} ${w.verb} ${w.code} ${w.resource} ` +
+        `${w.namespace ?? ""}/${w.name ?? ""}`,
     );
 }

@@ -3,7 +3,10 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { FolderSource } from "../../src/reconciler/source.js";
 
-/** The inotify watches this process holds (Linux: one `inotify wd:` line per watch in the fdinfo of its inotify descriptors). */
+/**
+ * The inotify watches this process holds (Linux: one `inotify wd:` line per watch in the fdinfo of its inotify
+ * descriptors).
+ */
 function inotifyWatches(): number {
   let n = 0;
   for (const fd of readdirSync("/proc/self/fd")) {

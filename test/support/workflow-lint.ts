@@ -11,7 +11,10 @@ function schemaFindings(file: string, state: ValidationState): string[] {
   );
 }
 
-/** Runs fn with console.warn/log silenced (action-validator prints notes such as "Glob validation is not yet supported"). */
+/**
+ * Runs fn with console.warn/log silenced (action-validator prints notes such as "Glob validation is not yet
+ * supported").
+ */
 function quietly<T>(fn: () => T): T {
   const { warn, log } = console;
   console.warn = () => {};

@@ -1,4 +1,5 @@
-// The validation cache and the worker pool give exactly the results of a plain run; a change re-validates only its cluster.
+// The validation cache and the worker pool give exactly the results of a plain run; a change re-validates only its
+// cluster.
 import { expect } from "chai";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -120,25 +121,28 @@ describe("validate: cache and worker pool", function () {
     expect(summary.results.every((c) => c.spec === undefined && c.values === undefined)).to.equal(true);
   });
 
-  it("starts workers only for large runs, and with a cache only once folders miss it (a warm run starts none)", async () => {
-    const dir = tempDir();
-    await generateFleet(dir, { clusters: 30, meshPerCluster: 1, style: "flow" });
-    const names = readdirSync(join(dir, "clusters")).sort();
-    expect(
-      (await validateFolders(dir, names, { jobs: 2, detail: "summary" })).workers,
-      "under MIN_FILES_FOR_WORKERS",
-    ).to.equal(0);
-    expect(
-      (await validateFolders(dir, names, { jobs: 2, detail: "summary", minFiles: 1 })).workers,
-      "no cache: at once",
-    ).to.equal(1);
-    const cacheDir = join(tempDir(), "cache");
-    const cold = await validateFolders(dir, names, { jobs: 2, detail: "summary", cacheDir, minFiles: 1 });
-    expect(cold.workers, "a cold cache: once folders missed it").to.equal(1);
-    const warm = await validateFolders(dir, names, { jobs: 2, detail: "summary", cacheDir, minFiles: 1 });
-    expect(warm.workers, "every folder was in the cache").to.equal(0);
-    expect(warm.results).to.deep.equal(cold.results);
-  });
+  it(
+    "starts workers only for large runs, and with a cache only once folders miss it (a warm run " + "starts none)",
+    async () => {
+      const dir = tempDir();
+      await generateFleet(dir, { clusters: 30, meshPerCluster: 1, style: "flow" });
+      const names = readdirSync(join(dir, "clusters")).sort();
+      expect(
+        (await validateFolders(dir, names, { jobs: 2, detail: "summary" })).workers,
+        "under MIN_FILES_FOR_WORKERS",
+      ).to.equal(0);
+      expect(
+        (await validateFolders(dir, names, { jobs: 2, detail: "summary", minFiles: 1 })).workers,
+        "no cache: at once",
+      ).to.equal(1);
+      const cacheDir = join(tempDir(), "cache");
+      const cold = await validateFolders(dir, names, { jobs: 2, detail: "summary", cacheDir, minFiles: 1 });
+      expect(cold.workers, "a cold cache: once folders missed it").to.equal(1);
+      const warm = await validateFolders(dir, names, { jobs: 2, detail: "summary", cacheDir, minFiles: 1 });
+      expect(warm.workers, "every folder was in the cache").to.equal(0);
+      expect(warm.results).to.deep.equal(cold.results);
+    },
+  );
 
   it("hands out the largest folders first", () => {
     const dir = tempDir();

@@ -1,4 +1,5 @@
-// Certificates of certificates/: layout, schema and rule errors at file:line:col, the integration switch, the fleet policy's bounds.
+// Certificates of certificates/: layout, schema and rule errors at file:line:col, the integration switch, the fleet
+// policy's bounds.
 import { expect } from "chai";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +12,8 @@ const CERT_ON = "integrations:\n  certManager:\n    enabled: true\n";
 /** A valid Certificate; `spec` lines replace the default spec (indented by 2). */
 const CERT = (
   name = "web",
-  spec = "  secretName: web-cert\n  dnsNames:\n    - web.example.com\n  issuerRef:\n    name: letsencrypt\n    kind: ClusterIssuer\n",
+  spec = "  secretName: web-cert\n  dnsNames:\n    - web.example.com\n  issuerRef:\n    name: letsencrypt\n    " +
+    "kind: ClusterIssuer\n",
   ns = "shop",
 ): string =>
   `apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n${spec}`;
@@ -28,44 +30,52 @@ async function check(files: Record<string, string>) {
 describe("validate/certificates", () => {
   after(cleanupRepos);
 
-  it("accepts a Certificate under certificates/ (nested, multi-document) and puts it in the spec, namespace defaulted", async () => {
-    const r = await validate({
-      "clusters/a/certificates/web.yaml": CERT(),
-      "clusters/a/certificates/team/more.yml": `${CERT("api", "  secretName: api-cert\n  commonName: api.example.com\n  issuerRef:\n    name: ca\n    kind: ClusterIssuer\n", "shop")}---\n${CERT("plain").replace("  namespace: shop\n", "")}`,
-    });
-    expect(r.diagnostics).to.deep.equal([]);
-    const certs = r.clusters[0]!.spec!.certificates!;
-    expect(certs.map((c) => [c.file, c.index, c.object.metadata.namespace, c.object.metadata.name])).to.deep.equal([
-      ["clusters/a/certificates/team/more.yml", 0, "shop", "api"],
-      ["clusters/a/certificates/team/more.yml", 1, "default", "plain"],
-      ["clusters/a/certificates/web.yaml", 0, "shop", "web"],
-    ]);
-  });
+  it(
+    "accepts a Certificate under certificates/ (nested, multi-document) and puts it in the spec, namespace " +
+      "defaulted",
+    async () => {
+      const r = await validate({
+        "clusters/a/certificates/web.yaml": CERT(),
+        "clusters/a/certificates/team/more.yml": `${CERT("api", "  secretName: api-cert\n  commonName: api.example.com\n  issuerRef:\n    name: ca\n    kind: ClusterIssuer\n", "shop")}---\n${CERT("plain").replace("  namespace: shop\n", "")}`,
+      });
+      expect(r.diagnostics).to.deep.equal([]);
+      const certs = r.clusters[0]!.spec!.certificates!;
+      expect(certs.map((c) => [c.file, c.index, c.object.metadata.namespace, c.object.metadata.name])).to.deep.equal([
+        ["clusters/a/certificates/team/more.yml", 0, "shop", "api"],
+        ["clusters/a/certificates/team/more.yml", 1, "default", "plain"],
+        ["clusters/a/certificates/web.yaml", 0, "shop", "web"],
+      ]);
+    },
+  );
 
-  it("without integrations.certManager.enabled each Certificate is an error at its kind, saying how to enable it", async () => {
-    const r = await loadAndValidate(
-      makeRepo({
-        "clusters/a/values.yaml": "{}\n",
-        "clusters/a/certificates/web.yaml": `# the gateway's certificate\n${CERT()}---\n${CERT("two")}`,
-      }),
-    );
-    const errors = r.diagnostics.filter((d) => d.severity === "error");
-    expect(errors.map((d) => [d.file, d.line, d.col, d.code])).to.deep.equal([
-      ["clusters/a/certificates/web.yaml", 3, 1, "certmanager-disabled"],
-      ["clusters/a/certificates/web.yaml", 16, 1, "certmanager-disabled"],
-    ]);
-    expect(errors[0]!.message).to.include("set integrations.certManager.enabled: true");
-    expect(r.clusters[0]!.valid).to.equal(false);
-    // A document that is not even a mapping still says why the folder cannot be read.
-    const bare = await loadAndValidate(
-      makeRepo({ "clusters/a/values.yaml": "{}\n", "clusters/a/certificates/x.yaml": "- a\n" }),
-    );
-    expect(bare.diagnostics.map((d) => d.code)).to.include("certmanager-disabled");
-  });
+  it(
+    "without integrations.certManager.enabled each Certificate is an error at its kind, saying how to " + "enable it",
+    async () => {
+      const r = await loadAndValidate(
+        makeRepo({
+          "clusters/a/values.yaml": "{}\n",
+          "clusters/a/certificates/web.yaml": `# the gateway's certificate\n${CERT()}---\n${CERT("two")}`,
+        }),
+      );
+      const errors = r.diagnostics.filter((d) => d.severity === "error");
+      expect(errors.map((d) => [d.file, d.line, d.col, d.code])).to.deep.equal([
+        ["clusters/a/certificates/web.yaml", 3, 1, "certmanager-disabled"],
+        ["clusters/a/certificates/web.yaml", 16, 1, "certmanager-disabled"],
+      ]);
+      expect(errors[0]!.message).to.include("set integrations.certManager.enabled: true");
+      expect(r.clusters[0]!.valid).to.equal(false);
+      // A document that is not even a mapping still says why the folder cannot be read.
+      const bare = await loadAndValidate(
+        makeRepo({ "clusters/a/values.yaml": "{}\n", "clusters/a/certificates/x.yaml": "- a\n" }),
+      );
+      expect(bare.diagnostics.map((d) => d.code)).to.include("certmanager-disabled");
+    },
+  );
 
   it("unknown keys are errors with the nearest key suggested, at file:line:col", async () => {
     const spec =
-      "  secretName: web-cert\n  dnsName:\n    - web.example.com\n  issuerRef:\n    name: le\n    kind: ClusterIssuer\n    grup: cert-manager.io\n  privateKey:\n    algorithm: ecdsa\n";
+      "  secretName: web-cert\n  dnsName:\n    - web.example.com\n  issuerRef:\n    name: le\n    kind: " +
+      "ClusterIssuer\n    grup: cert-manager.io\n  privateKey:\n    algorithm: ecdsa\n";
     expect(await check({ "clusters/a/certificates/web.yaml": CERT("web", spec) })).to.deep.equal([
       [
         "certificates/web.yaml",
@@ -152,37 +162,42 @@ describe("validate/certificates", () => {
     ]);
   });
 
-  it("refuses a namespaced issuer (also the Issuer cert-manager assumes without a kind); a ClusterIssuer of any group passes", async () => {
-    const spec = (ref: string) => `  secretName: web-cert\n  dnsNames: [web.example.com]\n  issuerRef:\n${ref}`;
-    const found = await check({
-      "clusters/a/certificates/1.yaml": CERT("one", spec("    name: ca\n    kind: Issuer\n")),
-      "clusters/a/certificates/2.yaml": CERT("two", spec("    name: ca\n")),
-      "clusters/a/certificates/3.yaml": CERT(
-        "three",
-        spec("    name: pca\n    kind: AWSPCAIssuer\n    group: awspca.cert-manager.io\n"),
-      ),
-      "clusters/a/certificates/4.yaml": CERT(
-        "four",
-        spec("    name: pca\n    kind: AWSPCAClusterIssuer\n    group: awspca.cert-manager.io\n").replace(
-          "web-cert",
-          "four-cert",
+  it(
+    "refuses a namespaced issuer (also the Issuer cert-manager assumes without a kind); a ClusterIssuer of any " +
+      "group passes",
+    async () => {
+      const spec = (ref: string) => `  secretName: web-cert\n  dnsNames: [web.example.com]\n  issuerRef:\n${ref}`;
+      const found = await check({
+        "clusters/a/certificates/1.yaml": CERT("one", spec("    name: ca\n    kind: Issuer\n")),
+        "clusters/a/certificates/2.yaml": CERT("two", spec("    name: ca\n")),
+        "clusters/a/certificates/3.yaml": CERT(
+          "three",
+          spec("    name: pca\n    kind: AWSPCAIssuer\n    group: awspca.cert-manager.io\n"),
         ),
-      ),
-      "clusters/a/certificates/5.yaml": CERT(
-        "five",
-        spec("    name: le\n    kind: ClusterIssuer\n    group: cert-manager.io\n").replace("web-cert", "five-cert"),
-      ),
-    });
-    expect(found.map((d) => [d[0], d[1], d[2], d[4]])).to.deep.equal([
-      ["certificates/1.yaml", 11, 5, "certificate-rule"],
-      ["certificates/2.yaml", 10, 5, "certificate-rule"],
-      ["certificates/3.yaml", 11, 5, "certificate-rule"],
-    ]);
-    expect(found[0]![5]).to.equal(
-      "issuerRef names a namespaced Issuer: it would be looked up in the host namespace, where vc syncs no issuers; use a ClusterIssuer of the host (issuerRef.kind: ClusterIssuer)",
-    );
-    expect(found[1]![5]).to.include("Issuer (the kind cert-manager assumes when none is given)");
-  });
+        "clusters/a/certificates/4.yaml": CERT(
+          "four",
+          spec("    name: pca\n    kind: AWSPCAClusterIssuer\n    group: awspca.cert-manager.io\n").replace(
+            "web-cert",
+            "four-cert",
+          ),
+        ),
+        "clusters/a/certificates/5.yaml": CERT(
+          "five",
+          spec("    name: le\n    kind: ClusterIssuer\n    group: cert-manager.io\n").replace("web-cert", "five-cert"),
+        ),
+      });
+      expect(found.map((d) => [d[0], d[1], d[2], d[4]])).to.deep.equal([
+        ["certificates/1.yaml", 11, 5, "certificate-rule"],
+        ["certificates/2.yaml", 10, 5, "certificate-rule"],
+        ["certificates/3.yaml", 11, 5, "certificate-rule"],
+      ]);
+      expect(found[0]![5]).to.equal(
+        "issuerRef names a namespaced Issuer: it would be looked up in the host namespace, where vc syncs no " +
+          "issuers; use a ClusterIssuer of the host (issuerRef.kind: ClusterIssuer)",
+      );
+      expect(found[1]![5]).to.include("Issuer (the kind cert-manager assumes when none is given)");
+    },
+  );
 
   it("refuses isCA: true and a renewBefore not shorter than the duration (also the 90-day default)", async () => {
     const base =
@@ -203,7 +218,8 @@ describe("validate/certificates", () => {
       [
         "certificates/ca.yaml",
         10,
-        "isCA: true is refused: a CA certificate issued by a ClusterIssuer the host trusts could sign names the fleet policy does not allow; a Gateway needs a leaf certificate (leave isCA out)",
+        "isCA: true is refused: a CA certificate issued by a ClusterIssuer the host trusts could sign names the " +
+          "fleet policy does not allow; a Gateway needs a leaf certificate (leave isCA out)",
       ],
       [
         "certificates/long.yaml",
@@ -237,70 +253,79 @@ describe("validate/certificates", () => {
     );
   });
 
-  it("lists certificates/ like mesh/: non-YAML files warned, symlinked folders not followed, a symlink out of the repository refused", async () => {
-    const root = makeRepo({
-      "clusters/a/values.yaml": CERT_ON,
-      "clusters/a/certificates/web.yaml": CERT(),
-      "clusters/a/certificates/README.md": "notes\n",
-      "shared/cert.yaml": CERT("shared"),
-    });
-    symlinkSync(join(root, "shared"), join(root, "clusters/a/certificates/linked"));
-    const outside = mkdtempSync(join(tmpdir(), "vc-outside-"));
-    mkdirSync(join(root, "clusters/b"));
-    symlinkSync(outside, join(root, "clusters/b/certificates"));
-    try {
-      const r = await loadAndValidate(root);
-      expect(r.diagnostics.map((d) => [d.file, d.severity, d.code])).to.deep.equal([
-        ["clusters/a/certificates/README.md", "warning", "layout"],
-        ["clusters/a/certificates/linked", "warning", "symlink"],
-        ["clusters/b/certificates", "error", "symlink"],
-        ["clusters/b/values.yaml", "error", "missing-values"],
-      ]);
-      expect(r.clusters[0]!.spec!.certificates!.map((c) => c.object.metadata.name)).to.deep.equal(["web"]);
-    } finally {
-      rmSync(outside, { recursive: true, force: true });
-    }
-  });
-
-  it("the fleet policy bounds dnsNames and a DNS-like commonName by hosts.gateways, secretName by gateways.credentialNames", async () => {
-    const policy = 'hosts:\n  gateways: ["*.apps.example.com"]\ngateways:\n  credentialNames: ["team-*-cert"]\n';
-    const ok =
-      '  secretName: team-web-cert\n  commonName: Web Team\n  dnsNames: [a.apps.example.com, "*.b.apps.example.com"]\n  issuerRef: {name: le, kind: ClusterIssuer}\n';
-    const bad =
-      "  secretName: web-cert\n  commonName: evil.example.org\n  dnsNames: [a.apps.example.com, bank.example.com]\n  issuerRef: {name: le, kind: ClusterIssuer}\n";
-    const r = await loadAndValidate(
-      makeRepo({
-        "policy.yaml": policy,
+  it(
+    "lists certificates/ like mesh/: non-YAML files warned, symlinked folders not followed, a symlink out of the " +
+      "repository refused",
+    async () => {
+      const root = makeRepo({
         "clusters/a/values.yaml": CERT_ON,
-        "clusters/a/certificates/ok.yaml": CERT("ok", ok),
-        "clusters/a/certificates/bad.yaml": CERT("bad", bad),
-      }),
-    );
-    expect(r.diagnostics.map((d) => [d.file, d.line, d.col, d.code, d.message])).to.deep.equal([
-      [
-        "clusters/a/certificates/bad.yaml",
-        7,
-        15,
-        "policy",
-        'Certificate shop/bad: secretName "web-cert" is not allowed by the fleet policy (policy.yaml gateways.credentialNames: team-*-cert)',
-      ],
-      [
-        "clusters/a/certificates/bad.yaml",
-        8,
-        15,
-        "policy",
-        'Certificate shop/bad: commonName "evil.example.org" is not allowed by the fleet policy (policy.yaml hosts.gateways: *.apps.example.com)',
-      ],
-      [
-        "clusters/a/certificates/bad.yaml",
-        9,
-        34,
-        "policy",
-        'Certificate shop/bad: DNS name "bank.example.com" is not allowed by the fleet policy (policy.yaml hosts.gateways: *.apps.example.com)',
-      ],
-    ]);
-    expect(r.clusters[0]!.valid).to.equal(false);
-  });
+        "clusters/a/certificates/web.yaml": CERT(),
+        "clusters/a/certificates/README.md": "notes\n",
+        "shared/cert.yaml": CERT("shared"),
+      });
+      symlinkSync(join(root, "shared"), join(root, "clusters/a/certificates/linked"));
+      const outside = mkdtempSync(join(tmpdir(), "vc-outside-"));
+      mkdirSync(join(root, "clusters/b"));
+      symlinkSync(outside, join(root, "clusters/b/certificates"));
+      try {
+        const r = await loadAndValidate(root);
+        expect(r.diagnostics.map((d) => [d.file, d.severity, d.code])).to.deep.equal([
+          ["clusters/a/certificates/README.md", "warning", "layout"],
+          ["clusters/a/certificates/linked", "warning", "symlink"],
+          ["clusters/b/certificates", "error", "symlink"],
+          ["clusters/b/values.yaml", "error", "missing-values"],
+        ]);
+        expect(r.clusters[0]!.spec!.certificates!.map((c) => c.object.metadata.name)).to.deep.equal(["web"]);
+      } finally {
+        rmSync(outside, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it(
+    "the fleet policy bounds dnsNames and a DNS-like commonName by hosts.gateways, secretName by " +
+      "gateways.credentialNames",
+    async () => {
+      const policy = 'hosts:\n  gateways: ["*.apps.example.com"]\ngateways:\n  credentialNames: ["team-*-cert"]\n';
+      const ok =
+        '  secretName: team-web-cert\n  commonName: Web Team\n  dnsNames: [a.apps.example.com, "*.b.apps.example.com"]\n  issuerRef: {name: le, kind: ClusterIssuer}\n';
+      const bad =
+        "  secretName: web-cert\n  commonName: evil.example.org\n  dnsNames: [a.apps.example.com, " +
+        "bank.example.com]\n  issuerRef: {name: le, kind: ClusterIssuer}\n";
+      const r = await loadAndValidate(
+        makeRepo({
+          "policy.yaml": policy,
+          "clusters/a/values.yaml": CERT_ON,
+          "clusters/a/certificates/ok.yaml": CERT("ok", ok),
+          "clusters/a/certificates/bad.yaml": CERT("bad", bad),
+        }),
+      );
+      expect(r.diagnostics.map((d) => [d.file, d.line, d.col, d.code, d.message])).to.deep.equal([
+        [
+          "clusters/a/certificates/bad.yaml",
+          7,
+          15,
+          "policy",
+          'Certificate shop/bad: secretName "web-cert" is not allowed by the fleet policy (policy.yaml gateways.credentialNames: team-*-cert)',
+        ],
+        [
+          "clusters/a/certificates/bad.yaml",
+          8,
+          15,
+          "policy",
+          'Certificate shop/bad: commonName "evil.example.org" is not allowed by the fleet policy (policy.yaml hosts.gateways: *.apps.example.com)',
+        ],
+        [
+          "clusters/a/certificates/bad.yaml",
+          9,
+          34,
+          "policy",
+          'Certificate shop/bad: DNS name "bank.example.com" is not allowed by the fleet policy (policy.yaml hosts.gateways: *.apps.example.com)',
+        ],
+      ]);
+      expect(r.clusters[0]!.valid).to.equal(false);
+    },
+  );
 
   it("the validation cache gives back the certificates it stored", async () => {
     const cache = mkdtempSync(join(tmpdir(), "vc-cert-cache-"));

@@ -7,28 +7,31 @@ import { cleanupRepos, makeRepo } from "./fixture.js";
 describe("validate: every host a database client would try (database.hosts)", () => {
   after(cleanupRepos);
 
-  it("reads libpq's URI forms: several hosts, host and hostaddr parameters, encoded commas, IPv6 brackets, ports", () => {
-    const hosts = (url: string) => {
-      const t = databaseTargets(url);
-      expect(t.refusals, url).to.deep.equal([]);
-      return t.hosts;
-    };
-    expect(hosts("postgres://vc@db1.allowed:5432/vc")).to.deep.equal(["db1.allowed"]);
-    expect(hosts("postgres://evil,db1.allowed/x")).to.deep.equal(["evil", "db1.allowed"]);
-    expect(hosts("postgresql://a:1,b:2,[2001:db8::1]:3/x")).to.deep.equal(["a", "b", "2001:db8::1"]);
-    expect(hosts("postgres://db1.allowed/x?host=evil")).to.deep.equal(["evil", "db1.allowed"]);
-    expect(hosts("postgres://db1.allowed/x?sslmode=require&hostaddr=10.0.0.9,10.0.0.8")).to.deep.equal([
-      "10.0.0.9",
-      "10.0.0.8",
-      "db1.allowed",
-    ]);
-    expect(hosts("postgres:///x?host=db1.allowed")).to.deep.equal(["db1.allowed"]);
-    expect(hosts("postgres://%65vil.com/x")).to.deep.equal(["evil.com"]);
-    expect(hosts("postgres://db1.allowed%2Cevil/x")).to.deep.equal(["db1.allowed", "evil"]);
-    expect(hosts("postgres://db1.allowed/x?HOST=evil")).to.deep.equal(["evil", "db1.allowed"]);
-    expect(hosts("mysql://vc@db1.allowed:3306/vc?socket=evil")).to.deep.equal(["evil", "db1.allowed"]);
-    expect(hosts("postgres://DB1.Allowed/x")).to.deep.equal(["db1.allowed"]);
-  });
+  it(
+    "reads libpq's URI forms: several hosts, host and hostaddr parameters, encoded commas, IPv6 " + "brackets, ports",
+    () => {
+      const hosts = (url: string) => {
+        const t = databaseTargets(url);
+        expect(t.refusals, url).to.deep.equal([]);
+        return t.hosts;
+      };
+      expect(hosts("postgres://vc@db1.allowed:5432/vc")).to.deep.equal(["db1.allowed"]);
+      expect(hosts("postgres://evil,db1.allowed/x")).to.deep.equal(["evil", "db1.allowed"]);
+      expect(hosts("postgresql://a:1,b:2,[2001:db8::1]:3/x")).to.deep.equal(["a", "b", "2001:db8::1"]);
+      expect(hosts("postgres://db1.allowed/x?host=evil")).to.deep.equal(["evil", "db1.allowed"]);
+      expect(hosts("postgres://db1.allowed/x?sslmode=require&hostaddr=10.0.0.9,10.0.0.8")).to.deep.equal([
+        "10.0.0.9",
+        "10.0.0.8",
+        "db1.allowed",
+      ]);
+      expect(hosts("postgres:///x?host=db1.allowed")).to.deep.equal(["db1.allowed"]);
+      expect(hosts("postgres://%65vil.com/x")).to.deep.equal(["evil.com"]);
+      expect(hosts("postgres://db1.allowed%2Cevil/x")).to.deep.equal(["db1.allowed", "evil"]);
+      expect(hosts("postgres://db1.allowed/x?HOST=evil")).to.deep.equal(["evil", "db1.allowed"]);
+      expect(hosts("mysql://vc@db1.allowed:3306/vc?socket=evil")).to.deep.equal(["evil", "db1.allowed"]);
+      expect(hosts("postgres://DB1.Allowed/x")).to.deep.equal(["db1.allowed"]);
+    },
+  );
 
   it("refuses what it cannot check: services, sockets, key=value strings, forms parsers read differently", () => {
     for (const url of [
@@ -55,26 +58,33 @@ describe("validate: every host a database client would try (database.hosts)", ()
     }
   });
 
-  it("refuses a cluster whose endpoint reaches a host outside database.hosts however it is written, at the endpoint's line", async () => {
-    const values = (endpoint: string) =>
-      `controlPlane:\n  backingStore:\n    kvstore:\n      embedded:\n        enabled: false\n    database:\n      external:\n        enabled: true\n        endpoint: "${endpoint}"\n`;
-    const r = await loadAndValidate(
-      makeRepo({
-        "policy.yaml": 'database:\n  hosts: ["*.db.internal"]\n',
-        "clusters/multi/values.yaml": values("postgres://evil.com,pg.db.internal/vc"),
-        "clusters/query/values.yaml": values("postgres://pg.db.internal/vc?host=evil.com"),
-        "clusters/addr/values.yaml": values("postgres://pg.db.internal/vc?hostaddr=10.1.2.3"),
-        "clusters/service/values.yaml": values("postgres://pg.db.internal/vc?service=prod"),
-        "clusters/good/values.yaml": values(
-          "postgres://a.db.internal:5432,b.db.internal/vc?hostaddr=b.db.internal&sslmode=require",
-        ),
-      }),
-    );
-    expect(r.diagnostics.map(formatDiagnostic)).to.deep.equal([
-      'clusters/addr/values.yaml:9:19: error: database host "10.1.2.3" is not allowed by the fleet policy (policy.yaml database.hosts: *.db.internal)',
-      'clusters/multi/values.yaml:9:19: error: database host "evil.com" is not allowed by the fleet policy (policy.yaml database.hosts: *.db.internal)',
-      'clusters/query/values.yaml:9:19: error: database host "evil.com" is not allowed by the fleet policy (policy.yaml database.hosts: *.db.internal)',
-      "clusters/service/values.yaml:9:19: error: the database endpoint cannot be checked against the fleet policy (policy.yaml database.hosts): the parameter service takes the hosts from a connection service file outside the repository: write the hosts in the URL",
-    ]);
-  });
+  it(
+    "refuses a cluster whose endpoint reaches a host outside database.hosts however it is written, at the " +
+      "endpoint's line",
+    async () => {
+      const values = (endpoint: string) =>
+        `controlPlane:\n  backingStore:\n    kvstore:\n      embedded:\n        enabled: false\n    database:\n      ` +
+        `external:\n        enabled: true\n        endpoint: "${endpoint}"\n`;
+      const r = await loadAndValidate(
+        makeRepo({
+          "policy.yaml": 'database:\n  hosts: ["*.db.internal"]\n',
+          "clusters/multi/values.yaml": values("postgres://evil.com,pg.db.internal/vc"),
+          "clusters/query/values.yaml": values("postgres://pg.db.internal/vc?host=evil.com"),
+          "clusters/addr/values.yaml": values("postgres://pg.db.internal/vc?hostaddr=10.1.2.3"),
+          "clusters/service/values.yaml": values("postgres://pg.db.internal/vc?service=prod"),
+          "clusters/good/values.yaml": values(
+            "postgres://a.db.internal:5432,b.db.internal/vc?hostaddr=b.db.internal&sslmode=require",
+          ),
+        }),
+      );
+      expect(r.diagnostics.map(formatDiagnostic)).to.deep.equal([
+        'clusters/addr/values.yaml:9:19: error: database host "10.1.2.3" is not allowed by the fleet policy (policy.yaml database.hosts: *.db.internal)',
+        'clusters/multi/values.yaml:9:19: error: database host "evil.com" is not allowed by the fleet policy (policy.yaml database.hosts: *.db.internal)',
+        'clusters/query/values.yaml:9:19: error: database host "evil.com" is not allowed by the fleet policy (policy.yaml database.hosts: *.db.internal)',
+        "clusters/service/values.yaml:9:19: error: the database endpoint cannot be checked against the fleet policy " +
+          "(policy.yaml database.hosts): the parameter service takes the hosts from a connection service file " +
+          "outside the repository: write the hosts in the URL",
+      ]);
+    },
+  );
 });

@@ -149,7 +149,8 @@ metadata: {name: a}
     expect(off.map((x) => [x[1], x[3], x[4]])).to.deep.equal([[2, "warning", "mesh-disabled"]]);
     expect(off[0]![5]).to.contain("the mesh integration is off");
     const kindOff = await check({
-      "clusters/a/values.yaml": `${MESH_ON}    sync:\n      toHost:\n        virtualServices:\n          enabled: false\n`,
+      "clusters/a/values.yaml":
+        `${MESH_ON}    sync:\n      toHost:\n        virtualServices:\n          enabled: ` + `false\n`,
       "clusters/a/mesh/vs.yaml": VS("reviews"),
     });
     expect(kindOff.map((x) => x[5])).to.deep.equal([
@@ -212,7 +213,8 @@ spec:
 `;
     const vs = VS("ratings").replace(
       "    - route:\n        - destination:\n            host: ratings\n",
-      "    - route:\n        - destination: {host: ratings}\n          weight: 70\n        - destination: {host: ratings}\n          weight: 20\n",
+      "    - route:\n        - destination: {host: ratings}\n          weight: 70\n        - destination: {host: " +
+        "ratings}\n          weight: 20\n",
     );
     const d = await check({
       "clusters/a/values.yaml": MESH_ON,
@@ -228,7 +230,9 @@ spec:
 
   it("does not report references to a document that was rejected", async () => {
     const dr =
-      "apiVersion: networking.mesh.io/v1beta1\nkind: DestinationRule\nmetadata: {name: reviews}\nspec:\n  host: reviews\n  subsets: [{name: v9, labels: {version: v9}}]\n  bogus: {trafficPolicy: 1}\n  trafficPolicy: {tls: {mode: NOPE}}\n";
+      "apiVersion: networking.mesh.io/v1beta1\nkind: DestinationRule\nmetadata: {name: reviews}\nspec:\n  host: " +
+      "reviews\n  subsets: [{name: v9, labels: {version: v9}}]\n  bogus: {trafficPolicy: 1}\n  trafficPolicy: " +
+      "{tls: {mode: NOPE}}\n";
     const vs = VS("reviews", undefined, "            subset: v9\n");
     const d = await check({
       "clusters/a/values.yaml": MESH_ON,

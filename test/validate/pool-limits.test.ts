@@ -16,7 +16,8 @@ describe("validate: worker heap limits", function () {
       const names = ["full-0", "full-1", "full-2"];
       for (const n of names) writeBudgetFolder(root, n, DEFAULT_FOLDER_BUDGET);
       expect(WORKER_LIMITS.maxYoungGenerationSizeMb).to.be.at.most(6);
-      // Every folder answered by a worker: one past its heap would end (ERR_WORKER_OUT_OF_MEMORY) and leave it to this thread.
+      // Every folder answered by a worker: one past its heap would end (ERR_WORKER_OUT_OF_MEMORY) and leave it to this
+      // thread.
       const inWorkers = await validateFolders(root, names, { jobs: 3, detail: "full", workers: "always" });
       expect(inWorkers.workers).to.equal(2);
       expect(inWorkers.byWorkers).to.equal(names.length);

@@ -49,16 +49,22 @@ describe("validate: whole repository", () => {
     }
   });
 
-  it("masks a credential a message would quote, recognised by its shape, in the repository's list and under its cluster", async () => {
-    const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
-    const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4eHh4eHh4In0.c2lnbmF0dXJlc2ln";
-    const base = `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${jwt}\n`;
-    const own = `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        memory: ${token}\nsync:\n  toHost:\n    customResources:\n      ${jwt}: {enabled: true}\n`;
-    const r = await loadAndValidate(makeRepo({ "fleet/values.yaml": base, "clusters/a/values.yaml": own }));
-    const messages = [...r.diagnostics, ...r.clusters.flatMap((c) => c.diagnostics)].map((d) => d.message);
-    expect(messages.filter((m) => m.includes("<masked>")).length).to.be.at.least(3);
-    for (const m of messages) expect(m).to.not.include(token).and.not.include(jwt);
-  });
+  it(
+    "masks a credential a message would quote, recognised by its shape, in the repository's list and under its " +
+      "cluster",
+    async () => {
+      const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
+      const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4eHh4eHh4In0.c2lnbmF0dXJlc2ln";
+      const base = `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        cpu: ${jwt}\n`;
+      const own =
+        `controlPlane:\n  statefulSet:\n    resources:\n      requests:\n        memory: ${token}\nsync:\n ` +
+        ` toHost:\n    customResources:\n      ${jwt}: {enabled: true}\n`;
+      const r = await loadAndValidate(makeRepo({ "fleet/values.yaml": base, "clusters/a/values.yaml": own }));
+      const messages = [...r.diagnostics, ...r.clusters.flatMap((c) => c.diagnostics)].map((d) => d.message);
+      expect(messages.filter((m) => m.includes("<masked>")).length).to.be.at.least(3);
+      for (const m of messages) expect(m).to.not.include(token).and.not.include(jwt);
+    },
+  );
 
   it("reports every problem of every file in one run, sorted, and keeps valid clusters' specs", async () => {
     const r = await loadAndValidate(
@@ -85,66 +91,73 @@ describe("validate: whole repository", () => {
     expect(r.clusters.filter((c) => c.spec).map((c) => c.name)).to.deep.equal(["good"]);
   });
 
-  it("layers values files: values.yaml, then values.*.yaml by name; errors point into the file that has them", async () => {
-    const r = await loadAndValidate(
-      makeRepo({
-        "clusters/a/values.yaml": "controlPlane:\n  statefulSet:\n    replicas: 2\n    env: [{name: A, value: a}]\n",
-        "clusters/a/values.b.yaml": "controlPlane:\n  statefulSet:\n    env: [{name: B, value: b}]\n",
-        "clusters/a/values.a.yaml": "controlPlane:\n  statefulSet:\n    replicas: 3\n",
-      }),
-    );
-    const v = r.clusters[0]!.spec!.values;
-    expect(v.controlPlane.statefulSet.replicas).to.equal(3);
-    expect(v.controlPlane.statefulSet.env).to.deep.equal([{ name: "B", value: "b" }]);
-    const bad = await loadAndValidate(
-      makeRepo({
-        "clusters/a/values.yaml": MESH_ON,
-        "clusters/a/values.prod.yaml":
-          "\nsync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io: {enabled: true}\n",
-      }),
-    );
-    expect(bad.diagnostics.map((d) => [d.file, d.line, d.code])).to.deep.equal([
-      ["clusters/a/values.prod.yaml", 5, "mesh-conflict"],
-    ]);
-  });
-
-  it("refuses bad files without crashing: binary, too large, not UTF-8, alias bomb, symlink out, not a mapping, empty", async () => {
-    const outside = mkdtempSync(join(tmpdir(), "vc-out-"));
-    writeFileSync(join(outside, "values.yaml"), "{}\n");
-    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];
-    for (let i = 1; i < 9; i++)
-      bomb.push(
-        `${"abcdefghij"[i]}: &${"abcdefghij"[i]} [${Array(9)
-          .fill(`*${"abcdefghij"[i - 1]}`)
-          .join(", ")}]`,
+  it(
+    "layers values files: values.yaml, then values.*.yaml by name; errors point into the file that " + "has them",
+    async () => {
+      const r = await loadAndValidate(
+        makeRepo({
+          "clusters/a/values.yaml": "controlPlane:\n  statefulSet:\n    replicas: 2\n    env: [{name: A, value: a}]\n",
+          "clusters/a/values.b.yaml": "controlPlane:\n  statefulSet:\n    env: [{name: B, value: b}]\n",
+          "clusters/a/values.a.yaml": "controlPlane:\n  statefulSet:\n    replicas: 3\n",
+        }),
       );
-    const root = makeRepo({
-      "clusters/bin/values.yaml": new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x01]),
-      "clusters/big/values.yaml": `a: ${"x".repeat(MAX_FILE_BYTES)}\n`,
-      "clusters/latin/values.yaml": new Uint8Array([0x61, 0x3a, 0x20, 0xe9, 0x0a]),
-      "clusters/bomb/values.yaml": "{}\n",
-      "clusters/bomb/mesh/lol.yaml": `${bomb.join("\n")}\n`,
-      "clusters/list/values.yaml": "- a\n",
-      "clusters/empty/values.yaml": "",
-      "clusters/link/cluster.yaml": "{}\n",
-    });
-    symlinkSync(join(outside, "values.yaml"), join(root, "clusters/link/values.yaml"));
-    try {
-      const r = await loadAndValidate(root);
-      expect(r.diagnostics.map((d) => `${d.file} ${d.severity} ${d.code}`)).to.deep.equal([
-        "clusters/big/values.yaml error file-too-large",
-        "clusters/bin/values.yaml error binary",
-        "clusters/bomb/mesh/lol.yaml error yaml-alias-bomb",
-        "clusters/empty/values.yaml warning empty-file",
-        "clusters/latin/values.yaml error encoding",
-        "clusters/link/values.yaml error symlink",
-        "clusters/list/values.yaml error not-a-mapping",
+      const v = r.clusters[0]!.spec!.values;
+      expect(v.controlPlane.statefulSet.replicas).to.equal(3);
+      expect(v.controlPlane.statefulSet.env).to.deep.equal([{ name: "B", value: "b" }]);
+      const bad = await loadAndValidate(
+        makeRepo({
+          "clusters/a/values.yaml": MESH_ON,
+          "clusters/a/values.prod.yaml":
+            "\nsync:\n  toHost:\n    customResources:\n      gateways.networking.mesh.io: {enabled: true}\n",
+        }),
+      );
+      expect(bad.diagnostics.map((d) => [d.file, d.line, d.code])).to.deep.equal([
+        ["clusters/a/values.prod.yaml", 5, "mesh-conflict"],
       ]);
-      expect(r.clusters.filter((c) => c.spec).map((c) => c.name)).to.deep.equal(["empty"]);
-    } finally {
-      rmSync(outside, { recursive: true, force: true });
-    }
-  });
+    },
+  );
+
+  it(
+    "refuses bad files without crashing: binary, too large, not UTF-8, alias bomb, symlink out, not a " +
+      "mapping, empty",
+    async () => {
+      const outside = mkdtempSync(join(tmpdir(), "vc-out-"));
+      writeFileSync(join(outside, "values.yaml"), "{}\n");
+      const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];
+      for (let i = 1; i < 9; i++)
+        bomb.push(
+          `${"abcdefghij"[i]}: &${"abcdefghij"[i]} [${Array(9)
+            .fill(`*${"abcdefghij"[i - 1]}`)
+            .join(", ")}]`,
+        );
+      const root = makeRepo({
+        "clusters/bin/values.yaml": new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0x00, 0x01]),
+        "clusters/big/values.yaml": `a: ${"x".repeat(MAX_FILE_BYTES)}\n`,
+        "clusters/latin/values.yaml": new Uint8Array([0x61, 0x3a, 0x20, 0xe9, 0x0a]),
+        "clusters/bomb/values.yaml": "{}\n",
+        "clusters/bomb/mesh/lol.yaml": `${bomb.join("\n")}\n`,
+        "clusters/list/values.yaml": "- a\n",
+        "clusters/empty/values.yaml": "",
+        "clusters/link/cluster.yaml": "{}\n",
+      });
+      symlinkSync(join(outside, "values.yaml"), join(root, "clusters/link/values.yaml"));
+      try {
+        const r = await loadAndValidate(root);
+        expect(r.diagnostics.map((d) => `${d.file} ${d.severity} ${d.code}`)).to.deep.equal([
+          "clusters/big/values.yaml error file-too-large",
+          "clusters/bin/values.yaml error binary",
+          "clusters/bomb/mesh/lol.yaml error yaml-alias-bomb",
+          "clusters/empty/values.yaml warning empty-file",
+          "clusters/latin/values.yaml error encoding",
+          "clusters/link/values.yaml error symlink",
+          "clusters/list/values.yaml error not-a-mapping",
+        ]);
+        expect(r.clusters.filter((c) => c.spec).map((c) => c.name)).to.deep.equal(["empty"]);
+      } finally {
+        rmSync(outside, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("still applies the values rules when another file of the folder has an error", async () => {
     const root = makeRepo({
@@ -158,51 +171,57 @@ describe("validate: whole repository", () => {
     ]);
   });
 
-  it("refuses the host's own namespaces, default, the reconciler's and the integrations' (located); the other clusters go on", async () => {
-    const r = await loadAndValidate(
-      makeRepo({
-        "clusters/a/values.yaml": "{}\n",
-        "clusters/a/cluster.yaml": "namespace: kube-system\n",
-        "clusters/b/values.yaml": "{}\n",
-        "clusters/b/cluster.yaml": "suspend: true\nnamespace: default\n",
-        "clusters/c/values.yaml": "{}\n",
-        "clusters/c/cluster.yaml": "namespace: vc-system\n",
-        "clusters/d/values.yaml": "{}\n",
-        "clusters/d/cluster.yaml": "namespace: istio-system\n",
-        "clusters/e/values.yaml": "{}\n",
-        "clusters/e/cluster.yaml": "namespace: cert-manager\n",
-        "clusters/f/values.yaml": "{}\n",
-        "clusters/f/cluster.yaml": "namespace: kube-anything\n",
-        "clusters/ok/values.yaml": "{}\n",
-      }),
-    );
-    expect(r.diagnostics.map((d) => [d.file, d.line, d.col, d.severity, d.code])).to.deep.equal([
-      ["clusters/a/cluster.yaml", 1, 1, "error", "reserved-namespace"],
-      ["clusters/b/cluster.yaml", 2, 1, "error", "reserved-namespace"],
-      ["clusters/c/cluster.yaml", 1, 1, "error", "reserved-namespace"],
-      ["clusters/d/cluster.yaml", 1, 1, "error", "reserved-namespace"],
-      ["clusters/e/cluster.yaml", 1, 1, "error", "reserved-namespace"],
-      ["clusters/f/cluster.yaml", 1, 1, "error", "reserved-namespace"],
-    ]);
-    expect(r.diagnostics.find((d) => d.file === "clusters/c/cluster.yaml")!.message).to.include(
-      "the reconciler's own namespace",
-    );
-    expect(r.diagnostics.find((d) => d.file === "clusters/d/cluster.yaml")!.message).to.include("platform integration");
-    expect(r.clusters.map((c) => [c.name, c.valid])).to.deep.equal([
-      ["a", false],
-      ["b", false],
-      ["c", false],
-      ["d", false],
-      ["e", false],
-      ["f", false],
-      ["ok", true],
-    ]);
-    // No cluster.yaml: the default vc-<name> of a folder named system is the reconciler's namespace.
-    const byDefault = await loadAndValidate(makeRepo({ "clusters/system/values.yaml": "{}\n" }));
-    expect(byDefault.diagnostics.map((d) => [d.file, d.severity, d.code])).to.deep.equal([
-      ["clusters/system", "error", "reserved-namespace"],
-    ]);
-  });
+  it(
+    "refuses the host's own namespaces, default, the reconciler's and the integrations' (located); the other " +
+      "clusters go on",
+    async () => {
+      const r = await loadAndValidate(
+        makeRepo({
+          "clusters/a/values.yaml": "{}\n",
+          "clusters/a/cluster.yaml": "namespace: kube-system\n",
+          "clusters/b/values.yaml": "{}\n",
+          "clusters/b/cluster.yaml": "suspend: true\nnamespace: default\n",
+          "clusters/c/values.yaml": "{}\n",
+          "clusters/c/cluster.yaml": "namespace: vc-system\n",
+          "clusters/d/values.yaml": "{}\n",
+          "clusters/d/cluster.yaml": "namespace: istio-system\n",
+          "clusters/e/values.yaml": "{}\n",
+          "clusters/e/cluster.yaml": "namespace: cert-manager\n",
+          "clusters/f/values.yaml": "{}\n",
+          "clusters/f/cluster.yaml": "namespace: kube-anything\n",
+          "clusters/ok/values.yaml": "{}\n",
+        }),
+      );
+      expect(r.diagnostics.map((d) => [d.file, d.line, d.col, d.severity, d.code])).to.deep.equal([
+        ["clusters/a/cluster.yaml", 1, 1, "error", "reserved-namespace"],
+        ["clusters/b/cluster.yaml", 2, 1, "error", "reserved-namespace"],
+        ["clusters/c/cluster.yaml", 1, 1, "error", "reserved-namespace"],
+        ["clusters/d/cluster.yaml", 1, 1, "error", "reserved-namespace"],
+        ["clusters/e/cluster.yaml", 1, 1, "error", "reserved-namespace"],
+        ["clusters/f/cluster.yaml", 1, 1, "error", "reserved-namespace"],
+      ]);
+      expect(r.diagnostics.find((d) => d.file === "clusters/c/cluster.yaml")!.message).to.include(
+        "the reconciler's own namespace",
+      );
+      expect(r.diagnostics.find((d) => d.file === "clusters/d/cluster.yaml")!.message).to.include(
+        "platform integration",
+      );
+      expect(r.clusters.map((c) => [c.name, c.valid])).to.deep.equal([
+        ["a", false],
+        ["b", false],
+        ["c", false],
+        ["d", false],
+        ["e", false],
+        ["f", false],
+        ["ok", true],
+      ]);
+      // No cluster.yaml: the default vc-<name> of a folder named system is the reconciler's namespace.
+      const byDefault = await loadAndValidate(makeRepo({ "clusters/system/values.yaml": "{}\n" }));
+      expect(byDefault.diagnostics.map((d) => [d.file, d.severity, d.code])).to.deep.equal([
+        ["clusters/system", "error", "reserved-namespace"],
+      ]);
+    },
+  );
 
   it("the fleet policy's hostNamespaces.pattern bounds every cluster's namespace, its default too", async () => {
     const r = await loadAndValidate(

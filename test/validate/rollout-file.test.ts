@@ -1,4 +1,5 @@
-// fleet/rollout.yaml under vc validate: located schema errors, the rules the schema cannot say, a valid file's settings.
+// fleet/rollout.yaml under vc validate: located schema errors, the rules the schema cannot say, a valid file's
+// settings.
 import { expect } from "chai";
 import { loadRollout } from "../../src/validate/rollout-file.js";
 import { runVc } from "../support/vc.js";

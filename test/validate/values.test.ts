@@ -132,54 +132,64 @@ sync:
     expect(d[0]!.message).to.contain("remove the entry and use `integrations.mesh`");
   });
 
-  it("matches a mesh resource in customResources however it is spelled: singular, plural or short name, with a version; other spellings are schema errors", () => {
-    const text = (key: string) =>
-      `integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {${JSON.stringify(key)}: {enabled: true}}}}\n`;
-    for (const key of [
-      "virtualservice.networking.mesh.io",
-      "virtualservices.v1beta1.networking.mesh.io",
-      "vs.networking.mesh.io",
-      "destinationrule.networking.mesh.io",
-      "dr.v1beta1.networking.mesh.io",
-      "gateway.networking.mesh.io",
-      "gw.networking.mesh.io",
-    ]) {
-      const d = validateValuesDocument(text(key), F);
-      expect(
-        d.map((x) => x.code),
-        key,
-      ).to.deep.equal(["mesh-conflict"]);
-      expect(d[0]!.message).to.contain(`"${key}"`);
-    }
-    // Not of the <plural>.<group> form: refused by the schema, never silently synced.
-    for (const key of ["virtualservices", "VirtualService", "VirtualService.networking.mesh.io"]) {
-      expect(
-        validateValuesDocument(text(key), F).map((x) => x.severity),
-        key,
-      ).to.deep.equal(["error"]);
-    }
-    for (const other of [
-      "virtualservices.networking.other.io",
-      "gatewayclasses.gateway.networking.k8s.io",
-      "vs.example.com",
-    ]) {
-      expect(
-        validateValuesDocument(text(other), F).map((x) => x.code),
-        other,
-      ).to.deep.equal([]);
-    }
-  });
+  it(
+    "matches a mesh resource in customResources however it is spelled: singular, plural or short name, with a " +
+      "version; other spellings are schema errors",
+    () => {
+      const text = (key: string) =>
+        `integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {${JSON.stringify(key)}: {enabled: ` +
+        `true}}}}\n`;
+      for (const key of [
+        "virtualservice.networking.mesh.io",
+        "virtualservices.v1beta1.networking.mesh.io",
+        "vs.networking.mesh.io",
+        "destinationrule.networking.mesh.io",
+        "dr.v1beta1.networking.mesh.io",
+        "gateway.networking.mesh.io",
+        "gw.networking.mesh.io",
+      ]) {
+        const d = validateValuesDocument(text(key), F);
+        expect(
+          d.map((x) => x.code),
+          key,
+        ).to.deep.equal(["mesh-conflict"]);
+        expect(d[0]!.message).to.contain(`"${key}"`);
+      }
+      // Not of the <plural>.<group> form: refused by the schema, never silently synced.
+      for (const key of ["virtualservices", "VirtualService", "VirtualService.networking.mesh.io"]) {
+        expect(
+          validateValuesDocument(text(key), F).map((x) => x.severity),
+          key,
+        ).to.deep.equal(["error"]);
+      }
+      for (const other of [
+        "virtualservices.networking.other.io",
+        "gatewayclasses.gateway.networking.k8s.io",
+        "vs.example.com",
+      ]) {
+        expect(
+          validateValuesDocument(text(other), F).map((x) => x.code),
+          other,
+        ).to.deep.equal([]);
+      }
+    },
+  );
 
-  it("warns that certificates.cert-manager.io in customResources is redundant while the certificate-manager integration is on", () => {
-    const text = (on: boolean) =>
-      `integrations: {certManager: {enabled: ${on}}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}, widgets.example.com: {enabled: true}}}}\n`;
-    const d = validateValuesDocument(text(true), F);
-    expect(d.map((x) => [x.line, x.severity, x.code])).to.deep.equal([[2, "warning", "certmanager-conflict"]]);
-    expect(d[0]!.message).to.contain(
-      '"certificates.cert-manager.io" is redundant; remove it and use `integrations.certManager`',
-    );
-    expect(validateValuesDocument(text(false), F)).to.deep.equal([]);
-  });
+  it(
+    "warns that certificates.cert-manager.io in customResources is redundant while the certificate-manager " +
+      "integration is on",
+    () => {
+      const text = (on: boolean) =>
+        `integrations: {certManager: {enabled: ${on}}}\nsync: {toHost: {customResources: ` +
+        `{certificates.cert-manager.io: {enabled: true}, widgets.example.com: {enabled: true}}}}\n`;
+      const d = validateValuesDocument(text(true), F);
+      expect(d.map((x) => [x.line, x.severity, x.code])).to.deep.equal([[2, "warning", "certmanager-conflict"]]);
+      expect(d[0]!.message).to.contain(
+        '"certificates.cert-manager.io" is redundant; remove it and use `integrations.certManager`',
+      );
+      expect(validateValuesDocument(text(false), F)).to.deep.equal([]);
+    },
+  );
 
   it("accepts the same custom resource while the mesh integration is off, and other resources while it is on", () => {
     expect(
@@ -190,7 +200,8 @@ sync:
     ).to.deep.equal([]);
     expect(
       validateValuesDocument(
-        `integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: {enabled: true}}}}\n`,
+        `integrations: {mesh: {enabled: true}}\nsync: {toHost: {customResources: {certificates.cert-manager.io: ` +
+          `{enabled: true}}}}\n`,
         F,
       ),
     ).to.deep.equal([]);
@@ -212,7 +223,8 @@ sync:
 
   it("warns on the metrics integration in private nodes mode, and when it proxies nothing", () => {
     const d = validateValuesDocument(
-      "privateNodes: {enabled: true}\nintegrations:\n  metricsServer:\n    enabled: true\n    pods: false\n    nodes: false\n",
+      "privateNodes: {enabled: true}\nintegrations:\n  metricsServer:\n    enabled: true\n    pods: false\n    " +
+        "nodes: false\n",
       F,
     );
     expect(d.map((x) => [x.line, x.severity, x.code])).to.deep.equal([
@@ -239,7 +251,8 @@ sync:
     );
     expect(none.map((x) => x.code)).to.deep.equal(["database-endpoint"]);
     const both = validateValuesDocument(
-      "controlPlane:\n  backingStore:\n    kvstore:\n      embedded:\n        enabled: true\n    database:\n      external:\n        enabled: true\n        endpoint: postgres://db\n",
+      "controlPlane:\n  backingStore:\n    kvstore:\n      embedded:\n        enabled: true\n    database:\n      " +
+        "external:\n        enabled: true\n        endpoint: postgres://db\n",
       F,
     );
     expect(both.map((x) => [x.line, x.code])).to.deep.equal([[5, "backing-store"]]);
@@ -247,7 +260,8 @@ sync:
 
   it("never repeats the database endpoint or secret-looking env values in messages", () => {
     const text =
-      "controlPlane:\n  statefulSet:\n    env:\n      - name: DB_PASSWORD\n        value: 912873465\n  backingStore:\n    database:\n      external:\n        enabled: true\n        endpoint: 4242424242\n";
+      "controlPlane:\n  statefulSet:\n    env:\n      - name: DB_PASSWORD\n        value: 912873465\n  " +
+      "backingStore:\n    database:\n      external:\n        enabled: true\n        endpoint: 4242424242\n";
     const d = validateValuesDocument(text, F);
     expect(d.map((x) => x.line)).to.deep.equal([5, 10]);
     for (const x of d) {

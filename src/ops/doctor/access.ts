@@ -1,5 +1,6 @@
 // The permission questions of vc doctor, answered by the host's authorizer: one SubjectAccessReview per question, for
-// the exact identity (a service account with the groups the API server gives it) and verb, instead of guessing from RBAC.
+// the exact identity (a service account with the groups the API server gives it) and verb, instead of guessing from
+// RBAC.
 import type { Host } from "../host.js";
 import { HostError } from "../host.js";
 import { isForbidden } from "../visible.js";

@@ -1,4 +1,5 @@
-// Doctor check of gateway certificates: a Gateway whose TLS Secret comes from a cert-manager Certificate that is not Ready.
+// Doctor check of gateway certificates: a Gateway whose TLS Secret comes from a cert-manager Certificate that is not
+// Ready.
 import type { KubeObject } from "../../kube/object.js";
 import { finding } from "./coverage.js";
 import { gatewaySpec, secretNamespaces } from "./mesh.js";
@@ -48,12 +49,18 @@ export const gatewayCertificates: Check = (s: HostSnapshot) => {
       if (ready?.status === "True" || seen.has(key)) continue;
       seen.add(key);
       const why = ready
-        ? `Ready is ${ready.status ?? "unknown"}${ready.reason ? ` (${ready.reason})` : ""}${ready.message ? `: ${ready.message}` : ""}`
+        ? `Ready is ` +
+          `${ready.status ?? "unknown"}${ready.reason ? ` (${ready.reason})` : ""}${ready.message ? `: ${ready.message}` : ""}`
         : "it has no Ready condition yet";
       const served =
         !s.unreadable?.secrets && secretNamespaces(s, gw).some((ns) => s.existingSecrets.includes(`${ns}/${secret}`));
-      const message = `the Certificate ${cert.metadata.namespace}/${cert.metadata.name} that issues tls.credentialName ${secret} (port ${server.port?.number ?? "?"}) is not Ready: ${why}${served ? "; the Secret holds an earlier certificate" : ""}`;
-      const how = `kubectl -n ${s.namespace} describe certificate ${cert.metadata.name} shows why cert-manager has not issued it`;
+      const message =
+        `the Certificate ${cert.metadata.namespace}/${cert.metadata.name} that issues ` +
+        `tls.credentialName ${secret} (port ${server.port?.number ?? "?"}) is not Ready: ` +
+        `${why}${served ? "; the Secret holds an earlier certificate" : ""}`;
+      const how =
+        `kubectl -n ${s.namespace} describe certificate ${cert.metadata.name} shows why cert-manager has ` +
+        `not issued it`;
       out.push(
         finding(
           "https-certificate",
@@ -145,7 +152,8 @@ export const gatewaySecrets: Check = (s: HostSnapshot) => {
         if (uncovered.length)
           add(
             "error",
-            `${what} does not name ${uncovered.join(", ")} (it names ${(cert.dnsNames ?? []).join(", ") || "no DNS name"}): clients refuse the handshake`,
+            `${what} does not name ${uncovered.join(", ")} (it names ` +
+              `${(cert.dnsNames ?? []).join(", ") || "no DNS name"}): clients refuse the handshake`,
             "issue the certificate for the Gateway's hosts (dnsNames of its Certificate)",
           );
       }

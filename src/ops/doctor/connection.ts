@@ -13,8 +13,12 @@ export const controlPlanePodMissing: Check = (s) => {
   const refused = eventsAbout(s, "StatefulSet", s.statefulSet.metadata.name)
     .filter((e) => e.reason === "FailedCreate")
     .pop();
-  const message = `the StatefulSet wants ${replicas} replica(s) but pod ${name} does not exist: the virtual API server does not answer${refused ? ` (last FailedCreate: ${refused.message})` : ""}`;
-  const how = `read why the pod is not created (kubectl -n ${s.namespace} describe statefulset ${s.statefulSet.metadata.name}): a quota, a missing service account or an admission policy may refuse it`;
+  const message =
+    `the StatefulSet wants ${replicas} replica(s) but pod ${name} does not exist: the virtual API ` +
+    `server does not answer${refused ? ` (last FailedCreate: ${refused.message})` : ""}`;
+  const how =
+    `read why the pod is not created (kubectl -n ${s.namespace} describe statefulset ` +
+    `${s.statefulSet.metadata.name}): a quota, a missing service account or an admission policy may refuse it`;
   return [
     finding(
       "connection",
@@ -39,7 +43,9 @@ export const controlPlaneReady: Check = (s) => {
     .filter((e) => /probe failed/i.test(e.message))
     .pop();
   const why = probe ? probe.message : `${ready.reason ?? "Ready False"}${ready.message ? `: ${ready.message}` : ""}`;
-  const message = `the control plane's pod runs but is not Ready (${why}): connections to the virtual API server hang or are refused`;
+  const message =
+    `the control plane's pod runs but is not Ready (${why}): connections to the virtual API server ` +
+    `hang or are refused`;
   return [
     finding(
       "connection",

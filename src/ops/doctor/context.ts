@@ -6,7 +6,10 @@ import { restorePodName } from "../restore.js";
 import { isControlPlane } from "./facts.js";
 import type { Finding, HostSnapshot } from "./types.js";
 
-/** Lines printed under the headline (and as `remarks` in -o json|yaml). `valuesNote`: why the repository's values were not used. */
+/**
+ * Lines printed under the headline (and as `remarks` in -o json|yaml). `valuesNote`: why the repository's values were
+ * not used.
+ */
 export function remarks(
   s: Pick<HostSnapshot, "cluster" | "values" | "liveValues" | "suspendedBy">,
   valuesNote?: string,
@@ -14,15 +17,18 @@ export function remarks(
   const out: string[] = [];
   if (s.suspendedBy !== undefined) {
     out.push(
-      `suspended for a restore (${s.suspendedBy || "no reason given"}): reconciliation is paused and the control plane is being replaced; its symptoms are expected until the restore ends and are reported as notes`,
+      `suspended for a restore (${s.suspendedBy || "no reason given"}): reconciliation is paused and the control ` +
+        `plane is being replaced; its symptoms are expected until the restore ends and are reported as notes`,
     );
   }
   if (valuesNote && !s.values) {
     const secret = names.configSecret(s.cluster);
     out.push(
       s.liveValues
-        ? `the repository's values of clusters/${s.cluster} are invalid (${valuesNote}): checked against the configuration the control plane runs with (Secret ${secret}) instead`
-        : `the repository's values of clusters/${s.cluster} are invalid (${valuesNote}) and the live configuration (Secret ${secret}) could not be read: checks that depend on values judge from the host's objects alone`,
+        ? `the repository's values of clusters/${s.cluster} are invalid (${valuesNote}): checked against the ` +
+            `configuration the control plane runs with (Secret ${secret}) instead`
+        : `the repository's values of clusters/${s.cluster} are invalid (${valuesNote}) and the live configuration ` +
+            `(Secret ${secret}) could not be read: checks that depend on values judge from the host's objects alone`,
     );
   }
   return out;

@@ -1,4 +1,5 @@
-// Doctor checks of the control plane's state and settings: persistence of the embedded store, its volume claims, liveness probe.
+// Doctor checks of the control plane's state and settings: persistence of the embedded store, its volume claims,
+// liveness probe.
 import { finding } from "./coverage.js";
 import { eventsAbout } from "../../health/pod-causes.js";
 import { configOf, controlPlanePod, statefulSetSpec, syncerContainer } from "./facts.js";
@@ -7,7 +8,10 @@ import type { Check, Finding } from "./types.js";
 /** Suggested liveness probe values (spec section 8). */
 const SUGGESTED_LIVENESS = { initialDelaySeconds: 60, periodSeconds: 20, failureThreshold: 5 } as const;
 
-/** The embedded kvstore without a persistent volume: a note (the default), a warning once the control plane's pod was recreated. */
+/**
+ * The embedded kvstore without a persistent volume: a note (the default), a warning once the control plane's pod was
+ * recreated.
+ */
 export const persistence: Check = (s) => {
   let needs: boolean | undefined;
   let has: boolean | undefined;
@@ -26,22 +30,30 @@ export const persistence: Check = (s) => {
   // The store lives in an emptyDir: it outlasts a restart of the container and is lost only with the pod.
   const recreated = podRecreated(s);
   if (recreated) {
-    const message = `the embedded kvstore has no persistent volume and the control plane's pod was recreated (${recreated}): it began with an empty store, so the virtual cluster's state was reset`;
+    const message =
+      `the embedded kvstore has no persistent volume and the control plane's pod was recreated ` +
+      `(${recreated}): it began with an empty store, so the virtual cluster's state was reset`;
     return [finding("state-loss", { check: "persistence", severity: "warning", object, message }, how)];
   }
   const restarts = controlPlanePod(s)?.status?.containerStatuses?.find((c) => c.name === "syncer")?.restartCount ?? 0;
   const kept =
     restarts > 0
-      ? `; its container restarted ${restarts} time(s), which keeps the store (an emptyDir outlasts a container restart)`
+      ? `; its container restarted ${restarts} time(s), which keeps the store (an emptyDir outlasts a container ` +
+        `restart)`
       : "";
-  const message = `the embedded kvstore has no persistent volume (the default): recreating the control plane's pod loses the virtual cluster's state${kept}`;
+  const message =
+    `the embedded kvstore has no persistent volume (the default): recreating the control plane's pod ` +
+    `loses the virtual cluster's state${kept}`;
   return [finding("state-loss", { check: "persistence", severity: "note", object, message }, how)];
 };
 
 /** A pod created well after its StatefulSet was recreated; a StatefulSet creates its first pod within seconds. */
 const RECREATED_AFTER_MS = 120_000;
 
-/** Why the control plane's pod is known to have been recreated (created long after its StatefulSet, or created twice), or undefined. */
+/**
+ * Why the control plane's pod is known to have been recreated (created long after its StatefulSet, or created twice),
+ * or undefined.
+ */
 function podRecreated(s: Parameters<typeof controlPlanePod>[0]): string | undefined {
   const pod = controlPlanePod(s);
   if (!pod || !s.statefulSet) return undefined;
@@ -78,7 +90,8 @@ export const volumeClaims: Check = (s) => {
       const message =
         phase === "Lost"
           ? `the control plane's volume claim ${name} is Lost: its volume is gone and the store with it`
-          : `the control plane's volume claim ${name} is ${phase ?? "not bound"}${storageClass ? ` (storage class ${storageClass})` : " (the default storage class)"}`;
+          : `the control plane's volume claim ${name} is ` +
+            `${phase ?? "not bound"}${storageClass ? ` (storage class ${storageClass})` : " (the default storage class)"}`;
       const how =
         phase === "Lost"
           ? `restore from backup (vc restore ${s.cluster} <oci_reference>)`
@@ -95,7 +108,9 @@ export const volumeClaims: Check = (s) => {
   return out;
 };
 
-/** Liveness probe values that differ from the suggested ones: a note (the spec suggests them, it does not require them). */
+/**
+ * Liveness probe values that differ from the suggested ones: a note (the spec suggests them, it does not require them).
+ */
 export const livenessProbe: Check = (s) => {
   const probe = syncerContainer(s)?.livenessProbe ?? configOf(s)?.controlPlane.statefulSet.probes.livenessProbe;
   if (!probe) return [];
@@ -103,7 +118,9 @@ export const livenessProbe: Check = (s) => {
   const differing = keys.filter((k) => typeof probe[k] === "number" && probe[k] !== SUGGESTED_LIVENESS[k]);
   if (differing.length === 0) return [];
   const tighter = differing.some((k) => probe[k]! < SUGGESTED_LIVENESS[k]);
-  const message = `liveness probe differs from the suggested values: ${differing.map((k) => `${k} ${probe[k]} (suggested ${SUGGESTED_LIVENESS[k]})`).join(", ")}${tighter ? "; a tighter probe restarts a slow control plane" : ""}`;
+  const message =
+    `liveness probe differs from the suggested values: ` +
+    `${differing.map((k) => `${k} ${probe[k]} (suggested ${SUGGESTED_LIVENESS[k]})`).join(", ")}${tighter ? "; a tighter probe restarts a slow control plane" : ""}`;
   return [
     finding(
       "crash-liveness",

@@ -1,5 +1,6 @@
 // The failures the service documents (spec section 7's errors table, section 3's pod states) and the doctor checks that
-// find each: one table the checks take their resolutions from and the README, docs/troubleshooting.md and tests derive from.
+// find each: one table the checks take their resolutions from and the README, docs/troubleshooting.md and tests derive
+// from.
 import type { Finding, Severity } from "./types.js";
 
 export interface SpecRow {
@@ -14,7 +15,8 @@ export interface SpecRow {
 }
 
 const MEMORY_HINT =
-  "raise the memory limit (suggested control-plane resources: requests cpu 200m / memory 512Mi, limits cpu 1000m / memory 2Gi; larger profile requests 500m / 1Gi, limits 2000m / 4Gi)";
+  "raise the memory limit (suggested control-plane resources: requests cpu 200m / memory 512Mi, limits cpu 1000m / " +
+  "memory 2Gi; larger profile requests 500m / 1Gi, limits 2000m / 4Gi)";
 
 export const ROWS = {
   "metrics-not-available": {
@@ -51,7 +53,8 @@ export const ROWS = {
     section: "7",
     condition: "Mesh integration enabled and a mesh custom resource also set in `sync.toHost.customResources`",
     result:
-      "error text: the mesh integration is enabled but the mesh custom resource is also set in `sync.toHost.customResources`",
+      "error text: the mesh integration is enabled but the mesh custom resource is also set in " +
+      "`sync.toHost.customResources`",
     resolution: "remove the manual custom-resource entry and use `integrations.mesh`",
   },
   "sidecar-missing": {
@@ -66,7 +69,8 @@ export const ROWS = {
     condition: "Synced mesh resource not effective",
     result: "rule not applied",
     resolution:
-      "check the host namespace for the translated name, run the mesh analysis tool, check for name conflicts, check that the target service exists",
+      "check the host namespace for the translated name, run the mesh analysis tool, check for name conflicts, " +
+      "check that the target service exists",
   },
   "gateway-unreachable": {
     section: "7",
@@ -80,7 +84,8 @@ export const ROWS = {
     condition: "HTTPS certificate errors",
     result: "handshake failure",
     resolution:
-      "verify the secret named in `tls.credentialName` exists; enable `integrations.certManager`; recreate the gateway after the certificate is ready",
+      "verify the secret named in `tls.credentialName` exists; enable `integrations.certManager`; recreate the " +
+      "gateway after the certificate is ready",
   },
   connection: {
     section: "7",
@@ -134,7 +139,8 @@ export const ROWS = {
     section: "3",
     condition: "`CrashLoopBackOff`: a liveness probe that is too aggressive",
     resolution:
-      "loosen the liveness probe to the suggested values: initialDelaySeconds 60, periodSeconds 20, failureThreshold 5 (controlPlane.statefulSet.probes.livenessProbe for the control plane)",
+      "loosen the liveness probe to the suggested values: initialDelaySeconds 60, periodSeconds 20, " +
+      "failureThreshold 5 (controlPlane.statefulSet.probes.livenessProbe for the control plane)",
   },
   "crash-application": {
     section: "3",
@@ -145,21 +151,25 @@ export const ROWS = {
     section: "3",
     condition: "`CrashLoopBackOff`: node pressure",
     resolution:
-      "the node is short of memory, disk or process IDs: free the node, or give the pod requests that place it on a node with room",
+      "the node is short of memory, disk or process IDs: free the node, or give the pod requests that place it on " +
+      "a node with room",
   },
   "high-restarts": {
     section: "3",
     condition: "High pod-restart count",
     resolution:
-      "causes are memory exhaustion, a liveness probe that is too aggressive, application errors or node pressure: read the previous logs and the last termination (vc debug collect)",
+      "causes are memory exhaustion, a liveness probe that is too aggressive, application errors or node pressure: " +
+      "read the previous logs and the last termination (vc debug collect)",
   },
   "oom-killed": { section: "3", condition: "`OOMKilled` (last termination state)", resolution: MEMORY_HINT },
   "tenant-writes": {
     section: "vc",
     condition:
-      "What a tenant wrote in its host namespace: more objects than vc reads at once, or mesh objects vc did not render",
+      "What a tenant wrote in its host namespace: more objects than vc reads at once, or mesh objects vc did " +
+      "not render",
     resolution:
-      "read the namespace with kubectl (vc doctor reads at most 500 objects or 32 MiB of a kind); remove what the tenant's syncer should not have written",
+      "read the namespace with kubectl (vc doctor reads at most 500 objects or 32 MiB of a kind); remove what the " +
+      "tenant's syncer should not have written",
   },
 } as const satisfies Record<string, SpecRow>;
 
@@ -178,7 +188,9 @@ export const COVERAGE: readonly Coverage[] = [
     row: "metrics-not-available",
     check: "metrics-host-api",
     severity: "error",
-    when: "the host's APIService `v1beta1.<hostApiGroup>` is absent or not Available: no metrics server answers on the host",
+    when:
+      "the host's APIService `v1beta1.<hostApiGroup>` is absent or not Available: no metrics server answers on " +
+      "the host",
   },
   {
     row: "metrics-not-available",
@@ -190,7 +202,9 @@ export const COVERAGE: readonly Coverage[] = [
     row: "metrics-not-available",
     check: "metrics-proxy",
     severity: "error",
-    when: "the host's shared metrics proxy (Deployment `vc-system/vc-metrics-proxy`) is absent or has no available replica, or its replicas' status says it cannot answer for the cluster (and why)",
+    when:
+      "the host's shared metrics proxy (Deployment `vc-system/vc-metrics-proxy`) is absent or has no available " +
+      "replica, or its replicas' status says it cannot answer for the cluster (and why)",
   },
   {
     row: "metrics-not-available",
@@ -202,7 +216,9 @@ export const COVERAGE: readonly Coverage[] = [
     row: "metrics-not-available",
     check: "metrics-proxy",
     severity: "note",
-    when: "the cluster's own proxy of before (Deployment `vc-metrics-proxy-<name>`) still runs: its hand-over to the shared proxy is pending, and what it waits for",
+    when:
+      "the cluster's own proxy of before (Deployment `vc-metrics-proxy-<name>`) still runs: its hand-over to " +
+      "the shared proxy is pending, and what it waits for",
   },
   {
     row: "metrics-not-available",
@@ -220,7 +236,9 @@ export const COVERAGE: readonly Coverage[] = [
     row: "node-metrics",
     check: "node-metrics",
     severity: "note",
-    when: "node metrics are proxied while node syncing is off (the default): only the nodes running the cluster's pods are listed",
+    when:
+      "node metrics are proxied while node syncing is off (the default): only the nodes running the cluster's " +
+      "pods are listed",
   },
   {
     row: "node-metrics",
@@ -238,19 +256,26 @@ export const COVERAGE: readonly Coverage[] = [
     row: "autoscaler-unknown",
     check: "pod-metrics",
     severity: "warning",
-    when: "an autoscaler of the virtual cluster shows `<unknown>` and pods of the workload it scales have no pod metrics (asked through the virtual API server), or its pods or metrics cannot be read",
+    when:
+      "an autoscaler of the virtual cluster shows `<unknown>` and pods of the workload it scales have no pod " +
+      "metrics (asked through the virtual API server), or its pods or metrics cannot be read",
   },
   {
     row: "autoscaler-unknown",
     check: "pod-metrics",
     severity: "note",
-    when: "an autoscaler shows `<unknown>` while every pod of its workload has pod metrics (they reach it within 1-2 minutes)",
+    when:
+      "an autoscaler shows `<unknown>` while every pod of its workload has pod metrics (they reach it within " +
+      "1-2 minutes)",
   },
   {
     row: "metrics-api-service",
     check: "metrics-api-service",
     severity: "error",
-    when: "the virtual cluster's own APIService list (read through its API server) lacks `v1beta1.metrics.orch.io`; or the ConfigMap `vc-init-<name>` the control plane registers the APIService from is absent or lacks it, or the control plane is not started with it",
+    when:
+      "the virtual cluster's own APIService list (read through its API server) lacks " +
+      "`v1beta1.metrics.orch.io`; or the ConfigMap `vc-init-<name>` the control plane registers the APIService " +
+      "from is absent or lacks it, or the control plane is not started with it",
   },
   {
     row: "metrics-api-service",
@@ -262,7 +287,9 @@ export const COVERAGE: readonly Coverage[] = [
     row: "metrics-forbidden",
     check: "metrics-forbidden",
     severity: "error",
-    when: "the service account reading metrics may not get and list pods (host namespace) or nodes of the configured `hostApiGroup`",
+    when:
+      "the service account reading metrics may not get and list pods (host namespace) or nodes of the " +
+      "configured `hostApiGroup`",
   },
   {
     row: "mesh-custom-resource",
@@ -294,13 +321,17 @@ export const COVERAGE: readonly Coverage[] = [
     row: "mesh-not-effective",
     check: "mesh-destination",
     severity: "error",
-    when: "a VirtualService routes to a Service that does not exist on the host (`svc.ns` is a Service only where `ns` is a namespace of the cluster's mesh objects: `example.com` is an external host, never reported)",
+    when:
+      "a VirtualService routes to a Service that does not exist on the host (`svc.ns` is a Service only where " +
+      "`ns` is a namespace of the cluster's mesh objects: `example.com` is an external host, never reported)",
   },
   {
     row: "mesh-not-effective",
     check: "mesh-not-synced",
     severity: "error",
-    when: "a mesh object the repository renders for the cluster is not on the host under its translated name, or its spec there differs",
+    when:
+      "a mesh object the repository renders for the cluster is not on the host under its translated name, or " +
+      "its spec there differs",
   },
   {
     row: "mesh-not-effective",
@@ -336,13 +367,17 @@ export const COVERAGE: readonly Coverage[] = [
     row: "gateway-unreachable",
     check: "gateway-external-address",
     severity: "warning",
-    when: "the gateway Service has no external address (ClusterIP, or a LoadBalancer without status.loadBalancer.ingress)",
+    when:
+      "the gateway Service has no external address (ClusterIP, or a LoadBalancer without " +
+      "status.loadBalancer.ingress)",
   },
   {
     row: "https-certificate",
     check: "tls-secret",
     severity: "error",
-    when: "the Secret a Gateway names in `tls.credentialName` does not exist where the gateway pods run (their namespace for a shared ingress)",
+    when:
+      "the Secret a Gateway names in `tls.credentialName` does not exist where the gateway pods run (their " +
+      "namespace for a shared ingress)",
   },
   {
     row: "https-certificate",
@@ -360,7 +395,9 @@ export const COVERAGE: readonly Coverage[] = [
     row: "https-certificate",
     check: "certificate-not-ready",
     severity: "error",
-    when: "the cert-manager Certificate issuing a Gateway's `tls.credentialName` is not Ready and the Secret does not exist yet",
+    when:
+      "the cert-manager Certificate issuing a Gateway's `tls.credentialName` is not Ready and the Secret does " +
+      "not exist yet",
   },
   {
     row: "https-certificate",
@@ -391,7 +428,9 @@ export const COVERAGE: readonly Coverage[] = [
     row: "connection",
     check: "network-policy",
     severity: "error",
-    when: "NetworkPolicies of the host namespace select the control plane's pod and admit no connection to its API port (8443), or none to the host API server's endpoints (the syncer)",
+    when:
+      "NetworkPolicies of the host namespace select the control plane's pod and admit no connection to its API " +
+      "port (8443), or none to the host API server's endpoints (the syncer)",
   },
   {
     row: "connection",
@@ -528,7 +567,9 @@ export const RESOLUTIONS: Record<RowKey, ResolutionStep[]> = {
     {
       step: "verify integration is enabled",
       by: ["metrics-proxy", "metrics-proxy-tls", "metrics-virtual-api"],
-      not: "an integration switched off in the values is a choice, not a fault: the metrics checks run only while it is on (vc describe --config-only shows the switch)",
+      not:
+        "an integration switched off in the values is a choice, not a fault: the metrics checks run only while " +
+        "it is on (vc describe --config-only shows the switch)",
     },
     {
       step: "restart the control plane",
@@ -545,14 +586,18 @@ export const RESOLUTIONS: Record<RowKey, ResolutionStep[]> = {
     { step: "the service is registered at control-plane start", by: ["metrics-api-service"] },
     {
       step: "check start-up logs",
-      not: "vc doctor reads no logs (they may hold tenant data): the finding gives the kubectl logs command, and vc debug collect gathers them",
+      not:
+        "vc doctor reads no logs (they may hold tenant data): the finding gives the kubectl logs command, and " +
+        "vc debug collect gathers them",
     },
   ],
   "metrics-forbidden": [
     {
       step: "grant RBAC to the service account",
       by: ["metrics-forbidden"],
-      not: `the missing grant is found by asking the host's authorizer (SubjectAccessReview) and the kubectl commands are printed; ${NEVER_WRITES}`,
+      not:
+        `the missing grant is found by asking the host's authorizer (SubjectAccessReview) and the kubectl ` +
+        `commands are printed; ${NEVER_WRITES}`,
     },
   ],
   "mesh-custom-resource": [
@@ -569,7 +614,9 @@ export const RESOLUTIONS: Record<RowKey, ResolutionStep[]> = {
     { step: "check the host namespace for the translated name", by: ["mesh-not-synced", "mesh-crds"] },
     {
       step: "run the mesh analysis tool",
-      not: "the mesh's analyser is the mesh's own tool and needs its control plane; vc doctor checks what the API shows: the kinds served, the repository's objects on the host, routes' Services and subsets",
+      not:
+        "the mesh's analyser is the mesh's own tool and needs its control plane; vc doctor checks what the API " +
+        "shows: the kinds served, the repository's objects on the host, routes' Services and subsets",
     },
     { step: "check for name conflicts", by: ["mesh-host-conflict"] },
     { step: "check that the target service exists", by: ["mesh-destination", "mesh-subset"] },
@@ -586,7 +633,9 @@ export const RESOLUTIONS: Record<RowKey, ResolutionStep[]> = {
     {
       step: "enable `integrations.certManager`",
       by: ["certificate-not-ready"],
-      not: "a switched-off integration is not reported: a Secret made by hand serves as well, and tls-certificate reads the certificate either way",
+      not:
+        "a switched-off integration is not reported: a Secret made by hand serves as well, and tls-certificate " +
+        "reads the certificate either way",
     },
     {
       step: "recreate the gateway after the certificate is ready",
@@ -608,13 +657,17 @@ export const RESOLUTIONS: Record<RowKey, ResolutionStep[]> = {
     {
       step: "raise the client `--request-timeout`",
       by: ["host-api-slow"],
-      not: "a client's timeout is not visible to vc doctor; host-api-slow reports the reads of the host it waited long for",
+      not:
+        "a client's timeout is not visible to vc doctor; host-api-slow reports the reads of the host it waited " +
+        "long for",
     },
     { step: "raise control-plane resources", by: ["api-timeouts"] },
     { step: "reduce load", not: "the load on the virtual API server (request rates in its /metrics) is not read" },
     {
       step: "tune the kvstore",
-      not: "the kvstore's own metrics (compaction, database size) are not read; persistence and volume-claim check its storage",
+      not:
+        "the kvstore's own metrics (compaction, database size) are not read; persistence and volume-claim check " +
+        "its storage",
     },
   ],
   "state-loss": [

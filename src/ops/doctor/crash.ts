@@ -13,7 +13,9 @@ function oomKilled(cs: ContainerStatus): boolean {
 function lastTermination(cs: ContainerStatus): string {
   const t = cs.lastState?.terminated ?? cs.state?.terminated;
   if (!t) return "no termination recorded";
-  return `last terminated ${t.reason ?? "with an error"}${t.exitCode !== undefined ? ` (exit code ${t.exitCode})` : ""}`;
+  return (
+    `last terminated ` + `${t.reason ?? "with an error"}${t.exitCode !== undefined ? ` (exit code ${t.exitCode})` : ""}`
+  );
 }
 
 /** Why a container loops: memory, node pressure, the liveness probe, else the application; with the evidence. */

@@ -120,7 +120,8 @@ function flagOf(d: KubeObject | undefined, flag: string): string | undefined {
 
 /**
  * The host's metrics API group the proxy reads: the shared proxy's `--host-api-group` when it was read, else that of
- * the cluster's own proxy of before, else the values' `integrations.metricsServer.proxy.hostApiGroup`, else the default.
+ * the cluster's own proxy of before, else the values' `integrations.metricsServer.proxy.hostApiGroup`, else the
+ * default.
  */
 export function hostApiGroupOf(s: MetricsFacts): string {
   return (

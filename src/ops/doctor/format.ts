@@ -1,4 +1,5 @@
-// The human-readable report of `vc doctor`: findings grouped by severity (errors, warnings, notes), the resolution under each.
+// The human-readable report of `vc doctor`: findings grouped by severity (errors, warnings, notes), the resolution
+// under each.
 import { escapeControls } from "../../model/escape.js";
 import { SEVERITIES, type Finding, type Severity } from "./types.js";
 

@@ -95,7 +95,9 @@ export function readTimer(
  */
 const DOCTOR_LIST_BOUNDS = { maxObjects: 500, maxBytes: 32 * 1024 * 1024, pageSize: 100 };
 
-/** The reads of one snapshot: timed, and those only some checks need tolerated (their failure noted as `unreadable`). */
+/**
+ * The reads of one snapshot: timed, and those only some checks need tolerated (their failure noted as `unreadable`).
+ */
 interface Reader {
   get(path: string): Promise<KubeObject | undefined>;
   /** A bounded LIST (DOCTOR_LIST_BOUNDS): one stopped at the bound is noted in `bounded`. */

@@ -1,5 +1,5 @@
-// `vc doctor`: every check over one host snapshot, findings sorted; the snapshot is read by gather.ts, the spec rows each
-// check covers are in coverage.ts.
+// `vc doctor`: every check over one host snapshot, findings sorted; the snapshot is read by gather.ts, the spec rows
+// each check covers are in coverage.ts.
 import { pendingPods } from "./pods.js";
 import { crashingPods } from "./crash.js";
 import { metricsApiService, metricsHostApi, metricsProxy, virtualMetricsApi } from "./metrics.js";

@@ -12,7 +12,10 @@ import { hostApiGroupOf, meshEnabled, metricsIntegrationEnabled } from "./facts.
 import { apiServiceAvailable } from "./metrics.js";
 import type { Check, Finding } from "./types.js";
 
-/** The kinds whose presence the check asks discovery about: the mesh kinds, and pod and node metrics in the host's group. */
+/**
+ * The kinds whose presence the check asks discovery about: the mesh kinds, and pod and node metrics in the host's
+ * group.
+ */
 export function discoveredKinds(hostApiGroup: string): Array<{ apiVersion: string; kind: string }> {
   return RESOURCES.filter((r) => r.group === MESH_GROUP || r.group === METRICS_GROUP).map((r) => ({
     apiVersion: r.group === METRICS_GROUP ? `${hostApiGroup}/${METRICS_VERSION}` : apiVersionOf(r),
@@ -27,8 +30,12 @@ export const servedKinds: Check = (s) => {
   const out: Finding[] = [];
   const mesh = missing(MESH_API_VERSION);
   if (mesh.length > 0 && meshEnabled(s)) {
-    const message = `the host does not serve ${mesh.sort().join(", ")}: the mesh's custom resource definitions are missing, so vc cannot apply the cluster's mesh objects (and applies nothing of the cluster)`;
-    const how = `install the mesh on the host with its CRDs (group suffix mesh.io), as the mesh integration requires; or set integrations.mesh.enabled: false in clusters/${s.cluster}/values.yaml`;
+    const message =
+      `the host does not serve ${mesh.sort().join(", ")}: the mesh's custom resource definitions are ` +
+      `missing, so vc cannot apply the cluster's mesh objects (and applies nothing of the cluster)`;
+    const how =
+      `install the mesh on the host with its CRDs (group suffix mesh.io), as the mesh integration ` +
+      `requires; or set integrations.mesh.enabled: false in clusters/${s.cluster}/values.yaml`;
     out.push(
       finding(
         "mesh-not-effective",
@@ -37,7 +44,8 @@ export const servedKinds: Check = (s) => {
       ),
     );
   }
-  // An absent or unavailable APIService is the metrics-host-api check's finding; this one catches a group the service registers but does not serve.
+  // An absent or unavailable APIService is the metrics-host-api check's finding; this one catches a group the service
+  // registers but does not serve.
   const group = `${hostApiGroupOf(s)}/${METRICS_VERSION}`;
   const metrics = missing(group);
   if (metrics.length > 0 && metricsIntegrationEnabled(s) && apiServiceAvailable(s.metricsApiService)) {

@@ -45,7 +45,9 @@ function inLiveConfig(s: HostSnapshot): Finding[] {
           check: "mesh-custom-resource",
           severity: "error",
           object: `Secret ${s.namespace}/${secret}`,
-          message: `the mesh integration is enabled but the mesh custom resource is also set in sync.toHost.customResources: "${key}" (in the configuration the control plane runs with)`,
+          message:
+            `the mesh integration is enabled but the mesh custom resource is also set in ` +
+            `sync.toHost.customResources: "${key}" (in the configuration the control plane runs with)`,
         },
         `fix clusters/${s.cluster}/values.yaml and apply it (vc apply --cluster ${s.cluster})`,
       ),

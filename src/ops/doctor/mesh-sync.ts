@@ -55,7 +55,9 @@ export const meshSynced: Check = (s) => {
     const from = sourceOf(want) ? ` (from ${sourceOf(want)})` : "";
     const have = live.get(`${want.kind}/${ns}/${want.metadata.name}`);
     if (!have) {
-      const message = `the repository's ${want.kind}${from} is not on the host under its translated name ${want.metadata.name}: the rule is not applied`;
+      const message =
+        `the repository's ${want.kind}${from} is not on the host under its translated name ` +
+        `${want.metadata.name}: the rule is not applied`;
       out.push(
         finding(
           "mesh-not-effective",
@@ -67,12 +69,14 @@ export const meshSynced: Check = (s) => {
     }
     const diff = firstDifference(want.spec, have.spec);
     if (diff) {
-      const message = `the host's ${want.kind} differs from the repository's${from} at ${diff}: the mesh applies the host's`;
+      const message =
+        `the host's ${want.kind} differs from the repository's${from} at ${diff}: the mesh applies ` + `the host's`;
       out.push(
         finding(
           "mesh-not-effective",
           { check: "mesh-not-synced", severity: "error", object, message },
-          `vc diff --cluster ${s.cluster} shows the difference; vc apply --cluster ${s.cluster} restores the repository's`,
+          `vc diff --cluster ${s.cluster} shows the difference; vc apply --cluster ${s.cluster} restores the ` +
+            `repository's`,
         ),
       );
     }
@@ -116,12 +120,14 @@ export const meshSubsets: Check = (s) => {
           const rule = defined.has(key)
             ? `the DestinationRule for ${d.host} on the host defines no subset ${d.subset}`
             : `no DestinationRule for ${d.host} exists on the host`;
-          const message = `route to ${d.host} subset ${d.subset}: ${rule}; the mesh rejects the route (no healthy upstream)`;
+          const message =
+            `route to ${d.host} subset ${d.subset}: ${rule}; the mesh rejects the route (no healthy ` + `upstream)`;
           out.push(
             finding(
               "mesh-not-effective",
               { check: "mesh-subset", severity: "error", object: `VirtualService ${ns}/${vs.metadata.name}`, message },
-              "add the subset to the service's DestinationRule in the virtual cluster (or remove it from the route), then apply",
+              "add the subset to the service's DestinationRule in the virtual cluster (or remove it from the " +
+                "route), then apply",
             ),
           );
         }

@@ -14,7 +14,9 @@ export const sidecars: Check = (s) => {
   const out: Finding[] = [];
   const nsLabels = s.namespaceObject?.metadata.labels ?? {};
   if (!s.unreadable?.namespace && nsLabels[INJECTION_LABEL] !== "enabled") {
-    const message = `the host namespace lacks the label ${INJECTION_LABEL}=enabled (automatic sidecar injection, optional but recommended)`;
+    const message =
+      `the host namespace lacks the label ${INJECTION_LABEL}=enabled (automatic sidecar injection, ` +
+      `optional but recommended)`;
     out.push(
       finding(
         "sidecar-missing",
@@ -27,7 +29,9 @@ export const sidecars: Check = (s) => {
     if (pod.metadata.annotations?.[INJECT_ANNOTATION] === "false") continue;
     const containers = pod.spec?.containers ?? [];
     if (containers.some((c) => c.name === SIDECAR_CONTAINER)) continue;
-    const message = `pod lacks the ${SIDECAR_CONTAINER} container (${containers.length} container${containers.length === 1 ? "" : "s"})`;
+    const message =
+      `pod lacks the ${SIDECAR_CONTAINER} container (${containers.length} ` +
+      `container${containers.length === 1 ? "" : "s"})`;
     out.push(finding("sidecar-missing", { check: "sidecar-missing", severity: "error", object: podRef(pod), message }));
   }
   return out;
@@ -57,7 +61,10 @@ function gatewayPods(s: Pick<HostSnapshot, "ingressPods">, selector: Record<stri
     : [];
 }
 
-/** Where the gateway workload reads a Gateway's TLS Secrets: its pods' namespaces, else (no pod known) the host namespace. */
+/**
+ * Where the gateway workload reads a Gateway's TLS Secrets: its pods' namespaces, else (no pod known) the host
+ * namespace.
+ */
 export function secretNamespaces(s: Pick<HostSnapshot, "namespace" | "ingressPods">, gw: KubeObject): string[] {
   const pods = gatewayPods(s, gatewaySpec(gw).selector);
   return pods.length ? [...new Set(pods.map((p) => p.metadata.namespace ?? ""))].sort() : [s.namespace];
@@ -89,7 +96,10 @@ interface ServiceSpec {
   externalIPs?: string[];
 }
 
-/** The Gateway's selector matches Ready ingress gateway pods, and a Service exposes them on the Gateway's ports with an address. */
+/**
+ * The Gateway's selector matches Ready ingress gateway pods, and a Service exposes them on the Gateway's ports with an
+ * address.
+ */
 export const gateways: Check = (s) => {
   const out: Finding[] = [];
   if (s.unreadable?.ingressPods) return out;
@@ -126,7 +136,9 @@ export const gateways: Check = (s) => {
             check: "gateway-pods-ready",
             severity: "error",
             object,
-            message: `selector ${sel} matches ${pods.length} ingress gateway pod(s), none Ready (${states}): nothing serves the Gateway`,
+            message:
+              `selector ${sel} matches ${pods.length} ingress gateway pod(s), none Ready (${states}): ` +
+              `nothing serves the Gateway`,
           },
           "read why the ingress gateway pods are not Ready (kubectl describe pod)",
         ),
@@ -143,7 +155,9 @@ export const gateways: Check = (s) => {
             check: "gateway-service",
             severity: "error",
             object,
-            message: `no Service in ${where} selects the ingress gateway pods the selector ${sel} matches: nothing routes traffic to them`,
+            message:
+              `no Service in ${where} selects the ingress gateway pods the selector ${sel} matches: nothing ` +
+              `routes traffic to them`,
           },
           "create the ingress gateway's Service (the mesh's installation does)",
         ),
@@ -168,7 +182,9 @@ export const gateways: Check = (s) => {
             check: "gateway-service",
             severity: "error",
             object,
-            message: `the ingress gateway Service ${names} exposes no port ${unexposed.join(", ")} of the Gateway's servers`,
+            message:
+              `the ingress gateway Service ${names} exposes no port ${unexposed.join(", ")} of the ` +
+              `Gateway's servers`,
           },
           "use a port the ingress gateway's Service exposes in the Gateway's servers, or add it to the Service",
         ),
@@ -190,8 +206,10 @@ export const gateways: Check = (s) => {
         .join(", ");
       const pending = services.some((svc) => (svc.spec as ServiceSpec | undefined)?.type === "LoadBalancer");
       const message = pending
-        ? `the ingress gateway Service ${names} has no external address yet (${how} without status.loadBalancer.ingress): clients outside the cluster cannot reach it`
-        : `the ingress gateway Service ${names} has no external address (${how}): only clients inside the cluster reach the Gateway`;
+        ? `the ingress gateway Service ${names} has no external address yet (${how} without ` +
+          `status.loadBalancer.ingress): clients outside the cluster cannot reach it`
+        : `the ingress gateway Service ${names} has no external address (${how}): only clients inside the cluster ` +
+          `reach the Gateway`;
       out.push(
         finding(
           "gateway-unreachable",

@@ -64,7 +64,9 @@ export function metricsAccessQuestions(s: Facts): AccessQuestion[] {
   ];
 }
 
-/** The service account reading metrics may get and list pod metrics (host namespace) and node metrics of `hostApiGroup`. */
+/**
+ * The service account reading metrics may get and list pod metrics (host namespace) and node metrics of `hostApiGroup`.
+ */
 export const metricsRbac: Check = (s) => {
   if (s.unreadable?.access) return [];
   const out: Finding[] = [];
@@ -82,8 +84,12 @@ export const metricsRbac: Check = (s) => {
         "get and list pods and nodes of metrics.orch.io and metrics.k8s.io " +
         `(add ${q.group} there if the host serves metrics in another group)`
       : q.resource === "pods"
-        ? `kubectl -n ${s.namespace} create role vc-metrics-reader --verb=get,list --resource=pods.${q.group} && kubectl -n ${s.namespace} create rolebinding vc-metrics-reader --role=vc-metrics-reader --serviceaccount=${sa.namespace}:${sa.name}`
-        : `kubectl create clusterrole vc-node-metrics-reader --verb=get,list --resource=nodes.${q.group} && kubectl create clusterrolebinding vc-node-metrics-reader-${s.cluster} --clusterrole=vc-node-metrics-reader --serviceaccount=${sa.namespace}:${sa.name}`;
+        ? `kubectl -n ${s.namespace} create role vc-metrics-reader --verb=get,list --resource=pods.${q.group} && ` +
+          `kubectl -n ${s.namespace} create rolebinding vc-metrics-reader --role=vc-metrics-reader ` +
+          `--serviceaccount=${sa.namespace}:${sa.name}`
+        : `kubectl create clusterrole vc-node-metrics-reader --verb=get,list --resource=nodes.${q.group} && ` +
+          `kubectl create clusterrolebinding vc-node-metrics-reader-${s.cluster} ` +
+          `--clusterrole=vc-node-metrics-reader --serviceaccount=${sa.namespace}:${sa.name}`;
     out.push(finding("metrics-forbidden", { check: "metrics-forbidden", severity: "error", object, message }, how));
   }
   for (const q of kubeconfigWant(s)) {
@@ -109,13 +115,16 @@ export const metricsRbac: Check = (s) => {
   return out;
 };
 
-/** Node metrics list the right nodes: node syncing is on (a note while it is off) and the control plane may read nodes. */
+/**
+ * Node metrics list the right nodes: node syncing is on (a note while it is off) and the control plane may read nodes.
+ */
 export const nodeMetrics: Check = (s) => {
   const values = configOf(s);
   if (!values?.integrations.metricsServer.enabled || !values.integrations.metricsServer.nodes) return [];
   if (!values.sync.fromHost.nodes.enabled) {
     const message =
-      "node syncing is off (sync.fromHost.nodes.enabled: false): the virtual cluster has fake nodes and its node metrics list only the nodes its pods run on";
+      "node syncing is off (sync.fromHost.nodes.enabled: false): the virtual cluster has fake nodes and its node " +
+      "metrics list only the nodes its pods run on";
     return [
       finding(
         "node-metrics",
@@ -130,7 +139,9 @@ export const nodeMetrics: Check = (s) => {
     const missing = deniedVerbs(s.access, q, READ);
     if (missing.length === 0) continue;
     const sa = q.serviceAccount;
-    const message = `node syncing is on but system:serviceaccount:${sa.namespace}:${sa.name} may not ${missing.join(", ")} host nodes: no node is synced`;
+    const message =
+      `node syncing is on but system:serviceaccount:${sa.namespace}:${sa.name} may not ` +
+      `${missing.join(", ")} host nodes: no node is synced`;
     const how = `apply the cluster (vc apply --cluster ${s.cluster}) to restore its node ClusterRole and binding`;
     out.push(
       finding(

@@ -58,7 +58,9 @@ export const metricsHostApi: Check = (s) => {
   const name = hostMetricsApiService(s);
   const object = `APIService ${name}`;
   if (!s.metricsApiService) {
-    const message = `metrics not available: the host has no APIService ${name}, so no metrics server serves ${hostApiGroupOf(s)} there`;
+    const message =
+      `metrics not available: the host has no APIService ${name}, so no metrics server serves ` +
+      `${hostApiGroupOf(s)} there`;
     return [
       finding(
         "metrics-not-available",
@@ -198,7 +200,9 @@ export const metricsApiService: Check = (s) => {
   if (!metricsIntegrationEnabled(s) || !s.statefulSet) return [];
   const out: Finding[] = [];
   const cm = names.initManifests(s.cluster);
-  const apply = `apply the cluster (vc apply --cluster ${s.cluster}), then restart the control plane (kubectl -n ${s.namespace} delete pod ${s.cluster}-0)`;
+  const apply =
+    `apply the cluster (vc apply --cluster ${s.cluster}), then restart the control plane (kubectl -n ` +
+    `${s.namespace} delete pod ${s.cluster}-0)`;
   const add = (severity: "error" | "warning", object: string, message: string, how: string) =>
     out.push(finding("metrics-api-service", { check: "metrics-api-service", severity, object, message }, how));
   if (!s.unreadable?.initManifests) {
@@ -206,14 +210,16 @@ export const metricsApiService: Check = (s) => {
       add(
         "error",
         `ConfigMap ${s.namespace}/${cm}`,
-        `the ConfigMap ${cm} does not exist: the control plane registers the metrics API service (${METRICS_API_SERVICE}) from it when it starts`,
+        `the ConfigMap ${cm} does not exist: the control plane registers the metrics API service ` +
+          `(${METRICS_API_SERVICE}) from it when it starts`,
         apply,
       );
     else if (!registersMetricsApi(s.initManifests))
       add(
         "error",
         `ConfigMap ${s.namespace}/${cm}`,
-        `the ConfigMap ${cm} (key ${INIT_MANIFESTS_KEY}) holds no APIService ${METRICS_API_SERVICE}: the control plane has nothing to register`,
+        `the ConfigMap ${cm} (key ${INIT_MANIFESTS_KEY}) holds no APIService ${METRICS_API_SERVICE}: the control ` +
+          `plane has nothing to register`,
         apply,
       );
   }
@@ -233,7 +239,8 @@ export const metricsApiService: Check = (s) => {
     add(
       "warning",
       `Pod ${s.namespace}/${pod.metadata.name}`,
-      `the control plane's pod started with an older configuration (${has.slice(0, 12)}) than its StatefulSet's (${want.slice(0, 12)}): the metrics API service is registered only at start`,
+      `the control plane's pod started with an older configuration (${has.slice(0, 12)}) than its StatefulSet's ` +
+        `(${want.slice(0, 12)}): the metrics API service is registered only at start`,
       `restart the control plane: kubectl -n ${s.namespace} delete pod ${pod.metadata.name}`,
     );
   }
@@ -248,9 +255,13 @@ export const virtualMetricsApi: Check = (s) => {
   if (!metricsIntegrationEnabled(s) || !s.virtual) return [];
   const object = `APIService ${METRICS_API_SERVICE} (virtual cluster)`;
   const registered = s.virtual.apiServices.find((a) => a.metadata.name === METRICS_API_SERVICE);
-  const logs = `read the control plane's start-up logs: kubectl -n ${s.namespace} logs ${s.cluster}-0 -c syncer (or vc debug collect ${s.cluster})`;
+  const logs =
+    `read the control plane's start-up logs: kubectl -n ${s.namespace} logs ${s.cluster}-0 -c syncer ` +
+    `(or vc debug collect ${s.cluster})`;
   if (!registered) {
-    const message = `the virtual cluster's API service list has no ${METRICS_API_SERVICE} (asked ${s.virtual.server}): metrics.orch.io is missing there`;
+    const message =
+      `the virtual cluster's API service list has no ${METRICS_API_SERVICE} (asked ` +
+      `${s.virtual.server}): metrics.orch.io is missing there`;
     return [finding("metrics-api-service", { check: "metrics-api-service", severity: "error", object, message }, logs)];
   }
   if (apiServiceAvailable(registered)) return [];

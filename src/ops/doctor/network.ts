@@ -1,6 +1,7 @@
 // Doctor check of NetworkPolicies in the host namespace (row "Connection hangs"): those that select the control plane's
 // pod must admit what vc and the syncer need: connections to the virtual API server's port, and the syncer's
-// connections to the host API server (its addresses, as the `kubernetes` Service's EndpointSlices or Endpoints list them).
+// connections to the host API server (its addresses, as the `kubernetes` Service's EndpointSlices or Endpoints list
+// them).
 import { BlockList, isIPv4, isIPv6 } from "node:net";
 import type { KubeObject } from "../../kube/object.js";
 import { API_SERVER_PORT } from "../../render/statefulSet.js";
@@ -10,7 +11,10 @@ import type { Check, Finding, HostSnapshot } from "./types.js";
 
 export const networkPoliciesPath = (ns: string) => `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
 export const API_ENDPOINTS_PATH = "/api/v1/namespaces/default/endpoints/kubernetes";
-/** The EndpointSlices of the `kubernetes` Service (discovery.k8s.io/v1, where discovery lists it: v1 Endpoints are deprecated). */
+/**
+ * The EndpointSlices of the `kubernetes` Service (discovery.k8s.io/v1, where discovery lists it: v1 Endpoints are
+ * deprecated).
+ */
 export const API_ENDPOINT_SLICES_PATH = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices";
 /** The label naming an EndpointSlice's Service. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
@@ -117,7 +121,9 @@ export const networkPolicies: Check = (s) => {
       .flatMap((np) => spec(np).ingress ?? [])
       .filter((r) => portAdmitted(r.ports, API_SERVER_PORT, "https"));
     if (rules.length === 0) {
-      const message = `NetworkPolicies ${named(ingress)} select the control plane's pod and admit no connection to the virtual API server's port ${API_SERVER_PORT}: vc connect, kubectl and the metrics proxy hang`;
+      const message =
+        `NetworkPolicies ${named(ingress)} select the control plane's pod and admit no connection to ` +
+        `the virtual API server's port ${API_SERVER_PORT}: vc connect, kubectl and the metrics proxy hang`;
       out.push(
         finding(
           "connection",
@@ -126,7 +132,9 @@ export const networkPolicies: Check = (s) => {
         ),
       );
     } else if (!rules.some((r) => !r.from || r.from.length === 0)) {
-      const message = `NetworkPolicies ${named(ingress)} admit connections to the virtual API server's port ${API_SERVER_PORT} only from the sources their rules list: clients elsewhere hang`;
+      const message =
+        `NetworkPolicies ${named(ingress)} admit connections to the virtual API server's port ` +
+        `${API_SERVER_PORT} only from the sources their rules list: clients elsewhere hang`;
       out.push(
         finding(
           "connection",
@@ -153,7 +161,9 @@ export const networkPolicies: Check = (s) => {
     );
     if (blocked.length === endpoints.length) {
       const where = blocked.map((ep) => `${ep.ip}:${ep.port}`).join(", ");
-      const message = `NetworkPolicies ${named(egress)} select the control plane's pod and admit no connection to the host API server (${where}): the syncer cannot sync, and its calls hang`;
+      const message =
+        `NetworkPolicies ${named(egress)} select the control plane's pod and admit no connection to ` +
+        `the host API server (${where}): the syncer cannot sync, and its calls hang`;
       out.push(
         finding(
           "connection",

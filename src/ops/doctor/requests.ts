@@ -1,4 +1,5 @@
-// Doctor check of resource requests: an autoscaler shows `<unknown>` for pods whose containers request no CPU or memory.
+// Doctor check of resource requests: an autoscaler shows `<unknown>` for pods whose containers request no CPU or
+// memory.
 import { finding } from "./coverage.js";
 import { configOf, metricsIntegrationEnabled, syncedPods } from "./facts.js";
 import { podRef, type Check, type Finding, type HostSnapshot } from "./types.js";
@@ -19,7 +20,9 @@ export const podRequests: Check = (s) => {
       return missing.length ? [`${c.name} (${missing.join(", ")})`] : [];
     });
     if (lacking.length === 0) continue;
-    const message = `containers without resource requests: ${lacking.join(", ")}: an autoscaler shows <unknown> for their utilisation`;
+    const message =
+      `containers without resource requests: ${lacking.join(", ")}: an autoscaler shows <unknown> ` +
+      `for their utilisation`;
     out.push(
       finding("autoscaler-unknown", { check: "pod-requests", severity: "warning", object: podRef(pod), message }),
     );
@@ -51,14 +54,20 @@ export const podMetrics: Check = (s) => {
         message: `shows <unknown>: ${a.workload} has no pods to measure`,
       });
     if (without.length > 0) {
-      const message = `shows <unknown>: ${without.length} of ${a.pods.length} pod(s) of ${a.workload} have no pod metrics (${without.join(", ")})`;
+      const message =
+        `shows <unknown>: ${without.length} of ${a.pods.length} pod(s) of ${a.workload} have no pod ` +
+        `metrics (${without.join(", ")})`;
       return finding(
         "autoscaler-unknown",
         { check: "pod-metrics", severity: "warning", object, message },
-        "new pods get metrics after the host metrics server's next scrape (1-2 minutes); pods that never do are not synced or not running on the host",
+        "new pods get metrics after the host metrics server's next scrape (1-2 minutes); pods that never do are " +
+          "not synced or not running on the host",
       );
     }
-    const message = `shows <unknown> although every pod of ${a.workload} has pod metrics (${a.pods.join(", ")}): the autoscaler picks them up within 1-2 minutes, unless its pods lack the requests its target is a percentage of`;
+    const message =
+      `shows <unknown> although every pod of ${a.workload} has pod metrics (${a.pods.join(", ")}): ` +
+      `the autoscaler picks them up within 1-2 minutes, unless its pods lack the requests its target is a ` +
+      `percentage of`;
     return finding("autoscaler-unknown", { check: "pod-metrics", severity: "note", object, message });
   });
 };

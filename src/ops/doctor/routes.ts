@@ -1,4 +1,5 @@
-// Doctor checks of synced mesh routing on the host: VirtualService destinations that name no Service, and hosts claimed twice.
+// Doctor checks of synced mesh routing on the host: VirtualService destinations that name no Service, and hosts claimed
+// twice.
 import type { KubeObject } from "../../kube/object.js";
 import { parseServiceHost } from "../../translate/index.js";
 import { ANNOTATIONS } from "../../translate/keys.js";
@@ -31,7 +32,8 @@ export function destinationHosts(vs: KubeObject): string[] {
 /**
  * The namespaces a cluster's mesh objects on the host use, as the renderer's host rule reads them (classifyHost in
  * translate/names.ts): the host namespace, and the virtual namespace each object was rendered from (its
- * object-namespace annotation). `svc.ns` names a Service only when `ns` is one of them; `example.com` is an external host.
+ * object-namespace annotation). `svc.ns` names a Service only when `ns` is one of them; `example.com` is an external
+ * host.
  */
 export function meshNamespacesOnHost(hostNamespace: string, objects: readonly KubeObject[]): Set<string> {
   const out = new Set([hostNamespace]);
@@ -80,9 +82,12 @@ export const meshDestinations: Check = (s) => {
       if (!ref || existing.has(ref)) continue;
       const name = ref.slice(ref.indexOf("/") + 1);
       const origin = virtualOrigin(name, s.cluster);
-      const message = `route destination ${host} names Service ${ref}, which does not exist on the host${origin ? ` (the virtual cluster's service ${origin}: not synced)` : ""}`;
+      const message =
+        `route destination ${host} names Service ${ref}, which does not exist on the ` +
+        `host${origin ? ` (the virtual cluster's service ${origin}: not synced)` : ""}`;
       const how = origin
-        ? "create the service in the virtual cluster and keep sync.toHost.services enabled, or fix the route's destination.host"
+        ? "create the service in the virtual cluster and keep sync.toHost.services enabled, or fix the route's " +
+          "destination.host"
         : "create the Service or fix the route's destination.host";
       out.push(
         finding(
@@ -106,7 +111,9 @@ function conflicts(claims: Array<[key: string, name: string]>): Array<[string, s
     .sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-/** Two DestinationRules for one host, or two VirtualServices binding one host on one gateway: the mesh applies only one. */
+/**
+ * Two DestinationRules for one host, or two VirtualServices binding one host on one gateway: the mesh applies only one.
+ */
 export const meshHostConflicts: Check = (s) => {
   if (s.unreadable?.mesh) return [];
   const namespaces = snapshotMeshNamespaces(s);
@@ -133,7 +140,8 @@ export const meshHostConflicts: Check = (s) => {
     ["VirtualService", routes],
   ] as const) {
     for (const [host, objects] of conflicts(claims)) {
-      const message = `${objects.length} ${kind}s claim host ${host}: ${objects.join(", ")}; the mesh applies only one of them`;
+      const message =
+        `${objects.length} ${kind}s claim host ${host}: ${objects.join(", ")}; the mesh applies only ` + `one of them`;
       out.push(
         finding(
           "mesh-not-effective",

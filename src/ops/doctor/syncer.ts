@@ -28,10 +28,14 @@ export const syncerRbac: Check = (s) => {
   const missing = deniedVerbs(s.access, q, VERBS);
   if (missing.length === 0) return [];
   const sa = q.serviceAccount;
-  const message = `system:serviceaccount:${sa.namespace}:${sa.name} may not ${missing.join(", ")} pods in ${s.namespace}: pod sync cannot work`;
+  const message =
+    `system:serviceaccount:${sa.namespace}:${sa.name} may not ${missing.join(", ")} pods in ` +
+    `${s.namespace}: pod sync cannot work`;
   const how =
-    `grant the missing bindings: kubectl -n ${s.namespace} create role vc-syncer-pods --verb=create,delete,get,list,watch,update,patch --resource=pods && ` +
-    `kubectl -n ${s.namespace} create rolebinding vc-syncer-pods --role=vc-syncer-pods --serviceaccount=${sa.namespace}:${sa.name}`;
+    `grant the missing bindings: kubectl -n ${s.namespace} create role vc-syncer-pods ` +
+    `--verb=create,delete,get,list,watch,update,patch --resource=pods && ` +
+    `kubectl -n ${s.namespace} create rolebinding vc-syncer-pods --role=vc-syncer-pods ` +
+    `--serviceaccount=${sa.namespace}:${sa.name}`;
   return [
     finding(
       "connection",

@@ -1,4 +1,5 @@
-// Doctor checks of slow APIs: the virtual API server's health probes timing out, and the host's answers vc doctor waited for.
+// Doctor checks of slow APIs: the virtual API server's health probes timing out, and the host's answers vc doctor
+// waited for.
 import { finding } from "./coverage.js";
 import { syncerContainer } from "./facts.js";
 import type { Check } from "./types.js";
@@ -31,8 +32,12 @@ export const apiTimeouts: Check = (s) => {
   const count = timeouts.reduce((n, e) => n + (e.count ?? 1), 0);
   const last = timeouts[timeouts.length - 1]!;
   const requests = syncerContainer(s)?.resources?.requests ?? {};
-  const now = `the control plane requests cpu ${requests.cpu ?? "(none)"} / memory ${requests.memory ?? "(none)"}; suggested requests 200m / 512Mi, larger profile 500m / 1Gi`;
-  const message = `the virtual API server's health probes time out (${count} time(s); last on pod ${last.involvedObject!.name}: ${last.message})`;
+  const now =
+    `the control plane requests cpu ${requests.cpu ?? "(none)"} / memory ${requests.memory ?? "(none)"}; ` +
+    `suggested requests 200m / 512Mi, larger profile 500m / 1Gi`;
+  const message =
+    `the virtual API server's health probes time out (${count} time(s); last on pod ` +
+    `${last.involvedObject!.name}: ${last.message})`;
   return [
     finding(
       "api-timeouts",
@@ -51,7 +56,9 @@ export const apiTimeouts: Check = (s) => {
 export const hostApiSlow: Check = (s) => {
   if (s.slowReads.length === 0) return [];
   const slowest = [...s.slowReads].sort((a, b) => b.ms - a.ms)[0]!;
-  const message = `the host API answered slowly while vc doctor read it: ${s.slowReads.length} slow read(s), the slowest GET ${slowest.path} took ${(slowest.ms / 1000).toFixed(1)} s`;
+  const message =
+    `the host API answered slowly while vc doctor read it: ${s.slowReads.length} slow read(s), the ` +
+    `slowest GET ${slowest.path} took ${(slowest.ms / 1000).toFixed(1)} s`;
   return [
     finding(
       "api-timeouts",

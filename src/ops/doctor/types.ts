@@ -57,8 +57,8 @@ export interface HostSnapshot {
   /** Deployments of the host namespace (a cluster's own metrics proxy of before the shared one). */
   deployments: KubeObject[];
   /**
-   * The host's shared metrics proxy (deploy/metrics-proxy/, in vc-system): its Deployment and the ConfigMap in which its
-   * replicas say which clusters they answer for; undefined when not read (see unreadable.sharedProxy).
+   * The host's shared metrics proxy (deploy/metrics-proxy/, in vc-system): its Deployment and the ConfigMap in which
+   * its replicas say which clusters they answer for; undefined when not read (see unreadable.sharedProxy).
    */
   sharedProxy?: { deployment?: KubeObject; status?: KubeObject; tlsSecret: boolean };
   /**

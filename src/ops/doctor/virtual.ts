@@ -46,7 +46,10 @@ interface Hpa {
   status?: { currentCPUUtilizationPercentage?: number };
 }
 
-/** An autoscaler shows `<unknown>` while it has no current value for any metric (v1: CPU, or v2 metrics in the annotation). */
+/**
+ * An autoscaler shows `<unknown>` while it has no current value for any metric (v1: CPU, or v2 metrics in the
+ * annotation).
+ */
 function showsUnknown(hpa: Hpa): boolean {
   if (typeof hpa.status?.currentCPUUtilizationPercentage === "number") return false;
   const current = hpa.metadata.annotations?.[CURRENT_METRICS_ANNOTATION];
@@ -151,7 +154,8 @@ export async function readVirtual(
     } catch (err) {
       const hint = server
         ? ""
-        : ` (from outside the host cluster, pass --server with a port-forward: kubectl -n ${namespace} port-forward svc/${names.service(cluster)} 8443:${API_SERVICE_PORT}, then --server https://localhost:8443)`;
+        : ` (from outside the host cluster, pass --server with a port-forward: kubectl -n ${namespace} ` +
+          `port-forward svc/${names.service(cluster)} 8443:${API_SERVICE_PORT}, then --server https://localhost:8443)`;
       throw new Error(`the virtual API server ${client.server} does not answer (${why(err)})${hint}`);
     }
     const hpas = await client.listPath<Hpa>(AUTOSCALERS).catch(() => [] as Hpa[]);

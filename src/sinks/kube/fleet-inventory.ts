@@ -22,8 +22,8 @@ const AHEAD_MAX = 10_000;
 const FLEET_PAGE = 250;
 
 /**
- * Bytes of one page's answer (FLEET_PAGE objects of vc's are well under a MiB): a longer page holds objects someone else
- * labelled as a cluster's inventory, and the reader goes back to a chunk at a time (whose reads are bounded too).
+ * Bytes of one page's answer (FLEET_PAGE objects of vc's are well under a MiB): a longer page holds objects someone
+ * else labelled as a cluster's inventory, and the reader goes back to a chunk at a time (whose reads are bounded too).
  */
 const FLEET_PAGE_BYTES = 8 * 1024 * 1024;
 
@@ -33,7 +33,10 @@ const KINDS_AT_ONCE = 4;
 /** More objects wait for later chunks than AHEAD_MAX: the reads stop where they are. */
 class TooFarAhead extends Error {}
 
-/** Where a LIST of a kind returns an object: the store's key order is namespace, then name (cluster-scoped: "", then name). */
+/**
+ * Where a LIST of a kind returns an object: the store's key order is namespace, then name (cluster-scoped: "", then
+ * name).
+ */
 const positionOf = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
 
 /** A record's key (objectKey: `group/Kind/namespace/name`) split into its kind and its position in the kind's LIST. */
@@ -44,7 +47,10 @@ function splitKey(key: string): { kind: string; position: string } | undefined {
   return { kind: key.slice(0, namespaceAt), position: key.slice(namespaceAt + 1) };
 }
 
-/** One kind's paged LIST, read a page at a time as far as the chunks in hand need; nothing of a page is kept but what is routed. */
+/**
+ * One kind's paged LIST, read a page at a time as far as the chunks in hand need; nothing of a page is kept but what is
+ * routed.
+ */
 class KindCursor {
   /** The position of the last object read ("" before the first). */
   private last = "";

@@ -1,4 +1,5 @@
-// Moves what vc kept in host namespaces before records (vc-status, vc-history, the inventory labels) into the records namespace, once per cluster.
+// Moves what vc kept in host namespaces before records (vc-status, vc-history, the inventory labels) into the records
+// namespace, once per cluster.
 import { objectKey, type KubeObject } from "../../kube/object.js";
 import { resourceFor } from "../../kube/resources.js";
 import { selectorIn } from "../../kube/selector.js";
@@ -84,7 +85,8 @@ export async function migrateRecords(
       continue;
     }
     const store = target.records;
-    // History first, then status and inventory, then the suspension: a crash in between leaves the legacy copies, read again next time.
+    // History first, then status and inventory, then the suspension: a crash in between leaves the legacy copies, read
+    // again next time.
     const depth = archiveDepth(opts.historyLimit ?? DEFAULT_HISTORY_LIMIT);
     if (archived.length > 0 && depth > 0) await store.archive(source, record.cluster, archived, depth);
     if (record.status) await store.writeStatus(source, record.status, depth);
@@ -98,8 +100,13 @@ export async function migrateRecords(
 
 /** The line a command prints for each migration. */
 export function migrationLine(m: Migration, dryRun: boolean): string {
-  const what = `${m.objects} object(s), ${m.reconciliations} reconciliation(s)${m.suspended ? ", a run-time suspension" : ""}`;
-  return `cluster ${m.cluster}: ${dryRun ? "would migrate" : "migrated"} vc's record from host namespace ${m.hostNamespace} (vc-status, vc-history, inventory labels: ${what}) to the records namespace`;
+  const what =
+    `${m.objects} object(s), ${m.reconciliations} ` +
+    `reconciliation(s)${m.suspended ? ", a run-time suspension" : ""}`;
+  return (
+    `cluster ${m.cluster}: ${dryRun ? "would migrate" : "migrated"} vc's record from host namespace ` +
+    `${m.hostNamespace} (vc-status, vc-history, inventory labels: ${what}) to the records namespace`
+  );
 }
 
 async function legacyRecord(

@@ -1,4 +1,5 @@
-// Recreates an object the API server will not update in place: orphan-delete, wait until gone, apply anew, expand growing claims.
+// Recreates an object the API server will not update in place: orphan-delete, wait until gone, apply anew, expand
+// growing claims.
 import { describeRef, refOf, type KubeObject } from "../../kube/object.js";
 import { resourceFor } from "../../kube/resources.js";
 import { isPlainObject, stripServerFields } from "../../plan/normalize.js";
@@ -14,12 +15,18 @@ export interface RecreateWait {
 
 export const DEFAULT_RECREATE_WAIT: RecreateWait = { timeoutMs: 120_000, pollMs: 250 };
 
-/** Workloads whose pods (and, for a StatefulSet, volume claims) must outlive the object: deleted with propagationPolicy=Orphan. */
+/**
+ * Workloads whose pods (and, for a StatefulSet, volume claims) must outlive the object: deleted with
+ * propagationPolicy=Orphan.
+ */
 function orphans(obj: KubeObject): boolean {
   return obj.apiVersion === "apps/v1" && (obj.kind === "StatefulSet" || obj.kind === "Deployment");
 }
 
-/** Deletes `live` (uid precondition), waits until it is gone, applies `desired`; returns notes (claims expanded or why not). */
+/**
+ * Deletes `live` (uid precondition), waits until it is gone, applies `desired`; returns notes (claims expanded or why
+ * not).
+ */
 export async function recreateObject(
   client: KubeClient,
   live: KubeObject,
@@ -57,7 +64,8 @@ async function waitGone(client: KubeClient, live: KubeObject, wait: RecreateWait
     if (Date.now() >= deadline) {
       const finalizers = (now.metadata.finalizers as string[] | undefined) ?? [];
       throw new Error(
-        `${describeRef(refOf(live))} is still being deleted after ${Math.round(wait.timeoutMs / 1000)}s${finalizers.length ? ` (finalizers: ${finalizers.join(", ")}: the host's garbage collector removes them)` : ""}; ` +
+        `${describeRef(refOf(live))} is still being deleted after ` +
+          `${Math.round(wait.timeoutMs / 1000)}s${finalizers.length ? ` (finalizers: ${finalizers.join(", ")}: the host's garbage collector removes them)` : ""}; ` +
           "run vc apply --force again once it is gone",
       );
     }
@@ -113,7 +121,8 @@ async function expandClaims(
       if (compareQuantity(parseQuantity(current) ?? zero, parseQuantity(size) ?? zero) >= 0) continue;
       if ((claim.status as { phase?: string } | undefined)?.phase !== "Bound") {
         notes.push(
-          `claim ${claim.metadata.name} stays ${current}: it is not bound to a volume yet, and only a bound claim can be expanded`,
+          `claim ${claim.metadata.name} stays ${current}: it is not bound to a volume yet, and only a bound claim ` +
+            `can be expanded`,
         );
         continue;
       }
@@ -132,7 +141,8 @@ async function expandClaims(
       }
       if (sc.allowVolumeExpansion !== true) {
         notes.push(
-          `claim ${claim.metadata.name} stays ${current}: storage class ${className} does not allow volume expansion (allowVolumeExpansion is not true); ` +
+          `claim ${claim.metadata.name} stays ${current}: storage class ${className} does not allow volume ` +
+            `expansion (allowVolumeExpansion is not true); ` +
             "new replicas get " +
             size +
             ", existing claims keep their size until their data is moved to a new claim",
@@ -152,7 +162,8 @@ async function expandClaims(
       } catch (err) {
         if (!(err instanceof KubeApiError)) throw err;
         notes.push(
-          `claim ${claim.metadata.name} stays ${current}: the server refused the expansion: ${err.message.split("\n")[0]}`,
+          `claim ${claim.metadata.name} stays ${current}: the server refused the expansion: ` +
+            `${err.message.split("\n")[0]}`,
         );
         continue;
       }

@@ -1,4 +1,5 @@
-// The `kube` target: a live host through the kubeconfig; inventory by label-selected LISTs kept to vc's records, server-side apply, guarded deletes.
+// The `kube` target: a live host through the kubeconfig; inventory by label-selected LISTs kept to vc's records,
+// server-side apply, guarded deletes.
 import type { KubeObject, ObjectRef } from "../../kube/object.js";
 import { groupKind, objectKey, refObject, refOf } from "../../kube/object.js";
 import { takeOwnershipName } from "../../plan/gates.js";
@@ -74,7 +75,10 @@ export class KubeTarget implements Target {
    * the command or the reconciler once the owner is known.
    */
   source?: string;
-  /** Records found in host namespaces and not yet written to the records namespace (a dry run's migration, sinks/kube/migrate.ts). */
+  /**
+   * Records found in host namespaces and not yet written to the records namespace (a dry run's migration,
+   * sinks/kube/migrate.ts).
+   */
   readonly pending = new Map<string, ClusterRecord>();
 
   constructor(
@@ -115,7 +119,10 @@ export class KubeTarget implements Target {
     return (await this.listRecordedInventory([cluster], undefined, "one")).get(cluster) ?? [];
   }
 
-  /** This source's record of a cluster (one GET; a pending migration when none is written), or the holder's without a source. */
+  /**
+   * This source's record of a cluster (one GET; a pending migration when none is written), or the holder's without a
+   * source.
+   */
   async recordOf(cluster: string): Promise<ClusterRecord | undefined> {
     if (this.source === undefined) return (await this.recordsByCluster()).get(cluster);
     return (await this.records.read(this.source, cluster)) ?? this.pending.get(cluster);
@@ -138,14 +145,18 @@ export class KubeTarget implements Target {
       );
       if (read.stopped)
         throw new Error(
-          `the ${t.plural} labelled as cluster ${cluster}'s in ${hostNamespace} are ${read.stopped}: not migrated; remove the ones vc did not apply`,
+          `the ${t.plural} labelled as cluster ${cluster}'s in ${hostNamespace} are ${read.stopped}: not migrated; ` +
+            `remove the ones vc did not apply`,
         );
       return read.items;
     });
     return lists.flat();
   }
 
-  /** Forgets the claims read so far: a new unit of work (a reconciler pass) reads the host's claims afresh, so a rival's claim made since is seen. */
+  /**
+   * Forgets the claims read so far: a new unit of work (a reconciler pass) reads the host's claims afresh, so a rival's
+   * claim made since is seen.
+   */
   forgetHostClaims(): void {
     this.claims = undefined;
   }
@@ -153,9 +164,9 @@ export class KubeTarget implements Target {
   /**
    * The live claims of public hosts (vc's Gateways and VirtualServices across namespaces), kept to the objects a record
    * of any source holds (a label in a tenant's namespace is no claim): read once and reused until this target deletes
-   * or recreates one of those kinds, reads the fleet's inventory (which holds them: no extra LIST), or CLAIMS_MAX_AGE_MS
-   * pass; what it applies is folded in (foldClaim); so a fleet of clusters with Gateways costs two paged LISTs and the
-   * records' LIST per run, not per cluster. Indexed by host (ClaimIndex).
+   * or recreates one of those kinds, reads the fleet's inventory (which holds them: no extra LIST), or
+   * CLAIMS_MAX_AGE_MS pass; what it applies is folded in (foldClaim); so a fleet of clusters with Gateways costs two
+   * paged LISTs and the records' LIST per run, not per cluster. Indexed by host (ClaimIndex).
    */
   async hostClaimIndex(): Promise<ClaimIndex> {
     if (this.claims && Date.now() - this.claims.at <= CLAIMS_MAX_AGE_MS) return this.claims.index;
@@ -324,7 +335,9 @@ export class KubeTarget implements Target {
       if (!(err instanceof ResponseTooLarge)) throw err;
     }
     this.tell(
-      `the LIST of ${t.plural} labelled as the inventory of ${clusters.length} cluster(s) is longer than ${maxBytes} bytes (objects someone else labelled): read ${clusters.length > MAX_SELECTED_VALUES ? "a hundred clusters at a time" : "by name"} instead`,
+      `the LIST of ${t.plural} labelled as the inventory of ${clusters.length} cluster(s) is longer than ` +
+        `${maxBytes} bytes (objects someone else labelled): read ` +
+        `${clusters.length > MAX_SELECTED_VALUES ? "a hundred clusters at a time" : "by name"} instead`,
     );
     if (clusters.length <= MAX_SELECTED_VALUES) return this.recordedByName(t, clusters, await records);
     const out: KubeObject[] = [];
@@ -361,7 +374,10 @@ export class KubeTarget implements Target {
   /** Where the target tells what it did instead of what it was asked (a read past its bound); stderr by default. */
   tell: (message: string) => void = (message) => process.stderr.write(`vc: ${message}\n`);
 
-  /** Objects taken over on purpose by this run (`vc adopt --take-ownership`), named `Kind/namespace/name` or `Kind/name`. */
+  /**
+   * Objects taken over on purpose by this run (`vc adopt --take-ownership`), named `Kind/namespace/name` or
+   * `Kind/name`.
+   */
   readonly takeOver = new Set<string>();
 
   takeOwnership(names: readonly string[]): void {
@@ -440,7 +456,8 @@ export class KubeTarget implements Target {
   private readonly primed = new Map<string, { message: string; sources: string[] } | null>();
 
   /**
-   * Checks the claims of many clusters at once (claimantsOf), for the single checks that follow (a reconciler pass's chunk).
+   * Checks the claims of many clusters at once (claimantsOf), for the single checks that follow (a reconciler pass's
+   * chunk).
    */
   async primeClaims(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>): Promise<void> {
     if (claims.length === 0) return;
@@ -466,7 +483,10 @@ export class KubeTarget implements Target {
     return this.checkClaims(claims, adoptFrom, await this.claimantsOf(claims));
   }
 
-  /** The records that may rival the claims: for a cluster or a chunk the LISTs of their claimants only; more: one LIST of every record. */
+  /**
+   * The records that may rival the claims: for a cluster or a chunk the LISTs of their claimants only; more: one LIST
+   * of every record.
+   */
   private claimantsOf(claims: ReadonlyArray<{ cluster: string; hostNamespace: string }>): Promise<ClusterRecord[]> {
     return claims.length <= MAX_SELECTED_VALUES ? this.records.claimants(claims) : this.records.list();
   }
@@ -508,7 +528,10 @@ export class KubeTarget implements Target {
       if (rival.source === source) {
         out.set(claim.cluster, {
           sources: [],
-          message: `host namespace ${claim.hostNamespace} is held by cluster ${rival.cluster} of this source (its record${since}); cluster ${claim.cluster} is refused and nothing of it is changed: give it a namespace of its own in clusters/${claim.cluster}/cluster.yaml`,
+          message:
+            `host namespace ${claim.hostNamespace} is held by cluster ${rival.cluster} of this source (its ` +
+            `record${since}); cluster ${claim.cluster} is refused and nothing of it is changed: give it a ` +
+            `namespace of its own in clusters/${claim.cluster}/cluster.yaml`,
         });
         continue;
       }
@@ -519,7 +542,9 @@ export class KubeTarget implements Target {
       out.set(claim.cluster, {
         sources: [rival.source],
         message:
-          `${what} is held by source ${rival.source || "(unnamed)"} (its record${since} is older than this source's claim); this source (${source || "unnamed"}) is refused and nothing of cluster ${claim.cluster} is changed or pruned. ` +
+          `${what} is held by source ${rival.source || "(unnamed)"} (its record${since} is older than this ` +
+          `source's claim); this source (${source || "unnamed"}) is refused and nothing of cluster ` +
+          `${claim.cluster} is changed or pruned. ` +
           (rival.cluster === claim.cluster
             ? `To hand it over, run vc adopt ${claim.cluster} --from ${rival.source || "''"} with this source ` +
               "(see docs/security-model.md)"
@@ -545,7 +570,8 @@ export class KubeTarget implements Target {
 
   /**
    * Set by a reconciler with leader election: until when this replica may write (its Lease's last renewal plus the
-   * renew deadline); every write is fenced by it (host/client.ts RequestOptions.fence) beside the cluster's apply lease.
+   * renew deadline); every write is fenced by it (host/client.ts RequestOptions.fence) beside the cluster's apply
+   * lease.
    */
   fence?: () => number;
 

@@ -25,7 +25,10 @@ export function isObject(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** A service host (`svc`, `svc.ns`, `svc.ns.svc`, `svc.ns.svc.cluster.local`, with or without a trailing dot) as its host FQDN; others unchanged. */
+/**
+ * A service host (`svc`, `svc.ns`, `svc.ns.svc`, `svc.ns.svc.cluster.local`, with or without a trailing dot) as its
+ * host FQDN; others unchanged.
+ */
 export function serviceHost(host: unknown, scope: MeshScope): unknown {
   if (typeof host !== "string") return host;
   return translateServiceHost(host, scope.virtualNamespace, scope.cluster, scope.hostNamespace, scope.namespaces);

@@ -99,49 +99,66 @@ describe("sinks/kube: the fleet's live objects by one paged LIST per kind (Fleet
     expect([...seen.keys()].sort()).to.deep.equal(all);
     for (const [c, objs] of seen)
       expect(objs.map((o) => o.metadata.name).sort(), c).to.deep.equal(c === "c29" ? [] : ["sa", "svc"]);
-    // One LIST per kind for the whole fleet, followed to its end page by page: 60 labelled ServiceAccounts in pages of 6.
+    // One LIST per kind for the whole fleet, followed to its end page by page: 60 labelled ServiceAccounts in pages of
+    // 6.
     const sa = pagesAsked("serviceaccounts");
     expect(sa.filter((q) => !q.has("continue"))).to.have.length(1);
     expect(sa).to.have.length(10);
     expect(sa.every((q) => q.get("limit") === "6" && !q.has("resourceVersion"))).to.equal(true);
   });
 
-  it("hands out what a LIST per kind and chunk does, and falls back to it once too many objects wait for chunks taken out of order", async () => {
-    // In name order, which is the reverse of the namespace order: the first chunk's objects are at the end of each LIST.
-    const r = await reader(all, { pageSize: 6, aheadMax: 20 });
-    const byName = chunksOf(all, 3);
-    const first = await r.take(byName[0]!);
-    expect(r.fellBack).to.match(/more than 20 objects were read ahead/);
-    // The reads stopped once 20 objects waited (3 a page of ServiceAccounts, 6 of Services, a page of each at most
-    // in flight): not all 15 pages of the two LISTs.
-    const read = pagesAsked("serviceaccounts").length + pagesAsked("services").length;
-    expect(read).to.be.at.least(3).and.at.most(10);
-    const expected = await target.listRecordedInventory(byName[0]!);
-    expect([...first].map(([c, o]) => [c, o.map(objectKey).sort()])).to.deep.equal(
-      [...expected].map(([c, o]) => [c, o.map(objectKey).sort()]),
-    );
-    server.resetRequests();
-    const second = await r.take(byName[1]!);
-    expect([...second.values()].every((objs) => objs.length === 2)).to.equal(true);
-    expect(pagesAsked("serviceaccounts"), "read by name, from the watch cache").to.have.length(0);
-  });
+  it(
+    "hands out what a LIST per kind and chunk does, and falls back to it once too many objects wait for chunks " +
+      "taken out of order",
+    async () => {
+      // In name order, which is the reverse of the namespace order: the first chunk's objects are at the end of each
+      // LIST.
+      const r = await reader(all, { pageSize: 6, aheadMax: 20 });
+      const byName = chunksOf(all, 3);
+      const first = await r.take(byName[0]!);
+      expect(r.fellBack).to.match(/more than 20 objects were read ahead/);
+      // The reads stopped once 20 objects waited (3 a page of ServiceAccounts, 6 of Services, a page of each at most
+      // in flight): not all 15 pages of the two LISTs.
+      const read = pagesAsked("serviceaccounts").length + pagesAsked("services").length;
+      expect(read).to.be.at.least(3).and.at.most(10);
+      const expected = await target.listRecordedInventory(byName[0]!);
+      expect([...first].map(([c, o]) => [c, o.map(objectKey).sort()])).to.deep.equal(
+        [...expected].map(([c, o]) => [c, o.map(objectKey).sort()]),
+      );
+      server.resetRequests();
+      const second = await r.take(byName[1]!);
+      expect([...second.values()].every((objs) => objs.length === 2)).to.equal(true);
+      expect(pagesAsked("serviceaccounts"), "read by name, from the watch cache").to.have.length(0);
+    },
+  );
 
-  it("#38.1: a page longer than its bytes (objects someone labelled as a cluster's) makes the reader read a chunk at a time, bounded too", async () => {
-    const records = await target.recordsByCluster();
-    const order = inNamespaceOrder(all, (c) => records.get(c)?.hostNamespace);
-    const r = new FleetInventoryReader(client, TYPES, records, order, (names) => target.listRecordedInventory(names), {
-      pageSize: 50,
-      pageBytes: 2_000,
-    });
-    const first = await r.take(chunksOf(order, 3)[0]!);
-    expect(r.fellBack).to.match(/longer than 2000 bytes/);
-    expect(
-      first
-        .get("c28")!
-        .map((o) => o.metadata.name)
-        .sort(),
-    ).to.deep.equal(["sa", "svc"]);
-  });
+  it(
+    "#38.1: a page longer than its bytes (objects someone labelled as a cluster's) makes the reader read a chunk " +
+      "at a time, bounded too",
+    async () => {
+      const records = await target.recordsByCluster();
+      const order = inNamespaceOrder(all, (c) => records.get(c)?.hostNamespace);
+      const r = new FleetInventoryReader(
+        client,
+        TYPES,
+        records,
+        order,
+        (names) => target.listRecordedInventory(names),
+        {
+          pageSize: 50,
+          pageBytes: 2_000,
+        },
+      );
+      const first = await r.take(chunksOf(order, 3)[0]!);
+      expect(r.fellBack).to.match(/longer than 2000 bytes/);
+      expect(
+        first
+          .get("c28")!
+          .map((o) => o.metadata.name)
+          .sort(),
+      ).to.deep.equal(["sa", "svc"]);
+    },
+  );
 });
 
 describe("sinks/kube: a chunk's LIST past its bytes is read by name (#38.1)", function () {

@@ -95,7 +95,8 @@ describeProfiles("target/kube against the test API server", (profile) => {
     next.find((o) => o.kind === "ConfigMap")!.data = { a: "2", b: "3" };
     const result = await sync(target, next);
     expect(result.counts).to.include({ updated: 1, unchanged: 5 });
-    // The one object, fenced by the resourceVersion it was planned against; the record: the apply lease taken, given up.
+    // The one object, fenced by the resourceVersion it was planned against; the record: the apply lease taken, given
+    // up.
     expect(server.countRequests({ method: "PATCH", path: "/api/v1/namespaces/vc-a/configmaps/a-config" })).to.equal(1);
     expect(server.countRequests({ method: "PATCH" })).to.equal(1 + 2);
     expect(server.get("v1", "ConfigMap", "vc-a", "a-config")!.data).to.deep.equal({ a: "2", b: "3" });
@@ -130,27 +131,31 @@ describeProfiles("target/kube against the test API server", (profile) => {
     expect(server.get("v1", "ConfigMap", "vc-a", "a-config")!.data).to.deep.equal({ a: "1" });
   });
 
-  it("prunes what the repository dropped, never a foreign object of the same name, never the unlabelled status ConfigMap", async () => {
-    await sync(target, clusterObjects("a"));
-    server.put({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "a-config", namespace: "default" },
-      data: { mine: "yes" },
-    });
-    server.put({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "vc-status-a", namespace: "vc-a", labels: { [LABELS.managedBy]: "a" } },
-      data: {},
-    });
-    const desired = clusterObjects("a").filter((o) => o.kind !== "ConfigMap");
-    const result = await sync(target, desired);
-    expect(result.counts.deleted).to.equal(1);
-    expect(server.get("v1", "ConfigMap", "vc-a", "a-config")).to.equal(undefined);
-    expect(server.get("v1", "ConfigMap", "default", "a-config")!.data).to.deep.equal({ mine: "yes" });
-    expect(server.get("v1", "ConfigMap", "vc-a", "vc-status-a")).to.not.equal(undefined);
-  });
+  it(
+    "prunes what the repository dropped, never a foreign object of the same name, never the unlabelled status " +
+      "ConfigMap",
+    async () => {
+      await sync(target, clusterObjects("a"));
+      server.put({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "a-config", namespace: "default" },
+        data: { mine: "yes" },
+      });
+      server.put({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "vc-status-a", namespace: "vc-a", labels: { [LABELS.managedBy]: "a" } },
+        data: {},
+      });
+      const desired = clusterObjects("a").filter((o) => o.kind !== "ConfigMap");
+      const result = await sync(target, desired);
+      expect(result.counts.deleted).to.equal(1);
+      expect(server.get("v1", "ConfigMap", "vc-a", "a-config")).to.equal(undefined);
+      expect(server.get("v1", "ConfigMap", "default", "a-config")!.data).to.deep.equal({ mine: "yes" });
+      expect(server.get("v1", "ConfigMap", "vc-a", "vc-status-a")).to.not.equal(undefined);
+    },
+  );
 
   it("does not delete an object replaced, between the LIST and the delete, by one without vc's label", async () => {
     await sync(target, clusterObjects("a"));

@@ -53,7 +53,9 @@ function conflictError(conflicts: Conflict[]): ApiError {
   }));
   let message: string;
   if (conflicts.length === 1) {
-    message = `Apply failed with 1 conflict: conflict with ${printManager(conflicts[0]!.manager)}: ${humanPath(decode(conflicts[0]!.path))}`;
+    message =
+      `Apply failed with 1 conflict: conflict with ${printManager(conflicts[0]!.manager)}: ` +
+      `${humanPath(decode(conflicts[0]!.path))}`;
   } else {
     const byManager = new Map<string, { m: Manager; paths: string[] }>();
     for (const c of conflicts) {

@@ -67,7 +67,9 @@ export class Auth {
     return this.users.get(token);
   }
 
-  /** The user of an Authorization header; throws 401 when unknown (or missing, unless anonymous requests act as admin). */
+  /**
+   * The user of an Authorization header; throws 401 when unknown (or missing, unless anonymous requests act as admin).
+   */
   authenticate(header: string | undefined): User {
     if (header === undefined && this.anonymous === "admin") return this.users.get(this.adminToken)!;
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
@@ -105,7 +107,9 @@ export class Auth {
     const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
     const subject = a.name ? `${qualified(a.resource, a.group)} "${a.name}"` : qualified(a.resource, a.group);
     const scope = a.namespace !== undefined ? `in the namespace "${a.namespace}"` : "at the cluster scope";
-    const message = `${subject} is forbidden: User "${user.name}" cannot ${a.verb} resource "${resource}" in API group "${a.group}" ${scope}`;
+    const message =
+      `${subject} is forbidden: User "${user.name}" cannot ${a.verb} resource "${resource}" in API ` +
+      `group "${a.group}" ${scope}`;
     const details: { name?: string; group?: string; kind: string } = { kind: a.resource };
     if (a.name) details.name = a.name;
     if (a.group) details.group = a.group;

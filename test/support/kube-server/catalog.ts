@@ -48,7 +48,10 @@ const ACCESS_REVIEW: Served = {
   createOnly: true,
 };
 
-/** SubjectAccessReview (may this user or group?), which permission checks such as vc doctor's create; needs `create` on it. */
+/**
+ * SubjectAccessReview (may this user or group?), which permission checks such as vc doctor's create; needs `create` on
+ * it.
+ */
 const SUBJECT_ACCESS_REVIEW: Served = {
   ...ACCESS_REVIEW,
   kind: "SubjectAccessReview",

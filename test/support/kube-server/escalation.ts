@@ -1,6 +1,7 @@
 // RBAC escalation prevention, as the real API server enforces it: a user may create or change a Role or ClusterRole
 // only with permissions it holds (or with the `escalate` verb), and bind a role only when it holds the role's
-// permissions (or has `bind` on it); a binding to a role that does not exist is a 404 without `bind` (system:masters may).
+// permissions (or has `bind` on it); a binding to a role that does not exist is a 404 without `bind` (system:masters
+// may).
 import type { KubeObject } from "../../../src/kube/object.js";
 import type { Auth, User } from "./auth.js";
 import type { Served } from "./catalog.js";
@@ -78,7 +79,8 @@ export function checkEscalation(
   const groups = JSON.stringify(["system:authenticated"]);
   throw new ApiError(
     403,
-    `${served.plural}.${RBAC} "${obj.metadata.name}" is forbidden: user "${user.name}" (groups=${groups}) is attempting to grant RBAC permissions not currently held:\n${missing.map(format).join("\n")}`,
+    `${served.plural}.${RBAC} "${obj.metadata.name}" is forbidden: user "${user.name}" (groups=${groups}) is ` +
+      `attempting to grant RBAC permissions not currently held:\n${missing.map(format).join("\n")}`,
     "Forbidden",
     { name: obj.metadata.name, group: RBAC, kind: served.plural },
   );

@@ -1,4 +1,5 @@
-// pods/<name>/exec over websocket (v5/v4.channel.k8s.io): the test's handler gets stdin/stdout/stderr, resizes and an exit call.
+// pods/<name>/exec over websocket (v5/v4.channel.k8s.io): the test's handler gets stdin/stdout/stderr, resizes and an
+// exit call.
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { PassThrough, Writable } from "node:stream";
@@ -41,7 +42,9 @@ function exitStatus(code: number, command: string[]): string {
   return JSON.stringify({
     metadata: {},
     status: "Failure",
-    message: `command terminated with non-zero exit code: error executing command [${command.join(" ")}], exit code ${code}`,
+    message:
+      `command terminated with non-zero exit code: error executing command [${command.join(" ")}], exit ` +
+      `code ${code}`,
     reason: "NonZeroExitCode",
     details: { causes: [{ reason: "ExitCode", message: String(code) }] },
   });
@@ -59,7 +62,8 @@ function channelWriter(ws: WebSocket, channel: number): Writable {
 function rejectUpgrade(socket: Duplex, err: ApiError): void {
   const body = JSON.stringify(err.toStatus());
   socket.end(
-    `HTTP/1.1 ${err.code} ${err.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${err.code} ${err.reason}\r\nContent-Type: application/json\r\nContent-Length: ` +
+      `${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -15,7 +15,9 @@ export interface FaultSpec {
   retryAfterSeconds?: number;
   /** A body to answer instead of the Status object. */
   body?: string;
-  /** A `Warning` header (its text) added to the answer, as the API server warns of a deprecated API or a dropped field. */
+  /**
+   * A `Warning` header (its text) added to the answer, as the API server warns of a deprecated API or a dropped field.
+   */
   warning?: string;
 }
 

@@ -163,7 +163,8 @@ function impersonated(deps: HandlerDeps, user: User, req: IncomingMessage, info:
   const scope = info.namespace !== undefined ? `in the namespace "${info.namespace}"` : "at the cluster scope";
   throw new ApiError(
     403,
-    `${resource} is forbidden: User "${user.name}" cannot impersonate-on:user-info:${info.verb} resource "${resource}" in API group "${info.group}" ${scope}`,
+    `${resource} is forbidden: User "${user.name}" cannot impersonate-on:user-info:${info.verb} resource ` +
+      `"${resource}" in API group "${info.group}" ${scope}`,
     "Forbidden",
     { kind: resource, ...(info.group ? { group: info.group } : {}) },
   );
@@ -211,7 +212,8 @@ function discovery(
   if (!acceptsLegacy(accept))
     throw new ApiError(
       406,
-      "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+      "only the following media types are accepted: application/json, application/yaml, " +
+        "application/vnd.kubernetes.protobuf",
       "NotAcceptable",
     );
   return sendJson(res, 200, legacy());
@@ -274,7 +276,10 @@ async function serveNonResource(
   throw new ApiError(404, "the server could not find the requested resource", "NotFound");
 }
 
-/** A create/update body: JSON or YAML, or protobuf for the simple kinds typed kubectl commands (`kubectl create ns`) send. */
+/**
+ * A create/update body: JSON or YAML, or protobuf for the simple kinds typed kubectl commands (`kubectl create ns`)
+ * send.
+ */
 async function readObject(req: IncomingMessage): Promise<unknown> {
   const type = (req.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
   if (type === "application/vnd.kubernetes.protobuf") return decodeProtobuf(await readRaw(req));
@@ -504,7 +509,10 @@ async function serveResource(
   }
 }
 
-/** Server-side field validation of a write body (current profile; 1.20 ignores `fieldValidation`); warnings become headers. */
+/**
+ * Server-side field validation of a write body (current profile; 1.20 ignores `fieldValidation`); warnings become
+ * headers.
+ */
 function fieldValidation(
   deps: HandlerDeps,
   res: ServerResponse,

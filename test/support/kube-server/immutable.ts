@@ -72,7 +72,8 @@ export function checkImmutable(served: Served, next: KubeObject, live: KubeObjec
         served,
         name,
         "spec.clusterIPs[0]",
-        `Invalid value: ${profile === "1.20" ? `[]string{${now.map((ip) => JSON.stringify(ip)).join(", ")}}` : JSON.stringify(now)}: may not change once set`,
+        `Invalid value: ` +
+          `${profile === "1.20" ? `[]string{${now.map((ip) => JSON.stringify(ip)).join(", ")}}` : JSON.stringify(now)}: may not change once set`,
         "FieldValueInvalid",
       );
     }

@@ -1,18 +1,21 @@
-// The Kubernetes API test server: an in-memory, plain-HTTP API server on loopback that the real kubectl and client-node talk to.
+// The Kubernetes API test server: an in-memory, plain-HTTP API server on loopback that the real kubectl and client-node
+// talk to.
 //
 // Public API (stable; see docs/development.md, "Kubernetes API test server"):
 //
-//   const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false, anonymous?: "admin", watchHistory?: 20000, profile?: "1.20" | "current" });
+// const server = await startKubeServer({ port?: 0, users?: [{ token, rules, name? }], namespaces?: [...], tls?: false,
+// anonymous?: "admin", watchHistory?: 20000, profile?: "1.20" | "current" });
 //   profile (default VC_KUBE_PROFILE, else "current"; profile.ts): "1.20" serves no SelfSubjectReview and no aggregated
-//   discovery nor /openapi/v3 and drops unknown fields silently; "current" (1.36) serves them, honours fieldValidation (Strict: 400;
+// discovery nor /openapi/v3 and drops unknown fields silently; "current" (1.36) serves them, honours fieldValidation
+// (Strict: 400;
 //   Warn and default: dropped with a Warning header) and words refusals as 1.36 does
 //   server.url                      "http://127.0.0.1:PORT" ("https://" with tls: true)
-//   server.kubeconfigPath           kubeconfig (temp dir): context "test", bearer token "admin" (full access), skipTLSVerify
-//                                   (with tls: the CA data instead). NOTE: kubectl never sends a bearer token over plain
+// server.kubeconfigPath kubeconfig (temp dir): context "test", bearer token "admin" (full access), skipTLSVerify
+// (with tls: the CA data instead). NOTE: kubectl never sends a bearer token over plain
 //                                   HTTP, so requests without credentials act as the admin user (like the old insecure
-//                                   port) unless anonymous: "reject"; to test RBAC through kubectl start with tls: true.
+// port) unless anonymous: "reject"; to test RBAC through kubectl start with tls: true.
 //   server.writeKubeconfig({ token?, context?, path? })   another kubeconfig file; returns its path
-//   server.addUser(token, rules, name?)   rules: [{ verbs, apiGroups, resources ("pods", "pods/log", "*"), namespaces? }]
+// server.addUser(token, rules, name?) rules: [{ verbs, apiGroups, resources ("pods", "pods/log", "*"), namespaces? }]
 //                                         unknown token -> 401; neither its rules nor stored RBAC (Roles, ClusterRoles
 //                                         and bindings to its name, system:authenticated or its ServiceAccount groups)
 //                                         allow -> 403 worded like upstream
@@ -24,11 +27,12 @@
 //   server.setPodMetrics(ns, name, containers, { timestamp?, window? }) / server.setNodeMetrics(name, usage)
 //   server.setMetricsAvailable(false)   metrics API gone from discovery, its paths answer 503
 //   server.setPodLog(ns, pod, container, text, { previous? })
-//   server.faults.add({ method?, path?, nth?, times?, status?, reset?, latencyMs?, retryAfterSeconds?, body?, warning? })
-//                                   -> { remove(), matched, fired }; path: exact, prefix at "/", or RegExp; nth is 1-based
+// server.faults.add({ method?, path?, nth?, times?, status?, reset?, latencyMs?, retryAfterSeconds?, body?, warning? })
+// -> { remove(), matched, fired }; path: exact, prefix at "/", or RegExp; nth is 1-based
 //                                   (times defaults to 1 with nth, unlimited without)
 //   server.faults.clear()
-//   server.requests                 [{ method, path, query, status, user?, userAgent?, verb, resource?, subresource?, namespace?, name? }]
+// server.requests [{ method, path, query, status, user?, userAgent?, verb, resource?, subresource?, namespace?, name?
+// }]
 //   server.countRequests({ user?, method?, verb?, resource? ("pods" or "pods/log"), path? }) / server.resetRequests()
 //   server.onExec(handler)          pods/<name>/exec over websocket (v4/v5.channel.k8s.io)
 //   server.resourceVersion          the current global resourceVersion
@@ -39,13 +43,13 @@
 // metrics.orch.io and metrics.k8s.io, get/list/watch/create/update/patch (merge, JSON, strategic, apply)/
 // delete/deletecollection, status and scale subresources, pods/log, Tables for kubectl, dryRun=All, openapi enough for
 // kubectl's server-side validation, /healthz, /readyz, /livez, /metrics (apiserver_request_total and
-// apiserver_request_duration_seconds), SelfSubjectAccessReview, SubjectAccessReview and LocalSubjectAccessReview (stored
-// RBAC; `create` needed), SelfSubjectReview, protobuf bodies of `kubectl create ns|cm|secret|sa`.
-// As the real API server does (checked against it by test/e2e/fidelity.test.ts): immutable fields refused with 422
-// (StatefulSet spec beyond replicas/template/updateStrategy, a Deployment's selector, a Service's clusterIP, data of an
-// immutable Secret or ConfigMap); RBAC escalation prevention for roles and bindings (escalate/bind verbs); the
-// Impersonate-User header (needs the impersonate verb on users); groups left out with unservedGroups answer 404.
-// Not served: controllers (nothing updates workload status), other admission, CRDs, protobuf responses.
+// apiserver_request_duration_seconds), SelfSubjectAccessReview, SubjectAccessReview and LocalSubjectAccessReview
+// (stored RBAC; `create` needed), SelfSubjectReview, protobuf bodies of `kubectl create ns|cm|secret|sa`. As the real
+// API server does (checked against it by test/e2e/fidelity.test.ts): immutable fields refused with 422 (StatefulSet
+// spec beyond replicas/template/updateStrategy, a Deployment's selector, a Service's clusterIP, data of an immutable
+// Secret or ConfigMap); RBAC escalation prevention for roles and bindings (escalate/bind verbs); the Impersonate-User
+// header (needs the impersonate verb on users); groups left out with unservedGroups answer 404. Not served: controllers
+// (nothing updates workload status), other admission, CRDs, protobuf responses.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createServer as createTlsServer } from "node:https";

@@ -1,4 +1,5 @@
-// Server-set metadata and defaults: uid, creationTimestamp, generation (workloads and custom kinds), namespace phase, secret type, service cluster IPs.
+// Server-set metadata and defaults: uid, creationTimestamp, generation (workloads and custom kinds), namespace phase,
+// secret type, service cluster IPs.
 import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../../src/kube/object.js";
 import type { Served } from "./catalog.js";

@@ -1,4 +1,5 @@
-// Object operations behind the REST verbs: get, list, create, update, patch (merge/JSON/strategic/apply), delete with propagation.
+// Object operations behind the REST verbs: get, list, create, update, patch (merge/JSON/strategic/apply), delete with
+// propagation.
 import { randomUUID } from "node:crypto";
 import type { KubeObject } from "../../../src/kube/object.js";
 import { serverSideApply } from "./apply.js";
@@ -195,7 +196,8 @@ export class Objects {
         served.plural,
         served.group,
         name,
-        `Precondition failed: UID in precondition: ${String(next.metadata.uid)}, UID in object meta: ${live.metadata.uid}`,
+        `Precondition failed: UID in precondition: ${String(next.metadata.uid)}, UID in object meta: ` +
+          `${live.metadata.uid}`,
       );
     }
     if (next.metadata.managedFields === undefined) next.metadata.managedFields = live.metadata.managedFields;
@@ -232,7 +234,8 @@ export class Objects {
     if (!PATCH_TYPES.includes(type))
       throw new ApiError(
         415,
-        `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.slice(0, 4).join(", ")}`,
+        `the body of the request was in an unknown format - accepted media types include: ` +
+          `${PATCH_TYPES.slice(0, 4).join(", ")}`,
         "UnsupportedMediaType",
       );
     if (type === "application/apply-patch+yaml" || type === "application/apply-patch+cbor") {
@@ -317,7 +320,10 @@ export class Objects {
     return { obj: this.commitUpdate(served, live, merged, opts, false), created: false };
   }
 
-  /** Deletes an object with propagation (Background/Foreground: dependents too, synchronously; Orphan: owner references dropped). */
+  /**
+   * Deletes an object with propagation (Background/Foreground: dependents too, synchronously; Orphan: owner references
+   * dropped).
+   */
   delete(
     served: Served,
     ns: string | undefined,
@@ -338,14 +344,16 @@ export class Objects {
         served.plural,
         served.group,
         name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${live.metadata.resourceVersion}`,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object ` +
+          `meta: ${live.metadata.resourceVersion}`,
       );
     }
     const policy = opts.propagationPolicy ?? "Background";
     if (!["Background", "Foreground", "Orphan"].includes(policy))
       throw new ApiError(
         422,
-        `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan", "nil"`,
+        `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported ` +
+          `values: "Foreground", "Background", "Orphan", "nil"`,
         "Invalid",
       );
     if (opts.dryRun) return live;

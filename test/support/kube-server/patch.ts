@@ -1,4 +1,5 @@
-// Patch kinds: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch (with kubectl's directives).
+// Patch kinds: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch (with kubectl's
+// directives).
 import { findItem, isMap, keyElement, listKeys, type Json, type JsonMap } from "./fieldpath.js";
 import { badRequest, ApiError } from "./status.js";
 

@@ -62,7 +62,9 @@ export const FACTS: Record<Profile, ProfileFacts> = {
   },
 };
 
-/** Top-level fields each kind declares (besides apiVersion, kind, metadata); a kind not listed declares spec and status. */
+/**
+ * Top-level fields each kind declares (besides apiVersion, kind, metadata); a kind not listed declares spec and status.
+ */
 const TOP_LEVEL: Record<string, string[]> = {
   ConfigMap: ["data", "binaryData", "immutable"],
   Secret: ["data", "stringData", "type", "immutable"],
@@ -106,7 +108,9 @@ const METADATA = new Set([
   "managedFields",
 ]);
 
-/** Custom resources (the mesh's and cert-manager's kinds, served here without a CRD object) word unknown fields by path. */
+/**
+ * Custom resources (the mesh's and cert-manager's kinds, served here without a CRD object) word unknown fields by path.
+ */
 const CUSTOM_GROUPS = new Set(["networking.mesh.io", "cert-manager.io"]);
 
 /** The unknown fields of a written object, as paths (`bogus`, `metadata.bogus`). */
@@ -129,7 +133,8 @@ function unknownFieldText(served: Served, field: string): string {
 
 /**
  * Server-side field validation of a write (current profile): `Strict` refuses unknown fields (400), `Ignore` drops them
- * silently, `Warn` and no value drop them with one Warning each. Returns the warnings and removes the fields from `obj`.
+ * silently, `Warn` and no value drop them with one Warning each. Returns the warnings and removes the fields from
+ * `obj`.
  */
 export function validateFields(served: Served, obj: unknown, mode: string | null): string[] {
   const unknown = unknownFields(served, obj);

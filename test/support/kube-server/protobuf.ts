@@ -1,6 +1,6 @@
 // Decodes the protobuf bodies typed kubectl commands send (`kubectl create namespace|configmap|secret|serviceaccount`)
-// (and `kubectl auth can-i|whoami`) for the few simple kinds whose schema fits here: ObjectMeta plus string/bytes maps, and
-// SelfSubjectAccessReview. Other kinds stay 415.
+// (and `kubectl auth can-i|whoami`) for the few simple kinds whose schema fits here: ObjectMeta plus string/bytes maps,
+// and SelfSubjectAccessReview. Other kinds stay 415.
 import type { KubeObject } from "../../../src/kube/object.js";
 import { ApiError } from "./status.js";
 
@@ -83,7 +83,9 @@ const KINDS: Record<
 
 const RESOURCE_ATTRIBUTES = ["", "namespace", "verb", "group", "version", "resource", "subresource", "name"];
 
-/** authorization.k8s.io/v1 SelfSubjectAccessReview: spec (2) holds resourceAttributes (1) or nonResourceAttributes (2). */
+/**
+ * authorization.k8s.io/v1 SelfSubjectAccessReview: spec (2) holds resourceAttributes (1) or nonResourceAttributes (2).
+ */
 function accessReview(raw: Buffer): KubeObject {
   const spec: Record<string, Record<string, string>> = {};
   for (const f of fields(raw)) {
@@ -106,7 +108,8 @@ export function decodeProtobuf(body: Buffer): KubeObject {
   const unsupported = (why: string) =>
     new ApiError(
       415,
-      `the test server decodes protobuf bodies only for Namespace, ConfigMap, Secret and ServiceAccount (${why}): send JSON, e.g. kubectl create -f or kubectl apply`,
+      `the test server decodes protobuf bodies only for Namespace, ConfigMap, Secret and ServiceAccount (${why}): ` +
+        `send JSON, e.g. kubectl create -f or kubectl apply`,
       "UnsupportedMediaType",
     );
   if (body.length < 4 || body.subarray(0, 4).toString("latin1") !== "k8s\u0000")

@@ -1,5 +1,6 @@
-// RBAC as the API server's authorizer evaluates it from stored objects: the Roles and ClusterRoles that RoleBindings and
-// ClusterRoleBindings grant to a user, its groups (system:authenticated, system:serviceaccounts[:ns]) or its ServiceAccount.
+// RBAC as the API server's authorizer evaluates it from stored objects: the Roles and ClusterRoles that RoleBindings
+// and ClusterRoleBindings grant to a user, its groups (system:authenticated, system:serviceaccounts[:ns]) or its
+// ServiceAccount.
 import type { Store } from "./store.js";
 
 const RBAC_V1 = "rbac.authorization.k8s.io/v1";
@@ -63,7 +64,9 @@ function has(list: readonly string[] | undefined, value: string): boolean {
   return (list ?? []).some((x) => x === "*" || x === value);
 }
 
-/** Whether one rule allows the request (upstream's RuleAllows: verbs, groups, resources with subresources, names, URLs). */
+/**
+ * Whether one rule allows the request (upstream's RuleAllows: verbs, groups, resources with subresources, names, URLs).
+ */
 function ruleAllows(rule: PolicyRule, a: Attributes): boolean {
   if (!has(rule.verbs, a.verb)) return false;
   if (a.resource === undefined) {
@@ -116,7 +119,9 @@ export function rbacAllows(
       const kind = ns === "" ? "ClusterRoleBinding" : "RoleBinding";
       return {
         allowed: true,
-        reason: `RBAC: allowed by ${kind} "${bindingName}" of ${ref.kind} "${roleName}" to ${subject.kind} "${subjectName}"`,
+        reason:
+          `RBAC: allowed by ${kind} "${bindingName}" of ${ref.kind} "${roleName}" to ${subject.kind} ` +
+          `"${subjectName}"`,
       };
     }
   }

@@ -46,7 +46,9 @@ export function accessReview(auth: Auth, user: User, body: unknown): Record<stri
   };
 }
 
-/** A TokenReview: the user a token names, with the groups the real server gives (an unknown token: not authenticated). */
+/**
+ * A TokenReview: the user a token names, with the groups the real server gives (an unknown token: not authenticated).
+ */
 export function tokenReview(auth: Auth, body: unknown): Record<string, unknown> {
   const token = (body as { spec?: { token?: string } } | null)?.spec?.token ?? "";
   const user = token ? auth.ofToken(token) : undefined;

@@ -1,4 +1,5 @@
-// Parses a request path and method into Kubernetes request info (verb, group, version, namespace, resource, name, subresource).
+// Parses a request path and method into Kubernetes request info (verb, group, version, namespace, resource, name,
+// subresource).
 import { badRequest } from "./status.js";
 
 export interface RequestInfo {

@@ -1,4 +1,5 @@
-// The server's own /metrics in Prometheus text: apiserver_request_total and apiserver_request_duration_seconds, as upstream names them.
+// The server's own /metrics in Prometheus text: apiserver_request_total and apiserver_request_duration_seconds, as
+// upstream names them.
 import { Counter, Histogram, Registry } from "prom-client";
 import type { LoggedRequest } from "./request-log.js";
 

@@ -1,4 +1,5 @@
-// The in-memory object store: objects indexed by kind and namespace, a global resourceVersion, watch history and owner index.
+// The in-memory object store: objects indexed by kind and namespace, a global resourceVersion, watch history and owner
+// index.
 import type { KubeObject } from "../../../src/kube/object.js";
 
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
@@ -72,7 +73,10 @@ export class Store {
     for (const m of byNs.values()) yield* m.values();
   }
 
-  /** Entries of a kind, in one namespace or all, sorted by namespace/name (cached until the kind changes; do not mutate). */
+  /**
+   * Entries of a kind, in one namespace or all, sorted by namespace/name (cached until the kind changes; do not
+   * mutate).
+   */
   sorted(kindKey: string, ns?: string): readonly Entry[] {
     let byScope = this.sortedCache.get(kindKey);
     if (!byScope) this.sortedCache.set(kindKey, (byScope = new Map()));

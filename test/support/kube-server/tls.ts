@@ -1,4 +1,5 @@
-// A throwaway self-signed certificate for 127.0.0.1 (openssl CLI), for tests where kubectl must send a bearer token: it never does over plain HTTP.
+// A throwaway self-signed certificate for 127.0.0.1 (openssl CLI), for tests where kubectl must send a bearer token: it
+// never does over plain HTTP.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -31,7 +31,10 @@ function nameCauses(kind: string, name: string): StatusCause[] {
         {
           reason: "FieldValueInvalid",
           field: "metadata.name",
-          message: `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+          message:
+            `Invalid value: "${name}": a lowercase RFC 1123 label must consist of lower case alphanumeric ` +
+            `characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or ` +
+            `'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
         },
       ];
     }
@@ -42,7 +45,10 @@ function nameCauses(kind: string, name: string): StatusCause[] {
       {
         reason: "FieldValueInvalid",
         field: "metadata.name",
-        message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+        message:
+          `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric ` +
+          `characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', ` +
+          `regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
       },
     ];
   }
@@ -72,14 +78,18 @@ function labelCauses(labels: unknown): StatusCause[] {
       causes.push({
         reason: "FieldValueInvalid",
         field: "metadata.labels",
-        message: `Invalid value: "${k}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+        message:
+          `Invalid value: "${k}": name part must consist of alphanumeric characters, '-', '_' or '.', and ` +
+          `must start and end with an alphanumeric character`,
       });
     }
     if (typeof v !== "string" || v.length > 63 || !LABEL_VALUE.test(v)) {
       causes.push({
         reason: "FieldValueInvalid",
         field: `metadata.labels`,
-        message: `Invalid value: ${JSON.stringify(v)}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+        message:
+          `Invalid value: ${JSON.stringify(v)}: a valid label must be an empty string or consist of ` +
+          `alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
       });
     }
   }
@@ -121,7 +131,8 @@ export function validateObject(
     );
   if (o.apiVersion !== undefined && o.apiVersion !== served.apiVersion)
     throw badRequest(
-      `the API version in the data (${String(o.apiVersion)}) does not match the expected API version (${served.apiVersion})`,
+      `the API version in the data (${String(o.apiVersion)}) does not match the expected API version ` +
+        `(${served.apiVersion})`,
     );
   if (typeof o.metadata !== "object" || o.metadata === null || Array.isArray(o.metadata)) {
     throw invalid(served.kind, served.group, "", [
