@@ -5,7 +5,15 @@
 import { expect } from "chai";
 import type { TestRepo } from "../support/git-server.js";
 import { useRealKube, waitFor } from "../support/real-kube.js";
-import { duplicates, holdingWebhook, hostOf, recordsOf, smallFleet, vcProcess } from "../support/record-faults.js";
+import {
+  duplicates,
+  expectRecordsAtHost,
+  holdingWebhook,
+  hostOf,
+  recordsOf,
+  smallFleet,
+  vcProcess,
+} from "../support/record-faults.js";
 import { runVc } from "../support/vc.js";
 
 describe("e2e: vc apply killed mid-write, then run again", function () {
@@ -37,29 +45,6 @@ describe("e2e: vc apply killed mid-write, then run again", function () {
     await run.exited();
   };
 
-  /** After the rerun: every record at the revision every cluster's objects are at, each entry kept once. */
-  const expectRecordsAtHost = async (revision: string, cpu: string) => {
-    const again = await runVc(["apply", ...args()]);
-    expect(again.code, again.stdout + again.stderr).to.equal(0);
-    const records = await recordsOf(kube());
-    for (const cluster of fleet.clusters) {
-      const host = await hostOf(kube(), cluster);
-      expect(host, `${cluster}'s objects`).to.deep.equal({ revision, cpu });
-      const record = records.get(cluster);
-      expect(record?.lastAppliedRevision, `${cluster}'s record`).to.equal(revision);
-      expect(record?.result, cluster).to.equal("applied");
-      expect(record?.applying, `${cluster}'s apply lease`).to.equal(undefined);
-      expect(duplicates(record!.entries), `${cluster}: entries stored twice`).to.deep.equal([]);
-      expect(
-        record!.entries.filter((e) => e.revision === first),
-        `${cluster}: the first apply's entry`,
-      ).to.have.length(1);
-      expect(record!.entries.at(-1)?.revision, `${cluster}: the newest entry`).to.equal(revision);
-    }
-    const diff = await runVc(["diff", ...args(), "--exit-code"]);
-    expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
-  };
-
   it("killed while one cluster's objects are written, the others done: the rerun records the host", async () => {
     const revision = fleet.commit(210);
     const webhook = await holdingWebhook(kube(), {
@@ -80,7 +65,7 @@ describe("e2e: vc apply killed mid-write, then run again", function () {
       await webhook.close();
     }
     expect((await hostOf(kube(), "c2")).revision, "c2 was cut before its StatefulSet").to.equal(first);
-    await expectRecordsAtHost(revision, "210m");
+    await expectRecordsAtHost(kube(), fleet.clusters, args(), first, revision, "210m");
   });
 
   it("killed with every object written and every status write in flight: the rerun records them", async () => {
@@ -102,7 +87,7 @@ describe("e2e: vc apply killed mid-write, then run again", function () {
       expect((await hostOf(kube(), cluster)).revision, `${cluster}'s objects written`).to.equal(revision);
       expect((await recordsOf(kube())).get(cluster)?.lastAppliedRevision, "no status written").to.not.equal(revision);
     }
-    await expectRecordsAtHost(revision, "220m");
+    await expectRecordsAtHost(kube(), fleet.clusters, args(), first, revision, "220m");
   });
 
   it("killed between moving an entry to the history and writing the status: each entry kept once", async () => {
@@ -134,7 +119,7 @@ describe("e2e: vc apply killed mid-write, then run again", function () {
         duplicates(cut.get(cluster)!.entries),
         `${cluster}: the entry moved, the status not written`,
       ).to.have.length(1);
-    await expectRecordsAtHost(revision, "400m");
+    await expectRecordsAtHost(kube(), fleet.clusters, args(), first, revision, "400m");
     const after = await recordsOf(kube());
     for (const cluster of fleet.clusters) {
       // Every entry kept before, in order, and the rerun's: none lost, none twice.

@@ -1,6 +1,7 @@
 // Support of the fault tests of vc's records on a real API server (test/e2e/record-*.test.ts): a fleet of small
 // clusters in a git repository, an admission webhook that holds the writes a test picks (so a fault lands provably
 // mid-write), and what the records and the host say, to compare them.
+import { expect } from "chai";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { ServerResponse } from "node:http";
@@ -10,6 +11,7 @@ import { join } from "node:path";
 import type { Reconciliation } from "../../src/records/status.js";
 import { TestRepo } from "./git-server.js";
 import type { RealKube } from "./real-kube.js";
+import { runVc } from "./vc.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -269,4 +271,38 @@ export function duplicates(entries: readonly Reconciliation[]): Reconciliation[]
     seen.add(key);
   }
   return twice;
+}
+
+/**
+ * After a fault and a rerun of `vc apply <args>`: every record at the revision every cluster's objects are at
+ * (`revision`, `cpu`), no apply lease left, the entry of the apply at `first` kept once, no entry stored twice, and
+ * `vc diff --exit-code` clean.
+ */
+export async function expectRecordsAtHost(
+  kube: RealKube,
+  clusters: readonly string[],
+  args: string[],
+  first: string,
+  revision: string,
+  cpu: string,
+): Promise<void> {
+  const again = await runVc(["apply", ...args]);
+  expect(again.code, again.stdout + again.stderr).to.equal(0);
+  const records = await recordsOf(kube);
+  for (const cluster of clusters) {
+    const host = await hostOf(kube, cluster);
+    expect(host, `${cluster}'s objects`).to.deep.equal({ revision, cpu });
+    const record = records.get(cluster);
+    expect(record?.lastAppliedRevision, `${cluster}'s record`).to.equal(revision);
+    expect(record?.result, cluster).to.equal("applied");
+    expect(record?.applying, `${cluster}'s apply lease`).to.equal(undefined);
+    expect(duplicates(record!.entries), `${cluster}: entries stored twice`).to.deep.equal([]);
+    expect(
+      record!.entries.filter((e) => e.revision === first),
+      `${cluster}: the first apply's entry`,
+    ).to.have.length(1);
+    expect(record!.entries.at(-1)?.revision, `${cluster}: the newest entry`).to.equal(revision);
+  }
+  const diff = await runVc(["diff", ...args, "--exit-code"]);
+  expect(diff.code, diff.stdout + diff.stderr).to.equal(0);
 }
